@@ -1,0 +1,1 @@
+"""CUDA C++ sources of the SGEMM ladder, one kernel per file (shipped as package data)."""

@@ -1,0 +1,126 @@
+"""Per-SM resource limits by compute capability, for the occupancy calculator.
+
+Figures come from the CUDA C++ Programming Guide, "Compute Capabilities", table "Technical
+Specifications per Compute Capability" (warps, blocks, registers and shared memory per SM and per
+block), and from the allocation rules the CUDA occupancy calculator (`cuda_occupancy.h`, shipped
+with the toolkit) applies: registers are allocated per warp in units of 256 and held in the SM's
+four sub-partitions; shared memory is allocated in units of 256 B before compute capability 8.0
+and 128 B from 8.0 on, where the driver also reserves 1 KB per block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from .errors import UsageError
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class ArchLimits:
+    """Occupancy-relevant limits of one streaming multiprocessor (SM).
+
+    Units: registers are 32-bit registers, shared memory in bytes, warps of `warp_size` threads.
+    `smem_per_sm_bytes` is the largest shared-memory carveout (the occupancy calculator's and the
+    driver's default assumption); `max_smem_per_block_optin_bytes` is what a block may use once it
+    sets `cudaFuncAttributeMaxDynamicSharedMemorySize`; `default_smem_per_block_bytes` (48 KB) is
+    the most it may use without opting in.
+    """
+
+    compute_capability: str
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    smem_per_sm_bytes: int
+    max_smem_per_block_optin_bytes: int
+    reserved_smem_per_block_bytes: int
+    smem_alloc_unit_bytes: int
+    registers_per_sm: int = 64 * KIB
+    max_registers_per_block: int = 64 * KIB
+    max_registers_per_thread: int = 255
+    register_alloc_unit: int = 256
+    sub_partitions: int = 4
+    max_threads_per_block: int = 1024
+    default_smem_per_block_bytes: int = 48 * KIB
+    warp_size: int = 32
+
+    @property
+    def arch(self) -> str:
+        """The target name, e.g. 'sm_90' for compute capability 9.0."""
+        major, minor = self.compute_capability.split(".")
+        return f"sm_{major}{minor}"
+
+    def to_dict(self) -> dict:
+        """All fields as a plain dict (JSON-ready)."""
+        return asdict(self)
+
+
+def _limits(cc, warps, blocks, smem_sm_kib, smem_block_kib):
+    major = int(cc.split(".")[0])
+    return ArchLimits(
+        compute_capability=cc,
+        max_warps_per_sm=warps,
+        max_blocks_per_sm=blocks,
+        smem_per_sm_bytes=smem_sm_kib * KIB,
+        max_smem_per_block_optin_bytes=smem_block_kib * KIB,
+        reserved_smem_per_block_bytes=1 * KIB if major >= 8 else 0,
+        smem_alloc_unit_bytes=128 if major >= 8 else 256,
+    )
+
+
+# compute capability: (max warps/SM, max blocks/SM, shared memory per SM KB, max per block KB)
+ARCHS: dict[str, ArchLimits] = {
+    a.compute_capability: a
+    for a in (
+        _limits("7.0", 64, 32, 96, 96),     # V100
+        _limits("7.5", 32, 16, 64, 64),     # T4, RTX 20xx
+        _limits("8.0", 64, 32, 164, 163),   # A100
+        _limits("8.6", 48, 16, 100, 99),    # A10, RTX 30xx
+        _limits("8.7", 48, 16, 164, 163),   # Jetson Orin
+        _limits("8.9", 48, 24, 100, 99),    # L4, RTX 40xx
+        _limits("9.0", 64, 32, 228, 227),   # H100, H200
+        _limits("10.0", 64, 32, 228, 227),  # B200
+        _limits("12.0", 48, 32, 128, 99),   # RTX 50xx
+    )
+}
+
+
+def parse_arch(text: str) -> ArchLimits:
+    """Limits for a target named 'sm_90', 'sm90', '90', 'compute_90' or '9.0'.
+
+    Raises UsageError naming the known targets when `text` is not one of them.
+    """
+    t = text.strip().lower()
+    for prefix in ("sm_", "sm", "compute_"):
+        if t.startswith(prefix):
+            t = t[len(prefix):]
+            break
+    t = t.rstrip("af")  # sm_90a / sm_100f share the base limits
+    if "." not in t and t.isdigit() and len(t) >= 2:
+        t = f"{t[:-1]}.{t[-1]}"
+    if t not in ARCHS:
+        known = ", ".join(a.arch for a in ARCHS.values())
+        raise UsageError(f"unknown architecture {text!r}; known: {known}")
+    return ARCHS[t]
+
+
+def limits_for_cc(cc: str, **measured: int) -> ArchLimits:
+    """Limits for compute capability `cc` ("9.0"), overridden by a real device's `measured` values.
+
+    The allocation units are not device attributes, so they come from the table; a compute
+    capability newer than the table takes the units of the newest entry with the same or a lower
+    major version. Raises UsageError for a capability older than 7.0.
+    """
+    if cc in ARCHS:
+        base = ARCHS[cc]
+    else:
+        older = [a for a in ARCHS.values() if _cc_key(a.compute_capability) <= _cc_key(cc)]
+        if not older:
+            raise UsageError(f"compute capability {cc} is older than 7.0, which roofline does not model")
+        base = replace(max(older, key=lambda a: _cc_key(a.compute_capability)), compute_capability=cc)
+    return replace(base, **measured)
+
+
+def _cc_key(cc: str) -> tuple[int, int]:
+    major, minor = cc.split(".")
+    return int(major), int(minor)

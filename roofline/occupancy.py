@@ -1,0 +1,162 @@
+"""Theoretical occupancy: how many blocks of a kernel fit on one SM, and which resource decides.
+
+The rules are those of the CUDA occupancy calculator (`cuda_occupancy.h` in the toolkit), which the
+driver's `cudaOccupancyMaxActiveBlocksPerMultiprocessor` also follows:
+
+- registers: a warp is allocated regs x 32 registers rounded up to 256; the SM's register file is
+  split into 4 sub-partitions and a warp's registers live in one of them, so
+  warps/SM = 4 x floor((registers_per_sm / 4) / registers_per_warp) and
+  blocks = floor(warps/SM / warps per block). (92 regs x 224 threads on sm_80: 2 blocks, not the
+  3 that 65536 / (7 x 3072) suggests.) A block needing more than 64 K registers cannot launch.
+- shared memory: static + dynamic + the driver's per-block reservation (1 KB from 8.0), rounded up
+  to the allocation unit, against the SM's largest carveout. A block asking for more than 48 KB is
+  taken to have opted in (cudaFuncAttributeMaxDynamicSharedMemorySize); above the opt-in maximum it
+  cannot launch.
+- warps: max warps per SM / warps per block.
+- blocks: the per-SM block limit.
+
+occupancy = active warps / max warps per SM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .arch import ArchLimits
+from .errors import UsageError
+
+RESOURCES = ("registers", "shared_memory", "warps", "blocks")
+
+
+def _round_up(x: int, unit: int) -> int:
+    return -(-x // unit) * unit
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """The result for one (registers, threads, shared memory) configuration on one architecture.
+
+    `block_limits` maps each resource to the blocks per SM it alone would allow;
+    `limiters` lists every resource whose limit equals `active_blocks_per_sm`. When the block cannot
+    launch at all, `active_blocks_per_sm` is 0 and `reason` says which resource and by how much.
+    Register counts are 32-bit registers; shared memory is in bytes.
+    """
+
+    arch: str
+    registers_per_thread: int
+    threads_per_block: int
+    static_smem_bytes: int
+    dynamic_smem_bytes: int
+    active_blocks_per_sm: int
+    active_warps_per_sm: int
+    max_warps_per_sm: int
+    occupancy: float
+    limiters: list[str]
+    block_limits: dict[str, int]
+    registers_per_block: int
+    smem_per_block_bytes: int
+    smem_opt_in: bool
+    reason: str | None = None
+
+    @property
+    def limiter_text(self) -> str:
+        """The limiters joined for a table cell, e.g. 'registers' or 'warps+blocks'."""
+        return "+".join(self.limiters) if self.limiters else "-"
+
+    def to_dict(self) -> dict:
+        """The occupancy JSON of DESIGN.md (required keys first, then the allocation details)."""
+        return {
+            "arch": self.arch,
+            "registers_per_thread": self.registers_per_thread,
+            "threads_per_block": self.threads_per_block,
+            "static_smem_bytes": self.static_smem_bytes,
+            "dynamic_smem_bytes": self.dynamic_smem_bytes,
+            "active_blocks_per_sm": self.active_blocks_per_sm,
+            "active_warps_per_sm": self.active_warps_per_sm,
+            "max_warps_per_sm": self.max_warps_per_sm,
+            "occupancy": round(self.occupancy, 6),
+            "limiters": list(self.limiters),
+            "block_limits": dict(self.block_limits),
+            "registers_per_block": self.registers_per_block,
+            "smem_per_block_bytes": self.smem_per_block_bytes,
+            "smem_opt_in": self.smem_opt_in,
+            "reason": self.reason,
+        }
+
+
+def validate(limits: ArchLimits, registers: int, threads: int, static_smem: int, dynamic_smem: int) -> None:
+    """Raise UsageError unless 1 <= registers <= 255, 1 <= threads <= max threads per block and
+    both shared-memory sizes are >= 0."""
+    if not 1 <= registers <= limits.max_registers_per_thread:
+        raise UsageError(f"registers per thread must be 1..{limits.max_registers_per_thread}, got {registers}")
+    if not 1 <= threads <= limits.max_threads_per_block:
+        raise UsageError(f"threads per block must be 1..{limits.max_threads_per_block}, got {threads}")
+    for what, value in (("static shared memory", static_smem), ("dynamic shared memory", dynamic_smem)):
+        if value < 0:
+            raise UsageError(f"{what} must be >= 0 bytes, got {value}")
+
+
+def calculate(limits: ArchLimits, registers: int, threads: int,
+              static_smem: int = 0, dynamic_smem: int = 0) -> Occupancy:
+    """Theoretical occupancy of blocks of `threads` threads using `registers` per thread and
+    `static_smem` + `dynamic_smem` bytes of shared memory, on an SM with `limits`.
+
+    Raises UsageError for out-of-range input (see `validate`). A configuration that is valid but
+    cannot launch (too many registers or too much shared memory per block) is not an error: it
+    returns 0 blocks with `reason` set.
+    """
+    validate(limits, registers, threads, static_smem, dynamic_smem)
+    warps_per_block = -(-threads // limits.warp_size)
+
+    # Registers: per warp, rounded to the allocation unit, packed into sub-partitions.
+    regs_per_warp = _round_up(registers * limits.warp_size, limits.register_alloc_unit)
+    regs_per_block = regs_per_warp * warps_per_block
+    warps_per_subpartition = (limits.registers_per_sm // limits.sub_partitions) // regs_per_warp
+    reg_blocks = warps_per_subpartition * limits.sub_partitions // warps_per_block
+
+    # Shared memory: static + dynamic + reservation, rounded to the allocation unit.
+    requested_smem = static_smem + dynamic_smem
+    smem_per_block = _round_up(requested_smem + limits.reserved_smem_per_block_bytes, limits.smem_alloc_unit_bytes)
+    smem_blocks = limits.smem_per_sm_bytes // smem_per_block if smem_per_block else limits.max_blocks_per_sm
+
+    block_limits = {
+        "registers": reg_blocks,
+        "shared_memory": smem_blocks,
+        "warps": limits.max_warps_per_sm // warps_per_block,
+        "blocks": limits.max_blocks_per_sm,
+    }
+    reason = None
+    if regs_per_block > limits.max_registers_per_block:
+        block_limits["registers"] = 0
+        reason = (f"needs {regs_per_block:,} registers per block; the limit is "
+                  f"{limits.max_registers_per_block:,}")
+    elif reg_blocks == 0:
+        reason = (f"needs {warps_per_block} warps of {regs_per_warp:,} registers; the SM's "
+                  f"{limits.sub_partitions} sub-partitions hold {warps_per_subpartition * limits.sub_partitions}")
+    if requested_smem > limits.max_smem_per_block_optin_bytes:
+        block_limits["shared_memory"] = 0
+        reason = (f"needs {requested_smem:,} bytes of shared memory per block; the limit is "
+                  f"{limits.max_smem_per_block_optin_bytes:,} (opt-in maximum)")
+    blocks = min(block_limits.values())
+    if blocks == 0 and reason is None:
+        short = min(block_limits, key=block_limits.get)
+        reason = f"not even one block fits: {short} allows 0"
+    limiters = [r for r in RESOURCES if block_limits[r] == blocks]
+    active_warps = blocks * warps_per_block
+    return Occupancy(
+        arch=limits.arch,
+        registers_per_thread=registers,
+        threads_per_block=threads,
+        static_smem_bytes=static_smem,
+        dynamic_smem_bytes=dynamic_smem,
+        active_blocks_per_sm=blocks,
+        active_warps_per_sm=active_warps,
+        max_warps_per_sm=limits.max_warps_per_sm,
+        occupancy=active_warps / limits.max_warps_per_sm,
+        limiters=limiters,
+        block_limits=block_limits,
+        registers_per_block=regs_per_block,
+        smem_per_block_bytes=smem_per_block,
+        smem_opt_in=requested_smem > limits.default_smem_per_block_bytes,
+        reason=reason,
+    )

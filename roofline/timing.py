@@ -1,0 +1,94 @@
+"""Timing GPU work with CUDA events, kept as data.
+
+`Timing` holds the raw per-launch samples in milliseconds with the warm-up and repeat counts;
+median, min, max and spread are derived from them. `time_gpu` records one event pair around each
+launch (pre-allocated, so event creation stays out of the timed region), synchronises once at the
+end and returns a `Timing`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+NOISY_SPREAD = 0.10  # (max - min) / median above which a timing is marked noisy in tables
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Per-launch times in ms of `repeat` timed launches that followed `warmup` untimed ones."""
+
+    samples_ms: tuple[float, ...]
+    warmup: int
+
+    @property
+    def repeat(self) -> int:
+        """Number of timed launches."""
+        return len(self.samples_ms)
+
+    @property
+    def median_ms(self) -> float:
+        """Median launch time in ms: the figure reported."""
+        return statistics.median(self.samples_ms)
+
+    @property
+    def min_ms(self) -> float:
+        """Fastest launch in ms."""
+        return min(self.samples_ms)
+
+    @property
+    def max_ms(self) -> float:
+        """Slowest launch in ms."""
+        return max(self.samples_ms)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median: 0.02 means the launches lay within 2 % of the median."""
+        return (self.max_ms - self.min_ms) / self.median_ms
+
+    @property
+    def noisy(self) -> bool:
+        """True when the spread exceeds NOISY_SPREAD: the median is less trustworthy."""
+        return self.spread > NOISY_SPREAD
+
+    def to_dict(self) -> dict:
+        """JSON form: the summary figures and the raw samples."""
+        return {"median_ms": self.median_ms, "min_ms": self.min_ms, "max_ms": self.max_ms,
+                "warmup": self.warmup, "repeat": self.repeat,
+                "samples_ms": [round(s, 6) for s in self.samples_ms]}
+
+
+def repeats_for(estimate_ms: float, min_repeat: int = 20, budget_ms: float = 500.0,
+                max_repeat: int = 200) -> int:
+    """How many timed launches fit `budget_ms` at `estimate_ms` each, clamped to
+    [min_repeat, max_repeat]: slow kernels get the minimum, fast ones more samples."""
+    if estimate_ms <= 0:
+        return max_repeat
+    return max(min_repeat, min(max_repeat, int(budget_ms / estimate_ms)))
+
+
+def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20) -> Timing:
+    """Time `launch` (which enqueues GPU work on the current stream) with CUDA events.
+
+    Runs `warmup` untimed launches (the first also estimates the cost), then at least `min_repeat`
+    timed ones, each between its own start/stop event pair. Needs CuPy and a GPU; CUDA errors
+    propagate as cupy CUDARuntimeError.
+    """
+    import cupy
+
+    probe_start, probe_stop = cupy.cuda.Event(), cupy.cuda.Event()
+    probe_start.record()
+    for _ in range(max(warmup, 1)):
+        launch()
+    probe_stop.record()
+    probe_stop.synchronize()
+    estimate = cupy.cuda.get_elapsed_time(probe_start, probe_stop) / max(warmup, 1)
+    repeat = repeats_for(estimate, min_repeat)
+    events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeat)]
+    for start, stop in events:
+        start.record()
+        launch()
+        stop.record()
+    events[-1][1].synchronize()
+    return Timing(tuple(cupy.cuda.get_elapsed_time(s, e) for s, e in events), warmup=max(warmup, 1))
