@@ -1,0 +1,239 @@
+"""The `roofline` command line: parse, call the library, render, turn known errors into exit codes.
+
+Exit codes: 0 success; 2 invalid input (one line on stderr naming what is valid); 1 a runtime
+failure (no GPU for `run`, a compile error, a kernel failing verification).
+`occupancy`, `kernels` and `device --gpu` import neither CuPy nor matplotlib.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from typer.core import TyperGroup
+
+from roofline.errors import RunError, UsageError
+
+DEFAULT_SIZE = 4096
+
+
+class _OneLineErrors(TyperGroup):
+    """Reports every usage error, Typer's own and the library's, as one line on stderr."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args=args, prog_name=prog_name or "roofline", complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except UsageError as exc:
+            _fail(str(exc), 2)
+        except RunError as exc:
+            _fail(str(exc), 1)
+        except Exception as exc:
+            # Typer's vendored Click exceptions are not public API: recognise them by shape.
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                typer.echo(exc.format_message())
+                sys.exit(0)
+            if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
+                _fail(exc.format_message(), exc.exit_code)
+            if type(exc).__name__ == "Abort":
+                _fail("aborted", 1)
+            raise
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    typer.echo(f"roofline: error: {message}", err=True)
+    sys.exit(code)
+
+
+app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False,
+                  help="Roofline and occupancy for real CUDA kernels: an SGEMM ladder from naive to "
+                       "register-tiled, verified against cuBLAS, timed, modelled and plotted.")
+
+
+def _console(err: bool = False):
+    """A rich console; when not writing to a terminal (pipes, logs, CI) it is 200 columns wide
+    so that tables are not squeezed into rich's 80-column default."""
+    from rich.console import Console
+
+    stream = sys.stderr if err else sys.stdout
+    width = None if stream.isatty() else 200
+    return Console(stderr=err, highlight=False, width=width)
+
+
+def _print_json(doc) -> None:
+    typer.echo(json.dumps(doc, indent=1))
+
+
+def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optional[int]):
+    from roofline.runner import Problem
+
+    given = [v is not None for v in (m, n, k)]
+    if any(given):
+        if size is not None:
+            raise UsageError("give --size or --m/--n/--k, not both")
+        if not all(given):
+            raise UsageError("give all three of --m, --n and --k (or --size N for a square problem)")
+        problem = Problem(m, n, k)
+    else:
+        s = DEFAULT_SIZE if size is None else size
+        problem = Problem(s, s, s)
+    problem.validate()
+    return problem
+
+
+@app.command()
+def run(
+    all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default)."),
+    kernel: Optional[list[str]] = typer.Option(None, "--kernel", help="Run only this kernel (repeatable)."),
+    size: Optional[int] = typer.Option(None, "--size", help=f"Square problem M = N = K (default {DEFAULT_SIZE})."),
+    m: Optional[int] = typer.Option(None, "--m", help="Rows of A and C."),
+    n: Optional[int] = typer.Option(None, "--n", help="Columns of B and C."),
+    k: Optional[int] = typer.Option(None, "--k", help="Columns of A, rows of B."),
+    out: Path = typer.Option(Path("roofline-results.json"), "--out", help="Results file (written atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the table."),
+):
+    """Compile, verify against cuBLAS and time the SGEMM ladder on this machine's GPU."""
+    from roofline import registry, results
+
+    if all_kernels and kernel:
+        raise UsageError("give --all or --kernel NAME, not both")
+    problem = _problem(size, m, n, k)
+    specs = registry.select(kernel)
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {out}: folder {folder} does not exist")
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from roofline import runner
+
+    device = runner.preflight(problem)
+    steps = 1 + 3 * len(specs)
+    with Progress(TextColumn("{task.description:<42}"), BarColumn(), TimeElapsedColumn(),
+                  console=_console(err=True), transient=True) as bar:
+        task = bar.add_task("starting", total=steps)
+
+        def progress(text: str) -> None:
+            bar.update(task, description=text, advance=1)
+
+        output = runner.run(specs, problem, device, progress)
+    doc = results.build(output)
+    results.write_atomic(doc, out)
+    if as_json:
+        _print_json(doc)
+    else:
+        from roofline.report import run_table
+
+        console = _console()
+        console.print(run_table(doc))
+        console.print(f"results written to {out}; draw them with: roofline plot --results {out} --out roofline.png")
+    for r in output.kernels:
+        if r.occupancy and r.driver_blocks_per_sm is not None and r.occupancy.active_blocks_per_sm != r.driver_blocks_per_sm:
+            typer.echo(f"roofline: warning: {r.spec.name}: calculated {r.occupancy.active_blocks_per_sm} blocks/SM, "
+                       f"the driver says {r.driver_blocks_per_sm}", err=True)
+    failed = [r for r in output.kernels if not r.ok]
+    for r in failed:
+        typer.echo(f"roofline: error: {r.error}", err=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def plot(
+    results_paths: Optional[list[Path]] = typer.Option(None, "--results",
+                                                       help="Results file(s) from `roofline run` (repeatable; "
+                                                            "default roofline-results.json)."),
+    out: Path = typer.Option(Path("roofline.png"), "--out", help="Chart file: .png, .svg or .pdf."),
+):
+    """Draw the roofline chart from recorded results (no GPU needed)."""
+    from roofline import plot as plotting
+    from roofline import results
+
+    plotting.check_output(out)
+    paths = results_paths or [results.DEFAULT_PATH]
+    doc = results.merge([results.load(p) for p in paths], [str(p) for p in paths])
+    plotting.draw(doc, out)
+    typer.echo(f"wrote {out}")
+
+
+@app.command()
+def occupancy(
+    regs: int = typer.Option(..., "--regs", help="Registers per thread (1..255)."),
+    threads: int = typer.Option(..., "--threads", help="Threads per block (1..1024)."),
+    smem: int = typer.Option(0, "--smem", help="Static shared memory per block, bytes."),
+    dynamic_smem: int = typer.Option(0, "--dynamic-smem", help="Dynamic shared memory per block, bytes."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Target such as sm_90 (default: this machine's GPU)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU preset such as h200 or 'rtx 5080'."),
+    as_json: bool = typer.Option(False, "--json", help="Print the occupancy JSON."),
+):
+    """Theoretical occupancy of a block configuration, and which resource limits it."""
+    from roofline.device import resolve_limits
+    from roofline.occupancy import calculate
+
+    limits = resolve_limits(gpu, arch)
+    result = calculate(limits, regs, threads, smem, dynamic_smem).to_dict()
+    if as_json:
+        _print_json(result)
+        return
+    from roofline.report import occupancy_table
+
+    console = _console()
+    console.print(occupancy_table(result))
+    if result["reason"]:
+        console.print(f"cannot launch: {result['reason']}")
+
+
+@app.command()
+def device(
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="Describe a GPU preset instead of this machine's GPU."),
+    as_json: bool = typer.Option(False, "--json", help="Print the device JSON."),
+):
+    """Peak FP32 rate, peak DRAM bandwidth and per-SM limits (NVML, or a preset with --gpu)."""
+    from roofline.device import resolve
+
+    d = resolve(gpu).to_dict()
+    if as_json:
+        _print_json(d)
+        return
+    from roofline.report import device_table
+
+    _console().print(device_table(d))
+
+
+@app.command()
+def kernels(
+    size: int = typer.Option(DEFAULT_SIZE, "--size", help="Square problem size for the model figures."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU preset for floors and occupancy limits."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Target such as sm_90."),
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+):
+    """The SGEMM ladder: each kernel's tiles, launch shape, traffic model and floors (nothing compiled)."""
+    from roofline import registry
+    from roofline.device import from_preset, resolve_limits
+
+    _problem(size, None, None, None)
+    limits = resolve_limits(gpu, arch) if (gpu or arch) else None
+    peaks = from_preset(gpu) if gpu else None
+    rows = registry.describe(size, size, size, peaks)
+    doc = {"size": size, "arch": limits.arch if limits else None,
+           "device": peaks.name if peaks else None, "kernels": rows}
+    if as_json:
+        _print_json(doc)
+        return
+    from roofline.report import kernels_table
+
+    _console().print(kernels_table(doc))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

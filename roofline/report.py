@@ -1,0 +1,140 @@
+"""Terminal rendering: rich tables built from plain data (results documents, occupancy, devices).
+
+Functions here return `rich.table.Table` objects and never print; the CLI prints them. Numbers are
+converted for display only here (ms, GFLOP/s, %, GB/s).
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from .timing import NOISY_SPREAD
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def occupancy_cell(o: dict | None) -> str:
+    """'25.0 % (registers)' from an occupancy JSON object; '-' when absent."""
+    if not o:
+        return "-"
+    return f"{_pct(o['occupancy'])} ({'+'.join(o['limiters']) or '-'})"
+
+
+def run_table(doc: dict) -> Table:
+    """The run summary: one row per kernel plus the cuBLAS reference, from a results document."""
+    p = doc["problem"]
+    dev = doc["device"]
+    t = Table(title=f"SGEMM {p['m']}x{p['n']}x{p['k']} on {dev['name']}  "
+                    f"(peaks {dev['peak_fp32_gflops']:,.0f} GFLOP/s, {dev['peak_dram_gbps']:,.0f} GB/s)")
+    for col, just in (("kernel", "left"), ("ms", "right"), ("spread", "right"), ("GFLOP/s", "right"),
+                      ("% cuBLAS", "right"), ("regs", "right"), ("occupancy (limiter)", "left"),
+                      ("AI FLOP/B", "right"), ("binds", "left"), ("x floor", "right"), ("check", "left")):
+        t.add_column(col, justify=just)
+    for k in doc["kernels"]:
+        timing = k.get("timing") or {}
+        spread = ""
+        if timing:
+            s = (timing["max_ms"] - timing["min_ms"]) / timing["median_ms"]
+            spread = f"{100 * s:.1f} %" + (" (!)" if s > NOISY_SPREAD else "")
+        floors = k.get("floors") or {}
+        ok = k["verified"] and k["gflops"] is not None
+        if not ok:
+            check = "[red]FAILED[/red]"
+        elif k["rel_error"] == 0:
+            check = "ok, equals cuBLAS"  # same FMA order along K: bit-for-bit the reference
+        else:
+            check = f"ok, error {k['rel_error']:.1e}"
+        t.add_row(
+            k["name"],
+            f"{k['time_ms']:.3f}" if ok else "-",
+            spread,
+            f"{k['gflops']:,.0f}" if ok else "-",
+            f"{k['pct_of_reference']:.1f}" if ok else "-",
+            str(k["registers"]) if k["registers"] is not None else "-",
+            occupancy_cell(k["occupancy"]),
+            f"{k['model']['arithmetic_intensity']:.2f}",
+            floors.get("binding", "-"),
+            f"{floors['times_floor']:.2f}" if ok and "times_floor" in floors else "-",
+            check,
+        )
+    ref = doc["reference"]
+    t.add_row("cublas (reference)", f"{ref['time_ms']:.3f}", "", f"{ref['gflops']:,.0f}", "100.0",
+              "-", "-", "-", "-", "-", "reference", style="bold")
+    return t
+
+
+def kernels_table(doc: dict) -> Table:
+    """The ladder with its model figures (and floors, when the document has a device)."""
+    n = doc["size"]
+    where = f" on {doc['device']}" if doc.get("device") else ""
+    t = Table(title=f"SGEMM ladder, model at {n}x{n}x{n}{where}")
+    for col in ("kernel", "threads", "GMEM/result", "SMEM/result", "GMEM GB", "AI FLOP/B"):
+        t.add_column(col, justify="left" if col == "kernel" else "right")
+    with_floors = any("floors" in r for r in doc["kernels"])
+    if with_floors:
+        for col in ("memory ms", "FP32 ms", "binds"):
+            t.add_column(col, justify="right")
+    for r in doc["kernels"]:
+        mo = r["model"]
+        smem = mo["smem_accesses_per_result"]
+        cells = [r["name"], str(r["threads_per_block"]), f"{mo['gmem_accesses_per_result']:,.0f}",
+                 f"{smem:,.0f}" if smem is not None else "-", f"{mo['gmem_bytes'] / 1e9:,.2f}",
+                 f"{mo['arithmetic_intensity']:.2f}"]
+        if with_floors:
+            fl = r["floors"]
+            cells += [f"{fl['memory_floor_ms']:.3f}", f"{fl['compute_floor_ms']:.3f}", fl["binding"]]
+        t.add_row(*cells)
+    return t
+
+
+def occupancy_table(o: dict) -> Table:
+    """Block limit per resource, allocation per block, and the result, from occupancy JSON."""
+    t = Table(title=f"Occupancy on {o['arch']}: {o['registers_per_thread']} registers x "
+                    f"{o['threads_per_block']} threads, {o['static_smem_bytes'] + o['dynamic_smem_bytes']:,} B shared")
+    t.add_column("resource")
+    t.add_column("blocks/SM", justify="right")
+    t.add_column("per block", justify="right")
+    per_block = {
+        "registers": f"{o['registers_per_block']:,} registers",
+        "shared_memory": f"{o['smem_per_block_bytes']:,} B" + (" (opt-in)" if o.get("smem_opt_in") else ""),
+        "warps": f"{-(-o['threads_per_block'] // 32)} warps",
+        "blocks": "1 block",
+    }
+    for res, blocks in o["block_limits"].items():
+        mark = " <" if res in o["limiters"] else ""
+        t.add_row(res + mark, str(blocks), per_block[res])
+    t.add_section()
+    t.add_row("active", f"{o['active_blocks_per_sm']}",
+              f"{o['active_warps_per_sm']} of {o['max_warps_per_sm']} warps = {_pct(o['occupancy'])}", style="bold")
+    return t
+
+
+def device_table(d: dict) -> Table:
+    """A device's peaks and per-SM limits, from `DeviceSpec.to_dict()`."""
+    t = Table(title=d["name"], show_header=False)
+    t.add_column("what")
+    t.add_column("value", justify="right")
+    lim = d["limits"]
+    rows = [
+        ("compute capability", f"{d['compute_capability']} ({d['arch']})"),
+        ("SMs", str(d["sm_count"])),
+        ("FP32 cores", f"{d['fp32_cores']:,}" if d.get("fp32_cores") else "-"),
+        ("max SM clock", f"{d['max_sm_clock_mhz']:,.0f} MHz" if d.get("max_sm_clock_mhz") else "-"),
+        ("max memory clock", f"{d['max_mem_clock_mhz']:,.0f} MHz" if d.get("max_mem_clock_mhz") else "-"),
+        ("memory bus", f"{d['memory_bus_width_bits']:,} bit" if d.get("memory_bus_width_bits") else "-"),
+        ("memory", f"{d['memory_bytes'] / 1e9:,.1f} GB" if d.get("memory_bytes") else "-"),
+        ("peak FP32", f"{d['peak_fp32_gflops']:,.0f} GFLOP/s"),
+        ("peak DRAM bandwidth", f"{d['peak_dram_gbps']:,.0f} GB/s"),
+        ("ridge point", f"{d['ridge_point_flop_per_byte']:.1f} FLOP/B"),
+        ("registers per SM", f"{lim['registers_per_sm']:,}"),
+        ("shared memory per SM", f"{lim['smem_per_sm_bytes']:,} B"),
+        ("shared memory per block (opt-in)", f"{lim['max_smem_per_block_optin_bytes']:,} B"),
+        ("max warps per SM", str(lim["max_warps_per_sm"])),
+        ("max blocks per SM", str(lim["max_blocks_per_sm"])),
+        ("source", d["source"]),
+    ]
+    for row in rows:
+        t.add_row(*row)
+    return t
