@@ -1,0 +1,155 @@
+"""The command line through Typer's CliRunner: outputs, one-line errors and exit codes."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.device import gpu_available
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args))
+
+
+def assert_usage_error(result, needle):
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], result.stderr
+    assert "Traceback" not in result.output
+    assert result.stdout == ""
+
+
+def test_occupancy_json_seed_example():
+    r = invoke("occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120", "--json")
+    assert r.exit_code == 0
+    d = json.loads(r.stdout)
+    assert (d["active_blocks_per_sm"], d["active_warps_per_sm"], d["max_warps_per_sm"]) == (2, 16, 48)
+    assert d["limiters"] == ["registers"] and d["occupancy"] == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_occupancy_table_with_gpu_preset():
+    r = invoke("occupancy", "--regs", "96", "--threads", "256", "--smem", "8192", "--gpu", "H200")
+    assert r.exit_code == 0
+    assert "16 of 64 warps = 25.0 %" in r.stdout and "registers <" in r.stdout
+
+
+def test_occupancy_that_cannot_launch_is_not_an_error():
+    r = invoke("occupancy", "--regs", "96", "--threads", "896", "--arch", "sm_90")
+    assert r.exit_code == 0
+    assert "cannot launch: needs 86,016 registers per block; the limit is 65,536" in r.stdout
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("--regs", "0", "--threads", "256"), "registers per thread must be 1..255, got 0"),
+    (("--regs", "300", "--threads", "256"), "registers per thread must be 1..255, got 300"),
+    (("--regs", "32", "--threads", "2000"), "threads per block must be 1..1024, got 2000"),
+    (("--regs", "32", "--threads", "0"), "threads per block must be 1..1024"),
+    (("--regs", "32", "--threads", "256", "--smem", "-1"), "static shared memory must be >= 0 bytes"),
+    (("--regs", "32", "--threads", "256", "--dynamic-smem", "-8"), "dynamic shared memory must be >= 0"),
+    (("--regs", "abc", "--threads", "256"), "'--regs'"),
+    (("--regs", "32", "--threads", "2.5"), "'--threads'"),
+])
+def test_occupancy_bad_numbers(args, needle):
+    assert_usage_error(invoke("occupancy", *args, "--arch", "sm_90"), needle)
+
+
+def test_occupancy_unknown_targets():
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_42"),
+                       "unknown architecture 'sm_42'; known: sm_70")
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--gpu", "voodoo"),
+                       "unknown GPU 'voodoo'; known: v100")
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--gpu", "h200", "--arch", "sm_90"),
+                       "give --gpu or --arch, not both")
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
+def test_occupancy_without_gpu_asks_for_a_target():
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256"), "--arch sm_XY")
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
+def test_run_without_gpu_fails_cleanly(tmp_path):
+    out = tmp_path / "r.json"
+    r = invoke("run", "--all", "--out", str(out))
+    assert r.exit_code == 1
+    assert len(r.stderr.strip().splitlines()) == 1 and "no CUDA GPU" in r.stderr
+    assert "Traceback" not in r.output and not out.exists()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("--kernel", "foo"), "unknown kernel 'foo'; valid: naive, gmem_coalescing"),
+    (("--size", "0"), "M must be a positive integer, got 0"),
+    (("--size", "-3"), "M must be a positive integer, got -3"),
+    (("--m", "10", "--n", "10", "--k", "0"), "K must be a positive integer, got 0"),
+    (("--size", "50000"), "each matrix must have at most 2,147,483,647"),
+    (("--m", "10"), "give all three of --m, --n and --k"),
+    (("--size", "10", "--m", "10", "--n", "1", "--k", "1"), "give --size or --m/--n/--k, not both"),
+    (("--all", "--kernel", "naive"), "give --all or --kernel NAME, not both"),
+    (("--size", "many"), "'--size'"),
+    (("--out", "/nonexistent-dir/r.json"), "folder /nonexistent-dir does not exist"),
+])
+def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
+    assert_usage_error(invoke("run", *args), needle)
+
+
+def test_plot_from_recorded_results(tmp_path, doc):
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc))
+    out = tmp_path / "chart.svg"
+    r = invoke("plot", "--results", str(res), "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "register_tiling_2d" in out.read_text()
+
+
+def test_plot_errors_leave_no_file(tmp_path, doc):
+    out = tmp_path / "chart.png"
+    assert_usage_error(invoke("plot", "--results", str(tmp_path / "none.json"), "--out", str(out)),
+                       "no such results file")
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text("{not json")
+    assert_usage_error(invoke("plot", "--results", str(corrupt), "--out", str(out)), "not valid JSON")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(dict(doc, schema=7)))
+    assert_usage_error(invoke("plot", "--results", str(wrong), "--out", str(out)), "schema 7 is not supported")
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc))
+    assert_usage_error(invoke("plot", "--results", str(good), "--out", str(tmp_path / "c.gif")),
+                       "use a .png, .svg or .pdf file name")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corrupt.json", "good.json", "wrong.json"]
+
+
+def test_device_preset_json():
+    r = invoke("device", "--gpu", "h200", "--json")
+    assert r.exit_code == 0
+    d = json.loads(r.stdout)
+    assert d["sm_count"] == 132 and d["peak_fp32_gflops"] == pytest.approx(66_908.2, abs=0.1)
+    assert d["peak_dram_gbps"] == 4800 and d["compute_capability"] == "9.0"
+
+
+def test_kernels_lists_the_ladder_with_floors():
+    r = invoke("kernels", "--gpu", "rtx5080", "--json")
+    assert r.exit_code == 0
+    d = json.loads(r.stdout)
+    names = [k["name"] for k in d["kernels"]]
+    assert names == ["naive", "gmem_coalescing", "smem_tiling", "register_tiling_1d", "register_strip",
+                     "register_tiling_2d"]
+    two_d = d["kernels"][-1]
+    assert two_d["model"]["arithmetic_intensity"] == 32
+    assert two_d["floors"]["memory_floor_ms"] == pytest.approx(4.47, abs=0.005)
+
+
+def test_fast_commands_import_neither_cupy_nor_matplotlib():
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom cli import app\n"
+            "r = CliRunner().invoke(app, ['occupancy', '--regs', '93', '--threads', '256', '--arch', 'sm_120'])\n"
+            "assert r.exit_code == 0, r.output\n"
+            "r = CliRunner().invoke(app, ['kernels', '--gpu', 'h200'])\n"
+            "assert r.exit_code == 0, r.output\n"
+            "print(sorted(m for m in ('cupy', 'matplotlib') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,115 @@
+"""On a CUDA GPU: every ladder kernel verifies against cuBLAS, the occupancy calculator agrees
+with the driver, a broken kernel is caught, and the CLI runs end to end. Skipped without a GPU."""
+
+import dataclasses
+import json
+
+import pytest
+
+from roofline import registry, runner
+from roofline.occupancy import calculate
+
+pytestmark = pytest.mark.gpu
+
+SHAPES = [(512, 512, 512), (1000, 777, 333), (1, 127, 1), (127, 1, 5), (33, 65, 4097)]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {shape: runner.run(list(registry.LADDER), runner.Problem(*shape)) for shape in SHAPES}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_kernel_verifies(runs, shape):
+    for r in runs[shape].kernels:
+        assert r.error is None, r.error
+        assert r.verified and r.unwritten == 0
+        assert 0 <= r.rel_error <= runner.TOLERANCE
+        assert r.timing is not None and r.timing.repeat >= 20
+        assert r.timing.median_ms > 0
+
+
+def test_kernel_resources_are_read(runs):
+    by_name = {r.spec.name: r for r in runs[SHAPES[0]].kernels}
+    assert by_name["smem_tiling"].static_smem_bytes == 2 * 32 * 32 * 4
+    assert by_name["register_tiling_2d"].static_smem_bytes == 2 * 128 * 8 * 4
+    for r in by_name.values():
+        assert 1 <= r.registers <= 255
+        assert r.local_bytes == 0, f"{r.spec.name} spills"
+
+
+@pytest.mark.parametrize("dynamic_smem", [0, 12_000, 40_000, 48 * 1024])
+def test_occupancy_matches_the_driver(dynamic_smem):
+    import cupy
+
+    device = runner.preflight(runner.Problem(64, 64, 64))
+    for spec in registry.LADDER:
+        kernel = runner.compile_kernel(spec)
+        if dynamic_smem:  # what a kernel does to use more than 48 KB in all: opt in
+            kernel.max_dynamic_shared_size_bytes = dynamic_smem
+        calc = calculate(device.limits, kernel.num_regs, spec.threads_per_block,
+                         kernel.shared_size_bytes, dynamic_smem)
+        driver = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.kernel.ptr, spec.threads_per_block, dynamic_smem)
+        assert calc.active_blocks_per_sm == driver, (spec.name, dynamic_smem, calc.block_limits)
+
+
+def test_a_kernel_that_leaves_elements_unwritten_fails():
+    # The grid below covers only half the rows of C: the NaN poison must survive and be caught.
+    spec = registry.BY_NAME["smem_tiling"]
+    half = dataclasses.replace(spec, block_tile=(64, 32))
+    out = runner.run([half], runner.Problem(256, 256, 256))
+    r = out.kernels[0]
+    assert not r.verified and r.timing is None
+    assert r.unwritten == 128 * 256
+    assert "failed verification" in r.error
+
+
+def test_relative_error_catches_small_and_nan_differences():
+    import cupy
+
+    ref = cupy.random.default_rng(1).standard_normal((300, 200), dtype=cupy.float32)
+    scratch = cupy.empty_like(ref)
+    err, nans = runner.relative_error(ref * (1 + 1e-3), ref, scratch)
+    assert err == pytest.approx(1e-3, rel=1e-3) and err > runner.TOLERANCE and nans == 0
+    bad = ref.copy()
+    bad[7, 9] = cupy.nan
+    err, nans = runner.relative_error(bad, ref, scratch)
+    assert nans == 1 and not err <= runner.TOLERANCE
+
+
+def test_tf32_must_be_off(monkeypatch):
+    monkeypatch.setenv("CUPY_TF32", "1")
+    from roofline.errors import UsageError
+
+    with pytest.raises(UsageError, match="CUPY_TF32=1"):
+        runner.preflight(runner.Problem(64, 64, 64))
+
+
+def test_nvml_peaks():
+    from roofline.device import from_nvml
+
+    d = from_nvml()
+    assert d.peak_fp32_gflops > 1000 and d.peak_dram_gbps > 100
+    if "H200" in d.name:  # DESIGN.md: 1980 MHz, 3201 MHz, 6016 bit, 16896 cores
+        assert d.peak_dram_gbps == pytest.approx(4814.3, abs=0.1)
+        assert d.peak_fp32_gflops == pytest.approx(66_908.2, abs=0.1)
+        assert d.limits.smem_per_sm_bytes == 233_472 and d.limits.max_warps_per_sm == 64
+
+
+def test_cli_run_then_plot(tmp_path):
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    res, chart = tmp_path / "r.json", tmp_path / "r.png"
+    r = CliRunner().invoke(app, ["run", "--all", "--size", "256", "--out", str(res), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc == json.loads(res.read_text())
+    assert [k["name"] for k in doc["kernels"]] == [k.name for k in registry.LADDER]
+    assert all(k["verified"] for k in doc["kernels"])
+    assert doc["reference"]["tf32"] is False
+    r = CliRunner().invoke(app, ["plot", "--results", str(res), "--out", str(chart)])
+    assert r.exit_code == 0, r.output
+    assert chart.stat().st_size > 20_000

@@ -1,0 +1,116 @@
+"""The occupancy calculator against hand-checked cases (CUDA programming guide limits,
+`cuda_occupancy.h` allocation rules, seed lesson 000)."""
+
+import pytest
+
+from roofline.arch import ARCHS, limits_for_cc, parse_arch
+from roofline.errors import UsageError
+from roofline.occupancy import calculate
+
+
+def occ(arch, regs, threads, smem=0, dyn=0):
+    return calculate(parse_arch(arch), regs, threads, smem, dyn)
+
+
+def test_seed_example_sm120():
+    # Seed 000: 93 registers x 256 threads -> 2 blocks, 16 of 48 warps, 33.3 %, registers.
+    o = occ("sm_120", 93, 256)
+    assert (o.active_blocks_per_sm, o.active_warps_per_sm, o.max_warps_per_sm) == (2, 16, 48)
+    assert o.occupancy == pytest.approx(1 / 3)
+    assert o.limiters == ["registers"]
+
+
+def test_design_json_example_sm90():
+    o = occ("sm_90", 96, 256, 8192).to_dict()
+    expected = {"arch": "sm_90", "registers_per_thread": 96, "threads_per_block": 256,
+                "static_smem_bytes": 8192, "dynamic_smem_bytes": 0, "active_blocks_per_sm": 2,
+                "active_warps_per_sm": 16, "max_warps_per_sm": 64, "occupancy": 0.25,
+                "limiters": ["registers"],
+                "block_limits": {"registers": 2, "shared_memory": 25, "warps": 8, "blocks": 32}}
+    assert {k: o[k] for k in expected} == expected
+    # 8192 B + the 1 KB the driver reserves = 9216 B per block.
+    assert o["smem_per_block_bytes"] == 9216
+
+
+def test_register_file_subpartitions():
+    # 92 x 32 = 2944 -> 3072 registers per warp; 16384 / 3072 = 5 warps per sub-partition, 20 per SM:
+    # two blocks of 7 warps, not the three that 65536 / (7 x 3072) = 3.05 suggests.
+    o = occ("sm_80", 92, 224)
+    assert o.block_limits["registers"] == 2
+    assert o.active_blocks_per_sm == 2
+
+
+def test_register_allocation_unit_rounds_per_warp():
+    # 33 registers x 32 = 1056 -> 1280 per warp: 12 warps per sub-partition, 48 per SM.
+    o = occ("sm_90", 33, 128)
+    assert o.registers_per_block == 1280 * 4
+    assert o.block_limits["registers"] == 12
+
+
+def test_several_limiters_are_all_named():
+    # 32 regs x 1024 threads on sm_90: registers allow 2 blocks, warps allow 64 / 32 = 2.
+    o = occ("sm_90", 32, 1024)
+    assert o.active_blocks_per_sm == 2
+    assert o.limiters == ["registers", "warps"]
+    assert o.occupancy == 1.0
+
+
+def test_block_limit_binds_small_blocks():
+    o = occ("sm_90", 16, 32)
+    assert o.block_limits["blocks"] == 32
+    assert o.active_warps_per_sm == 32 and o.occupancy == 0.5
+    assert o.limiters == ["blocks"]
+
+
+def test_too_many_registers_per_block_cannot_launch():
+    o = occ("sm_90", 96, 896)
+    assert o.active_blocks_per_sm == 0 and o.occupancy == 0
+    assert o.limiters == ["registers"]
+    assert o.reason == "needs 86,016 registers per block; the limit is 65,536"
+
+
+def test_shared_memory_opt_in_and_above_the_maximum():
+    ok = occ("sm_90", 32, 256, 0, 100 * 1024)
+    assert ok.smem_opt_in and ok.active_blocks_per_sm == 2 and ok.limiters == ["shared_memory"]
+    no = occ("sm_90", 32, 256, 0, 240_000)
+    assert no.active_blocks_per_sm == 0 and no.limiters == ["shared_memory"]
+    assert "232,448" in no.reason
+    assert not occ("sm_90", 32, 256, 48 * 1024).smem_opt_in
+
+
+def test_shared_memory_granularity_before_and_after_ampere():
+    # sm_75: 256 B units, no reservation: 1000 B -> 1024 B, 64 KB / 1 KB = 64 (block limit 16 binds).
+    assert occ("sm_75", 32, 64, 1000).smem_per_block_bytes == 1024
+    # sm_80: 128 B units plus 1 KB reserved: 1000 B -> 2048 B.
+    assert occ("sm_80", 32, 64, 1000).smem_per_block_bytes == 2048
+
+
+@pytest.mark.parametrize("regs, threads, smem, dyn, needle", [
+    (0, 256, 0, 0, "registers per thread must be 1..255"),
+    (256, 256, 0, 0, "registers per thread must be 1..255"),
+    (32, 0, 0, 0, "threads per block must be 1..1024"),
+    (32, 1025, 0, 0, "threads per block must be 1..1024"),
+    (32, 256, -1, 0, "static shared memory must be >= 0"),
+    (32, 256, 0, -5, "dynamic shared memory must be >= 0"),
+])
+def test_invalid_input_is_a_usage_error(regs, threads, smem, dyn, needle):
+    with pytest.raises(UsageError, match=needle):
+        occ("sm_90", regs, threads, smem, dyn)
+
+
+@pytest.mark.parametrize("text", ["sm_90", "SM90", "90", "9.0", "compute_90", "sm_90a"])
+def test_arch_spellings(text):
+    assert parse_arch(text).compute_capability == "9.0"
+
+
+def test_unknown_arch_lists_the_known_ones():
+    with pytest.raises(UsageError, match="known: sm_70, sm_75"):
+        parse_arch("sm_42")
+
+
+def test_table_covers_volta_to_blackwell():
+    assert set(ARCHS) == {"7.0", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "12.0"}
+    # A newer minor version takes the rules of the closest older entry.
+    assert limits_for_cc("12.1").max_warps_per_sm == 48
+    with pytest.raises(UsageError):
+        limits_for_cc("6.1")

@@ -1,0 +1,58 @@
+"""The roofline chart from a recorded results document (no GPU needed)."""
+
+import pytest
+
+from roofline import plot
+from roofline.errors import UsageError
+
+
+def test_png_is_written(tmp_path, doc):
+    out = plot.draw(doc, tmp_path / "r.png")
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    assert [p.name for p in tmp_path.iterdir()] == ["r.png"]
+
+
+def test_svg_carries_every_label_roof_and_note(tmp_path, doc):
+    svg = plot.draw(doc, tmp_path / "r.svg").read_text()
+    for k in doc["kernels"]:
+        assert k["name"] in svg
+    assert "ridge 13.9 FLOP/B" in svg
+    assert "FP32 peak 66,908 GFLOP/s" in svg
+    assert "DRAM 4,800 GB/s" in svg
+    assert "cuBLAS (reference) 50,000 GFLOP/s" in svg
+    assert "64 regs, occupancy 50 % (registers)" in svg
+    assert "mostly served by L2" in svg
+    assert "H200: SGEMM 4096x4096x4096 FP32" in svg
+
+
+def test_failed_kernel_is_listed_not_drawn(tmp_path):
+    from conftest import make_doc
+
+    d = make_doc(failed=("register_strip",))
+    svg = plot.draw(d, tmp_path / "r.svg").read_text()
+    assert "not drawn, failed: register_strip" in svg
+    assert "register_strip  " not in svg  # no point label for it
+
+
+def test_labels_do_not_overlap(tmp_path, doc):
+    # register_tiling_1d and register_strip share AI 16 and nearly the same rate: their labels
+    # must still land apart.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
+
+    doc["kernels"][4]["gflops"] = doc["kernels"][3]["gflops"] * 0.98
+    boxes = plot.label_boxes(doc)
+    for i, a in enumerate(boxes):
+        for b in boxes[:i]:
+            assert not a.overlaps(b)
+
+
+@pytest.mark.parametrize("name", ["r.jpg", "r", "r.png.txt"])
+def test_bad_extension(tmp_path, name):
+    with pytest.raises(UsageError, match=r"\.png, \.svg or \.pdf"):
+        plot.check_output(tmp_path / name)
+
+
+def test_missing_folder(tmp_path):
+    with pytest.raises(UsageError, match="does not exist"):
+        plot.check_output(tmp_path / "nope" / "r.png")
