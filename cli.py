@@ -131,6 +131,9 @@ def run(
 
         console = _console()
         console.print(run_table(doc))
+        if any((k.get("floors") or {}).get("times_floor", 1) < 1 for k in doc["kernels"]):
+            console.print("x floor below 1: faster than the DRAM floor of the modelled GMEM bytes, "
+                          "because caches (L1/L2) serve part of those requests.")
         console.print(f"results written to {out}; draw them with: roofline plot --results {out} --out roofline.png")
     for r in output.kernels:
         if r.occupancy and r.driver_blocks_per_sm is not None and r.occupancy.active_blocks_per_sm != r.driver_blocks_per_sm:
