@@ -172,14 +172,27 @@ def occupancy(
     dynamic_smem: int = typer.Option(0, "--dynamic-smem", help="Dynamic shared memory per block, bytes."),
     arch: Optional[str] = typer.Option(None, "--arch", help="Target such as sm_90 (default: this machine's GPU)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU preset such as h200 or 'rtx 5080'."),
+    plot_out: Optional[Path] = typer.Option(None, "--plot", help="Also draw the what-if chart (.png/.svg/.pdf)."),
+    target_blocks: Optional[int] = typer.Option(None, "--target-blocks",
+                                                help="Most registers per thread that keep this many blocks resident."),
     as_json: bool = typer.Option(False, "--json", help="Print the occupancy JSON."),
 ):
     """Theoretical occupancy of a block configuration, and which resource limits it."""
     from roofline.device import resolve_limits
-    from roofline.occupancy import calculate
+    from roofline.occupancy import calculate, max_registers_for_blocks
 
     limits = resolve_limits(gpu, arch)
-    result = calculate(limits, regs, threads, smem, dynamic_smem).to_dict()
+    occ = calculate(limits, regs, threads, smem, dynamic_smem)
+    result = occ.to_dict()
+    target = None
+    if target_blocks is not None:
+        best, why = max_registers_for_blocks(limits, threads, target_blocks, smem, dynamic_smem)
+        target = {"target_blocks": target_blocks, "max_registers_per_thread": best, "explanation": why}
+        result["target"] = target
+    if plot_out is not None:
+        from roofline import occupancy_chart
+
+        occupancy_chart.draw(limits, occ, plot_out)
     if as_json:
         _print_json(result)
         return
@@ -189,6 +202,10 @@ def occupancy(
     console.print(occupancy_table(result))
     if result["reason"]:
         console.print(f"cannot launch: {result['reason']}")
+    if target:
+        console.print(target["explanation"])
+    if plot_out is not None:
+        console.print(f"wrote {plot_out}")
 
 
 @app.command()
@@ -211,18 +228,22 @@ def device(
 @app.command()
 def kernels(
     size: int = typer.Option(DEFAULT_SIZE, "--size", help="Square problem size for the model figures."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU preset for floors and occupancy limits."),
-    arch: Optional[str] = typer.Option(None, "--arch", help="Target such as sm_90."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU preset: its target, limits and peaks."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Target such as sm_90 (default: this machine's GPU)."),
+    model_only: bool = typer.Option(False, "--model-only", help="Skip compiling: the traffic model alone."),
     as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ):
-    """The SGEMM ladder: each kernel's tiles, launch shape, traffic model and floors (nothing compiled)."""
-    from roofline import registry
-    from roofline.device import from_preset, resolve_limits
+    """The SGEMM ladder: traffic model, and for a target its registers, spills, shared memory and
+    occupancy, compiled offline through NVRTC (no GPU needed)."""
+    from roofline import catalog
+    from roofline.device import from_preset, nvml_compute_capability, resolve_limits
 
     _problem(size, None, None, None)
-    limits = resolve_limits(gpu, arch) if (gpu or arch) else None
+    limits = None
+    if not model_only and (gpu or arch or nvml_compute_capability()):
+        limits = resolve_limits(gpu, arch)
     peaks = from_preset(gpu) if gpu else None
-    rows = registry.describe(size, size, size, peaks)
+    rows = catalog.ladder(size, size, size, limits, peaks)
     doc = {"size": size, "arch": limits.arch if limits else None,
            "device": peaks.name if peaks else None, "kernels": rows}
     if as_json:
@@ -230,7 +251,11 @@ def kernels(
         return
     from roofline.report import kernels_table
 
-    _console().print(kernels_table(doc))
+    console = _console()
+    console.print(kernels_table(doc))
+    if limits is None and not model_only:
+        console.print("no target given and no GPU here: model only; add --arch sm_XY or --gpu NAME for "
+                      "registers and occupancy")
 
 
 def main() -> None:

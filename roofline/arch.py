@@ -80,7 +80,7 @@ ARCHS: dict[str, ArchLimits] = {
         _limits("8.9", 48, 24, 100, 99),    # L4, RTX 40xx
         _limits("9.0", 64, 32, 228, 227),   # H100, H200
         _limits("10.0", 64, 32, 228, 227),  # B200
-        _limits("12.0", 48, 32, 128, 99),   # RTX 50xx
+        _limits("12.0", 48, 24, 100, 99),   # RTX 50xx
     )
 }
 

@@ -160,3 +160,48 @@ def calculate(limits: ArchLimits, registers: int, threads: int,
         smem_opt_in=requested_smem > limits.default_smem_per_block_bytes,
         reason=reason,
     )
+
+
+def max_registers_for_blocks(limits: ArchLimits, threads: int, target_blocks: int,
+                             static_smem: int = 0, dynamic_smem: int = 0) -> tuple[int | None, str]:
+    """The most registers per thread with which `target_blocks` blocks of `threads` threads (and
+    the given shared memory) are still resident on one SM: the budget `__launch_bounds__(threads,
+    target_blocks)` asks the compiler to meet.
+
+    Returns (registers, explanation); registers is None when no register count reaches the target
+    because another resource (warps, blocks, shared memory) caps it, named in the explanation.
+    Raises UsageError for out-of-range input or target_blocks < 1.
+    """
+    validate(limits, 1, threads, static_smem, dynamic_smem)
+    if target_blocks < 1:
+        raise UsageError(f"--target-blocks must be >= 1, got {target_blocks}")
+    floor = calculate(limits, 1, threads, static_smem, dynamic_smem)
+    others = {r: b for r, b in floor.block_limits.items() if r != "registers"}
+    if min(others.values()) < target_blocks:
+        short = min(others, key=others.get)
+        return None, (f"{target_blocks} blocks of {threads} threads cannot be resident whatever the "
+                      f"registers: {short} allows {others[short]}")
+    for regs in range(limits.max_registers_per_thread, 0, -1):
+        if calculate(limits, regs, threads, static_smem, dynamic_smem).active_blocks_per_sm >= target_blocks:
+            return regs, (f"at most {regs} registers per thread keep {target_blocks} blocks of {threads} "
+                          f"threads resident (__launch_bounds__({threads}, {target_blocks}))")
+    return None, f"even 1 register per thread does not fit {target_blocks} blocks of {threads} threads"
+
+
+def sweeps(limits: ArchLimits, registers: int, threads: int, static_smem: int = 0,
+           dynamic_smem: int = 0) -> dict[str, list[tuple[int, float]]]:
+    """Occupancy (0..1) as one input varies and the others stay put, as in Nsight Compute's
+    occupancy calculator: 'registers' over 1..255 per thread, 'threads' over multiples of the warp
+    size up to the block limit, 'shared_memory' (bytes per block, static + dynamic) over
+    0..opt-in maximum in allocation units."""
+    smem = static_smem + dynamic_smem
+    step = limits.smem_alloc_unit_bytes
+    return {
+        "registers": [(r, calculate(limits, r, threads, static_smem, dynamic_smem).occupancy)
+                      for r in range(1, limits.max_registers_per_thread + 1)],
+        "threads": [(t, calculate(limits, registers, t, static_smem, dynamic_smem).occupancy)
+                    for t in range(limits.warp_size, limits.max_threads_per_block + 1, limits.warp_size)],
+        "shared_memory": [(s, calculate(limits, registers, threads, s, 0).occupancy)
+                          for s in range(0, limits.max_smem_per_block_optin_bytes + step, step)]
+                         + ([] if smem % step == 0 else [(smem, calculate(limits, registers, threads, smem, 0).occupancy)]),
+    }

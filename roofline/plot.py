@@ -69,7 +69,7 @@ def draw(doc: dict, out: Path) -> Path:
     atomically. Returns `out`. Raises UsageError for a bad output path."""
     fmt = check_output(out)
     fig, _ = render(doc)
-    _save_atomic(fig, Path(out), fmt)
+    save_atomic(fig, Path(out), fmt)
     return Path(out)
 
 
@@ -161,7 +161,9 @@ def _colors(n: int):
     return [cmap(0.1 + 0.8 * i / max(n - 1, 1)) for i in range(n)]
 
 
-def _save_atomic(fig, out: Path, fmt: str) -> None:
+def save_atomic(fig, out: Path, fmt: str) -> None:
+    """Save matplotlib figure `fig` to `out` in format `fmt` through a temporary file and a
+    rename: an interrupted save leaves no partial file."""
     folder = out.parent if str(out.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=f".{fmt}", dir=folder)
     os.close(fd)

@@ -115,18 +115,3 @@ def source(spec: KernelSpec) -> str:
     text = root.joinpath(spec.source_file).read_text()
     return text.replace('#include "common.cuh"', common)
 
-
-def describe(m: int, n: int, k: int, device=None) -> list[dict]:
-    """One JSON-ready row per ladder kernel: name, summary, template, threads per block, and the
-    model figures for an M x N x K problem; with a `device.DeviceSpec`, also its floors (ms)."""
-    from .model import floors
-
-    rows = []
-    for spec in LADDER:
-        fig = spec.model.figures(m, n, k)
-        row = {"name": spec.name, "summary": spec.summary, "template": spec.name_expression,
-               "threads_per_block": spec.threads_per_block, "model": fig.to_dict()}
-        if device is not None:
-            row["floors"] = floors(fig, device.peak_fp32_gflops, device.peak_dram_gbps).to_dict()
-        rows.append(row)
-    return rows

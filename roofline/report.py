@@ -69,9 +69,16 @@ def kernels_table(doc: dict) -> Table:
     """The ladder with its model figures (and floors, when the document has a device)."""
     n = doc["size"]
     where = f" on {doc['device']}" if doc.get("device") else ""
+    if doc.get("arch"):
+        where += f" ({doc['arch']}, compiled through NVRTC)"
     t = Table(title=f"SGEMM ladder, model at {n}x{n}x{n}{where}")
-    for col in ("kernel", "threads", "GMEM/result", "SMEM/result", "GMEM GB", "AI FLOP/B"):
-        t.add_column(col, justify="left" if col == "kernel" else "right")
+    compiled = any("registers" in r for r in doc["kernels"])
+    cols = ["kernel", "threads"]
+    if compiled:
+        cols += ["regs", "spill B", "smem B", "occupancy (limiter)"]
+    cols += ["GMEM/result", "SMEM/result", "GMEM GB", "AI FLOP/B"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("kernel", "occupancy (limiter)") else "right")
     with_floors = any("floors" in r for r in doc["kernels"])
     if with_floors:
         for col in ("memory ms", "FP32 ms", "binds"):
@@ -79,7 +86,12 @@ def kernels_table(doc: dict) -> Table:
     for r in doc["kernels"]:
         mo = r["model"]
         smem = mo["smem_accesses_per_result"]
-        cells = [r["name"], str(r["threads_per_block"]), f"{mo['gmem_accesses_per_result']:,.0f}",
+        cells = [r["name"], str(r["threads_per_block"])]
+        if compiled:
+            spill = r["spill_bytes"]
+            cells += [str(r["registers"]), f"[red]{spill}[/red]" if spill else "0", f"{r['static_smem_bytes']:,}",
+                      occupancy_cell(r["occupancy"])]
+        cells += [f"{mo['gmem_accesses_per_result']:,.0f}",
                  f"{smem:,.0f}" if smem is not None else "-", f"{mo['gmem_bytes'] / 1e9:,.2f}",
                  f"{mo['arithmetic_intensity']:.2f}"]
         if with_floors:

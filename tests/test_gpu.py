@@ -113,3 +113,64 @@ def test_cli_run_then_plot(tmp_path):
     r = CliRunner().invoke(app, ["plot", "--results", str(res), "--out", str(chart)])
     assert r.exit_code == 0, r.output
     assert chart.stat().st_size > 20_000
+
+
+PRESSURE_KERNEL = r"""
+// N live accumulators: with --maxrregcount the compiler lands on many different register counts.
+template <int N, int STATIC_FLOATS>
+__global__ void pressure(float* out, int iters) {
+    __shared__ float stat[STATIC_FLOATS];
+    extern __shared__ float dyn[];
+    float acc[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) acc[i] = threadIdx.x * (i + 1);
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) acc[i] = acc[i] * acc[(i + 7) % N] + 1.0f;
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < N; ++i) s += acc[i];
+    if (iters < 0) { stat[threadIdx.x % STATIC_FLOATS] = s; dyn[threadIdx.x] = s; s += stat[0] + dyn[1]; }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+"""
+
+
+def test_occupancy_calculator_agrees_with_the_driver_across_configurations():
+    """Registers (through --maxrregcount), block sizes, static and dynamic shared memory: every
+    combination's calculated blocks per SM must equal cuOccupancyMaxActiveBlocksPerMultiprocessor."""
+    import cupy
+
+    device = runner.preflight(runner.Problem(64, 64, 64))
+    limits = device.limits
+    threads_list = [32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 384, 448, 512, 640, 768, 896, 1024]
+    dynamic_list = [0, 1000, 6000, 20_000, 40_000, 64_000, 100_000, 150_000, 200_000, 232_448]
+    cases, mismatches, regs_seen = 0, [], set()
+    for static_floats in (4, 3000):
+        for maxrreg in (16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 112, 128, 144, 168, 200, 232, 255):
+            expr = f"pressure<200,{static_floats}>"
+            module = cupy.RawModule(code=PRESSURE_KERNEL, options=(f"--maxrregcount={maxrreg}",),
+                                    name_expressions=[expr])
+            kernel = module.get_function(expr)
+            regs, static = kernel.num_regs, kernel.shared_size_bytes
+            regs_seen.add(regs)
+            for dynamic in dynamic_list:
+                room = limits.max_smem_per_block_optin_bytes - static
+                if dynamic > room:
+                    continue  # cannot even be requested: the calculator's 0-block case is tested on the CPU
+                kernel.max_dynamic_shared_size_bytes = dynamic
+                for threads in threads_list:
+                    if threads > kernel.max_threads_per_block:
+                        driver = 0  # the launch would fail: too many registers per block
+                    else:
+                        driver = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                            kernel.kernel.ptr, threads, dynamic)
+                    calc = calculate(limits, regs, threads, static, dynamic).active_blocks_per_sm
+                    cases += 1
+                    if calc != driver:
+                        mismatches.append((regs, threads, static, dynamic, calc, driver))
+    print(f"\noccupancy cross-check on {device.name}: {cases} configurations, "
+          f"{cases - len(mismatches)} agree; register counts seen: {sorted(regs_seen)}")
+    assert len(regs_seen) >= 10
+    assert not mismatches, mismatches[:10]

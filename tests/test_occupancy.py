@@ -114,3 +114,48 @@ def test_table_covers_volta_to_blackwell():
     assert limits_for_cc("12.1").max_warps_per_sm == 48
     with pytest.raises(UsageError):
         limits_for_cc("6.1")
+
+
+def test_best_practices_guide_example_sm70():
+    # CUDA C++ Best Practices Guide, "Calculating Occupancy": on compute capability 7.0, 37
+    # registers per thread give 75 % with 128-thread blocks (12 blocks) and 63 % with 320-thread
+    # blocks (4 blocks).
+    small = occ("sm_70", 37, 128)
+    assert (small.active_blocks_per_sm, small.occupancy) == (12, 0.75)
+    large = occ("sm_70", 37, 320)
+    assert large.active_blocks_per_sm == 4 and large.occupancy == 0.625  # the guide rounds to 63 %
+
+
+def test_sm120_limits_from_the_guide():
+    lim = parse_arch("sm_120")
+    assert (lim.max_warps_per_sm, lim.max_blocks_per_sm) == (48, 24)
+    assert (lim.smem_per_sm_bytes, lim.max_smem_per_block_optin_bytes) == (100 * 1024, 99 * 1024)
+    # 32 blocks of 32 threads would fit the warps; the 24-block limit binds.
+    assert occ("sm_120", 16, 32).limiters == ["blocks"]
+
+
+def test_target_blocks_inverts_the_register_limit():
+    from roofline.occupancy import max_registers_for_blocks
+
+    # 3 blocks of 256 threads on sm_120: 80 registers (2560 per warp, 6 warps per sub-partition,
+    # 24 warps) fit; 81 (2816 per warp, 5 per sub-partition, 20 warps) do not.
+    regs, why = max_registers_for_blocks(parse_arch("sm_120"), 256, 3)
+    assert regs == 80 and "__launch_bounds__(256, 3)" in why
+    assert occ("sm_120", 81, 256).active_blocks_per_sm == 2
+    # 2 blocks of 1024 threads need 64 warps: sm_120 has 48, so no register count helps.
+    regs, why = max_registers_for_blocks(parse_arch("sm_120"), 1024, 2)
+    assert regs is None and "warps allows 1" in why
+    # 1 block of 1024 threads on sm_90: 64 registers per thread exactly fill the register file.
+    assert max_registers_for_blocks(parse_arch("sm_90"), 1024, 1)[0] == 64
+    with pytest.raises(UsageError, match="--target-blocks must be >= 1"):
+        max_registers_for_blocks(parse_arch("sm_90"), 256, 0)
+
+
+def test_sweeps_hold_the_other_inputs():
+    from roofline.occupancy import sweeps
+
+    s = sweeps(parse_arch("sm_90"), 96, 256, 8192)
+    assert dict(s["registers"])[96] == 0.25 and dict(s["registers"])[64] == 0.5
+    assert dict(s["threads"])[256] == 0.25
+    assert dict(s["shared_memory"])[8192] == 0.25
+    assert len(s["threads"]) == 32 and s["registers"][0][0] == 1 and s["registers"][-1][0] == 255

@@ -1,0 +1,41 @@
+"""The `kernels` listing: every ladder kernel with its traffic model at a problem size and, for a
+named target, its real resources (compiled offline through NVRTC), occupancy and roofline floors.
+"""
+
+from __future__ import annotations
+
+from . import registry
+from .arch import ArchLimits
+from .device import DeviceSpec
+from .model import floors
+from .occupancy import calculate
+
+
+def ladder(m: int, n: int, k: int, limits: ArchLimits | None = None,
+           device: DeviceSpec | None = None) -> list[dict]:
+    """One JSON-ready row per ladder kernel.
+
+    Always: name, summary, template, threads_per_block, model (DESIGN.md's model keys) for an
+    M x N x K problem. With `limits`: the kernel compiled for `limits.arch` through NVRTC and its
+    registers, spill_bytes, stack_frame_bytes, static_smem_bytes and occupancy (the occupancy
+    JSON). With `device`: floors in ms against its peaks.
+    Raises RunError when NVRTC is missing or a kernel does not compile for the target.
+    """
+    from .resources import compile_for
+
+    rows = []
+    for spec in registry.LADDER:
+        fig = spec.model.figures(m, n, k)
+        row = {"name": spec.name, "summary": spec.summary, "template": spec.name_expression,
+               "threads_per_block": spec.threads_per_block}
+        if limits is not None:
+            res = compile_for(spec, limits.arch)
+            occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes, 0)
+            row.update(registers=res.registers, spill_bytes=res.spill_bytes,
+                       stack_frame_bytes=res.stack_frame_bytes, static_smem_bytes=res.static_smem_bytes,
+                       occupancy=occ.to_dict())
+        row["model"] = fig.to_dict()
+        if device is not None:
+            row["floors"] = floors(fig, device.peak_fp32_gflops, device.peak_dram_gbps).to_dict()
+        rows.append(row)
+    return rows

@@ -1,0 +1,49 @@
+"""The occupancy what-if chart: three panels, as in Nsight Compute's occupancy calculator,
+showing occupancy against registers per thread, threads per block and shared memory per block,
+each with the other two held at the current configuration, which is marked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .arch import ArchLimits
+from .occupancy import Occupancy, sweeps
+from .plot import check_output, save_atomic
+
+
+def draw(limits: ArchLimits, current: Occupancy, out: Path) -> Path:
+    """Draw the three panels for `current` on `limits` into `out` (.png, .svg or .pdf), written
+    atomically. Raises UsageError for a bad output path."""
+    fmt = check_output(out)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    data = sweeps(limits, current.registers_per_thread, current.threads_per_block,
+                  current.static_smem_bytes, current.dynamic_smem_bytes)
+    here = {"registers": current.registers_per_thread, "threads": current.threads_per_block,
+            "shared_memory": current.static_smem_bytes + current.dynamic_smem_bytes}
+    labels = {"registers": "registers per thread", "threads": "threads per block",
+              "shared_memory": "shared memory per block (KB)"}
+    fig = Figure(figsize=(13, 4.2), dpi=110)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 3, sharey=True)
+    for ax, key in zip(axes, ("registers", "threads", "shared_memory")):
+        scale = 1 / 1024 if key == "shared_memory" else 1
+        xs = [x * scale for x, _ in sorted(data[key])]
+        ys = [100 * y for _, y in sorted(data[key])]
+        ax.step(xs, ys, where="post", color="tab:blue", lw=1.6)
+        ax.plot([here[key] * scale], [100 * current.occupancy], "o", color="tab:red", ms=8, zorder=3)
+        ax.annotate(f"{here[key] * scale:g}: {100 * current.occupancy:.1f} %",
+                    (here[key] * scale, 100 * current.occupancy), xytext=(6, 8),
+                    textcoords="offset points", color="tab:red", fontsize=9)
+        ax.set_xlabel(labels[key])
+        ax.set_ylim(0, 105)
+        ax.grid(True, lw=0.4, color="0.85")
+    axes[0].set_ylabel("occupancy (% of max warps per SM)")
+    smem = current.static_smem_bytes + current.dynamic_smem_bytes
+    fig.suptitle(f"{limits.arch}: {current.registers_per_thread} registers x {current.threads_per_block} "
+                 f"threads, {smem:,} B shared memory -> {current.active_blocks_per_sm} blocks, "
+                 f"{100 * current.occupancy:.1f} % ({current.limiter_text})")
+    fig.tight_layout()
+    save_atomic(fig, Path(out), fmt)
+    return Path(out)

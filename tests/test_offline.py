@@ -1,0 +1,52 @@
+"""The ladder compiled offline through NVRTC for three targets, with no GPU: every kernel must
+compile, spill nothing, and its occupancy follow from its real registers."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from roofline import registry
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_120"])
+def test_kernels_compile_for_target_without_spilling(arch):
+    r = CliRunner().invoke(app, ["kernels", "--arch", arch, "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["arch"] == arch
+    rows = {k["name"]: k for k in doc["kernels"]}
+    assert list(rows) == [k.name for k in registry.LADDER]
+    for name, k in rows.items():
+        assert k["spill_bytes"] == 0, f"{name} spills {k['spill_bytes']} bytes on {arch}"
+        assert 16 <= k["registers"] <= 255
+        assert k["occupancy"]["registers_per_thread"] == k["registers"]
+        assert k["occupancy"]["active_blocks_per_sm"] >= 1
+    # Static shared memory is fixed by the tile sizes, whatever the target.
+    assert rows["smem_tiling"]["static_smem_bytes"] == 2 * 32 * 32 * 4
+    assert rows["register_strip"]["static_smem_bytes"] == 4 * (8 * (64 + 4) + 8 * 64)
+    assert rows["register_tiling_2d"]["static_smem_bytes"] == 2 * 128 * 8 * 4
+
+
+def test_ptxas_log_parsing():
+    from roofline.resources import parse_ptxas_log
+
+    log = ("ptxas info    : Compiling entry function '_Z4testPf' for 'sm_90'\n"
+           "ptxas info    : Function properties for _Z4testPf\n"
+           "ptxas         .     16 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads\n"
+           "ptxas info    : Used 128 registers, used 1 barriers, 16 bytes cumulative stack size, 8192 bytes smem\n")
+    res = parse_ptxas_log(log)
+    assert (res.registers, res.static_smem_bytes, res.stack_frame_bytes, res.spill_bytes) == (128, 8192, 16, 12)
+    no_smem = parse_ptxas_log("ptxas info    : Used 32 registers, used 0 barriers")
+    assert (no_smem.registers, no_smem.static_smem_bytes, no_smem.spill_bytes) == (32, 0, 0)
+
+
+def test_occupancy_plot_and_target(tmp_path):
+    out = tmp_path / "occ.png"
+    r = CliRunner().invoke(app, ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120",
+                                 "--target-blocks", "3", "--plot", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["target"]["max_registers_per_thread"] == 80
+    assert out.read_bytes()[:4] == b"\x89PNG"
