@@ -55,6 +55,20 @@ app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True
                        "register-tiled, verified against cuBLAS, timed, modelled and plotted.")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from roofline import __version__
+
+        typer.echo(f"roofline {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")):
+    """Roofline and occupancy for real CUDA kernels."""
+
+
 def _console(err: bool = False):
     """A rich console; when not writing to a terminal (pipes, logs, CI) it is 200 columns wide
     so that tables are not squeezed into rich's 80-column default."""
@@ -80,6 +94,8 @@ def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optiona
             raise UsageError("give all three of --m, --n and --k (or --size N for a square problem)")
         problem = Problem(m, n, k)
     else:
+        if size is not None and size < 1:
+            raise UsageError(f"--size must be a positive integer, got {size}")
         s = DEFAULT_SIZE if size is None else size
         problem = Problem(s, s, s)
     problem.validate()
@@ -104,9 +120,9 @@ def run(
         raise UsageError("give --all or --kernel NAME, not both")
     problem = _problem(size, m, n, k)
     specs = registry.select(kernel)
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write {out}: folder {folder} does not exist")
+    from roofline.files import check_writable
+
+    check_writable(out)  # refuse now rather than lose the run at its last step
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -123,17 +139,18 @@ def run(
 
         output = runner.run(specs, problem, device, progress)
     doc = results.build(output)
-    results.write_atomic(doc, out)
-    if as_json:
-        _print_json(doc)
-    else:
+    if not as_json:
         from roofline.report import run_table
 
         console = _console()
         console.print(run_table(doc))
         if any((k.get("floors") or {}).get("times_floor", 1) < 1 for k in doc["kernels"]):
-            console.print("x floor below 1: faster than the DRAM floor of the modelled GMEM bytes, "
+            console.print("floor x below 1: faster than the DRAM floor of the modelled GMEM bytes, "
                           "because caches (L1/L2) serve part of those requests.")
+    results.write_atomic(doc, out)
+    if as_json:
+        _print_json(doc)
+    else:
         console.print(f"results written to {out}; draw them with: roofline plot --results {out} --out roofline.png")
     for r in output.kernels:
         if r.occupancy and r.driver_blocks_per_sm is not None and r.occupancy.active_blocks_per_sm != r.driver_blocks_per_sm:
@@ -159,6 +176,9 @@ def plot(
 
     plotting.check_output(out)
     paths = results_paths or [results.DEFAULT_PATH]
+    for p in paths:
+        if not str(p).strip() or str(p) == ".":
+            raise UsageError("--results needs a file name")
     doc = results.merge([results.load(p) for p in paths], [str(p) for p in paths])
     plotting.draw(doc, out)
     typer.echo(f"wrote {out}")

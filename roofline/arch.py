@@ -10,6 +10,7 @@ and 128 B from 8.0 on, where the driver also reserves 1 KB per block.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, replace
 
 from .errors import UsageError
@@ -68,11 +69,14 @@ def _limits(cc, warps, blocks, smem_sm_kib, smem_block_kib):
     )
 
 
-# compute capability: (max warps/SM, max blocks/SM, shared memory per SM KB, max per block KB)
+# compute capability: (max warps/SM, max blocks/SM, shared memory per SM KB, max per block KB).
+# The same figures are in NVIDIA's CCCL `cuda::arch_traits` (max_threads_per_multiprocessor / 32,
+# max_blocks_per_multiprocessor, max_shared_memory_per_multiprocessor, ..._per_block_optin).
 ARCHS: dict[str, ArchLimits] = {
     a.compute_capability: a
     for a in (
         _limits("7.0", 64, 32, 96, 96),     # V100
+        _limits("7.2", 64, 32, 96, 96),     # Jetson AGX Xavier
         _limits("7.5", 32, 16, 64, 64),     # T4, RTX 20xx
         _limits("8.0", 64, 32, 164, 163),   # A100
         _limits("8.6", 48, 16, 100, 99),    # A10, RTX 30xx
@@ -80,28 +84,28 @@ ARCHS: dict[str, ArchLimits] = {
         _limits("8.9", 48, 24, 100, 99),    # L4, RTX 40xx
         _limits("9.0", 64, 32, 228, 227),   # H100, H200
         _limits("10.0", 64, 32, 228, 227),  # B200
+        _limits("10.3", 64, 32, 228, 227),  # B300
+        _limits("11.0", 48, 24, 228, 227),  # Jetson Thor
         _limits("12.0", 48, 24, 100, 99),   # RTX 50xx
+        _limits("12.1", 48, 24, 100, 99),   # DGX Spark
     )
 }
 
 
+_ARCH_RE = re.compile(r"^(?:sm_?|compute_)?(\d{1,2})(?:\.?(\d))[af]?$")
+
+
 def parse_arch(text: str) -> ArchLimits:
-    """Limits for a target named 'sm_90', 'sm90', '90', 'compute_90' or '9.0'.
+    """Limits for a target named 'sm_90', 'sm90', '90', 'compute_90', 'sm_90a' or '9.0'.
 
     Raises UsageError naming the known targets when `text` is not one of them.
     """
-    t = text.strip().lower()
-    for prefix in ("sm_", "sm", "compute_"):
-        if t.startswith(prefix):
-            t = t[len(prefix):]
-            break
-    t = t.rstrip("af")  # sm_90a / sm_100f share the base limits
-    if "." not in t and t.isdigit() and len(t) >= 2:
-        t = f"{t[:-1]}.{t[-1]}"
-    if t not in ARCHS:
+    match = _ARCH_RE.match(text.strip().lower())
+    key = f"{int(match.group(1))}.{match.group(2)}" if match else None
+    if key not in ARCHS:
         known = ", ".join(a.arch for a in ARCHS.values())
         raise UsageError(f"unknown architecture {text!r}; known: {known}")
-    return ARCHS[t]
+    return ARCHS[key]
 
 
 def limits_for_cc(cc: str, **measured: int) -> ArchLimits:

@@ -82,7 +82,7 @@ def fp32_gflops(cores: int, sm_clock_mhz: float) -> float:
 
 def from_preset(name: str) -> DeviceSpec:
     """A `DeviceSpec` from datasheet figures. Raises UsageError listing the known names."""
-    p = find_preset(name)
+    p = find_preset(name) if name.strip() else None
     if p is None:
         raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}")
     return DeviceSpec(
@@ -133,10 +133,10 @@ def require_gpu() -> None:
     try:
         import cupy  # noqa: F401
     except ImportError:
-        raise RunError("CuPy is not installed: pip install 'roofline[cuda12]' (or [cuda13])") from None
+        raise RunError("CuPy is not installed: in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')") from None
     if not gpu_available():
-        raise RunError("no CUDA GPU with a working driver found; "
-                       "`roofline occupancy`, `plot` and `device --gpu NAME` work without one")
+        raise RunError("no CUDA GPU with a working driver found; without one, `roofline plot`, "
+                       "`occupancy --arch sm_XY`, `kernels --arch sm_XY` and `device --gpu NAME` still work")
 
 
 def from_nvml(device_index: int = 0) -> DeviceSpec:
@@ -238,12 +238,12 @@ def nvml_compute_capability(device_index: int = 0) -> str | None:
 def resolve(gpu: str | None = None) -> DeviceSpec:
     """`--gpu NAME` as a preset, else the GPU in this machine.
 
-    Raises UsageError for an unknown name; RunError when no name is given and there is no GPU."""
-    if gpu:
+    Raises UsageError for an unknown or empty name, and when no name is given and there is no GPU."""
+    if gpu is not None:
         return from_preset(gpu)
     if not gpu_available():
-        raise RunError("no CUDA GPU found; describe one with --gpu NAME (known: "
-                       f"{', '.join(preset_names())})")
+        raise UsageError("no CUDA GPU found; describe one with --gpu NAME (known: "
+                         f"{', '.join(preset_names())})")
     return from_nvml()
 
 
@@ -253,11 +253,11 @@ def resolve_limits(gpu: str | None = None, arch: str | None = None) -> ArchLimit
     neither is given on a machine with no GPU."""
     from .arch import parse_arch
 
-    if gpu and arch:
+    if gpu is not None and arch is not None:
         raise UsageError("give --gpu or --arch, not both")
-    if gpu:
+    if gpu is not None:
         return from_preset(gpu).limits
-    if arch:
+    if arch is not None:
         return parse_arch(arch)
     cc = nvml_compute_capability()
     if cc is None:

@@ -85,8 +85,9 @@ class Occupancy:
 
 
 def validate(limits: ArchLimits, registers: int, threads: int, static_smem: int, dynamic_smem: int) -> None:
-    """Raise UsageError unless 1 <= registers <= 255, 1 <= threads <= max threads per block and
-    both shared-memory sizes are >= 0."""
+    """Raise UsageError unless 1 <= registers <= 255, 1 <= threads <= max threads per block, both
+    shared-memory sizes are >= 0 and static shared memory is at most 48 KB (a `__shared__` array
+    cannot be larger; only dynamic shared memory can opt in to more)."""
     if not 1 <= registers <= limits.max_registers_per_thread:
         raise UsageError(f"registers per thread must be 1..{limits.max_registers_per_thread}, got {registers}")
     if not 1 <= threads <= limits.max_threads_per_block:
@@ -94,6 +95,9 @@ def validate(limits: ArchLimits, registers: int, threads: int, static_smem: int,
     for what, value in (("static shared memory", static_smem), ("dynamic shared memory", dynamic_smem)):
         if value < 0:
             raise UsageError(f"{what} must be >= 0 bytes, got {value}")
+    if static_smem > limits.default_smem_per_block_bytes:
+        raise UsageError(f"static shared memory must be at most {limits.default_smem_per_block_bytes:,} bytes "
+                         f"(48 KB), got {static_smem:,}; use --dynamic-smem for more")
 
 
 def calculate(limits: ArchLimits, registers: int, threads: int,
@@ -201,7 +205,7 @@ def sweeps(limits: ArchLimits, registers: int, threads: int, static_smem: int = 
                       for r in range(1, limits.max_registers_per_thread + 1)],
         "threads": [(t, calculate(limits, registers, t, static_smem, dynamic_smem).occupancy)
                     for t in range(limits.warp_size, limits.max_threads_per_block + 1, limits.warp_size)],
-        "shared_memory": [(s, calculate(limits, registers, threads, s, 0).occupancy)
+        "shared_memory": [(s, calculate(limits, registers, threads, 0, s).occupancy)
                           for s in range(0, limits.max_smem_per_block_optin_bytes + step, step)]
-                         + ([] if smem % step == 0 else [(smem, calculate(limits, registers, threads, smem, 0).occupancy)]),
+                         + ([] if smem % step == 0 else [(smem, calculate(limits, registers, threads, 0, smem).occupancy)]),
     }

@@ -2,21 +2,23 @@
 
 Axes are log-log: x the model's arithmetic intensity (FLOP per byte of GMEM requests), y GFLOP/s.
 The memory roof (peak DRAM GB/s x AI) meets the FP32 roof at the ridge point. Each verified kernel
-is a point at (model AI, measured GFLOP/s) labelled with its occupancy and limiter; cuBLAS, which
-has no traffic model, is a horizontal line at its measured rate. Kernels that failed are listed,
-never drawn.
+is a marker at (model AI, measured GFLOP/s) with its name beside it; the legend on the right gives
+each kernel's rate, registers, occupancy and limiter. cuBLAS, which has no traffic model, is a
+horizontal line at its measured rate. Kernels that failed are listed, never drawn.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
+import math
+import warnings
 from pathlib import Path
 
+from . import files
 from .errors import UsageError
 from .model import ridge_point
 
 FORMATS = ("png", "svg", "pdf")
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "*", "p")
 MODEL_NOTE = ("x: arithmetic intensity of the analytic model's global-memory (GMEM) requests, i.e. traffic "
               "leaving the SM, mostly served by L2;\nnot measured DRAM bytes, so a point can sit above "
               "the DRAM roof when L2 reuse saves DRAM traffic.")
@@ -24,20 +26,29 @@ MODEL_NOTE = ("x: arithmetic intensity of the analytic model's global-memory (GM
 
 def check_output(path: Path) -> str:
     """The format of `path` from its extension (png, svg or pdf). Raises UsageError for another
-    extension or a folder that does not exist."""
+    extension or a path that cannot be written (`files.check_writable`)."""
+    files.check_writable(path)
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise UsageError(f"cannot tell the chart format from {str(path)!r}; use a .png, .svg or .pdf file name")
-    folder = Path(path).parent
-    if str(folder) and not folder.is_dir():
-        raise UsageError(f"cannot write {path}: folder {folder} does not exist")
     return fmt
 
 
-def _label(k: dict) -> str:
+def save_atomic(fig, out: Path, fmt: str) -> None:
+    """Save matplotlib figure `fig` to `out` in format `fmt` atomically (`files.write_atomic`)."""
+    files.write_atomic(Path(out), lambda tmp: fig.savefig(tmp, format=fmt))
+
+
+def _occupancy_text(k: dict) -> str:
     o = k.get("occupancy")
-    occ = f"occupancy {100 * o['occupancy']:.0f} % ({'+'.join(o['limiters'])})" if o else "occupancy n/a"
-    return f"{k['name']}  {k['gflops']:,.0f} GFLOP/s\n{k['registers']} regs, {occ}"
+    if not o:
+        return "occupancy n/a"
+    return f"occupancy {100 * o['occupancy']:.0f} % ({'+'.join(o['limiters']) or '-'})"
+
+
+def _legend_text(k: dict) -> str:
+    regs = f"{k['registers']} regs" if k.get("registers") is not None else "regs n/a"
+    return f"{k['name']}\n{k['gflops']:,.0f} GFLOP/s, {regs}, {_occupancy_text(k)}"
 
 
 def _text_box(t, renderer):
@@ -47,20 +58,26 @@ def _text_box(t, renderer):
     return Text.get_window_extent(t, renderer)
 
 
-def _declutter(fig, texts) -> None:
-    """Move annotation labels down, top to bottom, until no two overlap on the canvas."""
+def _place_labels(fig, ax, texts) -> None:
+    """Give each label the nearest vertical offset (0, then one label height down, up, two down,
+    ...) at which it overlaps no label placed before it and stays inside the axes."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    order = sorted(texts, key=lambda t: -_text_box(t, renderer).y1)
+    inside = ax.get_window_extent(renderer)
     placed = []
-    for t in order:
-        for _ in range(200):
+    for t in sorted(texts, key=lambda t: -_text_box(t, renderer).y1):
+        box = _text_box(t, renderer)
+        step_pt = (box.height + 2) * 72 / fig.dpi
+        dx, dy = t.xyann
+        for i in range(41):
+            shift = (i + 1) // 2 * (-1 if i % 2 else 1) * step_pt
+            t.xyann = (dx, dy + shift)
             box = _text_box(t, renderer)
-            hit = next((p for p in placed if box.overlaps(p)), None)
-            if hit is None:
+            fits = box.y0 >= inside.y0 and box.y1 <= inside.y1 and box.x1 <= inside.x1
+            if fits and not any(box.overlaps(p) for p in placed):
                 break
-            dx, dy = t.xyann
-            t.xyann = (dx, dy - (box.y1 - hit.y0 + 3) * 72 / fig.dpi)
+        else:
+            t.xyann = (dx, dy)
         placed.append(_text_box(t, renderer))
 
 
@@ -82,9 +99,16 @@ def label_boxes(doc: dict) -> list:
 
 
 def render(doc: dict):
-    """Build the chart for results document `doc`; returns (Figure, kernel label artists)."""
+    """Build the chart for a validated results document; returns (Figure, kernel name labels)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # e.g. glyphs missing from the font
+        return _render(doc)
+
+
+def _render(doc: dict):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
     dev, prob, ref = doc["device"], doc["problem"], doc["reference"]
     peak, bw = float(dev["peak_fp32_gflops"]), float(dev["peak_dram_gbps"])
@@ -97,9 +121,9 @@ def render(doc: dict):
     x_hi = max(max(ais), ridge) * 8
     ys = [k["gflops"] for k in good] + [ref["gflops"]]
     y_lo = min(min(ys), x_lo * bw) / 3
-    y_hi = peak * 2.5
+    y_hi = max(peak, max(ys)) * 2.5
 
-    fig = Figure(figsize=(11, 7), dpi=120)
+    fig = Figure(figsize=(14, 7), dpi=120)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
@@ -114,34 +138,42 @@ def render(doc: dict):
     ax.plot([ridge], [peak], "o", color="black", ms=5)
     ax.annotate(f"ridge {ridge:.1f} FLOP/B", (ridge, peak), xytext=(0, 14), textcoords="offset points",
                 ha="center", fontsize=9)
-
     ax.axhline(ref["gflops"], color="0.3", ls=":", lw=1.2)
     ax.text(x_lo * 1.1, ref["gflops"] * 1.05, f"cuBLAS (reference) {ref['gflops']:,.0f} GFLOP/s",
             color="0.3", fontsize=9, va="bottom")
 
-    texts = []
-    cmap = _colors(len(good))
-    for color, k in zip(cmap, good):
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"]
+    texts, handles = [], []
+    for i, k in enumerate(good):
+        color = cmap(0.05 + 0.85 * i / max(len(good) - 1, 1))
+        marker = MARKERS[i % len(MARKERS)]
         x, y = k["model"]["arithmetic_intensity"], k["gflops"]
-        ax.plot([x], [y], "o", color=color, ms=8, mec="black", mew=0.6, zorder=3)
-        texts.append(ax.annotate(_label(k), (x, y), xytext=(10, 0), textcoords="offset points",
-                                 va="center", fontsize=8, color="black",
-                                 arrowprops=dict(arrowstyle="-", lw=0.6, color="0.5", shrinkA=0, shrinkB=4)))
+        ax.plot([x], [y], marker, color=color, ms=9, mec="black", mew=0.7, alpha=0.85, zorder=3)
+        texts.append(ax.annotate(k["name"], (x, y), xytext=(9, 0), textcoords="offset points", va="center",
+                                 fontsize=8, arrowprops=dict(arrowstyle="-", lw=0.5, color="0.6",
+                                                             shrinkA=0, shrinkB=5)))
+        handles.append(Line2D([], [], ls="", marker=marker, color=color, mec="black", mew=0.7, ms=8,
+                              label=_legend_text(k)))
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                  frameon=False, labelspacing=1.0, title="measured (median)", title_fontsize=9)
     if failed:
         ax.text(0.99, 0.02, "not drawn, failed: " + ", ".join(failed), transform=ax.transAxes,
                 ha="right", va="bottom", fontsize=9, color="tab:red")
 
     ax.set_xlabel("arithmetic intensity (FLOP per byte of modelled GMEM traffic)")
     ax.set_ylabel("GFLOP/s (measured, median)")
-    ax.set_title(f"{dev['name']}: SGEMM {prob['m']}x{prob['n']}x{prob['k']} FP32, roofs from "
-                 f"{'NVML' if 'NVML' in str(dev.get('source', 'NVML')) else 'datasheet'}")
+    source = "NVML" if "NVML" in str(dev.get("source", "NVML")) else "datasheet"
+    ax.set_title(f"{dev['name']}: SGEMM {prob['m']}x{prob['n']}x{prob['k']} FP32, roofs from {source}")
     ax.grid(True, which="major", ls="-", lw=0.4, color="0.85")
     ax.grid(True, which="minor", ls="-", lw=0.2, color="0.93")
     fig.text(0.01, 0.005, MODEL_NOTE, fontsize=8, color="0.35", ha="left", va="bottom")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    ax.text(x_lo * 1.3, x_lo * 1.3 * bw * 1.25, f"DRAM {bw:,.0f} GB/s", ha="left", va="bottom", color="tab:blue",
-            rotation=_slope_angle(ax, fig), rotation_mode="anchor")
-    _declutter(fig, texts)
+    ax.text(x_lo * 1.3, x_lo * 1.3 * bw * 1.25, f"DRAM {bw:,.0f} GB/s", ha="left", va="bottom",
+            color="tab:blue", rotation=_slope_angle(ax, fig), rotation_mode="anchor")
+    _place_labels(fig, ax, texts)
     return fig, texts
 
 
@@ -149,30 +181,4 @@ def _slope_angle(ax, fig) -> float:
     """On-screen angle in degrees of a line of slope 1 in log-log data coordinates."""
     fig.canvas.draw()
     (x0, y0), (x1, y1) = ax.transData.transform([(1, 1), (10, 10)])
-    import math
-
     return math.degrees(math.atan2(y1 - y0, x1 - x0))
-
-
-def _colors(n: int):
-    from matplotlib import colormaps
-
-    cmap = colormaps["viridis"]
-    return [cmap(0.1 + 0.8 * i / max(n - 1, 1)) for i in range(n)]
-
-
-def save_atomic(fig, out: Path, fmt: str) -> None:
-    """Save matplotlib figure `fig` to `out` in format `fmt` through a temporary file and a
-    rename: an interrupted save leaves no partial file."""
-    folder = out.parent if str(out.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=f".{fmt}", dir=folder)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, format=fmt)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

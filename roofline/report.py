@@ -6,6 +6,7 @@ converted for display only here (ms, GFLOP/s, %, GB/s).
 
 from __future__ import annotations
 
+from rich import box
 from rich.table import Table
 
 from .timing import NOISY_SPREAD
@@ -15,37 +16,54 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+SHORT = {"registers": "regs", "shared_memory": "smem", "warps": "warps", "blocks": "blocks"}
+
+
 def occupancy_cell(o: dict | None) -> str:
-    """'25.0 % (registers)' from an occupancy JSON object; '-' when absent."""
+    """'25 % regs' from an occupancy JSON object (limiters abbreviated); '-' when absent."""
     if not o:
         return "-"
-    return f"{_pct(o['occupancy'])} ({'+'.join(o['limiters']) or '-'})"
+    limiters = "+".join(SHORT.get(x, x) for x in o["limiters"]) or "-"
+    return f"{100 * o['occupancy']:.0f} % {limiters}"
+
+
+def _num(x: float) -> str:
+    """Thousands separators for large figures, three significant digits for small ones."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def run_table(doc: dict) -> Table:
-    """The run summary: one row per kernel plus the cuBLAS reference, from a results document."""
+    """The run summary: one row per kernel plus the cuBLAS reference, from a results document.
+
+    Columns: median ms, spread ((max - min) / median, '(!)' when noisy), GFLOP/s, % of cuBLAS,
+    registers, occupancy and its limiters, model arithmetic intensity, and the binding floor with
+    the measured time over it ('mem 2.42' = memory-bound, 2.42 times its floor)."""
     p = doc["problem"]
     dev = doc["device"]
-    t = Table(title=f"SGEMM {p['m']}x{p['n']}x{p['k']} on {dev['name']}  "
-                    f"(peaks {dev['peak_fp32_gflops']:,.0f} GFLOP/s, {dev['peak_dram_gbps']:,.0f} GB/s)")
+    t = Table(title=f"SGEMM {p['m']}x{p['n']}x{p['k']} on {dev['name']} "
+                    f"({dev['peak_fp32_gflops']:,.0f} GFLOP/s, {dev['peak_dram_gbps']:,.0f} GB/s)",
+              box=box.SIMPLE_HEAD)
     for col, just in (("kernel", "left"), ("ms", "right"), ("spread", "right"), ("GFLOP/s", "right"),
-                      ("% cuBLAS", "right"), ("regs", "right"), ("occupancy (limiter)", "left"),
-                      ("AI FLOP/B", "right"), ("binds", "left"), ("x floor", "right"), ("check", "left")):
-        t.add_column(col, justify=just)
+                      ("% cuBLAS", "right"), ("regs", "right"), ("occupancy", "left"),
+                      ("AI", "right"), ("floor x", "left"), ("check", "left")):
+        t.add_column(col, justify=just, overflow="fold")
     for k in doc["kernels"]:
         timing = k.get("timing") or {}
         spread = ""
         if timing:
             s = (timing["max_ms"] - timing["min_ms"]) / timing["median_ms"]
-            spread = f"{100 * s:.1f} %" + (" (!)" if s > NOISY_SPREAD else "")
+            spread = f"{100 * s:.1f}%" + ("(!)" if s > NOISY_SPREAD else "")
         floors = k.get("floors") or {}
         ok = k["verified"] and k["gflops"] is not None
         if not ok:
             check = "[red]FAILED[/red]"
         elif k["rel_error"] == 0:
-            check = "ok, equals cuBLAS"  # same FMA order along K: bit-for-bit the reference
+            check = "= cuBLAS"  # same FMA order along K: bit-for-bit the reference
         else:
-            check = f"ok, error {k['rel_error']:.1e}"
+            check = f"{k['rel_error']:.0e}"
+        floor = "-"
+        if ok and "times_floor" in floors:
+            floor = f"{'mem' if floors['binding'] == 'memory' else 'fp32'} {floors['times_floor']:.2f}"
         t.add_row(
             k["name"],
             f"{k['time_ms']:.3f}" if ok else "-",
@@ -54,14 +72,13 @@ def run_table(doc: dict) -> Table:
             f"{k['pct_of_reference']:.1f}" if ok else "-",
             str(k["registers"]) if k["registers"] is not None else "-",
             occupancy_cell(k["occupancy"]),
-            f"{k['model']['arithmetic_intensity']:.2f}",
-            floors.get("binding", "-"),
-            f"{floors['times_floor']:.2f}" if ok and "times_floor" in floors else "-",
+            _num(k["model"]["arithmetic_intensity"]),
+            floor,
             check,
         )
     ref = doc["reference"]
-    t.add_row("cublas (reference)", f"{ref['time_ms']:.3f}", "", f"{ref['gflops']:,.0f}", "100.0",
-              "-", "-", "-", "-", "-", "reference", style="bold")
+    t.add_row("cublas", f"{ref['time_ms']:.3f}", "", f"{ref['gflops']:,.0f}", "100.0",
+              "-", "-", "-", "-", "reference", style="bold")
     return t
 
 
@@ -71,14 +88,14 @@ def kernels_table(doc: dict) -> Table:
     where = f" on {doc['device']}" if doc.get("device") else ""
     if doc.get("arch"):
         where += f" ({doc['arch']}, compiled through NVRTC)"
-    t = Table(title=f"SGEMM ladder, model at {n}x{n}x{n}{where}")
+    t = Table(title=f"SGEMM ladder, model at {n}x{n}x{n}{where}", box=box.SIMPLE_HEAD)
     compiled = any("registers" in r for r in doc["kernels"])
     cols = ["kernel", "threads"]
     if compiled:
-        cols += ["regs", "spill B", "smem B", "occupancy (limiter)"]
-    cols += ["GMEM/result", "SMEM/result", "GMEM GB", "AI FLOP/B"]
+        cols += ["regs", "spill B", "smem B", "occupancy"]
+    cols += ["GMEM/result", "SMEM/result", "GMEM GB", "AI"]
     for col in cols:
-        t.add_column(col, justify="left" if col in ("kernel", "occupancy (limiter)") else "right")
+        t.add_column(col, justify="left" if col in ("kernel", "occupancy") else "right", overflow="fold")
     with_floors = any("floors" in r for r in doc["kernels"])
     if with_floors:
         for col in ("memory ms", "FP32 ms", "binds"):
@@ -91,20 +108,20 @@ def kernels_table(doc: dict) -> Table:
             spill = r["spill_bytes"]
             cells += [str(r["registers"]), f"[red]{spill}[/red]" if spill else "0", f"{r['static_smem_bytes']:,}",
                       occupancy_cell(r["occupancy"])]
-        cells += [f"{mo['gmem_accesses_per_result']:,.0f}",
-                 f"{smem:,.0f}" if smem is not None else "-", f"{mo['gmem_bytes'] / 1e9:,.2f}",
-                 f"{mo['arithmetic_intensity']:.2f}"]
+        cells += [_num(mo["gmem_accesses_per_result"]), _num(smem) if smem is not None else "-",
+                  _num(mo["gmem_bytes"] / 1e9), _num(mo["arithmetic_intensity"])]
         if with_floors:
             fl = r["floors"]
-            cells += [f"{fl['memory_floor_ms']:.3f}", f"{fl['compute_floor_ms']:.3f}", fl["binding"]]
+            cells += [f"{fl['memory_floor_ms']:,.3f}", f"{fl['compute_floor_ms']:,.3f}", fl["binding"]]
         t.add_row(*cells)
     return t
 
 
+
 def occupancy_table(o: dict) -> Table:
     """Block limit per resource, allocation per block, and the result, from occupancy JSON."""
-    t = Table(title=f"Occupancy on {o['arch']}: {o['registers_per_thread']} registers x "
-                    f"{o['threads_per_block']} threads, {o['static_smem_bytes'] + o['dynamic_smem_bytes']:,} B shared")
+    t = Table(title=f"{o['arch']}: {o['registers_per_thread']} regs x {o['threads_per_block']} threads, "
+                    f"{o['static_smem_bytes'] + o['dynamic_smem_bytes']:,} B smem")
     t.add_column("resource")
     t.add_column("blocks/SM", justify="right")
     t.add_column("per block", justify="right")

@@ -16,9 +16,9 @@ import datetime as _dt
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 
+from . import files
 from .errors import UsageError
 
 SCHEMA = 1
@@ -89,30 +89,18 @@ def build(out) -> dict:
 
 
 def write_atomic(doc: dict, path: Path) -> None:
-    """Write `doc` as JSON to `path` through a temporary file in the same folder and a rename, so
-    an interrupted write never leaves a half-written file (the old file, if any, stays whole).
-    Raises UsageError when the folder does not exist or cannot be written."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write {path}: folder {folder} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w") as f:
+    """Write `doc` as JSON to `path` atomically (`files.write_atomic`): an interrupted write never
+    leaves a half-written file, and an earlier file stays whole. Raises UsageError for a path that
+    cannot be written, RunError when the write fails."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w") as f:
             json.dump(doc, f, indent=1, allow_nan=False)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+    files.write_atomic(path, write)
 
 
 def _require(obj, keys, where):
@@ -123,33 +111,76 @@ def _require(obj, keys, where):
         raise UsageError(f"{where} lacks {', '.join(missing)}")
 
 
-def _positive_number(value, where):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise UsageError(f"{where} must be a positive number, got {value!r}")
+# Bounds far beyond any GPU: a value outside them is a corrupt file, not a measurement.
+MAX_GFLOPS = 1e7
+MAX_GBPS = 1e7
+MAX_AI = 1e9
+
+
+def _number(value, where, low=0.0, high=math.inf):
+    """A finite int or float in (low, high]; raises UsageError naming `where` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UsageError(f"{where} must be a number, got {value!r}")
+    try:
+        ok = math.isfinite(value) and low < value <= high
+    except OverflowError:
+        ok = False
+    if not ok:
+        raise UsageError(f"{where} must be in ({low:g}, {high:g}], got {value!r}")
+
+
+def _kernel(k: dict, where: str) -> None:
+    _require(k, _KERNEL_KEYS, where)
+    if not isinstance(k["name"], str) or not k["name"]:
+        raise UsageError(f"{where}.name must be a non-empty string")
+    if not isinstance(k["verified"], bool):
+        raise UsageError(f"{where}.verified must be true or false, got {k['verified']!r}")
+    _require(k["model"], _MODEL_KEYS, f"{where}.model")
+    if not (k["verified"] and k["gflops"] is not None):
+        return  # never drawn: only its presence matters
+    _number(k["gflops"], f"{where}.gflops", 0, MAX_GFLOPS)
+    _number(k["model"]["arithmetic_intensity"], f"{where}.model.arithmetic_intensity", 0, MAX_AI)
+    if k["registers"] is not None and (isinstance(k["registers"], bool) or not isinstance(k["registers"], int)):
+        raise UsageError(f"{where}.registers must be an integer or null")
+    occ = k["occupancy"]
+    if occ is not None:
+        _require(occ, ("occupancy", "limiters"), f"{where}.occupancy")
+        _number(occ["occupancy"], f"{where}.occupancy.occupancy", -1e-9, 1)
+        if not isinstance(occ["limiters"], list) or not all(isinstance(x, str) for x in occ["limiters"]):
+            raise UsageError(f"{where}.occupancy.limiters must be a list of names")
 
 
 def validate(doc, source: str = "results") -> dict:
     """Check a results document against schema 1 and return it.
 
     Raises UsageError (one line, naming the file and the first problem) for a wrong schema,
-    missing keys, or peaks that are not positive numbers."""
+    missing keys, values of the wrong type, numbers outside any plausible range (peaks, rates and
+    intensities must be positive and finite), or two kernels of one name."""
     if not isinstance(doc, dict):
         raise UsageError(f"{source}: not a roofline results file (top level is not an object)")
-    if doc.get("schema") != SCHEMA:
-        raise UsageError(f"{source}: schema {doc.get('schema')!r} is not supported; expected {SCHEMA}")
+    schema = doc.get("schema")
+    if type(schema) is not int or schema != SCHEMA:
+        raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA}")
     try:
         for key, keys in _REQUIRED.items():
             _require(doc.get(key), keys, key)
-        _positive_number(doc["device"]["peak_fp32_gflops"], "device.peak_fp32_gflops")
-        _positive_number(doc["device"]["peak_dram_gbps"], "device.peak_dram_gbps")
+        _number(doc["device"]["peak_fp32_gflops"], "device.peak_fp32_gflops", 0, MAX_GFLOPS)
+        _number(doc["device"]["peak_dram_gbps"], "device.peak_dram_gbps", 1e-3, MAX_GBPS)
+        _number(doc["reference"]["gflops"], "reference.gflops", 0, MAX_GFLOPS)
+        if not isinstance(doc["device"]["name"], str):
+            raise UsageError("device.name must be a string")
+        for key in ("m", "n", "k"):
+            value = doc["problem"][key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UsageError(f"problem.{key} must be a positive integer, got {value!r}")
         if not isinstance(doc.get("kernels"), list):
             raise UsageError("kernels must be a list")
+        seen = set()
         for i, k in enumerate(doc["kernels"]):
-            _require(k, _KERNEL_KEYS, f"kernels[{i}]")
-            _require(k["model"], _MODEL_KEYS, f"kernels[{i}].model")
-            if k["verified"] and k["gflops"] is not None:
-                _positive_number(k["gflops"], f"kernels[{i}].gflops")
-                _positive_number(k["model"]["arithmetic_intensity"], f"kernels[{i}].model.arithmetic_intensity")
+            _kernel(k, f"kernels[{i}]")
+            if k["name"] in seen:
+                raise UsageError(f"kernel {k['name']!r} appears twice")
+            seen.add(k["name"])
     except UsageError as exc:
         raise UsageError(f"{source}: {exc}") from None
     return doc
@@ -159,6 +190,8 @@ def load(path: Path) -> dict:
     """Read and validate a results file. Raises UsageError for a missing, unreadable, non-JSON or
     wrong-schema file, with a one-line message naming it."""
     path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{path}: is a folder, not a results file")
     try:
         text = path.read_text()
     except FileNotFoundError:

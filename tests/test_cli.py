@@ -66,6 +66,12 @@ def test_occupancy_unknown_targets():
                        "unknown GPU 'voodoo'; known: v100")
     assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--gpu", "h200", "--arch", "sm_90"),
                        "give --gpu or --arch, not both")
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", ""),
+                       "unknown architecture ''")
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--gpu", " "),
+                       "unknown GPU ' '")
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90", "--smem", "60000"),
+                       "static shared memory must be at most 49,152 bytes (48 KB), got 60,000; use --dynamic-smem")
 
 
 @pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
@@ -84,8 +90,8 @@ def test_run_without_gpu_fails_cleanly(tmp_path):
 
 @pytest.mark.parametrize("args, needle", [
     (("--kernel", "foo"), "unknown kernel 'foo'; valid: naive, gmem_coalescing"),
-    (("--size", "0"), "M must be a positive integer, got 0"),
-    (("--size", "-3"), "M must be a positive integer, got -3"),
+    (("--size", "0"), "--size must be a positive integer, got 0"),
+    (("--size", "-3"), "--size must be a positive integer, got -3"),
     (("--m", "10", "--n", "10", "--k", "0"), "K must be a positive integer, got 0"),
     (("--size", "50000"), "each matrix must have at most 2,147,483,647"),
     (("--m", "10"), "give all three of --m, --n and --k"),
@@ -93,6 +99,9 @@ def test_run_without_gpu_fails_cleanly(tmp_path):
     (("--all", "--kernel", "naive"), "give --all or --kernel NAME, not both"),
     (("--size", "many"), "'--size'"),
     (("--out", "/nonexistent-dir/r.json"), "folder /nonexistent-dir does not exist"),
+    (("--out", "/"), "it is a folder; give a file name"),
+    (("--out", ""), "the output file name is empty"),
+    (("--out", "/proc/r.json"), "folder /proc is not writable"),
 ])
 def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
     assert_usage_error(invoke("run", *args), needle)
@@ -122,6 +131,52 @@ def test_plot_errors_leave_no_file(tmp_path, doc):
     assert_usage_error(invoke("plot", "--results", str(good), "--out", str(tmp_path / "c.gif")),
                        "use a .png, .svg or .pdf file name")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corrupt.json", "good.json", "wrong.json"]
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
+def test_device_without_gpu_asks_for_a_preset():
+    assert_usage_error(invoke("device"), "describe one with --gpu NAME")
+
+
+def test_version():
+    r = invoke("--version")
+    assert r.exit_code == 0 and r.stdout.startswith("roofline 0.")
+
+
+@pytest.mark.parametrize("mutate, needle", [
+    (lambda d: d["reference"].update(gflops=None), "reference.gflops must be a number"),
+    (lambda d: d["reference"].update(gflops="fast"), "reference.gflops must be a number"),
+    (lambda d: d["reference"].update(gflops=0), "reference.gflops must be in (0, 1e+07]"),
+    (lambda d: d["kernels"][0].update(occupancy={"x": 1}), "kernels[0].occupancy lacks occupancy, limiters"),
+    (lambda d: d["kernels"][0].update(occupancy="high"), "kernels[0].occupancy must be an object"),
+    (lambda d: d["kernels"][0]["occupancy"].update(limiters=None), "limiters must be a list of names"),
+    (lambda d: d["kernels"][0]["occupancy"].update(occupancy="1"), "occupancy.occupancy must be a number"),
+    (lambda d: d["kernels"][0].update(gflops=10**400), "kernels[0].gflops must be in"),
+    (lambda d: d["kernels"][0].update(verified="false"), "kernels[0].verified must be true or false"),
+    (lambda d: d["kernels"][0]["model"].update(arithmetic_intensity=-1), "arithmetic_intensity must be in"),
+    (lambda d: d["device"].update(peak_fp32_gflops=1e308), "device.peak_fp32_gflops must be in"),
+    (lambda d: d["device"].update(peak_dram_gbps=1e-300), "device.peak_dram_gbps must be in"),
+    (lambda d: d["kernels"].append(dict(d["kernels"][0])), "kernel 'naive' appears twice"),
+    (lambda d: d.update(schema=True), "schema True is not supported"),
+    (lambda d: d["problem"].update(m="4096"), "problem.m must be a positive integer"),
+])
+def test_plot_refuses_malformed_results(tmp_path, doc, mutate, needle):
+    mutate(doc)
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc))
+    out = tmp_path / "c.png"
+    assert_usage_error(invoke("plot", "--results", str(res), "--out", str(out)), needle)
+    assert not out.exists()
+
+
+def test_plot_output_paths(tmp_path, doc):
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc))
+    (tmp_path / "dir.png").mkdir()
+    assert_usage_error(invoke("plot", "--results", str(res), "--out", str(tmp_path / "dir.png")), "it is a folder")
+    assert_usage_error(invoke("plot", "--results", str(res), "--out", "/proc/x.png"), "is not writable")
+    assert_usage_error(invoke("plot", "--results", str(tmp_path), "--out", str(tmp_path / "c.png")),
+                       "is a folder, not a results file")
 
 
 def test_device_preset_json():

@@ -70,7 +70,7 @@ def test_too_many_registers_per_block_cannot_launch():
 
 
 def test_shared_memory_opt_in_and_above_the_maximum():
-    ok = occ("sm_90", 32, 256, 0, 100 * 1024)
+    ok = occ("sm_90", 32, 256, 8192, 92 * 1024)
     assert ok.smem_opt_in and ok.active_blocks_per_sm == 2 and ok.limiters == ["shared_memory"]
     no = occ("sm_90", 32, 256, 0, 240_000)
     assert no.active_blocks_per_sm == 0 and no.limiters == ["shared_memory"]
@@ -91,6 +91,7 @@ def test_shared_memory_granularity_before_and_after_ampere():
     (32, 0, 0, 0, "threads per block must be 1..1024"),
     (32, 1025, 0, 0, "threads per block must be 1..1024"),
     (32, 256, -1, 0, "static shared memory must be >= 0"),
+    (32, 256, 49153, 0, "static shared memory must be at most 49,152 bytes"),
     (32, 256, 0, -5, "dynamic shared memory must be >= 0"),
 ])
 def test_invalid_input_is_a_usage_error(regs, threads, smem, dyn, needle):
@@ -103,13 +104,19 @@ def test_arch_spellings(text):
     assert parse_arch(text).compute_capability == "9.0"
 
 
-def test_unknown_arch_lists_the_known_ones():
-    with pytest.raises(UsageError, match="known: sm_70, sm_75"):
-        parse_arch("sm_42")
+@pytest.mark.parametrize("text", ["sm_42", "sm_90aaaf", "sm_9", "", "ninety"])
+def test_unknown_arch_lists_the_known_ones(text):
+    with pytest.raises(UsageError, match="known: sm_70, sm_72, sm_75"):
+        parse_arch(text)
+
+
+@pytest.mark.parametrize("text, cc", [("sm_72", "7.2"), ("sm_103a", "10.3"), ("sm_110", "11.0"), ("sm_121", "12.1")])
+def test_newer_and_embedded_targets(text, cc):
+    assert parse_arch(text).compute_capability == cc
 
 
 def test_table_covers_volta_to_blackwell():
-    assert set(ARCHS) == {"7.0", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "12.0"}
+    assert {"7.0", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "12.0"} <= set(ARCHS)
     # A newer minor version takes the rules of the closest older entry.
     assert limits_for_cc("12.1").max_warps_per_sm == 48
     with pytest.raises(UsageError):

@@ -21,7 +21,7 @@ def test_svg_carries_every_label_roof_and_note(tmp_path, doc):
     assert "FP32 peak 66,908 GFLOP/s" in svg
     assert "DRAM 4,800 GB/s" in svg
     assert "cuBLAS (reference) 50,000 GFLOP/s" in svg
-    assert "64 regs, occupancy 50 % (registers)" in svg
+    assert "25,000 GFLOP/s, 64 regs, occupancy 50 % (registers)" in svg
     assert "mostly served by L2" in svg
     assert "H200: SGEMM 4096x4096x4096 FP32" in svg
 
@@ -32,7 +32,7 @@ def test_failed_kernel_is_listed_not_drawn(tmp_path):
     d = make_doc(failed=("register_strip",))
     svg = plot.draw(d, tmp_path / "r.svg").read_text()
     assert "not drawn, failed: register_strip" in svg
-    assert "register_strip  " not in svg  # no point label for it
+    assert "16,000 GFLOP/s" not in svg  # no legend entry and no point for it
 
 
 def test_labels_do_not_overlap(tmp_path, doc):
@@ -42,6 +42,24 @@ def test_labels_do_not_overlap(tmp_path, doc):
 
     doc["kernels"][4]["gflops"] = doc["kernels"][3]["gflops"] * 0.98
     boxes = plot.label_boxes(doc)
+    for i, a in enumerate(boxes):
+        for b in boxes[:i]:
+            assert not a.overlaps(b)
+
+
+def test_crowded_labels_stay_inside_the_axes():
+    import copy
+
+    from conftest import make_doc
+
+    d = make_doc()
+    for i in range(8):  # a cluster of variants around AI 32
+        k = copy.deepcopy(d["kernels"][5])
+        k["name"] = f"variant_{i}"
+        k["gflops"] = 25_000 + 700 * i
+        k["model"]["arithmetic_intensity"] = 32 * (1 + 0.08 * i)
+        d["kernels"].append(k)
+    boxes = plot.label_boxes(d)
     for i, a in enumerate(boxes):
         for b in boxes[:i]:
             assert not a.overlaps(b)

@@ -26,6 +26,18 @@ def test_interrupted_write_keeps_the_old_file(tmp_path, doc):
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
+def test_files_get_the_usual_permissions(tmp_path, doc):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        results.write_atomic(doc, tmp_path / "r.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o644
+
+
 def test_missing_folder(tmp_path, doc):
     with pytest.raises(UsageError, match="does not exist"):
         results.write_atomic(doc, tmp_path / "no" / "r.json")
@@ -35,7 +47,7 @@ def test_missing_folder(tmp_path, doc):
     (lambda d: d.update(schema=2), "schema 2 is not supported; expected 1"),
     (lambda d: d.pop("reference"), "reference must be an object"),
     (lambda d: d["device"].pop("peak_dram_gbps"), "device lacks peak_dram_gbps"),
-    (lambda d: d["device"].update(peak_fp32_gflops=-1), "peak_fp32_gflops must be a positive number"),
+    (lambda d: d["device"].update(peak_fp32_gflops=-1), r"peak_fp32_gflops must be in \(0, 1e\+07\]"),
     (lambda d: d["kernels"][0].pop("model"), r"kernels\[0\] lacks model"),
     (lambda d: d.update(kernels={}), "kernels must be a list"),
 ])

@@ -1,0 +1,73 @@
+"""Output files that are never left half-written: checked before the work, written atomically.
+
+`check_writable` refuses, up front, a path the command could not write at the end (so that a
+long GPU run is not lost at its last step); `write_atomic` writes through a temporary file in the
+same folder, gives it the permissions a plain new file would have (umask applied), and renames it
+into place: an interrupted or failed write leaves any earlier file whole and no temporary behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from .errors import RunError, UsageError
+
+
+def check_writable(path: Path) -> Path:
+    """Return `path` if a file can be written there. Raises UsageError for an empty name, an
+    existing folder of that name, a folder that does not exist or cannot be written."""
+    text = str(path)
+    if text.strip() in ("", "."):
+        raise UsageError("the output file name is empty")
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"cannot write {path}: it is a folder; give a file name")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {path}: folder {folder} does not exist")
+    try:  # a real probe: permission bits do not tell for root, read-only mounts or /proc
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: folder {folder} is not writable ({exc.strerror})") from None
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: Path, write: Callable[[str], None]) -> None:
+    """Create or replace `path` atomically: `write(tmp_name)` fills a temporary file in the same
+    folder, which then replaces `path` in one rename. Raises UsageError for a path
+    `check_writable` refuses, RunError when the write itself fails (disk full, I/O error);
+    exceptions raised by `write` other than OSError propagate unchanged. No temporary file
+    survives a failure."""
+    path = check_writable(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise RunError(f"cannot write {path}: {exc.strerror}") from None
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise RunError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(name: str) -> None:
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
