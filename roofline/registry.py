@@ -9,9 +9,9 @@ One generic launcher (`runner`) serves every entry; adding a kernel is adding an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 
-from .errors import UsageError
+from .errors import RunError, UsageError
 from .model import TrafficModel
 
 REFERENCE = "cublas"
@@ -107,11 +107,23 @@ def select(requested: list[str] | None) -> list[KernelSpec]:
     return [k for k in LADDER if k.name in requested]
 
 
+def kernels_dir() -> Path:
+    """The folder of the `.cu` sources: roofline/kernels/ in an installed wheel, kernels/ beside
+    roofline/ in a source checkout (editable install or PYTHONPATH). Raises RunError when
+    neither holds them."""
+    here = Path(__file__).resolve().parent
+    for folder in (here / "kernels", here.parent / "kernels"):
+        if (folder / "common.cuh").is_file():
+            return folder
+    raise RunError(f"the CUDA kernel sources are missing (looked in {here / 'kernels'} and "
+                   f"{here.parent / 'kernels'}); reinstall roofline")
+
+
 def source(spec: KernelSpec) -> str:
     """The kernel's CUDA source with `common.cuh` inlined, so that the text is self-contained
     (CuPy's compile cache keys on the source text, not on included files)."""
-    root = resources.files("kernels")
-    common = root.joinpath("common.cuh").read_text()
-    text = root.joinpath(spec.source_file).read_text()
+    folder = kernels_dir()
+    common = (folder / "common.cuh").read_text()
+    text = (folder / spec.source_file).read_text()
     return text.replace('#include "common.cuh"', common)
 

@@ -1,1 +1,0 @@
-"""CUDA C++ sources of the SGEMM ladder, one kernel per file (shipped as package data)."""
