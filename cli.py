@@ -102,6 +102,60 @@ def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optiona
     return problem
 
 
+def _progress_bar(total: int):
+    """A transient rich progress bar on stderr and the callback that advances it one step."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description:<46}"), BarColumn(), TimeElapsedColumn(),
+                   console=_console(err=True), transient=True)
+    task = bar.add_task("starting", total=total)
+    return bar, lambda text: bar.update(task, description=text, advance=1)
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise UsageError(f"--sizes takes comma-separated positive integers, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise UsageError(f"--sizes takes comma-separated positive integers, got {text!r}")
+    return sorted(set(sizes))
+
+
+def _profile(doc: dict, output, progress) -> list[str]:
+    """Attach Nsight Compute counters to each verified kernel of `doc` (the run `output`'s
+    problem); returns notes for kernels or whole runs that could not be profiled."""
+    from roofline import profile, results
+
+    p = output.problem
+    for r, entry in zip(output.kernels, doc["kernels"]):
+        if not r.correct:
+            continue
+        progress(f"{r.spec.name}: Nsight Compute")
+        try:
+            entry["measured"] = profile.profile(r.spec, p.m, p.n, p.k)
+        except profile.ProfileUnavailable as exc:
+            return [f"no hardware counters: {exc}; the rest of the run is kept"]
+    results.annotate(doc)
+    return []
+
+
+def _report_failures(outputs) -> None:
+    failed = []
+    for output in outputs:
+        for r in output.kernels:
+            occ = r.occupancy
+            if occ and r.driver_blocks_per_sm is not None and occ.active_blocks_per_sm != r.driver_blocks_per_sm:
+                typer.echo(f"roofline: warning: {r.spec.name}: calculated {occ.active_blocks_per_sm} blocks/SM, "
+                           f"the driver says {r.driver_blocks_per_sm}", err=True)
+            if not r.ok:
+                failed.append(f"{output.problem.text()}: {r.error}")
+    for line in failed:
+        typer.echo(f"roofline: error: {line}", err=True)
+    if failed:
+        raise typer.Exit(1)
+
+
 @app.command()
 def run(
     all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default)."),
@@ -110,57 +164,105 @@ def run(
     m: Optional[int] = typer.Option(None, "--m", help="Rows of A and C."),
     n: Optional[int] = typer.Option(None, "--n", help="Columns of B and C."),
     k: Optional[int] = typer.Option(None, "--k", help="Columns of A, rows of B."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="Size sweep, e.g. 128,256,512 (square problems)."),
+    profile: bool = typer.Option(False, "--profile", help="Also count each kernel's traffic with Nsight Compute."),
     out: Path = typer.Option(Path("roofline-results.json"), "--out", help="Results file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the table."),
 ):
-    """Compile, verify against cuBLAS and time the SGEMM ladder on this machine's GPU."""
-    from roofline import registry, results
+    """Compile, verify against cuBLAS and time the SGEMM ladder on this machine's GPU; measure its
+    DRAM and FP32 ceilings once (cached); with --profile, read hardware counters per kernel."""
+    from roofline import registry, results, runner
+    from roofline.files import check_writable
 
     if all_kernels and kernel:
         raise UsageError("give --all or --kernel NAME, not both")
-    problem = _problem(size, m, n, k)
-    specs = registry.select(kernel)
-    from roofline.files import check_writable
-
+    if sizes is not None:
+        if any(v is not None for v in (size, m, n, k)):
+            raise UsageError("give --sizes or --size/--m/--n/--k, not both")
+        problems = [runner.Problem(s, s, s) for s in _sizes(sizes)]
+        for p in problems:
+            p.validate()
+    else:
+        problems = [_problem(size, m, n, k)]
+    registry.select(kernel)  # unknown names fail before any GPU work
     check_writable(out)  # refuse now rather than lose the run at its last step
 
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
+    specs = registry.select(kernel, device.name)  # autotuned at this GPU's tuned tile
+    from roofline import ceilings
 
-    from roofline import runner
-
-    device = runner.preflight(problem)
-    steps = 1 + 3 * len(specs)
-    with Progress(TextColumn("{task.description:<42}"), BarColumn(), TimeElapsedColumn(),
-                  console=_console(err=True), transient=True) as bar:
-        task = bar.add_task("starting", total=steps)
-
-        def progress(text: str) -> None:
-            bar.update(task, description=text, advance=1)
-
-        output = runner.run(specs, problem, device, progress)
-    doc = results.build(output)
+    bar, progress = _progress_bar(1 + len(problems) * (1 + 3 * len(specs)) + (len(specs) if profile else 0))
+    with bar:
+        progress("measuring DRAM and FP32 ceilings (cached)")
+        ceil = ceilings.measure(device)
+        outputs = [runner.run(specs, p, device, progress) for p in problems]
+        doc = (results.build_sweep(outputs, ceil) if sizes is not None else results.build(outputs[0], ceil))
+        notes = _profile(doc, outputs[-1], progress) if profile else []
     if not as_json:
-        from roofline.report import run_table
+        from roofline.report import profile_table, run_table, verdict_lines
 
         console = _console()
         console.print(run_table(doc))
         if any((k.get("floors") or {}).get("times_floor", 1) < 1 for k in doc["kernels"]):
             console.print("floor x below 1: faster than the DRAM floor of the modelled GMEM bytes, "
                           "because caches (L1/L2) serve part of those requests.")
+        table = profile_table(doc)
+        if table is not None:
+            console.print(table)
+        for line in verdict_lines(doc):
+            console.print(line)
+    for line in notes:
+        typer.echo(f"roofline: note: {line}", err=True)
     results.write_atomic(doc, out)
     if as_json:
         _print_json(doc)
     else:
-        console.print(f"results written to {out}; draw them with: roofline plot --results {out} --out roofline.png")
-    for r in output.kernels:
-        if r.occupancy and r.driver_blocks_per_sm is not None and r.occupancy.active_blocks_per_sm != r.driver_blocks_per_sm:
-            typer.echo(f"roofline: warning: {r.spec.name}: calculated {r.occupancy.active_blocks_per_sm} blocks/SM, "
-                       f"the driver says {r.driver_blocks_per_sm}", err=True)
-    failed = [r for r in output.kernels if not r.ok]
-    for r in failed:
-        typer.echo(f"roofline: error: {r.error}", err=True)
-    if failed:
-        raise typer.Exit(1)
+        kind = " --kind sweep" if sizes is not None else ""
+        console.print(f"results written to {out}; draw them with: roofline plot --results {out}{kind} --out chart.png")
+    _report_failures(outputs)
+
+
+@app.command()
+def tune(
+    size: int = typer.Option(DEFAULT_SIZE, "--size", help="Square problem size to tune at."),
+    out: Path = typer.Option(Path("roofline-tune.json"), "--out", help="Results of every candidate (atomic)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the table."),
+):
+    """Search the autotuned kernel's tile (BM, BN, BK, TM, TN) on this GPU; the ladder then uses
+    the winner here."""
+    from roofline import registry, results, runner, tuning
+    from roofline.files import check_writable
+
+    problem = _problem(size, None, None, None)
+    check_writable(out)
+    device = runner.preflight(problem)
+    specs = [registry.autotuned_spec(p) for p in tuning.candidates()]
+    bar, progress = _progress_bar(1 + 3 * len(specs))
+    with bar:
+        output = runner.run(specs, problem, device, progress)
+    doc = results.build(output)
+    for entry in doc["kernels"]:
+        entry["name"] = entry["template"]
+    ok = [(r.timing.median_ms, r) for r in output.kernels if r.ok]
+    if not ok:
+        raise RunError("no candidate tile compiled and verified")
+    best = min(ok, key=lambda t: t[0])[1]
+    best_gflops = results.gflops(problem.flops, best.timing.median_ms)
+    doc["tune"] = {"kernel": "autotuned", "candidates": len(specs), "verified": len(ok),
+                   "winner": dict(best.spec.params), "winner_gflops": best_gflops}
+    results.write_atomic(doc, out)
+    cache = tuning.remember(device.name, dict(best.spec.params), best_gflops, size)
+    if as_json:
+        _print_json(doc)
+    else:
+        from roofline.report import run_table
+
+        doc_top = dict(doc, kernels=sorted((k for k in doc["kernels"] if k["gflops"]),
+                                           key=lambda k: -k["gflops"])[:10])
+        console = _console()
+        console.print(run_table(doc_top))
+        console.print(f"winner {best.spec.name_expression}: {best_gflops:,.0f} GFLOP/s of {len(specs)} candidates "
+                      f"({len(ok)} verified); kept in {cache}; all candidates in {out}")
 
 
 @app.command()
@@ -169,18 +271,27 @@ def plot(
                                                        help="Results file(s) from `roofline run` (repeatable; "
                                                             "default roofline-results.json)."),
     out: Path = typer.Option(Path("roofline.png"), "--out", help="Chart file: .png, .svg or .pdf."),
+    kind: str = typer.Option("roofline", "--kind", help="roofline, or sweep (GFLOP/s against size)."),
+    measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
 ):
-    """Draw the roofline chart from recorded results (no GPU needed)."""
+    """Draw the roofline chart, or a size sweep, from recorded results (no GPU needed)."""
     from roofline import plot as plotting
     from roofline import results
 
+    if kind not in ("roofline", "sweep"):
+        raise UsageError(f"--kind must be roofline or sweep, got {kind!r}")
     plotting.check_output(out)
     paths = results_paths or [results.DEFAULT_PATH]
     for p in paths:
         if not str(p).strip() or str(p) == ".":
             raise UsageError("--results needs a file name")
     doc = results.merge([results.load(p) for p in paths], [str(p) for p in paths])
-    plotting.draw(doc, out)
+    if kind == "sweep":
+        from roofline import sweep_chart
+
+        sweep_chart.draw(doc, out)
+    else:
+        plotting.draw(doc, out, measured)
     typer.echo(f"wrote {out}")
 
 
@@ -231,12 +342,23 @@ def occupancy(
 @app.command()
 def device(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Describe a GPU preset instead of this machine's GPU."),
+    measure: bool = typer.Option(False, "--measure", help="Measure DRAM and FP32 ceilings now (and cache them)."),
     as_json: bool = typer.Option(False, "--json", help="Print the device JSON."),
 ):
-    """Peak FP32 rate, peak DRAM bandwidth and per-SM limits (NVML, or a preset with --gpu)."""
+    """Peak FP32 rate, peak DRAM bandwidth and per-SM limits (NVML, or a preset with --gpu);
+    with --measure, the sustained copy bandwidth and FMA rate beside them."""
     from roofline.device import resolve
 
-    d = resolve(gpu).to_dict()
+    if measure and gpu is not None:
+        raise UsageError("--measure needs this machine's GPU; it cannot measure a --gpu preset")
+    spec = resolve(gpu)
+    d = spec.to_dict()
+    if measure:
+        from roofline import ceilings
+
+        c = ceilings.measure(spec, refresh=True)
+        d.update(measured_dram_gbps=c.dram_gbps, measured_fp32_gflops=c.fp32_gflops,
+                 measured_at=c.measured_at, measured_method=c.method)
     if as_json:
         _print_json(d)
         return

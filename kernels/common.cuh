@@ -32,3 +32,39 @@ __device__ __forceinline__ void load_tile(float* dst, const float* __restrict__ 
         else dst[r * PITCH + c] = v;
     }
 }
+
+// Four consecutive elements src[r][c .. c+3] of the row-major matrix `src` (nrows x ncols, leading
+// dimension ld), zero where they fall outside it. One 128-bit load when `vec` (ld a multiple of 4,
+// so with c a multiple of 4 the address is 16-byte aligned) and all four are inside; otherwise
+// element by element.
+__device__ __forceinline__ float4 load4(const float* __restrict__ src, int ld, int r, int c,
+                                        int nrows, int ncols, bool vec) {
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (r >= nrows) return v;
+    const float* p = src + static_cast<long long>(r) * ld + c;
+    if (vec && c + 3 < ncols) return *reinterpret_cast<const float4*>(p);
+    if (c < ncols) v.x = p[0];
+    if (c + 1 < ncols) v.y = p[1];
+    if (c + 2 < ncols) v.z = p[2];
+    if (c + 3 < ncols) v.w = p[3];
+    return v;
+}
+
+// The epilogue for four consecutive results of one row: C[r][c .. c+3] = alpha * acc + beta * C,
+// one 128-bit store when `vec` and all four are inside the matrix, else element by element.
+__device__ __forceinline__ void store4(float* C, int ldc, int r, int c, int nrows, int ncols,
+                                       float4 acc, float alpha, float beta, bool vec) {
+    if (r >= nrows) return;
+    float* p = C + static_cast<long long>(r) * ldc + c;
+    if (vec && c + 3 < ncols) {
+        float4 out = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
+        if (beta != 0.0f) {
+            const float4 old = *reinterpret_cast<const float4*>(p);
+            out.x += beta * old.x; out.y += beta * old.y; out.z += beta * old.z; out.w += beta * old.w;
+        }
+        *reinterpret_cast<float4*>(p) = out;
+        return;
+    }
+    const float v[4] = {acc.x, acc.y, acc.z, acc.w};
+    for (int j = 0; j < 4 && c + j < ncols; ++j) p[j] = (beta == 0.0f) ? alpha * v[j] : alpha * v[j] + beta * p[j];
+}

@@ -5,15 +5,17 @@
 // address. The work and the modelled traffic are the naive kernel's (2*K accesses per result);
 // only the number of memory transactions carrying it drops.
 //
-// Launch: block (BS * BS), grid (ceil(N / BS), ceil(M / BS)).
+// Blocks are numbered down the rows of C first (grid x walks M), as in `naive`.
+//
+// Launch: block (BS * BS), grid (ceil(M / BS), ceil(N / BS)).
 #include "common.cuh"
 
 template <int BS>
 __global__ void __launch_bounds__(BS * BS)
 gmem_coalescing(int M, int N, int K, float alpha, const float* __restrict__ A,
                 const float* __restrict__ B, float beta, float* __restrict__ C) {
-    const int row = blockIdx.y * BS + threadIdx.x / BS;
-    const int col = blockIdx.x * BS + threadIdx.x % BS;
+    const int row = blockIdx.x * BS + threadIdx.x / BS;
+    const int col = blockIdx.y * BS + threadIdx.x % BS;
     if (row >= M || col >= N) return;
     float acc = 0.0f;
     for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];

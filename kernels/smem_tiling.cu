@@ -4,7 +4,9 @@
 // fall from 2*K to K*(1/BS + 1/BS); every multiply still reads both operands from shared memory
 // (2*K SMEM accesses per result). Tiles that run past the matrix edge are filled with zeros.
 //
-// Launch: block (BS * BS), grid (ceil(N / BS), ceil(M / BS)).
+// Blocks are numbered down the rows of C first (grid x walks M).
+//
+// Launch: block (BS * BS), grid (ceil(M / BS), ceil(N / BS)).
 #include "common.cuh"
 
 template <int BS>
@@ -14,12 +16,20 @@ smem_tiling(int M, int N, int K, float alpha, const float* __restrict__ A,
     __shared__ float As[BS][BS];
     __shared__ float Bs[BS][BS];
     const int ty = threadIdx.x / BS, tx = threadIdx.x % BS;
-    const int row = blockIdx.y * BS + ty, col = blockIdx.x * BS + tx;
+    const int row = blockIdx.x * BS + ty, col = blockIdx.y * BS + tx;
 
+    // Blocks whose tiles lie wholly inside the matrices (all of them when BS divides M, N and K)
+    // skip the bounds checks; the test is the same for every thread of the block.
+    const bool whole = (blockIdx.x + 1) * BS <= M && (blockIdx.y + 1) * BS <= N && K % BS == 0;
     float acc = 0.0f;
     for (int k0 = 0; k0 < K; k0 += BS) {
-        As[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
-        Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
+        if (whole) {
+            As[ty][tx] = A[row * K + k0 + tx];
+            Bs[ty][tx] = B[(k0 + ty) * N + col];
+        } else {
+            As[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
+            Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
+        }
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BS; ++k) acc += As[ty][k] * Bs[k][tx];

@@ -30,10 +30,11 @@ def ladder(m: int, n: int, k: int, limits: ArchLimits | None = None,
                "threads_per_block": spec.threads_per_block}
         if limits is not None:
             res = compile_for(spec, limits.arch)
-            occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes, 0)
+            occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes,
+                            spec.dynamic_smem_bytes)
             row.update(registers=res.registers, spill_bytes=res.spill_bytes,
                        stack_frame_bytes=res.stack_frame_bytes, static_smem_bytes=res.static_smem_bytes,
-                       occupancy=occ.to_dict())
+                       dynamic_smem_bytes=spec.dynamic_smem_bytes, occupancy=occ.to_dict())
         row["model"] = fig.to_dict()
         if device is not None:
             row["floors"] = floors(fig, device.peak_fp32_gflops, device.peak_dram_gbps).to_dict()

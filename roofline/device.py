@@ -158,8 +158,9 @@ def from_nvml(device_index: int = 0) -> DeviceSpec:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
         raise RunError(f"NVML could not start ({exc}); is the NVIDIA driver installed?") from None
+    bus_id = runtime.deviceGetPCIBusId(device_index)
     try:
-        handle = pynvml.nvmlDeviceGetHandleByPciBusId(runtime.deviceGetPCIBusId(device_index))
+        handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
         name = pynvml.nvmlDeviceGetName(handle)
         name = name.decode() if isinstance(name, bytes) else name
         sm_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
@@ -196,6 +197,7 @@ def from_nvml(device_index: int = 0) -> DeviceSpec:
         max_mem_clock_mhz=mem_mhz,
         memory_bus_width_bits=bus_bits,
         memory_bytes=memory_bytes,
+        extra={"pci_bus_id": bus_id},
     )
 
 

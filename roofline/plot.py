@@ -15,13 +15,14 @@ from pathlib import Path
 
 from . import files
 from .errors import UsageError
+from .hierarchy import ceilings, level_bytes
 from .model import ridge_point
 
 FORMATS = ("png", "svg", "pdf")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "*", "p")
-MODEL_NOTE = ("x: arithmetic intensity of the analytic model's global-memory (GMEM) requests, i.e. traffic "
-              "leaving the SM, mostly served by L2;\nnot measured DRAM bytes, so a point can sit above "
-              "the DRAM roof when L2 reuse saves DRAM traffic.")
+MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
+              "served by L2, not measured DRAM bytes;\na point can sit above the DRAM roof when caches save "
+              "DRAM traffic. SMEM points: the model's shared-memory accesses (4 bytes each).")
 
 
 def check_output(path: Path) -> str:
@@ -81,49 +82,73 @@ def _place_labels(fig, ax, texts) -> None:
         placed.append(_text_box(t, renderer))
 
 
-def draw(doc: dict, out: Path) -> Path:
+def draw(doc: dict, out: Path, measured: bool = False) -> Path:
     """Draw the roofline of results document `doc` into `out` (.png, .svg or .pdf), written
-    atomically. Returns `out`. Raises UsageError for a bad output path."""
+    atomically; with `measured`, also each kernel's points at the L2 and DRAM bytes Nsight Compute
+    counted (kernels that were not profiled have none). Returns `out`. Raises UsageError for a bad
+    output path, or for `measured` when no kernel was profiled."""
     fmt = check_output(out)
-    fig, _ = render(doc)
+    if measured and not any(k.get("measured") for k in doc["kernels"]):
+        raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
+    fig, _ = render(doc, measured)
     save_atomic(fig, Path(out), fmt)
     return Path(out)
 
 
-def label_boxes(doc: dict) -> list:
+def label_boxes(doc: dict, measured: bool = False) -> list:
     """The on-canvas bounding boxes (matplotlib Bbox, pixels) of the kernel labels, after
     placement: for checking that no two overlap."""
-    fig, texts = render(doc)
+    fig, texts = render(doc, measured)
     renderer = fig.canvas.get_renderer()
     return [_text_box(t, renderer) for t in texts]
 
 
-def render(doc: dict):
+def render(doc: dict, measured: bool = False):
     """Build the chart for a validated results document; returns (Figure, kernel name labels)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # e.g. glyphs missing from the font
-        return _render(doc)
+        return _render(doc, measured)
 
 
-def _render(doc: dict):
+LEVEL_MARKERS = {"GMEM (model)": "o", "SMEM (model)": "^", "L2 (measured)": "s", "DRAM (measured)": "D"}
+
+
+def _points(k: dict, problem: dict, measured: bool) -> list[tuple[str, float]]:
+    by = level_bytes(k, problem)
+    flops = float(k["model"]["flops"])
+    pts = [("GMEM (model)", flops / by["gmem"])]
+    if by.get("smem"):
+        pts.append(("SMEM (model)", flops / by["smem"]))
+    if measured:
+        for key, level in (("l2", "L2 (measured)"), ("dram", "DRAM (measured)")):
+            if by.get(key):
+                pts.append((level, flops / by[key]))
+    return pts
+
+
+def _render(doc: dict, measured: bool):
+    from matplotlib import colormaps
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
     dev, prob, ref = doc["device"], doc["problem"], doc["reference"]
-    peak, bw = float(dev["peak_fp32_gflops"]), float(dev["peak_dram_gbps"])
+    ceil = ceilings(dev)
+    peak, bw = ceil["fp32"], ceil["dram"]
     ridge = ridge_point(peak, bw)
     good = [k for k in doc["kernels"] if k["verified"] and k.get("gflops")]
     failed = [k["name"] for k in doc["kernels"] if not (k["verified"] and k.get("gflops"))]
+    points = {k["name"]: _points(k, prob, measured) for k in good}
 
-    ais = [k["model"]["arithmetic_intensity"] for k in good] or [ridge]
-    x_lo = min(min(ais), ridge) / 4
-    x_hi = max(max(ais), ridge) * 8
+    ais = [ai for pts in points.values() for _, ai in pts] or [ridge]
+    ridges = [ridge] + ([peak / ceil["smem"]] if "smem" in ceil else [])
+    x_lo = min(min(ais), min(ridges)) / 4
+    x_hi = max(max(ais), max(ridges)) * 8
     ys = [k["gflops"] for k in good] + [ref["gflops"]]
     y_lo = min(min(ys), x_lo * bw) / 3
     y_hi = max(peak, max(ys)) * 2.5
 
-    fig = Figure(figsize=(14, 7), dpi=120)
+    fig = Figure(figsize=(14, 7.5), dpi=120)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
@@ -131,10 +156,21 @@ def _render(doc: dict):
     ax.set_xlim(x_lo, x_hi)
     ax.set_ylim(y_lo, y_hi)
 
-    # Roofs: memory slope up to the ridge, flat FP32 peak after it.
-    ax.plot([x_lo, ridge], [x_lo * bw, peak], color="tab:blue", lw=2)
-    ax.plot([ridge, x_hi], [peak, peak], color="tab:red", lw=2)
+    # Roofs: theoretical solid, measured dashed; each memory roof rises to the FP32 peak.
+    roofs = [("DRAM", bw, "tab:blue", "-")]
+    if "dram_measured" in ceil:
+        roofs.append(("DRAM measured", ceil["dram_measured"], "tab:blue", "--"))
+    if "smem" in ceil:
+        roofs.append(("SMEM", ceil["smem"], "tab:green", "-"))
+    for _, gbps, color, style in roofs:
+        ax.plot([x_lo, peak / gbps], [x_lo * gbps, peak], color=color, ls=style, lw=1.8)
+    ax.plot([min(ridges), x_hi], [peak, peak], color="tab:red", lw=2)
     ax.text(x_hi / 1.1, peak * 1.08, f"FP32 peak {peak:,.0f} GFLOP/s", ha="right", va="bottom", color="tab:red")
+    if "fp32_measured" in ceil:
+        fm = ceil["fp32_measured"]
+        ax.plot([min(ridges), x_hi], [fm, fm], color="tab:red", ls="--", lw=1.5)
+        ax.text(x_hi / 1.1, fm / 1.08, f"FP32 measured {fm:,.0f} GFLOP/s", ha="right", va="top",
+                color="tab:red", fontsize=9)
     ax.plot([ridge], [peak], "o", color="black", ms=5)
     ax.annotate(f"ridge {ridge:.1f} FLOP/B", (ridge, peak), xytext=(0, 14), textcoords="offset points",
                 ha="center", fontsize=9)
@@ -142,39 +178,72 @@ def _render(doc: dict):
     ax.text(x_lo * 1.1, ref["gflops"] * 1.05, f"cuBLAS (reference) {ref['gflops']:,.0f} GFLOP/s",
             color="0.3", fontsize=9, va="bottom")
 
-    from matplotlib import colormaps
-
     cmap = colormaps["viridis"]
-    texts, handles = [], []
+    texts, handles, levels_used = [], [], set()
     for i, k in enumerate(good):
         color = cmap(0.05 + 0.85 * i / max(len(good) - 1, 1))
-        marker = MARKERS[i % len(MARKERS)]
-        x, y = k["model"]["arithmetic_intensity"], k["gflops"]
-        ax.plot([x], [y], marker, color=color, ms=9, mec="black", mew=0.7, alpha=0.85, zorder=3)
-        texts.append(ax.annotate(k["name"], (x, y), xytext=(9, 0), textcoords="offset points", va="center",
+        y = k["gflops"]
+        pts = points[k["name"]]
+        if len(pts) > 1:
+            xs = sorted(ai for _, ai in pts)
+            ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=0.9, alpha=0.7, zorder=2)
+        for level, ai in pts:
+            levels_used.add(level)
+            ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8, mec="black", mew=0.6, alpha=0.9, zorder=3)
+        gx = pts[0][1]
+        texts.append(ax.annotate(k["name"], (gx, y), xytext=(9, 0), textcoords="offset points", va="center",
                                  fontsize=8, arrowprops=dict(arrowstyle="-", lw=0.5, color="0.6",
                                                              shrinkA=0, shrinkB=5)))
-        handles.append(Line2D([], [], ls="", marker=marker, color=color, mec="black", mew=0.7, ms=8,
+        handles.append(Line2D([], [], ls="", marker="o", color=color, mec="black", mew=0.6, ms=8,
                               label=_legend_text(k)))
-    if handles:
+    keys = [Line2D([], [], ls="", marker=m, color="0.5", mec="black", ms=7, label=lvl)
+            for lvl, m in LEVEL_MARKERS.items() if lvl in levels_used]
+    keys += [Line2D([], [], color=c, ls=st, label=name) for name, _, c, st in roofs]
+    if "fp32_measured" in ceil:
+        keys.append(Line2D([], [], color="tab:red", ls="--", label="FP32 measured"))
+    ax.add_artist(ax.legend(handles=keys, loc="lower right", fontsize=8, framealpha=0.9,
+                            title="points per level; roofs: solid theoretical, dashed measured",
+                            title_fontsize=8))
+    if handles:  # the kernel legend last: it is the one tight_layout makes room for
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
                   frameon=False, labelspacing=1.0, title="measured (median)", title_fontsize=9)
     if failed:
-        ax.text(0.99, 0.02, "not drawn, failed: " + ", ".join(failed), transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=9, color="tab:red")
+        ax.text(0.01, 0.02, "not drawn, failed: " + ", ".join(failed), transform=ax.transAxes,
+                ha="left", va="bottom", fontsize=9, color="tab:red")
 
-    ax.set_xlabel("arithmetic intensity (FLOP per byte of modelled GMEM traffic)")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte at each level)")
     ax.set_ylabel("GFLOP/s (measured, median)")
     source = "NVML" if "NVML" in str(dev.get("source", "NVML")) else "datasheet"
-    ax.set_title(f"{dev['name']}: SGEMM {prob['m']}x{prob['n']}x{prob['k']} FP32, roofs from {source}")
+    ax.set_title(f"{dev['name']}: SGEMM {prob['m']}x{prob['n']}x{prob['k']} FP32, hierarchical roofline "
+                 f"(roofs from {source})")
     ax.grid(True, which="major", ls="-", lw=0.4, color="0.85")
     ax.grid(True, which="minor", ls="-", lw=0.2, color="0.93")
-    fig.text(0.01, 0.005, MODEL_NOTE, fontsize=8, color="0.35", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    ax.text(x_lo * 1.3, x_lo * 1.3 * bw * 1.25, f"DRAM {bw:,.0f} GB/s", ha="left", va="bottom",
-            color="tab:blue", rotation=_slope_angle(ax, fig), rotation_mode="anchor")
+    fig.text(0.01, 0.005, _note(good, measured), fontsize=8, color="0.35", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    angle = _slope_angle(ax, fig)
+    for name, gbps, color, style in roofs:
+        if style == "-":  # theoretical: label above the line, near its start
+            x0 = x_lo * 1.3
+            ax.text(x0, x0 * gbps * 1.25, f"{name} {gbps:,.0f} GB/s", ha="left", va="bottom",
+                    color=color, fontsize=9, rotation=angle, rotation_mode="anchor")
+        else:  # measured: below the line, further along
+            x0 = x_lo * 4
+            ax.text(x0, x0 * gbps / 1.3, f"{name} {gbps:,.0f} GB/s", ha="left", va="top",
+                    color=color, fontsize=9, rotation=angle, rotation_mode="anchor")
     _place_labels(fig, ax, texts)
     return fig, texts
+
+
+def _note(good: list[dict], measured: bool) -> str:
+    note = MODEL_NOTE
+    profiled = [k for k in good if k.get("measured")]
+    if measured and profiled:
+        k = next((k for k in profiled if k["name"] == "register_tiling_2d"), profiled[-1])
+        me = k["measured"]
+        note += (f" Measured points: bytes Nsight Compute counted. {k['name']}: model "
+                 f"{k['model']['gmem_bytes'] / 1e9:.2f} GB, L2 {me.get('l2_bytes', 0) / 1e9:.2f} GB, "
+                 f"DRAM {me.get('dram_bytes', 0) / 1e9:.2f} GB.")
+    return note
 
 
 def _slope_angle(ax, fig) -> float:

@@ -4,10 +4,13 @@ Each `KernelSpec` names its source in `kernels/`, its template parameters (tile 
 launched (block and grid as functions of the problem) and its traffic model (`model.TrafficModel`).
 One generic launcher (`runner`) serves every entry; adding a kernel is adding an entry here and a
 `.cu` file there. cuBLAS, the reference, is not an entry: it has no source and no traffic model.
+`autotuned` takes its tile from `tuning` (the shape searched on the GPU at hand, a default
+elsewhere).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +31,9 @@ class KernelSpec:
     `params` are the template arguments in declaration order (e.g. BM, BN, BK, TM, TN);
     `block_tile` is the (rows, cols) of C one block owns; `block` the thread-block shape;
     `grid_rows_first` says the grid's x dimension walks the rows of C (the naive kernel) instead of
-    its columns. `summary` says in one line what the kernel changes over the previous step.
+    its columns; `dynamic_smem_bytes` is the dynamic shared memory each block is launched with.
+    `template` is the `__global__` function's name and `file` the `.cu` file in `kernels/` (both
+    default to `name`). `summary` says in one line what the kernel changes over the previous step.
     """
 
     name: str
@@ -38,16 +43,19 @@ class KernelSpec:
     block_tile: tuple[int, int]
     model: TrafficModel
     grid_rows_first: bool = False
+    dynamic_smem_bytes: int = 0
+    template: str = ""
+    file: str = ""
 
     @property
     def source_file(self) -> str:
         """The `.cu` file in `kernels/` holding this kernel."""
-        return f"{self.name}.cu"
+        return f"{self.file or self.name}.cu"
 
     @property
     def name_expression(self) -> str:
         """The template instantiation NVRTC compiles, e.g. 'register_tiling_2d<128,128,8,8,8>'."""
-        return f"{self.name}<{','.join(str(v) for v in self.params.values())}>"
+        return f"{self.template or self.name}<{','.join(str(v) for v in self.params.values())}>"
 
     @property
     def threads_per_block(self) -> int:
@@ -72,19 +80,49 @@ def _spec(name, summary, params, block, block_tile, model_tiles, thread_tile, ro
                       TrafficModel(block_tile=model_tiles, thread_tile=thread_tile), rows_first)
 
 
+def tiled_spec(name: str, summary: str, params: dict[str, int], **extra) -> KernelSpec:
+    """A kernel whose blocks own a BM x BN tile of C and whose threads own TM x TN results:
+    block size BM*BN / (TM*TN), GMEM model K(1/BM + 1/BN), SMEM model K(1/TM + 1/TN)."""
+    bm, bn, tm, tn = params["BM"], params["BN"], params["TM"], params["TN"]
+    return KernelSpec(name, summary, dict(params), (bm * bn // (tm * tn), 1, 1), (bm, bn),
+                      TrafficModel(block_tile=(bm, bn), thread_tile=(tm, tn)), **extra)
+
+
+def autotuned_spec(params: dict[str, int]) -> KernelSpec:
+    """The `autotuned` entry at tile `params` (BM, BN, BK, TM, TN)."""
+    return tiled_spec("autotuned", f"bank_conflict_free at the searched tile {params['BM']}x{params['BN']}, "
+                                   f"BK={params['BK']}, {params['TM']}x{params['TN']} per thread", params)
+
+
+def async_copy_smem_bytes(params: dict[str, int]) -> int:
+    """Dynamic shared memory of `async_copy`: STAGES x BK x (BM + 4 + BN) floats, in bytes."""
+    return params["STAGES"] * params["BK"] * (params["BM"] + 4 + params["BN"]) * 4
+
+
+T128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
+WARP = {"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "TM": 8, "TN": 8}
+ASYNC = {"BM": 128, "BN": 256, "BK": 8, "WM": 32, "WN": 128, "TM": 8, "TN": 16, "STAGES": 3}
+
 LADDER: tuple[KernelSpec, ...] = (
     _spec("naive", "one thread per element of C; a warp reads 32 rows of A (uncoalesced)",
           {"BS": 32}, (32, 32, 1), (32, 32), (1, 1), None, rows_first=True),
     _spec("gmem_coalescing", "a warp owns 32 consecutive columns of C: coalesced B and C",
-          {"BS": 32}, (1024, 1, 1), (32, 32), (1, 1), None),
+          {"BS": 32}, (1024, 1, 1), (32, 32), (1, 1), None, rows_first=True),
     _spec("smem_tiling", "32x32 tiles of A and B staged in shared memory",
-          {"BS": 32}, (1024, 1, 1), (32, 32), (32, 32), (1, 1)),
+          {"BS": 32}, (1024, 1, 1), (32, 32), (32, 32), (1, 1), rows_first=True),
     _spec("register_tiling_1d", "64x64 block tile, each thread a column of TM=8 results",
           {"BM": 64, "BN": 64, "BK": 8, "TM": 8}, (512, 1, 1), (64, 64), (64, 64), (8, 1)),
     _spec("register_strip", "64x64 block tile, each thread a 1x8 row strip, its A values in registers",
           {"BM": 64, "BN": 64, "BK": 8, "TN": 8}, (512, 1, 1), (64, 64), (64, 64), (1, 8)),
     _spec("register_tiling_2d", "128x128 block tile, each thread an 8x8 outer-product tile",
           {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}, (256, 1, 1), (128, 128), (128, 128), (8, 8)),
+    tiled_spec("vectorized", "128-bit global and shared loads, A tile transposed", T128),
+    tiled_spec("bank_conflict_free", "thread tile split into 4x4 pieces, padded A tile: no bank conflicts",
+               T128, template="bank_conflict_free"),
+    autotuned_spec(T128),
+    tiled_spec("warptiling", "32x64 warp tiles between the block tile and the 8x8 thread tile", WARP),
+    tiled_spec("async_copy", "3-stage cp.async pipeline, 128x256 block, 32x128 warp, 8x16 thread tiles", ASYNC,
+               dynamic_smem_bytes=async_copy_smem_bytes(ASYNC)),
 )
 
 BY_NAME = {k.name: k for k in LADDER}
@@ -95,16 +133,20 @@ def names() -> list[str]:
     return [k.name for k in LADDER] + [REFERENCE]
 
 
-def select(requested: list[str] | None) -> list[KernelSpec]:
-    """The ladder entries for `--kernel` names (all of them for None or empty), in ladder order.
+def select(requested: list[str] | None, device_name: str | None = None) -> list[KernelSpec]:
+    """The ladder entries for `--kernel` names (all of them for None or empty), in ladder order,
+    with `autotuned` at the tile tuned for `device_name` (`tuning.tuned_params`).
     'cublas' is accepted and ignored here (the reference always runs). Raises UsageError for an
     unknown name, listing the valid ones."""
-    if not requested:
-        return list(LADDER)
-    unknown = [r for r in requested if r not in BY_NAME and r != REFERENCE]
+    unknown = [r for r in requested or [] if r not in BY_NAME and r != REFERENCE]
     if unknown:
         raise UsageError(f"unknown kernel {unknown[0]!r}; valid: {', '.join(names())}")
-    return [k for k in LADDER if k.name in requested]
+    chosen = [k for k in LADDER if not requested or k.name in requested]
+    if device_name is not None:
+        from .tuning import tuned_params
+
+        chosen = [autotuned_spec(tuned_params(device_name)) if k.name == "autotuned" else k for k in chosen]
+    return chosen
 
 
 def kernels_dir() -> Path:
@@ -119,11 +161,51 @@ def kernels_dir() -> Path:
                    f"{here.parent / 'kernels'}); reinstall roofline")
 
 
-def source(spec: KernelSpec) -> str:
-    """The kernel's CUDA source with `common.cuh` inlined, so that the text is self-contained
-    (CuPy's compile cache keys on the source text, not on included files)."""
-    folder = kernels_dir()
-    common = (folder / "common.cuh").read_text()
-    text = (folder / spec.source_file).read_text()
-    return text.replace('#include "common.cuh"', common)
+_INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.MULTILINE)
 
+
+def _expand(folder: Path, name: str, seen: set[str]) -> str:
+    if name in seen:
+        return ""
+    seen.add(name)
+    text = (folder / name).read_text().replace("#pragma once\n", "")
+    return _INCLUDE.sub(lambda m: _expand(folder, m.group(1), seen), text)
+
+
+def source(spec: KernelSpec) -> str:
+    """The kernel's CUDA source with its local includes (`#include "x.cuh"`) inlined, each once,
+    so that the text is self-contained (CuPy's compile cache keys on the source text, not on
+    included files)."""
+    return _expand(kernels_dir(), spec.source_file, set())
+
+
+
+_PARAM_NAMES = {
+    "vectorized": ("BM", "BN", "BK", "TM", "TN"),
+    "bank_conflict_free": ("BM", "BN", "BK", "TM", "TN"),
+    "autotuned": ("BM", "BN", "BK", "TM", "TN"),
+    "warptiling": ("BM", "BN", "BK", "WM", "WN", "TM", "TN"),
+    "async_copy": ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES"),
+}
+
+
+def variant(expression: str) -> KernelSpec:
+    """A ladder kernel at other tile sizes, from a name expression such as
+    'warptiling<128,128,16,32,64,8,8>' (the template parameters in declaration order). Only the
+    tiled kernels from `vectorized` on take variants. Raises UsageError for an unknown kernel or
+    the wrong number of parameters; the kernel's own static_asserts reject invalid tiles at
+    compile time."""
+    match = re.fullmatch(r"\s*(\w+)\s*<([\d\s,]+)>\s*", expression)
+    if not match or match.group(1) not in _PARAM_NAMES:
+        raise UsageError(f"cannot read {expression!r}; expected e.g. warptiling<128,128,16,32,64,8,8> "
+                         f"with one of: {', '.join(_PARAM_NAMES)}")
+    name, values = match.group(1), [int(v) for v in match.group(2).split(",")]
+    keys = _PARAM_NAMES[name]
+    if len(values) != len(keys) or min(values) < 1:
+        raise UsageError(f"{name} takes {len(keys)} positive parameters ({', '.join(keys)})")
+    params = dict(zip(keys, values))
+    if name == "autotuned":
+        return autotuned_spec(params)
+    base = BY_NAME[name]
+    dyn = async_copy_smem_bytes(params) if name == "async_copy" else 0
+    return tiled_spec(name, base.summary, params, dynamic_smem_bytes=dyn, template=base.template)

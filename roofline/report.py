@@ -40,12 +40,16 @@ def run_table(doc: dict) -> Table:
     the measured time over it ('mem 2.42' = memory-bound, 2.42 times its floor)."""
     p = doc["problem"]
     dev = doc["device"]
-    t = Table(title=f"SGEMM {p['m']}x{p['n']}x{p['k']} on {dev['name']} "
-                    f"({dev['peak_fp32_gflops']:,.0f} GFLOP/s, {dev['peak_dram_gbps']:,.0f} GB/s)",
-              box=box.SIMPLE_HEAD)
-    for col, just in (("kernel", "left"), ("ms", "right"), ("spread", "right"), ("GFLOP/s", "right"),
-                      ("% cuBLAS", "right"), ("regs", "right"), ("occupancy", "left"),
-                      ("AI", "right"), ("floor x", "left"), ("check", "left")):
+    measured = "measured_fp32_gflops" in dev
+    peaks = f"{dev['peak_fp32_gflops']:,.0f} GFLOP/s, {dev['peak_dram_gbps']:,.0f} GB/s"
+    if measured:
+        peaks += f"; measured {dev['measured_fp32_gflops']:,.0f} GFLOP/s, {dev['measured_dram_gbps']:,.0f} GB/s"
+    t = Table(title=f"SGEMM {p['m']}x{p['n']}x{p['k']} on {dev['name']} ({peaks})", box=box.SIMPLE_HEAD)
+    cols = [("kernel", "left"), ("ms", "right"), ("spread", "right"), ("GFLOP/s", "right"),
+            ("% cuBLAS", "right"), ("regs", "right"), ("occupancy", "left"), ("AI", "right"), ("floor x", "left")]
+    if measured:
+        cols.append(("measured x", "left"))
+    for col, just in cols + [("check", "left")]:
         t.add_column(col, justify=just, overflow="fold")
     for k in doc["kernels"]:
         timing = k.get("timing") or {}
@@ -64,7 +68,7 @@ def run_table(doc: dict) -> Table:
         floor = "-"
         if ok and "times_floor" in floors:
             floor = f"{'mem' if floors['binding'] == 'memory' else 'fp32'} {floors['times_floor']:.2f}"
-        t.add_row(
+        cells = [
             k["name"],
             f"{k['time_ms']:.3f}" if ok else "-",
             spread,
@@ -74,11 +78,49 @@ def run_table(doc: dict) -> Table:
             occupancy_cell(k["occupancy"]),
             _num(k["model"]["arithmetic_intensity"]),
             floor,
-            check,
-        )
+        ]
+        if measured:
+            v = k.get("verdict")
+            cells.append(f"{v['binding'].lower()} {v['times_floor']:.2f}" if ok and v else "-")
+        t.add_row(*cells, check)
     ref = doc["reference"]
     t.add_row("cublas", f"{ref['time_ms']:.3f}", "", f"{ref['gflops']:,.0f}", "100.0",
-              "-", "-", "-", "-", "reference", style="bold")
+              "-", "-", "-", "-", *(["-"] if measured else []), "reference", style="bold")
+    return t
+
+
+def verdict_lines(doc: dict) -> list[str]:
+    """One line per timed kernel: the binding ceiling, the distance to it, occupancy and limiter."""
+    return [k["verdict"]["text"] for k in doc["kernels"] if k.get("verdict")]
+
+
+def profile_table(doc: dict) -> Table | None:
+    """Model bytes against the bytes Nsight Compute counted, per level, for profiled kernels;
+    None when no kernel was profiled. Ratios are model / measured."""
+    rows = [k for k in doc["kernels"] if k.get("measured")]
+    if not rows:
+        return None
+    t = Table(title="model against Nsight Compute (GB; ratio = model / measured)", box=box.SIMPLE_HEAD)
+    for col in ("kernel", "model GMEM", "L2", "ratio", "DRAM", "ratio", "L1", "model SMEM", "SMEM",
+                "ratio", "bank conflicts", "FLOP meas/model"):
+        t.add_column(col, justify="left" if col == "kernel" else "right")
+    n = doc["problem"]["m"] * doc["problem"]["n"]
+    for k in rows:
+        me, mo = k["measured"], k["model"]
+        gmem = mo["gmem_bytes"]
+        smem = 4 * mo["smem_accesses_per_result"] * n if mo.get("smem_accesses_per_result") else None
+
+        def gb(x):
+            return f"{x / 1e9:,.2f}" if x is not None else "-"
+
+        def ratio(a, b):
+            return f"{a / b:.2f}" if a is not None and b else "-"
+
+        t.add_row(k["name"], gb(gmem), gb(me.get("l2_bytes")), ratio(gmem, me.get("l2_bytes")),
+                  gb(me.get("dram_bytes")), ratio(gmem, me.get("dram_bytes")), gb(me.get("l1_bytes")),
+                  gb(smem), gb(me.get("smem_bytes")), ratio(smem, me.get("smem_bytes")),
+                  f"{me['bank_conflicts']:,}" if "bank_conflicts" in me else "-",
+                  ratio(me.get("fp32_flops"), mo["flops"]))
     return t
 
 
@@ -156,6 +198,11 @@ def device_table(d: dict) -> Table:
         ("memory", f"{d['memory_bytes'] / 1e9:,.1f} GB" if d.get("memory_bytes") else "-"),
         ("peak FP32", f"{d['peak_fp32_gflops']:,.0f} GFLOP/s"),
         ("peak DRAM bandwidth", f"{d['peak_dram_gbps']:,.0f} GB/s"),
+        *([("measured FP32", f"{d['measured_fp32_gflops']:,.0f} GFLOP/s "
+                             f"({100 * d['measured_fp32_gflops'] / d['peak_fp32_gflops']:.0f} %)"),
+           ("measured DRAM (copy)", f"{d['measured_dram_gbps']:,.0f} GB/s "
+                                    f"({100 * d['measured_dram_gbps'] / d['peak_dram_gbps']:.0f} %)"),
+           ("measured at", d["measured_at"])] if "measured_fp32_gflops" in d else []),
         ("ridge point", f"{d['ridge_point_flop_per_byte']:.1f} FLOP/B"),
         ("registers per SM", f"{lim['registers_per_sm']:,}"),
         ("shared memory per SM", f"{lim['smem_per_sm_bytes']:,} B"),

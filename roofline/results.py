@@ -40,8 +40,21 @@ def gflops(flops: int, time_ms: float) -> float:
     return flops / (time_ms * 1e-3) / 1e9
 
 
-def build(out) -> dict:
-    """The results document for a `runner.RunOutput`."""
+def annotate(doc: dict) -> dict:
+    """Add (or refresh) each timed kernel's `verdict` (`hierarchy.verdict`) from the document's
+    own device, problem and, where present, measured ceilings and counters. Returns `doc`."""
+    from .hierarchy import verdict
+
+    for k in doc["kernels"]:
+        v = verdict(k, doc["device"], doc["problem"])
+        if v is not None:
+            k["verdict"] = v
+    return doc
+
+
+def build(out, ceilings=None) -> dict:
+    """The results document for a `runner.RunOutput`; with `ceilings` (`ceilings.Ceilings`) the
+    device object also carries measured_dram_gbps, measured_fp32_gflops and when they were taken."""
     from . import __version__
 
     problem = out.problem
@@ -54,6 +67,7 @@ def build(out) -> dict:
             "name": r.spec.name,
             "summary": r.spec.summary,
             "template": r.spec.name_expression,
+            "params": dict(r.spec.params),
             "gflops": gflops(problem.flops, t.median_ms) if t else None,
             "time_ms": t.median_ms if t else None,
             "pct_of_reference": 100 * ref_ms / t.median_ms if t else None,
@@ -64,6 +78,7 @@ def build(out) -> dict:
             "registers": r.registers,
             "threads_per_block": r.spec.threads_per_block,
             "static_smem_bytes": r.static_smem_bytes,
+            "dynamic_smem_bytes": r.spec.dynamic_smem_bytes,
             "local_bytes": r.local_bytes,
             "occupancy": r.occupancy.to_dict() if r.occupancy else None,
             "driver_active_blocks_per_sm": r.driver_blocks_per_sm,
@@ -73,11 +88,15 @@ def build(out) -> dict:
             "sm_clock_mhz_before_after": list(r.sm_clock_mhz),
         }
         kernels.append(k)
-    return {
+    device = out.device.to_dict()
+    if ceilings is not None:
+        device.update(measured_dram_gbps=ceilings.dram_gbps, measured_fp32_gflops=ceilings.fp32_gflops,
+                      measured_at=ceilings.measured_at, measured_method=ceilings.method)
+    return annotate({
         "schema": SCHEMA,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "tool": f"roofline {__version__}",
-        "device": out.device.to_dict(),
+        "device": device,
         "problem": {"m": problem.m, "n": problem.n, "k": problem.k, "dtype": "float32",
                     "alpha": 1.0, "beta": 0.0, "layout": "row-major"},
         "reference": {"name": "cublas", "via": "cupy.matmul", "tf32": False,
@@ -85,7 +104,21 @@ def build(out) -> dict:
                       "timing": out.reference.to_dict(),
                       "sm_clock_mhz_before_after": list(out.reference_clock_mhz)},
         "kernels": kernels,
-    }
+    })
+
+
+def build_sweep(outputs: list, ceilings=None) -> dict:
+    """The results document of a size sweep: the largest problem's full document, plus `sweep`,
+    one entry per problem (smallest first) with its problem, the reference's rate and time, and
+    each kernel's name, gflops, time_ms, verified and pct_of_reference."""
+    docs = [build(o, ceilings) for o in outputs]
+    doc = dict(docs[-1])
+    doc["sweep"] = [{"problem": d["problem"],
+                     "reference": {"gflops": d["reference"]["gflops"], "time_ms": d["reference"]["time_ms"]},
+                     "kernels": [{key: k[key] for key in ("name", "gflops", "time_ms", "verified", "pct_of_reference")}
+                                 for k in d["kernels"]]}
+                    for d in docs]
+    return doc
 
 
 def write_atomic(doc: dict, path: Path) -> None:
@@ -142,12 +175,36 @@ def _kernel(k: dict, where: str) -> None:
     _number(k["model"]["arithmetic_intensity"], f"{where}.model.arithmetic_intensity", 0, MAX_AI)
     if k["registers"] is not None and (isinstance(k["registers"], bool) or not isinstance(k["registers"], int)):
         raise UsageError(f"{where}.registers must be an integer or null")
+    measured = k.get("measured")
+    if measured is not None:
+        if not isinstance(measured, dict):
+            raise UsageError(f"{where}.measured must be an object")
+        for key, value in measured.items():
+            _number(value, f"{where}.measured.{key}", -1, 1e18)
     occ = k["occupancy"]
     if occ is not None:
         _require(occ, ("occupancy", "limiters"), f"{where}.occupancy")
         _number(occ["occupancy"], f"{where}.occupancy.occupancy", -1e-9, 1)
         if not isinstance(occ["limiters"], list) or not all(isinstance(x, str) for x in occ["limiters"]):
             raise UsageError(f"{where}.occupancy.limiters must be a list of names")
+
+
+def _sweep(sweep) -> None:
+    if not isinstance(sweep, list) or not sweep:
+        raise UsageError("sweep must be a non-empty list")
+    for i, point in enumerate(sweep):
+        where = f"sweep[{i}]"
+        _require(point, ("problem", "reference", "kernels"), where)
+        _require(point["problem"], ("m", "n", "k"), f"{where}.problem")
+        _number(point["problem"]["m"], f"{where}.problem.m", 0, 1e9)
+        _number(point["reference"].get("gflops") if isinstance(point["reference"], dict) else None,
+                f"{where}.reference.gflops", 0, MAX_GFLOPS)
+        if not isinstance(point["kernels"], list):
+            raise UsageError(f"{where}.kernels must be a list")
+        for j, k in enumerate(point["kernels"]):
+            _require(k, ("name", "gflops", "verified"), f"{where}.kernels[{j}]")
+            if k["verified"] is True and k["gflops"] is not None:
+                _number(k["gflops"], f"{where}.kernels[{j}].gflops", 0, MAX_GFLOPS)
 
 
 def validate(doc, source: str = "results") -> dict:
@@ -167,6 +224,9 @@ def validate(doc, source: str = "results") -> dict:
         _number(doc["device"]["peak_fp32_gflops"], "device.peak_fp32_gflops", 0, MAX_GFLOPS)
         _number(doc["device"]["peak_dram_gbps"], "device.peak_dram_gbps", 1e-3, MAX_GBPS)
         _number(doc["reference"]["gflops"], "reference.gflops", 0, MAX_GFLOPS)
+        for key in ("measured_dram_gbps", "measured_fp32_gflops"):
+            if doc["device"].get(key) is not None:
+                _number(doc["device"][key], f"device.{key}", 0, MAX_GBPS)
         if not isinstance(doc["device"]["name"], str):
             raise UsageError("device.name must be a string")
         for key in ("m", "n", "k"):
@@ -181,6 +241,8 @@ def validate(doc, source: str = "results") -> dict:
             if k["name"] in seen:
                 raise UsageError(f"kernel {k['name']!r} appears twice")
             seen.add(k["name"])
+        if "sweep" in doc:
+            _sweep(doc["sweep"])
     except UsageError as exc:
         raise UsageError(f"{source}: {exc}") from None
     return doc

@@ -91,6 +91,11 @@ class KernelResult:
         """Compiled, verified and timed."""
         return self.error is None and self.verified and self.timing is not None
 
+    @property
+    def correct(self) -> bool:
+        """Compiled and verified (timed or not)."""
+        return self.error is None and self.verified
+
 
 @dataclass(frozen=True)
 class RunOutput:
@@ -119,8 +124,9 @@ def _check_tf32_off() -> None:
 
 
 def compile_kernel(spec: KernelSpec):
-    """Compile `spec` through NVRTC for the current GPU and return the CuPy RawKernel.
-    Raises RunError with the first line of the compiler log on failure."""
+    """Compile `spec` through NVRTC for the current GPU and return the CuPy RawKernel, opted in
+    to its dynamic shared memory when that exceeds 48 KB. Raises RunError with the first line of
+    the compiler log on failure."""
     import cupy
 
     try:
@@ -128,8 +134,11 @@ def compile_kernel(spec: KernelSpec):
                                 name_expressions=[spec.name_expression])
         kernel = module.get_function(spec.name_expression)
         kernel.num_regs  # forces the module load, so load errors surface here
+        if spec.dynamic_smem_bytes > 48 * 1024:
+            kernel.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
     except Exception as exc:  # CompileException, CUDADriverError: both carry the log
-        first = next((ln for ln in str(exc).splitlines() if "error" in ln.lower()), str(exc).splitlines()[0])
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        first = next((ln for ln in lines if "error" in ln.lower()), lines[0])
         raise RunError(f"{spec.name}: compile failed: {first.strip()}") from None
     return kernel
 
@@ -162,12 +171,14 @@ def preflight(problem: Problem) -> DeviceSpec:
 
 
 def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = None,
-        progress: Callable[[str], None] = lambda _: None) -> RunOutput:
+        progress: Callable[[str], None] = lambda _: None, timed: bool = True) -> RunOutput:
     """Run the reference and each kernel of `specs` on GPU 0 for `problem`.
 
     `device` is what `preflight` returned (it is called here when None). `progress(text)` is called
-    before each step (for a progress bar). Raises what `preflight` raises. A kernel that fails to
-    compile or verify does not raise: its `KernelResult` carries the error.
+    before each step (for a progress bar). With `timed=False` kernels are only compiled and
+    verified (their `timing` stays None; the reference is still timed once). Raises what
+    `preflight` raises. A kernel that fails to compile or verify does not raise: its
+    `KernelResult` carries the error.
     """
     if device is None:
         device = preflight(problem)
@@ -184,7 +195,7 @@ def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = N
     c = cupy.empty_like(c_ref)
     scratch = cupy.empty_like(c_ref)
     clock_before = current_sm_clock_mhz()
-    reference = time_gpu(lambda: cupy.matmul(a, b, out=c_ref))
+    reference = time_gpu(lambda: cupy.matmul(a, b, out=c_ref), min_repeat=20 if timed else 1)
     reference_clock = (clock_before, current_sm_clock_mhz())
     cupy.matmul(a, b, out=c_ref)
 
@@ -203,13 +214,14 @@ def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = N
                                         sm_clock_mhz=(None, None), error=str(exc)))
             continue
         threads = spec.threads_per_block
-        calc = occ.calculate(device.limits, max(kernel.num_regs, 1), threads, kernel.shared_size_bytes, 0)
-        driver_blocks = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, 0)
+        dyn = spec.dynamic_smem_bytes
+        calc = occ.calculate(device.limits, max(kernel.num_regs, 1), threads, kernel.shared_size_bytes, dyn)
+        driver_blocks = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, dyn)
         grid = spec.grid(m, n)
         args = (np.int32(m), np.int32(n), np.int32(k), np.float32(1.0), a, b, np.float32(0.0), c)
 
         def launch(kernel=kernel, grid=grid, spec=spec, args=args):
-            kernel(grid, spec.block, args)
+            kernel(grid, spec.block, args, shared_mem=spec.dynamic_smem_bytes)
 
         progress(f"{spec.name}: verifying against cuBLAS")
         error = None
@@ -224,7 +236,7 @@ def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = N
             if not verified:
                 error = (f"{spec.name}: failed verification: relative error {rel_err:.3g} "
                          f"(limit {TOLERANCE:g}), {unwritten:,} elements NaN or unwritten")
-            else:
+            elif timed:
                 progress(f"{spec.name}: timing")
                 before = current_sm_clock_mhz()
                 timing = time_gpu(launch)

@@ -84,7 +84,7 @@ def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20) 
     probe_stop.record()
     probe_stop.synchronize()
     estimate = cupy.cuda.get_elapsed_time(probe_start, probe_stop) / max(warmup, 1)
-    repeat = repeats_for(estimate, min_repeat)
+    repeat = repeats_for(estimate, min_repeat, max_repeat=max(200, min_repeat))
     events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeat)]
     for start, stop in events:
         start.record()

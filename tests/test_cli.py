@@ -193,8 +193,9 @@ def test_kernels_lists_the_ladder_with_floors():
     d = json.loads(r.stdout)
     names = [k["name"] for k in d["kernels"]]
     assert names == ["naive", "gmem_coalescing", "smem_tiling", "register_tiling_1d", "register_strip",
-                     "register_tiling_2d"]
-    two_d = d["kernels"][-1]
+                     "register_tiling_2d", "vectorized", "bank_conflict_free", "autotuned", "warptiling",
+                     "async_copy"]
+    two_d = d["kernels"][5]
     assert two_d["model"]["arithmetic_intensity"] == 32
     assert two_d["floors"]["memory_floor_ms"] == pytest.approx(4.47, abs=0.005)
 
@@ -208,3 +209,24 @@ def test_fast_commands_import_neither_cupy_nor_matplotlib():
             "print(sorted(m for m in ('cupy', 'matplotlib') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_device_measure_needs_this_gpu():
+    assert_usage_error(invoke("device", "--gpu", "h200", "--measure"), "--measure needs this machine's GPU")
+
+
+def test_plot_measured_needs_profiled_results(tmp_path, doc):
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc))
+    assert_usage_error(invoke("plot", "--results", str(res), "--measured", "--out", str(tmp_path / "c.png")),
+                       "no kernel in these results was profiled")
+    doc["device"].update(measured_dram_gbps=4256.0, measured_fp32_gflops=65_000.0)
+    doc["kernels"][5]["measured"] = {"dram_bytes": 401_110_000, "l2_bytes": 4_410_000_000}
+    res.write_text(json.dumps(doc))
+    out = tmp_path / "c.svg"
+    r = invoke("plot", "--results", str(res), "--measured", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    svg = out.read_text()
+    for text in ("DRAM measured 4,256 GB/s", "FP32 measured 65,000 GFLOP/s", "SMEM 33,454 GB/s",
+                 "L2 (measured)", "DRAM (measured)", "L2 4.41 GB, DRAM 0.40 GB"):
+        assert text in svg, text

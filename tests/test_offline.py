@@ -27,6 +27,9 @@ def test_kernels_compile_for_target_without_spilling(arch):
     assert rows["smem_tiling"]["static_smem_bytes"] == 2 * 32 * 32 * 4
     assert rows["register_strip"]["static_smem_bytes"] == 4 * (8 * (64 + 4) + 8 * 64)
     assert rows["register_tiling_2d"]["static_smem_bytes"] == 2 * 128 * 8 * 4
+    assert rows["bank_conflict_free"]["static_smem_bytes"] == 4 * 8 * (128 + 4 + 128)
+    assert rows["async_copy"]["static_smem_bytes"] == 0
+    assert rows["async_copy"]["dynamic_smem_bytes"] == 3 * 8 * (128 + 4 + 256) * 4
 
 
 def test_ptxas_log_parsing():

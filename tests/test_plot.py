@@ -74,3 +74,42 @@ def test_bad_extension(tmp_path, name):
 def test_missing_folder(tmp_path):
     with pytest.raises(UsageError, match="does not exist"):
         plot.check_output(tmp_path / "nope" / "r.png")
+
+
+def sweep_doc():
+    from conftest import make_doc
+
+    doc = make_doc()
+    doc["sweep"] = [{"problem": {"m": n, "n": n, "k": n},
+                     "reference": {"gflops": 50_000.0 * n / 8192, "time_ms": 1.0},
+                     "kernels": [{"name": k["name"], "gflops": k["gflops"] * n / 8192, "time_ms": 1.0,
+                                  "verified": k["name"] != "naive" or n > 128, "pct_of_reference": 50.0}
+                                 for k in doc["kernels"]]}
+                    for n in (128, 256, 512, 1024, 2048, 4096, 8192)]
+    return doc
+
+
+def test_sweep_chart(tmp_path):
+    from roofline import results, sweep_chart
+
+    doc = results.validate(sweep_doc())
+    svg = sweep_chart.draw(doc, tmp_path / "s.svg").read_text()
+    for name in ("cuBLAS (reference)", "async_copy", "naive", "8192", "FP32 peak 66,908 GFLOP/s"):
+        assert name in svg
+
+
+def test_sweep_needs_a_sweep(tmp_path, doc):
+    from roofline import sweep_chart
+
+    with pytest.raises(UsageError, match="holds no size sweep"):
+        sweep_chart.draw(doc, tmp_path / "s.png")
+    assert not (tmp_path / "s.png").exists()
+
+
+def test_malformed_sweep_is_refused():
+    from roofline import results
+
+    doc = sweep_doc()
+    doc["sweep"][2]["kernels"][0]["gflops"] = "fast"
+    with pytest.raises(UsageError, match=r"sweep\[2\].kernels\[0\].gflops must be a number"):
+        results.validate(doc)

@@ -100,3 +100,43 @@ def test_problem_that_does_not_fit_is_refused_before_allocating():
     with pytest.raises(UsageError, match="needs 32.0 GB of GPU memory but only 16.0 GB is free"):
         check_fits(p, 16 * 10**9)
     check_fits(Problem(4096, 4096, 4096), 16 * 10**9)  # 336 MB: fine
+
+
+NCU_CSV = '''==PROF== Connected to process 1234
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes.sum","l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum","l1tex__t_bytes.sum","lts__t_bytes.sum","smsp__sass_data_bytes_mem_shared.sum","smsp__sass_thread_inst_executed_op_fadd_pred_on.sum","smsp__sass_thread_inst_executed_op_ffma_pred_on.sum","smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
+"","","","","","","","","","","","byte","","byte","byte","byte","inst","inst","inst"
+"0","1234","python3","host","register_tiling_2d","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","401110000","274903434","4830000000","4410000000","23620000000","0","68719476736","16777216"
+'''
+
+
+def test_ncu_csv_gives_the_measured_object():
+    from roofline import profile
+
+    measured = profile.measured_from(profile.parse_ncu_csv(NCU_CSV))
+    assert measured == {"dram_bytes": 401_110_000, "l2_bytes": 4_410_000_000, "l1_bytes": 4_830_000_000,
+                        "smem_bytes": 23_620_000_000, "bank_conflicts": 274_903_434,
+                        "fp32_flops": 2 * 68_719_476_736 + 16_777_216}
+    with pytest.raises(profile.ProfileUnavailable, match="no kernel"):
+        profile.parse_ncu_csv("==ERROR== something broke\n")
+
+
+def test_hierarchy_ceilings_and_verdict(doc):
+    from roofline import hierarchy
+
+    # H200: 132 SMs x 32 banks x 4 B x 1980 MHz.
+    assert hierarchy.smem_gbps(132, 1980) == pytest.approx(33_454.08)
+    doc["device"].update(measured_dram_gbps=4256.0, measured_fp32_gflops=65_000.0)
+    k = next(k for k in doc["kernels"] if k["name"] == "register_tiling_2d")
+    v = hierarchy.verdict(k, doc["device"], doc["problem"])
+    assert v["binding"] == "FP32"
+    assert v["floors_ms"]["FP32"] == pytest.approx(137.439 / 65.0, rel=1e-4)
+    assert v["times_floor"] == pytest.approx(k["time_ms"] / v["floors_ms"]["FP32"])
+    assert "FP32-bound (measured)" in v["text"] and "occupancy 50 % (registers)" in v["text"]
+    # The 32x32 shared-memory kernel reads 2K floats per result from shared memory: 549.8 GB at
+    # 33.45 TB/s is 16.4 ms, above its DRAM floor (17.18 GB at 4256 GB/s, 4.0 ms).
+    s = next(k for k in doc["kernels"] if k["name"] == "smem_tiling")
+    vs = hierarchy.verdict(s, doc["device"], doc["problem"])
+    assert vs["binding"] == "SMEM" and vs["floors_ms"]["SMEM"] == pytest.approx(549.76 / 33.454, rel=1e-3)
+    # Profiled bytes replace the model's.
+    k["measured"] = {"dram_bytes": 401_110_000, "smem_bytes": 23_620_000_000}
+    assert hierarchy.level_bytes(k, doc["problem"])["dram"] == 401_110_000

@@ -1,0 +1,69 @@
+// vectorized: register_tiling_2d with 128-bit loads from global and from shared memory.
+//
+// The A tile is stored transposed (As[k][m]), so that the TM values of A a thread needs for one k
+// are consecutive in shared memory, like its TN values of B: each is read with TM/4 and TN/4
+// 128-bit loads instead of TM and TN 32-bit ones. Global tiles are read as float4 (one load
+// instruction per four elements). The bytes moved are those of register_tiling_2d; the number of
+// load instructions issued falls by four. Shapes whose rows are not a multiple of four floats
+// take the element-by-element path of load4/store4 (same results, slower).
+//
+// Launch: block (BM * BN / (TM * TN)), grid (ceil(N / BN), ceil(M / BM)).
+#include "common.cuh"
+
+template <int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__(BM * BN / (TM * TN))
+vectorized(int M, int N, int K, float alpha, const float* __restrict__ A,
+           const float* __restrict__ B, float beta, float* __restrict__ C) {
+    constexpr int NT = BM * BN / (TM * TN);
+    static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "tiles must be whole float4s");
+    static_assert((BM * BK / 4) % NT == 0 && (BK * BN / 4) % NT == 0, "every thread loads whole float4s");
+    __shared__ __align__(16) float As[BK * BM];  // As[k * BM + m] = A[row0 + m][k0 + k]
+    __shared__ __align__(16) float Bs[BK * BN];
+
+    const bool a_vec = K % 4 == 0, b_vec = N % 4 == 0;
+    const int tcol = threadIdx.x % (BN / TN), trow = threadIdx.x / (BN / TN);
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+
+    float acc[TM][TN] = {};
+    float a[TM], b[TN];
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int l = 0; l < BM * BK / 4 / NT; ++l) {
+            const int i = threadIdx.x + l * NT;
+            const int r = i / (BK / 4), c = i % (BK / 4) * 4;
+            const float4 v = load4(A, K, row0 + r, k0 + c, M, K, a_vec);
+            As[(c + 0) * BM + r] = v.x;
+            As[(c + 1) * BM + r] = v.y;
+            As[(c + 2) * BM + r] = v.z;
+            As[(c + 3) * BM + r] = v.w;
+        }
+#pragma unroll
+        for (int l = 0; l < BK * BN / 4 / NT; ++l) {
+            const int i = threadIdx.x + l * NT;
+            const int r = i / (BN / 4), c = i % (BN / 4) * 4;
+            *reinterpret_cast<float4*>(&Bs[r * BN + c]) = load4(B, N, k0 + r, col0 + c, K, N, b_vec);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+#pragma unroll
+            for (int i = 0; i < TM; i += 4)
+                *reinterpret_cast<float4*>(&a[i]) = *reinterpret_cast<const float4*>(&As[k * BM + trow * TM + i]);
+#pragma unroll
+            for (int j = 0; j < TN; j += 4)
+                *reinterpret_cast<float4*>(&b[j]) = *reinterpret_cast<const float4*>(&Bs[k * BN + tcol * TN + j]);
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+    const bool c_vec = N % 4 == 0;
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; j += 4)
+            store4(C, N, row0 + trow * TM + i, col0 + tcol * TN + j, M, N,
+                   make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta, c_vec);
+}

@@ -1,0 +1,80 @@
+// warptiling: a warp-level tile between the block tile and the thread tile.
+//
+// The BM x BN block tile is cut into WM x WN warp tiles, one per warp; inside a warp the 32 lanes
+// form an LM x LN grid (LM = WM / TM, LN = WN / TN) and each lane owns TM x TN results as
+// (TM/4) x (TN/4) pieces of 4 x 4, spaced LM*4 rows and LN*4 columns apart. Consecutive lanes
+// therefore read consecutive float4s of B (a 128-byte phase, no bank conflicts) and a warp's
+// shared-memory footprint per k is only WM + WN values, read by all its lanes; the values a lane
+// reuses stay in registers across its whole warp tile. Traffic model as before: GMEM
+// K(1/BM + 1/BN), SMEM K(1/TM + 1/TN) per result.
+//
+// Launch: block ((BM / WM) * (BN / WN) * 32), grid (ceil(N / BN), ceil(M / BM)).
+#include "common.cuh"
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+warptiling(int M, int N, int K, float alpha, const float* __restrict__ A,
+           const float* __restrict__ B, float beta, float* __restrict__ C) {
+    constexpr int NT = (BM / WM) * (BN / WN) * 32;
+    constexpr int LM = WM / TM, LN = WN / TN;  // lane grid inside a warp
+    constexpr int AP = BM + 4;                 // pitch of the transposed A tile
+    static_assert(LM * LN == 32, "a warp's lanes must tile its warp tile exactly");
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
+    static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "tiles must be whole float4s");
+    static_assert((BM * BK / 4) % NT == 0 && (BK * BN / 4) % NT == 0, "every thread loads whole float4s");
+    __shared__ __align__(16) float As[BK * AP];
+    __shared__ __align__(16) float Bs[BK * BN];
+
+    const bool a_vec = K % 4 == 0, b_vec = N % 4 == 0;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wm0 = warp / (BN / WN) * WM, wn0 = warp % (BN / WN) * WN;  // warp tile origin
+    const int lm = lane / LN, ln = lane % LN;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+
+    float acc[TM][TN] = {};
+    float a[TM], b[TN];
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int l = 0; l < BM * BK / 4 / NT; ++l) {
+            const int i = threadIdx.x + l * NT;
+            const int r = i / (BK / 4), c = i % (BK / 4) * 4;
+            const float4 v = load4(A, K, row0 + r, k0 + c, M, K, a_vec);
+            As[(c + 0) * AP + r] = v.x;
+            As[(c + 1) * AP + r] = v.y;
+            As[(c + 2) * AP + r] = v.z;
+            As[(c + 3) * AP + r] = v.w;
+        }
+#pragma unroll
+        for (int l = 0; l < BK * BN / 4 / NT; ++l) {
+            const int i = threadIdx.x + l * NT;
+            const int r = i / (BN / 4), c = i % (BN / 4) * 4;
+            *reinterpret_cast<float4*>(&Bs[r * BN + c]) = load4(B, N, k0 + r, col0 + c, K, N, b_vec);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+#pragma unroll
+            for (int p = 0; p < TM / 4; ++p)
+                *reinterpret_cast<float4*>(&a[4 * p]) =
+                    *reinterpret_cast<const float4*>(&As[k * AP + wm0 + p * LM * 4 + lm * 4]);
+#pragma unroll
+            for (int q = 0; q < TN / 4; ++q)
+                *reinterpret_cast<float4*>(&b[4 * q]) =
+                    *reinterpret_cast<const float4*>(&Bs[k * BN + wn0 + q * LN * 4 + ln * 4]);
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+    const bool c_vec = N % 4 == 0;
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int q = 0; q < TN / 4; ++q) {
+            const int j = 4 * q;
+            store4(C, N, row0 + wm0 + (i / 4) * LM * 4 + lm * 4 + i % 4, col0 + wn0 + q * LN * 4 + ln * 4, M, N,
+                   make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta, c_vec);
+        }
+}

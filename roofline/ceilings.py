@@ -1,0 +1,126 @@
+"""Measured ceilings: what the GPU actually sustains, beside NVML's theoretical peaks.
+
+- DRAM bandwidth: a device-to-device copy of `COPY_BYTES` (far larger than L2), counting bytes read
+  plus bytes written, timed with CUDA events (median of repeats).
+- FP32 rate: a kernel of independent FMA chains (`CHAINS` per thread, no memory traffic in the
+  timed loop), enough blocks to fill every SM several times; 2 FLOP per FMA.
+Results are cached per GPU (name and PCI bus id) with the date in the user's cache folder
+(`$XDG_CACHE_HOME/roofline/ceilings.json`), so `run` measures once per device.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .timing import time_gpu
+
+COPY_BYTES = 4 * 2**30   # 4 GiB per buffer
+CHAINS = 16              # independent FMA chains per thread
+FMA_ITERS = 4096         # loop trips (unrolled by 16); CHAINS FMAs each
+FMA_THREADS = 256
+
+_FMA_SOURCE = r"""
+extern "C" __global__ void fma_chains(float* out, float a, float b, int iters) {
+    float x[%(chains)d];
+#pragma unroll
+    for (int c = 0; c < %(chains)d; ++c) x[c] = threadIdx.x * 1e-3f + c;
+#pragma unroll 16
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int c = 0; c < %(chains)d; ++c) x[c] = fmaf(x[c], a, b);
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int c = 0; c < %(chains)d; ++c) s += x[c];
+    if (s == 123.456f) out[blockIdx.x * blockDim.x + threadIdx.x] = s;  // keeps the chains alive
+}
+"""
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Measured DRAM GB/s (read + write) and FP32 GFLOP/s, with when and how they were taken."""
+
+    dram_gbps: float
+    fp32_gflops: float
+    measured_at: str
+    copy_bytes: int
+    method: str = ("D2D copy, bytes read + written, median of timed copies; "
+                   f"{CHAINS} independent FMA chains per thread, 2 FLOP per FMA")
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return asdict(self)
+
+
+def measure_dram_gbps(nbytes: int = COPY_BYTES) -> float:
+    """Sustained device-to-device copy bandwidth in GB/s, counting read + written bytes."""
+    import cupy
+
+    n = nbytes // 4
+    src = cupy.ones(n, dtype=cupy.float32)
+    dst = cupy.empty_like(src)
+    t = time_gpu(lambda: cupy.copyto(dst, src), warmup=2, min_repeat=10)
+    del src, dst
+    cupy.get_default_memory_pool().free_all_blocks()
+    return 2 * nbytes / (t.median_ms * 1e-3) / 1e9
+
+
+def measure_fp32_gflops(sm_count: int) -> float:
+    """Sustained FP32 FMA throughput in GFLOP/s from independent FMA chains."""
+    import cupy
+    import numpy as np
+
+    kernel = cupy.RawKernel(_FMA_SOURCE % {"chains": CHAINS}, "fma_chains")
+    blocks = sm_count * 8 * 4  # several full waves at 8 blocks of 256 threads per SM
+    out = cupy.empty(blocks * FMA_THREADS, dtype=cupy.float32)
+    args = (out, np.float32(0.999), np.float32(1e-3), np.int32(FMA_ITERS))
+    t = time_gpu(lambda: kernel((blocks,), (FMA_THREADS,), args), warmup=2, min_repeat=10)
+    flops = 2 * CHAINS * FMA_ITERS * blocks * FMA_THREADS
+    return flops / (t.median_ms * 1e-3) / 1e9
+
+
+def cache_path() -> Path:
+    """Where measured ceilings are kept, per GPU."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "roofline" / "ceilings.json"
+
+
+def _key(device) -> str:
+    return f"{device.name} @ {device.extra.get('pci_bus_id', '?')}"
+
+
+def cached(device) -> Ceilings | None:
+    """The cached ceilings of `device`, or None."""
+    try:
+        entry = json.loads(cache_path().read_text()).get(_key(device))
+        return Ceilings(**entry) if entry else None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def measure(device, refresh: bool = False) -> Ceilings:
+    """The ceilings of `device` (a `DeviceSpec` from NVML): from the cache unless `refresh`, else
+    measured now and cached (atomically)."""
+    if not refresh:
+        hit = cached(device)
+        if hit is not None:
+            return hit
+    result = Ceilings(dram_gbps=measure_dram_gbps(), fp32_gflops=measure_fp32_gflops(device.sm_count),
+                      measured_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                      copy_bytes=COPY_BYTES)
+    from . import files
+
+    path = cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    data[_key(device)] = result.to_dict()
+    files.write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(data, indent=1) + "\n"))
+    return result

@@ -1,0 +1,68 @@
+"""The size-sweep chart: GFLOP/s against problem size (M = N = K), one line per kernel and a bold
+one for cuBLAS, from a results document made by `roofline run --sizes ...` (no GPU needed).
+Sizes at which a kernel failed verification are left out of its line."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from .errors import UsageError
+from .plot import MARKERS, check_output, save_atomic
+
+
+def draw(doc: dict, out: Path) -> Path:
+    """Draw the sweep of `doc` into `out` (.png, .svg or .pdf), atomically. Raises UsageError when
+    the document holds no sweep or the output path is bad."""
+    fmt = check_output(out)
+    if "sweep" not in doc:
+        raise UsageError("this results file holds no size sweep; make one with "
+                         "roofline run --all --sizes 128,256,512,1024,2048,4096,8192")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fig = _render(doc)
+    save_atomic(fig, Path(out), fmt)
+    return Path(out)
+
+
+def _render(doc: dict):
+    from matplotlib import colormaps
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    sweep = sorted(doc["sweep"], key=lambda p: p["problem"]["m"])
+    sizes = [p["problem"]["m"] for p in sweep]
+    names = []
+    for point in sweep:
+        for k in point["kernels"]:
+            if k["name"] not in names:
+                names.append(k["name"])
+    fig = Figure(figsize=(12, 6.5), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    cmap = colormaps["viridis"]
+    for i, name in enumerate(names):
+        xs, ys = [], []
+        for point in sweep:
+            k = next((k for k in point["kernels"] if k["name"] == name), None)
+            if k and k["verified"] is True and k["gflops"]:
+                xs.append(point["problem"]["m"])
+                ys.append(k["gflops"])
+        ax.plot(xs, ys, marker=MARKERS[i % len(MARKERS)], color=cmap(0.05 + 0.85 * i / max(len(names) - 1, 1)),
+                lw=1.3, ms=6, label=name)
+    ax.plot(sizes, [p["reference"]["gflops"] for p in sweep], color="black", lw=2.5, marker="*", ms=10,
+            label="cuBLAS (reference)")
+    peak = float(doc["device"]["peak_fp32_gflops"])
+    ax.axhline(peak, color="tab:red", lw=1.5)
+    ax.text(sizes[0], peak * 1.05, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="bottom")
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([str(s) for s in sizes])
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("GFLOP/s (measured, median)")
+    ax.set_title(f"{doc['device']['name']}: SGEMM FP32 against problem size")
+    ax.grid(True, which="major", lw=0.4, color="0.85")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig

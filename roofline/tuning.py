@@ -1,0 +1,74 @@
+"""Tile search for the `autotuned` kernel: the candidates, the winner per GPU, where it is kept.
+
+`candidates()` lists every valid (BM, BN, BK, TM, TN) of `bank_conflict_free_tile`: BM, BN in
+{64, 128, 256}, BK in {8, 16, 32}, TM, TN in {4, 8}, with BM*BN / (TM*TN) threads between 64 and
+1024, whole float4 loads per thread, and at most 48 KB of static shared memory.
+`roofline tune` times them all on the current GPU (`runner.run`) and stores the winner under the
+GPU's name in the user's cache (`$XDG_CACHE_HOME/roofline/tuned.json`, else
+`~/.cache/roofline/tuned.json`). `tuned_params(name)` answers from that cache, then from
+`BUILTIN` (winners recorded on GPUs the project measured), then `DEFAULT`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from itertools import product
+from pathlib import Path
+
+DEFAULT = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
+BUILTIN: dict[str, dict[str, int]] = {}
+
+
+def candidates() -> list[dict[str, int]]:
+    """Every valid tile for `bank_conflict_free_tile`, square ones first."""
+    out = []
+    for bm, bn, bk, tm, tn in product((64, 128, 256), (64, 128, 256), (8, 16, 32), (4, 8), (4, 8)):
+        threads = bm * bn // (tm * tn)
+        if not 64 <= threads <= 1024:
+            continue
+        if (bm * bk // 4) % threads or (bk * bn // 4) % threads:
+            continue  # each thread must load whole float4s of both tiles
+        if (bk * (bm + 4) + bk * bn) * 4 > 48 * 1024:
+            continue  # static shared memory limit
+        out.append({"BM": bm, "BN": bn, "BK": bk, "TM": tm, "TN": tn})
+    return sorted(out, key=lambda p: (p["BM"] != p["BN"], p["BM"], p["BN"], p["BK"], p["TM"], p["TN"]))
+
+
+def cache_path() -> Path:
+    """Where `roofline tune` keeps its winners."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "roofline" / "tuned.json"
+
+
+def _load_cache() -> dict:
+    try:
+        data = json.loads(cache_path().read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _valid(params) -> bool:
+    return isinstance(params, dict) and params in candidates()
+
+
+def tuned_params(device_name: str) -> dict[str, int]:
+    """The tile to run `autotuned` at on `device_name`: the user's tuned winner, else the built-in
+    one for that GPU, else DEFAULT. A cached entry that is not a valid candidate is ignored."""
+    cached = _load_cache().get(device_name, {}).get("params")
+    if _valid(cached):
+        return dict(cached)
+    return dict(BUILTIN.get(device_name, DEFAULT))
+
+
+def remember(device_name: str, params: dict[str, int], gflops: float, size: int) -> Path:
+    """Store `params` as `device_name`'s winner in the cache (atomically). Returns the cache path."""
+    from . import files
+
+    data = _load_cache()
+    data[device_name] = {"params": params, "gflops": gflops, "size": size}
+    path = cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files.write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(data, indent=1) + "\n"))
+    return path
