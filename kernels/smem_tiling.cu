@@ -19,21 +19,27 @@ smem_tiling(int M, int N, int K, float alpha, const float* __restrict__ A,
     const int row = blockIdx.x * BS + ty, col = blockIdx.y * BS + tx;
 
     // Blocks whose tiles lie wholly inside the matrices (all of them when BS divides M, N and K)
-    // skip the bounds checks; the test is the same for every thread of the block.
+    // take a loop without bounds checks; the test is the same for every thread of the block.
     const bool whole = (blockIdx.x + 1) * BS <= M && (blockIdx.y + 1) * BS <= N && K % BS == 0;
     float acc = 0.0f;
-    for (int k0 = 0; k0 < K; k0 += BS) {
-        if (whole) {
+    if (whole) {
+        for (int k0 = 0; k0 < K; k0 += BS) {
             As[ty][tx] = A[row * K + k0 + tx];
             Bs[ty][tx] = B[(k0 + ty) * N + col];
-        } else {
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < BS; ++k) acc += As[ty][k] * Bs[k][tx];
+            __syncthreads();
+        }
+    } else {
+        for (int k0 = 0; k0 < K; k0 += BS) {
             As[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
             Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
-        }
-        __syncthreads();
+            __syncthreads();
 #pragma unroll
-        for (int k = 0; k < BS; ++k) acc += As[ty][k] * Bs[k][tx];
-        __syncthreads();
+            for (int k = 0; k < BS; ++k) acc += As[ty][k] * Bs[k][tx];
+            __syncthreads();
+        }
     }
     if (row < M && col < N) store_result(C, row * N + col, acc, alpha, beta);
 }

@@ -5,6 +5,8 @@ Levels and their ceilings (GB/s or GFLOP/s), each theoretical and, where measure
   SMEM   SMs x 32 banks x 4 bytes x SM clock (CUDA programming guide, "Shared Memory": 32 banks,
          each delivering 4 bytes per clock; 128 B/clock/SM in the architecture whitepapers)
   FP32   theoretical cores x 2 x SM clock (NVML); measured with independent FMA chains
+  L1     for profiled kernels, the L1/TEX bytes against the SMEM ceiling: L1 and shared memory
+         share one 128 B/clock data path per SM
 A kernel's arithmetic intensity at a level is its FLOPs over its bytes at that level: the model's
 GMEM bytes (against DRAM) and SMEM bytes (4 x SMEM accesses per result x M x N), or the bytes
 Nsight Compute counted when the run was profiled.
@@ -70,6 +72,9 @@ def verdict(kernel: dict, device: dict, problem: dict) -> dict | None:
               "DRAM": by.get("dram", by["gmem"]) / (dram_bw * 1e9) * 1e3}
     if "smem" in ceil and ("smem_measured" in by or "smem" in by):
         floors["SMEM"] = by.get("smem_measured", by.get("smem")) / (ceil["smem"] * 1e9) * 1e3
+    if "smem" in ceil and "l1" in by:
+        # L1 and shared memory share the SM's 128 B/clock data path: the same ceiling.
+        floors["L1"] = by["l1"] / (ceil["smem"] * 1e9) * 1e3
     binding = max(floors, key=floors.get)
     times = kernel["time_ms"] / floors[binding]
     occ = kernel.get("occupancy") or {}
@@ -78,7 +83,8 @@ def verdict(kernel: dict, device: dict, problem: dict) -> dict | None:
     source = {"FP32": "measured" if "fp32_measured" in ceil else "theoretical",
               "DRAM": ("measured bytes" if "dram" in by else "model bytes")
               + (", measured bandwidth" if "dram_measured" in ceil else ""),
-              "SMEM": "measured bytes" if "smem_measured" in by else "model bytes"}[binding]
+              "SMEM": "measured bytes" if "smem_measured" in by else "model bytes",
+              "L1": "measured bytes, the shared-memory data path"}[binding]
     if times >= 1:
         where = f"{times:.2f}x its floor of {floors[binding]:.3f} ms ({100 / times:.0f} % of that ceiling)"
     else:

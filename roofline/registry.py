@@ -100,7 +100,7 @@ def async_copy_smem_bytes(params: dict[str, int]) -> int:
 
 
 T128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
-WARP = {"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "TM": 8, "TN": 8}
+WARP = {"BM": 128, "BN": 128, "BK": 16, "WM": 16, "WN": 64, "TM": 4, "TN": 8}
 ASYNC = {"BM": 128, "BN": 256, "BK": 8, "WM": 32, "WN": 128, "TM": 8, "TN": 16, "STAGES": 3}
 
 LADDER: tuple[KernelSpec, ...] = (
@@ -120,7 +120,7 @@ LADDER: tuple[KernelSpec, ...] = (
     tiled_spec("bank_conflict_free", "thread tile split into 4x4 pieces, padded A tile: no bank conflicts",
                T128, template="bank_conflict_free"),
     autotuned_spec(T128),
-    tiled_spec("warptiling", "32x64 warp tiles between the block tile and the 8x8 thread tile", WARP),
+    tiled_spec("warptiling", "16x64 warp tiles between the 128x128 block tile and 4x8 thread tiles", WARP),
     tiled_spec("async_copy", "3-stage cp.async pipeline, 128x256 block, 32x128 warp, 8x16 thread tiles", ASYNC,
                dynamic_smem_bytes=async_copy_smem_bytes(ASYNC)),
 )

@@ -17,7 +17,10 @@ from itertools import product
 from pathlib import Path
 
 DEFAULT = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
-BUILTIN: dict[str, dict[str, int]] = {}
+# Winners of `roofline tune --size 4096` on GPUs this project measured (plots/tune-*.json).
+BUILTIN: dict[str, dict[str, int]] = {
+    "NVIDIA H200": {"BM": 128, "BN": 128, "BK": 16, "TM": 4, "TN": 8},
+}
 
 
 def candidates() -> list[dict[str, int]]:

@@ -14,7 +14,7 @@ def test_ladder_order_and_launch_shapes():
                          "register_tiling_2d"]
     assert names[6:] == ["vectorized", "bank_conflict_free", "autotuned", "warptiling", "async_copy"]
     wt = registry.BY_NAME["warptiling"]
-    assert wt.threads_per_block == (128 // 32) * (128 // 64) * 32 == 256
+    assert wt.threads_per_block == (128 // 16) * (128 // 64) * 32 == 512
     assert wt.grid(4097, 1000) == (8, 33, 1)
     ac = registry.BY_NAME["async_copy"]
     assert ac.dynamic_smem_bytes == 3 * 8 * (128 + 4 + 256) * 4 == 37_248
