@@ -8,11 +8,14 @@ from the CUDA wheels or the system toolkit; no driver needed) for `-arch=sm_XY` 
     ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 (CuPy's own RawModule cannot do this: it appends the current device's -arch after ours.)
+NVRTC 13 may answer from the CUDA compute cache without running ptxas; `compile_for` then
+compiles once more with a change that defeats the cache.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from dataclasses import dataclass
 
 from .errors import RunError
@@ -66,9 +69,25 @@ def compile_for(spec: KernelSpec, arch: str, extra_options: tuple[str, ...] = ()
     Raises RunError naming the kernel, the target and the first error line when compilation
     fails (for instance a target this NVRTC no longer supports)."""
     nvrtc_version()
+    log = _compile_log(spec, arch, extra_options, source(spec))
+    if _USED.search(log) is None:
+        # NVRTC 13 keeps compiled code in the CUDA compute cache (~/.nv/ComputeCache) and a cache
+        # hit skips ptxas, whose report is then missing. An unused global variable with a fresh
+        # name changes the PTX, so ptxas runs again; the kernel's own resources are unaffected.
+        nonce = f"\n__device__ int roofline_resources_probe_{uuid.uuid4().hex};\n"
+        log = _compile_log(spec, arch, extra_options, source(spec) + nonce)
+    try:
+        return parse_ptxas_log(log)
+    except RunError:
+        tail = " | ".join(ln.strip() for ln in log.strip("\x00\n ").splitlines()[-3:]) or "empty log"
+        raise RunError(f"{spec.name} for {arch}: the compiler log holds no ptxas resource report "
+                       f"(log ends: {tail})") from None
+
+
+def _compile_log(spec: KernelSpec, arch: str, extra_options: tuple[str, ...], text: str) -> str:
     from cupy_backends.cuda.libs import nvrtc
 
-    prog = nvrtc.createProgram(source(spec), f"{spec.name}.cu", [], [])
+    prog = nvrtc.createProgram(text, f"{spec.name}.cu", [], [])
     try:
         nvrtc.addNameExpression(prog, spec.name_expression)
         options = [f"-arch={arch}", "-std=c++17", "-Xptxas", "-v", *extra_options]
@@ -78,6 +97,6 @@ def compile_for(spec: KernelSpec, arch: str, extra_options: tuple[str, ...] = ()
             log = nvrtc.getProgramLog(prog) or str(exc)
             first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log.strip().splitlines()[0])
             raise RunError(f"{spec.name} does not compile for {arch}: {first.strip()}") from None
-        return parse_ptxas_log(nvrtc.getProgramLog(prog))
+        return nvrtc.getProgramLog(prog)
     finally:
         nvrtc.destroyProgram(prog)
