@@ -56,7 +56,7 @@ def _render(doc: dict):
             label="cuBLAS (reference)")
     peak = float(doc["device"]["peak_fp32_gflops"])
     ax.axhline(peak, color="tab:red", lw=1.5)
-    ax.text(sizes[0], peak * 1.05, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="bottom")
+    ax.text(sizes[-1], peak / 1.06, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="top", ha="right")
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(s) for s in sizes])
     ax.set_xlabel("M = N = K")

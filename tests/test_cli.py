@@ -228,5 +228,6 @@ def test_plot_measured_needs_profiled_results(tmp_path, doc):
     assert r.exit_code == 0, r.output
     svg = out.read_text()
     for text in ("DRAM measured 4,256 GB/s", "FP32 measured 65,000 GFLOP/s", "SMEM 33,454 GB/s",
+                 "FP32 peak 66,908 GFLOP/s",
                  "L2 (measured)", "DRAM (measured)", "L2 4.41 GB, DRAM 0.40 GB"):
         assert text in svg, text
