@@ -102,10 +102,7 @@ async_copy(int M, int N, int K, float alpha, const float* __restrict__ A,
             for (int q = 0; q < TN / 4; ++q)
                 *reinterpret_cast<float4*>(&b[4 * q]) =
                     *reinterpret_cast<const float4*>(&Bs[k * BN + wn0 + q * LN * 4 + ln * 4]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+            outer_product(acc, a, b);
         }
     }
     cp_async_wait<0>();

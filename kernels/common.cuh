@@ -68,3 +68,44 @@ __device__ __forceinline__ void store4(float* C, int ldc, int r, int c, int nrow
     const float v[4] = {acc.x, acc.y, acc.z, acc.w};
     for (int j = 0; j < 4 && c + j < ncols; ++j) p[j] = (beta == 0.0f) ? alpha * v[j] : alpha * v[j] + beta * p[j];
 }
+
+// The BM x BK tile of A at (row0, k0) into shared memory transposed, As[k * PITCH + m], read from
+// global memory as float4s along K (load4: zero outside the matrix, element-wise unless `vec`).
+// With PITCH = BM + 4 the transposing stores of a warp hit 32 different banks.
+template <int BM, int BK, int NT, int PITCH>
+__device__ __forceinline__ void load_a_transposed4(float* As, const float* __restrict__ A, int M, int K,
+                                                   int row0, int k0, bool vec) {
+    static_assert(BK % 4 == 0 && (BM * BK / 4) % NT == 0, "every thread loads whole float4s of A");
+#pragma unroll
+    for (int l = 0; l < BM * BK / 4 / NT; ++l) {
+        const int i = threadIdx.x + l * NT;
+        const int r = i / (BK / 4), c = i % (BK / 4) * 4;
+        const float4 v = load4(A, K, row0 + r, k0 + c, M, K, vec);
+        As[(c + 0) * PITCH + r] = v.x;
+        As[(c + 1) * PITCH + r] = v.y;
+        As[(c + 2) * PITCH + r] = v.z;
+        As[(c + 3) * PITCH + r] = v.w;
+    }
+}
+
+// The BK x BN tile of B at (k0, col0) into shared memory row-major, Bs[k * BN + n], float4 by float4.
+template <int BK, int BN, int NT>
+__device__ __forceinline__ void load_b4(float* Bs, const float* __restrict__ B, int K, int N,
+                                        int k0, int col0, bool vec) {
+    static_assert(BN % 4 == 0 && (BK * BN / 4) % NT == 0, "every thread loads whole float4s of B");
+#pragma unroll
+    for (int l = 0; l < BK * BN / 4 / NT; ++l) {
+        const int i = threadIdx.x + l * NT;
+        const int r = i / (BN / 4), c = i % (BN / 4) * 4;
+        *reinterpret_cast<float4*>(&Bs[r * BN + c]) = load4(B, N, k0 + r, col0 + c, K, N, vec);
+    }
+}
+
+// acc += a (TM values of A) x b (TN values of B): TM*TN independent FMAs from registers.
+template <int TM, int TN>
+__device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN]) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+}

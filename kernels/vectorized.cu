@@ -16,7 +16,6 @@ vectorized(int M, int N, int K, float alpha, const float* __restrict__ A,
            const float* __restrict__ B, float beta, float* __restrict__ C) {
     constexpr int NT = BM * BN / (TM * TN);
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "tiles must be whole float4s");
-    static_assert((BM * BK / 4) % NT == 0 && (BK * BN / 4) % NT == 0, "every thread loads whole float4s");
     __shared__ __align__(16) float As[BK * BM];  // As[k * BM + m] = A[row0 + m][k0 + k]
     __shared__ __align__(16) float Bs[BK * BN];
 
@@ -27,22 +26,8 @@ vectorized(int M, int N, int K, float alpha, const float* __restrict__ A,
     float acc[TM][TN] = {};
     float a[TM], b[TN];
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int l = 0; l < BM * BK / 4 / NT; ++l) {
-            const int i = threadIdx.x + l * NT;
-            const int r = i / (BK / 4), c = i % (BK / 4) * 4;
-            const float4 v = load4(A, K, row0 + r, k0 + c, M, K, a_vec);
-            As[(c + 0) * BM + r] = v.x;
-            As[(c + 1) * BM + r] = v.y;
-            As[(c + 2) * BM + r] = v.z;
-            As[(c + 3) * BM + r] = v.w;
-        }
-#pragma unroll
-        for (int l = 0; l < BK * BN / 4 / NT; ++l) {
-            const int i = threadIdx.x + l * NT;
-            const int r = i / (BN / 4), c = i % (BN / 4) * 4;
-            *reinterpret_cast<float4*>(&Bs[r * BN + c]) = load4(B, N, k0 + r, col0 + c, K, N, b_vec);
-        }
+        load_a_transposed4<BM, BK, NT, BM>(As, A, M, K, row0, k0, a_vec);
+        load_b4<BK, BN, NT>(Bs, B, K, N, k0, col0, b_vec);
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
@@ -52,10 +37,7 @@ vectorized(int M, int N, int K, float alpha, const float* __restrict__ A,
 #pragma unroll
             for (int j = 0; j < TN; j += 4)
                 *reinterpret_cast<float4*>(&b[j]) = *reinterpret_cast<const float4*>(&Bs[k * BN + tcol * TN + j]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+            outer_product(acc, a, b);
         }
         __syncthreads();
     }

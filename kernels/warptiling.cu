@@ -21,7 +21,6 @@ warptiling(int M, int N, int K, float alpha, const float* __restrict__ A,
     static_assert(LM * LN == 32, "a warp's lanes must tile its warp tile exactly");
     static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "tiles must be whole float4s");
-    static_assert((BM * BK / 4) % NT == 0 && (BK * BN / 4) % NT == 0, "every thread loads whole float4s");
     __shared__ __align__(16) float As[BK * AP];
     __shared__ __align__(16) float Bs[BK * BN];
 
@@ -34,22 +33,8 @@ warptiling(int M, int N, int K, float alpha, const float* __restrict__ A,
     float acc[TM][TN] = {};
     float a[TM], b[TN];
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int l = 0; l < BM * BK / 4 / NT; ++l) {
-            const int i = threadIdx.x + l * NT;
-            const int r = i / (BK / 4), c = i % (BK / 4) * 4;
-            const float4 v = load4(A, K, row0 + r, k0 + c, M, K, a_vec);
-            As[(c + 0) * AP + r] = v.x;
-            As[(c + 1) * AP + r] = v.y;
-            As[(c + 2) * AP + r] = v.z;
-            As[(c + 3) * AP + r] = v.w;
-        }
-#pragma unroll
-        for (int l = 0; l < BK * BN / 4 / NT; ++l) {
-            const int i = threadIdx.x + l * NT;
-            const int r = i / (BN / 4), c = i % (BN / 4) * 4;
-            *reinterpret_cast<float4*>(&Bs[r * BN + c]) = load4(B, N, k0 + r, col0 + c, K, N, b_vec);
-        }
+        load_a_transposed4<BM, BK, NT, AP>(As, A, M, K, row0, k0, a_vec);
+        load_b4<BK, BN, NT>(Bs, B, K, N, k0, col0, b_vec);
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
@@ -61,10 +46,7 @@ warptiling(int M, int N, int K, float alpha, const float* __restrict__ A,
             for (int q = 0; q < TN / 4; ++q)
                 *reinterpret_cast<float4*>(&b[4 * q]) =
                     *reinterpret_cast<const float4*>(&Bs[k * BN + wn0 + q * LN * 4 + ln * 4]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+            outer_product(acc, a, b);
         }
         __syncthreads();
     }
