@@ -57,17 +57,26 @@ class Ceilings:
         return asdict(self)
 
 
-def measure_dram_gbps(nbytes: int = COPY_BYTES) -> float:
-    """Sustained device-to-device copy bandwidth in GB/s, counting read + written bytes."""
+def measure_dram_gbps(nbytes: int = COPY_BYTES) -> tuple[float, int]:
+    """Sustained device-to-device copy bandwidth in GB/s, counting read + written bytes, over two
+    buffers of `nbytes` (less when the GPU has not four times that free; 256 MiB at the least,
+    still several times any L2). Returns (GB/s, bytes per buffer). Raises RunError when even that
+    cannot be allocated."""
     import cupy
 
+    from .errors import RunError
+
+    free_bytes, _ = cupy.cuda.runtime.memGetInfo()
+    nbytes = min(nbytes, free_bytes // 4)
+    if nbytes < 256 * 2**20:
+        raise RunError(f"too little free GPU memory ({free_bytes / 1e9:.1f} GB) to measure the copy bandwidth")
     n = nbytes // 4
     src = cupy.ones(n, dtype=cupy.float32)
     dst = cupy.empty_like(src)
     t = time_gpu(lambda: cupy.copyto(dst, src), warmup=2, min_repeat=10)
     del src, dst
     cupy.get_default_memory_pool().free_all_blocks()
-    return 2 * nbytes / (t.median_ms * 1e-3) / 1e9
+    return 2 * nbytes / (t.median_ms * 1e-3) / 1e9, nbytes
 
 
 def measure_fp32_gflops(sm_count: int) -> float:
@@ -110,9 +119,10 @@ def measure(device, refresh: bool = False) -> Ceilings:
         hit = cached(device)
         if hit is not None:
             return hit
-    result = Ceilings(dram_gbps=measure_dram_gbps(), fp32_gflops=measure_fp32_gflops(device.sm_count),
+    dram, nbytes = measure_dram_gbps()
+    result = Ceilings(dram_gbps=dram, fp32_gflops=measure_fp32_gflops(device.sm_count),
                       measured_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                      copy_bytes=COPY_BYTES)
+                      copy_bytes=nbytes)
     from . import files
 
     path = cache_path()
