@@ -122,24 +122,6 @@ def _sizes(text: str) -> list[int]:
     return sorted(set(sizes))
 
 
-def _profile(doc: dict, output, progress) -> list[str]:
-    """Attach Nsight Compute counters to each verified kernel of `doc` (the run `output`'s
-    problem); returns notes for kernels or whole runs that could not be profiled."""
-    from roofline import profile, results
-
-    p = output.problem
-    for r, entry in zip(output.kernels, doc["kernels"]):
-        if not r.correct:
-            continue
-        progress(f"{r.spec.name}: Nsight Compute")
-        try:
-            entry["measured"] = profile.profile(r.spec, p.m, p.n, p.k)
-        except profile.ProfileUnavailable as exc:
-            return [f"no hardware counters: {exc}; the rest of the run is kept"]
-    results.annotate(doc)
-    return []
-
-
 def _report_failures(outputs) -> None:
     failed = []
     for output in outputs:
@@ -190,6 +172,7 @@ def run(
     device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
     specs = registry.select(kernel, device.name)  # autotuned at this GPU's tuned tile
     from roofline import ceilings
+    from roofline import profile as profiling
 
     bar, progress = _progress_bar(1 + len(problems) * (1 + 3 * len(specs)) + (len(specs) if profile else 0))
     with bar:
@@ -197,7 +180,7 @@ def run(
         ceil = ceilings.measure(device)
         outputs = [runner.run(specs, p, device, progress) for p in problems]
         doc = (results.build_sweep(outputs, ceil) if sizes is not None else results.build(outputs[0], ceil))
-        notes = _profile(doc, outputs[-1], progress) if profile else []
+        notes = profiling.attach(doc, outputs[-1], progress) if profile else []
     if not as_json:
         from roofline.report import profile_table, run_table, verdict_lines
 
@@ -230,28 +213,18 @@ def tune(
 ):
     """Search the autotuned kernel's tile (BM, BN, BK, TM, TN) on this GPU; the ladder then uses
     the winner here."""
-    from roofline import registry, results, runner, tuning
+    from roofline import results, runner, tuning
     from roofline.files import check_writable
 
     problem = _problem(size, None, None, None)
     check_writable(out)
     device = runner.preflight(problem)
-    specs = [registry.autotuned_spec(p) for p in tuning.candidates()]
-    bar, progress = _progress_bar(1 + 3 * len(specs))
+    bar, progress = _progress_bar(1 + 3 * len(tuning.candidates()))
     with bar:
-        output = runner.run(specs, problem, device, progress)
-    doc = results.build(output)
-    for entry in doc["kernels"]:
-        entry["name"] = entry["template"]
-    ok = [(r.timing.median_ms, r) for r in output.kernels if r.ok]
-    if not ok:
-        raise RunError("no candidate tile compiled and verified")
-    best = min(ok, key=lambda t: t[0])[1]
-    best_gflops = results.gflops(problem.flops, best.timing.median_ms)
-    doc["tune"] = {"kernel": "autotuned", "candidates": len(specs), "verified": len(ok),
-                   "winner": dict(best.spec.params), "winner_gflops": best_gflops}
+        doc = tuning.search(problem, device, progress)
     results.write_atomic(doc, out)
-    cache = tuning.remember(device.name, dict(best.spec.params), best_gflops, size)
+    winner = doc["tune"]
+    cache = tuning.remember(device.name, winner["winner"], winner["winner_gflops"], size)
     if as_json:
         _print_json(doc)
     else:
@@ -261,8 +234,9 @@ def tune(
                                            key=lambda k: -k["gflops"])[:10])
         console = _console()
         console.print(run_table(doc_top))
-        console.print(f"winner {best.spec.name_expression}: {best_gflops:,.0f} GFLOP/s of {len(specs)} candidates "
-                      f"({len(ok)} verified); kept in {cache}; all candidates in {out}")
+        console.print(f"winner {winner['expression']}: {winner['winner_gflops']:,.0f} GFLOP/s of "
+                      f"{winner['candidates']} candidates ({winner['verified']} verified); kept in {cache}; "
+                      f"all candidates in {out}")
 
 
 @app.command()

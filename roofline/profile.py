@@ -107,6 +107,25 @@ def profile(spec, m: int, n: int, k: int) -> dict:
     return measured_from(parse_ncu_csv(proc.stdout))
 
 
+def attach(doc: dict, output, progress=lambda _: None) -> list[str]:
+    """Profile each verified kernel of `output` (a `runner.RunOutput`) and put its `measured`
+    object into the matching entry of results document `doc`, then refresh the verdicts.
+    Returns notes (one line each) when profiling is unavailable; the document keeps what it had."""
+    from . import results
+
+    p = output.problem
+    for r, entry in zip(output.kernels, doc["kernels"]):
+        if not r.correct:
+            continue
+        progress(f"{r.spec.name}: Nsight Compute")
+        try:
+            entry["measured"] = profile(r.spec, p.m, p.n, p.k)
+        except ProfileUnavailable as exc:
+            return [f"no hardware counters: {exc}; the rest of the run is kept"]
+    results.annotate(doc)
+    return []
+
+
 def _launch_once(name: str, params: dict, m: int, n: int, k: int) -> None:
     import cupy
     import numpy as np

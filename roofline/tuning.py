@@ -75,3 +75,26 @@ def remember(device_name: str, params: dict[str, int], gflops: float, size: int)
     path.parent.mkdir(parents=True, exist_ok=True)
     files.write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(data, indent=1) + "\n"))
     return path
+
+
+def search(problem, device, progress=lambda _: None) -> dict:
+    """Compile, verify and time every candidate tile of `autotuned` on `problem` (a
+    `runner.Problem`) and return the results document: every candidate as a kernel entry named by
+    its template expression, and `tune` = {kernel, candidates, verified, winner (the params),
+    winner_gflops, expression}. Raises RunError when no candidate verifies."""
+    from . import registry, results, runner
+    from .errors import RunError
+
+    specs = [registry.autotuned_spec(p) for p in candidates()]
+    output = runner.run(specs, problem, device, progress)
+    doc = results.build(output)
+    for entry in doc["kernels"]:
+        entry["name"] = entry["template"]
+    timed = [r for r in output.kernels if r.ok]
+    if not timed:
+        raise RunError("no candidate tile compiled and verified")
+    best = min(timed, key=lambda r: r.timing.median_ms)
+    doc["tune"] = {"kernel": "autotuned", "candidates": len(specs), "verified": len(timed),
+                   "winner": dict(best.spec.params), "expression": best.spec.name_expression,
+                   "winner_gflops": results.gflops(problem.flops, best.timing.median_ms)}
+    return doc

@@ -68,3 +68,58 @@ def test_tuned_params_come_from_the_cache_then_builtin_then_default(tmp_path, mo
     assert tuning.tuned_params("Some GPU") == tuning.DEFAULT
     path.write_text("not json")
     assert tuning.tuned_params("Some GPU") == tuning.DEFAULT
+
+
+def fake_output(specs, times_ms):
+    """A runner.RunOutput-shaped object for CPU tests of what consumes runs."""
+    from roofline.device import from_preset
+    from roofline.model import floors
+    from roofline.runner import KernelResult, Problem, RunOutput
+    from roofline.timing import Timing
+
+    problem = Problem(256, 256, 256)
+    dev = from_preset("h200")
+    kernels = []
+    for spec, t in zip(specs, times_ms):
+        fig = spec.model.figures(256, 256, 256)
+        kernels.append(KernelResult(spec=spec, model=fig, floors=floors(fig, 66_908.0, 4800.0),
+                                    verified=t is not None, rel_error=0.0 if t else None, unwritten=0,
+                                    registers=64, static_smem_bytes=8192, local_bytes=0, occupancy=None,
+                                    driver_blocks_per_sm=None, timing=Timing((t,) * 20, 3) if t else None,
+                                    sm_clock_mhz=(1980, 1980), error=None if t else "failed verification"))
+    return RunOutput(device=dev, problem=problem, reference=Timing((0.01,) * 20, 3),
+                     reference_clock_mhz=(1980, 1980), kernels=kernels)
+
+
+def test_tune_search_picks_the_fastest_verified_tile(monkeypatch):
+    from roofline import runner
+
+    cands = tuning.candidates()
+    times = [None] + [0.02 + 0.001 * i for i in range(len(cands) - 1)]  # the first fails, the second wins
+    monkeypatch.setattr(runner, "run", lambda specs, problem, device, progress: fake_output(specs, times))
+    doc = tuning.search(runner.Problem(256, 256, 256), None)
+    assert doc["tune"]["winner"] == cands[1] and doc["tune"]["verified"] == len(cands) - 1
+    assert doc["tune"]["expression"] == registry.autotuned_spec(cands[1]).name_expression
+    assert doc["kernels"][1]["name"] == doc["tune"]["expression"]
+    monkeypatch.setattr(runner, "run", lambda specs, problem, device, progress: fake_output(specs, [None] * len(specs)))
+    with pytest.raises(Exception, match="no candidate tile compiled and verified"):
+        tuning.search(runner.Problem(256, 256, 256), None)
+
+
+def test_profile_attach_fills_measured_and_stops_cleanly(monkeypatch):
+    from roofline import profile, results
+
+    specs = [registry.BY_NAME["smem_tiling"], registry.BY_NAME["register_tiling_2d"]]
+    out = fake_output(specs, [1.0, None])
+    doc = results.build(out)
+    monkeypatch.setattr(profile, "profile", lambda spec, m, n, k: {"dram_bytes": 1000, "l2_bytes": 2000})
+    assert profile.attach(doc, out) == []
+    assert doc["kernels"][0]["measured"] == {"dram_bytes": 1000, "l2_bytes": 2000}
+    assert "measured" not in doc["kernels"][1]  # failed kernels are not profiled
+
+    def unavailable(spec, m, n, k):
+        raise profile.ProfileUnavailable("ncu is not on PATH")
+
+    monkeypatch.setattr(profile, "profile", unavailable)
+    notes = profile.attach(results.build(out), out)
+    assert notes == ["no hardware counters: ncu is not on PATH; the rest of the run is kept"]
