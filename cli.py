@@ -171,6 +171,8 @@ def run(
 
     device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
     specs = registry.select(kernel, device.name)  # autotuned at this GPU's tuned tile
+    skipped = [s for s in specs if not s.runs_on(device.compute_capability)]
+    specs = [s for s in specs if s not in skipped]
     from roofline import ceilings
     from roofline import profile as profiling
 
@@ -180,6 +182,7 @@ def run(
         ceil = ceilings.measure(device)
         outputs = [runner.run(specs, p, device, progress) for p in problems]
         doc = (results.build_sweep(outputs, ceil) if sizes is not None else results.build(outputs[0], ceil))
+        doc["skipped"] = [{"name": s.name, "reason": s.unavailable_reason(device.limits.arch)} for s in skipped]
         notes = profiling.attach(doc, outputs[-1], progress) if profile else []
     if not as_json:
         from roofline.report import profile_table, run_table, verdict_lines
@@ -194,7 +197,7 @@ def run(
             console.print(table)
         for line in verdict_lines(doc):
             console.print(line)
-    for line in notes:
+    for line in notes + [entry["reason"] for entry in doc["skipped"]]:
         typer.echo(f"roofline: note: {line}", err=True)
     results.write_atomic(doc, out)
     if as_json:
@@ -254,6 +257,8 @@ def plot(
 
     if kind not in ("roofline", "sweep"):
         raise UsageError(f"--kind must be roofline or sweep, got {kind!r}")
+    if kind == "sweep" and measured:
+        raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
     plotting.check_output(out)
     paths = results_paths or [results.DEFAULT_PATH]
     for p in paths:
@@ -325,6 +330,10 @@ def device(
 
     if measure and gpu is not None:
         raise UsageError("--measure needs this machine's GPU; it cannot measure a --gpu preset")
+    if measure:
+        from roofline.device import require_gpu
+
+        require_gpu()  # like run: no GPU here is a runtime failure (exit 1)
     spec = resolve(gpu)
     d = spec.to_dict()
     if measure:
@@ -356,22 +365,36 @@ def kernels(
 
     _problem(size, None, None, None)
     limits = None
-    if not model_only and (gpu or arch or nvml_compute_capability()):
-        limits = resolve_limits(gpu, arch)
+    if gpu is not None or arch is not None:
+        limits = resolve_limits(gpu, arch)  # validated even with --model-only
+    elif not model_only and nvml_compute_capability():
+        limits = resolve_limits(None, None)
+    if model_only:
+        limits = None
     peaks = from_preset(gpu) if gpu else None
     rows = catalog.ladder(size, size, size, limits, peaks)
     doc = {"size": size, "arch": limits.arch if limits else None,
            "device": peaks.name if peaks else None, "kernels": rows}
+    failed = [row["error"] for row in rows if "error" in row]
     if as_json:
         _print_json(doc)
+        if failed:
+            _fail(failed[0], 1)
         return
     from roofline.report import kernels_table
 
     console = _console()
     console.print(kernels_table(doc))
+    for row in rows:
+        if "unavailable" in row:
+            console.print(row["unavailable"])
     if limits is None and not model_only:
         console.print("no target given and no GPU here: model only; add --arch sm_XY or --gpu NAME for "
                       "registers and occupancy")
+    for line in failed:
+        typer.echo(f"roofline: error: {line}", err=True)
+    if failed:
+        raise typer.Exit(1)
 
 
 def main() -> None:

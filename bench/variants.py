@@ -13,6 +13,7 @@ import argparse
 from rich.console import Console
 
 from roofline import registry, results, runner
+from roofline.errors import RunError, UsageError
 from roofline.report import run_table
 
 
@@ -21,9 +22,12 @@ def main() -> None:
     parser.add_argument("variants", nargs="+", help="name expressions, e.g. warptiling<128,128,16,32,64,8,8>")
     parser.add_argument("--size", type=int, default=4096)
     args = parser.parse_args()
-    specs = [registry.variant(v) for v in args.variants]
-    problem = runner.Problem(args.size, args.size, args.size)
-    out = runner.run(specs, problem)
+    try:
+        specs = [registry.variant(v) for v in args.variants]
+        problem = runner.Problem(args.size, args.size, args.size)
+        out = runner.run(specs, problem)
+    except (UsageError, RunError) as exc:
+        raise SystemExit(f"variants: {exc}") from None
     doc = results.build(out)
     for k, spec in zip(doc["kernels"], specs):
         k["name"] = spec.name_expression

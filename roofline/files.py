@@ -23,11 +23,18 @@ def check_writable(path: Path) -> Path:
     if text.strip() in ("", "."):
         raise UsageError("the output file name is empty")
     path = Path(path)
-    if path.is_dir():
-        raise UsageError(f"cannot write {path}: it is a folder; give a file name")
-    folder = path.parent
-    if not folder.is_dir():
-        raise UsageError(f"cannot write {path}: folder {folder} does not exist")
+    try:
+        if path.is_dir():
+            raise UsageError(f"cannot write {path}: it is a folder; give a file name")
+        folder = path.parent
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"cannot write {path}: {folder} is a file, not a folder")
+        if not folder.is_dir():
+            raise UsageError(f"cannot write {path}: folder {folder} does not exist")
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise UsageError(f"cannot write {str(path)[:80]}: {exc.strerror}") from None
+    if len(path.name.encode()) > 255 - 20:  # room for the temporary file's prefix and suffix
+        raise UsageError(f"cannot write {str(path)[:80]}...: the file name is too long")
     try:  # a real probe: permission bits do not tell for root, read-only mounts or /proc
         with tempfile.TemporaryFile(dir=folder):
             pass

@@ -17,6 +17,8 @@ would allow, which one is highest (binds), and how far the measured time is from
 
 from __future__ import annotations
 
+from .occupancy import percent
+
 SMEM_BANKS = 32
 SMEM_BANK_BYTES = 4
 
@@ -78,7 +80,7 @@ def verdict(kernel: dict, device: dict, problem: dict) -> dict | None:
     binding = max(floors, key=floors.get)
     times = kernel["time_ms"] / floors[binding]
     occ = kernel.get("occupancy") or {}
-    occ_text = (f"occupancy {100 * occ['occupancy']:.0f} % ({'+'.join(occ['limiters'])})"
+    occ_text = (f"occupancy {percent(occ['occupancy'])} % ({'+'.join(occ['limiters'])})"
                 if occ else "occupancy n/a")
     source = {"FP32": "measured" if "fp32_measured" in ceil else "theoretical",
               "DRAM": ("measured bytes" if "dram" in by else "model bytes")

@@ -28,6 +28,11 @@ from .errors import UsageError
 RESOURCES = ("registers", "shared_memory", "warps", "blocks")
 
 
+def percent(fraction: float) -> str:
+    """An occupancy fraction as a percentage with at most one decimal: 0.125 -> '12.5', 1 -> '100'."""
+    return f"{100 * fraction:.1f}".removesuffix(".0")
+
+
 def _round_up(x: int, unit: int) -> int:
     return -(-x // unit) * unit
 
@@ -64,7 +69,7 @@ class Occupancy:
         return "+".join(self.limiters) if self.limiters else "-"
 
     def to_dict(self) -> dict:
-        """The occupancy JSON of DESIGN.md (required keys first, then the allocation details)."""
+        """The occupancy JSON (the keys `occupancy --json` and results files share, then the allocation details)."""
         return {
             "arch": self.arch,
             "registers_per_thread": self.registers_per_thread,
@@ -204,8 +209,10 @@ def sweeps(limits: ArchLimits, registers: int, threads: int, static_smem: int = 
         "registers": [(r, calculate(limits, r, threads, static_smem, dynamic_smem).occupancy)
                       for r in range(1, limits.max_registers_per_thread + 1)],
         "threads": [(t, calculate(limits, registers, t, static_smem, dynamic_smem).occupancy)
-                    for t in range(limits.warp_size, limits.max_threads_per_block + 1, limits.warp_size)],
+                    for t in sorted(set(range(limits.warp_size, limits.max_threads_per_block + 1, limits.warp_size))
+                                    | {threads})],
         "shared_memory": [(s, calculate(limits, registers, threads, 0, s).occupancy)
                           for s in range(0, limits.max_smem_per_block_optin_bytes + step, step)]
-                         + ([] if smem % step == 0 else [(smem, calculate(limits, registers, threads, 0, smem).occupancy)]),
+                         + ([] if smem % step == 0 or smem > limits.max_smem_per_block_optin_bytes
+                            else [(smem, calculate(limits, registers, threads, 0, smem).occupancy)]),
     }

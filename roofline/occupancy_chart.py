@@ -32,12 +32,15 @@ def draw(limits: ArchLimits, current: Occupancy, out: Path) -> Path:
         xs = [x * scale for x, _ in sorted(data[key])]
         ys = [100 * y for _, y in sorted(data[key])]
         ax.step(xs, ys, where="post", color="tab:blue", lw=1.6)
-        ax.plot([here[key] * scale], [100 * current.occupancy], "o", color="tab:red", ms=8, zorder=3)
-        ax.annotate(f"{here[key] * scale:g}: {100 * current.occupancy:.1f} %",
-                    (here[key] * scale, 100 * current.occupancy), xytext=(6, 8),
-                    textcoords="offset points", color="tab:red", fontsize=9)
+        x = min(here[key], max(x for x, _ in data[key])) * scale  # beyond the axis: marked at its end
+        y = 100 * current.occupancy
+        beyond = " (beyond the limit)" if here[key] * scale > x else ""
+        ax.plot([x], [y], "o", color="tab:red", ms=8, zorder=3)
+        right = x > 0.6 * xs[-1]
+        ax.annotate(f"{here[key] * scale:g}: {y:.1f} %{beyond}", (x, y), xytext=(-6 if right else 6, -14 if y > 90 else 8),
+                    textcoords="offset points", color="tab:red", fontsize=9, ha="right" if right else "left")
         ax.set_xlabel(labels[key])
-        ax.set_ylim(0, 105)
+        ax.set_ylim(0, 108)
         ax.grid(True, lw=0.4, color="0.85")
     axes[0].set_ylabel("occupancy (% of max warps per SM)")
     smem = current.static_smem_bytes + current.dynamic_smem_bytes

@@ -17,12 +17,14 @@ from . import files
 from .errors import UsageError
 from .hierarchy import ceilings, level_bytes
 from .model import ridge_point
+from .occupancy import percent
 
 FORMATS = ("png", "svg", "pdf")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "*", "p")
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
-              "served by L2, not measured DRAM bytes;\na point can sit above the DRAM roof when caches save "
-              "DRAM traffic. SMEM points: the model's shared-memory accesses (4 bytes each).")
+              "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
+              "DRAM traffic. SMEM points: the model's shared-memory accesses (4 bytes each), above the SMEM roof "
+              "when broadcasts and 128-bit loads move more per bank access.")
 
 
 def check_output(path: Path) -> str:
@@ -40,16 +42,24 @@ def save_atomic(fig, out: Path, fmt: str) -> None:
     files.write_atomic(Path(out), lambda tmp: fig.savefig(tmp, format=fmt))
 
 
+MAX_DRAWN = 12  # kernels drawn at most (a tuning sweep has dozens): the fastest ones
+
+
+def text(s: str) -> str:
+    """`s` for matplotlib, with '$' escaped so that names are never parsed as mathtext."""
+    return str(s).replace("$", r"\$")
+
+
 def _occupancy_text(k: dict) -> str:
     o = k.get("occupancy")
     if not o:
         return "occupancy n/a"
-    return f"occupancy {100 * o['occupancy']:.0f} % ({'+'.join(o['limiters']) or '-'})"
+    return f"occupancy {percent(o['occupancy'])} % ({'+'.join(o['limiters']) or '-'})"
 
 
 def _legend_text(k: dict) -> str:
     regs = f"{k['registers']} regs" if k.get("registers") is not None else "regs n/a"
-    return f"{k['name']}\n{k['gflops']:,.0f} GFLOP/s, {regs}, {_occupancy_text(k)}"
+    return f"{text(k['name'])}\n{k['gflops']:,.0f} GFLOP/s, {regs}, {_occupancy_text(k)}"
 
 
 def _text_box(t, renderer):
@@ -59,13 +69,18 @@ def _text_box(t, renderer):
     return Text.get_window_extent(t, renderer)
 
 
-def _place_labels(fig, ax, texts) -> None:
+def _place_labels(fig, ax, texts, markers=()) -> None:
     """Give each label the nearest vertical offset (0, then one label height down, up, two down,
-    ...) at which it overlaps no label placed before it and stays inside the axes."""
+    ...) at which it overlaps no label placed before it and no marker (data points in `markers`),
+    and stays inside the axes."""
+    from matplotlib.transforms import Bbox
+
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     inside = ax.get_window_extent(renderer)
-    placed = []
+    radius = 6 * fig.dpi / 72
+    placed = [Bbox.from_extents(x - radius, y - radius, x + radius, y + radius)
+              for x, y in (ax.transData.transform(p) for p in markers)]
     for t in sorted(texts, key=lambda t: -_text_box(t, renderer).y1):
         box = _text_box(t, renderer)
         step_pt = (box.height + 2) * 72 / fig.dpi
@@ -136,8 +151,11 @@ def _render(doc: dict, measured: bool):
     ceil = ceilings(dev)
     peak, bw = ceil["fp32"], ceil["dram"]
     ridge = ridge_point(peak, bw)
-    good = [k for k in doc["kernels"] if k["verified"] and k.get("gflops")]
+    timed = [k for k in doc["kernels"] if k["verified"] and k.get("gflops")]
     failed = [k["name"] for k in doc["kernels"] if not (k["verified"] and k.get("gflops"))]
+    fastest = {k["name"] for k in sorted(timed, key=lambda k: -k["gflops"])[:MAX_DRAWN]}
+    good = [k for k in timed if k["name"] in fastest]  # ladder order kept
+    left_out = len(timed) - len(good)
     points = {k["name"]: _points(k, prob, measured) for k in good}
 
     ais = [ai for pts in points.values() for _, ai in pts] or [ridge]
@@ -189,7 +207,7 @@ def _render(doc: dict, measured: bool):
             levels_used.add(level)
             ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8, mec="black", mew=0.6, alpha=0.9, zorder=3)
         gx = pts[0][1]
-        texts.append(ax.annotate(k["name"], (gx, y), xytext=(9, 0), textcoords="offset points", va="center",
+        texts.append(ax.annotate(text(k["name"]), (gx, y), xytext=(9, 0), textcoords="offset points", va="center",
                                  fontsize=8, arrowprops=dict(arrowstyle="-", lw=0.5, color="0.6",
                                                              shrinkA=0, shrinkB=5)))
         handles.append(Line2D([], [], ls="", marker="o", color=color, mec="black", mew=0.6, ms=8,
@@ -206,19 +224,22 @@ def _render(doc: dict, measured: bool):
     if handles:  # the kernel legend last: it is the one tight_layout makes room for
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
                   frameon=False, labelspacing=1.0, title="measured (median)", title_fontsize=9)
-    if failed:
-        ax.text(0.01, 0.02, "not drawn, failed: " + ", ".join(failed), transform=ax.transAxes,
-                ha="left", va="bottom", fontsize=9, color="tab:red")
 
     ax.set_xlabel("arithmetic intensity (FLOP per byte at each level)")
     ax.set_ylabel("GFLOP/s (measured, median)")
     source = "NVML" if "NVML" in str(dev.get("source", "NVML")) else "datasheet"
-    ax.set_title(f"{dev['name']}: SGEMM {prob['m']}x{prob['n']}x{prob['k']} FP32, hierarchical roofline "
+    ax.set_title(f"{text(dev['name'])}: SGEMM {prob['m']}x{prob['n']}x{prob['k']} FP32, hierarchical roofline "
                  f"(roofs from {source})")
     ax.grid(True, which="major", ls="-", lw=0.4, color="0.85")
     ax.grid(True, which="minor", ls="-", lw=0.2, color="0.93")
-    fig.text(0.01, 0.005, _note(good, measured), fontsize=8, color="0.35", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    note = _note(good, measured)
+    if left_out:
+        note += f"\nThe {len(good)} fastest of {len(timed)} kernels are drawn."
+    if failed:
+        shown = ", ".join(text(n) for n in failed[:8]) + (f" and {len(failed) - 8} more" if len(failed) > 8 else "")
+        note += f"\nNot drawn, failed verification or not timed: {shown}."
+    fig.text(0.01, 0.005, note, fontsize=8, color="0.35", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.03 + 0.018 * (note.count("\n") + 1), 1, 1))
     angle = _slope_angle(ax, fig)
     for name, gbps, color, style in roofs:
         if style == "-":  # theoretical: label above the line, near its start
@@ -229,7 +250,8 @@ def _render(doc: dict, measured: bool):
             x0 = x_lo * 4
             ax.text(x0, x0 * gbps / 1.3, f"{name} {gbps:,.0f} GB/s", ha="left", va="top",
                     color=color, fontsize=9, rotation=angle, rotation_mode="anchor")
-    _place_labels(fig, ax, texts)
+    markers = [(ai, k["gflops"]) for k in good for _, ai in points[k["name"]]]
+    _place_labels(fig, ax, texts, markers)
     return fig, texts
 
 
@@ -239,7 +261,7 @@ def _note(good: list[dict], measured: bool) -> str:
     if measured and profiled:
         k = next((k for k in profiled if k["name"] == "register_tiling_2d"), profiled[-1])
         me = k["measured"]
-        note += (f" Measured points: bytes Nsight Compute counted. {k['name']}: model "
+        note += (f"\nMeasured points: bytes Nsight Compute counted. {text(k['name'])}: model "
                  f"{k['model']['gmem_bytes'] / 1e9:.2f} GB, L2 {me.get('l2_bytes', 0) / 1e9:.2f} GB, "
                  f"DRAM {me.get('dram_bytes', 0) / 1e9:.2f} GB.")
     return note

@@ -46,6 +46,17 @@ class KernelSpec:
     dynamic_smem_bytes: int = 0
     template: str = ""
     file: str = ""
+    min_cc: tuple[int, int] = (7, 0)
+
+    def runs_on(self, compute_capability: str) -> bool:
+        """Whether the kernel can be compiled for compute capability '8.0' etc. (cp.async, for
+        one, needs sm_80)."""
+        major, minor = (int(x) for x in compute_capability.split("."))
+        return (major, minor) >= self.min_cc
+
+    def unavailable_reason(self, arch: str) -> str:
+        """One line saying why the kernel is left out on `arch`."""
+        return f"{self.name} needs sm_{self.min_cc[0]}{self.min_cc[1]} or newer; not run on {arch}"
 
     @property
     def source_file(self) -> str:
@@ -122,7 +133,7 @@ LADDER: tuple[KernelSpec, ...] = (
     autotuned_spec(T128),
     tiled_spec("warptiling", "16x64 warp tiles between the 128x128 block tile and 4x8 thread tiles", WARP),
     tiled_spec("async_copy", "3-stage cp.async pipeline, 128x256 block, 32x128 warp, 8x16 thread tiles", ASYNC,
-               dynamic_smem_bytes=async_copy_smem_bytes(ASYNC)),
+               dynamic_smem_bytes=async_copy_smem_bytes(ASYNC), min_cc=(8, 0)),
 )
 
 BY_NAME = {k.name: k for k in LADDER}
@@ -208,4 +219,4 @@ def variant(expression: str) -> KernelSpec:
         return autotuned_spec(params)
     base = BY_NAME[name]
     dyn = async_copy_smem_bytes(params) if name == "async_copy" else 0
-    return tiled_spec(name, base.summary, params, dynamic_smem_bytes=dyn, template=base.template)
+    return tiled_spec(name, base.summary, params, dynamic_smem_bytes=dyn, template=base.template, min_cc=base.min_cc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
+from .occupancy import percent
 from .timing import NOISY_SPREAD
 
 
@@ -24,7 +25,7 @@ def occupancy_cell(o: dict | None) -> str:
     if not o:
         return "-"
     limiters = "+".join(SHORT.get(x, x) for x in o["limiters"]) or "-"
-    return f"{100 * o['occupancy']:.0f} % {limiters}"
+    return f"{percent(o['occupancy'])} % {limiters}"
 
 
 def _num(x: float) -> str:
@@ -146,9 +147,14 @@ def kernels_table(doc: dict) -> Table:
         mo = r["model"]
         smem = mo["smem_accesses_per_result"]
         cells = [r["name"], str(r["threads_per_block"])]
-        if compiled:
+        if compiled and "registers" not in r:
+            cells += ["-", "-", "-", "[red]does not compile[/red]" if "error" in r else "n/a on this target"]
+        elif compiled:
             spill = r["spill_bytes"]
-            cells += [str(r["registers"]), f"[red]{spill}[/red]" if spill else "0", f"{r['static_smem_bytes']:,}",
+            smem_text = f"{r['static_smem_bytes'] + r.get('dynamic_smem_bytes', 0):,}"
+            if r.get("dynamic_smem_bytes"):
+                smem_text += " dyn"
+            cells += [str(r["registers"]), f"[red]{spill}[/red]" if spill else "0", smem_text,
                       occupancy_cell(r["occupancy"])]
         cells += [_num(mo["gmem_accesses_per_result"]), _num(smem) if smem is not None else "-",
                   _num(mo["gmem_bytes"] / 1e9), _num(mo["arithmetic_intensity"])]
@@ -171,7 +177,7 @@ def occupancy_table(o: dict) -> Table:
         "registers": f"{o['registers_per_block']:,} registers",
         "shared_memory": f"{o['smem_per_block_bytes']:,} B" + (" (opt-in)" if o.get("smem_opt_in") else ""),
         "warps": f"{-(-o['threads_per_block'] // 32)} warps",
-        "blocks": "1 block",
+        "blocks": "per block",
     }
     for res, blocks in o["block_limits"].items():
         mark = " <" if res in o["limiters"] else ""

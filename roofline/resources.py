@@ -57,10 +57,10 @@ def nvrtc_version() -> tuple[int, int]:
 
         return tuple(nvrtc.getVersion())
     except ImportError:
-        raise RunError("CuPy is not installed: pip install 'roofline[cuda12]' (or [cuda13])") from None
+        raise RunError("CuPy is not installed: in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')") from None
     except Exception as exc:  # the NVRTC shared library could not be found or loaded
-        raise RunError(f"NVRTC could not be loaded ({exc}); install the CUDA wheels with "
-                       "pip install 'roofline[cuda12]'") from None
+        raise RunError(f"NVRTC could not be loaded ({exc}); in the roofline folder run "
+                       "pip install '.[cuda12]' (or '.[cuda13]')") from None
 
 
 def compile_for(spec: KernelSpec, arch: str, extra_options: tuple[str, ...] = ()) -> KernelResources:
@@ -96,6 +96,10 @@ def _compile_log(spec: KernelSpec, arch: str, extra_options: tuple[str, ...], te
         except Exception as exc:
             log = nvrtc.getProgramLog(prog) or str(exc)
             first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log.strip().splitlines()[0])
+            if "gpu-architecture" in log:
+                major, minor = nvrtc.getVersion()
+                raise RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}; the other CUDA "
+                               "flavour may: pip install '.[cuda13]' (or '.[cuda12]')") from None
             raise RunError(f"{spec.name} does not compile for {arch}: {first.strip()}") from None
         return nvrtc.getProgramLog(prog)
     finally:

@@ -1,6 +1,6 @@
 """The results file (schema 1): build it from a run, write it atomically, read it back checked.
 
-Units are fixed by the key names or by DESIGN.md: bytes, milliseconds, GFLOP/s, GB/s (1e9 B/s).
+Units are fixed by the key names or here: bytes, milliseconds, GFLOP/s, GB/s (1e9 B/s).
 Required keys (`load` checks them):
   schema, device{name, compute_capability, sm_count, peak_fp32_gflops, peak_dram_gbps},
   problem{m, n, k, dtype}, reference{name, gflops, time_ms},
@@ -150,16 +150,25 @@ MAX_GBPS = 1e7
 MAX_AI = 1e9
 
 
-def _number(value, where, low=0.0, high=math.inf):
-    """A finite int or float in (low, high]; raises UsageError naming `where` otherwise."""
+def _number(value, where, low=0.0, high=math.inf, low_inclusive=False):
+    """A finite int or float in (low, high] ([low, high] with `low_inclusive`); raises UsageError
+    naming `where` otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UsageError(f"{where} must be a number, got {value!r}")
     try:
-        ok = math.isfinite(value) and low < value <= high
+        ok = math.isfinite(value) and (low <= value if low_inclusive else low < value) and value <= high
     except OverflowError:
         ok = False
     if not ok:
-        raise UsageError(f"{where} must be in ({low:g}, {high:g}], got {value!r}")
+        raise UsageError(f"{where} must be in {'[' if low_inclusive else '('}{low:g}, {high:g}], got {value!r}")
+
+
+def _size(value, where) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
+        raise UsageError(f"{where} must be an integer in 1..{MAX_SIZE}, got {value!r}")
+
+
+MAX_SIZE = 2**31
 
 
 def _kernel(k: dict, where: str) -> None:
@@ -168,7 +177,12 @@ def _kernel(k: dict, where: str) -> None:
         raise UsageError(f"{where}.name must be a non-empty string")
     if not isinstance(k["verified"], bool):
         raise UsageError(f"{where}.verified must be true or false, got {k['verified']!r}")
-    _require(k["model"], _MODEL_KEYS, f"{where}.model")
+    model = k["model"]
+    _require(model, _MODEL_KEYS, f"{where}.model")
+    for key in ("flops", "gmem_bytes", "gmem_accesses_per_result", "arithmetic_intensity"):
+        _number(model[key], f"{where}.model.{key}", 0, 1e24)
+    if model["smem_accesses_per_result"] is not None:
+        _number(model["smem_accesses_per_result"], f"{where}.model.smem_accesses_per_result", 0, 1e24)
     if not (k["verified"] and k["gflops"] is not None):
         return  # never drawn: only its presence matters
     _number(k["gflops"], f"{where}.gflops", 0, MAX_GFLOPS)
@@ -180,7 +194,7 @@ def _kernel(k: dict, where: str) -> None:
         if not isinstance(measured, dict):
             raise UsageError(f"{where}.measured must be an object")
         for key, value in measured.items():
-            _number(value, f"{where}.measured.{key}", -1, 1e18)
+            _number(value, f"{where}.measured.{key}", 0, 1e21, low_inclusive=True)
     occ = k["occupancy"]
     if occ is not None:
         _require(occ, ("occupancy", "limiters"), f"{where}.occupancy")
@@ -192,17 +206,26 @@ def _kernel(k: dict, where: str) -> None:
 def _sweep(sweep) -> None:
     if not isinstance(sweep, list) or not sweep:
         raise UsageError("sweep must be a non-empty list")
+    sizes = set()
     for i, point in enumerate(sweep):
         where = f"sweep[{i}]"
         _require(point, ("problem", "reference", "kernels"), where)
         _require(point["problem"], ("m", "n", "k"), f"{where}.problem")
-        _number(point["problem"]["m"], f"{where}.problem.m", 0, 1e9)
+        for key in ("m", "n", "k"):
+            _size(point["problem"][key], f"{where}.problem.{key}")
+        if point["problem"]["m"] in sizes:
+            raise UsageError(f"{where}: size {point['problem']['m']} appears twice in the sweep")
+        sizes.add(point["problem"]["m"])
         _number(point["reference"].get("gflops") if isinstance(point["reference"], dict) else None,
                 f"{where}.reference.gflops", 0, MAX_GFLOPS)
         if not isinstance(point["kernels"], list):
             raise UsageError(f"{where}.kernels must be a list")
         for j, k in enumerate(point["kernels"]):
             _require(k, ("name", "gflops", "verified"), f"{where}.kernels[{j}]")
+            if not isinstance(k["name"], str) or not k["name"]:
+                raise UsageError(f"{where}.kernels[{j}].name must be a non-empty string")
+            if not isinstance(k["verified"], bool):
+                raise UsageError(f"{where}.kernels[{j}].verified must be true or false")
             if k["verified"] is True and k["gflops"] is not None:
                 _number(k["gflops"], f"{where}.kernels[{j}].gflops", 0, MAX_GFLOPS)
 
@@ -230,9 +253,10 @@ def validate(doc, source: str = "results") -> dict:
         if not isinstance(doc["device"]["name"], str):
             raise UsageError("device.name must be a string")
         for key in ("m", "n", "k"):
-            value = doc["problem"][key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise UsageError(f"problem.{key} must be a positive integer, got {value!r}")
+            _size(doc["problem"][key], f"problem.{key}")
+        for key in ("sm_count", "max_sm_clock_mhz"):
+            if doc["device"].get(key) is not None:
+                _number(doc["device"][key], f"device.{key}", 0, 1e6)
         if not isinstance(doc.get("kernels"), list):
             raise UsageError("kernels must be a list")
         seen = set()
@@ -252,9 +276,9 @@ def load(path: Path) -> dict:
     """Read and validate a results file. Raises UsageError for a missing, unreadable, non-JSON or
     wrong-schema file, with a one-line message naming it."""
     path = Path(path)
-    if path.is_dir():
-        raise UsageError(f"{path}: is a folder, not a results file")
     try:
+        if path.is_dir():
+            raise UsageError(f"{path}: is a folder, not a results file")
         text = path.read_text()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such results file; create one with `roofline run --all`") from None
@@ -273,6 +297,8 @@ def merge(docs: list[dict], sources: list[str]) -> dict:
     the same name; device and reference from the first. Raises UsageError when the files disagree
     on device or problem."""
     first = docs[0]
+    if len(docs) > 1 and any("sweep" in d for d in docs):
+        raise UsageError("a size sweep is drawn from one results file; give --results once")
     merged = dict(first)
     kernels: dict[str, dict] = {}
     for doc, src in zip(docs, sources):

@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 from .errors import UsageError
-from .plot import MARKERS, check_output, save_atomic
+from .plot import MARKERS, check_output, save_atomic, text
 
 
 def draw(doc: dict, out: Path) -> Path:
@@ -37,6 +37,11 @@ def _render(doc: dict):
         for k in point["kernels"]:
             if k["name"] not in names:
                 names.append(k["name"])
+    drawn, never = [], []
+    for name in names:
+        ok = any(k["name"] == name and k["verified"] is True and k["gflops"] for p in sweep for k in p["kernels"])
+        (drawn if ok else never).append(name)
+    names = drawn
     fig = Figure(figsize=(12, 6.5), dpi=120)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
@@ -51,17 +56,21 @@ def _render(doc: dict):
                 xs.append(point["problem"]["m"])
                 ys.append(k["gflops"])
         ax.plot(xs, ys, marker=MARKERS[i % len(MARKERS)], color=cmap(0.05 + 0.85 * i / max(len(names) - 1, 1)),
-                lw=1.3, ms=6, label=name)
+                lw=1.3, ms=6, label=text(name))
     ax.plot(sizes, [p["reference"]["gflops"] for p in sweep], color="black", lw=2.5, marker="*", ms=10,
             label="cuBLAS (reference)")
     peak = float(doc["device"]["peak_fp32_gflops"])
     ax.axhline(peak, color="tab:red", lw=1.5)
-    ax.text(sizes[-1], peak / 1.06, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="top", ha="right")
+    ax.text(sizes[0], peak * 1.04, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="bottom", ha="left")
+    ax.set_ylim(top=peak * 1.6)
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(s) for s in sizes])
     ax.set_xlabel("M = N = K")
     ax.set_ylabel("GFLOP/s (measured, median)")
-    ax.set_title(f"{doc['device']['name']}: SGEMM FP32 against problem size")
+    ax.set_title(f"{text(doc['device']['name'])}: SGEMM FP32 against problem size")
+    if never:
+        fig.text(0.01, 0.01, "failed at every size, not drawn: " + ", ".join(text(n) for n in never),
+                 fontsize=8, color="tab:red")
     ax.grid(True, which="major", lw=0.4, color="0.85")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()

@@ -58,11 +58,15 @@ def _valid(params) -> bool:
 
 def tuned_params(device_name: str) -> dict[str, int]:
     """The tile to run `autotuned` at on `device_name`: the user's tuned winner, else the built-in
-    one for that GPU, else DEFAULT. A cached entry that is not a valid candidate is ignored."""
+    one for that GPU (matched like `--gpu` names: 'H200' finds 'NVIDIA H200'), else DEFAULT. A
+    cached entry that is not a valid candidate is ignored."""
     cached = _load_cache().get(device_name, {}).get("params")
     if _valid(cached):
         return dict(cached)
-    return dict(BUILTIN.get(device_name, DEFAULT))
+    from .presets import _key
+
+    builtin = {_key(name): params for name, params in BUILTIN.items()}
+    return dict(builtin.get(_key(device_name), DEFAULT))
 
 
 def remember(device_name: str, params: dict[str, int], gflops: float, size: int) -> Path:

@@ -158,7 +158,14 @@ def test_version():
     (lambda d: d["device"].update(peak_dram_gbps=1e-300), "device.peak_dram_gbps must be in"),
     (lambda d: d["kernels"].append(dict(d["kernels"][0])), "kernel 'naive' appears twice"),
     (lambda d: d.update(schema=True), "schema True is not supported"),
-    (lambda d: d["problem"].update(m="4096"), "problem.m must be a positive integer"),
+    (lambda d: d["problem"].update(m="4096"), "problem.m must be an integer in 1..2147483648"),
+    (lambda d: d["problem"].update(m=10**30), "problem.m must be an integer in 1.."),
+    (lambda d: d["kernels"][0]["model"].update(flops="many"), "kernels[0].model.flops must be a number"),
+    (lambda d: d["kernels"][0]["model"].update(gmem_bytes=0), "kernels[0].model.gmem_bytes must be in (0,"),
+    (lambda d: d["kernels"][0]["model"].update(flops=-5), "kernels[0].model.flops must be in (0,"),
+    (lambda d: d["device"].update(sm_count="many"), "device.sm_count must be a number"),
+    (lambda d: d["device"].update(max_sm_clock_mhz=-1980), "device.max_sm_clock_mhz must be in (0,"),
+    (lambda d: d["kernels"][0].update(measured={"l2_bytes": -0.5}), "measured.l2_bytes must be in [0,"),
 ])
 def test_plot_refuses_malformed_results(tmp_path, doc, mutate, needle):
     mutate(doc)
@@ -231,3 +238,23 @@ def test_plot_measured_needs_profiled_results(tmp_path, doc):
                  "FP32 peak 66,908 GFLOP/s",
                  "L2 (measured)", "DRAM (measured)", "L2 4.41 GB, DRAM 0.40 GB"):
         assert text in svg, text
+
+
+def test_names_with_dollar_signs_are_drawn_as_text(tmp_path, doc):
+    doc["device"]["name"] = "GPU $\\foo$"
+    doc["kernels"][0]["name"] = "$^^$ kernel"
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc))
+    r = invoke("plot", "--results", str(res), "--out", str(tmp_path / "c.png"))
+    assert r.exit_code == 0, r.output
+
+
+def test_long_and_odd_output_paths(tmp_path, doc):
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc))
+    long_name = str(tmp_path / ("x" * 300 + ".png"))
+    assert_usage_error(invoke("plot", "--results", str(res), "--out", long_name), "too long")
+    assert_usage_error(invoke("plot", "--results", long_name), "cannot read")
+    assert_usage_error(invoke("plot", "--results", str(res), "--out", str(res) + "/c.png"), "is a file, not a folder")
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90", "--plot", long_name),
+                       "too long")

@@ -98,7 +98,7 @@ def test_nvml_peaks():
 
     d = from_nvml()
     assert d.peak_fp32_gflops > 1000 and d.peak_dram_gbps > 100
-    if "H200" in d.name:  # DESIGN.md: 1980 MHz, 3201 MHz, 6016 bit, 16896 cores
+    if "H200" in d.name:  # NVML on an H200: 1980 MHz, 3201 MHz, 6016 bit, 16896 cores
         assert d.peak_dram_gbps == pytest.approx(4814.3, abs=0.1)
         assert d.peak_fp32_gflops == pytest.approx(66_908.2, abs=0.1)
         assert d.limits.smem_per_sm_bytes == 233_472 and d.limits.max_warps_per_sm == 64

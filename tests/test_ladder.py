@@ -123,3 +123,10 @@ def test_profile_attach_fills_measured_and_stops_cleanly(monkeypatch):
     monkeypatch.setattr(profile, "profile", unavailable)
     notes = profile.attach(results.build(out), out)
     assert notes == ["no hardware counters: ncu is not on PATH; the rest of the run is kept"]
+
+
+def test_kernels_know_their_minimum_architecture():
+    ac = registry.BY_NAME["async_copy"]
+    assert not ac.runs_on("7.5") and ac.runs_on("8.0") and ac.runs_on("12.0")
+    assert registry.BY_NAME["warptiling"].runs_on("7.0")
+    assert tuning.tuned_params("H200") == tuning.BUILTIN["NVIDIA H200"]  # preset and NVML names agree

@@ -1,4 +1,4 @@
-"""The traffic model and floors against the worked numbers of seed lesson 000 (DESIGN.md)."""
+"""The traffic model and floors against the worked numbers of seed lesson 000."""
 
 import pytest
 
@@ -47,7 +47,7 @@ def test_seed_rtx5080_floors_and_ridge():
 
 
 def test_h200_nvml_peaks_formulas():
-    # DESIGN.md: 3201 MHz x 6016-bit bus -> 4814 GB/s; 16896 cores x 1980 MHz -> 66.9 TFLOP/s.
+    # NVML on an H200: 3201 MHz x 6016-bit bus -> 4814 GB/s; 16896 cores x 1980 MHz -> 66.9 TFLOP/s.
     assert dram_gbps(3201, 6016) == pytest.approx(4814.3, abs=0.1)
     assert fp32_gflops(16896, 1980) == pytest.approx(66_908.2, abs=0.1)
     assert ridge_point(66_908.2, 4814.3) == pytest.approx(13.9, abs=0.01)

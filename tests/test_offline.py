@@ -53,3 +53,21 @@ def test_occupancy_plot_and_target(tmp_path):
     d = json.loads(r.stdout)
     assert d["target"]["max_registers_per_thread"] == 80
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_targets_without_cp_async_list_the_rest():
+    r = CliRunner().invoke(app, ["kernels", "--arch", "sm_75", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
+    assert rows["async_copy"]["unavailable"] == "async_copy needs sm_80 or newer; not run on sm_75"
+    assert "registers" not in rows["async_copy"]
+    assert all("registers" in k for name, k in rows.items() if name != "async_copy")
+    table = CliRunner().invoke(app, ["kernels", "--arch", "sm_75"])
+    assert table.exit_code == 0 and "n/a on this target" in table.stdout
+    assert "37,248 dyn" in CliRunner().invoke(app, ["kernels", "--arch", "sm_90"]).stdout
+
+
+def test_presets_use_their_tuned_tile():
+    r = CliRunner().invoke(app, ["kernels", "--gpu", "h200", "--json"])
+    rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
+    assert rows["autotuned"]["template"] == "autotuned<128,128,16,4,8>"

@@ -31,7 +31,7 @@ def test_failed_kernel_is_listed_not_drawn(tmp_path):
 
     d = make_doc(failed=("register_strip",))
     svg = plot.draw(d, tmp_path / "r.svg").read_text()
-    assert "not drawn, failed: register_strip" in svg
+    assert "Not drawn, failed verification or not timed: register_strip." in svg
     assert "16,000 GFLOP/s" not in svg  # no legend entry and no point for it
 
 
