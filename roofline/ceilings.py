@@ -11,11 +11,10 @@ Results are cached per GPU (name and PCI bus id) with the date in the user's cac
 from __future__ import annotations
 
 import datetime as _dt
-import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import files
 from .timing import time_gpu
 
 COPY_BYTES = 4 * 2**30   # 4 GiB per buffer
@@ -95,8 +94,7 @@ def measure_fp32_gflops(sm_count: int) -> float:
 
 def cache_path() -> Path:
     """Where measured ceilings are kept, per GPU."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "roofline" / "ceilings.json"
+    return files.cache_file("ceilings.json")
 
 
 def _key(device) -> str:
@@ -105,10 +103,10 @@ def _key(device) -> str:
 
 def cached(device) -> Ceilings | None:
     """The cached ceilings of `device`, or None."""
+    entry = files.read_cache(cache_path()).get(_key(device))
     try:
-        entry = json.loads(cache_path().read_text()).get(_key(device))
-        return Ceilings(**entry) if entry else None
-    except (OSError, ValueError, TypeError, AttributeError):
+        return Ceilings(**entry) if isinstance(entry, dict) else None
+    except TypeError:  # an entry written by another version
         return None
 
 
@@ -123,14 +121,5 @@ def measure(device, refresh: bool = False) -> Ceilings:
     result = Ceilings(dram_gbps=dram, fp32_gflops=measure_fp32_gflops(device.sm_count),
                       measured_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                       copy_bytes=nbytes)
-    from . import files
-
-    path = cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        data = {}
-    data[_key(device)] = result.to_dict()
-    files.write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(data, indent=1) + "\n"))
+    files.update_cache(cache_path(), _key(device), result.to_dict())
     return result

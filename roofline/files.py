@@ -8,6 +8,7 @@ into place: an interrupted or failed write leaves any earlier file whole and no 
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -78,3 +79,28 @@ def _remove(name: str) -> None:
         os.unlink(name)
     except OSError:
         pass
+
+
+def cache_file(name: str) -> Path:
+    """A file in roofline's per-user cache folder: $XDG_CACHE_HOME/roofline, else ~/.cache/roofline."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "roofline" / name
+
+
+def read_cache(path: Path) -> dict:
+    """The JSON object in cache file `path`; {} when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def update_cache(path: Path, key: str, value) -> Path:
+    """Set `key` to `value` in cache file `path` (created with its folder if need be), atomically.
+    Returns `path`."""
+    data = read_cache(path)
+    data[key] = value
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(Path(path), lambda tmp: Path(tmp).write_text(json.dumps(data, indent=1) + "\n"))
+    return Path(path)

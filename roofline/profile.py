@@ -128,18 +128,15 @@ def attach(doc: dict, output, progress=lambda _: None) -> list[str]:
 
 def _launch_once(name: str, params: dict, m: int, n: int, k: int) -> None:
     import cupy
-    import numpy as np
 
     from . import registry, runner
 
     spec = registry.autotuned_spec(params) if name == "autotuned" else registry.BY_NAME[name]
     kernel = runner.compile_kernel(spec)
-    rng = cupy.random.default_rng(runner.SEED)
-    a = rng.standard_normal((m, k), dtype=cupy.float32)
-    b = rng.standard_normal((k, n), dtype=cupy.float32)
+    problem = runner.Problem(m, n, k)
+    a, b = runner.random_inputs(problem)
     c = cupy.empty((m, n), dtype=cupy.float32)
-    args = (np.int32(m), np.int32(n), np.int32(k), np.float32(1.0), a, b, np.float32(0.0), c)
-    kernel(spec.grid(m, n), spec.block, args, shared_mem=spec.dynamic_smem_bytes)
+    kernel(spec.grid(m, n), spec.block, runner.kernel_args(problem, a, b, c), shared_mem=spec.dynamic_smem_bytes)
     cupy.cuda.get_current_stream().synchronize()
 
 

@@ -81,10 +81,6 @@ class KernelSpec:
             return (_cdiv(m, bm), _cdiv(n, bn), 1)
         return (_cdiv(n, bn), _cdiv(m, bm), 1)
 
-    def tile_text(self) -> str:
-        """The template parameters as 'BM=128 BN=128 BK=8 TM=8 TN=8'."""
-        return " ".join(f"{k}={v}" for k, v in self.params.items())
-
 
 def _spec(name, summary, params, block, block_tile, model_tiles, thread_tile, rows_first=False):
     return KernelSpec(name, summary, params, block, block_tile,

@@ -155,6 +155,23 @@ def relative_error(c, c_ref, scratch) -> tuple[float, int]:
     return err, unwritten
 
 
+def random_inputs(problem: Problem):
+    """A (M x K) and B (K x N), float32 on the GPU, from a standard normal with the fixed SEED."""
+    import cupy
+
+    rng = cupy.random.default_rng(SEED)
+    return (rng.standard_normal((problem.m, problem.k), dtype=cupy.float32),
+            rng.standard_normal((problem.k, problem.n), dtype=cupy.float32))
+
+
+def kernel_args(problem: Problem, a, b, c) -> tuple:
+    """The argument tuple every ladder kernel takes: M, N, K, alpha = 1, A, B, beta = 0, C."""
+    import numpy as np
+
+    return (np.int32(problem.m), np.int32(problem.n), np.int32(problem.k), np.float32(1.0), a, b,
+            np.float32(0.0), c)
+
+
 def preflight(problem: Problem) -> DeviceSpec:
     """Everything that can refuse a run before any GPU memory is allocated: the problem's sizes,
     CUPY_TF32, the GPU and driver, and whether the buffers fit in free GPU memory.
@@ -176,21 +193,18 @@ def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = N
 
     `device` is what `preflight` returned (it is called here when None). `progress(text)` is called
     before each step (for a progress bar). With `timed=False` kernels are only compiled and
-    verified (their `timing` stays None; the reference is still timed once). Raises what
+    verified (their `timing` stays None; the reference gets a short timing of its own). Raises what
     `preflight` raises. A kernel that fails to compile or verify does not raise: its
     `KernelResult` carries the error.
     """
     if device is None:
         device = preflight(problem)
     import cupy
-    import numpy as np
 
     m, n, k = problem.m, problem.n, problem.k
 
     progress("inputs and cuBLAS reference")
-    rng = cupy.random.default_rng(SEED)
-    a = rng.standard_normal((m, k), dtype=cupy.float32)
-    b = rng.standard_normal((k, n), dtype=cupy.float32)
+    a, b = random_inputs(problem)
     c_ref = cupy.empty((m, n), dtype=cupy.float32)
     c = cupy.empty_like(c_ref)
     scratch = cupy.empty_like(c_ref)
@@ -218,7 +232,7 @@ def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = N
         calc = occ.calculate(device.limits, max(kernel.num_regs, 1), threads, kernel.shared_size_bytes, dyn)
         driver_blocks = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, dyn)
         grid = spec.grid(m, n)
-        args = (np.int32(m), np.int32(n), np.int32(k), np.float32(1.0), a, b, np.float32(0.0), c)
+        args = kernel_args(problem, a, b, c)
 
         def launch(kernel=kernel, grid=grid, spec=spec, args=args):
             kernel(grid, spec.block, args, shared_mem=spec.dynamic_smem_bytes)

@@ -11,10 +11,10 @@ GPU's name in the user's cache (`$XDG_CACHE_HOME/roofline/tuned.json`, else
 
 from __future__ import annotations
 
-import json
-import os
 from itertools import product
 from pathlib import Path
+
+from . import files
 
 DEFAULT = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
 # Winners of `roofline tune --size 4096` on GPUs this project measured (plots/tune-*.json).
@@ -40,16 +40,7 @@ def candidates() -> list[dict[str, int]]:
 
 def cache_path() -> Path:
     """Where `roofline tune` keeps its winners."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "roofline" / "tuned.json"
-
-
-def _load_cache() -> dict:
-    try:
-        data = json.loads(cache_path().read_text())
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    return files.cache_file("tuned.json")
 
 
 def _valid(params) -> bool:
@@ -60,7 +51,8 @@ def tuned_params(device_name: str) -> dict[str, int]:
     """The tile to run `autotuned` at on `device_name`: the user's tuned winner, else the built-in
     one for that GPU (matched like `--gpu` names: 'H200' finds 'NVIDIA H200'), else DEFAULT. A
     cached entry that is not a valid candidate is ignored."""
-    cached = _load_cache().get(device_name, {}).get("params")
+    entry = files.read_cache(cache_path()).get(device_name)
+    cached = entry.get("params") if isinstance(entry, dict) else None
     if _valid(cached):
         return dict(cached)
     from .presets import _key
@@ -71,14 +63,7 @@ def tuned_params(device_name: str) -> dict[str, int]:
 
 def remember(device_name: str, params: dict[str, int], gflops: float, size: int) -> Path:
     """Store `params` as `device_name`'s winner in the cache (atomically). Returns the cache path."""
-    from . import files
-
-    data = _load_cache()
-    data[device_name] = {"params": params, "gflops": gflops, "size": size}
-    path = cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    files.write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(data, indent=1) + "\n"))
-    return path
+    return files.update_cache(cache_path(), device_name, {"params": params, "gflops": gflops, "size": size})
 
 
 def search(problem, device, progress=lambda _: None) -> dict:
