@@ -49,15 +49,7 @@ __device__ __forceinline__ void bank_conflict_free_tile(int M, int N, int K, flo
         }
         __syncthreads();
     }
-    const bool c_vec = N % 4 == 0;
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int q = 0; q < TN / 4; ++q) {
-            const int j = 4 * q;
-            store4(C, N, row0 + (i / 4) * RSTEP + trow * 4 + i % 4, col0 + q * CSTEP + tcol * 4, M, N,
-                   make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta, c_vec);
-        }
+    store_pieces<TM, TN, RSTEP, CSTEP>(C, M, N, row0 + trow * 4, col0 + tcol * 4, acc, alpha, beta);
 }
 
 template <int BM, int BN, int BK, int TM, int TN>

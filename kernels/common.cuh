@@ -109,3 +109,33 @@ __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float 
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
 }
+
+// The same FMAs issued column by column (j outer). The results are identical; what changes is
+// the instruction order ptxas starts from, and with it which accumulator lands in which register
+// and how often an FFMA reads two operands from the same register bank. Whether that helps is
+// kernel by kernel: measure, and keep the order that wins.
+template <int TM, int TN>
+__device__ __forceinline__ void outer_product_by_column(float (&acc)[TM][TN], const float (&a)[TM],
+                                                        const float (&b)[TN]) {
+#pragma unroll
+    for (int j = 0; j < TN; ++j)
+#pragma unroll
+        for (int i = 0; i < TM; ++i) acc[i][j] += a[i] * b[j];
+}
+
+// The epilogue of a thread tile cut into 4 x 4 pieces: piece (p, q) of the TM x TN results acc
+// lands at rows row + p * RSTEP .. + 3 and columns col + q * CSTEP .. + 3 of C (store4: 128-bit
+// when `vec`, checked against the matrix edge).
+template <int TM, int TN, int RSTEP, int CSTEP>
+__device__ __forceinline__ void store_pieces(float* C, int M, int N, int row, int col,
+                                             const float (&acc)[TM][TN], float alpha, float beta) {
+    const bool vec = N % 4 == 0;
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int q = 0; q < TN / 4; ++q) {
+            const int j = 4 * q;
+            store4(C, N, row + (i / 4) * RSTEP + i % 4, col + q * CSTEP, M, N,
+                   make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta, vec);
+        }
+}

@@ -50,13 +50,5 @@ warptiling(int M, int N, int K, float alpha, const float* __restrict__ A,
         }
         __syncthreads();
     }
-    const bool c_vec = N % 4 == 0;
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int q = 0; q < TN / 4; ++q) {
-            const int j = 4 * q;
-            store4(C, N, row0 + wm0 + (i / 4) * LM * 4 + lm * 4 + i % 4, col0 + wn0 + q * LN * 4 + ln * 4, M, N,
-                   make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta, c_vec);
-        }
+    store_pieces<TM, TN, LM * 4, LN * 4>(C, M, N, row0 + wm0 + lm * 4, col0 + wn0 + ln * 4, acc, alpha, beta);
 }

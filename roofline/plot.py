@@ -42,7 +42,7 @@ def save_atomic(fig, out: Path, fmt: str) -> None:
     files.write_atomic(Path(out), lambda tmp: fig.savefig(tmp, format=fmt))
 
 
-MAX_DRAWN = 12  # kernels drawn at most (a tuning sweep has dozens): the fastest ones
+MAX_DRAWN = 16  # kernels drawn at most (the whole ladder; a tuning sweep has dozens): the fastest ones
 
 
 def text(s: str) -> str:

@@ -1,4 +1,4 @@
-"""The SGEMM ladder: one entry per kernel, read in order from naive to register-tiled.
+"""The SGEMM ladder: one entry per kernel, read in order from naive to cuBLAS-class.
 
 Each `KernelSpec` names its source in `kernels/`, its template parameters (tile sizes), how it is
 launched (block and grid as functions of the problem) and its traffic model (`model.TrafficModel`).
@@ -101,14 +101,22 @@ def autotuned_spec(params: dict[str, int]) -> KernelSpec:
                                    f"BK={params['BK']}, {params['TM']}x{params['TN']} per thread", params)
 
 
-def async_copy_smem_bytes(params: dict[str, int]) -> int:
-    """Dynamic shared memory of `async_copy`: STAGES x BK x (BM + 4 + BN) floats, in bytes."""
+def pipeline_smem_bytes(params: dict[str, int]) -> int:
+    """Dynamic shared memory of the cp.async kernels (`async_copy`, `full_tiles`;
+    kernels/pipeline.cuh): STAGES x BK x (BM + 4 + BN) floats, in bytes."""
     return params["STAGES"] * params["BK"] * (params["BM"] + 4 + params["BN"]) * 4
 
 
 T128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
 WARP = {"BM": 128, "BN": 128, "BK": 16, "WM": 16, "WN": 64, "TM": 4, "TN": 8}
-ASYNC = {"BM": 128, "BN": 256, "BK": 8, "WM": 32, "WN": 128, "TM": 8, "TN": 16, "STAGES": 3}
+ASYNC = {"BM": 128, "BN": 256, "BK": 16, "WM": 32, "WN": 128, "TM": 8, "TN": 16, "STAGES": 3}
+PIPELINED = ("async_copy", "full_tiles")  # kernels on kernels/pipeline.cuh
+
+
+def pipelined_spec(name: str, summary: str, params: dict[str, int]) -> KernelSpec:
+    """A cp.async kernel (sm_80+) at tile `params` (BM, BN, BK, WM, WN, TM, TN, STAGES)."""
+    return tiled_spec(name, summary, params, dynamic_smem_bytes=pipeline_smem_bytes(params), min_cc=(8, 0))
+
 
 LADDER: tuple[KernelSpec, ...] = (
     _spec("naive", "one thread per element of C; a warp reads 32 rows of A (uncoalesced)",
@@ -128,8 +136,8 @@ LADDER: tuple[KernelSpec, ...] = (
                T128, template="bank_conflict_free"),
     autotuned_spec(T128),
     tiled_spec("warptiling", "16x64 warp tiles between the 128x128 block tile and 4x8 thread tiles", WARP),
-    tiled_spec("async_copy", "3-stage cp.async pipeline, 128x256 block, 32x128 warp, 8x16 thread tiles", ASYNC,
-               dynamic_smem_bytes=async_copy_smem_bytes(ASYNC), min_cc=(8, 0)),
+    pipelined_spec("async_copy", "3-stage cp.async pipeline, 128x256 block, 32x128 warp, 8x16 thread tiles", ASYNC),
+    pipelined_spec("full_tiles", "blocks wholly inside C run the pipeline without bounds checks", ASYNC),
 )
 
 BY_NAME = {k.name: k for k in LADDER}
@@ -192,7 +200,7 @@ _PARAM_NAMES = {
     "bank_conflict_free": ("BM", "BN", "BK", "TM", "TN"),
     "autotuned": ("BM", "BN", "BK", "TM", "TN"),
     "warptiling": ("BM", "BN", "BK", "WM", "WN", "TM", "TN"),
-    "async_copy": ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES"),
+    **{name: ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES") for name in PIPELINED},
 }
 
 
@@ -214,5 +222,6 @@ def variant(expression: str) -> KernelSpec:
     if name == "autotuned":
         return autotuned_spec(params)
     base = BY_NAME[name]
-    dyn = async_copy_smem_bytes(params) if name == "async_copy" else 0
-    return tiled_spec(name, base.summary, params, dynamic_smem_bytes=dyn, template=base.template, min_cc=base.min_cc)
+    if name in PIPELINED:
+        return pipelined_spec(name, base.summary, params)
+    return tiled_spec(name, base.summary, params, template=base.template)

@@ -201,7 +201,7 @@ def test_kernels_lists_the_ladder_with_floors():
     names = [k["name"] for k in d["kernels"]]
     assert names == ["naive", "gmem_coalescing", "smem_tiling", "register_tiling_1d", "register_strip",
                      "register_tiling_2d", "vectorized", "bank_conflict_free", "autotuned", "warptiling",
-                     "async_copy"]
+                     "async_copy", "full_tiles"]
     two_d = d["kernels"][5]
     assert two_d["model"]["arithmetic_intensity"] == 32
     assert two_d["floors"]["memory_floor_ms"] == pytest.approx(4.47, abs=0.005)

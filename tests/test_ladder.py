@@ -12,13 +12,16 @@ def test_ladder_order_and_launch_shapes():
     names = [k.name for k in registry.LADDER]
     assert names[:6] == ["naive", "gmem_coalescing", "smem_tiling", "register_tiling_1d", "register_strip",
                          "register_tiling_2d"]
-    assert names[6:] == ["vectorized", "bank_conflict_free", "autotuned", "warptiling", "async_copy"]
+    assert names[6:] == ["vectorized", "bank_conflict_free", "autotuned", "warptiling", "async_copy", "full_tiles"]
     wt = registry.BY_NAME["warptiling"]
     assert wt.threads_per_block == (128 // 16) * (128 // 64) * 32 == 512
     assert wt.grid(4097, 1000) == (8, 33, 1)
     ac = registry.BY_NAME["async_copy"]
-    assert ac.dynamic_smem_bytes == 3 * 8 * (128 + 4 + 256) * 4 == 37_248
+    assert ac.dynamic_smem_bytes == 3 * 16 * (128 + 4 + 256) * 4 == 74_496
     assert ac.threads_per_block == (128 // 32) * (256 // 128) * 32 == 256
+    ft = registry.BY_NAME["full_tiles"]
+    assert ft.params == ac.params and ft.min_cc == ac.min_cc == (8, 0)
+    assert ft.model == ac.model  # the same tiles, the same traffic
 
 
 def test_every_kernel_source_is_self_contained():
@@ -35,6 +38,8 @@ def test_variants():
     v = registry.variant("async_copy<128,128,8,32,64,8,8,4>")
     assert v.params["STAGES"] == 4 and v.dynamic_smem_bytes == 4 * 8 * 260 * 4
     assert v.name_expression == "async_copy<128,128,8,32,64,8,8,4>"
+    ft = registry.variant("full_tiles<128,128,16,32,64,8,8,2>")
+    assert ft.dynamic_smem_bytes == 2 * 16 * 260 * 4 and ft.min_cc == (8, 0)
     assert registry.variant("autotuned<64,128,16,4,8>").threads_per_block == 256
     with pytest.raises(UsageError, match="takes 7 positive parameters"):
         registry.variant("warptiling<128,128,8>")
@@ -126,6 +131,8 @@ def test_profile_attach_fills_measured_and_stops_cleanly(monkeypatch):
 
 
 def test_kernels_know_their_minimum_architecture():
+    for name in registry.PIPELINED:
+        assert not registry.BY_NAME[name].runs_on("7.5")
     ac = registry.BY_NAME["async_copy"]
     assert not ac.runs_on("7.5") and ac.runs_on("8.0") and ac.runs_on("12.0")
     assert registry.BY_NAME["warptiling"].runs_on("7.0")

@@ -29,7 +29,7 @@ def test_kernels_compile_for_target_without_spilling(arch):
     assert rows["register_tiling_2d"]["static_smem_bytes"] == 2 * 128 * 8 * 4
     assert rows["bank_conflict_free"]["static_smem_bytes"] == 4 * 8 * (128 + 4 + 128)
     assert rows["async_copy"]["static_smem_bytes"] == 0
-    assert rows["async_copy"]["dynamic_smem_bytes"] == 3 * 8 * (128 + 4 + 256) * 4
+    assert rows["async_copy"]["dynamic_smem_bytes"] == rows["full_tiles"]["dynamic_smem_bytes"] == 74_496
 
 
 def test_ptxas_log_parsing():
@@ -60,11 +60,12 @@ def test_targets_without_cp_async_list_the_rest():
     assert r.exit_code == 0, r.output
     rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
     assert rows["async_copy"]["unavailable"] == "async_copy needs sm_80 or newer; not run on sm_75"
-    assert "registers" not in rows["async_copy"]
-    assert all("registers" in k for name, k in rows.items() if name != "async_copy")
+    assert rows["full_tiles"]["unavailable"] == "full_tiles needs sm_80 or newer; not run on sm_75"
+    assert all("registers" not in rows[name] for name in registry.PIPELINED)
+    assert all("registers" in k for name, k in rows.items() if name not in registry.PIPELINED)
     table = CliRunner().invoke(app, ["kernels", "--arch", "sm_75"])
     assert table.exit_code == 0 and "n/a on this target" in table.stdout
-    assert "37,248 dyn" in CliRunner().invoke(app, ["kernels", "--arch", "sm_90"]).stdout
+    assert "74,496 dyn" in CliRunner().invoke(app, ["kernels", "--arch", "sm_90"]).stdout
 
 
 def test_presets_use_their_tuned_tile():
