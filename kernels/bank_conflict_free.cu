@@ -35,18 +35,7 @@ __device__ __forceinline__ void bank_conflict_free_tile(int M, int N, int K, flo
         load_a_transposed4<BM, BK, NT, AP>(As, A, M, K, row0, k0, a_vec);
         load_b4<BK, BN, NT>(Bs, B, K, N, k0, col0, b_vec);
         __syncthreads();
-#pragma unroll
-        for (int k = 0; k < BK; ++k) {
-#pragma unroll
-            for (int p = 0; p < TM / 4; ++p)
-                *reinterpret_cast<float4*>(&a[4 * p]) =
-                    *reinterpret_cast<const float4*>(&As[k * AP + p * RSTEP + trow * 4]);
-#pragma unroll
-            for (int q = 0; q < TN / 4; ++q)
-                *reinterpret_cast<float4*>(&b[4 * q]) =
-                    *reinterpret_cast<const float4*>(&Bs[k * BN + q * CSTEP + tcol * 4]);
-            outer_product(acc, a, b);
-        }
+        outer_products_from_pieces<BK, AP, BN, RSTEP, CSTEP>(acc, a, b, As + trow * 4, Bs + tcol * 4);
         __syncthreads();
     }
     store_pieces<TM, TN, RSTEP, CSTEP>(C, M, N, row0 + trow * 4, col0 + tcol * 4, acc, alpha, beta);

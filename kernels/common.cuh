@@ -123,6 +123,25 @@ __device__ __forceinline__ void outer_product_by_column(float (&acc)[TM][TN], co
         for (int i = 0; i < TM; ++i) acc[i][j] += a[i] * b[j];
 }
 
+// BK outer products from one shared-memory tile, for a thread tile cut into 4 x 4 pieces: at step
+// k the thread's TM values of A are the float4s at As[k * A_PITCH + p * RSTEP], p < TM / 4, and
+// its TN values of B the float4s at Bs[k * B_PITCH + q * CSTEP], q < TN / 4 (As and Bs already
+// point at the thread's first piece: 16-byte aligned). TM/4 + TN/4 LDS.128 per TM * TN FMAs.
+template <int BK, int A_PITCH, int B_PITCH, int RSTEP, int CSTEP, int TM, int TN>
+__device__ __forceinline__ void outer_products_from_pieces(float (&acc)[TM][TN], float (&a)[TM], float (&b)[TN],
+                                                           const float* As, const float* Bs) {
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+#pragma unroll
+        for (int p = 0; p < TM / 4; ++p)
+            *reinterpret_cast<float4*>(&a[4 * p]) = *reinterpret_cast<const float4*>(&As[k * A_PITCH + p * RSTEP]);
+#pragma unroll
+        for (int q = 0; q < TN / 4; ++q)
+            *reinterpret_cast<float4*>(&b[4 * q]) = *reinterpret_cast<const float4*>(&Bs[k * B_PITCH + q * CSTEP]);
+        outer_product(acc, a, b);
+    }
+}
+
 // The epilogue of a thread tile cut into 4 x 4 pieces: piece (p, q) of the TM x TN results acc
 // lands at rows row + p * RSTEP .. + 3 and columns col + q * CSTEP .. + 3 of C (store4: 128-bit
 // when `vec`, checked against the matrix edge).

@@ -138,16 +138,7 @@ __device__ __forceinline__ void pipelined_mainloop(float (&acc)[TM][TN], float* 
         const float* As = smem + read / 4 + wm0 + lm * 4;
         const float* Bs = smem + read / 4 + Copy::A_STAGE + wn0 + ln * 4;
         read = read + STAGE == RING ? 0 : read + STAGE;
-#pragma unroll
-        for (int k = 0; k < BK; ++k) {
-#pragma unroll
-            for (int p = 0; p < TM / 4; ++p)
-                *reinterpret_cast<float4*>(&a[4 * p]) = *reinterpret_cast<const float4*>(&As[k * Copy::AP + p * LM * 4]);
-#pragma unroll
-            for (int q = 0; q < TN / 4; ++q)
-                *reinterpret_cast<float4*>(&b[4 * q]) = *reinterpret_cast<const float4*>(&Bs[k * BN + q * LN * 4]);
-            outer_product(acc, a, b);
-        }
+        outer_products_from_pieces<BK, Copy::AP, BN, LM * 4, LN * 4>(acc, a, b, As, Bs);
     }
     cp_async_wait<0>();
 }

@@ -36,18 +36,7 @@ warptiling(int M, int N, int K, float alpha, const float* __restrict__ A,
         load_a_transposed4<BM, BK, NT, AP>(As, A, M, K, row0, k0, a_vec);
         load_b4<BK, BN, NT>(Bs, B, K, N, k0, col0, b_vec);
         __syncthreads();
-#pragma unroll
-        for (int k = 0; k < BK; ++k) {
-#pragma unroll
-            for (int p = 0; p < TM / 4; ++p)
-                *reinterpret_cast<float4*>(&a[4 * p]) =
-                    *reinterpret_cast<const float4*>(&As[k * AP + wm0 + p * LM * 4 + lm * 4]);
-#pragma unroll
-            for (int q = 0; q < TN / 4; ++q)
-                *reinterpret_cast<float4*>(&b[4 * q]) =
-                    *reinterpret_cast<const float4*>(&Bs[k * BN + wn0 + q * LN * 4 + ln * 4]);
-            outer_product(acc, a, b);
-        }
+        outer_products_from_pieces<BK, AP, BN, LM * 4, LN * 4>(acc, a, b, As + wm0 + lm * 4, Bs + wn0 + ln * 4);
         __syncthreads();
     }
     store_pieces<TM, TN, LM * 4, LN * 4>(C, M, N, row0 + wm0 + lm * 4, col0 + wn0 + ln * 4, acc, alpha, beta);

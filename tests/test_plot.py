@@ -65,6 +65,21 @@ def test_crowded_labels_stay_inside_the_axes():
             assert not a.overlaps(b)
 
 
+def test_whole_ladder_drawn_and_a_long_list_capped(tmp_path, doc):
+    import copy
+
+    svg = plot.draw(doc, tmp_path / "r.svg").read_text()
+    assert len(doc["kernels"]) == 12 and "fastest of" not in svg  # the whole ladder, no cap note
+    for i in range(8):  # a tuning sweep's worth of extra, slower kernels
+        k = copy.deepcopy(doc["kernels"][0])
+        k["name"], k["gflops"] = f"slow_variant_{i}", 100.0 + i
+        doc["kernels"].append(k)
+    svg = plot.draw(doc, tmp_path / "capped.svg").read_text()
+    assert "The 16 fastest of 20 kernels are drawn." in svg
+    assert "slow_variant_4" in svg and "naive" in svg  # the 16th fastest and the slowest of the ladder
+    assert "slow_variant_3" not in svg
+
+
 @pytest.mark.parametrize("name", ["r.jpg", "r", "r.png.txt"])
 def test_bad_extension(tmp_path, name):
     with pytest.raises(UsageError, match=r"\.png, \.svg or \.pdf"):
