@@ -52,7 +52,7 @@ def _fail(message: str, code: int) -> None:
 app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
                   pretty_exceptions_enable=False,
                   help="Roofline and occupancy for real CUDA kernels: an SGEMM ladder from naive to "
-                       "register-tiled, verified against cuBLAS, timed, modelled and plotted.")
+                       "cuBLAS class, verified against cuBLAS, timed, modelled and plotted.")
 
 
 def _version(value: bool) -> None:
