@@ -264,7 +264,14 @@ def plot(
     for p in paths:
         if not str(p).strip() or str(p) == ".":
             raise UsageError("--results needs a file name")
-    doc = results.merge([results.load(p) for p in paths], [str(p) for p in paths])
+    notes: list[str] = []
+    doc = results.merge([results.load(p) for p in paths], [str(p) for p in paths], notes)
+    if kind == "roofline" and "sweep" in doc:
+        prob = doc["problem"]
+        notes.append(f"{paths[0]} holds a size sweep: the roofline shows its largest size, "
+                     f"{prob['m']}x{prob['n']}x{prob['k']} (--kind sweep draws every size)")
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
     if kind == "sweep":
         from roofline import sweep_chart
 

@@ -5,8 +5,8 @@
 // copies are issued with cp.async (sm_80+) STAGES - 1 tiles ahead of the computation, which runs
 // on the oldest complete stage while the newer ones are in flight. The copies bypass registers:
 // B rows travel as 16-byte copies; A is transposed on the way (4-byte copies, each to its column
-// of the pitch-(BM + 4) tile, which keeps both the global reads sector-efficient and the shared
-// stores conflict-free). Out-of-matrix elements are zero-filled by the copy itself (src-size 0).
+// of the pitch-(BM + 4) tile: the global reads stay sector-efficient, and the shared stores are
+// conflict-free at BK = 8 and two-way at the ladder's BK = 16, off the FMA path). Out-of-matrix elements are zero-filled by the copy itself (src-size 0).
 // Each thread computes its copy addresses once and advances them by a constant per tile; the
 // stages rotate by byte offset (pipeline.cuh). Every block takes the checked copy path.
 // Shared memory is dynamic: STAGES * BK * (BM + 4 + BN) * 4 bytes, above 48 KB by opt-in.

@@ -2,10 +2,12 @@
 // asynchronous global-to-shared tile copies (sm_80+) issued STAGES - 1 tiles
 // ahead of the arithmetic, and the warp-tiled main loop that consumes them.
 //
-// Shared memory per stage: the BM x BK tile of A transposed (As[k * (BM + 4) + m], the pitch
-// BM + 4 keeps the transposing 4-byte copies of a warp on distinct banks), then the BK x BN tile
-// of B row-major (Bs[k * BN + n], 16-byte copies). STAGES stages: STAGES * BK * (BM + 4 + BN) * 4
-// bytes of dynamic shared memory.
+// Shared memory per stage: the BM x BK tile of A transposed, As[k * (BM + 4) + m], then the
+// BK x BN tile of B row-major, Bs[k * BN + n]; STAGES stages, STAGES * BK * (BM + 4 + BN) * 4
+// bytes of dynamic shared memory. With the pitch BM + 4 the float4 fragment reads stay aligned
+// and conflict-free, and a warp's 4-byte copies of A (32 / BK rows by BK columns) land in bank
+// (4k + m) % 32: all distinct for BK = 8, two to a bank for BK = 16, a cost the copy engine pays
+// off the FMA path.
 #pragma once
 #include "common.cuh"
 

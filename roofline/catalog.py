@@ -21,11 +21,14 @@ def ladder(m: int, n: int, k: int, limits: ArchLimits | None = None,
     JSON). With `device`: floors in ms against its peaks.
     A kernel the target cannot run (cp.async before sm_80) gets `unavailable` with the reason; one
     that fails to compile gets `error` (the listing goes on). With a preset `device`, `autotuned`
-    is at that GPU's tuned tile. Raises RunError when NVRTC itself is missing.
+    is at that GPU's tuned tile. Raises RunError when NVRTC itself is missing or cannot target
+    `limits.arch`.
     """
     from .errors import RunError
-    from .resources import compile_for
+    from .resources import check_target, compile_for
 
+    if limits is not None:
+        check_target(limits.arch)
     rows = []
     specs = registry.select(None, device.name) if device is not None else list(registry.LADDER)
     for spec in specs:

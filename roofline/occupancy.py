@@ -192,7 +192,8 @@ def max_registers_for_blocks(limits: ArchLimits, threads: int, target_blocks: in
                       f"registers: {short} allows {others[short]}")
     for regs in range(limits.max_registers_per_thread, 0, -1):
         if calculate(limits, regs, threads, static_smem, dynamic_smem).active_blocks_per_sm >= target_blocks:
-            return regs, (f"at most {regs} registers per thread keep {target_blocks} blocks of {threads} "
+            blocks = f"{target_blocks} block{'s' if target_blocks > 1 else ''}"
+            return regs, (f"at most {regs} registers per thread keep {blocks} of {threads} "
                           f"threads resident (__launch_bounds__({threads}, {target_blocks}))")
     return None, f"even 1 register per thread does not fit {target_blocks} blocks of {threads} threads"
 

@@ -69,18 +69,29 @@ def _text_box(t, renderer):
     return Text.get_window_extent(t, renderer)
 
 
-def _place_labels(fig, ax, texts, markers=()) -> None:
+def _place_labels(fig, ax, texts, markers=(), hlines=()) -> None:
     """Give each label the nearest vertical offset (0, then one label height down, up, two down,
-    ...) at which it overlaps no label placed before it and no marker (data points in `markers`),
-    and stays inside the axes."""
+    ...) at which it keeps a few pixels from every label placed before it, every marker (data
+    points in `markers`), every horizontal line (the y values in `hlines`, across the axes), the
+    axes' other texts and its legends, and stays inside the axes."""
     from matplotlib.transforms import Bbox
 
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     inside = ax.get_window_extent(renderer)
-    radius = 6 * fig.dpi / 72
+    radius, pad = 6 * fig.dpi / 72, 2 * fig.dpi / 72
     placed = [Bbox.from_extents(x - radius, y - radius, x + radius, y + radius)
               for x, y in (ax.transData.transform(p) for p in markers)]
+    for y in hlines:
+        py = ax.transData.transform((1.0, y))[1]
+        placed.append(Bbox.from_extents(inside.x0, py - 1, inside.x1, py + 1))
+    placed += [a.get_window_extent(renderer) for a in [*ax.texts, *ax.get_children()]
+               if a not in texts and (a in ax.texts or a.__class__.__name__ == "Legend")]
+
+    def clear(box) -> bool:
+        padded = Bbox.from_extents(box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad)
+        return not any(padded.overlaps(p) for p in placed)
+
     for t in sorted(texts, key=lambda t: -_text_box(t, renderer).y1):
         box = _text_box(t, renderer)
         step_pt = (box.height + 2) * 72 / fig.dpi
@@ -90,7 +101,7 @@ def _place_labels(fig, ax, texts, markers=()) -> None:
             t.xyann = (dx, dy + shift)
             box = _text_box(t, renderer)
             fits = box.y0 >= inside.y0 and box.y1 <= inside.y1 and box.x1 <= inside.x1
-            if fits and not any(box.overlaps(p) for p in placed):
+            if fits and clear(box):
                 break
         else:
             t.xyann = (dx, dy)
@@ -101,8 +112,11 @@ def draw(doc: dict, out: Path, measured: bool = False) -> Path:
     """Draw the roofline of results document `doc` into `out` (.png, .svg or .pdf), written
     atomically; with `measured`, also each kernel's points at the L2 and DRAM bytes Nsight Compute
     counted (kernels that were not profiled have none). Returns `out`. Raises UsageError for a bad
-    output path, or for `measured` when no kernel was profiled."""
+    output path, a document without kernels, figures that cannot be drawn on log axes (a corrupt
+    file: see PLOTTABLE), or for `measured` when no kernel was profiled."""
     fmt = check_output(out)
+    if not doc["kernels"]:
+        raise UsageError("no kernels in these results; make them with roofline run --all")
     if measured and not any(k.get("measured") for k in doc["kernels"]):
         raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
     fig, _ = render(doc, measured)
@@ -126,6 +140,17 @@ def render(doc: dict, measured: bool = False):
 
 
 LEVEL_MARKERS = {"GMEM (model)": "o", "SMEM (model)": "^", "L2 (measured)": "s", "DRAM (measured)": "D"}
+
+
+# Log axes draw values in this range; anything outside comes from a corrupt file (say, bytes of
+# 1e-300 that make an intensity infinite), which is refused rather than drawn.
+PLOTTABLE = (1e-12, 1e18)
+
+
+def _plottable(value: float, what: str) -> float:
+    if not (math.isfinite(value) and PLOTTABLE[0] <= value <= PLOTTABLE[1]):
+        raise UsageError(f"{what} comes to {value:g}, which cannot be drawn; the results file looks corrupt")
+    return value
 
 
 def _points(k: dict, problem: dict, measured: bool) -> list[tuple[str, float]]:
@@ -157,6 +182,13 @@ def _render(doc: dict, measured: bool):
     good = [k for k in timed if k["name"] in fastest]  # ladder order kept
     left_out = len(timed) - len(good)
     points = {k["name"]: _points(k, prob, measured) for k in good}
+    for k in good:
+        _plottable(k["gflops"], f"{k['name']}: GFLOP/s")
+        for level, ai in points[k["name"]]:
+            _plottable(ai, f"{k['name']}: arithmetic intensity at {level}")
+    for name, value in ceil.items():
+        _plottable(value, f"the {name} ceiling")
+    _plottable(ridge, "the ridge point")
 
     ais = [ai for pts in points.values() for _, ai in pts] or [ridge]
     ridges = [ridge] + ([peak / ceil["smem"]] if "smem" in ceil else [])
@@ -251,7 +283,8 @@ def _render(doc: dict, measured: bool):
             ax.text(x0, x0 * gbps / 1.3, f"{name} {gbps:,.0f} GB/s", ha="left", va="top",
                     color=color, fontsize=9, rotation=angle, rotation_mode="anchor")
     markers = [(ai, k["gflops"]) for k in good for _, ai in points[k["name"]]]
-    _place_labels(fig, ax, texts, markers)
+    hlines = [ref["gflops"], peak] + ([ceil["fp32_measured"]] if "fp32_measured" in ceil else [])
+    _place_labels(fig, ax, texts, markers, hlines)
     return fig, texts
 
 

@@ -136,7 +136,7 @@ def kernels_table(doc: dict) -> Table:
     cols = ["kernel", "threads"]
     if compiled:
         cols += ["regs", "spill B", "smem B", "occupancy"]
-    cols += ["GMEM/result", "SMEM/result", "GMEM GB", "AI"]
+    cols += ["GMEM acc/result", "SMEM acc/result", "GMEM GB", "AI"]
     for col in cols:
         t.add_column(col, justify="left" if col in ("kernel", "occupancy") else "right", overflow="fold")
     with_floors = any("floors" in r for r in doc["kernels"])
@@ -160,7 +160,7 @@ def kernels_table(doc: dict) -> Table:
                   _num(mo["gmem_bytes"] / 1e9), _num(mo["arithmetic_intensity"])]
         if with_floors:
             fl = r["floors"]
-            cells += [f"{fl['memory_floor_ms']:,.3f}", f"{fl['compute_floor_ms']:,.3f}", fl["binding"]]
+            cells += [_num(fl["memory_floor_ms"]), _num(fl["compute_floor_ms"]), fl["binding"]]
         t.add_row(*cells)
     return t
 

@@ -63,6 +63,27 @@ def nvrtc_version() -> tuple[int, int]:
                        "pip install '.[cuda12]' (or '.[cuda13]')") from None
 
 
+def _unsupported(arch: str) -> RunError:
+    major, minor = nvrtc_version()
+    return RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}; the other CUDA flavour may: "
+                    "pip install '.[cuda13]' (or '.[cuda12]')")
+
+
+def check_target(arch: str) -> None:
+    """Raise RunError (one line) unless the loaded NVRTC can compile for `arch` ('sm_90',
+    'sm_90a'): the CUDA 12 NVRTC stops short of sm_110, the CUDA 13 one has dropped sm_70/72.
+    Uses nvrtcGetSupportedArchs; an NVRTC without it is let through (compile errors then say)."""
+    from cupy_backends.cuda.libs import nvrtc
+
+    nvrtc_version()
+    try:
+        supported = set(nvrtc.getSupportedArchs())
+    except Exception:
+        return
+    if int(arch.removeprefix("sm_").rstrip("af")) not in supported:
+        raise _unsupported(arch)
+
+
 def compile_for(spec: KernelSpec, arch: str, extra_options: tuple[str, ...] = ()) -> KernelResources:
     """Compile `spec` for target `arch` ('sm_90') through NVRTC and return ptxas's figures.
 
@@ -97,9 +118,7 @@ def _compile_log(spec: KernelSpec, arch: str, extra_options: tuple[str, ...], te
             log = nvrtc.getProgramLog(prog) or str(exc)
             first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log.strip().splitlines()[0])
             if "gpu-architecture" in log:
-                major, minor = nvrtc.getVersion()
-                raise RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}; the other CUDA "
-                               "flavour may: pip install '.[cuda13]' (or '.[cuda12]')") from None
+                raise _unsupported(arch) from None
             raise RunError(f"{spec.name} does not compile for {arch}: {first.strip()}") from None
         return nvrtc.getProgramLog(prog)
     finally:

@@ -145,6 +145,7 @@ def _require(obj, keys, where):
 
 
 # Bounds far beyond any GPU: a value outside them is a corrupt file, not a measurement.
+MIN_GFLOPS = 1e-6  # a thousand FLOP/s
 MAX_GFLOPS = 1e7
 MAX_GBPS = 1e7
 MAX_AI = 1e9
@@ -185,7 +186,7 @@ def _kernel(k: dict, where: str) -> None:
         _number(model["smem_accesses_per_result"], f"{where}.model.smem_accesses_per_result", 0, 1e24)
     if not (k["verified"] and k["gflops"] is not None):
         return  # never drawn: only its presence matters
-    _number(k["gflops"], f"{where}.gflops", 0, MAX_GFLOPS)
+    _number(k["gflops"], f"{where}.gflops", MIN_GFLOPS, MAX_GFLOPS)
     _number(k["model"]["arithmetic_intensity"], f"{where}.model.arithmetic_intensity", 0, MAX_AI)
     if k["registers"] is not None and (isinstance(k["registers"], bool) or not isinstance(k["registers"], int)):
         raise UsageError(f"{where}.registers must be an integer or null")
@@ -217,7 +218,7 @@ def _sweep(sweep) -> None:
             raise UsageError(f"{where}: size {point['problem']['m']} appears twice in the sweep")
         sizes.add(point["problem"]["m"])
         _number(point["reference"].get("gflops") if isinstance(point["reference"], dict) else None,
-                f"{where}.reference.gflops", 0, MAX_GFLOPS)
+                f"{where}.reference.gflops", MIN_GFLOPS, MAX_GFLOPS)
         if not isinstance(point["kernels"], list):
             raise UsageError(f"{where}.kernels must be a list")
         for j, k in enumerate(point["kernels"]):
@@ -227,7 +228,7 @@ def _sweep(sweep) -> None:
             if not isinstance(k["verified"], bool):
                 raise UsageError(f"{where}.kernels[{j}].verified must be true or false")
             if k["verified"] is True and k["gflops"] is not None:
-                _number(k["gflops"], f"{where}.kernels[{j}].gflops", 0, MAX_GFLOPS)
+                _number(k["gflops"], f"{where}.kernels[{j}].gflops", MIN_GFLOPS, MAX_GFLOPS)
 
 
 def validate(doc, source: str = "results") -> dict:
@@ -239,6 +240,8 @@ def validate(doc, source: str = "results") -> dict:
     if not isinstance(doc, dict):
         raise UsageError(f"{source}: not a roofline results file (top level is not an object)")
     schema = doc.get("schema")
+    if schema is None:
+        raise UsageError(f"{source}: not a roofline results file (no schema field)")
     if type(schema) is not int or schema != SCHEMA:
         raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA}")
     try:
@@ -246,7 +249,7 @@ def validate(doc, source: str = "results") -> dict:
             _require(doc.get(key), keys, key)
         _number(doc["device"]["peak_fp32_gflops"], "device.peak_fp32_gflops", 0, MAX_GFLOPS)
         _number(doc["device"]["peak_dram_gbps"], "device.peak_dram_gbps", 1e-3, MAX_GBPS)
-        _number(doc["reference"]["gflops"], "reference.gflops", 0, MAX_GFLOPS)
+        _number(doc["reference"]["gflops"], "reference.gflops", MIN_GFLOPS, MAX_GFLOPS)
         for key in ("measured_dram_gbps", "measured_fp32_gflops"):
             if doc["device"].get(key) is not None:
                 _number(doc["device"][key], f"device.{key}", 0, MAX_GBPS)
@@ -291,14 +294,16 @@ def load(path: Path) -> dict:
     return validate(doc, str(path))
 
 
-def merge(docs: list[dict], sources: list[str]) -> dict:
+def merge(docs: list[dict], sources: list[str], notes: list[str] | None = None) -> dict:
     """One document from several results files of the same device and problem (e.g. runs of
     different `--kernel`s): kernels in file order, a later file's kernel replacing an earlier one of
-    the same name; device and reference from the first. Raises UsageError when the files disagree
-    on device or problem."""
+    the same name (each replacement is said in `notes`, when given); device and reference from the
+    first. Raises UsageError when the files disagree on device or problem."""
     first = docs[0]
-    if len(docs) > 1 and any("sweep" in d for d in docs):
-        raise UsageError("a size sweep is drawn from one results file; give --results once")
+    swept = [src for doc, src in zip(docs, sources) if "sweep" in doc]
+    if len(docs) > 1 and swept:
+        raise UsageError(f"{swept[0]} holds a size sweep, which is not merged with other results files; "
+                         "give it alone to --results")
     merged = dict(first)
     kernels: dict[str, dict] = {}
     for doc, src in zip(docs, sources):
@@ -308,6 +313,8 @@ def merge(docs: list[dict], sources: list[str]) -> dict:
         if {k: doc["problem"][k] for k in "mnk"} != {k: first["problem"][k] for k in "mnk"}:
             raise UsageError(f"{src}: problem size differs from {sources[0]}'s; one chart shows one size")
         for k in doc["kernels"]:
+            if k["name"] in kernels and notes is not None:
+                notes.append(f"{k['name']} is in more than one results file; drawn from {src}, the last")
             kernels[k["name"]] = k
     merged["kernels"] = list(kernels.values())
     return merged

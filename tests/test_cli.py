@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -11,6 +12,7 @@ from cli import app
 from roofline.device import gpu_available
 
 runner = CliRunner()
+REPO = Path(__file__).resolve().parent.parent
 
 
 def invoke(*args):
@@ -146,7 +148,7 @@ def test_version():
 @pytest.mark.parametrize("mutate, needle", [
     (lambda d: d["reference"].update(gflops=None), "reference.gflops must be a number"),
     (lambda d: d["reference"].update(gflops="fast"), "reference.gflops must be a number"),
-    (lambda d: d["reference"].update(gflops=0), "reference.gflops must be in (0, 1e+07]"),
+    (lambda d: d["reference"].update(gflops=0), "reference.gflops must be in (1e-06, 1e+07]"),
     (lambda d: d["kernels"][0].update(occupancy={"x": 1}), "kernels[0].occupancy lacks occupancy, limiters"),
     (lambda d: d["kernels"][0].update(occupancy="high"), "kernels[0].occupancy must be an object"),
     (lambda d: d["kernels"][0]["occupancy"].update(limiters=None), "limiters must be a list of names"),
@@ -166,6 +168,15 @@ def test_version():
     (lambda d: d["device"].update(sm_count="many"), "device.sm_count must be a number"),
     (lambda d: d["device"].update(max_sm_clock_mhz=-1980), "device.max_sm_clock_mhz must be in (0,"),
     (lambda d: d["kernels"][0].update(measured={"l2_bytes": -0.5}), "measured.l2_bytes must be in [0,"),
+    # Positive but absurd values whose derived figures cannot be drawn:
+    (lambda d: d["kernels"][0]["model"].update(gmem_bytes=1e-300),
+     "naive: arithmetic intensity at GMEM (model) comes to inf, which cannot be drawn"),
+    (lambda d: d["kernels"][2]["model"].update(smem_accesses_per_result=1e-300),
+     "smem_tiling: arithmetic intensity at SMEM (model) comes to 2.048e+303"),
+    (lambda d: d["device"].update(max_sm_clock_mhz=1e-300), "the smem ceiling comes to"),
+    (lambda d: d["kernels"][0].update(gflops=1e-300), "kernels[0].gflops must be in (1e-06, 1e+07]"),
+    (lambda d: d.clear(), "not a roofline results file (no schema field)"),
+    (lambda d: d.update(kernels=[]), "no kernels in these results"),
 ])
 def test_plot_refuses_malformed_results(tmp_path, doc, mutate, needle):
     mutate(doc)
@@ -174,6 +185,30 @@ def test_plot_refuses_malformed_results(tmp_path, doc, mutate, needle):
     out = tmp_path / "c.png"
     assert_usage_error(invoke("plot", "--results", str(res), "--out", str(out)), needle)
     assert not out.exists()
+
+
+def test_measured_chart_refuses_absurd_counters(tmp_path):
+    res, out = tmp_path / "r.json", tmp_path / "c.png"
+    doc = json.loads((REPO / "plots" / "results-h200.json").read_text())
+    doc["kernels"][-1]["measured"]["l2_bytes"] = 1e-300
+    res.write_text(json.dumps(doc))
+    assert_usage_error(invoke("plot", "--results", str(res), "--measured", "--out", str(out)),
+                       "full_tiles: arithmetic intensity at L2 (measured) comes to inf")
+
+
+def test_plot_notes_replaced_kernels_and_sweep_files(tmp_path, doc):
+    a, b, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.png"
+    a.write_text(json.dumps(doc))
+    b.write_text(json.dumps(doc))
+    r = invoke("plot", "--results", str(a), "--results", str(b), "--out", str(out))
+    assert r.exit_code == 0
+    assert f"note: naive is in more than one results file; drawn from {b}, the last" in r.stderr
+    sweep = REPO / "plots" / "sweep-h200.json"
+    r = invoke("plot", "--results", str(sweep), "--out", str(out))
+    assert r.exit_code == 0
+    assert "holds a size sweep: the roofline shows its largest size, 8192x8192x8192" in r.stderr
+    assert_usage_error(invoke("plot", "--results", str(a), "--results", str(sweep), "--out", str(out)),
+                       f"{sweep} holds a size sweep, which is not merged with other results files")
 
 
 def test_plot_output_paths(tmp_path, doc):

@@ -72,3 +72,20 @@ def test_presets_use_their_tuned_tile():
     r = CliRunner().invoke(app, ["kernels", "--gpu", "h200", "--json"])
     rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
     assert rows["autotuned"]["template"] == "autotuned<128,128,16,4,8>"
+
+
+def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
+    from cupy_backends.cuda.libs import nvrtc
+
+    from roofline.arch import ARCHS
+
+    supported = set(nvrtc.getSupportedArchs())
+    missing = [a.arch for a in ARCHS.values() if int(a.arch.removeprefix("sm_")) not in supported]
+    if not missing:
+        pytest.skip("this NVRTC compiles for every known target")
+    r = CliRunner().invoke(app, ["kernels", "--arch", missing[0]])
+    assert r.exit_code == 1
+    assert r.stderr.strip().splitlines() == [
+        f"roofline: error: this NVRTC ({'.'.join(map(str, nvrtc.getVersion()))}) cannot compile for {missing[0]}; "
+        "the other CUDA flavour may: pip install '.[cuda13]' (or '.[cuda12]')"]
+    assert r.stdout == ""
