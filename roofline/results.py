@@ -172,7 +172,7 @@ def _size(value, where) -> None:
 MAX_SIZE = 2**31
 
 
-def _kernel(k: dict, where: str) -> None:
+def _kernel(k: dict, where: str, flops: int) -> None:
     _require(k, _KERNEL_KEYS, where)
     if not isinstance(k["name"], str) or not k["name"]:
         raise UsageError(f"{where}.name must be a non-empty string")
@@ -182,14 +182,17 @@ def _kernel(k: dict, where: str) -> None:
     _require(model, _MODEL_KEYS, f"{where}.model")
     for key in ("flops", "gmem_bytes", "gmem_accesses_per_result", "arithmetic_intensity"):
         _number(model[key], f"{where}.model.{key}", 0, 1e24)
+    if abs(model["flops"] - flops) > 1e-9 * flops:
+        raise UsageError(f"{where}.model.flops is {model['flops']:g}, but the problem's 2*M*N*K is {flops:g}")
     if model["smem_accesses_per_result"] is not None:
         _number(model["smem_accesses_per_result"], f"{where}.model.smem_accesses_per_result", 0, 1e24)
     if not (k["verified"] and k["gflops"] is not None):
         return  # never drawn: only its presence matters
     _number(k["gflops"], f"{where}.gflops", MIN_GFLOPS, MAX_GFLOPS)
     _number(k["model"]["arithmetic_intensity"], f"{where}.model.arithmetic_intensity", 0, MAX_AI)
-    if k["registers"] is not None and (isinstance(k["registers"], bool) or not isinstance(k["registers"], int)):
-        raise UsageError(f"{where}.registers must be an integer or null")
+    regs = k["registers"]
+    if regs is not None and (isinstance(regs, bool) or not isinstance(regs, int) or not 1 <= regs <= 255):
+        raise UsageError(f"{where}.registers must be an integer in 1..255 or null, got {regs!r}")
     measured = k.get("measured")
     if measured is not None:
         if not isinstance(measured, dict):
@@ -263,8 +266,9 @@ def validate(doc, source: str = "results") -> dict:
         if not isinstance(doc.get("kernels"), list):
             raise UsageError("kernels must be a list")
         seen = set()
+        flops = 2 * doc["problem"]["m"] * doc["problem"]["n"] * doc["problem"]["k"]
         for i, k in enumerate(doc["kernels"]):
-            _kernel(k, f"kernels[{i}]")
+            _kernel(k, f"kernels[{i}]", flops)
             if k["name"] in seen:
                 raise UsageError(f"kernel {k['name']!r} appears twice")
             seen.add(k["name"])

@@ -177,6 +177,8 @@ def test_version():
     (lambda d: d["kernels"][0].update(gflops=1e-300), "kernels[0].gflops must be in (1e-06, 1e+07]"),
     (lambda d: d.clear(), "not a roofline results file (no schema field)"),
     (lambda d: d.update(kernels=[]), "no kernels in these results"),
+    (lambda d: d["problem"].update(m=1), "kernels[0].model.flops is 1.37439e+11, but the problem's 2*M*N*K is 3.35544e+07"),
+    (lambda d: d["kernels"][0].update(registers=-1), "kernels[0].registers must be an integer in 1..255 or null, got -1"),
 ])
 def test_plot_refuses_malformed_results(tmp_path, doc, mutate, needle):
     mutate(doc)
