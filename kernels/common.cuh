@@ -126,8 +126,9 @@ __device__ __forceinline__ void outer_product_by_column(float (&acc)[TM][TN], co
 // BK outer products from one shared-memory tile, for a thread tile cut into 4 x 4 pieces: at step
 // k the thread's TM values of A are the float4s at As[k * A_PITCH + p * RSTEP], p < TM / 4, and
 // its TN values of B the float4s at Bs[k * B_PITCH + q * CSTEP], q < TN / 4 (As and Bs already
-// point at the thread's first piece: 16-byte aligned). TM/4 + TN/4 LDS.128 per TM * TN FMAs.
-template <int BK, int A_PITCH, int B_PITCH, int RSTEP, int CSTEP, int TM, int TN>
+// point at the thread's first piece: 16-byte aligned). TM/4 + TN/4 LDS.128 per TM * TN FMAs,
+// issued row by row or, with BY_COLUMN, column by column (outer_product_by_column).
+template <int BK, int A_PITCH, int B_PITCH, int RSTEP, int CSTEP, bool BY_COLUMN = false, int TM, int TN>
 __device__ __forceinline__ void outer_products_from_pieces(float (&acc)[TM][TN], float (&a)[TM], float (&b)[TN],
                                                            const float* As, const float* Bs) {
 #pragma unroll
@@ -138,7 +139,8 @@ __device__ __forceinline__ void outer_products_from_pieces(float (&acc)[TM][TN],
 #pragma unroll
         for (int q = 0; q < TN / 4; ++q)
             *reinterpret_cast<float4*>(&b[4 * q]) = *reinterpret_cast<const float4*>(&Bs[k * B_PITCH + q * CSTEP]);
-        outer_product(acc, a, b);
+        if (BY_COLUMN) outer_product_by_column(acc, a, b);
+        else outer_product(acc, a, b);
     }
 }
 

@@ -31,23 +31,8 @@ vectorized(int M, int N, int K, float alpha, const float* __restrict__ A,
         load_a_transposed4<BM, BK, NT, BM>(As, A, M, K, row0, k0, a_vec);
         load_b4<BK, BN, NT>(Bs, B, K, N, k0, col0, b_vec);
         __syncthreads();
-#pragma unroll
-        for (int k = 0; k < BK; ++k) {
-#pragma unroll
-            for (int i = 0; i < TM; i += 4)
-                *reinterpret_cast<float4*>(&a[i]) = *reinterpret_cast<const float4*>(&As[k * BM + trow * TM + i]);
-#pragma unroll
-            for (int j = 0; j < TN; j += 4)
-                *reinterpret_cast<float4*>(&b[j]) = *reinterpret_cast<const float4*>(&Bs[k * BN + tcol * TN + j]);
-            outer_product_by_column(acc, a, b);
-        }
+        outer_products_from_pieces<BK, BM, BN, 4, 4, true>(acc, a, b, As + trow * TM, Bs + tcol * TN);
         __syncthreads();
     }
-    const bool c_vec = N % 4 == 0;
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; j += 4)
-            store4(C, N, row0 + trow * TM + i, col0 + tcol * TN + j, M, N,
-                   make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta, c_vec);
+    store_pieces<TM, TN, 4, 4>(C, M, N, row0 + trow * TM, col0 + tcol * TN, acc, alpha, beta);
 }

@@ -74,6 +74,7 @@ def _place_labels(fig, ax, texts, markers=(), hlines=()) -> None:
     ...) at which it keeps a few pixels from every label placed before it, every marker (data
     points in `markers`), every horizontal line (the y values in `hlines`, across the axes), the
     axes' other texts and its legends, and stays inside the axes."""
+    from matplotlib.legend import Legend
     from matplotlib.transforms import Bbox
 
     fig.canvas.draw()
@@ -85,8 +86,8 @@ def _place_labels(fig, ax, texts, markers=(), hlines=()) -> None:
     for y in hlines:
         py = ax.transData.transform((1.0, y))[1]
         placed.append(Bbox.from_extents(inside.x0, py - 1, inside.x1, py + 1))
-    placed += [a.get_window_extent(renderer) for a in [*ax.texts, *ax.get_children()]
-               if a not in texts and (a in ax.texts or a.__class__.__name__ == "Legend")]
+    others = [t for t in ax.texts if t not in texts] + [c for c in ax.get_children() if isinstance(c, Legend)]
+    placed += [a.get_window_extent(renderer) for a in others]
 
     def clear(box) -> bool:
         padded = Bbox.from_extents(box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad)

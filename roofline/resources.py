@@ -73,9 +73,9 @@ def check_target(arch: str) -> None:
     """Raise RunError (one line) unless the loaded NVRTC can compile for `arch` ('sm_90',
     'sm_90a'): the CUDA 12 NVRTC stops short of sm_110, the CUDA 13 one has dropped sm_70/72.
     Uses nvrtcGetSupportedArchs; an NVRTC without it is let through (compile errors then say)."""
+    nvrtc_version()  # a clean RunError when CuPy or NVRTC is missing
     from cupy_backends.cuda.libs import nvrtc
 
-    nvrtc_version()
     try:
         supported = set(nvrtc.getSupportedArchs())
     except Exception:
