@@ -3,7 +3,7 @@
     python bench/variants.py --size 4096 'warptiling<128,128,16,32,64,8,8>' 'async_copy<128,128,8,32,64,8,8,4>'
 
 Each variant is compiled, verified against cuBLAS and timed exactly as `roofline run` does
-(roofline.runner); the table gives median ms, GFLOP/s, % of cuBLAS, registers and occupancy.
+(roofline.measure.runner); the table gives median ms, GFLOP/s, % of cuBLAS, occupancy and the rest.
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import argparse
 
 from rich.console import Console
 
-from roofline import registry, results, runner
 from roofline.errors import RunError, UsageError
-from roofline.report import run_table
+from roofline.ladder.families import variant
+from roofline.measure import runner
+from roofline.model.problem import Problem
+from roofline.render.tables import run_tables
+from roofline.results import convert
 
 
 def main() -> None:
@@ -23,15 +26,14 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=4096)
     args = parser.parse_args()
     try:
-        specs = [registry.variant(v) for v in args.variants]
-        problem = runner.Problem(args.size, args.size, args.size)
-        out = runner.run(specs, problem)
+        specs = [variant(v) for v in args.variants]
+        out = runner.run(specs, Problem(args.size, args.size, args.size).validate())
     except (UsageError, RunError) as exc:
         raise SystemExit(f"variants: {exc}") from None
-    doc = results.build(out)
-    for k, spec in zip(doc["kernels"], specs):
-        k["name"] = spec.name_expression
-    Console(width=200).print(run_table(doc))
+    doc = convert.from_run(out, by_template=True)
+    console = Console(width=200)
+    for table in run_tables(doc, console.width):
+        console.print(table)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@
 // Launch: block ((BM / WM) * (BN / WN) * 32), grid (ceil(N / BN), ceil(M / BM)), dynamic smem above.
 #include "pipeline.cuh"
 
+// Dynamic shared memory of one block, in bytes (roofline reads it through the compiler).
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES>
+constexpr int async_copy_smem_bytes = pipeline_smem_bytes<BM, BN, BK, STAGES>;
+
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 async_copy(int M, int N, int K, float alpha, const float* __restrict__ A,

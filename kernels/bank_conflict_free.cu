@@ -6,8 +6,10 @@
 // neighbouring threads, into the same bank. Here a thread's TM x TN tile is split into 4 x 4
 // pieces spaced BM / (TM / 4) rows and BN / (TN / 4) columns apart, so that neighbouring threads
 // read neighbouring float4s (each phase covers 128 contiguous bytes), and the transposed A tile
-// has a pitch of BM + 4 floats, which spreads the transposing store over all 32 banks.
-// Same bytes, same instructions as `vectorized`; no replays.
+// has a pitch of BM + 4 floats, which spreads the transposing store over all 32 banks at BK = 8
+// (the ladder's tile). At BK = 16 (the tile `roofline tune` picks on the H200) the stores conflict
+// again: the fragment loads stay conflict-free, the transposing stores do not.
+// Same bytes, same instructions as `vectorized`.
 //
 // The body is a device function so that `autotuned` can run it at other tile sizes.
 //
@@ -22,6 +24,7 @@ __device__ __forceinline__ void bank_conflict_free_tile(int M, int N, int K, flo
     constexpr int RSTEP = BM / (TM / 4);     // distance between a thread's 4-row pieces
     constexpr int CSTEP = BN / (TN / 4);     // distance between its 4-column pieces
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "tiles must be whole float4s");
+    static_assert(NT >= 32 && NT <= 1024, "a block holds 32 to 1024 threads");
     __shared__ __align__(16) float As[BK * AP];
     __shared__ __align__(16) float Bs[BK * BN];
 

@@ -14,6 +14,10 @@
 // STAGES * BK * (BM + 4 + BN) * 4 bytes of dynamic shared memory.
 #include "pipeline.cuh"
 
+// Dynamic shared memory of one block, in bytes (roofline reads it through the compiler).
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES>
+constexpr int full_tiles_smem_bytes = pipeline_smem_bytes<BM, BN, BK, STAGES>;
+
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 full_tiles(int M, int N, int K, float alpha, const float* __restrict__ A,

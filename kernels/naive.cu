@@ -11,8 +11,7 @@ template <int BS>
 __global__ void __launch_bounds__(BS * BS)
 naive(int M, int N, int K, float alpha, const float* __restrict__ A,
       const float* __restrict__ B, float beta, float* __restrict__ C) {
-    // Unsigned indices (row * K and k * N stay below 2^31 elements: runner.Problem checks) give
-    // slightly leaner address arithmetic than int here: 499 vs 498 GFLOP/s on the H200.
+    // Unsigned indices: row * K and k * N stay below 2^31 elements (model.problem checks).
     const unsigned row = blockIdx.x * BS + threadIdx.x;
     const unsigned col = blockIdx.y * BS + threadIdx.y;
     if (row >= M || col >= N) return;

@@ -31,6 +31,18 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int PENDING>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
+template <int BM>
+constexpr int A_PITCH = BM + 4;  // floats per row of the transposed A tile in shared memory
+
+// Bytes of one stage: the BK x BM tile of A transposed (pitch A_PITCH) and the BK x BN tile of B.
+template <int BM, int BN, int BK>
+constexpr int stage_bytes = (BK * A_PITCH<BM> + BK * BN) * 4;
+
+// The dynamic shared memory a pipelined kernel is launched with, in bytes. The host reads this
+// figure from the compiler (each kernel file names it <kernel>_smem_bytes), never from a copy.
+template <int BM, int BN, int BK, int STAGES>
+constexpr int pipeline_smem_bytes = STAGES * stage_bytes<BM, BN, BK>;
+
 // One thread's share of the copies of a stage. Thread t copies the A elements (ar + l * A_STEP, ac)
 // of the tile, ac = t % BK, ar = t / BK (consecutive threads walk k: sector-efficient reads), and
 // the B float4s (br + l * B_STEP, bc), bc = 4 * (t % (BN / 4)) (consecutive threads walk n:
@@ -38,9 +50,9 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 // costs one add per copy.
 template <int BM, int BN, int BK, int NT>
 struct TileCopy {
-    static constexpr int AP = BM + 4;
+    static constexpr int AP = A_PITCH<BM>;
     static constexpr int A_STAGE = BK * AP;
-    static constexpr int STAGE_BYTES = (BK * AP + BK * BN) * 4;
+    static constexpr int STAGE_BYTES = stage_bytes<BM, BN, BK>;
     static constexpr int A_STEP = NT / BK, B_STEP = NT / (BN / 4);
     static_assert(NT % BK == 0 && BM % A_STEP == 0, "the block's threads must cover the A tile exactly");
     static_assert(BN % 4 == 0 && NT % (BN / 4) == 0 && BK % B_STEP == 0,

@@ -3,12 +3,14 @@
 Each preset gives the SM count, the FP32 core count and boost clock (peak FP32 GFLOP/s = cores x 2
 FLOP per FMA x boost clock), and the DRAM bandwidth, each from the vendor's datasheet or
 architecture whitepaper named in `source`. Per-SM limits come from `arch.ARCHS` by compute
-capability. On a machine with the GPU itself, NVML's readings are better: `device.from_nvml`.
+capability. On a machine with the GPU itself, NVML's readings are better (`measure.nvml`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .roofs import fp32_gflops
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,8 @@ class Preset:
 
     @property
     def peak_fp32_gflops(self) -> float:
-        """cores x 2 FLOP (one FMA) x boost clock, in GFLOP/s."""
-        return self.fp32_cores * 2 * self.boost_clock_mhz / 1e3
+        """cores x 2 FLOP (one FMA) x boost clock, in GFLOP/s (`roofs.fp32_gflops`)."""
+        return fp32_gflops(self.fp32_cores, self.boost_clock_mhz)
 
 
 GB = 10**9
@@ -61,7 +63,9 @@ PRESETS: tuple[Preset, ...] = (
 )
 
 
-def _key(text: str) -> str:
+def name_key(text: str) -> str:
+    """`text` reduced for matching GPU names: lower case, letters and digits only, without the
+    words 'nvidia', 'geforce' and 'tesla' ('NVIDIA H200' and 'h200' give the same key)."""
     key = "".join(ch for ch in text.lower() if ch.isalnum())
     for noise in ("nvidia", "geforce", "tesla"):
         key = key.replace(noise, "")
@@ -72,9 +76,9 @@ def find_preset(name: str) -> Preset | None:
     """The preset whose name or alias matches `name`, ignoring case, spaces, dashes and the words
     'NVIDIA', 'GeForce' and 'Tesla' ('rtx 5080', 'RTX-5080' and 'GeForce RTX 5080' all match);
     None when nothing matches."""
-    key = _key(name)
+    key = name_key(name)
     for p in PRESETS:
-        if key == _key(p.name) or key in {_key(a) for a in p.aliases}:
+        if key == name_key(p.name) or key in {name_key(a) for a in p.aliases}:
             return p
     return None
 

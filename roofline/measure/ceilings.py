@@ -5,7 +5,8 @@
 - FP32 rate: a kernel of independent FMA chains (`CHAINS` per thread, no memory traffic in the
   timed loop), enough blocks to fill every SM several times; 2 FLOP per FMA.
 Results are cached per GPU (name and PCI bus id) with the date in the user's cache folder
-(`$XDG_CACHE_HOME/roofline/ceilings.json`), so `run` measures once per device.
+(`$XDG_CACHE_HOME/roofline/ceilings.json`), so `run` measures once per device; `run --refresh`
+and `device --measure` measure again. The date travels into every results file.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import datetime as _dt
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import files
+from .. import files
+from ..errors import RunError
+from ..model.device import DeviceSpec
+from ..model.units import gbps, gflops
 from .timing import time_gpu
 
 COPY_BYTES = 4 * 2**30   # 4 GiB per buffer
@@ -55,6 +59,10 @@ class Ceilings:
         """JSON form."""
         return asdict(self)
 
+    def attach(self, device: DeviceSpec) -> DeviceSpec:
+        """`device` carrying these ceilings (its `measured_*` fields)."""
+        return device.with_ceilings(self.dram_gbps, self.fp32_gflops, self.measured_at, self.method)
+
 
 def measure_dram_gbps(nbytes: int = COPY_BYTES) -> tuple[float, int]:
     """Sustained device-to-device copy bandwidth in GB/s, counting read + written bytes, over two
@@ -62,8 +70,6 @@ def measure_dram_gbps(nbytes: int = COPY_BYTES) -> tuple[float, int]:
     still several times any L2). Returns (GB/s, bytes per buffer). Raises RunError when even that
     cannot be allocated."""
     import cupy
-
-    from .errors import RunError
 
     free_bytes, _ = cupy.cuda.runtime.memGetInfo()
     nbytes = min(nbytes, free_bytes // 4)
@@ -75,7 +81,7 @@ def measure_dram_gbps(nbytes: int = COPY_BYTES) -> tuple[float, int]:
     t = time_gpu(lambda: cupy.copyto(dst, src), warmup=2, min_repeat=10)
     del src, dst
     cupy.get_default_memory_pool().free_all_blocks()
-    return 2 * nbytes / (t.median_ms * 1e-3) / 1e9, nbytes
+    return gbps(2 * nbytes, t.median_ms), nbytes
 
 
 def measure_fp32_gflops(sm_count: int) -> float:
@@ -88,8 +94,7 @@ def measure_fp32_gflops(sm_count: int) -> float:
     out = cupy.empty(blocks * FMA_THREADS, dtype=cupy.float32)
     args = (out, np.float32(0.999), np.float32(1e-3), np.int32(FMA_ITERS))
     t = time_gpu(lambda: kernel((blocks,), (FMA_THREADS,), args), warmup=2, min_repeat=10)
-    flops = 2 * CHAINS * FMA_ITERS * blocks * FMA_THREADS
-    return flops / (t.median_ms * 1e-3) / 1e9
+    return gflops(2 * CHAINS * FMA_ITERS * blocks * FMA_THREADS, t.median_ms)
 
 
 def cache_path() -> Path:
@@ -97,11 +102,11 @@ def cache_path() -> Path:
     return files.cache_file("ceilings.json")
 
 
-def _key(device) -> str:
-    return f"{device.name} @ {device.extra.get('pci_bus_id', '?')}"
+def _key(device: DeviceSpec) -> str:
+    return f"{device.name} @ {device.pci_bus_id or '?'}"
 
 
-def cached(device) -> Ceilings | None:
+def cached(device: DeviceSpec) -> Ceilings | None:
     """The cached ceilings of `device`, or None."""
     entry = files.read_cache(cache_path()).get(_key(device))
     try:
@@ -110,9 +115,9 @@ def cached(device) -> Ceilings | None:
         return None
 
 
-def measure(device, refresh: bool = False) -> Ceilings:
+def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
     """The ceilings of `device` (a `DeviceSpec` from NVML): from the cache unless `refresh`, else
-    measured now and cached (atomically)."""
+    measured now and cached (atomically). Raises RunError when too little GPU memory is free."""
     if not refresh:
         hit = cached(device)
         if hit is not None:

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Callable
+from typing import Annotated, Callable
+
+from annotated_types import MinLen
+
+from ..model.units import Millis
 
 NOISY_SPREAD = 0.10  # (max - min) / median above which a timing is marked noisy in tables
 
@@ -19,7 +23,7 @@ NOISY_SPREAD = 0.10  # (max - min) / median above which a timing is marked noisy
 class Timing:
     """Per-launch times in ms of `repeat` timed launches that followed `warmup` untimed ones."""
 
-    samples_ms: tuple[float, ...]
+    samples_ms: Annotated[tuple[Millis, ...], MinLen(1)]
     warmup: int
 
     @property
@@ -51,12 +55,6 @@ class Timing:
     def noisy(self) -> bool:
         """True when the spread exceeds NOISY_SPREAD: the median is less trustworthy."""
         return self.spread > NOISY_SPREAD
-
-    def to_dict(self) -> dict:
-        """JSON form: the summary figures and the raw samples."""
-        return {"median_ms": self.median_ms, "min_ms": self.min_ms, "max_ms": self.max_ms,
-                "warmup": self.warmup, "repeat": self.repeat,
-                "samples_ms": [round(s, 6) for s in self.samples_ms]}
 
 
 def repeats_for(estimate_ms: float, min_repeat: int = 20, budget_ms: float = 500.0,

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .arch import ArchLimits
-from .occupancy import Occupancy, sweeps
-from .plot import check_output, save_atomic
+from ..model.arch import ArchLimits
+from ..model.occupancy import Occupancy, sweeps
+from .chart import check_output, new_figure, save_atomic
+from .text import limiters, percent
 
 
 def draw(limits: ArchLimits, current: Occupancy, out: Path) -> Path:
     """Draw the three panels for `current` on `limits` into `out` (.png, .svg or .pdf), written
     atomically. Raises UsageError for a bad output path."""
     fmt = check_output(out)
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
     data = sweeps(limits, current.registers_per_thread, current.threads_per_block,
                   current.static_smem_bytes, current.dynamic_smem_bytes)
@@ -24,8 +23,7 @@ def draw(limits: ArchLimits, current: Occupancy, out: Path) -> Path:
             "shared_memory": current.static_smem_bytes + current.dynamic_smem_bytes}
     labels = {"registers": "registers per thread", "threads": "threads per block",
               "shared_memory": "shared memory per block (KB)"}
-    fig = Figure(figsize=(13, 4.2), dpi=110)
-    FigureCanvasAgg(fig)
+    fig = new_figure(13, 4.2, 110)
     axes = fig.subplots(1, 3, sharey=True)
     for ax, key in zip(axes, ("registers", "threads", "shared_memory")):
         scale = 1 / 1024 if key == "shared_memory" else 1
@@ -37,7 +35,7 @@ def draw(limits: ArchLimits, current: Occupancy, out: Path) -> Path:
         beyond = " (beyond the limit)" if here[key] * scale > x else ""
         ax.plot([x], [y], "o", color="tab:red", ms=8, zorder=3)
         right = x > 0.6 * xs[-1]
-        ax.annotate(f"{here[key] * scale:g}: {y:.1f} %{beyond}", (x, y), xytext=(-6 if right else 6, -14 if y > 90 else 8),
+        ax.annotate(f"{here[key] * scale:g}: {percent(current.occupancy)} %{beyond}", (x, y), xytext=(-6 if right else 6, -14 if y > 90 else 8),
                     textcoords="offset points", color="tab:red", fontsize=9, ha="right" if right else "left")
         ax.set_xlabel(labels[key])
         ax.set_ylim(0, 108)
@@ -46,7 +44,7 @@ def draw(limits: ArchLimits, current: Occupancy, out: Path) -> Path:
     smem = current.static_smem_bytes + current.dynamic_smem_bytes
     fig.suptitle(f"{limits.arch}: {current.registers_per_thread} registers x {current.threads_per_block} "
                  f"threads, {smem:,} B shared memory -> {current.active_blocks_per_sm} blocks, "
-                 f"{100 * current.occupancy:.1f} % ({current.limiter_text})")
+                 f"{percent(current.occupancy)} % ({limiters(current)})")
     fig.tight_layout()
     save_atomic(fig, Path(out), fmt)
     return Path(out)

@@ -4,62 +4,59 @@ Sizes at which a kernel failed verification are left out of its line."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
-from .errors import UsageError
-from .plot import MARKERS, check_output, save_atomic, text
+from ..errors import UsageError
+from ..results.schema import Results
+from .chart import MARKERS, check_output, color_ramp, new_figure, save_atomic, text
 
 
-def draw(doc: dict, out: Path) -> Path:
+def draw(doc: Results, out: Path) -> Path:
     """Draw the sweep of `doc` into `out` (.png, .svg or .pdf), atomically. Raises UsageError when
-    the document holds no sweep or the output path is bad."""
+    the document holds no sweep, when a point is not square (the axis is M = N = K), or the
+    output path is bad."""
     fmt = check_output(out)
-    if "sweep" not in doc:
+    if not doc.sweep:
         raise UsageError("this results file holds no size sweep; make one with "
                          "roofline run --all --sizes 128,256,512,1024,2048,4096,8192")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        fig = _render(doc)
+    for i, point in enumerate(doc.sweep):
+        if not point.problem.problem.square:
+            raise UsageError(f"sweep[{i}] is {point.problem.problem.text()}, not square; the sweep chart's "
+                             "axis is M = N = K")
+    fig = _render(doc)
     save_atomic(fig, Path(out), fmt)
     return Path(out)
 
 
-def _render(doc: dict):
-    from matplotlib import colormaps
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    sweep = sorted(doc["sweep"], key=lambda p: p["problem"]["m"])
-    sizes = [p["problem"]["m"] for p in sweep]
+def _render(doc: Results):
+    sweep = sorted(doc.sweep, key=lambda p: p.problem.m)
+    sizes = [p.problem.m for p in sweep]
     names = []
     for point in sweep:
-        for k in point["kernels"]:
-            if k["name"] not in names:
-                names.append(k["name"])
+        for k in point.kernels:
+            if k.name not in names:
+                names.append(k.name)
     drawn, never = [], []
     for name in names:
-        ok = any(k["name"] == name and k["verified"] is True and k["gflops"] for p in sweep for k in p["kernels"])
+        ok = any(k.name == name and k.timed for p in sweep for k in p.kernels)
         (drawn if ok else never).append(name)
     names = drawn
-    fig = Figure(figsize=(12, 6.5), dpi=120)
-    FigureCanvasAgg(fig)
+    fig = new_figure(12, 6.5, 120)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    cmap = colormaps["viridis"]
     for i, name in enumerate(names):
         xs, ys = [], []
         for point in sweep:
-            k = next((k for k in point["kernels"] if k["name"] == name), None)
-            if k and k["verified"] is True and k["gflops"]:
-                xs.append(point["problem"]["m"])
-                ys.append(k["gflops"])
-        ax.plot(xs, ys, marker=MARKERS[i % len(MARKERS)], color=cmap(0.05 + 0.85 * i / max(len(names) - 1, 1)),
+            k = next((k for k in point.kernels if k.name == name), None)
+            if k and k.timed:
+                xs.append(point.problem.m)
+                ys.append(k.gflops)
+        ax.plot(xs, ys, marker=MARKERS[i % len(MARKERS)], color=color_ramp(i, len(names)),
                 lw=1.3, ms=6, label=text(name))
-    ax.plot(sizes, [p["reference"]["gflops"] for p in sweep], color="black", lw=2.5, marker="*", ms=10,
+    ax.plot(sizes, [p.reference.gflops for p in sweep], color="black", lw=2.5, marker="*", ms=10,
             label="cuBLAS (reference)")
-    peak = float(doc["device"]["peak_fp32_gflops"])
+    peak = doc.device.peak_fp32_gflops
     ax.axhline(peak, color="tab:red", lw=1.5)
     ax.text(sizes[0], peak * 1.04, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="bottom", ha="left")
     ax.set_ylim(top=peak * 1.6)
@@ -67,7 +64,7 @@ def _render(doc: dict):
     ax.set_xticklabels([str(s) for s in sizes])
     ax.set_xlabel("M = N = K")
     ax.set_ylabel("GFLOP/s (measured, median)")
-    ax.set_title(f"{text(doc['device']['name'])}: SGEMM FP32 against problem size")
+    ax.set_title(f"{text(doc.device.name)}: SGEMM FP32 against problem size")
     if never:
         fig.text(0.01, 0.01, "failed at every size, not drawn: " + ", ".join(text(n) for n in never),
                  fontsize=8, color="tab:red")

@@ -22,19 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import UsageError
 from .arch import ArchLimits
-from .errors import UsageError
+from .units import cdiv, round_up
 
 RESOURCES = ("registers", "shared_memory", "warps", "blocks")
-
-
-def percent(fraction: float) -> str:
-    """An occupancy fraction as a percentage with at most one decimal: 0.125 -> '12.5', 1 -> '100'."""
-    return f"{100 * fraction:.1f}".removesuffix(".0")
-
-
-def _round_up(x: int, unit: int) -> int:
-    return -(-x // unit) * unit
 
 
 @dataclass(frozen=True)
@@ -62,11 +54,13 @@ class Occupancy:
     smem_per_block_bytes: int
     smem_opt_in: bool
     reason: str | None = None
+    reserved_smem_bytes: int = 0
+    warp_size: int = 32
 
     @property
-    def limiter_text(self) -> str:
-        """The limiters joined for a table cell, e.g. 'registers' or 'warps+blocks'."""
-        return "+".join(self.limiters) if self.limiters else "-"
+    def warps_per_block(self) -> int:
+        """Warps in one block: threads per block over the warp size, rounded up."""
+        return cdiv(self.threads_per_block, self.warp_size)
 
     def to_dict(self) -> dict:
         """The occupancy JSON (the keys `occupancy --json` and results files share, then the allocation details)."""
@@ -85,6 +79,7 @@ class Occupancy:
             "registers_per_block": self.registers_per_block,
             "smem_per_block_bytes": self.smem_per_block_bytes,
             "smem_opt_in": self.smem_opt_in,
+            "reserved_smem_bytes": self.reserved_smem_bytes,
             "reason": self.reason,
         }
 
@@ -115,17 +110,17 @@ def calculate(limits: ArchLimits, registers: int, threads: int,
     returns 0 blocks with `reason` set.
     """
     validate(limits, registers, threads, static_smem, dynamic_smem)
-    warps_per_block = -(-threads // limits.warp_size)
+    warps_per_block = cdiv(threads, limits.warp_size)
 
     # Registers: per warp, rounded to the allocation unit, packed into sub-partitions.
-    regs_per_warp = _round_up(registers * limits.warp_size, limits.register_alloc_unit)
+    regs_per_warp = round_up(registers * limits.warp_size, limits.register_alloc_unit)
     regs_per_block = regs_per_warp * warps_per_block
     warps_per_subpartition = (limits.registers_per_sm // limits.sub_partitions) // regs_per_warp
     reg_blocks = warps_per_subpartition * limits.sub_partitions // warps_per_block
 
     # Shared memory: static + dynamic + reservation, rounded to the allocation unit.
     requested_smem = static_smem + dynamic_smem
-    smem_per_block = _round_up(requested_smem + limits.reserved_smem_per_block_bytes, limits.smem_alloc_unit_bytes)
+    smem_per_block = round_up(requested_smem + limits.reserved_smem_per_block_bytes, limits.smem_alloc_unit_bytes)
     smem_blocks = limits.smem_per_sm_bytes // smem_per_block if smem_per_block else limits.max_blocks_per_sm
 
     block_limits = {
@@ -168,6 +163,8 @@ def calculate(limits: ArchLimits, registers: int, threads: int,
         smem_per_block_bytes=smem_per_block,
         smem_opt_in=requested_smem > limits.default_smem_per_block_bytes,
         reason=reason,
+        reserved_smem_bytes=limits.reserved_smem_per_block_bytes,
+        warp_size=limits.warp_size,
     )
 
 

@@ -1,8 +1,9 @@
-"""Registers, spills and shared memory of the ladder's kernels for any target, without a GPU.
+"""Compiling through NVRTC for any target, without a GPU: registers, local memory and shared
+memory of a kernel, and the dynamic shared memory a kernel file declares.
 
-Each kernel is compiled through NVRTC (CuPy's low-level binding, which loads the NVRTC library
-from the CUDA wheels or the system toolkit; no driver needed) for `-arch=sm_XY` with
-`-Xptxas -v`, and the figures are read from ptxas's report in the program log:
+Each kernel is compiled (CuPy's low-level NVRTC binding, which loads the NVRTC library from the
+CUDA wheels or the system toolkit; no driver needed) for `-arch=sm_XY` with `-Xptxas -v`, and the
+figures are read from ptxas's report in the program log:
 
     ptxas info    : Used 128 registers, used 1 barriers, 8192 bytes smem
     ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -10,6 +11,11 @@ from the CUDA wheels or the system toolkit; no driver needed) for `-arch=sm_XY` 
 (CuPy's own RawModule cannot do this: it appends the current device's -arch after ours.)
 NVRTC 13 may answer from the CUDA compute cache without running ptxas; `compile_for` then
 compiles once more with a change that defeats the cache.
+
+Dynamic shared memory: a kernel that takes it defines the constant `<kernel>_smem_bytes<params>`. Compiling
+the name expression `roofline_smem_probe<<kernel>_smem_bytes<params>>` makes the compiler
+evaluate it; the number comes back inside the probe's mangled name (`nvrtcGetLoweredName`). Only
+the empty probe is instantiated, so this costs a parse, not a kernel build.
 """
 
 from __future__ import annotations
@@ -18,23 +24,28 @@ import re
 import uuid
 from dataclasses import dataclass
 
-from .errors import RunError
-from .registry import KernelSpec, source
+from ..errors import RunError
+from ..ladder.families import KernelSpec
+from ..ladder.sources import source
+from .nvml import INSTALL_HINT
 
 _USED = re.compile(r"Used (\d+) registers")
 _SMEM = re.compile(r"(\d+) bytes smem")
-_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_STACK = re.compile(r"(\d+) bytes stack frame")
+_PROBE = "template <int BYTES> __global__ void roofline_smem_probe() {}\n"
+_LOWERED_INT = re.compile(r"ILi(\d+)E")
 
 
 @dataclass(frozen=True)
 class KernelResources:
-    """ptxas's figures for one kernel on one target. Sizes in bytes."""
+    """ptxas's figures for one kernel on one target: 32-bit registers per thread, static shared
+    memory per block in bytes, and local memory per thread in bytes (the stack frame, where
+    spilled registers go: 0 means nothing spills; the same figure the driver reports as
+    `local_size_bytes`)."""
 
     registers: int
     static_smem_bytes: int
-    stack_frame_bytes: int
-    spill_bytes: int  # spill stores; loads are reported alongside
-    spill_load_bytes: int
+    local_bytes: int
 
 
 def parse_ptxas_log(log: str) -> KernelResources:
@@ -45,9 +56,8 @@ def parse_ptxas_log(log: str) -> KernelResources:
         raise RunError("the compiler log holds no ptxas resource report")
     smem = _SMEM.search(log)
     stack = _STACK.search(log)
-    frame, stores, loads = (int(g) for g in stack.groups()) if stack else (0, 0, 0)
     return KernelResources(registers=int(used.group(1)), static_smem_bytes=int(smem.group(1)) if smem else 0,
-                           stack_frame_bytes=frame, spill_bytes=stores, spill_load_bytes=loads)
+                           local_bytes=int(stack.group(1)) if stack else 0)
 
 
 def nvrtc_version() -> tuple[int, int]:
@@ -57,10 +67,9 @@ def nvrtc_version() -> tuple[int, int]:
 
         return tuple(nvrtc.getVersion())
     except ImportError:
-        raise RunError("CuPy is not installed: in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')") from None
+        raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
     except Exception as exc:  # the NVRTC shared library could not be found or loaded
-        raise RunError(f"NVRTC could not be loaded ({exc}); in the roofline folder run "
-                       "pip install '.[cuda12]' (or '.[cuda13]')") from None
+        raise RunError(f"NVRTC could not be loaded ({exc}); {INSTALL_HINT}") from None
 
 
 def _unsupported(arch: str) -> RunError:
@@ -84,19 +93,20 @@ def check_target(arch: str) -> None:
         raise _unsupported(arch)
 
 
-def compile_for(spec: KernelSpec, arch: str, extra_options: tuple[str, ...] = ()) -> KernelResources:
+def compile_for(spec: KernelSpec, arch: str) -> KernelResources:
     """Compile `spec` for target `arch` ('sm_90') through NVRTC and return ptxas's figures.
 
     Raises RunError naming the kernel, the target and the first error line when compilation
-    fails (for instance a target this NVRTC no longer supports)."""
+    fails (a tile the kernel's static_asserts reject, or a target this NVRTC does not support)."""
     nvrtc_version()
-    log = _compile_log(spec, arch, extra_options, source(spec))
+    text = source(spec.family.source_file)
+    log = _compile(spec, arch, text, spec.name_expression)[0]
     if _USED.search(log) is None:
         # NVRTC 13 keeps compiled code in the CUDA compute cache (~/.nv/ComputeCache) and a cache
         # hit skips ptxas, whose report is then missing. An unused global variable with a fresh
         # name changes the PTX, so ptxas runs again; the kernel's own resources are unaffected.
         nonce = f"\n__device__ int roofline_resources_probe_{uuid.uuid4().hex};\n"
-        log = _compile_log(spec, arch, extra_options, source(spec) + nonce)
+        log = _compile(spec, arch, text + nonce, spec.name_expression)[0]
     try:
         return parse_ptxas_log(log)
     except RunError:
@@ -105,13 +115,29 @@ def compile_for(spec: KernelSpec, arch: str, extra_options: tuple[str, ...] = ()
                        f"(log ends: {tail})") from None
 
 
-def _compile_log(spec: KernelSpec, arch: str, extra_options: tuple[str, ...], text: str) -> str:
+def dynamic_smem_bytes(spec: KernelSpec, arch: str = "sm_80") -> int:
+    """The dynamic shared memory `spec` is launched with, in bytes, as its kernel file computes it
+    (0 for a kernel that takes none). Raises RunError when the expression does not compile."""
+    expression = spec.smem_expression
+    if expression is None:
+        return 0
+    nvrtc_version()
+    probe = f"roofline_smem_probe<{expression}>"
+    lowered = _compile(spec, arch, source(spec.family.source_file) + _PROBE, probe, ptxas=False)[1]
+    match = _LOWERED_INT.search(lowered)
+    if match is None:
+        raise RunError(f"{spec.name}: cannot read its dynamic shared memory from {lowered!r}")
+    return int(match.group(1))
+
+
+def _compile(spec: KernelSpec, arch: str, text: str, expression: str, ptxas: bool = True) -> tuple[str, str]:
+    """Compile `text` for `arch` with `expression` instantiated; returns (program log, lowered name)."""
     from cupy_backends.cuda.libs import nvrtc
 
-    prog = nvrtc.createProgram(text, f"{spec.name}.cu", [], [])
+    prog = nvrtc.createProgram(text, spec.family.source_file, [], [])
     try:
-        nvrtc.addNameExpression(prog, spec.name_expression)
-        options = [f"-arch={arch}", "-std=c++17", "-Xptxas", "-v", *extra_options]
+        nvrtc.addNameExpression(prog, expression)
+        options = [f"-arch={arch}", "-std=c++17"] + (["-Xptxas", "-v"] if ptxas else [])
         try:
             nvrtc.compileProgram(prog, options)
         except Exception as exc:
@@ -119,7 +145,7 @@ def _compile_log(spec: KernelSpec, arch: str, extra_options: tuple[str, ...], te
             first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log.strip().splitlines()[0])
             if "gpu-architecture" in log:
                 raise _unsupported(arch) from None
-            raise RunError(f"{spec.name} does not compile for {arch}: {first.strip()}") from None
-        return nvrtc.getProgramLog(prog)
+            raise RunError(f"{spec.name_expression} does not compile for {arch}: {first.strip()}") from None
+        return nvrtc.getProgramLog(prog), nvrtc.getLoweredName(prog, expression)
     finally:
         nvrtc.destroyProgram(prog)

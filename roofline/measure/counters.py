@@ -11,18 +11,21 @@
     fp32_flops      2 x FFMA + FADD + FMUL thread instructions (..._op_ffma/fadd/fmul_pred_on.sum)
 
 Without `ncu`, or without permission to read the counters, one line says so and the run goes on.
-The profiled process is this module run as a script: it compiles one ladder kernel and launches
-it once on random inputs.
+The profiled process is this module run as a script: it compiles one kernel at the tile its
+name expression gives and launches it once on random inputs.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import shutil
 import subprocess
 import sys
+
+from ..ladder.families import KernelSpec, from_expression
+from ..model.problem import Problem
+from ..model.traffic import CountedTraffic
 
 METRICS = {
     "dram_bytes": "dram__bytes.sum",
@@ -36,6 +39,7 @@ FLOP_METRICS = {
     "fadd": "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "fmul": "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
 }
+ALL_METRICS = list(METRICS.values()) + list(FLOP_METRICS.values())
 TIMEOUT_S = 300
 
 
@@ -76,26 +80,25 @@ def _ncu_error(text: str) -> str:
     return "no ==ERROR== line"
 
 
-def measured_from(values: dict[str, float]) -> dict:
-    """The results file's `measured` object from parsed ncu metric values."""
-    out = {key: int(values[m]) for key, m in METRICS.items() if m in values}
+def counted_from(values: dict[str, float]) -> CountedTraffic:
+    """The counted traffic from parsed ncu metric values (a counter missing from them stays None)."""
+    found = {key: int(values[m]) for key, m in METRICS.items() if m in values}
     if all(m in values for m in FLOP_METRICS.values()):
-        out["fp32_flops"] = int(2 * values[FLOP_METRICS["ffma"]] + values[FLOP_METRICS["fadd"]]
-                                + values[FLOP_METRICS["fmul"]])
-    return out
+        found["fp32_flops"] = int(2 * values[FLOP_METRICS["ffma"]] + values[FLOP_METRICS["fadd"]]
+                                  + values[FLOP_METRICS["fmul"]])
+    return CountedTraffic(**found)
 
 
-def profile(spec, m: int, n: int, k: int) -> dict:
-    """Run `spec` once under ncu on an M x N x K problem and return its `measured` object.
+def profile(spec: KernelSpec, problem: Problem) -> CountedTraffic:
+    """Run `spec` (at its own tile) once under ncu on `problem` and return what ncu counted.
     Raises ProfileUnavailable (one line) when ncu is missing, counters are not permitted, or the
     profile fails."""
     exe = ncu_path()
     if exe is None:
         raise ProfileUnavailable("ncu (Nsight Compute) is not on PATH; run without --profile or install it")
-    metrics = ",".join(list(METRICS.values()) + list(FLOP_METRICS.values()))
     cmd = [exe, "--clock-control", "none", "--csv", "--page", "raw", "--print-units", "base",
-           "-k", spec.template or spec.name, "-c", "1", "--metrics", metrics,
-           sys.executable, "-m", "roofline.profile", spec.name, json.dumps(spec.params), str(m), str(n), str(k)]
+           "-k", spec.family.template_name, "-c", "1", "--metrics", ",".join(ALL_METRICS),
+           *launch_command(spec, problem)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -104,41 +107,32 @@ def profile(spec, m: int, n: int, k: int) -> dict:
     if "ERR_NVGPUCTRPERM" in text:
         raise ProfileUnavailable("ncu may not read the GPU's performance counters here "
                                  "(ERR_NVGPUCTRPERM); run as an administrator or allow profiling")
-    return measured_from(parse_ncu_csv(proc.stdout))
+    return counted_from(parse_ncu_csv(proc.stdout))
 
 
-def attach(doc: dict, output, progress=lambda _: None) -> list[str]:
-    """Profile each verified kernel of `output` (a `runner.RunOutput`) and put its `measured`
-    object into the matching entry of results document `doc`, then refresh the verdicts.
-    Returns notes (one line each) when profiling is unavailable; the document keeps what it had."""
-    from . import results
-
-    p = output.problem
-    for r, entry in zip(output.kernels, doc["kernels"]):
-        if not r.correct:
-            continue
-        progress(f"{r.spec.name}: Nsight Compute")
-        try:
-            entry["measured"] = profile(r.spec, p.m, p.n, p.k)
-        except ProfileUnavailable as exc:
-            return [f"no hardware counters: {exc}; the rest of the run is kept"]
-    results.annotate(doc)
-    return []
+def launch_command(spec: KernelSpec, problem: Problem) -> list[str]:
+    """The command that launches `spec` once, at its own tile, on `problem`: this module run as a
+    script with the kernel's name expression (which carries every template parameter)."""
+    return [sys.executable, "-m", "roofline.measure.counters", spec.name_expression,
+            str(problem.m), str(problem.n), str(problem.k)]
 
 
-def _launch_once(name: str, params: dict, m: int, n: int, k: int) -> None:
+def launch_once(expression: str, problem: Problem) -> None:
+    """Compile the kernel `expression` names (`families.from_expression`) and launch it once on
+    random inputs: the process ncu profiles."""
     import cupy
 
-    from . import registry, runner
+    from .compile import compile_kernel
+    from .nvml import from_nvml
+    from .runner import kernel_args, random_inputs
 
-    spec = registry.autotuned_spec(params) if name == "autotuned" else registry.BY_NAME[name]
-    kernel = runner.compile_kernel(spec)
-    problem = runner.Problem(m, n, k)
-    a, b = runner.random_inputs(problem)
-    c = cupy.empty((m, n), dtype=cupy.float32)
-    kernel(spec.grid(m, n), spec.block, runner.kernel_args(problem, a, b, c), shared_mem=spec.dynamic_smem_bytes)
+    spec = from_expression(expression)
+    kernel = compile_kernel(spec, from_nvml().arch)
+    a, b = random_inputs(problem)
+    c = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
+    kernel.launch(spec.grid(problem), kernel_args(problem, a, b, c))
     cupy.cuda.get_current_stream().synchronize()
 
 
 if __name__ == "__main__":
-    _launch_once(sys.argv[1], json.loads(sys.argv[2]), *(int(v) for v in sys.argv[3:6]))
+    launch_once(sys.argv[1], Problem(*(int(v) for v in sys.argv[2:5])))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, replace
 
-from .errors import UsageError
+from ..errors import UsageError
 
 KIB = 1024
 

@@ -1,0 +1,297 @@
+"""The library's entry points: one function per command, each taking plain values and returning
+typed data for the command line (or any other caller) to render. They decide nothing the caller
+did not say: which tile runs, where results go and whether cached ceilings are re-measured are
+arguments, and what was chosen is recorded in what they return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import files
+from .errors import RunError, UsageError
+from .ladder import families, tiles
+from .ladder.families import KernelSpec
+from .measure import ceilings, counters, nvml, offline, runner, tuning
+from .measure.offline import KernelResources
+from .measure.progress import Progress
+from .model.arch import ArchLimits
+from .model.device import DeviceSpec, from_preset, named_limits
+from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
+from .model.problem import Problem
+from .model.roofs import verdict
+from .model.traffic import ModelFigures
+from .results import convert, store
+from .results.schema import Results, Skipped, json_schema
+
+DEFAULT_SIZE = 4096
+DEFAULT_RESULTS = store.DEFAULT_PATH
+DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A finished `run`: the results (also written to the results file), one-line notes (kernels
+    left out, counters unavailable), warnings (occupancy calculator and driver disagreeing), and
+    the failures (a kernel that did not compile or verify: the command then exits 1)."""
+
+    results: Results
+    notes: list[str]
+    warnings: list[str]
+    failures: list[str]
+
+
+def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sweep: bool = False,
+        profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
+        progress: Progress | None = None) -> RunReport:
+    """Compile, verify against cuBLAS and time the ladder (or the `kernels` named) on this GPU for
+    each of `problems`, with the measured ceilings (cached unless `refresh`) and, with `profile`,
+    Nsight Compute's counts for the last problem; write the results atomically to `out`.
+    `autotuned_tile` ('128,128,16,4,8') overrides the autotuned kernel's tile, which is otherwise
+    this GPU's tuned or built-in winner (`ladder.tiles.resolve`). Raises UsageError for bad input
+    and RunError when there is no GPU, before any GPU work."""
+    progress = progress or Progress()
+    families.check_names(kernels)
+    if autotuned_tile is not None:
+        tiles.parse_tile(autotuned_tile)
+    for p in problems:
+        p.validate()
+    files.check_writable(out)  # refuse now rather than lose the run at its last step
+    device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
+    specs = families.select(kernels, tiles.resolve(device.name, autotuned_tile))
+    skipped = [Skipped(name=s.name, reason=s.family.unavailable_reason(device.arch))
+               for s in specs if not s.family.runs_on(device.compute_capability)]
+    specs = [s for s in specs if s.family.runs_on(device.compute_capability)]
+    progress.expect(1)
+    progress.step("DRAM and FP32 ceilings" + (": measuring" if refresh else " (cached once measured)"))
+    device = ceilings.measure(device, refresh).attach(device)
+    outputs = [runner.run(specs, p, device, progress) for p in problems]
+    doc = convert.from_sweep(outputs, device, skipped) if sweep else convert.from_run(outputs[0], device, skipped)
+    notes = [s.reason for s in skipped]
+    if profile:
+        counted, note = _count(outputs[-1], progress)
+        doc = convert.with_counters(doc, counted)
+        notes += [note] if note else []
+    store.save(doc, out)
+    warnings, failures = [], []
+    for output in outputs:
+        for r in output.kernels:
+            c = r.compiled
+            if c and c.occupancy.active_blocks_per_sm != c.driver_blocks_per_sm:
+                warnings.append(f"{r.spec.name}: calculated {c.occupancy.active_blocks_per_sm} blocks/SM, "
+                                f"the driver says {c.driver_blocks_per_sm}")
+            if r.error:
+                failures.append(f"{output.problem.text()}: {r.error}")
+    return RunReport(doc, notes, warnings, failures)
+
+
+def _count(output: runner.RunOutput, progress: Progress):
+    correct = [r for r in output.kernels if r.correct]
+    progress.expect(len(correct))
+    counted = {}
+    for r in correct:
+        progress.step(f"{r.spec.name}: Nsight Compute")
+        try:
+            counted[r.spec.name] = counters.profile(r.spec, output.problem)
+        except counters.ProfileUnavailable as exc:
+            return counted, f"no hardware counters: {exc}; the rest of the run is kept"
+    return counted, None
+
+
+@dataclass(frozen=True)
+class TuneReport:
+    """A finished tile search: every candidate's results (written to the results file) and the
+    cache file the winner was stored in."""
+
+    results: Results
+    cache: Path
+
+
+def tune(size: int, out: Path, progress: Progress | None = None) -> TuneReport:
+    """Search the autotuned kernel's tile on this GPU at size^3, write every candidate's results
+    to `out` and keep the winner for this GPU in the user's cache. Raises UsageError for bad input,
+    RunError when there is no GPU or no candidate verifies."""
+    problem = Problem(size, size, size).validate()
+    files.check_writable(out)
+    device = runner.preflight(problem)
+    outcome = tuning.search(problem, device, progress)
+    doc = convert.from_tune(outcome)
+    store.save(doc, out)
+    cache = tiles.remember(device.name, doc.tune.winner, doc.tune.winner_gflops, size)
+    return TuneReport(doc, cache)
+
+
+def show(paths: list[Path]) -> tuple[Results, list[str]]:
+    """The results in `paths` (merged when several: `store.merge`) and notes on the merge.
+    Raises UsageError for a file that is missing, unreadable or invalid."""
+    notes: list[str] = []
+    docs = [store.load(p) for p in paths]
+    return store.merge(docs, [str(p) for p in paths], notes), notes
+
+
+def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = False) -> list[str]:
+    """Draw the roofline (or, for `kind` 'sweep', the size sweep) of the results in `paths` into
+    `out`, atomically; returns one-line notes. Raises UsageError for bad input or an output path
+    that cannot be written."""
+    from .render import chart, roofline_chart, sweep_chart
+
+    if kind == "sweep" and measured:
+        raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
+    chart.check_output(out)
+    doc, notes = show(paths)
+    if kind == "sweep":
+        sweep_chart.draw(doc, out)
+        return notes
+    if doc.sweep:
+        notes.append(f"{paths[0]} holds a size sweep: the roofline shows its largest size, "
+                     f"{doc.problem.problem.text()} (--kind sweep draws every size)")
+    roofline_chart.draw(doc, out, measured)
+    return notes
+
+
+@dataclass(frozen=True)
+class OccupancyReport:
+    """The occupancy of one configuration, and for `--target-blocks` the most registers per
+    thread that keep that many blocks resident (None when another resource caps it) with why."""
+
+    limits: ArchLimits
+    occupancy: Occupancy
+    target_blocks: int | None = None
+    target_registers: int | None = None
+    target_text: str | None = None
+
+    def to_json(self) -> dict:
+        """The occupancy JSON, with `target` when a target was asked for."""
+        d = self.occupancy.to_dict()
+        if self.target_blocks is not None:
+            d["target"] = {"target_blocks": self.target_blocks, "max_registers_per_thread": self.target_registers,
+                           "explanation": self.target_text}
+        return d
+
+
+def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: int = 0,
+              gpu: str | None = None, arch: str | None = None, target_blocks: int | None = None,
+              chart: Path | None = None) -> OccupancyReport:
+    """Theoretical occupancy on `--gpu`'s or `--arch`'s SM, else this machine's GPU (NVML only);
+    with `chart`, the what-if chart drawn there. Raises UsageError for bad input."""
+    limits = named_limits(gpu, arch) or nvml.this_gpu_limits()
+    occ = calculate(limits, registers, threads, static_smem, dynamic_smem)
+    report = OccupancyReport(limits, occ)
+    if target_blocks is not None:
+        best, why = max_registers_for_blocks(limits, threads, target_blocks, static_smem, dynamic_smem)
+        report = OccupancyReport(limits, occ, target_blocks, best, why)
+    if chart is not None:
+        from .render import occupancy_chart
+
+        occupancy_chart.draw(limits, occ, chart)
+    return report
+
+
+def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
+    """A preset's figures (`gpu`), or this GPU's through NVML; with `measure`, this GPU's ceilings
+    measured now (and cached). Raises UsageError for an unknown preset, `measure` with a preset, or
+    no GPU and no preset; RunError for `measure` without a GPU."""
+    if measure and gpu is not None:
+        raise UsageError("--measure needs this machine's GPU; it cannot measure a --gpu preset")
+    if measure:
+        nvml.require_gpu()  # like run: no GPU here is a runtime failure (exit 1)
+    spec = nvml.describe(gpu)
+    return ceilings.measure(spec, refresh=True).attach(spec) if measure else spec
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One kernel of the listing: its model at the size, and for a target its resources and
+    occupancy (or why it has none)."""
+
+    spec: KernelSpec
+    figures: ModelFigures
+    resources: KernelResources | None = None
+    dynamic_smem_bytes: int = 0
+    occupancy: Occupancy | None = None
+    unavailable: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class KernelListing:
+    """The ladder at one size, for a target `arch` (None: model only) and a `device` (for floors)."""
+
+    size: int
+    arch: str | None
+    device: DeviceSpec | None
+    rows: list[KernelRow] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The listing as JSON: per kernel its template and tile source, model, floors (with a
+        device), and for a target registers, local_bytes, shared memory and the occupancy JSON."""
+        out = []
+        for r in self.rows:
+            row = {"name": r.spec.name, "summary": r.spec.family.summary, "template": r.spec.name_expression,
+                   "tile_source": r.spec.tile_source, "threads_per_block": r.spec.threads_per_block}
+            if r.resources is not None:
+                row.update(registers=r.resources.registers, local_bytes=r.resources.local_bytes,
+                           static_smem_bytes=r.resources.static_smem_bytes,
+                           dynamic_smem_bytes=r.dynamic_smem_bytes, occupancy=r.occupancy.to_dict())
+            for key in ("unavailable", "error"):
+                if getattr(r, key):
+                    row[key] = getattr(r, key)
+            row["model"] = asdict(r.figures)
+            if self.device is not None:
+                v = verdict(r.figures, self.device.roofs, measured=False, levels=("DRAM",))
+                row["floors"] = {"memory_floor_ms": v.floor("DRAM").floor_ms,
+                                 "compute_floor_ms": v.floor("FP32").floor_ms,
+                                 "binding": "memory" if v.binding.level == "DRAM" else "compute"}
+            out.append(row)
+        return {"size": self.size, "arch": self.arch, "device": self.device.name if self.device else None,
+                "kernels": out}
+
+    @property
+    def errors(self) -> list[str]:
+        """The kernels that did not compile, one line each."""
+        return [r.error for r in self.rows if r.error]
+
+
+def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None = None,
+            model_only: bool = False, autotuned_tile: str | None = None) -> KernelListing:
+    """The ladder's traffic model at size^3 and, for a target (`--arch`, `--gpu`'s, else this
+    machine's GPU when NVML sees one), each kernel compiled offline through NVRTC: registers,
+    local and shared memory, occupancy. With a `gpu` preset, floors against its peaks and the
+    autotuned kernel at that GPU's tile (as `run` would pick it). `model_only` skips compiling.
+    Raises UsageError for bad input, RunError when NVRTC is missing or cannot target the arch."""
+    problem = Problem(size, size, size).validate()
+    limits = named_limits(gpu, arch)  # validated even with --model-only
+    if limits is None and not model_only and nvml.nvml_compute_capability():
+        limits = nvml.this_gpu_limits()
+    if model_only:
+        limits = None
+    preset = from_preset(gpu) if gpu else None
+    autotuned = tiles.resolve(preset.name if preset else None, autotuned_tile)
+    if limits is not None:
+        offline.check_target(limits.arch)
+    rows = []
+    for spec in families.select(None, autotuned):
+        figures = spec.model.figures(problem)
+        if limits is None:
+            rows.append(KernelRow(spec, figures))
+        elif not spec.family.runs_on(limits.compute_capability):
+            rows.append(KernelRow(spec, figures, unavailable=spec.family.unavailable_reason(limits.arch)))
+        else:
+            rows.append(_compiled_row(spec, figures, limits))
+    return KernelListing(size, limits.arch if limits else None, preset, rows)
+
+
+def _compiled_row(spec: KernelSpec, figures: ModelFigures, limits: ArchLimits) -> KernelRow:
+    try:
+        res = offline.compile_for(spec, limits.arch)
+        dynamic = offline.dynamic_smem_bytes(spec, limits.arch)
+    except RunError as exc:
+        return KernelRow(spec, figures, error=str(exc))
+    occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes, dynamic)
+    return KernelRow(spec, figures, res, dynamic, occ)
+
+
+def schema() -> dict:
+    """The JSON Schema of results files."""
+    return json_schema()

@@ -1,0 +1,263 @@
+"""Kernel families: one entry per kernel of the ladder, read in order from naive to cuBLAS class.
+
+A `Family` says everything Python needs about a kernel in kernels/: its `__global__` template and
+file, its template parameter names in declaration order and the ladder's values for them, how a
+tile of parameters turns into a launch (threads per block, the C tile one block owns) and into
+the traffic model, the oldest architecture that can run it, and whether it takes dynamic shared
+memory. A `KernelSpec` is a family at one tile. The ladder, `--kernel` choices, tile variants,
+`roofline tune`'s candidates and the profiled launch are all built from these entries and one
+generic launcher (`measure.runner`).
+
+What Python does not know: which tiles are valid (the kernels' `static_assert`s decide, at compile
+time) and how much dynamic shared memory a pipelined kernel needs (the kernel file says it as
+`<kernel>_smem_bytes<...>`, read through the compiler by `measure.offline.dynamic_smem_bytes`).
+cuBLAS, the reference, is not a family: it has no source and no traffic model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import UsageError
+from ..model.problem import Problem
+from ..model.traffic import TrafficModel
+from ..model.units import cdiv
+
+REFERENCE = "cublas"
+Params = dict[str, int]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One kernel of kernels/ (see the module docstring).
+
+    `threads(p)` is the block size and `c_tile(p)` the (rows, cols) of C one block owns, for
+    parameters `p`; `reuse(p)` is the traffic model's (block tile, thread tile). `rows_first`: the
+    grid's x walks the rows of C (the first three kernels). `square_block`: the block is
+    (BS, BS) rather than one-dimensional. `dynamic_smem`: the kernel file defines
+    `<template>_smem_bytes<params>`. `variants`: whether other tiles are offered (`variant`)."""
+
+    name: str
+    summary: str
+    params: tuple[str, ...]
+    ladder: Params
+    threads: Callable[[Params], int]
+    c_tile: Callable[[Params], tuple[int, int]]
+    reuse: Callable[[Params], tuple[tuple[int, int], tuple[int, int] | None]]
+    template: str = ""
+    file: str = ""
+    min_cc: tuple[int, int] = (7, 0)
+    rows_first: bool = False
+    square_block: bool = False
+    dynamic_smem: bool = False
+    variants: bool = True
+
+    @property
+    def template_name(self) -> str:
+        """The `__global__` function template's name."""
+        return self.template or self.name
+
+    @property
+    def source_file(self) -> str:
+        """The `.cu` file in kernels/ that holds it."""
+        return f"{self.file or self.name}.cu"
+
+    def spec(self, params: Params | None = None, tile_source: str = "ladder") -> "KernelSpec":
+        """This family at tile `params` (default: the ladder's). Raises UsageError when `params`
+        does not name exactly this family's parameters, each a positive integer."""
+        params = dict(self.ladder if params is None else params)
+        if set(params) != set(self.params) or min(params.values()) < 1:
+            raise UsageError(f"{self.name} takes {len(self.params)} positive parameters ({', '.join(self.params)})")
+        return KernelSpec(self, {k: params[k] for k in self.params}, tile_source)
+
+    def runs_on(self, compute_capability: str) -> bool:
+        """Whether the kernel can be compiled for compute capability '8.0' etc. (cp.async needs 8.0)."""
+        major, minor = (int(x) for x in compute_capability.split("."))
+        return (major, minor) >= self.min_cc
+
+    def unavailable_reason(self, arch: str) -> str:
+        """One line saying why the kernel is left out on target `arch`."""
+        return f"{self.name} needs sm_{self.min_cc[0]}{self.min_cc[1]} or newer; not run on {arch}"
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A family at one tile. `tile_source` says where the tile came from: 'ladder' (the family's
+    own), 'built-in' or 'tuned' (autotuned's winner for a GPU), 'flag' (given on the command
+    line), 'default' (no winner known), or 'variant'."""
+
+    family: Family
+    params: Params = field(default_factory=dict)
+    tile_source: str = "ladder"
+
+    @property
+    def name(self) -> str:
+        """The ladder name ('register_tiling_2d')."""
+        return self.family.name
+
+    @property
+    def name_expression(self) -> str:
+        """The template instantiation NVRTC compiles, e.g. 'register_tiling_2d<128,128,8,8,8>'."""
+        return f"{self.family.template_name}<{','.join(str(v) for v in self.params.values())}>"
+
+    @property
+    def threads_per_block(self) -> int:
+        """Threads in one block."""
+        return self.family.threads(self.params)
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        """The block's shape (x, y, z)."""
+        if self.family.square_block:
+            bs = self.params["BS"]
+            return (bs, bs, 1)
+        return (self.threads_per_block, 1, 1)
+
+    @property
+    def block_tile(self) -> tuple[int, int]:
+        """(rows, cols) of C one block owns."""
+        return self.family.c_tile(self.params)
+
+    @property
+    def model(self) -> TrafficModel:
+        """The traffic model at this tile."""
+        block_tile, thread_tile = self.family.reuse(self.params)
+        return TrafficModel(block_tile=block_tile, thread_tile=thread_tile)
+
+    def grid(self, problem: Problem) -> tuple[int, int, int]:
+        """Grid dimensions covering `problem`'s M x N output with `block_tile` tiles."""
+        bm, bn = self.block_tile
+        if self.family.rows_first:
+            return (cdiv(problem.m, bm), cdiv(problem.n, bn), 1)
+        return (cdiv(problem.n, bn), cdiv(problem.m, bm), 1)
+
+    @property
+    def smem_expression(self) -> str | None:
+        """The constant expression giving the dynamic shared memory in bytes (None when the kernel
+        takes none), e.g. 'async_copy_smem_bytes<128,256,16,32,128,8,16,3>'."""
+        if not self.family.dynamic_smem:
+            return None
+        return f"{self.family.template_name}_smem_bytes<{','.join(str(v) for v in self.params.values())}>"
+
+
+# Launch shapes and models, by how a kernel divides the work.
+def _element(p: Params) -> tuple[int, int]:
+    return (p["BS"], p["BS"])
+
+
+def _tile(p: Params) -> tuple[int, int]:
+    return (p["BM"], p["BN"])
+
+
+def _outer(p: Params) -> int:  # one thread per TM x TN results (TM or TN absent: 1)
+    return p["BM"] * p["BN"] // (p.get("TM", 1) * p.get("TN", 1))
+
+
+def _register_tiled(p: Params):
+    return _tile(p), (p.get("TM", 1), p.get("TN", 1))
+
+
+TILED = ("BM", "BN", "BK", "TM", "TN")
+WARP_TILED = ("BM", "BN", "BK", "WM", "WN", "TM", "TN")
+T128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
+PIPELINE = {"BM": 128, "BN": 256, "BK": 16, "WM": 32, "WN": 128, "TM": 8, "TN": 16, "STAGES": 3}
+
+
+def _pipelined(name: str, summary: str) -> Family:
+    return Family(name, summary, WARP_TILED + ("STAGES",), PIPELINE, _outer, _tile, _register_tiled,
+                  min_cc=(8, 0), dynamic_smem=True)
+
+
+LADDER: tuple[Family, ...] = (
+    Family("naive", "one thread per element of C; a warp reads 32 rows of A (uncoalesced)",
+           ("BS",), {"BS": 32}, lambda p: p["BS"] ** 2, _element, lambda p: ((1, 1), None),
+           rows_first=True, square_block=True, variants=False),
+    Family("gmem_coalescing", "a warp owns 32 consecutive columns of C: coalesced B and C",
+           ("BS",), {"BS": 32}, lambda p: p["BS"] ** 2, _element, lambda p: ((1, 1), None),
+           rows_first=True, variants=False),
+    Family("smem_tiling", "32x32 tiles of A and B staged in shared memory",
+           ("BS",), {"BS": 32}, lambda p: p["BS"] ** 2, _element, lambda p: (_element(p), (1, 1)),
+           rows_first=True, variants=False),
+    Family("register_tiling_1d", "64x64 block tile, each thread a column of TM=8 results",
+           ("BM", "BN", "BK", "TM"), {"BM": 64, "BN": 64, "BK": 8, "TM": 8}, _outer, _tile, _register_tiled,
+           variants=False),
+    Family("register_strip", "64x64 block tile, each thread a 1x8 row strip, its A values in registers",
+           ("BM", "BN", "BK", "TN"), {"BM": 64, "BN": 64, "BK": 8, "TN": 8}, _outer, _tile, _register_tiled,
+           variants=False),
+    Family("register_tiling_2d", "128x128 block tile, each thread an 8x8 outer-product tile",
+           TILED, T128, _outer, _tile, _register_tiled, variants=False),
+    Family("vectorized", "128-bit global and shared loads, A tile transposed", TILED, T128, _outer, _tile,
+           _register_tiled),
+    Family("bank_conflict_free", "thread tile split into 4x4 pieces, padded A tile: fragment loads free of "
+           "bank conflicts", TILED, T128, _outer, _tile, _register_tiled),
+    Family("autotuned", "bank_conflict_free at the tile `roofline tune` picks for this GPU", TILED, T128,
+           _outer, _tile, _register_tiled),
+    Family("warptiling", "16x64 warp tiles between the 128x128 block tile and 4x8 thread tiles", WARP_TILED,
+           {"BM": 128, "BN": 128, "BK": 16, "WM": 16, "WN": 64, "TM": 4, "TN": 8}, _outer, _tile,
+           _register_tiled),
+    _pipelined("async_copy", "3-stage cp.async pipeline, 128x256 block, 32x128 warp, 8x16 thread tiles"),
+    _pipelined("full_tiles", "blocks wholly inside C run the pipeline without bounds checks"),
+)
+
+BY_NAME: dict[str, Family] = {f.name: f for f in LADDER}
+TUNABLE = "autotuned"  # the family `roofline tune` searches
+
+
+def names() -> list[str]:
+    """Every name `--kernel` accepts: the ladder in order, then the reference."""
+    return [f.name for f in LADDER] + [REFERENCE]
+
+
+def family(name: str) -> Family:
+    """The family called `name`. Raises UsageError listing the valid names."""
+    if name not in BY_NAME:
+        raise UsageError(f"unknown kernel {name!r}; valid: {', '.join(names())}")
+    return BY_NAME[name]
+
+
+def check_names(requested: list[str] | None) -> None:
+    """Raise UsageError for the first name in `requested` that is neither a ladder kernel nor 'cublas'."""
+    for name in requested or []:
+        if name != REFERENCE:
+            family(name)
+
+
+def select(requested: list[str] | None, autotuned: KernelSpec | None = None) -> list[KernelSpec]:
+    """The ladder entries for `--kernel` names (all of them for None or empty), in ladder order,
+    each at its ladder tile except `autotuned`, which runs as `autotuned` when given (the caller
+    resolves its tile: `tiles.resolve`). 'cublas' is accepted and ignored (the reference always
+    runs). Raises UsageError for an unknown name."""
+    check_names(requested)
+    chosen = [f for f in LADDER if not requested or f.name in requested]
+    return [autotuned if f.name == TUNABLE and autotuned is not None else f.spec() for f in chosen]
+
+
+_EXPRESSION = re.compile(r"\s*(\w+)\s*<([\d\s,]*)>\s*")
+
+
+def from_expression(expression: str, only_variants: bool = False) -> KernelSpec:
+    """The kernel a name expression such as 'warptiling<128,128,16,32,64,8,8>' names: the family
+    by its template name, the parameters in declaration order. With `only_variants`, only the
+    families that offer other tiles are accepted. Raises UsageError for an expression that names
+    no family or gives the wrong number of parameters; whether the tile is valid is the kernel's
+    own static_asserts' to say, at compile time."""
+    match = _EXPRESSION.fullmatch(expression)
+    by_template = {f.template_name: f for f in LADDER if f.variants or not only_variants}
+    if not match or match.group(1) not in by_template:
+        raise UsageError(f"cannot read {expression!r}; expected e.g. warptiling<128,128,16,32,64,8,8> "
+                         f"with one of: {', '.join(by_template)}")
+    fam = by_template[match.group(1)]
+    try:
+        values = [int(v) for v in match.group(2).split(",")]
+    except ValueError:
+        values = []
+    if len(values) != len(fam.params):
+        raise UsageError(f"{fam.name} takes {len(fam.params)} positive parameters ({', '.join(fam.params)})")
+    return fam.spec(dict(zip(fam.params, values)), tile_source="variant")
+
+
+def variant(expression: str) -> KernelSpec:
+    """A ladder kernel at other tile sizes (`from_expression` for the families from `vectorized` on)."""
+    return from_expression(expression, only_variants=True)

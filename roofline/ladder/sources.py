@@ -1,0 +1,37 @@
+"""The CUDA sources of the ladder: found in the installed package or the source checkout, with
+local includes (`#include "x.cuh"`) inlined, each once, so that the text is self-contained (CuPy's
+compile cache keys on the source text, not on included files)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import RunError
+
+_INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.MULTILINE)
+
+
+def kernels_dir() -> Path:
+    """The folder of the `.cu` sources: roofline/kernels/ in an installed wheel, kernels/ beside
+    roofline/ in a source checkout (editable install or PYTHONPATH). Raises RunError when
+    neither holds them."""
+    package = Path(__file__).resolve().parent.parent
+    for folder in (package / "kernels", package.parent / "kernels"):
+        if (folder / "common.cuh").is_file():
+            return folder
+    raise RunError(f"the CUDA kernel sources are missing (looked in {package / 'kernels'} and "
+                   f"{package.parent / 'kernels'}); reinstall roofline")
+
+
+def _expand(folder: Path, name: str, seen: set[str]) -> str:
+    if name in seen:
+        return ""
+    seen.add(name)
+    text = (folder / name).read_text().replace("#pragma once\n", "")
+    return _INCLUDE.sub(lambda m: _expand(folder, m.group(1), seen), text)
+
+
+def source(file_name: str) -> str:
+    """The text of `kernels/<file_name>` with its local includes inlined, each once."""
+    return _expand(kernels_dir(), file_name, set())

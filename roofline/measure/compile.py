@@ -1,0 +1,53 @@
+"""Compiling a kernel for this machine's GPU through CuPy (NVRTC), ready to launch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import RunError
+from ..ladder.families import KernelSpec
+from ..ladder.sources import source
+from .offline import dynamic_smem_bytes
+
+DEFAULT_SMEM_LIMIT = 48 * 1024  # above this a block must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A kernel compiled for this GPU. `kernel` is the CuPy RawKernel; the figures are the
+    driver's: 32-bit registers per thread, static shared memory per block (bytes), local memory
+    per thread (bytes; spills land there), and the dynamic shared memory it is launched with."""
+
+    spec: KernelSpec
+    kernel: Any
+    registers: int
+    static_smem_bytes: int
+    local_bytes: int
+    dynamic_smem_bytes: int
+
+    def launch(self, grid: tuple[int, int, int], args: tuple) -> None:
+        """Enqueue one launch on the current stream."""
+        self.kernel(grid, self.spec.block, args, shared_mem=self.dynamic_smem_bytes)
+
+
+def compile_kernel(spec: KernelSpec, device_arch: str) -> CompiledKernel:
+    """Compile `spec` through NVRTC for the current GPU (`device_arch`, e.g. 'sm_90', is used to
+    read the kernel's dynamic shared memory) and opt it in to that memory above 48 KB. Raises
+    RunError with the compiler's first error line on failure (a tile the kernel's static_asserts
+    reject, for one)."""
+    import cupy
+
+    dynamic = dynamic_smem_bytes(spec, device_arch)
+    try:
+        module = cupy.RawModule(code=source(spec.family.source_file), options=("-std=c++17",),
+                                name_expressions=[spec.name_expression])
+        kernel = module.get_function(spec.name_expression)
+        registers = kernel.num_regs  # forces the module load, so load errors surface here
+        if dynamic > DEFAULT_SMEM_LIMIT:
+            kernel.max_dynamic_shared_size_bytes = dynamic
+    except Exception as exc:  # CompileException, CUDADriverError: both carry the log
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        first = next((ln for ln in lines if "error" in ln.lower()), lines[0])
+        raise RunError(f"{spec.name_expression}: compile failed: {first.strip()}") from None
+    return CompiledKernel(spec, kernel, registers, kernel.shared_size_bytes, kernel.local_size_bytes, dynamic)

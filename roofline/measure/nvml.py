@@ -1,0 +1,149 @@
+"""The GPU in this machine: peaks through NVML (package nvidia-ml-py, module pynvml), per-SM
+limits from the CUDA device attributes (through CuPy).
+
+Peaks use the maximum clocks, not the current ones (an idle GPU clocks low): NVML's max SM and
+memory clocks, bus width and FP32 core count go into `model.roofs.fp32_gflops` and `dram_gbps`.
+"""
+
+from __future__ import annotations
+
+from ..errors import RunError, UsageError
+from ..model.arch import ArchLimits, limits_for_cc
+from ..model.device import DeviceSpec, from_preset
+from ..model.presets import preset_names
+from ..model.roofs import dram_gbps, fp32_gflops
+
+INSTALL_HINT = "in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')"
+
+
+def gpu_available() -> bool:
+    """True when CuPy is installed and sees a CUDA device with a working driver."""
+    try:
+        import cupy
+    except ImportError:
+        return False
+    try:
+        return bool(cupy.cuda.is_available())
+    except Exception:  # a broken driver install is "no usable GPU" here
+        return False
+
+
+def require_gpu() -> None:
+    """Raise RunError with a one-line reason when there is no usable GPU."""
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
+    if not gpu_available():
+        raise RunError("no CUDA GPU with a working driver found; without one, `roofline plot`, `roofline show`, "
+                       "`occupancy --arch sm_XY`, `kernels --arch sm_XY` and `device --gpu NAME` still work")
+
+
+def from_nvml(device_index: int = 0) -> DeviceSpec:
+    """The GPU CuPy calls `device_index`, read through NVML and the CUDA device attributes.
+
+    NVML gives the name, max SM and memory clocks, bus width and FP32 core count; CUDA gives the
+    compute capability and the per-SM limits. The two are matched by PCI bus id, so
+    CUDA_VISIBLE_DEVICES cannot pair one GPU's clocks with another's limits.
+    Raises RunError when there is no GPU or NVML cannot be read.
+    """
+    require_gpu()
+    import cupy
+    import pynvml
+
+    runtime = cupy.cuda.runtime
+    props = runtime.getDeviceProperties(device_index)
+    cc = f"{props['major']}.{props['minor']}"
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        raise RunError(f"NVML could not start ({exc}); is the NVIDIA driver installed?") from None
+    bus_id = runtime.deviceGetPCIBusId(device_index)
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+        name = pynvml.nvmlDeviceGetName(handle)
+        name = name.decode() if isinstance(name, bytes) else name
+        sm_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
+        mem_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+        bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
+        cores = pynvml.nvmlDeviceGetNumGpuCores(handle)
+        memory_bytes = pynvml.nvmlDeviceGetMemoryInfo(handle).total
+    except pynvml.NVMLError as exc:
+        raise RunError(f"NVML could not read the GPU's clocks or cores: {exc}") from None
+    finally:
+        pynvml.nvmlShutdown()
+    limits = limits_for_cc(
+        cc,
+        max_warps_per_sm=props["maxThreadsPerMultiProcessor"] // props["warpSize"],
+        max_blocks_per_sm=props["maxBlocksPerMultiProcessor"],
+        registers_per_sm=props["regsPerMultiprocessor"],
+        max_registers_per_block=props["regsPerBlock"],
+        smem_per_sm_bytes=props["sharedMemPerMultiprocessor"],
+        max_smem_per_block_optin_bytes=props["sharedMemPerBlockOptin"],
+        reserved_smem_per_block_bytes=props["reservedSharedMemPerBlock"],
+        max_threads_per_block=props["maxThreadsPerBlock"],
+        warp_size=props["warpSize"],
+    )
+    return DeviceSpec(
+        name=name, compute_capability=cc, sm_count=props["multiProcessorCount"],
+        peak_fp32_gflops=fp32_gflops(cores, sm_mhz), peak_dram_gbps=dram_gbps(mem_mhz, bus_bits),
+        limits=limits, source="NVML (max clocks, bus width, cores) and CUDA device attributes",
+        fp32_cores=cores, max_sm_clock_mhz=sm_mhz, max_mem_clock_mhz=mem_mhz,
+        memory_bus_width_bits=bus_bits, memory_bytes=memory_bytes, pci_bus_id=bus_id,
+    )
+
+
+def current_sm_clock_mhz(device_index: int = 0) -> int | None:
+    """The SM clock NVML reads right now, in MHz; None where NVML cannot say."""
+    try:
+        import cupy
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            bus_id = cupy.cuda.runtime.deviceGetPCIBusId(device_index)
+            handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+            return int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return None
+
+
+def nvml_compute_capability(device_index: int = 0) -> str | None:
+    """The compute capability ("9.0") of NVML's GPU `device_index`, read without CuPy (so that
+    `occupancy` starts fast); None when there is no driver or GPU."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:
+        return None
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
+        return f"{major}.{minor}"
+    except Exception:
+        return None
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def this_gpu_limits() -> ArchLimits:
+    """The per-SM limits of this machine's GPU, through NVML only (no CuPy import). Raises
+    UsageError when there is no GPU: the user must then name a target."""
+    cc = nvml_compute_capability()
+    if cc is None:
+        raise UsageError("no GPU found here; name a target with --arch sm_XY (e.g. sm_90) "
+                         "or --gpu NAME (e.g. h200)")
+    return limits_for_cc(cc)
+
+
+def describe(gpu: str | None = None) -> DeviceSpec:
+    """`--gpu NAME` as a preset, else the GPU in this machine. Raises UsageError for an unknown or
+    empty name, and when no name is given and there is no GPU."""
+    if gpu is not None:
+        return from_preset(gpu)
+    if not gpu_available():
+        raise UsageError(f"no CUDA GPU found; describe one with --gpu NAME (known: {', '.join(preset_names())})")
+    return from_nvml()

@@ -1,0 +1,210 @@
+"""Compile, verify and time kernels on the GPU, with cuBLAS as the reference: the one generic
+launcher of every kernel.
+
+Method (the same for every kernel):
+  1. inputs A (M x K) and B (K x N) drawn from a standard normal (never zeros), float32;
+  2. the reference C_ref = A @ B through cuBLAS (`cupy.matmul`, full FP32: CUPY_TF32 must be off);
+  3. each kernel compiled through NVRTC (`compile.compile_kernel`);
+  4. C filled with NaN, one launch with alpha = 1, beta = 0, then `model.verify.verify`;
+  5. only a verified kernel is timed (`timing.time_gpu`: CUDA events, warm-up, >= 20 launches);
+  6. registers, static shared memory and local bytes read from the compiled kernel, and the
+     calculated occupancy beside the driver's cuOccupancyMaxActiveBlocksPerMultiprocessor.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from ..errors import RunError, UsageError
+from ..ladder.families import KernelSpec
+from ..model.device import DeviceSpec
+from ..model.occupancy import Occupancy, calculate
+from ..model.problem import Problem
+from ..model.traffic import ModelFigures
+from ..model.verify import Verification, verify
+from .compile import compile_kernel
+from .nvml import current_sm_clock_mhz, from_nvml, require_gpu
+from .progress import Progress
+from .timing import Timing, time_gpu
+
+SEED = 2026
+STEPS_PER_KERNEL = 3  # compile, verify, time
+FREE_MEMORY_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What compiling told: 32-bit registers per thread, static shared memory per block and local
+    memory per thread in bytes, the dynamic shared memory per block it launches with, the
+    calculated occupancy and the driver's blocks per SM."""
+
+    registers: int
+    static_smem_bytes: int
+    local_bytes: int
+    dynamic_smem_bytes: int
+    occupancy: Occupancy
+    driver_blocks_per_sm: int
+
+
+@dataclass(frozen=True)
+class KernelRun:
+    """What one kernel did, in the order it happened: `compiled` is None when it did not compile,
+    `verification` None when it was not checked, `timing` None when it was not timed; `error`
+    says why the run stopped short (None when it went through). `sm_clock_mhz` is NVML's SM
+    clock before and after the timed launches."""
+
+    spec: KernelSpec
+    figures: ModelFigures
+    compiled: Compiled | None = None
+    verification: Verification | None = None
+    timing: Timing | None = None
+    sm_clock_mhz: tuple[int | None, int | None] = (None, None)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Compiled, verified and timed."""
+        return self.error is None and self.timing is not None
+
+    @property
+    def correct(self) -> bool:
+        """Compiled and verified (timed or not)."""
+        return self.verification is not None and self.verification.passed
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    """A whole run: the device, the problem, the cuBLAS reference timing and each kernel."""
+
+    device: DeviceSpec
+    problem: Problem
+    reference: Timing
+    reference_clock_mhz: tuple[int | None, int | None]
+    kernels: list[KernelRun]
+
+
+def check_fits(problem: Problem, free_bytes: int) -> None:
+    """Raise UsageError, before anything is allocated, when the problem's buffers
+    (`Problem.device_bytes`) would not fit in 90 % of the GPU's free memory."""
+    need = problem.device_bytes
+    if need > FREE_MEMORY_SHARE * free_bytes:
+        raise UsageError(f"{problem.text()} needs {need / 1e9:.1f} GB of GPU memory but only "
+                         f"{free_bytes / 1e9:.1f} GB is free; choose a smaller size")
+
+
+def check_tf32_off() -> None:
+    """Raise UsageError when CUPY_TF32 would let cuBLAS use TF32 for the reference."""
+    value = os.environ.get("CUPY_TF32", "0")
+    if value not in ("", "0"):
+        raise UsageError(f"CUPY_TF32={value} would let cuBLAS use TF32; unset it so the reference is full FP32")
+
+
+def random_inputs(problem: Problem):
+    """A (M x K) and B (K x N), float32 on the GPU, from a standard normal with the fixed SEED."""
+    import cupy
+
+    rng = cupy.random.default_rng(SEED)
+    return (rng.standard_normal((problem.m, problem.k), dtype=cupy.float32),
+            rng.standard_normal((problem.k, problem.n), dtype=cupy.float32))
+
+
+def kernel_args(problem: Problem, a, b, c) -> tuple:
+    """The argument tuple every ladder kernel takes: M, N, K, alpha = 1, A, B, beta = 0, C."""
+    import numpy as np
+
+    return (np.int32(problem.m), np.int32(problem.n), np.int32(problem.k), np.float32(1.0), a, b,
+            np.float32(0.0), c)
+
+
+def preflight(problem: Problem) -> DeviceSpec:
+    """Everything that can refuse a run before any GPU memory is allocated: the problem's sizes,
+    CUPY_TF32, the GPU and driver, and whether the buffers fit in free GPU memory.
+    Returns the device. Raises UsageError or RunError with a one-line reason."""
+    problem.validate()
+    check_tf32_off()
+    require_gpu()
+    import cupy
+
+    device = from_nvml()
+    free_bytes, _ = cupy.cuda.runtime.memGetInfo()
+    check_fits(problem, free_bytes)
+    return device
+
+
+def _compile(spec: KernelSpec, device: DeviceSpec):
+    import cupy
+
+    ck = compile_kernel(spec, device.arch)
+    threads = spec.threads_per_block
+    occ = calculate(device.arch_limits, max(ck.registers, 1), threads, ck.static_smem_bytes, ck.dynamic_smem_bytes)
+    driver = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(ck.kernel.kernel.ptr, threads,
+                                                                        ck.dynamic_smem_bytes)
+    return ck, Compiled(ck.registers, ck.static_smem_bytes, ck.local_bytes, ck.dynamic_smem_bytes, occ, driver)
+
+
+def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = None,
+        progress: Progress | None = None, timed: bool = True) -> RunOutput:
+    """Run the reference and each kernel of `specs` on GPU 0 for `problem`.
+
+    `device` is what `preflight` returned (it is called here when None). `progress` hears one
+    step for the reference and three per kernel. With `timed=False` kernels are only compiled
+    and verified (the reference gets a single timed launch). Raises what `preflight` raises. A
+    kernel that fails to compile, verify or launch does not raise: its `KernelRun` says why.
+    """
+    progress = progress or Progress()
+    if device is None:
+        device = preflight(problem)
+    import cupy
+
+    progress.expect(1 + STEPS_PER_KERNEL * len(specs))
+    progress.step(f"{problem.text()}: inputs and cuBLAS reference")
+    a, b = random_inputs(problem)
+    c_ref = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
+    c = cupy.empty_like(c_ref)
+    clock_before = current_sm_clock_mhz()
+    reference = time_gpu(lambda: cupy.matmul(a, b, out=c_ref), min_repeat=20 if timed else 1)
+    reference_clock = (clock_before, current_sm_clock_mhz())
+    cupy.matmul(a, b, out=c_ref)
+
+    runs = []
+    for spec in specs:
+        runs.append(_run_one(spec, problem, device, (a, b, c, c_ref), progress, timed))
+    return RunOutput(device=device, problem=problem, reference=reference,
+                     reference_clock_mhz=reference_clock, kernels=runs)
+
+
+def _run_one(spec: KernelSpec, problem: Problem, device: DeviceSpec, buffers, progress: Progress,
+             timed: bool) -> KernelRun:
+    import cupy
+
+    a, b, c, c_ref = buffers
+    base = KernelRun(spec=spec, figures=spec.model.figures(problem))
+    progress.step(f"{spec.name}: compiling")
+    try:
+        kernel, compiled = _compile(spec, device)
+    except RunError as exc:
+        progress.step(f"{spec.name}: not compiled")
+        progress.step(f"{spec.name}: not timed")
+        return KernelRun(spec=spec, figures=base.figures, error=str(exc))
+    grid = spec.grid(problem)
+    args = kernel_args(problem, a, b, c)
+    progress.step(f"{spec.name}: verifying against cuBLAS")
+    try:
+        c.fill(math.nan)
+        kernel.launch(grid, args)
+        cupy.cuda.get_current_stream().synchronize()
+        check = verify(c, c_ref, cupy)
+        if not check.passed:
+            progress.step(f"{spec.name}: not timed")
+            return KernelRun(spec, base.figures, compiled, check,
+                             error=f"{spec.name}: failed verification: {check.reason}")
+        progress.step(f"{spec.name}: timing")
+        if not timed:
+            return KernelRun(spec, base.figures, compiled, check)
+        before = current_sm_clock_mhz()
+        timing = time_gpu(lambda: kernel.launch(grid, args))
+        return KernelRun(spec, base.figures, compiled, check, timing, (before, current_sm_clock_mhz()))
+    except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
+        return KernelRun(spec, base.figures, compiled, error=f"{spec.name}: CUDA error: {exc}")

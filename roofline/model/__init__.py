@@ -1,0 +1,12 @@
+"""The model side: pure Python, no GPU, no CuPy, no matplotlib.
+
+  units      unit conversions (the only place 1e9 and 1e3 appear) and integer helpers
+  arch       per-SM limits by compute capability (CUDA programming guide tables)
+  occupancy  the theoretical-occupancy calculator
+  problem    an SGEMM problem M x N x K
+  traffic    the analytic GMEM/SMEM traffic model, and the traffic Nsight Compute counts
+  roofs      ceilings per memory level and compute unit, floors, ridge point, the verdict as data
+  presets    datasheet figures of GPUs one may not have at hand
+  device     the GPU as data (peaks, limits), from a preset or from readings
+  verify     the correctness gate: a kernel's output against the reference
+"""

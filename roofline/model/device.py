@@ -1,0 +1,105 @@
+"""The GPU as data: peak FP32 rate, peak DRAM bandwidth, per-SM limits and, once measured, the
+ceilings it sustains. Built from a preset (`from_preset`, no GPU needed), from NVML readings
+(`measure.nvml.from_nvml`), or read back from a results file (the schema validates it).
+
+Peaks use the maximum clocks, not the current ones (an idle GPU clocks low); the formulas are in
+`roofs` (`fp32_gflops`, `dram_gbps`, `smem_gbps`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Annotated
+
+from annotated_types import Ge, Gt, Le
+
+from ..errors import UsageError
+from .arch import ArchLimits, limits_for_cc, parse_arch
+from .presets import find_preset, preset_names
+from .roofs import Roofs, smem_gbps
+from .units import Rate
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """One GPU. Bandwidth in GB/s (1e9 B/s), rates in GFLOP/s, clocks in MHz, memory in bytes.
+
+    `measured_*` are the ceilings `measure.ceilings` found (None until measured); `source` says
+    where the peaks come from (NVML, or a preset's datasheet)."""
+
+    name: str
+    compute_capability: str
+    sm_count: Annotated[int, Ge(1), Le(10**6)]
+    peak_fp32_gflops: Annotated[float, Gt(0), Le(1e7)]
+    peak_dram_gbps: Annotated[float, Ge(1e-3), Le(1e7)]
+    limits: ArchLimits | None = None
+    source: str = ""
+    fp32_cores: int | None = None
+    max_sm_clock_mhz: Annotated[float, Gt(0), Le(1e6)] | None = None
+    max_mem_clock_mhz: float | None = None
+    memory_bus_width_bits: int | None = None
+    memory_bytes: int | None = None
+    pci_bus_id: str | None = None
+    measured_dram_gbps: Rate | None = None
+    measured_fp32_gflops: Rate | None = None
+    measured_at: str | None = None
+    measured_method: str | None = None
+
+    @property
+    def arch_limits(self) -> ArchLimits:
+        """The per-SM limits: as read from the GPU, else the table's for the compute capability."""
+        return self.limits or limits_for_cc(self.compute_capability)
+
+    @property
+    def arch(self) -> str:
+        """The target name, e.g. 'sm_90'."""
+        return self.arch_limits.arch
+
+    @property
+    def roofs(self) -> Roofs:
+        """The device's ceilings (`roofs.Roofs`): SMEM when the SM clock is known, measured ones when measured."""
+        smem = smem_gbps(self.sm_count, self.max_sm_clock_mhz) if self.max_sm_clock_mhz else None
+        return Roofs(self.peak_fp32_gflops, self.peak_dram_gbps, smem,
+                     self.measured_fp32_gflops, self.measured_dram_gbps)
+
+    @property
+    def ridge_point(self) -> float:
+        """Arithmetic intensity (FLOP/byte) where the DRAM roof meets the FP32 roof."""
+        return self.roofs.ridge_point
+
+    def with_ceilings(self, dram_gbps: float, fp32_gflops: float, measured_at: str, method: str) -> "DeviceSpec":
+        """This device with measured ceilings attached."""
+        return replace(self, measured_dram_gbps=dram_gbps, measured_fp32_gflops=fp32_gflops,
+                       measured_at=measured_at, measured_method=method)
+
+
+def from_preset(name: str) -> DeviceSpec:
+    """A `DeviceSpec` from datasheet figures (`presets.PRESETS`). Raises UsageError listing the
+    known names for an unknown or empty one."""
+    p = find_preset(name) if name.strip() else None
+    if p is None:
+        raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}")
+    return DeviceSpec(
+        name=p.name,
+        compute_capability=p.compute_capability,
+        sm_count=p.sm_count,
+        peak_fp32_gflops=p.peak_fp32_gflops,
+        peak_dram_gbps=p.dram_gbps,
+        limits=limits_for_cc(p.compute_capability),
+        source=f"preset: {p.source}",
+        fp32_cores=p.fp32_cores,
+        max_sm_clock_mhz=p.boost_clock_mhz,
+        memory_bytes=p.memory_bytes,
+    )
+
+
+def named_limits(gpu: str | None, arch: str | None) -> ArchLimits | None:
+    """Per-SM limits for `--gpu NAME` or `--arch sm_XY`; None when neither is given (the caller
+    then asks this machine's GPU). Raises UsageError for unknown names or both at once."""
+    if gpu is not None and arch is not None:
+        raise UsageError("give --gpu or --arch, not both")
+    if gpu is not None:
+        return from_preset(gpu).arch_limits
+    if arch is not None:
+        return parse_arch(arch)
+    return None

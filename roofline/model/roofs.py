@@ -1,0 +1,197 @@
+"""The roofline's arithmetic in one place: roofs per memory level and compute unit, the ridge
+point, floors, and the verdict (which roof binds a kernel and how far below it the kernel runs),
+as data. Sentences are written by the renderers (`render.text`), never here.
+
+Roofs (theoretical; each may also be measured, `measure.ceilings`):
+  FP32  FP32 cores x 2 FLOP per FMA x max SM clock (NVML: nvmlDeviceGetNumGpuCores, max clocks)
+  DRAM  2 transfers per clock x max memory clock x bus width / 8 (NVML; the bus width is read:
+        the H200 reports 6016 bits, not 6144)
+  SMEM  SMs x 32 banks x 4 bytes x SM clock (CUDA programming guide, "Shared Memory": 32 banks of
+        4 bytes per clock; 128 B/clock/SM in the architecture whitepapers). L1 shares this path.
+
+A kernel's floor at a level is the time its bytes (or FLOPs) take at that level's roof; the
+highest floor binds: no implementation of this traffic runs faster. Bytes are the model's
+(`traffic.ModelFigures`) or, for a profiled kernel, what Nsight Compute counted
+(`traffic.CountedTraffic`): DRAM against the DRAM roof, SMEM and L1 against the SMEM roof.
+Seed lesson 000 reads a kernel this way by hand: 137.4 GFLOP at 56.3 TFLOP/s is 2.44 ms; 4.29 GB
+at 960 GB/s is 4.47 ms; the kernel ran 6.996 ms, 1.56x its memory floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .traffic import CountedTraffic, ModelFigures
+from .units import ms_at, per_clock_giga
+
+SMEM_BANKS = 32
+SMEM_BANK_BYTES = 4
+COMPUTE = "FP32"
+MEMORY_LEVELS = ("DRAM", "SMEM", "L1")
+ROOF_OF_LEVEL = {"DRAM": "DRAM", "SMEM": "SMEM", "L1": "SMEM"}  # L1 and shared memory share a data path
+
+
+def dram_gbps(mem_clock_mhz: float, bus_width_bits: int) -> float:
+    """Peak DRAM bandwidth in GB/s: 2 transfers per clock x clock (MHz) x bus width (bits) / 8.
+    H200: 2 x 3201 MHz x 6016 bit / 8 = 4814 GB/s."""
+    return 2 * per_clock_giga(bus_width_bits / 8, mem_clock_mhz)
+
+
+def fp32_gflops(cores: int, sm_clock_mhz: float) -> float:
+    """Peak FP32 rate in GFLOP/s: cores x 2 FLOP per FMA x SM clock (MHz).
+    H200: 16896 x 2 x 1980 MHz = 66,908 GFLOP/s."""
+    return per_clock_giga(2 * cores, sm_clock_mhz)
+
+
+def smem_gbps(sm_count: int, sm_clock_mhz: float) -> float:
+    """Shared-memory bandwidth of the whole GPU in GB/s: SMs x 32 banks x 4 B x clock (MHz).
+    H200: 132 x 32 x 4 B x 1980 MHz = 33,454 GB/s."""
+    return per_clock_giga(sm_count * SMEM_BANKS * SMEM_BANK_BYTES, sm_clock_mhz)
+
+
+def ridge_point(compute_gflops: float, memory_gbps: float) -> float:
+    """Arithmetic intensity (FLOP/byte) at which a memory roof meets a compute roof."""
+    return compute_gflops / memory_gbps
+
+
+def attainable_gflops(ai: float, compute_gflops: float, memory_gbps: float) -> float:
+    """The roofline: min(compute roof, AI x bandwidth), in GFLOP/s for AI in FLOP/byte."""
+    return min(compute_gflops, ai * memory_gbps)
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One ceiling: `level` is 'FP32' (value in GFLOP/s) or a memory level (value in GB/s)."""
+
+    level: str
+    value: float
+    measured: bool
+
+    @property
+    def compute(self) -> bool:
+        """True for a compute roof (GFLOP/s), False for a memory roof (GB/s)."""
+        return self.level == COMPUTE
+
+
+@dataclass(frozen=True)
+class Roofs:
+    """A device's ceilings: theoretical FP32 and DRAM always, SMEM when the SM count and clock are
+    known, and the measured FP32 rate and DRAM bandwidth when they were measured."""
+
+    fp32_gflops: float
+    dram_gbps: float
+    smem_gbps: float | None = None
+    measured_fp32_gflops: float | None = None
+    measured_dram_gbps: float | None = None
+
+    @property
+    def ridge_point(self) -> float:
+        """The theoretical ridge point in FLOP/byte (FP32 over DRAM)."""
+        return ridge_point(self.fp32_gflops, self.dram_gbps)
+
+    def roof(self, level: str, measured: bool = True) -> Roof | None:
+        """The roof for `level` ('FP32', 'DRAM', 'SMEM', 'L1'): the measured one when `measured` and
+        known, else the theoretical one; None when the device has none for that level."""
+        name = ROOF_OF_LEVEL.get(level, level)
+        theory = {"FP32": self.fp32_gflops, "DRAM": self.dram_gbps, "SMEM": self.smem_gbps}[name]
+        found = {"FP32": self.measured_fp32_gflops, "DRAM": self.measured_dram_gbps}.get(name)
+        if measured and found:
+            return Roof(name, found, True)
+        return Roof(name, theory, False) if theory else None
+
+    def all(self) -> list[Roof]:
+        """Every roof, theoretical then measured: FP32, DRAM, SMEM, FP32 measured, DRAM measured."""
+        out = [Roof(name, v, False) for name, v in (("FP32", self.fp32_gflops), ("DRAM", self.dram_gbps),
+                                                    ("SMEM", self.smem_gbps)) if v]
+        out += [Roof(name, v, True) for name, v in (("FP32", self.measured_fp32_gflops),
+                                                   ("DRAM", self.measured_dram_gbps)) if v]
+        return out
+
+
+@dataclass(frozen=True)
+class LevelBytes:
+    """Bytes one launch moves at `level`; `counted` when Nsight Compute counted them, else the model's."""
+
+    level: str
+    nbytes: float
+    counted: bool
+
+
+def level_bytes(figures: ModelFigures, counted: CountedTraffic | None = None) -> dict[str, LevelBytes]:
+    """Bytes per level for one kernel: DRAM (counted, else the model's GMEM bytes), SMEM (counted,
+    else the model's), L2 and L1 (counted only)."""
+    c = counted or CountedTraffic()
+    out = {}
+    for level, found, model in (("DRAM", c.dram_bytes, figures.gmem_bytes), ("L2", c.l2_bytes, None),
+                                ("L1", c.l1_bytes, None), ("SMEM", c.smem_bytes, figures.smem_bytes)):
+        if found:
+            out[level] = LevelBytes(level, float(found), True)
+        elif model:
+            out[level] = LevelBytes(level, float(model), False)
+    return out
+
+
+def intensities(figures: ModelFigures, counted: CountedTraffic | None = None) -> dict[str, float]:
+    """Arithmetic intensity (FLOP/byte) per level, for the chart: 'GMEM (model)' and 'SMEM (model)'
+    from the model, 'L2 (measured)' and 'DRAM (measured)' from the counters when present."""
+    f = float(figures.flops)
+    out = {"GMEM (model)": f / figures.gmem_bytes}
+    if figures.smem_bytes:
+        out["SMEM (model)"] = f / figures.smem_bytes
+    if counted is not None:
+        for name, value in (("L2 (measured)", counted.l2_bytes), ("DRAM (measured)", counted.dram_bytes)):
+            if value:
+                out[name] = f / value
+    return out
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The time one level alone allows: its bytes (or the FLOPs) at its roof, in ms."""
+
+    level: str
+    floor_ms: float
+    roof: Roof
+    counted: bool  # the bytes were counted by Nsight Compute rather than modelled
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Which floor binds a kernel and, given its measured time, how far it sits from it."""
+
+    floors: tuple[Floor, ...]
+    time_ms: float | None
+
+    @property
+    def binding(self) -> Floor:
+        """The highest floor: the resource that bounds this kernel."""
+        return max(self.floors, key=lambda f: f.floor_ms)
+
+    @property
+    def times_floor(self) -> float | None:
+        """Measured time over the binding floor (1.0 = on the roof; below 1, the hardware moved
+        fewer bytes than were counted: caches and broadcasts); None without a time."""
+        return None if self.time_ms is None else self.time_ms / self.binding.floor_ms
+
+    def floor(self, level: str) -> Floor | None:
+        """The floor of `level`, or None when it was not computed."""
+        return next((f for f in self.floors if f.level == level), None)
+
+
+def verdict(figures: ModelFigures, roofs: Roofs, time_ms: float | None = None,
+            counted: CountedTraffic | None = None, measured: bool = True,
+            levels: tuple[str, ...] = MEMORY_LEVELS) -> Verdict:
+    """The floors of one kernel at the FP32 roof and each memory level in `levels` that has both
+    bytes and a roof, against the measured roofs when `measured` (and known), else the theoretical
+    ones; with `time_ms`, the distance from the binding one. `verdict(fig, roofs, t, measured=False,
+    levels=("DRAM",))` is the plain two-roof reading: model GMEM bytes against peak DRAM bandwidth,
+    FLOPs against peak FP32."""
+    compute = roofs.roof(COMPUTE, measured)
+    floors = [Floor(COMPUTE, ms_at(figures.flops, compute.value), compute, False)]
+    by_level = level_bytes(figures, counted)
+    for level in levels:
+        roof = roofs.roof(level, measured)
+        if level in by_level and roof is not None:
+            b = by_level[level]
+            floors.append(Floor(level, ms_at(b.nbytes, roof.value), roof, b.counted))
+    return Verdict(tuple(floors), time_ms)

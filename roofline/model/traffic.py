@@ -1,0 +1,94 @@
+"""The analytic traffic model of a tiled SGEMM, and the traffic Nsight Compute counts.
+
+For C = alpha*A*B + beta*C with A M x K, B K x N, float32, row-major:
+
+- FLOPs = 2*M*N*K (one multiply and one add per term; the epilogue is not counted).
+- GMEM accesses per result. A kernel whose blocks each own a BM x BN tile of C and walk K reads,
+  per block, BM*K elements of A and K*BN of B, so over the grid
+      A: M*K*ceil(N/BN)   B: K*N*ceil(M/BM)
+  which is K*(1/BM + 1/BN) per result when the tiles divide the matrix (BK cancels; for a given
+  tile area a square tile is best). A kernel with no reuse modelled (naive) is the 1x1 case: 2*K.
+- SMEM accesses per result. One level down, a thread owning a TM x TN tile of C reads TM values of
+  A and TN of B per step of K: K*(1/TM + 1/TN). A thread owning one result (TM = TN = 1) reads 2*K;
+  a column of TM results K*(1 + 1/TM); a 1 x TN row strip K*(1 + 1/TN).
+- bytes = 4 * accesses per result * M*N; arithmetic intensity = FLOPs / GMEM bytes.
+
+These are the counts of seed lesson 000 ("2D register tiling"), which at M = N = K = 4096 gives
+0.25, 8, 16 and 32 FLOP/B for the naive, 32x32 shared-memory, 64x64 TM=8 and 128x128 8x8 kernels.
+
+What the GMEM count means: requests that leave the SM for the memory system. On a GPU with a
+large L2 those are mostly served by L2, not DRAM: on the H200 the 128x128 kernel at 4096 moved
+4.42 GB through L2 and 0.40 GB from DRAM against the model's 4.29 GB (Nsight Compute,
+plots/results-h200.json). Drawn against the DRAM roof it is an upper bound on the DRAM traffic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .problem import BYTES_PER_FLOAT, Problem
+from .units import Amount, Count, cdiv
+
+
+@dataclass(frozen=True)
+class ModelFigures:
+    """Model output for one kernel and problem. FLOPs and bytes are totals for one launch;
+    `arithmetic_intensity` is FLOP per GMEM byte; the SMEM figures are None for a kernel that does
+    not stage tiles in shared memory."""
+
+    flops: Amount
+    gmem_accesses_per_result: Amount
+    smem_accesses_per_result: Amount | None
+    gmem_bytes: Amount
+    arithmetic_intensity: Amount
+    smem_bytes: Amount | None = None
+
+
+@dataclass(frozen=True)
+class TrafficModel:
+    """The reuse structure of one kernel: the block tile BM x BN that GMEM loads are shared across
+    (1 x 1 for no reuse) and, when the kernel stages tiles in shared memory, the thread tile
+    TM x TN that SMEM reads are shared across (None when there is no SMEM level)."""
+
+    block_tile: tuple[int, int]
+    thread_tile: tuple[int, int] | None
+
+    def figures(self, problem: Problem) -> ModelFigures:
+        """The model's numbers for `problem` (M, N, K >= 1)."""
+        m, n, k = problem.m, problem.n, problem.k
+        bm, bn = self.block_tile
+        gmem_accesses = m * k * cdiv(n, bn) + k * n * cdiv(m, bm)
+        smem = None
+        if self.thread_tile is not None:
+            tm, tn = self.thread_tile
+            smem = k * (1 / tm + 1 / tn)
+        gmem_bytes = gmem_accesses * BYTES_PER_FLOAT
+        return ModelFigures(
+            flops=problem.flops,
+            gmem_accesses_per_result=gmem_accesses / problem.results,
+            smem_accesses_per_result=smem,
+            gmem_bytes=gmem_bytes,
+            arithmetic_intensity=problem.flops / gmem_bytes,
+            smem_bytes=None if smem is None else BYTES_PER_FLOAT * smem * problem.results,
+        )
+
+
+@dataclass(frozen=True)
+class CountedTraffic:
+    """What Nsight Compute counted for one launch (`measure.counters`). Bytes are totals; a field
+    is None when its counter was not read.
+
+    dram_bytes      dram__bytes.sum                       read + written in DRAM
+    l2_bytes        lts__t_bytes.sum                      through the L2 slices
+    l1_bytes        l1tex__t_bytes.sum                    through L1/TEX (global, local)
+    smem_bytes      smsp__sass_data_bytes_mem_shared.sum  moved by shared-memory instructions
+    bank_conflicts  l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum   extra shared wavefronts
+    fp32_flops      2 x FFMA + FADD + FMUL thread instructions
+    """
+
+    dram_bytes: Count | None = None
+    l2_bytes: Count | None = None
+    l1_bytes: Count | None = None
+    smem_bytes: Count | None = None
+    bank_conflicts: Count | None = None
+    fp32_flops: Count | None = None

@@ -1,0 +1,10 @@
+"""Rendering: tables for the terminal, sentences, and charts, all from typed data (results,
+occupancy, devices). Nothing here measures or models; units are converted for display only here.
+
+  text             numbers, percentages and the verdict sentences
+  tables           rich tables (run, counters, kernels, occupancy, device, tune)
+  chart            the charts' shared toolkit: output checks, atomic saves, off-screen drawing, labels
+  roofline_chart   the hierarchical roofline
+  sweep_chart      GFLOP/s against problem size
+  occupancy_chart  occupancy against registers, threads and shared memory
+"""

@@ -1,0 +1,209 @@
+"""The roofline chart, drawn from a results document (no GPU needed).
+
+Axes are log-log: x the model's arithmetic intensity (FLOP per byte of GMEM requests), y GFLOP/s.
+The memory roof (peak DRAM GB/s x AI) meets the FP32 roof at the ridge point. Each verified kernel
+is a marker at (model AI, measured GFLOP/s) with its name beside it; the legend on the right gives
+each kernel's rate, registers, occupancy and limiter. cuBLAS, which has no traffic model, is a
+horizontal line at its measured rate. Kernels that failed are listed, never drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..errors import UsageError
+from ..model.roofs import intensities
+from ..results.schema import Results
+from .chart import check_output, color_ramp, new_figure, place_labels, save_atomic, slope_angle, text, text_box
+from .text import occupancy_phrase
+
+MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
+              "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
+              "DRAM traffic. SMEM points: the model's shared-memory accesses (4 bytes each), above the SMEM roof "
+              "when broadcasts and 128-bit loads move more per bank access.")
+MAX_DRAWN = 16  # kernels drawn at most (the whole ladder; a tuning sweep has dozens): the fastest ones
+
+
+def _legend_text(k) -> str:
+    regs = f"{k.registers} regs" if k.registers is not None else "regs n/a"
+    return f"{text(k.name)}\n{k.gflops:,.0f} GFLOP/s, {regs}, {occupancy_phrase(k.occupancy)}"
+
+
+def draw(doc: Results, out: Path, measured: bool = False) -> Path:
+    """Draw the roofline of results document `doc` into `out` (.png, .svg or .pdf), written
+    atomically; with `measured`, also each kernel's points at the L2 and DRAM bytes Nsight Compute
+    counted (kernels that were not profiled have none). Returns `out`. Raises UsageError for a bad
+    output path, a document without kernels or without a timed one, figures that cannot be drawn
+    on log axes (a corrupt file: see PLOTTABLE), or for `measured` when no kernel was profiled."""
+    fmt = check_output(out)
+    if not doc.kernels:
+        raise UsageError("no kernels in these results; make them with roofline run --all")
+    if not any(k.timed for k in doc.kernels):
+        failed = "; ".join(f"{k.name}: {k.error or 'not timed'}" for k in doc.kernels[:3])
+        raise UsageError(f"no kernel in these results was verified and timed, so there is nothing to draw ({failed[:200]})")
+    if measured and not any(k.measured for k in doc.kernels):
+        raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
+    fig, _ = render(doc, measured)
+    save_atomic(fig, Path(out), fmt)
+    return Path(out)
+
+
+def label_boxes(doc: Results, measured: bool = False) -> list:
+    """The on-canvas bounding boxes (matplotlib Bbox, pixels) of the kernel labels, after
+    placement: for checking that no two overlap."""
+    fig, texts = render(doc, measured)
+    renderer = fig.canvas.get_renderer()
+    return [text_box(t, renderer) for t in texts]
+
+
+def render(doc: Results, measured: bool = False):
+    """Build the chart for a results document; returns (Figure, kernel name labels)."""
+    return _render(doc, measured)
+
+
+LEVEL_MARKERS = {"GMEM (model)": "o", "SMEM (model)": "^", "L2 (measured)": "s", "DRAM (measured)": "D"}
+
+
+# Log axes draw values in this range; anything outside comes from a corrupt file (say, bytes of
+# 1e-300 that make an intensity infinite), which is refused rather than drawn.
+PLOTTABLE = (1e-12, 1e18)
+
+
+def _plottable(value: float, what: str) -> float:
+    if not (math.isfinite(value) and PLOTTABLE[0] <= value <= PLOTTABLE[1]):
+        raise UsageError(f"{what} comes to {value:g}, which cannot be drawn; the results file looks corrupt")
+    return value
+
+
+def _points(k, measured: bool) -> list[tuple[str, float]]:
+    return list(intensities(k.model, k.measured if measured else None).items())
+
+
+def _render(doc: Results, measured: bool):
+    from matplotlib.lines import Line2D
+
+    dev, prob, ref = doc.device, doc.problem, doc.reference
+    roofs = dev.roofs
+    peak, bw = roofs.fp32_gflops, roofs.dram_gbps
+    ridge = roofs.ridge_point
+    timed = [k for k in doc.kernels if k.timed]
+    failed = [k.name for k in doc.kernels if not k.timed]
+    fastest = {k.name for k in sorted(timed, key=lambda k: -k.gflops)[:MAX_DRAWN]}
+    good = [k for k in timed if k.name in fastest]  # ladder order kept
+    left_out = len(timed) - len(good)
+    points = {k.name: _points(k, measured) for k in good}
+    for k in good:
+        _plottable(k.gflops, f"{k.name}: GFLOP/s")
+        for level, ai in points[k.name]:
+            _plottable(ai, f"{k.name}: arithmetic intensity at {level}")
+    for roof in roofs.all():
+        _plottable(roof.value, f"the {roof.level}{' measured' if roof.measured else ''} ceiling")
+    _plottable(ridge, "the ridge point")
+
+    ais = [ai for pts in points.values() for _, ai in pts] or [ridge]
+    ridges = [ridge] + ([peak / roofs.smem_gbps] if roofs.smem_gbps else [])
+    x_lo = min(min(ais), min(ridges)) / 4
+    x_hi = max(max(ais), max(ridges)) * 8
+    ys = [k.gflops for k in good] + [ref.gflops]
+    y_lo = min(min(ys), x_lo * bw) / 3
+    y_hi = max(peak, max(ys)) * 2.5
+
+    fig = new_figure(14, 7.5, 120)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(y_lo, y_hi)
+
+    # Roofs: theoretical solid, measured dashed; each memory roof rises to the FP32 peak.
+    lines = [("DRAM", bw, "tab:blue", "-")]
+    if roofs.measured_dram_gbps:
+        lines.append(("DRAM measured", roofs.measured_dram_gbps, "tab:blue", "--"))
+    if roofs.smem_gbps:
+        lines.append(("SMEM", roofs.smem_gbps, "tab:green", "-"))
+    for _, gbps, color, style in lines:
+        ax.plot([x_lo, peak / gbps], [x_lo * gbps, peak], color=color, ls=style, lw=1.8)
+    ax.plot([min(ridges), x_hi], [peak, peak], color="tab:red", lw=2)
+    ax.text(x_hi / 1.1, peak * 1.08, f"FP32 peak {peak:,.0f} GFLOP/s", ha="right", va="bottom", color="tab:red")
+    fm = roofs.measured_fp32_gflops
+    if fm:  # its value is in the legend: a label here would sit on the cuBLAS line
+        ax.plot([min(ridges), x_hi], [fm, fm], color="tab:red", ls="--", lw=1.5)
+    ax.plot([ridge], [peak], "o", color="black", ms=5)
+    ax.annotate(f"ridge {ridge:.1f} FLOP/B", (ridge, peak), xytext=(0, 14), textcoords="offset points",
+                ha="center", fontsize=9)
+    ax.axhline(ref.gflops, color="0.3", ls=":", lw=1.2)
+    ax.text(x_lo * 1.1, ref.gflops * 1.05, f"cuBLAS (reference) {ref.gflops:,.0f} GFLOP/s",
+            color="0.3", fontsize=9, va="bottom")
+
+    texts, handles, levels_used = [], [], set()
+    for i, k in enumerate(good):
+        color = color_ramp(i, len(good))
+        y = k.gflops
+        pts = points[k.name]
+        if len(pts) > 1:
+            xs = sorted(ai for _, ai in pts)
+            ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=0.9, alpha=0.7, zorder=2)
+        for level, ai in pts:
+            levels_used.add(level)
+            ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8, mec="black", mew=0.6, alpha=0.9, zorder=3)
+        gx = pts[0][1]
+        texts.append(ax.annotate(text(k.name), (gx, y), xytext=(9, 0), textcoords="offset points", va="center",
+                                 fontsize=8, arrowprops=dict(arrowstyle="-", lw=0.5, color="0.6",
+                                                             shrinkA=0, shrinkB=5)))
+        handles.append(Line2D([], [], ls="", marker="o", color=color, mec="black", mew=0.6, ms=8,
+                              label=_legend_text(k)))
+    keys = [Line2D([], [], ls="", marker=m, color="0.5", mec="black", ms=7, label=lvl)
+            for lvl, m in LEVEL_MARKERS.items() if lvl in levels_used]
+    keys += [Line2D([], [], color=c, ls=st, label=f"{name} {gbps:,.0f} GB/s") for name, gbps, c, st in lines]
+    keys.append(Line2D([], [], color="tab:red", ls="-", label=f"FP32 peak {peak:,.0f} GFLOP/s"))
+    if fm:
+        keys.append(Line2D([], [], color="tab:red", ls="--", label=f"FP32 measured {fm:,.0f} GFLOP/s"))
+    ax.add_artist(ax.legend(handles=keys, loc="lower right", fontsize=8, framealpha=0.9,
+                            title="points per level; roofs: solid theoretical, dashed measured",
+                            title_fontsize=8))
+    if handles:  # the kernel legend last: it is the one tight_layout makes room for
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                  frameon=False, labelspacing=1.0, title="measured (median)", title_fontsize=9)
+
+    ax.set_xlabel("arithmetic intensity (FLOP per byte at each level)")
+    ax.set_ylabel("GFLOP/s (measured, median)")
+    source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
+    ax.set_title(f"{text(dev.name)}: SGEMM {prob.m}x{prob.n}x{prob.k} FP32, hierarchical roofline "
+                 f"(roofs from {source})")
+    ax.grid(True, which="major", ls="-", lw=0.4, color="0.85")
+    ax.grid(True, which="minor", ls="-", lw=0.2, color="0.93")
+    note = _note(good, measured)
+    if left_out:
+        note += f"\nThe {len(good)} fastest of {len(timed)} kernels are drawn."
+    if failed:
+        shown = ", ".join(text(n) for n in failed[:8]) + (f" and {len(failed) - 8} more" if len(failed) > 8 else "")
+        note += f"\nNot drawn, failed verification or not timed: {shown}."
+    fig.text(0.01, 0.005, note, fontsize=8, color="0.35", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.03 + 0.018 * (note.count("\n") + 1), 1, 1))
+    angle = slope_angle(ax, fig)
+    for name, gbps, color, style in lines:
+        if style == "-":  # theoretical: label above the line, near its start
+            x0 = x_lo * 1.3
+            ax.text(x0, x0 * gbps * 1.25, f"{name} {gbps:,.0f} GB/s", ha="left", va="bottom",
+                    color=color, fontsize=9, rotation=angle, rotation_mode="anchor")
+        else:  # measured: below the line, further along
+            x0 = x_lo * 4
+            ax.text(x0, x0 * gbps / 1.3, f"{name} {gbps:,.0f} GB/s", ha="left", va="top",
+                    color=color, fontsize=9, rotation=angle, rotation_mode="anchor")
+    markers = [(ai, k.gflops) for k in good for _, ai in points[k.name]]
+    hlines = [ref.gflops, peak] + ([fm] if fm else [])
+    place_labels(fig, ax, texts, markers, hlines)
+    return fig, texts
+
+
+def _note(good: list, measured: bool) -> str:
+    note = MODEL_NOTE
+    profiled = [k for k in good if k.measured]
+    if measured and profiled:
+        k = next((k for k in profiled if k.name == "register_tiling_2d"), profiled[-1])
+        me = k.measured
+        note += (f"\nMeasured points: bytes Nsight Compute counted. {text(k.name)}: model "
+                 f"{k.model.gmem_bytes / 1e9:.2f} GB, L2 {(me.l2_bytes or 0) / 1e9:.2f} GB, "
+                 f"DRAM {(me.dram_bytes or 0) / 1e9:.2f} GB.")
+    return note

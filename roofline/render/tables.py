@@ -1,0 +1,251 @@
+"""Terminal tables (rich), built from typed data; functions here return tables and never print.
+
+Every table keeps one line per row: no cell wraps. Where the terminal is too narrow for every
+column, the run and kernels tables fold their detail columns into a second table (the kernel
+name repeated), so at 80 columns each line still reads whole.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+
+from ..measure.timing import NOISY_SPREAD
+from ..model.device import DeviceSpec
+from ..model.occupancy import RESOURCES, Occupancy
+from ..model.roofs import verdict
+from ..results.schema import KernelRecord, Results
+from .text import bound_cell, figure, occupancy_cell, percent, plural
+
+
+def _table(title: str, columns: list[tuple[str, str]]) -> Table:
+    t = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, title_justify="left")
+    for name, justify in columns:
+        t.add_column(name, justify=justify, no_wrap=True)
+    return t
+
+
+def _width(t: Table) -> int:
+    """The width `t` needs with nothing wrapped or cut (its title may wrap)."""
+    from rich.console import Console
+
+    console = Console(width=10_000, highlight=False)
+    title, t.title = t.title, None
+    with console.capture() as captured:
+        console.print(t)
+    t.title = title
+    return max((len(line.rstrip()) for line in captured.get().splitlines()), default=0)
+
+
+def _fit(title: str, key: tuple[str, str], columns: list[tuple[str, str]], rows: list[list[str]],
+         split: int, width: int, styles: list[str | None] | None = None) -> list[Table]:
+    """One table of `key` and `columns` when it fits `width`; else two: the first `split`
+    columns, then the rest, each with the key column first."""
+    styles = styles or [None] * len(rows)
+
+    def build(t_title, cols, picks):
+        t = _table(t_title, [key] + cols)
+        for row, style in zip(rows, styles):
+            t.add_row(row[0], *(row[1 + i] for i in picks), style=style)
+        return t
+
+    whole = build(title, columns, range(len(columns)))
+    if split >= len(columns) or _width(whole) <= width:
+        return [whole]
+    return [build(title, columns[:split], range(split)),
+            build("details", columns[split:], range(split, len(columns)))]
+
+
+def _check(k: KernelRecord) -> str:
+    if not k.timed:
+        return "FAILED" if not k.verified else "not timed"
+    if k.rel_error == 0:
+        return "= cuBLAS"  # the same FMA order along K: bit for bit the reference
+    return f"{k.rel_error:.0e}" if k.rel_error is not None else "-"
+
+
+def _spread(k: KernelRecord) -> str:
+    if k.timing is None:
+        return ""
+    s = k.timing.spread
+    return f"{100 * s:.1f}%" + ("(!)" if s > NOISY_SPREAD else "")
+
+
+def run_tables(doc: Results, width: int = 200) -> list[Table]:
+    """The run summary: one row per kernel plus cuBLAS. Columns: median ms, GFLOP/s, % of cuBLAS,
+    occupancy and its limiters, the binding floor against the NVML peaks ('fp32 1.36': FP32-bound,
+    1.36x its floor), then the details: spread ((max - min) / median, '(!)' when noisy),
+    registers, model arithmetic intensity, the binding floor against measured ceilings and counted
+    bytes ('measured x', when the device has measured ceilings), and the check against cuBLAS."""
+    p, dev = doc.problem, doc.device
+    measured = dev.measured_fp32_gflops is not None
+    peaks = f"{dev.peak_fp32_gflops:,.0f} GFLOP/s, {dev.peak_dram_gbps:,.0f} GB/s"
+    if measured:
+        peaks += f"; measured {dev.measured_fp32_gflops:,.0f} GFLOP/s, {dev.measured_dram_gbps:,.0f} GB/s"
+    columns = [("ms", "right"), ("GFLOP/s", "right"), ("% cuBLAS", "right"), ("occupancy", "left"),
+               ("bound x", "left"), ("spread", "right"), ("regs", "right"), ("AI", "right")]
+    if measured:
+        columns.append(("measured x", "left"))
+    columns.append(("check", "left"))
+    rows, styles = [], []
+    for k in doc.kernels:
+        ok = k.timed
+        row = [k.name, f"{k.time_ms:.3f}" if ok else "-", f"{k.gflops:,.0f}" if ok else "-",
+               f"{k.pct_of_reference:.1f}" if ok else "-", occupancy_cell(k.occupancy),
+               bound_cell(doc.floors(k)) if ok else "-", _spread(k),
+               str(k.registers) if k.registers is not None else "-", figure(k.model.arithmetic_intensity)]
+        if measured:
+            row.append(bound_cell(doc.verdict(k)) if ok else "-")
+        row.append(_check(k))
+        rows.append(row)
+        styles.append(None if ok else "red")
+    ref = doc.reference
+    rows.append(["cublas", f"{ref.time_ms:.3f}", f"{ref.gflops:,.0f}", "100.0", "-", "-", "", "-", "-",
+                 *(["-"] if measured else []), "reference"])
+    styles.append("bold")
+    title = f"SGEMM {p.m}x{p.n}x{p.k} on {dev.name} ({peaks})"
+    return _fit(title, ("kernel", "left"), columns, rows, 5, width, styles)
+
+
+def verdict_lines(doc: Results) -> list[str]:
+    """One sentence per timed kernel: the binding ceiling, the distance to it, occupancy."""
+    from .text import verdict_sentence
+
+    return [verdict_sentence(k.name, doc.verdict(k), k.occupancy) for k in doc.kernels if k.timed]
+
+
+def below_floor_note(doc: Results) -> str | None:
+    """A line explaining 'bound x' below 1, when some kernel has one."""
+    if any(k.timed and doc.floors(k).times_floor < 1 for k in doc.kernels):
+        return ("bound x below 1: faster than the DRAM floor of the modelled GMEM bytes, because caches "
+                "(L1/L2) serve part of those requests.")
+    return None
+
+
+def counters_tables(doc: Results, width: int = 200) -> list[Table]:
+    """Model bytes against the bytes Nsight Compute counted, per level, for profiled kernels;
+    none when no kernel was profiled. Ratios are model / counted; figures in GB."""
+    rows = [k for k in doc.kernels if k.measured is not None]
+    if not rows:
+        return []
+
+    def gb(x):
+        return f"{x / 1e9:,.2f}" if x is not None else "-"
+
+    def ratio(a, b):
+        return f"{a / b:.2f}" if a is not None and b else "-"
+
+    columns = [(c, "right") for c in ("model GMEM", "L2", "ratio", "DRAM", "ratio", "L1", "model SMEM", "SMEM",
+                                      "ratio", "conflicts", "FLOP c/m")]
+    table_rows = []
+    for k in rows:
+        me, mo = k.measured, k.model
+        table_rows.append([k.name, gb(mo.gmem_bytes), gb(me.l2_bytes), ratio(mo.gmem_bytes, me.l2_bytes),
+                           gb(me.dram_bytes), ratio(mo.gmem_bytes, me.dram_bytes), gb(me.l1_bytes),
+                           gb(mo.smem_bytes), gb(me.smem_bytes), ratio(mo.smem_bytes, me.smem_bytes),
+                           f"{int(me.bank_conflicts):,}" if me.bank_conflicts is not None else "-",
+                           ratio(me.fp32_flops, mo.flops)])
+    return _fit("model against Nsight Compute (GB; ratio = model / counted; conflicts: shared-memory bank "
+                "conflicts; FLOP c/m: counted / model FLOPs)", ("kernel", "left"), columns,
+                table_rows, 6, width)
+
+
+def kernels_tables(listing, width: int = 200) -> list[Table]:
+    """The ladder with its model figures (`api.KernelListing`): for a target, registers, local
+    bytes, shared memory and occupancy; for a device, the floors in ms and the binding one."""
+    n = listing.size
+    where = f" on {listing.device.name}" if listing.device else ""
+    if listing.arch:
+        where += f" ({listing.arch}, compiled through NVRTC)"
+    compiled = listing.arch is not None
+    columns = [("threads", "right")]
+    if compiled:
+        columns += [("regs", "right"), ("local B", "right"), ("smem B", "right"), ("occupancy", "left")]
+    columns += [("GMEM acc/res", "right"), ("SMEM acc/res", "right"), ("GMEM GB", "right"), ("AI", "right")]
+    if listing.device:
+        columns += [("memory ms", "right"), ("FP32 ms", "right"), ("binds", "left")]
+    rows = []
+    for r in listing.rows:
+        mo = r.figures
+        row = [r.spec.name, str(r.spec.threads_per_block)]
+        if compiled and r.resources is None:
+            row += ["-", "-", "-", "does not compile" if r.error else "n/a on this target"]
+        elif compiled:
+            res = r.resources
+            smem = f"{res.static_smem_bytes + r.dynamic_smem_bytes:,}" + (" dyn" if r.dynamic_smem_bytes else "")
+            row += [str(res.registers), str(res.local_bytes), smem, occupancy_cell(r.occupancy)]
+        smem_acc = mo.smem_accesses_per_result
+        row += [figure(mo.gmem_accesses_per_result), figure(smem_acc) if smem_acc is not None else "-",
+                figure(mo.gmem_bytes / 1e9), figure(mo.arithmetic_intensity)]
+        if listing.device:
+            v = verdict(mo, listing.device.roofs, measured=False, levels=("DRAM",))
+            row += [figure(v.floor("DRAM").floor_ms), figure(v.floor("FP32").floor_ms),
+                    "memory" if v.binding.level == "DRAM" else "compute"]
+        rows.append(row)
+    split = 5  # compiled: threads and the four resource columns; model only: threads and the model
+    return _fit(f"SGEMM ladder, model at {n}x{n}x{n}{where}", ("kernel", "left"), columns, rows, split, width)
+
+
+LIMIT_NAMES = {"registers": "registers", "shared_memory": "shared memory", "warps": "warps", "blocks": "blocks"}
+
+
+def occupancy_table(o: Occupancy) -> Table:
+    """Blocks per SM each resource allows, what one block takes of it, which resources limit, and
+    the result."""
+    smem = o.static_smem_bytes + o.dynamic_smem_bytes
+    t = _table(f"{o.arch}: {o.registers_per_thread} registers x {o.threads_per_block} threads, "
+               f"{smem:,} B shared memory per block",
+               [("resource", "left"), ("blocks/SM", "right"), ("one block takes", "right"), ("limits", "left")])
+    reserved = f" ({smem:,} B + {o.reserved_smem_bytes:,} B reserved)" if o.reserved_smem_bytes else ""
+    per_block = {
+        "registers": plural(o.registers_per_block, "register"),
+        "shared_memory": f"{o.smem_per_block_bytes:,} B{reserved}" + (", opt-in" if o.smem_opt_in else ""),
+        "warps": plural(o.warps_per_block, "warp"),
+        "blocks": "1 block slot",
+    }
+    for res in RESOURCES:
+        t.add_row(LIMIT_NAMES[res], str(o.block_limits[res]), per_block[res], "yes" if res in o.limiters else "")
+    t.add_section()
+    t.add_row("active", str(o.active_blocks_per_sm),
+              f"{o.active_warps_per_sm} of {plural(o.max_warps_per_sm, 'warp')} = {percent(o.occupancy)} %", "",
+              style="bold")
+    return t
+
+
+def device_table(d: DeviceSpec) -> Table:
+    """A device's peaks, ceilings and per-SM limits."""
+    t = Table(title=d.name, show_header=False, box=box.SIMPLE, title_justify="left")
+    t.add_column("what", no_wrap=True)
+    t.add_column("value", justify="right")
+    lim = d.arch_limits
+    roofs = d.roofs
+    rows = [
+        ("compute capability", f"{d.compute_capability} ({d.arch})"),
+        ("SMs", str(d.sm_count)),
+        ("FP32 cores", f"{d.fp32_cores:,}" if d.fp32_cores else "-"),
+        ("max SM clock", f"{d.max_sm_clock_mhz:,.0f} MHz" if d.max_sm_clock_mhz else "-"),
+        ("max memory clock", f"{d.max_mem_clock_mhz:,.0f} MHz" if d.max_mem_clock_mhz else "-"),
+        ("memory bus", f"{d.memory_bus_width_bits:,} bit" if d.memory_bus_width_bits else "-"),
+        ("memory", f"{d.memory_bytes / 1e9:,.1f} GB" if d.memory_bytes else "-"),
+        ("peak FP32", f"{d.peak_fp32_gflops:,.0f} GFLOP/s"),
+        ("peak DRAM bandwidth", f"{d.peak_dram_gbps:,.0f} GB/s"),
+        ("shared-memory bandwidth", f"{roofs.smem_gbps:,.0f} GB/s" if roofs.smem_gbps else "-"),
+    ]
+    if d.measured_fp32_gflops is not None:
+        rows += [("measured FP32", f"{d.measured_fp32_gflops:,.0f} GFLOP/s "
+                                   f"({100 * d.measured_fp32_gflops / d.peak_fp32_gflops:.0f} %)"),
+                 ("measured DRAM (copy)", f"{d.measured_dram_gbps:,.0f} GB/s "
+                                          f"({100 * d.measured_dram_gbps / d.peak_dram_gbps:.0f} %)"),
+                 ("measured at", d.measured_at or "-")]
+    rows += [
+        ("ridge point", f"{d.ridge_point:.1f} FLOP/B"),
+        ("registers per SM", f"{lim.registers_per_sm:,}"),
+        ("shared memory per SM", f"{lim.smem_per_sm_bytes:,} B"),
+        ("shared memory per block (opt-in)", f"{lim.max_smem_per_block_optin_bytes:,} B"),
+        ("max warps per SM", str(lim.max_warps_per_sm)),
+        ("max blocks per SM", str(lim.max_blocks_per_sm)),
+        ("source", d.source),
+    ]
+    for row in rows:
+        t.add_row(*row)
+    return t

@@ -1,0 +1,158 @@
+"""Results files on disk: read and checked (schema 1 files migrated on the way), written
+atomically, merged. Every refusal is one line naming the file and, for a bad value, the field's
+path (`kernels[3].gflops: Input should be a valid number`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .. import files
+from ..errors import UsageError
+from ..model.arch import parse_arch
+from .schema import SCHEMA, Results
+
+DEFAULT_PATH = Path("roofline-results.json")
+_REMADE = "re-create it with roofline run"
+
+
+def field_path(loc: tuple) -> str:
+    """A pydantic error location as a path: ('kernels', 3, 'gflops') -> 'kernels[3].gflops'."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not str(part).startswith("function-") and "[" not in str(part):
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _one_line(exc: ValidationError) -> str:
+    err = exc.errors(include_url=False)[0]
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    path = field_path(err["loc"])
+    if err["type"] == "missing":
+        return f"{path}: missing"
+    given = err.get("input")
+    if path and isinstance(given, (int, float, str, bool, type(None))) and not msg.startswith(path):
+        return f"{path}: {msg}, got {json.dumps(given)[:60]}"
+    return f"{path}: {msg}" if path and not msg.startswith(path) else msg
+
+
+def parse(doc, source: str = "results") -> Results:
+    """A results document (already parsed JSON) checked against the schema; schema 1 documents
+    are migrated first. Raises UsageError (one line, naming `source` and the field) otherwise."""
+    if not isinstance(doc, dict):
+        raise UsageError(f"{source}: not a roofline results file (top level is not an object)")
+    schema = doc.get("schema")
+    if schema is None:
+        raise UsageError(f"{source}: not a roofline results file (no schema field)")
+    if type(schema) is int and schema == 1:
+        doc = migrate(doc, source)
+    elif type(schema) is not int or schema != SCHEMA:
+        raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1); {_REMADE}")
+    try:
+        return Results.model_validate_json(json.dumps(doc), strict=True)
+    except ValidationError as exc:
+        raise UsageError(f"{source}: {_one_line(exc)}") from None
+
+
+def migrate(doc: dict, source: str = "results") -> dict:
+    """A schema 1 document rewritten as schema 2: `unwritten_elements` renamed, `model.smem_bytes`
+    added, stored floors and verdicts dropped (they are derived), occupancy's reserved bytes
+    filled in from the architecture. Raises UsageError when the document is too malformed to
+    migrate (it then fails the schema's checks with its field path)."""
+    doc = json.loads(json.dumps(doc))  # a deep copy
+    problem = doc.get("problem") if isinstance(doc.get("problem"), dict) else {}
+    results = problem.get("m", 0) * problem.get("n", 0) if all(
+        type(problem.get(x)) is int for x in ("m", "n")) else 0
+    for k in doc.get("kernels") if isinstance(doc.get("kernels"), list) else []:
+        if not isinstance(k, dict):
+            continue
+        if "unwritten_elements" in k:
+            k["nan_or_unwritten_elements"] = k.pop("unwritten_elements")
+        k.pop("floors", None)
+        k.pop("verdict", None)
+        model = k.get("model")
+        smem = model.get("smem_accesses_per_result") if isinstance(model, dict) else None
+        if isinstance(smem, (int, float)) and not isinstance(smem, bool) and results:
+            model.setdefault("smem_bytes", 4.0 * smem * results)
+        occ = k.get("occupancy")
+        if isinstance(occ, dict) and isinstance(occ.get("arch"), str):
+            try:
+                occ.setdefault("reserved_smem_bytes", parse_arch(occ["arch"]).reserved_smem_per_block_bytes)
+            except UsageError:
+                pass
+    doc["schema"] = SCHEMA
+    return doc
+
+
+def load(path: Path) -> Results:
+    """Read and check a results file. Raises UsageError for a missing, unreadable, non-JSON or
+    invalid file, with a one-line message naming it."""
+    path = Path(path)
+    if not str(path).strip() or str(path) == ".":
+        raise UsageError("--results needs a file name")
+    try:
+        if path.is_dir():
+            raise UsageError(f"{path}: is a folder, not a results file")
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such results file; create one with `roofline run --all`") from None
+    except (PermissionError, UnicodeDecodeError, OSError) as exc:
+        raise UsageError(f"{str(path)[:80]}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    return parse(doc, str(path))
+
+
+def dump(results: Results) -> dict:
+    """The document as plain JSON data (keys as in the file)."""
+    return results.model_dump(mode="json", by_alias=True)
+
+
+def save(results: Results, path: Path) -> None:
+    """Write `results` as JSON to `path` atomically (`roofline.files.write_atomic`): an interrupted
+    write never leaves a half-written file, and an earlier file stays whole. Raises UsageError for
+    a path that cannot be written, RunError when the write fails."""
+    text = json.dumps(dump(results), indent=1, allow_nan=False) + "\n"
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+    files.write_atomic(path, write)
+
+
+def merge(docs: list[Results], sources: list[str], notes: list[str] | None = None) -> Results:
+    """One document from several results files of the same device and problem (e.g. runs of
+    different `--kernel`s): kernels in file order, a later file's kernel replacing an earlier one of
+    the same name (each replacement is said in `notes`, when given); device and reference from the
+    first. Raises UsageError when the files disagree on device or problem, or when a size sweep is
+    given with other files."""
+    first = docs[0]
+    if len(docs) == 1:
+        return first
+    swept = [src for doc, src in zip(docs, sources) if doc.sweep]
+    if swept:
+        raise UsageError(f"{swept[0]} holds a size sweep, which is not merged with other results files; "
+                         "give it alone to --results")
+    kernels = {}
+    for doc, src in zip(docs, sources):
+        for key in ("name", "peak_fp32_gflops", "peak_dram_gbps"):
+            if getattr(doc.device, key) != getattr(first.device, key):
+                raise UsageError(f"{src}: device {key} differs from {sources[0]}'s; one chart shows one device")
+        if doc.problem.problem != first.problem.problem:
+            raise UsageError(f"{src}: problem size differs from {sources[0]}'s; one chart shows one size")
+        for k in doc.kernels:
+            if k.name in kernels and notes is not None:
+                notes.append(f"{k.name} is in more than one results file; drawn from {src}, the last")
+            kernels[k.name] = k
+    return first.model_copy(update={"kernels": list(kernels.values())})
