@@ -119,7 +119,8 @@ class _Bar(Progress):
     """A transient rich progress bar on stderr; stages add their steps as they start."""
 
     def __init__(self):
-        from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
 
         self.bar = RichProgress(TextColumn("{task.description:<46}"), BarColumn(), TimeElapsedColumn(),
                                 console=_console(err=True), transient=True)
@@ -132,8 +133,13 @@ class _Bar(Progress):
         self.bar.update(self.task, description=text, advance=1)
 
 
-def _print_results(doc, tables_only: bool = False) -> None:
-    from roofline.render.tables import below_floor_note, counters_tables, run_tables, verdict_lines
+def _print_results(doc, list_failures: bool = False) -> None:
+    from roofline.render.tables import (
+        below_floor_note,
+        counters_tables,
+        run_tables,
+        verdict_lines,
+    )
 
     console = _console()
     for table in run_tables(doc, console.width):
@@ -143,9 +149,12 @@ def _print_results(doc, tables_only: bool = False) -> None:
         console.print(note)
     for table in counters_tables(doc, console.width):
         console.print(table)
-    if not tables_only:
-        for line in verdict_lines(doc):
-            console.print(line)
+    for line in verdict_lines(doc):
+        console.print(line)
+    if list_failures:
+        for k in doc.kernels:
+            if not k.timed:
+                console.print(f"not drawn: {k.error or k.name + ': verified, not timed'}")
 
 
 @app.command(short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
@@ -266,7 +275,7 @@ def show(
 
         _print_json(dump(doc))
     else:
-        _print_results(doc)
+        _print_results(doc, list_failures=True)
 
 
 @app.command(short_help="Theoretical occupancy of a block configuration.")

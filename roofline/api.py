@@ -22,6 +22,7 @@ from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.problem import Problem
 from .model.roofs import verdict
 from .model.traffic import ModelFigures
+from .render import chart, occupancy_chart, roofline_chart, sweep_chart
 from .results import convert, store
 from .results.schema import Results, Skipped, json_schema
 
@@ -134,8 +135,6 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     """Draw the roofline (or, for `kind` 'sweep', the size sweep) of the results in `paths` into
     `out`, atomically; returns one-line notes. Raises UsageError for bad input or an output path
     that cannot be written."""
-    from .render import chart, roofline_chart, sweep_chart
-
     if kind == "sweep" and measured:
         raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
     chart.check_output(out)
@@ -182,8 +181,6 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
         best, why = max_registers_for_blocks(limits, threads, target_blocks, static_smem, dynamic_smem)
         report = OccupancyReport(limits, occ, target_blocks, best, why)
     if chart is not None:
-        from .render import occupancy_chart
-
         occupancy_chart.draw(limits, occ, chart)
     return report
 

@@ -21,7 +21,7 @@ def check_writable(path: Path) -> Path:
     """Return `path` if a file can be written there. Raises UsageError for an empty name, an
     existing folder of that name, a folder that does not exist or cannot be written."""
     text = str(path)
-    if text.strip() in ("", "."):
+    if not text.strip():
         raise UsageError("the output file name is empty")
     path = Path(path)
     try:

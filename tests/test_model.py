@@ -1,16 +1,22 @@
-"""The traffic model and floors against the worked numbers of seed lesson 000."""
+"""The traffic model, roofs, floors and verdicts against the worked numbers of seed lesson 000
+and the H200's NVML readings."""
 
 import pytest
 
-from roofline import registry
-from roofline.device import dram_gbps, fp32_gflops, from_preset
-from roofline.model import TrafficModel, attainable_gflops, floors, ridge_point
+from roofline.ladder.families import BY_NAME
+from roofline.model.device import from_preset
+from roofline.model.problem import Problem
+from roofline.model.roofs import (Roofs, attainable_gflops, dram_gbps, fp32_gflops, intensities, ridge_point,
+                                  smem_gbps, verdict)
+from roofline.model.traffic import CountedTraffic, TrafficModel
+from roofline.model.units import cdiv, gflops, ms_at
 
 N = 4096
+CUBE = Problem(N, N, N)
 
 
-def fig(name, n=N):
-    return registry.BY_NAME[name].model.figures(n, n, n)
+def fig(name, problem=CUBE):
+    return BY_NAME[name].spec().model.figures(problem)
 
 
 @pytest.mark.parametrize("name, gmem, smem, gbytes, ai", [
@@ -30,46 +36,102 @@ def test_worked_numbers_at_4096(name, gmem, smem, gbytes, ai):
     assert f.arithmetic_intensity == pytest.approx(ai)
 
 
+def test_smem_bytes_are_four_per_access():
+    # 128x128 with 8x8 thread tiles: K(1/8 + 1/8) = 1024 accesses per result, 4 bytes each.
+    assert fig("register_tiling_2d").smem_bytes == 1024 * 4 * N * N == 68_719_476_736
+    assert fig("naive").smem_bytes is None
+
+
 def test_seed_rtx5080_floors_and_ridge():
     dev = from_preset("rtx 5080")
     assert dev.peak_fp32_gflops == pytest.approx(56_276, rel=1e-4)  # 10752 cores x 2 x 2.617 GHz
     assert dev.ridge_point == pytest.approx(58.6, abs=0.05)
-    fl = floors(fig("register_tiling_2d"), dev.peak_fp32_gflops, dev.peak_dram_gbps)
-    assert fl.compute_floor_ms == pytest.approx(2.44, abs=0.005)
-    assert fl.memory_floor_ms == pytest.approx(4.47, abs=0.005)
-    assert fl.binding == "memory"
-    assert fl.times_floor(6.996) == pytest.approx(1.56, abs=0.01)  # seed: "1.56 times off"
+    v = verdict(fig("register_tiling_2d"), dev.roofs, 6.996, measured=False, levels=("DRAM",))
+    assert v.floor("FP32").floor_ms == pytest.approx(2.44, abs=0.005)
+    assert v.floor("DRAM").floor_ms == pytest.approx(4.47, abs=0.005)
+    assert v.binding.level == "DRAM"
+    assert v.times_floor == pytest.approx(1.56, abs=0.01)  # seed: "1.56 times off"
     # The naive kernel's memory floor: 549.8 GB at 960 GB/s is 573 ms.
-    naive = floors(fig("naive"), dev.peak_fp32_gflops, dev.peak_dram_gbps)
-    assert naive.memory_floor_ms == pytest.approx(572.7, abs=0.1)
+    naive = verdict(fig("naive"), dev.roofs, measured=False, levels=("DRAM",))
+    assert naive.floor("DRAM").floor_ms == pytest.approx(572.7, abs=0.1) and naive.times_floor is None
     # The sloped roof at AI 32 is 32 x 960 = 30,720 GFLOP/s.
     assert attainable_gflops(32, dev.peak_fp32_gflops, dev.peak_dram_gbps) == pytest.approx(30_720)
 
 
 def test_h200_nvml_peaks_formulas():
-    # NVML on an H200: 3201 MHz x 6016-bit bus -> 4814 GB/s; 16896 cores x 1980 MHz -> 66.9 TFLOP/s.
+    # NVML on an H200: 3201 MHz x 6016-bit bus -> 4814 GB/s; 16896 cores x 1980 MHz -> 66.9 TFLOP/s;
+    # 132 SMs x 32 banks x 4 B x 1980 MHz of shared memory.
     assert dram_gbps(3201, 6016) == pytest.approx(4814.3, abs=0.1)
     assert fp32_gflops(16896, 1980) == pytest.approx(66_908.2, abs=0.1)
+    assert smem_gbps(132, 1980) == pytest.approx(33_454.08)
     assert ridge_point(66_908.2, 4814.3) == pytest.approx(13.9, abs=0.01)
+
+
+def test_units():
+    # 137.4 GFLOP in 6.996 ms is 19,645 GFLOP/s (seed 000's kernel 6); 4.29 GB at 960 GB/s, 4.47 ms.
+    assert gflops(2 * 4096**3, 6.996) == pytest.approx(19_645, abs=1)
+    assert ms_at(4.294967296e9, 960) == pytest.approx(4.474, abs=0.001)
+    assert (cdiv(1000, 128), cdiv(1024, 128), cdiv(1, 128)) == (8, 8, 1)
 
 
 def test_ragged_sizes_count_the_tiles_actually_loaded():
     # 100 x 100 x 100 with 32 x 32 tiles: 4 block columns re-read A, 4 block rows re-read B.
-    f = TrafficModel(block_tile=(32, 32), thread_tile=(1, 1)).figures(100, 100, 100)
+    f = TrafficModel(block_tile=(32, 32), thread_tile=(1, 1)).figures(Problem(100, 100, 100))
     assert f.gmem_accesses_per_result == (100 * 100 * 4 + 100 * 100 * 4) / (100 * 100) == 8
     # A 1 x N x K problem: the single block row reads B once, A once per block column.
-    g = TrafficModel(block_tile=(128, 128), thread_tile=(8, 8)).figures(1, 256, 64)
+    g = TrafficModel(block_tile=(128, 128), thread_tile=(8, 8)).figures(Problem(1, 256, 64))
     assert g.gmem_bytes == 4 * (1 * 64 * 2 + 64 * 256 * 1)
 
 
 def test_square_tile_minimises_gmem_for_a_given_area():
-    square = TrafficModel((64, 64), None).figures(N, N, N).gmem_accesses_per_result
-    rect = TrafficModel((128, 32), None).figures(N, N, N).gmem_accesses_per_result
-    assert square < rect
+    square = TrafficModel((64, 64), None).figures(CUBE).gmem_accesses_per_result
+    rect = TrafficModel((128, 32), None).figures(CUBE).gmem_accesses_per_result
+    assert square == 128 and rect == 160
 
 
 def test_compute_binds_above_the_ridge():
     dev = from_preset("h200")  # ridge 13.9 FLOP/B
-    fl = floors(fig("register_tiling_2d"), dev.peak_fp32_gflops, dev.peak_dram_gbps)
-    assert fl.binding == "compute"
-    assert fl.compute_floor_ms == pytest.approx(137.439 / 66.908, rel=1e-4)
+    v = verdict(fig("register_tiling_2d"), dev.roofs, measured=False, levels=("DRAM",))
+    assert v.binding.level == "FP32"
+    assert v.binding.floor_ms == pytest.approx(137.439 / 66.908, rel=1e-4)
+
+
+ROOFS = Roofs(fp32_gflops=66_908.0, dram_gbps=4814.0, smem_gbps=33_454.08,
+              measured_fp32_gflops=62_000.0, measured_dram_gbps=4257.0)
+
+
+def test_hierarchical_verdict_uses_measured_roofs_and_counted_bytes():
+    # register_tiling_2d at 4096: 137.4 GFLOP at the measured 62.0 TFLOP/s is 2.217 ms; its
+    # 68.7 GB of modelled SMEM traffic at 33.45 TB/s is 2.054 ms; 4.29 GB at 4257 GB/s, 1.009 ms.
+    v = verdict(fig("register_tiling_2d"), ROOFS, 4.665)
+    assert v.floor("FP32").floor_ms == pytest.approx(2.2168, abs=1e-4) and v.floor("FP32").roof.measured
+    assert v.floor("SMEM").floor_ms == pytest.approx(2.0542, abs=1e-4)
+    assert v.floor("DRAM").floor_ms == pytest.approx(1.0089, abs=1e-4)
+    assert v.binding.level == "FP32" and v.times_floor == pytest.approx(4.665 / 2.2168, rel=1e-4)
+    # The 32x32 shared-memory kernel reads 2K floats per result: 549.8 GB at 33.45 TB/s is 16.4 ms.
+    s = verdict(fig("smem_tiling"), ROOFS, 14.432)
+    assert s.binding.level == "SMEM" and s.binding.floor_ms == pytest.approx(16.434, abs=1e-3)
+    # Counted bytes replace the model's, and L1 bytes are read against the shared-memory roof.
+    counted = CountedTraffic(dram_bytes=401_110_000, l1_bytes=4_830_000_000, smem_bytes=23_620_000_000)
+    c = verdict(fig("register_tiling_2d"), ROOFS, 4.665, counted)
+    assert c.floor("DRAM").floor_ms == pytest.approx(401_110_000 / 4257e9 * 1e3) and c.floor("DRAM").counted
+    assert c.floor("L1").floor_ms == pytest.approx(4.83e9 / 33_454.08e9 * 1e3)
+    assert c.floor("SMEM").floor_ms == pytest.approx(23.62e9 / 33_454.08e9 * 1e3)
+
+
+def test_intensities_per_level():
+    pts = intensities(fig("register_tiling_2d"), CountedTraffic(l2_bytes=4.42e9, dram_bytes=0.40e9))
+    assert pts["GMEM (model)"] == 32 and pts["SMEM (model)"] == 2
+    assert pts["L2 (measured)"] == pytest.approx(137.439e9 / 4.42e9, rel=1e-4)
+    assert pts["DRAM (measured)"] == pytest.approx(343.6, abs=0.1)
+    assert list(intensities(fig("naive"))) == ["GMEM (model)"]
+
+
+def test_problem_checks():
+    from roofline.errors import UsageError
+
+    assert Problem(40_000, 40_000, 40_000).device_bytes == 4 * 5 * 40_000**2
+    with pytest.raises(UsageError, match="K must be a positive integer, got 0"):
+        Problem(10, 10, 0).validate()
+    with pytest.raises(UsageError, match="A would have 2,500,000,000 elements"):
+        Problem(50_000, 10, 50_000).validate()

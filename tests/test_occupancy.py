@@ -3,9 +3,9 @@
 
 import pytest
 
-from roofline.arch import ARCHS, limits_for_cc, parse_arch
+from roofline.model.arch import ARCHS, limits_for_cc, parse_arch
 from roofline.errors import UsageError
-from roofline.occupancy import calculate
+from roofline.model.occupancy import calculate
 
 
 def occ(arch, regs, threads, smem=0, dyn=0):
@@ -142,7 +142,7 @@ def test_sm120_limits_from_the_guide():
 
 
 def test_target_blocks_inverts_the_register_limit():
-    from roofline.occupancy import max_registers_for_blocks
+    from roofline.model.occupancy import max_registers_for_blocks
 
     # 3 blocks of 256 threads on sm_120: 80 registers (2560 per warp, 6 warps per sub-partition,
     # 24 warps) fit; 81 (2816 per warp, 5 per sub-partition, 20 warps) do not.
@@ -159,10 +159,18 @@ def test_target_blocks_inverts_the_register_limit():
 
 
 def test_sweeps_hold_the_other_inputs():
-    from roofline.occupancy import sweeps
+    from roofline.model.occupancy import sweeps
 
     s = sweeps(parse_arch("sm_90"), 96, 256, 8192)
     assert dict(s["registers"])[96] == 0.25 and dict(s["registers"])[64] == 0.5
     assert dict(s["threads"])[256] == 0.25
     assert dict(s["shared_memory"])[8192] == 0.25
     assert len(s["threads"]) == 32 and s["registers"][0][0] == 1 and s["registers"][-1][0] == 255
+
+
+def test_percentages_round_half_up():
+    from roofline.render.text import percent
+
+    # 28 of 64 warps and 4 of 64: exact halves at one decimal, both rounded up.
+    assert (percent(28 / 64), percent(4 / 64)) == ("43.8", "6.3")
+    assert (percent(1.0), percent(0.125), percent(1 / 3)) == ("100", "12.5", "33.3")

@@ -1,5 +1,6 @@
 """The ladder compiled offline through NVRTC for three targets, with no GPU: every kernel must
-compile, spill nothing, and its occupancy follow from its real registers."""
+compile and spill nothing; shared memory, dynamic shared memory and tile validity come from the
+compiler."""
 
 import json
 
@@ -7,7 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from roofline import registry
+from roofline.errors import RunError
+from roofline.ladder.families import BY_NAME, LADDER, variant
+from roofline.measure import offline
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_120"])
@@ -17,32 +20,54 @@ def test_kernels_compile_for_target_without_spilling(arch):
     doc = json.loads(r.stdout)
     assert doc["arch"] == arch
     rows = {k["name"]: k for k in doc["kernels"]}
-    assert list(rows) == [k.name for k in registry.LADDER]
+    assert list(rows) == [f.name for f in LADDER]
     for name, k in rows.items():
-        assert k["spill_bytes"] == 0, f"{name} spills {k['spill_bytes']} bytes on {arch}"
+        assert k["local_bytes"] == 0, f"{name} uses {k['local_bytes']} bytes of local memory on {arch}"
         assert 16 <= k["registers"] <= 255
-        assert k["occupancy"]["registers_per_thread"] == k["registers"]
-        assert k["occupancy"]["active_blocks_per_sm"] >= 1
     # Static shared memory is fixed by the tile sizes, whatever the target.
     assert rows["smem_tiling"]["static_smem_bytes"] == 2 * 32 * 32 * 4
     assert rows["register_strip"]["static_smem_bytes"] == 4 * (8 * (64 + 4) + 8 * 64)
     assert rows["register_tiling_2d"]["static_smem_bytes"] == 2 * 128 * 8 * 4
     assert rows["bank_conflict_free"]["static_smem_bytes"] == 4 * 8 * (128 + 4 + 128)
     assert rows["async_copy"]["static_smem_bytes"] == 0
+    # Dynamic: 3 stages of a 16 x (128 + 4) A tile and a 16 x 256 B tile, in floats.
     assert rows["async_copy"]["dynamic_smem_bytes"] == rows["full_tiles"]["dynamic_smem_bytes"] == 74_496
+    # full_tiles has more than 128 registers: 8 warps of more than 4,096 registers fill the register
+    # file's four sub-partitions (2 warps each), so one 256-thread block per SM, 8 of 64 warps on sm_90.
+    if arch == "sm_90":
+        assert rows["full_tiles"]["registers"] > 128
+        occ = rows["full_tiles"]["occupancy"]
+        assert (occ["active_blocks_per_sm"], occ["occupancy"], occ["limiters"]) == (1, 0.125, ["registers"])
+
+
+def test_dynamic_shared_memory_is_read_from_the_kernel_file():
+    assert offline.dynamic_smem_bytes(variant("async_copy<128,128,8,32,64,8,8,4>")) == 4 * 8 * (128 + 4 + 128) * 4
+    assert offline.dynamic_smem_bytes(BY_NAME["warptiling"].spec()) == 0
+
+
+def test_tile_validity_comes_from_the_compiler():
+    fam = BY_NAME["autotuned"]
+    ok = offline.compile_for(fam.spec({"BM": 128, "BN": 64, "BK": 16, "TM": 8, "TN": 4}), "sm_90")
+    assert ok.static_smem_bytes == 4 * 16 * (128 + 4 + 64)
+    with pytest.raises(RunError, match="static assertion failed.*a block holds 32 to 1024 threads"):
+        offline.compile_for(fam.spec({"BM": 256, "BN": 256, "BK": 8, "TM": 4, "TN": 4}), "sm_90")
+    with pytest.raises(RunError, match="every thread loads whole float4s of A"):  # 1024 threads, 256 float4s
+        offline.compile_for(fam.spec({"BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 4}), "sm_90")
+    with pytest.raises(RunError, match="uses too much shared data"):  # 32 x (260 + 256) floats: 66 KB
+        offline.compile_for(fam.spec({"BM": 256, "BN": 256, "BK": 32, "TM": 8, "TN": 8}), "sm_90")
 
 
 def test_ptxas_log_parsing():
-    from roofline.resources import parse_ptxas_log
-
     log = ("ptxas info    : Compiling entry function '_Z4testPf' for 'sm_90'\n"
            "ptxas info    : Function properties for _Z4testPf\n"
            "ptxas         .     16 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads\n"
            "ptxas info    : Used 128 registers, used 1 barriers, 16 bytes cumulative stack size, 8192 bytes smem\n")
-    res = parse_ptxas_log(log)
-    assert (res.registers, res.static_smem_bytes, res.stack_frame_bytes, res.spill_bytes) == (128, 8192, 16, 12)
-    no_smem = parse_ptxas_log("ptxas info    : Used 32 registers, used 0 barriers")
-    assert (no_smem.registers, no_smem.static_smem_bytes, no_smem.spill_bytes) == (32, 0, 0)
+    res = offline.parse_ptxas_log(log)
+    assert (res.registers, res.static_smem_bytes, res.local_bytes) == (128, 8192, 16)
+    bare = offline.parse_ptxas_log("ptxas info    : Used 32 registers, used 0 barriers")
+    assert (bare.registers, bare.static_smem_bytes, bare.local_bytes) == (32, 0, 0)
+    with pytest.raises(RunError, match="no ptxas resource report"):
+        offline.parse_ptxas_log("nothing here")
 
 
 def test_occupancy_plot_and_target(tmp_path):
@@ -53,6 +78,7 @@ def test_occupancy_plot_and_target(tmp_path):
     d = json.loads(r.stdout)
     assert d["target"]["max_registers_per_thread"] == 80
     assert out.read_bytes()[:4] == b"\x89PNG"
+    assert r.stderr == f"wrote {out}\n"  # said, on stderr: stdout holds only the JSON
 
 
 def test_targets_without_cp_async_list_the_rest():
@@ -61,23 +87,25 @@ def test_targets_without_cp_async_list_the_rest():
     rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
     assert rows["async_copy"]["unavailable"] == "async_copy needs sm_80 or newer; not run on sm_75"
     assert rows["full_tiles"]["unavailable"] == "full_tiles needs sm_80 or newer; not run on sm_75"
-    assert all("registers" not in rows[name] for name in registry.PIPELINED)
-    assert all("registers" in k for name, k in rows.items() if name not in registry.PIPELINED)
+    assert [n for n, k in rows.items() if "registers" not in k] == ["async_copy", "full_tiles"]
     table = CliRunner().invoke(app, ["kernels", "--arch", "sm_75"])
     assert table.exit_code == 0 and "n/a on this target" in table.stdout
-    assert "74,496 dyn" in CliRunner().invoke(app, ["kernels", "--arch", "sm_90"]).stdout
 
 
-def test_presets_use_their_tuned_tile():
-    r = CliRunner().invoke(app, ["kernels", "--gpu", "h200", "--json"])
+def test_presets_use_the_tile_run_would_use():
+    r = CliRunner().invoke(app, ["kernels", "--gpu", "h200", "--model-only", "--json"])
     rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
     assert rows["autotuned"]["template"] == "autotuned<128,128,16,4,8>"
+    assert rows["autotuned"]["tile_source"] == "built-in"
+    r = CliRunner().invoke(app, ["kernels", "--gpu", "rtx5080", "--model-only", "--json"])
+    rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
+    assert (rows["autotuned"]["template"], rows["autotuned"]["tile_source"]) == ("autotuned<128,128,8,8,8>", "default")
 
 
 def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
     from cupy_backends.cuda.libs import nvrtc
 
-    from roofline.arch import ARCHS
+    from roofline.model.arch import ARCHS
 
     supported = set(nvrtc.getSupportedArchs())
     missing = [a.arch for a in ARCHS.values() if int(a.arch.removeprefix("sm_")) not in supported]

@@ -1,57 +1,75 @@
-"""The roofline chart from a recorded results document (no GPU needed)."""
+"""Charts from recorded results (no GPU needed)."""
+
+import copy
 
 import pytest
 
-from roofline import plot
+from conftest import FIXTURES, make_doc
 from roofline.errors import UsageError
+from roofline.render import chart, roofline_chart, sweep_chart
+from roofline.results import store
 
 
-def test_png_is_written(tmp_path, doc):
-    out = plot.draw(doc, tmp_path / "r.png")
+def results(**kw):
+    return store.parse(make_doc(**kw))
+
+
+def test_png_is_written(tmp_path):
+    out = roofline_chart.draw(results(), tmp_path / "r.png")
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     assert [p.name for p in tmp_path.iterdir()] == ["r.png"]
 
 
-def test_svg_carries_every_label_roof_and_note(tmp_path, doc):
-    svg = plot.draw(doc, tmp_path / "r.svg").read_text()
-    for k in doc["kernels"]:
-        assert k["name"] in svg
-    assert "ridge 13.9 FLOP/B" in svg
-    assert "FP32 peak 66,908 GFLOP/s" in svg
-    assert "DRAM 4,800 GB/s" in svg
-    assert "cuBLAS (reference) 50,000 GFLOP/s" in svg
-    assert "25,000 GFLOP/s, 64 regs, occupancy 50 % (registers)" in svg
-    assert "mostly served by L2" in svg
-    assert "H200: SGEMM 4096x4096x4096 FP32" in svg
+def test_svg_carries_every_label_roof_and_note(tmp_path):
+    doc = results()
+    svg = roofline_chart.draw(doc, tmp_path / "r.svg").read_text()
+    for k in doc.kernels:
+        assert k.name in svg
+    for text in ("ridge 13.9 FLOP/B", "FP32 peak 66,908 GFLOP/s", "DRAM 4,800 GB/s", "SMEM 33,454 GB/s",
+                 "cuBLAS (reference) 50,000 GFLOP/s", "25,000 GFLOP/s, 64 regs, occupancy 50 % (registers)",
+                 "mostly served by L2", "H200: SGEMM 4096x4096x4096 FP32"):
+        assert text in svg, text
 
 
 def test_failed_kernel_is_listed_not_drawn(tmp_path):
-    from conftest import make_doc
-
-    d = make_doc(failed=("register_strip",))
-    svg = plot.draw(d, tmp_path / "r.svg").read_text()
+    svg = roofline_chart.draw(results(failed=("register_strip",)), tmp_path / "r.svg").read_text()
     assert "Not drawn, failed verification or not timed: register_strip." in svg
     assert "16,000 GFLOP/s" not in svg  # no legend entry and no point for it
 
 
-def test_labels_do_not_overlap(tmp_path, doc):
+def test_a_file_where_every_kernel_failed_is_refused(tmp_path):
+    doc = results(failed=tuple(k["name"] for k in make_doc()["kernels"]))
+    with pytest.raises(UsageError, match="no kernel in these results was verified and timed, so there is nothing to "
+                                         "draw \\(naive: naive: failed verification"):
+        roofline_chart.draw(doc, tmp_path / "r.png")
+    assert not (tmp_path / "r.png").exists()
+
+
+def test_measured_points_and_roofs(tmp_path):
+    doc = store.load(FIXTURES / "results-h200.json")
+    svg = roofline_chart.draw(doc, tmp_path / "m.svg", measured=True).read_text()
+    k = {k.name: k for k in doc.kernels}["register_tiling_2d"]
+    for text in (f"DRAM measured {doc.device.measured_dram_gbps:,.0f} GB/s", "L2 (measured)", "DRAM (measured)",
+                 f"FP32 measured {doc.device.measured_fp32_gflops:,.0f} GFLOP/s",
+                 f"L2 {k.measured.l2_bytes / 1e9:.2f} GB, DRAM {k.measured.dram_bytes / 1e9:.2f} GB"):
+        assert text in svg, text
+    with pytest.raises(UsageError, match="no kernel in these results was profiled"):
+        roofline_chart.draw(results(), tmp_path / "n.png", measured=True)
+
+
+def test_labels_do_not_overlap():
     # register_tiling_1d and register_strip share AI 16 and nearly the same rate: their labels
     # must still land apart.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
-
-    doc["kernels"][4]["gflops"] = doc["kernels"][3]["gflops"] * 0.98
-    boxes = plot.label_boxes(doc)
+    d = make_doc()
+    d["kernels"][4]["gflops"] = d["kernels"][3]["gflops"] * 0.98
+    boxes = roofline_chart.label_boxes(store.parse(d))
     for i, a in enumerate(boxes):
         for b in boxes[:i]:
             assert not a.overlaps(b)
 
 
-def test_crowded_labels_stay_inside_the_axes():
-    import copy
-
-    from conftest import make_doc
-
+def test_crowded_labels_stay_apart():
     d = make_doc()
     for i in range(8):  # a cluster of variants around AI 32
         k = copy.deepcopy(d["kernels"][5])
@@ -59,72 +77,65 @@ def test_crowded_labels_stay_inside_the_axes():
         k["gflops"] = 25_000 + 700 * i
         k["model"]["arithmetic_intensity"] = 32 * (1 + 0.08 * i)
         d["kernels"].append(k)
-    boxes = plot.label_boxes(d)
+    boxes = roofline_chart.label_boxes(store.parse(d))
     for i, a in enumerate(boxes):
         for b in boxes[:i]:
             assert not a.overlaps(b)
 
 
-def test_whole_ladder_drawn_and_a_long_list_capped(tmp_path, doc):
-    import copy
-
-    svg = plot.draw(doc, tmp_path / "r.svg").read_text()
-    assert len(doc["kernels"]) == 12 and "fastest of" not in svg  # the whole ladder, no cap note
+def test_whole_ladder_drawn_and_a_long_list_capped(tmp_path):
+    d = make_doc()
+    svg = roofline_chart.draw(store.parse(d), tmp_path / "r.svg").read_text()
+    assert "fastest of" not in svg  # the whole ladder, no cap note
     for i in range(8):  # a tuning sweep's worth of extra, slower kernels
-        k = copy.deepcopy(doc["kernels"][0])
+        k = copy.deepcopy(d["kernels"][0])
         k["name"], k["gflops"] = f"slow_variant_{i}", 100.0 + i
-        doc["kernels"].append(k)
-    svg = plot.draw(doc, tmp_path / "capped.svg").read_text()
+        d["kernels"].append(k)
+    svg = roofline_chart.draw(store.parse(d), tmp_path / "capped.svg").read_text()
     assert "The 16 fastest of 20 kernels are drawn." in svg
     assert "slow_variant_4" in svg and "naive" in svg  # the 16th fastest and the slowest of the ladder
     assert "slow_variant_3" not in svg
 
 
+def test_an_inherited_matplotlib_backend_is_ignored(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    code = ("from roofline.render import roofline_chart\nfrom roofline.results import store\n"
+            f"roofline_chart.draw(store.load({str(FIXTURES / 'results-h200.json')!r}), {str(tmp_path / 'c.png')!r})\n"
+            "import os; print(os.environ['MPLBACKEND'])\n")
+    env = dict(__import__("os").environ, MPLBACKEND="module://matplotlib_inline.backend_inline")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "module://matplotlib_inline.backend_inline"  # left as it was
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
 @pytest.mark.parametrize("name", ["r.jpg", "r", "r.png.txt"])
 def test_bad_extension(tmp_path, name):
     with pytest.raises(UsageError, match=r"\.png, \.svg or \.pdf"):
-        plot.check_output(tmp_path / name)
+        chart.check_output(tmp_path / name)
 
 
-def test_missing_folder(tmp_path):
-    with pytest.raises(UsageError, match="does not exist"):
-        plot.check_output(tmp_path / "nope" / "r.png")
-
-
-def sweep_doc():
-    from conftest import make_doc
-
-    doc = make_doc()
-    doc["sweep"] = [{"problem": {"m": n, "n": n, "k": n},
-                     "reference": {"gflops": 50_000.0 * n / 8192, "time_ms": 1.0},
-                     "kernels": [{"name": k["name"], "gflops": k["gflops"] * n / 8192, "time_ms": 1.0,
-                                  "verified": k["name"] != "naive" or n > 128, "pct_of_reference": 50.0}
-                                 for k in doc["kernels"]]}
-                    for n in (128, 256, 512, 1024, 2048, 4096, 8192)]
-    return doc
+def sweep_doc(square=True):
+    d = make_doc(8192)
+    d["sweep"] = [{"problem": {"m": n, "n": n if square or n != 512 else 256, "k": n},
+                   "reference": {"gflops": 50_000.0 * n / 8192},
+                   "kernels": [{"name": k["name"], "gflops": k["gflops"] * n / 8192,
+                                "verified": k["name"] != "naive" or n > 128} for k in d["kernels"]]}
+                  for n in (128, 256, 512, 1024, 2048, 4096, 8192)]
+    return store.parse(d)
 
 
 def test_sweep_chart(tmp_path):
-    from roofline import results, sweep_chart
-
-    doc = results.validate(sweep_doc())
-    svg = sweep_chart.draw(doc, tmp_path / "s.svg").read_text()
+    svg = sweep_chart.draw(sweep_doc(), tmp_path / "s.svg").read_text()
     for name in ("cuBLAS (reference)", "async_copy", "naive", "8192", "FP32 peak 66,908 GFLOP/s"):
         assert name in svg
 
 
-def test_sweep_needs_a_sweep(tmp_path, doc):
-    from roofline import sweep_chart
-
+def test_sweep_chart_refuses_what_it_cannot_draw(tmp_path):
     with pytest.raises(UsageError, match="holds no size sweep"):
-        sweep_chart.draw(doc, tmp_path / "s.png")
+        sweep_chart.draw(results(), tmp_path / "s.png")
+    with pytest.raises(UsageError, match=r"sweep\[2\] is 512x256x512, not square; the sweep chart's axis is M = N = K"):
+        sweep_chart.draw(sweep_doc(square=False), tmp_path / "s.png")
     assert not (tmp_path / "s.png").exists()
-
-
-def test_malformed_sweep_is_refused():
-    from roofline import results
-
-    doc = sweep_doc()
-    doc["sweep"][2]["kernels"][0]["gflops"] = "fast"
-    with pytest.raises(UsageError, match=r"sweep\[2\].kernels\[0\].gflops must be a number"):
-        results.validate(doc)

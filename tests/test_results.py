@@ -1,142 +1,201 @@
-"""Results files: atomic writes and the checks `plot` relies on."""
+"""Results files: the schema's checks with field paths, schema 1 migration, atomic writes,
+merging, conversion from a run, and Nsight Compute's CSV."""
 
 import json
+import os
+import stat
 
 import pytest
 
-from roofline import results
+from conftest import FIXTURES, make_doc
 from roofline.errors import UsageError
+from roofline.ladder.families import BY_NAME
+from roofline.measure.runner import Compiled, KernelRun, RunOutput, check_fits
+from roofline.measure.timing import Timing
+from roofline.model.arch import parse_arch
+from roofline.model.device import from_preset
+from roofline.model.occupancy import calculate
+from roofline.model.problem import Problem
+from roofline.model.traffic import CountedTraffic
+from roofline.model.verify import Verification
+from roofline.results import convert, store
+from roofline.results.schema import json_schema
+
+
+def write(tmp_path, doc, name="r.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
 
 
 def test_round_trip(tmp_path, doc):
+    first = store.parse(doc)
     path = tmp_path / "r.json"
-    results.write_atomic(doc, path)
-    assert results.load(path) == json.loads(json.dumps(doc))
+    store.save(first, path)
+    assert store.load(path) == first
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
-def test_interrupted_write_keeps_the_old_file(tmp_path, doc):
+def test_interrupted_write_keeps_the_old_file(tmp_path, doc, monkeypatch):
     path = tmp_path / "r.json"
-    results.write_atomic(doc, path)
+    store.save(store.parse(doc), path)
     before = path.read_text()
-    bad = dict(doc, oops=object())  # json cannot encode this: the write fails midway
-    with pytest.raises(TypeError):
-        results.write_atomic(bad, path)
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", broken)
+    with pytest.raises(Exception, match="No space left on device"):
+        store.save(store.parse(make_doc(1024)), path)
     assert path.read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
 def test_files_get_the_usual_permissions(tmp_path, doc):
-    import os
-    import stat
-
     old = os.umask(0o022)
     try:
-        results.write_atomic(doc, tmp_path / "r.json")
+        store.save(store.parse(doc), tmp_path / "r.json")
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o644
 
 
-def test_missing_folder(tmp_path, doc):
-    with pytest.raises(UsageError, match="does not exist"):
-        results.write_atomic(doc, tmp_path / "no" / "r.json")
-
-
 @pytest.mark.parametrize("mutate, needle", [
-    (lambda d: d.update(schema=2), "schema 2 is not supported; expected 1"),
-    (lambda d: d.pop("reference"), "reference must be an object"),
-    (lambda d: d["device"].pop("peak_dram_gbps"), "device lacks peak_dram_gbps"),
-    (lambda d: d["device"].update(peak_fp32_gflops=-1), r"peak_fp32_gflops must be in \(0, 1e\+07\]"),
-    (lambda d: d["kernels"][0].pop("model"), r"kernels\[0\] lacks model"),
-    (lambda d: d.update(kernels={}), "kernels must be a list"),
+    (lambda d: d.update(schema=3), "schema 3 is not supported; expected 2 (or 1); re-create it with roofline run"),
+    (lambda d: d.pop("reference"), "reference: missing"),
+    (lambda d: d["device"].pop("peak_dram_gbps"), "device.peak_dram_gbps: missing"),
+    (lambda d: d["device"].update(peak_fp32_gflops=-1), "device.peak_fp32_gflops: Input should be greater than 0, got -1"),
+    (lambda d: d["kernels"][3].update(gflops="fast"), 'kernels[3].gflops: Input should be a valid number, got "fast"'),
+    (lambda d: d["kernels"][3].pop("model"), "kernels[3].model: missing"),
+    (lambda d: d["kernels"][0]["model"].update(flops=None), "kernels[0].model.flops: Input should be a valid number"),
+    (lambda d: d["kernels"][2].update(verified="false"), "kernels[2].verified: Input should be a valid boolean"),
+    (lambda d: d["problem"].update(m="4096"), 'problem.m: Input should be a valid integer, got "4096"'),
+    (lambda d: d["kernels"][0].update(registers=300), "kernels[0].registers: Input should be less than or equal to 255"),
+    (lambda d: d["kernels"][0]["occupancy"].update(limiters=None), "kernels[0].occupancy.limiters: Input should be a valid"),
+    (lambda d: d.update(kernels={}), "kernels: Input should be a valid array"),
+    (lambda d: d["kernels"].append(dict(d["kernels"][0])), "kernels[12].name: kernel 'naive' appears twice"),
+    (lambda d: d["problem"].update(m=1), "kernels[0].model.flops: 1.37439e+11, but the problem's 2*M*N*K is 3.35544e+07"),
+    (lambda d: d["kernels"][5].update(gflops=10_036_000.0), "kernels[5].gflops: Input should be less than or equal"),
+    (lambda d: d["kernels"][5].update(gflops=2_000_000.0),
+     "kernels[5].gflops: 2,000,000 GFLOP/s is 29.9x the device's FP32 peak of 66,908 GFLOP/s, which no kernel"),
+    (lambda d: d["device"].update(peak_fp32_gflops=0.001),
+     "reference.gflops: 50,000 GFLOP/s is 5e+07x the device's FP32 peak of 0.001 GFLOP/s"),
+    (lambda d: d.clear(), "not a roofline results file (no schema field)"),
 ])
-def test_wrong_schema_is_a_usage_error(tmp_path, doc, mutate, needle):
+def test_a_bad_file_is_refused_in_one_line_naming_the_field(tmp_path, doc, mutate, needle):
     mutate(doc)
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps(doc))
-    with pytest.raises(UsageError, match=needle):
-        results.load(path)
+    with pytest.raises(UsageError) as exc:
+        store.load(write(tmp_path, doc))
+    message = str(exc.value)
+    assert message.startswith(f"{tmp_path / 'r.json'}: ") and "\n" not in message
+    assert needle in message
 
 
 def test_missing_and_corrupt_files(tmp_path):
-    with pytest.raises(UsageError, match="no such results file"):
-        results.load(tmp_path / "none.json")
+    with pytest.raises(UsageError, match="no such results file; create one with `roofline run --all`"):
+        store.load(tmp_path / "none.json")
     bad = tmp_path / "bad.json"
-    bad.write_text('{"schema": 1, "device": ')
-    with pytest.raises(UsageError, match="not valid JSON"):
-        results.load(bad)
-    arr = tmp_path / "arr.json"
-    arr.write_text("[1, 2]")
+    bad.write_text('{"schema": 2, "device": ')
+    with pytest.raises(UsageError, match=r"not valid JSON \(line 1, column 25"):
+        store.load(bad)
+    arr = write(tmp_path, [1, 2], "arr.json")
     with pytest.raises(UsageError, match="not a roofline results file"):
-        results.load(arr)
+        store.load(arr)
+
+
+def test_schema_1_files_are_migrated():
+    doc = store.load(FIXTURES / "results-schema1.json")
+    assert doc.schema_version == 2
+    k = {k.name: k for k in doc.kernels}["register_tiling_2d"]
+    # Figures kept from the schema 1 file (an H200 run): 4,658 ms median, 128 registers.
+    assert (round(k.time_ms, 3), k.registers, k.nan_or_unwritten_elements) == (4.658, 128, 0)
+    assert k.model.smem_bytes == 4 * 1024 * 4096 * 4096  # added by the migration
+    assert k.occupancy.reserved_smem_bytes == 1024  # sm_90 reserves 1 KB per block
+    raw = json.loads((FIXTURES / "results-schema1.json").read_text())
+    assert raw["kernels"][5]["verdict"]["times_floor"] == pytest.approx(doc.verdict(k).times_floor)
+
+
+def test_the_json_schema_is_published():
+    s = json_schema()
+    assert s["title"] == "Results" and "kernels" in s["required"]
+    assert s["properties"]["schema"]["const"] == 2
+    assert {"KernelRecord", "DeviceSpec", "Occupancy", "ModelFigures", "Timing"} <= set(s["$defs"])
 
 
 def test_merge_runs_of_different_kernels(doc):
-    from copy import deepcopy
-
-    a, b = deepcopy(doc), deepcopy(doc)
-    a["kernels"] = a["kernels"][:2]
-    b["kernels"] = b["kernels"][1:3]
-    b["kernels"][0]["gflops"] = 1234.0
-    merged = results.merge([a, b], ["a", "b"])
-    assert [k["name"] for k in merged["kernels"]] == ["naive", "gmem_coalescing", "smem_tiling"]
-    assert merged["kernels"][1]["gflops"] == 1234.0
-    b["problem"]["m"] = 1
-    with pytest.raises(UsageError, match="problem size differs"):
-        results.merge([a, b], ["a", "b"])
-
-
-def test_gflops_units():
-    # 137.4 GFLOP in 6.996 ms is 19,645 GFLOP/s (seed 000's kernel 6).
-    assert results.gflops(2 * 4096**3, 6.996) == pytest.approx(19_645, abs=1)
+    a, b = store.parse(doc), store.parse(doc)
+    a = a.model_copy(update={"kernels": a.kernels[:2]})
+    b = b.model_copy(update={"kernels": [b.kernels[1].model_copy(update={"gflops": 1234.0}), b.kernels[2]]})
+    notes = []
+    merged = store.merge([a, b], ["a", "b"], notes)
+    assert [k.name for k in merged.kernels] == ["naive", "gmem_coalescing", "smem_tiling"]
+    assert merged.kernels[1].gflops == 1234.0
+    assert notes == ["gmem_coalescing is in more than one results file; drawn from b, the last"]
+    other = store.parse(make_doc(1024))
+    with pytest.raises(UsageError, match="b: problem size differs from a's"):
+        store.merge([a, other], ["a", "b"])
 
 
 def test_problem_that_does_not_fit_is_refused_before_allocating():
-    from roofline.runner import Problem, check_fits
-
-    p = Problem(40_000, 40_000, 40_000)  # 5 x 6.4 GB of float32
-    assert p.device_bytes == 4 * 5 * 40_000**2
     with pytest.raises(UsageError, match="needs 32.0 GB of GPU memory but only 16.0 GB is free"):
-        check_fits(p, 16 * 10**9)
+        check_fits(Problem(40_000, 40_000, 40_000), 16 * 10**9)  # 5 x 6.4 GB of float32
     check_fits(Problem(4096, 4096, 4096), 16 * 10**9)  # 336 MB: fine
 
 
-NCU_CSV = '''==PROF== Connected to process 1234
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes.sum","l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum","l1tex__t_bytes.sum","lts__t_bytes.sum","smsp__sass_data_bytes_mem_shared.sum","smsp__sass_thread_inst_executed_op_fadd_pred_on.sum","smsp__sass_thread_inst_executed_op_ffma_pred_on.sum","smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
-"","","","","","","","","","","","byte","","byte","byte","byte","inst","inst","inst"
-"0","1234","python3","host","register_tiling_2d","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","401110000","274903434","4830000000","4410000000","23620000000","0","68719476736","16777216"
-'''
+def fake_run(problem=Problem(256, 256, 256)):
+    """A RunOutput as the runner returns it: one kernel timed, one that failed verification,
+    one that did not compile."""
+    dev = from_preset("h200")
+    occ = calculate(parse_arch("sm_90"), 64, 256, 8192)
+    compiled = Compiled(64, 8192, 0, 0, occ, 4)
+    ok = Verification(True, 2e-7, 0)
+    bad = Verification(False, None, 128 * 256, 0, 128, reason="32,768 elements NaN or unwritten, 128 rows never written")
+    specs = [BY_NAME[n].spec() for n in ("smem_tiling", "vectorized", "warptiling")]
+    runs = [KernelRun(specs[0], specs[0].model.figures(problem), compiled, ok, Timing((0.02,) * 20, 3), (1980, 1980)),
+            KernelRun(specs[1], specs[1].model.figures(problem), compiled, bad,
+                      error="vectorized: failed verification: 32,768 elements NaN or unwritten, 128 rows never written"),
+            KernelRun(specs[2], specs[2].model.figures(problem), error="warptiling<...>: compile failed: x")]
+    return RunOutput(dev, problem, Timing((0.01,) * 20, 3), (1980, 1980), runs)
 
 
-def test_ncu_csv_gives_the_measured_object():
-    from roofline import profile
+def test_a_run_becomes_a_document():
+    doc = convert.from_run(fake_run())
+    ok, bad, broken = doc.kernels
+    # 2 x 256^3 FLOP in 0.02 ms is 1,677.7 GFLOP/s; cuBLAS took half the time.
+    assert ok.gflops == pytest.approx(1677.72, abs=0.01) and ok.pct_of_reference == pytest.approx(50.0)
+    assert (ok.verified, ok.registers, ok.tile_source, ok.template) == (True, 64, "ladder", "smem_tiling<32>")
+    assert (bad.verified, bad.gflops, bad.nan_or_unwritten_elements) == (False, None, 32_768)
+    assert (broken.registers, broken.occupancy, broken.verified) == (None, None, False)
+    assert doc.reference.gflops == pytest.approx(3355.44, abs=0.01)
+    again = store.parse(store.dump(doc))  # what is written reads back the same
+    assert again == doc
 
-    measured = profile.measured_from(profile.parse_ncu_csv(NCU_CSV))
-    assert measured == {"dram_bytes": 401_110_000, "l2_bytes": 4_410_000_000, "l1_bytes": 4_830_000_000,
-                        "smem_bytes": 23_620_000_000, "bank_conflicts": 274_903_434,
-                        "fp32_flops": 2 * 68_719_476_736 + 16_777_216}
-    with pytest.raises(profile.ProfileUnavailable, match="no kernel"):
-        profile.parse_ncu_csv("==ERROR== something broke\n")
+
+def test_counters_attach_by_name_not_position():
+    doc = convert.from_run(fake_run())
+    counted = CountedTraffic(dram_bytes=1000, l2_bytes=2000)
+    out = convert.with_counters(doc, {"vectorized": counted})
+    assert [k.measured for k in out.kernels] == [None, counted, None]
 
 
-def test_hierarchy_ceilings_and_verdict(doc):
-    from roofline import hierarchy
+NCU_CSV = "\n".join([
+    "==PROF== Connected to process 1234",
+    '"ID","Process ID","Kernel Name","dram__bytes.sum","l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",'
+    '"l1tex__t_bytes.sum","lts__t_bytes.sum","smsp__sass_data_bytes_mem_shared.sum",'
+    '"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum","smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",'
+    '"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"',
+    '"","","","byte","","byte","byte","byte","inst","inst","inst"',
+    '"0","1234","register_tiling_2d","401,110,000","274903434","4830000000","4410000000","23620000000","0",'
+    '"68719476736","16777216"',
+])
 
-    # H200: 132 SMs x 32 banks x 4 B x 1980 MHz.
-    assert hierarchy.smem_gbps(132, 1980) == pytest.approx(33_454.08)
-    doc["device"].update(measured_dram_gbps=4256.0, measured_fp32_gflops=65_000.0)
-    k = next(k for k in doc["kernels"] if k["name"] == "register_tiling_2d")
-    v = hierarchy.verdict(k, doc["device"], doc["problem"])
-    assert v["binding"] == "FP32"
-    assert v["floors_ms"]["FP32"] == pytest.approx(137.439 / 65.0, rel=1e-4)
-    assert v["times_floor"] == pytest.approx(k["time_ms"] / v["floors_ms"]["FP32"])
-    assert "FP32-bound (measured)" in v["text"] and "occupancy 50 % (registers)" in v["text"]
-    # The 32x32 shared-memory kernel reads 2K floats per result from shared memory: 549.8 GB at
-    # 33.45 TB/s is 16.4 ms, above its DRAM floor (17.18 GB at 4256 GB/s, 4.0 ms).
-    s = next(k for k in doc["kernels"] if k["name"] == "smem_tiling")
-    vs = hierarchy.verdict(s, doc["device"], doc["problem"])
-    assert vs["binding"] == "SMEM" and vs["floors_ms"]["SMEM"] == pytest.approx(549.76 / 33.454, rel=1e-3)
-    # Profiled bytes replace the model's.
-    k["measured"] = {"dram_bytes": 401_110_000, "smem_bytes": 23_620_000_000}
-    assert hierarchy.level_bytes(k, doc["problem"])["dram"] == 401_110_000
+
+def test_ncu_csv_gives_the_counted_traffic():
+    from roofline.measure import counters
+
+    c = counters.counted_from(counters.parse_ncu_csv(NCU_CSV))
+    assert c == CountedTraffic(dram_bytes=401_110_000, l2_bytes=4_410_000_000, l1_bytes=4_830_000_000,
+                               smem_bytes=23_620_000_000, bank_conflicts=274_903_434,
+                               fp32_flops=2 * 68_719_476_736 + 16_777_216)
+    with pytest.raises(counters.ProfileUnavailable, match="no kernel: something broke"):
+        counters.parse_ncu_csv("==ERROR== something broke\n")

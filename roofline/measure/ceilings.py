@@ -15,6 +15,8 @@ import datetime as _dt
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .. import files
 from ..errors import RunError
 from ..model.device import DeviceSpec
@@ -87,7 +89,6 @@ def measure_dram_gbps(nbytes: int = COPY_BYTES) -> tuple[float, int]:
 def measure_fp32_gflops(sm_count: int) -> float:
     """Sustained FP32 FMA throughput in GFLOP/s from independent FMA chains."""
     import cupy
-    import numpy as np
 
     kernel = cupy.RawKernel(_FMA_SOURCE % {"chains": CHAINS}, "fma_chains")
     blocks = sm_count * 8 * 4  # several full waves at 8 blocks of 256 threads per SM

@@ -26,6 +26,9 @@ import sys
 from ..ladder.families import KernelSpec, from_expression
 from ..model.problem import Problem
 from ..model.traffic import CountedTraffic
+from .compile import compile_kernel
+from .nvml import from_nvml
+from .runner import kernel_args, random_inputs
 
 METRICS = {
     "dram_bytes": "dram__bytes.sum",
@@ -121,10 +124,6 @@ def launch_once(expression: str, problem: Problem) -> None:
     """Compile the kernel `expression` names (`families.from_expression`) and launch it once on
     random inputs: the process ncu profiles."""
     import cupy
-
-    from .compile import compile_kernel
-    from .nvml import from_nvml
-    from .runner import kernel_args, random_inputs
 
     spec = from_expression(expression)
     kernel = compile_kernel(spec, from_nvml().arch)

@@ -17,6 +17,8 @@ import math
 import os
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..model.device import DeviceSpec
@@ -112,8 +114,6 @@ def random_inputs(problem: Problem):
 
 def kernel_args(problem: Problem, a, b, c) -> tuple:
     """The argument tuple every ladder kernel takes: M, N, K, alpha = 1, A, B, beta = 0, C."""
-    import numpy as np
-
     return (np.int32(problem.m), np.int32(problem.n), np.int32(problem.k), np.float32(1.0), a, b,
             np.float32(0.0), c)
 

@@ -26,10 +26,10 @@ def check_output(path: Path) -> str:
     return fmt
 
 
-def new_figure(width_in: float, height_in: float, dpi: int):
-    """A matplotlib Figure on an off-screen Agg canvas. matplotlib is imported here, with any
-    inherited MPLBACKEND (a notebook's inline backend, say) set aside: it would fail matplotlib's
-    import, and these charts are only ever drawn to files."""
+def load_matplotlib() -> None:
+    """Import matplotlib with any inherited MPLBACKEND (a notebook's inline backend, say) set
+    aside: it would fail matplotlib's import, and these charts are only ever drawn to files on an
+    off-screen canvas. The variable is put back afterwards. Call before any matplotlib import."""
     if "matplotlib" not in sys.modules:
         inherited = os.environ.pop("MPLBACKEND", None)
         try:
@@ -37,6 +37,11 @@ def new_figure(width_in: float, height_in: float, dpi: int):
         finally:
             if inherited is not None:
                 os.environ["MPLBACKEND"] = inherited
+
+
+def new_figure(width_in: float, height_in: float, dpi: int):
+    """A matplotlib Figure on an off-screen Agg canvas (`load_matplotlib` first)."""
+    load_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

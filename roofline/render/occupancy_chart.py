@@ -35,7 +35,8 @@ def draw(limits: ArchLimits, current: Occupancy, out: Path) -> Path:
         beyond = " (beyond the limit)" if here[key] * scale > x else ""
         ax.plot([x], [y], "o", color="tab:red", ms=8, zorder=3)
         right = x > 0.6 * xs[-1]
-        ax.annotate(f"{here[key] * scale:g}: {percent(current.occupancy)} %{beyond}", (x, y), xytext=(-6 if right else 6, -14 if y > 90 else 8),
+        ax.annotate(f"{here[key] * scale:g}: {percent(current.occupancy)} %{beyond}", (x, y),
+                    xytext=(-6 if right else 6, -14 if y > 90 else 8),
                     textcoords="offset points", color="tab:red", fontsize=9, ha="right" if right else "left")
         ax.set_xlabel(labels[key])
         ax.set_ylim(0, 108)

@@ -15,7 +15,8 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.roofs import intensities
 from ..results.schema import Results
-from .chart import check_output, color_ramp, new_figure, place_labels, save_atomic, slope_angle, text, text_box
+from .chart import (check_output, color_ramp, load_matplotlib, new_figure, place_labels, save_atomic, slope_angle,
+                    text, text_box)
 from .text import occupancy_phrase
 
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
@@ -81,6 +82,7 @@ def _points(k, measured: bool) -> list[tuple[str, float]]:
 
 
 def _render(doc: Results, measured: bool):
+    load_matplotlib()
     from matplotlib.lines import Line2D
 
     dev, prob, ref = doc.device, doc.problem, doc.reference

@@ -1,13 +1,15 @@
 """Terminal tables (rich), built from typed data; functions here return tables and never print.
 
 Every table keeps one line per row: no cell wraps. Where the terminal is too narrow for every
-column, the run and kernels tables fold their detail columns into a second table (the kernel
-name repeated), so at 80 columns each line still reads whole.
+column, the run, counters and kernels tables continue in a second table (the kernel name
+repeated), so at 80 columns each line still reads whole. The run table's columns come in order
+of importance, so the first table holds the time, rate, occupancy and bound.
 """
 
 from __future__ import annotations
 
 from rich import box
+from rich.console import Console
 from rich.table import Table
 
 from ..measure.timing import NOISY_SPREAD
@@ -15,7 +17,7 @@ from ..model.device import DeviceSpec
 from ..model.occupancy import RESOURCES, Occupancy
 from ..model.roofs import verdict
 from ..results.schema import KernelRecord, Results
-from .text import bound_cell, figure, occupancy_cell, percent, plural
+from .text import bound_cell, figure, occupancy_cell, percent, plural, verdict_sentence
 
 
 def _table(title: str, columns: list[tuple[str, str]]) -> Table:
@@ -27,33 +29,35 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
 
 def _width(t: Table) -> int:
     """The width `t` needs with nothing wrapped or cut (its title may wrap)."""
-    from rich.console import Console
-
     console = Console(width=10_000, highlight=False)
     title, t.title = t.title, None
     with console.capture() as captured:
         console.print(t)
     t.title = title
-    return max((len(line.rstrip()) for line in captured.get().splitlines()), default=0)
+    return max((len(line) for line in captured.get().splitlines()), default=0)
 
 
 def _fit(title: str, key: tuple[str, str], columns: list[tuple[str, str]], rows: list[list[str]],
-         split: int, width: int, styles: list[str | None] | None = None) -> list[Table]:
-    """One table of `key` and `columns` when it fits `width`; else two: the first `split`
-    columns, then the rest, each with the key column first."""
+         width: int, styles: list[str | None] | None = None) -> list[Table]:
+    """One table of `key` and `columns` when it fits `width`; else as few tables as fit, the
+    columns kept in order and each table led by the key column (the first titled `title`, the
+    others 'continued')."""
     styles = styles or [None] * len(rows)
 
-    def build(t_title, cols, picks):
-        t = _table(t_title, [key] + cols)
+    def build(t_title, picks):
+        t = _table(t_title, [key] + [columns[i] for i in picks])
         for row, style in zip(rows, styles):
             t.add_row(row[0], *(row[1 + i] for i in picks), style=style)
         return t
 
-    whole = build(title, columns, range(len(columns)))
-    if split >= len(columns) or _width(whole) <= width:
-        return [whole]
-    return [build(title, columns[:split], range(split)),
-            build("details", columns[split:], range(split, len(columns)))]
+    tables, start = [], 0
+    while start < len(columns):
+        end = len(columns)
+        while end > start + 1 and _width(build("", range(start, end))) > width:
+            end -= 1
+        tables.append(build(title if not tables else "continued", range(start, end)))
+        start = end
+    return tables
 
 
 def _check(k: KernelRecord) -> str:
@@ -82,7 +86,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     peaks = f"{dev.peak_fp32_gflops:,.0f} GFLOP/s, {dev.peak_dram_gbps:,.0f} GB/s"
     if measured:
         peaks += f"; measured {dev.measured_fp32_gflops:,.0f} GFLOP/s, {dev.measured_dram_gbps:,.0f} GB/s"
-    columns = [("ms", "right"), ("GFLOP/s", "right"), ("% cuBLAS", "right"), ("occupancy", "left"),
+    columns = [("ms", "right"), ("GFLOP/s", "right"), ("%cuBLAS", "right"), ("occupancy", "left"),
                ("bound x", "left"), ("spread", "right"), ("regs", "right"), ("AI", "right")]
     if measured:
         columns.append(("measured x", "left"))
@@ -104,13 +108,11 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
                  *(["-"] if measured else []), "reference"])
     styles.append("bold")
     title = f"SGEMM {p.m}x{p.n}x{p.k} on {dev.name} ({peaks})"
-    return _fit(title, ("kernel", "left"), columns, rows, 5, width, styles)
+    return _fit(title, ("kernel", "left"), columns, rows, width, styles)
 
 
 def verdict_lines(doc: Results) -> list[str]:
     """One sentence per timed kernel: the binding ceiling, the distance to it, occupancy."""
-    from .text import verdict_sentence
-
     return [verdict_sentence(k.name, doc.verdict(k), k.occupancy) for k in doc.kernels if k.timed]
 
 
@@ -147,7 +149,7 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
                            ratio(me.fp32_flops, mo.flops)])
     return _fit("model against Nsight Compute (GB; ratio = model / counted; conflicts: shared-memory bank "
                 "conflicts; FLOP c/m: counted / model FLOPs)", ("kernel", "left"), columns,
-                table_rows, 6, width)
+                table_rows, width)
 
 
 def kernels_tables(listing, width: int = 200) -> list[Table]:
@@ -182,8 +184,7 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
             row += [figure(v.floor("DRAM").floor_ms), figure(v.floor("FP32").floor_ms),
                     "memory" if v.binding.level == "DRAM" else "compute"]
         rows.append(row)
-    split = 5  # compiled: threads and the four resource columns; model only: threads and the model
-    return _fit(f"SGEMM ladder, model at {n}x{n}x{n}{where}", ("kernel", "left"), columns, rows, split, width)
+    return _fit(f"SGEMM ladder, model at {n}x{n}x{n}{where}", ("kernel", "left"), columns, rows, width)
 
 
 LIMIT_NAMES = {"registers": "registers", "shared_memory": "shared memory", "warps": "warps", "blocks": "blocks"}

@@ -13,8 +13,17 @@ from ..measure.tuning import TuneOutcome
 from ..model.device import DeviceSpec
 from ..model.traffic import CountedTraffic
 from ..model.units import gflops
-from .schema import (KernelRecord, ProblemRecord, Reference, Results, Skipped, SweepKernel, SweepPoint,
-                     SweepReference, TuneSummary)
+from .schema import (
+    KernelRecord,
+    ProblemRecord,
+    Reference,
+    Results,
+    Skipped,
+    SweepKernel,
+    SweepPoint,
+    SweepReference,
+    TuneSummary,
+)
 
 
 def kernel_record(r: KernelRun, reference_ms: float, by_template: bool = False) -> KernelRecord:
@@ -23,7 +32,8 @@ def kernel_record(r: KernelRun, reference_ms: float, by_template: bool = False) 
     c, v, t = r.compiled, r.verification, r.timing
     flops = r.figures.flops
     return KernelRecord(
-        name=r.spec.name_expression if by_template else r.spec.name, summary=r.spec.family.summary, template=r.spec.name_expression,
+        name=r.spec.name_expression if by_template else r.spec.name,
+        summary=r.spec.family.summary, template=r.spec.name_expression,
         params=dict(r.spec.params), tile_source=r.spec.tile_source,
         threads_per_block=r.spec.threads_per_block,
         dynamic_smem_bytes=c.dynamic_smem_bytes if c else 0,

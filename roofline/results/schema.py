@@ -207,8 +207,9 @@ class Results(_Model):
 
 def _plausible(where: str, gflops: float, ceiling: float, peak: float) -> None:
     if gflops > ceiling:
+        shown = f"{peak:,.0f}" if peak >= 100 else f"{peak:.3g}"
         raise ValueError(f"{where}: {gflops:,.0f} GFLOP/s is {gflops / peak:,.3g}x the device's FP32 peak of "
-                         f"{peak:,.3g} GFLOP/s, which no kernel can reach; the file looks corrupt")
+                         f"{shown} GFLOP/s, which no kernel can reach; the file looks corrupt")
 
 
 def json_schema() -> dict:
