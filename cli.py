@@ -170,7 +170,8 @@ def run(
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST",
                                         help="Size sweep, e.g. 128,256,512 (square problems)."),
     profile: bool = typer.Option(False, "--profile", help="Also count each kernel's traffic with Nsight Compute."),
-    refresh: bool = typer.Option(False, "--refresh", help="Measure the DRAM and FP32 ceilings again, not from the cache."),
+    refresh: bool = typer.Option(False, "--refresh",
+                                 help="Measure the DRAM and FP32 ceilings again, not from the cache."),
     autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
                                                  help="Run autotuned at this tile instead of this GPU's tuned one."),
     out: Path = typer.Option(api.DEFAULT_RESULTS, "--out", metavar="PATH", help="Results file (written atomically)."),
@@ -195,7 +196,8 @@ def run(
     else:
         _print_results(report.results)
         kind = " --kind sweep" if sizes is not None else ""
-        _console().print(f"results written to {out}; draw them with: roofline plot --results {out}{kind} --out chart.png")
+        _console().print(f"results written to {out}; draw them with: "
+                         f"roofline plot --results {out}{kind} --out chart.png")
     for line in report.notes:
         _note(line)
     for line in report.warnings:
@@ -283,7 +285,8 @@ def occupancy(
     regs: int = typer.Option(..., "--regs", metavar="R", help="Registers per thread (1..255)."),
     threads: int = typer.Option(..., "--threads", metavar="T", help="Threads per block (1..1024)."),
     smem: int = typer.Option(0, "--smem", metavar="BYTES", help="Static shared memory per block, bytes."),
-    dynamic_smem: int = typer.Option(0, "--dynamic-smem", metavar="BYTES", help="Dynamic shared memory per block, bytes."),
+    dynamic_smem: int = typer.Option(0, "--dynamic-smem", metavar="BYTES",
+                                     help="Dynamic shared memory per block, bytes."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset such as h200 or 'rtx 5080'."),
     plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE",

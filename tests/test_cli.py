@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, make_doc
 from typer.testing import CliRunner
 
 from cli import app
-from conftest import FIXTURES, make_doc
 from roofline.measure.nvml import gpu_available
 
 runner = CliRunner()

@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, make_doc
 from typer.testing import CliRunner
 
 from cli import app
-from conftest import FIXTURES, make_doc
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 RESULTS = str(FIXTURES / "results-h200.json")

@@ -60,7 +60,7 @@ def test_occupancy_matches_the_driver(extra_smem):
     device = runner.preflight(Problem(64, 64, 64))
     for fam in families.LADDER:
         spec = fam.spec()
-        ck = compile_kernel(spec, device.arch)
+        ck = compile_kernel(spec, device.arch_limits)
         dyn = ck.dynamic_smem_bytes + extra_smem
         if dyn > device.arch_limits.max_smem_per_block_optin_bytes - ck.static_smem_bytes:
             continue

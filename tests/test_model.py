@@ -6,8 +6,16 @@ import pytest
 from roofline.ladder.families import BY_NAME
 from roofline.model.device import from_preset
 from roofline.model.problem import Problem
-from roofline.model.roofs import (Roofs, attainable_gflops, dram_gbps, fp32_gflops, intensities, ridge_point,
-                                  smem_gbps, verdict)
+from roofline.model.roofs import (
+    Roofs,
+    attainable_gflops,
+    dram_gbps,
+    fp32_gflops,
+    intensities,
+    ridge_point,
+    smem_gbps,
+    verdict,
+)
 from roofline.model.traffic import CountedTraffic, TrafficModel
 from roofline.model.units import cdiv, gflops, ms_at
 

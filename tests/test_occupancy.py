@@ -3,8 +3,8 @@
 
 import pytest
 
-from roofline.model.arch import ARCHS, limits_for_cc, parse_arch
 from roofline.errors import UsageError
+from roofline.model.arch import ARCHS, limits_for_cc, parse_arch
 from roofline.model.occupancy import calculate
 
 

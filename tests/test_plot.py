@@ -3,8 +3,8 @@
 import copy
 
 import pytest
-
 from conftest import FIXTURES, make_doc
+
 from roofline.errors import UsageError
 from roofline.render import chart, roofline_chart, sweep_chart
 from roofline.results import store

@@ -6,9 +6,9 @@ import os
 import stat
 
 import pytest
-
 from conftest import FIXTURES, make_doc
-from roofline.errors import UsageError
+
+from roofline.errors import RunError, UsageError
 from roofline.ladder.families import BY_NAME
 from roofline.measure.runner import Compiled, KernelRun, RunOutput, check_fits
 from roofline.measure.timing import Timing
@@ -45,7 +45,7 @@ def test_interrupted_write_keeps_the_old_file(tmp_path, doc, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", broken)
-    with pytest.raises(Exception, match="No space left on device"):
+    with pytest.raises(RunError, match="cannot write .*r.json: No space left on device"):
         store.save(store.parse(make_doc(1024)), path)
     assert path.read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]

@@ -8,9 +8,8 @@ from typing import Any
 from ..errors import RunError
 from ..ladder.families import KernelSpec
 from ..ladder.sources import source
+from ..model.arch import ArchLimits
 from .offline import dynamic_smem_bytes
-
-DEFAULT_SMEM_LIMIT = 48 * 1024  # above this a block must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
 
 
 @dataclass(frozen=True)
@@ -31,20 +30,20 @@ class CompiledKernel:
         self.kernel(grid, self.spec.block, args, shared_mem=self.dynamic_smem_bytes)
 
 
-def compile_kernel(spec: KernelSpec, device_arch: str) -> CompiledKernel:
-    """Compile `spec` through NVRTC for the current GPU (`device_arch`, e.g. 'sm_90', is used to
-    read the kernel's dynamic shared memory) and opt it in to that memory above 48 KB. Raises
-    RunError with the compiler's first error line on failure (a tile the kernel's static_asserts
-    reject, for one)."""
+def compile_kernel(spec: KernelSpec, limits: ArchLimits) -> CompiledKernel:
+    """Compile `spec` through NVRTC for the current GPU, whose per-SM `limits` give the target
+    (to read the kernel's dynamic shared memory) and the 48 KB above which a block must opt in
+    (cudaFuncAttributeMaxDynamicSharedMemorySize), which it then does. Raises RunError with the
+    compiler's first error line on failure (a tile the kernel's static_asserts reject, for one)."""
     import cupy
 
-    dynamic = dynamic_smem_bytes(spec, device_arch)
+    dynamic = dynamic_smem_bytes(spec, limits.arch)
     try:
         module = cupy.RawModule(code=source(spec.family.source_file), options=("-std=c++17",),
                                 name_expressions=[spec.name_expression])
         kernel = module.get_function(spec.name_expression)
         registers = kernel.num_regs  # forces the module load, so load errors surface here
-        if dynamic > DEFAULT_SMEM_LIMIT:
+        if dynamic > limits.default_smem_per_block_bytes:
             kernel.max_dynamic_shared_size_bytes = dynamic
     except Exception as exc:  # CompileException, CUDADriverError: both carry the log
         lines = str(exc).splitlines() or [type(exc).__name__]

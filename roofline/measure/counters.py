@@ -126,7 +126,7 @@ def launch_once(expression: str, problem: Problem) -> None:
     import cupy
 
     spec = from_expression(expression)
-    kernel = compile_kernel(spec, from_nvml().arch)
+    kernel = compile_kernel(spec, from_nvml().arch_limits)
     a, b = random_inputs(problem)
     c = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
     kernel.launch(spec.grid(problem), kernel_args(problem, a, b, c))

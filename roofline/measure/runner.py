@@ -136,7 +136,7 @@ def preflight(problem: Problem) -> DeviceSpec:
 def _compile(spec: KernelSpec, device: DeviceSpec):
     import cupy
 
-    ck = compile_kernel(spec, device.arch)
+    ck = compile_kernel(spec, device.arch_limits)
     threads = spec.threads_per_block
     occ = calculate(device.arch_limits, max(ck.registers, 1), threads, ck.static_smem_bytes, ck.dynamic_smem_bytes)
     driver = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(ck.kernel.kernel.ptr, threads,

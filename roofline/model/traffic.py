@@ -18,7 +18,7 @@ These are the counts of seed lesson 000 ("2D register tiling"), which at M = N =
 
 What the GMEM count means: requests that leave the SM for the memory system. On a GPU with a
 large L2 those are mostly served by L2, not DRAM: on the H200 the 128x128 kernel at 4096 moved
-4.42 GB through L2 and 0.40 GB from DRAM against the model's 4.29 GB (Nsight Compute,
+4.53 GB through L2 and 0.40 GB from DRAM against the model's 4.29 GB (Nsight Compute,
 plots/results-h200.json). Drawn against the DRAM roof it is an upper bound on the DRAM traffic.
 """
 
@@ -75,16 +75,10 @@ class TrafficModel:
 
 @dataclass(frozen=True)
 class CountedTraffic:
-    """What Nsight Compute counted for one launch (`measure.counters`). Bytes are totals; a field
-    is None when its counter was not read.
-
-    dram_bytes      dram__bytes.sum                       read + written in DRAM
-    l2_bytes        lts__t_bytes.sum                      through the L2 slices
-    l1_bytes        l1tex__t_bytes.sum                    through L1/TEX (global, local)
-    smem_bytes      smsp__sass_data_bytes_mem_shared.sum  moved by shared-memory instructions
-    bank_conflicts  l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum   extra shared wavefronts
-    fp32_flops      2 x FFMA + FADD + FMUL thread instructions
-    """
+    """What Nsight Compute counted for one launch: bytes at DRAM, through L2, through L1/TEX and
+    moved by shared-memory instructions, shared-memory bank conflicts, and FP32 operations (the
+    metrics behind each are listed in `measure.counters`). A field is None when its counter was
+    not read."""
 
     dram_bytes: Count | None = None
     l2_bytes: Count | None = None

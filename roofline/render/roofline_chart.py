@@ -15,8 +15,17 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.roofs import intensities
 from ..results.schema import Results
-from .chart import (check_output, color_ramp, load_matplotlib, new_figure, place_labels, save_atomic, slope_angle,
-                    text, text_box)
+from .chart import (
+    check_output,
+    color_ramp,
+    load_matplotlib,
+    new_figure,
+    place_labels,
+    save_atomic,
+    slope_angle,
+    text,
+    text_box,
+)
 from .text import occupancy_phrase
 
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
@@ -42,7 +51,8 @@ def draw(doc: Results, out: Path, measured: bool = False) -> Path:
         raise UsageError("no kernels in these results; make them with roofline run --all")
     if not any(k.timed for k in doc.kernels):
         failed = "; ".join(f"{k.name}: {k.error or 'not timed'}" for k in doc.kernels[:3])
-        raise UsageError(f"no kernel in these results was verified and timed, so there is nothing to draw ({failed[:200]})")
+        raise UsageError(f"no kernel in these results was verified and timed, so there is nothing to draw "
+                         f"({failed[:200]})")
     if measured and not any(k.measured for k in doc.kernels):
         raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
     fig, _ = render(doc, measured)
