@@ -72,15 +72,17 @@ def _main(ctx: typer.Context,
 
 
 def _console(err: bool = False):
-    """A rich console; when not writing to a terminal (pipes, logs, CI) it is 200 columns wide
-    unless COLUMNS says otherwise."""
+    """A rich console that reads nothing in the text as markup (names come from files). Its width
+    is COLUMNS where that is a usable width (40 or more), else the terminal's, else (pipes, logs,
+    CI) 200 columns."""
     import os
 
     from rich.console import Console
 
     stream = sys.stderr if err else sys.stdout
-    width = None if stream.isatty() or os.environ.get("COLUMNS") else 200
-    return Console(stderr=err, highlight=False, width=width, soft_wrap=False)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) >= 40 else None if stream.isatty() else 200
+    return Console(stderr=err, highlight=False, markup=False, width=width, soft_wrap=False)
 
 
 def _print_json(doc) -> None:
@@ -122,8 +124,9 @@ class _Bar(Progress):
         from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as RichProgress
 
+        console = _console(err=True)
         self.bar = RichProgress(TextColumn("{task.description:<46}"), BarColumn(), TimeElapsedColumn(),
-                                console=_console(err=True), transient=True)
+                                console=console, transient=True, disable=not console.is_terminal)
         self.task = self.bar.add_task("starting", total=0)
 
     def expect(self, steps: int) -> None:
@@ -134,14 +137,12 @@ class _Bar(Progress):
 
 
 def _print_results(doc, list_failures: bool = False) -> None:
-    from roofline.render.tables import (
-        below_floor_note,
-        counters_tables,
-        run_tables,
-        verdict_lines,
-    )
+    from roofline.render.tables import below_floor_note, counters_tables, run_tables, sweep_tables, verdict_lines
 
     console = _console()
+    if doc.sweep:
+        for table in sweep_tables(doc, console.width):
+            console.print(table)
     for table in run_tables(doc, console.width):
         console.print(table)
     note = below_floor_note(doc)
@@ -154,7 +155,8 @@ def _print_results(doc, list_failures: bool = False) -> None:
     if list_failures:
         for k in doc.kernels:
             if not k.timed:
-                console.print(f"not drawn: {k.error or k.name + ': verified, not timed'}")
+                why = k.error or f"{k.name}: {'verified, not timed' if k.verified else 'not verified'}"
+                console.print(f"not drawn: {why}")
 
 
 @app.command(short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
@@ -217,6 +219,7 @@ def tune(
 ):
     """Search the autotuned kernel's tile (BM, BN, BK, TM, TN) on this GPU; `run` then uses the
     winner on this GPU (kept in the user's cache)."""
+    _problem(size, None, None, None)
     bar = _Bar()
     with bar.bar:
         report = api.tune(size, out, bar)
@@ -269,7 +272,11 @@ def show(
 ):
     """Print the run table, the counters table and one verdict per kernel from recorded results
     (no GPU needed); files of schema 1 are read too."""
-    doc, notes = api.show(_results_paths(results_paths))
+    paths = _results_paths(results_paths)
+    doc, notes = api.show(paths)
+    if doc.sweep and not as_json:
+        notes.append(f"{paths[0]} holds a size sweep: GFLOP/s at every size first, then the tables of the "
+                     f"largest, {doc.problem.problem.text()}")
     for note in notes:
         _note(note)
     if as_json:
@@ -345,8 +352,7 @@ def kernels(
 ):
     """The SGEMM ladder: traffic model and, for a target, registers, local and shared memory and
     occupancy, compiled offline through NVRTC (no GPU needed)."""
-    if size < 1:
-        raise UsageError(f"--size must be a positive integer, got {size}")
+    _problem(size, None, None, None)
     listing = api.kernels(size, gpu, arch, model_only, autotuned_tile)
     if as_json:
         _print_json(listing.to_json())
@@ -362,6 +368,9 @@ def kernels(
         if listing.arch is None and not model_only:
             console.print("no target given and no GPU here: model only; add --arch sm_XY or --gpu NAME for "
                           "registers and occupancy")
+        if listing.arch is None and autotuned_tile is not None:
+            console.print("--autotuned-tile is not compiled without a target, so whether the tile is valid is "
+                          "not checked; add --arch sm_XY")
     for line in listing.errors:
         typer.echo(f"roofline: error: {line}", err=True)
     if listing.errors:

@@ -139,13 +139,16 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
     chart.check_output(out)
     doc, notes = show(paths)
-    if kind == "sweep":
-        sweep_chart.draw(doc, out)
-        return notes
-    if doc.sweep:
+    if doc.sweep and kind != "sweep":
         notes.append(f"{paths[0]} holds a size sweep: the roofline shows its largest size, "
                      f"{doc.problem.problem.text()} (--kind sweep draws every size)")
-    roofline_chart.draw(doc, out, measured)
+    try:
+        if kind == "sweep":
+            sweep_chart.draw(doc, out)
+        else:
+            roofline_chart.draw(doc, out, measured)
+    except UsageError as exc:  # the output path was checked above: this is about the data
+        raise UsageError(f"{', '.join(str(p) for p in paths)}: {exc}") from None
     return notes
 
 

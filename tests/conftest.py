@@ -72,6 +72,15 @@ def make_doc(n: int = 4096, failed: tuple[str, ...] = ()) -> dict:
             "kernels": kernels}
 
 
+def set_rate(kernel: dict, gflops: float) -> dict:
+    """Give a kernel of a synthetic document another rate, its time following (the schema checks
+    that the two agree)."""
+    kernel["gflops"] = gflops
+    kernel["time_ms"] = kernel["model"]["flops"] / (gflops * 1e9) * 1e3
+    kernel.pop("pct_of_reference", None)
+    return kernel
+
+
 @pytest.fixture
 def doc():
     return copy.deepcopy(make_doc())

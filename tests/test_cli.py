@@ -247,3 +247,32 @@ def test_fast_commands_import_neither_cupy_nor_matplotlib():
     assert modules == "[]"
     assert all(float(t) < 0.3 for t in times), times  # in-process, after the import of cli
     assert whole < 3.0  # the process, interpreter start and imports included (about 0.5 s here)
+
+
+def test_names_are_text_not_markup(tmp_path, doc):
+    doc["kernels"][0]["name"] = "[bold red]x[/]"
+    doc["device"]["name"] = "[red]H[/red]$x"
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc))
+    r = runner.invoke(app, ["show", "--results", str(res)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "[bold red]x[/]" in r.stdout and "on [red]H[/red]$x (" in r.stdout
+    assert invoke("plot", "--results", str(res), "--out", str(tmp_path / "c.png")).exit_code == 0
+
+
+@pytest.mark.parametrize("columns", ["0", "5", "abc"])
+def test_an_unusable_columns_value_falls_back(columns):
+    r = runner.invoke(app, ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120"],
+                      env={"COLUMNS": columns})
+    assert r.exit_code == 0 and "16 of 48 warps = 33.3 %" in r.stdout
+
+
+def test_errors_of_long_commands_are_one_line_without_a_terminal():
+    r = invoke("run", "--kernel", "foo")
+    assert r.stderr.startswith("roofline: error: unknown kernel 'foo'")  # no progress bar left behind
+
+
+def test_show_says_a_sweep_file_holds_every_size():
+    r = runner.invoke(app, ["show", "--results", str(REPO / "plots" / "sweep-h200.json")], env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    assert "holds a size sweep: GFLOP/s at every size first, then the tables of the largest, 8192x8192x8192" in r.stderr
+    assert r.stdout.startswith("GFLOP/s by size (M = N = K) on NVIDIA H200")

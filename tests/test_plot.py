@@ -3,7 +3,7 @@
 import copy
 
 import pytest
-from conftest import FIXTURES, make_doc
+from conftest import FIXTURES, make_doc, set_rate
 
 from roofline.errors import UsageError
 from roofline.render import chart, roofline_chart, sweep_chart
@@ -62,7 +62,7 @@ def test_labels_do_not_overlap():
     # register_tiling_1d and register_strip share AI 16 and nearly the same rate: their labels
     # must still land apart.
     d = make_doc()
-    d["kernels"][4]["gflops"] = d["kernels"][3]["gflops"] * 0.98
+    set_rate(d["kernels"][4], d["kernels"][3]["gflops"] * 0.98)
     boxes = roofline_chart.label_boxes(store.parse(d))
     for i, a in enumerate(boxes):
         for b in boxes[:i]:
@@ -74,8 +74,9 @@ def test_crowded_labels_stay_apart():
     for i in range(8):  # a cluster of variants around AI 32
         k = copy.deepcopy(d["kernels"][5])
         k["name"] = f"variant_{i}"
-        k["gflops"] = 25_000 + 700 * i
+        set_rate(k, 25_000 + 700 * i)
         k["model"]["arithmetic_intensity"] = 32 * (1 + 0.08 * i)
+        k["model"]["gmem_bytes"] = k["model"]["flops"] / k["model"]["arithmetic_intensity"]
         d["kernels"].append(k)
     boxes = roofline_chart.label_boxes(store.parse(d))
     for i, a in enumerate(boxes):
@@ -89,7 +90,8 @@ def test_whole_ladder_drawn_and_a_long_list_capped(tmp_path):
     assert "fastest of" not in svg  # the whole ladder, no cap note
     for i in range(8):  # a tuning sweep's worth of extra, slower kernels
         k = copy.deepcopy(d["kernels"][0])
-        k["name"], k["gflops"] = f"slow_variant_{i}", 100.0 + i
+        k["name"] = f"slow_variant_{i}"
+        set_rate(k, 100.0 + i)
         d["kernels"].append(k)
     svg = roofline_chart.draw(store.parse(d), tmp_path / "capped.svg").read_text()
     assert "The 16 fastest of 20 kernels are drawn." in svg

@@ -73,8 +73,24 @@ def test_files_get_the_usual_permissions(tmp_path, doc):
     (lambda d: d["kernels"][0].update(registers=300), "kernels[0].registers: Input should be less than or equal to 255"),
     (lambda d: d["kernels"][0]["occupancy"].update(limiters=None), "kernels[0].occupancy.limiters: Input should be a valid"),
     (lambda d: d.update(kernels={}), "kernels: Input should be a valid array"),
-    (lambda d: d["kernels"].append(dict(d["kernels"][0])), "kernels[12].name: kernel 'naive' appears twice"),
-    (lambda d: d["problem"].update(m=1), "kernels[0].model.flops: 1.37439e+11, but the problem's 2*M*N*K is 3.35544e+07"),
+    (lambda d: d["kernels"].append(dict(d["kernels"][0])), "kernels[12].name: 'naive' appears twice"),
+    (lambda d: d["kernels"][0]["model"].update(flops=5), "kernels[0].model.flops: 5, but the problem's 2*M*N*K is 1.37"),
+    (lambda d: d["problem"].update(m=1), "reference.gflops: 50,000 disagrees with the 12.2 the file's other figures give"),
+    (lambda d: d["kernels"][3].update(time_ms=1e-9), "kernels[3].gflops: 17,000 disagrees with the 137,438,953,472,000"),
+    (lambda d: d["kernels"][3].update(pct_of_reference=99.0), "kernels[3].pct_of_reference: 99 disagrees with the 34"),
+    (lambda d: d["kernels"][3]["model"].update(arithmetic_intensity=1000),
+     "kernels[3].model.arithmetic_intensity: 1,000 disagrees with the 16"),
+    (lambda d: d["kernels"][3]["occupancy"].update(occupancy=1.7), "kernels[3].occupancy.occupancy: Input should be less"),
+    (lambda d: d["kernels"][3]["occupancy"].update(limiters=["cheese"]), "kernels[3].occupancy.limiters[0]: Input should"),
+    (lambda d: d["kernels"][3].update(registers=128), "kernels[3].occupancy.registers_per_thread: 64, but the kernel's is 128"),
+    (lambda d: d["kernels"][3].update(rel_error=0.5), "kernels[3].verified: true, but its relative error 0.5"),
+    (lambda d: d["kernels"][3].update(tile_source="magic"), "kernels[3].tile_source: Input should be"),
+    (lambda d: d["kernels"][3].update(name="cublas"), "kernels[3].name: 'cublas' is the reference's name"),
+    (lambda d: d["kernels"][3].update(name="two\nlines"), "kernels[3].name: String should match pattern"),
+    (lambda d: d["device"].update(compute_capability="banana"), "device.compute_capability: 'banana' is not a compute"),
+    (lambda d: d["device"].update(measured_fp32_gflops=1e6), "device.measured_fp32_gflops: 1,000,000 is above the"),
+    (lambda d: d["reference"].update(tf32=True), "reference.tf32: Input should be False"),
+    (lambda d: d["problem"].update(dtype="float64"), "problem.dtype: Input should be 'float32'"),
     (lambda d: d["kernels"][5].update(gflops=10_036_000.0), "kernels[5].gflops: Input should be less than or equal"),
     (lambda d: d["kernels"][5].update(gflops=2_000_000.0),
      "kernels[5].gflops: 2,000,000 GFLOP/s is 29.9x the device's FP32 peak of 66,908 GFLOP/s, which no kernel"),
@@ -146,13 +162,13 @@ def fake_run(problem=Problem(256, 256, 256)):
     """A RunOutput as the runner returns it: one kernel timed, one that failed verification,
     one that did not compile."""
     dev = from_preset("h200")
-    occ = calculate(parse_arch("sm_90"), 64, 256, 8192)
-    compiled = Compiled(64, 8192, 0, 0, occ, 4)
+    specs = [BY_NAME[n].spec() for n in ("smem_tiling", "vectorized", "warptiling")]
+    compiled = [Compiled(64, 8192, 0, 0, calculate(parse_arch("sm_90"), 64, s.threads_per_block, 8192), 4)
+                for s in specs]
     ok = Verification(True, 2e-7, 0)
     bad = Verification(False, None, 128 * 256, 0, 128, reason="32,768 elements NaN or unwritten, 128 rows never written")
-    specs = [BY_NAME[n].spec() for n in ("smem_tiling", "vectorized", "warptiling")]
-    runs = [KernelRun(specs[0], specs[0].model.figures(problem), compiled, ok, Timing((0.02,) * 20, 3), (1980, 1980)),
-            KernelRun(specs[1], specs[1].model.figures(problem), compiled, bad,
+    runs = [KernelRun(specs[0], specs[0].model.figures(problem), compiled[0], ok, Timing((0.02,) * 20, 3), (1980, 1980)),
+            KernelRun(specs[1], specs[1].model.figures(problem), compiled[1], bad,
                       error="vectorized: failed verification: 32,768 elements NaN or unwritten, 128 rows never written"),
             KernelRun(specs[2], specs[2].model.figures(problem), error="warptiling<...>: compile failed: x")]
     return RunOutput(dev, problem, Timing((0.01,) * 20, 3), (1980, 1980), runs)
@@ -199,3 +215,45 @@ def test_ncu_csv_gives_the_counted_traffic():
                                fp32_flops=2 * 68_719_476_736 + 16_777_216)
     with pytest.raises(counters.ProfileUnavailable, match="no kernel: something broke"):
         counters.parse_ncu_csv("==ERROR== something broke\n")
+
+
+def test_merged_files_must_share_one_reference(doc):
+    a = store.parse(doc)
+    other = make_doc()
+    other["reference"]["time_ms"] *= 1.25
+    other["reference"]["gflops"] /= 1.25
+    for k in other["kernels"]:
+        k.pop("pct_of_reference")
+    with pytest.raises(UsageError, match=r"b: its cuBLAS reference \(40,000 GFLOP/s\) differs from a's \(50,000\)"):
+        store.merge([a, store.parse(other)], ["a", "b"])
+
+
+def test_deeply_nested_json_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000)
+    with pytest.raises(UsageError, match="deep.json: not"):
+        store.load(path)
+
+
+def sweep(points):
+    d = make_doc(256)
+    d["sweep"] = points
+    return d
+
+
+def point(n, kernels=(("naive", 100.0),)):
+    flops = 2 * n**3
+    return {"problem": {"m": n, "n": n, "k": n}, "reference": {"gflops": 1000.0},
+            "kernels": [{"name": name, "gflops": g, "time_ms": flops / g / 1e6, "verified": True} for name, g in kernels]}
+
+
+@pytest.mark.parametrize("points, needle", [
+    ([point(128), point(256, (("naive", 100.0), ("naive", 90.0)))], "sweep[1].kernels[1].name: 'naive' appears twice"),
+    ([point(128), dict(point(256), kernels=[])], "sweep[1].kernels: List should have at least 1 item"),
+    ([point(128), point(256, (("naive", 1e6),))], "sweep[1].kernels[0].gflops: 1,000,000 GFLOP/s is 14.9x"),
+    ([point(128), point(512)], "problem: 256x256x256 is not among the sweep's sizes"),
+])
+def test_sweeps_are_checked_like_single_runs(points, needle):
+    with pytest.raises(UsageError) as exc:
+        store.parse(sweep(points))
+    assert needle in str(exc.value)

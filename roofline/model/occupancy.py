@@ -21,6 +21,9 @@ occupancy = active warps / max warps per SM.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from annotated_types import Ge, Le
 
 from ..errors import UsageError
 from .arch import ArchLimits
@@ -47,8 +50,8 @@ class Occupancy:
     active_blocks_per_sm: int
     active_warps_per_sm: int
     max_warps_per_sm: int
-    occupancy: float
-    limiters: list[str]
+    occupancy: Annotated[float, Ge(0), Le(1)]
+    limiters: list[Literal["registers", "shared_memory", "warps", "blocks"]]
     block_limits: dict[str, int]
     registers_per_block: int
     smem_per_block_bytes: int

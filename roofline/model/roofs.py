@@ -67,11 +67,6 @@ class Roof:
     value: float
     measured: bool
 
-    @property
-    def compute(self) -> bool:
-        """True for a compute roof (GFLOP/s), False for a memory roof (GB/s)."""
-        return self.level == COMPUTE
-
 
 @dataclass(frozen=True)
 class Roofs:

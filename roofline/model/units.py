@@ -55,5 +55,4 @@ Amount = Annotated[float, Gt(0), Le(1e24)]              # a positive count: FLOP
 Count = Annotated[float, Ge(0), Le(1e24)]               # a counter that may be zero
 Rate = Annotated[float, Ge(1e-6), Le(1e7)]              # GFLOP/s or GB/s: 1e3 FLOP/s .. 1e16 FLOP/s
 Millis = Annotated[float, Gt(0), Le(1e9)]               # a duration in ms
-Fraction = Annotated[float, Ge(0), Le(1)]               # 0..1
 Size = Annotated[int, Ge(1), Le(2**31)]                 # a matrix dimension

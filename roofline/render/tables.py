@@ -111,6 +111,25 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     return _fit(title, ("kernel", "left"), columns, rows, width, styles)
 
 
+def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
+    """GFLOP/s of every kernel at every size of a sweep (a column per size), cuBLAS last; '-'
+    where a kernel failed or was not run at that size."""
+    points = sorted(doc.sweep or [], key=lambda p: p.problem.problem.flops)
+    names = list(dict.fromkeys(k.name for p in points for k in p.kernels))
+    columns = [(p.problem.problem.text() if not p.problem.problem.square else str(p.problem.m), "right")
+               for p in points]
+    rows = []
+    for name in names:
+        cells = []
+        for p in points:
+            k = next((k for k in p.kernels if k.name == name), None)
+            cells.append(f"{k.gflops:,.0f}" if k is not None and k.timed else "-")
+        rows.append([name] + cells)
+    rows.append(["cublas"] + [f"{p.reference.gflops:,.0f}" for p in points])
+    styles = [None] * len(names) + ["bold"]
+    return _fit(f"GFLOP/s by size (M = N = K) on {doc.device.name}", ("kernel", "left"), columns, rows, width, styles)
+
+
 def verdict_lines(doc: Results) -> list[str]:
     """One sentence per timed kernel: the binding ceiling, the distance to it, occupancy."""
     return [verdict_sentence(k.name, doc.verdict(k), k.occupancy) for k in doc.kernels if k.timed]

@@ -9,7 +9,6 @@ from ..model.occupancy import Occupancy
 from ..model.roofs import Verdict
 
 SHORT_LIMITER = {"registers": "regs", "shared_memory": "smem", "warps": "warps", "blocks": "blocks"}
-LEVEL_BASIS = {"FP32": "FP32", "DRAM": "DRAM", "SMEM": "SMEM", "L1": "L1"}
 
 
 def percent(fraction: float, decimals: int = 1) -> str:
@@ -68,8 +67,9 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     b = v.binding
     times = v.times_floor
     if times >= 1:
-        where = f"{times:.2f}x its floor of {b.floor_ms:.3f} ms ({100 / times:.0f} % of that ceiling)"
-    else:
-        where = (f"{1 / times:.2f}x faster than that floor ({b.floor_ms:.3f} ms) allows: the hardware "
-                 f"moved fewer bytes than counted (caches, broadcasts)")
-    return f"{name}: {b.level}-bound ({_basis(v)}); {where}; {occupancy_phrase(occ)}"
+        return (f"{name}: {b.level}-bound ({_basis(v)}); {times:.2f}x its floor of {b.floor_ms:.3f} ms "
+                f"({100 / times:.0f} % of that ceiling); {occupancy_phrase(occ)}")
+    counted = "counted" if b.counted else "the model counts"
+    return (f"{name}: ran {1 / times:.2f}x faster than its highest floor, {b.level} ({_basis(v)}, "
+            f"{b.floor_ms:.3f} ms): the hardware moved fewer bytes than {counted} (caches, broadcasts); "
+            f"{occupancy_phrase(occ)}")

@@ -21,16 +21,24 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..errors import UsageError
+from ..ladder.families import REFERENCE
 from ..measure.timing import Timing
+from ..model.arch import limits_for_cc, parse_arch
 from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy
 from ..model.problem import Problem
 from ..model.roofs import Verdict, verdict
 from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size
+from ..model.units import gflops as gflops_of
+from ..model.verify import TOLERANCE
 
 SCHEMA = 2
-PLAUSIBLE_OVER_PEAK = 1.5  # a rate above this many times the device's best compute roof is impossible
+PLAUSIBLE_OVER_PEAK = 1.1  # a rate above this many times the device's theoretical peak is impossible
+AGREE = 1e-3  # relative tolerance between a stored figure and what the others give (files round nothing)
+Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
+TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant"]
 
 
 class _Model(BaseModel):
@@ -44,7 +52,7 @@ class ProblemRecord(_Model):
     m: Size
     n: Size
     k: Size
-    dtype: str = "float32"
+    dtype: Literal["float32"] = "float32"
     alpha: float = 1.0
     beta: float = 0.0
     layout: str = "row-major"
@@ -60,7 +68,7 @@ class Reference(_Model):
 
     name: str = "cublas"
     via: str = "cupy.matmul"
-    tf32: bool = False
+    tf32: Literal[False] = False  # the reference is full FP32
     gflops: Rate
     time_ms: Millis
     timing: Timing | None = None
@@ -72,11 +80,11 @@ class KernelRecord(_Model):
     occupancy; null when it did not compile), verified (against cuBLAS), timed (null unless
     verified and timed). `error` says why a kernel stopped short."""
 
-    name: Annotated[str, Field(min_length=1)]
+    name: Name
     summary: str = ""
     template: str = ""
     params: dict[str, int] = {}
-    tile_source: str = "ladder"
+    tile_source: TileSource = "ladder"
     threads_per_block: Annotated[int, Field(ge=1, le=1024)]
     dynamic_smem_bytes: Annotated[int, Field(ge=0)] = 0
     registers: Annotated[int, Field(ge=1, le=255)] | None
@@ -90,7 +98,7 @@ class KernelRecord(_Model):
     error: str | None = None
     gflops: Rate | None
     time_ms: Millis | None
-    pct_of_reference: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None
+    pct_of_reference: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     timing: Timing | None = None
     sm_clock_mhz_before_after: list[int | None] = []
     model: ModelFigures
@@ -119,7 +127,7 @@ class SweepReference(_Model):
 class SweepKernel(_Model):
     """One kernel at one size of a sweep."""
 
-    name: Annotated[str, Field(min_length=1)]
+    name: Name
     gflops: Rate | None
     time_ms: Millis | None = None
     verified: bool
@@ -136,7 +144,7 @@ class SweepPoint(_Model):
 
     problem: ProblemRecord
     reference: SweepReference
-    kernels: list[SweepKernel]
+    kernels: Annotated[list[SweepKernel], Field(min_length=1)]
 
 
 class TuneSummary(_Model):
@@ -169,30 +177,25 @@ class Results(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Results":
+        dev, ref = self.device, self.reference
+        _check_device(dev)
+        peak = dev.peak_fp32_gflops
         flops = self.problem.problem.flops
-        ceiling = PLAUSIBLE_OVER_PEAK * max(self.device.peak_fp32_gflops, self.device.measured_fp32_gflops or 0)
-        _plausible("reference.gflops", self.reference.gflops, ceiling, self.device.peak_fp32_gflops)
+        _rate("reference", ref.gflops, ref.time_ms, flops, peak)
         seen = set()
         for i, k in enumerate(self.kernels):
-            if k.name in seen:
-                raise ValueError(f"kernels[{i}].name: kernel {k.name!r} appears twice")
+            where = f"kernels[{i}]"
+            if k.name in seen or k.name == REFERENCE:
+                raise ValueError(f"{where}.name: {k.name!r} " + ("appears twice" if k.name in seen
+                                                                   else "is the reference's name"))
             seen.add(k.name)
-            if abs(k.model.flops - flops) > 1e-9 * flops:
-                raise ValueError(f"kernels[{i}].model.flops: {k.model.flops:g}, but the problem's 2*M*N*K "
-                                 f"is {flops:g}")
+            _check_kernel(where, k, flops)
             if k.timed:
-                _plausible(f"kernels[{i}].gflops", k.gflops, ceiling, self.device.peak_fp32_gflops)
-        sizes = set()
-        for i, point in enumerate(self.sweep or []):
-            p = point.problem
-            if (p.m, p.n, p.k) in sizes:
-                raise ValueError(f"sweep[{i}].problem: {p.problem.text()} appears twice in the sweep")
-            sizes.add((p.m, p.n, p.k))
-            for j, k in enumerate(point.kernels):
-                if k.timed:
-                    _plausible(f"sweep[{i}].kernels[{j}].gflops", k.gflops, ceiling, self.device.peak_fp32_gflops)
+                _rate(where, k.gflops, k.time_ms, flops, peak)
+                if k.pct_of_reference is not None:
+                    _agree(f"{where}.pct_of_reference", k.pct_of_reference, 100 * ref.time_ms / k.time_ms)
+        _check_sweep(self.sweep or [], self.problem.problem, peak)
         return self
-
 
     def verdict(self, k: KernelRecord) -> Verdict:
         """The hierarchical reading of kernel `k`: FP32 and every memory level with bytes, against
@@ -205,11 +208,75 @@ class Results(_Model):
         return verdict(k.model, self.device.roofs, k.time_ms, measured=False, levels=("DRAM",))
 
 
-def _plausible(where: str, gflops: float, ceiling: float, peak: float) -> None:
-    if gflops > ceiling:
-        shown = f"{peak:,.0f}" if peak >= 100 else f"{peak:.3g}"
-        raise ValueError(f"{where}: {gflops:,.0f} GFLOP/s is {gflops / peak:,.3g}x the device's FP32 peak of "
-                         f"{shown} GFLOP/s, which no kernel can reach; the file looks corrupt")
+def _shown(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _agree(where: str, stored: float, derived: float) -> None:
+    """A stored figure must equal what the file's other figures give (to AGREE, relative)."""
+    if abs(stored - derived) > AGREE * abs(derived):
+        raise ValueError(f"{where}: {_shown(stored)} disagrees with the {_shown(derived)} the file's other figures "
+                         "give; the file looks hand-edited or corrupt")
+
+
+def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: float) -> None:
+    """A measured rate: no faster than the device allows, and equal to FLOPs over its time."""
+    if gflops > PLAUSIBLE_OVER_PEAK * peak:
+        raise ValueError(f"{where}.gflops: {gflops:,.0f} GFLOP/s is {gflops / peak:,.3g}x the device's FP32 peak "
+                         f"of {_shown(peak)} GFLOP/s, which no kernel can reach; the file looks corrupt")
+    if time_ms is not None:
+        _agree(f"{where}.gflops", gflops, gflops_of(flops, time_ms))
+
+
+def _check_device(dev: DeviceSpec) -> None:
+    try:
+        limits_for_cc(dev.compute_capability)
+    except (UsageError, ValueError):
+        raise ValueError(f"device.compute_capability: {dev.compute_capability!r} is not a compute capability "
+                         "like '9.0' that roofline knows") from None
+    for key, measured, peak in (("measured_fp32_gflops", dev.measured_fp32_gflops, dev.peak_fp32_gflops),
+                                ("measured_dram_gbps", dev.measured_dram_gbps, dev.peak_dram_gbps)):
+        if measured is not None and measured > PLAUSIBLE_OVER_PEAK * peak:
+            raise ValueError(f"device.{key}: {_shown(measured)} is above the theoretical peak of {_shown(peak)}, "
+                             "which nothing sustains; the file looks corrupt")
+
+
+def _check_kernel(where: str, k: KernelRecord, flops: int) -> None:
+    m = k.model
+    if abs(m.flops - flops) > 1e-9 * flops:
+        raise ValueError(f"{where}.model.flops: {m.flops:g}, but the problem's 2*M*N*K is {flops:g}")
+    _agree(f"{where}.model.arithmetic_intensity", m.arithmetic_intensity, m.flops / m.gmem_bytes)
+    occ = k.occupancy
+    if occ is not None:
+        try:
+            parse_arch(occ.arch)
+        except UsageError:
+            raise ValueError(f"{where}.occupancy.arch: {occ.arch!r} is not a target roofline knows") from None
+        for key, value in (("registers_per_thread", k.registers), ("threads_per_block", k.threads_per_block)):
+            if value is not None and getattr(occ, key) != value:
+                raise ValueError(f"{where}.occupancy.{key}: {getattr(occ, key)}, but the kernel's is {value}")
+    if k.verified and ((k.rel_error is not None and k.rel_error > TOLERANCE) or k.nan_or_unwritten_elements):
+        raise ValueError(f"{where}.verified: true, but its relative error {k.rel_error} or "
+                         f"{k.nan_or_unwritten_elements} NaN elements fail the check (limit {TOLERANCE:g})")
+
+
+def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float) -> None:
+    sizes = set()
+    for i, point in enumerate(sweep):
+        p = point.problem.problem
+        if p in sizes:
+            raise ValueError(f"sweep[{i}].problem: {p.text()} appears twice in the sweep")
+        sizes.add(p)
+        _rate(f"sweep[{i}].reference", point.reference.gflops, point.reference.time_ms, p.flops, peak)
+        names = set()
+        for j, k in enumerate(point.kernels):
+            if k.name in names:
+                raise ValueError(f"sweep[{i}].kernels[{j}].name: {k.name!r} appears twice at this size")
+            names.add(k.name)
+            if k.timed:
+                _rate(f"sweep[{i}].kernels[{j}]", k.gflops, k.time_ms, p.flops, peak)
+    if sweep and problem not in sizes:
+        raise ValueError(f"problem: {problem.text()} is not among the sweep's sizes")
 
 
 def json_schema() -> dict:

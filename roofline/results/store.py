@@ -108,6 +108,8 @@ def load(path: Path) -> Results:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not a roofline results file (nested too deeply to read)") from None
     return parse(doc, str(path))
 
 
@@ -146,11 +148,15 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
                          "give it alone to --results")
     kernels = {}
     for doc, src in zip(docs, sources):
-        for key in ("name", "peak_fp32_gflops", "peak_dram_gbps"):
+        for key in ("name", "peak_fp32_gflops", "peak_dram_gbps", "measured_fp32_gflops", "measured_dram_gbps"):
             if getattr(doc.device, key) != getattr(first.device, key):
-                raise UsageError(f"{src}: device {key} differs from {sources[0]}'s; one chart shows one device")
+                raise UsageError(f"{src}: device {key} differs from {sources[0]}'s; one chart shows one device "
+                                 "and one set of ceilings")
         if doc.problem.problem != first.problem.problem:
             raise UsageError(f"{src}: problem size differs from {sources[0]}'s; one chart shows one size")
+        if doc.reference.gflops != first.reference.gflops:
+            raise UsageError(f"{src}: its cuBLAS reference ({doc.reference.gflops:,.0f} GFLOP/s) differs from "
+                             f"{sources[0]}'s ({first.reference.gflops:,.0f}); merge runs of one session only")
         for k in doc.kernels:
             if k.name in kernels and notes is not None:
                 notes.append(f"{k.name} is in more than one results file; drawn from {src}, the last")
