@@ -9,6 +9,7 @@ failure (no GPU for `run`, a compile error, a kernel failing verification).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -75,8 +76,6 @@ def _console(err: bool = False):
     """A rich console that reads nothing in the text as markup (names come from files). Its width
     is COLUMNS where that is a usable width (40 or more), else the terminal's, else (pipes, logs,
     CI) 200 columns."""
-    import os
-
     from rich.console import Console
 
     stream = sys.stderr if err else sys.stdout
@@ -137,7 +136,13 @@ class _Bar(Progress):
 
 
 def _print_results(doc, list_failures: bool = False) -> None:
-    from roofline.render.tables import below_floor_note, counters_tables, run_tables, sweep_tables, verdict_lines
+    from roofline.render.tables import (
+        below_floor_note,
+        counters_tables,
+        run_tables,
+        sweep_tables,
+        verdict_lines,
+    )
 
     console = _console()
     if doc.sweep:

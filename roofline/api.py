@@ -20,7 +20,7 @@ from .model.arch import ArchLimits
 from .model.device import DeviceSpec, from_preset, named_limits
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.problem import Problem
-from .model.roofs import verdict
+from .model.roofs import Verdict, plain_verdict
 from .model.traffic import ModelFigures
 from .render import chart, occupancy_chart, roofline_chart, sweep_chart
 from .results import convert, store
@@ -207,6 +207,7 @@ class KernelRow:
 
     spec: KernelSpec
     figures: ModelFigures
+    floors: Verdict | None = None
     resources: KernelResources | None = None
     dynamic_smem_bytes: int = 0
     occupancy: Occupancy | None = None
@@ -238,8 +239,8 @@ class KernelListing:
                 if getattr(r, key):
                     row[key] = getattr(r, key)
             row["model"] = asdict(r.figures)
-            if self.device is not None:
-                v = verdict(r.figures, self.device.roofs, measured=False, levels=("DRAM",))
+            if r.floors is not None:
+                v = r.floors
                 row["floors"] = {"memory_floor_ms": v.floor("DRAM").floor_ms,
                                  "compute_floor_ms": v.floor("FP32").floor_ms,
                                  "binding": "memory" if v.binding.level == "DRAM" else "compute"}
@@ -273,23 +274,24 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     rows = []
     for spec in families.select(None, autotuned):
         figures = spec.model.figures(problem)
+        floors = plain_verdict(figures, preset.roofs) if preset else None
         if limits is None:
-            rows.append(KernelRow(spec, figures))
+            rows.append(KernelRow(spec, figures, floors))
         elif not spec.family.runs_on(limits.compute_capability):
-            rows.append(KernelRow(spec, figures, unavailable=spec.family.unavailable_reason(limits.arch)))
+            rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(limits.arch)))
         else:
-            rows.append(_compiled_row(spec, figures, limits))
+            rows.append(_compiled_row(spec, figures, floors, limits))
     return KernelListing(size, limits.arch if limits else None, preset, rows)
 
 
-def _compiled_row(spec: KernelSpec, figures: ModelFigures, limits: ArchLimits) -> KernelRow:
+def _compiled_row(spec: KernelSpec, figures: ModelFigures, floors: Verdict | None, limits: ArchLimits) -> KernelRow:
     try:
         res = offline.compile_for(spec, limits.arch)
         dynamic = offline.dynamic_smem_bytes(spec, limits.arch)
     except RunError as exc:
-        return KernelRow(spec, figures, error=str(exc))
+        return KernelRow(spec, figures, floors, error=str(exc))
     occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes, dynamic)
-    return KernelRow(spec, figures, res, dynamic, occ)
+    return KernelRow(spec, figures, floors, res, dynamic, occ)
 
 
 def schema() -> dict:

@@ -190,3 +190,9 @@ def verdict(figures: ModelFigures, roofs: Roofs, time_ms: float | None = None,
             b = by_level[level]
             floors.append(Floor(level, ms_at(b.nbytes, roof.value), roof, b.counted))
     return Verdict(tuple(floors), time_ms)
+
+
+def plain_verdict(figures: ModelFigures, roofs: Roofs, time_ms: float | None = None) -> Verdict:
+    """The two-roof reading: the model's GMEM bytes against the theoretical DRAM bandwidth, the
+    FLOPs against the theoretical FP32 rate (the `bound x` column and the kernels listing)."""
+    return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",))

@@ -15,7 +15,6 @@ from rich.table import Table
 from ..measure.timing import NOISY_SPREAD
 from ..model.device import DeviceSpec
 from ..model.occupancy import RESOURCES, Occupancy
-from ..model.roofs import verdict
 from ..results.schema import KernelRecord, Results
 from .text import bound_cell, figure, occupancy_cell, percent, plural, verdict_sentence
 
@@ -198,8 +197,8 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
         smem_acc = mo.smem_accesses_per_result
         row += [figure(mo.gmem_accesses_per_result), figure(smem_acc) if smem_acc is not None else "-",
                 figure(mo.gmem_bytes / 1e9), figure(mo.arithmetic_intensity)]
-        if listing.device:
-            v = verdict(mo, listing.device.roofs, measured=False, levels=("DRAM",))
+        if r.floors is not None:
+            v = r.floors
             row += [figure(v.floor("DRAM").floor_ms), figure(v.floor("FP32").floor_ms),
                     "memory" if v.binding.level == "DRAM" else "compute"]
         rows.append(row)

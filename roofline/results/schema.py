@@ -28,7 +28,7 @@ from ..model.arch import limits_for_cc, parse_arch
 from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy
 from ..model.problem import Problem
-from ..model.roofs import Verdict, verdict
+from ..model.roofs import Verdict, plain_verdict, verdict
 from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size
 from ..model.units import gflops as gflops_of
@@ -205,7 +205,7 @@ class Results(_Model):
     def floors(self, k: KernelRecord) -> Verdict:
         """The plain two-roof reading of kernel `k`: model GMEM bytes against the peak DRAM
         bandwidth, FLOPs against the peak FP32 rate."""
-        return verdict(k.model, self.device.roofs, k.time_ms, measured=False, levels=("DRAM",))
+        return plain_verdict(k.model, self.device.roofs, k.time_ms)
 
 
 def _shown(x: float) -> str:
