@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import RunError
 from ..ladder.families import KernelSpec
@@ -100,13 +101,13 @@ def compile_for(spec: KernelSpec, arch: str) -> KernelResources:
     fails (a tile the kernel's static_asserts reject, or a target this NVRTC does not support)."""
     nvrtc_version()
     text = source(spec.family.source_file)
-    log = _compile(spec, arch, text, spec.name_expression)[0]
+    log = _compile(spec.family.source_file, spec.name_expression, arch, text, spec.name_expression)[0]
     if _USED.search(log) is None:
         # NVRTC 13 keeps compiled code in the CUDA compute cache (~/.nv/ComputeCache) and a cache
         # hit skips ptxas, whose report is then missing. An unused global variable with a fresh
         # name changes the PTX, so ptxas runs again; the kernel's own resources are unaffected.
         nonce = f"\n__device__ int roofline_resources_probe_{uuid.uuid4().hex};\n"
-        log = _compile(spec, arch, text + nonce, spec.name_expression)[0]
+        log = _compile(spec.family.source_file, spec.name_expression, arch, text + nonce, spec.name_expression)[0]
     try:
         return parse_ptxas_log(log)
     except RunError:
@@ -118,23 +119,31 @@ def compile_for(spec: KernelSpec, arch: str) -> KernelResources:
 def dynamic_smem_bytes(spec: KernelSpec, arch: str = "sm_80") -> int:
     """The dynamic shared memory `spec` is launched with, in bytes, as its kernel file computes it
     (0 for a kernel that takes none). Raises RunError when the expression does not compile."""
-    expression = spec.smem_expression
-    if expression is None:
+    if spec.smem_expression is None:
         return 0
+    return _probe_smem(spec.family.source_file, spec.name_expression, spec.smem_expression, arch)
+
+
+@lru_cache(maxsize=None)
+def _probe_smem(file_name: str, label: str, expression: str, arch: str) -> int:
+    """`dynamic_smem_bytes`, compiled once per kernel, tile and target in a process (a size sweep
+    launches the same kernels at every size)."""
     nvrtc_version()
-    probe = f"roofline_smem_probe<{expression}>"
-    lowered = _compile(spec, arch, source(spec.family.source_file) + _PROBE, probe, ptxas=False)[1]
+    lowered = _compile(file_name, label, arch, source(file_name) + _PROBE, f"roofline_smem_probe<{expression}>",
+                       ptxas=False)[1]
     match = _LOWERED_INT.search(lowered)
     if match is None:
-        raise RunError(f"{spec.name}: cannot read its dynamic shared memory from {lowered!r}")
+        raise RunError(f"{label}: cannot read its dynamic shared memory from {lowered!r}")
     return int(match.group(1))
 
 
-def _compile(spec: KernelSpec, arch: str, text: str, expression: str, ptxas: bool = True) -> tuple[str, str]:
-    """Compile `text` for `arch` with `expression` instantiated; returns (program log, lowered name)."""
+def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
+             ptxas: bool = True) -> tuple[str, str]:
+    """Compile `text` (named `file_name` in messages) for `arch` with `expression` instantiated;
+    returns (program log, lowered name). Failures are RunErrors that start with `label`."""
     from cupy_backends.cuda.libs import nvrtc
 
-    prog = nvrtc.createProgram(text, spec.family.source_file, [], [])
+    prog = nvrtc.createProgram(text, file_name, [], [])
     try:
         nvrtc.addNameExpression(prog, expression)
         options = [f"-arch={arch}", "-std=c++17"] + (["-Xptxas", "-v"] if ptxas else [])
@@ -145,7 +154,7 @@ def _compile(spec: KernelSpec, arch: str, text: str, expression: str, ptxas: boo
             first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log.strip().splitlines()[0])
             if "gpu-architecture" in log:
                 raise _unsupported(arch) from None
-            raise RunError(f"{spec.name_expression} does not compile for {arch}: {first.strip()}") from None
+            raise RunError(f"{label} does not compile for {arch}: {first.strip()}") from None
         return nvrtc.getProgramLog(prog), nvrtc.getLoweredName(prog, expression)
     finally:
         nvrtc.destroyProgram(prog)
