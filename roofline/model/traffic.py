@@ -18,7 +18,7 @@ These are the counts of seed lesson 000 ("2D register tiling"), which at M = N =
 
 What the GMEM count means: requests that leave the SM for the memory system. On a GPU with a
 large L2 those are mostly served by L2, not DRAM: on the H200 the 128x128 kernel at 4096 moved
-4.05 GB through L2 and 0.40 GB from DRAM against the model's 4.29 GB (Nsight Compute,
+4.38 GB through L2 and 0.40 GB from DRAM against the model's 4.29 GB (Nsight Compute,
 plots/results-h200.json). Drawn against the DRAM roof it is an upper bound on the DRAM traffic.
 """
 
