@@ -149,7 +149,7 @@ def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = N
     """Run the reference and each kernel of `specs` on GPU 0 for `problem`.
 
     `device` is what `preflight` returned (it is called here when None). `progress` hears one
-    step for the reference and three per kernel. With `timed=False` kernels are only compiled
+    step for the reference and up to three per kernel (fewer for one that stops short). With `timed=False` kernels are only compiled
     and verified (the reference gets a single timed launch). Raises what `preflight` raises. A
     kernel that fails to compile, verify or launch does not raise: its `KernelRun` says why.
     """
@@ -180,14 +180,12 @@ def _run_one(spec: KernelSpec, problem: Problem, device: DeviceSpec, buffers, pr
     import cupy
 
     a, b, c, c_ref = buffers
-    base = KernelRun(spec=spec, figures=spec.model.figures(problem))
+    figures = spec.model.figures(problem)
     progress.step(f"{spec.name}: compiling")
     try:
         kernel, compiled = _compile(spec, device)
     except RunError as exc:
-        progress.step(f"{spec.name}: not compiled")
-        progress.step(f"{spec.name}: not timed")
-        return KernelRun(spec=spec, figures=base.figures, error=str(exc))
+        return KernelRun(spec, figures, error=str(exc))
     grid = spec.grid(problem)
     args = kernel_args(problem, a, b, c)
     progress.step(f"{spec.name}: verifying against cuBLAS")
@@ -197,14 +195,13 @@ def _run_one(spec: KernelSpec, problem: Problem, device: DeviceSpec, buffers, pr
         cupy.cuda.get_current_stream().synchronize()
         check = verify(c, c_ref, cupy)
         if not check.passed:
-            progress.step(f"{spec.name}: not timed")
-            return KernelRun(spec, base.figures, compiled, check,
+            return KernelRun(spec, figures, compiled, check,
                              error=f"{spec.name}: failed verification: {check.reason}")
         progress.step(f"{spec.name}: timing")
         if not timed:
-            return KernelRun(spec, base.figures, compiled, check)
+            return KernelRun(spec, figures, compiled, check)
         before = current_sm_clock_mhz()
         timing = time_gpu(lambda: kernel.launch(grid, args))
-        return KernelRun(spec, base.figures, compiled, check, timing, (before, current_sm_clock_mhz()))
+        return KernelRun(spec, figures, compiled, check, timing, (before, current_sm_clock_mhz()))
     except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
-        return KernelRun(spec, base.figures, compiled, error=f"{spec.name}: CUDA error: {exc}")
+        return KernelRun(spec, figures, compiled, error=f"{spec.name}: CUDA error: {exc}")

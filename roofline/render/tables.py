@@ -12,7 +12,6 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from ..measure.timing import NOISY_SPREAD
 from ..model.device import DeviceSpec
 from ..model.occupancy import RESOURCES, Occupancy
 from ..results.schema import KernelRecord, Results
@@ -70,8 +69,7 @@ def _check(k: KernelRecord) -> str:
 def _spread(k: KernelRecord) -> str:
     if k.timing is None:
         return ""
-    s = k.timing.spread
-    return f"{100 * s:.1f}%" + ("(!)" if s > NOISY_SPREAD else "")
+    return f"{100 * k.timing.spread:.1f}%" + ("(!)" if k.timing.noisy else "")
 
 
 def run_tables(doc: Results, width: int = 200) -> list[Table]:
