@@ -116,6 +116,28 @@ def _sizes(text: str) -> list[Problem]:
     return [Problem(s, s, s).validate() for s in sizes]
 
 
+_LAUNCH_HELP = {
+    "entry": "Your kernel's __global__ function, or a template expression like my_sgemm<64,8>.",
+    "block": "Threads per block: T, or X,Y or X,Y,Z.",
+    "grid": "Blocks per dimension from M, N, K, e.g. 'cdiv(N,64),cdiv(M,64)' (cdiv, + - * //, integers).",
+    "dynamic-smem": "Dynamic shared memory per block, bytes (default 0).",
+    "tile": "Block tile BMxBNxBK, for the traffic model (without it: no model).",
+    "thread-tile": "Thread tile TMxTN, for the model's shared-memory level.",
+    "name": "Your kernel's name in tables and charts (default: the file's name).",
+}
+
+
+def _user_kernels(sources: Optional[list[Path]], flags: dict) -> list:
+    """The user kernels of --source, launch flags applied (they need exactly one --source)."""
+    given = [f"--{k}" for k, v in flags.items() if v is not None]
+    if given and not sources:
+        raise UsageError(f"{given[0]} describes your kernel's launch; give the file too: --source FILE.cu")
+    if given and len(sources) > 1:
+        raise UsageError(f"{given[0]} applies to one --source; with several files, declare each launch in its "
+                         "file's header ('// roofline entry: ...')")
+    return api.user_kernels(sources or [], flags)
+
+
 class _Bar(Progress):
     """A transient rich progress bar on stderr; stages add their steps as they start."""
 
@@ -183,19 +205,44 @@ def run(
                                                  help="Run autotuned at this tile instead of this GPU's tuned one."),
     out: Path = typer.Option(api.DEFAULT_RESULTS, "--out", metavar="PATH", help="Results file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the tables."),
+    source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
+                                                help="Your own kernel (repeatable); alone, or beside the ladder "
+                                                     "with --all or --kernel."),
+    entry: Optional[str] = typer.Option(None, "--entry", metavar="NAME", help=_LAUNCH_HELP["entry"]),
+    block: Optional[str] = typer.Option(None, "--block", metavar="T|X,Y[,Z]", help=_LAUNCH_HELP["block"]),
+    grid: Optional[str] = typer.Option(None, "--grid", metavar="EXPR", help=_LAUNCH_HELP["grid"]),
+    dynamic_smem: Optional[str] = typer.Option(None, "--dynamic-smem", metavar="BYTES",
+                                               help=_LAUNCH_HELP["dynamic-smem"]),
+    tile: Optional[str] = typer.Option(None, "--tile", metavar="BMxBNxBK", help=_LAUNCH_HELP["tile"]),
+    thread_tile: Optional[str] = typer.Option(None, "--thread-tile", metavar="TMxTN",
+                                              help=_LAUNCH_HELP["thread-tile"]),
+    name: Optional[str] = typer.Option(None, "--name", metavar="NAME", help=_LAUNCH_HELP["name"]),
+    no_ragged: bool = typer.Option(False, "--no-ragged",
+                                   help="Skip the check of your kernel at a ragged shape (511x383x255)."),
+    timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", metavar="SECONDS",
+                                  help="Stop a launch of your kernel that runs longer."),
+    device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID",
+                                         help="The GPU: index as nvidia-smi counts, or PCI bus id (default 0)."),
 ):
-    """Compile, verify against cuBLAS and time the SGEMM ladder on this machine's GPU, with its
-    DRAM and FP32 ceilings measured once (cached); with --profile, read hardware counters per
-    kernel. The results file records where each kernel's tile came from."""
+    """Compile, verify against cuBLAS and time the SGEMM ladder (and your own kernels, each in a
+    process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
+    (cached); with --profile, read hardware counters per kernel. The results file records where
+    each kernel's tile came from and which GPU ran."""
     if all_kernels and kernel:
         raise UsageError("give --all or --kernel NAME, not both")
     if sizes is not None and any(v is not None for v in (size, m, n, k)):
         raise UsageError("give --sizes or --size/--m/--n/--k, not both")
     problems = _sizes(sizes) if sizes is not None else [_problem(size, m, n, k)]
+    users = _user_kernels(source, dict(entry=entry, block=block, grid=grid, tile=tile, name=name,
+                                       **{"dynamic-smem": dynamic_smem, "thread-tile": thread_tile}))
+    if no_ragged and not users:
+        raise UsageError("--no-ragged applies to your own kernels (--source FILE.cu)")
     bar = _Bar()
     with bar.bar:
         report = api.run(problems, out, kernel, sweep=sizes is not None, profile=profile, refresh=refresh,
-                         autotuned_tile=autotuned_tile, progress=bar)
+                         autotuned_tile=autotuned_tile, progress=bar, sources=users,
+                         ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
+                         ragged=not no_ragged, gpu=device)
     if as_json:
         from roofline.results.store import dump
 
@@ -273,7 +320,7 @@ def plot(
 def show(
     results_paths: Optional[list[Path]] = typer.Option(None, "--results", metavar="PATH",
                                                        help=f"Results file(s) (default {api.DEFAULT_RESULTS})."),
-    as_json: bool = typer.Option(False, "--json", help="Print the (merged, schema 2) document instead."),
+    as_json: bool = typer.Option(False, "--json", help="Print the (merged, schema 3) document instead."),
 ):
     """Print the run table, the counters table and one verdict per kernel from recorded results
     (no GPU needed); files of schema 1 are read too."""
@@ -354,11 +401,27 @@ def kernels(
     autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
                                                  help="List autotuned at this tile."),
     as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+    source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
+                                                help="List your own kernel (repeatable) instead of the ladder."),
+    entry: Optional[str] = typer.Option(None, "--entry", metavar="NAME", help=_LAUNCH_HELP["entry"]),
+    block: Optional[str] = typer.Option(None, "--block", metavar="T|X,Y[,Z]", help=_LAUNCH_HELP["block"]),
+    grid: Optional[str] = typer.Option(None, "--grid", metavar="EXPR", help=_LAUNCH_HELP["grid"]),
+    dynamic_smem: Optional[str] = typer.Option(None, "--dynamic-smem", metavar="BYTES",
+                                               help=_LAUNCH_HELP["dynamic-smem"]),
+    tile: Optional[str] = typer.Option(None, "--tile", metavar="BMxBNxBK", help=_LAUNCH_HELP["tile"]),
+    thread_tile: Optional[str] = typer.Option(None, "--thread-tile", metavar="TMxTN",
+                                              help=_LAUNCH_HELP["thread-tile"]),
+    name: Optional[str] = typer.Option(None, "--name", metavar="NAME", help=_LAUNCH_HELP["name"]),
 ):
-    """The SGEMM ladder: traffic model and, for a target, registers, local and shared memory and
-    occupancy, compiled offline through NVRTC (no GPU needed)."""
+    """The SGEMM ladder (or, with --source, your own kernels): traffic model and, for a target,
+    registers, local (spill) and shared memory and occupancy, compiled offline through NVRTC (no
+    GPU needed)."""
     _problem(size, None, None, None)
-    listing = api.kernels(size, gpu, arch, model_only, autotuned_tile)
+    users = _user_kernels(source, dict(entry=entry, block=block, grid=grid, tile=tile, name=name,
+                                       **{"dynamic-smem": dynamic_smem, "thread-tile": thread_tile}))
+    if users and autotuned_tile is not None:
+        raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply with --source")
+    listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users)
     if as_json:
         _print_json(listing.to_json())
     else:
@@ -382,9 +445,44 @@ def kernels(
         raise typer.Exit(1)
 
 
+@app.command(short_help="Write a starter kernel of your own, ready to run.")
+def new(
+    path: Path = typer.Argument(..., metavar="KERNEL.cu", help="The file to write."),
+    force: bool = typer.Option(False, "--force", help="Replace the file if it exists."),
+):
+    """Write a commented, correct but slow SGEMM kernel with the calling convention roofline runs
+    and its launch declared in the header, ready to be improved and run with --source."""
+    written = api.new(path, force)
+    typer.echo(f"wrote {written}; run it beside the ladder with: roofline run --source {written} --all")
+
+
+@app.command(short_help="Compare two results files, kernel by kernel.")
+def compare(
+    before: Path = typer.Argument(..., metavar="BEFORE.json", help="The earlier results file."),
+    after: Path = typer.Argument(..., metavar="AFTER.json", help="The later results file."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Also draw the speedup chart (.png/.svg/.pdf)."),
+    force: bool = typer.Option(False, "--force", help="Compare files of different problem sizes too."),
+):
+    """Per kernel in both files: the speedup, the change in registers, occupancy and binding roof,
+    and whether it moved toward its roof; across GPUs, which differences come from the device."""
+    from roofline.render.tables import compare_tables
+
+    result = api.compare(before, after, force, out)
+    console = _console()
+    for table in compare_tables(result, console.width):
+        console.print(table)
+    for line in result.device_notes:
+        console.print(f"note: {line}")
+    for path, names in ((before, result.only_before), (after, result.only_after)):
+        if names:
+            typer.echo(f"only in {path}: {', '.join(names)}")
+    if out is not None:
+        console.print(f"wrote {out}")
+
+
 @app.command(short_help="Print the JSON Schema of results files.")
 def schema():
-    """Print the JSON Schema of results files (schema 2), for other tools that read them."""
+    """Print the JSON Schema of results files (schema 3), for other tools that read them."""
     _print_json(api.schema())
 
 

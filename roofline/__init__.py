@@ -6,12 +6,22 @@ Layers, each a subpackage; imports run one way, from the top of this list down:
   render    tables, sentences and charts from typed data (text, tables, chart, *_chart)
   results   the results document as typed models: schema, convert (from a run), store (files)
   measure   needs a GPU, NVRTC or Nsight Compute: nvml, timing, offline, compile, runner,
-            ceilings, counters, tuning, progress
-  ladder    the SGEMM kernel families, their sources, and where the tunable tile comes from
-  model     pure: units, arch limits, occupancy, problem, traffic, roofs, presets, device, verify
+            isolated (a user's kernel in a process of its own), ceilings, counters, tuning, progress
+  ladder    the SGEMM kernel families, their sources, where the tunable tile comes from, and
+            the user's own kernels (user)
+  model     pure: units, arch limits, occupancy, problem, traffic, roofs, presets, device, verify,
+            launch (a user kernel's grid expression, block and tiles)
 
 and beside them `errors` (the two failures the command line maps to exit codes) and `files`
 (output paths checked up front, atomic writes, the per-user cache).
 """
 
+import os
+
 __version__ = "0.1.0"
+
+# NVRTC 13 keeps what it compiles in the CUDA compute cache (~/.nv/ComputeCache) and answers a
+# repeated compile from it without running ptxas, so without the register report that
+# `measure.offline` reads. It reads this variable once, when the library loads (setting it later
+# has no effect), so it is set here, before anything can load NVRTC; a user's own setting wins.
+os.environ.setdefault("CUDA_CACHE_DISABLE", "1")

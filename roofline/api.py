@@ -6,14 +6,16 @@ arguments, and what was chosen is recorded in what they return.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import files
 from .errors import RunError, UsageError
 from .ladder import families, tiles
 from .ladder.families import KernelSpec
-from .measure import ceilings, counters, nvml, offline, runner, tuning
+from .ladder.sources import source
+from .ladder.user import UserKernel, check_name, load
+from .measure import ceilings, counters, isolated, nvml, offline, runner, tuning
 from .measure.offline import KernelResources
 from .measure.progress import Progress
 from .model.arch import ArchLimits
@@ -22,13 +24,38 @@ from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.problem import Problem
 from .model.roofs import Verdict, plain_verdict
 from .model.traffic import ModelFigures
-from .render import chart, occupancy_chart, roofline_chart, sweep_chart
+from .render import chart, compare_chart, occupancy_chart, roofline_chart, sweep_chart
 from .results import convert, store
+from .results.compare import Comparison
+from .results.compare import compare as compare_results
 from .results.schema import Results, Skipped, json_schema
 
 DEFAULT_SIZE = 4096
 DEFAULT_RESULTS = store.DEFAULT_PATH
 DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
+DEFAULT_TIMEOUT_S = isolated.DEFAULT_TIMEOUT_S
+
+
+def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) -> list[UserKernel]:
+    """The user kernels in `paths`, each from its file's header with `flags` (keys as
+    `ladder.user.KEYS`, None for not given) overriding it. Raises UsageError (one line) for a
+    file that cannot be read or a launch description that does not parse."""
+    return [load(Path(p), flags) for p in paths]
+
+
+def new(path: Path, force: bool = False) -> Path:
+    """Write the starter kernel (kernels/starter.cu: a commented, correct, slow SGEMM with its
+    launch in the header) to `path`, atomically; it is named after the file. Raises UsageError
+    for a path that is not a .cu file, exists (unless `force`), or cannot be written."""
+    path = Path(path)
+    if path.suffix != ".cu":
+        raise UsageError(f"{path}: give the new kernel a .cu file name, e.g. mine.cu")
+    if path.exists() and not force:
+        raise UsageError(f"{path} already exists; choose another name or pass --force to replace it")
+    check_name(path.stem, str(path))
+    text = source("starter.cu").replace("THIS_FILE", path.stem)
+    files.write_atomic(path, lambda tmp: Path(tmp).write_text(text))
+    return path
 
 
 @dataclass(frozen=True)
@@ -45,22 +72,39 @@ class RunReport:
 
 def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sweep: bool = False,
         profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
-        progress: Progress | None = None) -> RunReport:
-    """Compile, verify against cuBLAS and time the ladder (or the `kernels` named) on this GPU for
-    each of `problems`, with the measured ceilings (cached unless `refresh`) and, with `profile`,
-    Nsight Compute's counts for the last problem; write the results atomically to `out`.
-    `autotuned_tile` ('128,128,16,4,8') overrides the autotuned kernel's tile, which is otherwise
-    this GPU's tuned or built-in winner (`ladder.tiles.resolve`). Raises UsageError for bad input
-    and RunError when there is no GPU, before any GPU work."""
+        progress: Progress | None = None, sources: list[UserKernel] | None = None, ladder: bool = True,
+        timeout_s: float = isolated.DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None) -> RunReport:
+    """Compile, verify against cuBLAS and time the ladder (or the `kernels` named; none when
+    `ladder` is False) and the user's kernels in `sources` on this GPU for each of `problems`,
+    with the measured ceilings (cached unless `refresh`) and, with `profile`, Nsight Compute's
+    counts for the last problem; write the results atomically to `out`.
+
+    Each user kernel runs in a process of its own (`measure.isolated`): a launch over `timeout_s`
+    seconds or a CUDA fault ends that process only, and with `ragged` it is first verified at a
+    shape that is no multiple of its tiles. `gpu` is the GPU (nvidia-smi index or PCI bus id;
+    default CUDA's first). `autotuned_tile` ('128,128,16,4,8') overrides the autotuned kernel's
+    tile, which is otherwise this GPU's tuned or built-in winner (`ladder.tiles.resolve`).
+    Raises UsageError for bad input and RunError when there is no GPU, before any GPU work."""
     progress = progress or Progress()
+    sources = list(sources or [])
     families.check_names(kernels)
     if autotuned_tile is not None:
         tiles.parse_tile(autotuned_tile)
+    if not timeout_s > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout_s:g}")
     for p in problems:
         p.validate()
+        for user in sources:
+            user.grid(p)  # an impossible grid is refused before any GPU work
+    names = [u.name for u in sources]
+    if len(set(names)) != len(names):
+        raise UsageError(f"two of your kernels are called {next(n for n in names if names.count(n) > 1)!r}; "
+                         "name them apart with '// roofline name:' in their files")
     files.check_writable(out)  # refuse now rather than lose the run at its last step
+    if gpu is not None:
+        nvml.select_gpu(gpu)
     device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
-    specs = families.select(kernels, tiles.resolve(device.name, autotuned_tile))
+    specs = families.select(kernels, tiles.resolve(device.name, autotuned_tile)) if ladder else []
     skipped = [Skipped(name=s.name, reason=s.family.unavailable_reason(device.arch))
                for s in specs if not s.family.runs_on(device.compute_capability)]
     specs = [s for s in specs if s.family.runs_on(device.compute_capability)]
@@ -68,10 +112,12 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     progress.step("DRAM and FP32 ceilings" + (": measuring" if refresh else " (cached once measured)"))
     device = ceilings.measure(device, refresh).attach(device)
     outputs = [runner.run(specs, p, device, progress) for p in problems]
+    if sources:
+        outputs = _run_users(outputs, sources, device, timeout_s, ragged, progress)
     doc = convert.from_sweep(outputs, device, skipped) if sweep else convert.from_run(outputs[0], device, skipped)
     notes = [s.reason for s in skipped]
     if profile:
-        counted, note = _count(outputs[-1], progress)
+        counted, note = _count(outputs[-1], device.pci_bus_id, progress)
         doc = convert.with_counters(doc, counted)
         notes += [note] if note else []
     store.save(doc, out)
@@ -87,14 +133,31 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     return RunReport(doc, notes, warnings, failures)
 
 
-def _count(output: runner.RunOutput, progress: Progress):
+def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], device: DeviceSpec,
+               timeout_s: float, ragged: bool, progress: Progress) -> list[runner.RunOutput]:
+    """`outputs` with each user kernel's run added, each in its own process (ragged check once)."""
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()  # the children allocate their own buffers
+    progress.expect(len(sources) * len(outputs))
+    done = []
+    for i, output in enumerate(outputs):
+        runs = []
+        for user in sources:
+            progress.step(f"{user.name}: {output.problem.text()} in its own process")
+            runs.append(isolated.run_isolated(user, output.problem, device.pci_bus_id, timeout_s, ragged and i == 0))
+        done.append(replace(output, kernels=output.kernels + runs))
+    return done
+
+
+def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress):
     correct = [r for r in output.kernels if r.correct]
     progress.expect(len(correct))
     counted = {}
     for r in correct:
         progress.step(f"{r.spec.name}: Nsight Compute")
         try:
-            counted[r.spec.name] = counters.profile(r.spec, output.problem)
+            counted[r.spec.name] = counters.profile(r.spec, output.problem, pci_bus_id)
         except counters.ProfileUnavailable as exc:
             return counted, f"no hardware counters: {exc}; the rest of the run is kept"
     return counted, None
@@ -205,8 +268,8 @@ class KernelRow:
     """One kernel of the listing: its model at the size, and for a target its resources and
     occupancy (or why it has none)."""
 
-    spec: KernelSpec
-    figures: ModelFigures
+    spec: KernelSpec | UserKernel
+    figures: ModelFigures | None
     floors: Verdict | None = None
     resources: KernelResources | None = None
     dynamic_smem_bytes: int = 0
@@ -229,8 +292,10 @@ class KernelListing:
         device), and for a target registers, local_bytes, shared memory and the occupancy JSON."""
         out = []
         for r in self.rows:
-            row = {"name": r.spec.name, "summary": r.spec.family.summary, "template": r.spec.name_expression,
+            row = {"name": r.spec.name, "summary": r.spec.summary, "template": r.spec.name_expression,
                    "tile_source": r.spec.tile_source, "threads_per_block": r.spec.threads_per_block}
+            if isinstance(r.spec, UserKernel):
+                row["source"] = r.spec.describe()
             if r.resources is not None:
                 row.update(registers=r.resources.registers, local_bytes=r.resources.local_bytes,
                            static_smem_bytes=r.resources.static_smem_bytes,
@@ -238,10 +303,11 @@ class KernelListing:
             for key in ("unavailable", "error"):
                 if getattr(r, key):
                     row[key] = getattr(r, key)
-            row["model"] = asdict(r.figures)
+            row["model"] = asdict(r.figures) if r.figures is not None else None
             if r.floors is not None:
                 v = r.floors
-                row["floors"] = {"memory_floor_ms": v.floor("DRAM").floor_ms,
+                dram = v.floor("DRAM")
+                row["floors"] = {"memory_floor_ms": dram.floor_ms if dram else None,
                                  "compute_floor_ms": v.floor("FP32").floor_ms,
                                  "binding": "memory" if v.binding.level == "DRAM" else "compute"}
             out.append(row)
@@ -250,17 +316,20 @@ class KernelListing:
 
     @property
     def errors(self) -> list[str]:
-        """The kernels that did not compile, one line each."""
+        """The kernels that did not compile or cannot launch on the target, one message each."""
         return [r.error for r in self.rows if r.error]
 
 
 def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None = None,
-            model_only: bool = False, autotuned_tile: str | None = None) -> KernelListing:
-    """The ladder's traffic model at size^3 and, for a target (`--arch`, `--gpu`'s, else this
-    machine's GPU when NVML sees one), each kernel compiled offline through NVRTC: registers,
-    local and shared memory, occupancy. With a `gpu` preset, floors against its peaks and the
-    autotuned kernel at that GPU's tile (as `run` would pick it). `model_only` skips compiling.
-    Raises UsageError for bad input, RunError when NVRTC is missing or cannot target the arch."""
+            model_only: bool = False, autotuned_tile: str | None = None,
+            sources: list[UserKernel] | None = None) -> KernelListing:
+    """The ladder's traffic model at size^3 (or, with `sources`, the user's kernels instead) and,
+    for a target (`--arch`, `--gpu`'s, else this machine's GPU when NVML sees one), each kernel
+    compiled offline through NVRTC: registers, local and shared memory, occupancy. With a `gpu`
+    preset, floors against its peaks and the autotuned kernel at that GPU's tile (as `run` would
+    pick it). `model_only` skips compiling. Raises UsageError for bad input, RunError when NVRTC is
+    missing or cannot target the arch; a kernel that does not compile, or cannot launch on the
+    target, is a row with an `error`."""
     problem = Problem(size, size, size).validate()
     limits = named_limits(gpu, arch)  # validated even with --model-only
     if limits is None and not model_only and nvml.nvml_compute_capability():
@@ -268,30 +337,49 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     if model_only:
         limits = None
     preset = from_preset(gpu) if gpu else None
-    autotuned = tiles.resolve(preset.name if preset else None, autotuned_tile)
+    if sources:
+        for user in sources:
+            user.grid(problem)
+        specs = list(sources)
+    else:
+        specs = families.select(None, tiles.resolve(preset.name if preset else None, autotuned_tile))
     if limits is not None:
         offline.check_target(limits.arch)
     rows = []
-    for spec in families.select(None, autotuned):
-        figures = spec.model.figures(problem)
-        floors = plain_verdict(figures, preset.roofs) if preset else None
+    for spec in specs:
+        figures = spec.model.figures(problem) if spec.model is not None else None
+        floors = plain_verdict(figures, preset.roofs, flops=problem.flops) if preset else None
         if limits is None:
             rows.append(KernelRow(spec, figures, floors))
-        elif not spec.family.runs_on(limits.compute_capability):
+        elif isinstance(spec, KernelSpec) and not spec.family.runs_on(limits.compute_capability):
             rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(limits.arch)))
         else:
             rows.append(_compiled_row(spec, figures, floors, limits))
     return KernelListing(size, limits.arch if limits else None, preset, rows)
 
 
-def _compiled_row(spec: KernelSpec, figures: ModelFigures, floors: Verdict | None, limits: ArchLimits) -> KernelRow:
+def _compiled_row(spec: KernelSpec | UserKernel, figures: ModelFigures | None, floors: Verdict | None,
+                  limits: ArchLimits) -> KernelRow:
     try:
         res = offline.compile_for(spec, limits.arch)
         dynamic = offline.dynamic_smem_bytes(spec, limits.arch)
     except RunError as exc:
         return KernelRow(spec, figures, floors, error=str(exc))
     occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes, dynamic)
-    return KernelRow(spec, figures, floors, res, dynamic, occ)
+    error = f"{spec.name} cannot launch on {limits.arch}: {occ.reason}" if occ.reason else None
+    return KernelRow(spec, figures, floors, res, dynamic, occ, error=error)
+
+
+def compare(before: Path, after: Path, force: bool = False, chart_out: Path | None = None) -> Comparison:
+    """`before` against `after` (results files; sweeps compare at their largest size), and with
+    `chart_out` the speedup chart drawn there. Raises UsageError for an unreadable file, files of
+    different problems (unless `force`), no kernel in common, or a bad chart path."""
+    if chart_out is not None:
+        chart.check_output(chart_out)
+    result = compare_results(store.load(before), store.load(after), force)
+    if chart_out is not None:
+        compare_chart.draw(result, chart_out)
+    return result
 
 
 def schema() -> dict:

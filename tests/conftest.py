@@ -16,6 +16,7 @@ from roofline.model.arch import parse_arch
 from roofline.model.device import from_preset
 from roofline.model.occupancy import calculate
 from roofline.model.problem import Problem
+from roofline.model.traffic import TrafficModel
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -45,10 +46,10 @@ SYNTHETIC_GFLOPS = {"naive": 500.0, "gmem_coalescing": 6000.0, "smem_tiling": 90
                     "warptiling": 37000.0, "async_copy": 43000.0, "full_tiles": 49000.0}
 
 
-def make_doc(n: int = 4096, failed: tuple[str, ...] = ()) -> dict:
-    """A schema-2 results document for preset H200 built from the model, with made-up speeds;
+def make_doc(n: int = 4096, failed: tuple[str, ...] = (), gpu: str = "h200") -> dict:
+    """A schema-3 results document for preset `gpu` built from the model, with made-up speeds;
     kernels named in `failed` are marked as failing verification (no time)."""
-    dev = from_preset("h200")
+    dev = from_preset(gpu)
     problem = Problem(n, n, n)
     ref_ms = problem.flops / 50_000e9 * 1e3
     kernels = []
@@ -62,12 +63,12 @@ def make_doc(n: int = 4096, failed: tuple[str, ...] = ()) -> dict:
             "pct_of_reference": 100 * ref_ms / t_ms if ok else None, "verified": ok,
             "rel_error": 1e-6 if ok else None, "registers": 64, "threads_per_block": spec.threads_per_block,
             "static_smem_bytes": 8192,
-            "occupancy": calculate(parse_arch("sm_90"), 64, spec.threads_per_block, 8192).to_dict(),
+            "occupancy": calculate(parse_arch(dev.arch), 64, spec.threads_per_block, 8192).to_dict(),
             "model": asdict(spec.model.figures(problem)),
             "error": None if ok else f"{fam.name}: failed verification: relative error 0.5 above the limit 0.0001",
         })
     device = json.loads(json.dumps(asdict(dev)))
-    return {"schema": 2, "device": device, "problem": {"m": n, "n": n, "k": n, "dtype": "float32"},
+    return {"schema": 3, "device": device, "problem": {"m": n, "n": n, "k": n, "dtype": "float32"},
             "reference": {"name": "cublas", "gflops": problem.flops / (ref_ms * 1e-3) / 1e9, "time_ms": ref_ms},
             "kernels": kernels}
 
@@ -84,3 +85,25 @@ def set_rate(kernel: dict, gflops: float) -> dict:
 @pytest.fixture
 def doc():
     return copy.deepcopy(make_doc())
+
+
+def user_record(doc: dict, name: str, model: bool = True, gflops: float = 30_000.0) -> dict:
+    """A user kernel's record for document `doc`, as `run --source` writes one: tiled_f4's launch
+    with its tiles and model (or, `model` False, neither), a ragged check passed, a made-up rate."""
+    p = Problem(doc["problem"]["m"], doc["problem"]["n"], doc["problem"]["k"])
+    arch = parse_arch("sm_" + doc["device"]["compute_capability"].replace(".", ""))
+    source = {"name": name, "path": f"/home/you/{name}.cu", "entry": "tiled_f4<64,64,16,4,4>", "block": "256,1,1",
+              "grid": "cdiv(N,64), cdiv(M,64)", "dynamic-smem": "8192"}
+    figures = None
+    if model:
+        source.update({"tile": "64x64x16", "thread-tile": "4x4"})
+        figures = asdict(TrafficModel(block_tile=(64, 64), thread_tile=(4, 4)).figures(p))
+    return {
+        "name": name, "summary": f"your kernel tiled_f4<64,64,16,4,4> from {name}.cu",
+        "template": "tiled_f4<64,64,16,4,4>", "tile_source": "user", "threads_per_block": 256,
+        "dynamic_smem_bytes": 8192, "registers": 40, "static_smem_bytes": 0, "local_bytes": 0,
+        "occupancy": calculate(arch, 40, 256, 0, 8192).to_dict(), "verified": True, "rel_error": 2e-7,
+        "nan_or_unwritten_elements": 0, "error": None, "model": figures, "source": source,
+        "ragged": {"problem": {"m": 511, "n": 383, "k": 255}, "passed": True, "rel_error": 1e-7},
+        "gflops": gflops, "time_ms": p.flops / (gflops * 1e9) * 1e3,
+    }

@@ -102,13 +102,13 @@ def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
 def test_help_and_commands():
     top = invoke("-h")
     assert top.exit_code == 0 and "Commands:" in top.stdout
-    for command in ("run", "plot", "show", "occupancy", "device", "kernels", "tune", "schema"):
+    for command in ("run", "plot", "show", "occupancy", "device", "kernels", "tune", "new", "compare", "schema"):
         assert f"\n  {command} " in top.stdout
     assert invoke().stdout == top.stdout  # no command: the help
     run_help = invoke("run", "--help").stdout
     assert "--all " in run_help and "<bool>" not in run_help and "--size N " in run_help
     assert_usage_error(invoke("frobnicate"),
-                       "No such command 'frobnicate'. Commands: run, tune, plot, show, occupancy, device, kernels, schema.")
+                       "No such command 'frobnicate'. Commands: run, tune, plot, show, occupancy, device, kernels, new, compare, schema.")
     assert invoke("--version").stdout.startswith("roofline 0.")
 
 
@@ -120,7 +120,7 @@ def test_plot_and_show_from_recorded_results(tmp_path):
     assert r.exit_code == 0, r.output
     assert r.stdout == f"wrote {out}\n" and "register_tiling_2d" in out.read_text()
     r = invoke("show", "--results", str(res), "--json")
-    assert r.exit_code == 0 and json.loads(r.stdout)["schema"] == 2
+    assert r.exit_code == 0 and json.loads(r.stdout)["schema"] == 3
 
 
 def test_plot_errors_leave_no_file(tmp_path, doc):
@@ -222,7 +222,7 @@ def test_kernels_lists_the_ladder_with_floors():
 
 def test_schema_command_prints_the_json_schema():
     r = invoke("schema")
-    assert r.exit_code == 0 and json.loads(r.stdout)["properties"]["schema"]["const"] == 2
+    assert r.exit_code == 0 and json.loads(r.stdout)["properties"]["schema"]["const"] == 3
 
 
 FAST = """

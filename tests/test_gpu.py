@@ -4,6 +4,7 @@ end to end. Skipped without a GPU."""
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -110,7 +111,7 @@ def test_cli_run_then_plot(tmp_path):
     r = CliRunner().invoke(app, ["run", "--all", "--size", "256", "--out", str(res), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert doc == json.loads(res.read_text()) and doc["schema"] == 2
+    assert doc == json.loads(res.read_text()) and doc["schema"] == 3
     assert [k["name"] for k in doc["kernels"]] == [f.name for f in families.LADDER]
     assert doc["kernels"][-1]["dynamic_smem_bytes"] == 74_496
     assert all(k["verified"] for k in doc["kernels"])
@@ -211,3 +212,65 @@ def test_profile_counts_the_flops_of_the_tile_asked_for():
     # 64x64 block tiles load A and B twice as often as 128x128 ones: the global loads through L1
     # double (had the default tile run instead, the two would be equal).
     assert small.l1_bytes > 1.8 * default.l1_bytes
+
+
+USER_KERNELS = Path(__file__).resolve().parent / "fixtures" / "kernels"
+
+
+def test_user_kernels_fault_alone_and_the_run_goes_on(tmp_path):
+    """Four faulty kernels and a good one beside a ladder kernel, in one run: each fault is its
+    own failure, the others' results are whole, the file complete, exit 1, no traceback."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    out = tmp_path / "r.json"
+    files = ["tiled_f4", "oob_write", "infinite_loop", "wrong_answer", "wrong_grid"]
+    args = ["run", "--kernel", "smem_tiling", "--size", "1024", "--timeout", "2", "--out", str(out)]
+    for f in files:
+        args += ["--source", str(USER_KERNELS / f"{f}.cu")]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    doc = json.loads(out.read_text())
+    by_name = {k["name"]: k for k in doc["kernels"]}
+    assert list(by_name) == ["smem_tiling"] + files
+    for name in ("smem_tiling", "tiled_f4"):
+        k = by_name[name]
+        assert k["verified"] and k["gflops"] > 0 and k["error"] is None and k["rel_error"] <= TOLERANCE
+    tiled = by_name["tiled_f4"]
+    assert tiled["tile_source"] == "user" and tiled["dynamic_smem_bytes"] == 8192 and tiled["ragged"]["passed"]
+    assert tiled["occupancy"]["active_blocks_per_sm"] == tiled["driver_active_blocks_per_sm"]
+    errors = {name: by_name[name]["error"] or "" for name in files[1:]}
+    assert "illegal memory access" in errors["oob_write"]
+    assert "timeout" in errors["infinite_loop"]
+    assert "relative error" in errors["wrong_answer"] and not by_name["wrong_answer"]["verified"]
+    assert "rows never written" in errors["wrong_grid"]
+    for name in files[1:]:
+        assert not by_name[name]["verified"] and by_name[name]["gflops"] is None
+        assert f"roofline: error: 1024x1024x1024: {name}:" in r.stderr
+
+
+def test_a_user_kernel_runs_beside_the_ladder_on_the_gpu_chosen(tmp_path):
+    import cupy
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    bus_id = cupy.cuda.runtime.deviceGetPCIBusId(0)
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(app, ["run", "--kernel", "register_tiling_2d", "--source",
+                                 str(USER_KERNELS / "tiled_f4.cu"), "--size", "2048", "--device", bus_id,
+                                 "--profile", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["device"]["pci_bus_id"].lower().endswith(bus_id.lower()[-7:])
+    tiled = doc["kernels"][-1]
+    assert tiled["name"] == "tiled_f4" and tiled["verified"] and tiled["source"]["grid"] == "cdiv(N,64), cdiv(M,64)"
+    if tiled.get("measured"):  # ncu present and allowed: the user kernel is profiled like the ladder
+        assert abs(tiled["measured"]["fp32_flops"] - 2 * 2048**3) <= 2 * 2048**2  # + the alpha multiply
+    chart = tmp_path / "c.png"
+    r = CliRunner().invoke(app, ["plot", "--results", str(out), "--out", str(chart)])
+    assert r.exit_code == 0 and chart.stat().st_size > 10_000
+    r = CliRunner().invoke(app, ["run", "--source", str(USER_KERNELS / "does_not_compile.cu"), "--size", "256",
+                                 "--out", str(tmp_path / "c.json")])
+    assert r.exit_code == 1 and "does_not_compile.cu(7): error" in r.stderr and "Traceback" not in r.output

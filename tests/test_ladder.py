@@ -73,8 +73,8 @@ def test_the_profiled_launch_carries_the_tile_it_was_given():
 
     spec = variant("warptiling<64,64,8,32,32,4,8>")
     cmd = launch_command(spec, Problem(1024, 512, 256))
-    assert cmd[-4:] == ["warptiling<64,64,8,32,32,4,8>", "1024", "512", "256"]
-    assert from_expression(cmd[-4]).params == spec.params != BY_NAME["warptiling"].ladder
+    assert cmd[-5:] == ["warptiling<64,64,8,32,32,4,8>", "1024", "512", "256", "-"]
+    assert from_expression(cmd[-5]).params == spec.params != BY_NAME["warptiling"].ladder
 
 
 def test_tile_resolution_order(private_cache):

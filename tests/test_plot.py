@@ -3,7 +3,7 @@
 import copy
 
 import pytest
-from conftest import FIXTURES, make_doc, set_rate
+from conftest import FIXTURES, make_doc, set_rate, user_record
 
 from roofline.errors import UsageError
 from roofline.render import chart, roofline_chart, sweep_chart
@@ -141,3 +141,33 @@ def test_sweep_chart_refuses_what_it_cannot_draw(tmp_path):
     with pytest.raises(UsageError, match=r"sweep\[2\] is 512x256x512, not square; the sweep chart's axis is M = N = K"):
         sweep_chart.draw(sweep_doc(square=False), tmp_path / "s.png")
     assert not (tmp_path / "s.png").exists()
+
+
+def test_user_kernels_stand_out_with_or_without_a_model(tmp_path):
+    raw = make_doc()
+    raw["kernels"] += [user_record(raw, "mine"), user_record(raw, "bare", model=False, gflops=20_000.0)]
+    doc = store.parse(raw)
+    svg = roofline_chart.draw(doc, tmp_path / "r.svg").read_text()
+    for text in ("mine (yours)", "bare (yours, no model)", "bare (no model: "):
+        assert text in svg, text
+    assert roofline_chart.USER_COLORS[0] in svg and roofline_chart.USER_COLORS[1] in svg
+    boxes = roofline_chart.label_boxes(doc)
+    assert len(boxes) == 13  # the ladder's labels and mine's; bare's sits on its own line
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert doc.floors(doc.kernels[-1]).binding.level == "FP32"  # no model: the FLOPs are all it has
+
+
+def test_compare_chart(tmp_path):
+    from roofline.render import compare_chart
+    from roofline.results.compare import compare
+
+    before, after = make_doc(), make_doc()
+    set_rate(after["kernels"][5], 30_000.0)
+    cmp = compare(store.parse(before), store.parse(after))
+    assert [c.roof_move for c in cmp.changes][5] == "closer" and cmp.changes[5].speedup == pytest.approx(1.2)
+    svg = compare_chart.draw(cmp, tmp_path / "c.svg").read_text()
+    assert "1.20x" in svg and "closer to its roof" in svg and "cublas (reference)" in svg
+    with pytest.raises(UsageError, match="different problems"):
+        compare(store.parse(before), store.parse(make_doc(n=1024)))
+    assert compare(store.parse(before), store.parse(make_doc(n=1024)), force=True).device_notes[0].startswith(
+        "different problems")

@@ -61,7 +61,7 @@ def test_files_get_the_usual_permissions(tmp_path, doc):
 
 
 @pytest.mark.parametrize("mutate, needle", [
-    (lambda d: d.update(schema=3), "schema 3 is not supported; expected 2 (or 1); re-create it with roofline run"),
+    (lambda d: d.update(schema=4), "schema 4 is not supported; expected 3 (or 1, 2); re-create it with roofline run"),
     (lambda d: d.pop("reference"), "reference: missing"),
     (lambda d: d["device"].pop("peak_dram_gbps"), "device.peak_dram_gbps: missing"),
     (lambda d: d["device"].update(peak_fp32_gflops=-1), "device.peak_fp32_gflops: Input should be greater than 0, got -1"),
@@ -121,7 +121,7 @@ def test_missing_and_corrupt_files(tmp_path):
 
 def test_schema_1_files_are_migrated():
     doc = store.load(FIXTURES / "results-schema1.json")
-    assert doc.schema_version == 2
+    assert doc.schema_version == 3
     k = {k.name: k for k in doc.kernels}["register_tiling_2d"]
     # Figures kept from the schema 1 file (an H200 run): 4,658 ms median, 128 registers.
     assert (round(k.time_ms, 3), k.registers, k.nan_or_unwritten_elements) == (4.658, 128, 0)
@@ -134,7 +134,7 @@ def test_schema_1_files_are_migrated():
 def test_the_json_schema_is_published():
     s = json_schema()
     assert s["title"] == "Results" and "kernels" in s["required"]
-    assert s["properties"]["schema"]["const"] == 2
+    assert s["properties"]["schema"]["const"] == 3
     assert {"KernelRecord", "DeviceSpec", "Occupancy", "ModelFigures", "Timing"} <= set(s["$defs"])
 
 

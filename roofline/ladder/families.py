@@ -24,6 +24,7 @@ from ..errors import UsageError
 from ..model.problem import Problem
 from ..model.traffic import TrafficModel
 from ..model.units import cdiv
+from .sources import source
 
 REFERENCE = "cublas"
 Params = dict[str, int]
@@ -101,6 +102,36 @@ class KernelSpec:
     def name_expression(self) -> str:
         """The template instantiation NVRTC compiles, e.g. 'register_tiling_2d<128,128,8,8,8>'."""
         return f"{self.family.template_name}<{','.join(str(v) for v in self.params.values())}>"
+
+    @property
+    def summary(self) -> str:
+        """One line on what the kernel does."""
+        return self.family.summary
+
+    @property
+    def kernel_name(self) -> str:
+        """The `__global__` function's name without template arguments (Nsight Compute's filter)."""
+        return self.family.template_name
+
+    @property
+    def source_name(self) -> str:
+        """The file compiler messages name."""
+        return self.family.source_file
+
+    def source_text(self) -> str:
+        """The kernel file with its local includes inlined."""
+        return source(self.family.source_file)
+
+    @property
+    def compile_options(self) -> tuple[str, ...]:
+        """NVRTC options besides the target."""
+        return ("-std=c++17",)
+
+    @property
+    def fixed_dynamic_smem_bytes(self) -> int:
+        """Dynamic shared memory given as a number (0: ladder kernels that take it say so through
+        `smem_expression`)."""
+        return 0
 
     @property
     def threads_per_block(self) -> int:

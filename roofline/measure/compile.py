@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import RunError
+from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
-from ..ladder.sources import source
+from ..ladder.user import UserKernel
 from ..model.arch import ArchLimits
-from .offline import dynamic_smem_bytes
+from .offline import compiler_lines, dynamic_smem_bytes
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class CompiledKernel:
     driver's: 32-bit registers per thread, static shared memory per block (bytes), local memory
     per thread (bytes; spills land there), and the dynamic shared memory it is launched with."""
 
-    spec: KernelSpec
+    spec: KernelSpec | UserKernel
     kernel: Any
     registers: int
     static_smem_bytes: int
@@ -30,7 +30,7 @@ class CompiledKernel:
         self.kernel(grid, self.spec.block, args, shared_mem=self.dynamic_smem_bytes)
 
 
-def compile_kernel(spec: KernelSpec, limits: ArchLimits) -> CompiledKernel:
+def compile_kernel(spec: KernelSpec | UserKernel, limits: ArchLimits) -> CompiledKernel:
     """Compile `spec` through NVRTC for the current GPU, whose per-SM `limits` give the target
     (to read the kernel's dynamic shared memory) and the 48 KB above which a block must opt in
     (cudaFuncAttributeMaxDynamicSharedMemorySize), which it then does. Raises RunError with the
@@ -39,14 +39,15 @@ def compile_kernel(spec: KernelSpec, limits: ArchLimits) -> CompiledKernel:
 
     dynamic = dynamic_smem_bytes(spec, limits.arch)
     try:
-        module = cupy.RawModule(code=source(spec.family.source_file), options=("-std=c++17",),
+        module = cupy.RawModule(code=spec.source_text(), options=spec.compile_options,
                                 name_expressions=[spec.name_expression])
         kernel = module.get_function(spec.name_expression)
         registers = kernel.num_regs  # forces the module load, so load errors surface here
         if dynamic > limits.default_smem_per_block_bytes:
             kernel.max_dynamic_shared_size_bytes = dynamic
+    except UsageError:
+        raise
     except Exception as exc:  # CompileException, CUDADriverError: both carry the log
-        lines = str(exc).splitlines() or [type(exc).__name__]
-        first = next((ln for ln in lines if "error" in ln.lower()), lines[0])
-        raise RunError(f"{spec.name_expression}: compile failed: {first.strip()}") from None
+        lines = compiler_lines(str(exc)) or [type(exc).__name__]
+        raise RunError(f"{spec.name_expression}: compile failed:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
     return CompiledKernel(spec, kernel, registers, kernel.shared_size_bytes, kernel.local_size_bytes, dynamic)

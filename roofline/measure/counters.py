@@ -11,19 +11,22 @@
     fp32_flops      2 x FFMA + FADD + FMUL thread instructions (..._op_ffma/fadd/fmul_pred_on.sum)
 
 Without `ncu`, or without permission to read the counters, one line says so and the run goes on.
-The profiled process is this module run as a script: it compiles one kernel at the tile its
-name expression gives and launches it once on random inputs.
+The profiled process is this module run as a script: it compiles one kernel (a ladder kernel at
+the tile its name expression gives, or a user's kernel from its launch description) and launches
+it once on random inputs, on the GPU the run uses.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import shutil
 import subprocess
 import sys
 
 from ..ladder.families import KernelSpec, from_expression
+from ..ladder.user import UserKernel, from_description
 from ..model.problem import Problem
 from ..model.traffic import CountedTraffic
 from .compile import compile_kernel
@@ -92,16 +95,17 @@ def counted_from(values: dict[str, float]) -> CountedTraffic:
     return CountedTraffic(**found)
 
 
-def profile(spec: KernelSpec, problem: Problem) -> CountedTraffic:
-    """Run `spec` (at its own tile) once under ncu on `problem` and return what ncu counted.
+def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None) -> CountedTraffic:
+    """Run `spec` (at its own tile) once under ncu on `problem` (on the GPU at `pci_bus_id`, else
+    CUDA's first) and return what ncu counted.
     Raises ProfileUnavailable (one line) when ncu is missing, counters are not permitted, or the
     profile fails."""
     exe = ncu_path()
     if exe is None:
         raise ProfileUnavailable("ncu (Nsight Compute) is not on PATH; run without --profile or install it")
     cmd = [exe, "--clock-control", "none", "--csv", "--page", "raw", "--print-units", "base",
-           "-k", spec.family.template_name, "-c", "1", "--metrics", ",".join(ALL_METRICS),
-           *launch_command(spec, problem)]
+           "-k", spec.kernel_name, "-c", "1", "--metrics", ",".join(ALL_METRICS),
+           *launch_command(spec, problem, pci_bus_id)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -113,19 +117,23 @@ def profile(spec: KernelSpec, problem: Problem) -> CountedTraffic:
     return counted_from(parse_ncu_csv(proc.stdout))
 
 
-def launch_command(spec: KernelSpec, problem: Problem) -> list[str]:
+def launch_command(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None) -> list[str]:
     """The command that launches `spec` once, at its own tile, on `problem`: this module run as a
-    script with the kernel's name expression (which carries every template parameter)."""
-    return [sys.executable, "-m", "roofline.measure.counters", spec.name_expression,
-            str(problem.m), str(problem.n), str(problem.k)]
+    script with the kernel's name expression (which carries every template parameter) or a user
+    kernel's launch description as JSON, then M N K and the GPU's PCI bus id ('-': the first)."""
+    what = json.dumps(spec.describe()) if isinstance(spec, UserKernel) else spec.name_expression
+    return [sys.executable, "-m", "roofline.measure.counters", what,
+            str(problem.m), str(problem.n), str(problem.k), pci_bus_id or "-"]
 
 
-def launch_once(expression: str, problem: Problem) -> None:
-    """Compile the kernel `expression` names (`families.from_expression`) and launch it once on
-    random inputs: the process ncu profiles."""
+def launch_once(what: str, problem: Problem, pci_bus_id: str = "-") -> None:
+    """Compile the kernel `what` names (a name expression, `families.from_expression`, or a user
+    kernel's JSON description) and launch it once on random inputs: the process ncu profiles."""
     import cupy
 
-    spec = from_expression(expression)
+    if pci_bus_id != "-":
+        cupy.cuda.Device(cupy.cuda.runtime.deviceGetByPCIBusId(pci_bus_id)).use()
+    spec = from_description(json.loads(what)) if what.startswith("{") else from_expression(what)
     kernel = compile_kernel(spec, from_nvml().arch_limits)
     a, b = random_inputs(problem)
     c = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
@@ -134,4 +142,4 @@ def launch_once(expression: str, problem: Problem) -> None:
 
 
 if __name__ == "__main__":
-    launch_once(sys.argv[1], Problem(*(int(v) for v in sys.argv[2:5])))
+    launch_once(sys.argv[1], Problem(*(int(v) for v in sys.argv[2:5])), sys.argv[5] if len(sys.argv) > 5 else "-")

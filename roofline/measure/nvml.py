@@ -39,8 +39,51 @@ def require_gpu() -> None:
                        "`occupancy --arch sm_XY`, `kernels --arch sm_XY` and `device --gpu NAME` still work")
 
 
-def from_nvml(device_index: int = 0) -> DeviceSpec:
-    """The GPU CuPy calls `device_index`, read through NVML and the CUDA device attributes.
+def _current(device_index: int | None) -> int:
+    import cupy
+
+    return cupy.cuda.runtime.getDevice() if device_index is None else device_index
+
+
+def select_gpu(which: str) -> str:
+    """Make the GPU `which` names CuPy's current device and return its PCI bus id. `which` is an
+    index as `nvidia-smi` numbers the GPUs (NVML's order, by PCI bus id, which need not be CUDA's)
+    or a PCI bus id ('0000:19:00.0'). Raises UsageError for a GPU that does not exist or that
+    CUDA_VISIBLE_DEVICES hides, RunError when there is no GPU."""
+    require_gpu()
+    import cupy
+    import pynvml
+
+    text = str(which).strip()
+    bus_id = text
+    if text.isdigit():
+        try:
+            pynvml.nvmlInit()
+        except pynvml.NVMLError as exc:
+            raise RunError(f"NVML could not start ({exc}); is the NVIDIA driver installed?") from None
+        try:
+            count = pynvml.nvmlDeviceGetCount()
+            if int(text) >= count:
+                raise UsageError(f"--device {text}: this machine has {count} GPU{'s' if count != 1 else ''} "
+                                 f"(0 to {count - 1}, as nvidia-smi numbers them)")
+            bus_id = pynvml.nvmlDeviceGetPciInfo(pynvml.nvmlDeviceGetHandleByIndex(int(text))).busId
+            bus_id = bus_id.decode() if isinstance(bus_id, bytes) else bus_id
+        finally:
+            pynvml.nvmlShutdown()
+    elif ":" not in text:
+        raise UsageError(f"--device {text!r}: give a GPU index (0, 1, ...) or a PCI bus id like 0000:19:00.0")
+    try:
+        index = cupy.cuda.runtime.deviceGetByPCIBusId(bus_id)
+    except Exception:
+        raise UsageError(f"--device {text}: CUDA sees no GPU at PCI bus id {bus_id} "
+                         "(is it hidden by CUDA_VISIBLE_DEVICES?)") from None
+    cupy.cuda.Device(index).use()
+    return cupy.cuda.runtime.deviceGetPCIBusId(index)
+
+
+def from_nvml(device_index: int | None = None) -> DeviceSpec:
+    """The GPU CuPy calls `device_index` (None: the current device, `select_gpu`'s), read through
+    NVML and the CUDA device attributes.
 
     NVML gives the name, max SM and memory clocks, bus width and FP32 core count; CUDA gives the
     compute capability and the per-SM limits. The two are matched by PCI bus id, so
@@ -52,6 +95,7 @@ def from_nvml(device_index: int = 0) -> DeviceSpec:
     import pynvml
 
     runtime = cupy.cuda.runtime
+    device_index = _current(device_index)
     props = runtime.getDeviceProperties(device_index)
     cc = f"{props['major']}.{props['minor']}"
     try:
@@ -93,15 +137,16 @@ def from_nvml(device_index: int = 0) -> DeviceSpec:
     )
 
 
-def current_sm_clock_mhz(device_index: int = 0) -> int | None:
-    """The SM clock NVML reads right now, in MHz; None where NVML cannot say."""
+def current_sm_clock_mhz(device_index: int | None = None) -> int | None:
+    """The SM clock NVML reads right now, in MHz, of CUDA device `device_index` (None: the
+    current one); None where NVML cannot say."""
     try:
         import cupy
         import pynvml
 
         pynvml.nvmlInit()
         try:
-            bus_id = cupy.cuda.runtime.deviceGetPCIBusId(device_index)
+            bus_id = cupy.cuda.runtime.deviceGetPCIBusId(_current(device_index))
             handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
             return int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
         finally:

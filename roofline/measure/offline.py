@@ -9,8 +9,8 @@ figures are read from ptxas's report in the program log:
     ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 (CuPy's own RawModule cannot do this: it appends the current device's -arch after ours.)
-NVRTC 13 may answer from the CUDA compute cache without running ptxas; `compile_for` then
-compiles once more with a change that defeats the cache.
+NVRTC 13 may answer from the CUDA compute cache without running ptxas (and so without the
+report); the package turns that cache off when it loads (`roofline/__init__.py`).
 
 Dynamic shared memory: a kernel that takes it defines the constant `<kernel>_smem_bytes<params>`. Compiling
 the name expression `roofline_smem_probe<<kernel>_smem_bytes<params>>` makes the compiler
@@ -20,13 +20,14 @@ the empty probe is instantiated, so this costs a parse, not a kernel build.
 
 from __future__ import annotations
 
+import os
 import re
-import uuid
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import RunError
 from ..ladder.families import KernelSpec
+from ..ladder.user import UserKernel
 from ..ladder.sources import source
 from .nvml import INSTALL_HINT
 
@@ -35,6 +36,7 @@ _SMEM = re.compile(r"(\d+) bytes smem")
 _STACK = re.compile(r"(\d+) bytes stack frame")
 _PROBE = "template <int BYTES> __global__ void roofline_smem_probe() {}\n"
 _LOWERED_INT = re.compile(r"ILi(\d+)E")
+_CACHE_VARIABLE = "CUDA_CACHE_DISABLE"
 
 
 @dataclass(frozen=True)
@@ -94,33 +96,37 @@ def check_target(arch: str) -> None:
         raise _unsupported(arch)
 
 
-def compile_for(spec: KernelSpec, arch: str) -> KernelResources:
+def compile_for(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
     """Compile `spec` for target `arch` ('sm_90') through NVRTC and return ptxas's figures.
 
-    Raises RunError naming the kernel, the target and the first error line when compilation
-    fails (a tile the kernel's static_asserts reject, or a target this NVRTC does not support)."""
+    The program ptxas sees is the kernel's file and nothing else: the CUDA compute cache, which
+    would answer a repeated compile without ptxas's report, is turned off when the package loads
+    (CUDA_CACHE_DISABLE=1, `roofline/__init__.py`). Changing the source to miss the cache instead
+    changed what ptxas allocated (async_copy read 219 registers in one process and 226 in the
+    next). Raises RunError naming the kernel and the target, with the compiler's error lines, when
+    it does not compile (a tile the kernel's static_asserts reject, a user's mistake, a target
+    this NVRTC does not support), or when the report is missing all the same."""
     nvrtc_version()
-    text = source(spec.family.source_file)
-    log = _compile(spec.family.source_file, spec.name_expression, arch, text, spec.name_expression)[0]
-    if _USED.search(log) is None:
-        # NVRTC 13 keeps compiled code in the CUDA compute cache (~/.nv/ComputeCache) and a cache
-        # hit skips ptxas, whose report is then missing. An unused global variable with a fresh
-        # name changes the PTX, so ptxas runs again; the kernel's own resources are unaffected.
-        nonce = f"\n__device__ int roofline_resources_probe_{uuid.uuid4().hex};\n"
-        log = _compile(spec.family.source_file, spec.name_expression, arch, text + nonce, spec.name_expression)[0]
+    log = _compile(spec.source_name, spec.name, arch, spec.source_text(), spec.name_expression,
+                   options=spec.compile_options)[0]
     try:
         return parse_ptxas_log(log)
     except RunError:
-        tail = " | ".join(ln.strip() for ln in log.strip("\x00\n ").splitlines()[-3:]) or "empty log"
+        if not log.strip("\x00\n "):
+            raise RunError(f"{spec.name} for {arch}: NVRTC answered from the CUDA compute cache without running "
+                           f"ptxas, so there is no register report; start roofline with {_CACHE_VARIABLE}=1 "
+                           f"(it is {os.environ.get(_CACHE_VARIABLE)!r} here)") from None
+        tail = " | ".join(ln.strip() for ln in log.strip("\x00\n ").splitlines()[-3:])
         raise RunError(f"{spec.name} for {arch}: the compiler log holds no ptxas resource report "
                        f"(log ends: {tail})") from None
 
 
-def dynamic_smem_bytes(spec: KernelSpec, arch: str = "sm_80") -> int:
-    """The dynamic shared memory `spec` is launched with, in bytes, as its kernel file computes it
-    (0 for a kernel that takes none). Raises RunError when the expression does not compile."""
+def dynamic_smem_bytes(spec: KernelSpec | UserKernel, arch: str = "sm_80") -> int:
+    """The dynamic shared memory `spec` is launched with, in bytes: a user kernel's declared
+    figure, or as a ladder kernel's file computes it (0 for a kernel that takes none). Raises
+    RunError when the expression does not compile."""
     if spec.smem_expression is None:
-        return 0
+        return spec.fixed_dynamic_smem_bytes
     return _probe_smem(spec.family.source_file, spec.name_expression, spec.smem_expression, arch)
 
 
@@ -137,24 +143,41 @@ def _probe_smem(file_name: str, label: str, expression: str, arch: str) -> int:
     return int(match.group(1))
 
 
+def compiler_lines(log: str, limit: int = 12) -> list[str]:
+    """The lines of an NVRTC log that say what is wrong ('mine.cu(12): error: ...' and the source
+    lines it quotes), at most `limit`, without the empty ones and the summary line."""
+    lines = [ln.rstrip() for ln in log.strip("\x00\n ").splitlines()
+             if ln.strip() and "detected in the compilation" not in ln]
+    return lines[:limit] + ([f"... ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
+
+
 def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
-             ptxas: bool = True) -> tuple[str, str]:
+             ptxas: bool = True, options: tuple[str, ...] = ("-std=c++17",)) -> tuple[str, str]:
     """Compile `text` (named `file_name` in messages) for `arch` with `expression` instantiated;
-    returns (program log, lowered name). Failures are RunErrors that start with `label`."""
+    returns (program log, lowered name). A failure is a RunError whose first line starts with
+    `label`, followed by the compiler's own lines (`compiler_lines`)."""
     from cupy_backends.cuda.libs import nvrtc
 
     prog = nvrtc.createProgram(text, file_name, [], [])
     try:
         nvrtc.addNameExpression(prog, expression)
-        options = [f"-arch={arch}", "-std=c++17"] + (["-Xptxas", "-v"] if ptxas else [])
+        flags = [f"-arch={arch}", *options] + (["-Xptxas", "-v"] if ptxas else [])
         try:
-            nvrtc.compileProgram(prog, options)
+            nvrtc.compileProgram(prog, flags)
         except Exception as exc:
             log = nvrtc.getProgramLog(prog) or str(exc)
-            first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log.strip().splitlines()[0])
             if "gpu-architecture" in log:
                 raise _unsupported(arch) from None
-            raise RunError(f"{label} does not compile for {arch}: {first.strip()}") from None
-        return nvrtc.getProgramLog(prog), nvrtc.getLoweredName(prog, expression)
+            if "__nv_name_map" in log:  # the name expression itself did not parse or resolve
+                raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
+                               "template arguments") from None
+            lines = compiler_lines(log) or [str(exc)]
+            raise RunError(f"{label} does not compile for {arch}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
+        try:
+            lowered = nvrtc.getLoweredName(prog, expression)
+        except Exception:
+            raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
+                           "template arguments") from None
+        return nvrtc.getProgramLog(prog), lowered
     finally:
         nvrtc.destroyProgram(prog)

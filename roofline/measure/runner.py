@@ -15,18 +15,21 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
+from ..ladder.user import UserKernel
 from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy, calculate
 from ..model.problem import Problem
 from ..model.traffic import ModelFigures
 from ..model.verify import Verification, verify
 from .compile import compile_kernel
+from .offline import compile_for
 from .nvml import current_sm_clock_mhz, from_nvml, require_gpu
 from .progress import Progress
 from .timing import Timing, time_gpu
@@ -55,15 +58,17 @@ class KernelRun:
     """What one kernel did, in the order it happened: `compiled` is None when it did not compile,
     `verification` None when it was not checked, `timing` None when it was not timed; `error`
     says why the run stopped short (None when it went through). `sm_clock_mhz` is NVML's SM
-    clock before and after the timed launches."""
+    clock before and after the timed launches. `figures` is None for a user kernel without a
+    model; `ragged` is a user kernel's check at a shape that is no multiple of its tiles."""
 
-    spec: KernelSpec
-    figures: ModelFigures
+    spec: KernelSpec | UserKernel
+    figures: ModelFigures | None
     compiled: Compiled | None = None
     verification: Verification | None = None
     timing: Timing | None = None
     sm_clock_mhz: tuple[int | None, int | None] = (None, None)
     error: str | None = None
+    ragged: "RaggedCheck | None" = None
 
     @property
     def ok(self) -> bool:
@@ -72,8 +77,17 @@ class KernelRun:
 
     @property
     def correct(self) -> bool:
-        """Compiled and verified (timed or not)."""
-        return self.verification is not None and self.verification.passed
+        """Compiled and verified (timed or not), at the ragged shape too where it was checked."""
+        ragged_ok = self.ragged is None or self.ragged.verification.passed
+        return self.verification is not None and self.verification.passed and ragged_ok
+
+
+@dataclass(frozen=True)
+class RaggedCheck:
+    """A kernel's verification at a problem whose sizes are no multiple of any tile."""
+
+    problem: Problem
+    verification: Verification
 
 
 @dataclass(frozen=True)
@@ -133,9 +147,15 @@ def preflight(problem: Problem) -> DeviceSpec:
     return device
 
 
-def _compile(spec: KernelSpec, device: DeviceSpec):
+def _compile(spec: KernelSpec | UserKernel, device: DeviceSpec):
     import cupy
 
+    if isinstance(spec, UserKernel):  # the compiler's own lines, naming the user's file; launchable?
+        res = compile_for(spec, device.arch)
+        occ = calculate(device.arch_limits, max(res.registers, 1), spec.threads_per_block, res.static_smem_bytes,
+                        spec.dynamic_smem_bytes)
+        if occ.reason:
+            raise RunError(f"{spec.name} cannot launch on {device.arch}: {occ.reason}")
     ck = compile_kernel(spec, device.arch_limits)
     threads = spec.threads_per_block
     occ = calculate(device.arch_limits, max(ck.registers, 1), threads, ck.static_smem_bytes, ck.dynamic_smem_bytes)
@@ -144,14 +164,39 @@ def _compile(spec: KernelSpec, device: DeviceSpec):
     return ck, Compiled(ck.registers, ck.static_smem_bytes, ck.local_bytes, ck.dynamic_smem_bytes, occ, driver)
 
 
-def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = None,
-        progress: Progress | None = None, timed: bool = True) -> RunOutput:
-    """Run the reference and each kernel of `specs` on GPU 0 for `problem`.
+class LaunchTimeout(RuntimeError):
+    """GPU work did not finish within its time; the kernel may still be running."""
+
+
+def waiter(timeout_s: float | None):
+    """A `wait(launches)` for the current stream: synchronize when `timeout_s` is None, else poll
+    the stream and raise LaunchTimeout once `launches` x `timeout_s` seconds have passed."""
+    import cupy
+
+    def wait(launches: int = 1) -> None:
+        stream = cupy.cuda.get_current_stream()
+        if timeout_s is None:
+            stream.synchronize()
+            return
+        deadline = time.monotonic() + launches * timeout_s
+        while not stream.done:  # cudaStreamQuery: a fault in the kernel raises here
+            if time.monotonic() > deadline:
+                raise LaunchTimeout(f"a launch did not finish within {timeout_s:g} s")
+            time.sleep(0.0005)
+    return wait
+
+
+def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSpec | None = None,
+        progress: Progress | None = None, timed: bool = True, timeout_s: float | None = None) -> RunOutput:
+    """Run the reference and each kernel of `specs` on the current GPU for `problem`.
 
     `device` is what `preflight` returned (it is called here when None). `progress` hears one
-    step for the reference and up to three per kernel (fewer for one that stops short). With `timed=False` kernels are only compiled
-    and verified (the reference gets a single timed launch). Raises what `preflight` raises. A
-    kernel that fails to compile, verify or launch does not raise: its `KernelRun` says why.
+    step for the reference and up to three per kernel (fewer for one that stops short). With
+    `timed=False` kernels are only compiled and verified (the reference gets a single timed
+    launch). With `timeout_s`, a kernel's launch that takes longer stops its run with a timeout
+    error (the work may still be on the GPU: only a process of its own can be ended safely, as
+    `measure.isolated` does). Raises what `preflight` raises. A kernel that fails to compile,
+    verify or launch does not raise: its `KernelRun` says why.
     """
     progress = progress or Progress()
     if device is None:
@@ -170,17 +215,17 @@ def run(specs: list[KernelSpec], problem: Problem, device: DeviceSpec | None = N
 
     runs = []
     for spec in specs:
-        runs.append(_run_one(spec, problem, device, (a, b, c, c_ref), progress, timed))
+        runs.append(_run_one(spec, problem, device, (a, b, c, c_ref), progress, timed, waiter(timeout_s)))
     return RunOutput(device=device, problem=problem, reference=reference,
                      reference_clock_mhz=reference_clock, kernels=runs)
 
 
-def _run_one(spec: KernelSpec, problem: Problem, device: DeviceSpec, buffers, progress: Progress,
-             timed: bool) -> KernelRun:
+def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec, buffers, progress: Progress,
+             timed: bool, wait) -> KernelRun:
     import cupy
 
     a, b, c, c_ref = buffers
-    figures = spec.model.figures(problem)
+    figures = spec.model.figures(problem) if spec.model is not None else None
     progress.step(f"{spec.name}: compiling")
     try:
         kernel, compiled = _compile(spec, device)
@@ -192,7 +237,7 @@ def _run_one(spec: KernelSpec, problem: Problem, device: DeviceSpec, buffers, pr
     try:
         c.fill(math.nan)
         kernel.launch(grid, args)
-        cupy.cuda.get_current_stream().synchronize()
+        wait(1)
         check = verify(c, c_ref, cupy)
         if not check.passed:
             return KernelRun(spec, figures, compiled, check,
@@ -201,7 +246,9 @@ def _run_one(spec: KernelSpec, problem: Problem, device: DeviceSpec, buffers, pr
         if not timed:
             return KernelRun(spec, figures, compiled, check)
         before = current_sm_clock_mhz()
-        timing = time_gpu(lambda: kernel.launch(grid, args))
+        timing = time_gpu(lambda: kernel.launch(grid, args), wait=wait)
         return KernelRun(spec, figures, compiled, check, timing, (before, current_sm_clock_mhz()))
+    except LaunchTimeout as exc:
+        return KernelRun(spec, figures, compiled, error=f"{spec.name}: timeout: {exc}")
     except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
         return KernelRun(spec, figures, compiled, error=f"{spec.name}: CUDA error: {exc}")

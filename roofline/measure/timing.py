@@ -66,21 +66,27 @@ def repeats_for(estimate_ms: float, min_repeat: int = 20, budget_ms: float = 500
     return max(min_repeat, min(max_repeat, int(budget_ms / estimate_ms)))
 
 
-def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20) -> Timing:
+def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20,
+             wait: Callable[[int], None] | None = None) -> Timing:
     """Time `launch` (which enqueues GPU work on the current stream) with CUDA events.
 
     Runs `warmup` untimed launches (the first also estimates the cost), then at least `min_repeat`
-    timed ones, each between its own start/stop event pair. Needs CuPy and a GPU; CUDA errors
-    propagate as cupy CUDARuntimeError.
+    timed ones, each between its own start/stop event pair. `wait(launches)` waits for the
+    stream's work, `launches` launches of it (default: synchronize; a caller with a timeout passes
+    its own). Needs CuPy and a GPU; CUDA errors propagate as cupy CUDARuntimeError.
     """
     import cupy
+
+    if wait is None:
+        def wait(launches: int) -> None:
+            cupy.cuda.get_current_stream().synchronize()
 
     probe_start, probe_stop = cupy.cuda.Event(), cupy.cuda.Event()
     probe_start.record()
     for _ in range(max(warmup, 1)):
         launch()
     probe_stop.record()
-    probe_stop.synchronize()
+    wait(max(warmup, 1))
     estimate = cupy.cuda.get_elapsed_time(probe_start, probe_stop) / max(warmup, 1)
     repeat = repeats_for(estimate, min_repeat, max_repeat=max(200, min_repeat))
     events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeat)]
@@ -88,5 +94,5 @@ def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20) 
         start.record()
         launch()
         stop.record()
-    events[-1][1].synchronize()
+    wait(repeat)
     return Timing(tuple(cupy.cuda.get_elapsed_time(s, e) for s, e in events), warmup=max(warmup, 1))

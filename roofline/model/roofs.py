@@ -112,13 +112,15 @@ class LevelBytes:
     counted: bool
 
 
-def level_bytes(figures: ModelFigures, counted: CountedTraffic | None = None) -> dict[str, LevelBytes]:
+def level_bytes(figures: ModelFigures | None, counted: CountedTraffic | None = None) -> dict[str, LevelBytes]:
     """Bytes per level for one kernel: DRAM (counted, else the model's GMEM bytes), SMEM (counted,
-    else the model's), L2 and L1 (counted only)."""
+    else the model's), L2 and L1 (counted only). Without a model (`figures` None), counted only."""
     c = counted or CountedTraffic()
+    gmem = figures.gmem_bytes if figures else None
+    smem = figures.smem_bytes if figures else None
     out = {}
-    for level, found, model in (("DRAM", c.dram_bytes, figures.gmem_bytes), ("L2", c.l2_bytes, None),
-                                ("L1", c.l1_bytes, None), ("SMEM", c.smem_bytes, figures.smem_bytes)):
+    for level, found, model in (("DRAM", c.dram_bytes, gmem), ("L2", c.l2_bytes, None),
+                                ("L1", c.l1_bytes, None), ("SMEM", c.smem_bytes, smem)):
         if found:
             out[level] = LevelBytes(level, float(found), True)
         elif model:
@@ -126,12 +128,16 @@ def level_bytes(figures: ModelFigures, counted: CountedTraffic | None = None) ->
     return out
 
 
-def intensities(figures: ModelFigures, counted: CountedTraffic | None = None) -> dict[str, float]:
+def intensities(figures: ModelFigures | None, counted: CountedTraffic | None = None,
+                flops: float | None = None) -> dict[str, float]:
     """Arithmetic intensity (FLOP/byte) per level, for the chart: 'GMEM (model)' and 'SMEM (model)'
-    from the model, 'L2 (measured)' and 'DRAM (measured)' from the counters when present."""
-    f = float(figures.flops)
-    out = {"GMEM (model)": f / figures.gmem_bytes}
-    if figures.smem_bytes:
+    from the model, 'L2 (measured)' and 'DRAM (measured)' from the counters when present. A kernel
+    without a model (`figures` None) needs `flops` and has counted levels only."""
+    f = float(figures.flops if figures else flops)
+    out = {}
+    if figures is not None:
+        out["GMEM (model)"] = f / figures.gmem_bytes
+    if figures is not None and figures.smem_bytes:
         out["SMEM (model)"] = f / figures.smem_bytes
     if counted is not None:
         for name, value in (("L2 (measured)", counted.l2_bytes), ("DRAM (measured)", counted.dram_bytes)):
@@ -173,16 +179,17 @@ class Verdict:
         return next((f for f in self.floors if f.level == level), None)
 
 
-def verdict(figures: ModelFigures, roofs: Roofs, time_ms: float | None = None,
+def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
             counted: CountedTraffic | None = None, measured: bool = True,
-            levels: tuple[str, ...] = MEMORY_LEVELS) -> Verdict:
+            levels: tuple[str, ...] = MEMORY_LEVELS, flops: float | None = None) -> Verdict:
     """The floors of one kernel at the FP32 roof and each memory level in `levels` that has both
     bytes and a roof, against the measured roofs when `measured` (and known), else the theoretical
     ones; with `time_ms`, the distance from the binding one. `verdict(fig, roofs, t, measured=False,
     levels=("DRAM",))` is the plain two-roof reading: model GMEM bytes against peak DRAM bandwidth,
-    FLOPs against peak FP32."""
+    FLOPs against peak FP32. A kernel without a model (`figures` None) needs `flops` and has
+    floors at FP32 and the counted levels only."""
     compute = roofs.roof(COMPUTE, measured)
-    floors = [Floor(COMPUTE, ms_at(figures.flops, compute.value), compute, False)]
+    floors = [Floor(COMPUTE, ms_at(figures.flops if figures else flops, compute.value), compute, False)]
     by_level = level_bytes(figures, counted)
     for level in levels:
         roof = roofs.roof(level, measured)
@@ -192,7 +199,9 @@ def verdict(figures: ModelFigures, roofs: Roofs, time_ms: float | None = None,
     return Verdict(tuple(floors), time_ms)
 
 
-def plain_verdict(figures: ModelFigures, roofs: Roofs, time_ms: float | None = None) -> Verdict:
+def plain_verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
+                  flops: float | None = None) -> Verdict:
     """The two-roof reading: the model's GMEM bytes against the theoretical DRAM bandwidth, the
-    FLOPs against the theoretical FP32 rate (the `bound x` column and the kernels listing)."""
-    return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",))
+    FLOPs against the theoretical FP32 rate (the `bound x` column and the kernels listing); FP32
+    alone without a model (`figures` None, `flops` given)."""
+    return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",), flops=flops)

@@ -5,6 +5,10 @@ The memory roof (peak DRAM GB/s x AI) meets the FP32 roof at the ridge point. Ea
 is a marker at (model AI, measured GFLOP/s) with its name beside it; the legend on the right gives
 each kernel's rate, registers, occupancy and limiter. cuBLAS, which has no traffic model, is a
 horizontal line at its measured rate. Kernels that failed are listed, never drawn.
+
+The user's own kernels stand out from the ladder: a large star in a colour of their own, a bold
+label. One without a traffic model is drawn at the intensities Nsight Compute counted for it, or,
+unprofiled, as a dashed horizontal line at its rate marked "no model".
 """
 
 from __future__ import annotations
@@ -35,9 +39,13 @@ MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. tr
 MAX_DRAWN = 16  # kernels drawn at most (the whole ladder; a tuning sweep has dozens): the fastest ones
 
 
+USER_COLORS = ("#d6006f", "#7a3cff", "#00a087", "#ff7f0e")  # the user's kernels, apart from the ladder's ramp
+
+
 def _legend_text(k) -> str:
     regs = f"{k.registers} regs" if k.registers is not None else "regs n/a"
-    return f"{text(k.name)}\n{k.gflops:,.0f} GFLOP/s, {regs}, {occupancy_phrase(k.occupancy)}"
+    mark = " (yours" + (", no model)" if k.model is None else ")") if k.user else ""
+    return f"{text(k.name)}{mark}\n{k.gflops:,.0f} GFLOP/s, {regs}, {occupancy_phrase(k.occupancy)}"
 
 
 def draw(doc: Results, out: Path, measured: bool = False) -> Path:
@@ -87,8 +95,9 @@ def _plottable(value: float, what: str) -> float:
     return value
 
 
-def _points(k, measured: bool) -> list[tuple[str, float]]:
-    return list(intensities(k.model, k.measured if measured else None).items())
+def _points(k, measured: bool, flops: float) -> list[tuple[str, float]]:
+    counted = k.measured if measured or k.model is None else None  # no model: the counters are all it has
+    return list(intensities(k.model, counted, flops).items())
 
 
 def _render(doc: Results, measured: bool):
@@ -104,7 +113,7 @@ def _render(doc: Results, measured: bool):
     fastest = {k.name for k in sorted(timed, key=lambda k: -k.gflops)[:MAX_DRAWN]}
     good = [k for k in timed if k.name in fastest]  # ladder order kept
     left_out = len(timed) - len(good)
-    points = {k.name: _points(k, measured) for k in good}
+    points = {k.name: _points(k, measured, prob.problem.flops) for k in good}
     for k in good:
         _plottable(k.gflops, f"{k.name}: GFLOP/s")
         for level, ai in points[k.name]:
@@ -148,23 +157,35 @@ def _render(doc: Results, measured: bool):
     ax.text(x_lo * 1.1, ref.gflops * 1.05, f"cuBLAS (reference) {ref.gflops:,.0f} GFLOP/s",
             color="0.3", fontsize=9, va="bottom")
 
-    texts, handles, levels_used = [], [], set()
-    for i, k in enumerate(good):
-        color = color_ramp(i, len(good))
+    texts, handles, levels_used, flat = [], [], set(), []
+    ladder = [k for k in good if not k.user]
+    users = [k for k in good if k.user]
+    for k in good:
+        user = k.user
+        color = USER_COLORS[users.index(k) % len(USER_COLORS)] if user else color_ramp(ladder.index(k), len(ladder))
         y = k.gflops
         pts = points[k.name]
+        if not pts:  # a user kernel with no model and no counters: its rate only
+            ax.axhline(y, color=color, ls="--", lw=1.6, zorder=2)
+            flat.append(y)
+            ax.annotate(f"{text(k.name)} (no model: --profile gives its intensity)", (x_hi / 1.2, y),
+                        xytext=(0, 3), textcoords="offset points", ha="right", va="bottom",
+                        fontsize=9, fontweight="bold", color=color)
         if len(pts) > 1:
             xs = sorted(ai for _, ai in pts)
-            ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=0.9, alpha=0.7, zorder=2)
+            ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=1.6 if user else 0.9, alpha=0.7, zorder=2)
         for level, ai in pts:
             levels_used.add(level)
             ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8, mec="black", mew=0.6, alpha=0.9, zorder=3)
-        gx = pts[0][1]
-        texts.append(ax.annotate(text(k.name), (gx, y), xytext=(9, 0), textcoords="offset points", va="center",
-                                 fontsize=8, arrowprops=dict(arrowstyle="-", lw=0.5, color="0.6",
-                                                             shrinkA=0, shrinkB=5)))
-        handles.append(Line2D([], [], ls="", marker="o", color=color, mec="black", mew=0.6, ms=8,
-                              label=_legend_text(k)))
+            if user:  # a star over each of its points
+                ax.plot([ai], [y], "*", color=color, ms=20, mec="black", mew=0.8, zorder=4)
+        if pts:
+            texts.append(ax.annotate(text(k.name), (pts[0][1], y), xytext=(9, 0), textcoords="offset points",
+                                     va="center", fontsize=10 if user else 8, fontweight="bold" if user else "normal",
+                                     color=color if user else "black",
+                                     arrowprops=dict(arrowstyle="-", lw=0.5, color="0.6", shrinkA=0, shrinkB=5)))
+        handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.6,
+                              ms=14 if user else 8, label=_legend_text(k)))
     keys = [Line2D([], [], ls="", marker=m, color="0.5", mec="black", ms=7, label=lvl)
             for lvl, m in LEVEL_MARKERS.items() if lvl in levels_used]
     keys += [Line2D([], [], color=c, ls=st, label=f"{name} {gbps:,.0f} GB/s") for name, gbps, c, st in lines]
@@ -204,14 +225,14 @@ def _render(doc: Results, measured: bool):
             ax.text(x0, x0 * gbps / 1.3, f"{name} {gbps:,.0f} GB/s", ha="left", va="top",
                     color=color, fontsize=9, rotation=angle, rotation_mode="anchor")
     markers = [(ai, k.gflops) for k in good for _, ai in points[k.name]]
-    hlines = [ref.gflops, peak] + ([fm] if fm else [])
+    hlines = [ref.gflops, peak] + ([fm] if fm else []) + flat
     place_labels(fig, ax, texts, markers, hlines)
     return fig, texts
 
 
 def _note(good: list, measured: bool) -> str:
     note = MODEL_NOTE
-    profiled = [k for k in good if k.measured]
+    profiled = [k for k in good if k.measured and k.model is not None]
     if measured and profiled:
         k = next((k for k in profiled if k.name == "register_tiling_2d"), profiled[-1])
         me = k.measured

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..model.device import DeviceSpec
 from ..model.occupancy import RESOURCES, Occupancy
+from ..results.compare import Comparison
 from ..results.schema import KernelRecord, Results
 from .text import bound_cell, figure, occupancy_cell, percent, plural, verdict_sentence
 
@@ -92,9 +93,9 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     for k in doc.kernels:
         ok = k.timed
         row = [k.name, f"{k.time_ms:.3f}" if ok else "-", f"{k.gflops:,.0f}" if ok else "-",
-               f"{k.pct_of_reference:.1f}" if ok else "-", occupancy_cell(k.occupancy),
+               f"{100 * doc.reference.time_ms / k.time_ms:.1f}" if ok else "-", occupancy_cell(k.occupancy),
                bound_cell(doc.floors(k)) if ok else "-", _spread(k),
-               str(k.registers) if k.registers is not None else "-", figure(k.model.arithmetic_intensity)]
+               str(k.registers) if k.registers is not None else "-", figure(k.model.arithmetic_intensity) if k.model else "no model"]
         if measured:
             row.append(bound_cell(doc.verdict(k)) if ok else "-")
         row.append(_check(k))
@@ -156,13 +157,15 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
     columns = [(c, "right") for c in ("model GMEM", "L2", "ratio", "DRAM", "ratio", "L1", "model SMEM", "SMEM",
                                       "ratio", "conflicts", "FLOP c/m")]
     table_rows = []
+    flops = doc.problem.problem.flops
     for k in rows:
-        me, mo = k.measured, k.model
-        table_rows.append([k.name, gb(mo.gmem_bytes), gb(me.l2_bytes), ratio(mo.gmem_bytes, me.l2_bytes),
-                           gb(me.dram_bytes), ratio(mo.gmem_bytes, me.dram_bytes), gb(me.l1_bytes),
-                           gb(mo.smem_bytes), gb(me.smem_bytes), ratio(mo.smem_bytes, me.smem_bytes),
+        me = k.measured
+        gmem, smem = (k.model.gmem_bytes, k.model.smem_bytes) if k.model else (None, None)
+        table_rows.append([k.name, gb(gmem), gb(me.l2_bytes), ratio(gmem, me.l2_bytes),
+                           gb(me.dram_bytes), ratio(gmem, me.dram_bytes), gb(me.l1_bytes),
+                           gb(smem), gb(me.smem_bytes), ratio(smem, me.smem_bytes),
                            f"{int(me.bank_conflicts):,}" if me.bank_conflicts is not None else "-",
-                           ratio(me.fp32_flops, mo.flops)])
+                           ratio(me.fp32_flops, flops)])
     return _fit("model against Nsight Compute (GB; ratio = model / counted; conflicts: shared-memory bank "
                 "conflicts; FLOP c/m: counted / model FLOPs)", ("kernel", "left"), columns,
                 table_rows, width)
@@ -192,15 +195,20 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
             res = r.resources
             smem = f"{res.static_smem_bytes + r.dynamic_smem_bytes:,}" + (" dyn" if r.dynamic_smem_bytes else "")
             row += [str(res.registers), str(res.local_bytes), smem, occupancy_cell(r.occupancy)]
-        smem_acc = mo.smem_accesses_per_result
-        row += [figure(mo.gmem_accesses_per_result), figure(smem_acc) if smem_acc is not None else "-",
-                figure(mo.gmem_bytes / 1e9), figure(mo.arithmetic_intensity)]
+        if mo is None:
+            row += ["no model", "-", "-", "-"]
+        else:
+            smem_acc = mo.smem_accesses_per_result
+            row += [figure(mo.gmem_accesses_per_result), figure(smem_acc) if smem_acc is not None else "-",
+                    figure(mo.gmem_bytes / 1e9), figure(mo.arithmetic_intensity)]
         if r.floors is not None:
             v = r.floors
-            row += [figure(v.floor("DRAM").floor_ms), figure(v.floor("FP32").floor_ms),
+            dram = v.floor("DRAM")
+            row += [figure(dram.floor_ms) if dram else "-", figure(v.floor("FP32").floor_ms),
                     "memory" if v.binding.level == "DRAM" else "compute"]
         rows.append(row)
-    return _fit(f"SGEMM ladder, model at {n}x{n}x{n}{where}", ("kernel", "left"), columns, rows, width)
+    what = "your kernels" if all(r.spec.tile_source == "user" for r in listing.rows) else "SGEMM ladder"
+    return _fit(f"{what}, model at {n}x{n}x{n}{where}", ("kernel", "left"), columns, rows, width)
 
 
 LIMIT_NAMES = {"registers": "registers", "shared_memory": "shared memory", "warps": "warps", "blocks": "blocks"}
@@ -266,3 +274,35 @@ def device_table(d: DeviceSpec) -> Table:
     for row in rows:
         t.add_row(*row)
     return t
+
+
+def _arrow(before: str, after: str) -> str:
+    return before if before == after else f"{before} -> {after}"
+
+
+def compare_tables(cmp: Comparison, width: int = 200) -> list[Table]:
+    """Two results files side by side (`results.compare.Comparison`): per kernel in both, median ms
+    before and after, the speedup (before / after), registers, occupancy and the binding floor of
+    the two-roof reading before and after ('fp32 2.27 -> fp32 1.36'), and whether the kernel moved
+    toward its roof; cuBLAS last, whose own speedup is the share of the device and of noise."""
+    columns = [("ms before", "right"), ("ms after", "right"), ("speedup", "right"), ("regs", "left"),
+               ("occupancy", "left"), ("bound x", "left"), ("roof", "left")]
+    rows, styles = [], []
+    for c in cmp.changes:
+        b, a = c.before, c.after
+        regs = _arrow(str(b.registers) if b.registers is not None else "-",
+                      str(a.registers) if a.registers is not None else "-")
+        occ = _arrow(f"{percent(b.occupancy.occupancy)}%" if b.occupancy else "-",
+                     f"{percent(a.occupancy.occupancy)}%" if a.occupancy else "-")
+        bound = _arrow(bound_cell(c.before_reading) if c.before_reading else "failed",
+                       bound_cell(c.after_reading) if c.after_reading else "failed")
+        rows.append([c.name, f"{b.time_ms:.3f}" if b.timed else "-", f"{a.time_ms:.3f}" if a.timed else "-",
+                     f"{c.speedup:.2f}x" if c.speedup is not None else "-", regs, occ, bound, c.roof_move])
+        styles.append(None if c.speedup is not None else "red")
+    rows.append(["cublas", f"{cmp.before.reference.time_ms:.3f}", f"{cmp.after.reference.time_ms:.3f}",
+                 f"{cmp.reference_speedup:.2f}x", "-", "-", "-", "reference"])
+    styles.append("bold")
+    pb, pa = cmp.before.problem.problem, cmp.after.problem.problem
+    problem = pb.text() if pb == pa else f"{pb.text()} -> {pa.text()}"
+    device = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
+    return _fit(f"before -> after: SGEMM {problem} on {device}", ("kernel", "left"), columns, rows, width, styles)

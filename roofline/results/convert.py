@@ -8,6 +8,7 @@ import math
 from dataclasses import replace
 
 from .. import __version__
+from ..ladder.user import UserKernel
 from ..measure.runner import KernelRun, RunOutput
 from ..measure.tuning import TuneOutcome
 from ..model.device import DeviceSpec
@@ -16,6 +17,7 @@ from ..model.units import gflops
 from .schema import (
     KernelRecord,
     ProblemRecord,
+    RaggedRecord,
     Reference,
     Results,
     Skipped,
@@ -26,14 +28,21 @@ from .schema import (
 )
 
 
-def kernel_record(r: KernelRun, reference_ms: float, by_template: bool = False) -> KernelRecord:
+def kernel_record(r: KernelRun, reference_ms: float, problem_flops: int, by_template: bool = False) -> KernelRecord:
     """One kernel's record: its compiled, verified and timed parts (null where it stopped short),
-    named by the ladder name or, `by_template`, by its template expression."""
+    named by the ladder name or, `by_template`, by its template expression; a user kernel's with
+    its launch description and its check at the ragged shape."""
     c, v, t = r.compiled, r.verification, r.timing
-    flops = r.figures.flops
+    user = isinstance(r.spec, UserKernel)
+    ragged = None
+    if r.ragged is not None:
+        rv = r.ragged.verification
+        ragged = RaggedRecord(problem=ProblemRecord(m=r.ragged.problem.m, n=r.ragged.problem.n, k=r.ragged.problem.k),
+                              passed=rv.passed, rel_error=_finite(rv.rel_error),
+                              nan_or_unwritten_elements=rv.nan_or_unwritten_elements, reason=rv.reason)
     return KernelRecord(
         name=r.spec.name_expression if by_template else r.spec.name,
-        summary=r.spec.family.summary, template=r.spec.name_expression,
+        summary=r.spec.summary, template=r.spec.name_expression,
         params=dict(r.spec.params), tile_source=r.spec.tile_source,
         threads_per_block=r.spec.threads_per_block,
         dynamic_smem_bytes=c.dynamic_smem_bytes if c else 0,
@@ -41,13 +50,18 @@ def kernel_record(r: KernelRun, reference_ms: float, by_template: bool = False) 
         local_bytes=c.local_bytes if c else None, occupancy=c.occupancy if c else None,
         driver_active_blocks_per_sm=c.driver_blocks_per_sm if c else None,
         verified=r.correct,
-        rel_error=v.rel_error if v and v.rel_error is not None and math.isfinite(v.rel_error) else None,
+        rel_error=_finite(v.rel_error) if v else None,
         nan_or_unwritten_elements=v.nan_or_unwritten_elements if v else None,
         error=r.error,
-        gflops=gflops(flops, t.median_ms) if t else None, time_ms=t.median_ms if t else None,
+        gflops=gflops(problem_flops, t.median_ms) if t else None, time_ms=t.median_ms if t else None,
         pct_of_reference=100 * reference_ms / t.median_ms if t else None, timing=t,
         sm_clock_mhz_before_after=list(r.sm_clock_mhz), model=r.figures,
+        source=r.spec.describe() if user else None, ragged=ragged,
     )
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
 
 
 def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Skipped] | None = None,
@@ -64,7 +78,7 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
         problem=ProblemRecord(m=p.m, n=p.n, k=p.k),
         reference=Reference(gflops=gflops(p.flops, ref_ms), time_ms=ref_ms, timing=out.reference,
                             sm_clock_mhz_before_after=list(out.reference_clock_mhz)),
-        kernels=[kernel_record(r, ref_ms, by_template) for r in out.kernels],
+        kernels=[kernel_record(r, ref_ms, p.flops, by_template) for r in out.kernels],
         skipped=skipped or [],
     )
 

@@ -1,11 +1,13 @@
-"""The results document, schema 2: typed models that validate files and that every renderer reads.
+"""The results document, schema 3: typed models that validate files and that every renderer reads.
 
 Units are in the key names or fixed: bytes, milliseconds, GFLOP/s, GB/s (1 GB = 1e9 bytes). The
 keys of the design contract stay at their paths (schema 1's `device.name`, `kernels[].gflops`,
 `kernels[].occupancy`, `kernels[].model.arithmetic_intensity`, ...). The value types of the model
 side are used as they are: `DeviceSpec`, `Occupancy`, `ModelFigures`, `CountedTraffic`, `Timing`.
 
-What schema 2 changed from 1: `unwritten_elements` is `nan_or_unwritten_elements`; kernels record
+What schema 3 changed from 2: a kernel may be the user's own (`tile_source` "user", its launch in
+`source`, its check at a ragged shape in `ragged`) and may have no traffic model (`model` null).
+Files of schema 2 are read as they are. What schema 2 changed from 1: `unwritten_elements` is `nan_or_unwritten_elements`; kernels record
 `tile_source` (where their tile came from); `model.smem_bytes` is written; derived figures
 (`floors`, `verdict`) are no longer stored: they follow from the rest (`model.roofs.verdict`).
 Files of schema 1 are migrated when read (`store.load`).
@@ -34,11 +36,11 @@ from ..model.units import Millis, Rate, Size
 from ..model.units import gflops as gflops_of
 from ..model.verify import TOLERANCE
 
-SCHEMA = 2
+SCHEMA = 3
 PLAUSIBLE_OVER_PEAK = 1.1  # a rate above this many times the device's theoretical peak is impossible
 AGREE = 1e-3  # relative tolerance between a stored figure and what the others give (files round nothing)
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
-TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant"]
+TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant", "user"]
 
 
 class _Model(BaseModel):
@@ -75,10 +77,21 @@ class Reference(_Model):
     sm_clock_mhz_before_after: list[int | None] = []
 
 
+class RaggedRecord(_Model):
+    """A user kernel's verification at a problem whose sizes are no multiple of a tile."""
+
+    problem: ProblemRecord
+    passed: bool
+    rel_error: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    nan_or_unwritten_elements: Annotated[int, Field(ge=0)] = 0
+    reason: str | None = None
+
+
 class KernelRecord(_Model):
     """One kernel of a run, in three parts: compiled (registers, shared and local memory,
     occupancy; null when it did not compile), verified (against cuBLAS), timed (null unless
-    verified and timed). `error` says why a kernel stopped short."""
+    verified and timed). `error` says why a kernel stopped short. A user's kernel has its launch
+    description in `source` (keys as in its file's header) and `model` null without tiles."""
 
     name: Name
     summary: str = ""
@@ -101,13 +114,20 @@ class KernelRecord(_Model):
     pct_of_reference: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     timing: Timing | None = None
     sm_clock_mhz_before_after: list[int | None] = []
-    model: ModelFigures
+    model: ModelFigures | None
     measured: CountedTraffic | None = None
+    source: dict[str, str] | None = None
+    ragged: RaggedRecord | None = None
 
     @property
     def timed(self) -> bool:
         """Verified and timed: the only kernels ever drawn."""
         return self.verified and self.gflops is not None and self.time_ms is not None
+
+    @property
+    def user(self) -> bool:
+        """The user's own kernel rather than one of the ladder's."""
+        return self.tile_source == "user"
 
 
 class Skipped(_Model):
@@ -164,7 +184,7 @@ class Results(_Model):
     """A results file. `kernels` are one problem's; a size sweep adds `sweep` (every size, the
     largest also in `kernels`); a tile search adds `tune`."""
 
-    schema_version: Literal[2] = Field(SCHEMA, alias="schema")
+    schema_version: Literal[3] = Field(SCHEMA, alias="schema")
     created: str | None = None
     tool: str | None = None
     device: DeviceSpec
@@ -200,12 +220,13 @@ class Results(_Model):
     def verdict(self, k: KernelRecord) -> Verdict:
         """The hierarchical reading of kernel `k`: FP32 and every memory level with bytes, against
         the measured roofs where known, with Nsight Compute's bytes where counted."""
-        return verdict(k.model, self.device.roofs, k.time_ms, k.measured, measured=True)
+        return verdict(k.model, self.device.roofs, k.time_ms, k.measured, measured=True,
+                       flops=self.problem.problem.flops)
 
     def floors(self, k: KernelRecord) -> Verdict:
         """The plain two-roof reading of kernel `k`: model GMEM bytes against the peak DRAM
-        bandwidth, FLOPs against the peak FP32 rate."""
-        return plain_verdict(k.model, self.device.roofs, k.time_ms)
+        bandwidth, FLOPs against the peak FP32 rate (FP32 alone for a kernel without a model)."""
+        return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=self.problem.problem.flops)
 
 
 def _shown(x: float) -> str:
@@ -243,9 +264,14 @@ def _check_device(dev: DeviceSpec) -> None:
 
 def _check_kernel(where: str, k: KernelRecord, flops: int) -> None:
     m = k.model
-    if abs(m.flops - flops) > 1e-9 * flops:
+    if m is None and not k.user:
+        raise ValueError(f"{where}.model: missing; only a user's kernel (tile_source 'user') may have no model")
+    if m is not None and abs(m.flops - flops) > 1e-9 * flops:
         raise ValueError(f"{where}.model.flops: {m.flops:g}, but the problem's 2*M*N*K is {flops:g}")
-    _agree(f"{where}.model.arithmetic_intensity", m.arithmetic_intensity, m.flops / m.gmem_bytes)
+    if m is not None:
+        _agree(f"{where}.model.arithmetic_intensity", m.arithmetic_intensity, m.flops / m.gmem_bytes)
+    if k.verified and k.ragged is not None and not k.ragged.passed:
+        raise ValueError(f"{where}.verified: true, but it failed the check at the ragged shape")
     occ = k.occupancy
     if occ is not None:
         try:
@@ -280,5 +306,5 @@ def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float) -> None
 
 
 def json_schema() -> dict:
-    """The JSON Schema of a results file (schema 2), for other tools."""
+    """The JSON Schema of a results file (schema 3), for other tools."""
     return Results.model_json_schema(by_alias=True)

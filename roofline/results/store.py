@@ -1,4 +1,4 @@
-"""Results files on disk: read and checked (schema 1 files migrated on the way), written
+"""Results files on disk: read and checked (schema 1 and 2 files migrated on the way), written
 atomically, merged. Every refusal is one line naming the file and, for a bad value, the field's
 path (`kernels[3].gflops: Input should be a valid number`)."""
 
@@ -44,7 +44,8 @@ def _one_line(exc: ValidationError) -> str:
 
 def parse(doc, source: str = "results") -> Results:
     """A results document (already parsed JSON) checked against the schema; schema 1 documents
-    are migrated first. Raises UsageError (one line, naming `source` and the field) otherwise."""
+    are migrated first, schema 2 ones read as they are (3 only added). Raises UsageError (one line,
+    naming `source` and the field) otherwise."""
     if not isinstance(doc, dict):
         raise UsageError(f"{source}: not a roofline results file (top level is not an object)")
     schema = doc.get("schema")
@@ -52,8 +53,10 @@ def parse(doc, source: str = "results") -> Results:
         raise UsageError(f"{source}: not a roofline results file (no schema field)")
     if type(schema) is int and schema == 1:
         doc = migrate(doc, source)
+    elif type(schema) is int and schema == 2:
+        doc = dict(doc, schema=SCHEMA)  # schema 3 only added fields and the user's kernels
     elif type(schema) is not int or schema != SCHEMA:
-        raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1); {_REMADE}")
+        raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1, 2); {_REMADE}")
     try:
         return Results.model_validate_json(json.dumps(doc), strict=True)
     except ValidationError as exc:
@@ -61,7 +64,7 @@ def parse(doc, source: str = "results") -> Results:
 
 
 def migrate(doc: dict, source: str = "results") -> dict:
-    """A schema 1 document rewritten as schema 2: `unwritten_elements` renamed, `model.smem_bytes`
+    """A schema 1 document rewritten as schema 3 (by way of 2): `unwritten_elements` renamed, `model.smem_bytes`
     added, stored floors and verdicts dropped (they are derived), occupancy's reserved bytes
     filled in from the architecture. Raises UsageError when the document is too malformed to
     migrate (it then fails the schema's checks with its field path)."""

@@ -1,0 +1,213 @@
+"""A kernel of the user's own, from a `.cu` file, with the ladder's calling convention
+
+    (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
+
+row-major, C = alpha*A*B + beta*C. Python knows only what the user says about its launch: the
+entry (a kernel name or a template expression), the block, the grid as an expression in M, N, K,
+the dynamic shared memory, and optionally the block tile BM x BN x BK and thread tile TM x TN of
+the traffic model (seed lesson 000's formulas; without them the kernel has no model). These come
+from command-line flags or from the file's header: the leading `//` comment lines, where lines
+of the form
+
+    // roofline entry: my_sgemm<64,64,8,8,8>
+    // roofline block: 64
+    // roofline grid: cdiv(N,64), cdiv(M,64)
+
+declare them (keys: KEYS); a flag overrides the header's value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..model.launch import GridExpression, parse_block, parse_sizes
+from ..model.problem import Problem
+from ..model.traffic import TrafficModel
+from .families import BY_NAME, REFERENCE
+
+KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
+REQUIRED = ("entry", "block", "grid")
+TILE_SOURCE = "user"
+_HEADER_LINE = re.compile(r"//\s*roofline\s+([A-Za-z][\w-]*)\s*:\s*(.*?)\s*")
+_ENTRY = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*\s*(<[^;{}]*>)?")
+_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+
+
+def read_header(text: str, where: str = "source") -> dict[str, str]:
+    """The `// roofline KEY: VALUE` lines of the file's header (its leading blank and `//` lines)
+    as {key: value}. Raises UsageError, naming `where` and the line, for an unknown or repeated
+    key or an empty value."""
+    found: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("//"):
+            break
+        match = _HEADER_LINE.fullmatch(stripped)
+        if match is None:
+            continue
+        key, value = match.group(1), match.group(2)
+        if key not in KEYS:
+            raise UsageError(f"{where}:{number}: unknown header key {key!r}; valid: {', '.join(KEYS)}")
+        if key in found:
+            raise UsageError(f"{where}:{number}: header key {key!r} given twice")
+        if not value:
+            raise UsageError(f"{where}:{number}: header key {key!r} has no value")
+        found[key] = value
+    return found
+
+
+@dataclass(frozen=True)
+class UserKernel:
+    """A user's kernel (see the module docstring): `path` is the absolute file, `entry` what NVRTC
+    instantiates, `block` the (x, y, z) threads per block, `grid` the grid expression's text,
+    `dynamic_smem_bytes` the dynamic shared memory per launch in bytes, `tile` (BM, BN, BK) and
+    `thread_tile` (TM, TN) the traffic model's tiles (None: no model)."""
+
+    name: str
+    path: Path
+    entry: str
+    block: tuple[int, int, int]
+    grid_text: str
+    dynamic_smem_bytes: int = 0
+    tile: tuple[int, int, int] | None = None
+    thread_tile: tuple[int, int] | None = None
+
+    tile_source = TILE_SOURCE
+    smem_expression = None  # the dynamic shared memory is a number, not a compiler expression
+
+    @property
+    def name_expression(self) -> str:
+        """What NVRTC instantiates and CuPy looks up: the entry as given."""
+        return self.entry
+
+    @property
+    def kernel_name(self) -> str:
+        """The function's name without template arguments or namespaces (Nsight Compute's filter)."""
+        return self.entry.split("<", 1)[0].strip().split("::")[-1]
+
+    @property
+    def summary(self) -> str:
+        """One line: where the kernel comes from."""
+        return f"your kernel {self.entry} from {self.path.name}"
+
+    @property
+    def params(self) -> dict[str, int]:
+        """The model's tiles by name (BM, BN, BK, TM, TN), as the ladder's parameters are named."""
+        out = dict(zip(("BM", "BN", "BK"), self.tile or ()))
+        out.update(zip(("TM", "TN"), self.thread_tile or ()))
+        return out
+
+    @property
+    def threads_per_block(self) -> int:
+        """Threads in one block."""
+        x, y, z = self.block
+        return x * y * z
+
+    @property
+    def fixed_dynamic_smem_bytes(self) -> int:
+        """The dynamic shared memory each launch gets, bytes."""
+        return self.dynamic_smem_bytes
+
+    @property
+    def source_name(self) -> str:
+        """The file compiler messages name: the path as the user's file system knows it."""
+        return str(self.path)
+
+    def source_text(self) -> str:
+        """The file's text. Raises UsageError when it cannot be read."""
+        return read_source(self.path)
+
+    @property
+    def compile_options(self) -> tuple[str, ...]:
+        """NVRTC options besides the target: C++17 and the file's folder for its own includes."""
+        return ("-std=c++17", f"-I{self.path.parent}")
+
+    @property
+    def model(self) -> TrafficModel | None:
+        """The traffic model of the declared tiles; None without `tile`."""
+        if self.tile is None:
+            return None
+        return TrafficModel(block_tile=self.tile[:2], thread_tile=self.thread_tile)
+
+    def grid(self, problem: Problem) -> tuple[int, int, int]:
+        """The grid for `problem`. Raises UsageError when the expression gives an impossible grid."""
+        return GridExpression(self.grid_text).evaluate(problem)
+
+    def describe(self) -> dict:
+        """The launch as text values, keyed as the header's keys (for results files and child processes)."""
+        out = {"name": self.name, "path": str(self.path), "entry": self.entry,
+               "block": ",".join(str(v) for v in self.block), "grid": self.grid_text,
+               "dynamic-smem": str(self.dynamic_smem_bytes)}
+        if self.tile:
+            out["tile"] = "x".join(str(v) for v in self.tile)
+        if self.thread_tile:
+            out["thread-tile"] = "x".join(str(v) for v in self.thread_tile)
+        return out
+
+
+def read_source(path: Path) -> str:
+    """The text of a user's `.cu` file. Raises UsageError (one line) when it is missing, a folder,
+    unreadable, not text, or over 4 MiB."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise UsageError(f"{path} is a folder; give a .cu file")
+        if not path.is_file():
+            raise UsageError(f"{path}: no such file")
+        if path.stat().st_size > MAX_SOURCE_BYTES:
+            raise UsageError(f"{path}: larger than {MAX_SOURCE_BYTES // 2**20} MiB; is it a CUDA source?")
+        return path.read_text()
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a text file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
+
+
+def check_name(name: str, where: str) -> str:
+    """A user kernel's name: 1 to 64 letters, digits and . _ + -, not a ladder kernel's or the
+    reference's. Raises UsageError naming `where`."""
+    if not _NAME.fullmatch(name):
+        raise UsageError(f"{where}: kernel name {name!r} must be 1 to 64 letters, digits, '.', '_', '+' or '-'")
+    if name in BY_NAME or name == REFERENCE:
+        raise UsageError(f"{where}: {name!r} is the name of a {'ladder kernel' if name in BY_NAME else 'reference'}"
+                         "; give your kernel another (--name or '// roofline name:')")
+    return name
+
+
+def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
+    """The user kernel in file `path`: the header's launch description with `flags` (keys as in
+    KEYS, None for not given) overriding it. Raises UsageError (one line) for an unreadable file,
+    a missing entry, block or grid, or any value that does not parse."""
+    path = Path(path).expanduser()
+    text = read_source(path)
+    values = read_header(text, str(path))
+    values.update({k: v for k, v in (flags or {}).items() if v is not None})
+    missing = [k for k in REQUIRED if k not in values]
+    if missing:
+        raise UsageError(f"{path}: no {', '.join(missing)} given; pass --{' --'.join(missing)} or declare "
+                         f"them in the header ('// roofline {missing[0]}: ...')")
+    entry = values["entry"].strip()
+    if not _ENTRY.fullmatch(entry):
+        raise UsageError(f"{path}: entry {entry!r} is not a kernel name or template expression like my_sgemm<64,8>")
+    grid = GridExpression.parse(values["grid"])
+    smem_text = values.get("dynamic-smem", "0").strip()
+    if not smem_text.isdigit():
+        raise UsageError(f"{path}: dynamic-smem {smem_text!r} must be a number of bytes (0 or more)")
+    tile = parse_sizes(values["tile"], 3, "tile", "128x128x8") if "tile" in values else None
+    thread_tile = parse_sizes(values["thread-tile"], 2, "thread-tile", "8x8") if "thread-tile" in values else None
+    if thread_tile is not None and tile is None:
+        raise UsageError(f"{path}: a thread tile needs the block tile too (--tile BMxBNxBK)")
+    name = check_name(values.get("name", path.stem), str(path))
+    return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
+                      grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,
+                      thread_tile=thread_tile)
+
+
+def from_description(d: dict) -> UserKernel:
+    """The kernel `UserKernel.describe` wrote (a child process's way of receiving it)."""
+    flags = {k: d.get(k) for k in KEYS}
+    return load(Path(d["path"]), flags)

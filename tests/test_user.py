@@ -1,0 +1,235 @@
+"""Your own kernel, without a GPU: the grid-expression parser, the block and tile syntax, the file
+header, `kernels --source` for three targets with occupancy checked by hand, compile errors, the
+starter kernel of `roofline new`, and register counts that agree across processes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.errors import UsageError
+from roofline.ladder.user import load, read_header
+from roofline.model.launch import GridExpression, parse_block, parse_sizes
+from roofline.model.problem import Problem
+
+KERNELS = FIXTURES / "kernels"
+TILED_F4 = str(KERNELS / "tiled_f4.cu")
+P = Problem(4096, 2048, 1000)
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("cdiv(N,128), cdiv(M,128)", (16, 32, 1)),
+    ("cdiv(N, 64),cdiv(M,64),1", (32, 64, 1)),
+    ("cdiv(M*N, 256)", (32768, 1, 1)),
+    ("(N + 127) // 128, M // 64", (16, 64, 1)),
+    ("K - 999", (1, 1, 1)),
+    ("2 * cdiv(cdiv(M, 2), 64)", (64, 1, 1)),
+    ("-(-N // 128)", (16, 1, 1)),  # ceiling division written another way
+    ("7", (7, 1, 1)),
+])
+def test_a_grid_expression_is_evaluated_for_the_problem(text, expected):
+    assert GridExpression.parse(text).evaluate(P) == expected
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("__import__('os').system('true')", "the only function is cdiv"),
+    ("M.__class__", "attribute is not allowed"),
+    ("lambda: 1", "lambda is not allowed"),
+    ("M ** 2", "operator Pow is not allowed"),
+    ("M / 2", "operator Div is not allowed"),
+    ("'M'", "'M' is not an integer"),
+    ("1.5", "1.5 is not an integer"),
+    ("True", "True is not an integer"),
+    ("cdiv(M)", "cdiv takes 2 arguments, got 1"),
+    ("cdiv(M, b=2)", "the only function is cdiv"),
+    ("max(M, N)", "the only function is cdiv"),
+    ("M if N else K", "ifexp is not allowed"),
+    ("[M, N]", "list is not allowed"),
+    ("X + 1", "unknown name 'X'"),
+    ("1, 2, 3, 4", "4 dimensions"),
+    ("M +", "not an expression"),
+    ("", "empty"),
+    ("(" * 500 + "M" + ")" * 500, "longer than 200 characters"),
+    ("M; import os", "not an expression"),
+    ("M == N", "compare is not allowed"),
+])
+def test_anything_else_in_a_grid_is_refused_in_one_line(text, needle):
+    with pytest.raises(UsageError) as exc:
+        GridExpression.parse(text)
+    assert needle in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("cdiv(N, K - 1000)", "divides by zero at 4096x2048x1000"),
+    ("N // (K - 1000)", "divides by zero"),
+    ("K - 1000", "gives x = 0 blocks"),
+    ("1, M * 100", "gives y = 409,600 blocks"),
+    ("M * N * K", "gives x = 8,388,608,000 blocks"),
+])
+def test_an_impossible_grid_is_refused_at_evaluation(text, needle):
+    with pytest.raises(UsageError) as exc:
+        GridExpression.parse(text).evaluate(P)
+    assert needle in str(exc.value)
+
+
+def test_block_and_tile_syntax():
+    assert parse_block("256") == (256, 1, 1)
+    assert parse_block("16, 16") == (16, 16, 1)
+    assert parse_block("8,8,4") == (8, 8, 4)
+    for bad in ("0", "2048", "64,64", "1,1,65", "a", "1,2,3,4", "-1", ""):
+        with pytest.raises(UsageError):
+            parse_block(bad)
+    assert parse_sizes("128x128x8", 3, "tile", "") == (128, 128, 8)
+    assert parse_sizes("8X4", 2, "thread-tile", "") == (8, 4)
+    for bad in ("128x128", "8x0x8", "axbxc", "128x128x8x2"):
+        with pytest.raises(UsageError):
+            parse_sizes(bad, 3, "tile", "128x128x8")
+
+
+def test_the_header_declares_the_launch_and_flags_override_it():
+    k = load(Path(TILED_F4))
+    assert (k.name, k.entry, k.block, k.dynamic_smem_bytes) == ("tiled_f4", "tiled_f4<64,64,16,4,4>", (256, 1, 1), 8192)
+    assert (k.tile, k.thread_tile, k.kernel_name) == ((64, 64, 16), (4, 4), "tiled_f4")
+    assert k.grid(Problem(1000, 1000, 10)) == (16, 16, 1)
+    # Seed lesson 000's counts for a 64x64 block tile and 4x4 thread tile: K/32 GMEM and K/2 SMEM per result.
+    figures = k.model.figures(Problem(4096, 4096, 4096))
+    assert (figures.gmem_accesses_per_result, figures.smem_accesses_per_result) == (128, 2048)
+    k2 = load(Path(TILED_F4), {"name": "mine2", "dynamic-smem": "0", "grid": "cdiv(N,32), cdiv(M,32)"})
+    assert (k2.name, k2.dynamic_smem_bytes, k2.grid(Problem(64, 64, 1))) == ("mine2", 0, (2, 2, 1))
+
+
+def test_header_errors_name_the_line(tmp_path):
+    body = "extern \"C\" __global__ void k(int M) {}\n"
+    assert read_header("// roofline entry: k\n\n// roofline block: 64\nint x;\n// roofline grid: 1\n") == \
+        {"entry": "k", "block": "64"}  # only the leading comment block is the header
+    cases = {
+        "// roofline entry: k\n// roofline entri: k\n": "x.cu:2: unknown header key 'entri'",
+        "// roofline entry: k\n// roofline entry: j\n": "x.cu:2: header key 'entry' given twice",
+        "// roofline entry:\n": "x.cu:1: header key 'entry' has no value",
+    }
+    for text, needle in cases.items():
+        with pytest.raises(UsageError) as exc:
+            read_header(text, "x.cu")
+        assert str(exc.value).startswith(needle)
+    f = tmp_path / "mine.cu"
+    for header, needle in [
+        ("// roofline entry: k\n", "no block, grid given"),
+        ("// roofline entry: k\n// roofline block: 64\n// roofline grid: 1\n// roofline thread-tile: 8x8\n",
+         "a thread tile needs the block tile too"),
+        ("// roofline entry: k(1)\n// roofline block: 64\n// roofline grid: 1\n", "is not a kernel name"),
+        ("// roofline entry: k\n// roofline block: 64\n// roofline grid: 1\n// roofline name: naive\n",
+         "'naive' is the name of a ladder kernel"),
+        ("// roofline entry: k\n// roofline block: 64\n// roofline grid: 1\n// roofline dynamic-smem: 4k\n",
+         "dynamic-smem '4k' must be a number of bytes"),
+    ]:
+        f.write_text(header + body)
+        with pytest.raises(UsageError) as exc:
+            load(f)
+        assert needle in str(exc.value)
+    for path, needle in [(tmp_path / "none.cu", "no such file"), (tmp_path, "is a folder")]:
+        with pytest.raises(UsageError) as exc:
+            load(path)
+        assert needle in str(exc.value)
+
+
+def _listing(arch: str, *extra: str) -> dict:
+    r = invoke("kernels", "--source", TILED_F4, "--arch", arch, "--json", *extra)
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.stdout)["kernels"]
+    return row
+
+
+# 256 threads (8 warps) with 64 KB of dynamic shared memory plus the 1 KB each block reserves:
+# shared memory binds on every target (CUDA programming guide, compute capability tables).
+#   sm_80  164 KB per SM:  167,936 // 66,560 = 2 blocks, 16 of 64 warps = 25 %
+#   sm_90  228 KB per SM:  233,472 // 66,560 = 3 blocks, 24 of 64 warps = 37.5 %
+#   sm_120 100 KB per SM:  102,400 // 66,560 = 1 block,   8 of 48 warps = 16.7 %
+@pytest.mark.parametrize("arch, blocks, occupancy", [("sm_80", 2, 0.25), ("sm_90", 3, 0.375),
+                                                     ("sm_120", 1, 8 / 48)])
+def test_kernels_source_gives_resources_and_occupancy_for_any_target(arch, blocks, occupancy):
+    row = _listing(arch, "--dynamic-smem", "65536")
+    occ = row["occupancy"]
+    assert (occ["active_blocks_per_sm"], occ["limiters"]) == (blocks, ["shared_memory"])
+    assert occ["occupancy"] == pytest.approx(occupancy, abs=1e-6)
+    assert row["dynamic_smem_bytes"] == 65536 and row["local_bytes"] == 0 and 16 <= row["registers"] <= 128
+    assert row["tile_source"] == "user" and row["source"]["entry"] == "tiled_f4<64,64,16,4,4>"
+    assert row["model"]["arithmetic_intensity"] == pytest.approx(2 * 4096 / (4 * 2 * 4096 / 64))
+
+
+def test_a_kernel_that_cannot_launch_on_the_target_says_why():
+    r = invoke("kernels", "--source", TILED_F4, "--arch", "sm_120", "--dynamic-smem", "200000")
+    assert r.exit_code == 1
+    assert "tiled_f4 cannot launch on sm_120: needs 200,000 bytes of shared memory per block" in r.stderr
+
+
+def test_a_compile_error_shows_the_compilers_own_lines():
+    r = invoke("kernels", "--source", str(KERNELS / "does_not_compile.cu"), "--arch", "sm_90")
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert 'does_not_compile.cu(7): error: identifier "undeclared_value" is undefined' in r.stderr
+    r = invoke("kernels", "--source", TILED_F4, "--arch", "sm_90", "--entry", "tiled_f5<64,64,16,4,4>")
+    assert r.exit_code == 1 and "has no kernel 'tiled_f5<64,64,16,4,4>'" in r.stderr
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--entry", "k"], "--entry describes your kernel's launch; give the file too"),
+    (["--source", TILED_F4, "--source", TILED_F4, "--block", "64"], "--block applies to one --source"),
+    (["--source", TILED_F4, "--grid", "open('x')"], "the only function is cdiv"),
+    (["--source", TILED_F4, "--autotuned-tile", "128,128,8,8,8"], "does not apply with --source"),
+])
+def test_bad_launch_flags_exit_2_in_one_line(args, needle):
+    r = invoke("kernels", "--arch", "sm_90", *args)
+    assert r.exit_code == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_run_refuses_bad_user_input_before_looking_for_a_gpu(tmp_path):
+    for args, needle in [
+        (["--source", TILED_F4, "--grid", "M ** 2"], "operator Pow"),
+        (["--source", TILED_F4, "--timeout", "0"], "--timeout must be a positive number"),
+        (["--no-ragged"], "--no-ragged applies to your own kernels"),
+        (["--source", TILED_F4, "--size", "40000", "--grid", "cdiv(N,64), M * 2"], "CUDA allows 1 to 65,535"),
+        (["--source", str(tmp_path / "missing.cu")], "no such file"),
+    ]:
+        r = invoke("run", *args)
+        assert r.exit_code == 2 and needle in r.stderr, (args, r.output)
+
+
+def test_new_writes_a_starter_that_compiles_and_declares_itself(tmp_path):
+    path = tmp_path / "mine.cu"
+    r = invoke("new", str(path))
+    assert r.exit_code == 0 and "roofline run --source" in r.stdout
+    text = path.read_text()
+    assert "roofline run --source mine.cu --all" in text
+    assert invoke("new", str(path)).exit_code == 2  # never overwrites without --force
+    assert invoke("new", str(path), "--force").exit_code == 0
+    assert invoke("new", str(tmp_path / "mine.txt")).exit_code == 2
+    assert invoke("new", str(tmp_path / "naive.cu")).exit_code == 2  # a ladder kernel's name
+    row = json.loads(invoke("kernels", "--source", str(path), "--arch", "sm_90", "--json").stdout)["kernels"][0]
+    # 1024 threads, 8 KB of static shared memory for two 32x32 tiles: warps bind, 2 blocks of 32 warps.
+    assert (row["name"], row["static_smem_bytes"], row["occupancy"]["occupancy"]) == ("mine", 8192, 1.0)
+    assert row["model"]["smem_accesses_per_result"] == 2 * 4096  # one result per thread: 2K reads
+
+
+REGISTERS = """
+import sys
+from pathlib import Path
+from roofline.ladder.families import BY_NAME
+from roofline.ladder.user import load
+from roofline.measure.offline import compile_for
+kernels = [BY_NAME["async_copy"].spec(), BY_NAME["warptiling"].spec(), load(Path(sys.argv[1]))]
+print(",".join(str(compile_for(k, "sm_90").registers) for k in kernels))
+"""
+
+
+def test_register_counts_agree_across_processes():
+    counts = {subprocess.run([sys.executable, "-c", REGISTERS, TILED_F4], capture_output=True, text=True,
+                             check=True).stdout.strip() for _ in range(4)}
+    assert len(counts) == 1 and all(int(c) > 0 for c in counts.pop().split(","))
