@@ -274,3 +274,16 @@ def test_a_user_kernel_runs_beside_the_ladder_on_the_gpu_chosen(tmp_path):
     r = CliRunner().invoke(app, ["run", "--source", str(USER_KERNELS / "does_not_compile.cu"), "--size", "256",
                                  "--out", str(tmp_path / "c.json")])
     assert r.exit_code == 1 and "does_not_compile.cu(7): error" in r.stderr and "Traceback" not in r.output
+
+
+def test_the_readme_example_kernel_verifies(tmp_path):
+    from test_user import readme_kernel
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    r = CliRunner().invoke(app, ["run", "--source", str(readme_kernel(tmp_path)), "--size", "1000",
+                                 "--out", str(tmp_path / "r.json")])
+    assert r.exit_code == 0, r.output
+    (k,) = json.loads((tmp_path / "r.json").read_text())["kernels"]
+    assert k["verified"] and k["ragged"]["passed"] and k["rel_error"] <= TOLERANCE

@@ -233,3 +233,20 @@ def test_register_counts_agree_across_processes():
     counts = {subprocess.run([sys.executable, "-c", REGISTERS, TILED_F4], capture_output=True, text=True,
                              check=True).stdout.strip() for _ in range(4)}
     assert len(counts) == 1 and all(int(c) > 0 for c in counts.pop().split(","))
+
+
+def readme_kernel(folder: Path) -> Path:
+    """The complete example kernel of the README's "Your own kernel", written to `folder`."""
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    after = text.split("A complete example", 1)[1]
+    code = after.split("```c++\n", 1)[1].split("```", 1)[0]
+    path = folder / "tiled.cu"
+    path.write_text(code)
+    return path
+
+
+def test_the_readme_example_kernel_compiles_from_its_header_alone(tmp_path):
+    r = invoke("kernels", "--source", str(readme_kernel(tmp_path)), "--arch", "sm_90", "--json")
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.stdout)["kernels"]
+    assert (row["name"], row["dynamic_smem_bytes"], row["local_bytes"]) == ("tiled", 8192, 0)

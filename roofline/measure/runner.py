@@ -37,6 +37,7 @@ from .timing import Timing, time_gpu
 SEED = 2026
 STEPS_PER_KERNEL = 3  # compile, verify, time
 FREE_MEMORY_SHARE = 0.9
+CUDA_ERROR_NOT_READY = 600  # cudaErrorNotReady (CUDA runtime API, enum cudaError): work still running
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,19 @@ def waiter(timeout_s: float | None):
         if timeout_s is None:
             stream.synchronize()
             return
+        runtime = cupy.cuda.runtime
         deadline = time.monotonic() + launches * timeout_s
-        while not stream.done:  # cudaStreamQuery: a fault in the kernel raises here
+        while True:
+            # cudaStreamQuery: 0 done, cudaErrorNotReady still running, anything else a fault in
+            # the kernel (Stream.done reads every non-zero status as "not yet").
+            try:
+                status = runtime.streamQuery(stream.ptr)
+            except runtime.CUDARuntimeError as exc:
+                status = exc.status
+            if status == 0:
+                return
+            if status != CUDA_ERROR_NOT_READY:
+                raise runtime.CUDARuntimeError(status)
             if time.monotonic() > deadline:
                 raise LaunchTimeout(f"a launch did not finish within {timeout_s:g} s")
             time.sleep(0.0005)

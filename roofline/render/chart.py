@@ -57,6 +57,9 @@ def save_atomic(fig, out: Path, fmt: str) -> None:
         files.write_atomic(Path(out), lambda tmp: fig.savefig(tmp, format=fmt))
 
 
+USER_COLORS = ("#d6006f", "#7a3cff", "#00a087", "#ff7f0e")  # the user's kernels, apart from the ladder's viridis
+
+
 def text(s: str) -> str:
     """`s` for matplotlib, with '$' escaped so that names are never parsed as mathtext."""
     return str(s).replace("$", r"\$")

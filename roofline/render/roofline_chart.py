@@ -20,6 +20,7 @@ from ..errors import UsageError
 from ..model.roofs import intensities
 from ..results.schema import Results
 from .chart import (
+    USER_COLORS,
     check_output,
     color_ramp,
     load_matplotlib,
@@ -37,9 +38,6 @@ MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. tr
               "DRAM traffic. SMEM points: the model's shared-memory accesses (4 bytes each), above the SMEM roof "
               "when broadcasts and 128-bit loads move more per bank access.")
 MAX_DRAWN = 16  # kernels drawn at most (the whole ladder; a tuning sweep has dozens): the fastest ones
-
-
-USER_COLORS = ("#d6006f", "#7a3cff", "#00a087", "#ff7f0e")  # the user's kernels, apart from the ladder's ramp
 
 
 def _legend_text(k) -> str:

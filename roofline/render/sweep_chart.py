@@ -1,6 +1,7 @@
 """The size-sweep chart: GFLOP/s against problem size (M = N = K), one line per kernel and a bold
 one for cuBLAS, from a results document made by `roofline run --sizes ...` (no GPU needed).
-Sizes at which a kernel failed verification are left out of its line."""
+Sizes at which a kernel failed verification are left out of its line. The user's own kernels
+stand out: thick lines with stars, in colours the ladder does not use."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..results.schema import Results
-from .chart import MARKERS, check_output, color_ramp, new_figure, save_atomic, text
+from .chart import MARKERS, USER_COLORS, check_output, color_ramp, new_figure, save_atomic, text
 
 
 def draw(doc: Results, out: Path) -> Path:
@@ -45,14 +46,21 @@ def _render(doc: Results):
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    for i, name in enumerate(names):
+    users = [k.name for k in doc.kernels if k.user and k.name in names]
+    ladder = [n for n in names if n not in users]
+    for name in names:
         xs, ys = [], []
         for point in sweep:
             k = next((k for k in point.kernels if k.name == name), None)
             if k and k.timed:
                 xs.append(point.problem.m)
                 ys.append(k.gflops)
-        ax.plot(xs, ys, marker=MARKERS[i % len(MARKERS)], color=color_ramp(i, len(names)),
+        if name in users:  # the user's own: a thick line of its own colour, stars
+            ax.plot(xs, ys, marker="*", color=USER_COLORS[users.index(name) % len(USER_COLORS)], lw=2.6, ms=14,
+                    mec="black", mew=0.6, label=f"{text(name)} (yours)", zorder=4)
+            continue
+        i = ladder.index(name)
+        ax.plot(xs, ys, marker=MARKERS[i % len(MARKERS)], color=color_ramp(i, len(ladder)),
                 lw=1.3, ms=6, label=text(name))
     ax.plot(sizes, [p.reference.gflops for p in sweep], color="black", lw=2.5, marker="*", ms=10,
             label="cuBLAS (reference)")
