@@ -116,19 +116,22 @@ def _sizes(text: str) -> list[Problem]:
     return [Problem(s, s, s).validate() for s in sizes]
 
 
-_LAUNCH_HELP = {
-    "entry": "Your kernel's __global__ function, or a template expression like my_sgemm<64,8>.",
-    "block": "Threads per block: T, or X,Y or X,Y,Z.",
-    "grid": "Blocks per dimension from M, N, K, e.g. 'cdiv(N,64),cdiv(M,64)' (cdiv, + - * //, integers).",
-    "dynamic-smem": "Dynamic shared memory per block, bytes (default 0).",
-    "tile": "Block tile BMxBNxBK, for the traffic model (without it: no model).",
-    "thread-tile": "Thread tile TMxTN, for the model's shared-memory level.",
-    "name": "Your kernel's name in tables and charts (default: the file's name).",
-}
+# The launch-description flags of `run` and `kernels`, named as the keys of a kernel file's header.
+_LAUNCH = {key: typer.Option(None, f"--{key}", metavar=metavar, help=text) for key, metavar, text in (
+    ("entry", "NAME", "Your kernel's __global__ function, or a template expression like my_sgemm<64,8>."),
+    ("block", "T|X,Y[,Z]", "Threads per block: T, or X,Y or X,Y,Z."),
+    ("grid", "EXPR", "Blocks per dimension from M, N, K, e.g. 'cdiv(N,64),cdiv(M,64)' (cdiv, + - * //, integers)."),
+    ("dynamic-smem", "BYTES", "Dynamic shared memory per block, bytes (default 0)."),
+    ("tile", "BMxBNxBK", "Block tile BMxBNxBK, for the traffic model (without it: no model)."),
+    ("thread-tile", "TMxTN", "Thread tile TMxTN, for the model's shared-memory level."),
+    ("name", "NAME", "Your kernel's name in tables and charts (default: the file's name)."),
+)}
 
 
-def _user_kernels(sources: Optional[list[Path]], flags: dict) -> list:
-    """The user kernels of --source, launch flags applied (they need exactly one --source)."""
+def _user_kernels(sources: Optional[list[Path]], *values: Optional[str]) -> list:
+    """The user kernels of --source, the launch flags (`values`, in _LAUNCH's order) applied; they
+    need exactly one --source."""
+    flags = dict(zip(_LAUNCH, values))
     given = [f"--{k}" for k, v in flags.items() if v is not None]
     if given and not sources:
         raise UsageError(f"{given[0]} describes your kernel's launch; give the file too: --source FILE.cu")
@@ -208,15 +211,13 @@ def run(
     source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
                                                 help="Your own kernel (repeatable); alone, or beside the ladder "
                                                      "with --all or --kernel."),
-    entry: Optional[str] = typer.Option(None, "--entry", metavar="NAME", help=_LAUNCH_HELP["entry"]),
-    block: Optional[str] = typer.Option(None, "--block", metavar="T|X,Y[,Z]", help=_LAUNCH_HELP["block"]),
-    grid: Optional[str] = typer.Option(None, "--grid", metavar="EXPR", help=_LAUNCH_HELP["grid"]),
-    dynamic_smem: Optional[str] = typer.Option(None, "--dynamic-smem", metavar="BYTES",
-                                               help=_LAUNCH_HELP["dynamic-smem"]),
-    tile: Optional[str] = typer.Option(None, "--tile", metavar="BMxBNxBK", help=_LAUNCH_HELP["tile"]),
-    thread_tile: Optional[str] = typer.Option(None, "--thread-tile", metavar="TMxTN",
-                                              help=_LAUNCH_HELP["thread-tile"]),
-    name: Optional[str] = typer.Option(None, "--name", metavar="NAME", help=_LAUNCH_HELP["name"]),
+    entry: Optional[str] = _LAUNCH["entry"],
+    block: Optional[str] = _LAUNCH["block"],
+    grid: Optional[str] = _LAUNCH["grid"],
+    dynamic_smem: Optional[str] = _LAUNCH["dynamic-smem"],
+    tile: Optional[str] = _LAUNCH["tile"],
+    thread_tile: Optional[str] = _LAUNCH["thread-tile"],
+    name: Optional[str] = _LAUNCH["name"],
     no_ragged: bool = typer.Option(False, "--no-ragged",
                                    help="Skip the check of your kernel at a ragged shape (511x383x255)."),
     timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", metavar="SECONDS",
@@ -233,8 +234,7 @@ def run(
     if sizes is not None and any(v is not None for v in (size, m, n, k)):
         raise UsageError("give --sizes or --size/--m/--n/--k, not both")
     problems = _sizes(sizes) if sizes is not None else [_problem(size, m, n, k)]
-    users = _user_kernels(source, dict(entry=entry, block=block, grid=grid, tile=tile, name=name,
-                                       **{"dynamic-smem": dynamic_smem, "thread-tile": thread_tile}))
+    users = _user_kernels(source, entry, block, grid, dynamic_smem, tile, thread_tile, name)
     if no_ragged and not users:
         raise UsageError("--no-ragged applies to your own kernels (--source FILE.cu)")
     bar = _Bar()
@@ -403,22 +403,19 @@ def kernels(
     as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
     source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
                                                 help="List your own kernel (repeatable) instead of the ladder."),
-    entry: Optional[str] = typer.Option(None, "--entry", metavar="NAME", help=_LAUNCH_HELP["entry"]),
-    block: Optional[str] = typer.Option(None, "--block", metavar="T|X,Y[,Z]", help=_LAUNCH_HELP["block"]),
-    grid: Optional[str] = typer.Option(None, "--grid", metavar="EXPR", help=_LAUNCH_HELP["grid"]),
-    dynamic_smem: Optional[str] = typer.Option(None, "--dynamic-smem", metavar="BYTES",
-                                               help=_LAUNCH_HELP["dynamic-smem"]),
-    tile: Optional[str] = typer.Option(None, "--tile", metavar="BMxBNxBK", help=_LAUNCH_HELP["tile"]),
-    thread_tile: Optional[str] = typer.Option(None, "--thread-tile", metavar="TMxTN",
-                                              help=_LAUNCH_HELP["thread-tile"]),
-    name: Optional[str] = typer.Option(None, "--name", metavar="NAME", help=_LAUNCH_HELP["name"]),
+    entry: Optional[str] = _LAUNCH["entry"],
+    block: Optional[str] = _LAUNCH["block"],
+    grid: Optional[str] = _LAUNCH["grid"],
+    dynamic_smem: Optional[str] = _LAUNCH["dynamic-smem"],
+    tile: Optional[str] = _LAUNCH["tile"],
+    thread_tile: Optional[str] = _LAUNCH["thread-tile"],
+    name: Optional[str] = _LAUNCH["name"],
 ):
     """The SGEMM ladder (or, with --source, your own kernels): traffic model and, for a target,
     registers, local (spill) and shared memory and occupancy, compiled offline through NVRTC (no
     GPU needed)."""
     _problem(size, None, None, None)
-    users = _user_kernels(source, dict(entry=entry, block=block, grid=grid, tile=tile, name=name,
-                                       **{"dynamic-smem": dynamic_smem, "thread-tile": thread_tile}))
+    users = _user_kernels(source, entry, block, grid, dynamic_smem, tile, thread_tile, name)
     if users and autotuned_tile is not None:
         raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply with --source")
     listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users)

@@ -34,6 +34,7 @@ DEFAULT_SIZE = 4096
 DEFAULT_RESULTS = store.DEFAULT_PATH
 DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
 DEFAULT_TIMEOUT_S = isolated.DEFAULT_TIMEOUT_S
+MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM a GPU can hold
 
 
 def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) -> list[UserKernel]:
@@ -90,8 +91,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     families.check_names(kernels)
     if autotuned_tile is not None:
         tiles.parse_tile(autotuned_tile)
-    if not timeout_s > 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout_s:g}")
+    if not 0 < timeout_s <= MAX_TIMEOUT_S:
+        raise UsageError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}")
     for p in problems:
         p.validate()
         for user in sources:

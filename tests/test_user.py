@@ -193,7 +193,8 @@ def test_bad_launch_flags_exit_2_in_one_line(args, needle):
 def test_run_refuses_bad_user_input_before_looking_for_a_gpu(tmp_path):
     for args, needle in [
         (["--source", TILED_F4, "--grid", "M ** 2"], "operator Pow"),
-        (["--source", TILED_F4, "--timeout", "0"], "--timeout must be a positive number"),
+        (["--source", TILED_F4, "--timeout", "0"], "--timeout must be more than 0"),
+        (["--source", TILED_F4, "--timeout", "nan"], "--timeout must be more than 0"),
         (["--no-ragged"], "--no-ragged applies to your own kernels"),
         (["--source", TILED_F4, "--size", "40000", "--grid", "cdiv(N,64), M * 2"], "CUDA allows 1 to 65,535"),
         (["--source", str(tmp_path / "missing.cu")], "no such file"),
@@ -250,3 +251,34 @@ def test_the_readme_example_kernel_compiles_from_its_header_alone(tmp_path):
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.stdout)["kernels"]
     assert (row["name"], row["dynamic_smem_bytes"], row["local_bytes"]) == ("tiled", 8192, 0)
+
+
+def test_a_child_that_dies_without_a_report_is_a_failure_not_a_crash(monkeypatch):
+    from roofline.measure import isolated
+
+    kernel = load(Path(TILED_F4))
+    for stdout, code in (("", -9), ("printf from the kernel\n{not json", 1), ('{"error": 5}\n', 0)):
+        monkeypatch.setattr(isolated.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+            a, code, stdout=stdout, stderr="Segmentation fault\n"))
+        r = isolated.run_isolated(kernel, Problem(64, 64, 64), "0000:00:00.0")
+        assert r.error == f"tiled_f4: its process died (exit code {code}) without a report: Segmentation fault"
+        assert not r.correct and r.figures.flops == 2 * 64**3
+
+    def too_slow(*a, **k):
+        raise subprocess.TimeoutExpired(a, k["timeout"])
+    monkeypatch.setattr(isolated.subprocess, "run", too_slow)
+    r = isolated.run_isolated(kernel, Problem(64, 64, 64), "0000:00:00.0", timeout_s=1)
+    assert r.error.startswith("tiled_f4: timeout: no answer within 410 s")
+
+
+def test_only_a_user_kernel_may_have_no_model(doc):
+    from conftest import user_record
+
+    from roofline.results import store
+
+    doc["kernels"].append(user_record(doc, "bare", model=False))
+    parsed = store.parse(doc)
+    assert parsed.kernels[-1].model is None and parsed.floors(parsed.kernels[-1]).binding.level == "FP32"
+    doc["kernels"][0]["model"] = None
+    with pytest.raises(UsageError, match=r"kernels\[0\].model: missing; only a user's kernel"):
+        store.parse(doc)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from ..ladder.user import UserKernel, from_description
 from ..model.problem import Problem
@@ -64,12 +64,15 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
     except subprocess.TimeoutExpired:
         return KernelRun(kernel, figures, error=f"{kernel.name}: timeout: no answer within {limit:g} s; "
                                                 "its process was stopped")
-    lines = proc.stdout.strip().splitlines()
-    if not lines:
-        last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no output")
-        return KernelRun(kernel, figures, error=f"{kernel.name}: its process died (exit code {proc.returncode}): "
-                                                f"{last.strip()}")
-    report = _REPORT.validate_json(lines[-1])
+    lines = proc.stdout.strip().splitlines()  # the kernel's own printf output comes before the report
+    try:
+        report = _REPORT.validate_json(lines[-1]) if lines else None
+    except ValidationError:
+        report = None
+    if report is None:
+        last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
+        return KernelRun(kernel, figures, error=f"{kernel.name}: its process died (exit code {proc.returncode}) "
+                                                f"without a report: {last.strip()[:200]}")
     check = None if report.ragged is None else RaggedCheck(RAGGED, report.ragged)
     return KernelRun(kernel, figures, report.compiled, report.verification, report.timing,
                      report.sm_clock_mhz, report.error, check)
