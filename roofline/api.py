@@ -350,25 +350,29 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     for spec in specs:
         figures = spec.model.figures(problem) if spec.model is not None else None
         floors = plain_verdict(figures, preset.roofs, flops=problem.flops) if preset else None
-        if limits is None:
-            rows.append(KernelRow(spec, figures, floors))
-        elif isinstance(spec, KernelSpec) and not spec.family.runs_on(limits.compute_capability):
+        if limits is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(limits.compute_capability):
             rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(limits.arch)))
         else:
-            rows.append(_compiled_row(spec, figures, floors, limits))
+            rows.append(KernelRow(spec, figures, floors))
+    if limits is not None:
+        to_compile = [r for r in rows if r.unavailable is None]
+        compiled = offline.compile_in_fresh_process([r.spec for r in to_compile], limits.arch)
+        done = {id(r): _compiled_row(r, res, limits) for r, res in zip(to_compile, compiled)}
+        rows = [done.get(id(r), r) for r in rows]
     return KernelListing(size, limits.arch if limits else None, preset, rows)
 
 
-def _compiled_row(spec: KernelSpec | UserKernel, figures: ModelFigures | None, floors: Verdict | None,
-                  limits: ArchLimits) -> KernelRow:
+def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits) -> KernelRow:
+    spec = row.spec
     try:
-        res = offline.compile_for(spec, limits.arch)
+        if isinstance(res, RunError):
+            raise res
         dynamic = offline.dynamic_smem_bytes(spec, limits.arch)
     except RunError as exc:
-        return KernelRow(spec, figures, floors, error=str(exc))
+        return replace(row, error=str(exc))
     occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes, dynamic)
     error = f"{spec.name} cannot launch on {limits.arch}: {occ.reason}" if occ.reason else None
-    return KernelRow(spec, figures, floors, res, dynamic, occ, error=error)
+    return replace(row, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error)
 
 
 def compare(before: Path, after: Path, force: bool = False, chart_out: Path | None = None) -> Comparison:

@@ -18,6 +18,7 @@ declare them (keys: KEYS); a flag overrides the header's value.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from ..errors import UsageError
 from ..model.launch import GridExpression, parse_block, parse_sizes
 from ..model.problem import Problem
 from ..model.traffic import TrafficModel
-from .families import BY_NAME, REFERENCE
+from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
 KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
 REQUIRED = ("entry", "block", "grid")
@@ -211,3 +212,14 @@ def from_description(d: dict) -> UserKernel:
     """The kernel `UserKernel.describe` wrote (a child process's way of receiving it)."""
     flags = {k: d.get(k) for k in KEYS}
     return load(Path(d["path"]), flags)
+
+
+def to_argument(kernel: "UserKernel | KernelSpec") -> str:
+    """One command-line argument that names `kernel` for a child process: a ladder kernel's name
+    expression (which carries its tile), or a user kernel's launch description as JSON."""
+    return json.dumps(kernel.describe()) if isinstance(kernel, UserKernel) else kernel.name_expression
+
+
+def from_argument(text: str) -> "UserKernel | KernelSpec":
+    """The kernel `to_argument` named. Raises UsageError when it names none."""
+    return from_description(json.loads(text)) if text.startswith("{") else from_expression(text)

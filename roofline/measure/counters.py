@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import shutil
 import subprocess
 import sys
 
-from ..ladder.families import KernelSpec, from_expression
-from ..ladder.user import UserKernel, from_description
+from ..ladder.families import KernelSpec
+from ..ladder.user import UserKernel, from_argument, to_argument
 from ..model.problem import Problem
 from ..model.traffic import CountedTraffic
 from .compile import compile_kernel
@@ -121,8 +120,7 @@ def launch_command(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: 
     """The command that launches `spec` once, at its own tile, on `problem`: this module run as a
     script with the kernel's name expression (which carries every template parameter) or a user
     kernel's launch description as JSON, then M N K and the GPU's PCI bus id ('-': the first)."""
-    what = json.dumps(spec.describe()) if isinstance(spec, UserKernel) else spec.name_expression
-    return [sys.executable, "-m", "roofline.measure.counters", what,
+    return [sys.executable, "-m", "roofline.measure.counters", to_argument(spec),
             str(problem.m), str(problem.n), str(problem.k), pci_bus_id or "-"]
 
 
@@ -133,7 +131,7 @@ def launch_once(what: str, problem: Problem, pci_bus_id: str = "-") -> None:
 
     if pci_bus_id != "-":
         cupy.cuda.Device(cupy.cuda.runtime.deviceGetByPCIBusId(pci_bus_id)).use()
-    spec = from_description(json.loads(what)) if what.startswith("{") else from_expression(what)
+    spec = from_argument(what)
     kernel = compile_kernel(spec, from_nvml().arch_limits)
     a, b = random_inputs(problem)
     c = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
