@@ -80,7 +80,7 @@ def _console(err: bool = False):
 
     stream = sys.stderr if err else sys.stdout
     columns = os.environ.get("COLUMNS", "")
-    width = int(columns) if columns.isdigit() and int(columns) >= 40 else None if stream.isatty() else 200
+    width = int(columns) if columns.isascii() and columns.isdigit() and int(columns) >= 40 else None if stream.isatty() else 200
     return Console(stderr=err, highlight=False, markup=False, width=width, soft_wrap=False)
 
 
@@ -191,7 +191,7 @@ def _print_results(doc, list_failures: bool = False) -> None:
 
 @app.command(short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
 def run(
-    all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default)."),
+    all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default, but for --source alone)."),
     kernel: Optional[list[str]] = typer.Option(None, "--kernel", metavar="NAME",
                                                help="Run only this kernel (repeatable)."),
     size: Optional[int] = typer.Option(None, "--size", metavar="N",
@@ -209,8 +209,9 @@ def run(
     out: Path = typer.Option(api.DEFAULT_RESULTS, "--out", metavar="PATH", help="Results file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the tables."),
     source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
-                                                help="Your own kernel (repeatable); alone, or beside the ladder "
-                                                     "with --all or --kernel."),
+                                                help="Your own kernel (repeatable), its launch declared by "
+                                                     "'// roofline KEY: VALUE' lines or the flags below; alone, or "
+                                                     "beside the ladder with --all or --kernel."),
     entry: Optional[str] = _LAUNCH["entry"],
     block: Optional[str] = _LAUNCH["block"],
     grid: Optional[str] = _LAUNCH["grid"],
@@ -430,6 +431,8 @@ def kernels(
         for row in listing.rows:
             if row.unavailable:
                 console.print(row.unavailable)
+        for line in listing.notes:
+            _note(line)
         if listing.arch is None and not model_only:
             console.print("no target given and no GPU here: model only; add --arch sm_XY or --gpu NAME for "
                           "registers and occupancy")

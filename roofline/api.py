@@ -40,8 +40,15 @@ MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM
 def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) -> list[UserKernel]:
     """The user kernels in `paths`, each from its file's header with `flags` (keys as
     `ladder.user.KEYS`, None for not given) overriding it. Raises UsageError (one line) for a
-    file that cannot be read or a launch description that does not parse."""
-    return [load(Path(p), flags) for p in paths]
+    file that cannot be read, a launch description that does not parse, or two kernels of one
+    name."""
+    kernels = [load(Path(p), flags) for p in paths]
+    names = [k.name for k in kernels]
+    for k in kernels:
+        if names.count(k.name) > 1:
+            raise UsageError(f"two of your kernels are called {k.name!r}; name them apart with '// roofline name:' "
+                             "in their files")
+    return kernels
 
 
 def new(path: Path, force: bool = False) -> Path:
@@ -50,10 +57,12 @@ def new(path: Path, force: bool = False) -> Path:
     for a path that is not a .cu file, exists (unless `force`), or cannot be written."""
     path = Path(path)
     if path.suffix != ".cu":
-        raise UsageError(f"{path}: give the new kernel a .cu file name, e.g. mine.cu")
+        raise UsageError(f"{str(path) or 'the file name'}: give the new kernel a .cu file name, e.g. mine.cu")
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; give a file name")
     if path.exists() and not force:
         raise UsageError(f"{path} already exists; choose another name or pass --force to replace it")
-    check_name(path.stem, str(path))
+    check_name(path.stem, str(path), remedy="the file's name is the kernel's: choose another file name")
     text = source("starter.cu").replace("THIS_FILE", path.stem)
     files.write_atomic(path, lambda tmp: Path(tmp).write_text(text))
     return path
@@ -97,10 +106,6 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         p.validate()
         for user in sources:
             user.grid(p)  # an impossible grid is refused before any GPU work
-    names = [u.name for u in sources]
-    if len(set(names)) != len(names):
-        raise UsageError(f"two of your kernels are called {next(n for n in names if names.count(n) > 1)!r}; "
-                         "name them apart with '// roofline name:' in their files")
     files.check_writable(out)  # refuse now rather than lose the run at its last step
     if gpu is not None:
         nvml.select_gpu(gpu)
@@ -116,7 +121,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     if sources:
         outputs = _run_users(outputs, sources, device, timeout_s, ragged, progress)
     doc = convert.from_sweep(outputs, device, skipped) if sweep else convert.from_run(outputs[0], device, skipped)
-    notes = [s.reason for s in skipped]
+    notes = [s.reason for s in skipped] + [n for u in sources for n in u.launch_notes(problems[-1])]
     if profile:
         counted, note = _count(outputs[-1], device.pci_bus_id, progress)
         doc = convert.with_counters(doc, counted)
@@ -281,12 +286,14 @@ class KernelRow:
 
 @dataclass(frozen=True)
 class KernelListing:
-    """The ladder at one size, for a target `arch` (None: model only) and a `device` (for floors)."""
+    """The ladder (or the user's kernels) at one size, for a target `arch` (None: model only) and
+    a `device` (for floors); `notes` on user kernels whose launch and model disagree."""
 
     size: int
     arch: str | None
     device: DeviceSpec | None
     rows: list[KernelRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The listing as JSON: per kernel its template and tile source, model, floors (with a
@@ -349,7 +356,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     rows = []
     for spec in specs:
         figures = spec.model.figures(problem) if spec.model is not None else None
-        floors = plain_verdict(figures, preset.roofs, flops=problem.flops) if preset else None
+        floors = plain_verdict(figures, preset.roofs) if preset and figures else None
         if limits is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(limits.compute_capability):
             rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(limits.arch)))
         else:
@@ -359,7 +366,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         compiled = offline.compile_in_fresh_process([r.spec for r in to_compile], limits.arch)
         done = {id(r): _compiled_row(r, res, limits) for r, res in zip(to_compile, compiled)}
         rows = [done.get(id(r), r) for r in rows]
-    return KernelListing(size, limits.arch if limits else None, preset, rows)
+    notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]
+    return KernelListing(size, limits.arch if limits else None, preset, rows, notes)
 
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits) -> KernelRow:
@@ -371,7 +379,8 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
     except RunError as exc:
         return replace(row, error=str(exc))
     occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes, dynamic)
-    error = f"{spec.name} cannot launch on {limits.arch}: {occ.reason}" if occ.reason else None
+    why = occ.reason or res.launch_bounds_reason(spec.threads_per_block)
+    error = f"{spec.name} cannot launch on {limits.arch}: {why}" if why else None
     return replace(row, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error)
 
 

@@ -6,14 +6,14 @@ row-major, C = alpha*A*B + beta*C. Python knows only what the user says about it
 entry (a kernel name or a template expression), the block, the grid as an expression in M, N, K,
 the dynamic shared memory, and optionally the block tile BM x BN x BK and thread tile TM x TN of
 the traffic model (seed lesson 000's formulas; without them the kernel has no model). These come
-from command-line flags or from the file's header: the leading `//` comment lines, where lines
-of the form
+from command-line flags or from the file itself, whose lines of the form
 
     // roofline entry: my_sgemm<64,64,8,8,8>
     // roofline block: 64
     // roofline grid: cdiv(N,64), cdiv(M,64)
 
-declare them (keys: KEYS); a flag overrides the header's value.
+declare them (keys: KEYS; anywhere in the file, by custom at its top); a flag overrides the
+file's value.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.launch import GridExpression, parse_block, parse_sizes
 from ..model.problem import Problem
+from ..model.units import cdiv
 from ..model.traffic import TrafficModel
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
@@ -33,30 +34,33 @@ KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
 REQUIRED = ("entry", "block", "grid")
 TILE_SOURCE = "user"
 _HEADER_LINE = re.compile(r"//\s*roofline\s+([A-Za-z][\w-]*)\s*:\s*(.*?)\s*")
+_NO_COLON = re.compile(r"//\s*roofline\s+(" + "|".join(KEYS) + r")\b(?!\s*:).*", re.IGNORECASE)
 _ENTRY = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*\s*(<[^;{}]*>)?")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
 def read_header(text: str, where: str = "source") -> dict[str, str]:
-    """The `// roofline KEY: VALUE` lines of the file's header (its leading blank and `//` lines)
-    as {key: value}. Raises UsageError, naming `where` and the line, for an unknown or repeated
-    key or an empty value."""
+    """The `// roofline KEY: VALUE` lines of a kernel file as {key: value}. Raises UsageError,
+    naming `where` and the line, for an unknown or repeated key, an empty value, or a line that
+    names a key without the colon."""
     found: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
         stripped = line.strip()
-        if stripped and not stripped.startswith("//"):
-            break
+        if not stripped.startswith("//"):
+            continue
         match = _HEADER_LINE.fullmatch(stripped)
         if match is None:
+            if _NO_COLON.fullmatch(stripped):
+                raise UsageError(f"{where}:{number}: expected '// roofline KEY: VALUE', with a colon after the key")
             continue
         key, value = match.group(1), match.group(2)
         if key not in KEYS:
-            raise UsageError(f"{where}:{number}: unknown header key {key!r}; valid: {', '.join(KEYS)}")
+            raise UsageError(f"{where}:{number}: unknown key {key!r} in '// roofline {key}:'; valid: {', '.join(KEYS)}")
         if key in found:
-            raise UsageError(f"{where}:{number}: header key {key!r} given twice")
+            raise UsageError(f"{where}:{number}: key {key!r} given twice")
         if not value:
-            raise UsageError(f"{where}:{number}: header key {key!r} has no value")
+            raise UsageError(f"{where}:{number}: key {key!r} has no value")
         found[key] = value
     return found
 
@@ -138,6 +142,27 @@ class UserKernel:
         """The grid for `problem`. Raises UsageError when the expression gives an impossible grid."""
         return GridExpression(self.grid_text).evaluate(problem)
 
+    def launch_notes(self, problem: Problem) -> list[str]:
+        """Where the declared launch and model disagree with each other at `problem`: a thread
+        tile that gives another number of threads than the block has, a grid with fewer blocks
+        than C has tiles. Either may be meant (a thread that owns several thread tiles, a
+        grid-stride loop), so these are notes, not errors."""
+        notes = []
+        threads = self.threads_per_block
+        if self.tile and self.thread_tile:
+            (bm, bn, _), (tm, tn) = self.tile, self.thread_tile
+            if bm * bn // (tm * tn) != threads:
+                notes.append(f"{self.name}: a {bm}x{bn} block tile in {tm}x{tn} thread tiles is "
+                             f"{bm * bn // (tm * tn)} threads, but the block has {threads}; the model's SMEM "
+                             "figures assume each thread reuses a TM x TN tile")
+        if self.tile:
+            x, y, z = self.grid(problem)
+            tiles = cdiv(problem.m, self.tile[0]) * cdiv(problem.n, self.tile[1])
+            if x * y * z < tiles:
+                notes.append(f"{self.name}: the grid launches {x * y * z:,} blocks for {tiles:,} block tiles of C at "
+                             f"{problem.text()}; unless each block loops over several, part of C stays unwritten")
+        return notes
+
     def describe(self) -> dict:
         """The launch as text values, keyed as the header's keys (for results files and child processes)."""
         out = {"name": self.name, "path": str(self.path), "entry": self.entry,
@@ -157,6 +182,8 @@ def read_source(path: Path) -> str:
     try:
         if path.is_dir():
             raise UsageError(f"{path} is a folder; give a .cu file")
+        if path.exists() and not path.is_file():
+            raise UsageError(f"{path} is not a regular file; give a .cu file")
         if not path.is_file():
             raise UsageError(f"{path}: no such file")
         if path.stat().st_size > MAX_SOURCE_BYTES:
@@ -168,14 +195,15 @@ def read_source(path: Path) -> str:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
 
 
-def check_name(name: str, where: str) -> str:
+def check_name(name: str, where: str, remedy: str = "--name or '// roofline name:'") -> str:
     """A user kernel's name: 1 to 64 letters, digits and . _ + -, not a ladder kernel's or the
-    reference's. Raises UsageError naming `where`."""
+    reference's. Raises UsageError naming `where` and how to choose another (`remedy`)."""
     if not _NAME.fullmatch(name):
-        raise UsageError(f"{where}: kernel name {name!r} must be 1 to 64 letters, digits, '.', '_', '+' or '-'")
+        raise UsageError(f"{where}: kernel name {name!r} must be 1 to 64 letters, digits, '.', '_', '+' or '-'; "
+                         f"choose another ({remedy})")
     if name in BY_NAME or name == REFERENCE:
         raise UsageError(f"{where}: {name!r} is the name of a {'ladder kernel' if name in BY_NAME else 'reference'}"
-                         "; give your kernel another (--name or '// roofline name:')")
+                         f"; give your kernel another ({remedy})")
     return name
 
 
@@ -196,12 +224,15 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
         raise UsageError(f"{path}: entry {entry!r} is not a kernel name or template expression like my_sgemm<64,8>")
     grid = GridExpression.parse(values["grid"])
     smem_text = values.get("dynamic-smem", "0").strip()
-    if not smem_text.isdigit():
+    if not (smem_text.isascii() and smem_text.isdigit()):
         raise UsageError(f"{path}: dynamic-smem {smem_text!r} must be a number of bytes (0 or more)")
     tile = parse_sizes(values["tile"], 3, "tile", "128x128x8") if "tile" in values else None
     thread_tile = parse_sizes(values["thread-tile"], 2, "thread-tile", "8x8") if "thread-tile" in values else None
     if thread_tile is not None and tile is None:
         raise UsageError(f"{path}: a thread tile needs the block tile too (--tile BMxBNxBK)")
+    if thread_tile is not None and (tile[0] % thread_tile[0] or tile[1] % thread_tile[1]):
+        raise UsageError(f"{path}: thread tile {thread_tile[0]}x{thread_tile[1]} does not divide the block tile "
+                         f"{tile[0]}x{tile[1]} (each thread owns a TM x TN piece of it)")
     name = check_name(values.get("name", path.stem), str(path))
     return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
                       grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,

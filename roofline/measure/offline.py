@@ -27,7 +27,7 @@ import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
 from ..errors import RunError, UsageError
@@ -41,6 +41,7 @@ _SMEM = re.compile(r"(\d+) bytes smem")
 _STACK = re.compile(r"(\d+) bytes stack frame")
 _PROBE = "template <int BYTES> __global__ void roofline_smem_probe() {}\n"
 _LOWERED_INT = re.compile(r"ILi(\d+)E")
+_MAXNTID = re.compile(r"\.maxntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?")
 _CACHE_VARIABLE = "CUDA_CACHE_DISABLE"
 _FIXED_LAYOUT = "ROOFLINE_FIXED_LAYOUT"  # set in a compiling child once it runs without randomisation
 _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
@@ -57,6 +58,14 @@ class KernelResources:
     registers: int
     static_smem_bytes: int
     local_bytes: int
+    max_threads_per_block: int | None = None  # __launch_bounds__' limit (PTX .maxntid); None: none declared
+
+    def launch_bounds_reason(self, threads: int) -> str | None:
+        """Why a block of `threads` cannot launch under the kernel's __launch_bounds__, or None."""
+        if self.max_threads_per_block is not None and threads > self.max_threads_per_block:
+            return (f"its __launch_bounds__ allow at most {self.max_threads_per_block} threads per block; "
+                    f"the block has {threads}")
+        return None
 
 
 def parse_ptxas_log(log: str) -> KernelResources:
@@ -115,10 +124,10 @@ def compile_for(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
     it does not compile (a tile the kernel's static_asserts reject, a user's mistake, a target
     this NVRTC does not support), or when the report is missing all the same."""
     nvrtc_version()
-    log = _compile(spec.source_name, spec.name, arch, spec.source_text(), spec.name_expression,
-                   options=spec.compile_options)[0]
+    log, lowered, ptx = _compile(spec.source_name, spec.name, arch, spec.source_text(), spec.name_expression,
+                                 options=spec.compile_options)
     try:
-        return parse_ptxas_log(log)
+        return replace(parse_ptxas_log(log), max_threads_per_block=max_threads(ptx, lowered))
     except RunError:
         if not log.strip("\x00\n "):
             raise RunError(f"{spec.name} for {arch}: NVRTC answered from the CUDA compute cache without running "
@@ -203,6 +212,17 @@ def _probe_smem(file_name: str, label: str, expression: str, arch: str) -> int:
     return int(match.group(1))
 
 
+def max_threads(ptx: str, lowered: str) -> int | None:
+    """The product of the `.maxntid X, Y, Z` directive (what `__launch_bounds__` compiles to) of
+    entry `lowered` in `ptx`; None when the entry declares none."""
+    start = ptx.find(f".entry {lowered}(")
+    if start < 0:
+        return None
+    body = ptx.find("{", start)
+    match = _MAXNTID.search(ptx, start, body if body > 0 else len(ptx))
+    return None if match is None else int(match.group(1)) * int(match.group(2) or 1) * int(match.group(3) or 1)
+
+
 def compiler_lines(log: str, limit: int = 12) -> list[str]:
     """The lines of an NVRTC log that say what is wrong ('mine.cu(12): error: ...' and the source
     lines it quotes), at most `limit`, without the empty ones and the summary line."""
@@ -212,9 +232,9 @@ def compiler_lines(log: str, limit: int = 12) -> list[str]:
 
 
 def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
-             ptxas: bool = True, options: tuple[str, ...] = ("-std=c++17",)) -> tuple[str, str]:
+             ptxas: bool = True, options: tuple[str, ...] = ("-std=c++17",)) -> tuple[str, str, str]:
     """Compile `text` (named `file_name` in messages) for `arch` with `expression` instantiated;
-    returns (program log, lowered name). A failure is a RunError whose first line starts with
+    returns (program log, lowered name, PTX). A failure is a RunError whose first line starts with
     `label`, followed by the compiler's own lines (`compiler_lines`)."""
     from cupy_backends.cuda.libs import nvrtc
 
@@ -238,7 +258,8 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
         except Exception:
             raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
                            "template arguments") from None
-        return nvrtc.getProgramLog(prog), lowered
+        ptx = nvrtc.getPTX(prog)
+        return nvrtc.getProgramLog(prog), lowered, ptx.decode() if isinstance(ptx, bytes) else ptx
     finally:
         nvrtc.destroyProgram(prog)
 

@@ -155,8 +155,9 @@ def _compile(spec: KernelSpec | UserKernel, device: DeviceSpec):
         res = compile_for(spec, device.arch)
         occ = calculate(device.arch_limits, max(res.registers, 1), spec.threads_per_block, res.static_smem_bytes,
                         spec.dynamic_smem_bytes)
-        if occ.reason:
-            raise RunError(f"{spec.name} cannot launch on {device.arch}: {occ.reason}")
+        why = occ.reason or res.launch_bounds_reason(spec.threads_per_block)
+        if why:
+            raise RunError(f"{spec.name} cannot launch on {device.arch}: {why}")
     ck = compile_kernel(spec, device.arch_limits)
     threads = spec.threads_per_block
     occ = calculate(device.arch_limits, max(ck.registers, 1), threads, ck.static_smem_bytes, ck.dynamic_smem_bytes)

@@ -129,7 +129,7 @@ def parse_block(text: str) -> tuple[int, int, int]:
     """Threads per block as '256', '16,16' or '8,8,4' -> (x, y, z). Raises UsageError unless each
     dimension is a positive integer within CUDA's limits (x, y 1024, z 64; 1,024 threads in all)."""
     parts = [p.strip() for p in str(text).split(",")]
-    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+    if not 1 <= len(parts) <= 3 or not all(p.isascii() and p.isdigit() for p in parts):
         raise UsageError(f"block {text!r}: give the threads per block as T, or X,Y or X,Y,Z (positive integers)")
     dims = [int(p) for p in parts] + [1] * (3 - len(parts))
     for axis, v, most in zip("xyz", dims, MAX_BLOCK):
@@ -141,11 +141,11 @@ def parse_block(text: str) -> tuple[int, int, int]:
     return tuple(dims)
 
 
-_SIZES = re.compile(r"\s*(\d+)\s*(?:[xX]\s*(\d+)\s*)?(?:[xX]\s*(\d+)\s*)?")
+_SIZES = re.compile(r"\s*(\d+)\s*(?:[xX,]\s*(\d+)\s*)?(?:[xX,]\s*(\d+)\s*)?", re.ASCII)
 
 
 def parse_sizes(text: str, count: int, what: str, example: str) -> tuple[int, ...]:
-    """'128x128x8' -> (128, 128, 8) for `count` = 3 ('8x8' for 2). Raises UsageError, naming
+    """'128x128x8' (or '128,128,8') -> (128, 128, 8) for `count` = 3 ('8x8' for 2). Raises UsageError, naming
     `what` and `example`, unless exactly `count` positive integers are given."""
     match = _SIZES.fullmatch(str(text))
     values = [int(g) for g in match.groups() if g is not None] if match else []

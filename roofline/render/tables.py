@@ -194,7 +194,8 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
         elif compiled:
             res = r.resources
             smem = f"{res.static_smem_bytes + r.dynamic_smem_bytes:,}" + (" dyn" if r.dynamic_smem_bytes else "")
-            row += [str(res.registers), str(res.local_bytes), smem, occupancy_cell(r.occupancy)]
+            row += [str(res.registers), str(res.local_bytes), smem,
+                    "cannot launch" if r.error else occupancy_cell(r.occupancy)]
         if mo is None:
             row += ["no model", "-", "-", "-"]
         else:
