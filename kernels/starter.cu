@@ -20,7 +20,8 @@
 //   tile         block tile BM x BN x BK: each block's share of C and its step along K
 //   thread-tile  thread tile TM x TN: the results one thread owns (1x1 here)
 //   name         the kernel's name in tables and charts (default: the file's name)
-// When you change the tiling, change `grid`, `block`, `tile` and `thread-tile` with it.
+// When you change the tiling (TILE is the template argument in `entry`), change `block`, `grid`,
+// `tile` and `thread-tile` with it.
 
 // The calling convention every kernel roofline runs must keep: row-major A (M x K), B (K x N)
 // and C (M x N), C = alpha * A * B + beta * C. roofline calls it with alpha = 1 and beta = 0 after

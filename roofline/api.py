@@ -392,7 +392,7 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
         chart.check_output(chart_out)
     result = compare_results(store.load(before), store.load(after), force)
     if chart_out is not None:
-        compare_chart.draw(result, chart_out)
+        compare_chart.draw(result, chart_out, Path(before).name, Path(after).name)
     return result
 
 

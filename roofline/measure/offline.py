@@ -94,8 +94,9 @@ def nvrtc_version() -> tuple[int, int]:
 
 def _unsupported(arch: str) -> RunError:
     major, minor = nvrtc_version()
-    return RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}; the other CUDA flavour may: "
-                    "pip install '.[cuda13]' (or '.[cuda12]')")
+    other = "cuda13" if major < 13 else "cuda12"
+    return RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}; the other CUDA flavour may: in a "
+                    f"fresh environment, pip install '.[{other}]' (the two CuPy flavours cannot be installed together)")
 
 
 def check_target(arch: str) -> None:

@@ -11,14 +11,15 @@ from ..errors import UsageError
 from ..results.compare import Comparison
 from .chart import check_output, load_matplotlib, new_figure, save_atomic, text
 
+TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 COLORS = {"closer": "tab:green", "further": "tab:red", "same": "0.6", "below its floor": "tab:blue"}
 LABELS = {"closer": "closer to its roof", "further": "further from its roof", "same": "about as far from its roof",
-          "below its floor": "faster than a floor (model bytes > moved)"}
+          "below its floor": "faster than its model floor\n(caches moved fewer bytes)"}
 
 
-def draw(cmp: Comparison, out: Path) -> Path:
-    """Draw the comparison into `out` (.png, .svg or .pdf), atomically. Raises UsageError for a bad
-    output path or when no kernel was timed in both files."""
+def draw(cmp: Comparison, out: Path, before_name: str = "before", after_name: str = "after") -> Path:
+    """Draw the comparison into `out` (.png, .svg or .pdf), atomically, titled with the two files'
+    names. Raises UsageError for a bad output path or when no kernel was timed in both files."""
     fmt = check_output(out)
     timed = [c for c in cmp.changes if c.speedup is not None]
     if not timed:
@@ -26,26 +27,37 @@ def draw(cmp: Comparison, out: Path) -> Path:
     load_matplotlib()
     from matplotlib.patches import Patch
 
-    fig = new_figure(11, 1.6 + 0.42 * (len(timed) + 1), 120)
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    fig = new_figure(11, 2.2 + 0.42 * (len(timed) + 1), 120)
     ax = fig.add_subplot(1, 1, 1)
     names = [c.name for c in timed] + ["cublas (reference)"]
     values = [c.speedup for c in timed] + [cmp.reference_speedup]
     colors = [COLORS[c.roof_move] for c in timed] + ["black"]
     ys = list(range(len(names)))[::-1]
-    ax.barh(ys, values, color=colors, height=0.6, left=0)
+    # Each bar runs from 1x (no change) to its speedup: right is faster, left slower.
+    ax.barh(ys, [v - 1.0 for v in values], left=1.0, color=colors, height=0.6)
     ax.set_xscale("log")
     lo, hi = min(values + [1.0]), max(values + [1.0])
-    ax.set_xlim(lo / 1.6, hi * 1.9)
+    span = max(hi / lo, 1.5)
+    left, right = min(lo, 1 / span ** 0.25) / 1.3, max(hi, span ** 0.25) * 1.6
+    ax.set_xlim(left, right)
+    ax.xaxis.set_major_locator(FixedLocator([t for t in TICKS if left <= t <= right]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}x"))
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.axvline(1.0, color="black", lw=1)
     for y, v in zip(ys, values):
-        ax.text(v * 1.04, y, f"{v:.2f}x", va="center", fontsize=9)
+        ax.annotate(f"{v:.2f}x", (max(v, 1.0) if v >= 1 else min(v, 1.0), y), xytext=(4 if v >= 1 else -4, 0),
+                    textcoords="offset points", va="center", ha="left" if v >= 1 else "right", fontsize=9)
     ax.set_yticks(ys)
     ax.set_yticklabels([text(n) for n in names])
-    ax.set_xlabel("speedup, before / after (median time per launch; log)")
+    ax.set_xlabel("speedup, before / after (median time per launch): right of 1x faster, left slower")
     b, a = cmp.before.device.name, cmp.after.device.name
-    ax.set_title(f"{text(b)} -> {text(a)}" if b != a else f"{text(a)}: before -> after")
+    device = f"{text(b)} -> {text(a)}" if b != a else text(a)
+    ax.set_title(f"{text(before_name)} -> {text(after_name)} ({device})")
     used = [move for move in COLORS if any(c.roof_move == move for c in timed)]
-    ax.legend(handles=[Patch(color=COLORS[v], label=LABELS[v]) for v in used], loc="lower right", fontsize=8)
+    ax.legend(handles=[Patch(color=COLORS[v], label=LABELS[v]) for v in used], loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.grid(True, axis="x", which="both", lw=0.3, color="0.85")
     if cmp.device_notes:
         fig.text(0.01, 0.005, "\n".join(text(n) for n in cmp.device_notes), fontsize=8, color="0.35",

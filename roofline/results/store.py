@@ -105,7 +105,9 @@ def load(path: Path) -> Results:
         text = path.read_text()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such results file; create one with `roofline run --all`") from None
-    except (PermissionError, UnicodeDecodeError, OSError) as exc:
+    except UnicodeDecodeError:
+        raise UsageError(f"{str(path)[:80]}: not a results file (binary data, not JSON text)") from None
+    except (PermissionError, OSError) as exc:
         raise UsageError(f"{str(path)[:80]}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         doc = json.loads(text)
