@@ -471,7 +471,7 @@ def compare(
     console = _console()
     for table in compare_tables(result, console.width):
         console.print(table)
-    for line in result.device_notes:
+    for line in result.notes:
         console.print(f"note: {line}")
     for path, names in ((before, result.only_before), (after, result.only_after)):
         if names:

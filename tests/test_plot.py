@@ -169,5 +169,5 @@ def test_compare_chart(tmp_path):
     assert "1.20x" in svg and "closer to its roof" in svg and "cublas (reference)" in svg
     with pytest.raises(UsageError, match="different problems"):
         compare(store.parse(before), store.parse(make_doc(n=1024)))
-    assert compare(store.parse(before), store.parse(make_doc(n=1024)), force=True).device_notes[0].startswith(
+    assert compare(store.parse(before), store.parse(make_doc(n=1024)), force=True).notes[0].startswith(
         "different problems")

@@ -59,9 +59,9 @@ def draw(cmp: Comparison, out: Path, before_name: str = "before", after_name: st
     ax.legend(handles=[Patch(color=COLORS[v], label=LABELS[v]) for v in used], loc="upper left",
               bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.grid(True, axis="x", which="both", lw=0.3, color="0.85")
-    if cmp.device_notes:
-        fig.text(0.01, 0.005, "\n".join(text(n) for n in cmp.device_notes), fontsize=8, color="0.35",
+    if cmp.notes:
+        fig.text(0.01, 0.005, "\n".join(text(n) for n in cmp.notes), fontsize=8, color="0.35",
                  ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.02 + 0.035 * len(cmp.device_notes), 1, 1))
+    fig.tight_layout(rect=(0, 0.02 + 0.035 * len(cmp.notes), 1, 1))
     save_atomic(fig, Path(out), fmt)
     return Path(out)

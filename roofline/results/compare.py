@@ -4,7 +4,7 @@ occupancy and binding roof, and whether it moved toward that roof.
 "Toward its roof" reads each file against its own device: the time over the binding floor of the
 two-roof reading (`Results.floors`: model GMEM bytes at peak DRAM bandwidth, FLOPs at peak FP32)
 went down. So across GPUs it says whether the kernel uses its GPU better, while the speedup also
-holds the change of GPU; `device_notes` says which differences come from the device (peaks, the
+holds the change of GPU; `notes` says which differences come from the device (peaks, the
 compile target and its per-SM limits, the reference's own speedup).
 """
 
@@ -49,7 +49,8 @@ class KernelChange:
 @dataclass(frozen=True)
 class Comparison:
     """`before` and `after`, the kernels in both (after's order), the names in one only, the
-    reference's speedup, and one line per difference that comes from the device."""
+    reference's speedup, and one line per difference that comes from the device or the files
+    (different problems, a size sweep read at its largest size)."""
 
     before: Results
     after: Results
@@ -57,7 +58,7 @@ class Comparison:
     only_before: list[str]
     only_after: list[str]
     reference_speedup: float
-    device_notes: list[str]
+    notes: list[str]
 
     @property
     def same_device(self) -> bool:
@@ -90,16 +91,17 @@ def compare(before: Results, after: Results, force: bool = False) -> Comparison:
     return Comparison(before, after, changes,
                       [k.name for k in before.kernels if k.name not in after_names],
                       [k.name for k in after.kernels if k.name not in by_name],
-                      before.reference.time_ms / after.reference.time_ms, _device_notes(before, after, pb != pa))
+                      before.reference.time_ms / after.reference.time_ms, _notes(before, after, pb != pa))
 
 
 def _ratio(a: float, b: float) -> str:
     return f"{b / a:.2f}x"
 
 
-def _device_notes(before: Results, after: Results, different_problems: bool) -> list[str]:
+def _notes(before: Results, after: Results, different_problems: bool) -> list[str]:
     db, da = before.device, after.device
-    notes = []
+    notes = [f"the {which} file holds a size sweep: compared at its largest size, {doc.problem.problem.text()}"
+             for which, doc in (("first", before), ("second", after)) if doc.sweep]
     if different_problems:
         notes.append(f"different problems ({before.problem.problem.text()} and {after.problem.problem.text()}): "
                      "speedups compare the time of one launch of each")
