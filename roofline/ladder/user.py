@@ -26,8 +26,8 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.launch import GridExpression, parse_block, parse_sizes
 from ..model.problem import Problem
-from ..model.units import cdiv
 from ..model.traffic import TrafficModel
+from ..model.units import cdiv
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
 KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")

@@ -32,8 +32,8 @@ from functools import lru_cache
 
 from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
-from ..ladder.user import UserKernel, from_argument, to_argument
 from ..ladder.sources import source
+from ..ladder.user import UserKernel, from_argument, to_argument
 from .nvml import INSTALL_HINT
 
 _USED = re.compile(r"Used (\d+) registers")

@@ -29,8 +29,8 @@ from ..model.problem import Problem
 from ..model.traffic import ModelFigures
 from ..model.verify import Verification, verify
 from .compile import compile_kernel
-from .offline import compile_for
 from .nvml import current_sm_clock_mhz, from_nvml, require_gpu
+from .offline import compile_for
 from .progress import Progress
 from .timing import Timing, time_gpu
 

@@ -26,7 +26,6 @@ def draw(cmp: Comparison, out: Path, before_name: str = "before", after_name: st
         raise UsageError("no kernel was timed in both files, so there is no speedup to draw")
     load_matplotlib()
     from matplotlib.patches import Patch
-
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     fig = new_figure(11, 2.2 + 0.42 * (len(timed) + 1), 120)

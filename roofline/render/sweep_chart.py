@@ -9,7 +9,15 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..results.schema import Results
-from .chart import MARKERS, USER_COLORS, check_output, color_ramp, new_figure, save_atomic, text
+from .chart import (
+    MARKERS,
+    USER_COLORS,
+    check_output,
+    color_ramp,
+    new_figure,
+    save_atomic,
+    text,
+)
 
 
 def draw(doc: Results, out: Path) -> Path:
