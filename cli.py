@@ -137,7 +137,7 @@ def _user_kernels(sources: Optional[list[Path]], *values: Optional[str]) -> list
         raise UsageError(f"{given[0]} describes your kernel's launch; give the file too: --source FILE.cu")
     if given and len(sources) > 1:
         raise UsageError(f"{given[0]} applies to one --source; with several files, declare each launch in its "
-                         "file's header ('// roofline entry: ...')")
+                         "file ('// roofline KEY: VALUE' lines)")
     return api.user_kernels(sources or [], flags)
 
 
@@ -420,6 +420,8 @@ def kernels(
     if users and autotuned_tile is not None:
         raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply with --source")
     listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users)
+    for line in listing.notes:
+        _note(line)
     if as_json:
         _print_json(listing.to_json())
     else:
@@ -431,8 +433,6 @@ def kernels(
         for row in listing.rows:
             if row.unavailable:
                 console.print(row.unavailable)
-        for line in listing.notes:
-            _note(line)
         if listing.arch is None and not model_only:
             console.print("no target given and no GPU here: model only; add --arch sm_XY or --gpu NAME for "
                           "registers and occupancy")
@@ -452,8 +452,11 @@ def new(
 ):
     """Write a commented, correct but slow SGEMM kernel with the calling convention roofline runs
     and its launch declared in the header, ready to be improved and run with --source."""
+    import shlex
+
     written = api.new(path, force)
-    typer.echo(f"wrote {written}; run it beside the ladder with: roofline run --source {written} --all")
+    typer.echo(f"wrote {written}; run it beside the ladder with: roofline run --source {shlex.quote(str(written))} "
+               "--all")
 
 
 @app.command(short_help="Compare two results files, kernel by kernel.")

@@ -58,9 +58,8 @@ def new(path: Path, force: bool = False) -> Path:
     path = Path(path)
     if path.suffix != ".cu":
         raise UsageError(f"{str(path) or 'the file name'}: give the new kernel a .cu file name, e.g. mine.cu")
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder; give a file name")
-    if path.exists() and not force:
+    files.check_writable(path)  # a folder, a missing folder, a name too long: refused in one line
+    if (path.exists() or path.is_symlink()) and not force:
         raise UsageError(f"{path} already exists; choose another name or pass --force to replace it")
     check_name(path.stem, str(path), remedy="the file's name is the kernel's: choose another file name")
     text = source("starter.cu").replace("THIS_FILE", path.stem)
@@ -320,7 +319,7 @@ class KernelListing:
                                  "binding": "memory" if v.binding.level == "DRAM" else "compute"}
             out.append(row)
         return {"size": self.size, "arch": self.arch, "device": self.device.name if self.device else None,
-                "kernels": out}
+                "kernels": out, "notes": list(self.notes)}
 
     @property
     def errors(self) -> list[str]:

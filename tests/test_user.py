@@ -300,3 +300,40 @@ def test_only_a_user_kernel_may_have_no_model(doc):
     doc["kernels"][0]["model"] = None
     with pytest.raises(UsageError, match=r"kernels\[0\].model: missing; only a user's kernel"):
         store.parse(doc)
+
+
+def test_second_trial_findings(tmp_path):
+    """What a second new-user trial broke: compile errors hidden behind 'has no kernel', a file
+    with a byte-order mark, CUDA headers, values from a file without the file's name, a trailing
+    comment, reserved names in other case, notes lost with --json."""
+    starter = tmp_path / "mine.cu"
+    assert invoke("new", str(starter)).exit_code == 0
+    brace = tmp_path / "brace.cu"
+    brace.write_text(starter.read_text().rstrip().removesuffix("}"))
+    r = invoke("kernels", "--source", str(brace), "--arch", "sm_90")
+    assert r.exit_code == 1 and f"{brace}(" in r.stderr and "has no kernel" not in r.stderr
+    bom = tmp_path / "bom.cu"
+    bom.write_bytes(b"\xef\xbb\xbf" + starter.read_bytes())
+    assert invoke("kernels", "--source", str(bom), "--arch", "sm_90").exit_code == 0
+    fp16 = tmp_path / "fp16.cu"
+    fp16.write_text("// roofline entry: k\n// roofline block: 256   // a trailing comment\n"
+                    "// roofline grid: cdiv(M*N,256)\n#include <cuda_fp16.h>\n"
+                    'extern "C" __global__ void k(int M, int N, int K, float alpha, const float* A, const float* B, '
+                    "float beta, float* C) { int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "if (i < M * N) C[i] = __half2float(__float2half(0.0f)); }\n")
+    r = invoke("kernels", "--source", str(fp16), "--arch", "sm_90", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["kernels"][0]["threads_per_block"] == 256
+    r = invoke("kernels", "--source", str(starter), "--arch", "sm_90", "--block", "abc")
+    assert r.exit_code == 2 and r.stderr.startswith(f"roofline: error: {starter}: block 'abc'")
+    r = invoke("kernels", "--source", str(starter), "--arch", "sm_90", "--name", "CUBLAS")
+    assert r.exit_code == 2 and "'CUBLAS' is the name of the reference" in r.stderr
+    r = invoke("kernels", "--source", str(starter), "--arch", "sm_90", "--grid", "1", "--json")
+    assert r.exit_code == 0 and "the grid launches 1 block for 16,384 block tiles" in r.stderr
+    assert json.loads(r.stdout)["notes"] == [r.stderr.strip().removeprefix("roofline: note: ")]
+    assert invoke("new", str(tmp_path / ("a" * 300 + ".cu"))).exit_code == 2
+
+
+def test_a_results_path_that_is_no_file_is_refused_at_once():
+    r = invoke("show", "--results", "/dev/zero")
+    assert r.exit_code == 2 and "not a regular file" in r.stderr

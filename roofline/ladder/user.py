@@ -27,7 +27,7 @@ from ..errors import UsageError
 from ..model.launch import GridExpression, parse_block, parse_sizes
 from ..model.problem import Problem
 from ..model.traffic import TrafficModel
-from ..model.units import cdiv
+from ..model.units import cdiv, plural
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
 KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
@@ -54,7 +54,7 @@ def read_header(text: str, where: str = "source") -> dict[str, str]:
             if _NO_COLON.fullmatch(stripped):
                 raise UsageError(f"{where}:{number}: expected '// roofline KEY: VALUE', with a colon after the key")
             continue
-        key, value = match.group(1), match.group(2)
+        key, value = match.group(1), match.group(2).split("//", 1)[0].strip()  # a trailing comment is no value
         if key not in KEYS:
             raise UsageError(f"{where}:{number}: unknown key {key!r} in '// roofline {key}:'; valid: {', '.join(KEYS)}")
         if key in found:
@@ -159,8 +159,9 @@ class UserKernel:
             x, y, z = self.grid(problem)
             tiles = cdiv(problem.m, self.tile[0]) * cdiv(problem.n, self.tile[1])
             if x * y * z < tiles:
-                notes.append(f"{self.name}: the grid launches {x * y * z:,} blocks for {tiles:,} block tiles of C at "
-                             f"{problem.text()}; unless each block loops over several, part of C stays unwritten")
+                notes.append(f"{self.name}: the grid launches {plural(x * y * z, 'block')} for "
+                             f"{plural(tiles, 'block tile')} of C at {problem.text()}; unless each block loops over "
+                             "several, part of C stays unwritten")
         return notes
 
     def describe(self) -> dict:
@@ -188,9 +189,9 @@ def read_source(path: Path) -> str:
             raise UsageError(f"{path}: no such file")
         if path.stat().st_size > MAX_SOURCE_BYTES:
             raise UsageError(f"{path}: larger than {MAX_SOURCE_BYTES // 2**20} MiB; is it a CUDA source?")
-        return path.read_text()
+        return path.read_text(encoding="utf-8").lstrip("\ufeff")  # NVRTC does not take a byte-order mark
     except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a text file") from None
+        raise UsageError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
 
@@ -201,9 +202,10 @@ def check_name(name: str, where: str, remedy: str = "--name or '// roofline name
     if not _NAME.fullmatch(name):
         raise UsageError(f"{where}: kernel name {name!r} must be 1 to 64 letters, digits, '.', '_', '+' or '-'; "
                          f"choose another ({remedy})")
-    if name in BY_NAME or name == REFERENCE:
-        raise UsageError(f"{where}: {name!r} is the name of a {'ladder kernel' if name in BY_NAME else 'reference'}"
-                         f"; give your kernel another ({remedy})")
+    taken = {n.lower() for n in BY_NAME} | {REFERENCE}
+    if name.lower() in taken:
+        what = "the reference" if name.lower() == REFERENCE else "a ladder kernel"
+        raise UsageError(f"{where}: {name!r} is the name of {what}; give your kernel another ({remedy})")
     return name
 
 
@@ -219,6 +221,14 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
     if missing:
         raise UsageError(f"{path}: no {', '.join(missing)} given; pass --{' --'.join(missing)} or declare "
                          f"them in the header ('// roofline {missing[0]}: ...')")
+    try:
+        return _kernel(path, values)
+    except UsageError as exc:
+        message = str(exc)
+        raise UsageError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+
+
+def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
     entry = values["entry"].strip()
     if not _ENTRY.fullmatch(entry):
         raise UsageError(f"{path}: entry {entry!r} is not a kernel name or template expression like my_sgemm<64,8>")

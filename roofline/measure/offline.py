@@ -125,8 +125,9 @@ def compile_for(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
     it does not compile (a tile the kernel's static_asserts reject, a user's mistake, a target
     this NVRTC does not support), or when the report is missing all the same."""
     nvrtc_version()
+    extra = cuda_include_options() if isinstance(spec, UserKernel) else ()
     log, lowered, ptx = _compile(spec.source_name, spec.name, arch, spec.source_text(), spec.name_expression,
-                                 options=spec.compile_options)
+                                 options=spec.compile_options + extra)
     try:
         return replace(parse_ptxas_log(log), max_threads_per_block=max_threads(ptx, lowered))
     except RunError:
@@ -224,6 +225,45 @@ def max_threads(ptx: str, lowered: str) -> int | None:
     return None if match is None else int(match.group(1)) * int(match.group(2) or 1) * int(match.group(3) or 1)
 
 
+def _without_name_map(log: str) -> str:
+    """The log without the errors NVRTC reports on its own name-expression lookup (`__nv_name_map`),
+    which follow from an error in the file and only repeat the entry."""
+    out, skipping = [], False
+    for line in log.splitlines():
+        if line.startswith("__nv_name_map"):
+            skipping = True
+        elif skipping and (line.startswith(" ") or not line.strip()):
+            continue
+        else:
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "\n".join(out)
+
+
+def cuda_include_options() -> tuple[str, ...]:
+    """-I options for the CUDA headers a kernel may include (<cuda_fp16.h>, <cuda_pipeline.h>):
+    the include folders of the CUDA wheels (nvidia/cuda_runtime, nvidia/cu13) and of the toolkit
+    CuPy finds (CUDA_PATH), those that exist."""
+    import importlib.util
+
+    found = []
+    spec = importlib.util.find_spec("nvidia")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        for sub in ("cuda_runtime/include", "cu13/include", "cu12/include"):
+            if os.path.isdir(os.path.join(base, sub)):
+                found.append(os.path.join(base, sub))
+    try:
+        import cupy
+
+        cuda_path = cupy.cuda.get_cuda_path()
+    except Exception:
+        cuda_path = None
+    if cuda_path and os.path.isdir(os.path.join(cuda_path, "include")):
+        found.append(os.path.join(cuda_path, "include"))
+    return tuple(f"-I{folder}" for folder in dict.fromkeys(found))
+
+
 def compiler_lines(log: str, limit: int = 12) -> list[str]:
     """The lines of an NVRTC log that say what is wrong ('mine.cu(12): error: ...' and the source
     lines it quotes), at most `limit`, without the empty ones and the summary line."""
@@ -249,10 +289,11 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
             log = nvrtc.getProgramLog(prog) or str(exc)
             if "gpu-architecture" in log:
                 raise _unsupported(arch) from None
-            if "__nv_name_map" in log:  # the name expression itself did not parse or resolve
+            errors = [ln for ln in log.splitlines() if ": error" in ln]
+            if errors and all(ln.startswith("__nv_name_map") for ln in errors):  # only the entry failed
                 raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
                                "template arguments") from None
-            lines = compiler_lines(log) or [str(exc)]
+            lines = compiler_lines(_without_name_map(log)) or [str(exc)]
             raise RunError(f"{label} does not compile for {arch}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
         try:
             lowered = nvrtc.getLoweredName(prog, expression)

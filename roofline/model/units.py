@@ -56,3 +56,8 @@ Count = Annotated[float, Ge(0), Le(1e24)]               # a counter that may be 
 Rate = Annotated[float, Ge(1e-6), Le(1e7)]              # GFLOP/s or GB/s: 1e3 FLOP/s .. 1e16 FLOP/s
 Millis = Annotated[float, Gt(0), Le(1e9)]               # a duration in ms
 Size = Annotated[int, Ge(1), Le(2**31)]                 # a matrix dimension
+
+
+def plural(n: int, word: str) -> str:
+    """'1 warp', '8 warps'."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"

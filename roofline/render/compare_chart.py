@@ -11,7 +11,8 @@ from ..errors import UsageError
 from ..results.compare import Comparison
 from .chart import check_output, load_matplotlib, new_figure, save_atomic, text
 
-TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+FINE_TICKS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0)  # for a narrow range
 COLORS = {"closer": "tab:green", "further": "tab:red", "same": "0.6", "below its floor": "tab:blue"}
 LABELS = {"closer": "closer to its roof", "further": "further from its roof", "same": "about as far from its roof",
           "below its floor": "faster than its model floor\n(caches moved fewer bytes)"}
@@ -41,7 +42,8 @@ def draw(cmp: Comparison, out: Path, before_name: str = "before", after_name: st
     span = max(hi / lo, 1.5)
     left, right = min(lo, 1 / span ** 0.25) / 1.3, max(hi, span ** 0.25) * 1.6
     ax.set_xlim(left, right)
-    ax.xaxis.set_major_locator(FixedLocator([t for t in TICKS if left <= t <= right]))
+    ticks = FINE_TICKS if right / left < 4 else TICKS
+    ax.xaxis.set_major_locator(FixedLocator([t for t in ticks if left <= t <= right]))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}x"))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.axvline(1.0, color="black", lw=1)
@@ -58,9 +60,13 @@ def draw(cmp: Comparison, out: Path, before_name: str = "before", after_name: st
     ax.legend(handles=[Patch(color=COLORS[v], label=LABELS[v]) for v in used], loc="upper left",
               bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.grid(True, axis="x", which="both", lw=0.3, color="0.85")
-    if cmp.notes:
-        fig.text(0.01, 0.005, "\n".join(text(n) for n in cmp.notes), fontsize=8, color="0.35",
-                 ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.02 + 0.035 * len(cmp.notes), 1, 1))
+    lines = [text(n) for n in cmp.notes]
+    for which, names in (("before", cmp.only_before), ("after", cmp.only_after)):
+        if names:
+            lines.append(f"only in {which}, not drawn: " + ", ".join(text(n) for n in names))
+    if lines:
+        fig.text(0.01, 0.005, "\n".join(lines), fontsize=9, ha="left", va="bottom",
+                 color="tab:red" if cmp.before.problem.problem != cmp.after.problem.problem else "0.3")
+    fig.tight_layout(rect=(0, 0.02 + 0.035 * len(lines), 1, 1))
     save_atomic(fig, Path(out), fmt)
     return Path(out)

@@ -16,7 +16,8 @@ from ..model.device import DeviceSpec
 from ..model.occupancy import RESOURCES, Occupancy
 from ..results.compare import Comparison
 from ..results.schema import KernelRecord, Results
-from .text import bound_cell, figure, occupancy_cell, percent, plural, verdict_sentence
+from ..model.units import plural
+from .text import bound_cell, figure, occupancy_cell, percent, verdict_sentence
 
 
 def _table(title: str, columns: list[tuple[str, str]]) -> Table:

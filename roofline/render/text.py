@@ -24,11 +24,6 @@ def figure(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def plural(n: int, word: str) -> str:
-    """'1 warp', '8 warps'."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
 def limiters(occ: Occupancy, short: bool = False) -> str:
     """The resources that limit an occupancy, joined: 'registers', 'warps+blocks' ('-' for none)."""
     names = [SHORT_LIMITER.get(x, x) if short else x for x in occ.limiters]

@@ -16,6 +16,7 @@ from ..model.arch import parse_arch
 from .schema import SCHEMA, Results
 
 DEFAULT_PATH = Path("roofline-results.json")
+MAX_BYTES = 256 * 2**20  # a sweep of every kernel at a dozen sizes is a few MB
 _REMADE = "re-create it with roofline run"
 
 
@@ -98,10 +99,14 @@ def load(path: Path) -> Results:
     invalid file, with a one-line message naming it."""
     path = Path(path)
     if not str(path).strip() or str(path) == ".":
-        raise UsageError("--results needs a file name")
+        raise UsageError("a results file name is empty")
     try:
         if path.is_dir():
             raise UsageError(f"{path}: is a folder, not a results file")
+        if path.exists() and not path.is_file():
+            raise UsageError(f"{path}: not a regular file, so not a results file")
+        if path.exists() and path.stat().st_size > MAX_BYTES:
+            raise UsageError(f"{path}: larger than {MAX_BYTES // 2**20} MiB, too large for a results file")
         text = path.read_text()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such results file; create one with `roofline run --all`") from None
