@@ -166,7 +166,11 @@ class UserKernel:
 
     def describe(self) -> dict:
         """The launch as text values, keyed as the header's keys (for results files and child processes)."""
-        out = {"name": self.name, "path": str(self.path), "entry": self.entry,
+        try:  # relative to the working folder where it lies below it (child processes share that folder)
+            shown = self.path.relative_to(Path.cwd())
+        except ValueError:
+            shown = self.path
+        out = {"name": self.name, "path": str(shown), "entry": self.entry,
                "block": ",".join(str(v) for v in self.block), "grid": self.grid_text,
                "dynamic-smem": str(self.dynamic_smem_bytes)}
         if self.tile:

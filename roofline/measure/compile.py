@@ -9,7 +9,7 @@ from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel
 from ..model.arch import ArchLimits
-from .offline import compiler_lines, dynamic_smem_bytes
+from .offline import compiler_lines, cuda_include_options, dynamic_smem_bytes
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,8 @@ def compile_kernel(spec: KernelSpec | UserKernel, limits: ArchLimits) -> Compile
 
     dynamic = dynamic_smem_bytes(spec, limits.arch)
     try:
-        module = cupy.RawModule(code=spec.source_text(), options=spec.compile_options,
+        extra = cuda_include_options() if isinstance(spec, UserKernel) else ()
+        module = cupy.RawModule(code=spec.source_text(), options=spec.compile_options + extra,
                                 name_expressions=[spec.name_expression])
         kernel = module.get_function(spec.name_expression)
         registers = kernel.num_regs  # forces the module load, so load errors surface here
