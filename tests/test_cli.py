@@ -53,7 +53,7 @@ def test_occupancy_that_cannot_launch_is_not_an_error():
     (("--regs", "abc", "--threads", "256"), "'--regs'"),
     (("--regs", "32", "--threads", "2.5"), "'--threads'"),
     (("--regs", "32", "--threads", "256", "--arch", "sm_42"), "unknown architecture 'sm_42'; known: sm_70"),
-    (("--regs", "32", "--threads", "256", "--gpu", "voodoo"), "unknown GPU 'voodoo'; known: v100"),
+    (("--regs", "32", "--threads", "256", "--gpu", "voodoo"), "unknown GPU 'voodoo'; known: v100-sxm2, v100-pcie, t4"),
     (("--regs", "32", "--threads", "256", "--gpu", "h200", "--arch", "sm_90"), "give --gpu or --arch, not both"),
     (("--regs", "32", "--threads", "256", "--gpu", " "), "unknown GPU ' '"),
     (("--regs", "32", "--threads", "256", "--arch", "sm_90", "--smem", "60000"),

@@ -3,6 +3,7 @@ and the H200's NVML readings."""
 
 import pytest
 
+from roofline.errors import UsageError
 from roofline.ladder.families import BY_NAME
 from roofline.model.device import from_preset
 from roofline.model.problem import Problem
@@ -143,3 +144,36 @@ def test_problem_checks():
         Problem(10, 10, 0).validate()
     with pytest.raises(UsageError, match="A would have 2,500,000,000 elements"):
         Problem(50_000, 10, 50_000).validate()
+
+
+@pytest.mark.parametrize("name, short, gflops, gbps", [
+    # Datasheet figures: FP32 TFLOP/s and GB/s of each variant (A100, H100 and V100 datasheets).
+    ("NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb", 19_492, 1_555),
+    ("NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb", 19_492, 2_039),
+    ("NVIDIA A100-PCIE-40GB", "a100-pcie-40gb", 19_492, 1_555),
+    ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb", 19_492, 1_935),
+    ("NVIDIA H100 80GB HBM3", "h100-sxm", 66_908, 3_350),   # 16,896 cores x 2 x 1,980 MHz
+    ("NVIDIA H100 PCIe", "h100-pcie", 51_218, 2_000),       # 14,592 cores x 2 x 1,755 MHz
+    ("NVIDIA H100 NVL", "h100-nvl", 59_981, 3_900),
+    ("Tesla V100-SXM2-32GB", "v100-sxm2", 15_667, 900),
+    ("Tesla V100-PCIE-16GB", "v100-pcie", 14_131, 900),
+])
+def test_presets_name_their_variant_and_take_nvidia_smi_names(name, short, gflops, gbps):
+    from roofline.model.presets import find_preset
+
+    for text in (name, short, short.upper().replace("-", " ")):
+        p = find_preset(text)
+        assert (p.aliases[0], round(p.peak_fp32_gflops), p.dram_gbps) == (short, gflops, gbps)
+
+
+@pytest.mark.parametrize("family, count", [("a100", 4), ("H100", 3), ("v100", 2)])
+def test_a_family_name_alone_lists_its_variants(family, count):
+    from roofline.model.presets import find_preset
+
+    with pytest.raises(UsageError) as exc:
+        find_preset(family)
+    message = str(exc.value)
+    assert f"names {count} GPUs; choose one:" in message and "\n" not in message
+    if family == "a100":
+        assert "a100-pcie-40gb (1,555 GB/s)" in message and "a100-sxm4-80gb (2,039 GB/s)" in message
+    assert find_preset("a10").name == "A10"  # a name that merely begins like a family is its own GPU

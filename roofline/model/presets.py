@@ -2,14 +2,17 @@
 
 Each preset gives the SM count, the FP32 core count and boost clock (peak FP32 GFLOP/s = cores x 2
 FLOP per FMA x boost clock), and the DRAM bandwidth, each from the vendor's datasheet or
-architecture whitepaper named in `source`. Per-SM limits come from `arch.ARCHS` by compute
-capability. On a machine with the GPU itself, NVML's readings are better (`measure.nvml`).
+architecture whitepaper named in `source`. Variants of one GPU (A100 40 and 80 GB, PCIe and
+SXM; H100 SXM, PCIe and NVL; V100 SXM2 and PCIe) are presets of their own, matched by the names
+nvidia-smi prints; the bare family name is refused as ambiguous. Per-SM limits come from
+`arch.ARCHS` by compute capability. On a machine with the GPU itself, NVML's readings are better (`measure.nvml`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import UsageError
 from .roofs import fp32_gflops
 
 
@@ -25,7 +28,8 @@ class Preset:
     dram_gbps: float
     memory_bytes: int
     source: str
-    aliases: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # the short name first, then the names nvidia-smi prints
+    family: str | None = None  # a short name its variants share ('a100'): ambiguous on its own
 
     @property
     def peak_fp32_gflops(self) -> float:
@@ -34,13 +38,20 @@ class Preset:
 
 
 GB = 10**9
+A100 = "NVIDIA A100 Tensor Core GPU datasheet (40 GB: 1,555 GB/s; 80 GB: 1,935 PCIe, 2,039 SXM); GA100 whitepaper"
+H100 = "NVIDIA H100 Tensor Core GPU datasheet (SXM 3.35 TB/s, PCIe 2 TB/s, NVL 3.9 TB/s); Hopper whitepaper"
+V100 = "NVIDIA Tesla V100 datasheet (SXM2 15.7, PCIe 14 TFLOP/s FP32; 900 GB/s); Volta whitepaper"
 PRESETS: tuple[Preset, ...] = (
-    Preset("Tesla V100-SXM2", "7.0", 80, 5120, 1530, 900, 32 * GB,
-           "NVIDIA Tesla V100 datasheet; Volta architecture whitepaper", ("v100",)),
+    Preset("Tesla V100-SXM2", "7.0", 80, 5120, 1530, 900, 32 * GB, V100,
+           ("v100-sxm2", "Tesla V100-SXM2-16GB", "Tesla V100-SXM2-32GB"), "v100"),
+    Preset("Tesla V100-PCIE", "7.0", 80, 5120, 1380, 900, 32 * GB, V100,
+           ("v100-pcie", "Tesla V100-PCIE-16GB", "Tesla V100-PCIE-32GB"), "v100"),
     Preset("Tesla T4", "7.5", 40, 2560, 1590, 320, 16 * GB,
            "NVIDIA T4 datasheet; Turing architecture whitepaper", ("t4",)),
-    Preset("A100-SXM4-80GB", "8.0", 108, 6912, 1410, 2039, 80 * GB,
-           "NVIDIA A100 datasheet (80 GB SXM); Ampere GA100 whitepaper", ("a100",)),
+    Preset("A100-SXM4-80GB", "8.0", 108, 6912, 1410, 2039, 80 * GB, A100, ("a100-sxm4-80gb",), "a100"),
+    Preset("A100-SXM4-40GB", "8.0", 108, 6912, 1410, 1555, 40 * GB, A100, ("a100-sxm4-40gb",), "a100"),
+    Preset("A100 80GB PCIe", "8.0", 108, 6912, 1410, 1935, 80 * GB, A100, ("a100-pcie-80gb",), "a100"),
+    Preset("A100-PCIE-40GB", "8.0", 108, 6912, 1410, 1555, 40 * GB, A100, ("a100-pcie-40gb",), "a100"),
     Preset("A10", "8.6", 72, 9216, 1695, 600, 24 * GB,
            "NVIDIA A10 datasheet", ("a10",)),
     Preset("GeForce RTX 3090", "8.6", 82, 10496, 1695, 936, 24 * GB,
@@ -49,8 +60,12 @@ PRESETS: tuple[Preset, ...] = (
            "NVIDIA L4 datasheet; Ada architecture whitepaper", ("l4",)),
     Preset("GeForce RTX 4090", "8.9", 128, 16384, 2520, 1008, 24 * GB,
            "NVIDIA Ada Lovelace architecture whitepaper", ("rtx4090", "4090")),
-    Preset("H100-SXM5-80GB", "9.0", 132, 16896, 1980, 3350, 80 * GB,
-           "NVIDIA H100 datasheet (SXM5); Hopper architecture whitepaper", ("h100",)),
+    Preset("H100 80GB HBM3", "9.0", 132, 16896, 1980, 3350, 80 * GB, H100 + " (SXM5)",
+           ("h100-sxm", "H100-SXM5-80GB"), "h100"),
+    Preset("H100 PCIe", "9.0", 114, 14592, 1755, 2000, 80 * GB,
+           H100 + "; clock from the datasheet's 51 TFLOP/s FP32 over 14,592 cores", ("h100-pcie",), "h100"),
+    Preset("H100 NVL", "9.0", 132, 16896, 1775, 3900, 94 * GB,
+           H100 + "; clock from the datasheet's 60 TFLOP/s FP32 over 16,896 cores", ("h100-nvl",), "h100"),
     Preset("H200", "9.0", 132, 16896, 1980, 4800, 141 * GB,
            "NVIDIA H200 datasheet (SXM: 4.8 TB/s); SM figures as H100 SXM5", ("h200",)),
     Preset("B200", "10.0", 148, 18944, 2110, 8000, 180 * GB,
@@ -74,12 +89,19 @@ def name_key(text: str) -> str:
 
 def find_preset(name: str) -> Preset | None:
     """The preset whose name or alias matches `name`, ignoring case, spaces, dashes and the words
-    'NVIDIA', 'GeForce' and 'Tesla' ('rtx 5080', 'RTX-5080' and 'GeForce RTX 5080' all match);
-    None when nothing matches."""
+    'NVIDIA', 'GeForce' and 'Tesla' ('rtx 5080', 'RTX-5080' and 'GeForce RTX 5080' all match, as
+    do the names nvidia-smi prints: 'NVIDIA A100-SXM4-40GB', 'NVIDIA H100 80GB HBM3'); None when
+    nothing matches. Raises UsageError, listing the choices, for a short name several variants
+    share ('a100': 40 or 80 GB, PCIe or SXM, whose bandwidths differ by a third)."""
     key = name_key(name)
     for p in PRESETS:
         if key == name_key(p.name) or key in {name_key(a) for a in p.aliases}:
             return p
+    variants = [p for p in PRESETS if p.family and key == name_key(p.family)]
+    if variants:
+        choices = ", ".join(f"{p.aliases[0]} ({p.dram_gbps:,.0f} GB/s)" for p in variants)
+        raise UsageError(f"{name!r} names {len(variants)} GPUs; choose one: {choices} (the name nvidia-smi "
+                         "prints works too)")
     return None
 
 
