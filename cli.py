@@ -107,8 +107,9 @@ def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optiona
 
 
 def _sizes(text: str) -> list[Problem]:
+    items = [t.strip() for t in text.split(",")]
     try:
-        sizes = sorted({int(t) for t in text.split(",") if t.strip()})
+        sizes = sorted({int(t) for t in items}) if all(t.isascii() and t.isdigit() for t in items) else []
     except ValueError:
         sizes = []
     if not sizes or min(sizes) < 1:

@@ -85,6 +85,7 @@ def test_without_a_gpu(tmp_path):
     (("--size", "10", "--m", "10", "--n", "1", "--k", "1"), "give --size or --m/--n/--k, not both"),
     (("--all", "--kernel", "naive"), "give --all or --kernel NAME, not both"),
     (("--sizes", "1,x"), "--sizes takes comma-separated positive integers, got '1,x'"),
+    (("--sizes", "128,,256"), "--sizes takes comma-separated positive integers, got '128,,256'"),
     (("--sizes", "64", "--size", "64"), "give --sizes or --size/--m/--n/--k, not both"),
     (("--size", "many"), "'--size'"),
     (("--autotuned-tile", "1,2"), "--autotuned-tile takes 5 positive integers BM,BN,BK,TM,TN"),

@@ -194,7 +194,10 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
             row += ["-", "-", "-", "does not compile" if r.error else "n/a on this target"]
         elif compiled:
             res = r.resources
-            smem = f"{res.static_smem_bytes + r.dynamic_smem_bytes:,}" + (" dyn" if r.dynamic_smem_bytes else "")
+            if r.dynamic_smem_bytes and res.static_smem_bytes:  # both: static + dynamic
+                smem = f"{res.static_smem_bytes:,}+{r.dynamic_smem_bytes:,} dyn"
+            else:
+                smem = f"{res.static_smem_bytes + r.dynamic_smem_bytes:,}" + (" dyn" if r.dynamic_smem_bytes else "")
             row += [str(res.registers), str(res.local_bytes), smem,
                     "cannot launch" if r.error else occupancy_cell(r.occupancy)]
         if mo is None:
