@@ -117,6 +117,7 @@ def test_header_errors_name_the_line(tmp_path):
         "// roofline entry: k\n// roofline entry: j\n": "x.cu:2: key 'entry' given twice",
         "// roofline entry:\n": "x.cu:1: key 'entry' has no value",
         "//roofline block 16,16\n": "x.cu:1: expected '// roofline KEY: VALUE', with a colon after the key",
+        "// ROOFLINE Block: 64\n": "x.cu:1: write 'roofline' and the key in lower case",
     }
     for text, needle in cases.items():
         with pytest.raises(UsageError) as exc:

@@ -34,6 +34,7 @@ KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
 REQUIRED = ("entry", "block", "grid")
 TILE_SOURCE = "user"
 _HEADER_LINE = re.compile(r"//\s*roofline\s+([A-Za-z][\w-]*)\s*:\s*(.*?)\s*")
+_ANY_CASE = re.compile(r"//\s*roofline\s+(" + "|".join(KEYS) + r")\s*:.*", re.IGNORECASE)
 _NO_COLON = re.compile(r"//\s*roofline\s+(" + "|".join(KEYS) + r")\b(?!\s*:).*", re.IGNORECASE)
 _ENTRY = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*\s*(<[^;{}]*>)?")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
@@ -53,6 +54,9 @@ def read_header(text: str, where: str = "source") -> dict[str, str]:
         if match is None:
             if _NO_COLON.fullmatch(stripped):
                 raise UsageError(f"{where}:{number}: expected '// roofline KEY: VALUE', with a colon after the key")
+            if _ANY_CASE.fullmatch(stripped):
+                raise UsageError(f"{where}:{number}: write 'roofline' and the key in lower case: "
+                                 "'// roofline KEY: VALUE'")
             continue
         key, value = match.group(1), match.group(2).split("//", 1)[0].strip()  # a trailing comment is no value
         if key not in KEYS:
