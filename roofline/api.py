@@ -82,7 +82,7 @@ class RunReport:
 def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sweep: bool = False,
         profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
         progress: Progress | None = None, sources: list[UserKernel] | None = None, ladder: bool = True,
-        timeout_s: float = isolated.DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None) -> RunReport:
+        timeout_s: float = DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None) -> RunReport:
     """Compile, verify against cuBLAS and time the ladder (or the `kernels` named; none when
     `ladder` is False) and the user's kernels in `sources` on this GPU for each of `problems`,
     with the measured ceilings (cached unless `refresh`) and, with `profile`, Nsight Compute's
@@ -354,7 +354,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         offline.check_target(limits.arch)
     rows = []
     for spec in specs:
-        figures = spec.model.figures(problem) if spec.model is not None else None
+        figures = spec.figures(problem)
         floors = plain_verdict(figures, preset.roofs) if preset and figures else None
         if limits is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(limits.compute_capability):
             rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(limits.arch)))
@@ -371,14 +371,13 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits) -> KernelRow:
     spec = row.spec
+    if isinstance(res, RunError):
+        return replace(row, error=str(res))
     try:
-        if isinstance(res, RunError):
-            raise res
         dynamic = offline.dynamic_smem_bytes(spec, limits.arch)
     except RunError as exc:
         return replace(row, error=str(exc))
-    occ = calculate(limits, res.registers, spec.threads_per_block, res.static_smem_bytes, dynamic)
-    why = occ.reason or res.launch_bounds_reason(spec.threads_per_block)
+    occ, why = offline.launch_check(res, limits, spec.threads_per_block, dynamic)
     error = f"{spec.name} cannot launch on {limits.arch}: {why}" if why else None
     return replace(row, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error)
 

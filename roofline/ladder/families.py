@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..errors import UsageError
 from ..model.problem import Problem
-from ..model.traffic import TrafficModel
+from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv
 from .sources import source
 
@@ -156,6 +156,10 @@ class KernelSpec:
         """The traffic model at this tile."""
         block_tile, thread_tile = self.family.reuse(self.params)
         return TrafficModel(block_tile=block_tile, thread_tile=thread_tile)
+
+    def figures(self, problem: Problem) -> ModelFigures:
+        """The model's figures for `problem` (a user kernel's may be None: `UserKernel.figures`)."""
+        return self.model.figures(problem)
 
     def grid(self, problem: Problem) -> tuple[int, int, int]:
         """Grid dimensions covering `problem`'s M x N output with `block_tile` tiles."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.launch import GridExpression, parse_block, parse_sizes
 from ..model.problem import Problem
-from ..model.traffic import TrafficModel
+from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv, plural
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
@@ -141,6 +141,10 @@ class UserKernel:
         if self.tile is None:
             return None
         return TrafficModel(block_tile=self.tile[:2], thread_tile=self.thread_tile)
+
+    def figures(self, problem: Problem) -> ModelFigures | None:
+        """The model's figures for `problem`; None without `tile` ("no model")."""
+        return None if self.model is None else self.model.figures(problem)
 
     def grid(self, problem: Problem) -> tuple[int, int, int]:
         """The grid for `problem`. Raises UsageError when the expression gives an impossible grid."""

@@ -9,7 +9,7 @@ from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel
 from ..model.arch import ArchLimits
-from .offline import compiler_lines, cuda_include_options, dynamic_smem_bytes
+from .offline import compile_options, compiler_lines, dynamic_smem_bytes
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,7 @@ def compile_kernel(spec: KernelSpec | UserKernel, limits: ArchLimits) -> Compile
 
     dynamic = dynamic_smem_bytes(spec, limits.arch)
     try:
-        extra = cuda_include_options() if isinstance(spec, UserKernel) else ()
-        module = cupy.RawModule(code=spec.source_text(), options=spec.compile_options + extra,
+        module = cupy.RawModule(code=spec.source_text(), options=compile_options(spec),
                                 name_expressions=[spec.name_expression])
         kernel = module.get_function(spec.name_expression)
         registers = kernel.num_regs  # forces the module load, so load errors surface here

@@ -54,7 +54,7 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
     """Compile, verify (at RAGGED first when `ragged`) and, with `timed`, time `kernel` on
     `problem` in a child process on the GPU at `pci_bus_id`. Never raises for the kernel's
     faults: the returned run's `error` says what happened."""
-    figures = kernel.model.figures(problem) if kernel.model is not None else None
+    figures = kernel.figures(problem)
     request = {"kernel": kernel.describe(), "problem": [problem.m, problem.n, problem.k],
                "ragged": ragged, "timed": timed, "timeout_s": timeout_s, "pci_bus_id": pci_bus_id}
     limit = START_ALLOWANCE_S + timeout_s * TIMED_LAUNCHES

@@ -34,6 +34,8 @@ from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.sources import source
 from ..ladder.user import UserKernel, from_argument, to_argument
+from ..model.arch import ArchLimits
+from ..model.occupancy import Occupancy, calculate
 from .nvml import INSTALL_HINT
 
 _USED = re.compile(r"Used (\d+) registers")
@@ -125,9 +127,8 @@ def compile_for(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
     it does not compile (a tile the kernel's static_asserts reject, a user's mistake, a target
     this NVRTC does not support), or when the report is missing all the same."""
     nvrtc_version()
-    extra = cuda_include_options() if isinstance(spec, UserKernel) else ()
     log, lowered, ptx = _compile(spec.source_name, spec.name, arch, spec.source_text(), spec.name_expression,
-                                 options=spec.compile_options + extra)
+                                 options=compile_options(spec))
     try:
         return replace(parse_ptxas_log(log), max_threads_per_block=max_threads(ptx, lowered))
     except RunError:
@@ -228,19 +229,30 @@ def max_threads(ptx: str, lowered: str) -> int | None:
 def _without_name_map(log: str) -> str:
     """The log without the errors NVRTC reports on its own name-expression lookup (`__nv_name_map`),
     which follow from an error in the file and only repeat the entry."""
-    out, skipping = [], False
+    out, in_map = [], False
     for line in log.splitlines():
         if line.startswith("__nv_name_map"):
-            skipping = True
-        elif skipping and (line.startswith(" ") or not line.strip()):
-            continue
-        else:
-            skipping = False
-        if not skipping:
+            in_map = True
+        elif not (in_map and (line.startswith(" ") or not line.strip())):  # its quoted lines go with it
+            in_map = False
             out.append(line)
     return "\n".join(out)
 
 
+def compile_options(spec: KernelSpec | UserKernel) -> tuple[str, ...]:
+    """NVRTC options besides the target, for this compile and CuPy's: the kernel's own, and for a
+    user's kernel the CUDA header folders (`cuda_include_options`)."""
+    return spec.compile_options + (cuda_include_options() if isinstance(spec, UserKernel) else ())
+
+
+def launch_check(res: KernelResources, limits: ArchLimits, threads: int, dynamic_smem: int) -> tuple[Occupancy, str | None]:
+    """The calculated occupancy of a compiled kernel and why a block of `threads` cannot launch on
+    `limits`' SM (a resource over the limit, or its __launch_bounds__), None when it can."""
+    occ = calculate(limits, max(res.registers, 1), threads, res.static_smem_bytes, dynamic_smem)
+    return occ, occ.reason or res.launch_bounds_reason(threads)
+
+
+@lru_cache(maxsize=None)
 def cuda_include_options() -> tuple[str, ...]:
     """-I options for the CUDA headers a kernel may include (<cuda_fp16.h>, <cuda_pipeline.h>):
     the include folders of the CUDA wheels (nvidia/cuda_runtime, nvidia/cu13) and of the toolkit

@@ -30,7 +30,7 @@ from ..model.traffic import ModelFigures
 from ..model.verify import Verification, verify
 from .compile import compile_kernel
 from .nvml import current_sm_clock_mhz, from_nvml, require_gpu
-from .offline import compile_for
+from .offline import compile_for, launch_check
 from .progress import Progress
 from .timing import Timing, time_gpu
 
@@ -153,9 +153,7 @@ def _compile(spec: KernelSpec | UserKernel, device: DeviceSpec):
 
     if isinstance(spec, UserKernel):  # the compiler's own lines, naming the user's file; launchable?
         res = compile_for(spec, device.arch)
-        occ = calculate(device.arch_limits, max(res.registers, 1), spec.threads_per_block, res.static_smem_bytes,
-                        spec.dynamic_smem_bytes)
-        why = occ.reason or res.launch_bounds_reason(spec.threads_per_block)
+        why = launch_check(res, device.arch_limits, spec.threads_per_block, spec.dynamic_smem_bytes)[1]
         if why:
             raise RunError(f"{spec.name} cannot launch on {device.arch}: {why}")
     ck = compile_kernel(spec, device.arch_limits)
@@ -238,7 +236,7 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
     import cupy
 
     a, b, c, c_ref = buffers
-    figures = spec.model.figures(problem) if spec.model is not None else None
+    figures = spec.figures(problem)
     progress.step(f"{spec.name}: compiling")
     try:
         kernel, compiled = _compile(spec, device)

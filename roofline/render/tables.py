@@ -14,9 +14,9 @@ from rich.table import Table
 
 from ..model.device import DeviceSpec
 from ..model.occupancy import RESOURCES, Occupancy
+from ..model.units import plural
 from ..results.compare import Comparison
 from ..results.schema import KernelRecord, Results
-from ..model.units import plural
 from .text import bound_cell, figure, occupancy_cell, percent, verdict_sentence
 
 
