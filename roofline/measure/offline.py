@@ -127,17 +127,25 @@ def compile_for(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
     it does not compile (a tile the kernel's static_asserts reject, a user's mistake, a target
     this NVRTC does not support), or when the report is missing all the same."""
     nvrtc_version()
-    log, lowered, ptx = _compile(spec.source_name, spec.name, arch, spec.source_text(), spec.name_expression,
-                                 options=compile_options(spec))
+    return _resources(spec.source_name, spec.name, arch, spec.source_text(), spec.name_expression,
+                      compile_options(spec))
+
+
+@lru_cache(maxsize=None)
+def _resources(file_name: str, name: str, arch: str, text: str, expression: str,
+               options: tuple[str, ...]) -> KernelResources:
+    """`compile_for`, once per source text, kernel, target and options in a process (a user
+    kernel's child checks it at the ragged shape and then at the problem's)."""
+    log, lowered, ptx = _compile(file_name, name, arch, text, expression, options=options)
     try:
         return replace(parse_ptxas_log(log), max_threads_per_block=max_threads(ptx, lowered))
     except RunError:
         if not log.strip("\x00\n "):
-            raise RunError(f"{spec.name} for {arch}: NVRTC answered from the CUDA compute cache without running "
+            raise RunError(f"{name} for {arch}: NVRTC answered from the CUDA compute cache without running "
                            f"ptxas, so there is no register report; start roofline with {_CACHE_VARIABLE}=1 "
                            f"(it is {os.environ.get(_CACHE_VARIABLE)!r} here)") from None
         tail = " | ".join(ln.strip() for ln in log.strip("\x00\n ").splitlines()[-3:])
-        raise RunError(f"{spec.name} for {arch}: the compiler log holds no ptxas resource report "
+        raise RunError(f"{name} for {arch}: the compiler log holds no ptxas resource report "
                        f"(log ends: {tail})") from None
 
 
