@@ -2,7 +2,9 @@
 limits from the CUDA device attributes (through CuPy).
 
 Peaks use the maximum clocks, not the current ones (an idle GPU clocks low): NVML's max SM and
-memory clocks, bus width and FP32 core count go into `model.roofs.fp32_gflops` and `dram_gbps`.
+memory clocks, bus width and FP32 core count go into `model.roofs.fp32_gflops` and `dram_gbps`;
+the other precisions come from `model.peaks` at that clock, tensor cores at the clock a known
+GPU's datasheet implies.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from ..errors import RunError, UsageError
 from ..model.arch import ArchLimits, limits_for_cc
 from ..model.device import DeviceSpec, from_preset
-from ..model.presets import preset_names
+from ..model.presets import find_preset, preset_names
 from ..model.roofs import dram_gbps, fp32_gflops
 
 INSTALL_HINT = "in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')"
@@ -134,7 +136,19 @@ def from_nvml(device_index: int | None = None) -> DeviceSpec:
         limits=limits, source="NVML (max clocks, bus width, cores) and CUDA device attributes",
         fp32_cores=cores, max_sm_clock_mhz=sm_mhz, max_mem_clock_mhz=mem_mhz,
         memory_bus_width_bits=bus_bits, memory_bytes=memory_bytes, pci_bus_id=bus_id,
-    )
+        tensor_clock_mhz=tensor_clock_mhz(name),
+    ).with_peaks()
+
+
+def tensor_clock_mhz(name: str) -> float | None:
+    """The clock a known GPU's datasheet tensor-core figures imply (`presets.Preset.tensor_clock_mhz`,
+    e.g. 1830 MHz for 'NVIDIA H200' against NVML's 1980 MHz maximum), or None: then tensor-core
+    peaks use the maximum SM clock."""
+    try:
+        preset = find_preset(name)
+    except UsageError:
+        return None
+    return preset.tensor_clock_mhz if preset else None
 
 
 def current_sm_clock_mhz(device_index: int | None = None) -> int | None:

@@ -15,8 +15,9 @@ from annotated_types import Ge, Gt, Le
 
 from ..errors import UsageError
 from .arch import ArchLimits, limits_for_cc, parse_arch
+from .peaks import Peak, compute_peaks, memory_peaks
 from .presets import find_preset, preset_names
-from .roofs import Roofs, smem_gbps
+from .roofs import COMPUTE_LEVEL, Roofs, smem_gbps
 from .units import Rate
 
 
@@ -25,7 +26,10 @@ class DeviceSpec:
     """One GPU. Bandwidth in GB/s (1e9 B/s), rates in GFLOP/s, clocks in MHz, memory in bytes.
 
     `measured_*` are the ceilings `measure.ceilings` found (None until measured); `source` says
-    where the peaks come from (NVML, or a preset's datasheet)."""
+    where the peaks come from (NVML, or a preset's datasheet). `peaks_gflops` holds the rate of
+    every precision the architecture has (`peaks.PRECISIONS` keys), `peak_sources` where each
+    per-SM figure comes from, `peak_clock_mhz` the CUDA-core clock they use and `tensor_clock_mhz`
+    the tensor cores' (`with_peaks` fills them; `precision_peaks` gives them with their arithmetic)."""
 
     name: str
     compute_capability: str
@@ -44,6 +48,14 @@ class DeviceSpec:
     measured_fp32_gflops: Rate | None = None
     measured_at: str | None = None
     measured_method: str | None = None
+    tensor_clock_mhz: Annotated[float, Gt(0), Le(1e6)] | None = None
+    peak_clock_mhz: Annotated[float, Gt(0), Le(1e6)] | None = None
+    peaks_gflops: dict[str, Rate] | None = None
+    peak_sources: dict[str, str] | None = None
+    peak_l2_gbps: Rate | None = None
+    measured_l2_gbps: Rate | None = None
+    measured_smem_gbps: Rate | None = None
+    measured_peaks_gflops: dict[str, Rate] | None = None
 
     @property
     def arch_limits(self) -> ArchLimits:
@@ -57,10 +69,44 @@ class DeviceSpec:
 
     @property
     def roofs(self) -> Roofs:
-        """The device's ceilings (`roofs.Roofs`): SMEM when the SM clock is known, measured ones when measured."""
+        """The device's ceilings (`roofs.Roofs`): SMEM when the SM clock is known, L2 where its
+        per-clock figure is known (`peaks.memory_peaks`), the other precisions when `with_peaks`
+        filled them, measured ones when measured."""
         smem = smem_gbps(self.sm_count, self.max_sm_clock_mhz) if self.max_sm_clock_mhz else None
-        return Roofs(self.peak_fp32_gflops, self.peak_dram_gbps, smem,
-                     self.measured_fp32_gflops, self.measured_dram_gbps)
+        compute = tuple((COMPUTE_LEVEL[k], v) for k, v in (self.peaks_gflops or {}).items()
+                        if k != "fp32" and k in COMPUTE_LEVEL)
+        measured = tuple((COMPUTE_LEVEL[k], v) for k, v in (self.measured_peaks_gflops or {}).items()
+                         if k in COMPUTE_LEVEL)
+        l2 = self.peak_l2_gbps or (self.memory_peaks["L2"].value if "L2" in self.memory_peaks else None)
+        return Roofs(self.peak_fp32_gflops, self.peak_dram_gbps, smem, self.measured_fp32_gflops,
+                     self.measured_dram_gbps, l2, self.measured_l2_gbps, self.measured_smem_gbps, compute, measured)
+
+    @property
+    def precision_peaks(self) -> dict[str, Peak]:
+        """Every precision's theoretical peak with its per-SM figure, clock and source
+        (`peaks.compute_peaks`); FP32 is this device's own `peak_fp32_gflops`."""
+        if not self.max_sm_clock_mhz:
+            return {}
+        out = compute_peaks(self.compute_capability, self.sm_count, self.fp32_cores, self.max_sm_clock_mhz,
+                            self.tensor_clock_mhz)
+        if "fp32" in out:
+            out["fp32"] = replace(out["fp32"], value=self.peak_fp32_gflops)
+        return out
+
+    @property
+    def memory_peaks(self) -> dict[str, Peak]:
+        """Theoretical L1/SMEM and (where known) L2 bandwidth with their sources (`peaks.memory_peaks`)."""
+        return memory_peaks(self.compute_capability, self.sm_count, self.max_sm_clock_mhz) if self.max_sm_clock_mhz \
+            else {}
+
+    def with_peaks(self) -> "DeviceSpec":
+        """This device with `peaks_gflops`, `peak_sources`, `peak_clock_mhz` and `peak_l2_gbps` filled in."""
+        peaks = self.precision_peaks
+        l2 = self.memory_peaks.get("L2")
+        return replace(self, peaks_gflops={k: p.value for k, p in peaks.items()} or None,
+                       peak_sources={k: p.source for k, p in peaks.items()} or None,
+                       peak_clock_mhz=self.max_sm_clock_mhz, tensor_clock_mhz=self.tensor_clock_mhz
+                       or self.max_sm_clock_mhz, peak_l2_gbps=l2.value if l2 else None)
 
     @property
     def ridge_point(self) -> float:
@@ -90,7 +136,8 @@ def from_preset(name: str) -> DeviceSpec:
         fp32_cores=p.fp32_cores,
         max_sm_clock_mhz=p.boost_clock_mhz,
         memory_bytes=p.memory_bytes,
-    )
+        tensor_clock_mhz=p.tensor_clock_mhz,
+    ).with_peaks()
 
 
 def named_limits(gpu: str | None, arch: str | None) -> ArchLimits | None:

@@ -5,7 +5,10 @@ FLOP per FMA x boost clock), and the DRAM bandwidth, each from the vendor's data
 architecture whitepaper named in `source`. Variants of one GPU (A100 40 and 80 GB, PCIe and
 SXM; H100 SXM, PCIe and NVL; V100 SXM2 and PCIe) are presets of their own, matched by the names
 nvidia-smi prints; the bare family name is refused as ambiguous. Per-SM limits come from
-`arch.ARCHS` by compute capability. On a machine with the GPU itself, NVML's readings are better (`measure.nvml`).
+`arch.ARCHS` by compute capability, per-precision rates from `peaks` (per SM per clock). Where a
+datasheet's tensor-core figure implies a lower clock than the boost clock, `tensor_clock_mhz` holds
+it (H100 SXM and H200: 989.4 TFLOP/s dense BF16 = 132 SMs x 4096 FLOP/clk x 1830 MHz, while FP32's
+66.9 TFLOP/s is at 1980 MHz). On a machine with the GPU itself, NVML's readings are better (`measure.nvml`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class Preset:
     source: str
     aliases: tuple[str, ...] = ()  # the short name first, then the names nvidia-smi prints
     family: str | None = None  # a short name its variants share ('a100'): ambiguous on its own
+    tensor_clock_mhz: float | None = None  # the clock the datasheet's tensor-core figures imply, if not the boost
 
     @property
     def peak_fp32_gflops(self) -> float:
@@ -55,26 +59,29 @@ PRESETS: tuple[Preset, ...] = (
     Preset("A10", "8.6", 72, 9216, 1695, 600, 24 * GB,
            "NVIDIA A10 datasheet", ("a10",)),
     Preset("GeForce RTX 3090", "8.6", 82, 10496, 1695, 936, 24 * GB,
-           "NVIDIA Ampere GA102 whitepaper", ("rtx3090", "3090")),
+           "NVIDIA Ampere GA102 whitepaper; GeForce: FP16/BF16 tensor with FP32 accumulate at half the listed rate", ("rtx3090", "3090")),
     Preset("L4", "8.9", 58, 7424, 2040, 300, 24 * GB,
            "NVIDIA L4 datasheet; Ada architecture whitepaper", ("l4",)),
     Preset("GeForce RTX 4090", "8.9", 128, 16384, 2520, 1008, 24 * GB,
-           "NVIDIA Ada Lovelace architecture whitepaper", ("rtx4090", "4090")),
+           "NVIDIA Ada Lovelace architecture whitepaper; GeForce: FP16/BF16 tensor with FP32 accumulate at half the listed rate", ("rtx4090", "4090")),
     Preset("H100 80GB HBM3", "9.0", 132, 16896, 1980, 3350, 80 * GB, H100 + " (SXM5)",
-           ("h100-sxm", "H100-SXM5-80GB"), "h100"),
+           ("h100-sxm", "H100-SXM5-80GB"), "h100", 1830),
     Preset("H100 PCIe", "9.0", 114, 14592, 1755, 2000, 80 * GB,
-           H100 + "; clock from the datasheet's 51 TFLOP/s FP32 over 14,592 cores", ("h100-pcie",), "h100"),
+           H100 + "; clock from the datasheet's 51 TFLOP/s FP32 over 14,592 cores; 756 TFLOP/s BF16 implies 1620 MHz",
+           ("h100-pcie",), "h100", 1620),
     Preset("H100 NVL", "9.0", 132, 16896, 1775, 3900, 94 * GB,
-           H100 + "; clock from the datasheet's 60 TFLOP/s FP32 over 16,896 cores", ("h100-nvl",), "h100"),
+           H100 + "; clock from the datasheet's 60 TFLOP/s FP32 over 16,896 cores; 835 TFLOP/s BF16 implies 1545 MHz",
+           ("h100-nvl",), "h100", 1545),
     Preset("H200", "9.0", 132, 16896, 1980, 4800, 141 * GB,
-           "NVIDIA H200 datasheet (SXM: 4.8 TB/s); SM figures as H100 SXM5", ("h200",)),
+           "NVIDIA H200 datasheet (SXM: 4.8 TB/s; 989 TFLOP/s dense BF16 implies 1830 MHz); SM figures as H100 SXM5",
+           ("h200",), None, 1830),
     Preset("B200", "10.0", 148, 18944, 2110, 8000, 180 * GB,
-           "NVIDIA DGX/HGX B200 datasheet (80 TFLOP/s FP32, 8 TB/s per GPU); clock derived from them",
-           ("b200",)),
+           "NVIDIA DGX/HGX B200 datasheet (80 TFLOP/s FP32, 8 TB/s per GPU; 2.25 PFLOP/s dense BF16 implies "
+           "1856 MHz); clock derived from them", ("b200",), None, 1856),
     Preset("GeForce RTX 5080", "12.0", 84, 10752, 2617, 960, 16 * GB,
-           "NVIDIA GeForce RTX 5080 specifications; Blackwell GB203", ("rtx5080", "5080")),
+           "NVIDIA GeForce RTX 5080 specifications; Blackwell GB203; tensor rates with FP16 accumulate", ("rtx5080", "5080")),
     Preset("GeForce RTX 5090", "12.0", 170, 21760, 2407, 1792, 32 * GB,
-           "NVIDIA GeForce RTX 5090 specifications; Blackwell GB202", ("rtx5090", "5090")),
+           "NVIDIA GeForce RTX 5090 specifications; Blackwell GB202; tensor rates with FP16 accumulate", ("rtx5090", "5090")),
 )
 
 

@@ -8,6 +8,10 @@ Roofs (theoretical; each may also be measured, `measure.ceilings`):
         the H200 reports 6016 bits, not 6144)
   SMEM  SMs x 32 banks x 4 bytes x SM clock (CUDA programming guide, "Shared Memory": 32 banks of
         4 bytes per clock; 128 B/clock/SM in the architecture whitepapers). L1 shares this path.
+  L2    per-clock L2 bytes x SM clock where known (`peaks.memory_peaks`).
+  Other precisions (FP64, FP16, the tensor-core ones) per SM per clock x SMs x clock
+        (`peaks.compute_peaks`); a profiled kernel is read against the roof of each precision it
+        uses, and the slowest of those floors is its compute floor.
 
 A kernel's floor at a level is the time its bytes (or FLOPs) take at that level's roof; the
 highest floor binds: no implementation of this traffic runs faster. Bytes are the model's
@@ -27,8 +31,12 @@ from .units import ms_at, per_clock_giga
 SMEM_BANKS = 32
 SMEM_BANK_BYTES = 4
 COMPUTE = "FP32"
-MEMORY_LEVELS = ("DRAM", "SMEM", "L1")
-ROOF_OF_LEVEL = {"DRAM": "DRAM", "SMEM": "SMEM", "L1": "SMEM"}  # L1 and shared memory share a data path
+MEMORY_LEVELS = ("DRAM", "L2", "SMEM", "L1")
+ROOF_OF_LEVEL = {"DRAM": "DRAM", "L2": "L2", "SMEM": "SMEM", "L1": "SMEM"}  # L1 and shared memory share a data path
+# Compute levels by precision key (`peaks.PRECISIONS`): the name a floor and a roof carry.
+COMPUTE_LEVEL = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "fp64_tensor": "FP64 tensor",
+                 "fp16_tensor": "FP16 tensor", "bf16_tensor": "BF16 tensor", "tf32_tensor": "TF32 tensor",
+                 "fp8_tensor": "FP8 tensor", "int8_tensor": "INT8 tensor"}
 
 
 def dram_gbps(mem_clock_mhz: float, bus_width_bits: int) -> float:
@@ -61,7 +69,8 @@ def attainable_gflops(ai: float, compute_gflops: float, memory_gbps: float) -> f
 
 @dataclass(frozen=True)
 class Roof:
-    """One ceiling: `level` is 'FP32' (value in GFLOP/s) or a memory level (value in GB/s)."""
+    """One ceiling: `level` is a compute level ('FP32', 'BF16 tensor', ...: value in GFLOP/s) or a
+    memory level ('DRAM', 'L2', 'SMEM': value in GB/s)."""
 
     level: str
     value: float
@@ -71,36 +80,48 @@ class Roof:
 @dataclass(frozen=True)
 class Roofs:
     """A device's ceilings: theoretical FP32 and DRAM always, SMEM when the SM count and clock are
-    known, and the measured FP32 rate and DRAM bandwidth when they were measured."""
+    known, L2 and the other precisions (`compute`: level name -> GFLOP/s) where known, and the
+    measured ones (FP32, DRAM, L2, SMEM, `measured_compute`) once measured."""
 
     fp32_gflops: float
     dram_gbps: float
     smem_gbps: float | None = None
     measured_fp32_gflops: float | None = None
     measured_dram_gbps: float | None = None
+    l2_gbps: float | None = None
+    measured_l2_gbps: float | None = None
+    measured_smem_gbps: float | None = None
+    compute: tuple[tuple[str, float], ...] = ()
+    measured_compute: tuple[tuple[str, float], ...] = ()
 
     @property
     def ridge_point(self) -> float:
         """The theoretical ridge point in FLOP/byte (FP32 over DRAM)."""
         return ridge_point(self.fp32_gflops, self.dram_gbps)
 
+    def _theory(self) -> dict[str, float | None]:
+        return {"FP32": self.fp32_gflops, "DRAM": self.dram_gbps, "SMEM": self.smem_gbps, "L2": self.l2_gbps,
+                **dict(self.compute)}
+
+    def _measured(self) -> dict[str, float | None]:
+        return {"FP32": self.measured_fp32_gflops, "DRAM": self.measured_dram_gbps, "L2": self.measured_l2_gbps,
+                "SMEM": self.measured_smem_gbps, **dict(self.measured_compute)}
+
     def roof(self, level: str, measured: bool = True) -> Roof | None:
-        """The roof for `level` ('FP32', 'DRAM', 'SMEM', 'L1'): the measured one when `measured` and
-        known, else the theoretical one; None when the device has none for that level."""
-        name = ROOF_OF_LEVEL.get(level, level)
-        theory = {"FP32": self.fp32_gflops, "DRAM": self.dram_gbps, "SMEM": self.smem_gbps}[name]
-        found = {"FP32": self.measured_fp32_gflops, "DRAM": self.measured_dram_gbps}.get(name)
+        """The roof for `level` ('FP32', 'DRAM', 'L2', 'SMEM', 'L1', 'BF16 tensor', ... or a precision
+        key such as 'bf16_tensor'): the measured one when `measured` and known, else the
+        theoretical one; None when the device has none for that level."""
+        name = ROOF_OF_LEVEL.get(level, COMPUTE_LEVEL.get(level, level))
+        theory, found = self._theory().get(name), self._measured().get(name)
         if measured and found:
             return Roof(name, found, True)
         return Roof(name, theory, False) if theory else None
 
     def all(self) -> list[Roof]:
-        """Every roof, theoretical then measured: FP32, DRAM, SMEM, FP32 measured, DRAM measured."""
-        out = [Roof(name, v, False) for name, v in (("FP32", self.fp32_gflops), ("DRAM", self.dram_gbps),
-                                                    ("SMEM", self.smem_gbps)) if v]
-        out += [Roof(name, v, True) for name, v in (("FP32", self.measured_fp32_gflops),
-                                                   ("DRAM", self.measured_dram_gbps)) if v]
-        return out
+        """Every roof, theoretical then measured: FP32, DRAM, SMEM, L2, other precisions; then the
+        measured FP32, DRAM, L2, SMEM and precisions."""
+        out = [Roof(name, v, False) for name, v in self._theory().items() if v]
+        return out + [Roof(name, v, True) for name, v in self._measured().items() if v]
 
 
 @dataclass(frozen=True)
@@ -164,15 +185,17 @@ class Verdict:
     time_ms: float | None
 
     @property
-    def binding(self) -> Floor:
-        """The highest floor: the resource that bounds this kernel."""
-        return max(self.floors, key=lambda f: f.floor_ms)
+    def binding(self) -> Floor | None:
+        """The highest floor: the resource that bounds this kernel (None for a profiled kernel with
+        neither work nor bytes counted)."""
+        return max(self.floors, key=lambda f: f.floor_ms, default=None)
 
     @property
     def times_floor(self) -> float | None:
         """Measured time over the binding floor (1.0 = on the roof; below 1, the hardware moved
-        fewer bytes than were counted: caches and broadcasts); None without a time."""
-        return None if self.time_ms is None else self.time_ms / self.binding.floor_ms
+        fewer bytes than were counted: caches and broadcasts); None without a time or a floor."""
+        b = self.binding
+        return None if self.time_ms is None or b is None or not b.floor_ms else self.time_ms / b.floor_ms
 
     def floor(self, level: str) -> Floor | None:
         """The floor of `level`, or None when it was not computed."""
@@ -181,15 +204,22 @@ class Verdict:
 
 def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
             counted: CountedTraffic | None = None, measured: bool = True,
-            levels: tuple[str, ...] = MEMORY_LEVELS, flops: float | None = None) -> Verdict:
+            levels: tuple[str, ...] = MEMORY_LEVELS, flops: float | None = None,
+            flops_by_precision: dict[str, float] | None = None) -> Verdict:
     """The floors of one kernel at the FP32 roof and each memory level in `levels` that has both
     bytes and a roof, against the measured roofs when `measured` (and known), else the theoretical
     ones; with `time_ms`, the distance from the binding one. `verdict(fig, roofs, t, measured=False,
     levels=("DRAM",))` is the plain two-roof reading: model GMEM bytes against peak DRAM bandwidth,
     FLOPs against peak FP32. A kernel without a model (`figures` None) needs `flops` and has
-    floors at FP32 and the counted levels only."""
-    compute = roofs.roof(COMPUTE, measured)
-    floors = [Floor(COMPUTE, ms_at(figures.flops if figures else flops, compute.value), compute, False)]
+    floors at FP32 and the counted levels only. A profiled kernel gives `flops_by_precision`
+    (precision key -> FLOPs, `peaks.PRECISIONS`) instead: one compute floor per precision with
+    work and a roof. Floors are (and `binding` picks among) per level: each unit runs apart, so the
+    slowest alone bounds the time."""
+    floors = []
+    for key, amount in (flops_by_precision or {"fp32": figures.flops if figures else flops}).items():
+        roof = roofs.roof(key, measured)
+        if amount and roof is not None:
+            floors.append(Floor(roof.level, ms_at(amount, roof.value), roof, flops_by_precision is not None))
     by_level = level_bytes(figures, counted)
     for level in levels:
         roof = roofs.roof(level, measured)

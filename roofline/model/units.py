@@ -58,6 +58,6 @@ Millis = Annotated[float, Gt(0), Le(1e9)]               # a duration in ms
 Size = Annotated[int, Ge(1), Le(2**31)]                 # a matrix dimension
 
 
-def plural(n: int, word: str) -> str:
-    """'1 warp', '8 warps'."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 warp', '8 warps'; `many` for a plural that is not word + 's' ('launches')."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
