@@ -4,6 +4,12 @@
   plus bytes written, timed with CUDA events (median of repeats).
 - FP32 rate: a kernel of independent FMA chains (`CHAINS` per thread, no memory traffic in the
   timed loop), enough blocks to fill every SM several times; 2 FLOP per FMA.
+- L2 bandwidth: every SM streams a buffer a quarter of the L2's size (16 MiB at most) with loads
+  that bypass L1 (`__ldcg`), `L2_PASSES` passes per launch, after a warm-up that leaves it in L2.
+- Shared-memory (L1) bandwidth: each block reads 128-bit values from a 16 KB shared array,
+  consecutive threads at consecutive addresses (no bank conflicts), `SMEM_ITERS` per thread.
+- FP16 tensor-core rate: cuBLAS's FP16 matrix product (cupy.matmul, FP32 accumulate) at
+  `TENSOR_SIZE`^3, 2*n^3 FLOP; the only tensor-core precision CuPy reaches directly.
 Results are cached per GPU (name and PCI bus id) with the date in the user's cache folder
 (`$XDG_CACHE_HOME/roofline/ceilings.json`), so `run` measures once per device; `run --refresh`
 and `device --measure` measure again. The date travels into every results file.
@@ -12,7 +18,7 @@ and `device --measure` measure again. The date travels into every results file.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +33,39 @@ COPY_BYTES = 4 * 2**30   # 4 GiB per buffer
 CHAINS = 16              # independent FMA chains per thread
 FMA_ITERS = 4096         # loop trips (unrolled by 16); CHAINS FMAs each
 FMA_THREADS = 256
+L2_PASSES = 16
+SMEM_ITERS = 4096
+TENSOR_SIZE = 8192
+
+_STREAM_SOURCE = r"""
+extern "C" __global__ void l2_read(const float4* __restrict__ buf, int n4, int passes, float* out) {
+    float a = 0.0f, b = 0.0f;
+    int stride = gridDim.x * blockDim.x;
+    for (int p = 0; p < passes; ++p) {
+#pragma unroll 4
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
+            float4 v = __ldcg(buf + i);
+            a += v.x + v.y;
+            b += v.z + v.w;
+        }
+    }
+    if (a + b == 123.456f) out[0] = a + b;  // keeps the loads alive
+}
+
+extern "C" __global__ void smem_read(int iters, float* out) {
+    __shared__ float4 tile[1024];
+    int t = threadIdx.x;
+    for (int i = t; i < 1024; i += blockDim.x) tile[i] = make_float4(i, i + 1, i + 2, i + 3);
+    __syncthreads();
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 8
+    for (int i = 0; i < iters; ++i) {
+        float4 v = tile[(t + i) & 1023];  // a warp reads 512 consecutive bytes: 4 wavefronts, no conflicts
+        acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+    }
+    if (acc.x + acc.y + acc.z + acc.w == 123.456f) out[blockIdx.x] = acc.x;
+}
+"""
 
 _FMA_SOURCE = r"""
 extern "C" __global__ void fma_chains(float* out, float a, float b, int iters) {
@@ -48,14 +87,19 @@ extern "C" __global__ void fma_chains(float* out, float a, float b, int iters) {
 
 @dataclass(frozen=True)
 class Ceilings:
-    """Measured DRAM GB/s (read + write) and FP32 GFLOP/s, with when and how they were taken."""
+    """Measured DRAM GB/s (read + write), FP32 GFLOP/s, L2 and shared-memory GB/s and FP16
+    tensor-core GFLOP/s, with when and how they were taken."""
 
     dram_gbps: float
     fp32_gflops: float
     measured_at: str
     copy_bytes: int
+    l2_gbps: float | None = None
+    smem_gbps: float | None = None
+    fp16_tensor_gflops: float | None = None
     method: str = ("D2D copy, bytes read + written, median of timed copies; "
-                   f"{CHAINS} independent FMA chains per thread, 2 FLOP per FMA")
+                   f"{CHAINS} independent FMA chains per thread, 2 FLOP per FMA; L2-resident __ldcg stream; "
+                   f"conflict-free 128-bit shared-memory reads; cuBLAS FP16 {TENSOR_SIZE}^3 product")
 
     def to_dict(self) -> dict:
         """JSON form."""
@@ -63,7 +107,10 @@ class Ceilings:
 
     def attach(self, device: DeviceSpec) -> DeviceSpec:
         """`device` carrying these ceilings (its `measured_*` fields)."""
-        return device.with_ceilings(self.dram_gbps, self.fp32_gflops, self.measured_at, self.method)
+        d = device.with_ceilings(self.dram_gbps, self.fp32_gflops, self.measured_at, self.method)
+        tensor = {"fp16_tensor": self.fp16_tensor_gflops} if self.fp16_tensor_gflops else None
+        return replace(d, measured_l2_gbps=self.l2_gbps, measured_smem_gbps=self.smem_gbps,
+                       measured_peaks_gflops=tensor)
 
 
 def measure_dram_gbps(nbytes: int = COPY_BYTES) -> tuple[float, int]:
@@ -98,6 +145,50 @@ def measure_fp32_gflops(sm_count: int) -> float:
     return gflops(2 * CHAINS * FMA_ITERS * blocks * FMA_THREADS, t.median_ms)
 
 
+def measure_l2_gbps(sm_count: int) -> float:
+    """Sustained L2 read bandwidth in GB/s: a buffer of a quarter of the L2 (16 MiB at most) read
+    `L2_PASSES` times per launch by every SM, bypassing L1."""
+    import cupy
+
+    l2_bytes = cupy.cuda.Device().attributes["L2CacheSize"]
+    nbytes = max(2**20, min(16 * 2**20, l2_bytes // 4)) // 16 * 16
+    buf = cupy.ones(nbytes // 4, dtype=cupy.float32)
+    out = cupy.empty(1, dtype=cupy.float32)
+    kernel = cupy.RawModule(code=_STREAM_SOURCE).get_function("l2_read")
+    blocks = sm_count * 8
+    args = (buf, np.int32(nbytes // 16), np.int32(L2_PASSES), out)
+    t = time_gpu(lambda: kernel((blocks,), (256,), args), warmup=3, min_repeat=20)
+    return gbps(nbytes * L2_PASSES, t.median_ms)
+
+
+def measure_smem_gbps(sm_count: int) -> float:
+    """Sustained shared-memory read bandwidth of the whole GPU in GB/s (conflict-free 128-bit loads)."""
+    import cupy
+
+    kernel = cupy.RawModule(code=_STREAM_SOURCE).get_function("smem_read")
+    blocks, threads = sm_count * 8, 256
+    out = cupy.empty(blocks, dtype=cupy.float32)
+    t = time_gpu(lambda: kernel((blocks,), (threads,), (np.int32(SMEM_ITERS), out)), warmup=3, min_repeat=20)
+    return gbps(16 * SMEM_ITERS * blocks * threads, t.median_ms)
+
+
+def measure_fp16_tensor_gflops(n: int = TENSOR_SIZE) -> float | None:
+    """cuBLAS's FP16 matrix product (FP32 accumulate, tensor cores) at n^3 in GFLOP/s; None where
+    the GPU has too little free memory for it."""
+    import cupy
+
+    if cupy.cuda.runtime.memGetInfo()[0] < 8 * n * n * 2:
+        return None
+    rng = cupy.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=cupy.float32).astype(cupy.float16)
+    b = rng.standard_normal((n, n), dtype=cupy.float32).astype(cupy.float16)
+    c = cupy.empty((n, n), dtype=cupy.float16)
+    t = time_gpu(lambda: cupy.matmul(a, b, out=c), warmup=3, min_repeat=10)
+    del a, b, c
+    cupy.get_default_memory_pool().free_all_blocks()
+    return gflops(2.0 * n**3, t.median_ms)
+
+
 def cache_path() -> Path:
     """Where measured ceilings are kept, per GPU."""
     return files.cache_file("ceilings.json")
@@ -111,9 +202,10 @@ def cached(device: DeviceSpec) -> Ceilings | None:
     """The cached ceilings of `device`, or None."""
     entry = files.read_cache(cache_path()).get(_key(device))
     try:
-        return Ceilings(**entry) if isinstance(entry, dict) else None
+        found = Ceilings(**entry) if isinstance(entry, dict) else None
     except TypeError:  # an entry written by another version
         return None
+    return found if found is not None and found.l2_gbps is not None else None  # older: measure the new ceilings
 
 
 def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
@@ -126,6 +218,7 @@ def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
     dram, nbytes = measure_dram_gbps()
     result = Ceilings(dram_gbps=dram, fp32_gflops=measure_fp32_gflops(device.sm_count),
                       measured_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                      copy_bytes=nbytes)
+                      copy_bytes=nbytes, l2_gbps=measure_l2_gbps(device.sm_count),
+                      smem_gbps=measure_smem_gbps(device.sm_count), fp16_tensor_gflops=measure_fp16_tensor_gflops())
     files.update_cache(cache_path(), _key(device), result.to_dict())
     return result

@@ -1,7 +1,8 @@
 """The roofline chart, drawn from a results document (no GPU needed).
 
 Axes are log-log: x the model's arithmetic intensity (FLOP per byte of GMEM requests), y GFLOP/s.
-The memory roof (peak DRAM GB/s x AI) meets the FP32 roof at the ridge point. Each verified kernel
+The memory roof (peak DRAM GB/s x AI) meets the FP32 roof at the ridge point; the L2 and SMEM roofs
+(theoretical solid, measured dashed) are drawn where known, for the points at those levels. Each verified kernel
 is a marker at (model AI, measured GFLOP/s) with its name beside it; the legend on the right gives
 each kernel's rate, registers, occupancy and limiter. cuBLAS, which has no traffic model, is a
 horizontal line at its measured rate. Kernels that failed are listed, never drawn.
@@ -139,8 +140,14 @@ def _render(doc: Results, measured: bool):
     lines = [("DRAM", bw, "tab:blue", "-")]
     if roofs.measured_dram_gbps:
         lines.append(("DRAM measured", roofs.measured_dram_gbps, "tab:blue", "--"))
+    if roofs.l2_gbps:
+        lines.append(("L2", roofs.l2_gbps, "tab:purple", "-"))
+    if roofs.measured_l2_gbps:
+        lines.append(("L2 measured", roofs.measured_l2_gbps, "tab:purple", "--"))
     if roofs.smem_gbps:
         lines.append(("SMEM", roofs.smem_gbps, "tab:green", "-"))
+    if roofs.measured_smem_gbps:
+        lines.append(("SMEM measured", roofs.measured_smem_gbps, "tab:green", "--"))
     for _, gbps, color, style in lines:
         ax.plot([x_lo, peak / gbps], [x_lo * gbps, peak], color=color, ls=style, lw=1.8)
     ax.plot([min(ridges), x_hi], [peak, peak], color="tab:red", lw=2)
