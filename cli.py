@@ -264,6 +264,86 @@ def run(
         raise typer.Exit(1)
 
 
+PROFILE_HELP = ("Run COMMAND under Nsight Compute and put every kernel it launches on one roofline, each "
+                "against the roof of its own precision.")
+
+
+@app.command(short_help="Profile every kernel of any CUDA program under Nsight Compute.",
+             context_settings={"allow_interspersed_args": False})
+def profile(
+    command: Optional[list[str]] = typer.Argument(None, metavar="-- COMMAND [ARGS]...",
+                                                  help="The program to profile, after --."),
+    kernel_regex: Optional[str] = typer.Option(None, "--kernel-regex", metavar="RE",
+                                               help="Profile only kernels whose name matches (ncu -k regex:RE)."),
+    launch_skip: int = typer.Option(0, "--launch-skip", metavar="N", help="Skip the first N matching launches."),
+    launch_count: int = typer.Option(api.ncu.DEFAULT_LAUNCH_COUNT, "--launch-count", metavar="N",
+                                     help="Profile at most N launches (each costs ~0.1-1 s under ncu)."),
+    from_start: bool = typer.Option(True, "--profile-from-start/--no-profile-from-start",
+                                    help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
+                                         "(torch.cuda.profiler.start/stop)."),
+    import_report: Optional[Path] = typer.Option(None, "--import", metavar="REPORT",
+                                                 help="Read an existing report instead: .ncu-rep (needs ncu) or "
+                                                      "its raw CSV export (needs nothing)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
+                                      help="With --import: the GPU preset to read the report against."),
+    report: Optional[Path] = typer.Option(None, "--report", metavar="FILE.ncu-rep",
+                                          help="Also keep ncu's own report (opens in Nsight Compute's GUI)."),
+    out: Path = typer.Option(api.DEFAULT_PROFILE, "--out", metavar="PATH", help="Results file (written atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the profile document instead of the table."),
+    top: int = typer.Option(25, "--top", metavar="N", help="Kernels in the table (all are in the results file)."),
+):
+    """Run COMMAND under Nsight Compute (ncu, clocks untouched, child processes followed) and
+    read every kernel it launches against the roof of its own precision (FP64, FP32, FP16/BF16
+    on the CUDA cores, FP16/BF16/TF32/FP8/INT8 on the tensor cores) and against DRAM, L2 and
+    L1/shared bandwidth: time share, FLOP/s, intensity per level, the binding roof and how far
+    below it, theoretical and achieved occupancy. Launches of one kernel at one configuration
+    are grouped. Draw the chart with `roofline plot --results PATH --out chart.png`.
+
+    Overhead: every profiled launch is replayed about 9 times to collect the counters, so a
+    launch costs roughly 0.05-1 s; a training step of 165 launches took 60 s (12 ms without
+    ncu). Cap it with --launch-count (default 500), narrow it with --kernel-regex, or mark one
+    step with cudaProfilerStart/Stop and pass --no-profile-from-start.
+
+    Permission: ncu needs the GPU's performance counters. If it reports ERR_NVGPUCTRPERM, run as
+    root, or allow them for all users: echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0'
+    | sudo tee /etc/modprobe.d/ncu.conf, then reboot (or reload the nvidia module).
+
+    Example: roofline profile --no-profile-from-start -- python examples/transformer_bf16.py
+    """
+    if import_report is not None:
+        if command:
+            raise UsageError("give --import REPORT or a command after --, not both")
+        if report is not None:
+            raise UsageError("--report keeps the report of a new profile; --import reads one that exists")
+        done = api.import_profile(import_report, out, gpu)
+    else:
+        if gpu is not None:
+            raise UsageError("--gpu applies to --import; a new profile reads the GPU it runs on")
+        if not command:
+            raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
+        if top < 1:
+            raise UsageError(f"--top must be 1 or more, got {top}")
+        options = api.ncu.Options(kernel_regex, launch_skip, launch_count, from_start)
+        done = api.profile(list(command), out, options, report)
+    if as_json:
+        from roofline.results.store import dump
+
+        _print_json(dump(done.results))
+    else:
+        from roofline.render.tables import profile_tables
+
+        console = _console()
+        for table in profile_tables(done.results, console.width, top):
+            console.print(table)
+        console.print(f"profile written to {out}; draw it with: roofline plot --results {out} --out profile.png")
+    for line in done.notes:
+        _note(line)
+    for line in done.failures:
+        typer.echo(f"roofline: error: {line}", err=True)
+    if done.failures:
+        raise typer.Exit(1)
+
+
 @app.command(short_help="Search the autotuned kernel's tile on this GPU.")
 def tune(
     size: int = typer.Option(api.DEFAULT_SIZE, "--size", metavar="N", help="Square problem size to tune at."),
@@ -328,6 +408,22 @@ def show(
     (no GPU needed); files of schema 1 are read too."""
     paths = _results_paths(results_paths)
     doc, notes = api.show(paths)
+    if getattr(doc, "kind", None) == "profile":
+        for note in notes:
+            _note(note)
+        if as_json:
+            from roofline.results.store import dump
+
+            _print_json(dump(doc))
+            return
+        from roofline.render.tables import profile_tables
+
+        console = _console()
+        for table in profile_tables(doc, console.width, None):
+            console.print(table)
+        for note in doc.notes:
+            _note(note)
+        return
     if doc.sweep and not as_json:
         notes.append(f"{paths[0]} holds a size sweep: GFLOP/s at every size first, then the tables of the "
                      f"largest, {doc.problem.problem.text()}")
@@ -381,17 +477,28 @@ def device(
     measure: bool = typer.Option(False, "--measure", help="Measure DRAM and FP32 ceilings now (and cache them)."),
     as_json: bool = typer.Option(False, "--json", help="Print the device JSON."),
 ):
-    """Peak FP32 rate, peak DRAM bandwidth and per-SM limits (NVML, or a preset with --gpu); with
-    --measure, the sustained copy bandwidth and FMA rate beside them."""
+    """Peak FP32 rate, peak DRAM bandwidth and per-SM limits (NVML, or a preset with --gpu), then
+    the roof of every precision (FP64, FP32, FP16, the tensor-core ones) and memory level (DRAM,
+    L2, L1/shared) as per-SM per-clock throughput x SMs x clock, with its source; with --measure,
+    the sustained ceilings beside them (copy, FMA chains, L2- and shared-memory-resident streams,
+    cuBLAS FP16 on the tensor cores)."""
     spec = api.device(gpu, measure)
     if as_json:
         from dataclasses import asdict
 
         _print_json(dict(asdict(spec), arch=spec.arch, ridge_point_flop_per_byte=round(spec.ridge_point, 2)))
         return
-    from roofline.render.tables import device_table
+    from roofline.render.tables import device_table, peaks_tables
 
-    _console().print(device_table(spec))
+    console = _console()
+    console.print(device_table(spec))
+    for table in peaks_tables(spec, console.width):
+        console.print(table)
+    from roofline.render.text import tensor_clock_note
+
+    note = tensor_clock_note(spec.tensor_clock_mhz, spec.max_sm_clock_mhz)
+    if note:
+        console.print(note)
 
 
 @app.command(short_help="The ladder's model, and its resources for a target, offline.")

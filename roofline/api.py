@@ -6,6 +6,8 @@ arguments, and what was chosen is recorded in what they return.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from .ladder import families, tiles
 from .ladder.families import KernelSpec
 from .ladder.sources import source
 from .ladder.user import UserKernel, check_name, load
-from .measure import ceilings, counters, isolated, nvml, offline, runner, tuning
+from .measure import ceilings, counters, isolated, ncu, nvml, offline, runner, tuning
 from .measure.offline import KernelResources
 from .measure.progress import Progress
 from .model.arch import ArchLimits
@@ -24,10 +26,12 @@ from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.problem import Problem
 from .model.roofs import Verdict, plain_verdict
 from .model.traffic import ModelFigures
-from .render import chart, compare_chart, occupancy_chart, roofline_chart, sweep_chart
+from .model.units import plural
+from .render import chart, compare_chart, occupancy_chart, profile_chart, roofline_chart, sweep_chart
 from .results import convert, store
 from .results.compare import Comparison
 from .results.compare import compare as compare_results
+from .results.profile import ProfileResults
 from .results.schema import Results, Skipped, json_schema
 
 DEFAULT_SIZE = 4096
@@ -191,22 +195,35 @@ def tune(size: int, out: Path, progress: Progress | None = None) -> TuneReport:
     return TuneReport(doc, cache)
 
 
-def show(paths: list[Path]) -> tuple[Results, list[str]]:
-    """The results in `paths` (merged when several: `store.merge`) and notes on the merge.
-    Raises UsageError for a file that is missing, unreadable or invalid."""
+def show(paths: list[Path]) -> tuple[Results | ProfileResults, list[str]]:
+    """The results in `paths` (merged when several: `store.merge`) and notes on the merge; a
+    profile (`roofline profile`) is read alone. Raises UsageError for a file that is missing,
+    unreadable or invalid, or a profile given with other files."""
     notes: list[str] = []
-    docs = [store.load(p) for p in paths]
+    docs = [store.load(p, profile=True) for p in paths]
+    profiles = [p for p, d in zip(paths, docs) if isinstance(d, ProfileResults)]
+    if profiles and len(docs) > 1:
+        raise UsageError(f"{profiles[0]} is a profile of a program; give it alone to --results")
+    if profiles:
+        return docs[0], notes
     return store.merge(docs, [str(p) for p in paths], notes), notes
 
 
 def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = False) -> list[str]:
     """Draw the roofline (or, for `kind` 'sweep', the size sweep) of the results in `paths` into
-    `out`, atomically; returns one-line notes. Raises UsageError for bad input or an output path
-    that cannot be written."""
+    `out`, atomically; a profile's chart for a profile (`render.profile_chart`). Returns one-line
+    notes. Raises UsageError for bad input or an output path that cannot be written."""
     if kind == "sweep" and measured:
         raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
     chart.check_output(out)
     doc, notes = show(paths)
+    if isinstance(doc, ProfileResults):
+        if kind == "sweep":
+            raise UsageError(f"{paths[0]} is a profile of a program, which has no size sweep; drop --kind sweep")
+        if measured:
+            notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
+        profile_chart.draw(doc, out)
+        return notes
     if doc.sweep and kind != "sweep":
         notes.append(f"{paths[0]} holds a size sweep: the roofline shows its largest size, "
                      f"{doc.problem.problem.text()} (--kind sweep draws every size)")
@@ -397,3 +414,125 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
 def schema() -> dict:
     """The JSON Schema of results files."""
     return json_schema()
+
+
+DEFAULT_PROFILE = Path("roofline-profile.json")
+
+
+@dataclass(frozen=True)
+class ProfileReport:
+    """A finished profile (or import): the document (also written to the results file), one-line
+    notes (the cap reached, rows left out, ncu's warnings) and failures (the command's non-zero
+    exit: the command then exits 1, its profiled kernels kept)."""
+
+    results: ProfileResults
+    notes: list[str]
+    failures: list[str]
+
+
+def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Options | None = None,
+            report_out: Path | None = None, timeout_s: float | None = None) -> ProfileReport:
+    """Run `command` under Nsight Compute (`measure.ncu`, clocks untouched, child processes
+    followed) and write every profiled kernel, grouped by configuration and read against the roof
+    of its precision, to `out` atomically; with `report_out`, keep ncu's `.ncu-rep` there too.
+    This GPU's measured ceilings (cached, or measured once the command is done) join the
+    theoretical roofs when the kernels ran on it.
+
+    Raises UsageError for bad options, an empty command, a program that does not exist, or a
+    kernel filter that matches nothing (naming the kernels seen); RunError when ncu is missing, may
+    not read the counters, or no kernel was profiled. A command that fails after launching
+    kernels is not an error here: its exit code is in the results and in `failures`."""
+    options = (options or ncu.Options()).check()
+    if not command:
+        raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
+    files.check_writable(out)
+    if report_out is not None:
+        if not str(report_out).endswith(".ncu-rep"):
+            raise UsageError(f"--report {report_out}: give the Nsight Compute report a .ncu-rep name")
+        files.check_writable(report_out)
+    ncu.find_ncu()
+    with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
+        done = ncu.run(command, options, Path(tmp) / "report", timeout_s)
+        rows, how = ncu.read_report(done.report) if done.report is not None else ([], "")
+        if report_out is not None and done.report is not None:
+            files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))
+    launches, skipped = convert.launches_from_rows(rows)
+    if not launches:
+        raise _nothing_profiled(done, options)
+    device, notes = _profiled_device(rows)
+    if options.launch_count and len(launches) >= options.launch_count:
+        notes.append(f"profiled the first {len(launches):,} launches, the cap: later launches were not profiled "
+                     "(raise --launch-count, or narrow with --kernel-regex / --launch-skip)")
+    if skipped:
+        notes.append(f"{plural(skipped, 'report row')} without a time or launch size left out")
+    notes += [w for w in done.warnings() if "application returned an error code" not in w]
+    doc = convert.from_profile(launches, device, command=list(command), read_with=how, options=options,
+                               exit_code=done.returncode, notes=notes)
+    store.save(doc, out)
+    failures = [] if done.returncode == 0 else [
+        f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
+        f"that are kept in {out}"]
+    return ProfileReport(doc, notes, failures)
+
+
+def _profiled_device(rows: list[dict]) -> tuple[DeviceSpec, list[str]]:
+    """The GPU the profiled kernels ran on, from the report's device attributes, with this
+    machine's measured ceilings (cached, or measured now that the program is done) when it is
+    the same GPU; and a note when they are not at hand."""
+    device = ncu.device_from_rows(rows, "the profile")
+    if not nvml.gpu_available():
+        return device, ["no GPU visible to roofline itself: theoretical roofs only (no measured ceilings)"]
+    here = nvml.from_nvml()
+    if here.name != device.name:
+        return device, [f"the kernels ran on {device.name}, not on {here.name} (CUDA's first GPU): "
+                        "theoretical roofs only"]
+    return ceilings.measure(here).attach(here), []
+
+
+def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
+    seen = done.available_kernels()
+    if options.kernel_regex and seen:
+        shown = ", ".join(seen[:8]) + (f" and {len(seen) - 8} more" if len(seen) > 8 else "")
+        return UsageError(f"--kernel-regex {options.kernel_regex!r} matched none of the {len(seen)} kernels the "
+                          f"command launched: {shown}")
+    if done.returncode != 0:
+        return RunError(f"the command exited with code {done.returncode} before any kernel was profiled")
+    if not options.from_start:
+        return RunError("no kernel was launched between cudaProfilerStart and cudaProfilerStop "
+                        "(torch.cuda.profiler.start/stop); drop --no-profile-from-start to profile from the start")
+    if options.launch_skip:
+        return RunError(f"no kernel was profiled: the command launched no more than --launch-skip "
+                        f"{options.launch_skip} kernels")
+    return RunError("the command launched no CUDA kernel: nothing to profile")
+
+
+def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = None) -> ProfileReport:
+    """Read an Nsight Compute report made elsewhere (`.ncu-rep`, which needs ncu here, or its raw
+    CSV export `ncu --csv --page raw`, which needs nothing) and write it as a profile document to
+    `out` atomically. The GPU is the report's (its device attributes), or the preset `gpu` names.
+    Raises UsageError for a missing or unreadable file, one with no launches, or an unknown
+    preset; RunError when a `.ncu-rep` needs an ncu that is not installed."""
+    path = Path(path)
+    files.check_writable(out)
+    preset = from_preset(gpu) if gpu is not None else None
+    if not path.is_file():
+        raise UsageError(f"{path}: no such report file" if not path.exists() else f"{path}: not a report file")
+    if path.suffix == ".ncu-rep":
+        rows, how = ncu.read_report(path)
+    elif path.suffix == ".csv":
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read it as text ({getattr(exc, 'strerror', None) or exc})") from None
+        rows, how = ncu.parse_raw_csv(text, str(path)), "raw CSV export (ncu --csv --page raw)"
+    else:
+        raise UsageError(f"{path}: give an Nsight Compute report (.ncu-rep) or its raw CSV export (.csv)")
+    launches, skipped = convert.launches_from_rows(rows)
+    if not launches:
+        raise UsageError(f"{path}: holds no profiled launch with a time and launch size "
+                         f"(was it exported with --page raw and the metric {ncu.TIME}?)")
+    device = preset or ncu.device_from_rows(rows, str(path))
+    notes = [f"{plural(skipped, 'report row')} without a time or launch size left out"] if skipped else []
+    doc = convert.from_profile(launches, device, report=path.name, read_with=how, notes=notes)
+    store.save(doc, out)
+    return ProfileReport(doc, notes, [])

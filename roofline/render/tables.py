@@ -14,10 +14,21 @@ from rich.table import Table
 
 from ..model.device import DeviceSpec
 from ..model.occupancy import RESOURCES, Occupancy
+from ..model.peaks import LABELS
 from ..model.units import plural
 from ..results.compare import Comparison
+from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
-from .text import bound_cell, figure, occupancy_cell, percent, verdict_sentence
+from .text import (
+    bound_cell,
+    figure,
+    limiters,
+    occupancy_cell,
+    percent,
+    profile_verdict,
+    roof_name,
+    verdict_sentence,
+)
 
 
 def _table(title: str, columns: list[tuple[str, str]]) -> Table:
@@ -281,6 +292,42 @@ def device_table(d: DeviceSpec) -> Table:
     return t
 
 
+def peaks_tables(d: DeviceSpec, width: int = 200) -> list[Table]:
+    """A device's roof per precision and per memory level: theoretical (per SM per clock x SMs x
+    clock, with the clock and the per-SM figure's source) and, where measured, the measured
+    ceiling beside it; split to fit `width`. Empty when the device has no clock to compute them from."""
+    compute, memory = d.precision_peaks, d.memory_peaks
+    if not compute:
+        return []
+    measured = dict(d.measured_peaks_gflops or {}, fp32=d.measured_fp32_gflops)
+    rows = []
+    for key, p in compute.items():
+        got = measured.get(key)
+        rows.append([LABELS[key], f"{p.value / 1e3:,.1f} T{'OP' if key == 'int8_tensor' else 'FLOP'}/s",
+                     f"{p.per_sm_per_clock:,.0f} x {p.sm_count} x {p.clock_mhz:,.0f} MHz",
+                     f"{got / 1e3:,.1f} ({100 * got / p.value:.0f} %)" if got else "-", p.source])
+    dram_clock = f"{d.max_mem_clock_mhz:,.0f} MHz x 2 x {d.memory_bus_width_bits:,} bit / 8" \
+        if d.max_mem_clock_mhz and d.memory_bus_width_bits else "datasheet"
+    levels = [("DRAM", d.peak_dram_gbps, dram_clock, d.measured_dram_gbps, d.source)]
+    for level, got in (("L2", d.measured_l2_gbps), ("L1", d.measured_smem_gbps)):
+        p = memory.get(level)
+        if p or got:
+            how = f"{p.per_sm_per_clock:,.1f} B x {p.sm_count} x {p.clock_mhz:,.0f} MHz" if p else "-"
+            levels.append(("L1/shared" if level == "L1" else level, p.value if p else None, how, got,
+                           p.source if p else "measured only"))
+    for name, value, how, got, source in levels:
+        rows.append([name, f"{value / 1e3:,.1f} TB/s" if value else "-", how,
+                     f"{got / 1e3:,.1f}" + (f" ({100 * got / value:.0f} %)" if value else "") if got else "-", source])
+    for row in rows:  # the source's name; the figures it gives are in the JSON's peak_sources
+        row[4] = row[4].split(" (")[0].split(";")[0].removeprefix("preset: ")
+    columns = [("theoretical", "right"), ("per SM per clock x SMs x clock", "right"), ("measured", "right"),
+               ("source", "left")]
+    if all(row[3] == "-" for row in rows):
+        columns.pop(2)
+        rows = [row[:3] + row[4:] for row in rows]
+    return _fit(f"{d.name}: roofs per precision and memory level", ("roof", "left"), columns, rows, width)
+
+
 def _arrow(before: str, after: str) -> str:
     return before if before == after else f"{before} -> {after}"
 
@@ -311,3 +358,42 @@ def compare_tables(cmp: Comparison, width: int = 200) -> list[Table]:
     problem = pb.text() if pb == pa else f"{pb.text()} -> {pa.text()}"
     device = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
     return _fit(f"before -> after: SGEMM {problem} on {device}", ("kernel", "left"), columns, rows, width, styles)
+
+
+def _si(giga: float | None, unit: str) -> str:
+    """A rate given in G`unit` with a readable prefix: 685,659 -> '686 T', 379 -> '379 G'."""
+    if giga is None:
+        return "-"
+    value, prefix = (giga / 1e3, "T") if giga >= 1e3 else (giga, "G")
+    return f"{value:,.3g} {prefix}{unit}" if value < 1000 else f"{value:,.0f} {prefix}{unit}"
+
+
+def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) -> list[Table]:
+    """A profile's kernels by GPU time (the `top` first): share, launches, precision, rate,
+    arithmetic intensity at DRAM, L2 and L1 (FLOP per byte), achieved DRAM bandwidth, the binding
+    roof and the time over its floor, occupancy theoretical/achieved with the limiter, and a
+    one-line verdict."""
+    columns = [("share", "right"), ("launches", "right"), ("precision", "left"), ("FLOP/s", "right"),
+               ("AI DRAM", "right"), ("AI L2", "right"), ("AI L1", "right"), ("DRAM", "right"),
+               ("bound", "left"), ("occupancy", "left"), ("verdict", "left")]
+    rows = []
+    kernels = doc.kernels[:top] if top else doc.kernels
+    for k in kernels:
+        v = doc.verdict(k)
+        b = v.binding
+        bound = f"{roof_name(b.level)} {v.times_floor:.2f}x" if b is not None and v.times_floor else "-"
+        precision = k.precision + (" TC" if k.tensor_core else "")
+        occ = "-" if k.occupancy is None else (
+            f"{percent(k.occupancy.occupancy)}/" + (f"{percent(k.achieved_occupancy)}" if k.achieved_occupancy
+                                                   is not None else "-") + f"% {limiters(k.occupancy, short=True)}")
+        dram = k.bytes.get("dram")
+        rows.append([k.name[:40], f"{percent(k.time_share)}%", f"{k.launches:,}", precision,
+                     _si(k.gflops, "FLOP/s" if k.precision != "int8" else "OP/s"),
+                     *(f"{x:.3g}" if x else "-" for x in (k.intensity("dram"), k.intensity("l2"), k.intensity("l1"))),
+                     f"{dram / (k.time_ms * 1e6):,.0f} GB/s" if dram else "-", bound,
+                     occ, profile_verdict(v, k.occupancy, k.achieved_occupancy, k.grid[0] * k.grid[1] * k.grid[2],
+                                          doc.device.sm_count)])
+    shown = f"top {len(kernels)} of {len(doc.kernels)}" if len(kernels) < len(doc.kernels) else f"{len(kernels)}"
+    title = (f"{doc.device.name}: {shown} kernels by GPU time, {plural(doc.launches_profiled, 'launch', 'launches')}, "
+             f"{doc.total_time_ms:,.3f} ms profiled")
+    return _fit(title, ("kernel", "left"), columns, rows, width)

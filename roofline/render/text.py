@@ -68,3 +68,47 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     return (f"{name}: ran {1 / times:.2f}x faster than its highest floor, {b.level} ({_basis(v)}, "
             f"{b.floor_ms:.3f} ms): the hardware moved fewer bytes than {counted} (caches, broadcasts); "
             f"{occupancy_phrase(occ)}")
+
+
+LEVEL_NAMES = {"L1": "L1/shared", "SMEM": "L1/shared"}
+
+
+def roof_name(level: str) -> str:
+    """A roof's name for people: 'DRAM', 'L2', 'L1/shared', 'BF16 tensor', 'FP32'."""
+    return LEVEL_NAMES.get(level, level)
+
+
+def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, blocks: int, sm_count: int) -> str:
+    """One line on a profiled kernel: how close it is to the roof that binds it and, when it is
+    far, the likeliest reason the counters show (a grid smaller than the GPU, achieved occupancy
+    far below the theoretical one, or neither: latency and instruction issue)."""
+    b, times = v.binding, v.times_floor
+    if b is None or times is None:
+        return "no work or bytes counted"
+    roof = roof_name(b.level)
+    if times < 1:
+        return f"faster than its {roof} floor: caches or broadcasts served bytes counted above"
+    if times <= 1.25:
+        return f"at its {roof} roof ({100 / times:.0f} %)"
+    if times <= 2:
+        return f"near its {roof} roof ({100 / times:.0f} %)"
+    if blocks < sm_count:
+        return f"{plural_blocks(blocks)} for {sm_count} SMs: the grid leaves SMs idle ({100 / times:.0f} % of {roof})"
+    if occ is not None and achieved is not None and occ.occupancy and achieved < 0.5 * occ.occupancy:
+        return (f"latency-bound: achieved occupancy {percent(achieved)} % of a possible {percent(occ.occupancy)} % "
+                f"({100 / times:.0f} % of {roof})")
+    return f"{times:.1f}x below its {roof} roof: latency or instruction issue, not bandwidth"
+
+
+def plural_blocks(n: int) -> str:
+    """'1 block', '32 blocks'."""
+    return f"{n:,} block{'' if n == 1 else 's'}"
+
+
+def tensor_clock_note(tensor_mhz: float | None, max_mhz: float | None) -> str | None:
+    """Why tensor-core peaks use another clock than the CUDA cores', or None when they do not."""
+    if not tensor_mhz or not max_mhz or abs(tensor_mhz - max_mhz) < 0.5:
+        return None
+    return (f"tensor-core peaks use {tensor_mhz:,.0f} MHz, the clock the datasheet's tensor figures imply; the "
+            f"maximum SM clock ({max_mhz:,.0f} MHz) would overstate them, since a tensor-core load runs at the "
+            "power limit below it")

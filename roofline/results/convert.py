@@ -1,5 +1,5 @@
-"""Results documents from what the measuring side returns: a run, a size sweep, a tile search;
-and Nsight Compute's counts attached to the kernels they belong to, by name."""
+"""Results documents from what the measuring side returns: a run, a size sweep, a tile search,
+a program's profile; and Nsight Compute's counts attached to the kernels they belong to, by name."""
 
 from __future__ import annotations
 
@@ -8,12 +8,17 @@ import math
 from dataclasses import replace
 
 from .. import __version__
+from ..errors import UsageError
 from ..ladder.user import UserKernel
+from ..measure import ncu
 from ..measure.runner import KernelRun, RunOutput
 from ..measure.tuning import TuneOutcome
 from ..model.device import DeviceSpec
+from ..model.launches import Launch, from_row, group
+from ..model.occupancy import calculate
 from ..model.traffic import CountedTraffic
 from ..model.units import gflops
+from .profile import ProfileResults, kernel_from_group
 from .schema import (
     KernelRecord,
     ProblemRecord,
@@ -113,3 +118,41 @@ def with_counters(doc: Results, counted: dict[str, CountedTraffic]) -> Results:
     """`doc` with each kernel named in `counted` carrying what Nsight Compute counted for it."""
     kernels = [k.model_copy(update={"measured": counted[k.name]}) if k.name in counted else k for k in doc.kernels]
     return doc.model_copy(update={"kernels": kernels})
+
+
+def launches_from_rows(rows: list[dict]) -> tuple[list[Launch], int]:
+    """The profiled launches in report rows (`measure.ncu`), and how many rows were left out for
+    lacking a name, a time, or a grid and block."""
+    out, skipped = [], 0
+    for row in rows:
+        try:
+            out.append(from_row(row, ncu.FLOP_INSTRUCTIONS, ncu.TENSOR_OPS, ncu.TIME, ncu.ACHIEVED, ncu.SM_CLOCK))
+        except (ValueError, TypeError):
+            skipped += 1
+    return out, skipped
+
+
+def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[str] | None = None,
+                 report: str | None = None, read_with: str = "", options: ncu.Options | None = None,
+                 exit_code: int | None = None, notes: list[str] | None = None) -> ProfileResults:
+    """A profile document from profiled launches (at least one): grouped by kernel and
+    configuration (`model.launches.group`), each group's theoretical occupancy from the
+    calculator on `device`'s per-SM limits, ordered by total time."""
+    groups = group(launches)
+    total = sum(g.time_ms for g in groups)
+    kernels = []
+    for g in groups:
+        x = g.first
+        try:
+            occ = calculate(device.arch_limits, max(1, x.registers), x.threads_per_block, x.static_smem_bytes,
+                            x.dynamic_smem_bytes)
+        except UsageError:
+            occ = None
+        kernels.append(kernel_from_group(g, total, occ))
+    opts = options or ncu.Options(launch_count=None)  # an imported report: no cap known
+    return ProfileResults(
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        tool=f"roofline {__version__}", device=device, command=command, report=report, read_with=read_with,
+        kernel_regex=opts.kernel_regex, launch_skip=opts.launch_skip, launch_count=opts.launch_count,
+        from_start=opts.from_start, launches_profiled=len(launches), exit_code=exit_code, total_time_ms=total,
+        kernels=kernels, notes=list(notes or []))

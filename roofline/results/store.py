@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from .. import files
 from ..errors import UsageError
 from ..model.arch import parse_arch
+from .profile import ProfileResults
 from .schema import SCHEMA, Results
 
 DEFAULT_PATH = Path("roofline-results.json")
@@ -43,12 +44,21 @@ def _one_line(exc: ValidationError) -> str:
     return f"{path}: {msg}" if path and not msg.startswith(path) else msg
 
 
-def parse(doc, source: str = "results") -> Results:
+def parse(doc, source: str = "results", profile: bool = False) -> Results | ProfileResults:
     """A results document (already parsed JSON) checked against the schema; schema 1 documents
-    are migrated first, schema 2 ones read as they are (3 only added). Raises UsageError (one line,
+    are migrated first, schema 2 ones read as they are (3 only added). A profile (`"kind":
+    "profile"`, `results.profile`) is read when `profile` allows it. Raises UsageError (one line,
     naming `source` and the field) otherwise."""
     if not isinstance(doc, dict):
         raise UsageError(f"{source}: not a roofline results file (top level is not an object)")
+    if doc.get("kind") == "profile":
+        if not profile:
+            raise UsageError(f"{source}: a profile of a program (roofline profile), not the results of a run; "
+                             "plot and show read it, compare does not")
+        try:
+            return ProfileResults.model_validate_json(json.dumps(doc), strict=True)
+        except ValidationError as exc:
+            raise UsageError(f"{source}: {_one_line(exc)}") from None
     schema = doc.get("schema")
     if schema is None:
         raise UsageError(f"{source}: not a roofline results file (no schema field)")
@@ -94,9 +104,9 @@ def migrate(doc: dict, source: str = "results") -> dict:
     return doc
 
 
-def load(path: Path) -> Results:
-    """Read and check a results file. Raises UsageError for a missing, unreadable, non-JSON or
-    invalid file, with a one-line message naming it."""
+def load(path: Path, profile: bool = False) -> Results | ProfileResults:
+    """Read and check a results file (a profile too when `profile`). Raises UsageError for a
+    missing, unreadable, non-JSON or invalid file, with a one-line message naming it."""
     path = Path(path)
     if not str(path).strip() or str(path) == ".":
         raise UsageError("a results file name is empty")
@@ -120,15 +130,15 @@ def load(path: Path) -> Results:
         raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise UsageError(f"{path}: not a roofline results file (nested too deeply to read)") from None
-    return parse(doc, str(path))
+    return parse(doc, str(path), profile)
 
 
-def dump(results: Results) -> dict:
+def dump(results: Results | ProfileResults) -> dict:
     """The document as plain JSON data (keys as in the file)."""
     return results.model_dump(mode="json", by_alias=True)
 
 
-def save(results: Results, path: Path) -> None:
+def save(results: Results | ProfileResults, path: Path) -> None:
     """Write `results` as JSON to `path` atomically (`roofline.files.write_atomic`): an interrupted
     write never leaves a half-written file, and an earlier file stays whole. Raises UsageError for
     a path that cannot be written, RunError when the write fails."""

@@ -1,0 +1,141 @@
+"""The profile results document: every kernel of a program as Nsight Compute counted it, each
+read against the roof of its own precision (`"kind": "profile"`).
+
+Per kernel (launches of one kernel at one configuration, grouped): `launches`, `time_ms` (total),
+`median_ms`, `time_share` (of the profiled GPU time, 0..1), `precision` and `tensor_core`,
+`flops` per precision key (`model.peaks.PRECISIONS`), `gflops` (the dominant precision's rate),
+`bytes` (`dram`, `l2`, `l1`, `smem`), grid, block, registers, shared memory, the theoretical
+`occupancy` from the project's calculator and the `achieved_occupancy` ncu measured. The binding
+roof and how far below it a kernel runs are derived (`verdict`), never stored.
+
+Units: ms, bytes, GFLOP/s (GOP/s for INT8), fractions 0..1.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from ..model.device import DeviceSpec
+from ..model.launches import KernelGroup
+from ..model.occupancy import Occupancy
+from ..model.peaks import PRECISIONS
+from ..model.roofs import Verdict, verdict
+from ..model.traffic import CountedTraffic
+from ..model.units import Count, Millis, Rate
+from .schema import SCHEMA, _Model
+
+Precision = Literal["fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8", "none"]
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+Dim3 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=3, max_length=3)]
+LEVEL_KEYS = ("dram", "l2", "l1", "smem")
+
+
+class ProfiledKernel(_Model):
+    """One kernel at one configuration, its launches summed."""
+
+    name: Annotated[str, Field(min_length=1)]
+    demangled: str
+    launches: Annotated[int, Field(ge=1)]
+    time_ms: Millis
+    median_ms: Millis
+    time_share: Fraction
+    precision: Precision
+    tensor_core: bool
+    flops: dict[Literal[PRECISIONS], Count] = {}  # type: ignore[valid-type]
+    gflops: Rate | None = None
+    bytes: dict[Literal[LEVEL_KEYS], Count] = {}  # type: ignore[valid-type]
+    bank_conflicts: Count | None = None
+    grid: Dim3
+    block: Dim3
+    threads_per_block: Annotated[int, Field(ge=1, le=1024)]
+    registers: Annotated[int, Field(ge=0, le=255)]
+    static_smem_bytes: Annotated[int, Field(ge=0)] = 0
+    dynamic_smem_bytes: Annotated[int, Field(ge=0)] = 0
+    occupancy: Occupancy | None = None
+    achieved_occupancy: Fraction | None = None
+
+    @property
+    def dominant(self) -> str | None:
+        """The precision key with the most operations (None without floating-point work)."""
+        return max(self.flops, key=self.flops.get) if self.flops else None
+
+    @property
+    def counted(self) -> CountedTraffic:
+        """The bytes as the model's `CountedTraffic` (DRAM, L2, L1, shared memory)."""
+        b = self.bytes
+        return CountedTraffic(dram_bytes=b.get("dram"), l2_bytes=b.get("l2"), l1_bytes=b.get("l1"),
+                              smem_bytes=b.get("smem"), bank_conflicts=self.bank_conflicts)
+
+    def intensity(self, level: str) -> float | None:
+        """FLOP (of the dominant precision) per byte at `level` ('dram', 'l2', 'l1'; 'l1' counts the
+        L1 and shared-memory bytes, which share one data path); None without work or bytes."""
+        flops = self.flops.get(self.dominant) if self.dominant else None
+        nbytes = self.bytes.get(level, 0) + (self.bytes.get("smem", 0) if level == "l1" else 0)
+        return flops / nbytes if flops and nbytes else None
+
+
+class ProfileResults(_Model):
+    """A profile of one program (or an imported report): the device, how it was profiled, and its kernels by
+    total time."""
+
+    schema_version: Literal[3] = Field(SCHEMA, alias="schema")
+    kind: Literal["profile"] = "profile"
+    created: str | None = None
+    tool: str | None = None
+    device: DeviceSpec
+    command: list[str] | None = None
+    report: str | None = None
+    read_with: str = ""
+    kernel_regex: str | None = None
+    launch_skip: Annotated[int, Field(ge=0)] = 0
+    launch_count: Annotated[int, Field(ge=1)] | None = None
+    from_start: bool = True
+    launches_profiled: Annotated[int, Field(ge=1)]
+    exit_code: int | None = None
+    total_time_ms: Millis
+    kernels: Annotated[list[ProfiledKernel], Field(min_length=1)]
+    notes: list[str] = []
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ProfileResults":
+        launches = sum(k.launches for k in self.kernels)
+        if launches != self.launches_profiled:
+            raise ValueError(f"launches_profiled: {self.launches_profiled}, but the kernels hold {launches}")
+        total = sum(k.time_ms for k in self.kernels)
+        if abs(total - self.total_time_ms) > 1e-6 * total + 1e-9:
+            raise ValueError(f"total_time_ms: {self.total_time_ms:g}, but the kernels add up to {total:g}")
+        for i, k in enumerate(self.kernels):
+            if abs(k.time_share - k.time_ms / total) > 1e-6:
+                raise ValueError(f"kernels[{i}].time_share: {k.time_share:g}, but its time gives {k.time_ms / total:g}")
+        return self
+
+    @property
+    def cap_reached(self) -> bool:
+        """True when as many launches were profiled as the cap allowed: later ones were not."""
+        return self.launch_count is not None and self.launches_profiled >= self.launch_count
+
+    def verdict(self, k: ProfiledKernel) -> Verdict:
+        """Kernel `k` against the roof of each precision it uses and each memory level it moved
+        bytes through, measured roofs where known: the same reading as `Results.verdict` on what
+        ncu counted."""
+        return verdict(None, self.device.roofs, k.time_ms, k.counted, measured=True, flops_by_precision=k.flops)
+
+
+def kernel_from_group(g: KernelGroup, total_ms: float, occupancy: Occupancy | None) -> ProfiledKernel:
+    """A `ProfiledKernel` from launches grouped by `model.launches.group`."""
+    x = g.first
+    dominant = g.dominant
+    flops = g.flops if dominant else {}
+    rate = flops[dominant] / (g.time_ms * 1e6) if dominant else None
+    return ProfiledKernel(
+        name=x.name, demangled=x.demangled, launches=g.count, time_ms=g.time_ms, median_ms=g.median_ms,
+        time_share=g.time_ms / total_ms, precision=g.precision, tensor_core=bool(dominant and "tensor" in dominant),
+        flops=flops, gflops=rate, bytes={k: v for k, v in g.nbytes.items() if k in LEVEL_KEYS},
+        bank_conflicts=sum(b for b in (y.bank_conflicts for y in g.launches) if b is not None)
+        if any(y.bank_conflicts is not None for y in g.launches) else None,
+        grid=list(x.grid), block=list(x.block), threads_per_block=x.threads_per_block, registers=x.registers,
+        static_smem_bytes=x.static_smem_bytes, dynamic_smem_bytes=x.dynamic_smem_bytes, occupancy=occupancy,
+        achieved_occupancy=min(1.0, g.achieved_occupancy) if g.achieved_occupancy is not None else None,
+    )

@@ -1,0 +1,274 @@
+"""`roofline profile` without a GPU: the roofs per precision of each preset against datasheet
+figures, the raw CSV exports recorded from a PyTorch BF16 training step on the H200 (imported,
+grouped, classified, read against their roofs, charted), and every failure of a profile through a
+stand-in `ncu` (tests/fixtures/ncu/fake_ncu.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.measure import ncu
+from roofline.model.device import from_preset
+from roofline.model.launches import Launch, group, short_name
+from roofline.results import store
+
+NCU = FIXTURES / "ncu"
+TRANSFORMER = NCU / "transformer-h200-raw.csv"   # roofline profile of examples/transformer_bf16.py on the H200
+CUPY_BASE = NCU / "cupy-h200-base.csv"            # a small CuPy program, --print-units base
+CUPY_UNITS = NCU / "cupy-h200-units.csv"          # the same report exported with ncu's display units
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def one_line_error(result, needle, code):
+    assert result.exit_code == code, result.output
+    lines = result.stderr.strip().splitlines()
+    assert lines and needle in lines[-1] and lines[-1].startswith("roofline: error: "), result.stderr
+    assert "Traceback" not in result.output
+
+
+# Datasheet figures, GFLOP/s (dense, no sparsity), and the clock each implies.
+@pytest.mark.parametrize("gpu, key, expected", [
+    ("h100-sxm", "fp32", 66_900),         # 16,896 cores x 2 x 1980 MHz
+    ("h100-sxm", "bf16_tensor", 989_400),  # 132 SMs x 4096 FLOP/clk x 1830 MHz
+    ("h100-sxm", "fp16_tensor", 989_400),
+    ("h100-sxm", "tf32_tensor", 494_700),
+    ("h100-sxm", "fp8_tensor", 1_978_900),
+    ("h100-sxm", "fp64", 33_500),          # datasheet: 34
+    ("h100-sxm", "fp64_tensor", 66_900),   # datasheet: 67, at the boost clock
+    ("h100-pcie", "bf16_tensor", 756_400),
+    ("h200", "bf16_tensor", 989_400),
+    ("a100-sxm4-40gb", "fp16_tensor", 312_000),
+    ("a100-sxm4-40gb", "tf32_tensor", 156_000),
+    ("a100-sxm4-40gb", "fp64", 9_700),
+    ("a100-sxm4-40gb", "fp64_tensor", 19_500),
+    ("v100-sxm2", "fp16_tensor", 125_000),
+    ("l4", "fp8_tensor", 242_000),
+    ("b200", "bf16_tensor", 2_250_000),
+])
+def test_presets_carry_the_datasheet_rate_of_each_precision(gpu, key, expected):
+    assert from_preset(gpu).peaks_gflops[key] == pytest.approx(expected, rel=0.01)
+
+
+def test_precisions_an_architecture_lacks_are_absent_and_sources_recorded():
+    a100, v100 = from_preset("a100-sxm4-80gb"), from_preset("v100-pcie")
+    assert "fp8_tensor" not in a100.peaks_gflops and "bf16_tensor" not in v100.peaks_gflops
+    h200 = from_preset("h200")
+    assert h200.tensor_clock_mhz == 1830 and h200.peak_clock_mhz == 1980
+    assert "Hopper whitepaper" in h200.peak_sources["bf16_tensor"]
+    assert "Programming Guide" in h200.peak_sources["fp64"]
+    p = h200.precision_peaks["bf16_tensor"]
+    assert (p.per_sm_per_clock, p.sm_count, p.clock_mhz) == (4096, 132, 1830)
+    assert h200.memory_peaks["L1"].value == pytest.approx(33_454, rel=1e-4)  # 128 B x 132 x 1980 MHz
+    assert h200.roofs.roof("bf16_tensor").value == pytest.approx(989_430, rel=1e-4)
+
+
+def test_device_shows_the_roof_of_each_precision_and_why_the_tensor_clock():
+    r = invoke("device", "--gpu", "h100 80gb hbm3")
+    assert r.exit_code == 0, r.output
+    assert "BF16 tensor" in r.stdout and "4,096 x 132 x 1,830 MHz" in r.stdout and "989.4 TFLOP/s" in r.stdout
+    assert "tensor-core peaks use 1,830 MHz" in r.stdout.replace("\n", " ")
+
+
+@pytest.mark.parametrize("unit, scale", [("Mbyte", 1e6), ("Kbyte/cycle", 1e3), ("us", 1e3), ("msecond", 1e6),
+                                         ("Ghz", 1e9), ("register/thread", 1.0), ("%", 1.0), ("byte", 1.0),
+                                         ("furlong", None)])
+def test_units_of_a_csv_export(unit, scale):
+    assert ncu.unit_scale(unit) == scale
+
+
+def test_base_and_display_units_exports_read_the_same():
+    base = ncu.parse_raw_csv(CUPY_BASE.read_text())
+    shown = ncu.parse_raw_csv("==PROF== Connected to process 1\n" + CUPY_UNITS.read_text())
+    assert len(base) == len(shown) == 16
+    for a, b in zip(base, shown):
+        assert a["Kernel Name"] == b["Kernel Name"]
+        for metric in (ncu.TIME, "dram__bytes.sum", "lts__t_bytes.sum", "launch__registers_per_thread"):
+            assert b[metric] == pytest.approx(a[metric], rel=1e-5, abs=1.0)
+    gemm = next(r for r in base if r["Kernel Name"].startswith("nvjet"))
+    assert gemm["sm__ops_path_tensor_src_fp16.sum"] == 2 * 2048**3  # thousands separators removed
+    assert gemm[ncu.TIME] == 25_056  # ns
+
+
+@pytest.fixture(scope="module")
+def transformer(tmp_path_factory):
+    out = tmp_path_factory.mktemp("imported") / "profile.json"
+    r = invoke("profile", "--import", TRANSFORMER, "--out", out)
+    assert r.exit_code == 0, r.output
+    return store.load(out, profile=True), r
+
+
+def test_the_training_step_imports_grouped_by_kernel_and_configuration(transformer):
+    doc, r = transformer
+    assert doc.launches_profiled == 165 and len(doc.kernels) == 65
+    assert doc.device.name == "NVIDIA H200" and doc.device.sm_count == 132
+    assert doc.device.peak_dram_gbps == pytest.approx(4814.3, abs=0.1)  # 2 x 3201 MHz x 6016 bit / 8
+    assert sum(k.launches for k in doc.kernels) == 165
+    assert sum(k.time_share for k in doc.kernels) == pytest.approx(1.0)
+    assert [k.time_ms for k in doc.kernels] == sorted((k.time_ms for k in doc.kernels), reverse=True)
+    assert "NVIDIA H200: top 25 of 65 kernels" in r.stdout.replace("\n", " ")
+
+
+def test_tensor_core_kernels_read_against_the_bf16_roof(transformer):
+    doc, _ = transformer
+    head = next(k for k in doc.kernels if "320x128" in k.name)
+    assert head.flops["bf16_tensor"] == 2 * 8192 * 32000 * 1024  # the vocabulary projection: tokens x vocab x d_model
+    assert head.precision == "bf16" and head.tensor_core and head.launches == 1
+    tensor = [k for k in doc.kernels if k.tensor_core]
+    assert len(tensor) == 10 and all(k.precision == "bf16" for k in tensor)
+    gemms = [k for k in tensor if k.name.startswith("nvjet")]
+    assert all(doc.verdict(k).binding.level == "BF16 tensor" for k in gemms)
+    assert all(0.6 < k.gflops / 989_430 < 0.85 for k in gemms if k.time_share > 0.03)
+
+
+def test_copies_and_elementwise_kernels_read_against_bandwidth(transformer):
+    doc, _ = transformer
+    copies = [k for k in doc.kernels if "direct_copy" in k.demangled]
+    assert copies and all(k.precision == "none" and k.gflops is None for k in copies)  # HFMA2.MMA moves are not math
+    bf16_add = next(k for k in doc.kernels if "CUDAFunctor_add<c10::BFloat16>" in k.demangled and k.launches == 4)
+    assert bf16_add.precision == "fp32"  # computed in FP32; its HFMA count is register moves
+    for k in doc.kernels:
+        if k.precision == "none":
+            assert doc.verdict(k).binding.level in ("DRAM", "L2", "SMEM")
+
+
+def test_grouping_by_configuration():
+    def launch(name, grid, ns):
+        return Launch(name, f"void {name}<1>(int)", grid, (128, 1, 1), 32, 0, 0, ns, {"fp32": 1e6}, {"dram": 1e6})
+
+    groups = group([launch("a", (8, 1, 1), 100), launch("b", (8, 1, 1), 50), launch("a", (8, 1, 1), 300),
+                    launch("a", (16, 1, 1), 10), launch("a", (8, 1, 1), 200)])
+    assert [(g.first.name, g.first.grid, g.count) for g in groups] == [("a", (8, 1, 1), 3), ("b", (8, 1, 1), 1),
+                                                                       ("a", (16, 1, 1), 1)]
+    assert groups[0].time_ms == pytest.approx(600e-6) and groups[0].median_ms == pytest.approx(200e-6)
+    assert groups[0].flops == {"fp32": 3e6}
+
+
+@pytest.mark.parametrize("flops, nbytes, expected", [
+    ({"fp32": 1e8, "fp16": 2e8}, 3e8, "fp32"),          # HFMA moves beside the real FADDs
+    ({"fp16": 3e8}, 6e8, "none"),                        # a copy with moves only
+    ({"fp16": 4e9, "fp32": 1e8}, 1e9, "fp16"),           # real half-precision math
+    ({"fp64": 1e6}, 24e6, "fp64"),                       # one DADD per 24 bytes
+    ({"fp32": 1e3}, 1e9, "none"),                        # stray instructions in a copy
+    ({"fp32": 1e8, "bf16_tensor": 5e11}, 1e9, "bf16"),
+])
+def test_a_kernels_precision(flops, nbytes, expected):
+    g = group([Launch("k", "k", (1, 1, 1), (32, 1, 1), 8, 0, 0, 1e3, flops, {"dram": nbytes})])[0]
+    assert g.precision == expected
+
+
+@pytest.mark.parametrize("demangled, short", [
+    ("void native::vectorized_elementwise_kernel<4, native::FillFunctor<float>>(int, T2)", "vectorized_elementwise_kernel"),
+    ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"),
+    ("void native::<unnamed>::cunn_SoftMaxForward<4, float>(T3 *, const T1 *, int)", "cunn_SoftMaxForward"),
+])
+def test_short_kernel_names(demangled, short):
+    assert short_name(demangled) == short
+
+
+def test_a_profile_plots_and_shows_without_a_gpu(transformer, tmp_path):
+    doc, _ = transformer
+    path = tmp_path / "p.json"
+    store.save(doc, path)
+    out = tmp_path / "chart.svg"
+    r = invoke("plot", "--results", path, "--out", out)
+    assert r.exit_code == 0, r.output
+    svg = out.read_text()
+    assert "BF16 tensor 989.4" in svg and "nvjet_sm90_tst_256x128" in svg and "distance from the binding roof" in svg
+    r = invoke("show", "--results", path)
+    assert r.exit_code == 0 and "cunn_SoftMaxBackward" in r.stdout
+    one_line_error(invoke("compare", path, path), "a profile of a program", 2)
+    one_line_error(invoke("plot", "--results", path, "--kind", "sweep", "--out", out), "no size sweep", 2)
+
+
+def test_a_tampered_profile_is_refused(transformer, tmp_path):
+    doc = store.dump(transformer[0])
+    doc["kernels"][0]["time_share"] = 0.9
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    one_line_error(invoke("show", "--results", path), "kernels[0].time_share", 2)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["profile"], "give the command to profile after --"),
+    (["profile", "--import", "missing.csv"], "no such report file"),
+    (["profile", "--import", "notes.txt"], "give an Nsight Compute report (.ncu-rep) or its raw CSV export"),
+    (["profile", "--import", "plain.csv"], "not a raw Nsight Compute CSV export"),
+    (["profile", "--import", "plain.csv", "--", "python"], "not both"),
+    (["profile", "--gpu", "h200", "--", "python"], "--gpu applies to --import"),
+    (["profile", "--kernel-regex", "gemm(", "--", "python"], "is not a regular expression"),
+    (["profile", "--launch-count", "0", "--", "python"], "--launch-count must be 1 to 100,000"),
+    (["profile", "--report", "r.json", "--", "python"], ".ncu-rep name"),
+    (["profile", "--import", "plain.csv", "--gpu", "a100"], "choose one"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "plain.csv").write_text("a,b\n1,2\n")
+    one_line_error(invoke(*args), needle, 2)
+    assert not (tmp_path / "roofline-profile.json").exists()
+
+
+@pytest.fixture
+def fake_ncu(tmp_path, monkeypatch):
+    """`ncu` on PATH is the stand-in; FAKE_NCU_MODE picks what it reports."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "ncu"
+    exe.write_text(f"#!{sys.executable}\n" + (NCU / "fake_ncu.py").read_text())
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_NCU_CSV", str(TRANSFORMER))
+    monkeypatch.chdir(tmp_path)
+    return monkeypatch
+
+
+def test_a_profile_through_ncu_is_written_with_the_report_kept(fake_ncu, tmp_path, capfd):
+    r = invoke("profile", "--report", "kept.ncu-rep", "--out", "p.json", "--", sys.executable, "-c", "print('ran')")
+    assert r.exit_code == 0, r.output
+    assert "ran" in capfd.readouterr().out  # the command's own output passes through
+    doc = store.load(tmp_path / "p.json", profile=True)
+    assert doc.launches_profiled == 165 and doc.exit_code == 0 and doc.command[-1] == "print('ran')"
+    assert (tmp_path / "kept.ncu-rep").read_text().startswith("FAKE-REPORT")
+
+
+def test_a_failing_command_keeps_its_kernels_and_exits_1(fake_ncu, tmp_path):
+    r = invoke("profile", "--out", "p.json", "--", sys.executable, "-c", "import sys; sys.exit(3)")
+    one_line_error(r, "the command exited with code 3; the 165 launches profiled before that are kept in p.json", 1)
+    assert store.load(tmp_path / "p.json", profile=True).exit_code == 3
+
+
+@pytest.mark.parametrize("mode, args, needle, code", [
+    ("perm", [], "NVreg_RestrictProfilingToAdminUsers=0", 1),
+    ("none", [], "the command launched no CUDA kernel", 1),
+    ("none", ["--no-profile-from-start"], "between cudaProfilerStart and cudaProfilerStop", 1),
+    ("nomatch", ["--kernel-regex", "attn"], "matched none of the 2 kernels the command launched: nvjet_sm90_tst_256x128, "
+                                            "vectorized_elementwise_kernel", 2),
+])
+def test_profile_failures_are_one_line_and_write_nothing(fake_ncu, tmp_path, mode, args, needle, code):
+    fake_ncu.setenv("FAKE_NCU_MODE", mode)
+    r = invoke("profile", *args, "--out", "p.json", "--", sys.executable, "-c", "pass")
+    one_line_error(r, needle, code)
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_ncu_missing_and_an_unreadable_report(tmp_path, monkeypatch, fake_ncu):
+    bad = tmp_path / "broken.ncu-rep"
+    bad.write_bytes(b"\x00\x01not a report")
+    one_line_error(invoke("profile", "--import", bad, "--out", "p.json"), "ncu cannot read it as a report", 2)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    one_line_error(invoke("profile", "--", "python", "x.py"), "ncu (Nsight Compute) is not on PATH", 1)
+    one_line_error(invoke("profile", "--import", bad), "needs ncu", 1)
+    assert not (tmp_path / "p.json").exists()
