@@ -2,8 +2,11 @@
 # Reproduce the committed GPU results: measured ceilings, the tile search, the ladder at 4096^3
 # with Nsight Compute counters, the size sweep, and the charts. Run from the repository root on a
 # CUDA machine with roofline installed; NAME tags the files (default: h200); STEP picks a part
-# (tune, ladder, sweep, charts, user; default all of them, in that order). `user` runs the test
-# suite's own-style kernel (tests/fixtures/kernels/tiled_f4.cu) beside the ladder and draws it.
+# (tune, ladder, sweep, charts, user, profile; default all of them, in that order). `user` runs the
+# test suite's own-style kernel (tests/fixtures/kernels/tiled_f4.cu) beside the ladder and draws
+# it; `profile` profiles one BF16 training step of examples/transformer_bf16.py (PyTorch needed)
+# and draws it. `agreement` (not part of all: about five minutes) profiles the ladder through
+# `roofline profile -- roofline run` and checks it against `roofline run --profile`.
 #   bash bench/ladder.sh [NAME] [STEP]
 set -euo pipefail
 name="${1:-h200}"
@@ -27,4 +30,20 @@ fi
 if [ "$step" = all ] || [ "$step" = user ]; then
     roofline run --source tests/fixtures/kernels/tiled_f4.cu --all --out "plots/user-kernel-$name.json"
     roofline plot --results "plots/user-kernel-$name.json" --out "plots/user-kernel-$name.png"
+fi
+if [ "$step" = all ] || [ "$step" = profile ]; then
+    start=$(date +%s)
+    roofline profile --no-profile-from-start --out "plots/profile-$name-transformer.json" \
+        -- "${PYTHON:-python3}" examples/transformer_bf16.py
+    echo "the profile took $(( $(date +%s) - start )) s"
+    roofline plot --results "plots/profile-$name-transformer.json" --out "plots/profile-$name-transformer.png"
+fi
+if [ "$step" = agreement ]; then
+    tmp="$(mktemp -d)"
+    regex="$("${PYTHON:-python3}" -c "from roofline.ladder import families, tiles
+print('^(' + '|'.join(sorted({s.kernel_name for s in families.select(None, tiles.resolve(None, None))})) + ')$')")"
+    roofline run --all --size 2048 --profile --out "$tmp/run-profile.json" >/dev/null
+    roofline profile --kernel-regex "$regex" --launch-count 3000 --out "$tmp/profile.json" \
+        -- roofline run --all --size 2048 --out "$tmp/under-ncu.json" >/dev/null
+    "${PYTHON:-python3}" bench/profile_agreement.py "$tmp/run-profile.json" "$tmp/profile.json"
 fi
