@@ -68,6 +68,7 @@ def test_tensor_core_work_and_elementwise_bytes_are_counted(profiled):
 def test_both_report_readers_give_the_same_rows(profiled):
     report = profiled[2]
     rows, how = ncu.read_report(report)
+    assert "ncu_report" in how  # Nsight Compute's own Python interface, found beside ncu
     text = subprocess.run(["ncu", "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
                           capture_output=True, text=True, check=True).stdout
     csv_rows = ncu.parse_raw_csv(text)
