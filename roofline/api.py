@@ -6,6 +6,7 @@ arguments, and what was chosen is recorded in what they return.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field, replace
@@ -451,6 +452,10 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
             raise UsageError(f"--report {report_out}: give the Nsight Compute report a .ncu-rep name")
         files.check_writable(report_out)
     ncu.find_ncu()
+    program = command[0]
+    if shutil.which(program) is None:
+        raise UsageError(f"cannot run {program!r}: no such program" + (
+            "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
         done = ncu.run(command, options, Path(tmp) / "report", timeout_s)
         rows, how = ncu.read_report(done.report) if done.report is not None else ([], "")

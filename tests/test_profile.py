@@ -268,6 +268,7 @@ def test_ncu_missing_and_an_unreadable_report(tmp_path, monkeypatch, fake_ncu):
     bad = tmp_path / "broken.ncu-rep"
     bad.write_bytes(b"\x00\x01not a report")
     one_line_error(invoke("profile", "--import", bad, "--out", "p.json"), "ncu cannot read it as a report", 2)
+    one_line_error(invoke("profile", "--out", "p.json", "--", "no-such-program-here"), "no such program on PATH", 2)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     one_line_error(invoke("profile", "--", "python", "x.py"), "ncu (Nsight Compute) is not on PATH", 1)
     one_line_error(invoke("profile", "--import", bad), "needs ncu", 1)

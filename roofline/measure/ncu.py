@@ -179,8 +179,6 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
     text = "\n".join(log)
     if "ERR_NVGPUCTRPERM" in text:
         raise NcuError(f"ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM); {PERMISSION_FIX}")
-    if "does not exist or is not an executable" in text:
-        raise UsageError(f"cannot run {command[0]!r}: no such program (give its path, e.g. ./{command[0]})")
     report = Path(str(report_base) + ".ncu-rep")
     return ProfileRun(report if report.exists() else None, proc.returncode, log)
 
