@@ -15,16 +15,30 @@ import re
 import sys
 from pathlib import Path
 
+from roofline.model.launches import short_name
 from roofline.results import store
 
 TOLERANCE = 0.05
 FIELDS = (("dram_bytes", "dram"), ("l2_bytes", "l2"), ("l1_bytes", "l1"), ("smem_bytes", "smem"))
 
 
-def template_of(demangled: str) -> str:
-    """'void register_tiling_2d<128, 128, 8, 8, 8>(int, ...)' -> 'register_tiling_2d<128,128,8,8,8>'."""
-    head = demangled.split("(")[0].replace(" ", "")
-    return re.sub(r"^void", "", head)
+def template_of(demangled: str) -> tuple[str, tuple[int, ...]]:
+    """The function name and integer template arguments of a kernel, however the demangler writes
+    them: 'void register_tiling_2d<128, 128, 8, 8, 8>(int, ...)' and
+    'void register_tiling_2d<(int)128, (int)128, (int)8, (int)8, (int)8>(int, ...)' both give
+    ('register_tiling_2d', (128, 128, 8, 8, 8)); so does the name expression
+    'register_tiling_2d<128,128,8,8,8>'."""
+    name = short_name(demangled)
+    start = demangled.find(name + "<")
+    if start < 0:
+        return name, ()
+    depth, i = 0, start + len(name)
+    for i in range(start + len(name), len(demangled)):
+        depth += {"<": 1, ">": -1}.get(demangled[i], 0)
+        if depth == 0:
+            break
+    args = re.sub(r"\((?:unsigned )?(?:int|long|short|char)\)", "", demangled[start + len(name) + 1:i])
+    return name, tuple(int(x) for x in re.findall(r"-?\d+", args))
 
 
 def main(run_path: str, profile_path: str) -> int:
@@ -37,9 +51,10 @@ def main(run_path: str, profile_path: str) -> int:
     for k in run.kernels:
         if k.measured is None or not k.template:
             continue
-        groups = [g for g in by_template.get(k.template.replace(" ", ""), []) if g.threads_per_block == k.threads_per_block]
+        groups = [g for g in by_template.get(template_of(k.template), []) if g.threads_per_block == k.threads_per_block]
         if not groups:
-            print(f"{k.name:22} not in the profile")
+            near = [g.demangled[:100] for g in prof.kernels if g.name == template_of(k.template)[0]]
+            print(f"{k.name:22} not in the profile (its template {k.template}; seen: {near[:2]})")
             bad += 1
             continue
         g = max(groups, key=lambda g: g.launches)
