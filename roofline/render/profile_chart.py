@@ -3,7 +3,7 @@ each against the roof of its own precision, drawn from a profile document (no GP
 
 Left, log-log: x FLOP per byte, y FLOP/s. Compute roofs are horizontal lines, one per precision
 the drawn kernels use (theoretical solid, measured dashed: FP32 from FMA chains, FP16 tensor from
-cuBLAS); memory roofs are diagonals for DRAM, L2 and L1/shared (theoretical solid, measured
+cuBLAS, which BF16 shares: one tensor-core rate for both); memory roofs are diagonals for DRAM, L2 and L1/shared (theoretical solid, measured
 dashed). Each kernel is one colour with a point per memory level (DRAM circle, L2 square, L1/shared
 triangle) at the intensity ncu counted there, joined by a thin line; marker area is its share of
 the profiled GPU time; its rank number labels the DRAM point.
@@ -80,9 +80,11 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
             r = roofs.roof(level, measured)
             if r is None or r.measured != measured:
                 continue
+            borrowed = measured and level == "BF16 tensor" and "bf16_tensor" not in (doc.device.measured_peaks_gflops or {})
             ax.axhline(r.value, color=COMPUTE_COLORS.get(level, "black"), lw=1.6 if not measured else 1.1,
                        ls="--" if measured else "-", label=f"{level} {r.value / 1e3:,.1f} T"
-                       + ("OP/s" if level == "INT8 tensor" else "FLOP/s") + (" measured" if measured else ""))
+                       + ("OP/s" if level == "INT8 tensor" else "FLOP/s") + (" measured" if measured else "")
+                       + (" (FP16 cuBLAS)" if borrowed else ""))
 
     total_area = 2400
     for i, (k, color) in enumerate(zip(kernels, colors)):
@@ -104,7 +106,7 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     ax.grid(True, which="major", alpha=0.25)
     for level, marker, label in LEVEL_MARKERS:
         ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"kernel at {label}")
-    ax.legend(loc="upper left", fontsize=7, ncol=2, framealpha=0.9)
+    ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=0.9)
     command = " ".join(doc.command) if doc.command else (doc.report or "")
     ax.set_title(text(f"{doc.device.name}: top {len(kernels)} of {len(doc.kernels)} kernels by GPU time "
                       f"({doc.total_time_ms:,.2f} ms profiled)\n{command[:110]}"), fontsize=9, loc="left")

@@ -71,6 +71,7 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
 
 
 LEVEL_NAMES = {"L1": "L1/shared", "SMEM": "L1/shared"}
+MEMORY_NAMES = ("DRAM", "L2", "L1", "SMEM")
 
 
 def roof_name(level: str) -> str:
@@ -86,8 +87,10 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     if b is None or times is None:
         return "no work or bytes counted"
     roof = roof_name(b.level)
-    if times < 1:
+    if times < 1 and b.level in MEMORY_NAMES:
         return f"faster than its {roof} floor: caches or broadcasts served bytes counted above"
+    if times < 1:
+        return f"at its {roof} roof, above the measured ceiling ({100 / times:.0f} %)"
     if times <= 1.25:
         return f"at its {roof} roof ({100 / times:.0f} %)"
     if times <= 2:
