@@ -4,13 +4,16 @@ Layers, each a subpackage; imports run one way, from the top of this list down:
 
   api       one function per command: takes plain values, returns typed data
   render    tables, sentences and charts from typed data (text, tables, chart, *_chart)
-  results   the results document as typed models: schema, convert (from a run), store (files)
+  results   the results document as typed models: schema, profile, convert (from a run or a
+            profile), store (files)
   measure   needs a GPU, NVRTC or Nsight Compute: nvml, timing, offline, compile, runner,
-            isolated (a user's kernel in a process of its own), ceilings, counters, tuning, progress
+            isolated (a user's kernel in a process of its own), ceilings, counters, ncu (any
+            program under Nsight Compute), tuning, progress
   ladder    the SGEMM kernel families, their sources, where the tunable tile comes from, and
             the user's own kernels (user)
-  model     pure: units, arch limits, occupancy, problem, traffic, roofs, presets, device, verify,
-            launch (a user kernel's grid expression, block and tiles)
+  model     pure: units, arch limits, occupancy, problem, traffic, roofs, peaks (per precision),
+            launches (profiled kernels), presets, device, verify, launch (a user kernel's grid
+            expression, block and tiles)
 
 and beside them `errors` (the two failures the command line maps to exit codes) and `files`
 (output paths checked up front, atomic writes, the per-user cache).

@@ -7,7 +7,8 @@ imported inside functions only, so importing these modules stays cheap.
   offline   compiling through NVRTC for any target, no GPU needed (registers, shared memory)
   compile   compiling for this GPU through CuPy
   runner    compile, verify against cuBLAS, time: the generic launcher of every kernel
-  ceilings  the DRAM bandwidth and FP32 rate this GPU sustains (cached per GPU)
-  counters  hardware counters through Nsight Compute
+  ceilings  what this GPU sustains: DRAM, L2, shared memory, FP32, FP16 tensor (cached per GPU)
+  counters  hardware counters of one ladder or user kernel through Nsight Compute (run --profile)
+  ncu       any command under Nsight Compute, and its reports read (ncu_report, or CSV exports)
   tuning    the autotuned kernel's tile search
 """

@@ -6,6 +6,8 @@
   problem    an SGEMM problem M x N x K
   traffic    the analytic GMEM/SMEM traffic model, and the traffic Nsight Compute counts
   roofs      ceilings per memory level and compute unit, floors, ridge point, the verdict as data
+  peaks      per-SM per-clock rates of every precision and memory level, with their sources
+  launches   profiled launches as roofline figures: FLOPs per precision, bytes per level, grouping
   presets    datasheet figures of GPUs one may not have at hand
   device     the GPU as data (peaks, limits), from a preset or from readings
   verify     the correctness gate: a kernel's output against the reference

@@ -7,4 +7,6 @@ occupancy, devices). Nothing here measures or models; units are converted for di
   roofline_chart   the hierarchical roofline
   sweep_chart      GFLOP/s against problem size
   occupancy_chart  occupancy against registers, threads and shared memory
+  compare_chart    speedups between two results files
+  profile_chart    a program's top kernels, each against the roof of its precision
 """
