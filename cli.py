@@ -310,21 +310,24 @@ def profile(
 
     Example: roofline profile --no-profile-from-start -- python examples/transformer_bf16.py
     """
+    if top < 1:
+        raise UsageError(f"--top must be 1 or more, got {top}")
+    options = api.ncu.Options(kernel_regex, launch_skip, launch_count, from_start)
     if import_report is not None:
         if command:
             raise UsageError("give --import REPORT or a command after --, not both")
         if report is not None:
             raise UsageError("--report keeps the report of a new profile; --import reads one that exists")
+        if options != api.ncu.Options():
+            raise UsageError("--kernel-regex, --launch-skip, --launch-count and --no-profile-from-start choose what "
+                             "a new profile records; an imported report holds what it holds")
         done = api.import_profile(import_report, out, gpu)
     else:
         if gpu is not None:
             raise UsageError("--gpu applies to --import; a new profile reads the GPU it runs on")
         if not command:
             raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
-        if top < 1:
-            raise UsageError(f"--top must be 1 or more, got {top}")
-        options = api.ncu.Options(kernel_regex, launch_skip, launch_count, from_start)
-        done = api.profile(list(command), out, options, report)
+        done = api.profile(list(command), out, options, report, command_stdout_to_stderr=as_json)
     if as_json:
         from roofline.results.store import dump
 

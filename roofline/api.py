@@ -432,12 +432,14 @@ class ProfileReport:
 
 
 def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Options | None = None,
-            report_out: Path | None = None, timeout_s: float | None = None) -> ProfileReport:
+            report_out: Path | None = None, timeout_s: float | None = None,
+            command_stdout_to_stderr: bool = False) -> ProfileReport:
     """Run `command` under Nsight Compute (`measure.ncu`, clocks untouched, child processes
     followed) and write every profiled kernel, grouped by configuration and read against the roof
     of its precision, to `out` atomically; with `report_out`, keep ncu's `.ncu-rep` there too.
     This GPU's measured ceilings (cached, or measured once the command is done) join the
-    theoretical roofs when the kernels ran on it.
+    theoretical roofs when the kernels ran on it. `command_stdout_to_stderr` sends the
+    command's standard output to standard error (for `--json`, which owns standard output).
 
     Raises UsageError for bad options, an empty command, a program that does not exist, or a
     kernel filter that matches nothing (naming the kernels seen); RunError when ncu is missing, may
@@ -457,7 +459,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
         raise UsageError(f"cannot run {program!r}: no such program" + (
             "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
-        done = ncu.run(command, options, Path(tmp) / "report", timeout_s)
+        done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr)
         rows, how = ncu.read_report(done.report) if done.report is not None else ([], "")
         if report_out is not None and done.report is not None:
             files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))

@@ -57,6 +57,18 @@ def one_line_error(result, needle, code):
     ("v100-sxm2", "fp16_tensor", 125_000),
     ("l4", "fp8_tensor", 242_000),
     ("b200", "bf16_tensor", 2_250_000),
+    ("v100-pcie", "fp16_tensor", 112_000),
+    ("t4", "fp16_tensor", 65_000),
+    ("t4", "int8_tensor", 130_000),       # TOPS
+    ("a100-sxm4-80gb", "bf16_tensor", 312_000),
+    ("a100-pcie-80gb", "bf16_tensor", 312_000),
+    ("a100-pcie-40gb", "int8_tensor", 624_000),
+    ("a10", "fp16_tensor", 125_000),
+    ("rtx3090", "fp16_tensor", 142_000),  # FP16 accumulate; FP32 accumulate is half on GeForce
+    ("rtx4090", "fp8_tensor", 660_600),
+    ("h100-nvl", "bf16_tensor", 835_000),
+    ("rtx5080", "fp16_tensor", 225_000),
+    ("rtx5090", "fp16_tensor", 419_000),
 ])
 def test_presets_carry_the_datasheet_rate_of_each_precision(gpu, key, expected):
     assert from_preset(gpu).peaks_gflops[key] == pytest.approx(expected, rel=0.01)
@@ -212,6 +224,8 @@ def test_a_tampered_profile_is_refused(transformer, tmp_path):
     (["profile", "--launch-count", "0", "--", "python"], "--launch-count must be 1 to 100,000"),
     (["profile", "--report", "r.json", "--", "python"], ".ncu-rep name"),
     (["profile", "--import", "plain.csv", "--gpu", "a100"], "choose one"),
+    (["profile", "--import", "plain.csv", "--launch-count", "10"], "an imported report holds what it holds"),
+    (["profile", "--top", "0", "--", "python"], "--top must be 1 or more"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -242,6 +256,14 @@ def test_a_profile_through_ncu_is_written_with_the_report_kept(fake_ncu, tmp_pat
     doc = store.load(tmp_path / "p.json", profile=True)
     assert doc.launches_profiled == 165 and doc.exit_code == 0 and doc.command[-1] == "print('ran')"
     assert (tmp_path / "kept.ncu-rep").read_text().startswith("FAKE-REPORT")
+
+
+def test_json_owns_stdout_the_commands_output_goes_to_stderr(fake_ncu, tmp_path, capfd):
+    r = invoke("profile", "--json", "--out", "p.json", "--", sys.executable, "-c", "print('chatty program')")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["kind"] == "profile"
+    captured = capfd.readouterr()
+    assert "chatty program" in captured.err and "chatty program" not in captured.out
 
 
 def test_a_failing_command_keeps_its_kernels_and_exits_1(fake_ncu, tmp_path):

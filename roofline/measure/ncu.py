@@ -163,16 +163,18 @@ class ProfileRun:
         return names
 
 
-def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None) -> ProfileRun:
+def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None,
+        stdout_to_stderr: bool = False) -> ProfileRun:
     """Run `command` under ncu with `options`, writing `<report_base>.ncu-rep`. The command's own
-    output passes through; ncu's log is captured. Raises NcuError when ncu is missing, may not
-    read the counters, cannot start the command, or times out."""
+    output passes through (its standard output to standard error with `stdout_to_stderr`); ncu's
+    log is captured. Raises NcuError when ncu is missing, may not read the counters, or times
+    out."""
     exe = find_ncu()
     log_path = Path(str(report_base) + ".log")
     cmd = [exe, "--clock-control", "none", "--target-processes", "all", "--metrics", ",".join(PROFILE_METRICS),
            "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
     try:
-        proc = subprocess.run(cmd, timeout=timeout_s)
+        proc = subprocess.run(cmd, timeout=timeout_s, stdout=2 if stdout_to_stderr else None)
     except subprocess.TimeoutExpired:
         raise NcuError(f"the profile took longer than {timeout_s:g} s; profile fewer launches (--launch-count)") from None
     log = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
