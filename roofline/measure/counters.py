@@ -46,6 +46,8 @@ FLOP_METRICS = {
 }
 ALL_METRICS = list(METRICS.values()) + list(FLOP_METRICS.values())
 TIMEOUT_S = 300
+PERMISSION_FIX = ("allow profiling for all users: as root, `echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
+                  "> /etc/modprobe.d/ncu.conf` and reboot (or run as root)")
 
 
 class ProfileUnavailable(RuntimeError):
@@ -111,8 +113,8 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
         raise ProfileUnavailable(f"ncu took longer than {TIMEOUT_S} s on {spec.name}") from None
     text = proc.stdout + "\n" + proc.stderr
     if "ERR_NVGPUCTRPERM" in text:
-        raise ProfileUnavailable("ncu may not read the GPU's performance counters here "
-                                 "(ERR_NVGPUCTRPERM); run as an administrator or allow profiling")
+        raise ProfileUnavailable(f"ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM); "
+                                 f"{PERMISSION_FIX}")
     return counted_from(parse_ncu_csv(proc.stdout))
 
 

@@ -47,7 +47,7 @@ from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
 from ..model.peaks import fp32_cores_per_sm
 from ..model.roofs import dram_gbps, fp32_gflops
-from .counters import FLOP_METRICS, METRICS
+from .counters import FLOP_METRICS, METRICS, PERMISSION_FIX
 from .nvml import tensor_clock_mhz
 
 TIME = "gpu__time_duration.sum"
@@ -75,8 +75,6 @@ LAUNCH = ("launch__grid_size", "launch__block_size", "launch__registers_per_thre
 PROFILE_METRICS = ([TIME] + list(METRICS.values()) + [m for ms in FLOP_INSTRUCTIONS.values() for m in ms]
                    + list(TENSOR_OPS.values()) + [ACHIEVED, SM_CLOCK] + list(LAUNCH))
 DEFAULT_LAUNCH_COUNT = 500
-PERMISSION_FIX = ("allow profiling for all users: as root, `echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
-                  "> /etc/modprobe.d/ncu.conf` and reboot (or run as root)")
 INSTALL_HINT = ("install Nsight Compute (it comes with the CUDA toolkit, or from developer.nvidia.com/nsight-compute) "
                 "and put `ncu` on PATH")
 STRING_COLUMNS = ("Kernel Name", "Process Name", "Host Name", "Block Size", "Grid Size", "CC",

@@ -30,7 +30,6 @@ from .units import ms_at, per_clock_giga
 
 SMEM_BANKS = 32
 SMEM_BANK_BYTES = 4
-COMPUTE = "FP32"
 MEMORY_LEVELS = ("DRAM", "L2", "SMEM", "L1")
 ROOF_OF_LEVEL = {"DRAM": "DRAM", "L2": "L2", "SMEM": "SMEM", "L1": "SMEM"}  # L1 and shared memory share a data path
 # Compute levels by precision key (`peaks.PRECISIONS`): the name a floor and a roof carry.
@@ -215,8 +214,9 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     (precision key -> FLOPs, `peaks.PRECISIONS`) instead: one compute floor per precision with
     work and a roof. Floors are (and `binding` picks among) per level: each unit runs apart, so the
     slowest alone bounds the time."""
+    by_precision = {"fp32": figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
     floors = []
-    for key, amount in (flops_by_precision or {"fp32": figures.flops if figures else flops}).items():
+    for key, amount in by_precision.items():
         roof = roofs.roof(key, measured)
         if amount and roof is not None:
             floors.append(Floor(roof.level, ms_at(amount, roof.value), roof, flops_by_precision is not None))
