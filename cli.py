@@ -271,13 +271,13 @@ PROFILE_HELP = ("Run COMMAND under Nsight Compute and put every kernel it launch
 @app.command(short_help="Profile every kernel of any CUDA program under Nsight Compute.",
              context_settings={"allow_interspersed_args": False})
 def profile(
-    command: Optional[list[str]] = typer.Argument(None, metavar="-- COMMAND [ARGS]...",
+    command: Optional[list[str]] = typer.Argument(None, metavar="-- COMMAND [ARGS]",
                                                   help="The program to profile, after --."),
     kernel_regex: Optional[str] = typer.Option(None, "--kernel-regex", metavar="RE",
                                                help="Profile only kernels whose name matches (ncu -k regex:RE)."),
     launch_skip: int = typer.Option(0, "--launch-skip", metavar="N", help="Skip the first N matching launches."),
     launch_count: int = typer.Option(api.ncu.DEFAULT_LAUNCH_COUNT, "--launch-count", metavar="N",
-                                     help="Profile at most N launches (each costs ~0.1-1 s under ncu)."),
+                                     help="Profile at most N launches (each costs a fraction of a second under ncu)."),
     from_start: bool = typer.Option(True, "--profile-from-start/--no-profile-from-start",
                                     help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
                                          "(torch.cuda.profiler.start/stop)."),
@@ -300,13 +300,13 @@ def profile(
     are grouped. Draw the chart with `roofline plot --results PATH --out chart.png`.
 
     Overhead: every profiled launch is replayed about 9 times to collect the counters, so a
-    launch costs roughly 0.05-1 s; a training step of 165 launches took 60 s (12 ms without
-    ncu). Cap it with --launch-count (default 500), narrow it with --kernel-regex, or mark one
-    step with cudaProfilerStart/Stop and pass --no-profile-from-start.
+    launch costs a good fraction of a second; a training step of 165 launches took 62 s under
+    ncu (12 ms without). Cap it with --launch-count (default 500), narrow it with --kernel-regex,
+    or mark one step with cudaProfilerStart/Stop and pass --no-profile-from-start.
 
     Permission: ncu needs the GPU's performance counters. If it reports ERR_NVGPUCTRPERM, run as
     root, or allow them for all users: echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0'
-    | sudo tee /etc/modprobe.d/ncu.conf, then reboot (or reload the nvidia module).
+    | sudo tee /etc/modprobe.d/ncu-permissions.conf, then reboot (or reload the nvidia module).
 
     Example: roofline profile --no-profile-from-start -- python examples/transformer_bf16.py
     """
@@ -595,9 +595,12 @@ def compare(
 
 
 @app.command(short_help="Print the JSON Schema of results files.")
-def schema():
-    """Print the JSON Schema of results files (schema 3), for other tools that read them."""
-    _print_json(api.schema())
+def schema(
+    profile: bool = typer.Option(False, "--profile", help="The schema of profile files (roofline profile) instead."),
+):
+    """Print the JSON Schema of results files (schema 3), for other tools that read them; with
+    --profile, that of a program's profile ("kind": "profile")."""
+    _print_json(api.schema(profile))
 
 
 def main() -> None:

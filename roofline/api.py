@@ -12,6 +12,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from . import files
 from .errors import RunError, UsageError
 from .ladder import families, tiles
@@ -24,6 +26,7 @@ from .measure.progress import Progress
 from .model.arch import ArchLimits
 from .model.device import DeviceSpec, from_preset, named_limits
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
+from .model.presets import name_key
 from .model.problem import Problem
 from .model.roofs import Verdict, plain_verdict
 from .model.traffic import ModelFigures
@@ -412,9 +415,9 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
     return result
 
 
-def schema() -> dict:
-    """The JSON Schema of results files."""
-    return json_schema()
+def schema(profile: bool = False) -> dict:
+    """The JSON Schema of results files, or with `profile` of profile files."""
+    return ProfileResults.model_json_schema(by_alias=True) if profile else json_schema()
 
 
 DEFAULT_PROFILE = Path("roofline-profile.json")
@@ -453,9 +456,13 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
         if not str(report_out).endswith(".ncu-rep"):
             raise UsageError(f"--report {report_out}: give the Nsight Compute report a .ncu-rep name")
         files.check_writable(report_out)
+        if Path(report_out).resolve() == Path(out).resolve():
+            raise UsageError(f"--report and --out both name {out}; give them two files")
     ncu.find_ncu()
     program = command[0]
     if shutil.which(program) is None:
+        if os.sep in program and Path(program).is_file():
+            raise UsageError(f"cannot run {program!r}: it is not executable (chmod +x it, or name its interpreter)")
         raise UsageError(f"cannot run {program!r}: no such program" + (
             "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
@@ -471,10 +478,14 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
         notes.append(f"profiled the first {len(launches):,} launches, the cap: later launches were not profiled "
                      "(raise --launch-count, or narrow with --kernel-regex / --launch-skip)")
     if skipped:
-        notes.append(f"{plural(skipped, 'report row')} without a time or launch size left out")
+        notes.append(f"{plural(skipped, 'report row')} left out: incomplete (no time or launch size, or cut short)")
     notes += [w for w in done.warnings() if "application returned an error code" not in w]
-    doc = convert.from_profile(launches, device, command=list(command), read_with=how, options=options,
-                               exit_code=done.returncode, notes=notes)
+    try:
+        doc = convert.from_profile(launches, device, command=list(command), read_with=how, options=options,
+                                   exit_code=done.returncode, notes=notes)
+    except ValidationError as exc:
+        kept = f"; ncu's own report is kept in {report_out}" if report_out is not None else ""
+        raise RunError(f"ncu reported figures no GPU reaches ({store.one_line(exc)}){kept}") from None
     store.save(doc, out)
     failures = [] if done.returncode == 0 else [
         f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
@@ -494,6 +505,25 @@ def _profiled_device(rows: list[dict]) -> tuple[DeviceSpec, list[str]]:
         return device, [f"the kernels ran on {device.name}, not on {here.name} (CUDA's first GPU): "
                         "theoretical roofs only"]
     return ceilings.measure(here).attach(here), []
+
+
+def _import_device(rows: list[dict], preset: DeviceSpec | None, source: str, notes: list[str]) -> DeviceSpec:
+    """The GPU an imported report is read against: its own, or the `--gpu` preset when that has the
+    report's compute capability (its per-SM limits and roofs are then the right kind; a note
+    says when the names differ). Raises UsageError for a preset of another architecture."""
+    if preset is None:
+        return ncu.device_from_rows(rows, source)
+    try:
+        own = ncu.device_from_rows(rows, source)
+    except UsageError:
+        return preset  # the report names no GPU: the preset is all there is
+    if own.compute_capability != preset.compute_capability:
+        raise UsageError(f"{source} was recorded on {own.name} (compute capability {own.compute_capability}); "
+                         f"--gpu {preset.name} is {preset.compute_capability}, whose limits and roofs do not apply "
+                         "to these kernels")
+    if name_key(own.name) != name_key(preset.name):
+        notes.append(f"recorded on {own.name}; read against {preset.name}'s roofs as --gpu asks")
+    return preset
 
 
 def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
@@ -524,9 +554,10 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     preset = from_preset(gpu) if gpu is not None else None
     if not path.is_file():
         raise UsageError(f"{path}: no such report file" if not path.exists() else f"{path}: not a report file")
-    if path.suffix == ".ncu-rep":
+    suffix = path.suffix.lower()
+    if suffix == ".ncu-rep":
         rows, how = ncu.read_report(path)
-    elif path.suffix == ".csv":
+    elif suffix == ".csv":
         try:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as exc:
@@ -538,8 +569,12 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     if not launches:
         raise UsageError(f"{path}: holds no profiled launch with a time and launch size "
                          f"(was it exported with --page raw and the metric {ncu.TIME}?)")
-    device = preset or ncu.device_from_rows(rows, str(path))
-    notes = [f"{plural(skipped, 'report row')} without a time or launch size left out"] if skipped else []
-    doc = convert.from_profile(launches, device, report=path.name, read_with=how, notes=notes)
+    notes = [f"{plural(skipped, 'report row')} left out: incomplete (no time or launch size, or cut short)"] if skipped else []
+    device = _import_device(rows, preset, str(path), notes)
+    try:
+        doc = convert.from_profile(launches, device, report=path.name, read_with=how, notes=notes)
+    except ValidationError as exc:
+        other = f" (it was recorded on another GPU than --gpu {gpu})" if notes and "--gpu asks" in notes[-1] else ""
+        raise UsageError(f"{path}: {store.one_line(exc)}{other}") from None
     store.save(doc, out)
     return ProfileReport(doc, notes, [])

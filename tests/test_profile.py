@@ -64,11 +64,14 @@ def one_line_error(result, needle, code):
     ("a100-pcie-80gb", "bf16_tensor", 312_000),
     ("a100-pcie-40gb", "int8_tensor", 624_000),
     ("a10", "fp16_tensor", 125_000),
-    ("rtx3090", "fp16_tensor", 142_000),  # FP16 accumulate; FP32 accumulate is half on GeForce
-    ("rtx4090", "fp8_tensor", 660_600),
+    ("rtx3090", "fp16_tensor", 71_000),   # GeForce: FP32 accumulate at half (142 with FP16 accumulate)
+    ("rtx3090", "tf32_tensor", 35_600),
+    ("rtx4090", "bf16_tensor", 165_200),
+    ("rtx4090", "fp8_tensor", 330_300),
+    ("rtx4090", "int8_tensor", 660_600),   # integer work is not halved
     ("h100-nvl", "bf16_tensor", 835_000),
-    ("rtx5080", "fp16_tensor", 225_000),
-    ("rtx5090", "fp16_tensor", 419_000),
+    ("rtx5080", "fp16_tensor", 112_600),
+    ("rtx5090", "bf16_tensor", 209_500),
 ])
 def test_presets_carry_the_datasheet_rate_of_each_precision(gpu, key, expected):
     assert from_preset(gpu).peaks_gflops[key] == pytest.approx(expected, rel=0.01)
@@ -198,11 +201,19 @@ def test_a_profile_plots_and_shows_without_a_gpu(transformer, tmp_path):
     r = invoke("plot", "--results", path, "--out", out)
     assert r.exit_code == 0, r.output
     svg = out.read_text()
-    assert "BF16 tensor 989.4" in svg and "nvjet_sm90_tst_256x128" in svg and "distance from the binding roof" in svg
+    assert "BF16 tensor 989.4" in svg and "cunn_SoftMaxBackward" in svg and "distance from the binding roof" in svg
     r = invoke("show", "--results", path)
     assert r.exit_code == 0 and "cunn_SoftMaxBackward" in r.stdout
     one_line_error(invoke("compare", path, path), "a profile of a program", 2)
     one_line_error(invoke("plot", "--results", path, "--kind", "sweep", "--out", out), "no size sweep", 2)
+
+
+def test_the_schema_of_profile_files():
+    r = invoke("schema", "--profile")
+    assert r.exit_code == 0
+    schema = json.loads(r.stdout)
+    assert {"device", "kernels", "launches_profiled", "total_time_ms"} <= set(schema["required"])
+    assert "ProfiledKernel" in schema["$defs"]
 
 
 def test_a_tampered_profile_is_refused(transformer, tmp_path):
@@ -295,3 +306,96 @@ def test_ncu_missing_and_an_unreadable_report(tmp_path, monkeypatch, fake_ncu):
     one_line_error(invoke("profile", "--", "python", "x.py"), "ncu (Nsight Compute) is not on PATH", 1)
     one_line_error(invoke("profile", "--import", bad), "needs ncu", 1)
     assert not (tmp_path / "p.json").exists()
+
+
+def _fixture_lines() -> list[str]:
+    return TRANSFORMER.read_text().splitlines()
+
+
+def test_an_import_read_against_a_preset_of_another_architecture_is_refused(tmp_path):
+    one_line_error(invoke("profile", "--import", TRANSFORMER, "--gpu", "v100-sxm2", "--out", tmp_path / "p.json"),
+                   "recorded on NVIDIA H200 (compute capability 9.0); --gpu Tesla V100-SXM2 is 7.0", 2)
+    r = invoke("profile", "--import", TRANSFORMER, "--gpu", "h200", "--out", tmp_path / "p.json")
+    assert r.exit_code == 0 and r.stderr == ""  # the report's own GPU by its preset name: nothing to say
+    one_line_error(invoke("profile", "--import", TRANSFORMER, "--gpu", "h100-sxm", "--out", tmp_path / "p.json"),
+                   "above the device's 3,350; the file looks corrupt (it was recorded on another GPU than --gpu h100-sxm)",
+                   2)
+
+
+def test_rows_cut_short_or_not_finite_are_left_out_with_a_note(tmp_path):
+    lines = _fixture_lines()
+    cut = tmp_path / "cut.csv"
+    cut.write_text("\n".join(lines[:40]) + "\n" + lines[40][: len(lines[40]) // 2] + "\n")
+    r = invoke("profile", "--import", cut, "--out", tmp_path / "p.json")
+    assert r.exit_code == 0, r.output
+    assert "1 report row left out: incomplete" in r.stderr
+    assert store.load(tmp_path / "p.json", profile=True).launches_profiled == 38  # rows 2..39: the units row first
+    header = lines[0].split('","')
+    time = header.index(ncu.TIME)
+    row = lines[2].split('","')
+    row[time] = "nan"
+    bad = tmp_path / "nan.csv"
+    bad.write_text("\n".join([lines[0], lines[1], '","'.join(row)] + lines[3:]) + "\n")
+    r = invoke("profile", "--import", bad, "--out", tmp_path / "q.json")
+    assert r.exit_code == 0 and "1 report row left out" in r.stderr
+
+
+def test_impossible_figures_in_a_report_are_one_line(tmp_path):
+    lines = _fixture_lines()
+    header = lines[0].split('","')
+    dram = header.index("dram__bytes.sum")
+    row = lines[2].split('","')
+    row[dram] = "1e21"
+    bad = tmp_path / "huge.csv"
+    bad.write_text("\n".join([lines[0], lines[1], '","'.join(row)]) + "\n")
+    one_line_error(invoke("profile", "--import", bad, "--out", tmp_path / "p.json"), "GB/s, above the device's", 2)
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_slow_kernel_keeps_its_tiny_rate(tmp_path):
+    lines = _fixture_lines()
+    header = lines[0].split('","')
+    row = lines[2].split('","')
+    row[header.index(ncu.TIME)] = "10,000,000,000"  # 10 s for the launch
+    slow = tmp_path / "slow.csv"
+    slow.write_text("\n".join([lines[0], lines[1], '","'.join(row)]) + "\n")
+    r = invoke("profile", "--import", slow, "--out", tmp_path / "p.json")
+    assert r.exit_code == 0, r.output
+    assert store.load(tmp_path / "p.json", profile=True).kernels[0].time_ms == 10_000
+
+
+def test_a_byte_order_mark_and_an_upper_case_suffix_are_read(tmp_path):
+    upper = tmp_path / "REPORT.CSV"
+    upper.write_text("\ufeff" + TRANSFORMER.read_text())
+    r = invoke("profile", "--import", upper, "--out", tmp_path / "p.json")
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("field, value, needle", [
+    ("gflops", 5.0, "kernels[0].gflops: 5, but its bf16_tensor operations over its time give"),
+    ("precision", "fp64", "no fp64_tensor operations counted"),
+    ("tensor_core", False, "'bf16' with tensor_core false is not a precision"),
+    ("registers", 32, "computed for 168 registers"),
+    ("median_ms", 100.0, "median_ms: 100 is more than"),
+])
+def test_figures_that_disagree_in_a_profile_file_are_refused(transformer, tmp_path, field, value, needle):
+    doc = store.dump(transformer[0])
+    doc["kernels"][0][field] = value
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    one_line_error(invoke("show", "--results", path), needle, 2)
+
+
+def test_a_profile_without_its_kind_says_so(transformer, tmp_path):
+    doc = store.dump(transformer[0])
+    del doc["kind"]
+    path = tmp_path / "nokind.json"
+    path.write_text(json.dumps(doc))
+    one_line_error(invoke("show", "--results", path), "looks like a profile but has no", 2)
+
+
+def test_report_and_out_must_differ_and_a_plain_file_is_not_a_program(fake_ncu, tmp_path):
+    one_line_error(invoke("profile", "--report", "x.ncu-rep", "--out", "x.ncu-rep", "--", sys.executable, "-c", "1"),
+                   "--report and --out both name", 2)
+    (tmp_path / "data.txt").write_text("not a program")
+    one_line_error(invoke("profile", "--", str(tmp_path / "data.txt")), "it is not executable", 2)

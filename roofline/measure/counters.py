@@ -47,7 +47,7 @@ FLOP_METRICS = {
 ALL_METRICS = list(METRICS.values()) + list(FLOP_METRICS.values())
 TIMEOUT_S = 300
 PERMISSION_FIX = ("allow profiling for all users: as root, `echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
-                  "> /etc/modprobe.d/ncu.conf` and reboot (or run as root)")
+                  "> /etc/modprobe.d/ncu-permissions.conf` and reboot (or run as root)")
 
 
 class ProfileUnavailable(RuntimeError):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import glob
+import math
 import importlib
 import io
 import os
@@ -67,6 +68,7 @@ TENSOR_OPS = {
     "int8_tensor": "sm__ops_path_tensor_src_int8.sum",
 }
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
+INCOMPLETE = "incomplete row"  # the key a row cut short carries (`parse_raw_csv`): it is left out, and counted
 SM_CLOCK = "sm__cycles_elapsed.avg.per_second"
 LAUNCH = ("launch__grid_size", "launch__block_size", "launch__registers_per_thread",
           "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
@@ -115,6 +117,8 @@ class Options:
                 raise UsageError(f"--kernel-regex {self.kernel_regex!r} is not a regular expression: {exc}") from None
         if self.launch_skip < 0:
             raise UsageError(f"--launch-skip must be 0 or more, got {self.launch_skip}")
+        if self.launch_skip > 10**9:
+            raise UsageError(f"--launch-skip must be at most 1,000,000,000, got {self.launch_skip:,}")
         if not 1 <= self.launch_count <= 100_000:
             raise UsageError(f"--launch-count must be 1 to 100,000, got {self.launch_count}")
         return self
@@ -286,12 +290,12 @@ def parse_raw_csv(text: str, source: str = "report") -> list[dict]:
     numbers in base units with their thousands separators removed, 'n/a' left out. Raises
     UsageError (one line, naming `source`) when the text holds no such table or a needed number
     carries a unit this reader does not know."""
-    lines = text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID","Process ID"')), None)
+    lines = text.removeprefix("\ufeff").splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip("\ufeff").startswith('"ID","Process ID"')), None)
     if start is None:
         raise UsageError(f"{source}: not a raw Nsight Compute CSV export (no \"ID\",\"Process ID\",... header); "
                          "export one with `ncu --import REPORT --csv --page raw > report.csv`")
-    reader = csv.reader(io.StringIO("\n".join(ln for ln in lines[start:] if not ln.startswith("=="))))
+    reader = csv.reader(io.StringIO("\n".join(ln.lstrip("\ufeff") for ln in lines[start:] if not ln.startswith("=="))))
     header = next(reader)
     if "Kernel Name" not in header:
         raise UsageError(f"{source}: the CSV has no 'Kernel Name' column; export it with --page raw")
@@ -303,11 +307,14 @@ def parse_raw_csv(text: str, source: str = "report") -> list[dict]:
         if not record[0].strip():  # the units row
             scales = [unit_scale(u) for u in record] + [1.0] * (len(header) - len(record))
             continue
+        if len(record) < len(header):  # a row cut short (a truncated file): its counters are incomplete
+            rows.append({INCOMPLETE: True})
+            continue
         row: dict = {}
         for name, value, scale in zip(header, record, scales):
             if name in STRING_COLUMNS or name.startswith("device__attribute_") and not _number(value):
                 row[name] = value
-            elif _number(value):
+            elif _number(value) and math.isfinite(float(value.replace(",", ""))):
                 if scale is None:
                     if name in PROFILE_METRICS:
                         raise UsageError(f"{source}: column {name} has a unit this reader does not know; "

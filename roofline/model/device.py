@@ -89,11 +89,12 @@ class DeviceSpec:
     @property
     def precision_peaks(self) -> dict[str, Peak]:
         """Every precision's theoretical peak with its per-SM figure, clock and source
-        (`peaks.compute_peaks`); FP32 is this device's own `peak_fp32_gflops`."""
+        (`peaks.compute_peaks`; a GeForce board, by its name, at the GeForce tensor rates); FP32 is
+        this device's own `peak_fp32_gflops`."""
         if not self.max_sm_clock_mhz:
             return {}
         out = compute_peaks(self.compute_capability, self.sm_count, self.fp32_cores, self.max_sm_clock_mhz,
-                            self.tensor_clock_mhz)
+                            self.tensor_clock_mhz, geforce="geforce" in self.name.lower())
         if "fp32" in out:
             out["fp32"] = replace(out["fp32"], value=self.peak_fp32_gflops)
         return out

@@ -37,6 +37,15 @@ PRECISION_NAMES = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "fp64_tensor"
                    "bf16_tensor": "bf16", "tf32_tensor": "tf32", "fp8_tensor": "fp8", "int8_tensor": "int8"}
 
 
+def precision_key(precision: str, tensor_core: bool) -> str | None:
+    """The `peaks.PRECISIONS` key of a kernel's precision name and tensor-core flag ('bf16', True
+    -> 'bf16_tensor'; 'fp32', False -> 'fp32'); None for 'none' or a pair no GPU runs."""
+    for key, name in PRECISION_NAMES.items():
+        if name == precision and ("tensor" in key) == tensor_core:
+            return key
+    return None
+
+
 @dataclass(frozen=True)
 class Launch:
     """One profiled launch. Times in ns, bytes in bytes, `flops` per precision key
@@ -100,7 +109,7 @@ def from_row(row: dict, flop_instructions: dict[str, tuple[str, str, str]], tens
     row without a kernel name, a time, or its grid and block."""
     demangled = str(row.get("Kernel Name", "")).strip()
     if not demangled:
-        raise ValueError("launch without a kernel name")
+        raise ValueError("launch without a kernel name (or a row cut short)")
     time_ns = row.get(time_metric)
     if not isinstance(time_ns, (int, float)) or time_ns <= 0:
         raise ValueError(f"{demangled[:60]}: no {time_metric}")

@@ -25,9 +25,11 @@ else the maximum SM clock; which clock each figure used is recorded with it. FP6
 the exception: the datasheets' figure (H100 SXM: 67 TFLOP/s = 132 x 256 x 1980 MHz) is at the boost
 clock, as are FP64 and FP32.
 
-GeForce parts run FP16/BF16 tensor work with FP32 accumulation at half the rate of their
-professional siblings; the table holds the professional (A10, L4) rate and the GeForce presets say
-so in their source.
+The tensor-core keys are rates with FP32 accumulation, which is what BF16 and TF32 always use and
+what frameworks ask of FP16 and FP8. GeForce boards run those at half the rate of their
+professional siblings (GA102 whitepaper: RTX 3090 71 TFLOP/s FP16 with FP32 accumulate, 142 with
+FP16 accumulate; Ada: RTX 4090 165.2 and 330.3); the table holds the professional (A10, L4) rate
+and `compute_peaks(..., geforce=True)` halves it.
 
 Memory levels (bytes per clock):
     L1/SMEM  128 B per SM per clock: 32 banks x 4 bytes (CUDA C++ Programming Guide, "Shared Memory")
@@ -115,12 +117,16 @@ def _family(cc: str) -> str | None:
     return cc if cc in _TABLE else None
 
 
+HALF_ON_GEFORCE = ("fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor")  # the FP32-accumulate rates
+
+
 def compute_peaks(cc: str, sm_count: int, fp32_cores: int | None, sm_clock_mhz: float,
-                  tensor_clock_mhz: float | None = None) -> dict[str, Peak]:
+                  tensor_clock_mhz: float | None = None, geforce: bool = False) -> dict[str, Peak]:
     """Peak rate per precision (keys of `PRECISIONS`, only those the architecture has) for a GPU
     of compute capability `cc` with `sm_count` SMs: FP32 from the core count (cores x 2 FLOP x
     clock), the rest from the per-SM table above; CUDA-core rates at `sm_clock_mhz`, tensor-core
-    rates at `tensor_clock_mhz` (default: the same). An architecture the table lacks gets FP32 alone."""
+    rates at `tensor_clock_mhz` (default: the same); on a GeForce board (`geforce`) the
+    FP32-accumulate tensor rates at half. An architecture the table lacks gets FP32 alone."""
     out: dict[str, Peak] = {}
     if fp32_cores:
         per_sm = 2 * fp32_cores / sm_count
@@ -132,6 +138,8 @@ def compute_peaks(cc: str, sm_count: int, fp32_cores: int | None, sm_clock_mhz: 
     for key, per_sm in _TABLE[family].items():
         clock = (tensor_clock_mhz or sm_clock_mhz) if key in TENSOR and key != "fp64_tensor" else sm_clock_mhz
         source = GUIDE if key == "fp64" else _WP[family]
+        if geforce and key in HALF_ON_GEFORCE:
+            per_sm, source = per_sm / 2, source + "; GeForce: half, with FP32 accumulate"
         out[key] = Peak(key, per_clock_giga(per_sm * sm_count, clock), per_sm, sm_count, clock, source)
     return {k: out[k] for k in PRECISIONS if k in out}
 

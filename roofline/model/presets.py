@@ -59,11 +59,11 @@ PRESETS: tuple[Preset, ...] = (
     Preset("A10", "8.6", 72, 9216, 1695, 600, 24 * GB,
            "NVIDIA A10 datasheet", ("a10",)),
     Preset("GeForce RTX 3090", "8.6", 82, 10496, 1695, 936, 24 * GB,
-           "NVIDIA Ampere GA102 whitepaper; GeForce: FP16/BF16 tensor with FP32 accumulate at half the listed rate", ("rtx3090", "3090")),
+           "NVIDIA Ampere GA102 whitepaper", ("rtx3090", "3090")),
     Preset("L4", "8.9", 58, 7424, 2040, 300, 24 * GB,
            "NVIDIA L4 datasheet; Ada architecture whitepaper", ("l4",)),
     Preset("GeForce RTX 4090", "8.9", 128, 16384, 2520, 1008, 24 * GB,
-           "NVIDIA Ada Lovelace architecture whitepaper; GeForce: FP16/BF16 tensor with FP32 accumulate at half the listed rate", ("rtx4090", "4090")),
+           "NVIDIA Ada Lovelace architecture whitepaper", ("rtx4090", "4090")),
     Preset("H100 80GB HBM3", "9.0", 132, 16896, 1980, 3350, 80 * GB, H100 + " (SXM5)",
            ("h100-sxm", "H100-SXM5-80GB"), "h100", 1830),
     Preset("H100 PCIe", "9.0", 114, 14592, 1755, 2000, 80 * GB,
@@ -79,9 +79,9 @@ PRESETS: tuple[Preset, ...] = (
            "NVIDIA DGX/HGX B200 datasheet (80 TFLOP/s FP32, 8 TB/s per GPU; 2.25 PFLOP/s dense BF16 implies "
            "1856 MHz); clock derived from them", ("b200",), None, 1856),
     Preset("GeForce RTX 5080", "12.0", 84, 10752, 2617, 960, 16 * GB,
-           "NVIDIA GeForce RTX 5080 specifications; Blackwell GB203; tensor rates with FP16 accumulate", ("rtx5080", "5080")),
+           "NVIDIA GeForce RTX 5080 specifications; Blackwell GB203", ("rtx5080", "5080")),
     Preset("GeForce RTX 5090", "12.0", 170, 21760, 2407, 1792, 32 * GB,
-           "NVIDIA GeForce RTX 5090 specifications; Blackwell GB202; tensor rates with FP16 accumulate", ("rtx5090", "5090")),
+           "NVIDIA GeForce RTX 5090 specifications; Blackwell GB202", ("rtx5090", "5090")),
 )
 
 

@@ -20,7 +20,8 @@ from ..errors import UsageError
 from ..model.roofs import COMPUTE_LEVEL
 from ..results.profile import ProfileResults
 from .chart import check_output, new_figure, save_atomic, text
-from .text import percent, roof_name
+from ..model.units import plural
+from .text import display_names, figure, percent, roof_name
 
 TOP = 12
 LEVEL_MARKERS = (("dram", "o", "DRAM"), ("l2", "s", "L2"), ("l1", "^", "L1/shared"))
@@ -108,13 +109,19 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
         ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"kernel at {label}")
     ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=0.9)
     command = " ".join(doc.command) if doc.command else (doc.report or "")
-    ax.set_title(text(f"{doc.device.name}: top {len(kernels)} of {len(doc.kernels)} kernels by GPU time "
-                      f"({doc.total_time_ms:,.2f} ms profiled)\n{command[:110]}"), fontsize=9, loc="left")
+    shown = f"top {len(kernels)} of {len(doc.kernels)} kernels" if len(kernels) < len(doc.kernels) else \
+        plural(len(kernels), "kernel")
+    ax.set_title(text(f"{doc.device.name}: {shown} by GPU time ({figure(doc.total_time_ms)} ms profiled)"
+                      f"\n{command[:110]}"), fontsize=9, loc="left")
+    moving = [str(i + 1) for i, k in enumerate(kernels) if k.dominant is None or not k.gflops]
+    if moving:
+        ax.text(0.01, 0.985, f"not drawn here, no floating-point work (bandwidth only, right): #{', #'.join(moving)}",
+                transform=ax.transAxes, fontsize=7, color="0.3", va="top")
 
     names, shares, fracs, labels = [], [], [], []
-    for i, k in enumerate(kernels):
+    for i, (k, name) in enumerate(zip(kernels, display_names([k.name for k in kernels], 30))):
         v = doc.verdict(k)
-        names.append(text(f"{i + 1}. {k.name[:30]} ({k.precision}{' TC' if k.tensor_core else ''})"))
+        names.append(text(f"{i + 1}. {name} ({k.precision}{' TC' if k.tensor_core else ''})"))
         shares.append(k.time_share)
         frac = 1 / v.times_floor if v.times_floor else 0.0
         fracs.append(min(frac, 1.0))

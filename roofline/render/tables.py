@@ -21,6 +21,7 @@ from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from .text import (
     bound_cell,
+    display_names,
     figure,
     limiters,
     occupancy_cell,
@@ -319,7 +320,8 @@ def peaks_tables(d: DeviceSpec, width: int = 200) -> list[Table]:
         rows.append([name, f"{value / 1e3:,.1f} TB/s" if value else "-", how,
                      f"{got / 1e3:,.1f}" + (f" ({100 * got / value:.0f} %)" if value else "") if got else "-", source])
     for row in rows:  # the source's name; the figures it gives are in the JSON's peak_sources
-        row[4] = row[4].split(" (")[0].split(";")[0].removeprefix("preset: ")
+        half = "; GeForce: half" in row[4]
+        row[4] = row[4].split(" (")[0].split(";")[0].removeprefix("preset: ") + (" (GeForce: half)" if half else "")
     columns = [("theoretical", "right"), ("per SM per clock x SMs x clock", "right"), ("measured", "right"),
                ("source", "left")]
     if all(row[3] == "-" for row in rows):
@@ -368,17 +370,25 @@ def _si(giga: float | None, unit: str) -> str:
     return f"{value:,.3g} {prefix}{unit}" if value < 1000 else f"{value:,.0f} {prefix}{unit}"
 
 
+def _launch_shape(k) -> str:
+    """'(2,64,1)x384': the grid, and the threads of a block (its shape when not 1-D)."""
+    grid = "x".join(str(d) for d in k.grid) if k.grid[1:] != [1, 1] else str(k.grid[0])
+    block = str(k.threads_per_block) if k.block[1:] == [1, 1] else "x".join(str(d) for d in k.block)
+    return f"{grid} x {block}"
+
+
 def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) -> list[Table]:
     """A profile's kernels by GPU time (the `top` first): share, launches, precision, rate,
     arithmetic intensity at DRAM, L2 and L1 (FLOP per byte), achieved DRAM bandwidth, the binding
     roof and the time over its floor, occupancy theoretical/achieved with the limiter, and a
     one-line verdict."""
-    columns = [("share", "right"), ("launches", "right"), ("precision", "left"), ("FLOP/s", "right"),
+    columns = [("share", "right"), ("launches", "right"), ("grid x block", "right"), ("precision", "left"),
+               ("FLOP/s", "right"),
                ("AI DRAM", "right"), ("AI L2", "right"), ("AI L1", "right"), ("DRAM", "right"),
                ("bound", "left"), ("occupancy", "left"), ("verdict", "left")]
     rows = []
     kernels = doc.kernels[:top] if top else doc.kernels
-    for k in kernels:
+    for k, name in zip(kernels, display_names([k.name for k in kernels], 40)):
         v = doc.verdict(k)
         b = v.binding
         bound = f"{roof_name(b.level)} {v.times_floor:.2f}x" if b is not None and v.times_floor else "-"
@@ -387,7 +397,7 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
             f"{percent(k.occupancy.occupancy)}/" + (f"{percent(k.achieved_occupancy)}" if k.achieved_occupancy
                                                    is not None else "-") + f"% {limiters(k.occupancy, short=True)}")
         dram = k.bytes.get("dram")
-        rows.append([k.name[:40], f"{percent(k.time_share)}%", f"{k.launches:,}", precision,
+        rows.append([name, f"{percent(k.time_share)}%", f"{k.launches:,}", _launch_shape(k), precision,
                      _si(k.gflops, "FLOP/s" if k.precision != "int8" else "OP/s"),
                      *(f"{x:.3g}" if x else "-" for x in (k.intensity("dram"), k.intensity("l2"), k.intensity("l1"))),
                      f"{dram / (k.time_ms * 1e6):,.0f} GB/s" if dram else "-", bound,

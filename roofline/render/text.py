@@ -115,3 +115,24 @@ def tensor_clock_note(tensor_mhz: float | None, max_mhz: float | None) -> str | 
     return (f"tensor-core peaks use {tensor_mhz:,.0f} MHz, the clock the datasheet's tensor figures imply; the "
             f"maximum SM clock ({max_mhz:,.0f} MHz) would overstate them, since a tensor-core load runs at the "
             "power limit below it")
+
+
+def middle_cut(name: str, width: int) -> str:
+    """`name` in at most `width` characters, its middle replaced by '…' when too long, so that
+    kernels that differ only at the end stay apart: 'nvjet_sm90_tst_256x…coopA_bias_TNT'."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) * 3 // 5
+    return name[:head] + "…" + name[len(name) - (width - 1 - head):]
+
+
+def display_names(names: list[str], width: int) -> list[str]:
+    """Each name cut to `width` (`middle_cut`); names that still read alike get ' #2', ' #3', ...
+    in order, so that every row of a table or chart can be told apart."""
+    cut = [middle_cut(n, width) for n in names]
+    seen: dict[str, int] = {}
+    out = []
+    for c in cut:
+        seen[c] = seen.get(c, 0) + 1
+        out.append(c if seen[c] == 1 else f"{middle_cut(c, width - 3)} #{seen[c]}")
+    return out

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from ..model.device import DeviceSpec
-from ..model.launches import KernelGroup
+from ..model.launches import KernelGroup, precision_key
 from ..model.occupancy import Occupancy
 from ..model.peaks import PRECISIONS
 from ..model.roofs import Verdict, verdict
@@ -44,7 +44,7 @@ class ProfiledKernel(_Model):
     precision: Precision
     tensor_core: bool
     flops: dict[Literal[PRECISIONS], Count] = {}  # type: ignore[valid-type]
-    gflops: Rate | None = None
+    gflops: Annotated[float, Field(ge=0, le=1e8, allow_inf_nan=False)] | None = None
     bytes: dict[Literal[LEVEL_KEYS], Count] = {}  # type: ignore[valid-type]
     bank_conflicts: Count | None = None
     grid: Dim3
@@ -58,8 +58,18 @@ class ProfiledKernel(_Model):
 
     @property
     def dominant(self) -> str | None:
-        """The precision key with the most operations (None without floating-point work)."""
-        return max(self.flops, key=self.flops.get) if self.flops else None
+        """The precision key of the kernel's `precision` and `tensor_core` ('bf16_tensor', 'fp32';
+        None for a data-movement kernel): the work its rate and intensities count."""
+        return precision_key(self.precision, self.tensor_core)
+
+    @property
+    def credible_flops(self) -> dict[str, float]:
+        """The operations its verdict reads: every precision it counted, but CUDA-core FP16 only
+        when that is the kernel's own (elsewhere ncu's HFMA count holds register moves,
+        `model.launches`); none for a data-movement kernel."""
+        if self.dominant is None:
+            return {}
+        return {k: v for k, v in self.flops.items() if k != "fp16" or self.dominant == "fp16"}
 
     @property
     def counted(self) -> CountedTraffic:
@@ -109,6 +119,7 @@ class ProfileResults(_Model):
         for i, k in enumerate(self.kernels):
             if abs(k.time_share - k.time_ms / total) > 1e-6:
                 raise ValueError(f"kernels[{i}].time_share: {k.time_share:g}, but its time gives {k.time_ms / total:g}")
+            _check_kernel(f"kernels[{i}]", k, self.device)
         return self
 
     @property
@@ -120,14 +131,53 @@ class ProfileResults(_Model):
         """Kernel `k` against the roof of each precision it uses and each memory level it moved
         bytes through, measured roofs where known: the same reading as `Results.verdict` on what
         ncu counted."""
-        return verdict(None, self.device.roofs, k.time_ms, k.counted, measured=True, flops_by_precision=k.flops)
+        return verdict(None, self.device.roofs, k.time_ms, k.counted, measured=True,
+                       flops_by_precision=k.credible_flops)
+
+
+OVER_PEAK = 1.1  # a rate or bandwidth above this many times the device's theoretical peak is a corrupt file
+
+
+def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
+    """A kernel's figures must agree with each other and stay within what the device can do."""
+    if k.precision != "none" and k.dominant is None:
+        raise ValueError(f"{where}.precision: {k.precision!r} with tensor_core {str(k.tensor_core).lower()} is not "
+                         "a precision any GPU runs")
+    if k.precision == "none" and (k.tensor_core or k.gflops is not None):
+        raise ValueError(f"{where}: precision 'none' (no floating-point work) with a rate or tensor_core true")
+    if k.dominant is not None:
+        work = k.flops.get(k.dominant, 0.0)
+        if not work or k.gflops is None:
+            raise ValueError(f"{where}.flops: no {k.dominant} operations counted for a {k.precision} kernel")
+        rate = work / (k.time_ms * 1e6)
+        if abs(k.gflops - rate) > 1e-3 * rate:
+            raise ValueError(f"{where}.gflops: {k.gflops:,.6g}, but its {k.dominant} operations over its time give "
+                             f"{rate:,.6g}; the file looks hand-edited or corrupt")
+        peak = (device.peaks_gflops or {}).get(k.dominant)
+        if peak and k.gflops > OVER_PEAK * peak:
+            raise ValueError(f"{where}.gflops: {k.gflops:,.0f} is {k.gflops / peak:.3g}x the device's {k.dominant} peak "
+                             f"of {peak:,.0f} GFLOP/s, which no kernel can reach; the file looks corrupt")
+    if k.median_ms > k.time_ms * (1 + 1e-9):
+        raise ValueError(f"{where}.median_ms: {k.median_ms:g} is more than the {k.launches} launches' total {k.time_ms:g}")
+    threads = k.block[0] * k.block[1] * k.block[2]
+    if threads != k.threads_per_block:
+        raise ValueError(f"{where}.threads_per_block: {k.threads_per_block}, but its block {k.block} has {threads}")
+    occ = k.occupancy
+    if occ is not None and (occ.registers_per_thread != max(1, k.registers) or occ.threads_per_block != threads):
+        raise ValueError(f"{where}.occupancy: computed for {occ.registers_per_thread} registers and "
+                         f"{occ.threads_per_block} threads, but the kernel has {k.registers} and {threads}")
+    for level, peak in (("dram", device.peak_dram_gbps), ("l2", device.roofs.l2_gbps)):
+        moved = k.bytes.get(level)
+        if moved and peak and moved / (k.time_ms * 1e6) > OVER_PEAK * peak:
+            raise ValueError(f"{where}.bytes.{level}: {moved:,.0f} bytes in {k.time_ms:g} ms is "
+                             f"{moved / (k.time_ms * 1e6):,.0f} GB/s, above the device's {peak:,.0f}; the file looks corrupt")
 
 
 def kernel_from_group(g: KernelGroup, total_ms: float, occupancy: Occupancy | None) -> ProfiledKernel:
     """A `ProfiledKernel` from launches grouped by `model.launches.group`."""
     x = g.first
     dominant = g.dominant
-    flops = g.flops if dominant else {}
+    flops = g.flops
     rate = flops[dominant] / (g.time_ms * 1e6) if dominant else None
     return ProfiledKernel(
         name=x.name, demangled=x.demangled, launches=g.count, time_ms=g.time_ms, median_ms=g.median_ms,

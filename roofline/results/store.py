@@ -32,6 +32,11 @@ def field_path(loc: tuple) -> str:
     return out
 
 
+def one_line(exc: ValidationError) -> str:
+    """A pydantic error as one line: the first error's field path and message."""
+    return _one_line(exc)
+
+
 def _one_line(exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     msg = str(err["msg"]).removeprefix("Value error, ")
@@ -59,6 +64,10 @@ def parse(doc, source: str = "results", profile: bool = False) -> Results | Prof
             return ProfileResults.model_validate_json(json.dumps(doc), strict=True)
         except ValidationError as exc:
             raise UsageError(f"{source}: {_one_line(exc)}") from None
+    if doc.get("kind") not in (None, "profile"):
+        raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', or none for a run)")
+    if "kind" not in doc and "launches_profiled" in doc and "problem" not in doc:
+        raise UsageError(f"{source}: looks like a profile but has no \"kind\": \"profile\"; the file looks hand-edited")
     schema = doc.get("schema")
     if schema is None:
         raise UsageError(f"{source}: not a roofline results file (no schema field)")
