@@ -217,9 +217,12 @@ def read_report(path: Path) -> tuple[list[dict], str]:
     module = _ncu_report_module()
     if module is not None:
         try:
-            return _rows_from_module(module, path), "Nsight Compute's Python report interface (ncu_report)"
+            rows = _rows_from_module(module, path)
         except Exception as exc:  # the interface's errors are not typed; fall back to the CSV export
             print(f"ncu_report could not read {path} ({exc}); using ncu's CSV export", file=sys.stderr)
+            rows = []
+        if rows:  # none: not a report it knows (or an empty one), which ncu itself then says
+            return rows, "Nsight Compute's Python report interface (ncu_report)"
     exe = shutil.which("ncu")
     if exe is None:
         raise NcuError(f"reading {path} (a binary .ncu-rep) needs ncu: {INSTALL_HINT}; or export it where ncu is, "
