@@ -9,7 +9,6 @@ import json
 import os
 import stat
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import FIXTURES

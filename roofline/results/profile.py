@@ -23,7 +23,7 @@ from ..model.occupancy import Occupancy
 from ..model.peaks import PRECISIONS
 from ..model.roofs import Verdict, verdict
 from ..model.traffic import CountedTraffic
-from ..model.units import Count, Millis, Rate
+from ..model.units import Count, Millis
 from .schema import SCHEMA, _Model
 
 Precision = Literal["fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8", "none"]
