@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
 # Reproduce the committed GPU results: measured ceilings, the tile search, the ladder at 4096^3
 # with Nsight Compute counters, the size sweep, and the charts. Run from the repository root on a
-# CUDA machine with roofline installed; NAME tags the files (default: h200); STEP picks a part
+# CUDA machine with roofline installed; STEP picks a part
 # (tune, ladder, sweep, charts, user, profile; default all of them, in that order). `user` runs the
 # test suite's own-style kernel (tests/fixtures/kernels/tiled_f4.cu) beside the ladder and draws
 # it; `profile` profiles one BF16 training step of examples/transformer_bf16.py (PyTorch needed)
 # and draws it. `agreement` (not part of all: about five minutes) profiles the ladder through
 # `roofline profile -- roofline run` and checks it against `roofline run --profile`.
-#   bash bench/ladder.sh [NAME] [STEP]
+#   bash bench/ladder.sh [NAME|auto] [STEP]
+# NAME tags the files; without one (or with `auto`) it is this GPU's preset name (h200, a100-sxm4-80gb,
+# ...) or, for a GPU without a preset, its name in lower case; with no GPU to ask, the script refuses.
 set -euo pipefail
-name="${1:-h200}"
+name="${1:-auto}"
 step="${2:-all}"
+if [ "$name" = auto ]; then
+    name="$("${PYTHON:-python3}" - <<'PY'
+import sys
+from roofline.measure.nvml import gpu_available
+from roofline.model.presets import find_preset, name_key
+if not gpu_available():
+    sys.exit("bench/ladder.sh: no GPU to take the name from; give one: bash bench/ladder.sh NAME [STEP]")
+import pynvml
+pynvml.nvmlInit()
+gpu = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
+gpu = gpu.decode() if isinstance(gpu, bytes) else gpu
+preset = find_preset(gpu)
+print(preset.aliases[0] if preset and preset.aliases else name_key(gpu))
+PY
+)" || exit 2
+    echo "bench/ladder.sh: files tagged '$name' (this GPU)"
+fi
 export PYTHONUNBUFFERED=1 COLUMNS=140
 if [ "$step" = all ] || [ "$step" = tune ]; then
     roofline device --measure
