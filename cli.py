@@ -393,10 +393,12 @@ def plot(
     out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE", help="Chart file: .png, .svg or .pdf."),
     kind: ChartKind = typer.Option(ChartKind.roofline, "--kind", help="roofline, or sweep (GFLOP/s against size)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
+    highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
+                                                  help="Draw this kernel bold and fade the others (repeatable)."),
 ):
     """Draw the hierarchical roofline chart, or a size sweep, from recorded results (no GPU
     needed)."""
-    for note in api.plot(_results_paths(results_paths), out, kind.value, measured):
+    for note in api.plot(_results_paths(results_paths), out, kind.value, measured, highlight):
         _note(note)
     typer.echo(f"wrote {out}")
 

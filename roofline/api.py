@@ -213,15 +213,25 @@ def show(paths: list[Path]) -> tuple[Results | ProfileResults, list[str]]:
     return store.merge(docs, [str(p) for p in paths], notes), notes
 
 
-def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = False) -> list[str]:
+def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = False,
+         highlight: list[str] | None = None) -> list[str]:
     """Draw the roofline (or, for `kind` 'sweep', the size sweep) of the results in `paths` into
-    `out`, atomically; a profile's chart for a profile (`render.profile_chart`). Returns one-line
-    notes. Raises UsageError for bad input or an output path that cannot be written."""
+    `out`, atomically; a profile's chart for a profile (`render.profile_chart`). The kernels named
+    in `highlight` are drawn bold, the rest faded. Returns one-line notes. Raises UsageError for
+    bad input, a highlighted name the results do not hold, or an output path that cannot be
+    written."""
     if kind == "sweep" and measured:
         raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
     chart.check_output(out)
     doc, notes = show(paths)
+    if highlight and not isinstance(doc, ProfileResults):
+        known = [k.name for k in doc.kernels]
+        for name in highlight:
+            if name not in known:
+                raise UsageError(f"--highlight {name!r}: no such kernel in these results; they hold {', '.join(known)}")
     if isinstance(doc, ProfileResults):
+        if highlight:
+            raise UsageError("--highlight applies to run results; a profile's chart shows its top kernels")
         if kind == "sweep":
             raise UsageError(f"{paths[0]} is a profile of a program, which has no size sweep; drop --kind sweep")
         if measured:
@@ -233,9 +243,9 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
                      f"{doc.problem.problem.text()} (--kind sweep draws every size)")
     try:
         if kind == "sweep":
-            sweep_chart.draw(doc, out)
+            sweep_chart.draw(doc, out, highlight)
         else:
-            roofline_chart.draw(doc, out, measured)
+            roofline_chart.draw(doc, out, measured, highlight)
     except UsageError as exc:  # the output path was checked above: this is about the data
         raise UsageError(f"{', '.join(str(p) for p in paths)}: {exc}") from None
     return notes

@@ -1,9 +1,13 @@
 """Charts from recorded results (no GPU needed)."""
 
 import copy
+import json
 
 import pytest
 from conftest import FIXTURES, make_doc, set_rate, user_record
+from typer.testing import CliRunner
+
+from cli import app
 
 from roofline.errors import UsageError
 from roofline.render import chart, roofline_chart, sweep_chart
@@ -171,3 +175,30 @@ def test_compare_chart(tmp_path):
         compare(store.parse(before), store.parse(make_doc(n=1024)))
     assert compare(store.parse(before), store.parse(make_doc(n=1024)), force=True).notes[0].startswith(
         "different problems")
+
+
+def test_every_ladder_step_has_one_technique_and_its_own_style():
+    from roofline.ladder.families import LADDER, TECHNIQUES, technique
+
+    grouped = [name for _, names in TECHNIQUES for name in names]
+    assert sorted(grouped) == sorted(f.name for f in LADDER) and len(set(grouped)) == len(grouped)
+    assert technique("register_strip") == (2, 1, 3) and technique("register_tiling_2d<64,64,8,4,4>") is None
+    styles = {(str(chart.kernel_style(f.name, 0, 1)["color"]), chart.kernel_style(f.name, 0, 1)["marker"])
+              for f in LADDER}
+    assert len(styles) == len(LADDER)  # no two steps look alike
+
+
+def test_the_sweep_legend_is_grouped_and_a_chosen_kernel_stands_out(tmp_path):
+    svg = sweep_chart.draw(sweep_doc(), tmp_path / "s.svg", highlight=["full_tiles"]).read_text()
+    assert "REGISTER TILES" in svg and "WARP TILES, CP.ASYNC PIPELINES" in svg
+    assert "stroke-opacity: 0.25" in svg  # the kernels not chosen are faded
+
+
+def test_highlight_names_a_kernel_the_results_hold(tmp_path):
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(make_doc()))
+    r = CliRunner().invoke(app, ["plot", "--results", str(res), "--highlight", "nope", "--out", str(tmp_path / "c.png")])
+    assert r.exit_code == 2 and "--highlight 'nope': no such kernel in these results" in r.stderr
+    r = CliRunner().invoke(app, ["plot", "--results", str(res), "--highlight", "warptiling", "--out",
+                                 str(tmp_path / "c.png")])
+    assert r.exit_code == 0, r.output

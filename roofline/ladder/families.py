@@ -296,3 +296,23 @@ def from_expression(expression: str, only_variants: bool = False) -> KernelSpec:
 def variant(expression: str) -> KernelSpec:
     """A ladder kernel at other tile sizes (`from_expression` for the families from `vectorized` on)."""
     return from_expression(expression, only_variants=True)
+
+
+# The ladder's steps by technique: charts that must tell a dozen kernels apart colour each group
+# with its own hue and the steps inside it by shade, marker and line style.
+TECHNIQUES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("no reuse", ("naive", "gmem_coalescing")),
+    ("shared-memory tiles", ("smem_tiling",)),
+    ("register tiles", ("register_tiling_1d", "register_strip", "register_tiling_2d")),
+    ("128-bit loads, no bank conflicts", ("vectorized", "bank_conflict_free", "autotuned")),
+    ("warp tiles, cp.async pipelines", ("warptiling", "async_copy", "full_tiles")),
+)
+
+
+def technique(name: str) -> tuple[int, int, int] | None:
+    """Where ladder kernel `name` sits in `TECHNIQUES`: (group index, position in the group, size
+    of the group); None for a name that is not a ladder step (a variant, the user's kernel)."""
+    for g, (_, members) in enumerate(TECHNIQUES):
+        if name in members:
+            return g, members.index(name), len(members)
+    return None

@@ -65,6 +65,28 @@ def text(s: str) -> str:
     return str(s).replace("$", r"\$")
 
 
+TECHNIQUE_MAPS = ("Greys", "Blues", "Greens", "Oranges", "Purples")
+STEP_MARKERS = ("o", "s", "^")
+STEP_LINES = ("-", "--", ":")
+
+
+def kernel_style(name: str, i: int, n: int) -> dict:
+    """Colour, marker and line style of ladder kernel `name`: the hue of its technique
+    (`ladder.families.TECHNIQUES`), a darker shade, another marker and line style for each later
+    step inside it; a kernel outside the ladder (a variant), the `i`-th of `n` along viridis."""
+    from matplotlib import colormaps
+
+    from ..ladder.families import technique
+
+    where = technique(name)
+    if where is None:
+        return {"color": color_ramp(i, n), "marker": MARKERS[i % len(MARKERS)], "ls": "-"}
+    group, step, size = where
+    shade = 0.45 + 0.35 * (step / (size - 1) if size > 1 else 0.5)
+    return {"color": colormaps[TECHNIQUE_MAPS[group % len(TECHNIQUE_MAPS)]](shade),
+            "marker": STEP_MARKERS[step % len(STEP_MARKERS)], "ls": STEP_LINES[step % len(STEP_LINES)]}
+
+
 def color_ramp(i: int, n: int):
     """The i-th of n colours along viridis, from dark to light."""
     from matplotlib import colormaps

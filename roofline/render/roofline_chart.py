@@ -23,7 +23,7 @@ from ..results.schema import Results
 from .chart import (
     USER_COLORS,
     check_output,
-    color_ramp,
+    kernel_style,
     load_matplotlib,
     new_figure,
     place_labels,
@@ -47,12 +47,13 @@ def _legend_text(k) -> str:
     return f"{text(k.name)}{mark}\n{k.gflops:,.0f} GFLOP/s, {regs}, {occupancy_phrase(k.occupancy)}"
 
 
-def draw(doc: Results, out: Path, measured: bool = False) -> Path:
+def draw(doc: Results, out: Path, measured: bool = False, highlight: list[str] | None = None) -> Path:
     """Draw the roofline of results document `doc` into `out` (.png, .svg or .pdf), written
     atomically; with `measured`, also each kernel's points at the L2 and DRAM bytes Nsight Compute
     counted (kernels that were not profiled have none). Returns `out`. Raises UsageError for a bad
     output path, a document without kernels or without a timed one, figures that cannot be drawn
-    on log axes (a corrupt file: see PLOTTABLE), or for `measured` when no kernel was profiled."""
+    on log axes (a corrupt file: see PLOTTABLE), or for `measured` when no kernel was profiled.
+    The kernels in `highlight` are drawn bold, the others faded."""
     fmt = check_output(out)
     if not doc.kernels:
         raise UsageError("no kernels in these results; make them with roofline run --all")
@@ -62,7 +63,7 @@ def draw(doc: Results, out: Path, measured: bool = False) -> Path:
                          f"({failed[:200]})")
     if measured and not any(k.measured for k in doc.kernels):
         raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
-    fig, _ = render(doc, measured)
+    fig, _ = render(doc, measured, highlight)
     save_atomic(fig, Path(out), fmt)
     return Path(out)
 
@@ -75,9 +76,9 @@ def label_boxes(doc: Results, measured: bool = False) -> list:
     return [text_box(t, renderer) for t in texts]
 
 
-def render(doc: Results, measured: bool = False):
+def render(doc: Results, measured: bool = False, highlight: list[str] | None = None):
     """Build the chart for a results document; returns (Figure, kernel name labels)."""
-    return _render(doc, measured)
+    return _render(doc, measured, set(highlight or ()))
 
 
 LEVEL_MARKERS = {"GMEM (model)": "o", "SMEM (model)": "^", "L2 (measured)": "s", "DRAM (measured)": "D"}
@@ -99,7 +100,7 @@ def _points(k, measured: bool, flops: float) -> list[tuple[str, float]]:
     return list(intensities(k.model, counted, flops).items())
 
 
-def _render(doc: Results, measured: bool):
+def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
     load_matplotlib()
     from matplotlib.lines import Line2D
 
@@ -167,7 +168,9 @@ def _render(doc: Results, measured: bool):
     users = [k for k in good if k.user]
     for k in good:
         user = k.user
-        color = USER_COLORS[users.index(k) % len(USER_COLORS)] if user else color_ramp(ladder.index(k), len(ladder))
+        color = USER_COLORS[users.index(k) % len(USER_COLORS)] if user else \
+            kernel_style(k.name, ladder.index(k), len(ladder))["color"]
+        alpha = 0.25 if highlight and k.name not in highlight else 0.9
         y = k.gflops
         pts = points[k.name]
         if not pts:  # a user kernel with no model and no counters: its rate only
@@ -178,19 +181,20 @@ def _render(doc: Results, measured: bool):
                         fontsize=9, fontweight="bold", color=color)
         if len(pts) > 1:
             xs = sorted(ai for _, ai in pts)
-            ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=1.6 if user else 0.9, alpha=0.7, zorder=2)
+            ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=1.6 if user else 0.9, alpha=min(alpha, 0.7), zorder=2)
         for level, ai in pts:
             levels_used.add(level)
-            ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8, mec="black", mew=0.6, alpha=0.9, zorder=3)
+            ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8, mec="black", mew=0.6, alpha=alpha, zorder=3)
             if user:  # a star over each of its points
                 ax.plot([ai], [y], "*", color=color, ms=20, mec="black", mew=0.8, zorder=4)
         if pts:
             texts.append(ax.annotate(text(k.name), (pts[0][1], y), xytext=(9, 0), textcoords="offset points",
-                                     va="center", fontsize=10 if user else 8, fontweight="bold" if user else "normal",
-                                     color=color if user else "black",
+                                     va="center", fontsize=10 if user else 8,
+                                     fontweight="bold" if user or k.name in highlight else "normal",
+                                     color=color if user else ("0.6" if alpha < 0.5 else "black"),
                                      arrowprops=dict(arrowstyle="-", lw=0.5, color="0.6", shrinkA=0, shrinkB=5)))
         handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.6,
-                              ms=14 if user else 8, label=_legend_text(k)))
+                              ms=14 if user else 8, alpha=alpha, label=_legend_text(k)))
     keys = [Line2D([], [], ls="", marker=m, color="0.5", mec="black", ms=7, label=lvl)
             for lvl, m in LEVEL_MARKERS.items() if lvl in levels_used]
     keys += [Line2D([], [], color=c, ls=st, label=f"{name} {gbps:,.0f} GB/s") for name, gbps, c, st in lines]

@@ -1,7 +1,10 @@
 """The size-sweep chart: GFLOP/s against problem size (M = N = K), one line per kernel and a bold
 one for cuBLAS, from a results document made by `roofline run --sizes ...` (no GPU needed).
-Sizes at which a kernel failed verification are left out of its line. The user's own kernels
-stand out: thick lines with stars, in colours the ladder does not use."""
+Sizes at which a kernel failed verification are left out of its line. Ladder kernels are
+coloured by technique (one hue per group of `ladder.families.TECHNIQUES`, the steps inside it by
+shade, marker and line style) and the legend is grouped the same way; `highlight` draws the
+kernels it names bold and fades the rest. The user's own kernels stand out: thick lines with
+stars, in colours the ladder does not use."""
 
 from __future__ import annotations
 
@@ -9,21 +12,22 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..results.schema import Results
+from ..ladder.families import TECHNIQUES, technique
 from .chart import (
-    MARKERS,
     USER_COLORS,
     check_output,
-    color_ramp,
+    kernel_style,
+    load_matplotlib,
     new_figure,
     save_atomic,
     text,
 )
 
 
-def draw(doc: Results, out: Path) -> Path:
-    """Draw the sweep of `doc` into `out` (.png, .svg or .pdf), atomically. Raises UsageError when
-    the document holds no sweep, when a point is not square (the axis is M = N = K), or the
-    output path is bad."""
+def draw(doc: Results, out: Path, highlight: list[str] | None = None) -> Path:
+    """Draw the sweep of `doc` into `out` (.png, .svg or .pdf), atomically; the kernels in
+    `highlight` bold, the others faded. Raises UsageError when the document holds no sweep, when
+    a point is not square (the axis is M = N = K), or the output path is bad."""
     fmt = check_output(out)
     if not doc.sweep:
         raise UsageError("this results file holds no size sweep; make one with "
@@ -32,12 +36,12 @@ def draw(doc: Results, out: Path) -> Path:
         if not point.problem.problem.square:
             raise UsageError(f"sweep[{i}] is {point.problem.problem.text()}, not square; the sweep chart's "
                              "axis is M = N = K")
-    fig = _render(doc)
+    fig = _render(doc, set(highlight or ()))
     save_atomic(fig, Path(out), fmt)
     return Path(out)
 
 
-def _render(doc: Results):
+def _render(doc: Results, highlight: set[str]):
     sweep = sorted(doc.sweep, key=lambda p: p.problem.m)
     sizes = [p.problem.m for p in sweep]
     names = []
@@ -50,12 +54,16 @@ def _render(doc: Results):
         ok = any(k.name == name and k.timed for p in sweep for k in p.kernels)
         (drawn if ok else never).append(name)
     names = drawn
+    load_matplotlib()
+    from matplotlib.lines import Line2D
+
     fig = new_figure(12, 6.5, 120)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     users = [k.name for k in doc.kernels if k.user and k.name in names]
     ladder = [n for n in names if n not in users]
+    handles, group_seen = [], set()
     for name in names:
         xs, ys = [], []
         for point in sweep:
@@ -64,14 +72,22 @@ def _render(doc: Results):
                 xs.append(point.problem.m)
                 ys.append(k.gflops)
         if name in users:  # the user's own: a thick line of its own colour, stars
-            ax.plot(xs, ys, marker="*", color=USER_COLORS[users.index(name) % len(USER_COLORS)], lw=2.6, ms=14,
-                    mec="black", mew=0.6, label=f"{text(name)} (yours)", zorder=4)
+            line, = ax.plot(xs, ys, marker="*", color=USER_COLORS[users.index(name) % len(USER_COLORS)], lw=2.6,
+                            ms=14, mec="black", mew=0.6, label=f"{text(name)} (yours)", zorder=4)
+            handles.append(line)
             continue
-        i = ladder.index(name)
-        ax.plot(xs, ys, marker=MARKERS[i % len(MARKERS)], color=color_ramp(i, len(ladder)),
-                lw=1.3, ms=6, label=text(name))
-    ax.plot(sizes, [p.reference.gflops for p in sweep], color="black", lw=2.5, marker="*", ms=10,
-            label="cuBLAS (reference)")
+        where = technique(name)
+        if where is not None and where[0] not in group_seen:  # a legend heading per technique
+            group_seen.add(where[0])
+            handles.append(Line2D([], [], ls="", label=TECHNIQUES[where[0]][0].upper()))
+        faded = bool(highlight) and name not in highlight
+        style = kernel_style(name, ladder.index(name), len(ladder))
+        line, = ax.plot(xs, ys, lw=1.0 if faded else (2.4 if highlight else 1.5), ms=4 if faded else 6,
+                        alpha=0.25 if faded else 1.0, label=text(name), **style)
+        handles.append(line)
+    ref, = ax.plot(sizes, [p.reference.gflops for p in sweep], color="black", lw=2.5, marker="*", ms=10,
+                   label="cuBLAS (reference)")
+    handles.append(ref)
     peak = doc.device.peak_fp32_gflops
     ax.axhline(peak, color="tab:red", lw=1.5)
     ax.text(sizes[0], peak * 1.04, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="bottom", ha="left")
@@ -85,6 +101,6 @@ def _render(doc: Results):
         fig.text(0.01, 0.01, "failed at every size, not drawn: " + ", ".join(text(n) for n in never),
                  fontsize=8, color="tab:red")
     ax.grid(True, which="major", lw=0.4, color="0.85")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
