@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from .traffic import CountedTraffic, ModelFigures
 from .units import ms_at, per_clock_giga
+from .waves import Waves
 
 SMEM_BANKS = 32
 SMEM_BANK_BYTES = 4
@@ -182,6 +183,7 @@ class Verdict:
 
     floors: tuple[Floor, ...]
     time_ms: float | None
+    waves: Waves | None = None  # the grid's waves; the floors are already divided by their utilization
 
     @property
     def binding(self) -> Floor | None:
@@ -204,7 +206,7 @@ class Verdict:
 def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
             counted: CountedTraffic | None = None, measured: bool = True,
             levels: tuple[str, ...] = MEMORY_LEVELS, flops: float | None = None,
-            flops_by_precision: dict[str, float] | None = None) -> Verdict:
+            flops_by_precision: dict[str, float] | None = None, waves: Waves | None = None) -> Verdict:
     """The floors of one kernel at the FP32 roof and each memory level in `levels` that has both
     bytes and a roof, against the measured roofs when `measured` (and known), else the theoretical
     ones; with `time_ms`, the distance from the binding one. `verdict(fig, roofs, t, measured=False,
@@ -213,25 +215,27 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     floors at FP32 and the counted levels only. A profiled kernel gives `flops_by_precision`
     (precision key -> FLOPs, `peaks.PRECISIONS`) instead: one compute floor per precision with
     work and a roof. Floors are (and `binding` picks among) per level: each unit runs apart, so the
-    slowest alone bounds the time."""
+    slowest alone bounds the time. With the grid's `waves` (`model.waves`), every floor is divided by
+    the share of the GPU the grid keeps busy: 32 blocks on 132 block slots, a floor 4.1x higher."""
+    busy = waves.utilization if waves is not None else 1.0
     by_precision = {"fp32": figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
     floors = []
     for key, amount in by_precision.items():
         roof = roofs.roof(key, measured)
         if amount and roof is not None:
-            floors.append(Floor(roof.level, ms_at(amount, roof.value), roof, flops_by_precision is not None))
+            floors.append(Floor(roof.level, ms_at(amount, roof.value) / busy, roof, flops_by_precision is not None))
     by_level = level_bytes(figures, counted)
     for level in levels:
         roof = roofs.roof(level, measured)
         if level in by_level and roof is not None:
             b = by_level[level]
-            floors.append(Floor(level, ms_at(b.nbytes, roof.value), roof, b.counted))
-    return Verdict(tuple(floors), time_ms)
+            floors.append(Floor(level, ms_at(b.nbytes, roof.value) / busy, roof, b.counted))
+    return Verdict(tuple(floors), time_ms, waves)
 
 
 def plain_verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
-                  flops: float | None = None) -> Verdict:
+                  flops: float | None = None, waves: Waves | None = None) -> Verdict:
     """The two-roof reading: the model's GMEM bytes against the theoretical DRAM bandwidth, the
     FLOPs against the theoretical FP32 rate (the `bound x` column and the kernels listing); FP32
     alone without a model (`figures` None, `flops` given)."""
-    return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",), flops=flops)
+    return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",), flops=flops, waves=waves)

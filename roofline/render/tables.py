@@ -29,6 +29,7 @@ from .text import (
     profile_verdict,
     roof_name,
     verdict_sentence,
+    waves_cell,
 )
 
 
@@ -89,7 +90,8 @@ def _spread(k: KernelRecord) -> str:
 def run_tables(doc: Results, width: int = 200) -> list[Table]:
     """The run summary: one row per kernel plus cuBLAS. Columns: median ms, GFLOP/s, % of cuBLAS,
     occupancy and its limiters, the binding floor against the NVML peaks ('fp32 1.36': FP32-bound,
-    1.36x its floor), then the details: spread ((max - min) / median, '(!)' when noisy),
+    1.36x its floor; floors divided by the share of the GPU the grid keeps busy, the `waves`
+    column when recorded), then the details: spread ((max - min) / median, '(!)' when noisy),
     registers, model arithmetic intensity, the binding floor against measured ceilings and counted
     bytes ('measured x', when the device has measured ceilings), and the check against cuBLAS."""
     p, dev = doc.problem, doc.device
@@ -99,6 +101,9 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         peaks += f"; measured {dev.measured_fp32_gflops:,.0f} GFLOP/s, {dev.measured_dram_gbps:,.0f} GB/s"
     columns = [("ms", "right"), ("GFLOP/s", "right"), ("%cuBLAS", "right"), ("occupancy", "left"),
                ("bound x", "left"), ("spread", "right"), ("regs", "right"), ("AI", "right")]
+    with_waves = any(k.waves is not None for k in doc.kernels)
+    if with_waves:
+        columns.insert(4, ("waves", "right"))
     if measured:
         columns.append(("measured x", "left"))
     columns.append(("check", "left"))
@@ -107,6 +112,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         ok = k.timed
         row = [k.name, f"{k.time_ms:.3f}" if ok else "-", f"{k.gflops:,.0f}" if ok else "-",
                f"{100 * doc.reference.time_ms / k.time_ms:.1f}" if ok else "-", occupancy_cell(k.occupancy),
+               *([waves_cell(k.waves)] if with_waves else []),
                bound_cell(doc.floors(k)) if ok else "-", _spread(k),
                str(k.registers) if k.registers is not None else "-", figure(k.model.arithmetic_intensity) if k.model else "no model"]
         if measured:
@@ -115,7 +121,8 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         rows.append(row)
         styles.append(None if ok else "red")
     ref = doc.reference
-    rows.append(["cublas", f"{ref.time_ms:.3f}", f"{ref.gflops:,.0f}", "100.0", "-", "-", "", "-", "-",
+    rows.append(["cublas", f"{ref.time_ms:.3f}", f"{ref.gflops:,.0f}", "100.0", "-", *(["-"] if with_waves else []),
+                 "-", "", "-", "-",
                  *(["-"] if measured else []), "reference"])
     styles.append("bold")
     title = f"SGEMM {p.m}x{p.n}x{p.k} on {dev.name} ({peaks})"

@@ -7,6 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
 from ..model.roofs import Verdict
+from ..model.waves import Waves
 
 SHORT_LIMITER = {"registers": "regs", "shared_memory": "smem", "warps": "warps", "blocks": "blocks"}
 
@@ -55,19 +56,38 @@ def _basis(v: Verdict) -> str:
     return source + (", measured bandwidth" if b.roof.measured else "")
 
 
+def tail_phrase(w: Waves) -> str:
+    """How a grid fills the GPU, for a verdict: '32 blocks fill 32 of 132 block slots: 24 % of the
+    GPU busy', or for several waves '133 blocks take 2 waves of 132 block slots, the last 1 % full:
+    50 % of the GPU busy'."""
+    busy = f"{percent(w.utilization, 0)} % of the GPU busy"
+    if w.full_waves == 1:
+        return f"{w.blocks:,} blocks fill {w.blocks:,} of {w.block_slots:,} block slots: {busy}"
+    return (f"{w.blocks:,} blocks take {w.full_waves:,} waves of {w.block_slots:,} block slots, the last "
+            f"{percent(w.last_wave_efficiency, 0)} % full: {busy}")
+
+
+def waves_cell(w: Waves | None) -> str:
+    """'3.88' for a table cell, with the busy share when the tail matters: '0.24 (24%)'; '-' unknown."""
+    if w is None:
+        return "-"
+    return f"{w.waves:.2f}" + (f" ({percent(w.utilization, 0)}%)" if w.tail_matters else "")
+
+
 def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     """One line: which roof binds `name`, on what figures, how far the kernel is from it, and its
     occupancy: 'full_tiles: FP32-bound (measured); 1.26x its floor of 2.216 ms (79 % of that
     ceiling); occupancy 12.5 % (registers)'."""
     b = v.binding
     times = v.times_floor
+    tail = f"; tail: {tail_phrase(v.waves)}, which the floors count" if v.waves and v.waves.tail_matters else ""
     if times >= 1:
         return (f"{name}: {b.level}-bound ({_basis(v)}); {times:.2f}x its floor of {b.floor_ms:.3f} ms "
-                f"({100 / times:.0f} % of that ceiling); {occupancy_phrase(occ)}")
+                f"({100 / times:.0f} % of that ceiling); {occupancy_phrase(occ)}{tail}")
     counted = "counted" if b.counted else "the model counts"
     return (f"{name}: ran {1 / times:.2f}x faster than its highest floor, {b.level} ({_basis(v)}, "
             f"{b.floor_ms:.3f} ms): the hardware moved fewer bytes than {counted} (caches, broadcasts); "
-            f"{occupancy_phrase(occ)}")
+            f"{occupancy_phrase(occ)}{tail}")
 
 
 LEVEL_NAMES = {"L1": "L1/shared", "SMEM": "L1/shared"}
@@ -91,6 +111,8 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         return f"faster than its {roof} floor: caches or broadcasts served bytes counted above"
     if times < 1:
         return f"at its {roof} roof, above the measured ceiling ({100 / times:.0f} %)"
+    if v.waves is not None and v.waves.tail_matters:
+        return f"tail: {tail_phrase(v.waves)}; {100 / times:.0f} % of its {roof} floor at that"
     if times <= 1.25:
         return f"at its {roof} roof ({100 / times:.0f} %)"
     if times <= 2:

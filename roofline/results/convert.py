@@ -16,6 +16,8 @@ from ..measure.tuning import TuneOutcome
 from ..model.device import DeviceSpec
 from ..model.launches import Launch, from_row, group
 from ..model.occupancy import calculate
+from ..model.problem import Problem
+from ..model.waves import waves_of
 from ..model.traffic import CountedTraffic
 from ..model.units import gflops
 from .profile import ProfileResults, kernel_from_group
@@ -33,11 +35,15 @@ from .schema import (
 )
 
 
-def kernel_record(r: KernelRun, reference_ms: float, problem_flops: int, by_template: bool = False) -> KernelRecord:
+def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count: int,
+                  by_template: bool = False) -> KernelRecord:
     """One kernel's record: its compiled, verified and timed parts (null where it stopped short),
     named by the ladder name or, `by_template`, by its template expression; a user kernel's with
-    its launch description and its check at the ragged shape."""
+    its launch description and its check at the ragged shape; the waves its grid takes on
+    `sm_count` SMs at its occupancy (`model.waves`)."""
     c, v, t = r.compiled, r.verification, r.timing
+    problem_flops = problem.flops
+    waves = waves_of(r.spec.grid(problem), sm_count, c.occupancy.active_blocks_per_sm) if c else None
     user = isinstance(r.spec, UserKernel)
     ragged = None
     if r.ragged is not None:
@@ -61,7 +67,7 @@ def kernel_record(r: KernelRun, reference_ms: float, problem_flops: int, by_temp
         gflops=gflops(problem_flops, t.median_ms) if t else None, time_ms=t.median_ms if t else None,
         pct_of_reference=100 * reference_ms / t.median_ms if t else None, timing=t,
         sm_clock_mhz_before_after=list(r.sm_clock_mhz), model=r.figures,
-        source=r.spec.describe() if user else None, ragged=ragged,
+        source=r.spec.describe() if user else None, ragged=ragged, waves=waves,
     )
 
 
@@ -83,7 +89,7 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
         problem=ProblemRecord(m=p.m, n=p.n, k=p.k),
         reference=Reference(gflops=gflops(p.flops, ref_ms), time_ms=ref_ms, timing=out.reference,
                             sm_clock_mhz_before_after=list(out.reference_clock_mhz)),
-        kernels=[kernel_record(r, ref_ms, p.flops, by_template) for r in out.kernels],
+        kernels=[kernel_record(r, ref_ms, p, (device or out.device).sm_count, by_template) for r in out.kernels],
         skipped=skipped or [],
     )
 

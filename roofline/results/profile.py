@@ -24,6 +24,7 @@ from ..model.peaks import PRECISIONS
 from ..model.roofs import Verdict, verdict
 from ..model.traffic import CountedTraffic
 from ..model.units import Count, Millis
+from ..model.waves import Waves, waves_of
 from .schema import SCHEMA, _Model
 
 Precision = Literal["fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8", "none"]
@@ -132,7 +133,12 @@ class ProfileResults(_Model):
         bytes through, measured roofs where known: the same reading as `Results.verdict` on what
         ncu counted."""
         return verdict(None, self.device.roofs, k.time_ms, k.counted, measured=True,
-                       flops_by_precision=k.credible_flops)
+                       flops_by_precision=k.credible_flops, waves=self.waves(k))
+
+    def waves(self, k: ProfiledKernel) -> Waves | None:
+        """The waves kernel `k`'s grid takes on this device at its theoretical occupancy."""
+        occ = k.occupancy
+        return waves_of(tuple(k.grid), self.device.sm_count, occ.active_blocks_per_sm) if occ else None
 
 
 OVER_PEAK = 1.1  # a rate or bandwidth above this many times the device's theoretical peak is a corrupt file

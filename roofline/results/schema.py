@@ -35,6 +35,7 @@ from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size
 from ..model.units import gflops as gflops_of
 from ..model.verify import TOLERANCE
+from ..model.waves import Waves
 
 SCHEMA = 3
 PLAUSIBLE_OVER_PEAK = 1.1  # a rate above this many times the device's theoretical peak is impossible
@@ -118,6 +119,7 @@ class KernelRecord(_Model):
     measured: CountedTraffic | None = None
     source: dict[str, str] | None = None
     ragged: RaggedRecord | None = None
+    waves: Waves | None = None
 
     @property
     def timed(self) -> bool:
@@ -221,12 +223,12 @@ class Results(_Model):
         """The hierarchical reading of kernel `k`: FP32 and every memory level with bytes, against
         the measured roofs where known, with Nsight Compute's bytes where counted."""
         return verdict(k.model, self.device.roofs, k.time_ms, k.measured, measured=True,
-                       flops=self.problem.problem.flops)
+                       flops=self.problem.problem.flops, waves=k.waves)
 
     def floors(self, k: KernelRecord) -> Verdict:
         """The plain two-roof reading of kernel `k`: model GMEM bytes against the peak DRAM
         bandwidth, FLOPs against the peak FP32 rate (FP32 alone for a kernel without a model)."""
-        return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=self.problem.problem.flops)
+        return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=self.problem.problem.flops, waves=k.waves)
 
 
 def _shown(x: float) -> str:
@@ -281,6 +283,14 @@ def _check_kernel(where: str, k: KernelRecord, flops: int) -> None:
         for key, value in (("registers_per_thread", k.registers), ("threads_per_block", k.threads_per_block)):
             if value is not None and getattr(occ, key) != value:
                 raise ValueError(f"{where}.occupancy.{key}: {getattr(occ, key)}, but the kernel's is {value}")
+    w = k.waves
+    if w is not None:
+        if w != Waves.of(w.blocks, w.block_slots):
+            raise ValueError(f"{where}.waves: {w.waves:g} waves and a last wave {w.last_wave_efficiency:g} full are "
+                             f"not what {w.blocks} blocks over {w.block_slots} slots give")
+        if occ is not None and occ.active_blocks_per_sm and w.block_slots % occ.active_blocks_per_sm:
+            raise ValueError(f"{where}.waves.block_slots: {w.block_slots} is no multiple of the "
+                             f"{occ.active_blocks_per_sm} blocks per SM its occupancy allows")
     if k.verified and ((k.rel_error is not None and k.rel_error > TOLERANCE) or k.nan_or_unwritten_elements):
         raise ValueError(f"{where}.verified: true, but its relative error {k.rel_error} or "
                          f"{k.nan_or_unwritten_elements} NaN elements fail the check (limit {TOLERANCE:g})")

@@ -1,0 +1,70 @@
+"""Waves and the tail effect, worked by hand: blocks over block slots (SMs x active blocks per
+SM), the share of the GPU a grid keeps busy, and the floors and verdicts that account for it."""
+
+import pytest
+from conftest import make_doc
+from rich.console import Console
+
+from roofline.errors import UsageError
+from roofline.model.device import from_preset
+from roofline.model.problem import Problem
+from roofline.model.roofs import plain_verdict
+from roofline.model.traffic import TrafficModel
+from roofline.model.waves import Waves, waves_of
+from roofline.render.tables import run_tables
+from roofline.render.text import tail_phrase, verdict_sentence
+from roofline.results import store
+
+
+@pytest.mark.parametrize("blocks, slots, waves, last, busy, full", [
+    (32, 132, 32 / 132, 32 / 132, 32 / 132, 1),   # full_tiles' 128x256 tile at 1024^3 on the H200, 1 block/SM
+    (264, 132, 2.0, 1.0, 1.0, 2),                 # two full waves
+    (133, 132, 133 / 132, 1 / 132, 133 / 264, 2),  # one block too many: a second wave for 1 block
+])
+def test_waves_by_hand(blocks, slots, waves, last, busy, full):
+    w = Waves.of(blocks, slots)
+    assert (w.waves, w.last_wave_efficiency, w.utilization, w.full_waves) == pytest.approx((waves, last, busy, full))
+
+
+def test_the_tail_is_named_when_it_costs_more_than_a_tenth():
+    assert Waves.of(32, 132).tail_matters and Waves.of(133, 132).tail_matters
+    assert not Waves.of(264, 132).tail_matters
+    assert not Waves.of(1320 + 120, 132).tail_matters  # 11 waves, the last 91 % full: 1.5 % lost
+    assert tail_phrase(Waves.of(32, 132)) == "32 blocks fill 32 of 132 block slots: 24 % of the GPU busy"
+    assert tail_phrase(Waves.of(133, 132)) == ("133 blocks take 2 waves of 132 block slots, the last 1 % full: "
+                                               "50 % of the GPU busy")
+
+
+def test_waves_of_a_grid():
+    assert waves_of((8, 4, 1), 132, 1) == Waves.of(32, 132)
+    assert waves_of((16, 16, 1), 132, 2) == Waves.of(256, 264)
+    assert waves_of((8, 4, 1), 132, 0) is None  # a block that cannot launch
+
+
+def test_a_quarter_of_the_gpu_busy_makes_the_floors_four_times_higher():
+    h200 = from_preset("h200")
+    p = Problem(1024, 1024, 1024)
+    fig = TrafficModel((128, 256), (8, 8)).figures(p)
+    alone = plain_verdict(fig, h200.roofs, 0.2)
+    tail = plain_verdict(fig, h200.roofs, 0.2, waves=Waves.of(32, 132))
+    assert tail.binding.floor_ms == pytest.approx(alone.binding.floor_ms * 132 / 32)
+    assert tail.times_floor == pytest.approx(alone.times_floor * 32 / 132)
+    sentence = verdict_sentence("full_tiles", tail, None)
+    assert sentence.endswith("tail: 32 blocks fill 32 of 132 block slots: 24 % of the GPU busy, which the floors count")
+
+
+def test_results_record_waves_and_the_table_shows_them():
+    d = make_doc()
+    k = d["kernels"][-1]
+    k["waves"] = {"blocks": 512, "block_slots": 132, "waves": 512 / 132, "last_wave_efficiency": 116 / 132}
+    doc = store.parse(d)
+    assert doc.kernels[-1].waves.utilization == pytest.approx(512 / 528)
+    assert doc.floors(doc.kernels[-1]).waves == doc.kernels[-1].waves
+    console = Console(width=300, record=True)
+    for table in run_tables(doc, 300):
+        console.print(table)
+    shown = console.export_text()
+    assert " waves " in shown and " 3.88 " in shown
+    d["kernels"][-1]["waves"]["waves"] = 4.0
+    with pytest.raises(UsageError, match="not what 512 blocks over 132 slots give"):
+        store.parse(d)
