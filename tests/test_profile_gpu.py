@@ -107,3 +107,4 @@ def test_memory_level_and_tensor_ceilings_are_ordered():
     c = ceilings.measure(d, refresh=True)
     assert c.dram_gbps < c.l2_gbps < c.smem_gbps < 1.01 * d.memory_peaks["L1"].value
     assert 10 * c.fp32_gflops < c.fp16_tensor_gflops < 1.01 * d.peaks_gflops["fp16_tensor"]
+    assert 0.0005 < c.launch_latency_ms < 0.05  # an empty kernel between CUDA events: microseconds

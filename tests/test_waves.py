@@ -68,3 +68,17 @@ def test_results_record_waves_and_the_table_shows_them():
     d["kernels"][-1]["waves"]["waves"] = 4.0
     with pytest.raises(UsageError, match="not what 512 blocks over 132 slots give"):
         store.parse(d)
+
+
+def test_a_kernel_near_an_empty_launch_is_launch_bound():
+    from dataclasses import replace
+
+    h200 = replace(from_preset("h200"), launch_latency_ms=0.0031)
+    tiny = Problem(1, 1, 1)
+    fig = TrafficModel((1, 1), None).figures(tiny)
+    v = plain_verdict(fig, h200.roofs, 0.0042)
+    assert v.binding.level == "launch" and v.times_floor == pytest.approx(0.0042 / 0.0031)
+    assert verdict_sentence("naive", v, None).startswith(
+        "naive: launch-bound: 0.0042 ms, 1.4x the 0.0031 ms an empty kernel takes to launch and finish")
+    big = plain_verdict(TrafficModel((128, 128), (8, 8)).figures(Problem(4096, 4096, 4096)), h200.roofs, 2.8)
+    assert big.binding.level == "FP32"  # a real kernel is far above the launch floor

@@ -10,6 +10,8 @@
   consecutive threads at consecutive addresses (no bank conflicts), `SMEM_ITERS` per thread.
 - FP16 tensor-core rate: cuBLAS's FP16 matrix product (cupy.matmul, FP32 accumulate) at
   `TENSOR_SIZE`^3, 2*n^3 FLOP; the only tensor-core precision CuPy reaches directly.
+- Launch latency: an empty kernel (one block of one thread) timed like every kernel, CUDA events
+  around each launch, median: the least time any launch takes, a floor below all the others.
 Results are cached per GPU (name and PCI bus id) with the date in the user's cache folder
 (`$XDG_CACHE_HOME/roofline/ceilings.json`), so `run` measures once per device; `run --refresh`
 and `device --measure` measure again. The date travels into every results file.
@@ -51,6 +53,8 @@ extern "C" __global__ void l2_read(const float4* __restrict__ buf, int n4, int p
     }
     if (a + b == 123.456f) out[0] = a + b;  // keeps the loads alive
 }
+
+extern "C" __global__ void empty_kernel() {}
 
 extern "C" __global__ void smem_read(int iters, float* out) {
     __shared__ float4 tile[1024];
@@ -97,9 +101,11 @@ class Ceilings:
     l2_gbps: float | None = None
     smem_gbps: float | None = None
     fp16_tensor_gflops: float | None = None
+    launch_latency_ms: float | None = None
     method: str = ("D2D copy, bytes read + written, median of timed copies; "
                    f"{CHAINS} independent FMA chains per thread, 2 FLOP per FMA; L2-resident __ldcg stream; "
-                   f"conflict-free 128-bit shared-memory reads; cuBLAS FP16 {TENSOR_SIZE}^3 product")
+                   f"conflict-free 128-bit shared-memory reads; cuBLAS FP16 {TENSOR_SIZE}^3 product; "
+                   "an empty kernel's launch, timed with CUDA events")
 
     def to_dict(self) -> dict:
         """JSON form."""
@@ -110,7 +116,7 @@ class Ceilings:
         d = device.with_ceilings(self.dram_gbps, self.fp32_gflops, self.measured_at, self.method)
         tensor = {"fp16_tensor": self.fp16_tensor_gflops} if self.fp16_tensor_gflops else None
         return replace(d, measured_l2_gbps=self.l2_gbps, measured_smem_gbps=self.smem_gbps,
-                       measured_peaks_gflops=tensor)
+                       measured_peaks_gflops=tensor, launch_latency_ms=self.launch_latency_ms)
 
 
 def measure_dram_gbps(nbytes: int = COPY_BYTES) -> tuple[float, int]:
@@ -172,6 +178,15 @@ def measure_smem_gbps(sm_count: int) -> float:
     return gbps(16 * SMEM_ITERS * blocks * threads, t.median_ms)
 
 
+def measure_launch_latency_ms() -> float:
+    """The median time, in ms, of an empty kernel's launch (1 block of 1 thread) between CUDA
+    events, as every kernel is timed: no launch is faster."""
+    import cupy
+
+    kernel = cupy.RawModule(code=_STREAM_SOURCE).get_function("empty_kernel")
+    return time_gpu(lambda: kernel((1,), (1,), ()), warmup=10, min_repeat=100).median_ms
+
+
 def measure_fp16_tensor_gflops(n: int = TENSOR_SIZE) -> float | None:
     """cuBLAS's FP16 matrix product (FP32 accumulate, tensor cores) at n^3 in GFLOP/s; None where
     the GPU has too little free memory for it."""
@@ -205,7 +220,8 @@ def cached(device: DeviceSpec) -> Ceilings | None:
         found = Ceilings(**entry) if isinstance(entry, dict) else None
     except TypeError:  # an entry written by another version
         return None
-    return found if found is not None and found.l2_gbps is not None else None  # older: measure the new ceilings
+    complete = found is not None and found.l2_gbps is not None and found.launch_latency_ms is not None
+    return found if complete else None  # written by an older version: measure the new ceilings
 
 
 def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
@@ -219,6 +235,7 @@ def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
     result = Ceilings(dram_gbps=dram, fp32_gflops=measure_fp32_gflops(device.sm_count),
                       measured_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                       copy_bytes=nbytes, l2_gbps=measure_l2_gbps(device.sm_count),
-                      smem_gbps=measure_smem_gbps(device.sm_count), fp16_tensor_gflops=measure_fp16_tensor_gflops())
+                      smem_gbps=measure_smem_gbps(device.sm_count), fp16_tensor_gflops=measure_fp16_tensor_gflops(),
+                      launch_latency_ms=measure_launch_latency_ms())
     files.update_cache(cache_path(), _key(device), result.to_dict())
     return result

@@ -56,6 +56,7 @@ class DeviceSpec:
     measured_l2_gbps: Rate | None = None
     measured_smem_gbps: Rate | None = None
     measured_peaks_gflops: dict[str, Rate] | None = None
+    launch_latency_ms: Annotated[float, Gt(0), Le(1e3)] | None = None
 
     @property
     def arch_limits(self) -> ArchLimits:
@@ -84,7 +85,8 @@ class DeviceSpec:
         measured = tuple((COMPUTE_LEVEL[k], v) for k, v in found.items() if k in COMPUTE_LEVEL)
         l2 = self.peak_l2_gbps or (self.memory_peaks["L2"].value if "L2" in self.memory_peaks else None)
         return Roofs(self.peak_fp32_gflops, self.peak_dram_gbps, smem, self.measured_fp32_gflops,
-                     self.measured_dram_gbps, l2, self.measured_l2_gbps, self.measured_smem_gbps, compute, measured)
+                     self.measured_dram_gbps, l2, self.measured_l2_gbps, self.measured_smem_gbps, compute, measured,
+                     self.launch_latency_ms)
 
     @property
     def precision_peaks(self) -> dict[str, Peak]:

@@ -33,6 +33,7 @@ SMEM_BANKS = 32
 SMEM_BANK_BYTES = 4
 MEMORY_LEVELS = ("DRAM", "L2", "SMEM", "L1")
 ROOF_OF_LEVEL = {"DRAM": "DRAM", "L2": "L2", "SMEM": "SMEM", "L1": "SMEM"}  # L1 and shared memory share a data path
+LAUNCH = "launch"  # the floor of an empty kernel's launch: a kernel near it is launch-bound
 # Compute levels by precision key (`peaks.PRECISIONS`): the name a floor and a roof carry.
 COMPUTE_LEVEL = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "fp64_tensor": "FP64 tensor",
                  "fp16_tensor": "FP16 tensor", "bf16_tensor": "BF16 tensor", "tf32_tensor": "TF32 tensor",
@@ -93,6 +94,7 @@ class Roofs:
     measured_smem_gbps: float | None = None
     compute: tuple[tuple[str, float], ...] = ()
     measured_compute: tuple[tuple[str, float], ...] = ()
+    launch_ms: float | None = None  # an empty kernel's measured launch time: a floor under every kernel
 
     @property
     def ridge_point(self) -> float:
@@ -216,7 +218,9 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     (precision key -> FLOPs, `peaks.PRECISIONS`) instead: one compute floor per precision with
     work and a roof. Floors are (and `binding` picks among) per level: each unit runs apart, so the
     slowest alone bounds the time. With the grid's `waves` (`model.waves`), every floor is divided by
-    the share of the GPU the grid keeps busy: 32 blocks on 132 block slots, a floor 4.1x higher."""
+    the share of the GPU the grid keeps busy: 32 blocks on 132 block slots, a floor 4.1x higher.
+    Where the device's launch latency was measured (`Roofs.launch_ms`), it is a floor too: a
+    1x1x1 problem is bound by it, not by 0.000 ms of FP32 work."""
     busy = waves.utilization if waves is not None else 1.0
     by_precision = {"fp32": figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
     floors = []
@@ -230,6 +234,8 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
         if level in by_level and roof is not None:
             b = by_level[level]
             floors.append(Floor(level, ms_at(b.nbytes, roof.value) / busy, roof, b.counted))
+    if roofs.launch_ms:
+        floors.append(Floor(LAUNCH, roofs.launch_ms, Roof(LAUNCH, roofs.launch_ms, True), False))
     return Verdict(tuple(floors), time_ms, waves)
 
 

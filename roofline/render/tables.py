@@ -286,6 +286,8 @@ def device_table(d: DeviceSpec) -> Table:
                  ("measured DRAM (copy)", f"{d.measured_dram_gbps:,.0f} GB/s "
                                           f"({100 * d.measured_dram_gbps / d.peak_dram_gbps:.0f} %)"),
                  ("measured at", d.measured_at or "-")]
+    if d.launch_latency_ms is not None:
+        rows.append(("launch latency (empty kernel)", f"{1000 * d.launch_latency_ms:,.1f} µs"))
     rows += [
         ("ridge point", f"{d.ridge_point:.1f} FLOP/B"),
         ("registers per SM", f"{lim.registers_per_sm:,}"),

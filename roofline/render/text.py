@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
-from ..model.roofs import Verdict
+from ..model.roofs import LAUNCH, Verdict
 from ..model.waves import Waves
 
 SHORT_LIMITER = {"registers": "regs", "shared_memory": "smem", "warps": "warps", "blocks": "blocks"}
@@ -74,6 +74,13 @@ def waves_cell(w: Waves | None) -> str:
     return f"{w.waves:.2f}" + (f" ({percent(w.utilization, 0)}%)" if w.tail_matters else "")
 
 
+def launch_phrase(v: Verdict) -> str:
+    """'launch-bound: 0.0042 ms, 1.3x the 0.0031 ms an empty kernel takes to launch and finish'."""
+    b = v.binding
+    return (f"launch-bound: {v.time_ms:.4f} ms, {v.times_floor:.1f}x the {b.floor_ms:.4f} ms an empty kernel takes "
+            "to launch and finish")
+
+
 def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     """One line: which roof binds `name`, on what figures, how far the kernel is from it, and its
     occupancy: 'full_tiles: FP32-bound (measured); 1.26x its floor of 2.216 ms (79 % of that
@@ -81,6 +88,8 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     b = v.binding
     times = v.times_floor
     tail = f"; tail: {tail_phrase(v.waves)}, which the floors count" if v.waves and v.waves.tail_matters else ""
+    if b.level == LAUNCH:
+        return f"{name}: {launch_phrase(v)}; {occupancy_phrase(occ)}"
     if times >= 1:
         return (f"{name}: {b.level}-bound ({_basis(v)}); {times:.2f}x its floor of {b.floor_ms:.3f} ms "
                 f"({100 / times:.0f} % of that ceiling); {occupancy_phrase(occ)}{tail}")
@@ -107,6 +116,8 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     if b is None or times is None:
         return "no work or bytes counted"
     roof = roof_name(b.level)
+    if b.level == LAUNCH:
+        return launch_phrase(v)
     if times < 1 and b.level in MEMORY_NAMES:
         return f"faster than its {roof} floor: caches or broadcasts served bytes counted above"
     if times < 1:
