@@ -54,6 +54,7 @@ class Family:
     square_block: bool = False
     dynamic_smem: bool = False
     variants: bool = True
+    warp: Callable[[Params], tuple[int, int]] | None = None  # thread tiles a warp covers (rows, cols)
 
     @property
     def template_name(self) -> str:
@@ -155,7 +156,8 @@ class KernelSpec:
     def model(self) -> TrafficModel:
         """The traffic model at this tile."""
         block_tile, thread_tile = self.family.reuse(self.params)
-        return TrafficModel(block_tile=block_tile, thread_tile=thread_tile)
+        warp = (self.family.warp or _row_major_warp)(self.params) if thread_tile is not None else None
+        return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp)
 
     def figures(self, problem: Problem) -> ModelFigures:
         """The model's figures for `problem` (a user kernel's may be None: `UserKernel.figures`)."""
@@ -194,6 +196,18 @@ def _register_tiled(p: Params):
     return _tile(p), (p.get("TM", 1), p.get("TN", 1))
 
 
+def _row_major_warp(p: Params) -> tuple[int, int]:
+    """Threads numbered along a row of thread tiles first (BN/TN per row): a warp covers
+    32/cols rows of cols = min(32, BN/TN) tiles (smem_tiling, the 1-D and 2-D register tiles)."""
+    cols = min(32, p.get("BN", p.get("BS", 32)) // p.get("TN", 1))
+    return 32 // cols, cols
+
+
+def _warp_tile(p: Params) -> tuple[int, int]:
+    """A warp owns a WM x WN warp tile of TM x TN thread tiles."""
+    return p["WM"] // p["TM"], p["WN"] // p["TN"]
+
+
 TILED = ("BM", "BN", "BK", "TM", "TN")
 WARP_TILED = ("BM", "BN", "BK", "WM", "WN", "TM", "TN")
 T128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
@@ -202,7 +216,7 @@ PIPELINE = {"BM": 128, "BN": 256, "BK": 16, "WM": 32, "WN": 128, "TM": 8, "TN": 
 
 def _pipelined(name: str, summary: str) -> Family:
     return Family(name, summary, WARP_TILED + ("STAGES",), PIPELINE, _outer, _tile, _register_tiled,
-                  min_cc=(8, 0), dynamic_smem=True)
+                  min_cc=(8, 0), dynamic_smem=True, warp=_warp_tile)
 
 
 LADDER: tuple[Family, ...] = (
@@ -220,7 +234,7 @@ LADDER: tuple[Family, ...] = (
            variants=False),
     Family("register_strip", "64x64 block tile, each thread a 1x8 row strip, its A values in registers",
            ("BM", "BN", "BK", "TN"), {"BM": 64, "BN": 64, "BK": 8, "TN": 8}, _outer, _tile, _register_tiled,
-           variants=False),
+           variants=False, warp=lambda p: (32, 1)),  # thread t owns row t % BM: a warp, 32 rows of one strip
     Family("register_tiling_2d", "128x128 block tile, each thread an 8x8 outer-product tile",
            TILED, T128, _outer, _tile, _register_tiled, variants=False),
     Family("vectorized", "128-bit global and shared loads, A tile transposed", TILED, T128, _outer, _tile,
@@ -231,7 +245,7 @@ LADDER: tuple[Family, ...] = (
            _outer, _tile, _register_tiled),
     Family("warptiling", "16x64 warp tiles between the 128x128 block tile and 4x8 thread tiles", WARP_TILED,
            {"BM": 128, "BN": 128, "BK": 16, "WM": 16, "WN": 64, "TM": 4, "TN": 8}, _outer, _tile,
-           _register_tiled),
+           _register_tiled, warp=_warp_tile),
     _pipelined("async_copy", "3-stage cp.async pipeline, 128x256 block, 32x128 warp, 8x16 thread tiles"),
     _pipelined("full_tiles", "blocks wholly inside C run the pipeline without bounds checks"),
 )

@@ -137,10 +137,11 @@ class LevelBytes:
 
 def level_bytes(figures: ModelFigures | None, counted: CountedTraffic | None = None) -> dict[str, LevelBytes]:
     """Bytes per level for one kernel: DRAM (counted, else the model's GMEM bytes), SMEM (counted,
-    else the model's), L2 and L1 (counted only). Without a model (`figures` None), counted only."""
+    else the bytes the model says the banks serve, else its per-thread accesses x 4), L2 and L1
+    (counted only). Without a model (`figures` None), counted only."""
     c = counted or CountedTraffic()
     gmem = figures.gmem_bytes if figures else None
-    smem = figures.smem_bytes if figures else None
+    smem = (figures.smem_served_bytes or figures.smem_bytes) if figures else None
     out = {}
     for level, found, model in (("DRAM", c.dram_bytes, gmem), ("L2", c.l2_bytes, None),
                                 ("L1", c.l1_bytes, None), ("SMEM", c.smem_bytes, smem)):
@@ -160,8 +161,9 @@ def intensities(figures: ModelFigures | None, counted: CountedTraffic | None = N
     out = {}
     if figures is not None:
         out["GMEM (model)"] = f / figures.gmem_bytes
-    if figures is not None and figures.smem_bytes:
-        out["SMEM (model)"] = f / figures.smem_bytes
+    smem = (figures.smem_served_bytes or figures.smem_bytes) if figures is not None else None
+    if smem:
+        out["SMEM (model)"] = f / smem
     if counted is not None:
         for name, value in (("L2 (measured)", counted.l2_bytes), ("DRAM (measured)", counted.dram_bytes)):
             if value:

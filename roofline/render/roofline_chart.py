@@ -36,8 +36,8 @@ from .text import occupancy_phrase
 
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
               "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
-              "DRAM traffic. SMEM points: the model's shared-memory accesses (4 bytes each), above the SMEM roof "
-              "when broadcasts and 128-bit loads move more per bank access.")
+              "DRAM traffic. SMEM points: the bytes the model says the shared-memory banks serve (distinct 4-byte "
+              "words per warp request, tile stores included).")
 MAX_DRAWN = 16  # kernels drawn at most (the whole ladder; a tuning sweep has dozens): the fastest ones
 
 

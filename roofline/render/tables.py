@@ -180,7 +180,7 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
     flops = doc.problem.problem.flops
     for k in rows:
         me = k.measured
-        gmem, smem = (k.model.gmem_bytes, k.model.smem_bytes) if k.model else (None, None)
+        gmem, smem = (k.model.gmem_bytes, k.model.smem_served_bytes or k.model.smem_bytes) if k.model else (None, None)
         table_rows.append([k.name, gb(gmem), gb(me.l2_bytes), ratio(gmem, me.l2_bytes),
                            gb(me.dram_bytes), ratio(gmem, me.dram_bytes), gb(me.l1_bytes),
                            gb(smem), gb(me.smem_bytes), ratio(smem, me.smem_bytes),

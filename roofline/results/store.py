@@ -12,6 +12,8 @@ from pydantic import ValidationError
 
 from .. import files
 from ..errors import UsageError
+from ..ladder import families
+from ..model.problem import Problem
 from ..model.arch import parse_arch
 from .profile import ProfileResults
 from .schema import SCHEMA, Results
@@ -77,10 +79,36 @@ def parse(doc, source: str = "results", profile: bool = False) -> Results | Prof
         doc = dict(doc, schema=SCHEMA)  # schema 3 only added fields and the user's kernels
     elif type(schema) is not int or schema != SCHEMA:
         raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1, 2); {_REMADE}")
+    _fill_served_bytes(doc)
     try:
         return Results.model_validate_json(json.dumps(doc), strict=True)
     except ValidationError as exc:
         raise UsageError(f"{source}: {_one_line(exc)}") from None
+
+
+def _fill_served_bytes(doc: dict) -> None:
+    """Give each ladder kernel of a file written before the model knew them its `model.
+    smem_served_bytes` (what the banks serve, `model.traffic`), from its family, tile and the
+    problem: a figure derived from what the file holds, so old files read as new ones do."""
+    problem = doc.get("problem")
+    kernels = doc.get("kernels")
+    if not isinstance(problem, dict) or not isinstance(kernels, list):
+        return
+    try:
+        p = Problem(int(problem["m"]), int(problem["n"]), int(problem["k"])).validate()
+    except (KeyError, TypeError, ValueError, UsageError):
+        return
+    for k in kernels:
+        model = k.get("model") if isinstance(k, dict) else None
+        family = families.BY_NAME.get(k.get("name")) if isinstance(k, dict) else None
+        if not isinstance(model, dict) or "smem_served_bytes" in model or family is None:
+            continue
+        try:
+            served = family.spec(k["params"]).figures(p).smem_served_bytes if k.get("params") else None
+        except (UsageError, TypeError, ValueError, AttributeError):
+            continue
+        if served is not None:
+            model["smem_served_bytes"] = served
 
 
 def migrate(doc: dict, source: str = "results") -> dict:
