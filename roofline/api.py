@@ -31,6 +31,7 @@ from .model.problem import Problem
 from .model.roofs import Verdict, plain_verdict
 from .model.traffic import ModelFigures
 from .model.units import plural
+from .model.waves import Waves, waves_of
 from .render import chart, compare_chart, occupancy_chart, profile_chart, roofline_chart, sweep_chart
 from .results import convert, store
 from .results.compare import Comparison
@@ -312,6 +313,7 @@ class KernelRow:
     occupancy: Occupancy | None = None
     unavailable: str | None = None
     error: str | None = None
+    waves: Waves | None = None
 
 
 @dataclass(frozen=True)
@@ -341,6 +343,8 @@ class KernelListing:
             for key in ("unavailable", "error"):
                 if getattr(r, key):
                     row[key] = getattr(r, key)
+            if r.waves is not None:
+                row["waves"] = asdict(r.waves)
             row["model"] = asdict(r.figures) if r.figures is not None else None
             if r.floors is not None:
                 v = r.floors
@@ -394,13 +398,14 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     if limits is not None:
         to_compile = [r for r in rows if r.unavailable is None]
         compiled = offline.compile_in_fresh_process([r.spec for r in to_compile], limits.arch)
-        done = {id(r): _compiled_row(r, res, limits) for r, res in zip(to_compile, compiled)}
+        done = {id(r): _compiled_row(r, res, limits, problem, preset) for r, res in zip(to_compile, compiled)}
         rows = [done.get(id(r), r) for r in rows]
     notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes)
 
 
-def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits) -> KernelRow:
+def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,
+                  preset: DeviceSpec | None) -> KernelRow:
     spec = row.spec
     if isinstance(res, RunError):
         return replace(row, error=str(res))
@@ -410,7 +415,12 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
         return replace(row, error=str(exc))
     occ, why = offline.launch_check(res, limits, spec.threads_per_block, dynamic)
     error = f"{spec.name} cannot launch on {limits.arch}: {why}" if why else None
-    return replace(row, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error)
+    waves = waves_of(spec.grid(problem), preset.sm_count, occ.active_blocks_per_sm) if preset and not why else None
+    floors = row.floors
+    if waves is not None and row.figures is not None:  # the floors at the share of the GPU the grid keeps busy
+        floors = plain_verdict(row.figures, preset.roofs, waves=waves)
+    return replace(row, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error, waves=waves,
+                   floors=floors)
 
 
 def compare(before: Path, after: Path, force: bool = False, chart_out: Path | None = None) -> Comparison:

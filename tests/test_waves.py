@@ -82,3 +82,16 @@ def test_a_kernel_near_an_empty_launch_is_launch_bound():
         "naive: launch-bound: 0.0042 ms, 1.4x the 0.0031 ms an empty kernel takes to launch and finish")
     big = plain_verdict(TrafficModel((128, 128), (8, 8)).figures(Problem(4096, 4096, 4096)), h200.roofs, 2.8)
     assert big.binding.level == "FP32"  # a real kernel is far above the launch floor
+
+
+def test_the_listing_says_how_few_slots_a_small_problem_fills():
+    """`kernels --gpu h200 --size 1024`: full_tiles' 128 x 256 tiles give 32 blocks, one per SM at its
+    occupancy (218 registers x 256 threads), for 132 SMs: its floors 132/32 times the plain ones."""
+    from roofline import api
+
+    listing = api.kernels(size=1024, gpu="h200")
+    row = next(r for r in listing.rows if r.spec.name == "full_tiles")
+    assert row.waves == Waves.of(32, 132)
+    plain = plain_verdict(row.figures, from_preset("h200").roofs)
+    assert row.floors.floor("FP32").floor_ms == pytest.approx(plain.floor("FP32").floor_ms * 132 / 32)
+    assert listing.to_json()["kernels"][-1]["waves"]["blocks"] == 32

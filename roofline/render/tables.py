@@ -193,7 +193,8 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
 
 def kernels_tables(listing, width: int = 200) -> list[Table]:
     """The ladder with its model figures (`api.KernelListing`): for a target, registers, local
-    bytes, shared memory and occupancy; for a device, the floors in ms and the binding one."""
+    bytes, shared memory, occupancy and, for a device, the waves the grid takes; for a device, the
+    floors in ms (at the share of the GPU the grid keeps busy) and the binding one."""
     n = listing.size
     where = f" on {listing.device.name}" if listing.device else ""
     if listing.arch:
@@ -202,6 +203,9 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
     columns = [("threads", "right")]
     if compiled:
         columns += [("regs", "right"), ("local B", "right"), ("smem B", "right"), ("occupancy", "left")]
+    with_waves = any(r.waves is not None for r in listing.rows)
+    if with_waves:
+        columns.append(("waves", "right"))
     columns += [("GMEM acc/res", "right"), ("SMEM acc/res", "right"), ("GMEM GB", "right"), ("AI", "right")]
     if listing.device:
         columns += [("memory ms", "right"), ("FP32 ms", "right"), ("binds", "left")]
@@ -219,6 +223,8 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
                 smem = f"{res.static_smem_bytes + r.dynamic_smem_bytes:,}" + (" dyn" if r.dynamic_smem_bytes else "")
             row += [str(res.registers), str(res.local_bytes), smem,
                     "cannot launch" if r.error else occupancy_cell(r.occupancy)]
+        if with_waves:
+            row.append(waves_cell(r.waves))
         if mo is None:
             row += ["no model", "-", "-", "-"]
         else:
