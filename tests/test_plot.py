@@ -202,3 +202,21 @@ def test_highlight_names_a_kernel_the_results_hold(tmp_path):
     r = CliRunner().invoke(app, ["plot", "--results", str(res), "--highlight", "warptiling", "--out",
                                  str(tmp_path / "c.png")])
     assert r.exit_code == 0, r.output
+
+
+def test_a_sweep_says_where_the_tail_binds(tmp_path):
+    from rich.console import Console
+
+    from roofline.render.tables import sweep_tables
+
+    doc = sweep_doc()
+    small = next(p for p in doc.sweep if p.problem.m == 128)
+    v = doc.sweep_verdict(small, "full_tiles")
+    assert v.waves.blocks == 1 and v.waves.tail_matters  # 128x256 tiles: one block for the whole GPU
+    console = Console(width=250, record=True)
+    for table in sweep_tables(doc, 250):
+        console.print(table)
+    shown = console.export_text()
+    assert "what binds each size" in shown and "tail FP32" in shown
+    svg = sweep_chart.draw(doc, tmp_path / "s.svg").read_text()
+    assert "hollow: tail-bound size" in svg

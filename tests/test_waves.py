@@ -36,9 +36,19 @@ def test_the_tail_is_named_when_it_costs_more_than_a_tenth():
 
 
 def test_waves_of_a_grid():
-    assert waves_of((8, 4, 1), 132, 1) == Waves.of(32, 132)
-    assert waves_of((16, 16, 1), 132, 2) == Waves.of(256, 264)
+    assert waves_of((8, 4, 1), 132, 1) == Waves.of(32, 132, 132)
+    assert waves_of((16, 16, 1), 132, 2) == Waves.of(256, 264, 132)
     assert waves_of((8, 4, 1), 132, 0) is None  # a block that cannot launch
+
+
+def test_a_partial_wave_is_spread_over_the_sms_first():
+    # register_tiling_2d at 1024^3: 64 blocks of a kernel that fits 2 per SM: 64 of 264 slots,
+    # but one block on each of 64 of the 132 SMs: 48 % busy, not 24 %
+    w = Waves.of(64, 264, 132)
+    assert w.waves == pytest.approx(64 / 264) and w.utilization == pytest.approx(64 / 132)
+    assert tail_phrase(w) == "64 blocks fill 64 of 264 block slots (64 of 132 SMs): 48 % of the GPU busy"
+    # 300 blocks at 2 per SM: one full wave (264), then 36 blocks on 36 SMs
+    assert Waves.of(300, 264, 132).utilization == pytest.approx((132 + 36) / (2 * 132))
 
 
 def test_a_quarter_of_the_gpu_busy_makes_the_floors_four_times_higher():
@@ -91,7 +101,7 @@ def test_the_listing_says_how_few_slots_a_small_problem_fills():
 
     listing = api.kernels(size=1024, gpu="h200")
     row = next(r for r in listing.rows if r.spec.name == "full_tiles")
-    assert row.waves == Waves.of(32, 132)
+    assert row.waves == Waves.of(32, 132, 132)
     plain = plain_verdict(row.figures, from_preset("h200").roofs)
     assert row.floors.floor("FP32").floor_ms == pytest.approx(plain.floor("FP32").floor_ms * 132 / 32)
     assert listing.to_json()["kernels"][-1]["waves"]["blocks"] == 32

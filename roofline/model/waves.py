@@ -2,15 +2,19 @@
 
 A GPU runs at most `block_slots` = SMs x active blocks per SM (the occupancy calculator's) blocks
 at once. A grid of `blocks` blocks runs in ceil(blocks / block_slots) waves; when every block takes
-the same time, the launch takes that many block-times however few blocks the last wave holds.
-So the fraction of the GPU's block slots kept busy over the launch is
+the same time, the launch takes that many wave-times however few blocks the last wave holds. The
+scheduler spreads a partial wave over the SMs first, one block each, and an SM holding fewer
+blocks than it could still runs near its full rate (the ladder's kernels hide latency with
+independent accumulators, not with many resident blocks), so the share of the GPU kept busy is
+counted in SMs:
 
-    utilization = blocks / (ceil(blocks / block_slots) x block_slots)
+    utilization = (full waves x SMs + min(blocks in the last wave, SMs)) / (waves taken x SMs)
 
 and no implementation of the kernel at this grid runs faster than its roofline floor divided by
-it: 32 blocks on the H200's 132 slots (one block per SM) keep 24 % of the GPU busy, a floor
-4.1 times higher; 133 blocks take two waves for 1.008 waves of work, 50 % busy; 264 blocks fill
-two waves exactly. The last wave's efficiency is the share of slots it fills (1 when full).
+it: 32 blocks on the H200's 132 SMs (one block per SM) keep 24 % of the GPU busy, a floor 4.1
+times higher; 133 blocks take two waves for 1.008 waves of work, 50 % busy; 264 blocks fill two
+waves exactly; 64 blocks of a kernel that fits 2 per SM fill 64 of its 264 slots but 64 of 132
+SMs, 48 %. The last wave's efficiency is the share of slots it fills (1 when full).
 """
 
 from __future__ import annotations
@@ -34,12 +38,24 @@ class Waves:
     block_slots: Annotated[int, Ge(1)]
     waves: Annotated[float, Gt(0)]
     last_wave_efficiency: Annotated[float, Gt(0), Le(1)]
+    sm_count: Annotated[int, Ge(1)] | None = None  # None: one slot per SM
 
     @classmethod
-    def of(cls, blocks: int, block_slots: int) -> "Waves":
-        """The waves of `blocks` blocks over `block_slots` slots (both at least 1)."""
+    def of(cls, blocks: int, block_slots: int, sm_count: int | None = None) -> "Waves":
+        """The waves of `blocks` blocks over `block_slots` slots on `sm_count` SMs (default: one
+        slot per SM), all at least 1."""
         last = blocks - (cdiv(blocks, block_slots) - 1) * block_slots
-        return cls(blocks, block_slots, blocks / block_slots, last / block_slots)
+        return cls(blocks, block_slots, blocks / block_slots, last / block_slots, sm_count)
+
+    @property
+    def sms(self) -> int:
+        """The SMs the slots are on."""
+        return self.sm_count or self.block_slots
+
+    @property
+    def last_wave_blocks(self) -> int:
+        """Blocks in the last wave (a full wave's slots when it is full)."""
+        return self.blocks - (self.full_waves - 1) * self.block_slots
 
     @property
     def full_waves(self) -> int:
@@ -48,8 +64,10 @@ class Waves:
 
     @property
     def utilization(self) -> float:
-        """Share of the block slots busy over the launch, 0..1: blocks / (waves taken x slots)."""
-        return self.blocks / (self.full_waves * self.block_slots)
+        """Share of the SMs busy over the launch, 0..1: full waves keep them all busy, the last
+        one min(its blocks, SMs) of them."""
+        full = self.full_waves - 1
+        return (full * self.sms + min(self.last_wave_blocks, self.sms)) / (self.full_waves * self.sms)
 
     @property
     def tail_cost(self) -> float:
@@ -71,4 +89,4 @@ def waves_of(grid: tuple[int, ...], sm_count: int, active_blocks_per_sm: int) ->
         blocks *= d
     if active_blocks_per_sm < 1 or blocks < 1:
         return None
-    return Waves.of(blocks, sm_count * active_blocks_per_sm)
+    return Waves.of(blocks, sm_count * active_blocks_per_sm, sm_count)

@@ -3,8 +3,10 @@ one for cuBLAS, from a results document made by `roofline run --sizes ...` (no G
 Sizes at which a kernel failed verification are left out of its line. Ladder kernels are
 coloured by technique (one hue per group of `ladder.families.TECHNIQUES`, the steps inside it by
 shade, marker and line style) and the legend is grouped the same way; `highlight` draws the
-kernels it names bold and fades the rest. The user's own kernels stand out: thick lines with
-stars, in colours the ladder does not use."""
+kernels it names bold and fades the rest. Sizes at which the grid's last wave leaves more than a
+tenth of the GPU idle are hollow markers, sizes within reach of an empty kernel's launch crosses
+(`Results.sweep_verdict`). The user's own kernels stand out: thick lines with stars, in colours
+the ladder does not use."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..results.schema import Results
 from ..ladder.families import TECHNIQUES, technique
+from ..model.roofs import LAUNCH
 from .chart import (
     USER_COLORS,
     check_output,
@@ -63,7 +66,7 @@ def _render(doc: Results, highlight: set[str]):
     ax.set_yscale("log")
     users = [k.name for k in doc.kernels if k.user and k.name in names]
     ladder = [n for n in names if n not in users]
-    handles, group_seen = [], set()
+    handles, group_seen, marked = [], set(), set()
     for name in names:
         xs, ys = [], []
         for point in sweep:
@@ -85,6 +88,15 @@ def _render(doc: Results, highlight: set[str]):
         line, = ax.plot(xs, ys, lw=1.0 if faded else (2.4 if highlight else 1.5), ms=4 if faded else 6,
                         alpha=0.25 if faded else 1.0, label=text(name), **style)
         handles.append(line)
+        for point in sweep:  # the sizes where the tail or the launch binds: hollow markers, crosses
+            v = doc.sweep_verdict(point, name)
+            kind = _size_bound(v)
+            if kind:
+                k = next(x for x in point.kernels if x.name == name)
+                ax.plot([point.problem.m], [k.gflops], ls="", marker="x" if kind == "launch" else style["marker"],
+                        ms=9, mfc="white" if kind == "tail" else style["color"], mec=style["color"], mew=1.4,
+                        alpha=0.25 if faded else 1.0, zorder=3)
+                marked.add(kind)
     ref, = ax.plot(sizes, [p.reference.gflops for p in sweep], color="black", lw=2.5, marker="*", ms=10,
                    label="cuBLAS (reference)")
     handles.append(ref)
@@ -101,6 +113,19 @@ def _render(doc: Results, highlight: set[str]):
         fig.text(0.01, 0.01, "failed at every size, not drawn: " + ", ".join(text(n) for n in never),
                  fontsize=8, color="tab:red")
     ax.grid(True, which="major", lw=0.4, color="0.85")
+    if "tail" in marked:
+        handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.3", label="hollow: tail-bound size"))
+    if "launch" in marked:
+        handles.append(Line2D([], [], ls="", marker="x", color="0.3", label="cross: launch-bound size"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def _size_bound(v) -> str | None:
+    """'launch' or 'tail' when that is what binds a kernel at one size of the sweep, else None."""
+    if v is None or v.binding is None:
+        return None
+    if v.binding.level == LAUNCH:
+        return "launch"
+    return "tail" if v.waves is not None and v.waves.tail_matters else None

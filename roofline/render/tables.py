@@ -21,6 +21,7 @@ from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from .text import (
     bound_cell,
+    bound_by_size,
     display_names,
     figure,
     limiters,
@@ -145,7 +146,18 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
         rows.append([name] + cells)
     rows.append(["cublas"] + [f"{p.reference.gflops:,.0f}" for p in points])
     styles = [None] * len(names) + ["bold"]
-    return _fit(f"GFLOP/s by size (M = N = K) on {doc.device.name}", ("kernel", "left"), columns, rows, width, styles)
+    tables = _fit(f"GFLOP/s by size (M = N = K) on {doc.device.name}", ("kernel", "left"), columns, rows, width,
+                  styles)
+    bound = []
+    for name in names:
+        cells = [bound_by_size(doc.sweep_verdict(p, name)) for p in points]
+        if any(c != "-" for c in cells):
+            bound.append([name] + cells)
+    if bound:
+        tables += _fit("what binds each size: the floor and the time over it ('tail': the last wave leaves more "
+                       "than a tenth of the GPU idle; 'launch': within a small factor of an empty kernel)",
+                       ("kernel", "left"), columns, bound, width)
+    return tables
 
 
 def verdict_lines(doc: Results) -> list[str]:

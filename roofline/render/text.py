@@ -62,7 +62,8 @@ def tail_phrase(w: Waves) -> str:
     50 % of the GPU busy'."""
     busy = f"{percent(w.utilization, 0)} % of the GPU busy"
     if w.full_waves == 1:
-        return f"{w.blocks:,} blocks fill {w.blocks:,} of {w.block_slots:,} block slots: {busy}"
+        sms = f" ({min(w.blocks, w.sms):,} of {w.sms:,} SMs)" if w.sms != w.block_slots else ""
+        return f"{w.blocks:,} blocks fill {w.blocks:,} of {w.block_slots:,} block slots{sms}: {busy}"
     return (f"{w.blocks:,} blocks take {w.full_waves:,} waves of {w.block_slots:,} block slots, the last "
             f"{percent(w.last_wave_efficiency, 0)} % full: {busy}")
 
@@ -169,3 +170,13 @@ def display_names(names: list[str], width: int) -> list[str]:
         seen[c] = seen.get(c, 0) + 1
         out.append(c if seen[c] == 1 else f"{middle_cut(c, width - 3)} #{seen[c]}")
     return out
+
+
+def bound_by_size(v: Verdict | None) -> str:
+    """A sweep cell: the binding floor and the time over it, 'tail' first when the grid's last wave
+    leaves more than a tenth of the GPU idle: 'FP32 1.27', 'tail FP32 1.10', 'launch 1.4'; '-'
+    without a reading."""
+    if v is None or v.binding is None or v.times_floor is None:
+        return "-"
+    tail = "tail " if v.waves is not None and v.waves.tail_matters and v.binding.level != LAUNCH else ""
+    return f"{tail}{roof_name(v.binding.level)} {v.times_floor:.2f}"

@@ -24,6 +24,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import UsageError
+from ..ladder import families
 from ..ladder.families import REFERENCE
 from ..measure.timing import Timing
 from ..model.arch import limits_for_cc, parse_arch
@@ -35,7 +36,7 @@ from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size
 from ..model.units import gflops as gflops_of
 from ..model.verify import TOLERANCE
-from ..model.waves import Waves
+from ..model.waves import Waves, waves_of
 
 SCHEMA = 3
 PLAUSIBLE_OVER_PEAK = 1.1  # a rate above this many times the device's theoretical peak is impossible
@@ -225,6 +226,27 @@ class Results(_Model):
         return verdict(k.model, self.device.roofs, k.time_ms, k.measured, measured=True,
                        flops=self.problem.problem.flops, waves=k.waves)
 
+    def sweep_verdict(self, point: "SweepPoint", name: str) -> Verdict | None:
+        """The reading of ladder kernel `name` at one size of the sweep: its model and the waves its
+        grid takes at that size (its tile and occupancy as the largest size's record holds them,
+        which no size changes), against the measured roofs and the launch floor, with the time
+        measured there. None for a kernel that was not timed there or is not a ladder kernel."""
+        k = next((x for x in point.kernels if x.name == name), None)
+        rec = next((x for x in self.kernels if x.name == name), None)
+        family = families.BY_NAME.get(name)
+        if k is None or not k.timed or rec is None or family is None or rec.occupancy is None:
+            return None
+        if not rec.params and rec.tile_source != "ladder":
+            return None  # its tile is not recorded: no model to read it with
+        try:
+            spec = family.spec(rec.params or None)  # none recorded at the ladder's tile: the ladder's
+        except UsageError:
+            return None
+        p = point.problem.problem
+        waves = waves_of(spec.grid(p), self.device.sm_count, rec.occupancy.active_blocks_per_sm)
+        time_ms = k.time_ms if k.time_ms is not None else p.flops / (k.gflops * 1e6)
+        return verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves)
+
     def floors(self, k: KernelRecord) -> Verdict:
         """The plain two-roof reading of kernel `k`: model GMEM bytes against the peak DRAM
         bandwidth, FLOPs against the peak FP32 rate (FP32 alone for a kernel without a model)."""
@@ -285,7 +307,7 @@ def _check_kernel(where: str, k: KernelRecord, flops: int) -> None:
                 raise ValueError(f"{where}.occupancy.{key}: {getattr(occ, key)}, but the kernel's is {value}")
     w = k.waves
     if w is not None:
-        if w != Waves.of(w.blocks, w.block_slots):
+        if w != Waves.of(w.blocks, w.block_slots, w.sm_count):
             raise ValueError(f"{where}.waves: {w.waves:g} waves and a last wave {w.last_wave_efficiency:g} full are "
                              f"not what {w.blocks} blocks over {w.block_slots} slots give")
         if occ is not None and occ.active_blocks_per_sm and w.block_slots % occ.active_blocks_per_sm:
