@@ -16,6 +16,7 @@ from roofline.model.arch import parse_arch
 from roofline.model.device import from_preset
 from roofline.model.occupancy import calculate
 from roofline.model.problem import Problem
+from roofline.model.waves import Waves
 from roofline.model.traffic import CountedTraffic
 from roofline.model.verify import Verification
 from roofline.results import convert, store
@@ -182,6 +183,9 @@ def test_a_run_becomes_a_document():
     assert (ok.verified, ok.registers, ok.tile_source, ok.template) == (True, 64, "ladder", "smem_tiling<32>")
     assert (bad.verified, bad.gflops, bad.nan_or_unwritten_elements) == (False, None, 32_768)
     assert (broken.registers, broken.occupancy, broken.verified) == (None, None, False)
+    # smem_tiling at 256^3: an 8 x 8 grid of 32 x 32 tiles; 64 registers x 1024 threads: one block per SM
+    assert ok.waves == Waves.of(64, 132, 132) and ok.waves.utilization == pytest.approx(64 / 132)
+    assert broken.waves is None  # not compiled: no occupancy, no waves
     assert doc.reference.gflops == pytest.approx(3355.44, abs=0.01)
     again = store.parse(store.dump(doc))  # what is written reads back the same
     assert again == doc
