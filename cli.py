@@ -166,6 +166,7 @@ def _print_results(doc, list_failures: bool = False) -> None:
         below_floor_note,
         counters_tables,
         run_tables,
+        sweep_below_floor_note,
         sweep_tables,
         verdict_lines,
     )
@@ -174,6 +175,9 @@ def _print_results(doc, list_failures: bool = False) -> None:
     if doc.sweep:
         for table in sweep_tables(doc, console.width):
             console.print(table)
+        note = sweep_below_floor_note(doc)
+        if note:
+            console.print(note)
     for table in run_tables(doc, console.width):
         console.print(table)
     note = below_floor_note(doc)
@@ -394,7 +398,7 @@ def plot(
     kind: ChartKind = typer.Option(ChartKind.roofline, "--kind", help="roofline, or sweep (GFLOP/s against size)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
-                                                  help="Draw this kernel bold and fade the others (repeatable)."),
+                                                  help="Draw this kernel (its exact name in the results) bold and fade the others (repeatable)."),
 ):
     """Draw the hierarchical roofline chart, or a size sweep, from recorded results (no GPU
     needed)."""

@@ -13,6 +13,11 @@
 set -euo pipefail
 name="${1:-auto}"
 step="${2:-all}"
+case "$step" in
+    all|tune|ladder|sweep|charts|user|profile|agreement) ;;
+    *) echo "bench/ladder.sh: unknown step '$step'; steps: all tune ladder sweep charts user profile agreement" >&2
+       exit 2 ;;
+esac
 if [ "$name" = auto ]; then
     name="$("${PYTHON:-python3}" - <<'PY'
 import sys

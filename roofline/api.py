@@ -230,6 +230,8 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         for name in highlight:
             if name not in known:
                 raise UsageError(f"--highlight {name!r}: no such kernel in these results; they hold {', '.join(known)}")
+            if not next(k for k in doc.kernels if k.name == name).timed:
+                notes.append(f"--highlight {name}: it was not verified and timed, so it is not drawn")
     if isinstance(doc, ProfileResults):
         if highlight:
             raise UsageError("--highlight applies to run results; a profile's chart shows its top kernels")
@@ -401,6 +403,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         done = {id(r): _compiled_row(r, res, limits, problem, preset) for r, res in zip(to_compile, compiled)}
         rows = [done.get(id(r), r) for r in rows]
     notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]
+    if preset is not None and limits is None:
+        notes.append("floors without waves: --model-only has no occupancy")
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes)
 
 

@@ -64,20 +64,27 @@ def test_a_quarter_of_the_gpu_busy_makes_the_floors_four_times_higher():
 
 
 def test_results_record_waves_and_the_table_shows_them():
+    from dataclasses import asdict
+
     d = make_doc()
     k = d["kernels"][-1]
-    k["waves"] = {"blocks": 512, "block_slots": 132, "waves": 512 / 132, "last_wave_efficiency": 116 / 132}
+    per_sm = k["occupancy"]["active_blocks_per_sm"]
+    k["waves"] = asdict(Waves.of(2048, 132 * per_sm, 132))
     doc = store.parse(d)
-    assert doc.kernels[-1].waves.utilization == pytest.approx(512 / 528)
-    assert doc.floors(doc.kernels[-1]).waves == doc.kernels[-1].waves
+    w = doc.kernels[-1].waves
+    assert w.waves == pytest.approx(2048 / (132 * per_sm)) and doc.floors(doc.kernels[-1]).waves == w
     console = Console(width=300, record=True)
     for table in run_tables(doc, 300):
         console.print(table)
     shown = console.export_text()
-    assert " waves " in shown and " 3.88 " in shown
-    d["kernels"][-1]["waves"]["waves"] = 4.0
-    with pytest.raises(UsageError, match="not what 512 blocks over 132 slots give"):
-        store.parse(d)
+    assert " waves " in shown and f" {w.waves:.3g} " in shown
+    for waves, needle in ((dict(asdict(w), waves=4.0), "give 3.87879"),
+                          (asdict(Waves.of(2048, 264 * per_sm, 132)), "blocks per SM of its occupancy"),
+                          (asdict(Waves.of(2048, 132 * per_sm, 66)), "the device has 132 SMs")):
+        bad = make_doc()
+        bad["kernels"][-1]["waves"] = waves
+        with pytest.raises(UsageError, match=needle):
+            store.parse(bad)
 
 
 def test_a_kernel_near_an_empty_launch_is_launch_bound():

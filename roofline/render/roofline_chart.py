@@ -186,12 +186,12 @@ def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
             levels_used.add(level)
             ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8, mec="black", mew=0.6, alpha=alpha, zorder=3)
             if user:  # a star over each of its points
-                ax.plot([ai], [y], "*", color=color, ms=20, mec="black", mew=0.8, zorder=4)
+                ax.plot([ai], [y], "*", color=color, ms=20, mec="black", mew=0.8, alpha=alpha, zorder=4)
         if pts:
             texts.append(ax.annotate(text(k.name), (pts[0][1], y), xytext=(9, 0), textcoords="offset points",
                                      va="center", fontsize=10 if user else 8,
-                                     fontweight="bold" if user or k.name in highlight else "normal",
-                                     color=color if user else ("0.6" if alpha < 0.5 else "black"),
+                                     fontweight="bold" if (user and not highlight) or k.name in highlight else "normal",
+                                     color="0.6" if alpha < 0.5 else (color if user else "black"),
                                      arrowprops=dict(arrowstyle="-", lw=0.5, color="0.6", shrinkA=0, shrinkB=5)))
         handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.6,
                               ms=14 if user else 8, alpha=alpha, label=_legend_text(k)))

@@ -154,10 +154,21 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
         if any(c != "-" for c in cells):
             bound.append([name] + cells)
     if bound:
-        tables += _fit("what binds each size: the floor and the time over it ('tail': the last wave leaves more "
-                       "than a tenth of the GPU idle; 'launch': within a small factor of an empty kernel)",
+        tables += _fit("what binds each size: the floor and the time over it ('tail': the idle SMs of the last "
+                       "wave cost more than a tenth of the time; 'launch': an empty kernel's launch binds)",
                        ("kernel", "left"), columns, bound, width)
     return tables
+
+
+def sweep_below_floor_note(doc: Results) -> str | None:
+    """A line explaining figures below 1 in the sweep's 'what binds' table, when there are some."""
+    for p in doc.sweep or []:
+        for k in p.kernels:
+            v = doc.sweep_verdict(p, k.name)
+            if v is not None and v.times_floor is not None and v.times_floor < 1:
+                return ("below 1 in 'what binds': faster than the DRAM floor of the modelled GMEM bytes, because "
+                        "caches (L1/L2) serve part of those requests.")
+    return None
 
 
 def verdict_lines(doc: Results) -> list[str]:
@@ -348,7 +359,8 @@ def peaks_tables(d: DeviceSpec, width: int = 200) -> list[Table]:
                      f"{got / 1e3:,.1f}" + (f" ({100 * got / value:.0f} %)" if value else "") if got else "-", source])
     for row in rows:  # the source's name; the figures it gives are in the JSON's peak_sources
         half = "; GeForce: half" in row[4]
-        row[4] = row[4].split(" (")[0].split(";")[0].removeprefix("preset: ") + (" (GeForce: half)" if half else "")
+        row[4] = row[4].split(" (")[0].split(";")[0].removeprefix("preset: ") + (
+            " (GeForce: half, FP32 accumulate)" if half else "")
     columns = [("theoretical", "right"), ("per SM per clock x SMs x clock", "right"), ("measured", "right"),
                ("source", "left")]
     if all(row[3] == "-" for row in rows):

@@ -7,6 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
 from ..model.roofs import LAUNCH, Verdict
+from ..model.units import plural
 from ..model.waves import Waves
 
 SHORT_LIMITER = {"registers": "regs", "shared_memory": "smem", "warps": "warps", "blocks": "blocks"}
@@ -63,16 +64,18 @@ def tail_phrase(w: Waves) -> str:
     busy = f"{percent(w.utilization, 0)} % of the GPU busy"
     if w.full_waves == 1:
         sms = f" ({min(w.blocks, w.sms):,} of {w.sms:,} SMs)" if w.sms != w.block_slots else ""
-        return f"{w.blocks:,} blocks fill {w.blocks:,} of {w.block_slots:,} block slots{sms}: {busy}"
+        return f"{plural(w.blocks, 'block')} fill {w.blocks:,} of {w.block_slots:,} block slots{sms}: {busy}"
     return (f"{w.blocks:,} blocks take {w.full_waves:,} waves of {w.block_slots:,} block slots, the last "
             f"{percent(w.last_wave_efficiency, 0)} % full: {busy}")
 
 
 def waves_cell(w: Waves | None) -> str:
-    """'3.88' for a table cell, with the busy share when the tail matters: '0.24 (24%)'; '-' unknown."""
+    """'3.88' for a table cell (three significant digits: '0.0038' for one block of 264 slots), with
+    the share of the SMs busy when the tail costs more than a tenth of the time: '0.24 (48% busy)';
+    '-' unknown."""
     if w is None:
         return "-"
-    return f"{w.waves:.2f}" + (f" ({percent(w.utilization, 0)}%)" if w.tail_matters else "")
+    return f"{w.waves:.3g}" + (f" ({percent(w.utilization, 0)}% busy)" if w.tail_matters else "")
 
 
 def launch_phrase(v: Verdict) -> str:
@@ -94,6 +97,9 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     if times >= 1:
         return (f"{name}: {b.level}-bound ({_basis(v)}); {times:.2f}x its floor of {b.floor_ms:.3f} ms "
                 f"({100 / times:.0f} % of that ceiling); {occupancy_phrase(occ)}{tail}")
+    if b.level not in MEMORY_NAMES:  # above a measured compute ceiling: on the roof, not a byte miscount
+        return (f"{name}: {b.level}-bound, at its roof: {100 / times:.0f} % of the measured ceiling "
+                f"({b.floor_ms:.3f} ms floor); {occupancy_phrase(occ)}{tail}")
     counted = "counted" if b.counted else "the model counts"
     return (f"{name}: ran {1 / times:.2f}x faster than its highest floor, {b.level} ({_basis(v)}, "
             f"{b.floor_ms:.3f} ms): the hardware moved fewer bytes than {counted} (caches, broadcasts); "
@@ -124,7 +130,7 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     if times < 1:
         return f"at its {roof} roof, above the measured ceiling ({100 / times:.0f} %)"
     if v.waves is not None and v.waves.tail_matters:
-        return f"tail: {tail_phrase(v.waves)}; {100 / times:.0f} % of its {roof} floor at that"
+        return f"tail: {tail_phrase(v.waves)}; at {100 / times:.0f} % of the {roof} roof of the SMs it keeps busy"
     if times <= 1.25:
         return f"at its {roof} roof ({100 / times:.0f} %)"
     if times <= 2:
@@ -146,7 +152,7 @@ def tensor_clock_note(tensor_mhz: float | None, max_mhz: float | None) -> str | 
     """Why tensor-core peaks use another clock than the CUDA cores', or None when they do not."""
     if not tensor_mhz or not max_mhz or abs(tensor_mhz - max_mhz) < 0.5:
         return None
-    return (f"tensor-core peaks use {tensor_mhz:,.0f} MHz, the clock the datasheet's tensor figures imply; the "
+    return (f"tensor-core peaks (FP64's aside) use {tensor_mhz:,.0f} MHz, the clock the datasheet's tensor figures imply; the "
             f"maximum SM clock ({max_mhz:,.0f} MHz) would overstate them, since a tensor-core load runs at the "
             "power limit below it")
 
@@ -173,10 +179,10 @@ def display_names(names: list[str], width: int) -> list[str]:
 
 
 def bound_by_size(v: Verdict | None) -> str:
-    """A sweep cell: the binding floor and the time over it, 'tail' first when the grid's last wave
-    leaves more than a tenth of the GPU idle: 'FP32 1.27', 'tail FP32 1.10', 'launch 1.4'; '-'
-    without a reading."""
+    """A sweep cell: the binding floor and the time over it, 'tail' first when the idle SMs of the
+    grid's last wave cost more than a tenth of the time: 'FP32 1.27', 'tail FP32 1.10',
+    'launch 1.4'; '-' without a reading."""
     if v is None or v.binding is None or v.times_floor is None:
         return "-"
     tail = "tail " if v.waves is not None and v.waves.tail_matters and v.binding.level != LAUNCH else ""
-    return f"{tail}{roof_name(v.binding.level)} {v.times_floor:.2f}"
+    return f"{tail}{v.binding.level} {v.times_floor:.2f}"

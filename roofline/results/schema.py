@@ -217,6 +217,8 @@ class Results(_Model):
                 _rate(where, k.gflops, k.time_ms, flops, peak)
                 if k.pct_of_reference is not None:
                     _agree(f"{where}.pct_of_reference", k.pct_of_reference, 100 * ref.time_ms / k.time_ms)
+            _check_waves(where, k, dev.sm_count, self.problem.problem)
+        _check_launch(dev, ref, self.kernels)
         _check_sweep(self.sweep or [], self.problem.problem, peak)
         return self
 
@@ -307,15 +309,47 @@ def _check_kernel(where: str, k: KernelRecord, flops: int) -> None:
                 raise ValueError(f"{where}.occupancy.{key}: {getattr(occ, key)}, but the kernel's is {value}")
     w = k.waves
     if w is not None:
-        if w != Waves.of(w.blocks, w.block_slots, w.sm_count):
-            raise ValueError(f"{where}.waves: {w.waves:g} waves and a last wave {w.last_wave_efficiency:g} full are "
-                             f"not what {w.blocks} blocks over {w.block_slots} slots give")
-        if occ is not None and occ.active_blocks_per_sm and w.block_slots % occ.active_blocks_per_sm:
-            raise ValueError(f"{where}.waves.block_slots: {w.block_slots} is no multiple of the "
-                             f"{occ.active_blocks_per_sm} blocks per SM its occupancy allows")
+        want = Waves.of(w.blocks, w.block_slots, w.sm_count)
+        if abs(w.waves - want.waves) > 1e-6 * want.waves or abs(w.last_wave_efficiency - want.last_wave_efficiency) > 1e-6:
+            raise ValueError(f"{where}.waves: {w.waves:g} waves and a last wave {w.last_wave_efficiency:g} full, but "
+                             f"{w.blocks} blocks over {w.block_slots} slots give {want.waves:.6g} and "
+                             f"{want.last_wave_efficiency:.6g}")
     if k.verified and ((k.rel_error is not None and k.rel_error > TOLERANCE) or k.nan_or_unwritten_elements):
         raise ValueError(f"{where}.verified: true, but its relative error {k.rel_error} or "
                          f"{k.nan_or_unwritten_elements} NaN elements fail the check (limit {TOLERANCE:g})")
+
+
+def _check_waves(where: str, k: KernelRecord, sm_count: int, problem: Problem) -> None:
+    """A kernel's waves must be those of this device's SMs at its occupancy and, for a ladder
+    kernel, of its grid at this problem."""
+    w, occ = k.waves, k.occupancy
+    if w is None:
+        return
+    if w.sm_count is not None and w.sm_count != sm_count:
+        raise ValueError(f"{where}.waves.sm_count: {w.sm_count}, but the device has {sm_count} SMs")
+    if occ is not None and w.block_slots != sm_count * occ.active_blocks_per_sm:
+        raise ValueError(f"{where}.waves.block_slots: {w.block_slots}, but {sm_count} SMs x the "
+                         f"{occ.active_blocks_per_sm} blocks per SM of its occupancy are {sm_count * occ.active_blocks_per_sm}")
+    family = families.BY_NAME.get(k.name)
+    if family is not None and k.params:
+        try:
+            grid = family.spec(k.params).grid(problem)
+        except UsageError:
+            return
+        blocks = grid[0] * grid[1] * grid[2]
+        if w.blocks != blocks:
+            raise ValueError(f"{where}.waves.blocks: {w.blocks}, but its grid at {problem.text()} has {blocks} blocks")
+
+
+def _check_launch(dev: DeviceSpec, ref: "Reference", kernels: list[KernelRecord]) -> None:
+    """No timed launch may be faster than half an empty kernel's (timing noise aside)."""
+    floor = dev.launch_latency_ms
+    if floor is None:
+        return
+    for name, t in [("the reference", ref.time_ms)] + [(k.name, k.time_ms) for k in kernels if k.timed]:
+        if t < 0.5 * floor:
+            raise ValueError(f"device.launch_latency_ms: {floor:g} ms, but {name} ran in {t:g} ms; an empty kernel "
+                             "cannot take longer than a real one; the file looks corrupt")
 
 
 def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float) -> None:

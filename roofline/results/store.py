@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -14,6 +15,7 @@ from .. import files
 from ..errors import UsageError
 from ..ladder import families
 from ..model.problem import Problem
+from ..model.waves import waves_of
 from ..model.arch import parse_arch
 from .profile import ProfileResults
 from .schema import SCHEMA, Results
@@ -79,19 +81,21 @@ def parse(doc, source: str = "results", profile: bool = False) -> Results | Prof
         doc = dict(doc, schema=SCHEMA)  # schema 3 only added fields and the user's kernels
     elif type(schema) is not int or schema != SCHEMA:
         raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1, 2); {_REMADE}")
-    _fill_served_bytes(doc)
+    _fill_derived(doc)
     try:
         return Results.model_validate_json(json.dumps(doc), strict=True)
     except ValidationError as exc:
         raise UsageError(f"{source}: {_one_line(exc)}") from None
 
 
-def _fill_served_bytes(doc: dict) -> None:
+def _fill_derived(doc: dict) -> None:
     """Give each ladder kernel of a file written before the model knew them its `model.
-    smem_served_bytes` (what the banks serve, `model.traffic`), from its family, tile and the
-    problem: a figure derived from what the file holds, so old files read as new ones do."""
+    smem_served_bytes` (what the banks serve, `model.traffic`) and its `waves` (`model.waves`),
+    from its family, tile, occupancy, the problem and the device's SM count: figures derived from
+    what the file holds, so old files read as new ones do."""
     problem = doc.get("problem")
     kernels = doc.get("kernels")
+    device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     if not isinstance(problem, dict) or not isinstance(kernels, list):
         return
     try:
@@ -99,16 +103,24 @@ def _fill_served_bytes(doc: dict) -> None:
     except (KeyError, TypeError, ValueError, UsageError):
         return
     for k in kernels:
-        model = k.get("model") if isinstance(k, dict) else None
         family = families.BY_NAME.get(k.get("name")) if isinstance(k, dict) else None
-        if not isinstance(model, dict) or "smem_served_bytes" in model or family is None:
+        if family is None or not isinstance(k.get("params"), dict) or not k["params"]:
             continue
         try:
-            served = family.spec(k["params"]).figures(p).smem_served_bytes if k.get("params") else None
+            spec = family.spec(k["params"])
         except (UsageError, TypeError, ValueError, AttributeError):
             continue
-        if served is not None:
-            model["smem_served_bytes"] = served
+        model = k.get("model")
+        if isinstance(model, dict) and "smem_served_bytes" not in model:
+            served = spec.figures(p).smem_served_bytes
+            if served is not None:
+                model["smem_served_bytes"] = served
+        occ, sms = k.get("occupancy"), device.get("sm_count")
+        if "waves" not in k and isinstance(occ, dict) and type(occ.get("active_blocks_per_sm")) is int \
+                and type(sms) is int and sms > 0:
+            waves = waves_of(spec.grid(p), sms, occ["active_blocks_per_sm"])
+            if waves is not None:
+                k["waves"] = asdict(waves)
 
 
 def migrate(doc: dict, source: str = "results") -> dict:
