@@ -20,6 +20,7 @@ and `device --measure` measure again. The date travels into every results file.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -151,6 +152,14 @@ def measure_fp32_gflops(sm_count: int) -> float:
     return gflops(2 * CHAINS * FMA_ITERS * blocks * FMA_THREADS, t.median_ms)
 
 
+@functools.cache
+def _stream_module():
+    """The L2, shared-memory and empty kernels, compiled once per process."""
+    import cupy
+
+    return cupy.RawModule(code=_STREAM_SOURCE)
+
+
 def measure_l2_gbps(sm_count: int) -> float:
     """Sustained L2 read bandwidth in GB/s: a buffer of a quarter of the L2 (16 MiB at most) read
     `L2_PASSES` times per launch by every SM, bypassing L1."""
@@ -160,7 +169,7 @@ def measure_l2_gbps(sm_count: int) -> float:
     nbytes = max(2**20, min(16 * 2**20, l2_bytes // 4)) // 16 * 16
     buf = cupy.ones(nbytes // 4, dtype=cupy.float32)
     out = cupy.empty(1, dtype=cupy.float32)
-    kernel = cupy.RawModule(code=_STREAM_SOURCE).get_function("l2_read")
+    kernel = _stream_module().get_function("l2_read")
     blocks = sm_count * 8
     args = (buf, np.int32(nbytes // 16), np.int32(L2_PASSES), out)
     t = time_gpu(lambda: kernel((blocks,), (256,), args), warmup=3, min_repeat=20)
@@ -171,7 +180,7 @@ def measure_smem_gbps(sm_count: int) -> float:
     """Sustained shared-memory read bandwidth of the whole GPU in GB/s (conflict-free 128-bit loads)."""
     import cupy
 
-    kernel = cupy.RawModule(code=_STREAM_SOURCE).get_function("smem_read")
+    kernel = _stream_module().get_function("smem_read")
     blocks, threads = sm_count * 8, 256
     out = cupy.empty(blocks, dtype=cupy.float32)
     t = time_gpu(lambda: kernel((blocks,), (threads,), (np.int32(SMEM_ITERS), out)), warmup=3, min_repeat=20)
@@ -183,7 +192,7 @@ def measure_launch_latency_ms() -> float:
     events, as every kernel is timed: no launch is faster."""
     import cupy
 
-    kernel = cupy.RawModule(code=_STREAM_SOURCE).get_function("empty_kernel")
+    kernel = _stream_module().get_function("empty_kernel")
     return time_gpu(lambda: kernel((1,), (1,), ()), warmup=10, min_repeat=100).median_ms
 
 

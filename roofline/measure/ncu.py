@@ -315,25 +315,26 @@ def parse_raw_csv(text: str, source: str = "report") -> list[dict]:
             continue
         row: dict = {}
         for name, value, scale in zip(header, record, scales):
-            if name in STRING_COLUMNS or name.startswith("device__attribute_") and not _number(value):
+            number = _number(value)
+            if name in STRING_COLUMNS or name.startswith("device__attribute_") and number is None:
                 row[name] = value
-            elif _number(value) and math.isfinite(float(value.replace(",", ""))):
+            elif number is not None and math.isfinite(number):
                 if scale is None:
                     if name in PROFILE_METRICS:
                         raise UsageError(f"{source}: column {name} has a unit this reader does not know; "
                                          "export with --print-units base")
                     continue
-                row[name] = float(value.replace(",", "")) * scale
+                row[name] = number * scale
         rows.append(row)
     return rows
 
 
-def _number(text: str) -> bool:
+def _number(text: str) -> float | None:
+    """A CSV cell as a number (thousands separators dropped), None when it is none."""
     try:
-        float(text.replace(",", ""))
-        return True
+        return float(text.replace(",", ""))
     except ValueError:
-        return False
+        return None
 
 
 def _attr(row: dict, name: str) -> float | None:

@@ -67,6 +67,8 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     tops = [roofs.roof(lv, measured=False).value for lv in levels if roofs.roof(lv, measured=False)]
     y_hi = max(tops + [p[1] for p in points]) * 3
     y_lo = min([p[1] for p in points] + [tops[-1]]) / 10 if points else tops[-1] / 1e4
+    if not (math.isfinite(y_hi) and math.isfinite(x_hi) and y_lo > 0 and x_lo > 0):
+        raise UsageError("the profile's figures cannot be drawn on log axes")
     xgrid = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
     for level, color in MEMORY_STYLES:
         for measured in (False, True):
@@ -118,11 +120,10 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
         ax.text(0.01, 0.985, f"not drawn here, no floating-point work (bandwidth only, right): #{', #'.join(moving)}",
                 transform=ax.transAxes, fontsize=7, color="0.3", va="top")
 
-    names, shares, fracs, labels = [], [], [], []
+    names, fracs, labels = [], [], []
     for i, (k, name) in enumerate(zip(kernels, display_names([k.name for k in kernels], 30))):
         v = doc.verdict(k)
         names.append(text(f"{i + 1}. {name} ({k.precision}{' TC' if k.tensor_core else ''})"))
-        shares.append(k.time_share)
         frac = 1 / v.times_floor if v.times_floor else 0.0
         fracs.append(min(frac, 1.0))
         labels.append(f"{percent(k.time_share, 0)}% of time\n{100 * frac:.0f}% of {roof_name(v.binding.level)}"
@@ -137,7 +138,5 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     bars.axvline(100, color="black", lw=1)
     bars.set_xlabel("% of the roof that binds the kernel")
     bars.set_title("distance from the binding roof", fontsize=9, loc="left")
-    if not math.isfinite(y_hi):
-        raise UsageError("the profile's figures cannot be drawn on log axes")
     save_atomic(fig, out, fmt)
     return Path(out)

@@ -136,16 +136,11 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     if times <= 2:
         return f"near its {roof} roof ({100 / times:.0f} %)"
     if blocks < sm_count:
-        return f"{plural_blocks(blocks)} for {sm_count} SMs: the grid leaves SMs idle ({100 / times:.0f} % of {roof})"
+        return f"{plural(blocks, 'block')} for {sm_count} SMs: the grid leaves SMs idle ({100 / times:.0f} % of {roof})"
     if occ is not None and achieved is not None and occ.occupancy and achieved < 0.5 * occ.occupancy:
         return (f"latency-bound: achieved occupancy {percent(achieved)} % of a possible {percent(occ.occupancy)} % "
                 f"({100 / times:.0f} % of {roof})")
     return f"{times:.1f}x below its {roof} roof: latency or instruction issue, not bandwidth"
-
-
-def plural_blocks(n: int) -> str:
-    """'1 block', '32 blocks'."""
-    return f"{n:,} block{'' if n == 1 else 's'}"
 
 
 def tensor_clock_note(tensor_mhz: float | None, max_mhz: float | None) -> str | None:

@@ -38,10 +38,6 @@ def field_path(loc: tuple) -> str:
 
 def one_line(exc: ValidationError) -> str:
     """A pydantic error as one line: the first error's field path and message."""
-    return _one_line(exc)
-
-
-def _one_line(exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     msg = str(err["msg"]).removeprefix("Value error, ")
     path = field_path(err["loc"])
@@ -67,7 +63,7 @@ def parse(doc, source: str = "results", profile: bool = False) -> Results | Prof
         try:
             return ProfileResults.model_validate_json(json.dumps(doc), strict=True)
         except ValidationError as exc:
-            raise UsageError(f"{source}: {_one_line(exc)}") from None
+            raise UsageError(f"{source}: {one_line(exc)}") from None
     if doc.get("kind") not in (None, "profile"):
         raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', or none for a run)")
     if "kind" not in doc and "launches_profiled" in doc and "problem" not in doc:
@@ -85,7 +81,7 @@ def parse(doc, source: str = "results", profile: bool = False) -> Results | Prof
     try:
         return Results.model_validate_json(json.dumps(doc), strict=True)
     except ValidationError as exc:
-        raise UsageError(f"{source}: {_one_line(exc)}") from None
+        raise UsageError(f"{source}: {one_line(exc)}") from None
 
 
 def _fill_derived(doc: dict) -> None:
