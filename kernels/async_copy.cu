@@ -24,7 +24,8 @@ async_copy(int M, int N, int K, float alpha, const float* __restrict__ A,
            const float* __restrict__ B, float beta, float* __restrict__ C) {
     extern __shared__ __align__(16) float smem[];
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int ktiles = (K + BK - 1) / BK;
     float acc[TM][TN] = {};
-    pipelined_mainloop<true, BM, BN, BK, WM, WN, TM, TN, STAGES>(acc, smem, A, B, M, N, K, row0, col0);
+    pipelined_mainloop<true, BM, BN, BK, WM, WN, TM, TN, STAGES>(acc, smem, A, B, M, N, K, row0, col0, 0, ktiles);
     store_warp_tiled<BM, BN, WM, WN, TM, TN>(C, M, N, row0, col0, acc, alpha, beta);
 }

@@ -112,7 +112,8 @@ struct TileCopy {
     }
 };
 
-// The main loop over the k-tiles of one BM x BN block tile. The block's (BM / WM) x (BN / WN)
+// The main loop over k-tiles [kt_begin, kt_end) of one BM x BN block tile (all of K: 0 and
+// ceil(K / BK); split_k gives each block a slice). The block's (BM / WM) x (BN / WN)
 // warps each own a WM x WN warp tile at (wm0, wn0); inside it lane (lm, ln) of the LM x LN lane
 // grid owns TM x TN results as 4 x 4 pieces spaced LM * 4 rows and LN * 4 columns apart (the
 // warptiling layout: float4 fragment reads, no bank conflicts). Each k-tile: wait for its copies,
@@ -120,7 +121,8 @@ struct TileCopy {
 // ahead, then BK outer products from the landed stage. CHECKED selects the copy path (above).
 template <bool CHECKED, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES>
 __device__ __forceinline__ void pipelined_mainloop(float (&acc)[TM][TN], float* smem, const float* A,
-                                                   const float* B, int M, int N, int K, int row0, int col0) {
+                                                   const float* B, int M, int N, int K, int row0, int col0,
+                                                   int kt_begin, int kt_end) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32;
     constexpr int LM = WM / TM, LN = WN / TN;
     using Copy = TileCopy<BM, BN, BK, NT>;
@@ -133,12 +135,12 @@ __device__ __forceinline__ void pipelined_mainloop(float (&acc)[TM][TN], float* 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wm0 = warp / (BN / WN) * WM, wn0 = warp % (BN / WN) * WN;
     const int lm = lane / LN, ln = lane % LN;
-    const int ktiles = (K + BK - 1) / BK;
+    const int ktiles = kt_end - kt_begin;
     const Copy copy(A, B, static_cast<unsigned>(__cvta_generic_to_shared(smem)), row0, col0, K, N);
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ktiles) copy.template issue<CHECKED>(s, s * STAGE, A, B, M, N, K, row0, col0);
+        if (s < ktiles) copy.template issue<CHECKED>(kt_begin + s, s * STAGE, A, B, M, N, K, row0, col0);
         cp_async_commit();
     }
     unsigned read = 0, write = (STAGES - 1) * STAGE;  // byte offsets of the stages, rotating
@@ -146,7 +148,8 @@ __device__ __forceinline__ void pipelined_mainloop(float (&acc)[TM][TN], float* 
     for (int kt = 0; kt < ktiles; ++kt) {
         cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed ...
         __syncthreads();              // ... everyone's too, and nobody still reads tile kt - 1
-        if (kt + STAGES - 1 < ktiles) copy.template issue<CHECKED>(kt + STAGES - 1, write, A, B, M, N, K, row0, col0);
+        if (kt + STAGES - 1 < ktiles)
+            copy.template issue<CHECKED>(kt_begin + kt + STAGES - 1, write, A, B, M, N, K, row0, col0);
         cp_async_commit();
         write = write + STAGE == RING ? 0 : write + STAGE;
         const float* As = smem + read / 4 + wm0 + lm * 4;

@@ -1,0 +1,96 @@
+// split_k: full_tiles with K cut into SPLITS slices, for problems with too few output tiles to
+// fill the GPU.
+//
+// At 1024^3 the 128x256 block tile gives 32 blocks for 132 SMs: the whole product runs on a
+// quarter of the machine however fast each block is. Cutting K into SPLITS slices makes
+// tiles x SPLITS blocks, each computing the tile's partial sum over its slice of K with the
+// full_tiles pipeline (the check-free copies wherever the tile and K allow them).
+//
+// The partial sums are added in a fixed order, so the result is the same bits every run:
+//   1. every block of a split tile writes its TM x TN partial results to its own slab of the
+//      workspace (`partials`: tile, then slice, then float4 e of thread t at e * threads + t, so
+//      a warp's 128-bit stores cover 512 contiguous bytes);
+//   2. __threadfence, then one thread counts the block in with atomicAdd on the tile's arrival
+//      counter (the CUDA samples' threadFenceReduction pattern);
+//   3. the block that arrives last adds the slices' slabs, its own included, in slice order
+//      0, 1, ..., SPLITS - 1, reading them through L2 (__ldcg) up to 32 float4s per thread at a time
+//      (one at a time, the reduction ran latency-bound on a quarter of the SMs: 15-20 us more
+//      at 1024^3), resets the counter to zero for the next launch and writes
+//      C = alpha * sum + beta * C.
+// Which block arrives last varies run to run; the order of the additions does not.
+// With SPLITS = 1 no workspace is touched: the kernel is full_tiles.
+//
+// Launch: block ((BM / WM) * (BN / WN) * 32), grid (ceil(N / BN), ceil(M / BM), SPLITS),
+// STAGES * BK * (BM + 4 + BN) * 4 bytes of dynamic shared memory; `partials` holds
+// ceil(M / BM) * ceil(N / BN) * SPLITS * BM * BN floats and `arrivals` one zeroed unsigned per
+// tile (zero again after every launch).
+#include "pipeline.cuh"
+
+// Dynamic shared memory of one block, in bytes (roofline reads it through the compiler).
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int SPLITS>
+constexpr int split_k_smem_bytes = pipeline_smem_bytes<BM, BN, BK, STAGES>;
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int SPLITS>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+split_k(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
+        float beta, float* __restrict__ C, float* __restrict__ partials, unsigned* __restrict__ arrivals) {
+    constexpr int NT = (BM / WM) * (BN / WN) * 32, PIECES = TM * TN / 4, GROUP = PIECES < 32 ? PIECES : 32;
+    static_assert(SPLITS >= 1, "at least one slice of K");
+    static_assert(PIECES % GROUP == 0, "the reduction reads whole groups of float4s");
+    extern __shared__ __align__(16) float smem[];
+    __shared__ bool last;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    // Slice z takes k-tiles [z * ktiles / SPLITS, (z + 1) * ktiles / SPLITS): sizes differ by one
+    // at most, and none is empty while SPLITS <= ktiles.
+    const int ktiles = (K + BK - 1) / BK;
+    const int kt_begin = static_cast<int>(static_cast<long long>(blockIdx.z) * ktiles / SPLITS);
+    const int kt_end = static_cast<int>(static_cast<long long>(blockIdx.z + 1) * ktiles / SPLITS);
+    float acc[TM][TN] = {};
+    if (row0 + BM <= M && col0 + BN <= N && kt_end * BK <= K && N % 4 == 0)  // no edge, no partial k-tile
+        pipelined_mainloop<false, BM, BN, BK, WM, WN, TM, TN, STAGES>(acc, smem, A, B, M, N, K, row0, col0,
+                                                                        kt_begin, kt_end);
+    else
+        pipelined_mainloop<true, BM, BN, BK, WM, WN, TM, TN, STAGES>(acc, smem, A, B, M, N, K, row0, col0,
+                                                                       kt_begin, kt_end);
+    if (SPLITS > 1) {
+        const unsigned tile = blockIdx.y * gridDim.x + blockIdx.x;
+        float4* slabs = reinterpret_cast<float4*>(partials) + static_cast<long long>(tile) * SPLITS * (BM * BN / 4);
+        float4* mine = slabs + blockIdx.z * (BM * BN / 4);
+#pragma unroll
+        for (int e = 0; e < PIECES; ++e) {
+            const int i = e / (TN / 4), j = e % (TN / 4) * 4;
+            mine[e * NT + threadIdx.x] = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+        }
+        __threadfence();  // this block's partials are visible to every SM before it is counted in
+        __syncthreads();
+        if (threadIdx.x == 0) last = atomicAdd(&arrivals[tile], 1u) == SPLITS - 1;
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        // The sum, slice by slice from the slabs (this block's own too: in registers it would
+        // need a second set of accumulators), GROUP float4s of each issued together so that many
+        // L2 reads per thread are in flight rather than one.
+#pragma unroll
+        for (int g = 0; g < PIECES; g += GROUP) {
+#pragma unroll
+            for (int e = g; e < g + GROUP; ++e) {
+                const int i = e / (TN / 4), j = e % (TN / 4) * 4;
+                acc[i][j] = acc[i][j + 1] = acc[i][j + 2] = acc[i][j + 3] = 0.0f;
+            }
+#pragma unroll 1
+            for (int z = 0; z < SPLITS; ++z) {
+                float4 v[GROUP];
+                const float4* slab = slabs + z * (BM * BN / 4) + g * NT + threadIdx.x;
+#pragma unroll
+                for (int e = 0; e < GROUP; ++e) v[e] = __ldcg(slab + e * NT);
+#pragma unroll
+                for (int e = 0; e < GROUP; ++e) {
+                    const int i = (g + e) / (TN / 4), j = (g + e) % (TN / 4) * 4;
+                    acc[i][j] += v[e].x; acc[i][j + 1] += v[e].y; acc[i][j + 2] += v[e].z; acc[i][j + 3] += v[e].w;
+                }
+            }
+        }
+        if (threadIdx.x == 0) arrivals[tile] = 0;
+    }
+    store_warp_tiled<BM, BN, WM, WN, TM, TN>(C, M, N, row0, col0, acc, alpha, beta);
+}
