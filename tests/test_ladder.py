@@ -11,7 +11,8 @@ from roofline.ladder.sources import source
 from roofline.model.problem import Problem
 
 LADDER = ["naive", "gmem_coalescing", "smem_tiling", "register_tiling_1d", "register_strip", "register_tiling_2d",
-          "vectorized", "bank_conflict_free", "autotuned", "warptiling", "async_copy", "full_tiles"]
+          "vectorized", "bank_conflict_free", "autotuned", "warptiling", "async_copy", "full_tiles", "tile_by_shape",
+          "split_k"]
 
 
 def test_ladder_order():

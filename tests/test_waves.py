@@ -111,4 +111,7 @@ def test_the_listing_says_how_few_slots_a_small_problem_fills():
     assert row.waves == Waves.of(32, 132, 132)
     plain = plain_verdict(row.figures, from_preset("h200").roofs)
     assert row.floors.floor("FP32").floor_ms == pytest.approx(plain.floor("FP32").floor_ms * 132 / 32)
-    assert listing.to_json()["kernels"][-1]["waves"]["blocks"] == 32
+    by_name = {k["name"]: k for k in listing.to_json()["kernels"]}
+    assert by_name["full_tiles"]["waves"]["blocks"] == 32
+    # split_k at the tile and slices it picks for the H200: 32 tiles in 4 slices, 128 of 132 SMs.
+    assert by_name["split_k"]["waves"]["blocks"] == 128

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import UsageError
+from ..model.device import DeviceSpec
 from ..model.problem import Problem
 from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv
+from . import dispatch
 from .sources import source
 
 REFERENCE = "cublas"
@@ -38,7 +40,10 @@ class Family:
     parameters `p`; `reuse(p)` is the traffic model's (block tile, thread tile). `rows_first`: the
     grid's x walks the rows of C (the first three kernels). `square_block`: the block is
     (BS, BS) rather than one-dimensional. `dynamic_smem`: the kernel file defines
-    `<template>_smem_bytes<params>`. `variants`: whether other tiles are offered (`variant`)."""
+    `<template>_smem_bytes<params>`. `variants`: whether other tiles are offered (`variant`).
+    `choose(problem, device)`: the tile this family runs at for a problem on a GPU (a dispatch,
+    `ladder.dispatch`; None: always its own). `workspace(params, problem)`: the zeroed float and
+    unsigned buffers (element counts) the kernel takes after C (None: it takes none)."""
 
     name: str
     summary: str
@@ -55,6 +60,8 @@ class Family:
     dynamic_smem: bool = False
     variants: bool = True
     warp: Callable[[Params], tuple[int, int]] | None = None  # thread tiles a warp covers (rows, cols)
+    choose: Callable[[Problem, DeviceSpec], Params] | None = None  # the tile for a problem and GPU
+    workspace: Callable[[Params, Problem], tuple[int, int]] | None = None  # (floats, counters) beside C
 
     @property
     def template_name(self) -> str:
@@ -123,6 +130,19 @@ class KernelSpec:
         """The kernel file with its local includes inlined."""
         return source(self.family.source_file)
 
+    def for_problem(self, problem: Problem, device: DeviceSpec) -> "KernelSpec":
+        """This kernel as it runs on `problem` on `device`: a dispatching family at its own tile
+        runs at the tile its `choose` picks (tile source 'shape'); a tile given explicitly
+        (a variant) and every other kernel run as they are."""
+        if self.family.choose is None or self.tile_source != "ladder":
+            return self
+        return self.family.spec(self.family.choose(problem, device), "shape")
+
+    def workspace(self, problem: Problem) -> tuple[int, int] | None:
+        """(floats, unsigned counters) of zeroed memory the kernel takes after C on `problem`, or
+        None for a kernel that takes the eight standard arguments only."""
+        return None if self.family.workspace is None else self.family.workspace(self.params, problem)
+
     @property
     def compile_options(self) -> tuple[str, ...]:
         """NVRTC options besides the target."""
@@ -157,18 +177,20 @@ class KernelSpec:
         """The traffic model at this tile."""
         block_tile, thread_tile = self.family.reuse(self.params)
         warp = (self.family.warp or _row_major_warp)(self.params) if thread_tile is not None else None
-        return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp)
+        return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp,
+                            splits=self.params.get("SPLITS", 1))
 
     def figures(self, problem: Problem) -> ModelFigures:
         """The model's figures for `problem` (a user kernel's may be None: `UserKernel.figures`)."""
         return self.model.figures(problem)
 
     def grid(self, problem: Problem) -> tuple[int, int, int]:
-        """Grid dimensions covering `problem`'s M x N output with `block_tile` tiles."""
+        """Grid dimensions covering `problem`'s M x N output with `block_tile` tiles (and, for a
+        kernel that splits K, SPLITS slices in z)."""
         bm, bn = self.block_tile
         if self.family.rows_first:
             return (cdiv(problem.m, bm), cdiv(problem.n, bn), 1)
-        return (cdiv(problem.n, bn), cdiv(problem.m, bm), 1)
+        return (cdiv(problem.n, bn), cdiv(problem.m, bm), self.params.get("SPLITS", 1))
 
     @property
     def smem_expression(self) -> str | None:
@@ -219,6 +241,19 @@ def _pipelined(name: str, summary: str) -> Family:
                   min_cc=(8, 0), dynamic_smem=True, warp=_warp_tile)
 
 
+def _chosen(split: bool) -> Callable[[Problem, DeviceSpec], Params]:
+    def choose(problem: Problem, device: DeviceSpec) -> Params:
+        choice = dispatch.choose(problem, device.sm_count, device.peak_fp32_gflops, split)
+        return choice.params if split else choice.candidate.params
+    return choose
+
+
+def _split_workspace(p: Params, problem: Problem) -> tuple[int, int]:
+    """Partial sums: a BM x BN slab per tile and slice; an arrival counter per tile (split_k.cu)."""
+    tiles = cdiv(problem.m, p["BM"]) * cdiv(problem.n, p["BN"])
+    return (tiles * p["SPLITS"] * p["BM"] * p["BN"], tiles) if p["SPLITS"] > 1 else (1, 1)
+
+
 LADDER: tuple[Family, ...] = (
     Family("naive", "one thread per element of C; a warp reads 32 rows of A (uncoalesced)",
            ("BS",), {"BS": 32}, lambda p: p["BS"] ** 2, _element, lambda p: ((1, 1), None),
@@ -248,6 +283,15 @@ LADDER: tuple[Family, ...] = (
            _register_tiled, warp=_warp_tile),
     _pipelined("async_copy", "3-stage cp.async pipeline, 128x256 block, 32x128 warp, 8x16 thread tiles"),
     _pipelined("full_tiles", "blocks wholly inside C run the pipeline without bounds checks"),
+    Family("tile_by_shape", "full_tiles at the block and thread tile that fills this GPU's SMs best for the "
+           "problem's shape", WARP_TILED + ("STAGES",), PIPELINE, _outer, _tile, _register_tiled,
+           template="full_tiles", file="full_tiles", min_cc=(8, 0), dynamic_smem=True, variants=False,
+           warp=_warp_tile,
+           choose=_chosen(split=False)),
+    Family("split_k", "tile_by_shape that also cuts K into slices when the tiles are too few; the slices' partial "
+           "sums added in a fixed order", WARP_TILED + ("STAGES", "SPLITS"), {**PIPELINE, "SPLITS": 1}, _outer,
+           _tile, _register_tiled, min_cc=(8, 0), dynamic_smem=True, variants=False, warp=_warp_tile,
+           choose=_chosen(split=True), workspace=_split_workspace),
 )
 
 BY_NAME: dict[str, Family] = {f.name: f for f in LADDER}
@@ -293,7 +337,10 @@ def from_expression(expression: str, only_variants: bool = False) -> KernelSpec:
     no family or gives the wrong number of parameters; whether the tile is valid is the kernel's
     own static_asserts' to say, at compile time."""
     match = _EXPRESSION.fullmatch(expression)
-    by_template = {f.template_name: f for f in LADDER if f.variants or not only_variants}
+    by_template: dict[str, Family] = {}
+    for f in LADDER:  # a template two families share (full_tiles) names the first
+        if f.variants or not only_variants:
+            by_template.setdefault(f.template_name, f)
     if not match or match.group(1) not in by_template:
         raise UsageError(f"cannot read {expression!r}; expected e.g. warptiling<128,128,16,32,64,8,8> "
                          f"with one of: {', '.join(by_template)}")
@@ -320,6 +367,7 @@ TECHNIQUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("register tiles", ("register_tiling_1d", "register_strip", "register_tiling_2d")),
     ("128-bit loads, no bank conflicts", ("vectorized", "bank_conflict_free", "autotuned")),
     ("warp tiles, cp.async pipelines", ("warptiling", "async_copy", "full_tiles")),
+    ("tile and split K by shape", ("tile_by_shape", "split_k")),
 )
 
 

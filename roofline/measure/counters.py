@@ -137,7 +137,7 @@ def launch_once(what: str, problem: Problem, pci_bus_id: str = "-") -> None:
     kernel = compile_kernel(spec, from_nvml().arch_limits)
     a, b = random_inputs(problem)
     c = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
-    kernel.launch(spec.grid(problem), kernel_args(problem, a, b, c))
+    kernel.launch(spec.grid(problem), kernel_args(problem, a, b, c, spec))
     cupy.cuda.get_current_stream().synchronize()
 
 

@@ -12,6 +12,9 @@ For C = alpha*A*B + beta*C with A M x K, B K x N, float32, row-major:
   A and TN of B per step of K: K*(1/TM + 1/TN). A thread owning one result (TM = TN = 1) reads 2*K;
   a column of TM results K*(1 + 1/TM); a 1 x TN row strip K*(1 + 1/TN).
 - bytes = 4 * accesses per result * M*N; arithmetic intensity = FLOPs / GMEM bytes.
+- Split K. A kernel that cuts K into S slices (split_k) reads A and B as above, and each of the
+  S blocks of a tile also writes its BM x BN partial sums, which the last one reads back, its
+  own included: 2S * BM * BN more accesses per tile (a ragged edge's tile counted whole).
 - SMEM bytes the banks serve. The access count above is per thread; the banks serve a warp's
   request once per distinct 4-byte word (a word all 32 threads read is one word, a 128-bit load
   of 32 distinct addresses 128 words). A warp whose 32 threads cover `rows_w` x `cols_w` thread
@@ -67,12 +70,15 @@ class TrafficModel:
     block_tile: tuple[int, int]
     thread_tile: tuple[int, int] | None
     warp_layout: tuple[int, int] | None = None  # thread tiles one warp covers: (rows, cols), rows*cols = 32
+    splits: int = 1  # slices of K, each block one slice; partial sums through GMEM when > 1
 
     def figures(self, problem: Problem) -> ModelFigures:
         """The model's numbers for `problem` (M, N, K >= 1)."""
         m, n, k = problem.m, problem.n, problem.k
         bm, bn = self.block_tile
         gmem_accesses = m * k * cdiv(n, bn) + k * n * cdiv(m, bm)
+        if self.splits > 1:  # every slice writes its partial tile, the last block reads them all back
+            gmem_accesses += 2 * self.splits * cdiv(m, bm) * bm * cdiv(n, bn) * bn
         smem = served = None
         if self.thread_tile is not None:
             tm, tn = self.thread_tile

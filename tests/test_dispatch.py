@@ -1,0 +1,121 @@
+"""The tile and split-K dispatch (`ladder.dispatch`), the split kernel's launch and traffic, and
+the L2's state in the results: figures worked out by hand for the H200 (132 SMs, 66,908 GFLOP/s
+FP32 peak: 253.44 GMAC/s per SM)."""
+
+from dataclasses import replace
+
+import pytest
+
+from roofline.ladder import dispatch
+from roofline.ladder.families import BY_NAME
+from roofline.model.device import from_preset
+from roofline.model.problem import Problem
+from roofline.model.roofs import verdict
+from roofline.results import convert, store
+from test_results import fake_run
+
+H200 = from_preset("h200")
+SMS, PEAK = 132, 66_908.0
+BIG, SQUARE8, WIDE8, SMALL = dispatch.CANDIDATES  # 128x256, 128x128, 64x128 (8x16 thread tiles), 64x64 (4x4)
+
+
+def test_one_unsplit_round_at_1024_by_hand():
+    # 32 tiles of 128 x 256, one per SM: one round of 128 x 256 x (1024 + FILL_K 32) multiply-adds
+    # at 0.74 of an SM's 253.44 GMAC/s (8 warps: the whole rate).
+    est = dispatch.estimate(BIG, 1, Problem(1024, 1024, 1024), SMS, PEAK)
+    assert (est.blocks, est.rounds) == (32, 1)
+    assert est.seconds == pytest.approx(128 * 256 * 1056 / (PEAK * 1e9 / 2 / SMS * 0.74))
+    assert est.seconds == pytest.approx(184.51e-6, rel=1e-4)
+
+
+def test_four_slices_at_1024_by_hand():
+    # 128 blocks, a quarter as deep: 50.32 us of multiply-adds, then 128 KB of partial sums
+    # written at 9 GB/s per SM (14.56 us) and four slices read back at 64 GB/s (8.19 us).
+    est = dispatch.estimate(BIG, 4, Problem(1024, 1024, 1024), SMS, PEAK)
+    assert (est.blocks, est.rounds) == (128, 1)
+    assert est.seconds == pytest.approx(50.32e-6 + 14.56e-6 + 8.19e-6, rel=1e-3)
+
+
+def test_a_lone_small_block_runs_at_the_share_its_warps_reach():
+    # 64 x 128 at 512^3: 32 blocks of 2 warps, one per SM: 2 / 6.8 of the SM's rate.
+    est = dispatch.estimate(WIDE8, 1, Problem(512, 512, 512), SMS, PEAK)
+    full = 64 * 128 * (512 + 32) / (PEAK * 1e9 / 2 / SMS * 0.71)
+    assert est.seconds == pytest.approx(full * 6.8 / 2)
+
+
+@pytest.mark.parametrize("shape, split, expected", [
+    ((4096, 4096, 4096), True, (BIG, 1)),        # 512 tiles: 3.9 rounds, splitting only adds partial sums
+    ((2048, 2048, 2048), False, (BIG, 1)),       # 128 tiles fill 128 of 132 SMs
+    ((1024, 1024, 1024), True, (BIG, 4)),        # 32 tiles: four slices fill 128 SMs
+    ((1024, 1024, 1024), False, (SMALL, 1)),     # unsplit, the 4x4 tiles' 2,048 warps do best
+    ((1024, 1024, 16384), True, (BIG, 4)),
+    ((512, 512, 512), True, (SMALL, 4)),
+    ((3000, 3000, 3000), True, (BIG, 4)),        # 288 tiles: 2.2 waves; 1,152 blocks: 8.7
+])
+def test_the_dispatch_picks_by_shape(shape, split, expected):
+    choice = dispatch.choose(Problem(*shape), SMS, PEAK, split)
+    assert (choice.candidate, choice.splits) == expected
+
+
+def test_slices_are_never_shorter_than_four_k_tiles():
+    assert dispatch.choose(Problem(64, 64, 200), SMS, PEAK, split=True).splits <= 200 // dispatch.MIN_SLICE_K
+    assert dispatch.choose(Problem(1, 1, 1), SMS, PEAK, split=True).splits == 1
+
+
+def test_split_k_runs_at_the_tile_and_slices_it_picks():
+    p = Problem(1024, 1024, 1024)
+    spec = BY_NAME["split_k"].spec().for_problem(p, H200)
+    assert spec.tile_source == "shape" and spec.params == {**BIG.params, "SPLITS": 4}
+    assert spec.grid(p) == (4, 8, 4)  # N / 256, M / 128, four slices
+    assert spec.workspace(p) == (32 * 4 * 128 * 256, 32)  # a slab per tile and slice; a counter per tile
+    assert spec.name_expression == "split_k<128,256,16,32,128,8,16,3,4>"
+    tile = BY_NAME["tile_by_shape"].spec().for_problem(p, H200)
+    assert tile.name_expression == "full_tiles<64,64,16,16,32,4,4,3>" and tile.workspace(p) is None
+    # A tile given explicitly is kept, and every other kernel runs as it is.
+    forced = BY_NAME["split_k"].spec({**WIDE8.params, "SPLITS": 2}, "variant")
+    assert forced.for_problem(p, H200) is forced
+    plain = BY_NAME["full_tiles"].spec()
+    assert plain.for_problem(p, H200) is plain and plain.grid(p) == (4, 8, 1)
+
+
+def test_an_unsplit_split_k_needs_no_real_workspace():
+    spec = BY_NAME["split_k"].spec({**BIG.params, "SPLITS": 1})
+    assert spec.workspace(Problem(4096, 4096, 4096)) == (1, 1)
+
+
+def test_the_partial_sums_are_gmem_traffic_by_hand():
+    # 1024^3 at 128 x 256 in four slices: A read 4 times (N / 256), B 8 times (M / 128): 12 Mi
+    # accesses; then four slabs of 1024 x 1024 partial sums written and read back: 8 Mi.
+    p = Problem(1024, 1024, 1024)
+    spec = BY_NAME["split_k"].spec({**BIG.params, "SPLITS": 4})
+    assert spec.figures(p).gmem_bytes == 4 * (12 + 8) * 2**20
+    assert BY_NAME["full_tiles"].spec().figures(p).gmem_bytes == 4 * 12 * 2**20
+
+
+def test_a_working_set_that_fits_in_l2_has_no_binding_dram_floor():
+    # register_tiling_2d at 1024^3 (12 MiB of A, B and C) at a made-up DRAM ceiling of 100 GB/s:
+    # its 268 MB of modelled GMEM bytes would make DRAM bind; in a 60 MiB L2 they are served there.
+    p = Problem(1024, 1024, 1024)
+    fig = BY_NAME["register_tiling_2d"].spec().figures(p)
+    roofs = replace(H200.roofs, dram_gbps=100.0)
+    assert verdict(fig, roofs, 1.0, measured=False).binding.level == "DRAM"
+    v = verdict(fig, roofs, 1.0, measured=False, fits_in_l2=True)
+    assert v.l2_resident and v.floor("DRAM").in_l2 and v.binding.level != "DRAM"
+    assert p.working_set_bytes == 12 * 2**20
+
+
+def test_the_documents_l2_check_uses_the_devices_l2_size():
+    doc = convert.from_run(fake_run())  # 256^3
+    assert doc.device.l2_bytes is None and not doc.fits_in_l2(Problem(256, 256, 256))
+    doc = doc.model_copy(update={"device": replace(doc.device, l2_bytes=60 * 2**20)})
+    assert doc.fits_in_l2(Problem(2048, 2048, 2048))  # 48 MiB
+    assert not doc.fits_in_l2(Problem(4096, 4096, 4096))  # 192 MiB
+    ok = doc.kernels[0]
+    assert doc.verdict(ok).l2_resident and doc.floors(ok).l2_resident
+
+
+@pytest.mark.parametrize("mode", ["cold", "warm"])
+def test_the_l2_mode_is_recorded(mode):
+    doc = convert.from_run(replace(fake_run(), l2=mode))
+    assert doc.l2 == mode
+    assert store.parse(store.dump(doc)).l2 == mode
