@@ -50,13 +50,14 @@ _REPORT = TypeAdapter(ChildReport)
 
 
 def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 ragged: bool = True, timed: bool = True) -> KernelRun:
+                 ragged: bool = True, timed: bool = True, l2: str = "cold") -> KernelRun:
     """Compile, verify (at RAGGED first when `ragged`) and, with `timed`, time `kernel` on
-    `problem` in a child process on the GPU at `pci_bus_id`. Never raises for the kernel's
-    faults: the returned run's `error` says what happened."""
+    `problem` in a child process on the GPU at `pci_bus_id`, with the L2 `l2` ('cold' or 'warm',
+    as `runner.run`). Never raises for the kernel's faults: the returned run's `error` says what
+    happened."""
     figures = kernel.figures(problem)
     request = {"kernel": kernel.describe(), "problem": [problem.m, problem.n, problem.k],
-               "ragged": ragged, "timed": timed, "timeout_s": timeout_s, "pci_bus_id": pci_bus_id}
+               "ragged": ragged, "timed": timed, "timeout_s": timeout_s, "pci_bus_id": pci_bus_id, "l2": l2}
     limit = START_ALLOWANCE_S + timeout_s * TIMED_LAUNCHES
     try:
         proc = subprocess.run([sys.executable, "-m", "roofline.measure.isolated"], input=json.dumps(request),
@@ -95,7 +96,7 @@ def _child(request: dict) -> ChildReport:
                                error=why.replace(f"{kernel.name}: ", f"{kernel.name}: at the ragged shape "
                                                                     f"{RAGGED.text()}: ", 1))
         cupy.get_default_memory_pool().free_all_blocks()
-    r = run([kernel], problem, timed=request["timed"], timeout_s=timeout).kernels[0]
+    r = run([kernel], problem, timed=request["timed"], timeout_s=timeout, l2=request["l2"]).kernels[0]
     return ChildReport(r.compiled, ragged, r.verification, r.timing, r.sm_clock_mhz, r.error)
 
 

@@ -88,7 +88,7 @@ def from_nvml(device_index: int | None = None) -> DeviceSpec:
     NVML and the CUDA device attributes.
 
     NVML gives the name, max SM and memory clocks, bus width and FP32 core count; CUDA gives the
-    compute capability and the per-SM limits. The two are matched by PCI bus id, so
+    compute capability, the per-SM limits and the L2's size. The two are matched by PCI bus id, so
     CUDA_VISIBLE_DEVICES cannot pair one GPU's clocks with another's limits.
     Raises RunError when there is no GPU or NVML cannot be read.
     """
@@ -136,7 +136,7 @@ def from_nvml(device_index: int | None = None) -> DeviceSpec:
         limits=limits, source="NVML (max clocks, bus width, cores) and CUDA device attributes",
         fp32_cores=cores, max_sm_clock_mhz=sm_mhz, max_mem_clock_mhz=mem_mhz,
         memory_bus_width_bits=bus_bits, memory_bytes=memory_bytes, pci_bus_id=bus_id,
-        tensor_clock_mhz=tensor_clock_mhz(name),
+        tensor_clock_mhz=tensor_clock_mhz(name), l2_bytes=props["l2CacheSize"] or None,
     ).with_peaks()
 
 

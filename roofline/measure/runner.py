@@ -4,9 +4,12 @@ launcher of every kernel.
 Method (the same for every kernel):
   1. inputs A (M x K) and B (K x N) drawn from a standard normal (never zeros), float32;
   2. the reference C_ref = A @ B through cuBLAS (`cupy.matmul`, full FP32: CUPY_TF32 must be off);
-  3. each kernel compiled through NVRTC (`compile.compile_kernel`);
+  3. each kernel compiled through NVRTC (`compile.compile_kernel`), a dispatching one (tile_by_shape,
+     split_k) at the tile it picks for the problem and GPU (`KernelSpec.for_problem`);
   4. C filled with NaN, one launch with alpha = 1, beta = 0, then `model.verify.verify`;
-  5. only a verified kernel is timed (`timing.time_gpu`: CUDA events, warm-up, >= 20 launches);
+  5. only a verified kernel is timed (`timing.time_gpu`: CUDA events, warm-up, >= 20 launches),
+     by default with the L2 flushed before each launch, outside the timed interval (`l2='cold'`;
+     'warm' leaves it as the previous launch left it), cuBLAS the same way;
   6. registers, static shared memory and local bytes read from the compiled kernel, and the
      calculated occupancy beside the driver's cuOccupancyMaxActiveBlocksPerMultiprocessor.
 """
@@ -32,7 +35,7 @@ from .compile import compile_kernel
 from .nvml import current_sm_clock_mhz, from_nvml, require_gpu
 from .offline import compile_for, launch_check
 from .progress import Progress
-from .timing import Timing, time_gpu
+from .timing import L2_MODES, Timing, l2_flush, time_gpu
 
 SEED = 2026
 STEPS_PER_KERNEL = 3  # compile, verify, time
@@ -100,6 +103,7 @@ class RunOutput:
     reference: Timing
     reference_clock_mhz: tuple[int | None, int | None]
     kernels: list[KernelRun]
+    l2: str = "cold"  # the L2 at each timed launch: 'cold' (flushed) or 'warm'
 
 
 def check_fits(problem: Problem, free_bytes: int) -> None:
@@ -127,10 +131,19 @@ def random_inputs(problem: Problem):
             rng.standard_normal((problem.k, problem.n), dtype=cupy.float32))
 
 
-def kernel_args(problem: Problem, a, b, c) -> tuple:
-    """The argument tuple every ladder kernel takes: M, N, K, alpha = 1, A, B, beta = 0, C."""
-    return (np.int32(problem.m), np.int32(problem.n), np.int32(problem.k), np.float32(1.0), a, b,
+def kernel_args(problem: Problem, a, b, c, spec: KernelSpec | UserKernel | None = None) -> tuple:
+    """The argument tuple every ladder kernel takes: M, N, K, alpha = 1, A, B, beta = 0, C; then,
+    for a `spec` that takes a workspace (split_k), zeroed float and unsigned buffers of the sizes
+    `KernelSpec.workspace` gives, allocated here."""
+    args = (np.int32(problem.m), np.int32(problem.n), np.int32(problem.k), np.float32(1.0), a, b,
             np.float32(0.0), c)
+    workspace = spec.workspace(problem) if isinstance(spec, KernelSpec) else None
+    if workspace is None:
+        return args
+    import cupy
+
+    floats, counters = workspace
+    return args + (cupy.zeros(floats, dtype=cupy.float32), cupy.zeros(counters, dtype=cupy.uint32))
 
 
 def preflight(problem: Problem) -> DeviceSpec:
@@ -198,7 +211,8 @@ def waiter(timeout_s: float | None):
 
 
 def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSpec | None = None,
-        progress: Progress | None = None, timed: bool = True, timeout_s: float | None = None) -> RunOutput:
+        progress: Progress | None = None, timed: bool = True, timeout_s: float | None = None,
+        l2: str = "cold") -> RunOutput:
     """Run the reference and each kernel of `specs` on the current GPU for `problem`.
 
     `device` is what `preflight` returned (it is called here when None). `progress` hears one
@@ -206,9 +220,13 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
     `timed=False` kernels are only compiled and verified (the reference gets a single timed
     launch). With `timeout_s`, a kernel's launch that takes longer stops its run with a timeout
     error (the work may still be on the GPU: only a process of its own can be ended safely, as
-    `measure.isolated` does). Raises what `preflight` raises. A kernel that fails to compile,
-    verify or launch does not raise: its `KernelRun` says why.
+    `measure.isolated` does). `l2` is 'cold' (the L2 flushed before every timed launch, outside
+    its events: `timing.l2_flush`) or 'warm'. Raises what `preflight` raises, and UsageError for
+    another `l2`. A kernel that fails to compile, verify or launch does not raise: its
+    `KernelRun` says why.
     """
+    if l2 not in L2_MODES:
+        raise UsageError(f"--l2 takes {' or '.join(L2_MODES)}, got {l2!r}")
     progress = progress or Progress()
     if device is None:
         device = preflight(problem)
@@ -219,20 +237,22 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
     a, b = random_inputs(problem)
     c_ref = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
     c = cupy.empty_like(c_ref)
+    flush = l2_flush(device.l2_bytes) if l2 == "cold" else None
     clock_before = current_sm_clock_mhz()
-    reference = time_gpu(lambda: cupy.matmul(a, b, out=c_ref), min_repeat=20 if timed else 1)
+    reference = time_gpu(lambda: cupy.matmul(a, b, out=c_ref), min_repeat=20 if timed else 1, before=flush)
     reference_clock = (clock_before, current_sm_clock_mhz())
     cupy.matmul(a, b, out=c_ref)
 
     runs = []
     for spec in specs:
-        runs.append(_run_one(spec, problem, device, (a, b, c, c_ref), progress, timed, waiter(timeout_s)))
+        spec = spec.for_problem(problem, device) if isinstance(spec, KernelSpec) else spec
+        runs.append(_run_one(spec, problem, device, (a, b, c, c_ref), progress, timed, waiter(timeout_s), flush))
     return RunOutput(device=device, problem=problem, reference=reference,
-                     reference_clock_mhz=reference_clock, kernels=runs)
+                     reference_clock_mhz=reference_clock, kernels=runs, l2=l2)
 
 
 def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec, buffers, progress: Progress,
-             timed: bool, wait) -> KernelRun:
+             timed: bool, wait, flush) -> KernelRun:
     import cupy
 
     a, b, c, c_ref = buffers
@@ -243,7 +263,7 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
     except RunError as exc:
         return KernelRun(spec, figures, error=str(exc))
     grid = spec.grid(problem)
-    args = kernel_args(problem, a, b, c)
+    args = kernel_args(problem, a, b, c, spec)
     progress.step(f"{spec.name}: verifying against cuBLAS")
     try:
         c.fill(math.nan)
@@ -257,7 +277,7 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
         if not timed:
             return KernelRun(spec, figures, compiled, check)
         before = current_sm_clock_mhz()
-        timing = time_gpu(lambda: kernel.launch(grid, args), wait=wait)
+        timing = time_gpu(lambda: kernel.launch(grid, args), wait=wait, before=flush)
         return KernelRun(spec, figures, compiled, check, timing, (before, current_sm_clock_mhz()))
     except LaunchTimeout as exc:
         return KernelRun(spec, figures, compiled, error=f"{spec.name}: timeout: {exc}")

@@ -3,7 +3,9 @@
 `Timing` holds the raw per-launch samples in milliseconds with the warm-up and repeat counts;
 median, min, max and spread are derived from them. `time_gpu` records one event pair around each
 launch (pre-allocated, so event creation stays out of the timed region), synchronises once at the
-end and returns a `Timing`.
+end and returns a `Timing`. With `l2_flush` run before each launch (outside its events) every
+timed launch starts with none of its data in L2 ('cold'); without it ('warm') a launch finds
+what the one before it left there, all of it when the problem fits in L2.
 """
 
 from __future__ import annotations
@@ -67,13 +69,14 @@ def repeats_for(estimate_ms: float, min_repeat: int = 20, budget_ms: float = 500
 
 
 def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20,
-             wait: Callable[[int], None] | None = None) -> Timing:
+             wait: Callable[[int], None] | None = None, before: Callable[[], None] | None = None) -> Timing:
     """Time `launch` (which enqueues GPU work on the current stream) with CUDA events.
 
     Runs `warmup` untimed launches (the first also estimates the cost), then at least `min_repeat`
-    timed ones, each between its own start/stop event pair. `wait(launches)` waits for the
-    stream's work, `launches` launches of it (default: synchronize; a caller with a timeout passes
-    its own). Needs CuPy and a GPU; CUDA errors propagate as cupy CUDARuntimeError.
+    timed ones, each between its own start/stop event pair. `before`, when given, is enqueued
+    ahead of every launch, outside its events (an L2 flush: `l2_flush`). `wait(launches)` waits
+    for the stream's work, `launches` launches of it (default: synchronize; a caller with a
+    timeout passes its own). Needs CuPy and a GPU; CUDA errors propagate as cupy CUDARuntimeError.
     """
     import cupy
 
@@ -81,18 +84,39 @@ def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20,
         def wait(launches: int) -> None:
             cupy.cuda.get_current_stream().synchronize()
 
-    probe_start, probe_stop = cupy.cuda.Event(), cupy.cuda.Event()
-    probe_start.record()
-    for _ in range(max(warmup, 1)):
+    before = before or (lambda: None)
+    probes = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(max(warmup, 1))]
+    for start, stop in probes:
+        before()
+        start.record()
         launch()
-    probe_stop.record()
+        stop.record()
     wait(max(warmup, 1))
-    estimate = cupy.cuda.get_elapsed_time(probe_start, probe_stop) / max(warmup, 1)
+    estimate = sum(cupy.cuda.get_elapsed_time(s, e) for s, e in probes) / len(probes)
     repeat = repeats_for(estimate, min_repeat, max_repeat=max(200, min_repeat))
     events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeat)]
     for start, stop in events:
+        before()
         start.record()
         launch()
         stop.record()
     wait(repeat)
     return Timing(tuple(cupy.cuda.get_elapsed_time(s, e) for s, e in events), warmup=max(warmup, 1))
+
+
+L2_MODES = ("cold", "warm")
+FLUSH_MIN_BYTES = 64 * 2**20
+
+
+def l2_flush(l2_bytes: int | None) -> Callable[[], None]:
+    """A `before` for `time_gpu` that leaves none of a launch's data in L2: it writes zeros over a
+    buffer of twice the L2's size (at least FLUSH_MIN_BYTES; `l2_bytes` None: that minimum),
+    which evicts whatever the previous launch left there. Costs about one DRAM pass over the
+    buffer per launch, outside the timed interval."""
+    import cupy
+
+    buffer = cupy.empty(max(2 * (l2_bytes or 0), FLUSH_MIN_BYTES), dtype=cupy.uint8)
+
+    def flush() -> None:
+        buffer.fill(0)
+    return flush

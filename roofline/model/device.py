@@ -29,7 +29,8 @@ class DeviceSpec:
     where the peaks come from (NVML, or a preset's datasheet). `peaks_gflops` holds the rate of
     every precision the architecture has (`peaks.PRECISIONS` keys), `peak_sources` where each
     per-SM figure comes from, `peak_clock_mhz` the CUDA-core clock they use and `tensor_clock_mhz`
-    the tensor cores' (`with_peaks` fills them; `precision_peaks` gives them with their arithmetic)."""
+    the tensor cores' (`with_peaks` fills them; `precision_peaks` gives them with their arithmetic).
+    `l2_bytes` is the L2's size (CUDA's l2CacheSize; None where unknown)."""
 
     name: str
     compute_capability: str
@@ -57,6 +58,7 @@ class DeviceSpec:
     measured_smem_gbps: Rate | None = None
     measured_peaks_gflops: dict[str, Rate] | None = None
     launch_latency_ms: Annotated[float, Gt(0), Le(1e3)] | None = None
+    l2_bytes: Annotated[int, Gt(0)] | None = None
 
     @property
     def arch_limits(self) -> ArchLimits:
