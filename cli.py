@@ -107,14 +107,15 @@ def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optiona
 
 
 def _sizes(text: str) -> list[Problem]:
-    items = [t.strip() for t in text.split(",")]
-    try:
-        sizes = sorted({int(t) for t in items}) if all(t.isascii() and t.isdigit() for t in items) else []
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        raise UsageError(f"--sizes takes comma-separated positive integers, got {text!r}")
-    return [Problem(s, s, s).validate() for s in sizes]
+    problems = set()
+    for item in text.split(","):
+        parts = item.strip().lower().split("x")
+        if len(parts) not in (1, 3) or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
+            raise UsageError(f"--sizes takes comma-separated sizes N or shapes MxNxK, e.g. 512,1024,8192x1024x4096; "
+                             f"got {text!r}")
+        values = [int(p) for p in parts]
+        problems.add(Problem(*(values * 3 if len(values) == 1 else values)))
+    return [p.validate() for p in sorted(problems, key=lambda p: (p.flops, p.m, p.n))]
 
 
 # The launch-description flags of `run` and `kernels`, named as the keys of a kernel file's header.
@@ -205,7 +206,11 @@ def run(
     n: Optional[int] = typer.Option(None, "--n", metavar="N", help="Columns of B and C."),
     k: Optional[int] = typer.Option(None, "--k", metavar="K", help="Columns of A, rows of B."),
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST",
-                                        help="Size sweep, e.g. 128,256,512 (square problems)."),
+                                        help="Sweep of sizes N (square) or shapes MxNxK, e.g. "
+                                             "512,1024,8192x1024x4096; run in order of FLOPs."),
+    l2: str = typer.Option("cold", "--l2", metavar="cold|warm",
+                           help="cold: flush the L2 before every timed launch (outside the timing); "
+                                "warm: leave what the previous launch left."),
     profile: bool = typer.Option(False, "--profile", help="Also count each kernel's traffic with Nsight Compute."),
     refresh: bool = typer.Option(False, "--refresh",
                                  help="Measure the DRAM and FP32 ceilings again, not from the cache."),
@@ -248,7 +253,7 @@ def run(
         report = api.run(problems, out, kernel, sweep=sizes is not None, profile=profile, refresh=refresh,
                          autotuned_tile=autotuned_tile, progress=bar, sources=users,
                          ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
-                         ragged=not no_ragged, gpu=device)
+                         ragged=not no_ragged, gpu=device, l2=l2)
     if as_json:
         from roofline.results.store import dump
 

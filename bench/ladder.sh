@@ -2,7 +2,8 @@
 # Reproduce the committed GPU results: measured ceilings, the tile search, the ladder at 4096^3
 # with Nsight Compute counters, the size sweep, and the charts. Run from the repository root on a
 # CUDA machine with roofline installed; STEP picks a part
-# (tune, ladder, sweep, charts, user, profile; default all of them, in that order). `user` runs the
+# (tune, ladder, sweep, shapes, charts, user, profile; default all of them, in that order). `shapes`
+# runs the ladder at four shapes that are not cubes (tall, deep, shallow, ragged). `user` runs the
 # test suite's own-style kernel (tests/fixtures/kernels/tiled_f4.cu) beside the ladder and draws
 # it; `profile` profiles one BF16 training step of examples/transformer_bf16.py (PyTorch needed)
 # and draws it. `agreement` (not part of all: about five minutes) profiles the ladder through
@@ -14,8 +15,8 @@ set -euo pipefail
 name="${1:-auto}"
 step="${2:-all}"
 case "$step" in
-    all|tune|ladder|sweep|charts|user|profile|agreement) ;;
-    *) echo "bench/ladder.sh: unknown step '$step'; steps: all tune ladder sweep charts user profile agreement" >&2
+    all|tune|ladder|sweep|shapes|charts|user|profile|agreement) ;;
+    *) echo "bench/ladder.sh: unknown step '$step'; steps: all tune ladder sweep shapes charts user profile agreement" >&2
        exit 2 ;;
 esac
 if [ "$name" = auto ]; then
@@ -46,10 +47,15 @@ fi
 if [ "$step" = all ] || [ "$step" = sweep ]; then
     roofline run --all --sizes 128,256,512,1024,2048,4096,8192 --out "plots/sweep-$name.json"
 fi
+if [ "$step" = all ] || [ "$step" = shapes ]; then
+    roofline run --all --sizes 8192x1024x4096,1024x1024x16384,4096x4096x512,3000x3000x3000 \
+        --out "plots/shapes-$name.json"
+fi
 if [ "$step" = all ] || [ "$step" = charts ]; then
     roofline plot --results "plots/results-$name.json" --out "plots/roofline-$name.png"
     roofline plot --results "plots/results-$name.json" --measured --out "plots/roofline-measured-$name.png"
     roofline plot --results "plots/sweep-$name.json" --kind sweep --out "plots/sweep-$name.png"
+    roofline plot --results "plots/shapes-$name.json" --kind sweep --out "plots/shapes-$name.png"
 fi
 if [ "$step" = all ] || [ "$step" = user ]; then
     roofline run --source tests/fixtures/kernels/tiled_f4.cu --all --out "plots/user-kernel-$name.json"

@@ -23,6 +23,7 @@ from .ladder.user import UserKernel, check_name, load
 from .measure import ceilings, counters, isolated, ncu, nvml, offline, runner, tuning
 from .measure.offline import KernelResources
 from .measure.progress import Progress
+from .measure.timing import L2_MODES
 from .model.arch import ArchLimits
 from .model.device import DeviceSpec, from_preset, named_limits
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
@@ -91,7 +92,8 @@ class RunReport:
 def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sweep: bool = False,
         profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
         progress: Progress | None = None, sources: list[UserKernel] | None = None, ladder: bool = True,
-        timeout_s: float = DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None) -> RunReport:
+        timeout_s: float = DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None,
+        l2: str = "cold") -> RunReport:
     """Compile, verify against cuBLAS and time the ladder (or the `kernels` named; none when
     `ladder` is False) and the user's kernels in `sources` on this GPU for each of `problems`,
     with the measured ceilings (cached unless `refresh`) and, with `profile`, Nsight Compute's
@@ -101,13 +103,17 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     seconds or a CUDA fault ends that process only, and with `ragged` it is first verified at a
     shape that is no multiple of its tiles. `gpu` is the GPU (nvidia-smi index or PCI bus id;
     default CUDA's first). `autotuned_tile` ('128,128,16,4,8') overrides the autotuned kernel's
-    tile, which is otherwise this GPU's tuned or built-in winner (`ladder.tiles.resolve`).
-    Raises UsageError for bad input and RunError when there is no GPU, before any GPU work."""
+    tile, which is otherwise this GPU's tuned or built-in winner (`ladder.tiles.resolve`). `l2`:
+    'cold' flushes the L2 before every timed launch (outside the timed interval), 'warm' leaves
+    it; the results record which. Raises UsageError for bad input and RunError when there is no
+    GPU, before any GPU work."""
     progress = progress or Progress()
     sources = list(sources or [])
     families.check_names(kernels)
     if autotuned_tile is not None:
         tiles.parse_tile(autotuned_tile)
+    if l2 not in L2_MODES:
+        raise UsageError(f"--l2 takes {' or '.join(L2_MODES)}, got {l2!r}")
     if not 0 < timeout_s <= MAX_TIMEOUT_S:
         raise UsageError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}")
     for p in problems:
@@ -125,9 +131,9 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     progress.expect(1)
     progress.step("DRAM and FP32 ceilings" + (": measuring" if refresh else " (cached once measured)"))
     device = ceilings.measure(device, refresh).attach(device)
-    outputs = [runner.run(specs, p, device, progress) for p in problems]
+    outputs = [runner.run(specs, p, device, progress, l2=l2) for p in problems]
     if sources:
-        outputs = _run_users(outputs, sources, device, timeout_s, ragged, progress)
+        outputs = _run_users(outputs, sources, device, timeout_s, ragged, progress, l2)
     doc = convert.from_sweep(outputs, device, skipped) if sweep else convert.from_run(outputs[0], device, skipped)
     notes = [s.reason for s in skipped] + [n for u in sources for n in u.launch_notes(problems[-1])]
     if profile:
@@ -148,7 +154,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
 
 
 def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], device: DeviceSpec,
-               timeout_s: float, ragged: bool, progress: Progress) -> list[runner.RunOutput]:
+               timeout_s: float, ragged: bool, progress: Progress, l2: str) -> list[runner.RunOutput]:
     """`outputs` with each user kernel's run added, each in its own process (ragged check once)."""
     import cupy
 
@@ -159,7 +165,8 @@ def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], devic
         runs = []
         for user in sources:
             progress.step(f"{user.name}: {output.problem.text()} in its own process")
-            runs.append(isolated.run_isolated(user, output.problem, device.pci_bus_id, timeout_s, ragged and i == 0))
+            runs.append(isolated.run_isolated(user, output.problem, device.pci_bus_id, timeout_s, ragged and i == 0,
+                                              l2=l2))
         done.append(replace(output, kernels=output.kernels + runs))
     return done
 
@@ -370,8 +377,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     """The ladder's traffic model at size^3 (or, with `sources`, the user's kernels instead) and,
     for a target (`--arch`, `--gpu`'s, else this machine's GPU when NVML sees one), each kernel
     compiled offline through NVRTC: registers, local and shared memory, occupancy. With a `gpu`
-    preset, floors against its peaks and the autotuned kernel at that GPU's tile (as `run` would
-    pick it). `model_only` skips compiling. Raises UsageError for bad input, RunError when NVRTC is
+    preset, floors against its peaks, and the autotuned kernel and the shape-dispatching ones at
+    the tiles `run` would pick on that GPU. `model_only` skips compiling. Raises UsageError for bad input, RunError when NVRTC is
     missing or cannot target the arch; a kernel that does not compile, or cannot launch on the
     target, is a row with an `error`."""
     problem = Problem(size, size, size).validate()
@@ -387,6 +394,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         specs = list(sources)
     else:
         specs = families.select(None, tiles.resolve(preset.name if preset else None, autotuned_tile))
+        if preset is not None:  # tile_by_shape and split_k at the tile they pick for that GPU
+            specs = [s.for_problem(problem, preset) for s in specs]
     if limits is not None:
         offline.check_target(limits.arch)
     rows = []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.ladder import families, tiles
+from roofline.ladder import dispatch, families, tiles
 from roofline.measure import runner
 from roofline.measure.compile import compile_kernel
 from roofline.model.occupancy import calculate
@@ -36,6 +36,40 @@ def test_every_kernel_verifies(runs, shape):
         v = r.verification
         assert v.passed and v.nan_or_unwritten_elements == 0
         assert 0 <= v.rel_error <= TOLERANCE
+
+
+# split_k at each candidate tile, with slices from 2 to 16 (16 on K = 5: fifteen empty slices).
+SPLIT_VARIANTS = [{**c.params, "SPLITS": s} for c, s in zip(dispatch.CANDIDATES, (3, 16, 5, 2))]
+RAGGED = [(1000, 777, 333), (33, 65, 4097), (2000, 1032, 1024), (127, 1, 5), (300, 520, 64), (1, 1, 1)]
+NEW_SHAPES = [(8192, 1024, 4096), (1024, 1024, 16384), (4096, 4096, 512), (3000, 3000, 3000), (1024, 1024, 1024),
+              (512, 512, 512)]
+
+
+@pytest.mark.parametrize("shape", RAGGED + NEW_SHAPES)
+def test_split_k_verifies_at_every_tile_and_split(shape):
+    specs = [families.BY_NAME["split_k"].spec(p, "variant") for p in SPLIT_VARIANTS]
+    specs += [families.BY_NAME[n].spec() for n in ("tile_by_shape", "split_k")]  # as the dispatch picks
+    for r in runner.run(specs, Problem(*shape), timed=False).kernels:
+        assert r.error is None, r.error
+        assert r.verification.passed and r.verification.nan_or_unwritten_elements == 0, r.spec.name_expression
+
+
+def test_split_k_gives_the_same_bits_every_run():
+    import cupy
+
+    p = Problem(1024, 1024, 16384)
+    spec = families.BY_NAME["split_k"].spec({**dispatch.CANDIDATES[0].params, "SPLITS": 8}, "variant")
+    kernel = compile_kernel(spec, runner.preflight(p).arch_limits)
+    a, b = runner.random_inputs(p)
+    results = []
+    for _ in range(3):
+        c = cupy.full((p.m, p.n), cupy.nan, dtype=cupy.float32)
+        args = runner.kernel_args(p, a, b, c, spec)
+        for _ in range(4):
+            kernel.launch(spec.grid(p), args)
+        assert not args[-1].any()  # every tile's arrival counter is back to zero
+        results.append(c.view(cupy.uint32))
+    assert all(bool((r == results[0]).all()) for r in results[1:])
 
 
 def test_timing_takes_at_least_20_samples():

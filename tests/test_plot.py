@@ -98,8 +98,9 @@ def test_whole_ladder_drawn_and_a_long_list_capped(tmp_path):
         set_rate(k, 100.0 + i)
         d["kernels"].append(k)
     svg = roofline_chart.draw(store.parse(d), tmp_path / "capped.svg").read_text()
-    assert "The 16 fastest of 20 kernels are drawn." in svg
-    assert "slow_variant_4" in svg and "naive" in svg  # the 16th fastest and the slowest of the ladder
+    assert "The 16 fastest of 22 kernels are drawn." in svg
+    assert "slow_variant_6" in svg and "naive" in svg  # the 16th fastest and the slowest of the ladder
+    assert "slow_variant_5" not in svg
     assert "slow_variant_3" not in svg
 
 
@@ -142,9 +143,13 @@ def test_sweep_chart(tmp_path):
 def test_sweep_chart_refuses_what_it_cannot_draw(tmp_path):
     with pytest.raises(UsageError, match="holds no size sweep"):
         sweep_chart.draw(results(), tmp_path / "s.png")
-    with pytest.raises(UsageError, match=r"sweep\[2\] is 512x256x512, not square; the sweep chart's axis is M = N = K"):
-        sweep_chart.draw(sweep_doc(square=False), tmp_path / "s.png")
     assert not (tmp_path / "s.png").exists()
+
+
+def test_a_sweep_of_shapes_is_drawn_shape_by_shape_in_order_of_flops(tmp_path):
+    svg = sweep_chart.draw(sweep_doc(square=False), tmp_path / "s.svg").read_text()
+    assert "M x N x K, in order of FLOPs" in svg and "against problem shape" in svg
+    assert svg.index("256x256x256") < svg.index("512x256x512") < svg.index("1024x1024x1024")
 
 
 def test_user_kernels_stand_out_with_or_without_a_model(tmp_path):
@@ -156,7 +161,7 @@ def test_user_kernels_stand_out_with_or_without_a_model(tmp_path):
         assert text in svg, text
     assert roofline_chart.USER_COLORS[0] in svg and roofline_chart.USER_COLORS[1] in svg
     boxes = roofline_chart.label_boxes(doc)
-    assert len(boxes) == 13  # the ladder's labels and mine's; bare's sits on its own line
+    assert len(boxes) == 15  # the ladder's labels and mine's; bare's sits on its own line
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     assert doc.floors(doc.kernels[-1]).binding.level == "FP32"  # no model: the FLOPs are all it has
 

@@ -30,6 +30,11 @@ class Problem:
         return self.m * self.n
 
     @property
+    def working_set_bytes(self) -> int:
+        """Bytes of A, B and C: what one launch touches at least once."""
+        return BYTES_PER_FLOAT * (self.m * self.k + self.k * self.n + self.m * self.n)
+
+    @property
     def device_bytes(self) -> int:
         """GPU memory a run allocates: A, B, C, the reference C and a scratch buffer, 4 bytes each."""
         return BYTES_PER_FLOAT * (self.m * self.k + self.k * self.n + 3 * self.m * self.n)

@@ -179,6 +179,7 @@ class Floor:
     floor_ms: float
     roof: Roof
     counted: bool  # the bytes were counted by Nsight Compute rather than modelled
+    in_l2: bool = False  # modelled DRAM bytes of a working set that fits in L2: an upper bound, never binding
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,14 @@ class Verdict:
     @property
     def binding(self) -> Floor | None:
         """The highest floor: the resource that bounds this kernel (None for a profiled kernel with
-        neither work nor bytes counted)."""
-        return max(self.floors, key=lambda f: f.floor_ms, default=None)
+        neither work nor bytes counted). A DRAM floor marked `in_l2` is not a candidate: the
+        modelled bytes of a working set that fits in L2 are mostly served there."""
+        return max((f for f in self.floors if not f.in_l2), key=lambda f: f.floor_ms, default=None)
+
+    @property
+    def l2_resident(self) -> bool:
+        """Whether the DRAM floor was set aside because the working set fits in L2."""
+        return any(f.in_l2 for f in self.floors)
 
     @property
     def times_floor(self) -> float | None:
@@ -210,7 +217,8 @@ class Verdict:
 def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
             counted: CountedTraffic | None = None, measured: bool = True,
             levels: tuple[str, ...] = MEMORY_LEVELS, flops: float | None = None,
-            flops_by_precision: dict[str, float] | None = None, waves: Waves | None = None) -> Verdict:
+            flops_by_precision: dict[str, float] | None = None, waves: Waves | None = None,
+            fits_in_l2: bool = False) -> Verdict:
     """The floors of one kernel at the FP32 roof and each memory level in `levels` that has both
     bytes and a roof, against the measured roofs when `measured` (and known), else the theoretical
     ones; with `time_ms`, the distance from the binding one. `verdict(fig, roofs, t, measured=False,
@@ -222,7 +230,10 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     slowest alone bounds the time. With the grid's `waves` (`model.waves`), every floor is divided by
     the share of the GPU the grid keeps busy: 32 blocks on 132 block slots, a floor 4.1x higher.
     Where the device's launch latency was measured (`Roofs.launch_ms`), it is a floor too: a
-    1x1x1 problem is bound by it, not by 0.000 ms of FP32 work."""
+    1x1x1 problem is bound by it, not by 0.000 ms of FP32 work. With `fits_in_l2` (A, B and C
+    together no larger than the L2), a DRAM floor of modelled bytes is kept but marked `in_l2`
+    and never binds: the re-reads the model counts are L2 hits, and with a warm L2 even the
+    first reads are; counted DRAM bytes stay as they are."""
     busy = waves.utilization if waves is not None else 1.0
     by_precision = {"fp32": figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
     floors = []
@@ -235,15 +246,17 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
         roof = roofs.roof(level, measured)
         if level in by_level and roof is not None:
             b = by_level[level]
-            floors.append(Floor(level, ms_at(b.nbytes, roof.value) / busy, roof, b.counted))
+            floors.append(Floor(level, ms_at(b.nbytes, roof.value) / busy, roof, b.counted,
+                                in_l2=fits_in_l2 and level == "DRAM" and not b.counted))
     if roofs.launch_ms:
         floors.append(Floor(LAUNCH, roofs.launch_ms, Roof(LAUNCH, roofs.launch_ms, True), False))
     return Verdict(tuple(floors), time_ms, waves)
 
 
 def plain_verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
-                  flops: float | None = None, waves: Waves | None = None) -> Verdict:
+                  flops: float | None = None, waves: Waves | None = None, fits_in_l2: bool = False) -> Verdict:
     """The two-roof reading: the model's GMEM bytes against the theoretical DRAM bandwidth, the
     FLOPs against the theoretical FP32 rate (the `bound x` column and the kernels listing); FP32
-    alone without a model (`figures` None, `flops` given)."""
-    return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",), flops=flops, waves=waves)
+    alone without a model (`figures` None, `flops` given). `fits_in_l2` as in `verdict`."""
+    return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",), flops=flops, waves=waves,
+                   fits_in_l2=fits_in_l2)

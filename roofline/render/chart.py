@@ -65,7 +65,7 @@ def text(s: str) -> str:
     return str(s).replace("$", r"\$")
 
 
-TECHNIQUE_MAPS = ("Greys", "Blues", "Greens", "Oranges", "Purples")
+TECHNIQUE_MAPS = ("Greys", "Blues", "Greens", "Oranges", "Purples", "Reds")
 STEP_MARKERS = ("o", "s", "^")
 STEP_LINES = ("-", "--", ":")
 

@@ -1,5 +1,7 @@
 """The size-sweep chart: GFLOP/s against problem size (M = N = K), one line per kernel and a bold
-one for cuBLAS, from a results document made by `roofline run --sizes ...` (no GPU needed).
+one for cuBLAS, from a results document made by `roofline run --sizes ...` (no GPU needed). A
+sweep of shapes (M x N x K, not all square) is drawn shape by shape in order of FLOPs, markers
+without lines.
 Sizes at which a kernel failed verification are left out of its line. Ladder kernels are
 coloured by technique (one hue per group of `ladder.families.TECHNIQUES`, the steps inside it by
 shade, marker and line style) and the legend is grouped the same way; `highlight` draws the
@@ -29,24 +31,23 @@ from .chart import (
 
 def draw(doc: Results, out: Path, highlight: list[str] | None = None) -> Path:
     """Draw the sweep of `doc` into `out` (.png, .svg or .pdf), atomically; the kernels in
-    `highlight` bold, the others faded. Raises UsageError when the document holds no sweep, when
-    a point is not square (the axis is M = N = K), or the output path is bad."""
+    `highlight` bold, the others faded. Raises UsageError when the document holds no sweep or the
+    output path is bad."""
     fmt = check_output(out)
     if not doc.sweep:
         raise UsageError("this results file holds no size sweep; make one with "
                          "roofline run --all --sizes 128,256,512,1024,2048,4096,8192")
-    for i, point in enumerate(doc.sweep):
-        if not point.problem.problem.square:
-            raise UsageError(f"sweep[{i}] is {point.problem.problem.text()}, not square; the sweep chart's "
-                             "axis is M = N = K")
     fig = _render(doc, set(highlight or ()))
     save_atomic(fig, Path(out), fmt)
     return Path(out)
 
 
 def _render(doc: Results, highlight: set[str]):
-    sweep = sorted(doc.sweep, key=lambda p: p.problem.m)
-    sizes = [p.problem.m for p in sweep]
+    square = all(p.problem.problem.square for p in doc.sweep)
+    sweep = sorted(doc.sweep, key=lambda p: (p.problem.problem.flops, p.problem.m, p.problem.n))
+    x = {id(p): p.problem.m if square else i for i, p in enumerate(sweep)}  # shapes: one slot each
+    sizes = [x[id(p)] for p in sweep]
+    joined = {} if square else {"ls": ""}
     names = []
     for point in sweep:
         for k in point.kernels:
@@ -62,7 +63,8 @@ def _render(doc: Results, highlight: set[str]):
 
     fig = new_figure(12, 6.5, 120)
     ax = fig.add_subplot(1, 1, 1)
-    ax.set_xscale("log", base=2)
+    if square:
+        ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     users = [k.name for k in doc.kernels if k.user and k.name in names]
     ladder = [n for n in names if n not in users]
@@ -72,11 +74,11 @@ def _render(doc: Results, highlight: set[str]):
         for point in sweep:
             k = next((k for k in point.kernels if k.name == name), None)
             if k and k.timed:
-                xs.append(point.problem.m)
+                xs.append(x[id(point)])
                 ys.append(k.gflops)
         if name in users:  # the user's own: a thick line of its own colour, stars
             line, = ax.plot(xs, ys, marker="*", color=USER_COLORS[users.index(name) % len(USER_COLORS)], lw=2.6,
-                            ms=14, mec="black", mew=0.6, label=f"{text(name)} (yours)", zorder=4)
+                            ms=14, mec="black", mew=0.6, label=f"{text(name)} (yours)", zorder=4, **joined)
             handles.append(line)
             continue
         where = technique(name)
@@ -86,29 +88,31 @@ def _render(doc: Results, highlight: set[str]):
         faded = bool(highlight) and name not in highlight
         style = kernel_style(name, ladder.index(name), len(ladder))
         line, = ax.plot(xs, ys, lw=1.0 if faded else (2.4 if highlight else 1.5), ms=4 if faded else 6,
-                        alpha=0.25 if faded else 1.0, label=text(name), **style)
+                        alpha=0.25 if faded else 1.0, label=text(name), **{**style, **joined})
         handles.append(line)
         for point in sweep:  # the sizes where the tail or the launch binds: hollow markers, crosses
             v = doc.sweep_verdict(point, name)
             kind = _size_bound(v)
             if kind:
                 k = next(x for x in point.kernels if x.name == name)
-                ax.plot([point.problem.m], [k.gflops], ls="", marker="x" if kind == "launch" else style["marker"],
+                ax.plot([x[id(point)]], [k.gflops], ls="", marker="x" if kind == "launch" else style["marker"],
                         ms=9, mfc="white" if kind == "tail" else style["color"], mec=style["color"], mew=1.4,
                         alpha=0.25 if faded else 1.0, zorder=3)
                 marked.add(kind)
     ref, = ax.plot(sizes, [p.reference.gflops for p in sweep], color="black", lw=2.5, marker="*", ms=10,
-                   label="cuBLAS (reference)")
+                   label="cuBLAS (reference)", **joined)
     handles.append(ref)
     peak = doc.device.peak_fp32_gflops
     ax.axhline(peak, color="tab:red", lw=1.5)
     ax.text(sizes[0], peak * 1.04, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="bottom", ha="left")
     ax.set_ylim(top=peak * 1.6)
     ax.set_xticks(sizes)
-    ax.set_xticklabels([str(s) for s in sizes])
-    ax.set_xlabel("M = N = K")
+    ax.set_xticklabels([str(p.problem.m) if square else p.problem.problem.text() for p in sweep])
+    ax.set_xlabel("M = N = K" if square else "M x N x K, in order of FLOPs")
+    if not square:
+        ax.set_xlim(-0.5, len(sweep) - 0.5)
     ax.set_ylabel("GFLOP/s (measured, median)")
-    ax.set_title(f"{text(doc.device.name)}: SGEMM FP32 against problem size")
+    ax.set_title(f"{text(doc.device.name)}: SGEMM FP32 against problem " + ("size" if square else "shape"))
     if never:
         fig.text(0.01, 0.01, "failed at every size, not drawn: " + ", ".join(text(n) for n in never),
                  fontsize=8, color="tab:red")

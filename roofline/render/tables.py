@@ -126,8 +126,13 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
                  "-", "", "-", "-",
                  *(["-"] if measured else []), "reference"])
     styles.append("bold")
-    title = f"SGEMM {p.m}x{p.n}x{p.k} on {dev.name} ({peaks})"
+    title = f"SGEMM {p.m}x{p.n}x{p.k} on {dev.name} ({peaks}){l2_note(doc)}"
     return _fit(title, ("kernel", "left"), columns, rows, width, styles)
+
+
+def l2_note(doc: Results) -> str:
+    """', L2 flushed before each launch' (or 'warm') for a title; '' where the file does not say."""
+    return {"cold": ", L2 flushed before each launch", "warm": ", L2 warm"}.get(doc.l2 or "", "")
 
 
 def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
@@ -146,8 +151,9 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
         rows.append([name] + cells)
     rows.append(["cublas"] + [f"{p.reference.gflops:,.0f}" for p in points])
     styles = [None] * len(names) + ["bold"]
-    tables = _fit(f"GFLOP/s by size (M = N = K) on {doc.device.name}", ("kernel", "left"), columns, rows, width,
-                  styles)
+    square = all(p.problem.problem.square for p in points)
+    title = f"GFLOP/s by {'size (M = N = K)' if square else 'shape (M x N x K)'} on {doc.device.name}{l2_note(doc)}"
+    tables = _fit(title, ("kernel", "left"), columns, rows, width, styles)
     bound = []
     for name in names:
         cells = [bound_by_size(doc.sweep_verdict(p, name)) for p in points]

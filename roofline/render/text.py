@@ -88,10 +88,13 @@ def launch_phrase(v: Verdict) -> str:
 def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     """One line: which roof binds `name`, on what figures, how far the kernel is from it, and its
     occupancy: 'full_tiles: FP32-bound (measured); 1.26x its floor of 2.216 ms (79 % of that
-    ceiling); occupancy 12.5 % (registers)'."""
+    ceiling); occupancy 12.5 % (registers)', then the tail and an L2-resident working set when
+    they matter."""
     b = v.binding
     times = v.times_floor
     tail = f"; tail: {tail_phrase(v.waves)}, which the floors count" if v.waves and v.waves.tail_matters else ""
+    if v.l2_resident:
+        tail += "; no DRAM floor: A, B and C fit in L2, where the modelled re-reads are served"
     if b.level == LAUNCH:
         return f"{name}: {launch_phrase(v)}; {occupancy_phrase(occ)}"
     if times >= 1:

@@ -91,6 +91,7 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
                             sm_clock_mhz_before_after=list(out.reference_clock_mhz)),
         kernels=[kernel_record(r, ref_ms, p, (device or out.device).sm_count, by_template) for r in out.kernels],
         skipped=skipped or [],
+        l2=out.l2,
     )
 
 
@@ -102,7 +103,10 @@ def from_sweep(outputs: list[RunOutput], device: DeviceSpec | None = None,
     sweep = [SweepPoint(problem=d.problem,
                         reference=SweepReference(gflops=d.reference.gflops, time_ms=d.reference.time_ms),
                         kernels=[SweepKernel(name=k.name, gflops=k.gflops, time_ms=k.time_ms, verified=k.verified,
-                                             pct_of_reference=k.pct_of_reference) for k in d.kernels])
+                                             pct_of_reference=k.pct_of_reference,
+                                             params=k.params if k.tile_source == "shape" else {},
+                                             waves=k.waves if k.tile_source == "shape" else None)
+                                 for k in d.kernels])
              for d in docs]
     return docs[-1].model_copy(update={"sweep": sweep})
 

@@ -42,7 +42,7 @@ SCHEMA = 3
 PLAUSIBLE_OVER_PEAK = 1.1  # a rate above this many times the device's theoretical peak is impossible
 AGREE = 1e-3  # relative tolerance between a stored figure and what the others give (files round nothing)
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
-TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant", "user"]
+TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant", "user", "shape"]
 
 
 class _Model(BaseModel):
@@ -155,6 +155,8 @@ class SweepKernel(_Model):
     time_ms: Millis | None = None
     verified: bool
     pct_of_reference: float | None = None
+    params: dict[str, int] = {}  # the tile a dispatching kernel chose at this size (else: the run's)
+    waves: Waves | None = None  # its waves there
 
     @property
     def timed(self) -> bool:
@@ -197,6 +199,7 @@ class Results(_Model):
     skipped: list[Skipped] = []
     sweep: Annotated[list[SweepPoint], Field(min_length=1)] | None = None
     tune: TuneSummary | None = None
+    l2: Literal["cold", "warm"] | None = None  # the L2 at each timed launch (None: not recorded)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Results":
@@ -226,13 +229,18 @@ class Results(_Model):
         """The hierarchical reading of kernel `k`: FP32 and every memory level with bytes, against
         the measured roofs where known, with Nsight Compute's bytes where counted."""
         return verdict(k.model, self.device.roofs, k.time_ms, k.measured, measured=True,
-                       flops=self.problem.problem.flops, waves=k.waves)
+                       flops=self.problem.problem.flops, waves=k.waves, fits_in_l2=self.fits_in_l2(self.problem.problem))
+
+    def fits_in_l2(self, problem: Problem) -> bool:
+        """Whether `problem`'s A, B and C fit in the device's L2 together (False where its size is
+        not recorded): then no DRAM floor of modelled bytes binds."""
+        return self.device.l2_bytes is not None and problem.working_set_bytes <= self.device.l2_bytes
 
     def sweep_verdict(self, point: "SweepPoint", name: str) -> Verdict | None:
         """The reading of ladder kernel `name` at one size of the sweep: its model and the waves its
-        grid takes at that size (its tile and occupancy as the largest size's record holds them,
-        which no size changes), against the measured roofs and the launch floor, with the time
-        measured there. None for a kernel that was not timed there or is not a ladder kernel."""
+        grid takes at that size (its tile and occupancy as the largest size's record holds them;
+        a kernel that picks its tile by shape records its tile and waves at each size), against
+        the measured roofs and the launch floor, with the time measured there. None for a kernel that was not timed there or is not a ladder kernel."""
         k = next((x for x in point.kernels if x.name == name), None)
         rec = next((x for x in self.kernels if x.name == name), None)
         family = families.BY_NAME.get(name)
@@ -241,18 +249,20 @@ class Results(_Model):
         if not rec.params and rec.tile_source != "ladder":
             return None  # its tile is not recorded: no model to read it with
         try:
-            spec = family.spec(rec.params or None)  # none recorded at the ladder's tile: the ladder's
+            spec = family.spec(k.params or rec.params or None)  # none recorded at the ladder's tile: the ladder's
         except UsageError:
             return None
         p = point.problem.problem
-        waves = waves_of(spec.grid(p), self.device.sm_count, rec.occupancy.active_blocks_per_sm)
+        waves = k.waves or waves_of(spec.grid(p), self.device.sm_count, rec.occupancy.active_blocks_per_sm)
         time_ms = k.time_ms if k.time_ms is not None else p.flops / (k.gflops * 1e6)
-        return verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves)
+        return verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves,
+                       fits_in_l2=self.fits_in_l2(p))
 
     def floors(self, k: KernelRecord) -> Verdict:
         """The plain two-roof reading of kernel `k`: model GMEM bytes against the peak DRAM
         bandwidth, FLOPs against the peak FP32 rate (FP32 alone for a kernel without a model)."""
-        return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=self.problem.problem.flops, waves=k.waves)
+        return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=self.problem.problem.flops, waves=k.waves,
+                             fits_in_l2=self.fits_in_l2(self.problem.problem))
 
 
 def _shown(x: float) -> str:
