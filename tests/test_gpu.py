@@ -147,7 +147,9 @@ def test_cli_run_then_plot(tmp_path):
     doc = json.loads(r.stdout)
     assert doc == json.loads(res.read_text()) and doc["schema"] == 3
     assert [k["name"] for k in doc["kernels"]] == [f.name for f in families.LADDER]
-    assert doc["kernels"][-1]["dynamic_smem_bytes"] == 74_496
+    by_name = {k["name"]: k for k in doc["kernels"]}
+    assert by_name["full_tiles"]["dynamic_smem_bytes"] == 74_496
+    assert by_name["split_k"]["tile_source"] == "shape" and doc["l2"] == "cold"
     assert all(k["verified"] for k in doc["kernels"])
     assert doc["reference"]["tf32"] is False
     assert {k["name"]: k["tile_source"] for k in doc["kernels"]}["autotuned"] in ("built-in", "default")
