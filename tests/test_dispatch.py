@@ -100,7 +100,7 @@ def test_a_working_set_that_fits_in_l2_has_no_binding_dram_floor():
     roofs = replace(H200.roofs, dram_gbps=100.0)
     assert verdict(fig, roofs, 1.0, measured=False).binding.level == "DRAM"
     v = verdict(fig, roofs, 1.0, measured=False, fits_in_l2=True)
-    assert v.l2_resident and v.floor("DRAM").in_l2 and v.binding.level != "DRAM"
+    assert v.l2_resident and v.floor("DRAM").aside == "L2" and v.binding.level != "DRAM"
     assert p.working_set_bytes == 12 * 2**20
 
 

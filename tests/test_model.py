@@ -208,3 +208,28 @@ def test_modelled_shared_memory_bytes_match_the_h200_counters():
     assert checked == 10
     # by hand: register_tiling_2d, a warp of 2 x 16 thread tiles of 8 x 8 over a 128 x 128 block tile
     assert BY_NAME["register_tiling_2d"].spec().figures(p).smem_served_bytes == 4 * (2 / 256 + 16 / 256 + 2 / 128) * 4096**3
+
+
+def test_l1_sectors_of_the_kernels_that_read_global_memory_directly():
+    """naive's warp is 32 rows of one column: per step of K, 32 sectors of A (one per row) and one
+    of B, 33 x 32 bytes for 32 multiply-adds; gmem_coalescing's warp is one row of 32 columns: one
+    sector of A, four of B, 5 bytes per multiply-add. Nsight Compute counted both on the H200
+    (l1tex__t_bytes, plots/results-h200.json), and with them the verdict reads the same with and
+    without counters for every ladder kernel of that run."""
+    from pathlib import Path
+
+    from roofline.ladder.families import BY_NAME
+    from roofline.results import store
+
+    p = Problem(4096, 4096, 4096)
+    macs = p.results * p.k
+    assert BY_NAME["naive"].spec().figures(p).l1_bytes == 33 * macs
+    assert BY_NAME["gmem_coalescing"].spec().figures(p).l1_bytes == 5 * macs
+    assert BY_NAME["smem_tiling"].spec().figures(p).l1_bytes is None  # its level is SMEM
+    doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200.json")
+    for k in doc.kernels:
+        if k.model.l1_bytes:
+            assert k.model.l1_bytes == pytest.approx(k.measured.l1_bytes, rel=0.01), k.name
+        with_counters, model_only = doc.verdict(k), doc.verdict(k.model_copy(update={"measured": None}))
+        assert with_counters.binding.level == model_only.binding.level, k.name
+        assert model_only.times_floor == pytest.approx(with_counters.times_floor, rel=0.05), k.name

@@ -176,7 +176,7 @@ class KernelSpec:
     def model(self) -> TrafficModel:
         """The traffic model at this tile."""
         block_tile, thread_tile = self.family.reuse(self.params)
-        warp = (self.family.warp or _row_major_warp)(self.params) if thread_tile is not None else None
+        warp = (self.family.warp or _row_major_warp)(self.params) if thread_tile is not None or self.family.warp else None
         return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp,
                             splits=self.params.get("SPLITS", 1))
 
@@ -257,10 +257,10 @@ def _split_workspace(p: Params, problem: Problem) -> tuple[int, int]:
 LADDER: tuple[Family, ...] = (
     Family("naive", "one thread per element of C; a warp reads 32 rows of A (uncoalesced)",
            ("BS",), {"BS": 32}, lambda p: p["BS"] ** 2, _element, lambda p: ((1, 1), None),
-           rows_first=True, square_block=True, variants=False),
+           rows_first=True, square_block=True, variants=False, warp=lambda p: (32, 1)),  # threadIdx.x walks rows
     Family("gmem_coalescing", "a warp owns 32 consecutive columns of C: coalesced B and C",
            ("BS",), {"BS": 32}, lambda p: p["BS"] ** 2, _element, lambda p: ((1, 1), None),
-           rows_first=True, variants=False),
+           rows_first=True, variants=False, warp=lambda p: (1, 32)),  # a warp: 32 columns of one row
     Family("smem_tiling", "32x32 tiles of A and B staged in shared memory",
            ("BS",), {"BS": 32}, lambda p: p["BS"] ** 2, _element, lambda p: (_element(p), (1, 1)),
            rows_first=True, variants=False),

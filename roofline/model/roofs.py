@@ -137,14 +137,16 @@ class LevelBytes:
 
 def level_bytes(figures: ModelFigures | None, counted: CountedTraffic | None = None) -> dict[str, LevelBytes]:
     """Bytes per level for one kernel: DRAM (counted, else the model's GMEM bytes), SMEM (counted,
-    else the bytes the model says the banks serve, else its per-thread accesses x 4), L2 and L1
-    (counted only). Without a model (`figures` None), counted only."""
+    else the bytes the model says the banks serve, else its per-thread accesses x 4), L1 (counted,
+    else the model's sectors for a kernel that reads global memory directly), L2 (counted only).
+    Without a model (`figures` None), counted only."""
     c = counted or CountedTraffic()
     gmem = figures.gmem_bytes if figures else None
     smem = (figures.smem_served_bytes or figures.smem_bytes) if figures else None
+    l1 = figures.l1_bytes if figures else None
     out = {}
     for level, found, model in (("DRAM", c.dram_bytes, gmem), ("L2", c.l2_bytes, None),
-                                ("L1", c.l1_bytes, None), ("SMEM", c.smem_bytes, smem)):
+                                ("L1", c.l1_bytes, l1), ("SMEM", c.smem_bytes, smem)):
         if found:
             out[level] = LevelBytes(level, float(found), True)
         elif model:
@@ -179,7 +181,9 @@ class Floor:
     floor_ms: float
     roof: Roof
     counted: bool  # the bytes were counted by Nsight Compute rather than modelled
-    in_l2: bool = False  # modelled DRAM bytes of a working set that fits in L2: an upper bound, never binding
+    # Why a DRAM floor of modelled bytes is only an upper bound, and never binds: 'L2' (A, B and C
+    # fit in L2), 'L1' (the model counts a kernel's L1 requests, which L1 and L2 mostly serve).
+    aside: str | None = None
 
 
 @dataclass(frozen=True)
@@ -193,14 +197,13 @@ class Verdict:
     @property
     def binding(self) -> Floor | None:
         """The highest floor: the resource that bounds this kernel (None for a profiled kernel with
-        neither work nor bytes counted). A DRAM floor marked `in_l2` is not a candidate: the
-        modelled bytes of a working set that fits in L2 are mostly served there."""
-        return max((f for f in self.floors if not f.in_l2), key=lambda f: f.floor_ms, default=None)
+        neither work nor bytes counted). A floor set `aside` is not a candidate."""
+        return max((f for f in self.floors if not f.aside), key=lambda f: f.floor_ms, default=None)
 
     @property
     def l2_resident(self) -> bool:
         """Whether the DRAM floor was set aside because the working set fits in L2."""
-        return any(f.in_l2 for f in self.floors)
+        return any(f.aside == "L2" for f in self.floors)
 
     @property
     def times_floor(self) -> float | None:
@@ -231,9 +234,12 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     the share of the GPU the grid keeps busy: 32 blocks on 132 block slots, a floor 4.1x higher.
     Where the device's launch latency was measured (`Roofs.launch_ms`), it is a floor too: a
     1x1x1 problem is bound by it, not by 0.000 ms of FP32 work. With `fits_in_l2` (A, B and C
-    together no larger than the L2), a DRAM floor of modelled bytes is kept but marked `in_l2`
+    together no larger than the L2), a DRAM floor of modelled bytes is kept but set aside ('L2')
     and never binds: the re-reads the model counts are L2 hits, and with a warm L2 even the
-    first reads are; counted DRAM bytes stay as they are."""
+    first reads are. So is it ('L1'), when L1 is among `levels`, for a kernel whose model has an
+    L1 level (naive, gmem_coalescing): its GMEM count is the L1's requests, not DRAM traffic (at
+    4096^3 naive moves 0.12 B per multiply-add from DRAM against the model's 8). Counted DRAM
+    bytes stay."""
     busy = waves.utilization if waves is not None else 1.0
     by_precision = {"fp32": figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
     floors = []
@@ -246,8 +252,11 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
         roof = roofs.roof(level, measured)
         if level in by_level and roof is not None:
             b = by_level[level]
-            floors.append(Floor(level, ms_at(b.nbytes, roof.value) / busy, roof, b.counted,
-                                in_l2=fits_in_l2 and level == "DRAM" and not b.counted))
+            aside = None
+            if level == "DRAM" and not b.counted:
+                l1_model = "L1" in levels and figures is not None and figures.l1_bytes
+                aside = "L2" if fits_in_l2 else "L1" if l1_model else None
+            floors.append(Floor(level, ms_at(b.nbytes, roof.value) / busy, roof, b.counted, aside))
     if roofs.launch_ms:
         floors.append(Floor(LAUNCH, roofs.launch_ms, Roof(LAUNCH, roofs.launch_ms, True), False))
     return Verdict(tuple(floors), time_ms, waves)

@@ -15,6 +15,13 @@ For C = alpha*A*B + beta*C with A M x K, B K x N, float32, row-major:
 - Split K. A kernel that cuts K into S slices (split_k) reads A and B as above, and each of the
   S blocks of a tile also writes its BM x BN partial sums, which the last one reads back, its
   own included: 2S * BM * BN more accesses per tile (a ragged edge's tile counted whole).
+- L1 sectors, for a kernel that reads A and B straight from global memory (naive,
+  gmem_coalescing): per step of K a warp covering rows_w x cols_w results reads rows_w elements of
+  A, one per row (each in its own 32-byte sector, or a single sector when rows_w = 1), and cols_w
+  consecutive elements of B (ceil(cols_w / 8) sectors): 32 * (sectors of A + sectors of B) bytes
+  per 32 multiply-adds. naive's warp is 32 rows of one column: 33 B per multiply-add;
+  gmem_coalescing's one row of 32 columns: 5 B. Nsight Compute's l1tex__t_bytes counts exactly
+  these on the H200 (33.01 and 5.00 B per multiply-add at 4096^3, plots/results-h200.json).
 - SMEM bytes the banks serve. The access count above is per thread; the banks serve a warp's
   request once per distinct 4-byte word (a word all 32 threads read is one word, a 128-bit load
   of 32 distinct addresses 128 words). A warp whose 32 threads cover `rows_w` x `cols_w` thread
@@ -43,6 +50,8 @@ from dataclasses import dataclass
 from .problem import BYTES_PER_FLOAT, Problem
 from .units import Amount, Count, cdiv
 
+SECTOR_BYTES = 32  # the unit in which L1 and L2 move data (CUDA programming guide, "Device Memory Accesses")
+
 
 @dataclass(frozen=True)
 class ModelFigures:
@@ -50,7 +59,9 @@ class ModelFigures:
     `arithmetic_intensity` is FLOP per GMEM byte; the SMEM figures are None for a kernel that does
     not stage tiles in shared memory. `smem_bytes` counts every thread's 4-byte accesses (the seed
     lessons' count); `smem_served_bytes` what the banks serve (distinct words per warp request,
-    tile stores included), None when the warp's layout is not known."""
+    tile stores included), None when the warp's layout is not known. `l1_bytes`: the 32-byte
+    sectors of a warp's loads of A and B, for a kernel that reads them from global memory
+    directly (None for the others)."""
 
     flops: Amount
     gmem_accesses_per_result: Amount
@@ -59,6 +70,7 @@ class ModelFigures:
     arithmetic_intensity: Amount
     smem_bytes: Amount | None = None
     smem_served_bytes: Amount | None = None  # what the banks serve: distinct words per warp request
+    l1_bytes: Amount | None = None  # sectors of a warp's global loads, for kernels without an SMEM level
 
 
 @dataclass(frozen=True)
@@ -79,7 +91,11 @@ class TrafficModel:
         gmem_accesses = m * k * cdiv(n, bn) + k * n * cdiv(m, bm)
         if self.splits > 1:  # every slice writes its partial tile, the last block reads them all back
             gmem_accesses += 2 * self.splits * cdiv(m, bm) * bm * cdiv(n, bn) * bn
-        smem = served = None
+        smem = served = l1 = None
+        if self.thread_tile is None and self.warp_layout is not None:
+            rows_w, cols_w = self.warp_layout
+            sectors = (rows_w if rows_w > 1 else 1) + cdiv(cols_w, SECTOR_BYTES // BYTES_PER_FLOAT)
+            l1 = SECTOR_BYTES * sectors * problem.results * k / (rows_w * cols_w)
         if self.thread_tile is not None:
             tm, tn = self.thread_tile
             smem = k * (1 / tm + 1 / tn)
@@ -96,6 +112,7 @@ class TrafficModel:
             arithmetic_intensity=problem.flops / gmem_bytes,
             smem_bytes=None if smem is None else BYTES_PER_FLOAT * smem * problem.results,
             smem_served_bytes=served,
+            l1_bytes=l1,
         )
 
 

@@ -52,7 +52,7 @@ def _basis(v: Verdict) -> str:
     if b.level == "FP32":
         return "measured" if b.roof.measured else "theoretical"
     if b.level == "L1":
-        return "measured bytes, the shared-memory data path"
+        return ("measured" if b.counted else "model") + " sector bytes, the shared-memory data path"
     source = "measured bytes" if b.counted else "model bytes"
     return source + (", measured bandwidth" if b.roof.measured else "")
 

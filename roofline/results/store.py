@@ -86,7 +86,8 @@ def parse(doc, source: str = "results", profile: bool = False) -> Results | Prof
 
 def _fill_derived(doc: dict) -> None:
     """Give each ladder kernel of a file written before the model knew them its `model.
-    smem_served_bytes` (what the banks serve, `model.traffic`) and its `waves` (`model.waves`),
+    smem_served_bytes` (what the banks serve, `model.traffic`), its `model.l1_bytes` (the L1
+    sectors of naive and gmem_coalescing) and its `waves` (`model.waves`),
     from its family, tile, occupancy, the problem and the device's SM count: figures derived from
     what the file holds, so old files read as new ones do."""
     problem = doc.get("problem")
@@ -107,10 +108,11 @@ def _fill_derived(doc: dict) -> None:
         except (UsageError, TypeError, ValueError, AttributeError):
             continue
         model = k.get("model")
-        if isinstance(model, dict) and "smem_served_bytes" not in model:
-            served = spec.figures(p).smem_served_bytes
-            if served is not None:
-                model["smem_served_bytes"] = served
+        for key in ("smem_served_bytes", "l1_bytes"):
+            if isinstance(model, dict) and key not in model:
+                value = getattr(spec.figures(p), key)
+                if value is not None:
+                    model[key] = value
         occ, sms = k.get("occupancy"), device.get("sm_count")
         if "waves" not in k and isinstance(occ, dict) and type(occ.get("active_blocks_per_sm")) is int \
                 and type(sms) is int and sms > 0:
