@@ -559,8 +559,9 @@ def kernels(
             console.print("no target given and no GPU here: model only; add --arch sm_XY or --gpu NAME for "
                           "registers and occupancy")
         if listing.arch is None and autotuned_tile is not None:
-            console.print("--autotuned-tile is not compiled without a target, so whether the tile is valid is "
-                          "not checked; add --arch sm_XY")
+            why = "with --model-only" if model_only else "without a target"
+            console.print(f"--autotuned-tile is not compiled {why}, so the compiler has not checked the tile; "
+                          + ("drop --model-only" if model_only else "add --arch sm_XY"))
     for line in listing.errors:
         typer.echo(f"roofline: error: {line}", err=True)
     if listing.errors:

@@ -24,7 +24,7 @@ from .measure import ceilings, counters, isolated, ncu, nvml, offline, runner, t
 from .measure.offline import KernelResources
 from .measure.progress import Progress
 from .measure.timing import L2_MODES
-from .model.arch import ArchLimits
+from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.presets import name_key
@@ -34,6 +34,7 @@ from .model.traffic import ModelFigures
 from .model.units import plural
 from .model.waves import Waves, waves_of
 from .render import chart, compare_chart, occupancy_chart, profile_chart, roofline_chart, sweep_chart
+from .render.text import chosen_tile
 from .results import convert, store
 from .results.compare import Comparison
 from .results.compare import compare as compare_results
@@ -111,7 +112,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     sources = list(sources or [])
     families.check_names(kernels)
     if autotuned_tile is not None:
-        tiles.parse_tile(autotuned_tile)
+        tiles.resolve(None, autotuned_tile)  # the tile is checked before any GPU work
     if l2 not in L2_MODES:
         raise UsageError(f"--l2 takes {' or '.join(L2_MODES)}, got {l2!r}")
     if not 0 < timeout_s <= MAX_TIMEOUT_S:
@@ -399,11 +400,12 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     if limits is not None:
         offline.check_target(limits.arch)
     rows = []
+    target = limits or (parse_arch(preset.arch) if preset else None)  # --model-only: the preset's arch still rules
     for spec in specs:
         figures = spec.figures(problem)
         floors = plain_verdict(figures, preset.roofs) if preset and figures else None
-        if limits is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(limits.compute_capability):
-            rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(limits.arch)))
+        if target is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(target.compute_capability):
+            rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(target.arch)))
         else:
             rows.append(KernelRow(spec, figures, floors))
     if limits is not None:
@@ -412,6 +414,10 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         done = {id(r): _compiled_row(r, res, limits, problem, preset) for r, res in zip(to_compile, compiled)}
         rows = [done.get(id(r), r) for r in rows]
     notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]
+    chosen = [s for s in specs if isinstance(s, KernelSpec) and s.tile_source == "shape"]
+    notes += [f"{s.name} picks {chosen_tile(s.params, short=True)} on {preset.name}" for s in chosen]
+    if not chosen and not sources:
+        notes.append("tile_by_shape and split_k at their own tile (--gpu picks theirs)")
     if preset is not None and limits is None:
         notes.append("floors without waves: --model-only has no occupancy")
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes)

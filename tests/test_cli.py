@@ -93,6 +93,7 @@ def test_without_a_gpu(tmp_path):
     (("--sizes", "64", "--size", "64"), "give --sizes or --size/--m/--n/--k, not both"),
     (("--size", "many"), "'--size'"),
     (("--autotuned-tile", "1,2"), "--autotuned-tile takes 5 positive integers BM,BN,BK,TM,TN"),
+    (("--autotuned-tile", "128,128,8,8,7"), "autotuned: TN = 7 does not divide BN = 128"),
     (("--out", "/nonexistent-dir/r.json"), "folder /nonexistent-dir does not exist"),
     (("--out", "/"), "it is a folder; give a file name"),
     (("--out", "."), "cannot write .: it is a folder; give a file name"),
@@ -281,3 +282,8 @@ def test_show_says_a_sweep_file_holds_every_size():
     assert r.exit_code == 0
     assert "holds a size sweep: GFLOP/s at every size first, then the tables of the largest, 8192x8192x8192" in r.stderr
     assert r.stdout.startswith("GFLOP/s by size (M = N = K) on NVIDIA H200")
+
+
+def test_a_thread_tile_that_does_not_divide_the_block_tile_is_refused_in_the_listing():
+    assert_usage_error(invoke("kernels", "--autotuned-tile", "1,2,3,4,5", "--gpu", "h200", "--model-only"),
+                       "autotuned: TM = 4 does not divide BM = 1")

@@ -119,3 +119,56 @@ def test_the_l2_mode_is_recorded(mode):
     doc = convert.from_run(replace(fake_run(), l2=mode))
     assert doc.l2 == mode
     assert store.parse(store.dump(doc)).l2 == mode
+
+
+def test_the_tables_name_the_tile_each_size_got():
+    from pathlib import Path
+
+    from roofline.render.tables import sweep_tables, verdict_lines
+
+    doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "shapes-h200.json")
+    chosen = [t for t in sweep_tables(doc) if "the tile each size got" in str(t.title)]
+    assert len(chosen) == 1
+    cells = [c for col in chosen[0].columns for c in col._cells]
+    assert "128x256 8x16 K/4" in cells and "64x64 4x4" in cells
+    assert "split_k (128x256, 8x16 per thread): FP32-bound" in "\n".join(verdict_lines(doc))
+
+
+def _sweep_json():
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(__file__).resolve().parent.parent / "plots" / "sweep-h200.json").read_text())
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda k: k.update(params={"BM": 7, "BN": 3, "BK": 0}), "params: split_k takes 9 positive parameters"),
+    (lambda k: k["waves"].update(blocks=1, block_slots=1000, waves=0.001), "waves: 1 blocks over 1000 slots"),
+    (lambda k: k.update(waves=None, params={}) or k.update(waves={"blocks": 4, "block_slots": 132,
+                                                                  "waves": 4 / 132, "last_wave_efficiency": 4 / 132,
+                                                                  "sm_count": 132}),
+     "a tile and waves are recorded only for a ladder kernel that picks its tile by shape"),
+])
+def test_a_sweeps_recorded_tiles_are_checked(tmp_path, edit, needle):
+    raw = _sweep_json()
+    point = raw["sweep"][3]  # 1024^3
+    edit(next(k for k in point["kernels"] if k["name"] == "split_k"))
+    path = tmp_path / "s.json"
+    path.write_text(__import__("json").dumps(raw))
+    from roofline.errors import UsageError
+
+    with pytest.raises(UsageError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        store.load(path)
+
+
+def test_runs_timed_with_different_l2_states_do_not_merge_and_compare_says_so():
+    from pathlib import Path
+
+    from roofline.errors import UsageError
+    from roofline.results.compare import compare
+
+    cold = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200.json")
+    warm = cold.model_copy(update={"l2": "warm"})
+    with pytest.raises(UsageError, match="timed with the L2 warm, a.json with it cold"):
+        store.merge([cold, warm], ["a.json", "b.json"])
+    assert any("L2 cold before and warm after" in n for n in compare(cold, warm).notes)

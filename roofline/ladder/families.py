@@ -75,10 +75,15 @@ class Family:
 
     def spec(self, params: Params | None = None, tile_source: str = "ladder") -> "KernelSpec":
         """This family at tile `params` (default: the ladder's). Raises UsageError when `params`
-        does not name exactly this family's parameters, each a positive integer."""
+        does not name exactly this family's parameters, each a positive integer, or when a thread
+        tile does not divide its block tile (TM into BM, TN into BN: the threads per block follow
+        from it). Every other rule is the kernel's static_asserts', checked when it compiles."""
         params = dict(self.ladder if params is None else params)
         if set(params) != set(self.params) or min(params.values()) < 1:
             raise UsageError(f"{self.name} takes {len(self.params)} positive parameters ({', '.join(self.params)})")
+        for block, thread in (("BM", "TM"), ("BN", "TN")):
+            if thread in params and params[block] % params[thread]:
+                raise UsageError(f"{self.name}: {thread} = {params[thread]} does not divide {block} = {params[block]}")
         return KernelSpec(self, {k: params[k] for k in self.params}, tile_source)
 
     def runs_on(self, compute_capability: str) -> bool:

@@ -27,6 +27,8 @@ from .text import (
     limiters,
     occupancy_cell,
     percent,
+    MEMORY_NAMES,
+    chosen_tile,
     profile_verdict,
     roof_name,
     verdict_sentence,
@@ -140,8 +142,8 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
     where a kernel failed or was not run at that size."""
     points = sorted(doc.sweep or [], key=lambda p: p.problem.problem.flops)
     names = list(dict.fromkeys(k.name for p in points for k in p.kernels))
-    columns = [(p.problem.problem.text() if not p.problem.problem.square else str(p.problem.m), "right")
-               for p in points]
+    square = all(p.problem.problem.square for p in points)
+    columns = [(str(p.problem.m) if square else p.problem.problem.text(), "right") for p in points]
     rows = []
     for name in names:
         cells = []
@@ -151,7 +153,6 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
         rows.append([name] + cells)
     rows.append(["cublas"] + [f"{p.reference.gflops:,.0f}" for p in points])
     styles = [None] * len(names) + ["bold"]
-    square = all(p.problem.problem.square for p in points)
     title = f"GFLOP/s by {'size (M = N = K)' if square else 'shape (M x N x K)'} on {doc.device.name}{l2_note(doc)}"
     tables = _fit(title, ("kernel", "left"), columns, rows, width, styles)
     bound = []
@@ -163,6 +164,15 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
         tables += _fit("what binds each size: the floor and the time over it ('tail': the idle SMs of the last "
                        "wave cost more than a tenth of the time; 'launch': an empty kernel's launch binds)",
                        ("kernel", "left"), columns, bound, width)
+    chosen = []
+    for name in names:
+        cells = [chosen_tile(k.params, short=True) if k is not None and k.params else "-"
+                 for k in (next((x for x in p.kernels if x.name == name), None) for p in points)]
+        if any(c != "-" for c in cells):
+            chosen.append([name] + cells)
+    if chosen:
+        tables += _fit("the tile each size got from the kernels that choose by shape (block tile, thread tile, "
+                       "K/slices)", ("kernel", "left"), columns, chosen, width)
     return tables
 
 
@@ -171,15 +181,17 @@ def sweep_below_floor_note(doc: Results) -> str | None:
     for p in doc.sweep or []:
         for k in p.kernels:
             v = doc.sweep_verdict(p, k.name)
-            if v is not None and v.times_floor is not None and v.times_floor < 1:
+            if v is not None and v.times_floor is not None and v.times_floor < 1 and v.binding.level in MEMORY_NAMES:
                 return ("below 1 in 'what binds': faster than the DRAM floor of the modelled GMEM bytes, because "
                         "caches (L1/L2) serve part of those requests.")
     return None
 
 
 def verdict_lines(doc: Results) -> list[str]:
-    """One sentence per timed kernel: the binding ceiling, the distance to it, occupancy."""
-    return [verdict_sentence(k.name, doc.verdict(k), k.occupancy) for k in doc.kernels if k.timed]
+    """One sentence per timed kernel: the binding ceiling, the distance to it, occupancy; a kernel
+    that picked its tile by shape is named with that tile."""
+    return [verdict_sentence(f"{k.name} ({chosen_tile(k.params)})" if k.tile_source == "shape" else k.name,
+                             doc.verdict(k), k.occupancy) for k in doc.kernels if k.timed]
 
 
 def below_floor_note(doc: Results) -> str | None:

@@ -176,6 +176,18 @@ def display_names(names: list[str], width: int) -> list[str]:
     return out
 
 
+def chosen_tile(params: dict[str, int], short: bool = False) -> str:
+    """The tile a kernel picked by shape: '128x256, 8x16 per thread, K in 4 slices' (short:
+    '128x256 8x16 K/4'); '' for parameters without a block tile."""
+    if not {"BM", "BN", "TM", "TN"} <= set(params):
+        return ""
+    splits = params.get("SPLITS", 1)
+    if short:
+        return f"{params['BM']}x{params['BN']} {params['TM']}x{params['TN']}" + (f" K/{splits}" if splits > 1 else "")
+    return (f"{params['BM']}x{params['BN']}, {params['TM']}x{params['TN']} per thread"
+            + (f", K in {splits} slices" if splits > 1 else ""))
+
+
 def bound_by_size(v: Verdict | None) -> str:
     """A sweep cell: the binding floor and the time over it, 'tail' first when the idle SMs of the
     grid's last wave cost more than a tenth of the time: 'FP32 1.27', 'tail FP32 1.10',

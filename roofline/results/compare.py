@@ -113,6 +113,9 @@ def _notes(before: Results, after: Results, different_problems: bool) -> list[st
                      f"{da.peak_dram_gbps:,.0f} GB/s ({_ratio(db.peak_dram_gbps, da.peak_dram_gbps)})")
     elif db.pci_bus_id and da.pci_bus_id and db.pci_bus_id != da.pci_bus_id:
         notes.append(f"same GPU model, different GPUs ({db.pci_bus_id} and {da.pci_bus_id})")
+    if before.l2 != after.l2:
+        notes.append(f"timed with the L2 {before.l2 or 'not recorded'} before and {after.l2 or 'not recorded'} after "
+                     "(cold: flushed before each launch): small problems change with it, not only with the code")
     if db.arch != da.arch:
         notes.append(f"compiled for {db.arch} before and {da.arch} after: register counts and occupancy change "
                      "with the compiler's target and the SM's limits, not only with the code")

@@ -222,7 +222,7 @@ class Results(_Model):
                     _agree(f"{where}.pct_of_reference", k.pct_of_reference, 100 * ref.time_ms / k.time_ms)
             _check_waves(where, k, dev.sm_count, self.problem.problem)
         _check_launch(dev, ref, self.kernels)
-        _check_sweep(self.sweep or [], self.problem.problem, peak)
+        _check_sweep(self.sweep or [], self.problem.problem, peak, self.device.sm_count)
         return self
 
     def verdict(self, k: KernelRecord) -> Verdict:
@@ -363,7 +363,7 @@ def _check_launch(dev: DeviceSpec, ref: "Reference", kernels: list[KernelRecord]
                              "cannot take longer than a real one; the file looks corrupt")
 
 
-def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float) -> None:
+def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float, sm_count: int) -> None:
     sizes = set()
     for i, point in enumerate(sweep):
         p = point.problem.problem
@@ -378,8 +378,33 @@ def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float) -> None
             names.add(k.name)
             if k.timed:
                 _rate(f"sweep[{i}].kernels[{j}]", k.gflops, k.time_ms, p.flops, peak)
+            _check_chosen(f"sweep[{i}].kernels[{j}]", k, sm_count, p)
     if sweep and problem not in sizes:
         raise ValueError(f"problem: {problem.text()} is not among the sweep's sizes")
+
+
+def _check_chosen(where: str, k: SweepKernel, sm_count: int, problem: Problem) -> None:
+    """A tile recorded at one size of a sweep must be one its ladder kernel takes, and the waves
+    recorded with it those of its grid there on this device's SMs."""
+    if not k.params and k.waves is None:
+        return
+    family = families.BY_NAME.get(k.name)
+    if family is None or not k.params:
+        raise ValueError(f"{where}: a tile and waves are recorded only for a ladder kernel that picks its tile "
+                         "by shape, with both")
+    try:
+        grid = family.spec(k.params).grid(problem)
+    except UsageError as exc:
+        raise ValueError(f"{where}.params: {exc}") from None
+    w = k.waves
+    if w is None:
+        return
+    want = Waves.of(w.blocks, w.block_slots, w.sm_count)
+    blocks = grid[0] * grid[1] * grid[2]
+    if w.blocks != blocks or (w.sm_count is not None and w.sm_count != sm_count) \
+            or abs(w.waves - want.waves) > 1e-6 * want.waves or w.block_slots % sm_count:
+        raise ValueError(f"{where}.waves: {w.blocks} blocks over {w.block_slots} slots ({w.waves:g} waves), but its "
+                         f"grid at {problem.text()} has {blocks} blocks on {sm_count} SMs")
 
 
 def json_schema() -> dict:

@@ -221,6 +221,9 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
                                  "and one set of ceilings")
         if doc.problem.problem != first.problem.problem:
             raise UsageError(f"{src}: problem size differs from {sources[0]}'s; one chart shows one size")
+        if doc.l2 != first.l2:
+            raise UsageError(f"{src}: timed with the L2 {doc.l2 or 'not recorded'}, {sources[0]} with it "
+                             f"{first.l2 or 'not recorded'}; merge runs of one session only")
         if doc.reference.gflops != first.reference.gflops:
             raise UsageError(f"{src}: its cuBLAS reference ({doc.reference.gflops:,.0f} GFLOP/s) differs from "
                              f"{sources[0]}'s ({first.reference.gflops:,.0f}); merge runs of one session only")
