@@ -32,7 +32,7 @@ from .chart import (
     text,
     text_box,
 )
-from .text import occupancy_phrase
+from .text import l2_note, occupancy_phrase
 
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
               "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
@@ -212,7 +212,7 @@ def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
     ax.set_ylabel("GFLOP/s (measured, median)")
     source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
     ax.set_title(f"{text(dev.name)}: SGEMM {prob.m}x{prob.n}x{prob.k} FP32, hierarchical roofline "
-                 f"(roofs from {source})")
+                 f"(roofs from {source}{l2_note(doc)})")
     ax.grid(True, which="major", ls="-", lw=0.4, color="0.85")
     ax.grid(True, which="minor", ls="-", lw=0.2, color="0.93")
     note = _note(good, measured)

@@ -27,6 +27,7 @@ from .chart import (
     save_atomic,
     text,
 )
+from .text import l2_note
 
 
 def draw(doc: Results, out: Path, highlight: list[str] | None = None) -> Path:
@@ -112,7 +113,8 @@ def _render(doc: Results, highlight: set[str]):
     if not square:
         ax.set_xlim(-0.5, len(sweep) - 0.5)
     ax.set_ylabel("GFLOP/s (measured, median)")
-    ax.set_title(f"{text(doc.device.name)}: SGEMM FP32 against problem " + ("size" if square else "shape"))
+    ax.set_title(f"{text(doc.device.name)}: SGEMM FP32 against problem " + ("size" if square else "shape")
+                 + l2_note(doc))
     if never:
         fig.text(0.01, 0.01, "failed at every size, not drawn: " + ", ".join(text(n) for n in never),
                  fontsize=8, color="tab:red")

@@ -29,6 +29,7 @@ from .text import (
     percent,
     MEMORY_NAMES,
     chosen_tile,
+    l2_note,
     profile_verdict,
     roof_name,
     verdict_sentence,
@@ -130,11 +131,6 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     styles.append("bold")
     title = f"SGEMM {p.m}x{p.n}x{p.k} on {dev.name} ({peaks}){l2_note(doc)}"
     return _fit(title, ("kernel", "left"), columns, rows, width, styles)
-
-
-def l2_note(doc: Results) -> str:
-    """', L2 flushed before each launch' (or 'warm') for a title; '' where the file does not say."""
-    return {"cold": ", L2 flushed before each launch", "warm": ", L2 warm"}.get(doc.l2 or "", "")
 
 
 def sweep_tables(doc: Results, width: int = 200) -> list[Table]:

@@ -176,6 +176,12 @@ def display_names(names: list[str], width: int) -> list[str]:
     return out
 
 
+def l2_note(doc) -> str:
+    """', L2 flushed before each launch' (or ', L2 warm') for the title of results document
+    `doc`; '' where the file does not say."""
+    return {"cold": ", L2 flushed before each launch", "warm": ", L2 warm"}.get(doc.l2 or "", "")
+
+
 def chosen_tile(params: dict[str, int], short: bool = False) -> str:
     """The tile a kernel picked by shape: '128x256, 8x16 per thread, K in 4 slices' (short:
     '128x256 8x16 K/4'); '' for parameters without a block tile."""
