@@ -4,7 +4,8 @@
 // At 1024^3 the 128x256 block tile gives 32 blocks for 132 SMs: the whole product runs on a
 // quarter of the machine however fast each block is. Cutting K into SPLITS slices makes
 // tiles x SPLITS blocks, each computing the tile's partial sum over its slice of K with the
-// full_tiles pipeline (the check-free copies wherever the tile and K allow them).
+// full_tiles pipeline (the check-free copies where the tile lies inside C and its slice of K
+// holds no partial k-tile).
 //
 // The partial sums are added in a fixed order, so the result is the same bits every run:
 //   1. every block of a split tile writes its TM x TN partial results to its own slab of the
@@ -13,10 +14,10 @@
 //   2. __threadfence, then one thread counts the block in with atomicAdd on the tile's arrival
 //      counter (the CUDA samples' threadFenceReduction pattern);
 //   3. the block that arrives last adds the slices' slabs, its own included, in slice order
-//      0, 1, ..., SPLITS - 1, reading them through L2 (__ldcg) up to 32 float4s per thread at a time
-//      (one at a time, the reduction ran latency-bound on a quarter of the SMs: 15-20 us more
-//      at 1024^3), resets the counter to zero for the next launch and writes
-//      C = alpha * sum + beta * C.
+//      0, 1, ..., SPLITS - 1, reading them through L2 (__ldcg) up to 32 float4s per thread at a
+//      time (one at a time, the reduction ran latency-bound on a quarter of the SMs: 1024^3 in
+//      four slices took 115 us against 71), resets the counter to zero for the next launch and
+//      writes C = alpha * sum + beta * C.
 // Which block arrives last varies run to run; the order of the additions does not.
 // With SPLITS = 1 no workspace is touched: the kernel is full_tiles.
 //
