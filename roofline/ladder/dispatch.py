@@ -4,10 +4,9 @@ way vendor libraries pick among their kernels, with the estimate that decides sa
 The candidates are the pipelined kernel (kernels/pipeline.cuh) at four tiles (`CANDIDATES`):
 three keep its 8 x 16 thread tile, 128 x 256 (8 warps, one block per SM: about 218 registers
 per thread), 128 x 128 (4 warps, two) and 64 x 128 (2 warps, four), so each SM holds 8 warps;
-the fourth, 64 x 64 with 4 x 4 thread tiles (8 warps, 63 to 79 registers, three blocks per SM
-counted, four where it stays under 64 registers), gives
-up per-warp efficiency for 16 times as many warps per result, for problems too small to fill the
-GPU otherwise.
+the fourth, 64 x 64 with 4 x 4 thread tiles (8 warps, 63 to 79 registers: three blocks per SM
+counted, four where it stays under 64 registers), gives up per-warp efficiency for 16 times as
+many warps per result, for problems too small to fill the GPU otherwise.
 
 The estimate (`estimate`) of one candidate at `splits` slices of K, in seconds:
 - blocks = output tiles x splits, spread evenly over the SMs (the block scheduler gives every SM

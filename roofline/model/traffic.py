@@ -17,7 +17,7 @@ For C = alpha*A*B + beta*C with A M x K, B K x N, float32, row-major:
   own included: 2S * BM * BN more accesses per tile (a ragged edge's tile counted whole).
 - L1 sectors, for a kernel that reads A and B straight from global memory (naive,
   gmem_coalescing): per step of K a warp covering rows_w x cols_w results reads rows_w elements of
-  A, one per row (each in its own 32-byte sector, or a single sector when rows_w = 1), and cols_w
+  A, one per row (each in its own 32-byte sector), and cols_w
   consecutive elements of B (ceil(cols_w / 8) sectors): 32 * (sectors of A + sectors of B) bytes
   per 32 multiply-adds. naive's warp is 32 rows of one column: 33 B per multiply-add;
   gmem_coalescing's one row of 32 columns: 5 B. Nsight Compute's l1tex__t_bytes counts exactly
@@ -94,7 +94,7 @@ class TrafficModel:
         smem = served = l1 = None
         if self.thread_tile is None and self.warp_layout is not None:
             rows_w, cols_w = self.warp_layout
-            sectors = (rows_w if rows_w > 1 else 1) + cdiv(cols_w, SECTOR_BYTES // BYTES_PER_FLOAT)
+            sectors = rows_w + cdiv(cols_w, SECTOR_BYTES // BYTES_PER_FLOAT)  # a sector per row of A
             l1 = SECTOR_BYTES * sectors * problem.results * k / (rows_w * cols_w)
         if self.thread_tile is not None:
             tm, tn = self.thread_tile

@@ -20,16 +20,16 @@ from ..results.compare import Comparison
 from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from .text import (
+    MEMORY_NAMES,
     bound_cell,
     bound_by_size,
+    chosen_tile,
     display_names,
     figure,
+    l2_note,
     limiters,
     occupancy_cell,
     percent,
-    MEMORY_NAMES,
-    chosen_tile,
-    l2_note,
     profile_verdict,
     roof_name,
     verdict_sentence,

@@ -317,16 +317,20 @@ def _check_kernel(where: str, k: KernelRecord, flops: int) -> None:
         for key, value in (("registers_per_thread", k.registers), ("threads_per_block", k.threads_per_block)):
             if value is not None and getattr(occ, key) != value:
                 raise ValueError(f"{where}.occupancy.{key}: {getattr(occ, key)}, but the kernel's is {value}")
-    w = k.waves
-    if w is not None:
-        want = Waves.of(w.blocks, w.block_slots, w.sm_count)
-        if abs(w.waves - want.waves) > 1e-6 * want.waves or abs(w.last_wave_efficiency - want.last_wave_efficiency) > 1e-6:
-            raise ValueError(f"{where}.waves: {w.waves:g} waves and a last wave {w.last_wave_efficiency:g} full, but "
-                             f"{w.blocks} blocks over {w.block_slots} slots give {want.waves:.6g} and "
-                             f"{want.last_wave_efficiency:.6g}")
+    if k.waves is not None:
+        _check_wave_figures(where, k.waves)
     if k.verified and ((k.rel_error is not None and k.rel_error > TOLERANCE) or k.nan_or_unwritten_elements):
         raise ValueError(f"{where}.verified: true, but its relative error {k.rel_error} or "
                          f"{k.nan_or_unwritten_elements} NaN elements fail the check (limit {TOLERANCE:g})")
+
+
+def _check_wave_figures(where: str, w: Waves) -> None:
+    """Recorded waves must be what their blocks over their block slots give."""
+    want = Waves.of(w.blocks, w.block_slots, w.sm_count)
+    if abs(w.waves - want.waves) > 1e-6 * want.waves or abs(w.last_wave_efficiency - want.last_wave_efficiency) > 1e-6:
+        raise ValueError(f"{where}.waves: {w.waves:g} waves and a last wave {w.last_wave_efficiency:g} full, but "
+                         f"{w.blocks} blocks over {w.block_slots} slots give {want.waves:.6g} and "
+                         f"{want.last_wave_efficiency:.6g}")
 
 
 def _check_waves(where: str, k: KernelRecord, sm_count: int, problem: Problem) -> None:
@@ -399,12 +403,11 @@ def _check_chosen(where: str, k: SweepKernel, sm_count: int, problem: Problem) -
     w = k.waves
     if w is None:
         return
-    want = Waves.of(w.blocks, w.block_slots, w.sm_count)
     blocks = grid[0] * grid[1] * grid[2]
-    if w.blocks != blocks or (w.sm_count is not None and w.sm_count != sm_count) \
-            or abs(w.waves - want.waves) > 1e-6 * want.waves or w.block_slots % sm_count:
+    if w.blocks != blocks or (w.sm_count is not None and w.sm_count != sm_count) or w.block_slots % sm_count:
         raise ValueError(f"{where}.waves: {w.blocks} blocks over {w.block_slots} slots ({w.waves:g} waves), but its "
                          f"grid at {problem.text()} has {blocks} blocks on {sm_count} SMs")
+    _check_wave_figures(where, w)
 
 
 def json_schema() -> dict:
