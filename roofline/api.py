@@ -26,6 +26,7 @@ from .measure.progress import Progress
 from .measure.timing import L2_MODES
 from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
+from .model.ncu_metrics import WHERE
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.presets import name_key
 from .model.problem import Problem
@@ -180,7 +181,7 @@ def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress)
         progress.step(f"{r.spec.name}: Nsight Compute")
         try:
             counted[r.spec.name] = counters.profile(r.spec, output.problem, pci_bus_id)
-        except counters.ProfileUnavailable as exc:
+        except (ncu.NcuError, UsageError) as exc:
             return counted, f"no hardware counters: {exc}; the rest of the run is kept"
     return counted, None
 
@@ -506,21 +507,22 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
             "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
         done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr)
-        rows, how = ncu.read_report(done.report) if done.report is not None else ([], "")
+        report = ncu.read_report(done.report) if done.report is not None else ncu.Report([], "")
         if report_out is not None and done.report is not None:
             files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))
-    launches, skipped = convert.launches_from_rows(rows)
+    launches, left_out = ncu.launches(report.rows)
     if not launches:
         raise _nothing_profiled(done, options)
-    device, notes = _profiled_device(rows)
+    device, notes = _profiled_device(report.rows)
     if options.launch_count and len(launches) >= options.launch_count:
         notes.append(f"profiled the first {len(launches):,} launches, the cap: later launches were not profiled "
                      "(raise --launch-count, or narrow with --kernel-regex / --launch-skip)")
-    if skipped:
-        notes.append(f"{plural(skipped, 'report row')} left out: incomplete (no time or launch size, or cut short)")
+    notes += left_out + list(report.notes)
     notes += [w for w in done.warnings() if "application returned an error code" not in w]
     try:
-        doc = convert.from_profile(launches, device, command=list(command), read_with=how, options=options,
+        doc = convert.from_profile(launches, device, command=list(command), read_with=report.read_with,
+                                   kernel_regex=options.kernel_regex, launch_skip=options.launch_skip,
+                                   launch_count=options.launch_count, from_start=options.from_start,
                                    exit_code=done.returncode, notes=notes)
     except ValidationError as exc:
         kept = f"; ncu's own report is kept in {report_out}" if report_out is not None else ""
@@ -532,7 +534,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
     return ProfileReport(doc, notes, failures)
 
 
-def _profiled_device(rows: list[dict]) -> tuple[DeviceSpec, list[str]]:
+def _profiled_device(rows: list[ncu.Row]) -> tuple[DeviceSpec, list[str]]:
     """The GPU the profiled kernels ran on, from the report's device attributes, with this
     machine's measured ceilings (cached, or measured now that the program is done) when it is
     the same GPU; and a note when they are not at hand."""
@@ -546,15 +548,21 @@ def _profiled_device(rows: list[dict]) -> tuple[DeviceSpec, list[str]]:
     return ceilings.measure(here).attach(here), []
 
 
-def _import_device(rows: list[dict], preset: DeviceSpec | None, source: str, notes: list[str]) -> DeviceSpec:
+def _import_device(rows: list[ncu.Row], preset: DeviceSpec | None, source: str, notes: list[str]) -> DeviceSpec:
     """The GPU an imported report is read against: its own, or the `--gpu` preset when that has the
     report's compute capability (its per-SM limits and roofs are then the right kind; a note
-    says when the names differ). Raises UsageError for a preset of another architecture."""
+    says when the names differ). Raises UsageError for a preset of another architecture, and for
+    a report without device attributes and no preset (naming the presets of its compute
+    capability)."""
     if preset is None:
         return ncu.device_from_rows(rows, source)
+    cc = ncu.report_cc(rows)
     try:
         own = ncu.device_from_rows(rows, source)
     except UsageError:
+        if cc is not None and cc != preset.compute_capability:
+            raise UsageError(f"{source} was recorded on a GPU of compute capability {cc}; --gpu {preset.name} is "
+                             f"{preset.compute_capability}, whose limits and roofs do not apply to these kernels") from None
         return preset  # the report names no GPU: the preset is all there is
     if own.compute_capability != preset.compute_capability:
         raise UsageError(f"{source} was recorded on {own.name} (compute capability {own.compute_capability}); "
@@ -583,35 +591,29 @@ def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
 
 
 def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = None) -> ProfileReport:
-    """Read an Nsight Compute report made elsewhere (`.ncu-rep`, which needs ncu here, or its raw
-    CSV export `ncu --csv --page raw`, which needs nothing) and write it as a profile document to
-    `out` atomically. The GPU is the report's (its device attributes), or the preset `gpu` names.
-    Raises UsageError for a missing or unreadable file, one with no launches, or an unknown
-    preset; RunError when a `.ncu-rep` needs an ncu that is not installed."""
+    """Read an Nsight Compute report made elsewhere and write it as a profile document to `out`
+    atomically: a `.ncu-rep` (which needs ncu here) or a CSV export of any page, metric set, ncu
+    version or locale, which needs nothing (`measure.ncu`). The GPU is the report's (its device
+    attributes), or the preset `gpu` names. Raises UsageError for a missing or unreadable file,
+    one with no placeable launch, an unknown preset, or an `out` that is the report itself;
+    NcuError when a `.ncu-rep` needs an ncu that is not installed."""
     path = Path(path)
+    if Path(out).resolve() == path.resolve():
+        raise UsageError(f"--out {out} is the report being imported; give the profile another file name")
     files.check_writable(out)
     preset = from_preset(gpu) if gpu is not None else None
     if not path.is_file():
         raise UsageError(f"{path}: no such report file" if not path.exists() else f"{path}: not a report file")
-    suffix = path.suffix.lower()
-    if suffix == ".ncu-rep":
-        rows, how = ncu.read_report(path)
-    elif suffix == ".csv":
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{path}: cannot read it as text ({getattr(exc, 'strerror', None) or exc})") from None
-        rows, how = ncu.parse_raw_csv(text, str(path)), "raw CSV export (ncu --csv --page raw)"
-    else:
-        raise UsageError(f"{path}: give an Nsight Compute report (.ncu-rep) or its raw CSV export (.csv)")
-    launches, skipped = convert.launches_from_rows(rows)
+    report = ncu.read_file(path)
+    launches, left_out = ncu.launches(report.rows)
     if not launches:
-        raise UsageError(f"{path}: holds no profiled launch with a time and launch size "
-                         f"(was it exported with --page raw and the metric {ncu.TIME}?)")
-    notes = [f"{plural(skipped, 'report row')} left out: incomplete (no time or launch size, or cut short)"] if skipped else []
-    device = _import_device(rows, preset, str(path), notes)
+        held = f"{plural(len(report.rows), 'launch', 'launches')} without a duration" if report.rows else "no launch"
+        raise UsageError(f"{path}: holds {held}, so nothing can be placed on a roofline; profile with "
+                         f"{WHERE['time']}")
+    notes = left_out + list(report.notes)
+    device = _import_device(report.rows, preset, str(path), notes)
     try:
-        doc = convert.from_profile(launches, device, report=path.name, read_with=how, notes=notes)
+        doc = convert.from_profile(launches, device, report=path.name, read_with=report.read_with, notes=notes)
     except ValidationError as exc:
         other = f" (it was recorded on another GPU than --gpu {gpu})" if notes and "--gpu asks" in notes[-1] else ""
         raise UsageError(f"{path}: {store.one_line(exc)}{other}") from None

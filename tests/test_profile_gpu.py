@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 import cli
 from roofline.measure import ncu
+from roofline.model.ncu_metrics import COLLECT
 from roofline.results import store
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(shutil.which("ncu") is None, reason="ncu is not installed")]
@@ -66,18 +67,22 @@ def test_tensor_core_work_and_elementwise_bytes_are_counted(profiled):
     assert abs(sum(k.time_share for k in doc.kernels) - 1) < 1e-9
 
 
-def test_both_report_readers_give_the_same_rows(profiled):
+@pytest.mark.parametrize("units", ["base", "auto"])
+def test_both_report_readers_give_the_same_rows(profiled, units):
+    """Nsight Compute's Python interface (units from the module) and the CSV export of the same
+    report (base or display units) give every collected metric alike."""
     report = profiled[2]
-    rows, how = ncu.read_report(report)
-    assert "ncu_report" in how  # Nsight Compute's own Python interface, found beside ncu
-    text = subprocess.run(["ncu", "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
+    module = ncu.read_report(report)
+    assert "ncu_report" in module.read_with  # Nsight Compute's own Python interface, found beside ncu
+    text = subprocess.run(["ncu", "--import", str(report), "--csv", "--page", "raw", "--print-units", units],
                           capture_output=True, text=True, check=True).stdout
-    csv_rows = ncu.parse_raw_csv(text)
-    assert len(rows) == len(csv_rows)
-    for a, b in zip(rows, csv_rows):
-        assert a["Kernel Name"] == b["Kernel Name"]
-        for metric in (ncu.TIME, "dram__bytes.sum", "launch__registers_per_thread", "sm__ops_path_tensor_src_fp16.sum"):
-            assert a.get(metric) == pytest.approx(b.get(metric), rel=1e-6), (how, metric)
+    exported = ncu.parse_csv(text).rows
+    assert len(module.rows) == len(exported)
+    for a, b in zip(module.rows, exported):
+        for metric in COLLECT:
+            if metric in a.values or metric in b.values:
+                assert a.values.get(metric) == pytest.approx(b.values.get(metric), rel=1e-3 if units == "auto" else 1e-6,
+                                                             abs=1.0), metric
 
 
 def test_a_filter_that_matches_nothing_lists_the_kernels(tmp_path):

@@ -1,86 +1,64 @@
-"""Nsight Compute (`ncu`) from the outside: run any command under it, and read its reports.
+"""Nsight Compute (`ncu`) from the outside: run a command under it with roofline's one metric
+list, and read every report people have, in every form and ncu version, into one row per
+profiled launch. `run --profile` (`measure.counters`), `profile -- COMMAND` and `profile --import`
+all go through here: one metric list (`model.ncu_metrics.COLLECT`), one parser, one error type
+(`NcuError`), one permission check.
 
-`profile_command` runs the user's command as
+Running: `ncu --clock-control none --target-processes all --metrics <COLLECT> -o <report>
+[--log-file ...] [filters] COMMAND ...` keeps the clocks as they are and follows child processes.
 
-    ncu --clock-control none --target-processes all --metrics <METRICS> -o <report> \
-        [-k regex:RE] [--launch-skip N] [--launch-count N] [--profile-from-start off] COMMAND ...
-
-(clocks left as they are, child processes followed) and keeps the `.ncu-rep` report. A report is
-read through Nsight Compute's own Python interface (`ncu_report`, shipped in its
-`extras/python` folder) when it can be found, else through its CSV export
-(`ncu --import REPORT --csv --page raw --print-units base`); a raw CSV export made elsewhere is
-read with no ncu at all (`parse_raw_csv`). Every reader gives the same rows: one dict per profiled
-launch, metric name -> value in base units (bytes, ns, Hz, instructions), plus the launch's
-'Kernel Name' (demangled), 'ID', 'Process ID', 'CC' and the 'device__attribute_*' columns.
-
-What the metrics count (the FLOP formulas are Nsight Compute's own roofline sections'):
-    time      gpu__time_duration.sum (ns), the launch alone: ncu serialises kernels
-    FP64      2 x DFMA + DADD + DMUL thread instructions (smsp__sass_thread_inst_executed_op_d*)
-    FP32      2 x FFMA + FADD + FMUL (..._op_f*)
-    FP16      2 x HFMA + HADD + HMUL (..._op_h*), BF16 on the CUDA cores included
-    tensor    sm__ops_path_tensor_src_{fp16, bf16_dst_fp32, tf32_dst_fp32, fp8, fp64, int8}.sum:
-              operations on the tensor cores by input type, two per multiply-add (a BF16 4096^3
-              product counts 2 x 4096^3; seen on the H200 with ncu 2025.3.1)
-    bytes     DRAM dram__bytes.sum, L2 lts__t_bytes.sum, L1 l1tex__t_bytes.sum, shared memory
-              smsp__sass_data_bytes_mem_shared.sum (`counters.METRICS`, as `run --profile`)
-    occupancy achieved: sm__warps_active.avg.pct_of_peak_sustained_active; theoretical: the
-              project's calculator on launch__registers_per_thread, block size and shared memory
-A metric the GPU does not have reads as 'n/a' and is left out of the row.
+Reading (`read`):
+- `.ncu-rep` through Nsight Compute's own Python interface (`ncu_report`, in ncu's
+  `extras/python` folder), each value scaled by the unit the interface gives; where the
+  interface is missing, through `ncu --import REPORT --csv --page raw --print-units base`.
+- `--page raw` CSV of any metric set and ncu version: a unit row or base units; SI prefixes
+  (K/M/G/T = 1000, Ki/Mi/Gi = 1024); times (ns, nsecond, us, usecond, ms, msecond, s, second);
+  rates (`/s`, `/second`, `hz`, `cycle/nsecond`, `sector/us`); thousands separators, or a
+  locale's decimal comma (`27.595.520`, `65,77`: decided for the whole file); `n/a`, `nan`,
+  `no data` and per-instance lists as no value; the program's output, `==PROF==`/`==WARNING==`
+  lines before or among the table; any CSV quoting, a `,`, `;` or tab separator, a byte-order
+  mark, UTF-8 or UTF-16.
+- `--page details` CSV (ID ... Section Name, Metric Name, Metric Unit, Metric Value; 11, 12, 15,
+  20 or 21 columns; rule rows and trailing commas ignored), pivoted to one row per launch, labels
+  mapped back to metrics (`model.ncu_metrics.details_metric`).
+Values end up in base units: ns, bytes, Hz, instructions, per second for rates.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
-import math
 import importlib
 import io
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import RunError, UsageError
 from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
+from ..model.launches import Launch, from_reading
+from ..model.ncu_metrics import COLLECT, WHERE, details_metric, read
 from ..model.peaks import fp32_cores_per_sm
+from ..model.presets import PRESETS
 from ..model.roofs import dram_gbps, fp32_gflops
-from .counters import FLOP_METRICS, METRICS, PERMISSION_FIX
+from ..model.units import plural
 from .nvml import tensor_clock_mhz
 
-TIME = "gpu__time_duration.sum"
-FLOP_INSTRUCTIONS = {
-    "fp64": ("smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
-             "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum"),
-    "fp32": (FLOP_METRICS["ffma"], FLOP_METRICS["fadd"], FLOP_METRICS["fmul"]),
-    "fp16": ("smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
-             "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum"),
-}
-TENSOR_OPS = {
-    "fp16_tensor": "sm__ops_path_tensor_src_fp16.sum",
-    "bf16_tensor": "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-    "tf32_tensor": "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
-    "fp8_tensor": "sm__ops_path_tensor_src_fp8.sum",
-    "fp64_tensor": "sm__ops_path_tensor_src_fp64.sum",
-    "int8_tensor": "sm__ops_path_tensor_src_int8.sum",
-}
-ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
-INCOMPLETE = "incomplete row"  # the key a row cut short carries (`parse_raw_csv`): it is left out, and counted
-SM_CLOCK = "sm__cycles_elapsed.avg.per_second"
-LAUNCH = ("launch__grid_size", "launch__block_size", "launch__registers_per_thread",
-          "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
-          "launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z",
-          "launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z")
-PROFILE_METRICS = ([TIME] + list(METRICS.values()) + [m for ms in FLOP_INSTRUCTIONS.values() for m in ms]
-                   + list(TENSOR_OPS.values()) + [ACHIEVED, SM_CLOCK] + list(LAUNCH))
 DEFAULT_LAUNCH_COUNT = 500
 INSTALL_HINT = ("install Nsight Compute (it comes with the CUDA toolkit, or from developer.nvidia.com/nsight-compute) "
                 "and put `ncu` on PATH")
-STRING_COLUMNS = ("Kernel Name", "Process Name", "Host Name", "Block Size", "Grid Size", "CC",
-                  "device__attribute_display_name", "device__attribute_chip")
+PERMISSION_FIX = ("allow profiling for all users: as root, `echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
+                  "> /etc/modprobe.d/ncu-permissions.conf` and reboot (or run as root)")
+TEXT_COLUMNS = ("Kernel Name", "Process Name", "Host Name", "Block Size", "Grid Size", "Device", "CC", "Context",
+                "Stream", "Kernel Time")
+NO_VALUE = {"", "n/a", "na", "nan", "-nan", "no data", "-", "inf", "-inf", "(null)"}
 
 
 class NcuError(RunError):
@@ -93,6 +71,12 @@ def find_ncu() -> str:
     if exe is None:
         raise NcuError(f"ncu (Nsight Compute) is not on PATH; {INSTALL_HINT}")
     return exe
+
+
+def check_permission(log: str) -> None:
+    """Raise NcuError when ncu's output says it may not read the GPU's counters."""
+    if "ERR_NVGPUCTRPERM" in log:
+        raise NcuError(f"ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM); {PERMISSION_FIX}")
 
 
 @dataclass(frozen=True)
@@ -166,26 +150,276 @@ class ProfileRun:
 
 
 def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None,
-        stdout_to_stderr: bool = False) -> ProfileRun:
-    """Run `command` under ncu with `options`, writing `<report_base>.ncu-rep`. The command's own
-    output passes through (its standard output to standard error with `stdout_to_stderr`); ncu's
-    log is captured. Raises NcuError when ncu is missing, may not read the counters, or times
-    out."""
+        stdout_to_stderr: bool = False, capture: bool = False) -> ProfileRun:
+    """Run `command` under ncu with `options` and the metric list `COLLECT`, writing
+    `<report_base>.ncu-rep`. The command's own output passes through (its standard output to
+    standard error with `stdout_to_stderr`; kept out of sight with `capture`); ncu's log is
+    captured. Raises NcuError when ncu is missing, may not read the counters, or times out."""
     exe = find_ncu()
     log_path = Path(str(report_base) + ".log")
-    cmd = [exe, "--clock-control", "none", "--target-processes", "all", "--metrics", ",".join(PROFILE_METRICS),
+    cmd = [exe, "--clock-control", "none", "--target-processes", "all", "--metrics", ",".join(COLLECT),
            "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
+    output = subprocess.DEVNULL if capture else 2 if stdout_to_stderr else None
     try:
-        proc = subprocess.run(cmd, timeout=timeout_s, stdout=2 if stdout_to_stderr else None)
+        proc = subprocess.run(cmd, timeout=timeout_s, stdout=output, stderr=subprocess.DEVNULL if capture else None)
     except subprocess.TimeoutExpired:
         raise NcuError(f"the profile took longer than {timeout_s:g} s; profile fewer launches (--launch-count)") from None
     log = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
-    text = "\n".join(log)
-    if "ERR_NVGPUCTRPERM" in text:
-        raise NcuError(f"ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM); {PERMISSION_FIX}")
+    check_permission("\n".join(log))
     report = Path(str(report_base) + ".ncu-rep")
     return ProfileRun(report if report.exists() else None, proc.returncode, log)
 
+
+@dataclass
+class Row:
+    """One profiled launch as a report holds it: the kernel's name (demangled where the report
+    has it so), metric values in base units, text cells ('Grid Size', 'CC',
+    'device__attribute_display_name', ...), the process, and whether the row was cut short."""
+
+    kernel: str
+    values: dict[str, float] = field(default_factory=dict)
+    text: dict[str, str] = field(default_factory=dict)
+    process_id: int | None = None
+    incomplete: bool = False
+
+
+@dataclass(frozen=True)
+class Report:
+    """The launches a report holds, how it was read, and one-line notes on what was left out."""
+
+    rows: list[Row]
+    read_with: str
+    notes: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------- units and numbers
+
+_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
+           "Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3, "Ti": 1024.0**4}
+_TIME_NS = {"ns": 1.0, "nsecond": 1.0, "nseconds": 1.0, "us": 1e3, "usecond": 1e3, "useconds": 1e3,
+            "ms": 1e6, "msecond": 1e6, "mseconds": 1e6, "s": 1e9, "second": 1e9, "seconds": 1e9}
+_WORDS = ("byte", "inst", "instruction", "cycle", "warp", "thread", "block", "sector", "request", "wavefront",
+          "pass", "register", "issue", "SM", "cluster", "transaction", "branche", "branch", "count", "op", "flop")
+
+
+def _factor(part: str) -> float | None:
+    part = part.strip()
+    if part in _TIME_NS:
+        return _TIME_NS[part]
+    if part.lower().endswith("hz") and part[:-2] in _PREFIX:
+        return _PREFIX[part[:-2]]
+    for word in _WORDS:
+        for spelling in (word, word + "s"):
+            if part.endswith(spelling) and part[: -len(spelling)] in _PREFIX:
+                return _PREFIX[part[: -len(spelling)]]
+    return None
+
+
+def unit_scale(unit: str) -> float | None:
+    """The factor that takes a value in `unit` as ncu writes it ('Mbyte', 'us', 'Ghz',
+    'Kbyte/cycle', 'cycle/nsecond', 'Tbyte/s', 'register/thread', '%') to base units: ns for a
+    time, Hz or per second for a rate, bytes, counts. None for a unit this reader does not know."""
+    unit = unit.strip()
+    if unit in ("", "%", "ratio"):
+        return 1.0
+    head, _, tail = unit.partition("/")
+    top = _factor(head)
+    if top is None:
+        return None
+    if not tail:
+        return top
+    if tail.strip() in _TIME_NS:
+        return top / (_TIME_NS[tail.strip()] * 1e-9)  # per second
+    bottom = _factor(tail)
+    return top / bottom if bottom else None
+
+
+_COMMA_DECIMAL = re.compile(r"[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?|[-+]?\d+,(\d{1,2}|\d{4,})|[-+]?\d{1,3}(\.\d{3})+,\d+")
+_DOT_DECIMAL = re.compile(r"[-+]?\d{1,3}(,\d{3}){2,}(\.\d+)?|[-+]?\d+\.(\d{1,2}|\d{4,})|[-+]?\d{1,3}(,\d{3})+\.\d+")
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def decimal_mark(cells) -> str:
+    """'.' or ',': the decimal mark of a file's numbers, by which reading more of them are
+    unambiguous ('65,77' and '27.595.520' read only with a decimal comma; '342.75', '0.000000' and
+    '1,234.5' only with a point); a point when none tells."""
+    comma = dot = 0
+    for c in cells:
+        c = c.strip()
+        if len(c) > 40 or not c[:1].isdigit() and c[:1] not in "-+":
+            continue
+        if _COMMA_DECIMAL.fullmatch(c):
+            comma += 1
+        elif _DOT_DECIMAL.fullmatch(c):
+            dot += 1
+    return "," if comma > dot else "."
+
+
+def number(cell: str, mark: str = ".") -> float | None:
+    """A cell as a finite number, thousands separators dropped (`mark` is the decimal mark);
+    None for no value ('n/a', 'nan', empty), a list of per-instance values, or text."""
+    text = cell.strip().replace("\u202f", "").replace("\xa0", "")
+    if text.lower() in NO_VALUE or ";" in text:
+        return None
+    text = text.replace(",", "") if mark == "." else text.replace(".", "").replace(",", ".")
+    if not _NUMBER.fullmatch(text):
+        return None
+    x = float(text)
+    return x if math.isfinite(x) else None
+
+
+# ---------------------------------------------------------------- text
+
+def decode(data: bytes) -> str:
+    """The text of an export: UTF-16 (with or without a byte-order mark), UTF-8 (with or without
+    one), else Windows-1252."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    head = data[:4000]
+    if head.count(b"\x00") > len(head) // 4:
+        return data.decode("utf-16-le" if head[1:2] == b"\x00" else "utf-16-be", errors="replace")
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def _header(lines: list[str]) -> tuple[int, str, list[str]] | None:
+    """The line index, separator and cells of the table's header: the first line with an 'ID'
+    and a 'Kernel Name' cell."""
+    for i, line in enumerate(lines):
+        if line.startswith("==") or "ID" not in line or "Kernel Name" not in line:
+            continue
+        for sep in (",", ";", "\t"):
+            cells = [c.strip().lstrip("\ufeff").strip() for c in next(csv.reader([line], delimiter=sep), [])]
+            if "ID" in cells and "Kernel Name" in cells:
+                return i, sep, cells
+    return None
+
+
+def parse_csv(text: str, source: str = "report") -> Report:
+    """The launches in a CSV export of Nsight Compute, raw or details page (this module's
+    docstring says which forms). Raises UsageError (one line, naming `source`) when the text holds
+    no such table."""
+    lines = text.lstrip("\ufeff").splitlines()
+    found = _header(lines)
+    if found is None:
+        errors = [ln.split("==ERROR==", 1)[1].strip() for ln in lines if "==ERROR==" in ln]
+        why = f" (ncu said: {errors[0]})" if errors else ""
+        raise UsageError(f"{source}: not an Nsight Compute CSV export: no header row with \"ID\" and \"Kernel Name\"{why}; "
+                         "export one with `ncu --import REPORT --csv --page raw > report.csv`")
+    start, sep, header = found
+    body = "\n".join(ln for ln in lines[start + 1:] if not ln.startswith("=="))
+    records = [r for r in csv.reader(io.StringIO(body), delimiter=sep) if any(c.strip() for c in r)]
+    if "Metric Name" in header and "Metric Value" in header:
+        return _details(header, records, source)
+    return _raw(header, records, source)
+
+
+def _int(cell: str) -> int | None:
+    x = number(cell)
+    return int(x) if x is not None and x == int(x) else None
+
+
+def _raw(header: list[str], records: list[list[str]], source: str) -> Report:
+    id_col = header.index("ID")
+    units, data = None, []
+    for r in records:
+        cell = r[id_col].strip() if id_col < len(r) else ""
+        if not cell and units is None and not data:
+            units = r
+        elif _int(cell) is not None:
+            data.append(r)
+    mark = decimal_mark(c for r in data for c in r)
+    scales = [unit_scale(u) for u in units] if units else [1.0] * len(header)
+    scales += [1.0] * (len(header) - len(scales))
+    unknown: dict[str, str] = {}
+    rows = []
+    for r in data:
+        row = Row(kernel=_cell(r, header, "Kernel Name"), process_id=_int(_cell(r, header, "Process ID")),
+                  incomplete=len(r) < len(header))
+        for i, (name, cell) in enumerate(zip(header, r)):
+            if name in TEXT_COLUMNS or name in ("ID", "Process ID"):
+                row.text[name] = cell.strip()
+                continue
+            x = number(cell, mark)
+            if x is None:
+                if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
+                    row.text[name] = cell.strip()
+                continue
+            unit = units[i].strip() if units and i < len(units) else ""
+            _store(row, name, x, scales[i], unit, unknown)
+        rows.append(row)
+    notes = [f"{len(unknown)} column(s) in units this reader does not know, left out: "
+             + ", ".join(f"{k} ({v})" for k, v in list(unknown.items())[:3])] if unknown else []
+    if units is None and rows:
+        notes.append("the export has no unit row: its numbers are read as base units (ns, bytes, Hz)")
+    return Report(rows, "raw CSV export (ncu --csv --page raw)", tuple(notes))
+
+
+def _cell(r: list[str], header: list[str], name: str) -> str:
+    i = header.index(name) if name in header else None
+    return r[i].strip() if i is not None and i < len(r) else ""
+
+
+def _store(row: Row, name: str, x: float, scale: float | None, unit: str, unknown: dict[str, str]) -> None:
+    """A metric value in base units; device attributes in the units their names say (kHz, bytes)."""
+    if name.startswith("device__attribute_"):
+        if unit.lower().endswith("hz") and scale is not None:
+            scale /= 1e3  # a clock printed in Hz or MHz: the attribute's own unit is kHz
+        row.values[name] = x * (scale if scale is not None else 1.0)
+    elif scale is None:
+        if re.match(r"(gpu__time|dram__|lts__t_|l1tex__t_|smsp__sass|sm__ops_path|sm__cycles|gpc__cycles|launch__)", name):
+            unknown[name] = unit
+    else:
+        row.values[name] = x * scale
+
+
+def _details(header: list[str], records: list[list[str]], source: str) -> Report:
+    col = {name: i for i, name in enumerate(header)}
+    need = ("ID", "Kernel Name", "Metric Name", "Metric Value")
+    values = [r[col["Metric Value"]] for r in records if col["Metric Value"] < len(r)]
+    mark = decimal_mark(values)
+    by_launch: dict[tuple, Row] = {}
+    unknown: dict[str, str] = {}
+    for r in records:
+        if len(r) <= max(col[n] for n in need):
+            continue
+        launch = _int(r[col["ID"]])
+        if launch is None:
+            continue
+        pid = _int(r[col["Process ID"]]) if "Process ID" in col and col["Process ID"] < len(r) else None
+        key = (pid, launch)
+        row = by_launch.get(key)
+        if row is None:
+            row = by_launch[key] = Row(kernel=r[col["Kernel Name"]].strip(), process_id=pid)
+            for name in TEXT_COLUMNS:
+                if name in col and col[name] < len(r):
+                    row.text[name] = r[col[name]].strip()
+        label = r[col["Metric Name"]].strip()
+        if not label:
+            continue  # a rule row
+        unit = r[col["Metric Unit"]].strip() if "Metric Unit" in col and col["Metric Unit"] < len(r) else ""
+        section = r[col["Section Name"]].strip() if "Section Name" in col and col["Section Name"] < len(r) else ""
+        metric = details_metric(label, section, unit)
+        cell = r[col["Metric Value"]]
+        if metric is None:
+            continue
+        x = number(cell, mark)
+        if x is None:
+            if cell.strip() and cell.strip().lower() not in NO_VALUE:
+                row.text[metric] = cell.strip()
+            continue
+        if metric not in row.values:  # a label repeated in another section: the first reading stands
+            _store(row, metric, x, unit_scale(unit), unit, unknown)
+    notes = [f"{len(unknown)} metric(s) in units this reader does not know, left out: "
+             + ", ".join(f"{k} ({v})" for k, v in list(unknown.items())[:3])] if unknown else []
+    return Report(list(by_launch.values()), "details CSV export (ncu --csv, --page details)", tuple(notes))
+
+
+# ---------------------------------------------------------------- binary reports
 
 def _ncu_report_module():
     """Nsight Compute's Python report interface, found beside the `ncu` on PATH, or None."""
@@ -197,10 +431,10 @@ def _ncu_report_module():
     if exe is None:
         return None
     real = Path(os.path.realpath(exe)).parent
-    patterns = [real / "extras" / "python", real.parent / "extras" / "python",
-                *(Path(p) for p in glob.glob(str(real.parent / "nsight-compute*" / "extras" / "python"))),
-                *(Path(p) for p in glob.glob("/opt/nvidia/nsight-compute/*/extras/python"))]
-    for folder in patterns:
+    folders = [real / "extras" / "python", real.parent / "extras" / "python",
+               *(Path(p) for p in glob.glob(str(real.parent / "nsight-compute*" / "extras" / "python"))),
+               *(Path(p) for p in sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"), reverse=True))]
+    for folder in folders:
         if (folder / "ncu_report.py").exists():
             sys.path.insert(0, str(folder))
             try:
@@ -210,10 +444,38 @@ def _ncu_report_module():
     return None
 
 
-def read_report(path: Path) -> tuple[list[dict], str]:
-    """The launches in an `.ncu-rep` report and how they were read ('ncu_report' or 'ncu --csv').
-    Raises NcuError when ncu is missing (a binary report needs it) and UsageError when the file
-    is not a report ncu can read."""
+def _rows_from_module(module, path: Path) -> list[Row]:
+    ctx = module.load_report(str(path))
+    demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
+    string_kind = getattr(module.IMetric, "ValueKind_STRING", None)
+    rows = []
+    unknown: dict[str, str] = {}
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for a in range(rng.num_actions()):
+            action = rng.action_by_idx(a)
+            row = Row(kernel=action.name(demangled) if demangled is not None else action.name())
+            for name in action.metric_names():
+                metric = action.metric_by_name(name)
+                if metric is None or not metric.has_value():
+                    continue
+                if metric.kind() == string_kind:
+                    row.text[name] = metric.as_string()
+                    continue
+                value = metric.as_double()
+                if value == value and math.isfinite(value):
+                    unit = metric.unit() or ""
+                    _store(row, name, value, unit_scale(unit), unit, unknown)
+            pid = row.values.get("launch__process_id")
+            row.process_id = int(pid) if pid is not None else None
+            rows.append(row)
+    return rows
+
+
+def read_report(path: Path) -> Report:
+    """The launches in an `.ncu-rep` report: through ncu's Python interface, else its CSV export.
+    Raises NcuError when ncu is missing (a binary report needs it) and UsageError when the file is
+    not a report ncu can read."""
     module = _ncu_report_module()
     if module is not None:
         try:
@@ -222,7 +484,7 @@ def read_report(path: Path) -> tuple[list[dict], str]:
             print(f"ncu_report could not read {path} ({exc}); using ncu's CSV export", file=sys.stderr)
             rows = []
         if rows:  # none: not a report it knows (or an empty one), which ncu itself then says
-            return rows, "Nsight Compute's Python report interface (ncu_report)"
+            return Report(rows, "Nsight Compute's Python report interface (ncu_report)")
     exe = shutil.which("ncu")
     if exe is None:
         raise NcuError(f"reading {path} (a binary .ncu-rep) needs ncu: {INSTALL_HINT}; or export it where ncu is, "
@@ -232,145 +494,126 @@ def read_report(path: Path) -> tuple[list[dict], str]:
     if proc.returncode != 0 or not proc.stdout.strip():
         why = (proc.stderr or proc.stdout).strip().splitlines()
         raise UsageError(f"{path}: ncu cannot read it as a report ({why[-1] if why else 'no output'})")
-    return parse_raw_csv(proc.stdout, str(path)), "ncu --import --csv --page raw"
+    report = parse_csv(proc.stdout, str(path))
+    return Report(report.rows, "ncu --import --csv --page raw", report.notes)
 
 
-def _rows_from_module(module, path: Path) -> list[dict]:
-    ctx = module.load_report(str(path))
-    demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
-    string_kind = getattr(module.IMetric, "ValueKind_STRING", None)
-    rows = []
-    for r in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(r)
-        for a in range(rng.num_actions()):
-            action = rng.action_by_idx(a)
-            row: dict = {"ID": len(rows), "Kernel Name": action.name(demangled) if demangled is not None
-                         else action.name()}
-            for name in action.metric_names():
-                metric = action.metric_by_name(name)
-                if metric is None or not metric.has_value():
-                    continue
-                if metric.kind() == string_kind:
-                    row[name] = metric.as_string()
-                elif name.startswith(("launch__", "device__", "gpu__", "dram__", "lts__", "l1tex__", "sm__", "smsp__")):
-                    value = metric.as_double()
-                    if value == value:  # NaN: not collected
-                        row[name] = value
-            for key, metric_name in (("Process ID", "launch__process_id"),):
-                if metric_name in row:
-                    row[key] = row[metric_name]
-            cc = (row.get("device__attribute_compute_capability_major"), row.get("device__attribute_compute_capability_minor"))
-            if None not in cc:
-                row["CC"] = f"{int(cc[0])}.{int(cc[1])}"
-            rows.append(row)
-    return rows
-
-
-_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
-_TIME = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
-_BASE_WORDS = ("byte", "inst", "cycle", "warp", "thread", "block", "hz", "pass", "sector", "request", "wavefront")
-
-
-def unit_scale(unit: str) -> float | None:
-    """The factor that takes a value in `unit` (as ncu's CSV header row writes it: 'Mbyte', 'us',
-    'Ghz', 'Kbyte/cycle', 'register/thread', '%') to base units (bytes, ns, Hz, ...); None for a
-    unit this reader does not know."""
-    unit = unit.strip()
-    if not unit or unit in ("%", "register/thread", "SM", "cluster", "block", "warp", "thread", "inst"):
-        return 1.0
-    head = unit.split("/")[0]
-    if head in _TIME:
-        return _TIME[head]
-    for word in _BASE_WORDS:
-        if head.lower().endswith(word) and head[: -len(word)] in _PREFIX:
-            return _PREFIX[head[: -len(word)]]
-    return None
-
-
-def parse_raw_csv(text: str, source: str = "report") -> list[dict]:
-    """The launches in a raw CSV export of Nsight Compute (`ncu --csv --page raw`, with or without
-    `--print-units base`; '==PROF==' log lines before the table are skipped): one dict per launch,
-    numbers in base units with their thousands separators removed, 'n/a' left out. Raises
-    UsageError (one line, naming `source`) when the text holds no such table or a needed number
-    carries a unit this reader does not know."""
-    lines = text.removeprefix("\ufeff").splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.lstrip("\ufeff").startswith('"ID","Process ID"')), None)
-    if start is None:
-        raise UsageError(f"{source}: not a raw Nsight Compute CSV export (no \"ID\",\"Process ID\",... header); "
-                         "export one with `ncu --import REPORT --csv --page raw > report.csv`")
-    reader = csv.reader(io.StringIO("\n".join(ln.lstrip("\ufeff") for ln in lines[start:] if not ln.startswith("=="))))
-    header = next(reader)
-    if "Kernel Name" not in header:
-        raise UsageError(f"{source}: the CSV has no 'Kernel Name' column; export it with --page raw")
-    scales = [1.0] * len(header)
-    rows = []
-    for record in reader:
-        if not record:
-            continue
-        if not record[0].strip():  # the units row
-            scales = [unit_scale(u) for u in record] + [1.0] * (len(header) - len(record))
-            continue
-        if len(record) < len(header):  # a row cut short (a truncated file): its counters are incomplete
-            rows.append({INCOMPLETE: True})
-            continue
-        row: dict = {}
-        for name, value, scale in zip(header, record, scales):
-            number = _number(value)
-            if name in STRING_COLUMNS or name.startswith("device__attribute_") and number is None:
-                row[name] = value
-            elif number is not None and math.isfinite(number):
-                if scale is None:
-                    if name in PROFILE_METRICS:
-                        raise UsageError(f"{source}: column {name} has a unit this reader does not know; "
-                                         "export with --print-units base")
-                    continue
-                row[name] = number * scale
-        rows.append(row)
-    return rows
-
-
-def _number(text: str) -> float | None:
-    """A CSV cell as a number (thousands separators dropped), None when it is none."""
+def read_file(path: Path) -> Report:
+    """Any Nsight Compute report made elsewhere: a binary `.ncu-rep` (by its name, or a file
+    that is not text), else a CSV export of any page, form or version. Raises UsageError for a
+    file that is neither, NcuError where a binary report needs an ncu that is missing."""
+    path = Path(path)
     try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if path.suffix.lower() == ".ncu-rep":
+        return read_report(path)
+    text = decode(data)
+    if "\x00" in text[:4000] or (b"\x00" in data[:4000] and not text.strip()):
+        raise UsageError(f"{path}: not a CSV export (a binary file); give an Nsight Compute report a .ncu-rep name")
+    return parse_csv(text, str(path))
 
 
-def _attr(row: dict, name: str) -> float | None:
-    value = row.get(f"device__attribute_{name}")
-    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+# ---------------------------------------------------------------- the GPU a report names
+
+def _attr(row: Row, name: str) -> float | None:
+    value = row.values.get(f"device__attribute_{name}")
+    return float(value) if value is not None and value > 0 else None
 
 
-def device_from_rows(rows: list[dict], source: str = "report") -> DeviceSpec:
-    """The GPU a report's first launch ran on, from its device attributes: SM count, max SM and
-    memory clocks, bus width and memory (peaks by `model.roofs` and `model.peaks`, FP32 cores from
-    the per-SM count of the architecture), per-SM limits for the occupancy calculator. Raises
-    UsageError when the report holds no device attributes (then name the GPU with --gpu)."""
+def report_cc(rows: list[Row]) -> str | None:
+    """The compute capability a report records ('9.0'), or None."""
     row = rows[0]
-    name = str(row.get("device__attribute_display_name", "")).strip()
-    sm = _attr(row, "multiprocessor_count")
-    major, minor = _attr(row, "compute_capability_major"), _attr(row, "compute_capability_minor")
-    cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else str(row.get("CC", "")).strip()
+    major = row.values.get("device__attribute_compute_capability_major")
+    minor = row.values.get("device__attribute_compute_capability_minor")
+    if major and minor is not None and minor >= 0:
+        return f"{int(major)}.{int(minor)}"
+    cc = row.text.get("CC", "").strip().replace(",", ".")
+    return cc if re.fullmatch(r"\d+\.\d+", cc) else None
+
+
+def presets_of(cc: str | None) -> str:
+    """The preset names of compute capability `cc` (all of them when it is unknown), for a message."""
+    names = [p.aliases[0] if p.aliases else p.name for p in PRESETS if cc is None or p.compute_capability == cc]
+    return ", ".join(names) if names else "none"
+
+
+def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
+    """The GPU a report's first launch ran on, from its device attributes: name, SM count, max SM
+    and memory clocks, bus width, memory and L2 size (peaks by `model.roofs` and `model.peaks`,
+    FP32 cores from the per-SM count of the architecture), per-SM limits for the occupancy
+    calculator. Raises UsageError when the report does not hold them, naming the presets of its
+    compute capability to give with --gpu."""
+    row = rows[0]
+    name = str(row.text.get("device__attribute_display_name") or row.text.get("device__attribute_device_name")
+               or "").strip()
+    if not name and not re.fullmatch(r"\d*", row.text.get("Device", "").strip()):
+        name = row.text["Device"].strip()
+    sm = _attr(row, "multiprocessor_count") or row.values.get("launch__sm_count")
+    cc = report_cc(rows)
     clock_khz = _attr(row, "max_gpu_frequency_khz") or _attr(row, "clock_rate")
     mem_khz = _attr(row, "max_mem_frequency_khz") or _attr(row, "memory_clock_rate")
-    bus = _attr(row, "global_memory_bus_width")
+    bus = _attr(row, "global_memory_bus_width") or _attr(row, "fb_bus_width")
     if not (name and sm and cc and clock_khz and mem_khz and bus):
-        raise UsageError(f"{source}: the report holds no device attributes to take the GPU's peaks from; "
-                         "name the GPU with --gpu NAME")
-    limits = limits_for_cc(cc, **{key: int(v) for key, attr in (
-        ("max_warps_per_sm", "max_warps_per_multiprocessor"), ("max_blocks_per_sm", "max_blocks_per_multiprocessor"),
-        ("registers_per_sm", "max_registers_per_multiprocessor"), ("max_registers_per_block", "max_registers_per_block"),
-        ("smem_per_sm_bytes", "max_shared_memory_per_multiprocessor"),
-        ("max_smem_per_block_optin_bytes", "max_shared_memory_per_block_optin"),
-        ("reserved_smem_per_block_bytes", "reserved_shared_memory_per_block"),
-        ("max_threads_per_block", "max_threads_per_block")) if (v := _attr(row, attr)) is not None})
+        had = f"compute capability {cc}" if cc else "no compute capability"
+        raise UsageError(f"{source}: the report holds no device attributes ({had}) to take the GPU's peaks from; "
+                         f"name it with --gpu, one of: {presets_of(cc)}")
+    try:
+        limits = limits_for_cc(cc, **{key: int(v) for key, attr in (
+            ("max_warps_per_sm", "max_warps_per_multiprocessor"), ("max_blocks_per_sm", "max_blocks_per_multiprocessor"),
+            ("registers_per_sm", "max_registers_per_multiprocessor"), ("max_registers_per_block", "max_registers_per_block"),
+            ("smem_per_sm_bytes", "max_shared_memory_per_multiprocessor"),
+            ("max_smem_per_block_optin_bytes", "max_shared_memory_per_block_optin"),
+            ("reserved_smem_per_block_bytes", "reserved_shared_memory_per_block"),
+            ("max_threads_per_block", "max_threads_per_block")) if (v := _attr(row, attr)) is not None})
+    except UsageError as exc:
+        raise UsageError(f"{source}: recorded on {name}: {exc}") from None
     cores = fp32_cores_per_sm(cc) * int(sm)
     sm_mhz, mem_mhz = clock_khz / 1e3, mem_khz / 1e3
+    l2 = _attr(row, "l2_cache_size")
     return DeviceSpec(
         name=name, compute_capability=cc, sm_count=int(sm), peak_fp32_gflops=fp32_gflops(cores, sm_mhz),
         peak_dram_gbps=dram_gbps(mem_mhz, int(bus)), limits=limits,
         source=f"device attributes in the Nsight Compute report ({source}); FP32 cores {fp32_cores_per_sm(cc)} per SM",
         fp32_cores=cores, max_sm_clock_mhz=sm_mhz, max_mem_clock_mhz=mem_mhz, memory_bus_width_bits=int(bus),
         memory_bytes=int(_attr(row, "total_memory") or 0) or None, tensor_clock_mhz=tensor_clock_mhz(name),
+        l2_bytes=int(l2) if l2 else None,
     ).with_peaks()
+
+
+# ---------------------------------------------------------------- rows to launches
+
+def _demangled(names: list[str]) -> dict[str, str]:
+    """Mangled names ('_Z...', as `--print-kernel-base mangled` exports them) demangled by
+    c++filt where it is installed; the others as they are."""
+    mangled = sorted({n for n in names if n.startswith("_Z")})
+    exe = shutil.which("c++filt")
+    if not mangled or exe is None:
+        return {}
+    proc = subprocess.run([exe], input="\n".join(mangled), capture_output=True, text=True)
+    out = proc.stdout.splitlines()
+    return dict(zip(mangled, out)) if proc.returncode == 0 and len(out) == len(mangled) else {}
+
+
+def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
+    """The launches of report rows that can be placed on a roofline (`model.ncu_metrics.read`,
+    `model.launches.from_reading`), and one-line notes on the rows left out: cut short, or
+    without a name or a duration."""
+    demangled = _demangled([r.kernel for r in rows])
+    out, cut, timeless = [], 0, 0
+    for row in rows:
+        if row.incomplete:
+            cut += 1
+            continue
+        try:
+            out.append(from_reading(demangled.get(row.kernel, row.kernel), read(row.values, row.text), row.process_id))
+        except ValueError:
+            timeless += 1
+    notes = []
+    if cut:
+        notes.append(f"{plural(cut, 'report row')} left out: cut short (a truncated file?)")
+    if timeless:
+        notes.append(f"{plural(timeless, 'launch', 'launches')} left out: no kernel name or no duration "
+                     f"({WHERE['time']} has it)")
+    return out, notes

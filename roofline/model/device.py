@@ -90,6 +90,20 @@ class DeviceSpec:
                      self.measured_dram_gbps, l2, self.measured_l2_gbps, self.measured_smem_gbps, compute, measured,
                      self.launch_latency_ms)
 
+    def roofs_at(self, clock_mhz: float | None) -> Roofs:
+        """The ceilings of a kernel that ran at `clock_mhz` (the SM clock Nsight Compute recorded
+        for it): every compute roof, tensor cores' included, and the L1/shared-memory roof at that
+        clock (per SM per clock x SMs x clock, `peaks`), measured ceilings capped at them; DRAM and
+        L2 as they are (their clocks are not the SM's). Without a clock, or for a device without
+        per-clock figures, `roofs`. An A100 report locked to its 765 MHz base clock is read
+        against FP32 roofs 54 % of the 1410 MHz ones."""
+        if not clock_mhz or not self.max_sm_clock_mhz:
+            return self.roofs
+        nominal = self.peak_clock_mhz or self.max_sm_clock_mhz
+        at = replace(self, max_sm_clock_mhz=clock_mhz, tensor_clock_mhz=clock_mhz,
+                     peak_fp32_gflops=self.peak_fp32_gflops * clock_mhz / nominal).with_peaks()
+        return replace(at, peak_l2_gbps=self.roofs.l2_gbps).roofs.capped()
+
     @property
     def precision_peaks(self) -> dict[str, Peak]:
         """Every precision's theoretical peak with its per-SM figure, clock and source

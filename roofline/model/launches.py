@@ -1,38 +1,39 @@
-"""Profiled kernel launches (rows of an Nsight Compute report, `measure.ncu`) read as roofline
-figures, and grouped: launches of the same kernel with the same configuration become one kernel
-with a count, total and median time and a share of the profiled GPU time.
+"""Profiled kernel launches (one `model.ncu_metrics.Reading` each, whatever report they came
+from) as roofline figures, and grouped: launches of the same kernel with the same configuration
+become one kernel with a count, total and median time and a share of the profiled GPU time.
 
-Per launch: FLOPs per precision (`FLOP_INSTRUCTIONS`: 2 per FMA instruction + adds + multiplies
-on the CUDA cores; `TENSOR_OPS`: tensor-core operations by input type), bytes at DRAM, L2, L1 and
-shared memory, grid, block, registers, shared memory and achieved occupancy. A kernel's precision
-is the one with the most operations ('none' when it has no floating-point or tensor work: copies,
-memsets, integer kernels), and `tensor_core` says whether that work ran on the tensor cores. A
-kernel doing fewer than one operation per `MIN_OPS_PER_BYTE`^-1 = 64 bytes it moves (through its
-busiest level) counts as moving data, while a float64 elementwise add (one DADD per 24 bytes)
-stays FP64.
+Per launch: FLOPs per precision (`peaks.PRECISIONS` keys), bytes at DRAM, L2, L1 and shared
+memory, grid, block, registers, shared memory, achieved occupancy, the SM clock it ran at, and
+for each figure whether it was counted, derived (and from what) or is missing. A kernel's
+precision is the one with the most operations ('none' when every kind of work was counted and it
+has no floating-point or tensor work: copies, memsets, integer kernels; 'unknown' when it shows
+none of the work that was counted but some kinds were not counted), and `tensor_core` says
+whether that work ran on the tensor cores. A kernel doing fewer than one operation per
+`MIN_OPS_PER_BYTE`^-1 = 64 bytes it moves (through its busiest level) counts as moving data,
+while a float64 elementwise add (one DADD per 24 bytes) stays FP64.
 
 Half precision on the CUDA cores needs more evidence: Nsight Compute's HFMA counter also counts
 the `HFMA2.MMA` instructions compilers use to move constants into registers, so a plain copy
-kernel shows "FP16 work" (PyTorch's bf16 direct_copy: 0.49 HFMA operations per byte, no FP32; a
-bf16 add: 2 HFMA per FADD it really does). CUDA-core FP16 is a kernel's precision only when it
-has `FP16_OVER_FP32` times the FP32 and FP64 operations and at least `FP16_OPS_PER_BYTE` per byte;
-otherwise its FP16 count is kept but not used to classify the kernel.
+kernel shows "FP16 work" (PyTorch's bf16 direct_copy: 0.98 FP16 operations per byte at 4 per
+HFMA, no FP32; a bf16 add: 8 FP16 operations per FADD it really does). CUDA-core FP16 is a
+kernel's precision only when it has `FP16_OVER_FP32` times the FP32 and FP64 operations and at
+least `FP16_OPS_PER_BYTE` per byte; otherwise its FP16 count is kept but not used to classify
+the kernel.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
 from dataclasses import dataclass, field
 
+from .kernel_names import label
+from .ncu_metrics import Reading
 from .peaks import PRECISIONS
 
-BYTE_METRICS = {"dram": "dram__bytes.sum", "l2": "lts__t_bytes.sum", "l1": "l1tex__t_bytes.sum",
-                "smem": "smsp__sass_data_bytes_mem_shared.sum"}
-BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
+LEVELS = ("dram", "l2", "l1", "smem")
 MIN_OPS_PER_BYTE = 1 / 64
-FP16_OVER_FP32 = 4
-FP16_OPS_PER_BYTE = 1.0
+FP16_OVER_FP32 = 8
+FP16_OPS_PER_BYTE = 2.0
 PRECISION_NAMES = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "fp64_tensor": "fp64", "fp16_tensor": "fp16",
                    "bf16_tensor": "bf16", "tf32_tensor": "tf32", "fp8_tensor": "fp8", "int8_tensor": "int8"}
 
@@ -49,15 +50,18 @@ def precision_key(precision: str, tensor_core: bool) -> str | None:
 @dataclass(frozen=True)
 class Launch:
     """One profiled launch. Times in ns, bytes in bytes, `flops` per precision key
-    (`peaks.PRECISIONS`), `achieved_occupancy` a fraction 0..1 (None where not counted)."""
+    (`peaks.PRECISIONS`), `achieved_occupancy` a fraction 0..1, the clock in Hz; None (or absent
+    from the dicts) where the report does not give it. `sources` says, per figure, the metric it
+    was counted by or the formula it was derived by; `derived` which of them were derived;
+    `missing` each figure the report lacks with where to get it (`ncu_metrics.WHERE`)."""
 
-    name: str                 # the function's name without template arguments or parameters
+    name: str                 # the name a table shows (`kernel_names.label`)
     demangled: str            # the full demangled name, as ncu prints it
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    registers: int
-    static_smem_bytes: int
-    dynamic_smem_bytes: int
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    registers: int | None
+    static_smem_bytes: int | None
+    dynamic_smem_bytes: int | None
     time_ns: float
     flops: dict[str, float]
     nbytes: dict[str, float]
@@ -65,6 +69,11 @@ class Launch:
     achieved_occupancy: float | None = None
     sm_clock_hz: float | None = None
     process_id: int | None = None
+    passes: int | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    derived: frozenset[str] = frozenset()
+    missing: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple:
@@ -72,67 +81,38 @@ class Launch:
         return (self.demangled, self.grid, self.block, self.registers, self.static_smem_bytes, self.dynamic_smem_bytes)
 
     @property
-    def threads_per_block(self) -> int:
-        """Threads in one block."""
-        return self.block[0] * self.block[1] * self.block[2]
+    def threads_per_block(self) -> int | None:
+        """Threads in one block (None where the report gives no block size)."""
+        return self.block[0] * self.block[1] * self.block[2] if self.block else None
 
 
-def short_name(demangled: str) -> str:
-    """A kernel's function name without return type, namespaces, template arguments or
-    parameters: 'void native::vectorized_elementwise_kernel<4, ...>(int, ...)' ->
-    'vectorized_elementwise_kernel'. Names that are not C++ signatures come back as they are."""
-    text = demangled.strip().replace("<unnamed>", "_").replace("(anonymous namespace)", "_")
-    depth, cut = 0, len(text)
-    for i, ch in enumerate(text):  # the first '(' or '<' at depth 0 ends the qualified name
-        if ch in "<(" and depth == 0:
-            cut = i
-            break
-    head = text[:cut].strip()
-    head = head.split(" ")[-1] if " " in head else head
-    return head.split("::")[-1] or demangled.strip()
-
-
-def _dims(row: dict, prefix: str, text_key: str) -> tuple[int, int, int]:
-    dims = [row.get(f"launch__{prefix}_dim_{a}") for a in "xyz"]
-    if all(isinstance(d, (int, float)) for d in dims):
-        return tuple(int(d) for d in dims)
-    found = re.findall(r"\d+", str(row.get(text_key, "")))
-    if len(found) == 3:
-        return tuple(int(d) for d in found)
-    raise ValueError(f"launch has no {prefix} size")
-
-
-def from_row(row: dict, flop_instructions: dict[str, tuple[str, str, str]], tensor_ops: dict[str, str],
-             time_metric: str, achieved_metric: str, clock_metric: str) -> Launch:
-    """One report row (metric name -> base-unit value, `measure.ncu`) as a `Launch`. The metric
-    names are passed in so that this model stays free of the profiler. Raises ValueError for a
-    row without a kernel name, a time, or its grid and block."""
-    demangled = str(row.get("Kernel Name", "")).strip()
+def from_reading(kernel_name: str, r: Reading, process_id: int | None = None) -> Launch:
+    """One launch from what its report row gives (`ncu_metrics.read`). Raises ValueError for a
+    launch without a kernel name or a time: it cannot be placed."""
+    demangled = kernel_name.strip()
     if not demangled:
         raise ValueError("launch without a kernel name (or a row cut short)")
-    time_ns = row.get(time_metric)
-    if not isinstance(time_ns, (int, float)) or time_ns <= 0:
-        raise ValueError(f"{demangled[:60]}: no {time_metric}")
-    flops = {}
-    for key, (fma, add, mul) in flop_instructions.items():
-        if fma in row:
-            flops[key] = 2 * row[fma] + row.get(add, 0.0) + row.get(mul, 0.0)
-    for key, metric in tensor_ops.items():
-        if metric in row:
-            flops[key] = row[metric]
-    achieved = row.get(achieved_metric)
+    time_ns = r.value("time")
+    if time_ns is None or time_ns <= 0:
+        raise ValueError(f"{demangled[:60]}: no duration")
+    flops = {k: r.value(k) for k in PRECISIONS if r.value(k) is not None}
+    nbytes = {k: r.value(k) for k in LEVELS if r.value(k) is not None}
+
+    def whole(key: str) -> int | None:
+        x = r.value(key)
+        return int(round(x)) if x is not None else None
+
+    sources = {k: q.source for k, q in r.quantities.items()}
+    if r.grid is not None:
+        sources["launch_size"] = r.launch_source
     return Launch(
-        name=short_name(demangled), demangled=demangled,
-        grid=_dims(row, "grid", "Grid Size"), block=_dims(row, "block", "Block Size"),
-        registers=int(row.get("launch__registers_per_thread", 0)),
-        static_smem_bytes=int(row.get("launch__shared_mem_per_block_static", 0)),
-        dynamic_smem_bytes=int(row.get("launch__shared_mem_per_block_dynamic", 0)),
-        time_ns=float(time_ns), flops={k: v for k, v in flops.items() if v},
-        nbytes={k: row[m] for k, m in BYTE_METRICS.items() if m in row},
-        bank_conflicts=row.get(BANK_CONFLICTS),
-        achieved_occupancy=achieved / 100 if isinstance(achieved, (int, float)) else None,
-        sm_clock_hz=row.get(clock_metric),
-        process_id=int(row["Process ID"]) if isinstance(row.get("Process ID"), (int, float)) else None,
+        name=label(demangled), demangled=demangled, grid=r.grid, block=r.block, registers=whole("registers"),
+        static_smem_bytes=whole("static_smem"), dynamic_smem_bytes=whole("dynamic_smem"), time_ns=float(time_ns),
+        flops=flops, nbytes=nbytes, bank_conflicts=r.value("bank_conflicts"),
+        achieved_occupancy=r.value("achieved_occupancy"), sm_clock_hz=r.value("clock"), process_id=process_id,
+        passes=whole("passes"), sources=sources,
+        derived=frozenset(k for k, q in r.quantities.items() if not q.counted), missing=dict(r.missing),
+        notes=tuple(r.notes),
     )
 
 
@@ -196,18 +176,63 @@ class KernelGroup:
         key = max(f, key=f.get)
         return key if sum(f.values()) >= MIN_OPS_PER_BYTE * busiest else None
 
-    @property
-    def precision(self) -> str:
-        """'fp64', 'fp32', 'fp16', 'bf16', 'tf32', 'fp8', 'int8' or 'none'."""
+    def uncounted(self, precisions) -> list[str]:
+        """The precision keys among `precisions` (those the GPU has) whose operations the report
+        does not count for these launches. A count with some instruction kinds missing (FMA
+        only) is counted: it is a lower bound."""
+        missing = self.missing
+        return [k for k in precisions if k in missing]
+
+    def precision(self, uncounted: list[str] | tuple[str, ...] = ()) -> str:
+        """'fp64', 'fp32', 'fp16', 'bf16', 'tf32', 'fp8', 'int8'; 'none' for no floating-point or
+        tensor work, or 'unknown' when none was counted but the precisions in `uncounted` were
+        not counted at all."""
         d = self.dominant
-        return PRECISION_NAMES[d] if d else "none"
+        return PRECISION_NAMES[d] if d else "unknown" if uncounted else "none"
+
+    def _weighted(self, attr: str) -> float | None:
+        pairs = [(v, x.time_ns) for x in self.launches if (v := getattr(x, attr)) is not None]
+        total = sum(t for _, t in pairs)
+        return sum(v * t for v, t in pairs) / total if pairs and total else None
 
     @property
     def achieved_occupancy(self) -> float | None:
         """Time-weighted mean achieved occupancy, 0..1 (None where not counted)."""
-        pairs = [(x.achieved_occupancy, x.time_ns) for x in self.launches if x.achieved_occupancy is not None]
-        total = sum(t for _, t in pairs)
-        return sum(o * t for o, t in pairs) / total if pairs and total else None
+        return self._weighted("achieved_occupancy")
+
+    @property
+    def sm_clock_hz(self) -> float | None:
+        """Time-weighted mean SM clock the launches ran at, Hz (None where the report has none)."""
+        return self._weighted("sm_clock_hz")
+
+    @property
+    def passes(self) -> int | None:
+        """The most replay passes one launch took (None where the report does not say)."""
+        found = [x.passes for x in self.launches if x.passes is not None]
+        return max(found) if found else None
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Per figure, the metric it was counted by or the formula it was derived by."""
+        return dict(self.first.sources)
+
+    @property
+    def derived(self) -> list[str]:
+        """The figures derived from other metrics rather than counted, in any launch."""
+        return sorted(set().union(*(x.derived for x in self.launches)))
+
+    @property
+    def missing(self) -> dict[str, str]:
+        """Each figure the report lacks for any launch, with where to get it."""
+        out: dict[str, str] = {}
+        for x in self.launches:
+            out.update(x.missing)
+        return out
+
+    @property
+    def notes(self) -> list[str]:
+        """The launches' remarks (tensor inputs without a roof, structured sparsity), once each."""
+        return list(dict.fromkeys(n for x in self.launches for n in x.notes))
 
 
 def group(launches: list[Launch]) -> list[KernelGroup]:

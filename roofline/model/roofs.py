@@ -23,7 +23,7 @@ at 960 GB/s is 4.47 ms; the kernel ran 6.996 ms, 1.56x its memory floor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .traffic import CountedTraffic, ModelFigures
 from .units import ms_at, per_clock_giga
@@ -118,6 +118,19 @@ class Roofs:
         if measured and found:
             return Roof(name, found, True)
         return Roof(name, theory, False) if theory else None
+
+    def capped(self) -> "Roofs":
+        """These roofs with every measured ceiling at most the theoretical one of its level (a
+        ceiling measured at one clock does not hold for a kernel that ran at a lower one)."""
+        theory = self._theory()
+
+        def cap(level: str, value: float | None) -> float | None:
+            top = theory.get(level)
+            return min(value, top) if value and top else value
+
+        return replace(self, measured_fp32_gflops=cap("FP32", self.measured_fp32_gflops),
+                       measured_smem_gbps=cap("SMEM", self.measured_smem_gbps),
+                       measured_compute=tuple((lvl, cap(lvl, v)) for lvl, v in self.measured_compute))
 
     def all(self) -> list[Roof]:
         """Every roof, theoretical then measured: FP32, DRAM, SMEM, L2, other precisions; then the

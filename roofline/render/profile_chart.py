@@ -6,7 +6,9 @@ the drawn kernels use (theoretical solid, measured dashed: FP32 from FMA chains,
 cuBLAS, which BF16 shares: one tensor-core rate for both); memory roofs are diagonals for DRAM, L2 and L1/shared (theoretical solid, measured
 dashed). Each kernel is one colour with a point per memory level (DRAM circle, L2 square, L1/shared
 triangle) at the intensity ncu counted there, joined by a thin line; marker area is its share of
-the profiled GPU time; its rank number labels the DRAM point.
+the profiled GPU time; its rank number labels the DRAM point. A kernel that ran more than 3 % off
+the clock its roof assumes gets a short dotted line in its colour at that roof's height at the
+clock it ran at (Nsight Compute's sm__cycles_elapsed.avg.per_second), where it is read.
 Right: every top kernel's distance from the roof that binds it (percent of that roof), kernels
 without floating-point work included: their binding roof is a bandwidth.
 """
@@ -100,6 +102,11 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
             ax.scatter([x], [y], s=area, marker=marker, color=color, edgecolors="black", linewidths=0.5, zorder=3)
         ax.annotate(str(i + 1), (xy[0][0], xy[0][1]), ha="center", va="center", fontsize=7, color="white",
                     weight="bold", zorder=4)
+        own = doc.roofs(k).roof(k.dominant, measured=False)
+        nominal = doc.nominal_clock_mhz(own.level) if own else None
+        if own and k.clock_mhz and nominal and abs(k.clock_mhz / nominal - 1) > 0.03:
+            xs = [p[0] for p in xy]
+            ax.plot([min(xs) / 2, max(xs) * 2], [own.value, own.value], color=color, lw=1.2, ls=":", zorder=2)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
@@ -115,15 +122,19 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
         plural(len(kernels), "kernel")
     ax.set_title(text(f"{doc.device.name}: {shown} by GPU time ({figure(doc.total_time_ms)} ms profiled)"
                       f"\n{command[:110]}"), fontsize=9, loc="left")
-    moving = [str(i + 1) for i, k in enumerate(kernels) if k.dominant is None or not k.gflops]
-    if moving:
-        ax.text(0.01, 0.985, f"not drawn here, no floating-point work (bandwidth only, right): #{', #'.join(moving)}",
-                transform=ax.transAxes, fontsize=7, color="0.3", va="top")
+    moving = [str(i + 1) for i, k in enumerate(kernels) if k.precision == "none"]
+    unknown = [str(i + 1) for i, k in enumerate(kernels) if k.precision == "unknown"]
+    notes = ([f"no floating-point work (bandwidth only, right): #{', #'.join(moving)}"] if moving else []) + \
+        ([f"its operations not in the report: #{', #'.join(unknown)}"] if unknown else [])
+    if notes:
+        ax.text(0.01, 0.985, "not drawn here: " + "; ".join(notes), transform=ax.transAxes, fontsize=7, color="0.3",
+                va="top")
 
     names, fracs, labels = [], [], []
     for i, (k, name) in enumerate(zip(kernels, display_names([k.name for k in kernels], 30))):
         v = doc.verdict(k)
-        names.append(text(f"{i + 1}. {name} ({k.precision}{' TC' if k.tensor_core else ''})"))
+        precision = "?" if k.precision == "unknown" else k.precision + (" TC" if k.tensor_core else "")
+        names.append(text(f"{i + 1}. {name} ({precision})"))
         frac = 1 / v.times_floor if v.times_floor else 0.0
         fracs.append(min(frac, 1.0))
         labels.append(f"{percent(k.time_share, 0)}% of time\n{100 * frac:.0f}% of {roof_name(v.binding.level)}"

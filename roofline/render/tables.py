@@ -424,20 +424,25 @@ def _si(giga: float | None, unit: str) -> str:
 
 
 def _launch_shape(k) -> str:
-    """'(2,64,1)x384': the grid, and the threads of a block (its shape when not 1-D)."""
+    """'(2,64,1)x384': the grid, and the threads of a block (its shape when not 1-D); '-' where the
+    report gives neither."""
+    if not k.grid or not k.block:
+        return "-"
     grid = "x".join(str(d) for d in k.grid) if k.grid[1:] != [1, 1] else str(k.grid[0])
     block = str(k.threads_per_block) if k.block[1:] == [1, 1] else "x".join(str(d) for d in k.block)
     return f"{grid} x {block}"
 
 
 def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) -> list[Table]:
-    """A profile's kernels by GPU time (the `top` first): share, launches, precision, rate,
-    arithmetic intensity at DRAM, L2 and L1 (FLOP per byte), achieved DRAM bandwidth, the binding
-    roof and the time over its floor, occupancy theoretical/achieved with the limiter, and a
-    one-line verdict."""
+    """A profile's kernels by GPU time (the `top` first): share, launches, precision ('?' after it
+    where other kinds of work were not counted, '?' alone where none was), rate, arithmetic intensity at DRAM, L2 and L1 (FLOP per
+    byte), achieved DRAM bandwidth, the SM clock it ran at, the binding roof (at that clock) and
+    the time over its floor, occupancy theoretical/achieved with the limiter, and a one-line
+    verdict; then, where the report lacks figures, what is missing and where to get it
+    (`missing_tables`)."""
     columns = [("share", "right"), ("launches", "right"), ("grid x block", "right"), ("precision", "left"),
                ("FLOP/s", "right"),
-               ("AI DRAM", "right"), ("AI L2", "right"), ("AI L1", "right"), ("DRAM", "right"),
+               ("AI DRAM", "right"), ("AI L2", "right"), ("AI L1", "right"), ("DRAM", "right"), ("MHz", "right"),
                ("bound", "left"), ("occupancy", "left"), ("verdict", "left")]
     rows = []
     kernels = doc.kernels[:top] if top else doc.kernels
@@ -445,18 +450,74 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
         v = doc.verdict(k)
         b = v.binding
         bound = f"{roof_name(b.level)} {v.times_floor:.2f}x" if b is not None and v.times_floor else "-"
-        precision = k.precision + (" TC" if k.tensor_core else "")
+        uncounted = k.uncounted(doc.device)
+        work_uncounted = [u for u in uncounted if u not in ("dram", "l2", "l1", "smem")]
+        precision = ("?" if k.precision == "unknown" else k.precision + (" TC" if k.tensor_core else "")
+                     + ("?" if work_uncounted else ""))
         occ = "-" if k.occupancy is None else (
             f"{percent(k.occupancy.occupancy)}/" + (f"{percent(k.achieved_occupancy)}" if k.achieved_occupancy
                                                    is not None else "-") + f"% {limiters(k.occupancy, short=True)}")
         dram = k.bytes.get("dram")
+        nominal_times = None
+        if b is not None and v.times_floor:
+            nominal = doc.nominal_verdict(k)
+            nominal_times = nominal.times_floor if nominal.binding and nominal.binding.level == b.level else None
+        blocks = k.grid[0] * k.grid[1] * k.grid[2] if k.grid else None
         rows.append([name, f"{percent(k.time_share)}%", f"{k.launches:,}", _launch_shape(k), precision,
                      _si(k.gflops, "FLOP/s" if k.precision != "int8" else "OP/s"),
                      *(f"{x:.3g}" if x else "-" for x in (k.intensity("dram"), k.intensity("l2"), k.intensity("l1"))),
-                     f"{dram / (k.time_ms * 1e6):,.0f} GB/s" if dram else "-", bound,
-                     occ, profile_verdict(v, k.occupancy, k.achieved_occupancy, k.grid[0] * k.grid[1] * k.grid[2],
-                                          doc.device.sm_count)])
+                     f"{dram / (k.time_ms * 1e6):,.0f} GB/s" if dram else "-",
+                     f"{k.clock_mhz:,.0f}" if k.clock_mhz else "-", bound,
+                     occ, profile_verdict(v, k.occupancy, k.achieved_occupancy, blocks, doc.device.sm_count,
+                                          uncounted, k.clock_mhz, doc.nominal_clock_mhz(b.level) if b else None,
+                                          nominal_times)])
     shown = f"top {len(kernels)} of {len(doc.kernels)}" if len(kernels) < len(doc.kernels) else f"{len(kernels)}"
     title = (f"{doc.device.name}: {shown} kernels by GPU time, {plural(doc.launches_profiled, 'launch', 'launches')}, "
              f"{doc.total_time_ms:,.3f} ms profiled")
-    return _fit(title, ("kernel", "left"), columns, rows, width)
+    return _fit(title, ("kernel", "left"), columns, rows, width) + missing_tables(doc, width)
+
+
+MISSING_WHAT = {
+    "time": ("the duration", "the launch is left out"),
+    "clock": ("the SM clock", "roofs at the nominal clock"),
+    "fp64": ("FP64 operations", "no FP64 roof placed"),
+    "fp32": ("FP32 operations", "no FP32 roof placed"),
+    "fp16": ("FP16 operations (CUDA cores)", "no FP16 roof placed"),
+    "tensor": ("tensor-core operations", "no tensor roof placed"),
+    "dram": ("DRAM bytes", "no DRAM roof placed"),
+    "l2": ("L2 bytes", "no L2 roof placed"),
+    "l1": ("L1 bytes", "no L1 floor under the L1/shared roof"),
+    "smem": ("shared-memory bytes", "no shared-memory floor under the L1/shared roof"),
+    "registers": ("registers", "no theoretical occupancy, no waves"),
+    "shared_memory": ("shared memory per block", "no theoretical occupancy, no waves"),
+    "launch_size": ("grid and block", "no occupancy, no waves"),
+}
+
+
+def missing_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
+    """What the report does not hold, once per figure: how many kernels lack it, what that
+    leaves out of the reading, and the ncu option that brings it (`ncu_metrics.WHERE`); none when
+    nothing is missing. A partial count ('fp32 ADD/MUL': FMAs only) says its figure is a lower
+    bound."""
+    found = doc.missing()
+    if not found:
+        return []
+    merged: dict[str, tuple[set[str], str]] = {}
+    for what, names in found.items():
+        key = "tensor" if what.endswith("_tensor") else what
+        kernels, where = merged.get(key, (set(), ""))
+        hint = next(k.missing[what] for k in doc.kernels if what in k.missing)
+        merged[key] = (kernels | set(names), hint)
+    rows = []
+    for key, (names, where) in merged.items():
+        base, _, part = key.partition(" ")
+        if part:  # some instruction kinds of a precision: e.g. 'fp32 ADD/MUL'
+            what, effect = f"{base.upper()} {part} instructions", f"{base.upper()} FLOPs are a lower bound"
+        else:
+            what, effect = MISSING_WHAT.get(key, (key, ""))
+        rows.append([what, f"{len(names):,} of {len(doc.kernels):,}", effect, where])
+    title = "not in this report (the results file names each figure's source); `roofline profile -- COMMAND` " \
+            "collects all of it in one run"
+    return _fit(title, ("not counted", "left"), [("kernels", "right"), ("so", "left"), ("where to get it", "left")],
+                rows, width)
+

@@ -118,32 +118,65 @@ def roof_name(level: str) -> str:
     return LEVEL_NAMES.get(level, level)
 
 
-def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, blocks: int, sm_count: int) -> str:
+UNCOUNTED_NAMES = {"fp64": "FP64 work", "fp32": "FP32 work", "fp16": "FP16 work", "tensor": "tensor-core work",
+                   "other tensor": "other tensor-core work", "dram": "DRAM bytes", "l2": "L2 bytes",
+                   "l1": "L1 bytes", "smem": "shared-memory bytes"}
+
+
+def uncounted_phrase(kinds: list[str]) -> str:
+    """'FP16 work, tensor-core work, shared-memory bytes' for what `ProfiledKernel.uncounted`
+    names; 'operations' for every kind of work."""
+    kinds = list(kinds)
+    if {"fp32", "tensor"} <= set(kinds):
+        kinds = ["operations"] + [k for k in kinds if k in ("dram", "l2", "l1", "smem")]
+    return ", ".join(UNCOUNTED_NAMES.get(k, k) for k in kinds)
+
+
+def _off_clock(clock_mhz: float | None, nominal_mhz: float | None) -> bool:
+    return bool(clock_mhz and nominal_mhz and abs(clock_mhz / nominal_mhz - 1) > 0.03)
+
+
+def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, blocks: int | None, sm_count: int,
+                    uncounted: list[str] | tuple[str, ...] = (), clock_mhz: float | None = None,
+                    nominal_mhz: float | None = None, nominal_times: float | None = None) -> str:
     """One line on a profiled kernel: how close it is to the roof that binds it and, when it is
     far, the likeliest reason the counters show (a grid smaller than the GPU, achieved occupancy
-    far below the theoretical one, or neither: latency and instruction issue)."""
+    far below the theoretical one, or latency and instruction issue). A roof that follows the SM
+    clock is read at the kernel's `clock_mhz`; when that is more than 3 % off the `nominal_mhz`
+    its nominal roof assumes, the reading against the nominal roof (`nominal_times`) is given
+    beside it. Where kinds of work or bytes were not counted (`uncounted`), their roofs are not
+    placed and no verdict blames latency or the grid: it says another roof may bind instead."""
     b, times = v.binding, v.times_floor
     if b is None or times is None:
-        return "no work or bytes counted"
+        return f"nothing counted places it (not counted: {uncounted_phrase(list(uncounted))})" if uncounted \
+            else "no work or bytes counted"
     roof = roof_name(b.level)
-    if b.level == LAUNCH:
-        return launch_phrase(v)
+    off = _off_clock(clock_mhz, nominal_mhz)
+    share = f"{100 / times:.0f} %"
+    if off:
+        share += f" at the {clock_mhz:,.0f} MHz it ran at" + (
+            f"; {100 / nominal_times:.0f} % at the nominal {nominal_mhz:,.0f} MHz" if nominal_times else "")
     if times < 1 and b.level in MEMORY_NAMES:
         return f"faster than its {roof} floor: caches or broadcasts served bytes counted above"
     if times < 1:
-        return f"at its {roof} roof, above the measured ceiling ({100 / times:.0f} %)"
+        return f"at its {roof} roof, above the measured ceiling ({share})"
     if v.waves is not None and v.waves.tail_matters:
         return f"tail: {tail_phrase(v.waves)}; at {100 / times:.0f} % of the {roof} roof of the SMs it keeps busy"
     if times <= 1.25:
-        return f"at its {roof} roof ({100 / times:.0f} %)"
+        return f"at its {roof} roof ({share})"
     if times <= 2:
-        return f"near its {roof} roof ({100 / times:.0f} %)"
-    if blocks < sm_count:
+        return f"near its {roof} roof ({share})"
+    far = f"{times:.1f}x below its {roof} roof" + (
+        f" at its {clock_mhz:,.0f} MHz" + (f" ({nominal_times:.1f}x at the nominal {nominal_mhz:,.0f} MHz)"
+                                            if nominal_times else "") if off else "")
+    if uncounted:
+        return f"{far}; not counted: {uncounted_phrase(list(uncounted))}, so another roof may bind instead"
+    if blocks is not None and blocks < sm_count:
         return f"{plural(blocks, 'block')} for {sm_count} SMs: the grid leaves SMs idle ({100 / times:.0f} % of {roof})"
     if occ is not None and achieved is not None and occ.occupancy and achieved < 0.5 * occ.occupancy:
         return (f"latency-bound: achieved occupancy {percent(achieved)} % of a possible {percent(occ.occupancy)} % "
                 f"({100 / times:.0f} % of {roof})")
-    return f"{times:.1f}x below its {roof} roof: latency or instruction issue, not bandwidth"
+    return f"{far}: latency or instruction issue, not bandwidth"
 
 
 def tensor_clock_note(tensor_mhz: float | None, max_mhz: float | None) -> str | None:
@@ -165,14 +198,18 @@ def middle_cut(name: str, width: int) -> str:
 
 
 def display_names(names: list[str], width: int) -> list[str]:
-    """Each name cut to `width` (`middle_cut`); names that still read alike get ' #2', ' #3', ...
-    in order, so that every row of a table or chart can be told apart."""
+    """Each name cut to `width` (`middle_cut`); different names that the cut makes read alike get
+    ' #2', ' #3', ... in order, so that different kernels can be told apart. Rows of one name (a
+    kernel at two launch configurations) keep it: their other columns tell them apart."""
     cut = [middle_cut(n, width) for n in names]
-    seen: dict[str, int] = {}
+    first: dict[str, list[str]] = {}
     out = []
-    for c in cut:
-        seen[c] = seen.get(c, 0) + 1
-        out.append(c if seen[c] == 1 else f"{middle_cut(c, width - 3)} #{seen[c]}")
+    for name, c in zip(names, cut):
+        owners = first.setdefault(c, [])
+        if name not in owners:
+            owners.append(name)
+        rank = owners.index(name) + 1
+        out.append(c if rank == 1 else f"{middle_cut(c, width - 3)} #{rank}")
     return out
 
 

@@ -10,11 +10,11 @@ from dataclasses import replace
 from .. import __version__
 from ..errors import UsageError
 from ..ladder.user import UserKernel
-from ..measure import ncu
 from ..measure.runner import KernelRun, RunOutput
 from ..measure.tuning import TuneOutcome
 from ..model.device import DeviceSpec
-from ..model.launches import Launch, from_row, group
+from ..model.kernel_names import unique_labels
+from ..model.launches import Launch, group
 from ..model.occupancy import calculate
 from ..model.problem import Problem
 from ..model.waves import waves_of
@@ -130,39 +130,34 @@ def with_counters(doc: Results, counted: dict[str, CountedTraffic]) -> Results:
     return doc.model_copy(update={"kernels": kernels})
 
 
-def launches_from_rows(rows: list[dict]) -> tuple[list[Launch], int]:
-    """The profiled launches in report rows (`measure.ncu`), and how many rows were left out for
-    lacking a name, a time, or a grid and block."""
-    out, skipped = [], 0
-    for row in rows:
-        try:
-            out.append(from_row(row, ncu.FLOP_INSTRUCTIONS, ncu.TENSOR_OPS, ncu.TIME, ncu.ACHIEVED, ncu.SM_CLOCK))
-        except (ValueError, TypeError):
-            skipped += 1
-    return out, skipped
-
-
 def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[str] | None = None,
-                 report: str | None = None, read_with: str = "", options: ncu.Options | None = None,
+                 report: str | None = None, read_with: str = "", kernel_regex: str | None = None,
+                 launch_skip: int = 0, launch_count: int | None = None, from_start: bool = True,
                  exit_code: int | None = None, notes: list[str] | None = None) -> ProfileResults:
     """A profile document from profiled launches (at least one): grouped by kernel and
-    configuration (`model.launches.group`), each group's theoretical occupancy from the
-    calculator on `device`'s per-SM limits, ordered by total time."""
+    configuration (`model.launches.group`), each kernel named so that different kernels never
+    share a name (`model.kernel_names.unique_labels`), each group's theoretical occupancy from
+    the calculator on `device`'s per-SM limits where the report gives its registers, shared
+    memory and block, ordered by total time. `kernel_regex` ... `from_start` record how a new
+    profile was taken (`launch_count` None for an imported report: no cap known)."""
     groups = group(launches)
     total = sum(g.time_ms for g in groups)
+    names = unique_labels([g.first.demangled for g in groups])
     kernels = []
     for g in groups:
         x = g.first
-        try:
-            occ = calculate(device.arch_limits, max(1, x.registers), x.threads_per_block, x.static_smem_bytes,
-                            x.dynamic_smem_bytes)
-        except UsageError:
-            occ = None
-        kernels.append(kernel_from_group(g, total, occ))
-    opts = options or ncu.Options(launch_count=None)  # an imported report: no cap known
+        occ = None
+        if x.registers is not None and x.threads_per_block and (x.static_smem_bytes is not None
+                                                                or x.dynamic_smem_bytes is not None):
+            try:
+                occ = calculate(device.arch_limits, max(1, x.registers), x.threads_per_block, x.static_smem_bytes or 0,
+                                x.dynamic_smem_bytes or 0)
+            except UsageError:
+                occ = None
+        kernels.append(kernel_from_group(g, names[x.demangled], total, occ, device))
     return ProfileResults(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool=f"roofline {__version__}", device=device, command=command, report=report, read_with=read_with,
-        kernel_regex=opts.kernel_regex, launch_skip=opts.launch_skip, launch_count=opts.launch_count,
-        from_start=opts.from_start, launches_profiled=len(launches), exit_code=exit_code, total_time_ms=total,
+        kernel_regex=kernel_regex, launch_skip=launch_skip, launch_count=launch_count,
+        from_start=from_start, launches_profiled=len(launches), exit_code=exit_code, total_time_ms=total,
         kernels=kernels, notes=list(notes or []))

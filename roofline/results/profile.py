@@ -1,18 +1,23 @@
 """The profile results document: every kernel of a program as Nsight Compute counted it, each
 read against the roof of its own precision (`"kind": "profile"`).
 
-Per kernel (launches of one kernel at one configuration, grouped): `launches`, `time_ms` (total),
-`median_ms`, `time_share` (of the profiled GPU time, 0..1), `precision` and `tensor_core`,
-`flops` per precision key (`model.peaks.PRECISIONS`), `gflops` (the dominant precision's rate),
-`bytes` (`dram`, `l2`, `l1`, `smem`), grid, block, registers, shared memory, the theoretical
-`occupancy` from the project's calculator and the `achieved_occupancy` ncu measured. The binding
-roof and how far below it a kernel runs are derived (`verdict`), never stored.
+Per kernel (launches of one kernel at one configuration, grouped): `name` (a name people
+recognise, `model.kernel_names`) and `demangled`, `launches`, `time_ms` (total), `median_ms`,
+`time_share` (of the profiled GPU time, 0..1), `precision` and `tensor_core`, `flops` per
+precision key (`model.peaks.PRECISIONS`), `gflops` (the dominant precision's rate), `bytes`
+(`dram`, `l2`, `l1`, `smem`), grid, block, registers, shared memory, the theoretical `occupancy`
+from the project's calculator, the `achieved_occupancy` ncu measured, the SM clock the kernel
+ran at (`clock_mhz`), the replay `passes` ncu took, and the provenance of every figure:
+`counted` (figure -> metric), `derived` (figure -> formula over metrics) and `missing` (figure ->
+where to get it). A figure the report lacks is absent (or null), never zero. The binding roof and
+how far below it a kernel runs are derived (`verdict`), never stored.
 
-Units: ms, bytes, GFLOP/s (GOP/s for INT8), fractions 0..1.
+Units: ms, bytes, GFLOP/s (GOP/s for INT8), MHz, fractions 0..1.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -20,17 +25,18 @@ from pydantic import Field, model_validator
 from ..model.device import DeviceSpec
 from ..model.launches import KernelGroup, precision_key
 from ..model.occupancy import Occupancy
-from ..model.peaks import PRECISIONS
-from ..model.roofs import Verdict, verdict
+from ..model.peaks import PRECISIONS, TENSOR
+from ..model.roofs import Roofs, Verdict, verdict
 from ..model.traffic import CountedTraffic
 from ..model.units import Count, Millis
 from ..model.waves import Waves, waves_of
 from .schema import SCHEMA, _Model
 
-Precision = Literal["fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8", "none"]
+Precision = Literal["fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8", "none", "unknown"]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 Dim3 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=3, max_length=3)]
 LEVEL_KEYS = ("dram", "l2", "l1", "smem")
+WORK = {"fp64": ("fp64",), "fp32": ("fp32",), "fp16": ("fp16",), "tensor": TENSOR}
 
 
 class ProfiledKernel(_Model):
@@ -48,19 +54,26 @@ class ProfiledKernel(_Model):
     gflops: Annotated[float, Field(ge=0, le=1e8, allow_inf_nan=False)] | None = None
     bytes: dict[Literal[LEVEL_KEYS], Count] = {}  # type: ignore[valid-type]
     bank_conflicts: Count | None = None
-    grid: Dim3
-    block: Dim3
-    threads_per_block: Annotated[int, Field(ge=1, le=1024)]
-    registers: Annotated[int, Field(ge=0, le=255)]
-    static_smem_bytes: Annotated[int, Field(ge=0)] = 0
-    dynamic_smem_bytes: Annotated[int, Field(ge=0)] = 0
+    grid: Dim3 | None = None
+    block: Dim3 | None = None
+    threads_per_block: Annotated[int, Field(ge=1, le=1024)] | None = None
+    registers: Annotated[int, Field(ge=0, le=255)] | None = None
+    static_smem_bytes: Annotated[int, Field(ge=0)] | None = 0
+    dynamic_smem_bytes: Annotated[int, Field(ge=0)] | None = 0
     occupancy: Occupancy | None = None
     achieved_occupancy: Fraction | None = None
+    clock_mhz: Annotated[float, Field(gt=0, le=1e4)] | None = None
+    passes: Annotated[int, Field(ge=1)] | None = None
+    counted: dict[str, str] = {}
+    derived: dict[str, str] = {}
+    missing: dict[str, str] = {}
+    notes: list[str] = []
 
     @property
     def dominant(self) -> str | None:
         """The precision key of the kernel's `precision` and `tensor_core` ('bf16_tensor', 'fp32';
-        None for a data-movement kernel): the work its rate and intensities count."""
+        None for a data-movement kernel or one whose work was not counted): the work its rate and
+        intensities count."""
         return precision_key(self.precision, self.tensor_core)
 
     @property
@@ -73,11 +86,25 @@ class ProfiledKernel(_Model):
         return {k: v for k, v in self.flops.items() if k != "fp16" or self.dominant == "fp16"}
 
     @property
-    def counted(self) -> CountedTraffic:
+    def traffic(self) -> CountedTraffic:
         """The bytes as the model's `CountedTraffic` (DRAM, L2, L1, shared memory)."""
         b = self.bytes
         return CountedTraffic(dram_bytes=b.get("dram"), l2_bytes=b.get("l2"), l1_bytes=b.get("l1"),
                               smem_bytes=b.get("smem"), bank_conflicts=self.bank_conflicts)
+
+    def uncounted(self, device: DeviceSpec) -> list[str]:
+        """The kinds of work ('fp64', 'fp32', 'fp16'; 'tensor' when no tensor-core operation was
+        counted, 'other tensor' when some input types were; of those `device` has) and the memory
+        levels ('dram', 'l2', 'l1', 'smem') the report did not count for this kernel: a roof for
+        them cannot be placed."""
+        has = set(device.peaks_gflops or {"fp32": device.peak_fp32_gflops})
+        out = []
+        for kind, keys in WORK.items():
+            lacking = [k for k in keys if k in has and k in self.missing]
+            if lacking:
+                out.append("other tensor" if kind == "tensor" and len(lacking) < len([k for k in keys if k in has])
+                           else kind)
+        return out + [level for level in LEVEL_KEYS if level in self.missing]
 
     def intensity(self, level: str) -> float | None:
         """FLOP (of the dominant precision) per byte at `level` ('dram', 'l2', 'l1'; 'l1' counts the
@@ -128,17 +155,56 @@ class ProfileResults(_Model):
         """True when as many launches were profiled as the cap allowed: later ones were not."""
         return self.launch_count is not None and self.launches_profiled >= self.launch_count
 
+    def roofs(self, k: ProfiledKernel) -> Roofs:
+        """The ceilings kernel `k` is read against: at the SM clock it ran at where the report
+        recorded one (`DeviceSpec.roofs_at`), and without the launch floor: Nsight Compute's
+        duration leaves the launch out, so an empty kernel's event-timed launch is no floor for it."""
+        return _without_launch(self.device.roofs_at(k.clock_mhz))
+
     def verdict(self, k: ProfiledKernel) -> Verdict:
-        """Kernel `k` against the roof of each precision it uses and each memory level it moved
-        bytes through, measured roofs where known: the same reading as `Results.verdict` on what
-        ncu counted."""
-        return verdict(None, self.device.roofs, k.time_ms, k.counted, measured=True,
+        """Kernel `k` against the roof of each precision it counted and each memory level it moved
+        bytes through, measured roofs where known, at its clock (`roofs`): the same reading as
+        `Results.verdict` on what ncu counted. A roof whose data the report lacks is not placed."""
+        return verdict(None, self.roofs(k), k.time_ms, k.traffic, measured=True,
                        flops_by_precision=k.credible_flops, waves=self.waves(k))
 
+    def nominal_verdict(self, k: ProfiledKernel) -> Verdict:
+        """`verdict` against the nominal roofs (the device's clocks, not the kernel's)."""
+        return verdict(None, _without_launch(self.device.roofs), k.time_ms, k.traffic, measured=True,
+                       flops_by_precision=k.credible_flops, waves=self.waves(k))
+
+    def nominal_clock_mhz(self, level: str) -> float | None:
+        """The clock the nominal roof of `level` assumes ('BF16 tensor': the tensor clock; other
+        compute levels and SMEM/L1: the SM clock); None for DRAM and L2, whose roofs do not follow
+        the SM clock."""
+        if level in ("DRAM", "L2"):
+            return None
+        tensor = "tensor" in level and level != "FP64 tensor"
+        return (self.device.tensor_clock_mhz if tensor else None) or self.device.peak_clock_mhz \
+            or self.device.max_sm_clock_mhz
+
     def waves(self, k: ProfiledKernel) -> Waves | None:
-        """The waves kernel `k`'s grid takes on this device at its theoretical occupancy."""
+        """The waves kernel `k`'s grid takes on this device at its theoretical occupancy (None
+        without a grid or an occupancy)."""
         occ = k.occupancy
-        return waves_of(tuple(k.grid), self.device.sm_count, occ.active_blocks_per_sm) if occ else None
+        return waves_of(tuple(k.grid), self.device.sm_count, occ.active_blocks_per_sm) if occ and k.grid else None
+
+    def missing(self) -> dict[str, list[str]]:
+        """Each figure the report lacks (of those the device has a roof or use for), with the
+        kernels that lack it, longest first: what the output must say is not there."""
+        has = set(self.device.peaks_gflops or {})
+        out: dict[str, list[str]] = {}
+        for k in self.kernels:
+            for what in k.missing:
+                key = what.split(" ")[0]
+                if key in PRECISIONS and has and key not in has:
+                    continue  # a precision this GPU does not have
+                out.setdefault(what, []).append(k.name)
+        return out
+
+
+def _without_launch(roofs: Roofs) -> Roofs:
+    return replace(roofs, launch_ms=None)
 
 
 OVER_PEAK = 1.1  # a rate or bandwidth above this many times the device's theoretical peak is a corrupt file
@@ -146,11 +212,14 @@ OVER_PEAK = 1.1  # a rate or bandwidth above this many times the device's theore
 
 def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
     """A kernel's figures must agree with each other and stay within what the device can do."""
-    if k.precision != "none" and k.dominant is None:
+    if k.precision not in ("none", "unknown") and k.dominant is None:
         raise ValueError(f"{where}.precision: {k.precision!r} with tensor_core {str(k.tensor_core).lower()} is not "
                          "a precision any GPU runs")
-    if k.precision == "none" and (k.tensor_core or k.gflops is not None):
-        raise ValueError(f"{where}: precision 'none' (no floating-point work) with a rate or tensor_core true")
+    if k.precision in ("none", "unknown") and (k.tensor_core or k.gflops is not None):
+        raise ValueError(f"{where}: precision {k.precision!r} (no floating-point work counted) with a rate or "
+                         "tensor_core true")
+    if k.precision == "unknown" and not k.missing:
+        raise ValueError(f"{where}.precision: 'unknown', but no figure is missing")
     if k.dominant is not None:
         work = k.flops.get(k.dominant, 0.0)
         if not work or k.gflops is None:
@@ -160,16 +229,20 @@ def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
             raise ValueError(f"{where}.gflops: {k.gflops:,.6g}, but its {k.dominant} operations over its time give "
                              f"{rate:,.6g}; the file looks hand-edited or corrupt")
         peak = (device.peaks_gflops or {}).get(k.dominant)
+        nominal = device.tensor_clock_mhz if k.dominant in TENSOR and k.dominant != "fp64_tensor" else device.peak_clock_mhz
+        if peak and k.clock_mhz and nominal:
+            peak *= max(1.0, k.clock_mhz / nominal)
         if peak and k.gflops > OVER_PEAK * peak:
             raise ValueError(f"{where}.gflops: {k.gflops:,.0f} is {k.gflops / peak:.3g}x the device's {k.dominant} peak "
                              f"of {peak:,.0f} GFLOP/s, which no kernel can reach; the file looks corrupt")
     if k.median_ms > k.time_ms * (1 + 1e-9):
         raise ValueError(f"{where}.median_ms: {k.median_ms:g} is more than the {k.launches} launches' total {k.time_ms:g}")
-    threads = k.block[0] * k.block[1] * k.block[2]
+    threads = k.block[0] * k.block[1] * k.block[2] if k.block else None
     if threads != k.threads_per_block:
         raise ValueError(f"{where}.threads_per_block: {k.threads_per_block}, but its block {k.block} has {threads}")
     occ = k.occupancy
-    if occ is not None and (occ.registers_per_thread != max(1, k.registers) or occ.threads_per_block != threads):
+    if occ is not None and (k.registers is None or occ.registers_per_thread != max(1, k.registers)
+                            or occ.threads_per_block != threads):
         raise ValueError(f"{where}.occupancy: computed for {occ.registers_per_thread} registers and "
                          f"{occ.threads_per_block} threads, but the kernel has {k.registers} and {threads}")
     for level, peak in (("dram", device.peak_dram_gbps), ("l2", device.roofs.l2_gbps)):
@@ -179,19 +252,29 @@ def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
                              f"{moved / (k.time_ms * 1e6):,.0f} GB/s, above the device's {peak:,.0f}; the file looks corrupt")
 
 
-def kernel_from_group(g: KernelGroup, total_ms: float, occupancy: Occupancy | None) -> ProfiledKernel:
-    """A `ProfiledKernel` from launches grouped by `model.launches.group`."""
+def kernel_from_group(g: KernelGroup, name: str, total_ms: float, occupancy: Occupancy | None,
+                      device: DeviceSpec) -> ProfiledKernel:
+    """A `ProfiledKernel` named `name` from launches grouped by `model.launches.group`, its
+    precision read knowing which of `device`'s precisions the report did not count."""
     x = g.first
+    has = list(device.peaks_gflops or {"fp32": device.peak_fp32_gflops})
     dominant = g.dominant
     flops = g.flops
     rate = flops[dominant] / (g.time_ms * 1e6) if dominant else None
+    sources, derived = g.sources, set(g.derived)
+    clock = g.sm_clock_hz
     return ProfiledKernel(
-        name=x.name, demangled=x.demangled, launches=g.count, time_ms=g.time_ms, median_ms=g.median_ms,
-        time_share=g.time_ms / total_ms, precision=g.precision, tensor_core=bool(dominant and "tensor" in dominant),
+        name=name, demangled=x.demangled, launches=g.count, time_ms=g.time_ms, median_ms=g.median_ms,
+        time_share=g.time_ms / total_ms, precision=g.precision(g.uncounted(has)),
+        tensor_core=bool(dominant and "tensor" in dominant),
         flops=flops, gflops=rate, bytes={k: v for k, v in g.nbytes.items() if k in LEVEL_KEYS},
         bank_conflicts=sum(b for b in (y.bank_conflicts for y in g.launches) if b is not None)
         if any(y.bank_conflicts is not None for y in g.launches) else None,
-        grid=list(x.grid), block=list(x.block), threads_per_block=x.threads_per_block, registers=x.registers,
+        grid=list(x.grid) if x.grid else None, block=list(x.block) if x.block else None,
+        threads_per_block=x.threads_per_block, registers=x.registers,
         static_smem_bytes=x.static_smem_bytes, dynamic_smem_bytes=x.dynamic_smem_bytes, occupancy=occupancy,
         achieved_occupancy=min(1.0, g.achieved_occupancy) if g.achieved_occupancy is not None else None,
+        clock_mhz=clock / 1e6 if clock else None, passes=g.passes,
+        counted={k: v for k, v in sources.items() if k not in derived},
+        derived={k: v for k, v in sources.items() if k in derived}, missing=g.missing, notes=g.notes,
     )

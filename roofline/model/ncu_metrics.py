@@ -1,0 +1,421 @@
+"""What Nsight Compute's metrics mean for a roofline, whatever metric set, section or ncu version
+a report holds: the one metric list roofline collects (`COLLECT`, for `roofline profile` and `run
+--profile`) and each quantity of one launch read from whichever metrics are present, with how it
+was obtained (`read`). Pure: values come in base units (ns, bytes, Hz, instructions), as
+`measure.ncu` reads them from any export.
+
+A quantity is *counted* when it comes from counts exactly (a counter, counters added up, a count
+times a fixed factor: FLOPs per instruction, 32 bytes per sector), *derived* when it takes a
+rate times a time or cycles over a clock (exact to the digits the report prints), *missing* when
+nothing in the report gives it; the formula and where a missing one can be had are kept. The counters and their stand-ins, in order of preference:
+
+    time        gpu__time_duration.sum (or the Pascal-era gpu__time_duration); else the elapsed
+                cycles over the clock (gpc__cycles_elapsed.max / gpc__cycles_elapsed.avg.per_second)
+    clock       sm__cycles_elapsed.avg.per_second (the SM clock the launch ran at), or the GPC's or
+                SMSP's; else elapsed cycles over the time
+    fp64, fp32  2 x FMA + ADD + MUL thread instructions (smsp__sass_thread_inst_executed_op_<d|f>
+                {fma,add,mul}_pred_on.sum), Nsight Compute's own roofline formula
+    fp16        4 x HFMA + 2 x HADD + 2 x HMUL (the instructions work on half2 pairs; the same
+                roofline sections' formula)
+    tensor      sm__ops_path_tensor_[op_<instr>_]src_<type>[_dst_<type>][_sparsity_<on|off>].sum:
+                operations on the tensor cores (two per multiply-add) by input type, in every
+                spelling ncu uses; the most aggregated spelling present is taken, the finer ones
+                summed where it is absent (never the two together), and never instruction counts
+                times a constant
+    dram        dram__bytes.sum; dram__bytes_read.sum + dram__bytes_write.sum; sectors x 32
+    l2          lts__t_bytes.sum; lts__t_sectors.sum x 32
+    l1          l1tex__t_bytes.sum; l1tex__t_sectors.sum x 32; the global and local load/store/atomic
+                sectors of the LSU pipe summed x 32 (what --set full holds)
+    smem        smsp__sass_data_bytes_mem_shared.sum (bytes moved by shared-memory instructions)
+Any `X.sum` counter may also come as a rate, as --set full and the roofline sections carry them:
+`X.sum.per_cycle_elapsed` x the unit's elapsed cycles (`<unit>__cycles_elapsed.avg`, or its
+clock x the time), or `X.sum.per_second` x the time. Launch figures come from `launch__*` (grid
+and block per dimension, else the report's 'Grid Size'/'Block Size' columns, else the 1-D
+totals), achieved occupancy from sm__warps_active.avg.pct_of_peak_sustained_active, replay passes
+from profiler__replayer_passes.
+
+The details page (`ncu --csv`, the default page) names section metrics by their labels
+("Duration", "Registers Per Thread"); `DETAILS_LABELS` maps the ones a roofline needs back to
+their metrics (Nsight Compute's section files pair each label with its metric).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+SECTOR_BYTES = 32
+TIME = "gpu__time_duration.sum"
+ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
+PASSES = "profiler__replayer_passes"
+INSTRUCTION = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
+# precision key -> (SASS prefix, FLOPs per FMA, per ADD, per MUL instruction)
+CUDA_CORE_OPS = {"fp64": ("d", 2, 1, 1), "fp32": ("f", 2, 1, 1), "fp16": ("h", 4, 2, 2)}
+# the input type of a tensor-core metric (`src_<type>`) -> precision key; types without a roof
+# here (int1, int4, fp4, fp6) are reported, not read
+TENSOR_TYPES = {"fp16": "fp16_tensor", "bf16": "bf16_tensor", "tf32": "tf32_tensor", "fp8": "fp8_tensor",
+                "fp64": "fp64_tensor", "int8": "int8_tensor"}
+TENSOR_COLLECT = ("sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+                  "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum",
+                  "sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_int8.sum")
+BYTES = {"dram": "dram__bytes.sum", "l2": "lts__t_bytes.sum", "l1": "l1tex__t_bytes.sum",
+         "smem": "smsp__sass_data_bytes_mem_shared.sum"}
+BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
+CLOCKS = ("sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second",
+          "gpc__cycles_elapsed.avg.per_second", "sm__frequency", "gpc__frequency")
+LAUNCH = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z", "launch__block_dim_x",
+          "launch__block_dim_y", "launch__block_dim_z", "launch__grid_size", "launch__block_size",
+          "launch__registers_per_thread", "launch__shared_mem_per_block_static",
+          "launch__shared_mem_per_block_dynamic")
+
+# The one list `roofline profile` and `run --profile` ask ncu for: each quantity's first choice.
+COLLECT: tuple[str, ...] = (
+    TIME, "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second",
+    *(INSTRUCTION.format(f"{p}{op}") for p, *_ in CUDA_CORE_OPS.values() for op in ("fma", "add", "mul")),
+    *TENSOR_COLLECT, *BYTES.values(), BANK_CONFLICTS, ACHIEVED, *LAUNCH,
+)
+
+# Where each missing quantity can be had (ncu sections and metrics), for the output's notes.
+WHERE = {
+    "time": "--section SpeedOfLight or --metrics gpu__time_duration.sum",
+    "fp32": "--section SpeedOfLight_RooflineChart or --set full (FP32 instruction counts)",
+    "fp64": "--section SpeedOfLight_RooflineChart or --set full (FP64 instruction counts)",
+    "fp16": "--section SpeedOfLight_HierarchicalHalfRooflineChart or --set full, as --page raw (HFMA/HADD/HMUL counts)",
+    "tensor": "--section SpeedOfLight_HierarchicalTensorRooflineChart or --set full, as --page raw "
+              "(sm__ops_path_tensor_* operations)",
+    "dram": "--section SpeedOfLight_RooflineChart or --metrics dram__bytes.sum",
+    "l2": "--set full as --page raw, or --metrics lts__t_bytes.sum",
+    "l1": "--set full as --page raw, or --metrics l1tex__t_bytes.sum",
+    "smem": "--metrics smsp__sass_data_bytes_mem_shared.sum",
+    "registers": "--section LaunchStats (launch__registers_per_thread)",
+    "shared_memory": "--section LaunchStats (launch__shared_mem_per_block_static/_dynamic)",
+    "launch_size": "--section LaunchStats (launch__grid_size, launch__block_size)",
+    "clock": "--section SpeedOfLight (SM Frequency)",
+}
+EVERYTHING = "`roofline profile -- COMMAND` collects all of it in one run"
+
+# details-page labels -> metric (Nsight Compute's section files: SpeedOfLight, LaunchStatistics,
+# Occupancy, MemoryWorkloadAnalysis, SpeedOfLight_RooflineChart and the hierarchical rooflines).
+# 'SM Frequency' is the GPC clock in the SpeedOfLight header and the SM's in the roofline charts;
+# 'Memory Throughput' is DRAM bytes per second when it carries a rate unit (a percentage otherwise).
+DETAILS_LABELS = {
+    "Duration": TIME,
+    "Elapsed Cycles": "gpc__cycles_elapsed.max",
+    "SM Frequency": "gpc__cycles_elapsed.avg.per_second",
+    "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
+    "Memory Frequency": "dram__cycles_elapsed.avg.per_second",
+    "Memory Throughput": "dram__bytes.sum.per_second",
+    "DRAM Bandwidth": "dram__bytes.sum.per_second",
+    "Registers Per Thread": "launch__registers_per_thread",
+    "Block Size": "launch__block_size",
+    "Grid Size": "launch__grid_size",
+    "Static Shared Memory Per Block": "launch__shared_mem_per_block_static",
+    "Dynamic Shared Memory Per Block": "launch__shared_mem_per_block_dynamic",
+    "Achieved Occupancy": ACHIEVED,
+    "Theoretical Occupancy": "sm__maximum_warps_per_active_cycle_pct",
+    "# SMs": "launch__sm_count",
+    "Threads": "launch__thread_count",
+    "Total SMSP Elapsed Cycles": "smsp__cycles_elapsed.sum",
+    **{f"Predicated-On {p.upper()}{op.upper()} Thread Instructions Executed Per Cycle":
+       INSTRUCTION.format(f"{p}{op}") + ".per_cycle_elapsed" for p in "fd" for op in ("fma", "add", "mul")},
+}
+ROOFLINE_SECTION_CLOCK = "smsp__cycles_elapsed.avg.per_second"
+
+
+def details_metric(label: str, section: str, unit: str) -> str | None:
+    """The metric a details-page row stands for: the 'Metric Name' itself when it is a metric
+    (ncu --metrics lists them so), else the metric its label names in `DETAILS_LABELS`; None for
+    labels a roofline does not use, and for a 'Memory Throughput' given as a percentage."""
+    label = label.strip()
+    if "__" in label and " " not in label:
+        return label
+    metric = DETAILS_LABELS.get(label)
+    if label == "Memory Throughput" and ("/" not in unit or "%" in unit):
+        return None
+    if label == "SM Frequency" and "roofline" in section.lower():
+        return ROOFLINE_SECTION_CLOCK
+    return metric
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One figure of a launch in base units: `source` is the metric it was read from (`counted`)
+    or the formula over metrics it was derived by."""
+
+    value: float
+    source: str
+    counted: bool
+
+
+@dataclass
+class Reading:
+    """What a report gives for one launch: each quantity found (`peaks.PRECISIONS` keys for
+    operations; 'dram', 'l2', 'l1', 'smem' for bytes; 'time' ns, 'clock' Hz, 'bank_conflicts',
+    'achieved_occupancy' (0..1), 'passes', 'registers', 'static_smem', 'dynamic_smem'), the grid
+    and block, and each quantity missing with where to get it (`WHERE`). `notes` are one-line
+    remarks (work on tensor inputs without a roof here, structured sparsity)."""
+
+    quantities: dict[str, Quantity] = field(default_factory=dict)
+    grid: tuple[int, int, int] | None = None
+    block: tuple[int, int, int] | None = None
+    launch_source: str = ""
+    missing: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def value(self, key: str) -> float | None:
+        """The value of quantity `key`, or None when the report does not give it."""
+        q = self.quantities.get(key)
+        return q.value if q is not None else None
+
+
+def _finite(x) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+class _Metrics:
+    """A launch's metric values with the counter algebra of the module docstring."""
+
+    def __init__(self, values: dict[str, float]):
+        self.v = {k: x for k, v in values.items() if (x := _finite(v)) is not None}
+        self.time: Quantity | None = None
+
+    def get(self, name: str) -> float | None:
+        return self.v.get(name)
+
+    def cycles(self, unit: str) -> Quantity | None:
+        """Elapsed cycles of `unit` ('smsp', 'sm', 'lts', ...), averaged over its instances."""
+        family = (unit, "sm", "smsp") if unit in ("sm", "smsp", "l1tex") else (unit,)
+        for u in family:
+            name = f"{u}__cycles_elapsed.avg"
+            if name in self.v:
+                return Quantity(self.v[name], name, True)
+        if self.time is not None:
+            for u in family:
+                name = f"{u}__cycles_elapsed.avg.per_second"
+                if name in self.v:
+                    return Quantity(self.v[name] * self.time.value * 1e-9, f"{name} x {self.time.source}", False)
+        return None
+
+    def counter(self, name: str, rates: bool = True) -> Quantity | None:
+        """The `.sum` counter `name`, as counted or (with `rates`) from its per-cycle or per-second
+        rate."""
+        if name in self.v:
+            return Quantity(self.v[name], name, True)
+        if not rates:
+            return None
+        rate = self.v.get(name + ".per_cycle_elapsed")
+        if rate is not None:
+            cycles = self.cycles(name.split("__", 1)[0])
+            if cycles is not None:
+                return Quantity(rate * cycles.value, f"{name}.per_cycle_elapsed x {cycles.source}", False)
+        rate = self.v.get(name + ".per_second")
+        if rate is not None and self.time is not None:
+            return Quantity(rate * self.time.value * 1e-9, f"{name}.per_second x {self.time.source}", False)
+        return None
+
+    def present(self, pattern: re.Pattern) -> list[re.Match]:
+        """Matches of `pattern` against the `.sum` counters present as counts or rates."""
+        names = {re.sub(r"\.per_(cycle_elapsed|second)$", "", n) for n in self.v}
+        return sorted((m for n in names if (m := pattern.match(n))), key=lambda m: m.string)
+
+
+def _sum(parts: list[Quantity], joiner: str = " + ") -> Quantity:
+    """Counts added up: counted when every part was."""
+    return Quantity(sum(p.value for p in parts), joiner.join(p.source for p in parts), all(p.counted for p in parts))
+
+
+def _scaled(q: Quantity, factor: float, what: str) -> Quantity:
+    """A count times a fixed factor (FLOPs per instruction, bytes per sector): counted if it was."""
+    source = f"({q.source})" if " + " in q.source else q.source
+    return Quantity(q.value * factor, f"{source} x {what}", q.counted)
+
+
+def _time(m: _Metrics) -> Quantity | None:
+    for name in (TIME, "gpu__time_duration"):
+        if (t := m.get(name)) is not None and t > 0:
+            return Quantity(t, name, True)
+    for cycles, clock in (("gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"),
+                          ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
+                          ("sm__cycles_elapsed.max", "sm__cycles_elapsed.avg.per_second")):
+        c, f = m.get(cycles), m.get(clock)
+        if c and f:
+            return Quantity(c / f * 1e9, f"{cycles} / {clock}", False)
+    return None
+
+
+def _clock(m: _Metrics) -> Quantity | None:
+    for name in CLOCKS:
+        if (f := m.get(name)) is not None and f > 0:
+            return Quantity(f, name, True)
+    cycles = m.get("sm__cycles_elapsed.avg") or m.get("gpc__cycles_elapsed.max")
+    if cycles and m.time is not None:
+        return Quantity(cycles / (m.time.value * 1e-9), f"elapsed cycles / {m.time.source}", False)
+    return None
+
+
+def _cuda_core(m: _Metrics, key: str, r: Reading) -> None:
+    p, per_fma, per_add, per_mul = CUDA_CORE_OPS[key]
+    parts, absent = [], []
+    for op, weight in (("fma", per_fma), ("add", per_add), ("mul", per_mul)):
+        q = m.counter(INSTRUCTION.format(p + op))
+        if q is None:
+            absent.append(op.upper())
+        else:
+            parts.append(_scaled(q, weight, str(weight)) if weight != 1 else q)
+    where = "fp16" if key == "fp16" else key
+    if not parts:
+        r.missing[key] = WHERE[where]
+        return
+    total = _sum(parts)
+    if absent:
+        name = key.upper()
+        r.missing[f"{key} {'/'.join(absent)}"] = WHERE[where]
+        total = Quantity(total.value, f"{total.source} (no {name} {'/'.join(absent)} counts: a lower bound)",
+                         total.counted)
+    r.quantities[key] = total
+
+
+TENSOR = re.compile(r"^sm__ops_path_tensor_(?:op_(?P<op>[a-z0-9]+?)_)?src_(?P<src>[a-z0-9]+(?:_[a-z][a-z0-9]*)*?)"
+                    r"(?:_dst_(?P<dst>[a-z0-9]+))?(?:_sparsity_(?P<sparsity>on|off))?\.sum$")
+
+
+def _pick(entries: list[re.Match], fields: tuple[str, ...]) -> list[re.Match]:
+    """The metrics to add up for one input type: at each field (instruction, output type,
+    sparsity) the aggregate over it when present, else every value of it summed."""
+    if not fields or len(entries) <= 1:
+        return entries[:1]
+    f, rest = fields[0], fields[1:]
+    whole = [e for e in entries if e.group(f) is None]
+    if whole:
+        return _pick(whole, rest)
+    out = []
+    for value in sorted({e.group(f) for e in entries}):
+        out += _pick([e for e in entries if e.group(f) == value], rest)
+    return out
+
+
+def _tensor(m: _Metrics, r: Reading) -> None:
+    found = m.present(TENSOR)
+    if not found:
+        for key in TENSOR_TYPES.values():
+            r.missing[key] = WHERE["tensor"]
+        return
+    by_src: dict[str, list[re.Match]] = {}
+    for e in found:
+        by_src.setdefault(e.group("src"), []).append(e)
+    for src, entries in by_src.items():
+        key = TENSOR_TYPES.get(src)
+        chosen = [q for e in _pick(entries, ("op", "dst", "sparsity")) if (q := m.counter(e.string)) is not None]
+        total = _sum(chosen) if chosen else None
+        if key is None:
+            if total is not None and total.value > 0:
+                r.notes.append(f"{total.value:,.0f} tensor-core operations on {src.replace('_', '/')} inputs: "
+                               "no roof for that type here, left out")
+            continue
+        if total is not None:
+            r.quantities[key] = total
+        sparse = sum(q.value for e in entries if e.group("sparsity") == "on" and (q := m.counter(e.string)))
+        if sparse > 0:
+            r.notes.append(f"{sparse:,.0f} of its {key.split('_')[0].upper()} tensor operations are structured-sparse: "
+                           "read against the dense roof")
+    for key in TENSOR_TYPES.values():
+        if key not in r.quantities:
+            r.missing[key] = WHERE["tensor"]
+
+
+BYTE_OPTIONS = {  # per level, the counters that give its bytes, best first: (names added up, bytes per unit)
+    "dram": ([BYTES["dram"]], 1), "dram_rw": (["dram__bytes_read.sum", "dram__bytes_write.sum"], 1),
+    "dram_old": (["dram__read_bytes", "dram__write_bytes"], 1), "dram_sectors": (["dram__sectors.sum"], SECTOR_BYTES),
+    "dram_sectors_rw": (["dram__sectors_read.sum", "dram__sectors_write.sum"], SECTOR_BYTES),
+    "l2": ([BYTES["l2"]], 1), "l2_sectors": (["lts__t_sectors.sum"], SECTOR_BYTES),
+    "l1": ([BYTES["l1"]], 1), "l1_sectors": (["l1tex__t_sectors.sum"], SECTOR_BYTES),
+    "smem": ([BYTES["smem"]], 1),
+}
+
+
+def _bytes(m: _Metrics, r: Reading) -> None:
+    for level in BYTES:
+        options = [v for k, v in BYTE_OPTIONS.items() if k.split("_")[0] == level]
+        q = None
+        for rates in (False, True):  # every exact count before any rate x time
+            for names, per_unit in options:
+                parts = [m.counter(n, rates) for n in names]
+                if all(p is not None for p in parts):
+                    q = _sum(parts) if per_unit == 1 else _scaled(_sum(parts), per_unit, f"{per_unit} B")
+                    break
+            if q is None and level == "l1":
+                parts = [p for e in m.present(L1_SECTORS) if (p := m.counter(e.string, rates)) is not None]
+                if parts:
+                    q = _scaled(_sum(parts), SECTOR_BYTES, f"{SECTOR_BYTES} B")
+            if q is not None:
+                break
+        if q is None:
+            r.missing[level] = WHERE[level]
+        else:
+            r.quantities[level] = q
+
+
+L1_SECTORS = re.compile(r"^l1tex__t_sectors_pipe_lsu_mem_(global|local)_op_(ld|st|atom|red)\.sum$")
+
+
+def _dims(values: dict[str, float], text: dict[str, str], kind: str) -> tuple[tuple[int, int, int] | None, str]:
+    per_dim = [_finite(values.get(f"launch__{kind}_dim_{a}")) for a in "xyz"]
+    if all(d is not None and d >= 1 for d in per_dim):
+        return tuple(int(d) for d in per_dim), f"launch__{kind}_dim_x/y/z"
+    column = f"{kind.capitalize()} Size"
+    found = re.findall(r"\d+", str(text.get(column, "")))
+    if len(found) == 3 and all(int(d) >= 1 for d in found):
+        return tuple(int(d) for d in found), f"'{column}' column"
+    total = _finite(values.get(f"launch__{kind}_size"))
+    if total is not None and total >= 1:
+        return (int(total), 1, 1), f"launch__{kind}_size (as one dimension)"
+    return None, ""
+
+
+def read(values: dict[str, float], text: dict[str, str] | None = None) -> Reading:
+    """Every roofline quantity of one launch from its metric values (metric name -> value in base
+    units: ns, bytes, Hz, counts) and its text columns ('Grid Size', 'Block Size'), as this
+    module's docstring lists them. Never raises: what the values do not give is `missing`."""
+    text = text or {}
+    m = _Metrics(values)
+    r = Reading()
+    m.time = _time(m)
+    if m.time is None:
+        r.missing["time"] = WHERE["time"]
+    else:
+        r.quantities["time"] = m.time
+    clock = _clock(m)
+    if clock is None:
+        r.missing["clock"] = WHERE["clock"]
+    else:
+        r.quantities["clock"] = clock
+    for key in CUDA_CORE_OPS:
+        _cuda_core(m, key, r)
+    _tensor(m, r)
+    _bytes(m, r)
+    conflicts = m.counter(BANK_CONFLICTS)
+    if conflicts is None:
+        parts = [m.counter(BANK_CONFLICTS.replace(".sum", f"_op_{op}.sum")) for op in ("ld", "st")]
+        conflicts = _sum(parts) if all(parts) else None
+    if conflicts is not None:
+        r.quantities["bank_conflicts"] = conflicts
+    if (achieved := m.get(ACHIEVED)) is not None:
+        r.quantities["achieved_occupancy"] = Quantity(achieved / 100, ACHIEVED, True)
+    if (passes := m.get(PASSES)) is not None:
+        r.quantities["passes"] = Quantity(passes, PASSES, True)
+    for key, metric in (("registers", "launch__registers_per_thread"),
+                        ("static_smem", "launch__shared_mem_per_block_static"),
+                        ("dynamic_smem", "launch__shared_mem_per_block_dynamic")):
+        if (x := m.get(metric)) is not None and x >= 0:
+            r.quantities[key] = Quantity(x, metric, True)
+    if "registers" not in r.quantities:
+        r.missing["registers"] = WHERE["registers"]
+    if "static_smem" not in r.quantities and "dynamic_smem" not in r.quantities:
+        r.missing["shared_memory"] = WHERE["shared_memory"]
+    r.grid, grid_source = _dims(m.v, text, "grid")
+    r.block, block_source = _dims(m.v, text, "block")
+    if r.grid is None or r.block is None:
+        r.missing["launch_size"] = WHERE["launch_size"]
+    r.launch_source = grid_source if grid_source == block_source else f"{grid_source}, {block_source}".strip(", ")
+    return r
