@@ -291,8 +291,9 @@ def profile(
                                     help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
                                          "(torch.cuda.profiler.start/stop)."),
     import_report: Optional[Path] = typer.Option(None, "--import", metavar="REPORT",
-                                                 help="Read an existing report instead: .ncu-rep (needs ncu) or "
-                                                      "its raw CSV export (needs nothing)."),
+                                                 help="Read an existing report instead: .ncu-rep (needs ncu) or any "
+                                                      "CSV export of one (raw or details page, any metric set or ncu "
+                                                      "version; needs nothing)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
                                       help="With --import: the GPU preset to read the report against."),
     report: Optional[Path] = typer.Option(None, "--report", metavar="FILE.ncu-rep",
@@ -308,10 +309,14 @@ def profile(
     below it, theoretical and achieved occupancy. Launches of one kernel at one configuration
     are grouped. Draw the chart with `roofline plot --results PATH --out chart.png`.
 
-    Overhead: every profiled launch is replayed about 9 times to collect the counters, so a
-    launch costs a good fraction of a second; a training step of 165 launches took 62 s under
-    ncu (12 ms without). Cap it with --launch-count (default 500), narrow it with --kernel-regex,
-    or mark one step with cudaProfilerStart/Stop and pass --no-profile-from-start.
+    Overhead: every profiled launch is replayed 8 times on an H200 to collect the counters (ncu's
+    --set full takes 38); a training step of 165 launches took 61 s (9 s without ncu; 352 s under
+    --set full). Cap it with --launch-count (default 500), narrow it with --kernel-regex, or mark
+    one step with cudaProfilerStart/Stop and pass --no-profile-from-start.
+
+    An imported report is read for whatever it holds: each kernel's figures record the metric
+    they were counted from or the formula they were derived by, and what the report lacks is
+    listed with the ncu option that brings it; no roof is placed without its data.
 
     Permission: ncu needs the GPU's performance counters. If it reports ERR_NVGPUCTRPERM, run as
     root, or allow them for all users: echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0'

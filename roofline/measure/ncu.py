@@ -31,6 +31,7 @@ import csv
 import glob
 import importlib
 import io
+import json
 import math
 import os
 import re
@@ -444,47 +445,75 @@ def _ncu_report_module():
     return None
 
 
-def _rows_from_module(module, path: Path) -> list[Row]:
-    ctx = module.load_report(str(path))
+NUMERIC_KINDS = ("ValueKind_FLOAT", "ValueKind_DOUBLE", "ValueKind_UINT32", "ValueKind_UINT64")
+
+
+def _module_rows(path: str) -> list[dict]:
+    """The launches of report `path` through ncu's Python module, as plain data: kernel name,
+    numeric metrics with their units, text metrics. Runs in a child process (`read_report`):
+    the module is native code, and a fault in it must not take roofline down."""
+    module = _ncu_report_module()
+    if module is None:
+        raise ImportError("ncu_report not found")
+    ctx = module.load_report(path)
     demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
-    string_kind = getattr(module.IMetric, "ValueKind_STRING", None)
-    rows = []
-    unknown: dict[str, str] = {}
+    numeric = {getattr(module.IMetric, k) for k in NUMERIC_KINDS if hasattr(module.IMetric, k)}
+    string = getattr(module.IMetric, "ValueKind_STRING", None)
+    out = []
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
-            row = Row(kernel=action.name(demangled) if demangled is not None else action.name())
+            row: dict = {"kernel": action.name(demangled) if demangled is not None else action.name(),
+                         "values": {}, "text": {}}
             for name in action.metric_names():
+                if not re.match(r"[a-z0-9_]+__\w", name):
+                    continue  # sampled series and rule data, not launch metrics
                 metric = action.metric_by_name(name)
                 if metric is None or not metric.has_value():
                     continue
-                if metric.kind() == string_kind:
-                    row.text[name] = metric.as_string()
-                    continue
-                value = metric.as_double()
-                if value == value and math.isfinite(value):
-                    unit = metric.unit() or ""
-                    _store(row, name, value, unit_scale(unit), unit, unknown)
-            pid = row.values.get("launch__process_id")
-            row.process_id = int(pid) if pid is not None else None
-            rows.append(row)
+                kind = metric.kind()
+                if kind == string:
+                    row["text"][name] = metric.as_string()
+                elif kind in numeric:
+                    value = metric.as_double()
+                    if math.isfinite(value):
+                        row["values"][name] = [value, metric.unit() or ""]
+            out.append(row)
+    return out
+
+
+def _rows_from_module(path: Path) -> list[Row] | None:
+    """`_module_rows` of `path` from a child Python process, as rows in base units; None when
+    the module is missing, fails or faults."""
+    if _ncu_report_module() is None:
+        return None
+    try:
+        proc = subprocess.run([sys.executable, "-m", "roofline.measure.ncu", str(path)], capture_output=True,
+                              text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return None
+    if proc.returncode != 0 or not proc.stdout.startswith("["):
+        return None
+    rows, unknown = [], {}
+    for item in json.loads(proc.stdout):
+        row = Row(kernel=item["kernel"], text=item["text"])
+        for name, (value, unit) in item["values"].items():
+            _store(row, name, value, unit_scale(unit), unit, unknown)
+        pid = row.values.get("launch__process_id")
+        row.process_id = int(pid) if pid is not None else None
+        rows.append(row)
     return rows
 
 
 def read_report(path: Path) -> Report:
-    """The launches in an `.ncu-rep` report: through ncu's Python interface, else its CSV export.
-    Raises NcuError when ncu is missing (a binary report needs it) and UsageError when the file is
-    not a report ncu can read."""
-    module = _ncu_report_module()
-    if module is not None:
-        try:
-            rows = _rows_from_module(module, path)
-        except Exception as exc:  # the interface's errors are not typed; fall back to the CSV export
-            print(f"ncu_report could not read {path} ({exc}); using ncu's CSV export", file=sys.stderr)
-            rows = []
-        if rows:  # none: not a report it knows (or an empty one), which ncu itself then says
-            return Report(rows, "Nsight Compute's Python report interface (ncu_report)")
+    """The launches in an `.ncu-rep` report: through ncu's Python interface (in a child process),
+    else its CSV export. Raises NcuError when ncu is missing (a binary report needs it) and
+    UsageError when the file is not a report ncu can read."""
+    rows = _rows_from_module(path)
+    if rows:  # none: no module, not a report it knows, or it failed; ncu itself then says why
+        return Report(rows, "Nsight Compute's Python report interface (ncu_report)")
+    tried = _ncu_report_module() is not None
     exe = shutil.which("ncu")
     if exe is None:
         raise NcuError(f"reading {path} (a binary .ncu-rep) needs ncu: {INSTALL_HINT}; or export it where ncu is, "
@@ -495,7 +524,8 @@ def read_report(path: Path) -> Report:
         why = (proc.stderr or proc.stdout).strip().splitlines()
         raise UsageError(f"{path}: ncu cannot read it as a report ({why[-1] if why else 'no output'})")
     report = parse_csv(proc.stdout, str(path))
-    return Report(report.rows, "ncu --import --csv --page raw", report.notes)
+    note = ("Nsight Compute's Python report interface could not read it: read through ncu's CSV export",) if tried else ()
+    return Report(report.rows, "ncu --import --csv --page raw", report.notes + note)
 
 
 def read_file(path: Path) -> Report:
@@ -617,3 +647,7 @@ def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
         notes.append(f"{plural(timeless, 'launch', 'launches')} left out: no kernel name or no duration "
                      f"({WHERE['time']} has it)")
     return out, notes
+
+
+if __name__ == "__main__":  # the child process of `_rows_from_module`
+    print(json.dumps(_module_rows(sys.argv[1])))

@@ -175,7 +175,7 @@ def label(demangled: str, detail: int = 0) -> str:
     kernel's ('vectorized_elementwise_kernel<4> [FillFunctor<float>]')."""
     qualified, args = parts(demangled)
     base = _last(qualified) or demangled.strip()
-    numbers = [a for a in args if LITERAL.fullmatch(a.strip())]
+    numbers = [re.sub(r"^\(\w+\)", "", a.strip()) for a in args if LITERAL.fullmatch(a.strip())]
     if detail >= 2 and numbers:
         base += "<" + ",".join(numbers) + ">"
     found = informative(args, detail >= 1)

@@ -56,9 +56,16 @@ CUDA_CORE_OPS = {"fp64": ("d", 2, 1, 1), "fp32": ("f", 2, 1, 1), "fp16": ("h", 4
 # here (int1, int4, fp4, fp6) are reported, not read
 TENSOR_TYPES = {"fp16": "fp16_tensor", "bf16": "bf16_tensor", "tf32": "tf32_tensor", "fp8": "fp8_tensor",
                 "fp64": "fp64_tensor", "int8": "int8_tensor"}
-TENSOR_COLLECT = ("sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-                  "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum",
-                  "sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_int8.sum")
+# input types Nsight Compute counts together on some chips, read against one roof when the
+# precision has no count of its own: Turing's FP16-with-FP32-accumulate, Blackwell B200's FP8
+MIXED_TENSOR_TYPES = {"fp16_bf16_tf32": "fp16_tensor", "fp4_fp6_fp8": "fp8_tensor"}
+# Each chip spells these differently (ncu --query-metrics --chip ...): gh100 has src_fp16 and
+# src_fp8; ga100 and ad102 src_fp16_dst_fp16/_fp32; gb202 src_fp8_dst_fp16/_fp32; gb100
+# src_fp4_fp6_fp8_dst_fp16/_fp32; tu102 src_fp16_bf16_tf32_dst_fp32. ncu ignores names a chip
+# lacks at no cost, so all are asked for; each one a chip has costs a replay pass.
+TENSOR_COLLECT = tuple(f"sm__ops_path_tensor_src_{t}.sum" for t in (
+    "fp16", "fp16_dst_fp16", "fp16_dst_fp32", "fp16_bf16_tf32_dst_fp32", "bf16_dst_fp32", "tf32_dst_fp32", "fp8",
+    "fp8_dst_fp16", "fp8_dst_fp32", "fp4_fp6_fp8_dst_fp16", "fp4_fp6_fp8_dst_fp32", "fp64", "int8"))
 BYTES = {"dram": "dram__bytes.sum", "l2": "lts__t_bytes.sum", "l1": "l1tex__t_bytes.sum",
          "smem": "smsp__sass_data_bytes_mem_shared.sum"}
 BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
@@ -276,8 +283,8 @@ def _cuda_core(m: _Metrics, key: str, r: Reading) -> None:
     r.quantities[key] = total
 
 
-TENSOR = re.compile(r"^sm__ops_path_tensor_(?:op_(?P<op>[a-z0-9]+?)_)?src_(?P<src>[a-z0-9]+(?:_[a-z][a-z0-9]*)*?)"
-                    r"(?:_dst_(?P<dst>[a-z0-9]+))?(?:_sparsity_(?P<sparsity>on|off))?\.sum$")
+TENSOR = re.compile(r"^sm__ops_path_tensor_(?:op_(?P<op>[a-z0-9]+?)_)?src_(?P<src>[a-z]+\d+(?:_[a-z]+\d+)*)"
+                    r"(?:_dst_(?P<dst>[a-z]+\d+))?(?:_sparsity_(?P<sparsity>on|off))?\.sum$")
 
 
 def _pick(entries: list[re.Match], fields: tuple[str, ...]) -> list[re.Match]:
@@ -304,10 +311,17 @@ def _tensor(m: _Metrics, r: Reading) -> None:
     by_src: dict[str, list[re.Match]] = {}
     for e in found:
         by_src.setdefault(e.group("src"), []).append(e)
-    for src, entries in by_src.items():
+    for src, entries in sorted(by_src.items(), key=lambda item: item[0] in MIXED_TENSOR_TYPES):
         key = TENSOR_TYPES.get(src)
         chosen = [q for e in _pick(entries, ("op", "dst", "sparsity")) if (q := m.counter(e.string)) is not None]
         total = _sum(chosen) if chosen else None
+        if src in MIXED_TENSOR_TYPES:
+            key = MIXED_TENSOR_TYPES[src]
+            if key in r.quantities:
+                continue  # the type has a count of its own
+            if total is not None and total.value > 0:
+                r.notes.append(f"tensor operations on {src.replace('_', '/')} inputs are counted together: "
+                               f"read against the {key.split('_')[0].upper()} tensor roof")
         if key is None:
             if total is not None and total.value > 0:
                 r.notes.append(f"{total.value:,.0f} tensor-core operations on {src.replace('_', '/')} inputs: "
