@@ -6,8 +6,11 @@
 #   full.ncu-rep                  ncu --set full, exported as
 #     full-raw.csv                  --page raw (display units)      full-raw-base.csv  (--print-units base)
 #     full-details.csv              --page details (the default)    full-details-base.csv
-#   section.ncu-rep               ncu --section SpeedOfLight_RooflineChart, as section-raw.csv
-#                                 and section-details.csv
+#     full-details-all.csv          --page details --print-details all (the sections' bodies too),
+#                                   the metric rows of the sections a roofline reads kept
+#     full-ncurep.json              and read by `roofline profile --import` through ncu's Python module
+#   section.ncu-rep               ncu --section SpeedOfLight_RooflineChart, as section-raw.csv,
+#                                 section-details.csv and section-ncurep.json likewise
 #   metrics-stdout.csv            ncu --metrics <a short list> --csv, as printed: the program's own
 #                                 output and ncu's ==PROF== lines before and among the table
 #   metrics-raw-stdout.csv        the same with --page raw
@@ -44,6 +47,18 @@ timed full ncu "${common[@]}" --set full -o "$out/full" "${prog[@]}"
 timed section ncu "${common[@]}" --section SpeedOfLight_RooflineChart -o "$out/section" "${prog[@]}"
 export_csv "$out/full.ncu-rep" "$out/full"
 export_csv "$out/section.ncu-rep" "$out/section"
+ncu --import "$out/full.ncu-rep" --csv --print-details all | "${PYTHON:-python3}" -c '
+import csv, sys
+keep = {"GPU Speed Of Light Throughput", "Launch Statistics", "Occupancy", "GPU Speed Of Light Roofline Chart",
+        "GPU Speed Of Light Hierarchical Roofline Chart (Single Precision)",
+        "GPU Speed Of Light Hierarchical Roofline Chart (Double Precision)"}
+rows = [r for r in csv.reader(sys.stdin) if r]
+start = next(i for i, r in enumerate(rows) if r[0] == "ID")
+out = csv.writer(sys.stdout, quoting=csv.QUOTE_ALL, lineterminator="\n")
+out.writerows([rows[start]] + [r for r in rows[start + 1:] if len(r) > 13 and r[11] in keep and r[13]])
+' > "$out/full-details-all.csv"
+roofline profile --import "$out/full.ncu-rep" --out "$out/full-ncurep.json" > /dev/null
+roofline profile --import "$out/section.ncu-rep" --out "$out/section-ncurep.json" > /dev/null
 ncu --clock-control none --profile-from-start off --metrics "$short" --csv "${prog[@]}" > "$out/metrics-stdout.csv" 2>&1
 ncu --clock-control none --profile-from-start off --metrics "$short" --csv --page raw "${prog[@]}" \
     > "$out/metrics-raw-stdout.csv" 2>&1

@@ -1,0 +1,477 @@
+"""The one Nsight Compute reader, without a GPU: every form of one H200 profile of a program no one
+on the project wrote (examples/precisions.py's products through cuBLAS/cuBLASLt in FP32, FP16,
+BF16, INT8 and FP8, PyTorch's GELU and add; `bash bench/ncu_forms.sh OUT --only ...`, see
+docs/nsight-compute.md) gives the figures `roofline profile` counted for the same program; the same export re-saved, re-encoded and re-localised reads
+alike; what a report lacks is named, never read as zero; names people recognise; roofs at the
+clock a kernel ran at; no launch floor under ncu's durations."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import sys
+from dataclasses import replace
+from functools import cache
+
+import pytest
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.measure import counters, ncu
+from roofline.model.device import from_preset
+from roofline.model.kernel_names import label, unique_labels
+from roofline.model.ncu_metrics import COLLECT, read
+from roofline.model.roofs import LAUNCH
+from roofline.results import store
+
+FORMS = FIXTURES / "ncu" / "forms"
+TRANSFORMER = FIXTURES / "ncu" / "transformer-h200-raw.csv"
+RAW = ("full-raw", "full-raw-base", "section-raw", "metrics-raw-stdout")
+DETAILS = ("full-details", "full-details-base", "metrics-stdout")  # no device attributes: read with --gpu h200
+SAME_RUN = ("full-raw", "full-raw-base", "full-details", "full-details-base")  # one --set full report, four exports
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def one_line_error(result, needle, code=2):
+    assert result.exit_code == code, result.output
+    lines = result.stderr.strip().splitlines()
+    assert lines and needle in lines[-1] and lines[-1].startswith("roofline: error: "), result.stderr
+    assert "Traceback" not in result.output
+
+
+@cache
+def _imported(path: str, gpu: str | None, tmp: str):
+    out = f"{tmp}/{abs(hash((path, gpu)))}.json"
+    r = invoke("profile", "--import", path, "--out", out, *(["--gpu", gpu] if gpu else []))
+    assert r.exit_code == 0, r.output
+    return store.load(out, profile=True), r
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("forms"))
+
+
+def imported(form: str, tmp: str, path=None):
+    return _imported(str(path or FORMS / f"{form}.csv"), "h200" if form in DETAILS else None, tmp)[0]
+
+
+def by_label(doc) -> dict:
+    """Kernels keyed by the label of their demangled name (the program launches each once)."""
+    return {label(k.demangled): k for k in doc.kernels}
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """`roofline profile` of the same program (its own metric list, ncu_report reading the report)."""
+    return by_label(store.load(FORMS / "roofline.json", profile=True))
+
+
+def partial(k, key: str) -> bool:
+    return any(m.startswith(key + " ") for m in k.missing)
+
+
+@pytest.mark.parametrize("form", RAW + DETAILS)
+def test_every_form_gives_the_figures_roofline_profile_counted(form, tmp, reference):
+    """FLOPs per precision exactly (instruction counts, or rates x cycles to four digits), bytes per
+    level and time within what separate runs of one program vary, and everything else missing by
+    name, never zero."""
+    doc = imported(form, tmp)
+    kernels = by_label(doc)
+    assert set(kernels) == set(reference)
+    for name, k in kernels.items():
+        ref = reference[name]
+        assert k.time_ms == pytest.approx(ref.time_ms, rel=0.05), name
+        for key, flops in k.flops.items():
+            if not partial(k, key):
+                assert flops == pytest.approx(ref.flops[key], rel=5e-4), (name, key)
+        for key in ref.flops:
+            assert key in k.flops or key in k.missing or partial(k, key), (name, key)
+        for level, nbytes in k.bytes.items():
+            if ref.bytes.get(level):
+                assert nbytes == pytest.approx(ref.bytes[level], rel=0.05, abs=2e5), (name, level)
+        for level in ref.bytes:
+            assert level in k.bytes or level in k.missing, (name, level)
+
+
+def test_one_reports_exports_agree_to_rounding(tmp):
+    """The --set full report as raw and details CSV, in display and base units: the same time,
+    DRAM bytes and clock per kernel to the digits each export prints."""
+    docs = [by_label(imported(form, tmp)) for form in SAME_RUN]
+    for name, k in docs[0].items():
+        for other in docs[1:]:
+            o = other[name]
+            assert o.time_ms == pytest.approx(k.time_ms, rel=5e-4), name  # the details page: 4 digits of us
+            assert o.bytes["dram"] == pytest.approx(k.bytes["dram"], rel=5e-3), name  # 4 digits of GB/s x 5 of us
+            assert o.clock_mhz == pytest.approx(k.clock_mhz, rel=0.05), name  # details: the GPC clock, 3 digits
+            assert o.registers == k.registers and o.grid == k.grid and o.block == k.block
+    raw, base = docs[0], docs[1]
+    for name, k in raw.items():
+        assert base[name].flops == pytest.approx(k.flops, rel=5e-4)  # display units print rates to 6 digits
+
+
+def test_set_full_reads_as_nsight_computes_own_roofline_does(tmp):
+    """--set full holds the FLOP counts as per-cycle rates and DRAM as read + write bytes: read,
+    they give 2 x 2048^3 for every 2048^3 product and name where each figure came from."""
+    doc = imported("full-raw", tmp)
+    k = by_label(doc)["cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
+    assert k.precision == "fp32" and k.flops["fp32"] == pytest.approx(2 * 2048**3, rel=5e-4)
+    assert "per_cycle_elapsed x smsp__cycles_elapsed.avg" in k.derived["fp32"]
+    assert k.counted["dram"] == "dram__bytes_read.sum + dram__bytes_write.sum"
+    assert k.counted["time"] == "gpu__time_duration.sum" and k.passes == 38
+    for name, precision in (("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "bf16"),
+                            ("nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT", "fp16"),
+                            ("cutlass_80_wmma_tensorop_i161616gemm_s8_forwardCompat_128x128_32x2_nn_align4", "int8"),
+                            ("nvjet_sm90_qqtst_128x128_128x6_2x1_v_bz_coopA_algo2_TNT", "fp8")):
+        g = by_label(doc)[name]
+        assert g.precision == precision and g.tensor_core and g.flops[f"{precision}_tensor"] == 2 * 2048**3, name
+    assert set(doc.missing()) == {"smem"}  # --set full has no shared-memory byte count
+
+
+@pytest.mark.parametrize("binary, export", [("full-ncurep", "full-raw-base"), ("section-ncurep", "section-raw")])
+def test_a_binary_report_reads_like_its_csv_export(binary, export, tmp):
+    """The .ncu-rep, read on the H200 through Nsight Compute's own Python interface (its units
+    from the interface), and its raw CSV export read here: the same figures, the same sources."""
+    module = by_label(store.load(FORMS / f"{binary}.json", profile=True))
+    exported = by_label(imported(export, tmp))
+    assert set(module) == set(exported)
+    for name, k in exported.items():
+        m = module[name]
+        assert m.time_ms == pytest.approx(k.time_ms, rel=1e-6) and m.clock_mhz == pytest.approx(k.clock_mhz, rel=1e-5)
+        assert m.flops == pytest.approx(k.flops, rel=5e-4)  # the CSV prints per-cycle rates to 6 decimals
+        assert m.bytes == pytest.approx(k.bytes, rel=1e-5)
+        assert m.precision == k.precision and m.registers == k.registers and m.grid == k.grid
+        assert (m.counted, m.derived, set(m.missing)) == (k.counted, k.derived, set(k.missing)), name
+
+
+def test_the_details_page_with_section_bodies_gives_fp32_and_fp64_work(tmp):
+    """`--print-details all` adds the roofline sections' bodies to the details page: FP32 and FP64
+    instructions per cycle and the SM clock, which with the duration give the FLOPs (to the three
+    digits the clock is printed with); FP16 and tensor work stay missing, and are said to be."""
+    doc = _imported(str(FORMS / "full-details-all.csv"), "h200", tmp)[0]
+    k = by_label(doc)["cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
+    assert k.precision == "fp32" and k.flops["fp32"] == pytest.approx(2 * 2048**3, rel=5e-3)
+    assert "per_cycle_elapsed x smsp__cycles_elapsed.avg.per_second x gpu__time_duration.sum" in k.derived["fp32"]
+    assert "fp16" in k.missing and "bf16_tensor" in k.missing
+    gemm = by_label(doc)["nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"]
+    assert gemm.precision == "unknown" and "tensor" in gemm.uncounted(doc.device)
+
+
+def _rows(path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text())))
+
+
+def _csv(rows, **kw) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n", **kw).writerows(rows)
+    return out.getvalue()
+
+
+def _localised(rows) -> list[list[str]]:
+    """Numbers as a comma-decimal locale writes them: '1,234.5' -> '1.234,5'."""
+    swap = str.maketrans({",": ".", ".": ","})
+    return [[c.translate(swap) if re.fullmatch(r"-?[\d,]*\.?\d+", c) else c for c in r] for r in rows]
+
+
+def _older_units(rows) -> list[list[str]]:
+    """The unit spellings of older ncu versions: usecond, cycle/nsecond, Tbyte/second."""
+    names = {"us": "usecond", "ns": "nsecond", "ms": "msecond", "Ghz": "cycle/nsecond", "Tbyte/s": "Tbyte/second",
+             "Gbyte/s": "Gbyte/second"}
+    return [rows[0], [names.get(u, u) for u in rows[1]], *rows[2:]]
+
+
+TRANSFORMS = {
+    "utf-16 with a byte-order mark": lambda p: p.read_text().encode("utf-16"),
+    "utf-16 without one": lambda p: p.read_text().encode("utf-16-le"),
+    "utf-8 with a byte-order mark, CRLF": lambda p: ("\ufeff" + p.read_text().replace("\n", "\r\n")).encode(),
+    "re-saved by Python's csv module": lambda p: _csv(_rows(p)).encode(),
+    "a spreadsheet's semicolons and decimal commas": lambda p: _csv(_localised(_rows(p)), delimiter=";").encode(),
+    "the program's output and ncu's lines first": lambda p: ("ran: 7 kernels\n==PROF== Connected to process 9\n"
+                                                            "==WARNING== a note\n" + p.read_text()).encode(),
+    "older unit spellings": lambda p: _csv(_older_units(_rows(p)), quoting=csv.QUOTE_ALL).encode(),
+}
+
+
+@pytest.mark.parametrize("how", TRANSFORMS)
+def test_the_same_export_however_saved_reads_alike(how, tmp, tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_bytes(TRANSFORMS[how](FORMS / "full-raw.csv"))
+    doc = by_label(imported("full-raw", tmp, path))
+    want = by_label(imported("full-raw", tmp))
+    assert set(doc) == set(want)
+    for name, k in want.items():
+        got = doc[name]
+        assert got.time_ms == pytest.approx(k.time_ms, rel=1e-9) and got.clock_mhz == pytest.approx(k.clock_mhz)
+        assert got.flops == pytest.approx(k.flops, rel=1e-9) and got.bytes == pytest.approx(k.bytes, rel=1e-9)
+        assert got.precision == k.precision and got.occupancy == k.occupancy
+
+
+def test_an_old_details_layout_reads_like_the_new_one(tmp, tmp_path):
+    """The 12-column details page of ncu 2019-2021 (no Block Size, Grid Size, Device or CC columns,
+    a Kernel Time, 'GPU Speed Of Light', usecond and cycle/nsecond) gives the same time, DRAM bytes
+    and clock as today's 20-column one."""
+    rows = _rows(FORMS / "full-details.csv")
+    head = rows[0]
+    keep = [i for i, c in enumerate(head[:15]) if c not in ("Block Size", "Grid Size", "Device", "CC")]
+    units = {"us": "usecond", "ms": "msecond", "Ghz": "cycle/nsecond", "Gbyte/s": "Gbyte/second"}
+    old = [[head[i] for i in keep[:5]] + ["Kernel Time"] + [head[i] for i in keep[5:]]]
+    for r in rows[1:]:
+        if len(r) < 15 or not r[12]:
+            continue
+        cells = [r[i] for i in keep]
+        cells[6] = cells[6].replace("GPU Speed Of Light Throughput", "GPU Speed Of Light")
+        cells[8] = units.get(cells[8], cells[8])
+        old.append(cells[:5] + ["2021-Mar-01 10:00:00"] + cells[5:])
+    path = tmp_path / "old.csv"
+    path.write_text(_csv(old, quoting=csv.QUOTE_ALL))
+    got = by_label(_imported(str(path), "h200", tmp)[0])
+    want = by_label(imported("full-details", tmp))
+    for name, k in want.items():
+        assert got[name].time_ms == pytest.approx(k.time_ms)
+        assert got[name].bytes["dram"] == pytest.approx(k.bytes["dram"])
+        assert got[name].clock_mhz == pytest.approx(k.clock_mhz)
+        assert got[name].threads_per_block == k.threads_per_block
+
+
+def test_pascal_era_metric_names_and_two_decimals():
+    """The oldest raw exports: gpu__time_duration without .sum, dram__read_bytes/write_bytes, every
+    value with two decimals and thousands separators, per-instance lists in cells."""
+    values = {"gpu__time_duration": 2720.0, "dram__read_bytes": 7552.0, "dram__write_bytes": 384.0,
+              "gpc__frequency": 2.12e9, "launch__grid_size": 1.0, "launch__block_size": 1024.0}
+    r = read(values, {})
+    assert r.value("time") == 2720 and r.value("dram") == 7936 and r.value("clock") == 2.12e9
+    assert r.quantities["dram"].source == "dram__read_bytes + dram__write_bytes"
+    assert r.grid == (1, 1, 1) and r.block == (1024, 1, 1)
+    assert ncu.number("1,759,000.00") == 1_759_000 and ncu.number("32.00; 32.00") is None
+
+
+@pytest.mark.parametrize("unit, scale", [
+    ("Mbyte", 1e6), ("Kbyte/cycle", 1e3), ("us", 1e3), ("usecond", 1e3), ("msecond", 1e6), ("second", 1e9),
+    ("Ghz", 1e9), ("hz", 1.0), ("cycle/nsecond", 1e9), ("cycle/usecond", 1e6), ("Tbyte/s", 1e12),
+    ("Gbyte/second", 1e9), ("sector/ns", 1e9), ("sector/us", 1e6), ("byte/block", 1.0), ("Kbyte/block", 1e3),
+    ("register/thread", 1.0), ("inst/cycle", 1.0), ("%", 1.0), ("", 1.0), ("Kibyte", 1024.0), ("furlong", None),
+])
+def test_units_as_ncu_writes_them(unit, scale):
+    assert ncu.unit_scale(unit) == pytest.approx(scale) if scale else ncu.unit_scale(unit) is None
+
+
+@pytest.mark.parametrize("cells, mark", [
+    (["27.595.520", "65,77", "117.344"], ","), (["342.75", "1,234,567", "117.344"], "."), (["117.344"], "."),
+    (["0.000000", "1,976.40"], "."), (["1.234,5"], ","),
+])
+def test_a_files_decimal_mark(cells, mark):
+    assert ncu.decimal_mark(cells) == mark
+
+
+def test_what_a_short_metric_list_lacks_is_named_and_never_blamed_on_latency(tmp):
+    """The details page of a five-metric `--metrics ... --csv` run (with the program's output
+    first): the BF16 GEMM read from the hgmma-only tensor metric against the BF16 roof; FP32 from
+    FFMA alone, a lower bound said so; no occupancy without shared memory; no kernel called
+    latency-bound while kinds of work went uncounted; every missing figure listed with where to
+    get it."""
+    doc = imported("metrics-stdout", tmp)
+    k = by_label(doc)
+    gemm = k["nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"]
+    assert gemm.precision == "bf16" and gemm.tensor_core and gemm.flops["bf16_tensor"] == 2 * 2048**3
+    assert doc.verdict(gemm).binding.level == "BF16 tensor"
+    sgemm = k["cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
+    assert "fp32 ADD/MUL" in sgemm.missing and "lower bound" in sgemm.counted["fp32"]
+    assert all(x.occupancy is None and x.registers is not None for x in doc.kernels)  # registers, but no smem
+    r = invoke("show", "--results", _path_of("metrics-stdout", tmp))
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.stdout.split())
+    assert "latency" not in text and "not in this report" in text
+    for what in ("FP32 ADD/MUL instructions", "FP16 operations", "tensor-core operations", "the SM clock",
+                 "shared memory per block", "L2 bytes"):
+        assert what in text, what
+
+
+def _path_of(form: str, tmp: str) -> str:
+    path = str(FORMS / f"{form}.csv")
+    return f"{tmp}/{abs(hash((path, 'h200' if form in DETAILS else None)))}.json"
+
+
+def test_a_report_of_the_roofline_section_alone_places_no_tensor_roof(tmp):
+    """--section SpeedOfLight_RooflineChart counts FP32 and FP64 only: the tensor-core GEMMs show
+    no work they can be read by, are marked '?', and their verdict says another roof may bind."""
+    doc = imported("section-raw", tmp)
+    k = by_label(doc)
+    for name in ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT"):
+        assert k[name].precision == "unknown" and k[name].gflops is None
+        assert "tensor" in k[name].uncounted(doc.device)
+    r = invoke("show", "--results", _path_of("section-raw", tmp))
+    text = " ".join(r.stdout.split())
+    assert "another roof may bind instead" in text and "latency" not in text
+
+
+def test_a_details_export_without_device_attributes_needs_a_gpu(tmp_path):
+    one_line_error(invoke("profile", "--import", FORMS / "full-details.csv", "--out", tmp_path / "p.json"),
+                   "holds no device attributes (compute capability 9.0) to take the GPU's peaks from; name it with "
+                   "--gpu, one of: h100-sxm, h100-pcie, h100-nvl, h200")
+    one_line_error(invoke("profile", "--import", FORMS / "full-details.csv", "--gpu", "a100-sxm4-80gb",
+                          "--out", tmp_path / "p.json"), "compute capability 9.0; --gpu A100-SXM4-80GB is 8.0")
+    one_line_error(invoke("profile", "--import", FORMS / "section-details.csv", "--gpu", "h200",
+                          "--out", tmp_path / "p.json"), "holds 7 launches without a duration")
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_an_import_never_overwrites_its_report(tmp_path):
+    report = tmp_path / "r.csv"
+    report.write_bytes((FORMS / "section-raw.csv").read_bytes())
+    one_line_error(invoke("profile", "--import", report, "--out", report), "is the report being imported")
+    assert report.read_bytes() == (FORMS / "section-raw.csv").read_bytes()
+    binary = tmp_path / "b.csv"
+    binary.write_bytes(bytes(range(256)) * 20)
+    one_line_error(invoke("profile", "--import", binary, "--out", tmp_path / "p.json"), "not a CSV export (a binary")
+
+
+def test_the_metrics_collected_are_the_metrics_read():
+    """Every figure the reader wants comes from the one list `roofline profile` and `run --profile`
+    collect: a launch holding exactly those metrics misses nothing, and each figure is counted,
+    not derived; `run --profile` reads its figures from the same reading."""
+    other_chips = {f"sm__ops_path_tensor_src_{t}.sum" for t in (
+        "fp16_dst_fp16", "fp16_dst_fp32", "fp16_bf16_tf32_dst_fp32", "fp8_dst_fp16", "fp8_dst_fp32",
+        "fp4_fp6_fp8_dst_fp16", "fp4_fp6_fp8_dst_fp32")}  # the spellings of chips other than the H200's
+    assert other_chips < set(COLLECT)
+    values = {m: 1000.0 + i for i, m in enumerate(COLLECT) if m not in other_chips}
+    r = read(values)
+    assert r.missing == {}
+    assert all(q.counted for q in r.quantities.values()), {k: q.source for k, q in r.quantities.items()}
+    used = set(re.findall(r"[\w.]+__[\w.]+", " ".join(q.source for q in r.quantities.values())))
+    launch = {"launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z", "launch__block_dim_x",
+              "launch__block_dim_y", "launch__block_dim_z", "launch__grid_size", "launch__block_size"}
+    assert r.launch_source == "launch__grid_dim_x/y/z, launch__block_dim_x/y/z"
+    assert set(COLLECT) - used - launch - other_chips <= {"sm__cycles_elapsed.avg"}  # the stand-in for rates
+    ga100 = read({**values, **{m: 500.0 for m in other_chips if "fp16_dst" in m}}
+                 | {"sm__ops_path_tensor_src_fp16.sum": float("nan")})
+    assert ga100.quantities["fp16_tensor"].source == ("sm__ops_path_tensor_src_fp16_dst_fp16.sum + "
+                                                      "sm__ops_path_tensor_src_fp16_dst_fp32.sum")
+    row = ncu.Row("void k<1>(float *)", values=values)
+    traffic = counters.counted_from(row)
+    assert None not in (traffic.dram_bytes, traffic.l2_bytes, traffic.l1_bytes, traffic.smem_bytes,
+                        traffic.bank_conflicts, traffic.fp32_flops)
+
+
+@pytest.mark.parametrize("demangled, name", [
+    ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(T1::Params)",
+     "cutlass_80_simt_sgemm_256x128_8x4_nn_align1"),
+    ("void cutlass::Kernel<cutlass_80_tensorop_s16816gemm_bf16_128x128_32x4_nn_align8>(T1::Params)",
+     "cutlass_80_tensorop_s16816gemm_bf16_128x128_32x4_nn_align8"),
+    ("void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int, int>, "
+     "cutlass::gemm::collective::CollectiveMma<cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized<4, "
+     "cute::tuple<cute::C<1>, cute::C<1>, cute::C<1>>, cutlass::gemm::KernelTmaWarpSpecialized>, "
+     "cute::tuple<cute::C<128>, cute::C<256>, cute::C<64>>, cutlass::bfloat16_t>, void>>(T1::Params)",
+     "device_kernel [GemmUniversal 128x256x64]"),
+    ("void at::vectorized_elementwise_kernel<8, at::GeluCUDAKernelImpl(at::TensorIteratorBase &, at::GeluType)::"
+     "[lambda() (instance 1)]::operator ()() const::[lambda(c10::BFloat16) (instance 1)], std::array<char *, 2>>"
+     "(int, T2, T3)", "vectorized_elementwise_kernel [GeluCUDAKernelImpl]"),
+    ("void at::vectorized_elementwise_kernel<8, at::CUDAFunctor_add<c10::BFloat16>, std::array<char *, 3>>(int, T2, T3)",
+     "vectorized_elementwise_kernel [CUDAFunctor_add]"),
+    ("void native::elementwise_kernel<128, 2, void native::gpu_kernel_impl_nocast<native::direct_copy_kernel_cuda("
+     "at::TensorIteratorBase &)::[lambda() (instance 3)]::operator ()() const::[lambda(long) (instance 1)]>("
+     "at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)",
+     "elementwise_kernel [direct_copy_kernel_cuda]"),
+    ("void native::reduce_kernel<512, 1, native::ReduceOp<float, native::func_wrapper_t<float, "
+     "native::sum_functor<float, float, float>::operator ()(at::TensorIterator &)::[lambda(float, float) "
+     "(instance 1)]>, unsigned int, float, 4, 4>>(T3)", "reduce_kernel [sum_functor]"),
+    ("void native::<unnamed>::multi_tensor_apply_kernel<native::<unnamed>::TensorListMetadata<1>, "
+     "native::<unnamed>::BinaryOpScalarFunctor<c10::BFloat16, 1, 1, 0>, std::multiplies<float>, float>(T1, T2, T3...)",
+     "multi_tensor_apply_kernel [BinaryOpScalarFunctor, multiplies]"),
+    ("enable_if<!T7, void>::type kernel<int, int, __nv_bfloat16, float, 0, 1, cublasGemvParamsEx<int, "
+     "cublasGemvTensorStridedBatched<const __nv_bfloat16>, float>>(T13)", "kernel [cublasGemvParamsEx]"),
+    ("void unnamed>::transpose_tiled_kernel<32>(float *, const float *, int, int)", "transpose_tiled_kernel"),
+    ("void register_tiling_2d<128, 128, 8, 8, 8>(int, int, int, float, const float *, const float *, float, float *)",
+     "register_tiling_2d"),
+    ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"),
+])
+def test_names_people_recognise(demangled, name):
+    assert label(demangled) == name
+
+
+def test_different_kernels_never_share_a_name():
+    names = [r[4] for r in _rows(TRANSFORMER)[2:]] + [r[4] for r in _rows(FORMS / "full-raw.csv")[2:]]
+    labels = unique_labels(names)
+    assert len(set(labels.values())) == len(set(names))
+    fills = sorted(v for v in labels.values() if "FillFunctor" in v)
+    assert fills == ["vectorized_elementwise_kernel [FillFunctor<BFloat16>]",
+                     "vectorized_elementwise_kernel [FillFunctor<float>]"]
+
+
+def test_roofs_at_the_clock_a_kernel_ran_at():
+    """Per SM per clock x SMs x the kernel's clock, measured ceilings capped there; DRAM and L2
+    as they are. H200 at 1692 MHz: 132 x 4096 x 1692 MHz = 914.8 TFLOP/s BF16, 16896 x 2 x 1692
+    MHz = 57.2 TFLOP/s FP32; an A100 held at its 765 MHz base clock: 54 % of its FP32 roof."""
+    h200 = replace(from_preset("h200"), measured_fp32_gflops=62_030.0)
+    at = h200.roofs_at(1692)
+    assert at.roof("bf16_tensor", measured=False).value == pytest.approx(914_817, rel=1e-5)
+    assert at.roof("FP32", measured=False).value == pytest.approx(57_176, rel=1e-4)
+    assert at.roof("FP32").value == pytest.approx(57_176, rel=1e-4) and at.roof("FP32").measured  # capped
+    assert at.roof("DRAM").value == h200.roofs.roof("DRAM").value and at.roof("L2").value == h200.roofs.roof("L2").value
+    assert h200.roofs_at(None) == h200.roofs
+    a100 = from_preset("a100-sxm4-80gb")
+    assert a100.roofs_at(765).roof("FP32").value / a100.roofs.roof("FP32").value == pytest.approx(765 / 1410)
+
+
+def test_a_profile_is_never_launch_bound(tmp_path):
+    """Nsight Compute's duration leaves the launch out: a 7.6 us kernel is read against its memory
+    and compute roofs, even where an event-timed empty kernel took longer."""
+    doc = store.load(FORMS / "roofline.json", profile=True)
+    slow_launch = doc.model_copy(update={"device": replace(doc.device, launch_latency_ms=0.05)})
+    for k in slow_launch.kernels:
+        v = slow_launch.verdict(k)
+        assert v.binding.level != LAUNCH and all(f.level != LAUNCH for f in v.floors)
+
+
+def test_a_launch_without_registers_has_no_occupancy():
+    """Registers absent from a report are not zero: no theoretical occupancy, and it says so."""
+    r = read({"gpu__time_duration.sum": 1e4, "dram__bytes.sum": 1e6, "launch__grid_size": 64, "launch__block_size": 256})
+    assert "registers" in r.missing and r.value("registers") is None
+    from roofline.model.launches import from_reading
+    from roofline.results.convert import from_profile
+
+    doc = from_profile([from_reading("void k(float *)", r)], from_preset("h200"))
+    assert doc.kernels[0].registers is None and doc.kernels[0].occupancy is None
+    assert store.dump(doc)["kernels"][0]["missing"]["registers"].startswith("--section LaunchStats")
+
+
+@pytest.fixture
+def module_on_path(monkeypatch):
+    """The stand-in for ncu's Python interface (tests/fixtures/ncu/module) importable here and in
+    the child process that reads through it; no ncu on PATH."""
+    folder = str(FIXTURES / "ncu" / "module")
+    monkeypatch.syspath_prepend(folder)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delitem(sys.modules, "ncu_report", raising=False)
+    yield
+    sys.modules.pop("ncu_report", None)
+
+
+def test_a_binary_report_is_read_through_ncus_module_in_a_child_process(module_on_path, tmp_path):
+    """Units from the interface (us, Mbyte, Ghz); metric kinds it cannot give as numbers left
+    alone; a fault inside the native interface does not take roofline down."""
+    report = tmp_path / "r.ncu-rep"
+    report.write_text(json.dumps([{"name": "void k<4>(float *)", "metrics": {
+        "gpu__time_duration.sum": ["double", 25.056, "us"], "dram__bytes.sum": ["double", 33.6, "Mbyte"],
+        "sm__cycles_elapsed.avg.per_second": ["double", 1.98, "Ghz"],
+        "device__attribute_display_name": ["string", "NVIDIA H200", ""], "launch__grid_size": ["uint64", 128, ""],
+        "launch__function_pcs": ["any", 1, ""], "SM_A.TriageCompute.sm__cycles_active.avg": ["any", 1, ""]}}]))
+    got = ncu.read_report(report)
+    assert "ncu_report" in got.read_with
+    row = got.rows[0]
+    assert row.kernel == "void k<4>(float *)" and row.text["device__attribute_display_name"] == "NVIDIA H200"
+    assert row.values["gpu__time_duration.sum"] == pytest.approx(25_056)
+    assert row.values["dram__bytes.sum"] == pytest.approx(33.6e6) and row.values["launch__grid_size"] == 128
+    assert row.values["sm__cycles_elapsed.avg.per_second"] == pytest.approx(1.98e9)
+    crash = tmp_path / "crash.ncu-rep"
+    crash.write_text(json.dumps([{"name": "CRASH", "metrics": {}}]))
+    with pytest.raises(ncu.NcuError, match="needs ncu"):  # the fault is survived; the CSV export needs ncu
+        ncu.read_report(crash)
