@@ -28,7 +28,8 @@ from roofline.model.ncu_metrics import COLLECT, read
 from roofline.model.roofs import LAUNCH
 from roofline.results import store
 
-FORMS = FIXTURES / "ncu" / "forms"
+FORMS = FIXTURES / "ncu" / "forms"  # cuBLAS/cuBLASLt products in FP32, FP16, BF16, INT8, FP8; GELU; an add
+MIXED = FIXTURES / "ncu" / "forms-mixed"  # TF32 and FP64 products, a layer norm, cuDNN attention, a Triton kernel
 TRANSFORMER = FIXTURES / "ncu" / "transformer-h200-raw.csv"
 RAW = ("full-raw", "full-raw-base", "section-raw", "metrics-raw-stdout")
 DETAILS = ("full-details", "full-details-base", "metrics-stdout")  # no device attributes: read with --gpu h200
@@ -60,8 +61,8 @@ def tmp(tmp_path_factory):
     return str(tmp_path_factory.mktemp("forms"))
 
 
-def imported(form: str, tmp: str, path=None):
-    return _imported(str(path or FORMS / f"{form}.csv"), "h200" if form in DETAILS else None, tmp)[0]
+def imported(form: str, tmp: str, path=None, folder=FORMS):
+    return _imported(str(path or folder / f"{form}.csv"), "h200" if form in DETAILS else None, tmp)[0]
 
 
 def by_label(doc) -> dict:
@@ -69,27 +70,29 @@ def by_label(doc) -> dict:
     return {label(k.demangled): k for k in doc.kernels}
 
 
-@pytest.fixture(scope="module")
-def reference():
+@cache
+def reference(folder) -> dict:
     """`roofline profile` of the same program (its own metric list, ncu_report reading the report)."""
-    return by_label(store.load(FORMS / "roofline.json", profile=True))
+    return by_label(store.load(folder / "roofline.json", profile=True))
 
 
 def partial(k, key: str) -> bool:
     return any(m.startswith(key + " ") for m in k.missing)
 
 
-@pytest.mark.parametrize("form", RAW + DETAILS)
-def test_every_form_gives_the_figures_roofline_profile_counted(form, tmp, reference):
+@pytest.mark.parametrize("folder, form", [(FORMS, f) for f in RAW + DETAILS] + [
+    (MIXED, f) for f in ("full-raw", "full-details", "section-raw", "metrics-stdout", "metrics-raw-stdout")])
+def test_every_form_gives_the_figures_roofline_profile_counted(folder, form, tmp):
     """FLOPs per precision exactly (instruction counts, or rates x cycles to four digits), bytes per
     level and time within what separate runs of one program vary, and everything else missing by
     name, never zero."""
-    doc = imported(form, tmp)
+    doc = imported(form, tmp, folder=folder)
+    reference_ = reference(folder)
     kernels = by_label(doc)
-    assert set(kernels) == set(reference)
+    assert set(kernels) == set(reference_)
     for name, k in kernels.items():
-        ref = reference[name]
-        assert k.time_ms == pytest.approx(ref.time_ms, rel=0.05), name
+        ref = reference_[name]
+        assert k.time_ms == pytest.approx(ref.time_ms, rel=0.1), name  # separate runs: a 16 us kernel varies 8 %
         for key, flops in k.flops.items():
             if not partial(k, key):
                 assert flops == pytest.approx(ref.flops[key], rel=5e-4), (name, key)
@@ -136,16 +139,18 @@ def test_set_full_reads_as_nsight_computes_own_roofline_does(tmp):
     assert set(doc.missing()) == {"smem"}  # --set full has no shared-memory byte count
 
 
-@pytest.mark.parametrize("binary, export", [("full-ncurep", "full-raw-base"), ("section-ncurep", "section-raw")])
-def test_a_binary_report_reads_like_its_csv_export(binary, export, tmp):
+@pytest.mark.parametrize("folder, binary, export", [
+    (FORMS, "full-ncurep", "full-raw-base"), (FORMS, "section-ncurep", "section-raw"),
+    (MIXED, "full-ncurep", "full-raw"), (MIXED, "section-ncurep", "section-raw")])
+def test_a_binary_report_reads_like_its_csv_export(folder, binary, export, tmp):
     """The .ncu-rep, read on the H200 through Nsight Compute's own Python interface (its units
     from the interface), and its raw CSV export read here: the same figures, the same sources."""
-    module = by_label(store.load(FORMS / f"{binary}.json", profile=True))
-    exported = by_label(imported(export, tmp))
+    module = by_label(store.load(folder / f"{binary}.json", profile=True))
+    exported = by_label(imported(export, tmp, folder=folder))
     assert set(module) == set(exported)
     for name, k in exported.items():
         m = module[name]
-        assert m.time_ms == pytest.approx(k.time_ms, rel=1e-6) and m.clock_mhz == pytest.approx(k.clock_mhz, rel=1e-5)
+        assert m.time_ms == pytest.approx(k.time_ms, rel=1e-5) and m.clock_mhz == pytest.approx(k.clock_mhz, rel=1e-5)
         assert m.flops == pytest.approx(k.flops, rel=5e-4)  # the CSV prints per-cycle rates to 6 decimals
         assert m.bytes == pytest.approx(k.bytes, rel=1e-5)
         assert m.precision == k.precision and m.registers == k.registers and m.grid == k.grid
