@@ -353,11 +353,18 @@ def _raw(header: list[str], records: list[list[str]], source: str) -> Report:
             unit = units[i].strip() if units and i < len(units) else ""
             _store(row, name, x, scales[i], unit, unknown)
         rows.append(row)
-    notes = [f"{len(unknown)} column(s) in units this reader does not know, left out: "
-             + ", ".join(f"{k} ({v})" for k, v in list(unknown.items())[:3])] if unknown else []
+    notes = _unknown_units(unknown)
     if units is None and rows:
         notes.append("the export has no unit row: its numbers are read as base units (ns, bytes, Hz)")
     return Report(rows, "raw CSV export (ncu --csv --page raw)", tuple(notes))
+
+
+def _unknown_units(unknown: dict[str, str]) -> list[str]:
+    """A note naming the metrics left out for a unit `unit_scale` does not know (none: no note)."""
+    if not unknown:
+        return []
+    return [f"{plural(len(unknown), 'metric')} in units this reader does not know, left out: "
+            + ", ".join(f"{k} ({v})" for k, v in list(unknown.items())[:3])]
 
 
 def _cell(r: list[str], header: list[str], name: str) -> str:
@@ -415,9 +422,8 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
             continue
         if metric not in row.values:  # a label repeated in another section: the first reading stands
             _store(row, metric, x, unit_scale(unit), unit, unknown)
-    notes = [f"{len(unknown)} metric(s) in units this reader does not know, left out: "
-             + ", ".join(f"{k} ({v})" for k, v in list(unknown.items())[:3])] if unknown else []
-    return Report(list(by_launch.values()), "details CSV export (ncu --csv, --page details)", tuple(notes))
+    return Report(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",
+                  tuple(_unknown_units(unknown)))
 
 
 # ---------------------------------------------------------------- binary reports

@@ -62,12 +62,14 @@ class ProfiledKernel(_Model):
     dynamic_smem_bytes: Annotated[int, Field(ge=0)] | None = 0
     occupancy: Occupancy | None = None
     achieved_occupancy: Fraction | None = None
-    clock_mhz: Annotated[float, Field(gt=0, le=1e4)] | None = None
-    passes: Annotated[int, Field(ge=1)] | None = None
-    counted: dict[str, str] = {}
-    derived: dict[str, str] = {}
-    missing: dict[str, str] = {}
-    notes: list[str] = []
+    clock_mhz: Annotated[float, Field(gt=0, le=1e4)] | None = Field(
+        None, description="the SM clock the launches ran at (time-weighted), MHz; its roofs are read at it")
+    passes: Annotated[int, Field(ge=1)] | None = Field(None, description="replay passes ncu took for one launch")
+    counted: dict[str, str] = Field({}, description="figure -> the metric (or counts added up) it was read from")
+    derived: dict[str, str] = Field({}, description="figure -> the formula over metrics it was derived by "
+                                                    "(a rate times a time or cycles)")
+    missing: dict[str, str] = Field({}, description="figure the report lacks -> the ncu option that brings it")
+    notes: list[str] = Field([], description="remarks on its counts (tensor inputs without a roof, sparsity)")
 
     @property
     def dominant(self) -> str | None:
