@@ -19,7 +19,8 @@ from .errors import RunError, UsageError
 
 def check_writable(path: Path) -> Path:
     """Return `path` if a file can be written there. Raises UsageError for an empty name, an
-    existing folder of that name, a folder that does not exist or cannot be written."""
+    existing folder, device, pipe or socket of that name (an atomic write would replace it with a
+    plain file), a folder that does not exist or cannot be written."""
     text = str(path)
     if not text.strip():
         raise UsageError("the output file name is empty")
@@ -27,6 +28,8 @@ def check_writable(path: Path) -> Path:
     try:
         if path.is_dir():
             raise UsageError(f"cannot write {path}: it is a folder; give a file name")
+        if path.exists() and not path.is_file():
+            raise UsageError(f"cannot write {path}: it is a device, pipe or socket, not a file; give a file name")
         folder = path.parent
         if folder.exists() and not folder.is_dir():
             raise UsageError(f"cannot write {path}: {folder} is a file, not a folder")

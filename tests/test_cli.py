@@ -99,6 +99,7 @@ def test_without_a_gpu(tmp_path):
     (("--out", "."), "cannot write .: it is a folder; give a file name"),
     (("--out", ""), "cannot write .: it is a folder; give a file name"),  # Typer reads "" as "."
     (("--out", "/proc/r.json"), "folder /proc is not writable"),
+    (("--out", "/dev/null"), "cannot write /dev/null: it is a device, pipe or socket, not a file"),
     (("--all", "true"), "Got unexpected extra argument(s) (true)"),
 ])
 def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
