@@ -528,10 +528,19 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
         kept = f"; ncu's own report is kept in {report_out}" if report_out is not None else ""
         raise RunError(f"ncu reported figures no GPU reaches ({store.one_line(exc)}){kept}") from None
     store.save(doc, out)
+    notes += _kernel_notes(doc)
     failures = [] if done.returncode == 0 else [
         f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
         f"that are kept in {out}"]
     return ProfileReport(doc, notes, failures)
+
+
+def _kernel_notes(doc: ProfileResults, most: int = 8) -> list[str]:
+    """Each kernel's remarks on its counts ('kernel: note'), the first `most` of them and a count
+    of the rest."""
+    found = [f"{k.name}: {n}" for k in doc.kernels for n in k.notes]
+    return found[:most] + ([f"and {len(found) - most} more remarks on kernels' counts, in the results file"]
+                           if len(found) > most else [])
 
 
 def _profiled_device(rows: list[ncu.Row]) -> tuple[DeviceSpec, list[str]]:
@@ -615,7 +624,12 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     try:
         doc = convert.from_profile(launches, device, report=path.name, read_with=report.read_with, notes=notes)
     except ValidationError as exc:
-        other = f" (it was recorded on another GPU than --gpu {gpu})" if notes and "--gpu asks" in notes[-1] else ""
+        other = ""
+        if gpu is not None:
+            recorded = next((n for n in notes if "--gpu asks" in n), None)
+            other = (f" (it was recorded on another GPU than --gpu {gpu})" if recorded else
+                     f" (is --gpu {gpu} the GPU it was recorded on? the report does not name its GPU)"
+                     if device is preset else "")
         raise UsageError(f"{path}: {store.one_line(exc)}{other}") from None
     store.save(doc, out)
-    return ProfileReport(doc, notes, [])
+    return ProfileReport(doc, notes + _kernel_notes(doc), [])

@@ -45,7 +45,7 @@ from ..errors import RunError, UsageError
 from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
 from ..model.launches import Launch, from_reading
-from ..model.ncu_metrics import COLLECT, WHERE, details_metric, read
+from ..model.ncu_metrics import COLLECT, TIME, WHERE, details_metric, read
 from ..model.peaks import fp32_cores_per_sm
 from ..model.presets import PRESETS
 from ..model.roofs import dram_gbps, fp32_gflops
@@ -256,12 +256,34 @@ def decimal_mark(cells) -> str:
     return "," if comma > dot else "."
 
 
+def ambiguous_marks(cells) -> str | None:
+    """A cell whose value depends on the decimal mark ('117.344': 117 or 117,344) in a file where
+    no cell tells the mark (`decimal_mark`), or None."""
+    found = None
+    for c in cells:
+        c = c.strip()
+        if _COMMA_DECIMAL.fullmatch(c) or _DOT_DECIMAL.fullmatch(c):
+            return None
+        if found is None and re.fullmatch(r"[-+]?\d{1,3}[.,]\d{3}", c):
+            found = c
+    return found
+
+
+def _mark_note(cells: list[str]) -> list[str]:
+    cell = ambiguous_marks(cells)
+    return [f"numbers such as '{cell}' read with a decimal point: nothing in the file tells a decimal comma "
+            "(a comma-decimal locale) apart"] if cell else []
+
+
 def number(cell: str, mark: str = ".") -> float | None:
     """A cell as a finite number, thousands separators dropped (`mark` is the decimal mark);
     None for no value ('n/a', 'nan', empty), a list of per-instance values, or text."""
     text = cell.strip().replace("\u202f", "").replace("\xa0", "")
     if text.lower() in NO_VALUE or ";" in text:
         return None
+    group = "," if mark == "." else "."
+    if group in text and not re.fullmatch(rf"[-+]?\d{{1,3}}(\{group}\d{{3}})+(\{mark}\d*)?([eE][-+]?\d+)?", text):
+        return None  # separators where no thousands are (a cell cut short): no number
     text = text.replace(",", "") if mark == "." else text.replace(".", "").replace(",", ".")
     if not _NUMBER.fullmatch(text):
         return None
@@ -314,9 +336,14 @@ def parse_csv(text: str, source: str = "report") -> Report:
     start, sep, header = found
     body = "\n".join(ln for ln in lines[start + 1:] if not ln.startswith("=="))
     records = [r for r in csv.reader(io.StringIO(body), delimiter=sep) if any(c.strip() for c in r)]
+    again = next((r for r in records if r and r[0].strip() == "ID" and "Kernel Name" in r), None)
+    if again is not None:
+        raise UsageError(f"{source}: holds a second export after the first (another header row); import each report "
+                         "on its own")
+    cut = body.count('"') % 2 == 1  # the file ends inside a quoted value: its last row is cut short
     if "Metric Name" in header and "Metric Value" in header:
-        return _details(header, records, source)
-    return _raw(header, records, source)
+        return _details(header, records[:-1] if cut else records, source)
+    return _raw(header, records, source, cut)
 
 
 def _int(cell: str) -> int | None:
@@ -324,7 +351,7 @@ def _int(cell: str) -> int | None:
     return int(x) if x is not None and x == int(x) else None
 
 
-def _raw(header: list[str], records: list[list[str]], source: str) -> Report:
+def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = False) -> Report:
     id_col = header.index("ID")
     units, data = None, []
     for r in records:
@@ -333,14 +360,17 @@ def _raw(header: list[str], records: list[list[str]], source: str) -> Report:
             units = r
         elif _int(cell) is not None:
             data.append(r)
-    mark = decimal_mark(c for r in data for c in r)
+    cells = [c for r in data for c in r]
+    mark = decimal_mark(cells)
     scales = [unit_scale(u) for u in units] if units else [1.0] * len(header)
     scales += [1.0] * (len(header) - len(scales))
     unknown: dict[str, str] = {}
-    rows = []
-    for r in data:
+    bad: dict[str, str] = {}
+    rows, seen = [], set()
+    for j, r in enumerate(data):
         row = Row(kernel=_cell(r, header, "Kernel Name"), process_id=_int(_cell(r, header, "Process ID")),
-                  incomplete=len(r) < len(header))
+                  incomplete=len(r) < len(header) or (cut and j == len(data) - 1))
+        _check_once(seen, row.process_id, _int(r[id_col]), row.kernel, source)
         for i, (name, cell) in enumerate(zip(header, r)):
             if name in TEXT_COLUMNS or name in ("ID", "Process ID"):
                 row.text[name] = cell.strip()
@@ -349,22 +379,68 @@ def _raw(header: list[str], records: list[list[str]], source: str) -> Report:
             if x is None:
                 if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
                     row.text[name] = cell.strip()
+                    if USED.match(name) and not row.incomplete:
+                        bad.setdefault(name, cell.strip())
                 continue
-            unit = units[i].strip() if units and i < len(units) else ""
+            unit = units[i].strip() if units and i < len(units) else None
             _store(row, name, x, scales[i], unit, unknown)
         rows.append(row)
-    notes = _unknown_units(unknown)
+    notes = _unknown_units(unknown) + _not_numbers(bad) + _mark_note(cells)
     if units is None and rows:
         notes.append("the export has no unit row: its numbers are read as base units (ns, bytes, Hz)")
     return Report(rows, "raw CSV export (ncu --csv --page raw)", tuple(notes))
 
 
 def _unknown_units(unknown: dict[str, str]) -> list[str]:
-    """A note naming the metrics left out for a unit `unit_scale` does not know (none: no note)."""
+    """A note naming the metrics left out for a unit `unit_scale` does not know, or one of the
+    wrong kind for the metric (none: no note)."""
     if not unknown:
         return []
-    return [f"{plural(len(unknown), 'metric')} in units this reader does not know, left out: "
-            + ", ".join(f"{k} ({v})" for k, v in list(unknown.items())[:3])]
+    return [f"{plural(len(unknown), 'metric')} in units this reader does not know or that do not fit them, left out: "
+            + ", ".join(f"{k} ({v or 'no unit'})" for k, v in list(unknown.items())[:3])]
+
+
+def _not_numbers(bad: dict[str, str]) -> list[str]:
+    """A note naming the metrics a roofline uses whose cells hold text, not numbers."""
+    if not bad:
+        return []
+    return [f"{plural(len(bad), 'metric')} with values that are not numbers, left out: "
+            + ", ".join(f"{k} ({v!r})" for k, v in list(bad.items())[:3])]
+
+
+def _check_once(seen: set, process_id: int | None, launch: int | None, kernel: str, source: str) -> None:
+    """Raise UsageError when a launch (process, ID) comes twice: a repeated row, or exports joined."""
+    key = (process_id, launch)
+    if key in seen:
+        raise UsageError(f"{source}: launch ID {launch} appears twice ({kernel[:60]}): a repeated row, or two "
+                         "exports joined; import each report on its own")
+    seen.add(key)
+
+
+USED = re.compile(r"(gpu__time_duration|dram__(bytes|sectors|read_bytes|write_bytes)|lts__t_(bytes|sectors)|"
+                  r"l1tex__t_(bytes|sectors)|smsp__sass|sm__ops_path|(sm|smsp|gpc)__cycles_elapsed|sm__warps_active|"
+                  r"launch__((grid|block)_(size|dim_[xyz])|registers_per_thread|shared_mem_per_block_(static|dynamic)))")
+# the numeric metrics a roofline reads
+_KINDS = (  # (metric pattern, what its unit must be): a value in a unit of another kind is not read
+    (re.compile(r"gpu__time_duration"), "time"),
+    (re.compile(r"(cycles_elapsed\.avg\.per_second|__frequency)$"), "rate"),
+    (re.compile(r"__bytes.*\.per_second$"), "rate"),
+    (re.compile(r"__bytes[\w]*(\.sum|\.avg|\.max|\.min)?$"), "bytes"),
+    (re.compile(r"pct"), "percent"),
+)
+
+
+def _unit_fits(name: str, unit: str) -> bool:
+    for pattern, kind in _KINDS:
+        if pattern.search(name):
+            if kind == "time":
+                return unit in _TIME_NS
+            if kind == "rate":
+                return unit.lower().endswith("hz") or unit.partition("/")[2].strip() in _TIME_NS
+            if kind == "bytes":
+                return "byte" in unit and "/" not in unit
+            return unit == "%"
+    return True
 
 
 def _cell(r: list[str], header: list[str], name: str) -> str:
@@ -372,15 +448,18 @@ def _cell(r: list[str], header: list[str], name: str) -> str:
     return r[i].strip() if i is not None and i < len(r) else ""
 
 
-def _store(row: Row, name: str, x: float, scale: float | None, unit: str, unknown: dict[str, str]) -> None:
-    """A metric value in base units; device attributes in the units their names say (kHz, bytes)."""
+def _store(row: Row, name: str, x: float, scale: float | None, unit: str | None, unknown: dict[str, str]) -> None:
+    """A metric value in base units (`unit` None: the export gives none, base units assumed);
+    device attributes in the units their names say (kHz, bytes). A value in a unit this reader
+    does not know, or of the wrong kind for its metric (a duration in bytes), is left out and
+    named in `unknown`."""
     if name.startswith("device__attribute_"):
-        if unit.lower().endswith("hz") and scale is not None:
+        if unit and unit.lower().endswith("hz") and scale is not None:
             scale /= 1e3  # a clock printed in Hz or MHz: the attribute's own unit is kHz
         row.values[name] = x * (scale if scale is not None else 1.0)
-    elif scale is None:
-        if re.match(r"(gpu__time|dram__|lts__t_|l1tex__t_|smsp__sass|sm__ops_path|sm__cycles|gpc__cycles|launch__)", name):
-            unknown[name] = unit
+    elif scale is None or (unit is not None and not _unit_fits(name, unit)):
+        if USED.match(name):
+            unknown[name] = unit or ""
     else:
         row.values[name] = x * scale
 
@@ -392,6 +471,7 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
     mark = decimal_mark(values)
     by_launch: dict[tuple, Row] = {}
     unknown: dict[str, str] = {}
+    bad: dict[str, str] = {}
     for r in records:
         if len(r) <= max(col[n] for n in need):
             continue
@@ -403,9 +483,13 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
         row = by_launch.get(key)
         if row is None:
             row = by_launch[key] = Row(kernel=r[col["Kernel Name"]].strip(), process_id=pid)
+            row.text["ID"] = str(launch)
             for name in TEXT_COLUMNS:
                 if name in col and col[name] < len(r):
                     row.text[name] = r[col[name]].strip()
+        elif row.kernel != r[col["Kernel Name"]].strip():
+            raise UsageError(f"{source}: launch ID {launch} names two kernels ({row.kernel[:40]}; "
+                             f"{r[col['Kernel Name']].strip()[:40]}): two exports joined? Import each report on its own")
         label = r[col["Metric Name"]].strip()
         if not label:
             continue  # a rule row
@@ -417,13 +501,15 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
             continue
         x = number(cell, mark)
         if x is None:
-            if cell.strip() and cell.strip().lower() not in NO_VALUE:
+            if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
                 row.text[metric] = cell.strip()
+                if USED.match(metric):
+                    bad.setdefault(metric, cell.strip())
             continue
         if metric not in row.values:  # a label repeated in another section: the first reading stands
             _store(row, metric, x, unit_scale(unit), unit, unknown)
     return Report(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",
-                  tuple(_unknown_units(unknown)))
+                  tuple(_unknown_units(unknown) + _not_numbers(bad) + _mark_note(values)))
 
 
 # ---------------------------------------------------------------- binary reports
@@ -543,9 +629,9 @@ def read_file(path: Path) -> Report:
         data = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    if path.suffix.lower() == ".ncu-rep":
-        return read_report(path)
     text = decode(data)
+    if path.suffix.lower() == ".ncu-rep" and not ('"ID"' in text[:100_000] and "Kernel Name" in text[:100_000]):
+        return read_report(path)  # a binary report (a CSV export so named is read as one)
     if "\x00" in text[:4000] or (b"\x00" in data[:4000] and not text.strip()):
         raise UsageError(f"{path}: not a CSV export (a binary file); give an Nsight Compute report a .ncu-rep name")
     return parse_csv(text, str(path))
@@ -637,7 +723,7 @@ def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
     `model.launches.from_reading`), and one-line notes on the rows left out: cut short, or
     without a name or a duration."""
     demangled = _demangled([r.kernel for r in rows])
-    out, cut, timeless = [], 0, 0
+    out, cut, timeless, bad = [], 0, 0, []
     for row in rows:
         if row.incomplete:
             cut += 1
@@ -645,13 +731,19 @@ def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
         try:
             out.append(from_reading(demangled.get(row.kernel, row.kernel), read(row.values, row.text), row.process_id))
         except ValueError:
-            timeless += 1
+            given = row.text.get(TIME, row.values.get(TIME))
+            if given is None or not row.kernel:
+                timeless += 1
+            else:  # a duration is there, but no duration: zero, negative, not a number
+                bad.append(f"launch {row.text.get('ID', '?')} ({row.kernel[:40]}) has gpu__time_duration.sum {given!r}")
     notes = []
     if cut:
         notes.append(f"{plural(cut, 'report row')} left out: cut short (a truncated file?)")
     if timeless:
         notes.append(f"{plural(timeless, 'launch', 'launches')} left out: no kernel name or no duration "
                      f"({WHERE['time']} has it)")
+    if bad:
+        notes.append(f"{plural(len(bad), 'launch', 'launches')} left out for a duration that is none: " + "; ".join(bad[:3]))
     return out, notes
 
 

@@ -70,6 +70,7 @@ class Launch:
     sm_clock_hz: float | None = None
     process_id: int | None = None
     passes: int | None = None
+    reported_occupancy: float | None = None  # Nsight Compute's own theoretical occupancy, 0..1
     sources: dict[str, str] = field(default_factory=dict)
     derived: frozenset[str] = frozenset()
     missing: dict[str, str] = field(default_factory=dict)
@@ -102,7 +103,7 @@ def from_reading(kernel_name: str, r: Reading, process_id: int | None = None) ->
         x = r.value(key)
         return int(round(x)) if x is not None else None
 
-    sources = {k: q.source for k, q in r.quantities.items()}
+    sources = {k: q.source for k, q in r.quantities.items() if k != "reported_occupancy"}  # a check, not a figure
     if r.grid is not None:
         sources["launch_size"] = r.launch_source
     return Launch(
@@ -110,8 +111,9 @@ def from_reading(kernel_name: str, r: Reading, process_id: int | None = None) ->
         static_smem_bytes=whole("static_smem"), dynamic_smem_bytes=whole("dynamic_smem"), time_ns=float(time_ns),
         flops=flops, nbytes=nbytes, bank_conflicts=r.value("bank_conflicts"),
         achieved_occupancy=r.value("achieved_occupancy"), sm_clock_hz=r.value("clock"), process_id=process_id,
-        passes=whole("passes"), sources=sources,
-        derived=frozenset(k for k, q in r.quantities.items() if not q.counted), missing=dict(r.missing),
+        passes=whole("passes"), reported_occupancy=r.value("reported_occupancy"), sources=sources,
+        derived=frozenset(k for k, q in r.quantities.items() if k in sources and not q.counted),
+        missing=dict(r.missing),
         notes=tuple(r.notes),
     )
 
@@ -178,10 +180,9 @@ class KernelGroup:
 
     def uncounted(self, precisions) -> list[str]:
         """The precision keys among `precisions` (those the GPU has) whose operations the report
-        does not count for these launches. A count with some instruction kinds missing (FMA
-        only) is counted: it is a lower bound."""
+        does not count, or counts in part (FMAs without adds and multiplies), for these launches."""
         missing = self.missing
-        return [k for k in precisions if k in missing]
+        return [k for k in precisions if k in missing or any(m.startswith(k + " ") for m in missing)]
 
     def precision(self, uncounted: list[str] | tuple[str, ...] = ()) -> str:
         """'fp64', 'fp32', 'fp16', 'bf16', 'tf32', 'fp8', 'int8'; 'none' for no floating-point or

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 SECTOR_BYTES = 32
 TIME = "gpu__time_duration.sum"
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
+THEORETICAL = "sm__maximum_warps_per_active_cycle_pct"
 PASSES = "profiler__replayer_passes"
 INSTRUCTION = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 # precision key -> (SASS prefix, FLOPs per FMA, per ADD, per MUL instruction)
@@ -120,7 +121,7 @@ DETAILS_LABELS = {
     "Static Shared Memory Per Block": "launch__shared_mem_per_block_static",
     "Dynamic Shared Memory Per Block": "launch__shared_mem_per_block_dynamic",
     "Achieved Occupancy": ACHIEVED,
-    "Theoretical Occupancy": "sm__maximum_warps_per_active_cycle_pct",
+    "Theoretical Occupancy": THEORETICAL,
     "# SMs": "launch__sm_count",
     "Threads": "launch__thread_count",
     "Total SMSP Elapsed Cycles": "smsp__cycles_elapsed.sum",
@@ -159,7 +160,8 @@ class Quantity:
 class Reading:
     """What a report gives for one launch: each quantity found (`peaks.PRECISIONS` keys for
     operations; 'dram', 'l2', 'l1', 'smem' for bytes; 'time' ns, 'clock' Hz, 'bank_conflicts',
-    'achieved_occupancy' (0..1), 'passes', 'registers', 'static_smem', 'dynamic_smem'), the grid
+    'achieved_occupancy' and 'reported_occupancy' (ncu's theoretical one; 0..1), 'passes',
+    'registers', 'static_smem', 'dynamic_smem'), the grid
     and block, and each quantity missing with where to get it (`WHERE`). `notes` are one-line
     remarks (work on tensor inputs without a roof here, structured sparsity)."""
 
@@ -238,10 +240,12 @@ def _scaled(q: Quantity, factor: float, what: str) -> Quantity:
     return Quantity(q.value * factor, f"{source} x {what}", q.counted)
 
 
-def _time(m: _Metrics) -> Quantity | None:
+def _time(m: _Metrics, notes: list[str]) -> Quantity | None:
     for name in (TIME, "gpu__time_duration"):
-        if (t := m.get(name)) is not None and t > 0:
-            return Quantity(t, name, True)
+        if (t := m.get(name)) is not None:
+            if t > 0:
+                return Quantity(t, name, True)
+            notes.append(f"{name} is {t:g} ns, which is no duration: the time is taken from elapsed cycles, if any")
     for cycles, clock in (("gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"),
                           ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
                           ("sm__cycles_elapsed.max", "sm__cycles_elapsed.avg.per_second")):
@@ -375,14 +379,14 @@ L1_SECTORS = re.compile(r"^l1tex__t_sectors_pipe_lsu_mem_(global|local)_op_(ld|s
 
 def _dims(values: dict[str, float], text: dict[str, str], kind: str) -> tuple[tuple[int, int, int] | None, str]:
     per_dim = [_finite(values.get(f"launch__{kind}_dim_{a}")) for a in "xyz"]
-    if all(d is not None and d >= 1 for d in per_dim):
+    if all(d is not None and d >= 1 and d == int(d) for d in per_dim):
         return tuple(int(d) for d in per_dim), f"launch__{kind}_dim_x/y/z"
     column = f"{kind.capitalize()} Size"
     found = re.findall(r"\d+", str(text.get(column, "")))
     if len(found) == 3 and all(int(d) >= 1 for d in found):
         return tuple(int(d) for d in found), f"'{column}' column"
     total = _finite(values.get(f"launch__{kind}_size"))
-    if total is not None and total >= 1:
+    if total is not None and total >= 1 and total == int(total):
         return (int(total), 1, 1), f"launch__{kind}_size (as one dimension)"
     return None, ""
 
@@ -394,7 +398,7 @@ def read(values: dict[str, float], text: dict[str, str] | None = None) -> Readin
     text = text or {}
     m = _Metrics(values)
     r = Reading()
-    m.time = _time(m)
+    m.time = _time(m, r.notes)
     if m.time is None:
         r.missing["time"] = WHERE["time"]
     else:
@@ -416,13 +420,18 @@ def read(values: dict[str, float], text: dict[str, str] | None = None) -> Readin
         r.quantities["bank_conflicts"] = conflicts
     if (achieved := m.get(ACHIEVED)) is not None:
         r.quantities["achieved_occupancy"] = Quantity(achieved / 100, ACHIEVED, True)
+    if (theirs := m.get(THEORETICAL)) is not None:  # ncu's own calculator: a check on the GPU read against
+        r.quantities["reported_occupancy"] = Quantity(theirs / 100, THEORETICAL, True)
     if (passes := m.get(PASSES)) is not None:
         r.quantities["passes"] = Quantity(passes, PASSES, True)
-    for key, metric in (("registers", "launch__registers_per_thread"),
-                        ("static_smem", "launch__shared_mem_per_block_static"),
-                        ("dynamic_smem", "launch__shared_mem_per_block_dynamic")):
-        if (x := m.get(metric)) is not None and x >= 0:
-            r.quantities[key] = Quantity(x, metric, True)
+    for key, metric, top in (("registers", "launch__registers_per_thread", 255),
+                             ("static_smem", "launch__shared_mem_per_block_static", 1 << 30),
+                             ("dynamic_smem", "launch__shared_mem_per_block_dynamic", 1 << 30)):
+        if (x := m.get(metric)) is not None:
+            if x == int(x) and 0 <= x <= top:
+                r.quantities[key] = Quantity(x, metric, True)
+            else:
+                r.notes.append(f"{metric} is {x:g}, which no launch has: left out")
     if "registers" not in r.quantities:
         r.missing["registers"] = WHERE["registers"]
     if "static_smem" not in r.quantities and "dynamic_smem" not in r.quantities:

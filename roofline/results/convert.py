@@ -19,7 +19,7 @@ from ..model.occupancy import calculate
 from ..model.problem import Problem
 from ..model.waves import waves_of
 from ..model.traffic import CountedTraffic
-from ..model.units import gflops
+from ..model.units import gflops, plural
 from .profile import ProfileResults, kernel_from_group
 from .schema import (
     KernelRecord,
@@ -143,7 +143,7 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
     groups = group(launches)
     total = sum(g.time_ms for g in groups)
     names = unique_labels([g.first.demangled for g in groups])
-    kernels = []
+    kernels, unlike = [], []
     for g in groups:
         x = g.first
         occ = None
@@ -155,6 +155,12 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
             except UsageError:
                 occ = None
         kernels.append(kernel_from_group(g, names[x.demangled], total, occ, device))
+        if occ is not None and x.reported_occupancy is not None and abs(occ.occupancy - x.reported_occupancy) > 0.02:
+            unlike.append(f"{names[x.demangled]} {100 * occ.occupancy:.1f} % against ncu's {100 * x.reported_occupancy:.1f} %")
+    if unlike:
+        notes = list(notes or []) + [
+            f"theoretical occupancy on {device.name} differs from the one ncu computed on the GPU the report was "
+            f"made on for {plural(len(unlike), 'kernel')} ({'; '.join(unlike[:2])}): was it another GPU?"]
     return ProfileResults(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool=f"roofline {__version__}", device=device, command=command, report=report, read_with=read_with,
