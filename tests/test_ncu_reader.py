@@ -333,6 +333,10 @@ def test_an_import_never_overwrites_its_report(tmp_path):
     report.write_bytes((FORMS / "section-raw.csv").read_bytes())
     one_line_error(invoke("profile", "--import", report, "--out", report), "is the report being imported")
     assert report.read_bytes() == (FORMS / "section-raw.csv").read_bytes()
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    one_line_error(invoke("profile", "--import", report, "--out", fifo), "it is a device, pipe or socket, not a file")
+    assert fifo.is_fifo()
     binary = tmp_path / "b.csv"
     binary.write_bytes(bytes(range(256)) * 20)
     one_line_error(invoke("profile", "--import", binary, "--out", tmp_path / "p.json"), "not a CSV export (a binary")
@@ -347,6 +351,7 @@ def test_the_metrics_collected_are_the_metrics_read():
         "fp4_fp6_fp8_dst_fp16", "fp4_fp6_fp8_dst_fp32")}  # the spellings of chips other than the H200's
     assert other_chips < set(COLLECT)
     values = {m: 1000.0 + i for i, m in enumerate(COLLECT) if m not in other_chips}
+    values |= {"launch__registers_per_thread": 64, "launch__shared_mem_per_block_static": 0}
     r = read(values)
     assert r.missing == {}
     assert all(q.counted for q in r.quantities.values()), {k: q.source for k, q in r.quantities.items()}
@@ -480,3 +485,96 @@ def test_a_binary_report_is_read_through_ncus_module_in_a_child_process(module_o
     crash.write_text(json.dumps([{"name": "CRASH", "metrics": {}}]))
     with pytest.raises(ncu.NcuError, match="needs ncu"):  # the fault is survived; the CSV export needs ncu
         ncu.read_report(crash)
+
+
+def test_theoretical_occupancy_agrees_with_ncus_own():
+    """The project's calculator on the report's own per-SM limits gives, for every kernel of the
+    three H200 raw exports (79 kernels: cuBLAS, cuDNN, CUTLASS, PyTorch, Triton), the theoretical
+    occupancy Nsight Compute computed (sm__maximum_warps_per_active_cycle_pct)."""
+    from roofline.results.convert import from_profile
+
+    compared = 0
+    for path in (TRANSFORMER, FORMS / "full-raw.csv", MIXED / "full-raw.csv"):
+        rows = ncu.parse_csv(path.read_text()).rows
+        launches, _ = ncu.launches(rows)
+        doc = from_profile(launches, ncu.device_from_rows(rows))
+        assert not any("differs from the one ncu computed" in n for n in doc.notes)
+        theirs = {x.key: x.reported_occupancy for x in launches}
+        for k in doc.kernels:
+            key = (k.demangled, tuple(k.grid), tuple(k.block), k.registers, k.static_smem_bytes, k.dynamic_smem_bytes)
+            assert k.occupancy.occupancy == pytest.approx(theirs[key], abs=1e-6), k.name
+            compared += 1
+    assert compared == 65 + 7 + 5
+
+
+def _with(path, tmp_path, name: str, text: str):
+    out = tmp_path / name
+    out.write_text(text)
+    return out
+
+
+def test_joined_exports_and_repeated_launches_are_refused(tmp_path):
+    raw = (FORMS / "full-raw.csv").read_text()
+    one_line_error(invoke("profile", "--import", _with(FORMS, tmp_path, "two.csv", raw + raw), "--out", tmp_path / "p.json"),
+                   "holds a second export after the first (another header row)")
+    lines = raw.splitlines()
+    one_line_error(invoke("profile", "--import", _with(FORMS, tmp_path, "rep.csv", "\n".join(lines + [lines[2]])),
+                          "--out", tmp_path / "p.json"), "launch ID 0 appears twice")
+    details = _rows(FORMS / "full-details.csv")
+    renumbered = [details[0]] + [r[:1] + r[1:] if r[0] != "1" else ["0"] + r[1:] for r in details[1:]]
+    one_line_error(invoke("profile", "--import", _with(FORMS, tmp_path, "ids.csv", _csv(renumbered)), "--gpu", "h200",
+                          "--out", tmp_path / "p.json"), "launch ID 0 names two kernels")
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_file_cut_inside_a_value_loses_that_row_not_a_digit(tmp_path):
+    """Cut three bytes short, the last cell reads '"33,554,4': not 335,544 FLOPs but a row cut
+    short, left out and said to be."""
+    text = (FORMS / "metrics-raw-stdout.csv").read_text().rstrip("\n")
+    r = invoke("profile", "--import", _with(FORMS, tmp_path, "cut.csv", text[:-3]), "--out", tmp_path / "p.json")
+    assert r.exit_code == 0 and "1 report row left out: cut short" in r.stderr
+    assert len(store.load(tmp_path / "p.json", profile=True).kernels) == 6
+    assert ncu.number("33,554,4") is None and ncu.number("1.234.5", ",") is None
+
+
+@pytest.mark.parametrize("label, unit", [("Duration", "%"), ("Duration", "byte"), ("Duration", ""),
+                                          ("SM Frequency", ""), ("Achieved Occupancy", "warp")])
+def test_a_value_in_a_unit_of_the_wrong_kind_is_not_read(label, unit, tmp_path):
+    rows = _rows(FORMS / "full-details.csv")
+    for r in rows[1:]:
+        if len(r) > 14 and r[12] == label:
+            r[13] = unit
+    r = invoke("profile", "--import", _with(FORMS, tmp_path, "u.csv", _csv(rows, quoting=csv.QUOTE_ALL)), "--gpu", "h200",
+               "--out", tmp_path / "p.json")
+    assert "in units this reader does not know or that do not fit them" in r.stderr, r.output
+    if r.exit_code == 0:
+        doc = store.load(tmp_path / "p.json", profile=True)
+        assert all(k.clock_mhz is None or k.clock_mhz > 1000 for k in doc.kernels)
+        assert all(k.achieved_occupancy is None for k in doc.kernels) if label == "Achieved Occupancy" else True
+    else:
+        one_line_error(r, "without a duration")
+
+
+def test_values_that_are_no_numbers_or_no_launch_figures_are_named(tmp_path):
+    rows = _rows(FORMS / "full-raw.csv")
+    head = rows[0]
+    rows[2][head.index("dram__bytes_read.sum")] = "lots"
+    rows[3][head.index("launch__registers_per_thread")] = "40.5"
+    r = invoke("profile", "--import", _with(FORMS, tmp_path, "n.csv", _csv(rows, quoting=csv.QUOTE_ALL)),
+               "--out", tmp_path / "p.json")
+    assert r.exit_code == 0
+    assert "with values that are not numbers, left out: dram__bytes_read.sum ('lots')" in r.stderr
+    assert "launch__registers_per_thread is 40.5, which no launch has: left out" in r.stderr
+    doc = store.load(tmp_path / "p.json", profile=True)
+    first, second = (by_label(doc)[label(rows[i][4])] for i in (2, 3))
+    assert first.counted["dram"] == "(dram__sectors_read.sum + dram__sectors_write.sum) x 32 B"  # the next best
+    assert second.registers is None and second.occupancy is None
+
+
+def test_an_ambiguous_decimal_mark_is_said_and_a_csv_named_ncu_rep_is_read(tmp_path):
+    cells = ["117.344", "2", "512"]
+    assert ncu.ambiguous_marks(cells) == "117.344" and ncu.ambiguous_marks(cells + ["65,77"]) is None
+    report = tmp_path / "export.ncu-rep"
+    report.write_bytes((FORMS / "section-raw.csv").read_bytes())
+    r = invoke("profile", "--import", report, "--out", tmp_path / "p.json")
+    assert r.exit_code == 0, r.output

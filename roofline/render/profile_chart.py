@@ -1,8 +1,8 @@
 """The chart of a profile (`roofline profile`): a program's top kernels by GPU time on one roofline,
 each against the roof of its own precision, drawn from a profile document (no GPU needed).
 
-Left, log-log: x FLOP per byte, y FLOP/s. Compute roofs are horizontal lines, one per precision
-the drawn kernels use (theoretical solid, measured dashed: FP32 from FMA chains, FP16 tensor from
+Left, log-log: x FLOP per byte, y FLOP/s. Only roofs the report counted something against are
+drawn. Compute roofs are horizontal lines, one per precision the drawn kernels use (theoretical solid, measured dashed: FP32 from FMA chains, FP16 tensor from
 cuBLAS, which BF16 shares: one tensor-core rate for both); memory roofs are diagonals for DRAM, L2 and L1/shared (theoretical solid, measured
 dashed). Each kernel is one colour with a point per memory level (DRAM circle, L2 square, L1/shared
 triangle) at the intensity ncu counted there, joined by a thin line; marker area is its share of
@@ -64,15 +64,24 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
         x_lo, x_hi = min(xs) / 4, max(xs) * 4
     else:
         x_lo, x_hi = 0.01, 1000.0
-    levels = sorted({COMPUTE_LEVEL[k.dominant] for k in kernels if k.dominant} | {"FP32"},
+    # only roofs some drawn kernel was counted against: the FP32 roof where FP32 work was counted,
+    # a memory roof where bytes at that level were
+    counted_fp32 = any("fp32" in k.flops for k in kernels)
+    levels = sorted({COMPUTE_LEVEL[k.dominant] for k in kernels if k.dominant} | ({"FP32"} if counted_fp32 else set()),
                     key=lambda lv: -(roofs.roof(lv, measured=False).value if roofs.roof(lv, measured=False) else 0))
-    tops = [roofs.roof(lv, measured=False).value for lv in levels if roofs.roof(lv, measured=False)]
+    tops = [roofs.roof(lv, measured=False).value for lv in levels if roofs.roof(lv, measured=False)] \
+        or [roofs.roof("FP32", measured=False).value]  # an axis to draw the bandwidths against
     y_hi = max(tops + [p[1] for p in points]) * 3
     y_lo = min([p[1] for p in points] + [tops[-1]]) / 10 if points else tops[-1] / 1e4
+    counted_levels = {"DRAM": any(k.bytes.get("dram") for k in kernels),
+                      "L2": any(k.bytes.get("l2") for k in kernels),
+                      "SMEM": any(k.bytes.get("l1") or k.bytes.get("smem") for k in kernels)}
     if not (math.isfinite(y_hi) and math.isfinite(x_hi) and y_lo > 0 and x_lo > 0):
         raise UsageError("the profile's figures cannot be drawn on log axes")
     xgrid = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
     for level, color in MEMORY_STYLES:
+        if not counted_levels[level]:
+            continue
         for measured in (False, True):
             r = roofs.roof(level, measured)
             if r is None or r.measured != measured:
@@ -133,7 +142,9 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     names, fracs, labels = [], [], []
     for i, (k, name) in enumerate(zip(kernels, display_names([k.name for k in kernels], 30))):
         v = doc.verdict(k)
-        precision = "?" if k.precision == "unknown" else k.precision + (" TC" if k.tensor_core else "")
+        work_uncounted = [u for u in k.uncounted(doc.device) if u not in ("dram", "l2", "l1", "smem")]
+        precision = "?" if k.precision == "unknown" else k.precision + (" TC" if k.tensor_core else "") + (
+            "?" if work_uncounted else "")
         names.append(text(f"{i + 1}. {name} ({precision})"))
         frac = 1 / v.times_floor if v.times_floor else 0.0
         fracs.append(min(frac, 1.0))

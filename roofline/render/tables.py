@@ -451,12 +451,12 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
         b = v.binding
         bound = f"{roof_name(b.level)} {v.times_floor:.2f}x" if b is not None and v.times_floor else "-"
         uncounted = k.uncounted(doc.device)
-        work_uncounted = [u for u in uncounted if u not in ("dram", "l2", "l1", "smem")]
+        work_uncounted = [u for u in uncounted if u not in ("dram", "l2", "l1", "smem")]  # '?': work read in part
         precision = ("?" if k.precision == "unknown" else k.precision + (" TC" if k.tensor_core else "")
                      + ("?" if work_uncounted else ""))
-        occ = "-" if k.occupancy is None else (
-            f"{percent(k.occupancy.occupancy)}/" + (f"{percent(k.achieved_occupancy)}" if k.achieved_occupancy
-                                                   is not None else "-") + f"% {limiters(k.occupancy, short=True)}")
+        achieved = f"{percent(k.achieved_occupancy)}" if k.achieved_occupancy is not None else "-"
+        occ = (f"-/{achieved}%" if achieved != "-" else "-") if k.occupancy is None else (
+            f"{percent(k.occupancy.occupancy)}/{achieved}% {limiters(k.occupancy, short=True)}")
         dram = k.bytes.get("dram")
         nominal_times = None
         if b is not None and v.times_floor:
@@ -502,20 +502,22 @@ def missing_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
     found = doc.missing()
     if not found:
         return []
-    merged: dict[str, tuple[set[str], str]] = {}
-    for what, names in found.items():
+    merged: dict[str, tuple[set[int], str, list[str]]] = {}  # tensor-core input types on one row
+    for what, kernels in found.items():
         key = "tensor" if what.endswith("_tensor") else what
-        kernels, where = merged.get(key, (set(), ""))
-        hint = next(k.missing[what] for k in doc.kernels if what in k.missing)
-        merged[key] = (kernels | set(names), hint)
+        had, _, types = merged.get(key, (set(), "", []))
+        hint = doc.kernels[kernels[0]].missing[what]
+        merged[key] = (had | set(kernels), hint, types + ([LABELS[what].split()[0]] if key == "tensor" else []))
     rows = []
-    for key, (names, where) in merged.items():
+    for key, (kernels, where, types) in merged.items():
         base, _, part = key.partition(" ")
         if part:  # some instruction kinds of a precision: e.g. 'fp32 ADD/MUL'
             what, effect = f"{base.upper()} {part} instructions", f"{base.upper()} FLOPs are a lower bound"
         else:
             what, effect = MISSING_WHAT.get(key, (key, ""))
-        rows.append([what, f"{len(names):,} of {len(doc.kernels):,}", effect, where])
+        if key == "tensor":
+            what = f"tensor-core operations on {', '.join(types)} inputs"
+        rows.append([what, f"{len(kernels):,} of {len(doc.kernels):,}", effect, where])
     title = "not in this report (the results file names each figure's source); `roofline profile -- COMMAND` " \
             "collects all of it in one run"
     return _fit(title, ("not counted", "left"), [("kernels", "right"), ("so", "left"), ("where to get it", "left")],

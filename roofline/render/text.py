@@ -118,18 +118,24 @@ def roof_name(level: str) -> str:
     return LEVEL_NAMES.get(level, level)
 
 
-UNCOUNTED_NAMES = {"fp64": "FP64 work", "fp32": "FP32 work", "fp16": "FP16 work", "tensor": "tensor-core work",
-                   "other tensor": "other tensor-core work", "dram": "DRAM bytes", "l2": "L2 bytes",
-                   "l1": "L1 bytes", "smem": "shared-memory bytes"}
+WORK_NAMES = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "tensor-core", "other tensor": "other tensor-core"}
+BYTE_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "smem": "shared-memory"}
+
+
+def _and(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def uncounted_phrase(kinds: list[str]) -> str:
-    """'FP16 work, tensor-core work, shared-memory bytes' for what `ProfiledKernel.uncounted`
-    names; 'operations' for every kind of work."""
+    """What `ProfiledKernel.uncounted` names, in groups: 'FP16 and tensor-core work; FP32
+    ADD/MUL; L2 and shared-memory bytes'; 'operations' for every kind of work."""
     kinds = list(kinds)
-    if {"fp32", "tensor"} <= set(kinds):
-        kinds = ["operations"] + [k for k in kinds if k in ("dram", "l2", "l1", "smem")]
-    return ", ".join(UNCOUNTED_NAMES.get(k, k) for k in kinds)
+    work = [WORK_NAMES[k] for k in kinds if k in WORK_NAMES]
+    part = [f"{k.split(' ')[0].upper()} {k.split(' ', 1)[1]}" for k in kinds if k not in WORK_NAMES and " " in k]
+    nbytes = [BYTE_NAMES[k] for k in kinds if k in BYTE_NAMES]
+    groups = (["operations"] if {"fp32", "tensor"} <= set(kinds) else [_and(work) + " work"] if work else []) \
+        + part + ([_and(nbytes) + " bytes"] if nbytes else [])
+    return "; ".join(groups)
 
 
 def _off_clock(clock_mhz: float | None, nominal_mhz: float | None) -> bool:
@@ -161,17 +167,18 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         return f"faster than its {roof} floor: caches or broadcasts served bytes counted above"
     if times < 1:
         return f"at its {roof} roof, above the measured ceiling ({share})"
+    far = f"{times:.1f}x below its {roof} roof" + (
+        f" at its {clock_mhz:,.0f} MHz" + (f" ({nominal_times:.1f}x at the nominal {nominal_mhz:,.0f} MHz)"
+                                            if nominal_times else "") if off else "")
+    if uncounted and times > 1.25:  # no blame on latency, occupancy or the grid: an uncounted roof may be it
+        reading = f"near its {roof} roof ({share})" if times <= 2 else far
+        return f"{reading}; not counted: {uncounted_phrase(list(uncounted))}, so another roof may bind instead"
     if v.waves is not None and v.waves.tail_matters:
         return f"tail: {tail_phrase(v.waves)}; at {100 / times:.0f} % of the {roof} roof of the SMs it keeps busy"
     if times <= 1.25:
         return f"at its {roof} roof ({share})"
     if times <= 2:
         return f"near its {roof} roof ({share})"
-    far = f"{times:.1f}x below its {roof} roof" + (
-        f" at its {clock_mhz:,.0f} MHz" + (f" ({nominal_times:.1f}x at the nominal {nominal_mhz:,.0f} MHz)"
-                                            if nominal_times else "") if off else "")
-    if uncounted:
-        return f"{far}; not counted: {uncounted_phrase(list(uncounted))}, so another roof may bind instead"
     if blocks is not None and blocks < sm_count:
         return f"{plural(blocks, 'block')} for {sm_count} SMs: the grid leaves SMs idle ({100 / times:.0f} % of {roof})"
     if occ is not None and achieved is not None and occ.occupancy and achieved < 0.5 * occ.occupancy:

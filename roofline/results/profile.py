@@ -96,9 +96,10 @@ class ProfiledKernel(_Model):
 
     def uncounted(self, device: DeviceSpec) -> list[str]:
         """The kinds of work ('fp64', 'fp32', 'fp16'; 'tensor' when no tensor-core operation was
-        counted, 'other tensor' when some input types were; of those `device` has) and the memory
+        counted, 'other tensor' when some input types were; of those `device` has; 'fp32 ADD/MUL'
+        and the like where some instruction kinds of a precision were not counted) and the memory
         levels ('dram', 'l2', 'l1', 'smem') the report did not count for this kernel: a roof for
-        them cannot be placed."""
+        them cannot be placed, or its floor is only a lower bound."""
         has = set(device.peaks_gflops or {"fp32": device.peak_fp32_gflops})
         out = []
         for kind, keys in WORK.items():
@@ -106,6 +107,7 @@ class ProfiledKernel(_Model):
             if lacking:
                 out.append("other tensor" if kind == "tensor" and len(lacking) < len([k for k in keys if k in has])
                            else kind)
+        out += [m for m in self.missing if " " in m and m.split(" ")[0] in has]  # counted in part
         return out + [level for level in LEVEL_KEYS if level in self.missing]
 
     def intensity(self, level: str) -> float | None:
@@ -191,17 +193,17 @@ class ProfileResults(_Model):
         occ = k.occupancy
         return waves_of(tuple(k.grid), self.device.sm_count, occ.active_blocks_per_sm) if occ and k.grid else None
 
-    def missing(self) -> dict[str, list[str]]:
+    def missing(self) -> dict[str, list[int]]:
         """Each figure the report lacks (of those the device has a roof or use for), with the
-        kernels that lack it, longest first: what the output must say is not there."""
+        indices of the kernels that lack it, longest first: what the output must say is not there."""
         has = set(self.device.peaks_gflops or {})
-        out: dict[str, list[str]] = {}
-        for k in self.kernels:
+        out: dict[str, list[int]] = {}
+        for i, k in enumerate(self.kernels):
             for what in k.missing:
                 key = what.split(" ")[0]
                 if key in PRECISIONS and has and key not in has:
                     continue  # a precision this GPU does not have
-                out.setdefault(what, []).append(k.name)
+                out.setdefault(what, []).append(i)
         return out
 
 
