@@ -528,7 +528,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
         kept = f"; ncu's own report is kept in {report_out}" if report_out is not None else ""
         raise RunError(f"ncu reported figures no GPU reaches ({store.one_line(exc)}){kept}") from None
     store.save(doc, out)
-    notes += _kernel_notes(doc)
+    notes = list(doc.notes) + _kernel_notes(doc)
     failures = [] if done.returncode == 0 else [
         f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
         f"that are kept in {out}"]
@@ -632,4 +632,4 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
                      if device is preset else "")
         raise UsageError(f"{path}: {store.one_line(exc)}{other}") from None
     store.save(doc, out)
-    return ProfileReport(doc, notes + _kernel_notes(doc), [])
+    return ProfileReport(doc, list(doc.notes) + _kernel_notes(doc), [])

@@ -450,6 +450,12 @@ def test_a_launch_without_registers_has_no_occupancy():
     doc = from_profile([from_reading("void k(float *)", r)], from_preset("h200"))
     assert doc.kernels[0].registers is None and doc.kernels[0].occupancy is None
     assert store.dump(doc)["kernels"][0]["missing"]["registers"].startswith("--section LaunchStats")
+    other = read({"gpu__time_duration.sum": 1e4, "launch__grid_size": 64, "launch__block_size": 256,
+                  "launch__registers_per_thread": 64, "launch__shared_mem_per_block_static": 0,
+                  "sm__maximum_warps_per_active_cycle_pct": 25.0})  # ncu's own, on the GPU it ran on
+    doc = from_profile([from_reading("void k(float *)", other)], from_preset("h200"))
+    assert doc.kernels[0].occupancy.occupancy == 0.5
+    assert "k 50.0 % against ncu's 25.0 %): was it another GPU?" in doc.notes[-1]
 
 
 @pytest.fixture
