@@ -495,7 +495,7 @@ def test_a_binary_report_is_read_through_ncus_module_in_a_child_process(module_o
 
 def test_theoretical_occupancy_agrees_with_ncus_own():
     """The project's calculator on the report's own per-SM limits gives, for every kernel of the
-    three H200 raw exports (79 kernels: cuBLAS, cuDNN, CUTLASS, PyTorch, Triton), the theoretical
+    three H200 raw exports (77 kernels: cuBLAS, cuDNN, CUTLASS, PyTorch, Triton), the theoretical
     occupancy Nsight Compute computed (sm__maximum_warps_per_active_cycle_pct)."""
     from roofline.results.convert import from_profile
 
