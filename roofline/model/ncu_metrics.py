@@ -7,7 +7,8 @@ was obtained (`read`). Pure: values come in base units (ns, bytes, Hz, instructi
 A quantity is *counted* when it comes from counts exactly (a counter, counters added up, a count
 times a fixed factor: FLOPs per instruction, 32 bytes per sector), *derived* when it takes a
 rate times a time or cycles over a clock (exact to the digits the report prints), *missing* when
-nothing in the report gives it; the formula and where a missing one can be had are kept. The counters and their stand-ins, in order of preference:
+nothing in the report gives it; the formula and where a missing one can be had are kept. The
+counters and their stand-ins, in order of preference:
 
     time        gpu__time_duration.sum (or the Pascal-era gpu__time_duration); else the elapsed
                 cycles over the clock (gpc__cycles_elapsed.max / gpc__cycles_elapsed.avg.per_second)

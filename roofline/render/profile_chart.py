@@ -2,7 +2,8 @@
 each against the roof of its own precision, drawn from a profile document (no GPU needed).
 
 Left, log-log: x FLOP per byte, y FLOP/s. Only roofs the report counted something against are
-drawn. Compute roofs are horizontal lines, one per precision the drawn kernels use (theoretical solid, measured dashed: FP32 from FMA chains, FP16 tensor from
+drawn. Compute roofs are horizontal lines, one per precision the drawn kernels use (theoretical
+solid, measured dashed: FP32 from FMA chains, FP16 tensor from
 cuBLAS, which BF16 shares: one tensor-core rate for both); memory roofs are diagonals for DRAM, L2 and L1/shared (theoretical solid, measured
 dashed). Each kernel is one colour with a point per memory level (DRAM circle, L2 square, L1/shared
 triangle) at the intensity ncu counted there, joined by a thin line; marker area is its share of
@@ -23,7 +24,7 @@ from ..model.roofs import COMPUTE_LEVEL
 from ..results.profile import ProfileResults
 from .chart import check_output, new_figure, save_atomic, text
 from ..model.units import plural
-from .text import display_names, figure, percent, roof_name
+from .text import display_names, figure, percent, precision_cell, roof_name
 
 TOP = 12
 LEVEL_MARKERS = (("dram", "o", "DRAM"), ("l2", "s", "L2"), ("l1", "^", "L1/shared"))
@@ -142,10 +143,7 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     names, fracs, labels = [], [], []
     for i, (k, name) in enumerate(zip(kernels, display_names([k.name for k in kernels], 30))):
         v = doc.verdict(k)
-        work_uncounted = [u for u in k.uncounted(doc.device) if u not in ("dram", "l2", "l1", "smem")]
-        precision = "?" if k.precision == "unknown" else k.precision + (" TC" if k.tensor_core else "") + (
-            "?" if work_uncounted else "")
-        names.append(text(f"{i + 1}. {name} ({precision})"))
+        names.append(text(f"{i + 1}. {name} ({precision_cell(k, doc.device)})"))
         frac = 1 / v.times_floor if v.times_floor else 0.0
         fracs.append(min(frac, 1.0))
         labels.append(f"{percent(k.time_share, 0)}% of time\n{100 * frac:.0f}% of {roof_name(v.binding.level)}"

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..model.device import DeviceSpec
+from ..model.ncu_metrics import EVERYTHING
 from ..model.occupancy import RESOURCES, Occupancy
 from ..model.peaks import LABELS
 from ..model.units import plural
@@ -30,6 +31,7 @@ from .text import (
     limiters,
     occupancy_cell,
     percent,
+    precision_cell,
     profile_verdict,
     roof_name,
     verdict_sentence,
@@ -451,9 +453,7 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
         b = v.binding
         bound = f"{roof_name(b.level)} {v.times_floor:.2f}x" if b is not None and v.times_floor else "-"
         uncounted = k.uncounted(doc.device)
-        work_uncounted = [u for u in uncounted if u not in ("dram", "l2", "l1", "smem")]  # '?': work read in part
-        precision = ("?" if k.precision == "unknown" else k.precision + (" TC" if k.tensor_core else "")
-                     + ("?" if work_uncounted else ""))
+        precision = precision_cell(k, doc.device)
         achieved = f"{percent(k.achieved_occupancy)}" if k.achieved_occupancy is not None else "-"
         occ = (f"-/{achieved}%" if achieved != "-" else "-") if k.occupancy is None else (
             f"{percent(k.occupancy.occupancy)}/{achieved}% {limiters(k.occupancy, short=True)}")
@@ -518,8 +518,7 @@ def missing_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
         if key == "tensor":
             what = f"tensor-core operations on {', '.join(types)} inputs"
         rows.append([what, f"{len(kernels):,} of {len(doc.kernels):,}", effect, where])
-    title = "not in this report (the results file names each figure's source); `roofline profile -- COMMAND` " \
-            "collects all of it in one run"
+    title = f"not in this report (the results file names each figure's source); {EVERYTHING}"
     return _fit(title, ("not counted", "left"), [("kernels", "right"), ("so", "left"), ("where to get it", "left")],
                 rows, width)
 

@@ -138,6 +138,16 @@ def uncounted_phrase(kinds: list[str]) -> str:
     return "; ".join(groups)
 
 
+def precision_cell(k, device) -> str:
+    """A profiled kernel's precision for a table or chart label: 'bf16 TC', with '?' after it
+    where other kinds of its work were not counted (or counted in part), '?' alone where none of
+    its work was (`ProfiledKernel.uncounted`)."""
+    if k.precision == "unknown":
+        return "?"
+    work_uncounted = [u for u in k.uncounted(device) if u not in BYTE_NAMES]
+    return k.precision + (" TC" if k.tensor_core else "") + ("?" if work_uncounted else "")
+
+
 def _off_clock(clock_mhz: float | None, nominal_mhz: float | None) -> bool:
     return bool(clock_mhz and nominal_mhz and abs(clock_mhz / nominal_mhz - 1) > 0.03)
 

@@ -183,9 +183,7 @@ class ProfileResults(_Model):
         the SM clock."""
         if level in ("DRAM", "L2"):
             return None
-        tensor = "tensor" in level and level != "FP64 tensor"
-        return (self.device.tensor_clock_mhz if tensor else None) or self.device.peak_clock_mhz \
-            or self.device.max_sm_clock_mhz
+        return _nominal_clock(self.device, "tensor" in level and level != "FP64 tensor")
 
     def waves(self, k: ProfiledKernel) -> Waves | None:
         """The waves kernel `k`'s grid takes on this device at its theoretical occupancy (None
@@ -205,6 +203,11 @@ class ProfileResults(_Model):
                     continue  # a precision this GPU does not have
                 out.setdefault(what, []).append(i)
         return out
+
+
+def _nominal_clock(device: DeviceSpec, tensor: bool) -> float | None:
+    """The clock, MHz, the device's nominal tensor-core (`tensor`) or CUDA-core roofs assume."""
+    return (device.tensor_clock_mhz if tensor else None) or device.peak_clock_mhz or device.max_sm_clock_mhz
 
 
 def _without_launch(roofs: Roofs) -> Roofs:
@@ -233,7 +236,7 @@ def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
             raise ValueError(f"{where}.gflops: {k.gflops:,.6g}, but its {k.dominant} operations over its time give "
                              f"{rate:,.6g}; the file looks hand-edited or corrupt")
         peak = (device.peaks_gflops or {}).get(k.dominant)
-        nominal = device.tensor_clock_mhz if k.dominant in TENSOR and k.dominant != "fp64_tensor" else device.peak_clock_mhz
+        nominal = _nominal_clock(device, k.dominant in TENSOR and k.dominant != "fp64_tensor")
         if peak and k.clock_mhz and nominal:
             peak *= max(1.0, k.clock_mhz / nominal)
         if peak and k.gflops > OVER_PEAK * peak:
