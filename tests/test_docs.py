@@ -1,0 +1,177 @@
+"""The README and docs/ against the committed results they quote.
+
+Three kinds of check: a block marked `<!-- excerpt of: roofline ARGS -->` holds only lines the
+command prints from the committed files (whitespace aside, so that a table may wrap); each figure
+the prose quotes from a results file is worked out again from that file; every relative link
+points at a file of the repository. A figure that goes stale, or a table printed by an older
+release, fails here."""
+
+import json
+import re
+import shlex
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.model import presets
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+EXCERPT = re.compile(r"<!-- excerpt of: roofline (.+?) -->\n```[a-z]*\n(.*?)```", re.S)
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+@lru_cache(maxsize=None)
+def _output(args: str) -> str:
+    """What `roofline ARGS` prints, run from the repository root at 200 columns."""
+    result = CliRunner().invoke(app, shlex.split(args), env={"COLUMNS": "200"},
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return _squash(result.output)
+
+
+def _load(name: str) -> dict:
+    return json.loads((ROOT / "plots" / name).read_text())
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_excerpts_are_what_the_command_prints(doc, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    for args, block in EXCERPT.findall(doc.read_text()):
+        printed = _output(args)
+        for line in block.splitlines():
+            if line.strip():
+                assert _squash(line) in printed, f"{doc.name}: `roofline {args}` no longer prints {line!r}"
+
+
+def test_the_excerpts_are_found():
+    counts = {doc.name: len(EXCERPT.findall(doc.read_text())) for doc in DOCS}
+    assert counts["README.md"] == 2 and counts["h200-results.md"] == 3
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_links_point_at_files(doc):
+    for target in re.findall(r"\]\(([^)#]+)\)", doc.read_text()):
+        if "://" not in target:
+            assert (doc.parent / target).exists(), f"{doc.name}: {target} does not exist"
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _share(kernels, part: str) -> float:
+    return sum(k["time_share"] for k in kernels if part in k["name"])
+
+
+def _claims() -> list[tuple[str, str]]:
+    """(doc, text) pairs: each text worked out from a committed results file."""
+    run = _load("results-h200.json")
+    dev = run["device"]
+    by = {k["name"]: k for k in run["kernels"]}
+    sweep = {(r["problem"]["m"], r["problem"]["n"], r["problem"]["k"]): r
+             for f in ("sweep-h200.json", "shapes-h200.json") for r in _load(f)["sweep"]}
+    user = next(k for k in _load("user-kernel-h200.json")["kernels"] if k.get("tile_source") == "user")
+    prof = _load("profile-h200-transformer.json")
+    pk = prof["kernels"]
+    pdev = prof["device"]
+    nvjet = [k for k in pk if "nvjet" in k["name"]]
+    on_roof = [k for k in nvjet if k["time_share"] > 0.01]
+    copy = next(k for k in pk if k["name"] == "unrolled_elementwise_kernel [direct_copy_kernel_cuda]")
+    sdpa = [k["gflops"] for k in pk if "sdpa" in k["name"]]
+    r2d = by["register_tiling_2d"]
+    claims = [
+        ("README.md", f"at {round(by['full_tiles']['pct_of_reference'])} % of cuBLAS on an\n  H200"),
+        ("method.md", f"On the H200: {dev['measured_dram_gbps']:,.0f} of {dev['peak_dram_gbps']:,.0f} GB/s "
+                      f"({100 * dev['measured_dram_gbps'] / dev['peak_dram_gbps']:.0f} %) and\n  "
+                      f"{dev['measured_fp32_gflops']:,.0f} of {dev['peak_fp32_gflops']:,.0f} GFLOP/s "
+                      f"({100 * dev['measured_fp32_gflops'] / dev['peak_fp32_gflops']:.0f} %)"),
+        ("method.md", f"DRAM {pdev['measured_dram_gbps']:,.0f} GB/s "
+                      f"({100 * pdev['measured_dram_gbps'] / pdev['peak_dram_gbps']:.0f} %), "
+                      f"L2 {pdev['measured_l2_gbps']:,.0f} GB/s "
+                      f"({100 * pdev['measured_l2_gbps'] / pdev['peak_l2_gbps']:.0f} % of\n"
+                      f"{pdev['peak_l2_gbps']:,.0f}"),
+        ("method.md", f"shared memory {pdev['measured_smem_gbps']:,.0f} GB/s "
+                      f"({100 * pdev['measured_smem_gbps'] / (pdev['sm_count'] * 128 * pdev['peak_clock_mhz'] / 1000):.0f} %), FP32 "
+                      f"{pdev['measured_fp32_gflops']:,.0f} GFLOP/s "
+                      f"({100 * pdev['measured_fp32_gflops'] / pdev['peak_fp32_gflops']:.0f} %), FP16 tensor "
+                      f"{pdev['measured_peaks_gflops']['fp16_tensor'] / 1000:.0f} TFLOP/s "
+                      f"({100 * pdev['measured_peaks_gflops']['fp16_tensor'] / pdev['peaks_gflops']['fp16_tensor']:.0f} %)"),
+        ("h200-results.md", f"the model says {r2d['model']['gmem_bytes'] / 1e9:.2f} GB, Nsight Compute counted "
+                            f"{r2d['measured']['l2_bytes'] / 1e9:.2f} GB through L2 and only\n"
+                            f"{r2d['measured']['dram_bytes'] / 1e9:.2f} GB from DRAM"),
+        ("h200-results.md", f"{_pct(by['full_tiles']['pct_of_reference'])} % of cuBLAS at\n4096³ and "
+                            f"{_pct(next(k for k in sweep[8192, 8192, 8192]['kernels'] if k['name'] == 'full_tiles')['pct_of_reference'])}"
+                            " % at 8192³"),
+        ("h200-results.md", f"({dev['launch_latency_ms'] * 1000:.1f} µs on the H200"),
+        ("h200-results.md", f"against the H200's {dev['l2_bytes'] / 2**20:.0f} MiB"),
+        ("h200-results.md", f"ran\nat {user['gflops']:,.0f} GFLOP/s, {user['pct_of_reference']:.0f} % of cuBLAS, "
+                            f"{user['registers']} registers, {100 * user['occupancy']['occupancy']:.0f} % occupancy"),
+        ("h200-results.md", f"{sum(k['launches'] for k in pk)} launches of {len(pk)} kernels,\n"
+                            f"{prof['total_time_ms']:.2f} ms of GPU time"),
+        ("h200-results.md", f"{100 * _share(nvjet, 'nvjet'):.0f} % of the time"),
+        ("h200-results.md", f"{min(k['gflops'] for k in on_roof) / 1000:.0f}–{max(k['gflops'] for k in on_roof) / 1000:.0f} TFLOP/s"),
+        ("h200-results.md", f"{min(k['clock_mhz'] for k in on_roof):,.0f}–{max(k['clock_mhz'] for k in on_roof):,.0f} MHz"),
+        ("h200-results.md", f"forward are {100 * _share(pk, 'cunn_SoftMax'):.0f} % of the step"),
+        ("h200-results.md", f"({100 * copy['time_share']:.0f} %, the logits' conversion from BF16\n  to FP32 for the loss: "
+                            f"{copy['bytes']['dram'] / 1e9:.2f} GB through DRAM) moves "
+                            f"{copy['bytes']['dram'] / copy['time_ms'] / 1e6:,.0f} GB/s"),
+        ("h200-results.md", f"with {100 * copy['achieved_occupancy']:.0f} % achieved occupancy"),
+        ("h200-results.md", f"{100 * _share(pk, 'sdpa'):.0f} %) runs at {min(sdpa) / 1000:.0f}–{max(sdpa) / 1000:.0f} TFLOP/s"),
+        ("h200-results.md", f"The eighth, the smallest ({100 * min(k['time_share'] for k in nvjet):.1f} %)"),
+    ]
+    return claims
+
+
+def _text(name: str) -> str:
+    path = ROOT / name if name == "README.md" else ROOT / "docs" / name
+    return path.read_text()
+
+
+@pytest.mark.parametrize("doc, text", _claims(), ids=lambda v: v[:40] if isinstance(v, str) else None)
+def test_figures_quoted_from_results_files(doc, text):
+    assert _squash(text) in _squash(_text(doc)), f"{doc} should say: {text!r}"
+
+
+def test_the_table_of_sizes_matches_the_sweeps():
+    """Each row of docs/h200-results.md's table of sizes: the best step at that problem, its
+    share of cuBLAS, and full_tiles', from plots/sweep-h200.json and plots/shapes-h200.json."""
+    runs = {}
+    for f in ("sweep-h200.json", "shapes-h200.json"):
+        for r in _load(f)["sweep"]:
+            runs[r["problem"]["m"], r["problem"]["n"], r["problem"]["k"]] = r
+    rows = re.findall(r"^\| (\d+)(?:³|×(\d+)×(\d+)) \| (\w+) \|([^|]*)\| ([\d.]+) \| ([\d.]+) \|$",
+                      _text("h200-results.md"), re.M)
+    assert len(rows) == 9
+    for m, n, k, best, choice, pct, full in rows:
+        m = int(m)
+        run = runs[(m, int(n), int(k)) if n else (m, m, m)]
+        kernels = {x["name"]: x for x in run["kernels"] if x.get("verified")}
+        top = max(kernels.values(), key=lambda x: x["gflops"])
+        assert (best, pct, full) == (top["name"], _pct(top["pct_of_reference"]),
+                                     _pct(kernels["full_tiles"]["pct_of_reference"]))
+        params = top.get("params") or {}
+        if choice.strip():
+            assert choice.strip().startswith(f"{params['BM']}×{params['BN']}")
+            slices = re.search(r"(\d+) slices", choice)
+            assert params.get("SPLITS", 1) == (int(slices.group(1)) if slices else 1)
+
+
+def test_readme_lists_every_preset():
+    readme = _squash(_text("README.md"))
+    listed = re.search(r"`--gpu` takes a preset \(([^)]*), each with its datasheet source\)", readme)
+    names = [n.strip() for n in listed.group(1).split(",")]
+    assert names == [p.aliases[0] for p in presets.PRESETS]
+
+
+def test_readme_is_a_guide_not_a_notebook():
+    lines = _text("README.md").splitlines()
+    assert len(lines) <= 260
+    # the no-GPU install and first commands come before any measured table
+    assert lines.index("### Without a GPU") < 60
