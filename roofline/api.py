@@ -233,8 +233,11 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     sweep and table in one file); it raises RunError when Plotly is not installed."""
     if kind == "sweep" and measured:
         raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
-    report = html_report.is_report(out)
-    html_report.check_output(out, paths) if report else chart.check_output(out)
+    as_html = html_report.is_report(out)
+    if as_html:
+        html_report.check_output(out, paths)
+    else:
+        chart.check_output(out)
     doc, notes = show(paths)
     if highlight and not isinstance(doc, ProfileResults):
         known = [k.name for k in doc.kernels]
@@ -250,9 +253,12 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
             raise UsageError(f"{paths[0]} is a profile of a program, which has no size sweep; drop --kind sweep")
         if measured:
             notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
-        html_report.write(doc, out, paths, notes=notes) if report else profile_chart.draw(doc, out)
+        if as_html:
+            html_report.write(doc, out, paths, notes=notes)
+        else:
+            profile_chart.draw(doc, out)
         return notes
-    if report:
+    if as_html:
         if kind == "sweep" and not doc.sweep:
             raise UsageError(f"{paths[0]} holds no size sweep; make one with roofline run --all --sizes 512,1024,4096")
         html_report.write(doc, out, paths, measured, highlight, notes)

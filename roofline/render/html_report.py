@@ -166,7 +166,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     top = roofs.fp32_gflops
     x_lo, x_hi = min(ais + [roofs.ridge_point]) / 4, max(ais + [roofs.ridge_point]) * 8
     _memory_roofs(fig, roofs, ("DRAM", "L2", "SMEM"), top, x_lo, "roofs")
-    _compute_roofs(fig, roofs, ["FP32"], x_lo, x_hi, "roofs")
+    _compute_roofs(fig, roofs, ["FP32"], x_lo, x_hi, "roofs", "#d62728")
     fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[ref.gflops, ref.gflops], mode="lines", name=_h(
         f"cuBLAS (reference) {ref.gflops:,.0f} GFLOP/s"), line=dict(color="#777777", dash="dot", width=1.5),
         legendgroup="roofs", hovertemplate=_h(f"cuBLAS (reference): {ref.gflops:,.0f} GFLOP/s, "
@@ -178,7 +178,8 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
         fig.add_trace(go.Scatter(
             x=[points[k.name][level] for k in ks], y=[k.gflops for k in ks], mode="markers", name=_h(level),
             legendgroup="points", legendgrouptitle_text="kernels at each level",
-            visible=True if measured or "measured" not in level or not any("model" in lv for lv in levels) else "legendonly",
+            # counted levels start hidden (as in the PNG without --measured) where each of their kernels has a model point
+            visible="legendonly" if not measured and "measured" in level and all(k.model for k in ks) else True,
             customdata=[index[k.name] for k in ks],
             hovertext=[_run_hover(k, level, points[k.name], verdicts[k.name], ref.time_ms) for k in ks],
             hovertemplate="%{hovertext}<extra></extra>",
@@ -196,7 +197,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
             hovertemplate="%{hovertext}<extra></extra>"))
     source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level)", "GFLOP/s (measured, median)",
-          [dict(label=lv, idx=point_traces[i]) for i, lv in enumerate(levels)], point_traces)
+          [(lv, [point_traces[i]]) for i, lv in enumerate(levels)], point_traces)
     fig.update_layout(title=dict(text=_h(f"{dev.name}: SGEMM {prob.text()} FP32, hierarchical roofline "
                                          f"(roofs from {source}{l2_note(doc)})"), font=dict(size=14)))
 
@@ -327,7 +328,7 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
                 unselected=dict(marker=dict(opacity=0.12))))
             point_traces.append(len(fig.data) - 1)
             level_of[len(fig.data) - 1] = label
-    buttons = [dict(label=label, idx=[i for i in point_traces if level_of[i] == label]) for _, label, _ in PROFILE_LEVELS
+    buttons = [(label, [i for i in point_traces if level_of[i] == label]) for _, label, _ in PROFILE_LEVELS
                if any(level_of[i] == label for i in point_traces)]
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level, as Nsight Compute counted)",
           "GFLOP/s of the kernel's main precision", buttons, point_traces)
@@ -435,18 +436,16 @@ def _compute_roofs(fig, roofs, levels, x_lo: float, x_hi: float, group: str, col
                                      hovertemplate=_h(name) + "<extra></extra>"))
 
 
-def _axes(fig, x_lo: float, x_hi: float, xtitle: str, ytitle: str, buttons: list[dict],
+def _axes(fig, x_lo: float, x_hi: float, xtitle: str, ytitle: str, buttons: list[tuple[str, list[int]]],
           point_traces: list[int]) -> None:
-    """Log axes, the legend, and one button per level that shows that level's points alone."""
-    n = len(fig.data)
-
+    """Log axes, the legend, and a button per level (label, the indices of its point traces)
+    that shows that level's points alone; roofs and lines stay as they are."""
     def shown(keep):
-        return [True if (i not in point_traces or i in keep) else False for i in range(n)]
+        return [i not in point_traces or i in keep for i in range(len(fig.data))]
 
     menu = [dict(label="all levels", method="restyle", args=[{"visible": shown(point_traces)}])]
-    for b in buttons:
-        keep = b["idx"] if isinstance(b["idx"], list) else [b["idx"]]
-        menu.append(dict(label=_h(b["label"]), method="restyle", args=[{"visible": shown(keep)}]))
+    for label, keep in buttons:
+        menu.append(dict(label=_h(label), method="restyle", args=[{"visible": shown(keep)}]))
     fig.update_layout(
         height=640, template="plotly_white", hovermode="closest", margin=dict(l=70, r=20, t=90, b=60),
         xaxis=dict(type="log", title=xtitle, range=[math.log10(x_lo), math.log10(x_hi)], dtick="D2"),
