@@ -404,7 +404,8 @@ def plot(
     results_paths: Optional[list[Path]] = typer.Option(None, "--results", metavar="PATH",
                                                        help="Results file(s) (repeatable; default "
                                                             f"{api.DEFAULT_RESULTS})."),
-    out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE", help="Chart file: .png, .svg or .pdf."),
+    out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE",
+                             help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
     kind: ChartKind = typer.Option(ChartKind.roofline, "--kind", help="roofline, or sweep (GFLOP/s against size)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",

@@ -34,7 +34,7 @@ from .model.roofs import Verdict, plain_verdict
 from .model.traffic import ModelFigures
 from .model.units import plural
 from .model.waves import Waves, waves_of
-from .render import chart, compare_chart, occupancy_chart, profile_chart, roofline_chart, sweep_chart
+from .render import chart, compare_chart, html_report, occupancy_chart, profile_chart, roofline_chart, sweep_chart
 from .render.text import chosen_tile
 from .results import convert, store
 from .results.compare import Comparison
@@ -229,10 +229,15 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     `out`, atomically; a profile's chart for a profile (`render.profile_chart`). The kernels named
     in `highlight` are drawn bold, the rest faded. Returns one-line notes. Raises UsageError for
     bad input, a highlighted name the results do not hold, or an output path that cannot be
-    written."""
+    written. An `out` ending in .html is the interactive report (`render.html_report`: roofline,
+    sweep and table in one file); it raises RunError when Plotly is not installed."""
     if kind == "sweep" and measured:
         raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
-    chart.check_output(out)
+    as_html = html_report.is_report(out)
+    if as_html:
+        html_report.check_output(out, paths)
+    else:
+        chart.check_output(out)
     doc, notes = show(paths)
     if highlight and not isinstance(doc, ProfileResults):
         known = [k.name for k in doc.kernels]
@@ -248,7 +253,15 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
             raise UsageError(f"{paths[0]} is a profile of a program, which has no size sweep; drop --kind sweep")
         if measured:
             notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
-        profile_chart.draw(doc, out)
+        if as_html:
+            html_report.write(doc, out, paths, notes=notes)
+        else:
+            profile_chart.draw(doc, out)
+        return notes
+    if as_html:
+        if kind == "sweep" and not doc.sweep:
+            raise UsageError(f"{paths[0]} holds no size sweep; make one with roofline run --all --sizes 512,1024,4096")
+        html_report.write(doc, out, paths, measured, highlight, notes)
         return notes
     if doc.sweep and kind != "sweep":
         notes.append(f"{paths[0]} holds a size sweep: the roofline shows its largest size, "

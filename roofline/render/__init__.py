@@ -9,4 +9,5 @@ occupancy, devices). Nothing here measures or models; units are converted for di
   occupancy_chart  occupancy against registers, threads and shared memory
   compare_chart    speedups between two results files
   profile_chart    a program's top kernels, each against the roof of its precision
+  html_report      the interactive report: roofline, table and sweep in one offline HTML file (Plotly)
 """

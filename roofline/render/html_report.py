@@ -1,0 +1,588 @@
+"""The interactive report: one self-contained HTML file (`roofline plot --out report.html`) that
+opens offline, drawn with Plotly (the optional extra `roofline[report]`; its JavaScript is
+written into the file, so no network and no server is needed).
+
+What it holds, from a results document (no GPU needed):
+- the roofline, log-log: x arithmetic intensity (FLOP per byte at each memory level), y GFLOP/s,
+  with the roofs the file records (`model.roofs.Roofs`: theoretical solid, measured dashed).
+  A run (ladder, user kernels, a tile search, the largest size of a sweep) has the FP32 roof and
+  one memory roof per level it records (DRAM, L2, L1/shared); a profile has one compute roof per
+  precision its kernels use, each in the colour of its kernels' points, and the memory roofs of
+  the levels Nsight Compute counted.
+- one point per kernel and level: a run's at the model's GMEM and SMEM intensities and, where
+  profiled, at the L2 and DRAM bytes counted (`model.roofs.intensities`); a profile's at the
+  DRAM, L2 and L1/shared bytes counted (`ProfiledKernel.intensity`), marker area by time share.
+  Hovering a point gives the kernel's name, its time (and % of cuBLAS) or time share, its
+  intensity at every level, occupancy and the verdict (`render.text`, from the results' own
+  `verdict`). The legend toggles levels, roofs and (profiles) precisions; the buttons above the
+  chart show one level at a time.
+- a table beside the chart with every kernel of the file, sortable by any column (a click on
+  its header); a click on a row marks its points, a click on a point marks its row.
+- for a size sweep, GFLOP/s against size as a second chart; the file's notes below.
+
+Kernel names come from files (C++ templates: `void f<float, 128>(...)`): every text is escaped
+here, and Plotly writes its data with `<`, `>` and `/` escaped. Nothing is computed here but
+positions on the page: roofs, intensities and verdicts are the results objects' own.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import files
+from ..errors import RunError, UsageError
+from ..model.roofs import COMPUTE_LEVEL, Roof, intensities, ridge_point
+from ..model.units import plural
+from ..results.profile import ProfiledKernel, ProfileResults
+from ..results.schema import Results
+from .text import (
+    bound_by_size,
+    figure,
+    l2_note,
+    limiters,
+    middle_cut,
+    occupancy_phrase,
+    percent,
+    precision_cell,
+    profile_verdict,
+    roof_name,
+    verdict_sentence,
+)
+
+SUFFIXES = (".html", ".htm")
+INSTALL = 'pip install "roofline[report]"'
+CHART_ID = "roofline-chart"
+SWEEP_ID = "sweep-chart"
+# Point symbols per level: a run's (model and counted levels) and a profile's (counted levels).
+RUN_LEVELS = {"GMEM (model)": "circle", "SMEM (model)": "triangle-up", "L2 (measured)": "square",
+              "DRAM (measured)": "diamond"}
+PROFILE_LEVELS = (("dram", "DRAM", "circle"), ("l2", "L2", "square"), ("l1", "L1/shared", "triangle-up"))
+MEMORY_COLORS = {"DRAM": "#1f3b73", "L2": "#2a7ab0", "SMEM": "#2ca02c"}
+COMPUTE_COLORS = {"FP32": "#333333", "FP64": "#8c564b", "FP16": "#555555", "BF16 tensor": "#b22222",
+                  "FP16 tensor": "#d2691e", "TF32 tensor": "#9467bd", "FP8 tensor": "#e377c2",
+                  "INT8 tensor": "#7f7f7f", "FP64 tensor": "#a0522d"}
+USER_COLOR = "#d6006f"
+
+
+def is_report(path: Path) -> bool:
+    """Whether `path` asks for the HTML report (suffix .html or .htm, any case)."""
+    return Path(path).suffix.lower() in SUFFIXES
+
+
+def require_plotly() -> None:
+    """Raises RunError (exit 1, one line naming the install command) when Plotly is missing."""
+    try:
+        import plotly.graph_objects  # noqa: F401
+    except ImportError:
+        raise RunError(f"the HTML report needs Plotly, which is not installed: {INSTALL}") from None
+
+
+def check_output(out: Path, inputs: list[Path]) -> Path:
+    """Check before any work that the report can be written to `out`: writable
+    (`files.check_writable`), not one of the `inputs` (the results files it is drawn from), and
+    Plotly installed. Raises UsageError for the first two, RunError for the last."""
+    files.check_writable(out)
+    target = Path(out).resolve()
+    for p in inputs:
+        if Path(p).resolve() == target:
+            raise UsageError(f"--out {out} is one of the results files read; give the report another name")
+    require_plotly()
+    return Path(out)
+
+
+@dataclass
+class Report:
+    """The report's parts before they are written: a title, the figures (Plotly `Figure`, keyed
+    by the id of their <div>), the kernel table (header cells; rows of (text, sort key) cells, one
+    row per kernel of the file, in its order) and notes."""
+
+    title: str
+    subtitle: str
+    figures: dict = field(default_factory=dict)
+    header: list[tuple[str, str]] = field(default_factory=list)  # (column, 'num' or 'text')
+    rows: list[list[tuple[str, float | str | None]]] = field(default_factory=list)
+    row_titles: list[str] = field(default_factory=list)  # a row's tooltip: the full (demangled) name
+    notes: list[str] = field(default_factory=list)
+
+
+def write(doc: Results | ProfileResults, out: Path, inputs: list[Path], measured: bool = False,
+          highlight: list[str] | None = None, notes: list[str] | None = None) -> Path:
+    """Write the report of `doc` (read from `inputs`) to `out`, atomically (`files.write_atomic`).
+    `measured` shows a run's counted levels from the start (they are in the legend either way);
+    the kernels in `highlight` are drawn at full strength, the others faded; `notes` (one line
+    each) are printed under the charts. Returns `out`. Raises UsageError for an output that is one
+    of the inputs or cannot be written, RunError when Plotly is missing."""
+    check_output(out, inputs)
+    report = build(doc, inputs, measured, highlight, notes)
+    page = page_html(report)
+    files.write_atomic(Path(out), lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    return Path(out)
+
+
+def build(doc: Results | ProfileResults, inputs: list[Path], measured: bool = False,
+          highlight: list[str] | None = None, notes: list[str] | None = None) -> Report:
+    """The report's figures, table and notes for `doc` (see the module's docstring)."""
+    require_plotly()
+    sources = ", ".join(str(p) for p in inputs)
+    if isinstance(doc, ProfileResults):
+        report = _profile(doc, set(highlight or ()))
+    else:
+        report = _run(doc, measured, set(highlight or ()))
+    report.subtitle = f"from {sources}" + (f", written by {doc.tool}" if doc.tool else "") + \
+        (f" on {doc.created}" if doc.created else "")
+    report.notes = list(notes or []) + report.notes
+    return report
+
+
+# --- runs ---------------------------------------------------------------------------------------
+
+def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
+    import plotly.graph_objects as go
+    from plotly.colors import sample_colorscale
+
+    from .roofline_chart import MODEL_NOTE
+
+    dev, prob, ref = doc.device, doc.problem.problem, doc.reference
+    roofs = dev.roofs
+    flops = prob.flops
+    timed = [k for k in doc.kernels if k.timed]
+    if not timed:
+        failed = "; ".join(f"{k.name}: {k.error or 'not timed'}" for k in doc.kernels[:3])
+        raise UsageError(f"no kernel in these results was verified and timed, so there is nothing to draw ({failed[:200]})"
+                         if doc.kernels else "no kernels in these results; make them with roofline run --all")
+    if measured and not any(k.measured for k in doc.kernels):
+        raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
+    colors = sample_colorscale("Viridis", [0.05 + 0.85 * i / max(len(timed) - 1, 1) for i in range(len(timed))])
+    color = {k.name: USER_COLOR if k.user else c for k, c in zip(timed, colors)}
+    points = {k.name: intensities(k.model, k.measured, flops) for k in timed}
+    levels = [lv for lv in RUN_LEVELS if any(lv in p for p in points.values())]
+    verdicts = {k.name: doc.verdict(k) for k in timed}
+
+    fig = go.Figure()
+    ais = [ai for p in points.values() for ai in p.values()] or [roofs.ridge_point]
+    top = roofs.fp32_gflops
+    x_lo, x_hi = min(ais + [roofs.ridge_point]) / 4, max(ais + [roofs.ridge_point]) * 8
+    _memory_roofs(fig, roofs, ("DRAM", "L2", "SMEM"), top, x_lo, "roofs")
+    _compute_roofs(fig, roofs, ["FP32"], x_lo, x_hi, "roofs", "#d62728")
+    fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[ref.gflops, ref.gflops], mode="lines", name=_h(
+        f"cuBLAS (reference) {ref.gflops:,.0f} GFLOP/s"), line=dict(color="#777777", dash="dot", width=1.5),
+        legendgroup="roofs", hovertemplate=_h(f"cuBLAS (reference): {ref.gflops:,.0f} GFLOP/s, "
+                                              f"{ref.time_ms:.3f} ms") + "<extra></extra>"))
+    index = {k.name: i for i, k in enumerate(doc.kernels)}
+    point_traces = []
+    for level in levels:
+        ks = [k for k in timed if level in points[k.name]]
+        fig.add_trace(go.Scatter(
+            x=[points[k.name][level] for k in ks], y=[k.gflops for k in ks], mode="markers", name=_h(level),
+            legendgroup="points", legendgrouptitle_text="kernels at each level",
+            # counted levels start hidden (as in the PNG without --measured) where each of their kernels has a model point
+            visible="legendonly" if not measured and "measured" in level and all(k.model for k in ks) else True,
+            customdata=[index[k.name] for k in ks],
+            hovertext=[_run_hover(k, level, points[k.name], verdicts[k.name], ref.time_ms) for k in ks],
+            hovertemplate="%{hovertext}<extra></extra>",
+            marker=dict(symbol=RUN_LEVELS[level], size=[16 if k.user else 11 for k in ks],
+                        color=[color[k.name] for k in ks], line=dict(color="black", width=0.8),
+                        opacity=[_strength(k.name, highlight) for k in ks]),
+            unselected=dict(marker=dict(opacity=0.15))))
+        point_traces.append(len(fig.data) - 1)
+    flat = [k for k in timed if not points[k.name]]
+    for k in flat:  # a user kernel with neither a model nor counters: its rate alone
+        fig.add_trace(go.Scatter(
+            x=[x_lo, x_hi], y=[k.gflops, k.gflops], mode="lines", name=_h(f"{k.name} (no model)"),
+            customdata=[index[k.name]] * 2, line=dict(color=color[k.name], dash="dash", width=2),
+            hovertext=[_run_hover(k, None, {}, verdicts[k.name], ref.time_ms)] * 2,
+            hovertemplate="%{hovertext}<extra></extra>"))
+    source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
+    _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level)", "GFLOP/s (measured, median)",
+          [(lv, [point_traces[i]]) for i, lv in enumerate(levels)], point_traces)
+    fig.update_layout(title=dict(text=_h(f"{dev.name}: SGEMM {prob.text()} FP32, hierarchical roofline "
+                                         f"(roofs from {source}{l2_note(doc)})"), font=dict(size=14)))
+
+    report = Report(title=f"{dev.name}: SGEMM {prob.text()}", subtitle="")
+    report.figures[CHART_ID] = fig
+    report.header = [("kernel", "text"), ("GFLOP/s", "num"), ("time ms", "num"), ("% cuBLAS", "num")] + \
+        [(f"AI {lv}", "num") for lv in levels] + \
+        [("registers", "num"), ("occupancy %", "num"), ("limiter", "text"), ("bound", "text"),
+         ("x floor", "num"), ("verdict", "text")]
+    for k in doc.kernels:
+        v = verdicts.get(k.name)
+        occ = k.occupancy
+        pct = 100 * ref.time_ms / k.time_ms if k.timed else None
+        b = v.binding if v else None
+        report.rows.append(
+            [(k.name + (" (yours)" if k.user else ""), k.name),
+             _num(k.gflops if k.timed else None, "{:,.0f}"), _num(k.time_ms if k.timed else None, "{:.4g}"),
+             _num(pct, "{:.1f}")]
+            + [_num(points.get(k.name, {}).get(lv), "{:.3g}") for lv in levels]
+            + [_num(k.registers, "{}"), _num(100 * occ.occupancy if occ else None, "{:.1f}"),
+               (limiters(occ) if occ else "-", limiters(occ) if occ else ""),
+               (b.level if b else "-", b.level if b else ""), _num(v.times_floor if v else None, "{:.2f}"),
+               (verdict_sentence(k.name, v, occ) if v else f"not drawn: {k.error or 'not verified and timed'}", "")])
+        report.row_titles.append(k.summary or k.name)
+    if doc.sweep:
+        report.figures[SWEEP_ID] = _sweep(doc, highlight)
+        report.notes.append(f"The roofline shows the sweep's largest size, {prob.text()}; the second chart every size.")
+    report.notes.append(MODEL_NOTE.replace("\n", " "))
+    if flat:
+        report.notes.append(f"{', '.join(k.name for k in flat)}: no traffic model and no counters, drawn as a dashed "
+                            "line at its rate; run --profile to place it by the bytes Nsight Compute counts.")
+    failed = [k.name for k in doc.kernels if not k.timed]
+    if failed:
+        report.notes.append(f"Not drawn, failed verification or not timed: {', '.join(failed)} (in the table).")
+    return report
+
+
+def _run_hover(k, level: str | None, pts: dict[str, float], v, ref_ms: float) -> str:
+    lines = [f"<b>{_h(k.name)}</b>" + (" (yours)" if k.user else ""),
+             f"{k.gflops:,.0f} GFLOP/s, {k.time_ms:.4g} ms, {100 * ref_ms / k.time_ms:.1f} % of cuBLAS"]
+    if level is not None:
+        lines.append(f"this point: {_h(level)}, {pts[level]:.3g} FLOP/B")
+    lines.append("intensity: " + (", ".join(f"{_h(lv)} {ai:.3g}" for lv, ai in pts.items())
+                                  or "none (no model; --profile counts its bytes)"))
+    regs = f"{k.registers} registers, " if k.registers is not None else ""
+    lines.append(_h(regs + occupancy_phrase(k.occupancy)))
+    lines += _wrap(verdict_sentence("verdict", v, k.occupancy))
+    return "<br>".join(lines)
+
+
+def _sweep(doc: Results, highlight: set[str]):
+    """GFLOP/s against size (square sweeps, log x) or shape by shape in FLOP order, a line per kernel."""
+    import plotly.graph_objects as go
+    from plotly.colors import sample_colorscale
+
+    square = all(p.problem.problem.square for p in doc.sweep)
+    sweep = sorted(doc.sweep, key=lambda p: (p.problem.problem.flops, p.problem.m, p.problem.n))
+    xs = [p.problem.m if square else p.problem.problem.text() for p in sweep]
+    names = []
+    for p in sweep:
+        names += [k.name for k in p.kernels if k.name not in names]
+    colors = sample_colorscale("Viridis", [0.05 + 0.85 * i / max(len(names) - 1, 1) for i in range(len(names))])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=xs, y=[p.reference.gflops for p in sweep], mode="lines+markers", name="cuBLAS",
+                             line=dict(color="black", width=3),
+                             hovertemplate="cuBLAS at %{x}: %{y:,.0f} GFLOP/s<extra></extra>"))
+    for name, color in zip(names, colors):
+        x, y, text = [], [], []
+        for size, p in zip(xs, sweep):
+            k = next((k for k in p.kernels if k.name == name and k.timed), None)
+            if k is None:
+                continue
+            x.append(size)
+            y.append(k.gflops)
+            pct = f", {k.pct_of_reference:.1f} % of cuBLAS" if k.pct_of_reference else ""
+            text.append(f"<b>{_h(name)}</b> at {_h(p.problem.problem.text())}<br>{k.gflops:,.0f} GFLOP/s{pct}"
+                        f"<br>binds: {_h(bound_by_size(doc.sweep_verdict(p, name)))}")
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers" if square else "markers", name=_h(name),
+                                 line=dict(color=color), opacity=_strength(name, highlight), hovertext=text,
+                                 hovertemplate="%{hovertext}<extra></extra>"))
+    fig.update_layout(title=dict(text=_h(f"{doc.device.name}: GFLOP/s against problem size"), font=dict(size=14)),
+                      height=560, template="plotly_white", hovermode="closest",
+                      xaxis=dict(type="log" if square else "category", tickvals=xs if square else None,
+                                 title="M = N = K" if square else "shape (M x N x K), in order of FLOPs"),
+                      yaxis=dict(type="log", title="GFLOP/s (measured, median)"),
+                      legend=dict(font=dict(size=10)))
+    return fig
+
+
+# --- profiles -----------------------------------------------------------------------------------
+
+def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
+    import plotly.graph_objects as go
+
+    roofs = doc.device.roofs
+    drawn = [k for k in doc.kernels if k.dominant is not None and k.gflops
+             and any(k.intensity(lv) for lv, _, _ in PROFILE_LEVELS)]
+    precisions = sorted({COMPUTE_LEVEL[k.dominant] for k in drawn} | (
+        {"FP32"} if any("fp32" in k.flops for k in doc.kernels) else set()),
+        key=lambda lv: -(roofs.roof(lv, measured=False).value if roofs.roof(lv, measured=False) else 0))
+    precisions = [lv for lv in precisions if roofs.roof(lv, measured=False)]
+    ais = [k.intensity(lv) for k in drawn for lv, _, _ in PROFILE_LEVELS if k.intensity(lv)]
+    x_lo, x_hi = (min(ais) / 4, max(ais) * 4) if ais else (0.01, 1000.0)
+    tops = [roofs.roof(lv, measured=False).value for lv in precisions] or [roofs.fp32_gflops]
+    counted = {"DRAM": any(k.bytes.get("dram") for k in doc.kernels),
+               "L2": any(k.bytes.get("l2") for k in doc.kernels),
+               "SMEM": any(k.bytes.get("l1") or k.bytes.get("smem") for k in doc.kernels)}
+    fig = go.Figure()
+    _memory_roofs(fig, roofs, [lv for lv, c in counted.items() if c], max(tops), x_lo, "memory roofs")
+    index = {id(k): i for i, k in enumerate(doc.kernels)}
+    point_traces, level_of = [], {}
+    for precision in precisions:
+        _compute_roofs(fig, roofs, [precision], x_lo, x_hi, precision, COMPUTE_COLORS.get(precision))
+        ks = [k for k in drawn if COMPUTE_LEVEL[k.dominant] == precision]
+        for key, label, symbol in PROFILE_LEVELS:
+            at = [k for k in ks if k.intensity(key)]
+            if not at:
+                continue
+            fig.add_trace(go.Scatter(
+                x=[k.intensity(key) for k in at], y=[k.gflops for k in at], mode="markers",
+                name=_h(f"{precision} at {label}"), legendgroup=precision, legendgrouptitle_text=_h(precision),
+                customdata=[index[id(k)] for k in at],
+                hovertext=[_profile_hover(doc, k, index[id(k)], label) for k in at],
+                hovertemplate="%{hovertext}<extra></extra>",
+                marker=dict(symbol=symbol, size=[6 + 40 * k.time_share ** 0.5 for k in at],
+                            color=COMPUTE_COLORS.get(precision, "#444444"), line=dict(color="black", width=0.7),
+                            opacity=[_strength(k.name, highlight, 0.8) for k in at]),
+                unselected=dict(marker=dict(opacity=0.12))))
+            point_traces.append(len(fig.data) - 1)
+            level_of[len(fig.data) - 1] = label
+    buttons = [(label, [i for i in point_traces if level_of[i] == label]) for _, label, _ in PROFILE_LEVELS
+               if any(level_of[i] == label for i in point_traces)]
+    _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level, as Nsight Compute counted)",
+          "GFLOP/s of the kernel's main precision", buttons, point_traces)
+    command = " ".join(doc.command) if doc.command else (doc.report or "")
+    fig.update_layout(title=dict(text=_h(f"{doc.device.name}: {plural(len(doc.kernels), 'kernel')} by GPU time "
+                                         f"({figure(doc.total_time_ms)} ms profiled) {middle_cut(command, 90)}"),
+                                 font=dict(size=14)))
+
+    report = Report(title=f"{doc.device.name}: profile of {middle_cut(command, 80) or 'a program'}", subtitle="")
+    report.figures[CHART_ID] = fig
+    report.header = [("#", "num"), ("kernel", "text"), ("time %", "num"), ("launches", "num"), ("time ms", "num"),
+                     ("precision", "text"), ("GFLOP/s", "num"), ("AI DRAM", "num"), ("AI L2", "num"),
+                     ("AI L1/shared", "num"), ("occupancy %", "num"), ("achieved %", "num"), ("bound", "text"),
+                     ("x floor", "num"), ("verdict", "text")]
+    for i, k in enumerate(doc.kernels):
+        v = doc.verdict(k)
+        b = v.binding
+        occ = k.occupancy
+        report.rows.append(
+            [(str(i + 1), i + 1), (k.name, k.name), _num(100 * k.time_share, "{:.2f}"), _num(k.launches, "{:,}"),
+             _num(k.time_ms, "{:.4g}"), (precision_cell(k, doc.device), k.precision), _num(k.gflops, "{:,.0f}")]
+            + [_num(k.intensity(lv), "{:.3g}") for lv, _, _ in PROFILE_LEVELS]
+            + [_num(100 * occ.occupancy if occ else None, "{:.1f}"),
+               _num(100 * k.achieved_occupancy if k.achieved_occupancy is not None else None, "{:.1f}"),
+               (roof_name(b.level) if b else "-", b.level if b else ""), _num(v.times_floor, "{:.2f}"),
+               (_profile_verdict(doc, k), "")])
+        report.row_titles.append(k.demangled or k.name)
+    not_drawn = [str(i + 1) for i, k in enumerate(doc.kernels) if not any(k is d for d in drawn)]
+    if not_drawn:
+        report.notes.append(f"Not drawn (no floating-point work counted, or no bytes: no intensity to place them at), "
+                            f"in the table only: #{', #'.join(not_drawn)}.")
+    report.notes += list(doc.notes)
+    for what, idx in doc.missing().items():
+        report.notes.append(f"The report lacks {what} for {plural(len(idx), 'kernel')} "
+                            f"(#{', #'.join(str(i + 1) for i in idx[:12])}{' ...' if len(idx) > 12 else ''}): "
+                            f"{doc.kernels[idx[0]].missing[what]}")
+    report.notes.append("Marker area: the kernel's share of the profiled GPU time. Compute roofs are the device's "
+                        "nominal ones; each kernel's verdict reads its roofs at the SM clock it ran at.")
+    return report
+
+
+def _profile_verdict(doc: ProfileResults, k: ProfiledKernel) -> str:
+    """The same verdict line as the profile table's (`render.text.profile_verdict`)."""
+    v = doc.verdict(k)
+    b = v.binding
+    nominal_times = None
+    if b is not None and v.times_floor:
+        nominal = doc.nominal_verdict(k)
+        nominal_times = nominal.times_floor if nominal.binding and nominal.binding.level == b.level else None
+    blocks = k.grid[0] * k.grid[1] * k.grid[2] if k.grid else None
+    return profile_verdict(v, k.occupancy, k.achieved_occupancy, blocks, doc.device.sm_count,
+                           k.uncounted(doc.device), k.clock_mhz, doc.nominal_clock_mhz(b.level) if b else None,
+                           nominal_times)
+
+
+def _profile_hover(doc: ProfileResults, k: ProfiledKernel, i: int, level: str) -> str:
+    occ = k.occupancy
+    achieved = f", achieved {percent(k.achieved_occupancy)} %" if k.achieved_occupancy is not None else ""
+    occupancy = (f"occupancy {percent(occ.occupancy)} % ({limiters(occ)})" if occ else "occupancy n/a") + achieved
+    ais = ", ".join(f"{label} {k.intensity(key):.3g}" for key, label, _ in PROFILE_LEVELS if k.intensity(key))
+    lines = [f"<b>#{i + 1} {_h(middle_cut(k.name, 70))}</b>",
+             f"{percent(k.time_share)} % of GPU time, {plural(k.launches, 'launch', 'launches')}, {k.time_ms:.4g} ms",
+             f"{_h(precision_cell(k, doc.device))}: {k.gflops:,.0f} GFLOP/s; this point: {_h(level)}",
+             f"intensity (FLOP/B): {_h(ais)}", _h(occupancy)]
+    return "<br>".join(lines + _wrap("verdict: " + _profile_verdict(doc, k)))
+
+
+# --- shared -------------------------------------------------------------------------------------
+
+def _memory_roofs(fig, roofs, levels, top: float, x_lo: float, group: str) -> None:
+    """A diagonal per memory level in `levels` the roofs record, theoretical solid and measured
+    dashed, from `x_lo` up to the highest compute roof drawn (`top`)."""
+    import plotly.graph_objects as go
+
+    for level in levels:
+        for measured in (False, True):
+            r = roofs.roof(level, measured)
+            if r is None or r.measured != measured:
+                continue
+            x_end = ridge_point(top, r.value)
+            name = f"{roof_name(level)} {r.value:,.0f} GB/s" + (" measured" if measured else "")
+            fig.add_trace(go.Scatter(x=[x_lo, x_end], y=[x_lo * r.value, top], mode="lines", name=_h(name),
+                                     legendgroup=group, legendgrouptitle_text=_h(group),
+                                     line=dict(color=MEMORY_COLORS.get(level, "#1f3b73"), width=1.6,
+                                               dash="dash" if measured else "solid"),
+                                     hovertemplate=_h(name) + "<extra></extra>"))
+
+
+def _compute_roofs(fig, roofs, levels, x_lo: float, x_hi: float, group: str, color: str | None = None) -> None:
+    """A horizontal line per compute level in `levels` the roofs record, theoretical solid and
+    measured dashed."""
+    import plotly.graph_objects as go
+
+    for level in levels:
+        for measured in (False, True):
+            r: Roof | None = roofs.roof(level, measured)
+            if r is None or r.measured != measured:
+                continue
+            unit = "GOP/s" if level == "INT8 tensor" else "GFLOP/s"
+            name = f"{level} roof {r.value:,.0f} {unit}" + (" measured" if measured else "")
+            fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[r.value, r.value], mode="lines", name=_h(name),
+                                     legendgroup=group, legendgrouptitle_text=_h(group),
+                                     line=dict(color=color or COMPUTE_COLORS.get(level, "#c00000"), width=2,
+                                               dash="dash" if measured else "solid"),
+                                     hovertemplate=_h(name) + "<extra></extra>"))
+
+
+def _axes(fig, x_lo: float, x_hi: float, xtitle: str, ytitle: str, buttons: list[tuple[str, list[int]]],
+          point_traces: list[int]) -> None:
+    """Log axes, the legend, and a button per level (label, the indices of its point traces)
+    that shows that level's points alone; roofs and lines stay as they are."""
+    def shown(keep):
+        return [i not in point_traces or i in keep for i in range(len(fig.data))]
+
+    menu = [dict(label="all levels", method="restyle", args=[{"visible": shown(point_traces)}])]
+    for label, keep in buttons:
+        menu.append(dict(label=_h(label), method="restyle", args=[{"visible": shown(keep)}]))
+    fig.update_layout(
+        height=640, template="plotly_white", hovermode="closest", margin=dict(l=70, r=20, t=90, b=60),
+        xaxis=dict(type="log", title=xtitle, range=[math.log10(x_lo), math.log10(x_hi)], dtick="D2"),
+        yaxis=dict(type="log", title=ytitle, dtick="D2"),
+        legend=dict(groupclick="toggleitem", font=dict(size=10)),
+        updatemenus=[dict(type="buttons", direction="right", x=0, xanchor="left", y=1.0, yanchor="bottom",
+                          pad=dict(t=4, b=4), showactive=True, buttons=menu)] if len(buttons) > 1 else [])
+
+
+def _strength(name: str, highlight: set[str], full: float = 0.95) -> float:
+    return 0.2 if highlight and name not in highlight else full
+
+
+def _num(value, fmt: str) -> tuple[str, float | None]:
+    return ("-", None) if value is None else (fmt.format(value), value)
+
+
+def _h(s: str) -> str:
+    """`s` escaped for HTML (and for Plotly's labels, which read entities)."""
+    return html.escape(str(s), quote=True)
+
+
+def _wrap(sentence: str, width: int = 90) -> list[str]:
+    """A long sentence as escaped hover lines at its '; ' joints, each at most about `width`."""
+    out, line = [], ""
+    for part in sentence.split("; "):
+        if line and len(line) + len(part) + 2 > width:
+            out.append(line + ";")
+            line = part
+        else:
+            line = f"{line}; {part}" if line else part
+    return [_h(x) for x in out + [line]]
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 16px; color: #222; }
+h1 { font-size: 20px; margin: 0 0 4px; } .sub { color: #666; margin: 0 0 12px; }
+.layout { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+.chart { flex: 3 1 700px; min-width: 600px; order: 1; overflow: hidden; }
+.table { order: 2; flex: 2 1 480px; max-height: 680px; overflow: auto; border: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: 12px; width: 100%; }
+th, td { padding: 3px 6px; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }
+th { position: sticky; top: 0; background: #f4f4f4; cursor: pointer; user-select: none; }
+th.text, td.text { text-align: left; } td.verdict { white-space: normal; min-width: 320px; }
+td.name { white-space: normal; min-width: 140px; max-width: 320px; overflow-wrap: anywhere; }
+th[aria-sort=ascending]::after { content: " \\25B2"; } th[aria-sort=descending]::after { content: " \\25BC"; }
+tr.kernel:hover { background: #f7f7ff; } tr.picked { background: #ffe9a8 !important; }
+.notes { color: #444; font-size: 12px; max-width: 1400px; }
+"""
+
+SCRIPT = """
+(function () {
+  var table = document.getElementById('kernels');
+  var body = table.tBodies[0];
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+    th.addEventListener('click', function () {
+      var up = th.getAttribute('aria-sort') !== 'ascending', num = th.classList.contains('num');
+      Array.prototype.forEach.call(th.parentNode.cells, function (c) { c.removeAttribute('aria-sort'); });
+      th.setAttribute('aria-sort', up ? 'ascending' : 'descending');
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = a.cells[col].dataset.sort, y = b.cells[col].dataset.sort;
+        if (x === '' || y === '') { return (x === '') - (y === ''); }  // no figure: last either way
+        var d = num ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
+        return up ? d : -d;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+  var gd = document.getElementById('CHART_ID'), picked = null;
+  function pick(i) {
+    picked = picked === i ? null : i;
+    Array.prototype.forEach.call(body.rows, function (r) {
+      r.classList.toggle('picked', picked !== null && +r.dataset.index === picked);
+    });
+    if (!gd || !gd.data) { return; }
+    var sel = gd.data.map(function (t) {
+      if (picked === null || !t.customdata || t.mode !== 'markers') { return null; }
+      var idx = [];
+      t.customdata.forEach(function (c, j) { if (c === picked) { idx.push(j); } });
+      return idx;
+    });
+    Plotly.restyle(gd, {selectedpoints: sel});
+  }
+  Array.prototype.forEach.call(body.rows, function (r) {
+    r.addEventListener('click', function () { pick(+r.dataset.index); });
+  });
+  if (gd && gd.on) {
+    gd.on('plotly_click', function (ev) {
+      var c = ev.points[0].customdata;
+      if (c === undefined) { return; }
+      pick(c);
+      var row = document.getElementById('kernel-' + c);
+      if (row) { row.scrollIntoView({block: 'nearest'}); }
+    });
+  }
+})();
+""".replace("CHART_ID", CHART_ID)
+
+
+def page_html(report: Report) -> str:
+    """The whole page: Plotly's JavaScript once (inline), the figures, the table and the notes."""
+    parts, first = [], True
+    for div_id, fig in report.figures.items():
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=first, div_id=div_id,
+                                 config={"displaylogo": False, "responsive": True}))
+        first = False
+    chart, rest = parts[0], parts[1:]
+    head = "".join(f'<th class="{kind}" data-type="{kind}">{_h(name)}</th>' for name, kind in report.header)
+    rows = []
+    for i, (cells, title) in enumerate(zip(report.rows, report.row_titles)):
+        tds = []
+        for (name, kind), (shown, key) in zip(report.header, cells):
+            cls = kind + {"verdict": " verdict", "kernel": " name"}.get(name, "")
+            sort = "" if key is None else (repr(float(key)) if kind == "num" else str(key))
+            tds.append(f'<td class="{cls}" data-sort="{_h(sort)}">{_h(shown)}</td>')
+        rows.append(f'<tr class="kernel" id="kernel-{i}" data-index="{i}" title="{_h(title)}">{"".join(tds)}</tr>')
+    notes = "".join(f"<li>{_h(n)}</li>" for n in report.notes)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_h(report.title)}</title><style>{STYLE}</style></head><body>"
+            f"<h1>{_h(report.title)}</h1><p class=\"sub\">{_h(report.subtitle)}</p>"
+            # the table first in the page (shown second): the chart then takes its final width
+            f'<div class="layout"><div class="table"><table id="kernels"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div><div class="chart">{chart}</div></div>'
+            + "".join(f'<div class="chart">{p}</div>' for p in rest)
+            + f'<div class="notes"><ul>{notes}</ul></div>'
+            f"<script>{SCRIPT}</script></body></html>\n")
+
+
+def kernel_indices(fig) -> set[int]:
+    """The indices (in the document's order) of the kernels a figure draws: for tests and callers
+    that check every kernel is on the chart."""
+    out = set()
+    for trace in fig.data:
+        if trace.customdata is not None:
+            out |= {int(c) for c in trace.customdata}
+    return out

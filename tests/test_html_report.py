@@ -1,0 +1,207 @@
+"""The interactive HTML report (`roofline plot --out report.html`): every committed results file
+gives one self-contained page holding each kernel (escaped) in its table and on its chart, with
+no script fetched from the network; the page runs in a real headless Chromium without a console
+error, rendering the chart's SVG, one table row per kernel and one SVG point per drawn point."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from roofline import api
+from roofline.render import html_report
+from roofline.results.profile import ProfileResults
+
+pytest.importorskip("plotly", reason="the report needs the 'report' extra: pip install -e '.[report]'")
+
+PLOTS = Path(__file__).resolve().parent.parent / "plots"
+COMMITTED = sorted(PLOTS.glob("*.json"))
+PROFILE = PLOTS / "profile-h200-transformer.json"
+RUN = PLOTS / "results-h200.json"
+TEMPLATE_NAME = "void f<float, 128>(T&, int)"
+
+
+def _drawable(doc) -> set[int]:
+    """The kernels the chart must place: every timed kernel of a run; every kernel of a profile
+    whose work and bytes give an intensity."""
+    if isinstance(doc, ProfileResults):
+        return {i for i, k in enumerate(doc.kernels)
+                if k.dominant and k.gflops and any(k.intensity(lv) for lv in ("dram", "l2", "l1"))}
+    return {i for i, k in enumerate(doc.kernels) if k.timed}
+
+
+def test_committed_plots_cover_the_kinds_of_results():
+    names = {p.name for p in COMMITTED}
+    assert {"results-h200.json", "sweep-h200.json", "shapes-h200.json", "tune-h200.json",
+            "user-kernel-h200.json", "profile-h200-transformer.json"} <= names
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
+def test_every_committed_file_gives_an_offline_report_with_every_kernel(path, tmp_path):
+    out = tmp_path / "report.html"
+    api.plot([path], out)
+    text = out.read_text(encoding="utf-8")
+    doc, _ = api.show([path])
+    assert text.startswith("<!DOCTYPE html>")
+    assert not re.search(r"<script[^>]*\ssrc=", text, re.I)  # nothing fetched: no <script src="http...">
+    assert '<script src="http' not in text
+    assert len(re.findall(r"<script", text)) >= 2 and len(text) > 3_000_000  # plotly.js itself is in the file
+    assert text.count('<tr class="kernel"') == len(doc.kernels)
+    for k in doc.kernels:
+        assert html.escape(k.name) in text, k.name
+    report = html_report.build(doc, [path])
+    assert html_report.kernel_indices(report.figures[html_report.CHART_ID]) == _drawable(doc)
+    assert len(report.rows) == len(doc.kernels)
+    if getattr(doc, "sweep", None):
+        assert html_report.SWEEP_ID in report.figures and f'id="{html_report.SWEEP_ID}"' in text
+
+
+def test_a_runs_points_hover_with_their_figures_and_verdict():
+    doc, _ = api.show([RUN])
+    fig = html_report.build(doc, [RUN]).figures[html_report.CHART_ID]
+    gmem = next(t for t in fig.data if t.name == "GMEM (model)")
+    k = doc.kernels[5]
+    assert k.name == "register_tiling_2d"
+    j = list(gmem.customdata).index(5)
+    assert gmem.x[j] == pytest.approx(32.0) and gmem.y[j] == pytest.approx(k.gflops)
+    hover = gmem.hovertext[j]
+    assert f"{k.gflops:,.0f} GFLOP/s" in hover and f"{100 * doc.reference.time_ms / k.time_ms:.1f} % of cuBLAS" in hover
+    assert "occupancy 25 % (registers)" in hover and "GMEM (model) 32" in hover
+    assert "x its floor of" in hover  # the verdict sentence of the results' own verdict
+    # the roofs are the file's: FP32 and DRAM theoretical and measured, L2 and L1/shared
+    roofs = {t.name for t in fig.data if t.mode == "lines"}
+    assert {"FP32 roof 66,908 GFLOP/s", "FP32 roof 62,030 GFLOP/s measured", "DRAM 4,814 GB/s",
+            "DRAM 4,282 GB/s measured", "L2 15,354 GB/s", "L1/shared 33,454 GB/s"} <= roofs
+    # counted levels are in the legend, shown with --measured
+    l2 = next(t for t in fig.data if t.name == "L2 (measured)")
+    assert l2.visible == "legendonly"
+    shown = html_report.build(doc, [RUN], measured=True).figures[html_report.CHART_ID]
+    assert next(t for t in shown.data if t.name == "L2 (measured)").visible is True
+
+
+def test_a_profiles_points_are_read_against_the_roof_of_their_precision():
+    doc, _ = api.show([PROFILE])
+    fig = html_report.build(doc, [PROFILE]).figures[html_report.CHART_ID]
+    top = doc.kernels[0]
+    assert top.precision == "bf16" and top.tensor_core
+    at_dram = next(t for t in fig.data if t.name == "BF16 tensor at DRAM")
+    assert at_dram.legendgroup == "BF16 tensor"
+    assert 0 in list(at_dram.customdata)
+    hover = at_dram.hovertext[list(at_dram.customdata).index(0)]
+    assert "11.3 % of GPU time" in hover and "bf16 TC" in hover and "verdict:" in hover
+    roofs = {t.name for t in fig.data if t.mode == "lines"}
+    assert {"BF16 tensor roof 989,430 GFLOP/s", "FP32 roof 66,908 GFLOP/s"} <= roofs
+    assert not any("FP8" in name for name in roofs)  # no kernel of this profile runs FP8
+
+
+def test_names_from_files_are_escaped(tmp_path):
+    data = json.loads(PROFILE.read_text())
+    data["kernels"][0]["name"] = TEMPLATE_NAME
+    data["kernels"][1]["name"] = "</script><script>alert(1)</script>"
+    src = tmp_path / "profile.json"
+    src.write_text(json.dumps(data))
+    out = tmp_path / "report.html"
+    api.plot([src], out)
+    text = out.read_text(encoding="utf-8")
+    assert html.escape(TEMPLATE_NAME) in text  # 'void f&lt;float, 128&gt;(T&amp;, int)' in the table
+    assert "void f<float" not in text and "<script>alert" not in text
+
+
+def test_highlight_fades_the_other_kernels():
+    doc, _ = api.show([RUN])
+    fig = html_report.build(doc, [RUN], highlight=["warptiling"]).figures[html_report.CHART_ID]
+    gmem = next(t for t in fig.data if t.name == "GMEM (model)")
+    strengths = dict(zip(gmem.customdata, gmem.marker.opacity))
+    assert strengths[9] == pytest.approx(0.95) and strengths[0] == pytest.approx(0.2)
+
+
+def test_cli_writes_the_report(tmp_path):
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(app, ["plot", "--results", str(RUN), "--out", str(out)])
+    assert r.exit_code == 0, r.stderr
+    assert f"wrote {out}" in r.stdout and out.stat().st_size > 3_000_000
+    assert not [p for p in tmp_path.iterdir() if p.name != "r.html"]  # no temporary left behind
+
+
+def test_without_plotly_one_line_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(app, ["plot", "--results", str(RUN), "--out", str(out)])
+    assert r.exit_code == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and 'pip install "roofline[report]"' in lines[0] and lines[0].startswith("roofline: error:")
+    assert not out.exists()
+
+
+def test_the_report_never_overwrites_its_input(tmp_path):
+    src = tmp_path / "results.html"
+    src.write_bytes(RUN.read_bytes())
+    r = CliRunner().invoke(app, ["plot", "--results", str(src), "--out", str(src)])
+    assert r.exit_code == 2 and "is one of the results files read" in r.stderr
+    assert src.read_bytes() == RUN.read_bytes()
+
+
+def test_kind_sweep_needs_a_sweep(tmp_path):
+    r = CliRunner().invoke(app, ["plot", "--results", str(RUN), "--kind", "sweep", "--out", str(tmp_path / "r.html")])
+    assert r.exit_code == 2 and "holds no size sweep" in r.stderr
+
+
+CHROMIUM = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+
+
+# Run after the page's own scripts, as a person would: sort the table by GFLOP/s (two clicks:
+# descending), click the first kernel's row; the outcome is left on <body> for the dumped DOM.
+CLICKS = """<script>
+var th = Array.prototype.find.call(document.querySelectorAll('#kernels th'), function (c) {
+  return c.textContent === 'GFLOP/s'; });
+th.click(); th.click();
+document.getElementById('kernel-0').click();
+var gd = document.getElementById('CHART_ID');
+document.body.setAttribute('data-selected', JSON.stringify(gd.data.map(function (t) {
+  return t.selectedpoints === undefined ? null : t.selectedpoints; })));
+document.body.setAttribute('data-order', Array.prototype.map.call(document.querySelectorAll('#kernels tbody tr'),
+  function (r) { return r.dataset.index; }).join(','));
+</script></body>""".replace("CHART_ID", html_report.CHART_ID)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary (Debian: apt-get install chromium)")
+@pytest.mark.parametrize("path", [RUN, PROFILE], ids=lambda p: p.stem)
+def test_the_report_runs_in_a_headless_browser(path, tmp_path):
+    doc, _ = api.show([path])
+    report = html_report.build(doc, [path])  # the page api.plot writes (tested above), with the clicks
+    out = tmp_path / "report.html"
+    out.write_text(html_report.page_html(report).replace("</body>", CLICKS), encoding="utf-8")
+    fig = report.figures[html_report.CHART_ID]
+    visible_points = sum(len(t.x) for t in fig.data if t.mode == "markers" and t.visible in (None, True))
+    rates = [k.gflops for k in doc.kernels]
+    by_rate = sorted(range(len(rates)), key=lambda i: (rates[i] is None, -(rates[i] or 0)))
+    marked = [[j for j, c in enumerate(t.customdata) if c == 0] if t.mode == "markers" else None for t in fig.data]
+    profile_dir = tmp_path / "chromium-profile"
+    # no network at all: the flags keep Chromium's own background connections off as well
+    run = subprocess.run(
+        [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-quic",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile_dir}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000",
+         "--dump-dom", out.as_uri()],
+        capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-2000:]
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    assert console == []  # JavaScript errors (and any console output) show up here
+    dom = run.stdout
+    assert 'class="main-svg"' in dom  # Plotly ran and drew its SVG
+    assert dom.count('<tr class="kernel') == len(doc.kernels)
+    assert len(re.findall(r'<path class="point[ "]', dom)) == visible_points
+    body = re.search(r"<body ([^>]*)>", dom).group(1)
+    assert f'data-order="{",".join(map(str, by_rate))}"' in body  # sorted by GFLOP/s, fastest first
+    assert json.loads(html.unescape(re.search(r'data-selected="([^"]*)"', body).group(1))) == marked
+    assert re.findall(r'<tr class="kernel picked" id="kernel-(\d+)"', dom) == ["0"]
