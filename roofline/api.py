@@ -627,6 +627,7 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
                          f"{WHERE['time']}")
     notes = left_out + list(report.notes)
     device = _import_device(report.rows, preset, str(path), notes)
+    ncu.check_rates(report.rows, device, str(path))
     try:
         doc = convert.from_profile(launches, device, report=path.name, read_with=report.read_with, notes=notes)
     except ValidationError as exc:
