@@ -374,6 +374,7 @@ class KernelListing:
                 v = r.floors
                 dram = v.floor("DRAM")
                 row["floors"] = {"memory_floor_ms": dram.floor_ms if dram else None,
+                                 "memory_floor_aside": dram.aside if dram else None,
                                  "compute_floor_ms": v.floor("FP32").floor_ms,
                                  "binding": "memory" if v.binding.level == "DRAM" else "compute"}
             out.append(row)
@@ -413,11 +414,12 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
             specs = [s.for_problem(problem, preset) for s in specs]
     if limits is not None:
         offline.check_target(limits.arch)
+    fits_in_l2 = preset is not None and preset.fits_in_l2(problem.working_set_bytes)
     rows = []
     target = limits or (parse_arch(preset.arch) if preset else None)  # --model-only: the preset's arch still rules
     for spec in specs:
         figures = spec.figures(problem)
-        floors = plain_verdict(figures, preset.roofs) if preset and figures else None
+        floors = plain_verdict(figures, preset.roofs, fits_in_l2=fits_in_l2) if preset and figures else None
         if target is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(target.compute_capability):
             rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(target.arch)))
         else:
@@ -434,6 +436,9 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         notes.append("tile_by_shape and split_k at their own tile (--gpu picks theirs)")
     if preset is not None and limits is None:
         notes.append("floors without waves: --model-only has no occupancy")
+    if fits_in_l2:
+        notes.append(f"A, B and C ({problem.working_set_bytes / 2**20:,.1f} MB) fit in the {preset.name}'s "
+                     f"{preset.l2_bytes / 2**20:,.0f} MB L2: no DRAM floor binds (the modelled re-reads are L2 hits)")
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes)
 
 
@@ -451,7 +456,8 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
     waves = waves_of(spec.grid(problem), preset.sm_count, occ.active_blocks_per_sm) if preset and not why else None
     floors = row.floors
     if waves is not None and row.figures is not None:  # the floors at the share of the GPU the grid keeps busy
-        floors = plain_verdict(row.figures, preset.roofs, waves=waves)
+        floors = plain_verdict(row.figures, preset.roofs, waves=waves,
+                               fits_in_l2=preset.fits_in_l2(problem.working_set_bytes))
     return replace(row, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error, waves=waves,
                    floors=floors)
 
@@ -634,6 +640,7 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
                          f"{WHERE['time']}")
     notes = left_out + list(report.notes)
     device = _import_device(report.rows, preset, str(path), notes)
+    ncu.check_rates(report.rows, device, str(path))
     try:
         doc = convert.from_profile(launches, device, report=path.name, read_with=report.read_with, notes=notes)
     except ValidationError as exc:

@@ -223,7 +223,7 @@ def test_kernels_lists_the_ladder_with_floors():
     d = json.loads(r.stdout)
     two_d = {k["name"]: k for k in d["kernels"]}["register_tiling_2d"]
     assert two_d["model"]["arithmetic_intensity"] == 32
-    assert two_d["floors"] == {"memory_floor_ms": pytest.approx(4.474, abs=0.001),
+    assert two_d["floors"] == {"memory_floor_ms": pytest.approx(4.474, abs=0.001), "memory_floor_aside": None,
                                "compute_floor_ms": pytest.approx(2.442, abs=0.001), "binding": "memory"}
 
 

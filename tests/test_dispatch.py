@@ -106,7 +106,9 @@ def test_a_working_set_that_fits_in_l2_has_no_binding_dram_floor():
 
 def test_the_documents_l2_check_uses_the_devices_l2_size():
     doc = convert.from_run(fake_run())  # 256^3
-    assert doc.device.l2_bytes is None and not doc.fits_in_l2(Problem(256, 256, 256))
+    assert doc.device.l2_bytes == 50 * 2**20 and doc.fits_in_l2(Problem(256, 256, 256))  # the preset's L2
+    unknown = doc.model_copy(update={"device": replace(doc.device, l2_bytes=None)})
+    assert not unknown.fits_in_l2(Problem(256, 256, 256))
     doc = doc.model_copy(update={"device": replace(doc.device, l2_bytes=60 * 2**20)})
     assert doc.fits_in_l2(Problem(2048, 2048, 2048))  # 48 MiB
     assert not doc.fits_in_l2(Problem(4096, 4096, 4096))  # 192 MiB

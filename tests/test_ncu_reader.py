@@ -21,6 +21,7 @@ from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from cli import app
+from roofline.errors import UsageError
 from roofline.measure import counters, ncu
 from roofline.model.device import from_preset
 from roofline.model.kernel_names import label, unique_labels
@@ -561,20 +562,92 @@ def test_a_value_in_a_unit_of_the_wrong_kind_is_not_read(label, unit, tmp_path):
         one_line_error(r, "without a duration")
 
 
-def test_values_that_are_no_numbers_or_no_launch_figures_are_named(tmp_path):
+def test_a_launch_figure_no_launch_has_is_named_and_left_out(tmp_path):
     rows = _rows(FORMS / "full-raw.csv")
     head = rows[0]
-    rows[2][head.index("dram__bytes_read.sum")] = "lots"
     rows[3][head.index("launch__registers_per_thread")] = "40.5"
     r = invoke("profile", "--import", _with(FORMS, tmp_path, "n.csv", _csv(rows, quoting=csv.QUOTE_ALL)),
                "--out", tmp_path / "p.json")
     assert r.exit_code == 0
-    assert "with values that are not numbers, left out: dram__bytes_read.sum ('lots')" in r.stderr
     assert "launch__registers_per_thread is 40.5, which no launch has: left out" in r.stderr
-    doc = store.load(tmp_path / "p.json", profile=True)
-    first, second = (by_label(doc)[label(rows[i][4])] for i in (2, 3))
-    assert first.counted["dram"] == "(dram__sectors_read.sum + dram__sectors_write.sum) x 32 B"  # the next best
+    second = by_label(store.load(tmp_path / "p.json", profile=True))[label(rows[3][4])]
     assert second.registers is None and second.occupancy is None
+
+
+def _damaged(tmp_path, metric: str, value: str, row: int = 2, path=TRANSFORMER):
+    """`profile --import` of the transformer export with one cell of launch `row - 2` replaced."""
+    rows = _rows(path)
+    rows[row][rows[0].index(metric)] = value
+    return invoke("profile", "--import", _with(FORMS, tmp_path, "d.csv", _csv(rows, quoting=csv.QUOTE_ALL)),
+                  "--out", tmp_path / "p.json")
+
+
+FIRST = "launch 0 (elementwise_kernel [direct_copy_kernel_cuda])"  # the transformer export's first launch
+
+
+@pytest.mark.parametrize("metric, value, says", [
+    ("gpu__time_duration.sum", "fast", "gpu__time_duration.sum is 'fast', not a number"),
+    ("gpu__time_duration.sum", "-5", "gpu__time_duration.sum is -5, below zero"),
+    ("gpu__time_duration.sum", "nan", "gpu__time_duration.sum is 'nan', not a number"),
+    ("gpu__time_duration.sum", "inf", "gpu__time_duration.sum is 'inf', not a number"),
+    ("dram__bytes.sum", "abc", "dram__bytes.sum is 'abc', not a number"),
+    ("dram__bytes.sum", "-78,336", "dram__bytes.sum is -78336, below zero"),
+    ("launch__grid_size", "many", "launch__grid_size is 'many', not a number"),
+    # 1e300 ns: pydantic's "time_ms: Input should be less than or equal to 1000000000" before
+    ("gpu__time_duration.sum", "1e300", "gpu__time_duration.sum gives 1e+291 s, longer than any real launch (a day)"),
+])
+def test_a_damaged_cell_is_refused_naming_the_launch_the_metric_and_the_value(metric, value, says, tmp_path):
+    r = _damaged(tmp_path, metric, value)
+    one_line_error(r, f"d.csv: {FIRST}: {says}")
+    assert "the report is damaged: export the report again" in r.stderr
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_every_damaged_cell_is_counted_in_the_one_line(tmp_path):
+    rows = _rows(TRANSFORMER)
+    for i in (2, 3, 4):
+        rows[i][rows[0].index("dram__bytes.sum")] = "?!"
+    r = invoke("profile", "--import", _with(FORMS, tmp_path, "d.csv", _csv(rows, quoting=csv.QUOTE_ALL)),
+               "--out", tmp_path / "p.json")
+    one_line_error(r, f"{FIRST}: dram__bytes.sum is '?!', not a number (2 more damaged figures after it)")
+
+
+def test_a_rate_far_above_the_devices_peak_is_refused_naming_the_launch(tmp_path):
+    # 78,336 B in 3,040 ns is 25.8 GB/s; a thousand times a million bytes more is 25,768,421 GB/s,
+    # 5,353x the H200's 4,814 GB/s.
+    r = _damaged(tmp_path, "dram__bytes.sum", "78,336,000,000")
+    one_line_error(r, f"d.csv: {FIRST}: dram__bytes.sum = 7.8336e+10 bytes in 3,040 ns is 25,768,421 GB/s, "
+                      "5.35e+03x the device's dram peak of 4,814 GB/s, which no kernel reaches on NVIDIA H200")
+
+
+@pytest.mark.parametrize("value", ["n/a", "", "N/A"])
+def test_a_cell_not_collected_stays_missing(value, tmp_path):
+    r = _damaged(tmp_path, "dram__bytes.sum", value)
+    assert r.exit_code == 0, r.output
+    doc = store.load(tmp_path / "p.json", profile=True)
+    assert doc.launches_profiled == 165
+    assert "damaged" not in r.stderr
+
+
+def test_a_damaged_value_on_the_details_page_is_refused(tmp_path):
+    rows = _rows(FORMS / "full-details.csv")
+    hit = next(r for r in rows[1:] if len(r) > 14 and r[12] == "Duration")
+    hit[14] = "quick"
+    r = invoke("profile", "--import", _with(FORMS, tmp_path, "d.csv", _csv(rows, quoting=csv.QUOTE_ALL)), "--gpu", "h200",
+               "--out", tmp_path / "p.json")
+    one_line_error(r, f"launch {hit[0]} ({label(hit[4])}): gpu__time_duration.sum is 'quick', not a number")
+
+
+def test_check_rows_reads_rows_from_any_source():
+    """The rows ncu's Python module gives (no ID column: the position names the launch)."""
+    ok = ncu.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 1000.0, "dram__bytes.sum": 1e6})
+    ncu.check_rows([ok, ncu.Row(kernel="cut", incomplete=True, values={"gpu__time_duration.sum": -1.0})], "rep")
+    with pytest.raises(UsageError, match=r"^rep: launch 1 \(k\): dram__bytes.sum is -1, below zero; "):
+        ncu.check_rows([ok, ncu.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 5.0,
+                                                                      "dram__bytes.sum": -1.0})], "rep")
+    day = ncu.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 2 * 86_400e9})
+    with pytest.raises(UsageError, match=r"launch 0 \(k\): gpu__time_duration.sum gives 172,800 s, longer than"):
+        ncu.check_rows([day], "rep")
 
 
 def test_an_ambiguous_decimal_mark_is_said_and_a_csv_named_ncu_rep_is_read(tmp_path):

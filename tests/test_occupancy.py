@@ -174,3 +174,88 @@ def test_percentages_round_half_up():
     # 28 of 64 warps and 4 of 64: exact halves at one decimal, both rounded up.
     assert (percent(28 / 64), percent(4 / 64)) == ("43.8", "6.3")
     assert (percent(1.0), percent(0.125), percent(1 / 3)) == ("100", "12.5", "33.3")
+
+
+@pytest.mark.parametrize("arch, regs, threads, blocks, limiters", [
+    # 32 regs x 64 threads on sm_70: registers (64 warps / 2), warps (64 / 2) and blocks all allow 32;
+    # the block takes no shared memory (none asked for, none reserved before 8.0), so it is no limiter.
+    ("sm_70", 32, 64, 32, ["registers", "warps", "blocks"]),
+    # 33 threads on sm_75 are 2 warps: warps (32 / 2) and blocks allow 16.
+    ("sm_75", 32, 33, 16, ["warps", "blocks"]),
+    ("sm_72", 16, 32, 32, ["blocks"]),
+])
+def test_unused_shared_memory_is_never_a_limiter(arch, regs, threads, blocks, limiters):
+    o = occ(arch, regs, threads)
+    assert o.active_blocks_per_sm == blocks
+    assert o.limiters == limiters
+    assert o.smem_per_block_bytes == 0
+    # cuda_occupancy.h gives such a block an unbounded (INT_MAX) shared-memory limit: JSON null.
+    d = o.to_dict()
+    assert d["block_limits"]["shared_memory"] is None
+    assert [r for r, b in d["block_limits"].items() if b == d["active_blocks_per_sm"]] == d["limiters"]
+
+
+@pytest.mark.parametrize("arch", sorted(a.arch for a in ARCHS.values()))
+def test_no_shared_memory_never_limits_any_architecture(arch):
+    for threads in (1, 32, 33, 64, 96, 128, 256, 1024):
+        for regs in (1, 16, 32, 64, 255):
+            o = occ(arch, regs, threads)
+            assert "shared_memory" not in o.limiters, (arch, regs, threads, o.block_limits)
+            # the contract: limiters are exactly the resources whose limit equals the result
+            assert o.limiters == [r for r, b in o.block_limits.items() if b == o.active_blocks_per_sm]
+
+
+def test_reserved_shared_memory_from_ampere_gives_a_finite_limit():
+    # From 8.0 the driver reserves 1 KB per block even when the kernel asks for none:
+    # 164 KB / 1 KB = 164 blocks on sm_80, 100 on sm_86 and sm_89/sm_120, 228 on sm_90.
+    for arch, limit in (("sm_80", 164), ("sm_86", 100), ("sm_89", 100), ("sm_90", 228), ("sm_120", 100)):
+        o = occ(arch, 32, 64)
+        assert o.block_limits["shared_memory"] == limit and o.smem_per_block_bytes == 1024
+        assert "shared_memory" not in o.limiters
+
+
+# (warps/SM, blocks/SM, shared memory per SM KB, opt-in per block KB, reserved per block B): the
+# CUDA C++ Programming Guide's "Technical Specifications per Compute Capability" table, the same
+# figures as CCCL's cuda::arch_traits (optin = per SM - reserved).
+GUIDE = {
+    "7.0": (64, 32, 96, 96, 0), "7.2": (64, 32, 96, 96, 0), "7.5": (32, 16, 64, 64, 0),
+    "8.0": (64, 32, 164, 163, 1024), "8.6": (48, 16, 100, 99, 1024), "8.7": (48, 16, 164, 163, 1024),
+    "8.9": (48, 24, 100, 99, 1024), "9.0": (64, 32, 228, 227, 1024), "10.0": (64, 32, 228, 227, 1024),
+    "10.3": (64, 32, 228, 227, 1024), "11.0": (48, 24, 228, 227, 1024), "12.0": (48, 24, 100, 99, 1024),
+    "12.1": (48, 24, 100, 99, 1024),
+}
+
+
+@pytest.mark.parametrize("cc", sorted(GUIDE))
+def test_tables_match_the_programming_guide(cc):
+    lim = ARCHS[cc]
+    warps, blocks, smem_sm, optin, reserved = GUIDE[cc]
+    assert (lim.max_warps_per_sm, lim.max_blocks_per_sm) == (warps, blocks)
+    assert (lim.smem_per_sm_bytes, lim.max_smem_per_block_optin_bytes) == (smem_sm * 1024, optin * 1024)
+    assert lim.reserved_smem_per_block_bytes == reserved
+    assert lim.smem_alloc_unit_bytes == (256 if cc.startswith("7.") else 128)
+    assert (lim.registers_per_sm, lim.max_registers_per_block, lim.max_threads_per_block) == (65536, 65536, 1024)
+    assert set(ARCHS) == set(GUIDE)
+
+
+@pytest.mark.parametrize("arch, regs, threads, smem, blocks, limiters", [
+    # Worked through cuda_occupancy.h's rules by hand:
+    # sm_70, 8 KB: 96 KB / 8 KB = 12 blocks; registers 64 / 4 warps = 16; warps 16.
+    ("sm_70", 32, 128, 8192, 12, ["shared_memory"]),
+    # sm_75, 40 regs x 256: 1280 regs/warp -> 12 warps per sub-partition, 48 / 8 = 6; warps 32 / 8 = 4.
+    ("sm_75", 40, 256, 0, 4, ["warps"]),
+    # sm_80, 48 KB: 49152 + 1024 = 50176 B, 167936 / 50176 = 3.
+    ("sm_80", 32, 256, 48 * 1024, 3, ["shared_memory"]),
+    # sm_86, 64 regs x 128: 2048 regs/warp -> 8 per sub-partition, 32 warps, 8 blocks; warps 12; blocks 16.
+    ("sm_86", 64, 128, 0, 8, ["registers"]),
+    # sm_89, 24 blocks bind 32-thread blocks (warps allow 48).
+    ("sm_89", 32, 32, 0, 24, ["blocks"]),
+    # sm_90, 32 KB: 32768 + 1024 = 33792 B, 233472 / 33792 = 6 (warps 8, registers 8).
+    ("sm_90", 32, 256, 32 * 1024, 6, ["shared_memory"]),
+    # sm_120: 99 KB + 1 KB reserved = the whole 100 KB: one block.
+    ("sm_120", 32, 128, 99 * 1024, 1, ["shared_memory"]),
+])
+def test_calculator_answers(arch, regs, threads, smem, blocks, limiters):
+    o = occ(arch, regs, threads, 0, smem)
+    assert o.active_blocks_per_sm == blocks
+    assert o.limiters == limiters

@@ -6,10 +6,12 @@ timed by a child process (this module run as a script: `python -m roofline.measu
 which draws the same inputs from the same seed, computes its own cuBLAS reference, and answers
 with one JSON document on stdout. The child first verifies at a ragged problem (sizes one less
 than a multiple of 128, so that a kernel that only works on whole tiles is caught), then verifies
-and times at the requested one. A launch that outlives the timeout ends the child; the parent
-also stops a child that does not answer in time. Whatever happens, the parent gets a `KernelRun`
-whose `error` says what: a CUDA error (illegal address, ...), a timeout, a failed verification,
-or how the child died.
+and times at the requested one (a kernel that fails verification at the ragged shape is still
+verified there, untimed: a fault it meets there tells more than a wrong answer). A launch that
+outlives the timeout ends the child, and says after how long; the parent also stops a child that
+does not answer in time. Whatever happens, the parent gets a `KernelRun` whose `error` says what,
+the most telling failure first (`summarise`): a CUDA error (illegal address, ...), a timeout, how
+the child died, a failed verification.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 from ..ladder.user import UserKernel, from_description
 from ..model.problem import Problem
 from ..model.verify import Verification
-from .runner import Compiled, KernelRun, RaggedCheck, run
+from .runner import FAILURES, Compiled, KernelRun, RaggedCheck, run
 from .timing import Timing
 
 RAGGED = Problem(511, 383, 255)  # each one less than a multiple of 128
@@ -44,9 +46,31 @@ class ChildReport:
     timing: Timing | None = None
     sm_clock_mhz: tuple[int | None, int | None] = (None, None)
     error: str | None = None
+    failure: str | None = None  # the kind of `error` (`runner.FAILURES`)
 
 
 _REPORT = TypeAdapter(ChildReport)
+
+
+def summarise(name: str, outcomes: list[tuple[str, str | None, str | None]]) -> tuple[str | None, str | None]:
+    """A kernel's failure over the shapes it was checked at: `outcomes` holds, per shape, where
+    ('' for the shape asked for, 'at the ragged shape 511x383x255'), the failure kind
+    (`runner.FAILURES`, None where it went through) and the error message (which starts with
+    `name`). Returns (kind, message) of the most telling failure (a fault or a timeout before a
+    wrong answer; the earlier shape among equals) with its shape named, and the others after it
+    on the same line; (None, None) when nothing failed."""
+    failed = [o for o in outcomes if o[1] is not None]
+    if not failed:
+        return None, None
+    first = min(failed, key=lambda o: FAILURES.index(o[1]) if o[1] in FAILURES else len(FAILURES))
+
+    def text(o: tuple[str, str | None, str | None]) -> str:
+        where, _, message = o
+        body = (message or o[1]).removeprefix(f"{name}: ")
+        return f"{where}: {body}" if where else body
+
+    rest = "".join(f"; {text(o)}" for o in failed if o is not first)
+    return first[1], f"{name}: {text(first)}{rest}"
 
 
 def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -63,8 +87,8 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
         proc = subprocess.run([sys.executable, "-m", "roofline.measure.isolated"], input=json.dumps(request),
                               capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
-        return KernelRun(kernel, figures, error=f"{kernel.name}: timeout: no answer within {limit:g} s; "
-                                                "its process was stopped")
+        return KernelRun(kernel, figures, error=f"{kernel.name}: timeout: its process was stopped after {limit:g} s "
+                                                "without an answer", failure="timeout")
     lines = proc.stdout.strip().splitlines()  # the kernel's own printf output comes before the report
     try:
         report = _REPORT.validate_json(lines[-1]) if lines else None
@@ -73,10 +97,11 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
     if report is None:
         last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
         return KernelRun(kernel, figures, error=f"{kernel.name}: its process died (exit code {proc.returncode}) "
-                                                f"without a report: {last.strip()[:200]}")
+                                                f"without a report: {last.strip()[:200]}", failure="died")
     check = None if report.ragged is None else RaggedCheck(RAGGED, report.ragged)
+    failure = report.failure or ("error" if report.error else None)
     return KernelRun(kernel, figures, report.compiled, report.verification, report.timing,
-                     report.sm_clock_mhz, report.error, check)
+                     report.sm_clock_mhz, report.error, check, failure)
 
 
 def _child(request: dict) -> ChildReport:
@@ -86,18 +111,27 @@ def _child(request: dict) -> ChildReport:
     kernel = from_description(request["kernel"])
     problem = Problem(*request["problem"])
     timeout = request["timeout_s"]
-    ragged = None
+    ragged, outcomes = None, []
     if request["ragged"]:
         first = run([kernel], RAGGED, timed=False, timeout_s=timeout).kernels[0]
         ragged = first.verification
-        if first.error is not None or not first.correct:
-            why = first.error or f"{kernel.name}: failed verification"
-            return ChildReport(first.compiled, ragged,
-                               error=why.replace(f"{kernel.name}: ", f"{kernel.name}: at the ragged shape "
-                                                                    f"{RAGGED.text()}: ", 1))
+        failure = first.failure or (None if first.correct else "verification")
+        outcomes.append((f"at the ragged shape {RAGGED.text()}", failure,
+                         first.error or (f"{kernel.name}: failed verification" if failure else None)))
+        if failure not in (None, "verification"):  # still running, or the context is lost: nothing more here
+            kind, error = summarise(kernel.name, outcomes)
+            return ChildReport(first.compiled, ragged, error=error, failure=kind)
         cupy.get_default_memory_pool().free_all_blocks()
-    r = run([kernel], problem, timed=request["timed"], timeout_s=timeout, l2=request["l2"]).kernels[0]
-    return ChildReport(r.compiled, ragged, r.verification, r.timing, r.sm_clock_mhz, r.error)
+    wrong = bool(outcomes and outcomes[0][1])  # a wrong answer at the ragged shape: verified here, not timed
+    try:
+        r = run([kernel], problem, timed=request["timed"] and not wrong, timeout_s=timeout, l2=request["l2"]).kernels[0]
+    except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:  # left by the ragged launch
+        outcomes.append(("", "fault", f"{kernel.name}: CUDA error: {exc}"))
+        kind, error = summarise(kernel.name, outcomes)
+        return ChildReport(None, ragged, error=error, failure=kind)
+    outcomes.append(("", r.failure, r.error))
+    kind, error = summarise(kernel.name, outcomes)
+    return ChildReport(r.compiled, ragged, r.verification, r.timing, r.sm_clock_mhz, error, kind)
 
 
 def main() -> None:
@@ -108,7 +142,9 @@ def main() -> None:
         report = _child(request)
     except Exception as exc:  # a UsageError from the file, a CUDA error outside a launch
         name = request.get("kernel", {}).get("name", "kernel")
-        report = ChildReport(error=f"{name}: {type(exc).__name__}: {exc}".splitlines()[0])
+        fault = "CUDA" in type(exc).__name__ or "cuda" in type(exc).__module__
+        report = ChildReport(error=f"{name}: {type(exc).__name__}: {exc}".splitlines()[0],
+                             failure="fault" if fault else "error")
     sys.stdout.write(_REPORT.dump_json(report).decode() + "\n")
     sys.stdout.flush()
     os._exit(0)

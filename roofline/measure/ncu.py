@@ -15,7 +15,8 @@ Reading (`read`):
   (K/M/G/T = 1000, Ki/Mi/Gi = 1024); times (ns, nsecond, us, usecond, ms, msecond, s, second);
   rates (`/s`, `/second`, `hz`, `cycle/nsecond`, `sector/us`); thousands separators, or a
   locale's decimal comma (`27.595.520`, `65,77`: decided for the whole file); `n/a`, `nan`,
-  `no data` and per-instance lists as no value; the program's output, `==PROF==`/`==WARNING==`
+  `no data` and per-instance lists as no value, except that text, `nan` or `inf` in a metric a
+  roofline reads is a damaged report (`check_rows` refuses it); the program's output, `==PROF==`/`==WARNING==`
   lines before or among the table; any CSV quoting, a `,`, `;` or tab separator, a byte-order
   mark, UTF-8 or UTF-16.
 - `--page details` CSV (ID ... Section Name, Metric Name, Metric Unit, Metric Value; 11, 12, 15,
@@ -44,8 +45,9 @@ from pathlib import Path
 from ..errors import RunError, UsageError
 from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
+from ..model.kernel_names import label
 from ..model.launches import Launch, from_reading
-from ..model.ncu_metrics import COLLECT, TIME, WHERE, details_metric, read
+from ..model.ncu_metrics import COLLECT, TIME, WHERE, details_metric, implausible, read
 from ..model.peaks import fp32_cores_per_sm
 from ..model.presets import PRESETS
 from ..model.roofs import dram_gbps, fp32_gflops
@@ -60,6 +62,9 @@ PERMISSION_FIX = ("allow profiling for all users: as root, `echo 'options nvidia
 TEXT_COLUMNS = ("Kernel Name", "Process Name", "Host Name", "Block Size", "Grid Size", "Device", "CC", "Context",
                 "Stream", "Kernel Time")
 NO_VALUE = {"", "n/a", "na", "nan", "-nan", "no data", "-", "inf", "-inf", "(null)"}
+NON_FINITE = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}  # no value in general; a damaged cell where a roofline reads
+REEXPORT = ("export the report again (ncu --import REPORT.ncu-rep --csv --page raw > report.csv) or profile the "
+            "program again")
 
 
 class NcuError(RunError):
@@ -175,13 +180,15 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
 class Row:
     """One profiled launch as a report holds it: the kernel's name (demangled where the report
     has it so), metric values in base units, text cells ('Grid Size', 'CC',
-    'device__attribute_display_name', ...), the process, and whether the row was cut short."""
+    'device__attribute_display_name', ...), the process, whether the row was cut short, and the
+    cells of metrics a roofline reads that hold no number (`bad`: metric -> the cell's text)."""
 
     kernel: str
     values: dict[str, float] = field(default_factory=dict)
     text: dict[str, str] = field(default_factory=dict)
     process_id: int | None = None
     incomplete: bool = False
+    bad: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -342,8 +349,64 @@ def parse_csv(text: str, source: str = "report") -> Report:
                          "on its own")
     cut = body.count('"') % 2 == 1  # the file ends inside a quoted value: its last row is cut short
     if "Metric Name" in header and "Metric Value" in header:
-        return _details(header, records[:-1] if cut else records, source)
-    return _raw(header, records, source, cut)
+        report = _details(header, records[:-1] if cut else records, source)
+    else:
+        report = _raw(header, records, source, cut)
+    check_rows(report.rows, source)
+    return report
+
+
+def _damaged(cell: str) -> bool:
+    """Whether a cell of a metric a roofline reads, which gave no number, is damaged rather than
+    not collected: text, or a non-finite number ('n/a', empty cells and per-instance lists are not
+    collected)."""
+    text = cell.strip().lower()
+    return text in NON_FINITE or (text not in NO_VALUE and ";" not in text)
+
+
+def _launch(row: Row, index: int) -> str:
+    """'launch 12 (elementwise_kernel [direct_copy_kernel_cuda])': the row's launch ID (else its
+    position) and the name a table shows."""
+    return f"launch {row.text.get('ID') or index} ({label(row.kernel) if row.kernel else 'no kernel name'})"
+
+
+def check_rows(rows: list[Row], source: str) -> None:
+    """Refuse a report with a damaged figure where a roofline reads one: a metric cell that holds
+    text, 'nan' or 'inf', a negative count, time or size, or a duration beyond any real launch
+    (`ncu_metrics.implausible`). Rows cut short are left out elsewhere, not checked. Raises
+    UsageError: one line naming the first such launch (ID and kernel), the metric and the value,
+    and how many more there are."""
+    found = []
+    for i, row in enumerate(rows):
+        if row.incomplete:
+            continue
+        for name, cell in row.bad.items():
+            found.append(f"{_launch(row, i)}: {name} is {cell!r}, not a number")
+        for name, x in row.values.items():
+            if x < 0 and USED.match(name):
+                found.append(f"{_launch(row, i)}: {name} is {x:g}, below zero")
+        why = implausible(read(row.values, row.text))
+        if why:
+            found.append(f"{_launch(row, i)}: {why}")
+    if found:
+        more = f" ({plural(len(found) - 1, 'more damaged figure')} after it)" if len(found) > 1 else ""
+        raise UsageError(f"{source}: {found[0]}{more}; the report is damaged: {REEXPORT}")
+
+
+def check_rates(rows: list[Row], device: DeviceSpec, source: str) -> None:
+    """Refuse a report with a launch whose work or bytes over its time exceed `device`'s
+    theoretical peaks (per precision; DRAM and L2 bandwidth) by more than
+    `ncu_metrics.OVER_PEAK_FACTOR`: a damaged file, or a report read against another GPU. Raises
+    UsageError naming the launch (ID and kernel), the metric and the rate."""
+    gflops = dict(device.peaks_gflops or {"fp32": device.peak_fp32_gflops})
+    gbps = {"dram": device.peak_dram_gbps, "l2": device.roofs.l2_gbps}
+    for i, row in enumerate(rows):
+        if row.incomplete:
+            continue
+        why = implausible(read(row.values, row.text), gflops, gbps)
+        if why:
+            raise UsageError(f"{source}: {_launch(row, i)}: {why}, which no kernel reaches on {device.name}; the "
+                             f"report is damaged, or was recorded on another GPU")
 
 
 def _int(cell: str) -> int | None:
@@ -365,7 +428,6 @@ def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = F
     scales = [unit_scale(u) for u in units] if units else [1.0] * len(header)
     scales += [1.0] * (len(header) - len(scales))
     unknown: dict[str, str] = {}
-    bad: dict[str, str] = {}
     rows, seen = [], set()
     for j, r in enumerate(data):
         row = Row(kernel=_cell(r, header, "Kernel Name"), process_id=_int(_cell(r, header, "Process ID")),
@@ -379,13 +441,13 @@ def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = F
             if x is None:
                 if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
                     row.text[name] = cell.strip()
-                    if USED.match(name) and not row.incomplete:
-                        bad.setdefault(name, cell.strip())
+                if USED.match(name) and _damaged(cell):
+                    row.bad[name] = cell.strip()
                 continue
             unit = units[i].strip() if units and i < len(units) else None
             _store(row, name, x, scales[i], unit, unknown)
         rows.append(row)
-    notes = _unknown_units(unknown) + _not_numbers(bad) + _mark_note(cells)
+    notes = _unknown_units(unknown) + _mark_note(cells)
     if units is None and rows:
         notes.append("the export has no unit row: its numbers are read as base units (ns, bytes, Hz)")
     return Report(rows, "raw CSV export (ncu --csv --page raw)", tuple(notes))
@@ -398,14 +460,6 @@ def _unknown_units(unknown: dict[str, str]) -> list[str]:
         return []
     return [f"{plural(len(unknown), 'metric')} in units this reader does not know or that do not fit them, left out: "
             + ", ".join(f"{k} ({v or 'no unit'})" for k, v in list(unknown.items())[:3])]
-
-
-def _not_numbers(bad: dict[str, str]) -> list[str]:
-    """A note naming the metrics a roofline uses whose cells hold text, not numbers."""
-    if not bad:
-        return []
-    return [f"{plural(len(bad), 'metric')} with values that are not numbers, left out: "
-            + ", ".join(f"{k} ({v!r})" for k, v in list(bad.items())[:3])]
 
 
 def _check_once(seen: set, process_id: int | None, launch: int | None, kernel: str, source: str) -> None:
@@ -471,7 +525,6 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
     mark = decimal_mark(values)
     by_launch: dict[tuple, Row] = {}
     unknown: dict[str, str] = {}
-    bad: dict[str, str] = {}
     for r in records:
         if len(r) <= max(col[n] for n in need):
             continue
@@ -503,13 +556,13 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
         if x is None:
             if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
                 row.text[metric] = cell.strip()
-                if USED.match(metric):
-                    bad.setdefault(metric, cell.strip())
+            if USED.match(metric) and _damaged(cell) and metric not in row.values:
+                row.bad.setdefault(metric, cell.strip())
             continue
         if metric not in row.values:  # a label repeated in another section: the first reading stands
             _store(row, metric, x, unit_scale(unit), unit, unknown)
     return Report(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",
-                  tuple(_unknown_units(unknown) + _not_numbers(bad) + _mark_note(values)))
+                  tuple(_unknown_units(unknown) + _mark_note(values)))
 
 
 # ---------------------------------------------------------------- binary reports
@@ -604,6 +657,7 @@ def read_report(path: Path) -> Report:
     UsageError when the file is not a report ncu can read."""
     rows = _rows_from_module(path)
     if rows:  # none: no module, not a report it knows, or it failed; ncu itself then says why
+        check_rows(rows, str(path))
         return Report(rows, "Nsight Compute's Python report interface (ncu_report)")
     tried = _ncu_report_module() is not None
     exe = shutil.which("ncu")
@@ -724,7 +778,7 @@ def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
     without a name or a duration."""
     demangled = _demangled([r.kernel for r in rows])
     out, cut, timeless, bad = [], 0, 0, []
-    for row in rows:
+    for i, row in enumerate(rows):
         if row.incomplete:
             cut += 1
             continue
@@ -734,8 +788,8 @@ def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
             given = row.text.get(TIME, row.values.get(TIME))
             if given is None or not row.kernel:
                 timeless += 1
-            else:  # a duration is there, but no duration: zero, negative, not a number
-                bad.append(f"launch {row.text.get('ID', '?')} ({row.kernel[:40]}) has gpu__time_duration.sum {given!r}")
+            else:  # a duration is there, but no duration: zero (`check_rows` refused the damaged ones)
+                bad.append(f"{_launch(row, i)} has {TIME} {given!r}")
     notes = []
     if cut:
         notes.append(f"{plural(cut, 'report row')} left out: cut short (a truncated file?)")

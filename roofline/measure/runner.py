@@ -41,6 +41,10 @@ SEED = 2026
 STEPS_PER_KERNEL = 3  # compile, verify, time
 FREE_MEMORY_SHARE = 0.9
 CUDA_ERROR_NOT_READY = 600  # cudaErrorNotReady (CUDA runtime API, enum cudaError): work still running
+# What stopped a kernel's run, the most telling first: a CUDA fault (an illegal address, a trap),
+# a launch stopped for its time, a child process that died, an error before any launch (compile,
+# the source), a wrong answer.
+FAILURES = ("fault", "timeout", "died", "error", "verification")
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,8 @@ class KernelRun:
     `verification` None when it was not checked, `timing` None when it was not timed; `error`
     says why the run stopped short (None when it went through). `sm_clock_mhz` is NVML's SM
     clock before and after the timed launches. `figures` is None for a user kernel without a
-    model; `ragged` is a user kernel's check at a shape that is no multiple of its tiles."""
+    model; `ragged` is a user kernel's check at a shape that is no multiple of its tiles.
+    `failure` is the kind of `error` (`FAILURES`), None when it went through."""
 
     spec: KernelSpec | UserKernel
     figures: ModelFigures | None
@@ -73,6 +78,7 @@ class KernelRun:
     sm_clock_mhz: tuple[int | None, int | None] = (None, None)
     error: str | None = None
     ragged: "RaggedCheck | None" = None
+    failure: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -178,7 +184,13 @@ def _compile(spec: KernelSpec | UserKernel, device: DeviceSpec):
 
 
 class LaunchTimeout(RuntimeError):
-    """GPU work did not finish within its time; the kernel may still be running."""
+    """GPU work did not finish within its time; the kernel may still be running. `waited_s` is how
+    long it was waited for, `timeout_s` the limit per launch."""
+
+    def __init__(self, waited_s: float, launches: int, timeout_s: float):
+        self.waited_s, self.launches, self.timeout_s = waited_s, launches, timeout_s
+        per = f"{launches} launches at {timeout_s:g} s each" if launches > 1 else f"{timeout_s:g} s per launch"
+        super().__init__(f"stopped after {waited_s:.1f} s, still running (--timeout: {per})")
 
 
 def waiter(timeout_s: float | None):
@@ -192,7 +204,8 @@ def waiter(timeout_s: float | None):
             stream.synchronize()
             return
         runtime = cupy.cuda.runtime
-        deadline = time.monotonic() + launches * timeout_s
+        start = time.monotonic()
+        deadline = start + launches * timeout_s
         while True:
             # cudaStreamQuery: 0 done, cudaErrorNotReady still running, anything else a fault in
             # the kernel (Stream.done reads every non-zero status as "not yet").
@@ -205,7 +218,7 @@ def waiter(timeout_s: float | None):
             if status != CUDA_ERROR_NOT_READY:
                 raise runtime.CUDARuntimeError(status)
             if time.monotonic() > deadline:
-                raise LaunchTimeout(f"a launch did not finish within {timeout_s:g} s")
+                raise LaunchTimeout(time.monotonic() - start, launches, timeout_s)
             time.sleep(0.0005)
     return wait
 
@@ -261,7 +274,7 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
     try:
         kernel, compiled = _compile(spec, device)
     except RunError as exc:
-        return KernelRun(spec, figures, error=str(exc))
+        return KernelRun(spec, figures, error=str(exc), failure="error")
     grid = spec.grid(problem)
     args = kernel_args(problem, a, b, c, spec)
     progress.step(f"{spec.name}: verifying against cuBLAS")
@@ -269,10 +282,11 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
         c.fill(math.nan)
         kernel.launch(grid, args)
         wait(1)
+        cupy.cuda.runtime.deviceSynchronize()  # the stream is done: a fault it left is raised here, not read as NaN
         check = verify(c, c_ref, cupy)
         if not check.passed:
             return KernelRun(spec, figures, compiled, check,
-                             error=f"{spec.name}: failed verification: {check.reason}")
+                             error=f"{spec.name}: failed verification: {check.reason}", failure="verification")
         progress.step(f"{spec.name}: timing")
         if not timed:
             return KernelRun(spec, figures, compiled, check)
@@ -280,6 +294,6 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
         timing = time_gpu(lambda: kernel.launch(grid, args), wait=wait, before=flush)
         return KernelRun(spec, figures, compiled, check, timing, (before, current_sm_clock_mhz()))
     except LaunchTimeout as exc:
-        return KernelRun(spec, figures, compiled, error=f"{spec.name}: timeout: {exc}")
+        return KernelRun(spec, figures, compiled, error=f"{spec.name}: timeout: {exc}", failure="timeout")
     except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
-        return KernelRun(spec, figures, compiled, error=f"{spec.name}: CUDA error: {exc}")
+        return KernelRun(spec, figures, compiled, error=f"{spec.name}: CUDA error: {exc}", failure="fault")

@@ -137,6 +137,12 @@ class DeviceSpec:
         """Arithmetic intensity (FLOP/byte) where the DRAM roof meets the FP32 roof."""
         return self.roofs.ridge_point
 
+    def fits_in_l2(self, working_set_bytes: int) -> bool:
+        """Whether a problem touching `working_set_bytes` (A, B and C together) fits in this GPU's
+        L2 (False where its size is unknown): then no DRAM floor of modelled bytes binds
+        (`roofs.verdict`'s `fits_in_l2`)."""
+        return self.l2_bytes is not None and working_set_bytes <= self.l2_bytes
+
     def with_ceilings(self, dram_gbps: float, fp32_gflops: float, measured_at: str, method: str) -> "DeviceSpec":
         """This device with measured ceilings attached."""
         return replace(self, measured_dram_gbps=dram_gbps, measured_fp32_gflops=fp32_gflops,
@@ -161,6 +167,7 @@ def from_preset(name: str) -> DeviceSpec:
         max_sm_clock_mhz=p.boost_clock_mhz,
         memory_bytes=p.memory_bytes,
         tensor_clock_mhz=p.tensor_clock_mhz,
+        l2_bytes=p.l2_bytes,
     ).with_peaks()
 
 

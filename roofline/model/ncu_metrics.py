@@ -392,6 +392,37 @@ def _dims(values: dict[str, float], text: dict[str, str], kind: str) -> tuple[tu
     return None, ""
 
 
+# What no real launch reports: a duration longer than a day (a profiled launch is replayed once per
+# pass, so one that long would keep ncu for days), or a rate more than OVER_PEAK_FACTOR times the
+# device's theoretical peak (counters count exactly; clocks above the nominal one give a few per cent).
+MAX_DURATION_NS = 86_400 * 1e9
+OVER_PEAK_FACTOR = 2.0
+
+
+def implausible(r: Reading, gflops_peaks: dict[str, float] | None = None,
+                gbps_peaks: dict[str, float] | None = None) -> str | None:
+    """Why launch reading `r` cannot be real, in words naming the metric and its value, or None:
+    a duration beyond `MAX_DURATION_NS`, or (given the device's peaks: precision key -> GFLOP/s,
+    memory level 'dram'/'l2' -> GB/s) work or bytes over the time at more than `OVER_PEAK_FACTOR`
+    times the peak."""
+    t = r.quantities.get("time")
+    if t is None:
+        return None
+    if t.value > MAX_DURATION_NS:
+        return f"{t.source} gives {t.value * 1e-9:,.6g} s, longer than any real launch (a day)"
+    for peaks, unit in ((gflops_peaks or {}, "GFLOP/s"), (gbps_peaks or {}, "GB/s")):
+        for key, peak in peaks.items():
+            q = r.quantities.get(key)
+            if q is None or not peak:
+                continue
+            rate = q.value / t.value  # per ns: GFLOP/s, GB/s
+            if rate > OVER_PEAK_FACTOR * peak:
+                what = "operations" if unit == "GFLOP/s" else "bytes"
+                return (f"{q.source} = {q.value:,.6g} {what} in {t.value:,.6g} ns is {rate:,.0f} {unit}, "
+                        f"{rate / peak:,.3g}x the device's {key} peak of {peak:,.0f} {unit}")
+    return None
+
+
 def read(values: dict[str, float], text: dict[str, str] | None = None) -> Reading:
     """Every roofline quantity of one launch from its metric values (metric name -> value in base
     units: ns, bytes, Hz, counts) and its text columns ('Grid Size', 'Block Size'), as this

@@ -11,7 +11,8 @@ driver's `cudaOccupancyMaxActiveBlocksPerMultiprocessor` also follows:
 - shared memory: static + dynamic + the driver's per-block reservation (1 KB from 8.0), rounded up
   to the allocation unit, against the SM's largest carveout. A block asking for more than 48 KB is
   taken to have opted in (cudaFuncAttributeMaxDynamicSharedMemorySize); above the opt-in maximum it
-  cannot launch.
+  cannot launch. A block that takes no shared memory at all (none asked for, none reserved: before
+  8.0) has no shared-memory limit (the calculator's INT_MAX), so shared memory never limits it.
 - warps: max warps per SM / warps per block.
 - blocks: the per-SM block limit.
 
@@ -36,8 +37,10 @@ RESOURCES = ("registers", "shared_memory", "warps", "blocks")
 class Occupancy:
     """The result for one (registers, threads, shared memory) configuration on one architecture.
 
-    `block_limits` maps each resource to the blocks per SM it alone would allow;
-    `limiters` lists every resource whose limit equals `active_blocks_per_sm`. When the block cannot
+    `block_limits` maps each resource to the blocks per SM it alone would allow, None where the
+    block takes none of it (shared memory of a block that asks for none and has none reserved), so
+    it allows any number; `limiters` lists every resource whose limit equals `active_blocks_per_sm`
+    (a resource the block does not use is never one). When the block cannot
     launch at all, `active_blocks_per_sm` is 0 and `reason` says which resource and by how much.
     Register counts are 32-bit registers; shared memory is in bytes.
     """
@@ -52,7 +55,7 @@ class Occupancy:
     max_warps_per_sm: int
     occupancy: Annotated[float, Ge(0), Le(1)]
     limiters: list[Literal["registers", "shared_memory", "warps", "blocks"]]
-    block_limits: dict[str, int]
+    block_limits: dict[str, int | None]
     registers_per_block: int
     smem_per_block_bytes: int
     smem_opt_in: bool
@@ -124,7 +127,8 @@ def calculate(limits: ArchLimits, registers: int, threads: int,
     # Shared memory: static + dynamic + reservation, rounded to the allocation unit.
     requested_smem = static_smem + dynamic_smem
     smem_per_block = round_up(requested_smem + limits.reserved_smem_per_block_bytes, limits.smem_alloc_unit_bytes)
-    smem_blocks = limits.smem_per_sm_bytes // smem_per_block if smem_per_block else limits.max_blocks_per_sm
+    # A block that takes no shared memory is not limited by it (cuda_occupancy.h: INT_MAX).
+    smem_blocks = limits.smem_per_sm_bytes // smem_per_block if smem_per_block else None
 
     block_limits = {
         "registers": reg_blocks,
@@ -144,9 +148,10 @@ def calculate(limits: ArchLimits, registers: int, threads: int,
         block_limits["shared_memory"] = 0
         reason = (f"needs {requested_smem:,} bytes of shared memory per block; the limit is "
                   f"{limits.max_smem_per_block_optin_bytes:,} (opt-in maximum)")
-    blocks = min(block_limits.values())
+    bounded = {r: b for r, b in block_limits.items() if b is not None}
+    blocks = min(bounded.values())
     if blocks == 0 and reason is None:
-        short = min(block_limits, key=block_limits.get)
+        short = min(bounded, key=bounded.get)
         reason = f"not even one block fits: {short} allows 0"
     limiters = [r for r in RESOURCES if block_limits[r] == blocks]
     active_warps = blocks * warps_per_block
@@ -185,7 +190,7 @@ def max_registers_for_blocks(limits: ArchLimits, threads: int, target_blocks: in
     if target_blocks < 1:
         raise UsageError(f"--target-blocks must be >= 1, got {target_blocks}")
     floor = calculate(limits, 1, threads, static_smem, dynamic_smem)
-    others = {r: b for r, b in floor.block_limits.items() if r != "registers"}
+    others = {r: b for r, b in floor.block_limits.items() if r != "registers" and b is not None}
     if min(others.values()) < target_blocks:
         short = min(others, key=others.get)
         return None, (f"{target_blocks} blocks of {threads} threads cannot be resident whatever the "

@@ -1,19 +1,25 @@
 """Datasheet figures for GPUs one may not have at hand (`--gpu NAME`).
 
 Each preset gives the SM count, the FP32 core count and boost clock (peak FP32 GFLOP/s = cores x 2
-FLOP per FMA x boost clock), and the DRAM bandwidth, each from the vendor's datasheet or
-architecture whitepaper named in `source`. Variants of one GPU (A100 40 and 80 GB, PCIe and
-SXM; H100 SXM, PCIe and NVL; V100 SXM2 and PCIe) are presets of their own, matched by the names
-nvidia-smi prints; the bare family name is refused as ambiguous. Per-SM limits come from
-`arch.ARCHS` by compute capability, per-precision rates from `peaks` (per SM per clock). Where a
-datasheet's tensor-core figure implies a lower clock than the boost clock, `tensor_clock_mhz` holds
-it (H100 SXM and H200: 989.4 TFLOP/s dense BF16 = 132 SMs x 4096 FLOP/clk x 1830 MHz, while FP32's
-66.9 TFLOP/s is at 1980 MHz). On a machine with the GPU itself, NVML's readings are better (`measure.nvml`).
+FLOP per FMA x boost clock), the DRAM bandwidth, the memory size and the L2 size, each from the
+vendor's datasheet or architecture whitepaper named in `source`. Variants of one GPU (A100 40 and
+80 GB, PCIe and SXM; H100 SXM, PCIe and NVL; V100 SXM2 and PCIe) are presets of their own, matched
+by the names nvidia-smi prints; the bare family name is refused as ambiguous. Where variants differ
+in memory size alone (V100 16 and 32 GB), one preset holds them in `memory_variants` and the name
+given picks the size ('Tesla V100-SXM2-16GB': 16 GB); the short name ('v100-sxm2') leaves it
+unknown. Per-SM limits come from `arch.ARCHS` by compute capability, per-precision rates from
+`peaks` (per SM per clock). Where a datasheet's tensor-core figure implies a lower clock than the
+boost clock, `tensor_clock_mhz` holds it (H100 SXM and H200: 989.4 TFLOP/s dense BF16 = 132 SMs x
+4096 FLOP/clk x 1830 MHz, while FP32's 66.9 TFLOP/s is at 1980 MHz). On a machine with the GPU
+itself, NVML's readings are better (`measure.nvml`).
+
+L2 sizes are the whitepapers' (NVIDIA's "MB" there is 2^20 bytes, which is what CUDA's
+`l2CacheSize` reports: 52,428,800 B on an H100 or H200, 4,194,304 B on a T4).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from .roofs import fp32_gflops
@@ -21,7 +27,8 @@ from .roofs import fp32_gflops
 
 @dataclass(frozen=True)
 class Preset:
-    """One GPU's datasheet figures. Clocks in MHz, bandwidth in GB/s (1e9 bytes/s)."""
+    """One GPU's datasheet figures. Clocks in MHz, bandwidth in GB/s (1e9 bytes/s), memory and L2
+    in bytes (`memory_bytes` None where the name does not say which of `memory_variants` it is)."""
 
     name: str
     compute_capability: str
@@ -29,11 +36,13 @@ class Preset:
     fp32_cores: int
     boost_clock_mhz: float
     dram_gbps: float
-    memory_bytes: int
+    memory_bytes: int | None
+    l2_bytes: int
     source: str
     aliases: tuple[str, ...] = ()  # the short name first, then the names nvidia-smi prints
     family: str | None = None  # a short name its variants share ('a100'): ambiguous on its own
     tensor_clock_mhz: float | None = None  # the clock the datasheet's tensor-core figures imply, if not the boost
+    memory_variants: tuple[tuple[str, int], ...] = ()  # (name nvidia-smi prints, memory bytes) of each size
 
     @property
     def peak_fp32_gflops(self) -> float:
@@ -42,46 +51,50 @@ class Preset:
 
 
 GB = 10**9
-A100 = "NVIDIA A100 Tensor Core GPU datasheet (40 GB: 1,555 GB/s; 80 GB: 1,935 PCIe, 2,039 SXM); GA100 whitepaper"
-H100 = "NVIDIA H100 Tensor Core GPU datasheet (SXM 3.35 TB/s, PCIe 2 TB/s, NVL 3.9 TB/s); Hopper whitepaper"
-V100 = "NVIDIA Tesla V100 datasheet (SXM2 15.7, PCIe 14 TFLOP/s FP32; 900 GB/s); Volta whitepaper"
+MIB = 2**20
+A100 = ("NVIDIA A100 Tensor Core GPU datasheet (40 GB: 1,555 GB/s; 80 GB: 1,935 PCIe, 2,039 SXM); "
+        "GA100 whitepaper (L2 40 MB)")
+H100 = "NVIDIA H100 Tensor Core GPU datasheet (SXM 3.35 TB/s, PCIe 2 TB/s, NVL 3.9 TB/s); Hopper whitepaper (L2 50 MB)"
+V100 = ("NVIDIA Tesla V100 datasheet (SXM2 15.7, PCIe 14 TFLOP/s FP32; 900 GB/s; 16 or 32 GB); "
+        "Volta whitepaper (L2 6 MB)")
 PRESETS: tuple[Preset, ...] = (
-    Preset("Tesla V100-SXM2", "7.0", 80, 5120, 1530, 900, 32 * GB, V100,
-           ("v100-sxm2", "Tesla V100-SXM2-16GB", "Tesla V100-SXM2-32GB"), "v100"),
-    Preset("Tesla V100-PCIE", "7.0", 80, 5120, 1380, 900, 32 * GB, V100,
-           ("v100-pcie", "Tesla V100-PCIE-16GB", "Tesla V100-PCIE-32GB"), "v100"),
-    Preset("Tesla T4", "7.5", 40, 2560, 1590, 320, 16 * GB,
-           "NVIDIA T4 datasheet; Turing architecture whitepaper", ("t4",)),
-    Preset("A100-SXM4-80GB", "8.0", 108, 6912, 1410, 2039, 80 * GB, A100, ("a100-sxm4-80gb",), "a100"),
-    Preset("A100-SXM4-40GB", "8.0", 108, 6912, 1410, 1555, 40 * GB, A100, ("a100-sxm4-40gb",), "a100"),
-    Preset("A100 80GB PCIe", "8.0", 108, 6912, 1410, 1935, 80 * GB, A100, ("a100-pcie-80gb",), "a100"),
-    Preset("A100-PCIE-40GB", "8.0", 108, 6912, 1410, 1555, 40 * GB, A100, ("a100-pcie-40gb",), "a100"),
-    Preset("A10", "8.6", 72, 9216, 1695, 600, 24 * GB,
-           "NVIDIA A10 datasheet", ("a10",)),
-    Preset("GeForce RTX 3090", "8.6", 82, 10496, 1695, 936, 24 * GB,
-           "NVIDIA Ampere GA102 whitepaper", ("rtx3090", "3090")),
-    Preset("L4", "8.9", 58, 7424, 2040, 300, 24 * GB,
-           "NVIDIA L4 datasheet; Ada architecture whitepaper", ("l4",)),
-    Preset("GeForce RTX 4090", "8.9", 128, 16384, 2520, 1008, 24 * GB,
-           "NVIDIA Ada Lovelace architecture whitepaper", ("rtx4090", "4090")),
-    Preset("H100 80GB HBM3", "9.0", 132, 16896, 1980, 3350, 80 * GB, H100 + " (SXM5)",
+    Preset("Tesla V100-SXM2", "7.0", 80, 5120, 1530, 900, None, 6 * MIB, V100, ("v100-sxm2",), "v100",
+           memory_variants=(("Tesla V100-SXM2-16GB", 16 * GB), ("Tesla V100-SXM2-32GB", 32 * GB))),
+    Preset("Tesla V100-PCIE", "7.0", 80, 5120, 1380, 900, None, 6 * MIB, V100, ("v100-pcie",), "v100",
+           memory_variants=(("Tesla V100-PCIE-16GB", 16 * GB), ("Tesla V100-PCIE-32GB", 32 * GB))),
+    Preset("Tesla T4", "7.5", 40, 2560, 1590, 320, 16 * GB, 4 * MIB,
+           "NVIDIA T4 datasheet; Turing architecture whitepaper (TU104, L2 4 MB)", ("t4",)),
+    Preset("A100-SXM4-80GB", "8.0", 108, 6912, 1410, 2039, 80 * GB, 40 * MIB, A100, ("a100-sxm4-80gb",), "a100"),
+    Preset("A100-SXM4-40GB", "8.0", 108, 6912, 1410, 1555, 40 * GB, 40 * MIB, A100, ("a100-sxm4-40gb",), "a100"),
+    Preset("A100 80GB PCIe", "8.0", 108, 6912, 1410, 1935, 80 * GB, 40 * MIB, A100, ("a100-pcie-80gb",), "a100"),
+    Preset("A100-PCIE-40GB", "8.0", 108, 6912, 1410, 1555, 40 * GB, 40 * MIB, A100, ("a100-pcie-40gb",), "a100"),
+    Preset("A10", "8.6", 72, 9216, 1695, 600, 24 * GB, 6 * MIB,
+           "NVIDIA A10 datasheet; Ampere GA102 whitepaper (L2 6 MB)", ("a10",)),
+    Preset("GeForce RTX 3090", "8.6", 82, 10496, 1695, 936, 24 * GB, 6 * MIB,
+           "NVIDIA Ampere GA102 whitepaper (L2 6 MB)", ("rtx3090", "3090")),
+    Preset("L4", "8.9", 58, 7424, 2040, 300, 24 * GB, 48 * MIB,
+           "NVIDIA L4 datasheet; Ada architecture whitepaper (L2 48 MB)", ("l4",)),
+    Preset("GeForce RTX 4090", "8.9", 128, 16384, 2520, 1008, 24 * GB, 72 * MIB,
+           "NVIDIA Ada Lovelace architecture whitepaper (L2 72 MB)", ("rtx4090", "4090")),
+    Preset("H100 80GB HBM3", "9.0", 132, 16896, 1980, 3350, 80 * GB, 50 * MIB, H100 + " (SXM5)",
            ("h100-sxm", "H100-SXM5-80GB"), "h100", 1830),
-    Preset("H100 PCIe", "9.0", 114, 14592, 1755, 2000, 80 * GB,
+    Preset("H100 PCIe", "9.0", 114, 14592, 1755, 2000, 80 * GB, 50 * MIB,
            H100 + "; clock from the datasheet's 51 TFLOP/s FP32 over 14,592 cores; 756 TFLOP/s BF16 implies 1620 MHz",
            ("h100-pcie",), "h100", 1620),
-    Preset("H100 NVL", "9.0", 132, 16896, 1775, 3900, 94 * GB,
+    Preset("H100 NVL", "9.0", 132, 16896, 1775, 3900, 94 * GB, 50 * MIB,
            H100 + "; clock from the datasheet's 60 TFLOP/s FP32 over 16,896 cores; 835 TFLOP/s BF16 implies 1545 MHz",
            ("h100-nvl",), "h100", 1545),
-    Preset("H200", "9.0", 132, 16896, 1980, 4800, 141 * GB,
-           "NVIDIA H200 datasheet (SXM: 4.8 TB/s; 989 TFLOP/s dense BF16 implies 1830 MHz); SM figures as H100 SXM5",
-           ("h200",), None, 1830),
-    Preset("B200", "10.0", 148, 18944, 2110, 8000, 180 * GB,
+    Preset("H200", "9.0", 132, 16896, 1980, 4800, 141 * GB, 50 * MIB,
+           "NVIDIA H200 datasheet (SXM: 4.8 TB/s; 989 TFLOP/s dense BF16 implies 1830 MHz); SM figures and L2 "
+           "(50 MB) as H100 SXM5, the same GH100", ("h200",), None, 1830),
+    Preset("B200", "10.0", 148, 18944, 2110, 8000, 180 * GB, 126 * MIB,
            "NVIDIA DGX/HGX B200 datasheet (80 TFLOP/s FP32, 8 TB/s per GPU; 2.25 PFLOP/s dense BF16 implies "
-           "1856 MHz); clock derived from them", ("b200",), None, 1856),
-    Preset("GeForce RTX 5080", "12.0", 84, 10752, 2617, 960, 16 * GB,
-           "NVIDIA GeForce RTX 5080 specifications; Blackwell GB203", ("rtx5080", "5080")),
-    Preset("GeForce RTX 5090", "12.0", 170, 21760, 2407, 1792, 32 * GB,
-           "NVIDIA GeForce RTX 5090 specifications; Blackwell GB202", ("rtx5090", "5090")),
+           "1856 MHz); clock derived from them; L2 126 MB as CUDA reports it (the datasheet gives none)",
+           ("b200",), None, 1856),
+    Preset("GeForce RTX 5080", "12.0", 84, 10752, 2617, 960, 16 * GB, 64 * MIB,
+           "NVIDIA GeForce RTX 5080 specifications; RTX Blackwell whitepaper (GB203, L2 64 MB)", ("rtx5080", "5080")),
+    Preset("GeForce RTX 5090", "12.0", 170, 21760, 2407, 1792, 32 * GB, 96 * MIB,
+           "NVIDIA GeForce RTX 5090 specifications; RTX Blackwell whitepaper (GB202, L2 96 MB)", ("rtx5090", "5090")),
 )
 
 
@@ -98,10 +111,15 @@ def find_preset(name: str) -> Preset | None:
     """The preset whose name or alias matches `name`, ignoring case, spaces, dashes and the words
     'NVIDIA', 'GeForce' and 'Tesla' ('rtx 5080', 'RTX-5080' and 'GeForce RTX 5080' all match, as
     do the names nvidia-smi prints: 'NVIDIA A100-SXM4-40GB', 'NVIDIA H100 80GB HBM3'); None when
-    nothing matches. Raises UsageError, listing the choices, for a short name several variants
-    share ('a100': 40 or 80 GB, PCIe or SXM, whose bandwidths differ by a third)."""
+    nothing matches. A name that gives the memory size of a preset with `memory_variants`
+    ('Tesla V100-SXM2-16GB') gets that size and name; its short name ('v100-sxm2') no size. Raises
+    UsageError, listing the choices, for a short name several variants share ('a100': 40 or 80 GB,
+    PCIe or SXM, whose bandwidths differ by a third)."""
     key = name_key(name)
     for p in PRESETS:
+        for variant, size in p.memory_variants:
+            if key == name_key(variant):
+                return replace(p, name=variant, memory_bytes=size)
         if key == name_key(p.name) or key in {name_key(a) for a in p.aliases}:
             return p
     variants = [p for p in PRESETS if p.family and key == name_key(p.family)]

@@ -298,7 +298,9 @@ def occupancy_table(o: Occupancy) -> Table:
         "blocks": "1 block slot",
     }
     for res in RESOURCES:
-        t.add_row(LIMIT_NAMES[res], str(o.block_limits[res]), per_block[res], "yes" if res in o.limiters else "")
+        limit = o.block_limits[res]
+        t.add_row(LIMIT_NAMES[res], "no limit" if limit is None else str(limit), per_block[res],
+                  "yes" if res in o.limiters else "")
     t.add_section()
     t.add_row("active", str(o.active_blocks_per_sm),
               f"{o.active_warps_per_sm} of {plural(o.max_warps_per_sm, 'warp')} = {percent(o.occupancy)} %", "",

@@ -234,7 +234,7 @@ class Results(_Model):
     def fits_in_l2(self, problem: Problem) -> bool:
         """Whether `problem`'s A, B and C fit in the device's L2 together (False where its size is
         not recorded): then no DRAM floor of modelled bytes binds."""
-        return self.device.l2_bytes is not None and problem.working_set_bytes <= self.device.l2_bytes
+        return self.device.fits_in_l2(problem.working_set_bytes)
 
     def sweep_verdict(self, point: "SweepPoint", name: str) -> Verdict | None:
         """The reading of ladder kernel `name` at one size of the sweep: its model and the waves its
