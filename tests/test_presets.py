@@ -2,6 +2,7 @@
 DRAM floor aside in `kernels --gpu` exactly as in a results file's reading."""
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -48,7 +49,7 @@ def test_a_memory_variant_keeps_its_own_name_and_the_short_name_no_size():
 
 
 def test_fits_in_l2_at_the_boundary():
-    # 2048^3: A, B and C are 3 x 2048^2 x 4 B = 48 MB: in the H200's 50 MB, not in the A100's 40 MB.
+    # 2048^3: A, B and C are 3 x 2048^2 x 4 B = 48 MB: in the H200's 60 MB, not in the A100's 40 MB.
     ws = Problem(2048, 2048, 2048).working_set_bytes
     assert ws == 48 * MIB
     assert from_preset("h200").fits_in_l2(ws)
@@ -70,7 +71,7 @@ def test_kernels_sets_the_dram_floor_aside_where_a_b_and_c_fit_in_l2():
     naive = rows["naive"]["floors"]
     assert naive["memory_floor_aside"] == "L2"
     assert naive["memory_floor_ms"] == pytest.approx(8.59e9 / 4.8e12 * 1e3, rel=1e-3)
-    assert any("fit in the H200's 50 MB L2" in n for n in notes)
+    assert any("fit in the H200's 60 MB L2" in n for n in notes)
 
 
 def test_kernels_keeps_the_dram_floor_where_they_do_not_fit():
@@ -78,3 +79,8 @@ def test_kernels_keeps_the_dram_floor_where_they_do_not_fit():
     assert rows["naive"]["floors"]["binding"] == "memory"
     assert rows["naive"]["floors"]["memory_floor_aside"] is None
     assert not any("L2" in n for n in notes)
+
+
+def test_the_h200_preset_has_the_l2_the_h200_reported():
+    recorded = json.loads((Path(__file__).resolve().parent.parent / "plots" / "results-h200.json").read_text())
+    assert from_preset("h200").l2_bytes == recorded["device"]["l2_bytes"] == 60 * MIB

@@ -14,7 +14,8 @@ boost clock, `tensor_clock_mhz` holds it (H100 SXM and H200: 989.4 TFLOP/s dense
 itself, NVML's readings are better (`measure.nvml`).
 
 L2 sizes are the whitepapers' (NVIDIA's "MB" there is 2^20 bytes, which is what CUDA's
-`l2CacheSize` reports: 52,428,800 B on an H100 or H200, 4,194,304 B on a T4).
+`l2CacheSize` reports: 52,428,800 B on an H100 SXM, 4,194,304 B on a T4). The H200's is what its
+`l2CacheSize` reported on the GPU itself: 62,914,560 B (`plots/results-h200.json`).
 """
 
 from __future__ import annotations
@@ -84,9 +85,9 @@ PRESETS: tuple[Preset, ...] = (
     Preset("H100 NVL", "9.0", 132, 16896, 1775, 3900, 94 * GB, 50 * MIB,
            H100 + "; clock from the datasheet's 60 TFLOP/s FP32 over 16,896 cores; 835 TFLOP/s BF16 implies 1545 MHz",
            ("h100-nvl",), "h100", 1545),
-    Preset("H200", "9.0", 132, 16896, 1980, 4800, 141 * GB, 50 * MIB,
-           "NVIDIA H200 datasheet (SXM: 4.8 TB/s; 989 TFLOP/s dense BF16 implies 1830 MHz); SM figures and L2 "
-           "(50 MB) as H100 SXM5, the same GH100", ("h200",), None, 1830),
+    Preset("H200", "9.0", 132, 16896, 1980, 4800, 141 * GB, 60 * MIB,
+           "NVIDIA H200 datasheet (SXM: 4.8 TB/s; 989 TFLOP/s dense BF16 implies 1830 MHz); SM figures as "
+           "H100 SXM5, the same GH100; L2 60 MB as CUDA reports it on an H200", ("h200",), None, 1830),
     Preset("B200", "10.0", 148, 18944, 2110, 8000, 180 * GB, 126 * MIB,
            "NVIDIA DGX/HGX B200 datasheet (80 TFLOP/s FP32, 8 TB/s per GPU; 2.25 PFLOP/s dense BF16 implies "
            "1856 MHz); clock derived from them; L2 126 MB as CUDA reports it (the datasheet gives none)",
