@@ -16,7 +16,7 @@ from roofline.model.problem import Problem
 L2_MB = {
     "Tesla V100-SXM2": 6, "Tesla V100-PCIE": 6, "Tesla T4": 4, "A100-SXM4-80GB": 40, "A100-SXM4-40GB": 40,
     "A100 80GB PCIe": 40, "A100-PCIE-40GB": 40, "A10": 6, "GeForce RTX 3090": 6, "L4": 48,
-    "GeForce RTX 4090": 72, "H100 80GB HBM3": 50, "H100 PCIe": 50, "H100 NVL": 50, "H200": 50, "B200": 126,
+    "GeForce RTX 4090": 72, "H100 80GB HBM3": 50, "H100 PCIe": 50, "H100 NVL": 50, "H200": 60, "B200": 126,
     "GeForce RTX 5080": 64, "GeForce RTX 5090": 96,
 }
 
