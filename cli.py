@@ -8,25 +8,62 @@ failure (no GPU for `run`, a compile error, a kernel failing verification).
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-from enum import Enum
-from pathlib import Path
-from typing import Optional
 
-import typer
-from typer.core import TyperGroup
 
-from roofline import __version__, api
-from roofline.errors import RunError, UsageError
-from roofline.measure.progress import Progress
-from roofline.model.problem import Problem
+def _interrupted() -> None:
+    """Ctrl-C: one line and exit code 130 (128 + SIGINT), as a shell reports it."""
+    try:
+        sys.stderr.write("roofline: interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(130)
+
+
+try:  # Ctrl-C during the imports (half a second) ends as quietly as later
+    import io
+    import json
+    import os
+    import re
+    from enum import Enum
+    from pathlib import Path
+    from typing import Optional
+
+    import typer
+    from typer.core import TyperArgument, TyperGroup
+
+    from roofline import __version__, api
+    from roofline.errors import RunError, UsageError
+    from roofline.measure.progress import Progress
+    from roofline.model.problem import Problem
+    from roofline.render.text import PLAIN_ERRORS, shown_path
+    from roofline.results.schema import SCHEMA
+except KeyboardInterrupt:
+    _interrupted()
+
+
+class _Argument(TyperArgument):
+    """A positional argument shown by its metavar alone: 'roofline new [OPTIONS] KERNEL.cu', not
+    Typer's '{KERNEL.cu}' with a '<path>' type after it."""
+
+    def get_usage_pieces(self, ctx) -> list[str]:
+        return [self.display_name_raw if self.required else f"[{self.display_name_raw}]"]
+
+    def display_type_rich(self, ctx) -> str | None:
+        return None
 
 
 class _OneLineErrors(TyperGroup):
     """Reports every usage error, Typer's own and the library's, as one line on stderr; an
-    unknown command lists the valid ones."""
+    unknown command lists the valid ones. Positional arguments read as their metavars."""
+
+    def get_command(self, ctx, cmd_name):
+        command = super().get_command(ctx, cmd_name)
+        for param in getattr(command, "params", []):
+            if type(param) is TyperArgument and param.metavar:
+                param.__class__ = _Argument  # the same object, shown as `_Argument` shows it
+        return command
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
@@ -36,18 +73,53 @@ class _OneLineErrors(TyperGroup):
             _fail(str(exc), 2)
         except RunError as exc:
             _fail(str(exc), 1)
-        except typer.Abort:
+        except KeyboardInterrupt:
+            _interrupted()
+        except typer.Abort as exc:
+            if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+                _interrupted()
             _fail("aborted", 1)
         except typer.TyperException as exc:  # Click's usage errors, through Typer's public base class
-            message = exc.format_message()
+            message = _type_error(exc) or exc.format_message()
             if message.startswith("No such command"):
                 message += f" Commands: {', '.join(self.list_commands(None))}."
             _fail(message, exc.exit_code)
+        if rv == 130:  # Typer's answer to Ctrl-C while a command runs (no command returns 130)
+            _interrupted()
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+_KINDS = {"int_parsing": "an integer", "int_from_float": "an integer", "int_type": "an integer",
+          "float_parsing": "a number", "float_type": "a number", "bool_parsing": "true or false"}
+
+
+def _type_error(exc) -> str | None:
+    """A value of the wrong type in the user's words, from the validation error behind Typer's
+    message: "--regs: 'abc' is not an integer"; None for other errors."""
+    param, cause = getattr(exc, "param", None), exc.__cause__
+    errors = getattr(cause, "errors", None)
+    if param is None or not callable(errors):
+        return None
+    try:
+        first = errors()[0]
+    except (IndexError, TypeError, ValueError):
+        return None
+    opts = getattr(param, "opts", None) or [param.human_readable_name]
+    name = max(opts, key=len) if param.param_type_name == "option" else param.human_readable_name
+    reason = (first.get("ctx") or {}).get("error")
+    if first.get("type") == "value_error" and reason is not None:  # e.g. a choice: 'pie' is not one of ...
+        return f"{name}: {str(reason).rstrip('.')}"
+    what = _KINDS.get(first.get("type"))
+    return None if what is None else f"{name}: {first.get('input')!r} is not {what}"
+
+
+def _echo(text: str, err: bool = False) -> None:
+    """One message, a file name's bytes that are not UTF-8 shown as '\\xe9' (any output holds it)."""
+    typer.echo(shown_path(text), err=err)
+
+
 def _fail(message: str, code: int) -> None:
-    typer.echo(f"roofline: error: {message}", err=True)
+    _echo(f"roofline: error: {message}", err=True)
     sys.exit(code)
 
 
@@ -59,7 +131,7 @@ app = typer.Typer(cls=_OneLineErrors, add_completion=False, rich_markup_mode=Non
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"roofline {__version__}")
+        _echo(f"roofline {__version__}")
         raise typer.Exit()
 
 
@@ -69,27 +141,68 @@ def _main(ctx: typer.Context,
                                        help="Print the version and exit.")):
     """Roofline and occupancy for real CUDA kernels."""
     if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
+        _echo(ctx.get_help())
+
+
+class _TrimmedLines(io.TextIOBase):
+    """The stream under a rich console, less the spaces rich pads every table line with to the
+    table's width (before any closing style codes): lines end at their last character. A file
+    name's bytes that are not UTF-8 are written as '\\xe9' (`render.text.shown_path`)."""
+
+    _PADDING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
+
+    def __init__(self, stream):
+        super().__init__()
+        self.stream, self.pending = stream, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + shown_path(text)).split("\n")
+        if lines:
+            self.stream.write("".join(self._PADDING.sub(r"\1", line) + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.stream.write(self.pending)
+            self.pending = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", None) or "utf-8"
 
 
 def _console(err: bool = False):
-    """A rich console that reads nothing in the text as markup (names come from files). Its width
-    is COLUMNS where that is a usable width (40 or more), else the terminal's, else (pipes, logs,
-    CI) 200 columns."""
+    """A rich console that reads nothing in the text as markup (names come from files) and leaves
+    no trailing spaces. Its width is COLUMNS where that is a usable width (40 or more), else the
+    terminal's, else (pipes, logs, CI) 200 columns. On a terminal that cannot show Unicode (an
+    ASCII locale) rich draws the table rules in ASCII."""
     from rich.console import Console
+
+    from roofline.render.tables import plain
+
+    class _Console(Console):
+        def print(self, *objects, **options):
+            super().print(*(plain(o) if self.options.ascii_only else o for o in objects), **options)
 
     stream = sys.stderr if err else sys.stdout
     columns = os.environ.get("COLUMNS", "")
     width = int(columns) if columns.isascii() and columns.isdigit() and int(columns) >= 40 else None if stream.isatty() else 200
-    return Console(stderr=err, highlight=False, markup=False, width=width, soft_wrap=False)
+    return _Console(file=_TrimmedLines(stream), highlight=False, markup=False, width=width, soft_wrap=False)
 
 
 def _print_json(doc) -> None:
-    typer.echo(json.dumps(doc, indent=1))
+    _echo(json.dumps(doc, indent=1))
 
 
 def _note(line: str) -> None:
-    typer.echo(f"roofline: note: {line}", err=True)
+    _echo(f"roofline: note: {line}", err=True)
 
 
 def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optional[int]) -> Problem:
@@ -266,9 +379,9 @@ def run(
     for line in report.notes:
         _note(line)
     for line in report.warnings:
-        typer.echo(f"roofline: warning: {line}", err=True)
+        _echo(f"roofline: warning: {line}", err=True)
     for line in report.failures:
-        typer.echo(f"roofline: error: {line}", err=True)
+        _echo(f"roofline: error: {line}", err=True)
     if report.failures:
         raise typer.Exit(1)
 
@@ -356,7 +469,7 @@ def profile(
     for line in done.notes:
         _note(line)
     for line in done.failures:
-        typer.echo(f"roofline: error: {line}", err=True)
+        _echo(f"roofline: error: {line}", err=True)
     if done.failures:
         raise typer.Exit(1)
 
@@ -406,7 +519,7 @@ def plot(
                                                             f"{api.DEFAULT_RESULTS})."),
     out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE",
                              help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
-    kind: ChartKind = typer.Option(ChartKind.roofline, "--kind", help="roofline, or sweep (GFLOP/s against size)."),
+    kind: ChartKind = typer.Option(ChartKind.roofline, "--kind", metavar="roofline|sweep", help="roofline, or sweep (GFLOP/s against size)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and fade the others (repeatable)."),
@@ -415,17 +528,20 @@ def plot(
     needed)."""
     for note in api.plot(_results_paths(results_paths), out, kind.value, measured, highlight):
         _note(note)
-    typer.echo(f"wrote {out}")
+    _echo(f"wrote {out}")
 
 
-@app.command(short_help="Print the tables and verdicts of results files.")
+@app.command(short_help="Print the tables and verdicts of results files.",
+             help="Print the tables and one verdict per kernel of recorded results (no GPU needed): a run's "
+                  "(the run table, the counters table), a size sweep's or a tile search's, or a program's "
+                  f"profile (roofline profile). Results files of every schema roofline has written (1 to {SCHEMA}) "
+                  "are read; several files are merged.")
 def show(
     results_paths: Optional[list[Path]] = typer.Option(None, "--results", metavar="PATH",
-                                                       help=f"Results file(s) (default {api.DEFAULT_RESULTS})."),
-    as_json: bool = typer.Option(False, "--json", help="Print the (merged, schema 3) document instead."),
+                                                       help=f"Results or profile file(s) (repeatable; default "
+                                                            f"{api.DEFAULT_RESULTS})."),
+    as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
 ):
-    """Print the run table, the counters table and one verdict per kernel from recorded results
-    (no GPU needed); files of schema 1 are read too."""
     paths = _results_paths(results_paths)
     doc, notes = api.show(paths)
     if getattr(doc, "kind", None) == "profile":
@@ -477,7 +593,7 @@ def occupancy(
     if as_json:
         _print_json(report.to_json())
         if plot_out is not None:
-            typer.echo(f"wrote {plot_out}", err=True)
+            _echo(f"wrote {plot_out}", err=True)
         return
     from roofline.render.tables import occupancy_table
 
@@ -494,12 +610,15 @@ def occupancy(
 @app.command(short_help="Peaks, ceilings and per-SM limits of a GPU.")
 def device(
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="Describe a preset instead of this GPU."),
-    measure: bool = typer.Option(False, "--measure", help="Measure DRAM and FP32 ceilings now (and cache them)."),
+    measure: bool = typer.Option(False, "--measure", help="Measure this GPU's sustained ceilings now (and cache "
+                                                          "them): DRAM, L2, shared memory, FP32, tensor-core FP16, "
+                                                          "launch latency."),
     as_json: bool = typer.Option(False, "--json", help="Print the device JSON."),
 ):
-    """Peak FP32 rate, peak DRAM bandwidth and per-SM limits (NVML, or a preset with --gpu), then
-    the roof of every precision (FP64, FP32, FP16, the tensor-core ones) and memory level (DRAM,
-    L2, L1/shared) as per-SM per-clock throughput x SMs x clock, with its source; with --measure,
+    """Clocks, per-SM limits and the ridge point of this GPU (NVML) or of a preset (--gpu NAME, no
+    GPU needed), then the roof of every precision (FP64, FP32, FP16/BF16 on the CUDA cores, the
+    tensor-core FP64, FP16, BF16, TF32, FP8 and INT8) and of every memory level (DRAM, L2,
+    L1/shared) as per-SM per-clock throughput x SMs x clock, with its source; with --measure,
     the sustained ceilings beside them (copy, FMA chains, L2- and shared-memory-resident streams,
     cuBLAS FP16 on the tensor cores)."""
     spec = api.device(gpu, measure)
@@ -508,10 +627,11 @@ def device(
 
         _print_json(dict(asdict(spec), arch=spec.arch, ridge_point_flop_per_byte=round(spec.ridge_point, 2)))
         return
-    from roofline.render.tables import device_table, peaks_tables
+    from roofline.render.tables import device_source, device_table, peaks_tables
 
     console = _console()
     console.print(device_table(spec))
+    console.print(device_source(spec))
     for table in peaks_tables(spec, console.width):
         console.print(table)
     from roofline.render.text import tensor_clock_note
@@ -548,6 +668,9 @@ def kernels(
     if users and autotuned_tile is not None:
         raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply with --source")
     listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users)
+    if listing.arch is None and not model_only:  # the offline fallback, said where a script sees it
+        _note("no CUDA GPU found and no target given: the traffic model alone; add --arch sm_XY or --gpu NAME "
+              "for registers, spills and occupancy")
     for line in listing.notes:
         _note(line)
     if as_json:
@@ -561,31 +684,33 @@ def kernels(
         for row in listing.rows:
             if row.unavailable:
                 console.print(row.unavailable)
-        if listing.arch is None and not model_only:
-            console.print("no target given and no GPU here: model only; add --arch sm_XY or --gpu NAME for "
-                          "registers and occupancy")
         if listing.arch is None and autotuned_tile is not None:
             why = "with --model-only" if model_only else "without a target"
             console.print(f"--autotuned-tile is not compiled {why}, so the compiler has not checked the tile; "
                           + ("drop --model-only" if model_only else "add --arch sm_XY"))
     for line in listing.errors:
-        typer.echo(f"roofline: error: {line}", err=True)
+        _echo(f"roofline: error: {line}", err=True)
     if listing.errors:
         raise typer.Exit(1)
 
 
 @app.command(short_help="Write a starter kernel of your own, ready to run.")
 def new(
-    path: Path = typer.Argument(..., metavar="KERNEL.cu", help="The file to write."),
+    path: Path = typer.Argument(..., metavar="KERNEL.cu", help="The file to write (its folder must exist)."),
+    name: Optional[str] = typer.Option(None, "--name", metavar="NAME",
+                                       help="The kernel's name: its __global__ function's and in tables and charts "
+                                            "(a C identifier; default: the file's name, other characters as '_')."),
     force: bool = typer.Option(False, "--force", help="Replace the file if it exists."),
 ):
     """Write a commented, correct but slow SGEMM kernel with the calling convention roofline runs
     and its launch declared in the header, ready to be improved and run with --source."""
     import shlex
 
-    written = api.new(path, force)
-    typer.echo(f"wrote {written}; run it beside the ladder with: roofline run --source {shlex.quote(str(written))} "
-               "--all")
+    done = api.new(path, force, name)
+    shown = shown_path(done.path)
+    how = " (from the file name; --name NAME sets another)" if done.derived and done.name != done.path.stem else ""
+    _echo(f"wrote {shown}: kernel {done.name}{how}; run it beside the ladder with: "
+               f"roofline run --source {shlex.quote(shown)} --all")
 
 
 @app.command(short_help="Compare two results files, kernel by kernel.")
@@ -607,7 +732,7 @@ def compare(
         console.print(f"note: {line}")
     for path, names in ((before, result.only_before), (after, result.only_after)):
         if names:
-            typer.echo(f"only in {path}: {', '.join(names)}")
+            _echo(f"only in {path}: {', '.join(names)}")
     if out is not None:
         console.print(f"wrote {out}")
 
@@ -622,8 +747,16 @@ def schema(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: standard output and error write what their encoding cannot
+    hold in ASCII (`render.text.PLAIN_ERRORS`: never a UnicodeEncodeError), and Ctrl-C at any point ends with one
+    line and exit code 130."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors=PLAIN_ERRORS)
+        app()
+    except KeyboardInterrupt:
+        _interrupted()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ arguments, and what was chosen is recorded in what they return.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field, replace
@@ -35,7 +37,7 @@ from .model.traffic import ModelFigures
 from .model.units import plural
 from .model.waves import Waves, waves_of
 from .render import chart, compare_chart, html_report, occupancy_chart, profile_chart, roofline_chart, sweep_chart
-from .render.text import chosen_tile
+from .render.text import chosen_tile, shown_path
 from .results import convert, store
 from .results.compare import Comparison
 from .results.compare import compare as compare_results
@@ -63,20 +65,62 @@ def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) 
     return kernels
 
 
-def new(path: Path, force: bool = False) -> Path:
+# C++ keywords a derived kernel name could collide with (a file called int.cu, for instance).
+_CPP_KEYWORDS = frozenset(
+    "alignas alignof asm auto bool break case catch char char16_t char32_t char8_t class const constexpr "
+    "const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern false "
+    "float for friend goto if inline int long mutable namespace new noexcept nullptr operator private protected "
+    "public register reinterpret_cast return short signed sizeof static static_assert static_cast struct switch "
+    "template this thread_local throw true try typedef typeid typename union unsigned using virtual void "
+    "volatile wchar_t while".split())
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+@dataclass(frozen=True)
+class Starter:
+    """A starter kernel written by `new`: its file, its name (the __global__ function's, and the
+    kernel's in tables and charts) and whether that name was derived from the file name."""
+
+    path: Path
+    name: str
+    derived: bool
+
+
+def kernel_identifier(stem: str) -> str:
+    """A C identifier from a file name's stem: every character that cannot be in one becomes '_'
+    ('my kernel' -> 'my_kernel', 'k\\xe9' -> 'k_'), with 'k_' before a leading digit, cut to 64."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", stem)[:62]
+    return ("k_" + name if not name or name[0].isdigit() else name)[:64]
+
+
+def new(path: Path, force: bool = False, name: str | None = None) -> Starter:
     """Write the starter kernel (kernels/starter.cu: a commented, correct, slow SGEMM with its
-    launch in the header) to `path`, atomically; it is named after the file. Raises UsageError
-    for a path that is not a .cu file, exists (unless `force`), or cannot be written."""
+    launch in the header) to `path`, atomically. Its __global__ function, and its name in tables,
+    is `name` (a C identifier), else one derived from the file name (`kernel_identifier`); a
+    header line names it where it differs from the file name. Raises UsageError for a path that
+    is not a .cu file, exists (unless `force`) or cannot be written, and for a name that is no C
+    identifier, a C++ keyword or a ladder kernel's."""
     path = Path(path)
     if path.suffix != ".cu":
         raise UsageError(f"{str(path) or 'the file name'}: give the new kernel a .cu file name, e.g. mine.cu")
     files.check_writable(path)  # a folder, a missing folder, a name too long: refused in one line
     if (path.exists() or path.is_symlink()) and not force:
         raise UsageError(f"{path} already exists; choose another name or pass --force to replace it")
-    check_name(path.stem, str(path), remedy="the file's name is the kernel's: choose another file name")
-    text = source("starter.cu").replace("THIS_FILE", path.stem)
+    derived = name is None
+    kernel = kernel_identifier(path.stem) if derived else name
+    if derived and kernel in _CPP_KEYWORDS:
+        raise UsageError(f"{shown_path(path)}: the kernel would be named {kernel!r} after the file, a C++ keyword; "
+                         "choose another name with --name NAME")
+    if not _C_IDENTIFIER.fullmatch(kernel) or kernel in _CPP_KEYWORDS:
+        raise UsageError(f"--name {kernel!r}: the kernel's name must be a C identifier (at most 64 letters, "
+                         "digits and '_', not starting with a digit) and no C++ keyword")
+    check_name(kernel, shown_path(path) if derived else f"--name {kernel}", remedy="with --name NAME")
+    text = re.sub(r"\bmy_sgemm\b", kernel, source("starter.cu"))
+    text = text.replace("THIS_FILE.cu", shlex.quote(shown_path(path.name)))
+    if kernel != path.stem:  # the table name defaults to the file's: say it where they differ
+        text = text.replace("// roofline thread-tile: 1x1\n", f"// roofline thread-tile: 1x1\n// roofline name: {kernel}\n", 1)
     files.write_atomic(path, lambda tmp: Path(tmp).write_text(text))
-    return path
+    return Starter(path, kernel, derived)
 
 
 @dataclass(frozen=True)
@@ -300,7 +344,8 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
               gpu: str | None = None, arch: str | None = None, target_blocks: int | None = None,
               chart: Path | None = None) -> OccupancyReport:
     """Theoretical occupancy on `--gpu`'s or `--arch`'s SM, else this machine's GPU (NVML only);
-    with `chart`, the what-if chart drawn there. Raises UsageError for bad input."""
+    with `chart`, the what-if chart drawn there. Raises UsageError for bad input, RunError when
+    neither a target is named nor a GPU found."""
     limits = named_limits(gpu, arch) or nvml.this_gpu_limits()
     occ = calculate(limits, registers, threads, static_smem, dynamic_smem)
     report = OccupancyReport(limits, occ)
@@ -314,8 +359,8 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
 
 def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
     """A preset's figures (`gpu`), or this GPU's through NVML; with `measure`, this GPU's ceilings
-    measured now (and cached). Raises UsageError for an unknown preset, `measure` with a preset, or
-    no GPU and no preset; RunError for `measure` without a GPU."""
+    measured now (and cached). Raises UsageError for an unknown preset or `measure` with a preset;
+    RunError when there is no GPU and no preset, or for `measure` without a GPU."""
     if measure and gpu is not None:
         raise UsageError("--measure needs this machine's GPU; it cannot measure a --gpu preset")
     if measure:

@@ -37,7 +37,9 @@ def check_writable(path: Path) -> Path:
             raise UsageError(f"cannot write {path}: folder {folder} does not exist")
     except OSError as exc:  # e.g. a name longer than the file system allows
         raise UsageError(f"cannot write {str(path)[:80]}: {exc.strerror}") from None
-    if len(path.name.encode()) > 255 - 20:  # room for the temporary file's prefix and suffix
+    # bytes as the file system counts them (os.fsencode keeps the bytes of a name that is not
+    # valid UTF-8), with room for the temporary file's prefix and suffix
+    if len(os.fsencode(path.name)) > 255 - 20:
         raise UsageError(f"cannot write {str(path)[:80]}...: the file name is too long")
     try:  # a real probe: permission bits do not tell for root, read-only mounts or /proc
         with tempfile.TemporaryFile(dir=folder):

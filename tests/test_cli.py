@@ -50,8 +50,8 @@ def test_occupancy_that_cannot_launch_is_not_an_error():
     (("--regs", "32", "--threads", "2000"), "threads per block must be 1..1024, got 2000"),
     (("--regs", "32", "--threads", "256", "--smem", "-1"), "static shared memory must be >= 0 bytes"),
     (("--regs", "32", "--threads", "256", "--dynamic-smem", "-8"), "dynamic shared memory must be >= 0"),
-    (("--regs", "abc", "--threads", "256"), "'--regs'"),
-    (("--regs", "32", "--threads", "2.5"), "'--threads'"),
+    (("--regs", "abc", "--threads", "256"), "--regs: 'abc' is not an integer"),
+    (("--regs", "32", "--threads", "2.5"), "--threads: '2.5' is not an integer"),
     (("--regs", "32", "--threads", "256", "--arch", "sm_42"), "unknown architecture 'sm_42'; known: sm_70"),
     (("--regs", "32", "--threads", "256", "--gpu", "voodoo"), "unknown GPU 'voodoo'; known: v100-sxm2, v100-pcie, t4"),
     (("--regs", "32", "--threads", "256", "--gpu", "h200", "--arch", "sm_90"), "give --gpu or --arch, not both"),
@@ -67,8 +67,12 @@ def test_occupancy_bad_input(args, needle):
 
 @NO_GPU
 def test_without_a_gpu(tmp_path):
-    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256"), "--arch sm_XY")
-    assert_usage_error(invoke("device"), "describe one with --gpu NAME")
+    """Every command that needs a GPU and finds none: exit 1, one line saying so and what works
+    without one."""
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256"),
+                       "no CUDA GPU with a working driver found; without one, name a target with --arch sm_XY", code=1)
+    assert_usage_error(invoke("device"), "no CUDA GPU with a working driver found; without one, describe a GPU with "
+                                         "--gpu NAME (known: v100-sxm2", code=1)
     out = tmp_path / "r.json"
     assert_usage_error(invoke("run", "--all", "--out", str(out)), "no CUDA GPU", code=1)
     assert_usage_error(invoke("device", "--measure"), "no CUDA GPU", code=1)
@@ -91,7 +95,7 @@ def test_without_a_gpu(tmp_path):
     (("--sizes", "0x2x3"), "got '0x2x3'"),
     (("--l2", "hot"), "--l2 takes cold or warm, got 'hot'"),
     (("--sizes", "64", "--size", "64"), "give --sizes or --size/--m/--n/--k, not both"),
-    (("--size", "many"), "'--size'"),
+    (("--size", "many"), "--size: 'many' is not an integer"),
     (("--autotuned-tile", "1,2"), "--autotuned-tile takes 5 positive integers BM,BN,BK,TM,TN"),
     (("--autotuned-tile", "128,128,8,8,7"), "autotuned: TN = 7 does not divide BN = 128"),
     (("--out", "/nonexistent-dir/r.json"), "folder /nonexistent-dir does not exist"),

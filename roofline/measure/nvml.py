@@ -16,6 +16,7 @@ from ..model.presets import find_preset, preset_names
 from ..model.roofs import dram_gbps, fp32_gflops
 
 INSTALL_HINT = "in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')"
+NO_GPU = "no CUDA GPU with a working driver found"  # how every command that needs one says so (exit 1)
 
 
 def gpu_available() -> bool:
@@ -37,8 +38,8 @@ def require_gpu() -> None:
     except ImportError:
         raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
     if not gpu_available():
-        raise RunError("no CUDA GPU with a working driver found; without one, `roofline plot`, `roofline show`, "
-                       "`occupancy --arch sm_XY`, `kernels --arch sm_XY` and `device --gpu NAME` still work")
+        raise RunError(f"{NO_GPU}; without one, `roofline plot`, `roofline show`, `occupancy --arch sm_XY`, "
+                       "`kernels --arch sm_XY` and `device --gpu NAME` still work")
 
 
 def _current(device_index: int | None) -> int:
@@ -190,19 +191,20 @@ def nvml_compute_capability(device_index: int = 0) -> str | None:
 
 def this_gpu_limits() -> ArchLimits:
     """The per-SM limits of this machine's GPU, through NVML only (no CuPy import). Raises
-    UsageError when there is no GPU: the user must then name a target."""
+    RunError when there is no GPU (like every command that needs one), naming the flags that work
+    without."""
     cc = nvml_compute_capability()
     if cc is None:
-        raise UsageError("no GPU found here; name a target with --arch sm_XY (e.g. sm_90) "
-                         "or --gpu NAME (e.g. h200)")
+        raise RunError(f"{NO_GPU}; without one, name a target with --arch sm_XY (e.g. sm_90) or --gpu NAME "
+                       "(e.g. h200)")
     return limits_for_cc(cc)
 
 
 def describe(gpu: str | None = None) -> DeviceSpec:
     """`--gpu NAME` as a preset, else the GPU in this machine. Raises UsageError for an unknown or
-    empty name, and when no name is given and there is no GPU."""
+    empty name, RunError when no name is given and there is no GPU (naming the presets)."""
     if gpu is not None:
         return from_preset(gpu)
     if not gpu_available():
-        raise UsageError(f"no CUDA GPU found; describe one with --gpu NAME (known: {', '.join(preset_names())})")
+        raise RunError(f"{NO_GPU}; without one, describe a GPU with --gpu NAME (known: {', '.join(preset_names())})")
     return from_nvml()

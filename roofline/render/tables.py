@@ -1,15 +1,21 @@
 """Terminal tables (rich), built from typed data; functions here return tables and never print.
 
-Every table keeps one line per row: no cell wraps. Where the terminal is too narrow for every
-column, the run, counters and kernels tables continue in a second table (the kernel name
-repeated), so at 80 columns each line still reads whole. The run table's columns come in order
-of importance, so the first table holds the time, rate, occupancy and bound.
+No cell is ever cut: figures and names keep one line each (their column as wide as its widest
+cell), and the few columns of free text (verdicts, sources, remedies) wrap at word boundaries.
+Where the terminal is too narrow for every column, the run, counters, kernels, profile and
+device tables continue in a second table (the kernel name repeated), so at 80 columns each line
+still reads whole. The run table's columns come in order of importance, so the first table holds
+the time, rate, occupancy and bound.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from ..model.device import DeviceSpec
@@ -34,45 +40,98 @@ from .text import (
     precision_cell,
     profile_verdict,
     roof_name,
+    spill_cell,
+    spill_phrase,
     verdict_sentence,
     waves_cell,
 )
 
+WRAP = "wrap"  # third element of a column spec: free text that wraps at word boundaries
+WRAP_MIN = 24  # the narrowest a wrapping column gets, in characters (less where its text is shorter)
+WRAP_LONGEST_WORD = 48  # a longer word (a metric name) folds rather than widen its column further
 
-def _table(title: str, columns: list[tuple[str, str]]) -> Table:
+# The rules of the two boxes used here, in ASCII with the same layout, for an output that cannot
+# show Unicode (rich would otherwise swap in its ASCII box, which adds borders and so width).
+_PLAIN_BOXES = {
+    box.SIMPLE_HEAD: box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True),
+    box.SIMPLE: box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True),
+}
+
+
+def plain(renderable):
+    """`renderable` for an ASCII-only output: a table's rules drawn with '-' in the same layout;
+    anything else unchanged."""
+    if isinstance(renderable, Table) and renderable.box in _PLAIN_BOXES:
+        renderable.box = _PLAIN_BOXES[renderable.box]
+    return renderable
+
+
+def _table(title: str, columns: list[tuple[str, ...]]) -> Table:
+    """A table of `columns`, each (header, justify) or (header, justify, WRAP); size it with
+    `_sized` once its rows are in."""
     t = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, title_justify="left")
-    for name, justify in columns:
-        t.add_column(name, justify=justify, no_wrap=True)
+    for name, justify, *how in columns:
+        wrap = WRAP in how
+        t.add_column(name, justify=justify, no_wrap=not wrap, overflow="fold")
     return t
 
 
-def _width(t: Table) -> int:
-    """The width `t` needs with nothing wrapped or cut (its title may wrap)."""
-    console = Console(width=10_000, highlight=False)
-    title, t.title = t.title, None
-    with console.capture() as captured:
-        console.print(t)
-    t.title = title
-    return max((len(line) for line in captured.get().splitlines()), default=0)
+def _narrowest_column(header: str, cells: list[str], wrap: bool) -> int:
+    """The narrowest a column can be with nothing cut: a one-line column as wide as its widest cell
+    (header lines included); a wrapping one no narrower than its longest word (up to
+    WRAP_LONGEST_WORD) and WRAP_MIN characters, or its widest cell where that is narrower."""
+    texts = [str(c) for c in cells] + str(header).split("\n")
+    widest = max((cell_len(line) for c in texts for line in c.split("\n")), default=1)
+    if not wrap:
+        return widest
+    word = max((cell_len(w) for c in texts for w in c.split()), default=1)
+    return min(widest, max(min(word, WRAP_LONGEST_WORD), WRAP_MIN))
 
 
-def _fit(title: str, key: tuple[str, str], columns: list[tuple[str, str]], rows: list[list[str]],
+def _sized(t: Table) -> Table:
+    """`t` with each column's narrowest width set (`_narrowest_column`), so that rich wraps the
+    free text and never cuts a cell."""
+    for column in t.columns:
+        column.min_width = _narrowest_column(column.header, list(column.cells), not column.no_wrap)
+    return t
+
+
+@lru_cache(maxsize=None)
+def _rules_and_padding(n: int) -> int:
+    """The columns a table of `n` columns takes beyond its cells: padding, separators, edges."""
+    t = _table("", [("", "left")] * n)
+    for column in t.columns:
+        column.min_width = 1
+    console = Console(width=10_000)
+    return Measurement.get(console, console.options, t).minimum - n
+
+
+def _fit(title: str, key: tuple[str, ...], columns: list[tuple[str, ...]], rows: list[list[str]],
          width: int, styles: list[str | None] | None = None) -> list[Table]:
     """One table of `key` and `columns` when it fits `width`; else as few tables as fit, the
     columns kept in order and each table led by the key column (the first titled `title`, the
-    others 'continued')."""
+    others 'continued'). A table fits when its columns at their narrowest (`_narrowest_column`)
+    and its rules fit."""
     styles = styles or [None] * len(rows)
+    specs = [key] + list(columns)
+    narrowest = [_narrowest_column(spec[0], [row[i] for row in rows], WRAP in spec[2:])
+                 for i, spec in enumerate(specs)]
 
     def build(t_title, picks):
         t = _table(t_title, [key] + [columns[i] for i in picks])
         for row, style in zip(rows, styles):
             t.add_row(row[0], *(row[1 + i] for i in picks), style=style)
+        for column, i in zip(t.columns, [-1, *picks]):
+            column.min_width = narrowest[i + 1]
         return t
+
+    def needs(start, end):
+        return narrowest[0] + sum(narrowest[1 + start:1 + end]) + _rules_and_padding(1 + end - start)
 
     tables, start = [], 0
     while start < len(columns):
         end = len(columns)
-        while end > start + 1 and _width(build("", range(start, end))) > width:
+        while end > start + 1 and needs(start, end) > width:
             end -= 1
         tables.append(build(title if not tables else "continued", range(start, end)))
         start = end
@@ -98,7 +157,8 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     occupancy and its limiters, the binding floor against the NVML peaks ('fp32 1.36': FP32-bound,
     1.36x its floor; floors divided by the share of the GPU the grid keeps busy, the `waves`
     column when recorded), then the details: spread ((max - min) / median, '(!)' when noisy),
-    registers, model arithmetic intensity, the binding floor against measured ceilings and counted
+    registers, spills (local memory per thread, bytes; the column only where a kernel has some),
+    model arithmetic intensity, the binding floor against measured ceilings and counted
     bytes ('measured x', when the device has measured ceilings), and the check against cuBLAS."""
     p, dev = doc.problem, doc.device
     measured = dev.measured_fp32_gflops is not None
@@ -110,6 +170,9 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     with_waves = any(k.waves is not None for k in doc.kernels)
     if with_waves:
         columns.insert(4, ("waves", "right"))
+    with_spills = any(k.local_bytes for k in doc.kernels)
+    if with_spills:  # beside the registers: local memory per thread, where a kernel spills
+        columns.insert(columns.index(("regs", "right")) + 1, ("spills", "right"))
     if measured:
         columns.append(("measured x", "left"))
     columns.append(("check", "left"))
@@ -120,7 +183,9 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
                f"{100 * doc.reference.time_ms / k.time_ms:.1f}" if ok else "-", occupancy_cell(k.occupancy),
                *([waves_cell(k.waves)] if with_waves else []),
                bound_cell(doc.floors(k)) if ok else "-", _spread(k),
-               str(k.registers) if k.registers is not None else "-", figure(k.model.arithmetic_intensity) if k.model else "no model"]
+               str(k.registers) if k.registers is not None else "-",
+               *([spill_cell(k.local_bytes)] if with_spills else []),
+               figure(k.model.arithmetic_intensity) if k.model else "no model"]
         if measured:
             row.append(bound_cell(doc.verdict(k)) if ok else "-")
         row.append(_check(k))
@@ -128,7 +193,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         styles.append(None if ok else "red")
     ref = doc.reference
     rows.append(["cublas", f"{ref.time_ms:.3f}", f"{ref.gflops:,.0f}", "100.0", "-", *(["-"] if with_waves else []),
-                 "-", "", "-", "-",
+                 "-", "", "-", *(["-"] if with_spills else []), "-",
                  *(["-"] if measured else []), "reference"])
     styles.append("bold")
     title = f"SGEMM {p.m}x{p.n}x{p.k} on {dev.name} ({peaks}){l2_note(doc)}"
@@ -186,10 +251,16 @@ def sweep_below_floor_note(doc: Results) -> str | None:
 
 
 def verdict_lines(doc: Results) -> list[str]:
-    """One sentence per timed kernel: the binding ceiling, the distance to it, occupancy; a kernel
-    that picked its tile by shape is named with that tile."""
-    return [verdict_sentence(f"{k.name} ({chosen_tile(k.params)})" if k.tile_source == "shape" else k.name,
-                             doc.verdict(k), k.occupancy) for k in doc.kernels if k.timed]
+    """One sentence per timed kernel: the binding ceiling, the distance to it, occupancy, and the
+    local memory of a kernel that spills; a kernel that picked its tile by shape is named with
+    that tile."""
+    lines = []
+    for k in doc.kernels:
+        if k.timed:
+            v = doc.verdict(k)
+            name = f"{k.name} ({chosen_tile(k.params)})" if k.tile_source == "shape" else k.name
+            lines.append(verdict_sentence(name, v, k.occupancy) + spill_phrase(k.local_bytes, k.registers, v.times_floor))
+    return lines
 
 
 def below_floor_note(doc: Results) -> str | None:
@@ -289,7 +360,7 @@ def occupancy_table(o: Occupancy) -> Table:
     smem = o.static_smem_bytes + o.dynamic_smem_bytes
     t = _table(f"{o.arch}: {o.registers_per_thread} registers x {o.threads_per_block} threads, "
                f"{smem:,} B shared memory per block",
-               [("resource", "left"), ("blocks/SM", "right"), ("one block takes", "right"), ("limits", "left")])
+               [("resource", "left"), ("blocks/SM", "right"), ("one block takes", "right", WRAP), ("limits", "left")])
     reserved = f" ({smem:,} B + {o.reserved_smem_bytes:,} B reserved)" if o.reserved_smem_bytes else ""
     per_block = {
         "registers": plural(o.registers_per_block, "register"),
@@ -305,14 +376,15 @@ def occupancy_table(o: Occupancy) -> Table:
     t.add_row("active", str(o.active_blocks_per_sm),
               f"{o.active_warps_per_sm} of {plural(o.max_warps_per_sm, 'warp')} = {percent(o.occupancy)} %", "",
               style="bold")
-    return t
+    return _sized(t)
 
 
 def device_table(d: DeviceSpec) -> Table:
-    """A device's peaks, ceilings and per-SM limits."""
+    """A device's peaks, ceilings and per-SM limits, each value beside its label; where the
+    figures come from is `d.source`, for a line of its own (`device_source`)."""
     t = Table(title=d.name, show_header=False, box=box.SIMPLE, title_justify="left")
     t.add_column("what", no_wrap=True)
-    t.add_column("value", justify="right")
+    t.add_column("value", justify="right", no_wrap=True)
     lim = d.arch_limits
     roofs = d.roofs
     rows = [
@@ -342,11 +414,15 @@ def device_table(d: DeviceSpec) -> Table:
         ("shared memory per block (opt-in)", f"{lim.max_smem_per_block_optin_bytes:,} B"),
         ("max warps per SM", str(lim.max_warps_per_sm)),
         ("max blocks per SM", str(lim.max_blocks_per_sm)),
-        ("source", d.source),
     ]
     for row in rows:
         t.add_row(*row)
-    return t
+    return _sized(t)
+
+
+def device_source(d: DeviceSpec) -> str:
+    """The line under the device table: 'source: NVML' or the preset's datasheets."""
+    return f"source: {d.source}"
 
 
 def peaks_tables(d: DeviceSpec, width: int = 200) -> list[Table]:
@@ -379,8 +455,8 @@ def peaks_tables(d: DeviceSpec, width: int = 200) -> list[Table]:
         half = "; GeForce: half" in row[4]
         row[4] = row[4].split(" (")[0].split(";")[0].removeprefix("preset: ") + (
             " (GeForce: half, FP32 accumulate)" if half else "")
-    columns = [("theoretical", "right"), ("per SM per clock x SMs x clock", "right"), ("measured", "right"),
-               ("source", "left")]
+    columns = [("theoretical", "right"), ("per SM per clock\nx SMs x clock", "right"), ("measured", "right"),
+               ("source", "left", WRAP)]
     if all(row[3] == "-" for row in rows):
         columns.pop(2)
         rows = [row[:3] + row[4:] for row in rows]
@@ -447,7 +523,7 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
     columns = [("share", "right"), ("launches", "right"), ("grid x block", "right"), ("precision", "left"),
                ("FLOP/s", "right"),
                ("AI DRAM", "right"), ("AI L2", "right"), ("AI L1", "right"), ("DRAM", "right"), ("MHz", "right"),
-               ("bound", "left"), ("occupancy", "left"), ("verdict", "left")]
+               ("bound", "left"), ("occupancy", "left"), ("verdict", "left", WRAP)]
     rows = []
     kernels = doc.kernels[:top] if top else doc.kernels
     for k, name in zip(kernels, display_names([k.name for k in kernels], 40)):
@@ -521,6 +597,6 @@ def missing_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
             what = f"tensor-core operations on {', '.join(types)} inputs"
         rows.append([what, f"{len(kernels):,} of {len(doc.kernels):,}", effect, where])
     title = f"not in this report (the results file names each figure's source); {EVERYTHING}"
-    return _fit(title, ("not counted", "left"), [("kernels", "right"), ("so", "left"), ("where to get it", "left")],
-                rows, width)
+    return _fit(title, ("not counted", "left", WRAP),
+                [("kernels", "right"), ("so", "left", WRAP), ("where to get it", "left", WRAP)], rows, width)
 

@@ -3,6 +3,8 @@ kernel, written from the data `model.roofs.verdict` returns."""
 
 from __future__ import annotations
 
+import codecs
+import unicodedata
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
@@ -109,6 +111,28 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
             f"{occupancy_phrase(occ)}{tail}")
 
 
+def spill_cell(local_bytes: int | None) -> str:
+    """Local memory per thread for a table cell: '1,440 B', '0', '-' where not recorded."""
+    if local_bytes is None:
+        return "-"
+    return f"{local_bytes:,} B" if local_bytes else "0"
+
+
+def spill_phrase(local_bytes: int | None, registers: int | None, times_floor: float | None = None) -> str:
+    """The clause a verdict gets for a kernel with local memory ('' for none): '; spills: 1,440 B
+    of local memory per thread beside its 32 registers, read and written through L1/L2 and not
+    in the model', and when the kernel is `times_floor` 2x or more over its floor, that this is
+    the likeliest reason. Local memory (register spills and arrays the compiler could not keep
+    in registers; bytes per thread from the compiled kernel's attributes) lives in DRAM behind
+    L1 and L2."""
+    if not local_bytes:
+        return ""
+    regs = f" beside its {plural(registers, 'register')}" if registers else ""
+    why = f": the likeliest reason it is {times_floor:.0f}x its floor" if times_floor and times_floor >= 2 else ""
+    return f"; spills: {local_bytes:,} B of local memory per thread{regs}, read and written through L1/L2 " \
+           f"and not in the model{why}"
+
+
 LEVEL_NAMES = {"L1": "L1/shared", "SMEM": "L1/shared"}
 MEMORY_NAMES = ("DRAM", "L2", "L1", "SMEM")
 
@@ -207,12 +231,13 @@ def tensor_clock_note(tensor_mhz: float | None, max_mhz: float | None) -> str | 
 
 
 def middle_cut(name: str, width: int) -> str:
-    """`name` in at most `width` characters, its middle replaced by '…' when too long, so that
-    kernels that differ only at the end stay apart: 'nvjet_sm90_tst_256x…coopA_bias_TNT'."""
+    """`name` in at most `width` characters, its middle replaced by '...' when too long, so that
+    kernels that differ only at the end stay apart: 'nvjet_sm90_tst_256x...opA_bias_TNT' (ASCII,
+    so that the cut reads the same on any terminal)."""
     if len(name) <= width:
         return name
     head = (width - 1) * 3 // 5
-    return name[:head] + "…" + name[len(name) - (width - 1 - head):]
+    return name[:head] + "..." + name[len(name) - (width - 3 - head):]
 
 
 def display_names(names: list[str], width: int) -> list[str]:
@@ -257,3 +282,43 @@ def bound_by_size(v: Verdict | None) -> str:
         return "-"
     tail = "tail " if v.waves is not None and v.waves.tail_matters and v.binding.level != LAUNCH else ""
     return f"{tail}{v.binding.level} {v.times_floor:.2f}"
+
+
+# What a character an ASCII-only output cannot hold is written as (a terminal in the C locale).
+ASCII_FORMS = {"…": "...", "µ": "u", "×": "x", "–": "-", "—": "-", "─": "-", "│": "|", "→": "->", "←": "<-",
+               "≥": ">=", "≤": "<=", "·": ".", "≈": "~", "±": "+/-", "‘": "'", "’": "'", "“": '"', "”": '"',
+               "\u00a0": " "}
+PLAIN_ERRORS = "roofline.plain"
+
+
+def _plain(error: UnicodeError):
+    """Encoding error handler, registered as PLAIN_ERRORS: a character the encoding cannot hold
+    becomes its ASCII form ('…' -> '...', 'é' -> 'e'), a byte of a file name that is not valid
+    UTF-8 (a surrogate escape) its '\\xe9' form, anything else '?'."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    out = []
+    for ch in error.object[error.start:error.end]:
+        if "\udc80" <= ch <= "\udcff":
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
+        elif ch in ASCII_FORMS:
+            out.append(ASCII_FORMS[ch])
+        else:
+            out.append(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode() or "?")
+    return "".join(out), error.end
+
+
+codecs.register_error(PLAIN_ERRORS, _plain)
+
+
+def ascii_text(text: str) -> str:
+    """`text` in ASCII, each other character in its ASCII form (`_plain`): 'launch latency 4.2
+    µs' -> 'launch latency 4.2 us'."""
+    return text.encode("ascii", PLAIN_ERRORS).decode("ascii")
+
+
+def shown_path(path) -> str:
+    """A path as text that any output can hold: a byte that is not valid UTF-8 in its name (a
+    surrogate escape, as Python reads such names) shown as '\\xe9'."""
+    text = str(path)
+    return text.encode("utf-8", PLAIN_ERRORS).decode("utf-8")

@@ -1,0 +1,302 @@
+"""What a new user's trial of the command line found: file names that are not UTF-8, an ASCII
+terminal, spills never shown, four ways of saying 'no GPU', Ctrl-C during the imports, cells cut
+at 80 and 120 columns, `new` refusing a file name with a space, and help and type errors in
+Typer's and pydantic's words."""
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, make_doc
+from typer.testing import CliRunner
+
+import cli
+from cli import app
+from roofline import api, files
+from roofline.measure import nvml
+from roofline.render.text import display_names
+from roofline.results import store
+
+REPO = Path(__file__).resolve().parent.parent
+PLOTS = sorted((REPO / "plots").glob("*.json"))
+runner = CliRunner()
+
+
+def invoke(*args, columns: int = 200):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": str(columns)})
+
+
+def one_line_error(result, needle, code=2):
+    assert result.exit_code == code, result.output
+    assert result.stderr.count("\n") == 1 and needle in result.stderr, result.stderr
+    assert result.stderr.startswith("roofline: error: ") and "Traceback" not in result.output
+
+
+# 1. Paths that are not valid UTF-8 (Python reads their bytes as surrogate escapes)
+
+def test_a_file_name_that_is_not_utf8_works(tmp_path, monkeypatch):
+    name = os.fsdecode(b"k\xe9.cu")
+    r = invoke("new", tmp_path / name)
+    assert r.exit_code == 0, r.output
+    assert "kernel k_ (from the file name; --name NAME sets another)" in r.stdout
+    assert os.listdir(tmp_path) == [name]
+    text = (tmp_path / name).read_text()
+    assert "// roofline entry: k_<32>" in text and "// roofline name: k_" in text
+    # the chart's own drawing (seconds) left out: the output path is what is checked here
+    monkeypatch.setattr(api.roofline_chart, "draw", lambda doc, out, *args: files.write_atomic(
+        out, lambda tmp: Path(tmp).write_bytes(b"\x89PNG")))
+    chart = tmp_path / os.fsdecode(b"r\xe9s.png")
+    r = invoke("plot", "--results", REPO / "plots" / "results-h200.json", "--out", chart)
+    assert r.exit_code == 0, r.output
+    assert r.stdout == f"wrote {tmp_path}/r\\xe9s.png\n" and chart.read_bytes() == b"\x89PNG"
+    one_line_error(invoke("plot", "--out", tmp_path / os.fsdecode(b"no\xe9") / "c.png"), "does not exist")
+
+
+def test_the_real_streams_print_such_a_name_in_one_line(tmp_path):
+    """Through the entry point (its streams, not the test runner's): the byte is shown as \\xe9."""
+    out = subprocess.run([sys.executable, "-m", "cli", "new", b"k\xe9.cu"], cwd=tmp_path, capture_output=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO), LC_ALL="C", PYTHONUTF8="0"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(b"wrote k\\xe9.cu: kernel k_ ") and out.stderr == b""
+    assert os.listdir(tmp_path) == [os.fsdecode(b"k\xe9.cu")]
+
+
+# 2. An ASCII-only standard output (LC_ALL=C PYTHONUTF8=0)
+
+def _run_on_ascii(monkeypatch, *args, columns=80) -> tuple[int, bytes, bytes]:
+    """`roofline ARGS` through cli.main() with standard output and error that hold ASCII only, as
+    in the C locale; returns (exit code, stdout bytes, stderr bytes)."""
+    out, err = io.BytesIO(), io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding="ascii", errors="strict"))
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(err, encoding="ascii", errors="strict"))
+    monkeypatch.setattr(sys, "argv", ["roofline", *map(str, args)])
+    monkeypatch.setenv("COLUMNS", str(columns))
+    try:
+        cli.main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("args", [*(["show", "--results", p] for p in PLOTS),
+                                  ["device", "--gpu", "h200"], ["device", "--gpu", "h100-sxm"],
+                                  ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120"],
+                                  ["kernels", "--gpu", "h200", "--model-only"],
+                                  ["compare", FIXTURES / "results-h200.json", REPO / "plots" / "results-h200.json"],
+                                  ["profile", "--import", FIXTURES / "ncu" / "cupy-h200-base.csv", "--out", "{tmp}"]],
+                         ids=lambda a: " ".join(Path(str(x)).name for x in a[:3]))
+def test_every_printing_command_renders_on_an_ascii_terminal(monkeypatch, tmp_path, args):
+    args = [str(tmp_path / "p.json") if a == "{tmp}" else a for a in args]
+    code, out, err = _run_on_ascii(monkeypatch, *args)
+    assert code == 0, err
+    assert b"Traceback" not in err and out.isascii() and err.isascii()
+    text = out.decode()
+    assert "---" in text  # the tables' rules, in ASCII, the layout kept
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_an_ascii_terminal_gets_the_ascii_forms_of_names(monkeypatch, tmp_path):
+    doc = make_doc()
+    doc["kernels"][0]["name"] = "naïve×2"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    code, out, _ = _run_on_ascii(monkeypatch, "show", "--results", path, columns=200)
+    assert code == 0 and b"naivex2 " in out  # 'i' for 'i' with its diaeresis, 'x' for the multiplication sign
+
+
+# 5. Spills
+
+def test_spills_are_shown_in_the_table_and_the_verdict():
+    r = invoke("show", "--results", REPO / "plots" / "tune-h200.json", columns=200)
+    assert r.exit_code == 0
+    header = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("kernel "))
+    row = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("autotuned<256,256,16,8,8> "))
+    assert re.search(r" regs +spills +AI ", header) and re.search(r" 32 +1,440 B +64 ", row)
+    text = " ".join(r.stdout.split())  # the verdicts wrap at the terminal's width
+    verdict = text[text.index("autotuned<256,256,16,8,8>: "):]
+    verdict = verdict[:verdict.index(" autotuned<64,128,8,8,8>: ")]
+    assert ("; spills: 1,440 B of local memory per thread beside its 32 registers, read and written through "
+            "L1/L2 and not in the model: the likeliest reason it is 61x its floor") in verdict
+    assert text.count("; spills: ") == 1  # no other kernel has local memory
+    plain = invoke("show", "--results", REPO / "plots" / "results-h200.json", columns=200)
+    assert "spills" not in plain.stdout  # no kernel spills: no column
+
+
+# 7. No GPU: one way
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """This machine as one without a GPU, whatever it has."""
+    monkeypatch.setattr(nvml, "gpu_available", lambda: False)
+    monkeypatch.setattr(nvml, "nvml_compute_capability", lambda device_index=0: None)
+
+
+def test_a_command_that_needs_a_gpu_and_finds_none_exits_1_saying_what_works(no_gpu, tmp_path):
+    found = "no CUDA GPU with a working driver found; without one, "
+    one_line_error(invoke("device"), found + "describe a GPU with --gpu NAME (known: v100-sxm2", code=1)
+    one_line_error(invoke("occupancy", "--regs", "32", "--threads", "256"),
+                   found + "name a target with --arch sm_XY (e.g. sm_90) or --gpu NAME (e.g. h200)", code=1)
+    one_line_error(invoke("run", "--out", tmp_path / "r.json"), found + "`roofline plot`, `roofline show`", code=1)
+    one_line_error(invoke("device", "--measure"), found, code=1)
+
+
+def test_kernels_says_on_stderr_that_it_falls_back_to_the_model(no_gpu):
+    r = invoke("kernels")
+    assert r.exit_code == 0
+    assert r.stderr.splitlines()[0] == ("roofline: note: no CUDA GPU found and no target given: the traffic model "
+                                        "alone; add --arch sm_XY or --gpu NAME for registers, spills and occupancy")
+    assert "no GPU" not in r.stdout and "regs" not in r.stdout
+    r = invoke("kernels", "--model-only")  # asked for: nothing to announce
+    assert r.exit_code == 0 and "no CUDA GPU" not in r.stderr
+
+
+# 8. Ctrl-C
+
+INTERRUPT_AT_IMPORT = """
+import runpy, sys
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "roofline.api":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["roofline", "device", "--gpu", "h200"]
+runpy.run_module("cli", run_name="__main__")
+"""
+
+
+def test_ctrl_c_during_the_imports_is_one_line_and_exit_130():
+    out = subprocess.run([sys.executable, "-c", INTERRUPT_AT_IMPORT], capture_output=True, text=True, cwd=REPO,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert (out.returncode, out.stderr, out.stdout) == (130, "roofline: interrupted\n", "")
+
+
+def test_ctrl_c_sent_early_to_the_process():
+    child = subprocess.Popen([sys.executable, "-m", "cli", "kernels", "--gpu", "h200", "--model-only"], cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, PYTHONPATH=str(REPO)))
+    time.sleep(0.4)  # the imports take about a second
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=20)
+    assert (child.returncode, err, out) == (130, "roofline: interrupted\n", "")
+
+
+def test_ctrl_c_while_a_command_runs(monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "occupancy", interrupted)
+    r = invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90")
+    assert (r.exit_code, r.stderr, r.stdout) == (130, "roofline: interrupted\n", "")
+
+
+# 10. 80 and 120 columns: nothing cut, names distinct, nothing wider than the terminal
+
+def _checked(stdout: str, columns: int) -> list[str]:
+    lines = stdout.splitlines()
+    assert [line for line in lines if len(line) > columns] == []
+    assert [line for line in lines if "…" in line] == []  # rich's mark of a cut cell
+    assert [line for line in lines if line != line.rstrip()] == []
+    return lines
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("path", PLOTS, ids=lambda p: p.name)
+def test_show_at_80_and_120_columns_cuts_nothing(path, columns):
+    r = invoke("show", "--results", path, columns=columns)
+    assert r.exit_code == 0, r.output
+    lines = _checked(r.stdout, columns)
+    doc = store.load(path, profile=True)
+    names = list(dict.fromkeys(k.name for k in doc.kernels))
+    shown = display_names(names, 40) if getattr(doc, "kind", None) == "profile" else names
+    assert len(set(shown)) == len(names)  # different kernels, different names
+    keys = {line.split("  ")[0].strip() for line in lines if line.startswith(" ")}
+    assert set(shown) <= keys
+    if path.name.startswith("profile"):  # the verdicts whole, wrapped rather than cut
+        assert "latency or instruction issue, not bandwidth" in " ".join(line.strip() for line in lines)
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("args", [["device", "--gpu", "h200"], ["device", "--gpu", "h100-sxm"],
+                                  ["occupancy", "--regs", "64", "--threads", "1024", "--gpu", "rtx5080", "--smem",
+                                   "40000", "--dynamic-smem", "60000"],
+                                  ["kernels", "--gpu", "h200", "--model-only"]],
+                         ids=lambda a: " ".join(str(x) for x in a[:3]))
+def test_other_tables_at_80_and_120_columns_cut_nothing(args, columns):
+    r = invoke(*args, columns=columns)
+    assert r.exit_code == 0, r.output
+    lines = _checked(r.stdout, columns)
+    if args[0] == "occupancy":  # every header whole
+        assert re.search(r"resource +blocks/SM +one block takes +limits$", "\n".join(lines), re.M)
+    if args[0] == "device":  # each value near its label, not across the terminal
+        assert re.search(r"^  SMs +132$", r.stdout, re.M).end() - re.search(r"^  SMs", r.stdout, re.M).start() < 60
+        assert "FP16 tensor " in r.stdout and "tens…" not in r.stdout
+
+
+# 11. `new`, type errors, help
+
+def test_new_takes_a_path_with_spaces_and_derives_a_c_identifier(tmp_path):
+    folder = tmp_path / "dir with space"
+    folder.mkdir()
+    r = invoke("new", folder / "my kernel.cu")
+    assert r.exit_code == 0, r.output
+    assert r.stdout == (f"wrote {folder}/my kernel.cu: kernel my_kernel (from the file name; --name NAME sets "
+                        f"another); run it beside the ladder with: roofline run --source '{folder}/my kernel.cu' --all\n")
+    text = (folder / "my kernel.cu").read_text()
+    assert text.startswith("// roofline entry: my_kernel<32>\n") and "// roofline name: my_kernel\n" in text
+    assert "__global__ void my_kernel(int M" in text and "my_sgemm" not in text
+    listed = json.loads(invoke("kernels", "--source", folder / "my kernel.cu", "--model-only", "--json").stdout)
+    assert [k["name"] for k in listed["kernels"]] == ["my_kernel"]
+
+
+def test_new_takes_a_name(tmp_path):
+    r = invoke("new", tmp_path / "a.cu", "--name", "fast_gemm")
+    assert r.exit_code == 0 and "kernel fast_gemm;" in r.stdout
+    text = (tmp_path / "a.cu").read_text()
+    assert "// roofline entry: fast_gemm<32>" in text and "// roofline name: fast_gemm" in text
+    r = invoke("new", tmp_path / "mine.cu")
+    assert r.exit_code == 0 and "kernel mine;" in r.stdout and "name:" not in (tmp_path / "mine.cu").read_text()
+    one_line_error(invoke("new", tmp_path / "b.cu", "--name", "9lives"), "--name '9lives': the kernel's name must be "
+                   "a C identifier")
+    one_line_error(invoke("new", tmp_path / "b.cu", "--name", "my-gemm"), "must be a C identifier")
+    one_line_error(invoke("new", tmp_path / "int.cu"), "the kernel would be named 'int' after the file, a C++ keyword")
+    one_line_error(invoke("new", tmp_path / "b.cu", "--name", "naive"), "'naive' is the name of a ladder kernel")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.cu", "mine.cu"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["occupancy", "--regs", "abc", "--threads", "256", "--arch", "sm_90"], "--regs: 'abc' is not an integer"),
+    (["run", "--timeout", "soon"], "--timeout: 'soon' is not a number"),
+    (["plot", "--kind", "pie"], "--kind: 'pie' is not one of 'roofline', 'sweep'"),
+    (["profile", "--launch-count", "1.5", "--", "x"], "--launch-count: '1.5' is not an integer"),
+])
+def test_type_errors_name_the_flag_and_the_value(args, message):
+    r = invoke(*args)
+    one_line_error(r, message)
+    assert r.stderr == f"roofline: error: {message}\n"
+
+
+def test_help_reads_naturally():
+    for command in ("run", "profile", "tune", "plot", "show", "occupancy", "device", "kernels", "new", "compare",
+                    "schema"):
+        text = invoke(command, "-h").stdout
+        assert not re.search(r"\{[A-Z]|<list\[|<path>|<str>|<int>", text), (command, text)
+    assert invoke("new", "-h").stdout.split("\n")[0].endswith(" new [OPTIONS] KERNEL.cu")
+    assert "--name NAME" in invoke("new", "-h").stdout
+    assert " compare [OPTIONS] BEFORE.json AFTER.json\n" in invoke("compare", "-h").stdout.split("\n\n")[0] + "\n"
+    assert "[OPTIONS] [-- COMMAND [ARGS]]" in invoke("profile", "-h").stdout
+    show = " ".join(invoke("show", "-h").stdout.split())
+    assert "every schema roofline has written (1 to 3)" in show and "profile (roofline profile)" in show
+    device = " ".join(invoke("device", "-h").stdout.split())
+    for roof in ("FP64", "FP32", "FP16/BF16 on the CUDA cores", "TF32", "FP8", "INT8", "DRAM, L2, L1/shared"):
+        assert roof in device
+    assert "DRAM, L2, shared memory, FP32, tensor-core FP16" in device
