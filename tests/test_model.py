@@ -137,8 +137,8 @@ def test_hierarchical_verdict_uses_measured_roofs_and_counted_bytes():
 def test_intensities_per_level():
     pts = intensities(fig("register_tiling_2d"), CountedTraffic(l2_bytes=4.42e9, dram_bytes=0.40e9))
     assert pts["GMEM (model)"] == 32 and pts["SMEM (model)"] == pytest.approx(2 / 0.34375)  # served bytes
-    assert pts["L2 (measured)"] == pytest.approx(137.439e9 / 4.42e9, rel=1e-4)
-    assert pts["DRAM (measured)"] == pytest.approx(343.6, abs=0.1)
+    assert pts["L2 (counted)"] == pytest.approx(137.439e9 / 4.42e9, rel=1e-4)
+    assert pts["DRAM (counted)"] == pytest.approx(343.6, abs=0.1)
     assert list(intensities(fig("naive"))) == ["GMEM (model)"]
 
 
@@ -198,7 +198,7 @@ def test_modelled_shared_memory_bytes_match_the_h200_counters():
     p = doc.problem.problem
     checked = 0
     for k in doc.kernels:
-        counted = k.measured.smem_bytes if k.measured else None
+        counted = k.counted.smem_bytes if k.counted else None
         if not counted:
             continue
         fig = BY_NAME[k.name].spec(k.params).figures(p)
@@ -229,7 +229,7 @@ def test_l1_sectors_of_the_kernels_that_read_global_memory_directly():
     doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200.json")
     for k in doc.kernels:
         if k.model.l1_bytes:
-            assert k.model.l1_bytes == pytest.approx(k.measured.l1_bytes, rel=0.01), k.name
-        with_counters, model_only = doc.verdict(k), doc.verdict(k.model_copy(update={"measured": None}))
+            assert k.model.l1_bytes == pytest.approx(k.counted.l1_bytes, rel=0.01), k.name
+        with_counters, model_only = doc.verdict(k), doc.verdict(k.model_copy(update={"counted": None}))
         assert with_counters.binding.level == model_only.binding.level, k.name
         assert model_only.times_floor == pytest.approx(with_counters.times_floor, rel=0.05), k.name
