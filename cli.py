@@ -35,7 +35,7 @@ try:  # Ctrl-C during the imports (half a second) ends as quietly as later
 
     from roofline import __version__, api
     from roofline.errors import RunError, UsageError
-    from roofline.measure.progress import Progress
+    from roofline.progress import Progress
     from roofline.model.problem import Problem
     from roofline.render.text import PLAIN_ERRORS, shown_path
     from roofline.results.schema import SCHEMA
@@ -398,7 +398,7 @@ def profile(
     kernel_regex: Optional[str] = typer.Option(None, "--kernel-regex", metavar="RE",
                                                help="Profile only kernels whose name matches (ncu -k regex:RE)."),
     launch_skip: int = typer.Option(0, "--launch-skip", metavar="N", help="Skip the first N matching launches."),
-    launch_count: int = typer.Option(api.ncu.DEFAULT_LAUNCH_COUNT, "--launch-count", metavar="N",
+    launch_count: int = typer.Option(api.DEFAULT_LAUNCH_COUNT, "--launch-count", metavar="N",
                                      help="Profile at most N launches (each costs a fraction of a second under ncu)."),
     from_start: bool = typer.Option(True, "--profile-from-start/--no-profile-from-start",
                                     help="Off: profile only between cudaProfilerStart and cudaProfilerStop "

@@ -49,7 +49,7 @@ def main(run_path: str, profile_path: str) -> int:
     bad = 0
     print(f"{'kernel':22} {'level':6} {'run --profile':>16} {'profile':>16} {'ratio':>7}   binding (run / profile)")
     for k in run.kernels:
-        if k.measured is None or not k.template:
+        if k.counted is None or not k.template:
             continue
         groups = [g for g in by_template.get(template_of(k.template), []) if g.threads_per_block == k.threads_per_block]
         if not groups:
@@ -58,9 +58,9 @@ def main(run_path: str, profile_path: str) -> int:
             bad += 1
             continue
         g = max(groups, key=lambda g: g.launches)
-        rows = [(name, getattr(k.measured, field), g.bytes.get(key, 0.0) / g.launches) for field, key in FIELDS
+        rows = [(name, getattr(k.counted, field), g.bytes.get(key, 0.0) / g.launches) for field, key in FIELDS
                 for name in [key]]
-        rows.append(("fp32", k.measured.fp32_flops, g.flops.get("fp32", 0.0) / g.launches))
+        rows.append(("fp32", k.counted.fp32_flops, g.flops.get("fp32", 0.0) / g.launches))
         b_run, b_prof = run.verdict(k).binding.level, prof.verdict(g).binding.level
         for i, (name, a, b) in enumerate(rows):
             ratio = b / a if a else (1.0 if not b else float("inf"))

@@ -17,7 +17,7 @@ from roofline.ladder.families import variant
 from roofline.measure import runner
 from roofline.model.problem import Problem
 from roofline.render.tables import run_tables
-from roofline.results import convert
+from roofline import collect
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
         out = runner.run(specs, Problem(args.size, args.size, args.size).validate())
     except (UsageError, RunError) as exc:
         raise SystemExit(f"variants: {exc}") from None
-    doc = convert.from_run(out, by_template=True)
+    doc = collect.from_run(out, by_template=True)
     console = Console(width=200)
     for table in run_tables(doc, console.width):
         console.print(table)

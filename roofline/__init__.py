@@ -8,15 +8,16 @@ Layers, each a subpackage; imports run one way, from the top of this list down:
             profile), store (files)
   measure   needs a GPU, NVRTC or Nsight Compute: nvml, timing, offline, compile, runner,
             isolated (a user's kernel in a process of its own), ceilings, counters, ncu (any
-            program under Nsight Compute), tuning, progress
+            program under Nsight Compute), tuning
   ladder    the SGEMM kernel families, their sources, where the tunable tile comes from, and
             the user's own kernels (user)
   model     pure: units, arch limits, occupancy, problem, traffic, roofs, peaks (per precision),
             launches (profiled kernels), presets, device, verify, launch (a user kernel's grid
-            expression, block and tiles)
+            expression, block and tiles), timing (a timing as recorded)
 
-and beside them `errors` (the two failures the command line maps to exit codes) and `files`
-(output paths checked up front, atomic writes, the per-user cache).
+and beside them `errors` (the two failures the command line maps to exit codes), `files`
+(output paths checked up front, atomic writes, the per-user cache) and `progress` (how long jobs
+report their steps).
 """
 
 import os

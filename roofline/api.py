@@ -6,6 +6,7 @@ arguments, and what was chosen is recorded in what they return.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
@@ -13,6 +14,7 @@ import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -22,20 +24,19 @@ from .ladder import families, tiles
 from .ladder.families import KernelSpec
 from .ladder.sources import source
 from .ladder.user import UserKernel, check_name, load
-from .measure import ceilings, counters, isolated, ncu, nvml, offline, runner, tuning
-from .measure.offline import KernelResources
-from .measure.progress import Progress
-from .measure.timing import L2_MODES
 from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
+from .model.launches import DEFAULT_LAUNCH_COUNT
 from .model.ncu_metrics import WHERE
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.presets import name_key
 from .model.problem import Problem
 from .model.roofs import Verdict, plain_verdict
+from .model.timing import DEFAULT_TIMEOUT_S, L2_MODES
 from .model.traffic import ModelFigures
 from .model.units import plural
 from .model.waves import Waves, waves_of
+from .progress import Progress
 from .render import chart, compare_chart, html_report, occupancy_chart, profile_chart, roofline_chart, sweep_chart
 from .render.text import chosen_tile, shown_path
 from .results import convert, store
@@ -44,11 +45,23 @@ from .results.compare import compare as compare_results
 from .results.profile import ProfileResults
 from .results.schema import Results, Skipped, json_schema
 
+if TYPE_CHECKING:
+    from .measure import ncu, runner
+    from .measure.offline import KernelResources
+
 DEFAULT_SIZE = 4096
 DEFAULT_RESULTS = store.DEFAULT_PATH
 DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
-DEFAULT_TIMEOUT_S = isolated.DEFAULT_TIMEOUT_S
 MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM a GPU can hold
+_MEASURING = ("ceilings", "counters", "isolated", "ncu", "nvml", "offline", "runner", "tuning")
+
+
+def __getattr__(name: str):
+    """The measuring modules (`api.ncu.Options`, ...) loaded on first use: reading, showing and
+    drawing results never load them (`measure` needs a GPU, NVRTC or Nsight Compute)."""
+    if name in _MEASURING:
+        return importlib.import_module(f".measure.{name}", __package__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) -> list[UserKernel]:
@@ -153,6 +166,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     'cold' flushes the L2 before every timed launch (outside the timed interval), 'warm' leaves
     it; the results record which. Raises UsageError for bad input and RunError when there is no
     GPU, before any GPU work."""
+    from . import collect
+    from .measure import ceilings, nvml, runner
     progress = progress or Progress()
     sources = list(sources or [])
     families.check_names(kernels)
@@ -180,7 +195,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     outputs = [runner.run(specs, p, device, progress, l2=l2) for p in problems]
     if sources:
         outputs = _run_users(outputs, sources, device, timeout_s, ragged, progress, l2)
-    doc = convert.from_sweep(outputs, device, skipped) if sweep else convert.from_run(outputs[0], device, skipped)
+    doc = collect.from_sweep(outputs, device, skipped) if sweep else collect.from_run(outputs[0], device, skipped)
     notes = [s.reason for s in skipped] + [n for u in sources for n in u.launch_notes(problems[-1])]
     if profile:
         counted, note = _count(outputs[-1], device.pci_bus_id, progress)
@@ -202,6 +217,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
 def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], device: DeviceSpec,
                timeout_s: float, ragged: bool, progress: Progress, l2: str) -> list[runner.RunOutput]:
     """`outputs` with each user kernel's run added, each in its own process (ragged check once)."""
+    from .measure import isolated
     import cupy
 
     cupy.get_default_memory_pool().free_all_blocks()  # the children allocate their own buffers
@@ -218,6 +234,7 @@ def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], devic
 
 
 def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress):
+    from .measure import counters, ncu
     correct = [r for r in output.kernels if r.correct]
     progress.expect(len(correct))
     counted = {}
@@ -243,11 +260,13 @@ def tune(size: int, out: Path, progress: Progress | None = None) -> TuneReport:
     """Search the autotuned kernel's tile on this GPU at size^3, write every candidate's results
     to `out` and keep the winner for this GPU in the user's cache. Raises UsageError for bad input,
     RunError when there is no GPU or no candidate verifies."""
+    from . import collect
+    from .measure import runner, tuning
     problem = Problem(size, size, size).validate()
     files.check_writable(out)
     device = runner.preflight(problem)
     outcome = tuning.search(problem, device, progress)
-    doc = convert.from_tune(outcome)
+    doc = collect.from_tune(outcome)
     store.save(doc, out)
     cache = tiles.remember(device.name, doc.tune.winner, doc.tune.winner_gflops, size)
     return TuneReport(doc, cache)
@@ -346,6 +365,7 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
     """Theoretical occupancy on `--gpu`'s or `--arch`'s SM, else this machine's GPU (NVML only);
     with `chart`, the what-if chart drawn there. Raises UsageError for bad input, RunError when
     neither a target is named nor a GPU found."""
+    from .measure import nvml
     limits = named_limits(gpu, arch) or nvml.this_gpu_limits()
     occ = calculate(limits, registers, threads, static_smem, dynamic_smem)
     report = OccupancyReport(limits, occ)
@@ -361,6 +381,7 @@ def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
     """A preset's figures (`gpu`), or this GPU's through NVML; with `measure`, this GPU's ceilings
     measured now (and cached). Raises UsageError for an unknown preset or `measure` with a preset;
     RunError when there is no GPU and no preset, or for `measure` without a GPU."""
+    from .measure import ceilings, nvml
     if measure and gpu is not None:
         raise UsageError("--measure needs this machine's GPU; it cannot measure a --gpu preset")
     if measure:
@@ -442,6 +463,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     the tiles `run` would pick on that GPU. `model_only` skips compiling. Raises UsageError for bad input, RunError when NVRTC is
     missing or cannot target the arch; a kernel that does not compile, or cannot launch on the
     target, is a row with an `error`."""
+    from .measure import nvml, offline
     problem = Problem(size, size, size).validate()
     limits = named_limits(gpu, arch)  # validated even with --model-only
     if limits is None and not model_only and nvml.nvml_compute_capability():
@@ -489,6 +511,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,
                   preset: DeviceSpec | None) -> KernelRow:
+    from .measure import offline
     spec = row.spec
     if isinstance(res, RunError):
         return replace(row, error=str(res))
@@ -552,6 +575,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
     kernel filter that matches nothing (naming the kernels seen); RunError when ncu is missing, may
     not read the counters, or no kernel was profiled. A command that fails after launching
     kernels is not an error here: its exit code is in the results and in `failures`."""
+    from .measure import ncu
     options = (options or ncu.Options()).check()
     if not command:
         raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
@@ -611,6 +635,7 @@ def _profiled_device(rows: list[ncu.Row]) -> tuple[DeviceSpec, list[str]]:
     """The GPU the profiled kernels ran on, from the report's device attributes, with this
     machine's measured ceilings (cached, or measured now that the program is done) when it is
     the same GPU; and a note when they are not at hand."""
+    from .measure import ceilings, ncu, nvml
     device = ncu.device_from_rows(rows, "the profile")
     if not nvml.gpu_available():
         return device, ["no GPU visible to roofline itself: theoretical roofs only (no measured ceilings)"]
@@ -627,6 +652,7 @@ def _import_device(rows: list[ncu.Row], preset: DeviceSpec | None, source: str, 
     says when the names differ). Raises UsageError for a preset of another architecture, and for
     a report without device attributes and no preset (naming the presets of its compute
     capability)."""
+    from .measure import ncu
     if preset is None:
         return ncu.device_from_rows(rows, source)
     cc = ncu.report_cc(rows)
@@ -670,6 +696,7 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     attributes), or the preset `gpu` names. Raises UsageError for a missing or unreadable file,
     one with no placeable launch, an unknown preset, or an `out` that is the report itself;
     NcuError when a `.ncu-rep` needs an ncu that is not installed."""
+    from .measure import ncu
     path = Path(path)
     if Path(out).resolve() == path.resolve():
         raise UsageError(f"--out {out} is the report being imported; give the profile another file name")

@@ -11,7 +11,8 @@ from roofline.ladder.families import BY_NAME
 from roofline.model.device import from_preset
 from roofline.model.problem import Problem
 from roofline.model.roofs import verdict
-from roofline.results import convert, store
+from roofline import collect
+from roofline.results import store
 from test_results import fake_run
 
 H200 = from_preset("h200")
@@ -105,8 +106,8 @@ def test_a_working_set_that_fits_in_l2_has_no_binding_dram_floor():
 
 
 def test_the_documents_l2_check_uses_the_devices_l2_size():
-    doc = convert.from_run(fake_run())  # 256^3
-    assert doc.device.l2_bytes == 50 * 2**20 and doc.fits_in_l2(Problem(256, 256, 256))  # the preset's L2
+    doc = collect.from_run(fake_run())  # 256^3
+    assert doc.device.l2_bytes == 60 * 2**20 and doc.fits_in_l2(Problem(256, 256, 256))  # the preset's L2
     unknown = doc.model_copy(update={"device": replace(doc.device, l2_bytes=None)})
     assert not unknown.fits_in_l2(Problem(256, 256, 256))
     doc = doc.model_copy(update={"device": replace(doc.device, l2_bytes=60 * 2**20)})
@@ -118,7 +119,7 @@ def test_the_documents_l2_check_uses_the_devices_l2_size():
 
 @pytest.mark.parametrize("mode", ["cold", "warm"])
 def test_the_l2_mode_is_recorded(mode):
-    doc = convert.from_run(replace(fake_run(), l2=mode))
+    doc = collect.from_run(replace(fake_run(), l2=mode))
     assert doc.l2 == mode
     assert store.parse(store.dump(doc)).l2 == mode
 
@@ -144,8 +145,9 @@ def _sweep_json():
 
 
 @pytest.mark.parametrize("edit, needle", [
-    (lambda k: k.update(params={"BM": 7, "BN": 3, "BK": 0}), "params: split_k takes 9 positive parameters"),
-    (lambda k: k["waves"].update(blocks=1, block_slots=1000, waves=0.001), "waves: 1 blocks over 1000 slots"),
+    (lambda k: k["waves"].update(blocks=1, block_slots=1000, waves=0.001),
+     "waves.block_slots: 1000, not a whole number of blocks on each of the device's 132 SMs"),
+    (lambda k: k["waves"].update(waves=0.5), "waves: 0.5 waves and a last wave 0.969697 full, but 128 blocks over 132 slots give 0.969697"),
     (lambda k: k.update(waves=None, params={}) or k.update(waves={"blocks": 4, "block_slots": 132,
                                                                   "waves": 4 / 132, "last_wave_efficiency": 4 / 132,
                                                                   "sm_count": 132}),

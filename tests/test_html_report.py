@@ -82,10 +82,10 @@ def test_a_runs_points_hover_with_their_figures_and_verdict():
     assert {"FP32 roof 66,908 GFLOP/s", "FP32 roof 62,030 GFLOP/s measured", "DRAM 4,814 GB/s",
             "DRAM 4,282 GB/s measured", "L2 15,354 GB/s", "L1/shared 33,454 GB/s"} <= roofs
     # counted levels are in the legend, shown with --measured
-    l2 = next(t for t in fig.data if t.name == "L2 (measured)")
+    l2 = next(t for t in fig.data if t.name == "L2 (counted)")
     assert l2.visible == "legendonly"
     shown = html_report.build(doc, [RUN], measured=True).figures[html_report.CHART_ID]
-    assert next(t for t in shown.data if t.name == "L2 (measured)").visible is True
+    assert next(t for t in shown.data if t.name == "L2 (counted)").visible is True
 
 
 def test_a_profiles_points_are_read_against_the_roof_of_their_precision():

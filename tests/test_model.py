@@ -137,8 +137,8 @@ def test_hierarchical_verdict_uses_measured_roofs_and_counted_bytes():
 def test_intensities_per_level():
     pts = intensities(fig("register_tiling_2d"), CountedTraffic(l2_bytes=4.42e9, dram_bytes=0.40e9))
     assert pts["GMEM (model)"] == 32 and pts["SMEM (model)"] == pytest.approx(2 / 0.34375)  # served bytes
-    assert pts["L2 (measured)"] == pytest.approx(137.439e9 / 4.42e9, rel=1e-4)
-    assert pts["DRAM (measured)"] == pytest.approx(343.6, abs=0.1)
+    assert pts["L2 (counted)"] == pytest.approx(137.439e9 / 4.42e9, rel=1e-4)
+    assert pts["DRAM (counted)"] == pytest.approx(343.6, abs=0.1)
     assert list(intensities(fig("naive"))) == ["GMEM (model)"]
 
 
@@ -198,7 +198,7 @@ def test_modelled_shared_memory_bytes_match_the_h200_counters():
     p = doc.problem.problem
     checked = 0
     for k in doc.kernels:
-        counted = k.measured.smem_bytes if k.measured else None
+        counted = k.counted.smem_bytes if k.counted else None
         if not counted:
             continue
         fig = BY_NAME[k.name].spec(k.params).figures(p)
@@ -229,7 +229,76 @@ def test_l1_sectors_of_the_kernels_that_read_global_memory_directly():
     doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200.json")
     for k in doc.kernels:
         if k.model.l1_bytes:
-            assert k.model.l1_bytes == pytest.approx(k.measured.l1_bytes, rel=0.01), k.name
-        with_counters, model_only = doc.verdict(k), doc.verdict(k.model_copy(update={"measured": None}))
+            assert k.model.l1_bytes == pytest.approx(k.counted.l1_bytes, rel=0.01), k.name
+        with_counters, model_only = doc.verdict(k), doc.verdict(k.model_copy(update={"counted": None}))
         assert with_counters.binding.level == model_only.binding.level, k.name
         assert model_only.times_floor == pytest.approx(with_counters.times_floor, rel=0.05), k.name
+
+
+# ---------------------------------------------------------------- defined once
+
+def test_the_precision_names_are_spelled_once_and_every_reader_uses_them():
+    import typing
+
+    from roofline.model import ncu_metrics, peaks
+    from roofline.model.launches import precision_key
+    from roofline.results.profile import Precision
+
+    assert peaks.PRECISION_NAMES == ("fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8")
+    assert typing.get_args(Precision) == peaks.PRECISION_NAMES + ("none", "unknown")
+    assert ncu_metrics.TENSOR_TYPES == {"fp64": "fp64_tensor", "fp16": "fp16_tensor", "bf16": "bf16_tensor",
+                                        "tf32": "tf32_tensor", "fp8": "fp8_tensor", "int8": "int8_tensor"}
+    assert [precision_key(p, True) for p in peaks.PRECISION_NAMES] == [
+        "fp64_tensor", None, "fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor", "int8_tensor"]
+    assert precision_key("fp32", False) == "fp32" and precision_key("none", False) is None
+
+
+def test_a_device_is_built_in_one_place():
+    import pathlib
+    import re
+
+    from roofline.model.device import DeviceSpec
+
+    root = pathlib.Path(__file__).resolve().parent.parent / "roofline"
+    sources = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.py")}
+    assert [name for name, text in sources.items() if re.search(r"\bDeviceSpec\(", text)] == []  # only `build` makes one
+    assert sorted(name for name, text in sources.items() if "DeviceSpec.build(" in text) == [
+        "measure/ncu.py", "measure/nvml.py", "model/device.py"]
+    d = DeviceSpec.build(name="NVIDIA H200", compute_capability="9.0", sm_count=132, fp32_cores=16896,
+                         sm_clock_mhz=1980, mem_clock_mhz=3201, bus_width_bits=6016, tensor_clock_mhz=1830,
+                         source="readings")
+    assert d.peak_fp32_gflops == pytest.approx(66_908.16) and d.peak_dram_gbps == pytest.approx(4_814.304)
+    assert d.peaks_gflops["bf16_tensor"] == pytest.approx(989_429.76) and d.peak_clock_mhz == 1980
+    assert d.arch_limits.max_warps_per_sm == 64 and d.disagreements() == []
+    with pytest.raises(UsageError, match="no DRAM bandwidth"):
+        DeviceSpec.build(name="x", compute_capability="9.0", sm_count=1, fp32_cores=128, sm_clock_mhz=1000, source="")
+
+
+def test_every_preset_is_a_consistent_device():
+    from roofline.model.presets import PRESETS
+
+    for p in PRESETS:
+        d = from_preset(p.aliases[0])
+        assert d.disagreements() == [], p.name
+        assert d.peak_fp32_gflops == pytest.approx(fp32_gflops(d.fp32_cores, d.max_sm_clock_mhz))
+
+
+def test_one_over_peak_limit_for_results_and_profiles(tmp_path):
+    import json
+    import pathlib
+
+    from roofline.model.roofs import OVER_PEAK
+    from roofline.results import store
+
+    assert OVER_PEAK == 1.1
+    plots = pathlib.Path(__file__).resolve().parent.parent / "plots"
+    raw = json.loads((plots / "results-h200.json").read_text())
+    peak = raw["device"]["peak_fp32_gflops"]
+    for factor, ok in ((1.09, True), (1.11, False)):
+        raw["device"]["measured_fp32_gflops"] = factor * peak
+        (tmp_path / "r.json").write_text(json.dumps(raw))
+        if ok:
+            assert store.load(tmp_path / "r.json").device.measured_fp32_gflops == pytest.approx(1.09 * peak)
+        else:
+            with pytest.raises(UsageError, match=r"device.measured_fp32_gflops: 74,268 is 1.11x its peak_fp32_gflops"):
+                store.load(tmp_path / "r.json")

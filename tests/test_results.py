@@ -11,7 +11,7 @@ from conftest import FIXTURES, make_doc
 from roofline.errors import RunError, UsageError
 from roofline.ladder.families import BY_NAME
 from roofline.measure.runner import Compiled, KernelRun, RunOutput, check_fits
-from roofline.measure.timing import Timing
+from roofline.model.timing import Timing
 from roofline.model.arch import parse_arch
 from roofline.model.device import from_preset
 from roofline.model.occupancy import calculate
@@ -19,6 +19,7 @@ from roofline.model.problem import Problem
 from roofline.model.waves import Waves
 from roofline.model.traffic import CountedTraffic
 from roofline.model.verify import Verification
+from roofline import collect
 from roofline.results import convert, store
 from roofline.results.schema import json_schema
 
@@ -89,13 +90,14 @@ def test_files_get_the_usual_permissions(tmp_path, doc):
     (lambda d: d["kernels"][3].update(name="cublas"), "kernels[3].name: 'cublas' is the reference's name"),
     (lambda d: d["kernels"][3].update(name="two\nlines"), "kernels[3].name: String should match pattern"),
     (lambda d: d["device"].update(compute_capability="banana"), "device.compute_capability: 'banana' is not a compute"),
-    (lambda d: d["device"].update(measured_fp32_gflops=1e6), "device.measured_fp32_gflops: 1,000,000 is above the"),
+    (lambda d: d["device"].update(measured_fp32_gflops=1e6),
+     "device.measured_fp32_gflops: 1,000,000 is 14.9x its peak_fp32_gflops of 66,908, more than anything sustains"),
     (lambda d: d["reference"].update(tf32=True), "reference.tf32: Input should be False"),
     (lambda d: d["problem"].update(dtype="float64"), "problem.dtype: Input should be 'float32'"),
     (lambda d: d["kernels"][5].update(gflops=10_036_000.0), "kernels[5].gflops: Input should be less than or equal"),
     (lambda d: d["kernels"][5].update(gflops=2_000_000.0),
      "kernels[5].gflops: 2,000,000 GFLOP/s is 29.9x the device's FP32 peak of 66,908 GFLOP/s, which no kernel"),
-    (lambda d: d["device"].update(peak_fp32_gflops=0.001),
+    (lambda d: d["device"].update(peak_fp32_gflops=0.001, fp32_cores=None, peaks_gflops=None, measured_fp32_gflops=None),
      "reference.gflops: 50,000 GFLOP/s is 5e+07x the device's FP32 peak of 0.001 GFLOP/s"),
     (lambda d: d.clear(), "not a roofline results file (no schema field)"),
 ])
@@ -176,7 +178,7 @@ def fake_run(problem=Problem(256, 256, 256)):
 
 
 def test_a_run_becomes_a_document():
-    doc = convert.from_run(fake_run())
+    doc = collect.from_run(fake_run())
     ok, bad, broken = doc.kernels
     # 2 x 256^3 FLOP in 0.02 ms is 1,677.7 GFLOP/s; cuBLAS took half the time.
     assert ok.gflops == pytest.approx(1677.72, abs=0.01) and ok.pct_of_reference == pytest.approx(50.0)
@@ -192,10 +194,10 @@ def test_a_run_becomes_a_document():
 
 
 def test_counters_attach_by_name_not_position():
-    doc = convert.from_run(fake_run())
+    doc = collect.from_run(fake_run())
     counted = CountedTraffic(dram_bytes=1000, l2_bytes=2000)
     out = convert.with_counters(doc, {"vectorized": counted})
-    assert [k.measured for k in out.kernels] == [None, counted, None]
+    assert [k.counted for k in out.kernels] == [None, counted, None]
 
 
 NCU_CSV = "\n".join([
@@ -263,3 +265,146 @@ def test_sweeps_are_checked_like_single_runs(points, needle):
     with pytest.raises(UsageError) as exc:
         store.parse(sweep(points))
     assert needle in str(exc.value)
+
+
+# ---------------------------------------------------------------- a file checked against itself
+
+PLOTS = FIXTURES.parent.parent / "plots"
+H200 = PLOTS / "results-h200.json"
+TRANSFORMER = PLOTS / "profile-h200-transformer.json"
+
+
+def _show(tmp_path, raw: dict):
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    path = write(tmp_path, raw, "edited.json")
+    return CliRunner().invoke(app, ["show", "--results", str(path)])
+
+
+@pytest.mark.parametrize("edit, needle", [
+    # the fraction changed without the warps that give it: it showed "50% regs"
+    (lambda d: d["kernels"][5]["occupancy"].update(occupancy=0.5),
+     "kernels[5].occupancy.occupancy: 0.5, but its active_warps_per_sm 16 / max_warps_per_sm 64 give 0.25"),
+    (lambda d: d["kernels"][5]["occupancy"].update(active_warps_per_sm=32, occupancy=0.5),
+     "kernels[5].occupancy.active_warps_per_sm: 32, but its 2 active blocks of 8 warps (256 threads) give 16"),
+    (lambda d: d["kernels"][5]["occupancy"].update(active_blocks_per_sm=4, active_warps_per_sm=32, occupancy=0.5),
+     "kernels[5].occupancy.active_blocks_per_sm: 4, but its block_limits"),
+    (lambda d: d["kernels"][5]["occupancy"].update(limiters=["shared_memory"]),
+     "kernels[5].occupancy.limiters: ['shared_memory'], but the resources whose block_limits equal its 2 blocks are "
+     "['registers']"),
+    (lambda d: d["kernels"][5]["occupancy"]["block_limits"].update(warps=4),
+     "kernels[5].occupancy.block_limits.warps: 4, but max_warps_per_sm 64 / 8 warps per block give 8"),
+    (lambda d: d["kernels"][5]["occupancy"].update(max_warps_per_sm=128, occupancy=0.125),
+     "kernels[5].occupancy.max_warps_per_sm: 128, but the device's SMs hold 64"),
+    # the bound flipped from fp32 to dram: the file's own cores x 2 x clock give 66,908
+    (lambda d: d["device"].update(peak_fp32_gflops=1e6),
+     "device.peak_fp32_gflops: 1,000,000, but its fp32_cores 16,896 x 2 FLOP x max_sm_clock_mhz 1980 give 66,908"),
+    (lambda d: d["device"].update(peak_dram_gbps=48_000.0),
+     "device.peak_dram_gbps: 48,000, but 2 x its max_mem_clock_mhz 3201 x memory_bus_width_bits 6016 / 8 give 4,814"),
+    (lambda d: d["device"]["peaks_gflops"].update(fp32=100_000.0),
+     "device.peaks_gflops.fp32: 100,000, but its peak_fp32_gflops give 66,908"),
+    (lambda d: d["device"]["peaks_gflops"].update(bf16_tensor=2e6),
+     "device.peaks_gflops.bf16_tensor: 2,000,000, but 4096 per SM per clock x its 132 SMs x 1830 MHz give 989,430"),
+    (lambda d: d["device"]["peaks_gflops"].update(fp64=1e5),
+     "device.peaks_gflops.fp64: 100,000, but 128 per SM per clock x its 132 SMs x 1980 MHz give 33,454"),
+    (lambda d: d["device"].update(measured_l2_gbps=20_000.0),
+     "device.measured_l2_gbps: 20,000 is 1.3x its peak_l2_gbps of 15,354, more than anything sustains"),
+    (lambda d: d["device"].update(measured_smem_gbps=40_000.0),
+     "device.measured_smem_gbps: 40,000 is 1.2x its shared-memory peak (SMs x 128 B x clock) of 33,454"),
+    (lambda d: d["device"]["measured_peaks_gflops"].update(fp16_tensor=2e6),
+     "device.measured_peaks_gflops.fp16_tensor: 2,000,000 is 2.02x its peaks_gflops.fp16_tensor of 989,430"),
+    (lambda d: d["device"]["limits"].update(compute_capability="8.0"),
+     "device.limits.compute_capability: '8.0', but the device's is '9.0'"),
+    (lambda d: d["kernels"][5]["waves"].update(block_slots=528, waves=1024 / 528, last_wave_efficiency=496 / 528),
+     "kernels[5].waves.block_slots: 528, but 132 SMs x the 2 blocks per SM of its occupancy are 264"),
+    (lambda d: d["kernels"][5]["model"].update(arithmetic_intensity=64.0),
+     "kernels[5].model.arithmetic_intensity: 64 disagrees with the 32 the file's other figures give"),
+    (lambda d: d["kernels"][5].update(gflops=39_000.0),
+     "kernels[5].gflops: 39,000 disagrees with the 29,217 the file's other figures give"),
+])
+def test_a_hand_edited_figure_is_refused_by_show_naming_the_field_and_what_the_file_implies(tmp_path, edit, needle):
+    raw = json.loads(H200.read_text())
+    edit(raw)
+    r = _show(tmp_path, raw)
+    assert r.exit_code == 2, r.output
+    line = r.stderr.strip()
+    assert "\n" not in line and line.startswith(f"roofline: error: {tmp_path / 'edited.json'}: "), line
+    assert needle in line, line
+    assert line.endswith("the file looks hand-edited or corrupt")
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda d: d["kernels"][0]["occupancy"].update(occupancy=0.75),
+     "kernels[0].occupancy.occupancy: 0.75, but its active_warps_per_sm 12 / max_warps_per_sm 64 give 0.1875"),
+    (lambda d: d["device"].update(peak_fp32_gflops=1e6),
+     "device.peak_fp32_gflops: 1,000,000, but its fp32_cores 16,896 x 2 FLOP x max_sm_clock_mhz 1980 give 66,908"),
+])
+def test_a_hand_edited_profile_is_refused_the_same_way(tmp_path, edit, needle):
+    raw = json.loads(TRANSFORMER.read_text())
+    edit(raw)
+    r = _show(tmp_path, raw)
+    assert r.exit_code == 2, r.output
+    assert needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.parametrize("path", sorted(PLOTS.glob("*.json")) + sorted(FIXTURES.rglob("*.json")),
+                         ids=lambda p: str(p.relative_to(FIXTURES.parent.parent)))
+def test_every_committed_results_file_still_loads(path):
+    raw = json.loads(path.read_text())
+    if not isinstance(raw, dict) or ("schema" not in raw and raw.get("kind") != "profile"):
+        pytest.skip("not a results file")
+    doc = store.load(path, profile=True)
+    assert doc.device.disagreements() == []
+
+
+def test_a_figure_rounded_by_hand_within_a_percent_is_not_a_corruption(tmp_path):
+    raw = json.loads(H200.read_text())
+    raw["device"]["peak_fp32_gflops"] = 66_900.0  # the datasheet's 66.9 TFLOP/s
+    raw["device"]["peaks_gflops"]["fp32"] = 66_900.0
+    raw["device"]["peak_dram_gbps"] = 4_800.0
+    doc = store.load(write(tmp_path, raw))
+    assert doc.device.peak_fp32_gflops == 66_900.0 and doc.device.peak_dram_gbps == 4_800.0
+
+
+def test_a_file_is_checked_against_itself_not_against_todays_kernel_families(tmp_path, monkeypatch):
+    """A kernel family whose grid or tiles change later must not make old files corrupt."""
+    raw = json.loads(H200.read_text())
+    # the 2D kernel recorded at a tile (64x64) whose grid (4096 blocks) is not the 1024 blocks its
+    # waves record: the file's waves are its own record, as a later change of the family would leave them
+    raw["kernels"][5]["params"].update(BM=64, BN=64)
+    sweep = json.loads((PLOTS / "sweep-h200.json").read_text())
+    split_k = next(k for k in sweep["sweep"][3]["kernels"] if k["name"] == "split_k")
+    split_k["params"] = {"BM": 7, "BN": 3, "BK": 0}  # a tile today's split_k refuses
+    doc = store.load(write(tmp_path, raw))
+    assert doc.kernels[5].waves.blocks == 1024 and doc.kernels[5].params["BM"] == 64
+    swept = store.load(write(tmp_path, sweep, "s.json"))
+    point = swept.sweep[3]
+    assert swept.sweep_verdict(point, "split_k") is None  # no model for that tile: missing, not invented
+    assert swept.sweep_verdict(point, "full_tiles") is not None
+    # loading reads no kernel family to check a file
+    from roofline.ladder import families
+
+    monkeypatch.setattr(families, "BY_NAME", {})
+    assert store.load(H200).kernels[5].waves.blocks == 1024
+
+
+def test_an_old_file_gets_derived_waves_where_it_has_what_they_take_else_none(tmp_path):
+    raw = json.loads((FIXTURES / "results-schema1.json").read_text())
+    assert all("waves" not in k for k in raw["kernels"])
+    raw["kernels"][1]["name"] = "coalesced_old"  # a kernel no family of today's ladder knows
+    doc = store.load(write(tmp_path, raw))
+    tiled = next(k for k in doc.kernels if k.name == "register_tiling_1d")
+    assert (tiled.waves.blocks, tiled.waves.block_slots) == (4096, 132 * tiled.occupancy.active_blocks_per_sm)
+    assert doc.kernels[1].waves is None  # shown as missing
+
+
+def test_what_nsight_compute_counted_is_counted_in_python_and_measured_in_the_file(tmp_path):
+    doc = store.load(H200)
+    k = doc.kernels[5]
+    assert k.counted.dram_bytes == 400_678_912.0 and k.counted.fp32_flops == 137_455_730_688.0
+    assert "measured" not in type(k).model_fields and "counted" in type(k).model_fields
+    out = store.dump(doc)["kernels"][5]
+    assert out["measured"]["l2_bytes"] == 4_103_971_520.0 and "counted" not in out
+    assert "measured" in json_schema()["$defs"]["KernelRecord"]["properties"]

@@ -256,8 +256,8 @@ def test_register_counts_agree_across_processes():
 
 
 def readme_kernel(folder: Path) -> Path:
-    """The complete example kernel of the README's "Your own kernel", written to `folder`."""
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    """The complete example kernel of docs/your-kernel.md, written to `folder`."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "your-kernel.md").read_text()
     after = text.split("A complete example", 1)[1]
     code = after.split("```c++\n", 1)[1].split("```", 1)[0]
     path = folder / "tiled.cu"

@@ -2,7 +2,6 @@
 imported inside functions only, so importing these modules stays cheap.
 
   nvml      the GPU in this machine: NVML peaks and CUDA per-SM limits
-  progress  how long jobs report their steps
   timing    CUDA-event timing as data
   offline   compiling through NVRTC for any target, no GPU needed (registers, shared memory)
   compile   compiling for this GPU through CuPy

@@ -26,12 +26,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from ..ladder.user import UserKernel, from_description
 from ..model.problem import Problem
+from ..model.timing import DEFAULT_TIMEOUT_S
 from ..model.verify import Verification
 from .runner import FAILURES, Compiled, KernelRun, RaggedCheck, run
 from .timing import Timing
 
 RAGGED = Problem(511, 383, 255)  # each one less than a multiple of 128
-DEFAULT_TIMEOUT_S = 5.0
 START_ALLOWANCE_S = 180.0  # CuPy import, NVRTC compile, inputs and the reference, before any launch
 TIMED_LAUNCHES = 230  # the most launches one verify-and-time pass makes (time_gpu: 3 + up to 200 + probe)
 

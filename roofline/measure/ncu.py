@@ -46,15 +46,13 @@ from ..errors import RunError, UsageError
 from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
 from ..model.kernel_names import label
-from ..model.launches import Launch, from_reading
+from ..model.launches import DEFAULT_LAUNCH_COUNT, Launch, from_reading
 from ..model.ncu_metrics import COLLECT, TIME, WHERE, details_metric, implausible, read
 from ..model.peaks import fp32_cores_per_sm
 from ..model.presets import PRESETS
-from ..model.roofs import dram_gbps, fp32_gflops
 from ..model.units import plural
 from .nvml import tensor_clock_mhz
 
-DEFAULT_LAUNCH_COUNT = 500
 INSTALL_HINT = ("install Nsight Compute (it comes with the CUDA toolkit, or from developer.nvidia.com/nsight-compute) "
                 "and put `ncu` on PATH")
 PERMISSION_FIX = ("allow profiling for all users: as root, `echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
@@ -748,14 +746,13 @@ def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
     cores = fp32_cores_per_sm(cc) * int(sm)
     sm_mhz, mem_mhz = clock_khz / 1e3, mem_khz / 1e3
     l2 = _attr(row, "l2_cache_size")
-    return DeviceSpec(
-        name=name, compute_capability=cc, sm_count=int(sm), peak_fp32_gflops=fp32_gflops(cores, sm_mhz),
-        peak_dram_gbps=dram_gbps(mem_mhz, int(bus)), limits=limits,
+    return DeviceSpec.build(
+        name=name, compute_capability=cc, sm_count=int(sm), fp32_cores=cores, sm_clock_mhz=sm_mhz,
+        mem_clock_mhz=mem_mhz, bus_width_bits=int(bus), limits=limits,
         source=f"device attributes in the Nsight Compute report ({source}); FP32 cores {fp32_cores_per_sm(cc)} per SM",
-        fp32_cores=cores, max_sm_clock_mhz=sm_mhz, max_mem_clock_mhz=mem_mhz, memory_bus_width_bits=int(bus),
         memory_bytes=int(_attr(row, "total_memory") or 0) or None, tensor_clock_mhz=tensor_clock_mhz(name),
         l2_bytes=int(l2) if l2 else None,
-    ).with_peaks()
+    )
 
 
 # ---------------------------------------------------------------- rows to launches

@@ -2,9 +2,9 @@
 limits from the CUDA device attributes (through CuPy).
 
 Peaks use the maximum clocks, not the current ones (an idle GPU clocks low): NVML's max SM and
-memory clocks, bus width and FP32 core count go into `model.roofs.fp32_gflops` and `dram_gbps`;
-the other precisions come from `model.peaks` at that clock, tensor cores at the clock a known
-GPU's datasheet implies.
+memory clocks, bus width and FP32 core count go into `DeviceSpec.build` (`model.roofs.fp32_gflops`
+and `dram_gbps`); the other precisions come from `model.peaks` at that clock, tensor cores at the
+clock a known GPU's datasheet implies.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from ..errors import RunError, UsageError
 from ..model.arch import ArchLimits, limits_for_cc
 from ..model.device import DeviceSpec, from_preset
 from ..model.presets import find_preset, preset_names
-from ..model.roofs import dram_gbps, fp32_gflops
 
 INSTALL_HINT = "in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')"
 NO_GPU = "no CUDA GPU with a working driver found"  # how every command that needs one says so (exit 1)
@@ -131,14 +130,13 @@ def from_nvml(device_index: int | None = None) -> DeviceSpec:
         max_threads_per_block=props["maxThreadsPerBlock"],
         warp_size=props["warpSize"],
     )
-    return DeviceSpec(
-        name=name, compute_capability=cc, sm_count=props["multiProcessorCount"],
-        peak_fp32_gflops=fp32_gflops(cores, sm_mhz), peak_dram_gbps=dram_gbps(mem_mhz, bus_bits),
-        limits=limits, source="NVML (max clocks, bus width, cores) and CUDA device attributes",
-        fp32_cores=cores, max_sm_clock_mhz=sm_mhz, max_mem_clock_mhz=mem_mhz,
-        memory_bus_width_bits=bus_bits, memory_bytes=memory_bytes, pci_bus_id=bus_id,
+    return DeviceSpec.build(
+        name=name, compute_capability=cc, sm_count=props["multiProcessorCount"], fp32_cores=cores,
+        sm_clock_mhz=sm_mhz, mem_clock_mhz=mem_mhz, bus_width_bits=bus_bits, limits=limits,
+        source="NVML (max clocks, bus width, cores) and CUDA device attributes",
+        memory_bytes=memory_bytes, pci_bus_id=bus_id,
         tensor_clock_mhz=tensor_clock_mhz(name), l2_bytes=props["l2CacheSize"] or None,
-    ).with_peaks()
+    )
 
 
 def tensor_clock_mhz(name: str) -> float | None:

@@ -34,7 +34,7 @@ from ..model.verify import Verification, verify
 from .compile import compile_kernel
 from .nvml import current_sm_clock_mhz, from_nvml, require_gpu
 from .offline import compile_for, launch_check
-from .progress import Progress
+from ..progress import Progress
 from .timing import L2_MODES, Timing, l2_flush, time_gpu
 
 SEED = 2026

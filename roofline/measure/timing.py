@@ -1,62 +1,20 @@
 """Timing GPU work with CUDA events, kept as data.
 
-`Timing` holds the raw per-launch samples in milliseconds with the warm-up and repeat counts;
-median, min, max and spread are derived from them. `time_gpu` records one event pair around each
-launch (pre-allocated, so event creation stays out of the timed region), synchronises once at the
-end and returns a `Timing`. With `l2_flush` run before each launch (outside its events) every
+`Timing` (`model.timing`, the shape results files record) holds the raw per-launch samples in
+milliseconds with the warm-up count; median, min, max and spread are derived from them.
+`time_gpu` records one event pair around each launch (pre-allocated, so event creation stays
+out of the timed region), synchronises once at the end and returns a `Timing`. With `l2_flush` run before each launch (outside its events) every
 timed launch starts with none of its data in L2 ('cold'); without it ('warm') a launch finds
 what the one before it left there, all of it when the problem fits in L2.
 """
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import dataclass
-from typing import Annotated, Callable
+from typing import Callable
 
-from annotated_types import MinLen
+from ..model.timing import L2_MODES, NOISY_SPREAD, Timing
 
-from ..model.units import Millis
-
-NOISY_SPREAD = 0.10  # (max - min) / median above which a timing is marked noisy in tables
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Per-launch times in ms of `repeat` timed launches that followed `warmup` untimed ones."""
-
-    samples_ms: Annotated[tuple[Millis, ...], MinLen(1)]
-    warmup: int
-
-    @property
-    def repeat(self) -> int:
-        """Number of timed launches."""
-        return len(self.samples_ms)
-
-    @property
-    def median_ms(self) -> float:
-        """Median launch time in ms: the figure reported."""
-        return statistics.median(self.samples_ms)
-
-    @property
-    def min_ms(self) -> float:
-        """Fastest launch in ms."""
-        return min(self.samples_ms)
-
-    @property
-    def max_ms(self) -> float:
-        """Slowest launch in ms."""
-        return max(self.samples_ms)
-
-    @property
-    def spread(self) -> float:
-        """(max - min) / median: 0.02 means the launches lay within 2 % of the median."""
-        return (self.max_ms - self.min_ms) / self.median_ms
-
-    @property
-    def noisy(self) -> bool:
-        """True when the spread exceeds NOISY_SPREAD: the median is less trustworthy."""
-        return self.spread > NOISY_SPREAD
+__all__ = ["L2_MODES", "NOISY_SPREAD", "Timing", "l2_flush", "repeats_for", "time_gpu"]
 
 
 def repeats_for(estimate_ms: float, min_repeat: int = 20, budget_ms: float = 500.0,
@@ -104,7 +62,6 @@ def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20,
     return Timing(tuple(cupy.cuda.get_elapsed_time(s, e) for s, e in events), warmup=max(warmup, 1))
 
 
-L2_MODES = ("cold", "warm")
 FLUSH_MIN_BYTES = 64 * 2**20
 
 

@@ -12,7 +12,7 @@ from ..ladder.families import BY_NAME, TUNABLE
 from ..ladder.tiles import candidates
 from ..model.device import DeviceSpec
 from ..model.problem import Problem
-from .progress import Progress
+from ..progress import Progress
 from .runner import KernelRun, RunOutput, run
 
 

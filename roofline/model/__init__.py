@@ -12,4 +12,5 @@
   presets    datasheet figures of GPUs one may not have at hand
   device     the GPU as data (peaks, limits), from a preset or from readings
   verify     the correctness gate: a kernel's output against the reference
+  timing     a timing as recorded (samples, median, spread), the L2 modes, the launch timeout
 """

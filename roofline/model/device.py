@@ -15,10 +15,15 @@ from annotated_types import Ge, Gt, Le
 
 from ..errors import UsageError
 from .arch import ArchLimits, limits_for_cc, parse_arch
-from .peaks import Peak, compute_peaks, memory_peaks
+from .peaks import PRECISIONS, Peak, compute_peaks, memory_peaks
 from .presets import find_preset, preset_names
-from .roofs import COMPUTE_LEVEL, Roofs, smem_gbps
+from .roofs import COMPUTE_LEVEL, OVER_PEAK, Roofs, dram_gbps, fp32_gflops, smem_gbps
 from .units import Rate
+
+# Relative difference allowed between a device figure a file records and the one its other
+# figures give: files written by roofline agree to the last digit; this leaves room for a figure
+# rounded by hand (a datasheet's 66.9 TFLOP/s for 66,908 GFLOP/s) and catches an edited one.
+ROUNDING = 0.01
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,88 @@ class DeviceSpec:
     measured_peaks_gflops: dict[str, Rate] | None = None
     launch_latency_ms: Annotated[float, Gt(0), Le(1e3)] | None = None
     l2_bytes: Annotated[int, Gt(0)] | None = None
+
+    @classmethod
+    def build(cls, *, name: str, compute_capability: str, sm_count: int, fp32_cores: int, sm_clock_mhz: float,
+              source: str, mem_clock_mhz: float | None = None, bus_width_bits: int | None = None,
+              datasheet_dram_gbps: float | None = None, limits: ArchLimits | None = None,
+              tensor_clock_mhz: float | None = None, memory_bytes: int | None = None, pci_bus_id: str | None = None,
+              l2_bytes: int | None = None) -> "DeviceSpec":
+        """The one way a device is made from its figures (NVML readings, a report's device
+        attributes, a preset's datasheet): peak FP32 = `fp32_cores` x 2 FLOP x `sm_clock_mhz`
+        (the maximum SM clock, `roofs.fp32_gflops`); peak DRAM = 2 x `mem_clock_mhz` x
+        `bus_width_bits` / 8 (`roofs.dram_gbps`), or `datasheet_dram_gbps` where the bus is not
+        known; per-SM `limits` default to the table's for the compute capability; every
+        precision's peak and the L2's filled in (`with_peaks`). Clocks in MHz. Raises UsageError
+        for a compute capability the table lacks (without `limits`) or no DRAM figure at all."""
+        if datasheet_dram_gbps is None and not (mem_clock_mhz and bus_width_bits):
+            raise UsageError(f"{name}: no DRAM bandwidth: neither a memory clock and bus width nor a datasheet figure")
+        return cls(
+            name=name, compute_capability=compute_capability, sm_count=sm_count,
+            peak_fp32_gflops=fp32_gflops(fp32_cores, sm_clock_mhz),
+            peak_dram_gbps=dram_gbps(mem_clock_mhz, bus_width_bits) if mem_clock_mhz and bus_width_bits
+            else datasheet_dram_gbps,
+            limits=limits or limits_for_cc(compute_capability), source=source, fp32_cores=fp32_cores,
+            max_sm_clock_mhz=sm_clock_mhz, max_mem_clock_mhz=mem_clock_mhz, memory_bus_width_bits=bus_width_bits,
+            memory_bytes=memory_bytes, pci_bus_id=pci_bus_id, tensor_clock_mhz=tensor_clock_mhz, l2_bytes=l2_bytes,
+        ).with_peaks()
+
+    def disagreements(self) -> list[tuple[str, str]]:
+        """Figures this device record holds that its other figures contradict, as (field, why)
+        pairs; empty for a consistent record. Each check uses only what the record holds, and
+        only where it holds what the check needs (`ROUNDING` apart, relative):
+
+        - `peak_fp32_gflops` = `fp32_cores` x 2 x `max_sm_clock_mhz`, and `peaks_gflops.fp32` the same;
+        - `peak_dram_gbps` = 2 x `max_mem_clock_mhz` x `memory_bus_width_bits` / 8;
+        - every other `peaks_gflops` entry = its per-SM figure x SMs x the recorded clock, where the
+          file names (`peak_sources`) the same source the table (`peaks.compute_peaks`) holds;
+        - `limits.compute_capability` = `compute_capability`;
+        - no measured ceiling above `roofs.OVER_PEAK` times its theoretical peak (FP32, DRAM, L2,
+          shared memory, each precision's), and no key outside `peaks.PRECISIONS`."""
+        out: list[tuple[str, str]] = []
+
+        def agree(key: str, stored: float, derived: float, how: str) -> None:
+            if abs(stored - derived) > ROUNDING * abs(derived):
+                out.append((key, f"{_shown(stored)}, but {how} give {_shown(derived)}"))
+
+        if self.limits is not None and self.limits.compute_capability != self.compute_capability:
+            out.append(("limits.compute_capability", f"{self.limits.compute_capability!r}, but the device's is "
+                                                     f"{self.compute_capability!r}"))
+        if self.fp32_cores and self.max_sm_clock_mhz:
+            agree("peak_fp32_gflops", self.peak_fp32_gflops, fp32_gflops(self.fp32_cores, self.max_sm_clock_mhz),
+                  f"its fp32_cores {self.fp32_cores:,} x 2 FLOP x max_sm_clock_mhz {self.max_sm_clock_mhz:g}")
+        if self.max_mem_clock_mhz and self.memory_bus_width_bits:
+            agree("peak_dram_gbps", self.peak_dram_gbps, dram_gbps(self.max_mem_clock_mhz, self.memory_bus_width_bits),
+                  f"2 x its max_mem_clock_mhz {self.max_mem_clock_mhz:g} x memory_bus_width_bits "
+                  f"{self.memory_bus_width_bits} / 8")
+        peaks = self.peaks_gflops or {}
+        for name, table in (("peaks_gflops", peaks), ("measured_peaks_gflops", self.measured_peaks_gflops or {})):
+            for key in table:
+                if key not in PRECISIONS:
+                    out.append((f"{name}.{key}", f"{key!r} is not a precision ({', '.join(PRECISIONS)})"))
+        if "fp32" in peaks:
+            agree("peaks_gflops.fp32", peaks["fp32"], self.peak_fp32_gflops, "its peak_fp32_gflops")
+        clock = self.peak_clock_mhz or self.max_sm_clock_mhz
+        if clock:
+            table = compute_peaks(self.compute_capability, self.sm_count, None, clock, self.tensor_clock_mhz,
+                                  geforce="geforce" in self.name.lower())
+            for key, value in peaks.items():
+                p = table.get(key)
+                if p is not None and (self.peak_sources or {}).get(key) == p.source:
+                    agree(f"peaks_gflops.{key}", value, p.value,
+                          f"{p.per_sm_per_clock:g} per SM per clock x its {self.sm_count} SMs x {p.clock_mhz:g} MHz")
+        smem = smem_gbps(self.sm_count, self.max_sm_clock_mhz) if self.max_sm_clock_mhz else None
+        ceilings = [("measured_fp32_gflops", self.measured_fp32_gflops, self.peak_fp32_gflops, "peak_fp32_gflops"),
+                    ("measured_dram_gbps", self.measured_dram_gbps, self.peak_dram_gbps, "peak_dram_gbps"),
+                    ("measured_l2_gbps", self.measured_l2_gbps, self.peak_l2_gbps, "peak_l2_gbps"),
+                    ("measured_smem_gbps", self.measured_smem_gbps, smem, "shared-memory peak (SMs x 128 B x clock)")]
+        ceilings += [(f"measured_peaks_gflops.{k}", v, peaks.get(k), f"peaks_gflops.{k}")
+                     for k, v in (self.measured_peaks_gflops or {}).items()]
+        for key, found, peak, what in ceilings:
+            if found is not None and peak and found > OVER_PEAK * peak:
+                out.append((key, f"{_shown(found)} is {found / peak:.3g}x its {what} of {_shown(peak)}, more than "
+                                 "anything sustains"))
+        return out
 
     @property
     def arch_limits(self) -> ArchLimits:
@@ -155,20 +242,14 @@ def from_preset(name: str) -> DeviceSpec:
     p = find_preset(name) if name.strip() else None
     if p is None:
         raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}")
-    return DeviceSpec(
-        name=p.name,
-        compute_capability=p.compute_capability,
-        sm_count=p.sm_count,
-        peak_fp32_gflops=p.peak_fp32_gflops,
-        peak_dram_gbps=p.dram_gbps,
-        limits=limits_for_cc(p.compute_capability),
-        source=f"preset: {p.source}",
-        fp32_cores=p.fp32_cores,
-        max_sm_clock_mhz=p.boost_clock_mhz,
-        memory_bytes=p.memory_bytes,
-        tensor_clock_mhz=p.tensor_clock_mhz,
-        l2_bytes=p.l2_bytes,
-    ).with_peaks()
+    return DeviceSpec.build(name=p.name, compute_capability=p.compute_capability, sm_count=p.sm_count,
+                            fp32_cores=p.fp32_cores, sm_clock_mhz=p.boost_clock_mhz, source=f"preset: {p.source}",
+                            datasheet_dram_gbps=p.dram_gbps, memory_bytes=p.memory_bytes,
+                            tensor_clock_mhz=p.tensor_clock_mhz, l2_bytes=p.l2_bytes)
+
+
+def _shown(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def named_limits(gpu: str | None, arch: str | None) -> ArchLimits | None:

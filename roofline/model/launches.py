@@ -28,20 +28,19 @@ from dataclasses import dataclass, field
 
 from .kernel_names import label
 from .ncu_metrics import Reading
-from .peaks import PRECISIONS
+from .peaks import NO_PRECISION, PRECISION_OF, PRECISIONS, UNKNOWN_PRECISION
 
 LEVELS = ("dram", "l2", "l1", "smem")
 MIN_OPS_PER_BYTE = 1 / 64
 FP16_OVER_FP32 = 8
 FP16_OPS_PER_BYTE = 2.0
-PRECISION_NAMES = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "fp64_tensor": "fp64", "fp16_tensor": "fp16",
-                   "bf16_tensor": "bf16", "tf32_tensor": "tf32", "fp8_tensor": "fp8", "int8_tensor": "int8"}
+DEFAULT_LAUNCH_COUNT = 500  # launches a profile takes at most unless told (each costs a fraction of a second)
 
 
 def precision_key(precision: str, tensor_core: bool) -> str | None:
     """The `peaks.PRECISIONS` key of a kernel's precision name and tensor-core flag ('bf16', True
     -> 'bf16_tensor'; 'fp32', False -> 'fp32'); None for 'none' or a pair no GPU runs."""
-    for key, name in PRECISION_NAMES.items():
+    for key, name in PRECISION_OF.items():
         if name == precision and ("tensor" in key) == tensor_core:
             return key
     return None
@@ -189,7 +188,7 @@ class KernelGroup:
         tensor work, or 'unknown' when none was counted but the precisions in `uncounted` were
         not counted at all."""
         d = self.dominant
-        return PRECISION_NAMES[d] if d else "unknown" if uncounted else "none"
+        return PRECISION_OF[d] if d else UNKNOWN_PRECISION if uncounted else NO_PRECISION
 
     def _weighted(self, attr: str) -> float | None:
         pairs = [(v, x.time_ns) for x in self.launches if (v := getattr(x, attr)) is not None]

@@ -46,6 +46,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from .peaks import TENSOR_OF
+
 SECTOR_BYTES = 32
 TIME = "gpu__time_duration.sum"
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
@@ -56,8 +58,7 @@ INSTRUCTION = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 CUDA_CORE_OPS = {"fp64": ("d", 2, 1, 1), "fp32": ("f", 2, 1, 1), "fp16": ("h", 4, 2, 2)}
 # the input type of a tensor-core metric (`src_<type>`) -> precision key; types without a roof
 # here (int1, int4, fp4, fp6) are reported, not read
-TENSOR_TYPES = {"fp16": "fp16_tensor", "bf16": "bf16_tensor", "tf32": "tf32_tensor", "fp8": "fp8_tensor",
-                "fp64": "fp64_tensor", "int8": "int8_tensor"}
+TENSOR_TYPES = TENSOR_OF  # ncu's input type names are the precisions' ('bf16' -> 'bf16_tensor')
 # input types Nsight Compute counts together on some chips, read against one roof when the
 # precision has no count of its own: Turing's FP16-with-FP32-accumulate, Blackwell B200's FP8
 MIXED_TENSOR_TYPES = {"fp16_bf16_tf32": "fp16_tensor", "fp4_fp6_fp8": "fp8_tensor"}

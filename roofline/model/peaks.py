@@ -52,6 +52,13 @@ LABELS = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16/BF16 (CUDA cores)", "fp6
           "fp16_tensor": "FP16 tensor", "bf16_tensor": "BF16 tensor", "tf32_tensor": "TF32 tensor",
           "fp8_tensor": "FP8 tensor", "int8_tensor": "INT8 tensor"}
 TENSOR = ("fp64_tensor", "fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor", "int8_tensor")
+# The precision a key's work is in, as a profile names it (`kernels[].precision`, with `tensor_core`).
+PRECISION_OF = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "fp64_tensor": "fp64", "fp16_tensor": "fp16",
+                "bf16_tensor": "bf16", "tf32_tensor": "tf32", "fp8_tensor": "fp8", "int8_tensor": "int8"}
+PRECISION_NAMES = tuple(dict.fromkeys(PRECISION_OF[k] for k in PRECISIONS))  # fp64 fp32 fp16 bf16 tf32 fp8 int8
+NO_PRECISION = "none"  # no floating-point or tensor work: copies, memsets, integer kernels
+UNKNOWN_PRECISION = "unknown"  # none of the work that was counted, but some kinds were not counted
+TENSOR_OF = {PRECISION_OF[k]: k for k in TENSOR}  # 'bf16' -> 'bf16_tensor': the tensor-core key of a precision
 
 # major.minor -> {precision: FLOP per clock per SM} (fp32 comes from the core count instead).
 _WP = {

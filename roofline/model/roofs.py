@@ -34,6 +34,10 @@ SMEM_BANK_BYTES = 4
 MEMORY_LEVELS = ("DRAM", "L2", "SMEM", "L1")
 ROOF_OF_LEVEL = {"DRAM": "DRAM", "L2": "L2", "SMEM": "SMEM", "L1": "SMEM"}  # L1 and shared memory share a data path
 LAUNCH = "launch"  # the floor of an empty kernel's launch: a kernel near it is launch-bound
+# A rate or bandwidth (a kernel's, or a ceiling measured on the device) above this many times the
+# theoretical peak it is read against is impossible: a results file holding one is corrupt. The
+# margin covers a clock a little above the nominal one and timing granularity, nothing more.
+OVER_PEAK = 1.1
 # Compute levels by precision key (`peaks.PRECISIONS`): the name a floor and a roof carry.
 COMPUTE_LEVEL = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "fp64_tensor": "FP64 tensor",
                  "fp16_tensor": "FP16 tensor", "bf16_tensor": "BF16 tensor", "tf32_tensor": "TF32 tensor",
@@ -170,7 +174,7 @@ def level_bytes(figures: ModelFigures | None, counted: CountedTraffic | None = N
 def intensities(figures: ModelFigures | None, counted: CountedTraffic | None = None,
                 flops: float | None = None) -> dict[str, float]:
     """Arithmetic intensity (FLOP/byte) per level, for the chart: 'GMEM (model)' and 'SMEM (model)'
-    from the model, 'L2 (measured)' and 'DRAM (measured)' from the counters when present. A kernel
+    from the model, 'L2 (counted)' and 'DRAM (counted)' from Nsight Compute's counts when present. A kernel
     without a model (`figures` None) needs `flops` and has counted levels only."""
     f = float(figures.flops if figures else flops)
     out = {}
@@ -180,7 +184,7 @@ def intensities(figures: ModelFigures | None, counted: CountedTraffic | None = N
     if smem:
         out["SMEM (model)"] = f / smem
     if counted is not None:
-        for name, value in (("L2 (measured)", counted.l2_bytes), ("DRAM (measured)", counted.dram_bytes)):
+        for name, value in (("L2 (counted)", counted.l2_bytes), ("DRAM (counted)", counted.dram_bytes)):
             if value:
                 out[name] = f / value
     return out

@@ -57,8 +57,8 @@ INSTALL = 'pip install "roofline[report]"'
 CHART_ID = "roofline-chart"
 SWEEP_ID = "sweep-chart"
 # Point symbols per level: a run's (model and counted levels) and a profile's (counted levels).
-RUN_LEVELS = {"GMEM (model)": "circle", "SMEM (model)": "triangle-up", "L2 (measured)": "square",
-              "DRAM (measured)": "diamond"}
+RUN_LEVELS = {"GMEM (model)": "circle", "SMEM (model)": "triangle-up", "L2 (counted)": "square",
+              "DRAM (counted)": "diamond"}
 PROFILE_LEVELS = (("dram", "DRAM", "circle"), ("l2", "L2", "square"), ("l1", "L1/shared", "triangle-up"))
 MEMORY_COLORS = {"DRAM": "#1f3b73", "L2": "#2a7ab0", "SMEM": "#2ca02c"}
 COMPUTE_COLORS = {"FP32": "#333333", "FP64": "#8c564b", "FP16": "#555555", "BF16 tensor": "#b22222",
@@ -153,11 +153,11 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
         failed = "; ".join(f"{k.name}: {k.error or 'not timed'}" for k in doc.kernels[:3])
         raise UsageError(f"no kernel in these results was verified and timed, so there is nothing to draw ({failed[:200]})"
                          if doc.kernels else "no kernels in these results; make them with roofline run --all")
-    if measured and not any(k.measured for k in doc.kernels):
+    if measured and not any(k.counted for k in doc.kernels):
         raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
     colors = sample_colorscale("Viridis", [0.05 + 0.85 * i / max(len(timed) - 1, 1) for i in range(len(timed))])
     color = {k.name: USER_COLOR if k.user else c for k, c in zip(timed, colors)}
-    points = {k.name: intensities(k.model, k.measured, flops) for k in timed}
+    points = {k.name: intensities(k.model, k.counted, flops) for k in timed}
     levels = [lv for lv in RUN_LEVELS if any(lv in p for p in points.values())]
     verdicts = {k.name: doc.verdict(k) for k in timed}
 
@@ -179,7 +179,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
             x=[points[k.name][level] for k in ks], y=[k.gflops for k in ks], mode="markers", name=_h(level),
             legendgroup="points", legendgrouptitle_text="kernels at each level",
             # counted levels start hidden (as in the PNG without --measured) where each of their kernels has a model point
-            visible="legendonly" if not measured and "measured" in level and all(k.model for k in ks) else True,
+            visible="legendonly" if not measured and "counted" in level and all(k.model for k in ks) else True,
             customdata=[index[k.name] for k in ks],
             hovertext=[_run_hover(k, level, points[k.name], verdicts[k.name], ref.time_ms) for k in ks],
             hovertemplate="%{hovertext}<extra></extra>",

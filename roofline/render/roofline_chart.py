@@ -61,7 +61,7 @@ def draw(doc: Results, out: Path, measured: bool = False, highlight: list[str] |
         failed = "; ".join(f"{k.name}: {k.error or 'not timed'}" for k in doc.kernels[:3])
         raise UsageError(f"no kernel in these results was verified and timed, so there is nothing to draw "
                          f"({failed[:200]})")
-    if measured and not any(k.measured for k in doc.kernels):
+    if measured and not any(k.counted for k in doc.kernels):
         raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
     fig, _ = render(doc, measured, highlight)
     save_atomic(fig, Path(out), fmt)
@@ -81,7 +81,7 @@ def render(doc: Results, measured: bool = False, highlight: list[str] | None = N
     return _render(doc, measured, set(highlight or ()))
 
 
-LEVEL_MARKERS = {"GMEM (model)": "o", "SMEM (model)": "^", "L2 (measured)": "s", "DRAM (measured)": "D"}
+LEVEL_MARKERS = {"GMEM (model)": "o", "SMEM (model)": "^", "L2 (counted)": "s", "DRAM (counted)": "D"}
 
 
 # Log axes draw values in this range; anything outside comes from a corrupt file (say, bytes of
@@ -96,7 +96,7 @@ def _plottable(value: float, what: str) -> float:
 
 
 def _points(k, measured: bool, flops: float) -> list[tuple[str, float]]:
-    counted = k.measured if measured or k.model is None else None  # no model: the counters are all it has
+    counted = k.counted if measured or k.model is None else None  # no model: the counters are all it has
     return list(intensities(k.model, counted, flops).items())
 
 
@@ -241,10 +241,10 @@ def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
 
 def _note(good: list, measured: bool) -> str:
     note = MODEL_NOTE
-    profiled = [k for k in good if k.measured and k.model is not None]
+    profiled = [k for k in good if k.counted and k.model is not None]
     if measured and profiled:
         k = next((k for k in profiled if k.name == "register_tiling_2d"), profiled[-1])
-        me = k.measured
+        me = k.counted
         note += (f"\nMeasured points: bytes Nsight Compute counted. {text(k.name)}: model "
                  f"{k.model.gmem_bytes / 1e9:.2f} GB, L2 {(me.l2_bytes or 0) / 1e9:.2f} GB, "
                  f"DRAM {(me.dram_bytes or 0) / 1e9:.2f} GB.")

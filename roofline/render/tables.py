@@ -274,7 +274,7 @@ def below_floor_note(doc: Results) -> str | None:
 def counters_tables(doc: Results, width: int = 200) -> list[Table]:
     """Model bytes against the bytes Nsight Compute counted, per level, for profiled kernels;
     none when no kernel was profiled. Ratios are model / counted; figures in GB."""
-    rows = [k for k in doc.kernels if k.measured is not None]
+    rows = [k for k in doc.kernels if k.counted is not None]
     if not rows:
         return []
 
@@ -289,7 +289,7 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
     table_rows = []
     flops = doc.problem.problem.flops
     for k in rows:
-        me = k.measured
+        me = k.counted
         gmem, smem = (k.model.gmem_bytes, k.model.smem_served_bytes or k.model.smem_bytes) if k.model else (None, None)
         table_rows.append([k.name, gb(gmem), gb(me.l2_bytes), ratio(gmem, me.l2_bytes),
                            gb(me.dram_bytes), ratio(gmem, me.dram_bytes), gb(me.l1_bytes),

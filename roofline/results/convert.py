@@ -1,132 +1,26 @@
-"""Results documents from what the measuring side returns: a run, a size sweep, a tile search,
-a program's profile; and Nsight Compute's counts attached to the kernels they belong to, by name."""
+"""Results documents from data the model holds: a program's profile from its profiled launches,
+and Nsight Compute's counts attached to a run's kernels, by name. (A run, a sweep or a tile
+search becomes a document in `roofline.collect`, above the measuring side.)"""
 
 from __future__ import annotations
 
 import datetime as _dt
-import math
-from dataclasses import replace
 
 from .. import __version__
 from ..errors import UsageError
-from ..ladder.user import UserKernel
-from ..measure.runner import KernelRun, RunOutput
-from ..measure.tuning import TuneOutcome
 from ..model.device import DeviceSpec
 from ..model.kernel_names import unique_labels
 from ..model.launches import Launch, group
 from ..model.occupancy import calculate
-from ..model.problem import Problem
-from ..model.waves import waves_of
 from ..model.traffic import CountedTraffic
-from ..model.units import gflops, plural
+from ..model.units import plural
 from .profile import ProfileResults, kernel_from_group
-from .schema import (
-    KernelRecord,
-    ProblemRecord,
-    RaggedRecord,
-    Reference,
-    Results,
-    Skipped,
-    SweepKernel,
-    SweepPoint,
-    SweepReference,
-    TuneSummary,
-)
-
-
-def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count: int,
-                  by_template: bool = False) -> KernelRecord:
-    """One kernel's record: its compiled, verified and timed parts (null where it stopped short),
-    named by the ladder name or, `by_template`, by its template expression; a user kernel's with
-    its launch description and its check at the ragged shape; the waves its grid takes on
-    `sm_count` SMs at its occupancy (`model.waves`)."""
-    c, v, t = r.compiled, r.verification, r.timing
-    problem_flops = problem.flops
-    waves = waves_of(r.spec.grid(problem), sm_count, c.occupancy.active_blocks_per_sm) if c else None
-    user = isinstance(r.spec, UserKernel)
-    ragged = None
-    if r.ragged is not None:
-        rv = r.ragged.verification
-        ragged = RaggedRecord(problem=ProblemRecord(m=r.ragged.problem.m, n=r.ragged.problem.n, k=r.ragged.problem.k),
-                              passed=rv.passed, rel_error=_finite(rv.rel_error),
-                              nan_or_unwritten_elements=rv.nan_or_unwritten_elements, reason=rv.reason)
-    return KernelRecord(
-        name=r.spec.name_expression if by_template else r.spec.name,
-        summary=r.spec.summary, template=r.spec.name_expression,
-        params=dict(r.spec.params), tile_source=r.spec.tile_source,
-        threads_per_block=r.spec.threads_per_block,
-        dynamic_smem_bytes=c.dynamic_smem_bytes if c else 0,
-        registers=c.registers if c else None, static_smem_bytes=c.static_smem_bytes if c else None,
-        local_bytes=c.local_bytes if c else None, occupancy=c.occupancy if c else None,
-        driver_active_blocks_per_sm=c.driver_blocks_per_sm if c else None,
-        verified=r.correct,
-        rel_error=_finite(v.rel_error) if v else None,
-        nan_or_unwritten_elements=v.nan_or_unwritten_elements if v else None,
-        error=r.error,
-        gflops=gflops(problem_flops, t.median_ms) if t else None, time_ms=t.median_ms if t else None,
-        pct_of_reference=100 * reference_ms / t.median_ms if t else None, timing=t,
-        sm_clock_mhz_before_after=list(r.sm_clock_mhz), model=r.figures,
-        source=r.spec.describe() if user else None, ragged=ragged, waves=waves,
-    )
-
-
-def _finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
-
-
-def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Skipped] | None = None,
-             by_template: bool = False) -> Results:
-    """The results document of one run. `device` replaces `out.device` (e.g. with measured
-    ceilings attached); `skipped` lists kernels left out and why; `by_template` names each kernel
-    by its template expression ('autotuned<128,128,16,4,8>'), for runs of one family at many tiles."""
-    p = out.problem
-    ref_ms = out.reference.median_ms
-    return Results(
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        tool=f"roofline {__version__}",
-        device=device or out.device,
-        problem=ProblemRecord(m=p.m, n=p.n, k=p.k),
-        reference=Reference(gflops=gflops(p.flops, ref_ms), time_ms=ref_ms, timing=out.reference,
-                            sm_clock_mhz_before_after=list(out.reference_clock_mhz)),
-        kernels=[kernel_record(r, ref_ms, p, (device or out.device).sm_count, by_template) for r in out.kernels],
-        skipped=skipped or [],
-        l2=out.l2,
-    )
-
-
-def from_sweep(outputs: list[RunOutput], device: DeviceSpec | None = None,
-               skipped: list[Skipped] | None = None) -> Results:
-    """The results document of a size sweep (`outputs` smallest problem first): the largest
-    problem's document plus `sweep`, each size's reference and kernels."""
-    docs = [from_run(o, device, skipped) for o in outputs]
-    sweep = [SweepPoint(problem=d.problem,
-                        reference=SweepReference(gflops=d.reference.gflops, time_ms=d.reference.time_ms),
-                        kernels=[SweepKernel(name=k.name, gflops=k.gflops, time_ms=k.time_ms, verified=k.verified,
-                                             pct_of_reference=k.pct_of_reference,
-                                             params=k.params if k.tile_source == "shape" else {},
-                                             waves=k.waves if k.tile_source == "shape" else None)
-                                 for k in d.kernels])
-             for d in docs]
-    return docs[-1].model_copy(update={"sweep": sweep})
-
-
-def from_tune(outcome: TuneOutcome) -> Results:
-    """The results document of a tile search: every candidate that compiled as a kernel named by
-    its template expression (a tile that does not compile is no kernel), and `tune` with the
-    winner and the counts."""
-    doc = from_run(replace(outcome.output, kernels=[r for r in outcome.output.kernels if r.compiled]),
-                   by_template=True)
-    w = outcome.winner
-    summary = TuneSummary(kernel=w.spec.name, candidates=len(outcome.output.kernels), valid=outcome.valid,
-                          verified=outcome.verified, winner=dict(w.spec.params), expression=w.spec.name_expression,
-                          winner_gflops=gflops(w.figures.flops, w.timing.median_ms))
-    return doc.model_copy(update={"tune": summary})
+from .schema import Results
 
 
 def with_counters(doc: Results, counted: dict[str, CountedTraffic]) -> Results:
     """`doc` with each kernel named in `counted` carrying what Nsight Compute counted for it."""
-    kernels = [k.model_copy(update={"measured": counted[k.name]}) if k.name in counted else k for k in doc.kernels]
+    kernels = [k.model_copy(update={"counted": counted[k.name]}) if k.name in counted else k for k in doc.kernels]
     return doc.model_copy(update={"kernels": kernels})
 
 

@@ -25,14 +25,15 @@ from pydantic import Field, model_validator
 from ..model.device import DeviceSpec
 from ..model.launches import KernelGroup, precision_key
 from ..model.occupancy import Occupancy
-from ..model.peaks import PRECISIONS, TENSOR
-from ..model.roofs import Roofs, Verdict, verdict
+from ..model.peaks import NO_PRECISION, PRECISION_NAMES, PRECISIONS, TENSOR, UNKNOWN_PRECISION
+from ..model.roofs import OVER_PEAK, Roofs, Verdict, verdict
 from ..model.traffic import CountedTraffic
 from ..model.units import Count, Millis
 from ..model.waves import Waves, waves_of
+from .checks import check_device, check_occupancy
 from .schema import SCHEMA, _Model
 
-Precision = Literal["fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8", "none", "unknown"]
+Precision = Literal[PRECISION_NAMES + (NO_PRECISION, UNKNOWN_PRECISION)]  # type: ignore[valid-type]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 Dim3 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=3, max_length=3)]
 LEVEL_KEYS = ("dram", "l2", "l1", "smem")
@@ -142,6 +143,7 @@ class ProfileResults(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "ProfileResults":
+        check_device(self.device)
         launches = sum(k.launches for k in self.kernels)
         if launches != self.launches_profiled:
             raise ValueError(f"launches_profiled: {self.launches_profiled}, but the kernels hold {launches}")
@@ -214,18 +216,15 @@ def _without_launch(roofs: Roofs) -> Roofs:
     return replace(roofs, launch_ms=None)
 
 
-OVER_PEAK = 1.1  # a rate or bandwidth above this many times the device's theoretical peak is a corrupt file
-
-
 def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
     """A kernel's figures must agree with each other and stay within what the device can do."""
-    if k.precision not in ("none", "unknown") and k.dominant is None:
+    if k.precision not in (NO_PRECISION, UNKNOWN_PRECISION) and k.dominant is None:
         raise ValueError(f"{where}.precision: {k.precision!r} with tensor_core {str(k.tensor_core).lower()} is not "
                          "a precision any GPU runs")
-    if k.precision in ("none", "unknown") and (k.tensor_core or k.gflops is not None):
+    if k.precision in (NO_PRECISION, UNKNOWN_PRECISION) and (k.tensor_core or k.gflops is not None):
         raise ValueError(f"{where}: precision {k.precision!r} (no floating-point work counted) with a rate or "
                          "tensor_core true")
-    if k.precision == "unknown" and not k.missing:
+    if k.precision == UNKNOWN_PRECISION and not k.missing:
         raise ValueError(f"{where}.precision: 'unknown', but no figure is missing")
     if k.dominant is not None:
         work = k.flops.get(k.dominant, 0.0)
@@ -252,6 +251,9 @@ def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
                             or occ.threads_per_block != threads):
         raise ValueError(f"{where}.occupancy: computed for {occ.registers_per_thread} registers and "
                          f"{occ.threads_per_block} threads, but the kernel has {k.registers} and {threads}")
+    if occ is not None:
+        own = device.limits is not None and occ.arch == device.arch
+        check_occupancy(f"{where}.occupancy", occ, device.limits.max_warps_per_sm if own else None)
     for level, peak in (("dram", device.peak_dram_gbps), ("l2", device.roofs.l2_gbps)):
         moved = k.bytes.get(level)
         if moved and peak and moved / (k.time_ms * 1e6) > OVER_PEAK * peak:

@@ -12,9 +12,13 @@ Files of schema 2 are read as they are. What schema 2 changed from 1: `unwritten
 (`floors`, `verdict`) are no longer stored: they follow from the rest (`model.roofs.verdict`).
 Files of schema 1 are migrated when read (`store.load`).
 
-Checks beyond types and ranges: kernel names are unique, each kernel's model FLOPs equal the
-problem's 2*M*N*K, and no rate exceeds what the device can do (a kernel at 150x the FP32 peak is
-a corrupt file, not a measurement).
+Checks beyond types and ranges use only what the file records (`checks`), never today's ladder
+code, so a file stays readable after a kernel family changes: kernel names are unique, each
+kernel's model FLOPs equal the problem's 2*M*N*K and its intensity FLOPs over GMEM bytes, each
+rate its FLOPs over its time, each occupancy its warps over the SM's, each kernel's waves its
+blocks over the device's SMs x its blocks per SM, the device's peaks its cores, clocks and bus
+width, and no rate exceeds what the device can do (`roofs.OVER_PEAK`: a kernel at 150x the FP32
+peak is a corrupt file, not a measurement).
 """
 
 from __future__ import annotations
@@ -25,22 +29,20 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import UsageError
 from ..ladder import families
-from ..ladder.families import REFERENCE
-from ..measure.timing import Timing
 from ..model.arch import limits_for_cc, parse_arch
 from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy
 from ..model.problem import Problem
-from ..model.roofs import Verdict, plain_verdict, verdict
+from ..model.roofs import OVER_PEAK, Verdict, plain_verdict, verdict
+from ..model.timing import Timing
 from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size
 from ..model.units import gflops as gflops_of
 from ..model.verify import TOLERANCE
 from ..model.waves import Waves, waves_of
+from .checks import agree, check_device, check_occupancy, check_waves, shown
 
 SCHEMA = 3
-PLAUSIBLE_OVER_PEAK = 1.1  # a rate above this many times the device's theoretical peak is impossible
-AGREE = 1e-3  # relative tolerance between a stored figure and what the others give (files round nothing)
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
 TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant", "user", "shape"]
 
@@ -117,7 +119,8 @@ class KernelRecord(_Model):
     timing: Timing | None = None
     sm_clock_mhz_before_after: list[int | None] = []
     model: ModelFigures | None
-    measured: CountedTraffic | None = None
+    # What Nsight Compute counted for it (bytes per level, FLOPs): in the file as `measured`.
+    counted: CountedTraffic | None = Field(None, alias="measured")
     source: dict[str, str] | None = None
     ragged: RaggedRecord | None = None
     waves: Waves | None = None
@@ -211,16 +214,17 @@ class Results(_Model):
         seen = set()
         for i, k in enumerate(self.kernels):
             where = f"kernels[{i}]"
-            if k.name in seen or k.name == REFERENCE:
+            if k.name in seen or k.name == ref.name:
                 raise ValueError(f"{where}.name: {k.name!r} " + ("appears twice" if k.name in seen
                                                                    else "is the reference's name"))
             seen.add(k.name)
-            _check_kernel(where, k, flops)
+            _check_kernel(where, k, flops, dev)
             if k.timed:
                 _rate(where, k.gflops, k.time_ms, flops, peak)
                 if k.pct_of_reference is not None:
-                    _agree(f"{where}.pct_of_reference", k.pct_of_reference, 100 * ref.time_ms / k.time_ms)
-            _check_waves(where, k, dev.sm_count, self.problem.problem)
+                    agree(f"{where}.pct_of_reference", k.pct_of_reference, 100 * ref.time_ms / k.time_ms)
+            if k.waves is not None:
+                check_waves(where, k.waves, dev.sm_count, k.occupancy.active_blocks_per_sm if k.occupancy else None)
         _check_launch(dev, ref, self.kernels)
         _check_sweep(self.sweep or [], self.problem.problem, peak, self.device.sm_count)
         return self
@@ -228,7 +232,7 @@ class Results(_Model):
     def verdict(self, k: KernelRecord) -> Verdict:
         """The hierarchical reading of kernel `k`: FP32 and every memory level with bytes, against
         the measured roofs where known, with Nsight Compute's bytes where counted."""
-        return verdict(k.model, self.device.roofs, k.time_ms, k.measured, measured=True,
+        return verdict(k.model, self.device.roofs, k.time_ms, k.counted, measured=True,
                        flops=self.problem.problem.flops, waves=k.waves, fits_in_l2=self.fits_in_l2(self.problem.problem))
 
     def fits_in_l2(self, problem: Problem) -> bool:
@@ -265,24 +269,14 @@ class Results(_Model):
                              fits_in_l2=self.fits_in_l2(self.problem.problem))
 
 
-def _shown(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
-
-
-def _agree(where: str, stored: float, derived: float) -> None:
-    """A stored figure must equal what the file's other figures give (to AGREE, relative)."""
-    if abs(stored - derived) > AGREE * abs(derived):
-        raise ValueError(f"{where}: {_shown(stored)} disagrees with the {_shown(derived)} the file's other figures "
-                         "give; the file looks hand-edited or corrupt")
-
-
 def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: float) -> None:
-    """A measured rate: no faster than the device allows, and equal to FLOPs over its time."""
-    if gflops > PLAUSIBLE_OVER_PEAK * peak:
+    """A measured rate: no faster than the device allows (`roofs.OVER_PEAK`), and equal to FLOPs
+    over its time."""
+    if gflops > OVER_PEAK * peak:
         raise ValueError(f"{where}.gflops: {gflops:,.0f} GFLOP/s is {gflops / peak:,.3g}x the device's FP32 peak "
-                         f"of {_shown(peak)} GFLOP/s, which no kernel can reach; the file looks corrupt")
+                         f"of {shown(peak)} GFLOP/s, which no kernel can reach; the file looks corrupt")
     if time_ms is not None:
-        _agree(f"{where}.gflops", gflops, gflops_of(flops, time_ms))
+        agree(f"{where}.gflops", gflops, gflops_of(flops, time_ms))
 
 
 def _check_device(dev: DeviceSpec) -> None:
@@ -291,21 +285,17 @@ def _check_device(dev: DeviceSpec) -> None:
     except (UsageError, ValueError):
         raise ValueError(f"device.compute_capability: {dev.compute_capability!r} is not a compute capability "
                          "like '9.0' that roofline knows") from None
-    for key, measured, peak in (("measured_fp32_gflops", dev.measured_fp32_gflops, dev.peak_fp32_gflops),
-                                ("measured_dram_gbps", dev.measured_dram_gbps, dev.peak_dram_gbps)):
-        if measured is not None and measured > PLAUSIBLE_OVER_PEAK * peak:
-            raise ValueError(f"device.{key}: {_shown(measured)} is above the theoretical peak of {_shown(peak)}, "
-                             "which nothing sustains; the file looks corrupt")
+    check_device(dev)
 
 
-def _check_kernel(where: str, k: KernelRecord, flops: int) -> None:
+def _check_kernel(where: str, k: KernelRecord, flops: int, dev: DeviceSpec) -> None:
     m = k.model
     if m is None and not k.user:
         raise ValueError(f"{where}.model: missing; only a user's kernel (tile_source 'user') may have no model")
     if m is not None and abs(m.flops - flops) > 1e-9 * flops:
         raise ValueError(f"{where}.model.flops: {m.flops:g}, but the problem's 2*M*N*K is {flops:g}")
     if m is not None:
-        _agree(f"{where}.model.arithmetic_intensity", m.arithmetic_intensity, m.flops / m.gmem_bytes)
+        agree(f"{where}.model.arithmetic_intensity", m.arithmetic_intensity, m.flops / m.gmem_bytes)
     if k.verified and k.ragged is not None and not k.ragged.passed:
         raise ValueError(f"{where}.verified: true, but it failed the check at the ragged shape")
     occ = k.occupancy
@@ -317,42 +307,11 @@ def _check_kernel(where: str, k: KernelRecord, flops: int) -> None:
         for key, value in (("registers_per_thread", k.registers), ("threads_per_block", k.threads_per_block)):
             if value is not None and getattr(occ, key) != value:
                 raise ValueError(f"{where}.occupancy.{key}: {getattr(occ, key)}, but the kernel's is {value}")
-    if k.waves is not None:
-        _check_wave_figures(where, k.waves)
+        own = dev.limits is not None and occ.arch == dev.arch
+        check_occupancy(f"{where}.occupancy", occ, dev.limits.max_warps_per_sm if own else None)
     if k.verified and ((k.rel_error is not None and k.rel_error > TOLERANCE) or k.nan_or_unwritten_elements):
         raise ValueError(f"{where}.verified: true, but its relative error {k.rel_error} or "
                          f"{k.nan_or_unwritten_elements} NaN elements fail the check (limit {TOLERANCE:g})")
-
-
-def _check_wave_figures(where: str, w: Waves) -> None:
-    """Recorded waves must be what their blocks over their block slots give."""
-    want = Waves.of(w.blocks, w.block_slots, w.sm_count)
-    if abs(w.waves - want.waves) > 1e-6 * want.waves or abs(w.last_wave_efficiency - want.last_wave_efficiency) > 1e-6:
-        raise ValueError(f"{where}.waves: {w.waves:g} waves and a last wave {w.last_wave_efficiency:g} full, but "
-                         f"{w.blocks} blocks over {w.block_slots} slots give {want.waves:.6g} and "
-                         f"{want.last_wave_efficiency:.6g}")
-
-
-def _check_waves(where: str, k: KernelRecord, sm_count: int, problem: Problem) -> None:
-    """A kernel's waves must be those of this device's SMs at its occupancy and, for a ladder
-    kernel, of its grid at this problem."""
-    w, occ = k.waves, k.occupancy
-    if w is None:
-        return
-    if w.sm_count is not None and w.sm_count != sm_count:
-        raise ValueError(f"{where}.waves.sm_count: {w.sm_count}, but the device has {sm_count} SMs")
-    if occ is not None and w.block_slots != sm_count * occ.active_blocks_per_sm:
-        raise ValueError(f"{where}.waves.block_slots: {w.block_slots}, but {sm_count} SMs x the "
-                         f"{occ.active_blocks_per_sm} blocks per SM of its occupancy are {sm_count * occ.active_blocks_per_sm}")
-    family = families.BY_NAME.get(k.name)
-    if family is not None and k.params:
-        try:
-            grid = family.spec(k.params).grid(problem)
-        except UsageError:
-            return
-        blocks = grid[0] * grid[1] * grid[2]
-        if w.blocks != blocks:
-            raise ValueError(f"{where}.waves.blocks: {w.blocks}, but its grid at {problem.text()} has {blocks} blocks")
 
 
 def _check_launch(dev: DeviceSpec, ref: "Reference", kernels: list[KernelRecord]) -> None:
@@ -388,26 +347,15 @@ def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float, sm_coun
 
 
 def _check_chosen(where: str, k: SweepKernel, sm_count: int, problem: Problem) -> None:
-    """A tile recorded at one size of a sweep must be one its ladder kernel takes, and the waves
-    recorded with it those of its grid there on this device's SMs."""
-    if not k.params and k.waves is None:
-        return
-    family = families.BY_NAME.get(k.name)
-    if family is None or not k.params:
+    """Waves recorded at one size of a sweep come with the tile they were taken at (only a kernel
+    that picks its tile by shape records either), on this device's SMs, and agree with their
+    blocks and slots (`checks.check_waves`). The tile itself is the file's record: it is not
+    checked against today's kernel families."""
+    if k.waves is not None and not k.params:
         raise ValueError(f"{where}: a tile and waves are recorded only for a ladder kernel that picks its tile "
                          "by shape, with both")
-    try:
-        grid = family.spec(k.params).grid(problem)
-    except UsageError as exc:
-        raise ValueError(f"{where}.params: {exc}") from None
-    w = k.waves
-    if w is None:
-        return
-    blocks = grid[0] * grid[1] * grid[2]
-    if w.blocks != blocks or (w.sm_count is not None and w.sm_count != sm_count) or w.block_slots % sm_count:
-        raise ValueError(f"{where}.waves: {w.blocks} blocks over {w.block_slots} slots ({w.waves:g} waves), but its "
-                         f"grid at {problem.text()} has {blocks} blocks on {sm_count} SMs")
-    _check_wave_figures(where, w)
+    if k.waves is not None:
+        check_waves(where, k.waves, sm_count, None)
 
 
 def json_schema() -> dict:

@@ -1,0 +1,86 @@
+"""The layers import one way: showing, drawing and comparing results files loads no measuring code
+(`roofline.measure` needs a GPU, NVRTC or Nsight Compute), and the results and rendering layers
+name nothing of it."""
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "plots" / "results-h200.json"
+PROFILE = ROOT / "plots" / "profile-h200-transformer.json"
+
+
+def _imported_modules(package: str) -> dict[str, list[str]]:
+    """Every module each file of `roofline/<package>` imports, relative imports resolved."""
+    out = {}
+    for path in sorted((ROOT / "roofline" / package).glob("*.py")):
+        found = []
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = "roofline." + package if node.level == 1 else "roofline" if node.level == 2 else ""
+                module = ".".join(x for x in (base, node.module or "") if x)
+                found += [module] + [f"{module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                found += [a.name for a in node.names]
+        out[path.name] = found
+    return out
+
+
+def test_results_and_render_import_nothing_from_measure_or_the_run_conversion():
+    for package in ("results", "render"):
+        for name, modules in _imported_modules(package).items():
+            bad = [m for m in modules if m.startswith(("roofline.measure", "roofline.collect", "roofline.api"))]
+            assert bad == [], f"roofline/{package}/{name} imports {bad}"
+
+
+def _modules_loaded_by(args_lists: list[list[str]]) -> dict:
+    """Run each `roofline` command line in one fresh interpreter and list the roofline modules it
+    loaded. The charts' drawing (matplotlib, seconds of CPU) is replaced by a recorder: what it
+    imports is checked statically above, the rest of `plot`'s path runs as it is."""
+    code = (
+        "import json, sys\n"
+        "from typer.testing import CliRunner\n"
+        "import cli\n"
+        "from roofline.render import roofline_chart\n"
+        "drawn = []\n"
+        "roofline_chart.draw = lambda doc, out, *a, **k: drawn.append(len(doc.kernels)) or out\n"
+        "codes = [CliRunner().invoke(cli.app, args).exit_code for args in json.loads(sys.argv[1])]\n"
+        "print(json.dumps({'codes': codes, 'drawn': drawn,\n"
+        "                  'modules': sorted(m for m in sys.modules if m.startswith('roofline'))}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(args_lists)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_show_plot_and_compare_load_no_measuring_module(tmp_path):
+    found = _modules_loaded_by([
+        ["show", "--results", str(RESULTS)],
+        ["show", "--results", str(PROFILE)],
+        ["plot", "--results", str(RESULTS), "--out", str(tmp_path / "r.svg")],
+        ["compare", str(RESULTS), str(RESULTS)],
+    ])
+    assert found["codes"] == [0, 0, 0, 0]
+    assert found["drawn"] == [14]  # the fourteen ladder kernels the file holds, drawn once
+    assert "roofline.results.schema" in found["modules"] and "roofline.api" in found["modules"]
+    assert [m for m in found["modules"] if m.startswith("roofline.measure") or m == "roofline.collect"] == []
+
+
+def test_python_importtime_of_show_lists_no_measuring_module():
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "cli", "show", "--results", str(RESULTS)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert "roofline.results.schema" in imported
+    assert [m for m in imported if m.startswith("roofline.measure")] == []
+
+
+def test_the_measuring_modules_stay_reachable_through_the_api():
+    from roofline import api
+
+    assert api.ncu.Options().launch_count == api.DEFAULT_LAUNCH_COUNT == 500
+    assert api.DEFAULT_TIMEOUT_S == 5.0 and api.isolated.DEFAULT_TIMEOUT_S is api.DEFAULT_TIMEOUT_S
