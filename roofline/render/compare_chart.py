@@ -22,6 +22,14 @@ def draw(cmp: Comparison, out: Path, before_name: str = "before", after_name: st
     """Draw the comparison into `out` (.png, .svg or .pdf), atomically, titled with the two files'
     names. Raises UsageError for a bad output path or when no kernel was timed in both files."""
     fmt = check_output(out)
+    fig = render(cmp, before_name, after_name)
+    save_atomic(fig, Path(out), fmt)
+    return Path(out)
+
+
+def render(cmp: Comparison, before_name: str = "before", after_name: str = "after"):
+    """The comparison chart as a matplotlib Figure. Raises UsageError when no kernel was timed in
+    both files."""
     timed = [c for c in cmp.changes if c.speedup is not None]
     if not timed:
         raise UsageError("no kernel was timed in both files, so there is no speedup to draw")
@@ -68,5 +76,4 @@ def draw(cmp: Comparison, out: Path, before_name: str = "before", after_name: st
         fig.text(0.01, 0.005, "\n".join(lines), fontsize=9, ha="left", va="bottom",
                  color="tab:red" if cmp.before.problem.problem != cmp.after.problem.problem else "0.3")
     fig.tight_layout(rect=(0, 0.02 + 0.035 * len(lines), 1, 1))
-    save_atomic(fig, Path(out), fmt)
-    return Path(out)
+    return fig

@@ -3,15 +3,20 @@ each against the roof of its own precision, drawn from a profile document (no GP
 
 Left, log-log: x FLOP per byte, y FLOP/s. Only roofs the report counted something against are
 drawn. Compute roofs are horizontal lines, one per precision the drawn kernels use (theoretical
-solid, measured dashed: FP32 from FMA chains, FP16 tensor from
-cuBLAS, which BF16 shares: one tensor-core rate for both); memory roofs are diagonals for DRAM, L2 and L1/shared (theoretical solid, measured
-dashed). Each kernel is one colour with a point per memory level (DRAM circle, L2 square, L1/shared
-triangle) at the intensity ncu counted there, joined by a thin line; marker area is its share of
-the profiled GPU time; its rank number labels the DRAM point. A kernel that ran more than 3 % off
-the clock its roof assumes gets a short dotted line in its colour at that roof's height at the
-clock it ran at (Nsight Compute's sm__cycles_elapsed.avg.per_second), where it is read.
+solid, measured dashed: FP32 from FMA chains, FP16 tensor from cuBLAS, which BF16 shares: one
+tensor-core rate for both); roofs of one value are one line named for all of them (the H200's FP32
+and FP64 tensor roofs are both 66.9 TFLOP/s). Memory roofs are diagonals for DRAM, L2 and
+L1/shared (theoretical solid, measured dashed). Each kernel is one colour with a point per memory
+level (DRAM circle, L2 square, L1/shared triangle) at the intensity ncu counted there, joined by a
+thin line; marker area is its share of the profiled GPU time; its rank number sits beside its DRAM
+point, clear of every marker, line and other label (a leader line joins them when it had to move
+away). A kernel that ran more than 3 % off the clock its roof assumes gets a short dotted line in
+its colour at that roof's height at the clock it ran at (Nsight Compute's
+sm__cycles_elapsed.avg.per_second), where it is read.
 Right: every top kernel's distance from the roof that binds it (percent of that roof), kernels
-without floating-point work included: their binding roof is a bandwidth.
+without floating-point work included: their binding roof is a bandwidth. A bar is as long as its
+label says, past the dashed 100 % line for a kernel that ran above its roof (a clock above the
+roof's, or a roof that undercounts).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.roofs import COMPUTE_LEVEL
 from ..results.profile import ProfileResults
-from .chart import check_output, new_figure, save_atomic, text
+from .chart import Scene, check_output, new_figure, save_atomic, text
 from ..model.units import plural
 from .text import display_names, figure, percent, precision_cell, roof_name
 
@@ -45,6 +50,13 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     """Draw profile `doc`'s `top` kernels by GPU time into `out` (.png, .svg or .pdf), written
     atomically. Returns `out`. Raises UsageError for a bad output path."""
     fmt = check_output(out)
+    fig = render(doc, top)
+    save_atomic(fig, out, fmt)
+    return Path(out)
+
+
+def render(doc: ProfileResults, top: int = TOP):
+    """The chart of profile `doc`'s `top` kernels by GPU time, as a matplotlib Figure."""
     kernels = doc.kernels[:top]
     fig = new_figure(16, 7.5, 130)
     ax = fig.add_axes((0.05, 0.09, 0.47, 0.78))
@@ -69,7 +81,7 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     # a memory roof where bytes at that level were
     counted_fp32 = any("fp32" in k.flops for k in kernels)
     levels = sorted({COMPUTE_LEVEL[k.dominant] for k in kernels if k.dominant} | ({"FP32"} if counted_fp32 else set()),
-                    key=lambda lv: -(roofs.roof(lv, measured=False).value if roofs.roof(lv, measured=False) else 0))
+                    key=lambda lv: (-(roofs.roof(lv, measured=False).value if roofs.roof(lv, measured=False) else 0), lv))
     tops = [roofs.roof(lv, measured=False).value for lv in levels if roofs.roof(lv, measured=False)] \
         or [roofs.roof("FP32", measured=False).value]  # an axis to draw the bandwidths against
     y_hi = max(tops + [p[1] for p in points]) * 3
@@ -90,18 +102,13 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
             ax.plot(xgrid, [x * r.value for x in xgrid], color=color, lw=1.4 if not measured else 1.1,
                     ls="--" if measured else "-", label=f"{roof_name(level)} {r.value / 1e3:,.1f} TB/s"
                     + (" measured" if measured else ""))
-    for level in levels:
-        for measured in (False, True):
-            r = roofs.roof(level, measured)
-            if r is None or r.measured != measured:
-                continue
-            borrowed = measured and level == "BF16 tensor" and "bf16_tensor" not in (doc.device.measured_peaks_gflops or {})
-            ax.axhline(r.value, color=COMPUTE_COLORS.get(level, "black"), lw=1.6 if not measured else 1.1,
-                       ls="--" if measured else "-", label=f"{level} {r.value / 1e3:,.1f} T"
-                       + ("OP/s" if level == "INT8 tensor" else "FLOP/s") + (" measured" if measured else "")
-                       + (" (FP16 cuBLAS)" if borrowed else ""))
+    for names, value, measured, borrowed in _compute_roofs(doc, levels):
+        unit = "OP/s" if names == ["INT8 tensor"] else "FLOP/s"
+        ax.axhline(value, color=COMPUTE_COLORS.get(names[0], "black"), lw=1.6 if not measured else 1.1,
+                   ls="--" if measured else "-", label=f"{' = '.join(names)} {value / 1e3:,.1f} T{unit}"
+                   + (" measured" if measured else "") + (" (FP16 cuBLAS)" if borrowed else ""))
 
-    total_area = 2400
+    total_area, ranks = 2400, []
     for i, (k, color) in enumerate(zip(kernels, colors)):
         if k.dominant is None or not k.gflops:
             continue
@@ -110,8 +117,9 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
         ax.plot([p[0] for p in xy], [p[1] for p in xy], color=color, lw=0.8, alpha=0.7)
         for x, y, marker in xy:
             ax.scatter([x], [y], s=area, marker=marker, color=color, edgecolors="black", linewidths=0.5, zorder=3)
-        ax.annotate(str(i + 1), (xy[0][0], xy[0][1]), ha="center", va="center", fontsize=7, color="white",
-                    weight="bold", zorder=4)
+        ranks.append(ax.annotate(str(i + 1), (xy[0][0], xy[0][1]), xytext=(8, 0), textcoords="offset points",
+                                 ha="center", va="center", fontsize=7.5, weight="bold", zorder=4,
+                                 arrowprops=dict(arrowstyle="-", lw=0.6, color="0.4", shrinkA=0, shrinkB=4)))
         own = doc.roofs(k).roof(k.dominant, measured=False)
         nominal = doc.nominal_clock_mhz(own.level) if own else None
         if own and k.clock_mhz and nominal and abs(k.clock_mhz / nominal - 1) > 0.03:
@@ -126,7 +134,7 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     ax.grid(True, which="major", alpha=0.25)
     for level, marker, label in LEVEL_MARKERS:
         ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"kernel at {label}")
-    ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=0.9)
+    ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=1.0)
     command = " ".join(doc.command) if doc.command else (doc.report or "")
     shown = f"top {len(kernels)} of {len(doc.kernels)} kernels" if len(kernels) < len(doc.kernels) else \
         plural(len(kernels), "kernel")
@@ -137,26 +145,50 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     notes = ([f"no floating-point work (bandwidth only, right): #{', #'.join(moving)}"] if moving else []) + \
         ([f"its operations not in the report: #{', #'.join(unknown)}"] if unknown else [])
     if notes:
-        ax.text(0.01, 0.985, "not drawn here: " + "; ".join(notes), transform=ax.transAxes, fontsize=7, color="0.3",
-                va="top")
+        fig.text(0.05, 0.008, "not drawn on the roofline: " + "; ".join(notes), fontsize=7, color="0.3", va="bottom")
 
     names, fracs, labels = [], [], []
     for i, (k, name) in enumerate(zip(kernels, display_names([k.name for k in kernels], 30))):
         v = doc.verdict(k)
         names.append(text(f"{i + 1}. {name} ({precision_cell(k, doc.device)})"))
         frac = 1 / v.times_floor if v.times_floor else 0.0
-        fracs.append(min(frac, 1.0))
+        fracs.append(frac)
         labels.append(f"{percent(k.time_share, 0)}% of time\n{100 * frac:.0f}% of {roof_name(v.binding.level)}"
                       if v.binding is not None else "no work counted")
     y = list(range(len(kernels)))[::-1]
+    # Bars as long as their labels say: the axis runs past 100 % when a kernel beat its roof
+    # (a clock above the roof's, or counters that miss some work); 100 % is the dashed line.
     bars.barh(y, [100 * f for f in fracs], color=colors, edgecolor="black", linewidth=0.5)
     for yi, label in zip(y, labels):
-        bars.text(102, yi, label, va="center", fontsize=6.5)
+        bars.text(1.02, yi, label, va="center", fontsize=6.5, transform=bars.get_yaxis_transform())
     bars.set_yticks(y)
     bars.set_yticklabels(names, fontsize=7)
-    bars.set_xlim(0, 100)
-    bars.axvline(100, color="black", lw=1)
-    bars.set_xlabel("% of the roof that binds the kernel")
+    bars.set_ylim(-0.6, len(kernels) - 0.4)
+    bars.set_xlim(0, 10 * math.ceil(max([100.0] + [100 * f for f in fracs]) / 10) + 10)
+    bars.axvline(100, color="black", lw=1, ls="--")
+    bars.set_xlabel("% of the roof that binds the kernel (dashed: 100 %, at the roof)")
     bars.set_title("distance from the binding roof", fontsize=9, loc="left")
-    save_atomic(fig, out, fmt)
-    return Path(out)
+    scene = Scene(fig, ax, skip=ranks)
+    scene.place_annotations(ranks)
+    return fig
+
+
+def _compute_roofs(doc: ProfileResults, levels: list[str]) -> list[tuple[list[str], float, bool, bool]]:
+    """The compute roofs to draw, (names, GFLOP/s, measured, borrowed), theoretical and measured
+    ones of `levels`: roofs of one value (within 1 %) drawn once, as one line with all their
+    names (on an H200 the FP32 roof and the FP64 tensor one are both 66.9 TFLOP/s). `borrowed`:
+    a measured BF16 tensor roof taken from FP16's cuBLAS product."""
+    roofs = doc.device.roofs
+    out: list[tuple[list[str], float, bool, bool]] = []
+    for measured in (False, True):
+        for level in levels:
+            r = roofs.roof(level, measured)
+            if r is None or r.measured != measured:
+                continue
+            borrowed = measured and level == "BF16 tensor" and "bf16_tensor" not in (doc.device.measured_peaks_gflops or {})
+            same = next((o for o in out if o[2] == measured and abs(o[1] / r.value - 1) < 0.01), None)
+            if same is not None:
+                same[0].append(level)
+            else:
+                out.append(([level], r.value, measured, borrowed))
+    return out

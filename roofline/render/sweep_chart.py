@@ -38,12 +38,14 @@ def draw(doc: Results, out: Path, highlight: list[str] | None = None) -> Path:
     if not doc.sweep:
         raise UsageError("this results file holds no size sweep; make one with "
                          "roofline run --all --sizes 128,256,512,1024,2048,4096,8192")
-    fig = _render(doc, set(highlight or ()))
+    fig = render(doc, highlight)
     save_atomic(fig, Path(out), fmt)
     return Path(out)
 
 
-def _render(doc: Results, highlight: set[str]):
+def render(doc: Results, highlight: list[str] | None = None):
+    """The sweep chart of `doc` (which holds a sweep) as a matplotlib Figure."""
+    highlight = set(highlight or ())
     square = all(p.problem.problem.square for p in doc.sweep)
     sweep = sorted(doc.sweep, key=lambda p: (p.problem.problem.flops, p.problem.m, p.problem.n))
     x = {id(p): p.problem.m if square else i for i, p in enumerate(sweep)}  # shapes: one slot each

@@ -1,0 +1,289 @@
+"""Every chart drawn from the committed results reads at a glance: no label lies on a marker, no
+line (a roof, a leader line, a kernel's own line) runs through a label, no two labels overlap.
+
+Each chart is drawn once (Agg) and what the renderer drew is recorded: every text artist with its
+renderer-based window extent (a rotated text as its rotated rectangle), every marker's centre in
+pixels, every line's path in pixels (clipped where the line is). Tick labels, titles and legend
+entries count as labels too. A leader line may end at its own label's edge; a line drawn under an
+opaque legend is hidden by it."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from roofline import api
+from roofline.model.arch import parse_arch
+from roofline.model.occupancy import calculate
+from roofline.render import chart, compare_chart, occupancy_chart, profile_chart, roofline_chart, sweep_chart
+from roofline.render.chart import Box
+from roofline.results.compare import compare
+
+PLOTS = Path(__file__).resolve().parent.parent / "plots"
+
+
+def load(name: str):
+    doc, _ = api.show([PLOTS / name])
+    return doc
+
+
+def tune_names(n: int) -> list[str]:
+    return [k.name for k in sorted(load("tune-h200.json").kernels, key=lambda k: -k.gflops)][2:2 + n]
+
+
+CHARTS = {  # what `roofline plot --results F [--measured | --kind sweep]` draws for each committed file
+    "results-h200": lambda: roofline_chart.render(load("results-h200.json"))[0],
+    "results-h200 --measured": lambda: roofline_chart.render(load("results-h200.json"), measured=True)[0],
+    "sweep-h200 --kind sweep": lambda: sweep_chart.render(load("sweep-h200.json")),
+    "sweep-h200": lambda: roofline_chart.render(load("sweep-h200.json"))[0],
+    "shapes-h200 --kind sweep": lambda: sweep_chart.render(load("shapes-h200.json")),
+    "shapes-h200": lambda: roofline_chart.render(load("shapes-h200.json"))[0],
+    "tune-h200": lambda: roofline_chart.render(load("tune-h200.json"))[0],
+    "tune-h200 --highlight": lambda: roofline_chart.render(load("tune-h200.json"), highlight=tune_names(2))[0],
+    "user-kernel-h200": lambda: roofline_chart.render(load("user-kernel-h200.json"))[0],
+    "profile-h200-transformer": lambda: profile_chart.render(load("profile-h200-transformer.json")),
+    "compare results user-kernel": lambda: compare_chart.render(
+        compare(load("results-h200.json"), load("user-kernel-h200.json"), force=True)),
+    "occupancy 93 regs 256 threads": lambda: occupancy_chart.render(
+        parse_arch("sm_90"), calculate(parse_arch("sm_90"), 93, 256, 8192, 0)),
+}
+
+
+def _rectangle(t, renderer) -> Box:
+    """A text's rectangle from its window extent: rotated texts by their unrotated size about
+    the centre of their (axis-aligned) extent."""
+    from matplotlib.text import Text
+
+    e = Text.get_window_extent(t, renderer)  # an annotation's text alone, not its arrow
+    rotation = t.get_rotation() % 180
+    if rotation:
+        t.set_rotation(0)
+        flat = Text.get_window_extent(t, renderer)
+        t.set_rotation(rotation)
+        w, h = flat.width, flat.height
+    else:
+        w, h = e.width, e.height
+    return Box((e.x0 + e.x1) / 2, (e.y0 + e.y1) / 2, w / 2, h / 2, math.radians(rotation))
+
+
+def _clip(segments, box):
+    """Segments (N, 2, 2) cut to the Bbox `box`; the ones outside it dropped."""
+    keep = []
+    for a, b in segments:
+        d, t0, t1 = b - a, 0.0, 1.0
+        for k, lo, hi in ((0, box.x0, box.x1), (1, box.y0, box.y1)):
+            if d[k] == 0:
+                if not lo <= a[k] <= hi:
+                    t0, t1 = 1.0, 0.0
+                continue
+            ta, tb = (lo - a[k]) / d[k], (hi - a[k]) / d[k]
+            t0, t1 = max(t0, min(ta, tb)), min(t1, max(ta, tb))
+        if t0 < t1:
+            keep.append((a + d * t0, a + d * t1))
+    return np.array(keep, dtype=float).reshape(-1, 2, 2)
+
+
+def record(fig) -> dict:
+    """Draw `fig` once and return what was drawn: texts (artist, rectangle), markers (centres),
+    lines (artist, segments in pixels), legends."""
+    from matplotlib.collections import Collection, LineCollection, PathCollection
+    from matplotlib.legend import Legend
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.text import Text
+
+    seen = {Text: [], Line2D: [], Collection: [], FancyArrowPatch: [], Legend: []}
+    originals = {cls: cls.draw for cls in seen}
+
+    def spy(cls):
+        def draw(self, renderer, *args, **kwargs):
+            if self.get_visible() and self not in seen[cls]:
+                seen[cls].append(self)
+            return originals[cls](self, renderer, *args, **kwargs)
+        return draw
+
+    for cls in seen:
+        cls.draw = spy(cls)
+    try:
+        fig.canvas.draw()
+    finally:
+        for cls, draw in originals.items():
+            cls.draw = draw
+    renderer = fig.canvas.get_renderer()
+    ticks = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.majorTicks + axis.minorTicks:
+                ticks |= {tick.tick1line, tick.tick2line, tick.gridline}
+    texts = [(t, _rectangle(t, renderer)) for t in seen[Text] if t.get_text().strip()]
+    keys = {id(a) for legend in seen[Legend] for a in legend.findobj()}  # a legend's own handles
+    centres, lines = [], []
+    for line in seen[Line2D]:
+        if line in ticks:
+            continue
+        clip = line.get_clip_box() if line.get_clip_on() else None
+        if line.get_marker() not in (None, "None", "none", "", " ") and id(line) not in keys:
+            for xy in line.get_transform().transform(line.get_xydata()):
+                if np.isfinite(xy).all() and (clip is None or clip.contains(*xy)):
+                    centres.append(xy)
+        if line.get_linestyle() not in ("None", "none", "", " ") and line.get_linewidth() > 0:
+            segments = chart.path_segments(line.get_path(), line.get_transform())
+            lines.append((line, _clip(segments, clip) if clip is not None else segments))
+    for c in seen[Collection]:
+        clip = c.get_clip_box() if c.get_clip_on() else None
+        if isinstance(c, PathCollection) and id(c) not in keys:
+            for xy in c.get_offset_transform().transform(c.get_offsets()):
+                if clip is None or clip.contains(*xy):
+                    centres.append(xy)
+        elif isinstance(c, LineCollection):
+            for path in c.get_paths():
+                segments = chart.path_segments(path, c.get_transform())
+                lines.append((c, _clip(segments, clip) if clip is not None else segments))
+    for arrow in seen[FancyArrowPatch]:
+        lines.append((arrow, chart.path_segments(arrow.get_path(), arrow.get_transform())))
+    return {"texts": texts, "centres": np.array(centres, dtype=float).reshape(-1, 2), "lines": lines,
+            "legends": seen[Legend], "renderer": renderer}
+
+
+@functools.cache
+def drawn_chart(name: str) -> dict:
+    """The chart `name` of CHARTS, drawn once per session, with what was drawn (`record`)."""
+    chart.load_matplotlib()
+    fig = CHARTS[name]()
+    return {"figure": fig, **record(fig)}
+
+
+@pytest.fixture(params=list(CHARTS))
+def drawn(request):
+    return request.param, drawn_chart(request.param)
+
+
+def _name(t) -> str:
+    return repr(t.get_text()[:40])
+
+
+def test_no_two_labels_overlap(drawn):
+    name, d = drawn
+    texts = d["texts"]
+    hits = [f"{_name(a)} on {_name(b)}" for i, (a, ra) in enumerate(texts) for b, rb in texts[:i]
+            if ra.overlaps(rb, -0.5)]  # touching is not overlapping
+    assert not hits, f"{name}: {hits[:6]}"
+
+
+def test_no_label_lies_on_a_marker(drawn):
+    name, d = drawn
+    boxes = [(_name(t), r) for t, r in d["texts"]]
+    for legend in d["legends"]:  # a legend's whole frame: a point under it is hidden
+        e = legend.get_window_extent(d["renderer"])
+        boxes.append(("legend", Box((e.x0 + e.x1) / 2, (e.y0 + e.y1) / 2, e.width / 2, e.height / 2)))
+    hits = [f"{label} on the marker at {np.round(d['centres'][i])}" for label, r in boxes
+            for i in np.flatnonzero(r.covers(d["centres"], np.zeros(len(d["centres"]))))]
+    assert not hits, f"{name}: {hits[:6]}"
+
+
+def test_no_line_runs_through_a_label(drawn):
+    name, d = drawn
+    under = {}  # a legend's texts, with the legend: lines drawn beneath its opaque frame are hidden
+    for legend in d["legends"]:
+        frame = legend.get_frame()
+        if frame.get_visible() and frame.get_facecolor()[3] == 1:
+            for t in [*legend.get_texts(), legend.get_title()]:
+                under[t] = legend.get_zorder()
+    hits = []
+    for t, r in d["texts"]:
+        own = getattr(t, "arrow_patch", None)  # a leader line ends at its own label's edge
+        for artist, segments in d["lines"]:
+            if artist is own or (t in under and artist.get_zorder() < under[t]) or not len(segments):
+                continue
+            if r.crossed(segments, -0.5).any():
+                hits.append(f"{type(artist).__name__} {getattr(artist, 'get_label', lambda: '')()!r} "
+                            f"through {_name(t)}")
+    assert not hits, f"{name}: {hits[:6]}"
+
+
+def test_the_box_geometry():
+    # a 20 x 10 box at (100, 50); the same turned 90 degrees is 10 x 20
+    box, turned = Box(100, 50, 10, 5), Box(100, 50, 10, 5, math.pi / 2)
+    assert box.crossed([[(80, 54), (120, 54)], [(80, 56), (120, 56)], [(85, 40), (95, 60)]]).tolist() == \
+        [True, False, True]
+    assert turned.crossed([[(80, 58), (120, 58)], [(106, 0), (106, 100)]]).tolist() == [True, False]
+    assert box.covers([(109, 54), (111, 50), (100, 56), (100, 57)], [0, 0, 1.5, 1.5]).tolist() == [True, False, True, False]
+    assert box.overlaps(Box(119, 50, 10, 5)) and not box.overlaps(Box(121, 50, 10, 5))
+    assert not box.overlaps(Box(114, 64, 10, 1, math.pi / 4)) and box.overlaps(Box(110, 58, 10, 1, math.pi / 4))
+
+
+def _labels(name: str) -> list[str]:
+    """The texts drawn on the chart's (first) axes: its labels, not its legends'."""
+    return [t.get_text() for t in drawn_chart(name)["figure"].axes[0].texts]
+
+
+def test_near_equal_roofs_share_one_label_and_far_ones_have_their_own():
+    # SMEM 33,454 and 32,495 GB/s (3 % apart), DRAM 4,814 and 4,282 (12 %): drawn 1-2 px apart,
+    # two labels would not fit between them; L2 15,354 and 7,350 are far enough for two.
+    labels = _labels("results-h200")
+    assert "SMEM 33,454 GB/s (measured 32,495)" in labels
+    assert "DRAM 4,814 GB/s (measured 4,282)" in labels
+    assert "FP32 peak 66,908 GFLOP/s (measured 62,030)" in labels
+    assert "L2 15,354 GB/s" in labels and "L2 measured 7,350 GB/s" in labels
+    assert not any(t.startswith("SMEM measured") or t.startswith("DRAM measured") for t in labels)
+
+
+def test_a_tile_search_names_only_its_notable_points_and_ranks_the_rest():
+    doc = load("tune-h200.json")
+    fig = drawn_chart("tune-h200")["figure"]
+    ax = fig.axes[0]
+    named = sorted(t.get_text() for t in ax.texts if hasattr(t, "xyann"))
+    assert named == ["#1 autotuned<128,128,16,4,8>", "#46 autotuned<256,256,16,8,8>", "ridge 13.9 FLOP/B"]
+    listed = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(listed) == len(doc.kernels) == 46
+    assert listed[0] == "1. autotuned<128,128,16,4,8>  36,753 GFLOP/s, 64 regs, occupancy 50 %"
+    assert listed[-1] == "46. autotuned<256,256,16,8,8>  1,097 GFLOP/s, 32 regs, occupancy 100 %"
+    # every candidate is drawn, at both of its levels: 46 x (GMEM, SMEM) markers
+    drawn_points = [line for line in ax.lines if line.get_marker() in ("o", "^") and len(line.get_xdata()) == 1]
+    assert len(drawn_points) == 2 * 46 + 1  # and the ridge point
+    colours = {line.get_color() for line in drawn_points}
+    assert colours == {"0.6", "#1a9850", "#d73027", "black"}  # grey, fastest, slowest, the ridge
+
+
+def test_a_highlighted_tile_is_named_too():
+    ax = drawn_chart("tune-h200 --highlight")["figure"].axes[0]
+    named = sorted(t.get_text() for t in ax.texts if hasattr(t, "xyann"))
+    assert named == ["#1 autotuned<128,128,16,4,8>", "#3 autotuned<128,128,16,8,8>", "#4 autotuned<128,128,8,8,8>",
+                     "#46 autotuned<256,256,16,8,8>", "ridge 13.9 FLOP/B"]
+
+
+def profile_doc(**changes):
+    raw = json.loads((PLOTS / "profile-h200-transformer.json").read_text())
+    for i, fields in changes.items():
+        raw["kernels"][int(i[1:])].update(fields)
+    from roofline.results import store
+
+    return store.parse(copy.deepcopy(raw), profile=True)
+
+
+def test_equal_compute_roofs_are_one_line_with_both_names():
+    # On the H200 the FP32 roof and the FP64 tensor one are both 66,908 GFLOP/s: with an FP64
+    # tensor kernel beside the FP32 ones, one line carries both names, not two lines on each other.
+    fp32 = json.loads((PLOTS / "profile-h200-transformer.json").read_text())["kernels"][1]["flops"]["fp32"]
+    doc = profile_doc(k1={"precision": "fp64", "tensor_core": True, "flops": {"fp64_tensor": fp32}})
+    assert doc.device.roofs.roof("FP64 tensor", False).value == doc.device.roofs.roof("FP32", False).value
+    ax = profile_chart.render(doc).axes[0]
+    at = [line.get_label() for line in ax.lines if list(line.get_ydata()) == [66908.16, 66908.16]]
+    assert at == ["FP32 = FP64 tensor 66.9 TFLOP/s"]
+
+
+def test_bars_run_as_far_as_their_labels_say():
+    fig = drawn_chart("profile-h200-transformer")["figure"]
+    bars = fig.axes[1]
+    widths = [round(p.get_width()) for p in bars.patches]
+    said = [int(t.get_text().split("\n")[1].split("%")[0]) for t in bars.texts]
+    assert widths == said and max(said) == 106  # vectorized_elementwise ran at 106 % of DRAM
+    assert bars.get_xlim()[1] > 106
+    (hundred,) = [line for line in bars.lines if list(line.get_xdata()) == [100, 100]]
+    assert hundred.get_linestyle() == "--"
