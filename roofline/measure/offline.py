@@ -12,6 +12,11 @@ figures are read from ptxas's report in the program log:
 NVRTC 13 may answer from the CUDA compute cache without running ptxas (and so without the
 report); the package turns that cache off when it loads (`roofline/__init__.py`).
 
+Each kernel compiles in a process of its own, forked from one that loaded NVRTC with address
+randomisation off (`compile_in_fresh_process`), and the figures are kept: in the process, and for
+ladder kernels on disk under ~/.cache/roofline/compiled (or $ROOFLINE_COMPILE_CACHE; 'off' for
+none), keyed on the source text, entry, options, target and compiler.
+
 Dynamic shared memory: a kernel that takes it defines the constant `<kernel>_smem_bytes<params>`. Compiling
 the name expression `roofline_smem_probe<<kernel>_smem_bytes<params>>` makes the compiler
 evaluate it; the number comes back inside the probe's mangled name (`nvrtcGetLoweredName`). Only
@@ -209,7 +214,11 @@ def _cache_key(spec: KernelSpec | UserKernel, arch: str) -> str | None:
 
     if isinstance(spec, UserKernel) and _includes_own_files(spec):
         return None
-    ident = [_CACHE_FORMAT, __version__, _compiler_identity(), arch, spec.source_name, spec.source_text(),
+    try:
+        compiler = _compiler_identity()
+    except RunError:  # no NVRTC: nothing to reuse, and each compile says why
+        return None
+    ident = [_CACHE_FORMAT, __version__, compiler, arch, spec.source_name, spec.source_text(),
              spec.name_expression, list(compile_options(spec))]
     return hashlib.sha256(json.dumps(ident).encode()).hexdigest()
 
