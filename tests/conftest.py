@@ -1,5 +1,6 @@
-"""Shared fixtures: a synthetic results document (no GPU needed), the GPU marker's skip, and a
-private cache folder for every test (no test touches the user's real cache)."""
+"""Shared fixtures: a synthetic results document (no GPU needed), the GPU marker's skip, a
+private cache folder for every test (no test touches the user's real cache) and one folder of
+compiled figures for the session."""
 
 from __future__ import annotations
 
@@ -28,6 +29,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def shared_compile_cache(tmp_path_factory):
+    """One folder of compiled figures for the whole session, child processes included
+    (ROOFLINE_COMPILE_CACHE): each ladder kernel is compiled once per target."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ROOFLINE_COMPILE_CACHE", str(tmp_path_factory.mktemp("compiled")))
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -119,3 +119,56 @@ def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
         f"the other CUDA flavour may: in a fresh environment, pip install '.[{other}]' (the two CuPy flavours "
         "cannot be installed together)"]
     assert r.stdout == ""
+
+
+def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
+    folder = tmp_path / "compiled"
+    monkeypatch.setenv("ROOFLINE_COMPILE_CACHE", str(folder))
+    monkeypatch.setattr(offline, "_memo", {})
+    naive = BY_NAME["naive"].spec()
+    (first,) = offline.compile_in_fresh_process([naive], "sm_90")
+    assert first.registers > 0 and first.local_bytes == 0
+    (kept,) = list(folder.iterdir())
+    assert json.loads(kept.read_text()) == {"registers": first.registers, "static_smem_bytes": first.static_smem_bytes,
+                                            "local_bytes": 0, "max_threads_per_block": first.max_threads_per_block}
+
+    def no_compile(specs, arch):
+        raise AssertionError(f"compiled {[s.name for s in specs]} again")
+
+    monkeypatch.setattr(offline, "_compile_forked", no_compile)
+    monkeypatch.setattr(offline, "_memo", {})  # a new process: from the file alone
+    assert offline.compile_in_fresh_process([naive], "sm_90") == [first]
+    with pytest.raises(AssertionError, match="compiled"):  # another target is another compile
+        offline.compile_in_fresh_process([naive], "sm_80")
+    with pytest.raises(AssertionError, match="compiled"):  # and cache=False compiles whatever is kept
+        offline.compile_in_fresh_process([naive], "sm_90", cache=False)
+    kept.write_text('{"registers": -3}')  # a damaged file is no answer
+    monkeypatch.setattr(offline, "_memo", {})
+    with pytest.raises(AssertionError, match="compiled"):
+        offline.compile_in_fresh_process([naive], "sm_90")
+    for off in ("", "off"):
+        monkeypatch.setenv("ROOFLINE_COMPILE_CACHE", off)
+        assert offline.compile_cache_folder() is None
+    monkeypatch.delenv("ROOFLINE_COMPILE_CACHE")
+    assert offline.compile_cache_folder() == offline.cache_file("compiled")
+
+
+def test_a_users_kernel_with_headers_of_its_own_is_not_kept(tmp_path):
+    from roofline.ladder.user import load
+
+    own = tmp_path / "mine.cu"
+    own.write_text('#include "tile.cuh"\n#include <cuda_fp16.h>\n__global__ void k(float* c) { c[0] = TILE; }\n')
+    (tmp_path / "tile.cuh").write_text("#define TILE 4\n")
+    alone = tmp_path / "alone.cu"
+    alone.write_text("#include <cuda_fp16.h>\n__global__ void k(float* c) { c[0] = 4; }\n")
+    assert offline._cache_key(load(own, {"entry": "k", "block": "32", "grid": "1"}), "sm_90") is None
+    assert len(offline._cache_key(load(alone, {"entry": "k", "block": "32", "grid": "1"}), "sm_90")) == 64
+
+
+def test_a_compile_that_ends_without_an_answer_says_how(tmp_path):
+    (tmp_path / "3.status").write_text("-9")
+    (tmp_path / "3.err").write_text("ptxas: out of memory\n\n")
+    err = offline._answer(tmp_path, 3, BY_NAME["naive"].spec(), "sm_90", "")
+    assert str(err) == "naive for sm_90: the compiling process failed (exit code -9): ptxas: out of memory"
+    err = offline._answer(tmp_path, 4, BY_NAME["naive"].spec(), "sm_90", "Traceback ...\nImportError: no cupy\n")
+    assert str(err) == "naive for sm_90: the compiling process failed (exit code unknown): ImportError: no cupy"

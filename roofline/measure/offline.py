@@ -12,6 +12,11 @@ figures are read from ptxas's report in the program log:
 NVRTC 13 may answer from the CUDA compute cache without running ptxas (and so without the
 report); the package turns that cache off when it loads (`roofline/__init__.py`).
 
+Each kernel compiles in a process of its own, forked from one that loaded NVRTC with address
+randomisation off (`compile_in_fresh_process`), and the figures are kept: in the process, and for
+ladder kernels on disk under ~/.cache/roofline/compiled (or $ROOFLINE_COMPILE_CACHE; 'off' for
+none), keyed on the source text, entry, options, target and compiler.
+
 Dynamic shared memory: a kernel that takes it defines the constant `<kernel>_smem_bytes<params>`. Compiling
 the name expression `roofline_smem_probe<<kernel>_smem_bytes<params>>` makes the compiler
 evaluate it; the number comes back inside the probe's mangled name (`nvrtcGetLoweredName`). Only
@@ -21,16 +26,23 @@ the empty probe is instantiated, so this costs a parse, not a kernel build.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 from ..errors import RunError, UsageError
+from ..files import cache_file, write_atomic
 from ..ladder.families import KernelSpec
 from ..ladder.sources import source
 from ..ladder.user import UserKernel, from_argument, to_argument
@@ -149,14 +161,237 @@ def _resources(file_name: str, name: str, arch: str, text: str, expression: str,
                        f"(log ends: {tail})") from None
 
 
-def compile_in_fresh_process(specs: list[KernelSpec | UserKernel], arch: str) -> list[KernelResources | RunError]:
-    """`compile_for` of each of `specs`, each in a process of its own started with address-space
-    randomisation off (Linux), several at a time; a kernel that does not compile is its RunError.
+def compile_in_fresh_process(specs: list[KernelSpec | UserKernel], arch: str,
+                             cache: bool = True) -> list[KernelResources | RunError]:
+    """`compile_for` of each of `specs` for target `arch`, each in a process of its own with
+    address-space randomisation off (Linux), several at a time; a kernel that does not compile is
+    its RunError. With `cache`, figures compiled before with the same compiler are reused
+    (`cached_resources`) and new ones kept.
 
-    Why: ptxas's register allocation can depend on where things lie in memory. Compiled one after
-    another in one process, with the addresses randomised, async_copy read 226 registers in 39 of
-    40 processes and 219 in the 40th, and warptiling 65 instead of 64 in 1 of 16; a fresh process
-    per kernel with a fixed layout gave the same count every time (bench/NOTES.md)."""
+    Why a process per kernel: ptxas's register allocation can depend on where things lie in
+    memory. Compiled one after another in one process, with the addresses randomised, async_copy
+    read 226 registers in 39 of 40 processes and 219 in the 40th, and warptiling 65 instead of 64
+    in 1 of 16; a fresh process per kernel with a fixed layout gave the same count every time
+    (bench/NOTES.md). One process started with the layout fixed loads NVRTC, then forks one
+    child per kernel, each from the same state, so a kernel's figures do not depend on the
+    others in the list or their order; where fork is missing, each kernel gets a process started
+    from scratch."""
+    keys = [_cache_key(spec, arch) if cache else None for spec in specs]
+    results: list[KernelResources | RunError | None] = [cached_resources(key) for key in keys]
+    todo = [i for i, res in enumerate(results) if res is None]
+    compiled = (_compile_forked if hasattr(os, "fork") else _compile_each)([specs[i] for i in todo], arch) if todo else []
+    for i, res in zip(todo, compiled):
+        results[i] = res
+        if keys[i] is not None and isinstance(res, KernelResources):
+            _remember(keys[i], res, on_disk=isinstance(specs[i], KernelSpec))
+    return results
+
+
+# Compiled figures, reused: in this process for every kernel, and on disk (one small JSON file per
+# kernel, target and compiler) for ladder kernels, whose text is the whole program. A user's file
+# may include headers of its own, which its text does not show, so it is kept in memory only.
+_CACHE_FOLDER = "ROOFLINE_COMPILE_CACHE"  # a folder; empty or "off": no cache on disk
+_CACHE_FORMAT = 1
+_memo: dict[str, KernelResources] = {}
+_memo_lock = threading.Lock()
+
+
+def compile_cache_folder() -> Path | None:
+    """The folder of compiled figures kept on disk: $ROOFLINE_COMPILE_CACHE if set (empty or
+    'off': none), else `compiled/` in roofline's per-user cache folder (`files.cache_file`)."""
+    folder = os.environ.get(_CACHE_FOLDER)
+    if folder is None:
+        return cache_file("compiled")
+    return None if folder.strip() in ("", "off") else Path(folder)
+
+
+def _cache_key(spec: KernelSpec | UserKernel, arch: str) -> str | None:
+    """What decides ptxas's figures, hashed: the program text, the entry, the options, the target
+    and the compiler (NVRTC's version and library file), with roofline's version and this cache's
+    format. None (not kept) for a user's kernel that includes a file from its own folder, which
+    can change while the text stays the same."""
+    from .. import __version__
+
+    if isinstance(spec, UserKernel) and _includes_own_files(spec):
+        return None
+    try:
+        compiler = _compiler_identity()
+    except RunError:  # no NVRTC: nothing to reuse, and each compile says why
+        return None
+    ident = [_CACHE_FORMAT, __version__, compiler, arch, spec.source_name, spec.source_text(),
+             spec.name_expression, list(compile_options(spec))]
+    return hashlib.sha256(json.dumps(ident).encode()).hexdigest()
+
+
+_INCLUDED = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+
+
+def _includes_own_files(spec: UserKernel) -> bool:
+    """Whether the user's file names in an #include a file that its folder holds."""
+    return any((spec.path.parent / name).exists() for name in _INCLUDED.findall(spec.source_text()))
+
+
+@lru_cache(maxsize=None)
+def _compiler_identity() -> list:
+    """NVRTC's (major, minor) and, where /proc tells which library file is loaded (Linux), its
+    path, size and modification time: a patch release changes the file, not the version."""
+    identity: list = list(nvrtc_version())
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted({ln.split()[-1] for ln in maps if os.path.basename(ln.split()[-1]).startswith("libnvrtc")})
+        for path in paths:
+            stat = os.stat(path)
+            identity.append([path, stat.st_size, stat.st_mtime_ns])
+    except (OSError, IndexError):
+        pass
+    return identity
+
+
+def cached_resources(key: str | None) -> KernelResources | None:
+    """The figures kept under `key` (`_cache_key`), in this process or on disk; None when there
+    are none (or the file is unreadable, or not what this version writes)."""
+    if key is None:
+        return None
+    with _memo_lock:
+        if key in _memo:
+            return _memo[key]
+    folder = compile_cache_folder()
+    if folder is None:
+        return None
+    try:
+        data = json.loads((folder / f"{key}.json").read_text())
+        res = KernelResources(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+    fields = (res.registers, res.static_smem_bytes, res.local_bytes)
+    if not all(type(v) is int and v >= 0 for v in fields) or not (
+            res.max_threads_per_block is None or type(res.max_threads_per_block) is int):
+        return None
+    with _memo_lock:
+        _memo[key] = res
+    return res
+
+
+def _remember(key: str, res: KernelResources, on_disk: bool) -> None:
+    """Keep `res` under `key` in this process and, `on_disk`, in the cache folder, written
+    atomically (a temporary file renamed into place), so that processes sharing the folder read
+    whole files only. A folder that cannot be written is no error: the figures are then kept in
+    memory alone."""
+    with _memo_lock:
+        _memo[key] = res
+    folder = compile_cache_folder()
+    if not on_disk or folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / f"{key}.json", lambda tmp: Path(tmp).write_text(json.dumps(asdict(res)) + "\n"))
+    except (OSError, RunError, UsageError):
+        pass
+
+
+def _compile_forked(specs: list[KernelSpec | UserKernel], arch: str) -> list[KernelResources | RunError]:
+    """Each of `specs` compiled in a child of one process (`_fork_main`) started with the layout
+    fixed. The jobs and the answers pass through files in a temporary folder: job i in `i.job`,
+    its figures or error in `i.json`, its stderr in `i.err`, its exit status in `i.status`."""
+    if not specs:
+        return []
+    workers = max(1, os.cpu_count() or 1)
+    limit = COMPILE_TIMEOUT_S * -(-len(specs) // workers)
+    with tempfile.TemporaryDirectory(prefix="roofline-compile-") as tmp:
+        folder = Path(tmp)
+        for i, spec in enumerate(specs):
+            (folder / f"{i}.job").write_text(json.dumps([to_argument(spec), arch]))
+        proc = subprocess.Popen([sys.executable, "-m", "roofline.measure.offline", "--fork", tmp],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            _, stderr = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the children too
+            _, stderr = proc.communicate()
+            stderr = f"no answer within {limit} s"
+        return [_answer(folder, i, spec, arch, stderr) for i, spec in enumerate(specs)]
+
+
+def _answer(folder: Path, index: int, spec: KernelSpec | UserKernel, arch: str, stderr: str) -> KernelResources | RunError:
+    """Job `index`'s figures or error; when it wrote none, a RunError with its exit status and the
+    last line it (else the forking process) wrote on stderr."""
+    try:
+        answer = json.loads((folder / f"{index}.json").read_text())
+        return RunError(answer["error"]) if "error" in answer else KernelResources(**answer)
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+
+    def last_line(text: str) -> str:
+        return next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
+
+    def read(name: str) -> str:
+        try:
+            return (folder / name).read_text(errors="replace").strip()
+        except OSError:
+            return ""
+
+    said = last_line(read(f"{index}.err")) or last_line(stderr) or "no message"
+    return RunError(f"{spec.name} for {arch}: the compiling process failed (exit code "
+                    f"{read(f'{index}.status') or 'unknown'}): {said[:200]}")
+
+
+def _fork_main(folder: str) -> None:
+    """`python -m roofline.measure.offline --fork FOLDER`: with the layout fixed and NVRTC loaded,
+    fork a child per job file (`_compile_forked`), as many at a time as there are CPUs, each
+    from the same state: nothing read from the jobs before the fork, and what changes here between
+    forks are small objects only."""
+    _fixed_address_space()
+    try:
+        nvrtc_version()  # CuPy and NVRTC loaded once, before any fork
+    except RunError:
+        pass  # each child says so
+    workers = max(1, os.cpu_count() or 1)
+    children: dict[int, int] = {}
+    index = 0
+    while os.path.exists(os.path.join(folder, f"{index}.job")):
+        if len(children) == workers:
+            _reap(folder, children)
+        pid = os.fork()
+        if pid == 0:
+            _forked_child(folder, index)
+        children[pid] = index
+        index += 1
+    while children:
+        _reap(folder, children)
+
+
+def _reap(folder: str, children: dict[int, int]) -> None:
+    pid, status = os.wait()
+    index = children.pop(pid)
+    with open(os.path.join(folder, f"{index}.status"), "w") as out:
+        out.write(str(os.waitstatus_to_exitcode(status)))
+
+
+def _forked_child(folder: str, index: int) -> None:
+    """Compile job `index` of `folder` and write `compile_for`'s figures (or the error) as JSON;
+    never returns."""
+    code = 1
+    try:
+        err = os.open(os.path.join(folder, f"{index}.err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(err, 2)
+        with open(os.path.join(folder, f"{index}.job")) as job:
+            kernel, arch = json.load(job)
+        try:
+            answer = asdict(compile_for(from_argument(kernel), arch))
+        except (RunError, UsageError) as exc:
+            answer = {"error": str(exc)}
+        with open(os.path.join(folder, f"{index}.json"), "w") as out:
+            out.write(json.dumps(answer))
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _compile_each(specs: list[KernelSpec | UserKernel], arch: str) -> list[KernelResources | RunError]:
+    """Each of `specs` in a process started from scratch, several at a time (where there is no fork)."""
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         return list(pool.map(lambda spec: _compile_in_child(spec, arch), specs))
 
@@ -192,7 +427,10 @@ def _fixed_address_space() -> None:
 
 def _child_main() -> None:
     """`python -m roofline.measure.offline KERNEL ARCH`: print `compile_for`'s figures (or the
-    error) as one JSON line."""
+    error) as one JSON line. `... --fork FOLDER`: `_fork_main`."""
+    if sys.argv[1:2] == ["--fork"]:
+        _fork_main(sys.argv[2])
+        return
     _fixed_address_space()
     try:
         answer = asdict(compile_for(from_argument(sys.argv[1]), sys.argv[2]))
