@@ -23,20 +23,30 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def pytest_collection_modifyitems(config, items):
-    if gpu_available():
-        return
+    """Under pytest-xdist (`--dist loadgroup`), a module's tests stay in one worker (its
+    module-scoped figures are drawn once; a module with SPREAD_ACROSS_WORKERS lets its tests go
+    to any) and every GPU test in one worker: two workers never time kernels on one GPU at once.
+    Without a GPU, the GPU tests skip."""
+    have_gpu = gpu_available()
     skip = pytest.mark.skip(reason="no CUDA GPU with a working driver")
     for item in items:
-        if "gpu" in item.keywords:
+        gpu = "gpu" in item.keywords
+        spread = getattr(item.module, "SPREAD_ACROSS_WORKERS", False)  # long tests that share no figures
+        item.add_marker(pytest.mark.xdist_group("gpu" if gpu else item.nodeid if spread else item.module.__name__))
+        if gpu and not have_gpu:
             item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True, scope="session")
 def shared_compile_cache(tmp_path_factory):
-    """One folder of compiled figures for the whole session, child processes included
-    (ROOFLINE_COMPILE_CACHE): each ladder kernel is compiled once per target."""
+    """One folder of compiled figures for the whole run, child processes and pytest-xdist's
+    workers included (ROOFLINE_COMPILE_CACHE; its writes are atomic): each ladder kernel is
+    compiled once per target."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if base.name.startswith("popen-gw") else base) / "compiled"
+    folder.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ROOFLINE_COMPILE_CACHE", str(tmp_path_factory.mktemp("compiled")))
+        patch.setenv("ROOFLINE_COMPILE_CACHE", str(folder))
         yield
 
 

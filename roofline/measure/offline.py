@@ -178,12 +178,17 @@ def compile_in_fresh_process(specs: list[KernelSpec | UserKernel], arch: str,
     from scratch."""
     keys = [_cache_key(spec, arch) if cache else None for spec in specs]
     results: list[KernelResources | RunError | None] = [cached_resources(key) for key in keys]
-    todo = [i for i, res in enumerate(results) if res is None]
-    compiled = (_compile_forked if hasattr(os, "fork") else _compile_each)([specs[i] for i in todo], arch) if todo else []
-    for i, res in zip(todo, compiled):
-        results[i] = res
-        if keys[i] is not None and isinstance(res, KernelResources):
-            _remember(keys[i], res, on_disk=isinstance(specs[i], KernelSpec))
+    todo: dict[str | int, list[int]] = {}  # one compile per program (tile_by_shape is full_tiles' at its tile)
+    for i, res in enumerate(results):
+        if res is None:
+            todo.setdefault(keys[i] if keys[i] is not None else i, []).append(i)
+    first = [same[0] for same in todo.values()]
+    compiled = (_compile_forked if hasattr(os, "fork") else _compile_each)([specs[i] for i in first], arch) if first else []
+    for same, res in zip(todo.values(), compiled):
+        for i in same:
+            results[i] = res
+        if keys[same[0]] is not None and isinstance(res, KernelResources):
+            _remember(keys[same[0]], res, on_disk=isinstance(specs[same[0]], KernelSpec))
     return results
 
 
