@@ -93,19 +93,25 @@ _KINDS = {"int_parsing": "an integer", "int_from_float": "an integer", "int_type
           "float_parsing": "a number", "float_type": "a number", "bool_parsing": "true or false"}
 
 
+_CLICK_KINDS = {"int": "an integer", "integer": "an integer", "float": "a number"}
+
+
 def _type_error(exc) -> str | None:
     """A value of the wrong type in the user's words, from the validation error behind Typer's
     message: "--regs: 'abc' is not an integer"; None for other errors."""
     param, cause = getattr(exc, "param", None), exc.__cause__
-    errors = getattr(cause, "errors", None)
-    if param is None or not callable(errors):
+    if param is None:
         return None
+    opts = getattr(param, "opts", None) or [param.human_readable_name]
+    name = max(opts, key=len) if param.param_type_name == "option" else param.human_readable_name
+    errors = getattr(cause, "errors", None)
+    if not callable(errors):  # Click's own wording, where Typer checks types through Click
+        said = re.search(r"('.*') is not a valid (int|integer|float)", getattr(exc, "message", "") or "")
+        return None if said is None else f"{name}: {said.group(1)} is not {_CLICK_KINDS[said.group(2)]}"
     try:
         first = errors()[0]
     except (IndexError, TypeError, ValueError):
         return None
-    opts = getattr(param, "opts", None) or [param.human_readable_name]
-    name = max(opts, key=len) if param.param_type_name == "option" else param.human_readable_name
     reason = (first.get("ctx") or {}).get("error")
     if first.get("type") == "value_error" and reason is not None:  # e.g. a choice: 'pie' is not one of ...
         return f"{name}: {str(reason).rstrip('.')}"

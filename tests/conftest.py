@@ -22,17 +22,16 @@ from roofline.model.traffic import TrafficModel
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`--dist loadgroup`), a module's tests stay in one worker (its
-    module-scoped figures are drawn once; a module with SPREAD_ACROSS_WORKERS lets its tests go
-    to any) and every GPU test in one worker: two workers never time kernels on one GPU at once.
-    Without a GPU, the GPU tests skip."""
+    """Under pytest-xdist (`--dist loadgroup`), every GPU test runs in one worker: two workers
+    never time kernels on one GPU at once. Without a GPU, the GPU tests skip."""
     have_gpu = gpu_available()
     skip = pytest.mark.skip(reason="no CUDA GPU with a working driver")
     for item in items:
         gpu = "gpu" in item.keywords
-        spread = getattr(item.module, "SPREAD_ACROSS_WORKERS", False)  # long tests that share no figures
-        item.add_marker(pytest.mark.xdist_group("gpu" if gpu else item.nodeid if spread else item.module.__name__))
+        if gpu:
+            item.add_marker(pytest.mark.xdist_group("gpu"))
         if gpu and not have_gpu:
             item.add_marker(skip)
 

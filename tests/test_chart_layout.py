@@ -151,6 +151,9 @@ def record(fig) -> dict:
             "legends": seen[Legend], "renderer": renderer}
 
 
+pytestmark = pytest.mark.xdist_group("chart_layout")  # one process draws each chart once
+
+
 @functools.cache
 def drawn_chart(name: str) -> dict:
     """The chart `name` of CHARTS, drawn once per session, with what was drawn (`record`)."""

@@ -12,8 +12,6 @@ from roofline.errors import RunError
 from roofline.ladder.families import BY_NAME, LADDER, variant
 from roofline.measure import offline
 
-SPREAD_ACROSS_WORKERS = True  # each test compiles for a target of its own (tests/conftest.py)
-
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_120"])
 def test_kernels_compile_for_target_without_spilling(arch):

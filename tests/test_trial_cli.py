@@ -62,7 +62,7 @@ def test_a_file_name_that_is_not_utf8_works(tmp_path, monkeypatch):
 def test_the_real_streams_print_such_a_name_in_one_line(tmp_path):
     """Through the entry point (its streams, not the test runner's): the byte is shown as \\xe9."""
     out = subprocess.run([sys.executable, "-m", "cli", "new", b"k\xe9.cu"], cwd=tmp_path, capture_output=True,
-                         env=dict(os.environ, PYTHONPATH=str(REPO), LC_ALL="C", PYTHONUTF8="0"))
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), LC_ALL="C", PYTHONUTF8="0"))
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(b"wrote k\\xe9.cu: kernel k_ ") and out.stderr == b""
     assert os.listdir(tmp_path) == [os.fsdecode(b"k\xe9.cu")]
@@ -176,15 +176,20 @@ runpy.run_module("cli", run_name="__main__")
 
 def test_ctrl_c_during_the_imports_is_one_line_and_exit_130():
     out = subprocess.run([sys.executable, "-c", INTERRUPT_AT_IMPORT], capture_output=True, text=True, cwd=REPO,
-                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
     assert (out.returncode, out.stderr, out.stdout) == (130, "roofline: interrupted\n", "")
 
 
 def test_ctrl_c_sent_early_to_the_process():
-    child = subprocess.Popen([sys.executable, "-m", "cli", "kernels", "--gpu", "h200", "--model-only"], cwd=REPO,
+    # Python itself up (a signal before that ends the interpreter, which prints nothing), then
+    # SIGINT while cli's imports run (they take about a second)
+    start = ("import runpy, sys; print('up', flush=True); "
+             "sys.argv = ['roofline', 'kernels', '--gpu', 'h200', '--model-only']; runpy.run_module('cli', run_name='__main__')")
+    child = subprocess.Popen([sys.executable, "-c", start], cwd=REPO,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=dict(os.environ, PYTHONPATH=str(REPO)))
-    time.sleep(0.4)  # the imports take about a second
+                             env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
+    assert child.stdout.readline() == "up\n"
+    time.sleep(0.05)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=20)
     assert (child.returncode, err, out) == (130, "roofline: interrupted\n", "")
