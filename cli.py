@@ -48,7 +48,8 @@ class _Argument(TyperArgument):
     Typer's '{KERNEL.cu}' with a '<path>' type after it."""
 
     def get_usage_pieces(self, ctx) -> list[str]:
-        return [self.display_name_raw if self.required else f"[{self.display_name_raw}]"]
+        shown = getattr(self, "display_name_raw", None) or self.metavar or (self.name or "").upper()
+        return [shown if self.required else f"[{shown}]"]
 
     def display_type_rich(self, ctx) -> str | None:
         return None
@@ -105,9 +106,12 @@ def _type_error(exc) -> str | None:
     opts = getattr(param, "opts", None) or [param.human_readable_name]
     name = max(opts, key=len) if param.param_type_name == "option" else param.human_readable_name
     errors = getattr(cause, "errors", None)
-    if not callable(errors):  # Click's own wording, where Typer checks types through Click
-        said = re.search(r"('.*') is not a valid (int|integer|float)", getattr(exc, "message", "") or "")
-        return None if said is None else f"{name}: {said.group(1)} is not {_CLICK_KINDS[said.group(2)]}"
+    if not callable(errors):  # Click's own wording, where Typer checks values through Click
+        said = (getattr(exc, "message", "") or "").strip().rstrip(".")
+        kind = re.fullmatch(r"('.*') is not a valid (int|integer|float)", said)
+        if kind:
+            return f"{name}: {kind.group(1)} is not {_CLICK_KINDS[kind.group(2)]}"
+        return f"{name}: {said}" if said else None
     try:
         first = errors()[0]
     except (IndexError, TypeError, ValueError):
