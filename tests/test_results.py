@@ -6,7 +6,10 @@ import os
 import stat
 
 import pytest
-from conftest import FIXTURES, make_doc
+from conftest import FIXTURES, make_doc, set_rate
+from typer.testing import CliRunner
+
+from cli import app
 
 from roofline.errors import RunError, UsageError
 from roofline.ladder.families import BY_NAME
@@ -408,3 +411,23 @@ def test_what_nsight_compute_counted_is_counted_in_python_and_measured_in_the_fi
     out = store.dump(doc)["kernels"][5]
     assert out["measured"]["l2_bytes"] == 4_103_971_520.0 and "counted" not in out
     assert "measured" in json_schema()["$defs"]["KernelRecord"]["properties"]
+
+
+def test_a_kernel_without_shared_memory_on_turing_loads_and_shows(tmp_path):
+    # Before sm_80 a block that takes no shared memory has no shared-memory limit (null in
+    # block_limits); the file's own checks and the occupancy column read it as such.
+    doc = make_doc(gpu="t4")
+    doc["kernels"] = doc["kernels"][:3]  # kernels that run before sm_80, at a T4's rates
+    for x in doc["kernels"]:
+        set_rate(x, x["gflops"] / 20)
+    doc["reference"]["gflops"] /= 20
+    doc["reference"]["time_ms"] *= 20
+    k = doc["kernels"][0]
+    k["static_smem_bytes"] = 0
+    k["occupancy"] = calculate(parse_arch("sm_75"), 64, k["threads_per_block"], 0).to_dict()
+    assert k["occupancy"]["block_limits"]["shared_memory"] is None
+    path = tmp_path / "t4.json"
+    path.write_text(json.dumps(doc))
+    r = CliRunner().invoke(app, ["show", "--results", str(path)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "100% regs+warps" in r.stdout.split("naive", 1)[1].split("\n", 1)[0]

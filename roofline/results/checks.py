@@ -58,9 +58,10 @@ def check_occupancy(where: str, occ: Occupancy, max_warps_per_sm: int | None = N
     if abs(occ.occupancy - fraction) > OCCUPANCY_DIGITS:
         raise ValueError(f"{where}.occupancy: {occ.occupancy:g}, but its active_warps_per_sm {occ.active_warps_per_sm} "
                          f"/ max_warps_per_sm {occ.max_warps_per_sm} give {fraction:g}; {CORRUPT}")
-    limits = occ.block_limits
-    if set(limits) != set(RESOURCES):
+    if set(occ.block_limits) != set(RESOURCES):
         return  # a record without every resource's limit: nothing more to check it by
+    # None: a resource the block does not use and the architecture reserves none of (no limit)
+    limits = {r: n for r, n in occ.block_limits.items() if n is not None}
     blocks = min(limits.values())
     if occ.active_blocks_per_sm != blocks:
         raise ValueError(f"{where}.active_blocks_per_sm: {occ.active_blocks_per_sm}, but its block_limits "
@@ -68,7 +69,7 @@ def check_occupancy(where: str, occ: Occupancy, max_warps_per_sm: int | None = N
     if limits["warps"] != occ.max_warps_per_sm // wpb:
         raise ValueError(f"{where}.block_limits.warps: {limits['warps']}, but max_warps_per_sm "
                          f"{occ.max_warps_per_sm} / {wpb} warps per block give {occ.max_warps_per_sm // wpb}; {CORRUPT}")
-    at_limit = [r for r in RESOURCES if limits[r] == blocks]
+    at_limit = [r for r in RESOURCES if limits.get(r) == blocks]
     if sorted(occ.limiters) != sorted(at_limit):
         raise ValueError(f"{where}.limiters: {list(occ.limiters)}, but the resources whose block_limits equal its "
                          f"{blocks} blocks are {at_limit}; {CORRUPT}")
