@@ -5,7 +5,7 @@ import pytest
 
 from roofline.errors import UsageError
 from roofline.model.arch import ARCHS, limits_for_cc, parse_arch
-from roofline.model.occupancy import calculate
+from roofline.model.occupancy import calculate, max_registers_for_blocks
 
 
 def occ(arch, regs, threads, smem=0, dyn=0):
@@ -259,3 +259,8 @@ def test_calculator_answers(arch, regs, threads, smem, blocks, limiters):
     o = occ(arch, regs, threads, 0, smem)
     assert o.active_blocks_per_sm == blocks
     assert o.limiters == limiters
+
+
+def test_the_register_budget_names_the_resource_in_words():
+    regs, why = max_registers_for_blocks(parse_arch("sm_90"), 256, 2, 40_000, 150_000)
+    assert regs is None and why.endswith("whatever the registers: shared memory allows 1")

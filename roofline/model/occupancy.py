@@ -152,7 +152,7 @@ def calculate(limits: ArchLimits, registers: int, threads: int,
     blocks = min(bounded.values())
     if blocks == 0 and reason is None:
         short = min(bounded, key=bounded.get)
-        reason = f"not even one block fits: {short} allows 0"
+        reason = f"not even one block fits: {short.replace('_', ' ')} allows 0"
     limiters = [r for r in RESOURCES if block_limits[r] == blocks]
     active_warps = blocks * warps_per_block
     return Occupancy(
@@ -194,7 +194,7 @@ def max_registers_for_blocks(limits: ArchLimits, threads: int, target_blocks: in
     if min(others.values()) < target_blocks:
         short = min(others, key=others.get)
         return None, (f"{target_blocks} blocks of {threads} threads cannot be resident whatever the "
-                      f"registers: {short} allows {others[short]}")
+                      f"registers: {short.replace('_', ' ')} allows {others[short]}")
     for regs in range(limits.max_registers_per_thread, 0, -1):
         if calculate(limits, regs, threads, static_smem, dynamic_smem).active_blocks_per_sm >= target_blocks:
             blocks = f"{target_blocks} block{'s' if target_blocks > 1 else ''}"
