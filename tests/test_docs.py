@@ -125,6 +125,8 @@ def _claims() -> list[tuple[str, str]]:
         ("h200-results.md", f"with {100 * copy['achieved_occupancy']:.0f} % achieved occupancy"),
         ("h200-results.md", f"{100 * _share(pk, 'sdpa'):.0f} %) runs at {min(sdpa) / 1000:.0f}–{max(sdpa) / 1000:.0f} TFLOP/s"),
         ("h200-results.md", f"The eighth, the smallest ({100 * min(k['time_share'] for k in nvjet):.1f} %)"),
+        ("h200-results.md", f"and {1000 * next(k for k in sweep[1024, 1024, 1024]['kernels'] if k['name'] == 'register_tiling_2d')['time_ms']:.0f} µs flushed"),
+        ("h200-results.md", f"12 MiB at 1024³" if 3 * 1024 * 1024 * 4 == 12 * 2**20 else "?"),
     ]
     return claims
 
@@ -175,3 +177,12 @@ def test_readme_is_a_guide_not_a_notebook():
     assert len(lines) <= 260
     # the no-GPU install and first commands come before any measured table
     assert lines.index("### Without a GPU") < 60
+
+
+def test_the_sweeps_readings_quoted_are_what_show_prints(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    printed = _output("show --results plots/sweep-h200.json")
+    quotes = re.findall(r"`((?:tail FP32|launch) [\d.]+)`", _text("h200-results.md"))
+    assert len(quotes) == 2
+    for quoted in quotes:
+        assert quoted in printed
