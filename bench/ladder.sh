@@ -56,6 +56,7 @@ if [ "$step" = all ] || [ "$step" = charts ]; then
     roofline plot --results "plots/results-$name.json" --measured --out "plots/roofline-measured-$name.png"
     roofline plot --results "plots/sweep-$name.json" --kind sweep --out "plots/sweep-$name.png"
     roofline plot --results "plots/shapes-$name.json" --kind sweep --out "plots/shapes-$name.png"
+    roofline plot --results "plots/tune-$name.json" --out "plots/tune-$name.png"
 fi
 if [ "$step" = all ] || [ "$step" = user ]; then
     roofline run --source tests/fixtures/kernels/tiled_f4.cu --all --out "plots/user-kernel-$name.json"

@@ -51,14 +51,20 @@ NEAR = 1.3  # roofs closer than this factor share one label: apart, the two labe
 SEARCH_COLORS = {"fastest": "#1a9850", "slowest": "#d73027"}
 
 
-def _legend_text(k) -> str:
+def _registers(k) -> str:
+    """'64 regs', or with spills '32 regs + 1,440 B spilled' (local memory per thread)."""
     regs = f"{k.registers} regs" if k.registers is not None else "regs n/a"
+    return regs + (f" + {k.local_bytes:,} B spilled" if getattr(k, "local_bytes", None) else "")
+
+
+def _legend_text(k) -> str:
+    regs = _registers(k)
     mark = " (yours" + (", no model)" if k.model is None else ")") if k.user else ""
     return f"{text(k.name)}{mark}\n{k.gflops:,.0f} GFLOP/s, {regs}, {occupancy_phrase(k.occupancy)}"
 
 
 def _ranked_text(rank: int, k) -> str:
-    regs = f"{k.registers} regs" if k.registers is not None else "regs n/a"
+    regs = _registers(k)
     occ = f"{percent(k.occupancy.occupancy)} %" if k.occupancy is not None else "n/a"
     return f"{rank}. {text(k.name)}  {k.gflops:,.0f} GFLOP/s, {regs}, occupancy {occ}"
 
