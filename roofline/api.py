@@ -300,7 +300,7 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     if as_html:
         html_report.check_output(out, paths)
     else:
-        chart.check_output(out)
+        chart.check_output(out, paths)
     doc, notes = show(paths)
     if highlight and not isinstance(doc, ProfileResults):
         known = [k.name for k in doc.kernels]
@@ -535,7 +535,7 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
     `chart_out` the speedup chart drawn there. Raises UsageError for an unreadable file, files of
     different problems (unless `force`), no kernel in common, or a bad chart path."""
     if chart_out is not None:
-        chart.check_output(chart_out)
+        chart.check_output(chart_out, [before, after])
     result = compare_results(store.load(before), store.load(after), force)
     if chart_out is not None:
         compare_chart.draw(result, chart_out, Path(before).name, Path(after).name)

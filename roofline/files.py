@@ -49,6 +49,20 @@ def check_writable(path: Path) -> Path:
     return path
 
 
+def check_not_input(out: Path, inputs, what: str = "the results files read") -> None:
+    """Refuse an output that is one of `inputs` (the same file by path or, where both exist, by
+    device and inode: a link to it too), so that writing never replaces what was read. Raises
+    UsageError."""
+    target = Path(out)
+    for p in inputs:
+        p = Path(p)
+        same = target.resolve() == p.resolve()
+        if not same and target.exists() and p.exists():
+            same = os.path.samefile(target, p)
+        if same:
+            raise UsageError(f"--out {out} is one of {what}; write to another name")
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

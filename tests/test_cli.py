@@ -297,3 +297,18 @@ def test_show_says_a_sweep_file_holds_every_size():
 def test_a_thread_tile_that_does_not_divide_the_block_tile_is_refused_in_the_listing():
     assert_usage_error(invoke("kernels", "--autotuned-tile", "1,2,3,4,5", "--gpu", "h200", "--model-only"),
                        "autotuned: TM = 4 does not divide BM = 1")
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg", "pdf"])
+def test_a_chart_never_replaces_the_results_it_reads(tmp_path, suffix):
+    results = tmp_path / f"r.{suffix}"
+    results.write_bytes((REPO / "plots" / "results-h200.json").read_bytes())
+    link = tmp_path / f"link.{suffix}"
+    link.symlink_to(results)
+    for out in (results, link):
+        assert_usage_error(invoke("plot", "--results", str(results), "--out", str(out)),
+                           "is one of the results files read")
+    before = tmp_path / "before.json"
+    before.write_bytes(results.read_bytes())
+    assert_usage_error(invoke("compare", str(before), str(results), "--out", str(results)), "is one of")
+    assert results.read_bytes() == (REPO / "plots" / "results-h200.json").read_bytes()

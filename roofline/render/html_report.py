@@ -85,10 +85,7 @@ def check_output(out: Path, inputs: list[Path]) -> Path:
     (`files.check_writable`), not one of the `inputs` (the results files it is drawn from), and
     Plotly installed. Raises UsageError for the first two, RunError for the last."""
     files.check_writable(out)
-    target = Path(out).resolve()
-    for p in inputs:
-        if Path(p).resolve() == target:
-            raise UsageError(f"--out {out} is one of the results files read; give the report another name")
+    files.check_not_input(out, inputs)
     require_plotly()
     return Path(out)
 
