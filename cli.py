@@ -201,6 +201,9 @@ def _console(err: bool = False):
         def print(self, *objects, **options):
             super().print(*(plain(o) if self.options.ascii_only else o for o in objects), **options)
 
+        def on_broken_pipe(self) -> None:  # the reader left: as `main` ends it
+            raise BrokenPipeError
+
     stream = sys.stderr if err else sys.stdout
     columns = os.environ.get("COLUMNS", "")
     width = int(columns) if columns.isascii() and columns.isdigit() and int(columns) >= 40 else None if stream.isatty() else 200
@@ -759,14 +762,25 @@ def schema(
 def main() -> None:
     """Console-script entry point: standard output and error write what their encoding cannot
     hold in ASCII (`render.text.PLAIN_ERRORS`: never a UnicodeEncodeError), and Ctrl-C at any point ends with one
-    line and exit code 130."""
+    line and exit code 130; a reader that leaves early (`| head`) ends it quietly with 0, an output
+    that cannot be written (a full disk) with one line and 1."""
     try:
         for stream in (sys.stdout, sys.stderr):
             if hasattr(stream, "reconfigure"):
                 stream.reconfigure(errors=PLAIN_ERRORS)
-        app()
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # a write that fails fails here, not in the interpreter's exit
     except KeyboardInterrupt:
         _interrupted()
+    except BrokenPipeError:  # the reader left (`| head`): what it read is all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except OSError as exc:  # e.g. standard output on a full disk
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = f" ({exc.filename})" if exc.filename else " (standard output)"
+        _fail(f"cannot write{where}: {exc.strerror or exc}", 1)
 
 
 if __name__ == "__main__":

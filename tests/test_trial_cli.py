@@ -305,3 +305,24 @@ def test_help_reads_naturally():
     for roof in ("FP64", "FP32", "FP16/BF16 on the CUDA cores", "TF32", "FP8", "INT8", "DRAM, L2, L1/shared"):
         assert roof in device
     assert "DRAM, L2, shared memory, FP32, tensor-core FP16" in device
+
+
+def _cli_env():
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), COLUMNS="80")
+
+
+def test_a_reader_that_leaves_early_ends_it_quietly():
+    child = subprocess.Popen([sys.executable, "-m", "cli", "show", "--results", "plots/profile-h200-transformer.json"],
+                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_cli_env())
+    assert child.stdout.readline().startswith(b"NVIDIA H200: 65 kernels")
+    child.stdout.close()  # as `| head -1` does
+    assert (child.wait(timeout=60), child.stderr.read()) == (0, b"")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_an_output_that_cannot_be_written_is_one_line():
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([sys.executable, "-m", "cli", "show", "--results", "plots/results-h200.json"],
+                             cwd=REPO, stdout=full, stderr=subprocess.PIPE, text=True, env=_cli_env())
+    assert (out.returncode, out.stderr) == (1, "roofline: error: cannot write (standard output): "
+                                               "No space left on device\n")
