@@ -87,6 +87,7 @@ _CPP_KEYWORDS = frozenset(
     "template this thread_local throw true try typedef typeid typename union unsigned using virtual void "
     "volatile wchar_t while".split())
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_RESERVED = re.compile(r"__|_[A-Z]")  # reserved to the implementation (C++ [lex.name]): __global__, _Float16
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,10 @@ def new(path: Path, force: bool = False, name: str | None = None) -> Starter:
     if derived and kernel in _CPP_KEYWORDS:
         raise UsageError(f"{shown_path(path)}: the kernel would be named {kernel!r} after the file, a C++ keyword; "
                          "choose another name with --name NAME")
-    if not _C_IDENTIFIER.fullmatch(kernel) or kernel in _CPP_KEYWORDS:
+    if not _C_IDENTIFIER.fullmatch(kernel) or kernel in _CPP_KEYWORDS or _RESERVED.match(kernel):
         raise UsageError(f"--name {kernel!r}: the kernel's name must be a C identifier (at most 64 letters, "
-                         "digits and '_', not starting with a digit) and no C++ keyword")
+                         "digits and '_', not starting with a digit), no C++ keyword, and not start with '__' "
+                         "or '_' and a capital (names the compiler reserves, such as __global__)")
     check_name(kernel, shown_path(path) if derived else f"--name {kernel}", remedy="with --name NAME")
     text = re.sub(r"\bmy_sgemm\b", kernel, source("starter.cu"))
     text = text.replace("THIS_FILE.cu", shlex.quote(shown_path(path.name)))

@@ -326,3 +326,18 @@ def test_an_output_that_cannot_be_written_is_one_line():
                              cwd=REPO, stdout=full, stderr=subprocess.PIPE, text=True, env=_cli_env())
     assert (out.returncode, out.stderr) == (1, "roofline: error: cannot write (standard output): "
                                                "No space left on device\n")
+
+
+@pytest.mark.parametrize("name", ["__global__", "_Float16", "__x"])
+def test_new_refuses_names_the_compiler_reserves(tmp_path, name):
+    r = invoke("new", str(tmp_path / "x.cu"), "--name", name)
+    assert r.exit_code == 2 and "names the compiler reserves" in r.stderr and not (tmp_path / "x.cu").exists()
+
+
+def test_a_kernel_whose_file_name_is_not_utf8_compiles(tmp_path):
+    path = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xff.cu"))
+    assert invoke("new", str(path)).exit_code == 0
+    r = invoke("kernels", "--source", str(path), "--arch", "sm_90", "--json")
+    assert r.exit_code == 0, r.stderr
+    row = json.loads(r.stdout)["kernels"][-1]
+    assert row["name"] == "bad_" and row["registers"] > 0
