@@ -259,6 +259,14 @@ def test_pascal_era_metric_names_and_two_decimals():
     assert ncu.number("1,759,000.00") == 1_759_000 and ncu.number("32.00; 32.00") is None
 
 
+def test_blackwell_dram_bytes_by_operation():
+    # as an RTX 5070 (gb202) report gave them: dram__bytes_op_read.sum + dram__bytes_op_write.sum
+    r = read({"gpu__time_duration.sum": 292_928.0, "dram__bytes_op_read.sum": 134_221_568.0,
+              "dram__bytes_op_write.sum": 43_631_104.0}, {})
+    assert r.value("dram") == 134_221_568 + 43_631_104 and "dram" not in r.missing
+    assert r.quantities["dram"].source == "dram__bytes_op_read.sum + dram__bytes_op_write.sum"
+
+
 @pytest.mark.parametrize("unit, scale", [
     ("Mbyte", 1e6), ("Kbyte/cycle", 1e3), ("us", 1e3), ("usecond", 1e3), ("msecond", 1e6), ("second", 1e9),
     ("Ghz", 1e9), ("hz", 1.0), ("cycle/nsecond", 1e9), ("cycle/usecond", 1e6), ("Tbyte/s", 1e12),

@@ -23,7 +23,8 @@ counters and their stand-ins, in order of preference:
                 spelling ncu uses; the most aggregated spelling present is taken, the finer ones
                 summed where it is absent (never the two together), and never instruction counts
                 times a constant
-    dram        dram__bytes.sum; dram__bytes_read.sum + dram__bytes_write.sum; sectors x 32
+    dram        dram__bytes.sum; dram__bytes_read.sum + dram__bytes_write.sum (or _op_read + _op_write);
+                sectors x 32
     l2          lts__t_bytes.sum; lts__t_sectors.sum x 32
     l1          l1tex__t_bytes.sum; l1tex__t_sectors.sum x 32; the global and local load/store/atomic
                 sectors of the LSU pipe summed x 32 (what --set full holds)
@@ -346,6 +347,7 @@ def _tensor(m: _Metrics, r: Reading) -> None:
 
 BYTE_OPTIONS = {  # per level, the counters that give its bytes, best first: (names added up, bytes per unit)
     "dram": ([BYTES["dram"]], 1), "dram_rw": (["dram__bytes_read.sum", "dram__bytes_write.sum"], 1),
+    "dram_op": (["dram__bytes_op_read.sum", "dram__bytes_op_write.sum"], 1),  # as gb202 (sm_120) spells them
     "dram_old": (["dram__read_bytes", "dram__write_bytes"], 1), "dram_sectors": (["dram__sectors.sum"], SECTOR_BYTES),
     "dram_sectors_rw": (["dram__sectors_read.sum", "dram__sectors_write.sum"], SECTOR_BYTES),
     "l2": ([BYTES["l2"]], 1), "l2_sectors": (["lts__t_sectors.sum"], SECTOR_BYTES),
