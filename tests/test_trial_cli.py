@@ -341,3 +341,15 @@ def test_a_kernel_whose_file_name_is_not_utf8_compiles(tmp_path):
     assert r.exit_code == 0, r.stderr
     row = json.loads(r.stdout)["kernels"][-1]
     assert row["name"] == "bad_" and row["registers"] > 0
+
+
+def test_a_profile_of_one_kernel_says_kernel(tmp_path):
+    doc = json.loads((REPO / "plots" / "profile-h200-transformer.json").read_text())
+    k = doc["kernels"][0]
+    doc["kernels"], k["time_share"] = [k], 1.0
+    doc["total_time_ms"], doc["launches_profiled"] = k["time_ms"], k["launches"]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(doc))
+    r = invoke("show", "--results", str(path))
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith(f"NVIDIA H200: 1 kernel by GPU time, {k['launches']} launches,")

@@ -549,8 +549,9 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
                      occ, profile_verdict(v, k.occupancy, k.achieved_occupancy, blocks, doc.device.sm_count,
                                           uncounted, k.clock_mhz, doc.nominal_clock_mhz(b.level) if b else None,
                                           nominal_times)])
-    shown = f"top {len(kernels)} of {len(doc.kernels)}" if len(kernels) < len(doc.kernels) else f"{len(kernels)}"
-    title = (f"{doc.device.name}: {shown} kernels by GPU time, {plural(doc.launches_profiled, 'launch', 'launches')}, "
+    shown = f"top {len(kernels)} of {len(doc.kernels)} kernels" if len(kernels) < len(doc.kernels) \
+        else plural(len(kernels), "kernel")
+    title = (f"{doc.device.name}: {shown} by GPU time, {plural(doc.launches_profiled, 'launch', 'launches')}, "
              f"{doc.total_time_ms:,.3f} ms profiled")
     return _fit(title, ("kernel", "left"), columns, rows, width) + missing_tables(doc, width)
 
