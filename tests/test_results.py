@@ -431,3 +431,13 @@ def test_a_kernel_without_shared_memory_on_turing_loads_and_shows(tmp_path):
     r = CliRunner().invoke(app, ["show", "--results", str(path)], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert "100% regs+warps" in r.stdout.split("naive", 1)[1].split("\n", 1)[0]
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\x1b"])
+def test_a_kernel_name_that_would_garble_a_terminal_is_refused(tmp_path, char):
+    doc = json.loads((FIXTURES / "results-h200.json").read_text())
+    doc["kernels"][0]["name"] = f"naive{char}evil"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    r = CliRunner().invoke(app, ["show", "--results", str(path)])
+    assert r.exit_code == 2 and "kernels[0].name" in r.stderr and r.stderr.count("\n") == 1

@@ -31,7 +31,7 @@ from ..model.traffic import CountedTraffic
 from ..model.units import Count, Millis
 from ..model.waves import Waves, waves_of
 from .checks import check_device, check_occupancy
-from .schema import SCHEMA, _Model
+from .schema import PRINTABLE, SCHEMA, _Model
 
 Precision = Literal[PRECISION_NAMES + (NO_PRECISION, UNKNOWN_PRECISION)]  # type: ignore[valid-type]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
@@ -43,7 +43,7 @@ WORK = {"fp64": ("fp64",), "fp32": ("fp32",), "fp16": ("fp16",), "tensor": TENSO
 class ProfiledKernel(_Model):
     """One kernel at one configuration, its launches summed."""
 
-    name: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1, pattern=PRINTABLE)]
     demangled: str
     launches: Annotated[int, Field(ge=1)]
     time_ms: Millis

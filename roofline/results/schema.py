@@ -43,7 +43,10 @@ from ..model.waves import Waves, waves_of
 from .checks import agree, check_device, check_occupancy, check_waves, shown
 
 SCHEMA = 3
-Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
+# no control characters, nor the invisible format ones (bidirectional overrides, zero widths)
+# that would reorder or hide a line of a table on a terminal
+PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+$"
+Name = Annotated[str, Field(min_length=1, max_length=64, pattern=PRINTABLE)]
 TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant", "user", "shape"]
 
 
