@@ -441,3 +441,13 @@ def test_a_kernel_name_that_would_garble_a_terminal_is_refused(tmp_path, char):
     path.write_text(json.dumps(doc))
     r = CliRunner().invoke(app, ["show", "--results", str(path)])
     assert r.exit_code == 2 and "kernels[0].name" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_time_that_is_not_the_median_of_its_samples_is_refused(tmp_path):
+    doc = json.loads((PLOTS / "results-h200.json").read_text())
+    doc["kernels"][2]["timing"]["samples_ms"] = [1.0] * len(doc["kernels"][2]["timing"]["samples_ms"])
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    r = CliRunner().invoke(app, ["show", "--results", str(path)])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    assert "kernels[2].time_ms: 14.4 disagrees with the 1 timing.samples_ms (their median) give" in r.stderr

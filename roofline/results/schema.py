@@ -214,6 +214,7 @@ class Results(_Model):
         peak = dev.peak_fp32_gflops
         flops = self.problem.problem.flops
         _rate("reference", ref.gflops, ref.time_ms, flops, peak)
+        _check_samples("reference", ref.time_ms, ref.timing)
         seen = set()
         for i, k in enumerate(self.kernels):
             where = f"kernels[{i}]"
@@ -224,6 +225,7 @@ class Results(_Model):
             _check_kernel(where, k, flops, dev)
             if k.timed:
                 _rate(where, k.gflops, k.time_ms, flops, peak)
+                _check_samples(where, k.time_ms, k.timing)
                 if k.pct_of_reference is not None:
                     agree(f"{where}.pct_of_reference", k.pct_of_reference, 100 * ref.time_ms / k.time_ms)
             if k.waves is not None:
@@ -280,6 +282,12 @@ def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: 
                          f"of {shown(peak)} GFLOP/s, which no kernel can reach; the file looks corrupt")
     if time_ms is not None:
         agree(f"{where}.gflops", gflops, gflops_of(flops, time_ms))
+
+
+def _check_samples(where: str, time_ms: float | None, timing: Timing | None) -> None:
+    """A recorded time is the median of its recorded samples (`Timing.median_ms`)."""
+    if time_ms is not None and timing is not None:
+        agree(f"{where}.time_ms", time_ms, timing.median_ms, "timing.samples_ms (their median)")
 
 
 def _check_device(dev: DeviceSpec) -> None:
