@@ -318,6 +318,10 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
             raise UsageError(f"{paths[0]} is a profile of a program, which has no size sweep; drop --kind sweep")
         if measured:
             notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
+        if not any(k.intensity(level) for k in doc.kernels for level in ("dram", "l2", "l1")):
+            notes.append(f"no kernel can be placed on the roofline: the report holds no operations, or no bytes, "
+                         f"for any of them; roofline show --results {shown_path(paths[0])} lists what is missing "
+                         "and the ncu option that collects it")
         if as_html:
             html_report.write(doc, out, paths, notes=notes)
         else:

@@ -225,3 +225,16 @@ def test_a_sweep_says_where_the_tail_binds(tmp_path):
     assert "what binds each size" in shown and "tail FP32" in shown
     svg = sweep_chart.draw(doc, tmp_path / "s.svg").read_text()
     assert "hollow: tail-bound size" in svg
+
+
+def test_a_profile_without_bytes_is_drawn_with_a_note(tmp_path):
+    # operations counted, bytes not: no intensity to place a kernel at; drawn, and said so
+    doc = json.loads((FIXTURES.parent.parent / "plots" / "profile-h200-transformer.json").read_text())
+    for k in doc["kernels"]:
+        k["bytes"] = {}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    r = CliRunner().invoke(app, ["plot", "--results", str(path), "--out", str(tmp_path / "p.svg")])
+    assert r.exit_code == 0, r.output
+    assert "no kernel can be placed on the roofline" in r.stderr
+    assert "no bytes in the report at any level: #1, #2, #3" in (tmp_path / "p.svg").read_text()

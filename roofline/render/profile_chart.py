@@ -114,6 +114,8 @@ def render(doc: ProfileResults, top: int = TOP):
             continue
         area = max(25.0, total_area * k.time_share)
         xy = [(k.intensity(level), k.gflops, marker) for level, marker, _ in LEVEL_MARKERS if k.intensity(level)]
+        if not xy:  # work counted, but no bytes at any level: no intensity to place it at
+            continue
         ax.plot([p[0] for p in xy], [p[1] for p in xy], color=color, lw=0.8, alpha=0.7)
         for x, y, marker in xy:
             ax.scatter([x], [y], s=area, marker=marker, color=color, edgecolors="black", linewidths=0.5, zorder=3)
@@ -142,8 +144,11 @@ def render(doc: ProfileResults, top: int = TOP):
                       f"\n{command[:110]}"), fontsize=9, loc="left")
     moving = [str(i + 1) for i, k in enumerate(kernels) if k.precision == "none"]
     unknown = [str(i + 1) for i, k in enumerate(kernels) if k.precision == "unknown"]
+    no_bytes = [str(i + 1) for i, k in enumerate(kernels) if k.precision not in ("none", "unknown")
+                and k.dominant is not None and k.gflops and not any(k.intensity(lv) for lv, _, _ in LEVEL_MARKERS)]
     notes = ([f"no floating-point work (bandwidth only, right): #{', #'.join(moving)}"] if moving else []) + \
-        ([f"its operations not in the report: #{', #'.join(unknown)}"] if unknown else [])
+        ([f"its operations not in the report: #{', #'.join(unknown)}"] if unknown else []) + \
+        ([f"no bytes in the report at any level: #{', #'.join(no_bytes)}"] if no_bytes else [])
     if notes:
         fig.text(0.05, 0.008, "not drawn on the roofline: " + "; ".join(notes), fontsize=7, color="0.3", va="bottom")
 
