@@ -12,7 +12,11 @@ import sys
 
 
 def _interrupted() -> None:
-    """Ctrl-C: one line and exit code 130 (128 + SIGINT), as a shell reports it."""
+    """Ctrl-C: one line and exit code 130 (128 + SIGINT), as a shell reports it; a second Ctrl-C
+    while it ends changes nothing."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         sys.stderr.write("roofline: interrupted\n")
         sys.stderr.flush()
