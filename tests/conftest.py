@@ -22,10 +22,17 @@ from roofline.model.traffic import TrafficModel
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+# modules of long tests (the ladder compiled for each target, charts drawn), started first so that
+# the processes end together rather than one finishing them alone
+LONG_FIRST = {"test_offline", "test_user", "test_chart_layout", "test_html_report"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`--dist loadgroup`), every GPU test runs in one worker: two workers
-    never time kernels on one GPU at once. Without a GPU, the GPU tests skip."""
+    """The long modules first (LONG_FIRST); under pytest-xdist (`--dist loadgroup`) every GPU test
+    in one worker: two workers never time kernels on one GPU at once. Without a GPU, the GPU
+    tests skip."""
+    items.sort(key=lambda item: item.module.__name__ not in LONG_FIRST)  # stable: the long ones start first
     have_gpu = gpu_available()
     skip = pytest.mark.skip(reason="no CUDA GPU with a working driver")
     for item in items:
