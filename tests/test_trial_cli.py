@@ -192,6 +192,7 @@ def test_ctrl_c_sent_early_to_the_process():
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                              env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
     assert child.stdout.readline() == "up\n"
+    time.sleep(0.05)  # into cli's code, whose imports take about a second
     deadline = time.monotonic() + 20
     while child.poll() is None and time.monotonic() < deadline:  # again, should a library's bare
         child.send_signal(signal.SIGINT)                         # `except:` swallow one
