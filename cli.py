@@ -41,7 +41,8 @@ try:  # Ctrl-C during the imports (half a second) ends as quietly as later
     from roofline.errors import RunError, UsageError
     from roofline.progress import Progress
     from roofline.model.problem import Problem
-    from roofline.render.text import PLAIN_ERRORS, shown_path
+    from roofline.files import shown_path
+    from roofline.render.text import PLAIN_ERRORS
     from roofline.results.schema import SCHEMA
 except KeyboardInterrupt:
     _interrupted()
@@ -727,7 +728,7 @@ def new(
     shown = shown_path(done.path)
     how = " (from the file name; --name NAME sets another)" if done.derived and done.name != done.path.stem else ""
     _echo(f"wrote {shown}: kernel {done.name}{how}; run it beside the ladder with: "
-               f"roofline run --source {shlex.quote(shown)} --all")
+          f"roofline run --source {shlex.quote(shown)} --all")
 
 
 @app.command(short_help="Compare two results files, kernel by kernel.")

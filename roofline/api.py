@@ -38,7 +38,7 @@ from .model.units import plural
 from .model.waves import Waves, waves_of
 from .progress import Progress
 from .render import chart, compare_chart, html_report, occupancy_chart, profile_chart, roofline_chart, sweep_chart
-from .render.text import chosen_tile, shown_path
+from .render.text import chosen_tile
 from .results import convert, store
 from .results.compare import Comparison
 from .results.compare import compare as compare_results
@@ -123,15 +123,15 @@ def new(path: Path, force: bool = False, name: str | None = None) -> Starter:
     derived = name is None
     kernel = kernel_identifier(path.stem) if derived else name
     if derived and kernel in _CPP_KEYWORDS:
-        raise UsageError(f"{shown_path(path)}: the kernel would be named {kernel!r} after the file, a C++ keyword; "
+        raise UsageError(f"{files.shown_path(path)}: the kernel would be named {kernel!r} after the file, a C++ keyword; "
                          "choose another name with --name NAME")
     if not _C_IDENTIFIER.fullmatch(kernel) or kernel in _CPP_KEYWORDS or _RESERVED.match(kernel):
         raise UsageError(f"--name {kernel!r}: the kernel's name must be a C identifier (at most 64 letters, "
                          "digits and '_', not starting with a digit), no C++ keyword, and not start with '__' "
                          "or '_' and a capital (names the compiler reserves, such as __global__)")
-    check_name(kernel, shown_path(path) if derived else f"--name {kernel}", remedy="with --name NAME")
+    check_name(kernel, files.shown_path(path) if derived else f"--name {kernel}", remedy="with --name NAME")
     text = re.sub(r"\bmy_sgemm\b", kernel, source("starter.cu"))
-    text = text.replace("THIS_FILE.cu", shlex.quote(shown_path(path.name)))
+    text = text.replace("THIS_FILE.cu", shlex.quote(files.shown_path(path.name)))
     if kernel != path.stem:  # the table name defaults to the file's: say it where they differ
         text = text.replace("// roofline thread-tile: 1x1\n", f"// roofline thread-tile: 1x1\n// roofline name: {kernel}\n", 1)
     files.write_atomic(path, lambda tmp: Path(tmp).write_text(text))
@@ -320,7 +320,7 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
             notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
         if not any(k.intensity(level) for k in doc.kernels for level in ("dram", "l2", "l1")):
             notes.append(f"no kernel can be placed on the roofline: the report holds no operations, or no bytes, "
-                         f"for any of them; roofline show --results {shown_path(paths[0])} lists what is missing "
+                         f"for any of them; roofline show --results {files.shown_path(paths[0])} lists what is missing "
                          "and the ncu option that collects it")
         if as_html:
             html_report.write(doc, out, paths, notes=notes)

@@ -49,6 +49,12 @@ def check_writable(path: Path) -> Path:
     return path
 
 
+def shown_path(path) -> str:
+    """A path as text that any output, and NVRTC, can take: a byte of its name that is not valid
+    UTF-8 (a surrogate escape, as Python reads such names) written as '\\xe9'."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def check_not_input(out: Path, inputs, what: str = "the results files read") -> None:
     """Refuse an output that is one of `inputs` (the same file by path or, where both exist, by
     device and inode: a link to it too), so that writing never replaces what was read. Raises

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..files import shown_path
 from ..model.launch import GridExpression, parse_block, parse_sizes
 from ..model.problem import Problem
 from ..model.traffic import ModelFigures, TrafficModel
@@ -125,7 +126,7 @@ class UserKernel:
     def source_name(self) -> str:
         """The file compiler messages name: the path as the user's file system knows it, bytes
         that are not UTF-8 (which NVRTC cannot take) written as '\\xff'."""
-        return _utf8(str(self.path))
+        return shown_path(self.path)
 
     def source_text(self) -> str:
         """The file's text. Raises UsageError when it cannot be read."""
@@ -134,7 +135,7 @@ class UserKernel:
     @property
     def compile_options(self) -> tuple[str, ...]:
         """NVRTC options besides the target: C++17 and the file's folder for its own includes."""
-        return ("-std=c++17", f"-I{_utf8(str(self.path.parent))}")
+        return ("-std=c++17", f"-I{shown_path(self.path.parent)}")
 
     @property
     def model(self) -> TrafficModel | None:
@@ -278,7 +279,3 @@ def from_argument(text: str) -> "UserKernel | KernelSpec":
     """The kernel `to_argument` named. Raises UsageError when it names none."""
     return from_description(json.loads(text)) if text.startswith("{") else from_expression(text)
 
-
-def _utf8(text: str) -> str:
-    """`text` (a path from the file system) with the bytes that are not UTF-8 written as '\\xff'."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

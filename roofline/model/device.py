@@ -18,7 +18,7 @@ from .arch import ArchLimits, limits_for_cc, parse_arch
 from .peaks import PRECISIONS, Peak, compute_peaks, memory_peaks
 from .presets import find_preset, preset_names
 from .roofs import COMPUTE_LEVEL, OVER_PEAK, Roofs, dram_gbps, fp32_gflops, smem_gbps
-from .units import Rate
+from .units import Rate, figure
 
 # Relative difference allowed between a device figure a file records and the one its other
 # figures give: files written by roofline agree to the last digit; this leaves room for a figure
@@ -106,7 +106,7 @@ class DeviceSpec:
 
         def agree(key: str, stored: float, derived: float, how: str) -> None:
             if abs(stored - derived) > ROUNDING * abs(derived):
-                out.append((key, f"{_shown(stored)}, but {how} give {_shown(derived)}"))
+                out.append((key, f"{figure(stored)}, but {how} give {figure(derived)}"))
 
         if self.limits is not None and self.limits.compute_capability != self.compute_capability:
             out.append(("limits.compute_capability", f"{self.limits.compute_capability!r}, but the device's is "
@@ -143,7 +143,7 @@ class DeviceSpec:
                      for k, v in (self.measured_peaks_gflops or {}).items()]
         for key, found, peak, what in ceilings:
             if found is not None and peak and found > OVER_PEAK * peak:
-                out.append((key, f"{_shown(found)} is {found / peak:.3g}x its {what} of {_shown(peak)}, more than "
+                out.append((key, f"{figure(found)} is {found / peak:.3g}x its {what} of {figure(peak)}, more than "
                                  "anything sustains"))
         return out
 
@@ -246,10 +246,6 @@ def from_preset(name: str) -> DeviceSpec:
                             fp32_cores=p.fp32_cores, sm_clock_mhz=p.boost_clock_mhz, source=f"preset: {p.source}",
                             datasheet_dram_gbps=p.dram_gbps, memory_bytes=p.memory_bytes,
                             tensor_clock_mhz=p.tensor_clock_mhz, l2_bytes=p.l2_bytes)
-
-
-def _shown(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def named_limits(gpu: str | None, arch: str | None) -> ArchLimits | None:

@@ -58,6 +58,12 @@ Millis = Annotated[float, Gt(0), Le(1e9)]               # a duration in ms
 Size = Annotated[int, Ge(1), Le(2**31)]                 # a matrix dimension
 
 
+def figure(x: float) -> str:
+    """A figure as tables and messages show it: thousands separators from 100 up ('66,908'),
+    three significant digits below ('13.9')."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 warp', '8 warps'; `many` for a plural that is not word + 's' ('launches')."""
     return f"{n:,} {word if n == 1 else many or word + 's'}"

@@ -35,12 +35,11 @@ from pathlib import Path
 from .. import files
 from ..errors import RunError, UsageError
 from ..model.roofs import COMPUTE_LEVEL, Roof, intensities, ridge_point
-from ..model.units import plural
+from ..model.units import figure, plural
 from ..results.profile import ProfiledKernel, ProfileResults
 from ..results.schema import Results
 from .text import (
     bound_by_size,
-    figure,
     l2_note,
     limiters,
     middle_cut,

@@ -28,8 +28,8 @@ from ..errors import UsageError
 from ..model.roofs import COMPUTE_LEVEL
 from ..results.profile import ProfileResults
 from .chart import Scene, check_output, new_figure, save_atomic, text
-from ..model.units import plural
-from .text import display_names, figure, percent, precision_cell, roof_name
+from ..model.units import figure, plural
+from .text import display_names, percent, precision_cell, roof_name
 
 TOP = 12
 LEVEL_MARKERS = (("dram", "o", "DRAM"), ("l2", "s", "L2"), ("l1", "^", "L1/shared"))

@@ -22,7 +22,7 @@ from ..model.device import DeviceSpec
 from ..model.ncu_metrics import EVERYTHING
 from ..model.occupancy import RESOURCES, Occupancy
 from ..model.peaks import LABELS
-from ..model.units import plural
+from ..model.units import figure, plural
 from ..results.compare import Comparison
 from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
@@ -32,7 +32,6 @@ from .text import (
     bound_by_size,
     chosen_tile,
     display_names,
-    figure,
     l2_note,
     limiters,
     occupancy_cell,

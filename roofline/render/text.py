@@ -23,11 +23,6 @@ def percent(fraction: float, decimals: int = 1) -> str:
     return text[: -(decimals + 1)] if decimals and text.endswith("." + "0" * decimals) else text
 
 
-def figure(x: float) -> str:
-    """Thousands separators for figures of 100 and more, three significant digits below."""
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
-
-
 def limiters(occ: Occupancy, short: bool = False) -> str:
     """The resources that limit an occupancy, joined: 'registers', 'warps+blocks' ('-' for none)."""
     names = [SHORT_LIMITER.get(x, x) if short else x for x in occ.limiters]
@@ -315,10 +310,3 @@ def ascii_text(text: str) -> str:
     """`text` in ASCII, each other character in its ASCII form (`_plain`): 'launch latency 4.2
     µs' -> 'launch latency 4.2 us'."""
     return text.encode("ascii", PLAIN_ERRORS).decode("ascii")
-
-
-def shown_path(path) -> str:
-    """A path as text that any output can hold: a byte that is not valid UTF-8 in its name (a
-    surrogate escape, as Python reads such names) shown as '\\xe9'."""
-    text = str(path)
-    return text.encode("utf-8", PLAIN_ERRORS).decode("utf-8")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..model.device import DeviceSpec
 from ..model.occupancy import RESOURCES, Occupancy
-from ..model.units import cdiv
+from ..model.units import cdiv, figure
 from ..model.waves import Waves
 
 AGREE = 1e-3  # relative: a stored figure against what the others give (roofline writes them unrounded)
@@ -19,15 +19,10 @@ OCCUPANCY_DIGITS = 1e-6  # `Occupancy.to_dict` rounds the fraction to 6 decimals
 CORRUPT = "the file looks hand-edited or corrupt"
 
 
-def shown(x: float) -> str:
-    """A figure as a message shows it: thousands separated from 100 up, else 3 significant digits."""
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
-
-
 def agree(where: str, stored: float, derived: float, how: str = "the file's other figures") -> None:
     """Raise unless `stored` equals `derived` to AGREE (relative); `how` names what gives `derived`."""
     if abs(stored - derived) > AGREE * abs(derived):
-        raise ValueError(f"{where}: {shown(stored)} disagrees with the {shown(derived)} {how} give; {CORRUPT}")
+        raise ValueError(f"{where}: {figure(stored)} disagrees with the {figure(derived)} {how} give; {CORRUPT}")
 
 
 def check_device(dev: DeviceSpec) -> None:

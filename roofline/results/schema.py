@@ -36,11 +36,11 @@ from ..model.problem import Problem
 from ..model.roofs import OVER_PEAK, Verdict, plain_verdict, verdict
 from ..model.timing import Timing
 from ..model.traffic import CountedTraffic, ModelFigures
-from ..model.units import Millis, Rate, Size
+from ..model.units import Millis, Rate, Size, figure
 from ..model.units import gflops as gflops_of
 from ..model.verify import TOLERANCE
 from ..model.waves import Waves, waves_of
-from .checks import agree, check_device, check_occupancy, check_waves, shown
+from .checks import agree, check_device, check_occupancy, check_waves
 
 SCHEMA = 3
 # no control characters, nor the invisible format ones (bidirectional overrides, zero widths)
@@ -279,7 +279,7 @@ def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: 
     over its time."""
     if gflops > OVER_PEAK * peak:
         raise ValueError(f"{where}.gflops: {gflops:,.0f} GFLOP/s is {gflops / peak:,.3g}x the device's FP32 peak "
-                         f"of {shown(peak)} GFLOP/s, which no kernel can reach; the file looks corrupt")
+                         f"of {figure(peak)} GFLOP/s, which no kernel can reach; the file looks corrupt")
     if time_ms is not None:
         agree(f"{where}.gflops", gflops, gflops_of(flops, time_ms))
 
@@ -352,12 +352,12 @@ def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float, sm_coun
             names.add(k.name)
             if k.timed:
                 _rate(f"sweep[{i}].kernels[{j}]", k.gflops, k.time_ms, p.flops, peak)
-            _check_chosen(f"sweep[{i}].kernels[{j}]", k, sm_count, p)
+            _check_chosen(f"sweep[{i}].kernels[{j}]", k, sm_count)
     if sweep and problem not in sizes:
         raise ValueError(f"problem: {problem.text()} is not among the sweep's sizes")
 
 
-def _check_chosen(where: str, k: SweepKernel, sm_count: int, problem: Problem) -> None:
+def _check_chosen(where: str, k: SweepKernel, sm_count: int) -> None:
     """Waves recorded at one size of a sweep come with the tile they were taken at (only a kernel
     that picks its tile by shape records either), on this device's SMs, and agree with their
     blocks and slots (`checks.check_waves`). The tile itself is the file's record: it is not
