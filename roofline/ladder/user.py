@@ -278,4 +278,3 @@ def to_argument(kernel: "UserKernel | KernelSpec") -> str:
 def from_argument(text: str) -> "UserKernel | KernelSpec":
     """The kernel `to_argument` named. Raises UsageError when it names none."""
     return from_description(json.loads(text)) if text.startswith("{") else from_expression(text)
-

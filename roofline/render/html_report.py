@@ -46,7 +46,7 @@ from .text import (
     occupancy_phrase,
     percent,
     precision_cell,
-    profile_verdict,
+    profiled_kernel_verdict,
     roof_name,
     verdict_sentence,
 )
@@ -350,7 +350,7 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
             + [_num(100 * occ.occupancy if occ else None, "{:.1f}"),
                _num(100 * k.achieved_occupancy if k.achieved_occupancy is not None else None, "{:.1f}"),
                (roof_name(b.level) if b else "-", b.level if b else ""), _num(v.times_floor, "{:.2f}"),
-               (_profile_verdict(doc, k), "")])
+               (profiled_kernel_verdict(doc, k), "")])
         report.row_titles.append(k.demangled or k.name)
     not_drawn = [str(i + 1) for i, k in enumerate(doc.kernels) if not any(k is d for d in drawn)]
     if not_drawn:
@@ -366,20 +366,6 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
     return report
 
 
-def _profile_verdict(doc: ProfileResults, k: ProfiledKernel) -> str:
-    """The same verdict line as the profile table's (`render.text.profile_verdict`)."""
-    v = doc.verdict(k)
-    b = v.binding
-    nominal_times = None
-    if b is not None and v.times_floor:
-        nominal = doc.nominal_verdict(k)
-        nominal_times = nominal.times_floor if nominal.binding and nominal.binding.level == b.level else None
-    blocks = k.grid[0] * k.grid[1] * k.grid[2] if k.grid else None
-    return profile_verdict(v, k.occupancy, k.achieved_occupancy, blocks, doc.device.sm_count,
-                           k.uncounted(doc.device), k.clock_mhz, doc.nominal_clock_mhz(b.level) if b else None,
-                           nominal_times)
-
-
 def _profile_hover(doc: ProfileResults, k: ProfiledKernel, i: int, level: str) -> str:
     occ = k.occupancy
     achieved = f", achieved {percent(k.achieved_occupancy)} %" if k.achieved_occupancy is not None else ""
@@ -389,7 +375,7 @@ def _profile_hover(doc: ProfileResults, k: ProfiledKernel, i: int, level: str) -
              f"{percent(k.time_share)} % of GPU time, {plural(k.launches, 'launch', 'launches')}, {k.time_ms:.4g} ms",
              f"{_h(precision_cell(k, doc.device))}: {k.gflops:,.0f} GFLOP/s; this point: {_h(level)}",
              f"intensity (FLOP/B): {_h(ais)}", _h(occupancy)]
-    return "<br>".join(lines + _wrap("verdict: " + _profile_verdict(doc, k)))
+    return "<br>".join(lines + _wrap("verdict: " + profiled_kernel_verdict(doc, k)))
 
 
 # --- shared -------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from .text import (
     occupancy_cell,
     percent,
     precision_cell,
-    profile_verdict,
+    profiled_kernel_verdict,
     roof_name,
     spill_cell,
     spill_phrase,
@@ -529,25 +529,17 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
         v = doc.verdict(k)
         b = v.binding
         bound = f"{roof_name(b.level)} {v.times_floor:.2f}x" if b is not None and v.times_floor else "-"
-        uncounted = k.uncounted(doc.device)
         precision = precision_cell(k, doc.device)
         achieved = f"{percent(k.achieved_occupancy)}" if k.achieved_occupancy is not None else "-"
         occ = (f"-/{achieved}%" if achieved != "-" else "-") if k.occupancy is None else (
             f"{percent(k.occupancy.occupancy)}/{achieved}% {limiters(k.occupancy, short=True)}")
         dram = k.bytes.get("dram")
-        nominal_times = None
-        if b is not None and v.times_floor:
-            nominal = doc.nominal_verdict(k)
-            nominal_times = nominal.times_floor if nominal.binding and nominal.binding.level == b.level else None
-        blocks = k.grid[0] * k.grid[1] * k.grid[2] if k.grid else None
         rows.append([name, f"{percent(k.time_share)}%", f"{k.launches:,}", _launch_shape(k), precision,
                      _si(k.gflops, "FLOP/s" if k.precision != "int8" else "OP/s"),
                      *(f"{x:.3g}" if x else "-" for x in (k.intensity("dram"), k.intensity("l2"), k.intensity("l1"))),
                      f"{dram / (k.time_ms * 1e6):,.0f} GB/s" if dram else "-",
                      f"{k.clock_mhz:,.0f}" if k.clock_mhz else "-", bound,
-                     occ, profile_verdict(v, k.occupancy, k.achieved_occupancy, blocks, doc.device.sm_count,
-                                          uncounted, k.clock_mhz, doc.nominal_clock_mhz(b.level) if b else None,
-                                          nominal_times)])
+                     occ, profiled_kernel_verdict(doc, k, v)])
     shown = f"top {len(kernels)} of {len(doc.kernels)} kernels" if len(kernels) < len(doc.kernels) \
         else plural(len(kernels), "kernel")
     title = (f"{doc.device.name}: {shown} by GPU time, {plural(doc.launches_profiled, 'launch', 'launches')}, "

@@ -216,6 +216,22 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     return f"{far}: latency or instruction issue, not bandwidth"
 
 
+def profiled_kernel_verdict(doc, k, v: Verdict | None = None) -> str:
+    """`profile_verdict` of kernel `k` of profile `doc` (`results.profile.ProfileResults`), with
+    its reading `v` (`doc.verdict(k)`, worked out where not given), its nominal-clock reading, its
+    blocks and what was not counted: the line the profile table and the HTML report both show."""
+    v = v or doc.verdict(k)
+    b = v.binding
+    nominal_times = None
+    if b is not None and v.times_floor:
+        nominal = doc.nominal_verdict(k)
+        nominal_times = nominal.times_floor if nominal.binding and nominal.binding.level == b.level else None
+    blocks = k.grid[0] * k.grid[1] * k.grid[2] if k.grid else None
+    return profile_verdict(v, k.occupancy, k.achieved_occupancy, blocks, doc.device.sm_count,
+                           k.uncounted(doc.device), k.clock_mhz, doc.nominal_clock_mhz(b.level) if b else None,
+                           nominal_times)
+
+
 def tensor_clock_note(tensor_mhz: float | None, max_mhz: float | None) -> str | None:
     """Why tensor-core peaks use another clock than the CUDA cores', or None when they do not."""
     if not tensor_mhz or not max_mhz or abs(tensor_mhz - max_mhz) < 0.5:
