@@ -12,8 +12,9 @@ figures are read from ptxas's report in the program log:
 NVRTC 13 may answer from the CUDA compute cache without running ptxas (and so without the
 report); the package turns that cache off when it loads (`roofline/__init__.py`).
 
-Each kernel compiles in a process of its own, forked from one that loaded NVRTC with address
-randomisation off (`compile_in_fresh_process`), and the figures are kept: in the process, and for
+Each kernel compiles in a process of its own, forked from a server that loaded NVRTC with address
+randomisation off and lives as long as the process that started it (`compile_in_fresh_process`,
+`_ForkServer`), and the figures are kept: in the process, and for
 ladder kernels on disk under ~/.cache/roofline/compiled (or $ROOFLINE_COMPILE_CACHE; 'off' for
 none), keyed on the source text, entry, options, target and compiler.
 
@@ -25,6 +26,7 @@ the empty probe is instantiated, so this costs a parse, not a kernel build.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import json
@@ -174,8 +176,8 @@ def compile_in_fresh_process(specs: list[KernelSpec | UserKernel], arch: str,
     in 1 of 16; a fresh process per kernel with a fixed layout gave the same count every time
     (bench/NOTES.md). One process started with the layout fixed loads NVRTC, then forks one
     child per kernel, each from the same state, so a kernel's figures do not depend on the
-    others in the list or their order; where fork is missing, each kernel gets a process started
-    from scratch."""
+    others in the list or their order (`_ForkServer`: started once, it serves every later call);
+    where fork is missing, each kernel gets a process started from scratch."""
     keys = [_cache_key(spec, arch) if cache else None for spec in specs]
     results: list[KernelResources | RunError | None] = [cached_resources(key) for key in keys]
     todo: dict[str | int, list[int]] = {}  # one compile per program (tile_by_shape is full_tiles' at its tile)
@@ -295,9 +297,9 @@ def _remember(key: str, res: KernelResources, on_disk: bool) -> None:
 
 
 def _compile_forked(specs: list[KernelSpec | UserKernel], arch: str) -> list[KernelResources | RunError]:
-    """Each of `specs` compiled in a child of one process (`_fork_main`) started with the layout
-    fixed. The jobs and the answers pass through files in a temporary folder: job i in `i.job`,
-    its figures or error in `i.json`, its stderr in `i.err`, its exit status in `i.status`."""
+    """Each of `specs` compiled in a child of the fork server (`_fork_server`). The jobs and the
+    answers pass through files in a temporary folder: job i in `i.job`, its figures or error in
+    `i.json`, its stderr in `i.err`, its exit status in `i.status`."""
     if not specs:
         return []
     workers = max(1, os.cpu_count() or 1)
@@ -306,15 +308,81 @@ def _compile_forked(specs: list[KernelSpec | UserKernel], arch: str) -> list[Ker
         folder = Path(tmp)
         for i, spec in enumerate(specs):
             (folder / f"{i}.job").write_text(json.dumps([to_argument(spec), arch]))
-        proc = subprocess.Popen([sys.executable, "-m", "roofline.measure.offline", "--fork", tmp],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        with _server_lock:  # one folder at a time
+            said = _fork_server().run(tmp, limit)
+        return [_answer(folder, i, spec, arch, said) for i, spec in enumerate(specs)]
+
+
+class _ForkServer:
+    """A process started with the layout fixed (`_fixed_address_space`) that has loaded NVRTC
+    and compiled once (`_warm_up`), then, for each folder of jobs named on its stdin, forks a
+    child per job (`_fork_jobs`) and answers `done` on its stdout. One per roofline process,
+    started on the first compile: a listing, a size sweep and a test session pay for the start
+    once. It ends when its stdin closes (this process ended)."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        self.log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace", prefix="roofline-compile-",
+                                          suffix=".err")
+        self.proc = subprocess.Popen([sys.executable, "-m", "roofline.measure.offline", "--serve"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, folder: str, limit: float) -> str:
+        """Have the jobs in `folder` compiled; '' when they were, else why the server gave no
+        answer (it ended, or took longer than `limit` s and was stopped with its children)."""
+        import select
+
+        ready = []
         try:
-            _, stderr = proc.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the children too
-            _, stderr = proc.communicate()
-            stderr = f"no answer within {limit} s"
-        return [_answer(folder, i, spec, arch, stderr) for i, spec in enumerate(specs)]
+            self.proc.stdin.write(os.fsencode(folder) + b"\n")
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], limit)
+            if ready and self.proc.stdout.readline() == b"done\n":
+                return ""
+        except (OSError, ValueError):
+            pass
+        if ready or self.proc.poll() is not None:
+            said = f"the compiling process ended ({self._last_line()})"
+        else:
+            said = f"no answer within {limit} s"
+        self.stop()
+        return said
+
+    def _last_line(self) -> str:
+        self.proc.wait()
+        self.log.seek(0)
+        lines = [ln.strip() for ln in self.log.read().splitlines() if ln.strip()]
+        return lines[-1] if lines else f"exit code {self.proc.returncode}"
+
+    def stop_if_owner(self) -> None:
+        if os.getpid() == self.owner and self.alive():
+            self.stop()
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the children too
+        except OSError:
+            pass
+        self.proc.wait()
+
+
+_server: _ForkServer | None = None
+_server_lock = threading.Lock()
+
+
+def _fork_server() -> _ForkServer:
+    """The fork server of this process (hold `_server_lock`), started anew when there is none,
+    it has ended, or it was started by the process this one was forked from. Stopped, with any
+    child still compiling, when this process exits."""
+    global _server
+    if _server is None or not _server.alive() or _server.owner != os.getpid():
+        _server = _ForkServer()
+        atexit.register(_server.stop_if_owner)
+    return _server
 
 
 def _answer(folder: Path, index: int, spec: KernelSpec | UserKernel, arch: str, stderr: str) -> KernelResources | RunError:
@@ -340,16 +408,28 @@ def _answer(folder: Path, index: int, spec: KernelSpec | UserKernel, arch: str, 
                     f"{read(f'{index}.status') or 'unknown'}): {said[:200]}")
 
 
-def _fork_main(folder: str) -> None:
-    """`python -m roofline.measure.offline --fork FOLDER`: with the layout fixed and NVRTC loaded,
-    fork a child per job file (`_compile_forked`), as many at a time as there are CPUs, each
-    from the same state: nothing read from the jobs before the fork, and what changes here between
-    forks are small objects only."""
+def _serve() -> None:
+    """`python -m roofline.measure.offline --serve`: the fork server (`_ForkServer`). With the
+    layout fixed and NVRTC started, read one folder of jobs per line and fork its children
+    (`_fork_jobs`), each from the same state: nothing read from the jobs before the fork, and what
+    changes here between forks are small objects only."""
     _fixed_address_space()
-    try:
-        nvrtc_version()  # CuPy and NVRTC loaded once, before any fork
-    except RunError:
-        pass  # each child says so
+    _warm_up()  # CuPy and NVRTC loaded and started once, before any fork
+    pending = b""
+    while True:  # the pipe read and written directly: no stream buffers in the state children start from
+        while b"\n" not in pending:
+            more = os.read(0, 4096)
+            if not more:
+                return
+            pending += more
+        line, _, pending = pending.partition(b"\n")
+        _fork_jobs(os.fsdecode(line))
+        os.write(1, b"done\n")
+
+
+def _fork_jobs(folder: str) -> None:
+    """A child per job file of `folder` (`_forked_child`), as many at a time as there are CPUs;
+    returns when every one has ended, its exit status written."""
     workers = max(1, os.cpu_count() or 1)
     children: dict[int, int] = {}
     index = 0
@@ -379,6 +459,7 @@ def _forked_child(folder: str, index: int) -> None:
     try:
         err = os.open(os.path.join(folder, f"{index}.err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(err, 2)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the server's stdout carries its answers alone
         with open(os.path.join(folder, f"{index}.job")) as job:
             kernel, arch = json.load(job)
         try:
@@ -430,13 +511,29 @@ def _fixed_address_space() -> None:
     os.execv(sys.executable, [sys.executable, "-m", "roofline.measure.offline", *sys.argv[1:]])
 
 
+def _warm_up() -> None:
+    """Load NVRTC and compile an empty kernel without ptxas: NVRTC's first compile in a process
+    spends about 0.3 s starting its front end, which a forked child then inherits instead of
+    paying again. Where NVRTC is missing nothing happens here; each compile then says why."""
+    try:
+        nvrtc_version()
+        from cupy_backends.cuda.libs import nvrtc
+
+        arch = f"sm_{max(nvrtc.getSupportedArchs())}"
+        _compile("roofline_warm_up.cu", "warm-up", arch, "__global__ void roofline_warm_up() {}\n",
+                 "roofline_warm_up", ptxas=False)
+    except Exception:
+        pass
+
+
 def _child_main() -> None:
     """`python -m roofline.measure.offline KERNEL ARCH`: print `compile_for`'s figures (or the
-    error) as one JSON line. `... --fork FOLDER`: `_fork_main`."""
-    if sys.argv[1:2] == ["--fork"]:
-        _fork_main(sys.argv[2])
+    error) as one JSON line. `... --serve`: the fork server (`_serve`)."""
+    if sys.argv[1:2] == ["--serve"]:
+        _serve()
         return
     _fixed_address_space()
+    _warm_up()  # the state a forked child starts from
     try:
         answer = asdict(compile_for(from_argument(sys.argv[1]), sys.argv[2]))
     except (RunError, UsageError) as exc:
