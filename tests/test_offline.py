@@ -13,7 +13,33 @@ from roofline.ladder.families import BY_NAME, LADDER, variant
 from roofline.measure import offline
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_120"])
+# Each target's ladder is compiled in parts (its ten quick kernels, then each of the slow ones, about
+# 2 s each), then listed by `kernels --arch`, which finds every kernel compiled (the session's
+# compile cache, tests/conftest.py). A target's tests run in one process, in this order (a group),
+# so that each kernel is compiled once per target and no test waits for a whole ladder. sm_90's
+# group holds test_waves' H200 listing too.
+TARGETS = [pytest.param(arch, marks=pytest.mark.xdist_group(f"ladder_{arch}")) for arch in ("sm_80", "sm_90", "sm_120")]
+PARTS = {"async_copy": ["async_copy"], "full_tiles": ["full_tiles", "tile_by_shape"],  # one program at its tile
+         "split_k": ["split_k"]}
+PARTS = {"the quick ten": [f.name for f in LADDER if not any(f.name in part for part in PARTS.values())], **PARTS}
+
+
+@pytest.mark.parametrize("arch", TARGETS)
+@pytest.mark.parametrize("part", list(PARTS))
+def test_each_ladder_kernel_compiles_for_target_without_spilling(part, arch):
+    names = PARTS[part]
+    for name, res in zip(names, offline.compile_in_fresh_process([BY_NAME[n].spec() for n in names], arch)):
+        assert isinstance(res, offline.KernelResources), res
+        assert res.local_bytes == 0, f"{name} uses {res.local_bytes} bytes of local memory on {arch}"
+        assert 16 <= res.registers <= 255
+
+
+def test_the_parts_are_the_ladder():
+    assert sorted(n for part in PARTS.values() for n in part) == sorted(f.name for f in LADDER)
+    assert len(PARTS["the quick ten"]) == 10
+
+
+@pytest.mark.parametrize("arch", TARGETS)
 def test_kernels_compile_for_target_without_spilling(arch):
     r = CliRunner().invoke(app, ["kernels", "--arch", arch, "--json"])
     assert r.exit_code == 0, r.output
@@ -172,3 +198,26 @@ def test_a_compile_that_ends_without_an_answer_says_how(tmp_path):
     assert str(err) == "naive for sm_90: the compiling process failed (exit code -9): ptxas: out of memory"
     err = offline._answer(tmp_path, 4, BY_NAME["naive"].spec(), "sm_90", "Traceback ...\nImportError: no cupy\n")
     assert str(err) == "naive for sm_90: the compiling process failed (exit code unknown): ImportError: no cupy"
+
+
+def test_one_fork_server_serves_every_compile_and_one_that_ended_is_replaced():
+    naive = BY_NAME["naive"].spec()
+    (first,) = offline.compile_in_fresh_process([naive], "sm_90", cache=False)
+    server = offline._server
+    (again,) = offline.compile_in_fresh_process([naive], "sm_90", cache=False)
+    assert offline._server is server and again == first
+    server.stop()
+    (third,) = offline.compile_in_fresh_process([naive], "sm_90", cache=False)
+    assert offline._server is not server and third == first
+
+
+def test_a_fork_server_that_ends_or_takes_too_long_is_stopped_and_says_so(tmp_path):
+    from roofline.ladder.user import to_argument
+
+    (tmp_path / "0.job").write_text(json.dumps([to_argument(BY_NAME["split_k"].spec()), "sm_90"]))
+    slow = offline._ForkServer()
+    assert slow.run(str(tmp_path), 0.05) == "no answer within 0.05 s" and not slow.alive()
+    ended = offline._ForkServer()
+    ended.proc.kill()
+    ended.proc.wait()
+    assert ended.run(str(tmp_path), 5) == "the compiling process ended (exit code -9)"
