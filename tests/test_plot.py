@@ -108,8 +108,10 @@ def test_an_inherited_matplotlib_backend_is_ignored(tmp_path, monkeypatch):
     import subprocess
     import sys
 
-    code = ("from roofline.render import roofline_chart\nfrom roofline.results import store\n"
-            f"roofline_chart.draw(store.load({str(FIXTURES / 'results-h200.json')!r}), {str(tmp_path / 'c.png')!r})\n"
+    # every chart is drawn on a figure from chart.new_figure; the occupancy chart is the quickest
+    code = ("from roofline.model.arch import parse_arch\nfrom roofline.model.occupancy import calculate\n"
+            "from roofline.render import occupancy_chart\nsm = parse_arch('sm_90')\n"
+            f"occupancy_chart.draw(sm, calculate(sm, 93, 256, 0, 0), {str(tmp_path / 'c.png')!r})\n"
             "import os; print(os.environ['MPLBACKEND'])\n")
     env = dict(__import__("os").environ, MPLBACKEND="module://matplotlib_inline.backend_inline")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
