@@ -39,7 +39,9 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import RunError, UsageError
@@ -243,6 +245,7 @@ def unit_scale(unit: str) -> float | None:
 _COMMA_DECIMAL = re.compile(r"[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?|[-+]?\d+,(\d{1,2}|\d{4,})|[-+]?\d{1,3}(\.\d{3})+,\d+")
 _DOT_DECIMAL = re.compile(r"[-+]?\d{1,3}(,\d{3}){2,}(\.\d+)?|[-+]?\d+\.(\d{1,2}|\d{4,})|[-+]?\d{1,3}(,\d{3})+\.\d+")
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_PLAIN = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")  # a number as Python writes it, no separator
 
 
 def decimal_mark(cells) -> str:
@@ -250,14 +253,13 @@ def decimal_mark(cells) -> str:
     unambiguous ('65,77' and '27.595.520' read only with a decimal comma; '342.75', '0.000000' and
     '1,234.5' only with a point); a point when none tells."""
     comma = dot = 0
-    for c in cells:
-        c = c.strip()
+    for c, times in Counter(c.strip() for c in cells).items():  # each distinct cell read once
         if len(c) > 40 or not c[:1].isdigit() and c[:1] not in "-+":
             continue
         if _COMMA_DECIMAL.fullmatch(c):
-            comma += 1
+            comma += times
         elif _DOT_DECIMAL.fullmatch(c):
-            dot += 1
+            dot += times
     return "," if comma > dot else "."
 
 
@@ -265,8 +267,7 @@ def ambiguous_marks(cells) -> str | None:
     """A cell whose value depends on the decimal mark ('117.344': 117 or 117,344) in a file where
     no cell tells the mark (`decimal_mark`), or None."""
     found = None
-    for c in cells:
-        c = c.strip()
+    for c in dict.fromkeys(c.strip() for c in cells):  # distinct cells, in the file's order
         if _COMMA_DECIMAL.fullmatch(c) or _DOT_DECIMAL.fullmatch(c):
             return None
         if found is None and re.fullmatch(r"[-+]?\d{1,3}[.,]\d{3}", c):
@@ -283,6 +284,9 @@ def _mark_note(cells: list[str]) -> list[str]:
 def number(cell: str, mark: str = ".") -> float | None:
     """A cell as a finite number, thousands separators dropped (`mark` is the decimal mark);
     None for no value ('n/a', 'nan', empty), a list of per-instance values, or text."""
+    if _PLAIN.fullmatch(cell) and (mark == "." or "." not in cell):  # most cells: no separators, no spaces
+        x = float(cell)
+        return x if math.isfinite(x) else None
     text = cell.strip().replace("\u202f", "").replace("\xa0", "")
     if text.lower() in NO_VALUE or ";" in text:
         return None
@@ -482,6 +486,7 @@ _KINDS = (  # (metric pattern, what its unit must be): a value in a unit of anot
 )
 
 
+@lru_cache(maxsize=4096)  # asked once per cell: a metric's unit is the same on every row
 def _unit_fits(name: str, unit: str) -> bool:
     for pattern, kind in _KINDS:
         if pattern.search(name):

@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .peaks import TENSOR_OF
 
@@ -185,6 +186,9 @@ def _finite(x) -> float | None:
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
+_RATE_SUFFIX = re.compile(r"\.per_(cycle_elapsed|second)$")
+
+
 class _Metrics:
     """A launch's metric values with the counter algebra of the module docstring."""
 
@@ -228,8 +232,12 @@ class _Metrics:
 
     def present(self, pattern: re.Pattern) -> list[re.Match]:
         """Matches of `pattern` against the `.sum` counters present as counts or rates."""
-        names = {re.sub(r"\.per_(cycle_elapsed|second)$", "", n) for n in self.v}
-        return sorted((m for n in names if (m := pattern.match(n))), key=lambda m: m.string)
+        return [m for n in self._counted_names if (m := pattern.match(n))]
+
+    @cached_property
+    def _counted_names(self) -> list[str]:
+        """The metric names without a rate's `.per_cycle_elapsed` or `.per_second`, once each, sorted."""
+        return sorted({_RATE_SUFFIX.sub("", n) for n in self.v})
 
 
 def _sum(parts: list[Quantity], joiner: str = " + ") -> Quantity:
