@@ -1,0 +1,113 @@
+"""Any results file as the decision commands read it (what-if, compare, project, check): its
+kernels, each with its time, the work and bytes behind it, its occupancy and its reading against
+the file's roofs, and how kernels are matched across files.
+
+Two kinds of file, two meanings of a kernel's time:
+
+- a profile of a program (`roofline profile`): each kernel is one kernel at one launch
+  configuration, with all its launches; `time_ms` is their sum and the kernels add up to the
+  step's profiled GPU time (`Workload.step_ms`);
+- a run of the ladder or of the user's kernels (`roofline run`, a sweep at its largest size, a tile
+  search): the kernels are alternatives that solve one problem; `time_ms` is one launch (the median
+  of the timed ones) and there is no step (`step_ms` None).
+
+FLOPs are per precision key (`model.peaks.PRECISIONS`): a run's kernels do the problem's 2·M·N·K
+FP32 operations; a profile's are those Nsight Compute counted and the verdict reads
+(`ProfiledKernel.credible_flops`). Bytes are per level key ('dram', 'l2', 'l1', 'smem'): counted by
+Nsight Compute where the file has them, else the model's (`model.roofs.level_bytes`), which
+`bytes_counted` tells apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..model.device import DeviceSpec
+from ..model.roofs import Verdict, level_bytes
+from .profile import ProfiledKernel, ProfileResults
+from .schema import KernelRecord, Results
+
+LEVELS = {"DRAM": "dram", "L2": "l2", "L1": "l1", "SMEM": "smem"}  # model.roofs level -> level key
+
+
+@dataclass(frozen=True)
+class KernelWork:
+    """One kernel of a results file. Times in ms, FLOPs and bytes as counts; `launches` 1 for a run."""
+
+    name: str
+    key: tuple  # what matches it in another file: (name,) for a run; (name, grid, block) for a profile
+    launches: int
+    time_ms: float  # all its launches (a profile) or one launch (a run)
+    flops: dict[str, float]  # precision key -> FLOPs in `time_ms`
+    bytes: dict[str, float]  # level key -> bytes in `time_ms`
+    bytes_counted: dict[str, bool]  # level key -> counted by Nsight Compute (False: the model's)
+    occupancy: float | None  # theoretical occupancy, 0-1, where known
+    spread: float | None  # its timed launches' (max - min) / median, where the file has them
+    verdict: Verdict  # against the file's roofs, as `show` reads it
+    threads_per_block: int | None = None
+    blocks: int | None = None
+
+    @property
+    def label(self) -> str:
+        """The name, with the launch configuration where two kernels of a file share a name."""
+        if len(self.key) == 3 and self.key[1] is not None:
+            grid, block = self.key[1], self.key[2]
+            return f"{self.name} [{'x'.join(map(str, grid))} blocks of {'x'.join(map(str, block))}]"
+        return self.name
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A results file's kernels (`KernelWork`), its device and, for a profile, the step's time."""
+
+    kind: Literal["profile", "run"]
+    device: DeviceSpec
+    kernels: list[KernelWork]
+    step_ms: float | None  # the profiled GPU time (a profile); None for a run, whose kernels are alternatives
+    problem: str | None = None  # 'M x N x K' of a run
+    notes: list[str] = field(default_factory=list)
+
+    def by_key(self) -> dict[tuple, KernelWork]:
+        return {k.key: k for k in self.kernels}
+
+
+def workload(doc: Results | ProfileResults) -> Workload:
+    """`doc` as a `Workload`. A run's kernels that were not verified and timed are left out and
+    named in the notes; a sweep is read at its largest size (its `kernels`), as `show` reads it."""
+    if isinstance(doc, ProfileResults):
+        return Workload("profile", doc.device, [_profiled(doc, k) for k in doc.kernels], doc.total_time_ms)
+    notes = []
+    untimed = [k.name for k in doc.kernels if not k.timed]
+    if untimed:
+        notes.append(f"not verified and timed, so left out: {', '.join(untimed)}")
+    if doc.sweep:
+        notes.append(f"a size sweep: read at its largest size, {doc.problem.problem.text()}")
+    return Workload("run", doc.device, [_run(doc, k) for k in doc.kernels if k.timed], None,
+                    doc.problem.problem.text(), notes)
+
+
+def _run(doc: Results, k: KernelRecord) -> KernelWork:
+    by_level = level_bytes(k.model, k.counted)
+    return KernelWork(
+        name=k.name, key=(k.name,), launches=1, time_ms=float(k.time_ms),
+        flops={"fp32": float(doc.problem.problem.flops)},
+        bytes={LEVELS[lvl]: b.nbytes for lvl, b in by_level.items()},
+        bytes_counted={LEVELS[lvl]: b.counted for lvl, b in by_level.items()},
+        occupancy=k.occupancy.occupancy if k.occupancy else None,
+        spread=k.timing.spread if k.timing else None,
+        verdict=doc.verdict(k), threads_per_block=k.threads_per_block,
+        blocks=k.waves.blocks if k.waves else None)
+
+
+def _profiled(doc: ProfileResults, k: ProfiledKernel) -> KernelWork:
+    grid = tuple(k.grid) if k.grid else None
+    block = tuple(k.block) if k.block else None
+    return KernelWork(
+        name=k.name, key=(k.name, grid, block), launches=k.launches, time_ms=float(k.time_ms),
+        flops={p: float(v) for p, v in k.credible_flops.items() if v},
+        bytes={lvl: float(v) for lvl, v in k.bytes.items() if v},
+        bytes_counted={lvl: True for lvl, v in k.bytes.items() if v},
+        occupancy=k.occupancy.occupancy if k.occupancy else None,
+        spread=None, verdict=doc.verdict(k), threads_per_block=k.threads_per_block,
+        blocks=grid[0] * grid[1] * grid[2] if grid else None)
