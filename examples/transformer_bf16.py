@@ -5,7 +5,8 @@
 Builds a decoder-style transformer (PyTorch's TransformerEncoder with a causal mask, pre-norm,
 GELU), runs a few warm-up steps (cuBLAS and cuDNN pick their kernels, the allocator settles), then
 marks exactly one training step (forward, loss, backward, AdamW) with cudaProfilerStart/Stop so
-that a profiler started with profiling off records that step alone. PyTorch is needed to run it;
+that a profiler started with profiling off records that step alone. `--fused-adamw` takes AdamW's
+fused kernel instead of its multi-tensor ones: the same step with one change, for `roofline compare`. PyTorch is needed to run it;
 roofline itself does not depend on it.
 """
 
@@ -51,12 +52,15 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--fused-adamw", action="store_true",
+                        help="AdamW's fused kernel instead of its multi-tensor (foreach) kernels")
     args = parser.parse_args()
 
     torch.manual_seed(0)
     dev = torch.device("cuda")
     model = build(args.d_model, args.heads, args.layers, args.vocab).to(dev, torch.bfloat16)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    opt = (torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True) if args.fused_adamw
+           else torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True))
     tokens = torch.randint(0, args.vocab, (args.batch, args.seq + 1), device=dev)
     mask = nn.Transformer.generate_square_subsequent_mask(args.seq, device=dev, dtype=torch.bfloat16)
     for _ in range(args.warmup):
