@@ -50,7 +50,8 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
     a run's: roof, time now, at the roof, at the target, saved and the speed-up alone."""
     shown = w.ranked[:top] + w.no_roof
     target = f"at {percent(w.target, 0)} %"
-    names = display_names([k.name for k in shown], 40)
+    names = [f"{i + 1}. {name}" if k.saved_ms is not None else name  # the chart's numbers
+             for i, (k, name) in enumerate(zip(shown, display_names([k.name for k in shown], 40)))]
     if w.step_ms is not None:
         columns = [("share", "right"), ("grid x block", "right"), ("roof", "left"), ("now ms", "right"),
                    ("at roof ms", "right"), (f"{target} ms", "right"), ("saved ms", "right"),
@@ -126,8 +127,8 @@ def render(w: WhatIf, source: str = ""):
     ax.scatter(xs, ys, s=sizes, c=colors, edgecolors="black", linewidths=0.5, zorder=3, alpha=0.85)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    x_lo, x_hi = min(xs) / 1.6, max(xs) * 1.6
-    y_hi = max(max(ys) * 1.3, 1.5)
+    x_lo, x_hi = min(xs) / 1.6, max(xs) * 4
+    y_hi = max(max(ys) * 1.6, 1.5)
     ax.set_xlim(x_lo, x_hi)
     ax.set_ylim(0.95, y_hi)
     ax.axhline(1.0, color="black", lw=1)
@@ -137,15 +138,8 @@ def render(w: WhatIf, source: str = ""):
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: f"{y:g}x" if y_hi / 0.95 < 12 else ""))
     if profile:
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{100 * x:g} %"))
-        grid = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
-        for s in STEP_CURVES:  # share * (1 - 1/h) = s  ->  h = share / (share - s)
-            pts = [(x, x / (x - s)) for x in grid if x > s and x / (x - s) <= y_hi]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=":", lw=0.9, color="0.45")
-                x, y = pts[len(pts) // 2] if len(pts) > 2 else pts[-1]
-                ax.annotate(f"saves {100 * s:g} % of the step", (x, y), fontsize=7, color="0.35",
-                            xytext=(3, 3), textcoords="offset points")
-        ax.set_xlabel("share of the step's profiled GPU time")
+        ax.set_xlabel("share of the step's profiled GPU time (dotted: a kernel on the curve saves that share "
+                      "of the step)")
     else:
         ax.set_xlabel("time now, ms (one launch; the kernels are alternatives, not parts of a step)")
     ax.set_ylabel(f"headroom: time now / time at {percent(w.target, 0)} % of its roof")
@@ -161,14 +155,28 @@ def render(w: WhatIf, source: str = ""):
     fig.text(0.01, 0.005, text("; ".join(notes)), fontsize=7.5, color="0.3", va="bottom")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     named = [k for k in ranked[:NAMED] if k.saved_ms > 0]
-    short = display_names([k.name for k in named], 34)
+    short = display_names([k.name for k in named], 30)
     labels = []
-    for k, name in zip(named, short):
+    for i, (k, name) in enumerate(zip(named, short)):
         x = k.time_share if profile else k.time_ms
-        label = f"{text(name)}\n-{figure(k.saved_ms)} ms, {roof_name(k.roof)}"
+        label = f"{i + 1}. {text(name)}\n-{figure(k.saved_ms)} ms, {roof_name(k.roof)}"
         labels.append(ax.annotate(label, (x, k.time_ms / k.target_ms), xytext=(8, 0), textcoords="offset points",
                                   fontsize=7, ha="center", va="center", zorder=4,
                                   arrowprops=dict(arrowstyle="-", lw=0.6, color="0.4", shrinkA=0, shrinkB=4)))
     scene = Scene(fig, ax, skip=labels)
     scene.place_annotations(labels)
+    if profile:  # drawn after the labels are placed: a thin dotted curve may pass behind a label
+        _step_curves(ax, x_lo, x_hi, y_hi)
     return fig
+
+
+def _step_curves(ax, x_lo: float, x_hi: float, y_hi: float) -> None:
+    """The dotted curves of kernels that save `STEP_CURVES` of the step: share x (1 - 1/h) = s,
+    so h = share / (share - s), each marked with its share at its top."""
+    grid = [x_lo * (x_hi / x_lo) ** (i / 400) for i in range(401)]
+    for s in STEP_CURVES:
+        pts = [(x, x / (x - s)) for x in grid if x > s and x / (x - s) <= y_hi]
+        if len(pts) > 1:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=":", lw=0.9, color="0.45", zorder=1)
+            ax.annotate(f"saves {100 * s:g} %", pts[0], fontsize=7, color="0.35", xytext=(2, -2),
+                        textcoords="offset points", ha="left", va="top")
