@@ -20,7 +20,7 @@ from ..model.units import figure, plural
 from ..results.whatif import KernelWhatIf, WhatIf
 from .chart import Scene, check_output, new_figure, save_atomic, text
 from .tables import _fit
-from .text import display_names, percent, roof_name
+from .text import display_names, percent, roof_name, uncounted_phrase
 
 TOP = 20  # kernels with a roof shown in the table
 SENTENCES = 3  # top kernels given a sentence
@@ -29,9 +29,10 @@ STEP_CURVES = (0.01, 0.02, 0.05, 0.1)
 
 
 def roof_cell(k: KernelWhatIf) -> str:
-    """'DRAM measured', 'BF16 tensor'; 'no roof: FP32 work; DRAM bytes' for a kernel without one."""
+    """'DRAM measured', 'BF16 tensor'; 'no roof: FP32 work; DRAM bytes' for a kernel without one
+    (what the file did not count, `text.uncounted_phrase`)."""
     if k.roof is None:
-        return f"no roof: {k.not_counted}"
+        return f"no roof: {uncounted_phrase(list(k.not_counted)) if k.not_counted else 'no work or bytes counted'}"
     return roof_name(k.roof) + (" measured" if k.roof_measured else "")
 
 
@@ -75,8 +76,8 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
 
 
 def _t(ms: float) -> str:
-    """A time in a sentence, four significant digits: '0.7252', '10.54', '275.6'."""
-    return f"{ms:.4g}"
+    """A time in a sentence, four significant digits, trailing zeros kept: '0.7252', '10.40', '275.6'."""
+    return f"{ms:#.4g}".rstrip(".")
 
 
 def sentence(k: KernelWhatIf, w: WhatIf) -> str:

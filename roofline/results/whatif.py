@@ -54,7 +54,8 @@ class KernelWhatIf:
     step_ms_after: float | None  # the step with only this kernel improved (a profile)
     speedup: float | None  # of the step (a profile) or of the kernel alone (a run)
     cumulative_step_ms: float | None  # the step with this kernel and all ranked above it improved
-    not_counted: str | None = None  # for a kernel without a floor: what the file did not count
+    # for a kernel without a floor: what the file did not count (`ProfiledKernel.uncounted`: 'fp32', 'dram')
+    not_counted: tuple[str, ...] | None = None
     cumulative_speedup: float | None = None  # the step over `cumulative_step_ms`
 
     def to_json(self) -> dict:
@@ -62,7 +63,7 @@ class KernelWhatIf:
                 "time_ms": self.time_ms, "floor_ms": self.floor_ms, "target_ms": self.target_ms,
                 "saved_ms": self.saved_ms, "time_share": self.time_share, "step_ms_after": self.step_ms_after,
                 "speedup": self.speedup, "cumulative_step_ms": self.cumulative_step_ms,
-                "cumulative_speedup": self.cumulative_speedup, "not_counted": self.not_counted}
+                "cumulative_speedup": self.cumulative_speedup, "not_counted": None if self.not_counted is None else list(self.not_counted)}
 
 
 @dataclass(frozen=True)
@@ -146,9 +147,8 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
     share = k.time_ms / w.step_ms if w.step_ms else None
     b = k.verdict.binding
     if b is None or not b.floor_ms:
-        what = ", ".join(missing) if missing else "no work or bytes"
         return KernelWhatIf(k.name, k.label, None, None, k.time_ms, None, None, None, share, None, None, None,
-                            not_counted=what)
+                            not_counted=tuple(missing))
     at_target = min(k.time_ms, b.floor_ms / target)
     saved = k.time_ms - at_target
     if w.step_ms is not None:
@@ -171,7 +171,8 @@ def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf],
         notes.append(f"{plural(len(past), 'kernel')} already at or past {100 * target:g} % of the roof that binds them, "
                      "so saving nothing at this target")
     if without:
-        shown = "; ".join(f"{r.label}: {r.not_counted}" for r in without[:3])
+        shown = "; ".join(f"{r.label} ({', '.join(r.not_counted) or 'no work or bytes'} not counted)"
+                          for r in without[:3])
         more = f" and {len(without) - 3} more" if len(without) > 3 else ""
         ms = math.fsum(r.time_ms for r in without)
         notes.append(f"{plural(len(without), 'kernel')} ({ms:.3f} ms) with no roof, so no saving counted: "
