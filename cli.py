@@ -755,6 +755,35 @@ def compare(
         console.print(f"wrote {out}")
 
 
+@app.command(short_help="What each kernel saves at a fraction of its roof, and the step with it.")
+def whatif(
+    results: Path = typer.Argument(..., metavar="RESULTS.json", help="A results or profile file."),
+    target: float = typer.Option(0.8, "--target", metavar="FRACTION",
+                                 help="The fraction of its binding roof each kernel is imagined at, in (0, 1]."),
+    as_json: bool = typer.Option(False, "--json", help="Print the what-if as JSON instead."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE",
+                                       help="Also draw time share against headroom (.png/.svg/.pdf)."),
+):
+    """Per kernel: its time now, at the roof that binds it and at --target of that roof, the ms
+    saved and, for a profile, the step's time and speed-up with only that kernel improved
+    (Amdahl), ranked by saving, with the cumulative step."""
+    from roofline.render.whatif import lines, tables
+
+    result = api.whatif(results, target, out)
+    if as_json:
+        _print_json(result.to_json())
+        return
+    console = _console()
+    for table in tables(result, console.width):
+        console.print(table)
+    for line in lines(result):
+        console.print(line)
+    for line in result.notes:
+        console.print(f"note: {line}")
+    if out is not None:
+        console.print(f"wrote {out}")
+
+
 @app.command(short_help="Print the JSON Schema of results files.")
 def schema(
     profile: bool = typer.Option(False, "--profile", help="The schema of profile files (roofline profile) instead."),

@@ -731,3 +731,23 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         raise UsageError(f"{path}: {store.one_line(exc)}{other}") from None
     store.save(doc, out)
     return ProfileReport(doc, list(doc.notes) + _kernel_notes(doc), [])
+
+
+from .results.whatif import DEFAULT_TARGET, WhatIf, check_target  # noqa: E402
+from .results.whatif import whatif as whatif_of  # noqa: E402
+
+
+def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = None) -> WhatIf:
+    """Every kernel of the results or profile file `path` at `target` (0 < target <= 1) of the
+    roof that binds it, ranked by the ms it saves, with the step's time and speed-up for a
+    profile (`results.whatif`); with `chart_out`, its chart drawn there (`render.whatif`).
+    Raises UsageError for a bad target (checked first), an unreadable file or a bad chart path."""
+    from .render import whatif as whatif_render
+
+    target = check_target(target)
+    if chart_out is not None:
+        chart.check_output(chart_out, [path])
+    result = whatif_of(store.load(path, profile=True), target)
+    if chart_out is not None:
+        whatif_render.draw(result, chart_out, Path(path).name)
+    return result

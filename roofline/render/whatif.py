@@ -1,0 +1,183 @@
+"""The what-if (`roofline whatif`) for people: the table of every kernel at the target fraction of
+its binding roof, one sentence per top kernel, and the chart of time share against headroom.
+
+Chart: one point per kernel with a roof; x its share of the step's GPU time (a profile) or its
+time in ms (a run), log; y its headroom, time now over time at the target (1 = already there),
+log; marker area its saving. For a profile, dotted curves join the kernels whose saving is the
+same share of the step (1 %, 2 %, 5 %, 10 %: share x (1 - 1/headroom)): a kernel above a curve
+saves more than it. The top kernels by saving are named, each label placed clear of the others
+(`chart.Scene`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.table import Table
+
+from ..errors import UsageError
+from ..model.units import figure, plural
+from ..results.whatif import KernelWhatIf, WhatIf
+from .chart import Scene, check_output, new_figure, save_atomic, text
+from .tables import _fit
+from .text import display_names, percent, roof_name, uncounted_phrase
+
+TOP = 20  # kernels with a roof shown in the table
+SENTENCES = 3  # top kernels given a sentence
+NAMED = 8  # top kernels named on the chart
+STEP_CURVES = (0.01, 0.02, 0.05, 0.1)
+
+
+def roof_cell(k: KernelWhatIf) -> str:
+    """'DRAM measured', 'BF16 tensor'; 'no roof: FP32 work; DRAM bytes' for a kernel without one
+    (what the file did not count, `text.uncounted_phrase`)."""
+    if k.roof is None:
+        return f"no roof: {uncounted_phrase(list(k.not_counted)) if k.not_counted else 'no work or bytes counted'}"
+    return roof_name(k.roof) + (" measured" if k.roof_measured else "")
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.3f}"
+
+
+def _config(k: KernelWhatIf) -> str:
+    return k.label[len(k.name):].strip(" []") if k.label != k.name else "-"
+
+
+def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
+    """The kernels with a roof, by saving (the `top` first), then those without one. A profile's
+    columns: share of the step, launch configuration, roof, time now, at the roof, at the target,
+    saved, the step with only this kernel improved and its speed-up, and the cumulative step;
+    a run's: roof, time now, at the roof, at the target, saved and the speed-up alone."""
+    shown = w.ranked[:top] + w.no_roof
+    target = f"at {percent(w.target, 0)} %"
+    names = [f"{i + 1}. {name}" if k.saved_ms is not None else name  # the chart's numbers
+             for i, (k, name) in enumerate(zip(shown, display_names([k.name for k in shown], 40)))]
+    if w.step_ms is not None:
+        columns = [("share", "right"), ("grid x block", "right"), ("roof", "left"), ("now ms", "right"),
+                   ("at roof ms", "right"), (f"{target} ms", "right"), ("saved ms", "right"),
+                   ("step after ms", "right"), ("speed-up", "right"), ("cumulative ms", "right")]
+        rows = [[name, f"{percent(k.time_share)}%", _config(k), roof_cell(k), _ms(k.time_ms), _ms(k.floor_ms),
+                 _ms(k.target_ms), _ms(k.saved_ms), _ms(k.step_ms_after),
+                 f"{k.speedup:.3f}x" if k.speedup else "-",
+                 f"{_ms(k.cumulative_step_ms)} ({k.cumulative_speedup:.2f}x)" if k.cumulative_speedup else "-"]
+                for k, name in zip(shown, names)]
+        title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} at {percent(w.target, 0)} % of the roof that "
+                 f"binds each, step {w.step_ms:,.3f} ms profiled"
+                 + (f"; top {top} of {len(w.ranked)} by time saved" if len(w.ranked) > top else ""))
+    else:
+        columns = [("roof", "left"), ("now ms", "right"), ("at roof ms", "right"), (f"{target} ms", "right"),
+                   ("saved ms", "right"), ("speed-up alone", "right")]
+        rows = [[name, roof_cell(k), _ms(k.time_ms), _ms(k.floor_ms), _ms(k.target_ms), _ms(k.saved_ms),
+                 f"{k.speedup:.2f}x" if k.speedup else "-"] for k, name in zip(shown, names)]
+        title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} ({w.problem}) at {percent(w.target, 0)} % of the "
+                 "roof that binds each" + (f"; top {top} of {len(w.ranked)} by time saved" if len(w.ranked) > top else ""))
+    return _fit(title, ("kernel", "left"), columns, rows, width)
+
+
+def _t(ms: float) -> str:
+    """A time in a sentence, four significant digits, trailing zeros kept: '0.7252', '10.40', '275.6'."""
+    return f"{ms:#.4g}".rstrip(".")
+
+
+def sentence(k: KernelWhatIf, w: WhatIf) -> str:
+    """'softmax backward: 1.07 ms -> 0.4518 ms at 80 % of DRAM; step 10.54 -> 10.26 ms, 1.03x' (a
+    profile), 'naive: 275.6 ms -> 88.49 ms at 80 % of L1/shared; 3.11x alone' (a run). The name
+    carries its launch configuration where two kernels of the file share it."""
+    shared = sum(1 for other in w.kernels if other.name == k.name) > 1
+    head = (f"{k.label if shared else k.name}: {_t(k.time_ms)} ms -> {_t(k.target_ms)} ms at "
+            f"{percent(w.target, 0)} % of {roof_name(k.roof)}")
+    if w.step_ms is not None:
+        return f"{head}; step {_t(w.step_ms)} -> {_t(k.step_ms_after)} ms, {k.speedup:.2f}x"
+    return f"{head}; {k.speedup:.2f}x alone"
+
+
+def lines(w: WhatIf, most: int = SENTENCES) -> list[str]:
+    """One sentence per top kernel that saves anything (`sentence`), then, for a profile, every
+    kernel with a roof at the target together."""
+    out = [sentence(k, w) for k in w.ranked[:most] if k.saved_ms > 0]
+    if w.step_ms is not None and w.ranked:
+        after = w.step_ms_after
+        out.append(f"all {plural(len(w.ranked), 'kernel')} with a roof at {percent(w.target, 0)} % of it: step "
+                   f"{_t(w.step_ms)} -> {_t(after)} ms, {w.step_ms / after:.2f}x")
+    return out
+
+
+def draw(w: WhatIf, out: Path, source: str = "") -> Path:
+    """Draw the what-if chart into `out` (.png, .svg or .pdf), atomically. Raises UsageError for
+    a bad output path or when no kernel has a roof."""
+    fmt = check_output(out)
+    save_atomic(render(w, source), Path(out), fmt)
+    return Path(out)
+
+
+def render(w: WhatIf, source: str = ""):
+    """The what-if chart as a matplotlib Figure (module docstring). Raises UsageError when no
+    kernel has a roof."""
+    ranked = w.ranked
+    if not ranked:
+        raise UsageError("no kernel has a roof (no work or bytes counted), so there is no headroom to draw")
+    profile = w.step_ms is not None
+    xs = [k.time_share if profile else k.time_ms for k in ranked]
+    ys = [k.time_ms / k.target_ms for k in ranked]
+    biggest = max(k.saved_ms for k in ranked) or 1.0
+    sizes = [20 + 500 * k.saved_ms / biggest for k in ranked]
+    fig = new_figure(11, 6.5, 120)
+    ax = fig.add_subplot(1, 1, 1)
+    colors = ["tab:red" if k.saved_ms > 0 else "0.6" for k in ranked]
+    ax.scatter(xs, ys, s=sizes, c=colors, edgecolors="black", linewidths=0.5, zorder=3, alpha=0.85)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    x_lo, x_hi = min(xs) / 1.6, max(xs) * 4
+    y_hi = max(max(ys) * 1.6, 1.5)
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(0.95, y_hi)
+    ax.axhline(1.0, color="black", lw=1)
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: f"{y:g}x" if y_hi / 0.95 < 12 else ""))
+    if profile:
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{100 * x:g} %"))
+        ax.set_xlabel("share of the step's profiled GPU time (dotted: a kernel on the curve saves that share "
+                      "of the step)")
+    else:
+        ax.set_xlabel("time now, ms (one launch; the kernels are alternatives, not parts of a step)")
+    ax.set_ylabel(f"headroom: time now / time at {percent(w.target, 0)} % of its roof")
+    ax.grid(True, which="major", alpha=0.25)
+    what = f"step {figure(w.step_ms)} ms -> {figure(w.step_ms_after)} ms with every kernel at the target" if profile \
+        else f"{w.problem}: each kernel alone"
+    ax.set_title(text(f"{w.device}: what each kernel saves at {percent(w.target, 0)} % of its binding roof ({what})"
+                      + (f"\n{source}" if source else "")), fontsize=9, loc="left")
+    notes = []
+    if w.no_roof:
+        notes.append(f"not drawn, no roof (nothing counted to place one): {plural(len(w.no_roof), 'kernel')}")
+    notes.append("grey: already at or past the target; marker area: ms saved")
+    fig.text(0.01, 0.005, text("; ".join(notes)), fontsize=7.5, color="0.3", va="bottom")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    named = [k for k in ranked[:NAMED] if k.saved_ms > 0]
+    short = display_names([k.name for k in named], 30)
+    labels = []
+    for i, (k, name) in enumerate(zip(named, short)):
+        x = k.time_share if profile else k.time_ms
+        label = f"{i + 1}. {text(name)}\n-{figure(k.saved_ms)} ms, {roof_name(k.roof)}"
+        labels.append(ax.annotate(label, (x, k.time_ms / k.target_ms), xytext=(8, 0), textcoords="offset points",
+                                  fontsize=7, ha="center", va="center", zorder=4,
+                                  arrowprops=dict(arrowstyle="-", lw=0.6, color="0.4", shrinkA=0, shrinkB=4)))
+    scene = Scene(fig, ax, skip=labels)
+    scene.place_annotations(labels)
+    if profile:  # drawn after the labels are placed: a thin dotted curve may pass behind a label
+        _step_curves(ax, x_lo, x_hi, y_hi)
+    return fig
+
+
+def _step_curves(ax, x_lo: float, x_hi: float, y_hi: float) -> None:
+    """The dotted curves of kernels that save `STEP_CURVES` of the step: share x (1 - 1/h) = s,
+    so h = share / (share - s), each marked with its share at its top."""
+    grid = [x_lo * (x_hi / x_lo) ** (i / 400) for i in range(401)]
+    for s in STEP_CURVES:
+        pts = [(x, x / (x - s)) for x in grid if x > s and x / (x - s) <= y_hi]
+        if len(pts) > 1:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=":", lw=0.9, color="0.45", zorder=1)
+            ax.annotate(f"saves {100 * s:g} %", pts[0], fontsize=7, color="0.35", xytext=(2, -2),
+                        textcoords="offset points", ha="left", va="top")

@@ -1,0 +1,186 @@
+"""`roofline whatif`: each kernel at a fraction of its binding roof, the ms it saves and, for a
+profile, the step's time and speed-up (Amdahl), checked by hand on a three-kernel profile and
+against golden tables of the committed H200 files.
+
+After an intended change of output, regenerate the golden texts with
+ROOFLINE_UPDATE_GOLDEN=1 pytest tests/test_whatif.py and read the diff before committing it."""
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.errors import UsageError
+from roofline.results import store
+from roofline.results.profile import ProfileResults
+from roofline.results.whatif import whatif
+
+ROOT = Path(__file__).resolve().parent.parent
+PLOTS = ROOT / "plots"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+TRANSFORMER = PLOTS / "profile-h200-transformer.json"
+LADDER = PLOTS / "results-h200.json"
+
+
+def three_kernels() -> dict:
+    """A profile of one 4.0 ms step on the H200 at its datasheet roofs (the measured ones taken
+    out): DRAM 4,814.304 GB/s, BF16 tensor 989,429.76 GFLOP/s. No grid, so no waves: the floors
+    are plain work over roof.
+
+    copy      2.0 ms, 4,814,304,000 DRAM bytes, no operations      -> DRAM floor 1.0 ms
+    matmul    1.5 ms, 989,429,760,000 BF16 tensor FLOPs, no bytes  -> BF16 tensor floor 1.0 ms
+    mystery   0.5 ms, its FP32 operations and DRAM bytes not counted -> no floor
+    """
+    device = json.loads(TRANSFORMER.read_text())["device"]
+    for key in [k for k in device if k.startswith("measured")] + ["launch_latency_ms"]:
+        device.pop(key, None)
+
+    def kernel(name, time_ms, precision, **more):
+        return {"name": name, "demangled": name, "launches": 1, "time_ms": time_ms, "median_ms": time_ms,
+                "time_share": time_ms / 4.0, "precision": precision, "tensor_core": False, **more}
+
+    return {"schema": 3, "kind": "profile", "device": device, "launches_profiled": 3, "total_time_ms": 4.0,
+            "kernels": [
+                kernel("copy", 2.0, "none", bytes={"dram": 4_814_304_000.0}),
+                kernel("matmul", 1.5, "bf16", tensor_core=True, flops={"bf16_tensor": 989_429_760_000.0},
+                       gflops=989_429_760_000.0 / 1.5e6),
+                kernel("mystery", 0.5, "unknown", missing={"fp32": "--metrics ...", "dram": "--metrics ..."})]}
+
+
+@pytest.fixture
+def fixture_file(tmp_path):
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps(three_kernels()))
+    return path
+
+
+def test_three_kernels_worked_by_hand():
+    w = whatif(ProfileResults.model_validate(three_kernels()), target=0.8)
+    copy, matmul, mystery = w.kernels  # ranked by saving; the kernel without a floor last
+    assert w.step_ms == 4.0 and w.kind == "profile"
+    # copy: floor 4,814,304,000 B / 4,814.304 GB/s = 1.0 ms; at 80 % of DRAM 1.0 / 0.8 = 1.25 ms;
+    # saves 2.0 - 1.25 = 0.75 ms; the step 4.0 - 0.75 = 3.25 ms, 4.0 / 3.25 = 1.2308x
+    assert (copy.name, copy.roof, copy.roof_measured) == ("copy", "DRAM", False)
+    assert copy.floor_ms == pytest.approx(1.0) and copy.target_ms == pytest.approx(1.25)
+    assert copy.saved_ms == pytest.approx(0.75) and copy.step_ms_after == pytest.approx(3.25)
+    assert copy.speedup == pytest.approx(4.0 / 3.25) and copy.time_share == pytest.approx(0.5)
+    assert copy.cumulative_step_ms == pytest.approx(3.25)
+    # matmul: floor 989.42976e9 FLOP / 989,429.76 GFLOP/s = 1.0 ms; at 80 %, 1.25 ms; saves
+    # 1.5 - 1.25 = 0.25 ms; alone the step is 3.75 ms (1.0667x); with copy too 4.0 - 0.75 - 0.25 = 3.0 ms
+    assert matmul.roof == "BF16 tensor" and matmul.floor_ms == pytest.approx(1.0)
+    assert matmul.saved_ms == pytest.approx(0.25) and matmul.step_ms_after == pytest.approx(3.75)
+    assert matmul.speedup == pytest.approx(4.0 / 3.75)
+    assert matmul.cumulative_step_ms == pytest.approx(3.0) and matmul.cumulative_speedup == pytest.approx(4.0 / 3.0)
+    # mystery: no floor, so no figure, never a guessed one; counted in a note
+    assert mystery.roof is None and mystery.floor_ms is mystery.target_ms is mystery.saved_ms is None
+    assert mystery.not_counted == ("fp32", "dram") and mystery.cumulative_step_ms is None
+    assert any(n.startswith("1 kernel (0.500 ms) with no roof") and "mystery (fp32, dram not counted)" in n
+               for n in w.notes)
+    assert w.saved_ms == pytest.approx(1.0) and w.step_ms_after == pytest.approx(3.0)
+    # at 60 % the matmul's target, 1.0 / 0.6 = 1.667 ms, is past its 1.5 ms: it saves 0, never less
+    slow = {k.name: k for k in whatif(ProfileResults.model_validate(three_kernels()), target=0.6).kernels}
+    assert slow["matmul"].target_ms == 1.5 and slow["matmul"].saved_ms == 0 and slow["matmul"].speedup == 1.0
+    assert slow["copy"].target_ms == pytest.approx(1.0 / 0.6)
+
+
+def test_the_fixture_table_names_the_roof_and_what_was_not_counted(fixture_file):
+    result = CliRunner().invoke(app, ["whatif", str(fixture_file), "--target", "0.8"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "copy: 2.000 ms -> 1.250 ms at 80 % of DRAM; step 4.000 -> 3.250 ms, 1.23x" in out
+    assert "matmul: 1.500 ms -> 1.250 ms at 80 % of BF16 tensor; step 4.000 -> 3.750 ms, 1.07x" in out
+    assert "no roof: FP32 work; DRAM bytes" in out
+    assert "all 2 kernels with a roof at 80 % of it: step 4.000 -> 3.000 ms, 1.33x" in out
+    assert "note: no fusion what-if" in out
+
+
+def test_a_profiles_kernels_add_up_to_its_step():
+    w = whatif(store.load(TRANSFORMER, profile=True))
+    assert len(w.kernels) == 65 and w.step_ms == 10.536928
+    assert math.fsum(k.time_ms for k in w.kernels) == pytest.approx(w.step_ms, rel=1e-9)
+    assert w.kernels_ms == pytest.approx(w.step_ms, rel=1e-9)
+    ranked = w.ranked
+    assert [k.saved_ms for k in ranked] == sorted((k.saved_ms for k in ranked), reverse=True)
+    # the cumulative column ends at the step with every kernel at the target
+    assert ranked[-1].cumulative_step_ms == pytest.approx(w.step_ms - math.fsum(k.saved_ms for k in ranked))
+    top = ranked[0]  # PyTorch's bf16 copy, 0.725 ms against its 0.361 ms DRAM floor (measured 4,283 GB/s)
+    assert top.name == "unrolled_elementwise_kernel [direct_copy_kernel_cuda]" and top.roof == "DRAM"
+    assert top.target_ms == pytest.approx(top.floor_ms / 0.8) and top.saved_ms == pytest.approx(0.2734, abs=1e-4)
+
+
+def test_a_run_has_no_step_and_says_why():
+    w = whatif(store.load(LADDER), target=0.5)
+    assert w.kind == "run" and w.step_ms is None and w.step_ms_after is None
+    naive = next(k for k in w.kernels if k.name == "naive")
+    assert naive.step_ms_after is None and naive.cumulative_step_ms is None
+    assert naive.speedup == pytest.approx(naive.time_ms / (naive.floor_ms / 0.5))
+    assert any(n.startswith("no step column: a run's kernels are alternatives") for n in w.notes)
+
+
+JSON_KEYS = {"kind", "device", "target", "problem", "step_ms", "step_ms_after_all", "saved_ms_all", "kernels", "notes"}
+KERNEL_KEYS = {"name", "label", "roof", "roof_measured", "time_ms", "floor_ms", "target_ms", "saved_ms", "time_share",
+               "step_ms_after", "speedup", "cumulative_step_ms", "cumulative_speedup", "not_counted"}
+
+
+def test_json_keys(fixture_file):
+    result = CliRunner().invoke(app, ["whatif", str(fixture_file), "--json", "--target", "0.8"])
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert set(doc) == JSON_KEYS and all(set(k) == KERNEL_KEYS for k in doc["kernels"])
+    assert doc["step_ms"] == 4.0 and doc["target"] == 0.8 and doc["step_ms_after_all"] == pytest.approx(3.0)
+    assert [k["name"] for k in doc["kernels"]] == ["copy", "matmul", "mystery"]
+    assert doc["kernels"][0]["saved_ms"] == pytest.approx(0.75) and doc["kernels"][2]["not_counted"] == ["fp32", "dram"]
+    run = json.loads(CliRunner().invoke(app, ["whatif", str(LADDER), "--json"]).stdout)
+    assert run["step_ms"] is None and run["kernels"][0]["step_ms_after"] is None and run["kernels"][0]["speedup"] > 1
+
+
+@pytest.mark.parametrize("value", ["0", "-0.5", "1.01", "nan", "inf", "abc", ""])
+def test_a_bad_target_exits_2_with_one_line(value, fixture_file):
+    result = CliRunner().invoke(app, ["whatif", str(fixture_file), "--target", value])
+    assert result.exit_code == 2 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("roofline: error: --target")
+
+
+def test_bad_files_exit_2(tmp_path):
+    for args in (["whatif", str(tmp_path / "none.json")], ["whatif", str(LADDER), "--out", str(tmp_path / "x.gif")]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+        assert result.stderr.startswith("roofline: error: ")
+    with pytest.raises(UsageError):
+        whatif(store.load(LADDER), target=0)
+
+
+def test_the_chart_is_written(tmp_path):
+    out = tmp_path / "whatif.svg"
+    result = CliRunner().invoke(app, ["whatif", str(TRANSFORMER), "--out", str(out)])
+    assert result.exit_code == 0 and out.stat().st_size > 10_000
+    svg = out.read_text()
+    assert "1. unrolled_elementw" in svg and "saves 1 %" in svg
+
+
+GOLDEN_CASES = {
+    "whatif_transformer_200": (200, [str(TRANSFORMER)]),
+    "whatif_transformer_100": (100, [str(TRANSFORMER), "--target", "0.9"]),
+    "whatif_ladder_120": (120, [str(LADDER)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
+def test_output_matches_the_golden_text(name):
+    columns, args = GOLDEN_CASES[name]
+    result = CliRunner().invoke(app, ["whatif", *args], env={"COLUMNS": str(columns)})
+    got = f"exit {result.exit_code}\n--- stdout\n{result.stdout}--- stderr\n{result.stderr}"
+    got = got.replace(str(PLOTS) + "/", "plots/")
+    path = GOLDEN / f"{name}.txt"
+    if os.environ.get("ROOFLINE_UPDATE_GOLDEN"):
+        path.write_text(got)
+    assert got == path.read_text()
+    lines = got.splitlines()
+    assert [line for line in lines if line != line.rstrip()] == []
+    assert [line for line in got.split("\n--- stderr\n")[0].splitlines() if len(line) > columns] == []
+    assert [line for line in lines if "…" in line] == []
