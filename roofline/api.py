@@ -731,3 +731,18 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         raise UsageError(f"{path}: {store.one_line(exc)}{other}") from None
     store.save(doc, out)
     return ProfileReport(doc, list(doc.notes) + _kernel_notes(doc), [])
+
+
+def project(path: Path, gpus: list[str], chart_out: Path | None = None):
+    """The kernels of the results file at `path` projected onto each preset GPU in `gpus`
+    (`results.project.project`), and with `chart_out` its bar chart drawn there. Raises UsageError
+    for an unreadable file, an unknown GPU name (listing the presets) or a bad chart path."""
+    from .render import chart as _chart
+    from .render.project import draw
+    from .results.project import project as _project
+
+    fmt = _chart.check_output(chart_out, [path]) if chart_out is not None else None
+    result = _project(store.load(path, profile=True), gpus)
+    if chart_out is not None:
+        draw(result, chart_out, fmt)
+    return result
