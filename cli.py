@@ -784,6 +784,34 @@ def whatif(
         console.print(f"wrote {out}")
 
 
+@app.command(short_help="The same work on another GPU: floors, lower bound and estimate per kernel.")
+def project(
+    results: Path = typer.Argument(..., metavar="RESULTS.json", help="A results or profile file."),
+    gpus: list[str] = typer.Option(..., "--gpu", metavar="NAME", help="A preset GPU to project onto (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the projection as one JSON document."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Also draw the bar chart (.png/.svg/.pdf)."),
+):
+    """Per kernel, on each target GPU: its floors (counted FLOPs and bytes against the preset's
+    theoretical roofs, waves with its SM count), a lower bound, and an estimate at the fraction of
+    its binding roof it reached here; for a profile, the step's."""
+    from roofline.render.project import project_tables, step_lines
+    from roofline.results.project import to_dict
+
+    result = api.project(results, gpus, out)
+    if as_json:
+        _print_json(to_dict(result))
+        return
+    console = _console()
+    for table in project_tables(result, console.width):
+        console.print(table)
+    for line in step_lines(result):
+        console.print(line)
+    for line in result.notes + [n for t in result.targets for n in t.notes]:
+        _note(line)
+    if out is not None:
+        console.print(f"wrote {out}")
+
+
 @app.command(short_help="Print the JSON Schema of results files.")
 def schema(
     profile: bool = typer.Option(False, "--profile", help="The schema of profile files (roofline profile) instead."),

@@ -751,3 +751,18 @@ def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = 
     if chart_out is not None:
         whatif_render.draw(result, chart_out, Path(path).name)
     return result
+
+
+def project(path: Path, gpus: list[str], chart_out: Path | None = None):
+    """The kernels of the results file at `path` projected onto each preset GPU in `gpus`
+    (`results.project.project`), and with `chart_out` its bar chart drawn there. Raises UsageError
+    for an unreadable file, an unknown GPU name (listing the presets) or a bad chart path."""
+    from .render import chart as _chart
+    from .render.project import draw
+    from .results.project import project as _project
+
+    fmt = _chart.check_output(chart_out, [path]) if chart_out is not None else None
+    result = _project(store.load(path, profile=True), gpus)
+    if chart_out is not None:
+        draw(result, chart_out, fmt)
+    return result

@@ -17,7 +17,8 @@ L2_MB = {
     "Tesla V100-SXM2": 6, "Tesla V100-PCIE": 6, "Tesla T4": 4, "A100-SXM4-80GB": 40, "A100-SXM4-40GB": 40,
     "A100 80GB PCIe": 40, "A100-PCIE-40GB": 40, "A10": 6, "GeForce RTX 3090": 6, "L4": 48,
     "GeForce RTX 4090": 72, "H100 80GB HBM3": 50, "H100 PCIe": 50, "H100 NVL": 50, "H200": 60, "B200": 126,
-    "GeForce RTX 5080": 64, "GeForce RTX 5090": 96,
+    "GeForce RTX 5080": 64, "GeForce RTX 5090": 96, "RTX A6000": 6, "A40": 6, "L40S": 96,
+    "RTX 6000 Ada Generation": 96, "GH200 480GB": 50, "GH200 144G HBM3e": 50, "B200 (GB200)": 126,
 }
 
 

@@ -4,7 +4,8 @@ Each preset gives the SM count, the FP32 core count and boost clock (peak FP32 G
 FLOP per FMA x boost clock), the DRAM bandwidth, the memory size and the L2 size, each from the
 vendor's datasheet or architecture whitepaper named in `source`. Variants of one GPU (A100 40 and
 80 GB, PCIe and SXM; H100 SXM, PCIe and NVL; V100 SXM2 and PCIe) are presets of their own, matched
-by the names nvidia-smi prints; the bare family name is refused as ambiguous. Where variants differ
+by the names nvidia-smi prints; the bare family name is refused as ambiguous (GH200 with 96 GB HBM3 or
+144 GB HBM3e, whose bandwidths differ). Where variants differ
 in memory size alone (V100 16 and 32 GB), one preset holds them in `memory_variants` and the name
 given picks the size ('Tesla V100-SXM2-16GB': 16 GB); the short name ('v100-sxm2') leaves it
 unknown. Per-SM limits come from `arch.ARCHS` by compute capability, per-precision rates from
@@ -58,6 +59,9 @@ A100 = ("NVIDIA A100 Tensor Core GPU datasheet (40 GB: 1,555 GB/s; 80 GB: 1,935 
 H100 = "NVIDIA H100 Tensor Core GPU datasheet (SXM 3.35 TB/s, PCIe 2 TB/s, NVL 3.9 TB/s); Hopper whitepaper (L2 50 MB)"
 V100 = ("NVIDIA Tesla V100 datasheet (SXM2 15.7, PCIe 14 TFLOP/s FP32; 900 GB/s; 16 or 32 GB); "
         "Volta whitepaper (L2 6 MB)")
+GH200 = ("NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3 at 4 TB/s or 144 GB HBM3e at 4.9 TB/s; "
+         "67 TFLOP/s FP32, 989 TFLOP/s dense BF16 implies 1830 MHz); SM figures as H100 SXM5, the same GH100 "
+         "(132 SMs, 16,896 cores, 1980 MHz); L2 50 MB as the Hopper whitepaper's H100 SXM5 (the datasheet gives none)")
 PRESETS: tuple[Preset, ...] = (
     Preset("Tesla V100-SXM2", "7.0", 80, 5120, 1530, 900, None, 6 * MIB, V100, ("v100-sxm2",), "v100",
            memory_variants=(("Tesla V100-SXM2-16GB", 16 * GB), ("Tesla V100-SXM2-32GB", 32 * GB))),
@@ -71,10 +75,27 @@ PRESETS: tuple[Preset, ...] = (
     Preset("A100-PCIE-40GB", "8.0", 108, 6912, 1410, 1555, 40 * GB, 40 * MIB, A100, ("a100-pcie-40gb",), "a100"),
     Preset("A10", "8.6", 72, 9216, 1695, 600, 24 * GB, 6 * MIB,
            "NVIDIA A10 datasheet; Ampere GA102 whitepaper (L2 6 MB)", ("a10",)),
+    Preset("RTX A6000", "8.6", 84, 10752, 1800, 768, 48 * GB, 6 * MIB,
+           "NVIDIA RTX A6000 datasheet (84 SMs, 10,752 CUDA cores, 38.7 TFLOP/s FP32, 768 GB/s, 48 GB GDDR6; "
+           "309.7 TFLOP/s sparse tensor, 154.8 dense = 84 x 1024 x 1800 MHz); clock from 38.7 TFLOP/s over "
+           "10,752 cores; GA102 whitepaper (L2 6 MB)", ("rtx-a6000", "a6000")),
+    Preset("A40", "8.6", 84, 10752, 1740, 696, 48 * GB, 6 * MIB,
+           "NVIDIA A40 datasheet (84 SMs, 10,752 CUDA cores, 37.4 TFLOP/s FP32, 696 GB/s, 48 GB GDDR6; "
+           "149.7 TFLOP/s dense BF16 tensor = 84 x 1024 x 1740 MHz); clock from 37.4 TFLOP/s over 10,752 cores; "
+           "GA102 whitepaper (L2 6 MB)", ("a40",)),
     Preset("GeForce RTX 3090", "8.6", 82, 10496, 1695, 936, 24 * GB, 6 * MIB,
            "NVIDIA Ampere GA102 whitepaper (L2 6 MB)", ("rtx3090", "3090")),
     Preset("L4", "8.9", 58, 7424, 2040, 300, 24 * GB, 48 * MIB,
            "NVIDIA L4 datasheet; Ada architecture whitepaper (L2 48 MB)", ("l4",)),
+    Preset("L40S", "8.9", 142, 18176, 2520, 864, 48 * GB, 96 * MIB,
+           "NVIDIA L40S datasheet (18,176 CUDA cores, 91.6 TFLOP/s FP32 = 18,176 x 2 x 2520 MHz, 864 GB/s, "
+           "48 GB GDDR6; 362.05 TFLOP/s dense BF16 tensor implies 2490 MHz at 142 SMs x 1024); L2 96 MB as the "
+           "AD102's in the Ada whitepaper (the datasheet gives no L2 size; a third-party listing says 48 MB)",
+           ("l40s",), None, 2490),
+    Preset("RTX 6000 Ada Generation", "8.9", 142, 18176, 2505, 960, 48 * GB, 96 * MIB,
+           "NVIDIA RTX 6000 Ada Generation datasheet (142 SMs, 18,176 CUDA cores, 91.1 TFLOP/s FP32, 960 GB/s, "
+           "48 GB GDDR6; 1,457 TFLOP/s sparse FP8 tensor, 728.5 dense = 142 x 2048 x 2505 MHz); clock from "
+           "91.1 TFLOP/s over 18,176 cores; Ada whitepaper (AD102, L2 96 MB)", ("rtx6000-ada", "rtx-6000-ada")),
     Preset("GeForce RTX 4090", "8.9", 128, 16384, 2520, 1008, 24 * GB, 72 * MIB,
            "NVIDIA Ada Lovelace architecture whitepaper (L2 72 MB)", ("rtx4090", "4090")),
     Preset("H100 80GB HBM3", "9.0", 132, 16896, 1980, 3350, 80 * GB, 50 * MIB, H100 + " (SXM5)",
@@ -88,10 +109,20 @@ PRESETS: tuple[Preset, ...] = (
     Preset("H200", "9.0", 132, 16896, 1980, 4800, 141 * GB, 60 * MIB,
            "NVIDIA H200 datasheet (SXM: 4.8 TB/s; 989 TFLOP/s dense BF16 implies 1830 MHz); SM figures as "
            "H100 SXM5, the same GH100; L2 60 MB as CUDA reports it on an H200", ("h200",), None, 1830),
+    Preset("GH200 480GB", "9.0", 132, 16896, 1980, 4000, 96 * GB, 50 * MIB,
+           GH200 + "; this variant: 96 GB HBM3 at 4 TB/s (480 GB LPDDR5X on its Grace CPU)",
+           ("gh200-96gb", "gh200-hbm3"), "gh200", 1830),
+    Preset("GH200 144G HBM3e", "9.0", 132, 16896, 1980, 4900, 144 * GB, 50 * MIB,
+           GH200 + "; this variant: 144 GB HBM3e at 4.9 TB/s", ("gh200-144gb", "gh200-hbm3e"), "gh200", 1830),
     Preset("B200", "10.0", 148, 18944, 2110, 8000, 180 * GB, 126 * MIB,
            "NVIDIA DGX/HGX B200 datasheet (80 TFLOP/s FP32, 8 TB/s per GPU; 2.25 PFLOP/s dense BF16 implies "
            "1856 MHz); clock derived from them; L2 126 MB as CUDA reports it (the datasheet gives none)",
            ("b200",), None, 1856),
+    Preset("B200 (GB200)", "10.0", 148, 18944, 2375, 8000, 186 * GB, 126 * MIB,
+           "NVIDIA GB200 NVL72 specifications per GPU (90 TFLOP/s FP32, 2.5 PFLOP/s dense BF16 implies 2062 MHz, "
+           "45 TFLOP/s FP64; 8 TB/s; 13.4 TB HBM3e over 72 GPUs, 186 GB); clock from 90 TFLOP/s over 18,944 "
+           "cores; SM count as the HGX B200's, the same die; L2 126 MB as CUDA reports it on a B200 (the "
+           "datasheets give none)", ("gb200-b200", "gb200"), None, 2062),
     Preset("GeForce RTX 5080", "12.0", 84, 10752, 2617, 960, 16 * GB, 64 * MIB,
            "NVIDIA GeForce RTX 5080 specifications; RTX Blackwell whitepaper (GB203, L2 64 MB)", ("rtx5080", "5080")),
     Preset("GeForce RTX 5090", "12.0", 170, 21760, 2407, 1792, 32 * GB, 96 * MIB,

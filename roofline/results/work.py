@@ -47,6 +47,8 @@ class KernelWork:
     verdict: Verdict  # against the file's roofs, as `show` reads it
     threads_per_block: int | None = None
     blocks: int | None = None
+    registers: int | None = None  # per thread, where known: with the block size and shared memory, the
+    smem_bytes: tuple[int, int] | None = None  # (static, dynamic) per block: occupancy on another GPU
 
     @property
     def label(self) -> str:
@@ -97,7 +99,8 @@ def _run(doc: Results, k: KernelRecord) -> KernelWork:
         occupancy=k.occupancy.occupancy if k.occupancy else None,
         spread=k.timing.spread if k.timing else None,
         verdict=doc.verdict(k), threads_per_block=k.threads_per_block,
-        blocks=k.waves.blocks if k.waves else None)
+        blocks=k.waves.blocks if k.waves else None, registers=k.registers,
+        smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0) if k.static_smem_bytes is not None else None)
 
 
 def _profiled(doc: ProfileResults, k: ProfiledKernel) -> KernelWork:
@@ -110,4 +113,5 @@ def _profiled(doc: ProfileResults, k: ProfiledKernel) -> KernelWork:
         bytes_counted={lvl: True for lvl, v in k.bytes.items() if v},
         occupancy=k.occupancy.occupancy if k.occupancy else None,
         spread=None, verdict=doc.verdict(k), threads_per_block=k.threads_per_block,
-        blocks=grid[0] * grid[1] * grid[2] if grid else None)
+        blocks=grid[0] * grid[1] * grid[2] if grid else None, registers=k.registers,
+        smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0))

@@ -1,0 +1,300 @@
+"""The same work on another GPU: each kernel's floors there, a lower bound for the step and an
+estimate that keeps the kernel's measured fraction of its binding roof (`roofline project`).
+
+For every kernel of a results file (`work.workload`) and every target GPU (a preset: nothing was
+measured there, so its roofs are the datasheet's theoretical ones, `model.presets`):
+
+- floors: the counted FLOPs per precision and bytes per level at each roof, divided by the share of
+  the GPU the grid keeps busy (`model.waves`), on both GPUs alike:
+
+      floor[level] = amount[level] / roof[level] / utilization
+
+  with the theoretical roofs of both GPUs (the file's measured ceilings have no counterpart on the
+  target, so the kernel's time here is read against theoretical roofs too). Utilization uses each
+  GPU's SM count and the blocks per SM the occupancy calculator gives for the kernel's registers,
+  threads and shared memory on that GPU's per-SM limits (`model.occupancy.calculate`, `arch.ARCHS`);
+  where the launch configuration is unknown, both sides use 1 and the kernel is flagged.
+- fraction here = the binding floor here / the measured time here (1.0: on its roof);
+- estimate on the target = the target's floor at the level that binds here / fraction: the kernel
+  runs at the same fraction of its binding roof. Where another level binds on the target, the kernel
+  is flagged and the estimate is that level's floor / fraction;
+- lower bound = the target's binding floor.
+
+Levels are compared where both GPUs have a roof: a memory level the target's preset has no roof for
+(L2 outside sm_80 and sm_90) is dropped on both sides and the kernel flagged. Work whose compute roof
+the target lacks (FP8 tensor on an sm_80 or sm_86 GPU, BF16 tensor on a V100) cannot run there as
+it is: the kernel is flagged and left out of the sums, and counted. A block that cannot launch on the target (more
+shared memory than its SM has: Hopper's cuBLAS kernels on an Ada GPU) is flagged and projected
+without waves on either GPU: a library would launch another kernel for the same work there.
+
+A profile's kernels add up to the step: its lower bound and estimate are the sums over the kernels
+kept. A run's kernels are alternatives solving one problem: each has its own figures and there is no
+sum; its cuBLAS reference, when recorded, is projected from its FP32 floor alone.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..model.device import DeviceSpec, from_preset
+from ..model.occupancy import calculate
+from ..model.roofs import COMPUTE_LEVEL, Roofs
+from ..model.waves import Waves, waves_of
+from .profile import ProfileResults
+from .schema import Results
+from .work import KernelWork, Workload, workload
+
+MEMORY_LEVEL = {"dram": "DRAM", "l2": "L2", "l1": "L1", "smem": "SMEM"}  # level key -> roof level
+THEORETICAL = "theoretical roofs of the preset's datasheet figures (nothing was measured on it)"
+
+
+@dataclass(frozen=True)
+class ProjectedKernel:
+    """One kernel on one target. Times in ms; floors per level name ('FP32', 'BF16 tensor', 'DRAM',
+    'L2', 'L1', 'SMEM'); `estimate_ms`, `gflops` and the floors there None when `left_out`."""
+
+    label: str
+    time_here_ms: float
+    level_here: str | None  # the binding level here, theoretical roofs, common levels
+    floor_here_ms: float | None
+    fraction: float | None  # floor here / time here
+    floors_ms: dict[str, float]  # on the target
+    level: str | None  # the binding level on the target
+    floor_ms: float | None  # the target's binding floor: the lower bound
+    estimate_ms: float | None
+    gflops: float | None  # the kernel's FLOPs (all precisions) over the estimate; None without FLOPs
+    utilization_here: float | None
+    utilization: float | None  # the share of the target's SMs its grid keeps busy
+    flags: list[str] = field(default_factory=list)
+    left_out: str | None = None  # why it is out of the sums
+    not_compared: tuple[str, ...] = ()  # levels with bytes but no roof on one of the GPUs
+
+    @property
+    def binding_changed(self) -> bool:
+        return self.level is not None and self.level_here is not None and self.level != self.level_here
+
+
+@dataclass(frozen=True)
+class TargetProjection:
+    """All kernels on one target. For a profile, `lower_bound_ms`, `estimate_ms` and `here_ms` are
+    sums over the kernels kept (`left_out` counts the others, `left_out_ms` their time here)."""
+
+    device: DeviceSpec
+    kernels: list[ProjectedKernel]
+    lower_bound_ms: float | None
+    estimate_ms: float | None
+    here_ms: float | None
+    left_out: int
+    left_out_ms: float
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A results file's kernels projected onto each target GPU."""
+
+    kind: str  # 'profile' or 'run'
+    device: DeviceSpec  # where it was measured
+    step_ms: float | None  # the profiled step here (a profile)
+    problem: str | None
+    targets: list[TargetProjection]
+    notes: list[str] = field(default_factory=list)
+
+
+def _utilization(k: KernelWork, dev: DeviceSpec) -> tuple[Waves | None, str | None]:
+    """The kernel's waves on `dev` (None, with why, where its launch configuration is unknown or its
+    block cannot launch there: the reason starts with 'cannot launch')."""
+    if not (k.blocks and k.threads_per_block and k.registers is not None and k.smem_bytes is not None):
+        return None, "launch configuration not recorded: waves not counted"
+    try:
+        occ = calculate(dev.arch_limits, max(1, k.registers), k.threads_per_block, *k.smem_bytes)
+    except UsageError as exc:
+        return None, f"occupancy not computed on {dev.arch}: {exc}"
+    if occ.active_blocks_per_sm == 0:
+        return None, f"cannot launch on the {dev.name}: {occ.reason}"
+    return waves_of((k.blocks,), dev.sm_count, occ.active_blocks_per_sm), None
+
+
+def _amounts(k: KernelWork) -> dict[str, float]:
+    """Level name -> FLOPs or bytes."""
+    out = {COMPUTE_LEVEL[p]: v for p, v in k.flops.items() if v}
+    out.update({MEMORY_LEVEL[lvl]: v for lvl, v in k.bytes.items() if v and lvl in MEMORY_LEVEL})
+    return out
+
+
+def _roof(roofs: Roofs, level: str) -> float | None:
+    roof = roofs.roof(level, measured=False)
+    return roof.value if roof else None
+
+
+def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
+                   waves_here: Waves | None = None) -> ProjectedKernel:
+    """`k`, measured on `here`, on `target` (module docstring). `waves_here`: the grid's waves here
+    (default: recomputed from the kernel's launch configuration on `here`)."""
+    flags: list[str] = []
+    amounts = _amounts(k)
+    roofs_here, roofs_there = here.roofs, target.roofs
+    missing_work = [lvl for lvl in amounts if lvl in COMPUTE_LEVEL.values() and _roof(roofs_there, lvl) is None]
+    if waves_here is None and k.blocks:
+        waves_here, _ = _utilization(k, here)
+    waves_there, why = _utilization(k, target)
+    shown_there = waves_there
+
+    def out(left_out: str | None, **kw) -> ProjectedKernel:
+        base = dict(label=k.label, time_here_ms=k.time_ms, level_here=None, floor_here_ms=None, fraction=None,
+                    floors_ms={}, level=None, floor_ms=None, estimate_ms=None, gflops=None,
+                    utilization_here=waves_here.utilization if waves_here else None,
+                    utilization=shown_there.utilization if shown_there else None, flags=flags, left_out=left_out)
+        base.update(kw)
+        return ProjectedKernel(**base)
+
+    if not amounts:
+        return out("no FLOPs or bytes counted")
+    if missing_work:
+        return out(f"the {target.name} has no {', '.join(missing_work)} roof: its work cannot run there as it is")
+    if why or waves_here is None:
+        if why and why.startswith("cannot launch"):
+            why += " (a library would launch another kernel there); waves not counted on either GPU"
+        flags.append(why or "waves here unknown: not counted on either GPU")
+        waves_here = waves_there = shown_there = None
+    busy_here = waves_here.utilization if waves_here else 1.0
+    busy_there = waves_there.utilization if waves_there else 1.0
+    here_ms, there_ms, dropped = {}, {}, []
+    for lvl, amount in amounts.items():
+        r_here, r_there = _roof(roofs_here, lvl), _roof(roofs_there, lvl)
+        if r_here is None or r_there is None:
+            dropped.append(lvl)
+            continue
+        # FLOPs at GFLOP/s, bytes at GB/s alike: amount / (roof x 1e6) ms
+        here_ms[lvl] = amount / (r_here * 1e6) / busy_here
+        there_ms[lvl] = amount / (r_there * 1e6) / busy_there
+    if not here_ms:
+        return out("no level with a roof on both GPUs")
+    level_here = max(here_ms, key=here_ms.get)
+    level = max(there_ms, key=there_ms.get)
+    fraction = here_ms[level_here] / k.time_ms
+    if fraction > 1:
+        flags.append(f"ran {fraction:.2f}x its theoretical {level_here} roof here (caches served bytes counted "
+                     "at that level)")
+    if level != level_here:
+        flags.append(f"binding roof changes: {level_here} here, {level} on the {target.name}")
+    estimate = there_ms[level] / fraction
+    flops = sum(k.flops.values())
+    return out(None, level_here=level_here, floor_here_ms=here_ms[level_here], fraction=fraction,
+               floors_ms=there_ms, level=level, floor_ms=there_ms[level], estimate_ms=estimate,
+               gflops=flops / estimate / 1e6 if flops else None, not_compared=tuple(dropped))
+
+
+def _reference(doc: Results) -> KernelWork | None:
+    """A run's cuBLAS reference as a kernel with its FP32 work alone (no bytes or launch recorded)."""
+    ref = doc.reference
+    if ref is None or not ref.time_ms:
+        return None
+    return KernelWork(name=ref.name, key=(ref.name,), launches=1, time_ms=float(ref.time_ms),
+                      flops={"fp32": float(doc.problem.problem.flops)}, bytes={}, bytes_counted={},
+                      occupancy=None, spread=None, verdict=None)
+
+
+def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
+    """`doc`'s kernels on each GPU named in `gpus` (preset names, `model.presets`). Raises
+    UsageError for an unknown GPU name (listing the presets) or no name at all."""
+    if not gpus:
+        raise UsageError("give at least one --gpu NAME")
+    targets = [from_preset(name) for name in gpus]
+    w: Workload = workload(doc)
+    kernels = [(k, k.verdict.waves if k.verdict is not None else None) for k in w.kernels]
+    notes = list(w.notes)
+    if isinstance(doc, Results):
+        ref = _reference(doc)
+        if ref is not None:
+            kernels.append((ref, None))
+            notes.append(f"{ref.name} (the reference) has no bytes or launch recorded: projected from its FP32 "
+                         "floor alone")
+    out = []
+    for target in targets:
+        rows = [project_kernel(k, w.device, target, waves) for k, waves in kernels]
+        kept = [r for r in rows if r.left_out is None]
+        gone = [r for r in rows if r.left_out is not None]
+        tnotes = [f"{target.name}: {THEORETICAL}"]
+        for lvl in dict.fromkeys(lvl for r in rows for lvl in r.not_compared):
+            n = sum(lvl in r.not_compared for r in rows)
+            lacks = target.name if _roof(target.roofs, lvl) is None else w.device.name
+            tnotes.append(f"{lvl} not compared for {n} kernel(s): the {lacks} has no theoretical {lvl} roof")
+        if gone:
+            tnotes.append(f"{len(gone)} kernel(s) left out{' of the sums' if w.kind == 'profile' else ''}: "
+                          + "; ".join(f"{r.label}: {r.left_out}" for r in gone))
+        step = w.kind == "profile"
+        out.append(TargetProjection(
+            device=target, kernels=rows,
+            lower_bound_ms=sum(r.floor_ms for r in kept) if step else None,
+            estimate_ms=sum(r.estimate_ms for r in kept) if step else None,
+            here_ms=sum(r.time_here_ms for r in kept) if step else None,
+            left_out=len(gone), left_out_ms=sum(r.time_here_ms for r in gone), notes=tnotes))
+    return Projection(w.kind, w.device, w.step_ms, w.problem, out, notes)
+
+
+def to_dict(p: Projection) -> dict:
+    """The JSON document of `roofline project --json` (keys in docs/project.md)."""
+    def kernel(r: ProjectedKernel) -> dict:
+        return {"kernel": r.label, "time_here_ms": r.time_here_ms, "binding_here": r.level_here,
+                "floor_here_ms": r.floor_here_ms, "fraction_of_roof": r.fraction,
+                "floors_ms": r.floors_ms, "binding": r.level, "floor_ms": r.floor_ms,
+                "estimated_ms": r.estimate_ms, "estimated_gflops": r.gflops,
+                "utilization_here": r.utilization_here, "utilization": r.utilization,
+                "binding_changed": r.binding_changed, "flags": r.flags, "left_out": r.left_out,
+                "not_compared": list(r.not_compared)}
+
+    return {
+        "kind": p.kind, "measured_on": p.device.name, "problem": p.problem, "step_ms": p.step_ms,
+        "roofs": "theoretical", "notes": p.notes,
+        "targets": [{
+            "gpu": t.device.name, "source": t.device.source,
+            "step": {"lower_bound_ms": t.lower_bound_ms, "estimated_ms": t.estimate_ms, "here_ms": t.here_ms,
+                     "left_out": t.left_out, "left_out_here_ms": t.left_out_ms},
+            "kernels": [kernel(r) for r in t.kernels], "notes": t.notes,
+        } for t in p.targets],
+    }
+
+
+# --- the method's error against published figures (bench/public_figures.json) ---
+
+@dataclass(frozen=True)
+class PairError:
+    """One published cross-GPU pair: per kernel (ladder name, published GFLOP/s, projected GFLOP/s,
+    absolute relative error), and the median and worst error."""
+
+    name: str
+    gpu: str
+    rows: list[tuple[str, float, float, float]]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(r[3] for r in self.rows)
+
+    @property
+    def worst(self) -> float:
+        return max(r[3] for r in self.rows)
+
+
+def published_errors(doc: Results, figures: dict) -> list[PairError]:
+    """The projection of `doc` (a run) against each pair of `figures` (the format of
+    bench/public_figures.json: `pairs`, each with `gpu`, `problem` 'MxNxK' and `kernels`, each with
+    `kernel` (a ladder name or 'cublas') and `gflops` or `time_ms`). Raises UsageError when a pair's
+    problem is not the run's, or a kernel is not in it."""
+    out = []
+    flops = doc.problem.problem.flops
+    for pair in figures["pairs"]:
+        if pair["problem"] != doc.problem.problem.text():
+            raise UsageError(f"{pair['name']}: figures at {pair['problem']}, the run at {doc.problem.problem.text()}")
+        rows_by = {r.label: r for r in project(doc, [pair["gpu"]]).targets[0].kernels}
+        rows = []
+        for fig in pair["kernels"]:
+            r = rows_by.get(fig["kernel"])
+            if r is None or r.gflops is None:
+                raise UsageError(f"{pair['name']}: {fig['kernel']} has no projection")
+            published = fig["gflops"] if "gflops" in fig else flops / fig["time_ms"] / 1e6
+            rows.append((fig["kernel"], published, r.gflops, abs(r.gflops - published) / published))
+        out.append(PairError(pair["name"], pair["gpu"], rows))
+    return out

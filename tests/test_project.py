@@ -1,0 +1,121 @@
+"""`roofline project`: a kernel's floors on another GPU, worked out by hand; the golden table of the
+transformer profile on the B200 and the RTX A6000; a bad --gpu; work a target cannot run; and the
+method's published error, recomputed from bench/public_figures.json so docs/project.md cannot drift."""
+
+import json
+import os
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.model.device import from_preset
+from roofline.model.roofs import Verdict
+from roofline.results.project import project, project_kernel, published_errors
+from roofline.results.store import load
+from roofline.results.work import KernelWork, workload
+
+ROOT = Path(__file__).resolve().parent.parent
+LADDER = ROOT / "plots" / "results-h200.json"
+TRANSFORMER = ROOT / "plots" / "profile-h200-transformer.json"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def test_register_tiling_2d_onto_the_rtx_a6000_by_hand():
+    # register_tiling_2d on the H200: 2 x 4096^3 = 137,438,953,472 FP32 FLOPs in 4.704096 ms.
+    # Theoretical FP32 roof here: 16,896 cores x 2 x 1980 MHz = 66,908.16 GFLOP/s.
+    # Waves here: 128 registers x 256 threads on sm_90 -> 4,096 registers a warp, 16,384 / 4,096 =
+    # 4 warps per sub-partition, 16 warps = 2 blocks of 8 warps per SM: 264 slots; 1,024 blocks take
+    # 4 waves, the last 232 blocks >= 132 SMs: utilization 1.0.
+    # FP32 floor here 137.439e9 / 66,908.16e9 s = 2.05415 ms (SMEM 23.6 GB at 33,454 GB/s is 0.71 ms:
+    # FP32 binds); fraction of its roof 2.05415 / 4.704096 = 0.43667.
+    # RTX A6000: 10,752 x 2 x 1800 MHz = 38,707.2 GFLOP/s; sm_86 also fits 2 blocks (registers),
+    # 168 slots on 84 SMs; 1,024 blocks = 6 full waves + 16 blocks: utilization
+    # (6 x 84 + 16) / (7 x 84) = 520 / 588 = 0.884354.
+    # FP32 floor there 137.439e9 / 38,707.2e9 s / 0.884354 = 4.01506 ms; estimate 4.01506 / 0.43667
+    # = 9.1946 ms, 137.439e9 / 9.1946e-3 s = 14,948 GFLOP/s.
+    w = workload(load(LADDER))
+    k = next(k for k in w.kernels if k.name == "register_tiling_2d")
+    r = project_kernel(k, w.device, from_preset("rtx-a6000"), k.verdict.waves)
+    assert r.level_here == r.level == "FP32" and not r.binding_changed
+    assert r.utilization_here == pytest.approx(1.0)
+    assert r.utilization == pytest.approx(520 / 588)
+    assert r.floor_here_ms == pytest.approx(137438953472 / 66908.16e6, rel=1e-6)
+    assert r.fraction == pytest.approx(2.05415 / 4.704096, rel=1e-4)
+    assert r.floor_ms == pytest.approx(137438953472 / 38707.2e6 / (520 / 588), rel=1e-6)
+    assert r.estimate_ms == pytest.approx(9.1946, rel=1e-4)
+    assert r.gflops == pytest.approx(14948, rel=1e-3)
+    assert r.left_out is None and r.flags == []
+
+
+def _render(args, columns=140):
+    return CliRunner().invoke(app, args, env={"COLUMNS": str(columns)})
+
+
+def test_golden_transformer_on_b200_and_rtx_a6000():
+    result = _render(["project", str(TRANSFORMER.relative_to(ROOT)), "--gpu", "b200", "--gpu", "rtx-a6000"])
+    assert result.exit_code == 0, result.output
+    text = "\n".join(line.rstrip() for line in result.output.splitlines()) + "\n"
+    path = GOLDEN / "project_transformer_b200_a6000_140.txt"
+    if os.environ.get("ROOFLINE_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text()
+
+
+def test_an_unknown_gpu_exits_2_naming_the_presets():
+    result = _render(["project", str(LADDER), "--gpu", "h300"])
+    assert result.exit_code == 2
+    assert "unknown GPU 'h300'" in result.stderr and "rtx-a6000" in result.stderr and "gh200-144gb" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_work_the_target_has_no_roof_for_is_flagged_and_left_out():
+    # FP8 tensor work on the RTX A6000 (sm_86 has no FP8 tensor cores).
+    h200 = from_preset("h200")
+    k = KernelWork(name="fp8_gemm", key=("fp8_gemm",), launches=1, time_ms=1.0, flops={"fp8_tensor": 1e12},
+                   bytes={"dram": 1e9}, bytes_counted={"dram": True}, occupancy=None, spread=None,
+                   verdict=Verdict((), 1.0))
+    r = project_kernel(k, h200, from_preset("rtx-a6000"))
+    assert r.left_out and "no FP8 tensor roof" in r.left_out and r.estimate_ms is None
+    # The transformer's BF16 tensor kernels cannot run on a V100 (FP16 tensor cores only): left out
+    # of the step's sums and counted.
+    p = project(load(TRANSFORMER, profile=True), ["v100-sxm2"])
+    t = p.targets[0]
+    gone = [r for r in t.kernels if r.left_out]
+    assert t.left_out == len(gone) > 0 and all("BF16 tensor" in r.left_out for r in gone)
+    assert t.estimate_ms == pytest.approx(sum(r.estimate_ms for r in t.kernels if not r.left_out))
+    assert t.here_ms + t.left_out_ms == pytest.approx(sum(r.time_here_ms for r in t.kernels))
+
+
+def test_json_has_per_target_per_kernel_estimates_and_step_totals():
+    result = _render(["project", str(TRANSFORMER), "--gpu", "b200", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    t = doc["targets"][0]
+    assert doc["roofs"] == "theoretical" and t["gpu"] == "B200"
+    k = t["kernels"][0]
+    assert {"estimated_ms", "estimated_gflops", "floor_ms", "binding", "flags", "left_out"} <= set(k)
+    assert t["step"]["estimated_ms"] == pytest.approx(sum(k["estimated_ms"] for k in t["kernels"]
+                                                          if k["left_out"] is None))
+
+
+PUBLISHED = {  # pair -> (median, worst), as docs/project.md gives them (%)
+    "SGEMM worklog, RTX A6000": (13.5, 86.6),
+    "seed lesson 000, RTX 5080": (20.1, 20.3),
+    "all": (16.8, 86.6),
+}
+
+
+def test_published_error_is_what_the_figures_and_the_h200_run_give():
+    figures = json.loads((ROOT / "bench" / "public_figures.json").read_text())
+    errors = published_errors(load(LADDER), figures)
+    found = {e.name: (round(100 * e.median, 1), round(100 * e.worst, 1)) for e in errors}
+    every = [r[3] for e in errors for r in e.rows]
+    found["all"] = (round(100 * statistics.median(every), 1), round(100 * max(every), 1))
+    assert found == PUBLISHED
+    docs = (ROOT / "docs" / "project.md").read_text()
+    for name, (median, worst) in PUBLISHED.items():
+        assert re.search(rf"\| {re.escape(name)} \|[^\n]*\| {median} % \| {worst} % \|", docs), name
