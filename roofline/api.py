@@ -44,6 +44,8 @@ from .results.compare import Comparison
 from .results.compare import compare as compare_results
 from .results.profile import ProfileResults
 from .results.schema import Results, Skipped, json_schema
+from .results.whatif import DEFAULT_TARGET, WhatIf, check_target
+from .results.whatif import whatif as whatif_of
 
 if TYPE_CHECKING:
     from .measure import ncu, runner
@@ -731,10 +733,6 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         raise UsageError(f"{path}: {store.one_line(exc)}{other}") from None
     store.save(doc, out)
     return ProfileReport(doc, list(doc.notes) + _kernel_notes(doc), [])
-
-
-from .results.whatif import DEFAULT_TARGET, WhatIf, check_target  # noqa: E402
-from .results.whatif import whatif as whatif_of  # noqa: E402
 
 
 def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = None) -> WhatIf:
