@@ -152,3 +152,29 @@ def test_sweep_against_sweep():
     d = next(d for d in cmp.kernels if d.label == "register_tiling_2d")
     assert d.time_change == pytest.approx(-0.2) and d.reading == "faster" and d.noise_from == "spread"
     assert all(x.reading == "noise" and x.time_change == 0 for x in cmp.kernels if x is not d)
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.mark.parametrize("name, columns, files", [
+    ("compare_profiles_120", 120, ("profile", "changed")),
+    ("compare_ladder_user_kernel_140", 140, ("results-h200", "user-kernel-h200")),
+])
+def test_compare_tables_match_the_golden_text(name, columns, files, tmp_path):
+    """As tests/test_golden.py does (regenerate with ROOFLINE_UPDATE_GOLDEN=1)."""
+    import os
+
+    from test_golden import render
+
+    (tmp_path / "changed.json").write_text(json.dumps(changed_profile()))
+    paths = {"profile": PROFILE, "changed": tmp_path / "changed.json"}
+    args = ["compare", *(str(paths.get(f, PLOTS / f"{f}.json")) for f in files)]
+    got = render(columns, args).replace(str(tmp_path) + "/", "").replace(str(PLOTS) + "/", "")
+    path = GOLDEN / f"{name}.txt"
+    if os.environ.get("ROOFLINE_UPDATE_GOLDEN"):
+        path.write_text(got)
+    assert got == path.read_text()
+    tables = [line for line in got.split("\n--- stderr\n")[0].splitlines()
+              if not line.startswith(("note: ", "gone, ", "new, "))]  # one line each, by contract
+    assert [line for line in tables if len(line) > columns] == [] and "…" not in got

@@ -149,7 +149,7 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
         lo, hi = min(values + [1 / 1.1]), max(values + [1.1])
         ax.set_xlim(lo / 1.05, hi * (hi / lo) ** 0.9 * 1.3)  # room on the right for the notes
         left, right = ax.get_xlim()
-        ticks = FINE_TICKS if right / left < 4 else TICKS
+        ticks = FINE_TICKS if right / left < 8 else TICKS
         ax.xaxis.set_major_locator(FixedLocator([t for t in ticks if left <= t <= right]))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}x"))
         ax.xaxis.set_minor_locator(NullLocator())
