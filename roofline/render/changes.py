@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..results.check import Check
-from ..results.compare import Delta, WorkComparison, pct
+from ..results.compare import Delta, WorkComparison, pct, share
 from .tables import WRAP, _arrow, _fit
 from .text import display_names, percent
 
@@ -36,7 +36,7 @@ def _level(d: Delta, level: str) -> str:
 
 def _reading(d: Delta) -> str:
     if d.is_noise:
-        return f"noise (within {d.noise:.1%})"
+        return f"noise (within {share(d.noise)})"
     what = d.cause or ("no byte count moved with it" if d.levels else "no bytes in both files")
     return f"{d.reading}: {what}"
 
@@ -83,8 +83,8 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
 
 def check_lines(result: Check) -> list[str]:
     """One line per failing kernel, then the unmatched and the unmeasured, then a summary line."""
-    worse = (f"slower by more than {result.max_drop:.1%}" if result.measure == "time"
-             else f"further from its binding roof by more than {result.max_drop:.1%}")
+    worse = (f"slower by more than {share(result.max_drop)}" if result.measure == "time"
+             else f"further from its binding roof by more than {share(result.max_drop)}")
     lines = []
     for g in result.failures:
         d = g.delta
@@ -92,8 +92,8 @@ def check_lines(result: Check) -> list[str]:
             figures = f"{d.before_ms:,.3f} -> {d.after_ms:,.3f} ms"
         else:
             figures = f"{d.before_fraction:.1%} -> {d.after_fraction:.1%} of its binding roof"
-        lines.append(f"slower: {d.label}: {figures} ({pct(g.slowdown)}; noise {d.noise:.1%}, "
-                     f"--max-drop {result.max_drop:.1%})")
+        lines.append(f"slower: {d.label}: {figures} ({pct(g.slowdown)}; noise {share(d.noise)}, "
+                     f"--max-drop {share(result.max_drop)})")
     c = result.comparison
     for which, names in (("gone (in the baseline only, not gated)", c.gone), ("new (not gated)", c.new),
                          ("not gated, no binding roof in both", result.unmeasured)):

@@ -233,6 +233,11 @@ class Delta:
                 "noise": self.noise, "noise_from": self.noise_from, "reading": self.reading, "cause": self.cause}
 
 
+def share(x: float) -> str:
+    """0.05 -> '5 %', 0.0363 -> '3.63 %': a threshold or a noise band, unsigned."""
+    return f"{x * 100:.3g} %"
+
+
 def pct(x: float) -> str:
     """-0.38 -> '-38 %', 0.004 -> '+0.4 %'."""
     v = x * 100
@@ -370,14 +375,14 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
               for b, a, changed in pairs]
     notes = list(runs.notes) if runs else []
     if profile:
-        notes.append(f"a profile has no timing samples: a time change within {NOISE:.0%} is called noise")
+        notes.append(f"a profile has no timing samples: a time change within {share(NOISE)} is called noise")
         if wb.device.name != wa.device.name:
             notes.append(f"different GPUs: {wb.device.name} before, {wa.device.name} after; times hold the change "
                          "of GPU, the fraction of each kernel's binding roof reads each against its own GPU")
     else:
         fixed = sum(1 for d in deltas if d.noise_from == "fixed")
         if fixed:
-            notes.append(f"{fixed} kernel(s) without timing samples in either file: noise is a fixed {NOISE:.0%} there")
+            notes.append(f"{fixed} kernel(s) without timing samples in either file: noise is a fixed {share(NOISE)} there")
     renamed = sum(1 for d in deltas if d.configuration)
     if renamed:
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
