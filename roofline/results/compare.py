@@ -383,6 +383,10 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         fixed = sum(1 for d in deltas if d.noise_from == "fixed")
         if fixed:
             notes.append(f"{fixed} kernel(s) without timing samples in either file: noise is a fixed {share(NOISE)} there")
+    bytesless = sum(1 for d in deltas if not d.levels)
+    if bytesless:
+        notes.append(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "
+                     "them (Nsight Compute: roofline run --profile, or a profile) or both hold the model's")
     renamed = sum(1 for d in deltas if d.configuration)
     if renamed:
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
