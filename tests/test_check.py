@@ -84,6 +84,9 @@ def test_across_gpus_the_fraction_of_the_roof_is_gated():
     assert result.measure == "fraction of binding roof"
     d = result.kernels[0].delta
     assert result.kernels[0].slowdown == pytest.approx(d.before_fraction / d.after_fraction - 1)
+    # the same rates against the RTX 5080's lower roofs: closer to them, by the fraction, whatever the time did
+    assert d.time_change == pytest.approx(0) and d.after_fraction > d.before_fraction and d.reading == "closer"
+    assert result.passed and result.to_dict()["measure"] == "fraction of binding roof"
     r = CliRunner().invoke(app, ["check", "--baseline", "x.json", "y.json", "--max-drop", "lots"])
     assert r.exit_code == 2 and r.stderr.startswith("roofline: error: --max-drop 'lots'")
 

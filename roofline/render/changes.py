@@ -35,9 +35,13 @@ def _level(d: Delta, level: str) -> str:
 
 
 def _reading(d: Delta) -> str:
+    if d.slowdown is None:
+        return "not measured: no binding roof in both files"
     if d.is_noise:
         return f"noise (within {share(d.noise)})"
     what = d.cause or ("no byte count moved with it" if d.levels else "no bytes in both files")
+    if d.across and not d.cause:
+        what += " (the GPUs' roofs differ)"
     return f"{d.reading}: {what}"
 
 

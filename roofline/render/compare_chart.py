@@ -84,7 +84,8 @@ def render(cmp: Comparison, before_name: str = "before", after_name: str = "afte
     return fig
 
 
-MOVE_COLORS = {"faster": "tab:green", "slower": "tab:red", "noise": "0.6"}
+MOVE_COLORS = {"faster": "tab:green", "slower": "tab:red", "closer": "tab:green", "further": "tab:red",
+               "noise": "0.6", "not measured": "0.6"}
 TOP = 25  # a profile's kernels drawn, by the longer of their two times
 
 
@@ -114,9 +115,9 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
     for d in deltas:
         if across:
             if d.before_fraction and d.after_fraction:
-                move = "noise" if d.is_noise else "faster" if d.after_fraction > d.before_fraction else "slower"
-                rows.append((d.label, d.before_fraction * 100, d.after_fraction * 100, MOVE_COLORS[move],
-                             f"{pct(d.fraction_change)} of its roof", None))
+                rows.append((d.label, d.before_fraction * 100, d.after_fraction * 100, MOVE_COLORS[d.reading],
+                             d.cause or f"{pct(d.fraction_change)} of its roof" + (", noise" if d.is_noise else ""),
+                             None))
         else:
             rows.append((d.label, 1.0, d.after_ms / d.before_ms, MOVE_COLORS[d.reading], _note(d), d.noise))
     if cmp.runs is not None and not across:
@@ -166,7 +167,8 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
     shown = f", the {len(deltas)} longest of {len(cmp.kernels)} matched kernels" if len(deltas) < len(cmp.kernels) else ""
     ax.set_title(f"{text(before_name)} -> {text(after_name)} ({device}){shown}", fontsize=10)
     ax.grid(True, axis="x", which="major", lw=0.3, color="0.85")
-    used = [m for m in MOVE_COLORS if any(r[3] == MOVE_COLORS[m] for r in rows)]
+    moves = ("closer", "further", "noise") if across else ("faster", "slower", "noise")
+    used = [m for m in moves if any(r[3] == MOVE_COLORS[m] for r in rows)]
     handles = [Line2D([], [], color=MOVE_COLORS[m], lw=2, label=m) for m in used]
     if not across:
         handles.append(Patch(color="0.88", label="noise band"))

@@ -78,22 +78,10 @@ class Check:
                 "not_measured": self.unmeasured, "gone": c.gone, "new": c.new, "notes": c.notes}
 
 
-def _slowdown(d: Delta, same_device: bool) -> float | None:
-    if same_device:
-        return d.time_change
-    if not d.before_fraction or not d.after_fraction:
-        return None
-    return d.before_fraction / d.after_fraction - 1.0
-
-
 def check(new: Results | ProfileResults, baseline: Results | ProfileResults, max_drop: float = DEFAULT_MAX_DROP) -> Check:
     """`new` against `baseline`: a matched kernel fails when its slowdown exceeds both `max_drop`
     and its noise (`Delta.noise`: the runs' spread, or a profile's fixed 2 %). Raises UsageError
     as `compare_work` does (a profile against a run, runs of different problems, nothing matched)."""
     cmp = compare_work(baseline, new)
-    same = cmp.same_device
-    gated = []
-    for d in cmp.kernels:
-        s = _slowdown(d, same)
-        gated.append(Gated(d, s, s is not None and s > max(max_drop, d.noise)))
-    return Check(cmp, max_drop, "time" if same else "fraction of binding roof", gated)
+    gated = [Gated(d, d.slowdown, d.slowdown is not None and d.slowdown > max(max_drop, d.noise)) for d in cmp.kernels]
+    return Check(cmp, max_drop, "time" if cmp.same_device else "fraction of binding roof", gated)

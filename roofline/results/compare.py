@@ -6,6 +6,12 @@ two-roof reading (`Results.floors`: model GMEM bytes at peak DRAM bandwidth, FLO
 went down. So across GPUs it says whether the kernel uses its GPU better, while the speedup also
 holds the change of GPU; `notes` says which differences come from the device (peaks, the
 compile target and its per-SM limits, the reference's own speedup).
+
+`compare_work` compares any two files of one kind (two profiles, or two runs) through
+`results.work`: kernels matched by name and launch configuration (by name alone where the
+configuration changed and the name is unique in both), and per kernel and for a profile's step the
+change in time, FLOP/s, bytes per level, occupancy and fraction of the binding roof, read as
+noise (inside the runs' spread, or a profile's fixed `NOISE`) or as faster/slower with its cause.
 """
 
 from __future__ import annotations
@@ -186,6 +192,7 @@ class Delta:
     noise_from: str
     configuration: str | None = None  # 'grid x block -> grid x block' where matched by name alone
     launch: str | None = None  # a profiled kernel's 'grid x block' (after's)
+    across: bool = False  # different GPU models: read by the fraction of the binding roof, not the time
 
     @property
     def time_change(self) -> float:
@@ -200,26 +207,47 @@ class Delta:
         return _change(self.before_fraction, self.after_fraction)
 
     @property
+    def slowdown(self) -> float | None:
+        """How much worse after is (0.08 = 8 % worse, negative better): the time change on one GPU
+        model; across models before's fraction of the binding roof over after's, minus 1 (None
+        where no roof binds in both)."""
+        if not self.across:
+            return self.time_change
+        if not self.before_fraction or not self.after_fraction:
+            return None
+        return self.before_fraction / self.after_fraction - 1.0
+
+    @property
     def is_noise(self) -> bool:
-        return abs(self.time_change) <= self.noise
+        s = self.slowdown
+        return s is None or abs(s) <= self.noise
 
     @property
     def cause(self) -> str | None:
         """'DRAM bytes -38 %, time -31 %': the level whose bytes changed most in the direction of
-        the time change, when by at least CAUSE (5 %) and the time change is not noise; else None."""
+        the slowdown, when by at least CAUSE (5 %) and the change is not noise; else None. Across
+        GPU models the sentence ends with the change of the fraction of the binding roof."""
         if self.is_noise:
             return None
-        sign = 1 if self.time_change > 0 else -1
+        sign = 1 if self.slowdown > 0 else -1
         moved = [(lc.change * sign, lc) for lc in self.levels if lc.change is not None and lc.change * sign >= CAUSE]
         if not moved:
             return None
         lc = max(moved, key=lambda m: m[0])[1]
-        return f"{lc.level.upper()} bytes {pct(lc.change)}, time {pct(self.time_change)}"
+        tail = f"{pct(self.fraction_change)} of its roof" if self.across else f"time {pct(self.time_change)}"
+        return f"{lc.level.upper()} bytes {pct(lc.change)}, {tail}"
 
     @property
     def reading(self) -> str:
-        """'noise', 'faster' or 'slower' by the time."""
-        return "noise" if self.is_noise else "faster" if self.time_change < 0 else "slower"
+        """'noise', 'faster' or 'slower' (across GPU models: 'not measured' where no roof binds,
+        'closer'/'further' from the binding roof)."""
+        if self.slowdown is None:
+            return "not measured"
+        if self.is_noise:
+            return "noise"
+        if self.across:
+            return "further" if self.slowdown > 0 else "closer"
+        return "slower" if self.slowdown > 0 else "faster"
 
     def to_dict(self) -> dict:
         return {"kernel": self.label, "launch": self.launch, "configuration_changed": self.configuration,
@@ -230,7 +258,8 @@ class Delta:
                 "occupancy": [self.before_occupancy, self.after_occupancy],
                 "fraction_of_roof": [self.before_fraction, self.after_fraction],
                 "fraction_change": self.fraction_change,
-                "noise": self.noise, "noise_from": self.noise_from, "reading": self.reading, "cause": self.cause}
+                "slowdown": self.slowdown, "noise": self.noise, "noise_from": self.noise_from, "reading": self.reading,
+                "cause": self.cause}
 
 
 def share(x: float) -> str:
@@ -303,12 +332,14 @@ def _levels(b: KernelWork | None, a: KernelWork | None, before: dict | None = No
     return out
 
 
-def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | None = None) -> Delta:
+def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | None = None,
+           across: bool = False) -> Delta:
     spreads = [s for s in (b.spread, a.spread) if s is not None]
     noise, source = (max(spreads), "spread") if spreads and not profile else (NOISE, "fixed")
     return Delta(a.name, b.time_ms, a.time_ms, _rate(b.flops, b.time_ms),
                  _rate(a.flops, a.time_ms), _levels(b, a), b.occupancy, a.occupancy, _fraction(b.verdict),
-                 _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None)
+                 _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
+                 across)
 
 
 def _step(before: Workload, after: Workload) -> Delta:
@@ -371,7 +402,8 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if not pairs:
         raise UsageError("the two files have no kernel in common; compare runs of the same kernels")
     profile = wb.kind == "profile"
-    deltas = [_delta(b, a, profile, f"{_shape(b.key)} -> {_shape(a.key)}" if changed else None)
+    across = wb.device.name != wa.device.name
+    deltas = [_delta(b, a, profile, f"{_shape(b.key)} -> {_shape(a.key)}" if changed else None, across)
               for b, a, changed in pairs]
     notes = list(runs.notes) if runs else []
     if profile:
