@@ -120,10 +120,9 @@ def test_a_profile_against_a_run_is_refused_in_one_line(tmp_path):
     assert r.stderr.startswith("roofline: error: cannot compare a profile with a run")
 
 
-def test_compare_json_and_chart_of_two_profiles(tmp_path):
+def test_compare_json_of_two_profiles(tmp_path):
     after = tmp_path / "after.json"
     after.write_text(json.dumps(changed_profile()))
-    out = tmp_path / "moves.svg"
     r = CliRunner().invoke(app, ["compare", str(PROFILE), str(after), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
@@ -131,11 +130,17 @@ def test_compare_json_and_chart_of_two_profiles(tmp_path):
     assert doc["step"]["time_ms"][0] == pytest.approx(10.536928) and len(doc["kernels"]) == 63
     bwd = next(k for k in doc["kernels"] if k["kernel"] == SOFTMAX_BWD)
     assert bwd["cause"] == "DRAM bytes -38 %, time -38 %" and bwd["bytes"]["dram"]["change"] == pytest.approx(-0.38)
+    assert bwd["slowdown"] == pytest.approx(-0.38) and bwd["reading"] == "faster"
     assert len(doc["gone"]) == 2 and len(doc["new"]) == 1
-    r = CliRunner().invoke(app, ["compare", str(PROFILE), str(after), "--out", str(out)])
-    assert r.exit_code == 0, r.output
-    svg = out.read_text()
-    assert "step (profiled GPU time)" in svg and "DRAM bytes -38 %, time -38 %" in svg and "noise band" in svg
+
+
+def test_the_chart_draws_each_move_as_an_arrow(both, tmp_path, monkeypatch):
+    from roofline.render import compare_chart
+
+    monkeypatch.setattr(compare_chart, "TOP", 5)  # fewer rows: a faster test, the same drawing
+    svg = compare_chart.draw_moves(compare_work(*both), tmp_path / "moves.svg").read_text()
+    assert "step (profiled GPU time)" in svg and "DRAM bytes -38 %, time -38 %; 1.070 -&gt; 0.664 ms" in svg
+    assert "the 5 longest of 63 matched kernels" in svg and "noise band" in svg and "gone, not drawn (2)" in svg
 
 
 def test_sweep_against_sweep():
