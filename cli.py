@@ -733,24 +733,34 @@ def new(
 
 @app.command(short_help="Compare two results files, kernel by kernel.")
 def compare(
-    before: Path = typer.Argument(..., metavar="BEFORE.json", help="The earlier results file."),
-    after: Path = typer.Argument(..., metavar="AFTER.json", help="The later results file."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Also draw the speedup chart (.png/.svg/.pdf)."),
+    before: Path = typer.Argument(..., metavar="BEFORE.json", help="The earlier results or profile file."),
+    after: Path = typer.Argument(..., metavar="AFTER.json", help="The later results or profile file."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Also draw each kernel's move (.png/.svg/.pdf)."),
     force: bool = typer.Option(False, "--force", help="Compare files of different problem sizes too."),
+    as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
 ):
-    """Per kernel in both files: the speedup, the change in registers, occupancy and binding roof,
-    and whether it moved toward its roof; across GPUs, which differences come from the device."""
+    """Per kernel in both files (two profiles, or two runs): the change in time, FLOP/s, bytes per
+    level, occupancy and fraction of its binding roof, with its cause where the counters show one
+    and noise called noise; the kernels in one file only; across GPUs, which differences come
+    from the device."""
+    from roofline.render.changes import change_tables
     from roofline.render.tables import compare_tables
 
     result = api.compare(before, after, force, out)
+    if as_json:
+        _print_json(result.to_dict())
+        return
     console = _console()
-    for table in compare_tables(result, console.width):
+    if result.runs is not None:
+        for table in compare_tables(result.runs, console.width):
+            console.print(table)
+    for table in change_tables(result, console.width):
         console.print(table)
     for line in result.notes:
         console.print(f"note: {line}")
-    for path, names in ((before, result.only_before), (after, result.only_after)):
+    for path, which, names in ((before, "gone", result.gone), (after, "new", result.new)):
         if names:
-            _echo(f"only in {path}: {', '.join(names)}")
+            _echo(f"{which}, only in {path}: {', '.join(names)}")
     if out is not None:
         console.print(f"wrote {out}")
 
@@ -810,6 +820,28 @@ def project(
         _note(line)
     if out is not None:
         console.print(f"wrote {out}")
+
+
+@app.command(short_help="Fail when a kernel got slower than in a baseline (for CI).")
+def check(
+    new: Path = typer.Argument(..., metavar="NEW.json", help="The results or profile file to check."),
+    baseline: Path = typer.Option(..., "--baseline", metavar="OLD.json", help="The results or profile file to check against."),
+    max_drop: str = typer.Option("5%", "--max-drop", metavar="5%|0.05", help="The slowdown allowed beyond noise."),
+    as_json: bool = typer.Option(False, "--json", help="Print the reading as JSON."),
+):
+    """Exit 0 when no kernel in both files got slower than --max-drop beyond its noise, 1 naming
+    those that did; across GPU models each kernel's fraction of its binding roof is compared
+    instead of its time. Kernels in one file only are listed and never fail the check."""
+    from roofline.render.changes import check_lines
+
+    result = api.check(new, baseline, max_drop)
+    if as_json:
+        _print_json(result.to_dict())
+    else:
+        for line in check_lines(result):
+            _echo(line)
+    if not result.passed:
+        sys.exit(1)
 
 
 @app.command(short_help="Print the JSON Schema of results files.")

@@ -40,8 +40,7 @@ from .progress import Progress
 from .render import chart, compare_chart, html_report, occupancy_chart, profile_chart, roofline_chart, sweep_chart
 from .render.text import chosen_tile
 from .results import convert, store
-from .results.compare import Comparison
-from .results.compare import compare as compare_results
+from .results.compare import WorkComparison, compare_work
 from .results.profile import ProfileResults
 from .results.schema import Results, Skipped, json_schema
 from .results.whatif import DEFAULT_TARGET, WhatIf, check_target
@@ -538,15 +537,17 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
                    floors=floors)
 
 
-def compare(before: Path, after: Path, force: bool = False, chart_out: Path | None = None) -> Comparison:
-    """`before` against `after` (results files; sweeps compare at their largest size), and with
-    `chart_out` the speedup chart drawn there. Raises UsageError for an unreadable file, files of
-    different problems (unless `force`), no kernel in common, or a bad chart path."""
+def compare(before: Path, after: Path, force: bool = False, chart_out: Path | None = None) -> WorkComparison:
+    """`before` against `after`: two profiles, or two run files (ladder, user kernels, sweeps at
+    their largest size), kernel by kernel (`results.compare.compare_work`); with `chart_out` each
+    matched kernel's move drawn there as an arrow. Raises UsageError for an unreadable file, a
+    profile against a run file, runs of different problems (unless `force`), no kernel in common,
+    or a bad chart path."""
     if chart_out is not None:
         chart.check_output(chart_out, [before, after])
-    result = compare_results(store.load(before), store.load(after), force)
+    result = compare_work(store.load(before, profile=True), store.load(after, profile=True), force)
     if chart_out is not None:
-        compare_chart.draw(result, chart_out, Path(before).name, Path(after).name)
+        compare_chart.draw_moves(result, chart_out, Path(before).name, Path(after).name)
     return result
 
 
@@ -764,3 +765,14 @@ def project(path: Path, gpus: list[str], chart_out: Path | None = None):
     if chart_out is not None:
         draw(result, chart_out, fmt)
     return result
+
+
+def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
+    """`new` against `baseline` as a regression gate (`results.check.check`): `max_drop` as '5%'
+    or 0.05. Returns a `results.check.Check`. Raises UsageError for a bad `max_drop` (not in
+    (0, 10]), an unreadable file, a profile against a run file, runs of different problems or no
+    kernel in common."""
+    from .results.check import check as check_results, parse_max_drop
+
+    drop = parse_max_drop(str(max_drop)) if isinstance(max_drop, str) else parse_max_drop(repr(max_drop))
+    return check_results(store.load(new, profile=True), store.load(baseline, profile=True), drop)

@@ -113,13 +113,13 @@ def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
 def test_help_and_commands():
     top = invoke("-h")
     assert top.exit_code == 0 and "Commands:" in top.stdout
-    for command in ("run", "profile", "plot", "show", "occupancy", "device", "kernels", "tune", "new", "compare", "schema"):
+    for command in ("run", "profile", "plot", "show", "occupancy", "device", "kernels", "tune", "new", "compare", "check", "schema"):
         assert f"\n  {command} " in top.stdout
     assert invoke().stdout == top.stdout  # no command: the help
     run_help = invoke("run", "--help").stdout
     assert "--all " in run_help and "<bool>" not in run_help and "--size N " in run_help
     assert_usage_error(invoke("frobnicate"),
-                       "No such command 'frobnicate'. Commands: run, profile, tune, plot, show, occupancy, device, kernels, new, compare, whatif, project, schema.")
+                       "No such command 'frobnicate'. Commands: run, profile, tune, plot, show, occupancy, device, kernels, new, compare, whatif, project, check, schema.")
     assert invoke("--version").stdout.startswith("roofline 0.")
 
 

@@ -207,7 +207,7 @@ def test_a_profile_plots_and_shows_without_a_gpu(transformer, tmp_path):
     assert "BF16 tensor 989.4" in svg and "cunn_SoftMaxBackw" in svg and "distance from the binding roof" in svg
     r = invoke("show", "--results", path)
     assert r.exit_code == 0 and "cunn_SoftMaxBackward" in r.stdout
-    one_line_error(invoke("compare", path, path), "a profile of a program", 2)
+    assert invoke("compare", path, path).exit_code == 0  # two profiles compare (tests/test_compare_profiles.py)
     one_line_error(invoke("plot", "--results", path, "--kind", "sweep", "--out", out), "no size sweep", 2)
 
 

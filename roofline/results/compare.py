@@ -6,15 +6,24 @@ two-roof reading (`Results.floors`: model GMEM bytes at peak DRAM bandwidth, FLO
 went down. So across GPUs it says whether the kernel uses its GPU better, while the speedup also
 holds the change of GPU; `notes` says which differences come from the device (peaks, the
 compile target and its per-SM limits, the reference's own speedup).
+
+`compare_work` compares any two files of one kind (two profiles, or two runs) through
+`results.work`: kernels matched by name and launch configuration (by name alone where the
+configuration changed and the name is unique in both), and per kernel and for a profile's step the
+change in time, FLOP/s, bytes per level, occupancy and fraction of the binding roof, read as
+noise (inside the runs' spread, or a profile's fixed `NOISE`) or as faster/slower with its cause.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..model.roofs import Verdict
+from .profile import ProfileResults
 from .schema import KernelRecord, Results
+from .work import KernelWork, Workload, workload
 
 SAME = 0.02  # a change of the time over the floor below 2 % is no move either way
 
@@ -120,3 +129,297 @@ def _notes(before: Results, after: Results, different_problems: bool) -> list[st
         notes.append(f"compiled for {db.arch} before and {da.arch} after: register counts and occupancy change "
                      "with the compiler's target and the SM's limits, not only with the code")
     return notes
+
+
+# --- any two results files, kernel by kernel (`results.work`) -------------------------------------
+
+NOISE = 0.02  # a profile's time change under 2 % is called noise (docs/compare.md says why)
+CAUSE = 0.05  # a level's bytes must change by at least 5 % to be named as the cause of a time change
+
+
+def _change(before: float | None, after: float | None) -> float | None:
+    """after / before - 1 (-0.38 = 38 % less), None unless both are known and before is not 0."""
+    if before is None or after is None or not before:
+        return None
+    return after / before - 1.0
+
+
+def _rate(flops: dict[str, float], time_ms: float) -> float | None:
+    """GFLOP/s of all the counted FLOPs in `time_ms`; None where none were counted."""
+    total = sum(flops.values())
+    return total / (time_ms * 1e6) if total and time_ms else None
+
+
+def _fraction(v: Verdict) -> float | None:
+    """The binding floor over the measured time: the fraction of its binding roof a kernel reaches."""
+    t = v.times_floor
+    return 1.0 / t if t else None
+
+
+@dataclass(frozen=True)
+class LevelChange:
+    """Bytes at one memory level ('dram', 'l2', 'l1', 'smem') before and after; `counted` False where
+    both sides hold the model's bytes rather than Nsight Compute's."""
+
+    level: str
+    before: float
+    after: float
+    counted: bool
+
+    @property
+    def change(self) -> float | None:
+        return _change(self.before, self.after)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What changed for one kernel in both files (or for the step). Times in ms, rates in GFLOP/s,
+    occupancy 0-1, fractions of the binding roof 0-1 (where a roof binds); `noise` the relative
+    time change inside which a difference is called noise, and `noise_from` where it comes from
+    ('spread': the launches' (max - min) / median of the two runs; 'fixed': `NOISE`)."""
+
+    label: str
+    before_ms: float
+    after_ms: float
+    before_gflops: float | None
+    after_gflops: float | None
+    levels: list[LevelChange]
+    before_occupancy: float | None
+    after_occupancy: float | None
+    before_fraction: float | None
+    after_fraction: float | None
+    noise: float
+    noise_from: str
+    configuration: str | None = None  # 'grid x block -> grid x block' where matched by name alone
+    launch: str | None = None  # a profiled kernel's 'grid x block' (after's)
+    across: bool = False  # different GPU models: read by the fraction of the binding roof, not the time
+
+    @property
+    def time_change(self) -> float:
+        return self.after_ms / self.before_ms - 1.0
+
+    @property
+    def gflops_change(self) -> float | None:
+        return _change(self.before_gflops, self.after_gflops)
+
+    @property
+    def fraction_change(self) -> float | None:
+        return _change(self.before_fraction, self.after_fraction)
+
+    @property
+    def slowdown(self) -> float | None:
+        """How much worse after is (0.08 = 8 % worse, negative better): the time change on one GPU
+        model; across models before's fraction of the binding roof over after's, minus 1 (None
+        where no roof binds in both)."""
+        if not self.across:
+            return self.time_change
+        if not self.before_fraction or not self.after_fraction:
+            return None
+        return self.before_fraction / self.after_fraction - 1.0
+
+    @property
+    def is_noise(self) -> bool:
+        s = self.slowdown
+        return s is None or abs(s) <= self.noise
+
+    @property
+    def cause(self) -> str | None:
+        """'DRAM bytes -38 %, time -31 %': the level whose bytes changed most in the direction of
+        the slowdown, when by at least CAUSE (5 %) and the change is not noise; else None. Across
+        GPU models the sentence ends with the change of the fraction of the binding roof."""
+        if self.is_noise:
+            return None
+        sign = 1 if self.slowdown > 0 else -1
+        moved = [(lc.change * sign, lc) for lc in self.levels if lc.change is not None and lc.change * sign >= CAUSE]
+        if not moved:
+            return None
+        lc = max(moved, key=lambda m: m[0])[1]
+        tail = f"{pct(self.fraction_change)} of its roof" if self.across else f"time {pct(self.time_change)}"
+        return f"{lc.level.upper()} bytes {pct(lc.change)}, {tail}"
+
+    @property
+    def reading(self) -> str:
+        """'noise', 'faster' or 'slower' (across GPU models: 'not measured' where no roof binds,
+        'closer'/'further' from the binding roof)."""
+        if self.slowdown is None:
+            return "not measured"
+        if self.is_noise:
+            return "noise"
+        if self.across:
+            return "further" if self.slowdown > 0 else "closer"
+        return "slower" if self.slowdown > 0 else "faster"
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.label, "launch": self.launch, "configuration_changed": self.configuration,
+                "time_ms": [self.before_ms, self.after_ms], "time_change": self.time_change,
+                "gflops": [self.before_gflops, self.after_gflops], "gflops_change": self.gflops_change,
+                "bytes": {lc.level: {"before": lc.before, "after": lc.after, "change": lc.change,
+                                     "counted": lc.counted} for lc in self.levels},
+                "occupancy": [self.before_occupancy, self.after_occupancy],
+                "fraction_of_roof": [self.before_fraction, self.after_fraction],
+                "fraction_change": self.fraction_change,
+                "slowdown": self.slowdown, "noise": self.noise, "noise_from": self.noise_from, "reading": self.reading,
+                "cause": self.cause}
+
+
+def share(x: float) -> str:
+    """0.05 -> '5 %', 0.0363 -> '3.63 %': a threshold or a noise band, unsigned."""
+    return f"{x * 100:.3g} %"
+
+
+def pct(x: float) -> str:
+    """-0.38 -> '-38 %', 0.004 -> '+0.4 %'."""
+    v = x * 100
+    return f"{v:+.0f} %" if abs(v) >= 10 else f"{v:+.1f} %"
+
+
+@dataclass(frozen=True)
+class WorkComparison:
+    """Two results files of one kind, kernel by kernel (`results.work`): the matched kernels
+    (after's order), the step of a profile (None for runs), the kernels in one file only (labels),
+    and one line per difference that comes from the device or the files. `runs` holds the run
+    comparison (`Comparison`: registers, the reference) when both are runs."""
+
+    kind: str
+    before: Workload
+    after: Workload
+    kernels: list[Delta]
+    step: Delta | None
+    gone: list[str]
+    new: list[str]
+    notes: list[str]
+    runs: Comparison | None = None
+
+    @property
+    def same_device(self) -> bool:
+        return self.before.device.name == self.after.device.name
+
+    def to_dict(self) -> dict:
+        """The `--json` document (keys in docs/compare.md)."""
+        return {"kind": self.kind, "before_device": self.before.device.name, "after_device": self.after.device.name,
+                "same_device": self.same_device, "noise_fixed": NOISE, "cause_threshold": CAUSE,
+                "step": self.step.to_dict() if self.step else None,
+                "kernels": [d.to_dict() for d in self.kernels], "gone": self.gone, "new": self.new,
+                "reference_speedup": self.runs.reference_speedup if self.runs else None, "notes": self.notes}
+
+
+def _shape(key: tuple) -> str:
+    """A profiled kernel's launch configuration, '2x66 x 384' (grid x block, trailing 1s dropped)."""
+    if len(key) < 3 or key[1] is None:
+        return "-"
+
+    def dims(d):
+        d = list(d or ())
+        while len(d) > 1 and d[-1] == 1:
+            d.pop()
+        return "x".join(map(str, d))
+    return f"{dims(key[1])} x {dims(key[2])}"
+
+
+def _levels(b: KernelWork | None, a: KernelWork | None, before: dict | None = None, after: dict | None = None,
+            counted: bool = True) -> list[LevelChange]:
+    bb = before if before is not None else b.bytes
+    ab = after if after is not None else a.bytes
+    out = []
+    for lvl in ("dram", "l2", "l1", "smem"):
+        if lvl not in bb or lvl not in ab:
+            continue
+        cb = b.bytes_counted.get(lvl) if b else counted
+        ca = a.bytes_counted.get(lvl) if a else counted
+        if cb != ca:  # counted on one side, the model's on the other: not the same measure
+            continue
+        out.append(LevelChange(lvl, bb[lvl], ab[lvl], bool(cb)))
+    return out
+
+
+def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | None = None,
+           across: bool = False) -> Delta:
+    spreads = [s for s in (b.spread, a.spread) if s is not None]
+    noise, source = (max(spreads), "spread") if spreads and not profile else (NOISE, "fixed")
+    return Delta(a.name, b.time_ms, a.time_ms, _rate(b.flops, b.time_ms),
+                 _rate(a.flops, a.time_ms), _levels(b, a), b.occupancy, a.occupancy, _fraction(b.verdict),
+                 _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
+                 across)
+
+
+def _step(before: Workload, after: Workload) -> Delta:
+    """The whole profiled step: its GPU time, all counted FLOPs over it, the bytes of each level
+    summed over the kernels that have it, and the time-weighted theoretical occupancy."""
+    def totals(w: Workload):
+        flops = {"all": sum(sum(k.flops.values()) for k in w.kernels)}
+        by_level = {}
+        for k in w.kernels:
+            for lvl, n in k.bytes.items():
+                by_level[lvl] = by_level.get(lvl, 0.0) + n
+        known = [k for k in w.kernels if k.occupancy is not None]
+        t = sum(k.time_ms for k in known)
+        occ = sum(k.occupancy * k.time_ms for k in known) / t if t else None
+        return flops, by_level, occ
+
+    fb, bb, ob = totals(before)
+    fa, ba, oa = totals(after)
+    return Delta("step (profiled GPU time)", before.step_ms, after.step_ms, _rate(fb, before.step_ms),
+                 _rate(fa, after.step_ms), _levels(None, None, bb, ba), ob, oa, None, None, NOISE, "fixed")
+
+
+def match(before: Workload, after: Workload) -> tuple[list[tuple[KernelWork, KernelWork, bool]], list[str], list[str]]:
+    """Pairs (before, after, configuration changed) in after's order, then the labels of before's
+    kernels not matched (gone) and of after's (new). A kernel matches by its key (name and launch
+    configuration for a profile, name for a run); failing that, by name alone where the name is
+    unique in both files (its launch configuration changed)."""
+    old = before.by_key()
+    count_b, count_a = Counter(k.name for k in before.kernels), Counter(k.name for k in after.kernels)
+    by_name = {k.name: k for k in before.kernels if count_b[k.name] == 1}
+    used, pairs = set(), []
+    for k in after.kernels:
+        if k.key in old:
+            pairs.append((old[k.key], k, False))
+            used.add(k.key)
+    for k in after.kernels:
+        if k.key in old:
+            continue
+        b = by_name.get(k.name)
+        if b is not None and count_a[k.name] == 1 and b.key not in used:
+            pairs.append((b, k, True))
+            used.add(b.key)
+    order = {id(k): i for i, k in enumerate(after.kernels)}
+    pairs.sort(key=lambda p: order[id(p[1])])
+    matched_after = {id(p[1]) for p in pairs}
+    return (pairs, [k.label for k in before.kernels if k.key not in used],
+            [k.label for k in after.kernels if id(k) not in matched_after])
+
+
+def compare_work(before: Results | ProfileResults, after: Results | ProfileResults, force: bool = False) -> WorkComparison:
+    """Any two results files of one kind, kernel by kernel. Raises UsageError for a profile
+    against a run file, for runs of different problems (unless `force`: `compare`), or when no
+    kernel matches."""
+    wb, wa = workload(before), workload(after)
+    if wb.kind != wa.kind:
+        raise UsageError(f"cannot compare a {wb.kind} with a {wa.kind}: a profile's kernels are a program's steps, "
+                         "a run's are alternatives for one problem; compare two profiles or two run files")
+    runs = compare(before, after, force) if wb.kind == "run" else None
+    pairs, gone, new = match(wb, wa)
+    if not pairs:
+        raise UsageError("the two files have no kernel in common; compare runs of the same kernels")
+    profile = wb.kind == "profile"
+    across = wb.device.name != wa.device.name
+    deltas = [_delta(b, a, profile, f"{_shape(b.key)} -> {_shape(a.key)}" if changed else None, across)
+              for b, a, changed in pairs]
+    notes = list(runs.notes) if runs else []
+    if profile:
+        notes.append(f"a profile has no timing samples: a time change within {share(NOISE)} is called noise")
+        if wb.device.name != wa.device.name:
+            notes.append(f"different GPUs: {wb.device.name} before, {wa.device.name} after; times hold the change "
+                         "of GPU, the fraction of each kernel's binding roof reads each against its own GPU")
+    else:
+        fixed = sum(1 for d in deltas if d.noise_from == "fixed")
+        if fixed:
+            notes.append(f"{fixed} kernel(s) without timing samples in either file: noise is a fixed {share(NOISE)} there")
+    bytesless = sum(1 for d in deltas if not d.levels)
+    if bytesless:
+        notes.append(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "
+                     "them (Nsight Compute: roofline run --profile, or a profile) or both hold the model's")
+    renamed = sum(1 for d in deltas if d.configuration)
+    if renamed:
+        notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
+    return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa) if profile else None, gone, new, notes, runs)

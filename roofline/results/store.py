@@ -59,7 +59,7 @@ def parse(doc, source: str = "results", profile: bool = False) -> Results | Prof
     if doc.get("kind") == "profile":
         if not profile:
             raise UsageError(f"{source}: a profile of a program (roofline profile), not the results of a run; "
-                             "plot and show read it, compare does not")
+                             "plot, show and compare read it")
         try:
             return ProfileResults.model_validate_json(json.dumps(doc), strict=True)
         except ValidationError as exc:

@@ -1,0 +1,116 @@
+"""Tables of what changed between two results files (`results.compare.WorkComparison`) and of the
+regression gate (`results.check.Check`): times, FLOP/s, bytes per level, occupancy, the fraction
+of the binding roof, each change read as noise, faster or slower with its cause where the counted
+bytes show one."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..results.check import Check
+from ..results.compare import Delta, WorkComparison, pct, share
+from .tables import WRAP, _arrow, _fit
+from .text import display_names, percent
+
+TOP = 25  # a profile's kernels shown, by the longer of their two times
+
+
+def _rate(g: float | None) -> str:
+    if g is None:
+        return "-"
+    return f"{g / 1e3:,.3g} T" if g >= 1e3 else f"{g:,.3g} G"
+
+
+def _occ(x: float | None) -> str:
+    return f"{percent(x)}%" if x is not None else "-"
+
+
+def _level(d: Delta, level: str) -> str:
+    lc = next((lc for lc in d.levels if lc.level == level), None)
+    if lc is None or lc.change is None:
+        return "-"
+    if lc.change == 0:
+        return "same" + ("" if lc.counted else " (model)")
+    return pct(lc.change) + ("" if lc.counted else " (model)")
+
+
+def _reading(d: Delta) -> str:
+    if d.slowdown is None:
+        return "not measured: no binding roof in both files"
+    if d.is_noise:
+        return f"noise (within {share(d.noise)})"
+    what = d.cause or ("no byte count moved with it" if d.levels else "no bytes in both files")
+    if d.across and not d.cause:
+        what += " (the GPUs' roofs differ)"
+    return f"{d.reading}: {what}"
+
+
+def _row(d: Delta, name: str, profile: bool) -> list[str]:
+    ms = _arrow(f"{d.before_ms:,.3f}", f"{d.after_ms:,.3f}")
+    row = [name]
+    if profile:
+        row.append(d.configuration or d.launch or "-")
+    row += [ms, pct(d.time_change), _arrow(_rate(d.before_gflops), _rate(d.after_gflops)),
+            *(_level(d, lvl) for lvl in ("dram", "l2", "l1")),
+            _arrow(_occ(d.before_occupancy), _occ(d.after_occupancy)),
+            _arrow(_occ(d.before_fraction), _occ(d.after_fraction)), _reading(d)]
+    return row
+
+
+def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) -> list[Table]:
+    """Per matched kernel (and first the step, for profiles): ms before -> after, the time change,
+    FLOP/s, the change of DRAM, L2 and L1 bytes ('(model)' where both are the model's), theoretical
+    occupancy, the fraction of the binding roof, and the reading (noise, or faster/slower with the
+    cause). A profile shows its `top` kernels by the longer of their two times."""
+    profile = cmp.kind == "profile"
+    columns = ([("grid x block", "right")] if profile else []) + [
+        ("ms", "right"), ("time", "right"), ("FLOP/s", "right"), ("DRAM bytes", "right"), ("L2 bytes", "right"),
+        ("L1 bytes", "right"), ("occupancy", "left"), ("of roof", "left"), ("reading", "left", WRAP)]
+    deltas = cmp.kernels
+    if profile and top and len(deltas) > top:
+        deltas = sorted(deltas, key=lambda d: -max(d.before_ms, d.after_ms))[:top]
+    names = display_names([d.label for d in deltas], 40)
+    rows, styles = [], []
+    if cmp.step is not None:
+        rows.append(_row(cmp.step, "step", profile))
+        rows[-1][1] = "-"
+        styles.append("bold")
+    for d, name in zip(deltas, names):
+        rows.append(_row(d, name, profile))
+        styles.append(None if d.is_noise or d.time_change < 0 else "red")
+    devices = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
+    shown = f"top {len(deltas)} of {len(cmp.kernels)}" if len(deltas) < len(cmp.kernels) else str(len(deltas))
+    what = "profile" if profile else f"run ({cmp.after.problem})"
+    return _fit(f"what changed, {what} on {devices}: {shown} matched kernels", ("kernel", "left"), columns, rows,
+                width, styles)
+
+
+def check_lines(result: Check) -> list[str]:
+    """One line per failing kernel, then the unmatched and the unmeasured, then a summary line."""
+    worse = (f"slower by more than {share(result.max_drop)}" if result.measure == "time"
+             else f"further from its binding roof by more than {share(result.max_drop)}")
+    lines = []
+    for g in result.failures:
+        d = g.delta
+        if result.measure == "time":
+            figures = f"{d.before_ms:,.3f} -> {d.after_ms:,.3f} ms"
+        else:
+            figures = f"{d.before_fraction:.1%} -> {d.after_fraction:.1%} of its binding roof"
+        lines.append(f"slower: {d.label}: {figures} ({pct(g.slowdown)}; noise {share(d.noise)}, "
+                     f"--max-drop {share(result.max_drop)})")
+    c = result.comparison
+    for which, names in (("gone (in the baseline only, not gated)", c.gone), ("new (not gated)", c.new),
+                         ("not gated, no binding roof in both", result.unmeasured)):
+        if names:
+            lines.append(f"{which}: {', '.join(names)}")
+    n = len(result.kernels)
+    across = "" if result.measure == "time" else f" (different GPUs: {c.before.device.name} -> " \
+        f"{c.after.device.name}, so each kernel's fraction of its binding roof is compared, not its time)"
+    if result.passed:
+        worst = max((g for g in result.kernels if g.slowdown is not None), key=lambda g: g.slowdown, default=None)
+        tail = f"; the most: {worst.delta.label} {pct(worst.slowdown)}" if worst and worst.slowdown > 0 else ""
+        lines.append(f"check passed: none of {n} matched kernels is {worse} beyond its noise{tail}{across}")
+    else:
+        lines.append(f"check failed: {len(result.failures)} of {n} matched kernels {worse} beyond their noise"
+                     f"{across}")
+    return lines

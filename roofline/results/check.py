@@ -1,0 +1,87 @@
+"""The regression gate: a new results file against a baseline (`compare_work`), failing where a
+matched kernel got slower by more than a threshold and by more than its noise.
+
+On one GPU model a kernel's slowdown is its time after over before, minus 1. Across GPU models the
+times hold the change of GPU, so the slowdown is read from each kernel's fraction of its binding
+roof (each file against its own GPU's roofs): before's fraction over after's, minus 1, which is the
+same figure on one GPU. Kernels in one file only are listed and never fail the gate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from .compare import Delta, WorkComparison, compare_work
+from .profile import ProfileResults
+from .schema import Results
+
+DEFAULT_MAX_DROP = 0.05
+
+
+def parse_max_drop(text: str) -> float:
+    """'5%' or '0.05' -> 0.05. Raises UsageError for anything else, or a value outside (0, 10]
+    (1000 %: a tenfold slowdown)."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1].strip()) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise UsageError(f"--max-drop {text!r}: give a fraction such as 0.05 or a percentage such as 5%") from None
+    if not 0 < value <= 10 or value != value:
+        raise UsageError(f"--max-drop {text!r}: must be above 0 and at most 1000% (10)")
+    return value
+
+
+@dataclass(frozen=True)
+class Gated:
+    """One matched kernel at the gate: its slowdown (0.08 = 8 % slower; None where the measure is
+    missing, e.g. no roof binds it across GPUs) and whether it fails."""
+
+    delta: Delta
+    slowdown: float | None
+    failed: bool
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.delta.label, "slowdown": self.slowdown, "noise": self.delta.noise,
+                "noise_from": self.delta.noise_from, "failed": self.failed,
+                "time_ms": [self.delta.before_ms, self.delta.after_ms],
+                "fraction_of_roof": [self.delta.before_fraction, self.delta.after_fraction]}
+
+
+@dataclass(frozen=True)
+class Check:
+    """The gate's reading: `measure` is 'time' (one GPU model) or 'fraction of binding roof'."""
+
+    comparison: WorkComparison
+    max_drop: float
+    measure: str
+    kernels: list[Gated]
+
+    @property
+    def failures(self) -> list[Gated]:
+        return [g for g in self.kernels if g.failed]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def unmeasured(self) -> list[str]:
+        return [g.delta.label for g in self.kernels if g.slowdown is None]
+
+    def to_dict(self) -> dict:
+        """The `--json` document (keys in docs/check.md)."""
+        c = self.comparison
+        return {"passed": self.passed, "max_drop": self.max_drop, "measure": self.measure,
+                "before_device": c.before.device.name, "after_device": c.after.device.name,
+                "failed": [g.delta.label for g in self.failures], "kernels": [g.to_dict() for g in self.kernels],
+                "not_measured": self.unmeasured, "gone": c.gone, "new": c.new, "notes": c.notes}
+
+
+def check(new: Results | ProfileResults, baseline: Results | ProfileResults, max_drop: float = DEFAULT_MAX_DROP) -> Check:
+    """`new` against `baseline`: a matched kernel fails when its slowdown exceeds both `max_drop`
+    and its noise (`Delta.noise`: the runs' spread, or a profile's fixed 2 %). Raises UsageError
+    as `compare_work` does (a profile against a run, runs of different problems, nothing matched)."""
+    cmp = compare_work(baseline, new)
+    gated = [Gated(d, d.slowdown, d.slowdown is not None and d.slowdown > max(max_drop, d.noise)) for d in cmp.kernels]
+    return Check(cmp, max_drop, "time" if cmp.same_device else "fraction of binding roof", gated)

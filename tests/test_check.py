@@ -1,0 +1,96 @@
+"""The regression gate (`roofline check`): exit 0 when no matched kernel got slower than --max-drop
+beyond its noise, 1 naming those that did, 2 for bad input."""
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import make_doc, set_rate
+from test_compare_profiles import GEMM, PROFILE, changed_profile
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.errors import UsageError
+from roofline.results import store
+from roofline.results.check import check, parse_max_drop
+
+PLOTS = Path(__file__).resolve().parent.parent / "plots"
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, ["check", *map(str, args)])
+
+
+@pytest.fixture(scope="module")
+def changed(tmp_path_factory):
+    path = tmp_path_factory.mktemp("check") / "changed.json"
+    path.write_text(json.dumps(changed_profile()))
+    return path
+
+
+def test_max_drop_reads_a_percentage_or_a_fraction():
+    assert parse_max_drop("5%") == pytest.approx(0.05) and parse_max_drop("0.05") == 0.05
+    assert parse_max_drop(" 12.5 % ") == pytest.approx(0.125)
+    for bad in ("five", "-5%", "0", "", "nan", "2000%"):
+        with pytest.raises(UsageError, match="--max-drop"):
+            parse_max_drop(bad)
+
+
+def test_the_committed_user_kernel_run_passes_against_the_ladder():
+    r = invoke(PLOTS / "user-kernel-h200.json", "--baseline", PLOTS / "results-h200.json")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines == [
+        "gone (in the baseline only, not gated): tile_by_shape, split_k",
+        "new (not gated): tiled_f4",
+        "check passed: none of 12 matched kernels is slower by more than 5 % beyond its noise; "
+        "the most: bank_conflict_free +0.9 %"]
+
+
+def test_a_kernel_10_percent_slower_fails_and_is_named(changed):
+    r = invoke(changed, "--baseline", PROFILE)
+    assert r.exit_code == 1, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"slower: {GEMM}: 1.195 -> 1.314 ms (+10 %; noise 2 %, --max-drop 5 %)"
+    assert lines[-1] == "check failed: 1 of 63 matched kernels slower by more than 5 % beyond their noise"
+    assert any(line.startswith("gone (in the baseline only, not gated): cunn_SoftMaxForward") for line in lines)
+    assert invoke(changed, "--baseline", PROFILE, "--max-drop", "10.5%").exit_code == 0  # 10 % is allowed now
+    r = invoke(changed, "--baseline", PROFILE, "--json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 1 and doc["passed"] is False and doc["failed"] == [GEMM] and doc["measure"] == "time"
+    assert doc["max_drop"] == 0.05 and len(doc["gone"]) == 2 and doc["new"] == [
+        "cunn_SoftMaxForward [fused] [8192x1x1 blocks of 1024x1x1]"]
+    failed = next(k for k in doc["kernels"] if k["failed"])
+    assert failed["slowdown"] == pytest.approx(0.10) and failed["noise_from"] == "fixed"
+
+
+def test_a_slowdown_inside_the_spread_is_noise_and_passes():
+    before = make_doc()
+    after = make_doc()
+    k = after["kernels"][5]
+    set_rate(k, k["gflops"] / 1.06)  # 6 % slower: beyond --max-drop 5 %
+    k.pop("timing", None)
+    t = before["kernels"][5]["time_ms"]
+    before["kernels"][5]["timing"] = {"samples_ms": [t] * 20 + [t * 1.08], "warmup": 3}  # spread over 8 %
+    result = check(store.parse(after), store.parse(before), 0.05)
+    g = next(g for g in result.kernels if g.delta.label == k["name"])
+    assert g.slowdown == pytest.approx(0.06) and g.delta.noise_from == "spread"
+    assert g.delta.noise == pytest.approx(0.08, abs=0.005) and not g.failed and result.passed
+
+
+def test_across_gpus_the_fraction_of_the_roof_is_gated():
+    before, after = make_doc(), make_doc(gpu="rtx5080")
+    result = check(store.parse(after), store.parse(before))
+    assert result.measure == "fraction of binding roof"
+    d = result.kernels[0].delta
+    assert result.kernels[0].slowdown == pytest.approx(d.before_fraction / d.after_fraction - 1)
+    # the same rates against the RTX 5080's lower roofs: closer to them, by the fraction, whatever the time did
+    assert d.time_change == pytest.approx(0) and d.after_fraction > d.before_fraction and d.reading == "closer"
+    assert result.passed and result.to_dict()["measure"] == "fraction of binding roof"
+    r = CliRunner().invoke(app, ["check", "--baseline", "x.json", "y.json", "--max-drop", "lots"])
+    assert r.exit_code == 2 and r.stderr.startswith("roofline: error: --max-drop 'lots'")
+
+
+def test_a_profile_against_a_run_is_refused():
+    r = invoke(PROFILE, "--baseline", PLOTS / "results-h200.json")
+    assert r.exit_code == 2 and r.stderr.startswith("roofline: error: cannot compare a run with a profile")
