@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
+from ..model.roofs import Roof
 from ..model.units import plural
 from .profile import ProfileResults
 from .schema import Results
@@ -213,7 +214,7 @@ def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP
     step = w.step_ms
     found: dict[tuple[int, int], list[float]] = {}  # (A, B) -> [occurrences, bytes passing, ms saved]
     unusable: dict[str, set[int]] = {"not memory-bound": set(), "no DRAM split": set()}
-    dram = {}
+    dram: dict[int, Roof] = {}
     for place in sorted(at):
         a, b = at[place], at.get(place + 1)
         if b is None:
@@ -225,7 +226,9 @@ def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP
                     unusable[reason].add(i)
             continue
         ka, kb = doc.kernels[a], doc.kernels[b]
-        roof = dram.setdefault(a, doc.roofs(ka).roof("DRAM"))
+        if a not in dram:
+            dram[a] = doc.roofs(ka).roof("DRAM")  # measured where the file has it, as the DRAM floor
+        roof = dram[a]
         passing = min(ka.dram_write_bytes / ka.launches, kb.dram_read_bytes / kb.launches)
         saved = min(2 * passing / (roof.value * 1e6), ka.time_ms / ka.launches, kb.time_ms / kb.launches)
         tally = found.setdefault((a, b), [0, 0.0, 0.0])
