@@ -67,6 +67,19 @@ def test_tensor_core_work_and_elementwise_bytes_are_counted(profiled):
     assert abs(sum(k.time_share for k in doc.kernels) - 1) < 1e-9
 
 
+def test_the_launch_order_and_the_dram_split_are_recorded(profiled):
+    """Every kernel knows its launches' places (0 .. launches - 1, each once) and its DRAM bytes
+    read and written apart, adding up to its DRAM bytes."""
+    doc = store.load(profiled[1], profile=True)
+    places = sorted(p for k in doc.kernels for p in k.launch_order)
+    assert places == list(range(doc.launches_profiled))
+    for k in doc.kernels:
+        assert k.dram_read_bytes is not None and k.dram_write_bytes is not None, k.name
+        assert k.dram_read_bytes + k.dram_write_bytes == pytest.approx(k.bytes["dram"], rel=1e-3, abs=64), k.name
+    mul = next(k for k in doc.kernels if k.name.startswith("cupy_multiply"))
+    assert mul.dram_read_bytes > 0.9 * 4 * ELEMENTS  # x read from DRAM
+
+
 @pytest.mark.parametrize("units", ["base", "auto"])
 def test_both_report_readers_give_the_same_rows(profiled, units):
     """Nsight Compute's Python interface (units from the module) and the CSV export of the same

@@ -121,7 +121,7 @@ def test_a_run_has_no_step_and_says_why():
     assert any(n.startswith("no step column: a run's kernels are alternatives") for n in w.notes)
 
 
-JSON_KEYS = {"kind", "device", "target", "problem", "step_ms", "step_ms_after_all", "saved_ms_all", "kernels", "notes"}
+JSON_KEYS = {"kind", "device", "target", "problem", "step_ms", "step_ms_after_all", "saved_ms_all", "kernels", "fusion", "notes"}
 KERNEL_KEYS = {"name", "label", "roof", "roof_measured", "time_ms", "floor_ms", "target_ms", "saved_ms", "time_share",
                "step_ms_after", "speedup", "cumulative_step_ms", "cumulative_speedup", "not_counted"}
 

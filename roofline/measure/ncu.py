@@ -774,18 +774,31 @@ def _demangled(names: list[str]) -> dict[str, str]:
     return dict(zip(mangled, out)) if proc.returncode == 0 and len(out) == len(mangled) else {}
 
 
+def launch_order(rows: list[Row]) -> list[int]:
+    """Each row's 0-based place in the report's launch sequence: by launch ID where every row has
+    a distinct one, else as the report lists them (ncu lists launches in the order they ran).
+    Rows left out later keep their places, so a gap shows where a launch is missing."""
+    ids = [_int(r.text.get("ID", "")) for r in rows]
+    if all(i is not None for i in ids) and len(set(ids)) == len(ids):
+        rank = {i: n for n, i in enumerate(sorted(ids))}
+        return [rank[i] for i in ids]
+    return list(range(len(rows)))
+
+
 def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
     """The launches of report rows that can be placed on a roofline (`model.ncu_metrics.read`,
     `model.launches.from_reading`), and one-line notes on the rows left out: cut short, or
     without a name or a duration."""
     demangled = _demangled([r.kernel for r in rows])
+    order = launch_order(rows)
     out, cut, timeless, bad = [], 0, 0, []
     for i, row in enumerate(rows):
         if row.incomplete:
             cut += 1
             continue
         try:
-            out.append(from_reading(demangled.get(row.kernel, row.kernel), read(row.values, row.text), row.process_id))
+            out.append(from_reading(demangled.get(row.kernel, row.kernel), read(row.values, row.text), row.process_id,
+                                    order[i]))
         except ValueError:
             given = row.text.get(TIME, row.values.get(TIME))
             if given is None or not row.kernel:

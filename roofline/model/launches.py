@@ -70,6 +70,9 @@ class Launch:
     process_id: int | None = None
     passes: int | None = None
     reported_occupancy: float | None = None  # Nsight Compute's own theoretical occupancy, 0..1
+    order: int | None = None  # 0-based place in the report's launch sequence (launch ID order)
+    dram_read_bytes: float | None = None  # DRAM bytes read and written apart, where counted apart
+    dram_write_bytes: float | None = None
     sources: dict[str, str] = field(default_factory=dict)
     derived: frozenset[str] = frozenset()
     missing: dict[str, str] = field(default_factory=dict)
@@ -86,9 +89,10 @@ class Launch:
         return self.block[0] * self.block[1] * self.block[2] if self.block else None
 
 
-def from_reading(kernel_name: str, r: Reading, process_id: int | None = None) -> Launch:
-    """One launch from what its report row gives (`ncu_metrics.read`). Raises ValueError for a
-    launch without a kernel name or a time: it cannot be placed."""
+def from_reading(kernel_name: str, r: Reading, process_id: int | None = None, order: int | None = None) -> Launch:
+    """One launch from what its report row gives (`ncu_metrics.read`), `order` its 0-based place
+    in the report's launch sequence (None: not known). Raises ValueError for a launch without a
+    kernel name or a time: it cannot be placed."""
     demangled = kernel_name.strip()
     if not demangled:
         raise ValueError("launch without a kernel name (or a row cut short)")
@@ -102,7 +106,8 @@ def from_reading(kernel_name: str, r: Reading, process_id: int | None = None) ->
         x = r.value(key)
         return int(round(x)) if x is not None else None
 
-    sources = {k: q.source for k, q in r.quantities.items() if k != "reported_occupancy"}  # a check, not a figure
+    sources = {k: q.source for k, q in r.quantities.items()  # ncu's occupancy: a check, not a figure;
+               if k not in ("reported_occupancy", "dram_read", "dram_write")}  # the split: part of 'dram'
     if r.grid is not None:
         sources["launch_size"] = r.launch_source
     return Launch(
@@ -110,7 +115,8 @@ def from_reading(kernel_name: str, r: Reading, process_id: int | None = None) ->
         static_smem_bytes=whole("static_smem"), dynamic_smem_bytes=whole("dynamic_smem"), time_ns=float(time_ns),
         flops=flops, nbytes=nbytes, bank_conflicts=r.value("bank_conflicts"),
         achieved_occupancy=r.value("achieved_occupancy"), sm_clock_hz=r.value("clock"), process_id=process_id,
-        passes=whole("passes"), reported_occupancy=r.value("reported_occupancy"), sources=sources,
+        passes=whole("passes"), reported_occupancy=r.value("reported_occupancy"), order=order,
+        dram_read_bytes=r.value("dram_read"), dram_write_bytes=r.value("dram_write"), sources=sources,
         derived=frozenset(k for k, q in r.quantities.items() if k in sources and not q.counted),
         missing=dict(r.missing),
         notes=tuple(r.notes),
@@ -204,6 +210,27 @@ class KernelGroup:
     def sm_clock_hz(self) -> float | None:
         """Time-weighted mean SM clock the launches ran at, Hz (None where the report has none)."""
         return self._weighted("sm_clock_hz")
+
+    @property
+    def launch_order(self) -> list[int] | None:
+        """The launches' 0-based places in the report's launch sequence, ascending; None unless
+        every launch has one."""
+        found = [x.order for x in self.launches]
+        return sorted(found) if all(o is not None for o in found) else None
+
+    def _split(self, attr: str) -> float | None:
+        found = [getattr(x, attr) for x in self.launches]
+        return sum(found) if all(v is not None for v in found) else None
+
+    @property
+    def dram_read_bytes(self) -> float | None:
+        """DRAM bytes read, summed over the launches; None unless every launch counted them apart."""
+        return self._split("dram_read_bytes")
+
+    @property
+    def dram_write_bytes(self) -> float | None:
+        """DRAM bytes written, summed over the launches; None unless every launch counted them apart."""
+        return self._split("dram_write_bytes")
 
     @property
     def passes(self) -> int | None:

@@ -25,6 +25,9 @@ counters and their stand-ins, in order of preference:
                 times a constant
     dram        dram__bytes.sum; dram__bytes_read.sum + dram__bytes_write.sum (or _op_read + _op_write);
                 sectors x 32
+    dram_read,  the same bytes read and written apart: dram__bytes_read.sum and dram__bytes_write.sum
+    dram_write  (or _op_read, _op_write; dram__read_bytes, dram__write_bytes; sectors read or written
+                x 32), each only where its own counter is there (never the total less the other)
     l2          lts__t_bytes.sum; lts__t_sectors.sum x 32
     l1          l1tex__t_bytes.sum; l1tex__t_sectors.sum x 32; the global and local load/store/atomic
                 sectors of the LSU pipe summed x 32 (what --set full holds)
@@ -73,6 +76,8 @@ TENSOR_COLLECT = tuple(f"sm__ops_path_tensor_src_{t}.sum" for t in (
     "fp8_dst_fp16", "fp8_dst_fp32", "fp4_fp6_fp8_dst_fp16", "fp4_fp6_fp8_dst_fp32", "fp64", "int8"))
 BYTES = {"dram": "dram__bytes.sum", "l2": "lts__t_bytes.sum", "l1": "l1tex__t_bytes.sum",
          "smem": "smsp__sass_data_bytes_mem_shared.sum"}
+# DRAM bytes read and written apart (what one kernel writes and the next reads: the fusion what-if)
+DRAM_SPLIT = {"dram_read": "dram__bytes_read.sum", "dram_write": "dram__bytes_write.sum"}
 BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
 CLOCKS = ("sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second",
           "gpc__cycles_elapsed.avg.per_second", "sm__frequency", "gpc__frequency")
@@ -85,7 +90,7 @@ LAUNCH = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z", "lau
 COLLECT: tuple[str, ...] = (
     TIME, "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second",
     *(INSTRUCTION.format(f"{p}{op}") for p, *_ in CUDA_CORE_OPS.values() for op in ("fma", "add", "mul")),
-    *TENSOR_COLLECT, *BYTES.values(), BANK_CONFLICTS, ACHIEVED, *LAUNCH,
+    *TENSOR_COLLECT, *BYTES.values(), *DRAM_SPLIT.values(), BANK_CONFLICTS, ACHIEVED, *LAUNCH,
 )
 
 # Where each missing quantity can be had (ncu sections and metrics), for the output's notes.
@@ -165,6 +170,7 @@ class Reading:
     """What a report gives for one launch: each quantity found (`peaks.PRECISIONS` keys for
     operations; 'dram', 'l2', 'l1', 'smem' for bytes; 'time' ns, 'clock' Hz, 'bank_conflicts',
     'achieved_occupancy' and 'reported_occupancy' (ncu's theoretical one; 0..1), 'passes',
+    'dram_read' and 'dram_write' (DRAM bytes read and written apart, where counted apart),
     'registers', 'static_smem', 'dynamic_smem'), the grid
     and block, and each quantity missing with where to get it (`WHERE`). `notes` are one-line
     remarks (work on tensor inputs without a roof here, structured sparsity)."""
@@ -364,6 +370,12 @@ BYTE_OPTIONS = {  # per level, the counters that give its bytes, best first: (na
 }
 
 
+SPLIT_OPTIONS = {  # DRAM bytes read, and written, each from its own counter: (name, bytes per unit), best first
+    key: [(DRAM_SPLIT[key], 1), (f"dram__bytes_op_{way}.sum", 1), (f"dram__{way}_bytes", 1),
+          (f"dram__sectors_{way}.sum", SECTOR_BYTES)]
+    for key, way in (("dram_read", "read"), ("dram_write", "write"))}
+
+
 def _bytes(m: _Metrics, r: Reading) -> None:
     for level in BYTES:
         options = [v for k, v in BYTE_OPTIONS.items() if k.split("_")[0] == level]
@@ -384,6 +396,12 @@ def _bytes(m: _Metrics, r: Reading) -> None:
             r.missing[level] = WHERE[level]
         else:
             r.quantities[level] = q
+    for key, options in SPLIT_OPTIONS.items():  # not missing where absent: the roofline does not need them
+        found = [(q, per_unit) for rates in (False, True) for name, per_unit in options
+                 if (q := m.counter(name, rates)) is not None]  # every exact count before any rate x time
+        if found:
+            q, per_unit = found[0]
+            r.quantities[key] = q if per_unit == 1 else _scaled(q, per_unit, f"{per_unit} B")
 
 
 L1_SECTORS = re.compile(r"^l1tex__t_sectors_pipe_lsu_mem_(global|local)_op_(ld|st|atom|red)\.sum$")

@@ -72,7 +72,31 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
                  f"{k.speedup:.2f}x" if k.speedup else "-"] for k, name in zip(shown, names)]
         title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} ({w.problem}) at {percent(w.target, 0)} % of the "
                  "roof that binds each" + (f"; top {top} of {len(w.ranked)} by time saved" if len(w.ranked) > top else ""))
-    return _fit(title, ("kernel", "left"), columns, rows, width)
+    return _fit(title, ("kernel", "left"), columns, rows, width) + (fusion_table(w, width) if w.fusion else [])
+
+
+def fusion_table(w: WhatIf, width: int = 200) -> list[Table]:
+    """The fusion what-if's kernel pairs, by saving: the kernel that writes, the one that reads
+    next, their binding roofs, how often one runs right after the other, the DRAM bytes passing
+    between them (MB), the ms saved at the DRAM roof, and the step after with its speed-up (as
+    few tables as fit `width`)."""
+    roof = w.fusion[0]
+    names = display_names([_short(name, w) for f in w.fusion for name in (f.first, f.second)], 40)
+    columns = [("reads it next", "left"), ("roofs", "left"), ("times", "right"), ("passing MB", "right"),
+               ("saved ms", "right"), ("step after ms", "right"), ("speed-up", "right")]
+    rows = [[f"{i + 1}. {names[2 * i]}", names[2 * i + 1], f"{roof_name(f.first_roof)}, {roof_name(f.second_roof)}",
+             str(f.occurrences), f"{f.passing_bytes / 1e6:,.1f}", _ms(f.saved_ms), _ms(f.step_ms_after),
+             f"{f.speedup:.3f}x"] for i, f in enumerate(w.fusion)]
+    title = (f"fusion: kernels that write to DRAM what the next one reads, both memory-bound; saved: the bytes "
+             f"passing written and read once less at DRAM {roof.roof_gbps:,.0f} GB/s"
+             f"{' measured' if roof.roof_measured else ''}")
+    return _fit(title, ("writes", "left"), columns, rows, width)
+
+
+def _short(label: str, w: WhatIf) -> str:
+    """A kernel's label without its launch configuration where no other kernel shares its name."""
+    k = next((k for k in w.kernels if k.label == label), None)
+    return k.name if k is not None and sum(1 for o in w.kernels if o.name == k.name) == 1 else label
 
 
 def _t(ms: float) -> str:

@@ -7,7 +7,9 @@ recognise, `model.kernel_names`) and `demangled`, `launches`, `time_ms` (total),
 precision key (`model.peaks.PRECISIONS`), `gflops` (the dominant precision's rate), `bytes`
 (`dram`, `l2`, `l1`, `smem`), grid, block, registers, shared memory, the theoretical `occupancy`
 from the project's calculator, the `achieved_occupancy` ncu measured, the SM clock the kernel
-ran at (`clock_mhz`), the replay `passes` ncu took, and the provenance of every figure:
+ran at (`clock_mhz`), the replay `passes` ncu took, the DRAM bytes read and written apart
+(`dram_read_bytes`, `dram_write_bytes`) and the launches' places in the profiled launch sequence
+(`launch_order`) where the profile recorded them (null in profiles made before), and the provenance of every figure:
 `counted` (figure -> metric), `derived` (figure -> formula over metrics) and `missing` (figure ->
 where to get it). A figure the report lacks is absent (or null), never zero. The binding roof and
 how far below it a kernel runs are derived (`verdict`), never stored.
@@ -71,6 +73,15 @@ class ProfiledKernel(_Model):
                                                     "(a rate times a time or cycles)")
     missing: dict[str, str] = Field({}, description="figure the report lacks -> the ncu option that brings it")
     notes: list[str] = Field([], description="remarks on its counts (tensor inputs without a roof, sparsity)")
+    dram_read_bytes: Count | None = Field(
+        None, description="DRAM bytes read, over its launches (dram__bytes_read.sum or a stand-in); null where "
+                          "not counted apart from those written")
+    dram_write_bytes: Count | None = Field(
+        None, description="DRAM bytes written, over its launches (dram__bytes_write.sum or a stand-in); null "
+                          "where not counted apart from those read")
+    launch_order: list[Annotated[int, Field(ge=0)]] | None = Field(
+        None, description="the 0-based places of its launches in the profiled launch sequence (the report's "
+                          "launch ID order), ascending; null where the profile did not record them")
 
     @property
     def dominant(self) -> str | None:
@@ -150,10 +161,17 @@ class ProfileResults(_Model):
         total = sum(k.time_ms for k in self.kernels)
         if abs(total - self.total_time_ms) > 1e-6 * total + 1e-9:
             raise ValueError(f"total_time_ms: {self.total_time_ms:g}, but the kernels add up to {total:g}")
+        places: set[int] = set()
         for i, k in enumerate(self.kernels):
             if abs(k.time_share - k.time_ms / total) > 1e-6:
                 raise ValueError(f"kernels[{i}].time_share: {k.time_share:g}, but its time gives {k.time_ms / total:g}")
             _check_kernel(f"kernels[{i}]", k, self.device)
+            if k.launch_order is not None:
+                if (len(k.launch_order) != k.launches or k.launch_order != sorted(set(k.launch_order))
+                        or places & set(k.launch_order)):
+                    raise ValueError(f"kernels[{i}].launch_order: {len(k.launch_order)} places for {k.launches} "
+                                     "launches, or places out of order or taken by another launch")
+                places |= set(k.launch_order)
         return self
 
     @property
@@ -241,6 +259,11 @@ def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
         if peak and k.gflops > OVER_PEAK * peak:
             raise ValueError(f"{where}.gflops: {k.gflops:,.0f} is {k.gflops / peak:.3g}x the device's {k.dominant} peak "
                              f"of {peak:,.0f} GFLOP/s, which no kernel can reach; the file looks corrupt")
+    dram = k.bytes.get("dram")
+    for way in ("read", "write"):
+        part = getattr(k, f"dram_{way}_bytes")
+        if part is not None and dram is not None and part > dram * 1.01 + 1:
+            raise ValueError(f"{where}.dram_{way}_bytes: {part:,.0f} is more than all its DRAM bytes ({dram:,.0f})")
     if k.median_ms > k.time_ms * (1 + 1e-9):
         raise ValueError(f"{where}.median_ms: {k.median_ms:g} is more than the {k.launches} launches' total {k.time_ms:g}")
     threads = k.block[0] * k.block[1] * k.block[2] if k.block else None
@@ -286,4 +309,5 @@ def kernel_from_group(g: KernelGroup, name: str, total_ms: float, occupancy: Occ
         clock_mhz=clock / 1e6 if clock else None, passes=g.passes,
         counted={k: v for k, v in sources.items() if k not in derived},
         derived={k: v for k, v in sources.items() if k in derived}, missing=g.missing, notes=g.notes,
+        dram_read_bytes=g.dram_read_bytes, dram_write_bytes=g.dram_write_bytes, launch_order=g.launch_order,
     )

@@ -11,6 +11,20 @@ its counted FLOPs or bytes at that roof, measured roofs where the file has them)
     cumulative           step - (s of this kernel and every kernel ranked above it)
     a run                speed-up alone = t / t_target (its kernels are alternatives: no step)
 
+The fusion what-if (a profile whose kernels record `launch_order`, `dram_read_bytes` and
+`dram_write_bytes`): walking the launches in the order they ran, each launch A followed at once by
+a launch B (places p and p + 1), both bound by a memory roof (DRAM or L2) and both with their
+DRAM bytes read and written counted apart, could hand B what A writes without DRAM. Per launch,
+a kernel's figures are its group's means (total over launches):
+
+    bytes passing        b = min(A's DRAM bytes written, B's DRAM bytes read)
+    saved                s = min(2 b / DRAM roof, t_A, t_B)   (written once and read once less;
+                         the measured DRAM roof where the file has one, as the DRAM floor uses)
+
+summed per (A kernel, B kernel) over every place they follow each other, ranked by s, the top
+`FUSION_TOP` with the step after and its speed-up (Amdahl). Pairs share kernels, so their
+savings do not add.
+
 Kernels are ranked by `s`, the largest first. A kernel with no binding floor (neither work nor
 bytes counted) gets no figure and is counted in the notes; its floor is never guessed. Times in
 ms; `target` a fraction of the roof in (0, 1].
@@ -22,6 +36,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
+from ..model.roofs import Roof
 from ..model.units import plural
 from .profile import ProfileResults
 from .schema import Results
@@ -30,11 +45,13 @@ from .work import KernelWork, Workload, workload
 DEFAULT_TARGET = 0.8
 STEP_TOLERANCE = 1e-6  # relative: a profile's kernels must add up to its step's GPU time
 
-# What the fusion what-if would need and the profile file does not hold.
+# Where a profile lacks what the fusion what-if needs.
 FUSION_NOTE = ("no fusion what-if: it needs each launch's place in the launch order and its DRAM bytes read and "
-               "written apart, to see one kernel's output pass through DRAM into the next; a profile holds its "
-               "launches grouped by kernel and configuration, with DRAM bytes read and written together "
-               "(dram__bytes.sum), and no version of roofline profile records either yet")
+               "written apart (dram__bytes_read.sum, dram__bytes_write.sum), to see one kernel's output pass "
+               "through DRAM into the next; this profile holds {lacking}: profile again with this version of "
+               "roofline (roofline profile records both{imported})")
+FUSION_TOP = 5  # kernel pairs the fusion what-if reports
+MEMORY_ROOFS = ("DRAM", "L2")  # the binding roofs that make a kernel memory-bound here
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,33 @@ class KernelWhatIf:
 
 
 @dataclass(frozen=True)
+class FusionWhatIf:
+    """One kernel followed at once by another (`first` then `second`, each a kernel's label),
+    summed over every place in the launch order where they do so: the DRAM bytes the first writes
+    and the second reads (`passing_bytes`, the smaller of the two per launch, added up) and the ms
+    fusing them would save at the DRAM roof (`roof_gbps`, measured or the datasheet's), never more
+    than the shorter launch; the step after and its speed-up (Amdahl)."""
+
+    first: str
+    second: str
+    first_roof: str  # the binding roof of each ('DRAM' or 'L2')
+    second_roof: str
+    occurrences: int
+    passing_bytes: float
+    saved_ms: float
+    roof_gbps: float
+    roof_measured: bool
+    step_ms_after: float
+    speedup: float
+
+    def to_json(self) -> dict:
+        return {"first": self.first, "second": self.second, "first_roof": self.first_roof,
+                "second_roof": self.second_roof, "occurrences": self.occurrences,
+                "passing_bytes": self.passing_bytes, "saved_ms": self.saved_ms, "roof_gbps": self.roof_gbps,
+                "roof_measured": self.roof_measured, "step_ms_after": self.step_ms_after, "speedup": self.speedup}
+
+
+@dataclass(frozen=True)
 class WhatIf:
     """Every kernel of a file at `target` of its binding roof, ranked by the time it saves (those
     without a floor last). `step_ms` and the step columns only for a profile (`kind` 'profile')."""
@@ -78,6 +122,7 @@ class WhatIf:
     kernels: list[KernelWhatIf]
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    fusion: list[FusionWhatIf] = field(default_factory=list)  # a profile's top kernel pairs, by saving
 
     @property
     def ranked(self) -> list[KernelWhatIf]:
@@ -107,7 +152,8 @@ class WhatIf:
         return {"kind": self.kind, "device": self.device, "target": self.target, "problem": self.problem,
                 "step_ms": self.step_ms, "step_ms_after_all": self.step_ms_after,
                 "saved_ms_all": self.saved_ms if self.step_ms is not None else None,
-                "kernels": [k.to_json() for k in self.kernels], "notes": list(self.notes)}
+                "kernels": [k.to_json() for k in self.kernels], "fusion": [f.to_json() for f in self.fusion],
+                "notes": list(self.notes)}
 
 
 def check_target(target: float) -> float:
@@ -139,8 +185,86 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             cumulative.append(replace(r, cumulative_step_ms=w.step_ms - done,
                                       cumulative_speedup=w.step_ms / (w.step_ms - done)))
         with_floor = cumulative
-    return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem,
-                  _notes(w, with_floor, without, target))
+    notes = _notes(w, with_floor, without, target)
+    pairs: list[FusionWhatIf] = []
+    if isinstance(doc, ProfileResults):
+        pairs, fusion_notes = fusion(doc, w)
+        notes += fusion_notes
+    return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs)
+
+
+def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP) -> tuple[list[FusionWhatIf], list[str]]:
+    """The fusion what-if of profile `doc` (module docstring): the `top` kernel pairs by ms saved,
+    and one-line notes (`FUSION_NOTE` where the profile lacks the launch order or the DRAM split;
+    the launches left out for lacking it; the pairs' savings overlap). `w` is `workload(doc)`
+    when the caller has it. Bytes in bytes, times in ms."""
+    w = w or workload(doc)
+    ordered = [k.launch_order is not None for k in doc.kernels]
+    split = [k.dram_read_bytes is not None and k.dram_write_bytes is not None for k in doc.kernels]
+    if not any(o and s for o, s in zip(ordered, split)):
+        lacking = ("neither" if not any(ordered) and not any(split) else
+                   "no launch order" if not any(ordered) else "no DRAM bytes read and written apart")
+        imported = ("; a report imported must hold dram__bytes_read.sum and dram__bytes_write.sum"
+                    if doc.command is None else "")
+        return [], [FUSION_NOTE.format(lacking=lacking, imported=imported)]
+    at: dict[int, int] = {}  # place in the launch order -> kernel index
+    for i, k in enumerate(doc.kernels):
+        for place in k.launch_order or ():
+            at[place] = i
+    step = w.step_ms
+    found: dict[tuple[int, int], list[float]] = {}  # (A, B) -> [occurrences, bytes passing, ms saved]
+    unusable: dict[str, set[int]] = {"not memory-bound": set(), "no DRAM split": set()}
+    dram: dict[int, Roof] = {}
+    for place in sorted(at):
+        a, b = at[place], at.get(place + 1)
+        if b is None:
+            continue
+        why = [_unusable(w, i, split) for i in (a, b)]
+        if any(why):
+            for i, reason in zip((a, b), why):
+                if reason:
+                    unusable[reason].add(i)
+            continue
+        ka, kb = doc.kernels[a], doc.kernels[b]
+        if a not in dram:
+            dram[a] = doc.roofs(ka).roof("DRAM")  # measured where the file has it, as the DRAM floor
+        roof = dram[a]
+        passing = min(ka.dram_write_bytes / ka.launches, kb.dram_read_bytes / kb.launches)
+        saved = min(2 * passing / (roof.value * 1e6), ka.time_ms / ka.launches, kb.time_ms / kb.launches)
+        tally = found.setdefault((a, b), [0, 0.0, 0.0])
+        tally[0] += 1
+        tally[1] += passing
+        tally[2] += saved
+    pairs = []
+    for (a, b), (n, passing, saved) in found.items():
+        roof = dram[a]
+        pairs.append(FusionWhatIf(w.kernels[a].label, w.kernels[b].label, w.kernels[a].verdict.binding.level,
+                                  w.kernels[b].verdict.binding.level, int(n), passing, saved, roof.value,
+                                  roof.measured, step - saved, step / (step - saved)))
+    pairs.sort(key=lambda p: (-p.saved_ms, -p.passing_bytes, p.first, p.second))
+    notes = []
+    if pairs:
+        shown = f"the top {top} shown" if len(pairs) > top else "all shown"
+        notes.append(f"fusion: {plural(len(pairs), 'pair')} of memory-bound kernels that run one right after the "
+                     f"other, {shown}; pairs share kernels, so their savings do not add")
+    else:
+        notes.append("fusion: no two memory-bound kernels with their DRAM bytes read and written counted apart "
+                     "run one right after the other in this profile")
+    if unusable["no DRAM split"]:
+        notes.append(f"fusion: {plural(len(unusable['no DRAM split']), 'kernel')} next to another left out of it: "
+                     "their DRAM bytes read and written were not counted apart")
+    if doc.kernel_regex:
+        notes.append(f"fusion: only kernels matching {doc.kernel_regex!r} were profiled, so two launches next to "
+                     "each other here may have had others between them")
+    return pairs[:top], notes
+
+
+def _unusable(w: Workload, i: int, split: list[bool]) -> str | None:
+    """Why kernel `i` cannot take part in a fusion pair, or None."""
+    b = w.kernels[i].verdict.binding
+    if b is None or b.level not in MEMORY_ROOFS:
+        return "not memory-bound"
+    return None if split[i] else "no DRAM split"
 
 
 def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> KernelWhatIf:
@@ -177,6 +301,4 @@ def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf],
         ms = math.fsum(r.time_ms for r in without)
         notes.append(f"{plural(len(without), 'kernel')} ({ms:.3f} ms) with no roof, so no saving counted: "
                      f"{shown}{more}")
-    if w.kind == "profile":
-        notes.append(FUSION_NOTE)
     return notes
