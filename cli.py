@@ -759,8 +759,8 @@ def compare(
     for line in result.notes:
         console.print(f"note: {line}")
     for path, which, names in ((before, "gone", result.gone), (after, "new", result.new)):
-        if names:
-            _echo(f"{which}, only in {path}: {', '.join(names)}")
+        if names:  # one kernel a line: a profile's labels are long
+            _echo("\n".join([f"{which}, only in {path}:", *(f"  {name}" for name in names)]))
     if out is not None:
         console.print(f"wrote {out}")
 

@@ -94,7 +94,7 @@ def test_gone_new_and_a_changed_configuration_matched_by_a_unique_name(both):
     assert [(d.label, d.configuration) for d in moved] == [
         (GEMM_320, "2x66 x 384 -> 4x66 x 384")]
     assert len(cmp.kernels) == 65 - 2 and "1 kernel(s) matched by name alone" in cmp.notes[-1]
-    assert cmp.notes[0] == "a profile has no timing samples: a time change within 2 % is called noise"
+    assert cmp.notes[0] == "a profile has no timing samples: a time change within 2 %, or within 1 us per launch, is called noise"
 
 
 def test_the_step_is_the_profiled_gpu_time_and_sums_bytes(both):

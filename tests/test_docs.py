@@ -132,6 +132,24 @@ def _claims() -> list[tuple[str, str]]:
         ("h200-results.md", f"compiled to {slowest['registers']} registers and spilled {slowest['local_bytes']:,} B per thread"),
         ("h200-results.md", f"12 MiB at 1024³" if 3 * 1024 * 1024 * 4 == 12 * 2**20 else "?"),
     ]
+    foreach, fused = _load("profile-h200-adamw-foreach.json"), _load("profile-h200-adamw-fused.json")
+
+    def optimizer(doc):
+        mt = [k for k in doc["kernels"] if k["name"].startswith("multi_tensor_apply_kernel")]
+        return (f"{len(mt)}", f"{sum(k['launches'] for k in mt)} launches", f"{sum(k['time_ms'] for k in mt):.3f} ms",
+                f"{sum(k['bytes']['dram'] for k in mt) / 1e9:.2f} GB")
+
+    claims += [
+        ("compare.md", f"went from {foreach['total_time_ms']:.3f} ms to {fused['total_time_ms']:.3f} ms "
+                       f"({100 * (fused['total_time_ms'] / foreach['total_time_ms'] - 1):.1f} %)"),
+        ("compare.md", "optimizer's {} multi-tensor kernels ({},\n{}, {} through DRAM)".format(*optimizer(foreach))),
+        ("compare.md", "the fused step's {} ({}, {}, {})".format(*optimizer(fused))),
+    ]
+    gpt2 = _load("profile-h200-gpt2.json")
+    worst = max(gpt2["kernels"], key=lambda k: k["time_ms"])
+    claims += [("whatif.md", f"(`plots/profile-h200-gpt2.json`, {gpt2['total_time_ms']:.2f} ms"),
+               ("whatif.md", f"the first runs {worst['time_ms']:.3f} ms"),
+               ("whatif.md", f"{worst['name'].split('_align1')[0].split('_')[0].upper()}")]
     return claims
 
 

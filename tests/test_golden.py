@@ -18,6 +18,7 @@ from roofline.model.occupancy import calculate
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 RESULTS = str(FIXTURES / "results-h200.json")
+PLOTS = Path(__file__).resolve().parent.parent / "plots"
 
 CASES = {
     "show_h200_80": (80, ["show", "--results", RESULTS]),
@@ -36,6 +37,14 @@ CASES = {
     "compare_across_gpus_140": (140, ["compare", RESULTS, "{rtx}"]),
     "compare_different_problems_80": (80, ["compare", RESULTS, "{small}"]),
     "show_user_kernel_140": (140, ["show", "--results", "{after}"]),
+    # the decision commands on real H200 profiles: GPT-2 from transformers (no kernel of it written
+    # here), and the transformer step before and after one change (AdamW's foreach -> fused kernels)
+    "whatif_gpt2_140": (140, ["whatif", str(PLOTS / "profile-h200-gpt2.json")]),
+    "project_gpt2_140": (140, ["project", str(PLOTS / "profile-h200-gpt2.json"), "--gpu", "h100-sxm", "--gpu", "l40s"]),
+    "compare_adamw_140": (140, ["compare", str(PLOTS / "profile-h200-adamw-foreach.json"),
+                                str(PLOTS / "profile-h200-adamw-fused.json")]),
+    "check_adamw_140": (140, ["check", str(PLOTS / "profile-h200-adamw-fused.json"), "--baseline",
+                              str(PLOTS / "profile-h200-adamw-foreach.json")]),
 }
 
 
@@ -76,6 +85,7 @@ def test_output_matches_the_golden_text(name, tmp_path):
         (tmp_path / f"{key}.json").write_text(json.dumps(content))
     args = [_fill(a, tmp_path, paths) for a in args]
     got = render(columns, args).replace(str(tmp_path) + "/", "").replace(str(FIXTURES) + "/", "")
+    got = got.replace(str(PLOTS) + "/", "plots/")
     got = got.replace("failed.json", "FAILED.json")
     path = GOLDEN / f"{name}.txt"
     if os.environ.get("ROOFLINE_UPDATE_GOLDEN"):

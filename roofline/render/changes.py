@@ -101,15 +101,16 @@ def check_lines(result: Check) -> list[str]:
     c = result.comparison
     for which, names in (("gone (in the baseline only, not gated)", c.gone), ("new (not gated)", c.new),
                          ("not gated, no binding roof in both", result.unmeasured)):
-        if names:
-            lines.append(f"{which}: {', '.join(names)}")
+        if names:  # one kernel a line: a profile's labels are long
+            lines += [f"{which}:", *(f"  {name}" for name in names)]
     n = len(result.kernels)
     across = "" if result.measure == "time" else f" (different GPUs: {c.before.device.name} -> " \
         f"{c.after.device.name}, so each kernel's fraction of its binding roof is compared, not its time)"
     if result.passed:
         worst = max((g for g in result.kernels if g.slowdown is not None), key=lambda g: g.slowdown, default=None)
-        tail = f"; the most: {worst.delta.label} {pct(worst.slowdown)}" if worst and worst.slowdown > 0 else ""
-        lines.append(f"check passed: none of {n} matched kernels is {worse} beyond its noise{tail}{across}")
+        lines.append(f"check passed: none of {n} matched kernels is {worse} beyond its noise{across}")
+        if worst and worst.slowdown > 0:
+            lines.append(f"  the largest slowdown: {worst.delta.label} {pct(worst.slowdown)}")
     else:
         lines.append(f"check failed: {len(result.failures)} of {n} matched kernels {worse} beyond their noise"
                      f"{across}")

@@ -134,6 +134,7 @@ def _notes(before: Results, after: Results, different_problems: bool) -> list[st
 # --- any two results files, kernel by kernel (`results.work`) -------------------------------------
 
 NOISE = 0.02  # a profile's time change under 2 % is called noise (docs/compare.md says why)
+NOISE_US = 1.0  # ... and so is one under 1 us per launch: a short kernel's duration varies by that much
 CAUSE = 0.05  # a level's bytes must change by at least 5 % to be named as the cause of a time change
 
 
@@ -336,6 +337,8 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
            across: bool = False) -> Delta:
     spreads = [s for s in (b.spread, a.spread) if s is not None]
     noise, source = (max(spreads), "spread") if spreads and not profile else (NOISE, "fixed")
+    if profile:  # 1 us of one launch's duration is noise too, however short the kernel
+        noise = max(noise, NOISE_US * 1e-3 * b.launches / b.time_ms)
     return Delta(a.name, b.time_ms, a.time_ms, _rate(b.flops, b.time_ms),
                  _rate(a.flops, a.time_ms), _levels(b, a), b.occupancy, a.occupancy, _fraction(b.verdict),
                  _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
@@ -407,7 +410,8 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
               for b, a, changed in pairs]
     notes = list(runs.notes) if runs else []
     if profile:
-        notes.append(f"a profile has no timing samples: a time change within {share(NOISE)} is called noise")
+        notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "
+                     f"{NOISE_US:g} us per launch, is called noise")
         if wb.device.name != wa.device.name:
             notes.append(f"different GPUs: {wb.device.name} before, {wa.device.name} after; times hold the change "
                          "of GPU, the fraction of each kernel's binding roof reads each against its own GPU")
