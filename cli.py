@@ -223,6 +223,20 @@ def _note(line: str) -> None:
     _echo(f"roofline: note: {line}", err=True)
 
 
+def _print_report(tables, lines: list[str], notes: list[str], out: Optional[Path]) -> None:
+    """A report's tables (`tables(width)`) and lines on stdout, its notes on stderr, then where its
+    chart was written."""
+    console = _console()
+    for table in tables(console.width):
+        console.print(table)
+    for line in lines:
+        console.print(line)
+    for line in notes:
+        _note(line)
+    if out is not None:
+        console.print(f"wrote {out}")
+
+
 def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optional[int]) -> Problem:
     given = [v is not None for v in (m, n, k)]
     if any(given):
@@ -783,15 +797,7 @@ def whatif(
     if as_json:
         _print_json(result.to_json())
         return
-    console = _console()
-    for table in tables(result, console.width):
-        console.print(table)
-    for line in lines(result):
-        console.print(line)
-    for line in result.notes:
-        console.print(f"note: {line}")
-    if out is not None:
-        console.print(f"wrote {out}")
+    _print_report(lambda width: tables(result, width), lines(result), result.notes, out)
 
 
 @app.command(short_help="The same work on another GPU: floors, lower bound and estimate per kernel.")
@@ -811,15 +817,8 @@ def project(
     if as_json:
         _print_json(to_dict(result))
         return
-    console = _console()
-    for table in project_tables(result, console.width):
-        console.print(table)
-    for line in step_lines(result):
-        console.print(line)
-    for line in result.notes + [n for t in result.targets for n in t.notes]:
-        _note(line)
-    if out is not None:
-        console.print(f"wrote {out}")
+    _print_report(lambda width: project_tables(result, width), step_lines(result),
+                  result.notes + [n for t in result.targets for n in t.notes], out)
 
 
 @app.command(short_help="Fail when a kernel got slower than in a baseline (for CI).")

@@ -95,7 +95,7 @@ def test_the_fixture_table_names_the_roof_and_what_was_not_counted(fixture_file)
     assert "matmul: 1.500 ms -> 1.250 ms at 80 % of BF16 tensor; step 4.000 -> 3.750 ms, 1.07x" in out
     assert "no roof: FP32 work; DRAM bytes" in out
     assert "all 2 kernels with a roof at 80 % of it: step 4.000 -> 3.000 ms, 1.33x" in out
-    assert "note: no fusion what-if" in out
+    assert "roofline: note: no fusion what-if" in result.stderr  # notes on stderr, as every command's
 
 
 def test_a_profiles_kernels_add_up_to_its_step():
