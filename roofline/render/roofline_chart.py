@@ -275,6 +275,8 @@ def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
         shown = ", ".join(text(n) for n in failed[:8]) + (f" and {len(failed) - 8} more" if len(failed) > 8 else "")
         note += f"\nNot drawn, failed verification or not timed: {shown}."
     fig.text(0.01, 0.005, note, fontsize=8, color="0.35", ha="left", va="bottom")
+    for t in texts + [t for t, _ in flat]:  # placed inside the axes afterwards: no part of the layout
+        t.set_in_layout(False)
     fig.tight_layout(rect=(0, (0.03 + 0.018 * (note.count("\n") + 1)) * 7.5 / fig.get_figheight(), 1, 1))
 
     # Labels last, once the layout is final: the roofs' along their lines, then the kernels'.
