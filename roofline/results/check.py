@@ -3,7 +3,7 @@ matched kernel got slower by more than a threshold and by more than its noise.
 
 On one GPU model a kernel's slowdown is its time after over before, minus 1. Across GPU models the
 times hold the change of GPU, so the slowdown is read from each kernel's fraction of its binding
-roof (each file against its own GPU's roofs): before's fraction over after's, minus 1, which is the
+roof (each file against its own GPU's theoretical roofs): before's fraction over after's, minus 1, which is the
 same figure on one GPU. Kernels in one file only are listed and never fail the gate.
 """
 
