@@ -117,3 +117,11 @@ def test_across_gpus_a_measured_roof_on_one_side_does_not_read_as_a_slowdown():
     assert g.delta.before_fraction == pytest.approx(b["gflops"] / before["device"]["peak_fp32_gflops"], rel=1e-6)
     assert g.slowdown == pytest.approx(0, abs=1e-6) and not g.failed  # was +8.7 %, failing the gate
     assert any("theoretical" in n for n in result.comparison.notes)
+
+
+def test_runs_of_different_problems_are_refused_without_offering_a_force_the_gate_lacks():
+    r = invoke(PLOTS / "sweep-h200.json", "--baseline", PLOTS / "results-h200.json")
+    assert r.exit_code == 2 and "--force" not in r.stderr
+    assert r.stderr.strip() == ("roofline: error: the baseline solves 4096x4096x4096 and the new file "
+                                "8192x8192x8192: a change of problem is no slowdown; check against a baseline "
+                                "of the same problem")

@@ -82,6 +82,11 @@ def check(new: Results | ProfileResults, baseline: Results | ProfileResults, max
     """`new` against `baseline`: a matched kernel fails when its slowdown exceeds both `max_drop`
     and its noise (`Delta.noise`: the runs' spread, or a profile's fixed 2 %). Raises UsageError
     as `compare_work` does (a profile against a run, runs of different problems, nothing matched)."""
+    if isinstance(new, Results) and isinstance(baseline, Results):
+        pb, pn = baseline.problem.problem, new.problem.problem
+        if pb != pn:  # compare's message offers --force, which the gate has not: a time is no slowdown there
+            raise UsageError(f"the baseline solves {pb.text()} and the new file {pn.text()}: a change of problem "
+                             "is no slowdown; check against a baseline of the same problem")
     cmp = compare_work(baseline, new)
     gated = [Gated(d, d.slowdown, d.slowdown is not None and d.slowdown > max(max_drop, d.noise)) for d in cmp.kernels]
     return Check(cmp, max_drop, "time" if cmp.same_device else "fraction of binding roof", gated)
