@@ -155,6 +155,17 @@ def test_bad_files_exit_2(tmp_path):
         whatif(store.load(LADDER), target=0)
 
 
+def test_a_run_without_a_timed_kernel_exits_2(tmp_path):
+    doc = json.loads(LADDER.read_text())
+    doc["kernels"] = []
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(doc))
+    result = CliRunner().invoke(app, ["whatif", str(empty)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (f"roofline: error: {empty}: no verified and timed kernel to read; run the kernels "
+                             "again (roofline run) or give another results file\n")
+
+
 def test_the_chart_is_written(tmp_path):
     out = tmp_path / "whatif.svg"
     result = CliRunner().invoke(app, ["whatif", str(TRANSFORMER), "--out", str(out)])
