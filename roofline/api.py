@@ -740,13 +740,17 @@ def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = 
     """Every kernel of the results or profile file `path` at `target` (0 < target <= 1) of the
     roof that binds it, ranked by the ms it saves, with the step's time and speed-up for a
     profile (`results.whatif`); with `chart_out`, its chart drawn there (`render.whatif`).
-    Raises UsageError for a bad target (checked first), an unreadable file or a bad chart path."""
+    Raises UsageError for a bad target (checked first), an unreadable file, a file without a
+    verified and timed kernel or a bad chart path."""
     from .render import whatif as whatif_render
 
     target = check_target(target)
     if chart_out is not None:
         chart.check_output(chart_out, [path])
     result = whatif_of(store.load(path, profile=True), target)
+    if not result.kernels:  # a run whose kernels all failed, or none recorded: nothing to read
+        raise UsageError(f"{path}: no verified and timed kernel to read; run the kernels again "
+                         "(roofline run) or give another results file")
     if chart_out is not None:
         whatif_render.draw(result, chart_out, Path(path).name)
     return result

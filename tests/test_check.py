@@ -95,3 +95,33 @@ def test_across_gpus_the_fraction_of_the_roof_is_gated():
 def test_a_profile_against_a_run_is_refused():
     r = invoke(PROFILE, "--baseline", PLOTS / "results-h200.json")
     assert r.exit_code == 2 and r.stderr.startswith("roofline: error: cannot compare a run with a profile")
+
+
+def test_across_gpus_a_measured_roof_on_one_side_does_not_read_as_a_slowdown():
+    """The H200 file holds a measured FP32 roof 8 % under its theoretical one, the A100 file none:
+    a kernel at the same fraction of each GPU's theoretical FP32 roof is no slower."""
+    before, after = make_doc(), make_doc(gpu="a100-sxm4-80gb")
+    before["device"]["measured_fp32_gflops"] = 0.92 * before["device"]["peak_fp32_gflops"]
+    ratio = after["device"]["peak_fp32_gflops"] / before["device"]["peak_fp32_gflops"]
+    b = next(k for k in before["kernels"] if k["name"] == "warptiling")
+    a = next(k for k in after["kernels"] if k["name"] == "warptiling")
+    set_rate(a, b["gflops"] * ratio)
+    after["reference"]["gflops"] *= ratio
+    after["reference"]["time_ms"] /= ratio
+    for k in after["kernels"]:
+        k.pop("pct_of_reference", None)
+        if k["name"] != "warptiling" and k["gflops"] > 0.9 * after["device"]["peak_fp32_gflops"]:
+            set_rate(k, 0.5 * after["device"]["peak_fp32_gflops"])
+    result = check(store.parse(after), store.parse(before))
+    g = next(g for g in result.kernels if g.delta.label == "warptiling")
+    assert g.delta.before_fraction == pytest.approx(b["gflops"] / before["device"]["peak_fp32_gflops"], rel=1e-6)
+    assert g.slowdown == pytest.approx(0, abs=1e-6) and not g.failed  # was +8.7 %, failing the gate
+    assert any("theoretical" in n for n in result.comparison.notes)
+
+
+def test_runs_of_different_problems_are_refused_without_offering_a_force_the_gate_lacks():
+    r = invoke(PLOTS / "sweep-h200.json", "--baseline", PLOTS / "results-h200.json")
+    assert r.exit_code == 2 and "--force" not in r.stderr
+    assert r.stderr.strip() == ("roofline: error: the baseline solves 4096x4096x4096 and the new file "
+                                "8192x8192x8192: a change of problem is no slowdown; check against a baseline "
+                                "of the same problem")

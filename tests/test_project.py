@@ -102,6 +102,21 @@ def test_json_has_per_target_per_kernel_estimates_and_step_totals():
                                                           if k["left_out"] is None))
 
 
+def test_modelled_bytes_the_measured_time_refutes_are_no_floor():
+    """The user-kernel run holds the traffic model's bytes: gmem_coalescing's modelled DRAM bytes
+    (no cache reuse) would take 5.25x its measured time at the H200's DRAM roof. Read as a floor,
+    they gave an estimate on the A100 (51.4 ms) 5x under its own lower bound (269.6 ms)."""
+    user = project(load(ROOT / "plots" / "user-kernel-h200.json", profile=True), ["a100-sxm4-80gb"])
+    k = next(k for k in user.targets[0].kernels if k.label == "gmem_coalescing")
+    assert k.level_here == "L1" and k.level == "L1" and "DRAM" not in k.floors_ms
+    assert k.estimate_ms >= k.floor_ms and k.estimate_ms == pytest.approx(37.33, abs=0.01)
+    assert any("not a floor" in f for f in k.flags)
+    # the ladder's file, whose bytes Nsight Compute counted, projects the same kernel within 0.5 %
+    counted = project(load(LADDER, profile=True), ["a100-sxm4-80gb"]).targets[0]
+    ref = next(k for k in counted.kernels if k.label == "gmem_coalescing")
+    assert k.estimate_ms == pytest.approx(ref.estimate_ms, rel=0.005)
+
+
 PUBLISHED = {  # pair -> (median, worst), as docs/project.md gives them (%)
     "SGEMM worklog, RTX A6000": (13.5, 86.6),
     "seed lesson 000, RTX 5080": (20.1, 20.3),

@@ -155,6 +155,36 @@ def test_bad_files_exit_2(tmp_path):
         whatif(store.load(LADDER), target=0)
 
 
+def test_a_run_without_a_timed_kernel_exits_2(tmp_path):
+    doc = json.loads(LADDER.read_text())
+    doc["kernels"] = []
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(doc))
+    result = CliRunner().invoke(app, ["whatif", str(empty)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (f"roofline: error: {empty}: no verified and timed kernel to read; run the kernels "
+                             "again (roofline run) or give another results file\n")
+
+
+def test_a_floor_the_report_counted_in_part_is_a_lower_bound_and_says_so(tmp_path):
+    """A report of the default section set counts no tensor-core work nor L2/L1 bytes: a tensor
+    GEMM is read against its DRAM floor alone, 65x under its time; the saving is then an upper bound."""
+    out = tmp_path / "section.json"
+    imported = CliRunner().invoke(app, ["profile", "--import", str(ROOT / "tests/fixtures/ncu/forms/section-raw.csv"),
+                                        "--out", str(out)])
+    assert imported.exit_code == 0, imported.output
+    result = whatif(store.load(out, profile=True))
+    gemm = next(r for r in result.kernels if r.name.startswith("cutlass_80_wmma_tensorop_i161616gemm"))
+    assert gemm.roof == "DRAM" and gemm.saved_ms == pytest.approx(0.1403, abs=1e-4)
+    assert gemm.not_counted == ("fp16", "tensor", "l2", "l1", "smem")
+    assert gemm.to_json()["not_counted"] == ["fp16", "tensor", "l2", "l1", "smem"]
+    note = next(n for n in result.notes if "only a lower bound" in n)
+    assert note.startswith("6 kernels (0.221 ms saved) read against a floor that is only a lower bound")
+    # a profile that counted everything has no such note, and null not_counted
+    full = whatif(store.load(TRANSFORMER, profile=True))
+    assert not any("only a lower bound" in n for n in full.notes) and full.kernels[0].not_counted is None
+
+
 def test_the_chart_is_written(tmp_path):
     out = tmp_path / "whatif.svg"
     result = CliRunner().invoke(app, ["whatif", str(TRANSFORMER), "--out", str(out)])

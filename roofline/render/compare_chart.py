@@ -102,7 +102,7 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
     cuBLAS, the reference, last), an arrow from before to after. On one GPU model the axis is the
     time relative to before (log, before at 1x, left faster) with each kernel's noise band shaded
     and its ms beside it; across GPU models it is the fraction of the binding roof (each file
-    against its own GPU's roofs, right closer). Green faster, red slower, grey within noise; the
+    against its own GPU's theoretical roofs, right closer). Green faster, red slower, grey within noise; the
     change and its cause beside it. Raises UsageError when no kernel has the figure drawn."""
     across = not cmp.same_device
     deltas = cmp.kernels
@@ -144,7 +144,7 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
     values = [v for r in rows for v in r[1:3]]
     if across:
         ax.set_xlim(0, max(values) * 1.6)
-        ax.set_xlabel("fraction of the binding roof, % (each file against its own GPU's roofs): right is closer")
+        ax.set_xlabel("fraction of the binding roof, % (each file against its own GPU's theoretical roofs): right is closer")
     else:
         ax.set_xscale("log")
         lo, hi = min(values + [1 / 1.1]), max(values + [1.1])

@@ -3,7 +3,7 @@ matched kernel got slower by more than a threshold and by more than its noise.
 
 On one GPU model a kernel's slowdown is its time after over before, minus 1. Across GPU models the
 times hold the change of GPU, so the slowdown is read from each kernel's fraction of its binding
-roof (each file against its own GPU's roofs): before's fraction over after's, minus 1, which is the
+roof (each file against its own GPU's theoretical roofs): before's fraction over after's, minus 1, which is the
 same figure on one GPU. Kernels in one file only are listed and never fail the gate.
 """
 
@@ -82,6 +82,11 @@ def check(new: Results | ProfileResults, baseline: Results | ProfileResults, max
     """`new` against `baseline`: a matched kernel fails when its slowdown exceeds both `max_drop`
     and its noise (`Delta.noise`: the runs' spread, or a profile's fixed 2 %). Raises UsageError
     as `compare_work` does (a profile against a run, runs of different problems, nothing matched)."""
+    if isinstance(new, Results) and isinstance(baseline, Results):
+        pb, pn = baseline.problem.problem, new.problem.problem
+        if pb != pn:  # compare's message offers --force, which the gate has not: a time is no slowdown there
+            raise UsageError(f"the baseline solves {pb.text()} and the new file {pn.text()}: a change of problem "
+                             "is no slowdown; check against a baseline of the same problem")
     cmp = compare_work(baseline, new)
     gated = [Gated(d, d.slowdown, d.slowdown is not None and d.slowdown > max(max_drop, d.noise)) for d in cmp.kernels]
     return Check(cmp, max_drop, "time" if cmp.same_device else "fraction of binding roof", gated)

@@ -396,7 +396,10 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     """Any two results files of one kind, kernel by kernel. Raises UsageError for a profile
     against a run file, for runs of different problems (unless `force`: `compare`), or when no
     kernel matches."""
-    wb, wa = workload(before), workload(after)
+    # across GPU models each file is read against its GPU's theoretical roofs: a measured roof on
+    # one side only (or a different set of them) would move every fraction by the measured/theoretical gap
+    across = before.device.name != after.device.name
+    wb, wa = workload(before, measured=not across), workload(after, measured=not across)
     if wb.kind != wa.kind:
         raise UsageError(f"cannot compare a {wb.kind} with a {wa.kind}: a profile's kernels are a program's steps, "
                          "a run's are alternatives for one problem; compare two profiles or two run files")
@@ -405,20 +408,22 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if not pairs:
         raise UsageError("the two files have no kernel in common; compare runs of the same kernels")
     profile = wb.kind == "profile"
-    across = wb.device.name != wa.device.name
     deltas = [_delta(b, a, profile, f"{_shape(b.key)} -> {_shape(a.key)}" if changed else None, across)
               for b, a, changed in pairs]
     notes = list(runs.notes) if runs else []
     if profile:
         notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "
                      f"{NOISE_US:g} us per launch, is called noise")
-        if wb.device.name != wa.device.name:
+        if across:
             notes.append(f"different GPUs: {wb.device.name} before, {wa.device.name} after; times hold the change "
-                         "of GPU, the fraction of each kernel's binding roof reads each against its own GPU")
+                         "of GPU")
     else:
         fixed = sum(1 for d in deltas if d.noise_from == "fixed")
         if fixed:
             notes.append(f"{fixed} kernel(s) without timing samples in either file: noise is a fixed {share(NOISE)} there")
+    if across:
+        notes.append("the fraction of each kernel's binding roof reads each file against its own GPU's theoretical "
+                     "roofs: a measured roof has no counterpart on the other GPU")
     bytesless = sum(1 for d in deltas if not d.levels)
     if bytesless:
         notes.append(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "

@@ -185,11 +185,12 @@ class ProfileResults(_Model):
         duration leaves the launch out, so an empty kernel's event-timed launch is no floor for it."""
         return _without_launch(self.device.roofs_at(k.clock_mhz))
 
-    def verdict(self, k: ProfiledKernel) -> Verdict:
+    def verdict(self, k: ProfiledKernel, measured: bool = True) -> Verdict:
         """Kernel `k` against the roof of each precision it counted and each memory level it moved
-        bytes through, measured roofs where known, at its clock (`roofs`): the same reading as
-        `Results.verdict` on what ncu counted. A roof whose data the report lacks is not placed."""
-        return verdict(None, self.roofs(k), k.time_ms, k.traffic, measured=True,
+        bytes through, measured roofs where known (the theoretical ones alone unless `measured`), at
+        its clock (`roofs`): the same reading as `Results.verdict` on what ncu counted. A roof whose
+        data the report lacks is not placed."""
+        return verdict(None, self.roofs(k), k.time_ms, k.traffic, measured=measured,
                        flops_by_precision=k.credible_flops, waves=self.waves(k))
 
     def nominal_verdict(self, k: ProfiledKernel) -> Verdict:

@@ -170,6 +170,13 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
         # FLOPs at GFLOP/s, bytes at GB/s alike: amount / (roof x 1e6) ms
         here_ms[lvl] = amount / (r_here * 1e6) / busy_here
         there_ms[lvl] = amount / (r_there * 1e6) / busy_there
+    # the traffic model's bytes at a level whose floor here is above the measured time were served by
+    # a cache nearer the SMs: not a floor of this kernel, on either GPU (counted bytes are kept, flagged below)
+    modelled = {MEMORY_LEVEL[lvl] for lvl, counted in k.bytes_counted.items() if not counted and lvl in MEMORY_LEVEL}
+    for lvl in [lvl for lvl in here_ms if lvl in modelled and here_ms[lvl] > k.time_ms]:
+        flags.append(f"the traffic model's {lvl} bytes take {here_ms[lvl] / k.time_ms:.2f}x the measured time at "
+                     f"its theoretical {lvl} roof here (a cache served them): not a floor")
+        del here_ms[lvl], there_ms[lvl]
     if not here_ms:
         return out("no level with a roof on both GPUs")
     level_here = max(here_ms, key=here_ms.get)

@@ -234,10 +234,11 @@ class Results(_Model):
         _check_sweep(self.sweep or [], self.problem.problem, peak, self.device.sm_count)
         return self
 
-    def verdict(self, k: KernelRecord) -> Verdict:
+    def verdict(self, k: KernelRecord, measured: bool = True) -> Verdict:
         """The hierarchical reading of kernel `k`: FP32 and every memory level with bytes, against
-        the measured roofs where known, with Nsight Compute's bytes where counted."""
-        return verdict(k.model, self.device.roofs, k.time_ms, k.counted, measured=True,
+        the measured roofs where known (the theoretical ones alone unless `measured`), with Nsight
+        Compute's bytes where counted."""
+        return verdict(k.model, self.device.roofs, k.time_ms, k.counted, measured=measured,
                        flops=self.problem.problem.flops, waves=k.waves, fits_in_l2=self.fits_in_l2(self.problem.problem))
 
     def fits_in_l2(self, problem: Problem) -> bool:

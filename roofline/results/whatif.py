@@ -71,7 +71,8 @@ class KernelWhatIf:
     step_ms_after: float | None  # the step with only this kernel improved (a profile)
     speedup: float | None  # of the step (a profile) or of the kernel alone (a run)
     cumulative_step_ms: float | None  # the step with this kernel and all ranked above it improved
-    # for a kernel without a floor: what the file did not count (`ProfiledKernel.uncounted`: 'fp32', 'dram')
+    # what the file did not count (`ProfiledKernel.uncounted`: 'fp32', 'dram'): for a kernel without a floor,
+    # why; for one with a floor, that floor is only a lower bound (None: all counted)
     not_counted: tuple[str, ...] | None = None
     cumulative_speedup: float | None = None  # the step over `cumulative_step_ms`
 
@@ -281,7 +282,7 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
     else:
         after, speedup = None, k.time_ms / at_target
     return KernelWhatIf(k.name, k.label, b.level, b.roof.measured, k.time_ms, b.floor_ms, at_target, saved, share,
-                        after, speedup, None)
+                        after, speedup, None, not_counted=tuple(missing) if missing else None)
 
 
 def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf], target: float) -> list[str]:
@@ -294,6 +295,13 @@ def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf],
     if past:
         notes.append(f"{plural(len(past), 'kernel')} already at or past {100 * target:g} % of the roof that binds them, "
                      "so saving nothing at this target")
+    partial = [r for r in ranked if r.not_counted and r.saved_ms]
+    if partial:  # an uncounted roof may bind instead: the floor is a lower bound, the saving an upper one
+        shown = "; ".join(f"{r.label} ({', '.join(r.not_counted)})" for r in partial[:3])
+        more = f" and {len(partial) - 3} more" if len(partial) > 3 else ""
+        notes.append(f"{plural(len(partial), 'kernel')} ({math.fsum(r.saved_ms for r in partial):.3f} ms saved) read "
+                     f"against a floor that is only a lower bound, the report not counting all their work and bytes, "
+                     f"so their savings are upper bounds: {shown}{more}; roofline show says how to count them")
     if without:
         shown = "; ".join(f"{r.label} ({', '.join(r.not_counted) or 'no work or bytes'} not counted)"
                           for r in without[:3])

@@ -74,22 +74,24 @@ class Workload:
         return {k.key: k for k in self.kernels}
 
 
-def workload(doc: Results | ProfileResults) -> Workload:
+def workload(doc: Results | ProfileResults, measured: bool = True) -> Workload:
     """`doc` as a `Workload`. A run's kernels that were not verified and timed are left out and
-    named in the notes; a sweep is read at its largest size (its `kernels`), as `show` reads it."""
+    named in the notes; a sweep is read at its largest size (its `kernels`), as `show` reads it.
+    Each kernel's verdict is against the measured roofs where the file has them, or against the
+    theoretical roofs alone unless `measured` (two GPUs' files, whose measured roofs differ in kind)."""
     if isinstance(doc, ProfileResults):
-        return Workload("profile", doc.device, [_profiled(doc, k) for k in doc.kernels], doc.total_time_ms)
+        return Workload("profile", doc.device, [_profiled(doc, k, measured) for k in doc.kernels], doc.total_time_ms)
     notes = []
     untimed = [k.name for k in doc.kernels if not k.timed]
     if untimed:
         notes.append(f"not verified and timed, so left out: {', '.join(untimed)}")
     if doc.sweep:
         notes.append(f"a size sweep: read at its largest size, {doc.problem.problem.text()}")
-    return Workload("run", doc.device, [_run(doc, k) for k in doc.kernels if k.timed], None,
+    return Workload("run", doc.device, [_run(doc, k, measured) for k in doc.kernels if k.timed], None,
                     doc.problem.problem.text(), notes)
 
 
-def _run(doc: Results, k: KernelRecord) -> KernelWork:
+def _run(doc: Results, k: KernelRecord, measured: bool = True) -> KernelWork:
     by_level = level_bytes(k.model, k.counted)
     return KernelWork(
         name=k.name, key=(k.name,), launches=1, time_ms=float(k.time_ms),
@@ -98,12 +100,12 @@ def _run(doc: Results, k: KernelRecord) -> KernelWork:
         bytes_counted={LEVELS[lvl]: b.counted for lvl, b in by_level.items()},
         occupancy=k.occupancy.occupancy if k.occupancy else None,
         spread=k.timing.spread if k.timing else None,
-        verdict=doc.verdict(k), threads_per_block=k.threads_per_block,
+        verdict=doc.verdict(k, measured), threads_per_block=k.threads_per_block,
         blocks=k.waves.blocks if k.waves else None, registers=k.registers,
         smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0) if k.static_smem_bytes is not None else None)
 
 
-def _profiled(doc: ProfileResults, k: ProfiledKernel) -> KernelWork:
+def _profiled(doc: ProfileResults, k: ProfiledKernel, measured: bool = True) -> KernelWork:
     grid = tuple(k.grid) if k.grid else None
     block = tuple(k.block) if k.block else None
     return KernelWork(
@@ -112,6 +114,6 @@ def _profiled(doc: ProfileResults, k: ProfiledKernel) -> KernelWork:
         bytes={lvl: float(v) for lvl, v in k.bytes.items() if v},
         bytes_counted={lvl: True for lvl, v in k.bytes.items() if v},
         occupancy=k.occupancy.occupancy if k.occupancy else None,
-        spread=None, verdict=doc.verdict(k), threads_per_block=k.threads_per_block,
+        spread=None, verdict=doc.verdict(k, measured), threads_per_block=k.threads_per_block,
         blocks=grid[0] * grid[1] * grid[2] if grid else None, registers=k.registers,
         smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0))
