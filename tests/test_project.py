@@ -134,3 +134,9 @@ def test_published_error_is_what_the_figures_and_the_h200_run_give():
     docs = (ROOT / "docs" / "project.md").read_text()
     for name, (median, worst) in PUBLISHED.items():
         assert re.search(rf"\| {re.escape(name)} \|[^\n]*\| {median} % \| {worst} % \|", docs), name
+
+
+def test_a_gpu_named_twice_is_projected_once():
+    r = CliRunner().invoke(app, ["project", str(LADDER), "--gpu", "l40s", "--gpu", "L40S", "--gpu", "l40s", "--json"])
+    assert r.exit_code == 0
+    assert [t["gpu"] for t in json.loads(r.stdout)["targets"]] == ["L40S"]

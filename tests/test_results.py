@@ -114,7 +114,7 @@ def test_a_bad_file_is_refused_in_one_line_naming_the_field(tmp_path, doc, mutat
 
 
 def test_missing_and_corrupt_files(tmp_path):
-    with pytest.raises(UsageError, match="no such results file; create one with `roofline run --all`"):
+    with pytest.raises(UsageError, match="no such results file; create one with `roofline run --all`, or a profile"):
         store.load(tmp_path / "none.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema": 2, "device": ')

@@ -90,7 +90,8 @@ def check_lines(result: Check) -> list[str]:
     worse = (f"slower by more than {share(result.max_drop)}" if result.measure == "time"
              else f"further from its binding roof by more than {share(result.max_drop)}")
     lines = []
-    for g in result.failures:
+    failed = [g for g in result.kernels if g.failed]
+    for g in failed:
         d = g.delta
         if result.measure == "time":
             figures = f"{d.before_ms:,.3f} -> {d.after_ms:,.3f} ms"
@@ -106,12 +107,21 @@ def check_lines(result: Check) -> list[str]:
     n = len(result.kernels)
     across = "" if result.measure == "time" else f" (different GPUs: {c.before.device.name} -> " \
         f"{c.after.device.name}, so each kernel's fraction of its binding roof is compared, not its time)"
+    step = result.step
+    if step is not None and step.slowdown is not None:
+        d = step.delta
+        lines.append(f"{'slower: ' if step.failed else ''}{d.label}: {d.before_ms:,.3f} -> {d.after_ms:,.3f} ms "
+                     f"({pct(step.slowdown)}; noise {share(d.noise)}, --max-drop {share(result.max_drop)})")
     if result.passed:
         worst = max((g for g in result.kernels if g.slowdown is not None), key=lambda g: g.slowdown, default=None)
         lines.append(f"check passed: none of {n} matched kernels is {worse} beyond its noise{across}")
         if worst and worst.slowdown > 0:
-            lines.append(f"  the largest slowdown: {worst.delta.label} {pct(worst.slowdown)}")
+            within = " (within its noise)" if worst.slowdown <= worst.delta.noise else ""
+            lines.append(f"  the largest slowdown: {worst.delta.label} {pct(worst.slowdown)}{within}")
+    elif not failed:  # the step alone
+        lines.append(f"check failed: the step is {pct(step.slowdown)} slower, beyond its noise, though none of "
+                     f"{n} matched kernels is: the kernels in one file only (above) account for it")
     else:
-        lines.append(f"check failed: {len(result.failures)} of {n} matched kernels {worse} beyond their noise"
+        lines.append(f"check failed: {len(failed)} of {n} matched kernels {worse} beyond their noise"
                      f"{across}")
     return lines

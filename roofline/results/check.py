@@ -4,7 +4,9 @@ matched kernel got slower by more than a threshold and by more than its noise.
 On one GPU model a kernel's slowdown is its time after over before, minus 1. Across GPU models the
 times hold the change of GPU, so the slowdown is read from each kernel's fraction of its binding
 roof (each file against its own GPU's theoretical roofs): before's fraction over after's, minus 1, which is the
-same figure on one GPU. Kernels in one file only are listed and never fail the gate.
+same figure on one GPU. Kernels in one file only are listed and never fail the gate; a profile's
+whole step (its GPU time) is gated as a kernel is, on one GPU model, so that kernels replaced by
+others cannot hide a slower step.
 """
 
 from __future__ import annotations
@@ -56,10 +58,11 @@ class Check:
     max_drop: float
     measure: str
     kernels: list[Gated]
+    step: Gated | None = None  # a profile's whole step on one GPU model: gated like a kernel
 
     @property
     def failures(self) -> list[Gated]:
-        return [g for g in self.kernels if g.failed]
+        return [g for g in self.kernels if g.failed] + ([self.step] if self.step and self.step.failed else [])
 
     @property
     def passed(self) -> bool:
@@ -75,6 +78,7 @@ class Check:
         return {"passed": self.passed, "max_drop": self.max_drop, "measure": self.measure,
                 "before_device": c.before.device.name, "after_device": c.after.device.name,
                 "failed": [g.delta.label for g in self.failures], "kernels": [g.to_dict() for g in self.kernels],
+                "step": self.step.to_dict() if self.step else None,
                 "not_measured": self.unmeasured, "gone": c.gone, "new": c.new, "notes": c.notes}
 
 
@@ -88,5 +92,12 @@ def check(new: Results | ProfileResults, baseline: Results | ProfileResults, max
             raise UsageError(f"the baseline solves {pb.text()} and the new file {pn.text()}: a change of problem "
                              "is no slowdown; check against a baseline of the same problem")
     cmp = compare_work(baseline, new)
-    gated = [Gated(d, d.slowdown, d.slowdown is not None and d.slowdown > max(max_drop, d.noise)) for d in cmp.kernels]
-    return Check(cmp, max_drop, "time" if cmp.same_device else "fraction of binding roof", gated)
+
+    def gate(d: Delta) -> Gated:
+        return Gated(d, d.slowdown, d.slowdown is not None and d.slowdown > max(max_drop, d.noise))
+
+    # the step too: kernels replaced by others (renamed, fused, split) are not matched, so only the
+    # step's time shows what they cost; across GPU models a step's time holds the change of GPU
+    step = gate(cmp.step) if cmp.step is not None and cmp.same_device else None
+    return Check(cmp, max_drop, "time" if cmp.same_device else "fraction of binding roof",
+                 [gate(d) for d in cmp.kernels], step)

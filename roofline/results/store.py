@@ -166,7 +166,8 @@ def load(path: Path, profile: bool = False) -> Results | ProfileResults:
             raise UsageError(f"{path}: larger than {MAX_BYTES // 2**20} MiB, too large for a results file")
         text = path.read_text()
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such results file; create one with `roofline run --all`") from None
+        raise UsageError(f"{path}: no such results file; create one with `roofline run --all`, or a profile with "
+                         "`roofline profile -- COMMAND`") from None
     except UnicodeDecodeError:
         raise UsageError(f"{str(path)[:80]}: not a results file (binary data, not JSON text)") from None
     except (PermissionError, OSError) as exc:
