@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..model.roofs import Verdict
+from ..model.units import gflops
 from .profile import ProfileResults
 from .schema import KernelRecord, Results
 from .work import KernelWork, Workload, workload
@@ -148,7 +149,7 @@ def _change(before: float | None, after: float | None) -> float | None:
 def _rate(flops: dict[str, float], time_ms: float) -> float | None:
     """GFLOP/s of all the counted FLOPs in `time_ms`; None where none were counted."""
     total = sum(flops.values())
-    return total / (time_ms * 1e6) if total and time_ms else None
+    return gflops(total, time_ms) if total and time_ms else None
 
 
 def _fraction(v: Verdict) -> float | None:

@@ -41,6 +41,7 @@ from ..errors import UsageError
 from ..model.device import DeviceSpec, from_preset
 from ..model.occupancy import calculate
 from ..model.roofs import COMPUTE_LEVEL, Roofs
+from ..model.units import gflops, ms_at
 from ..model.waves import Waves, waves_of
 from .profile import ProfileResults
 from .schema import Results
@@ -167,9 +168,8 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
         if r_here is None or r_there is None:
             dropped.append(lvl)
             continue
-        # FLOPs at GFLOP/s, bytes at GB/s alike: amount / (roof x 1e6) ms
-        here_ms[lvl] = amount / (r_here * 1e6) / busy_here
-        there_ms[lvl] = amount / (r_there * 1e6) / busy_there
+        here_ms[lvl] = ms_at(amount, r_here) / busy_here  # FLOPs at GFLOP/s, bytes at GB/s alike
+        there_ms[lvl] = ms_at(amount, r_there) / busy_there
     # the traffic model's bytes at a level whose floor here is above the measured time were served by
     # a cache nearer the SMs: not a floor of this kernel, on either GPU (counted bytes are kept, flagged below)
     modelled = {MEMORY_LEVEL[lvl] for lvl, counted in k.bytes_counted.items() if not counted and lvl in MEMORY_LEVEL}
@@ -191,7 +191,7 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
     flops = sum(k.flops.values())
     return out(None, level_here=level_here, floor_here_ms=here_ms[level_here], fraction=fraction,
                floors_ms=there_ms, level=level, floor_ms=there_ms[level], estimate_ms=estimate,
-               gflops=flops / estimate / 1e6 if flops else None, not_compared=tuple(dropped))
+               gflops=gflops(flops, estimate) if flops else None, not_compared=tuple(dropped))
 
 
 def _reference(doc: Results) -> KernelWork | None:
@@ -301,7 +301,7 @@ def published_errors(doc: Results, figures: dict) -> list[PairError]:
             r = rows_by.get(fig["kernel"])
             if r is None or r.gflops is None:
                 raise UsageError(f"{pair['name']}: {fig['kernel']} has no projection")
-            published = fig["gflops"] if "gflops" in fig else flops / fig["time_ms"] / 1e6
+            published = fig["gflops"] if "gflops" in fig else gflops(flops, fig["time_ms"])
             rows.append((fig["kernel"], published, r.gflops, abs(r.gflops - published) / published))
         out.append(PairError(pair["name"], pair["gpu"], rows))
     return out

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from ..model.roofs import Roof
-from ..model.units import plural
+from ..model.units import ms_at, plural
 from .profile import ProfileResults
 from .schema import Results
 from .work import KernelWork, Workload, workload
@@ -231,7 +231,7 @@ def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP
             dram[a] = doc.roofs(ka).roof("DRAM")  # measured where the file has it, as the DRAM floor
         roof = dram[a]
         passing = min(ka.dram_write_bytes / ka.launches, kb.dram_read_bytes / kb.launches)
-        saved = min(2 * passing / (roof.value * 1e6), ka.time_ms / ka.launches, kb.time_ms / kb.launches)
+        saved = min(ms_at(2 * passing, roof.value), ka.time_ms / ka.launches, kb.time_ms / kb.launches)
         tally = found.setdefault((a, b), [0, 0.0, 0.0])
         tally[0] += 1
         tally[1] += passing
