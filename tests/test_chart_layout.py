@@ -24,7 +24,7 @@ from roofline.model.arch import parse_arch
 from roofline.model.occupancy import calculate
 from roofline.render import chart, compare_chart, occupancy_chart, profile_chart, roofline_chart, sweep_chart
 from roofline.render.chart import Box
-from roofline.results.compare import compare
+from roofline.results.compare import compare_work
 
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
 
@@ -49,8 +49,8 @@ CHARTS = {  # what `roofline plot --results F [--measured | --kind sweep]` draws
     "tune-h200 --highlight": lambda: roofline_chart.render(load("tune-h200.json"), highlight=tune_names(2))[0],
     "user-kernel-h200": lambda: roofline_chart.render(load("user-kernel-h200.json"))[0],
     "profile-h200-transformer": lambda: profile_chart.render(load("profile-h200-transformer.json")),
-    "compare results user-kernel": lambda: compare_chart.render(
-        compare(load("results-h200.json"), load("user-kernel-h200.json"), force=True)),
+    "compare results user-kernel": lambda: compare_chart.render_moves(
+        compare_work(load("results-h200.json"), load("user-kernel-h200.json"))),
     "occupancy 93 regs 256 threads": lambda: occupancy_chart.render(
         parse_arch("sm_90"), calculate(parse_arch("sm_90"), 93, 256, 8192, 0)),
 }
