@@ -38,10 +38,15 @@ from .model.units import plural
 from .model.waves import Waves, waves_of
 from .progress import Progress
 from .render import chart, compare_chart, html_report, occupancy_chart, profile_chart, roofline_chart, sweep_chart
+from .render import project as project_view
+from .render import whatif as whatif_view
 from .render.text import chosen_tile
 from .results import convert, store
+from .results.check import check as check_results
+from .results.check import parse_max_drop
 from .results.compare import WorkComparison, compare_work
 from .results.profile import ProfileResults
+from .results.project import project as project_results
 from .results.schema import Results, Skipped, json_schema
 from .results.whatif import DEFAULT_TARGET, WhatIf, check_target
 from .results.whatif import whatif as whatif_of
@@ -742,8 +747,6 @@ def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = 
     profile (`results.whatif`); with `chart_out`, its chart drawn there (`render.whatif`).
     Raises UsageError for a bad target (checked first), an unreadable file, a file without a
     verified and timed kernel or a bad chart path."""
-    from .render import whatif as whatif_render
-
     target = check_target(target)
     if chart_out is not None:
         chart.check_output(chart_out, [path])
@@ -752,7 +755,7 @@ def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = 
         raise UsageError(f"{path}: no verified and timed kernel to read; run the kernels again "
                          "(roofline run) or give another results file")
     if chart_out is not None:
-        whatif_render.draw(result, chart_out, Path(path).name)
+        whatif_view.draw(result, chart_out, Path(path).name)
     return result
 
 
@@ -760,14 +763,10 @@ def project(path: Path, gpus: list[str], chart_out: Path | None = None):
     """The kernels of the results file at `path` projected onto each preset GPU in `gpus`
     (`results.project.project`), and with `chart_out` its bar chart drawn there. Raises UsageError
     for an unreadable file, an unknown GPU name (listing the presets) or a bad chart path."""
-    from .render import chart as _chart
-    from .render.project import draw
-    from .results.project import project as _project
-
-    fmt = _chart.check_output(chart_out, [path]) if chart_out is not None else None
-    result = _project(store.load(path, profile=True), gpus)
+    fmt = chart.check_output(chart_out, [path]) if chart_out is not None else None
+    result = project_results(store.load(path, profile=True), gpus)
     if chart_out is not None:
-        draw(result, chart_out, fmt)
+        project_view.draw(result, chart_out, fmt)
     return result
 
 
@@ -776,7 +775,5 @@ def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
     or 0.05. Returns a `results.check.Check`. Raises UsageError for a bad `max_drop` (not in
     (0, 10]), an unreadable file, a profile against a run file, runs of different problems or no
     kernel in common."""
-    from .results.check import check as check_results, parse_max_drop
-
-    drop = parse_max_drop(str(max_drop)) if isinstance(max_drop, str) else parse_max_drop(repr(max_drop))
+    drop = parse_max_drop(str(max_drop))  # a bad option is named before any file is read
     return check_results(store.load(new, profile=True), store.load(baseline, profile=True), drop)
