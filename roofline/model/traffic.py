@@ -34,6 +34,18 @@ For C = alpha*A*B + beta*C with A M x K, B K x N, float32, row-major:
   2 x 16: 0.34375 B), where the per-thread count is 1.8 to 6 times higher: it is the floor the SMEM
   roof bounds, and what `roofs` reads at that level.
 
+- Tensor-core kernels (problems in BF16, FP16 or TF32: `Problem.dtype`). The GMEM count is the same
+  with B stored N x K, and bytes are accesses times the element size (2 for BF16 and FP16, 4 for
+  TF32); C is not counted, as above. One level down, the unit of reuse is not a thread but the
+  tile one matrix instruction group reads from shared memory: a warp's WM x WN tile for mma.sync
+  (its fragments, through ldmatrix or 32-bit loads), a warpgroup's 64 x N tile for wgmma (read by
+  the tensor cores through descriptors). Per step of K such an `operand_tile` of R x S results
+  reads R elements of A and S of B, each once, and the block's tiles are stored once:
+  SMEM accesses per result K*(1/R + 1/S), served bytes element size * M*N*K*(1/R + 1/S + 1/BM + 1/BN).
+  At 4096^3 in BF16 a 128 x 256 block of two 64 x 256 wgmma tiles reads 2 * 4096^3 *
+  (1/128 + 1/256) = 1.61 GB of A and B from GMEM (AI 85.3 FLOP/B) and serves 2 * 4096^3 *
+  (1/64 + 1/256 + 1/128 + 1/256) = 4.29 GB from SMEM.
+
 These are the counts of seed lesson 000 ("2D register tiling"), which at M = N = K = 4096 gives
 0.25, 8, 16 and 32 FLOP/B for the naive, 32x32 shared-memory, 64x64 TM=8 and 128x128 8x8 kernels.
 
@@ -83,34 +95,42 @@ class TrafficModel:
     thread_tile: tuple[int, int] | None
     warp_layout: tuple[int, int] | None = None  # thread tiles one warp covers: (rows, cols), rows*cols = 32
     splits: int = 1  # slices of K, each block one slice; partial sums through GMEM when > 1
+    operand_tile: tuple[int, int] | None = None  # a tensor-core kernel's unit of SMEM reuse (R x S results)
 
     def figures(self, problem: Problem) -> ModelFigures:
-        """The model's numbers for `problem` (M, N, K >= 1)."""
+        """The model's numbers for `problem` (M, N, K >= 1), at its element size."""
         m, n, k = problem.m, problem.n, problem.k
         bm, bn = self.block_tile
+        element = problem.element_bytes
         gmem_accesses = m * k * cdiv(n, bn) + k * n * cdiv(m, bm)
+        gmem_bytes = gmem_accesses * element
         if self.splits > 1:  # every slice writes its partial tile, the last block reads them all back
-            gmem_accesses += 2 * self.splits * cdiv(m, bm) * bm * cdiv(n, bn) * bn
+            partials = 2 * self.splits * cdiv(m, bm) * bm * cdiv(n, bn) * bn
+            gmem_accesses += partials
+            gmem_bytes += partials * BYTES_PER_FLOAT
         smem = served = l1 = None
+        if self.operand_tile is not None:
+            rows, cols = self.operand_tile
+            smem = k * (1 / rows + 1 / cols)
+            served = element * problem.results * k * (1 / rows + 1 / cols + 1 / bm + 1 / bn)
         if self.thread_tile is None and self.warp_layout is not None:
             rows_w, cols_w = self.warp_layout
             sectors = rows_w + cdiv(cols_w, SECTOR_BYTES // BYTES_PER_FLOAT)  # a sector per row of A
             l1 = SECTOR_BYTES * sectors * problem.results * k / (rows_w * cols_w)
-        if self.thread_tile is not None:
+        elif self.thread_tile is not None:
             tm, tn = self.thread_tile
             smem = k * (1 / tm + 1 / tn)
             if self.warp_layout is not None:
                 rows_w, cols_w = self.warp_layout
                 served = BYTES_PER_FLOAT * problem.results * k * (rows_w / (32 * tn) + cols_w / (32 * tm)
                                                                   + 1 / bm + 1 / bn)
-        gmem_bytes = gmem_accesses * BYTES_PER_FLOAT
         return ModelFigures(
             flops=problem.flops,
             gmem_accesses_per_result=gmem_accesses / problem.results,
             smem_accesses_per_result=smem,
             gmem_bytes=gmem_bytes,
             arithmetic_intensity=problem.flops / gmem_bytes,
-            smem_bytes=None if smem is None else BYTES_PER_FLOAT * smem * problem.results,
+            smem_bytes=None if smem is None else element * smem * problem.results,
             smem_served_bytes=served,
             l1_bytes=l1,
         )

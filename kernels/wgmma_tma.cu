@@ -1,0 +1,67 @@
+// wgmma_tma: Hopper's warpgroup MMA, fed by the Tensor Memory Accelerator (sm_90a).
+//
+// One warpgroup (128 threads) owns a BM x BN tile of C as BM / 64 accumulators of 64 x BN, and
+// multiplies with wgmma.mma_async: the operands come straight from shared memory through
+// descriptors (no ldmatrix, no fragments in registers), 64 x BN x (32 bytes of K) per instruction.
+// The tiles arrive by TMA: one thread asks for the BM x BK box of A and the BN x BK box of B
+// (BK = 128 bytes of K), which the copy engine writes with the 128-byte swizzle wgmma reads,
+// zero-filling past the matrix, and counts the bytes into the stage's mbarrier. STAGES stages
+// are in flight; the warpgroup waits on a stage's barrier, multiplies, waits for its wgmmas
+// (wait_group 0), and the stage is refilled STAGES tiles ahead.
+//
+// Launch: block 128, grid (ceil(N / BN), ceil(M / BM)), dynamic smem wgmma_tma_smem_bytes;
+// takes the tensor maps of A (box BK x BM) and B (box BK x BN) after C.
+#include "hopper.cuh"
+
+template <typename T, int BM, int BN, int BK, int STAGES>
+constexpr int wgmma_tma_smem_bytes = 1024 + STAGES * (BM + BN) * BK * static_cast<int>(sizeof(T)) + 8 * STAGES;
+
+template <typename T, int BM, int BN, int BK, int STAGES>
+__global__ void __launch_bounds__(128)
+wgmma_tma(int M, int N, int K, float alpha, const T* __restrict__ A, const T* __restrict__ B, float beta,
+          float* __restrict__ C, const TensorMap* __restrict__ maps) {
+    constexpr int A_BYTES = BM * BK * static_cast<int>(sizeof(T)), B_BYTES = BN * BK * static_cast<int>(sizeof(T));
+    constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    static_assert(BK * sizeof(T) == 128, "BK must be 128 bytes of K (the swizzle's row)");
+    static_assert(BM % 64 == 0 && (BN == 128 || BN == 256), "BM a multiple of 64, BN 128 or 256");
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    unsigned char* smem = aligned_1024(smem_raw);
+    unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + STAGES * STAGE_BYTES);
+
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int ktiles = (K + BK - 1) / BK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) mbarrier_init(&full[s], 1);
+        mbarrier_init_fence();
+        tensor_map_acquire(&maps[0]);
+        tensor_map_acquire(&maps[1]);
+    }
+    __syncthreads();
+    auto issue = [&](int kt) {
+        unsigned char* stage = smem + (kt % STAGES) * STAGE_BYTES;
+        mbarrier_expect_bytes(&full[kt % STAGES], STAGE_BYTES);
+        tma_load(stage, &maps[0], &full[kt % STAGES], kt * BK, row0);
+        tma_load(stage + A_BYTES, &maps[1], &full[kt % STAGES], kt * BK, col0);
+    };
+    if (threadIdx.x == 0)
+        for (int kt = 0; kt < STAGES && kt < ktiles; ++kt) issue(kt);
+
+    float d[BM / 64][BN / 2] = {};
+    for (int kt = 0; kt < ktiles; ++kt) {
+        const int s = kt % STAGES;
+        mbarrier_wait(&full[s], (kt / STAGES) & 1);
+        const unsigned a_tile = smem_address(smem + s * STAGE_BYTES), b_tile = a_tile + A_BYTES;
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+#pragma unroll
+            for (int m = 0; m < BM / 64; ++m)
+                Wgmma<BN>::template mma<T>(d[m], tile_descriptor(a_tile + m * 64 * 128 + 32 * k), tile_descriptor(b_tile + 32 * k));
+        wgmma_commit();
+        wgmma_wait<0>();
+        __syncthreads();  // every warp is done with stage s
+        if (threadIdx.x == 0 && kt + STAGES < ktiles) issue(kt + STAGES);
+    }
+#pragma unroll
+    for (int m = 0; m < BM / 64; ++m) store_warpgroup<BN>(C, M, N, row0 + 64 * m, col0, d[m], alpha, beta);
+}
