@@ -380,6 +380,13 @@ def run(
                                   help="Stop a launch of your kernel that runs longer."),
     device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID",
                                          help="The GPU: index as nvidia-smi counts, or PCI bus id (default 0)."),
+    ladder_kind: Optional[str] = typer.Option(None, "--ladder", metavar="fp32|tensor",
+                                              help="fp32: the SGEMM ladder (default); tensor: the tensor-core "
+                                                   "ladder (BF16 unless --dtype says otherwise)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", metavar="fp32|bf16|fp16|tf32",
+                                        help="Input precision (FP32 accumulate and C); bf16, fp16 and tf32 run the "
+                                             "tensor ladder, with B stored N x K (docs/tensor.md). Your kernels "
+                                             "take pointers of this type."),
 ):
     """Compile, verify against cuBLAS and time the SGEMM ladder (and your own kernels, each in a
     process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
@@ -398,7 +405,7 @@ def run(
         report = api.run(problems, out, kernel, sweep=sizes is not None, profile=profile, refresh=refresh,
                          autotuned_tile=autotuned_tile, progress=bar, sources=users,
                          ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
-                         ragged=not no_ragged, gpu=device, l2=l2)
+                         ragged=not no_ragged, gpu=device, l2=l2, ladder_kind=ladder_kind, dtype=dtype)
     if as_json:
         from roofline.results.store import dump
 

@@ -30,7 +30,7 @@ from .model.launches import DEFAULT_LAUNCH_COUNT
 from .model.ncu_metrics import WHERE
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.presets import name_key
-from .model.problem import Problem
+from .model.problem import DTYPES, Problem
 from .model.roofs import Verdict, plain_verdict
 from .model.timing import DEFAULT_TIMEOUT_S, L2_MODES
 from .model.traffic import ModelFigures
@@ -160,7 +160,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
         progress: Progress | None = None, sources: list[UserKernel] | None = None, ladder: bool = True,
         timeout_s: float = DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None,
-        l2: str = "cold") -> RunReport:
+        l2: str = "cold", ladder_kind: str | None = None, dtype: str | None = None) -> RunReport:
     """Compile, verify against cuBLAS and time the ladder (or the `kernels` named; none when
     `ladder` is False) and the user's kernels in `sources` on this GPU for each of `problems`,
     with the measured ceilings (cached unless `refresh`) and, with `profile`, Nsight Compute's
@@ -172,13 +172,19 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     default CUDA's first). `autotuned_tile` ('128,128,16,4,8') overrides the autotuned kernel's
     tile, which is otherwise this GPU's tuned or built-in winner (`ladder.tiles.resolve`). `l2`:
     'cold' flushes the L2 before every timed launch (outside the timed interval), 'warm' leaves
-    it; the results record which. Raises UsageError for bad input and RunError when there is no
-    GPU, before any GPU work."""
+    it; the results record which. `ladder_kind` ('fp32' or 'tensor') and `dtype` pick the ladder
+    and the precision (`precision`); every problem and user kernel runs in that precision.
+    Raises UsageError for bad input and RunError when there is no GPU, before any GPU work."""
     from . import collect
     from .measure import ceilings, nvml, runner
     progress = progress or Progress()
     sources = list(sources or [])
     families.check_names(kernels)
+    dtype = precision(ladder_kind, dtype, sources)
+    problems = [replace(p, dtype=dtype) for p in problems]
+    sources = [replace(u, dtype=dtype) for u in sources]
+    if autotuned_tile is not None and dtype != "fp32":
+        raise UsageError("--autotuned-tile applies to the FP32 ladder's autotuned kernel")
     if autotuned_tile is not None:
         tiles.resolve(None, autotuned_tile)  # the tile is checked before any GPU work
     if l2 not in L2_MODES:
@@ -193,7 +199,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     if gpu is not None:
         nvml.select_gpu(gpu)
     device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
-    specs = families.select(kernels, tiles.resolve(device.name, autotuned_tile)) if ladder else []
+    autotuned = tiles.resolve(device.name, autotuned_tile) if dtype == "fp32" else None
+    specs = families.select(kernels, autotuned, dtype) if ladder else []
     skipped = [Skipped(name=s.name, reason=s.family.unavailable_reason(device.arch))
                for s in specs if not s.family.runs_on(device.compute_capability)]
     specs = [s for s in specs if s.family.runs_on(device.compute_capability)]
@@ -220,6 +227,32 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
             if r.error:
                 failures.append(f"{output.problem.text()}: {r.error}")
     return RunReport(doc, notes, warnings, failures)
+
+
+LADDER_KINDS = ("fp32", "tensor")
+
+
+def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKernel]) -> str:
+    """The precision a run is in: `dtype` when given (bf16, fp16 or tf32 run the tensor ladder,
+    fp32 the SGEMM ladder); else BF16 for `ladder_kind` 'tensor'; else the precision the user
+    kernels declare ('// roofline dtype: bf16'), which must then agree; else FP32. Raises
+    UsageError for an unknown ladder or precision, or a ladder and precision that do not go
+    together (the FP32 ladder in BF16, the tensor ladder in FP32)."""
+    if ladder_kind is not None and ladder_kind not in LADDER_KINDS:
+        raise UsageError(f"--ladder takes {' or '.join(LADDER_KINDS)}, got {ladder_kind!r}")
+    if dtype is not None and dtype not in DTYPES:
+        raise UsageError(f"--dtype takes {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype is None:
+        declared = sorted({u.dtype for u in sources})
+        if len(declared) > 1:
+            raise UsageError(f"your kernels declare different precisions ({', '.join(declared)}); a run has one: "
+                             "give --dtype, or run them apart")
+        dtype = "bf16" if ladder_kind == "tensor" else declared[0] if declared else "fp32"
+    if ladder_kind == "tensor" and dtype == "fp32":
+        raise UsageError("the tensor ladder runs in bf16, fp16 or tf32, not fp32; drop --dtype or choose one of those")
+    if ladder_kind == "fp32" and dtype != "fp32":
+        raise UsageError(f"the FP32 ladder runs in fp32; for {dtype} use --ladder tensor")
+    return dtype
 
 
 def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], device: DeviceSpec,

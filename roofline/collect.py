@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from . import __version__
 from .ladder.user import UserKernel
+from .measure.reference import VIA
 from .measure.runner import KernelRun, RunOutput
 from .measure.tuning import TuneOutcome
 from .model.device import DeviceSpec
@@ -44,7 +45,7 @@ def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count:
     ragged = None
     if r.ragged is not None:
         rv = r.ragged.verification
-        ragged = RaggedRecord(problem=ProblemRecord(m=r.ragged.problem.m, n=r.ragged.problem.n, k=r.ragged.problem.k),
+        ragged = RaggedRecord(problem=problem_record(r.ragged.problem),
                               passed=rv.passed, rel_error=_finite(rv.rel_error),
                               nan_or_unwritten_elements=rv.nan_or_unwritten_elements, reason=rv.reason)
     return KernelRecord(
@@ -67,6 +68,14 @@ def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count:
     )
 
 
+def problem_record(p: Problem) -> ProblemRecord:
+    """The results file's record of problem `p`: its sizes, precision ('float32' for FP32) and layout
+    ('TN' in the tensor-core precisions: B stored N x K)."""
+    if not p.tensor:
+        return ProblemRecord(m=p.m, n=p.n, k=p.k)
+    return ProblemRecord(m=p.m, n=p.n, k=p.k, dtype=p.dtype, layout="TN")
+
+
 def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
@@ -82,8 +91,9 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool=f"roofline {__version__}",
         device=device or out.device,
-        problem=ProblemRecord(m=p.m, n=p.n, k=p.k),
+        problem=problem_record(p),
         reference=Reference(gflops=gflops(p.flops, ref_ms), time_ms=ref_ms, timing=out.reference,
+                            via=VIA[p.dtype], tf32=p.dtype == "tf32",
                             sm_clock_mhz_before_after=list(out.reference_clock_mhz)),
         kernels=[kernel_record(r, ref_ms, p, (device or out.device).sm_count, by_template) for r in out.kernels],
         skipped=skipped or [],

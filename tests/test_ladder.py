@@ -15,9 +15,13 @@ LADDER = ["naive", "gmem_coalescing", "smem_tiling", "register_tiling_1d", "regi
           "split_k"]
 
 
+TENSOR_LADDER = ["mma_sync", "mma_ldmatrix", "mma_pipeline", "wgmma_tma", "wgmma_ws", "wgmma_by_shape"]
+
+
 def test_ladder_order():
     assert [f.name for f in families.LADDER] == LADDER
-    assert families.names() == LADDER + ["cublas"]
+    assert [f.name for f in families.TENSOR_LADDER] == TENSOR_LADDER
+    assert families.names() == LADDER + TENSOR_LADDER + ["cublas"]
 
 
 @pytest.mark.parametrize("name, threads, block, grid_4097x1000", [
@@ -74,8 +78,12 @@ def test_the_profiled_launch_carries_the_tile_it_was_given():
 
     spec = variant("warptiling<64,64,8,32,32,4,8>")
     cmd = launch_command(spec, Problem(1024, 512, 256))
-    assert cmd[-5:] == ["warptiling<64,64,8,32,32,4,8>", "1024", "512", "256", "-"]
-    assert from_expression(cmd[-5]).params == spec.params != BY_NAME["warptiling"].ladder
+    assert cmd[-6:] == ["warptiling<64,64,8,32,32,4,8>", "1024", "512", "256", "-", "fp32"]
+    assert from_expression(cmd[-6]).params == spec.params != BY_NAME["warptiling"].ladder
+    tensor = BY_NAME["wgmma_ws"].spec(dtype="tf32")
+    cmd = launch_command(tensor, Problem(1024, 512, 256, "tf32"))
+    assert cmd[-6:] == ["wgmma_ws<tf32,256,32,4,8>", "1024", "512", "256", "-", "tf32"]
+    assert from_expression(cmd[-6]) == tensor.family.spec(tensor.params, "variant", "tf32")
 
 
 def test_tile_resolution_order(private_cache):

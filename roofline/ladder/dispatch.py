@@ -137,3 +137,44 @@ def choose(problem: Problem, sm_count: int, peak_fp32_gflops: float, split: bool
     most = max(1, min(MAX_SPLITS, problem.k // MIN_SLICE_K)) if split else 1
     choices = [estimate(c, s, problem, sm_count, peak_fp32_gflops) for c in CANDIDATES for s in range(1, most + 1)]
     return min(choices, key=lambda ch: ch.seconds)
+
+
+# The tensor ladder's dispatch (wgmma_by_shape): wgmma_ws at a 128 x 256 or a 128 x 128 block
+# tile. One block per SM at either (384 threads, 160 KB and more of shared memory); a 128 x 128
+# block has half the work, done at `WGMMA_EFFICIENCY` of the larger tile's rate (its B tile is
+# read by one wgmma of half the width: the H200's BF16 times at 4096^3, bench/NOTES.md).
+# The estimate: waves (ceil(tiles / SMs)) x the tile's work / its efficiency; the least wins, the
+# larger tile on a tie.
+WGMMA_TILES = (256, 128)  # BN
+WGMMA_STAGES = {256: 4, 128: 6}  # as deep as 227 KB of shared memory allows
+WGMMA_EFFICIENCY = {256: 1.0, 128: 0.85}
+WGMMA_GROUP = 8
+
+
+@dataclass(frozen=True)
+class WgmmaChoice:
+    """wgmma_by_shape's pick: the block tile's width BN, the tiles it makes, its waves on the SMs
+    and the estimate (in units of a 128 x 256 tile's time)."""
+
+    bn: int
+    tiles: int
+    waves: int
+    estimate: float
+
+    def params_for(self, dtype: str) -> dict[str, int]:
+        """wgmma_ws's parameters in precision `dtype`: BK is 128 bytes of K."""
+        from ..model.problem import ELEMENT_BYTES
+
+        return {"BN": self.bn, "BK": 128 // ELEMENT_BYTES[dtype], "STAGES": WGMMA_STAGES[self.bn], "GROUP": WGMMA_GROUP}
+
+
+def choose_wgmma(problem: Problem, sm_count: int) -> WgmmaChoice:
+    """The block tile wgmma_by_shape runs at for `problem` on `sm_count` SMs (see above). At 1024^3
+    on 132 SMs: 128 x 256 makes 32 tiles, one wave of whole tiles (estimate 1.0); 128 x 128 makes
+    64, one wave of half tiles (0.5 / 0.85 = 0.59): the smaller tile wins."""
+    choices = []
+    for bn in WGMMA_TILES:
+        tiles = cdiv(problem.m, 128) * cdiv(problem.n, bn)
+        waves = cdiv(tiles, sm_count)
+        choices.append(WgmmaChoice(bn, tiles, waves, waves * (bn / 256) / WGMMA_EFFICIENCY[bn]))
+    return min(choices, key=lambda c: c.estimate)

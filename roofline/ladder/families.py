@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..errors import UsageError
 from ..model.device import DeviceSpec
-from ..model.problem import Problem
+from ..model.problem import ELEMENT_BYTES, Problem
 from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv
 from . import dispatch
@@ -62,6 +62,16 @@ class Family:
     warp: Callable[[Params], tuple[int, int]] | None = None  # thread tiles a warp covers (rows, cols)
     choose: Callable[[Problem, DeviceSpec], Params] | None = None  # the tile for a problem and GPU
     workspace: Callable[[Params, Problem], tuple[int, int]] | None = None  # (floats, counters) beside C
+    # The tensor-core ladder (kernels/tensor.cuh): the precisions it runs in (its first template
+    # argument is the element type), the tile its SMEM reads are shared across (a warp's for
+    # mma.sync, a warpgroup's for wgmma), the TMA boxes (rows, K elements) of A and B it takes
+    # after C, whether it needs the arch-specific target (sm_90a: wgmma, setmaxnreg) and whether
+    # its grid is one-dimensional (blocks take their tiles in groups of rows: hopper.cuh).
+    dtypes: tuple[str, ...] = ("fp32",)
+    operand_tile: Callable[[Params], tuple[int, int]] | None = None
+    tma_boxes: Callable[[Params], tuple[tuple[int, int], tuple[int, int]]] | None = None
+    arch_specific: bool = False
+    linear_grid: bool = False
 
     @property
     def template_name(self) -> str:
@@ -73,27 +83,53 @@ class Family:
         """The `.cu` file in kernels/ that holds it."""
         return f"{self.file or self.name}.cu"
 
-    def spec(self, params: Params | None = None, tile_source: str = "ladder") -> "KernelSpec":
-        """This family at tile `params` (default: the ladder's). Raises UsageError when `params`
-        does not name exactly this family's parameters, each a positive integer, or when a thread
-        tile does not divide its block tile (TM into BM, TN into BN: the threads per block follow
-        from it). Every other rule is the kernel's static_asserts', checked when it compiles."""
-        params = dict(self.ladder if params is None else params)
+    @property
+    def tensor(self) -> bool:
+        """A tensor-core rung (runs in BF16, FP16 or TF32, never FP32)."""
+        return "fp32" not in self.dtypes
+
+    def ladder_for(self, dtype: str) -> Params:
+        """The ladder's tile in precision `dtype`: a tensor rung's K tile (BK, in elements) is given
+        for 2-byte elements and halves for 4-byte TF32, so that a tile row keeps its bytes."""
+        if not self.tensor or "BK" not in self.ladder:
+            return dict(self.ladder)
+        return {**self.ladder, "BK": self.ladder["BK"] * 2 // ELEMENT_BYTES[dtype]}
+
+    def spec(self, params: Params | None = None, tile_source: str = "ladder", dtype: str | None = None) -> "KernelSpec":
+        """This family at tile `params` (default: the ladder's) in precision `dtype` (default: the
+        family's first). Raises UsageError when `params` does not name exactly this family's
+        parameters, each a positive integer, when a thread tile does not divide its block tile (TM
+        into BM, TN into BN: the threads per block follow from it), or for a precision the family
+        does not run in. Every other rule is the kernel's static_asserts', checked when it compiles."""
+        dtype = dtype or self.dtypes[0]
+        if dtype not in self.dtypes:
+            raise UsageError(f"{self.name} runs in {', '.join(d.upper() for d in self.dtypes)}, not {dtype.upper()}")
+        params = dict(self.ladder_for(dtype) if params is None else params)
         if set(params) != set(self.params) or min(params.values()) < 1:
             raise UsageError(f"{self.name} takes {len(self.params)} positive parameters ({', '.join(self.params)})")
         for block, thread in (("BM", "TM"), ("BN", "TN")):
             if thread in params and params[block] % params[thread]:
                 raise UsageError(f"{self.name}: {thread} = {params[thread]} does not divide {block} = {params[block]}")
-        return KernelSpec(self, {k: params[k] for k in self.params}, tile_source)
+        return KernelSpec(self, {k: params[k] for k in self.params}, tile_source, dtype)
 
     def runs_on(self, compute_capability: str) -> bool:
-        """Whether the kernel can be compiled for compute capability '8.0' etc. (cp.async needs 8.0)."""
+        """Whether the kernel can be compiled for compute capability '8.0' etc. (cp.async needs 8.0;
+        an arch-specific kernel, wgmma's, runs on exactly its compute capability: 9.0)."""
         major, minor = (int(x) for x in compute_capability.split("."))
+        if self.arch_specific:
+            return (major, minor) == self.min_cc
         return (major, minor) >= self.min_cc
 
     def unavailable_reason(self, arch: str) -> str:
         """One line saying why the kernel is left out on target `arch`."""
-        return f"{self.name} needs sm_{self.min_cc[0]}{self.min_cc[1]} or newer; not run on {arch}"
+        target = f"sm_{self.min_cc[0]}{self.min_cc[1]}"
+        if self.arch_specific:
+            return f"{self.name} uses Hopper's wgmma and TMA ({target}a only); not run on {arch}"
+        return f"{self.name} needs {target} or newer; not run on {arch}"
+
+    def target(self, arch: str) -> str:
+        """The compile target on GPU target `arch`: 'sm_90a' for an arch-specific kernel."""
+        return f"{arch}a" if self.arch_specific and not arch.endswith("a") else arch
 
 
 @dataclass(frozen=True)
@@ -105,6 +141,7 @@ class KernelSpec:
     family: Family
     params: Params = field(default_factory=dict)
     tile_source: str = "ladder"
+    dtype: str = "fp32"
 
     @property
     def name(self) -> str:
@@ -113,8 +150,14 @@ class KernelSpec:
 
     @property
     def name_expression(self) -> str:
-        """The template instantiation NVRTC compiles, e.g. 'register_tiling_2d<128,128,8,8,8>'."""
-        return f"{self.family.template_name}<{','.join(str(v) for v in self.params.values())}>"
+        """The template instantiation NVRTC compiles, e.g. 'register_tiling_2d<128,128,8,8,8>'; a
+        tensor rung's names its element type first ('wgmma_ws<bf16,256,64,4,8>')."""
+        return f"{self.family.template_name}<{self._arguments}>"
+
+    @property
+    def _arguments(self) -> str:
+        values = [str(v) for v in self.params.values()]
+        return ",".join([self.dtype] + values if self.family.tensor else values)
 
     @property
     def summary(self) -> str:
@@ -139,9 +182,11 @@ class KernelSpec:
         """This kernel as it runs on `problem` on `device`: a dispatching family at its own tile
         runs at the tile its `choose` picks (tile source 'shape'); a tile given explicitly
         (a variant) and every other kernel run as they are."""
+        if self.family.tensor and problem.dtype != self.dtype:
+            return self.family.spec(None, self.tile_source, problem.dtype).for_problem(problem, device)
         if self.family.choose is None or self.tile_source != "ladder":
             return self
-        return self.family.spec(self.family.choose(problem, device), "shape")
+        return self.family.spec(self.family.choose(problem, device), "shape", self.dtype)
 
     def workspace(self, problem: Problem) -> tuple[int, int] | None:
         """(floats, unsigned counters) of zeroed memory the kernel takes after C on `problem`, or
@@ -181,6 +226,8 @@ class KernelSpec:
     def model(self) -> TrafficModel:
         """The traffic model at this tile."""
         block_tile, thread_tile = self.family.reuse(self.params)
+        if self.family.operand_tile is not None:
+            return TrafficModel(block_tile=block_tile, thread_tile=None, operand_tile=self.family.operand_tile(self.params))
         warp = (self.family.warp or _row_major_warp)(self.params) if thread_tile is not None or self.family.warp else None
         return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp,
                             splits=self.params.get("SPLITS", 1))
@@ -193,6 +240,8 @@ class KernelSpec:
         """Grid dimensions covering `problem`'s M x N output with `block_tile` tiles (and, for a
         kernel that splits K, SPLITS slices in z)."""
         bm, bn = self.block_tile
+        if self.family.linear_grid:
+            return (cdiv(problem.m, bm) * cdiv(problem.n, bn), 1, 1)
         if self.family.rows_first:
             return (cdiv(problem.m, bm), cdiv(problem.n, bn), 1)
         return (cdiv(problem.n, bn), cdiv(problem.m, bm), self.params.get("SPLITS", 1))
@@ -203,7 +252,15 @@ class KernelSpec:
         takes none), e.g. 'async_copy_smem_bytes<128,256,16,32,128,8,16,3>'."""
         if not self.family.dynamic_smem:
             return None
-        return f"{self.family.template_name}_smem_bytes<{','.join(str(v) for v in self.params.values())}>"
+        return f"{self.family.template_name}_smem_bytes<{self._arguments}>"
+
+    def target(self, arch: str) -> str:
+        """The compile target on GPU target `arch` (`Family.target`)."""
+        return self.family.target(arch)
+
+    def tma_boxes(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """The TMA boxes (rows, K elements) of A and B the kernel loads, None for a kernel without TMA."""
+        return None if self.family.tma_boxes is None else self.family.tma_boxes(self.params)
 
 
 # Launch shapes and models, by how a kernel divides the work.
@@ -299,13 +356,63 @@ LADDER: tuple[Family, ...] = (
            choose=_chosen(split=True), workspace=_split_workspace),
 )
 
-BY_NAME: dict[str, Family] = {f.name: f for f in LADDER}
+# The tensor-core ladder (BF16, FP16 or TF32 in, FP32 accumulate; B stored N x K: model.problem).
+# BK is in elements of a 2-byte type (halved in TF32: `Family.ladder_for`).
+TENSOR_DTYPES = ("bf16", "fp16", "tf32")
+MMA_TILED = ("BM", "BN", "BK", "WM", "WN")
+
+
+def _warps(p: Params) -> int:
+    return (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+
+
+def _mma(name: str, summary: str, params: Params, pipelined: bool = False) -> Family:
+    return Family(name, summary, MMA_TILED + (("STAGES",) if pipelined else ()), params, _warps, _tile,
+                  lambda p: (_tile(p), None), min_cc=(8, 0), dynamic_smem=pipelined, variants=False,
+                  dtypes=TENSOR_DTYPES, operand_tile=lambda p: (p["WM"], p["WN"]))
+
+
+def _wgmma_boxes(p: Params) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (p.get("BM", 128), p["BK"]), (p["BN"], p["BK"])
+
+
+def _choose_wgmma(problem: Problem, device: DeviceSpec) -> Params:
+    return dispatch.choose_wgmma(problem, device.sm_count).params_for(problem.dtype)
+
+
+WS_PARAMS = ("BN", "BK", "STAGES", "GROUP")
+TENSOR_LADDER: tuple[Family, ...] = (
+    _mma("mma_sync", "warp tiles of mma.sync (m16n8, FP32 accumulate), fragments read with 32-bit shared loads "
+         "(4-way bank conflicts)", {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32}),
+    _mma("mma_ldmatrix", "mma_sync with XOR-swizzled tiles read by ldmatrix: no bank conflicts",
+         {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32}),
+    _mma("mma_pipeline", "4-stage cp.async pipeline, 128x256 block, 64x64 warp tiles",
+         {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4}, pipelined=True),
+    Family("wgmma_tma", "Hopper warpgroup MMA from shared memory, tiles loaded by TMA through a 4-stage mbarrier "
+           "pipeline, one warpgroup", ("BM", "BN", "BK", "STAGES"), {"BM": 128, "BN": 128, "BK": 64, "STAGES": 4},
+           lambda p: 128, _tile, lambda p: (_tile(p), None), min_cc=(9, 0), dynamic_smem=True, variants=False,
+           dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]), tma_boxes=_wgmma_boxes, arch_specific=True),
+    Family("wgmma_ws", "warp specialisation: a TMA producer warpgroup, two wgmma consumer warpgroups, 128x256 "
+           "block, tiles taken in groups of 8 rows", WS_PARAMS, {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8},
+           lambda p: 384, lambda p: (128, p["BN"]), lambda p: ((128, p["BN"]), None), min_cc=(9, 0),
+           dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]),
+           tma_boxes=_wgmma_boxes, arch_specific=True, linear_grid=True),
+    Family("wgmma_by_shape", "wgmma_ws at the block tile (128x256 or 128x128) whose waves fill this GPU's SMs "
+           "best for the problem's shape", WS_PARAMS, {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8},
+           lambda p: 384, lambda p: (128, p["BN"]), lambda p: ((128, p["BN"]), None), template="wgmma_ws",
+           file="wgmma_ws", min_cc=(9, 0), dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES,
+           operand_tile=lambda p: (64, p["BN"]), tma_boxes=_wgmma_boxes, arch_specific=True, linear_grid=True,
+           choose=_choose_wgmma),
+)
+LADDERS = {"fp32": LADDER, "tensor": TENSOR_LADDER}
+
+BY_NAME: dict[str, Family] = {f.name: f for f in LADDER + TENSOR_LADDER}
 TUNABLE = "autotuned"  # the family `roofline tune` searches
 
 
 def names() -> list[str]:
-    """Every name `--kernel` accepts: the ladder in order, then the reference."""
-    return [f.name for f in LADDER] + [REFERENCE]
+    """Every name `--kernel` accepts: the FP32 ladder in order, the tensor ladder, then the reference."""
+    return [f.name for f in LADDER + TENSOR_LADDER] + [REFERENCE]
 
 
 def family(name: str) -> Family:
@@ -322,17 +429,23 @@ def check_names(requested: list[str] | None) -> None:
             family(name)
 
 
-def select(requested: list[str] | None, autotuned: KernelSpec | None = None) -> list[KernelSpec]:
-    """The ladder entries for `--kernel` names (all of them for None or empty), in ladder order,
-    each at its ladder tile except `autotuned`, which runs as `autotuned` when given (the caller
+def select(requested: list[str] | None, autotuned: KernelSpec | None = None, dtype: str = "fp32") -> list[KernelSpec]:
+    """The ladder entries for `--kernel` names (all of the precision's ladder for None or empty:
+    the FP32 ladder for 'fp32', the tensor ladder for the others), in ladder order, each at its
+    ladder tile in `dtype` except `autotuned`, which runs as `autotuned` when given (the caller
     resolves its tile: `tiles.resolve`). 'cublas' is accepted and ignored (the reference always
-    runs). Raises UsageError for an unknown name."""
+    runs). Raises UsageError for an unknown name or a kernel that does not run in `dtype`."""
     check_names(requested)
-    chosen = [f for f in LADDER if not requested or f.name in requested]
-    return [autotuned if f.name == TUNABLE and autotuned is not None else f.spec() for f in chosen]
+    ladder = LADDER if dtype == "fp32" else TENSOR_LADDER
+    for name in requested or []:
+        if name != REFERENCE and BY_NAME[name] not in ladder:
+            other = "the tensor ladder (--dtype bf16, fp16 or tf32)" if BY_NAME[name].tensor else "the FP32 ladder"
+            raise UsageError(f"{name} belongs to {other}; it does not run in {dtype.upper()}")
+    chosen = [f for f in ladder if not requested or f.name in requested]
+    return [autotuned if f.name == TUNABLE and autotuned is not None else f.spec(dtype=dtype) for f in chosen]
 
 
-_EXPRESSION = re.compile(r"\s*(\w+)\s*<([\d\s,]*)>\s*")
+_EXPRESSION = re.compile(r"\s*(\w+)\s*<\s*(?:(bf16|fp16|tf32)\s*,)?([\d\s,]*)>\s*")
 
 
 def from_expression(expression: str, only_variants: bool = False) -> KernelSpec:
@@ -343,7 +456,7 @@ def from_expression(expression: str, only_variants: bool = False) -> KernelSpec:
     own static_asserts' to say, at compile time."""
     match = _EXPRESSION.fullmatch(expression)
     by_template: dict[str, Family] = {}
-    for f in LADDER:  # a template two families share (full_tiles) names the first
+    for f in LADDER + TENSOR_LADDER:  # a template two families share (full_tiles) names the first
         if f.variants or not only_variants:
             by_template.setdefault(f.template_name, f)
     if not match or match.group(1) not in by_template:
@@ -351,12 +464,15 @@ def from_expression(expression: str, only_variants: bool = False) -> KernelSpec:
                          f"with one of: {', '.join(by_template)}")
     fam = by_template[match.group(1)]
     try:
-        values = [int(v) for v in match.group(2).split(",")]
+        values = [int(v) for v in match.group(3).split(",")]
     except ValueError:
         values = []
     if len(values) != len(fam.params):
         raise UsageError(f"{fam.name} takes {len(fam.params)} positive parameters ({', '.join(fam.params)})")
-    return fam.spec(dict(zip(fam.params, values)), tile_source="variant")
+    if fam.tensor != bool(match.group(2)):
+        raise UsageError(f"{fam.name} takes " + ("its element type (bf16, fp16 or tf32) first" if fam.tensor
+                                                 else "no element type"))
+    return fam.spec(dict(zip(fam.params, values)), tile_source="variant", dtype=match.group(2))
 
 
 def variant(expression: str) -> KernelSpec:

@@ -2,7 +2,11 @@
 
     (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)
 
-row-major, C = alpha*A*B + beta*C. Python knows only what the user says about its launch: the
+row-major, C = alpha*A*B + beta*C. A kernel in a tensor-core precision (`dtype` bf16, fp16 or tf32)
+takes the tensor ladder's convention instead: A and B as `const __nv_bfloat16*`, `const __half*`
+or `const float*` (TF32 values in FP32 words), B stored N x K, C = alpha*A*B^T + beta*C in FP32
+(`model.problem`); on a compute capability 9.0 GPU it is compiled for sm_90a, so it may use
+wgmma and TMA. Python knows only what the user says about its launch: the
 entry (a kernel name or a template expression), the block, the grid as an expression in M, N, K,
 the dynamic shared memory, and optionally the block tile BM x BN x BK and thread tile TM x TN of
 the traffic model (seed lesson 000's formulas; without them the kernel has no model). These come
@@ -26,12 +30,12 @@ from pathlib import Path
 from ..errors import UsageError
 from ..files import shown_path
 from ..model.launch import GridExpression, parse_block, parse_sizes
-from ..model.problem import Problem
+from ..model.problem import DTYPES, Problem
 from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv, plural
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
-KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
+KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name", "dtype")
 REQUIRED = ("entry", "block", "grid")
 TILE_SOURCE = "user"
 _HEADER_LINE = re.compile(r"//\s*roofline\s+([A-Za-z][\w-]*)\s*:\s*(.*?)\s*")
@@ -85,6 +89,7 @@ class UserKernel:
     dynamic_smem_bytes: int = 0
     tile: tuple[int, int, int] | None = None
     thread_tile: tuple[int, int] | None = None
+    dtype: str = "fp32"
 
     tile_source = TILE_SOURCE
     smem_expression = None  # the dynamic shared memory is a number, not a compiler expression
@@ -116,6 +121,14 @@ class UserKernel:
         """Threads in one block."""
         x, y, z = self.block
         return x * y * z
+
+    def target(self, arch: str) -> str:
+        """The compile target on GPU target `arch`: sm_90a for a tensor-core precision on sm_90."""
+        return "sm_90a" if arch == "sm_90" and self.dtype != "fp32" else arch
+
+    def tma_boxes(self) -> None:
+        """A user kernel gets no tensor maps: it takes the eight standard arguments."""
+        return None
 
     @property
     def fixed_dynamic_smem_bytes(self) -> int:
@@ -183,6 +196,8 @@ class UserKernel:
         out = {"name": self.name, "path": str(shown), "entry": self.entry,
                "block": ",".join(str(v) for v in self.block), "grid": self.grid_text,
                "dynamic-smem": str(self.dynamic_smem_bytes)}
+        if self.dtype != "fp32":
+            out["dtype"] = self.dtype
         if self.tile:
             out["tile"] = "x".join(str(v) for v in self.tile)
         if self.thread_tile:
@@ -258,9 +273,12 @@ def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
         raise UsageError(f"{path}: thread tile {thread_tile[0]}x{thread_tile[1]} does not divide the block tile "
                          f"{tile[0]}x{tile[1]} (each thread owns a TM x TN piece of it)")
     name = check_name(values.get("name", path.stem), str(path))
+    dtype = values.get("dtype", "fp32").strip().lower()
+    if dtype not in DTYPES:
+        raise UsageError(f"{path}: dtype {dtype!r} must be one of {', '.join(DTYPES)}")
     return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
                       grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,
-                      thread_tile=thread_tile)
+                      thread_tile=thread_tile, dtype=dtype)
 
 
 def from_description(d: dict) -> UserKernel:

@@ -9,7 +9,7 @@ from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel
 from ..model.arch import ArchLimits
-from .offline import compile_options, compiler_lines, dynamic_smem_bytes
+from .offline import compile_cubin, compile_options, compiler_lines, dynamic_smem_bytes
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,16 @@ def compile_kernel(spec: KernelSpec | UserKernel, limits: ArchLimits) -> Compile
     import cupy
 
     dynamic = dynamic_smem_bytes(spec, limits.arch)
+    if spec.target(limits.arch) != limits.arch:  # sm_90a: compiled here, loaded from the cubin
+        cubin, lowered = compile_cubin(spec, limits.arch)
+        try:
+            kernel = _load_cubin(cubin, lowered)
+            registers = kernel.num_regs
+            if dynamic > limits.default_smem_per_block_bytes:
+                kernel.max_dynamic_shared_size_bytes = dynamic
+        except Exception as exc:  # CUDADriverError: a cubin this GPU cannot load
+            raise RunError(f"{spec.name_expression}: the {spec.target(limits.arch)} binary does not load: {exc}") from None
+        return CompiledKernel(spec, kernel, registers, kernel.shared_size_bytes, kernel.local_size_bytes, dynamic)
     try:
         module = cupy.RawModule(code=spec.source_text(), options=compile_options(spec),
                                 name_expressions=[spec.name_expression])
@@ -51,3 +61,18 @@ def compile_kernel(spec: KernelSpec | UserKernel, limits: ArchLimits) -> Compile
         lines = compiler_lines(str(exc)) or [type(exc).__name__]
         raise RunError(f"{spec.name_expression}: compile failed:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
     return CompiledKernel(spec, kernel, registers, kernel.shared_size_bytes, kernel.local_size_bytes, dynamic)
+
+
+def _load_cubin(cubin: bytes, lowered: str):
+    """The kernel `lowered` of a compiled binary, as a CuPy RawKernel (RawModule loads from a file)."""
+    import tempfile
+
+    import cupy
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        module = cupy.RawModule(path=f.name)
+        kernel = module.get_function(lowered)
+        kernel.num_regs  # loads the module while the file exists
+    return kernel

@@ -66,9 +66,10 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
 def launch_command(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None) -> list[str]:
     """The command that launches `spec` once, at its own tile, on `problem`: this module run as a
     script with the kernel's name expression (which carries every template parameter) or a user
-    kernel's launch description as JSON, then M N K and the GPU's PCI bus id ('-': the first)."""
+    kernel's launch description as JSON, then M N K, the GPU's PCI bus id ('-': the first) and the
+    precision."""
     return [sys.executable, "-m", "roofline.measure.counters", to_argument(spec),
-            str(problem.m), str(problem.n), str(problem.k), pci_bus_id or "-"]
+            str(problem.m), str(problem.n), str(problem.k), pci_bus_id or "-", problem.dtype]
 
 
 def launch_once(what: str, problem: Problem, pci_bus_id: str = "-") -> None:
@@ -87,4 +88,5 @@ def launch_once(what: str, problem: Problem, pci_bus_id: str = "-") -> None:
 
 
 if __name__ == "__main__":
-    launch_once(sys.argv[1], Problem(*(int(v) for v in sys.argv[2:5])), sys.argv[5] if len(sys.argv) > 5 else "-")
+    launch_once(sys.argv[1], Problem(*(int(v) for v in sys.argv[2:5]), sys.argv[6] if len(sys.argv) > 6 else "fp32"),
+                sys.argv[5] if len(sys.argv) > 5 else "-")

@@ -32,6 +32,12 @@ from .runner import FAILURES, Compiled, KernelRun, RaggedCheck, run
 from .timing import Timing
 
 RAGGED = Problem(511, 383, 255)  # each one less than a multiple of 128
+RAGGED_TENSOR_K = 248  # a tensor-core precision's rows must be 16 bytes: the multiple of 8 below 255
+
+
+def ragged_for(dtype: str) -> Problem:
+    """The ragged shape in precision `dtype`: RAGGED, with K = 248 in the tensor-core precisions."""
+    return RAGGED if dtype == "fp32" else Problem(RAGGED.m, RAGGED.n, RAGGED_TENSOR_K, dtype)
 START_ALLOWANCE_S = 180.0  # CuPy import, NVRTC compile, inputs and the reference, before any launch
 TIMED_LAUNCHES = 230  # the most launches one verify-and-time pass makes (time_gpu: 3 + up to 200 + probe)
 
@@ -80,7 +86,7 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
     as `runner.run`). Never raises for the kernel's faults: the returned run's `error` says what
     happened."""
     figures = kernel.figures(problem)
-    request = {"kernel": kernel.describe(), "problem": [problem.m, problem.n, problem.k],
+    request = {"kernel": kernel.describe(), "problem": [problem.m, problem.n, problem.k, problem.dtype],
                "ragged": ragged, "timed": timed, "timeout_s": timeout_s, "pci_bus_id": pci_bus_id, "l2": l2}
     limit = START_ALLOWANCE_S + timeout_s * TIMED_LAUNCHES
     try:
@@ -98,7 +104,7 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
         last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
         return KernelRun(kernel, figures, error=f"{kernel.name}: its process died (exit code {proc.returncode}) "
                                                 f"without a report: {last.strip()[:200]}", failure="died")
-    check = None if report.ragged is None else RaggedCheck(RAGGED, report.ragged)
+    check = None if report.ragged is None else RaggedCheck(ragged_for(problem.dtype), report.ragged)
     failure = report.failure or ("error" if report.error else None)
     return KernelRun(kernel, figures, report.compiled, report.verification, report.timing,
                      report.sm_clock_mhz, report.error, check, failure)
@@ -113,10 +119,11 @@ def _child(request: dict) -> ChildReport:
     timeout = request["timeout_s"]
     ragged, outcomes = None, []
     if request["ragged"]:
-        first = run([kernel], RAGGED, timed=False, timeout_s=timeout).kernels[0]
+        shape = ragged_for(problem.dtype)
+        first = run([kernel], shape, timed=False, timeout_s=timeout).kernels[0]
         ragged = first.verification
         failure = first.failure or (None if first.correct else "verification")
-        outcomes.append((f"at the ragged shape {RAGGED.text()}", failure,
+        outcomes.append((f"at the ragged shape {shape.text()}", failure,
                          first.error or (f"{kernel.name}: failed verification" if failure else None)))
         if failure not in (None, "verification"):  # still running, or the context is lost: nothing more here
             kind, error = summarise(kernel.name, outcomes)

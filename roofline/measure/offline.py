@@ -141,8 +141,29 @@ def compile_for(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
     it does not compile (a tile the kernel's static_asserts reject, a user's mistake, a target
     this NVRTC does not support), or when the report is missing all the same."""
     nvrtc_version()
-    return _resources(spec.source_name, spec.name, arch, spec.source_text(), spec.name_expression,
+    return _resources(spec.source_name, spec.name, spec.target(arch), spec.source_text(), spec.name_expression,
                       compile_options(spec))
+
+
+def compile_cubin(spec: KernelSpec | UserKernel, arch: str) -> tuple[bytes, str]:
+    """(cubin, lowered name) of `spec` compiled for GPU target `arch` at the kernel's own target
+    (`spec.target`: 'sm_90a' for wgmma's arch-specific instructions, which CuPy's own compile,
+    fixed to the plain 'sm_90', cannot reach). Raises RunError as `compile_for` does."""
+    from cupy_backends.cuda.libs import nvrtc
+
+    nvrtc_version()
+    target = spec.target(arch)
+    prog = nvrtc.createProgram(spec.source_text(), spec.source_name, [], [])
+    try:
+        nvrtc.addNameExpression(prog, spec.name_expression)
+        try:
+            nvrtc.compileProgram(prog, [f"-arch={target}", *compile_options(spec)])
+        except Exception as exc:
+            lines = compiler_lines(_without_name_map(nvrtc.getProgramLog(prog) or str(exc))) or [str(exc)]
+            raise RunError(f"{spec.name_expression} does not compile for {target}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
+        return nvrtc.getCUBIN(prog), nvrtc.getLoweredName(prog, spec.name_expression)
+    finally:
+        nvrtc.destroyProgram(prog)
 
 
 @lru_cache(maxsize=None)
@@ -225,7 +246,7 @@ def _cache_key(spec: KernelSpec | UserKernel, arch: str) -> str | None:
         compiler = _compiler_identity()
     except RunError:  # no NVRTC: nothing to reuse, and each compile says why
         return None
-    ident = [_CACHE_FORMAT, __version__, compiler, arch, spec.source_name, spec.source_text(),
+    ident = [_CACHE_FORMAT, __version__, compiler, spec.target(arch), spec.source_name, spec.source_text(),
              spec.name_expression, list(compile_options(spec))]
     return hashlib.sha256(json.dumps(ident).encode()).hexdigest()
 
@@ -547,7 +568,7 @@ def dynamic_smem_bytes(spec: KernelSpec | UserKernel, arch: str = "sm_80") -> in
     RunError when the expression does not compile."""
     if spec.smem_expression is None:
         return spec.fixed_dynamic_smem_bytes
-    return _probe_smem(spec.family.source_file, spec.name_expression, spec.smem_expression, arch)
+    return _probe_smem(spec.family.source_file, spec.name_expression, spec.smem_expression, spec.target(arch))
 
 
 @lru_cache(maxsize=None)

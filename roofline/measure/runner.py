@@ -2,11 +2,14 @@
 launcher of every kernel.
 
 Method (the same for every kernel):
-  1. inputs A (M x K) and B (K x N) drawn from a standard normal (never zeros), float32;
-  2. the reference C_ref = A @ B through cuBLAS (`cupy.matmul`, full FP32: CUPY_TF32 must be off);
+  1. inputs A (M x K) and B (K x N) drawn from a standard normal (never zeros), float32; in a
+     tensor-core precision B is N x K and both are rounded to the format (`reference`);
+  2. the reference C_ref = A @ B through cuBLAS (`cupy.matmul`, full FP32: CUPY_TF32 must be off;
+     cublasGemmEx in the problem's precision for the tensor-core ones: `reference.gemm`);
   3. each kernel compiled through NVRTC (`compile.compile_kernel`), a dispatching one (tile_by_shape,
      split_k) at the tile it picks for the problem and GPU (`KernelSpec.for_problem`);
-  4. C filled with NaN, one launch with alpha = 1, beta = 0, then `model.verify.verify`;
+  4. C filled with NaN, one launch with alpha = 1, beta = 0, then `model.verify.verify` at the
+     precision's tolerance (`model.verify.tolerance_for`);
   5. only a verified kernel is timed (`timing.time_gpu`: CUDA events, warm-up, >= 20 launches),
      by default with the L2 flushed before each launch, outside the timed interval (`l2='cold'`;
      'warm' leaves it as the previous launch left it), cuBLAS the same way;
@@ -30,14 +33,15 @@ from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy, calculate
 from ..model.problem import Problem
 from ..model.traffic import ModelFigures
-from ..model.verify import Verification, verify
+from ..model.verify import Verification, tolerance_for, verify
 from .compile import compile_kernel
 from .nvml import current_sm_clock_mhz, from_nvml, require_gpu
 from .offline import compile_for, launch_check
+from . import reference as cublas_reference
 from ..progress import Progress
 from .timing import L2_MODES, Timing, l2_flush, time_gpu
 
-SEED = 2026
+SEED = cublas_reference.SEED
 STEPS_PER_KERNEL = 3  # compile, verify, time
 FREE_MEMORY_SHARE = 0.9
 CUDA_ERROR_NOT_READY = 600  # cudaErrorNotReady (CUDA runtime API, enum cudaError): work still running
@@ -129,20 +133,24 @@ def check_tf32_off() -> None:
 
 
 def random_inputs(problem: Problem):
-    """A (M x K) and B (K x N), float32 on the GPU, from a standard normal with the fixed SEED."""
-    import cupy
-
-    rng = cupy.random.default_rng(SEED)
-    return (rng.standard_normal((problem.m, problem.k), dtype=cupy.float32),
-            rng.standard_normal((problem.k, problem.n), dtype=cupy.float32))
+    """A (M x K) and B (K x N; N x K in a tensor-core precision) on the GPU, from a standard
+    normal with the fixed SEED, in the problem's precision (`reference.random_inputs`)."""
+    return cublas_reference.random_inputs(problem.m, problem.n, problem.k, problem.dtype)
 
 
 def kernel_args(problem: Problem, a, b, c, spec: KernelSpec | UserKernel | None = None) -> tuple:
     """The argument tuple every ladder kernel takes: M, N, K, alpha = 1, A, B, beta = 0, C; then,
     for a `spec` that takes a workspace (split_k), zeroed float and unsigned buffers of the sizes
-    `KernelSpec.workspace` gives, allocated here."""
+    `KernelSpec.workspace` gives, allocated here; for one that loads through TMA (the wgmma
+    rungs), the tensor maps of A and B (`tma.device_maps`). Raises RunError when the driver
+    refuses a tensor map."""
     args = (np.int32(problem.m), np.int32(problem.n), np.int32(problem.k), np.float32(1.0), a, b,
             np.float32(0.0), c)
+    boxes = spec.tma_boxes() if spec is not None else None
+    if boxes is not None:
+        from .tma import device_maps
+
+        return args + (device_maps(a, b, problem.dtype, problem.element_bytes, *boxes),)
     workspace = spec.workspace(problem) if isinstance(spec, KernelSpec) else None
     if workspace is None:
         return args
@@ -157,7 +165,8 @@ def preflight(problem: Problem) -> DeviceSpec:
     CUPY_TF32, the GPU and driver, and whether the buffers fit in free GPU memory.
     Returns the device. Raises UsageError or RunError with a one-line reason."""
     problem.validate()
-    check_tf32_off()
+    if problem.dtype == "fp32":
+        check_tf32_off()
     require_gpu()
     import cupy
 
@@ -252,9 +261,11 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
     c = cupy.empty_like(c_ref)
     flush = l2_flush(device.l2_bytes) if l2 == "cold" and timed else None  # nothing to flush for untimed runs
     clock_before = current_sm_clock_mhz()
-    reference = time_gpu(lambda: cupy.matmul(a, b, out=c_ref), min_repeat=20 if timed else 1, before=flush)
+    dtype = problem.dtype
+    reference = time_gpu(lambda: cublas_reference.gemm(a, b, c_ref, dtype), min_repeat=20 if timed else 1,
+                         before=flush)
     reference_clock = (clock_before, current_sm_clock_mhz())
-    cupy.matmul(a, b, out=c_ref)
+    cublas_reference.gemm(a, b, c_ref, dtype)
 
     runs = []
     for spec in specs:
@@ -283,7 +294,7 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
         kernel.launch(grid, args)
         wait(1)
         cupy.cuda.runtime.deviceSynchronize()  # the stream is done: a fault it left is raised here, not read as NaN
-        check = verify(c, c_ref, cupy)
+        check = verify(c, c_ref, cupy, tolerance_for(problem.k, problem.dtype))
         if not check.passed:
             return KernelRun(spec, figures, compiled, check,
                              error=f"{spec.name}: failed verification: {check.reason}", failure="verification")

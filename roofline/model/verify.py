@@ -16,6 +16,29 @@ from dataclasses import dataclass
 import numpy
 
 TOLERANCE = 1e-4  # relative Frobenius error a kernel may have against cuBLAS (FP32, K up to ~1e5)
+# Unit roundoff u of each input format (2^-p for p bits of significand, the implicit one included).
+UNIT_ROUNDOFF = {"fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2.0**-11, "bf16": 2.0**-8}
+ACCUMULATION_FACTOR = 16  # headroom over the sqrt(K) growth of FP32 rounding errors
+
+
+def tolerance_for(k: int, dtype: str) -> float:
+    """The relative Frobenius error a kernel may have against cuBLAS on a problem with inner size
+    `k` in input precision `dtype` (model.problem.DTYPES).
+
+    FP32: TOLERANCE. Tensor-core precisions: the inputs are drawn exactly representable in the
+    format (each element rounded to it, so the format's own unit roundoff, UNIT_ROUNDOFF, 2^-8 in
+    BF16 and 2^-11 in FP16 and TF32, is spent before either side multiplies), and the product of
+    two such elements is exact in FP32 (at most 2 x 11 significand bits). What two correct
+    kernels still differ in is how the K products are summed in FP32: the order, the grouping
+    inside the tensor core, truncating rather than rounding adders. Each of K additions rounds by
+    at most u = 2^-24 of the partial sum, and for inputs of random sign those errors add like a
+    random walk, so the relative error grows as sqrt(K) u; the limit is ACCUMULATION_FACTOR
+    sqrt(K) u: 1.5e-5 at K = 248, 6.1e-5 at K = 4096, 8.6e-5 at K = 8192. An FP16 accumulator
+    (u = 2^-11) misses it by two orders of magnitude, a skipped K tile or one wrong element of C
+    by more."""
+    if dtype == "fp32":
+        return TOLERANCE
+    return ACCUMULATION_FACTOR * k ** 0.5 * UNIT_ROUNDOFF["fp32"]
 
 
 @dataclass(frozen=True)
