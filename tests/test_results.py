@@ -95,7 +95,7 @@ def test_files_get_the_usual_permissions(tmp_path, doc):
     (lambda d: d["device"].update(compute_capability="banana"), "device.compute_capability: 'banana' is not a compute"),
     (lambda d: d["device"].update(measured_fp32_gflops=1e6),
      "device.measured_fp32_gflops: 1,000,000 is 14.9x its peak_fp32_gflops of 66,908, more than anything sustains"),
-    (lambda d: d["reference"].update(tf32=True), "reference.tf32: Input should be False"),
+    (lambda d: d["reference"].update(tf32=True), "reference.tf32: true, but the problem is float32"),
     (lambda d: d["problem"].update(dtype="float64"), "problem.dtype: Input should be 'float32'"),
     (lambda d: d["kernels"][5].update(gflops=10_036_000.0), "kernels[5].gflops: Input should be less than or equal"),
     (lambda d: d["kernels"][5].update(gflops=2_000_000.0),

@@ -31,7 +31,9 @@ from .text import (
     bound_cell,
     bound_by_size,
     chosen_tile,
+    compute_phrase,
     display_names,
+    gemm_title,
     l2_note,
     limiters,
     occupancy_cell,
@@ -154,16 +156,23 @@ def _spread(k: KernelRecord) -> str:
 def run_tables(doc: Results, width: int = 200) -> list[Table]:
     """The run summary: one row per kernel plus cuBLAS. Columns: median ms, GFLOP/s, % of cuBLAS,
     occupancy and its limiters, the binding floor against the NVML peaks ('fp32 1.36': FP32-bound,
-    1.36x its floor; floors divided by the share of the GPU the grid keeps busy, the `waves`
+    1.36x its floor; a tensor-core run's compute floor is its precision's roof, 'bf16 tensor'; floors divided by the share of the GPU the grid keeps busy, the `waves`
     column when recorded), then the details: spread ((max - min) / median, '(!)' when noisy),
     registers, spills (local memory per thread, bytes; the column only where a kernel has some),
     model arithmetic intensity, the binding floor against measured ceilings and counted
     bytes ('measured x', when the device has measured ceilings), and the check against cuBLAS."""
     p, dev = doc.problem, doc.device
     measured = dev.measured_fp32_gflops is not None
-    peaks = f"{dev.peak_fp32_gflops:,.0f} GFLOP/s, {dev.peak_dram_gbps:,.0f} GB/s"
-    if measured:
-        peaks += f"; measured {dev.measured_fp32_gflops:,.0f} GFLOP/s, {dev.measured_dram_gbps:,.0f} GB/s"
+    if doc.precision == "fp32":
+        peaks = f"{dev.peak_fp32_gflops:,.0f} GFLOP/s, {dev.peak_dram_gbps:,.0f} GB/s"
+        if measured:
+            peaks += f"; measured {dev.measured_fp32_gflops:,.0f} GFLOP/s, {dev.measured_dram_gbps:,.0f} GB/s"
+    else:  # a tensor-core run: the roof of its precision, named
+        found = doc.peak_gflops(measured=True)
+        peaks = f"{doc.compute_level} {doc.peak_gflops():,.0f} GFLOP/s, DRAM {dev.peak_dram_gbps:,.0f} GB/s"
+        if measured:
+            peaks += (f"; measured {f'{found:,.0f} GFLOP/s, ' if found else ''}"
+                      f"{dev.measured_dram_gbps:,.0f} GB/s")
     columns = [("ms", "right"), ("GFLOP/s", "right"), ("%cuBLAS", "right"), ("occupancy", "left"),
                ("bound x", "left"), ("spread", "right"), ("regs", "right"), ("AI", "right")]
     with_waves = any(k.waves is not None for k in doc.kernels)
@@ -195,7 +204,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
                  "-", "", "-", *(["-"] if with_spills else []), "-",
                  *(["-"] if measured else []), "reference"])
     styles.append("bold")
-    title = f"SGEMM {p.m}x{p.n}x{p.k} on {dev.name} ({peaks}){l2_note(doc)}"
+    title = f"{gemm_title(p.problem)} on {dev.name} ({peaks}){l2_note(doc)}"
     return _fit(title, ("kernel", "left"), columns, rows, width, styles)
 
 
@@ -252,13 +261,17 @@ def sweep_below_floor_note(doc: Results) -> str | None:
 def verdict_lines(doc: Results) -> list[str]:
     """One sentence per timed kernel: the binding ceiling, the distance to it, occupancy, and the
     local memory of a kernel that spills; a kernel that picked its tile by shape is named with
-    that tile."""
+    that tile. In a tensor-core run, a kernel bound by another floor is also read against the
+    compute roof of its precision (`compute_phrase`)."""
     lines = []
+    tensor = doc.precision != "fp32"
     for k in doc.kernels:
         if k.timed:
             v = doc.verdict(k)
-            name = f"{k.name} ({chosen_tile(k.params)})" if k.tile_source == "shape" else k.name
-            lines.append(verdict_sentence(name, v, k.occupancy) + spill_phrase(k.local_bytes, k.registers, v.times_floor))
+            tile = chosen_tile(k.params) if k.tile_source == "shape" else ""
+            name = f"{k.name} ({tile})" if tile else k.name
+            lines.append(verdict_sentence(name, v, k.occupancy) + (compute_phrase(v, doc.compute_level) if tensor else "")
+                         + spill_phrase(k.local_bytes, k.registers, v.times_floor))
     return lines
 
 

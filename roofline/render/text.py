@@ -46,7 +46,7 @@ def bound_cell(v: Verdict) -> str:
 
 def _basis(v: Verdict) -> str:
     b = v.binding
-    if b.level == "FP32":
+    if b.level not in MEMORY_NAMES:  # a compute roof: FP32, or a tensor-core one ('BF16 tensor')
         return "measured" if b.roof.measured else "theoretical"
     if b.level == "L1":
         return ("measured" if b.counted else "model") + " sector bytes, the shared-memory data path"
@@ -104,6 +104,19 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     return (f"{name}: ran {1 / times:.2f}x faster than its highest floor, {b.level} ({_basis(v)}, "
             f"{b.floor_ms:.3f} ms): the hardware moved fewer bytes than {counted} (caches, broadcasts); "
             f"{occupancy_phrase(occ)}{tail}")
+
+
+def compute_phrase(v: Verdict, level: str) -> str:
+    """The clause a tensor-core run's verdict gets when another floor binds: how the kernel
+    stands against the compute roof of its precision (`level`, 'BF16 tensor'): '; BF16 tensor
+    roof (theoretical): 1.43x its floor of 0.139 ms (70 % of that roof)'. '' where that roof
+    binds, or without a time or such a floor."""
+    f, b = v.floor(level), v.binding
+    if f is None or b is None or b.level == level or v.time_ms is None or not f.floor_ms:
+        return ""
+    basis = "measured" if f.roof.measured else "theoretical"
+    times = v.time_ms / f.floor_ms
+    return f"; {level} roof ({basis}): {times:.2f}x its floor of {f.floor_ms:.3f} ms ({100 / times:.0f} % of that roof)"
 
 
 def spill_cell(local_bytes: int | None) -> str:
@@ -267,6 +280,18 @@ def display_names(names: list[str], width: int) -> list[str]:
     return out
 
 
+PRECISION_TITLES = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "tf32": "TF32"}
+
+
+def gemm_title(problem) -> str:
+    """A run's problem for a title: 'SGEMM 4096x4096x4096' for FP32 (row-major; the S says it),
+    'GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate)' for a tensor-core precision (`model.problem`)."""
+    size = f"{problem.m}x{problem.n}x{problem.k}"
+    if not problem.tensor:
+        return f"SGEMM {size}"
+    return f"GEMM {size} {PRECISION_TITLES[problem.dtype]} (TN, FP32 accumulate)"
+
+
 def l2_note(doc) -> str:
     """', L2 flushed before each launch' (or ', L2 warm') for the title of results document
     `doc`; '' where the file does not say."""
@@ -275,7 +300,10 @@ def l2_note(doc) -> str:
 
 def chosen_tile(params: dict[str, int], short: bool = False) -> str:
     """The tile a kernel picked by shape: '128x256, 8x16 per thread, K in 4 slices' (short:
-    '128x256 8x16 K/4'); '' for parameters without a block tile."""
+    '128x256 8x16 K/4'); a tensor-core kernel's, which has no thread tile, '128x256 block tile'
+    (short: '128x256'); '' for parameters without a block tile."""
+    if {"BM", "BN"} <= set(params) and not {"TM", "TN"} & set(params):
+        return f"{params['BM']}x{params['BN']}" + ("" if short else " block tile")
     if not {"BM", "BN", "TM", "TN"} <= set(params):
         return ""
     splits = params.get("SPLITS", 1)

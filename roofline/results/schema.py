@@ -17,12 +17,20 @@ code, so a file stays readable after a kernel family changes: kernel names are u
 kernel's model FLOPs equal the problem's 2*M*N*K and its intensity FLOPs over GMEM bytes, each
 rate its FLOPs over its time, each occupancy its warps over the SM's, each kernel's waves its
 blocks over the device's SMs x its blocks per SM, the device's peaks its cores, clocks and bus
-width, and no rate exceeds what the device can do (`roofs.OVER_PEAK`: a kernel at 150x the FP32
-peak is a corrupt file, not a measurement).
+width, and no rate exceeds what the device can do in the problem's precision (`roofs.OVER_PEAK`: a
+kernel at 150x the FP32 peak is a corrupt file, not a measurement).
+
+Precisions. A run's problem is FP32 (`dtype` "float32") or on the tensor cores ("bf16", "fp16",
+"tf32": inputs in that precision, FP32 accumulate, B stored N x K, layout "TN"). Its rates are
+checked against, and its floors read against, the roof of that precision: FP32's, or
+`device.peaks_gflops["bf16_tensor"]` and its siblings (`model.problem.PRECISION_KEY`); a file
+whose device records no such peak cannot be checked and is refused. cuBLAS runs in TF32
+(`reference.tf32`) only for a TF32 problem.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -33,7 +41,7 @@ from ..model.arch import limits_for_cc, parse_arch
 from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy
 from ..model.problem import Problem
-from ..model.roofs import OVER_PEAK, Verdict, plain_verdict, verdict
+from ..model.roofs import COMPUTE_LEVEL, OVER_PEAK, Verdict, plain_verdict, verdict
 from ..model.timing import Timing
 from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size, figure
@@ -55,21 +63,37 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
 
+# The file's name of each input precision (`problem.dtype`) and the model's (`Problem.dtype`).
+FILE_DTYPES = {"float32": "fp32", "bf16": "bf16", "fp16": "fp16", "tf32": "tf32"}
+# The layout each precision's operands are stored in (`model.problem`): FP32 row-major A (M x K)
+# and B (K x N); the tensor-core precisions "TN", A M x K and B N x K, both K-contiguous.
+LAYOUTS = {"fp32": "row-major", "bf16": "TN", "fp16": "TN", "tf32": "TN"}
+
+
 class ProblemRecord(_Model):
-    """The SGEMM solved: C (m x n) = alpha * A (m x k) @ B (k x n) + beta * C."""
+    """The GEMM solved. FP32 (`dtype` "float32", layout "row-major"): C (m x n) = alpha * A (m x k)
+    @ B (k x n) + beta * C. A tensor-core precision ("bf16", "fp16", "tf32"; layout "TN"): B is
+    stored n x k and C = alpha * A @ B^T + beta * C, accumulated and stored in FP32."""
 
     m: Size
     n: Size
     k: Size
-    dtype: Literal["float32"] = "float32"
+    dtype: Literal["float32", "bf16", "fp16", "tf32"] = "float32"
     alpha: float = 1.0
     beta: float = 0.0
     layout: str = "row-major"
 
+    @model_validator(mode="after")
+    def _layout(self) -> "ProblemRecord":
+        want = LAYOUTS[FILE_DTYPES[self.dtype]]
+        if self.layout != want:
+            raise ValueError(f"layout: {self.layout!r}, but a {self.dtype} problem is stored {want!r}")
+        return self
+
     @property
     def problem(self) -> Problem:
-        """As the model's `Problem`."""
-        return Problem(self.m, self.n, self.k)
+        """As the model's `Problem`, with its precision ("float32" -> "fp32")."""
+        return Problem(self.m, self.n, self.k, FILE_DTYPES[self.dtype])
 
 
 class Reference(_Model):
@@ -77,7 +101,7 @@ class Reference(_Model):
 
     name: str = "cublas"
     via: str = "cupy.matmul"
-    tf32: Literal[False] = False  # the reference is full FP32
+    tf32: bool = False  # TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32): only for a TF32 problem
     gflops: Rate
     time_ms: Millis
     timing: Timing | None = None
@@ -211,8 +235,12 @@ class Results(_Model):
     def _consistent(self) -> "Results":
         dev, ref = self.device, self.reference
         _check_device(dev)
-        peak = dev.peak_fp32_gflops
-        flops = self.problem.problem.flops
+        problem = self.problem.problem
+        peak = _peak(dev, problem)
+        flops = problem.flops
+        if ref.tf32 and problem.dtype != "tf32":
+            raise ValueError(f"reference.tf32: true, but the problem is {self.problem.dtype}; cuBLAS runs TF32 "
+                             "tensor cores only for a TF32 problem")
         _rate("reference", ref.gflops, ref.time_ms, flops, peak)
         _check_samples("reference", ref.time_ms, ref.timing)
         seen = set()
@@ -231,15 +259,43 @@ class Results(_Model):
             if k.waves is not None:
                 check_waves(where, k.waves, dev.sm_count, k.occupancy.active_blocks_per_sm if k.occupancy else None)
         _check_launch(dev, ref, self.kernels)
-        _check_sweep(self.sweep or [], self.problem.problem, peak, self.device.sm_count)
+        _check_sweep(self.sweep or [], problem, dev, self.device.sm_count)
         return self
 
+    @property
+    def precision(self) -> str:
+        """The key of the compute roof this run's FLOPs are read against (`peaks.PRECISIONS`):
+        'fp32', or the tensor-core roof of its precision ('bf16_tensor', 'fp16_tensor',
+        'tf32_tensor')."""
+        return self.problem.problem.precision_key
+
+    @property
+    def compute_level(self) -> str:
+        """The name of that roof ('FP32', 'BF16 tensor', ...: `roofs.COMPUTE_LEVEL`)."""
+        return COMPUTE_LEVEL[self.precision]
+
+    def peak_gflops(self, measured: bool = False) -> float | None:
+        """The compute roof of this run's precision in GFLOP/s: the theoretical peak (for FP32
+        `device.peak_fp32_gflops`, else `device.peaks_gflops[precision]`), or with `measured`
+        the measured ceiling (None where not measured). The schema has checked that the
+        theoretical one is recorded."""
+        roof = self.device.roofs.roof(self.precision, measured)
+        return None if roof is None or roof.measured != measured else roof.value
+
+    def _by_precision(self, flops: float) -> dict[str, float] | None:
+        """`roofs.verdict`'s `flops_by_precision` for this run: None for FP32 (read as always),
+        the FLOPs against the problem's tensor-core roof otherwise."""
+        return None if self.precision == "fp32" else {self.precision: flops}
+
     def verdict(self, k: KernelRecord, measured: bool = True) -> Verdict:
-        """The hierarchical reading of kernel `k`: FP32 and every memory level with bytes, against
+        """The hierarchical reading of kernel `k`: the compute roof of the problem's precision (FP32,
+        or its tensor-core roof: `precision`) and every memory level with bytes, against
         the measured roofs where known (the theoretical ones alone unless `measured`), with Nsight
         Compute's bytes where counted."""
-        return verdict(k.model, self.device.roofs, k.time_ms, k.counted, measured=measured,
-                       flops=self.problem.problem.flops, waves=k.waves, fits_in_l2=self.fits_in_l2(self.problem.problem))
+        flops = self.problem.problem.flops
+        return _model_flops(verdict(k.model, self.device.roofs, k.time_ms, k.counted, measured=measured, flops=flops,
+                                    flops_by_precision=self._by_precision(flops), waves=k.waves,
+                                    fits_in_l2=self.fits_in_l2(self.problem.problem)))
 
     def fits_in_l2(self, problem: Problem) -> bool:
         """Whether `problem`'s A, B and C fit in the device's L2 together (False where its size is
@@ -265,22 +321,51 @@ class Results(_Model):
         p = point.problem.problem
         waves = k.waves or waves_of(spec.grid(p), self.device.sm_count, rec.occupancy.active_blocks_per_sm)
         time_ms = k.time_ms if k.time_ms is not None else p.flops / (k.gflops * 1e6)
-        return verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves,
-                       fits_in_l2=self.fits_in_l2(p))
+        return _model_flops(verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves,
+                                    flops_by_precision=self._by_precision(p.flops), fits_in_l2=self.fits_in_l2(p)))
 
     def floors(self, k: KernelRecord) -> Verdict:
         """The plain two-roof reading of kernel `k`: model GMEM bytes against the peak DRAM
-        bandwidth, FLOPs against the peak FP32 rate (FP32 alone for a kernel without a model)."""
-        return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=self.problem.problem.flops, waves=k.waves,
-                             fits_in_l2=self.fits_in_l2(self.problem.problem))
+        bandwidth, FLOPs against the peak rate of the problem's precision (FP32, or its
+        tensor-core roof; the compute floor alone for a kernel without a model)."""
+        p = self.problem.problem
+        if self.precision == "fp32":
+            return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=p.flops, waves=k.waves,
+                                 fits_in_l2=self.fits_in_l2(p))
+        return _model_flops(verdict(k.model, self.device.roofs, k.time_ms, measured=False, levels=("DRAM",),
+                                    flops_by_precision=self._by_precision(p.flops), waves=k.waves,
+                                    fits_in_l2=self.fits_in_l2(p)))
 
 
-def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: float) -> None:
-    """A measured rate: no faster than the device allows (`roofs.OVER_PEAK`), and equal to FLOPs
-    over its time."""
-    if gflops > OVER_PEAK * peak:
-        raise ValueError(f"{where}.gflops: {gflops:,.0f} GFLOP/s is {gflops / peak:,.3g}x the device's FP32 peak "
-                         f"of {figure(peak)} GFLOP/s, which no kernel can reach; the file looks corrupt")
+def _model_flops(v: Verdict) -> Verdict:
+    """`v` with its compute floor marked as the model's FLOPs (2*M*N*K), not counted ones:
+    `roofs.verdict` marks the floors of `flops_by_precision` counted, as a profile's are."""
+    floors = tuple(replace(f, counted=False) if f.level in COMPUTE_LEVEL.values() else f for f in v.floors)
+    return replace(v, floors=floors)
+
+
+def _peak(dev: DeviceSpec, problem: Problem) -> tuple[str, float]:
+    """The name and value (GFLOP/s) of the theoretical compute roof `problem`'s rates are checked
+    against: FP32's for an FP32 problem, its tensor-core roof (`device.peaks_gflops`) otherwise.
+    Raises ValueError for a device that records no such roof."""
+    key = problem.precision_key
+    if key == "fp32":
+        return "FP32", dev.peak_fp32_gflops
+    value = (dev.peaks_gflops or {}).get(key)
+    if not value:
+        raise ValueError(f"device.peaks_gflops: no {key} peak, so the {problem.dtype.upper()} rates cannot be checked "
+                         f"against a {COMPUTE_LEVEL[key]} roof; the file's device lacks its per-precision peaks "
+                         "(re-create it with roofline run)")
+    return COMPUTE_LEVEL[key], value
+
+
+def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: tuple[str, float]) -> None:
+    """A measured rate: no faster than the device allows in its precision (`peak`: the roof's
+    name and GFLOP/s; `roofs.OVER_PEAK`), and equal to FLOPs over its time."""
+    level, value = peak
+    if gflops > OVER_PEAK * value:
+        raise ValueError(f"{where}.gflops: {gflops:,.0f} GFLOP/s is {gflops / value:,.3g}x the device's {level} peak "
+                         f"of {figure(value)} GFLOP/s, which no kernel can reach; the file looks corrupt")
     if time_ms is not None:
         agree(f"{where}.gflops", gflops, gflops_of(flops, time_ms))
 
@@ -338,10 +423,14 @@ def _check_launch(dev: DeviceSpec, ref: "Reference", kernels: list[KernelRecord]
                              "cannot take longer than a real one; the file looks corrupt")
 
 
-def _check_sweep(sweep: list[SweepPoint], problem: Problem, peak: float, sm_count: int) -> None:
+def _check_sweep(sweep: list[SweepPoint], problem: Problem, dev: DeviceSpec, sm_count: int) -> None:
     sizes = set()
     for i, point in enumerate(sweep):
         p = point.problem.problem
+        if p.dtype != problem.dtype:
+            raise ValueError(f"sweep[{i}].problem.dtype: {point.problem.dtype}, but the run's problem is "
+                             f"{problem.dtype}; a sweep is of one precision")
+        peak = _peak(dev, p)
         if p in sizes:
             raise ValueError(f"sweep[{i}].problem: {p.text()} appears twice in the sweep")
         sizes.add(p)

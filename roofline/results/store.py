@@ -18,7 +18,7 @@ from ..model.problem import Problem
 from ..model.waves import waves_of
 from ..model.arch import parse_arch
 from .profile import ProfileResults
-from .schema import SCHEMA, Results
+from .schema import FILE_DTYPES, SCHEMA, Results
 
 DEFAULT_PATH = Path("roofline-results.json")
 MAX_BYTES = 256 * 2**20  # a sweep of every kernel at a dozen sizes is a few MB
@@ -96,7 +96,8 @@ def _fill_derived(doc: dict) -> None:
     if not isinstance(problem, dict) or not isinstance(kernels, list):
         return
     try:
-        p = Problem(int(problem["m"]), int(problem["n"]), int(problem["k"])).validate()
+        dtype = FILE_DTYPES[problem.get("dtype", "float32")]
+        p = Problem(int(problem["m"]), int(problem["n"]), int(problem["k"]), dtype).validate()
     except (KeyError, TypeError, ValueError, UsageError):
         return
     for k in kernels:
@@ -220,6 +221,9 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
             if getattr(doc.device, key) != getattr(first.device, key):
                 raise UsageError(f"{src}: device {key} differs from {sources[0]}'s; one chart shows one device "
                                  "and one set of ceilings")
+        if doc.problem.dtype != first.problem.dtype:
+            raise UsageError(f"{src}: a {doc.problem.dtype} problem, {sources[0]}'s is {first.problem.dtype}; files of "
+                             "different precisions are not merged: each is read against its own compute roof")
         if doc.problem.problem != first.problem.problem:
             raise UsageError(f"{src}: problem size differs from {sources[0]}'s; one chart shows one size")
         if doc.l2 != first.l2:
@@ -233,3 +237,25 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
                 notes.append(f"{k.name} is in more than one results file; drawn from {src}, the last")
             kernels[k.name] = k
     return first.model_copy(update={"kernels": list(kernels.values())})
+
+
+def by_precision(docs: list[Results], sources: list[str], notes: list[str] | None = None) -> list[Results]:
+    """The results files `docs` (read from `sources`) as one document per precision of their
+    problems, in the order each precision first appears: the files of one precision merged
+    (`merge`, with its checks and `notes`), files of different precisions kept apart, since each
+    is read against its own compute roof (an FP32 ladder and a BF16 one, at the same size or
+    not). Raises UsageError as `merge` does, or when the files were run on different devices
+    (one chart holds one device's roofs)."""
+    groups: dict[str, tuple[list[Results], list[str]]] = {}
+    for doc, src in zip(docs, sources):
+        mine, where = groups.setdefault(doc.problem.dtype, ([], []))
+        mine.append(doc)
+        where.append(src)
+    out = [merge(mine, where, notes) for mine, where in groups.values()]
+    first = out[0]
+    for doc, (_, where) in zip(out[1:], list(groups.values())[1:]):
+        for key in ("name", "peak_fp32_gflops", "peak_dram_gbps", "measured_fp32_gflops", "measured_dram_gbps"):
+            if getattr(doc.device, key) != getattr(first.device, key):
+                raise UsageError(f"{where[0]}: device {key} differs from {sources[0]}'s; one chart shows one device "
+                                 "and one set of ceilings")
+    return out
