@@ -140,14 +140,16 @@ def choose(problem: Problem, sm_count: int, peak_fp32_gflops: float, split: bool
 
 
 # The tensor ladder's dispatch (wgmma_by_shape): wgmma_ws at a 128 x 256 or a 128 x 128 block
-# tile. One block per SM at either (384 threads, 160 KB and more of shared memory); a 128 x 128
-# block has half the work, done at `WGMMA_EFFICIENCY` of the larger tile's rate (its B tile is
-# read by one wgmma of half the width: the H200's BF16 times at 4096^3, bench/NOTES.md).
+# tile, 4 stages. One block per SM at either (384 threads, 128 KB and more of shared memory); a
+# 128 x 128 block has half the work, done at `WGMMA_EFFICIENCY` of the larger tile's rate (each
+# wgmma is half as wide, for the same A tile): on the H200 at 4096^3 in BF16, 0.1949 ms at
+# 128 x 256 against 0.2242 ms at 128 x 128, 0.87 (six stages instead of four: 0.2379 ms;
+# bench/NOTES.md).
 # The estimate: waves (ceil(tiles / SMs)) x the tile's work / its efficiency; the least wins, the
 # larger tile on a tie.
 WGMMA_TILES = (256, 128)  # BN
-WGMMA_STAGES = {256: 4, 128: 6}  # as deep as 227 KB of shared memory allows
-WGMMA_EFFICIENCY = {256: 1.0, 128: 0.85}
+WGMMA_STAGES = {256: 4, 128: 4}
+WGMMA_EFFICIENCY = {256: 1.0, 128: 0.87}
 WGMMA_GROUP = 8
 
 
@@ -171,7 +173,8 @@ class WgmmaChoice:
 def choose_wgmma(problem: Problem, sm_count: int) -> WgmmaChoice:
     """The block tile wgmma_by_shape runs at for `problem` on `sm_count` SMs (see above). At 1024^3
     on 132 SMs: 128 x 256 makes 32 tiles, one wave of whole tiles (estimate 1.0); 128 x 128 makes
-    64, one wave of half tiles (0.5 / 0.85 = 0.59): the smaller tile wins."""
+    64, one wave of half tiles (0.5 / 0.87 = 0.57): the smaller tile wins. At 2048^3: 128 tiles,
+    one wave (1.0), against 256 half tiles in two waves (1.15): the larger wins."""
     choices = []
     for bn in WGMMA_TILES:
         tiles = cdiv(problem.m, 128) * cdiv(problem.n, bn)
