@@ -582,7 +582,8 @@ def show(
     as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
 ):
     paths = _results_paths(results_paths)
-    doc, notes = api.show(paths)
+    docs, notes = api.show_all(paths)  # one document per precision: an FP32 run and a BF16 one apart
+    doc = docs[0]
     if getattr(doc, "kind", None) == "profile":
         for note in notes:
             _note(note)
@@ -607,9 +608,10 @@ def show(
     if as_json:
         from roofline.results.store import dump
 
-        _print_json(dump(doc))
+        _print_json(dump(doc) if len(docs) == 1 else [dump(d) for d in docs])  # several precisions: a list
     else:
-        _print_results(doc, list_failures=True)
+        for d in docs:
+            _print_results(d, list_failures=True)
 
 
 @app.command(short_help="Theoretical occupancy of a block configuration.")

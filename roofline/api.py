@@ -316,15 +316,29 @@ def tune(size: int, out: Path, progress: Progress | None = None) -> TuneReport:
 def show(paths: list[Path]) -> tuple[Results | ProfileResults, list[str]]:
     """The results in `paths` (merged when several: `store.merge`) and notes on the merge; a
     profile (`roofline profile`) is read alone. Raises UsageError for a file that is missing,
-    unreadable or invalid, or a profile given with other files."""
+    unreadable or invalid, a profile given with other files, or files of several precisions
+    (`show_all` reads those)."""
+    docs, notes = show_all(paths)
+    if len(docs) > 1:
+        raise UsageError(f"{', '.join(str(p) for p in paths)}: runs in {len(docs)} precisions "
+                         f"({', '.join(d.problem.dtype for d in docs)}), each read against its own roof; "
+                         "give the files of one precision")
+    return docs[0], notes
+
+
+def show_all(paths: list[Path]) -> tuple[list[Results | ProfileResults], list[str]]:
+    """The results in `paths` as one document per precision (`store.by_precision`: the files of
+    one precision merged, an FP32 run and a BF16 one kept apart), with notes on the merge; a
+    profile is read alone. Raises UsageError as `show` does for a bad file or a profile given
+    with others, or for runs on different devices."""
     notes: list[str] = []
     docs = [store.load(p, profile=True) for p in paths]
     profiles = [p for p, d in zip(paths, docs) if isinstance(d, ProfileResults)]
     if profiles and len(docs) > 1:
         raise UsageError(f"{profiles[0]} is a profile of a program; give it alone to --results")
     if profiles:
-        return docs[0], notes
-    return store.merge(docs, [str(p) for p in paths], notes), notes
+        return docs, notes
+    return store.by_precision(docs, [str(p) for p in paths], notes), notes
 
 
 def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = False,
@@ -342,14 +356,28 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         html_report.check_output(out, paths)
     else:
         chart.check_output(out, paths)
-    doc, notes = show(paths)
+    docs, notes = show_all(paths)
+    doc = docs[0]
     if highlight and not isinstance(doc, ProfileResults):
-        known = [k.name for k in doc.kernels]
+        known = [k.name for d in docs for k in d.kernels]
         for name in highlight:
             if name not in known:
                 raise UsageError(f"--highlight {name!r}: no such kernel in these results; they hold {', '.join(known)}")
-            if not next(k for k in doc.kernels if k.name == name).timed:
+            if not any(k.timed for d in docs for k in d.kernels if k.name == name):
                 notes.append(f"--highlight {name}: it was not verified and timed, so it is not drawn")
+    if len(docs) > 1:  # runs in several precisions: one roofline, each kernel against its own roof
+        if kind == "sweep" or as_html:
+            raise UsageError(f"{', '.join(str(p) for p in paths)}: runs in several precisions "
+                             f"({', '.join(d.problem.dtype for d in docs)}) are drawn together only on a roofline "
+                             "chart (.png, .svg or .pdf); give one precision's files for the "
+                             + ("HTML report" if as_html else "sweep"))
+        notes += [f"{d.problem.problem.text()} holds a size sweep: the roofline shows its largest size" for d in docs
+                  if d.sweep]
+        try:
+            roofline_chart.draw_many(docs, out, measured, highlight)
+        except UsageError as exc:
+            raise UsageError(f"{', '.join(str(p) for p in paths)}: {exc}") from None
+        return notes
     if isinstance(doc, ProfileResults):
         if highlight:
             raise UsageError("--highlight applies to run results; a profile's chart shows its top kernels")

@@ -489,6 +489,8 @@ TECHNIQUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("128-bit loads, no bank conflicts", ("vectorized", "bank_conflict_free", "autotuned")),
     ("warp tiles, cp.async pipelines", ("warptiling", "async_copy", "full_tiles")),
     ("tile and split K by shape", ("tile_by_shape", "split_k")),
+    ("mma.sync tensor cores", ("mma_sync", "mma_ldmatrix", "mma_pipeline")),
+    ("wgmma, TMA, warp specialisation", ("wgmma_tma", "wgmma_ws", "wgmma_by_shape")),
 )
 
 

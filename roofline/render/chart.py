@@ -68,7 +68,8 @@ def text(s: str) -> str:
     return str(s).replace("$", r"\$")
 
 
-TECHNIQUE_MAPS = ("Greys", "Blues", "Greens", "Oranges", "Purples", "Reds")
+TECHNIQUE_MAPS = ("Greys", "Blues", "Greens", "Oranges", "Purples", "Reds", "RdPu", "YlOrBr")
+RUN_MAPS = ("Blues", "Oranges", "Greens", "Purples")  # one colour family per run on a chart of several
 STEP_MARKERS = ("o", "s", "^")
 STEP_LINES = ("-", "--", ":")
 
@@ -88,6 +89,15 @@ def kernel_style(name: str, i: int, n: int) -> dict:
     shade = 0.45 + 0.35 * (step / (size - 1) if size > 1 else 0.5)
     return {"color": colormaps[TECHNIQUE_MAPS[group % len(TECHNIQUE_MAPS)]](shade),
             "marker": STEP_MARKERS[step % len(STEP_MARKERS)], "ls": STEP_LINES[step % len(STEP_LINES)]}
+
+
+def run_color(run: int, i: int, n: int):
+    """The colour of the `i`-th of `n` kernels of the `run`-th run on a chart of several runs
+    (an FP32 ladder and a BF16 one): one colour family per run (RUN_MAPS), lighter to darker
+    along its ladder."""
+    from matplotlib import colormaps
+
+    return colormaps[RUN_MAPS[run % len(RUN_MAPS)]](0.4 + 0.55 * i / max(n - 1, 1))
 
 
 def color_ramp(i: int, n: int):

@@ -27,19 +27,20 @@ import math
 from pathlib import Path
 
 from ..errors import UsageError
-from ..model.roofs import intensities
+from ..model.roofs import intensities, ridge_point
 from ..results.schema import Results
 from .chart import (
     USER_COLORS,
     check_output,
     kernel_style,
     load_matplotlib,
+    run_color,
     new_figure,
     Scene,
     save_atomic,
     text,
 )
-from .text import l2_note, occupancy_phrase, percent
+from .text import PRECISION_TITLES, l2_note, occupancy_phrase, percent
 
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
               "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
@@ -49,6 +50,8 @@ MAX_DRAWN = 16  # kernels drawn at most (the whole ladder with a few variants): 
 MAX_SEARCHED = 60  # the points of a tile search (`roofline tune`) drawn at most: the fastest ones
 NEAR = 1.3  # roofs closer than this factor share one label: apart, the two labels would not fit between them
 SEARCH_COLORS = {"fastest": "#1a9850", "slowest": "#d73027"}
+# The compute roofs a run is drawn against: FP32's as always, each tensor-core precision's apart.
+ROOF_COLORS = {"FP32": "tab:red", "BF16 tensor": "#b8860b", "FP16 tensor": "#d2691e", "TF32 tensor": "#8c564b"}
 
 
 def _registers(k) -> str:
@@ -77,6 +80,34 @@ def draw(doc: Results, out: Path, measured: bool = False, highlight: list[str] |
     on log axes (a corrupt file: see PLOTTABLE), or for `measured` when no kernel was profiled.
     The kernels in `highlight` are drawn bold, the others faded."""
     fmt = check_output(out)
+    _check_drawable(doc, measured)
+    fig, _ = render(doc, measured, highlight)
+    save_atomic(fig, Path(out), fmt)
+    return Path(out)
+
+
+def draw_many(docs: list[Results], out: Path, measured: bool = False, highlight: list[str] | None = None) -> Path:
+    """Draw runs in several precisions (`store.by_precision`: an FP32 ladder and a BF16 one, at
+    one size or not) on one roofline into `out`, written atomically: the memory roofs, the FP32
+    roof and each run's compute roof, each run's kernels in a colour family of their own, each
+    kernel at its rate, read against the roof of its own precision. Returns `out`. Raises
+    UsageError as `draw` does, for any of the documents."""
+    fmt = check_output(out)
+    for doc in docs:
+        _check_drawable(doc, measured and len(docs) == 1)
+    if measured and not any(k.counted for doc in docs for k in doc.kernels):
+        raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
+    fig, _ = render_many(docs, measured, highlight)
+    save_atomic(fig, Path(out), fmt)
+    return Path(out)
+
+
+def render_many(docs: list[Results], measured: bool = False, highlight: list[str] | None = None):
+    """The chart of several runs of one device (`draw_many`); returns (Figure, kernel name labels)."""
+    return _render(docs, measured, set(highlight or ()))
+
+
+def _check_drawable(doc: Results, measured: bool) -> None:
     if not doc.kernels:
         raise UsageError("no kernels in these results; make them with roofline run --all")
     if not any(k.timed for k in doc.kernels):
@@ -85,9 +116,6 @@ def draw(doc: Results, out: Path, measured: bool = False, highlight: list[str] |
                          f"({failed[:200]})")
     if measured and not any(k.counted for k in doc.kernels):
         raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
-    fig, _ = render(doc, measured, highlight)
-    save_atomic(fig, Path(out), fmt)
-    return Path(out)
 
 
 def label_boxes(doc: Results, measured: bool = False) -> list:
@@ -105,7 +133,7 @@ def render(doc: Results, measured: bool = False, highlight: list[str] | None = N
     search (`roofline tune`) draws every candidate (up to MAX_SEARCHED) and names only the notable
     ones: the fastest, the slowest, the user's and those in `highlight`; the rest are grey points
     and the side list ranks them all."""
-    return _render(doc, measured, set(highlight or ()))
+    return _render([doc], measured, set(highlight or ()))
 
 
 LEVEL_MARKERS = {"GMEM (model)": "o", "SMEM (model)": "^", "L2 (counted)": "s", "DRAM (counted)": "D"}
@@ -127,47 +155,75 @@ def _points(k, measured: bool, flops: float) -> list[tuple[str, float]]:
     return list(intensities(k.model, counted, flops).items())
 
 
-def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
+def _compute_roofs(docs: list[Results]) -> list[tuple[str, float, float | None]]:
+    """The compute roofs a chart of `docs` draws, highest first: (level, theoretical GFLOP/s,
+    measured GFLOP/s or None). One run: its precision's roof alone. Several: FP32's and each
+    run's precision's."""
+    keys = list(dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else [])))
+    roofs = docs[0].device.roofs
+    out = []
+    for key in keys:
+        theory, found = roofs.roof(key, measured=False), roofs.roof(key, measured=True)
+        out.append((theory.level, theory.value, found.value if found is not None and found.measured else None))
+    return sorted(out, key=lambda r: -r[1])
+
+
+def _problem_title(doc: Results) -> str:
+    """'SGEMM 4096x4096x4096 FP32' or 'GEMM 4096x4096x4096 BF16' (TN, FP32 accumulate: `model.problem`)."""
+    p = doc.problem.problem
+    return f"{'GEMM' if p.tensor else 'SGEMM'} {p.m}x{p.n}x{p.k} {PRECISION_TITLES[p.dtype]}"
+
+
+def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset()):
     load_matplotlib()
     from matplotlib.lines import Line2D
 
-    dev, prob, ref = doc.device, doc.problem, doc.reference
+    doc = docs[0]
+    many = len(docs) > 1
+    dev = doc.device
     roofs = dev.roofs
-    peak, bw = roofs.fp32_gflops, roofs.dram_gbps
-    ridge = roofs.ridge_point
-    timed = [k for k in doc.kernels if k.timed]
-    failed = [k.name for k in doc.kernels if not k.timed]
-    search = doc.tune is not None
-    ranked = sorted(timed, key=lambda k: -k.gflops)
-    fastest = {k.name for k in ranked[:MAX_SEARCHED if search else MAX_DRAWN]}
-    good = [k for k in timed if k.name in fastest]  # ladder order kept
-    left_out = len(timed) - len(good)
-    points = {k.name: _points(k, measured, prob.problem.flops) for k in good}
-    for k in good:
-        _plottable(k.gflops, f"{k.name}: GFLOP/s")
-        for level, ai in points[k.name]:
-            _plottable(ai, f"{k.name}: arithmetic intensity at {level}")
+    bw = roofs.dram_gbps
+    compute = _compute_roofs(docs)
+    peak = compute[0][1]  # the highest compute roof: the memory roofs rise to it
+    ridge = ridge_point(peak, bw)
+    timed, good, points, failed = {}, {}, {}, []
+    search = doc.tune is not None and not many
+    for d in docs:
+        timed[id(d)] = [k for k in d.kernels if k.timed]
+        failed += [k.name for k in d.kernels if not k.timed]
+        ranked_d = sorted(timed[id(d)], key=lambda k: -k.gflops)
+        fastest = {k.name for k in ranked_d[:MAX_SEARCHED if search else MAX_DRAWN]}
+        good[id(d)] = [k for k in timed[id(d)] if k.name in fastest]  # ladder order kept
+        for k in good[id(d)]:
+            points[id(d), k.name] = _points(k, measured, d.problem.problem.flops)
+            _plottable(k.gflops, f"{k.name}: GFLOP/s")
+            for level, ai in points[id(d), k.name]:
+                _plottable(ai, f"{k.name}: arithmetic intensity at {level}")
+    drawn = [(d, k) for d in docs for k in good[id(d)]]
+    left_out = sum(len(timed[id(d)]) - len(good[id(d)]) for d in docs)
     for roof in roofs.all():
         _plottable(roof.value, f"the {roof.level}{' measured' if roof.measured else ''} ceiling")
     _plottable(ridge, "the ridge point")
 
     ais = [ai for pts in points.values() for _, ai in pts] or [ridge]
-    ridges = [ridge] + ([peak / roofs.smem_gbps] if roofs.smem_gbps else [])
+    ridges = [ridge_point(value, bw) for _, value, _ in compute] + ([peak / roofs.smem_gbps] if roofs.smem_gbps else [])
     x_lo = min(min(ais), min(ridges)) / 4
-    x_hi = max(max(ais), max(ridges)) * 8
-    ys = [k.gflops for k in good] + [ref.gflops]
+    x_hi = max(max(ais), max(ridges)) * (12 if many else 8)  # several: room right of the top ridge for labels
+    ys = [k.gflops for _, k in drawn] + [d.reference.gflops for d in docs]
     y_lo = min(min(ys), x_lo * bw) / 3
-    y_hi = max(peak, max(ys)) * 2.5
+    y_hi = max(peak, max(ys)) * (5 if many else 2.5)  # several compute roofs: room for their labels above
 
-    rows = len(good) if search else 0  # a search lists one kernel a line beside the chart
-    fig = new_figure(14, max(7.5, 2.2 + 0.16 * rows), 120)
+    rows = len(drawn) if search else 0  # a search lists one kernel a line beside the chart
+    if many:  # one line per kernel and a heading per run in the list beside the chart
+        rows = len(drawn) + 2 * len(docs)
+    fig = new_figure(14, max(9.0 if many else 7.5, 2.2 + 0.16 * rows), 120)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
     ax.set_ylim(y_lo, y_hi)
 
-    # Roofs: theoretical solid, measured dashed; each memory roof rises to the FP32 peak.
+    # Roofs: theoretical solid, measured dashed; each memory roof rises to the highest compute roof.
     lines = [("DRAM", bw, "tab:blue", "-")]
     if roofs.measured_dram_gbps:
         lines.append(("DRAM measured", roofs.measured_dram_gbps, "tab:blue", "--"))
@@ -181,77 +237,103 @@ def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
         lines.append(("SMEM measured", roofs.measured_smem_gbps, "tab:green", "--"))
     for _, gbps, color, style in lines:
         ax.plot([x_lo, peak / gbps], [x_lo * gbps, peak], color=color, ls=style, lw=1.8)
-    ax.plot([min(ridges), x_hi], [peak, peak], color="tab:red", lw=2)
-    fm = roofs.measured_fp32_gflops
-    if fm:
-        ax.plot([min(ridges), x_hi], [fm, fm], color="tab:red", ls="--", lw=1.5)
-    ax.plot([ridge], [peak], "o", color="black", ms=5)
-    ax.axhline(ref.gflops, color="0.3", ls=":", lw=1.2)
+    fastest_bw = max(gbps for _, gbps, _, _ in lines)
+    for level, value, found in compute:
+        color = ROOF_COLORS.get(level, "tab:red")
+        ax.plot([value / fastest_bw if many else min(ridges), x_hi], [value, value], color=color, lw=2)
+        if found:
+            ax.plot([found / fastest_bw if many else min(ridges), x_hi], [found, found], color=color, ls="--", lw=1.5)
+        ax.plot([ridge_point(value, bw)], [value], "o", color="black", ms=5)
+    for d in docs:
+        ax.axhline(d.reference.gflops, color="0.3", ls=":", lw=1.2)
 
     texts, handles, levels_used, flat, anchors = [], [], set(), [], {}
-    ladder = [k for k in good if not k.user]
-    users = [k for k in good if k.user]
-    rank = {k.name: i + 1 for i, k in enumerate(ranked)}
-    notable = _notable(ranked, good, highlight) if search else {}
-    for k in good:
-        user = k.user
-        if search:
-            color = notable.get(k.name, "0.6")
-        else:
-            color = USER_COLORS[users.index(k) % len(USER_COLORS)] if user else \
-                kernel_style(k.name, ladder.index(k), len(ladder))["color"]
-        alpha = 0.25 if highlight and k.name not in highlight and not search else 0.9
-        named = not search or k.name in notable
-        y = k.gflops
-        pts = points[k.name]
-        if not pts:  # a user kernel with no model and no counters: its rate only
-            ax.axhline(y, color=color, ls="--", lw=1.6, zorder=2)
-            flat.append((ax.text(0, 0, f"{text(k.name)} (no model: --profile gives its intensity)", fontsize=9,
-                                 fontweight="bold", color=color), y))
-        if len(pts) > 1:
-            xs = sorted(ai for _, ai in pts)
-            ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=1.6 if user else 0.9 if named else 0.6,
-                    alpha=min(alpha, 0.7 if named else 0.4), zorder=2 if named else 1)
-        for level, ai in pts:
-            levels_used.add(level)
-            ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8 if named else 6, mec="black" if named else "0.3",
-                    mew=0.6 if named else 0.4, alpha=alpha, zorder=3 if named else 2)
-            if user:  # a star over each of its points
-                ax.plot([ai], [y], "*", color=color, ms=20, mec="black", mew=0.8, alpha=alpha, zorder=4)
-        if pts and named:
-            label = f"#{rank[k.name]} {text(k.name)}" if search else text(k.name)
-            bold = (user and not highlight) or k.name in highlight or (search and rank[k.name] == 1)
-            anchors[len(texts)] = [(ai, y) for _, ai in pts]  # it may point at any of its points
-            texts.append(ax.annotate(label, (pts[0][1], y), xytext=(9, 0), textcoords="offset points",
-                                     va="center", fontsize=10 if user else 8,
-                                     fontweight="bold" if bold else "normal",
-                                     color="0.6" if alpha < 0.5 else (color if user else "black"),
-                                     arrowprops=dict(arrowstyle="-", lw=0.6, color="0.5", shrinkA=0, shrinkB=5)))
-        if search:
-            handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.5,
-                                  ms=7, label=_ranked_text(rank[k.name], k)))
-        else:
-            handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.6,
-                                  ms=14 if user else 8, alpha=alpha, label=_legend_text(k)))
+    notable, rank = {}, {}
+    for j, d in enumerate(docs):
+        mine = good[id(d)]
+        ladder = [k for k in mine if not k.user]
+        users = [k for k in mine if k.user]
+        ranked = sorted(timed[id(d)], key=lambda k: -k.gflops)
+        rank = {k.name: i + 1 for i, k in enumerate(ranked)}
+        notable = _notable(ranked, mine, highlight) if search else {}
+        if many:
+            handles.append(Line2D([], [], ls="", marker="", label=_run_heading(d, len(timed[id(d)]), len(mine))))
+        for k in mine:
+            user = k.user
+            if search:
+                color = notable.get(k.name, "0.6")
+            elif user:
+                color = USER_COLORS[users.index(k) % len(USER_COLORS)]
+            elif many:
+                color = run_color(j, ladder.index(k), len(ladder))
+            else:
+                color = kernel_style(k.name, ladder.index(k), len(ladder))["color"]
+            alpha = 0.25 if highlight and k.name not in highlight and not search else 0.9
+            named = not search or k.name in notable
+            y = k.gflops
+            pts = points[id(d), k.name]
+            if not pts:  # a user kernel with no model and no counters: its rate only
+                ax.axhline(y, color=color, ls="--", lw=1.6, zorder=2)
+                flat.append((ax.text(0, 0, f"{text(k.name)} (no model: --profile gives its intensity)", fontsize=9,
+                                     fontweight="bold", color=color), y))
+            if len(pts) > 1:
+                xs = sorted(ai for _, ai in pts)
+                ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=1.6 if user else 0.9 if named else 0.6,
+                        alpha=min(alpha, 0.7 if named else 0.4), zorder=2 if named else 1)
+            for level, ai in pts:
+                levels_used.add(level)
+                ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8 if named else 6,
+                        mec="black" if named else "0.3", mew=0.6 if named else 0.4, alpha=alpha,
+                        zorder=3 if named else 2)
+                if user:  # a star over each of its points
+                    ax.plot([ai], [y], "*", color=color, ms=20, mec="black", mew=0.8, alpha=alpha, zorder=4)
+            if pts and named:
+                label = f"#{rank[k.name]} {text(k.name)}" if search else text(k.name)
+                bold = (user and not highlight) or k.name in highlight or (search and rank[k.name] == 1)
+                anchors[len(texts)] = [(ai, y) for _, ai in pts]  # it may point at any of its points
+                texts.append(ax.annotate(label, (pts[0][1], y), xytext=(9, 0), textcoords="offset points",
+                                         va="center", fontsize=10 if user else 8,
+                                         fontweight="bold" if bold else "normal",
+                                         color="0.6" if alpha < 0.5 else (color if user else "black"),
+                                         arrowprops=dict(arrowstyle="-", lw=0.6, color="0.5", shrinkA=0, shrinkB=5)))
+            if search:
+                handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.5,
+                                      ms=7, label=_ranked_text(rank[k.name], k)))
+            elif many:
+                handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.5,
+                                      ms=10 if user else 7, alpha=alpha, label=_line_text(d, k)))
+            else:
+                handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.6,
+                                      ms=14 if user else 8, alpha=alpha, label=_legend_text(k)))
+    good_all = [k for _, k in drawn]
     if search:  # the side list in rank order
-        order = sorted(range(len(good)), key=lambda i: rank[good[i].name])
+        order = sorted(range(len(good_all)), key=lambda i: rank[good_all[i].name])
         handles = [handles[i] for i in order]
-        listed = [good[i] for i in order]
+        listed = [good_all[i] for i in order]
     keys = [Line2D([], [], ls="", marker=m, color="0.5", mec="black", ms=7, label=lvl)
             for lvl, m in LEVEL_MARKERS.items() if lvl in levels_used]
     keys += [Line2D([], [], color=c, ls=st, label=f"{name} {gbps:,.0f} GB/s") for name, gbps, c, st in lines]
-    keys.append(Line2D([], [], color="tab:red", ls="-", label=f"FP32 peak {peak:,.0f} GFLOP/s"))
-    if fm:
-        keys.append(Line2D([], [], color="tab:red", ls="--", label=f"FP32 measured {fm:,.0f} GFLOP/s"))
+    for level, value, found in compute:
+        color = ROOF_COLORS.get(level, "tab:red")
+        keys.append(Line2D([], [], color=color, ls="-", label=f"{level} peak {value:,.0f} GFLOP/s"))
+        if found:
+            keys.append(Line2D([], [], color=color, ls="--", label=f"{level} measured {found:,.0f} GFLOP/s"))
     ax.add_artist(ax.legend(handles=keys, loc="lower right", fontsize=8, framealpha=1.0,
                             title="points per level; roofs: solid theoretical, dashed measured",
                             title_fontsize=8))
     if handles and search:
         side = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False,
-                         labelspacing=0.35, handletextpad=0.3, title=f"{len(good)} tiles, fastest first "
+                         labelspacing=0.35, handletextpad=0.3, title=f"{len(good_all)} tiles, fastest first "
                          "(GFLOP/s measured, median)", title_fontsize=8, alignment="left")
         for t, k in zip(side.get_texts(), listed):
             if k.name in notable:
+                t.set_fontweight("bold")
+    elif handles and many:
+        side = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False,
+                         labelspacing=0.45, handletextpad=0.3, title="measured (median), each against the roof of "
+                         "its precision", title_fontsize=8, alignment="left")
+        for t, h in zip(side.get_texts(), handles):
+            if not h.get_marker() or h.get_marker() in ("", "None"):
                 t.set_fontweight("bold")
     elif handles:  # the kernel legend last: it is the one tight_layout makes room for
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
@@ -261,16 +343,27 @@ def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
     ax.set_ylabel("GFLOP/s (measured, median)")
     source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
     what = f"tile search of {text(doc.tune.kernel)}, " if search else ""
-    ax.set_title(f"{text(dev.name)}: SGEMM {prob.m}x{prob.n}x{prob.k} FP32, {what}hierarchical roofline "
-                 f"(roofs from {source}{l2_note(doc)})")
+    if many:
+        runs = " and ".join(f"{_precision_name(d)} {d.problem.problem.m}x{d.problem.problem.n}x{d.problem.problem.k}"
+                            for d in docs)
+        ax.set_title(f"{text(dev.name)}: GEMM ladders in {runs}, hierarchical roofline\n"
+                     f"each kernel against the roof of its precision (roofs from {source}{l2_note(doc)})")
+    else:
+        ax.set_title(f"{text(dev.name)}: {_problem_title(doc)}, {what}hierarchical roofline "
+                     f"(roofs from {source}{l2_note(doc)})")
     ax.grid(True, which="major", ls="-", lw=0.4, color="0.85")
     ax.grid(True, which="minor", ls="-", lw=0.2, color="0.93")
-    note = _note(good, measured)
+    note = _note(good_all, measured)
+    if any(d.problem.problem.tensor for d in docs):
+        note += ("\nTensor-core kernels: bytes at the element size (2 B in BF16 and FP16, 4 B in TF32); SMEM points: "
+                 "each operand tile's reads of A and B (a warp's for mma.sync, a warpgroup's for wgmma) and the tile "
+                 "stores.")
     if search:
         note += ("\nNamed on the chart: the fastest and the slowest tile" + (", the ones asked for with --highlight"
                  if highlight else "") + "; the other tiles are the grey points, ranked in the list.")
     if left_out:
-        note += f"\nThe {len(good)} fastest of {len(timed)} kernels are drawn."
+        total = sum(len(timed[id(d)]) for d in docs)
+        note += f"\nThe {len(good_all)} fastest of {total} kernels are drawn."
     if failed:
         shown = ", ".join(text(n) for n in failed[:8]) + (f" and {len(failed) - 8} more" if len(failed) > 8 else "")
         note += f"\nNot drawn, failed verification or not timed: {shown}."
@@ -280,26 +373,62 @@ def _render(doc: Results, measured: bool, highlight: set[str] = frozenset()):
     fig.tight_layout(rect=(0, (0.03 + 0.018 * (note.count("\n") + 1)) * 7.5 / fig.get_figheight(), 1, 1))
 
     # Labels last, once the layout is final: the roofs' along their lines, then the kernels'.
-    peak_label = ax.text(0, 0, f"FP32 peak {peak:,.0f} GFLOP/s" + (f" (measured {fm:,.0f})" if fm and peak / fm < NEAR
-                                                                    else ""), color="tab:red")
-    ref_label = ax.text(0, 0, f"cuBLAS (reference) {ref.gflops:,.0f} GFLOP/s", color="0.3", fontsize=9)
-    ridge_label = ax.annotate(f"ridge {ridge:.1f} FLOP/B", (ridge, peak), xytext=(0, 14), textcoords="offset points",
-                              fontsize=9, arrowprops=dict(arrowstyle="-", lw=0.6, color="0.5", shrinkA=0, shrinkB=4))
+    peak_labels, measured_labels = [], []
+    for level, value, found in compute:
+        color = ROOF_COLORS.get(level, "tab:red")
+        near = found and (value / found < NEAR or many)  # several compute roofs: one label each
+        peak_labels.append((ax.text(0, 0, f"{level}{'' if many else ' peak'} {value:,.0f} GFLOP/s"
+                                    + (f" (measured {found:,.0f})" if near else ""), color=color,
+                                    fontsize=9 if many else None),
+                            value / fastest_bw if many else min(ridges), value))
+        if found and not near:
+            measured_labels.append((ax.text(0, 0, f"{level} measured {found:,.0f} GFLOP/s", color=color, fontsize=9),
+                                    found / fastest_bw if many else min(ridges), found))
+    ref_labels = [(ax.text(0, 0, f"cuBLAS{' ' + _precision_name(d) if many else ''} (reference) "
+                           f"{d.reference.gflops:,.0f} GFLOP/s", color="0.3", fontsize=9), d.reference.gflops)
+                  for d in docs]
+    ridge_labels = [ax.annotate(f"{level + ' ' if many else ''}ridge {ridge_point(value, bw):.1f} FLOP/B",
+                                (ridge_point(value, bw), value), xytext=(0, 14), textcoords="offset points",
+                                fontsize=9, arrowprops=dict(arrowstyle="-", lw=0.6, color="0.5", shrinkA=0, shrinkB=4))
+                    for level, value, _ in compute]
     roof_labels = _roof_labels(ax, lines)
-    placed = [peak_label, ref_label, ridge_label] + [t for t, *_ in roof_labels] + [t for t, _ in flat] + texts
+    placed = ([t for t, *_ in peak_labels + measured_labels] + [t for t, _ in ref_labels] + ridge_labels
+              + [t for t, *_ in roof_labels] + [t for t, _ in flat] + texts)
     scene = Scene(fig, ax, skip=placed)
-    scene.place_on_line(peak_label, (min(ridges), peak), (x_hi, peak), fractions=[0.98, 0.85, 0.7, 0.55, 0.4])
-    if fm and peak / fm >= NEAR:
-        scene.place_on_line(ax.text(0, 0, f"FP32 measured {fm:,.0f} GFLOP/s", color="tab:red", fontsize=9),
-                            (min(ridges), fm), (x_hi, fm), fractions=[0.98, 0.85, 0.7], sides=(-1, 1))
-    scene.place_on_line(ref_label, (x_lo, ref.gflops), (x_hi, ref.gflops), fractions=[0.02 + 0.06 * i for i in range(17)])
+    # one run: at the right end, away from the ridge at the left; several: the ridges are along the
+    # lines, so from a quarter of the way on
+    along = [0.25, 0.4, 0.1, 0.55, 0.7, 0.85, 0.98, 0.33, 0.48, 0.62, 0.78] if many else [0.98, 0.85, 0.7, 0.55, 0.4]
+    for t, start, value in peak_labels:
+        scene.place_on_line(t, (start, value), (x_hi, value), fractions=along)
+    for t, start, value in measured_labels:
+        scene.place_on_line(t, (start, value), (x_hi, value), fractions=[0.98, 0.85, 0.7], sides=(-1, 1))
+    for t, y in ref_labels:
+        scene.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.02 + 0.06 * i for i in range(17)])
     for t, y in flat:
         scene.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.98, 0.8, 0.6, 0.4])
     for t, gbps, side in roof_labels:
         scene.place_on_line(t, (x_lo, x_lo * gbps), (peak / gbps, peak), sides=(side, -side),
                             fractions=[0.05 + 0.05 * i for i in range(18)])
-    scene.place_annotations([ridge_label] + texts, anchors={texts[i]: xy for i, xy in anchors.items()})
+    scene.place_annotations(ridge_labels + texts, anchors={texts[i]: xy for i, xy in anchors.items()})
     return fig, texts
+
+
+def _precision_name(doc: Results) -> str:
+    return PRECISION_TITLES[doc.problem.problem.dtype]
+
+
+def _run_heading(doc: Results, timed: int, drawn: int) -> str:
+    """A run's heading in the list beside a chart of several: its problem and precision's roof."""
+    more = f", the {drawn} fastest of {timed}" if drawn < timed else ""
+    return f"{_problem_title(doc)}{more}\nagainst {doc.compute_level} {doc.peak_gflops():,.0f} GFLOP/s"
+
+
+def _line_text(doc: Results, k) -> str:
+    """One kernel on one line in the list beside a chart of several runs: its rate, its share of
+    its precision's roof, registers and occupancy."""
+    occ = f"{percent(k.occupancy.occupancy)} %" if k.occupancy is not None else "n/a"
+    return (f"{text(k.name)}  {k.gflops:,.0f} GFLOP/s ({100 * k.gflops / doc.peak_gflops():.0f} % of "
+            f"{doc.compute_level}), {_registers(k)}, occupancy {occ}")
 
 
 def _notable(ranked: list, good: list, highlight: set[str]) -> dict:
