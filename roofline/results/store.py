@@ -245,7 +245,7 @@ def by_precision(docs: list[Results], sources: list[str], notes: list[str] | Non
     (`merge`, with its checks and `notes`), files of different precisions kept apart, since each
     is read against its own compute roof (an FP32 ladder and a BF16 one, at the same size or
     not). Raises UsageError as `merge` does, or when the files were run on different devices
-    (one chart holds one device's roofs)."""
+    (one chart holds one device's roofs); ceilings measured apart on the same GPU get a note."""
     groups: dict[str, tuple[list[Results], list[str]]] = {}
     for doc, src in zip(docs, sources):
         mine, where = groups.setdefault(doc.problem.dtype, ([], []))
@@ -254,8 +254,13 @@ def by_precision(docs: list[Results], sources: list[str], notes: list[str] | Non
     out = [merge(mine, where, notes) for mine, where in groups.values()]
     first = out[0]
     for doc, (_, where) in zip(out[1:], list(groups.values())[1:]):
-        for key in ("name", "peak_fp32_gflops", "peak_dram_gbps", "measured_fp32_gflops", "measured_dram_gbps"):
+        for key in ("name", "peak_fp32_gflops", "peak_dram_gbps"):
             if getattr(doc.device, key) != getattr(first.device, key):
                 raise UsageError(f"{where[0]}: device {key} differs from {sources[0]}'s; one chart shows one device "
-                                 "and one set of ceilings")
+                                 "and one set of roofs")
+        measured = [k for k in ("measured_fp32_gflops", "measured_dram_gbps")
+                    if getattr(doc.device, k) != getattr(first.device, k)]
+        if measured and notes is not None:  # the same GPU, its ceilings measured on another day
+            notes.append(f"{where[0]} was measured with other ceilings ({', '.join(measured)}) than {sources[0]}; "
+                         f"the chart draws {sources[0]}'s, and each table its own")
     return out
