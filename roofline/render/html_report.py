@@ -5,8 +5,9 @@ written into the file, so no network and no server is needed).
 What it holds, from a results document (no GPU needed):
 - the roofline, log-log: x arithmetic intensity (FLOP per byte at each memory level), y GFLOP/s,
   with the roofs the file records (`model.roofs.Roofs`: theoretical solid, measured dashed).
-  A run (ladder, user kernels, a tile search, the largest size of a sweep) has the FP32 roof and
-  one memory roof per level it records (DRAM, L2, L1/shared); a profile has one compute roof per
+  A run (ladder, user kernels, a tile search, the largest size of a sweep) has the compute roof
+  of its precision (FP32, or a tensor-core run's: BF16 tensor, ...) and one memory roof per level
+  it records (DRAM, L2, L1/shared); a profile has one compute roof per
   precision its kernels use, each in the colour of its kernels' points, and the memory roofs of
   the levels Nsight Compute counted.
 - one point per kernel and level: a run's at the model's GMEM and SMEM intensities and, where
@@ -40,6 +41,8 @@ from ..results.profile import ProfiledKernel, ProfileResults
 from ..results.schema import Results
 from .text import (
     bound_by_size,
+    compute_phrase,
+    gemm_title,
     l2_note,
     limiters,
     middle_cut,
@@ -159,10 +162,12 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
 
     fig = go.Figure()
     ais = [ai for p in points.values() for ai in p.values()] or [roofs.ridge_point]
-    top = roofs.fp32_gflops
-    x_lo, x_hi = min(ais + [roofs.ridge_point]) / 4, max(ais + [roofs.ridge_point]) * 8
+    top = doc.peak_gflops()  # the roof of the problem's precision: FP32's, or its tensor cores'
+    ridge = ridge_point(top, roofs.dram_gbps)
+    x_lo, x_hi = min(ais + [ridge]) / 4, max(ais + [ridge]) * 8
     _memory_roofs(fig, roofs, ("DRAM", "L2", "SMEM"), top, x_lo, "roofs")
-    _compute_roofs(fig, roofs, ["FP32"], x_lo, x_hi, "roofs", "#d62728")
+    _compute_roofs(fig, roofs, [doc.compute_level], x_lo, x_hi, "roofs",
+                   "#d62728" if doc.precision == "fp32" else None)
     fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[ref.gflops, ref.gflops], mode="lines", name=_h(
         f"cuBLAS (reference) {ref.gflops:,.0f} GFLOP/s"), line=dict(color="#777777", dash="dot", width=1.5),
         legendgroup="roofs", hovertemplate=_h(f"cuBLAS (reference): {ref.gflops:,.0f} GFLOP/s, "
@@ -194,10 +199,12 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level)", "GFLOP/s (measured, median)",
           [(lv, [point_traces[i]]) for i, lv in enumerate(levels)], point_traces)
-    fig.update_layout(title=dict(text=_h(f"{dev.name}: SGEMM {prob.text()} FP32, hierarchical roofline "
+    title = f"SGEMM {prob.text()} FP32" if not prob.tensor else gemm_title(prob)
+    fig.update_layout(title=dict(text=_h(f"{dev.name}: {title}, hierarchical roofline "
                                          f"(roofs from {source}{l2_note(doc)})"), font=dict(size=14)))
 
-    report = Report(title=f"{dev.name}: SGEMM {prob.text()}", subtitle="")
+    report = Report(title=f"{dev.name}: {f'SGEMM {prob.text()}' if not prob.tensor else gemm_title(prob)}",
+                    subtitle="")
     report.figures[CHART_ID] = fig
     report.header = [("kernel", "text"), ("GFLOP/s", "num"), ("time ms", "num"), ("% cuBLAS", "num")] + \
         [(f"AI {lv}", "num") for lv in levels] + \
@@ -216,7 +223,8 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
             + [_num(k.registers, "{}"), _num(100 * occ.occupancy if occ else None, "{:.1f}"),
                (limiters(occ) if occ else "-", limiters(occ) if occ else ""),
                (b.level if b else "-", b.level if b else ""), _num(v.times_floor if v else None, "{:.2f}"),
-               (verdict_sentence(k.name, v, occ) if v else f"not drawn: {k.error or 'not verified and timed'}", "")])
+               (verdict_sentence(k.name, v, occ) + (compute_phrase(v, doc.compute_level) if prob.tensor else "")
+                if v else f"not drawn: {k.error or 'not verified and timed'}", "")])
         report.row_titles.append(k.summary or k.name)
     if doc.sweep:
         report.figures[SWEEP_ID] = _sweep(doc, highlight)

@@ -200,7 +200,7 @@ def _reference(doc: Results) -> KernelWork | None:
     if ref is None or not ref.time_ms:
         return None
     return KernelWork(name=ref.name, key=(ref.name,), launches=1, time_ms=float(ref.time_ms),
-                      flops={"fp32": float(doc.problem.problem.flops)}, bytes={}, bytes_counted={},
+                      flops={doc.precision: float(doc.problem.problem.flops)}, bytes={}, bytes_counted={},
                       occupancy=None, spread=None, verdict=None)
 
 

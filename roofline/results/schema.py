@@ -87,7 +87,7 @@ class ProblemRecord(_Model):
     def _layout(self) -> "ProblemRecord":
         want = LAYOUTS[FILE_DTYPES[self.dtype]]
         if self.layout != want:
-            raise ValueError(f"layout: {self.layout!r}, but a {self.dtype} problem is stored {want!r}")
+            raise ValueError(f"its layout is {self.layout!r}, but a {self.dtype} problem is stored {want!r}")
         return self
 
     @property

@@ -95,7 +95,7 @@ def _run(doc: Results, k: KernelRecord, measured: bool = True) -> KernelWork:
     by_level = level_bytes(k.model, k.counted)
     return KernelWork(
         name=k.name, key=(k.name,), launches=1, time_ms=float(k.time_ms),
-        flops={"fp32": float(doc.problem.problem.flops)},
+        flops={doc.precision: float(doc.problem.problem.flops)},  # the key of its precision's roof
         bytes={LEVELS[lvl]: b.nbytes for lvl, b in by_level.items()},
         bytes_counted={LEVELS[lvl]: b.counted for lvl, b in by_level.items()},
         occupancy=k.occupancy.occupancy if k.occupancy else None,

@@ -1,0 +1,181 @@
+"""Results of a tensor-core (BF16) ladder run: read, checked and drawn against the roof of their
+precision. The fixture is a BF16 run at 4096^3 on the H200 of plots/results-h200.json; every
+figure asserted here is re-derived from what the file records (the device's peaks, the problem,
+the model's tiles), so a real run's file can take its place."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+from cli import app
+from roofline import api
+from roofline.errors import UsageError
+from roofline.model.problem import Problem
+from roofline.model.traffic import TrafficModel
+from roofline.render.tables import run_tables, verdict_lines
+from roofline.results import store
+
+BF16 = FIXTURES / "results-h200-bf16.json"
+FP32 = Path(__file__).resolve().parent.parent / "plots" / "results-h200.json"
+
+
+def raw() -> dict:
+    return json.loads(BF16.read_text())
+
+
+def kernel(doc, name):
+    return next(k for k in doc.kernels if k.name == name)
+
+
+def test_a_bf16_problem_is_read_with_its_precision_and_layout():
+    doc = store.load(BF16)
+    p = doc.problem.problem
+    assert p == Problem(4096, 4096, 4096, "bf16") and p.precision_key == "bf16_tensor"
+    assert doc.problem.layout == "TN" and doc.precision == "bf16_tensor" and doc.compute_level == "BF16 tensor"
+    # the H200's BF16 tensor roof: 132 SMs x 4096 FLOP per clock x 1830 MHz (the Hopper whitepaper's figure)
+    assert doc.peak_gflops() == pytest.approx(132 * 4096 * 1830 / 1e3) == pytest.approx(989_429.76)
+
+
+def test_the_model_figures_are_the_traffic_models_at_two_bytes_an_element():
+    # wgmma_ws: a 128 x 256 block of two 64 x 256 wgmma tiles
+    k = kernel(store.load(BF16), "wgmma_ws")
+    fig = TrafficModel((128, 256), None, operand_tile=(64, 256)).figures(Problem(4096, 4096, 4096, "bf16"))
+    assert asdict(k.model) == pytest.approx(asdict(fig))
+    assert k.model.gmem_bytes == 2 * 4096**3 * (1 / 128 + 1 / 256) == pytest.approx(1.61e9, rel=1e-3)
+    assert k.model.arithmetic_intensity == pytest.approx(85.33, abs=0.01)
+    assert k.model.smem_served_bytes == pytest.approx(2 * 4096**3 * (1 / 64 + 1 / 256 + 1 / 128 + 1 / 256))
+    assert k.model.smem_served_bytes == pytest.approx(4.29e9, rel=2e-3)
+
+
+def test_floors_are_read_against_the_bf16_tensor_roof_not_fp32():
+    doc = store.load(BF16)
+    k = kernel(doc, "wgmma_ws")
+    flops, peak = 2 * 4096**3, doc.device.peaks_gflops["bf16_tensor"]
+    assert flops / (peak * 1e6) == pytest.approx(0.1389, abs=1e-4)  # 137.4 GFLOP at 989.4 TFLOP/s
+    busy = 512 / (4 * 132)  # 16 x 32 blocks of 128 x 256, one per SM: 3.88 waves, the last 88 % full
+    assert k.waves.utilization == pytest.approx(busy)
+    plain = doc.floors(k)
+    assert plain.floor("FP32") is None
+    tensor = plain.floor("BF16 tensor")
+    assert tensor.floor_ms == pytest.approx(flops / (peak * 1e6) / busy) and not tensor.roof.measured
+    assert not tensor.counted  # 2*M*N*K from the model, not counted by Nsight Compute
+    # AI 85.3 FLOP/B is below the BF16 ridge (989,430 / 4,814 = 205.5 FLOP/B): the DRAM floor of the
+    # model's GMEM bytes is the higher one, and the kernel beats it (L2 serves the re-reads)
+    dram = plain.floor("DRAM")
+    assert dram.floor_ms == pytest.approx(k.model.gmem_bytes / (doc.device.peak_dram_gbps * 1e6) / busy)
+    assert plain.binding.level == "DRAM" and plain.times_floor < 1
+    # the hierarchical reading: the measured BF16 ceiling (cuBLAS's FP16 product, one rate for both)
+    found = doc.verdict(k).floor("BF16 tensor")
+    assert found.roof.measured and found.roof.value == doc.device.measured_peaks_gflops["fp16_tensor"]
+
+
+def test_an_fp32_run_reads_as_before():
+    doc = store.load(FP32)
+    k = kernel(doc, "register_tiling_2d")
+    assert doc.precision == "fp32" and doc.floors(k).floor("FP32").floor_ms == pytest.approx(
+        2 * 4096**3 / (doc.device.peak_fp32_gflops * 1e6) / k.waves.utilization)
+    assert all(f.level in ("FP32", "DRAM", "L2", "SMEM", "L1", "launch") for f in doc.verdict(k).floors)
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda d: d["kernels"][4].update(gflops=1.2 * d["device"]["peaks_gflops"]["bf16_tensor"]),
+     "kernels[4].gflops: 1,187,316 GFLOP/s is 1.2x the device's BF16 tensor peak of 989,430 GFLOP/s"),
+    (lambda d: d["reference"].update(tf32=True), "reference.tf32: true, but the problem is bf16"),
+    (lambda d: d["problem"].update(layout="row-major"), "problem: its layout is 'row-major', but a bf16 problem is stored 'TN'"),
+    (lambda d: d["problem"].update(dtype="int8"), "problem.dtype: Input should be"),
+    (lambda d: d["device"].pop("peaks_gflops"), "device.peaks_gflops: no bf16_tensor peak, so the BF16 rates cannot "
+                                                "be checked against a BF16 tensor roof"),
+])
+def test_a_corrupt_tensor_file_is_refused_in_one_line(edit, needle):
+    d = raw()
+    edit(d)
+    with pytest.raises(UsageError) as e:
+        store.parse(copy.deepcopy(d), "r.json")
+    assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_tf32_reference_is_accepted_for_a_tf32_problem():
+    d = raw()
+    d["problem"]["dtype"] = "tf32"
+    d["reference"]["tf32"] = True
+    for x in d["kernels"] + [d["reference"]]:  # TF32's roof is half BF16's: three times the time
+        x["time_ms"] *= 3
+        x["gflops"] /= 3
+    for k in d["kernels"]:  # TF32 travels as 4-byte words: twice the bytes of BF16
+        fig = TrafficModel(tuple(k["params"][x] for x in ("BM", "BN")), None,
+                           operand_tile=(64, 256)).figures(Problem(4096, 4096, 4096, "tf32"))
+        k["model"] = asdict(fig)
+    doc = store.parse(d)
+    assert doc.precision == "tf32_tensor" and doc.reference.tf32
+
+
+def test_show_names_the_precision_and_its_roof():
+    doc = store.load(BF16)
+    title = run_tables(doc)[0].title
+    assert title.startswith("GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate) on NVIDIA H200 (BF16 tensor "
+                            "989,430 GFLOP/s, DRAM 4,814 GB/s; measured 760,802 GFLOP/s, 4,282 GB/s)")
+    lines = verdict_lines(doc)
+    ws = next(line for line in lines if line.startswith("wgmma_ws:"))
+    assert "BF16 tensor roof (measured): 1.06x its floor of 0.186 ms (94 % of that roof)" in ws
+    assert next(line for line in lines if line.startswith("wgmma_by_shape (128x256 block tile):"))
+    assert not any("FP32" in line for line in lines)
+    r = CliRunner().invoke(app, ["show", "--results", str(BF16)])
+    assert r.exit_code == 0 and "bf16 tensor" not in r.stdout.split("\n")[0]
+    assert "dram 0.57" in r.stdout  # wgmma_ws's plain reading: under the DRAM floor of its model bytes
+
+
+def test_show_of_two_precisions_prints_each_and_json_a_list():
+    r = CliRunner().invoke(app, ["show", "--results", str(FP32), "--results", str(BF16)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "SGEMM 4096x4096x4096 on NVIDIA H200" in r.stdout and "GEMM 4096x4096x4096 BF16" in r.stdout
+    r = CliRunner().invoke(app, ["show", "--json", "--results", str(FP32), "--results", str(BF16)])
+    docs = json.loads(r.stdout)
+    assert [d["problem"]["dtype"] for d in docs] == ["float32", "bf16"]
+    with pytest.raises(UsageError, match="runs in 2 precisions"):
+        api.show([FP32, BF16])
+
+
+def test_plot_draws_a_tensor_run_and_two_ladders(tmp_path):
+    for results in ([BF16], [FP32, BF16]):
+        out = tmp_path / f"{len(results)}.svg"
+        args = ["plot", "--out", str(out)] + [x for p in results for x in ("--results", str(p))]
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 0, r.output
+        svg = out.read_text()
+        assert "BF16 tensor" in svg and "wgmma_ws" in svg
+    assert "naive" in svg and "FP32 66,908 GFLOP/s" in svg  # both ladders, both compute roofs
+    r = CliRunner().invoke(app, ["plot", "--kind", "sweep", "--results", str(FP32), "--results", str(BF16),
+                                 "--out", str(tmp_path / "s.png")])
+    assert r.exit_code == 2 and "drawn together only on a roofline chart" in r.stderr
+
+
+def test_the_two_ladder_chart_reads_each_kernel_against_its_own_roof():
+    from roofline.render import roofline_chart
+
+    docs, _ = api.show_all([FP32, BF16])
+    fig, texts = roofline_chart.render_many(docs)
+    ax = fig.axes[0]
+    flat = sorted({round(y) for line in ax.lines if len(set(line.get_ydata())) == 1 and len(line.get_ydata()) == 2
+                   for y in line.get_ydata()})
+    assert {66908, 62030, 989430, 760802} <= set(flat)  # FP32 and BF16 tensor, theoretical and measured
+    listed = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "wgmma_ws  693,086 GFLOP/s (70 % of BF16 tensor), 168 regs, occupancy 18.8 %" in listed
+    assert "split_k  48,978 GFLOP/s (73 % of FP32), 218 regs, occupancy 12.5 %" in listed
+    assert {t.get_text() for t in texts} >= {"naive", "wgmma_ws"}
+
+
+def test_the_html_report_of_a_tensor_run_has_its_roof(tmp_path):
+    pytest.importorskip("plotly")
+    from roofline.render import html_report
+
+    report = html_report.build(store.load(BF16), [BF16])
+    names = [t.name for t in report.figures[html_report.CHART_ID].data]
+    assert "BF16 tensor roof 989,430 GFLOP/s" in names and not any(n.startswith("FP32") for n in names)
+    assert report.title == "NVIDIA H200: GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate)"
