@@ -344,10 +344,10 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
     what = f"tile search of {text(doc.tune.kernel)}, " if search else ""
     if many:
-        runs = " and ".join(f"{_precision_name(d)} {d.problem.problem.m}x{d.problem.problem.n}x{d.problem.problem.k}"
-                            for d in docs)
-        ax.set_title(f"{text(dev.name)}: GEMM ladders in {runs}, hierarchical roofline\n"
-                     f"each kernel against the roof of its precision (roofs from {source}{l2_note(doc)})")
+        runs = ", ".join(f"{_precision_name(d)} {d.problem.problem.m}x{d.problem.problem.n}x{d.problem.problem.k}"
+                         for d in docs)
+        ax.set_title(f"{text(dev.name)}: GEMM ladders, {runs}\n"
+                     f"each kernel against the roof of its precision (roofs from {source}{l2_note(doc)})", fontsize=10)
     else:
         ax.set_title(f"{text(dev.name)}: {_problem_title(doc)}, {what}hierarchical roofline "
                      f"(roofs from {source}{l2_note(doc)})")
