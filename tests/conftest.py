@@ -1,6 +1,6 @@
-"""Shared fixtures: a synthetic results document (no GPU needed), the GPU marker's skip, a
-private cache folder for every test (no test touches the user's real cache) and one folder of
-compiled figures for the session."""
+"""Shared fixtures: a synthetic results document (no GPU needed) and its chart, drawn once, the
+GPU marker's skip, a private cache folder for every test (no test touches the user's real cache)
+and one folder of compiled figures for the session."""
 
 from __future__ import annotations
 
@@ -112,6 +112,25 @@ def set_rate(kernel: dict, gflops: float) -> dict:
 @pytest.fixture
 def doc():
     return copy.deepcopy(make_doc())
+
+
+@pytest.fixture(scope="session")
+def ladder_chart(tmp_path_factory):
+    """The synthetic document (`make_doc`) drawn once per process, as a person draws it:
+    `roofline plot --results r.json --out chart.svg` (with a private cache folder). Returns
+    (results path, chart path, the command's CliRunner result); the tests of the command and of
+    the chart's content read this one drawing instead of drawing it again (seconds each)."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    folder = tmp_path_factory.mktemp("ladder-chart")
+    res, out = folder / "r.json", folder / "chart.svg"
+    res.write_text(json.dumps(make_doc()))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(folder / "cache"))
+        result = CliRunner().invoke(app, ["plot", "--results", str(res), "--out", str(out)])
+    return res, out, result
 
 
 def user_record(doc: dict, name: str, model: bool = True, gflops: float = 30_000.0) -> dict:

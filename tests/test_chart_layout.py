@@ -1,7 +1,8 @@
 """Every chart drawn from the committed results reads at a glance: no label lies on a marker, no
 line (a roof, a leader line, a kernel's own line) runs through a label, no two labels overlap.
 
-Each chart is drawn once (Agg) and what the renderer drew is recorded: every text artist with its
+Each chart is drawn once on the Agg renderer, as savefig draws it but without filling pixels
+(`Figure.draw_without_rendering`), and what was drawn is recorded: every text artist with its
 renderer-based window extent (a rotated text as its rotated rectangle), every marker's centre in
 pixels, every line's path in pixels (clipped where the line is). Tick labels, titles and legend
 entries count as labels too. A leader line may end at its own label's edge; a line drawn under an
@@ -116,7 +117,9 @@ def record(fig) -> dict:
     for cls in seen:
         cls.draw = spy(cls)
     try:
-        fig.canvas.draw()
+        # every artist drawn as savefig draws it, on the Agg renderer that measures the texts, but
+        # no pixels filled: the positions, extents and paths are what is checked here
+        fig.draw_without_rendering()
     finally:
         for cls, draw in originals.items():
             cls.draw = draw

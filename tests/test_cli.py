@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, make_doc
+from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from cli import app
 from roofline.measure.nvml import gpu_available
+from roofline.render import roofline_chart
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent
@@ -123,11 +124,8 @@ def test_help_and_commands():
     assert invoke("--version").stdout.startswith("roofline 0.")
 
 
-def test_plot_and_show_from_recorded_results(tmp_path):
-    res = tmp_path / "r.json"
-    res.write_text(json.dumps(make_doc()))
-    out = tmp_path / "chart.svg"
-    r = invoke("plot", "--results", str(res), "--out", str(out))
+def test_plot_and_show_from_recorded_results(ladder_chart):
+    res, out, r = ladder_chart  # `plot --results r.json --out chart.svg` of make_doc (tests/conftest.py)
     assert r.exit_code == 0, r.output
     assert r.stdout == f"wrote {out}\n" and "register_tiling_2d" in out.read_text()
     r = invoke("show", "--results", str(res), "--json")
@@ -175,17 +173,24 @@ def test_plot_refuses_what_cannot_be_drawn(tmp_path, doc, mutate, needle):
     assert not out.exists()
 
 
-def test_plot_notes_replaced_kernels_and_sweep_files(tmp_path, doc):
+def test_plot_notes_replaced_kernels_and_sweep_files(tmp_path, doc, monkeypatch):
+    # the notes and the document handed to the chart are checked here; the charts themselves are
+    # drawn elsewhere (this document: tests/test_plot.py; sweep-h200's roofline:
+    # tests/test_chart_layout.py), so their drawing (seconds) is left out
+    drawn = []
+    monkeypatch.setattr(roofline_chart, "draw", lambda d, out, *args: drawn.append(d) or Path(out).write_bytes(b"\x89PNG"))
     a, b, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.png"
     a.write_text(json.dumps(doc))
     b.write_text(json.dumps(doc))
     r = invoke("plot", "--results", str(a), "--results", str(b), "--out", str(out))
     assert r.exit_code == 0
     assert f"roofline: note: naive is in more than one results file; drawn from {b}, the last" in r.stderr
+    assert [k.name for k in drawn[-1].kernels] == [k["name"] for k in doc["kernels"]]  # each kernel once
     sweep = REPO / "plots" / "sweep-h200.json"
     r = invoke("plot", "--results", str(sweep), "--out", str(out))
     assert r.exit_code == 0
     assert "holds a size sweep: the roofline shows its largest size, 8192x8192x8192" in r.stderr
+    assert (drawn[-1].problem.m, len(drawn)) == (8192, 2)
     assert_usage_error(invoke("plot", "--results", str(a), "--results", str(sweep), "--out", str(out)),
                        f"{sweep} holds a size sweep, which is not merged with other results files")
 

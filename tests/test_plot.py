@@ -25,9 +25,11 @@ def test_png_is_written(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.png"]
 
 
-def test_svg_carries_every_label_roof_and_note(tmp_path):
+def test_svg_carries_every_label_roof_and_note(ladder_chart):
     doc = results()
-    svg = roofline_chart.draw(doc, tmp_path / "r.svg").read_text()
+    _, out, r = ladder_chart  # this document drawn by `roofline plot --out chart.svg` (tests/conftest.py)
+    assert r.exit_code == 0, r.output
+    svg = out.read_text()
     for k in doc.kernels:
         assert k.name in svg
     for text in ("ridge 13.9 FLOP/B", "FP32 peak 66,908 GFLOP/s", "DRAM 4,800 GB/s", "SMEM 33,454 GB/s",
@@ -88,9 +90,9 @@ def test_crowded_labels_stay_apart():
             assert not a.overlaps(b)
 
 
-def test_whole_ladder_drawn_and_a_long_list_capped(tmp_path):
+def test_whole_ladder_drawn_and_a_long_list_capped(tmp_path, ladder_chart):
     d = make_doc()
-    svg = roofline_chart.draw(store.parse(d), tmp_path / "r.svg").read_text()
+    svg = ladder_chart[1].read_text()  # make_doc's chart (tests/conftest.py)
     assert "fastest of" not in svg  # the whole ladder, no cap note
     for i in range(8):  # a tuning sweep's worth of extra, slower kernels
         k = copy.deepcopy(d["kernels"][0])
@@ -136,8 +138,14 @@ def sweep_doc(square=True):
     return store.parse(d)
 
 
-def test_sweep_chart(tmp_path):
-    svg = sweep_chart.draw(sweep_doc(), tmp_path / "s.svg").read_text()
+@pytest.fixture(scope="module")
+def sweep_svg(tmp_path_factory):
+    """The text of sweep_doc()'s sweep chart, drawn once for the tests that read it."""
+    return sweep_chart.draw(sweep_doc(), tmp_path_factory.mktemp("sweep") / "s.svg").read_text()
+
+
+def test_sweep_chart(sweep_svg):
+    svg = sweep_svg
     for name in ("cuBLAS (reference)", "async_copy", "naive", "8192", "FP32 peak 66,908 GFLOP/s"):
         assert name in svg
 
@@ -205,7 +213,11 @@ def test_the_sweep_legend_is_grouped_and_a_chosen_kernel_stands_out(tmp_path):
     assert "stroke-opacity: 0.25" in svg  # the kernels not chosen are faded
 
 
-def test_highlight_names_a_kernel_the_results_hold(tmp_path):
+def test_highlight_names_a_kernel_the_results_hold(tmp_path, monkeypatch):
+    # the name is checked and handed to the chart here; a roofline drawn with a highlight is
+    # checked by tests/test_chart_layout.py, so its drawing (seconds) is left out
+    drawn = []
+    monkeypatch.setattr(roofline_chart, "draw", lambda doc, out, measured, highlight: drawn.append(highlight))
     res = tmp_path / "r.json"
     res.write_text(json.dumps(make_doc()))
     r = CliRunner().invoke(app, ["plot", "--results", str(res), "--highlight", "nope", "--out", str(tmp_path / "c.png")])
@@ -213,9 +225,10 @@ def test_highlight_names_a_kernel_the_results_hold(tmp_path):
     r = CliRunner().invoke(app, ["plot", "--results", str(res), "--highlight", "warptiling", "--out",
                                  str(tmp_path / "c.png")])
     assert r.exit_code == 0, r.output
+    assert drawn == [["warptiling"]]
 
 
-def test_a_sweep_says_where_the_tail_binds(tmp_path):
+def test_a_sweep_says_where_the_tail_binds(sweep_svg):
     from rich.console import Console
 
     from roofline.render.tables import sweep_tables
@@ -229,8 +242,7 @@ def test_a_sweep_says_where_the_tail_binds(tmp_path):
         console.print(table)
     shown = console.export_text()
     assert "what binds each size" in shown and "tail FP32" in shown
-    svg = sweep_chart.draw(doc, tmp_path / "s.svg").read_text()
-    assert "hollow: tail-bound size" in svg
+    assert "hollow: tail-bound size" in sweep_svg  # this document's chart
 
 
 def test_a_profile_without_bytes_is_drawn_with_a_note(tmp_path):
