@@ -388,8 +388,8 @@ def run(
                                              "tensor ladder, with B stored N x K (docs/tensor.md). Your kernels "
                                              "take pointers of this type."),
 ):
-    """Compile, verify against cuBLAS and time the SGEMM ladder (and your own kernels, each in a
-    process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
+    """Compile, verify against cuBLAS and time the SGEMM ladder, or with --ladder tensor / --dtype the
+    tensor-core ladder (and your own kernels, each in a process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
     (cached); with --profile, read hardware counters per kernel. The results file records where
     each kernel's tile came from and which GPU ran."""
     if all_kernels and kernel:
