@@ -29,12 +29,6 @@ __device__ __forceinline__ void mbarrier_expect_bytes(unsigned long long* bar, u
 __device__ __forceinline__ void mbarrier_arrive(unsigned long long* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
 }
-// Arrive on the barrier at the same offset in the shared memory of CTA `cta` of the cluster.
-__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* bar, unsigned cta) {
-    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
-                 ::"r"(smem_address(bar)), "r"(cta) : "memory");
-}
 // Wait until the barrier's phase with parity `phase` has completed.
 __device__ __forceinline__ void mbarrier_wait(unsigned long long* bar, unsigned phase) {
     asm volatile("{\n.reg .pred done;\nWAIT_%=:\n"
@@ -54,15 +48,6 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, unsign
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
                  ::"r"(smem_address(dst)), "l"(map), "r"(smem_address(bar)), "r"(k), "r"(row) : "memory");
 }
-// The same box into the same offset of the shared memory of every CTA in `cta_mask` (cluster),
-// each completing bytes on its own barrier at `bar`'s offset.
-__device__ __forceinline__ void tma_load_multicast(void* dst, const TensorMap* map, unsigned long long* bar, int k, int row,
-                                                   unsigned short cta_mask) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-                 "[%0], [%1, {%3, %4}], [%2], %5;\n"
-                 ::"r"(smem_address(dst)), "l"(map), "r"(smem_address(bar)), "r"(k), "r"(row), "h"(cta_mask) : "memory");
-}
-
 // The descriptor of a K-major, 128-byte-swizzled tile at shared address `address`.
 __device__ __forceinline__ unsigned long long tile_descriptor(unsigned address) {
     return static_cast<unsigned long long>((address & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
