@@ -700,15 +700,20 @@ def kernels(
     tile: Optional[str] = _LAUNCH["tile"],
     thread_tile: Optional[str] = _LAUNCH["thread-tile"],
     name: Optional[str] = _LAUNCH["name"],
+    ladder_kind: Optional[str] = typer.Option(None, "--ladder", metavar="fp32|tensor",
+                                              help="fp32: the SGEMM ladder (default); tensor: the tensor-core ladder."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", metavar="fp32|bf16|fp16|tf32",
+                                        help="Input precision; bf16, fp16 and tf32 list the tensor ladder."),
 ):
-    """The SGEMM ladder (or, with --source, your own kernels): traffic model and, for a target,
-    registers, local (spill) and shared memory and occupancy, compiled offline through NVRTC (no
-    GPU needed)."""
+    """The SGEMM ladder, the tensor-core ladder (--ladder tensor, --dtype), or with --source your own
+    kernels: traffic model and, for a target, registers, local (spill) and shared memory and
+    occupancy, compiled offline through NVRTC (no GPU needed)."""
     _problem(size, None, None, None)
     users = _user_kernels(source, entry, block, grid, dynamic_smem, tile, thread_tile, name)
     if users and autotuned_tile is not None:
         raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply with --source")
-    listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users)
+    listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users, ladder_kind=ladder_kind,
+                          dtype=dtype)
     if listing.arch is None and not model_only:  # the offline fallback, said where a script sees it
         _note("no CUDA GPU found and no target given: the traffic model alone; add --arch sm_XY or --gpu NAME "
               "for registers, spills and occupancy")

@@ -30,8 +30,8 @@ from .model.launches import DEFAULT_LAUNCH_COUNT
 from .model.ncu_metrics import WHERE
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.presets import name_key
-from .model.problem import DTYPES, Problem
-from .model.roofs import Verdict, plain_verdict
+from .model.problem import DTYPES, PRECISION_KEY, Problem
+from .model.roofs import COMPUTE_LEVEL, Verdict, plain_verdict
 from .model.timing import DEFAULT_TIMEOUT_S, L2_MODES
 from .model.traffic import ModelFigures
 from .model.units import plural
@@ -489,6 +489,12 @@ class KernelListing:
     device: DeviceSpec | None
     rows: list[KernelRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    dtype: str = "fp32"  # the precision listed (`model.problem.DTYPES`)
+
+    @property
+    def compute_level(self) -> str:
+        """The compute roof the floors are read against: 'FP32', 'BF16 tensor', ..."""
+        return COMPUTE_LEVEL[PRECISION_KEY[self.dtype]]
 
     def to_json(self) -> dict:
         """The listing as JSON: per kernel its template and tile source, model, floors (with a
@@ -514,7 +520,7 @@ class KernelListing:
                 dram = v.floor("DRAM")
                 row["floors"] = {"memory_floor_ms": dram.floor_ms if dram else None,
                                  "memory_floor_aside": dram.aside if dram else None,
-                                 "compute_floor_ms": v.floor("FP32").floor_ms,
+                                 "compute_floor_ms": v.floor(self.compute_level).floor_ms,
                                  "binding": "memory" if v.binding.level == "DRAM" else "compute"}
             out.append(row)
         return {"size": self.size, "arch": self.arch, "device": self.device.name if self.device else None,
@@ -528,16 +534,23 @@ class KernelListing:
 
 def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None = None,
             model_only: bool = False, autotuned_tile: str | None = None,
-            sources: list[UserKernel] | None = None) -> KernelListing:
+            sources: list[UserKernel] | None = None, ladder_kind: str | None = None,
+            dtype: str | None = None) -> KernelListing:
     """The ladder's traffic model at size^3 (or, with `sources`, the user's kernels instead) and,
     for a target (`--arch`, `--gpu`'s, else this machine's GPU when NVML sees one), each kernel
     compiled offline through NVRTC: registers, local and shared memory, occupancy. With a `gpu`
     preset, floors against its peaks, and the autotuned kernel and the shape-dispatching ones at
     the tiles `run` would pick on that GPU. `model_only` skips compiling. Raises UsageError for bad input, RunError when NVRTC is
     missing or cannot target the arch; a kernel that does not compile, or cannot launch on the
-    target, is a row with an `error`."""
+    target, is a row with an `error`. `ladder_kind` and `dtype` pick the ladder and precision as
+    for `run` (`precision`): the tensor ladder's wgmma rungs compile for sm_90a."""
     from .measure import nvml, offline
-    problem = Problem(size, size, size).validate()
+    sources = list(sources or [])
+    dtype = precision(ladder_kind, dtype, sources)
+    sources = [replace(u, dtype=dtype) for u in sources]
+    if autotuned_tile is not None and dtype != "fp32":
+        raise UsageError("--autotuned-tile applies to the FP32 ladder's autotuned kernel")
+    problem = Problem(size, size, size, dtype).validate()
     limits = named_limits(gpu, arch)  # validated even with --model-only
     if limits is None and not model_only and nvml.nvml_compute_capability():
         limits = nvml.this_gpu_limits()
@@ -549,8 +562,9 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
             user.grid(problem)
         specs = list(sources)
     else:
-        specs = families.select(None, tiles.resolve(preset.name if preset else None, autotuned_tile))
-        if preset is not None:  # tile_by_shape and split_k at the tile they pick for that GPU
+        autotuned = tiles.resolve(preset.name if preset else None, autotuned_tile) if dtype == "fp32" else None
+        specs = families.select(None, autotuned, dtype)
+        if preset is not None:  # tile_by_shape, split_k, wgmma_by_shape at the tile they pick for that GPU
             specs = [s.for_problem(problem, preset) for s in specs]
     if limits is not None:
         offline.check_target(limits.arch)
@@ -559,7 +573,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     target = limits or (parse_arch(preset.arch) if preset else None)  # --model-only: the preset's arch still rules
     for spec in specs:
         figures = spec.figures(problem)
-        floors = plain_verdict(figures, preset.roofs, fits_in_l2=fits_in_l2) if preset and figures else None
+        floors = (plain_verdict(figures, preset.roofs, fits_in_l2=fits_in_l2, precision=problem.precision_key)
+                  if preset and figures else None)
         if target is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(target.compute_capability):
             rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(target.arch)))
         else:
@@ -573,13 +588,14 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     chosen = [s for s in specs if isinstance(s, KernelSpec) and s.tile_source == "shape"]
     notes += [f"{s.name} picks {chosen_tile(s.params, short=True)} on {preset.name}" for s in chosen]
     if not chosen and not sources:
-        notes.append("tile_by_shape and split_k at their own tile (--gpu picks theirs)")
+        dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_by_shape"
+        notes.append(f"{dispatching} at their own tile (--gpu picks theirs)")
     if preset is not None and limits is None:
         notes.append("floors without waves: --model-only has no occupancy")
     if fits_in_l2:
         notes.append(f"A, B and C ({problem.working_set_bytes / 2**20:,.1f} MB) fit in the {preset.name}'s "
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: no DRAM floor binds (the modelled re-reads are L2 hits)")
-    return KernelListing(size, limits.arch if limits else None, preset, rows, notes)
+    return KernelListing(size, limits.arch if limits else None, preset, rows, notes, dtype)
 
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,
@@ -598,7 +614,7 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
     floors = row.floors
     if waves is not None and row.figures is not None:  # the floors at the share of the GPU the grid keeps busy
         floors = plain_verdict(row.figures, preset.roofs, waves=waves,
-                               fits_in_l2=preset.fits_in_l2(problem.working_set_bytes))
+                               fits_in_l2=preset.fits_in_l2(problem.working_set_bytes), precision=problem.precision_key)
     return replace(row, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error, waves=waves,
                    floors=floors)
 

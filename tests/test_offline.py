@@ -221,3 +221,14 @@ def test_a_fork_server_that_ends_or_takes_too_long_is_stopped_and_says_so(tmp_pa
     ended.proc.kill()
     ended.proc.wait()
     assert ended.run(str(tmp_path), 5) == "the compiling process ended (exit code -9)"
+
+
+@pytest.mark.xdist_group("ladder_sm_90")
+def test_the_warp_specialised_rung_compiles_for_sm_90a_without_spilling():
+    spec = BY_NAME["wgmma_ws"].spec(dtype="bf16")
+    res = offline.compile_in_fresh_process([spec], "sm_90")[0]  # wgmma and setmaxnreg: compiled for sm_90a
+    assert isinstance(res, offline.KernelResources), res
+    assert res.local_bytes == 0 and 64 <= res.registers <= 168  # __launch_bounds__(384, 1): 65,536 / 384, rounded down to 8
+    # 4 stages of a 128 x 64 A box and a 256 x 64 B box of 2-byte elements, 1,024 bytes to align
+    # the first to the swizzle's atom, and two 8-byte barriers per stage.
+    assert offline.dynamic_smem_bytes(spec, "sm_90") == 1024 + 4 * (128 + 256) * 64 * 2 + 16 * 4 == 197_696

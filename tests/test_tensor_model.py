@@ -115,3 +115,24 @@ def test_the_run_precision_comes_from_the_flags_or_the_users_kernels(tmp_path):
     bad.write_text("// roofline entry: k\n// roofline block: 32\n// roofline grid: 1\n// roofline dtype: int4\n__global__ void k() {}\n")
     with pytest.raises(UsageError, match="dtype 'int4' must be one of fp32, bf16, fp16, tf32"):
         load(bad)
+
+
+def test_the_tensor_ladder_is_listed_against_its_tensor_roof():
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--gpu", "h200", "--model-only", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
+    assert list(rows) == ["mma_sync", "mma_ldmatrix", "mma_pipeline", "wgmma_tma", "wgmma_ws", "wgmma_by_shape"]
+    ws = rows["wgmma_ws"]["floors"]
+    # The preset's datasheet figures: 1.611 GB at 4,800 GB/s = 0.3355 ms; 137.4 GFLOP at the BF16
+    # tensor roof, 132 SMs x 4,096 FLOP/clock x 1,830 MHz = 989,430 GFLOP/s: 0.1389 ms.
+    assert ws["memory_floor_ms"] == pytest.approx(1.610612736e9 / 4800e9 * 1e3, rel=1e-9)
+    assert ws["compute_floor_ms"] == pytest.approx(2 * MNK / 989_429.76e9 * 1e3, rel=1e-6)
+    assert ws["binding"] == "memory"
+    r = CliRunner().invoke(app, ["kernels", "--dtype", "tf32", "--gpu", "h200", "--model-only"])
+    assert r.exit_code == 0 and "TF32 tensor ms" in r.stdout and "tensor-core ladder, TF32" in r.stdout

@@ -238,13 +238,15 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
             counted: CountedTraffic | None = None, measured: bool = True,
             levels: tuple[str, ...] = MEMORY_LEVELS, flops: float | None = None,
             flops_by_precision: dict[str, float] | None = None, waves: Waves | None = None,
-            fits_in_l2: bool = False) -> Verdict:
+            fits_in_l2: bool = False, precision: str = "fp32") -> Verdict:
     """The floors of one kernel at the FP32 roof and each memory level in `levels` that has both
     bytes and a roof, against the measured roofs when `measured` (and known), else the theoretical
     ones; with `time_ms`, the distance from the binding one. `verdict(fig, roofs, t, measured=False,
     levels=("DRAM",))` is the plain two-roof reading: model GMEM bytes against peak DRAM bandwidth,
-    FLOPs against peak FP32. A kernel without a model (`figures` None) needs `flops` and has
-    floors at FP32 and the counted levels only. A profiled kernel gives `flops_by_precision`
+    FLOPs against peak FP32. The model's FLOPs (`figures.flops`, or `flops`) are read against the
+    roof of `precision` (a `peaks.PRECISIONS` key: 'bf16_tensor' for a BF16 GEMM), FP32 unless
+    said. A kernel without a model (`figures` None) needs `flops` and has
+    floors at its compute roof and the counted levels only. A profiled kernel gives `flops_by_precision`
     (precision key -> FLOPs, `peaks.PRECISIONS`) instead: one compute floor per precision with
     work and a roof. Floors are (and `binding` picks among) per level: each unit runs apart, so the
     slowest alone bounds the time. With the grid's `waves` (`model.waves`), every floor is divided by
@@ -258,7 +260,7 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     4096^3 naive moves 0.12 B per multiply-add from DRAM against the model's 8). Counted DRAM
     bytes stay."""
     busy = waves.utilization if waves is not None else 1.0
-    by_precision = {"fp32": figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
+    by_precision = {precision: figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
     floors = []
     for key, amount in by_precision.items():
         roof = roofs.roof(key, measured)
@@ -280,9 +282,11 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
 
 
 def plain_verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
-                  flops: float | None = None, waves: Waves | None = None, fits_in_l2: bool = False) -> Verdict:
+                  flops: float | None = None, waves: Waves | None = None, fits_in_l2: bool = False,
+                  precision: str = "fp32") -> Verdict:
     """The two-roof reading: the model's GMEM bytes against the theoretical DRAM bandwidth, the
-    FLOPs against the theoretical FP32 rate (the `bound x` column and the kernels listing); FP32
-    alone without a model (`figures` None, `flops` given). `fits_in_l2` as in `verdict`."""
+    FLOPs against the theoretical rate of `precision` (FP32, or a GEMM's tensor-core roof: the
+    `bound x` column and the kernels listing); the compute floor alone without a model (`figures`
+    None, `flops` given). `fits_in_l2` as in `verdict`."""
     return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",), flops=flops, waves=waves,
-                   fits_in_l2=fits_in_l2)
+                   fits_in_l2=fits_in_l2, precision=precision)

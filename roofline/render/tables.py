@@ -330,7 +330,7 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
         columns.append(("waves", "right"))
     columns += [("GMEM acc/res", "right"), ("SMEM acc/res", "right"), ("GMEM GB", "right"), ("AI", "right")]
     if listing.device:
-        columns += [("memory ms", "right"), ("FP32 ms", "right"), ("binds", "left")]
+        columns += [("memory ms", "right"), (f"{listing.compute_level} ms", "right"), ("binds", "left")]
     rows = []
     for r in listing.rows:
         mo = r.figures
@@ -356,10 +356,11 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
         if r.floors is not None:
             v = r.floors
             dram = v.floor("DRAM")
-            row += [figure(dram.floor_ms) if dram else "-", figure(v.floor("FP32").floor_ms),
+            row += [figure(dram.floor_ms) if dram else "-", figure(v.floor(listing.compute_level).floor_ms),
                     "memory" if v.binding.level == "DRAM" else "compute"]
         rows.append(row)
-    what = "your kernels" if all(r.spec.tile_source == "user" for r in listing.rows) else "SGEMM ladder"
+    ladder = "SGEMM ladder" if listing.dtype == "fp32" else f"tensor-core ladder, {listing.dtype.upper()} (TN)"
+    what = "your kernels" if all(r.spec.tile_source == "user" for r in listing.rows) else ladder
     return _fit(f"{what}, model at {n}x{n}x{n}{where}", ("kernel", "left"), columns, rows, width)
 
 

@@ -302,8 +302,8 @@ def chosen_tile(params: dict[str, int], short: bool = False) -> str:
     """The tile a kernel picked by shape: '128x256, 8x16 per thread, K in 4 slices' (short:
     '128x256 8x16 K/4'); a tensor-core kernel's, which has no thread tile, '128x256 block tile'
     (short: '128x256'); '' for parameters without a block tile."""
-    if {"BM", "BN"} <= set(params) and not {"TM", "TN"} & set(params):
-        return f"{params['BM']}x{params['BN']}" + ("" if short else " block tile")
+    if "BN" in params and not {"TM", "TN"} & set(params):  # wgmma_ws names no BM: two 64-row consumers, 128
+        return f"{params.get('BM', 128)}x{params['BN']}" + ("" if short else " block tile")
     if not {"BM", "BN", "TM", "TN"} <= set(params):
         return ""
     splits = params.get("SPLITS", 1)

@@ -30,7 +30,6 @@ whose device records no such peak cannot be checked and is refused. cuBLAS runs 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -282,20 +281,14 @@ class Results(_Model):
         roof = self.device.roofs.roof(self.precision, measured)
         return None if roof is None or roof.measured != measured else roof.value
 
-    def _by_precision(self, flops: float) -> dict[str, float] | None:
-        """`roofs.verdict`'s `flops_by_precision` for this run: None for FP32 (read as always),
-        the FLOPs against the problem's tensor-core roof otherwise."""
-        return None if self.precision == "fp32" else {self.precision: flops}
-
     def verdict(self, k: KernelRecord, measured: bool = True) -> Verdict:
         """The hierarchical reading of kernel `k`: the compute roof of the problem's precision (FP32,
         or its tensor-core roof: `precision`) and every memory level with bytes, against
         the measured roofs where known (the theoretical ones alone unless `measured`), with Nsight
         Compute's bytes where counted."""
         flops = self.problem.problem.flops
-        return _model_flops(verdict(k.model, self.device.roofs, k.time_ms, k.counted, measured=measured, flops=flops,
-                                    flops_by_precision=self._by_precision(flops), waves=k.waves,
-                                    fits_in_l2=self.fits_in_l2(self.problem.problem)))
+        return verdict(k.model, self.device.roofs, k.time_ms, k.counted, measured=measured, flops=flops,
+                       waves=k.waves, fits_in_l2=self.fits_in_l2(self.problem.problem), precision=self.precision)
 
     def fits_in_l2(self, problem: Problem) -> bool:
         """Whether `problem`'s A, B and C fit in the device's L2 together (False where its size is
@@ -315,33 +308,23 @@ class Results(_Model):
         if not rec.params and rec.tile_source != "ladder":
             return None  # its tile is not recorded: no model to read it with
         try:
-            spec = family.spec(k.params or rec.params or None)  # none recorded at the ladder's tile: the ladder's
+            # none recorded at the ladder's tile: the ladder's
+            spec = family.spec(k.params or rec.params or None, dtype=self.problem.problem.dtype if family.tensor else None)
         except UsageError:
             return None
         p = point.problem.problem
         waves = k.waves or waves_of(spec.grid(p), self.device.sm_count, rec.occupancy.active_blocks_per_sm)
         time_ms = k.time_ms if k.time_ms is not None else p.flops / (k.gflops * 1e6)
-        return _model_flops(verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves,
-                                    flops_by_precision=self._by_precision(p.flops), fits_in_l2=self.fits_in_l2(p)))
+        return verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves,
+                       fits_in_l2=self.fits_in_l2(p), precision=self.precision)
 
     def floors(self, k: KernelRecord) -> Verdict:
         """The plain two-roof reading of kernel `k`: model GMEM bytes against the peak DRAM
         bandwidth, FLOPs against the peak rate of the problem's precision (FP32, or its
         tensor-core roof; the compute floor alone for a kernel without a model)."""
         p = self.problem.problem
-        if self.precision == "fp32":
-            return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=p.flops, waves=k.waves,
-                                 fits_in_l2=self.fits_in_l2(p))
-        return _model_flops(verdict(k.model, self.device.roofs, k.time_ms, measured=False, levels=("DRAM",),
-                                    flops_by_precision=self._by_precision(p.flops), waves=k.waves,
-                                    fits_in_l2=self.fits_in_l2(p)))
-
-
-def _model_flops(v: Verdict) -> Verdict:
-    """`v` with its compute floor marked as the model's FLOPs (2*M*N*K), not counted ones:
-    `roofs.verdict` marks the floors of `flops_by_precision` counted, as a profile's are."""
-    floors = tuple(replace(f, counted=False) if f.level in COMPUTE_LEVEL.values() else f for f in v.floors)
-    return replace(v, floors=floors)
+        return plain_verdict(k.model, self.device.roofs, k.time_ms, flops=p.flops, waves=k.waves,
+                             fits_in_l2=self.fits_in_l2(p), precision=self.precision)
 
 
 def _peak(dev: DeviceSpec, problem: Problem) -> tuple[str, float]:
