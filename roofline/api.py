@@ -610,7 +610,7 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
         return replace(row, error=str(exc))
     occ, why = offline.launch_check(res, limits, spec.threads_per_block, dynamic)
     error = f"{spec.name} cannot launch on {limits.arch}: {why}" if why else None
-    waves = waves_of(spec.grid(problem), preset.sm_count, occ.active_blocks_per_sm) if preset and not why else None
+    waves = waves_of(spec.tile_grid(problem), preset.sm_count, occ.active_blocks_per_sm) if preset and not why else None
     floors = row.floors
     if waves is not None and row.figures is not None:  # the floors at the share of the GPU the grid keeps busy
         floors = plain_verdict(row.figures, preset.roofs, waves=waves,

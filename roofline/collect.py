@@ -40,7 +40,7 @@ def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count:
     `sm_count` SMs at its occupancy (`model.waves`)."""
     c, v, t = r.compiled, r.verification, r.timing
     problem_flops = problem.flops
-    waves = waves_of(r.spec.grid(problem), sm_count, c.occupancy.active_blocks_per_sm) if c else None
+    waves = waves_of(r.spec.tile_grid(problem), sm_count, c.occupancy.active_blocks_per_sm) if c else None
     user = isinstance(r.spec, UserKernel)
     ragged = None
     if r.ragged is not None:

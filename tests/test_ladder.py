@@ -15,7 +15,8 @@ LADDER = ["naive", "gmem_coalescing", "smem_tiling", "register_tiling_1d", "regi
           "split_k"]
 
 
-TENSOR_LADDER = ["mma_sync", "mma_ldmatrix", "mma_pipeline", "wgmma_tma", "wgmma_ws", "wgmma_by_shape"]
+TENSOR_LADDER = ["mma_sync", "mma_ldmatrix", "mma_pipeline", "wgmma_tma", "wgmma_ws", "wgmma_persistent",
+                 "wgmma_by_shape"]
 
 
 def test_ladder_order():

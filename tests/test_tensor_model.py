@@ -68,6 +68,14 @@ def test_names_and_tiles_follow_the_precision():
     assert ws.spec(dtype="bf16").smem_expression == "wgmma_ws_smem_bytes<bf16,256,64,4,8>"
     assert ws.spec(dtype="bf16").tma_boxes() == ((128, 64), (256, 64))
     assert ws.spec(dtype="bf16").grid(Problem(1000, 1000, 1000, "bf16")) == (8 * 4, 1, 1)  # 1-D, grouped
+    # The persistent rung: one block per SM (at most one per tile), waves counted in tiles.
+    from roofline.model.device import from_preset
+
+    h200, p4096 = from_preset("h200"), Problem(N, N, N, "bf16")
+    persistent = BY_NAME["wgmma_persistent"].spec(dtype="bf16").for_problem(p4096, h200)
+    assert persistent.name_expression == "wgmma_persistent<bf16,256,64,4,8,132>" and persistent.tile_source == "shape"
+    assert persistent.grid(p4096) == (132, 1, 1) and persistent.tile_grid(p4096) == (32 * 16, 1, 1)
+    assert persistent.grid(Problem(1000, 1000, 1000, "bf16")) == (32, 1, 1)
     assert (ws.spec().threads_per_block, ws.target("sm_90"), BY_NAME["mma_sync"].target("sm_90")) == (384, "sm_90a", "sm_90")
     assert ws.runs_on("9.0") and not ws.runs_on("10.0") and BY_NAME["mma_sync"].runs_on("12.0")
     assert "sm_90a only" in ws.unavailable_reason("sm_120")
@@ -92,7 +100,7 @@ def test_names_and_tiles_follow_the_precision():
 def test_the_wgmma_dispatch_counts_waves(n, bn, tiles, waves):
     c = choose_wgmma(Problem(n, n, n, "bf16"), 132)
     assert (c.bn, c.tiles, c.waves) == (bn, tiles, waves)
-    assert c.params_for("tf32") == {"BN": bn, "BK": 32, "STAGES": 4, "GROUP": 8}
+    assert c.params_for("tf32") == {"BN": bn, "BK": 32, "STAGES": 4, "GROUP": 8, "SMS": 132}
 
 
 def test_the_run_precision_comes_from_the_flags_or_the_users_kernels(tmp_path):
@@ -127,7 +135,8 @@ def test_the_tensor_ladder_is_listed_against_its_tensor_roof():
     r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--gpu", "h200", "--model-only", "--json"])
     assert r.exit_code == 0, r.output
     rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
-    assert list(rows) == ["mma_sync", "mma_ldmatrix", "mma_pipeline", "wgmma_tma", "wgmma_ws", "wgmma_by_shape"]
+    assert list(rows) == ["mma_sync", "mma_ldmatrix", "mma_pipeline", "wgmma_tma", "wgmma_ws", "wgmma_persistent",
+                          "wgmma_by_shape"]
     ws = rows["wgmma_ws"]["floors"]
     # The preset's datasheet figures: 1.611 GB at 4,800 GB/s = 0.3355 ms; 137.4 GFLOP at the BF16
     # tensor roof, 132 SMs x 4,096 FLOP/clock x 1,830 MHz = 989,430 GFLOP/s: 0.1389 ms.
@@ -136,3 +145,17 @@ def test_the_tensor_ladder_is_listed_against_its_tensor_roof():
     assert ws["binding"] == "memory"
     r = CliRunner().invoke(app, ["kernels", "--dtype", "tf32", "--gpu", "h200", "--model-only"])
     assert r.exit_code == 0 and "TF32 tensor ms" in r.stdout and "tensor-core ladder, TF32" in r.stdout
+
+
+def test_run_profile_counts_the_tensor_core_operations_of_the_problems_precision():
+    from roofline.measure.counters import counted_from
+    from roofline.measure.ncu import Row
+
+    # 2 x 4096^3 = 137,438,953,472 operations on BF16 inputs (FP32 accumulate), as ncu sums them.
+    row = Row("wgmma_ws", values={"sm__ops_path_tensor_src_bf16_dst_fp32.sum": 137_438_953_472.0,
+                                  "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 0.0,
+                                  "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 0.0,
+                                  "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": 0.0})
+    counted = counted_from(row, "bf16_tensor")
+    assert counted.tensor_flops == 2 * MNK and counted.fp32_flops == 0
+    assert counted_from(row).tensor_flops is None  # an FP32 run reads FP32 operations only

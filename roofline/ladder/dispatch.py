@@ -139,7 +139,7 @@ def choose(problem: Problem, sm_count: int, peak_fp32_gflops: float, split: bool
     return min(choices, key=lambda ch: ch.seconds)
 
 
-# The tensor ladder's dispatch (wgmma_by_shape): wgmma_ws at a 128 x 256 or a 128 x 128 block
+# The tensor ladder's dispatch (wgmma_by_shape): wgmma_persistent at a 128 x 256 or a 128 x 128 block
 # tile, 4 stages. One block per SM at either (384 threads, 128 KB and more of shared memory); a
 # 128 x 128 block has half the work, done at `WGMMA_EFFICIENCY` of the larger tile's rate (each
 # wgmma is half as wide, for the same A tile): on the H200 at 4096^3 in BF16, 0.1949 ms at
@@ -155,19 +155,21 @@ WGMMA_GROUP = 8
 
 @dataclass(frozen=True)
 class WgmmaChoice:
-    """wgmma_by_shape's pick: the block tile's width BN, the tiles it makes, its waves on the SMs
-    and the estimate (in units of a 128 x 256 tile's time)."""
+    """wgmma_by_shape's pick: the block tile's width BN, the tiles it makes, its waves on the
+    `sm_count` SMs and the estimate (in units of a 128 x 256 tile's time)."""
 
     bn: int
     tiles: int
     waves: int
     estimate: float
+    sm_count: int
 
     def params_for(self, dtype: str) -> dict[str, int]:
-        """wgmma_ws's parameters in precision `dtype`: BK is 128 bytes of K."""
+        """wgmma_persistent's parameters in precision `dtype`: BK is 128 bytes of K, one block per SM."""
         from ..model.problem import ELEMENT_BYTES
 
-        return {"BN": self.bn, "BK": 128 // ELEMENT_BYTES[dtype], "STAGES": WGMMA_STAGES[self.bn], "GROUP": WGMMA_GROUP}
+        return {"BN": self.bn, "BK": 128 // ELEMENT_BYTES[dtype], "STAGES": WGMMA_STAGES[self.bn], "GROUP": WGMMA_GROUP,
+                "SMS": self.sm_count}
 
 
 def choose_wgmma(problem: Problem, sm_count: int) -> WgmmaChoice:
@@ -179,5 +181,5 @@ def choose_wgmma(problem: Problem, sm_count: int) -> WgmmaChoice:
     for bn in WGMMA_TILES:
         tiles = cdiv(problem.m, 128) * cdiv(problem.n, bn)
         waves = cdiv(tiles, sm_count)
-        choices.append(WgmmaChoice(bn, tiles, waves, waves * (bn / 256) / WGMMA_EFFICIENCY[bn]))
+        choices.append(WgmmaChoice(bn, tiles, waves, waves * (bn / 256) / WGMMA_EFFICIENCY[bn], sm_count))
     return min(choices, key=lambda c: c.estimate)

@@ -72,6 +72,7 @@ class Family:
     tma_boxes: Callable[[Params], tuple[tuple[int, int], tuple[int, int]]] | None = None
     arch_specific: bool = False
     linear_grid: bool = False
+    persistent: bool = False  # one resident block per SM (SMS of them at most), each walking C tiles
 
     @property
     def template_name(self) -> str:
@@ -240,6 +241,8 @@ class KernelSpec:
         """Grid dimensions covering `problem`'s M x N output with `block_tile` tiles (and, for a
         kernel that splits K, SPLITS slices in z)."""
         bm, bn = self.block_tile
+        if self.family.persistent:
+            return (min(self.params["SMS"], cdiv(problem.m, bm) * cdiv(problem.n, bn)), 1, 1)
         if self.family.linear_grid:
             return (cdiv(problem.m, bm) * cdiv(problem.n, bn), 1, 1)
         if self.family.rows_first:
@@ -253,6 +256,14 @@ class KernelSpec:
         if not self.family.dynamic_smem:
             return None
         return f"{self.family.template_name}_smem_bytes<{self._arguments}>"
+
+    def tile_grid(self, problem: Problem) -> tuple[int, int, int]:
+        """The grid of work units the waves are counted in: the launch grid, or for a persistent
+        kernel one unit per C tile (its blocks take them in turns, as blocks of a grid would)."""
+        if self.family.persistent:
+            bm, bn = self.block_tile
+            return (cdiv(problem.m, bm) * cdiv(problem.n, bn), 1, 1)
+        return self.grid(problem)
 
     def target(self, arch: str) -> str:
         """The compile target on GPU target `arch` (`Family.target`)."""
@@ -380,7 +391,13 @@ def _choose_wgmma(problem: Problem, device: DeviceSpec) -> Params:
     return dispatch.choose_wgmma(problem, device.sm_count).params_for(problem.dtype)
 
 
+def _on_every_sm(problem: Problem, device: DeviceSpec) -> Params:
+    """wgmma_persistent's ladder tile with one block for each of the GPU's SMs."""
+    return {**BY_NAME["wgmma_persistent"].ladder_for(problem.dtype), "SMS": device.sm_count}
+
+
 WS_PARAMS = ("BN", "BK", "STAGES", "GROUP")
+PERSISTENT_PARAMS = WS_PARAMS + ("SMS",)
 TENSOR_LADDER: tuple[Family, ...] = (
     _mma("mma_sync", "warp tiles of mma.sync (m16n8, FP32 accumulate), fragments read with 32-bit shared loads "
          "(4-way bank conflicts)", {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32}),
@@ -397,12 +414,17 @@ TENSOR_LADDER: tuple[Family, ...] = (
            lambda p: 384, lambda p: (128, p["BN"]), lambda p: ((128, p["BN"]), None), min_cc=(9, 0),
            dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]),
            tma_boxes=_wgmma_boxes, arch_specific=True, linear_grid=True),
-    Family("wgmma_by_shape", "wgmma_ws at the block tile (128x256 or 128x128) whose waves fill this GPU's SMs "
-           "best for the problem's shape", WS_PARAMS, {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8},
-           lambda p: 384, lambda p: (128, p["BN"]), lambda p: ((128, p["BN"]), None), template="wgmma_ws",
-           file="wgmma_ws", min_cc=(9, 0), dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES,
-           operand_tile=lambda p: (64, p["BN"]), tma_boxes=_wgmma_boxes, arch_specific=True, linear_grid=True,
-           choose=_choose_wgmma),
+    Family("wgmma_persistent", "wgmma_ws as a persistent kernel: one block per SM walks the C tiles, its stage ring "
+           "running on across tiles", PERSISTENT_PARAMS, {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8, "SMS": 132},
+           lambda p: 384, lambda p: (128, p["BN"]), lambda p: ((128, p["BN"]), None), min_cc=(9, 0),
+           dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]),
+           tma_boxes=_wgmma_boxes, arch_specific=True, persistent=True, choose=_on_every_sm),
+    Family("wgmma_by_shape", "wgmma_persistent at the block tile (128x256 or 128x128) whose waves fill this GPU's "
+           "SMs best for the problem's shape", PERSISTENT_PARAMS,
+           {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8, "SMS": 132}, lambda p: 384, lambda p: (128, p["BN"]),
+           lambda p: ((128, p["BN"]), None), template="wgmma_persistent", file="wgmma_persistent", min_cc=(9, 0),
+           dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]),
+           tma_boxes=_wgmma_boxes, arch_specific=True, persistent=True, choose=_choose_wgmma),
 )
 LADDERS = {"fp32": LADDER, "tensor": TENSOR_LADDER}
 
@@ -490,7 +512,7 @@ TECHNIQUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("warp tiles, cp.async pipelines", ("warptiling", "async_copy", "full_tiles")),
     ("tile and split K by shape", ("tile_by_shape", "split_k")),
     ("mma.sync tensor cores", ("mma_sync", "mma_ldmatrix", "mma_pipeline")),
-    ("wgmma, TMA, warp specialisation", ("wgmma_tma", "wgmma_ws", "wgmma_by_shape")),
+    ("wgmma, TMA, warp specialisation", ("wgmma_tma", "wgmma_ws", "wgmma_persistent", "wgmma_by_shape")),
 )
 
 

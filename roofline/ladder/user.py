@@ -165,6 +165,10 @@ class UserKernel:
         """The grid for `problem`. Raises UsageError when the expression gives an impossible grid."""
         return GridExpression(self.grid_text).evaluate(problem)
 
+    def tile_grid(self, problem: Problem) -> tuple[int, int, int]:
+        """The grid the waves are counted in: the launch grid."""
+        return self.grid(problem)
+
     def launch_notes(self, problem: Problem) -> list[str]:
         """Where the declared launch and model disagree with each other at `problem`: a thread
         tile that gives another number of threads than the block has, a grid with fewer blocks

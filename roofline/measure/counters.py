@@ -10,6 +10,8 @@
     smem_bytes      bytes moved by shared-memory instructions
     bank_conflicts  extra shared-memory wavefronts
     fp32_flops      2 x FFMA + FADD + FMUL thread instructions
+    tensor_flops    tensor-core operations on inputs of the problem's precision (a BF16, FP16
+                    or TF32 GEMM: sm__ops_path_tensor_src_<type>.sum)
 (`model.ncu_metrics` says which metrics give each). Without `ncu`, or without permission to read
 the counters, one line says so and the run goes on. The profiled process is this module run as a
 script: it compiles one kernel (a ladder kernel at the tile its name expression gives, or a
@@ -39,10 +41,13 @@ FIELDS = {"dram_bytes": "dram", "l2_bytes": "l2", "l1_bytes": "l1", "smem_bytes"
           "bank_conflicts": "bank_conflicts", "fp32_flops": "fp32"}
 
 
-def counted_from(row: ncu.Row) -> CountedTraffic:
-    """The counted traffic of one report row (a figure the report lacks stays None)."""
+def counted_from(row: ncu.Row, precision: str = "fp32") -> CountedTraffic:
+    """The counted traffic of one report row (a figure the report lacks stays None); for a GEMM
+    whose FLOPs are read against tensor-core roof `precision` ('bf16_tensor'), that precision's
+    tensor-core operations too."""
     r = read(row.values, row.text)
-    return CountedTraffic(**{name: int(v) for name, key in FIELDS.items() if (v := r.value(key)) is not None})
+    fields = dict(FIELDS, **({"tensor_flops": precision} if precision != "fp32" else {}))
+    return CountedTraffic(**{name: int(v) for name, key in fields.items() if (v := r.value(key)) is not None})
 
 
 def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None) -> CountedTraffic:
@@ -60,7 +65,7 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
         rows = ncu.read_report(done.report).rows
     if not rows:
         raise ncu.NcuError(f"ncu's report for {spec.name} holds no launch")
-    return counted_from(rows[0])
+    return counted_from(rows[0], problem.precision_key)
 
 
 def launch_command(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None) -> list[str]:

@@ -139,9 +139,10 @@ class TrafficModel:
 @dataclass(frozen=True)
 class CountedTraffic:
     """What Nsight Compute counted for one launch: bytes at DRAM, through L2, through L1/TEX and
-    moved by shared-memory instructions, shared-memory bank conflicts, and FP32 operations (the
-    metrics behind each are listed in `measure.counters`). A field is None when its counter was
-    not read."""
+    moved by shared-memory instructions, shared-memory bank conflicts, FP32 operations and, for a
+    GEMM in a tensor-core precision, the tensor-core operations on inputs of that precision (two
+    per multiply-add; the metrics behind each are listed in `measure.counters`). A field is None
+    when its counter was not read."""
 
     dram_bytes: Count | None = None
     l2_bytes: Count | None = None
@@ -149,3 +150,4 @@ class CountedTraffic:
     smem_bytes: Count | None = None
     bank_conflicts: Count | None = None
     fp32_flops: Count | None = None
+    tensor_flops: Count | None = None

@@ -300,6 +300,7 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
                                       "ratio", "conflicts", "FLOP c/m")]
     table_rows = []
     flops = doc.problem.problem.flops
+    tensor = doc.problem.problem.tensor  # the FLOPs counted on the tensor cores, in the problem's precision
     for k in rows:
         me = k.counted
         gmem, smem = (k.model.gmem_bytes, k.model.smem_served_bytes or k.model.smem_bytes) if k.model else (None, None)
@@ -307,7 +308,7 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
                            gb(me.dram_bytes), ratio(gmem, me.dram_bytes), gb(me.l1_bytes),
                            gb(smem), gb(me.smem_bytes), ratio(smem, me.smem_bytes),
                            f"{int(me.bank_conflicts):,}" if me.bank_conflicts is not None else "-",
-                           ratio(me.fp32_flops, flops)])
+                           ratio(me.tensor_flops if tensor else me.fp32_flops, flops)])
     return _fit("model against Nsight Compute (GB; ratio = model / counted; conflicts: shared-memory bank "
                 "conflicts; FLOP c/m: counted / model FLOPs)", ("kernel", "left"), columns,
                 table_rows, width)

@@ -313,7 +313,7 @@ class Results(_Model):
         except UsageError:
             return None
         p = point.problem.problem
-        waves = k.waves or waves_of(spec.grid(p), self.device.sm_count, rec.occupancy.active_blocks_per_sm)
+        waves = k.waves or waves_of(spec.tile_grid(p), self.device.sm_count, rec.occupancy.active_blocks_per_sm)
         time_ms = k.time_ms if k.time_ms is not None else p.flops / (k.gflops * 1e6)
         return verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves,
                        fits_in_l2=self.fits_in_l2(p), precision=self.precision)

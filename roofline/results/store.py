@@ -117,7 +117,7 @@ def _fill_derived(doc: dict) -> None:
         occ, sms = k.get("occupancy"), device.get("sm_count")
         if "waves" not in k and isinstance(occ, dict) and type(occ.get("active_blocks_per_sm")) is int \
                 and type(sms) is int and sms > 0:
-            waves = waves_of(spec.grid(p), sms, occ["active_blocks_per_sm"])
+            waves = waves_of(spec.tile_grid(p), sms, occ["active_blocks_per_sm"])
             if waves is not None:
                 k["waves"] = asdict(waves)
 
