@@ -747,16 +747,20 @@ def new(
                                        help="The kernel's name: its __global__ function's and in tables and charts "
                                             "(a C identifier; default: the file's name, other characters as '_')."),
     force: bool = typer.Option(False, "--force", help="Replace the file if it exists."),
+    dtype: str = typer.Option("fp32", "--dtype", metavar="fp32|bf16|fp16|tf32",
+                              help="fp32: an SGEMM; bf16, fp16, tf32: a tensor-core GEMM (mma.sync, B stored N x K)."),
 ):
-    """Write a commented, correct but slow SGEMM kernel with the calling convention roofline runs
-    and its launch declared in the header, ready to be improved and run with --source."""
+    """Write a commented, correct but slow SGEMM kernel (or with --dtype a tensor-core GEMM) with the
+    calling convention roofline runs and its launch declared in the header, ready to be improved
+    and run with --source."""
     import shlex
 
-    done = api.new(path, force, name)
+    done = api.new(path, force, name, dtype)
     shown = shown_path(done.path)
     how = " (from the file name; --name NAME sets another)" if done.derived and done.name != done.path.stem else ""
+    ladder = "--all" if dtype == "fp32" else "--ladder tensor --all"
     _echo(f"wrote {shown}: kernel {done.name}{how}; run it beside the ladder with: "
-          f"roofline run --source {shlex.quote(shown)} --all")
+          f"roofline run --source {shlex.quote(shown)} {ladder}")
 
 
 @app.command(short_help="Compare two results files, kernel by kernel.")

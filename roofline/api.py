@@ -113,14 +113,38 @@ def kernel_identifier(stem: str) -> str:
     return ("k_" + name if not name or name[0].isdigit() else name)[:64]
 
 
-def new(path: Path, force: bool = False, name: str | None = None) -> Starter:
+# The tensor-core starter (kernels/starter_tensor.cu) in each precision: the element type, its
+# header, the mma.sync that consumes 32 bytes of K (PTX ISA, "Warp-level matrix multiply-accumulate
+# instructions"), the K a copy of 16 bytes needs, and the K of one mma.
+STARTER_PRECISIONS = {
+    "bf16": ("__nv_bfloat16", "#include <cuda_bf16.h>", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 8, 16),
+    "fp16": ("__half", "#include <cuda_fp16.h>", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 8, 16),
+    "tf32": ("float", "// TF32 values travel as FP32 words whose 13 low significand bits are zero.",
+             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 4, 8),
+}
+
+
+def _tensor_starter(dtype: str) -> str:
+    element, include, mma, align_k, step_k = STARTER_PRECISIONS[dtype]
+    text = source("starter_tensor.cu")
+    for placeholder, value in (("INCLUDE_LINE", include), ("MMA_INSTRUCTION", mma), ("DTYPE_UPPER", dtype.upper()),
+                               ("DTYPE", dtype), ("ELEMENT", element), ("ALIGN_K", str(align_k)),
+                               ("STEP_K", str(step_k))):
+        text = text.replace(placeholder, value)
+    return text
+
+
+def new(path: Path, force: bool = False, name: str | None = None, dtype: str = "fp32") -> Starter:
     """Write the starter kernel (kernels/starter.cu: a commented, correct, slow SGEMM with its
-    launch in the header) to `path`, atomically. Its __global__ function, and its name in tables,
+    launch in the header; for `dtype` bf16, fp16 or tf32 kernels/starter_tensor.cu, a tensor-core
+    GEMM in the tensor ladder's convention) to `path`, atomically. Its __global__ function, and its name in tables,
     is `name` (a C identifier), else one derived from the file name (`kernel_identifier`); a
     header line names it where it differs from the file name. Raises UsageError for a path that
     is not a .cu file, exists (unless `force`) or cannot be written, and for a name that is no C
     identifier, a C++ keyword or a ladder kernel's."""
     path = Path(path)
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype takes {', '.join(DTYPES)}, got {dtype!r}")
     if path.suffix != ".cu":
         raise UsageError(f"{str(path) or 'the file name'}: give the new kernel a .cu file name, e.g. mine.cu")
     files.check_writable(path)  # a folder, a missing folder, a name too long: refused in one line
@@ -136,10 +160,14 @@ def new(path: Path, force: bool = False, name: str | None = None) -> Starter:
                          "digits and '_', not starting with a digit), no C++ keyword, and not start with '__' "
                          "or '_' and a capital (names the compiler reserves, such as __global__)")
     check_name(kernel, files.shown_path(path) if derived else f"--name {kernel}", remedy="with --name NAME")
-    text = re.sub(r"\bmy_sgemm\b", kernel, source("starter.cu"))
+    if dtype == "fp32":
+        text = re.sub(r"\bmy_sgemm\b", kernel, source("starter.cu"))
+    else:
+        text = re.sub(r"\bmy_gemm\b", kernel, _tensor_starter(dtype))
     text = text.replace("THIS_FILE.cu", shlex.quote(files.shown_path(path.name)))
     if kernel != path.stem:  # the table name defaults to the file's: say it where they differ
-        text = text.replace("// roofline thread-tile: 1x1\n", f"// roofline thread-tile: 1x1\n// roofline name: {kernel}\n", 1)
+        last = "// roofline thread-tile: 1x1\n" if dtype == "fp32" else f"// roofline dtype: {dtype}\n"
+        text = text.replace(last, f"{last}// roofline name: {kernel}\n", 1)
     files.write_atomic(path, lambda tmp: Path(tmp).write_text(text))
     return Starter(path, kernel, derived)
 

@@ -65,3 +65,18 @@ def test_a_users_bf16_kernel_runs_beside_the_tensor_ladder(tmp_path):
     assert mine["verified"] and mine["ragged"]["passed"] and mine["ragged"]["problem"]["k"] == 248
     ws = next(k for k in doc["kernels"] if k["name"] == "wgmma_ws")
     assert ws["verified"] and ws["gflops"] > 10 * mine["gflops"]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16", "tf32"])
+def test_the_tensor_core_starter_is_correct_in_each_precision(tmp_path, dtype):
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    path, out = tmp_path / "mine.cu", tmp_path / "mine.json"
+    assert CliRunner().invoke(app, ["new", str(path), "--dtype", dtype]).exit_code == 0
+    r = CliRunner().invoke(app, ["run", "--source", str(path), "--m", "1000", "--n", "1000", "--k", "520",
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    mine = json.loads(out.read_text())["kernels"][0]
+    assert mine["verified"] and mine["ragged"]["passed"] and mine["rel_error"] <= tolerance_for(520, dtype)

@@ -239,6 +239,26 @@ def test_new_writes_a_starter_that_compiles_and_declares_itself(tmp_path):
     assert row["model"]["smem_accesses_per_result"] == 2 * 4096  # one result per thread: 2K reads
 
 
+def test_new_writes_a_tensor_core_starter_in_each_precision(tmp_path):
+    for dtype, element, mma in (("bf16", "__nv_bfloat16", "m16n8k16.row.col.f32.bf16.bf16.f32"),
+                                ("fp16", "__half", "m16n8k16.row.col.f32.f16.f16.f32"),
+                                ("tf32", "const float* A", "m16n8k8.row.col.f32.tf32.tf32.f32")):
+        path = tmp_path / f"mine_{dtype}.cu"
+        r = invoke("new", str(path), "--dtype", dtype)
+        assert r.exit_code == 0 and "--ladder tensor --all" in r.stdout
+        text = path.read_text()
+        assert f"// roofline dtype: {dtype}\n" in text and element in text and mma in text
+        assert load(path).dtype == dtype and load(path).entry == f"mine_{dtype}"
+    # TF32's starter steps K by 8 elements (one m16n8k8), BF16's by 16: the declared tile says so.
+    assert load(tmp_path / "mine_tf32.cu").tile == (32, 32, 8) and load(tmp_path / "mine_bf16.cu").tile == (32, 32, 16)
+    assert invoke("new", str(tmp_path / "x.cu"), "--dtype", "int8").exit_code == 2
+    row = json.loads(invoke("kernels", "--source", str(tmp_path / "mine_bf16.cu"), "--arch", "sm_90",
+                            "--json").stdout)["kernels"][0]
+    assert row["local_bytes"] == 0 and row["static_smem_bytes"] == 0  # compiled for sm_90a, mma.sync from registers
+    # A 32 x 32 block tile at 4096^3: K (1/32 + 1/32) = 256 element reads per result, at 2 bytes.
+    assert row["model"]["gmem_accesses_per_result"] == 256 and row["model"]["gmem_bytes"] == 256 * 4096 ** 2 * 2
+
+
 def test_register_counts_agree_across_processes():
     # Compiled one after another in one process, async_copy read 219 instead of 226 registers in
     # about 1 process of 40; each kernel in a fresh process with a fixed address space agrees.
