@@ -317,3 +317,11 @@ def test_a_chart_never_replaces_the_results_it_reads(tmp_path, suffix):
     before.write_bytes(results.read_bytes())
     assert_usage_error(invoke("compare", str(before), str(results), "--out", str(results)), "is one of")
     assert results.read_bytes() == (REPO / "plots" / "results-h200.json").read_bytes()
+
+
+def test_show_names_the_precision_of_a_tensor_sweep():
+    r = runner.invoke(app, ["show", "--results", str(REPO / "plots" / "results-h200-tf32.json")],
+                      env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    assert " ".join(r.stdout.split()).startswith(  # the title wraps at the table's width
+        "GFLOP/s by size (M = N = K), GEMM TF32 (TN, FP32 accumulate), on NVIDIA H200")

@@ -28,6 +28,7 @@ from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from .text import (
     MEMORY_NAMES,
+    PRECISION_TITLES,
     bound_cell,
     bound_by_size,
     chosen_tile,
@@ -224,7 +225,9 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
         rows.append([name] + cells)
     rows.append(["cublas"] + [f"{p.reference.gflops:,.0f}" for p in points])
     styles = [None] * len(names) + ["bold"]
-    title = f"GFLOP/s by {'size (M = N = K)' if square else 'shape (M x N x K)'} on {doc.device.name}{l2_note(doc)}"
+    p0 = doc.problem.problem
+    what = f", GEMM {PRECISION_TITLES[p0.dtype]} (TN, FP32 accumulate)," if p0.tensor else ""  # say the precision
+    title = f"GFLOP/s by {'size (M = N = K)' if square else 'shape (M x N x K)'}{what} on {doc.device.name}{l2_note(doc)}"
     tables = _fit(title, ("kernel", "left"), columns, rows, width, styles)
     bound = []
     for name in names:
