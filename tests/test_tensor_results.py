@@ -179,3 +179,14 @@ def test_the_html_report_of_a_tensor_run_has_its_roof(tmp_path):
     names = [t.name for t in report.figures[html_report.CHART_ID].data]
     assert "BF16 tensor roof 989,430 GFLOP/s" in names and not any(n.startswith("FP32") for n in names)
     assert report.title == "NVIDIA H200: GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate)"
+
+
+def test_a_floor_of_counted_bytes_beaten_blames_the_bandwidth_ceiling_not_the_byte_count():
+    """wgmma_ws at 4096^3 counted 1.60 GB through L2 in 0.196 ms (8.2 TB/s), above the measured
+    L2 ceiling (7,302 GB/s): the bytes are Nsight Compute's own, so the ceiling is what is low."""
+    doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "counters-h200-bf16.json")
+    ws = next(line for line in verdict_lines(doc) if line.startswith("wgmma_ws:"))
+    assert ws.startswith("wgmma_ws: ran 1.15x faster than its highest floor, L2 (measured bytes, measured "
+                         "bandwidth, 0.225 ms): the counted bytes moved faster than the measured L2 bandwidth "
+                         "(7,302 GB/s) allows")
+    assert "fewer bytes" not in ws
