@@ -181,6 +181,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     sources = list(sources or [])
     families.check_names(kernels)
     dtype = precision(ladder_kind, dtype, sources)
+    if ladder:
+        families.select(kernels, None, dtype)  # a kernel of the other ladder is refused before any GPU work
     problems = [replace(p, dtype=dtype) for p in problems]
     sources = [replace(u, dtype=dtype) for u in sources]
     if autotuned_tile is not None and dtype != "fp32":

@@ -325,3 +325,9 @@ def test_show_names_the_precision_of_a_tensor_sweep():
     assert r.exit_code == 0
     assert " ".join(r.stdout.split()).startswith(  # the title wraps at the table's width
         "GFLOP/s by size (M = N = K), GEMM TF32 (TN, FP32 accumulate), on NVIDIA H200")
+
+
+def test_a_kernel_of_the_other_ladder_is_refused_before_looking_for_a_gpu():
+    assert_usage_error(invoke("run", "--ladder", "tensor", "--kernel", "naive"),
+                       "naive belongs to the FP32 ladder; it does not run in BF16")
+    assert_usage_error(invoke("run", "--kernel", "wgmma_ws"), "wgmma_ws belongs to the tensor ladder")
