@@ -331,3 +331,13 @@ def test_a_kernel_of_the_other_ladder_is_refused_before_looking_for_a_gpu():
     assert_usage_error(invoke("run", "--ladder", "tensor", "--kernel", "naive"),
                        "naive belongs to the FP32 ladder; it does not run in BF16")
     assert_usage_error(invoke("run", "--kernel", "wgmma_ws"), "wgmma_ws belongs to the tensor ladder")
+
+
+def test_a_kernel_of_yours_without_a_model_is_listed_against_a_preset():
+    r = runner.invoke(app, ["kernels", "--source", "tests/fixtures/kernels/bf16_dot.cu", "--gpu", "h200",
+                            "--model-only"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == "your kernels, BF16 (TN), model at 4096x4096x4096 on H200"
+    assert "BF16 tensor ms" in lines[2]
+    assert lines[4].split() == ["bf16_dot", "256", "no", "model", "-", "-", "-", "-", "-", "-"]

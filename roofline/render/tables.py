@@ -362,9 +362,12 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
             dram = v.floor("DRAM")
             row += [figure(dram.floor_ms) if dram else "-", figure(v.floor(listing.compute_level).floor_ms),
                     "memory" if v.binding.level == "DRAM" else "compute"]
+        elif listing.device:  # no model (a kernel of yours without --tile): no floors either
+            row += ["-", "-", "-"]
         rows.append(row)
     ladder = "SGEMM ladder" if listing.dtype == "fp32" else f"tensor-core ladder, {listing.dtype.upper()} (TN)"
-    what = "your kernels" if all(r.spec.tile_source == "user" for r in listing.rows) else ladder
+    yours = "your kernels" + ("" if listing.dtype == "fp32" else f", {listing.dtype.upper()} (TN)")
+    what = yours if all(r.spec.tile_source == "user" for r in listing.rows) else ladder
     return _fit(f"{what}, model at {n}x{n}x{n}{where}", ("kernel", "left"), columns, rows, width)
 
 
