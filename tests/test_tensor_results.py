@@ -90,6 +90,8 @@ def test_an_fp32_run_reads_as_before():
     (lambda d: d["reference"].update(tf32=True), "reference.tf32: true, but the problem is bf16"),
     (lambda d: d["problem"].update(layout="row-major"), "problem: its layout is 'row-major', but a bf16 problem is stored 'TN'"),
     (lambda d: d["problem"].update(dtype="int8"), "problem.dtype: Input should be"),
+    (lambda d: d["kernels"][0].update(name="naive"),
+     "kernels[0].name: naive is a kernel of the FP32 SGEMM ladder, but the problem is BF16"),
     (lambda d: d["device"].pop("peaks_gflops"), "device.peaks_gflops: no bf16_tensor peak, so the BF16 rates cannot "
                                                 "be checked against a BF16 tensor roof"),
 ])
@@ -190,3 +192,12 @@ def test_a_floor_of_counted_bytes_beaten_blames_the_bandwidth_ceiling_not_the_by
                          "bandwidth, 0.225 ms): the counted bytes moved faster than the measured L2 bandwidth "
                          "(7,302 GB/s) allows")
     assert "fewer bytes" not in ws
+
+
+def test_a_tensor_rung_in_an_fp32_file_is_refused_in_one_line():
+    d = json.loads(FP32.read_text())
+    d["kernels"][0]["name"] = "wgmma_ws"
+    with pytest.raises(UsageError) as e:
+        store.parse(d, "r.json")
+    assert "kernels[0].name: wgmma_ws is a kernel of the tensor-core ladder, but the problem is FP32" in str(e.value)
+    assert "\n" not in str(e.value)
