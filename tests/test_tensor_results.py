@@ -201,3 +201,10 @@ def test_a_tensor_rung_in_an_fp32_file_is_refused_in_one_line():
         store.parse(d, "r.json")
     assert "kernels[0].name: wgmma_ws is a kernel of the tensor-core ladder, but the problem is FP32" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_compare_of_two_bf16_runs_is_titled_in_bf16_not_sgemm():
+    r = CliRunner().invoke(app, ["compare", str(BF16), str(BF16)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    title = r.stdout.splitlines()[0]
+    assert title == "before -> after: GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate) on NVIDIA H200"

@@ -510,9 +510,10 @@ def compare_tables(cmp: Comparison, width: int = 200) -> list[Table]:
                  f"{cmp.reference_speedup:.2f}x", "-", "-", "-", "reference"])
     styles.append("bold")
     pb, pa = cmp.before.problem.problem, cmp.after.problem.problem
-    problem = pb.text() if pb == pa else f"{pb.text()} -> {pa.text()}"
+    problem = (gemm_title(pb) if pb == pa  # 'SGEMM 4096x4096x4096' or 'GEMM ... BF16 (TN, FP32 accumulate)'
+               else f"{'GEMM' if pb.tensor or pa.tensor else 'SGEMM'} {pb.text()} -> {pa.text()}")
     device = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
-    return _fit(f"before -> after: SGEMM {problem} on {device}", ("kernel", "left"), columns, rows, width, styles)
+    return _fit(f"before -> after: {problem} on {device}", ("kernel", "left"), columns, rows, width, styles)
 
 
 def _si(giga: float | None, unit: str) -> str:
