@@ -598,7 +598,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     chosen = [s for s in specs if isinstance(s, KernelSpec) and s.tile_source == "shape"]
     notes += [f"{s.name} picks {chosen_tile(s.params, short=True)} on {preset.name}" for s in chosen]
     if not chosen and not sources:
-        dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_by_shape"
+        dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_persistent and wgmma_by_shape"
         notes.append(f"{dispatching} at their own tile (--gpu picks theirs)")
     if preset is not None and limits is None:
         notes.append("floors without waves: --model-only has no occupancy")

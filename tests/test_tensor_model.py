@@ -178,3 +178,15 @@ def test_a_users_declared_tensor_precision_is_not_overridden():
     assert precision("tensor", None, [replace(mine, dtype="tf32")]) == "tf32"  # not the ladder's default BF16
     with pytest.raises(UsageError, match="the FP32 ladder runs in fp32"):
         precision("fp32", None, [mine])
+
+
+def test_the_listing_names_every_tensor_rung_that_picks_its_tile_on_a_gpu():
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--model-only"])
+    assert r.exit_code == 0, r.output
+    assert "roofline: note: wgmma_persistent and wgmma_by_shape at their own tile (--gpu picks theirs)" in r.stderr
+    r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--model-only", "--gpu", "h200"])
+    assert "wgmma_persistent picks 128x256 on H200" in r.stderr and "wgmma_by_shape picks 128x256 on H200" in r.stderr
