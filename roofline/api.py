@@ -209,6 +209,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     sources = list(sources or [])
     families.check_names(kernels)
     dtype = precision(ladder_kind, dtype, sources)
+    if ladder:
+        families.select(kernels, None, dtype)  # a kernel of the other ladder is refused before any GPU work
     problems = [replace(p, dtype=dtype) for p in problems]
     sources = [replace(u, dtype=dtype) for u in sources]
     if autotuned_tile is not None and dtype != "fp32":
@@ -263,9 +265,11 @@ LADDER_KINDS = ("fp32", "tensor")
 def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKernel]) -> str:
     """The precision a run is in: `dtype` when given (bf16, fp16 or tf32 run the tensor ladder,
     fp32 the SGEMM ladder); else BF16 for `ladder_kind` 'tensor'; else the precision the user
-    kernels declare ('// roofline dtype: bf16'), which must then agree; else FP32. Raises
-    UsageError for an unknown ladder or precision, or a ladder and precision that do not go
-    together (the FP32 ladder in BF16, the tensor ladder in FP32)."""
+    kernels declare ('// roofline dtype: bf16'), which must then agree (with --ladder tensor
+    too: a declared TF32 kernel makes a TF32 run); else FP32. Raises UsageError for an unknown
+    ladder or precision, a ladder and precision that do not go together (the FP32 ladder in
+    BF16, the tensor ladder in FP32), or a user kernel declaring a tensor precision other than
+    the run's (its operands are of that type)."""
     if ladder_kind is not None and ladder_kind not in LADDER_KINDS:
         raise UsageError(f"--ladder takes {' or '.join(LADDER_KINDS)}, got {ladder_kind!r}")
     if dtype is not None and dtype not in DTYPES:
@@ -275,7 +279,13 @@ def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKern
         if len(declared) > 1:
             raise UsageError(f"your kernels declare different precisions ({', '.join(declared)}); a run has one: "
                              "give --dtype, or run them apart")
-        dtype = "bf16" if ladder_kind == "tensor" else declared[0] if declared else "fp32"
+        tensor = [d for d in declared if d != "fp32"]  # fp32: declared so, or nothing declared
+        dtype = tensor[0] if tensor else "bf16" if ladder_kind == "tensor" else declared[0] if declared else "fp32"
+    for u in sources:  # a kernel's declared tensor precision is the type of its operands: no flag changes it
+        if u.dtype != "fp32" and u.dtype != dtype:
+            raise UsageError(f"{u.path.name} declares dtype {u.dtype} ('// roofline dtype: {u.dtype}'), but this run "
+                             f"is in {dtype}: its kernel reads {u.dtype.upper()} operands; drop --dtype or change "
+                             "the declaration")
     if ladder_kind == "tensor" and dtype == "fp32":
         raise UsageError("the tensor ladder runs in bf16, fp16 or tf32, not fp32; drop --dtype or choose one of those")
     if ladder_kind == "fp32" and dtype != "fp32":
@@ -616,7 +626,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     chosen = [s for s in specs if isinstance(s, KernelSpec) and s.tile_source == "shape"]
     notes += [f"{s.name} picks {chosen_tile(s.params, short=True)} on {preset.name}" for s in chosen]
     if not chosen and not sources:
-        dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_by_shape"
+        dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_persistent and wgmma_by_shape"
         notes.append(f"{dispatching} at their own tile (--gpu picks theirs)")
     if preset is not None and limits is None:
         notes.append("floors without waves: --model-only has no occupancy")

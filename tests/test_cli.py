@@ -317,3 +317,27 @@ def test_a_chart_never_replaces_the_results_it_reads(tmp_path, suffix):
     before.write_bytes(results.read_bytes())
     assert_usage_error(invoke("compare", str(before), str(results), "--out", str(results)), "is one of")
     assert results.read_bytes() == (REPO / "plots" / "results-h200.json").read_bytes()
+
+
+def test_show_names_the_precision_of_a_tensor_sweep():
+    r = runner.invoke(app, ["show", "--results", str(REPO / "plots" / "results-h200-tf32.json")],
+                      env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    assert " ".join(r.stdout.split()).startswith(  # the title wraps at the table's width
+        "GFLOP/s by size (M = N = K), GEMM TF32 (TN, FP32 accumulate), on NVIDIA H200")
+
+
+def test_a_kernel_of_the_other_ladder_is_refused_before_looking_for_a_gpu():
+    assert_usage_error(invoke("run", "--ladder", "tensor", "--kernel", "naive"),
+                       "naive belongs to the FP32 ladder; it does not run in BF16")
+    assert_usage_error(invoke("run", "--kernel", "wgmma_ws"), "wgmma_ws belongs to the tensor ladder")
+
+
+def test_a_kernel_of_yours_without_a_model_is_listed_against_a_preset():
+    r = runner.invoke(app, ["kernels", "--source", "tests/fixtures/kernels/bf16_dot.cu", "--gpu", "h200",
+                            "--model-only"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == "your kernels, BF16 (TN), model at 4096x4096x4096 on H200"
+    assert "BF16 tensor ms" in lines[2]
+    assert lines[4].split() == ["bf16_dot", "256", "no", "model", "-", "-", "-", "-", "-", "-"]

@@ -2,6 +2,7 @@
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, make_doc, set_rate, user_record
@@ -9,6 +10,7 @@ from typer.testing import CliRunner
 
 from cli import app
 
+from roofline import api
 from roofline.errors import UsageError
 from roofline.render import chart, roofline_chart, sweep_chart
 from roofline.results import store
@@ -255,3 +257,17 @@ def test_a_profile_without_bytes_is_drawn_with_a_note(tmp_path):
     assert r.exit_code == 0, r.output
     assert "no kernel can be placed on the roofline" in r.stderr
     assert "no bytes in the report at any level: #1, #2, #3" in (tmp_path / "p.svg").read_text()
+
+
+def test_a_tensor_sweep_is_drawn_against_the_roof_of_its_precision():
+    """A BF16 sweep (the committed H200 one): title and roof in BF16, every point below the top."""
+    doc, _ = api.show([Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16.json"])
+    fig = sweep_chart.render(doc)
+    ax = fig.axes[0]
+    assert "GEMM BF16 (TN, FP32 accumulate) against problem size" in ax.get_title()
+    assert "SGEMM" not in ax.get_title() and "FP32 peak" not in [t.get_text() for t in ax.texts]
+    assert "BF16 tensor peak 989,430 GFLOP/s" in [t.get_text() for t in ax.texts]
+    lo, hi = ax.get_ylim()
+    highest = max(max(k.gflops for k in p.kernels) for p in doc.sweep)
+    assert highest == pytest.approx(726_852, rel=1e-5)  # wgmma_persistent at 4096^3
+    assert hi == pytest.approx(989_429.76 * 1.6) and lo < 74_571 < highest < hi

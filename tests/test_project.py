@@ -140,3 +140,15 @@ def test_a_gpu_named_twice_is_projected_once():
     r = CliRunner().invoke(app, ["project", str(LADDER), "--gpu", "l40s", "--gpu", "L40S", "--gpu", "l40s", "--json"])
     assert r.exit_code == 0
     assert [t["gpu"] for t in json.loads(r.stdout)["targets"]] == ["L40S"]
+
+
+def test_hopper_only_rungs_are_left_out_on_other_gpus_and_the_reference_keeps_its_precision():
+    doc = load(Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16.json")
+    p = project(doc, ["a100-sxm4-80gb", "h100-sxm"])
+    a100, h100 = ({r.label: r for r in t.kernels} for t in p.targets)
+    for name in ("wgmma_tma", "wgmma_ws", "wgmma_persistent", "wgmma_by_shape"):
+        assert a100[name].left_out == "uses Hopper's wgmma and TMA (sm_90a only); not run on sm_80"
+        assert a100[name].estimate_ms is None and h100[name].left_out is None and h100[name].estimate_ms
+    assert a100["mma_pipeline"].left_out is None and a100["mma_pipeline"].level == "DRAM"
+    assert "cublas (the reference) has no bytes or launch recorded: projected from its BF16 tensor floor alone" \
+        in p.notes

@@ -159,3 +159,34 @@ def test_run_profile_counts_the_tensor_core_operations_of_the_problems_precision
     counted = counted_from(row, "bf16_tensor")
     assert counted.tensor_flops == 2 * MNK and counted.fp32_flops == 0
     assert counted_from(row).tensor_flops is None  # an FP32 run reads FP32 operations only
+
+
+def test_a_users_declared_tensor_precision_is_not_overridden():
+    """bf16_dot.cu reads __nv_bfloat16 operands: a run in another precision would feed it other words."""
+    from pathlib import Path
+
+    from roofline.api import precision
+    from roofline.ladder.user import load
+
+    mine = load(Path("tests/fixtures/kernels/bf16_dot.cu"))
+    for flag in ("tf32", "fp16", "fp32"):
+        with pytest.raises(UsageError, match=f"bf16_dot.cu declares dtype bf16 .* but this run is in {flag}"):
+            precision(None, flag, [mine])
+    assert precision(None, "bf16", [mine]) == "bf16" and precision("tensor", None, [mine]) == "bf16"
+    from dataclasses import replace
+
+    assert precision("tensor", None, [replace(mine, dtype="tf32")]) == "tf32"  # not the ladder's default BF16
+    with pytest.raises(UsageError, match="the FP32 ladder runs in fp32"):
+        precision("fp32", None, [mine])
+
+
+def test_the_listing_names_every_tensor_rung_that_picks_its_tile_on_a_gpu():
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--model-only"])
+    assert r.exit_code == 0, r.output
+    assert "roofline: note: wgmma_persistent and wgmma_by_shape at their own tile (--gpu picks theirs)" in r.stderr
+    r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--model-only", "--gpu", "h200"])
+    assert "wgmma_persistent picks 128x256 on H200" in r.stderr and "wgmma_by_shape picks 128x256 on H200" in r.stderr

@@ -90,6 +90,8 @@ def test_an_fp32_run_reads_as_before():
     (lambda d: d["reference"].update(tf32=True), "reference.tf32: true, but the problem is bf16"),
     (lambda d: d["problem"].update(layout="row-major"), "problem: its layout is 'row-major', but a bf16 problem is stored 'TN'"),
     (lambda d: d["problem"].update(dtype="int8"), "problem.dtype: Input should be"),
+    (lambda d: d["kernels"][0].update(name="naive"),
+     "kernels[0].name: naive is a kernel of the FP32 SGEMM ladder, but the problem is BF16"),
     (lambda d: d["device"].pop("peaks_gflops"), "device.peaks_gflops: no bf16_tensor peak, so the BF16 rates cannot "
                                                 "be checked against a BF16 tensor roof"),
 ])
@@ -179,3 +181,30 @@ def test_the_html_report_of_a_tensor_run_has_its_roof(tmp_path):
     names = [t.name for t in report.figures[html_report.CHART_ID].data]
     assert "BF16 tensor roof 989,430 GFLOP/s" in names and not any(n.startswith("FP32") for n in names)
     assert report.title == "NVIDIA H200: GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate)"
+
+
+def test_a_floor_of_counted_bytes_beaten_blames_the_bandwidth_ceiling_not_the_byte_count():
+    """wgmma_ws at 4096^3 counted 1.60 GB through L2 in 0.196 ms (8.2 TB/s), above the measured
+    L2 ceiling (7,302 GB/s): the bytes are Nsight Compute's own, so the ceiling is what is low."""
+    doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "counters-h200-bf16.json")
+    ws = next(line for line in verdict_lines(doc) if line.startswith("wgmma_ws:"))
+    assert ws.startswith("wgmma_ws: ran 1.15x faster than its highest floor, L2 (measured bytes, measured "
+                         "bandwidth, 0.225 ms): the counted bytes moved faster than the measured L2 bandwidth "
+                         "(7,302 GB/s) allows")
+    assert "fewer bytes" not in ws
+
+
+def test_a_tensor_rung_in_an_fp32_file_is_refused_in_one_line():
+    d = json.loads(FP32.read_text())
+    d["kernels"][0]["name"] = "wgmma_ws"
+    with pytest.raises(UsageError) as e:
+        store.parse(d, "r.json")
+    assert "kernels[0].name: wgmma_ws is a kernel of the tensor-core ladder, but the problem is FP32" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_compare_of_two_bf16_runs_is_titled_in_bf16_not_sgemm():
+    r = CliRunner().invoke(app, ["compare", str(BF16), str(BF16)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    title = r.stdout.splitlines()[0]
+    assert title == "before -> after: GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate) on NVIDIA H200"

@@ -225,7 +225,8 @@ class Verdict:
     @property
     def times_floor(self) -> float | None:
         """Measured time over the binding floor (1.0 = on the roof; below 1, the hardware moved
-        fewer bytes than were counted: caches and broadcasts); None without a time or a floor."""
+        fewer bytes than the model counts (caches and broadcasts) or, for counted bytes, faster
+        than the bandwidth ceiling says); None without a time or a floor."""
         b = self.binding
         return None if self.time_ms is None or b is None or not b.floor_ms else self.time_ms / b.floor_ms
 

@@ -8,7 +8,8 @@ shade, marker and line style) and the legend is grouped the same way; `highlight
 kernels it names bold and fades the rest. Sizes at which the grid's last wave leaves more than a
 tenth of the GPU idle are hollow markers, sizes within reach of an empty kernel's launch crosses
 (`Results.sweep_verdict`). The user's own kernels stand out: thick lines with stars, in colours
-the ladder does not use."""
+the ladder does not use. The roof drawn is the compute roof of the run's precision (FP32, or the
+tensor-core roof of a BF16, FP16 or TF32 run: `Results.peak_gflops`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from .chart import (
     save_atomic,
     text,
 )
-from .text import l2_note
+from .text import PRECISION_TITLES, l2_note
 
 
 def draw(doc: Results, out: Path, highlight: list[str] | None = None) -> Path:
@@ -105,9 +106,10 @@ def render(doc: Results, highlight: list[str] | None = None):
     ref, = ax.plot(sizes, [p.reference.gflops for p in sweep], color="black", lw=2.5, marker="*", ms=10,
                    label="cuBLAS (reference)", **joined)
     handles.append(ref)
-    peak = doc.device.peak_fp32_gflops
+    peak = doc.peak_gflops()  # the roof of the run's precision: FP32, or its tensor-core roof
     ax.axhline(peak, color="tab:red", lw=1.5)
-    ax.text(sizes[0], peak * 1.04, f"FP32 peak {peak:,.0f} GFLOP/s", color="tab:red", va="bottom", ha="left")
+    ax.text(sizes[0], peak * 1.04, f"{doc.compute_level} peak {peak:,.0f} GFLOP/s", color="tab:red", va="bottom",
+            ha="left")
     ax.set_ylim(top=peak * 1.6)
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(p.problem.m) if square else p.problem.problem.text() for p in sweep])
@@ -115,7 +117,9 @@ def render(doc: Results, highlight: list[str] | None = None):
     if not square:
         ax.set_xlim(-0.5, len(sweep) - 0.5)
     ax.set_ylabel("GFLOP/s (measured, median)")
-    ax.set_title(f"{text(doc.device.name)}: SGEMM FP32 against problem " + ("size" if square else "shape")
+    p = doc.problem.problem
+    what = f"GEMM {PRECISION_TITLES[p.dtype]} (TN, FP32 accumulate)" if p.tensor else "SGEMM FP32"
+    ax.set_title(f"{text(doc.device.name)}: {what} against problem " + ("size" if square else "shape")
                  + l2_note(doc))
     if never:
         fig.text(0.01, 0.01, "failed at every size, not drawn: " + ", ".join(text(n) for n in never),

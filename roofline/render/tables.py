@@ -28,6 +28,7 @@ from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from .text import (
     MEMORY_NAMES,
+    PRECISION_TITLES,
     bound_cell,
     bound_by_size,
     chosen_tile,
@@ -224,7 +225,9 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
         rows.append([name] + cells)
     rows.append(["cublas"] + [f"{p.reference.gflops:,.0f}" for p in points])
     styles = [None] * len(names) + ["bold"]
-    title = f"GFLOP/s by {'size (M = N = K)' if square else 'shape (M x N x K)'} on {doc.device.name}{l2_note(doc)}"
+    p0 = doc.problem.problem
+    what = f", GEMM {PRECISION_TITLES[p0.dtype]} (TN, FP32 accumulate)," if p0.tensor else ""  # say the precision
+    title = f"GFLOP/s by {'size (M = N = K)' if square else 'shape (M x N x K)'}{what} on {doc.device.name}{l2_note(doc)}"
     tables = _fit(title, ("kernel", "left"), columns, rows, width, styles)
     bound = []
     for name in names:
@@ -359,9 +362,12 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
             dram = v.floor("DRAM")
             row += [figure(dram.floor_ms) if dram else "-", figure(v.floor(listing.compute_level).floor_ms),
                     "memory" if v.binding.level == "DRAM" else "compute"]
+        elif listing.device:  # no model (a kernel of yours without --tile): no floors either
+            row += ["-", "-", "-"]
         rows.append(row)
     ladder = "SGEMM ladder" if listing.dtype == "fp32" else f"tensor-core ladder, {listing.dtype.upper()} (TN)"
-    what = "your kernels" if all(r.spec.tile_source == "user" for r in listing.rows) else ladder
+    yours = "your kernels" + ("" if listing.dtype == "fp32" else f", {listing.dtype.upper()} (TN)")
+    what = yours if all(r.spec.tile_source == "user" for r in listing.rows) else ladder
     return _fit(f"{what}, model at {n}x{n}x{n}{where}", ("kernel", "left"), columns, rows, width)
 
 
@@ -504,9 +510,10 @@ def compare_tables(cmp: Comparison, width: int = 200) -> list[Table]:
                  f"{cmp.reference_speedup:.2f}x", "-", "-", "-", "reference"])
     styles.append("bold")
     pb, pa = cmp.before.problem.problem, cmp.after.problem.problem
-    problem = pb.text() if pb == pa else f"{pb.text()} -> {pa.text()}"
+    problem = (gemm_title(pb) if pb == pa  # 'SGEMM 4096x4096x4096' or 'GEMM ... BF16 (TN, FP32 accumulate)'
+               else f"{'GEMM' if pb.tensor or pa.tensor else 'SGEMM'} {pb.text()} -> {pa.text()}")
     device = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
-    return _fit(f"before -> after: SGEMM {problem} on {device}", ("kernel", "left"), columns, rows, width, styles)
+    return _fit(f"before -> after: {problem} on {device}", ("kernel", "left"), columns, rows, width, styles)
 
 
 def _si(giga: float | None, unit: str) -> str:

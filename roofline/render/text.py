@@ -100,10 +100,14 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     if b.level not in MEMORY_NAMES:  # above a measured compute ceiling: on the roof, not a byte miscount
         return (f"{name}: {b.level}-bound, at its roof: {100 / times:.0f} % of the measured ceiling "
                 f"({b.floor_ms:.3f} ms floor); {occupancy_phrase(occ)}{tail}")
-    counted = "counted" if b.counted else "the model counts"
+    if b.counted:  # counted bytes are what moved: it is the bandwidth ceiling that was beaten
+        basis = "measured" if b.roof.measured else "theoretical"
+        why = (f"the counted bytes moved faster than the {basis} {b.level} bandwidth ({b.roof.value:,.0f} GB/s) "
+               "allows: that ceiling is below what this level sustains")
+    else:
+        why = "the hardware moved fewer bytes than the model counts (caches, broadcasts)"
     return (f"{name}: ran {1 / times:.2f}x faster than its highest floor, {b.level} ({_basis(v)}, "
-            f"{b.floor_ms:.3f} ms): the hardware moved fewer bytes than {counted} (caches, broadcasts); "
-            f"{occupancy_phrase(occ)}{tail}")
+            f"{b.floor_ms:.3f} ms): {why}; {occupancy_phrase(occ)}{tail}")
 
 
 def compute_phrase(v: Verdict, level: str) -> str:

@@ -29,7 +29,9 @@ without waves on either GPU: a library would launch another kernel for the same 
 
 A profile's kernels add up to the step: its lower bound and estimate are the sums over the kernels
 kept. A run's kernels are alternatives solving one problem: each has its own figures and there is no
-sum; its cuBLAS reference, when recorded, is projected from its FP32 floor alone.
+sum; its cuBLAS reference, when recorded, is projected from the floor of the run's precision alone
+(FP32, or its tensor roof). A ladder kernel the target cannot build (wgmma and TMA are sm_90a only)
+is left out.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from ..ladder import families
 from ..model.device import DeviceSpec, from_preset
 from ..model.occupancy import calculate
 from ..model.roofs import COMPUTE_LEVEL, Roofs
@@ -131,9 +134,10 @@ def _roof(roofs: Roofs, level: str) -> float | None:
 
 
 def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
-                   waves_here: Waves | None = None) -> ProjectedKernel:
+                   waves_here: Waves | None = None, unavailable: str | None = None) -> ProjectedKernel:
     """`k`, measured on `here`, on `target` (module docstring). `waves_here`: the grid's waves here
-    (default: recomputed from the kernel's launch configuration on `here`)."""
+    (default: recomputed from the kernel's launch configuration on `here`). `unavailable`: why the
+    kernel cannot be built for the target at all (a wgmma rung on an sm_80 GPU): left out."""
     flags: list[str] = []
     amounts = _amounts(k)
     roofs_here, roofs_there = here.roofs, target.roofs
@@ -151,6 +155,8 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
         base.update(kw)
         return ProjectedKernel(**base)
 
+    if unavailable:
+        return out(unavailable)
     if not amounts:
         return out("no FLOPs or bytes counted")
     if missing_work:
@@ -195,13 +201,23 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
 
 
 def _reference(doc: Results) -> KernelWork | None:
-    """A run's cuBLAS reference as a kernel with its FP32 work alone (no bytes or launch recorded)."""
+    """A run's cuBLAS reference as a kernel with its work alone, in the run's precision (no bytes
+    or launch recorded)."""
     ref = doc.reference
     if ref is None or not ref.time_ms:
         return None
     return KernelWork(name=ref.name, key=(ref.name,), launches=1, time_ms=float(ref.time_ms),
                       flops={doc.precision: float(doc.problem.problem.flops)}, bytes={}, bytes_counted={},
                       occupancy=None, spread=None, verdict=None)
+
+
+def _unavailable(k: KernelWork, kind: str, target: DeviceSpec) -> str | None:
+    """Why a ladder kernel of a run cannot be built for `target` (`Family.runs_on`: wgmma and TMA
+    are sm_90a only, cp.async needs sm_80), or None."""
+    family = families.BY_NAME.get(k.name) if kind == "run" else None
+    if family is None or family.runs_on(target.compute_capability):
+        return None
+    return family.unavailable_reason(target.arch).removeprefix(f"{k.name} ")
 
 
 def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
@@ -217,11 +233,11 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
         ref = _reference(doc)
         if ref is not None:
             kernels.append((ref, None))
-            notes.append(f"{ref.name} (the reference) has no bytes or launch recorded: projected from its FP32 "
-                         "floor alone")
+            notes.append(f"{ref.name} (the reference) has no bytes or launch recorded: projected from its "
+                         f"{doc.compute_level} floor alone")
     out = []
     for target in targets:
-        rows = [project_kernel(k, w.device, target, waves) for k, waves in kernels]
+        rows = [project_kernel(k, w.device, target, waves, _unavailable(k, w.kind, target)) for k, waves in kernels]
         kept = [r for r in rows if r.left_out is None]
         gone = [r for r in rows if r.left_out is not None]
         tnotes = [f"{target.name}: {THEORETICAL}"]

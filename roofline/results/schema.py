@@ -249,6 +249,7 @@ class Results(_Model):
                 raise ValueError(f"{where}.name: {k.name!r} " + ("appears twice" if k.name in seen
                                                                    else "is the reference's name"))
             seen.add(k.name)
+            _check_ladder_name(f"{where}.name", k.name, problem)
             _check_kernel(where, k, flops, dev)
             if k.timed:
                 _rate(where, k.gflops, k.time_ms, flops, peak)
@@ -406,6 +407,17 @@ def _check_launch(dev: DeviceSpec, ref: "Reference", kernels: list[KernelRecord]
                              "cannot take longer than a real one; the file looks corrupt")
 
 
+def _check_ladder_name(where: str, name: str, problem: Problem) -> None:
+    """A ladder kernel's name belongs to the ladder of the problem's precision: the tensor ladder's
+    rungs (wgmma_ws, ...) to a BF16/FP16/TF32 problem, the SGEMM ladder's to an FP32 one (a user
+    kernel cannot take a ladder kernel's name: `ladder.user.check_name`)."""
+    family = families.BY_NAME.get(name)
+    if family is not None and family.tensor != problem.tensor:
+        ladder = "tensor-core ladder" if family.tensor else "FP32 SGEMM ladder"
+        raise ValueError(f"{where}: {name} is a kernel of the {ladder}, but the problem is "
+                         f"{problem.dtype.upper()}; the file looks edited")
+
+
 def _check_sweep(sweep: list[SweepPoint], problem: Problem, dev: DeviceSpec, sm_count: int) -> None:
     sizes = set()
     for i, point in enumerate(sweep):
@@ -423,6 +435,7 @@ def _check_sweep(sweep: list[SweepPoint], problem: Problem, dev: DeviceSpec, sm_
             if k.name in names:
                 raise ValueError(f"sweep[{i}].kernels[{j}].name: {k.name!r} appears twice at this size")
             names.add(k.name)
+            _check_ladder_name(f"sweep[{i}].kernels[{j}].name", k.name, p)
             if k.timed:
                 _rate(f"sweep[{i}].kernels[{j}]", k.gflops, k.time_ms, p.flops, peak)
             _check_chosen(f"sweep[{i}].kernels[{j}]", k, sm_count)
