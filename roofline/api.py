@@ -614,7 +614,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         floors = (plain_verdict(figures, preset.roofs, fits_in_l2=fits_in_l2, precision=problem.precision_key)
                   if preset and figures else None)
         if target is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(target.compute_capability):
-            rows.append(KernelRow(spec, figures, floors, unavailable=spec.family.unavailable_reason(target.arch)))
+            # no floors for a kernel that cannot run there: nothing would bind it
+            rows.append(KernelRow(spec, figures, None, unavailable=spec.family.unavailable_reason(target.arch)))
         else:
             rows.append(KernelRow(spec, figures, floors))
     if limits is not None:
@@ -624,7 +625,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         rows = [done.get(id(r), r) for r in rows]
     notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]
     chosen = [s for s in specs if isinstance(s, KernelSpec) and s.tile_source == "shape"]
-    notes += [f"{s.name} picks {chosen_tile(s.params, short=True)} on {preset.name}" for s in chosen]
+    runnable = {r.spec.name for r in rows if r.unavailable is None}
+    notes += [f"{s.name} picks {chosen_tile(s.params, short=True)} on {preset.name}" for s in chosen if s.name in runnable]
     if not chosen and not sources:
         dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_persistent and wgmma_by_shape"
         notes.append(f"{dispatching} at their own tile (--gpu picks theirs)")
@@ -633,6 +635,9 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     if fits_in_l2:
         notes.append(f"A, B and C ({problem.working_set_bytes / 2**20:,.1f} MB) fit in the {preset.name}'s "
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: no DRAM floor binds (the modelled re-reads are L2 hits)")
+    elif preset is not None and any(r.floors is not None and r.floors.binding.level == "DRAM" for r in rows):
+        notes.append("memory ms: the model's GMEM requests at DRAM bandwidth, an upper bound: on a GPU with a large L2 "
+                     "most of them are L2 hits, and a kernel may run faster than this floor (docs/method.md)")
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes, dtype)
 
 
