@@ -211,15 +211,14 @@ def test_plot_output_paths(tmp_path, doc):
                        "too long")
 
 
-def test_every_committed_results_file_loads_and_draws(tmp_path):
-    # plots/*.json are each drawn as `plot` draws them by tests/test_chart_layout.py; here they
-    # are shown, and the fixtures drawn.
-    for path in sorted((REPO / "plots").glob("*.json")):
-        r = invoke("show", "--results", str(path))
-        assert r.exit_code == 0, (path, r.output)
-    for path in sorted(FIXTURES.glob("*.json")):
-        r = invoke("plot", "--results", str(path), "--out", str(tmp_path / f"{path.stem}.png"))
-        assert r.exit_code == 0, (path, r.output)
+# plots/*.json are each drawn as `plot` draws them by tests/test_chart_layout.py; here they are
+# shown, and the fixtures drawn, one file a test.
+@pytest.mark.parametrize("command, path", [("show", p) for p in sorted((REPO / "plots").glob("*.json"))]
+                         + [("plot", p) for p in sorted(FIXTURES.glob("*.json"))], ids=lambda x: getattr(x, "stem", x))
+def test_every_committed_results_file_loads_and_draws(command, path, tmp_path):
+    out = ["--out", str(tmp_path / f"{path.stem}.png")] if command == "plot" else []
+    r = invoke(command, "--results", str(path), *out)
+    assert r.exit_code == 0, (path, r.output)
 
 
 def test_device_preset_json():

@@ -41,7 +41,7 @@ import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from ..errors import RunError, UsageError
@@ -49,7 +49,7 @@ from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
 from ..model.kernel_names import label
 from ..model.launches import DEFAULT_LAUNCH_COUNT, Launch, from_reading
-from ..model.ncu_metrics import COLLECT, TIME, WHERE, details_metric, implausible, read
+from ..model.ncu_metrics import COLLECT, TIME, WHERE, Reading, details_metric, implausible, read
 from ..model.peaks import fp32_cores_per_sm
 from ..model.presets import PRESETS
 from ..model.units import plural
@@ -189,6 +189,12 @@ class Row:
     process_id: int | None = None
     incomplete: bool = False
     bad: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def reading(self) -> Reading:
+        """`model.ncu_metrics.read` of the row's values and text, worked out once for the checks
+        and the launches that each ask for it (a row is not changed once its export is read)."""
+        return read(self.values, self.text)
 
 
 @dataclass(frozen=True)
@@ -387,7 +393,7 @@ def check_rows(rows: list[Row], source: str) -> None:
         for name, x in row.values.items():
             if x < 0 and USED.match(name):
                 found.append(f"{_launch(row, i)}: {name} is {x:g}, below zero")
-        why = implausible(read(row.values, row.text))
+        why = implausible(row.reading)
         if why:
             found.append(f"{_launch(row, i)}: {why}")
     if found:
@@ -405,7 +411,7 @@ def check_rates(rows: list[Row], device: DeviceSpec, source: str) -> None:
     for i, row in enumerate(rows):
         if row.incomplete:
             continue
-        why = implausible(read(row.values, row.text), gflops, gbps)
+        why = implausible(row.reading, gflops, gbps)
         if why:
             raise UsageError(f"{source}: {_launch(row, i)}: {why}, which no kernel reaches on {device.name}; the "
                              f"report is damaged, or was recorded on another GPU")
@@ -797,7 +803,7 @@ def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
             cut += 1
             continue
         try:
-            out.append(from_reading(demangled.get(row.kernel, row.kernel), read(row.values, row.text), row.process_id,
+            out.append(from_reading(demangled.get(row.kernel, row.kernel), row.reading, row.process_id,
                                     order[i]))
         except ValueError:
             given = row.text.get(TIME, row.values.get(TIME))
