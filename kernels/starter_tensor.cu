@@ -34,8 +34,11 @@ __global__ void my_gemm(int M, int N, int K, float alpha, const ELEMENT* A, cons
     const int col0 = blockIdx.x * 32 + (warp % 2) * 16;
     float acc[2][4] = {};  // two 16 x 8 accumulators: columns col0 .. col0 + 7 and col0 + 8 .. + 15
 
-    // A word of a row-major matrix with `rows` rows, or 0 outside it.
-    auto word = [kw](const unsigned* m, int rows, int r, int w) { return r < rows ? m[(long long)r * kw + w] : 0u; };
+    // A word of a row-major matrix with `rows` rows of kw words, or 0 outside it (the last step of K
+    // may run past the end of the rows: K is a multiple of 16 bytes, not of 32).
+    auto word = [kw](const unsigned* m, int rows, int r, int w) {
+        return r < rows && w < kw ? m[(long long)r * kw + w] : 0u;
+    };
     for (int k = 0; k < kw; k += 8) {
         const unsigned fa[4] = {word(a, M, row0 + g, k + t), word(a, M, row0 + g + 8, k + t),
                                 word(a, M, row0 + g, k + t + 4), word(a, M, row0 + g + 8, k + t + 4)};
