@@ -50,10 +50,10 @@ CHARTS = {  # what `roofline plot --results F [--measured | --kind sweep]` draws
     "tune-h200": lambda: roofline_chart.render(load("tune-h200.json"))[0],
     "tune-h200 --highlight": lambda: roofline_chart.render(load("tune-h200.json"), highlight=tune_names(2))[0],
     "user-kernel-h200": lambda: roofline_chart.render(load("user-kernel-h200.json"))[0],
-    "results-h200-bf16": lambda: roofline_chart.render(load(BF16))[0],
+    "results-h200-bf16": lambda: roofline_chart.render(load("results-h200-bf16.json"))[0],
     "results-h200-bf16 --kind sweep": lambda: sweep_chart.render(load("results-h200-bf16.json")),
-    "results-h200 + results-h200-bf16": lambda: roofline_chart.render_many(api.show_all([PLOTS / "results-h200.json",
-                                                                                          BF16])[0])[0],
+    "results-h200 + results-h200-bf16 + results-h200-tf32": lambda: roofline_chart.render_many(api.show_all(
+        [PLOTS / "results-h200.json", PLOTS / "results-h200-bf16.json", PLOTS / "results-h200-tf32.json"])[0])[0],
     "profile-h200-transformer": lambda: profile_chart.render(load("profile-h200-transformer.json")),
     "compare results user-kernel": lambda: compare_chart.render_moves(
         compare_work(load("results-h200.json"), load("user-kernel-h200.json"))),

@@ -409,7 +409,8 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     for t, gbps, side in roof_labels:
         scene.place_on_line(t, (x_lo, x_lo * gbps), (peak / gbps, peak), sides=(side, -side),
                             fractions=[0.05 + 0.05 * i for i in range(18)])
-    scene.place_annotations(ridge_labels + texts, anchors={texts[i]: xy for i, xy in anchors.items()})
+    scene.place_annotations(ridge_labels + texts, passes=8 if many else 4,
+                            anchors={texts[i]: xy for i, xy in anchors.items()})
     return fig, texts
 
 
