@@ -149,21 +149,10 @@ def compile_cubin(spec: KernelSpec | UserKernel, arch: str) -> tuple[bytes, str]
     """(cubin, lowered name) of `spec` compiled for GPU target `arch` at the kernel's own target
     (`spec.target`: 'sm_90a' for wgmma's arch-specific instructions, which CuPy's own compile,
     fixed to the plain 'sm_90', cannot reach). Raises RunError as `compile_for` does."""
-    from cupy_backends.cuda.libs import nvrtc
-
     nvrtc_version()
-    target = spec.target(arch)
-    prog = nvrtc.createProgram(spec.source_text(), spec.source_name, [], [])
-    try:
-        nvrtc.addNameExpression(prog, spec.name_expression)
-        try:
-            nvrtc.compileProgram(prog, [f"-arch={target}", *compile_options(spec)])
-        except Exception as exc:
-            lines = compiler_lines(_without_name_map(nvrtc.getProgramLog(prog) or str(exc))) or [str(exc)]
-            raise RunError(f"{spec.name_expression} does not compile for {target}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
-        return nvrtc.getCUBIN(prog), nvrtc.getLoweredName(prog, spec.name_expression)
-    finally:
-        nvrtc.destroyProgram(prog)
+    _, lowered, cubin = _compile(spec.source_name, spec.name_expression, spec.target(arch), spec.source_text(),
+                                 spec.name_expression, ptxas=False, options=compile_options(spec), cubin=True)
+    return cubin, lowered
 
 
 @lru_cache(maxsize=None)
@@ -654,9 +643,10 @@ def compiler_lines(log: str, limit: int = 12) -> list[str]:
 
 
 def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
-             ptxas: bool = True, options: tuple[str, ...] = ("-std=c++17",)) -> tuple[str, str, str]:
+             ptxas: bool = True, options: tuple[str, ...] = ("-std=c++17",),
+             cubin: bool = False) -> tuple[str, str, str | bytes]:
     """Compile `text` (named `file_name` in messages) for `arch` with `expression` instantiated;
-    returns (program log, lowered name, PTX). A failure is a RunError whose first line starts with
+    returns (program log, lowered name, PTX), or with `cubin` the binary in place of the PTX. A failure is a RunError whose first line starts with
     `label`, followed by the compiler's own lines (`compiler_lines`)."""
     from cupy_backends.cuda.libs import nvrtc
 
@@ -681,6 +671,8 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
         except Exception:
             raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
                            "template arguments") from None
+        if cubin:
+            return nvrtc.getProgramLog(prog), lowered, nvrtc.getCUBIN(prog)
         ptx = nvrtc.getPTX(prog)
         return nvrtc.getProgramLog(prog), lowered, ptx.decode() if isinstance(ptx, bytes) else ptx
     finally:
