@@ -33,13 +33,13 @@ from .timing import Timing
 
 RAGGED = Problem(511, 383, 255)  # each one less than a multiple of 128
 RAGGED_TENSOR_K = 248  # a tensor-core precision's rows must be 16 bytes: the multiple of 8 below 255
+START_ALLOWANCE_S = 180.0  # CuPy import, NVRTC compile, inputs and the reference, before any launch
+TIMED_LAUNCHES = 230  # the most launches one verify-and-time pass makes (time_gpu: 3 + up to 200 + probe)
 
 
 def ragged_for(dtype: str) -> Problem:
     """The ragged shape in precision `dtype`: RAGGED, with K = 248 in the tensor-core precisions."""
     return RAGGED if dtype == "fp32" else Problem(RAGGED.m, RAGGED.n, RAGGED_TENSOR_K, dtype)
-START_ALLOWANCE_S = 180.0  # CuPy import, NVRTC compile, inputs and the reference, before any launch
-TIMED_LAUNCHES = 230  # the most launches one verify-and-time pass makes (time_gpu: 3 + up to 200 + probe)
 
 
 @dataclass(frozen=True)

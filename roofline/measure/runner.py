@@ -41,7 +41,6 @@ from . import reference as cublas_reference
 from ..progress import Progress
 from .timing import L2_MODES, Timing, l2_flush, time_gpu
 
-SEED = cublas_reference.SEED
 STEPS_PER_KERNEL = 3  # compile, verify, time
 FREE_MEMORY_SHARE = 0.9
 CUDA_ERROR_NOT_READY = 600  # cudaErrorNotReady (CUDA runtime API, enum cudaError): work still running
@@ -134,7 +133,7 @@ def check_tf32_off() -> None:
 
 def random_inputs(problem: Problem):
     """A (M x K) and B (K x N; N x K in a tensor-core precision) on the GPU, from a standard
-    normal with the fixed SEED, in the problem's precision (`reference.random_inputs`)."""
+    normal with the fixed `reference.SEED`, in the problem's precision (`reference.random_inputs`)."""
     return cublas_reference.random_inputs(problem.m, problem.n, problem.k, problem.dtype)
 
 
@@ -150,7 +149,7 @@ def kernel_args(problem: Problem, a, b, c, spec: KernelSpec | UserKernel | None 
     if boxes is not None:
         from .tma import device_maps
 
-        return args + (device_maps(a, b, problem.dtype, problem.element_bytes, *boxes),)
+        return args + (device_maps(a, b, problem.dtype, *boxes),)
     workspace = spec.workspace(problem) if isinstance(spec, KernelSpec) else None
     if workspace is None:
         return args

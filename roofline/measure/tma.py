@@ -14,16 +14,16 @@ import ctypes
 from functools import lru_cache
 
 from ..errors import RunError
+from ..model.problem import ELEMENT_BYTES
 
 MAP_BYTES = 128  # sizeof(CUtensorMap)
 MAP_ALIGNMENT = 64
 # CUtensorMapDataType (cuda.h)
-DATA_TYPES = {"bf16": 9, "fp16": 6, "tf32": 7, "fp32": 7}  # TF32 travels as its FP32 words
+DATA_TYPES = {"bf16": 9, "fp16": 6, "tf32": 7}  # TF32 travels as its FP32 words
 SWIZZLE_128B = 3  # CU_TENSOR_MAP_SWIZZLE_128B
 INTERLEAVE_NONE = 0
 L2_PROMOTION_256B = 3  # CU_TENSOR_MAP_L2_PROMOTION_L2_256B
 OOB_FILL_ZEROS = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: outside the matrix reads as zero
-MAX_BOX = 256  # elements per box dimension (cuTensorMapEncodeTiled's limit)
 
 
 @lru_cache(maxsize=1)
@@ -40,17 +40,17 @@ def _encoder():
     return fn
 
 
-def encode(address: int, dtype: str, element_bytes: int, rows: int, k: int, box_rows: int, box_k: int) -> bytes:
-    """The 128-byte CUtensorMap of a row-major `rows` x `k` matrix of `element_bytes`-byte
-    elements at device `address`, for boxes of `box_rows` x `box_k` elements (box_k *
-    element_bytes must be 128: the swizzle's row). Raises RunError when the driver refuses (a
-    row not a multiple of 16 bytes, an unaligned address, a box over 256)."""
+def encode(address: int, dtype: str, rows: int, k: int, box_rows: int, box_k: int) -> bytes:
+    """The 128-byte CUtensorMap of a row-major `rows` x `k` matrix of `dtype` elements
+    (`model.problem.ELEMENT_BYTES`) at device `address`, for boxes of `box_rows` x `box_k`
+    elements (box_k elements must be 128 bytes: the swizzle's row). Raises RunError when the
+    driver refuses (a row not a multiple of 16 bytes, an unaligned address, a box over 256)."""
     fn = _encoder()
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     raw = ctypes.create_string_buffer(MAP_BYTES + MAP_ALIGNMENT)
     offset = -ctypes.addressof(raw) % MAP_ALIGNMENT
     status = fn(ctypes.addressof(raw) + offset, DATA_TYPES[dtype], 2, ctypes.c_void_p(address),
-                (u64 * 2)(k, rows), (u64 * 1)(k * element_bytes), (u32 * 2)(box_k, box_rows), (u32 * 2)(1, 1),
+                (u64 * 2)(k, rows), (u64 * 1)(k * ELEMENT_BYTES[dtype]), (u32 * 2)(box_k, box_rows), (u32 * 2)(1, 1),
                 INTERLEAVE_NONE, SWIZZLE_128B, L2_PROMOTION_256B, OOB_FILL_ZEROS)
     if status != 0:
         raise RunError(f"cuTensorMapEncodeTiled refused a {rows} x {k} {dtype} matrix with {box_rows} x {box_k} "
@@ -58,14 +58,12 @@ def encode(address: int, dtype: str, element_bytes: int, rows: int, k: int, box_
     return raw.raw[offset:offset + MAP_BYTES]
 
 
-def device_maps(a, b, dtype: str, element_bytes: int, box_a: tuple[int, int], box_b: tuple[int, int]):
+def device_maps(a, b, dtype: str, box_a: tuple[int, int], box_b: tuple[int, int]):
     """The tensor maps of A (M x K) and B (N x K), CuPy arrays of `dtype` elements, in one
     64-byte-aligned device buffer (a CuPy uint8 array of 256 bytes), for boxes `box_a` and
     `box_b` = (rows, K elements). Raises RunError as `encode` does."""
     import cupy
     import numpy
 
-    host = b"".join(encode(x.data.ptr, dtype, element_bytes, x.shape[0], x.shape[1], *box)
-                    for x, box in ((a, box_a), (b, box_b)))
-    maps = cupy.asarray(numpy.frombuffer(host, dtype=numpy.uint8))  # CuPy allocations are 256-byte aligned
-    return maps
+    host = b"".join(encode(x.data.ptr, dtype, x.shape[0], x.shape[1], *box) for x, box in ((a, box_a), (b, box_b)))
+    return cupy.asarray(numpy.frombuffer(host, dtype=numpy.uint8))  # CuPy allocations are 256-byte aligned
