@@ -259,7 +259,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     return RunReport(doc, notes, warnings, failures)
 
 
-LADDER_KINDS = ("fp32", "tensor")
+LADDER_KINDS = tuple(families.LADDERS)  # 'fp32', 'tensor'
 
 
 def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKernel]) -> str:

@@ -240,11 +240,11 @@ class KernelSpec:
     def grid(self, problem: Problem) -> tuple[int, int, int]:
         """Grid dimensions covering `problem`'s M x N output with `block_tile` tiles (and, for a
         kernel that splits K, SPLITS slices in z)."""
-        bm, bn = self.block_tile
         if self.family.persistent:
-            return (min(self.params["SMS"], cdiv(problem.m, bm) * cdiv(problem.n, bn)), 1, 1)
+            return (min(self.params["SMS"], self.tiles(problem)), 1, 1)
         if self.family.linear_grid:
-            return (cdiv(problem.m, bm) * cdiv(problem.n, bn), 1, 1)
+            return (self.tiles(problem), 1, 1)
+        bm, bn = self.block_tile
         if self.family.rows_first:
             return (cdiv(problem.m, bm), cdiv(problem.n, bn), 1)
         return (cdiv(problem.n, bn), cdiv(problem.m, bm), self.params.get("SPLITS", 1))
@@ -260,10 +260,12 @@ class KernelSpec:
     def tile_grid(self, problem: Problem) -> tuple[int, int, int]:
         """The grid of work units the waves are counted in: the launch grid, or for a persistent
         kernel one unit per C tile (its blocks take them in turns, as blocks of a grid would)."""
-        if self.family.persistent:
-            bm, bn = self.block_tile
-            return (cdiv(problem.m, bm) * cdiv(problem.n, bn), 1, 1)
-        return self.grid(problem)
+        return (self.tiles(problem), 1, 1) if self.family.persistent else self.grid(problem)
+
+    def tiles(self, problem: Problem) -> int:
+        """Block tiles covering `problem`'s M x N output."""
+        bm, bn = self.block_tile
+        return cdiv(problem.m, bm) * cdiv(problem.n, bn)
 
     def target(self, arch: str) -> str:
         """The compile target on GPU target `arch` (`Family.target`)."""
@@ -398,6 +400,18 @@ def _on_every_sm(problem: Problem, device: DeviceSpec) -> Params:
 
 WS_PARAMS = ("BN", "BK", "STAGES", "GROUP")
 PERSISTENT_PARAMS = WS_PARAMS + ("SMS",)
+
+
+def _specialised(name: str, summary: str, params: tuple[str, ...], ladder: Params, **kw) -> Family:
+    """A warp-specialised wgmma rung (wgmma_ws.cu, wgmma_persistent.cu): 384 threads, a 128 x BN
+    block of two 64 x BN consumer tiles, TMA boxes of A and B, sm_90a."""
+    return Family(name, summary, params, ladder, lambda p: 384, lambda p: (128, p["BN"]),
+                  lambda p: ((128, p["BN"]), None), min_cc=(9, 0), dynamic_smem=True, variants=False,
+                  dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]), tma_boxes=_wgmma_boxes,
+                  arch_specific=True, **kw)
+
+
+WS_LADDER = {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8}
 TENSOR_LADDER: tuple[Family, ...] = (
     _mma("mma_sync", "warp tiles of mma.sync (m16n8, FP32 accumulate), fragments read with 32-bit shared loads "
          "(4-way bank conflicts)", {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32}),
@@ -409,22 +423,14 @@ TENSOR_LADDER: tuple[Family, ...] = (
            "pipeline, one warpgroup", ("BM", "BN", "BK", "STAGES"), {"BM": 128, "BN": 128, "BK": 64, "STAGES": 4},
            lambda p: 128, _tile, lambda p: (_tile(p), None), min_cc=(9, 0), dynamic_smem=True, variants=False,
            dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]), tma_boxes=_wgmma_boxes, arch_specific=True),
-    Family("wgmma_ws", "warp specialisation: a TMA producer warpgroup, two wgmma consumer warpgroups, 128x256 "
-           "block, tiles taken in groups of 8 rows", WS_PARAMS, {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8},
-           lambda p: 384, lambda p: (128, p["BN"]), lambda p: ((128, p["BN"]), None), min_cc=(9, 0),
-           dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]),
-           tma_boxes=_wgmma_boxes, arch_specific=True, linear_grid=True),
-    Family("wgmma_persistent", "wgmma_ws as a persistent kernel: one block per SM walks the C tiles, its stage ring "
-           "running on across tiles", PERSISTENT_PARAMS, {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8, "SMS": 132},
-           lambda p: 384, lambda p: (128, p["BN"]), lambda p: ((128, p["BN"]), None), min_cc=(9, 0),
-           dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]),
-           tma_boxes=_wgmma_boxes, arch_specific=True, persistent=True, choose=_on_every_sm),
-    Family("wgmma_by_shape", "wgmma_persistent at the block tile (128x256 or 128x128) whose waves fill this GPU's "
-           "SMs best for the problem's shape", PERSISTENT_PARAMS,
-           {"BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8, "SMS": 132}, lambda p: 384, lambda p: (128, p["BN"]),
-           lambda p: ((128, p["BN"]), None), template="wgmma_persistent", file="wgmma_persistent", min_cc=(9, 0),
-           dynamic_smem=True, variants=False, dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]),
-           tma_boxes=_wgmma_boxes, arch_specific=True, persistent=True, choose=_choose_wgmma),
+    _specialised("wgmma_ws", "warp specialisation: a TMA producer warpgroup, two wgmma consumer warpgroups, "
+                 "128x256 block, tiles taken in groups of 8 rows", WS_PARAMS, WS_LADDER, linear_grid=True),
+    _specialised("wgmma_persistent", "wgmma_ws as a persistent kernel: one block per SM walks the C tiles, its "
+                 "stage ring running on across tiles", PERSISTENT_PARAMS, {**WS_LADDER, "SMS": 132},
+                 persistent=True, choose=_on_every_sm),
+    _specialised("wgmma_by_shape", "wgmma_persistent at the block tile (128x256 or 128x128) whose waves fill this "
+                 "GPU's SMs best for the problem's shape", PERSISTENT_PARAMS, {**WS_LADDER, "SMS": 132},
+                 template="wgmma_persistent", file="wgmma_persistent", persistent=True, choose=_choose_wgmma),
 )
 LADDERS = {"fp32": LADDER, "tensor": TENSOR_LADDER}
 
@@ -458,7 +464,7 @@ def select(requested: list[str] | None, autotuned: KernelSpec | None = None, dty
     resolves its tile: `tiles.resolve`). 'cublas' is accepted and ignored (the reference always
     runs). Raises UsageError for an unknown name or a kernel that does not run in `dtype`."""
     check_names(requested)
-    ladder = LADDER if dtype == "fp32" else TENSOR_LADDER
+    ladder = LADDERS["fp32" if dtype == "fp32" else "tensor"]
     for name in requested or []:
         if name != REFERENCE and BY_NAME[name] not in ladder:
             other = "the tensor ladder (--dtype bf16, fp16 or tf32)" if BY_NAME[name].tensor else "the FP32 ladder"
