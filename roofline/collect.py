@@ -19,6 +19,8 @@ from .model.problem import Problem
 from .model.units import gflops
 from .model.waves import waves_of
 from .results.schema import (
+    FILE_DTYPES,
+    LAYOUTS,
     KernelRecord,
     ProblemRecord,
     RaggedRecord,
@@ -70,10 +72,9 @@ def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count:
 
 def problem_record(p: Problem) -> ProblemRecord:
     """The results file's record of problem `p`: its sizes, precision ('float32' for FP32) and layout
-    ('TN' in the tensor-core precisions: B stored N x K)."""
-    if not p.tensor:
-        return ProblemRecord(m=p.m, n=p.n, k=p.k)
-    return ProblemRecord(m=p.m, n=p.n, k=p.k, dtype=p.dtype, layout="TN")
+    ('TN' in the tensor-core precisions: B stored N x K), as the schema names them."""
+    file_dtype = next(name for name, dtype in FILE_DTYPES.items() if dtype == p.dtype)
+    return ProblemRecord(m=p.m, n=p.n, k=p.k, dtype=file_dtype, layout=LAYOUTS[p.dtype])
 
 
 def _finite(x: float | None) -> float | None:

@@ -333,14 +333,12 @@ def _peak(dev: DeviceSpec, problem: Problem) -> tuple[str, float]:
     against: FP32's for an FP32 problem, its tensor-core roof (`device.peaks_gflops`) otherwise.
     Raises ValueError for a device that records no such roof."""
     key = problem.precision_key
-    if key == "fp32":
-        return "FP32", dev.peak_fp32_gflops
-    value = (dev.peaks_gflops or {}).get(key)
-    if not value:
+    roof = dev.roofs.roof(key, measured=False)
+    if roof is None:
         raise ValueError(f"device.peaks_gflops: no {key} peak, so the {problem.dtype.upper()} rates cannot be checked "
                          f"against a {COMPUTE_LEVEL[key]} roof; the file's device lacks its per-precision peaks "
                          "(re-create it with roofline run)")
-    return COMPUTE_LEVEL[key], value
+    return roof.level, roof.value
 
 
 def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: tuple[str, float]) -> None:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from .. import files
 from ..errors import UsageError
 from ..ladder import families
+from ..model.device import DeviceSpec
 from ..model.problem import Problem
 from ..model.waves import waves_of
 from ..model.arch import parse_arch
@@ -202,6 +203,17 @@ def save(results: Results | ProfileResults, path: Path) -> None:
     files.write_atomic(path, write)
 
 
+# What files drawn on one chart must share: the GPU and its roofs; and, merged into one run, the
+# ceilings measured on it.
+DEVICE_KEYS = ("name", "peak_fp32_gflops", "peak_dram_gbps")
+MEASURED_KEYS = ("measured_fp32_gflops", "measured_dram_gbps")
+
+
+def _differences(a: DeviceSpec, b: DeviceSpec, keys: tuple[str, ...]) -> list[str]:
+    """The fields among `keys` in which devices `a` and `b` differ, in the order of `keys`."""
+    return [key for key in keys if getattr(a, key) != getattr(b, key)]
+
+
 def merge(docs: list[Results], sources: list[str], notes: list[str] | None = None) -> Results:
     """One document from several results files of the same device and problem (e.g. runs of
     different `--kernel`s): kernels in file order, a later file's kernel replacing an earlier one of
@@ -217,10 +229,10 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
                          "give it alone to --results")
     kernels = {}
     for doc, src in zip(docs, sources):
-        for key in ("name", "peak_fp32_gflops", "peak_dram_gbps", "measured_fp32_gflops", "measured_dram_gbps"):
-            if getattr(doc.device, key) != getattr(first.device, key):
-                raise UsageError(f"{src}: device {key} differs from {sources[0]}'s; one chart shows one device "
-                                 "and one set of ceilings")
+        differ = _differences(doc.device, first.device, DEVICE_KEYS + MEASURED_KEYS)
+        if differ:
+            raise UsageError(f"{src}: device {differ[0]} differs from {sources[0]}'s; one chart shows one device "
+                             "and one set of ceilings")
         if doc.problem.dtype != first.problem.dtype:
             raise UsageError(f"{src}: a {doc.problem.dtype} problem, {sources[0]}'s is {first.problem.dtype}; files of "
                              "different precisions are not merged: each is read against its own compute roof")
@@ -254,12 +266,11 @@ def by_precision(docs: list[Results], sources: list[str], notes: list[str] | Non
     out = [merge(mine, where, notes) for mine, where in groups.values()]
     first = out[0]
     for doc, (_, where) in zip(out[1:], list(groups.values())[1:]):
-        for key in ("name", "peak_fp32_gflops", "peak_dram_gbps"):
-            if getattr(doc.device, key) != getattr(first.device, key):
-                raise UsageError(f"{where[0]}: device {key} differs from {sources[0]}'s; one chart shows one device "
-                                 "and one set of roofs")
-        measured = [k for k in ("measured_fp32_gflops", "measured_dram_gbps")
-                    if getattr(doc.device, k) != getattr(first.device, k)]
+        differ = _differences(doc.device, first.device, DEVICE_KEYS)
+        if differ:
+            raise UsageError(f"{where[0]}: device {differ[0]} differs from {sources[0]}'s; one chart shows one device "
+                             "and one set of roofs")
+        measured = _differences(doc.device, first.device, MEASURED_KEYS)
         if measured and notes is not None:  # the same GPU, its ceilings measured on another day
             notes.append(f"{where[0]} was measured with other ceilings ({', '.join(measured)}) than {sources[0]}; "
                          f"the chart draws {sources[0]}'s, and each table its own")
