@@ -203,8 +203,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     fig.update_layout(title=dict(text=_h(f"{dev.name}: {title}, hierarchical roofline "
                                          f"(roofs from {source}{l2_note(doc)})"), font=dict(size=14)))
 
-    report = Report(title=f"{dev.name}: {f'SGEMM {prob.text()}' if not prob.tensor else gemm_title(prob)}",
-                    subtitle="")
+    report = Report(title=f"{dev.name}: {gemm_title(prob)}", subtitle="")
     report.figures[CHART_ID] = fig
     report.header = [("kernel", "text"), ("GFLOP/s", "num"), ("time ms", "num"), ("% cuBLAS", "num")] + \
         [(f"AI {lv}", "num") for lv in levels] + \

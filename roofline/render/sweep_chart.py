@@ -28,7 +28,7 @@ from .chart import (
     save_atomic,
     text,
 )
-from .text import PRECISION_TITLES, l2_note
+from .text import l2_note, tensor_precision
 
 
 def draw(doc: Results, out: Path, highlight: list[str] | None = None) -> Path:
@@ -118,7 +118,7 @@ def render(doc: Results, highlight: list[str] | None = None):
         ax.set_xlim(-0.5, len(sweep) - 0.5)
     ax.set_ylabel("GFLOP/s (measured, median)")
     p = doc.problem.problem
-    what = f"GEMM {PRECISION_TITLES[p.dtype]} (TN, FP32 accumulate)" if p.tensor else "SGEMM FP32"
+    what = f"GEMM {tensor_precision(p)}" if p.tensor else "SGEMM FP32"
     ax.set_title(f"{text(doc.device.name)}: {what} against problem " + ("size" if square else "shape")
                  + l2_note(doc))
     if never:

@@ -28,7 +28,6 @@ from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from .text import (
     MEMORY_NAMES,
-    PRECISION_TITLES,
     bound_cell,
     bound_by_size,
     chosen_tile,
@@ -44,6 +43,7 @@ from .text import (
     roof_name,
     spill_cell,
     spill_phrase,
+    tensor_precision,
     verdict_sentence,
     waves_cell,
 )
@@ -226,7 +226,7 @@ def sweep_tables(doc: Results, width: int = 200) -> list[Table]:
     rows.append(["cublas"] + [f"{p.reference.gflops:,.0f}" for p in points])
     styles = [None] * len(names) + ["bold"]
     p0 = doc.problem.problem
-    what = f", GEMM {PRECISION_TITLES[p0.dtype]} (TN, FP32 accumulate)," if p0.tensor else ""  # say the precision
+    what = f", GEMM {tensor_precision(p0)}," if p0.tensor else ""  # say the precision
     title = f"GFLOP/s by {'size (M = N = K)' if square else 'shape (M x N x K)'}{what} on {doc.device.name}{l2_note(doc)}"
     tables = _fit(title, ("kernel", "left"), columns, rows, width, styles)
     bound = []

@@ -287,13 +287,16 @@ def display_names(names: list[str], width: int) -> list[str]:
 PRECISION_TITLES = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "tf32": "TF32"}
 
 
+def tensor_precision(problem) -> str:
+    """A tensor-core problem's precision for a title: 'BF16 (TN, FP32 accumulate)' (`model.problem`)."""
+    return f"{PRECISION_TITLES[problem.dtype]} (TN, FP32 accumulate)"
+
+
 def gemm_title(problem) -> str:
     """A run's problem for a title: 'SGEMM 4096x4096x4096' for FP32 (row-major; the S says it),
     'GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate)' for a tensor-core precision (`model.problem`)."""
     size = f"{problem.m}x{problem.n}x{problem.k}"
-    if not problem.tensor:
-        return f"SGEMM {size}"
-    return f"GEMM {size} {PRECISION_TITLES[problem.dtype]} (TN, FP32 accumulate)"
+    return f"GEMM {size} {tensor_precision(problem)}" if problem.tensor else f"SGEMM {size}"
 
 
 def l2_note(doc) -> str:
