@@ -25,6 +25,16 @@ def _interrupted() -> None:
     raise SystemExit(130)
 
 
+def _quiet_interrupts(unraisable, default=sys.unraisablehook) -> None:
+    """Ctrl-C landing where Python cannot raise it (a callback of the import machinery's module
+    locks, during the imports below) is not reported as "Exception ignored": the next one ends
+    the command as `_interrupted` does."""
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+        default(unraisable)
+
+
+sys.unraisablehook = _quiet_interrupts
+
 try:  # Ctrl-C during the imports (half a second) ends as quietly as later
     import io
     import json
