@@ -3,6 +3,7 @@ ignores an inherited MPLBACKEND, text that is never read as mathtext, and label 
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -122,13 +123,26 @@ class Box:
     hh: float
     angle: float = 0.0
 
+    @functools.cached_property
     def corners(self):
-        """The four corners, an array of shape (4, 2)."""
+        """The four corners, an array of shape (4, 2) (worked out once: a box is never moved)."""
         import numpy as np
 
         c, s = math.cos(self.angle), math.sin(self.angle)
         local = np.array([(-self.hw, -self.hh), (self.hw, -self.hh), (self.hw, self.hh), (-self.hw, self.hh)])
         return local @ np.array([[c, s], [-s, c]]) + (self.cx, self.cy)
+
+    @functools.cached_property
+    def extent(self) -> tuple:
+        """(x0, y0, x1, y1, rotated): the corners' axis-aligned extent, and 1.0 if the box is
+        rotated (else 0.0)."""
+        c = self.corners
+        return (*c.min(axis=0), *c.max(axis=0), float(self.angle % math.pi != 0))
+
+    @functools.cached_property
+    def frame(self) -> tuple:
+        """(cx, cy, cos, sin, hw, hh): what `local` and `crossed_boxes` work from."""
+        return self.cx, self.cy, math.cos(self.angle), math.sin(self.angle), self.hw, self.hh
 
     def local(self, points):
         """`points` (shape (N, 2), display pixels) in the box's own frame: centre at the origin,
@@ -144,7 +158,7 @@ class Box:
         (separating-axis test)."""
         import numpy as np
 
-        a, b = self.corners(), other.corners()
+        a, b = self.corners, other.corners
         for angle in (self.angle, other.angle):
             for axis in (np.array([math.cos(angle), math.sin(angle)]), np.array([-math.sin(angle), math.cos(angle)])):
                 pa, pb = a @ axis, b @ axis
@@ -155,21 +169,7 @@ class Box:
     def crossed(self, segments, pad: float = 0.0):
         """Which of `segments` (shape (N, 2, 2): N segments of two display points) cross or touch
         this rectangle grown by `pad` pixels: a boolean array of N (Liang-Barsky clipping)."""
-        import numpy as np
-
-        segments = np.asarray(segments, dtype=float).reshape(-1, 2, 2)
-        p0, p1 = self.local(segments[:, 0]), self.local(segments[:, 1])
-        d = p1 - p0
-        t0, t1 = np.zeros(len(d)), np.ones(len(d))
-        miss = np.zeros(len(d), dtype=bool)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for k, half in ((0, self.hw + pad), (1, self.hh + pad)):
-                flat = d[:, k] == 0
-                miss |= flat & (np.abs(p0[:, k]) > half)
-                ta, tb = (-half - p0[:, k]) / d[:, k], (half - p0[:, k]) / d[:, k]
-                t0 = np.where(flat, t0, np.maximum(t0, np.minimum(ta, tb)))
-                t1 = np.where(flat, t1, np.minimum(t1, np.maximum(ta, tb)))
-        return ~miss & (t0 <= t1)
+        return crossed_boxes([self], segments, pad)[0]
 
     def covers(self, centres, radii, pad: float = 0.0):
         """Which markers (centres of shape (N, 2), radii of shape (N,), pixels) reach into or
@@ -179,6 +179,41 @@ class Box:
         q = np.abs(self.local(centres))
         dx, dy = np.maximum(q[:, 0] - self.hw, 0), np.maximum(q[:, 1] - self.hh, 0)
         return np.hypot(dx, dy) <= np.asarray(radii, dtype=float) + pad
+
+
+def crossed_boxes(boxes: list[Box], segments, pad: float = 0.0):
+    """Which of `segments` (shape (N, 2, 2), display pixels) cross or touch each of `boxes` grown
+    by `pad` pixels: a boolean array of shape (len(boxes), N). Liang-Barsky clipping in each box's
+    own frame (`Box.local`), all pairs at once."""
+    import numpy as np
+
+    segments = np.asarray(segments, dtype=float).reshape(-1, 2, 2)
+    frame = np.array([b.frame for b in boxes], dtype=float).reshape(-1, 6)[:, None, :]  # (B, 1, 6)
+    cx, cy, c, s, hw, hh = (frame[..., i] for i in range(6))
+
+    def local(points):  # (N, 2) -> (B, N) x and y in each box's frame, as Box.local works them out
+        dx, dy = points[None, :, 0] - cx, points[None, :, 1] - cy
+        return dx * c + dy * s, -dx * s + dy * c
+
+    (ax, ay), (bx, by) = local(segments[:, 0]), local(segments[:, 1])
+    shape = np.broadcast_shapes(ax.shape, (len(frame), len(segments)))
+    t0, t1, miss = np.zeros(shape), np.ones(shape), np.zeros(shape, dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for p0, d, half in ((ax, bx - ax, hw + pad), (ay, by - ay, hh + pad)):
+            flat = d == 0
+            miss |= flat & (np.abs(p0) > half)
+            ta, tb = (-half - p0) / d, (half - p0) / d
+            t0 = np.where(flat, t0, np.maximum(t0, np.minimum(ta, tb)))
+            t1 = np.where(flat, t1, np.minimum(t1, np.maximum(ta, tb)))
+    return ~miss & (t0 <= t1)
+
+
+def _extents(boxes: list[Box]):
+    """Each box's axis-aligned extent and whether it is rotated: shape (B, 5), rows (x0, y0, x1,
+    y1, rotated)."""
+    import numpy as np
+
+    return np.array([b.extent for b in boxes], dtype=float).reshape(-1, 5)
 
 
 def text_box(t, renderer) -> Box:
@@ -222,6 +257,8 @@ def path_segments(path, transform):
 
 
 RING_PT = 8  # points kept free round a point whose label is still to be placed
+_GAPS_PT = (3, 7, 12, 18, 26, 36, 48, 62, 80, 100, 125, 155, 190, 230)  # a label's candidate gaps from its point
+_PHIS_DEG = tuple(range(0, 360, 15))  # and directions round it, counter-clockwise from the right
 
 
 class Scene:
@@ -240,8 +277,7 @@ class Scene:
         area = ax.get_window_extent(self.renderer)
         self.area = (area.x0 + 2, area.y0 + 2, area.x1 - 2, area.y1 - 2)
         self.boxes: list[Box] = []
-        self._extents = None
-        self.pending: dict = {}
+        self.pending: dict = {}  # label -> [(point, radius kept free)] in pixels, while it waits
         segments, centres, radii = [np.zeros((0, 2, 2))], [np.zeros((0, 2))], [np.zeros(0)]
         for line in ax.lines:
             if not line.get_visible():
@@ -291,7 +327,7 @@ class Scene:
 
     def inside(self, box: Box) -> bool:
         """Whether `box` lies inside the axes."""
-        c = box.corners()
+        c = box.corners
         x0, y0, x1, y1 = self.area
         return c[:, 0].min() >= x0 and c[:, 0].max() <= x1 and c[:, 1].min() >= y0 and c[:, 1].max() <= y1
 
@@ -299,11 +335,8 @@ class Scene:
         """The boxes of the scene that `box`, grown by `pad` pixels, overlaps."""
         import numpy as np
 
-        if self._extents is None or len(self._extents) != len(self.boxes):  # (x0, y0, x1, y1, rotated)
-            self._extents = np.array([(*b.corners().min(axis=0), *b.corners().max(axis=0), b.angle % math.pi != 0)
-                                      for b in self.boxes], dtype=float).reshape(-1, 5)
-        e = self._extents
-        c = box.corners()
+        e = _extents(self.boxes)
+        c = box.corners
         x0, y0 = c.min(axis=0) - pad
         x1, y1 = c.max(axis=0) + pad
         near = (e[:, 0] < x1) & (e[:, 2] > x0) & (e[:, 1] < y1) & (e[:, 3] > y0)
@@ -345,8 +378,9 @@ class Scene:
             self.boxes, self.leaders = list(start_boxes), start_leaders.copy()
             spots, stuck = {}, []
             # the points still to be labelled keep a ring free round them, their label's way out
-            self.pending = {id(t): [np.asarray(self.ax.transData.transform(xy), dtype=float)
-                                    for xy in anchors.get(t, [t.xy])] for t in order}
+            self.pending = {id(t): [(point, self.marker_radius(point) + RING_PT * self.px) for point in
+                                    (np.asarray(self.ax.transData.transform(xy), dtype=float) for xy in anchors.get(t, [t.xy]))]
+                            for t in order}
             for t in order:
                 del self.pending[id(t)]
                 faults, spot = min((self._spot(t, xy) for xy in anchors.get(t, [t.xy])), key=lambda f: (f[0], f[1][0]))
@@ -379,48 +413,81 @@ class Scene:
     def _spot(self, t, xy):
         """The best spot for annotation `t` pointing at `xy` (data coordinates): (its faults,
         (its cost, xy, offset in points, leader segment or None, the leader's gap at the point in
-        points)). Every candidate spot is weighed at once: round the point in 24 directions, at
-        gaps from 3 to 230 points."""
+        points)). The candidates lie round the point in 24 directions, at gaps (`_GAPS_PT`) from
+        3 to 230 points, ring by ring."""
         import numpy as np
 
-        gaps = np.array([3, 7, 12, 18, 26, 36, 48, 62, 80, 100, 125, 155, 190, 230], dtype=float)
-        phis = np.radians(np.arange(0, 360, 15))
-        gap, phi = (a.ravel() for a in np.meshgrid(gaps, phis, indexing="ij"))
+        gap, phi = (a.ravel() for a in np.meshgrid(np.array(_GAPS_PT, dtype=float), np.radians(_PHIS_DEG), indexing="ij"))
         u = np.stack([np.cos(phi), np.sin(phi)], axis=1)
         anchor = np.asarray(self.ax.transData.transform(xy), dtype=float)
         size = text_box(t, self.renderer)
-        hw, hh, pad = size.hw, size.hh, 1.5 * self.px
+        hw, hh = size.hw, size.hh
         mr = self.marker_radius(anchor)
         with np.errstate(divide="ignore"):
             reach = np.minimum(hw / np.abs(u[:, 0]), hh / np.abs(u[:, 1]))
         near = mr + gap * self.px
         centres = anchor + (near + reach)[:, None] * u
         leaders = np.stack([anchor + mr * u, anchor + near[:, None] * u], axis=1)
-        led = gap > 7
+        led = gap > 7  # as `_weigh` reads it
 
+        # the near rings first: a spot there that costs less than the nearest gap beyond them beats
+        # every farther one (a spot's cost is at least its gap), so those are weighed only if needed
+        near_rings = 4 * len(_PHIS_DEG)
+        faults, cost = self._weigh(centres[:near_rings], leaders[:near_rings], gap[:near_rings], u[:near_rings], hw, hh)
+        if cost.min() >= gap[near_rings]:
+            far = self._weigh(centres[near_rings:], leaders[near_rings:], gap[near_rings:], u[near_rings:], hw, hh,
+                              beaten_at=cost.min())
+            faults, cost = np.concatenate([faults, far[0]]), np.concatenate([cost, far[1]])
+        i = int(np.argmin(cost))
+        return int(faults[i]), (float(cost[i]), tuple(xy), tuple((centres[i] - anchor) / self.px),
+                                leaders[i] if led[i] else None, mr / self.px + 1)
+
+    def _weigh(self, centres, leaders, gap, u, hw, hh, beaten_at: float = math.inf):
+        """(faults, cost) of each candidate spot of a label of half size `hw` x `hh` pixels: its
+        centre (centres (N, 2)), its leader line (leaders (N, 2, 2)), its gap from the point in
+        points (gap (N,)) and direction (u (N, 2)). A leader is drawn beyond a gap of 7 points.
+
+        What a leader line crosses only adds to a spot's cost, so it is counted only for spots
+        that could still win: those that cost less, without it, than a spot weighed before them
+        (one without a leader here, or any spot costing `beaten_at`). The others keep their cost
+        without it, which is no less than that earlier spot's: the first cheapest spot, and its
+        cost, are the same as if every leader were counted."""
+        import numpy as np
+
+        pad = 1.5 * self.px
+        led = gap > 7
         x0, y0, x1, y1 = self.area
         faults = ((centres[:, 0] - hw < x0) | (centres[:, 0] + hw > x1) | (centres[:, 1] - hh < y0)
                   | (centres[:, 1] + hh > y1)).astype(int)
-        for b in self.boxes:
-            faults += _upright_overlap(centres, hw + pad, hh + pad, b)
-            faults += led & b.crossed(leaders)
+        if self.boxes:
+            e = _extents(self.boxes)  # upright boxes overlap where their extents do, rotated ones are tested in full
+            hit = ((centres[:, None, 0] - (hw + pad) < e[None, :, 2]) & (centres[:, None, 0] + (hw + pad) > e[None, :, 0])
+                   & (centres[:, None, 1] - (hh + pad) < e[None, :, 3]) & (centres[:, None, 1] + (hh + pad) > e[None, :, 1]))
+            faults += hit[:, e[:, 4] == 0].sum(axis=1)
+            for i in np.flatnonzero(e[:, 4]):
+                faults += _upright_overlap(centres, hw + pad, hh + pad, self.boxes[i])
+            faults += (led & crossed_boxes(self.boxes, leaders)).sum(axis=0)
         for segments in (self.segments, self.leaders):
             faults += _upright_crossed(centres, hw + pad, hh + pad, segments)
         q = np.abs(centres[:, None, :] - self.centres[None, :, :])
         dist = np.hypot(np.maximum(q[..., 0] - hw, 0), np.maximum(q[..., 1] - hh, 0))
         faults += (dist <= self.radii[None, :] + pad).sum(axis=1)
-        for points in self.pending.values():
-            for point in points:
-                q = np.abs(centres - point)
-                dist = np.hypot(np.maximum(q[:, 0] - hw, 0), np.maximum(q[:, 1] - hh, 0))
-                faults += dist <= self.marker_radius(point) + RING_PT * self.px
+        waiting = [spot for spots in self.pending.values() for spot in spots]
+        if waiting:
+            points, kept = np.array([p for p, _ in waiting]), np.array([r for _, r in waiting])
+            q = np.abs(centres[:, None, :] - points[None])
+            dist = np.hypot(np.maximum(q[..., 0] - hw, 0), np.maximum(q[..., 1] - hh, 0))
+            faults += (dist <= kept[None]).sum(axis=1)
 
         cost = gap * (1 + 0.4 * np.abs(u[:, 1]) + 0.1 * (u[:, 0] < -0.1)) + 10_000 * faults
-        cost += led * (1000 * _crossings(leaders, self.leaders) + 150 * _passes(leaders, self.centres, self.radii)
-                       + 12 * _crossings(leaders, self.segments))
-        i = int(np.argmin(cost))
-        return int(faults[i]), (float(cost[i]), tuple(xy), tuple((centres[i] - anchor) / self.px),
-                                leaders[i] if led[i] else None, mr / self.px + 1)
+        if (~led).any():
+            beaten_at = min(beaten_at, cost[~led].min())
+        todo = np.flatnonzero(led & (cost < beaten_at))
+        if len(todo):
+            ends = leaders[todo]
+            cost[todo] += (1000 * _crossings(ends, self.leaders) + 150 * _passes(ends, self.centres, self.radii)
+                           + 12 * _crossings(ends, self.segments))
+        return faults, cost
 
     def place_on_line(self, t, p0, p1, fractions=None, sides=(1, -1), gap_pt: float = 2.5) -> None:
         """Put text `t` along the segment from `p0` to `p1` (data coordinates), rotated with it,
@@ -517,7 +584,7 @@ def _upright_overlap(centres, hw, hh, box: Box):
     array of N (separating axes: the two upright ones and `box`'s own)."""
     import numpy as np
 
-    c = box.corners()
+    c = box.corners
     hit = ((centres[:, 0] - hw < c[:, 0].max()) & (centres[:, 0] + hw > c[:, 0].min())
            & (centres[:, 1] - hh < c[:, 1].max()) & (centres[:, 1] + hh > c[:, 1].min()))
     if box.angle % math.pi == 0:
