@@ -436,24 +436,32 @@ def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = F
     scales = [unit_scale(u) for u in units] if units else [1.0] * len(header)
     scales += [1.0] * (len(header) - len(scales))
     unknown: dict[str, str] = {}
+    text_columns = {i for i, name in enumerate(header) if name in TEXT_COLUMNS or name in ("ID", "Process ID")}
+    used = [bool(USED.match(name)) for name in header]
+    plan = [_column_plan(name, scales[i], units[i].strip() if units and i < len(units) else None)
+            for i, name in enumerate(header)]
+    numbers: dict[str, float | None] = {}  # a report repeats its cells: each distinct one read once
     rows, seen = [], set()
     for j, r in enumerate(data):
         row = Row(kernel=_cell(r, header, "Kernel Name"), process_id=_int(_cell(r, header, "Process ID")),
                   incomplete=len(r) < len(header) or (cut and j == len(data) - 1))
         _check_once(seen, row.process_id, _int(r[id_col]), row.kernel, source)
         for i, (name, cell) in enumerate(zip(header, r)):
-            if name in TEXT_COLUMNS or name in ("ID", "Process ID"):
+            if i in text_columns:
                 row.text[name] = cell.strip()
                 continue
-            x = number(cell, mark)
+            x = numbers[cell] if cell in numbers else numbers.setdefault(cell, number(cell, mark))
             if x is None:
                 if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
                     row.text[name] = cell.strip()
-                if USED.match(name) and _damaged(cell):
+                if used[i] and _damaged(cell):
                     row.bad[name] = cell.strip()
                 continue
-            unit = units[i].strip() if units and i < len(units) else None
-            _store(row, name, x, scales[i], unit, unknown)
+            factor, unfit = plan[i]
+            if factor is not None:
+                row.values[name] = x * factor
+            elif unfit is not None:
+                unknown[name] = unfit
         rows.append(row)
     notes = _unknown_units(unknown) + _mark_note(cells)
     if units is None and rows:
@@ -511,20 +519,28 @@ def _cell(r: list[str], header: list[str], name: str) -> str:
     return r[i].strip() if i is not None and i < len(r) else ""
 
 
-def _store(row: Row, name: str, x: float, scale: float | None, unit: str | None, unknown: dict[str, str]) -> None:
-    """A metric value in base units (`unit` None: the export gives none, base units assumed);
-    device attributes in the units their names say (kHz, bytes). A value in a unit this reader
-    does not know, or of the wrong kind for its metric (a duration in bytes), is left out and
-    named in `unknown`."""
+def _column_plan(name: str, scale: float | None, unit: str | None) -> tuple[float | None, str | None]:
+    """How a metric's values are stored: (the factor to base units, None when they are left out;
+    the unit to name in the note of metrics left out, None when none is due). Base units where
+    the export gives no unit (`unit` None); device attributes in the units their names say (kHz,
+    bytes). A value in a unit this reader does not know, or of the wrong kind for its metric (a
+    duration in bytes), is left out, and named if a roofline reads that metric."""
     if name.startswith("device__attribute_"):
         if unit and unit.lower().endswith("hz") and scale is not None:
             scale /= 1e3  # a clock printed in Hz or MHz: the attribute's own unit is kHz
-        row.values[name] = x * (scale if scale is not None else 1.0)
-    elif scale is None or (unit is not None and not _unit_fits(name, unit)):
-        if USED.match(name):
-            unknown[name] = unit or ""
-    else:
-        row.values[name] = x * scale
+        return (scale if scale is not None else 1.0), None
+    if scale is None or (unit is not None and not _unit_fits(name, unit)):
+        return None, (unit or "") if USED.match(name) else None
+    return scale, None
+
+
+def _store(row: Row, name: str, x: float, scale: float | None, unit: str | None, unknown: dict[str, str]) -> None:
+    """`x` of metric `name` kept in `row` as `_column_plan` says, or its unit noted in `unknown`."""
+    factor, unfit = _column_plan(name, scale, unit)
+    if factor is not None:
+        row.values[name] = x * factor
+    elif unfit is not None:
+        unknown[name] = unfit
 
 
 def _details(header: list[str], records: list[list[str]], source: str) -> Report:
