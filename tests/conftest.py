@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+import typer.testing
 
 from roofline.ladder import families
 from roofline.measure.nvml import gpu_available
@@ -42,6 +43,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("gpu"))
         if gpu and not have_gpu:
             item.add_marker(skip)
+
+
+def _command_once(get_command):
+    """Typer builds its Click command again on every CliRunner.invoke (about 10 ms, hundreds of
+    times a run); the command is the same each time, so build it once per app."""
+    built: dict = {}
+
+    def command(typer_app):
+        if id(typer_app) not in built:
+            built[id(typer_app)] = (typer_app, get_command(typer_app))  # the app kept: its id stays its own
+        return built[id(typer_app)][1]
+
+    return command
+
+
+if hasattr(typer.testing, "_get_command"):  # Typer's own name for it; without it, every invoke builds its own
+    typer.testing._get_command = _command_once(typer.testing._get_command)
 
 
 @pytest.fixture(autouse=True, scope="session")
