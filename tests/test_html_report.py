@@ -174,30 +174,58 @@ document.body.setAttribute('data-order', Array.prototype.map.call(document.query
 </script></body>""".replace("CHART_ID", html_report.CHART_ID)
 
 
+BROWSED = [RUN, PROFILE]
+
+# This module's tests run in one process, in order (a group): the browser pages are started at its
+# first test and read at its last ones, so Chromium's seconds of waiting overlap the other tests.
+pytestmark = pytest.mark.xdist_group("html_report")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browsers(tmp_path_factory):
+    """Each page of BROWSED (the page api.plot writes, with the clicks) opened in headless
+    Chromium at once, in the background: {path: (report, document, Chromium process, the folder
+    its dumped DOM and stderr go to)}."""
+    if CHROMIUM is None:
+        yield {}
+        return
+    started = {}
+    for path in BROWSED:
+        doc, _ = api.show([path])
+        report = html_report.build(doc, [path])  # the page api.plot writes (tested above), with the clicks
+        folder = tmp_path_factory.mktemp(f"browser-{path.stem}")
+        out = folder / "report.html"
+        out.write_text(html_report.page_html(report).replace("</body>", CLICKS), encoding="utf-8")
+        # no network at all: the flags keep Chromium's own background connections off as well
+        with (folder / "dom.html").open("w") as dom, (folder / "stderr.txt").open("w") as err:
+            proc = subprocess.Popen(
+                [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-quic",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={folder / 'chromium-profile'}", "--enable-logging=stderr", "--v=0",
+                 "--virtual-time-budget=2000", "--dump-dom", out.as_uri()],
+                stdout=dom, stderr=err)
+        started[path] = (report, doc, proc, folder)
+    yield started
+    for _, _, proc, _ in started.values():
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary (Debian: apt-get install chromium)")
-@pytest.mark.parametrize("path", [RUN, PROFILE], ids=lambda p: p.stem)
-def test_the_report_runs_in_a_headless_browser(path, tmp_path):
-    doc, _ = api.show([path])
-    report = html_report.build(doc, [path])  # the page api.plot writes (tested above), with the clicks
-    out = tmp_path / "report.html"
-    out.write_text(html_report.page_html(report).replace("</body>", CLICKS), encoding="utf-8")
+@pytest.mark.parametrize("path", BROWSED, ids=lambda p: p.stem)
+def test_the_report_runs_in_a_headless_browser(path, browsers):
+    report, doc, proc, folder = browsers[path]
     fig = report.figures[html_report.CHART_ID]
     visible_points = sum(len(t.x) for t in fig.data if t.mode == "markers" and t.visible in (None, True))
     rates = [k.gflops for k in doc.kernels]
     by_rate = sorted(range(len(rates)), key=lambda i: (rates[i] is None, -(rates[i] or 0)))
     marked = [[j for j, c in enumerate(t.customdata) if c == 0] if t.mode == "markers" else None for t in fig.data]
-    profile_dir = tmp_path / "chromium-profile"
-    # no network at all: the flags keep Chromium's own background connections off as well
-    run = subprocess.run(
-        [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-quic",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile_dir}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000",
-         "--dump-dom", out.as_uri()],
-        capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr[-2000:]
-    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    proc.wait(timeout=60)
+    stderr, dom = (folder / "stderr.txt").read_text(), (folder / "dom.html").read_text()
+    assert proc.returncode == 0, stderr[-2000:]
+    console = [line for line in stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     assert console == []  # JavaScript errors (and any console output) show up here
-    dom = run.stdout
     assert 'class="main-svg"' in dom  # Plotly ran and drew its SVG
     assert dom.count('<tr class="kernel') == len(doc.kernels)
     assert len(re.findall(r'<path class="point[ "]', dom)) == visible_points
