@@ -146,7 +146,8 @@ def ladder_chart(tmp_path_factory):
     """The synthetic document (`make_doc`) drawn once per process, as a person draws it:
     `roofline plot --results r.json --out chart.svg` (with a private cache folder). Returns
     (results path, chart path, the command's CliRunner result); the tests of the command and of
-    the chart's content read this one drawing instead of drawing it again (seconds each)."""
+    the chart's content read this one drawing instead of drawing it again (seconds each), in one
+    process (their xdist group, "ladder_chart")."""
     from typer.testing import CliRunner
 
     from cli import app

@@ -124,6 +124,7 @@ def test_help_and_commands():
     assert invoke("--version").stdout.startswith("roofline 0.")
 
 
+@pytest.mark.xdist_group("ladder_chart")  # one process draws the chart, once
 def test_plot_and_show_from_recorded_results(ladder_chart):
     res, out, r = ladder_chart  # `plot --results r.json --out chart.svg` of make_doc (tests/conftest.py)
     assert r.exit_code == 0, r.output
@@ -211,13 +212,11 @@ def test_plot_output_paths(tmp_path, doc):
                        "too long")
 
 
-# plots/*.json are each drawn as `plot` draws them by tests/test_chart_layout.py; here they are
-# shown, and the fixtures drawn, one file a test.
-@pytest.mark.parametrize("command, path", [("show", p) for p in sorted((REPO / "plots").glob("*.json"))]
-                         + [("plot", p) for p in sorted(FIXTURES.glob("*.json"))], ids=lambda x: getattr(x, "stem", x))
-def test_every_committed_results_file_loads_and_draws(command, path, tmp_path):
-    out = ["--out", str(tmp_path / f"{path.stem}.png")] if command == "plot" else []
-    r = invoke(command, "--results", str(path), *out)
+# plots/*.json are each drawn as `plot` draws them by tests/test_chart_layout.py and shown at 80
+# and 120 columns by tests/test_trial_cli.py; here the fixtures are drawn, one file a test.
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda x: x.stem)
+def test_every_committed_results_file_loads_and_draws(path, tmp_path):
+    r = invoke("plot", "--results", str(path), "--out", str(tmp_path / f"{path.stem}.png"))
     assert r.exit_code == 0, (path, r.output)
 
 

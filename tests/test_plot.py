@@ -27,6 +27,7 @@ def test_png_is_written(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.png"]
 
 
+@pytest.mark.xdist_group("ladder_chart")  # one process draws the chart, once
 def test_svg_carries_every_label_roof_and_note(ladder_chart):
     doc = results()
     _, out, r = ladder_chart  # this document drawn by `roofline plot --out chart.svg` (tests/conftest.py)
@@ -92,6 +93,7 @@ def test_crowded_labels_stay_apart():
             assert not a.overlaps(b)
 
 
+@pytest.mark.xdist_group("ladder_chart")  # one process draws the chart, once
 def test_whole_ladder_drawn_and_a_long_list_capped(tmp_path, ladder_chart):
     d = make_doc()
     svg = ladder_chart[1].read_text()  # make_doc's chart (tests/conftest.py)
