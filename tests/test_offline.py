@@ -88,8 +88,8 @@ def test_tile_validity_comes_from_the_compiler():
         offline.compile_for(fam.spec({"BM": 256, "BN": 256, "BK": 8, "TM": 4, "TN": 4}), "sm_90")
     with pytest.raises(RunError, match="every thread loads whole float4s of A"):  # 1024 threads, 256 float4s
         offline.compile_for(fam.spec({"BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 4}), "sm_90")
-    with pytest.raises(RunError, match="uses too much shared data"):  # 32 x (260 + 256) floats: 66 KB
-        offline.compile_for(fam.spec({"BM": 256, "BN": 256, "BK": 32, "TM": 8, "TN": 8}), "sm_90")
+    with pytest.raises(RunError, match="uses too much shared data"):  # 64 x (128 + 4 + 128) floats: 66,560 bytes
+        offline.compile_for(fam.spec({"BM": 128, "BN": 128, "BK": 64, "TM": 4, "TN": 4}), "sm_90")
 
 
 def test_ptxas_log_parsing():
