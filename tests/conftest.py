@@ -1,12 +1,15 @@
 """Shared fixtures: a synthetic results document (no GPU needed) and its chart, drawn once, the
-GPU marker's skip, a private cache folder for every test (no test touches the user's real cache)
-and one folder of compiled figures for the session."""
+GPU marker's skip, a private cache folder for every test (no test touches the user's real cache),
+one folder of compiled figures and one of matplotlib's for the session."""
 
 from __future__ import annotations
 
+import atexit
 import copy
 import gc
 import json
+import os
+import shutil
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -23,6 +26,13 @@ from roofline.model.problem import Problem
 from roofline.model.traffic import TrafficModel
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# One matplotlib folder for the session, its processes and theirs (set before pytest-xdist starts
+# them): no matplotlibrc of the user's changes a chart, and the font list is built once, not in
+# every process that draws (about half a second each under a test's own empty cache folder).
+if "ROOFLINE_TESTS_MPLCONFIGDIR" not in os.environ:
+    os.environ["ROOFLINE_TESTS_MPLCONFIGDIR"] = os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="roofline-tests-mpl-")
+    atexit.register(shutil.rmtree, os.environ["MPLCONFIGDIR"], True)
 
 
 # modules of long tests (the ladder compiled for each target, charts drawn), started first so that
