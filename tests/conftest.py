@@ -28,7 +28,7 @@ from roofline.model.traffic import TrafficModel
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 # One matplotlib folder for the session, its processes and theirs (set before pytest-xdist starts
-# them): no matplotlibrc of the user's changes a chart, and the font list is built once, not in
+# them): no matplotlibrc in the user's config folder changes a chart, the font list is built once, not in
 # every process that draws (about half a second each under a test's own empty cache folder).
 if "ROOFLINE_TESTS_MPLCONFIGDIR" not in os.environ:
     os.environ["ROOFLINE_TESTS_MPLCONFIGDIR"] = os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="roofline-tests-mpl-")
