@@ -259,6 +259,7 @@ def path_segments(path, transform):
 RING_PT = 8  # points kept free round a point whose label is still to be placed
 _GAPS_PT = (3, 7, 12, 18, 26, 36, 48, 62, 80, 100, 125, 155, 190, 230)  # a label's candidate gaps from its point
 _PHIS_DEG = tuple(range(0, 360, 15))  # and directions round it, counter-clockwise from the right
+LEADER_FROM_PT = 7  # a label farther from its point than this gets a leader line
 
 
 class Scene:
@@ -428,7 +429,7 @@ class Scene:
         near = mr + gap * self.px
         centres = anchor + (near + reach)[:, None] * u
         leaders = np.stack([anchor + mr * u, anchor + near[:, None] * u], axis=1)
-        led = gap > 7  # as `_weigh` reads it
+        led = gap > LEADER_FROM_PT
 
         # the near rings first: a spot there that costs less than the nearest gap beyond them beats
         # every farther one (a spot's cost is at least its gap), so those are weighed only if needed
@@ -445,7 +446,7 @@ class Scene:
     def _weigh(self, centres, leaders, gap, u, hw, hh, beaten_at: float = math.inf):
         """(faults, cost) of each candidate spot of a label of half size `hw` x `hh` pixels: its
         centre (centres (N, 2)), its leader line (leaders (N, 2, 2)), its gap from the point in
-        points (gap (N,)) and direction (u (N, 2)). A leader is drawn beyond a gap of 7 points.
+        points (gap (N,)) and direction (u (N, 2)). A leader is drawn beyond `LEADER_FROM_PT`.
 
         What a leader line crosses only adds to a spot's cost, so it is counted only for spots
         that could still win: those that cost less, without it, than a spot weighed before them
@@ -455,7 +456,7 @@ class Scene:
         import numpy as np
 
         pad = 1.5 * self.px
-        led = gap > 7
+        led = gap > LEADER_FROM_PT
         x0, y0, x1, y1 = self.area
         faults = ((centres[:, 0] - hw < x0) | (centres[:, 0] + hw > x1) | (centres[:, 1] - hh < y0)
                   | (centres[:, 1] + hh > y1)).astype(int)
