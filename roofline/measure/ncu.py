@@ -457,11 +457,7 @@ def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = F
                 if used[i] and _damaged(cell):
                     row.bad[name] = cell.strip()
                 continue
-            factor, unfit = plan[i]
-            if factor is not None:
-                row.values[name] = x * factor
-            elif unfit is not None:
-                unknown[name] = unfit
+            _keep(row, name, x, plan[i], unknown)
         rows.append(row)
     notes = _unknown_units(unknown) + _mark_note(cells)
     if units is None and rows:
@@ -535,8 +531,13 @@ def _column_plan(name: str, scale: float | None, unit: str | None) -> tuple[floa
 
 
 def _store(row: Row, name: str, x: float, scale: float | None, unit: str | None, unknown: dict[str, str]) -> None:
-    """`x` of metric `name` kept in `row` as `_column_plan` says, or its unit noted in `unknown`."""
-    factor, unfit = _column_plan(name, scale, unit)
+    """`x` of metric `name` in `unit` (`scale` to base units) kept in `row` or noted (`_keep`)."""
+    _keep(row, name, x, _column_plan(name, scale, unit), unknown)
+
+
+def _keep(row: Row, name: str, x: float, plan: tuple[float | None, str | None], unknown: dict[str, str]) -> None:
+    """`x` of metric `name` kept in `row` as its `_column_plan` says, or its unit noted in `unknown`."""
+    factor, unfit = plan
     if factor is not None:
         row.values[name] = x * factor
     elif unfit is not None:
