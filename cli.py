@@ -40,12 +40,11 @@ try:  # Ctrl-C during the imports (half a second) ends as quietly as later
     import json
     import os
     import re
-    from enum import Enum
     from pathlib import Path
     from typing import Optional
 
     import typer
-    from typer.core import TyperArgument, TyperGroup
+    from typer.core import TyperCommand, TyperGroup
 
     from roofline import __version__, api
     from roofline.errors import RunError, UsageError
@@ -58,32 +57,120 @@ except KeyboardInterrupt:
     _interrupted()
 
 
-class _Argument(TyperArgument):
-    """A positional argument shown by its metavar alone: 'roofline new [OPTIONS] KERNEL.cu', not
-    Typer's '{KERNEL.cu}' with a '<path>' type after it."""
+def _is_click_error(exc: BaseException) -> bool:
+    """Click's exception family (ClickException and its UsageError, BadParameter, ...) found by
+    its documented class names, wherever a Typer release keeps Click (its own copy since 0.26)."""
+    return any(c.__name__ == "ClickException" for c in type(exc).__mro__)
 
-    def get_usage_pieces(self, ctx) -> list[str]:
-        shown = getattr(self, "display_name_raw", None) or self.metavar or (self.name or "").upper()
-        return [shown if self.required else f"[{shown}]"]
 
-    def display_type_rich(self, ctx) -> str | None:
-        return None
+def _kind(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
+def _param_name(param) -> str:
+    """An option by its longest flag, an argument by its metavar (public fields of a parameter)."""
+    opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("-")]
+    if opts:
+        return max(opts, key=len)
+    return getattr(param, "metavar", None) or (getattr(param, "name", None) or "").upper()
+
+
+def _param_text(param) -> str:
+    """A parameter as a user types it, its help after it: "--gpu NAME, a preset GPU to ..."."""
+    shown = _param_name(param)
+    metavar = getattr(param, "metavar", None)
+    if shown.startswith("-") and metavar and not getattr(param, "is_flag", False):
+        shown += f" {metavar}"
+    about = (getattr(param, "help", None) or "").strip().rstrip(".")
+    return f"{shown}, {about[:1].lower()}{about[1:]}" if about else shown
+
+
+def _usage_pieces(command) -> list[str]:
+    """What follows a command's name on its usage line, from its parameters' public fields:
+    ['[OPTIONS]', 'BEFORE.json', 'AFTER.json'] (an optional argument in brackets)."""
+    pieces = ["[OPTIONS]"]
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", None) == "argument":
+            shown = _param_name(param)
+            pieces.append(shown if getattr(param, "required", False) else f"[{shown}]")
+    return pieces
+
+
+def _usage(path: str, command) -> str:
+    """A command's usage line: 'roofline compare [OPTIONS] BEFORE.json AFTER.json'."""
+    return " ".join([path, *_usage_pieces(command)])
+
+
+class _Command(TyperCommand):
+    """A command whose usage line shows each argument by its metavar, the same under every Typer
+    (Click's documented `collect_usage_pieces`)."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return _usage_pieces(self)
+
+    def format_options(self, ctx, formatter) -> None:
+        """The Arguments section by metavar and help (no type label after them), the Options
+        section as each option's own help record: Click's documented formatter calls."""
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            if getattr(param, "param_type_name", None) == "argument":
+                required = "  [required]" if getattr(param, "required", False) else ""
+                arguments.append((_param_name(param), (getattr(param, "help", None) or "") + required))
+            else:
+                record = param.get_help_record(ctx)
+                if record is not None:
+                    options.append(record)
+        for title, records in (("Arguments", arguments), ("Options", options)):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+def _usage_error(exc, group, args: list[str]) -> str:
+    """A usage error of Click's in one line, from the exception's public fields (`param`,
+    `option_name`, `possibilities`, `message`, `ctx`) and the command's parameters: what is missing
+    or wrong, and what is valid."""
+    kind, ctx = _kind(exc), getattr(exc, "ctx", None)
+    if ctx is not None:
+        command, path = ctx.command, ctx.command_path
+    else:  # raised while parsing, before a context (an option without its value): the command named in args
+        name = next((a for a in args if not a.startswith("-")), None)
+        command = group.get_command(None, name) if name else None
+        path = f"roofline {name}" if command is not None else "roofline"
+        command = command or group
+    param = getattr(exc, "param", None)
+    if "MissingParameter" in kind and param is not None:
+        return f"{path}: missing {_param_text(param)}; usage: {_usage(path, command)}"
+    if "NoSuchOption" in kind:
+        option, close = exc.option_name, sorted(getattr(exc, "possibilities", None) or [])
+        if close:
+            return f"{path} has no option {option}; did you mean {' or '.join(close)}? ({path} -h lists them all)"
+        valid = [_param_name(p) for p in getattr(command, "params", [])
+                 if getattr(p, "param_type_name", None) == "option"] + ["-h"]
+        return f"{path} has no option {option}; its options: {', '.join(valid)}"
+    if "BadOptionUsage" in kind:
+        option = getattr(exc, "option_name", None)
+        found = [p for p in getattr(command, "params", []) if option in (getattr(p, "opts", None) or [])]
+        said = exc.format_message().rstrip(".")
+        return f"{said}: {_param_text(found[0])}" if found else said
+    if "BadParameter" in kind and param is not None:
+        return f"{_param_name(param)}: {str(exc.message).strip().rstrip('.')}"
+    message = exc.format_message()
+    if "UsageError" in kind and command is group:  # an unknown command
+        return f"{message} Commands: {', '.join(group.list_commands(ctx))}."
+    if "UsageError" in kind and command is not None:  # e.g. an argument too many
+        return f"{message}; usage: {_usage(path, command)}"
+    return message
 
 
 class _OneLineErrors(TyperGroup):
-    """Reports every usage error, Typer's own and the library's, as one line on stderr; an
-    unknown command lists the valid ones. Positional arguments read as their metavars."""
-
-    def get_command(self, ctx, cmd_name):
-        command = super().get_command(ctx, cmd_name)
-        for param in getattr(command, "params", []):
-            if type(param) is TyperArgument and param.metavar:
-                param.__class__ = _Argument  # the same object, shown as `_Argument` shows it
-        return command
+    """Reports every usage error, Typer's own and the library's, as one line on stderr, through
+    Click's public interfaces only: `main` in non-standalone mode and the exceptions' fields."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        args = list(sys.argv[1:] if args is None else args)
         try:
-            rv = super().main(args=args, prog_name=prog_name or "roofline", complete_var=complete_var,
+            rv = super().main(args=args, prog_name="roofline", complete_var=complete_var,
                               standalone_mode=False, **extra)
         except UsageError as exc:
             _fail(str(exc), 2)
@@ -95,47 +182,45 @@ class _OneLineErrors(TyperGroup):
             if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
                 _interrupted()
             _fail("aborted", 1)
-        except typer.TyperException as exc:  # Click's usage errors, through Typer's public base class
-            message = _type_error(exc) or exc.format_message()
-            if message.startswith("No such command"):
-                message += f" Commands: {', '.join(self.list_commands(None))}."
-            _fail(message, exc.exit_code)
+        except Exception as exc:
+            if not _is_click_error(exc):
+                raise
+            _fail(_usage_error(exc, self, args), exc.exit_code)
         if rv == 130:  # Typer's answer to Ctrl-C while a command runs (no command returns 130)
             _interrupted()
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-_KINDS = {"int_parsing": "an integer", "int_from_float": "an integer", "int_type": "an integer",
-          "float_parsing": "a number", "float_type": "a number", "bool_parsing": "true or false"}
-
-
-_CLICK_KINDS = {"int": "an integer", "integer": "an integer", "float": "a number"}
-
-
-def _type_error(exc) -> str | None:
-    """A value of the wrong type in the user's words, from the validation error behind Typer's
-    message: "--regs: 'abc' is not an integer"; None for other errors."""
-    param, cause = getattr(exc, "param", None), exc.__cause__
-    if param is None:
-        return None
-    opts = getattr(param, "opts", None) or [param.human_readable_name]
-    name = max(opts, key=len) if param.param_type_name == "option" else param.human_readable_name
-    errors = getattr(cause, "errors", None)
-    if not callable(errors):  # Click's own wording, where Typer checks values through Click
-        said = (getattr(exc, "message", "") or "").strip().rstrip(".")
-        kind = re.fullmatch(r"('.*') is not a valid (int|integer|float)", said)
-        if kind:
-            return f"{name}: {kind.group(1)} is not {_CLICK_KINDS[kind.group(2)]}"
-        return f"{name}: {said}" if said else None
+def _integer(text) -> int:
+    """An integer option's value; anything else is refused in the user's words, by every Typer."""
+    if isinstance(text, int):  # a default
+        return text
     try:
-        first = errors()[0]
-    except (IndexError, TypeError, ValueError):
-        return None
-    reason = (first.get("ctx") or {}).get("error")
-    if first.get("type") == "value_error" and reason is not None:  # e.g. a choice: 'pie' is not one of ...
-        return f"{name}: {str(reason).rstrip('.')}"
-    what = _KINDS.get(first.get("type"))
-    return None if what is None else f"{name}: {first.get('input')!r} is not {what}"
+        return int(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not an integer") from None
+
+
+def _number(text) -> float:
+    """A number option's value; anything else is refused in the user's words. Its range (nan and
+    inf included) is the library's to check, which names the valid one."""
+    if isinstance(text, (int, float)):  # a default
+        return float(text)
+    try:
+        return float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a number") from None
+
+
+def _one_of(*choices: str):
+    """A value among `choices`, refused otherwise with the choices named."""
+
+    def parse(text) -> str:
+        if text in choices:
+            return text
+        raise typer.BadParameter(f"{text!r} is not one of {', '.join(map(repr, choices))}")
+
+    return parse
 
 
 def _echo(text: str, err: bool = False) -> None:
@@ -350,16 +435,16 @@ def _print_results(doc, list_failures: bool = False) -> None:
                 console.print(f"not drawn: {why}")
 
 
-@app.command(short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
+@app.command(cls=_Command, short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
 def run(
     all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default, but for --source alone)."),
     kernel: Optional[list[str]] = typer.Option(None, "--kernel", metavar="NAME",
                                                help="Run only this kernel (repeatable)."),
-    size: Optional[int] = typer.Option(None, "--size", metavar="N",
+    size: Optional[int] = typer.Option(None, "--size", parser=_integer, metavar="N",
                                        help=f"Square problem M = N = K (default {api.DEFAULT_SIZE})."),
-    m: Optional[int] = typer.Option(None, "--m", metavar="M", help="Rows of A and C."),
-    n: Optional[int] = typer.Option(None, "--n", metavar="N", help="Columns of B and C."),
-    k: Optional[int] = typer.Option(None, "--k", metavar="K", help="Columns of A, rows of B."),
+    m: Optional[int] = typer.Option(None, "--m", parser=_integer, metavar="M", help="Rows of A and C."),
+    n: Optional[int] = typer.Option(None, "--n", parser=_integer, metavar="N", help="Columns of B and C."),
+    k: Optional[int] = typer.Option(None, "--k", parser=_integer, metavar="K", help="Columns of A, rows of B."),
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST",
                                         help="Sweep of sizes N (square) or shapes MxNxK, e.g. "
                                              "512,1024,8192x1024x4096; run in order of FLOPs."),
@@ -386,7 +471,7 @@ def run(
     name: Optional[str] = _LAUNCH["name"],
     no_ragged: bool = typer.Option(False, "--no-ragged",
                                    help="Skip the check of your kernel at a ragged shape (511x383x255)."),
-    timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", metavar="SECONDS",
+    timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", parser=_number, metavar="SECONDS",
                                   help="Stop a launch of your kernel that runs longer."),
     device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID",
                                          help="The GPU: index as nvidia-smi counts, or PCI bus id (default 0)."),
@@ -439,15 +524,15 @@ PROFILE_HELP = ("Run COMMAND under Nsight Compute and put every kernel it launch
                 "against the roof of its own precision.")
 
 
-@app.command(short_help="Profile every kernel of any CUDA program under Nsight Compute.",
+@app.command(cls=_Command, short_help="Profile every kernel of any CUDA program under Nsight Compute.",
              context_settings={"allow_interspersed_args": False})
 def profile(
     command: Optional[list[str]] = typer.Argument(None, metavar="-- COMMAND [ARGS]",
                                                   help="The program to profile, after --."),
     kernel_regex: Optional[str] = typer.Option(None, "--kernel-regex", metavar="RE",
                                                help="Profile only kernels whose name matches (ncu -k regex:RE)."),
-    launch_skip: int = typer.Option(0, "--launch-skip", metavar="N", help="Skip the first N matching launches."),
-    launch_count: int = typer.Option(api.DEFAULT_LAUNCH_COUNT, "--launch-count", metavar="N",
+    launch_skip: int = typer.Option(0, "--launch-skip", parser=_integer, metavar="N", help="Skip the first N matching launches."),
+    launch_count: int = typer.Option(api.DEFAULT_LAUNCH_COUNT, "--launch-count", parser=_integer, metavar="N",
                                      help="Profile at most N launches (each costs a fraction of a second under ncu)."),
     from_start: bool = typer.Option(True, "--profile-from-start/--no-profile-from-start",
                                     help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
@@ -462,7 +547,7 @@ def profile(
                                           help="Also keep ncu's own report (opens in Nsight Compute's GUI)."),
     out: Path = typer.Option(api.DEFAULT_PROFILE, "--out", metavar="PATH", help="Results file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the profile document instead of the table."),
-    top: int = typer.Option(25, "--top", metavar="N", help="Kernels in the table (all are in the results file)."),
+    top: int = typer.Option(25, "--top", parser=_integer, metavar="N", help="Kernels in the table (all are in the results file)."),
 ):
     """Run COMMAND under Nsight Compute (ncu, clocks untouched, child processes followed) and
     read every kernel it launches against the roof of its own precision (FP64, FP32, FP16/BF16
@@ -523,9 +608,9 @@ def profile(
         raise typer.Exit(1)
 
 
-@app.command(short_help="Search the autotuned kernel's tile on this GPU.")
+@app.command(cls=_Command, short_help="Search the autotuned kernel's tile on this GPU.")
 def tune(
-    size: int = typer.Option(api.DEFAULT_SIZE, "--size", metavar="N", help="Square problem size to tune at."),
+    size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=_integer, metavar="N", help="Square problem size to tune at."),
     out: Path = typer.Option(api.DEFAULT_TUNE_RESULTS, "--out", metavar="PATH",
                              help="Results of every candidate (atomic)."),
     as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the table."),
@@ -552,35 +637,30 @@ def tune(
                   f"compiled, {t.verified} verified; kept in {report.cache}; all candidates in {out}")
 
 
-class ChartKind(str, Enum):
-    roofline = "roofline"
-    sweep = "sweep"
-
-
 def _results_paths(paths: Optional[list[Path]]) -> list[Path]:
     return paths or [api.DEFAULT_RESULTS]
 
 
-@app.command(short_help="Draw the roofline or a size sweep from results files.")
+@app.command(cls=_Command, short_help="Draw the roofline or a size sweep from results files.")
 def plot(
     results_paths: Optional[list[Path]] = typer.Option(None, "--results", metavar="PATH",
                                                        help="Results file(s) (repeatable; default "
                                                             f"{api.DEFAULT_RESULTS})."),
     out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE",
                              help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
-    kind: ChartKind = typer.Option(ChartKind.roofline, "--kind", metavar="roofline|sweep", help="roofline, or sweep (GFLOP/s against size)."),
+    kind: str = typer.Option("roofline", "--kind", parser=_one_of("roofline", "sweep"), metavar="roofline|sweep", help="roofline, or sweep (GFLOP/s against size)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and fade the others (repeatable)."),
 ):
     """Draw the hierarchical roofline chart, or a size sweep, from recorded results (no GPU
     needed)."""
-    for note in api.plot(_results_paths(results_paths), out, kind.value, measured, highlight):
+    for note in api.plot(_results_paths(results_paths), out, kind, measured, highlight):
         _note(note)
     _echo(f"wrote {out}")
 
 
-@app.command(short_help="Print the tables and verdicts of results files.",
+@app.command(cls=_Command, short_help="Print the tables and verdicts of results files.",
              help="Print the tables and one verdict per kernel of recorded results (no GPU needed): a run's "
                   "(the run table, the counters table), a size sweep's or a tile search's, or a program's "
                   f"profile (roofline profile). Results files of every schema roofline has written (1 to {SCHEMA}) "
@@ -624,18 +704,18 @@ def show(
             _print_results(d, list_failures=True)
 
 
-@app.command(short_help="Theoretical occupancy of a block configuration.")
+@app.command(cls=_Command, short_help="Theoretical occupancy of a block configuration.")
 def occupancy(
-    regs: int = typer.Option(..., "--regs", metavar="R", help="Registers per thread (1..255)."),
-    threads: int = typer.Option(..., "--threads", metavar="T", help="Threads per block (1..1024)."),
-    smem: int = typer.Option(0, "--smem", metavar="BYTES", help="Static shared memory per block, bytes."),
-    dynamic_smem: int = typer.Option(0, "--dynamic-smem", metavar="BYTES",
+    regs: int = typer.Option(..., "--regs", parser=_integer, metavar="R", help="Registers per thread (1..255)."),
+    threads: int = typer.Option(..., "--threads", parser=_integer, metavar="T", help="Threads per block (1..1024)."),
+    smem: int = typer.Option(0, "--smem", parser=_integer, metavar="BYTES", help="Static shared memory per block, bytes."),
+    dynamic_smem: int = typer.Option(0, "--dynamic-smem", parser=_integer, metavar="BYTES",
                                      help="Dynamic shared memory per block, bytes."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset such as h200 or 'rtx 5080'."),
     plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE",
                                             help="Also draw the what-if chart (.png/.svg/.pdf)."),
-    target_blocks: Optional[int] = typer.Option(None, "--target-blocks", metavar="B",
+    target_blocks: Optional[int] = typer.Option(None, "--target-blocks", parser=_integer, metavar="B",
                                                 help="Most registers per thread that keep B blocks resident."),
     as_json: bool = typer.Option(False, "--json", help="Print the occupancy JSON."),
 ):
@@ -658,7 +738,7 @@ def occupancy(
         console.print(f"wrote {plot_out}")
 
 
-@app.command(short_help="Peaks, ceilings and per-SM limits of a GPU.")
+@app.command(cls=_Command, short_help="Peaks, ceilings and per-SM limits of a GPU.")
 def device(
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="Describe a preset instead of this GPU."),
     measure: bool = typer.Option(False, "--measure", help="Measure this GPU's sustained ceilings now (and cache "
@@ -692,9 +772,9 @@ def device(
         console.print(note)
 
 
-@app.command(short_help="The ladder's model, and its resources for a target, offline.")
+@app.command(cls=_Command, short_help="The ladder's model, and its resources for a target, offline.")
 def kernels(
-    size: int = typer.Option(api.DEFAULT_SIZE, "--size", metavar="N", help="Square problem size for the model."),
+    size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=_integer, metavar="N", help="Square problem size for the model."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset: its target, limits and peaks."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     model_only: bool = typer.Option(False, "--model-only", help="Skip compiling: the traffic model alone."),
@@ -750,7 +830,7 @@ def kernels(
         raise typer.Exit(1)
 
 
-@app.command(short_help="Write a starter kernel of your own, ready to run.")
+@app.command(cls=_Command, short_help="Write a starter kernel of your own, ready to run.")
 def new(
     path: Path = typer.Argument(..., metavar="KERNEL.cu", help="The file to write (its folder must exist)."),
     name: Optional[str] = typer.Option(None, "--name", metavar="NAME",
@@ -773,7 +853,7 @@ def new(
           f"roofline run --source {shlex.quote(shown)} {ladder}")
 
 
-@app.command(short_help="Compare two results files, kernel by kernel.")
+@app.command(cls=_Command, short_help="Compare two results files, kernel by kernel.")
 def compare(
     before: Path = typer.Argument(..., metavar="BEFORE.json", help="The earlier results or profile file."),
     after: Path = typer.Argument(..., metavar="AFTER.json", help="The later results or profile file."),
@@ -807,10 +887,10 @@ def compare(
         console.print(f"wrote {out}")
 
 
-@app.command(short_help="What each kernel saves at a fraction of its roof, and the step with it.")
+@app.command(cls=_Command, short_help="What each kernel saves at a fraction of its roof, and the step with it.")
 def whatif(
     results: Path = typer.Argument(..., metavar="RESULTS.json", help="A results or profile file."),
-    target: float = typer.Option(0.8, "--target", metavar="FRACTION",
+    target: float = typer.Option(0.8, "--target", parser=_number, metavar="FRACTION",
                                  help="The fraction of its binding roof each kernel is imagined at, in (0, 1]."),
     as_json: bool = typer.Option(False, "--json", help="Print the what-if as JSON instead."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE",
@@ -828,7 +908,7 @@ def whatif(
     _print_report(lambda width: tables(result, width), lines(result), result.notes, out)
 
 
-@app.command(short_help="The same work on another GPU: floors, lower bound and estimate per kernel.")
+@app.command(cls=_Command, short_help="The same work on another GPU: floors, lower bound and estimate per kernel.")
 def project(
     results: Path = typer.Argument(..., metavar="RESULTS.json", help="A results or profile file."),
     gpus: list[str] = typer.Option(..., "--gpu", metavar="NAME", help="A preset GPU to project onto (repeatable)."),
@@ -849,7 +929,7 @@ def project(
                   result.notes + [n for t in result.targets for n in t.notes], out)
 
 
-@app.command(short_help="Fail when a kernel got slower than in a baseline (for CI).")
+@app.command(cls=_Command, short_help="Fail when a kernel got slower than in a baseline (for CI).")
 def check(
     new: Path = typer.Argument(..., metavar="NEW.json", help="The results or profile file to check."),
     baseline: Path = typer.Option(..., "--baseline", metavar="OLD.json", help="The results or profile file to check against."),
@@ -871,7 +951,7 @@ def check(
         sys.exit(1)
 
 
-@app.command(short_help="Print the JSON Schema of results files.")
+@app.command(cls=_Command, short_help="Print the JSON Schema of results files.")
 def schema(
     profile: bool = typer.Option(False, "--profile", help="The schema of profile files (roofline profile) instead."),
 ):
