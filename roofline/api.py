@@ -846,7 +846,10 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
                          f"{WHERE['time']}")
     notes = left_out + list(report.notes)
     device = _import_device(report.rows, preset, str(path), notes)
-    ncu.check_rates(report.rows, device, str(path))
+    rows, over_peak = ncu.check_rates(report.rows, device, str(path))
+    if over_peak:  # those launches left out, the others read
+        launches = ncu.launches(rows)[0]
+        notes += over_peak
     try:
         doc = convert.from_profile(launches, device, report=path.name, read_with=report.read_with, notes=notes)
     except ValidationError as exc:

@@ -16,7 +16,8 @@ Reading (`read`):
   rates (`/s`, `/second`, `hz`, `cycle/nsecond`, `sector/us`); thousands separators, or a
   locale's decimal comma (`27.595.520`, `65,77`: decided for the whole file); `n/a`, `nan`,
   `no data` and per-instance lists as no value, except that text, `nan` or `inf` in a metric a
-  roofline reads is a damaged report (`check_rows` refuses it); the program's output, `==PROF==`/`==WARNING==`
+  roofline reads (`ncu_metrics.reads`, by exact name) is a damaged figure (`check_rows` leaves that
+  launch out, naming it); the program's output, `==PROF==`/`==WARNING==`
   lines before or among the table; any CSV quoting, a `,`, `;` or tab separator, a byte-order
   mark, UTF-8 or UTF-16.
 - `--page details` CSV (ID ... Section Name, Metric Name, Metric Unit, Metric Value; 11, 12, 15,
@@ -49,7 +50,7 @@ from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
 from ..model.kernel_names import label
 from ..model.launches import DEFAULT_LAUNCH_COUNT, Launch, from_reading
-from ..model.ncu_metrics import COLLECT, TIME, WHERE, Reading, details_metric, implausible, read
+from ..model.ncu_metrics import COLLECT, TIME, WHERE, Reading, details_metric, implausible, read, reads
 from ..model.peaks import fp32_cores_per_sm
 from ..model.presets import PRESETS
 from ..model.units import plural
@@ -360,8 +361,8 @@ def parse_csv(text: str, source: str = "report") -> Report:
         report = _details(header, records[:-1] if cut else records, source)
     else:
         report = _raw(header, records, source, cut)
-    check_rows(report.rows, source)
-    return report
+    rows, notes = check_rows(report.rows, source)
+    return Report(rows, report.read_with, report.notes + tuple(notes))
 
 
 def _damaged(cell: str) -> bool:
@@ -378,43 +379,60 @@ def _launch(row: Row, index: int) -> str:
     return f"launch {row.text.get('ID') or index} ({label(row.kernel) if row.kernel else 'no kernel name'})"
 
 
-def check_rows(rows: list[Row], source: str) -> None:
-    """Refuse a report with a damaged figure where a roofline reads one: a metric cell that holds
-    text, 'nan' or 'inf', a negative count, time or size, or a duration beyond any real launch
-    (`ncu_metrics.implausible`). Rows cut short are left out elsewhere, not checked. Raises
-    UsageError: one line naming the first such launch (ID and kernel), the metric and the value,
-    and how many more there are."""
+def _left_out(found: list[tuple[int, str]], rows: list[Row], source: str, why: str) -> tuple[list[Row], list[str]]:
+    """The rows but those `found` ((row index, what is wrong) each), and a note naming them; a
+    report left with none is refused (UsageError) naming the first and how many more."""
+    if not found:
+        return rows, []
+    first = {}
+    for i, what in found:
+        first.setdefault(i, what)
+    kept = [row for i, row in enumerate(rows) if i not in first]
+    if not any(not row.incomplete for row in kept):
+        more = f" ({plural(len(found) - 1, 'more damaged figure')} after it)" if len(found) > 1 else ""
+        raise UsageError(f"{source}: {found[0][1]}{more}; {why}")
+    shown = "; ".join(list(first.values())[:3]) + (f"; and {len(first) - 3} more" if len(first) > 3 else "")
+    return kept, [f"{plural(len(first), 'launch', 'launches')} left out for a damaged figure in a metric the "
+                  f"roofline reads ({why.split(':')[0]}): {shown}"]
+
+
+def check_rows(rows: list[Row], source: str) -> tuple[list[Row], list[str]]:
+    """The rows less those with a damaged figure where a roofline reads one (`ncu_metrics.reads`,
+    by exact metric name): a metric cell that holds text, 'nan' or 'inf', a negative count, time
+    or size, or a duration beyond any real launch (`ncu_metrics.implausible`); and one note naming
+    each launch left out (its ID and kernel), the metric and the value. Rows cut short are left
+    out elsewhere, not checked. Raises UsageError, naming the first damaged figure, when no launch
+    is left."""
     found = []
     for i, row in enumerate(rows):
         if row.incomplete:
             continue
         for name, cell in row.bad.items():
-            found.append(f"{_launch(row, i)}: {name} is {cell!r}, not a number")
+            found.append((i, f"{_launch(row, i)}: {name} is {cell!r}, not a number"))
         for name, x in row.values.items():
-            if x < 0 and USED.match(name):
-                found.append(f"{_launch(row, i)}: {name} is {x:g}, below zero")
+            if x < 0 and reads(name):
+                found.append((i, f"{_launch(row, i)}: {name} is {x:g}, below zero"))
         why = implausible(row.reading)
         if why:
-            found.append(f"{_launch(row, i)}: {why}")
-    if found:
-        more = f" ({plural(len(found) - 1, 'more damaged figure')} after it)" if len(found) > 1 else ""
-        raise UsageError(f"{source}: {found[0]}{more}; the report is damaged: {REEXPORT}")
+            found.append((i, f"{_launch(row, i)}: {why}"))
+    return _left_out(found, rows, source, f"the report is damaged: {REEXPORT}")
 
 
-def check_rates(rows: list[Row], device: DeviceSpec, source: str) -> None:
-    """Refuse a report with a launch whose work or bytes over its time exceed `device`'s
-    theoretical peaks (per precision; DRAM and L2 bandwidth) by more than
-    `ncu_metrics.OVER_PEAK_FACTOR`: a damaged file, or a report read against another GPU. Raises
-    UsageError naming the launch (ID and kernel), the metric and the rate."""
+def check_rates(rows: list[Row], device: DeviceSpec, source: str) -> tuple[list[Row], list[str]]:
+    """The rows less those whose work or bytes over their time exceed `device`'s theoretical
+    peaks (per precision; DRAM and L2 bandwidth) by more than `ncu_metrics.OVER_PEAK_FACTOR`, and
+    a note naming them: a damaged figure, or a report read against another GPU. Raises
+    UsageError, naming the launch (ID and kernel), the metric and the rate, when none is left."""
     gflops = dict(device.peaks_gflops or {"fp32": device.peak_fp32_gflops})
     gbps = {"dram": device.peak_dram_gbps, "l2": device.roofs.l2_gbps}
+    found = []
     for i, row in enumerate(rows):
         if row.incomplete:
             continue
         why = implausible(row.reading, gflops, gbps)
         if why:
-            raise UsageError(f"{source}: {_launch(row, i)}: {why}, which no kernel reaches on {device.name}; the "
-                             f"report is damaged, or was recorded on another GPU")
+            found.append((i, f"{_launch(row, i)}: {why}, which no kernel reaches on {device.name}"))
+    return _left_out(found, rows, source, "the report is damaged, or was recorded on another GPU")
 
 
 def _int(cell: str) -> int | None:
@@ -437,7 +455,7 @@ def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = F
     scales += [1.0] * (len(header) - len(scales))
     unknown: dict[str, str] = {}
     text_columns = {i for i, name in enumerate(header) if name in TEXT_COLUMNS or name in ("ID", "Process ID")}
-    used = [bool(USED.match(name)) for name in header]
+    used = [reads(name) for name in header]
     plan = [_column_plan(name, scales[i], units[i].strip() if units and i < len(units) else None)
             for i, name in enumerate(header)]
     numbers: dict[str, float | None] = {}  # a report repeats its cells: each distinct one read once
@@ -483,10 +501,6 @@ def _check_once(seen: set, process_id: int | None, launch: int | None, kernel: s
     seen.add(key)
 
 
-USED = re.compile(r"(gpu__time_duration|dram__(bytes|sectors|read_bytes|write_bytes)|lts__t_(bytes|sectors)|"
-                  r"l1tex__t_(bytes|sectors)|smsp__sass|sm__ops_path|(sm|smsp|gpc)__cycles_elapsed|sm__warps_active|"
-                  r"launch__((grid|block)_(size|dim_[xyz])|registers_per_thread|shared_mem_per_block_(static|dynamic)))")
-# the numeric metrics a roofline reads
 _KINDS = (  # (metric pattern, what its unit must be): a value in a unit of another kind is not read
     (re.compile(r"gpu__time_duration"), "time"),
     (re.compile(r"(cycles_elapsed\.avg\.per_second|__frequency)$"), "rate"),
@@ -526,7 +540,7 @@ def _column_plan(name: str, scale: float | None, unit: str | None) -> tuple[floa
             scale /= 1e3  # a clock printed in Hz or MHz: the attribute's own unit is kHz
         return (scale if scale is not None else 1.0), None
     if scale is None or (unit is not None and not _unit_fits(name, unit)):
-        return None, (unit or "") if USED.match(name) else None
+        return None, (unit or "") if reads(name) else None
     return scale, None
 
 
@@ -582,7 +596,7 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
         if x is None:
             if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
                 row.text[metric] = cell.strip()
-            if USED.match(metric) and _damaged(cell) and metric not in row.values:
+            if reads(metric) and _damaged(cell) and metric not in row.values:
                 row.bad.setdefault(metric, cell.strip())
             continue
         if metric not in row.values:  # a label repeated in another section: the first reading stands
@@ -683,8 +697,8 @@ def read_report(path: Path) -> Report:
     UsageError when the file is not a report ncu can read."""
     rows = _rows_from_module(path)
     if rows:  # none: no module, not a report it knows, or it failed; ncu itself then says why
-        check_rows(rows, str(path))
-        return Report(rows, "Nsight Compute's Python report interface (ncu_report)")
+        rows, notes = check_rows(rows, str(path))
+        return Report(rows, "Nsight Compute's Python report interface (ncu_report)", tuple(notes))
     tried = _ncu_report_module() is not None
     exe = shutil.which("ncu")
     if exe is None:
@@ -826,7 +840,7 @@ def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
             given = row.text.get(TIME, row.values.get(TIME))
             if given is None or not row.kernel:
                 timeless += 1
-            else:  # a duration is there, but no duration: zero (`check_rows` refused the damaged ones)
+            else:  # a duration is there, but no duration: zero (`check_rows` left the damaged ones out)
                 bad.append(f"{_launch(row, i)} has {TIME} {given!r}")
     notes = []
     if cut:

@@ -263,13 +263,24 @@ def _time(m: _Metrics, notes: list[str]) -> Quantity | None:
             if t > 0:
                 return Quantity(t, name, True)
             notes.append(f"{name} is {t:g} ns, which is no duration: the time is taken from elapsed cycles, if any")
-    for cycles, clock in (("gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"),
-                          ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
-                          ("sm__cycles_elapsed.max", "sm__cycles_elapsed.avg.per_second")):
+    for cycles, clock in _elapsed_pairs(m.v):
         c, f = m.get(cycles), m.get(clock)
         if c and f:
             return Quantity(c / f * 1e9, f"{cycles} / {clock}", False)
     return None
+
+
+CYCLES = re.compile(r"^(?P<unit>[a-z0-9]+)__cycles_elapsed\.(?P<stat>max|avg)$")
+TIME_FROM_CYCLES = ("gpc", "sm", "smsp")  # the units whose elapsed cycles span the launch, best first
+
+
+def _elapsed_pairs(values) -> list[tuple[str, str]]:
+    """(elapsed cycles, their clock) pairs that give a launch's duration: the GPC's, the SM's and
+    the SM sub-partitions' first (the most elapsed of their instances, else their average), then
+    any other unit's present (DRAM, L2), each over its own `.avg.per_second`."""
+    units = list(TIME_FROM_CYCLES) + sorted({m["unit"] for n in values if (m := CYCLES.match(n))} - set(TIME_FROM_CYCLES))
+    return [(f"{u}__cycles_elapsed.{stat}", f"{u}__cycles_elapsed.avg.per_second") for u in units
+            for stat in (("avg", "max") if u in ("sm", "smsp") else ("max", "avg"))]
 
 
 def _clock(m: _Metrics) -> Quantity | None:
@@ -282,11 +293,32 @@ def _clock(m: _Metrics) -> Quantity | None:
     return None
 
 
+def instruction_spellings(op: str) -> tuple[str, ...]:
+    """The counters of thread instructions `op` ('dfma', 'hadd', ...), best first: per SM
+    sub-partition and its per-SM roll-up, counting predicated-on threads; then the same without
+    `_pred_on`, which count predicated-off threads too (read with a note)."""
+    return tuple(f"{unit}__sass_thread_inst_executed_op_{op}{pred}.sum"
+                 for pred in ("_pred_on", "") for unit in ("smsp", "sm"))
+
+
+def _instruction(m: _Metrics, op: str, r: Reading) -> Quantity | None:
+    """Thread instructions `op` from its first spelling present (`instruction_spellings`)."""
+    for rates in (False, True):  # an exact count in any spelling before any rate
+        for name in instruction_spellings(op):
+            q = m.counter(name, rates)
+            if q is not None:
+                if "_pred_on" not in name:
+                    r.notes.append(f"{op.upper()} instructions read from {name}, which counts predicated-off "
+                                   "threads too: an upper bound")
+                return q
+    return None
+
+
 def _cuda_core(m: _Metrics, key: str, r: Reading) -> None:
     p, per_fma, per_add, per_mul = CUDA_CORE_OPS[key]
     parts, absent = [], []
     for op, weight in (("fma", per_fma), ("add", per_add), ("mul", per_mul)):
-        q = m.counter(INSTRUCTION.format(p + op))
+        q = _instruction(m, p + op, r)
         if q is None:
             absent.append(op.upper())
         else:
@@ -503,3 +535,37 @@ def read(values: dict[str, float], text: dict[str, str] | None = None) -> Readin
         r.missing["launch_size"] = WHERE["launch_size"]
     r.launch_source = grid_source if grid_source == block_source else f"{grid_source}, {block_source}".strip(", ")
     return r
+
+
+# ---------------------------------------------------------------- the metrics `read` reads
+
+_RATES = r"(\.per_cycle_elapsed|\.per_second)?"
+_READ_PATTERNS = tuple(re.compile(p) for p in (
+    r"^[a-z0-9]+__cycles_elapsed\.(avg|max|sum)(\.per_second)?$",  # time, clock and the cycles behind rates
+    r"^(smsp|sm)__sass_thread_inst_executed_op_[dfh](fma|add|mul)(_pred_on)?\.sum" + _RATES + "$",
+    TENSOR.pattern.rstrip("$") + _RATES + "$",
+    L1_SECTORS.pattern.rstrip("$") + _RATES + "$",
+))
+
+
+def _read_names() -> frozenset[str]:
+    names = {TIME, "gpu__time_duration", *CLOCKS, ACHIEVED, THEORETICAL, *LAUNCH, BANK_CONFLICTS,
+             *(BANK_CONFLICTS.replace(".sum", f"_op_{op}.sum") for op in ("ld", "st"))}
+    counters = {n for names_, _ in BYTE_OPTIONS.values() for n in names_}
+    counters |= {n for options in SPLIT_OPTIONS.values() for n, _ in options}
+    counters |= {BANK_CONFLICTS}
+    for name in counters:
+        names |= {name, name + ".per_cycle_elapsed", name + ".per_second"}
+    return frozenset(names)
+
+
+READ_NAMES = _read_names()
+
+
+def reads(name: str) -> bool:
+    """Whether `read` takes a figure from metric `name`, exactly: the names and spellings of this
+    module's tables (time, clocks, instruction and tensor counts, bytes per level, bank conflicts,
+    occupancy, launch figures) and their rates. A metric that only shares a prefix with one
+    (`lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum` beside `lts__t_sectors.sum`) is not
+    read, and a damaged value in it harms no figure."""
+    return name in READ_NAMES or any(p.match(name) for p in _READ_PATTERNS)
