@@ -208,3 +208,30 @@ def test_the_sweeps_readings_quoted_are_what_show_prints(monkeypatch):
     assert len(quotes) == 2
     for quoted in quotes:
         assert quoted in printed
+
+
+def _spellings() -> dict[str, list[str]]:
+    """The table of spellings in docs/nsight-compute.md: figure -> the metrics its row names, in order."""
+    text = (ROOT / "docs" / "nsight-compute.md").read_text()
+    section = text.split("## Each figure's spellings", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    return {row[0].strip("| "): re.findall(r"`([a-z0-9_]+__[a-z0-9_.]+)`", row[1]) for row in rows[1:]}
+
+
+def test_the_table_of_spellings_is_what_the_reader_reads():
+    """Every metric the table names is one `ncu_metrics.reads` reads; every metric roofline
+    collects is in the table (or is a tensor-core spelling, which the table gives as a pattern);
+    the orders of preference the table gives are the code's."""
+    from roofline.model import ncu_metrics as m
+
+    table = _spellings()
+    named = [n for names in table.values() for n in names]
+    assert len(named) > 40 and [n for n in named if not m.reads(n)] == []
+    one_op = [re.sub(r"_op_[dfh](fma|add|mul)", "_op_dfma", n) for n in m.COLLECT]  # the table spells dfma's
+    assert [n for n in one_op if n not in named and not m.TENSOR.match(n)] == []
+    assert not m.reads("lts__t_sectors_srcunit_tex_op_red_lookup_hit.sum")  # a prefix is not a name
+    assert table["FP64, FP32, FP16 work"] == list(m.instruction_spellings("dfma"))
+    assert table["clock"] == list(m.CLOCKS)
+    time = table["time"]
+    assert time[:2] == [m.TIME, "gpu__time_duration"]
+    assert [p for pair in m._elapsed_pairs({})[::2][:3] for p in pair] == time[2:]

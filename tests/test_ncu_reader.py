@@ -498,7 +498,7 @@ def test_a_binary_report_is_read_through_ncus_module_in_a_child_process(module_o
     assert row.values["sm__cycles_elapsed.avg.per_second"] == pytest.approx(1.98e9)
     crash = tmp_path / "crash.ncu-rep"
     crash.write_text(json.dumps([{"name": "CRASH", "metrics": {}}]))
-    with pytest.raises(ncu.NcuError, match="needs ncu"):  # the fault is survived; the CSV export needs ncu
+    with pytest.raises(UsageError, match="ncu_report. cannot read it"):  # the fault is survived, and said
         ncu.read_report(crash)
 
 
@@ -687,3 +687,27 @@ def test_an_ambiguous_decimal_mark_is_said_and_a_csv_named_ncu_rep_is_read(tmp_p
     report.write_bytes((FORMS / "section-raw.csv").read_bytes())
     r = invoke("profile", "--import", report, "--out", tmp_path / "p.json")
     assert r.exit_code == 0, r.output
+
+
+def test_every_spelling_of_the_instruction_counts_and_of_the_time():
+    """The sm__ roll-up of the FP64 counts (how a public CC 8.9 details export spells them), the
+    counts without _pred_on (with a note), and the duration as any unit's elapsed cycles over its
+    rate (a public A100 `--metrics` export has only smsp__cycles_elapsed.avg and its rate)."""
+    from roofline.model import ncu_metrics as m
+
+    rollup = m.read({"sm__sass_thread_inst_executed_op_dfma_pred_on.sum": 1e9,
+                     "sm__sass_thread_inst_executed_op_dadd_pred_on.sum": 2e8,
+                     "sm__sass_thread_inst_executed_op_dmul_pred_on.sum": 0.0, m.TIME: 1e6})
+    assert rollup.value("fp64") == 2.2e9 and rollup.quantities["fp64"].counted
+    assert "sm__sass_thread_inst_executed_op_dfma_pred_on.sum x 2" in rollup.quantities["fp64"].source
+    plain = m.read({"smsp__sass_thread_inst_executed_op_ffma.sum": 5e8, m.TIME: 1e6})
+    assert plain.value("fp32") == 1e9
+    assert any("counts predicated-off threads too" in n for n in plain.notes)
+    both = m.read({"smsp__sass_thread_inst_executed_op_ffma.sum": 5e8,
+                   "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": 4e8, m.TIME: 1e6})
+    assert both.value("fp32") == 8e8 and not both.notes  # a _pred_on count wins
+    cycles = m.read({"smsp__cycles_elapsed.avg": 1_980_000.0, "smsp__cycles_elapsed.avg.per_second": 1.98e9})
+    assert cycles.value("time") == pytest.approx(1e6)  # ns
+    assert cycles.quantities["time"].source == "smsp__cycles_elapsed.avg / smsp__cycles_elapsed.avg.per_second"
+    dram = m.read({"dram__cycles_elapsed.max": 3_000_000.0, "dram__cycles_elapsed.avg.per_second": 3e9})
+    assert dram.value("time") == pytest.approx(1e6)

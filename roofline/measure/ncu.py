@@ -692,18 +692,24 @@ def _rows_from_module(path: Path) -> list[Row] | None:
 
 
 def read_report(path: Path) -> Report:
-    """The launches in an `.ncu-rep` report: through ncu's Python interface (in a child process),
-    else its CSV export. Raises NcuError when ncu is missing (a binary report needs it) and
-    UsageError when the file is not a report ncu can read."""
+    """The launches in an `.ncu-rep` report: through NVIDIA's report reader `ncu_report` (the
+    ncu-report package, or the module beside an ncu on PATH; in a child process), else ncu's CSV
+    export. Raises NcuError when neither is installed, UsageError when the file is not a report
+    they can read."""
     rows = _rows_from_module(path)
     if rows:  # none: no module, not a report it knows, or it failed; ncu itself then says why
         rows, notes = check_rows(rows, str(path))
         return Report(rows, "Nsight Compute's Python report interface (ncu_report)", tuple(notes))
     tried = _ncu_report_module() is not None
     exe = shutil.which("ncu")
+    if exe is None and tried:
+        raise UsageError(f"{path}: NVIDIA's report reader (ncu_report) cannot read it as an Nsight Compute report "
+                         "(it failed on it, or the file is no report)")
     if exe is None:
-        raise NcuError(f"reading {path} (a binary .ncu-rep) needs ncu: {INSTALL_HINT}; or export it where ncu is, "
-                       "with `ncu --import REPORT --csv --page raw > report.csv`, and import the CSV")
+        raise NcuError(f"reading {path} (a binary .ncu-rep) needs NVIDIA's report reader: in the roofline folder run "
+                       "pip install '.[nsight]' (the ncu-report package; no Nsight Compute needed), or put ncu on the "
+                       "PATH; or export it where ncu is, with `ncu --import REPORT --csv --page raw > report.csv`, and "
+                       "import the CSV")
     proc = subprocess.run([exe, "--import", str(path), "--csv", "--page", "raw", "--print-units", "base"],
                           capture_output=True, text=True)
     if proc.returncode != 0 or not proc.stdout.strip():
