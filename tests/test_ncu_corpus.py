@@ -30,6 +30,7 @@ PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 SETS = ("full", "basic", "rooflineset")
 CSV_FORMS = ("-raw.csv", "-raw-base.csv", "-details.csv", "-details-all.csv")
 WORK_TOLERANCE, BYTES_TOLERANCE, L2_TOLERANCE, TIME_TOLERANCE = 0.005, 0.02, 0.03, 0.10
+SMEM_DISPLAY_HALF_STEP = 5  # bytes: "213.19 Kbyte/block"
 
 
 def _unpacked(tmp_path: Path, program: str, name: str) -> Path:
@@ -43,8 +44,9 @@ def _reference(program: str):
     return store.parse(doc, f"{program}/roofline.json", profile=True)
 
 
-def _disagreements(reference, doc) -> list[str]:
-    """Each figure of `doc` that neither agrees with `reference` nor is said to be missing."""
+def _disagreements(reference, doc, display: bool = False) -> list[str]:
+    """Each figure of `doc` that neither agrees with `reference` nor is said to be missing
+    (`display`: the form prints sizes rounded, as the details page does)."""
     ours = {tuple(k.launch_order): k for k in doc.kernels}
     theirs = {tuple(k.launch_order): k for k in reference.kernels}
     bad = [f"launches {sorted(set(theirs) ^ set(ours))} in one only"] if set(ours) != set(theirs) else []
@@ -56,6 +58,15 @@ def _disagreements(reference, doc) -> list[str]:
             bad.append(f"launch {key}: {got.name} against {ref.name}")
         if abs(got.time_ms - ref.time_ms) > max(TIME_TOLERANCE * ref.time_ms, 1e-3 * ref.launches):
             bad.append(f"{ref.name}: {got.time_ms:.6g} ms against {ref.time_ms:.6g}")
+        for figure in ("registers", "static_smem_bytes", "dynamic_smem_bytes", "grid", "block"):
+            mine, theirs = getattr(got, figure), getattr(ref, figure)
+            # the details page prints sizes in Kbyte to two decimals: within 5 B of the byte count
+            step = SMEM_DISPLAY_HALF_STEP if figure.endswith("smem_bytes") and display else 0
+            if mine is not None and mine != theirs and not (step and abs(mine - theirs) <= step):
+                bad.append(f"{ref.name}: {figure} {mine} against {theirs}")
+        if got.occupancy is not None and got.occupancy.active_blocks_per_sm != ref.occupancy.active_blocks_per_sm:
+            bad.append(f"{ref.name}: {got.occupancy.active_blocks_per_sm} blocks per SM against "
+                       f"{ref.occupancy.active_blocks_per_sm}")
         missing = " ".join(got.missing or {})
         for kind, figures, tolerance in (("work", ref.flops or {}, WORK_TOLERANCE), ("bytes", ref.bytes or {}, None)):
             mine = (got.flops if kind == "work" else got.bytes) or {}
@@ -92,7 +103,7 @@ def test_every_form_of_every_report_agrees_with_roofline_profile(program, name, 
     api.import_profile(report, tmp_path / "p.json", gpu)
     doc = store.load(tmp_path / "p.json", profile=True)
     reference = _reference(program)
-    assert _disagreements(reference, doc) == []
+    assert _disagreements(reference, doc, display="-details" in name) == []
     assert doc.device.name in ("NVIDIA H200", "H200")  # the report's own name, or the preset's
 
 

@@ -711,3 +711,21 @@ def test_every_spelling_of_the_instruction_counts_and_of_the_time():
     assert cycles.quantities["time"].source == "smsp__cycles_elapsed.avg / smsp__cycles_elapsed.avg.per_second"
     dram = m.read({"dram__cycles_elapsed.max": 3_000_000.0, "dram__cycles_elapsed.avg.per_second": 3e9})
     assert dram.value("time") == pytest.approx(1e6)
+
+
+@pytest.mark.parametrize("shown, exact, said", [("8.19", 8192, True), ("49.15", 49152, True), ("213.19", 213190, False),
+                                                ("0", 0, False)])
+def test_a_size_printed_rounded_is_read_as_what_it_rounds(shown, exact, said):
+    """The details page prints Triton's 8,192 B of dynamic shared memory as 8.19 Kbyte/block: the
+    multiple of sm_90's 128 B allocation granule within the printed step (5 B) is the size; where
+    none is (213.19 Kbyte), the byte it rounds; a size in bytes is exact."""
+    rows = _rows(FORMS / "full-details.csv")
+    header, body = rows[0], [r for r in rows[1:] if len(r) > 14]
+    launch = body[0][0]
+    for r in body:
+        if r[0] == launch and r[12] == "Dynamic Shared Memory Per Block":
+            r[13], r[14] = ("byte/block" if shown == "0" else "Kbyte/block"), shown
+    report = ncu.parse_csv(_csv([header] + [r for r in body if r[0] == launch]), "d.csv")
+    got = report.rows[0].reading.quantities["dynamic_smem"]
+    assert got.value == exact
+    assert ("printed rounded" in got.source) == said

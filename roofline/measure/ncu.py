@@ -190,12 +190,34 @@ class Row:
     process_id: int | None = None
     incomplete: bool = False
     bad: dict[str, str] = field(default_factory=dict)
+    rounding: dict[str, float] = field(default_factory=dict)  # metric -> half the step its display rounds to
 
     @cached_property
     def reading(self) -> Reading:
         """`model.ncu_metrics.read` of the row's values and text, worked out once for the checks
-        and the launches that each ask for it (a row is not changed once its export is read)."""
-        return read(self.values, self.text)
+        and the launches that each ask for it (a row is not changed once its export is read);
+        display-rounded sizes read at the shared-memory allocation granule of the row's compute
+        capability (`arch.limits_for`; 128 B where the report does not say)."""
+        return read(self.values, self.text, self.rounding, smem_granule(self))
+
+
+def smem_granule(row: Row) -> int:
+    """The shared-memory allocation unit, bytes, of the compute capability a row names (its 'CC'
+    column or device attributes), else 128 B (whose multiples hold the 256 B ones too)."""
+    major = row.values.get("device__attribute_compute_capability_major")
+    if major is None:
+        found = re.match(r"\s*(\d+)\.(\d+)", row.text.get("CC", ""))
+        major = int(found.group(1)) if found else None
+    return 128 if major is None or major >= 8 else 256
+
+
+def _half_step(cell: str, factor: float) -> float | None:
+    """Half the step of a value shown with a unit prefix and a few digits (`8.19` Kbyte: 5 B), in
+    base units; None for a value shown in base units, which is exact."""
+    if factor <= 1:
+        return None
+    digits = re.search(r"[.,](\d+)\s*$", cell.strip())
+    return 0.5 * factor * 10.0 ** -(len(digits.group(1)) if digits else 0)
 
 
 @dataclass(frozen=True)
@@ -476,6 +498,8 @@ def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = F
                     row.bad[name] = cell.strip()
                 continue
             _keep(row, name, x, plan[i], unknown)
+            if plan[i][0] is not None and plan[i][0] > 1 and (half := _half_step(cell, plan[i][0])) is not None:
+                row.rounding[name] = half
         rows.append(row)
     notes = _unknown_units(unknown) + _mark_note(cells)
     if units is None and rows:
@@ -601,6 +625,9 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
             continue
         if metric not in row.values:  # a label repeated in another section: the first reading stands
             _store(row, metric, x, unit_scale(unit), unit, unknown)
+            scale = unit_scale(unit)
+            if metric in row.values and scale is not None and (half := _half_step(cell, scale)) is not None:
+                row.rounding[metric] = half
     return Report(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",
                   tuple(_unknown_units(unknown) + _mark_note(values)))
 

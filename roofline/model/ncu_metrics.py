@@ -484,11 +484,30 @@ def implausible(r: Reading, gflops_peaks: dict[str, float] | None = None,
     return None
 
 
-def read(values: dict[str, float], text: dict[str, str] | None = None) -> Reading:
+def _exact_size(x: float, half: float | None, granule: int) -> tuple[float, str]:
+    """A size a report printed rounded (`half`: half its display step, bytes) as what it rounds:
+    the multiple of the allocation `granule` within the step, else the nearest whole byte; with the
+    words that say so ('' for an exact value)."""
+    if not half:
+        return x, ""
+    near = round(x / granule) * granule
+    exact = near if abs(near - x) <= half else round(x)
+    if exact == x:
+        return x, ""
+    return float(exact), f" (printed rounded as {x:,.6g}: read as {exact:,} B, " + (
+        f"the multiple of the {granule} B allocation granule it rounds)" if exact == near else "the byte it rounds)")
+
+
+def read(values: dict[str, float], text: dict[str, str] | None = None, rounding: dict[str, float] | None = None,
+         smem_granule: int = 128) -> Reading:
     """Every roofline quantity of one launch from its metric values (metric name -> value in base
     units: ns, bytes, Hz, counts) and its text columns ('Grid Size', 'Block Size'), as this
-    module's docstring lists them. Never raises: what the values do not give is `missing`."""
+    module's docstring lists them. `rounding` gives, per metric printed with a unit prefix and a
+    few digits, half its display step (base units): shared-memory sizes are then read as the
+    multiple of `smem_granule` (bytes, the compute capability's allocation unit) they round
+    ('8.19 Kbyte' is 8,192 B). Never raises: what the values do not give is `missing`."""
     text = text or {}
+    rounding = rounding or {}
     m = _Metrics(values)
     r = Reading()
     m.time = _time(m, r.notes)
@@ -521,8 +540,9 @@ def read(values: dict[str, float], text: dict[str, str] | None = None) -> Readin
                              ("static_smem", "launch__shared_mem_per_block_static", 1 << 30),
                              ("dynamic_smem", "launch__shared_mem_per_block_dynamic", 1 << 30)):
         if (x := m.get(metric)) is not None:
+            x, said = _exact_size(x, rounding.get(metric), smem_granule) if key != "registers" else (x, "")
             if x == int(x) and 0 <= x <= top:
-                r.quantities[key] = Quantity(x, metric, True)
+                r.quantities[key] = Quantity(x, metric + said, True)
             else:
                 r.notes.append(f"{metric} is {x:g}, which no launch has: left out")
     if "registers" not in r.quantities:
