@@ -225,7 +225,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         p.validate()
         for user in sources:
             user.grid(p)  # an impossible grid is refused before any GPU work
-    files.check_writable(out)  # refuse now rather than lose the run at its last step
+    files.check_results_out(out, profile=False)  # refuse now rather than lose the run at its last step
     if gpu is not None:
         nvml.select_gpu(gpu)
     device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
@@ -342,7 +342,7 @@ def tune(size: int, out: Path, progress: Progress | None = None) -> TuneReport:
     from . import collect
     from .measure import runner, tuning
     problem = Problem(size, size, size).validate()
-    files.check_writable(out)
+    files.check_results_out(out, profile=False)
     device = runner.preflight(problem)
     outcome = tuning.search(problem, device, progress)
     doc = collect.from_tune(outcome)
@@ -713,13 +713,13 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
     options = (options or ncu.Options()).check()
     if not command:
         raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
-    files.check_writable(out)
+    if report_out is not None and Path(report_out).resolve() == Path(out).resolve():
+        raise UsageError(f"--report and --out both name {out}; give them two files")
+    files.check_results_out(out, profile=True)
     if report_out is not None:
         if not str(report_out).endswith(".ncu-rep"):
             raise UsageError(f"--report {report_out}: give the Nsight Compute report a .ncu-rep name")
         files.check_writable(report_out)
-        if Path(report_out).resolve() == Path(out).resolve():
-            raise UsageError(f"--report and --out both name {out}; give them two files")
     ncu.find_ncu()
     program = command[0]
     if shutil.which(program) is None:
@@ -834,7 +834,7 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     path = Path(path)
     if Path(out).resolve() == path.resolve():
         raise UsageError(f"--out {out} is the report being imported; give the profile another file name")
-    files.check_writable(out)
+    files.check_results_out(out, profile=True)
     preset = from_preset(gpu) if gpu is not None else None
     if not path.is_file():
         raise UsageError(f"{path}: no such report file" if not path.exists() else f"{path}: not a report file")

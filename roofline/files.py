@@ -17,6 +17,34 @@ from typing import Callable
 from .errors import RunError, UsageError
 
 
+def check_results_out(path: Path, profile: bool) -> Path:
+    """Return `path` if a results file (`profile`: a program's profile; else a run's, a sweep's or
+    a tile search's) can be written there (`check_writable`) without losing another: its name must
+    end in .json, and a file already there must be a results file of the same kind, which the new
+    one replaces. Raises UsageError otherwise, in one line."""
+    check_writable(path)
+    path = Path(path)
+    what = "profile" if profile else "results"
+    if path.suffix.lower() != ".json":
+        raise UsageError(f"--out {path}: a {what} file is JSON; give it a .json name, e.g. "
+                         f"{path.with_suffix('.json').name if path.suffix else path.name + '.json'}")
+    if not path.exists():
+        return path
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict) or "schema" not in doc:
+        raise UsageError(f"--out {path}: the file there is no roofline results file, and writing would lose it; "
+                         "give --out another file name")
+    theirs = doc.get("kind") == "profile"
+    if theirs != profile:
+        held = "a program's profile" if theirs else "a run's results"
+        raise UsageError(f"--out {path}: the file there holds {held}, which this {what} would replace; give --out "
+                         "another file name")
+    return path
+
+
 def check_writable(path: Path) -> Path:
     """Return `path` if a file can be written there. Raises UsageError for an empty name, an
     existing folder, device, pipe or socket of that name (an atomic write would replace it with a

@@ -408,3 +408,33 @@ def test_report_and_out_must_differ_and_a_plain_file_is_not_a_program(fake_ncu, 
                    "--report and --out both name", 2)
     (tmp_path / "data.txt").write_text("not a program")
     one_line_error(invoke("profile", "--", str(tmp_path / "data.txt")), "it is not executable", 2)
+
+
+def test_out_must_be_a_json_file_of_the_same_kind(tmp_path):
+    """`--out x.png` would write JSON into a .png, and `--out` naming a ladder run would replace
+    it with a profile: both refused in one line, nothing written; a profile replaces a profile."""
+    report = FIXTURES / "ncu" / "transformer-h200-raw.csv"
+    png = tmp_path / "x.png"
+    one_line_error(invoke("profile", "--import", report, "--out", png), "a profile file is JSON; give it a .json name, "
+                                                                         "e.g. x.json", 2)
+    run = tmp_path / "run.json"
+    run.write_bytes((FIXTURES.parent.parent / "plots" / "results-h200.json").read_bytes())
+    one_line_error(invoke("profile", "--import", report, "--out", run), "the file there holds a run's results, which "
+                                                                         "this profile would replace", 2)
+    assert run.read_bytes() == (FIXTURES.parent.parent / "plots" / "results-h200.json").read_bytes() and not png.exists()
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"mine": 1}')
+    one_line_error(invoke("profile", "--import", report, "--out", notes), "no roofline results file", 2)
+    again = tmp_path / "p.json"
+    assert invoke("profile", "--import", report, "--out", again).exit_code == 0
+    assert invoke("profile", "--import", report, "--out", again).exit_code == 0  # a profile replaces a profile
+    one_line_error(invoke("run", "--all", "--out", again), "the file there holds a program's profile", 2)
+
+
+def test_names_alike_in_a_table_get_their_suffix_by_name_not_by_row():
+    from roofline.render.text import display_names
+
+    a, b = "multi_tensor_apply_kernel [BinaryOpListAlphaFunctor, divides]", \
+        "multi_tensor_apply_kernel [BinaryOpScalarFunctor, divides]"
+    forward, backward = display_names([a, b], 40), display_names([b, a], 40)
+    assert forward[0] == backward[1] and forward[1] == backward[0] and forward[0] != forward[1]

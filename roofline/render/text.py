@@ -270,16 +270,19 @@ def middle_cut(name: str, width: int) -> str:
 
 def display_names(names: list[str], width: int) -> list[str]:
     """Each name cut to `width` (`middle_cut`); different names that the cut makes read alike get
-    ' #2', ' #3', ... in order, so that different kernels can be told apart. Rows of one name (a
-    kernel at two launch configurations) keep it: their other columns tell them apart."""
+    ' #2', ' #3', ... in the order of their full names, so that different kernels can be told
+    apart, each by the same suffix in every table whatever its rows' order (show ranks by time,
+    whatif by saving). Rows of one name (a kernel at two launch configurations) keep it: their
+    other columns tell them apart."""
     cut = [middle_cut(n, width) for n in names]
-    first: dict[str, list[str]] = {}
+    owners: dict[str, list[str]] = {}
+    for name, c in zip(names, cut):
+        owners.setdefault(c, [])
+        if name not in owners[c]:
+            owners[c].append(name)
     out = []
     for name, c in zip(names, cut):
-        owners = first.setdefault(c, [])
-        if name not in owners:
-            owners.append(name)
-        rank = owners.index(name) + 1
+        rank = sorted(owners[c]).index(name) + 1
         out.append(c if rank == 1 else f"{middle_cut(c, width - 3)} #{rank}")
     return out
 

@@ -30,13 +30,15 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
                  exit_code: int | None = None, notes: list[str] | None = None) -> ProfileResults:
     """A profile document from profiled launches (at least one): grouped by kernel and
     configuration (`model.launches.group`), each kernel named so that different kernels never
-    share a name (`model.kernel_names.unique_labels`), each group's theoretical occupancy from
+    share a name (`model.kernel_names.unique_labels`, in launch order), each group's theoretical occupancy from
     the calculator on `device`'s per-SM limits where the report gives its registers, shared
     memory and block, ordered by total time. `kernel_regex` ... `from_start` record how a new
     profile was taken (`launch_count` None for an imported report: no cap known)."""
     groups = group(launches)
     total = sum(g.time_ms for g in groups)
-    names = unique_labels([g.first.demangled for g in groups])
+    # names told apart in launch order (a stable key): the same '#2' whatever the groups' times
+    first_launch = [min((x.order for x in g.launches if x.order is not None), default=i) for i, g in enumerate(groups)]
+    names = unique_labels([g.first.demangled for _, g in sorted(zip(first_launch, groups), key=lambda p: p[0])])
     kernels, unlike = [], []
     for g in groups:
         x = g.first
