@@ -3,7 +3,9 @@
 from libraries no one on this project wrote (cuDNN attention, nvjet and cuBLASLt GEMMs, Inductor's
 Triton kernels, CUB, cuFFT, CuPy), profiled by `roofline profile` (roofline.json, the reference)
 and by ncu under `--set full`, its default set and `--set roofline`, each report exported in every
-form. Every form of every report is imported and held, kernel by kernel (by launch order), against
+form (raw and details CSV, ncu's text output with and without the sections' bodies, the binary
+report), and the default set's text as ncu printed it around the program's own output
+(basic-live.txt: another run). Every form of every report is imported and held, kernel by kernel (by launch order), against
 the reference for each figure the form carries, and against "missing" where it lacks one.
 
 The reference is another run of the same program: figures that move between runs are held within
@@ -86,8 +88,10 @@ def _disagreements(reference, doc, display: bool = False) -> list[str]:
     return bad
 
 
+TEXT_FORMS = (".txt", "-all.txt")  # ncu -i REPORT, and with --print-details all
 CASES = [pytest.param(program, s + form, id=f"{program}-{s}{form}")
-         for program in PROGRAMS for s in SETS for form in (*CSV_FORMS, ".ncu-rep")]
+         for program in PROGRAMS for s in SETS for form in (*CSV_FORMS, *TEXT_FORMS, ".ncu-rep")]
+CASES += [pytest.param(program, "basic-live.txt", id=f"{program}-basic-live.txt") for program in PROGRAMS]
 
 
 def test_the_corpus_is_there():
@@ -95,7 +99,7 @@ def test_the_corpus_is_there():
     for program in PROGRAMS:
         assert (CORPUS / program / "roofline.json.xz").exists()
         for s in SETS:
-            for form in (*CSV_FORMS, ".ncu-rep", ".txt", "-all.txt"):
+            for form in (*CSV_FORMS, *TEXT_FORMS, ".ncu-rep"):
                 assert (CORPUS / program / f"{s}{form}.xz").exists(), (program, s, form)
 
 
@@ -104,11 +108,12 @@ def test_every_form_of_every_report_agrees_with_roofline_profile(program, name, 
     if name.endswith(".ncu-rep"):
         pytest.importorskip("ncu_report", reason="reading a .ncu-rep takes the ncu-report package (the test extra)")
     report = _unpacked(tmp_path, program, name)
-    gpu = "h200" if "-details" in name else None  # the details page holds no device attributes
+    printed = "-details" in name or name.endswith(".txt")  # the details page and the text: sizes rounded
+    gpu = "h200" if printed else None  # neither holds device attributes
     api.import_profile(report, tmp_path / "p.json", gpu)
     doc = store.load(tmp_path / "p.json", profile=True)
     reference = _reference(program)
-    assert _disagreements(reference, doc, display="-details" in name) == []
+    assert _disagreements(reference, doc, display=printed) == []
     assert doc.device.name in ("NVIDIA H200", "H200")  # the report's own name, or the preset's
 
 
@@ -123,3 +128,36 @@ def test_a_cudnn_kernels_negative_sub_metric_leaves_the_report_whole(tmp_path):
     assert not any("damaged" in n for n in done.notes)
     kernels = store.load(tmp_path / "p.json", profile=True).kernels
     assert any(k.name.startswith("cudnn_generated_fort_native_sdpa_sm90_flash") for k in kernels)
+
+
+def _resaved(data: bytes, how: str) -> bytes:
+    text = data.decode()
+    if how == "cut":
+        return data[: len(data) // 2]
+    if how == "utf16":
+        return text.encode("utf-16")
+    if how == "crlf":
+        return text.replace("\n", "\r\n").encode()
+    if how == "bom":
+        return b"\xef\xbb\xbf" + text.encode()
+    raise ValueError(how)
+
+
+@pytest.mark.parametrize("how", ["cut", "utf16", "crlf", "bom"])
+@pytest.mark.parametrize("name", ["full-raw.csv", "full-details-all.csv", "full-all.txt", "basic-live.txt"])
+def test_a_form_saved_again_badly_is_read_or_refused_in_one_line(name, how, tmp_path):
+    """Every form of the corpus cut short, re-encoded or re-lined: read (what survives of it) or
+    refused in one line with exit 2; never a traceback, and the report never overwritten."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    path = tmp_path / name
+    data = _resaved(lzma.decompress((CORPUS / "attention" / f"{name}.xz").read_bytes()), how)
+    path.write_bytes(data)
+    args = ["profile", "--import", str(path), "--out", str(tmp_path / "p.json")]
+    r = CliRunner().invoke(app, args + (["--gpu", "h200"] if "details" in name or name.endswith(".txt") else []))
+    assert r.exit_code in (0, 2) and "Traceback" not in r.output and isinstance(r.exception, (SystemExit, type(None)))
+    if r.exit_code == 2:
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert path.read_bytes() == data

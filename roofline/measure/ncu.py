@@ -50,6 +50,7 @@ from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
 from ..model.kernel_names import label
 from ..model.launches import DEFAULT_LAUNCH_COUNT, Launch, from_reading
+from ..nsight import text as nsight_text
 from ..model.ncu_metrics import COLLECT, TIME, WHERE, Reading, details_metric, implausible, read, reads
 from ..model.peaks import fp32_cores_per_sm
 from ..model.presets import PRESETS
@@ -366,10 +367,13 @@ def parse_csv(text: str, source: str = "report") -> Report:
     no such table."""
     lines = text.lstrip("\ufeff").splitlines()
     found = _header(lines)
+    if found is None and nsight_text.looks_like_text(text):
+        return _text(text, source)
     if found is None:
         errors = [ln.split("==ERROR==", 1)[1].strip() for ln in lines if "==ERROR==" in ln]
         why = f" (ncu said: {errors[0]})" if errors else ""
-        raise UsageError(f"{source}: not an Nsight Compute CSV export: no header row with \"ID\" and \"Kernel Name\"{why}; "
+        raise UsageError(f"{source}: not an Nsight Compute CSV export: no header row with \"ID\" and \"Kernel Name\", "
+                         f"nor ncu's text output (a launch line and its sections){why}; "
                          "export one with `ncu --import REPORT --csv --page raw > report.csv`")
     start, sep, header = found
     body = "\n".join(ln for ln in lines[start + 1:] if not ln.startswith("=="))
@@ -385,6 +389,17 @@ def parse_csv(text: str, source: str = "report") -> Report:
         report = _raw(header, records, source, cut)
     rows, notes = check_rows(report.rows, source)
     return Report(rows, report.read_with, report.notes + tuple(notes))
+
+
+def _text(text: str, source: str) -> Report:
+    """ncu's text output (`nsight.text`), read as the details page it prints."""
+    parsed = nsight_text.parse(text)
+    report = _details(parsed.header, parsed.records, source)
+    rows = report.rows
+    if parsed.cut and rows:
+        rows[-1].incomplete = True
+    rows, notes = check_rows(rows, source)
+    return Report(rows, "ncu's text output (ncu ./app, ncu -i REPORT)", tuple(parsed.notes) + report.notes + tuple(notes))
 
 
 def _damaged(cell: str) -> bool:

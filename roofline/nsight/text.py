@@ -1,0 +1,134 @@
+"""Nsight Compute's text output, the form people paste into issues, forum posts and READMEs:
+`ncu ./app` and `ncu -i REPORT.ncu-rep`, with or without `--print-details all`, turned into the
+records of the details page (`ncu --csv`), which `measure.ncu` reads. Pure: text in, rows out.
+
+What a text report looks like (ncu 2019 to 2026): a process line `[PID] NAME@HOST`; per launch a
+line `  KERNEL (GX, GY, GZ)x(BX, BY, BZ), Context C, Stream S, Device D, CC M.m` (older versions
+print `  KERNEL, DATE TIME, Context C, Stream S` and no launch size); then per section a line
+`    Section: NAME` and tables framed by lines of dashes, one dash run per column (metric name,
+unit, value; the oldest versions print no header row), rule text (its results separated by a
+line of two dash runs) and the bodies' sub-tables
+between them. Around it: the program's own output and ncu's `==PROF==`, `==WARNING==` and
+`==ERROR==` lines. Values keep their thousands separators and markers; `(!)` is dropped. A launch
+whose every value is `nan` (what ncu prints for a launch that failed, after `==ERROR==
+LaunchFailed`) is reported as failed and given no rows. The text has no launch IDs: launches are
+numbered in the order printed, which is the order they ran.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+HEADER = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+          "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit", "Metric Value"]
+PROCESS = re.compile(r"^\s*\[(?P<pid>\d+)\]\s+(?P<name>.+?)(?:@(?P<host>\S+))?\s*$")
+LAUNCH = re.compile(r"^  (?P<kernel>\S.*?)(?:\s+\((?P<grid>\d+,\s*\d+,\s*\d+)\)x\((?P<block>\d+,\s*\d+,\s*\d+)\))?"
+                    r"(?:,\s+\d{4}-\w{3}-\d{1,2}\s+[\d:]+)?,\s+Context\s+(?P<context>\d+),\s+Stream\s+(?P<stream>\d+)"
+                    r"(?:,\s+Device\s+(?P<device>\d+))?(?:,\s+CC\s+(?P<cc>\d+\.\d+))?.*$")
+SECTION = re.compile(r"^\s+Section:\s+(?P<name>.+?)\s*$")
+DASHES = re.compile(r"^\s*-+(\s+-+)+\s*$")
+FAILED = re.compile(r"^\(!\)\s*|^\s*$")
+
+
+def looks_like_text(text: str) -> bool:
+    """Whether `text` holds ncu's text output: a launch line followed by a section line."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if LAUNCH.match(line) and any(SECTION.match(x) for x in lines[i + 1:i + 6]):
+            return True
+    return False
+
+
+@dataclass
+class _Launch:
+    fields: dict[str, str]
+    rows: list[list[str]] = field(default_factory=list)
+    cut: bool = False
+
+
+@dataclass
+class TextReport:
+    """The details-page records of a text report (`HEADER` columns), and one-line notes: failed
+    launches, a report cut short."""
+
+    header: list[str]
+    records: list[list[str]]
+    notes: list[str]
+    cut: bool  # the last launch's table ends without its closing line (the file was cut)
+
+
+def _spans(dashes: str) -> list[tuple[int, int]]:
+    return [m.span() for m in re.finditer(r"-+", dashes)]
+
+
+def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
+    """A table row split at its columns: each column runs from its dash run's start to the next's
+    (names are left-aligned, units and values right-aligned under their dashes)."""
+    cells = []
+    for i, (start, _) in enumerate(spans):
+        end = spans[i + 1][0] if i + 1 < len(spans) else len(line)
+        cells.append(line[start:end].strip())
+    return cells
+
+
+def parse(text: str) -> TextReport:
+    """The launches of ncu's text output as details-page records (see the module docstring)."""
+    launches: list[_Launch] = []
+    process = {"Process ID": "", "Process Name": "", "Host Name": ""}
+    current: _Launch | None = None
+    section = ""
+    spans: list[tuple[int, int]] | None = None  # inside a table: its columns
+    seen_dashes = 0
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if line.startswith("=="):
+            continue
+        if spans is not None:
+            if DASHES.match(line):
+                seen_dashes += 1
+                if seen_dashes >= 2 and not header_row:  # the closing line (or, with a header, after it)
+                    spans = None
+                elif seen_dashes >= 3:
+                    spans = None
+                continue
+            cells = _cells(line, spans)
+            if cells and cells[0] == "Metric Name":
+                header_row = True
+                continue
+            if current is not None and cells and cells[0]:
+                unit, value = (cells[1], cells[-1]) if len(cells) >= 3 else ("", cells[-1])
+                current.rows.append([section, cells[0], unit, FAILED.sub("", value)])
+            continue
+        if (m := PROCESS.match(line)) and not line.startswith("    "):
+            process = {"Process ID": m["pid"], "Process Name": m["name"], "Host Name": m["host"] or ""}
+            continue
+        if (m := LAUNCH.match(line)) and "Section:" not in line:
+            current = _Launch({**process, "Kernel Name": m["kernel"].strip(), "Context": m["context"],
+                               "Stream": m["stream"], "Device": m["device"] or "", "CC": m["cc"] or "",
+                               "Grid Size": f"({m['grid']})" if m["grid"] else "",
+                               "Block Size": f"({m['block']})" if m["block"] else ""})
+            launches.append(current)
+            section = ""
+            continue
+        if m := SECTION.match(line):
+            section = m["name"]
+            continue
+        if DASHES.match(line) and current is not None and len(_spans(line)) >= 3:  # two runs: a rule's separator
+            spans, seen_dashes, header_row = _spans(line), 1, False
+    cut = spans is not None and current is not None
+    if cut:
+        current.cut = True
+    records, failed = [], []
+    for i, launch in enumerate(launches):
+        values = [r[3] for r in launch.rows]
+        if values and all(v.lower() in ("nan", "-nan") for v in values):
+            failed.append(f"launch {i} ({launch.fields['Kernel Name'][:60]})")
+            continue
+        base = [str(i)] + [launch.fields.get(c, "") for c in HEADER[1:11]]
+        records += [base + r for r in launch.rows]
+    notes = []
+    if failed:
+        notes.append(f"{len(failed)} failed launch{'es' if len(failed) > 1 else ''} (every value nan, as ncu prints a "
+                     f"launch that failed) left out: {'; '.join(failed[:3])}")
+    return TextReport(HEADER, records, notes, cut)

@@ -1,0 +1,88 @@
+"""ncu's text output (`roofline.nsight.text`) in the shapes its versions print: the corpus holds
+ncu 2025.3's (tests/test_ncu_corpus.py); these are the older and the broken ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from roofline.errors import UsageError
+from roofline.measure import ncu
+from roofline.nsight import text
+
+# ncu 2019.x/2020.x: no header row, a date in the launch line, no launch size, cycle/nsecond and usecond
+OLD = """\
+==PROF== Connected to process 8812 (/home/me/saxpy)
+result: 2.000000
+==PROF== Disconnected from process 8812
+[8812] saxpy@node7
+  saxpy(int, float, float *, float *), 2020-Jun-02 16:27:38, Context 1, Stream 7
+    Section: GPU Speed Of Light
+    ---------------------------------------------------------------------- --------------- ------------------------------
+    DRAM Frequency                                                           cycle/nsecond                           6.79
+    SM Frequency                                                             cycle/nsecond                           1.36
+    Elapsed Cycles                                                                   cycle                         37,452
+    Memory [%]                                                                           %                          88.66
+    Duration                                                                       usecond                          27.52
+    ---------------------------------------------------------------------- --------------- ------------------------------
+    Section: Launch Statistics
+    ---------------------------------------------------------------------- --------------- ------------------------------
+    Block Size                                                                                                        256
+    Grid Size                                                                                                       4,096
+    Registers Per Thread                                                   register/thread                             16
+    ---------------------------------------------------------------------- --------------- ------------------------------
+"""
+
+FAILED = """\
+[40] app@host
+  k1 (1, 1, 1)x(32, 1, 1), Context 1, Stream 7, Device 0, CC 8.0
+    Section: GPU Speed Of Light Throughput
+    ----------------------- ----------- ------------
+    Metric Name             Metric Unit Metric Value
+    ----------------------- ----------- ------------
+    Duration                         us         3.10
+    ----------------------- ----------- ------------
+==ERROR== LaunchFailed
+  k2 (1, 1, 1)x(32, 1, 1), Context 1, Stream 7, Device 0, CC 8.0
+    Section: GPU Speed Of Light Throughput
+    ----------------------- ----------- ------------
+    Metric Name             Metric Unit Metric Value
+    ----------------------- ----------- ------------
+    Duration                         us      (!) nan
+    SM Frequency                    Ghz      (!) nan
+    ----------------------- ----------- ------------
+[41] other@host
+  k3 (2, 1, 1)x(64, 1, 1), Context 1, Stream 7, Device 0, CC 8.0
+    Section: GPU Speed Of Light Throughput
+    ----------------------- ----------- ------------
+    Metric Name             Metric Unit Metric Value
+    ----------------------- ----------- ------------
+    SM Frequency                    Mhz     1,410.00
+    Duration                         us        12.50
+"""
+
+
+def test_the_oldest_text_form_is_read():
+    report = ncu.parse_csv(OLD, "old.txt")
+    assert "text output" in report.read_with and len(report.rows) == 1
+    row = report.rows[0]
+    assert row.kernel == "saxpy(int, float, float *, float *)" and row.process_id == 8812
+    r = row.reading
+    assert r.value("time") == pytest.approx(27_520) and r.value("clock") == pytest.approx(1.36e9)
+    assert r.value("registers") == 16 and r.grid == (4096, 1, 1) and r.block == (256, 1, 1)
+
+
+def test_failed_launches_several_processes_and_a_cut_end():
+    report = ncu.parse_csv(FAILED, "f.txt")
+    assert any("1 failed launch (every value nan" in n and "launch 1 (k2)" in n for n in report.notes)
+    assert [r.kernel for r in report.rows] == ["k1", "k3"]
+    assert [r.process_id for r in report.rows] == [40, 41]
+    assert report.rows[1].incomplete  # its table has no closing line: the file was cut
+    launches, notes = ncu.launches(report.rows)
+    assert [x.demangled for x in launches] == ["k1"] and "cut short" in notes[0]
+    assert report.rows[0].reading.grid == (1, 1, 1) and report.rows[0].reading.block == (32, 1, 1)
+
+
+def test_text_that_is_no_report_is_refused():
+    assert not text.looks_like_text("hello\n  world, Context 1, Stream 7\n")
+    with pytest.raises(UsageError, match="not an Nsight Compute"):
+        ncu.parse_csv("hello\nworld\n", "x.txt")
