@@ -9,6 +9,7 @@ Peaks use the maximum clocks, not the current ones (an idle GPU clocks low); the
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Annotated
 
 from annotated_types import Ge, Gt, Le
@@ -237,11 +238,17 @@ class DeviceSpec:
 
 
 def from_preset(name: str) -> DeviceSpec:
-    """A `DeviceSpec` from datasheet figures (`presets.PRESETS`). Raises UsageError listing the
-    known names for an unknown or empty one."""
+    """A `DeviceSpec` from datasheet figures (`presets.PRESETS`), or from the device file a name
+    ending in .toml or .json gives (`device_file`). Raises UsageError listing the known names for
+    an unknown or empty one, or saying what is wrong with the file."""
+    from . import device_file
+
+    if device_file.is_device_file(name):
+        return device_file.load(Path(name))
     p = find_preset(name) if name.strip() else None
     if p is None:
-        raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}")
+        raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}; or describe it in a device "
+                         "file, --gpu mygpu.toml (docs/nsight-compute.md)")
     return DeviceSpec.build(name=p.name, compute_capability=p.compute_capability, sm_count=p.sm_count,
                             fp32_cores=p.fp32_cores, sm_clock_mhz=p.boost_clock_mhz, source=f"preset: {p.source}",
                             datasheet_dram_gbps=p.dram_gbps, memory_bytes=p.memory_bytes,

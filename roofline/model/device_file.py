@@ -1,0 +1,118 @@
+"""A GPU described by its user (`--gpu mygpu.toml`), for one that has no preset: a TOML or JSON
+file with the fields `roofline device --json` prints, checked as a preset's figures are.
+
+    name = "NVIDIA GeForce RTX 5070"
+    compute_capability = "12.0"
+    sm_count = 48
+    fp32_cores = 6144             # CUDA cores: peak FP32 = cores x 2 FLOP x max_sm_clock_mhz
+    max_sm_clock_mhz = 2512       # the boost clock
+    peak_dram_gbps = 672          # or max_mem_clock_mhz and memory_bus_width_bits
+    l2_bytes = 50331648           # optional, as are memory_bytes, tensor_clock_mhz and source
+    [flops_per_sm_per_clock]      # optional: a precision's rate where the architecture's table
+    fp16_tensor = 1024            #   does not hold for this part (keys: peaks.PRECISIONS)
+
+Every other figure (per-SM limits, the other precisions' rates, the L2's bandwidth) comes from the
+compute capability's tables, as for a preset.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Annotated
+
+from annotated_types import Ge, Gt, Le
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from ..errors import UsageError
+from .arch import limits_for_cc
+from .peaks import PRECISIONS, TENSOR
+
+SUFFIXES = (".toml", ".json")
+
+
+class DeviceFile(BaseModel):
+    """The figures a device file gives; unknown keys are refused (a misspelt one would be lost)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+    compute_capability: str
+    sm_count: Annotated[int, Ge(1), Le(10**4)]
+    fp32_cores: Annotated[int, Ge(1), Le(10**7)]
+    max_sm_clock_mhz: Annotated[float, Gt(0), Le(10**5)]
+    peak_dram_gbps: Annotated[float, Gt(0), Le(10**6)] | None = None
+    max_mem_clock_mhz: Annotated[float, Gt(0), Le(10**6)] | None = None
+    memory_bus_width_bits: Annotated[int, Ge(8), Le(1 << 16)] | None = None
+    memory_bytes: Annotated[int, Ge(1)] | None = None
+    l2_bytes: Annotated[int, Ge(1)] | None = None
+    tensor_clock_mhz: Annotated[float, Gt(0), Le(10**5)] | None = None
+    source: str = ""
+    flops_per_sm_per_clock: dict[str, Annotated[float, Ge(0), Le(10**6)]] = {}
+
+    @field_validator("flops_per_sm_per_clock")
+    @classmethod
+    def _known_precisions(cls, rates: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(rates) - set(PRECISIONS))
+        if unknown:
+            raise ValueError(f"unknown precision {unknown[0]!r}; known: {', '.join(PRECISIONS)}")
+        return rates
+
+
+def is_device_file(name: str) -> bool:
+    """Whether a `--gpu` value names a device file rather than a preset."""
+    return name.strip().lower().endswith(SUFFIXES)
+
+
+def load(path: Path):
+    """The `DeviceSpec` a device file describes (module docstring). Raises UsageError, in one
+    line naming the file and the field, for a file that is missing, unreadable, not TOML/JSON,
+    lacks a figure, holds one out of range, or a compute capability the tables do not know."""
+    from .device import DeviceSpec
+
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--gpu {path}: cannot read the device file ({exc.strerror or exc})") from None
+    try:
+        doc = json.loads(data) if path.suffix.lower() == ".json" else tomllib.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        raise UsageError(f"--gpu {path}: not a {kind} device file ({str(exc).splitlines()[0]})") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"--gpu {path}: a device file is a table of figures (name, sm_count, ...)")
+    # what `roofline device --json` prints beside the figures is derived from them: set aside
+    derived = {f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"}
+    doc = {k: v for k, v in doc.items() if k in DeviceFile.model_fields or k not in derived}
+    doc = {k: v for k, v in doc.items() if v is not None}
+    try:
+        spec = DeviceFile.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the file"
+        raise UsageError(f"--gpu {path}: {where}: {first['msg']}") from None
+    try:
+        limits = limits_for_cc(spec.compute_capability)
+    except UsageError as exc:
+        raise UsageError(f"--gpu {path}: compute_capability: {exc}") from None
+    if spec.peak_dram_gbps is None and not (spec.max_mem_clock_mhz and spec.memory_bus_width_bits):
+        raise UsageError(f"--gpu {path}: give peak_dram_gbps, or max_mem_clock_mhz and memory_bus_width_bits")
+    device = DeviceSpec.build(
+        name=spec.name or path.stem, compute_capability=spec.compute_capability, sm_count=spec.sm_count,
+        fp32_cores=spec.fp32_cores, sm_clock_mhz=spec.max_sm_clock_mhz, limits=limits,
+        source=f"device file {path.name}" + (f": {spec.source}" if spec.source else ""),
+        mem_clock_mhz=spec.max_mem_clock_mhz, bus_width_bits=spec.memory_bus_width_bits,
+        datasheet_dram_gbps=spec.peak_dram_gbps, memory_bytes=spec.memory_bytes, l2_bytes=spec.l2_bytes,
+        tensor_clock_mhz=spec.tensor_clock_mhz)
+    if not spec.flops_per_sm_per_clock:
+        return device
+    peaks, sources = dict(device.peaks_gflops or {}), dict(device.peak_sources or {})
+    for key, rate in spec.flops_per_sm_per_clock.items():
+        clock = (device.tensor_clock_mhz or device.max_sm_clock_mhz) if key in TENSOR else device.max_sm_clock_mhz
+        peaks[key] = rate * device.sm_count * clock * 1e-3  # FLOP/clk/SM x SMs x MHz = GFLOP/s x 1e3
+        sources[key] = f"device file {path.name}: {rate:g} FLOP/clk/SM"
+    return replace(device, peaks_gflops=peaks, peak_sources=sources,
+                   peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))

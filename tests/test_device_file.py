@@ -1,0 +1,84 @@
+"""A GPU described by its user (`--gpu mygpu.toml`): figures derived as a preset's, checked, and
+read by every command that takes --gpu."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from roofline.errors import UsageError
+from roofline.model import device_file
+from roofline.model.device import from_preset
+
+RTX5070 = """\
+name = "NVIDIA GeForce RTX 5070"
+compute_capability = "12.0"
+sm_count = 48
+fp32_cores = 6144
+max_sm_clock_mhz = 2512
+peak_dram_gbps = 672
+l2_bytes = 50331648
+"""
+
+
+def _file(tmp_path, text, name="gpu.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_device_file_gives_the_figures_a_preset_would(tmp_path):
+    spec = from_preset(str(_file(tmp_path, RTX5070)))
+    assert spec.name == "NVIDIA GeForce RTX 5070" and spec.sm_count == 48
+    assert spec.peak_fp32_gflops == pytest.approx(6144 * 2 * 2512e-3)  # 30,867 GFLOP/s
+    assert spec.peak_dram_gbps == 672 and spec.l2_bytes == 48 * 2**20
+    assert spec.arch_limits.compute_capability == "12.0" and spec.source == "device file gpu.toml"
+    assert spec.peaks_gflops["fp32"] == pytest.approx(30_867.456)
+    assert spec.disagreements() == []
+
+
+def test_rates_per_sm_per_clock_and_the_bus_instead_of_a_bandwidth(tmp_path):
+    text = RTX5070.replace("peak_dram_gbps = 672", "max_mem_clock_mhz = 14000\nmemory_bus_width_bits = 192")
+    text += "[flops_per_sm_per_clock]\nbf16_tensor = 1024\n"
+    spec = from_preset(str(_file(tmp_path, text)))
+    assert spec.peak_dram_gbps == pytest.approx(2 * 14000 * 192 / 8 / 1e3)  # 672 GB/s
+    assert spec.peaks_gflops["bf16_tensor"] == pytest.approx(1024 * 48 * 2512e-3)
+    assert "1024 FLOP/clk/SM" in spec.peak_sources["bf16_tensor"]
+
+
+def test_the_json_that_device_prints_is_a_device_file(tmp_path):
+    out = CliRunner().invoke(app, ["device", "--gpu", "a30", "--json"])
+    path = _file(tmp_path, out.stdout, "a30.json")
+    spec, preset = from_preset(str(path)), from_preset("a30")
+    assert (spec.peak_fp32_gflops, spec.peak_dram_gbps, spec.sm_count) == (preset.peak_fp32_gflops,
+                                                                         preset.peak_dram_gbps, preset.sm_count)
+
+
+@pytest.mark.parametrize("text, says", [
+    (RTX5070.replace("sm_count = 48\n", ""), "sm_count: Field required"),
+    (RTX5070.replace("sm_count = 48", "sm_count = 0"), "sm_count: Input should be greater than or equal to 1"),
+    (RTX5070.replace('"12.0"', '"4.2"'), "compute_capability: compute capability 4.2 is older than 7.0"),
+    (RTX5070.replace("peak_dram_gbps = 672\n", ""), "give peak_dram_gbps, or max_mem_clock_mhz"),
+    (RTX5070 + "sm_clock = 3\n", "sm_clock: Extra inputs are not permitted"),
+    (RTX5070 + "[flops_per_sm_per_clock]\nfp7 = 1\n", "unknown precision 'fp7'"),
+    ("sm_count = [", "not a TOML device file"),
+])
+def test_a_bad_device_file_is_one_line(tmp_path, text, says):
+    with pytest.raises(UsageError) as exc:
+        from_preset(str(_file(tmp_path, text)))
+    assert says in str(exc.value) and "\n" not in str(exc.value)
+    r = CliRunner().invoke(app, ["occupancy", "--regs", "64", "--threads", "256", "--gpu", str(tmp_path / "gpu.toml")])
+    assert r.exit_code == 2 and says in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_every_command_that_takes_gpu_reads_it(tmp_path):
+    path = str(_file(tmp_path, RTX5070))
+    r = CliRunner().invoke(app, ["occupancy", "--regs", "64", "--threads", "256", "--gpu", path, "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["arch"] == "sm_120"
+    assert CliRunner().invoke(app, ["kernels", "--gpu", path, "--model-only"]).exit_code == 0
+    assert device_file.is_device_file(path) and not device_file.is_device_file("rtx5070")
+    missing = CliRunner().invoke(app, ["device", "--gpu", str(tmp_path / "none.toml")])
+    assert missing.exit_code == 2 and "cannot read the device file" in missing.stderr
