@@ -438,3 +438,20 @@ def test_names_alike_in_a_table_get_their_suffix_by_name_not_by_row():
         "multi_tensor_apply_kernel [BinaryOpScalarFunctor, divides]"
     forward, backward = display_names([a, b], 40), display_names([b, a], 40)
     assert forward[0] == backward[1] and forward[1] == backward[0] and forward[0] != forward[1]
+
+
+def test_a_small_grids_verdict_says_it_reads_the_busy_sms_and_gives_the_whole_gpus_figure():
+    """17 blocks of an FP64 kernel on an A100's 108 SMs (one block each): its floor is of the 16 %
+    of the GPU it keeps busy, 8.0x below there and 50.8x below the whole GPU's roof, the one the
+    chart draws; with a byte level uncounted, the tail is still said."""
+    from roofline.model.roofs import Floor, Roof, Verdict
+    from roofline.model.waves import Waves
+    from roofline.render.text import profile_verdict
+
+    waves = Waves.of(17, 108, 108)
+    floor = Floor("FP64", 1.0, Roof("FP64", 9_700.0, False), True)  # 1 ms at the busy SMs' share of the roof
+    v = Verdict((floor,), 8.0, waves)
+    line = profile_verdict(v, None, None, 17, 108, uncounted=["L1 bytes"])
+    assert line.startswith("tail: 17 blocks fill 17 of 108 block slots")
+    assert "8.0x below its FP64 roof on the 16 % of the GPU its grid keeps busy (50.8x below the whole GPU's)" in line
+    assert "another roof may bind instead" in line

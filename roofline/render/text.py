@@ -213,12 +213,18 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         return f"faster than its {roof} floor: caches or broadcasts served bytes counted above"
     if times < 1:
         return f"at its {roof} roof, above the measured ceiling ({share})"
+    # floors are of the SMs the grid keeps busy (`roofs.verdict`): where that is part of the GPU, said,
+    # with the reading against the whole GPU's roof, which the chart draws
+    busy = v.waves.utilization if v.waves is not None else 1.0
+    part = (f" on the {percent(busy, 0)} % of the GPU its grid keeps busy ({times / busy:.1f}x below the whole "
+            f"GPU's)") if busy < 0.95 else ""
     far = f"{times:.1f}x below its {roof} roof" + (
         f" at its {clock_mhz:,.0f} MHz" + (f" ({nominal_times:.1f}x at the nominal {nominal_mhz:,.0f} MHz)"
-                                            if nominal_times else "") if off else "")
+                                            if nominal_times else "") if off else "") + part
     if uncounted and times > 1.25:  # no blame on latency, occupancy or the grid: an uncounted roof may be it
-        reading = f"near its {roof} roof ({share})" if times <= 2 else far
-        return f"{reading}; not counted: {uncounted_phrase(list(uncounted))}, so another roof may bind instead"
+        reading = f"near its {roof} roof ({share}){part}" if times <= 2 else far
+        tail = f"tail: {tail_phrase(v.waves)}; " if v.waves is not None and v.waves.tail_matters else ""
+        return f"{tail}{reading}; not counted: {uncounted_phrase(list(uncounted))}, so another roof may bind instead"
     if v.waves is not None and v.waves.tail_matters:
         return f"tail: {tail_phrase(v.waves)}; at {100 / times:.0f} % of the {roof} roof of the SMs it keeps busy"
     if times <= 1.25:
