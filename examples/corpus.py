@@ -40,20 +40,30 @@ def _torch():
     return torch
 
 
-def _train(model, make_input, dtype=None):
+def _train_with(model, loss) -> None:
+    """One SGD step of `model` on `loss()` (forward, backward, update), profiled."""
     torch = _torch()
-    model = model.cuda()
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 
     def step():
-        with torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
-            out = make_input()
-            loss = out.float().square().mean() if torch.is_tensor(out) else out
-        loss.backward()
+        loss().backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
 
     _profiled(step, torch.cuda.synchronize)
+
+
+def _train(model, make_input, dtype=None):
+    """A training step of `model` on the mean square of its output (under autocast to `dtype`)."""
+    torch = _torch()
+    model = model.cuda()
+
+    def loss():
+        with torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
+            out = make_input()
+            return out.float().square().mean() if torch.is_tensor(out) else out
+
+    _train_with(model, loss)
 
 
 def llama():
@@ -64,14 +74,7 @@ def llama():
                          num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=512)
     model = LlamaForCausalLM(config).to(torch.bfloat16).cuda()
     ids = torch.randint(0, 4096, (2, 256), device="cuda")
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-
-    def step():
-        model(input_ids=ids, labels=ids).loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    _profiled(step, torch.cuda.synchronize)
+    _train_with(model, lambda: model(input_ids=ids, labels=ids).loss)
 
 
 def bert():
@@ -110,14 +113,7 @@ def t5():
                                                 num_decoder_layers=2, num_heads=8)).to(torch.bfloat16).cuda()
     ids = torch.randint(0, 4096, (2, 128), device="cuda")
     labels = torch.randint(0, 4096, (2, 64), device="cuda")
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-
-    def step():
-        model(input_ids=ids, labels=labels).loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    _profiled(step, torch.cuda.synchronize)
+    _train_with(model, lambda: model(input_ids=ids, labels=labels).loss)
 
 
 def resnet():
