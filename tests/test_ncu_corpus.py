@@ -161,3 +161,21 @@ def test_a_form_saved_again_badly_is_read_or_refused_in_one_line(name, how, tmp_
     if r.exit_code == 2:
         assert len(r.stderr.strip().splitlines()) == 1
     assert path.read_bytes() == data
+
+
+@pytest.mark.xdist_group("corpus_chart")
+def test_the_charts_bars_say_where_a_grid_keeps_part_of_the_gpu_busy():
+    """The Llama step's 2-block cuBLAS SGEMM (cutlass_80_simt_sgemm_128x32) keeps 1.5 % of the
+    H200's block slots busy: its bar reads its roof on the busy SMs and gives the whole GPU's
+    share beside it, as its verdict does; a kernel that fills the GPU gets no such words."""
+    from roofline.render.profile_chart import render
+
+    doc = _reference("llama")
+    fig = render(doc)
+    texts = [t.get_text() for t in fig.findobj(match=lambda a: hasattr(a, "get_text"))]
+    small = next(k for k in doc.kernels if k.name.startswith("cutlass_80_simt_sgemm_128x32"))
+    v = doc.verdict(small)
+    share = 100 / v.times_floor
+    assert any(f"{share:.0f}% of" in t and f"on busy SMs, {share * v.waves.utilization:.0f}% of the GPU's" in t
+               for t in texts)
+    assert sum("on busy SMs" in t for t in texts) < len(doc.kernels)

@@ -158,7 +158,9 @@ def render(doc: ProfileResults, top: int = TOP):
         names.append(text(f"{i + 1}. {name} ({precision_cell(k, doc.device)})"))
         frac = 1 / v.times_floor if v.times_floor else 0.0
         fracs.append(frac)
-        labels.append(f"{percent(k.time_share, 0)}% of time\n{100 * frac:.0f}% of {roof_name(v.binding.level)}"
+        busy = v.waves.utilization if v.waves is not None else 1.0  # the verdict's floors are of the busy SMs
+        part = f" on busy SMs, {100 * frac * busy:.0f}% of the GPU's" if busy < 0.95 and v.binding is not None else ""
+        labels.append(f"{percent(k.time_share, 0)}% of time\n{100 * frac:.0f}% of {roof_name(v.binding.level)}{part}"
                       if v.binding is not None else "no work counted")
     y = list(range(len(kernels)))[::-1]
     # Bars as long as their labels say: the axis runs past 100 % when a kernel beat its roof
