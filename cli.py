@@ -140,7 +140,7 @@ def _usage_error(exc, group, args: list[str]) -> str:
         command = command or group
     param = getattr(exc, "param", None)
     if "MissingParameter" in kind and param is not None:
-        return f"{path}: missing {_param_text(param)}; usage: {_usage(path, command)}"
+        return f"missing {_param_text(param)}; usage: {_usage(path, command)}"
     if "NoSuchOption" in kind:
         option, close = exc.option_name, sorted(getattr(exc, "possibilities", None) or [])
         if close:
@@ -538,11 +538,12 @@ def profile(
                                     help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
                                          "(torch.cuda.profiler.start/stop)."),
     import_report: Optional[Path] = typer.Option(None, "--import", metavar="REPORT",
-                                                 help="Read an existing report instead: .ncu-rep (needs ncu) or any "
-                                                      "CSV export of one (raw or details page, any metric set or ncu "
-                                                      "version; needs nothing)."),
+                                                 help="Read an existing report instead: .ncu-rep (needs the nsight "
+                                                      "extra, or ncu), any CSV export of one (raw or details page, any "
+                                                      "metric set or ncu version) or ncu's text output (need nothing)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
-                                      help="With --import: the GPU preset to read the report against."),
+                                      help="With --import: the GPU preset (or device file, mygpu.toml) to "
+                                           "read the report against."),
     report: Optional[Path] = typer.Option(None, "--report", metavar="FILE.ncu-rep",
                                           help="Also keep ncu's own report (opens in Nsight Compute's GUI)."),
     out: Path = typer.Option(api.DEFAULT_PROFILE, "--out", metavar="PATH", help="Results file (written atomically)."),
@@ -712,7 +713,7 @@ def occupancy(
     dynamic_smem: int = typer.Option(0, "--dynamic-smem", parser=_integer, metavar="BYTES",
                                      help="Dynamic shared memory per block, bytes."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset such as h200 or 'rtx 5080'."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset such as h200 or 'rtx 5080', or a device file (mygpu.toml)."),
     plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE",
                                             help="Also draw the what-if chart (.png/.svg/.pdf)."),
     target_blocks: Optional[int] = typer.Option(None, "--target-blocks", parser=_integer, metavar="B",
@@ -740,7 +741,7 @@ def occupancy(
 
 @app.command(cls=_Command, short_help="Peaks, ceilings and per-SM limits of a GPU.")
 def device(
-    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="Describe a preset instead of this GPU."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="Describe a preset (or device file, mygpu.toml) instead of this GPU."),
     measure: bool = typer.Option(False, "--measure", help="Measure this GPU's sustained ceilings now (and cache "
                                                           "them): DRAM, L2, shared memory, FP32, tensor-core FP16, "
                                                           "launch latency."),
@@ -775,7 +776,7 @@ def device(
 @app.command(cls=_Command, short_help="The ladder's model, and its resources for a target, offline.")
 def kernels(
     size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=_integer, metavar="N", help="Square problem size for the model."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset: its target, limits and peaks."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset (or device file, mygpu.toml): its target, limits and peaks."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     model_only: bool = typer.Option(False, "--model-only", help="Skip compiling: the traffic model alone."),
     autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
@@ -911,7 +912,7 @@ def whatif(
 @app.command(cls=_Command, short_help="The same work on another GPU: floors, lower bound and estimate per kernel.")
 def project(
     results: Path = typer.Argument(..., metavar="RESULTS.json", help="A results or profile file."),
-    gpus: list[str] = typer.Option(..., "--gpu", metavar="NAME", help="A preset GPU to project onto (repeatable)."),
+    gpus: list[str] = typer.Option(..., "--gpu", metavar="NAME", help="A preset GPU (or device file, mygpu.toml) to project onto (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the projection as one JSON document."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Also draw the bar chart (.png/.svg/.pdf)."),
 ):

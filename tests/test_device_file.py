@@ -40,6 +40,10 @@ def test_a_device_file_gives_the_figures_a_preset_would(tmp_path):
     assert spec.disagreements() == []
 
 
+def test_an_unquoted_compute_capability_is_read(tmp_path):
+    assert from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', "12.0")))).compute_capability == "12.0"
+
+
 def test_rates_per_sm_per_clock_and_the_bus_instead_of_a_bandwidth(tmp_path):
     text = RTX5070.replace("peak_dram_gbps = 672", "max_mem_clock_mhz = 14000\nmemory_bus_width_bits = 192")
     text += "[flops_per_sm_per_clock]\nbf16_tensor = 1024\n"
@@ -62,7 +66,9 @@ def test_the_json_that_device_prints_is_a_device_file(tmp_path):
     (RTX5070.replace("sm_count = 48", "sm_count = 0"), "sm_count: Input should be greater than or equal to 1"),
     (RTX5070.replace('"12.0"', '"4.2"'), "compute_capability: compute capability 4.2 is older than 7.0"),
     (RTX5070.replace("peak_dram_gbps = 672\n", ""), "give peak_dram_gbps, or max_mem_clock_mhz"),
-    (RTX5070 + "sm_clock = 3\n", "sm_clock: Extra inputs are not permitted"),
+    (RTX5070 + "sm_clock = 3\n", "unknown field 'sm_clock'; did you mean max_sm_clock_mhz?"),
+    (RTX5070 + "colour = 3\n", "unknown field 'colour'; known: name, compute_capability"),
+    (RTX5070.replace("fp32_cores", "fp32_core"), "unknown field 'fp32_core'; did you mean fp32_cores?"),
     (RTX5070 + "[flops_per_sm_per_clock]\nfp7 = 1\n", "unknown precision 'fp7'"),
     ("sm_count = [", "not a TOML device file"),
 ])

@@ -95,9 +95,10 @@ def test_usage_error_is_one_line_exit_2(args, named, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["compare", "a.json"], "roofline compare: missing AFTER.json, the later results or profile file; "
+    (["compare", "a.json"], "missing AFTER.json, the later results or profile file; "
                             "usage: roofline compare [OPTIONS] BEFORE.json AFTER.json"),
-    (["project", "x.json"], "roofline project: missing --gpu NAME, a preset GPU to project onto (repeatable); "
+    (["project", "x.json"], "missing --gpu NAME, a preset GPU (or device file, mygpu.toml) to project onto "
+                            "(repeatable); "
                             "usage: roofline project [OPTIONS] RESULTS.json"),
     (["occupancy", "--regs"], "Option '--regs' requires an argument: --regs R, registers per thread (1..255)"),
     (["new", "a.cu", "--bogus"], "roofline new has no option --bogus; its options: --name, --force, --dtype, -h"),

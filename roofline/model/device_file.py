@@ -7,7 +7,9 @@ file with the fields `roofline device --json` prints, checked as a preset's figu
     fp32_cores = 6144             # CUDA cores: peak FP32 = cores x 2 FLOP x max_sm_clock_mhz
     max_sm_clock_mhz = 2512       # the boost clock
     peak_dram_gbps = 672          # or max_mem_clock_mhz and memory_bus_width_bits
-    l2_bytes = 50331648           # optional, as are memory_bytes, tensor_clock_mhz and source
+    l2_bytes = 50331648           # optional, as are memory_bytes and source
+    tensor_clock_mhz = 1830       # optional: the clock the tensor-core figures assume (default:
+                                  #   max_sm_clock_mhz; datasheets' tensor figures often imply a lower one)
     [flops_per_sm_per_clock]      # optional: a precision's rate where the architecture's table
     fp16_tensor = 1024            #   does not hold for this part (keys: peaks.PRECISIONS)
 
@@ -17,6 +19,7 @@ compute capability's tables, as for a preset.
 
 from __future__ import annotations
 
+import difflib
 import json
 import tomllib
 from dataclasses import fields, replace
@@ -88,6 +91,13 @@ def load(path: Path):
     derived = {f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"}
     doc = {k: v for k, v in doc.items() if k in DeviceFile.model_fields or k not in derived}
     doc = {k: v for k, v in doc.items() if v is not None}
+    unknown = sorted(set(doc) - set(DeviceFile.model_fields))
+    if unknown:  # before what is missing: a misspelt key is the likelier mistake
+        close = difflib.get_close_matches(unknown[0], list(DeviceFile.model_fields), n=1)
+        hint = f"; did you mean {close[0]}?" if close else f"; known: {', '.join(DeviceFile.model_fields)}"
+        raise UsageError(f"--gpu {path}: unknown field {unknown[0]!r}{hint}")
+    if isinstance(doc.get("compute_capability"), (int, float)):  # 9.0 unquoted
+        doc["compute_capability"] = f"{float(doc['compute_capability']):.1f}"
     try:
         spec = DeviceFile.model_validate(doc)
     except ValidationError as exc:

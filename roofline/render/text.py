@@ -61,7 +61,8 @@ def tail_phrase(w: Waves) -> str:
     busy = f"{percent(w.utilization, 0)} % of the GPU busy"
     if w.full_waves == 1:
         sms = f" ({min(w.blocks, w.sms):,} of {w.sms:,} SMs)" if w.sms != w.block_slots else ""
-        return f"{plural(w.blocks, 'block')} fill {w.blocks:,} of {w.block_slots:,} block slots{sms}: {busy}"
+        fill = "fills" if w.blocks == 1 else "fill"
+        return f"{plural(w.blocks, 'block')} {fill} {w.blocks:,} of {w.block_slots:,} block slots{sms}: {busy}"
     return (f"{w.blocks:,} blocks take {w.full_waves:,} waves of {w.block_slots:,} block slots, the last "
             f"{percent(w.last_wave_efficiency, 0)} % full: {busy}")
 

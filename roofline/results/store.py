@@ -177,7 +177,9 @@ def load(path: Path, profile: bool = False) -> Results | ProfileResults:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        report = Path(path).suffix.lower() in (".csv", ".txt", ".ncu-rep", ".log")
+        hint = f"; an Nsight Compute report is read with roofline profile --import {path}" if report else ""
+        raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}") from None
     except RecursionError:
         raise UsageError(f"{path}: not a roofline results file (nested too deeply to read)") from None
     return parse(doc, str(path), profile)
