@@ -263,7 +263,7 @@ def test_a_device_is_built_in_one_place():
     sources = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.py")}
     assert [name for name, text in sources.items() if re.search(r"\bDeviceSpec\(", text)] == []  # only `build` makes one
     assert sorted(name for name, text in sources.items() if "DeviceSpec.build(" in text) == [
-        "measure/ncu.py", "measure/nvml.py", "model/device.py", "model/device_file.py"]  # a report, NVML, a preset, a user
+        "measure/ncu.py", "measure/nvml.py", "model/device.py"]
     d = DeviceSpec.build(name="NVIDIA H200", compute_capability="9.0", sm_count=132, fp32_cores=16896,
                          sm_clock_mhz=1980, mem_clock_mhz=3201, bus_width_bits=6016, tensor_clock_mhz=1830,
                          source="readings")

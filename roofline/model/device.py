@@ -8,7 +8,7 @@ Peaks use the maximum clocks, not the current ones (an idle GPU clocks low); the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +16,8 @@ from annotated_types import Ge, Gt, Le
 
 from ..errors import UsageError
 from .arch import ArchLimits, limits_for_cc, parse_arch
-from .peaks import PRECISIONS, Peak, compute_peaks, memory_peaks
+from .peaks import PRECISIONS, TENSOR, Peak, compute_peaks, memory_peaks
+from .device_file import is_device_file, read as read_device_file
 from .presets import find_preset, preset_names
 from .roofs import COMPUTE_LEVEL, OVER_PEAK, Roofs, dram_gbps, fp32_gflops, smem_gbps
 from .units import Rate, figure
@@ -241,10 +242,8 @@ def from_preset(name: str) -> DeviceSpec:
     """A `DeviceSpec` from datasheet figures (`presets.PRESETS`), or from the device file a name
     ending in .toml or .json gives (`device_file`). Raises UsageError listing the known names for
     an unknown or empty one, or saying what is wrong with the file."""
-    from . import device_file
-
-    if device_file.is_device_file(name):
-        return device_file.load(Path(name))
+    if is_device_file(name):
+        return from_device_file(Path(name))
     p = find_preset(name) if name.strip() else None
     if p is None:
         raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}; or describe it in a device "
@@ -265,3 +264,27 @@ def named_limits(gpu: str | None, arch: str | None) -> ArchLimits | None:
     if arch is not None:
         return parse_arch(arch)
     return None
+
+
+def from_device_file(path: Path) -> DeviceSpec:
+    """The device a user's device file describes (`device_file`): built as a preset is, its
+    `flops_per_sm_per_clock` replacing the table's rates of those precisions. Raises UsageError
+    as `device_file.read` does."""
+    printed = frozenset({f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"})
+    spec, limits = read_device_file(path, printed)
+    device = DeviceSpec.build(
+        name=spec.name or path.stem, compute_capability=spec.compute_capability, sm_count=spec.sm_count,
+        fp32_cores=spec.fp32_cores, sm_clock_mhz=spec.max_sm_clock_mhz, limits=limits,
+        source=f"device file {path.name}" + (f": {spec.source}" if spec.source else ""),
+        mem_clock_mhz=spec.max_mem_clock_mhz, bus_width_bits=spec.memory_bus_width_bits,
+        datasheet_dram_gbps=spec.peak_dram_gbps, memory_bytes=spec.memory_bytes, l2_bytes=spec.l2_bytes,
+        tensor_clock_mhz=spec.tensor_clock_mhz)
+    if not spec.flops_per_sm_per_clock:
+        return device
+    peaks, sources = dict(device.peaks_gflops or {}), dict(device.peak_sources or {})
+    for key, rate in spec.flops_per_sm_per_clock.items():
+        clock = (device.tensor_clock_mhz or device.max_sm_clock_mhz) if key in TENSOR else device.max_sm_clock_mhz
+        peaks[key] = rate * device.sm_count * clock * 1e-3  # FLOP/clk/SM x SMs x MHz = GFLOP/s x 1e3
+        sources[key] = f"device file {path.name}: {rate:g} FLOP/clk/SM"
+    return replace(device, peaks_gflops=peaks, peak_sources=sources,
+                   peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import difflib
 import json
 import tomllib
-from dataclasses import fields, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -30,8 +29,8 @@ from annotated_types import Ge, Gt, Le
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ..errors import UsageError
-from .arch import limits_for_cc
-from .peaks import PRECISIONS, TENSOR
+from .arch import ArchLimits, limits_for_cc
+from .peaks import PRECISIONS
 
 SUFFIXES = (".toml", ".json")
 
@@ -69,12 +68,14 @@ def is_device_file(name: str) -> bool:
     return name.strip().lower().endswith(SUFFIXES)
 
 
-def load(path: Path):
-    """The `DeviceSpec` a device file describes (module docstring). Raises UsageError, in one
-    line naming the file and the field, for a file that is missing, unreadable, not TOML/JSON,
-    lacks a figure, holds one out of range, or a compute capability the tables do not know."""
-    from .device import DeviceSpec
-
+def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile, ArchLimits]:
+    """The figures a device file gives (module docstring), checked, and the per-SM limits of its
+    compute capability; `device.from_device_file` makes the device of them. Keys in `derived`
+    (what `roofline device --json` prints beside the figures, derived from them) are set aside.
+    Raises UsageError, in
+    one line naming the file and the field, for a file that is missing, unreadable, not TOML/JSON,
+    lacks a figure, holds one out of range or unknown, or a compute capability the tables do not
+    know."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -87,9 +88,7 @@ def load(path: Path):
         raise UsageError(f"--gpu {path}: not a {kind} device file ({str(exc).splitlines()[0]})") from None
     if not isinstance(doc, dict):
         raise UsageError(f"--gpu {path}: a device file is a table of figures (name, sm_count, ...)")
-    # what `roofline device --json` prints beside the figures is derived from them: set aside
-    derived = {f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"}
-    doc = {k: v for k, v in doc.items() if k in DeviceFile.model_fields or k not in derived}
+    doc = {k: v for k, v in doc.items() if k in DeviceFile.model_fields or k not in derived}  # derived: set aside
     doc = {k: v for k, v in doc.items() if v is not None}
     unknown = sorted(set(doc) - set(DeviceFile.model_fields))
     if unknown:  # before what is missing: a misspelt key is the likelier mistake
@@ -110,19 +109,4 @@ def load(path: Path):
         raise UsageError(f"--gpu {path}: compute_capability: {exc}") from None
     if spec.peak_dram_gbps is None and not (spec.max_mem_clock_mhz and spec.memory_bus_width_bits):
         raise UsageError(f"--gpu {path}: give peak_dram_gbps, or max_mem_clock_mhz and memory_bus_width_bits")
-    device = DeviceSpec.build(
-        name=spec.name or path.stem, compute_capability=spec.compute_capability, sm_count=spec.sm_count,
-        fp32_cores=spec.fp32_cores, sm_clock_mhz=spec.max_sm_clock_mhz, limits=limits,
-        source=f"device file {path.name}" + (f": {spec.source}" if spec.source else ""),
-        mem_clock_mhz=spec.max_mem_clock_mhz, bus_width_bits=spec.memory_bus_width_bits,
-        datasheet_dram_gbps=spec.peak_dram_gbps, memory_bytes=spec.memory_bytes, l2_bytes=spec.l2_bytes,
-        tensor_clock_mhz=spec.tensor_clock_mhz)
-    if not spec.flops_per_sm_per_clock:
-        return device
-    peaks, sources = dict(device.peaks_gflops or {}), dict(device.peak_sources or {})
-    for key, rate in spec.flops_per_sm_per_clock.items():
-        clock = (device.tensor_clock_mhz or device.max_sm_clock_mhz) if key in TENSOR else device.max_sm_clock_mhz
-        peaks[key] = rate * device.sm_count * clock * 1e-3  # FLOP/clk/SM x SMs x MHz = GFLOP/s x 1e3
-        sources[key] = f"device file {path.name}: {rate:g} FLOP/clk/SM"
-    return replace(device, peaks_gflops=peaks, peak_sources=sources,
-                   peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))
+    return spec, limits
