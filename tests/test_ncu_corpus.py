@@ -179,3 +179,15 @@ def test_the_charts_bars_say_where_a_grid_keeps_part_of_the_gpu_busy():
     assert any(f"{share:.0f}% of" in t and f"on busy SMs, {share * v.waves.utilization:.0f}% of the GPU's" in t
                for t in texts)
     assert sum("on busy SMs" in t for t in texts) < len(doc.kernels)
+
+
+def test_a_clock_read_above_the_gpus_maximum_is_read_at_the_maximum(tmp_path):
+    """ncu's elapsed cycles per second of the Llama step's 2-5 us kernels read up to 2,257 MHz on
+    an H200 that tops out at 1,980 MHz: their roofs are read at 1,980, with a note naming the
+    reading."""
+    report = _unpacked(tmp_path, "llama", "full-raw.csv")
+    api.import_profile(report, tmp_path / "p.json")
+    doc = store.load(tmp_path / "p.json", profile=True)
+    assert max(k.clock_mhz for k in doc.kernels if k.clock_mhz) <= 1980.0 + 1e-6
+    said = [n for k in doc.kernels for n in k.notes if "above NVIDIA H200's maximum of 1,980 MHz" in n]
+    assert said and all("its roofs are read at the maximum" in n for n in said)

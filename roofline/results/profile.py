@@ -285,6 +285,12 @@ def _check_kernel(where: str, k: ProfiledKernel, device: DeviceSpec) -> None:
                              f"{moved / (k.time_ms * 1e6):,.0f} GB/s, above the device's {peak:,.0f}; the file looks corrupt")
 
 
+# A kernel's SM clock read more than this above the device's maximum is no clock it ran at: ncu's
+# elapsed cycles per second of a launch of a few microseconds (seen on the H200: 2,081 to 2,257 MHz
+# for 2-5 us kernels of a Llama step, whose GPU tops out at 1,980 MHz).
+CLOCK_OVER_MAX = 1.03
+
+
 def kernel_from_group(g: KernelGroup, name: str, total_ms: float, occupancy: Occupancy | None,
                       device: DeviceSpec) -> ProfiledKernel:
     """A `ProfiledKernel` named `name` from launches grouped by `model.launches.group`, its
@@ -295,7 +301,12 @@ def kernel_from_group(g: KernelGroup, name: str, total_ms: float, occupancy: Occ
     flops = g.flops
     rate = flops[dominant] / (g.time_ms * 1e6) if dominant else None
     sources, derived = g.sources, set(g.derived)
-    clock = g.sm_clock_hz
+    clock, notes = g.sm_clock_hz, list(g.notes)
+    top = device.max_sm_clock_mhz
+    if clock and top and clock / 1e6 > CLOCK_OVER_MAX * top:  # elapsed cycles over a launch too short to time them
+        notes.append(f"its SM clock reads {clock / 1e6:,.0f} MHz, above {device.name}'s maximum of {top:,.0f} MHz "
+                     "(a launch too short for its elapsed cycles over time): its roofs are read at the maximum")
+        clock = top * 1e6
     return ProfiledKernel(
         name=name, demangled=x.demangled, launches=g.count, time_ms=g.time_ms, median_ms=g.median_ms,
         time_share=g.time_ms / total_ms, precision=g.precision(g.uncounted(has)),
@@ -309,6 +320,6 @@ def kernel_from_group(g: KernelGroup, name: str, total_ms: float, occupancy: Occ
         achieved_occupancy=min(1.0, g.achieved_occupancy) if g.achieved_occupancy is not None else None,
         clock_mhz=clock / 1e6 if clock else None, passes=g.passes,
         counted={k: v for k, v in sources.items() if k not in derived},
-        derived={k: v for k, v in sources.items() if k in derived}, missing=g.missing, notes=g.notes,
+        derived={k: v for k, v in sources.items() if k in derived}, missing=g.missing, notes=notes,
         dram_read_bytes=g.dram_read_bytes, dram_write_bytes=g.dram_write_bytes, launch_order=g.launch_order,
     )
