@@ -616,6 +616,8 @@ def test_a_damaged_figure_leaves_its_launch_out_naming_it_the_metric_and_the_val
     assert f"{FIRST}: {says}" in note
     doc = store.load(tmp_path / "p.json", profile=True)
     assert doc.launches_profiled == 164  # the other 164 of the export's 165 read
+    places = sorted(o for k in doc.kernels for o in k.launch_order)
+    assert places == list(range(1, 165))  # the others keep their places in the launch order: a gap at 0
 
 
 def test_a_report_whose_every_launch_is_damaged_is_refused_in_one_line(tmp_path):
@@ -671,8 +673,9 @@ def test_check_rows_reads_rows_from_any_source():
     assert ncu.check_rows([ok, cut], "rep") == ([ok, cut], [])
     bad = ncu.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 5.0, "dram__bytes.sum": -1.0})
     rows, notes = ncu.check_rows([ok, bad], "rep")
-    assert rows == [ok] and notes == ["1 launch left out for a damaged figure in a metric the roofline reads (the "
+    assert rows == [ok, bad] and bad.left_out and not ok.left_out and notes == ["1 launch left out for a damaged figure in a metric the roofline reads (the "
                                       "report is damaged): launch 1 (k): dram__bytes.sum is -1, below zero"]
+    bad.left_out = False
     with pytest.raises(UsageError, match=r"^rep: launch 0 \(k\): dram__bytes.sum is -1, below zero; "):
         ncu.check_rows([bad], "rep")
     day = ncu.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 2 * 86_400e9})

@@ -50,11 +50,11 @@ from ..model.arch import limits_for_cc
 from ..model.device import DeviceSpec
 from ..model.kernel_names import label
 from ..model.launches import DEFAULT_LAUNCH_COUNT, Launch, from_reading
-from ..nsight import text as nsight_text
 from ..model.ncu_metrics import COLLECT, TIME, WHERE, Reading, details_metric, implausible, read, reads
 from ..model.peaks import fp32_cores_per_sm
 from ..model.presets import PRESETS
 from ..model.units import plural
+from ..nsight import text as nsight_text
 from .nvml import tensor_clock_mhz
 
 INSTALL_HINT = ("install Nsight Compute (it comes with the CUDA toolkit, or from developer.nvidia.com/nsight-compute) "
@@ -192,6 +192,7 @@ class Row:
     incomplete: bool = False
     bad: dict[str, str] = field(default_factory=dict)
     rounding: dict[str, float] = field(default_factory=dict)  # metric -> half the step its display rounds to
+    left_out: bool = False  # for a damaged figure (`check_rows`, `check_rates`): kept for its place in the launch order
 
     @cached_property
     def reading(self) -> Reading:
@@ -417,24 +418,26 @@ def _launch(row: Row, index: int) -> str:
 
 
 def _left_out(found: list[tuple[int, str]], rows: list[Row], source: str, why: str) -> tuple[list[Row], list[str]]:
-    """The rows but those `found` ((row index, what is wrong) each), and a note naming them; a
-    report left with none is refused (UsageError) naming the first and how many more."""
+    """The rows, those `found` ((row index, what is wrong) each) marked `left_out` (they keep
+    their places in the launch order), and a note naming them; a report left with none is
+    refused (UsageError) naming the first and how many more."""
     if not found:
         return rows, []
     first = {}
     for i, what in found:
         first.setdefault(i, what)
-    kept = [row for i, row in enumerate(rows) if i not in first]
-    if not any(not row.incomplete for row in kept):
+    for i in first:
+        rows[i].left_out = True
+    if not any(not row.incomplete and not row.left_out for row in rows):
         more = f" ({plural(len(found) - 1, 'more damaged figure')} after it)" if len(found) > 1 else ""
         raise UsageError(f"{source}: {found[0][1]}{more}; {why}")
     shown = "; ".join(list(first.values())[:3]) + (f"; and {len(first) - 3} more" if len(first) > 3 else "")
-    return kept, [f"{plural(len(first), 'launch', 'launches')} left out for a damaged figure in a metric the "
+    return rows, [f"{plural(len(first), 'launch', 'launches')} left out for a damaged figure in a metric the "
                   f"roofline reads ({why.split(':')[0]}): {shown}"]
 
 
 def check_rows(rows: list[Row], source: str) -> tuple[list[Row], list[str]]:
-    """The rows less those with a damaged figure where a roofline reads one (`ncu_metrics.reads`,
+    """The rows, those with a damaged figure where a roofline reads one marked `left_out` (`ncu_metrics.reads`,
     by exact metric name): a metric cell that holds text, 'nan' or 'inf', a negative count, time
     or size, or a duration beyond any real launch (`ncu_metrics.implausible`); and one note naming
     each launch left out (its ID and kernel), the metric and the value. Rows cut short are left
@@ -442,7 +445,7 @@ def check_rows(rows: list[Row], source: str) -> tuple[list[Row], list[str]]:
     is left."""
     found = []
     for i, row in enumerate(rows):
-        if row.incomplete:
+        if row.incomplete or row.left_out:
             continue
         for name, cell in row.bad.items():
             found.append((i, f"{_launch(row, i)}: {name} is {cell!r}, not a number"))
@@ -456,15 +459,15 @@ def check_rows(rows: list[Row], source: str) -> tuple[list[Row], list[str]]:
 
 
 def check_rates(rows: list[Row], device: DeviceSpec, source: str) -> tuple[list[Row], list[str]]:
-    """The rows less those whose work or bytes over their time exceed `device`'s theoretical
-    peaks (per precision; DRAM and L2 bandwidth) by more than `ncu_metrics.OVER_PEAK_FACTOR`, and
-    a note naming them: a damaged figure, or a report read against another GPU. Raises
+    """The rows, those whose work or bytes over their time exceed `device`'s theoretical
+    peaks (per precision; DRAM and L2 bandwidth) by more than `ncu_metrics.OVER_PEAK_FACTOR` marked
+    `left_out`, and a note naming them: a damaged figure, or a report read against another GPU. Raises
     UsageError, naming the launch (ID and kernel), the metric and the rate, when none is left."""
     gflops = dict(device.peaks_gflops or {"fp32": device.peak_fp32_gflops})
     gbps = {"dram": device.peak_dram_gbps, "l2": device.roofs.l2_gbps}
     found = []
     for i, row in enumerate(rows):
-        if row.incomplete:
+        if row.incomplete or row.left_out:
             continue
         why = implausible(row.reading, gflops, gbps)
         if why:
@@ -878,6 +881,8 @@ def launches(rows: list[Row]) -> tuple[list[Launch], list[str]]:
     order = launch_order(rows)
     out, cut, timeless, bad = [], 0, 0, []
     for i, row in enumerate(rows):
+        if row.left_out:  # a damaged figure: said where it was found
+            continue
         if row.incomplete:
             cut += 1
             continue
