@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from roofline import api
+from roofline.errors import UsageError
 from roofline.results import store
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "ncu" / "corpus"
@@ -191,3 +192,19 @@ def test_a_clock_read_above_the_gpus_maximum_is_read_at_the_maximum(tmp_path):
     assert max(k.clock_mhz for k in doc.kernels if k.clock_mhz) <= 1.03 * 1980  # within 3 %: a reading, kept
     said = [n for k in doc.kernels for n in k.notes if "above NVIDIA H200's maximum of 1,980 MHz" in n]
     assert said and all("its roofs are read at the maximum" in n for n in said)
+
+
+@pytest.mark.parametrize("name, named", [("full-all.txt", True), ("full-details-all.csv", True), ("full.txt", False),
+                                         ("basic-details.csv", False)])
+def test_a_report_that_names_its_gpu_is_read_against_its_preset(name, named, tmp_path):
+    """With the sections' bodies, --set full's NUMA Affinity section names the GPU ('1 (NVIDIA
+    H200)'): a report without device attributes is read against that preset (its compute
+    capability and SM count the report's); without it, --gpu is asked for, naming the presets."""
+    report = _unpacked(tmp_path, "cupy", name)
+    if named:
+        api.import_profile(report, tmp_path / "p.json")
+        device = store.load(tmp_path / "p.json", profile=True).device
+        assert device.name == "H200" and "the report names this GPU (NVIDIA H200)" in device.source
+    else:
+        with pytest.raises(UsageError, match="holds no device attributes .compute capability 9.0.*h200"):
+            api.import_profile(report, tmp_path / "p.json")

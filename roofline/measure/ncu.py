@@ -41,18 +41,18 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 
 from ..errors import RunError, UsageError
 from ..model.arch import limits_for_cc
-from ..model.device import DeviceSpec
+from ..model.device import DeviceSpec, from_preset
 from ..model.kernel_names import label
 from ..model.launches import DEFAULT_LAUNCH_COUNT, Launch, from_reading
-from ..model.ncu_metrics import COLLECT, TIME, WHERE, Reading, details_metric, implausible, read, reads
+from ..model.ncu_metrics import COLLECT, DEVICE_NAMES, TIME, WHERE, Reading, details_metric, implausible, read, reads
 from ..model.peaks import fp32_cores_per_sm
-from ..model.presets import PRESETS
+from ..model.presets import PRESETS, find_preset
 from ..model.units import plural
 from ..nsight import text as nsight_text
 from .nvml import tensor_clock_mhz
@@ -806,6 +806,19 @@ def presets_of(cc: str | None) -> str:
     return ", ".join(names) if names else "none"
 
 
+def _named_preset(rows: list[Row], cc: str | None, sm: float | None) -> DeviceSpec | None:
+    """The preset of the one GPU a report without device attributes names (the NUMA Affinity
+    section's 'Device Names', '1 (NVIDIA H200)', on the details page and in the text), where its
+    compute capability and SM count are the report's; else None."""
+    found = re.fullmatch(r"\s*1\s*\((?P<name>[^,()]+)\)\s*", rows[0].text.get(DEVICE_NAMES, ""))
+    preset = find_preset(found["name"].strip()) if found else None
+    if preset is None or (cc is not None and preset.compute_capability != cc) or (sm and int(sm) != preset.sm_count):
+        return None
+    device = from_preset(found["name"].strip())
+    return replace(device, source=f"{device.source}; the report names this GPU ({found['name'].strip()}) but holds "
+                                  "no device attributes")
+
+
 def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
     """The GPU a report's first launch ran on, from its device attributes: name, SM count, max SM
     and memory clocks, bus width, memory and L2 size (peaks by `model.roofs` and `model.peaks`,
@@ -823,6 +836,9 @@ def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
     mem_khz = _attr(row, "max_mem_frequency_khz") or _attr(row, "memory_clock_rate")
     bus = _attr(row, "global_memory_bus_width") or _attr(row, "fb_bus_width")
     if not (name and sm and cc and clock_khz and mem_khz and bus):
+        named = _named_preset(rows, cc, sm)
+        if named is not None:
+            return named
         had = f"compute capability {cc}" if cc else "no compute capability"
         raise UsageError(f"{source}: the report holds no device attributes ({had}) to take the GPU's peaks from; "
                          f"name it with --gpu, one of: {presets_of(cc)}")

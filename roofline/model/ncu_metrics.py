@@ -112,6 +112,8 @@ WHERE = {
 }
 EVERYTHING = "`roofline profile -- COMMAND` collects all of it in one run"
 
+DEVICE_NAMES = "numa__device_names"  # not an ncu metric: the key the details reader keeps that text under
+
 # details-page labels -> metric (Nsight Compute's section files: SpeedOfLight, LaunchStatistics,
 # Occupancy, MemoryWorkloadAnalysis, SpeedOfLight_RooflineChart and the hierarchical rooflines).
 # 'SM Frequency' is the GPC clock in the SpeedOfLight header and the SM's in the roofline charts;
@@ -134,6 +136,7 @@ DETAILS_LABELS = {
     "# SMs": "launch__sm_count",
     "Threads": "launch__thread_count",
     "Total SMSP Elapsed Cycles": "smsp__cycles_elapsed.sum",
+    "Device Names": DEVICE_NAMES,  # the NUMA Affinity section's '1 (NVIDIA H200)': text, no figure
     **{f"Predicated-On {p.upper()}{op.upper()} Thread Instructions Executed Per Cycle":
        INSTRUCTION.format(f"{p}{op}") + ".per_cycle_elapsed" for p in "fd" for op in ("fma", "add", "mul")},
 }
