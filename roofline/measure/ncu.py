@@ -642,8 +642,8 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Report
                 row.bad.setdefault(metric, cell.strip())
             continue
         if metric not in row.values:  # a label repeated in another section: the first reading stands
-            _store(row, metric, x, unit_scale(unit), unit, unknown)
             scale = unit_scale(unit)
+            _store(row, metric, x, scale, unit, unknown)
             if metric in row.values and scale is not None and (half := _half_step(cell, scale)) is not None:
                 row.rounding[metric] = half
     return Report(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",

@@ -572,12 +572,11 @@ _READ_PATTERNS = tuple(re.compile(p) for p in (
 
 
 def _read_names() -> frozenset[str]:
-    names = {TIME, "gpu__time_duration", *CLOCKS, ACHIEVED, THEORETICAL, *LAUNCH, BANK_CONFLICTS,
-             *(BANK_CONFLICTS.replace(".sum", f"_op_{op}.sum") for op in ("ld", "st"))}
+    names = {TIME, "gpu__time_duration", *CLOCKS, ACHIEVED, THEORETICAL, *LAUNCH}
     counters = {n for names_, _ in BYTE_OPTIONS.values() for n in names_}
     counters |= {n for options in SPLIT_OPTIONS.values() for n, _ in options}
-    counters |= {BANK_CONFLICTS}
-    for name in counters:
+    counters |= {BANK_CONFLICTS, *(BANK_CONFLICTS.replace(".sum", f"_op_{op}.sum") for op in ("ld", "st"))}
+    for name in counters:  # each `.sum` counter also as the rates `_Metrics.counter` reads
         names |= {name, name + ".per_cycle_elapsed", name + ".per_second"}
     return frozenset(names)
 

@@ -28,7 +28,7 @@ LAUNCH = re.compile(r"^  (?P<kernel>\S.*?)(?:\s+\((?P<grid>\d+,\s*\d+,\s*\d+)\)x
                     r"(?:,\s+Device\s+(?P<device>\d+))?(?:,\s+CC\s+(?P<cc>\d+\.\d+))?.*$")
 SECTION = re.compile(r"^\s+Section:\s+(?P<name>.+?)\s*$")
 DASHES = re.compile(r"^\s*-+(\s+-+)+\s*$")
-FAILED = re.compile(r"^\(!\)\s*|^\s*$")
+MARKER = re.compile(r"^\(!\)\s*")  # ncu's mark on a value outside its expected range
 
 
 def looks_like_text(text: str) -> bool:
@@ -44,7 +44,6 @@ def looks_like_text(text: str) -> bool:
 class _Launch:
     fields: dict[str, str]
     rows: list[list[str]] = field(default_factory=list)
-    cut: bool = False
 
 
 @dataclass
@@ -79,7 +78,7 @@ def parse(text: str) -> TextReport:
     current: _Launch | None = None
     section = ""
     spans: list[tuple[int, int]] | None = None  # inside a table: its columns
-    seen_dashes = 0
+    seen_dashes, header_row = 0, False
     for raw in text.splitlines():
         line = raw.rstrip()
         if line.startswith("=="):
@@ -87,9 +86,7 @@ def parse(text: str) -> TextReport:
         if spans is not None:
             if DASHES.match(line):
                 seen_dashes += 1
-                if seen_dashes >= 2 and not header_row:  # the closing line (or, with a header, after it)
-                    spans = None
-                elif seen_dashes >= 3:
+                if seen_dashes == (3 if header_row else 2):  # the closing line: a header row has a line under it
                     spans = None
                 continue
             cells = _cells(line, spans)
@@ -98,7 +95,7 @@ def parse(text: str) -> TextReport:
                 continue
             if current is not None and cells and cells[0]:
                 unit, value = (cells[1], cells[-1]) if len(cells) >= 3 else ("", cells[-1])
-                current.rows.append([section, cells[0], unit, FAILED.sub("", value)])
+                current.rows.append([section, cells[0], unit, MARKER.sub("", value)])
             continue
         if (m := PROCESS.match(line)) and not line.startswith("    "):
             process = {"Process ID": m["pid"], "Process Name": m["name"], "Host Name": m["host"] or ""}
@@ -117,8 +114,6 @@ def parse(text: str) -> TextReport:
         if DASHES.match(line) and current is not None and len(_spans(line)) >= 3:  # two runs: a rule's separator
             spans, seen_dashes, header_row = _spans(line), 1, False
     cut = spans is not None and current is not None
-    if cut:
-        current.cut = True
     records, failed = [], []
     for i, launch in enumerate(launches):
         values = [r[3] for r in launch.rows]

@@ -282,11 +282,9 @@ def display_names(names: list[str], width: int) -> list[str]:
     whatif by saving). Rows of one name (a kernel at two launch configurations) keep it: their
     other columns tell them apart."""
     cut = [middle_cut(n, width) for n in names]
-    owners: dict[str, list[str]] = {}
+    owners: dict[str, set[str]] = {}
     for name, c in zip(names, cut):
-        owners.setdefault(c, [])
-        if name not in owners[c]:
-            owners[c].append(name)
+        owners.setdefault(c, set()).add(name)
     out = []
     for name, c in zip(names, cut):
         rank = sorted(owners[c]).index(name) + 1

@@ -37,8 +37,8 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
     groups = group(launches)
     total = sum(g.time_ms for g in groups)
     # names told apart in launch order (a stable key): the same '#2' whatever the groups' times
-    first_launch = [min((x.order for x in g.launches if x.order is not None), default=i) for i, g in enumerate(groups)]
-    names = unique_labels([g.first.demangled for _, g in sorted(zip(first_launch, groups), key=lambda p: p[0])])
+    by_launch = sorted(groups, key=lambda g: min((x.order for x in g.launches if x.order is not None), default=0))
+    names = unique_labels([g.first.demangled for g in by_launch])
     kernels, unlike = [], []
     for g in groups:
         x = g.first
