@@ -574,13 +574,13 @@ def profile(
     """
     if top < 1:
         raise UsageError(f"--top must be 1 or more, got {top}")
-    options = api.ncu.Options(kernel_regex, launch_skip, launch_count, from_start)
+    options = api.ProfileOptions(kernel_regex, launch_skip, launch_count, from_start)
     if import_report is not None:
         if command:
             raise UsageError("give --import REPORT or a command after --, not both")
         if report is not None:
             raise UsageError("--report keeps the report of a new profile; --import reads one that exists")
-        if options != api.ncu.Options():
+        if options != api.ProfileOptions():
             raise UsageError("--kernel-regex, --launch-skip, --launch-count and --no-profile-from-start choose what "
                              "a new profile records; an imported report holds what it holds")
         done = api.import_profile(import_report, out, gpu)

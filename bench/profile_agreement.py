@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from roofline.model.kernel_names import short_name
+from roofline.nsight.names import short_name
 from roofline.results import store
 
 TOLERANCE = 0.05

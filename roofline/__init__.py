@@ -6,14 +6,15 @@ Layers, each a subpackage; imports run one way, from the top of this list down:
   render    tables, sentences and charts from typed data (text, tables, chart, *_chart)
   results   the results document as typed models: schema, profile, convert (from a run or a
             profile), store (files)
-  measure   needs a GPU, NVRTC or Nsight Compute: nvml, timing, offline, compile, runner,
-            isolated (a user's kernel in a process of its own), ceilings, counters, ncu (any
-            program under Nsight Compute), tuning
+  nsight    Nsight Compute: every report form read into launches and a GPU (`nsight.read`),
+            and ncu run (`nsight.run`, the one module of it that starts ncu)
+  measure   needs a GPU or NVRTC: nvml, timing, offline, compile, runner, isolated (a user's
+            kernel in a process of its own), ceilings, counters (run --profile), tuning
   ladder    the SGEMM kernel families, their sources, where the tunable tile comes from, and
             the user's own kernels (user)
   model     pure: units, arch limits, occupancy, problem, traffic, roofs, peaks (per precision),
-            launches (profiled kernels), presets, device, verify, launch (a user kernel's grid
-            expression, block and tiles), timing (a timing as recorded)
+            presets, device, device_file, verify, launch (a user kernel's grid expression, block
+            and tiles), timing (a timing as recorded)
 
 and beside them `errors` (the two failures the command line maps to exit codes), `files`
 (output paths checked up front, atomic writes, the per-user cache) and `progress` (how long jobs

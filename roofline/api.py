@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from . import files
+from . import files, nsight
 from .errors import RunError, UsageError
 from .ladder import families, tiles
 from .ladder.families import KernelSpec
@@ -26,16 +26,15 @@ from .ladder.sources import source
 from .ladder.user import UserKernel, check_name, load
 from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
-from .model.launches import DEFAULT_LAUNCH_COUNT
-from .model.ncu_metrics import WHERE
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
-from .model.presets import name_key
 from .model.problem import DTYPES, PRECISION_KEY, Problem
 from .model.roofs import COMPUTE_LEVEL, Verdict, plain_verdict
 from .model.timing import DEFAULT_TIMEOUT_S, L2_MODES
 from .model.traffic import ModelFigures
 from .model.units import plural
 from .model.waves import Waves, waves_of
+from .nsight.run import DEFAULT_LAUNCH_COUNT
+from .nsight.run import Options as ProfileOptions
 from .progress import Progress
 from .render import chart, compare_chart, html_report, occupancy_chart, profile_chart, roofline_chart, sweep_chart
 from .render import project as project_view
@@ -52,19 +51,20 @@ from .results.whatif import DEFAULT_TARGET, WhatIf, check_target
 from .results.whatif import whatif as whatif_of
 
 if TYPE_CHECKING:
-    from .measure import ncu, runner
+    from .measure import runner
+    from .nsight import run as ncu
     from .measure.offline import KernelResources
 
 DEFAULT_SIZE = 4096
 DEFAULT_RESULTS = store.DEFAULT_PATH
 DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
 MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM a GPU can hold
-_MEASURING = ("ceilings", "counters", "isolated", "ncu", "nvml", "offline", "runner", "tuning")
+_MEASURING = ("ceilings", "counters", "isolated", "nvml", "offline", "runner", "tuning")
 
 
 def __getattr__(name: str):
-    """The measuring modules (`api.ncu.Options`, ...) loaded on first use: reading, showing and
-    drawing results never load them (`measure` needs a GPU, NVRTC or Nsight Compute)."""
+    """The measuring modules (`api.runner`, ...) loaded on first use: reading, showing and
+    drawing results never load them (`measure` needs a GPU or NVRTC)."""
     if name in _MEASURING:
         return importlib.import_module(f".measure.{name}", __package__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -313,7 +313,8 @@ def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], devic
 
 
 def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress):
-    from .measure import counters, ncu
+    from .measure import counters
+    from .nsight.run import NcuError
     correct = [r for r in output.kernels if r.correct]
     progress.expect(len(correct))
     counted = {}
@@ -321,7 +322,7 @@ def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress)
         progress.step(f"{r.spec.name}: Nsight Compute")
         try:
             counted[r.spec.name] = counters.profile(r.spec, output.problem, pci_bus_id)
-        except (ncu.NcuError, UsageError) as exc:
+        except (NcuError, UsageError) as exc:
             return counted, f"no hardware counters: {exc}; the rest of the run is kept"
     return counted, None
 
@@ -695,22 +696,23 @@ class ProfileReport:
     failures: list[str]
 
 
-def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Options | None = None,
+def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOptions | None = None,
             report_out: Path | None = None, timeout_s: float | None = None,
             command_stdout_to_stderr: bool = False) -> ProfileReport:
-    """Run `command` under Nsight Compute (`measure.ncu`, clocks untouched, child processes
-    followed) and write every profiled kernel, grouped by configuration and read against the roof
-    of its precision, to `out` atomically; with `report_out`, keep ncu's `.ncu-rep` there too.
-    This GPU's measured ceilings (cached, or measured once the command is done) join the
-    theoretical roofs when the kernels ran on it. `command_stdout_to_stderr` sends the
-    command's standard output to standard error (for `--json`, which owns standard output).
+    """Run `command` under Nsight Compute (`nsight.run`, clocks untouched, child processes
+    followed), read its report as an import would (`nsight.read`), and write every profiled
+    kernel, grouped by configuration and read against the roof of its precision, to `out`
+    atomically; with `report_out`, keep ncu's `.ncu-rep` there too. This GPU's measured ceilings
+    (cached, or measured once the command is done) join the theoretical roofs when the kernels
+    ran on it. `command_stdout_to_stderr` sends the command's standard output to standard error
+    (for `--json`, which owns standard output).
 
     Raises UsageError for bad options, an empty command, a program that does not exist, or a
     kernel filter that matches nothing (naming the kernels seen); RunError when ncu is missing, may
     not read the counters, or no kernel was profiled. A command that fails after launching
     kernels is not an error here: its exit code is in the results and in `failures`."""
-    from .measure import ncu
-    options = (options or ncu.Options()).check()
+    from .nsight import run as ncu
+    options = (options or ProfileOptions()).check()
     if not command:
         raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
     if report_out is not None and Path(report_out).resolve() == Path(out).resolve():
@@ -727,19 +729,24 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ncu.Option
             raise UsageError(f"cannot run {program!r}: it is not executable (chmod +x it, or name its interpreter)")
         raise UsageError(f"cannot run {program!r}: no such program" + (
             "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
+    report = None
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
         done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr)
-        report = ncu.read_report(done.report) if done.report is not None else ncu.Report([], "")
-        if report_out is not None and done.report is not None:
-            files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))
-    launches, left_out = ncu.launches(report.rows)
-    if not launches:
+        if done.report is not None:
+            if report_out is not None:
+                files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))
+            try:
+                report = nsight.read(done.report, source="the profile")
+            except nsight.NoLaunches:
+                pass
+    if report is None:
         raise _nothing_profiled(done, options)
-    device, notes = _profiled_device(report.rows)
+    launches = report.launches
+    device, notes = _profiled_device(report.device)
     if options.launch_count and len(launches) >= options.launch_count:
         notes.append(f"profiled the first {len(launches):,} launches, the cap: later launches were not profiled "
                      "(raise --launch-count, or narrow with --kernel-regex / --launch-skip)")
-    notes += left_out + list(report.notes)
+    notes += list(report.notes)
     notes += [w for w in done.warnings() if "application returned an error code" not in w]
     try:
         doc = convert.from_profile(launches, device, command=list(command), read_with=report.read_with,
@@ -765,12 +772,11 @@ def _kernel_notes(doc: ProfileResults, most: int = 8) -> list[str]:
                            if len(found) > most else [])
 
 
-def _profiled_device(rows: list[ncu.Row]) -> tuple[DeviceSpec, list[str]]:
-    """The GPU the profiled kernels ran on, from the report's device attributes, with this
-    machine's measured ceilings (cached, or measured now that the program is done) when it is
-    the same GPU; and a note when they are not at hand."""
-    from .measure import ceilings, ncu, nvml
-    device = ncu.device_from_rows(rows, "the profile")
+def _profiled_device(device: DeviceSpec) -> tuple[DeviceSpec, list[str]]:
+    """The GPU the profiled kernels ran on (`device`, from the report), with this machine's
+    measured ceilings (cached, or measured now that the program is done) when it is the same
+    GPU; and a note when they are not at hand."""
+    from .measure import ceilings, nvml
     if not nvml.gpu_available():
         return device, ["no GPU visible to roofline itself: theoretical roofs only (no measured ceilings)"]
     here = nvml.from_nvml()
@@ -778,32 +784,6 @@ def _profiled_device(rows: list[ncu.Row]) -> tuple[DeviceSpec, list[str]]:
         return device, [f"the kernels ran on {device.name}, not on {here.name} (CUDA's first GPU): "
                         "theoretical roofs only"]
     return ceilings.measure(here).attach(here), []
-
-
-def _import_device(rows: list[ncu.Row], preset: DeviceSpec | None, source: str, notes: list[str]) -> DeviceSpec:
-    """The GPU an imported report is read against: its own, or the `--gpu` preset when that has the
-    report's compute capability (its per-SM limits and roofs are then the right kind; a note
-    says when the names differ). Raises UsageError for a preset of another architecture, and for
-    a report without device attributes and no preset (naming the presets of its compute
-    capability)."""
-    from .measure import ncu
-    if preset is None:
-        return ncu.device_from_rows(rows, source)
-    cc = ncu.report_cc(rows)
-    try:
-        own = ncu.device_from_rows(rows, source)
-    except UsageError:
-        if cc is not None and cc != preset.compute_capability:
-            raise UsageError(f"{source} was recorded on a GPU of compute capability {cc}; --gpu {preset.name} is "
-                             f"{preset.compute_capability}, whose limits and roofs do not apply to these kernels") from None
-        return preset  # the report names no GPU: the preset is all there is
-    if own.compute_capability != preset.compute_capability:
-        raise UsageError(f"{source} was recorded on {own.name} (compute capability {own.compute_capability}); "
-                         f"--gpu {preset.name} is {preset.compute_capability}, whose limits and roofs do not apply "
-                         "to these kernels")
-    if name_key(own.name) != name_key(preset.name):
-        notes.append(f"recorded on {own.name}; read against {preset.name}'s roofs as --gpu asks")
-    return preset
 
 
 def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
@@ -824,42 +804,25 @@ def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
 
 
 def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = None) -> ProfileReport:
-    """Read an Nsight Compute report made elsewhere and write it as a profile document to `out`
-    atomically: a `.ncu-rep` (which needs ncu here) or a CSV export of any page, metric set, ncu
-    version or locale, which needs nothing (`measure.ncu`). The GPU is the report's (its device
-    attributes), or the preset `gpu` names. Raises UsageError for a missing or unreadable file,
-    one with no placeable launch, an unknown preset, or an `out` that is the report itself;
-    NcuError when a `.ncu-rep` needs an ncu that is not installed."""
-    from .measure import ncu
+    """Read an Nsight Compute report made elsewhere (`nsight.read`: a `.ncu-rep`, any CSV export
+    of any page, metric set, ncu version or locale, or ncu's text output; the GPU is the
+    report's, or the preset or device file `gpu` names), convert it to a profile document
+    (`results.convert`) and write that to `out` atomically. Raises UsageError for a missing or
+    unreadable file, one with no placeable launch, an unknown preset, an `out` that is the report
+    itself or holds another kind of results, and figures no GPU reaches; NcuError when a
+    `.ncu-rep` needs a reader that is not installed."""
     path = Path(path)
     if Path(out).resolve() == path.resolve():
         raise UsageError(f"--out {out} is the report being imported; give the profile another file name")
     files.check_results_out(out, profile=True)
-    preset = from_preset(gpu) if gpu is not None else None
-    if not path.is_file():
-        raise UsageError(f"{path}: no such report file" if not path.exists() else f"{path}: not a report file")
-    report = ncu.read_file(path)
-    launches, left_out = ncu.launches(report.rows)
-    if not launches:
-        held = f"{plural(len(report.rows), 'launch', 'launches')} without a duration" if report.rows else "no launch"
-        raise UsageError(f"{path}: holds {held}, so nothing can be placed on a roofline; profile with "
-                         f"{WHERE['time']}")
-    notes = left_out + list(report.notes)
-    device = _import_device(report.rows, preset, str(path), notes)
-    rows, over_peak = ncu.check_rates(report.rows, device, str(path))
-    if over_peak:  # those launches left out, the others read
-        launches = ncu.launches(rows)[0]
-        notes += over_peak
+    report = nsight.read(path, gpu)
     try:
-        doc = convert.from_profile(launches, device, report=path.name, read_with=report.read_with, notes=notes)
+        doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
+                                   notes=list(report.notes))
     except ValidationError as exc:
-        other = ""
-        if gpu is not None:
-            recorded = next((n for n in notes if "--gpu asks" in n), None)
-            other = (f" (it was recorded on another GPU than --gpu {gpu})" if recorded else
-                     f" (is --gpu {gpu} the GPU it was recorded on? the report does not name its GPU)"
-                     if device is preset else "")
-        raise UsageError(f"{path}: {store.one_line(exc)}{other}") from None
+        other = {"gpu over report": f" (it was recorded on another GPU than --gpu {gpu})",
+                 "gpu": f" (is --gpu {gpu} the GPU it was recorded on? the report does not name its GPU)"}
+        raise UsageError(f"{path}: {store.one_line(exc)}{other.get(report.device_from, '')}") from None
     store.save(doc, out)
     return ProfileReport(doc, list(doc.notes) + _kernel_notes(doc), [])
 

@@ -219,10 +219,10 @@ def _spellings() -> dict[str, list[str]]:
 
 
 def test_the_table_of_spellings_is_what_the_reader_reads():
-    """Every metric the table names is one `ncu_metrics.reads` reads; every metric roofline
+    """Every metric the table names is one `metrics.reads` reads; every metric roofline
     collects is in the table (or is a tensor-core spelling, which the table gives as a pattern);
     the orders of preference the table gives are the code's."""
-    from roofline.model import ncu_metrics as m
+    from roofline.nsight import metrics as m
 
     table = _spellings()
     named = [n for names in table.values() for n in names]

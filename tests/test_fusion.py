@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from cli import app
-from roofline.measure import ncu
-from roofline.model.ncu_metrics import COLLECT, read
+from roofline import nsight
+from roofline.nsight.metrics import COLLECT, read
 from roofline.render.whatif import tables
 from roofline.results import store
 from roofline.results.convert import from_profile
@@ -113,9 +113,9 @@ def test_a_profile_without_order_or_split_keeps_the_note():
 def test_a_raw_export_fills_the_new_fields():
     """The H200 raw export holds dram__bytes_read.sum and dram__bytes_write.sum (Mbyte) and launch
     IDs 0..6; GELU (ID 5) writes 47.141632 MB that the add (ID 6) reads next."""
-    rows = ncu.parse_csv(FULL_RAW.read_text()).rows
-    launches, _ = ncu.launches(rows)
-    doc = from_profile(launches, ncu.device_from_rows(rows), report=FULL_RAW.name)
+    rows = nsight.pages.parse_csv(FULL_RAW.read_text()).rows
+    launches, _ = nsight.launches.from_rows(rows)
+    doc = from_profile(launches, nsight.device.device_from_rows(rows), report=FULL_RAW.name)
     by_order = {k.launch_order[0]: k for k in doc.kernels}
     assert sorted(by_order) == list(range(7)) and all(len(k.launch_order) == 1 for k in doc.kernels)
     gelu, add = by_order[5], by_order[6]
@@ -146,10 +146,10 @@ def test_the_split_is_collected_and_read_with_its_stand_ins():
 
 
 def test_launch_order_follows_the_launch_ids():
-    rows = [ncu.Row(kernel=k, text={"ID": i}) for k, i in (("a", "7"), ("b", "3"), ("c", "5"))]
-    assert ncu.launch_order(rows) == [2, 0, 1]
+    rows = [nsight.rows.Row(kernel=k, text={"ID": i}) for k, i in (("a", "7"), ("b", "3"), ("c", "5"))]
+    assert nsight.launches.launch_order(rows) == [2, 0, 1]
     rows[1].text["ID"] = "7"  # IDs repeated (two processes): the report's own order
-    assert ncu.launch_order(rows) == [0, 1, 2]
+    assert nsight.launches.launch_order(rows) == [0, 1, 2]
 
 
 @pytest.mark.parametrize("change, needle", [

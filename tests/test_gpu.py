@@ -233,7 +233,8 @@ def test_profile_counts_the_flops_of_the_tile_asked_for():
     """A variant's counters are the variant's: the profiled launch runs the tile it is given."""
     import shutil
 
-    from roofline.measure import counters, ncu
+    from roofline import nsight
+    from roofline.measure import counters
 
     if shutil.which("ncu") is None:
         pytest.skip("ncu is not installed")
@@ -243,7 +244,7 @@ def test_profile_counts_the_flops_of_the_tile_asked_for():
         ladder = counters.profile(families.BY_NAME["register_tiling_2d"].spec(), problem)
         small = counters.profile(families.variant("warptiling<64,64,8,32,32,4,8>"), problem)
         default = counters.profile(families.BY_NAME["warptiling"].spec(), problem)
-    except ncu.NcuError as exc:
+    except nsight.run.NcuError as exc:
         pytest.skip(str(exc))
     assert ladder.fp32_flops == pytest.approx(2 * n**3, rel=0.01)
     assert ladder.l2_bytes > 0 and ladder.smem_bytes > 0 and ladder.bank_conflicts > 0

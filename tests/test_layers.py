@@ -36,6 +36,30 @@ def test_results_and_render_import_nothing_from_measure_or_the_run_conversion():
             assert bad == [], f"roofline/{package}/{name} imports {bad}"
 
 
+def test_the_report_corridor_is_one_package_that_runs_only_ncu():
+    """`roofline/nsight` reads every report form without the measuring layer; of its modules only
+    `run` (ncu, c++filt) and `binary` (NVIDIA's reader in a child Python) start processes, and
+    the model layer names nothing of it."""
+    modules = _imported_modules("nsight")
+    assert {"reader.py", "pages.py", "text.py", "binary.py", "metrics.py", "launches.py", "device.py"} <= set(modules)
+    for name, imported in modules.items():
+        bad = [m for m in imported if m.startswith(("roofline.measure", "roofline.api", "roofline.results",
+                                                    "roofline.render"))]
+        assert bad == [], f"roofline/nsight/{name} imports {bad}"
+    assert sorted(n for n, imported in modules.items() if "subprocess" in imported) == ["binary.py", "run.py"]
+    for name, imported in _imported_modules("model").items():
+        assert [m for m in imported if m.startswith("roofline.nsight")] == [], name
+    assert not (ROOT / "roofline" / "measure" / "ncu.py").exists()
+
+
+def test_importing_a_report_loads_no_measuring_module(tmp_path):
+    report = ROOT / "tests" / "fixtures" / "ncu" / "cupy-h200-base.csv"
+    found = _modules_loaded_by([["profile", "--import", str(report), "--out", str(tmp_path / "p.json")]])
+    assert found["codes"] == [0]
+    assert "roofline.nsight.reader" in found["modules"]
+    assert [m for m in found["modules"] if m.startswith("roofline.measure")] == []
+
+
 def _modules_loaded_by(args_lists: list[list[str]]) -> dict:
     """Run each `roofline` command line in one fresh interpreter and list the roofline modules it
     loaded. The charts' drawing (matplotlib, seconds of CPU) is replaced by a recorder: what it
@@ -82,5 +106,5 @@ def test_python_importtime_of_show_lists_no_measuring_module():
 def test_the_measuring_modules_stay_reachable_through_the_api():
     from roofline import api
 
-    assert api.ncu.Options().launch_count == api.DEFAULT_LAUNCH_COUNT == 500
+    assert api.ProfileOptions().launch_count == api.DEFAULT_LAUNCH_COUNT == 500
     assert api.DEFAULT_TIMEOUT_S == 5.0 and api.isolated.DEFAULT_TIMEOUT_S is api.DEFAULT_TIMEOUT_S

@@ -240,8 +240,9 @@ def test_l1_sectors_of_the_kernels_that_read_global_memory_directly():
 def test_the_precision_names_are_spelled_once_and_every_reader_uses_them():
     import typing
 
-    from roofline.model import ncu_metrics, peaks
-    from roofline.model.launches import precision_key
+    from roofline.model import peaks
+    from roofline.nsight import metrics as ncu_metrics
+    from roofline.nsight.launches import precision_key
     from roofline.results.profile import Precision
 
     assert peaks.PRECISION_NAMES == ("fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8")
@@ -263,7 +264,7 @@ def test_a_device_is_built_in_one_place():
     sources = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.py")}
     assert [name for name, text in sources.items() if re.search(r"\bDeviceSpec\(", text)] == []  # only `build` makes one
     assert sorted(name for name, text in sources.items() if "DeviceSpec.build(" in text) == [
-        "measure/ncu.py", "measure/nvml.py", "model/device.py"]
+        "measure/nvml.py", "model/device.py", "nsight/device.py"]
     d = DeviceSpec.build(name="NVIDIA H200", compute_capability="9.0", sm_count=132, fp32_cores=16896,
                          sm_clock_mhz=1980, mem_clock_mhz=3201, bus_width_bits=6016, tensor_clock_mhz=1830,
                          source="readings")

@@ -22,10 +22,11 @@ from typer.testing import CliRunner
 
 from cli import app
 from roofline.errors import UsageError
-from roofline.measure import counters, ncu
+from roofline import nsight
+from roofline.measure import counters
 from roofline.model.device import from_preset
-from roofline.model.kernel_names import label, unique_labels
-from roofline.model.ncu_metrics import COLLECT, read
+from roofline.nsight.names import label, unique_labels
+from roofline.nsight.metrics import COLLECT, read
 from roofline.model.roofs import LAUNCH
 from roofline.results import store
 
@@ -256,7 +257,7 @@ def test_pascal_era_metric_names_and_two_decimals():
     assert r.value("time") == 2720 and r.value("dram") == 7936 and r.value("clock") == 2.12e9
     assert r.quantities["dram"].source == "dram__read_bytes + dram__write_bytes"
     assert r.grid == (1, 1, 1) and r.block == (1024, 1, 1)
-    assert ncu.number("1,759,000.00") == 1_759_000 and ncu.number("32.00; 32.00") is None
+    assert nsight.dialect.number("1,759,000.00") == 1_759_000 and nsight.dialect.number("32.00; 32.00") is None
 
 
 def test_blackwell_dram_bytes_by_operation():
@@ -274,7 +275,7 @@ def test_blackwell_dram_bytes_by_operation():
     ("register/thread", 1.0), ("inst/cycle", 1.0), ("%", 1.0), ("", 1.0), ("Kibyte", 1024.0), ("furlong", None),
 ])
 def test_units_as_ncu_writes_them(unit, scale):
-    assert ncu.unit_scale(unit) == pytest.approx(scale) if scale else ncu.unit_scale(unit) is None
+    assert nsight.dialect.unit_scale(unit) == pytest.approx(scale) if scale else nsight.dialect.unit_scale(unit) is None
 
 
 @pytest.mark.parametrize("cells, mark", [
@@ -282,7 +283,7 @@ def test_units_as_ncu_writes_them(unit, scale):
     (["0.000000", "1,976.40"], "."), (["1.234,5"], ","),
 ])
 def test_a_files_decimal_mark(cells, mark):
-    assert ncu.decimal_mark(cells) == mark
+    assert nsight.dialect.decimal_mark(cells) == mark
 
 
 def test_what_a_short_metric_list_lacks_is_named_and_never_blamed_on_latency(tmp):
@@ -373,7 +374,7 @@ def test_the_metrics_collected_are_the_metrics_read():
                  | {"sm__ops_path_tensor_src_fp16.sum": float("nan")})
     assert ga100.quantities["fp16_tensor"].source == ("sm__ops_path_tensor_src_fp16_dst_fp16.sum + "
                                                       "sm__ops_path_tensor_src_fp16_dst_fp32.sum")
-    row = ncu.Row("void k<1>(float *)", values=values)
+    row = nsight.rows.Row("void k<1>(float *)", values=values)
     traffic = counters.counted_from(row)
     assert None not in (traffic.dram_bytes, traffic.l2_bytes, traffic.l1_bytes, traffic.smem_bytes,
                         traffic.bank_conflicts, traffic.fp32_flops)
@@ -453,7 +454,7 @@ def test_a_launch_without_registers_has_no_occupancy():
     """Registers absent from a report are not zero: no theoretical occupancy, and it says so."""
     r = read({"gpu__time_duration.sum": 1e4, "dram__bytes.sum": 1e6, "launch__grid_size": 64, "launch__block_size": 256})
     assert "registers" in r.missing and r.value("registers") is None
-    from roofline.model.launches import from_reading
+    from roofline.nsight.launches import from_reading
     from roofline.results.convert import from_profile
 
     doc = from_profile([from_reading("void k(float *)", r)], from_preset("h200"))
@@ -489,7 +490,7 @@ def test_a_binary_report_is_read_through_ncus_module_in_a_child_process(module_o
         "sm__cycles_elapsed.avg.per_second": ["double", 1.98, "Ghz"],
         "device__attribute_display_name": ["string", "NVIDIA H200", ""], "launch__grid_size": ["uint64", 128, ""],
         "launch__function_pcs": ["any", 1, ""], "SM_A.TriageCompute.sm__cycles_active.avg": ["any", 1, ""]}}]))
-    got = ncu.read_report(report)
+    got = nsight.binary.read_report(report)
     assert "ncu_report" in got.read_with
     row = got.rows[0]
     assert row.kernel == "void k<4>(float *)" and row.text["device__attribute_display_name"] == "NVIDIA H200"
@@ -499,7 +500,7 @@ def test_a_binary_report_is_read_through_ncus_module_in_a_child_process(module_o
     crash = tmp_path / "crash.ncu-rep"
     crash.write_text(json.dumps([{"name": "CRASH", "metrics": {}}]))
     with pytest.raises(UsageError, match="ncu_report. cannot read it"):  # the fault is survived, and said
-        ncu.read_report(crash)
+        nsight.binary.read_report(crash)
 
 
 def test_theoretical_occupancy_agrees_with_ncus_own():
@@ -510,9 +511,9 @@ def test_theoretical_occupancy_agrees_with_ncus_own():
 
     compared = 0
     for path in (TRANSFORMER, FORMS / "full-raw.csv", MIXED / "full-raw.csv"):
-        rows = ncu.parse_csv(path.read_text()).rows
-        launches, _ = ncu.launches(rows)
-        doc = from_profile(launches, ncu.device_from_rows(rows))
+        rows = nsight.pages.parse_csv(path.read_text()).rows
+        launches, _ = nsight.launches.from_rows(rows)
+        doc = from_profile(launches, nsight.device.device_from_rows(rows))
         assert not any("differs from the one ncu computed" in n for n in doc.notes)
         theirs = {x.key: x.reported_occupancy for x in launches}
         for k in doc.kernels:
@@ -549,7 +550,7 @@ def test_a_file_cut_inside_a_value_loses_that_row_not_a_digit(tmp_path):
     r = invoke("profile", "--import", _with(FORMS, tmp_path, "cut.csv", text[:-3]), "--out", tmp_path / "p.json")
     assert r.exit_code == 0 and "1 report row left out: cut short" in r.stderr
     assert len(store.load(tmp_path / "p.json", profile=True).kernels) == 6
-    assert ncu.number("33,554,4") is None and ncu.number("1.234.5", ",") is None
+    assert nsight.dialect.number("33,554,4") is None and nsight.dialect.number("1.234.5", ",") is None
 
 
 @pytest.mark.parametrize("label, unit", [("Duration", "%"), ("Duration", "byte"), ("Duration", ""),
@@ -668,24 +669,24 @@ def test_a_damaged_value_on_the_details_page_leaves_its_launch_out(tmp_path):
 
 def test_check_rows_reads_rows_from_any_source():
     """The rows ncu's Python module gives (no ID column: the position names the launch)."""
-    ok = ncu.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 1000.0, "dram__bytes.sum": 1e6})
-    cut = ncu.Row(kernel="cut", incomplete=True, values={"gpu__time_duration.sum": -1.0})
-    assert ncu.check_rows([ok, cut], "rep") == ([ok, cut], [])
-    bad = ncu.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 5.0, "dram__bytes.sum": -1.0})
-    rows, notes = ncu.check_rows([ok, bad], "rep")
+    ok = nsight.rows.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 1000.0, "dram__bytes.sum": 1e6})
+    cut = nsight.rows.Row(kernel="cut", incomplete=True, values={"gpu__time_duration.sum": -1.0})
+    assert nsight.checks.check_rows([ok, cut], "rep") == ([ok, cut], [])
+    bad = nsight.rows.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 5.0, "dram__bytes.sum": -1.0})
+    rows, notes = nsight.checks.check_rows([ok, bad], "rep")
     assert rows == [ok, bad] and bad.left_out and not ok.left_out and notes == ["1 launch left out for a damaged figure in a metric the roofline reads (the "
                                       "report is damaged): launch 1 (k): dram__bytes.sum is -1, below zero"]
     bad.left_out = False
     with pytest.raises(UsageError, match=r"^rep: launch 0 \(k\): dram__bytes.sum is -1, below zero; "):
-        ncu.check_rows([bad], "rep")
-    day = ncu.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 2 * 86_400e9})
+        nsight.checks.check_rows([bad], "rep")
+    day = nsight.rows.Row(kernel="void k(float *)", values={"gpu__time_duration.sum": 2 * 86_400e9})
     with pytest.raises(UsageError, match=r"launch 0 \(k\): gpu__time_duration.sum gives 172,800 s, longer than"):
-        ncu.check_rows([day], "rep")
+        nsight.checks.check_rows([day], "rep")
 
 
 def test_an_ambiguous_decimal_mark_is_said_and_a_csv_named_ncu_rep_is_read(tmp_path):
     cells = ["117.344", "2", "512"]
-    assert ncu.ambiguous_marks(cells) == "117.344" and ncu.ambiguous_marks(cells + ["65,77"]) is None
+    assert nsight.dialect.ambiguous_marks(cells) == "117.344" and nsight.dialect.ambiguous_marks(cells + ["65,77"]) is None
     report = tmp_path / "export.ncu-rep"
     report.write_bytes((FORMS / "section-raw.csv").read_bytes())
     r = invoke("profile", "--import", report, "--out", tmp_path / "p.json")
@@ -696,7 +697,7 @@ def test_every_spelling_of_the_instruction_counts_and_of_the_time():
     """The sm__ roll-up of the FP64 counts (how a public CC 8.9 details export spells them), the
     counts without _pred_on (with a note), and the duration as any unit's elapsed cycles over its
     rate (a public A100 `--metrics` export has only smsp__cycles_elapsed.avg and its rate)."""
-    from roofline.model import ncu_metrics as m
+    from roofline.nsight import metrics as m
 
     rollup = m.read({"sm__sass_thread_inst_executed_op_dfma_pred_on.sum": 1e9,
                      "sm__sass_thread_inst_executed_op_dadd_pred_on.sum": 2e8,
@@ -728,7 +729,7 @@ def test_a_size_printed_rounded_is_read_as_what_it_rounds(shown, exact, said):
     for r in body:
         if r[0] == launch and r[12] == "Dynamic Shared Memory Per Block":
             r[13], r[14] = ("byte/block" if shown == "0" else "Kbyte/block"), shown
-    report = ncu.parse_csv(_csv([header] + [r for r in body if r[0] == launch]), "d.csv")
+    report = nsight.pages.parse_csv(_csv([header] + [r for r in body if r[0] == launch]), "d.csv")
     got = report.rows[0].reading.quantities["dynamic_smem"]
     assert got.value == exact
     assert ("printed rounded" in got.source) == said

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from roofline.errors import UsageError
-from roofline.measure import ncu
+from roofline import nsight
 from roofline.nsight import text
 
 # ncu 2019.x/2020.x: no header row, a date in the launch line, no launch size, cycle/nsecond and usecond
@@ -62,7 +62,7 @@ FAILED = """\
 
 
 def test_the_oldest_text_form_is_read():
-    report = ncu.parse_csv(OLD, "old.txt")
+    report = nsight.pages.parse_csv(OLD, "old.txt")
     assert "text output" in report.read_with and len(report.rows) == 1
     row = report.rows[0]
     assert row.kernel == "saxpy(int, float, float *, float *)" and row.process_id == 8812
@@ -72,12 +72,12 @@ def test_the_oldest_text_form_is_read():
 
 
 def test_failed_launches_several_processes_and_a_cut_end():
-    report = ncu.parse_csv(FAILED, "f.txt")
+    report = nsight.pages.parse_csv(FAILED, "f.txt")
     assert any("1 failed launch (every value nan" in n and "launch 1 (k2)" in n for n in report.notes)
     assert [r.kernel for r in report.rows] == ["k1", "k3"]
     assert [r.process_id for r in report.rows] == [40, 41]
     assert report.rows[1].incomplete  # its table has no closing line: the file was cut
-    launches, notes = ncu.launches(report.rows)
+    launches, notes = nsight.launches.from_rows(report.rows)
     assert [x.demangled for x in launches] == ["k1"] and "cut short" in notes[0]
     assert report.rows[0].reading.grid == (1, 1, 1) and report.rows[0].reading.block == (32, 1, 1)
 
@@ -85,4 +85,4 @@ def test_failed_launches_several_processes_and_a_cut_end():
 def test_text_that_is_no_report_is_refused():
     assert not text.looks_like_text("hello\n  world, Context 1, Stream 7\n")
     with pytest.raises(UsageError, match="not an Nsight Compute"):
-        ncu.parse_csv("hello\nworld\n", "x.txt")
+        nsight.pages.parse_csv("hello\nworld\n", "x.txt")

@@ -15,11 +15,11 @@ from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from cli import app
-from roofline.measure import ncu
-from roofline.model.ncu_metrics import TIME
+from roofline import nsight
+from roofline.nsight.metrics import TIME
 from roofline.model.device import from_preset
-from roofline.model.kernel_names import short_name
-from roofline.model.launches import Launch, group
+from roofline.nsight.names import short_name
+from roofline.nsight.launches import Launch, group
 from roofline.results import store
 
 NCU = FIXTURES / "ncu"
@@ -102,12 +102,12 @@ def test_device_shows_the_roof_of_each_precision_and_why_the_tensor_clock():
                                          ("Ghz", 1e9), ("register/thread", 1.0), ("%", 1.0), ("byte", 1.0),
                                          ("furlong", None)])
 def test_units_of_a_csv_export(unit, scale):
-    assert ncu.unit_scale(unit) == scale
+    assert nsight.dialect.unit_scale(unit) == scale
 
 
 def test_base_and_display_units_exports_read_the_same():
-    base = ncu.parse_csv(CUPY_BASE.read_text()).rows
-    shown = ncu.parse_csv("==PROF== Connected to process 1\n" + CUPY_UNITS.read_text()).rows
+    base = nsight.pages.parse_csv(CUPY_BASE.read_text()).rows
+    shown = nsight.pages.parse_csv("==PROF== Connected to process 1\n" + CUPY_UNITS.read_text()).rows
     assert len(base) == len(shown) == 16
     for a, b in zip(base, shown):
         assert a.kernel == b.kernel
@@ -307,7 +307,7 @@ def test_ncu_missing_and_an_unreadable_report(tmp_path, monkeypatch, fake_ncu):
     one_line_error(invoke("profile", "--out", "p.json", "--", "no-such-program-here"), "no such program on PATH", 2)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     one_line_error(invoke("profile", "--", "python", "x.py"), "ncu (Nsight Compute) is not on PATH", 1)
-    if ncu._ncu_report_module() is None:  # neither NVIDIA's report reader nor ncu
+    if nsight.binary._ncu_report_module() is None:  # neither NVIDIA's report reader nor ncu
         one_line_error(invoke("profile", "--import", bad), "needs NVIDIA's report reader: in the roofline folder run "
                                                            "pip install '.[nsight]'", 1)
     else:  # the reader (the test extra) says it cannot read the file

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 import cli
-from roofline.measure import ncu
-from roofline.model.ncu_metrics import COLLECT
+from roofline import nsight
+from roofline.nsight.metrics import COLLECT
 from roofline.results import store
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(shutil.which("ncu") is None, reason="ncu is not installed")]
@@ -85,11 +85,11 @@ def test_both_report_readers_give_the_same_rows(profiled, units):
     """Nsight Compute's Python interface (units from the module) and the CSV export of the same
     report (base or display units) give every collected metric alike."""
     report = profiled[2]
-    module = ncu.read_report(report)
+    module = nsight.binary.read_report(report)
     assert "ncu_report" in module.read_with  # Nsight Compute's own Python interface, found beside ncu
     text = subprocess.run(["ncu", "--import", str(report), "--csv", "--page", "raw", "--print-units", units],
                           capture_output=True, text=True, check=True).stdout
-    exported = ncu.parse_csv(text).rows
+    exported = nsight.pages.parse_csv(text).rows
     assert len(module.rows) == len(exported)
     for a, b in zip(module.rows, exported):
         for metric in COLLECT:

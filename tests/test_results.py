@@ -218,14 +218,15 @@ NCU_CSV = "\n".join([
 def test_ncu_csv_gives_the_counted_traffic():
     """`run --profile` reads its one-kernel report with the same reader as `roofline profile`."""
     from roofline.errors import UsageError
-    from roofline.measure import counters, ncu
+    from roofline import nsight
+    from roofline.measure import counters
 
-    c = counters.counted_from(ncu.parse_csv(NCU_CSV).rows[0])
+    c = counters.counted_from(nsight.pages.parse_csv(NCU_CSV).rows[0])
     assert c == CountedTraffic(dram_bytes=401_110_000, l2_bytes=4_410_000_000, l1_bytes=4_830_000_000,
                                smem_bytes=23_620_000_000, bank_conflicts=274_903_434,
                                fp32_flops=2 * 68_719_476_736 + 16_777_216)
     with pytest.raises(UsageError, match="ncu said: something broke"):
-        ncu.parse_csv("==ERROR== something broke\n")
+        nsight.pages.parse_csv("==ERROR== something broke\n")
 
 
 def test_merged_files_must_share_one_reference(doc):

@@ -149,7 +149,7 @@ def test_the_tensor_ladder_is_listed_against_its_tensor_roof():
 
 def test_run_profile_counts_the_tensor_core_operations_of_the_problems_precision():
     from roofline.measure.counters import counted_from
-    from roofline.measure.ncu import Row
+    from roofline.nsight.rows import Row
 
     # 2 x 4096^3 = 137,438,953,472 operations on BF16 inputs (FP32 accumulate), as ncu sums them.
     row = Row("wgmma_ws", values={"sm__ops_path_tensor_src_bf16_dst_fp32.sum": 137_438_953_472.0,

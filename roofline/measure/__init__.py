@@ -1,4 +1,4 @@
-"""The measuring side: everything that needs a GPU, a driver, NVRTC or Nsight Compute. CuPy is
+"""The measuring side: everything that needs a GPU, a driver or NVRTC. CuPy is
 imported inside functions only, so importing these modules stays cheap.
 
   nvml      the GPU in this machine: NVML peaks and CUDA per-SM limits
@@ -7,7 +7,7 @@ imported inside functions only, so importing these modules stays cheap.
   compile   compiling for this GPU through CuPy
   runner    compile, verify against cuBLAS, time: the generic launcher of every kernel
   ceilings  what this GPU sustains: DRAM, L2, shared memory, FP32, FP16 tensor (cached per GPU)
-  counters  hardware counters of one ladder or user kernel through Nsight Compute (run --profile)
-  ncu       any command under Nsight Compute, and its reports read (ncu_report, or CSV exports)
+  counters  hardware counters of one ladder or user kernel through Nsight Compute (run --profile;
+            ncu is run and read by `nsight`)
   tuning    the autotuned kernel's tile search
 """

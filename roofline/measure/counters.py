@@ -1,8 +1,8 @@
 """Hardware counters per kernel through Nsight Compute (`ncu`), beside the model's counts.
 
 `roofline run --profile` runs each verified kernel once more, alone, under the same ncu as
-`roofline profile` (`measure.ncu.run`: clocks left as they are, the one metric list
-`model.ncu_metrics.COLLECT`) and reads the report with the same reader, recording per kernel:
+`roofline profile` (`nsight.run`: clocks left as they are, the one metric list
+`nsight.metrics.COLLECT`) and reads the report with the same reader, recording per kernel:
 
     dram_bytes      bytes read + written in DRAM
     l2_bytes        bytes through the L2 slices
@@ -12,7 +12,7 @@
     fp32_flops      2 x FFMA + FADD + FMUL thread instructions
     tensor_flops    tensor-core operations on inputs of the problem's precision (a BF16, FP16
                     or TF32 GEMM: sm__ops_path_tensor_src_<type>.sum)
-(`model.ncu_metrics` says which metrics give each). Without `ncu`, or without permission to read
+(`nsight.metrics` says which metrics give each). Without `ncu`, or without permission to read
 the counters, one line says so and the run goes on. The profiled process is this module run as a
 script: it compiles one kernel (a ladder kernel at the tile its name expression gives, or a
 user's kernel from its launch description) and launches it once on random inputs, on the GPU the
@@ -28,10 +28,12 @@ from pathlib import Path
 
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel, from_argument, to_argument
-from ..model.ncu_metrics import read
 from ..model.problem import Problem
 from ..model.traffic import CountedTraffic
-from . import ncu
+from ..nsight import run as ncu
+from ..nsight.binary import read_report
+from ..nsight.metrics import read
+from ..nsight.rows import Row
 from .compile import compile_kernel
 from .nvml import from_nvml
 from .runner import kernel_args, random_inputs
@@ -41,7 +43,7 @@ FIELDS = {"dram_bytes": "dram", "l2_bytes": "l2", "l1_bytes": "l1", "smem_bytes"
           "bank_conflicts": "bank_conflicts", "fp32_flops": "fp32"}
 
 
-def counted_from(row: ncu.Row, precision: str = "fp32") -> CountedTraffic:
+def counted_from(row: Row, precision: str = "fp32") -> CountedTraffic:
     """The counted traffic of one report row (a figure the report lacks stays None); for a GEMM
     whose FLOPs are read against tensor-core roof `precision` ('bf16_tensor'), that precision's
     tensor-core operations too."""
@@ -62,7 +64,7 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
         if done.report is None:
             said = done.warnings()
             raise ncu.NcuError(f"ncu profiled nothing for {spec.name}" + (f": {said[-1]}" if said else ""))
-        rows = ncu.read_report(done.report).rows
+        rows = read_report(done.report).rows
     if not rows:
         raise ncu.NcuError(f"ncu's report for {spec.name} holds no launch")
     return counted_from(rows[0], problem.precision_key)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import RunError, UsageError
 from ..model.arch import ArchLimits, limits_for_cc
 from ..model.device import DeviceSpec, from_preset
-from ..model.presets import find_preset, preset_names
+from ..model.presets import preset_names, tensor_clock_mhz
 
 INSTALL_HINT = "in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')"
 NO_GPU = "no CUDA GPU with a working driver found"  # how every command that needs one says so (exit 1)
@@ -137,17 +137,6 @@ def from_nvml(device_index: int | None = None) -> DeviceSpec:
         memory_bytes=memory_bytes, pci_bus_id=bus_id,
         tensor_clock_mhz=tensor_clock_mhz(name), l2_bytes=props["l2CacheSize"] or None,
     )
-
-
-def tensor_clock_mhz(name: str) -> float | None:
-    """The clock a known GPU's datasheet tensor-core figures imply (`presets.Preset.tensor_clock_mhz`,
-    e.g. 1830 MHz for 'NVIDIA H200' against NVML's 1980 MHz maximum), or None: then tensor-core
-    peaks use the maximum SM clock."""
-    try:
-        preset = find_preset(name)
-    except UsageError:
-        return None
-    return preset.tensor_clock_mhz if preset else None
 
 
 def current_sm_clock_mhz(device_index: int | None = None) -> int | None:

@@ -7,9 +7,9 @@
   traffic    the analytic GMEM/SMEM traffic model, and the traffic Nsight Compute counts
   roofs      ceilings per memory level and compute unit, floors, ridge point, the verdict as data
   peaks      per-SM per-clock rates of every precision and memory level, with their sources
-  launches   profiled launches as roofline figures: FLOPs per precision, bytes per level, grouping
   waves      blocks over block slots: the last wave's fill and the share of the GPU kept busy
   presets    datasheet figures of GPUs one may not have at hand
+  device_file  a GPU its user describes (`--gpu mygpu.toml`), checked like a preset
   device     the GPU as data (peaks, limits), from a preset or from readings
   verify     the correctness gate: a kernel's output against the reference
   timing     a timing as recorded (samples, median, spread), the L2 modes, the launch timeout

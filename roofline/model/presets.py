@@ -224,3 +224,14 @@ def find_preset(name: str) -> Preset | None:
 def preset_names() -> list[str]:
     """The short names accepted by `--gpu`, for error messages and help."""
     return [p.aliases[0] if p.aliases else p.name for p in PRESETS]
+
+
+def tensor_clock_mhz(name: str) -> float | None:
+    """The clock a known GPU's datasheet tensor-core figures imply (`Preset.tensor_clock_mhz`,
+    e.g. 1830 MHz for 'NVIDIA H200' against NVML's 1980 MHz maximum), or None: then tensor-core
+    peaks use the maximum SM clock."""
+    try:
+        preset = find_preset(name)
+    except UsageError:
+        return None
+    return preset.tensor_clock_mhz if preset else None

@@ -1,2 +1,23 @@
-"""Nsight Compute's reports in every form people have, read (pure: no GPU, no ncu). `text`: ncu's
-text output. The CSV pages and the binary report are read by `measure.ncu` for now."""
+"""Nsight Compute's reports in every form people have, read into one document of launches; and
+ncu itself, run. Along the data's path:
+
+  run       ncu and the tools beside it run (profiling, a binary report exported, c++filt):
+            the one module that starts processes
+  binary    the `.ncu-rep`, through NVIDIA's `ncu_report` (in a child process), else ncu's export
+  dialect   the CSV dialect: encodings, separators, decimal marks, units
+  pages     the raw and details pages of a CSV export
+  text      ncu's text output (`ncu ./app`, `ncu -i REPORT`), as the details page it prints
+  rows      one row per launch, whatever the form
+  checks    damaged figures: the launch left out, the others read
+  metrics   the vocabulary: which metrics give each figure, in every spelling
+  names     kernel names people recognise
+  launches  rows as launches with roofline figures, and launches grouped into kernels
+  device    the GPU a report names, or the one --gpu gives
+  reader    `read(path, gpu)`: one report, read whole
+
+`read` and `Report` are the package's face: `from roofline import nsight; nsight.read(path)`.
+"""
+
+from .reader import NoLaunches, Report, read, read_rows
+
+__all__ = ["NoLaunches", "Report", "read", "read_rows"]

@@ -1,6 +1,6 @@
 """Nsight Compute's text output, the form people paste into issues, forum posts and READMEs:
 `ncu ./app` and `ncu -i REPORT.ncu-rep`, with or without `--print-details all`, turned into the
-records of the details page (`ncu --csv`), which `measure.ncu` reads. Pure: text in, rows out.
+records of the details page (`ncu --csv`), which `nsight.pages` reads. Pure: text in, rows out.
 
 What a text report looks like (ncu 2019 to 2026): a process line `[PID] NAME@HOST`; per launch a
 line `  KERNEL (GX, GY, GZ)x(BX, BY, BZ), Context C, Stream S, Device D, CC M.m` (older versions

@@ -19,7 +19,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ..model.device import DeviceSpec
-from ..model.ncu_metrics import EVERYTHING
+from ..nsight.metrics import EVERYTHING
 from ..model.occupancy import RESOURCES, Occupancy
 from ..model.peaks import LABELS
 from ..model.units import figure, plural
@@ -588,7 +588,7 @@ MISSING_WHAT = {
 
 def missing_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
     """What the report does not hold, once per figure: how many kernels lack it, what that
-    leaves out of the reading, and the ncu option that brings it (`ncu_metrics.WHERE`); none when
+    leaves out of the reading, and the ncu option that brings it (`metrics.WHERE`); none when
     nothing is missing. A partial count ('fp32 ADD/MUL': FMAs only) says its figure is a lower
     bound."""
     found = doc.missing()

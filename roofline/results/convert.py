@@ -9,8 +9,8 @@ import datetime as _dt
 from .. import __version__
 from ..errors import UsageError
 from ..model.device import DeviceSpec
-from ..model.kernel_names import unique_labels
-from ..model.launches import Launch, group
+from ..nsight.names import unique_labels
+from ..nsight.launches import Launch, group
 from ..model.occupancy import calculate
 from ..model.traffic import CountedTraffic
 from ..model.units import plural
@@ -29,8 +29,8 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
                  launch_skip: int = 0, launch_count: int | None = None, from_start: bool = True,
                  exit_code: int | None = None, notes: list[str] | None = None) -> ProfileResults:
     """A profile document from profiled launches (at least one): grouped by kernel and
-    configuration (`model.launches.group`), each kernel named so that different kernels never
-    share a name (`model.kernel_names.unique_labels`, in launch order), each group's theoretical occupancy from
+    configuration (`nsight.launches.group`), each kernel named so that different kernels never
+    share a name (`nsight.names.unique_labels`, in launch order), each group's theoretical occupancy from
     the calculator on `device`'s per-SM limits where the report gives its registers, shared
     memory and block, ordered by total time. `kernel_regex` ... `from_start` record how a new
     profile was taken (`launch_count` None for an imported report: no cap known)."""

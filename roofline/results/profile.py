@@ -2,7 +2,7 @@
 read against the roof of its own precision (`"kind": "profile"`).
 
 Per kernel (launches of one kernel at one configuration, grouped): `name` (a name people
-recognise, `model.kernel_names`) and `demangled`, `launches`, `time_ms` (total), `median_ms`,
+recognise, `nsight.names`) and `demangled`, `launches`, `time_ms` (total), `median_ms`,
 `time_share` (of the profiled GPU time, 0..1), `precision` and `tensor_core`, `flops` per
 precision key (`model.peaks.PRECISIONS`), `gflops` (the dominant precision's rate), `bytes`
 (`dram`, `l2`, `l1`, `smem`), grid, block, registers, shared memory, the theoretical `occupancy`
@@ -25,7 +25,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from ..model.device import DeviceSpec
-from ..model.launches import KernelGroup, precision_key
+from ..nsight.launches import KernelGroup, precision_key
 from ..model.occupancy import Occupancy
 from ..model.peaks import NO_PRECISION, PRECISION_NAMES, PRECISIONS, TENSOR, UNKNOWN_PRECISION
 from ..model.roofs import OVER_PEAK, Roofs, Verdict, verdict
@@ -94,7 +94,7 @@ class ProfiledKernel(_Model):
     def credible_flops(self) -> dict[str, float]:
         """The operations its verdict reads: every precision it counted, but CUDA-core FP16 only
         when that is the kernel's own (elsewhere ncu's HFMA count holds register moves,
-        `model.launches`); none for a data-movement kernel."""
+        `nsight.launches`); none for a data-movement kernel."""
         if self.dominant is None:
             return {}
         return {k: v for k, v in self.flops.items() if k != "fp16" or self.dominant == "fp16"}
@@ -293,7 +293,7 @@ CLOCK_OVER_MAX = 1.03
 
 def kernel_from_group(g: KernelGroup, name: str, total_ms: float, occupancy: Occupancy | None,
                       device: DeviceSpec) -> ProfiledKernel:
-    """A `ProfiledKernel` named `name` from launches grouped by `model.launches.group`, its
+    """A `ProfiledKernel` named `name` from launches grouped by `nsight.launches.group`, its
     precision read knowing which of `device`'s precisions the report did not count."""
     x = g.first
     has = list(device.peaks_gflops or {"fp32": device.peak_fp32_gflops})

@@ -1,4 +1,4 @@
-"""Profiled kernel launches (one `model.ncu_metrics.Reading` each, whatever report they came
+"""Profiled kernel launches (one `nsight.metrics.Reading` each, whatever report they came
 from) as roofline figures, and grouped: launches of the same kernel with the same configuration
 become one kernel with a count, total and median time and a share of the profiled GPU time.
 
@@ -26,15 +26,19 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from .kernel_names import label
-from .ncu_metrics import Reading
-from .peaks import NO_PRECISION, PRECISION_OF, PRECISIONS, UNKNOWN_PRECISION
+from ..model.peaks import NO_PRECISION, PRECISION_OF, PRECISIONS, UNKNOWN_PRECISION
+from ..model.units import plural
+from .checks import describe
+from .dialect import int_cell
+from .metrics import TIME, WHERE, Reading
+from .names import label
+from .rows import Row
+from .run import demangle
 
 LEVELS = ("dram", "l2", "l1", "smem")
 MIN_OPS_PER_BYTE = 1 / 64
 FP16_OVER_FP32 = 8
 FP16_OPS_PER_BYTE = 2.0
-DEFAULT_LAUNCH_COUNT = 500  # launches a profile takes at most unless told (each costs a fraction of a second)
 
 
 def precision_key(precision: str, tensor_core: bool) -> str | None:
@@ -52,9 +56,9 @@ class Launch:
     (`peaks.PRECISIONS`), `achieved_occupancy` a fraction 0..1, the clock in Hz; None (or absent
     from the dicts) where the report does not give it. `sources` says, per figure, the metric it
     was counted by or the formula it was derived by; `derived` which of them were derived;
-    `missing` each figure the report lacks with where to get it (`ncu_metrics.WHERE`)."""
+    `missing` each figure the report lacks with where to get it (`metrics.WHERE`)."""
 
-    name: str                 # the name a table shows (`kernel_names.label`)
+    name: str                 # the name a table shows (`names.label`)
     demangled: str            # the full demangled name, as ncu prints it
     grid: tuple[int, int, int] | None
     block: tuple[int, int, int] | None
@@ -90,7 +94,7 @@ class Launch:
 
 
 def from_reading(kernel_name: str, r: Reading, process_id: int | None = None, order: int | None = None) -> Launch:
-    """One launch from what its report row gives (`ncu_metrics.read`), `order` its 0-based place
+    """One launch from what its report row gives (`metrics.read`), `order` its 0-based place
     in the report's launch sequence (None: not known). Raises ValueError for a launch without a
     kernel name or a time: it cannot be placed."""
     demangled = kernel_name.strip()
@@ -268,3 +272,47 @@ def group(launches: list[Launch]) -> list[KernelGroup]:
     for x in launches:
         by_key.setdefault(x.key, []).append(x)
     return sorted((KernelGroup(tuple(v)) for v in by_key.values()), key=lambda g: -g.time_ms)
+
+
+def launch_order(rows: list[Row]) -> list[int]:
+    """Each row's 0-based place in the report's launch sequence: by launch ID where every row has
+    a distinct one, else as the report lists them (ncu lists launches in the order they ran).
+    Rows left out later keep their places, so a gap shows where a launch is missing."""
+    ids = [int_cell(r.text.get("ID", "")) for r in rows]
+    if all(i is not None for i in ids) and len(set(ids)) == len(ids):
+        rank = {i: n for n, i in enumerate(sorted(ids))}
+        return [rank[i] for i in ids]
+    return list(range(len(rows)))
+
+
+def from_rows(rows: list[Row]) -> tuple[list[Launch], list[str]]:
+    """The launches of report rows that can be placed on a roofline (`nsight.metrics.read`,
+    `nsight.launches.from_reading`), and one-line notes on the rows left out: cut short, or
+    without a name or a duration."""
+    demangled = demangle([r.kernel for r in rows])
+    order = launch_order(rows)
+    out, cut, timeless, bad = [], 0, 0, []
+    for i, row in enumerate(rows):
+        if row.left_out:  # a damaged figure: said where it was found
+            continue
+        if row.incomplete:
+            cut += 1
+            continue
+        try:
+            out.append(from_reading(demangled.get(row.kernel, row.kernel), row.reading, row.process_id,
+                                    order[i]))
+        except ValueError:
+            given = row.text.get(TIME, row.values.get(TIME))
+            if given is None or not row.kernel:
+                timeless += 1
+            else:  # a duration is there, but no duration: zero (`check_rows` left the damaged ones out)
+                bad.append(f"{describe(row, i)} has {TIME} {given!r}")
+    notes = []
+    if cut:
+        notes.append(f"{plural(cut, 'report row')} left out: cut short (a truncated file?)")
+    if timeless:
+        notes.append(f"{plural(timeless, 'launch', 'launches')} left out: no kernel name or no duration "
+                     f"({WHERE['time']} has it)")
+    if bad:
+        notes.append(f"{plural(len(bad), 'launch', 'launches')} left out for a duration that is none: " + "; ".join(bad[:3]))
+    return out, notes

@@ -15,7 +15,7 @@ parameters ('void at::native::<unnamed>::cunn_SoftMaxForward<4, float>(T3 *, ...
   'reduce_kernel [sum_functor]', 'multi_tensor_apply_kernel [BinaryOpScalarFunctor, multiplies]';
   a generic wrapper whose argument is not one name likewise, with the CuTe tile shape where its
   name has one ('device_kernel [GemmUniversal 128x256x64]').
-The demangled name itself is always kept beside the label (`model.launches.Launch.demangled`).
+The demangled name itself is always kept beside the label (`nsight.launches.Launch.demangled`).
 """
 
 from __future__ import annotations

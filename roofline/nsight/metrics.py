@@ -2,7 +2,7 @@
 a report holds: the one metric list roofline collects (`COLLECT`, for `roofline profile` and `run
 --profile`) and each quantity of one launch read from whichever metrics are present, with how it
 was obtained (`read`). Pure: values come in base units (ns, bytes, Hz, instructions), as
-`measure.ncu` reads them from any export.
+the readers of `nsight` give them from any export.
 
 A quantity is *counted* when it comes from counts exactly (a counter, counters added up, a count
 times a fixed factor: FLOPs per instruction, 32 bytes per sector), *derived* when it takes a
@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .peaks import TENSOR_OF
+from ..model.peaks import TENSOR_OF
 
 SECTOR_BYTES = 32
 TIME = "gpu__time_duration.sum"

@@ -1,0 +1,135 @@
+"""The binary report (`.ncu-rep`), read through NVIDIA's report reader `ncu_report` (the
+`ncu-report` package on PyPI, or the module in an installed Nsight Compute's `extras/python`)
+in a child Python process, each value scaled by the unit it gives; where that reader is
+missing or fails, through `ncu --import REPORT --csv --page raw --print-units base`
+(`nsight.run.export_raw`).
+
+    python -m roofline.nsight.binary REPORT.ncu-rep    # the child: the launches as JSON
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from .checks import check_rows
+from .dialect import unit_scale
+from .pages import parse_csv
+from .rows import Row, Rows, store_value
+from .run import export_raw
+
+def _ncu_report_module():
+    """Nsight Compute's Python report interface, found beside the `ncu` on PATH, or None."""
+    try:
+        return importlib.import_module("ncu_report")
+    except ImportError:
+        pass
+    exe = shutil.which("ncu")
+    if exe is None:
+        return None
+    real = Path(os.path.realpath(exe)).parent
+    folders = [real / "extras" / "python", real.parent / "extras" / "python",
+               *(Path(p) for p in glob.glob(str(real.parent / "nsight-compute*" / "extras" / "python"))),
+               *(Path(p) for p in sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"), reverse=True))]
+    for folder in folders:
+        if (folder / "ncu_report.py").exists():
+            sys.path.insert(0, str(folder))
+            try:
+                return importlib.import_module("ncu_report")
+            except ImportError:
+                sys.path.remove(str(folder))
+    return None
+
+
+NUMERIC_KINDS = ("ValueKind_FLOAT", "ValueKind_DOUBLE", "ValueKind_UINT32", "ValueKind_UINT64")
+
+
+def _module_rows(path: str) -> list[dict]:
+    """The launches of report `path` through ncu's Python module, as plain data: kernel name,
+    numeric metrics with their units, text metrics. Runs in a child process (`read_report`):
+    the module is native code, and a fault in it must not take roofline down."""
+    module = _ncu_report_module()
+    if module is None:
+        raise ImportError("ncu_report not found")
+    ctx = module.load_report(path)
+    demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
+    numeric = {getattr(module.IMetric, k) for k in NUMERIC_KINDS if hasattr(module.IMetric, k)}
+    string = getattr(module.IMetric, "ValueKind_STRING", None)
+    out = []
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for a in range(rng.num_actions()):
+            action = rng.action_by_idx(a)
+            row: dict = {"kernel": action.name(demangled) if demangled is not None else action.name(),
+                         "values": {}, "text": {}}
+            for name in action.metric_names():
+                if not re.match(r"[a-z0-9_]+__\w", name):
+                    continue  # sampled series and rule data, not launch metrics
+                metric = action.metric_by_name(name)
+                if metric is None or not metric.has_value():
+                    continue
+                kind = metric.kind()
+                if kind == string:
+                    row["text"][name] = metric.as_string()
+                elif kind in numeric:
+                    value = metric.as_double()
+                    if math.isfinite(value):
+                        row["values"][name] = [value, metric.unit() or ""]
+            out.append(row)
+    return out
+
+
+def _rows_from_module(path: Path) -> list[Row] | None:
+    """`_module_rows` of `path` from a child Python process, as rows in base units; None when
+    the module is missing, fails or faults."""
+    if _ncu_report_module() is None:
+        return None
+    try:
+        proc = subprocess.run([sys.executable, "-m", "roofline.nsight.binary", str(path)], capture_output=True,
+                              text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return None
+    if proc.returncode != 0 or not proc.stdout.startswith("["):
+        return None
+    rows, unknown = [], {}
+    for item in json.loads(proc.stdout):
+        row = Row(kernel=item["kernel"], text=item["text"])
+        for name, (value, unit) in item["values"].items():
+            store_value(row, name, value, unit_scale(unit), unit, unknown)
+        pid = row.values.get("launch__process_id")
+        row.process_id = int(pid) if pid is not None else None
+        rows.append(row)
+    return rows
+
+
+def read_report(path: Path, source: str | None = None) -> Rows:
+    """The launches in an `.ncu-rep` report: through NVIDIA's report reader `ncu_report` (the
+    ncu-report package, or the module beside an ncu on PATH; in a child process), else ncu's CSV
+    export. Raises NcuError when neither is installed, UsageError when the file is not a report
+    they can read. Messages name `source` (default: the path)."""
+    source = source or str(path)
+    rows = _rows_from_module(path)
+    if rows:  # none: no module, not a report it knows, or it failed; ncu itself then says why
+        rows, notes = check_rows(rows, source)
+        return Rows(rows, "Nsight Compute's Python report interface (ncu_report)", tuple(notes))
+    tried = _ncu_report_module() is not None
+    if shutil.which("ncu") is None and tried:
+        raise UsageError(f"{path}: NVIDIA's report reader (ncu_report) cannot read it as an Nsight Compute report "
+                         "(it failed on it, or the file is no report)")
+    exported = export_raw(path)
+    report = parse_csv(exported, source)
+    note = ("Nsight Compute's Python report interface could not read it: read through ncu's CSV export",) if tried else ()
+    return Rows(report.rows, "ncu --import --csv --page raw", report.notes + note)
+
+
+if __name__ == "__main__":  # the child process of `_rows_from_module`
+    print(json.dumps(_module_rows(sys.argv[1])))

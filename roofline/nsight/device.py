@@ -1,0 +1,123 @@
+"""The GPU a report was recorded on, and the one it is read against: the report's device
+attributes (name, SMs, clocks, bus, limits), else the one GPU its NUMA section names, else the
+preset or device file `--gpu` gives (checked against the compute capability the report records).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..errors import UsageError
+from ..model.arch import limits_for_cc
+from ..model.device import DeviceSpec, from_preset
+from ..model.peaks import fp32_cores_per_sm
+from ..model.presets import PRESETS, find_preset, name_key, tensor_clock_mhz
+from .metrics import DEVICE_NAMES
+from .rows import Row
+
+def _attr(row: Row, name: str) -> float | None:
+    value = row.values.get(f"device__attribute_{name}")
+    return float(value) if value is not None and value > 0 else None
+
+
+def report_cc(rows: list[Row]) -> str | None:
+    """The compute capability a report records ('9.0'), or None."""
+    row = rows[0]
+    major = row.values.get("device__attribute_compute_capability_major")
+    minor = row.values.get("device__attribute_compute_capability_minor")
+    if major and minor is not None and minor >= 0:
+        return f"{int(major)}.{int(minor)}"
+    cc = row.text.get("CC", "").strip().replace(",", ".")
+    return cc if re.fullmatch(r"\d+\.\d+", cc) else None
+
+
+def presets_of(cc: str | None) -> str:
+    """The preset names of compute capability `cc` (all of them when it is unknown), for a message."""
+    names = [p.aliases[0] if p.aliases else p.name for p in PRESETS if cc is None or p.compute_capability == cc]
+    return ", ".join(names) if names else "none"
+
+
+def _named_preset(rows: list[Row], cc: str | None, sm: float | None) -> DeviceSpec | None:
+    """The preset of the one GPU a report without device attributes names (the NUMA Affinity
+    section's 'Device Names', '1 (NVIDIA H200)', on the details page and in the text), where its
+    compute capability and SM count are the report's; else None."""
+    found = re.fullmatch(r"\s*1\s*\((?P<name>[^,()]+)\)\s*", rows[0].text.get(DEVICE_NAMES, ""))
+    preset = find_preset(found["name"].strip()) if found else None
+    if preset is None or (cc is not None and preset.compute_capability != cc) or (sm and int(sm) != preset.sm_count):
+        return None
+    device = from_preset(found["name"].strip())
+    return replace(device, source=f"{device.source}; the report names this GPU ({found['name'].strip()}) but holds "
+                                  "no device attributes")
+
+
+def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
+    """The GPU a report's first launch ran on, from its device attributes: name, SM count, max SM
+    and memory clocks, bus width, memory and L2 size (peaks by `model.roofs` and `model.peaks`,
+    FP32 cores from the per-SM count of the architecture), per-SM limits for the occupancy
+    calculator. Raises UsageError when the report does not hold them, naming the presets of its
+    compute capability to give with --gpu."""
+    row = rows[0]
+    name = str(row.text.get("device__attribute_display_name") or row.text.get("device__attribute_device_name")
+               or "").strip()
+    if not name and not re.fullmatch(r"\d*", row.text.get("Device", "").strip()):
+        name = row.text["Device"].strip()
+    sm = _attr(row, "multiprocessor_count") or row.values.get("launch__sm_count")
+    cc = report_cc(rows)
+    clock_khz = _attr(row, "max_gpu_frequency_khz") or _attr(row, "clock_rate")
+    mem_khz = _attr(row, "max_mem_frequency_khz") or _attr(row, "memory_clock_rate")
+    bus = _attr(row, "global_memory_bus_width") or _attr(row, "fb_bus_width")
+    if not (name and sm and cc and clock_khz and mem_khz and bus):
+        named = _named_preset(rows, cc, sm)
+        if named is not None:
+            return named
+        had = f"compute capability {cc}" if cc else "no compute capability"
+        raise UsageError(f"{source}: the report holds no device attributes ({had}) to take the GPU's peaks from; "
+                         f"name it with --gpu, one of: {presets_of(cc)}")
+    try:
+        limits = limits_for_cc(cc, **{key: int(v) for key, attr in (
+            ("max_warps_per_sm", "max_warps_per_multiprocessor"), ("max_blocks_per_sm", "max_blocks_per_multiprocessor"),
+            ("registers_per_sm", "max_registers_per_multiprocessor"), ("max_registers_per_block", "max_registers_per_block"),
+            ("smem_per_sm_bytes", "max_shared_memory_per_multiprocessor"),
+            ("max_smem_per_block_optin_bytes", "max_shared_memory_per_block_optin"),
+            ("reserved_smem_per_block_bytes", "reserved_shared_memory_per_block"),
+            ("max_threads_per_block", "max_threads_per_block")) if (v := _attr(row, attr)) is not None})
+    except UsageError as exc:
+        raise UsageError(f"{source}: recorded on {name}: {exc}") from None
+    cores = fp32_cores_per_sm(cc) * int(sm)
+    sm_mhz, mem_mhz = clock_khz / 1e3, mem_khz / 1e3
+    l2 = _attr(row, "l2_cache_size")
+    return DeviceSpec.build(
+        name=name, compute_capability=cc, sm_count=int(sm), fp32_cores=cores, sm_clock_mhz=sm_mhz,
+        mem_clock_mhz=mem_mhz, bus_width_bits=int(bus), limits=limits,
+        source=f"device attributes in the Nsight Compute report ({source}); FP32 cores {fp32_cores_per_sm(cc)} per SM",
+        memory_bytes=int(_attr(row, "total_memory") or 0) or None, tensor_clock_mhz=tensor_clock_mhz(name),
+        l2_bytes=int(l2) if l2 else None,
+    )
+
+
+def choose(rows: list[Row], preset: DeviceSpec | None, source: str, notes: list[str]) -> tuple[DeviceSpec, str]:
+    """The GPU a report is read against and where it came from: its own (`device_from_rows`:
+    'report'), or the `--gpu` preset or device file `preset` when that has the report's compute
+    capability ('gpu' where the report names no GPU, 'gpu over report' where it names another;
+    its per-SM limits and roofs are then the right kind; a note in `notes` says when the names
+    differ). Raises UsageError for a preset of another architecture, and for a report without
+    device attributes and no preset (naming the presets of its compute capability)."""
+    if preset is None:
+        return device_from_rows(rows, source), "report"
+    cc = report_cc(rows)
+    try:
+        own = device_from_rows(rows, source)
+    except UsageError:
+        if cc is not None and cc != preset.compute_capability:
+            raise UsageError(f"{source} was recorded on a GPU of compute capability {cc}; --gpu {preset.name} is "
+                             f"{preset.compute_capability}, whose limits and roofs do not apply to these kernels") from None
+        return preset, "gpu"  # the report names no GPU: the preset is all there is
+    if own.compute_capability != preset.compute_capability:
+        raise UsageError(f"{source} was recorded on {own.name} (compute capability {own.compute_capability}); "
+                         f"--gpu {preset.name} is {preset.compute_capability}, whose limits and roofs do not apply "
+                         "to these kernels")
+    if name_key(own.name) != name_key(preset.name):
+        notes.append(f"recorded on {own.name}; read against {preset.name}'s roofs as --gpu asks")
+        return preset, "gpu over report"
+    return preset, "report"

@@ -1,0 +1,187 @@
+"""Nsight Compute's CSV exports, read into rows (`nsight.rows`), and its text output through
+`nsight.text`:
+
+- `--page raw` of any metric set and ncu version: a unit row or base units (`--print-units
+  base`); text, `nan` or `inf` in a metric a roofline reads is a damaged figure (`nsight.checks`);
+  the program's output and `==PROF==`/`==WARNING==` lines before or among the table; any CSV
+  quoting, a `,`, `;` or tab separator (the dialect: `nsight.dialect`).
+- `--page details` (ID ... Section Name, Metric Name, Metric Unit, Metric Value; 11, 12, 15, 20
+  or 21 columns; rule rows and trailing commas ignored), pivoted to one row per launch, labels
+  mapped back to metrics (`nsight.metrics.details_metric`); sizes the page prints rounded
+  (`8.19 Kbyte/block`) keep the half step they round to.
+Pure: text in, rows out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from ..errors import UsageError
+from . import text as nsight_text
+from .checks import check_rows, damaged
+from .dialect import NO_VALUE, decimal_mark, int_cell, mark_note, number, unit_scale
+from .metrics import details_metric, reads
+from .rows import TEXT_COLUMNS, Row, Rows, column_plan, half_step, keep_value, store_value, unknown_units_note
+
+def header_row(lines: list[str]) -> tuple[int, str, list[str]] | None:
+    """The line index, separator and cells of the table's header: the first line with an 'ID'
+    and a 'Kernel Name' cell."""
+    for i, line in enumerate(lines):
+        if line.startswith("==") or "ID" not in line or "Kernel Name" not in line:
+            continue
+        for sep in (",", ";", "\t"):
+            cells = [c.strip().lstrip("\ufeff").strip() for c in next(csv.reader([line], delimiter=sep), [])]
+            if "ID" in cells and "Kernel Name" in cells:
+                return i, sep, cells
+    return None
+
+
+def parse_csv(text: str, source: str = "report") -> Rows:
+    """The launches in a CSV export of Nsight Compute, raw or details page (this module's
+    docstring says which forms). Raises UsageError (one line, naming `source`) when the text holds
+    no such table."""
+    lines = text.lstrip("\ufeff").splitlines()
+    found = header_row(lines)
+    if found is None and nsight_text.looks_like_text(text):
+        return _text_output(text, source)
+    if found is None:
+        errors = [ln.split("==ERROR==", 1)[1].strip() for ln in lines if "==ERROR==" in ln]
+        why = f" (ncu said: {errors[0]})" if errors else ""
+        raise UsageError(f"{source}: not an Nsight Compute CSV export: no header row with \"ID\" and \"Kernel Name\", "
+                         f"nor ncu's text output (a launch line and its sections){why}; "
+                         "export one with `ncu --import REPORT --csv --page raw > report.csv`")
+    start, sep, header = found
+    body = "\n".join(ln for ln in lines[start + 1:] if not ln.startswith("=="))
+    records = [r for r in csv.reader(io.StringIO(body), delimiter=sep) if any(c.strip() for c in r)]
+    again = next((r for r in records if r and r[0].strip() == "ID" and "Kernel Name" in r), None)
+    if again is not None:
+        raise UsageError(f"{source}: holds a second export after the first (another header row); import each report "
+                         "on its own")
+    cut = body.count('"') % 2 == 1  # the file ends inside a quoted value: its last row is cut short
+    if "Metric Name" in header and "Metric Value" in header:
+        report = _details(header, records[:-1] if cut else records, source)
+    else:
+        report = _raw(header, records, source, cut)
+    rows, notes = check_rows(report.rows, source)
+    return Rows(rows, report.read_with, report.notes + tuple(notes))
+
+
+def _text_output(text: str, source: str) -> Rows:
+    """ncu's text output (`nsight.text`), read as the details page it prints."""
+    parsed = nsight_text.parse(text)
+    report = _details(parsed.header, parsed.records, source)
+    rows = report.rows
+    if parsed.cut and rows:
+        rows[-1].incomplete = True
+    rows, notes = check_rows(rows, source)
+    return Rows(rows, "ncu's text output (ncu ./app, ncu -i REPORT)", tuple(parsed.notes) + report.notes + tuple(notes))
+
+
+def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = False) -> Rows:
+    id_col = header.index("ID")
+    units, data = None, []
+    for r in records:
+        cell = r[id_col].strip() if id_col < len(r) else ""
+        if not cell and units is None and not data:
+            units = r
+        elif int_cell(cell) is not None:
+            data.append(r)
+    cells = [c for r in data for c in r]
+    mark = decimal_mark(cells)
+    scales = [unit_scale(u) for u in units] if units else [1.0] * len(header)
+    scales += [1.0] * (len(header) - len(scales))
+    unknown: dict[str, str] = {}
+    text_columns = {i for i, name in enumerate(header) if name in TEXT_COLUMNS or name in ("ID", "Process ID")}
+    used = [reads(name) for name in header]
+    plan = [column_plan(name, scales[i], units[i].strip() if units and i < len(units) else None)
+            for i, name in enumerate(header)]
+    numbers: dict[str, float | None] = {}  # a report repeats its cells: each distinct one read once
+    rows, seen = [], set()
+    for j, r in enumerate(data):
+        row = Row(kernel=_cell(r, header, "Kernel Name"), process_id=int_cell(_cell(r, header, "Process ID")),
+                  incomplete=len(r) < len(header) or (cut and j == len(data) - 1))
+        _check_once(seen, row.process_id, int_cell(r[id_col]), row.kernel, source)
+        for i, (name, cell) in enumerate(zip(header, r)):
+            if i in text_columns:
+                row.text[name] = cell.strip()
+                continue
+            x = numbers[cell] if cell in numbers else numbers.setdefault(cell, number(cell, mark))
+            if x is None:
+                if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
+                    row.text[name] = cell.strip()
+                if used[i] and damaged(cell):
+                    row.bad[name] = cell.strip()
+                continue
+            keep_value(row, name, x, plan[i], unknown)
+            if plan[i][0] is not None and plan[i][0] > 1 and (half := half_step(cell, plan[i][0])) is not None:
+                row.rounding[name] = half
+        rows.append(row)
+    notes = unknown_units_note(unknown) + mark_note(cells)
+    if units is None and rows:
+        notes.append("the export has no unit row: its numbers are read as base units (ns, bytes, Hz)")
+    return Rows(rows, "raw CSV export (ncu --csv --page raw)", tuple(notes))
+
+
+def _check_once(seen: set, process_id: int | None, launch: int | None, kernel: str, source: str) -> None:
+    """Raise UsageError when a launch (process, ID) comes twice: a repeated row, or exports joined."""
+    key = (process_id, launch)
+    if key in seen:
+        raise UsageError(f"{source}: launch ID {launch} appears twice ({kernel[:60]}): a repeated row, or two "
+                         "exports joined; import each report on its own")
+    seen.add(key)
+
+
+def _cell(r: list[str], header: list[str], name: str) -> str:
+    i = header.index(name) if name in header else None
+    return r[i].strip() if i is not None and i < len(r) else ""
+
+
+def _details(header: list[str], records: list[list[str]], source: str) -> Rows:
+    col = {name: i for i, name in enumerate(header)}
+    need = ("ID", "Kernel Name", "Metric Name", "Metric Value")
+    values = [r[col["Metric Value"]] for r in records if col["Metric Value"] < len(r)]
+    mark = decimal_mark(values)
+    by_launch: dict[tuple, Row] = {}
+    unknown: dict[str, str] = {}
+    for r in records:
+        if len(r) <= max(col[n] for n in need):
+            continue
+        launch = int_cell(r[col["ID"]])
+        if launch is None:
+            continue
+        pid = int_cell(r[col["Process ID"]]) if "Process ID" in col and col["Process ID"] < len(r) else None
+        key = (pid, launch)
+        row = by_launch.get(key)
+        if row is None:
+            row = by_launch[key] = Row(kernel=r[col["Kernel Name"]].strip(), process_id=pid)
+            row.text["ID"] = str(launch)
+            for name in TEXT_COLUMNS:
+                if name in col and col[name] < len(r):
+                    row.text[name] = r[col[name]].strip()
+        elif row.kernel != r[col["Kernel Name"]].strip():
+            raise UsageError(f"{source}: launch ID {launch} names two kernels ({row.kernel[:40]}; "
+                             f"{r[col['Kernel Name']].strip()[:40]}): two exports joined? Import each report on its own")
+        label = r[col["Metric Name"]].strip()
+        if not label:
+            continue  # a rule row
+        unit = r[col["Metric Unit"]].strip() if "Metric Unit" in col and col["Metric Unit"] < len(r) else ""
+        section = r[col["Section Name"]].strip() if "Section Name" in col and col["Section Name"] < len(r) else ""
+        metric = details_metric(label, section, unit)
+        cell = r[col["Metric Value"]]
+        if metric is None:
+            continue
+        x = number(cell, mark)
+        if x is None:
+            if cell.strip() and cell.strip().lower() not in NO_VALUE and ";" not in cell:
+                row.text[metric] = cell.strip()
+            if reads(metric) and damaged(cell) and metric not in row.values:
+                row.bad.setdefault(metric, cell.strip())
+            continue
+        if metric not in row.values:  # a label repeated in another section: the first reading stands
+            scale = unit_scale(unit)
+            store_value(row, metric, x, scale, unit, unknown)
+            if metric in row.values and scale is not None and (half := half_step(cell, scale)) is not None:
+                row.rounding[metric] = half
+    return Rows(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",
+                  tuple(unknown_units_note(unknown) + mark_note(values)))

@@ -1,0 +1,88 @@
+"""One Nsight Compute report, whatever form it came in, read whole: its launches, the GPU they
+are read against, how it was read and the notes on what was left out. `profile --import` and
+`profile -- COMMAND` both read through `read`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..model.device import DeviceSpec, from_preset
+from ..model.units import plural
+from .binary import read_report
+from .checks import check_rates
+from .device import choose
+from .dialect import decode
+from .launches import Launch, from_rows
+from .metrics import WHERE
+from .pages import parse_csv
+from .rows import Rows
+
+
+class NoLaunches(UsageError):
+    """A report that holds no launch a roofline can place (none, or none with a duration)."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """A report read: its placeable `launches` (in launch order), the `device` they are read
+    against and where it came from (`device_from`: 'report' for the report's own attributes or
+    the GPU it names, 'gpu' for the --gpu preset or device file of a report that names none,
+    'gpu over report' for one that names another GPU of the same compute capability), how the
+    file was read (`read_with`) and one-line `notes` on what was left out and why."""
+
+    launches: list[Launch]
+    device: DeviceSpec
+    device_from: str
+    read_with: str
+    notes: tuple[str, ...] = ()
+
+
+def read_rows(path: Path, source: str | None = None) -> Rows:
+    """Any Nsight Compute report made elsewhere: a binary `.ncu-rep` (by its name, or a file
+    that is not text), else a CSV export of any page, form or version, or ncu's text output;
+    messages name `source` (default: the path). Raises UsageError for a file that is none of
+    them, NcuError where a binary report needs a reader that is missing."""
+    path = Path(path)
+    source = source or str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    text = decode(data)
+    if path.suffix.lower() == ".ncu-rep" and not ('"ID"' in text[:100_000] and "Kernel Name" in text[:100_000]):
+        return read_report(path, source)  # a binary report (a CSV export so named is read as one)
+    if "\x00" in text[:4000] or (b"\x00" in data[:4000] and not text.strip()):
+        raise UsageError(f"{path}: not a CSV export (a binary file); give an Nsight Compute report a .ncu-rep name")
+    return parse_csv(text, source)
+
+
+def read(path: Path, gpu: str | None = None, source: str | None = None) -> Report:
+    """The report in file `path` (`read_rows`: any form) as launches read against a GPU: the
+    report's own (its device attributes, or the one GPU it names), else the preset or device
+    file `gpu` names (`model.device.from_preset`; checked against the compute capability the
+    report records: `nsight.device.choose`). Launches whose rates no kernel reaches on that GPU
+    are left out with a note (`nsight.checks.check_rates`). Messages name `source` (default: the
+    path). Raises UsageError for an unknown `gpu`, a missing or unreadable file, a GPU of
+    another architecture, or a report whose GPU is unknown; NoLaunches (a UsageError) for one
+    with no placeable launch; NcuError where a binary report needs a reader that is missing."""
+    path = Path(path)
+    source = source or str(path)
+    preset = from_preset(gpu) if gpu is not None else None
+    if not path.is_file():
+        raise UsageError(f"{path}: no such report file" if not path.exists() else f"{path}: not a report file")
+    rows = read_rows(path, source)
+    launches, left_out = from_rows(rows.rows)
+    if not launches:
+        held = f"{plural(len(rows.rows), 'launch', 'launches')} without a duration" if rows.rows else "no launch"
+        raise NoLaunches(f"{source}: holds {held}, so nothing can be placed on a roofline; profile with "
+                         f"{WHERE['time']}")
+    notes = left_out + list(rows.notes)
+    device, device_from = choose(rows.rows, preset, source, notes)
+    kept, over_peak = check_rates(rows.rows, device, source)
+    if over_peak:  # those launches left out, the others read
+        launches = from_rows(kept)[0]
+        notes += over_peak
+    return Report(launches, device, device_from, rows.read_with, tuple(notes))

@@ -1,0 +1,166 @@
+"""Nsight Compute (`ncu`) and the tools beside it, run: a command profiled with roofline's one
+metric list (`nsight.metrics.COLLECT`), a binary report exported as CSV, mangled names demangled
+(`c++filt`). The one module of `nsight` that starts processes; `run --profile`
+(`measure.counters`) and `profile -- COMMAND` both profile through here, with one error type
+(`NcuError`) and one permission check.
+
+Profiling: `ncu --clock-control none --target-processes all --metrics <COLLECT> -o <report>
+[--log-file ...] [filters] COMMAND ...` keeps the clocks as they are and follows child processes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import RunError, UsageError
+from .metrics import COLLECT
+
+DEFAULT_LAUNCH_COUNT = 500  # launches a profile takes at most unless told (each costs a fraction of a second)
+
+INSTALL_HINT = ("install Nsight Compute (it comes with the CUDA toolkit, or from developer.nvidia.com/nsight-compute) "
+                "and put `ncu` on PATH")
+PERMISSION_FIX = ("allow profiling for all users: as root, `echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
+                  "> /etc/modprobe.d/ncu-permissions.conf` and reboot (or run as root)")
+
+
+class NcuError(RunError):
+    """ncu is missing, may not read the counters, or failed; the message says which in one line."""
+
+
+def find_ncu() -> str:
+    """The `ncu` executable on PATH. Raises NcuError saying how to get it."""
+    exe = shutil.which("ncu")
+    if exe is None:
+        raise NcuError(f"ncu (Nsight Compute) is not on PATH; {INSTALL_HINT}")
+    return exe
+
+
+def check_permission(log: str) -> None:
+    """Raise NcuError when ncu's output says it may not read the GPU's counters."""
+    if "ERR_NVGPUCTRPERM" in log:
+        raise NcuError(f"ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM); {PERMISSION_FIX}")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to profile: `kernel_regex` (ncu `-k regex:`), launches to skip first and the most to
+    profile (`launch_skip`, `launch_count`), and whether profiling starts with the program
+    (`from_start`; off: only between cudaProfilerStart and cudaProfilerStop)."""
+
+    kernel_regex: str | None = None
+    launch_skip: int = 0
+    launch_count: int = DEFAULT_LAUNCH_COUNT
+    from_start: bool = True
+
+    def check(self) -> "Options":
+        """Raises UsageError for a regex that does not compile or counts out of range."""
+        if self.kernel_regex is not None:
+            if not self.kernel_regex.strip():
+                raise UsageError("--kernel-regex is empty; give a pattern such as 'gemm|attn'")
+            try:
+                re.compile(self.kernel_regex)
+            except re.error as exc:
+                raise UsageError(f"--kernel-regex {self.kernel_regex!r} is not a regular expression: {exc}") from None
+        if self.launch_skip < 0:
+            raise UsageError(f"--launch-skip must be 0 or more, got {self.launch_skip}")
+        if self.launch_skip > 10**9:
+            raise UsageError(f"--launch-skip must be at most 1,000,000,000, got {self.launch_skip:,}")
+        if not 1 <= self.launch_count <= 100_000:
+            raise UsageError(f"--launch-count must be 1 to 100,000, got {self.launch_count}")
+        return self
+
+    def ncu_flags(self) -> list[str]:
+        """These options as ncu's flags."""
+        flags = ["--launch-skip", str(self.launch_skip), "--launch-count", str(self.launch_count)]
+        if self.kernel_regex:
+            flags += ["-k", f"regex:{self.kernel_regex}"]
+        if not self.from_start:
+            flags += ["--profile-from-start", "off"]
+        return flags
+
+
+@dataclass(frozen=True)
+class ProfileRun:
+    """A finished `ncu` run: the report it wrote (None when it wrote none), the command's exit
+    code (ncu passes the application's on), and ncu's own lines ('==PROF==', '==ERROR==',
+    '==WARNING==', the list of kernels it saw when none matched)."""
+
+    report: Path | None
+    returncode: int
+    log: list[str]
+
+    def warnings(self) -> list[str]:
+        """ncu's warning and error lines, without the prefix (clock control notes left out)."""
+        out = []
+        for ln in self.log:
+            for tag in ("==WARNING==", "==ERROR=="):
+                if ln.startswith(tag) and "unmodified GPU clocks" not in ln:
+                    out.append(ln[len(tag):].strip())
+        return out
+
+    def available_kernels(self) -> list[str]:
+        """The kernel names ncu lists when a filter matched none of them."""
+        names, inside = [], False
+        for ln in self.log:
+            if ln.startswith("Available Kernels"):
+                inside = True
+            elif inside and re.match(r"^\s*\d+\.\s", ln):
+                names.append(ln.split(".", 1)[1].strip())
+            elif inside:
+                inside = False
+        return names
+
+
+def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None,
+        stdout_to_stderr: bool = False, capture: bool = False) -> ProfileRun:
+    """Run `command` under ncu with `options` and the metric list `COLLECT`, writing
+    `<report_base>.ncu-rep`. The command's own output passes through (its standard output to
+    standard error with `stdout_to_stderr`; kept out of sight with `capture`); ncu's log is
+    captured. Raises NcuError when ncu is missing, may not read the counters, or times out."""
+    exe = find_ncu()
+    log_path = Path(str(report_base) + ".log")
+    cmd = [exe, "--clock-control", "none", "--target-processes", "all", "--metrics", ",".join(COLLECT),
+           "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
+    output = subprocess.DEVNULL if capture else 2 if stdout_to_stderr else None
+    try:
+        proc = subprocess.run(cmd, timeout=timeout_s, stdout=output, stderr=subprocess.DEVNULL if capture else None)
+    except subprocess.TimeoutExpired:
+        raise NcuError(f"the profile took longer than {timeout_s:g} s; profile fewer launches (--launch-count)") from None
+    log = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
+    check_permission("\n".join(log))
+    report = Path(str(report_base) + ".ncu-rep")
+    return ProfileRun(report if report.exists() else None, proc.returncode, log)
+
+
+def demangle(names: list[str]) -> dict[str, str]:
+    """Mangled names ('_Z...', as `--print-kernel-base mangled` exports them) demangled by
+    c++filt where it is installed; the others as they are."""
+    mangled = sorted({n for n in names if n.startswith("_Z")})
+    exe = shutil.which("c++filt")
+    if not mangled or exe is None:
+        return {}
+    proc = subprocess.run([exe], input="\n".join(mangled), capture_output=True, text=True)
+    out = proc.stdout.splitlines()
+    return dict(zip(mangled, out)) if proc.returncode == 0 and len(out) == len(mangled) else {}
+
+
+def export_raw(path: Path) -> str:
+    """The raw page of binary report `path` as CSV in base units, exported by the `ncu` on PATH
+    (`ncu --import REPORT --csv --page raw --print-units base`). Raises NcuError when no ncu is
+    there (saying how else to read the report), UsageError when ncu cannot read the file."""
+    exe = shutil.which("ncu")
+    if exe is None:
+        raise NcuError(f"reading {path} (a binary .ncu-rep) needs NVIDIA's report reader: in the roofline folder run "
+                       "pip install '.[nsight]' (the ncu-report package; no Nsight Compute needed), or put ncu on the "
+                       "PATH; or export it where ncu is, with `ncu --import REPORT --csv --page raw > report.csv`, and "
+                       "import the CSV")
+    proc = subprocess.run([exe, "--import", str(path), "--csv", "--page", "raw", "--print-units", "base"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        why = (proc.stderr or proc.stdout).strip().splitlines()
+        raise UsageError(f"{path}: ncu cannot read it as a report ({why[-1] if why else 'no output'})")
+    return proc.stdout
