@@ -235,3 +235,6 @@ def test_the_table_of_spellings_is_what_the_reader_reads():
     time = table["time"]
     assert time[:2] == [m.TIME, "gpu__time_duration"]
     assert [p for pair in m._elapsed_pairs({})[::2][:3] for p in pair] == time[2:]
+    section = (ROOT / "docs" / "nsight-compute.md").read_text().split("## Each figure's spellings", 1)[1]
+    forms = re.findall(r"`(X\.(?:sum|avg)[a-z_.]*)`", section.split("| figure |", 1)[0])
+    assert [f for f in dict.fromkeys(forms) if not f.endswith(".peak_sustained")] == list(m.COUNTER_FORMS)

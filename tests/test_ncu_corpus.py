@@ -208,3 +208,31 @@ def test_a_report_that_names_its_gpu_is_read_against_its_preset(name, named, tmp
     else:
         with pytest.raises(UsageError, match="holds no device attributes .compute capability 9.0.*h200"):
             api.import_profile(report, tmp_path / "p.json")
+
+
+OCCUPANCY_LIMITS = {"registers": "launch__occupancy_limit_registers", "shared_memory": "launch__occupancy_limit_shared_mem",
+                    "warps": "launch__occupancy_limit_warps", "blocks": "launch__occupancy_limit_blocks"}
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+@pytest.mark.parametrize("form", ["full-raw.csv", "full-details.csv", "basic-all.txt"])
+def test_each_kernels_block_limits_are_ncus_own(program, form, tmp_path):
+    """Every kernel's block limits (registers, shared memory in the launch's configured carveout,
+    warps, blocks) are the ones Nsight Compute's own calculator gave its first launch
+    (`launch__occupancy_limit_*` of --set full), in every form that carries the carveout: a
+    reduction asking 2,064 B in a 32 KB carveout fits 10 blocks, not the 72 the SM's 228 KB
+    would hold."""
+    raw = list(csv.DictReader(lzma.decompress((CORPUS / program / "full-raw.csv.xz").read_bytes()).decode()
+                              .splitlines()))[1:]  # the unit row
+    report = _unpacked(tmp_path, program, form)
+    api.import_profile(report, tmp_path / "p.json", None if form.endswith("raw.csv") else "h200")
+    kernels = store.load(tmp_path / "p.json", profile=True).kernels
+    checked = 0
+    for k in kernels:
+        if k.occupancy is None:
+            continue
+        theirs = raw[min(k.launch_order)]
+        assert k.demangled == theirs["Kernel Name"]
+        assert k.occupancy.block_limits == {r: int(float(theirs[m])) for r, m in OCCUPANCY_LIMITS.items()}, k.name
+        checked += 1
+    assert checked == len(kernels)

@@ -153,7 +153,8 @@ def calculate(limits: ArchLimits, registers: int, threads: int,
     if blocks == 0 and reason is None:
         short = min(bounded, key=bounded.get)
         reason = f"not even one block fits: {short.replace('_', ' ')} allows 0"
-    limiters = [r for r in RESOURCES if block_limits[r] == blocks]
+    # a block that asks for no shared memory is never held back by it, whatever its reservation allows
+    limiters = [r for r in RESOURCES if block_limits[r] == blocks and not (r == "shared_memory" and not requested_smem)]
     active_warps = blocks * warps_per_block
     return Occupancy(
         arch=limits.arch,

@@ -77,6 +77,7 @@ class Launch:
     order: int | None = None  # 0-based place in the report's launch sequence (launch ID order)
     dram_read_bytes: float | None = None  # DRAM bytes read and written apart, where counted apart
     dram_write_bytes: float | None = None
+    smem_config_bytes: int | None = None  # the shared memory per SM the driver configured for it (its carveout)
     sources: dict[str, str] = field(default_factory=dict)
     derived: frozenset[str] = frozenset()
     missing: dict[str, str] = field(default_factory=dict)
@@ -120,7 +121,8 @@ def from_reading(kernel_name: str, r: Reading, process_id: int | None = None, or
         flops=flops, nbytes=nbytes, bank_conflicts=r.value("bank_conflicts"),
         achieved_occupancy=r.value("achieved_occupancy"), sm_clock_hz=r.value("clock"), process_id=process_id,
         passes=whole("passes"), reported_occupancy=r.value("reported_occupancy"), order=order,
-        dram_read_bytes=r.value("dram_read"), dram_write_bytes=r.value("dram_write"), sources=sources,
+        dram_read_bytes=r.value("dram_read"), dram_write_bytes=r.value("dram_write"),
+        smem_config_bytes=whole("smem_config"), sources=sources,
         derived=frozenset(k for k, q in r.quantities.items() if k in sources and not q.counted),
         missing=dict(r.missing),
         notes=tuple(r.notes),

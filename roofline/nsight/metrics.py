@@ -32,9 +32,15 @@ counters and their stand-ins, in order of preference:
     l1          l1tex__t_bytes.sum; l1tex__t_sectors.sum x 32; the global and local load/store/atomic
                 sectors of the LSU pipe summed x 32 (what --set full holds)
     smem        smsp__sass_data_bytes_mem_shared.sum (bytes moved by shared-memory instructions)
-Any `X.sum` counter may also come as a rate, as --set full and the roofline sections carry them:
-`X.sum.per_cycle_elapsed` x the unit's elapsed cycles (`<unit>__cycles_elapsed.avg`, or its
-clock x the time), or `X.sum.per_second` x the time. Launch figures come from `launch__*` (grid
+Any `X.sum` counter may also come in another spelling (`COUNTER_FORMS`, read in this order, each
+only after every exact count): its mean over the unit's instances `X.avg` x the instances
+(`<unit>__cycles_elapsed.sum` / `<unit>__cycles_elapsed.avg`, or the SM count for `sm__` and
+four sub-partitions per SM for `smsp__`, as on every GPU Nsight Compute profiles); a rate, as
+--set full and the roofline sections carry them, `X.sum.per_cycle_elapsed` x the unit's elapsed
+cycles (`<unit>__cycles_elapsed.avg`, or its clock x the time) or `X.sum.per_second` x the time;
+or a share of its peak with the peak beside it, `X.sum.pct_of_peak_sustained_elapsed` / 100 x
+`X.sum.peak_sustained` (per cycle) x the unit's elapsed cycles. The `.avg` spellings of the rates
+and shares are read the same way, times the instances. Launch figures come from `launch__*` (grid
 and block per dimension, else the report's 'Grid Size'/'Block Size' columns, else the 1-D
 totals), achieved occupancy from sm__warps_active.avg.pct_of_peak_sustained_active, replay passes
 from profiler__replayer_passes.
@@ -84,7 +90,9 @@ CLOCKS = ("sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_sec
 LAUNCH = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z", "launch__block_dim_x",
           "launch__block_dim_y", "launch__block_dim_z", "launch__grid_size", "launch__block_size",
           "launch__registers_per_thread", "launch__shared_mem_per_block_static",
-          "launch__shared_mem_per_block_dynamic")
+          "launch__shared_mem_per_block_dynamic", "launch__shared_mem_config_size")
+SMEM_CONFIG = "launch__shared_mem_config_size"  # the shared memory the driver configured per SM for the launch
+SMEM_CONFIG_GRANULE = 1024  # bytes: every carveout is a whole number of KB
 
 # The one list `roofline profile` and `run --profile` ask ncu for: each quantity's first choice.
 COLLECT: tuple[str, ...] = (
@@ -131,6 +139,7 @@ DETAILS_LABELS = {
     "Grid Size": "launch__grid_size",
     "Static Shared Memory Per Block": "launch__shared_mem_per_block_static",
     "Dynamic Shared Memory Per Block": "launch__shared_mem_per_block_dynamic",
+    "Shared Memory Configuration Size": SMEM_CONFIG,
     "Achieved Occupancy": ACHIEVED,
     "Theoretical Occupancy": THEORETICAL,
     "# SMs": "launch__sm_count",
@@ -196,6 +205,12 @@ def _finite(x) -> float | None:
 
 
 _RATE_SUFFIX = re.compile(r"\.per_(cycle_elapsed|second)$")
+SMSPS_PER_SM = 4  # SM sub-partitions per SM on every GPU Nsight Compute profiles (Volta and later)
+COUNTER_FORMS = (  # the spellings of a `.sum` counter X.sum, best first; `.avg` ones times the unit's instances
+    "X.sum", "X.avg", "X.sum.per_cycle_elapsed", "X.avg.per_cycle_elapsed", "X.sum.per_second", "X.avg.per_second",
+    "X.sum.pct_of_peak_sustained_elapsed", "X.avg.pct_of_peak_sustained_elapsed")
+_COUNTED_FORM = re.compile(r"^(?P<stem>[a-z0-9]+__[a-z0-9_]+)\.(sum|avg)"
+                           r"(\.per_cycle_elapsed|\.per_second|\.pct_of_peak_sustained_elapsed)?$")
 
 
 class _Metrics:
@@ -222,21 +237,64 @@ class _Metrics:
                     return Quantity(self.v[name] * self.time.value * 1e-9, f"{name} x {self.time.source}", False)
         return None
 
+    def instances(self, unit: str) -> Quantity | None:
+        """How many instances of `unit` a launch's `.avg` figures average over:
+        `<unit>__cycles_elapsed.sum` / `<unit>__cycles_elapsed.avg`, else the SM count
+        (`device__attribute_multiprocessor_count`, `launch__sm_count`) for `sm`, times
+        `SMSPS_PER_SM` for `smsp`; None for another unit without its cycles."""
+        total, mean = self.v.get(f"{unit}__cycles_elapsed.sum"), self.v.get(f"{unit}__cycles_elapsed.avg")
+        if total and mean:
+            n = round(total / mean)
+            return Quantity(n, f"{n} instances ({unit}__cycles_elapsed.sum / .avg)", False)
+        sms = self.v.get("device__attribute_multiprocessor_count") or self.v.get("launch__sm_count")
+        if sms and unit in ("sm", "smsp"):
+            n = int(sms) * (SMSPS_PER_SM if unit == "smsp" else 1)
+            return Quantity(n, f"{n} {'SM sub-partitions' if unit == 'smsp' else 'SMs'}", True)
+        return None
+
+    def _form(self, base: str, form: str, unit: str) -> Quantity | None:
+        """Counter spelling `base` ('X.sum' or 'X.avg') in `form` ('', a rate, a share of the peak)."""
+        if form == "":
+            return Quantity(self.v[base], base, True) if base in self.v else None
+        x = self.v.get(base + form)
+        if x is None:
+            return None
+        if form == ".per_second":
+            return None if self.time is None else Quantity(x * self.time.value * 1e-9,
+                                                           f"{base}.per_second x {self.time.source}", False)
+        cycles = self.cycles(unit)
+        if cycles is None:
+            return None
+        if form == ".per_cycle_elapsed":
+            return Quantity(x * cycles.value, f"{base}.per_cycle_elapsed x {cycles.source}", False)
+        peak = self.v.get(base + ".peak_sustained")
+        if peak is None:
+            return None
+        return Quantity(x / 100 * peak * cycles.value,
+                        f"{base}.pct_of_peak_sustained_elapsed / 100 x {base}.peak_sustained x {cycles.source}", False)
+
     def counter(self, name: str, rates: bool = True) -> Quantity | None:
-        """The `.sum` counter `name`, as counted or (with `rates`) from its per-cycle or per-second
-        rate."""
+        """The `.sum` counter `name`, as counted or (with `rates`) from another of its spellings
+        (`COUNTER_FORMS`, best first: its `.avg` times the unit's instances, its per-cycle or
+        per-second rate, its share of the peak with the peak)."""
         if name in self.v:
             return Quantity(self.v[name], name, True)
         if not rates:
             return None
-        rate = self.v.get(name + ".per_cycle_elapsed")
-        if rate is not None:
-            cycles = self.cycles(name.split("__", 1)[0])
-            if cycles is not None:
-                return Quantity(rate * cycles.value, f"{name}.per_cycle_elapsed x {cycles.source}", False)
-        rate = self.v.get(name + ".per_second")
-        if rate is not None and self.time is not None:
-            return Quantity(rate * self.time.value * 1e-9, f"{name}.per_second x {self.time.source}", False)
+        unit = name.split("__", 1)[0]
+        mean = name[:-len(".sum")] + ".avg" if name.endswith(".sum") else None
+        for spelling in COUNTER_FORMS[1:]:
+            stat, _, form = spelling[2:].partition(".")
+            form = "." + form if form else ""
+            if stat == "sum":
+                q = self._form(name, form, unit)
+            elif mean is None or (q := self._form(mean, form, unit)) is None:
+                continue
+            else:
+                n = self.instances(unit)
+                q = None if n is None else Quantity(q.value * n.value, f"{q.source} x {n.source}", False)
+            if q is not None:
+                return q
         return None
 
     def present(self, pattern: re.Pattern) -> list[re.Match]:
@@ -245,8 +303,8 @@ class _Metrics:
 
     @cached_property
     def _counted_names(self) -> list[str]:
-        """The metric names without a rate's `.per_cycle_elapsed` or `.per_second`, once each, sorted."""
-        return sorted({_RATE_SUFFIX.sub("", n) for n in self.v})
+        """The `.sum` counters present in any of their spellings (`COUNTER_FORMS`), once each, sorted."""
+        return sorted({f"{m['stem']}.sum" if (m := _COUNTED_FORM.match(n)) else n for n in self.v})
 
 
 def _sum(parts: list[Quantity], joiner: str = " + ") -> Quantity:
@@ -548,6 +606,12 @@ def read(values: dict[str, float], text: dict[str, str] | None = None, rounding:
                 r.quantities[key] = Quantity(x, metric + said, True)
             else:
                 r.notes.append(f"{metric} is {x:g}, which no launch has: left out")
+    if (x := m.get(SMEM_CONFIG)) is not None:
+        x, said = _exact_size(x, rounding.get(SMEM_CONFIG), SMEM_CONFIG_GRANULE)
+        if x == int(x) and 0 < x <= 1 << 30:
+            r.quantities["smem_config"] = Quantity(x, SMEM_CONFIG + said, True)
+        else:
+            r.notes.append(f"{SMEM_CONFIG} is {x:g}, which no launch has: left out")
     if "registers" not in r.quantities:
         r.missing["registers"] = WHERE["registers"]
     if "static_smem" not in r.quantities and "dynamic_smem" not in r.quantities:
@@ -562,12 +626,12 @@ def read(values: dict[str, float], text: dict[str, str] | None = None, rounding:
 
 # ---------------------------------------------------------------- the metrics `read` reads
 
-_RATES = r"(\.per_cycle_elapsed|\.per_second)?"
+_RATES = r"(\.per_cycle_elapsed|\.per_second|\.pct_of_peak_sustained_elapsed|\.peak_sustained)?"
 _READ_PATTERNS = tuple(re.compile(p) for p in (
     r"^[a-z0-9]+__cycles_elapsed\.(avg|max|sum)(\.per_second)?$",  # time, clock and the cycles behind rates
-    r"^(smsp|sm)__sass_thread_inst_executed_op_[dfh](fma|add|mul)(_pred_on)?\.sum" + _RATES + "$",
-    TENSOR.pattern.rstrip("$") + _RATES + "$",
-    L1_SECTORS.pattern.rstrip("$") + _RATES + "$",
+    r"^(smsp|sm)__sass_thread_inst_executed_op_[dfh](fma|add|mul)(_pred_on)?\.(sum|avg)" + _RATES + "$",
+    TENSOR.pattern.rstrip("$").replace(r"\.sum", r"\.(sum|avg)") + _RATES + "$",
+    L1_SECTORS.pattern.rstrip("$").replace(r"\.sum", r"\.(sum|avg)") + _RATES + "$",
 ))
 
 
@@ -576,8 +640,15 @@ def _read_names() -> frozenset[str]:
     counters = {n for names_, _ in BYTE_OPTIONS.values() for n in names_}
     counters |= {n for options in SPLIT_OPTIONS.values() for n, _ in options}
     counters |= {BANK_CONFLICTS, *(BANK_CONFLICTS.replace(".sum", f"_op_{op}.sum") for op in ("ld", "st"))}
-    for name in counters:  # each `.sum` counter also as the rates `_Metrics.counter` reads
-        names |= {name, name + ".per_cycle_elapsed", name + ".per_second"}
+    for name in counters:  # each `.sum` counter also in the spellings `_Metrics.counter` reads, and the peaks beside
+        stem = name[:-len(".sum")] if name.endswith(".sum") else None
+        for form in COUNTER_FORMS:
+            spelled = form.replace("X.sum", name) if stem is None or form.startswith("X.sum") else \
+                form.replace("X", stem)
+            if not spelled.startswith("X"):
+                names.add(spelled)
+                if spelled.endswith(".pct_of_peak_sustained_elapsed"):
+                    names.add(spelled.replace(".pct_of_peak_sustained_elapsed", ".peak_sustained"))
     return frozenset(names)
 
 

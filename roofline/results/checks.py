@@ -64,7 +64,8 @@ def check_occupancy(where: str, occ: Occupancy, max_warps_per_sm: int | None = N
     if limits["warps"] != occ.max_warps_per_sm // wpb:
         raise ValueError(f"{where}.block_limits.warps: {limits['warps']}, but max_warps_per_sm "
                          f"{occ.max_warps_per_sm} / {wpb} warps per block give {occ.max_warps_per_sm // wpb}; {CORRUPT}")
-    at_limit = [r for r in RESOURCES if limits.get(r) == blocks]
+    asks_smem = bool((occ.static_smem_bytes or 0) + (occ.dynamic_smem_bytes or 0))  # none asked: never a limiter
+    at_limit = [r for r in RESOURCES if limits.get(r) == blocks and (r != "shared_memory" or asks_smem)]
     if sorted(occ.limiters) != sorted(at_limit):
         raise ValueError(f"{where}.limiters: {list(occ.limiters)}, but the resources whose block_limits equal its "
                          f"{blocks} blocks are {at_limit}; {CORRUPT}")

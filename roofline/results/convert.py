@@ -5,9 +5,11 @@ search becomes a document in `roofline.collect`, above the measuring side.)"""
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import replace
 
 from .. import __version__
 from ..errors import UsageError
+from ..model.arch import ArchLimits
 from ..model.device import DeviceSpec
 from ..nsight.names import unique_labels
 from ..nsight.launches import Launch, group
@@ -22,6 +24,18 @@ def with_counters(doc: Results, counted: dict[str, CountedTraffic]) -> Results:
     """`doc` with each kernel named in `counted` carrying what Nsight Compute counted for it."""
     kernels = [k.model_copy(update={"counted": counted[k.name]}) if k.name in counted else k for k in doc.kernels]
     return doc.model_copy(update={"kernels": kernels})
+
+
+def _configured(limits: ArchLimits, smem_config_bytes: int | None) -> ArchLimits:
+    """`limits` with the SM's shared memory the launch's configured carveout
+    (`launch__shared_mem_config_size`, bytes), as Nsight Compute's own occupancy calculator
+    takes it: the driver picks a carveout per launch, and the shared-memory block limit is what
+    fits in it (a --set full report of cuDNN, CUTLASS and PyTorch kernels on the H200 agrees with
+    ncu's `launch__occupancy_limit_shared_mem` launch for launch). Unchanged where the report
+    gives none, or one above the SM's maximum."""
+    if not smem_config_bytes or smem_config_bytes > limits.smem_per_sm_bytes:
+        return limits
+    return replace(limits, smem_per_sm_bytes=smem_config_bytes)
 
 
 def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[str] | None = None,
@@ -46,8 +60,8 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
         if x.registers is not None and x.threads_per_block and (x.static_smem_bytes is not None
                                                                 or x.dynamic_smem_bytes is not None):
             try:
-                occ = calculate(device.arch_limits, max(1, x.registers), x.threads_per_block, x.static_smem_bytes or 0,
-                                x.dynamic_smem_bytes or 0)
+                occ = calculate(_configured(device.arch_limits, x.smem_config_bytes), max(1, x.registers),
+                                x.threads_per_block, x.static_smem_bytes or 0, x.dynamic_smem_bytes or 0)
             except UsageError:
                 occ = None
         kernels.append(kernel_from_group(g, names[x.demangled], total, occ, device))
