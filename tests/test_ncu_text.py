@@ -86,3 +86,20 @@ def test_text_that_is_no_report_is_refused():
     assert not text.looks_like_text("hello\n  world, Context 1, Stream 7\n")
     with pytest.raises(UsageError, match="not an Nsight Compute"):
         nsight.pages.parse_csv("hello\nworld\n", "x.txt")
+
+
+def test_a_report_without_device_attributes_is_read_against_the_one_gpu_of_its_shape():
+    """The text and the details page print the compute capability (the launch line's 'CC') and
+    the SM count (Launch Statistics' '# SMs'): where one preset alone has both, the report is
+    read against it, saying why; where several do, the refusal names only those."""
+    from roofline.errors import UsageError
+    from roofline.nsight.device import device_from_rows
+    from roofline.nsight.rows import Row
+
+    l4 = device_from_rows([Row("k", values={"launch__sm_count": 58.0}, text={"CC": "8.9"})])
+    assert l4.name == "L4" and "the one GPU known of compute capability 8.9 with 58 SMs" in l4.source
+    with pytest.raises(UsageError, match=r"\(compute capability 9\.0, 132 SMs\).*one of: h100-sxm, h100-nvl, h200, "
+                                         r"gh200-96gb, gh200-144gb$"):
+        device_from_rows([Row("k", values={"launch__sm_count": 132.0}, text={"CC": "9.0"})])
+    with pytest.raises(UsageError, match=r"\(compute capability 9\.0\).*one of: h100-sxm, h100-pcie"):
+        device_from_rows([Row("k", values={"launch__sm_count": 7.0}, text={"CC": "9.0"})])  # no GPU of 7 SMs

@@ -32,10 +32,31 @@ def report_cc(rows: list[Row]) -> str | None:
     return cc if re.fullmatch(r"\d+\.\d+", cc) else None
 
 
-def presets_of(cc: str | None) -> str:
-    """The preset names of compute capability `cc` (all of them when it is unknown), for a message."""
-    names = [p.aliases[0] if p.aliases else p.name for p in PRESETS if cc is None or p.compute_capability == cc]
+def presets_of(cc: str | None, sm_count: int | None = None) -> str:
+    """The preset names of compute capability `cc` (all of them when it is unknown) and, where
+    given, `sm_count` SMs, for a message."""
+    names = [p.aliases[0] if p.aliases else p.name for p in _shaped(cc, sm_count)]
     return ", ".join(names) if names else "none"
+
+
+def _shaped(cc: str | None, sm_count: int | None) -> list:
+    """The presets of compute capability `cc` and `sm_count` SMs (either None: any)."""
+    return [p for p in PRESETS if (cc is None or p.compute_capability == cc)
+            and (sm_count is None or p.sm_count == sm_count)]
+
+
+def _preset_by_shape(cc: str | None, sm: float | None) -> DeviceSpec | None:
+    """The one preset whose compute capability and SM count are a report's (the text and the
+    details page print both: the launch line's 'CC 9.0', Launch Statistics' '# SMs'), or None
+    where none or several are (H100 SXM and H200 are both 9.0 with 132 SMs)."""
+    if cc is None or not sm:
+        return None
+    found = _shaped(cc, int(sm))
+    if len(found) != 1:
+        return None
+    device = from_preset(found[0].aliases[0] if found[0].aliases else found[0].name)
+    return replace(device, source=f"{device.source}; the report holds no device attributes, and {found[0].name} is "
+                                  f"the one GPU known of compute capability {cc} with {int(sm)} SMs")
 
 
 def _named_preset(rows: list[Row], cc: str | None, sm: float | None) -> DeviceSpec | None:
@@ -68,12 +89,14 @@ def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
     mem_khz = _attr(row, "max_mem_frequency_khz") or _attr(row, "memory_clock_rate")
     bus = _attr(row, "global_memory_bus_width") or _attr(row, "fb_bus_width")
     if not (name and sm and cc and clock_khz and mem_khz and bus):
-        named = _named_preset(rows, cc, sm)
+        named = _named_preset(rows, cc, sm) or _preset_by_shape(cc, sm)
         if named is not None:
             return named
         had = f"compute capability {cc}" if cc else "no compute capability"
+        shape = int(sm) if sm and cc and _shaped(cc, int(sm)) else None  # a narrower list where the SM count tells
+        had += f", {shape} SMs" if shape else ""
         raise UsageError(f"{source}: the report holds no device attributes ({had}) to take the GPU's peaks from; "
-                         f"name it with --gpu, one of: {presets_of(cc)}")
+                         f"name it with --gpu, one of: {presets_of(cc, shape)}")
     try:
         limits = limits_for_cc(cc, **{key: int(v) for key, attr in (
             ("max_warps_per_sm", "max_warps_per_multiprocessor"), ("max_blocks_per_sm", "max_blocks_per_multiprocessor"),
