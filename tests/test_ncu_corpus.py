@@ -236,3 +236,21 @@ def test_each_kernels_block_limits_are_ncus_own(program, form, tmp_path):
         assert k.occupancy.block_limits == {r: int(float(theirs[m])) for r, m in OCCUPANCY_LIMITS.items()}, k.name
         checked += 1
     assert checked == len(kernels)
+
+
+@pytest.mark.parametrize("name", ["full-details.csv", "basic-details-all.csv"])
+def test_a_details_page_cut_between_two_rows_loses_its_last_launch_with_a_note(name, tmp_path):
+    """A file cut between two rows leaves no quote open: the last launch, which lacks the row
+    every other launch ends with, is said to be cut short and left out, not read half."""
+    whole = _unpacked(tmp_path, "llama", name)
+    lines = whole.read_text().splitlines(keepends=True)
+    cut = tmp_path / f"cut-{name}"
+    last = lines[-1].split(",", 1)[0]  # the last launch's ID cell
+    first_of_last = next(i for i, line in enumerate(lines) if line.split(",", 1)[0] == last)
+    cut.write_text("".join(lines[:(first_of_last + len(lines)) // 2]))  # half of the last launch's rows
+    kept = api.import_profile(whole, tmp_path / "a.json", "h200")
+    done = api.import_profile(cut, tmp_path / "b.json", "h200")
+    assert not any("cut short" in n for n in kept.notes)
+    assert "1 report row left out: cut short (a truncated file?)" in done.notes
+    assert done.results.launches_profiled == kept.results.launches_profiled - 1
+    assert any("the raw page of the same report has every counter it holds" in n for n in kept.notes)

@@ -104,8 +104,10 @@ COLLECT: tuple[str, ...] = (
 # Where each missing quantity can be had (ncu sections and metrics), for the output's notes.
 WHERE = {
     "time": "--section SpeedOfLight or --metrics gpu__time_duration.sum",
-    "fp32": "--section SpeedOfLight_RooflineChart or --set full (FP32 instruction counts)",
-    "fp64": "--section SpeedOfLight_RooflineChart or --set full (FP64 instruction counts)",
+    "fp32": "--section SpeedOfLight_RooflineChart or --set full, as --page raw or with --print-details all "
+            "(FP32 instruction counts)",
+    "fp64": "--section SpeedOfLight_RooflineChart or --set full, as --page raw or with --print-details all "
+            "(FP64 instruction counts)",
     "fp16": "--section SpeedOfLight_HierarchicalHalfRooflineChart or --set full, as --page raw (HFMA/HADD/HMUL counts)",
     "tensor": "--section SpeedOfLight_HierarchicalTensorRooflineChart or --set full, as --page raw "
               "(sm__ops_path_tensor_* operations)",

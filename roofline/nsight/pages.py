@@ -64,7 +64,7 @@ def parse_csv(text: str, source: str = "report") -> Rows:
     else:
         report = _raw(header, records, source, cut)
     rows, notes = check_rows(report.rows, source)
-    return Rows(rows, report.read_with, report.notes + tuple(notes))
+    return Rows(rows, report.read_with, report.notes + tuple(notes), report.printed)
 
 
 def _text_output(text: str, source: str) -> Rows:
@@ -75,7 +75,8 @@ def _text_output(text: str, source: str) -> Rows:
     if parsed.cut and rows:
         rows[-1].incomplete = True
     rows, notes = check_rows(rows, source)
-    return Rows(rows, "ncu's text output (ncu ./app, ncu -i REPORT)", tuple(parsed.notes) + report.notes + tuple(notes))
+    return Rows(rows, "ncu's text output (ncu ./app, ncu -i REPORT)", tuple(parsed.notes) + report.notes + tuple(notes),
+                printed=True)
 
 
 def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = False) -> Rows:
@@ -137,6 +138,17 @@ def _cell(r: list[str], header: list[str], name: str) -> str:
     return r[i].strip() if i is not None and i < len(r) else ""
 
 
+def _mark_cut(by_launch: dict[tuple, Row], ends: dict[tuple, tuple[str, str]], shown: dict[tuple, set]) -> None:
+    """Mark the details page's last launch cut short where every other launch ends with the same
+    row and the last one lacks it: a file cut between two rows (no quote left open to tell)."""
+    keys = list(by_launch)
+    if len(keys) < 2 or keys[-1] not in shown:
+        return
+    others = {ends.get(k) for k in keys[:-1]}
+    if len(others) == 1 and None not in others and others.pop() not in shown[keys[-1]]:
+        by_launch[keys[-1]].incomplete = True
+
+
 def _details(header: list[str], records: list[list[str]], source: str) -> Rows:
     col = {name: i for i, name in enumerate(header)}
     need = ("ID", "Kernel Name", "Metric Name", "Metric Value")
@@ -144,6 +156,8 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Rows:
     mark = decimal_mark(values)
     by_launch: dict[tuple, Row] = {}
     unknown: dict[str, str] = {}
+    ends: dict[tuple, tuple[str, str]] = {}  # per launch, the (section, label) it ends with
+    shown: dict[tuple, set] = {}  # per launch, every (section, label) it shows
     for r in records:
         if len(r) <= max(col[n] for n in need):
             continue
@@ -167,6 +181,8 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Rows:
             continue  # a rule row
         unit = r[col["Metric Unit"]].strip() if "Metric Unit" in col and col["Metric Unit"] < len(r) else ""
         section = r[col["Section Name"]].strip() if "Section Name" in col and col["Section Name"] < len(r) else ""
+        ends[key] = (section, label)
+        shown.setdefault(key, set()).add((section, label))
         metric = details_metric(label, section, unit)
         cell = r[col["Metric Value"]]
         if metric is None:
@@ -183,5 +199,6 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Rows:
             store_value(row, metric, x, scale, unit, unknown)
             if metric in row.values and scale is not None and (half := half_step(cell, scale)) is not None:
                 row.rounding[metric] = half
+    _mark_cut(by_launch, ends, shown)
     return Rows(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",
-                  tuple(unknown_units_note(unknown) + mark_note(values)))
+                tuple(unknown_units_note(unknown) + mark_note(values)), printed=True)

@@ -21,6 +21,9 @@ from .pages import parse_csv
 from .rows import Rows
 
 
+PRINTED_ONLY_HEADLINES = ("fp32", "fp64", "l2", "l1")  # figures the raw page of a --set full report has
+
+
 class NoLaunches(UsageError):
     """A report that holds no launch a roofline can place (none, or none with a duration)."""
 
@@ -80,6 +83,9 @@ def read(path: Path, gpu: str | None = None, source: str | None = None) -> Repor
         raise NoLaunches(f"{source}: holds {held}, so nothing can be placed on a roofline; profile with "
                          f"{WHERE['time']}")
     notes = left_out + list(rows.notes)
+    if rows.printed and any(k in x.missing for x in launches for k in PRINTED_ONLY_HEADLINES):
+        notes.append("this form prints the sections' figures, not the counters behind them: the raw page of the "
+                     "same report has every counter it holds (ncu --import REPORT.ncu-rep --csv --page raw)")
     device, device_from = choose(rows.rows, preset, source, notes)
     kept, over_peak = check_rates(rows.rows, device, source)
     if over_peak:  # those launches left out, the others read

@@ -64,11 +64,14 @@ def half_step(cell: str, factor: float) -> float | None:
 
 @dataclass(frozen=True)
 class Rows:
-    """The launches a report holds, how it was read, and one-line notes on what was left out."""
+    """The launches a report holds, how it was read, one-line notes on what was left out, and
+    whether the form prints the sections' figures rather than the counters (`printed`: the
+    details page and ncu's text output)."""
 
     rows: list[Row]
     read_with: str
     notes: tuple[str, ...] = ()
+    printed: bool = False
 
 
 def column_plan(name: str, scale: float | None, unit: str | None) -> tuple[float | None, str | None]:
