@@ -17,6 +17,7 @@ against lts__t_bytes.sum in the reference): 3 % there.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import lzma
 import math
@@ -141,10 +142,19 @@ def _resaved(data: bytes, how: str) -> bytes:
         return text.replace("\n", "\r\n").encode()
     if how == "bom":
         return b"\xef\xbb\xbf" + text.encode()
+    if how in ("spreadsheet", "locale"):  # saved again by a spreadsheet: quotes only where needed; or a
+        out = io.StringIO()                # comma-decimal locale's: ';' between cells, decimal commas
+        writer = csv.writer(out, delimiter=";" if how == "locale" else ",", lineterminator="\r\n")
+        for row in csv.reader(text.splitlines()):
+            if how == "locale":
+                row = [c.replace(",", "").replace(".", ",") if re.fullmatch(r"[-+]?[\d,]*\.?\d+(e[-+]?\d+)?", c) else c
+                       for c in row]
+            writer.writerow(row)
+        return out.getvalue().encode("cp1252" if how == "locale" else "utf-8", errors="replace")
     raise ValueError(how)
 
 
-@pytest.mark.parametrize("how", ["cut", "utf16", "crlf", "bom"])
+@pytest.mark.parametrize("how", ["cut", "utf16", "crlf", "bom", "spreadsheet", "locale"])
 @pytest.mark.parametrize("name", ["full-raw.csv", "full-details-all.csv", "full-all.txt", "basic-live.txt"])
 def test_a_form_saved_again_badly_is_read_or_refused_in_one_line(name, how, tmp_path):
     """Every form of the corpus cut short, re-encoded or re-lined: read (what survives of it) or
@@ -162,6 +172,18 @@ def test_a_form_saved_again_badly_is_read_or_refused_in_one_line(name, how, tmp_
     if r.exit_code == 2:
         assert len(r.stderr.strip().splitlines()) == 1
     assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("how", ["spreadsheet", "locale"])
+@pytest.mark.parametrize("name", ["full-raw.csv", "basic-raw-base.csv", "full-details.csv", "rooflineset-details-all.csv"])
+def test_a_csv_saved_again_by_a_spreadsheet_or_in_another_locale_reads_the_same(name, how, tmp_path):
+    """A CSV export opened and saved again by a spreadsheet (minimal quoting, CRLF), or in a
+    comma-decimal locale (';' between cells, '0,5' for 0.5, Windows-1252): the same figures."""
+    path = tmp_path / name
+    path.write_bytes(_resaved(lzma.decompress((CORPUS / "compiled" / f"{name}.xz").read_bytes()), how))
+    printed = "details" in name
+    api.import_profile(path, tmp_path / "p.json", "h200" if printed else None)
+    assert _disagreements(_reference("compiled"), store.load(tmp_path / "p.json", profile=True), display=printed) == []
 
 
 @pytest.mark.xdist_group("corpus_chart")
