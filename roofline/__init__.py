@@ -21,12 +21,4 @@ and beside them `errors` (the two failures the command line maps to exit codes),
 report their steps).
 """
 
-import os
-
 __version__ = "0.1.0"
-
-# NVRTC 13 keeps what it compiles in the CUDA compute cache (~/.nv/ComputeCache) and answers a
-# repeated compile from it without running ptxas, so without the register report that
-# `measure.offline` reads. It reads this variable once, when the library loads (setting it later
-# has no effect), so it is set here, before anything can load NVRTC; a user's own setting wins.
-os.environ.setdefault("CUDA_CACHE_DISABLE", "1")

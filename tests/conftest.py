@@ -172,7 +172,7 @@ def ladder_chart(tmp_path_factory):
     process (their xdist group, "ladder_chart")."""
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     folder = tmp_path_factory.mktemp("ladder-chart")
     res, out = folder / "r.json", folder / "chart.svg"

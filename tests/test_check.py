@@ -9,7 +9,7 @@ from conftest import make_doc, set_rate
 from test_compare_profiles import GEMM, PROFILE, changed_profile
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.results import store
 from roofline.results.check import check, parse_max_drop

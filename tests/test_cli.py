@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.measure.nvml import gpu_available
 from roofline.render import roofline_chart
 
@@ -247,7 +247,7 @@ def test_schema_command_prints_the_json_schema():
 FAST = """
 import sys, time
 from typer.testing import CliRunner
-from cli import app
+from roofline.cli import app
 for args in (['occupancy', '--regs', '93', '--threads', '256', '--arch', 'sm_120'],
              ['kernels', '--gpu', 'h200', '--model-only']):
     start = time.perf_counter()

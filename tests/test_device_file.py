@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.model import device_file
 from roofline.model.device import from_preset

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.model import presets
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline import nsight
 from roofline.nsight.metrics import COLLECT, read
 from roofline.render.whatif import tables

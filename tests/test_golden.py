@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, make_doc, set_rate, user_record
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.model.arch import parse_arch
 from roofline.model.occupancy import calculate
 

@@ -139,7 +139,7 @@ def test_nvml_peaks():
 def test_cli_run_then_plot(tmp_path):
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     res, chart = tmp_path / "r.json", tmp_path / "r.png"
     r = CliRunner().invoke(app, ["run", "--all", "--size", "256", "--out", str(res), "--json"])
@@ -261,7 +261,7 @@ def test_user_kernels_fault_alone_and_the_run_goes_on(tmp_path):
     own failure, the others' results are whole, the file complete, exit 1, no traceback."""
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     out = tmp_path / "r.json"
     files = ["tiled_f4", "oob_write", "infinite_loop", "wrong_answer", "wrong_grid"]
@@ -293,7 +293,7 @@ def test_a_user_kernel_runs_beside_the_ladder_on_the_gpu_chosen(tmp_path):
     import cupy
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     bus_id = cupy.cuda.runtime.deviceGetPCIBusId(0)
     out = tmp_path / "r.json"
@@ -319,7 +319,7 @@ def test_the_readme_example_kernel_verifies(tmp_path):
     from test_user import readme_kernel
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     r = CliRunner().invoke(app, ["run", "--source", str(readme_kernel(tmp_path)), "--size", "1000",
                                  "--out", str(tmp_path / "r.json")])

@@ -53,7 +53,7 @@ def test_a_wrong_k_tile_fails_the_gate(device):
 def test_a_users_bf16_kernel_runs_beside_the_tensor_ladder(tmp_path):
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     out = tmp_path / "bf16.json"
     r = CliRunner().invoke(app, ["run", "--source", "tests/fixtures/kernels/bf16_dot.cu", "--kernel", "wgmma_ws",
@@ -71,7 +71,7 @@ def test_a_users_bf16_kernel_runs_beside_the_tensor_ladder(tmp_path):
 def test_the_tensor_core_starter_is_correct_in_each_precision(tmp_path, dtype):
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     path, out = tmp_path / "mine.cu", tmp_path / "mine.json"
     assert CliRunner().invoke(app, ["new", str(path), "--dtype", dtype]).exit_code == 0

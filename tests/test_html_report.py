@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline import api
 from roofline.render import html_report
 from roofline.results.profile import ProfileResults

@@ -67,7 +67,7 @@ def _modules_loaded_by(args_lists: list[list[str]]) -> dict:
     code = (
         "import json, sys\n"
         "from typer.testing import CliRunner\n"
-        "import cli\n"
+        "from roofline import cli\n"
         "from roofline.render import roofline_chart\n"
         "drawn = []\n"
         "roofline_chart.draw = lambda doc, out, *a, **k: drawn.append(len(doc.kernels)) or out\n"
@@ -95,7 +95,7 @@ def test_show_plot_and_compare_load_no_measuring_module(tmp_path):
 
 
 def test_python_importtime_of_show_lists_no_measuring_module():
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "cli", "show", "--results", str(RESULTS)],
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "roofline", "show", "--results", str(RESULTS)],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
@@ -108,3 +108,29 @@ def test_the_measuring_modules_stay_reachable_through_the_api():
 
     assert api.ProfileOptions().launch_count == api.DEFAULT_LAUNCH_COUNT == 500
     assert api.DEFAULT_TIMEOUT_S == 5.0 and api.isolated.DEFAULT_TIMEOUT_S is api.DEFAULT_TIMEOUT_S
+
+
+def test_the_library_changes_nothing_in_a_process_that_imports_it():
+    """A PyTorch script that imports roofline keeps its CUDA JIT cache: the cache is turned off
+    only where roofline compiles (its own command, the processes it starts to compile in)."""
+    code = "import os, roofline, roofline.api, roofline.nsight; print(os.environ.get('CUDA_CACHE_DISABLE'))"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "CUDA_CACHE_DISABLE"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr
+    from roofline.measure.offline import compiler_env
+
+    assert compiler_env()["CUDA_CACHE_DISABLE"] in ("1", __import__("os").environ.get("CUDA_CACHE_DISABLE"))
+
+
+def test_the_wheel_installs_one_top_level_package_and_the_command_points_into_it(tmp_path):
+    import zipfile
+
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                           str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    wheel = zipfile.ZipFile(next(tmp_path.glob("roofline-*.whl")))
+    top = {name.split("/", 1)[0] for name in wheel.namelist() if not name.split("/", 1)[0].endswith(".dist-info")}
+    assert top == {"roofline"}
+    assert any(n.startswith("roofline/kernels/") and n.endswith(".cu") for n in wheel.namelist())
+    entry = next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))
+    assert "roofline = roofline.cli:main" in wheel.read(entry).decode()

@@ -161,7 +161,7 @@ def test_a_form_saved_again_badly_is_read_or_refused_in_one_line(name, how, tmp_
     refused in one line with exit 2; never a traceback, and the report never overwritten."""
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     path = tmp_path / name
     data = _resaved(lzma.decompress((CORPUS / "attention" / f"{name}.xz").read_bytes()), how)

@@ -20,7 +20,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.errors import UsageError
 from roofline import nsight
 from roofline.measure import counters

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline import api
 from roofline.errors import RunError
 from roofline.ladder.families import BY_NAME, LADDER, variant

@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES, make_doc, set_rate, user_record
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 
 from roofline import api
 from roofline.errors import UsageError

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.model.device import from_preset
 from roofline.model.presets import MIB, PRESETS, find_preset

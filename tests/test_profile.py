@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline import nsight
 from roofline.nsight.metrics import TIME
 from roofline.model.device import from_preset

@@ -11,7 +11,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-import cli
+from roofline import cli
 from roofline import nsight
 from roofline.nsight.metrics import COLLECT
 from roofline.results import store

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.model.device import from_preset
 from roofline.model.roofs import Verdict
 from roofline.results.project import project, project_kernel, published_errors

@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES, make_doc, set_rate
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 
 from roofline.errors import RunError, UsageError
 from roofline.ladder.families import BY_NAME
@@ -281,7 +281,7 @@ TRANSFORMER = PLOTS / "profile-h200-transformer.json"
 def _show(tmp_path, raw: dict):
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     path = write(tmp_path, raw, "edited.json")
     return CliRunner().invoke(app, ["show", "--results", str(path)])

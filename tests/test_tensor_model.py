@@ -130,7 +130,7 @@ def test_the_tensor_ladder_is_listed_against_its_tensor_roof():
 
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--gpu", "h200", "--model-only", "--json"])
     assert r.exit_code == 0, r.output
@@ -183,7 +183,7 @@ def test_a_users_declared_tensor_precision_is_not_overridden():
 def test_the_listing_names_every_tensor_rung_that_picks_its_tile_on_a_gpu():
     from typer.testing import CliRunner
 
-    from cli import app
+    from roofline.cli import app
 
     r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--model-only"])
     assert r.exit_code == 0, r.output

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline import api
 from roofline.errors import UsageError
 from roofline.model.problem import Problem

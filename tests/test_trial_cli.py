@@ -17,8 +17,8 @@ import pytest
 from conftest import FIXTURES, make_doc
 from typer.testing import CliRunner
 
-import cli
-from cli import app
+from roofline import cli
+from roofline.cli import app
 from roofline import api, files
 from roofline.measure import nvml
 from roofline.render.text import display_names
@@ -61,7 +61,7 @@ def test_a_file_name_that_is_not_utf8_works(tmp_path, monkeypatch):
 
 def test_the_real_streams_print_such_a_name_in_one_line(tmp_path):
     """Through the entry point (its streams, not the test runner's): the byte is shown as \\xe9."""
-    out = subprocess.run([sys.executable, "-m", "cli", "new", b"k\xe9.cu"], cwd=tmp_path, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "roofline", "new", b"k\xe9.cu"], cwd=tmp_path, capture_output=True,
                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), LC_ALL="C", PYTHONUTF8="0"))
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(b"wrote k\\xe9.cu: kernel k_ ") and out.stderr == b""
@@ -170,7 +170,7 @@ class Interrupt:
             raise KeyboardInterrupt
 sys.meta_path.insert(0, Interrupt())
 sys.argv = ["roofline", "device", "--gpu", "h200"]
-runpy.run_module("cli", run_name="__main__")
+runpy.run_module("roofline.cli", run_name="__main__")
 """
 
 
@@ -183,7 +183,7 @@ def test_ctrl_c_during_the_imports_is_one_line_and_exit_130():
 def test_ctrl_c_sent_early_to_the_process():
     # Python up and cli.py compiled (a signal before cli's first line is Python's own), then
     # SIGINT while cli's imports run (they take about a second)
-    start = ("import importlib.util, sys; code = importlib.util.find_spec('cli').loader.get_code('cli'); "
+    start = ("import importlib.util, sys; code = importlib.util.find_spec('roofline.cli').loader.get_code('roofline.cli'); "
              "sys.argv = ['roofline', 'kernels', '--gpu', 'h200', '--model-only']; print('up', flush=True); "
              "exec(code, {'__name__': '__main__'})")  # compiled first: a signal then lands in cli's own code
     child = subprocess.Popen([sys.executable, "-c", start], cwd=REPO,
@@ -318,7 +318,7 @@ def _cli_env():
 
 
 def test_a_reader_that_leaves_early_ends_it_quietly():
-    child = subprocess.Popen([sys.executable, "-m", "cli", "show", "--results", "plots/profile-h200-transformer.json"],
+    child = subprocess.Popen([sys.executable, "-m", "roofline", "show", "--results", "plots/profile-h200-transformer.json"],
                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_cli_env())
     assert child.stdout.readline().startswith(b"NVIDIA H200: 65 kernels")
     child.stdout.close()  # as `| head -1` does
@@ -328,7 +328,7 @@ def test_a_reader_that_leaves_early_ends_it_quietly():
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_an_output_that_cannot_be_written_is_one_line():
     with open("/dev/full", "w") as full:
-        out = subprocess.run([sys.executable, "-m", "cli", "show", "--results", "plots/results-h200.json"],
+        out = subprocess.run([sys.executable, "-m", "roofline", "show", "--results", "plots/results-h200.json"],
                              cwd=REPO, stdout=full, stderr=subprocess.PIPE, text=True, env=_cli_env())
     assert (out.returncode, out.stderr) == (1, "roofline: error: cannot write (standard output): "
                                                "No space left on device\n")

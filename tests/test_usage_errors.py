@@ -13,7 +13,7 @@ import typer
 import typer.main
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 
 GROUP = typer.main.get_command(app)
 NAMES = GROUP.list_commands(None)

@@ -11,7 +11,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.errors import RunError, UsageError
 from roofline.ladder.user import load, read_header
 from roofline.model.launch import GridExpression, parse_block, parse_sizes

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.results import store
 from roofline.results.profile import ProfileResults

@@ -28,6 +28,7 @@ from ..ladder.user import UserKernel, from_description
 from ..model.problem import Problem
 from ..model.timing import DEFAULT_TIMEOUT_S
 from ..model.verify import Verification
+from .offline import compiler_env
 from .runner import FAILURES, Compiled, KernelRun, RaggedCheck, run
 from .timing import Timing
 
@@ -91,7 +92,7 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
     limit = START_ALLOWANCE_S + timeout_s * TIMED_LAUNCHES
     try:
         proc = subprocess.run([sys.executable, "-m", "roofline.measure.isolated"], input=json.dumps(request),
-                              capture_output=True, text=True, timeout=limit)
+                              capture_output=True, text=True, timeout=limit, env=compiler_env())
     except subprocess.TimeoutExpired:
         return KernelRun(kernel, figures, error=f"{kernel.name}: timeout: its process was stopped after {limit:g} s "
                                                 "without an answer", failure="timeout")

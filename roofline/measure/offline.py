@@ -64,6 +64,16 @@ _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
 COMPILE_TIMEOUT_S = 600
 
 
+def compiler_env() -> dict[str, str]:
+    """The environment of a process roofline starts to compile in: this one's, with the CUDA
+    compute cache off (CUDA_CACHE_DISABLE=1; a caller's own setting wins). NVRTC 13 answers a
+    repeated compile from that cache without running ptxas, so without the register report
+    `compile_for` reads, and it reads the variable once, when it loads: so the variable is set
+    where roofline starts a process (and by the `roofline` command itself, `roofline.cli`), never
+    in a program that merely imports the library."""
+    return {**os.environ, _CACHE_VARIABLE: os.environ.get(_CACHE_VARIABLE, "1")}
+
+
 @dataclass(frozen=True)
 class KernelResources:
     """ptxas's figures for one kernel on one target: 32-bit registers per thread, static shared
@@ -134,8 +144,8 @@ def compile_for(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
     """Compile `spec` for target `arch` ('sm_90') through NVRTC and return ptxas's figures.
 
     The program ptxas sees is the kernel's file and nothing else: the CUDA compute cache, which
-    would answer a repeated compile without ptxas's report, is turned off when the package loads
-    (CUDA_CACHE_DISABLE=1, `roofline/__init__.py`). Changing the source to miss the cache instead
+    would answer a repeated compile without ptxas's report, is turned off in every process
+    roofline compiles in (CUDA_CACHE_DISABLE=1, `compiler_env`). Changing the source to miss the cache instead
     changed what ptxas allocated (async_copy read 219 registers in one process and 226 in the
     next). Raises RunError naming the kernel and the target, with the compiler's error lines, when
     it does not compile (a tile the kernel's static_asserts reject, a user's mistake, a target
@@ -336,7 +346,7 @@ class _ForkServer:
                                           suffix=".err")
         self.proc = subprocess.Popen([sys.executable, "-m", "roofline.measure.offline", "--serve"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     start_new_session=True)
+                                     start_new_session=True, env=compiler_env())
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -494,7 +504,7 @@ def _compile_each(specs: list[KernelSpec | UserKernel], arch: str) -> list[Kerne
 
 def _compile_in_child(spec: KernelSpec | UserKernel, arch: str) -> KernelResources | RunError:
     proc = subprocess.run([sys.executable, "-m", "roofline.measure.offline", to_argument(spec), arch],
-                          capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+                          capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=compiler_env())
     try:
         answer = json.loads(proc.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):

@@ -966,6 +966,10 @@ def main() -> None:
     hold in ASCII (`render.text.PLAIN_ERRORS`: never a UnicodeEncodeError), and Ctrl-C at any point ends with one
     line and exit code 130; a reader that leaves early (`| head`) ends it quietly with 0, an output
     that cannot be written (a full disk) with one line and 1."""
+    # The CUDA compute cache off in the tool's own process before anything loads NVRTC (a compile
+    # answered from it has no ptxas report; `measure.offline.compiler_env`); a user's setting wins.
+    # Set here, not on import: a program that imports the library keeps its cache.
+    os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
     try:
         for stream in (sys.stdout, sys.stderr):
             if hasattr(stream, "reconfigure"):
