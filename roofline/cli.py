@@ -880,7 +880,7 @@ def compare(
     for table in change_tables(result, console.width):
         console.print(table)
     for line in result.notes:
-        console.print(f"note: {line}")
+        _note(line)
     for path, which, names in ((before, "gone", result.gone), (after, "new", result.new)):
         if names:  # one kernel a line: a profile's labels are long
             _echo("\n".join([f"{which}, only in {path}:", *(f"  {name}" for name in names)]))
