@@ -2,7 +2,7 @@
 # The corpus of real Nsight Compute reports the report reader is tested on: each program of
 # examples/corpus.py (library kernels no one on this project wrote) profiled over one step
 # (--profile-from-start off, at most LAUNCHES launches) by
-#   roofline.json, roofline.ncu-rep   roofline profile (its own metric list): what each form must agree with
+#   roofline.json                     roofline profile (its own metric list): what each form must agree with
 #   full.ncu-rep                      ncu --set full
 #   basic.ncu-rep                     ncu with its default set
 #   rooflineset.ncu-rep               ncu --set roofline
@@ -35,7 +35,7 @@ for name in "$@"; do
     prog=("$py" examples/corpus.py "$name")
     { ncu --version | tail -1; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; } > "$d/info.txt"
     step 90 roofline "$d" roofline profile --no-profile-from-start --launch-count "$launches" \
-        --report "$d/roofline.ncu-rep" --out "$d/roofline.json" -- "${prog[@]}"
+        --out "$d/roofline.json" -- "${prog[@]}"
     step 120 full "$d" ncu "${common[@]}" --set full -o "$d/full" "${prog[@]}"
     step 60 basic "$d" ncu "${common[@]}" -o "$d/basic" "${prog[@]}"
     step 90 rooflineset "$d" ncu "${common[@]}" --set roofline -o "$d/rooflineset" "${prog[@]}"

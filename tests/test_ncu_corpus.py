@@ -1,7 +1,9 @@
 """The corpus of real reports (tests/fixtures/ncu/corpus, made on an H200 with ncu 2025.3.1 by
 `bash bench/ncu_corpus.sh`): one step of each program of examples/corpus.py, whose kernels come
-from libraries no one on this project wrote (cuDNN attention, nvjet and cuBLASLt GEMMs, Inductor's
-Triton kernels, CUB, cuFFT, CuPy), profiled by `roofline profile` (roofline.json, the reference)
+from libraries no one on this project wrote (cuDNN attention, convolutions and batch norms,
+CUTLASS inside cuDNN, nvjet, cuBLAS and cuBLASLt GEMMs, Inductor's Triton kernels, PyTorch's
+native and fused-optimizer kernels, CUB, cuFFT, CuPy; Hugging Face Llama, BERT, ViT and T5,
+torchvision's ResNet-18), profiled by `roofline profile` (roofline.json, the reference)
 and by ncu under `--set full`, its default set and `--set roofline`, each report exported in every
 form (raw and details CSV, ncu's text output with and without the sections' bodies, the binary
 report), and the default set's text as ncu printed it around the program's own output
@@ -10,8 +12,9 @@ the reference for each figure the form carries, and against "missing" where it l
 
 The reference is another run of the same program: figures that move between runs are held within
 the issue's tolerances (work 0.5 %, bytes 2 %, time 10 % or 1 us a launch), except L2 bytes,
-which moved up to 2.8 % between runs of the one nvjet FP8 GEMM (lts__t_sectors.sum in --set full
-against lts__t_bytes.sum in the reference): 3 % there.
+which moved between runs by up to 2.8 % for the one nvjet FP8 GEMM and 3.6 % for ResNet's CUTLASS
+fprop convolution inside cuDNN (lts__t_sectors.sum x 32 in --set full against lts__t_bytes.sum in
+the reference; the forms of one report agree exactly): 4 % there.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ CORPUS = Path(__file__).resolve().parent / "fixtures" / "ncu" / "corpus"
 PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 SETS = ("full", "basic", "rooflineset")
 CSV_FORMS = ("-raw.csv", "-raw-base.csv", "-details.csv", "-details-all.csv")
-WORK_TOLERANCE, BYTES_TOLERANCE, L2_TOLERANCE, TIME_TOLERANCE = 0.005, 0.02, 0.03, 0.10
+WORK_TOLERANCE, BYTES_TOLERANCE, L2_TOLERANCE, TIME_TOLERANCE = 0.005, 0.02, 0.04, 0.10
 SMEM_DISPLAY_HALF_STEP = 5  # bytes: "213.19 Kbyte/block"
 
 
@@ -78,12 +81,14 @@ def _disagreements(reference, doc, display: bool = False) -> list[str]:
                        f"{ref.occupancy.active_blocks_per_sm}")
         missing = " ".join(got.missing or {})
         for kind, figures, tolerance in (("work", ref.flops or {}, WORK_TOLERANCE), ("bytes", ref.bytes or {}, None)):
-            mine = (got.flops if kind == "work" else got.bytes) or {}
+            mine = dict((got.flops if kind == "work" else got.bytes) or {})
             for figure, value in figures.items():
-                if figure not in mine:
-                    if figure not in missing and not (kind == "bytes" and "smem" == figure):
-                        bad.append(f"{ref.name}: {figure} neither read nor said missing")
+                if figure not in mine and (figure in missing or (kind == "bytes" and "smem" == figure)):
+                    continue  # said to be missing
+                if figure not in mine and kind == "bytes":
+                    bad.append(f"{ref.name}: {figure} neither read nor said missing")
                     continue
+                mine.setdefault(figure, 0.0)  # work a kernel's file leaves out is none (a rate printed 0.00)
                 rel = tolerance if tolerance is not None else L2_TOLERANCE if figure == "l2" else BYTES_TOLERANCE
                 if not math.isclose(mine[figure], value, rel_tol=rel, abs_tol=1024 * ref.launches):
                     bad.append(f"{ref.name}: {figure} {mine[figure]:,.6g} against {value:,.6g}")
@@ -97,7 +102,7 @@ CASES += [pytest.param(program, "basic-live.txt", id=f"{program}-basic-live.txt"
 
 
 def test_the_corpus_is_there():
-    assert {"attention", "compiled", "cupy", "fp8", "llama"} <= set(PROGRAMS)
+    assert {"adamw", "attention", "bert", "compiled", "cupy", "fp8", "llama", "resnet", "t5", "vit"} <= set(PROGRAMS)
     for program in PROGRAMS:
         assert (CORPUS / program / "roofline.json.xz").exists()
         for s in SETS:

@@ -412,6 +412,10 @@ def test_the_metrics_collected_are_the_metrics_read():
     ("void register_tiling_2d<128, 128, 8, 8, 8>(int, int, int, float, const float *, const float *, float, float *)",
      "register_tiling_2d"),
     ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"),
+    # as ncu 2025.3.1's CSV and text print PyTorch's fused AdamW on Linux (tests/fixtures/ncu/corpus/adamw)
+    ("void unnamed>::multi_tensor_apply_kernel<unnamed>::FusedOptimizerTensorListMetadata<4>, "
+     "unnamed>::FusedAdamMathFunctor<float, 4, 1, 0>, const float *, double, double, double, double, double, bool, "
+     "const float *, const float *>(T1, T2, T3...)", "multi_tensor_apply_kernel [FusedAdamMathFunctor]"),
 ])
 def test_names_people_recognise(demangled, name):
     assert label(demangled) == name

@@ -39,9 +39,14 @@ LITERAL = re.compile(r"(\(\w+\))?[-+]?\d+[uUlL]*|true|false")  # a template argu
 
 
 def _normalise(name: str) -> str:
-    text = name.strip()
-    text = text.replace("(anonymous namespace)", "_anon").replace("<unnamed>", "_anon")
-    return re.sub(r"(?<![\w<])unnamed>::", "", text)  # Windows exports drop the '<' of '<unnamed>'
+    """`name` with its anonymous namespaces as one word, '_anon'. Some exports drop the '<' of
+    '<unnamed>' (Windows ones, and ncu's CSV and text of PyTorch's foreach kernels on Linux:
+    'void unnamed>::multi_tensor_apply_kernel<unnamed>::TensorListMetadata<1>, unnamed>::...'),
+    so an 'unnamed>' right after a name is a template's '<' and a lost one."""
+    text = name.strip().replace("(anonymous namespace)", "_anon")
+    text = re.sub(r"(?<=\w)<unnamed>", "<_anon", text)  # 'kernel<unnamed>::': the template's '<', the other lost
+    text = re.sub(r"(?<![\w<])unnamed>", "_anon", text)  # ' unnamed>::': the '<' lost
+    return text.replace("<unnamed>", "_anon")
 
 
 def _matching_open(text: str, close_at: int) -> int | None:
