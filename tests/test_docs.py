@@ -238,3 +238,14 @@ def test_the_table_of_spellings_is_what_the_reader_reads():
     section = (ROOT / "docs" / "nsight-compute.md").read_text().split("## Each figure's spellings", 1)[1]
     forms = re.findall(r"`(X\.(?:sum|avg)[a-z_.]*)`", section.split("| figure |", 1)[0])
     assert [f for f in dict.fromkeys(forms) if not f.endswith(".peak_sustained")] == list(m.COUNTER_FORMS)
+
+
+def test_readme_names_every_command_that_takes_json():
+    import typer.main
+
+    from roofline.cli import app
+
+    commands = typer.main.get_command(app).commands
+    takes = [n for n, c in commands.items() if any("--json" in p.opts for p in c.params)]
+    sentence = _squash(_text("README.md")).split("`--json` on ", 1)[1].split("prints exactly one", 1)[0]
+    assert re.findall(r"`([a-z]+)`", sentence) == takes

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Remake every file in plots/ (tests/test_plots.py holds this list to the folder, and redraws
+# each chart from its JSON byte for byte). Run from the repository root with roofline installed.
+#   bash bench/plots.sh [gpu|charts|all]      (default all)
+# gpu: the results and profiles, on a CUDA machine with Nsight Compute and PyTorch (about an
+# hour on an H200): the FP32 ladder's files through bench/ladder.sh (tune, ladder, sweep, shapes,
+# user, profile), the tensor-core ladders, their counters, and three more profiled programs.
+# charts: every chart from the JSON files alone (no GPU needed).
+set -euo pipefail
+part="${1:-all}"
+case "$part" in gpu|charts|all) ;; *) echo "bench/plots.sh: give gpu, charts or all" >&2; exit 2 ;; esac
+py="${PYTHON:-python3}"
+if [ "$part" != charts ]; then
+    for step in tune ladder sweep shapes user profile; do bash bench/ladder.sh h200 "$step"; done
+    roofline run --ladder tensor --sizes 2048,4096,8192 --out plots/results-h200-bf16.json
+    roofline run --ladder tensor --dtype tf32 --sizes 2048,4096,8192 --out plots/results-h200-tf32.json
+    roofline run --ladder tensor --kernel mma_sync --kernel mma_ldmatrix --kernel mma_pipeline --kernel wgmma_ws \
+        --kernel wgmma_persistent --size 4096 --profile --out plots/counters-h200-bf16.json
+    roofline profile --no-profile-from-start --out plots/profile-h200-adamw-foreach.json \
+        -- "$py" examples/transformer_bf16.py
+    roofline profile --no-profile-from-start --out plots/profile-h200-adamw-fused.json \
+        -- "$py" examples/transformer_bf16.py --fused-adamw
+    roofline profile --no-profile-from-start --launch-count 2000 --out plots/profile-h200-gpt2.json \
+        -- "$py" examples/gpt2_step.py
+fi
+if [ "$part" != gpu ]; then
+    # charts
+    roofline plot --results plots/results-h200.json --out plots/roofline-h200.png
+    roofline plot --results plots/results-h200.json --measured --out plots/roofline-measured-h200.png
+    roofline plot --results plots/sweep-h200.json --kind sweep --out plots/sweep-h200.png
+    roofline plot --results plots/shapes-h200.json --kind sweep --out plots/shapes-h200.png
+    roofline plot --results plots/tune-h200.json --out plots/tune-h200.png
+    roofline plot --results plots/user-kernel-h200.json --out plots/user-kernel-h200.png
+    roofline plot --results plots/profile-h200-transformer.json --out plots/profile-h200-transformer.png
+    roofline plot --results plots/results-h200-bf16.json --kind sweep --out plots/sweep-h200-bf16.png
+    roofline plot --results plots/results-h200.json --results plots/results-h200-bf16.json \
+        --results plots/results-h200-tf32.json --out plots/roofline-h200-ladders.png
+    roofline whatif plots/profile-h200-transformer.json --out plots/whatif-h200-transformer.png
+    roofline whatif plots/profile-h200-gpt2.json --out plots/whatif-h200-gpt2.png
+    roofline compare plots/profile-h200-adamw-foreach.json plots/profile-h200-adamw-fused.json \
+        --out plots/compare-h200-adamw.png
+fi
