@@ -148,17 +148,18 @@ def _check(k: KernelRecord) -> str:
     return f"{k.rel_error:.0e}" if k.rel_error is not None else "-"
 
 
-def _spread(k: KernelRecord) -> str:
-    if k.timing is None:
+def _spread(timing) -> str:
+    if timing is None:
         return ""
-    return f"{100 * k.timing.spread:.1f}%" + ("(!)" if k.timing.noisy else "")
+    return f"{100 * timing.spread:.1f}%" + ("(!)" if timing.noisy else "")
 
 
 def run_tables(doc: Results, width: int = 200) -> list[Table]:
     """The run summary: one row per kernel plus cuBLAS. Columns: median ms, GFLOP/s, % of cuBLAS,
     occupancy and its limiters, the binding floor against the NVML peaks ('fp32 1.36': FP32-bound,
     1.36x its floor; a tensor-core run's compute floor is its precision's roof, 'bf16 tensor'; floors divided by the share of the GPU the grid keeps busy, the `waves`
-    column when recorded), then the details: spread ((max - min) / median, '(!)' when noisy),
+    column when recorded), then the details: spread (the interquartile range over the median, '(!)' when
+    noisy; cuBLAS's too, which every %cuBLAS divides by),
     registers, spills (local memory per thread, bytes; the column only where a kernel has some),
     model arithmetic intensity, the binding floor against measured ceilings and counted
     bytes ('measured x', when the device has measured ceilings), and the check against cuBLAS."""
@@ -191,7 +192,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         row = [k.name, f"{k.time_ms:.3f}" if ok else "-", f"{k.gflops:,.0f}" if ok else "-",
                f"{100 * doc.reference.time_ms / k.time_ms:.1f}" if ok else "-", occupancy_cell(k.occupancy),
                *([waves_cell(k.waves)] if with_waves else []),
-               bound_cell(doc.floors(k)) if ok else "-", _spread(k),
+               bound_cell(doc.floors(k)) if ok else "-", _spread(k.timing),
                str(k.registers) if k.registers is not None else "-",
                *([spill_cell(k.local_bytes)] if with_spills else []),
                figure(k.model.arithmetic_intensity) if k.model else "no model"]
@@ -202,7 +203,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         styles.append(None if ok else "red")
     ref = doc.reference
     rows.append(["cublas", f"{ref.time_ms:.3f}", f"{ref.gflops:,.0f}", "100.0", "-", *(["-"] if with_waves else []),
-                 "-", "", "-", *(["-"] if with_spills else []), "-",
+                 "-", _spread(ref.timing), "-", *(["-"] if with_spills else []), "-",
                  *(["-"] if measured else []), "reference"])
     styles.append("bold")
     title = f"{gemm_title(p.problem)} on {dev.name} ({peaks}){l2_note(doc)}"
