@@ -16,7 +16,7 @@ from annotated_types import Ge, Gt, Le
 
 from ..errors import UsageError
 from .arch import ArchLimits, limits_for_cc, parse_arch
-from .peaks import PRECISIONS, TENSOR, Peak, compute_peaks, memory_peaks
+from .peaks import NO_TENSOR_CORES, PRECISIONS, TENSOR, Peak, compute_peaks, memory_peaks
 from .device_file import is_device_file, read as read_device_file
 from .presets import find_preset, preset_names
 from .roofs import COMPUTE_LEVEL, OVER_PEAK, Roofs, dram_gbps, fp32_gflops, smem_gbps
@@ -201,7 +201,8 @@ class DeviceSpec:
         if not self.max_sm_clock_mhz:
             return {}
         out = compute_peaks(self.compute_capability, self.sm_count, self.fp32_cores, self.max_sm_clock_mhz,
-                            self.tensor_clock_mhz, geforce="geforce" in self.name.lower())
+                            self.tensor_clock_mhz, geforce="geforce" in self.name.lower(),
+                            tensor_cores=not NO_TENSOR_CORES.search(self.name))
         if "fp32" in out:
             out["fp32"] = replace(out["fp32"], value=self.peak_fp32_gflops)
         return out

@@ -41,6 +41,8 @@ Memory levels (bytes per clock):
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from .units import per_clock_giga
@@ -127,13 +129,19 @@ def _family(cc: str) -> str | None:
 HALF_ON_GEFORCE = ("fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor")  # the FP32-accumulate rates
 
 
+NO_TENSOR_CORES = re.compile(r"GTX 16\d\d|\bMX\s?\d{3}\b", re.I)  # Turing's TU116/TU117 boards: sm_75 without tensor cores
+
+
 def compute_peaks(cc: str, sm_count: int, fp32_cores: int | None, sm_clock_mhz: float,
-                  tensor_clock_mhz: float | None = None, geforce: bool = False) -> dict[str, Peak]:
+                  tensor_clock_mhz: float | None = None, geforce: bool = False,
+                  tensor_cores: bool = True) -> dict[str, Peak]:
     """Peak rate per precision (keys of `PRECISIONS`, only those the architecture has) for a GPU
     of compute capability `cc` with `sm_count` SMs: FP32 from the core count (cores x 2 FLOP x
     clock), the rest from the per-SM table above; CUDA-core rates at `sm_clock_mhz`, tensor-core
     rates at `tensor_clock_mhz` (default: the same); on a GeForce board (`geforce`) the
-    FP32-accumulate tensor rates at half. An architecture the table lacks gets FP32 alone."""
+    FP32-accumulate tensor rates at half; without `tensor_cores` (a GTX 16 or MX board, by its
+    name: `NO_TENSOR_CORES`) no tensor rate at all. An architecture the table lacks gets FP32
+    alone."""
     out: dict[str, Peak] = {}
     if fp32_cores:
         per_sm = 2 * fp32_cores / sm_count
@@ -143,6 +151,8 @@ def compute_peaks(cc: str, sm_count: int, fp32_cores: int | None, sm_clock_mhz: 
     if family is None:
         return out
     for key, per_sm in _TABLE[family].items():
+        if key in TENSOR and not tensor_cores:
+            continue
         clock = (tensor_clock_mhz or sm_clock_mhz) if key in TENSOR and key != "fp64_tensor" else sm_clock_mhz
         source = GUIDE if key == "fp64" else _WP[family]
         if geforce and key in HALF_ON_GEFORCE:

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..errors import UsageError
 from .checks import check_rows
 from .dialect import unit_scale
+from .metrics import reads
 from .pages import parse_csv
 from .rows import Row, Rows, store_value
 from .run import export_raw
@@ -84,6 +85,8 @@ def _module_rows(path: str) -> list[dict]:
                     value = metric.as_double()
                     if math.isfinite(value):
                         row["values"][name] = [value, metric.unit() or ""]
+                    else:  # what a launch that failed records
+                        row["text"][name] = "nan" if math.isnan(value) else "inf"
             out.append(row)
     return out
 
@@ -102,7 +105,8 @@ def _rows_from_module(path: Path) -> list[Row] | None:
         return None
     rows, unknown = [], {}
     for item in json.loads(proc.stdout):
-        row = Row(kernel=item["kernel"], text=item["text"])
+        row = Row(kernel=item["kernel"] or "", text=item["text"])
+        row.bad = {name: cell for name, cell in item["text"].items() if cell in ("nan", "inf") and reads(name)}
         for name, (value, unit) in item["values"].items():
             store_value(row, name, value, unit_scale(unit), unit, unknown)
         pid = row.values.get("launch__process_id")

@@ -33,21 +33,27 @@ def describe(row: Row, index: int) -> str:
     return f"launch {row.text.get('ID') or index} ({label(row.kernel) if row.kernel else 'no kernel name'})"
 
 
-def _left_out(found: list[tuple[int, str]], rows: list[Row], source: str, why: str) -> tuple[list[Row], list[str]]:
+def _left_out(found: list[tuple[int, str]], rows: list[Row], source: str, why: str,
+              what: str = "damaged") -> tuple[list[Row], list[str]]:
     """The rows, those `found` ((row index, what is wrong) each) marked `left_out` (they keep
-    their places in the launch order), and a note naming them; a report left with none is
-    refused (UsageError) naming the first and how many more."""
+    their places in the launch order), and a note naming them (`what`: 'damaged' for a damaged
+    figure, 'failed' for a launch that failed); a report left with none is refused (UsageError)
+    naming the first and how many more."""
     if not found:
         return rows, []
     first = {}
-    for i, what in found:
-        first.setdefault(i, what)
+    for i, said in found:
+        first.setdefault(i, said)
     for i in first:
         rows[i].left_out = True
     if not any(not row.incomplete and not row.left_out for row in rows):
-        more = f" ({plural(len(found) - 1, 'more damaged figure')} after it)" if len(found) > 1 else ""
+        more = (f" ({plural(len(found) - 1, 'more damaged figure')} after it)" if what == "damaged" else
+                f" (and {plural(len(found) - 1, 'more launch', 'more launches')})") if len(found) > 1 else ""
         raise UsageError(f"{source}: {found[0][1]}{more}; {why}")
     shown = "; ".join(list(first.values())[:3]) + (f"; and {len(first) - 3} more" if len(first) > 3 else "")
+    if what == "failed":
+        return rows, [f"{plural(len(first), 'launch', 'launches')} that failed left out (every figure nan, as ncu "
+                      f"records a launch that failed): {shown}"]
     return rows, [f"{plural(len(first), 'launch', 'launches')} left out for a damaged figure in a metric the "
                   f"roofline reads ({why.split(':')[0]}): {shown}"]
 
@@ -59,6 +65,10 @@ def check_rows(rows: list[Row], source: str) -> tuple[list[Row], list[str]]:
     each launch left out (its ID and kernel), the metric and the value. Rows cut short are left
     out elsewhere, not checked. Raises UsageError, naming the first damaged figure, when no launch
     is left."""
+    failed = [(i, describe(row, i)) for i, row in enumerate(rows) if not row.incomplete and not row.left_out
+              and _failed(row)]
+    rows, notes = _left_out(failed, rows, source, "the launch failed: ncu records every figure of a launch that "
+                            "failed as nan (==ERROR== LaunchFailed); profile it again once it runs", what="failed")
     found = []
     for i, row in enumerate(rows):
         if row.incomplete or row.left_out:
@@ -71,7 +81,15 @@ def check_rows(rows: list[Row], source: str) -> tuple[list[Row], list[str]]:
         why = implausible(row.reading)
         if why:
             found.append((i, f"{describe(row, i)}: {why}"))
-    return _left_out(found, rows, source, f"the report is damaged: {REEXPORT}")
+    rows, damaged_notes = _left_out(found, rows, source, f"the report is damaged: {REEXPORT}")
+    return rows, notes + damaged_notes
+
+
+def _failed(row: Row) -> bool:
+    """A launch that failed: every figure a roofline reads (launch and device attributes apart)
+    is nan or n/a, as ncu records a launch that did not run; one nan among numbers is damage."""
+    return bool(row.bad) and all(c.strip().lower() in NON_FINITE | NO_VALUE for c in row.bad.values()) and \
+        not any(reads(n) for n in row.values if not n.startswith(("device__", "launch__")))
 
 
 def check_rates(rows: list[Row], device: DeviceSpec, source: str) -> tuple[list[Row], list[str]]:

@@ -96,7 +96,8 @@ def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
         shape = int(sm) if sm and cc and _shaped(cc, int(sm)) else None  # a narrower list where the SM count tells
         had += f", {shape} SMs" if shape else ""
         raise UsageError(f"{source}: the report holds no device attributes ({had}) to take the GPU's peaks from; "
-                         f"name it with --gpu, one of: {presets_of(cc, shape)}")
+                         f"name it with --gpu, one of: {presets_of(cc, shape)}; or describe it in a device file, "
+                         "--gpu mygpu.toml (docs/nsight-compute.md)")
     try:
         limits = limits_for_cc(cc, **{key: int(v) for key, attr in (
             ("max_warps_per_sm", "max_warps_per_multiprocessor"), ("max_blocks_per_sm", "max_blocks_per_multiprocessor"),
@@ -110,13 +111,34 @@ def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
     cores = fp32_cores_per_sm(cc) * int(sm)
     sm_mhz, mem_mhz = clock_khz / 1e3, mem_khz / 1e3
     l2 = _attr(row, "l2_cache_size")
-    return DeviceSpec.build(
+    device = DeviceSpec.build(
         name=name, compute_capability=cc, sm_count=int(sm), fp32_cores=cores, sm_clock_mhz=sm_mhz,
         mem_clock_mhz=mem_mhz, bus_width_bits=int(bus), limits=limits,
         source=f"device attributes in the Nsight Compute report ({source}); FP32 cores {fp32_cores_per_sm(cc)} per SM",
         memory_bytes=int(_attr(row, "total_memory") or 0) or None, tensor_clock_mhz=tensor_clock_mhz(name),
         l2_bytes=int(l2) if l2 else None,
     )
+    return _with_fp64_ratio(device, _attr(row, "single_to_double_precision_perf_ratio"))
+
+
+def _with_fp64_ratio(device: DeviceSpec, ratio: float | None) -> DeviceSpec:
+    """`device` with its FP64 peak the report's own: FP32's over
+    `device__attribute_single_to_double_precision_perf_ratio` where that differs from the
+    architecture's table (an H800 or H20 reports 64 where the H100's sm_90 has 2: 1 TFLOP/s, not
+    33), and its FP64 tensor peak no higher than that on such a GPU (their datasheets give both
+    as 1 TFLOP/s)."""
+    peaks = dict(device.peaks_gflops or {})
+    if not ratio or "fp64" not in peaks or "fp32" not in peaks:
+        return device
+    fp64 = peaks["fp32"] / ratio
+    if abs(fp64 - peaks["fp64"]) <= 0.01 * peaks["fp64"]:
+        return device
+    sources = dict(device.peak_sources or {})
+    said = f"FP32 / {ratio:g}, the report's single_to_double_precision_perf_ratio"
+    peaks["fp64"], sources["fp64"] = fp64, said
+    if "fp64_tensor" in peaks and peaks["fp64_tensor"] > fp64:
+        peaks["fp64_tensor"], sources["fp64_tensor"] = fp64, f"at most FP64's, {said}"
+    return replace(device, peaks_gflops=peaks, peak_sources=sources)
 
 
 def choose(rows: list[Row], preset: DeviceSpec | None, source: str, notes: list[str]) -> tuple[DeviceSpec, str]:
@@ -135,6 +157,11 @@ def choose(rows: list[Row], preset: DeviceSpec | None, source: str, notes: list[
         if cc is not None and cc != preset.compute_capability:
             raise UsageError(f"{source} was recorded on a GPU of compute capability {cc}; --gpu {preset.name} is "
                              f"{preset.compute_capability}, whose limits and roofs do not apply to these kernels") from None
+        sm = rows[0].values.get("launch__sm_count")
+        if sm and int(sm) != preset.sm_count:
+            notes.append(f"the report's launches ran on {int(sm)} SMs; --gpu {preset.name} has {preset.sm_count}: its "
+                         "roofs are those of the whole of that GPU (describe yours in a device file, --gpu mygpu.toml, "
+                         "if it is another)")
         return preset, "gpu"  # the report names no GPU: the preset is all there is
     if own.compute_capability != preset.compute_capability:
         raise UsageError(f"{source} was recorded on {own.name} (compute capability {own.compute_capability}); "

@@ -126,6 +126,8 @@ def number(cell: str, mark: str = ".") -> float | None:
         x = float(cell)
         return x if math.isfinite(x) else None
     text = cell.strip().replace("\u202f", "").replace("\xa0", "")
+    if " " in text and re.fullmatch(r"[-+]?\d{1,3}( \d{3})+([.,]\d+)?", text):
+        text = text.replace(" ", "")  # a space between thousands, as some locales print them ('13 181 137')
     if text.lower() in NO_VALUE or ";" in text:
         return None
     group = "," if mark == "." else "."

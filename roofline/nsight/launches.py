@@ -293,12 +293,12 @@ def from_rows(rows: list[Row]) -> tuple[list[Launch], list[str]]:
     without a name or a duration."""
     demangled = demangle([r.kernel for r in rows])
     order = launch_order(rows)
-    out, cut, timeless, bad = [], 0, 0, []
+    out, cut, timeless, bad = [], [], 0, []
     for i, row in enumerate(rows):
         if row.left_out:  # a damaged figure: said where it was found
             continue
         if row.incomplete:
-            cut += 1
+            cut.append(describe(row, i))
             continue
         try:
             out.append(from_reading(demangled.get(row.kernel, row.kernel), row.reading, row.process_id,
@@ -311,7 +311,7 @@ def from_rows(rows: list[Row]) -> tuple[list[Launch], list[str]]:
                 bad.append(f"{describe(row, i)} has {TIME} {given!r}")
     notes = []
     if cut:
-        notes.append(f"{plural(cut, 'report row')} left out: cut short (a truncated file?)")
+        notes.append(f"{plural(len(cut), 'report row')} left out: cut short (a truncated file?): {'; '.join(cut[:3])}")
     if timeless:
         notes.append(f"{plural(timeless, 'launch', 'launches')} left out: no kernel name or no duration "
                      f"({WHERE['time']} has it)")

@@ -45,6 +45,10 @@ def parse_csv(text: str, source: str = "report") -> Rows:
     found = header_row(lines)
     if found is None and nsight_text.looks_like_text(text):
         return _text_output(text, source)
+    if found is None and nsight_text.is_summary(text):
+        raise UsageError(f"{source}: ncu's --print-summary output (each kernel's minimum, maximum and average over "
+                         "its invocations) holds no launch to place; print the report without --print-summary "
+                         "(ncu -i REPORT.ncu-rep > report.txt) or export it (ncu -i REPORT.ncu-rep --csv --page raw)")
     if found is None:
         errors = [ln.split("==ERROR==", 1)[1].strip() for ln in lines if "==ERROR==" in ln]
         why = f" (ncu said: {errors[0]})" if errors else ""
@@ -76,7 +80,7 @@ def _text_output(text: str, source: str) -> Rows:
         rows[-1].incomplete = True
     rows, notes = check_rows(rows, source)
     return Rows(rows, "ncu's text output (ncu ./app, ncu -i REPORT)", tuple(parsed.notes) + report.notes + tuple(notes),
-                printed=True)
+                printed=report.printed)
 
 
 def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = False) -> Rows:
@@ -138,14 +142,20 @@ def _cell(r: list[str], header: list[str], name: str) -> str:
     return r[i].strip() if i is not None and i < len(r) else ""
 
 
+METRICS_SECTION = "Command line profiler metrics"  # what --metrics collects: the counters themselves
+
+
 def _mark_cut(by_launch: dict[tuple, Row], ends: dict[tuple, tuple[str, str]], shown: dict[tuple, set]) -> None:
     """Mark the details page's last launch cut short where every other launch ends with the same
-    row and the last one lacks it: a file cut between two rows (no quote left open to tell)."""
+    row, the last one lacks it and shows nothing the others do not: a file cut between two rows
+    (no quote left open to tell), not a launch of another metric set (two runs' text joined)."""
     keys = list(by_launch)
     if len(keys) < 2 or keys[-1] not in shown:
         return
     others = {ends.get(k) for k in keys[:-1]}
-    if len(others) == 1 and None not in others and others.pop() not in shown[keys[-1]]:
+    everything = set().union(*(shown.get(k, set()) for k in keys[:-1]))
+    if len(others) == 1 and None not in others and others.pop() not in shown[keys[-1]] \
+            and shown[keys[-1]] <= everything:  # a launch cut short shows only what the others show
         by_launch[keys[-1]].incomplete = True
 
 
@@ -200,5 +210,6 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Rows:
             if metric in row.values and scale is not None and (half := half_step(cell, scale)) is not None:
                 row.rounding[metric] = half
     _mark_cut(by_launch, ends, shown)
+    sections = {section for seen in shown.values() for section, _ in seen} - {"", METRICS_SECTION}
     return Rows(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",
-                tuple(unknown_units_note(unknown) + mark_note(values)), printed=True)
+                tuple(unknown_units_note(unknown) + mark_note(values)), printed=bool(sections))

@@ -79,6 +79,9 @@ def read(path: Path, gpu: str | None = None, source: str | None = None) -> Repor
     rows = read_rows(path, source)
     launches, left_out = from_rows(rows.rows)
     if not launches:
+        failed = next((n for n in rows.notes if "failed" in n), None)
+        if failed is not None and not rows.rows:
+            raise NoLaunches(f"{source}: holds no launch that ran ({failed}); profile it again once it runs")
         held = f"{plural(len(rows.rows), 'launch', 'launches')} without a duration" if rows.rows else "no launch"
         raise NoLaunches(f"{source}: holds {held}, so nothing can be placed on a roofline; profile with "
                          f"{WHERE['time']}")

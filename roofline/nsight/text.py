@@ -10,8 +10,9 @@ unit, value; the oldest versions print no header row), rule text (its results se
 line of two dash runs) and the bodies' sub-tables
 between them. Around it: the program's own output and ncu's `==PROF==`, `==WARNING==` and
 `==ERROR==` lines. Values keep their thousands separators and markers; `(!)` is dropped. A launch
-whose every value is `nan` (what ncu prints for a launch that failed, after `==ERROR==
-LaunchFailed`) is reported as failed and given no rows. The text has no launch IDs: launches are
+whose every value is `nan` or `n/a` (what ncu prints for a launch that failed, after `==ERROR==
+LaunchFailed`) is reported as failed and given no rows; sections before any launch line (a text
+whose start was cut) are left out with a note. The text has no launch IDs: launches are
 numbered in the order printed, which is the order they ran.
 """
 
@@ -29,6 +30,15 @@ LAUNCH = re.compile(r"^  (?P<kernel>\S.*?)(?:\s+\((?P<grid>\d+,\s*\d+,\s*\d+)\)x
 SECTION = re.compile(r"^\s+Section:\s+(?P<name>.+?)\s*$")
 DASHES = re.compile(r"^\s*-+(\s+-+)+\s*$")
 MARKER = re.compile(r"^\(!\)\s*")  # ncu's mark on a value outside its expected range
+
+
+SUMMARY = re.compile(r"^  \S.*, Invocations \d+\s*$")  # `--print-summary per-kernel`: statistics over launches
+
+
+def is_summary(text: str) -> bool:
+    """Whether `text` is ncu's `--print-summary` output: per kernel, the minimum, maximum and
+    average over its invocations, not the launches themselves."""
+    return any(SUMMARY.match(line) for line in text.splitlines()[:5000]) and "Minimum" in text and "Average" in text
 
 
 def looks_like_text(text: str) -> bool:
@@ -78,7 +88,8 @@ def parse(text: str) -> TextReport:
     current: _Launch | None = None
     section = ""
     spans: list[tuple[int, int]] | None = None  # inside a table: its columns
-    seen_dashes, header_row = 0, False
+    seen_dashes, header_row, rule_indent = 0, False, 0
+    orphans: set[str] = set()
     for raw in text.splitlines():
         line = raw.rstrip()
         if line.startswith("=="):
@@ -89,7 +100,8 @@ def parse(text: str) -> TextReport:
                 if seen_dashes == (3 if header_row else 2):  # the closing line: a header row has a line under it
                     spans = None
                 continue
-            cells = _cells(line, spans)
+            shift = len(line) - len(line.lstrip()) - rule_indent  # ncu 2022 indents rows 2 past their rule
+            cells = _cells(line, [(a + shift, b + shift) for a, b in spans] if shift > 0 else spans)
             if cells and cells[0] == "Metric Name":
                 header_row = True
                 continue
@@ -111,18 +123,24 @@ def parse(text: str) -> TextReport:
         if m := SECTION.match(line):
             section = m["name"]
             continue
+        if DASHES.match(line) and current is None and section and len(_spans(line)) >= 3:
+            orphans.add(section)  # a section before any launch line: the file's start was cut
         if DASHES.match(line) and current is not None and len(_spans(line)) >= 3:  # two runs: a rule's separator
             spans, seen_dashes, header_row = _spans(line), 1, False
+            rule_indent = len(line) - len(line.lstrip())
     cut = spans is not None and current is not None
     records, failed = [], []
     for i, launch in enumerate(launches):
         values = [r[3] for r in launch.rows]
-        if values and all(v.lower() in ("nan", "-nan") for v in values):
+        if values and all(v.lower() in ("nan", "-nan", "n/a") for v in values) and any("nan" in v.lower() for v in values):
             failed.append(f"launch {i} ({launch.fields['Kernel Name'][:60]})")
             continue
         base = [str(i)] + [launch.fields.get(c, "") for c in HEADER[1:11]]
         records += [base + r for r in launch.rows]
     notes = []
+    if orphans:
+        notes.append("sections before the first launch line (the text's start cut off?) left out: the launch they "
+                     "belong to is not named")
     if failed:
         notes.append(f"{len(failed)} failed launch{'es' if len(failed) > 1 else ''} (every value nan, as ncu prints a "
                      f"launch that failed) left out: {'; '.join(failed[:3])}")

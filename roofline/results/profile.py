@@ -320,6 +320,7 @@ def kernel_from_group(g: KernelGroup, name: str, total_ms: float, occupancy: Occ
         achieved_occupancy=min(1.0, g.achieved_occupancy) if g.achieved_occupancy is not None else None,
         clock_mhz=clock / 1e6 if clock else None, passes=g.passes,
         counted={k: v for k, v in sources.items() if k not in derived},
-        derived={k: v for k, v in sources.items() if k in derived}, missing=g.missing, notes=notes,
+        derived={k: v for k, v in sources.items() if k in derived},
+        missing={k: v for k, v in g.missing.items() if k in has or k not in TENSOR}, notes=notes,  # no roof: not missed
         dram_read_bytes=g.dram_read_bytes, dram_write_bytes=g.dram_write_bytes, launch_order=g.launch_order,
     )
