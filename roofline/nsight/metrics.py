@@ -55,7 +55,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from ..model.peaks import TENSOR_OF
 
@@ -301,12 +301,19 @@ class _Metrics:
 
     def present(self, pattern: re.Pattern) -> list[re.Match]:
         """Matches of `pattern` against the `.sum` counters present as counts or rates."""
-        return [m for n in self._counted_names if (m := pattern.match(n))]
+        return list(_present(pattern, _counted_names(frozenset(self.v))))
 
-    @cached_property
-    def _counted_names(self) -> list[str]:
-        """The `.sum` counters present in any of their spellings (`COUNTER_FORMS`), once each, sorted."""
-        return sorted({f"{m['stem']}.sum" if (m := _COUNTED_FORM.match(n)) else n for n in self.v})
+
+# A report names the same metrics on every launch: what follows from the names is worked out once.
+@lru_cache(maxsize=256)
+def _counted_names(names: frozenset[str]) -> tuple[str, ...]:
+    """The `.sum` counters `names` hold in any of their spellings (`COUNTER_FORMS`), once each, sorted."""
+    return tuple(sorted({f"{m['stem']}.sum" if (m := _COUNTED_FORM.match(n)) else n for n in names}))
+
+
+@lru_cache(maxsize=256)
+def _present(pattern: re.Pattern, names: tuple[str, ...]) -> tuple[re.Match, ...]:
+    return tuple(m for n in names if (m := pattern.match(n)))
 
 
 def _sum(parts: list[Quantity], joiner: str = " + ") -> Quantity:
