@@ -4,6 +4,7 @@ Layers, each a subpackage; imports run one way, from the top of this list down:
 
   api       one function per command: takes plain values, returns typed data
   render    tables, sentences and charts from typed data (text, tables, chart, *_chart)
+  analysis  decisions over results documents: work, compare, check, whatif, project
   results   the results document as typed models: schema, profile, convert (from a run or a
             profile), store (files)
   nsight    Nsight Compute: every report form read into launches and a GPU (`nsight.read`),

@@ -41,14 +41,14 @@ from .render import project as project_view
 from .render import whatif as whatif_view
 from .render.text import chosen_tile
 from .results import convert, store
-from .results.check import check as check_results
-from .results.check import parse_max_drop
-from .results.compare import WorkComparison, compare_work
+from .analysis.check import check as check_results
+from .analysis.check import parse_max_drop
+from .analysis.compare import WorkComparison, compare_work
 from .results.profile import ProfileResults
-from .results.project import project as project_results
+from .analysis.project import project as project_results
 from .results.schema import Results, Skipped, json_schema
-from .results.whatif import DEFAULT_TARGET, WhatIf, check_target
-from .results.whatif import whatif as whatif_of
+from .analysis.whatif import DEFAULT_TARGET, WhatIf, check_target
+from .analysis.whatif import whatif as whatif_of
 
 if TYPE_CHECKING:
     from .measure import runner
@@ -665,7 +665,7 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
 
 def compare(before: Path, after: Path, force: bool = False, chart_out: Path | None = None) -> WorkComparison:
     """`before` against `after`: two profiles, or two run files (ladder, user kernels, sweeps at
-    their largest size), kernel by kernel (`results.compare.compare_work`); with `chart_out` each
+    their largest size), kernel by kernel (`analysis.compare.compare_work`); with `chart_out` each
     matched kernel's move drawn there as an arrow. Raises UsageError for an unreadable file, a
     profile against a run file, runs of different problems (unless `force`), no kernel in common,
     or a bad chart path."""
@@ -830,7 +830,7 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
 def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = None) -> WhatIf:
     """Every kernel of the results or profile file `path` at `target` (0 < target <= 1) of the
     roof that binds it, ranked by the ms it saves, with the step's time and speed-up for a
-    profile (`results.whatif`); with `chart_out`, its chart drawn there (`render.whatif`).
+    profile (`analysis.whatif`); with `chart_out`, its chart drawn there (`render.whatif`).
     Raises UsageError for a bad target (checked first), an unreadable file, a file without a
     verified and timed kernel or a bad chart path."""
     target = check_target(target)
@@ -847,7 +847,7 @@ def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = 
 
 def project(path: Path, gpus: list[str], chart_out: Path | None = None):
     """The kernels of the results file at `path` projected onto each preset GPU in `gpus`
-    (`results.project.project`), and with `chart_out` its bar chart drawn there. Raises UsageError
+    (`analysis.project.project`), and with `chart_out` its bar chart drawn there. Raises UsageError
     for an unreadable file, an unknown GPU name (listing the presets) or a bad chart path."""
     fmt = chart.check_output(chart_out, [path]) if chart_out is not None else None
     result = project_results(store.load(path, profile=True), gpus)
@@ -857,8 +857,8 @@ def project(path: Path, gpus: list[str], chart_out: Path | None = None):
 
 
 def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
-    """`new` against `baseline` as a regression gate (`results.check.check`): `max_drop` as '5%'
-    or 0.05. Returns a `results.check.Check`. Raises UsageError for a bad `max_drop` (not in
+    """`new` against `baseline` as a regression gate (`analysis.check.check`): `max_drop` as '5%'
+    or 0.05. Returns a `analysis.check.Check`. Raises UsageError for a bad `max_drop` (not in
     (0, 10]), an unreadable file, a profile against a run file, runs of different problems or no
     kernel in common."""
     drop = parse_max_drop(str(max_drop))  # a bad option is named before any file is read

@@ -920,7 +920,7 @@ def project(
     theoretical roofs, waves with its SM count), a lower bound, and an estimate at the fraction of
     its binding roof it reached here; for a profile, the step's."""
     from roofline.render.project import project_tables, step_lines
-    from roofline.results.project import to_dict
+    from roofline.analysis.project import to_dict
 
     result = api.project(results, gpus, out)
     if as_json:

@@ -25,7 +25,7 @@ from roofline.model.arch import parse_arch
 from roofline.model.occupancy import calculate
 from roofline.render import chart, compare_chart, occupancy_chart, profile_chart, roofline_chart, sweep_chart
 from roofline.render.chart import Box
-from roofline.results.compare import compare_work
+from roofline.analysis.compare import compare_work
 
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
 BF16 = Path(__file__).resolve().parent / "fixtures" / "results-h200-bf16.json"  # a tensor-core ladder run

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.results import store
-from roofline.results.check import check, parse_max_drop
+from roofline.analysis.check import check, parse_max_drop
 
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
 

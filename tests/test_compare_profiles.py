@@ -1,4 +1,4 @@
-"""Two profiles of one program compared kernel by kernel (`results.compare.compare_work`), sweeps
+"""Two profiles of one program compared kernel by kernel (`analysis.compare.compare_work`), sweeps
 against sweeps, and the `compare` command's JSON and chart on them."""
 
 import json
@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.results import store
-from roofline.results.compare import NOISE, compare_work
+from roofline.analysis.compare import NOISE, compare_work
 
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
 PROFILE = PLOTS / "profile-h200-transformer.json"

@@ -169,7 +169,7 @@ def test_runs_timed_with_different_l2_states_do_not_merge_and_compare_says_so():
     from pathlib import Path
 
     from roofline.errors import UsageError
-    from roofline.results.compare import compare
+    from roofline.analysis.compare import compare
 
     cold = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200.json")
     warm = cold.model_copy(update={"l2": "warm"})

@@ -17,7 +17,7 @@ from roofline.render.whatif import tables
 from roofline.results import store
 from roofline.results.convert import from_profile
 from roofline.results.profile import ProfileResults
-from roofline.results.whatif import whatif
+from roofline.analysis.whatif import whatif
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSFORMER = ROOT / "plots" / "profile-h200-transformer.json"

@@ -29,8 +29,8 @@ def _imported_modules(package: str) -> dict[str, list[str]]:
     return out
 
 
-def test_results_and_render_import_nothing_from_measure_or_the_run_conversion():
-    for package in ("results", "render"):
+def test_results_analysis_and_render_import_nothing_from_measure_or_the_run_conversion():
+    for package in ("results", "analysis", "render"):
         for name, modules in _imported_modules(package).items():
             bad = [m for m in modules if m.startswith(("roofline.measure", "roofline.collect", "roofline.api"))]
             assert bad == [], f"roofline/{package}/{name} imports {bad}"

@@ -191,7 +191,7 @@ def test_user_kernels_stand_out_with_or_without_a_model(tmp_path):
 
 def test_compare_chart(tmp_path):
     from roofline.render import compare_chart
-    from roofline.results.compare import compare
+    from roofline.analysis.compare import compare
 
     before, after = make_doc(), make_doc()
     set_rate(after["kernels"][5], 30_000.0)

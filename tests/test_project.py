@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from roofline.cli import app
 from roofline.model.device import from_preset
 from roofline.model.roofs import Verdict
-from roofline.results.project import project, project_kernel, published_errors
+from roofline.analysis.project import project, project_kernel, published_errors
 from roofline.results.store import load
-from roofline.results.work import KernelWork, workload
+from roofline.analysis.work import KernelWork, workload
 
 ROOT = Path(__file__).resolve().parent.parent
 LADDER = ROOT / "plots" / "results-h200.json"

@@ -17,7 +17,7 @@ from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.results import store
 from roofline.results.profile import ProfileResults
-from roofline.results.whatif import whatif
+from roofline.analysis.whatif import whatif
 
 ROOT = Path(__file__).resolve().parent.parent
 PLOTS = ROOT / "plots"

@@ -1,11 +1,11 @@
-"""Every committed results file read as the decision commands read it (`results.work`)."""
+"""Every committed results file read as the decision commands read it (`analysis.work`)."""
 
 from pathlib import Path
 
 import pytest
 
 from roofline.results import store
-from roofline.results.work import workload
+from roofline.analysis.work import workload
 
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
 

@@ -1,5 +1,5 @@
-"""Tables of what changed between two results files (`results.compare.WorkComparison`) and of the
-regression gate (`results.check.Check`): times, FLOP/s, bytes per level, occupancy, the fraction
+"""Tables of what changed between two results files (`analysis.compare.WorkComparison`) and of the
+regression gate (`analysis.check.Check`): times, FLOP/s, bytes per level, occupancy, the fraction
 of the binding roof, each change read as noise, faster or slower with its cause where the counted
 bytes show one."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..results.check import Check
-from ..results.compare import Delta, WorkComparison, pct, share
+from ..analysis.check import Check
+from ..analysis.compare import Delta, WorkComparison, pct, share
 from .tables import WRAP, _arrow, _fit
 from .text import display_names, percent
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from ..results.compare import Comparison, Delta, WorkComparison, pct
+from ..analysis.compare import Comparison, Delta, WorkComparison, pct
 from .chart import check_output, load_matplotlib, new_figure, save_atomic, text
 from .text import middle_cut
 

@@ -1,12 +1,12 @@
 """Tables of `roofline project`: per target GPU, each kernel's time here, its binding roof and the
 fraction of it reached here, its floor and estimate on the target, and the step's lower bound and
-estimate (`results.project.Projection`)."""
+estimate (`analysis.project.Projection`)."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
-from ..results.project import Projection, TargetProjection
+from ..analysis.project import Projection, TargetProjection
 from .tables import WRAP, _fit
 
 

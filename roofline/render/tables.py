@@ -23,7 +23,7 @@ from ..nsight.metrics import EVERYTHING
 from ..model.occupancy import RESOURCES, Occupancy
 from ..model.peaks import LABELS
 from ..model.units import figure, plural
-from ..results.compare import Comparison
+from ..analysis.compare import Comparison
 from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from .text import (
@@ -489,7 +489,7 @@ def _arrow(before: str, after: str) -> str:
 
 
 def compare_tables(cmp: Comparison, width: int = 200) -> list[Table]:
-    """Two results files side by side (`results.compare.Comparison`): per kernel in both, median ms
+    """Two results files side by side (`analysis.compare.Comparison`): per kernel in both, median ms
     before and after, the speedup (before / after), registers, occupancy and the binding floor of
     the two-roof reading before and after ('fp32 2.27 -> fp32 1.36'), and whether the kernel moved
     toward its roof; cuBLAS last, whose own speedup is the share of the device and of noise."""

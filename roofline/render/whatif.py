@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ..errors import UsageError
 from ..model.units import figure, plural
-from ..results.whatif import KernelWhatIf, WhatIf
+from ..analysis.whatif import KernelWhatIf, WhatIf
 from .chart import Scene, check_output, new_figure, save_atomic, text
 from .tables import _fit
 from .text import display_names, percent, roof_name, uncounted_phrase

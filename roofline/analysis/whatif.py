@@ -38,8 +38,8 @@ from dataclasses import dataclass, field, replace
 from ..errors import UsageError
 from ..model.roofs import Roof
 from ..model.units import ms_at, plural
-from .profile import ProfileResults
-from .schema import Results
+from ..results.profile import ProfileResults
+from ..results.schema import Results
 from .work import KernelWork, Workload, workload
 
 DEFAULT_TARGET = 0.8
@@ -165,7 +165,7 @@ def check_target(target: float) -> float:
 
 
 def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> WhatIf:
-    """Every kernel of `doc` (`results.work.workload`) at `target` (0 < target <= 1) of its
+    """Every kernel of `doc` (`analysis.work.workload`) at `target` (0 < target <= 1) of its
     binding roof, ranked by the ms saved (module docstring). Raises UsageError for a target out
     of range, or a profile whose kernels do not add up to its step."""
     target = check_target(target)

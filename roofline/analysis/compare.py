@@ -8,7 +8,7 @@ holds the change of GPU; `notes` says which differences come from the device (pe
 compile target and its per-SM limits, the reference's own speedup).
 
 `compare_work` compares any two files of one kind (two profiles, or two runs) through
-`results.work`: kernels matched by name and launch configuration (by name alone where the
+`analysis.work`: kernels matched by name and launch configuration (by name alone where the
 configuration changed and the name is unique in both), and per kernel and for a profile's step the
 change in time, FLOP/s, bytes per level, occupancy and fraction of the binding roof, read as
 noise (inside the runs' spread, or a profile's fixed `NOISE`) or as faster/slower with its cause.
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from ..model.roofs import Verdict
 from ..model.units import gflops
-from .profile import ProfileResults
-from .schema import KernelRecord, Results
+from ..results.profile import ProfileResults
+from ..results.schema import KernelRecord, Results
 from .work import KernelWork, Workload, workload
 
 SAME = 0.02  # a change of the time over the floor below 2 % is no move either way
@@ -132,7 +132,7 @@ def _notes(before: Results, after: Results, different_problems: bool) -> list[st
     return notes
 
 
-# --- any two results files, kernel by kernel (`results.work`) -------------------------------------
+# --- any two results files, kernel by kernel (`analysis.work`) -------------------------------------
 
 NOISE = 0.02  # a profile's time change under 2 % is called noise (docs/compare.md says why)
 NOISE_US = 1.0  # ... and so is one under 1 us per launch: a short kernel's duration varies by that much
@@ -277,7 +277,7 @@ def pct(x: float) -> str:
 
 @dataclass(frozen=True)
 class WorkComparison:
-    """Two results files of one kind, kernel by kernel (`results.work`): the matched kernels
+    """Two results files of one kind, kernel by kernel (`analysis.work`): the matched kernels
     (after's order), the step of a profile (None for runs), the kernels in one file only (labels),
     and one line per difference that comes from the device or the files. `runs` holds the run
     comparison (`Comparison`: registers, the reference) when both are runs."""

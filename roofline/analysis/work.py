@@ -25,8 +25,8 @@ from typing import Literal
 
 from ..model.device import DeviceSpec
 from ..model.roofs import Verdict, level_bytes
-from .profile import ProfiledKernel, ProfileResults
-from .schema import KernelRecord, Results
+from ..results.profile import ProfiledKernel, ProfileResults
+from ..results.schema import KernelRecord, Results
 
 LEVELS = {"DRAM": "dram", "L2": "l2", "L1": "l1", "SMEM": "smem"}  # model.roofs level -> level key
 

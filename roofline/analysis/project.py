@@ -46,8 +46,8 @@ from ..model.occupancy import calculate
 from ..model.roofs import COMPUTE_LEVEL, Roofs
 from ..model.units import gflops, ms_at
 from ..model.waves import Waves, waves_of
-from .profile import ProfileResults
-from .schema import Results
+from ..results.profile import ProfileResults
+from ..results.schema import Results
 from .work import KernelWork, Workload, workload
 
 MEMORY_LEVEL = {"dram": "DRAM", "l2": "L2", "l1": "L1", "smem": "SMEM"}  # level key -> roof level

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from .compare import Delta, WorkComparison, compare_work
-from .profile import ProfileResults
-from .schema import Results
+from ..results.profile import ProfileResults
+from ..results.schema import Results
 
 DEFAULT_MAX_DROP = 0.05
 
