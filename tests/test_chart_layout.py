@@ -197,6 +197,17 @@ def test_no_two_labels_overlap(drawn):
     assert not hits, f"{name}: {hits[:6]}"
 
 
+def test_every_text_lies_inside_the_figure(drawn):
+    """Titles, labels and notes whole: none runs past the figure's edge (a tile search's title
+    once lost its first letters to the left edge)."""
+    name, d = drawn
+    width, height = d["figure"].canvas.get_width_height()
+    outside = [_name(t) for t, r in d["texts"]
+               if r.corners[:, 0].min() < -1 or r.corners[:, 1].min() < -1 or r.corners[:, 0].max() > width + 1
+               or r.corners[:, 1].max() > height + 1]
+    assert not outside, f"{name}: {outside[:6]}"
+
+
 def test_no_label_lies_on_a_marker(drawn):
     name, d = drawn
     boxes = [(_name(t), r) for t, r in d["texts"]]

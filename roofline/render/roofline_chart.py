@@ -348,6 +348,9 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
                          for d in docs)
         ax.set_title(f"{text(dev.name)}: GEMM ladders, {runs}\n"
                      f"each kernel against the roof of its precision (roofs from {source}{l2_note(doc)})", fontsize=10)
+    elif search:  # the list of tiles beside it narrows the axes: the title in two lines, whole
+        ax.set_title(f"{text(dev.name)}: {_problem_title(doc)}, {what.rstrip(', ')}\n"
+                     f"hierarchical roofline (roofs from {source}{l2_note(doc)})")
     else:
         ax.set_title(f"{text(dev.name)}: {_problem_title(doc)}, {what}hierarchical roofline "
                      f"(roofs from {source}{l2_note(doc)})")
