@@ -281,3 +281,29 @@ def test_a_details_page_cut_between_two_rows_loses_its_last_launch_with_a_note(n
     assert any(n.startswith("1 report row left out: cut short (a truncated file?): launch ") for n in done.notes)
     assert done.results.launches_profiled == kept.results.launches_profiled - 1
     assert any("the raw page of the same report has every counter it holds" in n for n in kept.notes)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_flags_a_user_must_type_are_never_cut(width, tmp_path):
+    """The table of what a report lacks names the sections and metrics to collect: at 80 and 120
+    columns each one is printed whole (folded onto the next line where it is longer than its
+    column), never cut."""
+    from rich.console import Console
+
+    from roofline.render.tables import missing_tables
+
+    report = _unpacked(tmp_path, "llama", "full-details.csv")
+    api.import_profile(report, tmp_path / "p.json", "h200")
+    console = Console(width=width, record=True, soft_wrap=False)
+    for table in missing_tables(store.load(tmp_path / "p.json", profile=True), width):
+        console.print(table)
+    printed = console.export_text()
+    assert max(len(line) for line in printed.splitlines()) <= width
+    lines = printed.splitlines()
+    head = next(i for i, line in enumerate(lines) if "where to get it" in line)
+    start = lines[head].index("where to get it")
+    column = [line[start:] for line in lines[head + 2:]]  # the column alone, its lines in order
+    joined = "".join("".join(column).split())  # a word folded over two lines reads whole once the breaks go
+    for flag in ("--section SpeedOfLight_HierarchicalTensorRooflineChart", "--section SpeedOfLight_RooflineChart",
+                 "--metrics smsp__sass_data_bytes_mem_shared.sum", "--print-details all"):
+        assert "".join(flag.split()) in joined, flag

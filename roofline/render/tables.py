@@ -108,6 +108,24 @@ def _rules_and_padding(n: int) -> int:
     return Measurement.get(console, console.options, t).minimum - n
 
 
+def _share_width(t: Table, room: int) -> None:
+    """Where `t`'s columns at their natural widths (their widest cells) overflow `room`
+    characters, fix each wrapping column's width: the one-line columns keep theirs, the wrapping
+    ones share what is left by their natural widths, none narrower than its `min_width`; a word
+    longer than its column (a flag, a metric name) then folds onto the next line, never cut."""
+    natural = [max([cell_len(line) for c in [column.header, *column.cells] for line in str(c).split("\n")] or [1])
+               for column in t.columns]
+    if sum(natural) <= room:
+        return
+    fixed = sum(n for n, column in zip(natural, t.columns) if column.no_wrap)
+    wrapping = [(n, column) for n, column in zip(natural, t.columns) if not column.no_wrap]
+    left, total = room - fixed, sum(n for n, _ in wrapping)
+    if not wrapping or left <= 0:
+        return
+    for n, column in wrapping:
+        column.width = max(column.min_width or 1, min(n, left * n // total))
+
+
 def _fit(title: str, key: tuple[str, ...], columns: list[tuple[str, ...]], rows: list[list[str]],
          width: int, styles: list[str | None] | None = None) -> list[Table]:
     """One table of `key` and `columns` when it fits `width`; else as few tables as fit, the
@@ -125,6 +143,7 @@ def _fit(title: str, key: tuple[str, ...], columns: list[tuple[str, ...]], rows:
             t.add_row(row[0], *(row[1 + i] for i in picks), style=style)
         for column, i in zip(t.columns, [-1, *picks]):
             column.min_width = narrowest[i + 1]
+        _share_width(t, width - _rules_and_padding(len(t.columns)))
         return t
 
     def needs(start, end):
