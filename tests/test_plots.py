@@ -56,3 +56,17 @@ def test_every_committed_chart_redraws_byte_for_byte(command, tmp_path, monkeypa
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert (tmp_path / Path(target).name).read_bytes() == (ROOT / target).read_bytes(), target
+
+
+def test_every_committed_results_file_is_valid_against_the_published_schema():
+    """`roofline schema` (and `--profile`) is what other tools validate files with: every file in
+    plots/ passes it."""
+    import json
+
+    import jsonschema
+
+    from roofline import api
+
+    for path in sorted((ROOT / "plots").glob("*.json")):
+        doc = json.loads(path.read_text())
+        jsonschema.validate(doc, api.schema(profile=doc.get("kind") == "profile"))
