@@ -40,6 +40,7 @@ CASES = {
     # the decision commands on real H200 profiles: GPT-2 from transformers (no kernel of it written
     # here), and the transformer step before and after one change (AdamW's foreach -> fused kernels)
     "whatif_gpt2_140": (140, ["whatif", str(PLOTS / "profile-h200-gpt2.json")]),
+    "show_profile_gpt2_120": (120, ["show", "--results", str(PLOTS / "profile-h200-gpt2.json")]),
     "project_gpt2_140": (140, ["project", str(PLOTS / "profile-h200-gpt2.json"), "--gpu", "h100-sxm", "--gpu", "l40s"]),
     "compare_adamw_140": (140, ["compare", str(PLOTS / "profile-h200-adamw-foreach.json"),
                                 str(PLOTS / "profile-h200-adamw-fused.json")]),

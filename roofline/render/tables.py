@@ -554,15 +554,21 @@ def _launch_shape(k) -> str:
     return f"{grid} x {block}"
 
 
+def _total_ms(ms: float) -> str:
+    """A kernel's GPU time in ms to a microsecond, or to three figures below 10 us."""
+    return f"{ms:,.3f}" if ms >= 0.01 else f"{ms:.3g}"
+
+
 def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) -> list[Table]:
-    """A profile's kernels by GPU time (the `top` first): share, launches, precision ('?' after it
+    """A profile's kernels by GPU time (the `top` first): GPU time (all its launches, ms), share,
+    launches, precision ('?' after it
     where other kinds of work were not counted, '?' alone where none was), rate, arithmetic intensity at DRAM, L2 and L1 (FLOP per
     byte), achieved DRAM bandwidth, the SM clock it ran at, the binding roof (at that clock) and
     the time over its floor, occupancy theoretical/achieved with the limiter, and a one-line
     verdict; then, where the report lacks figures, what is missing and where to get it
     (`missing_tables`)."""
-    columns = [("share", "right"), ("launches", "right"), ("grid x block", "right"), ("precision", "left"),
-               ("FLOP/s", "right"),
+    columns = [("ms", "right"), ("share", "right"), ("launches", "right"), ("grid x block", "right"),
+               ("precision", "left"), ("FLOP/s", "right"),
                ("AI DRAM", "right"), ("AI L2", "right"), ("AI L1", "right"), ("DRAM", "right"), ("MHz", "right"),
                ("bound", "left"), ("occupancy", "left"), ("verdict", "left", WRAP)]
     rows = []
@@ -576,7 +582,8 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
         occ = (f"-/{achieved}%" if achieved != "-" else "-") if k.occupancy is None else (
             f"{percent(k.occupancy.occupancy)}/{achieved}% {limiters(k.occupancy, short=True)}")
         dram = k.bytes.get("dram")
-        rows.append([name, f"{percent(k.time_share)}%", f"{k.launches:,}", _launch_shape(k), precision,
+        rows.append([name, _total_ms(k.time_ms), f"{percent(k.time_share)}%", f"{k.launches:,}", _launch_shape(k),
+                     precision,
                      _si(k.gflops, "FLOP/s" if k.precision != "int8" else "OP/s"),
                      *(f"{x:.3g}" if x else "-" for x in (k.intensity("dram"), k.intensity("l2"), k.intensity("l1"))),
                      f"{dram / (k.time_ms * 1e6):,.0f} GB/s" if dram else "-",
