@@ -322,3 +322,16 @@ def test_bars_run_as_far_as_their_labels_say():
     assert bars.get_xlim()[1] > 106
     (hundred,) = [line for line in bars.lines if list(line.get_xdata()) == [100, 100]]
     assert hundred.get_linestyle() == "--"
+
+
+def test_every_kind_of_line_on_the_profile_chart_is_in_its_legend():
+    """The dotted lines (each kernel's roof at the clock it ran at) are named in the legend, as
+    the solid and dashed roofs are."""
+    d = drawn_chart("profile-h200-transformer")
+    fig = d["figure"]
+    ax = fig.axes[0]
+    dotted = [line for line in ax.get_lines() if line.get_linestyle() == ":" and len(line.get_xdata())]
+    labels = [t.get_text() for legend in d["legends"] for t in legend.get_texts()]
+    assert dotted and "its roof at the SM clock it ran at" in labels
+    styles = {line.get_linestyle() for line in ax.get_lines() if len(line.get_xdata()) and line.get_label()[:1] != "_"}
+    assert styles <= {"-", "--", ":"}

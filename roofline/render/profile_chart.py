@@ -108,7 +108,7 @@ def render(doc: ProfileResults, top: int = TOP):
                    ls="--" if measured else "-", label=f"{' = '.join(names)} {value / 1e3:,.1f} T{unit}"
                    + (" measured" if measured else "") + (" (FP16 cuBLAS)" if borrowed else ""))
 
-    total_area, ranks = 2400, []
+    total_area, ranks, at_clock = 2400, [], False
     for i, (k, color) in enumerate(zip(kernels, colors)):
         if k.dominant is None or not k.gflops:
             continue
@@ -127,6 +127,7 @@ def render(doc: ProfileResults, top: int = TOP):
         if own and k.clock_mhz and nominal and abs(k.clock_mhz / nominal - 1) > 0.03:
             xs = [p[0] for p in xy]
             ax.plot([min(xs) / 2, max(xs) * 2], [own.value, own.value], color=color, lw=1.2, ls=":", zorder=2)
+            at_clock = True
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
@@ -136,6 +137,8 @@ def render(doc: ProfileResults, top: int = TOP):
     ax.grid(True, which="major", alpha=0.25)
     for level, marker, label in LEVEL_MARKERS:
         ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"kernel at {label}")
+    if at_clock:  # the dotted lines a kernel's own colour draws: its roof at the clock it ran at
+        ax.plot([], [], color="0.3", lw=1.2, ls=":", label="its roof at the SM clock it ran at")
     ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=1.0)
     command = " ".join(doc.command) if doc.command else (doc.report or "")
     shown = f"top {len(kernels)} of {len(doc.kernels)} kernels" if len(kernels) < len(doc.kernels) else \
