@@ -335,3 +335,14 @@ def test_every_kind_of_line_on_the_profile_chart_is_in_its_legend():
     assert dotted and "its roof at the SM clock it ran at" in labels
     styles = {line.get_linestyle() for line in ax.get_lines() if len(line.get_xdata()) and line.get_label()[:1] != "_"}
     assert styles <= {"-", "--", ":"}
+
+
+def test_a_compare_chart_spans_its_moves_and_names_what_is_in_one_file_only():
+    """The fused-AdamW step: every kernel moved under 2 %, the step 6 %: the axis runs from about
+    0.94x to 1.06x (not to 1.5x), and the title says that 14 kernels are gone and 3 new."""
+    fig = compare_chart.render_moves(compare_work(load("profile-h200-adamw-foreach.json"),
+                                                  load("profile-h200-adamw-fused.json")))
+    ax = fig.axes[0]
+    left, right = ax.get_xlim()
+    assert 1.1 < right / left < 1.3
+    assert "kernels in one file only: 14 gone, 3 new" in ax.get_title()

@@ -18,6 +18,7 @@ from .text import middle_cut
 
 TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 FINE_TICKS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0)  # for a narrow range
+NARROW_TICKS = (0.8, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.25)  # for moves of a few per cent
 COLORS = {"closer": "tab:green", "further": "tab:red", "same": "0.6", "below its floor": "tab:blue"}
 LABELS = {"closer": "closer to its roof", "further": "further from its roof", "same": "about as far from its roof",
           "below its floor": "faster than its model floor\n(caches moved fewer bytes)"}
@@ -147,24 +148,31 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
         ax.set_xlabel("fraction of the binding roof, % (each file against its own GPU's theoretical roofs): right is closer")
     else:
         ax.set_xscale("log")
-        lo, hi = min(values + [1 / 1.1]), max(values + [1.1])
-        ax.set_xlim(lo / 1.05, hi * (hi / lo) ** 0.9 * 1.3)  # room on the right for the notes
+        bands = [r[5] for r in rows if r[5]]
+        reach = max([max(v, 1 / v) for v in values] + [1 + b for b in bands] + [1.05])  # the moves and bands drawn
+        ax.set_xlim(1 / (reach * 1.02), reach * 1.02)  # as wide as the moves, before (1x) in the middle
         left, right = ax.get_xlim()
-        ticks = FINE_TICKS if right / left < 8 else TICKS
+        ticks = NARROW_TICKS if right / left < 1.6 else FINE_TICKS if right / left < 8 else TICKS
         ax.xaxis.set_major_locator(FixedLocator([t for t in ticks if left <= t <= right]))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}x"))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.axvline(1.0, color="black", lw=0.8)
         ax.set_xlabel("time after / time before (log): the dot is before, the arrow's head after; left is faster")
     for y, (_, b, a, _, note, _) in zip(ys, rows):
-        ax.annotate(text(note), (max(a, b), y), xytext=(8, 0), textcoords="offset points", va="center",
-                    fontsize=8, color="0.2")
+        if across:
+            ax.annotate(text(note), (max(a, b), y), xytext=(8, 0), textcoords="offset points", va="center",
+                        fontsize=8, color="0.2")
+        else:  # in a column right of the axes, so the axis spans the moves alone
+            ax.annotate(text(note), (1.0, y), xycoords=ax.get_yaxis_transform(), xytext=(8, 0),
+                        textcoords="offset points", va="center", fontsize=8, color="0.2", annotation_clip=False)
     ax.set_yticks(ys)
     ax.set_yticklabels([text(middle_cut(r[0], 48)) for r in rows], fontsize=8)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     b, a = cmp.before.device.name, cmp.after.device.name
     device = f"{text(b)} -> {text(a)}" if b != a else text(a)
     shown = f", the {len(deltas)} longest of {len(cmp.kernels)} matched kernels" if len(deltas) < len(cmp.kernels) else ""
+    apart = [f"{len(names)} {which}" for which, names in (("gone", cmp.gone), ("new", cmp.new)) if names]
+    shown += f"\nkernels in one file only: {', '.join(apart)} (named below the chart)" if apart else ""
     ax.set_title(f"{text(before_name)} -> {text(after_name)} ({device}){shown}", fontsize=10)
     ax.grid(True, axis="x", which="major", lw=0.3, color="0.85")
     moves = ("closer", "further", "noise") if across else ("faster", "slower", "noise")
