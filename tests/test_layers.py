@@ -125,8 +125,15 @@ def test_the_library_changes_nothing_in_a_process_that_imports_it():
 def test_the_wheel_installs_one_top_level_package_and_the_command_points_into_it(tmp_path):
     import zipfile
 
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                           str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+    import shutil
+
+    had_build = (ROOT / "build").exists()
+    try:
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                               str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+    finally:
+        if not had_build:  # setuptools builds in the checkout: leave it as it was
+            shutil.rmtree(ROOT / "build", ignore_errors=True)
     assert done.returncode == 0, done.stderr
     wheel = zipfile.ZipFile(next(tmp_path.glob("roofline-*.whl")))
     top = {name.split("/", 1)[0] for name in wheel.namelist() if not name.split("/", 1)[0].endswith(".dist-info")}
