@@ -27,7 +27,8 @@ from .ladder.user import UserKernel, check_name, load
 from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
-from .model.problem import DTYPES, PRECISION_KEY, Problem
+from .model.precision import DTYPES, PRECISIONS
+from .model.problem import Problem
 from .model.roofs import COMPUTE_LEVEL, Verdict, plain_verdict
 from .model.timing import DEFAULT_TIMEOUT_S, L2_MODES
 from .model.traffic import ModelFigures
@@ -113,19 +114,10 @@ def kernel_identifier(stem: str) -> str:
     return ("k_" + name if not name or name[0].isdigit() else name)[:64]
 
 
-# The tensor-core starter (kernels/starter_tensor.cu) in each precision: the element type, its
-# header, the mma.sync that consumes 32 bytes of K (PTX ISA, "Warp-level matrix multiply-accumulate
-# instructions"), the K a copy of 16 bytes needs, and the K of one mma.
-STARTER_PRECISIONS = {
-    "bf16": ("__nv_bfloat16", "#include <cuda_bf16.h>", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 8, 16),
-    "fp16": ("__half", "#include <cuda_fp16.h>", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 8, 16),
-    "tf32": ("float", "// TF32 values travel as FP32 words whose 13 low significand bits are zero.",
-             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 4, 8),
-}
-
-
 def _tensor_starter(dtype: str) -> str:
-    element, include, mma, align_k, step_k = STARTER_PRECISIONS[dtype]
+    starter = PRECISIONS[dtype].starter
+    element, include, mma, align_k, step_k = (starter.element, starter.include, starter.mma, starter.align_k,
+                                              starter.step_k)
     text = source("starter_tensor.cu")
     for placeholder, value in (("INCLUDE_LINE", include), ("MMA_INSTRUCTION", mma), ("DTYPE_UPPER", dtype.upper()),
                                ("DTYPE", dtype), ("ELEMENT", element), ("ALIGN_K", str(align_k)),
@@ -528,12 +520,12 @@ class KernelListing:
     device: DeviceSpec | None
     rows: list[KernelRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    dtype: str = "fp32"  # the precision listed (`model.problem.DTYPES`)
+    dtype: str = "fp32"  # the precision listed (`model.precision.DTYPES`)
 
     @property
     def compute_level(self) -> str:
         """The compute roof the floors are read against: 'FP32', 'BF16 tensor', ..."""
-        return COMPUTE_LEVEL[PRECISION_KEY[self.dtype]]
+        return COMPUTE_LEVEL[PRECISIONS[self.dtype].key]
 
     def to_json(self) -> dict:
         """The listing as JSON: per kernel its template and tile source, model, floors (with a

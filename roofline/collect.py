@@ -11,16 +11,14 @@ from dataclasses import replace
 
 from . import __version__
 from .ladder.user import UserKernel
-from .measure.reference import VIA
 from .measure.runner import KernelRun, RunOutput
 from .measure.tuning import TuneOutcome
 from .model.device import DeviceSpec
 from .model.problem import Problem
 from .model.units import gflops
 from .model.waves import waves_of
+from .model.precision import PRECISIONS
 from .results.schema import (
-    FILE_DTYPES,
-    LAYOUTS,
     KernelRecord,
     ProblemRecord,
     RaggedRecord,
@@ -73,8 +71,8 @@ def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count:
 def problem_record(p: Problem) -> ProblemRecord:
     """The results file's record of problem `p`: its sizes, precision ('float32' for FP32) and layout
     ('TN' in the tensor-core precisions: B stored N x K), as the schema names them."""
-    file_dtype = next(name for name, dtype in FILE_DTYPES.items() if dtype == p.dtype)
-    return ProblemRecord(m=p.m, n=p.n, k=p.k, dtype=file_dtype, layout=LAYOUTS[p.dtype])
+    precision = PRECISIONS[p.dtype]
+    return ProblemRecord(m=p.m, n=p.n, k=p.k, dtype=precision.file_dtype, layout=precision.layout)
 
 
 def _finite(x: float | None) -> float | None:
@@ -94,7 +92,7 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
         device=device or out.device,
         problem=problem_record(p),
         reference=Reference(gflops=gflops(p.flops, ref_ms), time_ms=ref_ms, timing=out.reference,
-                            via=VIA[p.dtype], tf32=p.dtype == "tf32",
+                            via=PRECISIONS[p.dtype].reference, tf32=p.dtype == "tf32",
                             sm_clock_mhz_before_after=list(out.reference_clock_mhz)),
         kernels=[kernel_record(r, ref_ms, p, (device or out.device).sm_count, by_template) for r in out.kernels],
         skipped=skipped or [],

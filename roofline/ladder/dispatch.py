@@ -166,9 +166,9 @@ class WgmmaChoice:
 
     def params_for(self, dtype: str) -> dict[str, int]:
         """wgmma_persistent's parameters in precision `dtype`: BK is 128 bytes of K, one block per SM."""
-        from ..model.problem import ELEMENT_BYTES
+        from ..model.precision import PRECISIONS
 
-        return {"BN": self.bn, "BK": 128 // ELEMENT_BYTES[dtype], "STAGES": WGMMA_STAGES[self.bn], "GROUP": WGMMA_GROUP,
+        return {"BN": self.bn, "BK": 128 // PRECISIONS[dtype].element_bytes, "STAGES": WGMMA_STAGES[self.bn], "GROUP": WGMMA_GROUP,
                 "SMS": self.sm_count}
 
 

@@ -22,7 +22,8 @@ from typing import Callable
 
 from ..errors import UsageError
 from ..model.device import DeviceSpec
-from ..model.problem import ELEMENT_BYTES, Problem
+from ..model.precision import PRECISIONS
+from ..model.problem import Problem
 from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv
 from . import dispatch
@@ -94,7 +95,7 @@ class Family:
         for 2-byte elements and halves for 4-byte TF32, so that a tile row keeps its bytes."""
         if not self.tensor or "BK" not in self.ladder:
             return dict(self.ladder)
-        return {**self.ladder, "BK": self.ladder["BK"] * 2 // ELEMENT_BYTES[dtype]}
+        return {**self.ladder, "BK": self.ladder["BK"] * 2 // PRECISIONS[dtype].element_bytes}
 
     def spec(self, params: Params | None = None, tile_source: str = "ladder", dtype: str | None = None) -> "KernelSpec":
         """This family at tile `params` (default: the ladder's) in precision `dtype` (default: the

@@ -30,7 +30,8 @@ from pathlib import Path
 from ..errors import UsageError
 from ..files import shown_path
 from ..model.launch import GridExpression, parse_block, parse_sizes
-from ..model.problem import DTYPES, Problem
+from ..model.precision import DTYPES
+from ..model.problem import Problem
 from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv, plural
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression

@@ -21,7 +21,6 @@ CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14  # cudaDataType (library_types.h)
 CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 CUBLAS_GEMM_DEFAULT = -1
 DATA_TYPE = {"bf16": CUDA_R_16BF, "fp16": CUDA_R_16F, "tf32": CUDA_R_32F}
-VIA = {"fp32": "cupy.matmul", "bf16": "cublasGemmEx", "fp16": "cublasGemmEx", "tf32": "cublasGemmEx"}
 
 
 def round_to(x, dtype: str):

@@ -14,7 +14,7 @@ import ctypes
 from functools import lru_cache
 
 from ..errors import RunError
-from ..model.problem import ELEMENT_BYTES
+from ..model.precision import PRECISIONS
 
 MAP_BYTES = 128  # sizeof(CUtensorMap)
 MAP_ALIGNMENT = 64
@@ -42,7 +42,7 @@ def _encoder():
 
 def encode(address: int, dtype: str, rows: int, k: int, box_rows: int, box_k: int) -> bytes:
     """The 128-byte CUtensorMap of a row-major `rows` x `k` matrix of `dtype` elements
-    (`model.problem.ELEMENT_BYTES`) at device `address`, for boxes of `box_rows` x `box_k`
+    (`model.precision.Precision.element_bytes`) at device `address`, for boxes of `box_rows` x `box_k`
     elements (box_k elements must be 128 bytes: the swizzle's row). Raises RunError when the
     driver refuses (a row not a multiple of 16 bytes, an unaligned address, a box over 256)."""
     fn = _encoder()
@@ -50,7 +50,7 @@ def encode(address: int, dtype: str, rows: int, k: int, box_rows: int, box_k: in
     raw = ctypes.create_string_buffer(MAP_BYTES + MAP_ALIGNMENT)
     offset = -ctypes.addressof(raw) % MAP_ALIGNMENT
     status = fn(ctypes.addressof(raw) + offset, DATA_TYPES[dtype], 2, ctypes.c_void_p(address),
-                (u64 * 2)(k, rows), (u64 * 1)(k * ELEMENT_BYTES[dtype]), (u32 * 2)(box_k, box_rows), (u32 * 2)(1, 1),
+                (u64 * 2)(k, rows), (u64 * 1)(k * PRECISIONS[dtype].element_bytes), (u32 * 2)(box_k, box_rows), (u32 * 2)(1, 1),
                 INTERLEAVE_NONE, SWIZZLE_128B, L2_PROMOTION_256B, OOB_FILL_ZEROS)
     if status != 0:
         raise RunError(f"cuTensorMapEncodeTiled refused a {rows} x {k} {dtype} matrix with {box_rows} x {box_k} "

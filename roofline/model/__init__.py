@@ -3,7 +3,8 @@
   units      unit conversions (the only place 1e9 and 1e3 appear) and integer helpers
   arch       per-SM limits by compute capability (CUDA programming guide tables)
   occupancy  the theoretical-occupancy calculator
-  problem    an SGEMM problem M x N x K
+  precision  one record per GEMM precision (FP32, BF16, FP16, TF32): spellings, roof, bytes, layout
+  problem    a GEMM problem M x N x K
   traffic    the analytic GMEM/SMEM traffic model, and the traffic Nsight Compute counts
   roofs      ceilings per memory level and compute unit, floors, ridge point, the verdict as data
   peaks      per-SM per-clock rates of every precision and memory level, with their sources

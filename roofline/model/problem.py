@@ -13,12 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from .precision import DTYPES, PRECISIONS
 
 BYTES_PER_FLOAT = 4
-DTYPES = ("fp32", "bf16", "fp16", "tf32")  # the input precision; C is FP32 in all of them
-ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "tf32": 4}  # TF32 travels as FP32 words
-# The roof a GEMM in each precision is read against (`peaks.PRECISIONS` keys).
-PRECISION_KEY = {"fp32": "fp32", "bf16": "bf16_tensor", "fp16": "fp16_tensor", "tf32": "tf32_tensor"}
 ROW_ALIGNMENT_BYTES = 16
 INT32_ELEMENTS = 2**31 - 1  # the kernels index with 32-bit ints: each matrix must stay below this
 
@@ -26,7 +23,7 @@ INT32_ELEMENTS = 2**31 - 1  # the kernels index with 32-bit ints: each matrix mu
 @dataclass(frozen=True)
 class Problem:
     """The sizes of one GEMM and its input precision. `m`, `n`, `k` are element counts (M, N, K >= 1
-    once validated); `dtype` one of DTYPES."""
+    once validated); `dtype` one of `precision.DTYPES`."""
 
     m: int
     n: int
@@ -36,7 +33,7 @@ class Problem:
     @property
     def element_bytes(self) -> int:
         """Bytes of one element of A or B (C is always 4-byte FP32)."""
-        return ELEMENT_BYTES[self.dtype]
+        return PRECISIONS[self.dtype].element_bytes
 
     @property
     def tensor(self) -> bool:
@@ -46,7 +43,7 @@ class Problem:
     @property
     def precision_key(self) -> str:
         """The key of the compute roof this problem's FLOPs are read against ('fp32', 'bf16_tensor')."""
-        return PRECISION_KEY[self.dtype]
+        return PRECISIONS[self.dtype].key
 
     @property
     def flops(self) -> int:

@@ -23,7 +23,7 @@ ACCUMULATION_FACTOR = 16  # headroom over the sqrt(K) growth of FP32 rounding er
 
 def tolerance_for(k: int, dtype: str) -> float:
     """The relative Frobenius error a kernel may have against cuBLAS on a problem with inner size
-    `k` in input precision `dtype` (model.problem.DTYPES).
+    `k` in input precision `dtype` (`model.precision.DTYPES`).
 
     FP32: TOLERANCE. Tensor-core precisions: the inputs are drawn exactly representable in the
     format (each element rounded to it, so the format's own unit roundoff, UNIT_ROUNDOFF, 2^-8 in

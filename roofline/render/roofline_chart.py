@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..model.roofs import intensities, ridge_point
+from ..model.precision import PRECISIONS
 from ..results.schema import Results
 from .chart import (
     USER_COLORS,
@@ -40,7 +41,7 @@ from .chart import (
     save_atomic,
     text,
 )
-from .text import PRECISION_TITLES, l2_note, occupancy_phrase, percent
+from .text import l2_note, occupancy_phrase, percent
 
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
               "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
@@ -171,7 +172,7 @@ def _compute_roofs(docs: list[Results]) -> list[tuple[str, float, float | None]]
 def _problem_title(doc: Results) -> str:
     """'SGEMM 4096x4096x4096 FP32' or 'GEMM 4096x4096x4096 BF16' (TN, FP32 accumulate: `model.problem`)."""
     p = doc.problem.problem
-    return f"{'GEMM' if p.tensor else 'SGEMM'} {p.m}x{p.n}x{p.k} {PRECISION_TITLES[p.dtype]}"
+    return f"{'GEMM' if p.tensor else 'SGEMM'} {p.m}x{p.n}x{p.k} {PRECISIONS[p.dtype].title}"
 
 
 def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset()):
@@ -418,7 +419,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
 
 
 def _precision_name(doc: Results) -> str:
-    return PRECISION_TITLES[doc.problem.problem.dtype]
+    return PRECISIONS[doc.problem.problem.dtype].title
 
 
 def _run_heading(doc: Results, timed: int, drawn: int) -> str:

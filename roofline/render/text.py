@@ -11,6 +11,7 @@ from ..model.occupancy import Occupancy
 from ..model.roofs import LAUNCH, Verdict
 from ..model.units import plural
 from ..model.waves import Waves
+from ..model.precision import PRECISIONS
 
 SHORT_LIMITER = {"registers": "regs", "shared_memory": "smem", "warps": "warps", "blocks": "blocks"}
 
@@ -292,12 +293,9 @@ def display_names(names: list[str], width: int) -> list[str]:
     return out
 
 
-PRECISION_TITLES = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "tf32": "TF32"}
-
-
 def tensor_precision(problem) -> str:
     """A tensor-core problem's precision for a title: 'BF16 (TN, FP32 accumulate)' (`model.problem`)."""
-    return f"{PRECISION_TITLES[problem.dtype]} (TN, FP32 accumulate)"
+    return f"{PRECISIONS[problem.dtype].title} (TN, FP32 accumulate)"
 
 
 def gemm_title(problem) -> str:

@@ -23,7 +23,7 @@ kernel at 150x the FP32 peak is a corrupt file, not a measurement).
 Precisions. A run's problem is FP32 (`dtype` "float32") or on the tensor cores ("bf16", "fp16",
 "tf32": inputs in that precision, FP32 accumulate, B stored N x K, layout "TN"). Its rates are
 checked against, and its floors read against, the roof of that precision: FP32's, or
-`device.peaks_gflops["bf16_tensor"]` and its siblings (`model.problem.PRECISION_KEY`); a file
+`device.peaks_gflops["bf16_tensor"]` and its siblings (`model.precision.Precision.key`); a file
 whose device records no such peak cannot be checked and is refused. cuBLAS runs in TF32
 (`reference.tf32`) only for a TF32 problem.
 """
@@ -47,6 +47,7 @@ from ..model.units import Millis, Rate, Size, figure
 from ..model.units import gflops as gflops_of
 from ..model.verify import TOLERANCE
 from ..model.waves import Waves, waves_of
+from ..model.precision import BY_FILE_DTYPE
 from .checks import agree, check_device, check_occupancy, check_waves
 
 SCHEMA = 3
@@ -63,10 +64,8 @@ class _Model(BaseModel):
 
 
 # The file's name of each input precision (`problem.dtype`) and the model's (`Problem.dtype`).
-FILE_DTYPES = {"float32": "fp32", "bf16": "bf16", "fp16": "fp16", "tf32": "tf32"}
 # The layout each precision's operands are stored in (`model.problem`): FP32 row-major A (M x K)
 # and B (K x N); the tensor-core precisions "TN", A M x K and B N x K, both K-contiguous.
-LAYOUTS = {"fp32": "row-major", "bf16": "TN", "fp16": "TN", "tf32": "TN"}
 
 
 class ProblemRecord(_Model):
@@ -84,7 +83,7 @@ class ProblemRecord(_Model):
 
     @model_validator(mode="after")
     def _layout(self) -> "ProblemRecord":
-        want = LAYOUTS[FILE_DTYPES[self.dtype]]
+        want = BY_FILE_DTYPE[self.dtype].layout
         if self.layout != want:
             raise ValueError(f"its layout is {self.layout!r}, but a {self.dtype} problem is stored {want!r}")
         return self
@@ -92,7 +91,7 @@ class ProblemRecord(_Model):
     @property
     def problem(self) -> Problem:
         """As the model's `Problem`, with its precision ("float32" -> "fp32")."""
-        return Problem(self.m, self.n, self.k, FILE_DTYPES[self.dtype])
+        return Problem(self.m, self.n, self.k, BY_FILE_DTYPE[self.dtype].dtype)
 
 
 class Reference(_Model):

@@ -18,8 +18,9 @@ from ..model.device import DeviceSpec
 from ..model.problem import Problem
 from ..model.waves import waves_of
 from ..model.arch import parse_arch
+from ..model.precision import BY_FILE_DTYPE
 from .profile import ProfileResults
-from .schema import FILE_DTYPES, SCHEMA, Results
+from .schema import SCHEMA, Results
 
 DEFAULT_PATH = Path("roofline-results.json")
 MAX_BYTES = 256 * 2**20  # a sweep of every kernel at a dozen sizes is a few MB
@@ -97,7 +98,7 @@ def _fill_derived(doc: dict) -> None:
     if not isinstance(problem, dict) or not isinstance(kernels, list):
         return
     try:
-        dtype = FILE_DTYPES[problem.get("dtype", "float32")]
+        dtype = BY_FILE_DTYPE[problem.get("dtype", "float32")].dtype
         p = Problem(int(problem["m"]), int(problem["n"]), int(problem["k"]), dtype).validate()
     except (KeyError, TypeError, ValueError, UsageError):
         return
