@@ -14,6 +14,7 @@ import copy
 import functools
 import json
 import math
+import re
 import os
 from pathlib import Path
 
@@ -346,3 +347,21 @@ def test_a_compare_chart_spans_its_moves_and_names_what_is_in_one_file_only():
     left, right = ax.get_xlim()
     assert 1.1 < right / left < 1.3
     assert "kernels in one file only: 14 gone, 3 new" in ax.get_title()
+
+
+def test_a_roof_looks_the_same_on_every_chart():
+    """One vocabulary (`render.style`): the BF16 tensor roof is the same colour on a run's chart,
+    a profile's chart and the HTML report, and so is each memory level."""
+    from matplotlib.colors import to_hex
+
+    from roofline.render import html_report, style
+
+    bf16 = style.COMPUTE_COLORS["BF16 tensor"]
+    run = drawn_chart("results-h200-bf16")["figure"].axes[0]
+    profile = drawn_chart("profile-h200-transformer")["figure"].axes[0]
+    for ax in (run, profile):
+        colours = {to_hex(line.get_color()) for line in ax.get_lines()}
+        assert bf16 in colours and style.MEMORY_COLORS["DRAM"] in colours and style.MEMORY_COLORS["L2"] in colours
+    assert html_report.COMPUTE_COLORS is style.COMPUTE_COLORS and html_report.MEMORY_COLORS is style.MEMORY_COLORS
+    sources = [p.read_text() for p in (PLOTS.parent / "roofline" / "render").glob("*.py") if p.name != "style.py"]
+    assert not any(re.search(r'"BF16 tensor": "#', text) for text in sources)  # written once, in style.py

@@ -53,19 +53,15 @@ from .text import (
     roof_name,
     verdict_sentence,
 )
+from .style import COMPUTE_COLORS, MEMORY_COLORS, PROFILE_MARKERS, RUN_MARKERS, compute_color
 
 SUFFIXES = (".html", ".htm")
 INSTALL = 'pip install "roofline[report]"'
 CHART_ID = "roofline-chart"
 SWEEP_ID = "sweep-chart"
 # Point symbols per level: a run's (model and counted levels) and a profile's (counted levels).
-RUN_LEVELS = {"GMEM (model)": "circle", "SMEM (model)": "triangle-up", "L2 (counted)": "square",
-              "DRAM (counted)": "diamond"}
-PROFILE_LEVELS = (("dram", "DRAM", "circle"), ("l2", "L2", "square"), ("l1", "L1/shared", "triangle-up"))
-MEMORY_COLORS = {"DRAM": "#1f3b73", "L2": "#2a7ab0", "SMEM": "#2ca02c"}
-COMPUTE_COLORS = {"FP32": "#333333", "FP64": "#8c564b", "FP16": "#555555", "BF16 tensor": "#b22222",
-                  "FP16 tensor": "#d2691e", "TF32 tensor": "#9467bd", "FP8 tensor": "#e377c2",
-                  "INT8 tensor": "#7f7f7f", "FP64 tensor": "#a0522d"}
+RUN_LEVELS = {level: symbol for level, (_, symbol) in RUN_MARKERS.items()}
+PROFILE_LEVELS = tuple((level, label, symbol) for level, label, _, symbol in PROFILE_MARKERS)
 USER_COLOR = "#d6006f"
 
 
@@ -166,8 +162,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     ridge = ridge_point(top, roofs.dram_gbps)
     x_lo, x_hi = min(ais + [ridge]) / 4, max(ais + [ridge]) * 8
     _memory_roofs(fig, roofs, ("DRAM", "L2", "SMEM"), top, x_lo, "roofs")
-    _compute_roofs(fig, roofs, [doc.compute_level], x_lo, x_hi, "roofs",
-                   "#d62728" if doc.precision == "fp32" else None)
+    _compute_roofs(fig, roofs, [doc.compute_level], x_lo, x_hi, "roofs")
     fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[ref.gflops, ref.gflops], mode="lines", name=_h(
         f"cuBLAS (reference) {ref.gflops:,.0f} GFLOP/s"), line=dict(color="#777777", dash="dot", width=1.5),
         legendgroup="roofs", hovertemplate=_h(f"cuBLAS (reference): {ref.gflops:,.0f} GFLOP/s, "
@@ -420,7 +415,7 @@ def _compute_roofs(fig, roofs, levels, x_lo: float, x_hi: float, group: str, col
             name = f"{level} roof {r.value:,.0f} {unit}" + (" measured" if measured else "")
             fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[r.value, r.value], mode="lines", name=_h(name),
                                      legendgroup=group, legendgrouptitle_text=_h(group),
-                                     line=dict(color=color or COMPUTE_COLORS.get(level, "#c00000"), width=2,
+                                     line=dict(color=color or compute_color(level), width=2,
                                                dash="dash" if measured else "solid"),
                                      hovertemplate=_h(name) + "<extra></extra>"))
 

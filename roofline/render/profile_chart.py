@@ -30,13 +30,11 @@ from ..results.profile import ProfileResults
 from .chart import Scene, check_output, new_figure, save_atomic, text
 from ..model.units import figure, plural
 from .text import display_names, percent, precision_cell, roof_name
+from .style import MEMORY_COLORS, PROFILE_MARKERS, compute_color
 
 TOP = 12
-LEVEL_MARKERS = (("dram", "o", "DRAM"), ("l2", "s", "L2"), ("l1", "^", "L1/shared"))
-MEMORY_STYLES = (("DRAM", "#1f3b73"), ("L2", "#2a7ab0"), ("SMEM", "#7fb2d6"))
-COMPUTE_COLORS = {"FP32": "#333333", "FP64": "#8c564b", "FP16": "#555555", "BF16 tensor": "#b22222",
-                  "FP16 tensor": "#d2691e", "TF32 tensor": "#9467bd", "FP8 tensor": "#e377c2",
-                  "INT8 tensor": "#7f7f7f", "FP64 tensor": "#a0522d"}
+LEVEL_MARKERS = tuple((level, marker, label) for level, label, marker, _ in PROFILE_MARKERS)
+MEMORY_STYLES = tuple(MEMORY_COLORS.items())
 
 
 def _palette(n: int):
@@ -104,7 +102,7 @@ def render(doc: ProfileResults, top: int = TOP):
                     + (" measured" if measured else ""))
     for names, value, measured, borrowed in _compute_roofs(doc, levels):
         unit = "OP/s" if names == ["INT8 tensor"] else "FLOP/s"
-        ax.axhline(value, color=COMPUTE_COLORS.get(names[0], "black"), lw=1.6 if not measured else 1.1,
+        ax.axhline(value, color=compute_color(names[0]), lw=1.6 if not measured else 1.1,
                    ls="--" if measured else "-", label=f"{' = '.join(names)} {value / 1e3:,.1f} T{unit}"
                    + (" measured" if measured else "") + (" (FP16 cuBLAS)" if borrowed else ""))
 

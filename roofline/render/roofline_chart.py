@@ -42,6 +42,7 @@ from .chart import (
     text,
 )
 from .text import l2_note, occupancy_phrase, percent
+from .style import MEMORY_COLORS, RUN_MARKERS, compute_color
 
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
               "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
@@ -52,7 +53,6 @@ MAX_SEARCHED = 60  # the points of a tile search (`roofline tune`) drawn at most
 NEAR = 1.3  # roofs closer than this factor share one label: apart, the two labels would not fit between them
 SEARCH_COLORS = {"fastest": "#1a9850", "slowest": "#d73027"}
 # The compute roofs a run is drawn against: FP32's as always, each tensor-core precision's apart.
-ROOF_COLORS = {"FP32": "tab:red", "BF16 tensor": "#b8860b", "FP16 tensor": "#d2691e", "TF32 tensor": "#8c564b"}
 
 
 def _registers(k) -> str:
@@ -137,7 +137,7 @@ def render(doc: Results, measured: bool = False, highlight: list[str] | None = N
     return _render([doc], measured, set(highlight or ()))
 
 
-LEVEL_MARKERS = {"GMEM (model)": "o", "SMEM (model)": "^", "L2 (counted)": "s", "DRAM (counted)": "D"}
+LEVEL_MARKERS = {level: marker for level, (marker, _) in RUN_MARKERS.items()}
 
 
 # Log axes draw values in this range; anything outside comes from a corrupt file (say, bytes of
@@ -225,22 +225,22 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     ax.set_ylim(y_lo, y_hi)
 
     # Roofs: theoretical solid, measured dashed; each memory roof rises to the highest compute roof.
-    lines = [("DRAM", bw, "tab:blue", "-")]
+    lines = [("DRAM", bw, MEMORY_COLORS["DRAM"], "-")]
     if roofs.measured_dram_gbps:
-        lines.append(("DRAM measured", roofs.measured_dram_gbps, "tab:blue", "--"))
+        lines.append(("DRAM measured", roofs.measured_dram_gbps, MEMORY_COLORS["DRAM"], "--"))
     if roofs.l2_gbps:
-        lines.append(("L2", roofs.l2_gbps, "tab:purple", "-"))
+        lines.append(("L2", roofs.l2_gbps, MEMORY_COLORS["L2"], "-"))
     if roofs.measured_l2_gbps:
-        lines.append(("L2 measured", roofs.measured_l2_gbps, "tab:purple", "--"))
+        lines.append(("L2 measured", roofs.measured_l2_gbps, MEMORY_COLORS["L2"], "--"))
     if roofs.smem_gbps:
-        lines.append(("SMEM", roofs.smem_gbps, "tab:green", "-"))
+        lines.append(("SMEM", roofs.smem_gbps, MEMORY_COLORS["SMEM"], "-"))
     if roofs.measured_smem_gbps:
-        lines.append(("SMEM measured", roofs.measured_smem_gbps, "tab:green", "--"))
+        lines.append(("SMEM measured", roofs.measured_smem_gbps, MEMORY_COLORS["SMEM"], "--"))
     for _, gbps, color, style in lines:
         ax.plot([x_lo, peak / gbps], [x_lo * gbps, peak], color=color, ls=style, lw=1.8)
     fastest_bw = max(gbps for _, gbps, _, _ in lines)
     for level, value, found in compute:
-        color = ROOF_COLORS.get(level, "tab:red")
+        color = compute_color(level)
         ax.plot([value / fastest_bw if many else min(ridges), x_hi], [value, value], color=color, lw=2)
         if found:
             ax.plot([found / fastest_bw if many else min(ridges), x_hi], [found, found], color=color, ls="--", lw=1.5)
@@ -315,7 +315,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
             for lvl, m in LEVEL_MARKERS.items() if lvl in levels_used]
     keys += [Line2D([], [], color=c, ls=st, label=f"{name} {gbps:,.0f} GB/s") for name, gbps, c, st in lines]
     for level, value, found in compute:
-        color = ROOF_COLORS.get(level, "tab:red")
+        color = compute_color(level)
         keys.append(Line2D([], [], color=color, ls="-", label=f"{level} peak {value:,.0f} GFLOP/s"))
         if found:
             keys.append(Line2D([], [], color=color, ls="--", label=f"{level} measured {found:,.0f} GFLOP/s"))
@@ -379,7 +379,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     # Labels last, once the layout is final: the roofs' along their lines, then the kernels'.
     peak_labels, measured_labels = [], []
     for level, value, found in compute:
-        color = ROOF_COLORS.get(level, "tab:red")
+        color = compute_color(level)
         near = found and (value / found < NEAR or many)  # several compute roofs: one label each
         peak_labels.append((ax.text(0, 0, f"{level}{'' if many else ' peak'} {value:,.0f} GFLOP/s"
                                     + (f" (measured {found:,.0f})" if near else ""), color=color,

@@ -1,0 +1,27 @@
+"""The one chart vocabulary: the colour of each roof and the marker of each level, for the PNG,
+SVG and PDF charts (matplotlib) and the HTML report (Plotly) alike, so that a roof or a level
+looks the same on every chart.
+
+Memory roofs take distinct hues (DRAM blue, L2 purple, shared memory / L1 green); compute roofs
+take colours none of them uses, one per precision (FP32 red, BF16 tensor dark gold, ...).
+Markers: a circle for the off-chip level (DRAM counted, or GMEM in a run's model, where the
+model's GMEM stands for it), a square for L2, a triangle for shared memory and L1, a diamond
+for DRAM beside a run's model GMEM (both on one chart).
+"""
+
+MEMORY_COLORS = {"DRAM": "#1f77b4", "L2": "#9467bd", "SMEM": "#2ca02c"}
+COMPUTE_COLORS = {"FP32": "#d62728", "FP64": "#8c564b", "FP16": "#555555", "BF16 tensor": "#b8860b",
+                  "FP16 tensor": "#d2691e", "TF32 tensor": "#e377c2", "FP8 tensor": "#bcbd22",
+                  "INT8 tensor": "#7f7f7f", "FP64 tensor": "#a0522d"}
+OTHER_COMPUTE = "#d62728"  # a roof this table does not name
+
+# Markers per level, matplotlib and Plotly names: a run's levels, and a profile's.
+RUN_MARKERS = {"GMEM (model)": ("o", "circle"), "SMEM (model)": ("^", "triangle-up"),
+               "L2 (counted)": ("s", "square"), "DRAM (counted)": ("D", "diamond")}
+PROFILE_MARKERS = (("dram", "DRAM", "o", "circle"), ("l2", "L2", "s", "square"),
+                   ("l1", "L1/shared", "^", "triangle-up"))
+
+
+def compute_color(level: str) -> str:
+    """The colour of compute roof `level` ('FP32', 'BF16 tensor', ...)."""
+    return COMPUTE_COLORS.get(level, OTHER_COMPUTE)
