@@ -55,7 +55,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from ..model.peaks import TENSOR_OF
 
@@ -206,11 +206,12 @@ def _finite(x) -> float | None:
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
-_RATE_SUFFIX = re.compile(r"\.per_(cycle_elapsed|second)$")
 SMSPS_PER_SM = 4  # SM sub-partitions per SM on every GPU Nsight Compute profiles (Volta and later)
 COUNTER_FORMS = (  # the spellings of a `.sum` counter X.sum, best first; `.avg` ones times the unit's instances
     "X.sum", "X.avg", "X.sum.per_cycle_elapsed", "X.avg.per_cycle_elapsed", "X.sum.per_second", "X.avg.per_second",
     "X.sum.pct_of_peak_sustained_elapsed", "X.avg.pct_of_peak_sustained_elapsed")
+# COUNTER_FORMS as (statistic, suffix) pairs: ('avg', '.per_second') for 'X.avg.per_second'
+_FORMS = tuple((stat, "." + rest if rest else "") for stat, _, rest in (f[2:].partition(".") for f in COUNTER_FORMS))
 _COUNTED_FORM = re.compile(r"^(?P<stem>[a-z0-9]+__[a-z0-9_]+)\.(sum|avg)"
                            r"(\.per_cycle_elapsed|\.per_second|\.pct_of_peak_sustained_elapsed)?$")
 
@@ -285,9 +286,7 @@ class _Metrics:
             return None
         unit = name.split("__", 1)[0]
         mean = name[:-len(".sum")] + ".avg" if name.endswith(".sum") else None
-        for spelling in COUNTER_FORMS[1:]:
-            stat, _, form = spelling[2:].partition(".")
-            form = "." + form if form else ""
+        for stat, form in _FORMS[1:]:
             if stat == "sum":
                 q = self._form(name, form, unit)
             elif mean is None or (q := self._form(mean, form, unit)) is None:
@@ -650,14 +649,13 @@ def _read_names() -> frozenset[str]:
     counters |= {n for options in SPLIT_OPTIONS.values() for n, _ in options}
     counters |= {BANK_CONFLICTS, *(BANK_CONFLICTS.replace(".sum", f"_op_{op}.sum") for op in ("ld", "st"))}
     for name in counters:  # each `.sum` counter also in the spellings `_Metrics.counter` reads, and the peaks beside
-        stem = name[:-len(".sum")] if name.endswith(".sum") else None
-        for form in COUNTER_FORMS:
-            spelled = form.replace("X.sum", name) if stem is None or form.startswith("X.sum") else \
-                form.replace("X", stem)
-            if not spelled.startswith("X"):
-                names.add(spelled)
-                if spelled.endswith(".pct_of_peak_sustained_elapsed"):
-                    names.add(spelled.replace(".pct_of_peak_sustained_elapsed", ".peak_sustained"))
+        mean = name[:-len(".sum")] + ".avg" if name.endswith(".sum") else None
+        for stat, form in _FORMS:
+            base = name if stat == "sum" else mean
+            if base is not None:
+                names.add(base + form)
+                if form == ".pct_of_peak_sustained_elapsed":
+                    names.add(base + ".peak_sustained")
     return frozenset(names)
 
 
