@@ -51,6 +51,11 @@ class Preset:
     memory_variants: tuple[tuple[str, int], ...] = ()  # (name nvidia-smi prints, memory bytes) of each size
 
     @property
+    def short_name(self) -> str:
+        """The name `--gpu` lists it by: its first alias ('h200'), else its name."""
+        return self.aliases[0] if self.aliases else self.name
+
+    @property
     def peak_fp32_gflops(self) -> float:
         """cores x 2 FLOP (one FMA) x boost clock, in GFLOP/s (`roofs.fp32_gflops`)."""
         return fp32_gflops(self.fp32_cores, self.boost_clock_mhz)
@@ -223,7 +228,7 @@ def find_preset(name: str) -> Preset | None:
 
 def preset_names() -> list[str]:
     """The short names accepted by `--gpu`, for error messages and help."""
-    return [p.aliases[0] if p.aliases else p.name for p in PRESETS]
+    return [p.short_name for p in PRESETS]
 
 
 def tensor_clock_mhz(name: str) -> float | None:

@@ -35,7 +35,7 @@ def report_cc(rows: list[Row]) -> str | None:
 def presets_of(cc: str | None, sm_count: int | None = None) -> str:
     """The preset names of compute capability `cc` (all of them when it is unknown) and, where
     given, `sm_count` SMs, for a message."""
-    names = [p.aliases[0] if p.aliases else p.name for p in _shaped(cc, sm_count)]
+    names = [p.short_name for p in _shaped(cc, sm_count)]
     return ", ".join(names) if names else "none"
 
 
@@ -54,7 +54,7 @@ def _preset_by_shape(cc: str | None, sm: float | None) -> DeviceSpec | None:
     found = _shaped(cc, int(sm))
     if len(found) != 1:
         return None
-    device = from_preset(found[0].aliases[0] if found[0].aliases else found[0].name)
+    device = from_preset(found[0].short_name)
     return replace(device, source=f"{device.source}; the report holds no device attributes, and {found[0].name} is "
                                   f"the one GPU known of compute capability {cc} with {int(sm)} SMs")
 
