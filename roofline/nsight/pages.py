@@ -80,7 +80,7 @@ def _text_output(text: str, source: str) -> Rows:
         rows[-1].incomplete = True
     rows, notes = check_rows(rows, source)
     return Rows(rows, "ncu's text output (ncu ./app, ncu -i REPORT)", tuple(parsed.notes) + report.notes + tuple(notes),
-                printed=report.printed)
+                printed=report.printed, failed=tuple(parsed.failed))
 
 
 def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = False) -> Rows:

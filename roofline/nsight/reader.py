@@ -19,6 +19,7 @@ from .launches import Launch, from_rows
 from .metrics import WHERE
 from .pages import parse_csv
 from .rows import Rows
+from .text import failed_note
 
 
 PRINTED_ONLY_HEADLINES = ("fp32", "fp64", "l2", "l1")  # figures the raw page of a --set full report has
@@ -79,9 +80,9 @@ def read(path: Path, gpu: str | None = None, source: str | None = None) -> Repor
     rows = read_rows(path, source)
     launches, left_out = from_rows(rows.rows)
     if not launches:
-        failed = next((n for n in rows.notes if "failed" in n), None)
-        if failed is not None and not rows.rows:
-            raise NoLaunches(f"{source}: holds no launch that ran ({failed}); profile it again once it runs")
+        if rows.failed and not rows.rows:
+            raise NoLaunches(f"{source}: holds no launch that ran ({failed_note(rows.failed)}); profile it again once "
+                             "it runs")
         held = f"{plural(len(rows.rows), 'launch', 'launches')} without a duration" if rows.rows else "no launch"
         raise NoLaunches(f"{source}: holds {held}, so nothing can be placed on a roofline; profile with "
                          f"{WHERE['time']}")

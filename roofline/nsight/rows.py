@@ -64,14 +64,16 @@ def half_step(cell: str, factor: float) -> float | None:
 
 @dataclass(frozen=True)
 class Rows:
-    """The launches a report holds, how it was read, one-line notes on what was left out, and
+    """The launches a report holds, how it was read, one-line notes on what was left out,
     whether the form prints the sections' figures rather than the counters (`printed`: the
-    details page and ncu's text output)."""
+    details page and ncu's text output), and the launches that failed and so hold no row
+    (`failed`: ncu's text gives them no figure at all)."""
 
     rows: list[Row]
     read_with: str
     notes: tuple[str, ...] = ()
     printed: bool = False
+    failed: tuple[str, ...] = ()
 
 
 def column_plan(name: str, scale: float | None, unit: str | None) -> tuple[float | None, str | None]:

@@ -58,13 +58,15 @@ class _Launch:
 
 @dataclass
 class TextReport:
-    """The details-page records of a text report (`HEADER` columns), and one-line notes: failed
-    launches, a report cut short."""
+    """The details-page records of a text report (`HEADER` columns), one-line notes (failed
+    launches, sections without a launch), whether it was cut short, and its failed launches
+    ('launch 0 (render(...))'), which have no records."""
 
     header: list[str]
     records: list[list[str]]
     notes: list[str]
     cut: bool  # the last launch's table ends without its closing line (the file was cut)
+    failed: list[str] = field(default_factory=list)
 
 
 def _spans(dashes: str) -> list[tuple[int, int]]:
@@ -142,6 +144,11 @@ def parse(text: str) -> TextReport:
         notes.append("sections before the first launch line (the text's start cut off?) left out: the launch they "
                      "belong to is not named")
     if failed:
-        notes.append(f"{len(failed)} failed launch{'es' if len(failed) > 1 else ''} (every value nan, as ncu prints a "
-                     f"launch that failed) left out: {'; '.join(failed[:3])}")
-    return TextReport(HEADER, records, notes, cut)
+        notes.append(failed_note(failed))
+    return TextReport(HEADER, records, notes, cut, failed)
+
+
+def failed_note(failed: list[str] | tuple[str, ...]) -> str:
+    """The note on launches that failed (`TextReport.failed`), naming the first three."""
+    return (f"{len(failed)} failed launch{'es' if len(failed) > 1 else ''} (every value nan, as ncu prints a "
+            f"launch that failed) left out: {'; '.join(failed[:3])}")
