@@ -233,6 +233,15 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def _exit_on(failures: list[str]) -> None:
+    """A command's failures (kernels that failed, a command's non-zero exit), one line each on
+    stderr, then exit code 1; nothing where there are none."""
+    for line in failures:
+        _echo(f"roofline: error: {line}", err=True)
+    if failures:
+        raise typer.Exit(1)
+
+
 app = typer.Typer(cls=_OneLineErrors, add_completion=False, rich_markup_mode=None,
                   pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]},
                   help="Roofline and occupancy for real CUDA kernels: an SGEMM ladder from naive to "
@@ -514,10 +523,7 @@ def run(
         _note(line)
     for line in report.warnings:
         _echo(f"roofline: warning: {line}", err=True)
-    for line in report.failures:
-        _echo(f"roofline: error: {line}", err=True)
-    if report.failures:
-        raise typer.Exit(1)
+    _exit_on(report.failures)
 
 
 PROFILE_HELP = ("Run COMMAND under Nsight Compute and put every kernel it launches on one roofline, each "
@@ -603,10 +609,7 @@ def profile(
         console.print(f"profile written to {out}; draw it with: roofline plot --results {out} --out profile.png")
     for line in done.notes:
         _note(line)
-    for line in done.failures:
-        _echo(f"roofline: error: {line}", err=True)
-    if done.failures:
-        raise typer.Exit(1)
+    _exit_on(done.failures)
 
 
 @app.command(cls=_Command, short_help="Search the autotuned kernel's tile on this GPU.")
@@ -825,10 +828,7 @@ def kernels(
             why = "with --model-only" if model_only else "without a target"
             console.print(f"--autotuned-tile is not compiled {why}, so the compiler has not checked the tile; "
                           + ("drop --model-only" if model_only else "add --arch sm_XY"))
-    for line in listing.errors:
-        _echo(f"roofline: error: {line}", err=True)
-    if listing.errors:
-        raise typer.Exit(1)
+    _exit_on(listing.errors)
 
 
 @app.command(cls=_Command, short_help="Write a starter kernel of your own, ready to run.")
