@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from . import files, nsight
 from .errors import RunError, UsageError
-from .ladder import families, tiles
+from .ladder import families, tiles, upgrade
 from .ladder.families import KernelSpec
 from .ladder.sources import source
 from .ladder.user import UserKernel, check_name, load
@@ -344,6 +344,13 @@ def tune(size: int, out: Path, progress: Progress | None = None) -> TuneReport:
     return TuneReport(doc, cache)
 
 
+def read(path: Path) -> Results | ProfileResults:
+    """The results or profile file at `path`, read and checked (`results.store.load`); a file of an
+    older schema is migrated with what only the kernel families can work out filled in
+    (`ladder.upgrade.fill`), and its `read_notes` say so. Raises UsageError as `store.load` does."""
+    return store.load(path, profile=True, upgrade=upgrade.fill)
+
+
 def show(paths: list[Path]) -> tuple[Results | ProfileResults, list[str]]:
     """The results in `paths` (merged when several: `store.merge`) and notes on the merge; a
     profile (`roofline profile`) is read alone. Raises UsageError for a file that is missing,
@@ -363,7 +370,8 @@ def show_all(paths: list[Path]) -> tuple[list[Results | ProfileResults], list[st
     profile is read alone. Raises UsageError as `show` does for a bad file or a profile given
     with others, or for runs on different devices."""
     notes: list[str] = []
-    docs = [store.load(p, profile=True) for p in paths]
+    docs = [read(p) for p in paths]
+    notes += [note for d in docs for note in d.read_notes]
     profiles = [p for p, d in zip(paths, docs) if isinstance(d, ProfileResults)]
     if profiles and len(docs) > 1:
         raise UsageError(f"{profiles[0]} is a profile of a program; give it alone to --results")
@@ -663,7 +671,9 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
     or a bad chart path."""
     if chart_out is not None:
         chart.check_output(chart_out, [before, after])
-    result = compare_work(store.load(before, profile=True), store.load(after, profile=True), force)
+    docs = read(before), read(after)
+    result = compare_work(*docs, force)
+    result.notes[:0] = [note for d in docs for note in d.read_notes]
     if chart_out is not None:
         compare_chart.draw_moves(result, chart_out, Path(before).name, Path(after).name)
     return result
@@ -828,7 +838,9 @@ def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = 
     target = check_target(target)
     if chart_out is not None:
         chart.check_output(chart_out, [path])
-    result = whatif_of(store.load(path, profile=True), target)
+    doc = read(path)
+    result = whatif_of(doc, target)
+    result.notes[:0] = doc.read_notes
     if not result.kernels:  # a run whose kernels all failed, or none recorded: nothing to read
         raise UsageError(f"{path}: no verified and timed kernel to read; run the kernels again "
                          "(roofline run) or give another results file")
@@ -842,7 +854,9 @@ def project(path: Path, gpus: list[str], chart_out: Path | None = None):
     (`analysis.project.project`), and with `chart_out` its bar chart drawn there. Raises UsageError
     for an unreadable file, an unknown GPU name (listing the presets) or a bad chart path."""
     fmt = chart.check_output(chart_out, [path]) if chart_out is not None else None
-    result = project_results(store.load(path, profile=True), gpus)
+    doc = read(path)
+    result = project_results(doc, gpus)
+    result.notes[:0] = doc.read_notes
     if chart_out is not None:
         project_view.draw(result, chart_out, fmt)
     return result
@@ -854,4 +868,7 @@ def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
     (0, 10]), an unreadable file, a profile against a run file, runs of different problems or no
     kernel in common."""
     drop = parse_max_drop(str(max_drop))  # a bad option is named before any file is read
-    return check_results(store.load(new, profile=True), store.load(baseline, profile=True), drop)
+    docs = read(new), read(baseline)
+    result = check_results(*docs, drop)
+    result.comparison.notes[:0] = [note for d in docs for note in d.read_notes]
+    return result

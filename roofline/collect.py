@@ -103,14 +103,15 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
 def from_sweep(outputs: list[RunOutput], device: DeviceSpec | None = None,
                skipped: list[Skipped] | None = None) -> Results:
     """The results document of a size sweep (`outputs` smallest problem first): the largest
-    problem's document plus `sweep`, each size's reference and kernels."""
+    problem's document plus `sweep`, each size's reference and kernels, each kernel with its
+    model and waves at that size (so the file's reading needs no kernel family: schema 4)."""
     docs = [from_run(o, device, skipped) for o in outputs]
     sweep = [SweepPoint(problem=d.problem,
                         reference=SweepReference(gflops=d.reference.gflops, time_ms=d.reference.time_ms),
                         kernels=[SweepKernel(name=k.name, gflops=k.gflops, time_ms=k.time_ms, verified=k.verified,
                                              pct_of_reference=k.pct_of_reference,
                                              params=k.params if k.tile_source == "shape" else {},
-                                             waves=k.waves if k.tile_source == "shape" else None)
+                                             waves=k.waves, model=k.model)
                                  for k in d.kernels])
              for d in docs]
     return docs[-1].model_copy(update={"sweep": sweep})

@@ -130,7 +130,7 @@ def test_plot_and_show_from_recorded_results(ladder_chart):
     assert r.exit_code == 0, r.output
     assert r.stdout == f"wrote {out}\n" and "register_tiling_2d" in out.read_text()
     r = invoke("show", "--results", str(res), "--json")
-    assert r.exit_code == 0 and json.loads(r.stdout)["schema"] == 3
+    assert r.exit_code == 0 and json.loads(r.stdout)["schema"] == 4  # read as the current schema
 
 
 def test_plot_errors_leave_no_file(tmp_path, doc):
@@ -241,7 +241,7 @@ def test_kernels_lists_the_ladder_with_floors():
 
 def test_schema_command_prints_the_json_schema():
     r = invoke("schema")
-    assert r.exit_code == 0 and json.loads(r.stdout)["properties"]["schema"]["const"] == 3
+    assert r.exit_code == 0 and json.loads(r.stdout)["properties"]["schema"]["const"] == 4
 
 
 FAST = """

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from roofline.cli import app
 
 from roofline.errors import RunError, UsageError
+from roofline.ladder import upgrade
 from roofline.ladder.families import BY_NAME
 from roofline.measure.runner import Compiled, KernelRun, RunOutput, check_fits
 from roofline.model.timing import Timing
@@ -66,7 +67,7 @@ def test_files_get_the_usual_permissions(tmp_path, doc):
 
 
 @pytest.mark.parametrize("mutate, needle", [
-    (lambda d: d.update(schema=4), "schema 4 is not supported; expected 3 (or 1, 2); re-create it with roofline run"),
+    (lambda d: d.update(schema=5), "schema 5 is not supported; expected 4 (or 1 to 3); re-create it with roofline run"),
     (lambda d: d.pop("reference"), "reference: missing"),
     (lambda d: d["device"].pop("peak_dram_gbps"), "device.peak_dram_gbps: missing"),
     (lambda d: d["device"].update(peak_fp32_gflops=-1), "device.peak_fp32_gflops: Input should be greater than 0, got -1"),
@@ -127,7 +128,8 @@ def test_missing_and_corrupt_files(tmp_path):
 
 def test_schema_1_files_are_migrated():
     doc = store.load(FIXTURES / "results-schema1.json")
-    assert doc.schema_version == 3
+    assert doc.schema_version == 4
+    assert doc.read_notes == [f"{FIXTURES / 'results-schema1.json'}: written as schema 1, read as schema 4"]
     k = {k.name: k for k in doc.kernels}["register_tiling_2d"]
     # Figures kept from the schema 1 file (an H200 run): 4,658 ms median, 128 registers.
     assert (round(k.time_ms, 3), k.registers, k.nan_or_unwritten_elements) == (4.658, 128, 0)
@@ -140,7 +142,8 @@ def test_schema_1_files_are_migrated():
 def test_the_json_schema_is_published():
     s = json_schema()
     assert s["title"] == "Results" and "kernels" in s["required"]
-    assert s["properties"]["schema"]["const"] == 3
+    assert s["properties"]["schema"]["const"] == 4
+    assert "model" in s["$defs"]["SweepKernel"]["properties"]  # schema 4: each size's model recorded
     assert {"KernelRecord", "DeviceSpec", "Occupancy", "ModelFigures", "Timing"} <= set(s["$defs"])
 
 
@@ -378,30 +381,87 @@ def test_a_file_is_checked_against_itself_not_against_todays_kernel_families(tmp
     # the 2D kernel recorded at a tile (64x64) whose grid (4096 blocks) is not the 1024 blocks its
     # waves record: the file's waves are its own record, as a later change of the family would leave them
     raw["kernels"][5]["params"].update(BM=64, BN=64)
-    sweep = json.loads((PLOTS / "sweep-h200.json").read_text())
-    split_k = next(k for k in sweep["sweep"][3]["kernels"] if k["name"] == "split_k")
-    split_k["params"] = {"BM": 7, "BN": 3, "BK": 0}  # a tile today's split_k refuses
     doc = store.load(write(tmp_path, raw))
     assert doc.kernels[5].waves.blocks == 1024 and doc.kernels[5].params["BM"] == 64
+    # a sweep reads each size's model and waves from the file (schema 4), whatever its tile says
+    sweep = json.loads((PLOTS / "sweep-h200.json").read_text())
+    assert sweep["schema"] == 4
+    split_k = next(k for k in sweep["sweep"][3]["kernels"] if k["name"] == "split_k")
+    split_k["params"] = {"BM": 7, "BN": 3, "BK": 0}  # a tile today's split_k refuses
     swept = store.load(write(tmp_path, sweep, "s.json"))
-    point = swept.sweep[3]
-    assert swept.sweep_verdict(point, "split_k") is None  # no model for that tile: missing, not invented
-    assert swept.sweep_verdict(point, "full_tiles") is not None
-    # loading reads no kernel family to check a file
+    v = swept.sweep_verdict(swept.sweep[3], "split_k")
+    assert v.waves.blocks == split_k["waves"]["blocks"] and v.binding is not None
+    assert swept.sweep[3].kernels[[k["name"] for k in sweep["sweep"][3]["kernels"]].index("split_k")].model.flops \
+        == split_k["model"]["flops"]
+    # no kernel family is read to load a file, or to read it
     from roofline.ladder import families
 
     monkeypatch.setattr(families, "BY_NAME", {})
     assert store.load(H200).kernels[5].waves.blocks == 1024
+    again = store.load(write(tmp_path, sweep, "s.json"))
+    assert again.sweep_verdict(again.sweep[3], "split_k") == v
+
+
+def _as_schema_3(doc: dict) -> dict:
+    """A schema 4 sweep file as schema 3 wrote it: no model or waves at a size of the sweep but
+    for a kernel that picks its tile by shape."""
+    doc = json.loads(json.dumps(doc))
+    doc["schema"] = 3
+    for point in doc["sweep"]:
+        for k in point["kernels"]:
+            k.pop("model")
+            if not k["params"]:
+                k.pop("waves")
+    return doc
+
+
+def test_a_schema_3_sweep_is_migrated_with_its_models_worked_out_once_by_the_caller(tmp_path):
+    new = store.load(PLOTS / "sweep-h200.json")
+    path = write(tmp_path, _as_schema_3(json.loads((PLOTS / "sweep-h200.json").read_text())), "old.json")
+    bare = store.load(path)  # the results package alone: the models stay missing, and it says so
+    assert bare.schema_version == 4 and all(k.model is None for p in bare.sweep for k in p.kernels)
+    assert bare.sweep_verdict(bare.sweep[0], "naive") is None
+    assert "its sweep records no model at each size" in bare.read_notes[0]
+    old = store.load(path, upgrade=upgrade.fill)  # as roofline.api reads it
+    assert old.read_notes == [f"{path}: written as schema 3, read as schema 4; the model at each size of its "
+                              "sweep worked out from today's kernel families"]
+    for p_old, p_new in zip(old.sweep, new.sweep):
+        for k in p_new.kernels:
+            a, b = old.sweep_verdict(p_old, k.name), new.sweep_verdict(p_new, k.name)
+            assert (a is None) == (b is None) and (a is None or a == b), (p_new.problem, k.name)
+    assert old == new  # the same document as the one written at schema 4
+
+
+def test_results_files_load_and_read_with_no_ladder_or_measure_module_imported():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pathlib\n"
+        "from roofline.results import store\n"
+        "for f in sorted(pathlib.Path(sys.argv[1]).glob('*.json')):\n"
+        "    doc = store.load(f, profile=True)\n"
+        "    assert not doc.read_notes, (f, doc.read_notes)\n"
+        "    for point in getattr(doc, 'sweep', None) or []:\n"
+        "        assert all(doc.sweep_verdict(point, k.name) for k in point.kernels if k.timed), (f, point.problem)\n"
+        "bad = sorted(m for m in sys.modules if m.startswith(('roofline.ladder', 'roofline.measure')))\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(PLOTS)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def test_an_old_file_gets_derived_waves_where_it_has_what_they_take_else_none(tmp_path):
     raw = json.loads((FIXTURES / "results-schema1.json").read_text())
     assert all("waves" not in k for k in raw["kernels"])
     raw["kernels"][1]["name"] = "coalesced_old"  # a kernel no family of today's ladder knows
-    doc = store.load(write(tmp_path, raw))
+    doc = store.load(write(tmp_path, raw), upgrade=upgrade.fill)
     tiled = next(k for k in doc.kernels if k.name == "register_tiling_1d")
     assert (tiled.waves.blocks, tiled.waves.block_slots) == (4096, 132 * tiled.occupancy.active_blocks_per_sm)
     assert doc.kernels[1].waves is None  # shown as missing
+    assert store.load(write(tmp_path, raw)).kernels[1].waves is None  # without the families: none filled
+    assert next(k for k in store.load(write(tmp_path, raw)).kernels if k.name == "register_tiling_1d").waves is None
 
 
 def test_what_nsight_compute_counted_is_counted_in_python_and_measured_in_the_file(tmp_path):

@@ -306,7 +306,7 @@ def test_help_reads_naturally():
     assert " compare [OPTIONS] BEFORE.json AFTER.json\n" in invoke("compare", "-h").stdout.split("\n\n")[0] + "\n"
     assert "[OPTIONS] [-- COMMAND [ARGS]]" in invoke("profile", "-h").stdout
     show = " ".join(invoke("show", "-h").stdout.split())
-    assert "every schema roofline has written (1 to 3)" in show and "profile (roofline profile)" in show
+    assert "every schema roofline has written (1 to 4)" in show and "profile (roofline profile)" in show
     device = " ".join(invoke("device", "-h").stdout.split())
     for roof in ("FP64", "FP32", "FP16/BF16 on the CUDA cores", "TF32", "FP8", "INT8", "DRAM, L2, L1/shared"):
         assert roof in device

@@ -33,7 +33,10 @@ from ..model.traffic import CountedTraffic
 from ..model.units import Count, Millis
 from ..model.waves import Waves, waves_of
 from .checks import check_device, check_occupancy
-from .schema import PRINTABLE, SCHEMA, _Model
+from .schema import PRINTABLE, _Document, _Model
+
+# A profile's own schema version: it did not change when a run's went to 4.
+PROFILE_SCHEMA = 3
 
 Precision = Literal[PRECISION_NAMES + (NO_PRECISION, UNKNOWN_PRECISION)]  # type: ignore[valid-type]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
@@ -130,11 +133,11 @@ class ProfiledKernel(_Model):
         return flops / nbytes if flops and nbytes else None
 
 
-class ProfileResults(_Model):
+class ProfileResults(_Document):
     """A profile of one program (or an imported report): the device, how it was profiled, and its kernels by
     total time."""
 
-    schema_version: Literal[3] = Field(SCHEMA, alias="schema")
+    schema_version: Literal[3] = Field(PROFILE_SCHEMA, alias="schema")
     kind: Literal["profile"] = "profile"
     created: str | None = None
     tool: str | None = None

@@ -1,24 +1,32 @@
-"""The results document, schema 3: typed models that validate files and that every renderer reads.
+"""The results document, schema 4: typed models that validate files and that every renderer reads.
 
 Units are in the key names or fixed: bytes, milliseconds, GFLOP/s, GB/s (1 GB = 1e9 bytes). The
 keys of the design contract stay at their paths (schema 1's `device.name`, `kernels[].gflops`,
 `kernels[].occupancy`, `kernels[].model.arithmetic_intensity`, ...). The value types of the model
 side are used as they are: `DeviceSpec`, `Occupancy`, `ModelFigures`, `CountedTraffic`, `Timing`.
 
-What schema 3 changed from 2: a kernel may be the user's own (`tile_source` "user", its launch in
-`source`, its check at a ragged shape in `ragged`) and may have no traffic model (`model` null).
-Files of schema 2 are read as they are. What schema 2 changed from 1: `unwritten_elements` is `nan_or_unwritten_elements`; kernels record
-`tile_source` (where their tile came from); `model.smem_bytes` is written; derived figures
-(`floors`, `verdict`) are no longer stored: they follow from the rest (`model.roofs.verdict`).
-Files of schema 1 are migrated when read (`store.load`).
+A file stands alone: everything its reading needs is in it, and nothing here imports the kernel
+families (`roofline.ladder`) or the measuring code (`roofline.measure`), so a file written before
+a kernel family changed reads as it was written.
+
+What schema 4 changed from 3: each kernel at each size of a sweep records its traffic model there
+(`sweep[].kernels[].model`) and the waves its grid took (`waves`), which schema 3 left to be
+rebuilt from the kernel families of the day. What schema 3 changed from 2: a kernel may be the
+user's own (`tile_source` "user", its launch in `source`, its check at a ragged shape in `ragged`)
+and may have no traffic model (`model` null). What schema 2 changed from 1: `unwritten_elements`
+is `nan_or_unwritten_elements`; kernels record `tile_source` (where their tile came from);
+`model.smem_bytes` is written; derived figures (`floors`, `verdict`) are no longer stored: they
+follow from the rest (`model.roofs.verdict`). Files of schemas 1 to 3 are migrated when read
+(`store.parse`, with a note), their missing models filled by whoever reads them with the kernel
+families at hand (`store.load`'s `upgrade`, `ladder.upgrade`).
 
 Checks beyond types and ranges use only what the file records (`checks`), never today's ladder
-code, so a file stays readable after a kernel family changes: kernel names are unique, each
-kernel's model FLOPs equal the problem's 2*M*N*K and its intensity FLOPs over GMEM bytes, each
-rate its FLOPs over its time, each occupancy its warps over the SM's, each kernel's waves its
-blocks over the device's SMs x its blocks per SM, the device's peaks its cores, clocks and bus
-width, and no rate exceeds what the device can do in the problem's precision (`roofs.OVER_PEAK`: a
-kernel at 150x the FP32 peak is a corrupt file, not a measurement).
+code: kernel names are unique, each kernel's model FLOPs equal the problem's 2*M*N*K and its
+intensity FLOPs over GMEM bytes, each rate its FLOPs over its time, each occupancy its warps over
+the SM's, each kernel's waves its blocks over the device's SMs x its blocks per SM, the device's
+peaks its cores, clocks and bus width, and no rate exceeds what the device can do in the
+problem's precision (`roofs.OVER_PEAK`: a kernel at 150x the FP32 peak is a corrupt file, not a
+measurement).
 
 Precisions. A run's problem is FP32 (`dtype` "float32") or on the tensor cores ("bf16", "fp16",
 "tf32": inputs in that precision, FP32 accumulate, B stored N x K, layout "TN"). Its rates are
@@ -32,10 +40,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..errors import UsageError
-from ..ladder import families
 from ..model.arch import limits_for_cc, parse_arch
 from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy
@@ -46,11 +53,11 @@ from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size, figure
 from ..model.units import gflops as gflops_of
 from ..model.verify import TOLERANCE
-from ..model.waves import Waves, waves_of
+from ..model.waves import Waves
 from ..model.precision import BY_FILE_DTYPE
 from .checks import agree, check_device, check_occupancy, check_waves
 
-SCHEMA = 3
+SCHEMA = 4
 # no control characters, nor the invisible format ones (bidirectional overrides, zero widths)
 # that would reorder or hide a line of a table on a terminal
 PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+$"
@@ -61,6 +68,24 @@ TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant"
 class _Model(BaseModel):
     # Unknown keys are kept (other tools may add their own); a frozen model is never mutated.
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+
+class _Document(_Model):
+    # What reading the file noted (a migration from an older schema), kept beside the document and
+    # never written back: `read_notes`.
+    _read_notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def read_notes(self) -> list[str]:
+        """One-line notes on how the file was read (e.g. migrated from schema 3), for the reader to
+        show; empty for a file of the current schema."""
+        return list(self._read_notes)
+
+    def __eq__(self, other) -> bool:
+        # Two documents are equal by what they hold; how each was read (its notes) is not part of it.
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__ and self.__pydantic_extra__ == other.__pydantic_extra__
 
 
 # The file's name of each input precision (`problem.dtype`) and the model's (`Problem.dtype`).
@@ -176,7 +201,8 @@ class SweepReference(_Model):
 
 
 class SweepKernel(_Model):
-    """One kernel at one size of a sweep."""
+    """One kernel at one size of a sweep: its rate and time there, its traffic model at that size
+    (`model`; null for a user kernel without tiles), and the waves its grid took there."""
 
     name: Name
     gflops: Rate | None
@@ -185,6 +211,7 @@ class SweepKernel(_Model):
     pct_of_reference: float | None = None
     params: dict[str, int] = {}  # the tile a dispatching kernel chose at this size (else: the run's)
     waves: Waves | None = None  # its waves there
+    model: ModelFigures | None = None  # its traffic model at this size (schema 4)
 
     @property
     def timed(self) -> bool:
@@ -213,11 +240,11 @@ class TuneSummary(_Model):
     winner_gflops: Rate
 
 
-class Results(_Model):
+class Results(_Document):
     """A results file. `kernels` are one problem's; a size sweep adds `sweep` (every size, the
     largest also in `kernels`); a tile search adds `tune`."""
 
-    schema_version: Literal[3] = Field(SCHEMA, alias="schema")
+    schema_version: Literal[4] = Field(SCHEMA, alias="schema")
     created: str | None = None
     tool: str | None = None
     device: DeviceSpec
@@ -248,7 +275,6 @@ class Results(_Model):
                 raise ValueError(f"{where}.name: {k.name!r} " + ("appears twice" if k.name in seen
                                                                    else "is the reference's name"))
             seen.add(k.name)
-            _check_ladder_name(f"{where}.name", k.name, problem)
             _check_kernel(where, k, flops, dev)
             if k.timed:
                 _rate(where, k.gflops, k.time_ms, flops, peak)
@@ -296,26 +322,16 @@ class Results(_Model):
         return self.device.fits_in_l2(problem.working_set_bytes)
 
     def sweep_verdict(self, point: "SweepPoint", name: str) -> Verdict | None:
-        """The reading of ladder kernel `name` at one size of the sweep: its model and the waves its
-        grid takes at that size (its tile and occupancy as the largest size's record holds them;
-        a kernel that picks its tile by shape records its tile and waves at each size), against
-        the measured roofs and the launch floor, with the time measured there. None for a kernel that was not timed there or is not a ladder kernel."""
+        """The reading of kernel `name` at one size of the sweep: the model and waves the file
+        records for it there, against the measured roofs and the launch floor, with the time
+        measured there. None for a kernel not timed there, or without a model there (a user
+        kernel without tiles; a schema 3 file read without the kernel families to fill it)."""
         k = next((x for x in point.kernels if x.name == name), None)
-        rec = next((x for x in self.kernels if x.name == name), None)
-        family = families.BY_NAME.get(name)
-        if k is None or not k.timed or rec is None or family is None or rec.occupancy is None:
-            return None
-        if not rec.params and rec.tile_source != "ladder":
-            return None  # its tile is not recorded: no model to read it with
-        try:
-            # none recorded at the ladder's tile: the ladder's
-            spec = family.spec(k.params or rec.params or None, dtype=self.problem.problem.dtype if family.tensor else None)
-        except UsageError:
+        if k is None or not k.timed or k.model is None:
             return None
         p = point.problem.problem
-        waves = k.waves or waves_of(spec.tile_grid(p), self.device.sm_count, rec.occupancy.active_blocks_per_sm)
         time_ms = k.time_ms if k.time_ms is not None else p.flops / (k.gflops * 1e6)
-        return verdict(spec.figures(p), self.device.roofs, time_ms, None, measured=True, waves=waves,
+        return verdict(k.model, self.device.roofs, time_ms, None, measured=True, waves=k.waves,
                        fits_in_l2=self.fits_in_l2(p), precision=self.precision)
 
     def floors(self, k: KernelRecord) -> Verdict:
@@ -404,17 +420,6 @@ def _check_launch(dev: DeviceSpec, ref: "Reference", kernels: list[KernelRecord]
                              "cannot take longer than a real one; the file looks corrupt")
 
 
-def _check_ladder_name(where: str, name: str, problem: Problem) -> None:
-    """A ladder kernel's name belongs to the ladder of the problem's precision: the tensor ladder's
-    rungs (wgmma_ws, ...) to a BF16/FP16/TF32 problem, the SGEMM ladder's to an FP32 one (a user
-    kernel cannot take a ladder kernel's name: `ladder.user.check_name`)."""
-    family = families.BY_NAME.get(name)
-    if family is not None and family.tensor != problem.tensor:
-        ladder = "tensor-core ladder" if family.tensor else "FP32 SGEMM ladder"
-        raise ValueError(f"{where}: {name} is a kernel of the {ladder}, but the problem is "
-                         f"{problem.dtype.upper()}; the file looks edited")
-
-
 def _check_sweep(sweep: list[SweepPoint], problem: Problem, dev: DeviceSpec, sm_count: int) -> None:
     sizes = set()
     for i, point in enumerate(sweep):
@@ -432,26 +437,27 @@ def _check_sweep(sweep: list[SweepPoint], problem: Problem, dev: DeviceSpec, sm_
             if k.name in names:
                 raise ValueError(f"sweep[{i}].kernels[{j}].name: {k.name!r} appears twice at this size")
             names.add(k.name)
-            _check_ladder_name(f"sweep[{i}].kernels[{j}].name", k.name, p)
             if k.timed:
                 _rate(f"sweep[{i}].kernels[{j}]", k.gflops, k.time_ms, p.flops, peak)
-            _check_chosen(f"sweep[{i}].kernels[{j}]", k, sm_count)
+            _check_sweep_kernel(f"sweep[{i}].kernels[{j}]", k, p.flops, sm_count)
     if sweep and problem not in sizes:
         raise ValueError(f"problem: {problem.text()} is not among the sweep's sizes")
 
 
-def _check_chosen(where: str, k: SweepKernel, sm_count: int) -> None:
-    """Waves recorded at one size of a sweep come with the tile they were taken at (only a kernel
-    that picks its tile by shape records either), on this device's SMs, and agree with their
-    blocks and slots (`checks.check_waves`). The tile itself is the file's record: it is not
-    checked against today's kernel families."""
-    if k.waves is not None and not k.params:
-        raise ValueError(f"{where}: a tile and waves are recorded only for a ladder kernel that picks its tile "
-                         "by shape, with both")
+def _check_sweep_kernel(where: str, k: SweepKernel, flops: int, sm_count: int) -> None:
+    """A kernel at one size of a sweep: its model there is of that size's problem (its FLOPs the
+    problem's 2*M*N*K, its intensity FLOPs over GMEM bytes), and its waves there agree with their
+    blocks and slots on this device's SMs (`checks.check_waves`). The tile it records is the
+    file's own word: it is not checked against today's kernel families."""
+    m = k.model
+    if m is not None and abs(m.flops - flops) > 1e-9 * flops:
+        raise ValueError(f"{where}.model.flops: {m.flops:g}, but this size's 2*M*N*K is {flops:g}")
+    if m is not None:
+        agree(f"{where}.model.arithmetic_intensity", m.arithmetic_intensity, m.flops / m.gmem_bytes)
     if k.waves is not None:
         check_waves(where, k.waves, sm_count, None)
 
 
 def json_schema() -> dict:
-    """The JSON Schema of a results file (schema 3), for other tools."""
+    """The JSON Schema of a results file (schema 4), for other tools."""
     return Results.model_json_schema(by_alias=True)

@@ -1,30 +1,34 @@
-"""Results files on disk: read and checked (schema 1 and 2 files migrated on the way), written
-atomically, merged. Every refusal is one line naming the file and, for a bad value, the field's
-path (`kernels[3].gflops: Input should be a valid number`)."""
+"""Results files on disk: read and checked (files of schemas 1 to 3 migrated on the way, with a
+note), written atomically, merged. Every refusal is one line naming the file and, for a bad value,
+the field's path (`kernels[3].gflops: Input should be a valid number`).
+
+Reading needs nothing but the file: no kernel family or measuring module is imported here. What
+an older file lacks and only the kernel families can work out (the model at each size of a
+sweep, before schema 4) is filled by an `upgrade` the caller passes (`ladder.upgrade.fill`, which
+`roofline.api` passes); without one, those figures stay missing and the note says so."""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
 from pathlib import Path
+from typing import Callable
 
 from pydantic import ValidationError
 
 from .. import files
 from ..errors import UsageError
-from ..ladder import families
 from ..model.device import DeviceSpec
-from ..model.problem import Problem
-from ..model.waves import waves_of
 from ..model.arch import parse_arch
-from ..model.precision import BY_FILE_DTYPE
 from .profile import ProfileResults
 from .schema import SCHEMA, Results
 
 DEFAULT_PATH = Path("roofline-results.json")
 MAX_BYTES = 256 * 2**20  # a sweep of every kernel at a dozen sizes is a few MB
 _REMADE = "re-create it with roofline run"
+# Fills, in an older document (plain JSON data, already at the current schema's keys), the figures
+# only the kernel families can work out; returns what it filled, as phrases for the note.
+Upgrade = Callable[[dict], list[str]]
 
 
 def field_path(loc: tuple) -> str:
@@ -51,11 +55,13 @@ def one_line(exc: ValidationError) -> str:
     return f"{path}: {msg}" if path and not msg.startswith(path) else msg
 
 
-def parse(doc, source: str = "results", profile: bool = False) -> Results | ProfileResults:
-    """A results document (already parsed JSON) checked against the schema; schema 1 documents
-    are migrated first, schema 2 ones read as they are (3 only added). A profile (`"kind":
-    "profile"`, `results.profile`) is read when `profile` allows it. Raises UsageError (one line,
-    naming `source` and the field) otherwise."""
+def parse(doc, source: str = "results", profile: bool = False,
+          upgrade: Upgrade | None = None) -> Results | ProfileResults:
+    """A results document (already parsed JSON) checked against the schema. Documents of schemas
+    1 to 3 are migrated first (`migrate`; schemas 2 and 3 only lacked fields), `upgrade` filling
+    what only the kernel families can (`Upgrade`), and the document's `read_notes` say so. A
+    profile (`"kind": "profile"`, `results.profile`) is read when `profile` allows it. Raises
+    UsageError (one line, naming `source` and the field) otherwise."""
     if not isinstance(doc, dict):
         raise UsageError(f"{source}: not a roofline results file (top level is not an object)")
     if doc.get("kind") == "profile":
@@ -73,63 +79,52 @@ def parse(doc, source: str = "results", profile: bool = False) -> Results | Prof
     schema = doc.get("schema")
     if schema is None:
         raise UsageError(f"{source}: not a roofline results file (no schema field)")
-    if type(schema) is int and schema == 1:
+    if type(schema) is not int or not 1 <= schema <= SCHEMA:
+        raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1 to {SCHEMA - 1}); "
+                         f"{_REMADE}")
+    notes = []
+    if schema < SCHEMA:
         doc = migrate(doc, source)
-    elif type(schema) is int and schema == 2:
-        doc = dict(doc, schema=SCHEMA)  # schema 3 only added fields and the user's kernels
-    elif type(schema) is not int or schema != SCHEMA:
-        raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1, 2); {_REMADE}")
-    _fill_derived(doc)
+        filled = upgrade(doc) if upgrade is not None else []
+        notes.append(_migrated_note(source, schema, doc, filled, upgrade is not None))
     try:
-        return Results.model_validate_json(json.dumps(doc), strict=True)
+        results = Results.model_validate_json(json.dumps(doc), strict=True)
     except ValidationError as exc:
         raise UsageError(f"{source}: {one_line(exc)}") from None
+    results._read_notes.extend(notes)
+    return results
 
 
-def _fill_derived(doc: dict) -> None:
-    """Give each ladder kernel of a file written before the model knew them its `model.
-    smem_served_bytes` (what the banks serve, `model.traffic`), its `model.l1_bytes` (the L1
-    sectors of naive and gmem_coalescing) and its `waves` (`model.waves`),
-    from its family, tile, occupancy, the problem and the device's SM count: figures derived from
-    what the file holds, so old files read as new ones do."""
-    problem = doc.get("problem")
-    kernels = doc.get("kernels")
-    device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
-    if not isinstance(problem, dict) or not isinstance(kernels, list):
-        return
-    try:
-        dtype = BY_FILE_DTYPE[problem.get("dtype", "float32")].dtype
-        p = Problem(int(problem["m"]), int(problem["n"]), int(problem["k"]), dtype).validate()
-    except (KeyError, TypeError, ValueError, UsageError):
-        return
-    for k in kernels:
-        family = families.BY_NAME.get(k.get("name")) if isinstance(k, dict) else None
-        if family is None or not isinstance(k.get("params"), dict) or not k["params"]:
-            continue
-        try:
-            spec = family.spec(k["params"])
-        except (UsageError, TypeError, ValueError, AttributeError):
-            continue
-        model = k.get("model")
-        for key in ("smem_served_bytes", "l1_bytes"):
-            if isinstance(model, dict) and key not in model:
-                value = getattr(spec.figures(p), key)
-                if value is not None:
-                    model[key] = value
-        occ, sms = k.get("occupancy"), device.get("sm_count")
-        if "waves" not in k and isinstance(occ, dict) and type(occ.get("active_blocks_per_sm")) is int \
-                and type(sms) is int and sms > 0:
-            waves = waves_of(spec.tile_grid(p), sms, occ["active_blocks_per_sm"])
-            if waves is not None:
-                k["waves"] = asdict(waves)
+def _migrated_note(source: str, schema: int, doc: dict, filled: list[str], upgraded: bool) -> str:
+    """The note on a file read from an older schema: what was filled, and by what."""
+    note = f"{source}: written as schema {schema}, read as schema {SCHEMA}"
+    if filled:
+        return f"{note}; {' and '.join(filled)} worked out from today's kernel families"
+    sweep = doc.get("sweep") if isinstance(doc.get("sweep"), list) else []
+    lacking = any(isinstance(pt, dict) and any(isinstance(k, dict) and k.get("model") is None
+                                               for k in pt.get("kernels") or [] if isinstance(pt.get("kernels"), list))
+                  for pt in sweep)
+    if lacking and not upgraded:
+        return (f"{note}; its sweep records no model at each size, so the sweep's readings are missing "
+                "(read it through roofline.api, or roofline show, to have them worked out)")
+    return note
 
 
 def migrate(doc: dict, source: str = "results") -> dict:
-    """A schema 1 document rewritten as schema 3 (by way of 2): `unwritten_elements` renamed, `model.smem_bytes`
-    added, stored floors and verdicts dropped (they are derived), occupancy's reserved bytes
-    filled in from the architecture. Raises UsageError when the document is too malformed to
-    migrate (it then fails the schema's checks with its field path)."""
+    """An older document (schema 1, 2 or 3) rewritten at schema 4's keys, as a copy. From schema 1:
+    `unwritten_elements` renamed, `model.smem_bytes` added, stored floors and verdicts dropped
+    (they are derived), occupancy's reserved bytes filled in from the architecture. Schemas 2 and
+    3 only lacked fields (3's the model at each size of a sweep: `Upgrade` fills it). Raises
+    UsageError when the document is too malformed to migrate (it then fails the schema's checks
+    with its field path)."""
     doc = json.loads(json.dumps(doc))  # a deep copy
+    if doc.get("schema") == 1:
+        _from_schema_1(doc)
+    doc["schema"] = SCHEMA
+    return doc
+
+
+def _from_schema_1(doc: dict) -> None:
     problem = doc.get("problem") if isinstance(doc.get("problem"), dict) else {}
     results = problem.get("m", 0) * problem.get("n", 0) if all(
         type(problem.get(x)) is int for x in ("m", "n")) else 0
@@ -150,13 +145,12 @@ def migrate(doc: dict, source: str = "results") -> dict:
                 occ.setdefault("reserved_smem_bytes", parse_arch(occ["arch"]).reserved_smem_per_block_bytes)
             except UsageError:
                 pass
-    doc["schema"] = SCHEMA
-    return doc
 
 
-def load(path: Path, profile: bool = False) -> Results | ProfileResults:
-    """Read and check a results file (a profile too when `profile`). Raises UsageError for a
-    missing, unreadable, non-JSON or invalid file, with a one-line message naming it."""
+def load(path: Path, profile: bool = False, upgrade: Upgrade | None = None) -> Results | ProfileResults:
+    """Read and check a results file (a profile too when `profile`); an older file is migrated
+    (`parse`, with `upgrade`). Raises UsageError for a missing, unreadable, non-JSON or invalid
+    file, with a one-line message naming it."""
     path = Path(path)
     if not str(path).strip() or str(path) == ".":
         raise UsageError("a results file name is empty")
@@ -183,7 +177,7 @@ def load(path: Path, profile: bool = False) -> Results | ProfileResults:
         raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}") from None
     except RecursionError:
         raise UsageError(f"{path}: not a roofline results file (nested too deeply to read)") from None
-    return parse(doc, str(path), profile)
+    return parse(doc, str(path), profile, upgrade)
 
 
 def dump(results: Results | ProfileResults) -> dict:

@@ -1,0 +1,117 @@
+"""What an older results file lacks and only the kernel families can work out, filled in once when
+it is read (`results.store.load`'s `upgrade`; `roofline.api` passes `fill`).
+
+A file of schema 4 records everything its reading needs. One of schema 3 or older left some
+figures to be rebuilt from the families of the day: the traffic model of each kernel at each size
+of a sweep (and the waves its grid took there), and, in files written before the model knew them,
+a ladder kernel's `model.smem_served_bytes` and `model.l1_bytes` and its `waves`. `fill` works
+them out from what the file holds (each kernel's family by its name, its recorded tile, the
+problem, its occupancy and the device's SM count), exactly as the reading of such a file did
+before schema 4, so an old file reads as it always did.
+
+The document is plain JSON data at schema 4's keys (`results.store.migrate` has run); anything
+malformed is left for the schema's checks to name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from ..errors import UsageError
+from ..model.precision import BY_FILE_DTYPE
+from ..model.problem import Problem
+from ..model.waves import waves_of
+from . import families
+
+
+def fill(doc: dict) -> list[str]:
+    """Fill, in place, what `doc` (an older results document, plain JSON data) lacks and its
+    kernels' families can work out: each ladder kernel's missing `model.smem_served_bytes`,
+    `model.l1_bytes` and `waves`, and at each size of a sweep each ladder kernel's `model` and
+    `waves`. Returns what it filled, as phrases for the reading's note (empty when nothing)."""
+    problem = _problem(doc.get("problem"))
+    kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
+    device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
+    sms = device.get("sm_count") if type(device.get("sm_count")) is int and device["sm_count"] > 0 else None
+    filled = []
+    if problem is not None and any([_fill_kernel(k, problem, sms) for k in kernels if isinstance(k, dict)]):
+        filled.append("kernels' missing model figures")
+    sweep = doc.get("sweep") if isinstance(doc.get("sweep"), list) else []
+    records = {k.get("name"): k for k in kernels if isinstance(k, dict)}
+    if any([_fill_point(point, records, sms) for point in sweep if isinstance(point, dict)]):
+        filled.append("the model at each size of its sweep")
+    return filled
+
+
+def _problem(record) -> Problem | None:
+    """A file's problem record as the model's Problem; None where it is malformed."""
+    if not isinstance(record, dict):
+        return None
+    try:
+        dtype = BY_FILE_DTYPE[record.get("dtype", "float32")].dtype
+        return Problem(int(record["m"]), int(record["n"]), int(record["k"]), dtype).validate()
+    except (KeyError, TypeError, ValueError, UsageError):
+        return None
+
+
+def _blocks_per_sm(k: dict) -> int | None:
+    occ = k.get("occupancy")
+    return occ.get("active_blocks_per_sm") if isinstance(occ, dict) and type(
+        occ.get("active_blocks_per_sm")) is int else None
+
+
+def _fill_kernel(k: dict, p: Problem, sms: int | None) -> bool:
+    """A ladder kernel's model figures the model did not know when the file was written, from its
+    family at its recorded tile."""
+    family = families.BY_NAME.get(k.get("name"))
+    if family is None or not isinstance(k.get("params"), dict) or not k["params"]:
+        return False
+    try:
+        spec = family.spec(k["params"])
+    except (UsageError, TypeError, ValueError, AttributeError):
+        return False
+    done = False
+    model = k.get("model")
+    for key in ("smem_served_bytes", "l1_bytes"):
+        if isinstance(model, dict) and key not in model:
+            value = getattr(spec.figures(p), key)
+            if value is not None:
+                model[key] = value
+                done = True
+    blocks = _blocks_per_sm(k)
+    if "waves" not in k and blocks is not None and sms is not None:
+        waves = waves_of(spec.tile_grid(p), sms, blocks)
+        if waves is not None:
+            k["waves"] = asdict(waves)
+            done = True
+    return done
+
+
+def _fill_point(point: dict, records: dict, sms: int | None) -> bool:
+    """Each ladder kernel's model at one size of a sweep, and its waves there: its family at the
+    tile it chose there (a kernel that picks its tile by shape records it), else at the run's
+    tile, else at the ladder's; the waves at the blocks per SM the run's record holds."""
+    p = _problem(point.get("problem"))
+    done = False
+    for k in point.get("kernels") if p is not None and isinstance(point.get("kernels"), list) else []:
+        if not isinstance(k, dict) or k.get("model") is not None:
+            continue
+        rec = records.get(k.get("name"))
+        family = families.BY_NAME.get(k.get("name"))
+        blocks = _blocks_per_sm(rec) if isinstance(rec, dict) else None
+        if family is None or blocks is None or family.tensor != p.tensor:
+            continue
+        params = rec.get("params") if isinstance(rec.get("params"), dict) else {}
+        if not params and rec.get("tile_source", "ladder") != "ladder":
+            continue  # its tile is not recorded: no model to read it with
+        chosen = k.get("params") if isinstance(k.get("params"), dict) else {}
+        try:
+            spec = family.spec(chosen or params or None, dtype=p.dtype if family.tensor else None)
+            k["model"] = asdict(spec.figures(p))
+        except (UsageError, TypeError, ValueError, AttributeError):
+            continue
+        if k.get("waves") is None and sms is not None:
+            waves = waves_of(spec.tile_grid(p), sms, blocks)
+            k["waves"] = asdict(waves) if waves is not None else None
+        done = True
+    return done
