@@ -24,8 +24,8 @@ import pytest
 from roofline import api
 from roofline.model.arch import parse_arch
 from roofline.model.occupancy import calculate
-from roofline.render import chart, compare_chart, occupancy_chart, profile_chart, roofline_chart, sweep_chart
-from roofline.render.chart import Box
+from roofline.render import chart, compare_chart, layout, occupancy_chart, profile_chart, roofline_chart, sweep_chart
+from roofline.render.layout import Box
 from roofline.analysis.compare import compare_work
 
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
@@ -143,7 +143,7 @@ def record(fig) -> dict:
                 if np.isfinite(xy).all() and (clip is None or clip.contains(*xy)):
                     centres.append(xy)
         if line.get_linestyle() not in ("None", "none", "", " ") and line.get_linewidth() > 0:
-            segments = chart.path_segments(line.get_path(), line.get_transform())
+            segments = layout.path_segments(line.get_path(), line.get_transform())
             lines.append((line, _clip(segments, clip) if clip is not None else segments))
     for c in seen[Collection]:
         clip = c.get_clip_box() if c.get_clip_on() else None
@@ -153,10 +153,10 @@ def record(fig) -> dict:
                     centres.append(xy)
         elif isinstance(c, LineCollection):
             for path in c.get_paths():
-                segments = chart.path_segments(path, c.get_transform())
+                segments = layout.path_segments(path, c.get_transform())
                 lines.append((c, _clip(segments, clip) if clip is not None else segments))
     for arrow in seen[FancyArrowPatch]:
-        lines.append((arrow, chart.path_segments(arrow.get_path(), arrow.get_transform())))
+        lines.append((arrow, layout.path_segments(arrow.get_path(), arrow.get_transform())))
     return {"texts": texts, "centres": np.array(centres, dtype=float).reshape(-1, 2), "lines": lines,
             "legends": seen[Legend], "renderer": renderer}
 
@@ -233,7 +233,7 @@ def test_no_line_runs_through_a_label(drawn):
     for artist, segments in d["lines"]:
         if not len(segments) or not boxes:
             continue
-        for i in np.flatnonzero(chart.crossed_boxes(boxes, segments, -0.5).any(axis=1)):  # every label at once
+        for i in np.flatnonzero(layout.crossed_boxes(boxes, segments, -0.5).any(axis=1)):  # every label at once
             t = d["texts"][i][0]
             if artist is getattr(t, "arrow_patch", None):  # a leader line ends at its own label's edge
                 continue

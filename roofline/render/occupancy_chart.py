@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..model.arch import ArchLimits
 from ..model.occupancy import Occupancy, sweeps
-from .chart import Scene, check_output, new_figure, save_atomic
+from .chart import check_output, new_figure, save_atomic
+from .layout import Layout
 from .text import limiters, percent
 
 
@@ -54,5 +55,5 @@ def render(limits: ArchLimits, current: Occupancy):
                  f"{percent(current.occupancy)} % ({limiters(current)})")
     fig.tight_layout()
     for ax, label in marks:  # beside the marked point, off the step line
-        Scene(fig, ax, skip=[label]).place_annotations([label])
+        Layout(fig, ax, skip=[label]).place_annotations([label])
     return fig

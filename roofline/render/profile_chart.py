@@ -27,7 +27,8 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.roofs import COMPUTE_LEVEL
 from ..results.profile import ProfileResults
-from .chart import Scene, check_output, new_figure, save_atomic, text
+from .chart import check_output, new_figure, save_atomic, text
+from .layout import Layout
 from ..model.units import figure, plural
 from .text import display_names, percent, precision_cell, roof_name
 from .style import MEMORY_COLORS, PROFILE_MARKERS, compute_color
@@ -176,8 +177,7 @@ def render(doc: ProfileResults, top: int = TOP):
     bars.axvline(100, color="black", lw=1, ls="--")
     bars.set_xlabel("% of the roof that binds the kernel (dashed: 100 %, at the roof)")
     bars.set_title("distance from the binding roof", fontsize=9, loc="left")
-    scene = Scene(fig, ax, skip=ranks)
-    scene.place_annotations(ranks)
+    Layout(fig, ax, skip=ranks).place_annotations(ranks)
     return fig
 
 

@@ -15,7 +15,7 @@ A tile search (`roofline tune`, dozens of candidates of one kernel) is drawn who
 and slowest tiles, the user's kernels and the highlighted ones are named and coloured, the others
 are grey points, and the list beside the chart ranks them all.
 
-Labels are placed last (`chart.Scene`): a roof's along its line, a kernel's at the nearest spot
+Labels are placed last (`layout.Layout`): a roof's along its line, a kernel's at the nearest spot
 round one of its points that covers no marker, crosses no line and overlaps no other label, with
 a leader line when it had to move away. A measured roof within NEAR of its theoretical one shares
 its label: the two lines are a few pixels apart, too close for a label each.
@@ -37,10 +37,10 @@ from .chart import (
     load_matplotlib,
     run_color,
     new_figure,
-    Scene,
     save_atomic,
     text,
 )
+from .layout import Layout
 from .text import l2_note, occupancy_phrase, percent
 from .style import MEMORY_COLORS, RUN_MARKERS, compute_color
 
@@ -398,23 +398,23 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     roof_labels = _roof_labels(ax, lines)
     placed = ([t for t, *_ in peak_labels + measured_labels] + [t for t, _ in ref_labels] + ridge_labels
               + [t for t, *_ in roof_labels] + [t for t, _ in flat] + texts)
-    scene = Scene(fig, ax, skip=placed)
+    placer = Layout(fig, ax, skip=placed)
     # one run: at the right end, away from the ridge at the left; several: the ridges are along the
     # lines, so from a quarter of the way on
     along = [0.25, 0.4, 0.1, 0.55, 0.7, 0.85, 0.98, 0.33, 0.48, 0.62, 0.78] if many else [0.98, 0.85, 0.7, 0.55, 0.4]
     for t, start, value in peak_labels:
-        scene.place_on_line(t, (start, value), (x_hi, value), fractions=along)
+        placer.place_on_line(t, (start, value), (x_hi, value), fractions=along)
     for t, start, value in measured_labels:
-        scene.place_on_line(t, (start, value), (x_hi, value), fractions=[0.98, 0.85, 0.7], sides=(-1, 1))
+        placer.place_on_line(t, (start, value), (x_hi, value), fractions=[0.98, 0.85, 0.7], sides=(-1, 1))
     for t, y in ref_labels:
-        scene.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.02 + 0.06 * i for i in range(17)])
+        placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.02 + 0.06 * i for i in range(17)])
     for t, y in flat:
-        scene.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.98, 0.8, 0.6, 0.4])
+        placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.98, 0.8, 0.6, 0.4])
     for t, gbps, side in roof_labels:
-        scene.place_on_line(t, (x_lo, x_lo * gbps), (peak / gbps, peak), sides=(side, -side),
-                            fractions=[0.05 + 0.05 * i for i in range(18)])
-    scene.place_annotations(ridge_labels + texts, passes=8 if many else 4,
-                            anchors={texts[i]: xy for i, xy in anchors.items()})
+        placer.place_on_line(t, (x_lo, x_lo * gbps), (peak / gbps, peak), sides=(side, -side),
+                             fractions=[0.05 + 0.05 * i for i in range(18)])
+    placer.place_annotations(ridge_labels + texts, passes=8 if many else 4,
+                             anchors={texts[i]: xy for i, xy in anchors.items()})
     return fig, texts
 
 

@@ -6,7 +6,7 @@ time in ms (a run), log; y its headroom, time now over time at the target (1 = a
 log; marker area its saving. For a profile, dotted curves join the kernels whose saving is the
 same share of the step (1 %, 2 %, 5 %, 10 %: share x (1 - 1/headroom)): a kernel above a curve
 saves more than it. The top kernels by saving are named, each label placed clear of the others
-(`chart.Scene`).
+(`layout.Layout`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from rich.table import Table
 from ..errors import UsageError
 from ..model.units import figure, plural
 from ..analysis.whatif import KernelWhatIf, WhatIf
-from .chart import Scene, check_output, new_figure, save_atomic, text
+from .chart import check_output, new_figure, save_atomic, text
+from .layout import Layout
 from .tables import _fit
 from .text import display_names, percent, roof_name, uncounted_phrase
 
@@ -188,8 +189,7 @@ def render(w: WhatIf, source: str = ""):
         labels.append(ax.annotate(label, (x, k.time_ms / k.target_ms), xytext=(8, 0), textcoords="offset points",
                                   fontsize=7, ha="center", va="center", zorder=4,
                                   arrowprops=dict(arrowstyle="-", lw=0.6, color="0.4", shrinkA=0, shrinkB=4)))
-    scene = Scene(fig, ax, skip=labels)
-    scene.place_annotations(labels)
+    Layout(fig, ax, skip=labels).place_annotations(labels)
     if profile:  # drawn after the labels are placed: a thin dotted curve may pass behind a label
         _step_curves(ax, x_lo, x_hi, y_hi)
     return fig
