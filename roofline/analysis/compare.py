@@ -17,9 +17,10 @@ noise (inside the runs' spread, or a profile's fixed `NOISE`) or as faster/slowe
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from ..model.problem import Problem
 from ..model.roofs import Verdict
 from ..model.units import gflops
 from ..results.profile import ProfileResults
@@ -27,6 +28,21 @@ from ..results.schema import KernelRecord, Results
 from .work import KernelWork, Workload, workload
 
 SAME = 0.02  # a change of the time over the floor below 2 % is no move either way
+
+
+def roof_move(floors: tuple[Verdict | None, Verdict | None] | None) -> str:
+    """A run's kernel against the binding floors of its two-roof readings, before and after:
+    'closer' when after sits nearer its floor than before did (by more than SAME), 'further',
+    'same'; 'below its floor' when either run beat its floor (the model's bytes were more than the
+    hardware moved, so the distance means nothing); '-' unless both were timed."""
+    if floors is None or floors[0] is None or floors[1] is None:
+        return "-"
+    b, a = floors[0].times_floor, floors[1].times_floor
+    if min(a, b) < 1:
+        return "below its floor"
+    if abs(a - b) <= SAME * b:
+        return "same"
+    return "closer" if a < b else "further"
 
 
 @dataclass(frozen=True)
@@ -43,17 +59,7 @@ class KernelChange:
 
     @property
     def roof_move(self) -> str:
-        """'closer' when after sits nearer its binding floor than before did (by more than SAME),
-        'further', 'same'; 'below its floor' when either run beat its floor (the model's bytes
-        were more than the hardware moved, so the distance means nothing); '-' unless both timed."""
-        if self.before_reading is None or self.after_reading is None:
-            return "-"
-        b, a = self.before_reading.times_floor, self.after_reading.times_floor
-        if min(a, b) < 1:
-            return "below its floor"
-        if abs(a - b) <= SAME * b:
-            return "same"
-        return "closer" if a < b else "further"
+        return roof_move((self.before_reading, self.after_reading))
 
 
 @dataclass(frozen=True)
@@ -178,7 +184,9 @@ class Delta:
     """What changed for one kernel in both files (or for the step). Times in ms, rates in GFLOP/s,
     occupancy 0-1, fractions of the binding roof 0-1 (where a roof binds); `noise` the relative
     time change inside which a difference is called noise, and `noise_from` where it comes from
-    ('spread': the launches' (max - min) / median of the two runs; 'fixed': `NOISE`)."""
+    ('spread': the launches' (max - min) / median of the two runs; 'fixed': `NOISE`). A run's
+    kernel adds its registers and the two-roof reading of each file (`Results.floors`), from which
+    `roof_move` says whether it moved toward its binding floor."""
 
     label: str
     before_ms: float
@@ -195,10 +203,22 @@ class Delta:
     configuration: str | None = None  # 'grid x block -> grid x block' where matched by name alone
     launch: str | None = None  # a profiled kernel's 'grid x block' (after's)
     across: bool = False  # different GPU models: read by the fraction of the binding roof, not the time
+    registers: tuple[int | None, int | None] | None = None  # a run's kernel: registers per thread, before and after
+    floors: tuple[Verdict | None, Verdict | None] | None = None  # a run's kernel: its two-roof readings
 
     @property
     def time_change(self) -> float:
         return self.after_ms / self.before_ms - 1.0
+
+    @property
+    def speedup(self) -> float:
+        """Before's time over after's (a run: the median time of one launch)."""
+        return self.before_ms / self.after_ms
+
+    @property
+    def roof_move(self) -> str:
+        """A run's kernel: 'closer', 'further', 'same' or 'below its floor' (`roof_move`)."""
+        return roof_move(self.floors)
 
     @property
     def gflops_change(self) -> float | None:
@@ -276,11 +296,32 @@ def pct(x: float) -> str:
 
 
 @dataclass(frozen=True)
+class Untimed:
+    """A run's kernel in both files but not verified and timed in both, so in no `Delta` (and in
+    `gone` or `new` where one file timed it): in each file its median ms and two-roof reading (None
+    where not timed there), its registers and occupancy, as the run table shows them."""
+
+    label: str
+    before_ms: float | None
+    after_ms: float | None
+    before_occupancy: float | None
+    after_occupancy: float | None
+    registers: tuple[int | None, int | None]
+    floors: tuple[Verdict | None, Verdict | None]
+    speedup = None  # no speedup without both times
+
+    @property
+    def roof_move(self) -> str:
+        return roof_move(self.floors)
+
+
+@dataclass(frozen=True)
 class WorkComparison:
     """Two results files of one kind, kernel by kernel (`analysis.work`): the matched kernels
     (after's order), the step of a profile (None for runs), the kernels in one file only (labels),
-    and one line per difference that comes from the device or the files. `runs` holds the run
-    comparison (`Comparison`: registers, the reference) when both are runs."""
+    and one line per difference that comes from the device or the files. Runs add every kernel in
+    both files in after's order (`in_both`: its `Delta`, or `Untimed` where one file did not time
+    it), the reference's median ms before and after and the two problems."""
 
     kind: str
     before: Workload
@@ -290,11 +331,24 @@ class WorkComparison:
     gone: list[str]
     new: list[str]
     notes: list[str]
-    runs: Comparison | None = None
+    in_both: list[Delta | Untimed] = field(default_factory=list)
+    reference_ms: tuple[float, float] | None = None  # runs: cuBLAS's median ms, before and after
+    problems: tuple[Problem, Problem] | None = None  # runs: the problems of before and after
 
     @property
     def same_device(self) -> bool:
         return self.before.device.name == self.after.device.name
+
+    @property
+    def reference_speedup(self) -> float | None:
+        """The reference's time before over after (runs; None for profiles)."""
+        return self.reference_ms[0] / self.reference_ms[1] if self.reference_ms else None
+
+    @property
+    def runs(self) -> WorkComparison | None:
+        """This comparison where both files are runs, else None: what `roofline compare` passes to
+        the run table (`render.tables.compare_tables`)."""
+        return self if self.kind == "run" else None
 
     def to_dict(self) -> dict:
         """The `--json` document (keys in docs/compare.md)."""
@@ -302,7 +356,7 @@ class WorkComparison:
                 "same_device": self.same_device, "noise_fixed": NOISE, "cause_threshold": CAUSE,
                 "step": self.step.to_dict() if self.step else None,
                 "kernels": [d.to_dict() for d in self.kernels], "gone": self.gone, "new": self.new,
-                "reference_speedup": self.runs.reference_speedup if self.runs else None, "notes": self.notes}
+                "reference_speedup": self.reference_speedup, "notes": self.notes}
 
 
 def _shape(key: tuple) -> str:
@@ -335,7 +389,7 @@ def _levels(b: KernelWork | None, a: KernelWork | None, before: dict | None = No
 
 
 def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | None = None,
-           across: bool = False) -> Delta:
+           across: bool = False, floors: tuple[Verdict | None, Verdict | None] | None = None) -> Delta:
     spreads = [s for s in (b.spread, a.spread) if s is not None]
     noise, source = (max(spreads), "spread") if spreads and not profile else (NOISE, "fixed")
     if profile:  # 1 us of one launch's duration is noise too, however short the kernel
@@ -343,7 +397,27 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
     return Delta(a.name, b.time_ms, a.time_ms, _rate(b.flops, b.time_ms),
                  _rate(a.flops, a.time_ms), _levels(b, a), b.occupancy, a.occupancy, _fraction(b.verdict),
                  _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
-                 across)
+                 across, None if profile else (b.registers, a.registers), floors)
+
+
+def _floor(doc: Results, k: KernelRecord) -> Verdict | None:
+    """A run kernel's two-roof reading (`Results.floors`), None unless it was verified and timed."""
+    return doc.floors(k) if k.timed else None
+
+
+def _in_both(before: Results, after: Results, deltas: list[Delta]) -> list[Delta | Untimed]:
+    """Every kernel of two runs in both files, in after's order: its `Delta` where both timed it,
+    else `Untimed`."""
+    timed = {d.label: d for d in deltas}
+    old = {k.name: k for k in before.kernels}
+
+    def occupancy(k: KernelRecord) -> float | None:
+        return k.occupancy.occupancy if k.occupancy else None
+
+    return [timed.get(k.name) or Untimed(k.name, b.time_ms if b.timed else None, k.time_ms if k.timed else None,
+                                         occupancy(b), occupancy(k), (b.registers, k.registers),
+                                         (_floor(before, b), _floor(after, k)))
+            for k in after.kernels if (b := old.get(k.name)) is not None]
 
 
 def _step(before: Workload, after: Workload) -> Delta:
@@ -395,8 +469,8 @@ def match(before: Workload, after: Workload) -> tuple[list[tuple[KernelWork, Ker
 
 def compare_work(before: Results | ProfileResults, after: Results | ProfileResults, force: bool = False) -> WorkComparison:
     """Any two results files of one kind, kernel by kernel. Raises UsageError for a profile
-    against a run file, for runs of different problems (unless `force`: `compare`), or when no
-    kernel matches."""
+    against a run file, for runs of different problems (unless `force`: times are then compared as
+    they are, per launch), or when no kernel matches."""
     # across GPU models each file is read against its GPU's theoretical roofs: a measured roof on
     # one side only (or a different set of them) would move every fraction by the measured/theoretical gap
     across = before.device.name != after.device.name
@@ -404,14 +478,20 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if wb.kind != wa.kind:
         raise UsageError(f"cannot compare a {wb.kind} with a {wa.kind}: a profile's kernels are a program's steps, "
                          "a run's are alternatives for one problem; compare two profiles or two run files")
-    runs = compare(before, after, force) if wb.kind == "run" else None
+    profile = wb.kind == "profile"
+    if not profile:
+        pb, pa = before.problem.problem, after.problem.problem
+        if pb != pa and not force:
+            raise UsageError(f"the files solve different problems ({pb.text()} and {pa.text()}); their times do not "
+                             "compare; pass --force to compare them anyway")
     pairs, gone, new = match(wb, wa)
     if not pairs:
         raise UsageError("the two files have no kernel in common; compare runs of the same kernels")
-    profile = wb.kind == "profile"
-    deltas = [_delta(b, a, profile, f"{_shape(b.key)} -> {_shape(a.key)}" if changed else None, across)
+    records = None if profile else ({k.name: k for k in before.kernels}, {k.name: k for k in after.kernels})
+    deltas = [_delta(b, a, profile, f"{_shape(b.key)} -> {_shape(a.key)}" if changed else None, across,
+                     None if profile else (_floor(before, records[0][b.name]), _floor(after, records[1][a.name])))
               for b, a, changed in pairs]
-    notes = list(runs.notes) if runs else []
+    notes = [] if profile else _notes(before, after, pb != pa)
     if profile:
         notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "
                      f"{NOISE_US:g} us per launch, is called noise")
@@ -432,4 +512,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     renamed = sum(1 for d in deltas if d.configuration)
     if renamed:
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
-    return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa) if profile else None, gone, new, notes, runs)
+    if profile:
+        return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa), gone, new, notes, deltas)
+    return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
+                          (before.reference.time_ms, after.reference.time_ms), (pb, pa))

@@ -23,7 +23,7 @@ from ..nsight.metrics import EVERYTHING
 from ..model.occupancy import RESOURCES, Occupancy
 from ..model.peaks import LABELS
 from ..model.units import figure, plural
-from ..analysis.compare import Comparison
+from ..analysis.compare import WorkComparison
 from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from .text import (
@@ -507,29 +507,34 @@ def _arrow(before: str, after: str) -> str:
     return before if before == after else f"{before} -> {after}"
 
 
-def compare_tables(cmp: Comparison, width: int = 200) -> list[Table]:
-    """Two results files side by side (`analysis.compare.Comparison`): per kernel in both, median ms
-    before and after, the speedup (before / after), registers, occupancy and the binding floor of
-    the two-roof reading before and after ('fp32 2.27 -> fp32 1.36'), and whether the kernel moved
-    toward its roof; cuBLAS last, whose own speedup is the share of the device and of noise."""
+def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
+    """Two run files side by side (`analysis.compare.WorkComparison` of runs): per kernel in both,
+    median ms before and after, the speedup (before / after), registers, occupancy and the binding
+    floor of the two-roof reading before and after ('fp32 2.27 -> fp32 1.36'), and whether the
+    kernel moved toward its roof; cuBLAS last, whose own speedup is the share of the device and of
+    noise."""
     columns = [("ms before", "right"), ("ms after", "right"), ("speedup", "right"), ("regs", "left"),
                ("occupancy", "left"), ("bound x", "left"), ("roof", "left")]
+
+    def cell(x, show=str) -> str:
+        return show(x) if x is not None else "-"
+
+    def occupancy(x: float) -> str:
+        return f"{percent(x)}%"
+
     rows, styles = [], []
-    for c in cmp.changes:
-        b, a = c.before, c.after
-        regs = _arrow(str(b.registers) if b.registers is not None else "-",
-                      str(a.registers) if a.registers is not None else "-")
-        occ = _arrow(f"{percent(b.occupancy.occupancy)}%" if b.occupancy else "-",
-                     f"{percent(a.occupancy.occupancy)}%" if a.occupancy else "-")
-        bound = _arrow(bound_cell(c.before_reading) if c.before_reading else "failed",
-                       bound_cell(c.after_reading) if c.after_reading else "failed")
-        rows.append([c.name, f"{b.time_ms:.3f}" if b.timed else "-", f"{a.time_ms:.3f}" if a.timed else "-",
-                     f"{c.speedup:.2f}x" if c.speedup is not None else "-", regs, occ, bound, c.roof_move])
+    for c in cmp.in_both:
+        (rb, ra), (fb, fa) = c.registers, c.floors
+        bound = _arrow(bound_cell(fb) if fb else "failed", bound_cell(fa) if fa else "failed")
+        rows.append([c.label, cell(c.before_ms, "{:.3f}".format), cell(c.after_ms, "{:.3f}".format),
+                     cell(c.speedup, "{:.2f}x".format), _arrow(cell(rb), cell(ra)),
+                     _arrow(cell(c.before_occupancy, occupancy), cell(c.after_occupancy, occupancy)), bound,
+                     c.roof_move])
         styles.append(None if c.speedup is not None else "red")
-    rows.append(["cublas", f"{cmp.before.reference.time_ms:.3f}", f"{cmp.after.reference.time_ms:.3f}",
-                 f"{cmp.reference_speedup:.2f}x", "-", "-", "-", "reference"])
+    ref_b, ref_a = cmp.reference_ms
+    rows.append(["cublas", f"{ref_b:.3f}", f"{ref_a:.3f}", f"{cmp.reference_speedup:.2f}x", "-", "-", "-", "reference"])
     styles.append("bold")
-    pb, pa = cmp.before.problem.problem, cmp.after.problem.problem
+    pb, pa = cmp.problems
     problem = (gemm_title(pb) if pb == pa  # 'SGEMM 4096x4096x4096' or 'GEMM ... BF16 (TN, FP32 accumulate)'
                else f"{'GEMM' if pb.tensor or pa.tensor else 'SGEMM'} {pb.text()} -> {pa.text()}")
     device = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
