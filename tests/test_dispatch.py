@@ -166,10 +166,10 @@ def test_runs_timed_with_different_l2_states_do_not_merge_and_compare_says_so():
     from pathlib import Path
 
     from roofline.errors import UsageError
-    from roofline.analysis.compare import compare
+    from roofline.analysis.compare import compare_work
 
     cold = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200.json")
     warm = cold.model_copy(update={"l2": "warm"})
     with pytest.raises(UsageError, match="timed with the L2 warm, a.json with it cold"):
         store.merge([cold, warm], ["a.json", "b.json"])
-    assert any("L2 cold before and warm after" in n for n in compare(cold, warm).notes)
+    assert any("L2 cold before and warm after" in n for n in compare_work(cold, warm).notes)

@@ -190,22 +190,6 @@ def test_user_kernels_stand_out_with_or_without_a_model(tmp_path):
     assert doc.floors(doc.kernels[-1]).binding.level == "FP32"  # no model: the FLOPs are all it has
 
 
-def test_compare_chart(tmp_path):
-    from roofline.render import compare_chart
-    from roofline.analysis.compare import compare
-
-    before, after = make_doc(), make_doc()
-    set_rate(after["kernels"][5], 30_000.0)
-    cmp = compare(store.parse(before), store.parse(after))
-    assert [c.roof_move for c in cmp.changes][5] == "closer" and cmp.changes[5].speedup == pytest.approx(1.2)
-    svg = compare_chart.draw(cmp, tmp_path / "c.svg").read_text()
-    assert "1.20x" in svg and "closer to its roof" in svg and "cublas (reference)" in svg
-    with pytest.raises(UsageError, match="different problems"):
-        compare(store.parse(before), store.parse(make_doc(n=1024)))
-    assert compare(store.parse(before), store.parse(make_doc(n=1024)), force=True).notes[0].startswith(
-        "different problems")
-
-
 def test_every_ladder_step_has_one_technique_and_its_own_style():
     from roofline.ladder.families import LADDER, TECHNIQUES, TENSOR_LADDER, technique
 
