@@ -1,13 +1,13 @@
 """Two run files compared by the one engine (`analysis.compare.compare_work`): what a run adds to
 each kernel's change (speedup, registers, the two-roof reading and the move toward it), the
-reference, the kernels in both files not timed in both, and the run table and chart that show them."""
+reference, the kernels in both files not timed in both, and the tables and chart that show them."""
 
 import pytest
 from conftest import make_doc, set_rate
 
 from roofline.analysis.compare import Delta, Untimed, compare_work
 from roofline.errors import UsageError
-from roofline.render.tables import compare_tables
+from roofline.render.changes import change_tables
 from roofline.results import store
 
 
@@ -21,7 +21,7 @@ def test_a_faster_run_kernel_moves_closer_to_its_floor_and_the_chart_shows_the_r
     assert d.roof_move == "closer" and d.speedup == pytest.approx(1.2) and d.registers == (64, 64)
     assert d.floors[0].times_floor == pytest.approx(1.2 * d.floors[1].times_floor)
     assert {c.roof_move for c in cmp.kernels if c is not d} == {"same", "below its floor"}  # gmem_coalescing beats its floor
-    assert cmp.in_both == cmp.kernels and cmp.runs is cmp and cmp.reference_speedup == pytest.approx(1.0)
+    assert cmp.in_both == cmp.kernels and cmp.reference_speedup == pytest.approx(1.0)
     assert cmp.to_dict()["reference_speedup"] == pytest.approx(1.0)
     svg = compare_chart.draw_moves(cmp, tmp_path / "c.svg").read_text()
     assert "cublas (reference)" in svg and "-17 %" in svg  # 1 / 1.2 - 1
@@ -48,7 +48,9 @@ def test_a_kernel_failed_in_one_run_is_in_both_untimed_gone_and_in_the_run_table
     from rich.console import Console
 
     console = Console(width=140, record=True)
-    for table in compare_tables(cmp, 140):
+    for table in change_tables(cmp, 140):  # the runs side by side, then what changed
         console.print(table)
-    row = next(line for line in console.export_text().splitlines() if line.strip().startswith("register_strip"))
+    text = console.export_text()
+    assert text.startswith("before -> after: SGEMM 4096x4096x4096 on H200") and "what changed, run" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("register_strip"))
     assert row.split()[2:4] == ["-", "-"] and "-> failed" in row

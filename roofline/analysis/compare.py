@@ -250,10 +250,11 @@ class WorkComparison:
         return self.reference_ms[0] / self.reference_ms[1] if self.reference_ms else None
 
     @property
-    def runs(self) -> WorkComparison | None:
-        """This comparison where both files are runs, else None: what `roofline compare` passes to
-        the run table (`render.tables.compare_tables`)."""
-        return self if self.kind == "run" else None
+    def runs(self) -> None:
+        """None. It held the separate comparison of two runs, whose figures are this comparison's
+        now and whose table `render.changes.change_tables` shows first; kept until the compare
+        command stops asking for it."""
+        return None
 
     def to_dict(self) -> dict:
         """The `--json` document (keys in docs/compare.md)."""

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ..analysis.check import Check
 from ..analysis.compare import Delta, WorkComparison, pct, share
-from .tables import WRAP, _arrow, _fit
+from .tables import WRAP, _arrow, _fit, compare_tables
 from .text import display_names, percent
 
 TOP = 25  # a profile's kernels shown, by the longer of their two times
@@ -58,10 +58,12 @@ def _row(d: Delta, name: str, profile: bool) -> list[str]:
 
 
 def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) -> list[Table]:
-    """Per matched kernel (and first the step, for profiles): ms before -> after, the time change,
-    FLOP/s, the change of DRAM, L2 and L1 bytes ('(model)' where both are the model's), theoretical
-    occupancy, the fraction of the binding roof, and the reading (noise, or faster/slower with the
-    cause). A profile shows its `top` kernels by the longer of their two times."""
+    """Two runs first side by side (`render.tables.compare_tables`: speedup, registers, the
+    two-roof reading and the move toward it, the reference). Then per matched kernel (and first
+    the step, for profiles): ms before -> after, the time change, FLOP/s, the change of DRAM, L2
+    and L1 bytes ('(model)' where both are the model's), theoretical occupancy, the fraction of the
+    binding roof, and the reading (noise, or faster/slower with the cause). A profile shows its
+    `top` kernels by the longer of their two times."""
     profile = cmp.kind == "profile"
     columns = ([("grid x block", "right")] if profile else []) + [
         ("ms", "right"), ("time", "right"), ("FLOP/s", "right"), ("DRAM bytes", "right"), ("L2 bytes", "right"),
@@ -81,8 +83,9 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     devices = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
     shown = f"top {len(deltas)} of {len(cmp.kernels)}" if len(deltas) < len(cmp.kernels) else str(len(deltas))
     what = "profile" if profile else f"run ({cmp.after.problem})"
-    return _fit(f"what changed, {what} on {devices}: {shown} matched kernels", ("kernel", "left"), columns, rows,
-                width, styles)
+    runs = compare_tables(cmp, width) if cmp.kind == "run" else []
+    return runs + _fit(f"what changed, {what} on {devices}: {shown} matched kernels", ("kernel", "left"), columns,
+                       rows, width, styles)
 
 
 def check_lines(result: Check) -> list[str]:
