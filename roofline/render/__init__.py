@@ -7,7 +7,7 @@ occupancy, devices). Nothing here measures or models; units are converted for di
   roofline_chart   the hierarchical roofline
   sweep_chart      GFLOP/s against problem size
   occupancy_chart  occupancy against registers, threads and shared memory
-  compare_chart    speedups between two results files
+  compare_chart    each kernel's move between two results files (compare --out)
   profile_chart    a program's top kernels, each against the roof of its precision
   html_report      the interactive report: roofline, table and sweep in one offline HTML file (Plotly)
 """
