@@ -15,6 +15,7 @@ from .measure.runner import KernelRun, RunOutput
 from .measure.tuning import TuneOutcome
 from .model.device import DeviceSpec
 from .model.problem import Problem
+from .model.timing import Timing, paired
 from .model.units import gflops
 from .model.waves import waves_of
 from .model.precision import PRECISIONS
@@ -24,6 +25,7 @@ from .results.schema import (
     RaggedRecord,
     Reference,
     Results,
+    RoundsRecord,
     Skipped,
     SweepKernel,
     SweepPoint,
@@ -32,12 +34,13 @@ from .results.schema import (
 )
 
 
-def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count: int,
+def kernel_record(r: KernelRun, reference: Timing, problem: Problem, sm_count: int,
                   by_template: bool = False) -> KernelRecord:
     """One kernel's record: its compiled, verified and timed parts (null where it stopped short),
     named by the ladder name or, `by_template`, by its template expression; a user kernel's with
     its launch description and its check at the ragged shape; the waves its grid takes on
-    `sm_count` SMs at its occupancy (`model.waves`)."""
+    `sm_count` SMs at its occupancy (`model.waves`); its percentage of the `reference` from the
+    rounds they were timed in together (`model.timing.paired`), else from the two medians."""
     c, v, t = r.compiled, r.verification, r.timing
     problem_flops = problem.flops
     waves = waves_of(r.spec.tile_grid(problem), sm_count, c.occupancy.active_blocks_per_sm) if c else None
@@ -62,8 +65,8 @@ def kernel_record(r: KernelRun, reference_ms: float, problem: Problem, sm_count:
         nan_or_unwritten_elements=v.nan_or_unwritten_elements if v else None,
         error=r.error,
         gflops=gflops(problem_flops, t.median_ms) if t else None, time_ms=t.median_ms if t else None,
-        pct_of_reference=100 * reference_ms / t.median_ms if t else None, timing=t,
-        sm_clock_mhz_before_after=list(r.sm_clock_mhz), model=r.figures,
+        pct_of_reference=_pct(t, reference) if t else None, timing=t,
+        sm_clock_mhz_before_after=list(r.sm_clock_mhz), energy=r.energy, model=r.figures,
         source=r.spec.describe() if user else None, ragged=ragged, waves=waves,
     )
 
@@ -73,6 +76,11 @@ def problem_record(p: Problem) -> ProblemRecord:
     ('TN' in the tensor-core precisions: B stored N x K), as the schema names them."""
     precision = PRECISIONS[p.dtype]
     return ProblemRecord(m=p.m, n=p.n, k=p.k, dtype=precision.file_dtype, layout=precision.layout)
+
+
+def _pct(t: Timing, reference: Timing) -> float:
+    pairs = paired(t, reference)
+    return pairs.pct if pairs else 100 * reference.median_ms / t.median_ms
 
 
 def _finite(x: float | None) -> float | None:
@@ -86,6 +94,7 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
     by its template expression ('autotuned<128,128,16,4,8>'), for runs of one family at many tiles."""
     p = out.problem
     ref_ms = out.reference.median_ms
+    rounds = out.rounds
     return Results(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool=f"roofline {__version__}",
@@ -93,11 +102,19 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
         problem=problem_record(p),
         reference=Reference(gflops=gflops(p.flops, ref_ms), time_ms=ref_ms, timing=out.reference,
                             via=PRECISIONS[p.dtype].reference, tf32=p.dtype == "tf32",
-                            sm_clock_mhz_before_after=list(out.reference_clock_mhz)),
-        kernels=[kernel_record(r, ref_ms, p, (device or out.device).sm_count, by_template) for r in out.kernels],
+                            sm_clock_mhz_before_after=list(out.reference_clock_mhz), energy=out.reference_energy),
+        kernels=[kernel_record(r, out.reference, p, (device or out.device).sm_count, by_template)
+                 for r in out.kernels],
         skipped=skipped or [],
         l2=out.l2,
+        timed_in_rounds=RoundsRecord(rounds=rounds.rounds, burst=rounds.burst, top_clock_mhz=rounds.top_clock_mhz,
+                                     full_clock_share=_share(out.reference), seconds=round(rounds.seconds, 3))
+        if rounds is not None and rounds.rounds else None,
     )
+
+
+def _share(t: Timing) -> float | None:
+    return t.full_clock_share
 
 
 def from_sweep(outputs: list[RunOutput], device: DeviceSpec | None = None,

@@ -9,6 +9,8 @@ clock a known GPU's datasheet implies.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import RunError, UsageError
 from ..model.arch import ArchLimits, limits_for_cc
 from ..model.device import DeviceSpec, from_preset
@@ -195,3 +197,93 @@ def describe(gpu: str | None = None) -> DeviceSpec:
     if not gpu_available():
         raise RunError(f"{NO_GPU}; without one, describe a GPU with --gpu NAME (known: {', '.join(preset_names())})")
     return from_nvml()
+
+
+# Clock event reasons that lower the SM clock (nvml.h, nvmlClocksEventReason*), by the names a
+# results file records; idle, application clocks and sync boost are not throttling.
+THROTTLE_REASONS = {0x4: "power_cap", 0x8: "hw_slowdown", 0x20: "thermal", 0x40: "thermal", 0x80: "power_brake"}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What NVML says at one moment: the SM clock (MHz), the clock event reasons as a bit mask,
+    the board power (mW), the total energy since the driver loaded (mJ), and the cumulative time
+    (ns) the clock was held down by the power policy and the thermal one (`nvmlDeviceGetViolationStatus`).
+    Each None where this GPU or driver does not say."""
+
+    clock_mhz: int | None
+    reasons: int | None
+    power_mw: int | None
+    energy_mj: int | None
+    power_violation_ns: int | None
+    thermal_violation_ns: int | None
+
+
+class Sampler:
+    """NVML readings of CUDA device `device_index` (None: the current one), taken around each burst
+    of timed launches (`measure.rounds`). Opened once (NVML started and the handle found), closed
+    with `close`. A query this GPU does not support reads as None from then on, never an error;
+    `unsupported` names them, for the run's note."""
+
+    def __init__(self, device_index: int | None = None):
+        self.unsupported: list[str] = []
+        self._handle = None
+        try:
+            import cupy
+            import pynvml
+
+            pynvml.nvmlInit()
+            bus_id = cupy.cuda.runtime.deviceGetPCIBusId(_current(device_index))
+            self._handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+            self._nvml = pynvml
+        except Exception:
+            self.unsupported.append("NVML")
+        self._queries = {
+            "the SM clock": lambda n, h: n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM),
+            "clock event reasons": lambda n, h: (n.nvmlDeviceGetCurrentClocksEventReasons(h)
+                                                 if hasattr(n, "nvmlDeviceGetCurrentClocksEventReasons")
+                                                 else n.nvmlDeviceGetCurrentClocksThrottleReasons(h)),
+            "power": lambda n, h: n.nvmlDeviceGetPowerUsage(h),
+            "energy": lambda n, h: n.nvmlDeviceGetTotalEnergyConsumption(h),
+            "power-cap time": lambda n, h: n.nvmlDeviceGetViolationStatus(h, n.NVML_PERF_POLICY_POWER).violationTime,
+            "thermal time": lambda n, h: n.nvmlDeviceGetViolationStatus(h, n.NVML_PERF_POLICY_THERMAL).violationTime,
+        }
+
+    def _ask(self, what: str) -> int | None:
+        if self._handle is None or what in self.unsupported:
+            return None
+        try:
+            return int(self._queries[what](self._nvml, self._handle))
+        except Exception:
+            self.unsupported.append(what)
+            return None
+
+    def read(self, energy: bool = False) -> Reading:
+        """One reading; the energy counter only with `energy` (it updates slowly: `measure.energy`)."""
+        return Reading(self._ask("the SM clock"), self._ask("clock event reasons"), self._ask("power"),
+                       self._ask("energy") if energy else None, self._ask("power-cap time"),
+                       self._ask("thermal time"))
+
+    def close(self) -> None:
+        if self._handle is not None:
+            try:
+                self._nvml.nvmlShutdown()
+            except Exception:
+                pass
+            self._handle = None
+
+
+def reasons_between(before: Reading, after: Reading) -> str:
+    """The throttling clock event reasons seen from `before` to `after`: those set in either
+    reading's mask (`THROTTLE_REASONS`), and 'power_cap' or 'thermal' where the policy's violation
+    time grew between them. '' for none; names joined by '+'."""
+    seen: list[str] = []
+    for mask in (before.reasons, after.reasons):
+        for bit, name in THROTTLE_REASONS.items():
+            if mask is not None and mask & bit and name not in seen:
+                seen.append(name)
+    for name, a, b in (("power_cap", before.power_violation_ns, after.power_violation_ns),
+                       ("thermal", before.thermal_violation_ns, after.thermal_violation_ns)):
+        if a is not None and b is not None and b > a and name not in seen:
+            seen.append(name)
+    return "+".join(seen)

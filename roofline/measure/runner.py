@@ -10,9 +10,13 @@ Method (the same for every kernel):
      split_k) at the tile it picks for the problem and GPU (`KernelSpec.for_problem`);
   4. C filled with NaN, one launch with alpha = 1, beta = 0, then `model.verify.verify` at the
      precision's tolerance (`model.verify.tolerance_for`);
-  5. only a verified kernel is timed (`timing.time_gpu`: CUDA events, warm-up, >= 20 launches),
-     by default with the L2 flushed before each launch, outside the timed interval (`l2='cold'`;
-     'warm' leaves it as the previous launch left it), cuBLAS the same way;
+  5. only a verified kernel is timed, with cuBLAS, in rounds (`rounds.time_in_rounds`: CUDA
+     events, warm-up, the same bursts of launches for every kernel and the reference in turn,
+     >= 20 samples each, more until each median is known to 1 % or the budget is spent; NVML's
+     clock, clock event reasons and power recorded with every sample), by default with the L2
+     flushed before each launch, outside the timed interval (`l2='cold'`; 'warm' leaves it as
+     the previous launch left it); with `energy`, each one's joules per launch
+     (`energy.measure`, a loop of at least a second);
   6. registers, static shared memory and local bytes read from the compiled kernel, and the
      calculated occupancy beside the driver's cuOccupancyMaxActiveBlocksPerMultiprocessor.
 """
@@ -30,18 +34,21 @@ from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel
 from ..model.device import DeviceSpec
+from ..model.energy import Energy
 from ..model.occupancy import Occupancy, calculate
 from ..model.problem import Problem
 from ..model.traffic import ModelFigures
 from ..model.verify import Verification, tolerance_for, verify
 from .compile import compile_kernel
-from .nvml import current_sm_clock_mhz, from_nvml, require_gpu
+from . import energy as energy_meter
+from .nvml import Sampler, from_nvml, require_gpu
 from .offline import compile_for, launch_check
 from . import reference as cublas_reference
 from ..progress import Progress
+from .rounds import Item, Rounds, time_in_rounds
 from .timing import L2_MODES, Timing, l2_flush, time_gpu
 
-STEPS_PER_KERNEL = 3  # compile, verify, time
+STEPS_PER_KERNEL = 2  # compile, verify (then all are timed together, in rounds)
 FREE_MEMORY_SHARE = 0.9
 CUDA_ERROR_NOT_READY = 600  # cudaErrorNotReady (CUDA runtime API, enum cudaError): work still running
 # What stopped a kernel's run, the most telling first: a CUDA fault (an illegal address, a trap),
@@ -69,9 +76,10 @@ class KernelRun:
     """What one kernel did, in the order it happened: `compiled` is None when it did not compile,
     `verification` None when it was not checked, `timing` None when it was not timed; `error`
     says why the run stopped short (None when it went through). `sm_clock_mhz` is NVML's SM
-    clock before and after the timed launches. `figures` is None for a user kernel without a
+    clock of its first and last timed sample. `figures` is None for a user kernel without a
     model; `ragged` is a user kernel's check at a shape that is no multiple of its tiles.
-    `failure` is the kind of `error` (`FAILURES`), None when it went through."""
+    `failure` is the kind of `error` (`FAILURES`), None when it went through. `energy` is what a
+    loop of its launches took (`run`'s `energy`), None when not measured."""
 
     spec: KernelSpec | UserKernel
     figures: ModelFigures | None
@@ -82,6 +90,7 @@ class KernelRun:
     error: str | None = None
     ragged: "RaggedCheck | None" = None
     failure: str | None = None
+    energy: Energy | None = None
 
     @property
     def ok(self) -> bool:
@@ -105,7 +114,9 @@ class RaggedCheck:
 
 @dataclass(frozen=True)
 class RunOutput:
-    """A whole run: the device, the problem, the cuBLAS reference timing and each kernel."""
+    """A whole run: the device, the problem, the cuBLAS reference timing and each kernel; how the
+    rounds went (`rounds.Rounds`, None when nothing was timed in rounds) and the reference's
+    energy (None unless measured). `notes` says what NVML could not say on this GPU."""
 
     device: DeviceSpec
     problem: Problem
@@ -113,6 +124,9 @@ class RunOutput:
     reference_clock_mhz: tuple[int | None, int | None]
     kernels: list[KernelRun]
     l2: str = "cold"  # the L2 at each timed launch: 'cold' (flushed) or 'warm'
+    rounds: Rounds | None = None
+    reference_energy: Energy | None = None
+    notes: tuple[str, ...] = ()
 
 
 def check_fits(problem: Problem, free_bytes: int) -> None:
@@ -233,18 +247,22 @@ def waiter(timeout_s: float | None):
 
 def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSpec | None = None,
         progress: Progress | None = None, timed: bool = True, timeout_s: float | None = None,
-        l2: str = "cold") -> RunOutput:
+        l2: str = "cold", budget_s: float | None = None, energy: bool = False,
+        full_clock_share: float | None = None) -> RunOutput:
     """Run the reference and each kernel of `specs` on the current GPU for `problem`.
 
     `device` is what `preflight` returned (it is called here when None). `progress` hears one
-    step for the reference and up to three per kernel (fewer for one that stops short). With
-    `timed=False` kernels are only compiled and verified (the reference gets a single timed
-    launch). With `timeout_s`, a kernel's launch that takes longer stops its run with a timeout
-    error (the work may still be on the GPU: only a process of its own can be ended safely, as
-    `measure.isolated` does). `l2` is 'cold' (the L2 flushed before every timed launch, outside
-    its events: `timing.l2_flush`) or 'warm'. Raises what `preflight` raises, and UsageError for
-    another `l2`. A kernel that fails to compile, verify or launch does not raise: its
-    `KernelRun` says why.
+    step for the reference, up to two per kernel (compile, verify) and one for the timing. Every
+    verified kernel is timed with the reference in rounds (`rounds.time_in_rounds`, within
+    `budget_s` seconds: default half a second per kernel; samples below `full_clock_share` of
+    the run's top clock marked throttled); with `energy`, each one's energy is then measured
+    (`energy.measure`). With `timed=False` kernels are only compiled and verified (the reference
+    gets a single timed launch). With `timeout_s`, a kernel's launch that takes longer stops its
+    run with a timeout error (the work may still be on the GPU: only a process of its own can be
+    ended safely, as `measure.isolated` does). `l2` is 'cold' (the L2 flushed before every timed
+    launch, outside its events: `timing.l2_flush`) or 'warm'. Raises what `preflight` raises, and
+    UsageError for another `l2`. A kernel that fails to compile, verify or launch does not raise:
+    its `KernelRun` says why.
     """
     if l2 not in L2_MODES:
         raise UsageError(f"--l2 takes {' or '.join(L2_MODES)}, got {l2!r}")
@@ -253,29 +271,101 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
         device = preflight(problem)
     import cupy
 
-    progress.expect(1 + STEPS_PER_KERNEL * len(specs))
+    progress.expect(2 + STEPS_PER_KERNEL * len(specs) + (1 if energy and timed else 0))
     progress.step(f"{problem.text()}: inputs and cuBLAS reference")
     a, b = random_inputs(problem)
     c_ref = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
     c = cupy.empty_like(c_ref)
     flush = l2_flush(device.l2_bytes) if l2 == "cold" and timed else None  # nothing to flush for untimed runs
-    clock_before = current_sm_clock_mhz()
     dtype = problem.dtype
-    reference = time_gpu(lambda: cublas_reference.gemm(a, b, c_ref, dtype), min_repeat=20 if timed else 1,
-                         before=flush)
-    reference_clock = (clock_before, current_sm_clock_mhz())
     cublas_reference.gemm(a, b, c_ref, dtype)
 
-    runs = []
+    checked = []
     for spec in specs:
         spec = spec.for_problem(problem, device) if isinstance(spec, KernelSpec) else spec
-        runs.append(_run_one(spec, problem, device, (a, b, c, c_ref), progress, timed, waiter(timeout_s), flush))
+        checked.append(_check_one(spec, problem, device, (a, b, c, c_ref), progress, waiter(timeout_s)))
+    progress.step(f"{problem.text()}: timing {sum(1 for x in checked if x[1])} kernel(s) and cuBLAS in rounds"
+                  if timed else f"{problem.text()}: one launch of cuBLAS")
+    if not timed:
+        reference = time_gpu(lambda: cublas_reference.gemm(a, b, c_ref, dtype), min_repeat=1)
+        return RunOutput(device=device, problem=problem, reference=reference, reference_clock_mhz=(None, None),
+                         kernels=[r for r, _ in checked], l2=l2)
+    sampler = Sampler()
+    try:
+        ref_item = Item(lambda: cublas_reference.gemm(a, b, c_ref, dtype), waiter(None))
+        items = [ref_item] + [launch for _, launch in checked if launch is not None]
+        share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
+        rounds = time_in_rounds(items, flush, budget_s=budget_s, sampler=sampler, **share)
+        if rounds.timings[0] is None:
+            raise RunError(f"cuBLAS failed while it was timed: {ref_item.error}")
+        runs, j = [], 1
+        for run_, launch in checked:
+            if launch is None:
+                runs.append(run_)
+                continue
+            runs.append(_timed(run_, items[j], rounds.timings[j]))
+            j += 1
+        ref_energy = None
+        if energy:
+            progress.step(f"{problem.text()}: energy of each kernel and cuBLAS (a second of launches each)")
+            ref_energy = energy_meter.measure(ref_item.launch, rounds.timings[0].median_ms, ref_item.wait, sampler,
+                                              flush)
+            runs = [_with_energy(r, items, checked, sampler, flush) for r in runs]
+        notes = tuple(_nvml_notes(sampler.unsupported, energy))
+    finally:
+        sampler.close()
+    reference = rounds.timings[0]
     return RunOutput(device=device, problem=problem, reference=reference,
-                     reference_clock_mhz=reference_clock, kernels=runs, l2=l2)
+                     reference_clock_mhz=_ends(reference), kernels=runs, l2=l2, rounds=rounds,
+                     reference_energy=ref_energy, notes=notes)
 
 
-def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec, buffers, progress: Progress,
-             timed: bool, wait, flush) -> KernelRun:
+def _ends(timing: Timing | None) -> tuple[int | None, int | None]:
+    """The SM clock of a timing's first and last sample (what `sm_clock_mhz_before_after` records)."""
+    clocks = timing.sm_clock_mhz if timing is not None and timing.sm_clock_mhz else None
+    return (clocks[0], clocks[-1]) if clocks else (None, None)
+
+
+def _nvml_notes(unsupported: list[str], energy: bool) -> list[str]:
+    wanted = [u for u in unsupported if energy or u != "energy"]
+    if not wanted:
+        return []
+    return [f"NVML gives no {', '.join(wanted)} on this GPU: samples are timed as before, without "
+            + ("those conditions" if "NVML" not in wanted else "their clock or throttling")]
+
+
+def _timed(run_: KernelRun, item: Item, timing: Timing | None) -> KernelRun:
+    """A verified kernel's run with its timing from the rounds, or the failure that stopped it there."""
+    from dataclasses import replace
+    import cupy
+
+    name = run_.spec.name
+    exc = item.error
+    if isinstance(exc, LaunchTimeout):
+        return replace(run_, error=f"{name}: timeout: {exc}", failure="timeout")
+    if isinstance(exc, (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError)):
+        return replace(run_, error=f"{name}: CUDA error: {exc}", failure="fault")
+    if exc is not None:
+        return replace(run_, error=f"{name}: {type(exc).__name__}: {exc}", failure="error")
+    return replace(run_, timing=timing, sm_clock_mhz=_ends(timing))
+
+
+def _with_energy(run_: KernelRun, items: list[Item], checked, sampler: Sampler, flush) -> KernelRun:
+    from dataclasses import replace
+
+    if run_.timing is None:
+        return run_
+    launch = next(item for (r, item) in checked if item is not None and r.spec is run_.spec)
+    try:
+        return replace(run_, energy=energy_meter.measure(launch.launch, run_.timing.median_ms, launch.wait, sampler,
+                                                         flush))
+    except Exception:  # a fault now, after it was timed: the timing stands, the energy is not measured
+        return run_
+
+
+def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec, buffers, progress: Progress,
+               wait) -> tuple[KernelRun, Item | None]:
+    """Compile and verify one kernel: its run so far, and its launch to time (None when it stopped short)."""
     import cupy
 
     a, b, c, c_ref = buffers
@@ -284,7 +374,7 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
     try:
         kernel, compiled = _compile(spec, device)
     except RunError as exc:
-        return KernelRun(spec, figures, error=str(exc), failure="error")
+        return KernelRun(spec, figures, error=str(exc), failure="error"), None
     grid = spec.grid(problem)
     args = kernel_args(problem, a, b, c, spec)
     progress.step(f"{spec.name}: verifying against cuBLAS")
@@ -296,14 +386,9 @@ def _run_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec
         check = verify(c, c_ref, cupy, tolerance_for(problem.k, problem.dtype))
         if not check.passed:
             return KernelRun(spec, figures, compiled, check,
-                             error=f"{spec.name}: failed verification: {check.reason}", failure="verification")
-        progress.step(f"{spec.name}: timing")
-        if not timed:
-            return KernelRun(spec, figures, compiled, check)
-        before = current_sm_clock_mhz()
-        timing = time_gpu(lambda: kernel.launch(grid, args), wait=wait, before=flush)
-        return KernelRun(spec, figures, compiled, check, timing, (before, current_sm_clock_mhz()))
+                             error=f"{spec.name}: failed verification: {check.reason}", failure="verification"), None
+        return KernelRun(spec, figures, compiled, check), Item(lambda: kernel.launch(grid, args), wait)
     except LaunchTimeout as exc:
-        return KernelRun(spec, figures, compiled, error=f"{spec.name}: timeout: {exc}", failure="timeout")
+        return KernelRun(spec, figures, compiled, error=f"{spec.name}: timeout: {exc}", failure="timeout"), None
     except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
-        return KernelRun(spec, figures, compiled, error=f"{spec.name}: CUDA error: {exc}", failure="fault")
+        return KernelRun(spec, figures, compiled, error=f"{spec.name}: CUDA error: {exc}", failure="fault"), None

@@ -1,5 +1,9 @@
 """A timing as recorded: the per-launch samples of a kernel's timed launches, with what follows
-from them (median, min, max, spread as the interquartile range, range), and the two states of the L2 a timed launch can start in.
+from them (median, min, max, spread as the interquartile range, range, the 95 % confidence
+interval of the median, a stable mark), the conditions each sample ran under (the SM clock, the
+clock event reasons, the power drawn, whether it ran throttled), and the two states of the L2 a
+timed launch can start in. `Pairing` reads a kernel against its reference from samples taken in
+the same rounds (`measure.rounds`).
 
 This is the shape results files store (`kernels[].timing`, `reference.timing`); taking the
 samples with CUDA events is `measure.timing`'s. Pure Python: reading a file never loads the
@@ -8,6 +12,7 @@ measuring code.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Annotated
@@ -21,16 +26,53 @@ from .units import Millis
 # 1.1 %; the four above 2 % include the BF16 run's cuBLAS at 8192^3 (7.8 %: its clock fell under
 # the power cap during its launches), which a range (max - min) of 10 % left unmarked.
 NOISY_SPREAD = 0.02
+# A median is stable when its 95 % confidence interval's half-width is within 1 % of it (the
+# run's stopping rule: `measure.rounds`) and its spread within NOISY_SPREAD (Nsight Python's
+# "stable": relative spread under 2 %).
+STABLE_CI = 0.01
+# A sample ran at full clock when no clock event reason that lowers the clock (power cap, thermal,
+# hardware slowdown) was seen during it and its SM clock was at least this share of the run's top
+# clock (nvbench's throttle threshold is 75 % of the default clock; sustained power capping on an
+# H200 shows as 1,980 -> 1,635 MHz, 83 %).
+FULL_CLOCK_SHARE = 0.97
+# z for a two-sided 95 % interval (the normal approximation of the binomial rank interval).
+Z95 = 1.959964
 L2_MODES = ("cold", "warm")  # flushed before each timed launch, or left as the previous one left it
 DEFAULT_TIMEOUT_S = 5.0  # seconds a user kernel's launch may take before its process is ended
 
 
+def median_ci95(values) -> tuple[float, float] | None:
+    """The distribution-free 95 % confidence interval of the median of `values`: the order
+    statistics at ranks n/2 -/+ 1.96 sqrt(n)/2 (the binomial rank interval, normal approximation;
+    e.g. Conover, Practical Nonparametric Statistics, 3rd ed., section 3.2). None for fewer than 6
+    values, where no such interval reaches 95 %."""
+    xs = sorted(values)
+    n = len(xs)
+    if n < 6:
+        return None
+    half = Z95 * math.sqrt(n) / 2
+    lo = max(0, math.floor(n / 2 - half))
+    hi = min(n - 1, math.ceil(n / 2 + half) - 1)
+    return xs[lo], xs[hi]
+
+
 @dataclass(frozen=True)
 class Timing:
-    """Per-launch times in ms of `repeat` timed launches that followed `warmup` untimed ones."""
+    """Per-launch times in ms of `repeat` timed launches that followed `warmup` untimed ones, and,
+    where recorded (None in files written before), per sample: the round it was taken in
+    (`rounds`: kernels and their reference timed in turn, `measure.rounds`), NVML's SM clock in
+    MHz, the clock event reasons seen during it ('' for none; 'power_cap', 'thermal',
+    'hw_slowdown' joined by '+'), the board power in W, and whether it ran throttled
+    (`throttled`: under such a reason, or below `full_clock_share` of the run's top clock)."""
 
     samples_ms: Annotated[tuple[Millis, ...], MinLen(1)]
     warmup: int
+    rounds: tuple[int, ...] | None = None
+    sm_clock_mhz: tuple[int | None, ...] | None = None
+    reasons: tuple[str, ...] | None = None
+    power_w: tuple[float | None, ...] | None = None
+    throttled: tuple[bool, ...] | None = None
+    full_clock_share: float | None = None
 
     @property
     def repeat(self) -> int:
@@ -73,3 +115,102 @@ class Timing:
     def noisy(self) -> bool:
         """True when the spread exceeds NOISY_SPREAD: the median is less trustworthy."""
         return self.spread > NOISY_SPREAD
+
+    @property
+    def ci95_ms(self) -> tuple[float, float] | None:
+        """The 95 % confidence interval of the median in ms (`median_ci95`); None for fewer than 6
+        samples."""
+        return median_ci95(self.samples_ms)
+
+    @property
+    def ci95_half(self) -> float | None:
+        """The interval's half-width over the median: 0.004 means the median is known to +/-0.4 %."""
+        ci = self.ci95_ms
+        return None if ci is None else (ci[1] - ci[0]) / 2 / self.median_ms
+
+    @property
+    def stable(self) -> bool | None:
+        """Whether the median is stable: its CI95 half-width within STABLE_CI and its spread within
+        NOISY_SPREAD. None without enough samples for an interval."""
+        half = self.ci95_half
+        return None if half is None else half <= STABLE_CI and self.spread <= NOISY_SPREAD
+
+    @property
+    def conditions_recorded(self) -> bool:
+        """Whether each sample's clock and throttling were recorded."""
+        return self.throttled is not None
+
+    @property
+    def throttled_samples(self) -> int | None:
+        """How many samples ran throttled; None where not recorded."""
+        return None if self.throttled is None else sum(self.throttled)
+
+    @property
+    def full_clock_ms(self) -> tuple[float, ...]:
+        """The samples that ran at full clock (none where conditions were not recorded)."""
+        if self.throttled is None:
+            return ()
+        return tuple(t for t, hot in zip(self.samples_ms, self.throttled) if not hot)
+
+    @property
+    def full_clock_median_ms(self) -> float | None:
+        """The median of the full-clock samples; None where none ran at full clock or conditions
+        were not recorded."""
+        full = self.full_clock_ms
+        return statistics.median(full) if full else None
+
+    @property
+    def clock_mhz(self) -> tuple[int, int] | None:
+        """The lowest and highest SM clock its samples saw; None where not recorded."""
+        clocks = [c for c in self.sm_clock_mhz or () if c is not None]
+        return (min(clocks), max(clocks)) if clocks else None
+
+    @property
+    def reasons_seen(self) -> list[str]:
+        """Every clock event reason any sample saw, in order of first sight."""
+        seen: list[str] = []
+        for r in self.reasons or ():
+            for x in r.split("+") if r else ():
+                if x not in seen:
+                    seen.append(x)
+        return seen
+
+    def by_round(self, full_clock: bool = False) -> dict[int, float]:
+        """The median time of this timing's samples in each round (`rounds`), the full-clock ones
+        alone with `full_clock` (a round with none left out). Empty where rounds were not recorded."""
+        if self.rounds is None:
+            return {}
+        hot = self.throttled or (False,) * len(self.samples_ms)
+        out: dict[int, list[float]] = {}
+        for t, r, h in zip(self.samples_ms, self.rounds, hot):
+            if not (full_clock and h):
+                out.setdefault(r, []).append(t)
+        return {r: statistics.median(ts) for r, ts in out.items()}
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A kernel read against its reference from samples taken in the same rounds: per round the
+    reference's median time over the kernel's (the reference's of that round and the next, which
+    bracket the kernel's, averaged), and their median as a percentage, with its 95 % confidence
+    interval. `full_clock` reads the full-clock samples alone."""
+
+    pct: float
+    ci95: tuple[float, float] | None
+    pairs: int
+    full_clock: bool = False
+
+
+def paired(kernel: Timing, reference: Timing, full_clock: bool = False) -> Pairing | None:
+    """`Pairing` of `kernel` against `reference` (both timed in rounds: `Timing.rounds`), every
+    sample (as run) or, with `full_clock`, the full-clock ones alone. None where either was not
+    timed in rounds or no round holds both (at full clock: where no round ran unthrottled)."""
+    k, ref = kernel.by_round(full_clock), reference.by_round(full_clock)
+    ratios = []
+    for r, t in sorted(k.items()):
+        around = [ref[x] for x in (r, r + 1) if x in ref]
+        if around:
+            ratios.append(100 * statistics.fmean(around) / t)
+    if not ratios:
+        return None
+    return Pairing(statistics.median(ratios), median_ci95(ratios), len(ratios), full_clock)

@@ -48,7 +48,8 @@ from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy
 from ..model.problem import Problem
 from ..model.roofs import COMPUTE_LEVEL, OVER_PEAK, Verdict, plain_verdict, verdict
-from ..model.timing import Timing
+from ..model.energy import Energy
+from ..model.timing import Timing, paired
 from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size, figure
 from ..model.units import gflops as gflops_of
@@ -129,6 +130,19 @@ class Reference(_Model):
     time_ms: Millis
     timing: Timing | None = None
     sm_clock_mhz_before_after: list[int | None] = []
+    energy: Energy | None = None  # a loop of its launches, with --energy (`model.energy`)
+
+
+class RoundsRecord(_Model):
+    """How a run's kernels and reference were timed together (`measure.rounds`): the rounds, the
+    launches each got per round (`burst`), the highest SM clock any sample saw, the share of it
+    below which a sample counts as throttled, and the seconds the rounds took."""
+
+    rounds: Annotated[int, Field(ge=1)]
+    burst: Annotated[int, Field(ge=1)]
+    top_clock_mhz: Annotated[int, Field(ge=1)] | None = None
+    full_clock_share: Annotated[float, Field(gt=0, le=1)] | None = None
+    seconds: Annotated[float, Field(ge=0)] | None = None
 
 
 class RaggedRecord(_Model):
@@ -168,6 +182,7 @@ class KernelRecord(_Model):
     pct_of_reference: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     timing: Timing | None = None
     sm_clock_mhz_before_after: list[int | None] = []
+    energy: Energy | None = None  # a loop of its launches, with --energy (`model.energy`)
     model: ModelFigures | None
     # What Nsight Compute counted for it (bytes per level, FLOPs): in the file as `measured`.
     counted: CountedTraffic | None = Field(None, alias="measured")
@@ -255,6 +270,7 @@ class Results(_Document):
     sweep: Annotated[list[SweepPoint], Field(min_length=1)] | None = None
     tune: TuneSummary | None = None
     l2: Literal["cold", "warm"] | None = None  # the L2 at each timed launch (None: not recorded)
+    timed_in_rounds: RoundsRecord | None = None  # None: each kernel timed on its own (files before rounds)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Results":
@@ -280,7 +296,9 @@ class Results(_Document):
                 _rate(where, k.gflops, k.time_ms, flops, peak)
                 _check_samples(where, k.time_ms, k.timing)
                 if k.pct_of_reference is not None:
-                    agree(f"{where}.pct_of_reference", k.pct_of_reference, 100 * ref.time_ms / k.time_ms)
+                    pairs = paired(k.timing, ref.timing) if k.timing and ref.timing else None
+                    agree(f"{where}.pct_of_reference", k.pct_of_reference,
+                          pairs.pct if pairs else 100 * ref.time_ms / k.time_ms)
             if k.waves is not None:
                 check_waves(where, k.waves, dev.sm_count, k.occupancy.active_blocks_per_sm if k.occupancy else None)
         _check_launch(dev, ref, self.kernels)
@@ -368,9 +386,16 @@ def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: 
 
 
 def _check_samples(where: str, time_ms: float | None, timing: Timing | None) -> None:
-    """A recorded time is the median of its recorded samples (`Timing.median_ms`)."""
+    """A recorded time is the median of its recorded samples (`Timing.median_ms`), and each
+    sample's recorded conditions are one per sample."""
     if time_ms is not None and timing is not None:
         agree(f"{where}.time_ms", time_ms, timing.median_ms, "timing.samples_ms (their median)")
+    if timing is not None:
+        n = len(timing.samples_ms)
+        for key in ("rounds", "sm_clock_mhz", "reasons", "power_w", "throttled"):
+            values = getattr(timing, key)
+            if values is not None and len(values) != n:
+                raise ValueError(f"{where}.timing.{key}: {len(values)} values for {n} samples")
 
 
 def _check_device(dev: DeviceSpec) -> None:

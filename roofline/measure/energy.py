@@ -1,0 +1,62 @@
+"""The energy a kernel takes, from NVML's total energy counter.
+
+`nvmlDeviceGetTotalEnergyConsumption` counts millijoules since the driver loaded, updated every
+few tens of milliseconds, so it is read around a loop of at least MIN_SECONDS of work: the
+launches a loop holds are sized from the kernel's measured time. Each launch is preceded, as when
+it was timed, by `before` (the L2 flush); a loop of `before` alone, as many times, is read too
+and subtracted, so what is left is the kernel's own energy (the board's static power during its
+launches included: energy a kernel's run costs). Needs a GPU whose NVML reports energy (Volta and
+later); elsewhere `Sampler.read` gives None and the run says so.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+from ..model.energy import Energy
+from .nvml import Sampler
+
+MIN_SECONDS = 1.0
+MAX_LAUNCHES = 100_000
+
+
+def launches_for(time_ms: float, min_seconds: float = MIN_SECONDS) -> int:
+    """Launches of a kernel of `time_ms` that make at least `min_seconds` of work (at most MAX_LAUNCHES)."""
+    if time_ms <= 0:
+        return MAX_LAUNCHES
+    return max(1, min(MAX_LAUNCHES, math.ceil(1000 * min_seconds / time_ms)))
+
+
+def _loop(launch: Callable[[], None], before: Callable[[], None] | None, n: int, wait: Callable[[int], None],
+          sampler: Sampler) -> tuple[float, float] | None:
+    """(joules, seconds) of `n` launches, each after `before`; None where NVML gives no energy."""
+    wait(0)
+    e0, t0 = sampler.read(energy=True).energy_mj, time.monotonic()
+    for _ in range(n):
+        if before is not None:
+            before()
+        launch()
+    wait(n)
+    e1, t1 = sampler.read(energy=True).energy_mj, time.monotonic()
+    if e0 is None or e1 is None:
+        return None
+    return (e1 - e0) / 1000, t1 - t0
+
+
+def measure(launch: Callable[[], None], time_ms: float, wait: Callable[[int], None], sampler: Sampler,
+            before: Callable[[], None] | None = None, min_seconds: float = MIN_SECONDS) -> Energy | None:
+    """The energy of `launch` (which takes about `time_ms`), as the module says. None where NVML
+    reports no energy counter on this GPU."""
+    n = launches_for(time_ms, min_seconds)
+    loop = _loop(launch, before, n, wait, sampler)
+    if loop is None:
+        return None
+    joules, seconds = loop
+    base = 0.0
+    if before is not None:
+        only = _loop(lambda: None, before, n, wait, sampler)
+        if only is not None:
+            base = only[0] / n
+    return Energy(max(joules / n - base, 0.0), joules / seconds if seconds > 0 else 0.0, n, seconds, base)
