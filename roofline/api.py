@@ -30,7 +30,7 @@ from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.precision import DTYPES, PRECISIONS
 from .model.problem import Problem
 from .model.roofs import COMPUTE_LEVEL, Verdict, plain_verdict
-from .model.timing import DEFAULT_TIMEOUT_S, L2_MODES
+from .model.timing import DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE, L2_MODES
 from .model.traffic import ModelFigures
 from .model.units import plural
 from .model.waves import Waves, waves_of
@@ -180,7 +180,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
         progress: Progress | None = None, sources: list[UserKernel] | None = None, ladder: bool = True,
         timeout_s: float = DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None,
-        l2: str = "cold", ladder_kind: str | None = None, dtype: str | None = None) -> RunReport:
+        l2: str = "cold", ladder_kind: str | None = None, dtype: str | None = None,
+        budget_s: float | None = None, energy: bool = False, full_clock_share: float = FULL_CLOCK_SHARE) -> RunReport:
     """Compile, verify against cuBLAS and time the ladder (or the `kernels` named; none when
     `ladder` is False) and the user's kernels in `sources` on this GPU for each of `problems`,
     with the measured ceilings (cached unless `refresh`) and, with `profile`, Nsight Compute's
@@ -194,6 +195,10 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     'cold' flushes the L2 before every timed launch (outside the timed interval), 'warm' leaves
     it; the results record which. `ladder_kind` ('fp32' or 'tensor') and `dtype` pick the ladder
     and the precision (`precision`); every problem and user kernel runs in that precision.
+    The kernels and cuBLAS are timed together in rounds (`measure.rounds`) within `budget_s`
+    seconds per problem (default: half a second per kernel), samples below `full_clock_share`
+    of the run's top clock marked throttled; with `energy`, each one's joules per launch are
+    measured too (a second of launches each, `measure.energy`).
     Raises UsageError for bad input and RunError when there is no GPU, before any GPU work."""
     from . import collect
     from .measure import ceilings, nvml, runner
@@ -213,6 +218,11 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         raise UsageError(f"--l2 takes {' or '.join(L2_MODES)}, got {l2!r}")
     if not 0 < timeout_s <= MAX_TIMEOUT_S:
         raise UsageError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}")
+    if budget_s is not None and not 0 < budget_s <= MAX_BUDGET_S:
+        raise UsageError(f"--budget must be more than 0 and at most {MAX_BUDGET_S:g} seconds, got {budget_s:g}")
+    if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
+        raise UsageError(f"--full-clock must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
+                         f"got {full_clock_share:g}")
     for p in problems:
         p.validate()
         for user in sources:
@@ -229,11 +239,13 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     progress.expect(1)
     progress.step("DRAM and FP32 ceilings" + (": measuring" if refresh else " (cached once measured)"))
     device = ceilings.measure(device, refresh).attach(device)
-    outputs = [runner.run(specs, p, device, progress, l2=l2) for p in problems]
+    outputs = [runner.run(specs, p, device, progress, l2=l2, budget_s=budget_s, energy=energy,
+                          full_clock_share=full_clock_share) for p in problems]
     if sources:
         outputs = _run_users(outputs, sources, device, timeout_s, ragged, progress, l2)
     doc = collect.from_sweep(outputs, device, skipped) if sweep else collect.from_run(outputs[0], device, skipped)
     notes = [s.reason for s in skipped] + [n for u in sources for n in u.launch_notes(problems[-1])]
+    notes += list(dict.fromkeys(n for o in outputs for n in o.notes))  # what NVML could not say, once
     if profile:
         counted, note = _count(outputs[-1], device.pci_bus_id, progress)
         doc = convert.with_counters(doc, counted)
@@ -252,6 +264,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
 
 
 LADDER_KINDS = tuple(families.LADDERS)  # 'fp32', 'tensor'
+MAX_BUDGET_S = 3600.0  # an hour of timing per problem is more than any ladder needs
+MIN_FULL_CLOCK_SHARE = 0.5  # below half the top clock "full clock" would mean nothing
 
 
 def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKernel]) -> str:

@@ -418,6 +418,7 @@ def _print_results(doc, list_failures: bool = False) -> None:
         run_tables,
         sweep_below_floor_note,
         sweep_tables,
+        timing_lines,
         verdict_lines,
     )
 
@@ -430,6 +431,8 @@ def _print_results(doc, list_failures: bool = False) -> None:
             console.print(note)
     for table in run_tables(doc, console.width):
         console.print(table)
+    for line in timing_lines(doc):
+        console.print(line)
     note = below_floor_note(doc)
     if note:
         console.print(note)
@@ -491,6 +494,16 @@ def run(
                                         help="Input precision (FP32 accumulate and C); bf16, fp16 and tf32 run the "
                                              "tensor ladder, with B stored N x K (docs/tensor.md). Your kernels "
                                              "take pointers of this type."),
+    budget: Optional[float] = typer.Option(None, "--budget", parser=_number, metavar="SECONDS",
+                                           help="Timing budget per size: rounds of every kernel and cuBLAS go on "
+                                                "until each median is known to 1 % or this is spent (default "
+                                                "half a second per kernel)."),
+    energy: bool = typer.Option(False, "--energy",
+                                help="Also measure each kernel's energy (NVML's counter over a second of "
+                                     "launches each): J per launch, W, GFLOP/J."),
+    full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=_number, metavar="SHARE",
+                                     help="A sample below this share of the run's top SM clock (or under a "
+                                          "power or thermal cap) counts as throttled."),
 ):
     """Compile, verify against cuBLAS and time the SGEMM ladder, or with --ladder tensor / --dtype the
     tensor-core ladder (and your own kernels, each in a process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
@@ -509,7 +522,8 @@ def run(
         report = api.run(problems, out, kernel, sweep=sizes is not None, profile=profile, refresh=refresh,
                          autotuned_tile=autotuned_tile, progress=bar, sources=users,
                          ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
-                         ragged=not no_ragged, gpu=device, l2=l2, ladder_kind=ladder_kind, dtype=dtype)
+                         ragged=not no_ragged, gpu=device, l2=l2, ladder_kind=ladder_kind, dtype=dtype,
+                         budget_s=budget, energy=energy, full_clock_share=full_clock)
     if as_json:
         from roofline.results.store import dump
 

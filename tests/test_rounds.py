@@ -224,3 +224,62 @@ def test_median_of_pairs_is_what_statistics_says():
     k = Timing(tuple(1.0 + i / 100 for i in range(10)), 3, rounds=tuple(range(10)))
     ratios = [100 * 1.0 / (1.0 + i / 100) for i in range(10)]
     assert paired(k, ref).pct == pytest.approx(statistics.median(ratios))
+
+
+def _rounds_doc(throttle_all: bool = False) -> dict:
+    """make_doc's run as if timed in 6 rounds: cuBLAS and register_tiling_2d throttled in rounds
+    3 to 5 (1,635 MHz under the power cap, 20 % slower), or in every round."""
+    doc = make_doc()
+    n = 6
+    hot = [throttle_all or r >= 3 for r in range(n)]
+    ref_ms = doc["reference"]["time_ms"]
+
+    def timing(ms):
+        return {"samples_ms": [ms * (1.2 if h else 1.0) for h in hot], "warmup": 3, "rounds": list(range(n)),
+                "sm_clock_mhz": [1635 if h else 1980 for h in hot], "reasons": ["power_cap" if h else "" for h in hot],
+                "power_w": [700.0] * n, "throttled": hot, "full_clock_share": 0.97}
+    doc["reference"]["timing"] = timing(ref_ms)
+    doc["reference"]["time_ms"] = statistics.median(doc["reference"]["timing"]["samples_ms"])
+    doc["reference"]["gflops"] = 2 * 4096**3 / doc["reference"]["time_ms"] / 1e6
+    doc["timed_in_rounds"] = {"rounds": n, "burst": 1, "top_clock_mhz": 1980, "full_clock_share": 0.97, "seconds": 0.2}
+    for k in doc["kernels"]:
+        if k.get("time_ms") is None:
+            continue
+        k["timing"] = timing(k["time_ms"])
+        k["time_ms"] = statistics.median(k["timing"]["samples_ms"])
+        k["gflops"] = 2 * 4096**3 / k["time_ms"] / 1e6
+        k["pct_of_reference"] = 100 * doc["reference"]["time_ms"] / k["time_ms"]
+    doc["kernels"][5]["energy"] = {"joules_per_launch": 2.5, "watts": 650.0, "launches": 300, "seconds": 1.1}
+    return doc
+
+
+def _shown(doc) -> str:
+    from rich.console import Console
+
+    from roofline.render.tables import run_tables, timing_lines
+
+    console = Console(width=300, record=True)
+    for table in run_tables(doc, 300):
+        console.print(table)
+    return console.export_text() + "\n".join(timing_lines(doc))
+
+
+def test_the_run_table_shows_the_clock_the_throttled_samples_the_full_clock_figure_and_the_energy():
+    doc = store.parse(_rounds_doc())
+    shown = _shown(doc)
+    row = next(line for line in shown.splitlines() if line.strip().startswith("register_tiling_2d"))
+    k = doc.kernels[5]
+    assert k.pct_of_reference == pytest.approx(100 * doc.reference.time_ms / k.time_ms)
+    for cell in ("1,635-1,980", "3/6", f"{100 * 1.0 / (k.timing.full_clock_median_ms / doc.reference.timing.full_clock_median_ms):.1f}",
+                 "2.5", "650", f"{2 * 4096**3 / 2.5 / 1e9:,.0f}"):
+        assert cell in row, (cell, row)
+    assert "throttled: 45 of 90 samples ran under a clock cap (power_cap) or below 97 % of 1,980 MHz" in shown
+    assert "timed in 6 rounds of 1 launch per kernel" in shown
+
+
+def test_where_no_sample_ran_at_full_clock_the_table_says_so():
+    doc = store.parse(_rounds_doc(throttle_all=True))
+    shown = _shown(doc)
+    row = next(line for line in shown.splitlines() if line.strip().startswith("register_tiling_2d"))
+    assert " none " in row
+    assert "no sample ran at full clock: the full-clock readings are missing" in shown

@@ -25,6 +25,7 @@ from ..model.peaks import LABELS
 from ..model.units import figure, plural
 from ..analysis.compare import WorkComparison
 from ..results.profile import ProfileResults
+from ..model.timing import paired
 from ..results.schema import KernelRecord, Results
 from .text import (
     MEMORY_NAMES,
@@ -173,6 +174,71 @@ def _spread(timing) -> str:
     return f"{100 * timing.spread:.1f}%" + ("(!)" if timing.noisy else "")
 
 
+def _conditions(timing, reference, timed: bool) -> list[str]:
+    """The cells a timing in rounds adds: the CI95 half-width of its median ('(!)' when not
+    stable), the SM clock its samples saw, its throttled samples of all, and %cuBLAS at full
+    clock ('none' where no round ran unthrottled; '100.0' for the reference)."""
+    if not timed or timing is None:
+        return ["-", "-", "-", "-"]
+    half = timing.ci95_half
+    ci = "-" if half is None else f"±{100 * half:.1f}%" + ("(!)" if not timing.stable else "")
+    clocks = timing.clock_mhz
+    mhz = "-" if clocks is None else (f"{clocks[0]:,}" if clocks[0] == clocks[1] else f"{clocks[0]:,}-{clocks[1]:,}")
+    hot = timing.throttled_samples
+    throttled = "-" if hot is None else f"{hot}/{timing.repeat}"
+    if reference is None:
+        full = "100.0" if timing.full_clock_ms else "none"
+    else:
+        pairs = paired(timing, reference, full_clock=True)
+        full = f"{pairs.pct:.1f}" if pairs else "none"
+    return [ci, mhz, throttled, full]
+
+
+def _energy_cells(energy, flops: float) -> list[str]:
+    """J per launch, average W and GFLOP/J of a kernel's energy loop ('-' where not measured)."""
+    if energy is None:
+        return ["-", "-", "-"]
+    per_j = energy.gflop_per_j(flops)
+    return [f"{energy.joules_per_launch:.3g}", f"{energy.watts:,.0f}", f"{per_j:,.0f}" if per_j else "-"]
+
+
+def timing_lines(doc: Results) -> list[str]:
+    """How a run timed in rounds was timed, under what clock, and what that does to its figures:
+    the rounds and burst; how many samples ran throttled and under which reasons; and where no
+    sample ran at full clock, that the full-clock readings are missing. None for files timed
+    before rounds."""
+    r = doc.timed_in_rounds
+    if r is None:
+        return []
+    timings = [k.timing for k in doc.kernels if k.timed and k.timing] + [doc.reference.timing]
+    timings = [t for t in timings if t is not None]
+    total = sum(t.repeat for t in timings)
+    hot = sum(t.throttled_samples or 0 for t in timings)
+    reasons = list(dict.fromkeys(x for t in timings for x in t.reasons_seen))
+    top = f" of {r.top_clock_mhz:,} MHz" if r.top_clock_mhz else ""
+    share = f"{100 * r.full_clock_share:g} %" if r.full_clock_share else "a share"
+    lines = [f"timed in {r.rounds} rounds of {r.burst} launch{'es' if r.burst > 1 else ''} per kernel, cuBLAS "
+             f"first and the kernels in turn ({r.seconds:.1f} s); CI95: of the median; MHz: NVML's SM clock "
+             "around each burst"]
+    if not any(t.conditions_recorded for t in timings):
+        lines.append("no clock or throttling recorded (NVML did not say on this GPU): %cuBLAS full is not known")
+        return lines
+    if hot:
+        why = f" ({', '.join(reasons)})" if reasons else ""
+        lines.append(f"throttled: {hot} of {total} samples ran under a clock cap{why} or below {share}{top}; "
+                     "ms, GFLOP/s and %cuBLAS read every sample as run, %cuBLAS full the unthrottled rounds alone")
+    else:
+        lines.append(f"no sample ran throttled (at or above {share}{top}, no clock cap seen)")
+    if hot and not any(t.full_clock_ms for t in timings):
+        lines.append("no sample ran at full clock: the full-clock readings are missing; a shorter --budget or a "
+                     "cooler card gives some")
+    unstable = [k.name for k in doc.kernels if k.timed and k.timing and k.timing.stable is False]
+    if unstable:
+        lines.append(f"not stable (CI95 over 1 % or spread over 2 %): {', '.join(unstable)}; a larger --budget "
+                     "takes more samples")
+    return lines
+
+
 def run_tables(doc: Results, width: int = 200) -> list[Table]:
     """The run summary: one row per kernel plus cuBLAS. Columns: median ms, GFLOP/s, % of cuBLAS,
     occupancy and its limiters, the binding floor against the NVML peaks ('fp32 1.36': FP32-bound,
@@ -204,26 +270,42 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         columns.insert(columns.index(("regs", "right")) + 1, ("spills", "right"))
     if measured:
         columns.append(("measured x", "left"))
+    rounds = doc.timed_in_rounds is not None  # timed with cuBLAS in rounds: each sample's conditions recorded
+    if rounds:  # the conditions, beside the spread: CI95 of the median, clock, throttled samples, full clock
+        at = columns.index(("spread", "right")) + 1
+        columns[at:at] = [("CI95", "right"), ("MHz", "right"), ("throttled", "right"), ("%cuBLAS full", "right")]
+    with_energy = any(k.energy is not None for k in doc.kernels) or doc.reference.energy is not None
+    if with_energy:
+        columns += [("J", "right"), ("W", "right"), ("GFLOP/J", "right")]
     columns.append(("check", "left"))
     rows, styles = [], []
+    flops = p.problem.flops
     for k in doc.kernels:
         ok = k.timed
+        pct = None
+        if ok:  # from the rounds it shared with cuBLAS where timed so (`pct_of_reference`), else the two medians
+            pct = k.pct_of_reference if k.pct_of_reference is not None else 100 * doc.reference.time_ms / k.time_ms
         row = [k.name, f"{k.time_ms:.3f}" if ok else "-", f"{k.gflops:,.0f}" if ok else "-",
-               f"{100 * doc.reference.time_ms / k.time_ms:.1f}" if ok else "-", occupancy_cell(k.occupancy),
+               f"{pct:.1f}" if pct is not None else "-", occupancy_cell(k.occupancy),
                *([waves_cell(k.waves)] if with_waves else []),
                bound_cell(doc.floors(k)) if ok else "-", _spread(k.timing),
+               *(_conditions(k.timing, doc.reference.timing, ok) if rounds else []),
                str(k.registers) if k.registers is not None else "-",
                *([spill_cell(k.local_bytes)] if with_spills else []),
                figure(k.model.arithmetic_intensity) if k.model else "no model"]
         if measured:
             row.append(bound_cell(doc.verdict(k)) if ok else "-")
+        if with_energy:
+            row += _energy_cells(k.energy, flops)
         row.append(_check(k))
         rows.append(row)
         styles.append(None if ok else "red")
     ref = doc.reference
     rows.append(["cublas", f"{ref.time_ms:.3f}", f"{ref.gflops:,.0f}", "100.0", "-", *(["-"] if with_waves else []),
-                 "-", _spread(ref.timing), "-", *(["-"] if with_spills else []), "-",
-                 *(["-"] if measured else []), "reference"])
+                 "-", _spread(ref.timing), *(_conditions(ref.timing, None, True) if rounds else []),
+                 "-", *(["-"] if with_spills else []), "-",
+                 *(["-"] if measured else []), *(_energy_cells(ref.energy, flops) if with_energy else []),
+                 "reference"])
     styles.append("bold")
     title = f"{gemm_title(p.problem)} on {dev.name} ({peaks}){l2_note(doc)}"
     return _fit(title, ("kernel", "left"), columns, rows, width, styles)
