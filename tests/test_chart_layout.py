@@ -1,12 +1,15 @@
 """Every chart drawn from the committed results reads at a glance: no label lies on a marker, no
-line (a roof, a leader line, a kernel's own line) runs through a label, no two labels overlap.
+line (a roof, a leader line, a kernel's own line) runs through a label, no two labels overlap, no
+two leader lines cross and none runs over another point's marker. Every committed chart in plots/
+is held to it, drawn by its making command in bench/plots.sh, and so are a few charts of the
+committed results that are not committed themselves (a project chart, GPT-2's step chart, ...).
 
 Each chart is drawn once on the Agg renderer, as savefig draws it but without filling pixels
 (`Figure.draw_without_rendering`), and what was drawn is recorded: every text artist with its
 renderer-based window extent (a rotated text as its rotated rectangle), every marker's centre in
 pixels, every line's path in pixels (clipped where the line is). Tick labels, titles and legend
 entries count as labels too. A leader line may end at its own label's edge; a line drawn under an
-opaque legend is hidden by it."""
+opaque legend, or under a label on an opaque background of its own, is hidden by it."""
 
 from __future__ import annotations
 
@@ -14,8 +17,9 @@ import copy
 import functools
 import json
 import math
-import re
 import os
+import re
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +28,7 @@ import pytest
 from roofline import api
 from roofline.model.arch import parse_arch
 from roofline.model.occupancy import calculate
-from roofline.render import chart, compare_chart, layout, occupancy_chart, profile_chart, roofline_chart, sweep_chart
+from roofline.render import chart, compare_chart, layout, occupancy_chart, profile_chart, roofline_chart
 from roofline.render.layout import Box
 from roofline.analysis.compare import compare_work
 
@@ -41,21 +45,50 @@ def tune_names(n: int) -> list[str]:
     return [k.name for k in sorted(load("tune-h200.json").kernels, key=lambda k: -k.gflops)][2:2 + n]
 
 
-CHARTS = {  # what `roofline plot --results F [--measured | --kind sweep]` draws for each committed file
-    "results-h200": lambda: roofline_chart.render(load("results-h200.json"))[0],
-    "results-h200 --measured": lambda: roofline_chart.render(load("results-h200.json"), measured=True)[0],
-    "sweep-h200 --kind sweep": lambda: sweep_chart.render(load("sweep-h200.json")),
+def drawn_by(command: str):
+    """The figure that `command` (a line of bench/plots.sh's charts part, `roofline ...`) draws:
+    the command run as the CLI runs it, from the repository root, its --out in a folder of its
+    own, the figure taken where it is saved (and nothing written)."""
+    import tempfile
+
+    from matplotlib.figure import Figure
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    args = shlex.split(command)[1:]
+    saved, save = [], Figure.savefig
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as folder:
+        args[args.index("--out") + 1] = str(Path(folder) / Path(args[args.index("--out") + 1]).name)
+        Figure.savefig = lambda fig, *_, **__: saved.append(fig)
+        try:
+            os.chdir(PLOTS.parent)
+            result = CliRunner().invoke(app, args)
+        finally:
+            Figure.savefig = save
+            os.chdir(cwd)
+    assert result.exit_code == 0 and len(saved) == 1, result.output
+    return saved[0]
+
+
+def _committed() -> dict:
+    """Every committed chart, by its file name in plots/, drawn by its making command
+    (bench/plots.sh's charts part, which tests/test_plots.py holds to the folder)."""
+    from test_plots import _charts
+
+    return {re.search(r"--out plots/(\S+)", c).group(1): functools.partial(drawn_by, c) for c in _charts()}
+
+
+CHARTS = {  # every committed chart (`_committed`), and charts drawn from committed results that are not
+    **_committed(),
     "sweep-h200": lambda: roofline_chart.render(load("sweep-h200.json"))[0],
-    "shapes-h200 --kind sweep": lambda: sweep_chart.render(load("shapes-h200.json")),
     "shapes-h200": lambda: roofline_chart.render(load("shapes-h200.json"))[0],
-    "tune-h200": lambda: roofline_chart.render(load("tune-h200.json"))[0],
     "tune-h200 --highlight": lambda: roofline_chart.render(load("tune-h200.json"), highlight=tune_names(2))[0],
-    "user-kernel-h200": lambda: roofline_chart.render(load("user-kernel-h200.json"))[0],
     "results-h200-bf16": lambda: roofline_chart.render(load("results-h200-bf16.json"))[0],
-    "results-h200-bf16 --kind sweep": lambda: sweep_chart.render(load("results-h200-bf16.json")),
-    "results-h200 + results-h200-bf16 + results-h200-tf32": lambda: roofline_chart.render_many(api.show_all(
-        [PLOTS / "results-h200.json", PLOTS / "results-h200-bf16.json", PLOTS / "results-h200-tf32.json"])[0])[0],
-    "profile-h200-transformer": lambda: profile_chart.render(load("profile-h200-transformer.json")),
+    "profile-h200-gpt2": lambda: profile_chart.render(load("profile-h200-gpt2.json")),
+    "project gpt2 onto h100-sxm and a100-sxm4-80gb": lambda: drawn_by(
+        "roofline project plots/profile-h200-gpt2.json --gpu h100-sxm --gpu a100-sxm4-80gb --out plots/project.png"),
     "compare results user-kernel": lambda: compare_chart.render_moves(
         compare_work(load("results-h200.json"), load("user-kernel-h200.json"))),
     "occupancy 93 regs 256 threads": lambda: occupancy_chart.render(
@@ -133,7 +166,8 @@ def record(fig) -> dict:
                 ticks |= {tick.tick1line, tick.tick2line, tick.gridline}
     texts = [(t, _rectangle(t, renderer)) for t in seen[Text] if t.get_text().strip()]
     keys = {id(a) for legend in seen[Legend] for a in legend.findobj()}  # a legend's own handles
-    centres, lines = [], []
+    centres, radii, lines = [], [], []
+    px = fig.dpi / 72
     for line in seen[Line2D]:
         if line in ticks:
             continue
@@ -142,23 +176,31 @@ def record(fig) -> dict:
             for xy in line.get_transform().transform(line.get_xydata()):
                 if np.isfinite(xy).all() and (clip is None or clip.contains(*xy)):
                     centres.append(xy)
+                    radii.append((line.get_markersize() + line.get_markeredgewidth()) / 2 * px)
         if line.get_linestyle() not in ("None", "none", "", " ") and line.get_linewidth() > 0:
             segments = layout.path_segments(line.get_path(), line.get_transform())
             lines.append((line, _clip(segments, clip) if clip is not None else segments))
     for c in seen[Collection]:
         clip = c.get_clip_box() if c.get_clip_on() else None
         if isinstance(c, PathCollection) and id(c) not in keys:
-            for xy in c.get_offset_transform().transform(c.get_offsets()):
+            offsets = c.get_offset_transform().transform(c.get_offsets())
+            for xy, size in zip(offsets, np.resize(np.asarray(c.get_sizes(), dtype=float), len(offsets))):
                 if clip is None or clip.contains(*xy):
                     centres.append(xy)
+                    radii.append(math.sqrt(size) / 2 * px)
         elif isinstance(c, LineCollection):
             for path in c.get_paths():
                 segments = layout.path_segments(path, c.get_transform())
                 lines.append((c, _clip(segments, clip) if clip is not None else segments))
+    leaders = []  # (annotation, its leader's segments) for every leader line drawn
     for arrow in seen[FancyArrowPatch]:
-        lines.append((arrow, layout.path_segments(arrow.get_path(), arrow.get_transform())))
-    return {"texts": texts, "centres": np.array(centres, dtype=float).reshape(-1, 2), "lines": lines,
-            "legends": seen[Legend], "renderer": renderer}
+        segments = layout.path_segments(arrow.get_path(), arrow.get_transform())
+        lines.append((arrow, segments))
+        owner = next((t for t, _ in texts if getattr(t, "arrow_patch", None) is arrow), None)
+        if owner is not None:
+            leaders.append((owner, segments))
+    return {"texts": texts, "centres": np.array(centres, dtype=float).reshape(-1, 2), "radii": np.array(radii),
+            "lines": lines, "leaders": leaders, "legends": seen[Legend], "renderer": renderer}
 
 
 pytestmark = pytest.mark.xdist_group("chart_layout")  # one process draws each chart once
@@ -228,6 +270,10 @@ def test_no_line_runs_through_a_label(drawn):
         if frame.get_visible() and frame.get_facecolor()[3] == 1:
             for t in [*legend.get_texts(), legend.get_title()]:
                 under[t] = legend.get_zorder()
+    for t, _ in d["texts"]:  # and so are lines beneath a label on an opaque background of its own
+        patch = t.get_bbox_patch()
+        if patch is not None and patch.get_visible() and patch.get_facecolor()[3] == 1:
+            under[t] = t.get_zorder()
     hits = []
     boxes = [r for _, r in d["texts"]]
     for artist, segments in d["lines"]:
@@ -241,6 +287,61 @@ def test_no_line_runs_through_a_label(drawn):
                 continue
             hits.append(f"{type(artist).__name__} {getattr(artist, 'get_label', lambda: '')()!r} through {_name(t)}")
     assert not hits, f"{name}: {hits[:6]}"
+
+
+def _crosses(a, b) -> bool:
+    """Whether segments a and b ((2, 2) each) properly cross (touching ends does not count)."""
+    (p, p2), (q, q2) = a, b
+    r, s = p2 - p, q2 - q
+    denom = r[0] * s[1] - r[1] * s[0]
+    if denom == 0:
+        return False
+    t = ((q - p)[0] * s[1] - (q - p)[1] * s[0]) / denom
+    u = ((q - p)[0] * r[1] - (q - p)[1] * r[0]) / denom
+    return 0.01 < t < 0.99 and 0.01 < u < 0.99
+
+
+# Charts whose leaders still cross or run over markers: the three ladders on one chart put thirty
+# labels in one band, and no spot round each point is free of every other leader. Their labels are
+# placed with `leader_faults=False` (a crossing leader rather than a label on something).
+CROWDED = {"roofline-h200-ladders.png"}
+
+
+def _leader_verdict(name: str, hits: list[str]) -> None:
+    if name in CROWDED:
+        if hits:
+            pytest.xfail(f"{name}: {len(hits)} leader faults, a known limit: {hits[:3]}")
+        pytest.fail(f"{name} is clear now: take it out of CROWDED")
+    assert not hits, f"{name}: {hits[:6]}"
+
+
+def test_no_two_leader_lines_cross(drawn):
+    name, d = drawn
+    leaders = d["leaders"]
+    hits = [f"{_name(a)} x {_name(b)}" for i, (a, sa) in enumerate(leaders) for b, sb in leaders[:i]
+            if any(_crosses(x, y) for x in sa for y in sb)]
+    _leader_verdict(name, hits)
+
+
+def test_no_leader_line_runs_through_a_marker(drawn):
+    """A leader runs from its label to its own point, over no other marker on the way (a marker
+    at its own point does not count, nor one overlapping that marker that its end lies in)."""
+    name, d = drawn
+    centres, radii, hits = d["centres"], d["radii"], []
+    for t, segments in d["leaders"]:
+        if not len(segments) or not len(centres):
+            continue
+        point = t.axes.transData.transform(t.xy)
+        ends = segments.reshape(-1, 2)
+        end = ends[np.argmin(np.hypot(*(ends - point).T))]  # where it stops, at its point's marker
+        own = (np.hypot(*(centres - point).T) <= radii + 2) | (np.hypot(*(centres - end).T) <= radii + 0.5)
+        for a, b in segments:
+            v = b - a
+            along = np.clip(((centres - a) @ v) / max(v @ v, 1e-9), 0, 1)
+            gap = np.hypot(*(a + along[:, None] * v - centres).T)
+            for i in np.flatnonzero((gap < radii - 1) & ~own):
+                hits.append(f"{_name(t)} over the marker at {np.round(centres[i])}")
+    _leader_verdict(name, sorted(set(hits)))
 
 
 def test_the_box_geometry():
@@ -262,7 +363,7 @@ def _labels(name: str) -> list[str]:
 def test_near_equal_roofs_share_one_label_and_far_ones_have_their_own():
     # SMEM 33,454 and 32,495 GB/s (3 % apart), DRAM 4,814 and 4,282 (12 %): drawn 1-2 px apart,
     # two labels would not fit between them; L2 15,354 and 7,350 are far enough for two.
-    labels = _labels("results-h200")
+    labels = _labels("roofline-h200.png")
     assert "SMEM 33,454 GB/s (measured 32,495)" in labels
     assert "DRAM 4,814 GB/s (measured 4,282)" in labels
     assert "FP32 peak 66,908 GFLOP/s (measured 62,030)" in labels
@@ -272,7 +373,7 @@ def test_near_equal_roofs_share_one_label_and_far_ones_have_their_own():
 
 def test_a_tile_search_names_only_its_notable_points_and_ranks_the_rest():
     doc = load("tune-h200.json")
-    fig = drawn_chart("tune-h200")["figure"]
+    fig = drawn_chart("tune-h200.png")["figure"]
     ax = fig.axes[0]
     named = sorted(t.get_text() for t in ax.texts if hasattr(t, "xyann"))
     assert named == ["#1 autotuned<128,128,16,4,8>", "#46 autotuned<256,256,16,8,8>", "ridge 13.9 FLOP/B"]
@@ -315,7 +416,7 @@ def test_equal_compute_roofs_are_one_line_with_both_names():
 
 
 def test_bars_run_as_far_as_their_labels_say():
-    fig = drawn_chart("profile-h200-transformer")["figure"]
+    fig = drawn_chart("profile-h200-transformer.png")["figure"]
     bars = fig.axes[1]
     widths = [round(p.get_width()) for p in bars.patches]
     said = [int(t.get_text().split("\n")[1].split("%")[0]) for t in bars.texts]
@@ -328,7 +429,7 @@ def test_bars_run_as_far_as_their_labels_say():
 def test_every_kind_of_line_on_the_profile_chart_is_in_its_legend():
     """The dotted lines (each kernel's roof at the clock it ran at) are named in the legend, as
     the solid and dashed roofs are."""
-    d = drawn_chart("profile-h200-transformer")
+    d = drawn_chart("profile-h200-transformer.png")
     fig = d["figure"]
     ax = fig.axes[0]
     dotted = [line for line in ax.get_lines() if line.get_linestyle() == ":" and len(line.get_xdata())]
@@ -358,7 +459,7 @@ def test_a_roof_looks_the_same_on_every_chart():
 
     bf16 = style.COMPUTE_COLORS["BF16 tensor"]
     run = drawn_chart("results-h200-bf16")["figure"].axes[0]
-    profile = drawn_chart("profile-h200-transformer")["figure"].axes[0]
+    profile = drawn_chart("profile-h200-transformer.png")["figure"].axes[0]
     for ax in (run, profile):
         colours = {to_hex(line.get_color()) for line in ax.get_lines()}
         assert bf16 in colours and style.MEMORY_COLORS["DRAM"] in colours and style.MEMORY_COLORS["L2"] in colours

@@ -163,14 +163,17 @@ RING_PT = 8  # points kept free round a point whose label is still to be placed
 _GAPS_PT = (3, 7, 12, 18, 26, 36, 48, 62, 80, 100, 125, 155, 190, 230)  # a label's candidate gaps from its point
 _PHIS_DEG = tuple(range(0, 360, 15))  # and directions round it, counter-clockwise from the right
 LEADER_FROM_PT = 7  # a label farther from its point than this gets a leader line
+OPAQUE = dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none")  # a label's bbox that hides what lies under it
 
 
 class Layout:
     """What the labels of one axes must keep clear of, in display pixels: the boxes of its texts,
     legends and bars, the segments of its lines and leader lines, its markers. Built after the
-    figure's layout is final (tight_layout); the labels in `skip` are the ones to be placed."""
+    figure's layout is final (tight_layout); the labels in `skip` are the ones to be placed. The
+    lines in `under` are no obstacle: they are drawn beneath labels that hide them (labels on an
+    opaque background, `OPAQUE`), a thin guide curve say; a leader line may cross them too."""
 
-    def __init__(self, fig, ax, skip=()):
+    def __init__(self, fig, ax, skip=(), under=()):
         import numpy as np
         from matplotlib.collections import LineCollection, PathCollection
         from matplotlib.legend import Legend
@@ -184,7 +187,7 @@ class Layout:
         self.pending: dict = {}  # label -> [(point, radius kept free)] in pixels, while it waits
         segments, centres, radii = [np.zeros((0, 2, 2))], [np.zeros((0, 2))], [np.zeros(0)]
         for line in ax.lines:
-            if not line.get_visible():
+            if not line.get_visible() or line in under:
                 continue
             if not _no_line(line):
                 segments.append(path_segments(line.get_path(), line.get_transform()))
@@ -218,6 +221,7 @@ class Layout:
                 self.boxes.append(Box((e.x0 + e.x1) / 2, (e.y0 + e.y1) / 2, e.width / 2, e.height / 2))
         self.segments = np.concatenate(segments)
         self.leaders = np.zeros((0, 2, 2))
+        self.leader_faults = True
         self.centres, self.radii = np.concatenate(centres), np.concatenate(radii)
 
     def add(self, box: Box | None = None, segment=None) -> None:
@@ -264,7 +268,8 @@ class Layout:
         near = np.hypot(*(self.centres - xy).T) < 1.5 if len(self.centres) else np.zeros(0, bool)
         return float(self.radii[near].max()) if near.any() else 0.0
 
-    def place_annotations(self, labels, passes: int = 4, anchors: dict | None = None) -> None:
+    def place_annotations(self, labels, passes: int = 4, anchors: dict | None = None,
+                          leader_faults: bool = True) -> None:
         """Move each annotation in `labels` (text offset in points from a data-coordinate point,
         in order of priority) to the nearest spot round its point where it hits nothing
         (`faults`) and its leader line crosses no label; a leader that crosses another leader,
@@ -272,10 +277,13 @@ class Layout:
         sits next to its point. `anchors` may give a label other points it may point at instead
         (a kernel's points at several memory levels): {label: [(x, y), ...]} in data
         coordinates. Labels left with no free spot go first in the next of `passes` passes; the
-        pass with the fewest such labels is kept."""
+        pass with the fewest such labels is kept. With `leader_faults` a leader that crosses
+        another leader or runs over another point's marker is a fault, as a label on something is;
+        without, only a cost (for a chart too crowded for every leader to keep clear)."""
         import numpy as np
 
         anchors = anchors or {}
+        self.leader_faults = leader_faults
         start_boxes, start_leaders = list(self.boxes), self.leaders.copy()
         order, best = list(labels), None
         for _ in range(passes):
@@ -389,8 +397,13 @@ class Layout:
         todo = np.flatnonzero(led & (cost < beaten_at))
         if len(todo):
             ends = leaders[todo]
-            cost[todo] += (1000 * _crossings(ends, self.leaders) + 150 * _passes(ends, self.centres, self.radii)
-                           + 12 * _crossings(ends, self.segments))
+            crossings, passes = _crossings(ends, self.leaders), _passes(ends, self.centres, self.radii)
+            if self.leader_faults:  # a leader that crosses another or runs over another point's marker
+                faults[todo] += crossings + passes
+                cost[todo] += 10_000 * (crossings + passes)
+            else:
+                cost[todo] += 1000 * crossings + 150 * passes
+            cost[todo] += 12 * _crossings(ends, self.segments)
         return faults, cost
 
     def place_on_line(self, t, p0, p1, fractions=None, sides=(1, -1), gap_pt: float = 2.5) -> None:

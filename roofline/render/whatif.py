@@ -5,8 +5,9 @@ Chart: one point per kernel with a roof; x its share of the step's GPU time (a p
 time in ms (a run), log; y its headroom, time now over time at the target (1 = already there),
 log; marker area its saving. For a profile, dotted curves join the kernels whose saving is the
 same share of the step (1 %, 2 %, 5 %, 10 %: share x (1 - 1/headroom)): a kernel above a curve
-saves more than it. The top kernels by saving are named, each label placed clear of the others
-(`layout.Layout`).
+saves more than it. The top kernels by saving are named, each label placed clear of the others,
+of every marker and of the curves' names (`layout.Layout`), its leader crossing no other leader
+and no other marker; a label's white background hides the thin dotted curves beneath it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..errors import UsageError
 from ..model.units import figure, plural
 from ..analysis.whatif import KernelWhatIf, WhatIf
 from .chart import check_output, new_figure, save_atomic, text
-from .layout import Layout
+from .layout import OPAQUE, Layout
 from .tables import _fit
 from .text import display_names, percent, roof_name, uncounted_phrase
 
@@ -187,21 +188,25 @@ def render(w: WhatIf, source: str = ""):
         x = k.time_share if profile else k.time_ms
         label = f"{i + 1}. {text(name)}\n-{figure(k.saved_ms)} ms, {roof_name(k.roof)}"
         labels.append(ax.annotate(label, (x, k.time_ms / k.target_ms), xytext=(8, 0), textcoords="offset points",
-                                  fontsize=7, ha="center", va="center", zorder=4,
+                                  fontsize=7, ha="center", va="center", zorder=4, bbox=OPAQUE,
                                   arrowprops=dict(arrowstyle="-", lw=0.6, color="0.4", shrinkA=0, shrinkB=4)))
-    Layout(fig, ax, skip=labels).place_annotations(labels)
-    if profile:  # drawn after the labels are placed: a thin dotted curve may pass behind a label
-        _step_curves(ax, x_lo, x_hi, y_hi)
+    # the dotted curves are drawn beneath the labels, whose opaque backgrounds hide them; the
+    # labels keep clear of the curves' names
+    curves = _step_curves(ax, x_lo, x_hi, y_hi) if profile else []
+    Layout(fig, ax, skip=labels, under=curves).place_annotations(labels)
     return fig
 
 
-def _step_curves(ax, x_lo: float, x_hi: float, y_hi: float) -> None:
+def _step_curves(ax, x_lo: float, x_hi: float, y_hi: float) -> list:
     """The dotted curves of kernels that save `STEP_CURVES` of the step: share x (1 - 1/h) = s,
-    so h = share / (share - s), each marked with its share at its top."""
+    so h = share / (share - s), each marked with its share at its top. Returns the curves
+    (matplotlib lines)."""
     grid = [x_lo * (x_hi / x_lo) ** (i / 400) for i in range(401)]
+    curves = []
     for s in STEP_CURVES:
         pts = [(x, x / (x - s)) for x in grid if x > s and x / (x - s) <= y_hi]
         if len(pts) > 1:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=":", lw=0.9, color="0.45", zorder=1)
+            curves += ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=":", lw=0.9, color="0.45", zorder=1)
             ax.annotate(f"saves {100 * s:g} %", pts[0], fontsize=7, color="0.35", xytext=(2, -2),
                         textcoords="offset points", ha="left", va="top")
+    return curves
