@@ -10,239 +10,30 @@ from __future__ import annotations
 
 import sys
 
+try:  # Ctrl-C during the imports (half a second) ends as quietly as later (`console.interrupted`)
+    from roofline import console  # first: it guards its own imports alike
 
-def _interrupted() -> None:
-    """Ctrl-C: one line and exit code 130 (128 + SIGINT), as a shell reports it; a second Ctrl-C
-    while it ends changes nothing."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        sys.stderr.write("roofline: interrupted\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    raise SystemExit(130)
-
-
-def _quiet_interrupts(unraisable, default=sys.unraisablehook) -> None:
-    """Ctrl-C landing where Python cannot raise it (a callback of the import machinery's module
-    locks, during the imports below) is not reported as "Exception ignored": the next one ends
-    the command as `_interrupted` does."""
-    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
-        default(unraisable)
-
-
-sys.unraisablehook = _quiet_interrupts
-
-try:  # Ctrl-C during the imports (half a second) ends as quietly as later
-    import io
-    import json
+    sys.unraisablehook = console.quiet_interrupts  # for the imports below, and those of the commands
     import os
-    import re
     from pathlib import Path
     from typing import Optional
 
     import typer
-    from typer.core import TyperCommand, TyperGroup
 
     from roofline import __version__, api
-    from roofline.errors import RunError, UsageError
-    from roofline.progress import Progress
+    from roofline.console import Bar, Command, OneLineErrors, echo, exit_on, integer, note, number, one_of
+    from roofline.console import print_json, print_report, rich_console
+    from roofline.errors import UsageError
     from roofline.model.problem import Problem
     from roofline.files import shown_path
-    from roofline.render.text import PLAIN_ERRORS
     from roofline.results.schema import SCHEMA
 except KeyboardInterrupt:
-    _interrupted()
+    from roofline.console import interrupted
+
+    interrupted()
 
 
-def _is_click_error(exc: BaseException) -> bool:
-    """Click's exception family (ClickException and its UsageError, BadParameter, ...) found by
-    its documented class names, wherever a Typer release keeps Click (its own copy since 0.26)."""
-    return any(c.__name__ == "ClickException" for c in type(exc).__mro__)
-
-
-def _kind(exc: BaseException) -> set[str]:
-    return {c.__name__ for c in type(exc).__mro__}
-
-
-def _param_name(param) -> str:
-    """An option by its longest flag, an argument by its metavar (public fields of a parameter)."""
-    opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("-")]
-    if opts:
-        return max(opts, key=len)
-    return getattr(param, "metavar", None) or (getattr(param, "name", None) or "").upper()
-
-
-def _param_text(param) -> str:
-    """A parameter as a user types it, its help after it: "--gpu NAME, a preset GPU to ..."."""
-    shown = _param_name(param)
-    metavar = getattr(param, "metavar", None)
-    if shown.startswith("-") and metavar and not getattr(param, "is_flag", False):
-        shown += f" {metavar}"
-    about = (getattr(param, "help", None) or "").strip().rstrip(".")
-    return f"{shown}, {about[:1].lower()}{about[1:]}" if about else shown
-
-
-def _usage_pieces(command) -> list[str]:
-    """What follows a command's name on its usage line, from its parameters' public fields:
-    ['[OPTIONS]', 'BEFORE.json', 'AFTER.json'] (an optional argument in brackets)."""
-    pieces = ["[OPTIONS]"]
-    for param in getattr(command, "params", []):
-        if getattr(param, "param_type_name", None) == "argument":
-            shown = _param_name(param)
-            pieces.append(shown if getattr(param, "required", False) else f"[{shown}]")
-    return pieces
-
-
-def _usage(path: str, command) -> str:
-    """A command's usage line: 'roofline compare [OPTIONS] BEFORE.json AFTER.json'."""
-    return " ".join([path, *_usage_pieces(command)])
-
-
-class _Command(TyperCommand):
-    """A command whose usage line shows each argument by its metavar, the same under every Typer
-    (Click's documented `collect_usage_pieces`)."""
-
-    def collect_usage_pieces(self, ctx) -> list[str]:
-        return _usage_pieces(self)
-
-    def format_options(self, ctx, formatter) -> None:
-        """The Arguments section by metavar and help (no type label after them), the Options
-        section as each option's own help record: Click's documented formatter calls."""
-        arguments, options = [], []
-        for param in self.get_params(ctx):
-            if getattr(param, "param_type_name", None) == "argument":
-                required = "  [required]" if getattr(param, "required", False) else ""
-                arguments.append((_param_name(param), (getattr(param, "help", None) or "") + required))
-            else:
-                record = param.get_help_record(ctx)
-                if record is not None:
-                    options.append(record)
-        for title, records in (("Arguments", arguments), ("Options", options)):
-            if records:
-                with formatter.section(title):
-                    formatter.write_dl(records)
-
-
-def _usage_error(exc, group, args: list[str]) -> str:
-    """A usage error of Click's in one line, from the exception's public fields (`param`,
-    `option_name`, `possibilities`, `message`, `ctx`) and the command's parameters: what is missing
-    or wrong, and what is valid."""
-    kind, ctx = _kind(exc), getattr(exc, "ctx", None)
-    if ctx is not None:
-        command, path = ctx.command, ctx.command_path
-    else:  # raised while parsing, before a context (an option without its value): the command named in args
-        name = next((a for a in args if not a.startswith("-")), None)
-        command = group.get_command(None, name) if name else None
-        path = f"roofline {name}" if command is not None else "roofline"
-        command = command or group
-    param = getattr(exc, "param", None)
-    if "MissingParameter" in kind and param is not None:
-        return f"missing {_param_text(param)}; usage: {_usage(path, command)}"
-    if "NoSuchOption" in kind:
-        option, close = exc.option_name, sorted(getattr(exc, "possibilities", None) or [])
-        if close:
-            return f"{path} has no option {option}; did you mean {' or '.join(close)}? ({path} -h lists them all)"
-        valid = [_param_name(p) for p in getattr(command, "params", [])
-                 if getattr(p, "param_type_name", None) == "option"] + ["-h"]
-        return f"{path} has no option {option}; its options: {', '.join(valid)}"
-    if "BadOptionUsage" in kind:
-        option = getattr(exc, "option_name", None)
-        found = [p for p in getattr(command, "params", []) if option in (getattr(p, "opts", None) or [])]
-        said = exc.format_message().rstrip(".")
-        return f"{said}: {_param_text(found[0])}" if found else said
-    if "BadParameter" in kind and param is not None:
-        return f"{_param_name(param)}: {str(exc.message).strip().rstrip('.')}"
-    message = exc.format_message()
-    if "UsageError" in kind and command is group:  # an unknown command
-        return f"{message} Commands: {', '.join(group.list_commands(ctx))}."
-    if "UsageError" in kind and command is not None:  # e.g. an argument too many
-        return f"{message}; usage: {_usage(path, command)}"
-    return message
-
-
-class _OneLineErrors(TyperGroup):
-    """Reports every usage error, Typer's own and the library's, as one line on stderr, through
-    Click's public interfaces only: `main` in non-standalone mode and the exceptions' fields."""
-
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        args = list(sys.argv[1:] if args is None else args)
-        try:
-            rv = super().main(args=args, prog_name="roofline", complete_var=complete_var,
-                              standalone_mode=False, **extra)
-        except UsageError as exc:
-            _fail(str(exc), 2)
-        except RunError as exc:
-            _fail(str(exc), 1)
-        except KeyboardInterrupt:
-            _interrupted()
-        except typer.Abort as exc:
-            if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
-                _interrupted()
-            _fail("aborted", 1)
-        except Exception as exc:
-            if not _is_click_error(exc):
-                raise
-            _fail(_usage_error(exc, self, args), exc.exit_code)
-        if rv == 130:  # Typer's answer to Ctrl-C while a command runs (no command returns 130)
-            _interrupted()
-        sys.exit(rv if isinstance(rv, int) else 0)
-
-
-def _integer(text) -> int:
-    """An integer option's value; anything else is refused in the user's words, by every Typer."""
-    if isinstance(text, int):  # a default
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise typer.BadParameter(f"{text!r} is not an integer") from None
-
-
-def _number(text) -> float:
-    """A number option's value; anything else is refused in the user's words. Its range (nan and
-    inf included) is the library's to check, which names the valid one."""
-    if isinstance(text, (int, float)):  # a default
-        return float(text)
-    try:
-        return float(text)
-    except ValueError:
-        raise typer.BadParameter(f"{text!r} is not a number") from None
-
-
-def _one_of(*choices: str):
-    """A value among `choices`, refused otherwise with the choices named."""
-
-    def parse(text) -> str:
-        if text in choices:
-            return text
-        raise typer.BadParameter(f"{text!r} is not one of {', '.join(map(repr, choices))}")
-
-    return parse
-
-
-def _echo(text: str, err: bool = False) -> None:
-    """One message, a file name's bytes that are not UTF-8 shown as '\\xe9' (any output holds it)."""
-    typer.echo(shown_path(text), err=err)
-
-
-def _fail(message: str, code: int) -> None:
-    _echo(f"roofline: error: {message}", err=True)
-    sys.exit(code)
-
-
-def _exit_on(failures: list[str]) -> None:
-    """A command's failures (kernels that failed, a command's non-zero exit), one line each on
-    stderr, then exit code 1; nothing where there are none."""
-    for line in failures:
-        _echo(f"roofline: error: {line}", err=True)
-    if failures:
-        raise typer.Exit(1)
-
-
-app = typer.Typer(cls=_OneLineErrors, add_completion=False, rich_markup_mode=None,
+app = typer.Typer(cls=OneLineErrors, add_completion=False, rich_markup_mode=None,
                   pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]},
                   help="Roofline and occupancy for real CUDA kernels: an SGEMM ladder from naive to "
                        "cuBLAS class, verified against cuBLAS, timed, modelled and plotted.")
@@ -250,7 +41,7 @@ app = typer.Typer(cls=_OneLineErrors, add_completion=False, rich_markup_mode=Non
 
 def _version(value: bool) -> None:
     if value:
-        _echo(f"roofline {__version__}")
+        echo(f"roofline {__version__}")
         raise typer.Exit()
 
 
@@ -260,85 +51,7 @@ def _main(ctx: typer.Context,
                                        help="Print the version and exit.")):
     """Roofline and occupancy for real CUDA kernels."""
     if ctx.invoked_subcommand is None:
-        _echo(ctx.get_help())
-
-
-class _TrimmedLines(io.TextIOBase):
-    """The stream under a rich console, less the spaces rich pads every table line with to the
-    table's width (before any closing style codes): lines end at their last character. A file
-    name's bytes that are not UTF-8 are written as '\\xe9' (`render.text.shown_path`)."""
-
-    _PADDING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
-
-    def __init__(self, stream):
-        super().__init__()
-        self.stream, self.pending = stream, ""
-
-    def write(self, text: str) -> int:
-        *lines, self.pending = (self.pending + shown_path(text)).split("\n")
-        if lines:
-            self.stream.write("".join(self._PADDING.sub(r"\1", line) + "\n" for line in lines))
-        return len(text)
-
-    def flush(self) -> None:
-        if self.pending:
-            self.stream.write(self.pending)
-            self.pending = ""
-        self.stream.flush()
-
-    def isatty(self) -> bool:
-        return self.stream.isatty()
-
-    def fileno(self) -> int:
-        return self.stream.fileno()
-
-    @property
-    def encoding(self) -> str:
-        return getattr(self.stream, "encoding", None) or "utf-8"
-
-
-def _console(err: bool = False):
-    """A rich console that reads nothing in the text as markup (names come from files) and leaves
-    no trailing spaces. Its width is COLUMNS where that is a usable width (40 or more), else the
-    terminal's, else (pipes, logs, CI) 200 columns. On a terminal that cannot show Unicode (an
-    ASCII locale) rich draws the table rules in ASCII."""
-    from rich.console import Console
-
-    from roofline.render.tables import plain
-
-    class _Console(Console):
-        def print(self, *objects, **options):
-            super().print(*(plain(o) if self.options.ascii_only else o for o in objects), **options)
-
-        def on_broken_pipe(self) -> None:  # the reader left: as `main` ends it
-            raise BrokenPipeError
-
-    stream = sys.stderr if err else sys.stdout
-    columns = os.environ.get("COLUMNS", "")
-    width = int(columns) if columns.isascii() and columns.isdigit() and int(columns) >= 40 else None if stream.isatty() else 200
-    return _Console(file=_TrimmedLines(stream), highlight=False, markup=False, width=width, soft_wrap=False)
-
-
-def _print_json(doc) -> None:
-    _echo(json.dumps(doc, indent=1))
-
-
-def _note(line: str) -> None:
-    _echo(f"roofline: note: {line}", err=True)
-
-
-def _print_report(tables, lines: list[str], notes: list[str], out: Optional[Path]) -> None:
-    """A report's tables (`tables(width)`) and lines on stdout, its notes on stderr, then where its
-    chart was written."""
-    console = _console()
-    for table in tables(console.width):
-        console.print(table)
-    for line in lines:
-        console.print(line)
-    for line in notes:
-        _note(line)
-    if out is not None:
-        console.print(f"wrote {out}")
+        echo(ctx.get_help())
 
 
 def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optional[int]) -> Problem:
@@ -392,25 +105,6 @@ def _user_kernels(sources: Optional[list[Path]], *values: Optional[str]) -> list
     return api.user_kernels(sources or [], flags)
 
 
-class _Bar(Progress):
-    """A transient rich progress bar on stderr; stages add their steps as they start."""
-
-    def __init__(self):
-        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as RichProgress
-
-        console = _console(err=True)
-        self.bar = RichProgress(TextColumn("{task.description:<46}"), BarColumn(), TimeElapsedColumn(),
-                                console=console, transient=True, disable=not console.is_terminal)
-        self.task = self.bar.add_task("starting", total=0)
-
-    def expect(self, steps: int) -> None:
-        self.bar.update(self.task, total=self.bar.tasks[0].total + steps)
-
-    def step(self, text: str) -> None:
-        self.bar.update(self.task, description=text, advance=1)
-
-
 def _print_results(doc, list_failures: bool = False) -> None:
     from roofline.render.tables import (
         below_floor_note,
@@ -422,20 +116,20 @@ def _print_results(doc, list_failures: bool = False) -> None:
         verdict_lines,
     )
 
-    console = _console()
+    console = rich_console()
     if doc.sweep:
         for table in sweep_tables(doc, console.width):
             console.print(table)
-        note = sweep_below_floor_note(doc)
-        if note:
-            console.print(note)
+        below = sweep_below_floor_note(doc)
+        if below:
+            console.print(below)
     for table in run_tables(doc, console.width):
         console.print(table)
     for line in timing_lines(doc):
         console.print(line)
-    note = below_floor_note(doc)
-    if note:
-        console.print(note)
+    below = below_floor_note(doc)
+    if below:
+        console.print(below)
     for table in counters_tables(doc, console.width):
         console.print(table)
     for line in verdict_lines(doc):
@@ -447,16 +141,16 @@ def _print_results(doc, list_failures: bool = False) -> None:
                 console.print(f"not drawn: {why}")
 
 
-@app.command(cls=_Command, short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
+@app.command(cls=Command, short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
 def run(
     all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default, but for --source alone)."),
     kernel: Optional[list[str]] = typer.Option(None, "--kernel", metavar="NAME",
                                                help="Run only this kernel (repeatable)."),
-    size: Optional[int] = typer.Option(None, "--size", parser=_integer, metavar="N",
+    size: Optional[int] = typer.Option(None, "--size", parser=integer, metavar="N",
                                        help=f"Square problem M = N = K (default {api.DEFAULT_SIZE})."),
-    m: Optional[int] = typer.Option(None, "--m", parser=_integer, metavar="M", help="Rows of A and C."),
-    n: Optional[int] = typer.Option(None, "--n", parser=_integer, metavar="N", help="Columns of B and C."),
-    k: Optional[int] = typer.Option(None, "--k", parser=_integer, metavar="K", help="Columns of A, rows of B."),
+    m: Optional[int] = typer.Option(None, "--m", parser=integer, metavar="M", help="Rows of A and C."),
+    n: Optional[int] = typer.Option(None, "--n", parser=integer, metavar="N", help="Columns of B and C."),
+    k: Optional[int] = typer.Option(None, "--k", parser=integer, metavar="K", help="Columns of A, rows of B."),
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST",
                                         help="Sweep of sizes N (square) or shapes MxNxK, e.g. "
                                              "512,1024,8192x1024x4096; run in order of FLOPs."),
@@ -483,7 +177,7 @@ def run(
     name: Optional[str] = _LAUNCH["name"],
     no_ragged: bool = typer.Option(False, "--no-ragged",
                                    help="Skip the check of your kernel at a ragged shape (511x383x255)."),
-    timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", parser=_number, metavar="SECONDS",
+    timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
                                   help="Stop a launch of your kernel that runs longer."),
     device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID",
                                          help="The GPU: index as nvidia-smi counts, or PCI bus id (default 0)."),
@@ -494,14 +188,14 @@ def run(
                                         help="Input precision (FP32 accumulate and C); bf16, fp16 and tf32 run the "
                                              "tensor ladder, with B stored N x K (docs/tensor.md). Your kernels "
                                              "take pointers of this type."),
-    budget: Optional[float] = typer.Option(None, "--budget", parser=_number, metavar="SECONDS",
+    budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
                                            help="Timing budget per size: rounds of every kernel and cuBLAS go on "
                                                 "until each median is known to 1 % or this is spent (default "
                                                 "half a second per kernel)."),
     energy: bool = typer.Option(False, "--energy",
                                 help="Also measure each kernel's energy (NVML's counter over a second of "
                                      "launches each): J per launch, W, GFLOP/J."),
-    full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=_number, metavar="SHARE",
+    full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=number, metavar="SHARE",
                                      help="A sample below this share of the run's top SM clock (or under a "
                                           "power or thermal cap) counts as throttled."),
 ):
@@ -517,7 +211,7 @@ def run(
     users = _user_kernels(source, entry, block, grid, dynamic_smem, tile, thread_tile, name)
     if no_ragged and not users:
         raise UsageError("--no-ragged applies to your own kernels (--source FILE.cu)")
-    bar = _Bar()
+    bar = Bar()
     with bar.bar:
         report = api.run(problems, out, kernel, sweep=sizes is not None, profile=profile, refresh=refresh,
                          autotuned_tile=autotuned_tile, progress=bar, sources=users,
@@ -527,32 +221,32 @@ def run(
     if as_json:
         from roofline.results.store import dump
 
-        _print_json(dump(report.results))
+        print_json(dump(report.results))
     else:
         _print_results(report.results)
         kind = " --kind sweep" if sizes is not None else ""
-        _console().print(f"results written to {out}; draw them with: "
+        rich_console().print(f"results written to {out}; draw them with: "
                          f"roofline plot --results {out}{kind} --out chart.png")
     for line in report.notes:
-        _note(line)
+        note(line)
     for line in report.warnings:
-        _echo(f"roofline: warning: {line}", err=True)
-    _exit_on(report.failures)
+        echo(f"roofline: warning: {line}", err=True)
+    exit_on(report.failures)
 
 
 PROFILE_HELP = ("Run COMMAND under Nsight Compute and put every kernel it launches on one roofline, each "
                 "against the roof of its own precision.")
 
 
-@app.command(cls=_Command, short_help="Profile every kernel of any CUDA program under Nsight Compute.",
+@app.command(cls=Command, short_help="Profile every kernel of any CUDA program under Nsight Compute.",
              context_settings={"allow_interspersed_args": False})
 def profile(
     command: Optional[list[str]] = typer.Argument(None, metavar="-- COMMAND [ARGS]",
                                                   help="The program to profile, after --."),
     kernel_regex: Optional[str] = typer.Option(None, "--kernel-regex", metavar="RE",
                                                help="Profile only kernels whose name matches (ncu -k regex:RE)."),
-    launch_skip: int = typer.Option(0, "--launch-skip", parser=_integer, metavar="N", help="Skip the first N matching launches."),
-    launch_count: int = typer.Option(api.DEFAULT_LAUNCH_COUNT, "--launch-count", parser=_integer, metavar="N",
+    launch_skip: int = typer.Option(0, "--launch-skip", parser=integer, metavar="N", help="Skip the first N matching launches."),
+    launch_count: int = typer.Option(api.DEFAULT_LAUNCH_COUNT, "--launch-count", parser=integer, metavar="N",
                                      help="Profile at most N launches (each costs a fraction of a second under ncu)."),
     from_start: bool = typer.Option(True, "--profile-from-start/--no-profile-from-start",
                                     help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
@@ -568,7 +262,7 @@ def profile(
                                           help="Also keep ncu's own report (opens in Nsight Compute's GUI)."),
     out: Path = typer.Option(api.DEFAULT_PROFILE, "--out", metavar="PATH", help="Results file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the profile document instead of the table."),
-    top: int = typer.Option(25, "--top", parser=_integer, metavar="N", help="Kernels in the table (all are in the results file)."),
+    top: int = typer.Option(25, "--top", parser=integer, metavar="N", help="Kernels in the table (all are in the results file)."),
 ):
     """Run COMMAND under Nsight Compute (ncu, clocks untouched, child processes followed) and
     read every kernel it launches against the roof of its own precision (FP64, FP32, FP16/BF16
@@ -613,22 +307,22 @@ def profile(
     if as_json:
         from roofline.results.store import dump
 
-        _print_json(dump(done.results))
+        print_json(dump(done.results))
     else:
         from roofline.render.tables import profile_tables
 
-        console = _console()
+        console = rich_console()
         for table in profile_tables(done.results, console.width, top):
             console.print(table)
         console.print(f"profile written to {out}; draw it with: roofline plot --results {out} --out profile.png")
     for line in done.notes:
-        _note(line)
-    _exit_on(done.failures)
+        note(line)
+    exit_on(done.failures)
 
 
-@app.command(cls=_Command, short_help="Search the autotuned kernel's tile on this GPU.")
+@app.command(cls=Command, short_help="Search the autotuned kernel's tile on this GPU.")
 def tune(
-    size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=_integer, metavar="N", help="Square problem size to tune at."),
+    size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size to tune at."),
     out: Path = typer.Option(api.DEFAULT_TUNE_RESULTS, "--out", metavar="PATH",
                              help="Results of every candidate (atomic)."),
     as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the table."),
@@ -636,19 +330,19 @@ def tune(
     """Search the autotuned kernel's tile (BM, BN, BK, TM, TN) on this GPU; `run` then uses the
     winner on this GPU (kept in the user's cache)."""
     _problem(size, None, None, None)
-    bar = _Bar()
+    bar = Bar()
     with bar.bar:
         report = api.tune(size, out, bar)
     doc, t = report.results, report.results.tune
     if as_json:
         from roofline.results.store import dump
 
-        _print_json(dump(doc))
+        print_json(dump(doc))
         return
     from roofline.render.tables import run_tables
 
     top = sorted((k for k in doc.kernels if k.timed), key=lambda k: -k.gflops)[:10]
-    console = _console()
+    console = rich_console()
     for table in run_tables(doc.model_copy(update={"kernels": top}), console.width):
         console.print(table)
     console.print(f"winner {t.expression}: {t.winner_gflops:,.0f} GFLOP/s; {t.valid} of {t.candidates} tiles "
@@ -659,26 +353,26 @@ def _results_paths(paths: Optional[list[Path]]) -> list[Path]:
     return paths or [api.DEFAULT_RESULTS]
 
 
-@app.command(cls=_Command, short_help="Draw the roofline or a size sweep from results files.")
+@app.command(cls=Command, short_help="Draw the roofline or a size sweep from results files.")
 def plot(
     results_paths: Optional[list[Path]] = typer.Option(None, "--results", metavar="PATH",
                                                        help="Results file(s) (repeatable; default "
                                                             f"{api.DEFAULT_RESULTS})."),
     out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE",
                              help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
-    kind: str = typer.Option("roofline", "--kind", parser=_one_of("roofline", "sweep"), metavar="roofline|sweep", help="roofline, or sweep (GFLOP/s against size)."),
+    kind: str = typer.Option("roofline", "--kind", parser=one_of("roofline", "sweep"), metavar="roofline|sweep", help="roofline, or sweep (GFLOP/s against size)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and fade the others (repeatable)."),
 ):
     """Draw the hierarchical roofline chart, or a size sweep, from recorded results (no GPU
     needed)."""
-    for note in api.plot(_results_paths(results_paths), out, kind, measured, highlight):
-        _note(note)
-    _echo(f"wrote {out}")
+    for line in api.plot(_results_paths(results_paths), out, kind, measured, highlight):
+        note(line)
+    echo(f"wrote {out}")
 
 
-@app.command(cls=_Command, short_help="Print the tables and verdicts of results files.",
+@app.command(cls=Command, short_help="Print the tables and verdicts of results files.",
              help="Print the tables and one verdict per kernel of recorded results (no GPU needed): a run's "
                   "(the run table, the counters table), a size sweep's or a tile search's, or a program's "
                   f"profile (roofline profile). Results files of every schema roofline has written (1 to {SCHEMA}) "
@@ -693,60 +387,60 @@ def show(
     docs, notes = api.show_all(paths)  # one document per precision: an FP32 run and a BF16 one apart
     doc = docs[0]
     if getattr(doc, "kind", None) == "profile":
-        for note in notes:
-            _note(note)
+        for line in notes:
+            note(line)
         if as_json:
             from roofline.results.store import dump
 
-            _print_json(dump(doc))
+            print_json(dump(doc))
             return
         from roofline.render.tables import profile_tables
 
-        console = _console()
+        console = rich_console()
         for table in profile_tables(doc, console.width, None):
             console.print(table)
-        for note in doc.notes:
-            _note(note)
+        for line in doc.notes:
+            note(line)
         return
     if doc.sweep and not as_json:
         notes.append(f"{paths[0]} holds a size sweep: GFLOP/s at every size first, then the tables of the "
                      f"largest, {doc.problem.problem.text()}")
-    for note in notes:
-        _note(note)
+    for line in notes:
+        note(line)
     if as_json:
         from roofline.results.store import dump
 
-        _print_json(dump(doc) if len(docs) == 1 else [dump(d) for d in docs])  # several precisions: a list
+        print_json(dump(doc) if len(docs) == 1 else [dump(d) for d in docs])  # several precisions: a list
     else:
         for d in docs:
             _print_results(d, list_failures=True)
 
 
-@app.command(cls=_Command, short_help="Theoretical occupancy of a block configuration.")
+@app.command(cls=Command, short_help="Theoretical occupancy of a block configuration.")
 def occupancy(
-    regs: int = typer.Option(..., "--regs", parser=_integer, metavar="R", help="Registers per thread (1..255)."),
-    threads: int = typer.Option(..., "--threads", parser=_integer, metavar="T", help="Threads per block (1..1024)."),
-    smem: int = typer.Option(0, "--smem", parser=_integer, metavar="BYTES", help="Static shared memory per block, bytes."),
-    dynamic_smem: int = typer.Option(0, "--dynamic-smem", parser=_integer, metavar="BYTES",
+    regs: int = typer.Option(..., "--regs", parser=integer, metavar="R", help="Registers per thread (1..255)."),
+    threads: int = typer.Option(..., "--threads", parser=integer, metavar="T", help="Threads per block (1..1024)."),
+    smem: int = typer.Option(0, "--smem", parser=integer, metavar="BYTES", help="Static shared memory per block, bytes."),
+    dynamic_smem: int = typer.Option(0, "--dynamic-smem", parser=integer, metavar="BYTES",
                                      help="Dynamic shared memory per block, bytes."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset such as h200 or 'rtx 5080', or a device file (mygpu.toml)."),
     plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE",
                                             help="Also draw the what-if chart (.png/.svg/.pdf)."),
-    target_blocks: Optional[int] = typer.Option(None, "--target-blocks", parser=_integer, metavar="B",
+    target_blocks: Optional[int] = typer.Option(None, "--target-blocks", parser=integer, metavar="B",
                                                 help="Most registers per thread that keep B blocks resident."),
     as_json: bool = typer.Option(False, "--json", help="Print the occupancy JSON."),
 ):
     """Theoretical occupancy of a block configuration, and which resources limit it."""
     report = api.occupancy(regs, threads, smem, dynamic_smem, gpu, arch, target_blocks, plot_out)
     if as_json:
-        _print_json(report.to_json())
+        print_json(report.to_json())
         if plot_out is not None:
-            _echo(f"wrote {plot_out}", err=True)
+            echo(f"wrote {plot_out}", err=True)
         return
     from roofline.render.tables import occupancy_table
 
-    console = _console()
+    console = rich_console()
     console.print(occupancy_table(report.occupancy))
     if report.occupancy.reason:
         console.print(f"cannot launch: {report.occupancy.reason}")
@@ -756,7 +450,7 @@ def occupancy(
         console.print(f"wrote {plot_out}")
 
 
-@app.command(cls=_Command, short_help="Peaks, ceilings and per-SM limits of a GPU.")
+@app.command(cls=Command, short_help="Peaks, ceilings and per-SM limits of a GPU.")
 def device(
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="Describe a preset (or device file, mygpu.toml) instead of this GPU."),
     measure: bool = typer.Option(False, "--measure", help="Measure this GPU's sustained ceilings now (and cache "
@@ -774,25 +468,25 @@ def device(
     if as_json:
         from dataclasses import asdict
 
-        _print_json(dict(asdict(spec), arch=spec.arch, ridge_point_flop_per_byte=round(spec.ridge_point, 2)))
+        print_json(dict(asdict(spec), arch=spec.arch, ridge_point_flop_per_byte=round(spec.ridge_point, 2)))
         return
     from roofline.render.tables import device_source, device_table, peaks_tables
 
-    console = _console()
+    console = rich_console()
     console.print(device_table(spec))
     console.print(device_source(spec))
     for table in peaks_tables(spec, console.width):
         console.print(table)
     from roofline.render.text import tensor_clock_note
 
-    note = tensor_clock_note(spec.tensor_clock_mhz, spec.max_sm_clock_mhz)
-    if note:
-        console.print(note)
+    clock = tensor_clock_note(spec.tensor_clock_mhz, spec.max_sm_clock_mhz)
+    if clock:
+        console.print(clock)
 
 
-@app.command(cls=_Command, short_help="The ladder's model, and its resources for a target, offline.")
+@app.command(cls=Command, short_help="The ladder's model, and its resources for a target, offline.")
 def kernels(
-    size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=_integer, metavar="N", help="Square problem size for the model."),
+    size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size for the model."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset (or device file, mygpu.toml): its target, limits and peaks."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     model_only: bool = typer.Option(False, "--model-only", help="Skip compiling: the traffic model alone."),
@@ -823,16 +517,16 @@ def kernels(
     listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users, ladder_kind=ladder_kind,
                           dtype=dtype)
     if listing.arch is None and not model_only:  # the offline fallback, said where a script sees it
-        _note("no CUDA GPU found and no target given: the traffic model alone; add --arch sm_XY or --gpu NAME "
+        note("no CUDA GPU found and no target given: the traffic model alone; add --arch sm_XY or --gpu NAME "
               "for registers, spills and occupancy")
     for line in listing.notes:
-        _note(line)
+        note(line)
     if as_json:
-        _print_json(listing.to_json())
+        print_json(listing.to_json())
     else:
         from roofline.render.tables import kernels_tables
 
-        console = _console()
+        console = rich_console()
         for table in kernels_tables(listing, console.width):
             console.print(table)
         for row in listing.rows:
@@ -842,10 +536,10 @@ def kernels(
             why = "with --model-only" if model_only else "without a target"
             console.print(f"--autotuned-tile is not compiled {why}, so the compiler has not checked the tile; "
                           + ("drop --model-only" if model_only else "add --arch sm_XY"))
-    _exit_on(listing.errors)
+    exit_on(listing.errors)
 
 
-@app.command(cls=_Command, short_help="Write a starter kernel of your own, ready to run.")
+@app.command(cls=Command, short_help="Write a starter kernel of your own, ready to run.")
 def new(
     path: Path = typer.Argument(..., metavar="KERNEL.cu", help="The file to write (its folder must exist)."),
     name: Optional[str] = typer.Option(None, "--name", metavar="NAME",
@@ -864,11 +558,11 @@ def new(
     shown = shown_path(done.path)
     how = " (from the file name; --name NAME sets another)" if done.derived and done.name != done.path.stem else ""
     ladder = "--all" if dtype == "fp32" else "--ladder tensor --all"
-    _echo(f"wrote {shown}: kernel {done.name}{how}; run it beside the ladder with: "
+    echo(f"wrote {shown}: kernel {done.name}{how}; run it beside the ladder with: "
           f"roofline run --source {shlex.quote(shown)} {ladder}")
 
 
-@app.command(cls=_Command, short_help="Compare two results files, kernel by kernel.")
+@app.command(cls=Command, short_help="Compare two results files, kernel by kernel.")
 def compare(
     before: Path = typer.Argument(..., metavar="BEFORE.json", help="The earlier results or profile file."),
     after: Path = typer.Argument(..., metavar="AFTER.json", help="The later results or profile file."),
@@ -885,27 +579,27 @@ def compare(
 
     result = api.compare(before, after, force, out)
     if as_json:
-        _print_json(result.to_dict())
+        print_json(result.to_dict())
         return
-    console = _console()
+    console = rich_console()
     if result.runs is not None:
         for table in compare_tables(result.runs, console.width):
             console.print(table)
     for table in change_tables(result, console.width):
         console.print(table)
     for line in result.notes:
-        _note(line)
+        note(line)
     for path, which, names in ((before, "gone", result.gone), (after, "new", result.new)):
         if names:  # one kernel a line: a profile's labels are long
-            _echo("\n".join([f"{which}, only in {path}:", *(f"  {name}" for name in names)]))
+            echo("\n".join([f"{which}, only in {path}:", *(f"  {name}" for name in names)]))
     if out is not None:
         console.print(f"wrote {out}")
 
 
-@app.command(cls=_Command, short_help="What each kernel saves at a fraction of its roof, and the step with it.")
+@app.command(cls=Command, short_help="What each kernel saves at a fraction of its roof, and the step with it.")
 def whatif(
     results: Path = typer.Argument(..., metavar="RESULTS.json", help="A results or profile file."),
-    target: float = typer.Option(0.8, "--target", parser=_number, metavar="FRACTION",
+    target: float = typer.Option(0.8, "--target", parser=number, metavar="FRACTION",
                                  help="The fraction of its binding roof each kernel is imagined at, in (0, 1]."),
     as_json: bool = typer.Option(False, "--json", help="Print the what-if as JSON instead."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE",
@@ -918,12 +612,12 @@ def whatif(
 
     result = api.whatif(results, target, out)
     if as_json:
-        _print_json(result.to_json())
+        print_json(result.to_json())
         return
-    _print_report(lambda width: tables(result, width), lines(result), result.notes, out)
+    print_report(lambda width: tables(result, width), lines(result), result.notes, out)
 
 
-@app.command(cls=_Command, short_help="The same work on another GPU: floors, lower bound and estimate per kernel.")
+@app.command(cls=Command, short_help="The same work on another GPU: floors, lower bound and estimate per kernel.")
 def project(
     results: Path = typer.Argument(..., metavar="RESULTS.json", help="A results or profile file."),
     gpus: list[str] = typer.Option(..., "--gpu", metavar="NAME", help="A preset GPU (or device file, mygpu.toml) to project onto (repeatable)."),
@@ -938,13 +632,13 @@ def project(
 
     result = api.project(results, gpus, out)
     if as_json:
-        _print_json(to_dict(result))
+        print_json(to_dict(result))
         return
-    _print_report(lambda width: project_tables(result, width), step_lines(result),
+    print_report(lambda width: project_tables(result, width), step_lines(result),
                   result.notes + [n for t in result.targets for n in t.notes], out)
 
 
-@app.command(cls=_Command, short_help="Fail when a kernel got slower than in a baseline (for CI).")
+@app.command(cls=Command, short_help="Fail when a kernel got slower than in a baseline (for CI).")
 def check(
     new: Path = typer.Argument(..., metavar="NEW.json", help="The results or profile file to check."),
     baseline: Path = typer.Option(..., "--baseline", metavar="OLD.json", help="The results or profile file to check against."),
@@ -958,49 +652,32 @@ def check(
 
     result = api.check(new, baseline, max_drop)
     if as_json:
-        _print_json(result.to_dict())
+        print_json(result.to_dict())
     else:
         for line in check_lines(result):
-            _echo(line)
+            echo(line)
     if not result.passed:
         sys.exit(1)
 
 
-@app.command(cls=_Command, short_help="Print the JSON Schema of results files.")
+@app.command(cls=Command, short_help="Print the JSON Schema of results files.")
 def schema(
     profile: bool = typer.Option(False, "--profile", help="The schema of profile files (roofline profile) instead."),
 ):
     """Print the JSON Schema of results files (schema 3), for other tools that read them; with
     --profile, that of a program's profile ("kind": "profile")."""
-    _print_json(api.schema(profile))
+    print_json(api.schema(profile))
 
 
 def main() -> None:
-    """Console-script entry point: standard output and error write what their encoding cannot
-    hold in ASCII (`render.text.PLAIN_ERRORS`: never a UnicodeEncodeError), and Ctrl-C at any point ends with one
-    line and exit code 130; a reader that leaves early (`| head`) ends it quietly with 0, an output
-    that cannot be written (a full disk) with one line and 1."""
+    """Console-script entry point: the app run as this process's command (`console.run`: never a
+    UnicodeEncodeError, Ctrl-C at any point one line and exit code 130, a reader leaving early
+    quiet)."""
     # The CUDA compute cache off in the tool's own process before anything loads NVRTC (a compile
     # answered from it has no ptxas report; `measure.offline.compiler_env`); a user's setting wins.
     # Set here, not on import: a program that imports the library keeps its cache.
     os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if hasattr(stream, "reconfigure"):
-                stream.reconfigure(errors=PLAIN_ERRORS)
-        try:
-            app()
-        finally:
-            sys.stdout.flush()  # a write that fails fails here, not in the interpreter's exit
-    except KeyboardInterrupt:
-        _interrupted()
-    except BrokenPipeError:  # the reader left (`| head`): what it read is all it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
-    except OSError as exc:  # e.g. standard output on a full disk
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        where = f" ({exc.filename})" if exc.filename else " (standard output)"
-        _fail(f"cannot write{where}: {exc.strerror or exc}", 1)
+    console.run(app)
 
 
 if __name__ == "__main__":

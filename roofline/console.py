@@ -1,0 +1,366 @@
+"""The terminal the command line talks through: Ctrl-C as one line and exit code 130 (during
+the imports too), Click's usage errors reworded into one line naming what is valid, the value
+parsers of integer, number and choice options, a rich console whose lines carry no padding, and
+how a command's JSON, notes, warnings and errors are written (notes, warnings and errors on
+standard error as 'roofline: note: ...').
+
+Nothing here knows a command: `roofline.cli` declares them, `roofline.api` does their work.
+Importing this module changes nothing in the process: the hook that quiets a Ctrl-C landing in
+the import machinery is in place only while its own imports run (`roofline.cli` installs it for
+good for the command's process).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def interrupted() -> None:
+    """Ctrl-C: one line and exit code 130 (128 + SIGINT), as a shell reports it; a second Ctrl-C
+    while it ends changes nothing."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sys.stderr.write("roofline: interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(130)
+
+
+def quiet_interrupts(unraisable, default=sys.unraisablehook) -> None:
+    """Ctrl-C landing where Python cannot raise it (a callback of the import machinery's module
+    locks, during the imports below) is not reported as "Exception ignored": the next one ends
+    the command as `interrupted` does."""
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+        default(unraisable)
+
+
+_HOOK, sys.unraisablehook = sys.unraisablehook, quiet_interrupts
+try:  # Ctrl-C during the imports below ends as quietly as later
+    import io
+    import json
+    import os
+    import re
+    from pathlib import Path
+    from typing import Optional
+
+    import typer
+    from typer.core import TyperCommand, TyperGroup
+
+    from .errors import RunError, UsageError
+    from .files import shown_path
+    from .progress import Progress
+    from .render.text import PLAIN_ERRORS
+except KeyboardInterrupt:
+    interrupted()
+finally:
+    sys.unraisablehook = _HOOK
+del _HOOK
+
+
+def is_click_error(exc: BaseException) -> bool:
+    """Click's exception family (ClickException and its UsageError, BadParameter, ...) found by
+    its documented class names, wherever a Typer release keeps Click (its own copy since 0.26)."""
+    return any(c.__name__ == "ClickException" for c in type(exc).__mro__)
+
+
+def _kind(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
+def _param_name(param) -> str:
+    """An option by its longest flag, an argument by its metavar (public fields of a parameter)."""
+    opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("-")]
+    if opts:
+        return max(opts, key=len)
+    return getattr(param, "metavar", None) or (getattr(param, "name", None) or "").upper()
+
+
+def _param_text(param) -> str:
+    """A parameter as a user types it, its help after it: "--gpu NAME, a preset GPU to ..."."""
+    shown = _param_name(param)
+    metavar = getattr(param, "metavar", None)
+    if shown.startswith("-") and metavar and not getattr(param, "is_flag", False):
+        shown += f" {metavar}"
+    about = (getattr(param, "help", None) or "").strip().rstrip(".")
+    return f"{shown}, {about[:1].lower()}{about[1:]}" if about else shown
+
+
+def _usage_pieces(command) -> list[str]:
+    """What follows a command's name on its usage line, from its parameters' public fields:
+    ['[OPTIONS]', 'BEFORE.json', 'AFTER.json'] (an optional argument in brackets)."""
+    pieces = ["[OPTIONS]"]
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", None) == "argument":
+            shown = _param_name(param)
+            pieces.append(shown if getattr(param, "required", False) else f"[{shown}]")
+    return pieces
+
+
+def _usage(path: str, command) -> str:
+    """A command's usage line: 'roofline compare [OPTIONS] BEFORE.json AFTER.json'."""
+    return " ".join([path, *_usage_pieces(command)])
+
+
+class Command(TyperCommand):
+    """A command whose usage line shows each argument by its metavar, the same under every Typer
+    (Click's documented `collect_usage_pieces`)."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return _usage_pieces(self)
+
+    def format_options(self, ctx, formatter) -> None:
+        """The Arguments section by metavar and help (no type label after them), the Options
+        section as each option's own help record: Click's documented formatter calls."""
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            if getattr(param, "param_type_name", None) == "argument":
+                required = "  [required]" if getattr(param, "required", False) else ""
+                arguments.append((_param_name(param), (getattr(param, "help", None) or "") + required))
+            else:
+                record = param.get_help_record(ctx)
+                if record is not None:
+                    options.append(record)
+        for title, records in (("Arguments", arguments), ("Options", options)):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+def _usage_error(exc, group, args: list[str]) -> str:
+    """A usage error of Click's in one line, from the exception's public fields (`param`,
+    `option_name`, `possibilities`, `message`, `ctx`) and the command's parameters: what is missing
+    or wrong, and what is valid."""
+    kind, ctx = _kind(exc), getattr(exc, "ctx", None)
+    if ctx is not None:
+        command, path = ctx.command, ctx.command_path
+    else:  # raised while parsing, before a context (an option without its value): the command named in args
+        name = next((a for a in args if not a.startswith("-")), None)
+        command = group.get_command(None, name) if name else None
+        path = f"roofline {name}" if command is not None else "roofline"
+        command = command or group
+    param = getattr(exc, "param", None)
+    if "MissingParameter" in kind and param is not None:
+        return f"missing {_param_text(param)}; usage: {_usage(path, command)}"
+    if "NoSuchOption" in kind:
+        option, close = exc.option_name, sorted(getattr(exc, "possibilities", None) or [])
+        if close:
+            return f"{path} has no option {option}; did you mean {' or '.join(close)}? ({path} -h lists them all)"
+        valid = [_param_name(p) for p in getattr(command, "params", [])
+                 if getattr(p, "param_type_name", None) == "option"] + ["-h"]
+        return f"{path} has no option {option}; its options: {', '.join(valid)}"
+    if "BadOptionUsage" in kind:
+        option = getattr(exc, "option_name", None)
+        found = [p for p in getattr(command, "params", []) if option in (getattr(p, "opts", None) or [])]
+        said = exc.format_message().rstrip(".")
+        return f"{said}: {_param_text(found[0])}" if found else said
+    if "BadParameter" in kind and param is not None:
+        return f"{_param_name(param)}: {str(exc.message).strip().rstrip('.')}"
+    message = exc.format_message()
+    if "UsageError" in kind and command is group:  # an unknown command
+        return f"{message} Commands: {', '.join(group.list_commands(ctx))}."
+    if "UsageError" in kind and command is not None:  # e.g. an argument too many
+        return f"{message}; usage: {_usage(path, command)}"
+    return message
+
+
+class OneLineErrors(TyperGroup):
+    """Reports every usage error, Typer's own and the library's, as one line on stderr, through
+    Click's public interfaces only: `main` in non-standalone mode and the exceptions' fields."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        args = list(sys.argv[1:] if args is None else args)
+        try:
+            rv = super().main(args=args, prog_name="roofline", complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except UsageError as exc:
+            fail(str(exc), 2)
+        except RunError as exc:
+            fail(str(exc), 1)
+        except KeyboardInterrupt:
+            interrupted()
+        except typer.Abort as exc:
+            if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+                interrupted()
+            fail("aborted", 1)
+        except Exception as exc:
+            if not is_click_error(exc):
+                raise
+            fail(_usage_error(exc, self, args), exc.exit_code)
+        if rv == 130:  # Typer's answer to Ctrl-C while a command runs (no command returns 130)
+            interrupted()
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def integer(text) -> int:
+    """An integer option's value; anything else is refused in the user's words, by every Typer."""
+    if isinstance(text, int):  # a default
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not an integer") from None
+
+
+def number(text) -> float:
+    """A number option's value; anything else is refused in the user's words. Its range (nan and
+    inf included) is the library's to check, which names the valid one."""
+    if isinstance(text, (int, float)):  # a default
+        return float(text)
+    try:
+        return float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a number") from None
+
+
+def one_of(*choices: str):
+    """A value among `choices`, refused otherwise with the choices named."""
+
+    def parse(text) -> str:
+        if text in choices:
+            return text
+        raise typer.BadParameter(f"{text!r} is not one of {', '.join(map(repr, choices))}")
+
+    return parse
+
+
+def echo(text: str, err: bool = False) -> None:
+    """One message, a file name's bytes that are not UTF-8 shown as '\\xe9' (any output holds it)."""
+    typer.echo(shown_path(text), err=err)
+
+
+def fail(message: str, code: int) -> None:
+    echo(f"roofline: error: {message}", err=True)
+    sys.exit(code)
+
+
+def exit_on(failures: list[str]) -> None:
+    """A command's failures (kernels that failed, a command's non-zero exit), one line each on
+    stderr, then exit code 1; nothing where there are none."""
+    for line in failures:
+        echo(f"roofline: error: {line}", err=True)
+    if failures:
+        raise typer.Exit(1)
+
+
+class TrimmedLines(io.TextIOBase):
+    """The stream under a rich console, less the spaces rich pads every table line with to the
+    table's width (before any closing style codes): lines end at their last character. A file
+    name's bytes that are not UTF-8 are written as '\\xe9' (`render.text.shown_path`)."""
+
+    _PADDING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
+
+    def __init__(self, stream):
+        super().__init__()
+        self.stream, self.pending = stream, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + shown_path(text)).split("\n")
+        if lines:
+            self.stream.write("".join(self._PADDING.sub(r"\1", line) + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.stream.write(self.pending)
+            self.pending = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", None) or "utf-8"
+
+
+def rich_console(err: bool = False):
+    """A rich console that reads nothing in the text as markup (names come from files) and leaves
+    no trailing spaces. Its width is COLUMNS where that is a usable width (40 or more), else the
+    terminal's, else (pipes, logs, CI) 200 columns. On a terminal that cannot show Unicode (an
+    ASCII locale) rich draws the table rules in ASCII."""
+    from rich.console import Console
+
+    from roofline.render.tables import plain
+
+    class _Console(Console):
+        def print(self, *objects, **options):
+            super().print(*(plain(o) if self.options.ascii_only else o for o in objects), **options)
+
+        def on_broken_pipe(self) -> None:  # the reader left: as `main` ends it
+            raise BrokenPipeError
+
+    stream = sys.stderr if err else sys.stdout
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isascii() and columns.isdigit() and int(columns) >= 40 else None if stream.isatty() else 200
+    return _Console(file=TrimmedLines(stream), highlight=False, markup=False, width=width, soft_wrap=False)
+
+
+def print_json(doc) -> None:
+    echo(json.dumps(doc, indent=1))
+
+
+def note(line: str) -> None:
+    echo(f"roofline: note: {line}", err=True)
+
+
+def print_report(tables, lines: list[str], notes: list[str], out: Optional[Path]) -> None:
+    """A report's tables (`tables(width)`) and lines on stdout, its notes on stderr, then where its
+    chart was written."""
+    console = rich_console()
+    for table in tables(console.width):
+        console.print(table)
+    for line in lines:
+        console.print(line)
+    for line in notes:
+        note(line)
+    if out is not None:
+        console.print(f"wrote {out}")
+
+
+class Bar(Progress):
+    """A transient rich progress bar on stderr; stages add their steps as they start."""
+
+    def __init__(self):
+        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
+        console = rich_console(err=True)
+        self.bar = RichProgress(TextColumn("{task.description:<46}"), BarColumn(), TimeElapsedColumn(),
+                                console=console, transient=True, disable=not console.is_terminal)
+        self.task = self.bar.add_task("starting", total=0)
+
+    def expect(self, steps: int) -> None:
+        self.bar.update(self.task, total=self.bar.tasks[0].total + steps)
+
+    def step(self, text: str) -> None:
+        self.bar.update(self.task, description=text, advance=1)
+
+
+def run(app) -> None:
+    """Run the Typer `app` as the process's command: standard output and error write what their
+    encoding cannot hold in ASCII (`render.text.PLAIN_ERRORS`: never a UnicodeEncodeError), and
+    Ctrl-C at any point ends with one line and exit code 130; a reader that leaves early (`| head`)
+    ends it quietly with 0, an output that cannot be written (a full disk) with one line and 1."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors=PLAIN_ERRORS)
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # a write that fails fails here, not in the interpreter's exit
+    except KeyboardInterrupt:
+        interrupted()
+    except BrokenPipeError:  # the reader left (`| head`): what it read is all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except OSError as exc:  # e.g. standard output on a full disk
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = f" ({exc.filename})" if exc.filename else " (standard output)"
+        fail(f"cannot write{where}: {exc.strerror or exc}", 1)
