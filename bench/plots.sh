@@ -37,6 +37,8 @@ if [ "$part" != gpu ]; then
         --results plots/results-h200-tf32.json --out plots/roofline-h200-ladders.png
     roofline whatif plots/profile-h200-transformer.json --out plots/whatif-h200-transformer.png
     roofline whatif plots/profile-h200-gpt2.json --out plots/whatif-h200-gpt2.png
+    roofline project plots/profile-h200-gpt2.json --gpu h100-sxm --gpu a100-sxm4-80gb --gpu v100-sxm2 \
+        --out plots/project-h200-gpt2.png
     roofline compare plots/profile-h200-adamw-foreach.json plots/profile-h200-adamw-fused.json \
         --out plots/compare-h200-adamw.png
 fi

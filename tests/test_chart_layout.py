@@ -2,7 +2,7 @@
 line (a roof, a leader line, a kernel's own line) runs through a label, no two labels overlap, no
 two leader lines cross and none runs over another point's marker. Every committed chart in plots/
 is held to it, drawn by its making command in bench/plots.sh, and so are a few charts of the
-committed results that are not committed themselves (a project chart, GPT-2's step chart, ...).
+committed results that are not committed themselves (a run's project chart, GPT-2's step chart, ...).
 
 Each chart is drawn once on the Agg renderer, as savefig draws it but without filling pixels
 (`Figure.draw_without_rendering`), and what was drawn is recorded: every text artist with its
@@ -87,8 +87,8 @@ CHARTS = {  # every committed chart (`_committed`), and charts drawn from commit
     "tune-h200 --highlight": lambda: roofline_chart.render(load("tune-h200.json"), highlight=tune_names(2))[0],
     "results-h200-bf16": lambda: roofline_chart.render(load("results-h200-bf16.json"))[0],
     "profile-h200-gpt2": lambda: profile_chart.render(load("profile-h200-gpt2.json")),
-    "project gpt2 onto h100-sxm and a100-sxm4-80gb": lambda: drawn_by(
-        "roofline project plots/profile-h200-gpt2.json --gpu h100-sxm --gpu a100-sxm4-80gb --out plots/project.png"),
+    "project results-h200 onto a100-sxm4-80gb": lambda: drawn_by(
+        "roofline project plots/results-h200.json --gpu a100-sxm4-80gb --out plots/project.png"),
     "compare results user-kernel": lambda: compare_chart.render_moves(
         compare_work(load("results-h200.json"), load("user-kernel-h200.json"))),
     "occupancy 93 regs 256 threads": lambda: occupancy_chart.render(

@@ -152,3 +152,32 @@ def test_hopper_only_rungs_are_left_out_on_other_gpus_and_the_reference_keeps_it
     assert a100["mma_pipeline"].left_out is None and a100["mma_pipeline"].level == "DRAM"
     assert "cublas (the reference) has no bytes or launch recorded: projected from its BF16 tensor floor alone" \
         in p.notes
+
+
+def test_the_project_chart_reads_as_a_comparison_of_lengths():
+    """The chart of GPT-2's step projected onto the H100, A100 and V100: a whole title naming every
+    GPU and each target's step, bars on a linear axis from 0 (lengths compared), each series in the
+    legend, and every bar a target has no estimate for marked 'n/a' with why (the V100 has no BF16
+    tensor roof)."""
+    from roofline.render import project as view
+
+    doc = load(ROOT / "plots" / "profile-h200-gpt2.json", profile=True)
+    p = project(doc, ["h100-sxm", "a100-sxm4-80gb", "v100-sxm2"])
+    fig = view.render(p)
+    ax = fig.axes[0]
+    title = fig._suptitle.get_text()
+    assert title.startswith("NVIDIA H200 -> H100 80GB HBM3, A100-SXM4-80GB, Tesla V100-SXM2: the 20 kernels")
+    assert "H100 80GB HBM3: step 24.1 ms here -> estimate 29.3 ms (lower bound 14.1 ms)" in title
+    assert "Tesla V100-SXM2: the 70 kernels it has roofs for" in title and "14 left out (n/a)" in title
+    assert ax.get_xscale() == "linear" and ax.get_xlim()[0] == 0
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "NVIDIA H200 (measured here)", "H100 80GB HBM3 (estimate)", "A100-SXM4-80GB (estimate)",
+        "Tesla V100-SXM2 (estimate)"]
+    first = p.targets[0].kernels
+    top = sorted(first, key=lambda r: -r.time_here_ms)[:20]
+    v100 = {r.label: r for r in p.targets[2].kernels}
+    missing = sum(1 for r in top if v100[r.label].estimate_ms is None)
+    marks = [t.get_text() for t in ax.texts if t.get_text().startswith("n/a")]
+    assert missing == 11 and marks == ["n/a: no BF16 tensor roof there"] * missing
+    bars = [b for b in ax.patches if b.get_width() > 0]
+    assert len(bars) == 4 * 20 - missing

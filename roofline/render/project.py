@@ -59,27 +59,86 @@ def step_lines(p: Projection) -> list[str]:
 
 
 def draw(p: Projection, out, fmt: str, top: int = 20) -> None:
-    """A bar chart at `out` (format `fmt`, from `chart.check_output`): for the `top` kernels by time
-    here, the time here and the estimate on each target, in ms on a log axis; kernels left out on
-    a target have no bar there."""
-    from .chart import new_figure, save_atomic
+    """The bar chart (`render`) at `out`, in format `fmt` (from `chart.check_output`), atomically."""
+    from .chart import save_atomic
+
+    save_atomic(render(p, top), out, fmt)
+
+
+def _missing(r) -> str:
+    """What stands in a missing bar's place: 'n/a: no BF16 tensor roof' where the target has no roof
+    for the kernel's work, 'n/a: ' and the reason otherwise."""
+    import re
+
+    roof = re.match(r"the .+ has no (.+ roof)s?: ", r.left_out or "")
+    return f"n/a: no {roof.group(1)} there" if roof else f"n/a: {r.left_out or 'no estimate'}"
+
+
+def _target_line(t: TargetProjection) -> str:
+    """A profile's step on target `t`: 'H100 80GB HBM3: step 24.1 ms here -> estimate 29.3 ms (lower
+    bound 14.1 ms)'; where kernels are left out, the sums of the others and what was left out."""
+    if t.left_out:
+        kept = len(t.kernels) - t.left_out
+        return (f"{t.device.name}: the {kept} kernels it has roofs for, {t.here_ms:.3g} ms here -> estimate "
+                f"{t.estimate_ms:.3g} ms (lower bound {t.lower_bound_ms:.3g} ms); {t.left_out} left out (n/a), "
+                f"{t.left_out_ms:.3g} ms here")
+    return (f"{t.device.name}: step {t.here_ms:.3g} ms here -> estimate {t.estimate_ms:.3g} ms "
+            f"(lower bound {t.lower_bound_ms:.3g} ms)")
+
+
+def _tick_labels(labels: list[str]) -> list[str]:
+    """Each kernel's label in two lines: its name (cut in the middle to 60 characters,
+    `text.display_names`) over its launch configuration ('[256x50x1 blocks of 128x1x1]') where the
+    label carries one."""
+    import re
+
+    from .text import display_names
+
+    parts = [re.match(r"(.*?)(?: (\[\S+ blocks of \S+\]))?$", label).groups() for label in labels]
+    names = display_names([name for name, _ in parts], 60)
+    return [name + (f"\n{config}" if config else "") for name, (_, config) in zip(names, parts)]
+
+
+def render(p: Projection, top: int = 20):
+    """The projection as a matplotlib Figure: for the `top` kernels by time here, horizontal bars of
+    the time measured here and the time estimated on each target, in ms on a linear axis (lengths
+    compared), each bar's value at its end; where a target has no estimate for a kernel (left out:
+    no roof there for its work, nothing counted) its place says 'n/a' and why. The title names the
+    GPUs and, for a profile, each target's step."""
+    from .chart import new_figure, text
 
     first = p.targets[0].kernels
     order = sorted(range(len(first)), key=lambda i: -first[i].time_here_ms)[:top]
-    labels = [first[i].label[:48] for i in order]
-    series = [(f"{p.device.name} (measured)", [first[i].time_here_ms for i in order])]
-    series += [(f"{t.device.name} (estimate)", [t.kernels[i].estimate_ms for i in order]) for t in p.targets]
-    fig = new_figure(10, 1.5 + 0.45 * len(order), 120)
+    labels = _tick_labels([first[i].label for i in order])
+    series = [(f"{p.device.name} (measured here)", [first[i] for i in order], True)]
+    series += [(f"{t.device.name} (estimate)", [t.kernels[i] for i in order], False) for t in p.targets]
+    fig = new_figure(11, 2.2 + 0.16 * len(series) * len(order), 120)
     ax = fig.add_subplot(1, 1, 1)
     height = 0.8 / len(series)
-    for j, (name, values) in enumerate(series):
+    values = [[r.time_here_ms if here else r.estimate_ms for r in rows] for _, rows, here in series]
+    longest = max(v for vs in values for v in vs if v is not None)
+    for j, ((name, rows, _), vs) in enumerate(zip(series, values)):
         ys = [i + j * height for i in range(len(order))]
-        ax.barh([y for y, v in zip(ys, values) if v], [v for v in values if v], height=height, label=name)
+        ax.barh([y for y, v in zip(ys, vs) if v is not None], [v for v in vs if v is not None], height=height,
+                label=text(name))
+        for y, v, r in zip(ys, vs, rows):
+            if v is not None:
+                ax.text(v + longest * 0.005, y, f"{v:.3g}", fontsize=6, va="center", ha="left")
+            else:
+                ax.text(longest * 0.005, y, text(_missing(r)), fontsize=6, va="center", ha="left", color="0.35",
+                        style="italic")
     ax.set_yticks([i + 0.4 - height / 2 for i in range(len(order))])
-    ax.set_yticklabels(labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("time (ms): measured here, estimated at the same fraction of the binding roof there")
+    ax.set_yticklabels([text(label) for label in labels], fontsize=7)
+    ax.set_ylim(len(order) - 0.1, -0.1 - height)
+    ax.set_xlim(0, longest * 1.12)
+    ax.set_xlabel("time (ms): measured here; on each target, estimated at the fraction of its binding roof it "
+                  "reaches here (theoretical roofs)", fontsize=8)
+    ax.grid(True, axis="x", alpha=0.25)
+    ax.set_axisbelow(True)
+    shown = f"the {len(order)} kernels that take longest here" + (f", of {len(first)}" if len(first) > len(order) else "")
+    title = [f"{p.device.name} -> {', '.join(t.device.name for t in p.targets)}: {shown}"]
+    title += [_target_line(t) for t in p.targets if t.estimate_ms is not None]
+    fig.suptitle(text("\n".join(title)), fontsize=9, x=0.01, ha="left")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    save_atomic(fig, out, fmt)
+    return fig
