@@ -17,7 +17,7 @@ from roofline.measure import reference
 from roofline.measure.nvml import Sampler
 from roofline.measure.rounds import Item, sampling_overhead
 from roofline.measure.runner import waiter
-from roofline.measure.timing import l2_flush
+from roofline.measure.timing import gpu_hold, l2_flush
 
 
 def main() -> None:
@@ -33,7 +33,7 @@ def main() -> None:
         a, b = reference.random_inputs(n, n, n, dtype)
         c = cupy.empty((n, n), dtype=cupy.float32)
         item = Item(lambda: reference.gemm(a, b, c, dtype), waiter(None))
-        sampled, bare = sampling_overhead(item, flush, sampler)
+        sampled, bare = sampling_overhead(item, flush, sampler, hold=gpu_hold())
         rows.append({"dtype": dtype, "size": n, "sampled_ms": sampled, "bare_ms": bare,
                      "overhead": sampled / bare - 1})
         print(f"{dtype} {n}^3 cuBLAS: {sampled:.4f} ms sampled, {bare:.4f} ms not, {100 * (sampled / bare - 1):+.2f} %")

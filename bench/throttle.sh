@@ -13,15 +13,15 @@ if [ "$part" = overhead ] || [ "$part" = all ]; then
 fi
 if [ "$part" = bf16 ] || [ "$part" = all ]; then
     for i in 1 2 3; do
-        start=$(date +%s.%N)
+        SECONDS=0
         roofline run --ladder tensor --size 8192 --out "$out/results-h200-bf16-8192-run$i.json"
-        echo "run$i: $(echo "$(date +%s.%N) - $start" | bc) s"
+        echo "run$i: $SECONDS s"
     done
 fi
 if [ "$part" = fp32 ] || [ "$part" = all ]; then
-    start=$(date +%s.%N)
+    SECONDS=0
     roofline run --all --size 4096 --out "$out/results-h200.json"
-    echo "fp32 run --all 4096: $(echo "$(date +%s.%N) - $start" | bc) s"
+    echo "fp32 run --all 4096: $SECONDS s"
 fi
 if [ "$part" = energy ] || [ "$part" = all ]; then
     roofline run --ladder tensor --size 8192 --energy --out "$out/results-h200-bf16-8192-energy.json"

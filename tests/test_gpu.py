@@ -145,7 +145,7 @@ def test_cli_run_then_plot(tmp_path):
     r = CliRunner().invoke(app, ["run", "--all", "--size", "256", "--out", str(res), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert doc == json.loads(res.read_text()) and doc["schema"] == 3
+    assert doc == json.loads(res.read_text()) and doc["schema"] == 4
     assert [k["name"] for k in doc["kernels"]] == [f.name for f in families.LADDER]
     by_name = {k["name"]: k for k in doc["kernels"]}
     assert by_name["full_tiles"]["dynamic_smem_bytes"] == 74_496

@@ -13,7 +13,10 @@ The method:
      samples and the same duty cycle;
   3. each round times the reference, then every kernel, in an order rotated by one each round (so
      no kernel always runs last); each launch between its own CUDA events, `before` (the L2 flush)
-     ahead of it outside them; the stream is synchronised after each burst, and NVML read before
+     ahead of it outside them, the whole burst behind a `hold` (a spinning one-thread kernel,
+     `timing.gpu_hold`) as long as twice the host's time to enqueue it, so that the launches run
+     back to back and no event also times the host's enqueuing (measured in the warm-up); the
+     stream is synchronised after each burst, and NVML read before
      and after it (`nvml.Sampler`): the SM clock (the lower of the two readings), the clock event
      reasons set in either reading or whose violation time grew during the burst
      (`nvml.reasons_between`), and the board power after it; every sample of a burst carries them;
@@ -42,6 +45,7 @@ MAX_BURST = 32
 MIN_SAMPLES = 20
 MAX_SAMPLES = 400
 BUDGET_PER_ITEM_S = 0.5  # the default timing budget: half a second per item, as each kernel had before rounds
+HOLD_MAX_MS = 5.0  # the longest hold ahead of a burst
 
 
 @dataclass
@@ -101,31 +105,36 @@ def mark_throttled(reasons: list[str], clocks: list[int | None], top: int | None
 def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
                    budget_s: float | None = None, min_samples: int = MIN_SAMPLES, max_samples: int = MAX_SAMPLES,
                    full_clock_share: float = FULL_CLOCK_SHARE, sampler: Sampler | None = None,
-                   warmup: int = WARMUP, clock: Callable[[], float] = time.monotonic) -> Rounds:
+                   warmup: int = WARMUP, clock: Callable[[], float] = time.monotonic,
+                   hold: Callable[[float], None] | None = None) -> Rounds:
     """Time `items` (the reference first) in rounds, as the module says. `before` is enqueued ahead
     of every launch outside its events (the L2 flush); `budget_s` bounds the rounds' time (default
     BUDGET_PER_ITEM_S per item; the rounds that reach `min_samples` always run); `sampler` reads
-    NVML (None: no conditions recorded). An item whose launch raises is set aside with its
+    NVML (None: no conditions recorded); `hold(ms)` enqueues a wait on the GPU ahead of each
+    burst (`timing.gpu_hold`; None: none). An item whose launch raises is set aside with its
     `error` (the others go on). Needs CuPy and a GPU."""
     import cupy
 
     before = before or (lambda: None)
     budget_s = BUDGET_PER_ITEM_S * len(items) if budget_s is None else budget_s
-    estimates = []
+    estimates, enqueue_ms = [], []
     for item in items:
         try:
             pairs = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(max(warmup, 1))]
+            host = time.perf_counter()
             for start, stop in pairs:
                 before()
                 start.record()
                 item.launch()
                 stop.record()
+            enqueue_ms.append(1000 * (time.perf_counter() - host) / len(pairs))
             item.wait(len(pairs))
             estimates.append(sum(cupy.cuda.get_elapsed_time(s, e) for s, e in pairs) / len(pairs))
         except Exception as exc:  # a fault or a timeout: this item is timed no further
             item.error = exc
             estimates.append(0.0)
     burst = burst_for([e for e, item in zip(estimates, items) if item.error is None])
+    hold_ms = min(HOLD_MAX_MS, 2 * burst * max(enqueue_ms, default=0.0) + 0.05)
     samples: list[list[float]] = [[] for _ in items]
     rounds_of: list[list[int]] = [[] for _ in items]
     clocks: list[list[int | None]] = [[] for _ in items]
@@ -143,6 +152,8 @@ def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
             item = items[i]
             first = sampler.read() if sampler is not None else None
             try:
+                if hold is not None:
+                    hold(hold_ms)
                 for start, stop in events:
                     before()
                     start.record()
@@ -211,7 +222,7 @@ def without_rounds(timing: Timing) -> Timing:
 
 
 def sampling_overhead(item: Item, before: Callable[[], None] | None, sampler: Sampler,
-                      repeats: int = 10) -> tuple[float, float]:
+                      repeats: int = 10, hold: Callable[[float], None] | None = None) -> tuple[float, float]:
     """The cost NVML sampling adds to a measured time: the same item timed `repeats` times with
     the sampler and `repeats` times without, alternately (so both see the same clock states),
     MIN_SAMPLES launches each time. Returns the median time in ms with sampling and without."""
@@ -221,6 +232,6 @@ def sampling_overhead(item: Item, before: Callable[[], None] | None, sampler: Sa
     for r in range(2 * repeats):
         with_sampler = r % 2 == 0
         got = time_in_rounds([Item(item.launch, item.wait)], before, budget_s=0, max_samples=MIN_SAMPLES,
-                             sampler=sampler if with_sampler else None, warmup=1)
+                             sampler=sampler if with_sampler else None, warmup=1, hold=hold)
         timed[with_sampler] += got.timings[0].samples_ms
     return statistics.median(timed[True]), statistics.median(timed[False])

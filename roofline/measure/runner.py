@@ -46,7 +46,7 @@ from .offline import compile_for, launch_check
 from . import reference as cublas_reference
 from ..progress import Progress
 from .rounds import Item, Rounds, time_in_rounds
-from .timing import L2_MODES, Timing, l2_flush, time_gpu
+from .timing import L2_MODES, Timing, gpu_hold, l2_flush, time_gpu
 
 STEPS_PER_KERNEL = 2  # compile, verify (then all are timed together, in rounds)
 FREE_MEMORY_SHARE = 0.9
@@ -295,7 +295,7 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
         ref_item = Item(lambda: cublas_reference.gemm(a, b, c_ref, dtype), waiter(None))
         items = [ref_item] + [launch for _, launch in checked if launch is not None]
         share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
-        rounds = time_in_rounds(items, flush, budget_s=budget_s, sampler=sampler, **share)
+        rounds = time_in_rounds(items, flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
         if rounds.timings[0] is None:
             raise RunError(f"cuBLAS failed while it was timed: {ref_item.error}")
         runs, j = [], 1

@@ -77,3 +77,30 @@ def l2_flush(l2_bytes: int | None) -> Callable[[], None]:
     def flush() -> None:
         buffer.fill(0)
     return flush
+
+
+_HOLD_SOURCE = r"""
+extern "C" __global__ void hold(unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+"""
+
+
+def gpu_hold() -> Callable[[float], None]:
+    """A `hold(ms)` that enqueues a one-thread kernel spinning on the GPU's global timer for `ms`
+    milliseconds: put ahead of a burst of timed launches, it keeps the stream busy while the host
+    enqueues them, so that no launch's events also time the host's work of enqueuing it (cuBLAS's
+    gemmEx takes tens of microseconds of host time per call: after an idle stream, its first
+    launch would count them). One thread of one block: the rest of the GPU stays idle."""
+    import cupy
+    import numpy as np
+
+    kernel = cupy.RawKernel(_HOLD_SOURCE, "hold")
+
+    def hold(ms: float) -> None:
+        kernel((1,), (1,), (np.uint64(int(ms * 1e6)),))
+    return hold
