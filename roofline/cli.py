@@ -20,12 +20,10 @@ try:  # Ctrl-C during the imports (half a second) ends as quietly as later (`con
 
     import typer
 
-    from roofline import __version__, api
-    from roofline.console import Bar, Command, OneLineErrors, echo, exit_on, integer, note, number, one_of
-    from roofline.console import print_json, print_report, rich_console
+    from roofline import __version__, api, outcome
+    from roofline.console import Bar, Command, OneLineErrors, echo, integer, number, one_of, present
     from roofline.errors import UsageError
     from roofline.model.problem import Problem
-    from roofline.files import shown_path
     from roofline.results.schema import SCHEMA
 except KeyboardInterrupt:
     from roofline.console import interrupted
@@ -105,42 +103,6 @@ def _user_kernels(sources: Optional[list[Path]], *values: Optional[str]) -> list
     return api.user_kernels(sources or [], flags)
 
 
-def _print_results(doc, list_failures: bool = False) -> None:
-    from roofline.render.tables import (
-        below_floor_note,
-        counters_tables,
-        run_tables,
-        sweep_below_floor_note,
-        sweep_tables,
-        timing_lines,
-        verdict_lines,
-    )
-
-    console = rich_console()
-    if doc.sweep:
-        for table in sweep_tables(doc, console.width):
-            console.print(table)
-        below = sweep_below_floor_note(doc)
-        if below:
-            console.print(below)
-    for table in run_tables(doc, console.width):
-        console.print(table)
-    for line in timing_lines(doc):
-        console.print(line)
-    below = below_floor_note(doc)
-    if below:
-        console.print(below)
-    for table in counters_tables(doc, console.width):
-        console.print(table)
-    for line in verdict_lines(doc):
-        console.print(line)
-    if list_failures:
-        for k in doc.kernels:
-            if not k.timed:
-                why = k.error or f"{k.name}: {'verified, not timed' if k.verified else 'not verified'}"
-                console.print(f"not drawn: {why}")
-
-
 @app.command(cls=Command, short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
 def run(
     all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default, but for --source alone)."),
@@ -218,20 +180,7 @@ def run(
                          ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
                          ragged=not no_ragged, gpu=device, l2=l2, ladder_kind=ladder_kind, dtype=dtype,
                          budget_s=budget, energy=energy, full_clock_share=full_clock)
-    if as_json:
-        from roofline.results.store import dump
-
-        print_json(dump(report.results))
-    else:
-        _print_results(report.results)
-        kind = " --kind sweep" if sizes is not None else ""
-        rich_console().print(f"results written to {out}; draw them with: "
-                         f"roofline plot --results {out}{kind} --out chart.png")
-    for line in report.notes:
-        note(line)
-    for line in report.warnings:
-        echo(f"roofline: warning: {line}", err=True)
-    exit_on(report.failures)
+    present(outcome.run(report, out, sweep=sizes is not None), as_json)
 
 
 PROFILE_HELP = ("Run COMMAND under Nsight Compute and put every kernel it launches on one roofline, each "
@@ -304,20 +253,7 @@ def profile(
         if not command:
             raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
         done = api.profile(list(command), out, options, report, command_stdout_to_stderr=as_json)
-    if as_json:
-        from roofline.results.store import dump
-
-        print_json(dump(done.results))
-    else:
-        from roofline.render.tables import profile_tables
-
-        console = rich_console()
-        for table in profile_tables(done.results, console.width, top):
-            console.print(table)
-        console.print(f"profile written to {out}; draw it with: roofline plot --results {out} --out profile.png")
-    for line in done.notes:
-        note(line)
-    exit_on(done.failures)
+    present(outcome.profile(done, out, top), as_json)
 
 
 @app.command(cls=Command, short_help="Search the autotuned kernel's tile on this GPU.")
@@ -333,20 +269,7 @@ def tune(
     bar = Bar()
     with bar.bar:
         report = api.tune(size, out, bar)
-    doc, t = report.results, report.results.tune
-    if as_json:
-        from roofline.results.store import dump
-
-        print_json(dump(doc))
-        return
-    from roofline.render.tables import run_tables
-
-    top = sorted((k for k in doc.kernels if k.timed), key=lambda k: -k.gflops)[:10]
-    console = rich_console()
-    for table in run_tables(doc.model_copy(update={"kernels": top}), console.width):
-        console.print(table)
-    console.print(f"winner {t.expression}: {t.winner_gflops:,.0f} GFLOP/s; {t.valid} of {t.candidates} tiles "
-                  f"compiled, {t.verified} verified; kept in {report.cache}; all candidates in {out}")
+    present(outcome.tune(report, out), as_json)
 
 
 def _results_paths(paths: Optional[list[Path]]) -> list[Path]:
@@ -367,9 +290,7 @@ def plot(
 ):
     """Draw the hierarchical roofline chart, or a size sweep, from recorded results (no GPU
     needed)."""
-    for line in api.plot(_results_paths(results_paths), out, kind, measured, highlight):
-        note(line)
-    echo(f"wrote {out}")
+    present(outcome.plot(api.plot(_results_paths(results_paths), out, kind, measured, highlight), out))
 
 
 @app.command(cls=Command, short_help="Print the tables and verdicts of results files.",
@@ -385,35 +306,7 @@ def show(
 ):
     paths = _results_paths(results_paths)
     docs, notes = api.show_all(paths)  # one document per precision: an FP32 run and a BF16 one apart
-    doc = docs[0]
-    if getattr(doc, "kind", None) == "profile":
-        for line in notes:
-            note(line)
-        if as_json:
-            from roofline.results.store import dump
-
-            print_json(dump(doc))
-            return
-        from roofline.render.tables import profile_tables
-
-        console = rich_console()
-        for table in profile_tables(doc, console.width, None):
-            console.print(table)
-        for line in doc.notes:
-            note(line)
-        return
-    if doc.sweep and not as_json:
-        notes.append(f"{paths[0]} holds a size sweep: GFLOP/s at every size first, then the tables of the "
-                     f"largest, {doc.problem.problem.text()}")
-    for line in notes:
-        note(line)
-    if as_json:
-        from roofline.results.store import dump
-
-        print_json(dump(doc) if len(docs) == 1 else [dump(d) for d in docs])  # several precisions: a list
-    else:
-        for d in docs:
-            _print_results(d, list_failures=True)
+    present(outcome.show(paths, docs, notes), as_json)
 
 
 @app.command(cls=Command, short_help="Theoretical occupancy of a block configuration.")
@@ -433,21 +326,7 @@ def occupancy(
 ):
     """Theoretical occupancy of a block configuration, and which resources limit it."""
     report = api.occupancy(regs, threads, smem, dynamic_smem, gpu, arch, target_blocks, plot_out)
-    if as_json:
-        print_json(report.to_json())
-        if plot_out is not None:
-            echo(f"wrote {plot_out}", err=True)
-        return
-    from roofline.render.tables import occupancy_table
-
-    console = rich_console()
-    console.print(occupancy_table(report.occupancy))
-    if report.occupancy.reason:
-        console.print(f"cannot launch: {report.occupancy.reason}")
-    if report.target_text:
-        console.print(report.target_text)
-    if plot_out is not None:
-        console.print(f"wrote {plot_out}")
+    present(outcome.occupancy(report, plot_out), as_json)
 
 
 @app.command(cls=Command, short_help="Peaks, ceilings and per-SM limits of a GPU.")
@@ -464,24 +343,7 @@ def device(
     L1/shared) as per-SM per-clock throughput x SMs x clock, with its source; with --measure,
     the sustained ceilings beside them (copy, FMA chains, L2- and shared-memory-resident streams,
     cuBLAS FP16 on the tensor cores)."""
-    spec = api.device(gpu, measure)
-    if as_json:
-        from dataclasses import asdict
-
-        print_json(dict(asdict(spec), arch=spec.arch, ridge_point_flop_per_byte=round(spec.ridge_point, 2)))
-        return
-    from roofline.render.tables import device_source, device_table, peaks_tables
-
-    console = rich_console()
-    console.print(device_table(spec))
-    console.print(device_source(spec))
-    for table in peaks_tables(spec, console.width):
-        console.print(table)
-    from roofline.render.text import tensor_clock_note
-
-    clock = tensor_clock_note(spec.tensor_clock_mhz, spec.max_sm_clock_mhz)
-    if clock:
-        console.print(clock)
+    present(outcome.device(api.device(gpu, measure)), as_json)
 
 
 @app.command(cls=Command, short_help="The ladder's model, and its resources for a target, offline.")
@@ -516,27 +378,7 @@ def kernels(
         raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply with --source")
     listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users, ladder_kind=ladder_kind,
                           dtype=dtype)
-    if listing.arch is None and not model_only:  # the offline fallback, said where a script sees it
-        note("no CUDA GPU found and no target given: the traffic model alone; add --arch sm_XY or --gpu NAME "
-              "for registers, spills and occupancy")
-    for line in listing.notes:
-        note(line)
-    if as_json:
-        print_json(listing.to_json())
-    else:
-        from roofline.render.tables import kernels_tables
-
-        console = rich_console()
-        for table in kernels_tables(listing, console.width):
-            console.print(table)
-        for row in listing.rows:
-            if row.unavailable:
-                console.print(row.unavailable)
-        if listing.arch is None and autotuned_tile is not None:
-            why = "with --model-only" if model_only else "without a target"
-            console.print(f"--autotuned-tile is not compiled {why}, so the compiler has not checked the tile; "
-                          + ("drop --model-only" if model_only else "add --arch sm_XY"))
-    exit_on(listing.errors)
+    present(outcome.kernels(listing, model_only, autotuned_tile), as_json)
 
 
 @app.command(cls=Command, short_help="Write a starter kernel of your own, ready to run.")
@@ -552,14 +394,7 @@ def new(
     """Write a commented, correct but slow SGEMM kernel (or with --dtype a tensor-core GEMM) with the
     calling convention roofline runs and its launch declared in the header, ready to be improved
     and run with --source."""
-    import shlex
-
-    done = api.new(path, force, name, dtype)
-    shown = shown_path(done.path)
-    how = " (from the file name; --name NAME sets another)" if done.derived and done.name != done.path.stem else ""
-    ladder = "--all" if dtype == "fp32" else "--ladder tensor --all"
-    echo(f"wrote {shown}: kernel {done.name}{how}; run it beside the ladder with: "
-          f"roofline run --source {shlex.quote(shown)} {ladder}")
+    present(outcome.new(api.new(path, force, name, dtype), dtype))
 
 
 @app.command(cls=Command, short_help="Compare two results files, kernel by kernel.")
@@ -574,26 +409,7 @@ def compare(
     level, occupancy and fraction of its binding roof, with its cause where the counters show one
     and noise called noise; the kernels in one file only; across GPUs, which differences come
     from the device."""
-    from roofline.render.changes import change_tables
-    from roofline.render.tables import compare_tables
-
-    result = api.compare(before, after, force, out)
-    if as_json:
-        print_json(result.to_dict())
-        return
-    console = rich_console()
-    if result.runs is not None:
-        for table in compare_tables(result.runs, console.width):
-            console.print(table)
-    for table in change_tables(result, console.width):
-        console.print(table)
-    for line in result.notes:
-        note(line)
-    for path, which, names in ((before, "gone", result.gone), (after, "new", result.new)):
-        if names:  # one kernel a line: a profile's labels are long
-            echo("\n".join([f"{which}, only in {path}:", *(f"  {name}" for name in names)]))
-    if out is not None:
-        console.print(f"wrote {out}")
+    present(outcome.compare(api.compare(before, after, force, out), before, after, out), as_json)
 
 
 @app.command(cls=Command, short_help="What each kernel saves at a fraction of its roof, and the step with it.")
@@ -608,13 +424,7 @@ def whatif(
     """Per kernel: its time now, at the roof that binds it and at --target of that roof, the ms
     saved and, for a profile, the step's time and speed-up with only that kernel improved
     (Amdahl), ranked by saving, with the cumulative step."""
-    from roofline.render.whatif import lines, tables
-
-    result = api.whatif(results, target, out)
-    if as_json:
-        print_json(result.to_json())
-        return
-    print_report(lambda width: tables(result, width), lines(result), result.notes, out)
+    present(outcome.whatif(api.whatif(results, target, out), out), as_json)
 
 
 @app.command(cls=Command, short_help="The same work on another GPU: floors, lower bound and estimate per kernel.")
@@ -627,15 +437,7 @@ def project(
     """Per kernel, on each target GPU: its floors (counted FLOPs and bytes against the preset's
     theoretical roofs, waves with its SM count), a lower bound, and an estimate at the fraction of
     its binding roof it reached here; for a profile, the step's."""
-    from roofline.render.project import project_tables, step_lines
-    from roofline.analysis.project import to_dict
-
-    result = api.project(results, gpus, out)
-    if as_json:
-        print_json(to_dict(result))
-        return
-    print_report(lambda width: project_tables(result, width), step_lines(result),
-                  result.notes + [n for t in result.targets for n in t.notes], out)
+    present(outcome.project(api.project(results, gpus, out), out), as_json)
 
 
 @app.command(cls=Command, short_help="Fail when a kernel got slower than in a baseline (for CI).")
@@ -648,16 +450,7 @@ def check(
     """Exit 0 when no kernel in both files got slower than --max-drop beyond its noise, 1 naming
     those that did; across GPU models each kernel's fraction of its binding roof is compared
     instead of its time. Kernels in one file only are listed and never fail the check."""
-    from roofline.render.changes import check_lines
-
-    result = api.check(new, baseline, max_drop)
-    if as_json:
-        print_json(result.to_dict())
-    else:
-        for line in check_lines(result):
-            echo(line)
-    if not result.passed:
-        sys.exit(1)
+    present(outcome.check(api.check(new, baseline, max_drop)), as_json)
 
 
 @app.command(cls=Command, short_help="Print the JSON Schema of results files.")
@@ -666,7 +459,7 @@ def schema(
 ):
     """Print the JSON Schema of results files (schema 3), for other tools that read them; with
     --profile, that of a program's profile ("kind": "profile")."""
-    print_json(api.schema(profile))
+    present(outcome.schema(api.schema(profile)))
 
 
 def main() -> None:

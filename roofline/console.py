@@ -40,17 +40,15 @@ def quiet_interrupts(unraisable, default=sys.unraisablehook) -> None:
 _HOOK, sys.unraisablehook = sys.unraisablehook, quiet_interrupts
 try:  # Ctrl-C during the imports below ends as quietly as later
     import io
-    import json
     import os
     import re
-    from pathlib import Path
-    from typing import Optional
 
     import typer
     from typer.core import TyperCommand, TyperGroup
 
     from .errors import RunError, UsageError
     from .files import shown_path
+    from .outcome import Note, Outcome, Plain
     from .progress import Progress
     from .render.text import PLAIN_ERRORS
 except KeyboardInterrupt:
@@ -236,15 +234,6 @@ def fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-def exit_on(failures: list[str]) -> None:
-    """A command's failures (kernels that failed, a command's non-zero exit), one line each on
-    stderr, then exit code 1; nothing where there are none."""
-    for line in failures:
-        echo(f"roofline: error: {line}", err=True)
-    if failures:
-        raise typer.Exit(1)
-
-
 class TrimmedLines(io.TextIOBase):
     """The stream under a rich console, less the spaces rich pads every table line with to the
     table's width (before any closing style codes): lines end at their last character. A file
@@ -301,26 +290,41 @@ def rich_console(err: bool = False):
     return _Console(file=TrimmedLines(stream), highlight=False, markup=False, width=width, soft_wrap=False)
 
 
-def print_json(doc) -> None:
-    echo(json.dumps(doc, indent=1))
-
-
 def note(line: str) -> None:
     echo(f"roofline: note: {line}", err=True)
 
 
-def print_report(tables, lines: list[str], notes: list[str], out: Optional[Path]) -> None:
-    """A report's tables (`tables(width)`) and lines on stdout, its notes on stderr, then where its
-    chart was written."""
-    console = rich_console()
-    for table in tables(console.width):
-        console.print(table)
-    for line in lines:
-        console.print(line)
-    for line in notes:
-        note(line)
-    if out is not None:
-        console.print(f"wrote {out}")
+def present(outcome: Outcome, as_json: bool = False) -> None:
+    """A command's outcome (`roofline.outcome`), as every command shows one: notes on stderr
+    (first, or after the output); under `as_json` (or with no view) the document alone on
+    stdout and its asides on stderr, else the view, its `Note` lines on stderr and its `Plain`
+    ones as they are; then warnings, and failures as error lines with exit code 1."""
+    if outcome.notes_first:
+        for line in outcome.notes:
+            note(line)
+    if as_json or outcome.view is None:
+        if outcome.document is not None:
+            echo(outcome.to_json())
+        for line in outcome.asides:
+            echo(line, err=True)
+    else:
+        console = rich_console()
+        for item in outcome.view(console.width):
+            if isinstance(item, Note):
+                note(item)
+            elif isinstance(item, Plain):
+                echo(item)
+            else:
+                console.print(item)
+    if not outcome.notes_first:
+        for line in outcome.notes:
+            note(line)
+    for line in outcome.warnings:
+        echo(f"roofline: warning: {line}", err=True)
+    for line in outcome.failures:
+        echo(f"roofline: error: {line}", err=True)
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)
 
 
 class Bar(Progress):
