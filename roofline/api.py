@@ -27,7 +27,7 @@ from .ladder.user import UserKernel, check_name, load
 from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
 from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
-from .model.precision import DTYPES, PRECISIONS
+from .model.precision import PRECISIONS, check_dtype
 from .model.problem import Problem
 from .model.roofs import COMPUTE_LEVEL, Verdict, plain_verdict
 from .model.timing import DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE, L2_MODES
@@ -75,7 +75,13 @@ def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) 
     """The user kernels in `paths`, each from its file's header with `flags` (keys as
     `ladder.user.KEYS`, None for not given) overriding it. Raises UsageError (one line) for a
     file that cannot be read, a launch description that does not parse, or two kernels of one
-    name."""
+    name, and for launch flags given without exactly one file."""
+    given = [f"--{k}" for k, v in (flags or {}).items() if v is not None]
+    if given and not paths:
+        raise UsageError(f"{given[0]} describes your kernel's launch; give the file too: --source FILE.cu")
+    if given and len(paths) > 1:
+        raise UsageError(f"{given[0]} applies to one --source; with several files, declare each launch in its "
+                         "file ('// roofline KEY: VALUE' lines)")
     kernels = [load(Path(p), flags) for p in paths]
     names = [k.name for k in kernels]
     for k in kernels:
@@ -83,6 +89,37 @@ def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) 
             raise UsageError(f"two of your kernels are called {k.name!r}; name them apart with '// roofline name:' "
                              "in their files")
     return kernels
+
+
+def problems(size: int | None = None, m: int | None = None, n: int | None = None, k: int | None = None,
+             sizes: str | None = None) -> list[Problem]:
+    """The problems a command names, validated: `sizes` ('512,1024,8192x1024x4096': sizes N or
+    shapes MxNxK, in order of FLOPs, each once), else M x N x K (all three), else `size`^3 (default
+    DEFAULT_SIZE). Raises UsageError for a list that does not parse, a size that is not positive,
+    and for two of these ways given at once or M, N, K given in part."""
+    if sizes is not None:
+        if any(v is not None for v in (size, m, n, k)):
+            raise UsageError("give --sizes or --size/--m/--n/--k, not both")
+        found = set()
+        for item in sizes.split(","):
+            parts = item.strip().lower().split("x")
+            if len(parts) not in (1, 3) or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
+                raise UsageError(f"--sizes takes comma-separated sizes N or shapes MxNxK, e.g. "
+                                 f"512,1024,8192x1024x4096; got {sizes!r}")
+            values = [int(p) for p in parts]
+            found.add(Problem(*(values * 3 if len(values) == 1 else values)))
+        return [p.validate() for p in sorted(found, key=lambda p: (p.flops, p.m, p.n))]
+    given = [v is not None for v in (m, n, k)]
+    if any(given):
+        if size is not None:
+            raise UsageError("give --size or --m/--n/--k, not both")
+        if not all(given):
+            raise UsageError("give all three of --m, --n and --k (or --size N for a square problem)")
+        return [Problem(m, n, k).validate()]
+    if size is not None and size < 1:
+        raise UsageError(f"--size must be a positive integer, got {size}")
+    s = DEFAULT_SIZE if size is None else size
+    return [Problem(s, s, s).validate()]
 
 
 # C++ keywords a derived kernel name could collide with (a file called int.cu, for instance).
@@ -135,8 +172,7 @@ def new(path: Path, force: bool = False, name: str | None = None, dtype: str = "
     is not a .cu file, exists (unless `force`) or cannot be written, and for a name that is no C
     identifier, a C++ keyword or a ladder kernel's."""
     path = Path(path)
-    if dtype not in DTYPES:
-        raise UsageError(f"--dtype takes {', '.join(DTYPES)}, got {dtype!r}")
+    check_dtype(dtype)
     if path.suffix != ".cu":
         raise UsageError(f"{str(path) or 'the file name'}: give the new kernel a .cu file name, e.g. mine.cu")
     files.check_writable(path)  # a folder, a missing folder, a name too long: refused in one line
@@ -210,8 +246,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         families.select(kernels, None, dtype)  # a kernel of the other ladder is refused before any GPU work
     problems = [replace(p, dtype=dtype) for p in problems]
     sources = [replace(u, dtype=dtype) for u in sources]
-    if autotuned_tile is not None and dtype != "fp32":
-        raise UsageError("--autotuned-tile applies to the FP32 ladder's autotuned kernel")
+    _check_autotuned(autotuned_tile, dtype)
     if autotuned_tile is not None:
         tiles.resolve(None, autotuned_tile)  # the tile is checked before any GPU work
     if l2 not in L2_MODES:
@@ -264,6 +299,12 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
 
 
 LADDER_KINDS = tuple(families.LADDERS)  # 'fp32', 'tensor'
+
+
+def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
+    """A tile for the autotuned kernel is for the FP32 ladder's: UsageError in another precision."""
+    if autotuned_tile is not None and dtype != "fp32":
+        raise UsageError("--autotuned-tile applies to the FP32 ladder's autotuned kernel")
 MAX_BUDGET_S = 3600.0  # an hour of timing per problem is more than any ladder needs
 MIN_FULL_CLOCK_SHARE = 0.5  # below half the top clock "full clock" would mean nothing
 
@@ -278,8 +319,8 @@ def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKern
     the run's (its operands are of that type)."""
     if ladder_kind is not None and ladder_kind not in LADDER_KINDS:
         raise UsageError(f"--ladder takes {' or '.join(LADDER_KINDS)}, got {ladder_kind!r}")
-    if dtype is not None and dtype not in DTYPES:
-        raise UsageError(f"--dtype takes {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype is not None:
+        check_dtype(dtype)
     if dtype is None:
         declared = sorted({u.dtype for u in sources})
         if len(declared) > 1:
@@ -601,8 +642,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     sources = list(sources or [])
     dtype = precision(ladder_kind, dtype, sources)
     sources = [replace(u, dtype=dtype) for u in sources]
-    if autotuned_tile is not None and dtype != "fp32":
-        raise UsageError("--autotuned-tile applies to the FP32 ladder's autotuned kernel")
+    _check_autotuned(autotuned_tile, dtype)
     problem = Problem(size, size, size, dtype).validate()
     limits = named_limits(gpu, arch)  # validated even with --model-only
     if limits is None and not model_only and nvml.nvml_compute_capability():
@@ -728,9 +768,9 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
     not read the counters, or no kernel was profiled. A command that fails after launching
     kernels is not an error here: its exit code is in the results and in `failures`."""
     from .nsight import run as ncu
-    options = (options or ProfileOptions()).check()
-    if not command:
+    if not command:  # before the options: what is missing first
         raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
+    options = (options or ProfileOptions()).check()
     if report_out is not None and Path(report_out).resolve() == Path(out).resolve():
         raise UsageError(f"--report and --out both name {out}; give them two files")
     files.check_results_out(out, profile=True)

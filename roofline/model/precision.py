@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import UsageError
+
 
 @dataclass(frozen=True)
 class Starter:
@@ -61,3 +63,10 @@ PRECISIONS: dict[str, Precision] = {p.dtype: p for p in (
 )}
 DTYPES = tuple(PRECISIONS)  # the command line's spellings, in the order messages list them
 BY_FILE_DTYPE: dict[str, Precision] = {p.file_dtype: p for p in PRECISIONS.values()}
+
+
+def check_dtype(dtype: str) -> str:
+    """`dtype` when it is a precision's spelling (`DTYPES`); else UsageError naming them."""
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype takes {', '.join(DTYPES)}, got {dtype!r}")
+    return dtype

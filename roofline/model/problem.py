@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .precision import DTYPES, PRECISIONS
+from .precision import PRECISIONS, check_dtype
 
 BYTES_PER_FLOAT = 4
 ROW_ALIGNMENT_BYTES = 16
@@ -79,8 +79,7 @@ class Problem:
         2**31 - 1 elements (32-bit indexing in the kernels), the dtype is known, and in a tensor
         precision the rows of A and B are a multiple of 16 bytes (K % 8 == 0 in BF16 and FP16,
         K % 4 == 0 in TF32)."""
-        if self.dtype not in DTYPES:
-            raise UsageError(f"--dtype takes {', '.join(DTYPES)}, got {self.dtype!r}")
+        check_dtype(self.dtype)
         for name, v in (("M", self.m), ("N", self.n), ("K", self.k)):
             if v < 1:
                 raise UsageError(f"{name} must be a positive integer, got {v}")
