@@ -23,7 +23,6 @@ try:  # Ctrl-C during the imports (half a second) ends as quietly as later (`con
     from roofline import __version__, api, outcome
     from roofline.console import Bar, Command, OneLineErrors, echo, integer, number, one_of, present
     from roofline.errors import UsageError
-    from roofline.model.problem import Problem
     from roofline.results.schema import SCHEMA
 except KeyboardInterrupt:
     from roofline.console import interrupted
@@ -52,32 +51,6 @@ def _main(ctx: typer.Context,
         echo(ctx.get_help())
 
 
-def _problem(size: Optional[int], m: Optional[int], n: Optional[int], k: Optional[int]) -> Problem:
-    given = [v is not None for v in (m, n, k)]
-    if any(given):
-        if size is not None:
-            raise UsageError("give --size or --m/--n/--k, not both")
-        if not all(given):
-            raise UsageError("give all three of --m, --n and --k (or --size N for a square problem)")
-        return Problem(m, n, k).validate()
-    if size is not None and size < 1:
-        raise UsageError(f"--size must be a positive integer, got {size}")
-    s = api.DEFAULT_SIZE if size is None else size
-    return Problem(s, s, s).validate()
-
-
-def _sizes(text: str) -> list[Problem]:
-    problems = set()
-    for item in text.split(","):
-        parts = item.strip().lower().split("x")
-        if len(parts) not in (1, 3) or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
-            raise UsageError(f"--sizes takes comma-separated sizes N or shapes MxNxK, e.g. 512,1024,8192x1024x4096; "
-                             f"got {text!r}")
-        values = [int(p) for p in parts]
-        problems.add(Problem(*(values * 3 if len(values) == 1 else values)))
-    return [p.validate() for p in sorted(problems, key=lambda p: (p.flops, p.m, p.n))]
-
-
 # The launch-description flags of `run` and `kernels`, named as the keys of a kernel file's header.
 _LAUNCH = {key: typer.Option(None, f"--{key}", metavar=metavar, help=text) for key, metavar, text in (
     ("entry", "NAME", "Your kernel's __global__ function, or a template expression like my_sgemm<64,8>."),
@@ -88,19 +61,6 @@ _LAUNCH = {key: typer.Option(None, f"--{key}", metavar=metavar, help=text) for k
     ("thread-tile", "TMxTN", "Thread tile TMxTN, for the model's shared-memory level."),
     ("name", "NAME", "Your kernel's name in tables and charts (default: the file's name)."),
 )}
-
-
-def _user_kernels(sources: Optional[list[Path]], *values: Optional[str]) -> list:
-    """The user kernels of --source, the launch flags (`values`, in _LAUNCH's order) applied; they
-    need exactly one --source."""
-    flags = dict(zip(_LAUNCH, values))
-    given = [f"--{k}" for k, v in flags.items() if v is not None]
-    if given and not sources:
-        raise UsageError(f"{given[0]} describes your kernel's launch; give the file too: --source FILE.cu")
-    if given and len(sources) > 1:
-        raise UsageError(f"{given[0]} applies to one --source; with several files, declare each launch in its "
-                         "file ('// roofline KEY: VALUE' lines)")
-    return api.user_kernels(sources or [], flags)
 
 
 @app.command(cls=Command, short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
@@ -167,10 +127,9 @@ def run(
     each kernel's tile came from and which GPU ran."""
     if all_kernels and kernel:
         raise UsageError("give --all or --kernel NAME, not both")
-    if sizes is not None and any(v is not None for v in (size, m, n, k)):
-        raise UsageError("give --sizes or --size/--m/--n/--k, not both")
-    problems = _sizes(sizes) if sizes is not None else [_problem(size, m, n, k)]
-    users = _user_kernels(source, entry, block, grid, dynamic_smem, tile, thread_tile, name)
+    problems = api.problems(size, m, n, k, sizes)
+    users = api.user_kernels(source or [], dict(zip(_LAUNCH, (entry, block, grid, dynamic_smem, tile, thread_tile,
+                                                              name))))
     if no_ragged and not users:
         raise UsageError("--no-ragged applies to your own kernels (--source FILE.cu)")
     bar = Bar()
@@ -250,9 +209,7 @@ def profile(
     else:
         if gpu is not None:
             raise UsageError("--gpu applies to --import; a new profile reads the GPU it runs on")
-        if not command:
-            raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
-        done = api.profile(list(command), out, options, report, command_stdout_to_stderr=as_json)
+        done = api.profile(list(command or []), out, options, report, command_stdout_to_stderr=as_json)
     present(outcome.profile(done, out, top), as_json)
 
 
@@ -265,7 +222,7 @@ def tune(
 ):
     """Search the autotuned kernel's tile (BM, BN, BK, TM, TN) on this GPU; `run` then uses the
     winner on this GPU (kept in the user's cache)."""
-    _problem(size, None, None, None)
+    api.problems(size)
     bar = Bar()
     with bar.bar:
         report = api.tune(size, out, bar)
@@ -372,8 +329,9 @@ def kernels(
     """The SGEMM ladder, the tensor-core ladder (--ladder tensor, --dtype), or with --source your own
     kernels: traffic model and, for a target, registers, local (spill) and shared memory and
     occupancy, compiled offline through NVRTC (no GPU needed)."""
-    _problem(size, None, None, None)
-    users = _user_kernels(source, entry, block, grid, dynamic_smem, tile, thread_tile, name)
+    api.problems(size)
+    users = api.user_kernels(source or [], dict(zip(_LAUNCH, (entry, block, grid, dynamic_smem, tile, thread_tile,
+                                                              name))))
     if users and autotuned_tile is not None:
         raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply with --source")
     listing = api.kernels(size, gpu, arch, model_only, autotuned_tile, sources=users, ladder_kind=ladder_kind,
