@@ -2,7 +2,11 @@
 
 Layers, each a subpackage; imports run one way, from the top of this list down:
 
-  api       one function per command: takes plain values, returns typed data
+  cli       the Typer app: declarations only, each command one api call and its outcome
+  console   the terminal: interrupts, Click's usage errors in one line, the rich console, how an
+            outcome is shown (notes, warnings and errors on stderr, exit codes)
+  outcome   what a command returns (document, view, notes, warnings, failures), per command
+  api       one function per command: takes plain values, returns typed data; checks the values
   render    tables, sentences and charts from typed data (text, tables, chart, *_chart)
   analysis  decisions over results documents: work, compare, check, whatif, project
   results   the results document as typed models: schema, profile, convert (from a run or a

@@ -1,5 +1,7 @@
-"""The `roofline` command line: parse, call one library function (`roofline.api`), render, and
-turn known errors into exit codes.
+"""The `roofline` command line: Typer declarations. Each command parses its options (refusing
+flags that do not go together), calls one library function (`roofline.api`, which checks the
+values) and presents what it returned as a `roofline.outcome.Outcome` (`roofline.console.present`);
+`roofline.console` turns known errors into exit codes.
 
 Exit codes: 0 success; 2 invalid input (one line on stderr naming what is valid); 1 a runtime
 failure (no GPU for `run`, a compile error, a kernel failing verification).
