@@ -141,3 +141,43 @@ def test_the_wheel_installs_one_top_level_package_and_the_command_points_into_it
     assert any(n.startswith("roofline/kernels/") and n.endswith(".cu") for n in wheel.namelist())
     entry = next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))
     assert "roofline = roofline.cli:main" in wheel.read(entry).decode()
+
+
+def _module_imports(path: Path, package: str = "roofline") -> list[str]:
+    """The modules a file of `package` imports, relative imports resolved, those under
+    `if TYPE_CHECKING:` (annotations only) left out."""
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and getattr(node.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(node)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            parts = package.split(".")
+            base = ".".join(parts[:len(parts) - node.level + 1]) if node.level else ""
+            module = ".".join(x for x in (base, node.module or "") if x)
+            found += [module] + [f"{module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+    return found
+
+
+def test_the_command_line_sits_on_top_console_and_outcome_below_it_and_the_library_below_them():
+    """cli.py declares; console.py is the terminal and knows no command; outcome.py makes what
+    each command shows and starts no measuring; nothing of the library imports any of the three."""
+    top = {"roofline.cli", "roofline.console", "roofline.outcome"}
+
+    def named(modules, prefixes):
+        return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
+
+    console = _module_imports(ROOT / "roofline" / "console.py")
+    assert named(console, ["roofline.cli", "roofline.api", "roofline.measure", "roofline.collect"]) == []
+    outcome = _module_imports(ROOT / "roofline" / "outcome.py")
+    assert named(outcome, ["roofline.cli", "roofline.console", "roofline.api", "roofline.measure",
+                           "roofline.collect"]) == []
+    for path in sorted((ROOT / "roofline").rglob("*.py")):
+        if path.parent == ROOT / "roofline" and path.stem in ("cli", "console", "outcome", "__main__"):
+            continue
+        package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+        assert named(_module_imports(path, package), top) == [], path
