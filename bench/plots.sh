@@ -14,6 +14,12 @@ if [ "$part" != charts ]; then
     for step in tune ladder sweep shapes user profile; do bash bench/ladder.sh h200 "$step"; done
     roofline run --ladder tensor --sizes 2048,4096,8192 --out plots/results-h200-bf16.json
     roofline run --ladder tensor --dtype tf32 --sizes 2048,4096,8192 --out plots/results-h200-tf32.json
+    # the BF16 ladder at 8192^3 three times, one run after another (timed in rounds with cuBLAS:
+    # each file's as-run and full-clock %cuBLAS agree across them), and once with --energy
+    roofline run --ladder tensor --size 8192 --out plots/results-h200-bf16-8192-run1.json
+    roofline run --ladder tensor --size 8192 --out plots/results-h200-bf16-8192-run2.json
+    roofline run --ladder tensor --size 8192 --out plots/results-h200-bf16-8192-run3.json
+    roofline run --ladder tensor --size 8192 --energy --out plots/results-h200-bf16-8192-energy.json
     roofline run --ladder tensor --kernel mma_sync --kernel mma_ldmatrix --kernel mma_pipeline --kernel wgmma_ws \
         --kernel wgmma_persistent --size 4096 --profile --out plots/counters-h200-bf16.json
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-foreach.json \
