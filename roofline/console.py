@@ -127,6 +127,29 @@ class Command(TyperCommand):
                     formatter.write_dl(records)
 
 
+def _command_in(group, args: list[str]):
+    """The command `args` run, and its path ('roofline show'); the group itself when they name none
+    (the group's own options are flags: the first argument not an option is the command)."""
+    name = next((a for a in args if not a.startswith("-")), None)
+    command = group.get_command(None, name) if name else None
+    return (command, f"roofline {name}") if command is not None else (group, "roofline")
+
+
+def _flags(group, args: list[str]) -> dict[str, str]:
+    """The parameters that the library's usage errors name (`errors.UsageError`: `{max_drop}`) as
+    the command line spells them: each parameter by its name and by its flags' names ('gpus' and
+    'gpu' of `project --gpu`), an option as its longest flag, an argument as its metavar; the
+    command run's own over the other commands' (an error from a layer several commands share)."""
+    command, _ = _command_in(group, args)
+    others = [group.get_command(None, name) for name in group.list_commands(None)]
+    names: dict[str, str] = {}
+    for cmd in [*others, command]:
+        for param in getattr(cmd, "params", None) or []:
+            spelt = [o[2:].replace("-", "_") for o in getattr(param, "opts", None) or [] if o.startswith("--")]
+            names.update(dict.fromkeys([getattr(param, "name", None) or "", *spelt], _param_name(param)))
+    return names
+
+
 def _usage_error(exc, group, args: list[str]) -> str:
     """A usage error of Click's in one line, from the exception's public fields (`param`,
     `option_name`, `possibilities`, `message`, `ctx`) and the command's parameters: what is missing
@@ -135,10 +158,7 @@ def _usage_error(exc, group, args: list[str]) -> str:
     if ctx is not None:
         command, path = ctx.command, ctx.command_path
     else:  # raised while parsing, before a context (an option without its value): the command named in args
-        name = next((a for a in args if not a.startswith("-")), None)
-        command = group.get_command(None, name) if name else None
-        path = f"roofline {name}" if command is not None else "roofline"
-        command = command or group
+        command, path = _command_in(group, args)
     param = getattr(exc, "param", None)
     if "MissingParameter" in kind and param is not None:
         return f"missing {_param_text(param)}; usage: {_usage(path, command)}"
@@ -174,7 +194,7 @@ class OneLineErrors(TyperGroup):
             rv = super().main(args=args, prog_name="roofline", complete_var=complete_var,
                               standalone_mode=False, **extra)
         except UsageError as exc:
-            fail(str(exc), 2)
+            fail(exc.worded(_flags(self, args)), 2)
         except RunError as exc:
             fail(str(exc), 1)
         except KeyboardInterrupt:
