@@ -23,6 +23,7 @@ from roofline.results.profile import ProfileResults
 
 pytest.importorskip("plotly", reason="the report needs the 'report' extra: pip install -e '.[report]'")
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
 COMMITTED = sorted(PLOTS.glob("*.json"))
 PROFILE = PLOTS / "profile-h200-transformer.json"
@@ -233,3 +234,45 @@ def test_the_report_runs_in_a_headless_browser(path, browsers):
     assert f'data-order="{",".join(map(str, by_rate))}"' in body  # sorted by GFLOP/s, fastest first
     assert json.loads(html.unescape(re.search(r'data-selected="([^"]*)"', body).group(1))) == marked
     assert re.findall(r'<tr class="kernel picked" id="kernel-(\d+)"', dom) == ["0"]
+
+
+def _traces(fig) -> list[dict]:
+    """What a figure draws, trace by trace, as plain data: name, mode, visibility, legend group,
+    points (x, y to 6 significant figures), table rows, hover texts, marker (symbol, size, colour,
+    opacity, edge) and line (colour, dash, width); then the title and the x range."""
+    def num(v):
+        return [f"{x:.6g}" if isinstance(x, float) else x for x in v] if isinstance(v, (list, tuple)) else \
+            (f"{v:.6g}" if isinstance(v, float) else v)
+
+    out = []
+    for t in fig.data:
+        m, line = t.marker, t.line
+        out.append({"name": t.name, "mode": t.mode, "visible": t.visible, "group": t.legendgroup,
+                    "x": num(list(t.x)), "y": num(list(t.y)),
+                    "customdata": list(t.customdata) if t.customdata is not None else None,
+                    "hover": list(t.hovertext) if t.hovertext is not None else t.hovertemplate,
+                    "marker": [num(m.symbol), num(m.size), num(m.color), num(m.opacity),
+                               m.line.color, num(m.line.width)] if t.mode == "markers" else None,
+                    "line": [line.color, line.dash, num(line.width)] if t.mode != "markers" else None})
+    return out + [{"title": fig.layout.title.text, "x range": num(list(fig.layout.xaxis.range))}]
+
+
+# The report's chart data pinned (`_traces`, hashed): moving code must not change what it draws.
+PINNED = {"run": "d9a32a1b99a87b2b", "run-measured-highlight": "f41abf1ba3c44a69", "profile": "7a137f121abeae29"}
+
+
+def _pinned_reports():
+    run = FIXTURES / "results-h200.json"
+    doc, _ = api.show([run])
+    profile, _ = api.show([PROFILE])
+    return {"run": html_report.build(doc, [run]),
+            "run-measured-highlight": html_report.build(doc, [run], measured=True, highlight=["warptiling"]),
+            "profile": html_report.build(profile, [PROFILE])}
+
+
+def test_the_reports_chart_data_is_pinned():
+    import hashlib
+
+    found = {name: hashlib.sha256(json.dumps(_traces(r.figures[html_report.CHART_ID])).encode()).hexdigest()[:16]
+             for name, r in _pinned_reports().items()}
+    assert found == PINNED
