@@ -154,7 +154,7 @@ def test_target_blocks_inverts_the_register_limit():
     assert regs is None and "warps allows 1" in why
     # 1 block of 1024 threads on sm_90: 64 registers per thread exactly fill the register file.
     assert max_registers_for_blocks(parse_arch("sm_90"), 1024, 1)[0] == 64
-    with pytest.raises(UsageError, match="--target-blocks must be >= 1"):
+    with pytest.raises(UsageError, match="^target_blocks must be >= 1"):
         max_registers_for_blocks(parse_arch("sm_90"), 256, 0)
 
 

@@ -27,7 +27,7 @@ def test_problems_carry_their_precision():
         Problem(64, 64, 102, "tf32").validate()
     Problem(511, 383, 248, "bf16").validate()
     Problem(64, 64, 100, "tf32").validate()  # 400 bytes: fine in TF32
-    with pytest.raises(UsageError, match="--dtype takes"):
+    with pytest.raises(UsageError, match="^dtype takes"):
         Problem(64, 64, 64, "int8").validate()
 
 

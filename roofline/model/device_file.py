@@ -80,21 +80,21 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UsageError(f"--gpu {path}: cannot read the device file ({exc.strerror or exc})") from None
+        raise UsageError(f"{{gpu}} {path}: cannot read the device file ({exc.strerror or exc})", "gpu") from None
     try:
         doc = json.loads(data) if path.suffix.lower() == ".json" else tomllib.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
-        raise UsageError(f"--gpu {path}: not a {kind} device file ({str(exc).splitlines()[0]})") from None
+        raise UsageError(f"{{gpu}} {path}: not a {kind} device file ({str(exc).splitlines()[0]})", "gpu") from None
     if not isinstance(doc, dict):
-        raise UsageError(f"--gpu {path}: a device file is a table of figures (name, sm_count, ...)")
+        raise UsageError(f"{{gpu}} {path}: a device file is a table of figures (name, sm_count, ...)", "gpu")
     doc = {k: v for k, v in doc.items() if k in DeviceFile.model_fields or k not in derived}  # derived: set aside
     doc = {k: v for k, v in doc.items() if v is not None}
     unknown = sorted(set(doc) - set(DeviceFile.model_fields))
     if unknown:  # before what is missing: a misspelt key is the likelier mistake
         close = difflib.get_close_matches(unknown[0], list(DeviceFile.model_fields), n=1)
         hint = f"; did you mean {close[0]}?" if close else f"; known: {', '.join(DeviceFile.model_fields)}"
-        raise UsageError(f"--gpu {path}: unknown field {unknown[0]!r}{hint}")
+        raise UsageError(f"{{gpu}} {path}: unknown field {unknown[0]!r}{hint}", "gpu")
     if isinstance(doc.get("compute_capability"), (int, float)):  # 9.0 unquoted
         doc["compute_capability"] = f"{float(doc['compute_capability']):.1f}"
     try:
@@ -102,11 +102,11 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "the file"
-        raise UsageError(f"--gpu {path}: {where}: {first['msg']}") from None
+        raise UsageError(f"{{gpu}} {path}: {where}: {first['msg']}", "gpu") from None
     try:
         limits = limits_for_cc(spec.compute_capability)
     except UsageError as exc:
-        raise UsageError(f"--gpu {path}: compute_capability: {exc}") from None
+        raise UsageError(f"{{gpu}} {path}: compute_capability: {exc}", "gpu") from None
     if spec.peak_dram_gbps is None and not (spec.max_mem_clock_mhz and spec.memory_bus_width_bits):
-        raise UsageError(f"--gpu {path}: give peak_dram_gbps, or max_mem_clock_mhz and memory_bus_width_bits")
+        raise UsageError(f"{{gpu}} {path}: give peak_dram_gbps, or max_mem_clock_mhz and memory_bus_width_bits", "gpu")
     return spec, limits

@@ -95,15 +95,18 @@ def validate(limits: ArchLimits, registers: int, threads: int, static_smem: int,
     shared-memory sizes are >= 0 and static shared memory is at most 48 KB (a `__shared__` array
     cannot be larger; only dynamic shared memory can opt in to more)."""
     if not 1 <= registers <= limits.max_registers_per_thread:
-        raise UsageError(f"registers per thread must be 1..{limits.max_registers_per_thread}, got {registers}")
+        raise UsageError(f"registers per thread must be 1..{limits.max_registers_per_thread}, got {registers}",
+                         "registers")
     if not 1 <= threads <= limits.max_threads_per_block:
-        raise UsageError(f"threads per block must be 1..{limits.max_threads_per_block}, got {threads}")
-    for what, value in (("static shared memory", static_smem), ("dynamic shared memory", dynamic_smem)):
+        raise UsageError(f"threads per block must be 1..{limits.max_threads_per_block}, got {threads}", "threads")
+    for what, param, value in (("static shared memory", "static_smem", static_smem),
+                               ("dynamic shared memory", "dynamic_smem", dynamic_smem)):
         if value < 0:
-            raise UsageError(f"{what} must be >= 0 bytes, got {value}")
+            raise UsageError(f"{what} must be >= 0 bytes, got {value}", param)
     if static_smem > limits.default_smem_per_block_bytes:
         raise UsageError(f"static shared memory must be at most {limits.default_smem_per_block_bytes:,} bytes "
-                         f"(48 KB), got {static_smem:,}; use --dynamic-smem for more")
+                         f"(48 KB), got {static_smem:,}; use {{dynamic_smem}} for more", "static_smem",
+                         ["dynamic_smem"])
 
 
 def calculate(limits: ArchLimits, registers: int, threads: int,
@@ -189,7 +192,7 @@ def max_registers_for_blocks(limits: ArchLimits, threads: int, target_blocks: in
     """
     validate(limits, 1, threads, static_smem, dynamic_smem)
     if target_blocks < 1:
-        raise UsageError(f"--target-blocks must be >= 1, got {target_blocks}")
+        raise UsageError(f"{{target_blocks}} must be >= 1, got {target_blocks}", "target_blocks")
     floor = calculate(limits, 1, threads, static_smem, dynamic_smem)
     others = {r: b for r, b in floor.block_limits.items() if r != "registers" and b is not None}
     if min(others.values()) < target_blocks:

@@ -68,5 +68,5 @@ BY_FILE_DTYPE: dict[str, Precision] = {p.file_dtype: p for p in PRECISIONS.value
 def check_dtype(dtype: str) -> str:
     """`dtype` when it is a precision's spelling (`DTYPES`); else UsageError naming them."""
     if dtype not in DTYPES:
-        raise UsageError(f"--dtype takes {', '.join(DTYPES)}, got {dtype!r}")
+        raise UsageError(f"{{dtype}} takes {', '.join(DTYPES)}, got {dtype!r}", "dtype")
     return dtype
