@@ -114,7 +114,7 @@ def test_tile_resolution_order(private_cache):
 
 @pytest.mark.parametrize("text", ["128,128", "a,b,c,d,e", "128,128,16,4,0", ""])
 def test_bad_tile_flags(text):
-    with pytest.raises(UsageError, match="--autotuned-tile takes 5 positive integers BM,BN,BK,TM,TN"):
+    with pytest.raises(UsageError, match="^autotuned_tile takes 5 positive integers BM,BN,BK,TM,TN"):
         tiles.parse_tile(text)
 
 

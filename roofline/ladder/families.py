@@ -468,8 +468,8 @@ def select(requested: list[str] | None, autotuned: KernelSpec | None = None, dty
     ladder = LADDERS["fp32" if dtype == "fp32" else "tensor"]
     for name in requested or []:
         if name != REFERENCE and BY_NAME[name] not in ladder:
-            other = "the tensor ladder (--dtype bf16, fp16 or tf32)" if BY_NAME[name].tensor else "the FP32 ladder"
-            raise UsageError(f"{name} belongs to {other}; it does not run in {dtype.upper()}")
+            other = "the tensor ladder ({dtype} bf16, fp16 or tf32)" if BY_NAME[name].tensor else "the FP32 ladder"
+            raise UsageError(f"{name} belongs to {other}; it does not run in {dtype.upper()}", "kernel", ["dtype"])
     chosen = [f for f in ladder if not requested or f.name in requested]
     return [autotuned if f.name == TUNABLE and autotuned is not None else f.spec(dtype=dtype) for f in chosen]
 

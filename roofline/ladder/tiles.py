@@ -69,8 +69,8 @@ def parse_tile(text: str) -> dict[str, int]:
     except ValueError:
         values = []
     if len(values) != len(names) or min(values, default=0) < 1:
-        raise UsageError(f"--autotuned-tile takes {len(names)} positive integers {','.join(names)}, "
-                         f"e.g. 128,128,16,4,8; got {text!r}")
+        raise UsageError(f"{{autotuned_tile}} takes {len(names)} positive integers {','.join(names)}, "
+                         f"e.g. 128,128,16,4,8; got {text!r}", "autotuned_tile")
     return dict(zip(names, values))
 
 

@@ -230,16 +230,17 @@ def read_source(path: Path) -> str:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
 
 
-def check_name(name: str, where: str, remedy: str = "--name or '// roofline name:'") -> str:
+def check_name(name: str, where: str, remedy: str = "{name} or '// roofline name:'") -> str:
     """A user kernel's name: 1 to 64 letters, digits and . _ + -, not a ladder kernel's or the
-    reference's. Raises UsageError naming `where` and how to choose another (`remedy`)."""
+    reference's. Raises UsageError naming `where` and how to choose another (`remedy`, which may
+    name the parameter `{name}`)."""
     if not _NAME.fullmatch(name):
         raise UsageError(f"{where}: kernel name {name!r} must be 1 to 64 letters, digits, '.', '_', '+' or '-'; "
-                         f"choose another ({remedy})")
+                         f"choose another ({remedy})", "name")
     taken = {n.lower() for n in BY_NAME} | {REFERENCE}
     if name.lower() in taken:
         what = "the reference" if name.lower() == REFERENCE else "a ladder kernel"
-        raise UsageError(f"{where}: {name!r} is the name of {what}; give your kernel another ({remedy})")
+        raise UsageError(f"{where}: {name!r} is the name of {what}; give your kernel another ({remedy})", "name")
     return name
 
 
@@ -253,13 +254,12 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
     values.update({k: v for k, v in (flags or {}).items() if v is not None})
     missing = [k for k in REQUIRED if k not in values]
     if missing:
-        raise UsageError(f"{path}: no {', '.join(missing)} given; pass --{' --'.join(missing)} or declare "
-                         f"them in the header ('// roofline {missing[0]}: ...')")
+        raise UsageError(f"{path}: no {', '.join(missing)} given; pass {' '.join('{' + k + '}' for k in missing)} "
+                         f"or declare them in the header ('// roofline {missing[0]}: ...')", missing[0], missing)
     try:
         return _kernel(path, values)
     except UsageError as exc:
-        message = str(exc)
-        raise UsageError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+        raise exc if exc.message.startswith(str(path)) else exc.prefixed(f"{path}: ") from None
 
 
 def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
@@ -273,7 +273,8 @@ def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
     tile = parse_sizes(values["tile"], 3, "tile", "128x128x8") if "tile" in values else None
     thread_tile = parse_sizes(values["thread-tile"], 2, "thread-tile", "8x8") if "thread-tile" in values else None
     if thread_tile is not None and tile is None:
-        raise UsageError(f"{path}: a thread tile needs the block tile too (--tile BMxBNxBK)")
+        raise UsageError(f"{path}: a thread tile needs the block tile too ({{tile}} BMxBNxBK)", "thread_tile",
+                         ["tile"])
     if thread_tile is not None and (tile[0] % thread_tile[0] or tile[1] % thread_tile[1]):
         raise UsageError(f"{path}: thread tile {thread_tile[0]}x{thread_tile[1]} does not divide the block tile "
                          f"{tile[0]}x{tile[1]} (each thread owns a TM x TN piece of it)")
