@@ -32,7 +32,7 @@ def test_max_drop_reads_a_percentage_or_a_fraction():
     assert parse_max_drop("5%") == pytest.approx(0.05) and parse_max_drop("0.05") == 0.05
     assert parse_max_drop(" 12.5 % ") == pytest.approx(0.125)
     for bad in ("five", "-5%", "0", "", "nan", "2000%"):
-        with pytest.raises(UsageError, match="--max-drop"):
+        with pytest.raises(UsageError, match="^max_drop "):
             parse_max_drop(bad)
 
 

@@ -28,9 +28,10 @@ def parse_max_drop(text: str) -> float:
     try:
         value = float(raw[:-1].strip()) / 100 if raw.endswith("%") else float(raw)
     except ValueError:
-        raise UsageError(f"--max-drop {text!r}: give a fraction such as 0.05 or a percentage such as 5%") from None
+        raise UsageError(f"{{max_drop}} {text!r}: give a fraction such as 0.05 or a percentage such as 5%",
+                         "max_drop") from None
     if not 0 < value <= 10 or value != value:
-        raise UsageError(f"--max-drop {text!r}: must be above 0 and at most 1000% (10)")
+        raise UsageError(f"{{max_drop}} {text!r}: must be above 0 and at most 1000% (10)", "max_drop")
     return value
 
 

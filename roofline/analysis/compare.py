@@ -419,7 +419,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         pb, pa = before.problem.problem, after.problem.problem
         if pb != pa and not force:
             raise UsageError(f"the files solve different problems ({pb.text()} and {pa.text()}); their times do not "
-                             "compare; pass --force to compare them anyway")
+                             "compare; pass {force} to compare them anyway", mentions=["force"])
     pairs, gone, new = match(wb, wa)
     if not pairs:
         raise UsageError("the two files have no kernel in common; compare runs of the same kernels")

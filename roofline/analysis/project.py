@@ -224,7 +224,7 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
     """`doc`'s kernels on each GPU named in `gpus` (preset names, `model.presets`). Raises
     UsageError for an unknown GPU name (listing the presets) or no name at all."""
     if not gpus:
-        raise UsageError("give at least one --gpu NAME")
+        raise UsageError("{gpus} is empty: give at least one GPU, a preset name or a device file", "gpus")
     targets = list({d.name: d for d in (from_preset(name) for name in gpus)}.values())  # a GPU named twice, once
     w: Workload = workload(doc)
     kernels = [(k, k.verdict.waves if k.verdict is not None else None) for k in w.kernels]
