@@ -9,6 +9,7 @@ release, fails here."""
 import json
 import re
 import shlex
+import statistics
 from functools import lru_cache
 from pathlib import Path
 
@@ -68,6 +69,44 @@ def _pct(x: float) -> str:
 
 def _share(kernels, part: str) -> float:
     return sum(k["time_share"] for k in kernels if part in k["name"])
+
+
+def _by_round(timing: dict, full_clock: bool) -> dict[int, float]:
+    """A timing's median per round, only its unthrottled samples with `full_clock`."""
+    per: dict[int, list[float]] = {}
+    hot = timing.get("throttled") or [False] * len(timing["samples_ms"])
+    for t, r, h in zip(timing["samples_ms"], timing["rounds"], hot):
+        if not (full_clock and h):
+            per.setdefault(r, []).append(t)
+    return {r: statistics.median(ts) for r, ts in per.items()}
+
+
+def _pct_full(kernel: dict, reference: dict) -> float:
+    """% of cuBLAS from the rounds at full clock: per round the reference's median (that round's
+    and the next's, averaged) over the kernel's, their median."""
+    k, ref = _by_round(kernel["timing"], True), _by_round(reference["timing"], True)
+    return statistics.median(100 * statistics.fmean([ref[x] for x in (r, r + 1) if x in ref]) / t
+                             for r, t in sorted(k.items()) if r in ref or r + 1 in ref)
+
+
+def _conditions(run: dict) -> tuple[str, int, int]:
+    """The SM clock range every sample of a run (cuBLAS and its kernels) saw, and how many of its
+    samples ran throttled, of how many."""
+    timings = [run["reference"]["timing"], *(k["timing"] for k in run["kernels"])]
+    clocks = [c for t in timings for c in t["sm_clock_mhz"]]
+    low, high = min(clocks), max(clocks)
+    return (f"{high:,}" if low == high else f"{low:,}–{high:,}",
+            sum(sum(t["throttled"]) for t in timings), sum(len(t["throttled"]) for t in timings))
+
+
+def _spread(samples: list[float]) -> float:
+    """The interquartile range over the median, as `show` prints it."""
+    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return (q3 - q1) / median
+
+
+def _best(kernels: list[dict]) -> dict:
+    return max((k for k in kernels if k.get("verified")), key=lambda k: k["gflops"])
 
 
 def _claims() -> list[tuple[str, str]]:
@@ -132,6 +171,62 @@ def _claims() -> list[tuple[str, str]]:
         ("h200-results.md", f"compiled to {slowest['registers']} registers and spilled {slowest['local_bytes']:,} B per thread"),
         ("h200-results.md", f"12 MiB at 1024³" if 3 * 1024 * 1024 * 4 == 12 * 2**20 else "?"),
     ]
+    swept = _load("sweep-h200.json")["device"]
+    claims += [("h200-results.md", f"{swept['launch_latency_ms'] * 1000:.1f} µs in the sweep's own file, timed before rounds")]
+    # the BF16 ladder at 8192^3, three runs one after another, and one with --energy
+    runs = [_load(f"results-h200-bf16-8192-run{i}.json") for i in (1, 2, 3)]
+    best = [_best(r["kernels"]) for r in runs]
+    cond = [_conditions(r) for r in runs]
+    assert len({b["name"] for b in best}) == 1
+    as_run = [b["pct_of_reference"] for b in best]
+    full = [_pct_full(b, r["reference"]) for b, r in zip(best, runs)]
+    energy = _load("results-h200-bf16-8192-energy.json")
+    eb, eref = _best(energy["kernels"]), energy["reference"]
+
+    def joules(k):
+        return f"{k['energy']['joules_per_launch']:.2f} J per launch"
+
+    def per_joule(k):
+        return f"{eb['model']['flops'] / 1e9 / k['energy']['joules_per_launch']:,.0f} GFLOP/J"
+
+    claims += [
+        ("h200-results.md", f"the best verified rung is\n{best[0]['name']}: "
+                            f"{_pct(as_run[0])}, {_pct(as_run[1])} and {_pct(as_run[2])} % of cuBLAS as run, and "
+                            f"{_pct(full[0])}, {_pct(full[1])} and {_pct(full[2])} % at full clock"),
+        ("h200-results.md", f"the SM clock read {cond[0][0]} MHz, and {cond[0][1]} and {cond[1][1]} of their "
+                            f"{cond[0][2]} samples ran throttled. The third\nheld {cond[2][0]} MHz with "
+                            f"{cond[2][1]} of {cond[2][2]} throttled." if cond[0][0] == cond[1][0] else "?"),
+        ("h200-results.md", "Each run's two readings agree within 0.1 point"
+         if max(abs(a - f) for a, f in zip(as_run, full)) < 0.1 else "?"),
+        ("h200-results.md", "three runs within 0.2 point as run and 0.1 point at full clock"
+         if max(as_run) - min(as_run) < 0.2 and max(full) - min(full) < 0.1 else "?"),
+        ("h200-results.md", f"gives cuBLAS {joules(eref)}, {per_joule(eref)}, and {eb['name']} {joules(eb)}, "
+                            f"{per_joule(eb)}"),
+    ]
+    # the tensor-core sweeps (the tables of docs/tensor.md: test_the_tensor_tables_match_the_sweeps)
+    bf16, tf32 = _load("results-h200-bf16.json"), _load("results-h200-tf32.json")
+    bsw = {r["problem"]["m"]: r for r in bf16["sweep"]}
+    twins = [(abs(ks["wgmma_persistent"]["pct_of_reference"] - ks["wgmma_by_shape"]["pct_of_reference"]),
+              max(ks["wgmma_persistent"]["gflops"], ks["wgmma_by_shape"]["gflops"])
+              / min(ks["wgmma_persistent"]["gflops"], ks["wgmma_by_shape"]["gflops"]) - 1, f"{p} at {n}³")
+             for p, d in (("BF16", bf16), ("TF32", tf32)) for r in d["sweep"]
+             for n, ks in [(r["problem"]["m"], {k["name"]: k for k in r["kernels"]})]]
+    points, ratio, where = max(twins)
+    (bc, bt, bn), (tc, tt, tn) = _conditions(bf16), _conditions(tf32)
+    full_gap = max(abs(k["pct_of_reference"] - _pct_full(k, d["reference"]))
+                   for d in (bf16, tf32) for k in d["kernels"])
+    claims += [
+        ("README.md", f"the best BF16 rung runs at {round(_best(bsw[4096]['kernels'])['pct_of_reference'])} % of cuBLAS "
+                      f"at 4096³ and {round(_best(bsw[8192]['kernels'])['pct_of_reference'])} %\nat 8192³"),
+        ("tensor.md", f"up to {points:.1f} points of cuBLAS ({100 * ratio:.1f} %, {where})"),
+        ("tensor.md", f"(BF16:\n{bc} MHz, {bt} of {bn} samples throttled; TF32: {tc} MHz, {tt} of {tn})"),
+        ("tensor.md", "is within 0.1 point of its share as run" if full_gap < 0.1 else "?"),
+        ("tensor.md", "every spread there is under 2 %"
+         if max(_spread(k["timing"]["samples_ms"]) for d in (bf16, tf32) for k in [*d["kernels"], d["reference"]]) < 0.02
+         else "?"),
+        ("tensor.md", f"BF16 product runs at {bsw[8192]['reference']['gflops'] / 1000:.0f} TFLOP/s at 8192³ "
+                      f"against {bsw[4096]['reference']['gflops'] / 1000:.0f} at 4096³"),
+    ]
     foreach, fused = _load("profile-h200-adamw-foreach.json"), _load("profile-h200-adamw-fused.json")
 
     def optimizer(doc):
@@ -185,6 +280,24 @@ def test_the_table_of_sizes_matches_the_sweeps():
             assert choice.strip().startswith(f"{params['BM']}×{params['BN']}")
             slices = re.search(r"(\d+) slices", choice)
             assert params.get("SPLITS", 1) == (int(slices.group(1)) if slices else 1)
+
+
+def test_the_tensor_tables_match_the_sweeps():
+    """docs/tensor.md's two tables, BF16 and TF32: cuBLAS's TFLOP/s and each rung's share of it at
+    each size, from plots/results-h200-bf16.json and plots/results-h200-tf32.json."""
+    text = _text("tensor.md")
+    for dtype, name in (("BF16", "results-h200-bf16.json"), ("TF32", "results-h200-tf32.json")):
+        sweep = _load(name)["sweep"]
+        head = f"| {dtype}, % of cuBLAS | " + " | ".join(f"{r['problem']['m']}³" for r in sweep) + " |"
+        rows = text.split(head + "\n| --- | --- | --- | --- |\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        assert len(rows) >= 6
+        for row in rows:
+            label, *cells = [c.strip() for c in row.strip("|").split("|")]
+            if label == "cuBLAS (TFLOP/s)":
+                want = [f"{r['reference']['gflops'] / 1000:.1f}" for r in sweep]
+            else:
+                want = [_pct(next(k for k in r["kernels"] if k["name"] == label)["pct_of_reference"]) for r in sweep]
+            assert cells == want, f"tensor.md, {dtype} {label}: {cells} should be {want}"
 
 
 def test_readme_lists_every_preset():

@@ -175,10 +175,10 @@ def test_the_two_ladder_chart_reads_each_kernel_against_its_own_roof():
     ax = fig.axes[0]
     flat = sorted({round(y) for line in ax.lines if len(set(line.get_ydata())) == 1 and len(line.get_ydata()) == 2
                    for y in line.get_ydata()})
-    assert {66908, 62030, 989430, 760802} <= set(flat)  # FP32 and BF16 tensor, theoretical and measured
+    assert {66908, 61874, 989430, 753834} <= set(flat)  # FP32 and BF16 tensor, theoretical and measured
     listed = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "wgmma_ws  693,086 GFLOP/s (70 % of BF16 tensor), 168 regs, occupancy 18.8 %" in listed
-    assert "split_k  48,978 GFLOP/s (73 % of FP32), 218 regs, occupancy 12.5 %" in listed
+    assert "split_k  48,769 GFLOP/s (73 % of FP32), 218 regs, occupancy 12.5 %" in listed
     assert {t.get_text() for t in texts} >= {"naive", "wgmma_ws"}
 
 
