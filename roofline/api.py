@@ -37,7 +37,8 @@ from .model.waves import Waves, waves_of
 from .nsight.run import DEFAULT_LAUNCH_COUNT
 from .nsight.run import Options as ProfileOptions
 from .progress import Progress
-from .render import chart, compare_chart, html_report, occupancy_chart, profile_chart, roofline_chart, sweep_chart
+from .render import (chart, compare_chart, energy_chart, html_report, occupancy_chart, profile_chart, roofline_chart,
+                     sweep_chart)
 from .render import project as project_view
 from .render import whatif as whatif_view
 from .render.text import chosen_tile
@@ -305,6 +306,7 @@ def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
     """A tile for the autotuned kernel is for the FP32 ladder's: UsageError in another precision."""
     if autotuned_tile is not None and dtype != "fp32":
         raise UsageError("--autotuned-tile applies to the FP32 ladder's autotuned kernel")
+PLOT_KINDS = ("roofline", "sweep", "energy")
 MAX_BUDGET_S = 3600.0  # an hour of timing per problem is more than any ladder needs
 MIN_FULL_CLOCK_SHARE = 0.5  # below half the top clock "full clock" would mean nothing
 
@@ -437,14 +439,18 @@ def show_all(paths: list[Path]) -> tuple[list[Results | ProfileResults], list[st
 
 def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = False,
          highlight: list[str] | None = None) -> list[str]:
-    """Draw the roofline (or, for `kind` 'sweep', the size sweep) of the results in `paths` into
+    """Draw the roofline (or, for `kind` 'sweep', the size sweep; 'energy', the energy roofline:
+    `render.energy_chart`) of the results in `paths` into
     `out`, atomically; a profile's chart for a profile (`render.profile_chart`). The kernels named
     in `highlight` are drawn bold, the rest faded. Returns one-line notes. Raises UsageError for
     bad input, a highlighted name the results do not hold, or an output path that cannot be
     written. An `out` ending in .html is the interactive report (`render.html_report`: roofline,
     sweep and table in one file); it raises RunError when Plotly is not installed."""
-    if kind == "sweep" and measured:
-        raise UsageError("--measured applies to --kind roofline; a sweep has no counters")
+    if kind not in PLOT_KINDS:
+        raise UsageError(f"--kind takes {', '.join(PLOT_KINDS)}, got {kind!r}")
+    if kind != "roofline" and measured:
+        raise UsageError(f"--measured applies to --kind roofline; a{'n energy chart' if kind == 'energy' else ' sweep'} "
+                         "has no counters")
     as_html = html_report.is_report(out)
     if as_html:
         html_report.check_output(out, paths)
@@ -460,7 +466,7 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
             if not any(k.timed for d in docs for k in d.kernels if k.name == name):
                 notes.append(f"--highlight {name}: it was not verified and timed, so it is not drawn")
     if len(docs) > 1:  # runs in several precisions: one roofline, each kernel against its own roof
-        if kind == "sweep" or as_html:
+        if kind != "roofline" or as_html:
             raise UsageError(f"{', '.join(str(p) for p in paths)}: runs in several precisions "
                              f"({', '.join(d.problem.dtype for d in docs)}) are drawn together only on a roofline "
                              "chart (.png, .svg or .pdf); give one precision's files for the "
@@ -475,8 +481,10 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     if isinstance(doc, ProfileResults):
         if highlight:
             raise UsageError("--highlight applies to run results; a profile's chart shows its top kernels")
-        if kind == "sweep":
-            raise UsageError(f"{paths[0]} is a profile of a program, which has no size sweep; drop --kind sweep")
+        if kind != "roofline":
+            raise UsageError(f"{paths[0]} is a profile of a program, which has no "
+                             + ("size sweep; drop --kind sweep" if kind == "sweep" else
+                                "energy per kernel (ncu replays each kernel); drop --kind energy"))
         if measured:
             notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
         if not any(k.intensity(level) for k in doc.kernels for level in ("dram", "l2", "l1")):
@@ -488,6 +496,8 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         else:
             profile_chart.draw(doc, out)
         return notes
+    if as_html and kind == "energy":
+        raise UsageError("the energy roofline is drawn as .png, .svg or .pdf, not in the HTML report")
     if as_html:
         if kind == "sweep" and not doc.sweep:
             raise UsageError(f"{paths[0]} holds no size sweep; make one with roofline run --all --sizes 512,1024,4096")
@@ -499,6 +509,8 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     try:
         if kind == "sweep":
             sweep_chart.draw(doc, out, highlight)
+        elif kind == "energy":
+            energy_chart.draw(doc, out)
         else:
             roofline_chart.draw(doc, out, measured, highlight)
     except UsageError as exc:  # the output path was checked above: this is about the data
@@ -546,7 +558,8 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
 
 def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
     """A preset's figures (`gpu`), or this GPU's through NVML; with `measure`, this GPU's ceilings
-    measured now (and cached). Raises UsageError for an unknown preset or `measure` with a preset;
+    measured now (and cached), its energy ceilings with them (`measure.energy_ceilings`). Raises
+    UsageError for an unknown preset or `measure` with a preset;
     RunError when there is no GPU and no preset, or for `measure` without a GPU."""
     from .measure import ceilings, nvml
     if measure and gpu is not None:
@@ -554,7 +567,11 @@ def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
     if measure:
         nvml.require_gpu()  # like run: no GPU here is a runtime failure (exit 1)
     spec = nvml.describe(gpu)
-    return ceilings.measure(spec, refresh=True).attach(spec) if measure else spec
+    if not measure:
+        return spec
+    from .measure import energy_ceilings
+
+    return energy_ceilings.measure_and_remember(ceilings.measure(spec, refresh=True).attach(spec))
 
 
 @dataclass(frozen=True)

@@ -242,7 +242,9 @@ def plot(
                                                             f"{api.DEFAULT_RESULTS})."),
     out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE",
                              help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
-    kind: str = typer.Option("roofline", "--kind", parser=one_of("roofline", "sweep"), metavar="roofline|sweep", help="roofline, or sweep (GFLOP/s against size)."),
+    kind: str = typer.Option("roofline", "--kind", parser=one_of(*api.PLOT_KINDS), metavar="roofline|sweep|energy",
+                             help="roofline; sweep (GFLOP/s against size); energy (GFLOP/J against intensity, "
+                                  "of a run --energy)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and fade the others (repeatable)."),

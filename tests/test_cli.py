@@ -145,7 +145,7 @@ def test_plot_errors_leave_no_file(tmp_path, doc):
     assert_usage_error(invoke("plot", "--results", str(good), "--out", str(tmp_path / "c.gif")),
                        "use a .png, .svg or .pdf file name")
     assert_usage_error(invoke("plot", "--results", str(good), "--kind", "pie", "--out", str(out)),
-                       "'pie' is not one of 'roofline', 'sweep'")
+                       "'pie' is not one of 'roofline', 'sweep', 'energy'")
     assert_usage_error(invoke("plot", "--results", str(good), "--kind", "sweep", "--measured", "--out", str(out)),
                        "--measured applies to --kind roofline")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corrupt.json", "good.json"]

@@ -103,6 +103,7 @@ class Ceilings:
     smem_gbps: float | None = None
     fp16_tensor_gflops: float | None = None
     launch_latency_ms: float | None = None
+    energy: dict | None = None  # `energy_ceilings.measure`'s EnergyCeilings as JSON (None: not measured)
     method: str = ("D2D copy, bytes read + written, median of timed copies; "
                    f"{CHAINS} independent FMA chains per thread, 2 FLOP per FMA; L2-resident __ldcg stream; "
                    f"conflict-free 128-bit shared-memory reads; cuBLAS FP16 {TENSOR_SIZE}^3 product; "
@@ -116,8 +117,22 @@ class Ceilings:
         """`device` carrying these ceilings (its `measured_*` fields)."""
         d = device.with_ceilings(self.dram_gbps, self.fp32_gflops, self.measured_at, self.method)
         tensor = {"fp16_tensor": self.fp16_tensor_gflops} if self.fp16_tensor_gflops else None
+        energy = _energy_from(self.energy)
         return replace(d, measured_l2_gbps=self.l2_gbps, measured_smem_gbps=self.smem_gbps,
-                       measured_peaks_gflops=tensor, launch_latency_ms=self.launch_latency_ms)
+                       measured_peaks_gflops=tensor, launch_latency_ms=self.launch_latency_ms,
+                       measured_energy=energy)
+
+
+def _energy_from(doc: dict | None):
+    """The cached energy ceilings as the model's record; None where absent or malformed."""
+    from ..model.energy import EnergyCeilings, EnergyFit
+
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return EnergyCeilings(doc["idle_w"], tuple(EnergyFit(**f) for f in doc["fits"]), doc["measured_at"])
+    except (KeyError, TypeError):
+        return None
 
 
 def measure_dram_gbps(nbytes: int = COPY_BYTES) -> tuple[float, int]:
@@ -213,6 +228,17 @@ def measure_fp16_tensor_gflops(n: int = TENSOR_SIZE) -> float | None:
     return gflops(2.0 * n**3, t.median_ms)
 
 
+def remember_energy(device: DeviceSpec, energy: dict | None) -> Ceilings | None:
+    """The cached ceilings of `device` with `energy` (an EnergyCeilings as JSON) in place of
+    theirs, cached again; None where no ceilings are cached for it."""
+    hit = cached(device)
+    if hit is None:
+        return None
+    result = replace(hit, energy=energy)
+    files.update_cache(cache_path(), _key(device), result.to_dict())
+    return result
+
+
 def cache_path() -> Path:
     """Where measured ceilings are kept, per GPU."""
     return files.cache_file("ceilings.json")
@@ -235,7 +261,8 @@ def cached(device: DeviceSpec) -> Ceilings | None:
 
 def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
     """The ceilings of `device` (a `DeviceSpec` from NVML): from the cache unless `refresh`, else
-    measured now and cached (atomically). Raises RunError when too little GPU memory is free."""
+    measured now and cached (atomically), keeping the energy ceilings cached before
+    (`energy_ceilings`). Raises RunError when too little GPU memory is free."""
     if not refresh:
         hit = cached(device)
         if hit is not None:
@@ -246,5 +273,8 @@ def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
                       copy_bytes=nbytes, l2_gbps=measure_l2_gbps(device.sm_count),
                       smem_gbps=measure_smem_gbps(device.sm_count), fp16_tensor_gflops=measure_fp16_tensor_gflops(),
                       launch_latency_ms=measure_launch_latency_ms())
+    # measured again: the energy ceilings measured before stay (`energy_ceilings.remember` replaces them)
+    before = files.read_cache(cache_path()).get(_key(device))
+    result = replace(result, energy=before.get("energy") if isinstance(before, dict) else None)
     files.update_cache(cache_path(), _key(device), result.to_dict())
     return result

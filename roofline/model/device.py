@@ -16,6 +16,7 @@ from annotated_types import Ge, Gt, Le
 
 from ..errors import UsageError
 from .arch import ArchLimits, limits_for_cc, parse_arch
+from .energy import EnergyCeilings
 from .peaks import NO_TENSOR_CORES, PRECISIONS, TENSOR, Peak, compute_peaks, memory_peaks
 from .device_file import is_device_file, read as read_device_file
 from .presets import find_preset, preset_names
@@ -37,7 +38,8 @@ class DeviceSpec:
     every precision the architecture has (`peaks.PRECISIONS` keys), `peak_sources` where each
     per-SM figure comes from, `peak_clock_mhz` the CUDA-core clock they use and `tensor_clock_mhz`
     the tensor cores' (`with_peaks` fills them; `precision_peaks` gives them with their arithmetic).
-    `l2_bytes` is the L2's size (CUDA's l2CacheSize; None where unknown)."""
+    `l2_bytes` is the L2's size (CUDA's l2CacheSize; None where unknown). `measured_energy` is
+    what `device --measure` fitted of the board's power (`model.energy.EnergyCeilings`)."""
 
     name: str
     compute_capability: str
@@ -66,6 +68,7 @@ class DeviceSpec:
     measured_peaks_gflops: dict[str, Rate] | None = None
     launch_latency_ms: Annotated[float, Gt(0), Le(1e3)] | None = None
     l2_bytes: Annotated[int, Gt(0)] | None = None
+    measured_energy: EnergyCeilings | None = None  # `device --measure`: idle power and energy per FLOP and byte
 
     @classmethod
     def build(cls, *, name: str, compute_capability: str, sm_count: int, fp32_cores: int, sm_clock_mhz: float,

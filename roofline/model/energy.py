@@ -29,3 +29,46 @@ class Energy:
     def bytes_per_j(self, nbytes: float | None) -> float | None:
         """Bytes per joule of a launch moving `nbytes` (None without bytes or energy)."""
         return nbytes / self.joules_per_launch if nbytes and self.joules_per_launch > 0 else None
+
+
+@dataclass(frozen=True)
+class EnergyFit:
+    """The board power at several loads of one resource, fitted as P = static_w + pj_per_unit x
+    rate (least squares over `points` loads; each error is the fit's standard error): the energy
+    one FLOP (`unit` 'FLOP') or one byte ('byte') takes there, in picojoules, and the power the
+    board draws while that resource runs at no rate, in W."""
+
+    kind: str  # 'fp32', 'fp16_tensor', 'dram', 'l2'
+    unit: str  # 'FLOP' or 'byte'
+    pj_per_unit: float
+    pj_error: float
+    static_w: float
+    static_error: float
+    points: int
+
+
+@dataclass(frozen=True)
+class EnergyCeilings:
+    """What `device --measure` found about energy: the idle board power (W, nothing running) and a
+    fit per resource (`EnergyFit`), with when it was measured."""
+
+    idle_w: float
+    fits: tuple[EnergyFit, ...]
+    measured_at: str
+
+    def fit(self, kind: str) -> EnergyFit | None:
+        """The fit of resource `kind`, or None where it was not measured."""
+        return next((f for f in self.fits if f.kind == kind), None)
+
+    def gflop_per_j(self, intensity: float, compute: str, peak_gflops: float, dram_gbps: float) -> float | None:
+        """The energy ceiling at arithmetic intensity `intensity` (FLOP per DRAM byte): the GFLOP
+        per joule of a kernel running on the roofline (its time max(FLOPs / `peak_gflops`, bytes /
+        `dram_gbps`)), paying each FLOP of kind `compute` and each DRAM byte its fitted energy and
+        the compute fit's static power for its time (the energy roofline of Choi, Bedard, Fowler
+        and Vuduc, "A roofline model of energy", IPDPS 2013). None without both fits."""
+        flop, byte = self.fit(compute), self.fit("dram")
+        if flop is None or byte is None or intensity <= 0:
+            return None
+        seconds_per_flop = max(1 / (peak_gflops * 1e9), 1 / (intensity * dram_gbps * 1e9))
+        joules_per_flop = (flop.pj_per_unit + byte.pj_per_unit / intensity) * 1e-12 + flop.static_w * seconds_per_flop
+        return 1e-9 / joules_per_flop if joules_per_flop > 0 else None

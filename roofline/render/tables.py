@@ -239,6 +239,24 @@ def timing_lines(doc: Results) -> list[str]:
     return lines
 
 
+ENERGY_NAMES = {"fp32": "FP32", "fp16_tensor": "FP16 tensor", "dram": "DRAM", "l2": "L2"}
+
+
+def energy_rows(energy) -> list[tuple[str, str]]:
+    """The device table's rows of its energy ceilings (`model.energy.EnergyCeilings`): the idle
+    power, then per resource its fitted energy per FLOP or byte and the power at no rate, each
+    with the fit's standard error; none where not measured."""
+    if energy is None:
+        return []
+    rows = [("idle power (measured)", f"{energy.idle_w:,.0f} W")]
+    for f in energy.fits:
+        rows.append((f"energy per {f.unit} ({ENERGY_NAMES.get(f.kind, f.kind)}, fitted)",
+                     f"{f.pj_per_unit:.3g} ± {f.pj_error:.2g} pJ; {f.static_w:,.0f} ± {f.static_error:,.0f} W at no "
+                     f"rate ({f.points} loads)"))
+    rows.append(("energy measured at", energy.measured_at))
+    return rows
+
+
 def run_tables(doc: Results, width: int = 200) -> list[Table]:
     """The run summary: one row per kernel plus cuBLAS. Columns: median ms, GFLOP/s, % of cuBLAS,
     occupancy and its limiters, the binding floor against the NVML peaks ('fp32 1.36': FP32-bound,
@@ -529,6 +547,7 @@ def device_table(d: DeviceSpec) -> Table:
                  ("measured at", d.measured_at or "-")]
     if d.launch_latency_ms is not None:
         rows.append(("launch latency (empty kernel)", f"{1000 * d.launch_latency_ms:,.1f} µs"))
+    rows += energy_rows(d.measured_energy)
     rows += [
         ("ridge point", f"{d.ridge_point:.1f} FLOP/B"),
         ("registers per SM", f"{lim.registers_per_sm:,}"),

@@ -1,0 +1,97 @@
+"""The energy roofline: each kernel's GFLOP per joule (measured, `run --energy`) against its
+arithmetic intensity (the model's FLOPs over its GMEM bytes), under the energy ceiling fitted by
+`device --measure` (`model.energy.EnergyCeilings.gflop_per_j`: a kernel on the roofline paying the
+fitted energy per FLOP and per DRAM byte and the static power for its time). Where no ceiling was
+fitted the points are drawn alone and the chart says how to get one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UsageError
+from ..results.schema import Results
+from .chart import check_output, kernel_style, new_figure, save_atomic, text
+from .style import MEMORY_COLORS, compute_color
+from .text import gemm_title
+
+# The fit each precision's compute energy is read from: FP32's own; the tensor-core precisions
+# share the tensor cores' datapath, of which `device --measure` fits FP16 (cuBLAS).
+ENERGY_FIT = {"fp32": "fp32", "bf16_tensor": "fp16_tensor", "fp16_tensor": "fp16_tensor", "tf32_tensor": "fp16_tensor"}
+
+
+def points(doc: Results) -> list[tuple[str, float, float]]:
+    """(name, FLOP per GMEM byte, GFLOP/J) of every verified, timed kernel with a model whose
+    energy was measured, and of cuBLAS where its energy was (at the first kernel's intensity:
+    cuBLAS has no traffic model)."""
+    flops = doc.problem.problem.flops
+    out = []
+    for k in doc.kernels:
+        if k.timed and k.model is not None and k.energy is not None and k.energy.gflop_per_j(flops):
+            out.append((k.name, k.model.arithmetic_intensity, k.energy.gflop_per_j(flops)))
+    return out
+
+
+def ceiling(doc: Results, intensities: list[float]) -> list[float | None]:
+    """The energy ceiling (GFLOP/J) at each of `intensities`, from the device's fitted energy
+    ceilings, the measured roof of the run's precision (else its peak) and the measured DRAM
+    bandwidth (else its peak); None everywhere without a fit."""
+    energy = doc.device.measured_energy
+    if energy is None:
+        return [None] * len(intensities)
+    peak = doc.peak_gflops(measured=True) or doc.peak_gflops()
+    bw = doc.device.measured_dram_gbps or doc.device.peak_dram_gbps
+    kind = ENERGY_FIT.get(doc.precision, "fp32")
+    return [energy.gflop_per_j(i, kind, peak, bw) for i in intensities]
+
+
+def draw(doc: Results, out: Path) -> Path:
+    """Draw the energy roofline of `doc` into `out` (.png, .svg or .pdf), atomically. Raises
+    UsageError when no kernel's energy was measured."""
+    fmt = check_output(out)
+    if not points(doc):
+        raise UsageError("no kernel's energy was measured; run the kernels with roofline run --energy")
+    save_atomic(render(doc), Path(out), fmt)
+    return Path(out)
+
+
+def render(doc: Results):
+    """The energy roofline of `doc` as a matplotlib Figure."""
+    import numpy as np
+
+    pts = points(doc)
+    fig = new_figure(10, 6.5, 120)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    lo = min(i for _, i, _ in pts) / 8  # wide enough to show the ceiling bend at the ridge point
+    hi = max(i for _, i, _ in pts) * 8
+    xs = list(np.geomspace(lo, hi, 200))
+    ys = ceiling(doc, xs)
+    energy = doc.device.measured_energy
+    level = doc.compute_level
+    if any(y is not None for y in ys):
+        fit = energy.fit(ENERGY_FIT.get(doc.precision, "fp32"))
+        dram = energy.fit("dram")
+        label = (f"energy ceiling (fitted): {fit.pj_per_unit:.3g} ± {fit.pj_error:.2g} pJ/FLOP "
+                 f"({'FP16 tensor fit' if fit.kind == 'fp16_tensor' else 'FP32'}), "
+                 f"{dram.pj_per_unit:.3g} ± {dram.pj_error:.2g} pJ/DRAM byte, {fit.static_w:,.0f} W static")
+        ax.plot(xs, ys, color=compute_color(level), lw=2, label=text(label))
+    else:
+        ax.text(0.02, 0.02, "no energy ceiling: roofline device --measure fits one on this GPU",
+                transform=ax.transAxes, fontsize=9, color=MEMORY_COLORS["DRAM"])
+    for i, (name, x, y) in enumerate(pts):
+        style = kernel_style(name, i, len(pts))
+        ax.scatter([x], [y], s=60, zorder=3, color=style["color"], marker=style["marker"],
+                   label=text(f"{name}: {y:,.0f} GFLOP/J"))
+    ref = doc.reference.energy
+    if ref is not None and ref.gflop_per_j(doc.problem.problem.flops):
+        ax.axhline(ref.gflop_per_j(doc.problem.problem.flops), color="#444444", ls=":", lw=1.2,
+                   label=text(f"cuBLAS: {ref.gflop_per_j(doc.problem.problem.flops):,.0f} GFLOP/J (no model: a line)"))
+    ax.set_xlabel("arithmetic intensity (FLOP per GMEM byte, model)")
+    ax.set_ylabel("GFLOP per joule (measured: NVML's energy over a second of launches)")
+    ax.set_title(text(f"Energy roofline: {gemm_title(doc.problem.problem)} on {doc.device.name}"), fontsize=11)
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    return fig
