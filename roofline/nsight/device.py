@@ -96,8 +96,8 @@ def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
         shape = int(sm) if sm and cc and _shaped(cc, int(sm)) else None  # a narrower list where the SM count tells
         had += f", {shape} SMs" if shape else ""
         raise UsageError(f"{source}: the report holds no device attributes ({had}) to take the GPU's peaks from; "
-                         f"name it with --gpu, one of: {presets_of(cc, shape)}; or describe it in a device file, "
-                         "--gpu mygpu.toml (docs/nsight-compute.md)")
+                         f"name it with {{gpu}}, one of: {presets_of(cc, shape)}; or describe it in a device file, "
+                         "{gpu} mygpu.toml (docs/nsight-compute.md)", mentions=["gpu"])
     try:
         limits = limits_for_cc(cc, **{key: int(v) for key, attr in (
             ("max_warps_per_sm", "max_warps_per_multiprocessor"), ("max_blocks_per_sm", "max_blocks_per_multiprocessor"),
@@ -155,8 +155,9 @@ def choose(rows: list[Row], preset: DeviceSpec | None, source: str, notes: list[
         own = device_from_rows(rows, source)
     except UsageError:
         if cc is not None and cc != preset.compute_capability:
-            raise UsageError(f"{source} was recorded on a GPU of compute capability {cc}; --gpu {preset.name} is "
-                             f"{preset.compute_capability}, whose limits and roofs do not apply to these kernels") from None
+            raise UsageError(f"{source} was recorded on a GPU of compute capability {cc}; {{gpu}} {preset.name} is "
+                             f"{preset.compute_capability}, whose limits and roofs do not apply to these kernels",
+                             "gpu") from None
         sm = rows[0].values.get("launch__sm_count")
         if sm and int(sm) != preset.sm_count:
             notes.append(f"the report's launches ran on {int(sm)} SMs; --gpu {preset.name} has {preset.sm_count}: its "
@@ -165,8 +166,8 @@ def choose(rows: list[Row], preset: DeviceSpec | None, source: str, notes: list[
         return preset, "gpu"  # the report names no GPU: the preset is all there is
     if own.compute_capability != preset.compute_capability:
         raise UsageError(f"{source} was recorded on {own.name} (compute capability {own.compute_capability}); "
-                         f"--gpu {preset.name} is {preset.compute_capability}, whose limits and roofs do not apply "
-                         "to these kernels")
+                         f"{{gpu}} {preset.name} is {preset.compute_capability}, whose limits and roofs do not apply "
+                         "to these kernels", "gpu")
     if name_key(own.name) != name_key(preset.name):
         notes.append(f"recorded on {own.name}; read against {preset.name}'s roofs as --gpu asks")
         return preset, "gpu over report"

@@ -60,17 +60,18 @@ class Options:
         """Raises UsageError for a regex that does not compile or counts out of range."""
         if self.kernel_regex is not None:
             if not self.kernel_regex.strip():
-                raise UsageError("--kernel-regex is empty; give a pattern such as 'gemm|attn'")
+                raise UsageError("{kernel_regex} is empty; give a pattern such as 'gemm|attn'", "kernel_regex")
             try:
                 re.compile(self.kernel_regex)
             except re.error as exc:
-                raise UsageError(f"--kernel-regex {self.kernel_regex!r} is not a regular expression: {exc}") from None
+                raise UsageError(f"{{kernel_regex}} {self.kernel_regex!r} is not a regular expression: {exc}",
+                                 "kernel_regex") from None
         if self.launch_skip < 0:
-            raise UsageError(f"--launch-skip must be 0 or more, got {self.launch_skip}")
+            raise UsageError(f"{{launch_skip}} must be 0 or more, got {self.launch_skip}", "launch_skip")
         if self.launch_skip > 10**9:
-            raise UsageError(f"--launch-skip must be at most 1,000,000,000, got {self.launch_skip:,}")
+            raise UsageError(f"{{launch_skip}} must be at most 1,000,000,000, got {self.launch_skip:,}", "launch_skip")
         if not 1 <= self.launch_count <= 100_000:
-            raise UsageError(f"--launch-count must be 1 to 100,000, got {self.launch_count}")
+            raise UsageError(f"{{launch_count}} must be 1 to 100,000, got {self.launch_count}", "launch_count")
         return self
 
     def ncu_flags(self) -> list[str]:
