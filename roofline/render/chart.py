@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import files
 from ..errors import UsageError
+from . import style
 
 FORMATS = ("png", "svg", "pdf")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "*", "p")
@@ -59,7 +60,7 @@ def save_atomic(fig, out: Path, fmt: str) -> None:
         files.write_atomic(Path(out), lambda tmp: fig.savefig(tmp, format=fmt))
 
 
-USER_COLORS = ("#d6006f", "#7a3cff", "#00a087", "#ff7f0e")  # the user's kernels, apart from the ladder's viridis
+USER_COLORS = style.USER_COLORS
 
 
 def text(s: str) -> str:

@@ -15,6 +15,9 @@ A tile search (`roofline tune`, dozens of candidates of one kernel) is drawn who
 and slowest tiles, the user's kernels and the highlighted ones are named and coloured, the others
 are grey points, and the list beside the chart ranks them all.
 
+What is drawn where, in which colour and marker, and under which roofs and title is the chart's
+scene (`scene.run_scene`, which the HTML report draws too); this module lays it out on a figure.
+
 Labels are placed last (`layout.Layout`): a roof's along its line, a kernel's at the nearest spot
 round one of its points that covers no marker, crosses no line and overlaps no other label, with
 a leader line when it had to move away. A measured roof within NEAR of its theoretical one shares
@@ -27,22 +30,14 @@ import math
 from pathlib import Path
 
 from ..errors import UsageError
-from ..model.roofs import intensities, ridge_point
+from ..model.roofs import ridge_point
 from ..model.precision import PRECISIONS
 from ..results.schema import Results
-from .chart import (
-    USER_COLORS,
-    check_output,
-    kernel_style,
-    load_matplotlib,
-    run_color,
-    new_figure,
-    save_atomic,
-    text,
-)
+from .chart import check_output, load_matplotlib, new_figure, save_atomic, text
 from .layout import Layout
-from .text import l2_note, occupancy_phrase, percent
-from .style import MEMORY_COLORS, RUN_MARKERS, compute_color
+from .text import occupancy_phrase, percent
+from .scene import Scene, problem_title, run_scene
+from .style import RUN_MARKERS, compute_color
 
 MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
               "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
@@ -51,8 +46,6 @@ MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. tr
 MAX_DRAWN = 16  # kernels drawn at most (the whole ladder with a few variants): the fastest ones
 MAX_SEARCHED = 60  # the points of a tile search (`roofline tune`) drawn at most: the fastest ones
 NEAR = 1.3  # roofs closer than this factor share one label: apart, the two labels would not fit between them
-SEARCH_COLORS = {"fastest": "#1a9850", "slowest": "#d73027"}
-# The compute roofs a run is drawn against: FP32's as always, each tensor-core precision's apart.
 
 
 def _registers(k) -> str:
@@ -151,28 +144,11 @@ def _plottable(value: float, what: str) -> float:
     return value
 
 
-def _points(k, measured: bool, flops: float) -> list[tuple[str, float]]:
-    counted = k.counted if measured or k.model is None else None  # no model: the counters are all it has
-    return list(intensities(k.model, counted, flops).items())
-
-
-def _compute_roofs(docs: list[Results]) -> list[tuple[str, float, float | None]]:
-    """The compute roofs a chart of `docs` draws, highest first: (level, theoretical GFLOP/s,
-    measured GFLOP/s or None). One run: its precision's roof alone. Several: FP32's and each
-    run's precision's."""
-    keys = list(dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else [])))
-    roofs = docs[0].device.roofs
-    out = []
-    for key in keys:
-        theory, found = roofs.roof(key, measured=False), roofs.roof(key, measured=True)
-        out.append((theory.level, theory.value, found.value if found is not None and found.measured else None))
-    return sorted(out, key=lambda r: -r[1])
-
-
-def _problem_title(doc: Results) -> str:
-    """'SGEMM 4096x4096x4096 FP32' or 'GEMM 4096x4096x4096 BF16' (TN, FP32 accumulate: `model.problem`)."""
-    p = doc.problem.problem
-    return f"{'GEMM' if p.tensor else 'SGEMM'} {p.m}x{p.n}x{p.k} {PRECISIONS[p.dtype].title}"
+def _compute_roofs(scene: Scene) -> list[tuple[str, float, float | None]]:
+    """The scene's compute roofs, highest first: (level, theoretical GFLOP/s, measured GFLOP/s or None)."""
+    lines = scene.compute()
+    return [(r.level, r.value, next((m.value for m in lines if m.measured and m.level == r.level), None))
+            for r in lines if not r.measured]
 
 
 def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset()):
@@ -184,33 +160,29 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     dev = doc.device
     roofs = dev.roofs
     bw = roofs.dram_gbps
-    compute = _compute_roofs(docs)
+    search = doc.tune is not None and not many
+    scene = run_scene(docs, measured, highlight, most=MAX_SEARCHED if search else MAX_DRAWN)
+    compute = _compute_roofs(scene)
     peak = compute[0][1]  # the highest compute roof: the memory roofs rise to it
     ridge = ridge_point(peak, bw)
-    timed, good, points, failed = {}, {}, {}, []
-    search = doc.tune is not None and not many
-    for d in docs:
-        timed[id(d)] = [k for k in d.kernels if k.timed]
-        failed += [k.name for k in d.kernels if not k.timed]
-        ranked_d = sorted(timed[id(d)], key=lambda k: -k.gflops)
-        fastest = {k.name for k in ranked_d[:MAX_SEARCHED if search else MAX_DRAWN]}
-        good[id(d)] = [k for k in timed[id(d)] if k.name in fastest]  # ladder order kept
-        for k in good[id(d)]:
-            points[id(d), k.name] = _points(k, measured, d.problem.problem.flops)
-            _plottable(k.gflops, f"{k.name}: GFLOP/s")
-            for level, ai in points[id(d), k.name]:
-                _plottable(ai, f"{k.name}: arithmetic intensity at {level}")
-    drawn = [(d, k) for d in docs for k in good[id(d)]]
-    left_out = sum(len(timed[id(d)]) - len(good[id(d)]) for d in docs)
+    timed = [sum(1 for k in d.kernels if k.timed) for d in docs]
+    failed = [k.name for d in docs for k in d.kernels if not k.timed]
+    drawn = scene.kernels()  # each drawn kernel's points, the shown ones with an intensity
+    for g in drawn:
+        _plottable(g[0].y, f"{g[0].kernel}: GFLOP/s")
+        for p in g:
+            if p.x is not None and p.shown:
+                _plottable(p.x, f"{p.kernel}: arithmetic intensity at {p.level}")
+    left_out = sum(timed) - len(drawn)
     for roof in roofs.all():
         _plottable(roof.value, f"the {roof.level}{' measured' if roof.measured else ''} ceiling")
     _plottable(ridge, "the ridge point")
 
-    ais = [ai for pts in points.values() for _, ai in pts] or [ridge]
+    ais = [p.x for p in scene.points if p.x is not None and p.shown] or [ridge]
     ridges = [ridge_point(value, bw) for _, value, _ in compute] + ([peak / roofs.smem_gbps] if roofs.smem_gbps else [])
     x_lo = min(min(ais), min(ridges)) / 4
     x_hi = max(max(ais), max(ridges)) * (12 if many else 8)  # several: room right of the top ridge for labels
-    ys = [k.gflops for _, k in drawn] + [d.reference.gflops for d in docs]
+    ys = [g[0].y for g in drawn] + [d.reference.gflops for d in docs]
     y_lo = min(min(ys), x_lo * bw) / 3
     y_hi = max(peak, max(ys)) * (5 if many else 2.5)  # several compute roofs: room for their labels above
 
@@ -225,17 +197,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     ax.set_ylim(y_lo, y_hi)
 
     # Roofs: theoretical solid, measured dashed; each memory roof rises to the highest compute roof.
-    lines = [("DRAM", bw, MEMORY_COLORS["DRAM"], "-")]
-    if roofs.measured_dram_gbps:
-        lines.append(("DRAM measured", roofs.measured_dram_gbps, MEMORY_COLORS["DRAM"], "--"))
-    if roofs.l2_gbps:
-        lines.append(("L2", roofs.l2_gbps, MEMORY_COLORS["L2"], "-"))
-    if roofs.measured_l2_gbps:
-        lines.append(("L2 measured", roofs.measured_l2_gbps, MEMORY_COLORS["L2"], "--"))
-    if roofs.smem_gbps:
-        lines.append(("SMEM", roofs.smem_gbps, MEMORY_COLORS["SMEM"], "-"))
-    if roofs.measured_smem_gbps:
-        lines.append(("SMEM measured", roofs.measured_smem_gbps, MEMORY_COLORS["SMEM"], "--"))
+    lines = [(r.level + (" measured" if r.measured else ""), r.value, r.color, r.style) for r in scene.memory()]
     for _, gbps, color, style in lines:
         ax.plot([x_lo, peak / gbps], [x_lo * gbps, peak], color=color, ls=style, lw=1.8)
     fastest_bw = max(gbps for _, gbps, _, _ in lines)
@@ -248,77 +210,59 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     for d in docs:
         ax.axhline(d.reference.gflops, color="0.3", ls=":", lw=1.2)
 
-    texts, handles, levels_used, flat, anchors = [], [], set(), [], {}
-    notable, rank = {}, {}
+    texts, handles, levels_used, flat, anchors, listed = [], [], set(), [], {}, []
     for j, d in enumerate(docs):
-        mine = good[id(d)]
-        ladder = [k for k in mine if not k.user]
-        users = [k for k in mine if k.user]
-        ranked = sorted(timed[id(d)], key=lambda k: -k.gflops)
-        rank = {k.name: i + 1 for i, k in enumerate(ranked)}
-        notable = _notable(ranked, mine, highlight) if search else {}
+        mine = scene.kernels(j)
         if many:
-            handles.append(Line2D([], [], ls="", marker="", label=_run_heading(d, len(timed[id(d)]), len(mine))))
-        for k in mine:
-            user = k.user
-            if search:
-                color = notable.get(k.name, "0.6")
-            elif user:
-                color = USER_COLORS[users.index(k) % len(USER_COLORS)]
-            elif many:
-                color = run_color(j, ladder.index(k), len(ladder))
-            else:
-                color = kernel_style(k.name, ladder.index(k), len(ladder))["color"]
-            alpha = 0.25 if highlight and k.name not in highlight and not search else 0.9
-            named = not search or k.name in notable
-            y = k.gflops
-            pts = points[id(d), k.name]
+            handles.append(Line2D([], [], ls="", marker="", label=_run_heading(d, timed[j], len(mine))))
+        for g in mine:
+            p = g[0]
+            k = d.kernels[p.index]
+            user, color, named, y = p.user, p.color, p.named, p.y
+            listed.append((p, k))
+            alpha = 0.25 if p.faded and not search else 0.9
+            pts = [q for q in g if q.x is not None and q.shown]
             if not pts:  # a user kernel with no model and no counters: its rate only
                 ax.axhline(y, color=color, ls="--", lw=1.6, zorder=2)
                 flat.append((ax.text(0, 0, f"{text(k.name)} (no model: --profile gives its intensity)", fontsize=9,
                                      fontweight="bold", color=color), y))
             if len(pts) > 1:
-                xs = sorted(ai for _, ai in pts)
+                xs = sorted(q.x for q in pts)
                 ax.plot([xs[0], xs[-1]], [y, y], color=color, lw=1.6 if user else 0.9 if named else 0.6,
                         alpha=min(alpha, 0.7 if named else 0.4), zorder=2 if named else 1)
-            for level, ai in pts:
-                levels_used.add(level)
-                ax.plot([ai], [y], LEVEL_MARKERS[level], color=color, ms=8 if named else 6,
+            for q in pts:
+                levels_used.add(q.level)
+                ax.plot([q.x], [y], q.marker, color=color, ms=8 if named else 6,
                         mec="black" if named else "0.3", mew=0.6 if named else 0.4, alpha=alpha,
                         zorder=3 if named else 2)
                 if user:  # a star over each of its points
-                    ax.plot([ai], [y], "*", color=color, ms=20, mec="black", mew=0.8, alpha=alpha, zorder=4)
+                    ax.plot([q.x], [y], "*", color=color, ms=20, mec="black", mew=0.8, alpha=alpha, zorder=4)
             if pts and named:
-                label = f"#{rank[k.name]} {text(k.name)}" if search else text(k.name)
-                bold = (user and not highlight) or k.name in highlight or (search and rank[k.name] == 1)
-                anchors[len(texts)] = [(ai, y) for _, ai in pts]  # it may point at any of its points
-                texts.append(ax.annotate(label, (pts[0][1], y), xytext=(9, 0), textcoords="offset points",
+                bold = (user and not highlight) or p.highlighted or (search and p.rank == 1)
+                anchors[len(texts)] = [(q.x, y) for q in pts]  # it may point at any of its points
+                texts.append(ax.annotate(text(p.label), (pts[0].x, y), xytext=(9, 0), textcoords="offset points",
                                          va="center", fontsize=10 if user else 8,
                                          fontweight="bold" if bold else "normal",
                                          color="0.6" if alpha < 0.5 else (color if user else "black"),
                                          arrowprops=dict(arrowstyle="-", lw=0.6, color="0.5", shrinkA=0, shrinkB=5)))
             if search:
                 handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.5,
-                                      ms=7, label=_ranked_text(rank[k.name], k)))
+                                      ms=7, label=_ranked_text(p.rank, k)))
             elif many:
                 handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.5,
                                       ms=10 if user else 7, alpha=alpha, label=_line_text(d, k)))
             else:
                 handles.append(Line2D([], [], ls="", marker="*" if user else "o", color=color, mec="black", mew=0.6,
                                       ms=14 if user else 8, alpha=alpha, label=_legend_text(k)))
-    good_all = [k for _, k in drawn]
+    good_all = [k for _, k in listed]
     if search:  # the side list in rank order
-        order = sorted(range(len(good_all)), key=lambda i: rank[good_all[i].name])
+        order = sorted(range(len(listed)), key=lambda i: listed[i][0].rank)
         handles = [handles[i] for i in order]
-        listed = [good_all[i] for i in order]
+        listed = [listed[i] for i in order]
     keys = [Line2D([], [], ls="", marker=m, color="0.5", mec="black", ms=7, label=lvl)
             for lvl, m in LEVEL_MARKERS.items() if lvl in levels_used]
-    keys += [Line2D([], [], color=c, ls=st, label=f"{name} {gbps:,.0f} GB/s") for name, gbps, c, st in lines]
-    for level, value, found in compute:
-        color = compute_color(level)
-        keys.append(Line2D([], [], color=color, ls="-", label=f"{level} peak {value:,.0f} GFLOP/s"))
-        if found:
-            keys.append(Line2D([], [], color=color, ls="--", label=f"{level} measured {found:,.0f} GFLOP/s"))
+    keys += [Line2D([], [], color=r.color, ls=r.style, label=r.label) for r in scene.memory()]
+    keys += [Line2D([], [], color=r.color, ls=r.style, label=r.label) for r in scene.compute()]
     ax.add_artist(ax.legend(handles=keys, loc="lower right", fontsize=8, framealpha=1.0,
                             title="points per level; roofs: solid theoretical, dashed measured",
                             title_fontsize=8))
@@ -326,8 +270,8 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
         side = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False,
                          labelspacing=0.35, handletextpad=0.3, title=f"{len(good_all)} tiles, fastest first "
                          "(GFLOP/s measured, median)", title_fontsize=8, alignment="left")
-        for t, k in zip(side.get_texts(), listed):
-            if k.name in notable:
+        for t, (p, _) in zip(side.get_texts(), listed):
+            if p.named:
                 t.set_fontweight("bold")
     elif handles and many:
         side = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False,
@@ -342,19 +286,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
 
     ax.set_xlabel("arithmetic intensity (FLOP per byte at each level)")
     ax.set_ylabel("GFLOP/s (measured, median)")
-    source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
-    what = f"tile search of {text(doc.tune.kernel)}, " if search else ""
-    if many:
-        runs = ", ".join(f"{_precision_name(d)} {d.problem.problem.m}x{d.problem.problem.n}x{d.problem.problem.k}"
-                         for d in docs)
-        ax.set_title(f"{text(dev.name)}: GEMM ladders, {runs}\n"
-                     f"each kernel against the roof of its precision (roofs from {source}{l2_note(doc)})", fontsize=10)
-    elif search:  # the list of tiles beside it narrows the axes: the title in two lines, whole
-        ax.set_title(f"{text(dev.name)}: {_problem_title(doc)}, {what.rstrip(', ')}\n"
-                     f"hierarchical roofline (roofs from {source}{l2_note(doc)})")
-    else:
-        ax.set_title(f"{text(dev.name)}: {_problem_title(doc)}, {what}hierarchical roofline "
-                     f"(roofs from {source}{l2_note(doc)})")
+    ax.set_title(text(scene.title), **({"fontsize": 10} if many else {}))
     ax.grid(True, which="major", ls="-", lw=0.4, color="0.85")
     ax.grid(True, which="minor", ls="-", lw=0.2, color="0.93")
     note = _note(good_all, measured)
@@ -366,7 +298,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
         note += ("\nNamed on the chart: the fastest and the slowest tile" + (", the ones asked for with --highlight"
                  if highlight else "") + "; the other tiles are the grey points, ranked in the list.")
     if left_out:
-        total = sum(len(timed[id(d)]) for d in docs)
+        total = sum(timed)
         note += f"\nThe {len(good_all)} fastest of {total} kernels are drawn."
     if failed:
         shown = ", ".join(text(n) for n in failed[:8]) + (f" and {len(failed) - 8} more" if len(failed) > 8 else "")
@@ -427,7 +359,7 @@ def _precision_name(doc: Results) -> str:
 def _run_heading(doc: Results, timed: int, drawn: int) -> str:
     """A run's heading in the list beside a chart of several: its problem and precision's roof."""
     more = f", the {drawn} fastest of {timed}" if drawn < timed else ""
-    return f"{_problem_title(doc)}{more}\nagainst {doc.compute_level} {doc.peak_gflops():,.0f} GFLOP/s"
+    return f"{problem_title(doc)}{more}\nagainst {doc.compute_level} {doc.peak_gflops():,.0f} GFLOP/s"
 
 
 def _line_text(doc: Results, k) -> str:
@@ -436,19 +368,6 @@ def _line_text(doc: Results, k) -> str:
     occ = f"{percent(k.occupancy.occupancy)} %" if k.occupancy is not None else "n/a"
     return (f"{text(k.name)}  {k.gflops:,.0f} GFLOP/s ({100 * k.gflops / doc.peak_gflops():.0f} % of "
             f"{doc.compute_level}), {_registers(k)}, occupancy {occ}")
-
-
-def _notable(ranked: list, good: list, highlight: set[str]) -> dict:
-    """The kernels a tile search names on its chart, with their colours: the fastest, the
-    slowest, the user's and the highlighted ones."""
-    drawn = [k for k in ranked if k in good]
-    colors = {drawn[0].name: SEARCH_COLORS["fastest"]}
-    if len(drawn) > 1:
-        colors[drawn[-1].name] = SEARCH_COLORS["slowest"]
-    others = [k.name for k in drawn if (k.user or k.name in highlight) and k.name not in colors]
-    for i, name in enumerate(others):
-        colors[name] = USER_COLORS[i % len(USER_COLORS)]
-    return colors
 
 
 def _roof_labels(ax, lines) -> list:

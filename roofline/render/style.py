@@ -14,6 +14,9 @@ COMPUTE_COLORS = {"FP32": "#d62728", "FP64": "#8c564b", "FP16": "#555555", "BF16
                   "FP16 tensor": "#d2691e", "TF32 tensor": "#e377c2", "FP8 tensor": "#bcbd22",
                   "INT8 tensor": "#7f7f7f", "FP64 tensor": "#a0522d"}
 OTHER_COMPUTE = "#d62728"  # a roof this table does not name
+USER_COLORS = ("#d6006f", "#7a3cff", "#00a087", "#ff7f0e")  # the user's kernels, apart from the ladder's viridis
+SEARCH_COLORS = {"fastest": "#1a9850", "slowest": "#d73027"}  # a tile search's fastest and slowest tiles
+OTHER_TILE = "0.6"  # a tile search's other points: grey
 
 # Markers per level, matplotlib and Plotly names: a run's levels, and a profile's.
 RUN_MARKERS = {"GMEM (model)": ("o", "circle"), "SMEM (model)": ("^", "triangle-up"),

@@ -1,0 +1,205 @@
+"""A chart as data: which points a roofline draws, where (arithmetic intensity, GFLOP/s), with
+which marker, colour and label, faded or not, read against which precision's roof; and which roof
+lines (level, value, colour, style) under which title. Built once from results documents
+(`run_scene`), drawn by the matplotlib chart (`roofline_chart`) and the HTML report
+(`html_report`) alike, so that a kernel's point is worked out in one place. Markers and roof
+colours come from `style`; nothing here draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import groupby
+
+from ..model.precision import PRECISIONS
+from ..model.roofs import intensities
+from ..results.schema import Results
+from .chart import kernel_style, run_color
+from .style import MEMORY_COLORS, OTHER_TILE, RUN_MARKERS, SEARCH_COLORS, USER_COLORS, compute_color
+from .text import l2_note
+
+
+@dataclass(frozen=True)
+class Point:
+    """One kernel at one level: `x` its arithmetic intensity there (None: a kernel with neither a
+    model nor counters, drawn as a line at its rate `y`), `y` its GFLOP/s. `index` is its place in
+    its document's kernels (the report's table row), `run` its document's place in the scene,
+    `rank` its place by rate among the timed kernels of its document. `named`: its label is
+    written on the chart (a tile search names only its notable tiles); `faded`: another kernel was
+    highlighted; `shown`: drawn from the start (a counted level of a kernel that the model places
+    waits for --measured); `roof`: the compute level it is read against."""
+
+    kernel: str
+    index: int
+    run: int
+    rank: int
+    level: str | None
+    x: float | None
+    y: float
+    marker: str | None  # matplotlib's name
+    symbol: str | None  # Plotly's name
+    color: object
+    label: str
+    user: bool
+    named: bool
+    highlighted: bool
+    faded: bool
+    shown: bool
+    roof: str
+
+
+@dataclass(frozen=True)
+class RoofLine:
+    """A roof: a memory level's diagonal (GB/s) or a compute level's horizontal (GFLOP/s),
+    theoretical (style '-') or measured ('--')."""
+
+    level: str  # 'DRAM', 'L2', 'SMEM', or a compute level: 'FP32', 'BF16 tensor', ...
+    value: float
+    measured: bool
+    memory: bool
+    color: str
+    style: str
+    label: str  # as a chart's legend names it: 'DRAM measured 4,282 GB/s', 'FP32 peak 66,908 GFLOP/s'
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A roofline chart as data: its title, its points (kernel by kernel, in the documents'
+    order) and roofs (memory ones, then compute ones highest first), and whether it is a tile
+    search (`roofline tune`)."""
+
+    title: str
+    points: tuple[Point, ...]
+    roofs: tuple[RoofLine, ...]
+    search: bool = False
+
+    def kernels(self, run: int | None = None) -> list[tuple[Point, ...]]:
+        """The points kernel by kernel (of document `run` alone, if given), in order."""
+        return [tuple(g) for _, g in groupby((p for p in self.points if run is None or p.run == run),
+                                               key=lambda p: (p.run, p.index))]
+
+    def memory(self) -> list[RoofLine]:
+        return [r for r in self.roofs if r.memory]
+
+    def compute(self) -> list[RoofLine]:
+        return [r for r in self.roofs if not r.memory]
+
+
+def run_scene(docs: list[Results], measured: bool = False, highlight: set[str] = frozenset(),
+              most: int | None = None, palette: str = "technique") -> Scene:
+    """The scene of one run, or of several runs of one device in different precisions (each
+    kernel against its own precision's roof). `most`: each document's fastest `most` kernels
+    (None: every timed kernel). `palette`: 'technique', the charts' colours (a ladder step in the
+    hue of its technique, several runs each in a colour family of its own, a tile search's
+    notable tiles named and the rest grey); 'ramp', the HTML report's (viridis along the file's
+    timed kernels)."""
+    many = len(docs) > 1
+    search = docs[0].tune is not None and not many
+    points = []
+    for j, d in enumerate(docs):
+        timed = [k for k in d.kernels if k.timed]
+        ranked = sorted(timed, key=lambda k: -k.gflops)
+        rank = {k.name: i + 1 for i, k in enumerate(ranked)}
+        kept = {k.name for k in ranked[:most]} if most is not None else {k.name for k in timed}
+        mine = [k for k in timed if k.name in kept]  # the file's order kept
+        notable = _notable(ranked, mine, highlight) if search else {}
+        colors = _colors(j, mine, notable, many, search, palette)
+        flops = d.problem.problem.flops
+        index = {id(k): i for i, k in enumerate(d.kernels)}
+        for k in mine:
+            named = not search or k.name in notable
+            common = dict(kernel=k.name, index=index[id(k)], run=j, rank=rank[k.name], y=k.gflops,
+                          color=colors[k.name], label=f"#{rank[k.name]} {k.name}" if search else k.name,
+                          user=k.user, named=named, highlighted=k.name in highlight,
+                          faded=bool(highlight) and k.name not in highlight, roof=d.compute_level)
+            levels = intensities(k.model, k.counted, flops)
+            if not levels:
+                points.append(Point(level=None, x=None, marker=None, symbol=None, shown=True, **common))
+            for level, ai in levels.items():
+                marker, symbol = RUN_MARKERS[level]
+                shown = "counted" not in level or measured or k.model is None
+                points.append(Point(level=level, x=ai, marker=marker, symbol=symbol, shown=shown, **common))
+    return Scene(title=_run_title(docs, search), points=tuple(points), roofs=tuple(_run_roofs(docs)), search=search)
+
+
+def _colors(run: int, mine: list, notable: dict, many: bool, search: bool, palette: str) -> dict:
+    if palette == "ramp":
+        from plotly.colors import sample_colorscale
+
+        ramp = sample_colorscale("Viridis", [0.05 + 0.85 * i / max(len(mine) - 1, 1) for i in range(len(mine))])
+        return {k.name: USER_COLORS[0] if k.user else c for k, c in zip(mine, ramp)}
+    ladder = [k for k in mine if not k.user]
+    users = [k for k in mine if k.user]
+    out = {}
+    for k in mine:
+        if search:
+            out[k.name] = notable.get(k.name, OTHER_TILE)
+        elif k.user:
+            out[k.name] = USER_COLORS[users.index(k) % len(USER_COLORS)]
+        elif many:
+            out[k.name] = run_color(run, ladder.index(k), len(ladder))
+        else:
+            out[k.name] = kernel_style(k.name, ladder.index(k), len(ladder))["color"]
+    return out
+
+
+def _notable(ranked: list, good: list, highlight: set[str]) -> dict:
+    """The kernels a tile search names on its chart, with their colours: the fastest, the
+    slowest, the user's and the highlighted ones."""
+    drawn = [k for k in ranked if k in good]
+    colors = {drawn[0].name: SEARCH_COLORS["fastest"]}
+    if len(drawn) > 1:
+        colors[drawn[-1].name] = SEARCH_COLORS["slowest"]
+    others = [k.name for k in drawn if (k.user or k.name in highlight) and k.name not in colors]
+    for i, name in enumerate(others):
+        colors[name] = USER_COLORS[i % len(USER_COLORS)]
+    return colors
+
+
+def _run_roofs(docs: list[Results]) -> list[RoofLine]:
+    """Each memory level's roofs the device records (theoretical, then measured), then the compute
+    roofs highest first: one run's precision's alone; several runs', FP32's and each run's."""
+    roofs = docs[0].device.roofs
+    out = []
+    for level in ("DRAM", "L2", "SMEM"):
+        for measured in (False, True):
+            r = roofs.roof(level, measured)
+            if r is not None and r.measured == measured:
+                out.append(RoofLine(level, r.value, measured, True, MEMORY_COLORS[level], "--" if measured else "-",
+                                    f"{level}{' measured' if measured else ''} {r.value:,.0f} GB/s"))
+    keys = list(dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else [])))
+    compute = []
+    for key in keys:
+        theory, found = roofs.roof(key, measured=False), roofs.roof(key, measured=True)
+        compute.append((theory, found if found is not None and found.measured else None))
+    for theory, found in sorted(compute, key=lambda r: -r[0].value):
+        color = compute_color(theory.level)
+        out.append(RoofLine(theory.level, theory.value, False, False, color, "-",
+                            f"{theory.level} peak {theory.value:,.0f} GFLOP/s"))
+        if found is not None:
+            out.append(RoofLine(theory.level, found.value, True, False, color, "--",
+                                f"{theory.level} measured {found.value:,.0f} GFLOP/s"))
+    return out
+
+
+def problem_title(doc: Results) -> str:
+    """'SGEMM 4096x4096x4096 FP32' or 'GEMM 4096x4096x4096 BF16' (TN, FP32 accumulate: `model.problem`)."""
+    p = doc.problem.problem
+    return f"{'GEMM' if p.tensor else 'SGEMM'} {p.m}x{p.n}x{p.k} {PRECISIONS[p.dtype].title}"
+
+
+def roofs_source(doc: Results) -> str:
+    """'NVML' or 'datasheet': where the device's roofs came from."""
+    return "NVML" if "NVML" in (doc.device.source or "NVML") else "datasheet"
+
+
+def _run_title(docs: list[Results], search: bool) -> str:
+    doc = docs[0]
+    source = f"roofs from {roofs_source(doc)}{l2_note(doc)}"
+    if len(docs) > 1:
+        runs = ", ".join(f"{PRECISIONS[d.problem.problem.dtype].title} {d.problem.problem.m}x{d.problem.problem.n}"
+                         f"x{d.problem.problem.k}" for d in docs)
+        return f"{doc.device.name}: GEMM ladders, {runs}\neach kernel against the roof of its precision ({source})"
+    if search:  # the list of tiles beside it narrows the axes: the title in two lines, whole
+        return f"{doc.device.name}: {problem_title(doc)}, tile search of {doc.tune.kernel}\nhierarchical roofline ({source})"
+    return f"{doc.device.name}: {problem_title(doc)}, hierarchical roofline ({source})"
