@@ -463,6 +463,12 @@ def test_a_roof_looks_the_same_on_every_chart():
     for ax in (run, profile):
         colours = {to_hex(line.get_color()) for line in ax.get_lines()}
         assert bf16 in colours and style.MEMORY_COLORS["DRAM"] in colours and style.MEMORY_COLORS["L2"] in colours
-    assert html_report.COMPUTE_COLORS is style.COMPUTE_COLORS and html_report.MEMORY_COLORS is style.MEMORY_COLORS
+    from roofline import api
+
+    doc, _ = api.show([PLOTS / "profile-h200-transformer.json"])
+    report = html_report.build(doc, [PLOTS / "profile-h200-transformer.json"]).figures[html_report.CHART_ID]
+    colours = {t.name.split()[0]: t.line.color for t in report.data if t.mode == "lines"}
+    assert colours["BF16"] == bf16 and colours["DRAM"] == style.MEMORY_COLORS["DRAM"]
+    assert colours["L2"] == style.MEMORY_COLORS["L2"]
     sources = [p.read_text() for p in (PLOTS.parent / "roofline" / "render").glob("*.py") if p.name != "style.py"]
     assert not any(re.search(r'"BF16 tensor": "#', text) for text in sources)  # written once, in style.py

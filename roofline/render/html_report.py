@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .. import files
 from ..errors import RunError, UsageError
-from ..model.roofs import COMPUTE_LEVEL, Roof, intensities, ridge_point
+from ..model.roofs import COMPUTE_LEVEL, ridge_point
 from ..model.units import figure, plural
 from ..results.profile import ProfiledKernel, ProfileResults
 from ..results.schema import Results
@@ -53,7 +53,8 @@ from .text import (
     roof_name,
     verdict_sentence,
 )
-from .style import COMPUTE_COLORS, MEMORY_COLORS, PROFILE_MARKERS, RUN_MARKERS, compute_color
+from .scene import compute_roofs, memory_roofs, run_scene
+from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS
 
 SUFFIXES = (".html", ".htm")
 INSTALL = 'pip install "roofline[report]"'
@@ -62,7 +63,6 @@ SWEEP_ID = "sweep-chart"
 # Point symbols per level: a run's (model and counted levels) and a profile's (counted levels).
 RUN_LEVELS = {level: symbol for level, (_, symbol) in RUN_MARKERS.items()}
 PROFILE_LEVELS = tuple((level, label, symbol) for level, label, _, symbol in PROFILE_MARKERS)
-USER_COLOR = "#d6006f"
 
 
 def is_report(path: Path) -> bool:
@@ -136,13 +136,11 @@ def build(doc: Results | ProfileResults, inputs: list[Path], measured: bool = Fa
 
 def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     import plotly.graph_objects as go
-    from plotly.colors import sample_colorscale
 
     from .roofline_chart import MODEL_NOTE
 
     dev, prob, ref = doc.device, doc.problem.problem, doc.reference
     roofs = dev.roofs
-    flops = prob.flops
     timed = [k for k in doc.kernels if k.timed]
     if not timed:
         failed = "; ".join(f"{k.name}: {k.error or 'not timed'}" for k in doc.kernels[:3])
@@ -150,46 +148,46 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
                          if doc.kernels else "no kernels in these results; make them with roofline run --all")
     if measured and not any(k.counted for k in doc.kernels):
         raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
-    colors = sample_colorscale("Viridis", [0.05 + 0.85 * i / max(len(timed) - 1, 1) for i in range(len(timed))])
-    color = {k.name: USER_COLOR if k.user else c for k, c in zip(timed, colors)}
-    points = {k.name: intensities(k.model, k.counted, flops) for k in timed}
-    levels = [lv for lv in RUN_LEVELS if any(lv in p for p in points.values())]
+    scene = run_scene([doc], measured, highlight, palette="ramp")
+    kernels = scene.kernels()
+    points = {g[0].kernel: {p.level: p.x for p in g if p.x is not None} for g in kernels}
+    levels = [lv for lv in RUN_LEVELS if any(p.level == lv for p in scene.points)]
     verdicts = {k.name: doc.verdict(k) for k in timed}
 
     fig = go.Figure()
-    ais = [ai for p in points.values() for ai in p.values()] or [roofs.ridge_point]
+    ais = [p.x for p in scene.points if p.x is not None] or [roofs.ridge_point]
     top = doc.peak_gflops()  # the roof of the problem's precision: FP32's, or its tensor cores'
     ridge = ridge_point(top, roofs.dram_gbps)
     x_lo, x_hi = min(ais + [ridge]) / 4, max(ais + [ridge]) * 8
-    _memory_roofs(fig, roofs, ("DRAM", "L2", "SMEM"), top, x_lo, "roofs")
-    _compute_roofs(fig, roofs, [doc.compute_level], x_lo, x_hi, "roofs")
+    _memory_roofs(fig, scene.memory(), top, x_lo, "roofs")
+    _compute_roofs(fig, scene.compute(), x_lo, x_hi, "roofs")
     fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[ref.gflops, ref.gflops], mode="lines", name=_h(
         f"cuBLAS (reference) {ref.gflops:,.0f} GFLOP/s"), line=dict(color="#777777", dash="dot", width=1.5),
         legendgroup="roofs", hovertemplate=_h(f"cuBLAS (reference): {ref.gflops:,.0f} GFLOP/s, "
                                               f"{ref.time_ms:.3f} ms") + "<extra></extra>"))
-    index = {k.name: i for i, k in enumerate(doc.kernels)}
+    of = {g[0].kernel: doc.kernels[g[0].index] for g in kernels}
     point_traces = []
     for level in levels:
-        ks = [k for k in timed if level in points[k.name]]
+        at = [p for p in scene.points if p.level == level]
         fig.add_trace(go.Scatter(
-            x=[points[k.name][level] for k in ks], y=[k.gflops for k in ks], mode="markers", name=_h(level),
+            x=[p.x for p in at], y=[p.y for p in at], mode="markers", name=_h(level),
             legendgroup="points", legendgrouptitle_text="kernels at each level",
             # counted levels start hidden (as in the PNG without --measured) where each of their kernels has a model point
-            visible="legendonly" if not measured and "counted" in level and all(k.model for k in ks) else True,
-            customdata=[index[k.name] for k in ks],
-            hovertext=[_run_hover(k, level, points[k.name], verdicts[k.name], ref.time_ms) for k in ks],
+            visible=True if any(p.shown for p in at) else "legendonly",
+            customdata=[p.index for p in at],
+            hovertext=[_run_hover(of[p.kernel], level, points[p.kernel], verdicts[p.kernel], ref.time_ms) for p in at],
             hovertemplate="%{hovertext}<extra></extra>",
-            marker=dict(symbol=RUN_LEVELS[level], size=[16 if k.user else 11 for k in ks],
-                        color=[color[k.name] for k in ks], line=dict(color="black", width=0.8),
-                        opacity=[_strength(k.name, highlight) for k in ks]),
+            marker=dict(symbol=RUN_LEVELS[level], size=[16 if p.user else 11 for p in at],
+                        color=[p.color for p in at], line=dict(color="black", width=0.8),
+                        opacity=[0.2 if p.faded else 0.95 for p in at]),
             unselected=dict(marker=dict(opacity=0.15))))
         point_traces.append(len(fig.data) - 1)
-    flat = [k for k in timed if not points[k.name]]
-    for k in flat:  # a user kernel with neither a model nor counters: its rate alone
+    flat = [p for p in scene.points if p.x is None]
+    for p in flat:  # a user kernel with neither a model nor counters: its rate alone
         fig.add_trace(go.Scatter(
-            x=[x_lo, x_hi], y=[k.gflops, k.gflops], mode="lines", name=_h(f"{k.name} (no model)"),
-            customdata=[index[k.name]] * 2, line=dict(color=color[k.name], dash="dash", width=2),
-            hovertext=[_run_hover(k, None, {}, verdicts[k.name], ref.time_ms)] * 2,
+            x=[x_lo, x_hi], y=[p.y, p.y], mode="lines", name=_h(f"{p.kernel} (no model)"),
+            customdata=[p.index] * 2, line=dict(color=p.color, dash="dash", width=2),
+            hovertext=[_run_hover(of[p.kernel], None, {}, verdicts[p.kernel], ref.time_ms)] * 2,
             hovertemplate="%{hovertext}<extra></extra>"))
     source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level)", "GFLOP/s (measured, median)",
@@ -225,7 +223,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
         report.notes.append(f"The roofline shows the sweep's largest size, {prob.text()}; the second chart every size.")
     report.notes.append(MODEL_NOTE.replace("\n", " "))
     if flat:
-        report.notes.append(f"{', '.join(k.name for k in flat)}: no traffic model and no counters, drawn as a dashed "
+        report.notes.append(f"{', '.join(p.kernel for p in flat)}: no traffic model and no counters, drawn as a dashed "
                             "line at its rate; run --profile to place it by the bytes Nsight Compute counts.")
     failed = [k.name for k in doc.kernels if not k.timed]
     if failed:
@@ -304,11 +302,11 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
                "L2": any(k.bytes.get("l2") for k in doc.kernels),
                "SMEM": any(k.bytes.get("l1") or k.bytes.get("smem") for k in doc.kernels)}
     fig = go.Figure()
-    _memory_roofs(fig, roofs, [lv for lv, c in counted.items() if c], max(tops), x_lo, "memory roofs")
+    _memory_roofs(fig, memory_roofs(roofs, [lv for lv, c in counted.items() if c]), max(tops), x_lo, "memory roofs")
     index = {id(k): i for i, k in enumerate(doc.kernels)}
     point_traces, level_of = [], {}
     for precision in precisions:
-        _compute_roofs(fig, roofs, [precision], x_lo, x_hi, precision, COMPUTE_COLORS.get(precision))
+        _compute_roofs(fig, compute_roofs(roofs, [precision]), x_lo, x_hi, precision)
         ks = [k for k in drawn if COMPUTE_LEVEL[k.dominant] == precision]
         for key, label, symbol in PROFILE_LEVELS:
             at = [k for k in ks if k.intensity(key)]
@@ -382,42 +380,31 @@ def _profile_hover(doc: ProfileResults, k: ProfiledKernel, i: int, level: str) -
 
 # --- shared -------------------------------------------------------------------------------------
 
-def _memory_roofs(fig, roofs, levels, top: float, x_lo: float, group: str) -> None:
-    """A diagonal per memory level in `levels` the roofs record, theoretical solid and measured
+def _memory_roofs(fig, lines, top: float, x_lo: float, group: str) -> None:
+    """A diagonal per memory roof of `lines` (the scene's), theoretical solid and measured
     dashed, from `x_lo` up to the highest compute roof drawn (`top`)."""
     import plotly.graph_objects as go
 
-    for level in levels:
-        for measured in (False, True):
-            r = roofs.roof(level, measured)
-            if r is None or r.measured != measured:
-                continue
-            x_end = ridge_point(top, r.value)
-            name = f"{roof_name(level)} {r.value:,.0f} GB/s" + (" measured" if measured else "")
-            fig.add_trace(go.Scatter(x=[x_lo, x_end], y=[x_lo * r.value, top], mode="lines", name=_h(name),
-                                     legendgroup=group, legendgrouptitle_text=_h(group),
-                                     line=dict(color=MEMORY_COLORS.get(level, "#1f3b73"), width=1.6,
-                                               dash="dash" if measured else "solid"),
-                                     hovertemplate=_h(name) + "<extra></extra>"))
+    for r in lines:
+        name = f"{roof_name(r.level)} {r.value:,.0f} GB/s" + (" measured" if r.measured else "")
+        fig.add_trace(go.Scatter(x=[x_lo, ridge_point(top, r.value)], y=[x_lo * r.value, top], mode="lines",
+                                 name=_h(name), legendgroup=group, legendgrouptitle_text=_h(group),
+                                 line=dict(color=r.color, width=1.6, dash="dash" if r.measured else "solid"),
+                                 hovertemplate=_h(name) + "<extra></extra>"))
 
 
-def _compute_roofs(fig, roofs, levels, x_lo: float, x_hi: float, group: str, color: str | None = None) -> None:
-    """A horizontal line per compute level in `levels` the roofs record, theoretical solid and
+def _compute_roofs(fig, lines, x_lo: float, x_hi: float, group: str) -> None:
+    """A horizontal line per compute roof of `lines` (the scene's), theoretical solid and
     measured dashed."""
     import plotly.graph_objects as go
 
-    for level in levels:
-        for measured in (False, True):
-            r: Roof | None = roofs.roof(level, measured)
-            if r is None or r.measured != measured:
-                continue
-            unit = "GOP/s" if level == "INT8 tensor" else "GFLOP/s"
-            name = f"{level} roof {r.value:,.0f} {unit}" + (" measured" if measured else "")
-            fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[r.value, r.value], mode="lines", name=_h(name),
-                                     legendgroup=group, legendgrouptitle_text=_h(group),
-                                     line=dict(color=color or compute_color(level), width=2,
-                                               dash="dash" if measured else "solid"),
-                                     hovertemplate=_h(name) + "<extra></extra>"))
+    for r in lines:
+        unit = "GOP/s" if r.level == "INT8 tensor" else "GFLOP/s"
+        name = f"{r.level} roof {r.value:,.0f} {unit}" + (" measured" if r.measured else "")
+        fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[r.value, r.value], mode="lines", name=_h(name),
+                                 legendgroup=group, legendgrouptitle_text=_h(group),
+                                 line=dict(color=r.color, width=2, dash="dash" if r.measured else "solid"),
+                                 hovertemplate=_h(name) + "<extra></extra>"))
 
 
 def _axes(fig, x_lo: float, x_hi: float, xtitle: str, ytitle: str, buttons: list[tuple[str, list[int]]],

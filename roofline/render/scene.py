@@ -157,28 +157,37 @@ def _notable(ranked: list, good: list, highlight: set[str]) -> dict:
 
 
 def _run_roofs(docs: list[Results]) -> list[RoofLine]:
-    """Each memory level's roofs the device records (theoretical, then measured), then the compute
-    roofs highest first: one run's precision's alone; several runs', FP32's and each run's."""
+    """Each memory level's roofs the device records, then the compute roofs highest first: one
+    run's precision's alone; several runs', FP32's and each run's."""
     roofs = docs[0].device.roofs
+    keys = dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else []))
+    levels = sorted((roofs.roof(key, measured=False) for key in keys), key=lambda r: -r.value)
+    return memory_roofs(roofs, ("DRAM", "L2", "SMEM")) + compute_roofs(roofs, [r.level for r in levels])
+
+
+def memory_roofs(roofs, levels) -> list[RoofLine]:
+    """The roofs of memory `levels` ('DRAM', 'L2', 'SMEM') that `roofs` records, each level's
+    theoretical one, then its measured one."""
     out = []
-    for level in ("DRAM", "L2", "SMEM"):
+    for level in levels:
         for measured in (False, True):
             r = roofs.roof(level, measured)
             if r is not None and r.measured == measured:
                 out.append(RoofLine(level, r.value, measured, True, MEMORY_COLORS[level], "--" if measured else "-",
                                     f"{level}{' measured' if measured else ''} {r.value:,.0f} GB/s"))
-    keys = list(dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else [])))
-    compute = []
-    for key in keys:
-        theory, found = roofs.roof(key, measured=False), roofs.roof(key, measured=True)
-        compute.append((theory, found if found is not None and found.measured else None))
-    for theory, found in sorted(compute, key=lambda r: -r[0].value):
-        color = compute_color(theory.level)
-        out.append(RoofLine(theory.level, theory.value, False, False, color, "-",
-                            f"{theory.level} peak {theory.value:,.0f} GFLOP/s"))
-        if found is not None:
-            out.append(RoofLine(theory.level, found.value, True, False, color, "--",
-                                f"{theory.level} measured {found.value:,.0f} GFLOP/s"))
+    return out
+
+
+def compute_roofs(roofs, levels) -> list[RoofLine]:
+    """The roofs of compute `levels` ('FP32', 'BF16 tensor', ...) that `roofs` records, in that
+    order, each level's theoretical one, then its measured one."""
+    out = []
+    for level in levels:
+        for measured in (False, True):
+            r = roofs.roof(level, measured)
+            if r is not None and r.measured == measured:
+                out.append(RoofLine(r.level, r.value, measured, False, compute_color(r.level), "--" if measured else "-",
+                                    f"{r.level} {'measured' if measured else 'peak'} {r.value:,.0f} GFLOP/s"))
     return out
 
 
