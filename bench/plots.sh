@@ -20,6 +20,9 @@ if [ "$part" != charts ]; then
     roofline run --ladder tensor --size 8192 --out plots/results-h200-bf16-8192-run2.json
     roofline run --ladder tensor --size 8192 --out plots/results-h200-bf16-8192-run3.json
     roofline run --ladder tensor --size 8192 --energy --out plots/results-h200-bf16-8192-energy.json
+    # the energy ceilings (device --measure fits them; cached), then the FP32 ladder's energy under them
+    roofline device --measure >/dev/null
+    roofline run --all --size 4096 --energy --out plots/results-h200-energy.json
     roofline run --ladder tensor --kernel mma_sync --kernel mma_ldmatrix --kernel mma_pipeline --kernel wgmma_ws \
         --kernel wgmma_persistent --size 4096 --profile --out plots/counters-h200-bf16.json
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-foreach.json \
@@ -41,6 +44,7 @@ if [ "$part" != gpu ]; then
     roofline plot --results plots/results-h200-bf16.json --kind sweep --out plots/sweep-h200-bf16.png
     roofline plot --results plots/results-h200.json --results plots/results-h200-bf16.json \
         --results plots/results-h200-tf32.json --out plots/roofline-h200-ladders.png
+    roofline plot --results plots/results-h200-energy.json --kind energy --out plots/energy-h200.png
     roofline whatif plots/profile-h200-transformer.json --out plots/whatif-h200-transformer.png
     roofline whatif plots/profile-h200-gpt2.json --out plots/whatif-h200-gpt2.png
     roofline project plots/profile-h200-gpt2.json --gpu h100-sxm --gpu a100-sxm4-80gb --gpu v100-sxm2 \
