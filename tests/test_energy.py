@@ -91,3 +91,22 @@ def test_the_energy_chart_is_refused_in_one_line_where_it_has_nothing_to_draw(tm
                             "--out", str(tmp_path / "e.png")])
     assert r.exit_code == 2 and "--measured applies to --kind roofline" in r.stderr
     assert not (tmp_path / "e.png").exists()
+
+
+FP32_ENERGY = PLOTS / "results-h200-energy.json"
+
+
+def test_compare_and_whatif_carry_the_joules_where_the_files_have_them():
+    from roofline import api
+
+    same = api.compare(FP32_ENERGY, FP32_ENERGY)
+    doc = store.load(FP32_ENERGY)
+    k = next(k for k in doc.kernels if k.name == "full_tiles")
+    d = next(d for d in same.kernels if d.label == "full_tiles")
+    assert d.joules == (k.energy.joules_per_launch, k.energy.joules_per_launch)
+    assert d.to_dict()["joules"] == [k.energy.joules_per_launch] * 2
+    without = api.compare(FP32_ENERGY, PLOTS / "results-h200.json")  # one file without energy: none compared
+    assert all(d.joules is None for d in without.kernels) and "joules" not in without.kernels[0].to_dict()
+    w = api.whatif(FP32_ENERGY)
+    assert next(x for x in w.kernels if x.name == "full_tiles").joules == k.energy.joules_per_launch
+    assert "joules" not in api.whatif(PLOTS / "results-h200.json").kernels[0].to_json()

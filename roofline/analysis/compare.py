@@ -110,6 +110,7 @@ class Delta:
     across: bool = False  # different GPU models: read by the fraction of the binding roof, not the time
     registers: tuple[int | None, int | None] | None = None  # a run's kernel: registers per thread, before and after
     floors: tuple[Verdict | None, Verdict | None] | None = None  # a run's kernel: its two-roof readings
+    joules: tuple[float, float] | None = None  # joules per launch before and after, where both files measured them
 
     @property
     def time_change(self) -> float:
@@ -186,7 +187,7 @@ class Delta:
                 "fraction_of_roof": [self.before_fraction, self.after_fraction],
                 "fraction_change": self.fraction_change,
                 "slowdown": self.slowdown, "noise": self.noise, "noise_from": self.noise_from, "reading": self.reading,
-                "cause": self.cause}
+                "cause": self.cause, **({"joules": list(self.joules)} if self.joules else {})}
 
 
 def share(x: float) -> str:
@@ -303,7 +304,8 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
     return Delta(a.name, b.time_ms, a.time_ms, _rate(b.flops, b.time_ms),
                  _rate(a.flops, a.time_ms), _levels(b, a), b.occupancy, a.occupancy, _fraction(b.verdict),
                  _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
-                 across, None if profile else (b.registers, a.registers), floors)
+                 across, None if profile else (b.registers, a.registers), floors,
+                 (b.joules, a.joules) if b.joules is not None and a.joules is not None else None)
 
 
 def _floor(doc: Results, k: KernelRecord) -> Verdict | None:

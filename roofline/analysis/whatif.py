@@ -75,13 +75,15 @@ class KernelWhatIf:
     # why; for one with a floor, that floor is only a lower bound (None: all counted)
     not_counted: tuple[str, ...] | None = None
     cumulative_speedup: float | None = None  # the step over `cumulative_step_ms`
+    joules: float | None = None  # a run's kernel measured with --energy: joules per launch now
 
     def to_json(self) -> dict:
         return {"name": self.name, "label": self.label, "roof": self.roof, "roof_measured": self.roof_measured,
                 "time_ms": self.time_ms, "floor_ms": self.floor_ms, "target_ms": self.target_ms,
                 "saved_ms": self.saved_ms, "time_share": self.time_share, "step_ms_after": self.step_ms_after,
                 "speedup": self.speedup, "cumulative_step_ms": self.cumulative_step_ms,
-                "cumulative_speedup": self.cumulative_speedup, "not_counted": None if self.not_counted is None else list(self.not_counted)}
+                "cumulative_speedup": self.cumulative_speedup, "not_counted": None if self.not_counted is None else list(self.not_counted),
+                **({"joules": self.joules} if self.joules is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -273,7 +275,7 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
     b = k.verdict.binding
     if b is None or not b.floor_ms:
         return KernelWhatIf(k.name, k.label, None, None, k.time_ms, None, None, None, share, None, None, None,
-                            not_counted=tuple(missing))
+                            not_counted=tuple(missing), joules=k.joules)
     at_target = min(k.time_ms, b.floor_ms / target)
     saved = k.time_ms - at_target
     if w.step_ms is not None:
@@ -282,7 +284,7 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
     else:
         after, speedup = None, k.time_ms / at_target
     return KernelWhatIf(k.name, k.label, b.level, b.roof.measured, k.time_ms, b.floor_ms, at_target, saved, share,
-                        after, speedup, None, not_counted=tuple(missing) if missing else None)
+                        after, speedup, None, not_counted=tuple(missing) if missing else None, joules=k.joules)
 
 
 def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf], target: float) -> list[str]:

@@ -49,6 +49,7 @@ class KernelWork:
     blocks: int | None = None
     registers: int | None = None  # per thread, where known: with the block size and shared memory, the
     smem_bytes: tuple[int, int] | None = None  # (static, dynamic) per block: occupancy on another GPU
+    joules: float | None = None  # a run's kernel measured with --energy: joules per launch
 
     @property
     def label(self) -> str:
@@ -102,7 +103,8 @@ def _run(doc: Results, k: KernelRecord, measured: bool = True) -> KernelWork:
         spread=k.timing.range if k.timing else None,  # compare's noise band: the wider reading
         verdict=doc.verdict(k, measured), threads_per_block=k.threads_per_block,
         blocks=k.waves.blocks if k.waves else None, registers=k.registers,
-        smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0) if k.static_smem_bytes is not None else None)
+        smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0) if k.static_smem_bytes is not None else None,
+        joules=k.energy.joules_per_launch if k.energy is not None else None)
 
 
 def _profiled(doc: ProfileResults, k: ProfiledKernel, measured: bool = True) -> KernelWork:

@@ -45,7 +45,7 @@ def _reading(d: Delta) -> str:
     return f"{d.reading}: {what}"
 
 
-def _row(d: Delta, name: str, profile: bool) -> list[str]:
+def _row(d: Delta, name: str, profile: bool, joules: bool = False) -> list[str]:
     ms = _arrow(f"{d.before_ms:,.3f}", f"{d.after_ms:,.3f}")
     row = [name]
     if profile:
@@ -53,8 +53,10 @@ def _row(d: Delta, name: str, profile: bool) -> list[str]:
     row += [ms, pct(d.time_change), _arrow(_rate(d.before_gflops), _rate(d.after_gflops)),
             *(_level(d, lvl) for lvl in ("dram", "l2", "l1")),
             _arrow(_occ(d.before_occupancy), _occ(d.after_occupancy)),
-            _arrow(_occ(d.before_fraction), _occ(d.after_fraction)), _reading(d)]
-    return row
+            _arrow(_occ(d.before_fraction), _occ(d.after_fraction))]
+    if joules:
+        row.append(_arrow(f"{d.joules[0]:.3g}", f"{d.joules[1]:.3g}") if d.joules else "-")
+    return row + [_reading(d)]
 
 
 def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) -> list[Table]:
@@ -67,18 +69,21 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     profile = cmp.kind == "profile"
     columns = ([("grid x block", "right")] if profile else []) + [
         ("ms", "right"), ("time", "right"), ("FLOP/s", "right"), ("DRAM bytes", "right"), ("L2 bytes", "right"),
-        ("L1 bytes", "right"), ("occupancy", "left"), ("of roof", "left"), ("reading", "left", WRAP)]
+        ("L1 bytes", "right"), ("occupancy", "left"), ("of roof", "left")]
+    joules = any(d.joules for d in cmp.kernels)  # both files measured with --energy: J per launch
+    columns += [("J", "right")] if joules else []
+    columns.append(("reading", "left", WRAP))
     deltas = cmp.kernels
     if profile and top and len(deltas) > top:
         deltas = sorted(deltas, key=lambda d: -max(d.before_ms, d.after_ms))[:top]
     names = display_names([d.label for d in deltas], 40)
     rows, styles = [], []
     if cmp.step is not None:
-        rows.append(_row(cmp.step, "step", profile))
+        rows.append(_row(cmp.step, "step", profile, joules))
         rows[-1][1] = "-"
         styles.append("bold")
     for d, name in zip(deltas, names):
-        rows.append(_row(d, name, profile))
+        rows.append(_row(d, name, profile, joules))
         styles.append(None if d.is_noise or d.time_change < 0 else "red")
     devices = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
     shown = f"top {len(deltas)} of {len(cmp.kernels)}" if len(deltas) < len(cmp.kernels) else str(len(deltas))

@@ -70,8 +70,12 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
     else:
         columns = [("roof", "left"), ("now ms", "right"), ("at roof ms", "right"), (f"{target} ms", "right"),
                    ("saved ms", "right"), ("speed-up alone", "right")]
+        joules = any(k.joules is not None for k in shown)  # measured with --energy: J per launch now
+        columns += [("J now", "right")] if joules else []
         rows = [[name, roof_cell(k), _ms(k.time_ms), _ms(k.floor_ms), _ms(k.target_ms), _ms(k.saved_ms),
-                 f"{k.speedup:.2f}x" if k.speedup else "-"] for k, name in zip(shown, names)]
+                 f"{k.speedup:.2f}x" if k.speedup else "-",
+                 *([f"{k.joules:.3g}" if k.joules is not None else "-"] if joules else [])]
+                for k, name in zip(shown, names)]
         title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} ({w.problem}) at {percent(w.target, 0)} % of the "
                  "roof that binds each" + (f"; top {top} of {len(w.ranked)} by time saved" if len(w.ranked) > top else ""))
     return _fit(title, ("kernel", "left"), columns, rows, width) + (fusion_table(w, width) if w.fusion else [])
