@@ -771,14 +771,16 @@ class ProfileReport:
 
 def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOptions | None = None,
             report_out: Path | None = None, timeout_s: float | None = None,
-            command_stdout_to_stderr: bool = False) -> ProfileReport:
+            command_stdout_to_stderr: bool = False, energy: bool = False) -> ProfileReport:
     """Run `command` under Nsight Compute (`nsight.run`, clocks untouched, child processes
     followed), read its report as an import would (`nsight.read`), and write every profiled
     kernel, grouped by configuration and read against the roof of its precision, to `out`
     atomically; with `report_out`, keep ncu's `.ncu-rep` there too. This GPU's measured ceilings
     (cached, or measured once the command is done) join the theoretical roofs when the kernels
     ran on it. `command_stdout_to_stderr` sends the command's standard output to standard error
-    (for `--json`, which owns standard output).
+    (for `--json`, which owns standard output). With `energy`, the command runs once more without
+    ncu and the GPU's energy over that run is recorded (`measure.energy.command_energy`): per
+    kernel, energy cannot be had under ncu's replay.
 
     Raises UsageError for bad options, an empty command, a program that does not exist, or a
     kernel filter that matches nothing (naming the kernels seen); RunError when ncu is missing, may
@@ -829,12 +831,35 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
     except ValidationError as exc:
         kept = f"; ncu's own report is kept in {report_out}" if report_out is not None else ""
         raise RunError(f"ncu reported figures no GPU reaches ({store.one_line(exc)}){kept}") from None
+    if energy:
+        doc, note = _with_command_energy(doc, command, timeout_s, command_stdout_to_stderr)
+        notes_after = [note]
+    else:
+        notes_after = []
     store.save(doc, out)
-    notes = list(doc.notes) + _kernel_notes(doc)
+    notes = list(doc.notes) + _kernel_notes(doc) + notes_after
     failures = [] if done.returncode == 0 else [
         f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
         f"that are kept in {out}"]
     return ProfileReport(doc, notes, failures)
+
+
+def _with_command_energy(doc: ProfileResults, command: list[str], timeout_s: float | None,
+                         stdout_to_stderr: bool) -> tuple[ProfileResults, str]:
+    """`doc` with the GPU's energy over one more, unprofiled run of `command` (None where NVML
+    reports no energy counter), and the note that says what it is."""
+    from .measure.energy import command_energy
+    from .results.profile import CommandEnergy
+
+    got = command_energy(command, doc.device.pci_bus_id, timeout_s, stdout_to_stderr)
+    if got is None:
+        return doc, "no energy: NVML reports no energy counter on this GPU"
+    joules, seconds, code = got
+    record = CommandEnergy(joules=joules, seconds=seconds, exit_code=code)
+    return doc.model_copy(update={"command_energy": record}), (
+        f"energy: the command run once more without ncu took {joules:,.1f} J of the GPU in {seconds:.1f} s "
+        f"({record.watts:,.0f} W on average, start-up and idle included); per kernel, energy cannot be measured "
+        "under ncu, which replays each kernel serialised to count it")
 
 
 def _kernel_notes(doc: ProfileResults, most: int = 8) -> list[str]:

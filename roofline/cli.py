@@ -173,6 +173,9 @@ def profile(
     out: Path = typer.Option(api.DEFAULT_PROFILE, "--out", metavar="PATH", help="Results file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the profile document instead of the table."),
     top: int = typer.Option(25, "--top", parser=integer, metavar="N", help="Kernels in the table (all are in the results file)."),
+    energy: bool = typer.Option(False, "--energy",
+                                help="Run the command once more without ncu and record the GPU's energy over it "
+                                     "(per kernel, energy cannot be measured under ncu's replay)."),
 ):
     """Run COMMAND under Nsight Compute (ncu, clocks untouched, child processes followed) and
     read every kernel it launches against the roof of its own precision (FP64, FP32, FP16/BF16
@@ -204,6 +207,8 @@ def profile(
             raise UsageError("give --import REPORT or a command after --, not both")
         if report is not None:
             raise UsageError("--report keeps the report of a new profile; --import reads one that exists")
+        if energy:
+            raise UsageError("--energy runs the command profiled; an imported report has no command to run")
         if options != api.ProfileOptions():
             raise UsageError("--kernel-regex, --launch-skip, --launch-count and --no-profile-from-start choose what "
                              "a new profile records; an imported report holds what it holds")
@@ -211,7 +216,8 @@ def profile(
     else:
         if gpu is not None:
             raise UsageError("--gpu applies to --import; a new profile reads the GPU it runs on")
-        done = api.profile(list(command or []), out, options, report, command_stdout_to_stderr=as_json)
+        done = api.profile(list(command or []), out, options, report, command_stdout_to_stderr=as_json,
+                           energy=energy)
     present(outcome.profile(done, out, top), as_json)
 
 

@@ -455,3 +455,25 @@ def test_a_small_grids_verdict_says_it_reads_the_busy_sms_and_gives_the_whole_gp
     assert line.startswith("tail: 17 blocks fill 17 of 108 block slots")
     assert "8.0x below its FP64 roof on the 16 % of the GPU its grid keeps busy (50.8x below the whole GPU's)" in line
     assert "another roof may bind instead" in line
+
+
+def test_energy_is_the_commands_over_an_unprofiled_run_recorded_with_a_note(fake_ncu, tmp_path, monkeypatch):
+    import pynvml
+
+    counter = iter([1_000_000, 1_450_000])  # mJ before and after the unprofiled run: 450 J
+    monkeypatch.setattr(pynvml, "nvmlInit", lambda: None)
+    monkeypatch.setattr(pynvml, "nvmlShutdown", lambda: None)
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetHandleByPciBusId", lambda bus: "gpu", raising=False)
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetHandleByIndex", lambda i: "gpu")
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetTotalEnergyConsumption", lambda h: next(counter))
+    marker = tmp_path / "runs.txt"
+    r = invoke("profile", "--energy", "--out", "p.json", "--", sys.executable, "-c",
+               f"open({str(marker)!r}, 'a').write('run\\n')")
+    assert r.exit_code == 0, r.output
+    doc = store.load(tmp_path / "p.json", profile=True)
+    assert doc.command_energy.joules == 450.0 and doc.command_energy.exit_code == 0
+    assert marker.read_text() == "run\n" * 2  # once under ncu, once without
+    assert "energy: the command run once more without ncu took 450.0 J of the GPU" in r.stderr
+    assert "per kernel, energy cannot be measured under ncu" in r.stderr
+    r = invoke("profile", "--energy", "--import", str(TRANSFORMER), "--out", "q.json")
+    assert r.exit_code == 2 and "an imported report has no command to run" in r.stderr

@@ -60,3 +60,32 @@ def measure(launch: Callable[[], None], time_ms: float, wait: Callable[[int], No
         if only is not None:
             base = only[0] / n
     return Energy(max(joules / n - base, 0.0), joules / seconds if seconds > 0 else 0.0, n, seconds, base)
+
+
+def command_energy(command: list[str], pci_bus_id: str | None = None, timeout_s: float | None = None,
+                   stdout_to_stderr: bool = False) -> tuple[float, float, int] | None:
+    """The GPU's energy over one unprofiled run of `command`: (joules, seconds, exit code), read
+    from NVML's total energy counter of the GPU at `pci_bus_id` (None: NVML's first) before the
+    command starts and after it ends, its start-up and idle stretches included. None where NVML
+    reports no energy counter. Needs no CuPy (NVML alone). Raises subprocess.TimeoutExpired
+    after `timeout_s`."""
+    import subprocess
+    import sys
+
+    import pynvml
+
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return None
+    try:
+        handle = (pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id
+                  else pynvml.nvmlDeviceGetHandleByIndex(0))
+        e0, t0 = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), time.monotonic()
+        done = subprocess.run(command, stdout=sys.stderr if stdout_to_stderr else None, timeout=timeout_s)
+        e1, t1 = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), time.monotonic()
+    except pynvml.NVMLError:
+        return None
+    finally:
+        pynvml.nvmlShutdown()
+    return (e1 - e0) / 1000, t1 - t0, done.returncode

@@ -133,6 +133,22 @@ class ProfiledKernel(_Model):
         return flops / nbytes if flops and nbytes else None
 
 
+class CommandEnergy(_Model):
+    """The GPU's energy over one unprofiled run of the profiled command (`profile --energy`): NVML's
+    energy counter read before it started and after it ended (start-up and idle included), the
+    seconds between, and the run's exit code. Per kernel it cannot be had: under ncu each kernel
+    is replayed, serialised, with its counters collected."""
+
+    joules: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    exit_code: int | None = None
+
+    @property
+    def watts(self) -> float:
+        """The average board power over the run."""
+        return self.joules / self.seconds
+
+
 class ProfileResults(_Document):
     """A profile of one program (or an imported report): the device, how it was profiled, and its kernels by
     total time."""
@@ -152,6 +168,7 @@ class ProfileResults(_Document):
     launches_profiled: Annotated[int, Field(ge=1)]
     exit_code: int | None = None
     total_time_ms: Millis
+    command_energy: CommandEnergy | None = None  # profile --energy: the GPU's energy over an unprofiled run
     kernels: Annotated[list[ProfiledKernel], Field(min_length=1)]
     notes: list[str] = []
 
