@@ -406,11 +406,12 @@ class Layout:
             cost[todo] += 12 * _crossings(ends, self.segments)
         return faults, cost
 
-    def place_on_line(self, t, p0, p1, fractions=None, sides=(1, -1), gap_pt: float = 2.5) -> None:
+    def place_on_line(self, t, p0, p1, fractions=None, sides=(1, -1), gap_pt: float = 2.5) -> int:
         """Put text `t` along the segment from `p0` to `p1` (data coordinates), rotated with it,
         `gap_pt` points above it (side 1) or below (side -1), at the first of `fractions` of its
         visible length (0 its start, 1 its end) and of `sides` where it hits nothing (`faults`);
-        where none is free, the one that hits least."""
+        where none is free, the one that hits least. Returns how many things it hits there (0:
+        a free spot)."""
         import numpy as np
 
         to_px = self.ax.transData.transform
@@ -445,6 +446,7 @@ class Layout:
         t.set_transform(self.ax.transData)
         t.set_position(tuple(self.ax.transData.inverted().transform((box.cx, box.cy))))
         self.add(text_box(t, self.renderer))
+        return best[0]
 
 
 def _clip(a, b, area):

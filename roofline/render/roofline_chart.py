@@ -34,7 +34,7 @@ from ..model.roofs import ridge_point
 from ..model.precision import PRECISIONS
 from ..results.schema import Results
 from .chart import check_output, load_matplotlib, new_figure, save_atomic, text
-from .layout import Layout
+from .layout import OPAQUE, Layout
 from .text import occupancy_phrase, percent
 from .scene import Scene, problem_title, run_scene
 from .style import RUN_MARKERS, compute_color
@@ -214,7 +214,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     for j, d in enumerate(docs):
         mine = scene.kernels(j)
         if many:
-            handles.append(Line2D([], [], ls="", marker="", label=_run_heading(d, timed[j], len(mine))))
+            handles.append(Line2D([], [], ls="", marker="", label=_run_heading(d, timed[j], len(mine), bw)))
         for g in mine:
             p = g[0]
             k = d.kernels[p.index]
@@ -312,18 +312,21 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     peak_labels, measured_labels = [], []
     for level, value, found in compute:
         color = compute_color(level)
-        near = found and (value / found < NEAR or many)  # several compute roofs: one label each
+        # several compute roofs: one short label each (each measured roof is in the legend; a label
+        # as long as its roof's visible stretch would lie on that roof's ridge)
+        near = found and value / found < NEAR and not many
         peak_labels.append((ax.text(0, 0, f"{level}{'' if many else ' peak'} {value:,.0f} GFLOP/s"
                                     + (f" (measured {found:,.0f})" if near else ""), color=color,
                                     fontsize=9 if many else None),
                             value / fastest_bw if many else min(ridges), value))
-        if found and not near:
+        if found and not near and not many:
             measured_labels.append((ax.text(0, 0, f"{level} measured {found:,.0f} GFLOP/s", color=color, fontsize=9),
                                     found / fastest_bw if many else min(ridges), found))
     ref_labels = [(ax.text(0, 0, f"cuBLAS{' ' + _precision_name(d) if many else ''} (reference) "
                            f"{d.reference.gflops:,.0f} GFLOP/s", color="0.3", fontsize=9), d.reference.gflops)
                   for d in docs]
-    ridge_labels = [ax.annotate(f"{level + ' ' if many else ''}ridge {ridge_point(value, bw):.1f} FLOP/B",
+    # one run: each ridge named beside its dot; several: in each run's heading (the band is too crowded)
+    ridge_labels = [] if many else [ax.annotate(f"{level + ' ' if many else ''}ridge {ridge_point(value, bw):.1f} FLOP/B",
                                 (ridge_point(value, bw), value), xytext=(0, 14), textcoords="offset points",
                                 fontsize=9, arrowprops=dict(arrowstyle="-", lw=0.6, color="0.5", shrinkA=0, shrinkB=4))
                     for level, value, _ in compute]
@@ -343,8 +346,9 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     for t, y in flat:
         placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.98, 0.8, 0.6, 0.4])
     for t, gbps, side in roof_labels:
-        placer.place_on_line(t, (x_lo, x_lo * gbps), (peak / gbps, peak), sides=(side, -side),
-                             fractions=[0.05 + 0.05 * i for i in range(18)])
+        if placer.place_on_line(t, (x_lo, x_lo * gbps), (peak / gbps, peak), sides=(side, -side),
+                                fractions=[0.05 + 0.05 * i for i in range(18)]):
+            t.set_bbox(OPAQUE)  # no free spot along its roof: it hides the kernel line it lies on
     # several runs (thirty labels in one crowded band): a leader may cross another rather than a
     # label land on something
     placer.place_annotations(ridge_labels + texts, passes=8 if many else 4,
@@ -356,10 +360,12 @@ def _precision_name(doc: Results) -> str:
     return PRECISIONS[doc.problem.problem.dtype].title
 
 
-def _run_heading(doc: Results, timed: int, drawn: int) -> str:
-    """A run's heading in the list beside a chart of several: its problem and precision's roof."""
+def _run_heading(doc: Results, timed: int, drawn: int, dram_gbps: float) -> str:
+    """A run's heading in the list beside a chart of several: its problem, its precision's roof and
+    that roof's ridge against the DRAM roof (`dram_gbps`; the chart's black dot, named here)."""
     more = f", the {drawn} fastest of {timed}" if drawn < timed else ""
-    return f"{problem_title(doc)}{more}\nagainst {doc.compute_level} {doc.peak_gflops():,.0f} GFLOP/s"
+    return (f"{problem_title(doc)}{more}\nagainst {doc.compute_level} {doc.peak_gflops():,.0f} GFLOP/s, "
+            f"ridge {ridge_point(doc.peak_gflops(), dram_gbps):.1f} FLOP/B")
 
 
 def _line_text(doc: Results, k) -> str:
