@@ -283,3 +283,21 @@ def test_where_no_sample_ran_at_full_clock_the_table_says_so():
     row = next(line for line in shown.splitlines() if line.strip().startswith("register_tiling_2d"))
     assert " none " in row
     assert "no sample ran at full clock: the full-clock readings are missing" in shown
+
+
+def test_a_gpu_whose_nvml_says_less_gives_a_note_and_the_timing_as_before(gpu):
+    from roofline.measure.runner import _nvml_notes
+
+    assert _nvml_notes([], energy=True) == []
+    assert _nvml_notes(["energy"], energy=False) == []  # not asked for: nothing to say
+    note = _nvml_notes(["clock event reasons", "power-cap time"], energy=False)[0]
+    assert note.startswith("NVML gives no clock event reasons, power-cap time on this GPU")
+
+    class Mute(FakeSampler):  # a GPU whose NVML answers nothing
+        def read(self, energy=False):
+            return Reading(None, None, None, None, None, None)
+    items = [gpu.item("ref", 1.0), gpu.item("k", 2.0)]
+    out = time_in_rounds(items, sampler=Mute(gpu), min_samples=20, max_samples=20)
+    k = out.timings[1]
+    assert k.median_ms == 2.0 and out.top_clock_mhz is None
+    assert k.throttled is None and k.sm_clock_mhz is None  # not known, so not recorded (never "not throttled")

@@ -187,7 +187,7 @@ def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
         if not samples[i]:
             timings.append(None)
             continue
-        recorded = sampler is not None
+        recorded = sampler is not None and top is not None  # NVML said the clock: the conditions are known
         hot = mark_throttled(reasons[i], clocks[i], top, full_clock_share)
         timings.append(Timing(tuple(samples[i]), warmup=max(warmup, 1), rounds=tuple(rounds_of[i]),
                               sm_clock_mhz=tuple(clocks[i]) if recorded else None,
