@@ -178,8 +178,8 @@ class Timing:
     def by_round(self, full_clock: bool = False) -> dict[int, float]:
         """The median time of this timing's samples in each round (`rounds`), the full-clock ones
         alone with `full_clock` (a round with none left out). Empty where rounds were not recorded."""
-        if self.rounds is None:
-            return {}
+        if self.rounds is None or (full_clock and self.throttled is None):
+            return {}  # not timed in rounds, or which samples ran at full clock is not known
         hot = self.throttled or (False,) * len(self.samples_ms)
         out: dict[int, list[float]] = {}
         for t, r, h in zip(self.samples_ms, self.rounds, hot):

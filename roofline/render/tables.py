@@ -186,7 +186,9 @@ def _conditions(timing, reference, timed: bool) -> list[str]:
     mhz = "-" if clocks is None else (f"{clocks[0]:,}" if clocks[0] == clocks[1] else f"{clocks[0]:,}-{clocks[1]:,}")
     hot = timing.throttled_samples
     throttled = "-" if hot is None else f"{hot}/{timing.repeat}"
-    if reference is None:
+    if not timing.conditions_recorded:
+        full = "-"  # which samples ran at full clock is not known
+    elif reference is None:
         full = "100.0" if timing.full_clock_ms else "none"
     else:
         pairs = paired(timing, reference, full_clock=True)
