@@ -258,7 +258,7 @@ def _traces(fig) -> list[dict]:
 
 
 # The report's chart data pinned (`_traces`, hashed): moving code must not change what it draws.
-PINNED = {"run": "d9a32a1b99a87b2b", "run-measured-highlight": "f41abf1ba3c44a69", "profile": "7a137f121abeae29"}
+PINNED = {"run": "e541e23d0f56527d", "run-measured-highlight": "b566c518c8bdedcd", "profile": "7a137f121abeae29"}
 
 
 def _pinned_reports():
@@ -276,3 +276,30 @@ def test_the_reports_chart_data_is_pinned():
     found = {name: hashlib.sha256(json.dumps(_traces(r.figures[html_report.CHART_ID])).encode()).hexdigest()[:16]
              for name, r in _pinned_reports().items()}
     assert found == PINNED
+
+
+@pytest.mark.parametrize("path", [RUN, PLOTS / "user-kernel-h200.json", PLOTS / "tune-h200.json"], ids=lambda p: p.stem)
+def test_a_kernel_has_the_charts_colour_in_the_report(path):
+    """The same kernel looks the same everywhere: its points in the report are in the colour the
+    PNG chart draws it in (the scene's, with the chart's `most`)."""
+    from roofline.render import roofline_chart, scene, style
+
+    doc, _ = api.show([path])
+    search = doc.tune is not None
+    chart = scene.run_scene([doc], most=roofline_chart.MAX_SEARCHED if search else roofline_chart.MAX_DRAWN)
+    drawn = {p.index: style.css_color(p.color) for p in chart.points}
+    fig = html_report.build(doc, [path]).figures[html_report.CHART_ID]
+    found = {c: color for t in fig.data if t.mode == "markers" for c, color in zip(t.customdata, t.marker.color)}
+    assert found == drawn
+
+
+def test_a_sweeps_kernels_have_the_sweep_charts_colours():
+    from roofline.render.chart import kernel_style
+    from roofline.render.style import css_color
+
+    path = PLOTS / "sweep-h200.json"
+    doc, _ = api.show([path])
+    sweep = html_report.build(doc, [path]).figures[html_report.SWEEP_ID]
+    ladder = [t.name for t in sweep.data if t.name != "cuBLAS"]
+    assert ladder and all(t.line.color == css_color(kernel_style(t.name, ladder.index(t.name), len(ladder))["color"])
+                          for t in sweep.data if t.name != "cuBLAS")

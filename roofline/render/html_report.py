@@ -54,7 +54,8 @@ from .text import (
     verdict_sentence,
 )
 from .scene import compute_roofs, memory_roofs, run_scene
-from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS
+from .chart import kernel_style, load_matplotlib
+from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS, USER_COLORS, css_color
 
 SUFFIXES = (".html", ".htm")
 INSTALL = 'pip install "roofline[report]"'
@@ -148,7 +149,8 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
                          if doc.kernels else "no kernels in these results; make them with roofline run --all")
     if measured and not any(k.counted for k in doc.kernels):
         raise UsageError("no kernel in these results was profiled; make them with roofline run --all --profile")
-    scene = run_scene([doc], measured, highlight, palette="ramp")
+    load_matplotlib()  # the kernels' colours are the charts' (matplotlib's colour maps)
+    scene = run_scene([doc], measured, highlight)
     kernels = scene.kernels()
     points = {g[0].kernel: {p.level: p.x for p in g if p.x is not None} for g in kernels}
     levels = [lv for lv in RUN_LEVELS if any(p.level == lv for p in scene.points)]
@@ -178,7 +180,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
             hovertext=[_run_hover(of[p.kernel], level, points[p.kernel], verdicts[p.kernel], ref.time_ms) for p in at],
             hovertemplate="%{hovertext}<extra></extra>",
             marker=dict(symbol=RUN_LEVELS[level], size=[16 if p.user else 11 for p in at],
-                        color=[p.color for p in at], line=dict(color="black", width=0.8),
+                        color=[css_color(p.color) for p in at], line=dict(color="black", width=0.8),
                         opacity=[0.2 if p.faded else 0.95 for p in at]),
             unselected=dict(marker=dict(opacity=0.15))))
         point_traces.append(len(fig.data) - 1)
@@ -186,7 +188,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     for p in flat:  # a user kernel with neither a model nor counters: its rate alone
         fig.add_trace(go.Scatter(
             x=[x_lo, x_hi], y=[p.y, p.y], mode="lines", name=_h(f"{p.kernel} (no model)"),
-            customdata=[p.index] * 2, line=dict(color=p.color, dash="dash", width=2),
+            customdata=[p.index] * 2, line=dict(color=css_color(p.color), dash="dash", width=2),
             hovertext=[_run_hover(of[p.kernel], None, {}, verdicts[p.kernel], ref.time_ms)] * 2,
             hovertemplate="%{hovertext}<extra></extra>"))
     source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
@@ -245,9 +247,9 @@ def _run_hover(k, level: str | None, pts: dict[str, float], v, ref_ms: float) ->
 
 
 def _sweep(doc: Results, highlight: set[str]):
-    """GFLOP/s against size (square sweeps, log x) or shape by shape in FLOP order, a line per kernel."""
+    """GFLOP/s against size (square sweeps, log x) or shape by shape in FLOP order, a line per
+    kernel, in the sweep chart's colours (`sweep_chart`: a ladder kernel's technique, the user's own)."""
     import plotly.graph_objects as go
-    from plotly.colors import sample_colorscale
 
     square = all(p.problem.problem.square for p in doc.sweep)
     sweep = sorted(doc.sweep, key=lambda p: (p.problem.problem.flops, p.problem.m, p.problem.n))
@@ -255,7 +257,12 @@ def _sweep(doc: Results, highlight: set[str]):
     names = []
     for p in sweep:
         names += [k.name for k in p.kernels if k.name not in names]
-    colors = sample_colorscale("Viridis", [0.05 + 0.85 * i / max(len(names) - 1, 1) for i in range(len(names))])
+    timed = [n for n in names if any(k.name == n and k.timed for p in sweep for k in p.kernels)]
+    users = [k.name for k in doc.kernels if k.user and k.name in timed]
+    ladder = [n for n in timed if n not in users]
+    colors = [css_color(USER_COLORS[users.index(n) % len(USER_COLORS)] if n in users else
+                        kernel_style(n, ladder.index(n), len(ladder))["color"] if n in ladder else "0.6")
+              for n in names]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=xs, y=[p.reference.gflops for p in sweep], mode="lines+markers", name="cuBLAS",
                              line=dict(color="black", width=3),

@@ -86,13 +86,13 @@ class Scene:
 
 
 def run_scene(docs: list[Results], measured: bool = False, highlight: set[str] = frozenset(),
-              most: int | None = None, palette: str = "technique") -> Scene:
+              most: int | None = None) -> Scene:
     """The scene of one run, or of several runs of one device in different precisions (each
     kernel against its own precision's roof). `most`: each document's fastest `most` kernels
-    (None: every timed kernel). `palette`: 'technique', the charts' colours (a ladder step in the
-    hue of its technique, several runs each in a colour family of its own, a tile search's
-    notable tiles named and the rest grey); 'ramp', the HTML report's (viridis along the file's
-    timed kernels)."""
+    (None: every timed kernel). Colours, the same on every view: a ladder step in the hue of its
+    technique (`chart.kernel_style`), several runs each in a colour family of its own, the user's
+    kernels in theirs, a tile search's notable tiles named and the rest grey; worked out over
+    the document's timed kernels, so that `most` changes no kernel's colour."""
     many = len(docs) > 1
     search = docs[0].tune is not None and not many
     points = []
@@ -103,7 +103,7 @@ def run_scene(docs: list[Results], measured: bool = False, highlight: set[str] =
         kept = {k.name for k in ranked[:most]} if most is not None else {k.name for k in timed}
         mine = [k for k in timed if k.name in kept]  # the file's order kept
         notable = _notable(ranked, mine, highlight) if search else {}
-        colors = _colors(j, mine, notable, many, search, palette)
+        colors = _colors(j, timed, notable, many, search)
         flops = d.problem.problem.flops
         index = {id(k): i for i, k in enumerate(d.kernels)}
         for k in mine:
@@ -122,16 +122,12 @@ def run_scene(docs: list[Results], measured: bool = False, highlight: set[str] =
     return Scene(title=_run_title(docs, search), points=tuple(points), roofs=tuple(_run_roofs(docs)), search=search)
 
 
-def _colors(run: int, mine: list, notable: dict, many: bool, search: bool, palette: str) -> dict:
-    if palette == "ramp":
-        from plotly.colors import sample_colorscale
-
-        ramp = sample_colorscale("Viridis", [0.05 + 0.85 * i / max(len(mine) - 1, 1) for i in range(len(mine))])
-        return {k.name: USER_COLORS[0] if k.user else c for k, c in zip(mine, ramp)}
-    ladder = [k for k in mine if not k.user]
-    users = [k for k in mine if k.user]
+def _colors(run: int, timed: list, notable: dict, many: bool, search: bool) -> dict:
+    """Each of the `timed` kernels' colour (matplotlib's: a name or an RGBA tuple)."""
+    ladder = [k for k in timed if not k.user]
+    users = [k for k in timed if k.user]
     out = {}
-    for k in mine:
+    for k in timed:
         if search:
             out[k.name] = notable.get(k.name, OTHER_TILE)
         elif k.user:

@@ -14,7 +14,7 @@ COMPUTE_COLORS = {"FP32": "#d62728", "FP64": "#8c564b", "FP16": "#555555", "BF16
                   "FP16 tensor": "#d2691e", "TF32 tensor": "#e377c2", "FP8 tensor": "#bcbd22",
                   "INT8 tensor": "#7f7f7f", "FP64 tensor": "#a0522d"}
 OTHER_COMPUTE = "#d62728"  # a roof this table does not name
-USER_COLORS = ("#d6006f", "#7a3cff", "#00a087", "#ff7f0e")  # the user's kernels, apart from the ladder's viridis
+USER_COLORS = ("#d6006f", "#7a3cff", "#00a087", "#ff7f0e")  # the user's kernels, apart from the ladder's technique hues
 SEARCH_COLORS = {"fastest": "#1a9850", "slowest": "#d73027"}  # a tile search's fastest and slowest tiles
 OTHER_TILE = "0.6"  # a tile search's other points: grey
 
@@ -28,3 +28,14 @@ PROFILE_MARKERS = (("dram", "DRAM", "o", "circle"), ("l2", "L2", "s", "square"),
 def compute_color(level: str) -> str:
     """The colour of compute roof `level` ('FP32', 'BF16 tensor', ...)."""
     return COMPUTE_COLORS.get(level, OTHER_COMPUTE)
+
+
+def css_color(color) -> str:
+    """A colour as matplotlib takes it (a name, '0.6' grey, an RGB(A) tuple of 0-1 floats) as
+    Plotly and CSS take it: '#rrggbb', or 'rgba(r, g, b, a)' where it is not opaque."""
+    from matplotlib.colors import to_hex, to_rgba
+
+    r, g, b, a = to_rgba(color)
+    if a >= 1:
+        return to_hex((r, g, b))
+    return f"rgba({round(255 * r)}, {round(255 * g)}, {round(255 * b)}, {a:g})"
