@@ -251,7 +251,7 @@ def from_preset(name: str) -> DeviceSpec:
     p = find_preset(name) if name.strip() else None
     if p is None:
         raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}; or describe it in a device "
-                         "file, --gpu mygpu.toml (docs/nsight-compute.md)")
+                         "file, {gpu} mygpu.toml (docs/nsight-compute.md)", "gpu")
     return DeviceSpec.build(name=p.name, compute_capability=p.compute_capability, sm_count=p.sm_count,
                             fp32_cores=p.fp32_cores, sm_clock_mhz=p.boost_clock_mhz, source=f"preset: {p.source}",
                             datasheet_dram_gbps=p.dram_gbps, memory_bytes=p.memory_bytes,
@@ -262,7 +262,7 @@ def named_limits(gpu: str | None, arch: str | None) -> ArchLimits | None:
     """Per-SM limits for `--gpu NAME` or `--arch sm_XY`; None when neither is given (the caller
     then asks this machine's GPU). Raises UsageError for unknown names or both at once."""
     if gpu is not None and arch is not None:
-        raise UsageError("give --gpu or --arch, not both")
+        raise UsageError("give {gpu} or {arch}, not both", "gpu", ["arch"])
     if gpu is not None:
         return from_preset(gpu).arch_limits
     if arch is not None:
