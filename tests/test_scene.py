@@ -46,3 +46,47 @@ def test_most_keeps_the_fastest_and_the_roofs_come_from_the_vocabulary(doc):
     assert [(r.level, r.measured) for r in s.memory()][0] == ("DRAM", False)
     assert all(r.color == style.MEMORY_COLORS[r.level] for r in s.memory())
     assert s.title.startswith(f"{doc.device.name}: SGEMM") and "hierarchical roofline" in s.title
+
+
+PROFILE = Path(__file__).resolve().parent.parent / "plots" / "profile-h200-transformer.json"
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return api.show([PROFILE])[0]
+
+
+def test_a_profile_is_a_point_per_counted_level_in_its_kernels_colour_against_its_precision(profile):
+    s = scene.profile_scene(profile, 12)
+    top = profile.kernels[0]
+    first = [p for p in s.points if p.index == 0]
+    assert [p.level for p in first] == [label for key, label, _, _ in style.PROFILE_MARKERS if top.intensity(key)]
+    assert all(p.roof == "BF16 tensor" and p.label == "1" and p.share == top.time_share for p in first)
+    assert first[0].x == top.intensity("dram") and first[0].color == style.profile_colors(12)[0]
+    assert {p.index for p in s.points} <= set(range(12))
+    # memory roofs of the levels counted, then the compute roofs highest first; the measured BF16
+    # tensor roof is FP16 cuBLAS's
+    assert [r.level for r in s.memory() if not r.measured] == ["DRAM", "L2", "SMEM"]
+    assert [(r.level, r.measured) for r in s.compute()] == [("BF16 tensor", False), ("BF16 tensor", True),
+                                                           ("FP32", False), ("FP32", True)]
+    assert [r.borrowed for r in s.compute()] == [None, "FP16 cuBLAS", None, None]
+    assert s.title.startswith(f"{profile.device.name}: top 12 of {len(profile.kernels)} kernels by GPU time")
+
+
+def test_a_profile_kernel_off_its_clock_has_its_roof_at_that_clock(profile):
+    s = scene.profile_scene(profile)
+    assert s.kernel_roofs and all(r.style == ":" and not r.memory for r in s.kernel_roofs)
+    for r in s.kernel_roofs:
+        k = profile.kernels[r.kernel]
+        assert r.value == profile.roofs(k).roof(k.dominant, measured=False).value
+        assert abs(k.clock_mhz / profile.nominal_clock_mhz(r.level) - 1) > 0.03
+    faded = scene.profile_scene(profile, highlight={profile.kernels[0].name})
+    assert {p.index for p in faded.points if not p.faded} == {0}
+
+
+def test_roofs_of_one_value_are_one_line(doc):
+    fp32 = scene.compute_roofs(doc.device.roofs, ["FP32"])
+    twin = scene.RoofLine("FP64 tensor", fp32[0].value * 1.005, False, False, "#000000", "-", "")
+    lines = scene.one_line_per_value([fp32[0], fp32[1], twin])
+    assert [[r.level for r in g] for g in lines] == [["FP32", "FP64 tensor"], ["FP32"]]
+    assert lines[1][0].measured

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .. import files
 from ..errors import RunError, UsageError
-from ..model.roofs import COMPUTE_LEVEL, ridge_point
+from ..model.roofs import ridge_point
 from ..model.units import figure, plural
 from ..results.profile import ProfiledKernel, ProfileResults
 from ..results.schema import Results
@@ -53,9 +53,9 @@ from .text import (
     roof_name,
     verdict_sentence,
 )
-from .scene import compute_roofs, memory_roofs, run_scene
+from .scene import profile_scene, run_scene
 from .chart import kernel_style, load_matplotlib
-from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS, USER_COLORS, css_color
+from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS, USER_COLORS, css_color, profile_marker_size
 
 SUFFIXES = (".html", ".htm")
 INSTALL = 'pip install "roofline[report]"'
@@ -296,38 +296,30 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
     import plotly.graph_objects as go
 
     roofs = doc.device.roofs
-    drawn = [k for k in doc.kernels if k.dominant is not None and k.gflops
-             and any(k.intensity(lv) for lv, _, _ in PROFILE_LEVELS)]
-    precisions = sorted({COMPUTE_LEVEL[k.dominant] for k in drawn} | (
-        {"FP32"} if any("fp32" in k.flops for k in doc.kernels) else set()),
-        key=lambda lv: -(roofs.roof(lv, measured=False).value if roofs.roof(lv, measured=False) else 0))
-    precisions = [lv for lv in precisions if roofs.roof(lv, measured=False)]
-    ais = [k.intensity(lv) for k in drawn for lv, _, _ in PROFILE_LEVELS if k.intensity(lv)]
+    scene = profile_scene(doc, highlight=highlight)
+    drawn = {p.index for p in scene.points}
+    precisions = [r.level for r in scene.compute() if not r.measured]
+    ais = [p.x for p in scene.points]
     x_lo, x_hi = (min(ais) / 4, max(ais) * 4) if ais else (0.01, 1000.0)
-    tops = [roofs.roof(lv, measured=False).value for lv in precisions] or [roofs.fp32_gflops]
-    counted = {"DRAM": any(k.bytes.get("dram") for k in doc.kernels),
-               "L2": any(k.bytes.get("l2") for k in doc.kernels),
-               "SMEM": any(k.bytes.get("l1") or k.bytes.get("smem") for k in doc.kernels)}
+    tops = [r.value for r in scene.compute() if not r.measured] or [roofs.fp32_gflops]
     fig = go.Figure()
-    _memory_roofs(fig, memory_roofs(roofs, [lv for lv, c in counted.items() if c]), max(tops), x_lo, "memory roofs")
-    index = {id(k): i for i, k in enumerate(doc.kernels)}
+    _memory_roofs(fig, scene.memory(), max(tops), x_lo, "memory roofs")
     point_traces, level_of = [], {}
     for precision in precisions:
-        _compute_roofs(fig, compute_roofs(roofs, [precision]), x_lo, x_hi, precision)
-        ks = [k for k in drawn if COMPUTE_LEVEL[k.dominant] == precision]
-        for key, label, symbol in PROFILE_LEVELS:
-            at = [k for k in ks if k.intensity(key)]
+        _compute_roofs(fig, [r for r in scene.compute() if r.level == precision], x_lo, x_hi, precision)
+        for _, label, symbol in PROFILE_LEVELS:
+            at = [p for p in scene.points if p.roof == precision and p.level == label]
             if not at:
                 continue
             fig.add_trace(go.Scatter(
-                x=[k.intensity(key) for k in at], y=[k.gflops for k in at], mode="markers",
+                x=[p.x for p in at], y=[p.y for p in at], mode="markers",
                 name=_h(f"{precision} at {label}"), legendgroup=precision, legendgrouptitle_text=_h(precision),
-                customdata=[index[id(k)] for k in at],
-                hovertext=[_profile_hover(doc, k, index[id(k)], label) for k in at],
+                customdata=[p.index for p in at],
+                hovertext=[_profile_hover(doc, doc.kernels[p.index], p.index, label) for p in at],
                 hovertemplate="%{hovertext}<extra></extra>",
-                marker=dict(symbol=symbol, size=[6 + 40 * k.time_share ** 0.5 for k in at],
+                marker=dict(symbol=symbol, size=[profile_marker_size(p.share) for p in at],
                             color=COMPUTE_COLORS.get(precision, "#444444"), line=dict(color="black", width=0.7),
-                            opacity=[_strength(k.name, highlight, 0.8) for k in at]),
+                            opacity=[0.2 if p.faded else 0.8 for p in at]),
                 unselected=dict(marker=dict(opacity=0.12))))
             point_traces.append(len(fig.data) - 1)
             level_of[len(fig.data) - 1] = label
@@ -359,7 +351,7 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
                (roof_name(b.level) if b else "-", b.level if b else ""), _num(v.times_floor, "{:.2f}"),
                (profiled_kernel_verdict(doc, k), "")])
         report.row_titles.append(k.demangled or k.name)
-    not_drawn = [str(i + 1) for i, k in enumerate(doc.kernels) if not any(k is d for d in drawn)]
+    not_drawn = [str(i + 1) for i in range(len(doc.kernels)) if i not in drawn]
     if not_drawn:
         report.notes.append(f"Not drawn (no floating-point work counted, or no bytes: no intensity to place them at), "
                             f"in the table only: #{', #'.join(not_drawn)}.")

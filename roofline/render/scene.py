@@ -1,21 +1,25 @@
 """A chart as data: which points a roofline draws, where (arithmetic intensity, GFLOP/s), with
 which marker, colour and label, faded or not, read against which precision's roof; and which roof
 lines (level, value, colour, style) under which title. Built once from results documents
-(`run_scene`), drawn by the matplotlib chart (`roofline_chart`) and the HTML report
-(`html_report`) alike, so that a kernel's point is worked out in one place. Markers and roof
+(`run_scene`, drawn by `roofline_chart` and the HTML report `html_report`) or from a profile
+(`profile_scene`, drawn by `profile_chart` and the report's profile part), so that a kernel's
+point is worked out in one place. Markers and roof
 colours come from `style`; nothing here draws.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 
 from ..model.precision import PRECISIONS
-from ..model.roofs import intensities
+from ..model.roofs import COMPUTE_LEVEL, intensities
+from ..model.units import figure, plural
+from ..results.profile import ProfileResults
 from ..results.schema import Results
 from .chart import kernel_style, run_color
-from .style import MEMORY_COLORS, OTHER_TILE, RUN_MARKERS, SEARCH_COLORS, USER_COLORS, compute_color
+from .style import (MEMORY_COLORS, OTHER_TILE, PROFILE_MARKERS, RUN_MARKERS, SEARCH_COLORS, USER_COLORS, compute_color,
+                    profile_colors)
 from .text import l2_note
 
 
@@ -27,7 +31,8 @@ class Point:
     `rank` its place by rate among the timed kernels of its document. `named`: its label is
     written on the chart (a tile search names only its notable tiles); `faded`: another kernel was
     highlighted; `shown`: drawn from the start (a counted level of a kernel that the model places
-    waits for --measured); `roof`: the compute level it is read against."""
+    waits for --measured); `roof`: the compute level it is read against; `share`: a profiled
+    kernel's share of the GPU time (its marker's area: `style.profile_marker_area`)."""
 
     kernel: str
     index: int
@@ -46,12 +51,15 @@ class Point:
     faded: bool
     shown: bool
     roof: str
+    share: float | None = None
 
 
 @dataclass(frozen=True)
 class RoofLine:
     """A roof: a memory level's diagonal (GB/s) or a compute level's horizontal (GFLOP/s),
-    theoretical (style '-') or measured ('--')."""
+    theoretical (style '-') or measured ('--'); or a profiled kernel's own compute roof at the
+    clock it ran at (style ':', in the kernel's colour; `kernel` its index). `borrowed`: where a
+    measured roof came from when not from its own measurement ('FP16 cuBLAS')."""
 
     level: str  # 'DRAM', 'L2', 'SMEM', or a compute level: 'FP32', 'BF16 tensor', ...
     value: float
@@ -60,18 +68,21 @@ class RoofLine:
     color: str
     style: str
     label: str  # as a chart's legend names it: 'DRAM measured 4,282 GB/s', 'FP32 peak 66,908 GFLOP/s'
+    kernel: int | None = None
+    borrowed: str | None = None
 
 
 @dataclass(frozen=True)
 class Scene:
     """A roofline chart as data: its title, its points (kernel by kernel, in the documents'
-    order) and roofs (memory ones, then compute ones highest first), and whether it is a tile
-    search (`roofline tune`)."""
+    order) and roofs (memory ones, then compute ones highest first), whether it is a tile
+    search (`roofline tune`), and (a profile) the kernels' own roofs at the clocks they ran at."""
 
     title: str
     points: tuple[Point, ...]
     roofs: tuple[RoofLine, ...]
     search: bool = False
+    kernel_roofs: tuple[RoofLine, ...] = ()
 
     def kernels(self, run: int | None = None) -> list[tuple[Point, ...]]:
         """The points kernel by kernel (of document `run` alone, if given), in order."""
@@ -184,6 +195,68 @@ def compute_roofs(roofs, levels) -> list[RoofLine]:
             if r is not None and r.measured == measured:
                 out.append(RoofLine(r.level, r.value, measured, False, compute_color(r.level), "--" if measured else "-",
                                     f"{r.level} {'measured' if measured else 'peak'} {r.value:,.0f} GFLOP/s"))
+    return out
+
+
+def profile_scene(doc: ProfileResults, top: int | None = None, highlight: set[str] = frozenset()) -> Scene:
+    """The scene of profile `doc`'s `top` kernels by GPU time (None: all of them), each against
+    the roof of its own precision: a point per memory level Nsight Compute counted bytes at (DRAM,
+    L2, L1/shared), in the kernel's colour (`style.profile_colors`, by rank), labelled with its
+    rank, weighted by its time share; a kernel with no floating-point work or no bytes has none.
+    Roofs: the memory roofs of the levels some kernel was counted at, then the compute roofs of
+    the kernels' precisions (FP32 too where FP32 work was counted), highest first. A kernel that
+    ran more than 3 % off the clock its roof assumes has its roof at the clock it ran at
+    (Nsight Compute's sm__cycles_elapsed.avg.per_second) in `kernel_roofs`."""
+    kernels = doc.kernels[:top]
+    colors = profile_colors(len(kernels))
+    points, clocks = [], []
+    for i, (k, color) in enumerate(zip(kernels, colors)):
+        if k.dominant is None or not k.gflops:
+            continue
+        at = [(label, marker, symbol, k.intensity(key)) for key, label, marker, symbol in PROFILE_MARKERS
+              if k.intensity(key)]
+        for label, marker, symbol, ai in at:
+            points.append(Point(kernel=k.name, index=i, run=0, rank=i + 1, level=label, x=ai, y=k.gflops, marker=marker,
+                                symbol=symbol, color=color, label=str(i + 1), user=False, named=True,
+                                highlighted=k.name in highlight, faded=bool(highlight) and k.name not in highlight,
+                                shown=True, roof=COMPUTE_LEVEL[k.dominant], share=k.time_share))
+        own = doc.roofs(k).roof(k.dominant, measured=False)
+        nominal = doc.nominal_clock_mhz(own.level) if own else None
+        if at and own and k.clock_mhz and nominal and abs(k.clock_mhz / nominal - 1) > 0.03:
+            clocks.append(RoofLine(own.level, own.value, False, False, color, ":",
+                                   f"{own.level} at {k.clock_mhz:,.0f} MHz {own.value:,.0f} GFLOP/s", kernel=i))
+    roofs = doc.device.roofs
+    fp32 = {"FP32"} if any("fp32" in k.flops for k in kernels) else set()
+    peaks = {lv: roofs.roof(lv, measured=False) for lv in {COMPUTE_LEVEL[k.dominant] for k in kernels if k.dominant}}
+    peaks.update({lv: roofs.roof(lv, measured=False) for lv in fp32})
+    levels = sorted(peaks, key=lambda lv: (-(peaks[lv].value if peaks[lv] else 0), lv))
+    counted = [level for level, keys in (("DRAM", ("dram",)), ("L2", ("l2",)), ("SMEM", ("l1", "smem")))
+               if any(k.bytes.get(key) for k in kernels for key in keys)]
+    own_bf16 = "bf16_tensor" in (doc.device.measured_peaks_gflops or {})
+    compute = [replace(r, borrowed="FP16 cuBLAS") if r.measured and r.level == "BF16 tensor" and not own_bf16 else r
+               for r in compute_roofs(roofs, levels)]
+    command = " ".join(doc.command) if doc.command else (doc.report or "")
+    shown = f"top {len(kernels)} of {len(doc.kernels)} kernels" if len(kernels) < len(doc.kernels) else \
+        plural(len(kernels), "kernel")
+    title = f"{doc.device.name}: {shown} by GPU time ({figure(doc.total_time_ms)} ms profiled)\n{command[:110]}"
+    return Scene(title=title, points=tuple(points), roofs=tuple(memory_roofs(roofs, counted) + compute),
+                 kernel_roofs=tuple(clocks))
+
+
+def one_line_per_value(lines: list[RoofLine]) -> list[list[RoofLine]]:
+    """Compute roofs `lines` of one value (within 1 %) and kind as one line, all their levels
+    named on it (on an H200 the FP32 roof and the FP64 tensor one are both 66.9 TFLOP/s): the
+    theoretical lines, then the measured ones, each in the order of its first roof."""
+    out: list[list[RoofLine]] = []
+    for measured in (False, True):
+        for r in lines:
+            if r.measured != measured:
+                continue
+            same = next((g for g in out if g[0].measured == measured and abs(g[0].value / r.value - 1) < 0.01), None)
+            if same is not None:
+                same.append(r)
+            else:
+                out.append([r])
     return out
 
 

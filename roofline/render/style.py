@@ -39,3 +39,22 @@ def css_color(color) -> str:
     if a >= 1:
         return to_hex((r, g, b))
     return f"rgba({round(255 * r)}, {round(255 * g)}, {round(255 * b)}, {a:g})"
+
+
+def profile_colors(n: int) -> list:
+    """The colours of a profile's `n` top kernels by rank (matplotlib's tab10, tab20 past 10)."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab20" if n > 10 else "tab10"]
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def profile_marker_area(share: float) -> float:
+    """A profiled kernel's marker area on the chart (matplotlib's points squared) for its share
+    of the GPU time: proportional, at least 25."""
+    return max(25.0, 2400 * share)
+
+
+def profile_marker_size(share: float) -> float:
+    """The same marker in the HTML report (Plotly's size, pixels across): 6 + 40 * sqrt(share)."""
+    return 6 + 40 * share ** 0.5
