@@ -55,13 +55,13 @@ from .analysis.whatif import whatif as whatif_of
 if TYPE_CHECKING:
     from .measure import runner
     from .nsight import run as ncu
-    from .measure.offline import KernelResources
+    from .measure.nvrtc_compile import KernelResources
 
 DEFAULT_SIZE = 4096
 DEFAULT_RESULTS = store.DEFAULT_PATH
 DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
 MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM a GPU can hold
-_MEASURING = ("ceilings", "counters", "isolated", "nvml", "offline", "runner", "tuning")
+_MEASURING = ("ceilings", "counters", "isolated", "nvml", "nvrtc_compile", "offline", "runner", "tuning")
 
 
 def __getattr__(name: str):
@@ -655,7 +655,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     missing or cannot target the arch; a kernel that does not compile, or cannot launch on the
     target, is a row with an `error`. `ladder_kind` and `dtype` pick the ladder and precision as
     for `run` (`precision`): the tensor ladder's wgmma rungs compile for sm_90a."""
-    from .measure import nvml, offline
+    from .measure import nvml, nvrtc_compile, offline
     sources = list(sources or [])
     dtype = precision(ladder_kind, dtype, sources)
     sources = [replace(u, dtype=dtype) for u in sources]
@@ -677,7 +677,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         if preset is not None:  # tile_by_shape, split_k, wgmma_by_shape at the tile they pick for that GPU
             specs = [s.for_problem(problem, preset) for s in specs]
     if limits is not None:
-        offline.check_target(limits.arch)
+        nvrtc_compile.check_target(limits.arch)
     fits_in_l2 = preset is not None and preset.fits_in_l2(problem.working_set_bytes)
     rows = []
     target = limits or (parse_arch(preset.arch) if preset else None)  # --model-only: the preset's arch still rules
@@ -715,15 +715,15 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,
                   preset: DeviceSpec | None) -> KernelRow:
-    from .measure import offline
+    from .measure import nvrtc_compile
     spec = row.spec
     if isinstance(res, RunError):
         return replace(row, error=str(res))
     try:
-        dynamic = offline.dynamic_smem_bytes(spec, limits.arch)
+        dynamic = nvrtc_compile.dynamic_smem_bytes(spec, limits.arch)
     except RunError as exc:
         return replace(row, error=str(exc))
-    occ, why = offline.launch_check(res, limits, spec.threads_per_block, dynamic)
+    occ, why = nvrtc_compile.launch_check(res, limits, spec.threads_per_block, dynamic)
     error = f"{spec.name} cannot launch on {limits.arch}: {why}" if why else None
     waves = waves_of(spec.tile_grid(problem), preset.sm_count, occ.active_blocks_per_sm) if preset and not why else None
     floors = row.floors

@@ -117,7 +117,7 @@ def test_the_library_changes_nothing_in_a_process_that_imports_it():
     env = {k: v for k, v in __import__("os").environ.items() if k != "CUDA_CACHE_DISABLE"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr
-    from roofline.measure.offline import compiler_env
+    from roofline.measure.nvrtc_compile import compiler_env
 
     assert compiler_env()["CUDA_CACHE_DISABLE"] in ("1", __import__("os").environ.get("CUDA_CACHE_DISABLE"))
 

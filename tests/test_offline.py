@@ -11,7 +11,7 @@ from roofline.cli import app
 from roofline import api
 from roofline.errors import RunError
 from roofline.ladder.families import BY_NAME, LADDER, variant
-from roofline.measure import offline
+from roofline.measure import nvrtc_compile, offline
 
 
 # Each target's ladder is compiled in parts (its ten quick kernels, then each of the slow ones, about
@@ -38,7 +38,7 @@ def listed_specs(arch: str) -> dict:
 def test_each_ladder_kernel_compiles_for_target_without_spilling(part, arch):
     names, specs = PARTS[part], listed_specs(arch)
     for name, res in zip(names, offline.compile_in_fresh_process([specs[n] for n in names], arch)):
-        assert isinstance(res, offline.KernelResources), res
+        assert isinstance(res, nvrtc_compile.KernelResources), res
         assert res.local_bytes == 0, f"{name} uses {res.local_bytes} bytes of local memory on {arch}"
         assert 16 <= res.registers <= 255
 
@@ -76,20 +76,20 @@ def test_kernels_compile_for_target_without_spilling(arch):
 
 
 def test_dynamic_shared_memory_is_read_from_the_kernel_file():
-    assert offline.dynamic_smem_bytes(variant("async_copy<128,128,8,32,64,8,8,4>")) == 4 * 8 * (128 + 4 + 128) * 4
-    assert offline.dynamic_smem_bytes(BY_NAME["warptiling"].spec()) == 0
+    assert nvrtc_compile.dynamic_smem_bytes(variant("async_copy<128,128,8,32,64,8,8,4>")) == 4 * 8 * (128 + 4 + 128) * 4
+    assert nvrtc_compile.dynamic_smem_bytes(BY_NAME["warptiling"].spec()) == 0
 
 
 def test_tile_validity_comes_from_the_compiler():
     fam = BY_NAME["autotuned"]
-    ok = offline.compile_for(fam.spec({"BM": 128, "BN": 64, "BK": 16, "TM": 8, "TN": 4}), "sm_90")
+    ok = nvrtc_compile.compile_for(fam.spec({"BM": 128, "BN": 64, "BK": 16, "TM": 8, "TN": 4}), "sm_90")
     assert ok.static_smem_bytes == 4 * 16 * (128 + 4 + 64)
     with pytest.raises(RunError, match="static assertion failed.*a block holds 32 to 1024 threads"):
-        offline.compile_for(fam.spec({"BM": 256, "BN": 256, "BK": 8, "TM": 4, "TN": 4}), "sm_90")
+        nvrtc_compile.compile_for(fam.spec({"BM": 256, "BN": 256, "BK": 8, "TM": 4, "TN": 4}), "sm_90")
     with pytest.raises(RunError, match="every thread loads whole float4s of A"):  # 1024 threads, 256 float4s
-        offline.compile_for(fam.spec({"BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 4}), "sm_90")
+        nvrtc_compile.compile_for(fam.spec({"BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 4}), "sm_90")
     with pytest.raises(RunError, match="uses too much shared data"):  # 64 x (128 + 4 + 128) floats: 66,560 bytes
-        offline.compile_for(fam.spec({"BM": 128, "BN": 128, "BK": 64, "TM": 4, "TN": 4}), "sm_90")
+        nvrtc_compile.compile_for(fam.spec({"BM": 128, "BN": 128, "BK": 64, "TM": 4, "TN": 4}), "sm_90")
 
 
 def test_ptxas_log_parsing():
@@ -97,12 +97,12 @@ def test_ptxas_log_parsing():
            "ptxas info    : Function properties for _Z4testPf\n"
            "ptxas         .     16 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads\n"
            "ptxas info    : Used 128 registers, used 1 barriers, 16 bytes cumulative stack size, 8192 bytes smem\n")
-    res = offline.parse_ptxas_log(log)
+    res = nvrtc_compile.parse_ptxas_log(log)
     assert (res.registers, res.static_smem_bytes, res.local_bytes) == (128, 8192, 16)
-    bare = offline.parse_ptxas_log("ptxas info    : Used 32 registers, used 0 barriers")
+    bare = nvrtc_compile.parse_ptxas_log("ptxas info    : Used 32 registers, used 0 barriers")
     assert (bare.registers, bare.static_smem_bytes, bare.local_bytes) == (32, 0, 0)
     with pytest.raises(RunError, match="no ptxas resource report"):
-        offline.parse_ptxas_log("nothing here")
+        nvrtc_compile.parse_ptxas_log("nothing here")
 
 
 def test_occupancy_plot_and_target(tmp_path):
@@ -236,8 +236,8 @@ def test_a_fork_server_that_ends_or_takes_too_long_is_stopped_and_says_so(tmp_pa
 def test_the_warp_specialised_rung_compiles_for_sm_90a_without_spilling():
     spec = BY_NAME["wgmma_ws"].spec(dtype="bf16")
     res = offline.compile_in_fresh_process([spec], "sm_90")[0]  # wgmma and setmaxnreg: compiled for sm_90a
-    assert isinstance(res, offline.KernelResources), res
+    assert isinstance(res, nvrtc_compile.KernelResources), res
     assert res.local_bytes == 0 and 64 <= res.registers <= 168  # __launch_bounds__(384, 1): 65,536 / 384, rounded down to 8
     # 4 stages of a 128 x 64 A box and a 256 x 64 B box of 2-byte elements, 1,024 bytes to align
     # the first to the swizzle's atom, and two 8-byte barriers per stage.
-    assert offline.dynamic_smem_bytes(spec, "sm_90") == 1024 + 4 * (128 + 256) * 64 * 2 + 16 * 4 == 197_696
+    assert nvrtc_compile.dynamic_smem_bytes(spec, "sm_90") == 1024 + 4 * (128 + 256) * 64 * 2 + 16 * 4 == 197_696

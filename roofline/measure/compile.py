@@ -9,7 +9,7 @@ from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel
 from ..model.arch import ArchLimits
-from .offline import compile_cubin, compile_options, compiler_lines, dynamic_smem_bytes
+from .nvrtc_compile import compile_cubin, compile_options, compiler_lines, dynamic_smem_bytes
 
 
 @dataclass(frozen=True)

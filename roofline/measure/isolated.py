@@ -28,7 +28,7 @@ from ..ladder.user import UserKernel, from_description
 from ..model.problem import Problem
 from ..model.timing import DEFAULT_TIMEOUT_S
 from ..model.verify import Verification
-from .offline import compiler_env
+from .nvrtc_compile import compiler_env
 from .rounds import BUDGET_PER_ITEM_S, MIN_SAMPLES, WARMUP, without_rounds
 from .runner import FAILURES, Compiled, KernelRun, RaggedCheck, run
 from .timing import Timing

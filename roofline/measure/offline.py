@@ -1,27 +1,12 @@
-"""Compiling through NVRTC for any target, without a GPU: registers, local memory and shared
-memory of a kernel, and the dynamic shared memory a kernel file declares.
-
-Each kernel is compiled (CuPy's low-level NVRTC binding, which loads the NVRTC library from the
-CUDA wheels or the system toolkit; no driver needed) for `-arch=sm_XY` with `-Xptxas -v`, and the
-figures are read from ptxas's report in the program log:
-
-    ptxas info    : Used 128 registers, used 1 barriers, 8192 bytes smem
-    ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-
-(CuPy's own RawModule cannot do this: it appends the current device's -arch after ours.)
-NVRTC 13 may answer from the CUDA compute cache without running ptxas (and so without the
-report); the package turns that cache off when it loads (`roofline/__init__.py`).
-
-Each kernel compiles in a process of its own, forked from a server that loaded NVRTC with address
-randomisation off and lives as long as the process that started it (`compile_in_fresh_process`,
-`_ForkServer`), and the figures are kept: in the process, and for
+"""Compiling kernels each in a process of its own (`compile_in_fresh_process`): children forked
+from one server that loaded NVRTC with address randomisation off and lives as long as the process
+that started it (`_ForkServer`), or, where there is no fork, processes started from scratch. The
+children run `nvrtc_compile.compile_for`, and the figures are kept: in the process, and for
 ladder kernels on disk under ~/.cache/roofline/compiled (or $ROOFLINE_COMPILE_CACHE; 'off' for
 none), keyed on the source text, entry, options, target and compiler.
 
-Dynamic shared memory: a kernel that takes it defines the constant `<kernel>_smem_bytes<params>`. Compiling
-the name expression `roofline_smem_probe<<kernel>_smem_bytes<params>>` makes the compiler
-evaluate it; the number comes back inside the probe's mangled name (`nvrtcGetLoweredName`). Only
-the empty probe is instantiated, so this costs a parse, not a kernel build.
+`python -m roofline.measure.offline --serve` is the server, `... KERNEL ARCH` one kernel
+compiled in a process started from scratch (`_child_main`).
 """
 
 from __future__ import annotations
@@ -39,148 +24,19 @@ import tempfile
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
 from ..errors import RunError, UsageError
 from ..files import cache_file, write_atomic
 from ..ladder.families import KernelSpec
-from ..ladder.sources import source
 from ..ladder.user import UserKernel, from_argument, to_argument
-from ..model.arch import ArchLimits
-from ..model.occupancy import Occupancy, calculate
-from .nvml import INSTALL_HINT
+from .nvrtc_compile import KernelResources, compile_for, compile_options, compiler_env, nvrtc_version, warm_up
 
-_USED = re.compile(r"Used (\d+) registers")
-_SMEM = re.compile(r"(\d+) bytes smem")
-_STACK = re.compile(r"(\d+) bytes stack frame")
-_PROBE = "template <int BYTES> __global__ void roofline_smem_probe() {}\n"
-_LOWERED_INT = re.compile(r"ILi(\d+)E")
-_MAXNTID = re.compile(r"\.maxntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?")
-_CACHE_VARIABLE = "CUDA_CACHE_DISABLE"
 _FIXED_LAYOUT = "ROOFLINE_FIXED_LAYOUT"  # set in a compiling child once it runs without randomisation
 _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
 COMPILE_TIMEOUT_S = 600
-
-
-def compiler_env() -> dict[str, str]:
-    """The environment of a process roofline starts to compile in: this one's, with the CUDA
-    compute cache off (CUDA_CACHE_DISABLE=1; a caller's own setting wins). NVRTC 13 answers a
-    repeated compile from that cache without running ptxas, so without the register report
-    `compile_for` reads, and it reads the variable once, when it loads: so the variable is set
-    where roofline starts a process (and by the `roofline` command itself, `roofline.cli`), never
-    in a program that merely imports the library."""
-    return {**os.environ, _CACHE_VARIABLE: os.environ.get(_CACHE_VARIABLE, "1")}
-
-
-@dataclass(frozen=True)
-class KernelResources:
-    """ptxas's figures for one kernel on one target: 32-bit registers per thread, static shared
-    memory per block in bytes, and local memory per thread in bytes (the stack frame, where
-    spilled registers go: 0 means nothing spills; the same figure the driver reports as
-    `local_size_bytes`)."""
-
-    registers: int
-    static_smem_bytes: int
-    local_bytes: int
-    max_threads_per_block: int | None = None  # __launch_bounds__' limit (PTX .maxntid); None: none declared
-
-    def launch_bounds_reason(self, threads: int) -> str | None:
-        """Why a block of `threads` cannot launch under the kernel's __launch_bounds__, or None."""
-        if self.max_threads_per_block is not None and threads > self.max_threads_per_block:
-            return (f"its __launch_bounds__ allow at most {self.max_threads_per_block} threads per block; "
-                    f"the block has {threads}")
-        return None
-
-
-def parse_ptxas_log(log: str) -> KernelResources:
-    """The figures from a `-Xptxas -v` log holding one kernel. Raises RunError when the log has
-    no 'Used N registers' line (e.g. ptxas did not run)."""
-    used = _USED.search(log)
-    if used is None:
-        raise RunError("the compiler log holds no ptxas resource report")
-    smem = _SMEM.search(log)
-    stack = _STACK.search(log)
-    return KernelResources(registers=int(used.group(1)), static_smem_bytes=int(smem.group(1)) if smem else 0,
-                           local_bytes=int(stack.group(1)) if stack else 0)
-
-
-def nvrtc_version() -> tuple[int, int]:
-    """(major, minor) of the NVRTC library CuPy loads. Raises RunError when there is none."""
-    try:
-        from cupy_backends.cuda.libs import nvrtc
-
-        return tuple(nvrtc.getVersion())
-    except ImportError:
-        raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
-    except Exception as exc:  # the NVRTC shared library could not be found or loaded
-        raise RunError(f"NVRTC could not be loaded ({exc}); {INSTALL_HINT}") from None
-
-
-def _unsupported(arch: str) -> RunError:
-    major, minor = nvrtc_version()
-    other = "cuda13" if major < 13 else "cuda12"
-    return RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}; the other CUDA flavour may: in a "
-                    f"fresh environment, pip install '.[{other}]' (the two CuPy flavours cannot be installed together)")
-
-
-def check_target(arch: str) -> None:
-    """Raise RunError (one line) unless the loaded NVRTC can compile for `arch` ('sm_90',
-    'sm_90a'): the CUDA 12 NVRTC stops short of sm_110, the CUDA 13 one has dropped sm_70/72.
-    Uses nvrtcGetSupportedArchs; an NVRTC without it is let through (compile errors then say)."""
-    nvrtc_version()  # a clean RunError when CuPy or NVRTC is missing
-    from cupy_backends.cuda.libs import nvrtc
-
-    try:
-        supported = set(nvrtc.getSupportedArchs())
-    except Exception:
-        return
-    if int(arch.removeprefix("sm_").rstrip("af")) not in supported:
-        raise _unsupported(arch)
-
-
-def compile_for(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
-    """Compile `spec` for target `arch` ('sm_90') through NVRTC and return ptxas's figures.
-
-    The program ptxas sees is the kernel's file and nothing else: the CUDA compute cache, which
-    would answer a repeated compile without ptxas's report, is turned off in every process
-    roofline compiles in (CUDA_CACHE_DISABLE=1, `compiler_env`). Changing the source to miss the cache instead
-    changed what ptxas allocated (async_copy read 219 registers in one process and 226 in the
-    next). Raises RunError naming the kernel and the target, with the compiler's error lines, when
-    it does not compile (a tile the kernel's static_asserts reject, a user's mistake, a target
-    this NVRTC does not support), or when the report is missing all the same."""
-    nvrtc_version()
-    return _resources(spec.source_name, spec.name, spec.target(arch), spec.source_text(), spec.name_expression,
-                      compile_options(spec))
-
-
-def compile_cubin(spec: KernelSpec | UserKernel, arch: str) -> tuple[bytes, str]:
-    """(cubin, lowered name) of `spec` compiled for GPU target `arch` at the kernel's own target
-    (`spec.target`: 'sm_90a' for wgmma's arch-specific instructions, which CuPy's own compile,
-    fixed to the plain 'sm_90', cannot reach). Raises RunError as `compile_for` does."""
-    nvrtc_version()
-    _, lowered, cubin = _compile(spec.source_name, spec.name_expression, spec.target(arch), spec.source_text(),
-                                 spec.name_expression, ptxas=False, options=compile_options(spec), cubin=True)
-    return cubin, lowered
-
-
-@lru_cache(maxsize=None)
-def _resources(file_name: str, name: str, arch: str, text: str, expression: str,
-               options: tuple[str, ...]) -> KernelResources:
-    """`compile_for`, once per source text, kernel, target and options in a process (a user
-    kernel's child checks it at the ragged shape and then at the problem's)."""
-    log, lowered, ptx = _compile(file_name, name, arch, text, expression, options=options)
-    try:
-        return replace(parse_ptxas_log(log), max_threads_per_block=max_threads(ptx, lowered))
-    except RunError:
-        if not log.strip("\x00\n "):
-            raise RunError(f"{name} for {arch}: NVRTC answered from the CUDA compute cache without running "
-                           f"ptxas, so there is no register report; start roofline with {_CACHE_VARIABLE}=1 "
-                           f"(it is {os.environ.get(_CACHE_VARIABLE)!r} here)") from None
-        tail = " | ".join(ln.strip() for ln in log.strip("\x00\n ").splitlines()[-3:])
-        raise RunError(f"{name} for {arch}: the compiler log holds no ptxas resource report "
-                       f"(log ends: {tail})") from None
 
 
 def compile_in_fresh_process(specs: list[KernelSpec | UserKernel], arch: str,
@@ -335,7 +191,7 @@ def _compile_forked(specs: list[KernelSpec | UserKernel], arch: str) -> list[Ker
 
 class _ForkServer:
     """A process started with the layout fixed (`_fixed_address_space`) that has loaded NVRTC
-    and compiled once (`_warm_up`), then, for each folder of jobs named on its stdin, forks a
+    and compiled once (`warm_up`), then, for each folder of jobs named on its stdin, forks a
     child per job (`_fork_jobs`) and answers `done` on its stdout. One per roofline process,
     started on the first compile: a listing, a size sweep and a test session pay for the start
     once. It ends when its stdin closes (this process ended)."""
@@ -434,7 +290,7 @@ def _serve() -> None:
     (`_fork_jobs`), each from the same state: nothing read from the jobs before the fork, and what
     changes here between forks are small objects only."""
     _fixed_address_space()
-    _warm_up()  # CuPy and NVRTC loaded and started once, before any fork
+    warm_up()  # CuPy and NVRTC loaded and started once, before any fork
     pending = b""
     while True:  # the pipe read and written directly: no stream buffers in the state children start from
         while b"\n" not in pending:
@@ -531,21 +387,6 @@ def _fixed_address_space() -> None:
     os.execv(sys.executable, [sys.executable, "-m", "roofline.measure.offline", *sys.argv[1:]])
 
 
-def _warm_up() -> None:
-    """Load NVRTC and compile an empty kernel without ptxas: NVRTC's first compile in a process
-    spends about 0.3 s starting its front end, which a forked child then inherits instead of
-    paying again. Where NVRTC is missing nothing happens here; each compile then says why."""
-    try:
-        nvrtc_version()
-        from cupy_backends.cuda.libs import nvrtc
-
-        arch = f"sm_{max(nvrtc.getSupportedArchs())}"
-        _compile("roofline_warm_up.cu", "warm-up", arch, "__global__ void roofline_warm_up() {}\n",
-                 "roofline_warm_up", ptxas=False)
-    except Exception:
-        pass
-
-
 def _child_main() -> None:
     """`python -m roofline.measure.offline KERNEL ARCH`: print `compile_for`'s figures (or the
     error) as one JSON line. `... --serve`: the fork server (`_serve`)."""
@@ -553,140 +394,12 @@ def _child_main() -> None:
         _serve()
         return
     _fixed_address_space()
-    _warm_up()  # the state a forked child starts from
+    warm_up()  # the state a forked child starts from
     try:
         answer = asdict(compile_for(from_argument(sys.argv[1]), sys.argv[2]))
     except (RunError, UsageError) as exc:
         answer = {"error": str(exc)}
     print(json.dumps(answer))
-
-
-def dynamic_smem_bytes(spec: KernelSpec | UserKernel, arch: str = "sm_80") -> int:
-    """The dynamic shared memory `spec` is launched with, in bytes: a user kernel's declared
-    figure, or as a ladder kernel's file computes it (0 for a kernel that takes none). Raises
-    RunError when the expression does not compile."""
-    if spec.smem_expression is None:
-        return spec.fixed_dynamic_smem_bytes
-    return _probe_smem(spec.family.source_file, spec.name_expression, spec.smem_expression, spec.target(arch))
-
-
-@lru_cache(maxsize=None)
-def _probe_smem(file_name: str, label: str, expression: str, arch: str) -> int:
-    """`dynamic_smem_bytes`, compiled once per kernel, tile and target in a process (a size sweep
-    launches the same kernels at every size)."""
-    nvrtc_version()
-    lowered = _compile(file_name, label, arch, source(file_name) + _PROBE, f"roofline_smem_probe<{expression}>",
-                       ptxas=False)[1]
-    match = _LOWERED_INT.search(lowered)
-    if match is None:
-        raise RunError(f"{label}: cannot read its dynamic shared memory from {lowered!r}")
-    return int(match.group(1))
-
-
-def max_threads(ptx: str, lowered: str) -> int | None:
-    """The product of the `.maxntid X, Y, Z` directive (what `__launch_bounds__` compiles to) of
-    entry `lowered` in `ptx`; None when the entry declares none."""
-    start = ptx.find(f".entry {lowered}(")
-    if start < 0:
-        return None
-    body = ptx.find("{", start)
-    match = _MAXNTID.search(ptx, start, body if body > 0 else len(ptx))
-    return None if match is None else int(match.group(1)) * int(match.group(2) or 1) * int(match.group(3) or 1)
-
-
-def _without_name_map(log: str) -> str:
-    """The log without the errors NVRTC reports on its own name-expression lookup (`__nv_name_map`),
-    which follow from an error in the file and only repeat the entry."""
-    out, in_map = [], False
-    for line in log.splitlines():
-        if line.startswith("__nv_name_map"):
-            in_map = True
-        elif not (in_map and (line.startswith(" ") or not line.strip())):  # its quoted lines go with it
-            in_map = False
-            out.append(line)
-    return "\n".join(out)
-
-
-def compile_options(spec: KernelSpec | UserKernel) -> tuple[str, ...]:
-    """NVRTC options besides the target, for this compile and CuPy's: the kernel's own, and for a
-    user's kernel the CUDA header folders (`cuda_include_options`)."""
-    return spec.compile_options + (cuda_include_options() if isinstance(spec, UserKernel) else ())
-
-
-def launch_check(res: KernelResources, limits: ArchLimits, threads: int, dynamic_smem: int) -> tuple[Occupancy, str | None]:
-    """The calculated occupancy of a compiled kernel and why a block of `threads` cannot launch on
-    `limits`' SM (a resource over the limit, or its __launch_bounds__), None when it can."""
-    occ = calculate(limits, max(res.registers, 1), threads, res.static_smem_bytes, dynamic_smem)
-    return occ, occ.reason or res.launch_bounds_reason(threads)
-
-
-@lru_cache(maxsize=None)
-def cuda_include_options() -> tuple[str, ...]:
-    """-I options for the CUDA headers a kernel may include (<cuda_fp16.h>, <cuda_pipeline.h>):
-    the include folders of the CUDA wheels (nvidia/cuda_runtime, nvidia/cu13) and of the toolkit
-    CuPy finds (CUDA_PATH), those that exist."""
-    import importlib.util
-
-    found = []
-    spec = importlib.util.find_spec("nvidia")
-    for base in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cuda_runtime/include", "cu13/include", "cu12/include"):
-            if os.path.isdir(os.path.join(base, sub)):
-                found.append(os.path.join(base, sub))
-    try:
-        import cupy
-
-        cuda_path = cupy.cuda.get_cuda_path()
-    except Exception:
-        cuda_path = None
-    if cuda_path and os.path.isdir(os.path.join(cuda_path, "include")):
-        found.append(os.path.join(cuda_path, "include"))
-    return tuple(f"-I{folder}" for folder in dict.fromkeys(found))
-
-
-def compiler_lines(log: str, limit: int = 12) -> list[str]:
-    """The lines of an NVRTC log that say what is wrong ('mine.cu(12): error: ...' and the source
-    lines it quotes), at most `limit`, without the empty ones and the summary line."""
-    lines = [ln.rstrip() for ln in log.strip("\x00\n ").splitlines()
-             if ln.strip() and "detected in the compilation" not in ln]
-    return lines[:limit] + ([f"... ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
-
-
-def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
-             ptxas: bool = True, options: tuple[str, ...] = ("-std=c++17",),
-             cubin: bool = False) -> tuple[str, str, str | bytes]:
-    """Compile `text` (named `file_name` in messages) for `arch` with `expression` instantiated;
-    returns (program log, lowered name, PTX), or with `cubin` the binary in place of the PTX. A failure is a RunError whose first line starts with
-    `label`, followed by the compiler's own lines (`compiler_lines`)."""
-    from cupy_backends.cuda.libs import nvrtc
-
-    prog = nvrtc.createProgram(text, file_name, [], [])
-    try:
-        nvrtc.addNameExpression(prog, expression)
-        flags = [f"-arch={arch}", *options] + (["-Xptxas", "-v"] if ptxas else [])
-        try:
-            nvrtc.compileProgram(prog, flags)
-        except Exception as exc:
-            log = nvrtc.getProgramLog(prog) or str(exc)
-            if "gpu-architecture" in log:
-                raise _unsupported(arch) from None
-            errors = [ln for ln in log.splitlines() if ": error" in ln]
-            if errors and all(ln.startswith("__nv_name_map") for ln in errors):  # only the entry failed
-                raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
-                               "template arguments") from None
-            lines = compiler_lines(_without_name_map(log)) or [str(exc)]
-            raise RunError(f"{label} does not compile for {arch}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
-        try:
-            lowered = nvrtc.getLoweredName(prog, expression)
-        except Exception:
-            raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
-                           "template arguments") from None
-        if cubin:
-            return nvrtc.getProgramLog(prog), lowered, nvrtc.getCUBIN(prog)
-        ptx = nvrtc.getPTX(prog)
-        return nvrtc.getProgramLog(prog), lowered, ptx.decode() if isinstance(ptx, bytes) else ptx
-    finally:
-        nvrtc.destroyProgram(prog)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from ..model.verify import Verification, tolerance_for, verify
 from .compile import compile_kernel
 from . import energy as energy_meter
 from .nvml import Sampler, from_nvml, require_gpu
-from .offline import compile_for, launch_check
+from .nvrtc_compile import compile_for, launch_check
 from . import reference as cublas_reference
 from ..progress import Progress
 from .rounds import Item, Rounds, time_in_rounds
