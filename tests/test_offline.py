@@ -11,7 +11,7 @@ from roofline.cli import app
 from roofline import api
 from roofline.errors import RunError
 from roofline.ladder.families import BY_NAME, LADDER, variant
-from roofline.measure import nvrtc_compile, offline
+from roofline.measure import compile_cache, nvrtc_compile, offline
 
 
 # Each target's ladder is compiled in parts (its ten quick kernels, then each of the slow ones, about
@@ -159,7 +159,7 @@ def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
 def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
     folder = tmp_path / "compiled"
     monkeypatch.setenv("ROOFLINE_COMPILE_CACHE", str(folder))
-    monkeypatch.setattr(offline, "_memo", {})
+    monkeypatch.setattr(compile_cache, "_memo", {})
     naive = BY_NAME["naive"].spec()
     (first,) = offline.compile_in_fresh_process([naive], "sm_90")
     assert first.registers > 0 and first.local_bytes == 0
@@ -171,21 +171,21 @@ def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
         raise AssertionError(f"compiled {[s.name for s in specs]} again")
 
     monkeypatch.setattr(offline, "_compile_forked", no_compile)
-    monkeypatch.setattr(offline, "_memo", {})  # a new process: from the file alone
+    monkeypatch.setattr(compile_cache, "_memo", {})  # a new process: from the file alone
     assert offline.compile_in_fresh_process([naive], "sm_90") == [first]
     with pytest.raises(AssertionError, match="compiled"):  # another target is another compile
         offline.compile_in_fresh_process([naive], "sm_80")
     with pytest.raises(AssertionError, match="compiled"):  # and cache=False compiles whatever is kept
         offline.compile_in_fresh_process([naive], "sm_90", cache=False)
     kept.write_text('{"registers": -3}')  # a damaged file is no answer
-    monkeypatch.setattr(offline, "_memo", {})
+    monkeypatch.setattr(compile_cache, "_memo", {})
     with pytest.raises(AssertionError, match="compiled"):
         offline.compile_in_fresh_process([naive], "sm_90")
     for off in ("", "off"):
         monkeypatch.setenv("ROOFLINE_COMPILE_CACHE", off)
-        assert offline.compile_cache_folder() is None
+        assert compile_cache.compile_cache_folder() is None
     monkeypatch.delenv("ROOFLINE_COMPILE_CACHE")
-    assert offline.compile_cache_folder() == offline.cache_file("compiled")
+    assert compile_cache.compile_cache_folder() == compile_cache.cache_file("compiled")
 
 
 def test_a_users_kernel_with_headers_of_its_own_is_not_kept(tmp_path):
@@ -196,8 +196,8 @@ def test_a_users_kernel_with_headers_of_its_own_is_not_kept(tmp_path):
     (tmp_path / "tile.cuh").write_text("#define TILE 4\n")
     alone = tmp_path / "alone.cu"
     alone.write_text("#include <cuda_fp16.h>\n__global__ void k(float* c) { c[0] = 4; }\n")
-    assert offline._cache_key(load(own, {"entry": "k", "block": "32", "grid": "1"}), "sm_90") is None
-    assert len(offline._cache_key(load(alone, {"entry": "k", "block": "32", "grid": "1"}), "sm_90")) == 64
+    assert compile_cache.cache_key(load(own, {"entry": "k", "block": "32", "grid": "1"}), "sm_90") is None
+    assert len(compile_cache.cache_key(load(alone, {"entry": "k", "block": "32", "grid": "1"}), "sm_90")) == 64
 
 
 def test_a_compile_that_ends_without_an_answer_says_how(tmp_path):
