@@ -61,7 +61,7 @@ DEFAULT_SIZE = 4096
 DEFAULT_RESULTS = store.DEFAULT_PATH
 DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
 MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM a GPU can hold
-_MEASURING = ("ceilings", "counters", "isolated", "nvml", "nvrtc_compile", "offline", "runner", "tuning")
+_MEASURING = ("ceilings", "compile_pool", "counters", "isolated", "nvml", "nvrtc_compile", "runner", "tuning")
 
 
 def __getattr__(name: str):
@@ -655,7 +655,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     missing or cannot target the arch; a kernel that does not compile, or cannot launch on the
     target, is a row with an `error`. `ladder_kind` and `dtype` pick the ladder and precision as
     for `run` (`precision`): the tensor ladder's wgmma rungs compile for sm_90a."""
-    from .measure import nvml, nvrtc_compile, offline
+    from .measure import compile_pool, nvml, nvrtc_compile
     sources = list(sources or [])
     dtype = precision(ladder_kind, dtype, sources)
     sources = [replace(u, dtype=dtype) for u in sources]
@@ -692,7 +692,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
             rows.append(KernelRow(spec, figures, floors))
     if limits is not None:
         to_compile = [r for r in rows if r.unavailable is None]
-        compiled = offline.compile_in_fresh_process([r.spec for r in to_compile], limits.arch)
+        compiled = compile_pool.compile_in_fresh_process([r.spec for r in to_compile], limits.arch)
         done = {id(r): _compiled_row(r, res, limits, problem, preset) for r, res in zip(to_compile, compiled)}
         rows = [done.get(id(r), r) for r in rows]
     notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]

@@ -11,7 +11,7 @@ from roofline.cli import app
 from roofline import api
 from roofline.errors import RunError
 from roofline.ladder.families import BY_NAME, LADDER, variant
-from roofline.measure import compile_cache, nvrtc_compile, offline
+from roofline.measure import compile_cache, compile_pool, nvrtc_compile
 
 
 # Each target's ladder is compiled in parts (its ten quick kernels, then each of the slow ones, about
@@ -37,7 +37,7 @@ def listed_specs(arch: str) -> dict:
 @pytest.mark.parametrize("part", list(PARTS))
 def test_each_ladder_kernel_compiles_for_target_without_spilling(part, arch):
     names, specs = PARTS[part], listed_specs(arch)
-    for name, res in zip(names, offline.compile_in_fresh_process([specs[n] for n in names], arch)):
+    for name, res in zip(names, compile_pool.compile_in_fresh_process([specs[n] for n in names], arch)):
         assert isinstance(res, nvrtc_compile.KernelResources), res
         assert res.local_bytes == 0, f"{name} uses {res.local_bytes} bytes of local memory on {arch}"
         assert 16 <= res.registers <= 255
@@ -161,7 +161,7 @@ def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("ROOFLINE_COMPILE_CACHE", str(folder))
     monkeypatch.setattr(compile_cache, "_memo", {})
     naive = BY_NAME["naive"].spec()
-    (first,) = offline.compile_in_fresh_process([naive], "sm_90")
+    (first,) = compile_pool.compile_in_fresh_process([naive], "sm_90")
     assert first.registers > 0 and first.local_bytes == 0
     (kept,) = list(folder.iterdir())
     assert json.loads(kept.read_text()) == {"registers": first.registers, "static_smem_bytes": first.static_smem_bytes,
@@ -170,17 +170,17 @@ def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
     def no_compile(specs, arch):
         raise AssertionError(f"compiled {[s.name for s in specs]} again")
 
-    monkeypatch.setattr(offline, "_compile_forked", no_compile)
+    monkeypatch.setattr(compile_pool, "_compile_forked", no_compile)
     monkeypatch.setattr(compile_cache, "_memo", {})  # a new process: from the file alone
-    assert offline.compile_in_fresh_process([naive], "sm_90") == [first]
+    assert compile_pool.compile_in_fresh_process([naive], "sm_90") == [first]
     with pytest.raises(AssertionError, match="compiled"):  # another target is another compile
-        offline.compile_in_fresh_process([naive], "sm_80")
+        compile_pool.compile_in_fresh_process([naive], "sm_80")
     with pytest.raises(AssertionError, match="compiled"):  # and cache=False compiles whatever is kept
-        offline.compile_in_fresh_process([naive], "sm_90", cache=False)
+        compile_pool.compile_in_fresh_process([naive], "sm_90", cache=False)
     kept.write_text('{"registers": -3}')  # a damaged file is no answer
     monkeypatch.setattr(compile_cache, "_memo", {})
     with pytest.raises(AssertionError, match="compiled"):
-        offline.compile_in_fresh_process([naive], "sm_90")
+        compile_pool.compile_in_fresh_process([naive], "sm_90")
     for off in ("", "off"):
         monkeypatch.setenv("ROOFLINE_COMPILE_CACHE", off)
         assert compile_cache.compile_cache_folder() is None
@@ -203,30 +203,30 @@ def test_a_users_kernel_with_headers_of_its_own_is_not_kept(tmp_path):
 def test_a_compile_that_ends_without_an_answer_says_how(tmp_path):
     (tmp_path / "3.status").write_text("-9")
     (tmp_path / "3.err").write_text("ptxas: out of memory\n\n")
-    err = offline._answer(tmp_path, 3, BY_NAME["naive"].spec(), "sm_90", "")
+    err = compile_pool._answer(tmp_path, 3, BY_NAME["naive"].spec(), "sm_90", "")
     assert str(err) == "naive for sm_90: the compiling process failed (exit code -9): ptxas: out of memory"
-    err = offline._answer(tmp_path, 4, BY_NAME["naive"].spec(), "sm_90", "Traceback ...\nImportError: no cupy\n")
+    err = compile_pool._answer(tmp_path, 4, BY_NAME["naive"].spec(), "sm_90", "Traceback ...\nImportError: no cupy\n")
     assert str(err) == "naive for sm_90: the compiling process failed (exit code unknown): ImportError: no cupy"
 
 
 def test_one_fork_server_serves_every_compile_and_one_that_ended_is_replaced():
     naive = BY_NAME["naive"].spec()
-    (first,) = offline.compile_in_fresh_process([naive], "sm_90", cache=False)
-    server = offline._server
-    (again,) = offline.compile_in_fresh_process([naive], "sm_90", cache=False)
-    assert offline._server is server and again == first
+    (first,) = compile_pool.compile_in_fresh_process([naive], "sm_90", cache=False)
+    server = compile_pool._server
+    (again,) = compile_pool.compile_in_fresh_process([naive], "sm_90", cache=False)
+    assert compile_pool._server is server and again == first
     server.stop()
-    (third,) = offline.compile_in_fresh_process([naive], "sm_90", cache=False)
-    assert offline._server is not server and third == first
+    (third,) = compile_pool.compile_in_fresh_process([naive], "sm_90", cache=False)
+    assert compile_pool._server is not server and third == first
 
 
 def test_a_fork_server_that_ends_or_takes_too_long_is_stopped_and_says_so(tmp_path):
     from roofline.ladder.user import to_argument
 
     (tmp_path / "0.job").write_text(json.dumps([to_argument(BY_NAME["split_k"].spec()), "sm_90"]))
-    slow = offline._ForkServer()
+    slow = compile_pool._ForkServer()
     assert slow.run(str(tmp_path), 0.05) == "no answer within 0.05 s" and not slow.alive()
-    ended = offline._ForkServer()
+    ended = compile_pool._ForkServer()
     ended.proc.kill()
     ended.proc.wait()
     assert ended.run(str(tmp_path), 5) == "the compiling process ended (exit code -9)"
@@ -235,7 +235,7 @@ def test_a_fork_server_that_ends_or_takes_too_long_is_stopped_and_says_so(tmp_pa
 @pytest.mark.xdist_group("ladder_sm_90")
 def test_the_warp_specialised_rung_compiles_for_sm_90a_without_spilling():
     spec = BY_NAME["wgmma_ws"].spec(dtype="bf16")
-    res = offline.compile_in_fresh_process([spec], "sm_90")[0]  # wgmma and setmaxnreg: compiled for sm_90a
+    res = compile_pool.compile_in_fresh_process([spec], "sm_90")[0]  # wgmma and setmaxnreg: compiled for sm_90a
     assert isinstance(res, nvrtc_compile.KernelResources), res
     assert res.local_bytes == 0 and 64 <= res.registers <= 168  # __launch_bounds__(384, 1): 65,536 / 384, rounded down to 8
     # 4 stages of a 128 x 64 A box and a 256 x 64 B box of 2-byte elements, 1,024 bytes to align

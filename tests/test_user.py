@@ -263,7 +263,7 @@ def test_register_counts_agree_across_processes():
     # Compiled one after another in one process, async_copy read 219 instead of 226 registers in
     # about 1 process of 40; each kernel in a fresh process with a fixed address space agrees.
     from roofline.ladder.families import BY_NAME
-    from roofline.measure.offline import compile_in_fresh_process
+    from roofline.measure.compile_pool import compile_in_fresh_process
 
     # Three processes per kernel: two forked, in the opposite order, the third started afresh
     # (warptiling); the kernel that does not compile between them.
@@ -271,7 +271,7 @@ def test_register_counts_agree_across_processes():
     bad_kernel = load(Path(KERNELS / "does_not_compile.cu"))
     run = compile_in_fresh_process(kernels + [bad_kernel] + kernels[::-1], "sm_90", cache=False)
     assert [r.registers for r in run[:2]] == [r.registers for r in run[4:2:-1]] and run[0].registers > 0
-    child = subprocess.run([sys.executable, "-m", "roofline.measure.offline", "warptiling<128,128,16,16,64,4,8>",
+    child = subprocess.run([sys.executable, "-m", "roofline.measure.compile_pool", "warptiling<128,128,16,16,64,4,8>",
                             "sm_90"], capture_output=True, text=True, check=True)
     assert json.loads(child.stdout)["max_threads_per_block"] == 512 and json.loads(child.stdout)["registers"] > 0
     assert json.loads(child.stdout)["registers"] == run[0].registers  # forked or started afresh, alike

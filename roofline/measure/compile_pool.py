@@ -3,7 +3,7 @@ from one server that loaded NVRTC with address randomisation off and lives as lo
 that started it (`_ForkServer`), or, where there is no fork, processes started from scratch. The
 children run `nvrtc_compile.compile_for`; figures compiled before are taken from `compile_cache`.
 
-`python -m roofline.measure.offline --serve` is the server, `... KERNEL ARCH` one kernel
+`python -m roofline.measure.compile_pool --serve` is the server, `... KERNEL ARCH` one kernel
 compiled in a process started from scratch (`_child_main`).
 """
 
@@ -93,7 +93,7 @@ class _ForkServer:
         self.owner = os.getpid()
         self.log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace", prefix="roofline-compile-",
                                           suffix=".err")
-        self.proc = subprocess.Popen([sys.executable, "-m", "roofline.measure.offline", "--serve"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "roofline.measure.compile_pool", "--serve"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                      start_new_session=True, env=compiler_env())
 
@@ -178,7 +178,7 @@ def _answer(folder: Path, index: int, spec: KernelSpec | UserKernel, arch: str, 
 
 
 def _serve() -> None:
-    """`python -m roofline.measure.offline --serve`: the fork server (`_ForkServer`). With the
+    """`python -m roofline.measure.compile_pool --serve`: the fork server (`_ForkServer`). With the
     layout fixed and NVRTC started, read one folder of jobs per line and fork its children
     (`_fork_jobs`), each from the same state: nothing read from the jobs before the fork, and what
     changes here between forks are small objects only."""
@@ -252,7 +252,7 @@ def _compile_each(specs: list[KernelSpec | UserKernel], arch: str) -> list[Kerne
 
 
 def _compile_in_child(spec: KernelSpec | UserKernel, arch: str) -> KernelResources | RunError:
-    proc = subprocess.run([sys.executable, "-m", "roofline.measure.offline", to_argument(spec), arch],
+    proc = subprocess.run([sys.executable, "-m", "roofline.measure.compile_pool", to_argument(spec), arch],
                           capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=compiler_env())
     try:
         answer = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -277,11 +277,11 @@ def _fixed_address_space() -> None:
     except (OSError, AttributeError):
         return
     os.environ[_FIXED_LAYOUT] = "1"
-    os.execv(sys.executable, [sys.executable, "-m", "roofline.measure.offline", *sys.argv[1:]])
+    os.execv(sys.executable, [sys.executable, "-m", "roofline.measure.compile_pool", *sys.argv[1:]])
 
 
 def _child_main() -> None:
-    """`python -m roofline.measure.offline KERNEL ARCH`: print `compile_for`'s figures (or the
+    """`python -m roofline.measure.compile_pool KERNEL ARCH`: print `compile_for`'s figures (or the
     error) as one JSON line. `... --serve`: the fork server (`_serve`)."""
     if sys.argv[1:2] == ["--serve"]:
         _serve()
