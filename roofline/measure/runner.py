@@ -37,6 +37,7 @@ from ..model.device import DeviceSpec
 from ..model.energy import Energy
 from ..model.occupancy import Occupancy, calculate
 from ..model.problem import Problem
+from ..model.timing import check_l2
 from ..model.traffic import ModelFigures
 from ..model.verify import Verification, tolerance_for, verify
 from .compile import compile_kernel
@@ -46,7 +47,7 @@ from .nvrtc_compile import compile_for, launch_check
 from . import reference as cublas_reference
 from ..progress import Progress
 from .rounds import Item, Rounds, time_in_rounds
-from .timing import L2_MODES, Timing, gpu_hold, l2_flush, time_gpu
+from .timing import Timing, gpu_hold, l2_flush, time_gpu
 
 STEPS_PER_KERNEL = 2  # compile, verify (then all are timed together, in rounds)
 FREE_MEMORY_SHARE = 0.9
@@ -264,8 +265,7 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
     UsageError for another `l2`. A kernel that fails to compile, verify or launch does not raise:
     its `KernelRun` says why.
     """
-    if l2 not in L2_MODES:
-        raise UsageError(f"--l2 takes {' or '.join(L2_MODES)}, got {l2!r}")
+    check_l2(l2)
     progress = progress or Progress()
     if device is None:
         device = preflight(problem)

@@ -19,6 +19,7 @@ from typing import Annotated
 
 from annotated_types import MinLen
 
+from ..errors import UsageError
 from .units import Millis
 
 # IQR / median above which a timing is marked noisy in tables. Of the 128 timed kernels and
@@ -39,6 +40,13 @@ FULL_CLOCK_SHARE = 0.97
 Z95 = 1.959964
 L2_MODES = ("cold", "warm")  # flushed before each timed launch, or left as the previous one left it
 DEFAULT_TIMEOUT_S = 5.0  # seconds a user kernel's launch may take before its process is ended
+
+
+def check_l2(l2: str) -> str:
+    """`l2` when it is one of L2_MODES; UsageError naming the parameter `l2` otherwise."""
+    if l2 not in L2_MODES:
+        raise UsageError(f"{{l2}} takes {' or '.join(L2_MODES)}, got {l2!r}", "l2")
+    return l2
 
 
 def median_ci95(values) -> tuple[float, float] | None:
