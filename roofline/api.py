@@ -30,7 +30,7 @@ from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
 from .model.precision import PRECISIONS, check_dtype
 from .model.problem import Problem
 from .model.roofs import COMPUTE_LEVEL, Verdict, plain_verdict
-from .model.timing import DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE, L2_MODES
+from .model.timing import DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE, check_l2
 from .model.traffic import ModelFigures
 from .model.units import plural
 from .model.waves import Waves, waves_of
@@ -77,12 +77,13 @@ def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) 
     `ladder.user.KEYS`, None for not given) overriding it. Raises UsageError (one line) for a
     file that cannot be read, a launch description that does not parse, or two kernels of one
     name, and for launch flags given without exactly one file."""
-    given = [f"--{k}" for k, v in (flags or {}).items() if v is not None]
+    given = [k.replace("-", "_") for k, v in (flags or {}).items() if v is not None]
     if given and not paths:
-        raise UsageError(f"{given[0]} describes your kernel's launch; give the file too: --source FILE.cu")
+        raise UsageError(f"{{{given[0]}}} describes your kernel's launch; give the file too: {{source}} FILE.cu",
+                         given[0], ["source"])
     if given and len(paths) > 1:
-        raise UsageError(f"{given[0]} applies to one --source; with several files, declare each launch in its "
-                         "file ('// roofline KEY: VALUE' lines)")
+        raise UsageError(f"{{{given[0]}}} applies to one {{source}}; with several files, declare each launch in its "
+                         "file ('// roofline KEY: VALUE' lines)", given[0], ["source"])
     kernels = [load(Path(p), flags) for p in paths]
     names = [k.name for k in kernels]
     for k in kernels:
@@ -100,25 +101,26 @@ def problems(size: int | None = None, m: int | None = None, n: int | None = None
     and for two of these ways given at once or M, N, K given in part."""
     if sizes is not None:
         if any(v is not None for v in (size, m, n, k)):
-            raise UsageError("give --sizes or --size/--m/--n/--k, not both")
+            raise UsageError("give {sizes} or {size}/{m}/{n}/{k}, not both", "sizes", ["size", "m", "n", "k"])
         found = set()
         for item in sizes.split(","):
             parts = item.strip().lower().split("x")
             if len(parts) not in (1, 3) or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
-                raise UsageError(f"--sizes takes comma-separated sizes N or shapes MxNxK, e.g. "
-                                 f"512,1024,8192x1024x4096; got {sizes!r}")
+                raise UsageError(f"{{sizes}} takes comma-separated sizes N or shapes MxNxK, e.g. "
+                                 f"512,1024,8192x1024x4096; got {sizes!r}", "sizes")
             values = [int(p) for p in parts]
             found.add(Problem(*(values * 3 if len(values) == 1 else values)))
         return [p.validate() for p in sorted(found, key=lambda p: (p.flops, p.m, p.n))]
     given = [v is not None for v in (m, n, k)]
     if any(given):
         if size is not None:
-            raise UsageError("give --size or --m/--n/--k, not both")
+            raise UsageError("give {size} or {m}/{n}/{k}, not both", "size", ["m", "n", "k"])
         if not all(given):
-            raise UsageError("give all three of --m, --n and --k (or --size N for a square problem)")
+            raise UsageError("give all three of {m}, {n} and {k} (or {size} N for a square problem)", "m",
+                             ["n", "k", "size"])
         return [Problem(m, n, k).validate()]
     if size is not None and size < 1:
-        raise UsageError(f"--size must be a positive integer, got {size}")
+        raise UsageError(f"{{size}} must be a positive integer, got {size}", "size")
     s = DEFAULT_SIZE if size is None else size
     return [Problem(s, s, s).validate()]
 
@@ -178,17 +180,18 @@ def new(path: Path, force: bool = False, name: str | None = None, dtype: str = "
         raise UsageError(f"{str(path) or 'the file name'}: give the new kernel a .cu file name, e.g. mine.cu")
     files.check_writable(path)  # a folder, a missing folder, a name too long: refused in one line
     if (path.exists() or path.is_symlink()) and not force:
-        raise UsageError(f"{path} already exists; choose another name or pass --force to replace it")
+        raise UsageError(f"{path} already exists; choose another name or pass {{force}} to replace it",
+                         mentions=["force"])
     derived = name is None
     kernel = kernel_identifier(path.stem) if derived else name
     if derived and kernel in _CPP_KEYWORDS:
         raise UsageError(f"{files.shown_path(path)}: the kernel would be named {kernel!r} after the file, a C++ keyword; "
-                         "choose another name with --name NAME")
+                         "choose another name with {name} NAME", mentions=["name"])
     if not _C_IDENTIFIER.fullmatch(kernel) or kernel in _CPP_KEYWORDS or _RESERVED.match(kernel):
-        raise UsageError(f"--name {kernel!r}: the kernel's name must be a C identifier (at most 64 letters, "
+        raise UsageError(f"{{name}} {kernel!r}: the kernel's name must be a C identifier (at most 64 letters, "
                          "digits and '_', not starting with a digit), no C++ keyword, and not start with '__' "
-                         "or '_' and a capital (names the compiler reserves, such as __global__)")
-    check_name(kernel, files.shown_path(path) if derived else f"--name {kernel}", remedy="with --name NAME")
+                         "or '_' and a capital (names the compiler reserves, such as __global__)", "name")
+    check_name(kernel, files.shown_path(path) if derived else f"{{name}} {kernel}", remedy="with {name} NAME")
     if dtype == "fp32":
         text = re.sub(r"\bmy_sgemm\b", kernel, source("starter.cu"))
     else:
@@ -250,15 +253,16 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     _check_autotuned(autotuned_tile, dtype)
     if autotuned_tile is not None:
         tiles.resolve(None, autotuned_tile)  # the tile is checked before any GPU work
-    if l2 not in L2_MODES:
-        raise UsageError(f"--l2 takes {' or '.join(L2_MODES)}, got {l2!r}")
+    check_l2(l2)
     if not 0 < timeout_s <= MAX_TIMEOUT_S:
-        raise UsageError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}")
+        raise UsageError(f"{{timeout}} must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}",
+                         "timeout")
     if budget_s is not None and not 0 < budget_s <= MAX_BUDGET_S:
-        raise UsageError(f"--budget must be more than 0 and at most {MAX_BUDGET_S:g} seconds, got {budget_s:g}")
+        raise UsageError(f"{{budget}} must be more than 0 and at most {MAX_BUDGET_S:g} seconds, got {budget_s:g}",
+                         "budget")
     if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
-        raise UsageError(f"--full-clock must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
-                         f"got {full_clock_share:g}")
+        raise UsageError(f"{{full_clock}} must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
+                         f"got {full_clock_share:g}", "full_clock")
     for p in problems:
         p.validate()
         for user in sources:
@@ -305,7 +309,7 @@ LADDER_KINDS = tuple(families.LADDERS)  # 'fp32', 'tensor'
 def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
     """A tile for the autotuned kernel is for the FP32 ladder's: UsageError in another precision."""
     if autotuned_tile is not None and dtype != "fp32":
-        raise UsageError("--autotuned-tile applies to the FP32 ladder's autotuned kernel")
+        raise UsageError("{autotuned_tile} applies to the FP32 ladder's autotuned kernel", "autotuned_tile")
 PLOT_KINDS = ("roofline", "sweep", "energy")
 MAX_BUDGET_S = 3600.0  # an hour of timing per problem is more than any ladder needs
 MIN_FULL_CLOCK_SHARE = 0.5  # below half the top clock "full clock" would mean nothing
@@ -320,25 +324,26 @@ def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKern
     BF16, the tensor ladder in FP32), or a user kernel declaring a tensor precision other than
     the run's (its operands are of that type)."""
     if ladder_kind is not None and ladder_kind not in LADDER_KINDS:
-        raise UsageError(f"--ladder takes {' or '.join(LADDER_KINDS)}, got {ladder_kind!r}")
+        raise UsageError(f"{{ladder_kind}} takes {' or '.join(LADDER_KINDS)}, got {ladder_kind!r}", "ladder_kind")
     if dtype is not None:
         check_dtype(dtype)
     if dtype is None:
         declared = sorted({u.dtype for u in sources})
         if len(declared) > 1:
             raise UsageError(f"your kernels declare different precisions ({', '.join(declared)}); a run has one: "
-                             "give --dtype, or run them apart")
+                             "give {dtype}, or run them apart", mentions=["dtype"])
         tensor = [d for d in declared if d != "fp32"]  # fp32: declared so, or nothing declared
         dtype = tensor[0] if tensor else "bf16" if ladder_kind == "tensor" else declared[0] if declared else "fp32"
     for u in sources:  # a kernel's declared tensor precision is the type of its operands: no flag changes it
         if u.dtype != "fp32" and u.dtype != dtype:
             raise UsageError(f"{u.path.name} declares dtype {u.dtype} ('// roofline dtype: {u.dtype}'), but this run "
-                             f"is in {dtype}: its kernel reads {u.dtype.upper()} operands; drop --dtype or change "
-                             "the declaration")
+                             f"is in {dtype}: its kernel reads {u.dtype.upper()} operands; drop {{dtype}} or change "
+                             "the declaration", "dtype")
     if ladder_kind == "tensor" and dtype == "fp32":
-        raise UsageError("the tensor ladder runs in bf16, fp16 or tf32, not fp32; drop --dtype or choose one of those")
+        raise UsageError("the tensor ladder runs in bf16, fp16 or tf32, not fp32; drop {dtype} or choose one of those",
+                         "dtype")
     if ladder_kind == "fp32" and dtype != "fp32":
-        raise UsageError(f"the FP32 ladder runs in fp32; for {dtype} use --ladder tensor")
+        raise UsageError(f"the FP32 ladder runs in fp32; for {dtype} use {{ladder_kind}} tensor", "dtype", ["ladder_kind"])
     return dtype
 
 
@@ -431,7 +436,7 @@ def show_all(paths: list[Path]) -> tuple[list[Results | ProfileResults], list[st
     notes += [note for d in docs for note in d.read_notes]
     profiles = [p for p, d in zip(paths, docs) if isinstance(d, ProfileResults)]
     if profiles and len(docs) > 1:
-        raise UsageError(f"{profiles[0]} is a profile of a program; give it alone to --results")
+        raise UsageError(f"{profiles[0]} is a profile of a program; give it alone to {{results}}", "results")
     if profiles:
         return docs, notes
     return store.by_precision(docs, [str(p) for p in paths], notes), notes
@@ -447,10 +452,10 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     written. An `out` ending in .html is the interactive report (`render.html_report`: roofline,
     sweep and table in one file); it raises RunError when Plotly is not installed."""
     if kind not in PLOT_KINDS:
-        raise UsageError(f"--kind takes {', '.join(PLOT_KINDS)}, got {kind!r}")
+        raise UsageError(f"{{kind}} takes {', '.join(PLOT_KINDS)}, got {kind!r}", "kind")
     if kind != "roofline" and measured:
-        raise UsageError(f"--measured applies to --kind roofline; a{'n energy chart' if kind == 'energy' else ' sweep'} "
-                         "has no counters")
+        raise UsageError(f"{{measured}} applies to {{kind}} roofline; a{'n energy chart' if kind == 'energy' else ' sweep'} "
+                         "has no counters", "measured", ["kind"])
     as_html = html_report.is_report(out)
     if as_html:
         html_report.check_output(out, paths)
@@ -462,7 +467,8 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         known = [k.name for d in docs for k in d.kernels]
         for name in highlight:
             if name not in known:
-                raise UsageError(f"--highlight {name!r}: no such kernel in these results; they hold {', '.join(known)}")
+                raise UsageError(f"{{highlight}} {name!r}: no such kernel in these results; they hold {', '.join(known)}",
+                                 "highlight")
             if not any(k.timed for d in docs for k in d.kernels if k.name == name):
                 notes.append(f"--highlight {name}: it was not verified and timed, so it is not drawn")
     if len(docs) > 1:  # runs in several precisions: one roofline, each kernel against its own roof
@@ -476,15 +482,15 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         try:
             roofline_chart.draw_many(docs, out, measured, highlight)
         except UsageError as exc:
-            raise UsageError(f"{', '.join(str(p) for p in paths)}: {exc}") from None
+            raise exc.prefixed(f"{', '.join(str(p) for p in paths)}: ") from None
         return notes
     if isinstance(doc, ProfileResults):
         if highlight:
-            raise UsageError("--highlight applies to run results; a profile's chart shows its top kernels")
+            raise UsageError("{highlight} applies to run results; a profile's chart shows its top kernels", "highlight")
         if kind != "roofline":
             raise UsageError(f"{paths[0]} is a profile of a program, which has no "
-                             + ("size sweep; drop --kind sweep" if kind == "sweep" else
-                                "energy per kernel (ncu replays each kernel); drop --kind energy"))
+                             + ("size sweep; drop {kind} sweep" if kind == "sweep" else
+                                "energy per kernel (ncu replays each kernel); drop {kind} energy"), "kind")
         if measured:
             notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
         if not any(k.intensity(level) for k in doc.kernels for level in ("dram", "l2", "l1")):
@@ -514,7 +520,7 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         else:
             roofline_chart.draw(doc, out, measured, highlight)
     except UsageError as exc:  # the output path was checked above: this is about the data
-        raise UsageError(f"{', '.join(str(p) for p in paths)}: {exc}") from None
+        raise exc.prefixed(f"{', '.join(str(p) for p in paths)}: ") from None
     return notes
 
 
@@ -563,7 +569,7 @@ def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
     RunError when there is no GPU and no preset, or for `measure` without a GPU."""
     from .measure import ceilings, nvml
     if measure and gpu is not None:
-        raise UsageError("--measure needs this machine's GPU; it cannot measure a --gpu preset")
+        raise UsageError("{measure} needs this machine's GPU; it cannot measure a {gpu} preset", "measure", ["gpu"])
     if measure:
         nvml.require_gpu()  # like run: no GPU here is a runtime failure (exit 1)
     spec = nvml.describe(gpu)
@@ -791,11 +797,11 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
         raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
     options = (options or ProfileOptions()).check()
     if report_out is not None and Path(report_out).resolve() == Path(out).resolve():
-        raise UsageError(f"--report and --out both name {out}; give them two files")
+        raise UsageError(f"{{report}} and {{out}} both name {out}; give them two files", "report", ["out"])
     files.check_results_out(out, profile=True)
     if report_out is not None:
         if not str(report_out).endswith(".ncu-rep"):
-            raise UsageError(f"--report {report_out}: give the Nsight Compute report a .ncu-rep name")
+            raise UsageError(f"{{report}} {report_out}: give the Nsight Compute report a .ncu-rep name", "report")
         files.check_writable(report_out)
     ncu.find_ncu()
     program = command[0]
@@ -888,8 +894,8 @@ def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
     seen = done.available_kernels()
     if options.kernel_regex and seen:
         shown = ", ".join(seen[:8]) + (f" and {len(seen) - 8} more" if len(seen) > 8 else "")
-        return UsageError(f"--kernel-regex {options.kernel_regex!r} matched none of the {len(seen)} kernels the "
-                          f"command launched: {shown}")
+        return UsageError(f"{{kernel_regex}} {options.kernel_regex!r} matched none of the {len(seen)} kernels the "
+                          f"command launched: {shown}", "kernel_regex")
     if done.returncode != 0:
         return RunError(f"the command exited with code {done.returncode} before any kernel was profiled")
     if not options.from_start:
@@ -911,16 +917,17 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     `.ncu-rep` needs a reader that is not installed."""
     path = Path(path)
     if Path(out).resolve() == path.resolve():
-        raise UsageError(f"--out {out} is the report being imported; give the profile another file name")
+        raise UsageError(f"{{out}} {out} is the report being imported; give the profile another file name", "out")
     files.check_results_out(out, profile=True)
     report = nsight.read(path, gpu)
     try:
         doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
                                    notes=list(report.notes))
     except ValidationError as exc:
-        other = {"gpu over report": f" (it was recorded on another GPU than --gpu {gpu})",
-                 "gpu": f" (is --gpu {gpu} the GPU it was recorded on? the report does not name its GPU)"}
-        raise UsageError(f"{path}: {store.one_line(exc)}{other.get(report.device_from, '')}") from None
+        other = {"gpu over report": f" (it was recorded on another GPU than {{gpu}} {gpu})",
+                 "gpu": f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"}
+        raise UsageError(f"{path}: {store.one_line(exc)}{other.get(report.device_from, '')}",
+                         mentions=["gpu"]) from None
     store.save(doc, out)
     return ProfileReport(doc, list(doc.notes) + _kernel_notes(doc), [])
 
