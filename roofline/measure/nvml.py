@@ -53,7 +53,8 @@ def select_gpu(which: str) -> str:
     """Make the GPU `which` names CuPy's current device and return its PCI bus id. `which` is an
     index as `nvidia-smi` numbers the GPUs (NVML's order, by PCI bus id, which need not be CUDA's)
     or a PCI bus id ('0000:19:00.0'). Raises UsageError for a GPU that does not exist or that
-    CUDA_VISIBLE_DEVICES hides, RunError when there is no GPU."""
+    CUDA_VISIBLE_DEVICES hides (naming the parameter `device`, `run --device` on the command
+    line), RunError when there is no GPU."""
     require_gpu()
     import cupy
     import pynvml
@@ -68,19 +69,20 @@ def select_gpu(which: str) -> str:
         try:
             count = pynvml.nvmlDeviceGetCount()
             if int(text) >= count:
-                raise UsageError(f"--device {text}: this machine has {count} GPU{'s' if count != 1 else ''} "
-                                 f"(0 to {count - 1}, as nvidia-smi numbers them)")
+                raise UsageError(f"{{device}} {text}: this machine has {count} GPU{'s' if count != 1 else ''} "
+                                 f"(0 to {count - 1}, as nvidia-smi numbers them)", "device")
             bus_id = pynvml.nvmlDeviceGetPciInfo(pynvml.nvmlDeviceGetHandleByIndex(int(text))).busId
             bus_id = bus_id.decode() if isinstance(bus_id, bytes) else bus_id
         finally:
             pynvml.nvmlShutdown()
     elif ":" not in text:
-        raise UsageError(f"--device {text!r}: give a GPU index (0, 1, ...) or a PCI bus id like 0000:19:00.0")
+        raise UsageError(f"{{device}} {text!r}: give a GPU index (0, 1, ...) or a PCI bus id like 0000:19:00.0",
+                         "device")
     try:
         index = cupy.cuda.runtime.deviceGetByPCIBusId(bus_id)
     except Exception:
-        raise UsageError(f"--device {text}: CUDA sees no GPU at PCI bus id {bus_id} "
-                         "(is it hidden by CUDA_VISIBLE_DEVICES?)") from None
+        raise UsageError(f"{{device}} {text}: CUDA sees no GPU at PCI bus id {bus_id} "
+                         "(is it hidden by CUDA_VISIBLE_DEVICES?)", "device") from None
     cupy.cuda.Device(index).use()
     return cupy.cuda.runtime.deviceGetPCIBusId(index)
 
