@@ -2,7 +2,9 @@
 line words the same errors with its flags (`errors.UsageError`: a placeholder per parameter;
 `console` maps each to the command's flag): `parse_max_drop('x')` says "max_drop 'x': ...",
 `roofline check --max-drop x` says "--max-drop 'x': ...". No layer below the command line writes
-one of its flags into a usage error (a static walk of their sources)."""
+one of its flags into a usage error, `api` and `measure` included, and every placeholder a usage
+error writes is a parameter it declares and the command line has a flag for (a static walk of
+their sources)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typer.testing import CliRunner
 from roofline.analysis.check import parse_max_drop
 from roofline.analysis.whatif import check_target
 from roofline.cli import app
+from roofline.console import _flags as console_flags
 from roofline.errors import UsageError
 from roofline.ladder import tiles
 from roofline.model.device import from_preset
@@ -30,6 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "plots" / "results-h200.json"
 FLAG = re.compile(r"--[a-z][a-z0-9-]+")
 PURE = ("model", "ladder", "analysis", "results", "nsight")
+LIBRARY_SOURCES = sorted([ROOT / "roofline" / "api.py",
+                          *(path for package in (*PURE, "measure") for path in (ROOT / "roofline" / package).glob("*.py"))])
+PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 NOT_YET: set[str] = set()  # files whose usage errors still name flags (none now)
 
 
@@ -89,25 +95,64 @@ def test_placeholders_are_worded_by_the_caller_and_kept_through_a_prefix_and_a_p
     assert str(plain) == plain.worded(flags) == "a.json: {not a placeholder}" and plain.param is None
 
 
-def _messages(tree: ast.AST):
-    """Each `UsageError(...)` call's message: its string constants and f-string parts, joined."""
+def _usage_errors(tree: ast.AST):
+    """Each `UsageError(...)` call: its node and its message's string constants and f-string parts,
+    joined (an f-string's `{{size}}` is the constant `{size}`)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "UsageError" and node.args:
             parts = [n.value for n in ast.walk(node.args[0]) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-            yield node.lineno, "".join(parts)
+            yield node, "".join(parts)
+
+
+def _messages(tree: ast.AST):
+    """Each `UsageError(...)` call's line and message (`_usage_errors`)."""
+    for node, text in _usage_errors(tree):
+        yield node.lineno, text
+
+
+def _declared(call: ast.Call) -> set[str] | None:
+    """The parameters a `UsageError(message, param, mentions)` call declares; None where one is
+    worked out at run time (it cannot be read from the source)."""
+    given = {**dict(zip(("param", "mentions"), call.args[1:])), **{k.arg: k.value for k in call.keywords}}
+    names: set[str] = set()
+    for value in given.values():
+        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+        for item in items:
+            if not isinstance(item, ast.Constant):
+                return None
+            if isinstance(item.value, str):
+                names.add(item.value)
+    return names
 
 
 def test_no_layer_below_the_command_line_names_a_flag_in_a_usage_error():
     """Hints naming another tool's or another command's line (`ncu --import ...`, `roofline run
     --all`) are commands to type, not this command's parameters: they may stay."""
     flags, found = _flags(), []
-    for package in PURE:
-        for path in sorted((ROOT / "roofline" / package).glob("*.py")):
-            if str(path.relative_to(ROOT)) in NOT_YET:
-                continue
-            for line, text in _messages(ast.parse(path.read_text())):
-                text = re.sub(r"(ncu|roofline [a-z]+)\b[^`;)]*", "", text)
-                named = [f for f in FLAG.findall(text) if f in flags]
-                if named:
-                    found.append(f"{path.relative_to(ROOT)}:{line}: {', '.join(named)}")
+    for path in LIBRARY_SOURCES:
+        if str(path.relative_to(ROOT)) in NOT_YET:
+            continue
+        for line, text in _messages(ast.parse(path.read_text())):
+            text = re.sub(r"(ncu|roofline [a-z]+)\b[^`;)]*", "", text)
+            named = [f for f in FLAG.findall(text) if f in flags]
+            if named:
+                found.append(f"{path.relative_to(ROOT)}:{line}: {', '.join(named)}")
+    assert not found, found
+
+
+def test_every_placeholder_is_a_declared_parameter_the_command_line_has_a_flag_for():
+    """`{size}` in a message the error does not declare would reach the user as written; one that no
+    command has (`{timeout_s}` for `run --timeout`) would reach them bare. (A parameter declared but
+    not written, `registers` of `occupancy --regs`, only says which one was refused.)"""
+    group = typer.main.get_command(app)
+    known = set(console_flags(group, []))  # every command's parameters, as the console maps them
+    found = []
+    for path in LIBRARY_SOURCES:
+        for node, text in _usage_errors(ast.parse(path.read_text())):
+            declared, written = _declared(node), set(PLACEHOLDER.findall(text))
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            if declared is not None and written - declared:
+                found.append(f"{where}: {sorted(written - declared)} not declared")
+            if written - known:
+                found.append(f"{where}: {sorted(written - known)} no command's parameter")
     assert not found, found
