@@ -250,13 +250,6 @@ class WorkComparison:
         """The reference's time before over after (runs; None for profiles)."""
         return self.reference_ms[0] / self.reference_ms[1] if self.reference_ms else None
 
-    @property
-    def runs(self) -> None:
-        """None. It held the separate comparison of two runs, whose figures are this comparison's
-        now and whose table `render.changes.change_tables` shows first; kept until the compare
-        command stops asking for it."""
-        return None
-
     def to_dict(self) -> dict:
         """The `--json` document (keys in docs/compare.md)."""
         return {"kind": self.kind, "before_device": self.before.device.name, "after_device": self.after.device.name,
