@@ -110,3 +110,26 @@ def test_compare_and_whatif_carry_the_joules_where_the_files_have_them():
     w = api.whatif(FP32_ENERGY)
     assert next(x for x in w.kernels if x.name == "full_tiles").joules == k.energy.joules_per_launch
     assert "joules" not in api.whatif(PLOTS / "results-h200.json").kernels[0].to_json()
+
+
+def test_the_flush_is_subtracted_at_its_own_energy_from_a_loop_long_enough_for_the_counter(monkeypatch):
+    from roofline.measure import energy as meter
+    from roofline.measure.nvml import Reading
+
+    state = {"t": 0.0, "mj": 0.0}
+    monkeypatch.setattr(meter.time, "monotonic", lambda: state["t"])
+
+    def spend(seconds, joules):
+        state["t"] += seconds
+        state["mj"] += 1000 * joules
+
+    class Counter:  # NVML's counter, updated only every 50 ms of the clock
+        def read(self, energy=False):
+            return Reading(None, None, None, 50 * (state["mj"] // 50), None, None)
+
+    flush = lambda: spend(0.0001, 0.05)  # 0.1 ms and 50 mJ a flush: a kernel's flushes alone last milliseconds
+    kernel = lambda: spend(0.002, 1.2)   # 2 ms and 1.2 J a launch
+    per_flush = meter.before_joules(flush, lambda n: None, Counter())
+    assert per_flush == pytest.approx(0.05, rel=1e-3)  # a second of flushes: the counter's 50 mJ steps vanish
+    e = meter.measure(kernel, 2.0, lambda n: None, Counter(), flush, before_j=per_flush)
+    assert e.joules_per_launch == pytest.approx(1.2, rel=1e-3) and e.launches == 500 and e.subtracted_j == per_flush

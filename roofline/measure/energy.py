@@ -45,21 +45,35 @@ def _loop(launch: Callable[[], None], before: Callable[[], None] | None, n: int,
     return (e1 - e0) / 1000, t1 - t0
 
 
+def before_joules(before: Callable[[], None], wait: Callable[[int], None], sampler: Sampler,
+                  min_seconds: float = MIN_SECONDS) -> float | None:
+    """The energy one call of `before` (the L2 flush) takes, in J: a loop of it alone sized, from
+    its own time, to at least `min_seconds` (a loop as short as a kernel's launches' flushes would
+    fall between two updates of the energy counter and read 0 or one whole step). None where
+    NVML reports no energy counter."""
+    wait(0)
+    t0 = time.monotonic()
+    for _ in range(20):
+        before()
+    wait(20)
+    once_ms = 1000 * (time.monotonic() - t0) / 20
+    n = launches_for(once_ms, min_seconds)
+    loop = _loop(lambda: None, before, n, wait, sampler)
+    return None if loop is None else loop[0] / n
+
+
 def measure(launch: Callable[[], None], time_ms: float, wait: Callable[[int], None], sampler: Sampler,
-            before: Callable[[], None] | None = None, min_seconds: float = MIN_SECONDS) -> Energy | None:
-    """The energy of `launch` (which takes about `time_ms`), as the module says. None where NVML
-    reports no energy counter on this GPU."""
+            before: Callable[[], None] | None = None, min_seconds: float = MIN_SECONDS,
+            before_j: float = 0.0) -> Energy | None:
+    """The energy of `launch` (which takes about `time_ms`), as the module says: `before` ahead of
+    each launch as when timed, its own energy per call (`before_joules`, measured once per run)
+    subtracted. None where NVML reports no energy counter on this GPU."""
     n = launches_for(time_ms, min_seconds)
     loop = _loop(launch, before, n, wait, sampler)
     if loop is None:
         return None
     joules, seconds = loop
-    base = 0.0
-    if before is not None:
-        only = _loop(lambda: None, before, n, wait, sampler)
-        if only is not None:
-            base = only[0] / n
-    return Energy(max(joules / n - base, 0.0), joules / seconds if seconds > 0 else 0.0, n, seconds, base)
+    return Energy(max(joules / n - before_j, 0.0), joules / seconds if seconds > 0 else 0.0, n, seconds, before_j)
 
 
 def command_energy(command: list[str], pci_bus_id: str | None = None, timeout_s: float | None = None,

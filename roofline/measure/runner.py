@@ -308,9 +308,10 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
         ref_energy = None
         if energy:
             progress.step(f"{problem.text()}: energy of each kernel and cuBLAS (a second of launches each)")
+            flush_j = (energy_meter.before_joules(flush, ref_item.wait, sampler) or 0.0) if flush else 0.0
             ref_energy = energy_meter.measure(ref_item.launch, rounds.timings[0].median_ms, ref_item.wait, sampler,
-                                              flush)
-            runs = [_with_energy(r, items, checked, sampler, flush) for r in runs]
+                                              flush, before_j=flush_j)
+            runs = [_with_energy(r, items, checked, sampler, flush, flush_j) for r in runs]
         notes = tuple(_nvml_notes(sampler.unsupported, energy))
     finally:
         sampler.close()
@@ -350,7 +351,7 @@ def _timed(run_: KernelRun, item: Item, timing: Timing | None) -> KernelRun:
     return replace(run_, timing=timing, sm_clock_mhz=_ends(timing))
 
 
-def _with_energy(run_: KernelRun, items: list[Item], checked, sampler: Sampler, flush) -> KernelRun:
+def _with_energy(run_: KernelRun, items: list[Item], checked, sampler: Sampler, flush, flush_j: float) -> KernelRun:
     from dataclasses import replace
 
     if run_.timing is None:
@@ -358,7 +359,7 @@ def _with_energy(run_: KernelRun, items: list[Item], checked, sampler: Sampler, 
     launch = next(item for (r, item) in checked if item is not None and r.spec is run_.spec)
     try:
         return replace(run_, energy=energy_meter.measure(launch.launch, run_.timing.median_ms, launch.wait, sampler,
-                                                         flush))
+                                                         flush, before_j=flush_j))
     except Exception:  # a fault now, after it was timed: the timing stands, the energy is not measured
         return run_
 
