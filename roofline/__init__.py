@@ -13,7 +13,8 @@ Layers, each a subpackage; imports run one way, from the top of this list down:
             profile), store (files)
   nsight    Nsight Compute: every report form read into launches and a GPU (`nsight.read`),
             and ncu run (`nsight.run`, the one module of it that starts ncu)
-  measure   needs a GPU or NVRTC: nvml, timing, offline, compile, runner, isolated (a user's
+  measure   needs a GPU or NVRTC: nvml, timing, rounds (kernels and cuBLAS timed together), energy,
+            energy_ceilings, nvrtc_compile, compile_pool, compile_cache, compile, runner, isolated (a user's
             kernel in a process of its own), ceilings, counters (run --profile), tuning
   ladder    the SGEMM kernel families, their sources, where the tunable tile comes from, and
             the user's own kernels (user)

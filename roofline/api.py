@@ -460,7 +460,7 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     if as_html:
         html_report.check_output(out, paths)
     else:
-        chart.check_output(out, paths)
+        chart.check_output(out, paths, html=True)
     docs, notes = show_all(paths)
     doc = docs[0]
     if highlight and not isinstance(doc, ProfileResults):

@@ -83,7 +83,8 @@ def run(
                                 "warm: leave what the previous launch left."),
     profile: bool = typer.Option(False, "--profile", help="Also count each kernel's traffic with Nsight Compute."),
     refresh: bool = typer.Option(False, "--refresh",
-                                 help="Measure the DRAM and FP32 ceilings again, not from the cache."),
+                                 help="Measure the ceilings (DRAM, L2, shared memory, FP32, FP16 tensor, launch "
+                                      "latency) again, not from the cache."),
     autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
                                                  help="Run autotuned at this tile instead of this GPU's tuned one."),
     out: Path = typer.Option(api.DEFAULT_RESULTS, "--out", metavar="PATH", help="Results file (written atomically)."),
@@ -115,13 +116,13 @@ def run(
     budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
                                            help="Timing budget per size: rounds of every kernel and cuBLAS go on "
                                                 "until each median is known to 1 % or this is spent (default "
-                                                "half a second per kernel)."),
+                                                "half a second per kernel; at most 3600)."),
     energy: bool = typer.Option(False, "--energy",
                                 help="Also measure each kernel's energy (NVML's counter over a second of "
                                      "launches each): J per launch, W, GFLOP/J."),
     full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=number, metavar="SHARE",
                                      help="A sample below this share of the run's top SM clock (or under a "
-                                          "power or thermal cap) counts as throttled."),
+                                          "power or thermal cap) counts as throttled (0.5 to 1; default 0.97)."),
 ):
     """Compile, verify against cuBLAS and time the SGEMM ladder, or with --ladder tensor / --dtype the
     tensor-core ladder (and your own kernels, each in a process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
@@ -255,8 +256,8 @@ def plot(
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and fade the others (repeatable)."),
 ):
-    """Draw the hierarchical roofline chart, or a size sweep, from recorded results (no GPU
-    needed)."""
+    """Draw the hierarchical roofline chart, a size sweep (--kind sweep) or the energy roofline of
+    a run made with --energy (--kind energy) from recorded results (no GPU needed)."""
     present(outcome.plot(api.plot(_results_paths(results_paths), out, kind, measured, highlight), out))
 
 
@@ -301,7 +302,9 @@ def device(
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="Describe a preset (or device file, mygpu.toml) instead of this GPU."),
     measure: bool = typer.Option(False, "--measure", help="Measure this GPU's sustained ceilings now (and cache "
                                                           "them): DRAM, L2, shared memory, FP32, tensor-core FP16, "
-                                                          "launch latency."),
+                                                          "launch latency; and its energy per FLOP and per byte, "
+                                                          "fitted from the power at four loads of each, and idle "
+                                                          "power."),
     as_json: bool = typer.Option(False, "--json", help="Print the device JSON."),
 ):
     """Clocks, per-SM limits and the ridge point of this GPU (NVML) or of a preset (--gpu NAME, no
@@ -309,7 +312,8 @@ def device(
     tensor-core FP64, FP16, BF16, TF32, FP8 and INT8) and of every memory level (DRAM, L2,
     L1/shared) as per-SM per-clock throughput x SMs x clock, with its source; with --measure,
     the sustained ceilings beside them (copy, FMA chains, L2- and shared-memory-resident streams,
-    cuBLAS FP16 on the tensor cores)."""
+    cuBLAS FP16 on the tensor cores) and the energy ceilings (pJ per FLOP and per DRAM or L2
+    byte with their fit's error, idle power) that `plot --kind energy` draws."""
     present(outcome.device(api.device(gpu, measure)), as_json)
 
 
@@ -425,7 +429,7 @@ def check(
 def schema(
     profile: bool = typer.Option(False, "--profile", help="The schema of profile files (roofline profile) instead."),
 ):
-    """Print the JSON Schema of results files (schema 3), for other tools that read them; with
+    """Print the JSON Schema of results files (schema 4; a profile's is schema 3), for other tools that read them; with
     --profile, that of a program's profile ("kind": "profile")."""
     present(outcome.schema(api.schema(profile)))
 
@@ -435,7 +439,7 @@ def main() -> None:
     UnicodeEncodeError, Ctrl-C at any point one line and exit code 130, a reader leaving early
     quiet)."""
     # The CUDA compute cache off in the tool's own process before anything loads NVRTC (a compile
-    # answered from it has no ptxas report; `measure.offline.compiler_env`); a user's setting wins.
+    # answered from it has no ptxas report; `measure.nvrtc_compile.compiler_env`); a user's setting wins.
     # Set here, not on import: a program that imports the library keeps its cache.
     os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
     console.run(app)

@@ -512,3 +512,15 @@ def test_a_time_that_is_not_the_median_of_its_samples_is_refused(tmp_path):
     r = CliRunner().invoke(app, ["show", "--results", str(path)])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
     assert "kernels[2].time_ms: 14.4 disagrees with the 1 timing.samples_ms (their median) give" in r.stderr
+
+
+def test_a_schema_4_sweep_that_lost_a_size_s_model_is_refused_in_one_line(tmp_path):
+    raw = json.loads((PLOTS / "sweep-h200.json").read_text())
+    k = next(k for k in raw["sweep"][2]["kernels"] if k["name"] == "full_tiles")
+    del k["model"]
+    with pytest.raises(UsageError) as e:
+        store.load(write(tmp_path, raw, "s.json"))
+    assert "sweep[2].kernels[" in str(e.value) and "model: missing, but full_tiles has a model in kernels[]" in str(e.value)
+    assert "\n" not in str(e.value)
+    raw["schema"] = 3  # the same content written at schema 3 is migrated, with a note, not refused
+    assert store.load(write(tmp_path, raw, "s3.json")).read_notes

@@ -10,7 +10,7 @@ generic launcher (`measure.runner`).
 
 What Python does not know: which tiles are valid (the kernels' `static_assert`s decide, at compile
 time) and how much dynamic shared memory a pipelined kernel needs (the kernel file says it as
-`<kernel>_smem_bytes<...>`, read through the compiler by `measure.offline.dynamic_smem_bytes`).
+`<kernel>_smem_bytes<...>`, read through the compiler by `measure.nvrtc_compile.dynamic_smem_bytes`).
 cuBLAS, the reference, is not a family: it has no source and no traffic model.
 """
 

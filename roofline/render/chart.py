@@ -17,15 +17,17 @@ FORMATS = ("png", "svg", "pdf")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "*", "p")
 
 
-def check_output(path: Path, inputs=()) -> str:
+def check_output(path: Path, inputs=(), html: bool = False) -> str:
     """The format of `path` from its extension (png, svg or pdf). Raises UsageError for another
-    extension, a path that cannot be written (`files.check_writable`) or one of the `inputs`
+    extension (naming .html too where the command also writes the interactive report: `html`), a
+    path that cannot be written (`files.check_writable`) or one of the `inputs`
     (`files.check_not_input`)."""
     files.check_writable(path)
     files.check_not_input(path, inputs)
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise UsageError(f"cannot tell the chart format from {str(path)!r}; use a .png, .svg or .pdf file name")
+        also = ", or .html for the interactive report" if html else ""
+        raise UsageError(f"cannot tell the chart format from {str(path)!r}; use a .png, .svg or .pdf file name{also}")
     return fmt
 
 

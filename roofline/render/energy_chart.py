@@ -93,5 +93,8 @@ def render(doc: Results):
     ax.set_title(text(f"Energy roofline: {gemm_title(doc.problem.problem)} on {doc.device.name}"), fontsize=11)
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    fig.tight_layout()
+    fig.text(0.01, 0.005, "Intensity: the model's FLOPs over its GMEM bytes, which L2 partly serves; the ceiling prices "
+             "each byte at DRAM's energy, so a kernel\nwhose GMEM bytes mostly hit L2 can sit above it (as it can sit "
+             "below its DRAM floor on the roofline).", fontsize=8, color="0.35", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig

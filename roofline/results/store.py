@@ -83,6 +83,8 @@ def parse(doc, source: str = "results", profile: bool = False,
         raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1 to {SCHEMA - 1}); "
                          f"{_REMADE}")
     notes = []
+    if schema == SCHEMA:
+        _check_sweep_models(doc, source)
     if schema < SCHEMA:
         doc = migrate(doc, source)
         filled = upgrade(doc) if upgrade is not None else []
@@ -93,6 +95,22 @@ def parse(doc, source: str = "results", profile: bool = False,
         raise UsageError(f"{source}: {one_line(exc)}") from None
     results._read_notes.extend(notes)
     return results
+
+
+def _check_sweep_models(doc: dict, source: str) -> None:
+    """A file written at schema 4 records, at every size of its sweep, the model of each timed
+    kernel that has a model in `kernels` (schema 3's files lacked them and are migrated instead):
+    one that lacks it has lost part of what its reading needs. Raises UsageError naming the first."""
+    sweep = doc.get("sweep") if isinstance(doc.get("sweep"), list) else []
+    kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
+    modelled = {k.get("name") for k in kernels if isinstance(k, dict) and isinstance(k.get("model"), dict)}
+    for i, point in enumerate(sweep):
+        for j, k in enumerate(point.get("kernels") or [] if isinstance(point, dict) else []):
+            timed = isinstance(k, dict) and k.get("verified") is True and k.get("gflops") is not None
+            if timed and k.get("name") in modelled and k.get("model") is None:
+                raise UsageError(f"{source}: sweep[{i}].kernels[{j}].model: missing, but {k.get('name')} has a model "
+                                 f"in kernels[], and a schema {SCHEMA} sweep records it at every size; the file looks "
+                                 f"edited ({_REMADE})")
 
 
 def _migrated_note(source: str, schema: int, doc: dict, filled: list[str], upgraded: bool) -> str:
