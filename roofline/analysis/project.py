@@ -245,9 +245,13 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
             n = sum(lvl in r.not_compared for r in rows)
             lacks = target.name if _roof(target.roofs, lvl) is None else w.device.name
             tnotes.append(f"{lvl} not compared for {n} kernel(s): the {lacks} has no theoretical {lvl} roof")
-        if gone:
+        if gone:  # why, grouped: the reasons repeat (a roof the target lacks), the kernels are in the table
+            why = list(dict.fromkeys(r.left_out for r in gone))
+            shown = why[0] if len(why) == 1 else "; ".join(f"{sum(r.left_out == y for r in gone)}: {y}"
+                                                          for y in why[:3])
+            more = f"; {len(why) - 3} more reasons in --json" if len(why) > 3 else ""
             tnotes.append(f"{len(gone)} kernel(s) left out{' of the sums' if w.kind == 'profile' else ''}: "
-                          + "; ".join(f"{r.label}: {r.left_out}" for r in gone))
+                          f"{shown}{more} (each named in the table)")
         step = w.kind == "profile"
         out.append(TargetProjection(
             device=target, kernels=rows,

@@ -14,31 +14,54 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
-def _rows(t: TargetProjection) -> tuple[list[list[str]], list[str | None]]:
+def _rows(t: TargetProjection, top: int | None = None) -> tuple[list[list[str]], list[str | None]]:
+    from .text import display_names
+
+    kernels = t.kernels if top is None else sorted(t.kernels, key=lambda r: -r.time_here_ms)[:top]
+    parts = [_split(r.label) for r in kernels]
+    configured = any(config for _, config in parts)
     rows, styles = [], []
-    for r in t.kernels:
+    for r, name, (_, config) in zip(kernels, display_names([n for n, _ in parts], 44), parts):
+        name = [name] + ([config or "-"] if configured else [])
         if r.left_out:
-            rows.append([r.label, _ms(r.time_here_ms), "-", "-", "-", "-", "-", f"left out: {r.left_out}"])
+            rows.append([*name, _ms(r.time_here_ms), "-", "-", "-", "-", "-", f"left out: {r.left_out}"])
             styles.append("dim")
             continue
         changed = f"{r.level_here} -> {r.level}" if r.binding_changed else r.level
-        rows.append([r.label, _ms(r.time_here_ms), f"{r.level_here} {100 * r.fraction:.0f}%", changed,
+        rows.append([*name, _ms(r.time_here_ms), f"{r.level_here} {100 * r.fraction:.0f}%", changed,
                      _ms(r.floor_ms), _ms(r.estimate_ms), "-" if r.gflops is None else f"{r.gflops:,.0f}",
                      "; ".join(r.flags)])
         styles.append("yellow" if r.binding_changed else None)
     return rows, styles
 
 
-def project_tables(p: Projection, width: int = 200) -> list[Table]:
-    """One table per target GPU (split to fit `width`, `tables._fit`)."""
+TOP = 25  # a profile's kernels per table, the longest here first; --json holds every one
+
+
+def project_tables(p: Projection, width: int = 200, top: int | None = TOP) -> list[Table]:
+    """One table per target GPU (split to fit `width`, `tables._fit`); a profile's `top` kernels by
+    their time here (all of a run's), names cut to 48 characters with a suffix where two read
+    alike (`text.display_names`)."""
     columns = [("ms here", "right"), ("here: roof, reached", "left"), ("binds there", "left"),
                ("floor ms", "right"), ("est. ms", "right"), ("est. GFLOP/s", "right"), ("flags", "left", WRAP)]
     out = []
     for t in p.targets:
-        rows, styles = _rows(t)
-        title = f"{p.device.name} -> {t.device.name} (theoretical roofs)"
-        out.extend(_fit(title, ("kernel", "left", WRAP), columns, rows, width, styles))
+        cut = top if top is not None and p.kind == "profile" and len(t.kernels) > top else None
+        rows, styles = _rows(t, cut)
+        grid = [("grid x block", "right")] if rows and len(rows[0]) > len(columns) + 1 else []
+        shown = f"; the {cut} longest of {len(t.kernels)} kernels (all in --json)" if cut else ""
+        title = f"{p.device.name} -> {t.device.name} (theoretical roofs){shown}"
+        out.extend(_fit(title, ("kernel", "left"), grid + columns, rows, width, styles))
     return out
+
+
+def _split(label: str) -> tuple[str, str | None]:
+    """A kernel's label as its name and its launch configuration ('256x50x1 x 128x1x1'), where the
+    label carries one ('name [256x50x1 blocks of 128x1x1]', for names two launches share)."""
+    import re
+
+    m = re.match(r"^(.*) \[(\S+) blocks of (\S+)\]$", label)
+    return (m.group(1), f"{m.group(2)} x {m.group(3)}") if m else (label, None)
 
 
 def step_lines(p: Projection) -> list[str]:
