@@ -125,7 +125,8 @@ def render(doc: ProfileResults, top: int = TOP):
         frac = 1 / v.times_floor if v.times_floor else 0.0
         fracs.append(frac)
         busy = v.waves.utilization if v.waves is not None else 1.0  # the verdict's floors are of the busy SMs
-        part = f" on busy SMs, {100 * frac * busy:.0f}% of the GPU's" if busy < 0.95 and v.binding is not None else ""
+        # on a line of its own: beside the bars the label has the figure's margin, no more
+        part = f" on busy SMs,\n{100 * frac * busy:.0f}% of the GPU's" if busy < 0.95 and v.binding is not None else ""
         labels.append(f"{percent(k.time_share, 0)}% of time\n{100 * frac:.0f}% of {roof_name(v.binding.level)}{part}"
                       if v.binding is not None else "no work counted")
     y = list(range(len(kernels)))[::-1]
