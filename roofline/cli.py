@@ -23,7 +23,7 @@ try:  # Ctrl-C during the imports (half a second) ends as quietly as later (`con
     import typer
 
     from roofline import __version__, api, outcome
-    from roofline.console import Bar, Command, OneLineErrors, echo, integer, number, one_of, present
+    from roofline.console import Bar, Command, OneLineErrors, echo, integer, number, one_of, present, share
     from roofline.errors import UsageError
     from roofline.results.schema import SCHEMA
 except KeyboardInterrupt:
@@ -120,7 +120,7 @@ def run(
     energy: bool = typer.Option(False, "--energy",
                                 help="Also measure each kernel's energy (NVML's counter over a second of "
                                      "launches each): J per launch, W, GFLOP/J."),
-    full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=number, metavar="SHARE",
+    full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
                                      help="A sample below this share of the run's top SM clock (or under a "
                                           "power or thermal cap) counts as throttled (0.5 to 1; default 0.97)."),
 ):

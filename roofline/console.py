@@ -233,6 +233,18 @@ def number(text) -> float:
         raise typer.BadParameter(f"{text!r} is not a number") from None
 
 
+def share(text) -> float:
+    """A share's value: a fraction ('0.97') or a percentage ('97%'); anything else is refused in
+    the user's words (its range is the library's to check)."""
+    if isinstance(text, (int, float)):  # a default
+        return float(text)
+    value = str(text).strip()
+    try:
+        return float(value[:-1]) / 100 if value.endswith("%") else float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a share (0.97 or 97%)") from None
+
+
 def one_of(*choices: str):
     """A value among `choices`, refused otherwise with the choices named."""
 

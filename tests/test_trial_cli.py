@@ -146,7 +146,8 @@ def test_a_command_that_needs_a_gpu_and_finds_none_exits_1_saying_what_works(no_
     one_line_error(invoke("device"), found + "describe a GPU with --gpu NAME (known: v100-sxm2", code=1)
     one_line_error(invoke("occupancy", "--regs", "32", "--threads", "256"),
                    found + "name a target with --arch sm_XY (e.g. sm_90) or --gpu NAME (e.g. h200)", code=1)
-    one_line_error(invoke("run", "--out", tmp_path / "r.json"), found + "`roofline plot`, `roofline show`", code=1)
+    one_line_error(invoke("run", "--out", tmp_path / "r.json"), found + "`roofline show`, `plot`, `compare`, `check`, "
+                   "`whatif`, `project`, `profile --import`", code=1)
     one_line_error(invoke("device", "--measure"), found, code=1)
 
 

@@ -39,8 +39,9 @@ def require_gpu() -> None:
     except ImportError:
         raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
     if not gpu_available():
-        raise RunError(f"{NO_GPU}; without one, `roofline plot`, `roofline show`, `occupancy --arch sm_XY`, "
-                       "`kernels --arch sm_XY` and `device --gpu NAME` still work")
+        raise RunError(f"{NO_GPU}; without one, `roofline show`, `plot`, `compare`, `check`, `whatif`, `project`, "
+                       "`profile --import`, `occupancy --arch sm_XY`, `kernels --arch sm_XY` and `device --gpu NAME` "
+                       "still work")
 
 
 def _current(device_index: int | None) -> int:
