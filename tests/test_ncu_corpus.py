@@ -204,7 +204,7 @@ def test_the_charts_bars_say_where_a_grid_keeps_part_of_the_gpu_busy():
     small = next(k for k in doc.kernels if k.name.startswith("cutlass_80_simt_sgemm_128x32"))
     v = doc.verdict(small)
     share = 100 / v.times_floor
-    assert any(f"{share:.0f}% of" in t and f"on busy SMs, {share * v.waves.utilization:.0f}% of the GPU's" in t
+    assert any(f"{share:.0f}% of" in t and f"on busy SMs,\n{share * v.waves.utilization:.0f}% of the GPU's" in t
                for t in texts)
     assert sum("on busy SMs" in t for t in texts) < len(doc.kernels)
 
