@@ -108,13 +108,9 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
         skipped=skipped or [],
         l2=out.l2,
         timed_in_rounds=RoundsRecord(rounds=rounds.rounds, burst=rounds.burst, top_clock_mhz=rounds.top_clock_mhz,
-                                     full_clock_share=_share(out.reference), seconds=round(rounds.seconds, 3))
+                                     full_clock_share=out.reference.full_clock_share, seconds=round(rounds.seconds, 3))
         if rounds is not None and rounds.rounds else None,
     )
-
-
-def _share(t: Timing) -> float | None:
-    return t.full_clock_share
 
 
 def from_sweep(outputs: list[RunOutput], device: DeviceSpec | None = None,

@@ -3,8 +3,9 @@
 `nvmlDeviceGetTotalEnergyConsumption` counts millijoules since the driver loaded, updated every
 few tens of milliseconds, so it is read around a loop of at least MIN_SECONDS of work: the
 launches a loop holds are sized from the kernel's measured time. Each launch is preceded, as when
-it was timed, by `before` (the L2 flush); a loop of `before` alone, as many times, is read too
-and subtracted, so what is left is the kernel's own energy (the board's static power during its
+it was timed, by `before` (the L2 flush), whose own energy per call is measured once per run over
+a loop of it alone, itself at least MIN_SECONDS long (`before_joules`), and subtracted, so what
+is left is the kernel's own energy (the board's static power during its
 launches included: energy a kernel's run costs). Needs a GPU whose NVML reports energy (Volta and
 later); elsewhere `Sampler.read` gives None and the run says so.
 """

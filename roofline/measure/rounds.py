@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..model.timing import FULL_CLOCK_SHARE, STABLE_CI, Timing, median_ci95
+from ..model.timing import FULL_CLOCK_SHARE, STABLE_CI, Timing, ci95_half
 from .nvml import Reading, Sampler, reasons_between
 
 WARMUP = 3
@@ -83,13 +83,8 @@ def burst_for(estimates_ms: list[float], burst_ms: float = BURST_MS) -> int:
 
 
 def _settled(samples: list[float], min_samples: int) -> bool:
-    if len(samples) < min_samples:
-        return False
-    ci = median_ci95(samples)
-    if ci is None:
-        return False
-    mid = sorted(samples)[len(samples) // 2]
-    return (ci[1] - ci[0]) / 2 <= STABLE_CI * mid
+    half = ci95_half(samples) if len(samples) >= min_samples else None
+    return half is not None and half <= STABLE_CI
 
 
 def mark_throttled(reasons: list[str], clocks: list[int | None], top: int | None, share: float) -> list[bool]:

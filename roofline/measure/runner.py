@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -311,7 +311,7 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
             flush_j = (energy_meter.before_joules(flush, ref_item.wait, sampler) or 0.0) if flush else 0.0
             ref_energy = energy_meter.measure(ref_item.launch, rounds.timings[0].median_ms, ref_item.wait, sampler,
                                               flush, before_j=flush_j)
-            runs = [_with_energy(r, items, checked, sampler, flush, flush_j) for r in runs]
+            runs = [_with_energy(r, item, sampler, flush, flush_j) for r, (_, item) in zip(runs, checked)]
         notes = tuple(_nvml_notes(sampler.unsupported, energy))
     finally:
         sampler.close()
@@ -335,30 +335,31 @@ def _nvml_notes(unsupported: list[str], energy: bool) -> list[str]:
             + ("those conditions" if "NVML" not in wanted else "their clock or throttling")]
 
 
-def _timed(run_: KernelRun, item: Item, timing: Timing | None) -> KernelRun:
-    """A verified kernel's run with its timing from the rounds, or the failure that stopped it there."""
-    from dataclasses import replace
+def _launch_failure(name: str, exc: BaseException) -> tuple[str, str]:
+    """A launch's exception as a kernel's (error, failure kind): a timeout, a CUDA fault, or else."""
     import cupy
 
-    name = run_.spec.name
-    exc = item.error
     if isinstance(exc, LaunchTimeout):
-        return replace(run_, error=f"{name}: timeout: {exc}", failure="timeout")
+        return f"{name}: timeout: {exc}", "timeout"
     if isinstance(exc, (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError)):
-        return replace(run_, error=f"{name}: CUDA error: {exc}", failure="fault")
-    if exc is not None:
-        return replace(run_, error=f"{name}: {type(exc).__name__}: {exc}", failure="error")
+        return f"{name}: CUDA error: {exc}", "fault"
+    return f"{name}: {type(exc).__name__}: {exc}", "error"
+
+
+def _timed(run_: KernelRun, item: Item, timing: Timing | None) -> KernelRun:
+    """A verified kernel's run with its timing from the rounds, or the failure that stopped it there."""
+    if item.error is not None:
+        error, failure = _launch_failure(run_.spec.name, item.error)
+        return replace(run_, error=error, failure=failure)
     return replace(run_, timing=timing, sm_clock_mhz=_ends(timing))
 
 
-def _with_energy(run_: KernelRun, items: list[Item], checked, sampler: Sampler, flush, flush_j: float) -> KernelRun:
-    from dataclasses import replace
-
-    if run_.timing is None:
+def _with_energy(run_: KernelRun, item: Item | None, sampler: Sampler, flush, flush_j: float) -> KernelRun:
+    """A timed kernel's run with the energy of a loop of its launches (`item`'s)."""
+    if run_.timing is None or item is None:
         return run_
-    launch = next(item for (r, item) in checked if item is not None and r.spec is run_.spec)
     try:
-        return replace(run_, energy=energy_meter.measure(launch.launch, run_.timing.median_ms, launch.wait, sampler,
+        return replace(run_, energy=energy_meter.measure(item.launch, run_.timing.median_ms, item.wait, sampler,
                                                          flush, before_j=flush_j))
     except Exception:  # a fault now, after it was timed: the timing stands, the energy is not measured
         return run_
@@ -389,7 +390,6 @@ def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSp
             return KernelRun(spec, figures, compiled, check,
                              error=f"{spec.name}: failed verification: {check.reason}", failure="verification"), None
         return KernelRun(spec, figures, compiled, check), Item(lambda: kernel.launch(grid, args), wait)
-    except LaunchTimeout as exc:
-        return KernelRun(spec, figures, compiled, error=f"{spec.name}: timeout: {exc}", failure="timeout"), None
-    except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
-        return KernelRun(spec, figures, compiled, error=f"{spec.name}: CUDA error: {exc}", failure="fault"), None
+    except (LaunchTimeout, cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
+        error, failure = _launch_failure(spec.name, exc)
+        return KernelRun(spec, figures, compiled, error=error, failure=failure), None

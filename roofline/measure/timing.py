@@ -10,6 +10,7 @@ what the one before it left there, all of it when the problem fits in L2.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 from ..model.timing import L2_MODES, NOISY_SPREAD, Timing
@@ -90,12 +91,14 @@ extern "C" __global__ void hold(unsigned long long ns) {
 """
 
 
+@functools.cache
 def gpu_hold() -> Callable[[float], None]:
     """A `hold(ms)` that enqueues a one-thread kernel spinning on the GPU's global timer for `ms`
     milliseconds: put ahead of a burst of timed launches, it keeps the stream busy while the host
     enqueues them, so that no launch's events also time the host's work of enqueuing it (cuBLAS's
     gemmEx takes tens of microseconds of host time per call: after an idle stream, its first
-    launch would count them). One thread of one block: the rest of the GPU stays idle."""
+    launch would count them). One thread of one block: the rest of the GPU stays idle. Built
+    once per process (the current device's)."""
     import cupy
     import numpy as np
 

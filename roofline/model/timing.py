@@ -64,6 +64,13 @@ def median_ci95(values) -> tuple[float, float] | None:
     return xs[lo], xs[hi]
 
 
+def ci95_half(values) -> float | None:
+    """The half-width of `median_ci95` over the median of `values`: 0.004 means the median is known
+    to +/-0.4 %. None for fewer than 6 values."""
+    ci = median_ci95(values)
+    return None if ci is None else (ci[1] - ci[0]) / 2 / statistics.median(values)
+
+
 @dataclass(frozen=True)
 class Timing:
     """Per-launch times in ms of `repeat` timed launches that followed `warmup` untimed ones, and,
@@ -132,9 +139,8 @@ class Timing:
 
     @property
     def ci95_half(self) -> float | None:
-        """The interval's half-width over the median: 0.004 means the median is known to +/-0.4 %."""
-        ci = self.ci95_ms
-        return None if ci is None else (ci[1] - ci[0]) / 2 / self.median_ms
+        """The interval's half-width over the median (`ci95_half`)."""
+        return ci95_half(self.samples_ms)
 
     @property
     def stable(self) -> bool | None:
