@@ -101,16 +101,25 @@ def _check_sweep_models(doc: dict, source: str) -> None:
     """A file written at schema 4 records, at every size of its sweep, the model of each timed
     kernel that has a model in `kernels` (schema 3's files lacked them and are migrated instead):
     one that lacks it has lost part of what its reading needs. Raises UsageError naming the first."""
-    sweep = doc.get("sweep") if isinstance(doc.get("sweep"), list) else []
     kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
     modelled = {k.get("name") for k in kernels if isinstance(k, dict) and isinstance(k.get("model"), dict)}
+    for i, j, k in _sweep_kernels(doc):
+        timed = k.get("verified") is True and k.get("gflops") is not None
+        if timed and k.get("name") in modelled and k.get("model") is None:
+            raise UsageError(f"{source}: sweep[{i}].kernels[{j}].model: missing, but {k.get('name')} has a model "
+                             f"in kernels[], and a schema {SCHEMA} sweep records it at every size; the file looks "
+                             f"edited ({_REMADE})")
+
+
+def _sweep_kernels(doc: dict):
+    """(i, j, kernel) for each kernel record (a dict) at each size of `doc`'s sweep, in raw JSON
+    data that the schema has not checked yet (anything malformed is skipped, for it to name)."""
+    sweep = doc.get("sweep") if isinstance(doc.get("sweep"), list) else []
     for i, point in enumerate(sweep):
-        for j, k in enumerate(point.get("kernels") or [] if isinstance(point, dict) else []):
-            timed = isinstance(k, dict) and k.get("verified") is True and k.get("gflops") is not None
-            if timed and k.get("name") in modelled and k.get("model") is None:
-                raise UsageError(f"{source}: sweep[{i}].kernels[{j}].model: missing, but {k.get('name')} has a model "
-                                 f"in kernels[], and a schema {SCHEMA} sweep records it at every size; the file looks "
-                                 f"edited ({_REMADE})")
+        kernels = point.get("kernels") if isinstance(point, dict) else None
+        for j, k in enumerate(kernels if isinstance(kernels, list) else []):
+            if isinstance(k, dict):
+                yield i, j, k
 
 
 def _migrated_note(source: str, schema: int, doc: dict, filled: list[str], upgraded: bool) -> str:
@@ -118,10 +127,7 @@ def _migrated_note(source: str, schema: int, doc: dict, filled: list[str], upgra
     note = f"{source}: written as schema {schema}, read as schema {SCHEMA}"
     if filled:
         return f"{note}; {' and '.join(filled)} worked out from today's kernel families"
-    sweep = doc.get("sweep") if isinstance(doc.get("sweep"), list) else []
-    lacking = any(isinstance(pt, dict) and any(isinstance(k, dict) and k.get("model") is None
-                                               for k in pt.get("kernels") or [] if isinstance(pt.get("kernels"), list))
-                  for pt in sweep)
+    lacking = any(k.get("model") is None for _, _, k in _sweep_kernels(doc))
     if lacking and not upgraded:
         return (f"{note}; its sweep records no model at each size, so the sweep's readings are missing "
                 "(read it through roofline.api, or roofline show, to have them worked out)")
