@@ -238,7 +238,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     The kernels and cuBLAS are timed together in rounds (`measure.rounds`) within `budget_s`
     seconds per problem (default: half a second per kernel), samples below `full_clock_share`
     of the run's top clock marked throttled; with `energy`, each one's joules per launch are
-    measured too (a second of launches each, `measure.energy`).
+    measured too (loops of its launches in rounds, `measure.energy.measure_rounds`).
     Raises UsageError for bad input and RunError when there is no GPU, before any GPU work."""
     from . import collect
     from .measure import ceilings, nvml, runner

@@ -70,6 +70,7 @@ def results_view(doc, width: int, list_failures: bool = False) -> list:
     from .render.tables import (
         below_floor_note,
         counters_tables,
+        energy_lines,
         run_tables,
         sweep_below_floor_note,
         sweep_tables,
@@ -83,6 +84,7 @@ def results_view(doc, width: int, list_failures: bool = False) -> list:
         shown += [line for line in [sweep_below_floor_note(doc)] if line]
     shown += run_tables(doc, width)
     shown += timing_lines(doc)
+    shown += energy_lines(doc)
     shown += [line for line in [below_floor_note(doc)] if line]
     shown += counters_tables(doc, width)
     shown += verdict_lines(doc)

@@ -112,24 +112,115 @@ def test_compare_and_whatif_carry_the_joules_where_the_files_have_them():
     assert "joules" not in api.whatif(PLOTS / "results-h200.json").kernels[0].to_json()
 
 
-def test_the_flush_is_subtracted_at_its_own_energy_from_a_loop_long_enough_for_the_counter(monkeypatch):
+class SimulatedGpu:
+    """A stream that runs its launches back to back after the host enqueues them, at a power per
+    kind of launch over an idle floor, and an NVML energy counter that changes only every
+    `update_s` of the clock (as a real one does: every few to tens of milliseconds)."""
+
+    def __init__(self, update_s: float, idle_w: float = 100.0):
+        self.t, self.free_at, self.update_s, self.idle_w = 0.0, 0.0, update_s, idle_w
+        self.starts: list[float] = []  # each launch's start, end and its joules above idle so far
+        self.ends: list[float] = []
+        self.watts: list[float] = []
+        self.cumulative = [0.0]
+
+    def work(self, seconds: float, watts: float):
+        def launch():
+            self.t += 5e-6  # the host's enqueuing
+            start = max(self.t, self.free_at)
+            self.free_at = start + seconds
+            self.starts.append(start)
+            self.ends.append(self.free_at)
+            self.watts.append(watts - self.idle_w)
+            self.cumulative.append(self.cumulative[-1] + (watts - self.idle_w) * seconds)
+        return launch
+
+    def joules(self, at: float) -> float:
+        import bisect
+
+        done = bisect.bisect_right(self.ends, at)  # launches are back to back, in order
+        partial = 0.0
+        if done < len(self.starts) and self.starts[done] < at:
+            partial = self.watts[done] * (at - self.starts[done])
+        return self.idle_w * at + self.cumulative[done] + partial
+
+    def read(self, energy=False):
+        from roofline.measure.nvml import Reading
+
+        self.t += 20e-6  # an NVML query
+        seen = self.update_s * (self.t // self.update_s)
+        return Reading(None, None, None, int(1000 * self.joules(seen)), None, None)
+
+    def mark(self):
+        end = self.free_at
+        return lambda: self.t >= end
+
+    def wait(self, n=0):
+        self.t = max(self.t, self.free_at)
+
+    def sleep(self, s):
+        self.t += s
+
+    def now(self):
+        return self.t
+
+
+@pytest.mark.parametrize("update_s", [0.001, 0.02, 0.1])
+def test_a_kernels_energy_is_read_between_the_counters_own_updates_and_the_flush_subtracted(update_s):
+    from roofline.measure import energy as meter
+
+    gpu = SimulatedGpu(update_s)
+    flush = gpu.work(0.0001, 300.0)                   # 0.1 ms at 300 W: 0.03 J a flush
+    kernel = meter.Subject(gpu.work(0.002, 600.0), 2.0, gpu.wait)   # 2 ms at 600 W: 1.2 J a launch
+    other = meter.Subject(gpu.work(0.0005, 400.0), 0.5, gpu.wait)   # 0.5 ms at 400 W: 0.2 J a launch
+    energies, flush_j = meter.measure_rounds([kernel, other], gpu, flush, before_ms=0.1,
+                                             mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep)
+    assert flush_j == pytest.approx(0.03, rel=0.01)
+    k, o = energies
+    # Two readings around each half-second loop would be off by up to one update at each end
+    # (up to 40 % with 100 ms updates); between the updates seen inside it, the power is exact.
+    assert k.windowed and o.windowed and len(k.loops_j) == meter.LOOPS
+    assert k.joules_per_launch == pytest.approx(1.2, rel=0.01) and o.joules_per_launch == pytest.approx(0.2, rel=0.02)
+    assert k.watts == pytest.approx((1.2 + 0.03) / 0.0021, rel=0.01) and k.subtracted_j == flush_j
+    assert k.ci95_j[0] <= k.joules_per_launch <= k.ci95_j[1] and k.stable
+
+
+def test_a_counter_that_updates_too_slowly_for_a_window_is_read_at_the_loops_ends_and_says_so():
+    from roofline.measure import energy as meter
+
+    gpu = SimulatedGpu(update_s=1.0)
+    kernel = meter.Subject(gpu.work(0.002, 600.0), 2.0, gpu.wait)
+    (e,), _ = meter.measure_rounds([kernel], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep, loops=6)
+    assert not e.windowed and len(e.loops_j) == 6
+    assert e.ci95_half > 0.02 and not e.stable  # a 1 s counter over half-second loops: whole updates or none
+
+
+def test_a_kernel_that_faults_in_its_energy_loop_keeps_no_energy_and_the_rest_go_on():
+    from roofline.measure import energy as meter
+
+    gpu = SimulatedGpu(update_s=0.01)
+    calls = {"n": 0}
+
+    def faulty():
+        calls["n"] += 1
+        if calls["n"] > 10:
+            raise RuntimeError("illegal address")
+        gpu.work(0.001, 500.0)()
+
+    bad, good = meter.Subject(faulty, 1.0, gpu.wait), meter.Subject(gpu.work(0.001, 500.0), 1.0, gpu.wait)
+    (e_bad, e_good), _ = meter.measure_rounds([bad, good], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep)
+    assert e_bad is None and isinstance(bad.error, RuntimeError)
+    assert e_good.joules_per_launch == pytest.approx(0.5, rel=0.01)
+
+
+def test_no_energy_counter_gives_no_energy():
     from roofline.measure import energy as meter
     from roofline.measure.nvml import Reading
 
-    state = {"t": 0.0, "mj": 0.0}
-    monkeypatch.setattr(meter.time, "monotonic", lambda: state["t"])
-
-    def spend(seconds, joules):
-        state["t"] += seconds
-        state["mj"] += 1000 * joules
-
-    class Counter:  # NVML's counter, updated only every 50 ms of the clock
+    class NoCounter(SimulatedGpu):
         def read(self, energy=False):
-            return Reading(None, None, None, 50 * (state["mj"] // 50), None, None)
+            return Reading(1980, 0, None, None, None, None)
 
-    flush = lambda: spend(0.0001, 0.05)  # 0.1 ms and 50 mJ a flush: a kernel's flushes alone last milliseconds
-    kernel = lambda: spend(0.002, 1.2)   # 2 ms and 1.2 J a launch
-    per_flush = meter.before_joules(flush, lambda n: None, Counter())
-    assert per_flush == pytest.approx(0.05, rel=1e-3)  # a second of flushes: the counter's 50 mJ steps vanish
-    e = meter.measure(kernel, 2.0, lambda n: None, Counter(), flush, before_j=per_flush)
-    assert e.joules_per_launch == pytest.approx(1.2, rel=1e-3) and e.launches == 500 and e.subtracted_j == per_flush
+    gpu = NoCounter(0.01)
+    assert meter.measure_rounds([meter.Subject(gpu.work(0.001, 500.0), 1.0, gpu.wait)], gpu, None,
+                                mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep) is None

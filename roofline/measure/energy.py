@@ -1,26 +1,45 @@
 """The energy a kernel takes, from NVML's total energy counter.
 
-`nvmlDeviceGetTotalEnergyConsumption` counts millijoules since the driver loaded, updated every
-few tens of milliseconds, so it is read around a loop of at least MIN_SECONDS of work: the
-launches a loop holds are sized from the kernel's measured time. Each launch is preceded, as when
-it was timed, by `before` (the L2 flush), whose own energy per call is measured once per run over
-a loop of it alone, itself at least MIN_SECONDS long (`before_joules`), and subtracted, so what
-is left is the kernel's own energy (the board's static power during its
-launches included: energy a kernel's run costs). Needs a GPU whose NVML reports energy (Volta and
-later); elsewhere `Sampler.read` gives None and the run says so.
+`nvmlDeviceGetTotalEnergyConsumption` counts millijoules since the driver loaded and changes only
+when the driver updates it (every few milliseconds to tens of them), so a difference of two
+readings around a loop is off by up to one update at each end. Each loop here is therefore read
+by the counter's own updates: its launches are enqueued in chunks, one chunk kept ahead, and while
+the host waits for a chunk it polls the counter and notes the moment each update is seen. The
+board's average power is the counter's growth between the first update seen SETTLE_S after the
+loop began and the last one seen while it still ran, over the time between them (`Loop.watts`);
+a launch's energy is that power over the loop's wall clock per launch. Where fewer than two
+updates fall inside a loop (a counter that updates slowly), the two ends' readings are used and
+the record says so (`windowed` False).
+
+Per kernel, LOOPS loops of at least MIN_SECONDS each run in rounds across the kernels of a run
+(the order rotated by one each round, as the timing is), so every kernel's loops see the same
+card temperatures; the joules per launch are the median over its loops, with their 95 % confidence
+interval (`model.energy.Energy.ci95_j`). Each launch is preceded, as when it was timed, by
+`before` (the L2 flush), whose own energy per call is measured in the same rounds from loops of it
+alone and subtracted, so what is left is the kernel's own energy (the board's static power during
+its launches included: energy a kernel's run costs). Needs a GPU whose NVML reports energy (Volta
+and later); elsewhere `Sampler.read` gives None and the run says so.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from ..model.energy import Energy
 from .nvml import Sampler
 
-MIN_SECONDS = 1.0
+MIN_SECONDS = 0.5  # one loop's work
+LOOPS = 6  # loops per kernel: the fewest whose median has a 95 % interval (`model.timing.median_ci95`)
+SETTLE_S = 0.05  # the power window starts this long into a loop, once the board's power has risen
+MIN_WINDOW = 0.4  # the window must span this share of the loop, else the loop's two ends are read
+CHUNK_MS = 20.0  # launches enqueued at a time, about this much work
+MAX_CHUNK = 256
 MAX_LAUNCHES = 100_000
+POLL_S = 0.0002
 
 
 def launches_for(time_ms: float, min_seconds: float = MIN_SECONDS) -> int:
@@ -30,51 +49,153 @@ def launches_for(time_ms: float, min_seconds: float = MIN_SECONDS) -> int:
     return max(1, min(MAX_LAUNCHES, math.ceil(1000 * min_seconds / time_ms)))
 
 
-def _loop(launch: Callable[[], None], before: Callable[[], None] | None, n: int, wait: Callable[[int], None],
-          sampler: Sampler) -> tuple[float, float] | None:
-    """(joules, seconds) of `n` launches, each after `before`; None where NVML gives no energy."""
+@dataclass(frozen=True)
+class Loop:
+    """One loop of `launches` launches that took `seconds` of wall clock (the stream idle at both
+    ends): the counter's growth over the whole loop in J, and the average board power in W
+    (`windowed`: between the counter's updates seen inside it; else over the whole loop)."""
+
+    launches: int
+    seconds: float
+    joules: float
+    watts: float
+    windowed: bool
+
+    @property
+    def joules_per_launch(self) -> float:
+        """The loop's power over its wall clock per launch."""
+        return self.watts * self.seconds / self.launches
+
+
+def _cuda_mark() -> Callable[[], bool]:
+    """Record an event on the current stream; return whether the work before it has finished
+    (raising, as CuPy does, for a fault in it)."""
+    import cupy
+
+    event = cupy.cuda.Event(disable_timing=True)
+    event.record()
+    return lambda: event.done
+
+
+def run_loop(launch: Callable[[], None], n: int, wait: Callable[[int], None], sampler: Sampler,
+             before: Callable[[], None] | None = None, chunk: int = 1,
+             mark: Callable[[], Callable[[], bool]] = _cuda_mark,
+             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Loop | None:
+    """`n` launches (each after `before`), enqueued `chunk` at a time with one chunk kept ahead,
+    the energy counter polled while the host waits (module docstring). None where NVML gives no
+    energy. Raises what a launch or `wait` raises. `mark`, `clock` and `sleep` are the stream's
+    event, the host's clock and its pause (a test passes a simulated GPU's)."""
+    def energy() -> int | None:
+        return sampler.read(energy=True).energy_mj
+
     wait(0)
-    e0, t0 = sampler.read(energy=True).energy_mj, time.monotonic()
-    for _ in range(n):
-        if before is not None:
-            before()
-        launch()
-    wait(n)
-    e1, t1 = sampler.read(energy=True).energy_mj, time.monotonic()
-    if e0 is None or e1 is None:
+    t0, e0 = clock(), energy()
+    if e0 is None:
         return None
-    return (e1 - e0) / 1000, t1 - t0
+    ticks = [(t0, e0)]
+
+    def drain(done: Callable[[], bool]) -> None:
+        while not done():
+            e = energy()
+            if e is not None and e != ticks[-1][1]:
+                ticks.append((clock(), e))
+            sleep(POLL_S)
+
+    pending: list[Callable[[], bool]] = []
+    left = n
+    while left > 0:
+        k = min(chunk, left)
+        for _ in range(k):
+            if before is not None:
+                before()
+            launch()
+        left -= k
+        pending.append(mark())
+        if len(pending) > 1:
+            drain(pending.pop(0))
+    for done in pending:
+        drain(done)
+    wait(n)
+    t1, e1 = clock(), energy()
+    seconds = max(t1 - t0, 1e-9)
+    joules = ((e1 if e1 is not None else ticks[-1][1]) - e0) / 1000
+    inside = [(t, e) for t, e in ticks[1:] if t >= t0 + SETTLE_S]
+    if len(inside) >= 2 and inside[-1][0] - inside[0][0] >= MIN_WINDOW * seconds:
+        (ta, ea), (tb, eb) = inside[0], inside[-1]
+        return Loop(n, seconds, joules, (eb - ea) / 1000 / (tb - ta), True)
+    return Loop(n, seconds, joules, joules / seconds, False)
 
 
-def before_joules(before: Callable[[], None], wait: Callable[[int], None], sampler: Sampler,
-                  min_seconds: float = MIN_SECONDS) -> float | None:
-    """The energy one call of `before` (the L2 flush) takes, in J: a loop of it alone sized, from
-    its own time, to at least `min_seconds` (a loop as short as a kernel's launches' flushes would
-    fall between two updates of the energy counter and read 0 or one whole step). None where
-    NVML reports no energy counter."""
+@dataclass
+class Subject:
+    """What to measure: `launch` enqueues one launch taking about `time_ms`; `wait(launches)`
+    waits for the stream (a caller with a timeout passes its own). `error` is set when a loop of
+    it failed: it is measured no further."""
+
+    launch: Callable[[], None]
+    time_ms: float
+    wait: Callable[[int], None]
+    error: BaseException | None = None
+
+
+def _chunk(time_ms: float) -> int:
+    return max(1, min(MAX_CHUNK, math.ceil(CHUNK_MS / time_ms) if time_ms > 0 else MAX_CHUNK))
+
+
+def measure_rounds(subjects: list[Subject], sampler: Sampler, before: Callable[[], None] | None = None,
+                   before_ms: float = 0.0, loops: int = LOOPS, min_seconds: float = MIN_SECONDS,
+                   **loop_kw) -> tuple[list[Energy | None], float] | None:
+    """Each subject's `Energy` from `loops` loops of at least `min_seconds`, in rounds across the
+    subjects (the order rotated by one each round), each launch after `before` (which takes about
+    `before_ms`), whose energy per call is measured in the same rounds from loops of it alone and
+    subtracted. Returns (energies, the flush's joules per call), an energy None for a subject whose
+    loop failed (its `error` says why); None where NVML gives no energy counter."""
+    wait = subjects[0].wait if subjects else (lambda n: None)
+    if before is not None and before_ms <= 0:
+        before_ms = _once_ms(before, wait)
+    flush = Subject(lambda: None, before_ms, wait) if before is not None else None
+    order = list(range(len(subjects)))
+    got: list[list[Loop]] = [[] for _ in subjects]
+    flush_loops: list[Loop] = []
+    for r in range(loops):
+        if flush is not None:
+            n = launches_for(before_ms, min_seconds)
+            loop = run_loop(lambda: None, n, flush.wait, sampler, before, _chunk(before_ms), **loop_kw)
+            if loop is None:
+                return None
+            flush_loops.append(loop)
+        turn = order[r % len(order):] + order[:r % len(order)] if order else []
+        for i in turn:
+            s = subjects[i]
+            if s.error is not None:
+                continue
+            try:
+                loop = run_loop(s.launch, launches_for(s.time_ms, min_seconds), s.wait, sampler, before,
+                                _chunk(s.time_ms + before_ms), **loop_kw)
+            except Exception as exc:  # a fault now, after it was timed: its timing stands, its energy is not had
+                s.error = exc
+                continue
+            if loop is None:
+                return None
+            got[i].append(loop)
+    flush_j = statistics.median(x.joules_per_launch for x in flush_loops) if flush_loops else 0.0
+    return [_energy(g, flush_j) if g and s.error is None else None for g, s in zip(got, subjects)], flush_j
+
+
+def _once_ms(call: Callable[[], None], wait: Callable[[int], None], n: int = 20) -> float:
+    """The wall-clock ms of one of `n` calls of `call` in a row, the stream waited for."""
     wait(0)
     t0 = time.monotonic()
-    for _ in range(20):
-        before()
-    wait(20)
-    once_ms = 1000 * (time.monotonic() - t0) / 20
-    n = launches_for(once_ms, min_seconds)
-    loop = _loop(lambda: None, before, n, wait, sampler)
-    return None if loop is None else loop[0] / n
+    for _ in range(n):
+        call()
+    wait(n)
+    return 1000 * (time.monotonic() - t0) / n
 
 
-def measure(launch: Callable[[], None], time_ms: float, wait: Callable[[int], None], sampler: Sampler,
-            before: Callable[[], None] | None = None, min_seconds: float = MIN_SECONDS,
-            before_j: float = 0.0) -> Energy | None:
-    """The energy of `launch` (which takes about `time_ms`), as the module says: `before` ahead of
-    each launch as when timed, its own energy per call (`before_joules`, measured once per run)
-    subtracted. None where NVML reports no energy counter on this GPU."""
-    n = launches_for(time_ms, min_seconds)
-    loop = _loop(launch, before, n, wait, sampler)
-    if loop is None:
-        return None
-    joules, seconds = loop
-    return Energy(max(joules / n - before_j, 0.0), joules / seconds if seconds > 0 else 0.0, n, seconds, before_j)
+def _energy(loops: list[Loop], flush_j: float) -> Energy:
+    per = [max(x.joules_per_launch - flush_j, 0.0) for x in loops]
+    return Energy(statistics.median(per), statistics.median(x.watts for x in loops), loops[0].launches,
+                  statistics.median(x.seconds for x in loops), flush_j, tuple(per), all(x.windowed for x in loops))
 
 
 def command_energy(command: list[str], pci_bus_id: str | None = None, timeout_s: float | None = None,

@@ -3,11 +3,11 @@ per byte (`device --measure`, cached beside the other ceilings).
 
 For each resource the same benchmark as its ceiling (`measure.ceilings`) runs at `LOADS` loads
 (fewer blocks than SMs, so fewer SMs busy, up to full waves; for the tensor cores, cuBLAS at
-`TENSOR_SIZES`), each in a loop of at least a second between two readings of NVML's total energy
-counter (`measure.energy`). The average power P and the rate r (FLOP/s or bytes/s) of each load
-give a least-squares line P = static + e x r (numpy.polyfit, its covariance for the standard
-errors): e is the energy one FLOP or byte takes, in pJ, and `static` what the board draws while
-that resource is busy at no rate. The idle power is the energy counter over IDLE_SECONDS with
+`TENSOR_SHAPES`), each in a loop of at least a second, its average power read between the
+updates of NVML's total energy counter seen inside the loop (`measure.energy.run_loop`). The
+average power P and the rate r (FLOP/s or bytes/s) of each load give a least-squares line
+P = static + e x r (numpy.polyfit, its covariance for the standard errors): e is the energy one FLOP or byte takes, in pJ, and `static` what the board draws while
+that resource is busy at no rate. The idle power is read the same way over IDLE_SECONDS with
 nothing running. DRAM bytes are read plus written, the copy's; the L2 stream's bytes are reads
 that hit L2 (their share of the SMs' power included: a byte's energy is what moving it costs the
 board).
@@ -24,13 +24,15 @@ from dataclasses import asdict
 
 from ..model.device import DeviceSpec
 from ..model.energy import EnergyCeilings, EnergyFit
-from . import ceilings
+from . import ceilings, energy
 from .nvml import Sampler
 
 IDLE_SECONDS = 1.0
 MIN_SECONDS = 1.0
 LOADS = (0.25, 0.5, 1.0, 8.0)  # blocks per SM (under 1: that share of the SMs, one block each)
-TENSOR_SIZES = (1024, 2048, 4096, 8192)
+# cuBLAS FP16 GEMMs (M = N, K) from few output tiles to many: the tensor cores' rate from a few SMs'
+# worth to all of them, so the fit's line is pinned at both ends
+TENSOR_SHAPES = ((256, 65536), (512, 32768), (1024, 16384), (2048, 8192), (4096, 4096), (8192, 8192))
 
 _COPY_SOURCE = r"""
 extern "C" __global__ void copy4(const float4* __restrict__ src, float4* __restrict__ dst, long long n4) {
@@ -42,7 +44,8 @@ extern "C" __global__ void copy4(const float4* __restrict__ src, float4* __restr
 
 def _loop(launch, work: float, sampler: Sampler) -> tuple[float, float] | None:
     """(average W, rate per second) of `launch` (doing `work` FLOPs or bytes) repeated for at least
-    MIN_SECONDS; None where NVML reports no energy."""
+    MIN_SECONDS, the power read between the energy counter's own updates (`energy.run_loop`);
+    None where NVML reports no energy."""
     import cupy
 
     stream = cupy.cuda.get_current_stream()
@@ -51,16 +54,11 @@ def _loop(launch, work: float, sampler: Sampler) -> tuple[float, float] | None:
     t = time.monotonic()
     launch()
     stream.synchronize()
-    once = max(time.monotonic() - t, 1e-6)
-    n = max(1, int(MIN_SECONDS / once) + 1)
-    e0, t0 = sampler.read(energy=True).energy_mj, time.monotonic()
-    for _ in range(n):
-        launch()
-    stream.synchronize()
-    e1, t1 = sampler.read(energy=True).energy_mj, time.monotonic()
-    if e0 is None or e1 is None or t1 <= t0:
-        return None
-    return (e1 - e0) / 1000 / (t1 - t0), n * work / (t1 - t0)
+    once_ms = max(1000 * (time.monotonic() - t), 1e-3)
+    n = max(1, int(1000 * MIN_SECONDS / once_ms) + 1)
+    loop = energy.run_loop(launch, n, lambda _: stream.synchronize(), sampler,
+                           chunk=max(1, min(energy.MAX_CHUNK, int(energy.CHUNK_MS / once_ms) + 1)))
+    return None if loop is None else (loop.watts, n * work / loop.seconds)
 
 
 def fit(kind: str, unit: str, points: list[tuple[float, float]]) -> EnergyFit | None:
@@ -78,10 +76,10 @@ def fit(kind: str, unit: str, points: list[tuple[float, float]]) -> EnergyFit | 
 
 def idle_watts(sampler: Sampler) -> float | None:
     """The board's average power over IDLE_SECONDS with nothing running; None without an energy counter."""
-    e0, t0 = sampler.read(energy=True).energy_mj, time.monotonic()
-    time.sleep(IDLE_SECONDS)
-    e1, t1 = sampler.read(energy=True).energy_mj, time.monotonic()
-    return None if e0 is None or e1 is None else (e1 - e0) / 1000 / (t1 - t0)
+    until = time.monotonic() + IDLE_SECONDS
+    loop = energy.run_loop(lambda: None, 1, lambda _: None, sampler,
+                           mark=lambda: (lambda: time.monotonic() >= until))  # nothing enqueued: a pause
+    return None if loop is None else loop.watts
 
 
 def measure(sm_count: int) -> EnergyCeilings | None:
@@ -128,14 +126,14 @@ def measure(sm_count: int) -> EnergyCeilings | None:
         del buf
 
         points = []
-        for n in TENSOR_SIZES:
-            if cupy.cuda.runtime.memGetInfo()[0] < 8 * n * n * 2:
+        for n, k in TENSOR_SHAPES:
+            if cupy.cuda.runtime.memGetInfo()[0] < 4 * (2 * n * k + n * n) * 2:
                 continue
             rng = cupy.random.default_rng(0)
-            a = rng.standard_normal((n, n), dtype=cupy.float32).astype(cupy.float16)
-            b = rng.standard_normal((n, n), dtype=cupy.float32).astype(cupy.float16)
+            a = rng.standard_normal((n, k), dtype=cupy.float32).astype(cupy.float16)
+            b = rng.standard_normal((k, n), dtype=cupy.float32).astype(cupy.float16)
             c = cupy.empty((n, n), dtype=cupy.float16)
-            got = _loop(lambda: cupy.matmul(a, b, out=c), 2.0 * n**3, sampler)
+            got = _loop(lambda: cupy.matmul(a, b, out=c), 2.0 * n * n * k, sampler)
             if got:
                 points.append(got)
             del a, b, c

@@ -16,7 +16,7 @@ Method (the same for every kernel):
      clock, clock event reasons and power recorded with every sample), by default with the L2
      flushed before each launch, outside the timed interval (`l2='cold'`; 'warm' leaves it as
      the previous launch left it); with `energy`, each one's joules per launch
-     (`energy.measure`, a loop of at least a second);
+     (`energy.measure_rounds`, loops in rounds);
   6. registers, static shared memory and local bytes read from the compiled kernel, and the
      calculated occupancy beside the driver's cuOccupancyMaxActiveBlocksPerMultiprocessor.
 """
@@ -257,7 +257,7 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
     verified kernel is timed with the reference in rounds (`rounds.time_in_rounds`, within
     `budget_s` seconds: default half a second per kernel; samples below `full_clock_share` of
     the run's top clock marked throttled); with `energy`, each one's energy is then measured
-    (`energy.measure`). With `timed=False` kernels are only compiled and verified (the reference
+    (`energy.measure_rounds`). With `timed=False` kernels are only compiled and verified (the reference
     gets a single timed launch). With `timeout_s`, a kernel's launch that takes longer stops its
     run with a timeout error (the work may still be on the GPU: only a process of its own can be
     ended safely, as `measure.isolated` does). `l2` is 'cold' (the L2 flushed before every timed
@@ -307,11 +307,10 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
             j += 1
         ref_energy = None
         if energy:
-            progress.step(f"{problem.text()}: energy of each kernel and cuBLAS (a second of launches each)")
-            flush_j = (energy_meter.before_joules(flush, ref_item.wait, sampler) or 0.0) if flush else 0.0
-            ref_energy = energy_meter.measure(ref_item.launch, rounds.timings[0].median_ms, ref_item.wait, sampler,
-                                              flush, before_j=flush_j)
-            runs = [_with_energy(r, item, sampler, flush, flush_j) for r, (_, item) in zip(runs, checked)]
+            progress.step(f"{problem.text()}: energy of each kernel and cuBLAS "
+                          f"({energy_meter.LOOPS} loops of {energy_meter.MIN_SECONDS:g} s each, in rounds)")
+            runs, ref_energy = _with_energy(runs, [launch for _, launch in checked], ref_item,
+                                            rounds.timings[0].median_ms, sampler, flush)
         notes = tuple(_nvml_notes(sampler.unsupported, energy))
     finally:
         sampler.close()
@@ -354,15 +353,25 @@ def _timed(run_: KernelRun, item: Item, timing: Timing | None) -> KernelRun:
     return replace(run_, timing=timing, sm_clock_mhz=_ends(timing))
 
 
-def _with_energy(run_: KernelRun, item: Item | None, sampler: Sampler, flush, flush_j: float) -> KernelRun:
-    """A timed kernel's run with the energy of a loop of its launches (`item`'s)."""
-    if run_.timing is None or item is None:
-        return run_
-    try:
-        return replace(run_, energy=energy_meter.measure(item.launch, run_.timing.median_ms, item.wait, sampler,
-                                                         flush, before_j=flush_j))
-    except Exception:  # a fault now, after it was timed: the timing stands, the energy is not measured
-        return run_
+def _with_energy(runs: list[KernelRun], items: list[Item | None], ref_item: Item, ref_ms: float, sampler: Sampler,
+                 flush) -> tuple[list[KernelRun], Energy | None]:
+    """The timed kernels' runs with their energy, and cuBLAS's (`energy.measure_rounds`: loops in
+    rounds across them); a kernel whose loop faults keeps its timing without energy."""
+    subjects = [energy_meter.Subject(ref_item.launch, ref_ms, ref_item.wait)]
+    where = []
+    for i, (r, item) in enumerate(zip(runs, items)):
+        if r.timing is not None and item is not None:
+            where.append(i)
+            subjects.append(energy_meter.Subject(item.launch, r.timing.median_ms, item.wait))
+    got = energy_meter.measure_rounds(subjects, sampler, flush)
+    if got is None:
+        return runs, None
+    energies, _ = got
+    runs = list(runs)
+    for i, e in zip(where, energies[1:]):
+        if e is not None:
+            runs[i] = replace(runs[i], energy=e)
+    return runs, energies[0]
 
 
 def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec, buffers, progress: Progress,

@@ -1,26 +1,35 @@
-"""The energy a kernel took, as recorded: joules per launch from NVML's energy counter read around
-a loop of its launches (`measure.energy`), the average board power over the loop, and what follows
-from them with the kernel's work: GFLOP per joule and bytes per joule. Pure Python: reading a
-file never loads the measuring code.
+"""The energy a kernel took, as recorded: joules per launch from NVML's energy counter over loops
+of its launches (`measure.energy`), with its 95 % confidence interval over the loops, the average
+board power while they ran, and what follows from them with the kernel's work: GFLOP per joule and
+bytes per joule. Pure Python: reading a file never loads the measuring code.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .timing import median_ci95
+
+STABLE_ENERGY = 0.02  # a kernel's joules per launch known to +/-2 % (its CI95 over the loops) is stable
+
 
 @dataclass(frozen=True)
 class Energy:
-    """Joules per launch over `launches` launches that took `seconds` of wall clock (the stream
-    synchronised at both ends), the average board power over them in W, and the joules per
-    launch of the L2 flush that preceded each launch, measured alone and subtracted (0 without
-    one)."""
+    """A kernel's energy from `len(loops_j)` loops of its launches (`measure.energy`), each of
+    `launches` launches: joules per launch (the median over the loops), the average board power
+    while they ran in W (the median), a loop's seconds of wall clock (the median), and the joules
+    per launch of the L2 flush that preceded each launch, measured alone and subtracted (0 without
+    one). `loops_j` holds each loop's joules per launch (empty in files written before loops were
+    repeated: one loop then); `windowed` says the power came from the energy counter's own updates
+    inside each loop (False: from its readings at the loop's two ends)."""
 
     joules_per_launch: float
     watts: float
     launches: int
     seconds: float
     subtracted_j: float = 0.0
+    loops_j: tuple[float, ...] = ()
+    windowed: bool = False
 
     def gflop_per_j(self, flops: float) -> float | None:
         """GFLOP per joule of a launch doing `flops` FLOPs (None for no energy measured)."""
@@ -29,6 +38,27 @@ class Energy:
     def bytes_per_j(self, nbytes: float | None) -> float | None:
         """Bytes per joule of a launch moving `nbytes` (None without bytes or energy)."""
         return nbytes / self.joules_per_launch if nbytes and self.joules_per_launch > 0 else None
+
+    @property
+    def ci95_j(self) -> tuple[float, float] | None:
+        """The 95 % confidence interval of the joules per launch over the loops
+        (`model.timing.median_ci95`: from 6 loops, their lowest and highest); None for fewer."""
+        return median_ci95(self.loops_j)
+
+    @property
+    def ci95_half(self) -> float | None:
+        """`ci95_j`'s half-width over the joules per launch: 0.02 means known to +/-2 %; None
+        without an interval or energy."""
+        ci = self.ci95_j
+        if ci is None or self.joules_per_launch <= 0:
+            return None
+        return (ci[1] - ci[0]) / 2 / self.joules_per_launch
+
+    @property
+    def stable(self) -> bool | None:
+        """Whether the joules per launch are known to within STABLE_ENERGY; None without an interval."""
+        half = self.ci95_half
+        return None if half is None else half <= STABLE_ENERGY
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ def render(doc: Results):
         ax.axhline(ref.gflop_per_j(doc.problem.problem.flops), color="#444444", ls=":", lw=1.2,
                    label=text(f"cuBLAS: {ref.gflop_per_j(doc.problem.problem.flops):,.0f} GFLOP/J (no model: a line)"))
     ax.set_xlabel("arithmetic intensity (FLOP per GMEM byte, model)")
-    ax.set_ylabel("GFLOP per joule (measured: NVML's energy over a second of launches)")
+    ax.set_ylabel("GFLOP per joule (measured: NVML's energy over loops of launches)")
     ax.set_title(text(f"Energy roofline: {gemm_title(doc.problem.problem)} on {doc.device.name}"), fontsize=11)
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)

@@ -25,6 +25,7 @@ from ..model.peaks import LABELS
 from ..model.units import figure, plural
 from ..analysis.compare import WorkComparison
 from ..results.profile import ProfileResults
+from ..model.energy import STABLE_ENERGY
 from ..model.timing import paired
 from ..results.schema import KernelRecord, Results
 from .text import (
@@ -196,12 +197,39 @@ def _conditions(timing, reference, timed: bool) -> list[str]:
     return [ci, mhz, throttled, full]
 
 
-def _energy_cells(energy, flops: float) -> list[str]:
-    """J per launch, average W and GFLOP/J of a kernel's energy loop ('-' where not measured)."""
+def _energy_cells(energy, flops: float, with_ci: bool = False) -> list[str]:
+    """J per launch, with `with_ci` its CI95 over the loops ('±2.1 %', '(!)' when not stable),
+    average W and GFLOP/J of a kernel's energy loops ('-' where not measured)."""
     if energy is None:
-        return ["-", "-", "-"]
+        return ["-"] * (4 if with_ci else 3)
     per_j = energy.gflop_per_j(flops)
-    return [f"{energy.joules_per_launch:.3g}", f"{energy.watts:,.0f}", f"{per_j:,.0f}" if per_j else "-"]
+    ci = []
+    if with_ci:
+        half = energy.ci95_half
+        ci = [f"±{100 * half:.1f} %{' (!)' if not energy.stable else ''}" if half is not None else "-"]
+    return [f"{energy.joules_per_launch:.3g}", *ci, f"{energy.watts:,.0f}", f"{per_j:,.0f}" if per_j else "-"]
+
+
+def energy_lines(doc: Results) -> list[str]:
+    """How a run's energy was measured: the loops per kernel, whether the power came from the energy
+    counter's updates inside them, and which kernels' joules are not stable. None without energy."""
+    energies = [(k.name, k.energy) for k in doc.kernels if k.energy is not None]
+    if doc.reference.energy is not None:
+        energies.append(("cublas", doc.reference.energy))
+    if not energies:
+        return []
+    loops = max(len(e.loops_j) for _, e in energies)
+    if loops <= 1:
+        return ["energy: one loop of launches per kernel between two readings of NVML's energy counter (no CI95)"]
+    windowed = all(e.windowed for _, e in energies)
+    lines = [f"energy: {loops} loops of launches per kernel, in rounds across the kernels; W read between the "
+             + ("energy counter's updates inside each loop" if windowed else
+                "energy counter's readings at each loop's ends (it updated too seldom inside some loops)")
+             + "; J per launch the median over the loops, the L2 flush's own subtracted"]
+    unstable = [name for name, e in energies if e.stable is False]
+    if unstable:
+        lines.append(f"energy not stable (CI95 over {100 * STABLE_ENERGY:g} %): {', '.join(unstable)}")
+    return lines
 
 
 def timing_lines(doc: Results) -> list[str]:
@@ -295,8 +323,10 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         at = columns.index(("spread", "right")) + 1
         columns[at:at] = [("CI95", "right"), ("MHz", "right"), ("throttled", "right"), ("%cuBLAS full", "right")]
     with_energy = any(k.energy is not None for k in doc.kernels) or doc.reference.energy is not None
+    energy_ci = with_energy and any(e is not None and len(e.loops_j) > 1
+                                    for e in [k.energy for k in doc.kernels] + [doc.reference.energy])
     if with_energy:
-        columns += [("J", "right"), ("W", "right"), ("GFLOP/J", "right")]
+        columns += [("J", "right"), *([("J CI95", "right")] if energy_ci else []), ("W", "right"), ("GFLOP/J", "right")]
     columns.append(("check", "left"))
     rows, styles = [], []
     flops = p.problem.flops
@@ -316,7 +346,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         if measured:
             row.append(bound_cell(doc.verdict(k)) if ok else "-")
         if with_energy:
-            row += _energy_cells(k.energy, flops)
+            row += _energy_cells(k.energy, flops, energy_ci)
         row.append(_check(k))
         rows.append(row)
         styles.append(None if ok else "red")
@@ -324,7 +354,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     rows.append(["cublas", f"{ref.time_ms:.3f}", f"{ref.gflops:,.0f}", "100.0", "-", *(["-"] if with_waves else []),
                  "-", _spread(ref.timing), *(_conditions(ref.timing, None, True) if rounds else []),
                  "-", *(["-"] if with_spills else []), "-",
-                 *(["-"] if measured else []), *(_energy_cells(ref.energy, flops) if with_energy else []),
+                 *(["-"] if measured else []), *(_energy_cells(ref.energy, flops, energy_ci) if with_energy else []),
                  "reference"])
     styles.append("bold")
     title = f"{gemm_title(p.problem)} on {dev.name} ({peaks}){l2_note(doc)}"
