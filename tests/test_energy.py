@@ -192,7 +192,7 @@ def test_a_counter_that_updates_too_slowly_for_a_window_is_read_at_the_loops_end
     kernel = meter.Subject(gpu.work(0.002, 600.0), 2.0, gpu.wait)
     (e,), _ = meter.measure_rounds([kernel], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep, loops=6)
     assert not e.windowed and len(e.loops_j) == 6
-    assert e.ci95_half > 0.02 and not e.stable  # a 3 s counter over one-second loops: whole updates or none
+    assert not e.stable  # a 3 s counter over one-second loops: whole updates or none, never a stable figure
 
 
 def test_a_kernel_that_faults_in_its_energy_loop_keeps_no_energy_and_the_rest_go_on():
