@@ -172,7 +172,7 @@ def _claims() -> list[tuple[str, str]]:
         ("h200-results.md", f"12 MiB at 1024³" if 3 * 1024 * 1024 * 4 == 12 * 2**20 else "?"),
     ]
     swept = _load("sweep-h200.json")["device"]
-    claims += [("h200-results.md", f"{swept['launch_latency_ms'] * 1000:.1f} µs in the sweep's own file, timed before rounds")]
+    claims += [("h200-results.md", f"{swept['launch_latency_ms'] * 1000:.1f} µs in the sweep's own file; each")]
     # the BF16 ladder at 8192^3, three runs one after another, and one with --energy
     runs = [_load(f"results-h200-bf16-8192-run{i}.json") for i in (1, 2, 3)]
     best = [_best(r["kernels"]) for r in runs]
