@@ -213,6 +213,21 @@ def test_a_kernel_that_faults_in_its_energy_loop_keeps_no_energy_and_the_rest_go
     assert e_good.joules_per_launch == pytest.approx(0.5, rel=0.01)
 
 
+def test_a_launch_that_hangs_in_its_energy_loop_is_left_to_its_own_wait_whose_timeout_ends_it():
+    from roofline.measure import energy as meter
+
+    gpu = SimulatedGpu(update_s=0.01)
+
+    def stuck(n=0):
+        if gpu.free_at > 1e6:
+            raise TimeoutError("stopped after 5.0 s, still running")
+        gpu.wait(n)
+
+    hang = meter.Subject(lambda: setattr(gpu, "free_at", 1e9), 1.0, stuck)  # a launch that never ends
+    (e,), _ = meter.measure_rounds([hang], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep)
+    assert e is None and isinstance(hang.error, TimeoutError) and gpu.t < 10  # after its patience, not forever
+
+
 def test_no_energy_counter_gives_no_energy():
     from roofline.measure import energy as meter
     from roofline.measure.nvml import Reading

@@ -83,10 +83,12 @@ def _cuda_mark() -> Callable[[], bool]:
 def run_loop(launch: Callable[[], None], n: int, wait: Callable[[int], None], sampler: Sampler,
              before: Callable[[], None] | None = None, chunk: int = 1,
              mark: Callable[[], Callable[[], bool]] = _cuda_mark,
-             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Loop | None:
+             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+             patience_s: float = 60.0) -> Loop | None:
     """`n` launches (each after `before`), enqueued `chunk` at a time with one chunk kept ahead,
     the energy counter polled while the host waits (module docstring). None where NVML gives no
-    energy. Raises what a launch or `wait` raises. `mark`, `clock` and `sleep` are the stream's
+    energy. Raises what a launch or `wait` raises; a chunk still running `patience_s` after the host
+    began to wait for it is left to `wait` (whose timeout, where it has one, raises). `mark`, `clock` and `sleep` are the stream's
     event, the host's clock and its pause (a test passes a simulated GPU's)."""
     def energy() -> int | None:
         return sampler.read(energy=True).energy_mj
@@ -97,14 +99,18 @@ def run_loop(launch: Callable[[], None], n: int, wait: Callable[[int], None], sa
         return None
     ticks = [(t0, e0)]
 
-    def drain(done: Callable[[], bool]) -> None:
+    def drain(done: Callable[[], bool], launches: int) -> None:
+        deadline = clock() + patience_s
         while not done():
             e = energy()
             if e is not None and e != ticks[-1][1]:
                 ticks.append((clock(), e))
+            if clock() > deadline:  # far past its time: the item's own wait decides (a timeout raises)
+                wait(launches)
+                return
             sleep(POLL_S)
 
-    pending: list[Callable[[], bool]] = []
+    pending: list[tuple[Callable[[], bool], int]] = []
     left = n
     while left > 0:
         k = min(chunk, left)
@@ -113,11 +119,11 @@ def run_loop(launch: Callable[[], None], n: int, wait: Callable[[int], None], sa
                 before()
             launch()
         left -= k
-        pending.append(mark())
+        pending.append((mark(), k))
         if len(pending) > 1:
-            drain(pending.pop(0))
-    for done in pending:
-        drain(done)
+            drain(*pending.pop(0))
+    for done, k in pending:
+        drain(done, k)
     wait(n)
     t1, e1 = clock(), energy()
     seconds = max(t1 - t0, 1e-9)
@@ -183,8 +189,9 @@ def measure_rounds(subjects: list[Subject], sampler: Sampler, before: Callable[[
             if s.error is not None:
                 continue
             try:
-                loop = run_loop(s.launch, launches_for(s.time_ms, min_seconds), s.wait, sampler, before,
-                                _chunk(s.time_ms + before_ms), **loop_kw)
+                chunk = _chunk(s.time_ms + before_ms)
+                loop = run_loop(s.launch, launches_for(s.time_ms, min_seconds), s.wait, sampler, before, chunk,
+                                **{"patience_s": max(2.0, 20 * chunk * (s.time_ms + before_ms) / 1000), **loop_kw})
             except Exception as exc:  # a fault now, after it was timed: its timing stands, its energy is not had
                 s.error = exc
                 continue
