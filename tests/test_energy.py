@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from roofline.cli import app
 from roofline.measure import ceilings
 from roofline.measure.energy_ceilings import fit
+from roofline.measure.rounds import Item
 from roofline.model.energy import EnergyCeilings, EnergyFit
 from roofline.render import energy_chart
 from roofline.render.tables import energy_rows
@@ -171,9 +172,9 @@ def test_a_kernels_energy_is_read_between_the_counters_own_updates_and_the_flush
 
     gpu = SimulatedGpu(update_s)
     flush = gpu.work(0.0001, 300.0)                   # 0.1 ms at 300 W: 0.03 J a flush
-    kernel = meter.Subject(gpu.work(0.002, 600.0), 2.0, gpu.wait)   # 2 ms at 600 W: 1.2 J a launch
-    other = meter.Subject(gpu.work(0.0005, 400.0), 0.5, gpu.wait)   # 0.5 ms at 400 W: 0.2 J a launch
-    energies, flush_j = meter.measure_rounds([kernel, other], gpu, flush, before_ms=0.1,
+    kernel = Item(gpu.work(0.002, 600.0), gpu.wait)   # 2 ms at 600 W: 1.2 J a launch
+    other = Item(gpu.work(0.0005, 400.0), gpu.wait)   # 0.5 ms at 400 W: 0.2 J a launch
+    energies, flush_j = meter.measure_rounds([kernel, other], [2.0, 0.5], gpu, flush, before_ms=0.1,
                                              mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep)
     assert flush_j == pytest.approx(0.03, rel=0.01)
     k, o = energies
@@ -189,8 +190,8 @@ def test_a_counter_that_updates_too_slowly_for_a_window_is_read_at_the_loops_end
     from roofline.measure import energy as meter
 
     gpu = SimulatedGpu(update_s=3.0)
-    kernel = meter.Subject(gpu.work(0.002, 600.0), 2.0, gpu.wait)
-    (e,), _ = meter.measure_rounds([kernel], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep, loops=6)
+    kernel = Item(gpu.work(0.002, 600.0), gpu.wait)
+    (e,), _ = meter.measure_rounds([kernel], [2.0], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep, loops=6)
     assert not e.windowed and len(e.loops_j) == 6
     assert not e.stable  # a 3 s counter over one-second loops: whole updates or none, never a stable figure
 
@@ -207,8 +208,8 @@ def test_a_kernel_that_faults_in_its_energy_loop_keeps_no_energy_and_the_rest_go
             raise RuntimeError("illegal address")
         gpu.work(0.001, 500.0)()
 
-    bad, good = meter.Subject(faulty, 1.0, gpu.wait), meter.Subject(gpu.work(0.001, 500.0), 1.0, gpu.wait)
-    (e_bad, e_good), _ = meter.measure_rounds([bad, good], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep)
+    bad, good = Item(faulty, gpu.wait), Item(gpu.work(0.001, 500.0), gpu.wait)
+    (e_bad, e_good), _ = meter.measure_rounds([bad, good], [1.0, 1.0], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep)
     assert e_bad is None and isinstance(bad.error, RuntimeError)
     assert e_good.joules_per_launch == pytest.approx(0.5, rel=0.01)
 
@@ -223,8 +224,8 @@ def test_a_launch_that_hangs_in_its_energy_loop_is_left_to_its_own_wait_whose_ti
             raise TimeoutError("stopped after 5.0 s, still running")
         gpu.wait(n)
 
-    hang = meter.Subject(lambda: setattr(gpu, "free_at", 1e9), 1.0, stuck)  # a launch that never ends
-    (e,), _ = meter.measure_rounds([hang], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep)
+    hang = Item(lambda: setattr(gpu, "free_at", 1e9), stuck)  # a launch that never ends
+    (e,), _ = meter.measure_rounds([hang], [1.0], gpu, None, mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep)
     assert e is None and isinstance(hang.error, TimeoutError) and gpu.t < 10  # after its patience, not forever
 
 
@@ -237,5 +238,5 @@ def test_no_energy_counter_gives_no_energy():
             return Reading(1980, 0, None, None, None, None)
 
     gpu = NoCounter(0.01)
-    assert meter.measure_rounds([meter.Subject(gpu.work(0.001, 500.0), 1.0, gpu.wait)], gpu, None,
+    assert meter.measure_rounds([Item(gpu.work(0.001, 500.0), gpu.wait)], [1.0], gpu, None,
                                 mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep) is None

@@ -10,9 +10,8 @@ seen SETTLE_S after the loop began to the last one seen while it still ran (`Loo
 launch's energy is that power over the loop's wall clock per launch. On an H200 the counter moves
 about every 100 ms, at moments that wander by tens of ms: read at a half-second loop's two ends,
 six loops of one cuBLAS GEMM spread 19 %; read by their updates inside, 4.8 %
-(`bench/energy_counter.py`). Where fewer than two
-updates fall inside a loop (a counter that updates slowly), the two ends' readings are used and
-the record says so (`windowed` False).
+(`bench/energy_counter.py`). Where fewer than two updates fall inside a loop (a counter that
+updates slowly), the two ends' readings are used and the record says so (`windowed` False).
 
 Per kernel, LOOPS loops of at least MIN_SECONDS each run in rounds across the kernels of a run
 (the order rotated by one each round, as the timing is), so every kernel's loops see the same
@@ -34,6 +33,7 @@ from typing import Callable
 
 from ..model.energy import Energy
 from .nvml import Sampler
+from .rounds import Item
 
 MIN_SECONDS = 1.0  # one loop's work: about ten updates of an H200's counter
 LOOPS = 6  # loops per kernel: the fewest whose median has a 95 % interval (`model.timing.median_ci95`)
@@ -87,9 +87,10 @@ def run_loop(launch: Callable[[], None], n: int, wait: Callable[[int], None], sa
              patience_s: float = 60.0) -> Loop | None:
     """`n` launches (each after `before`), enqueued `chunk` at a time with one chunk kept ahead,
     the energy counter polled while the host waits (module docstring). None where NVML gives no
-    energy. Raises what a launch or `wait` raises; a chunk still running `patience_s` after the host
-    began to wait for it is left to `wait` (whose timeout, where it has one, raises). `mark`, `clock` and `sleep` are the stream's
-    event, the host's clock and its pause (a test passes a simulated GPU's)."""
+    energy. Raises what a launch or `wait` raises; a chunk still running `patience_s` after the
+    host began to wait for it is left to `wait` (whose timeout, where it has one, raises). `mark`,
+    `clock` and `sleep` are the stream's event, the host's clock and its pause (a test passes a
+    simulated GPU's)."""
     def energy() -> int | None:
         return sampler.read(energy=True).energy_mj
 
@@ -138,68 +139,52 @@ def _slope_w(ticks: list[tuple[float, int]]) -> float:
     """The least-squares slope of the counter (mJ) against the moments its updates were seen (s),
     in W: every update inside the window counts, so the jitter of when the driver updates it
     (tens of ms on an H200, whose counter moves every ~100 ms) weighs less than at two ends alone."""
-    n = len(ticks)
-    mt = sum(t for t, _ in ticks) / n
-    me = sum(e for _, e in ticks) / n
-    var = sum((t - mt) ** 2 for t, _ in ticks)
-    return sum((t - mt) * (e - me) for t, e in ticks) / var / 1000
+    return statistics.linear_regression([t for t, _ in ticks], [e for _, e in ticks]).slope / 1000
 
 
-@dataclass
-class Subject:
-    """What to measure: `launch` enqueues one launch taking about `time_ms`; `wait(launches)`
-    waits for the stream (a caller with a timeout passes its own). `error` is set when a loop of
-    it failed: it is measured no further."""
-
-    launch: Callable[[], None]
-    time_ms: float
-    wait: Callable[[int], None]
-    error: BaseException | None = None
-
-
-def _chunk(time_ms: float) -> int:
+def chunk_for(time_ms: float) -> int:
+    """Launches of `time_ms` enqueued at a time: about CHUNK_MS of work, 1 to MAX_CHUNK."""
     return max(1, min(MAX_CHUNK, math.ceil(CHUNK_MS / time_ms) if time_ms > 0 else MAX_CHUNK))
 
 
-def measure_rounds(subjects: list[Subject], sampler: Sampler, before: Callable[[], None] | None = None,
-                   before_ms: float = 0.0, loops: int = LOOPS, min_seconds: float = MIN_SECONDS,
-                   **loop_kw) -> tuple[list[Energy | None], float] | None:
-    """Each subject's `Energy` from `loops` loops of at least `min_seconds`, in rounds across the
-    subjects (the order rotated by one each round), each launch after `before` (which takes about
-    `before_ms`), whose energy per call is measured in the same rounds from loops of it alone and
-    subtracted. Returns (energies, the flush's joules per call), an energy None for a subject whose
-    loop failed (its `error` says why); None where NVML gives no energy counter."""
-    wait = subjects[0].wait if subjects else (lambda n: None)
+def measure_rounds(items: list[Item], times_ms: list[float], sampler: Sampler,
+                   before: Callable[[], None] | None = None, before_ms: float = 0.0, loops: int = LOOPS,
+                   min_seconds: float = MIN_SECONDS, **loop_kw) -> tuple[list[Energy | None], float] | None:
+    """Each item's `Energy` (`rounds.Item`, whose launch takes about `times_ms`) from `loops` loops
+    of at least `min_seconds`, in rounds across the items (the order rotated by one each round),
+    each launch after `before` (which takes about `before_ms`; timed here when not given), whose
+    energy per call is measured in the same rounds from loops of it alone and subtracted. Returns
+    (energies, the flush's joules per call), an energy None for an item whose loop failed (its
+    `error` says why); None where NVML gives no energy counter."""
+    wait = items[0].wait if items else (lambda n: None)
     if before is not None and before_ms <= 0:
         before_ms = _once_ms(before, wait)
-    flush = Subject(lambda: None, before_ms, wait) if before is not None else None
-    order = list(range(len(subjects)))
-    got: list[list[Loop]] = [[] for _ in subjects]
+    order = list(range(len(items)))
+    got: list[list[Loop]] = [[] for _ in items]
     flush_loops: list[Loop] = []
     for r in range(loops):
-        if flush is not None:
-            n = launches_for(before_ms, min_seconds)
-            loop = run_loop(lambda: None, n, flush.wait, sampler, before, _chunk(before_ms), **loop_kw)
+        if before is not None:
+            loop = run_loop(lambda: None, launches_for(before_ms, min_seconds), wait, sampler, before,
+                            chunk_for(before_ms), **loop_kw)
             if loop is None:
                 return None
             flush_loops.append(loop)
-        turn = order[r % len(order):] + order[:r % len(order)] if order else []
-        for i in turn:
-            s = subjects[i]
-            if s.error is not None:
+        for i in order[r % len(order):] + order[:r % len(order)]:
+            item, each_ms = items[i], times_ms[i] + before_ms
+            if item.error is not None:
                 continue
             try:
-                chunk = _chunk(s.time_ms + before_ms)
-                loop = run_loop(s.launch, launches_for(s.time_ms, min_seconds), s.wait, sampler, before, chunk,
-                                **{"patience_s": max(2.0, 20 * chunk * (s.time_ms + before_ms) / 1000), **loop_kw})
+                chunk = chunk_for(each_ms)
+                loop = run_loop(item.launch, launches_for(times_ms[i], min_seconds), item.wait, sampler, before,
+                                chunk, **{"patience_s": max(2.0, 20 * chunk * each_ms / 1000), **loop_kw})
             except Exception as exc:  # a fault now, after it was timed: its timing stands, its energy is not had
-                s.error = exc
+                item.error = exc
                 continue
             if loop is None:
                 return None
             got[i].append(loop)
     flush_j = statistics.median(x.joules_per_launch for x in flush_loops) if flush_loops else 0.0
-    return [_energy(g, flush_j) if g and s.error is None else None for g, s in zip(got, subjects)], flush_j
+    return [_energy(g, flush_j) if g and item.error is None else None for g, item in zip(got, items)], flush_j
 
 
 def _once_ms(call: Callable[[], None], wait: Callable[[int], None], n: int = 20) -> float:

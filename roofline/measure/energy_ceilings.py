@@ -6,8 +6,9 @@ For each resource the same benchmark as its ceiling (`measure.ceilings`) runs at
 `TENSOR_SHAPES`), each in a loop of at least a second, its average power read between the
 updates of NVML's total energy counter seen inside the loop (`measure.energy.run_loop`). The
 average power P and the rate r (FLOP/s or bytes/s) of each load give a least-squares line
-P = static + e x r (numpy.polyfit, its covariance for the standard errors): e is the energy one FLOP or byte takes, in pJ, and `static` what the board draws while
-that resource is busy at no rate. The idle power is read the same way over IDLE_SECONDS with
+P = static + e x r (numpy.polyfit, its covariance for the standard errors): e is the energy one
+FLOP or byte takes, in pJ, and `static` what the board draws while that resource is busy at no
+rate. The idle power is read the same way over IDLE_SECONDS with
 nothing running. DRAM bytes are read plus written, the copy's; the L2 stream's bytes are reads
 that hit L2 (their share of the SMs' power included: a byte's energy is what moving it costs the
 board).
@@ -55,9 +56,8 @@ def _loop(launch, work: float, sampler: Sampler) -> tuple[float, float] | None:
     launch()
     stream.synchronize()
     once_ms = max(1000 * (time.monotonic() - t), 1e-3)
-    n = max(1, int(1000 * MIN_SECONDS / once_ms) + 1)
-    loop = energy.run_loop(launch, n, lambda _: stream.synchronize(), sampler,
-                           chunk=max(1, min(energy.MAX_CHUNK, int(energy.CHUNK_MS / once_ms) + 1)))
+    n = energy.launches_for(once_ms, MIN_SECONDS)
+    loop = energy.run_loop(launch, n, lambda _: stream.synchronize(), sampler, chunk=energy.chunk_for(once_ms))
     return None if loop is None else (loop.watts, n * work / loop.seconds)
 
 

@@ -357,13 +357,10 @@ def _with_energy(runs: list[KernelRun], items: list[Item | None], ref_item: Item
                  flush) -> tuple[list[KernelRun], Energy | None]:
     """The timed kernels' runs with their energy, and cuBLAS's (`energy.measure_rounds`: loops in
     rounds across them); a kernel whose loop faults keeps its timing without energy."""
-    subjects = [energy_meter.Subject(ref_item.launch, ref_ms, ref_item.wait)]
-    where = []
-    for i, (r, item) in enumerate(zip(runs, items)):
-        if r.timing is not None and item is not None:
-            where.append(i)
-            subjects.append(energy_meter.Subject(item.launch, r.timing.median_ms, item.wait))
-    got = energy_meter.measure_rounds(subjects, sampler, flush)
+    where = [i for i, (r, item) in enumerate(zip(runs, items)) if r.timing is not None and item is not None]
+    measured = [ref_item] + [items[i] for i in where]
+    times_ms = [ref_ms] + [runs[i].timing.median_ms for i in where]
+    got = energy_meter.measure_rounds(measured, times_ms, sampler, flush)
     if got is None:
         return runs, None
     energies, _ = got

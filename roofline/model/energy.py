@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .timing import median_ci95
+from .timing import ci95_half, median_ci95
 
 STABLE_ENERGY = 0.02  # a kernel's joules per launch known to +/-2 % (its CI95 over the loops) is stable
 
@@ -49,10 +49,7 @@ class Energy:
     def ci95_half(self) -> float | None:
         """`ci95_j`'s half-width over the joules per launch: 0.02 means known to +/-2 %; None
         without an interval or energy."""
-        ci = self.ci95_j
-        if ci is None or self.joules_per_launch <= 0:
-            return None
-        return (ci[1] - ci[0]) / 2 / self.joules_per_launch
+        return ci95_half(self.loops_j) if self.joules_per_launch > 0 else None
 
     @property
     def stable(self) -> bool | None:
