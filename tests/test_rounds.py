@@ -285,6 +285,21 @@ def test_where_no_sample_ran_at_full_clock_the_table_says_so():
     assert "no sample ran at full clock: the full-clock readings are missing" in shown
 
 
+def test_a_kernel_timed_apart_from_the_rounds_has_no_full_clock_figure_and_the_table_says_why():
+    raw = _rounds_doc()
+    raw["kernels"][5]["timing"]["rounds"] = None  # a user's kernel, timed in its own process
+    doc = store.parse(raw)
+    shown = _shown(doc)
+    row = next(line for line in shown.splitlines() if line.strip().startswith("register_tiling_2d"))
+    assert " none " not in row and f"{doc.kernels[5].pct_of_reference:.1f}" in row
+    assert ("timed apart from cuBLAS's rounds (each in its own process): register_tiling_2d; their %cuBLAS is the "
+            "ratio of the two medians") in shown
+    k = doc.kernels[6]  # a kernel in the rounds keeps its full-clock pairing
+    other = next(line for line in shown.splitlines() if line.strip().startswith(k.name))
+    full = paired(k.timing, doc.reference.timing, full_clock=True).pct
+    assert f" {full:.1f} " in other, (full, other)
+
+
 def test_a_gpu_whose_nvml_says_less_gives_a_note_and_the_timing_as_before(gpu):
     from roofline.measure.runner import _nvml_notes
 

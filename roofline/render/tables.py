@@ -178,7 +178,8 @@ def _spread(timing) -> str:
 def _conditions(timing, reference, timed: bool) -> list[str]:
     """The cells a timing in rounds adds: the CI95 half-width of its median ('(!)' when not
     stable), the SM clock its samples saw, its throttled samples of all, and %cuBLAS at full
-    clock ('none' where no round ran unthrottled; '100.0' for the reference)."""
+    clock ('none' where no round ran unthrottled; '100.0' for the reference; '-' for a kernel not timed
+    in the reference's rounds, such as a user's kernel in its own process)."""
     if not timed or timing is None:
         return ["-", "-", "-", "-"]
     half = timing.ci95_half
@@ -187,8 +188,8 @@ def _conditions(timing, reference, timed: bool) -> list[str]:
     mhz = "-" if clocks is None else (f"{clocks[0]:,}" if clocks[0] == clocks[1] else f"{clocks[0]:,}-{clocks[1]:,}")
     hot = timing.throttled_samples
     throttled = "-" if hot is None else f"{hot}/{timing.repeat}"
-    if not timing.conditions_recorded:
-        full = "-"  # which samples ran at full clock is not known
+    if not timing.conditions_recorded or (reference is not None and timing.rounds is None):
+        full = "-"  # which samples ran at full clock is not known, or none ran in the reference's rounds
     elif reference is None:
         full = "100.0" if timing.full_clock_ms else "none"
     else:
@@ -262,6 +263,10 @@ def timing_lines(doc: Results) -> list[str]:
     if hot and not any(t.full_clock_ms for t in timings):
         lines.append("no sample ran at full clock: the full-clock readings are missing; a shorter --budget or a "
                      "cooler card gives some")
+    apart = [k.name for k in doc.kernels if k.timed and k.timing and k.timing.rounds is None]
+    if apart:
+        lines.append(f"timed apart from cuBLAS's rounds (each in its own process): {', '.join(apart)}; their %cuBLAS "
+                     "is the ratio of the two medians, with no full-clock pairing")
     unstable = [k.name for k in doc.kernels if k.timed and k.timing and k.timing.stable is False]
     if unstable:
         lines.append(f"not stable (CI95 over 1 % or spread over 2 %): {', '.join(unstable)}; a larger --budget "
