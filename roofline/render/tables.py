@@ -10,6 +10,7 @@ the time, rate, occupancy and bound.
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 from rich import box
@@ -30,6 +31,7 @@ from ..model.timing import paired
 from ..results.schema import KernelRecord, Results
 from .text import (
     MEMORY_NAMES,
+    ascii_text,
     bound_cell,
     bound_by_size,
     chosen_tile,
@@ -63,11 +65,31 @@ _PLAIN_BOXES = {
 
 
 def plain(renderable):
-    """`renderable` for an ASCII-only output: a table's rules drawn with '-' in the same layout;
-    anything else unchanged."""
+    """`renderable` for an ASCII-only output: a table's rules drawn with '-' in the same layout and
+    its text in ASCII forms ('±' -> '+/-', `text.ascii_text`) before rich lays it out, so that its
+    columns hold the longer forms (`_fit` sized them so: `_width`); anything else unchanged."""
     if isinstance(renderable, Table) and renderable.box in _PLAIN_BOXES:
         renderable.box = _PLAIN_BOXES[renderable.box]
+        if isinstance(renderable.title, str):
+            renderable.title = ascii_text(renderable.title)
+        for column in renderable.columns:
+            if isinstance(column.header, str):
+                column.header = ascii_text(column.header)
+            column._cells = [ascii_text(c) if isinstance(c, str) else c for c in column._cells]
     return renderable
+
+
+def _ascii_output() -> bool:
+    """Whether standard output holds ASCII only (a C locale), as rich decides it: an encoding that
+    is not UTF-something."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower()
+    return not encoding.startswith("utf")
+
+
+def _width(text: str, ascii_only: bool) -> int:
+    """The columns `text` takes on the output: its ASCII form's length where the output holds ASCII
+    only ('±' takes three there), else its cell length."""
+    return len(ascii_text(text)) if ascii_only else cell_len(text)
 
 
 def _table(title: str, columns: list[tuple[str, ...]]) -> Table:
@@ -85,10 +107,11 @@ def _narrowest_column(header: str, cells: list[str], wrap: bool) -> int:
     (header lines included); a wrapping one no narrower than its longest word (up to
     WRAP_LONGEST_WORD) and WRAP_MIN characters, or its widest cell where that is narrower."""
     texts = [str(c) for c in cells] + str(header).split("\n")
-    widest = max((cell_len(line) for c in texts for line in c.split("\n")), default=1)
+    ascii_only = _ascii_output()
+    widest = max((_width(line, ascii_only) for c in texts for line in c.split("\n")), default=1)
     if not wrap:
         return widest
-    word = max((cell_len(w) for c in texts for w in c.split()), default=1)
+    word = max((_width(w, ascii_only) for c in texts for w in c.split()), default=1)
     return min(widest, max(min(word, WRAP_LONGEST_WORD), WRAP_MIN))
 
 
@@ -115,8 +138,9 @@ def _share_width(t: Table, room: int) -> None:
     characters, fix each wrapping column's width: the one-line columns keep theirs, the wrapping
     ones share what is left by their natural widths, none narrower than its `min_width`; a word
     longer than its column (a flag, a metric name) then folds onto the next line, never cut."""
-    natural = [max([cell_len(line) for c in [column.header, *column.cells] for line in str(c).split("\n")] or [1])
-               for column in t.columns]
+    ascii_only = _ascii_output()
+    natural = [max([_width(line, ascii_only) for c in [column.header, *column.cells] for line in str(c).split("\n")]
+                   or [1]) for column in t.columns]
     if sum(natural) <= room:
         return
     fixed = sum(n for n, column in zip(natural, t.columns) if column.no_wrap)
