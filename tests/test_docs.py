@@ -200,8 +200,31 @@ def _claims() -> list[tuple[str, str]]:
          if max(abs(a - f) for a, f in zip(as_run, full)) < 0.1 else "?"),
         ("h200-results.md", "three runs within 0.2 point as run and 0.1 point at full clock"
          if max(as_run) - min(as_run) < 0.2 and max(full) - min(full) < 0.1 else "?"),
-        ("h200-results.md", f"gives cuBLAS {joules(eref)}, {per_joule(eref)}, and {eb['name']} {joules(eb)}, "
+        ("h200-results.md", f"gives cuBLAS {joules(eref)}, {per_joule(eref)},\nand {eb['name']} {joules(eb)}, "
                             f"{per_joule(eb)}"),
+    ]
+    # how well each energy figure is known (the CI95 over its loops) and the fits beside them
+    capped = [k for k in [*energy["kernels"], eref] if k["name"].startswith("wgmma_") and k["name"] != "wgmma_tma"
+              or k is eref]
+    below = {k["name"]: k for k in energy["kernels"]}
+    fp32e = _load("results-h200-energy.json")
+    fits = {f["kind"]: f for f in fp32e["device"]["measured_energy"]["fits"]}
+    ladder_ci = [_energy_ci(k) for k in fp32e["kernels"]]
+
+    def fit(kind, digits):
+        f = fits[kind]
+        return f"{f['pj_per_unit']:.{digits}f} ± {f['pj_error']:.2g} pJ"
+
+    claims += [
+        ("h200-results.md", f"CI95 ±{min(map(_energy_ci, capped)):.1f} % to ±{max(map(_energy_ci, capped)):.1f} % for the "
+                            "three wgmma\nrungs that reach the cap and cuBLAS" if len(capped) == 4 else "?"),
+        ("h200-results.md", f"are known to ±{_energy_ci(below['mma_ldmatrix']):.1f} % and "
+                            f"±{_energy_ci(below['mma_pipeline']):.1f} %"),
+        ("h200-results.md", f"is known to ±{min(ladder_ci):.1f} to\n±{max(ladder_ci):.1f} % per kernel and cuBLAS to "
+                            f"±{_energy_ci(fp32e['reference']):.1f} %"),
+        ("h200-results.md", f"{fit('fp32', 2)} per FP32 FLOP, {fit('dram', 1)} per DRAM byte, {fit('l2', 1)} per L2 "
+                            f"byte and\n{fit('fp16_tensor', 2)} per FP16 tensor FLOP, with "
+                            f"{fp32e['device']['measured_energy']['idle_w']:.0f} W idle"),
     ]
     # the tensor-core sweeps (the tables of docs/tensor.md: test_the_tensor_tables_match_the_sweeps)
     bf16, tf32 = _load("results-h200-bf16.json"), _load("results-h200-tf32.json")
@@ -246,6 +269,13 @@ def _claims() -> list[tuple[str, str]]:
                ("whatif.md", f"the first runs {worst['time_ms']:.3f} ms"),
                ("whatif.md", f"{worst['name'].split('_align1')[0].split('_')[0].upper()}")]
     return claims
+
+
+def _energy_ci(k: dict) -> float:
+    """A kernel's energy CI95 half-width in percent, as `show` prints it (model.energy.Energy)."""
+    from roofline.model.timing import ci95_half
+
+    return 100 * ci95_half(k["energy"]["loops_j"])
 
 
 def _text(name: str) -> str:
@@ -362,3 +392,17 @@ def test_readme_names_every_command_that_takes_json():
     takes = [n for n, c in commands.items() if any("--json" in p.opts for p in c.params)]
     sentence = _squash(_text("README.md")).split("`--json` on ", 1)[1].split("prints exactly one", 1)[0]
     assert re.findall(r"`([a-z]+)`", sentence) == takes
+
+
+def test_the_counted_tensor_table_is_the_counters_file():
+    """docs/tensor.md's table of Nsight Compute's counts, row by row, from plots/counters-h200-bf16.json."""
+    doc = _load("counters-h200-bf16.json")
+    text = _text("tensor.md")
+    for k in doc["kernels"]:
+        m, model = k["measured"], k["model"]
+        row = (f"| {k['name']} | {model['smem_served_bytes'] / 1e9:.2f} | {m['smem_bytes'] / 1e9:.2f} | "
+               f"{m['bank_conflicts']:,.0f} | {m['l2_bytes'] / 1e9:.2f} | {m['tensor_flops'] / model['flops']:.2f} |")
+        assert row in text, row
+    first, second = doc["kernels"][:2]
+    assert (f"remove {100 * (1 - second['measured']['bank_conflicts'] / first['measured']['bank_conflicts']):.1f} % "
+            "of mma_sync's bank\nconflicts") in text

@@ -109,7 +109,7 @@ def test_modelled_bytes_the_measured_time_refutes_are_no_floor():
     user = project(load(ROOT / "plots" / "user-kernel-h200.json", profile=True), ["a100-sxm4-80gb"])
     k = next(k for k in user.targets[0].kernels if k.label == "gmem_coalescing")
     assert k.level_here == "L1" and k.level == "L1" and "DRAM" not in k.floors_ms
-    assert k.estimate_ms >= k.floor_ms and k.estimate_ms == pytest.approx(37.33, abs=0.01)
+    assert k.estimate_ms >= k.floor_ms and k.estimate_ms == pytest.approx(37.17, abs=0.01)
     assert any("not a floor" in f for f in k.flags)
     # the ladder's file, whose bytes Nsight Compute counted, projects the same kernel within 0.5 %
     counted = project(load(LADDER, profile=True), ["a100-sxm4-80gb"]).targets[0]

@@ -126,7 +126,7 @@ def test_spills_are_shown_in_the_table_and_the_verdict():
     verdict = text[text.index("autotuned<256,256,16,8,8>: "):]
     verdict = verdict[:verdict.index(" autotuned<64,128,8,8,8>: ")]
     assert ("; spills: 1,440 B of local memory per thread beside its 32 registers, read and written through "
-            "L1/L2 and not in the model: the likeliest reason it is 61x its floor") in verdict
+            "L1/L2 and not in the model: the likeliest reason it is 62x its floor") in verdict
     assert text.count("; spills: ") == 1  # no other kernel has local memory
     plain = invoke("show", "--results", REPO / "plots" / "results-h200.json", columns=200)
     assert "spills" not in plain.stdout  # no kernel spills: no column
