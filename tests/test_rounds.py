@@ -91,6 +91,8 @@ class FakeGPU:
         gpu = self
 
         class Event:
+            done = True  # the simulated launches run as they are enqueued
+
             def record(self):
                 self.at = gpu.t
 
@@ -298,6 +300,57 @@ def test_a_kernel_timed_apart_from_the_rounds_has_no_full_clock_figure_and_the_t
     other = next(line for line in shown.splitlines() if line.strip().startswith(k.name))
     full = paired(k.timing, doc.reference.timing, full_clock=True).pct
     assert f" {full:.1f} " in other, (full, other)
+
+
+def test_each_launch_gets_the_readings_taken_while_it_could_have_run():
+    """A burst of 4 launches polled 3 times each: the power cap set during the third launch marks
+    the third and the fourth, not the first two, and each launch's clock is the lowest reading of
+    its own span."""
+    def reading(mhz, capped=False, violation=0):
+        return Reading(mhz, 0x4 if capped else 0, mhz * 300, None, violation, 0)
+    # readings: before, then 3 per launch (taken while it runs), then one after the burst
+    readings = [reading(1980)] + [reading(1980)] * 3 + [reading(1980)] * 3 \
+        + [reading(1980), reading(1700, True, 5), reading(1640, True, 9)] + [reading(1635, True, 12)] * 3 \
+        + [reading(1635, True, 12)]
+    marks = [3, 6, 9, 12]  # launch j seen done after the reading at index 3 (j + 1)
+    got = rounds_mod.launch_conditions(readings, marks, 4)
+    assert [c for c, _, _ in got] == [1980, 1980, 1640, 1635]
+    assert [w for _, w, _ in got] == ["", "", "power_cap", "power_cap"]
+    assert got[0][2] == pytest.approx(1980 * 0.3) and got[3][2] == pytest.approx(1635 * 0.3)
+    # a burst the host stopped watching (its patience ran out after two launches): the rest get
+    # the readings to the end
+    late = rounds_mod.launch_conditions(readings[:7] + readings[-1:], [3, 6], 4)
+    assert [c for c, _, _ in late] == [1980, 1980, 1635, 1635]
+    # no sampler: nothing known, for every launch
+    assert rounds_mod.launch_conditions([], [], 3) == [(None, "", None)] * 3
+
+
+def test_the_host_polls_nvml_while_a_burst_runs_and_marks_each_launch_seen_done():
+    """`_watch` on a simulated asynchronous GPU: every reading takes 0.25 ms of host time and a
+    launch's end event completes 1 ms after the one before; each launch is marked by the last
+    reading before it was seen done, and a burst still running at its patience is left."""
+    host = [0.0]
+
+    class Sampler:
+        def read(self, energy=False):
+            host[0] += 0.25
+            return Reading(1980, 0, 300_000, None, None, None)
+
+    class End:
+        def __init__(self, at):
+            self.at = at
+
+        @property
+        def done(self):
+            return host[0] >= self.at
+
+    events = [(None, End(1.0 * (j + 1))) for j in range(4)]
+    first = Reading(1980, 0, 300_000, None, None, None)
+    readings, marks = rounds_mod._watch(events, Sampler(), first, 1.0, clock=lambda: host[0] / 1000)
+    assert marks == [4, 8, 12, 16] and len(readings) == 17
+    host[0] = 0.0
+    readings, marks = rounds_mod._watch(events, Sampler(), first, 0.0022, clock=lambda: host[0] / 1000)
+    assert marks == [4, 8] and len(readings) == 10  # patience 2.2 ms: the last two launches not seen
 
 
 def test_a_gpu_whose_nvml_says_less_gives_a_note_and_the_timing_as_before(gpu):

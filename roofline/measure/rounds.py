@@ -16,10 +16,15 @@ The method:
      ahead of it outside them, the whole burst behind a `hold` (a spinning one-thread kernel,
      `timing.gpu_hold`) as long as twice the host's time to enqueue it, so that the launches run
      back to back and no event also times the host's enqueuing (measured in the warm-up); the
-     stream is synchronised after each burst, and NVML read before
-     and after it (`nvml.Sampler`): the SM clock (the lower of the two readings), the clock event
-     reasons set in either reading or whose violation time grew during the burst
-     (`nvml.reasons_between`), and the board power after it; every sample of a burst carries them;
+     stream is synchronised after each burst, and NVML read before it, over and over while it
+     runs, and after it (`nvml.Sampler`); while polling, the host notes which launches' end events
+     have completed, so each launch is given the readings that could have been taken while it ran
+     (from the last one before its predecessor was seen done to the last one before it was): the
+     SM clock (the lowest of them), the clock event reasons set in any of them or whose violation
+     time grew across them (`nvml.reasons_between`), and the board power at the last of them. A
+     launch shorter than one reading (NVML takes tens of µs) shares its readings with its
+     neighbours; a burst still running after its PATIENCE is left to the item's own wait, its
+     unseen launches given the readings to its end;
   4. rounds go on until every item's median is known to within STABLE_CI (its CI95 half-width,
      `model.timing.median_ci95`) after at least `min_samples`, or the budget runs out, or
      `max_samples` are taken;
@@ -46,6 +51,8 @@ MIN_SAMPLES = 20
 MAX_SAMPLES = 400
 BUDGET_PER_ITEM_S = 0.5  # the default timing budget: half a second per item, as each kernel had before rounds
 HOLD_MAX_MS = 5.0  # the longest hold ahead of a burst
+PATIENCE = 3.0  # poll NVML for at most this many times a burst's expected time (then the item's own wait)
+PATIENCE_FLOOR_S = 0.05  # and for at least this long
 
 
 @dataclass
@@ -154,18 +161,21 @@ def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
                     start.record()
                     item.launch()
                     stop.record()
+                patience_s = max(PATIENCE_FLOOR_S, PATIENCE * (burst * estimates[i] + hold_ms) / 1000)
+                seen, marks = _watch(events, sampler, first, patience_s) if sampler is not None else ([], [])
                 item.wait(burst)
                 times = [cupy.cuda.get_elapsed_time(s, e) for s, e in events]
             except Exception as exc:
                 item.error = exc
                 continue
-            last = sampler.read() if sampler is not None else None
-            low, why, watts = _conditions(first, last)
+            if sampler is not None:
+                seen.append(sampler.read())
+            for low, why, watts in launch_conditions(seen, marks, burst):
+                clocks[i].append(low)
+                reasons[i].append(why)
+                power[i].append(watts)
             samples[i] += times
             rounds_of[i] += [r] * burst
-            clocks[i] += [low] * burst
-            reasons[i] += [why] * burst
-            power[i] += [watts] * burst
         r += 1
         live = [i for i, item in enumerate(items) if item.error is None]
         counts = [len(samples[i]) for i in live]
@@ -200,13 +210,54 @@ def _rotated(xs: list[int], r: int) -> list[int]:
     return xs[k:] + xs[:k]
 
 
-def _conditions(first: Reading | None, last: Reading | None) -> tuple[int | None, str, float | None]:
-    """A burst's clock (the lower reading), its throttling reasons, and the power after it (W)."""
-    if first is None or last is None:
-        return None, "", None
-    known = [c for c in (first.clock_mhz, last.clock_mhz) if c is not None]
+def _watch(events, sampler: Sampler, first: Reading, patience_s: float,
+           clock: Callable[[], float] = time.perf_counter) -> tuple[list[Reading], list[int]]:
+    """NVML read over and over while a burst runs, from `first` (taken before it) until every
+    launch's end event (`events[j][1]`) has completed or `patience_s` has passed. Returns the
+    readings and, per launch seen done, the index of the last reading taken before it was seen
+    done (launches not seen done have none)."""
+    readings, marks = [first], []
+    deadline = clock() + patience_s
+    while len(marks) < len(events) and clock() < deadline:
+        readings.append(sampler.read())
+        while len(marks) < len(events) and events[len(marks)][1].done:
+            marks.append(len(readings) - 1)
+    return readings, marks
+
+
+def launch_conditions(readings: list[Reading], marks: list[int], launches: int
+                      ) -> list[tuple[int | None, str, float | None]]:
+    """Per launch of a burst: its clock (MHz, the lowest reading that could have been taken while it
+    ran), its throttling reasons (`nvml.reasons_between` across those readings) and the board power
+    (W) at the last of them. `readings` run from before the burst to after it (`_watch`, then one
+    more); `marks[j]` is the last reading before launch j was seen done, so launch j's readings are
+    those from `marks[j - 1]` (the one before it, still running at the next query, preceded it;
+    the start for the first) to `marks[j]` (the next one followed its end); a launch not seen done
+    gets those to the end. No readings (no sampler): (None, '', None) for each."""
+    if not readings:
+        return [(None, "", None)] * launches
+    out = []
+    end = len(readings) - 1
+    for j in range(launches):
+        lo = 0 if j == 0 else min(marks[j - 1], end) if j - 1 < len(marks) else end
+        hi = min(marks[j], end) if j < len(marks) else end
+        lo = min(lo, hi)
+        out.append(_conditions(readings[lo:hi + 1]))
+    return out
+
+
+def _conditions(readings: list[Reading]) -> tuple[int | None, str, float | None]:
+    """Readings' clock (the lowest), the throttling reasons seen across them, and the power at the
+    last (W)."""
+    known = [x.clock_mhz for x in readings if x.clock_mhz is not None]
+    last = readings[-1]
     watts = last.power_mw / 1000 if last.power_mw is not None else None
-    return (min(known) if known else None), reasons_between(first, last), watts
+    seen: list[str] = []
+    for a, b in zip(readings, readings[1:] or readings):
+        for name in filter(None, reasons_between(a, b).split("+")):
+            if name not in seen:
+                seen.append(name)
+    return (min(known) if known else None), "+".join(seen), watts
 
 
 def without_rounds(timing: Timing) -> Timing:
