@@ -108,7 +108,8 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
         skipped=skipped or [],
         l2=out.l2,
         timed_in_rounds=RoundsRecord(rounds=rounds.rounds, burst=rounds.burst, top_clock_mhz=rounds.top_clock_mhz,
-                                     full_clock_share=out.reference.full_clock_share, seconds=round(rounds.seconds, 3))
+                                     full_clock_share=out.reference.full_clock_share, seconds=round(rounds.seconds, 3),
+                                     clock_read_per="launch")
         if rounds is not None and rounds.rounds else None,
     )
 

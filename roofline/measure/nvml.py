@@ -223,9 +223,9 @@ class Reading:
 
 
 class Sampler:
-    """NVML readings of CUDA device `device_index` (None: the current one), taken around each burst
-    of timed launches (`measure.rounds`). Opened once (NVML started and the handle found), closed
-    with `close`. A query this GPU does not support reads as None from then on, never an error;
+    """NVML readings of CUDA device `device_index` (None: the current one), taken around and while
+    each burst of timed launches runs (`measure.rounds`). Opened once (NVML started and the handle
+    found), closed with `close`. A query this GPU does not support reads as None from then on, never an error;
     `unsupported` names them, for the run's note."""
 
     def __init__(self, device_index: int | None = None):

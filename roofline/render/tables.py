@@ -274,7 +274,7 @@ def timing_lines(doc: Results) -> list[str]:
     share = f"{100 * r.full_clock_share:g} %" if r.full_clock_share else "a share"
     lines = [f"timed in {r.rounds} rounds of {r.burst} launch{'es' if r.burst > 1 else ''} per kernel, cuBLAS "
              f"first and the kernels in turn ({r.seconds:.1f} s); CI95: of the median; MHz: NVML's SM clock "
-             "around each burst"]
+             + ("polled while each launch ran" if r.clock_read_per == "launch" else "around each burst")]
     if not any(t.conditions_recorded for t in timings):
         lines.append("no clock or throttling recorded (NVML did not say on this GPU): %cuBLAS full is not known")
         return lines

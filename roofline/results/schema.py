@@ -136,13 +136,16 @@ class Reference(_Model):
 class RoundsRecord(_Model):
     """How a run's kernels and reference were timed together (`measure.rounds`): the rounds, the
     launches each got per round (`burst`), the highest SM clock any sample saw, the share of it
-    below which a sample counts as throttled, and the seconds the rounds took."""
+    below which a sample counts as throttled, the seconds the rounds took, and where each sample's
+    clock was read: 'launch' (NVML polled while each launch ran) or 'burst' (before and after each
+    burst: files written before the polling)."""
 
     rounds: Annotated[int, Field(ge=1)]
     burst: Annotated[int, Field(ge=1)]
     top_clock_mhz: Annotated[int, Field(ge=1)] | None = None
     full_clock_share: Annotated[float, Field(gt=0, le=1)] | None = None
     seconds: Annotated[float, Field(ge=0)] | None = None
+    clock_read_per: Literal["launch", "burst"] = "burst"
 
 
 class RaggedRecord(_Model):
