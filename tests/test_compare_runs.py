@@ -54,3 +54,56 @@ def test_a_kernel_failed_in_one_run_is_in_both_untimed_gone_and_in_the_run_table
     assert text.startswith("before -> after: SGEMM 4096x4096x4096 on H200") and "what changed, run" in text
     row = next(line for line in text.splitlines() if line.strip().startswith("register_strip"))
     assert row.split()[2:4] == ["-", "-"] and "-> failed" in row
+
+
+def _in_rounds(doc: dict, kernel_ms: dict[str, float], drift: float = 1.0) -> dict:
+    """`doc` as if timed in 20 rounds with cuBLAS (at its own time): the kernels of `kernel_ms` at
+    those times, each time with a small alternating jitter (+/-0.1 %), and every time (kernels and
+    reference) scaled by `drift` (a device that ran slower)."""
+    n = 20
+    ref_ms = doc["reference"]["time_ms"]
+
+    def timing(ms):
+        return {"samples_ms": [ms * drift * (1 + (0.001 if r % 2 else -0.001)) for r in range(n)], "warmup": 3,
+                "rounds": list(range(n)), "sm_clock_mhz": [1980] * n, "reasons": [""] * n, "power_w": [500.0] * n,
+                "throttled": [False] * n, "full_clock_share": 0.97}
+    doc["reference"]["timing"] = timing(ref_ms)
+    doc["reference"]["time_ms"] = ref_ms * drift
+    doc["reference"]["gflops"] /= drift
+    doc["timed_in_rounds"] = {"rounds": n, "burst": 1, "top_clock_mhz": 1980, "full_clock_share": 0.97, "seconds": 1.0}
+    for k in doc["kernels"]:
+        if k.get("time_ms") is None:
+            continue
+        ms = kernel_ms.get(k["name"], k["time_ms"])
+        set_rate(k, k["model"]["flops"] / (ms * drift) / 1e6)
+        if k["name"] in kernel_ms:
+            k["timing"] = timing(ms)
+        else:
+            k.pop("timing", None)
+    return doc
+
+
+def test_paired_percentages_read_a_device_that_drifted_as_the_same_and_a_real_gain_as_higher():
+    """Both files timed in rounds: the after run's device is 1 % slower for everyone, so every time
+    moved by 1 % but each kernel's paired %cuBLAS did not ('same'); one kernel 5 % faster as well
+    reads 'higher', with both percentages and intervals in --json."""
+    names = {"register_tiling_2d": 4.7, "vectorized": 4.24}
+    before = store.parse(_in_rounds(make_doc(), names))
+    after = store.parse(_in_rounds(make_doc(), {**names, "vectorized": 4.24 / 1.05}, drift=1.01))
+    ref = before.reference.time_ms
+    cmp = compare_work(before, after)
+    by = {d.label: d for d in cmp.kernels}
+    tiling, vec = by["register_tiling_2d"], by["vectorized"]
+    assert tiling.time_change == pytest.approx(0.01, rel=1e-3) and tiling.reference_move == "same"
+    assert tiling.vs_reference[0].pct == pytest.approx(100 * ref / 4.7, rel=1e-3)
+    assert vec.reference_move == "higher" and vec.vs_reference[1].pct == pytest.approx(1.05 * 100 * ref / 4.24, rel=1e-3)
+    doc = vec.to_dict()
+    assert doc["pct_move"] == "higher" and len(doc["pct_ci95"]) == 2 and doc["pct_ci95"][0][0] <= doc["pct_of_reference"][0]
+    assert all(d.vs_reference is None for d in cmp.kernels if d.label not in names)  # not timed in rounds: no pairing
+    first = change_tables(cmp, 300)[0]
+    rows = dict(zip(first.columns[0].cells, zip(*(c.cells for c in first.columns if c.header in ("%cuBLAS", "CI95s")))))
+    pb, pa = tiling.vs_reference
+    assert f"{pb.pct:.1f}" == f"{pa.pct:.1f}" and rows["register_tiling_2d"] == (f"{pb.pct:.1f}", "same")
+    pb, pa = vec.vs_reference
+    assert rows["vectorized"] == (f"{pb.pct:.1f} -> {pa.pct:.1f}", "higher")
+    assert rows["naive"] == ("-", "-") and rows["cublas"] == ("100.0", "-")

@@ -19,11 +19,12 @@ state) or the files (a sweep, different problems).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from ..model.problem import Problem
 from ..model.roofs import Verdict
+from ..model.timing import Pairing, paired
 from ..model.units import gflops
 from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
@@ -111,6 +112,8 @@ class Delta:
     registers: tuple[int | None, int | None] | None = None  # a run's kernel: registers per thread, before and after
     floors: tuple[Verdict | None, Verdict | None] | None = None  # a run's kernel: its two-roof readings
     joules: tuple[float, float] | None = None  # joules per launch before and after, where both files measured them
+    # runs whose kernels were timed in rounds with the reference: each file's paired % of its reference
+    vs_reference: tuple[Pairing, Pairing] | None = None
 
     @property
     def time_change(self) -> float:
@@ -166,6 +169,22 @@ class Delta:
         return f"{lc.level.upper()} bytes {pct(lc.change)}, {tail}"
 
     @property
+    def reference_move(self) -> str | None:
+        """Two runs timed in rounds: how the kernel's paired % of its reference moved, read by the two
+        CI95s (`model.timing.paired`): 'same' where they overlap, 'higher' or 'lower' where they do
+        not; None without both pairings or both intervals. Unlike the time, this reading holds
+        across a device whose clock or temperature moved between the runs, since each file's
+        kernel and reference shared their rounds."""
+        if self.vs_reference is None:
+            return None
+        b, a = self.vs_reference
+        if b.ci95 is None or a.ci95 is None:
+            return None
+        if a.ci95[0] <= b.ci95[1] and b.ci95[0] <= a.ci95[1]:
+            return "same"
+        return "higher" if a.pct > b.pct else "lower"
+
+    @property
     def reading(self) -> str:
         """'noise', 'faster' or 'slower' (across GPU models: 'not measured' where no roof binds,
         'closer'/'further' from the binding roof)."""
@@ -187,7 +206,10 @@ class Delta:
                 "fraction_of_roof": [self.before_fraction, self.after_fraction],
                 "fraction_change": self.fraction_change,
                 "slowdown": self.slowdown, "noise": self.noise, "noise_from": self.noise_from, "reading": self.reading,
-                "cause": self.cause, **({"joules": list(self.joules)} if self.joules else {})}
+                "cause": self.cause, **({"joules": list(self.joules)} if self.joules else {}),
+                **({"pct_of_reference": [p.pct for p in self.vs_reference],
+                    "pct_ci95": [list(p.ci95) if p.ci95 else None for p in self.vs_reference],
+                    "pct_move": self.reference_move} if self.vs_reference else {})}
 
 
 def share(x: float) -> str:
@@ -299,6 +321,15 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
                  _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
                  across, None if profile else (b.registers, a.registers), floors,
                  (b.joules, a.joules) if b.joules is not None and a.joules is not None else None)
+
+
+def _pairings(before: Results, after: Results, b: KernelRecord, a: KernelRecord) -> tuple[Pairing, Pairing] | None:
+    """Each run's paired % of its reference for one kernel (`model.timing.paired`), where both files
+    timed it in rounds with their reference; else None."""
+    if not (b.timing and a.timing and before.reference.timing and after.reference.timing):
+        return None
+    pb, pa = paired(b.timing, before.reference.timing), paired(a.timing, after.reference.timing)
+    return (pb, pa) if pb and pa else None
 
 
 def _floor(doc: Results, k: KernelRecord) -> Verdict | None:
@@ -422,6 +453,9 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     deltas = [_delta(b, a, profile, f"{_shape(b.key)} -> {_shape(a.key)}" if changed else None, across,
                      None if profile else (_floor(before, records[0][b.name]), _floor(after, records[1][a.name])))
               for b, a, changed in pairs]
+    if not profile:
+        deltas = [replace(d, vs_reference=_pairings(before, after, records[0][b.name], records[1][a.name]))
+                  for d, (b, a, _) in zip(deltas, pairs)]
     notes = [] if profile else _notes(before, after, pb != pa)
     if profile:
         notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "

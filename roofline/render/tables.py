@@ -671,12 +671,15 @@ def _arrow(before: str, after: str) -> str:
 
 def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
     """Two run files side by side (`analysis.compare.WorkComparison` of runs): per kernel in both,
-    median ms before and after, the speedup (before / after), registers, occupancy and the binding
-    floor of the two-roof reading before and after ('fp32 2.27 -> fp32 1.36'), and whether the
-    kernel moved toward its roof; cuBLAS last, whose own speedup is the share of the device and of
-    noise."""
-    columns = [("ms before", "right"), ("ms after", "right"), ("speedup", "right"), ("regs", "left"),
-               ("occupancy", "left"), ("bound x", "left"), ("roof", "left")]
+    median ms before and after, the speedup (before / after), where both runs timed it in rounds
+    with cuBLAS its paired %cuBLAS before and after and whether their CI95s overlap ('same') or
+    not ('higher', 'lower'; both columns only where some kernel has them), registers, occupancy and the binding floor of the two-roof reading
+    before and after ('fp32 2.27 -> fp32 1.36'), and whether the kernel moved toward its roof;
+    cuBLAS last, whose own speedup is the share of the device and of noise."""
+    paired_any = any(getattr(c, "vs_reference", None) for c in cmp.in_both)  # the two columns only where some kernel has them
+    columns = [("ms before", "right"), ("ms after", "right"), ("speedup", "right"),
+               *([("%cuBLAS", "right"), ("CI95s", "left")] if paired_any else []),
+               ("regs", "left"), ("occupancy", "left"), ("bound x", "left"), ("roof", "left")]
 
     def cell(x, show=str) -> str:
         return show(x) if x is not None else "-"
@@ -688,13 +691,17 @@ def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
     for c in cmp.in_both:
         (rb, ra), (fb, fa) = c.registers, c.floors
         bound = _arrow(bound_cell(fb) if fb else "failed", bound_cell(fa) if fa else "failed")
+        pairs = getattr(c, "vs_reference", None)
         rows.append([c.label, cell(c.before_ms, "{:.3f}".format), cell(c.after_ms, "{:.3f}".format),
-                     cell(c.speedup, "{:.2f}x".format), _arrow(cell(rb), cell(ra)),
+                     cell(c.speedup, "{:.2f}x".format),
+                     *([_arrow(f"{pairs[0].pct:.1f}", f"{pairs[1].pct:.1f}") if pairs else "-",
+                        cell(getattr(c, "reference_move", None))] if paired_any else []), _arrow(cell(rb), cell(ra)),
                      _arrow(cell(c.before_occupancy, occupancy), cell(c.after_occupancy, occupancy)), bound,
                      c.roof_move])
         styles.append(None if c.speedup is not None else "red")
     ref_b, ref_a = cmp.reference_ms
-    rows.append(["cublas", f"{ref_b:.3f}", f"{ref_a:.3f}", f"{cmp.reference_speedup:.2f}x", "-", "-", "-", "reference"])
+    rows.append(["cublas", f"{ref_b:.3f}", f"{ref_a:.3f}", f"{cmp.reference_speedup:.2f}x",
+                 *(["100.0", "-"] if paired_any else []), "-", "-", "-", "reference"])
     styles.append("bold")
     pb, pa = cmp.problems
     problem = (gemm_title(pb) if pb == pa  # 'SGEMM 4096x4096x4096' or 'GEMM ... BF16 (TN, FP32 accumulate)'
