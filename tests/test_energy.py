@@ -240,3 +240,37 @@ def test_no_energy_counter_gives_no_energy():
     gpu = NoCounter(0.01)
     assert meter.measure_rounds([Item(gpu.work(0.001, 500.0), gpu.wait)], [1.0], gpu, None,
                                 mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep) is None
+
+
+def test_a_counter_that_never_moves_gives_no_energy_and_says_so_not_zero_joules():
+    from roofline.measure import energy as meter
+
+    class Still(SimulatedGpu):
+        unsupported: list[str] = []
+
+        def read(self, energy=False):
+            from roofline.measure.nvml import Reading
+
+            self.t += 20e-6
+            return Reading(None, None, None, 123_456, None, None)  # the same millijoules at every reading
+
+    gpu = Still(0.01)
+    gpu.unsupported = []
+    assert meter.measure_rounds([Item(gpu.work(0.001, 500.0), gpu.wait)], [1.0], gpu, None,
+                                mark=gpu.mark, clock=gpu.now, sleep=gpu.sleep) is None
+    assert gpu.unsupported == [meter.STILL_COUNTER]
+    from roofline.measure.runner import _nvml_notes
+
+    assert _nvml_notes(gpu.unsupported, energy=True)[0].startswith(
+        "NVML gives no energy (its counter did not move while the loops ran) on this GPU")
+
+
+def test_an_item_whose_loops_never_saw_the_counter_move_has_no_energy_while_the_others_keep_theirs():
+    from roofline.measure import energy as meter
+
+    gpu = SimulatedGpu(update_s=0.01)
+    idle = Item(lambda: None, gpu.wait)  # enqueues nothing: its loops take no time, the counter never moves in them
+    busy = Item(gpu.work(0.001, 500.0), gpu.wait)
+    (e_idle, e_busy), _ = meter.measure_rounds([idle, busy], [0.0005, 1.0], gpu, None, mark=gpu.mark, clock=gpu.now,
+                                               sleep=gpu.sleep)
+    assert e_idle is None and e_busy.joules_per_launch == pytest.approx(0.5, rel=0.01)

@@ -142,6 +142,9 @@ def _slope_w(ticks: list[tuple[float, int]]) -> float:
     return statistics.linear_regression([t for t, _ in ticks], [e for _, e in ticks]).slope / 1000
 
 
+STILL_COUNTER = "energy (its counter did not move while the loops ran)"  # Sampler.unsupported's entry for it
+
+
 def chunk_for(time_ms: float) -> int:
     """Launches of `time_ms` enqueued at a time: about CHUNK_MS of work, 1 to MAX_CHUNK."""
     return max(1, min(MAX_CHUNK, math.ceil(CHUNK_MS / time_ms) if time_ms > 0 else MAX_CHUNK))
@@ -155,7 +158,9 @@ def measure_rounds(items: list[Item], times_ms: list[float], sampler: Sampler,
     each launch after `before` (which takes about `before_ms`; timed here when not given), whose
     energy per call is measured in the same rounds from loops of it alone and subtracted. Returns
     (energies, the flush's joules per call), an energy None for an item whose loop failed (its
-    `error` says why); None where NVML gives no energy counter."""
+    `error` says why) or none of whose loops saw the counter move; None where NVML gives no energy
+    counter, or one that never moved over all the loops (STILL_COUNTER is then added to the
+    sampler's `unsupported`, for the run's note)."""
     wait = items[0].wait if items else (lambda n: None)
     if before is not None and before_ms <= 0:
         before_ms = _once_ms(before, wait)
@@ -183,8 +188,17 @@ def measure_rounds(items: list[Item], times_ms: list[float], sampler: Sampler,
             if loop is None:
                 return None
             got[i].append(loop)
+    ran = [*flush_loops, *(x for g in got for x in g)]
+    if ran and not any(x.joules > 0 for x in ran):
+        # the counter never moved over seconds of launches: it is not counting on this GPU
+        unsupported = getattr(sampler, "unsupported", None)
+        if unsupported is not None and STILL_COUNTER not in unsupported:
+            unsupported.append(STILL_COUNTER)
+        return None
     flush_j = statistics.median(x.joules_per_launch for x in flush_loops) if flush_loops else 0.0
-    return [_energy(g, flush_j) if g and item.error is None else None for g, item in zip(got, items)], flush_j
+    # an item none of whose loops saw the counter move has no energy measured, not 0 J
+    return [_energy(g, flush_j) if g and item.error is None and any(x.joules > 0 for x in g) else None
+            for g, item in zip(got, items)], flush_j
 
 
 def _once_ms(call: Callable[[], None], wait: Callable[[int], None], n: int = 20) -> float:
