@@ -212,10 +212,21 @@ def _without_name_map(log: str) -> str:
     return "\n".join(out)
 
 
+_CUTLASS_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](?:cute|cutlass)/', re.MULTILINE)
+
+
 def compile_options(spec: KernelSpec | UserKernel) -> tuple[str, ...]:
     """NVRTC options besides the target, for this compile and CuPy's: the kernel's own, and for a
-    user's kernel the CUDA header folders (`cuda_include_options`)."""
-    return spec.compile_options + (cuda_include_options() if isinstance(spec, UserKernel) else ())
+    user's kernel the CUDA header folders (`cuda_include_options`), with `-default-device` where it
+    includes CUTLASS or CuTe (whose headers declare helpers without __device__, which NVRTC
+    otherwise refuses as host functions; CUTLASS compiles them so under NVRTC itself)."""
+    if not isinstance(spec, UserKernel):
+        return spec.compile_options
+    try:
+        cutlass = bool(_CUTLASS_INCLUDE.search(spec.source_text()))
+    except Exception:  # an unreadable file: the compile itself says so
+        cutlass = False
+    return spec.compile_options + cuda_include_options() + (("-default-device",) if cutlass else ())
 
 
 def launch_check(res: KernelResources, limits: ArchLimits, threads: int, dynamic_smem: int) -> tuple[Occupancy, str | None]:
@@ -225,17 +236,26 @@ def launch_check(res: KernelResources, limits: ArchLimits, threads: int, dynamic
     return occ, occ.reason or res.launch_bounds_reason(threads)
 
 
+# The include folders of NVIDIA's CUDA wheels, under the `nvidia` namespace package: CUDA 12's one
+# wheel per component (the runtime's headers; nvcc's carry crt/, which <mma.h> includes; CCCL's
+# carry cub/, thrust/ and cuda/ (libcu++: <cuda/pipeline>, <cuda/barrier>)), and CUDA 13's merged
+# cu13/include with CCCL in cu13/include/cccl.
+WHEEL_INCLUDES = ("cuda_runtime/include", "cuda_nvcc/include", "cuda_cccl/include", "cu13/include",
+                  "cu13/include/cccl", "cu12/include")
+
+
 @lru_cache(maxsize=None)
 def cuda_include_options() -> tuple[str, ...]:
-    """-I options for the CUDA headers a kernel may include (<cuda_fp16.h>, <cuda_pipeline.h>):
-    the include folders of the CUDA wheels (nvidia/cuda_runtime, nvidia/cu13) and of the toolkit
-    CuPy finds (CUDA_PATH), those that exist."""
+    """-I options for the CUDA headers a kernel may include (<cuda_fp16.h>, <cuda_pipeline.h>,
+    <mma.h>, <cub/cub.cuh>, <cuda/barrier>): the include folders of the CUDA wheels
+    (WHEEL_INCLUDES) and of the toolkit CuPy finds (CUDA_PATH: include, include/cccl), those that
+    exist."""
     import importlib.util
 
     found = []
     spec = importlib.util.find_spec("nvidia")
     for base in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cuda_runtime/include", "cu13/include", "cu12/include"):
+        for sub in WHEEL_INCLUDES:
             if os.path.isdir(os.path.join(base, sub)):
                 found.append(os.path.join(base, sub))
     try:
@@ -244,9 +264,70 @@ def cuda_include_options() -> tuple[str, ...]:
         cuda_path = cupy.cuda.get_cuda_path()
     except Exception:
         cuda_path = None
-    if cuda_path and os.path.isdir(os.path.join(cuda_path, "include")):
-        found.append(os.path.join(cuda_path, "include"))
+    for sub in ("include", "include/cccl"):  # CUDA 13's toolkit keeps CCCL in include/cccl
+        if cuda_path and os.path.isdir(os.path.join(cuda_path, sub)):
+            found.append(os.path.join(cuda_path, sub))
+    cutlass = importlib.util.find_spec("cutlass_library")  # NVIDIA's nvidia-cutlass wheel carries the headers
+    for base in (cutlass.submodule_search_locations or []) if cutlass else []:
+        if os.path.isdir(os.path.join(base, "source", "include")):
+            found.append(os.path.join(base, "source", "include"))
     return tuple(f"-I{folder}" for folder in dict.fromkeys(found))
+
+
+_MISSING_HEADER = re.compile(r'^(.*?)\(\d+\): catastrophic error: cannot open source file "([^"]+)"', re.MULTILINE)
+# C++ standard library headers NVRTC does not have, and their libcu++ forms (CCCL)
+_STD_HEADERS = {"cstdint", "cstddef", "cstdio", "cstdlib", "cmath", "climits", "cfloat", "type_traits", "utility",
+                "limits", "array", "tuple", "atomic", "cassert", "algorithm", "functional", "iterator", "memory",
+                "new", "initializer_list", "complex", "span", "bit", "concepts", "optional", "variant", "chrono",
+                "stdint.h", "stddef.h", "stdio.h", "stdlib.h", "math.h", "assert.h", "string.h", "cstring"}
+
+
+def _cuda_major() -> int | None:
+    """The major version of the NVRTC this process compiles with (12, 13), None where unknown."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        return nvrtc.getVersion()[0]
+    except Exception:
+        return None
+
+
+_HOST_ONLY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]((?:cub/cub\.cuh|cub/device/|thrust/)[^>"]*)[>"]', re.MULTILINE)
+_C_FORMS = {"stdint.h": "cstdint", "stddef.h": "cstddef", "stdio.h": "cstdio", "stdlib.h": "cstdlib", "math.h": "cmath",
+            "assert.h": "cassert", "string.h": "cstring"}
+
+
+def missing_header(name: str, source: str = "", where: str | None = None) -> str | None:
+    """One line for a header NVRTC could not open (`name` as the log quotes it, 'crt/mma.h'; `where`
+    the file that included it; `source` the kernel's own text): which package provides it and how
+    to install it, or what to include instead. None for a header of no known package (the
+    compiler's own lines then say it). Packages: NVIDIA's CUDA wheels (CUDA 12: one per component,
+    -cu12; CUDA 13: nvidia-cuda-crt, nvidia-cuda-cccl), CUTLASS's nvidia-cutlass."""
+    thirteen = _cuda_major() == 13
+    top = name.split("/", 1)[0]
+    host_only = _HOST_ONLY_INCLUDE.search(source)
+    if host_only and (top not in ("crt", "cutlass", "cute")):
+        return (f"<{host_only.group(1)}> needs the host's C++ library, which NVRTC (roofline's compiler) does not have: "
+                "include CUB's block or warp headers instead (<cub/block/block_reduce.cuh>, "
+                "<cub/warp/warp_reduce.cuh>), which compile under NVRTC")
+    if top == "crt":
+        package, extra = ("nvidia-cuda-crt", "cuda-toolkit[crt]==13.*") if thirteen else \
+            ("nvidia-cuda-nvcc-cu12", "cuda-toolkit[nvcc]==12.*")
+        return (f"<{name}> (which <mma.h> and other CUDA headers include) is not installed: it comes with "
+                f"{package}; pip install '{extra}', or reinstall roofline with its CUDA extra")
+    if top in ("cub", "thrust", "cuda", "nv"):
+        package = "nvidia-cuda-cccl" if thirteen else "nvidia-cuda-cccl-cu12"
+        return (f"<{name}> (CCCL: CUB, libcu++) is not installed: it comes with {package}; pip install "
+                f"'cuda-toolkit[cccl]=={13 if thirteen else 12}.*', or reinstall roofline with its CUDA extra")
+    if top in ("cutlass", "cute"):
+        return (f"<{name}> (CUTLASS, CuTe) is not installed: NVIDIA's nvidia-cutlass wheel carries its headers; "
+                "pip install nvidia-cutlass (or roofline[cutlass])")
+    if name in _STD_HEADERS:
+        stem = _C_FORMS.get(name, name)
+        by = f" (included by {os.path.basename(where)})" if where else ""
+        return (f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: include "
+                f"<cuda/std/{stem}> (CCCL's libcu++) for device code")
+    return None
 
 
 def compiler_lines(log: str, limit: int = 12) -> list[str]:
@@ -279,6 +360,9 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
             if errors and all(ln.startswith("__nv_name_map") for ln in errors):  # only the entry failed
                 raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
                                "template arguments") from None
+            missing = _MISSING_HEADER.search(log)
+            if missing and (why := missing_header(missing.group(2), text, missing.group(1))):
+                raise RunError(f"{label} does not compile: {why}") from None
             lines = compiler_lines(_without_name_map(log)) or [str(exc)]
             raise RunError(f"{label} does not compile for {arch}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
         try:
