@@ -7,6 +7,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -274,3 +276,59 @@ def test_an_item_whose_loops_never_saw_the_counter_move_has_no_energy_while_the_
     (e_idle, e_busy), _ = meter.measure_rounds([idle, busy], [0.0005, 1.0], gpu, None, mark=gpu.mark, clock=gpu.now,
                                                sleep=gpu.sleep)
     assert e_idle is None and e_busy.joules_per_launch == pytest.approx(0.5, rel=0.01)
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda e: e.update(joules_per_launch=-1.0), "energy.joules_per_launch: -1.0 is not a non-negative number"),
+    (lambda e: e.update(joules_per_launch=0.5), "energy.joules_per_launch: 0.5 disagrees with the 1.8"),
+    (lambda e: e.update(watts=2000.0), "do not add up to the loops' 2,000 W"),
+    (lambda e: e.update(launches=0), "watts, seconds and launches must be positive"),
+    (lambda e: e.update(subtracted_j=5.0), "J of flush do not add up"),
+])
+def test_a_hand_edited_energy_record_is_refused_in_one_line(edit, says):
+    """The committed BF16 energy file, one figure of wgmma_tma's energy changed."""
+    import json
+    from pathlib import Path
+
+    from roofline.errors import UsageError
+    from roofline.results import store
+
+    doc = json.loads((Path(__file__).parent.parent / "plots" / "results-h200-bf16-8192-energy.json").read_text())
+    k = next(k for k in doc["kernels"] if k["name"] == "wgmma_tma")
+    edit(k["energy"])
+    with pytest.raises(UsageError, match=re.escape(says)) as err:
+        store.parse(doc)
+    assert "\n" not in str(err.value) and str(err.value).startswith("results: kernels[3].energy")
+
+
+def test_throttle_marks_that_disagree_with_their_reasons_or_clock_are_refused():
+    import json
+    from pathlib import Path
+
+    from roofline.errors import UsageError
+    from roofline.results import store
+
+    raw = json.loads((Path(__file__).parent.parent / "plots" / "results-h200-bf16-8192-run1.json").read_text())
+    t = raw["kernels"][0]["timing"]
+    i = next(i for i, r in enumerate(t["reasons"]) if r)  # a sample taken under a power cap
+    t["throttled"][i] = False
+    with pytest.raises(UsageError, match=rf"kernels\[0\]\.timing\.throttled\[{i}\]: false, but its reasons \(power_cap\)"):
+        store.parse(raw)
+    raw = json.loads((Path(__file__).parent.parent / "plots" / "results-h200-bf16-8192-run1.json").read_text())
+    raw["kernels"][0]["timing"]["sm_clock_mhz"] = [1000] * len(raw["kernels"][0]["timing"]["samples_ms"])
+    with pytest.raises(UsageError, match=r"kernels\[0\]\.timing\.throttled\[\d+\]: false, but its reasons \(none\) and "
+                                         r"clock \(1000 MHz\) make it true"):
+        store.parse(raw)
+
+
+def test_an_edited_time_is_named_as_the_time_not_as_the_rate():
+    import json
+    from pathlib import Path
+
+    from roofline.errors import UsageError
+    from roofline.results import store
+
+    raw = json.loads((Path(__file__).parent.parent / "plots" / "results-h200-bf16-8192-energy.json").read_text())
+    raw["kernels"][3]["time_ms"] = 1.0
+    with pytest.raises(UsageError, match=r"kernels\[3\]\.time_ms: 1 disagrees with"):
+        store.parse(raw)

@@ -15,7 +15,8 @@ from conftest import make_doc
 from roofline.errors import UsageError
 from roofline.measure import rounds as rounds_mod
 from roofline.measure.nvml import Reading, reasons_between
-from roofline.measure.rounds import Item, burst_for, mark_throttled, time_in_rounds
+from roofline.measure.rounds import Item, burst_for, time_in_rounds
+from roofline.model.timing import mark_throttled
 from roofline.model.energy import Energy
 from roofline.model.timing import Timing, median_ci95, paired
 from roofline.results import store

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..model.timing import FULL_CLOCK_SHARE, STABLE_CI, Timing, ci95_half
+from ..model.timing import FULL_CLOCK_SHARE, STABLE_CI, Timing, ci95_half, mark_throttled
 from .nvml import Reading, Sampler, reasons_between
 
 WARMUP = 3
@@ -92,16 +92,6 @@ def burst_for(estimates_ms: list[float], burst_ms: float = BURST_MS) -> int:
 def _settled(samples: list[float], min_samples: int) -> bool:
     half = ci95_half(samples) if len(samples) >= min_samples else None
     return half is not None and half <= STABLE_CI
-
-
-def mark_throttled(reasons: list[str], clocks: list[int | None], top: int | None, share: float) -> list[bool]:
-    """Per sample: throttled when a reason was seen during it, or its clock is below `share` of
-    `top` (the run's highest clock; not judged by clock where either is unknown)."""
-    out = []
-    for reason, clock in zip(reasons, clocks):
-        low = clock is not None and top is not None and clock < share * top
-        out.append(bool(reason) or low)
-    return out
 
 
 def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,

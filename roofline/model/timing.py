@@ -71,6 +71,16 @@ def ci95_half(values) -> float | None:
     return None if ci is None else (ci[1] - ci[0]) / 2 / statistics.median(values)
 
 
+def mark_throttled(reasons: list[str], clocks: list[int | None], top: int | None, share: float) -> list[bool]:
+    """Per sample: throttled when a reason was seen during it, or its clock is below `share` of
+    `top` (the run's highest clock; not judged by clock where either is unknown)."""
+    out = []
+    for reason, clock in zip(reasons, clocks):
+        low = clock is not None and top is not None and clock < share * top
+        out.append(bool(reason) or low)
+    return out
+
+
 @dataclass(frozen=True)
 class Timing:
     """Per-launch times in ms of `repeat` timed launches that followed `warmup` untimed ones, and,

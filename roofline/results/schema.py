@@ -38,6 +38,8 @@ whose device records no such peak cannot be checked and is refused. cuBLAS runs 
 
 from __future__ import annotations
 
+import math
+import statistics
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
@@ -49,7 +51,7 @@ from ..model.occupancy import Occupancy
 from ..model.problem import Problem
 from ..model.roofs import COMPUTE_LEVEL, OVER_PEAK, Verdict, plain_verdict, verdict
 from ..model.energy import Energy
-from ..model.timing import Timing, paired
+from ..model.timing import Timing, mark_throttled, paired
 from ..model.traffic import CountedTraffic, ModelFigures
 from ..model.units import Millis, Rate, Size, figure
 from ..model.units import gflops as gflops_of
@@ -285,8 +287,10 @@ class Results(_Document):
         if ref.tf32 and problem.dtype != "tf32":
             raise ValueError(f"reference.tf32: true, but the problem is {self.problem.dtype}; cuBLAS runs TF32 "
                              "tensor cores only for a TF32 problem")
+        top = self.timed_in_rounds.top_clock_mhz if self.timed_in_rounds else None
+        _check_samples("reference", ref.time_ms, ref.timing, top)
         _rate("reference", ref.gflops, ref.time_ms, flops, peak)
-        _check_samples("reference", ref.time_ms, ref.timing)
+        _check_energy("reference", ref.energy)
         seen = set()
         for i, k in enumerate(self.kernels):
             where = f"kernels[{i}]"
@@ -295,9 +299,10 @@ class Results(_Document):
                                                                    else "is the reference's name"))
             seen.add(k.name)
             _check_kernel(where, k, flops, dev)
+            _check_energy(where, k.energy)
             if k.timed:
+                _check_samples(where, k.time_ms, k.timing, top)  # the samples first: they are what was measured
                 _rate(where, k.gflops, k.time_ms, flops, peak)
-                _check_samples(where, k.time_ms, k.timing)
                 if k.pct_of_reference is not None:
                     pairs = paired(k.timing, ref.timing) if k.timing and ref.timing else None
                     agree(f"{where}.pct_of_reference", k.pct_of_reference,
@@ -388,9 +393,10 @@ def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: 
         agree(f"{where}.gflops", gflops, gflops_of(flops, time_ms))
 
 
-def _check_samples(where: str, time_ms: float | None, timing: Timing | None) -> None:
-    """A recorded time is the median of its recorded samples (`Timing.median_ms`), and each
-    sample's recorded conditions are one per sample."""
+def _check_samples(where: str, time_ms: float | None, timing: Timing | None, top: int | None = None) -> None:
+    """A recorded time is the median of its recorded samples (`Timing.median_ms`), each sample's
+    recorded conditions are one per sample, and each throttle mark is what its reasons and clock
+    give (`model.timing.mark_throttled`, against the run's top clock `top` where recorded)."""
     if time_ms is not None and timing is not None:
         agree(f"{where}.time_ms", time_ms, timing.median_ms, "timing.samples_ms (their median)")
     if timing is not None:
@@ -399,6 +405,41 @@ def _check_samples(where: str, time_ms: float | None, timing: Timing | None) -> 
             values = getattr(timing, key)
             if values is not None and len(values) != n:
                 raise ValueError(f"{where}.timing.{key}: {len(values)} values for {n} samples")
+        if timing.throttled is not None and timing.reasons is not None and timing.sm_clock_mhz is not None:
+            clocks = list(timing.sm_clock_mhz)
+            if top is not None and max((c for c in clocks if c is not None), default=0) > top:
+                raise ValueError(f"{where}.timing.sm_clock_mhz: {max(c for c in clocks if c is not None):,} MHz is "
+                                 f"above the run's top clock ({top:,} MHz, timed_in_rounds.top_clock_mhz)")
+            marks = mark_throttled(list(timing.reasons), clocks if top is not None else [None] * n, top,
+                                   timing.full_clock_share or 1.0)
+            for i, (mark, recorded) in enumerate(zip(marks, timing.throttled)):
+                if mark != recorded and (mark or top is not None):  # without the top clock, a reason alone is known
+                    raise ValueError(f"{where}.timing.throttled[{i}]: {str(recorded).lower()}, but its reasons "
+                                     f"({timing.reasons[i] or 'none'}) and clock ({clocks[i]} MHz) make it "
+                                     f"{str(mark).lower()}")
+
+
+def _check_energy(where: str, e: Energy | None) -> None:
+    """An energy record's figures are what its loops give: joules per launch the median of
+    `loops_j` (where recorded), and the loops' power over their wall clock per launch the joules
+    per launch plus the flush's subtracted ones (within 5 %: the medians of products and of their
+    factors differ a little); none negative, the flush's less than the whole."""
+    if e is None:
+        return
+    for name in ("joules_per_launch", "subtracted_j"):
+        if not math.isfinite(getattr(e, name)) or getattr(e, name) < 0:
+            raise ValueError(f"{where}.energy.{name}: {getattr(e, name)} is not a non-negative number of joules")
+    if not (math.isfinite(e.watts) and e.watts > 0 and math.isfinite(e.seconds) and e.seconds > 0 and e.launches >= 1):
+        raise ValueError(f"{where}.energy: watts, seconds and launches must be positive (got {e.watts}, {e.seconds}, "
+                         f"{e.launches})")
+    if e.loops_j:
+        agree(f"{where}.energy.joules_per_launch", e.joules_per_launch, statistics.median(e.loops_j),
+              "energy.loops_j (their median)")
+    whole = e.watts * e.seconds / e.launches
+    if e.subtracted_j > whole or abs(e.joules_per_launch + e.subtracted_j - whole) > 0.05 * whole:
+        raise ValueError(f"{where}.energy: {e.joules_per_launch:.4g} J per launch and {e.subtracted_j:.4g} J of flush "
+                         f"do not add up to the loops' {e.watts:,.0f} W x {e.seconds:.4g} s / {e.launches} launches "
+                         f"({whole:.4g} J)")
 
 
 def _check_device(dev: DeviceSpec) -> None:
