@@ -332,3 +332,34 @@ def test_an_edited_time_is_named_as_the_time_not_as_the_rate():
     raw["kernels"][3]["time_ms"] = 1.0
     with pytest.raises(UsageError, match=r"kernels\[3\]\.time_ms: 1 disagrees with"):
         store.parse(raw)
+
+
+def test_a_loop_records_the_clock_it_ran_at_and_the_note_compares_it_with_the_timing():
+    """A GPU whose clock falls to 1,650 MHz under the loop's sustained load (a power cap): the loop
+    records that clock, and the run's notes set it and the loop's time per launch beside the
+    timing's."""
+    from roofline.measure import energy as meter
+    from roofline.measure.nvml import Reading
+    from roofline.render.tables import energy_lines
+    from roofline.results import store
+    from conftest import make_doc
+
+    class Capped(SimulatedGpu):
+        def read(self, energy=False):
+            r = super().read(energy)
+            return Reading(1980 if self.t < 0.02 else 1650, None, None, r.energy_mj, None, None)
+
+    gpu = Capped(0.01)
+    (e,), _ = meter.measure_rounds([Item(gpu.work(0.002, 600.0), gpu.wait)], [2.0], gpu, None, mark=gpu.mark,
+                                   clock=gpu.now, sleep=gpu.sleep)
+    assert e.clock_mhz == 1650 and e.ms_per_launch == pytest.approx(1000 * e.seconds / e.launches)
+    raw = make_doc()
+    k = raw["kernels"][5]
+    k["timing"] = {"samples_ms": [k["time_ms"]] * 20, "warmup": 3, "sm_clock_mhz": [1980] * 20, "reasons": [""] * 20,
+                   "power_w": [500.0] * 20, "throttled": [False] * 20, "full_clock_share": 0.97}
+    k["energy"] = {"joules_per_launch": 2.0, "watts": 700.0, "launches": 300, "seconds": 300 * 2.0 / 700,
+                   "clock_mhz": 1650, "loops_j": [2.0] * 6, "windowed": True}
+    doc = store.parse(raw)
+    line = energy_lines(doc)[-1]
+    assert line.startswith("energy loops are a second of sustained load each, and these ran at a lower clock")
+    assert f"register_tiling_2d 1,650 MHz and {1000 * 2.0 / 700:.3f} ms a launch (timed {k['time_ms']:.3f} ms, up to 1,980 MHz)" in line

@@ -22,6 +22,23 @@ def device():
     return runner.preflight(Problem(2048, 2048, 2048, "bf16"))
 
 
+def test_a_wmma_kernel_verifies_beside_the_tensor_ladder(tmp_path):
+    """tests/fixtures/kernels/wmma_bf16.cu (<mma.h>, nvcuda::wmma) compiles, verifies at the problem
+    and the ragged shape, and runs on the tensor cores faster than the plain BF16 kernel would."""
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    out = tmp_path / "wmma.json"
+    r = CliRunner().invoke(app, ["run", "--source", "tests/fixtures/kernels/wmma_bf16.cu", "--kernel", "mma_sync",
+                                 "--size", "2048", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    mine = next(k for k in doc["kernels"] if k["name"] == "wmma_bf16")
+    assert mine["verified"] and mine["ragged"]["passed"] and mine["registers"] > 0
+    assert mine["gflops"] > 10_000  # tensor cores: well above a scalar BF16 loop's few TFLOP/s
+
+
 @pytest.mark.parametrize("dtype", ["bf16", "fp16", "tf32"])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_every_tensor_rung_verifies(device, dtype, shape):

@@ -63,6 +63,7 @@ class Loop:
     joules: float
     watts: float
     windowed: bool
+    clock_mhz: int | None = None  # the median SM clock NVML read while it ran (after SETTLE_S), None where not read
 
     @property
     def joules_per_launch(self) -> float:
@@ -91,8 +92,13 @@ def run_loop(launch: Callable[[], None], n: int, wait: Callable[[int], None], sa
     host began to wait for it is left to `wait` (whose timeout, where it has one, raises). `mark`,
     `clock` and `sleep` are the stream's event, the host's clock and its pause (a test passes a
     simulated GPU's)."""
+    clocks: list[tuple[float, int]] = []  # (when, SM clock MHz) of each reading that gave one
+
     def energy() -> int | None:
-        return sampler.read(energy=True).energy_mj
+        reading = sampler.read(energy=True)
+        if reading.clock_mhz is not None:
+            clocks.append((clock(), reading.clock_mhz))
+        return reading.energy_mj
 
     wait(0)
     t0, e0 = clock(), energy()
@@ -130,9 +136,11 @@ def run_loop(launch: Callable[[], None], n: int, wait: Callable[[int], None], sa
     seconds = max(t1 - t0, 1e-9)
     joules = ((e1 if e1 is not None else ticks[-1][1]) - e0) / 1000
     inside = [(t, e) for t, e in ticks[1:] if t >= t0 + SETTLE_S]
+    held = [c for t, c in clocks if t >= t0 + SETTLE_S] or [c for _, c in clocks]
+    mhz = int(statistics.median(held)) if held else None
     if len(inside) >= 2 and inside[-1][0] - inside[0][0] >= MIN_WINDOW * seconds:
-        return Loop(n, seconds, joules, _slope_w(inside), True)
-    return Loop(n, seconds, joules, joules / seconds, False)
+        return Loop(n, seconds, joules, _slope_w(inside), True, mhz)
+    return Loop(n, seconds, joules, joules / seconds, False, mhz)
 
 
 def _slope_w(ticks: list[tuple[float, int]]) -> float:
@@ -213,8 +221,10 @@ def _once_ms(call: Callable[[], None], wait: Callable[[int], None], n: int = 20)
 
 def _energy(loops: list[Loop], flush_j: float) -> Energy:
     per = [max(x.joules_per_launch - flush_j, 0.0) for x in loops]
+    clocks = [x.clock_mhz for x in loops if x.clock_mhz is not None]
     return Energy(statistics.median(per), statistics.median(x.watts for x in loops), loops[0].launches,
-                  statistics.median(x.seconds for x in loops), flush_j, tuple(per), all(x.windowed for x in loops))
+                  statistics.median(x.seconds for x in loops), flush_j, tuple(per), all(x.windowed for x in loops),
+                  int(statistics.median(clocks)) if clocks else None)
 
 
 def command_energy(command: list[str], pci_bus_id: str | None = None, timeout_s: float | None = None,

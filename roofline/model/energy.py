@@ -21,7 +21,9 @@ class Energy:
     per launch of the L2 flush that preceded each launch, measured alone and subtracted (0 without
     one). `loops_j` holds each loop's joules per launch (empty in files written before loops were
     repeated: one loop then); `windowed` says the power came from the energy counter's own updates
-    inside each loop (False: from its readings at the loop's two ends)."""
+    inside each loop (False: from its readings at the loop's two ends); `clock_mhz` the SM clock
+    they ran at (a loop is a second of sustained load: at a power cap it is below the clock the
+    kernel was timed at, and a launch takes longer there, `ms_per_launch`)."""
 
     joules_per_launch: float
     watts: float
@@ -30,6 +32,13 @@ class Energy:
     subtracted_j: float = 0.0
     loops_j: tuple[float, ...] = ()
     windowed: bool = False
+    clock_mhz: int | None = None  # the SM clock while the loops ran (the median of NVML's readings), None where not read
+
+    @property
+    def ms_per_launch(self) -> float:
+        """A launch's share of a loop's wall clock in ms, its L2 flush included: under a second of
+        sustained load a GPU at its power cap runs slower than in the short bursts it is timed in."""
+        return 1000 * self.seconds / self.launches
 
     def gflop_per_j(self, flops: float) -> float | None:
         """GFLOP per joule of a launch doing `flops` FLOPs (None for no energy measured)."""

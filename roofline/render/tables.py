@@ -27,7 +27,7 @@ from ..model.units import figure, plural
 from ..analysis.compare import WorkComparison
 from ..results.profile import ProfileResults
 from ..model.energy import STABLE_ENERGY
-from ..model.timing import paired
+from ..model.timing import FULL_CLOCK_SHARE, paired
 from ..results.schema import KernelRecord, Results
 from .text import (
     MEMORY_NAMES,
@@ -254,7 +254,30 @@ def energy_lines(doc: Results) -> list[str]:
     unstable = [name for name, e in energies if e.stable is False]
     if unstable:
         lines.append(f"energy not stable (CI95 over {100 * STABLE_ENERGY:g} %): {', '.join(unstable)}")
+    lines += _sustained_lines(doc)
     return lines
+
+
+def _sustained_lines(doc: Results) -> list[str]:
+    """Where a kernel's energy loops (a second of back-to-back launches) ran at a lower SM clock
+    than its timing's top one: the clock and time per launch there against those timed, since its
+    J and W are that sustained state's (a power cap lowers the clock; the timing's short bursts
+    mostly escape it). Nothing where the loops' clock was not read."""
+    pairs = [(k.name, k.energy, k.timing, k.time_ms) for k in doc.kernels if k.energy is not None and k.timing]
+    if doc.reference.energy is not None and doc.reference.timing is not None:
+        pairs.append(("cublas", doc.reference.energy, doc.reference.timing, doc.reference.time_ms))
+    share = FULL_CLOCK_SHARE
+    slow = []
+    for name, e, t, ms in pairs:
+        top = t.clock_mhz[1] if t.clock_mhz else None
+        if e.clock_mhz is not None and top and e.clock_mhz < share * top:
+            slow.append(f"{name} {e.clock_mhz:,} MHz and {e.ms_per_launch:.3f} ms a launch (timed {ms:.3f} ms, "
+                        f"up to {top:,} MHz)")
+    if not slow:
+        return []
+    return ["energy loops are a second of sustained load each, and these ran at a lower clock than when timed "
+            "(the power cap): their J and W are that state's, a launch's share of the loop (its L2 flush included) "
+            "longer than its timed ms: " + "; ".join(slow)]
 
 
 def timing_lines(doc: Results) -> list[str]:
