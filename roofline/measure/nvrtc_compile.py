@@ -244,12 +244,33 @@ WHEEL_INCLUDES = ("cuda_runtime/include", "cuda_nvcc/include", "cuda_cccl/includ
                   "cu13/include/cccl", "cu12/include")
 
 
+def toolkit_roots() -> list[str]:
+    """The CUDA toolkits on this machine, first the one CuPy uses: CuPy's CUDA path, $CUDA_PATH,
+    $CUDA_HOME, the folder above the `nvcc` on the PATH, /usr/local/cuda; those whose include
+    holds cuda_runtime.h."""
+    import shutil
+
+    roots = []
+    try:
+        import cupy
+
+        roots.append(cupy.cuda.get_cuda_path())
+    except Exception:
+        pass
+    roots += [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        roots.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
+    roots.append("/usr/local/cuda")
+    return [r for r in dict.fromkeys(roots) if r and os.path.isfile(os.path.join(r, "include", "cuda_runtime.h"))]
+
+
 @lru_cache(maxsize=None)
 def cuda_include_options() -> tuple[str, ...]:
     """-I options for the CUDA headers a kernel may include (<cuda_fp16.h>, <cuda_pipeline.h>,
-    <mma.h>, <cub/cub.cuh>, <cuda/barrier>): the include folders of the CUDA wheels
-    (WHEEL_INCLUDES) and of the toolkit CuPy finds (CUDA_PATH: include, include/cccl), those that
-    exist."""
+    <mma.h>, <cub/block/block_reduce.cuh>, <cuda/barrier>): the include folders of the CUDA wheels
+    (WHEEL_INCLUDES), of the toolkits found (`toolkit_roots`: include, include/cccl) and of
+    CUTLASS's wheel, those that exist."""
     import importlib.util
 
     found = []
@@ -258,15 +279,10 @@ def cuda_include_options() -> tuple[str, ...]:
         for sub in WHEEL_INCLUDES:
             if os.path.isdir(os.path.join(base, sub)):
                 found.append(os.path.join(base, sub))
-    try:
-        import cupy
-
-        cuda_path = cupy.cuda.get_cuda_path()
-    except Exception:
-        cuda_path = None
-    for sub in ("include", "include/cccl"):  # CUDA 13's toolkit keeps CCCL in include/cccl
-        if cuda_path and os.path.isdir(os.path.join(cuda_path, sub)):
-            found.append(os.path.join(cuda_path, sub))
+    for root in toolkit_roots():
+        for sub in ("include", "include/cccl"):  # CUDA 13's toolkit keeps CCCL in include/cccl
+            if os.path.isdir(os.path.join(root, sub)):
+                found.append(os.path.join(root, sub))
     cutlass = importlib.util.find_spec("cutlass_library")  # NVIDIA's nvidia-cutlass wheel carries the headers
     for base in (cutlass.submodule_search_locations or []) if cutlass else []:
         if os.path.isdir(os.path.join(base, "source", "include")):
