@@ -310,9 +310,10 @@ def test_throttle_marks_that_disagree_with_their_reasons_or_clock_are_refused():
 
     raw = json.loads((Path(__file__).parent.parent / "plots" / "results-h200-bf16-8192-run1.json").read_text())
     t = raw["kernels"][0]["timing"]
-    i = next(i for i, r in enumerate(t["reasons"]) if r)  # a sample taken under a power cap
-    t["throttled"][i] = False
-    with pytest.raises(UsageError, match=rf"kernels\[0\]\.timing\.throttled\[{i}\]: false, but its reasons \(power_cap\)"):
+    i = next(i for i, (r, c) in enumerate(zip(t["reasons"], t["sm_clock_mhz"])) if not r and c == 1980)
+    t["throttled"][i] = True  # a sample at full clock with no reason, marked throttled
+    with pytest.raises(UsageError, match=rf"kernels\[0\]\.timing\.throttled\[{i}\]: true, but its reasons \(none\) and "
+                                         r"clock \(1980 MHz\) make it false"):
         store.parse(raw)
     raw = json.loads((Path(__file__).parent.parent / "plots" / "results-h200-bf16-8192-run1.json").read_text())
     raw["kernels"][0]["timing"]["sm_clock_mhz"] = [1000] * len(raw["kernels"][0]["timing"]["samples_ms"])

@@ -59,9 +59,16 @@ def test_full_clock_pairs_leave_throttled_rounds_out_and_say_when_none_is_left()
     assert k.full_clock_median_ms == 1.0 and k.throttled_samples == 2
 
 
-def test_a_sample_is_throttled_under_a_reason_or_below_the_share_of_the_top_clock():
-    marks = mark_throttled(["", "power_cap", "", ""], [1980, 1980, 1900, None], 1980, 0.97)
-    assert marks == [False, True, True, False]  # 1900 < 0.97 * 1980 = 1920.6; an unknown clock is not judged
+def test_a_sample_is_throttled_below_the_share_of_the_top_clock_or_by_its_reason_where_the_clock_is_unknown():
+    marks = mark_throttled(["", "power_cap", "", "", "power_cap", "thermal"], [1980, 1980, 1900, None, None, 1850],
+                           1980, 0.97)
+    # 1900 and 1850 < 0.97 * 1980 = 1920.6; a reason at 1,980 MHz trails an earlier cap (the clock held): not
+    # marked; with the clock unknown the reason is the evidence
+    assert marks == [False, False, True, False, True, True]
+    assert mark_throttled(["power_cap", ""], [1980, 1500], None, 0.97) == [True, False]  # no top clock: reasons alone
+    from roofline.model.timing import held_with_reason
+
+    assert held_with_reason(["", "power_cap", "power_cap"], [1980, 1980, 1500], 1980, 0.97) == 1
 
 
 def test_reasons_come_from_either_mask_or_a_violation_time_that_grew():
@@ -370,3 +377,25 @@ def test_a_gpu_whose_nvml_says_less_gives_a_note_and_the_timing_as_before(gpu):
     k = out.timings[1]
     assert k.median_ms == 2.0 and out.top_clock_mhz is None
     assert k.throttled is None and k.sm_clock_mhz is None  # not known, so not recorded (never "not throttled")
+
+
+def test_a_reason_seen_at_full_clock_is_not_throttled_and_the_note_says_so():
+    """NVML's power-cap reason in the first rounds while every clock held 1,980 MHz (it trails a load
+    that ended before the rounds): no sample is throttled, and a line says how many saw it."""
+    raw = _rounds_doc()
+    for t in [raw["reference"]["timing"], *(k["timing"] for k in raw["kernels"] if k.get("timing"))]:
+        n = len(t["samples_ms"])
+        t["sm_clock_mhz"] = [1980] * n
+        t["reasons"] = ["power_cap" if r < 2 else "" for r in range(n)]
+        t["throttled"] = [False] * n
+        t["samples_ms"] = [t["samples_ms"][0]] * n
+    for k in [raw["reference"], *raw["kernels"]]:
+        if k.get("timing"):
+            k["time_ms"] = k["timing"]["samples_ms"][0]
+            k["gflops"] = 2 * 4096**3 / k["time_ms"] / 1e6
+            if k is not raw["reference"]:
+                k["pct_of_reference"] = 100 * raw["reference"]["time_ms"] / k["time_ms"]
+    shown = _shown(store.parse(raw))
+    assert "no sample ran throttled (at or above 97 % of 1,980 MHz)" in shown
+    assert ("NVML reported a clock cap (power_cap) during 30 samples whose clock held at or above 97 % of 1,980 MHz: "
+            "not counted as throttled") in shown

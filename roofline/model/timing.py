@@ -72,13 +72,24 @@ def ci95_half(values) -> float | None:
 
 
 def mark_throttled(reasons: list[str], clocks: list[int | None], top: int | None, share: float) -> list[bool]:
-    """Per sample: throttled when a reason was seen during it, or its clock is below `share` of
-    `top` (the run's highest clock; not judged by clock where either is unknown)."""
+    """Per sample: throttled when its clock is below `share` of `top` (the run's highest clock), or,
+    where either clock is unknown, when a reason that lowers the clock was seen during it. A reason
+    seen while the clock held does not mark a sample: NVML's reasons and violation times trail the
+    clock (on the H200, 'power_cap' is still reported for up to a second after a 700 W load ends,
+    at 150-250 W and 1,965-1,980 MHz), so the clock is the evidence where it is known."""
     out = []
     for reason, clock in zip(reasons, clocks):
-        low = clock is not None and top is not None and clock < share * top
-        out.append(bool(reason) or low)
+        if clock is not None and top is not None:
+            out.append(clock < share * top)
+        else:
+            out.append(bool(reason))
     return out
+
+
+def held_with_reason(reasons, clocks, top: int | None, share: float) -> int:
+    """How many samples saw a clock-lowering reason while their clock held at or above `share` of
+    `top` (not marked throttled: `mark_throttled`)."""
+    return sum(1 for r, c in zip(reasons, clocks) if r and c is not None and top is not None and c >= share * top)
 
 
 @dataclass(frozen=True)

@@ -301,12 +301,20 @@ def timing_lines(doc: Results) -> list[str]:
     if not any(t.conditions_recorded for t in timings):
         lines.append("no clock or throttling recorded (NVML did not say on this GPU): %cuBLAS full is not known")
         return lines
+    # samples that saw a reason at full clock and were left unmarked (the clock-only policy of later files)
+    held = sum(1 for t in timings if t.reasons and t.throttled and t.sm_clock_mhz
+               for why, mark in zip(t.reasons, t.throttled) if why and not mark)
     if hot:
         why = f" ({', '.join(reasons)})" if reasons else ""
-        lines.append(f"throttled: {hot} of {total} samples ran under a clock cap{why} or below {share}{top}; "
+        cause = f"below {share}{top}" if held else f"under a clock cap{why} or below {share}{top}"
+        lines.append(f"throttled: {hot} of {total} samples ran {cause}; "
                      "ms, GFLOP/s and %cuBLAS read every sample as run, %cuBLAS full the unthrottled rounds alone")
     else:
-        lines.append(f"no sample ran throttled (at or above {share}{top}, no clock cap seen)")
+        lines.append(f"no sample ran throttled (at or above {share}{top}"
+                     + (", no clock cap seen)" if not reasons else ")"))
+    if held:
+        lines.append(f"NVML reported a clock cap ({', '.join(reasons)}) during {held} samples whose clock held at or "
+                     f"above {share}{top}: not counted as throttled (NVML's reasons trail the clock by up to a second)")
     if hot and not any(t.full_clock_ms for t in timings):
         lines.append("no sample ran at full clock: the full-clock readings are missing; a shorter --budget or a "
                      "cooler card gives some")

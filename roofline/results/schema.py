@@ -413,7 +413,9 @@ def _check_samples(where: str, time_ms: float | None, timing: Timing | None, top
             marks = mark_throttled(list(timing.reasons), clocks if top is not None else [None] * n, top,
                                    timing.full_clock_share or 1.0)
             for i, (mark, recorded) in enumerate(zip(marks, timing.throttled)):
-                if mark != recorded and (mark or top is not None):  # without the top clock, a reason alone is known
+                # files before the clock-only policy also marked a sample for a reason seen at full clock
+                older = recorded and not mark and bool(timing.reasons[i])
+                if mark != recorded and not older and (mark or top is not None):
                     raise ValueError(f"{where}.timing.throttled[{i}]: {str(recorded).lower()}, but its reasons "
                                      f"({timing.reasons[i] or 'none'}) and clock ({clocks[i]} MHz) make it "
                                      f"{str(mark).lower()}")
