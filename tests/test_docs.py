@@ -204,10 +204,12 @@ def _claims() -> list[tuple[str, str]]:
         ("h200-results.md", f"gives cuBLAS {joules(eref)}, {per_joule(eref)},\nand {eb['name']} {joules(eb)}, "
                             f"{per_joule(eb)}"),
     ]
-    # how well each energy figure is known (the CI95 over its loops) and the fits beside them
-    capped = [k for k in [*energy["kernels"], eref] if k["name"].startswith("wgmma_") and k["name"] != "wgmma_tma"
-              or k is eref]
-    below = {k["name"]: k for k in energy["kernels"]}
+    # how well each energy figure is known (the CI95 over its loops), the clock its loops ran at,
+    # and the FP32 fits beside them
+    ek = {k["name"]: k for k in [*energy["kernels"], eref]}
+    capped = [ek[n] for n in ("cublas", "wgmma_ws", "wgmma_persistent", "wgmma_by_shape")]
+    held = [k for k in energy["kernels"] if k["energy"]["clock_mhz"] == 1980]
+    shaky = [k for k in energy["kernels"] if _energy_ci(k) > 2]
     fp32e = _load("results-h200-energy.json")
     fits = {f["kind"]: f for f in fp32e["device"]["measured_energy"]["fits"]}
     ladder_ci = [_energy_ci(k) for k in fp32e["kernels"]]
@@ -216,11 +218,21 @@ def _claims() -> list[tuple[str, str]]:
         f = fits[kind]
         return f"{f['pj_per_unit']:.{digits}f} ± {f['pj_error']:.2g} pJ"
 
+    def span(values, fmt):
+        return f"{fmt.format(min(values))}–{fmt.format(max(values))}"
+
     claims += [
-        ("h200-results.md", f"CI95 ±{min(map(_energy_ci, capped)):.1f} % to ±{max(map(_energy_ci, capped)):.1f} % for the "
-                            "three wgmma\nrungs that reach the cap and cuBLAS" if len(capped) == 4 else "?"),
-        ("h200-results.md", f"are known to ±{_energy_ci(below['mma_ldmatrix']):.1f} % and "
-                            f"±{_energy_ci(below['mma_pipeline']):.1f} %"),
+        ("h200-results.md", f"NVML read {span([k['energy']['clock_mhz'] for k in capped], '{:,}')} MHz through the "
+                            f"loops of cuBLAS and the\nthree fastest wgmma rungs ({ek['wgmma_tma']['energy']['clock_mhz']:,} "
+                            "MHz for wgmma_tma)"),
+        ("h200-results.md", f"a launch took {span([1000 * k['energy']['seconds'] / k['energy']['launches'] for k in capped], '{:.2f}')} ms\n"
+                            f"of the loop against {span([k['time_ms'] for k in capped], '{:.2f}')} ms in the timing's"),
+        ("h200-results.md", "The three rungs below the cap held 1,980 MHz" if len(held) == 3 else "?"),
+        ("h200-results.md", f"cuBLAS's joules are known to\n±{_energy_ci(eref):.1f} % and wgmma_persistent's to "
+                            f"±{_energy_ci(ek['wgmma_persistent']):.1f} %"),
+        ("h200-results.md", f"wgmma_tma, wgmma_ws and wgmma_by_shape (±{min(map(_energy_ci, shaky)):.1f} to "
+                            f"±{max(map(_energy_ci, shaky)):.1f} %)\nare marked not stable"
+         if [k["name"] for k in shaky] == ["wgmma_tma", "wgmma_ws", "wgmma_by_shape"] else "?"),
         ("h200-results.md", f"is known to ±{min(ladder_ci):.1f} to\n±{max(ladder_ci):.1f} % per kernel and cuBLAS to "
                             f"±{_energy_ci(fp32e['reference']):.1f} %"),
         ("h200-results.md", f"{fit('fp32', 2)} per FP32 FLOP, {fit('dram', 1)} per DRAM byte, {fit('l2', 1)} per L2 "

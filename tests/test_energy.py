@@ -280,7 +280,7 @@ def test_an_item_whose_loops_never_saw_the_counter_move_has_no_energy_while_the_
 
 @pytest.mark.parametrize("edit, says", [
     (lambda e: e.update(joules_per_launch=-1.0), "energy.joules_per_launch: -1.0 is not a non-negative number"),
-    (lambda e: e.update(joules_per_launch=0.5), "energy.joules_per_launch: 0.5 disagrees with the 1.8"),
+    (lambda e: e.update(joules_per_launch=0.5), "energy.joules_per_launch: 0.5 disagrees with the 1.7"),
     (lambda e: e.update(watts=2000.0), "do not add up to the loops' 2,000 W"),
     (lambda e: e.update(launches=0), "watts, seconds and launches must be positive"),
     (lambda e: e.update(subtracted_j=5.0), "J of flush do not add up"),
