@@ -107,3 +107,13 @@ def test_paired_percentages_read_a_device_that_drifted_as_the_same_and_a_real_ga
     pb, pa = vec.vs_reference
     assert rows["vectorized"] == (f"{pb.pct:.1f} -> {pa.pct:.1f}", "higher")
     assert rows["naive"] == ("-", "-") and rows["cublas"] == ("100.0", "-")
+
+
+def test_percentages_that_round_alike_but_moved_get_the_decimals_that_show_it():
+    from roofline.model.timing import Pairing
+    from roofline.render.tables import _joules, _pct_move
+
+    moved = (Pairing(9.679, (9.67, 9.69), 20), Pairing(9.714, (9.70, 9.72), 20))
+    assert _pct_move(moved, "higher") == "9.68 -> 9.71"
+    assert _pct_move(moved, "same") == "9.7"  # the intervals overlap: one figure
+    assert [_joules(j) for j in (1.2, 1.22, 12.94, 61.014, 123.4)] == ["1.20", "1.22", "12.9", "61.0", "123"]

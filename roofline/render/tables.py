@@ -232,7 +232,12 @@ def _energy_cells(energy, flops: float, with_ci: bool = False) -> list[str]:
     if with_ci:
         half = energy.ci95_half
         ci = [f"±{100 * half:.1f} %{' (!)' if not energy.stable else ''}" if half is not None else "-"]
-    return [f"{energy.joules_per_launch:.3g}", *ci, f"{energy.watts:,.0f}", f"{per_j:,.0f}" if per_j else "-"]
+    return [_joules(energy.joules_per_launch), *ci, f"{energy.watts:,.0f}", f"{per_j:,.0f}" if per_j else "-"]
+
+
+def _joules(j: float) -> str:
+    """Three significant figures, trailing zeros kept so a column reads alike: 1.20, 12.9, 61.0, 123."""
+    return f"{j:,.0f}" if j >= 100 else f"{j:#.3g}"
 
 
 def energy_lines(doc: Results) -> list[str]:
@@ -700,6 +705,16 @@ def _arrow(before: str, after: str) -> str:
     return before if before == after else f"{before} -> {after}"
 
 
+def _pct_move(pairs, move: str | None) -> str:
+    """Two paired %cuBLAS, '57.1 -> 56.9' (one figure where they agree); with more decimals where
+    they differ (their intervals apart: `move` 'higher' or 'lower') but round alike."""
+    for digits in (1, 2, 3):
+        b, a = f"{pairs[0].pct:.{digits}f}", f"{pairs[1].pct:.{digits}f}"
+        if b != a or move in (None, "same"):
+            return _arrow(b, a)
+    return _arrow(b, a)
+
+
 def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
     """Two run files side by side (`analysis.compare.WorkComparison` of runs): per kernel in both,
     median ms before and after, the speedup (before / after), where both runs timed it in rounds
@@ -725,7 +740,7 @@ def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
         pairs = getattr(c, "vs_reference", None)
         rows.append([c.label, cell(c.before_ms, "{:.3f}".format), cell(c.after_ms, "{:.3f}".format),
                      cell(c.speedup, "{:.2f}x".format),
-                     *([_arrow(f"{pairs[0].pct:.1f}", f"{pairs[1].pct:.1f}") if pairs else "-",
+                     *([_pct_move(pairs, getattr(c, "reference_move", None)) if pairs else "-",
                         cell(getattr(c, "reference_move", None))] if paired_any else []), _arrow(cell(rb), cell(ra)),
                      _arrow(cell(c.before_occupancy, occupancy), cell(c.after_occupancy, occupancy)), bound,
                      c.roof_move])
