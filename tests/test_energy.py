@@ -4,10 +4,9 @@ roofline chart and its refusals, drawn from the committed H200 run made with --e
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
-
-import re
 
 import pytest
 from typer.testing import CliRunner
