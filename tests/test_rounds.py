@@ -281,8 +281,11 @@ def test_the_run_table_shows_the_clock_the_throttled_samples_the_full_clock_figu
     k = doc.kernels[5]
     assert k.pct_of_reference == pytest.approx(100 * doc.reference.time_ms / k.time_ms)
     for cell in ("1,635-1,980", "3/6", f"{100 * 1.0 / (k.timing.full_clock_median_ms / doc.reference.timing.full_clock_median_ms):.1f}",
-                 "2.5", "650", f"{2 * 4096**3 / 2.5 / 1e9:,.0f}"):
+                 "2.50", "650", f"{2 * 4096**3 / 2.5 / 1e9:,.0f}", f"{k.model.gmem_bytes / 2.5 / 1e9:#.3g}"):
         assert cell in row, (cell, row)
+    from roofline.render.tables import energy_lines
+
+    assert "GB/J: bytes per joule, of model GMEM bytes (counted where Nsight Compute counted them" in energy_lines(doc)[-1]
     assert "throttled: 45 of 90 samples ran under a clock cap (power_cap) or below 97 % of 1,980 MHz" in shown
     assert "timed in 6 rounds of 1 launch per kernel" in shown
 

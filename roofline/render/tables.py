@@ -222,17 +222,29 @@ def _conditions(timing, reference, timed: bool) -> list[str]:
     return [ci, mhz, throttled, full]
 
 
-def _energy_cells(energy, flops: float, with_ci: bool = False) -> list[str]:
+def energy_bytes(k) -> tuple[float | None, str]:
+    """The bytes a kernel's bytes per joule count: its DRAM bytes where Nsight Compute counted them,
+    else its model's GMEM bytes; (None, '') for neither."""
+    counted = k.measured.dram_bytes if getattr(k, "measured", None) else None
+    if counted:
+        return counted, "counted DRAM"
+    model = getattr(k, "model", None)
+    return (model.gmem_bytes, "model GMEM") if model is not None and model.gmem_bytes else (None, "")
+
+
+def _energy_cells(energy, flops: float, with_ci: bool = False, nbytes: float | None = None) -> list[str]:
     """J per launch, with `with_ci` its CI95 over the loops ('±2.1 %', '(!)' when not stable),
-    average W and GFLOP/J of a kernel's energy loops ('-' where not measured)."""
+    average W, GFLOP/J and GB/J (of `nbytes`) of a kernel's energy loops ('-' where not measured)."""
     if energy is None:
-        return ["-"] * (4 if with_ci else 3)
+        return ["-"] * (5 if with_ci else 4)
     per_j = energy.gflop_per_j(flops)
     ci = []
     if with_ci:
         half = energy.ci95_half
         ci = [f"±{100 * half:.1f} %{' (!)' if not energy.stable else ''}" if half is not None else "-"]
-    return [_joules(energy.joules_per_launch), *ci, f"{energy.watts:,.0f}", f"{per_j:,.0f}" if per_j else "-"]
+    per_b = energy.bytes_per_j(nbytes)
+    return [_joules(energy.joules_per_launch), *ci, f"{energy.watts:,.0f}", f"{per_j:,.0f}" if per_j else "-",
+            f"{per_b / 1e9:#.3g}" if per_b else "-"]
 
 
 def _joules(j: float) -> str:
@@ -259,6 +271,10 @@ def energy_lines(doc: Results) -> list[str]:
     unstable = [name for name, e in energies if e.stable is False]
     if unstable:
         lines.append(f"energy not stable (CI95 over {100 * STABLE_ENERGY:g} %): {', '.join(unstable)}")
+    kinds = sorted({energy_bytes(k)[1] for k in doc.kernels if k.energy is not None and energy_bytes(k)[0]})
+    if kinds:
+        lines.append(f"GB/J: bytes per joule, of {' or '.join(kinds)} bytes (counted where Nsight Compute counted "
+                     "them, else the model's)")
     lines += _sustained_lines(doc)
     return lines
 
@@ -391,7 +407,8 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     energy_ci = with_energy and any(e is not None and len(e.loops_j) > 1
                                     for e in [k.energy for k in doc.kernels] + [doc.reference.energy])
     if with_energy:
-        columns += [("J", "right"), *([("J CI95", "right")] if energy_ci else []), ("W", "right"), ("GFLOP/J", "right")]
+        columns += [("J", "right"), *([("J CI95", "right")] if energy_ci else []), ("W", "right"), ("GFLOP/J", "right"),
+                    ("GB/J", "right")]
     columns.append(("check", "left"))
     rows, styles = [], []
     flops = p.problem.flops
@@ -411,7 +428,7 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
         if measured:
             row.append(bound_cell(doc.verdict(k)) if ok else "-")
         if with_energy:
-            row += _energy_cells(k.energy, flops, energy_ci)
+            row += _energy_cells(k.energy, flops, energy_ci, energy_bytes(k)[0])
         row.append(_check(k))
         rows.append(row)
         styles.append(None if ok else "red")
