@@ -262,12 +262,13 @@ def energy_lines(doc: Results) -> list[str]:
         return []
     loops = max(len(e.loops_j) for _, e in energies)
     if loops <= 1:
-        return ["energy: one loop of launches per kernel between two readings of NVML's energy counter (no CI95)"]
-    windowed = all(e.windowed for _, e in energies)
-    lines = [f"energy: {loops} loops of launches per kernel, in rounds across the kernels; W read between the "
-             + ("energy counter's updates inside each loop" if windowed else
-                "energy counter's readings at each loop's ends (it updated too seldom inside some loops)")
-             + "; J per launch the median over the loops, the L2 flush's own subtracted"]
+        lines = ["energy: one loop of launches per kernel between two readings of NVML's energy counter (no CI95)"]
+    else:
+        windowed = all(e.windowed for _, e in energies)
+        lines = [f"energy: {loops} loops of launches per kernel, in rounds across the kernels; W read between the "
+                 + ("energy counter's updates inside each loop" if windowed else
+                    "energy counter's readings at each loop's ends (it updated too seldom inside some loops)")
+                 + "; J per launch the median over the loops, the L2 flush's own subtracted"]
     unstable = [name for name, e in energies if e.stable is False]
     if unstable:
         lines.append(f"energy not stable (CI95 over {100 * STABLE_ENERGY:g} %): {', '.join(unstable)}")
