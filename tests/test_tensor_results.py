@@ -220,3 +220,14 @@ def test_compare_of_two_bf16_runs_is_titled_in_bf16_not_sgemm():
     assert r.exit_code == 0, r.output
     title = r.stdout.splitlines()[0]
     assert title == "before -> after: GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate) on NVIDIA H200"
+
+
+def test_a_kernel_above_the_measured_tensor_roof_is_told_the_ceiling_is_low():
+    """At 8192³ the fastest wgmma rungs run above the measured BF16 ceiling (one cuBLAS product
+    measured by device --measure): the verdict says the ceiling is what is low; a rung below it
+    gets no such clause."""
+    doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16-8192-energy.json")
+    lines = {line.split(" ")[0].rstrip(":"): line for line in verdict_lines(doc)}
+    assert ("% of that roof: the measured ceiling, one cuBLAS product, is below what this kernel sustains)"
+            in lines["wgmma_persistent"])
+    assert "is below what this kernel sustains" not in lines["mma_sync"] and "% of that roof)" in lines["mma_sync"]

@@ -115,14 +115,17 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
 def compute_phrase(v: Verdict, level: str) -> str:
     """The clause a tensor-core run's verdict gets when another floor binds: how the kernel
     stands against the compute roof of its precision (`level`, 'BF16 tensor'): '; BF16 tensor
-    roof (theoretical): 1.43x its floor of 0.139 ms (70 % of that roof)'. '' where that roof
-    binds, or without a time or such a floor."""
+    roof (theoretical): 1.43x its floor of 0.139 ms (70 % of that roof)', saying so where a
+    measured roof is beaten. '' where that roof binds, or without a time or such a floor."""
     f, b = v.floor(level), v.binding
     if f is None or b is None or b.level == level or v.time_ms is None or not f.floor_ms:
         return ""
     basis = "measured" if f.roof.measured else "theoretical"
     times = v.time_ms / f.floor_ms
-    return f"; {level} roof ({basis}): {times:.2f}x its floor of {f.floor_ms:.3f} ms ({100 / times:.0f} % of that roof)"
+    over = (": the measured ceiling, one cuBLAS product, is below what this kernel sustains"
+            if f.roof.measured and times < 1 else "")
+    return (f"; {level} roof ({basis}): {times:.2f}x its floor of {f.floor_ms:.3f} ms ({100 / times:.0f} % of that "
+            f"roof{over})")
 
 
 def spill_cell(local_bytes: int | None) -> str:
