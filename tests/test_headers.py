@@ -56,6 +56,9 @@ USES = {
     "cuda_bf16.h": ("#include <cuda_bf16.h>",
                     "__nv_bfloat162 v = __floats2bfloat162_rn(A[threadIdx.x], B[threadIdx.x]);\n"
                     "C[threadIdx.x] = __low2float(__hmul2(v, v));"),
+    "curand_kernel.h": ("#include <curand_kernel.h>",
+                        "curandStatePhilox4_32_10_t st;\ncurand_init(1234, threadIdx.x, 0, &st);\n"
+                        "C[threadIdx.x] = curand_uniform(&st);"),
     "cuda/std/cstdint": ("#include <cuda/std/cstdint>\n#include <cuda/std/limits>",
                          "cuda::std::uint32_t n = cuda::std::numeric_limits<cuda::std::uint16_t>::max();\n"
                          "C[threadIdx.x] = static_cast<float>(n);"),
@@ -128,7 +131,7 @@ def test_what_nvrtc_cannot_compile_says_what_to_include_instead(tmp_path):
     umbrella = _kernel(tmp_path, "umbrella", "#include <cub/cub.cuh>", "C[threadIdx.x] = A[threadIdx.x];")
     r = _kernels(umbrella)
     assert r.exit_code == 1 and ("<cub/cub.cuh> needs the host's C++ library, which NVRTC (roofline's compiler) "
-                                 "does not have: include CUB's block or warp headers instead") in r.output
+                                 "does not have: include CUB's block or warp headers") in r.output
     std = _kernel(tmp_path, "std", "#include <cstdint>", "C[threadIdx.x] = static_cast<float>(sizeof(std::uint8_t));")
     r = _kernels(std)
     assert r.exit_code == 1 and ("<cstdint> (included by std.cu) is a host C++ header, which NVRTC (roofline's "
@@ -146,4 +149,36 @@ def test_each_missing_header_names_the_package_of_its_cuda_version(monkeypatch, 
     monkeypatch.setattr(nvrtc_compile, "_cuda_major", lambda: major)
     line = nvrtc_compile.missing_header(name)
     assert line.startswith(f"<{name}>") and package in line and "\n" not in line
-    assert nvrtc_compile.missing_header("my_own_helpers.cuh") is None  # no package known: the compiler's lines say it
+    assert nvrtc_compile.missing_header("my_own_helpers.cuh", options=("-I/a", "-I/b")).startswith(
+        "<my_own_helpers.cuh> is in none of the 2 folders searched")  # no package has it: where it was looked for
+
+
+@pytest.mark.parametrize("header, says", [
+    ("iostream", "<iostream> (included by probe.cu) is a host C++ header, which NVRTC (roofline's compiler) does not "
+                 "have: libcu++ has no device form of it; leave it out of the kernel file"),
+    ("vector", "<vector> (included by probe.cu) is a host C++ header"),
+    ("cuda.h", "<cuda.h> is the host's CUDA API, which a kernel file does not need"),
+    ("cuda/pipline", "<cuda/pipline> (included by probe.cu) is not a header of the installed cuda/ (in "),
+    ("not_a_header.h", "<not_a_header.h> (included by probe.cu) is in none of the "),
+])
+def test_a_header_nvrtc_cannot_open_is_one_line_that_says_why(tmp_path, header, says):
+    path = tmp_path / "probe.cu"
+    path.write_text("// roofline entry: probe\n// roofline block: 128\n// roofline grid: 1, 1\n"
+                    f"#include <{header}>\n__global__ void probe(int M, int N, int K, float alpha, const float* A, "
+                    "const float* B, float beta, float* C) { C[0] = 1.0f; }\n")
+    r = _kernels(path)
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("roofline: error:")]
+    assert r.exit_code == 1 and len(errors) == 1 and says in errors[0], r.output
+    assert "catastrophic" not in r.output  # the compiler's own lines give way to the one that says why
+
+
+def test_a_toolkit_of_another_cuda_major_is_not_searched(tmp_path, monkeypatch):
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "cuda_runtime.h").write_text("")
+    (tmp_path / "include" / "cuda.h").write_text("#define CUDA_VERSION 13000\n")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    assert nvrtc_compile.toolkit_major(str(tmp_path)) == 13
+    monkeypatch.setattr(nvrtc_compile, "_cuda_major", lambda: 12)
+    assert str(tmp_path) not in nvrtc_compile.toolkit_roots()
+    monkeypatch.setattr(nvrtc_compile, "_cuda_major", lambda: 13)
+    assert str(tmp_path) in nvrtc_compile.toolkit_roots()

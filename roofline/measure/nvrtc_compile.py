@@ -238,16 +238,17 @@ def launch_check(res: KernelResources, limits: ArchLimits, threads: int, dynamic
 
 # The include folders of NVIDIA's CUDA wheels, under the `nvidia` namespace package: CUDA 12's one
 # wheel per component (the runtime's headers; nvcc's carry crt/, which <mma.h> includes; CCCL's
-# carry cub/, thrust/ and cuda/ (libcu++: <cuda/pipeline>, <cuda/barrier>)), and CUDA 13's merged
+# carry cub/, thrust/ and cuda/ (libcu++: <cuda/pipeline>, <cuda/barrier>); cuRAND's its device
+# API, <curand_kernel.h>), and CUDA 13's merged
 # cu13/include with CCCL in cu13/include/cccl.
-WHEEL_INCLUDES = ("cuda_runtime/include", "cuda_nvcc/include", "cuda_cccl/include", "cu13/include",
-                  "cu13/include/cccl", "cu12/include")
+WHEEL_INCLUDES = ("cuda_runtime/include", "cuda_nvcc/include", "cuda_cccl/include", "curand/include",
+                  "cu13/include", "cu13/include/cccl", "cu12/include")
 
 
 def toolkit_roots() -> list[str]:
     """The CUDA toolkits on this machine, first the one CuPy uses: CuPy's CUDA path, $CUDA_PATH,
     $CUDA_HOME, the folder above the `nvcc` on the PATH, /usr/local/cuda; those whose include
-    holds cuda_runtime.h."""
+    holds cuda_runtime.h and whose CUDA major is NVRTC's (`toolkit_major`)."""
     import shutil
 
     roots = []
@@ -262,7 +263,21 @@ def toolkit_roots() -> list[str]:
     if nvcc:
         roots.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
     roots.append("/usr/local/cuda")
-    return [r for r in dict.fromkeys(roots) if r and os.path.isfile(os.path.join(r, "include", "cuda_runtime.h"))]
+    major = _cuda_major()
+    return [r for r in dict.fromkeys(roots) if r and os.path.isfile(os.path.join(r, "include", "cuda_runtime.h"))
+            and (major is None or toolkit_major(r) in (None, major))]
+
+
+def toolkit_major(root: str) -> int | None:
+    """A toolkit's CUDA major version, from CUDA_VERSION in its include/cuda.h (13000 -> 13); None
+    where it does not say. A toolkit of another major than NVRTC's is not searched: its CCCL and
+    the wheels' would mix."""
+    try:
+        with open(os.path.join(root, "include", "cuda.h"), encoding="utf-8", errors="replace") as f:
+            found = re.search(r"^#define CUDA_VERSION (\d+)", f.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(found.group(1)) // 1000 if found else None
 
 
 @lru_cache(maxsize=None)
@@ -292,12 +307,20 @@ def cuda_include_options() -> tuple[str, ...]:
 
 _MISSING_HEADER = re.compile(r'^(.*?)\(\d+\): catastrophic error: cannot open source file "([^"]+)"', re.MULTILINE)
 # C++ standard library headers NVRTC does not have, and their libcu++ forms (CCCL)
-_STD_HEADERS = {"cstdint", "cstddef", "cstdio", "cstdlib", "cmath", "climits", "cfloat", "type_traits", "utility",
-                "limits", "array", "tuple", "atomic", "cassert", "algorithm", "functional", "iterator", "memory",
-                "new", "initializer_list", "complex", "span", "bit", "concepts", "optional", "variant", "chrono",
-                "stdint.h", "stddef.h", "stdio.h", "stdlib.h", "math.h", "assert.h", "string.h", "cstring"}
-
-
+# The C and C++ standard library headers, which NVRTC does not have (libcu++ has device forms of
+# some: <cuda/std/cstdint>, found where it is installed)
+_STD_HEADERS = {
+    "algorithm", "any", "array", "atomic", "bit", "bitset", "cassert", "cctype", "cerrno", "cfloat", "charconv",
+    "chrono", "cinttypes", "climits", "clocale", "cmath", "complex", "concepts", "condition_variable", "cstdarg",
+    "cstddef", "cstdint", "cstdio", "cstdlib", "cstring", "ctime", "deque", "exception", "execution", "expected",
+    "filesystem", "format", "forward_list", "fstream", "functional", "future", "initializer_list", "iomanip", "ios",
+    "iosfwd", "iostream", "istream", "iterator", "limits", "list", "locale", "map", "memory", "mutex", "new",
+    "numbers", "numeric", "optional", "ostream", "queue", "random", "ranges", "ratio", "regex", "scoped_allocator",
+    "set", "shared_mutex", "span", "sstream", "stack", "stdexcept", "streambuf", "string", "string_view", "thread",
+    "tuple", "type_traits", "typeindex", "typeinfo", "unordered_map", "unordered_set", "utility", "valarray",
+    "variant", "vector", "version",
+    "assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "stdarg.h", "stddef.h",
+    "stdint.h", "stdio.h", "stdlib.h", "string.h", "time.h", "wchar.h"}
 def _cuda_major() -> int | None:
     """The major version of the NVRTC this process compiles with (12, 13), None where unknown."""
     try:
@@ -309,41 +332,56 @@ def _cuda_major() -> int | None:
 
 
 _HOST_ONLY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]((?:cub/cub\.cuh|cub/device/|thrust/)[^>"]*)[>"]', re.MULTILINE)
-_C_FORMS = {"stdint.h": "cstdint", "stddef.h": "cstddef", "stdio.h": "cstdio", "stdlib.h": "cstdlib", "math.h": "cmath",
-            "assert.h": "cassert", "string.h": "cstring"}
+
+def _folders(options: tuple[str, ...]) -> list[str]:
+    return [o[2:] for o in options if o.startswith("-I")]
 
 
-def missing_header(name: str, source: str = "", where: str | None = None) -> str | None:
+def missing_header(name: str, source: str = "", where: str | None = None,
+                   options: tuple[str, ...] = ()) -> str | None:
     """One line for a header NVRTC could not open (`name` as the log quotes it, 'crt/mma.h'; `where`
-    the file that included it; `source` the kernel's own text): which package provides it and how
-    to install it, or what to include instead. None for a header of no known package (the
-    compiler's own lines then say it). Packages: NVIDIA's CUDA wheels (CUDA 12: one per component,
-    -cu12; CUDA 13: nvidia-cuda-crt, nvidia-cuda-cccl), CUTLASS's nvidia-cutlass."""
+    the file that included it; `source` the kernel's own text; `options` the compile's, whose -I
+    folders are looked in): which package provides it and how to install it, what to include
+    instead, or that no folder searched has it. Packages: NVIDIA's CUDA wheels (CUDA 12: one per
+    component, -cu12; CUDA 13: nvidia-cuda-crt, nvidia-cuda-cccl), CUTLASS's nvidia-cutlass."""
     thirteen = _cuda_major() == 13
+    folders = _folders(options)
     top = name.split("/", 1)[0]
+    by = f" (included by {os.path.basename(where)})" if where else ""
+    has_top = any(os.path.isdir(os.path.join(f, top)) for f in folders) if "/" in name else False
     host_only = _HOST_ONLY_INCLUDE.search(source)
-    if host_only and (top not in ("crt", "cutlass", "cute")):
-        return (f"<{host_only.group(1)}> needs the host's C++ library, which NVRTC (roofline's compiler) does not have: "
-                "include CUB's block or warp headers instead (<cub/block/block_reduce.cuh>, "
-                "<cub/warp/warp_reduce.cuh>), which compile under NVRTC")
+    if host_only and top not in ("crt", "cutlass", "cute"):
+        return (f"<{host_only.group(1)}> needs the host's C++ library, which NVRTC (roofline's compiler) does not "
+                "have: include CUB's block or warp headers (<cub/block/block_reduce.cuh>, <cub/warp/warp_reduce.cuh>) "
+                "or libcu++'s (<cuda/std/complex>, <cuda/std/utility>), which compile under NVRTC")
+    if name in _STD_HEADERS:
+        if where and os.path.basename(where) in ("cuda.h", "cuda_runtime_api.h", "cudaTypedefs.h", "cuda_runtime.h"):
+            return (f"<{os.path.basename(where)}> is the host's CUDA API, which a kernel file does not need (NVRTC "
+                    f"cannot compile it: it includes <{name}>); leave it out")
+        stem = {"stdint.h": "cstdint", "stddef.h": "cstddef", "stdio.h": "cstdio", "stdlib.h": "cstdlib",
+                "math.h": "cmath", "assert.h": "cassert", "string.h": "cstring", "limits.h": "climits",
+                "float.h": "cfloat"}.get(name, name)
+        device = [f for f in folders if os.path.isfile(os.path.join(f, "cuda", "std", stem))]
+        instead = (f"include <cuda/std/{stem}> (CCCL's libcu++) for device code" if device else
+                   "libcu++ has no device form of it; leave it out of the kernel file")
+        return f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: {instead}"
     if top == "crt":
         package, extra = ("nvidia-cuda-crt", "cuda-toolkit[crt]==13.*") if thirteen else \
             ("nvidia-cuda-nvcc-cu12", "cuda-toolkit[nvcc]==12.*")
         return (f"<{name}> (which <mma.h> and other CUDA headers include) is not installed: it comes with "
                 f"{package}; pip install '{extra}', or reinstall roofline with its CUDA extra")
-    if top in ("cub", "thrust", "cuda", "nv"):
+    if top in ("cub", "thrust", "cuda", "nv") and not has_top:
         package = "nvidia-cuda-cccl" if thirteen else "nvidia-cuda-cccl-cu12"
         return (f"<{name}> (CCCL: CUB, libcu++) is not installed: it comes with {package}; pip install "
                 f"'cuda-toolkit[cccl]=={13 if thirteen else 12}.*', or reinstall roofline with its CUDA extra")
-    if top in ("cutlass", "cute"):
+    if top in ("cutlass", "cute") and not has_top:
         return (f"<{name}> (CUTLASS, CuTe) is not installed: NVIDIA's nvidia-cutlass wheel carries its headers; "
                 "pip install nvidia-cutlass (or roofline[cutlass])")
-    if name in _STD_HEADERS:
-        stem = _C_FORMS.get(name, name)
-        by = f" (included by {os.path.basename(where)})" if where else ""
-        return (f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: include "
-                f"<cuda/std/{stem}> (CCCL's libcu++) for device code")
-    return None
+    if has_top:
+        home = next(f for f in folders if os.path.isdir(os.path.join(f, top)))
+        return f"<{name}>{by} is not a header of the installed {top}/ (in {home}): check its name"
+    return (f"<{name}>{by} is in none of the {len(folders)} folders searched (the kernel's own and the CUDA, CCCL and "
+            "CUTLASS include folders): check its name, or put it beside the kernel")
 
 
 def compiler_lines(log: str, limit: int = 12) -> list[str]:
@@ -377,7 +415,7 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
                 raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
                                "template arguments") from None
             missing = _MISSING_HEADER.search(log)
-            if missing and (why := missing_header(missing.group(2), text, missing.group(1))):
+            if missing and (why := missing_header(missing.group(2), text, missing.group(1), options)):
                 raise RunError(f"{label} does not compile: {why}") from None
             lines = compiler_lines(_without_name_map(log)) or [str(exc)]
             raise RunError(f"{label} does not compile for {arch}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
