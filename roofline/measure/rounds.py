@@ -28,9 +28,10 @@ The method:
   4. rounds go on until every item's median is known to within STABLE_CI (its CI95 half-width,
      `model.timing.median_ci95`) after at least `min_samples`, or the budget runs out, or
      `max_samples` are taken;
-  5. a sample ran throttled when a reason was seen during its burst or its clock was below
-     `full_clock_share` of the highest clock any sample of the run saw (nvbench's policy, in
-     spirit); both readings, every sample (as run) and the full-clock ones, stay available.
+  5. a sample ran throttled when its clock was below `full_clock_share` of the highest clock any
+     sample of the run saw, or, where the clock is unknown, when a reason was seen during it
+     (`model.timing.mark_throttled`; nvbench's policy, in spirit); both readings, every sample (as
+     run) and the full-clock ones, stay available.
 
 A kernel is read against its reference from the rounds they shared (`model.timing.paired`).
 """
