@@ -119,10 +119,11 @@ def run(
                                                 "half a second per kernel; at most 3600)."),
     energy: bool = typer.Option(False, "--energy",
                                 help="Also measure each kernel's energy (NVML's counter over a second of "
-                                     "launches each): J per launch, W, GFLOP/J."),
+                                     "launches each): J per launch, W, GFLOP/J, GB/J."),
     full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
-                                     help="A sample below this share of the run's top SM clock (or under a "
-                                          "power or thermal cap) counts as throttled (0.5 to 1; default 0.97)."),
+                                     help="A sample below this share of the run's top SM clock counts as "
+                                          "throttled (where NVML gives no clock: one under a power or thermal "
+                                          "cap) (0.5 to 1; default 0.97)."),
 ):
     """Compile, verify against cuBLAS and time the SGEMM ladder, or with --ladder tensor / --dtype the
     tensor-core ladder (and your own kernels, each in a process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
