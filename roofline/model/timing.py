@@ -75,8 +75,9 @@ def mark_throttled(reasons: list[str], clocks: list[int | None], top: int | None
     """Per sample: throttled when its clock is below `share` of `top` (the run's highest clock), or,
     where either clock is unknown, when a reason that lowers the clock was seen during it. A reason
     seen while the clock held does not mark a sample: NVML's reasons and violation times trail the
-    clock (on the H200, 'power_cap' is still reported for up to a second after a load at the power cap ends,
-    at 150-250 W and 1,965-1,980 MHz), so the clock is the evidence where it is known."""
+    clock (on the H200, 'power_cap' is reported through the first half second of the BF16 ladder's
+    rounds at 8192^3, which follow its verification, at 155-220 W and 1,965-1,980 MHz), so the
+    clock is the evidence where it is known."""
     out = []
     for reason, clock in zip(reasons, clocks):
         if clock is not None and top is not None:

@@ -336,7 +336,7 @@ def timing_lines(doc: Results) -> list[str]:
                      + (", no clock cap seen)" if not reasons else ")"))
     if held:
         lines.append(f"NVML reported a clock cap ({', '.join(reasons)}) during {held} samples whose clock held at or "
-                     f"above {share}{top}: not counted as throttled (NVML's reasons trail the clock by up to a second)")
+                     f"above {share}{top}: not counted as throttled (NVML's reasons trail the clock)")
     if hot and not any(t.full_clock_ms for t in timings):
         lines.append("no sample ran at full clock: the full-clock readings are missing; a shorter --budget or a "
                      "cooler card gives some")
