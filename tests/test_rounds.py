@@ -66,9 +66,6 @@ def test_a_sample_is_throttled_below_the_share_of_the_top_clock_or_by_its_reason
     # marked; with the clock unknown the reason is the evidence
     assert marks == [False, False, True, False, True, True]
     assert mark_throttled(["power_cap", ""], [1980, 1500], None, 0.97) == [True, False]  # no top clock: reasons alone
-    from roofline.model.timing import held_with_reason
-
-    assert held_with_reason(["", "power_cap", "power_cap"], [1980, 1980, 1500], 1980, 0.97) == 1
 
 
 def test_reasons_come_from_either_mask_or_a_violation_time_that_grew():

@@ -237,6 +237,8 @@ class Untimed:
     registers: tuple[int | None, int | None]
     floors: tuple[Verdict | None, Verdict | None]
     speedup = None  # no speedup without both times
+    vs_reference = None  # nor a pairing with the reference
+    reference_move = None
 
     @property
     def roof_move(self) -> str:

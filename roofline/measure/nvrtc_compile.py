@@ -306,7 +306,6 @@ def cuda_include_options() -> tuple[str, ...]:
 
 
 _MISSING_HEADER = re.compile(r'^(.*?)\(\d+\): catastrophic error: cannot open source file "([^"]+)"', re.MULTILINE)
-# C++ standard library headers NVRTC does not have, and their libcu++ forms (CCCL)
 # The C and C++ standard library headers, which NVRTC does not have (libcu++ has device forms of
 # some: <cuda/std/cstdint>, found where it is installed)
 _STD_HEADERS = {
@@ -321,6 +320,8 @@ _STD_HEADERS = {
     "variant", "vector", "version",
     "assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "stdarg.h", "stddef.h",
     "stdint.h", "stdio.h", "stdlib.h", "string.h", "time.h", "wchar.h"}
+
+
 def _cuda_major() -> int | None:
     """The major version of the NVRTC this process compiles with (12, 13), None where unknown."""
     try:
@@ -332,6 +333,7 @@ def _cuda_major() -> int | None:
 
 
 _HOST_ONLY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]((?:cub/cub\.cuh|cub/device/|thrust/)[^>"]*)[>"]', re.MULTILINE)
+
 
 def _folders(options: tuple[str, ...]) -> list[str]:
     return [o[2:] for o in options if o.startswith("-I")]

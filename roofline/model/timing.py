@@ -87,12 +87,6 @@ def mark_throttled(reasons: list[str], clocks: list[int | None], top: int | None
     return out
 
 
-def held_with_reason(reasons, clocks, top: int | None, share: float) -> int:
-    """How many samples saw a clock-lowering reason while their clock held at or above `share` of
-    `top` (not marked throttled: `mark_throttled`)."""
-    return sum(1 for r, c in zip(reasons, clocks) if r and c is not None and top is not None and c >= share * top)
-
-
 @dataclass(frozen=True)
 class Timing:
     """Per-launch times in ms of `repeat` timed launches that followed `warmup` untimed ones, and,

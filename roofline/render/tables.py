@@ -729,7 +729,7 @@ def _pct_move(pairs, move: str | None) -> str:
     for digits in (1, 2, 3):
         b, a = f"{pairs[0].pct:.{digits}f}", f"{pairs[1].pct:.{digits}f}"
         if b != a or move in (None, "same"):
-            return _arrow(b, a)
+            break
     return _arrow(b, a)
 
 
@@ -737,10 +737,11 @@ def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
     """Two run files side by side (`analysis.compare.WorkComparison` of runs): per kernel in both,
     median ms before and after, the speedup (before / after), where both runs timed it in rounds
     with cuBLAS its paired %cuBLAS before and after and whether their CI95s overlap ('same') or
-    not ('higher', 'lower'; both columns only where some kernel has them), registers, occupancy and the binding floor of the two-roof reading
-    before and after ('fp32 2.27 -> fp32 1.36'), and whether the kernel moved toward its roof;
-    cuBLAS last, whose own speedup is the share of the device and of noise."""
-    paired_any = any(getattr(c, "vs_reference", None) for c in cmp.in_both)  # the two columns only where some kernel has them
+    not ('higher', 'lower'; both columns only where some kernel has them), registers, occupancy
+    and the binding floor of the two-roof reading before and after ('fp32 2.27 -> fp32 1.36'),
+    and whether the kernel moved toward its roof; cuBLAS last, whose own speedup is the share of
+    the device and of noise."""
+    paired_any = any(c.vs_reference for c in cmp.in_both)
     columns = [("ms before", "right"), ("ms after", "right"), ("speedup", "right"),
                *([("%cuBLAS", "right"), ("CI95s", "left")] if paired_any else []),
                ("regs", "left"), ("occupancy", "left"), ("bound x", "left"), ("roof", "left")]
@@ -755,11 +756,11 @@ def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
     for c in cmp.in_both:
         (rb, ra), (fb, fa) = c.registers, c.floors
         bound = _arrow(bound_cell(fb) if fb else "failed", bound_cell(fa) if fa else "failed")
-        pairs = getattr(c, "vs_reference", None)
+        pairs = c.vs_reference
         rows.append([c.label, cell(c.before_ms, "{:.3f}".format), cell(c.after_ms, "{:.3f}".format),
                      cell(c.speedup, "{:.2f}x".format),
-                     *([_pct_move(pairs, getattr(c, "reference_move", None)) if pairs else "-",
-                        cell(getattr(c, "reference_move", None))] if paired_any else []), _arrow(cell(rb), cell(ra)),
+                     *([_pct_move(pairs, c.reference_move) if pairs else "-", cell(c.reference_move)]
+                       if paired_any else []), _arrow(cell(rb), cell(ra)),
                      _arrow(cell(c.before_occupancy, occupancy), cell(c.after_occupancy, occupancy)), bound,
                      c.roof_move])
         styles.append(None if c.speedup is not None else "red")
