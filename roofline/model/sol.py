@@ -1,0 +1,160 @@
+"""A kernel's speed of light: the least time its declared work and compulsory bytes allow on this
+GPU, and how close a measured time comes to it.
+
+    T_SOL = max(FLOPs of each precision / that precision's roof,
+                compulsory bytes read and written / the DRAM roof,
+                the launch floor)
+
+Roofs are the measured ones where the device was measured (`roofline device --measure`,
+`measure.ceilings`: what the GPU sustains), else the theoretical ones, and each term says which
+(`Term.measured`). The compulsory bytes are what the workload cannot avoid moving: every input
+read once, every output written once (nvbench's "global memory reads/writes" per launch). The
+launch floor is an empty kernel's measured time (`Roofs.launch_ms`): no launch ends sooner.
+
+Grade of a measured time T:
+    share = T_SOL / T            (1 at the bound; 0.25: four times slower than light)
+    score = 1 / (1 + (T - T_SOL) / (T_b - T_SOL))   against a baseline time T_b: 0.5 at the
+            baseline, 1 at the bound (SOL-ExecBench's score, NVIDIA 2025)
+
+The bound is a floor only when the inputs come from DRAM: a run flushes L2 before every timed
+launch (`measure.timing.l2_flush`), so they do. Written bytes can stay in L2 beyond the launch
+when they fit in it; `SpeedOfLight.fits_in_l2` says when that may be so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .peaks import LABELS, PRECISIONS
+from .roofs import LAUNCH, Roofs
+from .units import ms_at
+
+DRAM = "DRAM"
+FASTER_THAN_LIGHT = 1.1  # a share above this: the declared work or bytes, or the timing, is wrong
+REFUSED_SHARE = 2.0  # a share at or above this: the declaration is refused as wrong
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one launch (or one call) must do: `flops` per precision key (`peaks.PRECISIONS`:
+    'fp32', 'bf16_tensor', ...), `bytes_read` and `bytes_written` the compulsory DRAM bytes, and
+    `source` where the figures come from (a formula's name and reference, or 'declared')."""
+
+    flops: dict[str, float] = field(default_factory=dict)
+    bytes_read: float = 0.0
+    bytes_written: float = 0.0
+    source: str = "declared"
+
+    @property
+    def nbytes(self) -> float:
+        """Compulsory bytes in all: read plus written."""
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def total_flops(self) -> float:
+        """FLOPs of every precision together."""
+        return float(sum(self.flops.values()))
+
+    @property
+    def intensity(self) -> float | None:
+        """Arithmetic intensity over the compulsory bytes, FLOP per byte (None without bytes)."""
+        return self.total_flops / self.nbytes if self.nbytes else None
+
+    def check(self) -> "Work":
+        """This work, checked: precision keys known, no figure negative, something to do. Raises
+        ValueError naming the figure otherwise."""
+        for key, v in self.flops.items():
+            if key not in PRECISIONS:
+                raise ValueError(f"unknown precision {key!r} (valid: {', '.join(PRECISIONS)})")
+            if not v >= 0:
+                raise ValueError(f"flops {key} is {v:g}; give 0 or more")
+        for name, v in (("bytes read", self.bytes_read), ("bytes written", self.bytes_written)):
+            if not v >= 0:
+                raise ValueError(f"{name} is {v:g}; give 0 or more")
+        if not self.total_flops and not self.nbytes:
+            raise ValueError("no FLOPs and no bytes: the work is empty")
+        return self
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term of T_SOL: `level` ('FP32', 'BF16 tensor', 'DRAM', 'launch'), the `amount` (FLOPs
+    or bytes; 0 for the launch floor), the roof's `value` (GFLOP/s, GB/s, or ms for the launch),
+    whether that roof was `measured`, and the time it allows, `ms`."""
+
+    level: str
+    amount: float
+    roof: float
+    measured: bool
+    ms: float
+
+
+@dataclass(frozen=True)
+class SpeedOfLight:
+    """T_SOL and its terms. `missing`: precision keys with work but no roof on this device (their
+    work is not in the bound: the bound is then lower than light, never higher)."""
+
+    terms: tuple[Term, ...]
+    missing: tuple[str, ...] = ()
+    fits_in_l2: bool = False
+
+    @property
+    def ms(self) -> float:
+        """T_SOL in ms (0.0 when no term could be computed)."""
+        return max((t.ms for t in self.terms), default=0.0)
+
+    @property
+    def binding(self) -> Term | None:
+        """The term that sets T_SOL (None without terms)."""
+        return max(self.terms, key=lambda t: t.ms, default=None)
+
+    def term(self, level: str) -> Term | None:
+        """The term of `level`, or None."""
+        return next((t for t in self.terms if t.level == level), None)
+
+
+def speed_of_light(work: Work, roofs: Roofs, l2_bytes: int | None = None) -> SpeedOfLight:
+    """T_SOL of `work` on the device of `roofs` (measured roofs where known, else theoretical),
+    as the module says. `l2_bytes`, the device's L2 size, tells whether the written bytes fit in it.
+
+    Example, a softmax of 4096 x 4096 FP32 on the H200 (DRAM measured at 4,370 GB/s, FP32 at
+    63,800 GFLOP/s): 134 MB at 4,370 GB/s is 0.0307 ms; 84 MFLOP at 63,800 GFLOP/s is 0.0013 ms;
+    the DRAM term binds, T_SOL = 0.0307 ms."""
+    terms, missing = [], []
+    for key, amount in work.flops.items():
+        if not amount:
+            continue
+        roof = roofs.roof(key, True)
+        if roof is None:
+            missing.append(key)
+            continue
+        terms.append(Term(roof.level, float(amount), roof.value, roof.measured, ms_at(amount, roof.value)))
+    if work.nbytes:
+        roof = roofs.roof(DRAM, True)
+        terms.append(Term(DRAM, work.nbytes, roof.value, roof.measured, ms_at(work.nbytes, roof.value)))
+    if roofs.launch_ms:
+        terms.append(Term(LAUNCH, 0.0, roofs.launch_ms, True, roofs.launch_ms))
+    fits = bool(l2_bytes) and 0 < work.bytes_written <= l2_bytes
+    return SpeedOfLight(tuple(terms), tuple(missing), fits)
+
+
+def share(t_sol_ms: float, time_ms: float) -> float | None:
+    """T_SOL / T: 1 at the bound, above 1 faster than light. None without a positive time."""
+    return t_sol_ms / time_ms if time_ms and time_ms > 0 and t_sol_ms > 0 else None
+
+
+def score(time_ms: float, t_sol_ms: float, baseline_ms: float) -> float | None:
+    """SOL-ExecBench's score, 1 / (1 + (T - T_SOL) / (T_b - T_SOL)): 1 at the bound, 0.5 at the
+    baseline's time, toward 0 as T grows; above 1 for a time under T_SOL. None when the baseline
+    is not slower than the bound (the score is undefined there) or a time is missing.
+
+    >>> round(score(2.0, 1.0, 3.0), 3)   # halfway between the bound and the baseline
+    0.667"""
+    if not (time_ms and baseline_ms and t_sol_ms >= 0) or baseline_ms <= t_sol_ms:
+        return None
+    return 1.0 / (1.0 + (time_ms - t_sol_ms) / (baseline_ms - t_sol_ms))
+
+
+def level_label(key: str) -> str:
+    """A precision key's label ('bf16_tensor' -> 'BF16 tensor'), a level's name as it is."""
+    return LABELS.get(key, key)
