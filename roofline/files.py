@@ -157,3 +157,26 @@ def update_cache(path: Path, key: str, value) -> Path:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     write_atomic(Path(path), lambda tmp: Path(tmp).write_text(json.dumps(data, indent=1) + "\n"))
     return Path(path)
+
+
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+
+
+def read_source(path: Path) -> str:
+    """The text of a user's `.cu` file. Raises UsageError (one line) when it is missing, a folder,
+    unreadable, not text, or over 4 MiB."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise UsageError(f"{path} is a folder; give a .cu file")
+        if path.exists() and not path.is_file():
+            raise UsageError(f"{path} is not a regular file; give a .cu file")
+        if not path.is_file():
+            raise UsageError(f"{path}: no such file")
+        if path.stat().st_size > MAX_SOURCE_BYTES:
+            raise UsageError(f"{path}: larger than {MAX_SOURCE_BYTES // 2**20} MiB; is it a CUDA source?")
+        return path.read_text(encoding="utf-8").lstrip("\ufeff")  # NVRTC does not take a byte-order mark
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..files import shown_path
+from ..files import read_source, shown_path
 from ..model.launch import GridExpression, parse_block, parse_sizes
 from ..model.precision import DTYPES
 from ..model.problem import Problem
@@ -44,7 +44,6 @@ _ANY_CASE = re.compile(r"//\s*roofline\s+(" + "|".join(KEYS) + r")\s*:.*", re.IG
 _NO_COLON = re.compile(r"//\s*roofline\s+(" + "|".join(KEYS) + r")\b(?!\s*:).*", re.IGNORECASE)
 _ENTRY = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*\s*(<[^;{}]*>)?")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
-MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
 def read_header(text: str, where: str = "source") -> dict[str, str]:
@@ -91,6 +90,7 @@ class UserKernel:
     tile: tuple[int, int, int] | None = None
     thread_tile: tuple[int, int] | None = None
     dtype: str = "fp32"
+    workload: bool = False  # declared as a workload of any signature (`workload.spec`): graded, not run as a GEMM
 
     tile_source = TILE_SOURCE
     smem_expression = None  # the dynamic shared memory is a number, not a compiler expression
@@ -198,6 +198,8 @@ class UserKernel:
             shown = self.path.relative_to(Path.cwd())
         except ValueError:
             shown = self.path
+        if self.workload:  # its launch is its file's: the path alone rebuilds it
+            return {"name": self.name, "path": str(shown), "workload": "1"}
         out = {"name": self.name, "path": str(shown), "entry": self.entry,
                "block": ",".join(str(v) for v in self.block), "grid": self.grid_text,
                "dynamic-smem": str(self.dynamic_smem_bytes)}
@@ -208,26 +210,6 @@ class UserKernel:
         if self.thread_tile:
             out["thread-tile"] = "x".join(str(v) for v in self.thread_tile)
         return out
-
-
-def read_source(path: Path) -> str:
-    """The text of a user's `.cu` file. Raises UsageError (one line) when it is missing, a folder,
-    unreadable, not text, or over 4 MiB."""
-    path = Path(path)
-    try:
-        if path.is_dir():
-            raise UsageError(f"{path} is a folder; give a .cu file")
-        if path.exists() and not path.is_file():
-            raise UsageError(f"{path} is not a regular file; give a .cu file")
-        if not path.is_file():
-            raise UsageError(f"{path}: no such file")
-        if path.stat().st_size > MAX_SOURCE_BYTES:
-            raise UsageError(f"{path}: larger than {MAX_SOURCE_BYTES // 2**20} MiB; is it a CUDA source?")
-        return path.read_text(encoding="utf-8").lstrip("\ufeff")  # NVRTC does not take a byte-order mark
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text; save it as UTF-8") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
 
 
 def check_name(name: str, where: str, remedy: str = "{name} or '// roofline name:'") -> str:
@@ -250,6 +232,9 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
     a missing entry, block or grid, or any value that does not parse."""
     path = Path(path).expanduser()
     text = read_source(path)
+    from ..workload import spec as workload_spec
+    if workload_spec.is_workload(text):
+        return _from_workload(path, flags)
     values = read_header(text, str(path))
     values.update({k: v for k, v in (flags or {}).items() if v is not None})
     missing = [k for k in REQUIRED if k not in values]
@@ -260,6 +245,22 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
         return _kernel(path, values)
     except UsageError as exc:
         raise exc if exc.message.startswith(str(path)) else exc.prefixed(f"{path}: ") from None
+
+
+def _from_workload(path: Path, flags: dict[str, str | None] | None) -> UserKernel:
+    """A workload's kernel (`workload.spec`: its `// roofline arg:` lines declare a kernel of any
+    signature) as a kernel to compile: its grid and shared memory at the workload's default sizes,
+    `workload` set. Raises UsageError for launch flags (a workload declares its launch itself)."""
+    from ..workload import spec as workload_spec
+    given = [k for k, v in (flags or {}).items() if v is not None]
+    if given:
+        raise UsageError(f"{path}: a workload declares its launch in its '// roofline' lines; {{{given[0].replace('-', '_')}}} "
+                         "applies to a GEMM kernel", given[0].replace("-", "_"))
+    w = workload_spec.load_kernel(path)
+    grid, block, smem = w.launch()
+    tensor = any(k.endswith("_tensor") for k in w.work().flops)
+    return UserKernel(name=w.name, path=w.path, entry=w.entry, block=block, grid_text=", ".join(map(str, grid)),
+                      dynamic_smem_bytes=smem, dtype="bf16" if tensor else "fp32", workload=True)
 
 
 def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
@@ -289,6 +290,8 @@ def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
 
 def from_description(d: dict) -> UserKernel:
     """The kernel `UserKernel.describe` wrote (a child process's way of receiving it)."""
+    if d.get("workload"):
+        return load(Path(d["path"]))
     flags = {k: d.get(k) for k in KEYS}
     return load(Path(d["path"]), flags)
 
