@@ -1,0 +1,160 @@
+"""A workload graded in a process of its own (`python -m roofline.measure.graded_child`), so that
+a kernel's fault or a callable's crash cannot take the other entries down, and once more under
+Nsight Compute for `grade --profile`.
+
+The parent writes a request (JSON on stdin): the workload's source (a .cu path, or a callable's
+target with its spec file), its sizes, the GPU's PCI bus id, the L2 size, the timing budget, and
+the mode: 'grade' (check and time: `measure.graded.grade_one`; the report, one JSON line, is the
+last of stdout) or 'profile' (one untimed call to compile and warm up, then one between
+cudaProfilerStart and cudaProfilerStop, for ncu's `--profile-from-start off`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from ..model.integrity import Flag
+from ..model.occupancy import Occupancy
+from ..model.timing import DEFAULT_TIMEOUT_S
+from ..workload.spec import Workload, load_callable, load_kernel
+from .graded import GradedRun, OutputCheck
+from .nvrtc_compile import compiler_env
+from .timing import Timing
+
+START_ALLOWANCE_S = 180.0  # CuPy and PyTorch imports, NVRTC or Triton compiles, the inputs and references
+
+
+@dataclass(frozen=True)
+class ChildGrade:
+    """What the child found (`GradedRun`'s measured parts); `usage` is a spec's error (a reference
+    that fails), `error` anything else that stopped it."""
+
+    checks: list[OutputCheck] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
+    timing: Timing | None = None
+    error: str | None = None
+    usage: str | None = None
+    registers: int | None = None
+    static_smem_bytes: int | None = None
+    local_bytes: int | None = None
+    dynamic_smem_bytes: int | None = None
+    grid: tuple[int, int, int] | None = None
+    block: tuple[int, int, int] | None = None
+    occupancy: Occupancy | None = None
+    async_ms: tuple[float, float] | None = None
+
+
+_REPORT = TypeAdapter(ChildGrade)
+
+
+def request_for(workload: Workload, pci_bus_id: str | None, l2_bytes: int | None,
+                budget_s: float | None, full_clock_share: float | None, mode: str = "grade") -> dict:
+    """The request that has a child rebuild `workload` and grade (or profile) it."""
+    return {"path": str(workload.path) if workload.path else None, "target": workload.target,
+            "spec": str(workload.spec_file) if workload.spec_file else None, "sizes": workload.sizes, "name": workload.name,
+            "pci_bus_id": pci_bus_id, "l2_bytes": l2_bytes, "budget_s": budget_s,
+            "full_clock_share": full_clock_share, "mode": mode}
+
+
+def command() -> list[str]:
+    """The child's command line (its request comes on stdin, or for ncu in ROOFLINE_GRADE_REQUEST)."""
+    return [sys.executable, "-m", "roofline.measure.graded_child"]
+
+
+def grade_in_child(workload: Workload, request: dict, timeout_s: float = DEFAULT_TIMEOUT_S) -> GradedRun:
+    """Grade `workload` in a child process (`request` from `request_for`). Never raises for the
+    kernel's faults: the run's `error` says what happened. Raises UsageError for a reference the
+    child found wrong (the spec's error)."""
+    from ..errors import UsageError
+    run = GradedRun(workload.name, "kernel" if workload.target is None else "callable", workload)
+    limit = START_ALLOWANCE_S + 40 * timeout_s + 4 * (request.get("budget_s") or 0.5)
+    try:
+        proc = subprocess.run(command(), input=json.dumps(request), capture_output=True, text=True, timeout=limit,
+                              env=compiler_env())
+    except subprocess.TimeoutExpired:
+        run.error = f"timeout: its process was stopped after {limit:g} s without an answer"
+        return run
+    lines = proc.stdout.strip().splitlines()
+    try:
+        report = _REPORT.validate_json(lines[-1]) if lines else None
+    except ValidationError:
+        report = None
+    if report is None:
+        last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
+        run.error = f"its process died (exit code {proc.returncode}) without a report: {last.strip()[:200]}"
+        return run
+    if report.usage:
+        raise UsageError(report.usage)
+    for key in ("checks", "flags", "timing", "error", "registers", "static_smem_bytes", "local_bytes",
+                "dynamic_smem_bytes", "grid", "block", "occupancy", "async_ms"):
+        setattr(run, key, getattr(report, key))
+    run.checks, run.flags = list(run.checks), list(run.flags)
+    return run
+
+
+def _workload(request: dict) -> Workload:
+    spec = Path(request["spec"]) if request.get("spec") else None
+    w = load_kernel(Path(request["path"])) if request.get("path") else load_callable(request["target"], spec)
+    return replace(w.resized(request.get("sizes") or {}), name=request.get("name") or w.name)
+
+
+def _child(request: dict) -> ChildGrade:
+    import cupy
+
+    from .graded import build, grade_one
+    from .nvml import Sampler
+    from . import buffers
+    if request.get("pci_bus_id"):
+        cupy.cuda.Device(cupy.cuda.runtime.deviceGetByPCIBusId(request["pci_bus_id"])).use()
+    from .nvml import this_gpu_limits
+    limits = this_gpu_limits()
+    workload = _workload(request)
+    if request.get("mode") == "profile":
+        arrays = buffers.allocate(workload, workload.seed)
+        subject = build(workload, arrays, limits)
+        subject.launch()
+        cupy.cuda.Device().synchronize()
+        cupy.cuda.profiler.start()
+        subject.launch()
+        cupy.cuda.Device().synchronize()
+        cupy.cuda.profiler.stop()
+        return ChildGrade()
+    sampler = Sampler()
+    try:
+        run = grade_one(workload, limits, request.get("l2_bytes"), sampler, request.get("budget_s"),
+                        request.get("full_clock_share"))
+    finally:
+        sampler.close()
+    return ChildGrade(run.checks, run.flags, run.timing, run.error, None, run.registers, run.static_smem_bytes,
+                      run.local_bytes, run.dynamic_smem_bytes, run.grid, run.block, run.occupancy, run.async_ms)
+
+
+def main() -> None:
+    """The child: read the request, write the report as the last line of stdout, end at once."""
+    from ..errors import UsageError
+    text = os.environ.get("ROOFLINE_GRADE_REQUEST") or sys.stdin.read()
+    request = json.loads(text)
+    if request.get("mode") == "profile":  # under ncu: the counts are the answer; a failure is the exit code
+        _child(request)
+        sys.stdout.flush()
+        os._exit(0)
+    try:
+        report = _child(request)
+    except UsageError as exc:
+        report = ChildGrade(usage=str(exc))
+    except Exception as exc:  # a CUDA error outside a launch, a callable that raised while it was built
+        report = ChildGrade(error=f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
+    sys.stdout.write(_REPORT.dump_json(report).decode() + "\n")
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
