@@ -53,6 +53,7 @@ from .analysis.whatif import DEFAULT_TARGET, WhatIf, check_target
 from .analysis.whatif import whatif as whatif_of
 
 if TYPE_CHECKING:
+    from .results.grades import GradeResults
     from .measure import runner
     from .nsight import run as ncu
     from .measure.nvrtc_compile import KernelResources
@@ -328,14 +329,14 @@ def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKern
     if dtype is not None:
         check_dtype(dtype)
     if dtype is None:
-        declared = sorted({u.dtype for u in sources})
+        declared = sorted({u.dtype for u in sources if not u.workload})  # a workload declares its own types
         if len(declared) > 1:
             raise UsageError(f"your kernels declare different precisions ({', '.join(declared)}); a run has one: "
                              "give {dtype}, or run them apart", mentions=["dtype"])
         tensor = [d for d in declared if d != "fp32"]  # fp32: declared so, or nothing declared
         dtype = tensor[0] if tensor else "bf16" if ladder_kind == "tensor" else declared[0] if declared else "fp32"
     for u in sources:  # a kernel's declared tensor precision is the type of its operands: no flag changes it
-        if u.dtype != "fp32" and u.dtype != dtype:
+        if u.dtype != "fp32" and u.dtype != dtype and not u.workload:
             raise UsageError(f"{u.path.name} declares dtype {u.dtype} ('// roofline dtype: {u.dtype}'), but this run "
                              f"is in {dtype}: its kernel reads {u.dtype.upper()} operands; drop {{dtype}} or change "
                              "the declaration", "dtype")
@@ -434,9 +435,11 @@ def show_all(paths: list[Path]) -> tuple[list[Results | ProfileResults], list[st
     notes: list[str] = []
     docs = [read(p) for p in paths]
     notes += [note for d in docs for note in d.read_notes]
-    profiles = [p for p, d in zip(paths, docs) if isinstance(d, ProfileResults)]
+    from .results.grades import GradeResults
+    profiles = [p for p, d in zip(paths, docs) if isinstance(d, (ProfileResults, GradeResults))]
     if profiles and len(docs) > 1:
-        raise UsageError(f"{profiles[0]} is a profile of a program; give it alone to {{results}}", "results")
+        what = "a profile of a program" if isinstance(read(profiles[0]), ProfileResults) else "a grade file"
+        raise UsageError(f"{profiles[0]} is {what}; give it alone to {{results}}", "results")
     if profiles:
         return docs, notes
     return store.by_precision(docs, [str(p) for p in paths], notes), notes
@@ -463,6 +466,14 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         chart.check_output(out, paths, html=True)
     docs, notes = show_all(paths)
     doc = docs[0]
+    from .results.grades import GradeResults
+    if isinstance(doc, GradeResults):
+        if highlight or kind != "roofline" or as_html or measured:
+            raise UsageError(f"{paths[0]} is a grade file: drawn as one roofline chart (.png, .svg or .pdf), without "
+                             "{highlight}, {kind} or {measured}", mentions=["highlight", "kind", "measured"])
+        from .render import grade_chart
+        grade_chart.draw(doc, out)
+        return notes + [f"not drawn (not graded): {e.name}" for e in doc.entries if not e.graded]
     if highlight and not isinstance(doc, ProfileResults):
         known = [k.name for d in docs for k in d.kernels]
         for name in highlight:
@@ -664,7 +675,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     from .measure import compile_pool, nvml, nvrtc_compile
     sources = list(sources or [])
     dtype = precision(ladder_kind, dtype, sources)
-    sources = [replace(u, dtype=dtype) for u in sources]
+    sources = [u if u.workload else replace(u, dtype=dtype) for u in sources]
     _check_autotuned(autotuned_tile, dtype)
     problem = Problem(size, size, size, dtype).validate()
     limits = named_limits(gpu, arch)  # validated even with --model-only
@@ -749,6 +760,16 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
     if chart_out is not None:
         chart.check_output(chart_out, [before, after])
     docs = read(before), read(after)
+    from .results.grades import GradeResults
+    if any(isinstance(d, GradeResults) for d in docs):
+        from .analysis import grade_changes
+        if not all(isinstance(d, GradeResults) for d in docs):
+            raise UsageError(f"{before if not isinstance(docs[0], GradeResults) else after} is not a grade file; "
+                             "a grade file is compared with another grade file")
+        if chart_out is not None:
+            raise UsageError("{out} draws the moves of profiles and runs; two grade files are compared as a table",
+                             "out")
+        return grade_changes.compare(*docs)
     result = compare_work(*docs, force)
     result.notes[:0] = [note for d in docs for note in d.read_notes]
     if chart_out is not None:
@@ -756,8 +777,11 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
     return result
 
 
-def schema(profile: bool = False) -> dict:
+def schema(profile: bool = False, grade: bool = False) -> dict:
     """The JSON Schema of results files, or with `profile` of profile files."""
+    if grade:
+        from .results.grades import GradeResults
+        return GradeResults.model_json_schema(by_alias=True)
     return ProfileResults.model_json_schema(by_alias=True) if profile else json_schema()
 
 
@@ -972,6 +996,206 @@ def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
     kernel in common."""
     drop = parse_max_drop(str(max_drop))  # a bad option is named before any file is read
     docs = read(new), read(baseline)
+    from .results.grades import GradeResults
+    if any(isinstance(d, GradeResults) for d in docs):
+        from .analysis import grade_changes
+        if not all(isinstance(d, GradeResults) for d in docs):
+            raise UsageError("a grade file is checked against another grade file")
+        return grade_changes.compare(docs[1], docs[0], drop)
     result = check_results(*docs, drop)
     result.comparison.notes[:0] = [note for d in docs for note in d.read_notes]
     return result
+
+
+DEFAULT_GRADES = Path("roofline-grades.json")
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    """A finished grade: the document (also written to the grade file), notes, and failures (one
+    line each: an entry that did not compile, verify or run; the command exits 1) and usage
+    failures (a reference that failed: the spec's error; the command exits 2)."""
+
+    results: "GradeResults"
+    notes: list[str]
+    failures: list[str]
+    usage_failures: list[str] = field(default_factory=list)
+
+
+def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | None = None,
+              sweep: str | None = None) -> list:
+    """The workloads `targets` name: FILE.cu (its `// roofline` lines, with a .toml of its stem
+    beside it), MODULE:FUNCTION or FILE.py:FUNCTION (declared by the spec file `spec`), or a
+    spec file FILE.toml naming its `callable`; at the sizes `sizes` ('NAME=VALUE') set, and with
+    `sweep` ('NAME=V1,V2,...') each workload that declares NAME once per value. Raises UsageError
+    (one line) for a target that names nothing, a spec that does not parse, or a size no
+    workload declares."""
+    from .workload import spec as specs
+    if not targets and spec is not None:
+        targets = [str(spec)]
+    if not targets:
+        raise UsageError("give what to grade: FILE.cu, MODULE:FUNCTION or FILE.py:FUNCTION (with {spec} FILE.toml)",
+                         mentions=["spec"])
+    out = []
+    for t in targets:
+        text = str(t)
+        if text.endswith(".cu") or Path(text).suffix in (".cuh", ".cu"):
+            out.append(specs.load_kernel(Path(text)))
+        elif text.endswith(".toml"):
+            target = specs.callable_in(Path(text))
+            if target is None:
+                raise UsageError(f"{text}: names no callable (callable = \"MODULE:FUNCTION\"); give a .cu file with it")
+            out.append(specs.load_callable(target, Path(text)))
+        elif ":" in text:
+            out.append(specs.load_callable(text, spec))
+        else:
+            raise UsageError(f"{text!r}: give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION or a spec file .toml")
+    overrides: dict[str, int] = {}
+    for item in sizes or []:
+        if "=" not in item:
+            raise UsageError(f"{{size}} {item!r}: write NAME=VALUE, e.g. C=8192", "size")
+        key, value = (s.strip() for s in item.split("=", 1))
+        try:
+            overrides[key] = specs.parse_size_value(value, f"size {key}")
+        except UsageError as exc:
+            raise UsageError(f"{{size}} {exc.message}", "size") from None
+    for key in overrides:
+        if not any(key in w.sizes for w in out):
+            known = sorted({k for w in out for k in w.sizes})
+            raise UsageError(f"{{size}} {key}: no workload declares that size (theirs: {', '.join(known) or 'none'})",
+                             "size")
+    out = [w.resized({k: v for k, v in overrides.items() if k in w.sizes}) for w in out]
+    if sweep is not None:
+        key, _, values = sweep.partition("=")
+        key = key.strip()
+        try:
+            steps = [specs.parse_size_value(v, f"size {key}") for v in values.split(",") if v.strip()]
+        except UsageError as exc:
+            raise UsageError(f"{{sweep}} {exc.message}", "sweep") from None
+        if not key or not steps:
+            raise UsageError(f"{{sweep}} {sweep!r}: write NAME=V1,V2,..., e.g. C=1024,2048,4096", "sweep")
+        if not any(key in w.sizes for w in out):
+            raise UsageError(f"{{sweep}} {key}: no workload declares that size", "sweep")
+        out = [w.resized({key: v}) if key in w.sizes else w for w in out for v in (steps if key in w.sizes else [0])]
+    for w in out:
+        w.work()
+        if w.path is not None:
+            w.launch()
+    names = [(w.name, w.workload_text()) for w in out]
+    for n in names:
+        if names.count(n) > 1:
+            raise UsageError(f"{n[0]} is given twice for {n[1]}; name one otherwise ('// roofline name:')")
+    return out
+
+
+def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = None, sizes: list[str] | None = None,
+          baseline: str | list[str] | None = None, profile: bool = False, gpu: str | None = None,
+          budget_s: float | None = None, full_clock_share: float = FULL_CLOCK_SHARE,
+          timeout_s: float = DEFAULT_TIMEOUT_S, progress: Progress | None = None,
+          sweep: str | None = None) -> GradeReport:
+    """Verify, time and grade each of `targets` (`workloads`) against its speed of light on this
+    GPU (`model.sol`, the measured ceilings, cached once measured), each in a process of its own
+    (`measure.graded_child`); with `profile`, count one call of each under Nsight Compute; score
+    the entries of each workload against `baseline` (one or several, each the name of an entry
+    graded here, a grade file whose entry of the same workload gives the time, or a callable
+    MODULE:FUNCTION graded here with the first target's spec). `sweep` ('NAME=V1,V2') grades each at several values of one size. Writes
+    the grade file `out` atomically.
+
+    Raises UsageError for bad input before any GPU work, RunError when there is no GPU. An entry
+    that fails is kept with its error (`GradeReport.failures`); a reference that fails is a usage
+    failure (`usage_failures`), the other entries kept."""
+    from . import grading
+    from .measure import ceilings, nvml
+    from .measure.graded_child import grade_in_child, request_for
+    from .results.grades import GradeResults
+    progress = progress or Progress()
+    if budget_s is not None and not 0 < budget_s <= MAX_BUDGET_S:
+        raise UsageError(f"{{budget}} must be more than 0 and at most {MAX_BUDGET_S:g} seconds, got {budget_s:g}",
+                         "budget")
+    if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
+        raise UsageError(f"{{full_clock}} must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
+                         f"got {full_clock_share:g}", "full_clock")
+    items = workloads(targets, spec, sizes, sweep)
+    baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
+    by_name: list[str] = []  # entries graded here whose time scores their workload's others
+    from_files: dict[str, tuple[str, float]] = {}  # workload -> (file, time) from grade files
+    for base in baselines:
+        if Path(base).is_file():
+            doc = read(Path(base))
+            if not isinstance(doc, GradeResults):
+                raise UsageError(f"{{baseline}} {base}: not a grade file (roofline grade writes them)", "baseline")
+            for e in doc.entries:
+                if e.graded:
+                    from_files.setdefault(e.workload, (Path(base).name, e.time_ms))
+        elif any(w.name == base for w in items):
+            by_name.append(base)
+        elif ":" in base:
+            from .workload.spec import load_callable
+            first = items[0]
+            spec_of = spec or (first.spec_file if first.target is not None else None)
+            if spec_of is None:
+                raise UsageError(f"{{baseline}} {base}: a callable baseline needs a spec declaring its args "
+                                 "({spec} FILE.toml)", "baseline", ["spec"])
+            b = load_callable(base, spec_of)
+            items.append(b.resized({k: v for k, v in first.sizes.items() if k in b.sizes}))
+            by_name.append(b.name)
+        else:
+            raise UsageError(f"{{baseline}} {base!r}: no entry of that name is graded here, and no such file",
+                             "baseline")
+    files.check_results_out(out, profile=True)
+    if gpu is not None:
+        nvml.select_gpu(gpu)
+    nvml.require_gpu()
+    device = nvml.describe()
+    progress.expect(1 + len(items) * (2 if profile else 1))
+    progress.step("DRAM, FP32 and tensor ceilings, launch floor (cached once measured)")
+    device = ceilings.measure(device).attach(device)
+    launch_ms = device.launch_latency_ms
+    entries, failures, usage_failures, notes = [], [], [], []
+    for w in items:
+        progress.step(f"{w.name}: {w.workload_text()}")
+        request = request_for(w, device.pci_bus_id, device.l2_bytes, budget_s, full_clock_share)
+        try:
+            run = grade_in_child(w, request, timeout_s)
+        except UsageError as exc:
+            usage_failures.append(f"{w.name}: {exc}")
+            from .measure.graded import GradedRun
+            run = GradedRun(w.name, "kernel" if w.target is None else "callable", w, error=str(exc))
+        counted = None
+        if profile and run.verified:
+            progress.step(f"{w.name}: one call under Nsight Compute")
+            counted, note = _count_grade(w, device, grading)
+            notes += [note] if note else []
+        e = grading.entry(run, device, launch_ms, counted)
+        if e.error and f"{w.name}: {e.error}" not in usage_failures:
+            failures.append(f"{w.name}: {e.error}")
+        entries.append(e)
+    entries = grading.with_baseline(entries, by_name, from_files)
+    if baselines and not any(e.score is not None for e in entries):
+        notes.append(f"no entry has a score: the baseline {', '.join(baselines)} was not graded, or has no entry of the same "
+                     "workload, or is not slower than light")
+    import datetime as _dt
+    from . import __version__
+    doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                       tool=f"roofline {__version__}", device=device, launch_ms=launch_ms,
+                       entries=entries, notes=notes)
+    store.save(doc, out)
+    return GradeReport(doc, notes, failures, usage_failures)
+
+
+def _count_grade(w, device: DeviceSpec, grading) -> tuple:
+    """What Nsight Compute counted over one call of `w` (a child under ncu, profiling from
+    cudaProfilerStart), or (None, why not)."""
+    import json as _json
+    from .measure.graded_child import command, request_for
+    request = request_for(w, device.pci_bus_id, device.l2_bytes, None, None, mode="profile")
+    os.environ["ROOFLINE_GRADE_REQUEST"] = _json.dumps(request)
+    try:
+        with tempfile.TemporaryDirectory(prefix="roofline-grade-") as tmp:
+            done = profile(command(), Path(tmp) / "profile.json", ProfileOptions(from_start=False),
+                           command_stdout_to_stderr=True)
+    except (RunError, UsageError) as exc:
+        return None, f"{w.name}: not counted: {exc}"
+    finally:
+        os.environ.pop("ROOFLINE_GRADE_REQUEST", None)
+    return grading.counted_of(done.results, w.work(), device.roofs), None

@@ -136,6 +136,17 @@ def run(
                                                               name))))
     if no_ragged and not users:
         raise UsageError("--no-ragged applies to your own kernels (--source FILE.cu)")
+    if any(u.workload for u in users):  # kernels of any signature: verified, timed and graded (`roofline grade`)
+        if all_kernels or kernel or not all(u.workload for u in users):
+            raise UsageError("a kernel declared by '// roofline arg:' lines is graded on its own, not beside the GEMM "
+                             "ladder; run it alone (run --source FILE.cu, or roofline grade FILE.cu)")
+        graded = api.DEFAULT_GRADES if out == api.DEFAULT_RESULTS else out
+        bar = Bar()
+        with bar.bar:
+            report = api.grade([str(p) for p in source], graded, profile=profile, gpu=device, budget_s=budget,
+                               full_clock_share=full_clock, timeout_s=timeout, progress=bar)
+        present(outcome.grade(report, graded), as_json)
+        return
     bar = Bar()
     with bar.bar:
         report = api.run(problems, out, kernel, sweep=sizes is not None, profile=profile, refresh=refresh,
@@ -221,6 +232,53 @@ def profile(
         done = api.profile(list(command or []), out, options, report, command_stdout_to_stderr=as_json,
                            energy=energy)
     present(outcome.profile(done, out, top), as_json)
+
+
+@app.command(cls=Command, short_help="Verify, time and grade any kernel or callable against its speed of light.")
+def grade(
+    targets: Optional[list[str]] = typer.Argument(None, metavar="TARGETS...",
+                                                  help="What to grade: FILE.cu (declared by its '// roofline' "
+                                                       "lines), MODULE:FUNCTION or FILE.py:FUNCTION (declared by "
+                                                       "--spec), or a spec FILE.toml naming its callable."),
+    spec: Optional[Path] = typer.Option(None, "--spec", metavar="FILE.toml",
+                                        help="The spec: args, sizes, reference, tolerance, work (docs/grade.md)."),
+    size: Optional[list[str]] = typer.Option(None, "--size", metavar="NAME=VALUE",
+                                             help="Set a declared size (repeatable), e.g. --size C=8192."),
+    sweep: Optional[str] = typer.Option(None, "--sweep", metavar="NAME=V1,V2,...",
+                                        help="Grade at each of these values of one size, e.g. --sweep C=1024,4096."),
+    baseline: Optional[list[str]] = typer.Option(None, "--baseline", metavar="NAME|FILE|MODULE:FUNCTION",
+                                                 help="Score each workload's entries against it (repeatable): an "
+                                                      "entry graded here, a grade file, or a callable graded with "
+                                                      "the same spec."),
+    profile: bool = typer.Option(False, "--profile",
+                                 help="Also count one call of each under Nsight Compute: excess traffic, the roof "
+                                      "that binds, tensor work."),
+    out: Path = typer.Option(api.DEFAULT_GRADES, "--out", metavar="PATH", help="Grade file (written atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the grade document instead of the table."),
+    budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
+                                           help="Timing budget per entry (default half a second)."),
+    full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
+                                     help="A sample below this share of the top SM clock counts as throttled."),
+    timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
+                                  help="Stop an entry whose launch runs longer."),
+    device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID", help="The GPU (default 0)."),
+):
+    """Verify each kernel or callable against its reference (outputs filled with NaN first, inputs
+    checked unchanged, a second launch on new inputs), time it as run does (CUDA events, L2
+    flushed), and grade it against its speed of light: T_SOL = max(FLOPs / the precision's
+    measured roof, compulsory bytes / measured DRAM bandwidth, the launch floor); share =
+    T_SOL / T; score = 1 / (1 + (T - T_SOL) / (T_b - T_SOL)) against --baseline. Integrity flags
+    (faster than light, NaN or unwritten, inputs modified, cached answer, no GPU work, tensor work
+    missing, async return) come with their evidence. Each entry runs in a process of its own.
+
+    Example: roofline grade examples/kernels/softmax_online.cu examples/kernels/softmax_naive.cu
+    --baseline softmax_naive
+    """
+    bar = Bar()
+    with bar.bar:
+        report = api.grade(list(targets or []), out, spec, size, baseline, profile, device, budget, full_clock,
+                           timeout, progress=bar, sweep=sweep)
+    present(outcome.grade(report, out), as_json)
 
 
 @app.command(cls=Command, short_help="Search the autotuned kernel's tile on this GPU.")
@@ -429,10 +487,13 @@ def check(
 @app.command(cls=Command, short_help="Print the JSON Schema of results files.")
 def schema(
     profile: bool = typer.Option(False, "--profile", help="The schema of profile files (roofline profile) instead."),
+    grade_files: bool = typer.Option(False, "--grade", help="The schema of grade files (roofline grade) instead."),
 ):
     """Print the JSON Schema of results files (schema 4; a profile's is schema 3), for other tools that read them; with
-    --profile, that of a program's profile ("kind": "profile")."""
-    present(outcome.schema(api.schema(profile)))
+    --profile, that of a program's profile ("kind": "profile"); with --grade, that of grade files ("kind": "grade")."""
+    if profile and grade_files:
+        raise UsageError("give --profile or --grade, not both")
+    present(outcome.schema(api.schema(profile, grade_files)))
 
 
 def main() -> None:

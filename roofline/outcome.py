@@ -53,6 +53,7 @@ class Outcome:
     asides: tuple[str, ...] = ()
     failures: tuple[str, ...] = ()
     failed: bool = False
+    usage: bool = False  # the failures are the input's (a spec's reference that fails): exit code 2
 
     def to_json(self) -> str:
         """The document as the command prints it."""
@@ -60,8 +61,8 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        """1 for failures (or `failed`), else 0."""
-        return 1 if self.failures or self.failed else 0
+        """2 for failures of the input (`usage`), 1 for other failures (or `failed`), else 0."""
+        return (2 if self.usage else 1) if self.failures or self.failed else 0
 
 
 def results_view(doc, width: int, list_failures: bool = False) -> list:
@@ -144,11 +145,31 @@ def plot(notes: list[str], out: Path) -> Outcome:
     return Outcome(view=lambda width: [Plain(f"wrote {out}")], notes=tuple(notes), notes_first=True)
 
 
+def grade_view(doc, width: int) -> list:
+    """A grade file's table and its lines."""
+    from .render.grade_tables import grade_lines, grade_tables
+
+    return [*grade_tables(doc, width), *grade_lines(doc), *map(Note, doc.notes)]
+
+
+def grade(report, out: Path) -> Outcome:
+    """A grade: its document; the table and evidence, then where it was written. Usage failures
+    (a reference that fails) exit 2, others 1."""
+    failures = tuple(report.usage_failures) + tuple(report.failures)
+    return Outcome(_dump(report.results),
+                   lambda width: [*grade_view(report.results, width),
+                                  Plain(f"grades written to {out}; draw them with: roofline plot --results {out} "
+                                        "--out grades.png")],
+                   failures=failures, usage=bool(report.usage_failures))
+
+
 def show(paths: list[Path], docs: list, notes: list[str]) -> Outcome:
     """Results read (`api.show_all`: one document per precision, or a profile): the notes on the
     merge first; the document (a list of them for several precisions); each document's tables,
     a profile's notes after its table."""
     doc = docs[0]
+    if getattr(doc, "kind", None) == "grade":
+        return Outcome(_dump(doc), lambda width: grade_view(doc, width), tuple(notes), notes_first=True)
     if getattr(doc, "kind", None) == "profile":
         def view(width: int) -> list:
             from .render.tables import profile_tables
@@ -227,7 +248,11 @@ def new(done: Starter, dtype: str) -> Outcome:
 
 def compare(result: WorkComparison, before: Path, after: Path, out: Path | None) -> Outcome:
     """Two files compared: the changes as JSON; their tables, the notes, the kernels in one file
-    only (one a line: a profile's labels are long), the chart written."""
+    only (one a line: a profile's labels are long), the chart written. Two grade files: a line
+    per entry (`analysis.grade_changes`)."""
+    from .analysis.grade_changes import GradeChanges, lines
+    if isinstance(result, GradeChanges):
+        return Outcome(result.to_dict(), lambda width: [Plain(line) for line in lines(result)])
 
     def view(width: int) -> list:
         from .render.changes import change_tables
@@ -268,6 +293,10 @@ def project(result, out: Path | None) -> Outcome:
 
 def check(result: Check) -> Outcome:
     """A regression check: its reading as JSON or as lines; exit code 1 when it did not pass."""
+    from .analysis.grade_changes import GradeChanges, lines
+    if isinstance(result, GradeChanges):
+        return Outcome(result.to_dict(), lambda width: [Plain(line) for line in lines(result)],
+                       failed=not result.passed)
     from .render.changes import check_lines
 
     return Outcome(result.to_dict(), lambda width: [Plain(line) for line in check_lines(result)],

@@ -20,6 +20,7 @@ from .. import files
 from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model.arch import parse_arch
+from .grades import GradeResults
 from .profile import ProfileResults
 from .schema import SCHEMA, Results
 
@@ -72,8 +73,17 @@ def parse(doc, source: str = "results", profile: bool = False,
             return ProfileResults.model_validate_json(json.dumps(doc), strict=True)
         except ValidationError as exc:
             raise UsageError(f"{source}: {one_line(exc)}") from None
+    if doc.get("kind") == "grade":
+        if not profile:
+            raise UsageError(f"{source}: grades of kernels against their speed of light (roofline grade), not the "
+                             "results of a run; show, plot, compare and check read it")
+        try:
+            return GradeResults.model_validate_json(json.dumps(doc), strict=True)
+        except ValidationError as exc:
+            raise UsageError(f"{source}: {one_line(exc)}") from None
     if doc.get("kind") not in (None, "profile"):
-        raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', or none for a run)")
+        raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', 'grade', or none "
+                         "for a run)")
     if "kind" not in doc and "launches_profiled" in doc and "problem" not in doc:
         raise UsageError(f"{source}: looks like a profile but has no \"kind\": \"profile\"; the file looks hand-edited")
     schema = doc.get("schema")

@@ -1,0 +1,119 @@
+"""Two grade files entry by entry (`compare`), and as a regression gate (`check`).
+
+Entries are matched by name and workload (what is computed, at which sizes). Per match: both
+times and their 95 % confidence intervals, the share of the speed of light before and after, the
+time's change, and the flags each carries. A move counts only beyond noise: the two medians' CI95s
+must not overlap. The gate fails an entry that got slower by more than `max_drop` of its time
+beyond noise, one graded before and not now, and one that gained a flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..results.grades import GradeEntry, GradeResults
+
+
+@dataclass(frozen=True)
+class GradeChange:
+    """One entry in both files: `before` and `after`, the time's relative change (after / before -
+    1; None unless both were timed), `move` ('faster', 'slower', 'same' within the CI95s, or '-'),
+    the flags gained, and why the gate fails it (None: it passes)."""
+
+    name: str
+    workload: str
+    before: GradeEntry
+    after: GradeEntry
+    change: float | None
+    move: str
+    new_flags: tuple[str, ...] = ()
+    failure: str | None = None
+
+
+@dataclass
+class GradeChanges:
+    """The matched entries, the names only one file has, and the gate's threshold."""
+
+    changes: list[GradeChange]
+    only_before: list[str] = field(default_factory=list)
+    only_after: list[str] = field(default_factory=list)
+    max_drop: float | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Whether no matched entry fails the gate."""
+        return not any(c.failure for c in self.changes)
+
+    def to_dict(self) -> dict:
+        """JSON form: per entry both times, shares, the change, the move, flags gained, failure."""
+        return {"passed": self.passed, "max_drop": self.max_drop, "only_before": self.only_before,
+                "only_after": self.only_after,
+                "entries": [{"name": c.name, "workload": c.workload, "before_ms": c.before.time_ms,
+                             "after_ms": c.after.time_ms, "before_share": c.before.share,
+                             "after_share": c.after.share, "change": c.change, "move": c.move,
+                             "new_flags": list(c.new_flags), "failure": c.failure} for c in self.changes]}
+
+
+def _move(a: GradeEntry, b: GradeEntry) -> str:
+    if a.time_ms is None or b.time_ms is None:
+        return "-"
+    if a.ci95_ms and b.ci95_ms:
+        if b.ci95_ms[0] > a.ci95_ms[1]:
+            return "slower"
+        if b.ci95_ms[1] < a.ci95_ms[0]:
+            return "faster"
+        return "same"
+    return "slower" if b.time_ms > a.time_ms else "faster" if b.time_ms < a.time_ms else "same"
+
+
+def compare(before: GradeResults, after: GradeResults, max_drop: float | None = None) -> GradeChanges:
+    """`before` against `after`, entry by entry; with `max_drop` (a share of the time: 0.05), the
+    gate's failures set. Raises UsageError when no entry is in both."""
+    key = {(e.name, e.workload): e for e in before.entries}
+    changes = []
+    for b in after.entries:
+        a = key.get((b.name, b.workload))
+        if a is None:
+            continue
+        change = b.time_ms / a.time_ms - 1 if a.time_ms and b.time_ms else None
+        move = _move(a, b)
+        gained = tuple(sorted({f.code for f in b.flags} - {f.code for f in a.flags}))
+        failure = None
+        if max_drop is not None:
+            if a.graded and not b.graded:
+                failure = f"graded before, not now: {b.error or 'not verified'}"
+            elif gained:
+                failure = f"new flag{'s' if len(gained) > 1 else ''}: {', '.join(gained)}"
+            elif move == "slower" and change is not None and change > max_drop:
+                failure = f"{change:+.1%} time beyond noise (more than {max_drop:.0%})"
+        changes.append(GradeChange(b.name, b.workload, a, b, change, move, gained, failure))
+    if not changes:
+        raise UsageError("the two grade files have no entry in common (matched by name and workload)")
+    names_after = {(e.name, e.workload) for e in after.entries}
+    return GradeChanges(changes, [n for (n, w) in key if (n, w) not in names_after],
+                        [e.name for e in after.entries if (e.name, e.workload) not in key], max_drop)
+
+
+def lines(result: GradeChanges) -> list[str]:
+    """One line per matched entry, then the names only one file has, then the gate's verdict
+    where it was a gate."""
+    out = []
+    for c in result.changes:
+        def cell(e: GradeEntry) -> str:
+            if e.time_ms is None:
+                return "not timed"
+            share = f", {100 * e.share:.1f}% of light" if e.share is not None else ""
+            return f"{e.time_ms:.4g} ms{share}"
+        change = f" ({c.change:+.1%}, {c.move})" if c.change is not None else ""
+        flags = f"; new flags: {', '.join(c.new_flags)}" if c.new_flags else ""
+        verdict = f"; FAIL: {c.failure}" if c.failure else ""
+        out.append(f"{c.name}: {cell(c.before)} -> {cell(c.after)}{change}{flags}{verdict}")
+    if result.only_before:
+        out.append(f"only before: {', '.join(result.only_before)}")
+    if result.only_after:
+        out.append(f"only after: {', '.join(result.only_after)}")
+    if result.max_drop is not None:
+        bad = sum(1 for c in result.changes if c.failure)
+        out.append("check passed" if result.passed else f"check failed: {bad} of {len(result.changes)} entries")
+    return out

@@ -1,0 +1,115 @@
+"""A graded run as an entry of a grade file: its speed of light on the device's roofs
+(`model.sol`), share and score, what Nsight Compute counted, and every integrity flag
+(`model.integrity`) with its evidence. What the GPU said is `measure.graded`'s; this module only
+reads it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from .measure.graded import GradedRun
+from .model import integrity, sol
+from .model.device import DeviceSpec
+from .model.roofs import Roofs, verdict
+from .model.traffic import CountedTraffic
+from .results.grades import CheckRecord, CountedRecord, FlagRecord, GradeEntry, TermRecord, WorkRecord
+from .results.profile import ProfileResults
+
+
+def counted_of(profile: ProfileResults, work: sol.Work, roofs: Roofs) -> CountedRecord:
+    """What a profile of one call counted: kernels, DRAM bytes and FLOPs summed over them, the
+    excess traffic (counted DRAM bytes over the compulsory ones) and the floor that binds with
+    the counted bytes and FLOPs (`model.roofs.verdict`)."""
+    dram = [k.bytes.get("dram") for k in profile.kernels]
+    dram_bytes = float(sum(d for d in dram if d)) if any(d is not None for d in dram) else None
+    flops: dict[str, float] = {}
+    for k in profile.kernels:
+        for key, v in k.flops.items():
+            flops[key] = flops.get(key, 0.0) + float(v)
+    floors = verdict(None, roofs, flops=0.0, flops_by_precision=flops or {"fp32": 0.0},
+                     counted=CountedTraffic(dram_bytes=dram_bytes) if dram_bytes else None, levels=("DRAM",))
+    binding = floors.binding.level if floors.binding is not None else None
+    excess = dram_bytes / work.nbytes if dram_bytes is not None and work.nbytes else None
+    launches = sum(k.launches for k in profile.kernels)
+    return CountedRecord(kernels=launches, dram_bytes=dram_bytes, flops=flops, excess=excess, binding=binding,
+                         names=[k.name for k in profile.kernels][:16])
+
+
+def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
+          counted: CountedRecord | None = None) -> GradeEntry:
+    """The grade file's entry for `run` on `device` (its measured roofs where measured), with the
+    launch floor `launch_ms` (an empty kernel's time; None: none known) and, profiled, `counted`.
+
+    A verified and timed run gets T_SOL, its share and the flags its figures raise. It is
+    `refused` (no share) when its work never reached the GPU while it was timed, or when its share
+    reaches `sol.REFUSED_SHARE` without that explanation: its declared work or bytes are wrong,
+    and the error says by how much."""
+    from dataclasses import replace
+    w = run.workload
+    work = w.work()
+    roofs = replace(device.roofs, launch_ms=launch_ms or device.roofs.launch_ms)
+    light = sol.speed_of_light(work, roofs, device.l2_bytes)
+    flags = list(run.flags)
+    time_ms = run.timing.median_ms if run.timing is not None else None
+    error, refused = run.error, False
+    if time_ms is not None:
+        if run.async_ms is not None:
+            flags += [f for f in [integrity.async_return(*run.async_ms)] if f]
+        no_work = integrity.no_gpu_work(time_ms, light, roofs.launch_ms,
+                                        counted.kernels if counted else None,
+                                        counted.dram_bytes if counted else None)
+        if no_work:
+            flags.append(no_work)
+            refused, error = True, f"not graded: {no_work.evidence}"
+        fast = integrity.faster_than_light(time_ms, light)
+        if fast and not no_work:
+            flags.append(fast)
+            if light.ms / time_ms >= sol.REFUSED_SHARE:
+                refused = True
+                b = light.binding
+                error = (f"refused: its declared work makes it {light.ms / time_ms:.2f}x faster than light "
+                         f"({time_ms:.4g} ms against T_SOL {light.ms:.4g} ms, {b.level} {b.amount:,.0f} at "
+                         f"{b.roof:,.0f}); declare the FLOPs and bytes it really has")
+        if counted is not None:
+            flags += [f for f in [integrity.tensor_work_missing(work.flops, counted.flops)] if f]
+    ci = run.timing.ci95_ms if run.timing is not None else None
+    graded = time_ms is not None and not refused and run.verified
+    occ = run.occupancy
+    return GradeEntry(
+        name=run.name, kind=run.kind, source=str(w.target or w.path), workload=w.workload_text(), sizes=dict(w.sizes),
+        work=WorkRecord(flops=dict(work.flops), bytes_read=work.bytes_read, bytes_written=work.bytes_written,
+                        source=work.source),
+        checks=[CheckRecord(**asdict(c)) for c in run.checks], verified=run.verified, error=error, refused=refused, timing=run.timing, time_ms=time_ms,
+        ci95_ms=list(ci) if ci else None, t_sol_ms=light.ms,
+        terms=[TermRecord(level=t.level, amount=t.amount, roof=t.roof, measured=t.measured, ms=t.ms)
+               for t in light.terms],
+        binding=light.binding.level if light.binding else None, missing_roofs=list(light.missing),
+        share=sol.share(light.ms, time_ms) if graded else None,
+        grid=list(run.grid) if run.grid else None, block=list(run.block) if run.block else None,
+        registers=run.registers, static_smem_bytes=run.static_smem_bytes, dynamic_smem_bytes=run.dynamic_smem_bytes,
+        local_bytes=run.local_bytes, occupancy=occ,
+        event_ms=run.async_ms[0] if run.async_ms else None, wall_ms=run.async_ms[1] if run.async_ms else None,
+        counted=counted, flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
+
+
+def with_baseline(entries: list[GradeEntry], names: list[str],
+                  from_files: dict[str, tuple[str, float]] | None = None) -> list[GradeEntry]:
+    """`entries` scored against baselines: each graded entry named in `names` gives the time of
+    its workload's baseline; `from_files` maps a workload to (a grade file's name, its time) for
+    workloads none of `names` covers. Entries without a baseline, or not graded, are returned as
+    they are."""
+    times = {}
+    for e in entries:
+        if e.name in names and e.graded and e.workload not in times:
+            times[e.workload] = (e.name, e.time_ms)
+    for workload, found in (from_files or {}).items():
+        times.setdefault(workload, found)
+    out = []
+    for e in entries:
+        base = times.get(e.workload)
+        if base is None or not e.graded:
+            out.append(e)
+            continue
+        s = sol.score(e.time_ms, e.t_sol_ms, base[1])
+        out.append(e.model_copy(update={"baseline": base[0], "baseline_ms": base[1], "score": s}))
+    return out

@@ -1,0 +1,87 @@
+"""The grade table and its lines: per entry T, T_SOL, the term that binds, share, score,
+occupancy and flags, in a benchmark's layout; then each entry's evidence (errors, flags, what
+Nsight Compute counted) and what the roofs were."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..model.integrity import CODES
+from ..model.sol import REFUSED_SHARE
+from ..results.grades import GradeEntry, GradeResults
+from .tables import WRAP, _fit
+from .text import display_names, limiters, percent
+
+SHORT_FLAG = {"faster_than_light": "FTL", "nan_or_unwritten": "NaN", "inputs_modified": "inputs",
+              "cached_answer": "cached", "no_gpu_work": "no-work", "tensor_work_missing": "no-tensor",
+              "async_return": "async"}
+assert set(SHORT_FLAG) == set(CODES)
+
+
+def _ms(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.4f}" if x < 1 else f"{x:.3f}" if x < 100 else f"{x:,.1f}"
+
+
+def bound_text(e: GradeEntry) -> str:
+    """The term that binds, with 'm' for a measured roof and 't' for a theoretical one."""
+    t = next((t for t in e.terms if t.level == e.binding), None)
+    return "-" if t is None else f"{t.level} ({'measured' if t.measured else 'theory'})"
+
+
+def grade_tables(doc: GradeResults, width: int = 200) -> list[Table]:
+    """One row per entry: kernel, kind, T ms (median), T_SOL ms, bound, share (T_SOL / T), score
+    (against the baseline), occupancy, flags (short codes), and the error of an entry not graded."""
+    columns = [("kind", "left"), ("T ms", "right"), ("T_SOL ms", "right"), ("bound", "left"),
+               ("share", "right"), ("score", "right"), ("occupancy", "left"), ("flags", "left", WRAP)]
+    rows = []
+    for e, name in zip(doc.entries, display_names([e.name for e in doc.entries], 40)):
+        occ = "-" if e.occupancy is None else f"{percent(e.occupancy.occupancy)}% {limiters(e.occupancy, short=True)}"
+        flags = " ".join(SHORT_FLAG[f.code] for f in e.flags) or ("-" if e.graded else "")
+        if not e.graded:
+            flags = (flags + " " if flags else "") + ("refused" if e.refused else "not graded")
+        rows.append([name, e.kind, _ms(e.time_ms), _ms(e.t_sol_ms), bound_text(e),
+                     f"{percent(e.share)}%" if e.share is not None else "-",
+                     f"{e.score:.3f}" if e.score is not None else "-", occ, flags])
+    title = f"{doc.device.name}: {len(doc.entries)} graded against their speed of light (L2 {doc.l2})"
+    return _fit(title, ("kernel", "left"), columns, rows, width)
+
+
+def grade_lines(doc: GradeResults) -> list[str]:
+    """Under the table: per entry what it computes, why it is not graded, each flag's evidence,
+    what Nsight Compute counted; then how T, T_SOL and the score were had."""
+    out = []
+    for e in doc.entries:
+        head = f"{e.name}: {e.workload}; work from {e.work.source}"
+        if e.graded:
+            head += f"; {percent(e.share)}% of its speed of light"
+            if e.score is not None:
+                head += f", score {e.score:.3f} against {e.baseline} ({_ms(e.baseline_ms)} ms)"
+        out.append(head)
+        if e.error:
+            out.append(f"  {e.error}")
+        for f in e.flags:
+            out.append(f"  flag {f.code}: {f.evidence}")
+        if e.counted is not None:
+            c = e.counted
+            dram = f"{c.dram_bytes / 1e6:,.1f} MB DRAM" if c.dram_bytes is not None else "no DRAM count"
+            excess = f" ({c.excess:.2f}x the compulsory bytes" if c.excess is not None else ""
+            if excess:
+                excess += ("; written bytes still in L2 when the kernel ends are not counted)" if c.excess < 1
+                           else ")")
+            out.append(f"  counted over one call: {c.kernels} kernel launch(es), {dram}{excess}"
+                       + (f"; with the counted bytes {c.binding} binds" if c.binding else ""))
+        if e.missing_roofs:
+            out.append(f"  no roof for {', '.join(e.missing_roofs)} on this device: that work is not in T_SOL")
+    measured = {t.level for e in doc.entries for t in e.terms if t.measured}
+    theory = {t.level for e in doc.entries for t in e.terms if not t.measured}
+    roofs = []
+    if measured:
+        roofs.append(f"measured roofs: {', '.join(sorted(measured))}")
+    if theory:
+        roofs.append(f"theoretical roofs (not measured on this GPU): {', '.join(sorted(theory))}")
+    out.append("T is the median of launches timed with CUDA events, the L2 flushed before each; T_SOL = max(FLOPs / "
+               "roof, compulsory bytes / DRAM, launch floor); " + "; ".join(roofs)
+               + f"; a share above 110 % is flagged faster than light, at {REFUSED_SHARE:.0%} the declaration is refused")
+    return out
