@@ -69,4 +69,4 @@ def test_every_committed_results_file_is_valid_against_the_published_schema():
 
     for path in sorted((ROOT / "plots").glob("*.json")):
         doc = json.loads(path.read_text())
-        jsonschema.validate(doc, api.schema(profile=doc.get("kind") == "profile"))
+        jsonschema.validate(doc, api.schema(profile=doc.get("kind") == "profile", grade=doc.get("kind") == "grade"))

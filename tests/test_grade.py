@@ -1,0 +1,312 @@
+"""Grading against the speed of light, without a GPU: the size expressions, the formulas (figures
+checked by hand), T_SOL and the score, the integrity thresholds, the spec's parsing and its
+one-line refusals, an entry's grade from a run, the grade file's consistency checks, and the
+commands around them."""
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from roofline import api, grading
+from roofline.cli import app
+from roofline.errors import UsageError
+from roofline.measure.graded import GradedRun, OutputCheck
+from roofline.model import formulas, integrity, sol
+from roofline.model.device import from_preset
+from roofline.model.roofs import Roofs
+from roofline.model.timing import Timing
+from roofline.results import store
+from roofline.results.grades import GradeResults
+from roofline.workload import spec
+from roofline.workload.expr import SizeExpression
+
+H200 = from_preset("h200")
+# The H200's measured DRAM roof and launch floor as `device --measure` found them (plots/grades-h200.json).
+ROOFS = Roofs(66_908.0, 4_814.0, measured_dram_gbps=4_282.0, measured_fp32_gflops=62_100.0, launch_ms=0.0085)
+
+
+def lines(text: str, where: str = "k.cu") -> spec.Workload:
+    return spec.parse(spec.read_lines(text, where), where, "k", kernel=True)
+
+
+SOFTMAX = """// roofline entry: softmax_online
+// roofline sizes: R=8192, C=4096
+// roofline arg: x f32[R, C] in
+// roofline arg: y f32[R, C] out
+// roofline arg: rows i32 = R
+// roofline arg: cols i32 = C
+// roofline block: 256
+// roofline grid: R
+// roofline reference: torch.softmax(x, dim=-1)
+// roofline work: softmax(R, C)
+"""
+
+
+# ---- size expressions
+
+def test_expressions_evaluate_over_named_sizes():
+    assert SizeExpression.parse("cdiv(R, 256) * 2").integer({"R": 1000}) == 8
+    assert SizeExpression.parse("4*B*H*S*S*D // 2").value({"B": 1, "H": 2, "S": 4, "D": 8}) == 512
+    assert SizeExpression.parse("1 / D ** 0.5").value({"D": 64}) == 0.125
+    assert SizeExpression.parse("max(N, 7) + min(N, 3) + log2(N) + ceil(N / 3)").value({"N": 8}) == 8 + 3 + 3 + 3
+
+
+@pytest.mark.parametrize("text, why", [
+    ("x.shape", "attribute is not allowed"), ("open('f')", "the only functions are"), ("N ** N", "exponent"),
+    ("'a'", "is not a number"), ("N < 2", "compare is not allowed"), ("", "empty"), ("cdiv(N)", "takes 2"),
+])
+def test_expressions_refuse_anything_else(text, why):
+    with pytest.raises(UsageError, match=why):
+        SizeExpression.parse(text, ("N",))
+
+
+def test_expressions_name_unknown_sizes_and_division_by_zero():
+    with pytest.raises(UsageError, match="unknown size 'M' \\(the sizes: N\\)"):
+        SizeExpression.parse("M * 2", ("N",))
+    with pytest.raises(UsageError, match="divides by zero at N=0"):
+        SizeExpression.parse("4 // N").value({"N": 0})
+
+
+# ---- formulas, checked by hand
+
+def test_formulas_count_as_their_sources_do():
+    s = formulas.softmax(8192, 4096)
+    assert s.flops == {"fp32": 5 * 8192 * 4096} and s.bytes_read == s.bytes_written == 4 * 8192 * 4096
+    a = formulas.attention(4, 16, 2048, 64, dtype="bf16")
+    assert a.flops == {"bf16_tensor": 68_719_476_736}  # 4 * 4 * 16 * 2048^2 * 64
+    assert a.bytes_read == 3 * 4 * 16 * 2048 * 64 * 2 and a.bytes_written == 4 * 16 * 2048 * 64 * 2
+    assert formulas.attention(4, 16, 2048, 64, causal=True, dtype="bf16").flops["bf16_tensor"] == 68_719_476_736 / 2
+    g = formulas.gemm(4096, 4096, 4096, dtype="bf16")
+    assert g.flops == {"bf16_tensor": 2 * 4096**3} and g.bytes_read == 2 * 4096 * 4096 * 2
+    assert g.bytes_written == 4 * 4096 * 4096  # C in FP32
+    ln = formulas.layer_norm(8192, 4096)
+    assert ln.flops["fp32"] == 8 * 8192 * 4096 and ln.bytes_read == 4 * 8192 * 4096 + 2 * 4 * 4096
+    assert formulas.rms_norm(2, 8).flops["fp32"] == 64 and formulas.reduction(1024).bytes_written == 4
+    assert formulas.scan(10, "f16").nbytes == 40 and formulas.batched_gemm(3, 2, 2, 2).flops["fp32"] == 48
+    assert formulas.elementwise(100, reads=2, flops=3, dtype="bf16").nbytes == 600
+
+
+# ---- T_SOL and the score
+
+def test_speed_of_light_is_the_largest_term():
+    light = sol.speed_of_light(formulas.softmax(8192, 4096), ROOFS)
+    assert light.binding.level == "DRAM" and light.binding.measured
+    assert light.ms == pytest.approx(268_435_456 / 4_282e9 * 1e3)  # 0.0627 ms
+    assert light.term("FP32").ms == pytest.approx(5 * 8192 * 4096 / 62_100e9 * 1e3)
+    tiny = sol.speed_of_light(formulas.softmax(1, 32), ROOFS)
+    assert tiny.binding.level == "launch" and tiny.ms == 0.0085
+
+
+def test_work_without_a_roof_is_named_not_bounded():
+    light = sol.speed_of_light(sol.Work({"fp8_tensor": 1e12}, 1e9, 0), ROOFS)
+    assert light.missing == ("fp8_tensor",) and light.binding.level == "DRAM"
+
+
+def test_score_is_one_half_at_the_baseline_and_one_at_the_bound():
+    assert sol.score(3.0, 1.0, 3.0) == 0.5 and sol.score(1.0, 1.0, 3.0) == 1.0
+    assert sol.score(2.0, 1.0, 3.0) == pytest.approx(2 / 3)
+    assert sol.score(2.0, 1.0, 1.0) is None  # a baseline at the bound: undefined
+
+
+# ---- integrity thresholds
+
+def test_integrity_thresholds():
+    light = sol.speed_of_light(formulas.softmax(8192, 4096), ROOFS)  # 0.0627 ms
+    assert integrity.faster_than_light(0.0627 / 1.09, light) is None
+    assert integrity.faster_than_light(0.0627 / 1.2, light).figures["share"] == pytest.approx(1.2, rel=1e-3)
+    assert integrity.no_gpu_work(0.012, light, 0.0085).code == "no_gpu_work"
+    assert integrity.no_gpu_work(0.013, light, 0.0085) is None  # above 1.5 launch floors
+    assert integrity.no_gpu_work(0.2, light, 0.0085, counted_kernels=0) is not None
+    assert integrity.async_return(0.01, 0.15) is None  # within the 0.2 ms of slack
+    assert integrity.async_return(0.37, 2.71).figures == {"event_ms": 0.37, "wall_ms": 2.71}
+    assert integrity.async_return(4.0, 4.6) is None  # under a quarter of the wall clock
+    assert integrity.tensor_work_missing({"bf16_tensor": 1e9}, {"fp32": 1e9}).code == "tensor_work_missing"
+    assert integrity.tensor_work_missing({"bf16_tensor": 1e9}, {"bf16_tensor": 5e8}) is None
+    assert integrity.tensor_work_missing({"fp32": 1e9}, {}) is None
+    assert integrity.cached_answer(["y"], 0.0) is None and integrity.cached_answer(["y"], 1.41) is not None
+
+
+# ---- the spec
+
+def test_a_kernel_spec_parses():
+    w = lines(SOFTMAX)
+    assert w.entry == "softmax_online" and w.block == (256, 1, 1) and w.launch() == ((8192, 1, 1), (256, 1, 1), 0)
+    assert [a.role for a in w.args] == ["in", "out", "scalar", "scalar"]
+    assert w.work().source == "softmax(8192, 4096, f32)"
+    assert w.resized({"R": 16}).launch()[0] == (16, 1, 1)
+    assert spec.is_workload(SOFTMAX) and not spec.is_workload("// roofline entry: sgemm\n")
+
+
+def test_without_work_the_buffers_bytes_bound_it():
+    w = lines(SOFTMAX.replace("// roofline work: softmax(R, C)\n", ""))
+    work = w.work()
+    assert work.flops == {} and work.bytes_read == work.bytes_written == 4 * 8192 * 4096
+    assert work.source == "the buffers' bytes (no work declared)"
+
+
+def test_declared_figures_replace_the_formulas():
+    w = lines(SOFTMAX + "// roofline flops: fp32=R*C\n// roofline bytes: read=8*R*C, write=0\n")
+    work = w.work()
+    assert work.flops == {"fp32": 8192 * 4096} and work.bytes_read == 8 * 8192 * 4096 and work.bytes_written == 0
+    assert work.source.endswith("with declared figures")
+
+
+@pytest.mark.parametrize("change, why", [
+    (("// roofline work: softmax(R, C)", "// roofline work: softmax(R)"), "missing 1 required positional"),
+    (("// roofline work: softmax(R, C)", "// roofline work: fancy(R, C)"), "no formula 'fancy'"),
+    (("f32[R, C] in", "f32[R, Q] in"), "unknown size 'Q'"),
+    (("f32[R, C] in", "f32[R, C] input"), "role 'input'"),
+    (("f32[R, C] out", "f32[R, C] return"), "role 'return'"),
+    (("y f32[R, C] out", "y f32[R, C] out ones"), "an output is not drawn"),
+    (("// roofline grid: R", "// roofline grid: R * 1000000"), "CUDA allows 1 to"),
+    (("// roofline reference: torch.softmax(x, dim=-1)\n", ""), "no reference declared"),
+    (("// roofline entry: softmax_online\n", ""), "no entry declared"),
+    (("x f32[R, C] in", "x f99[R, C] in"), "unknown element type 'f99'"),
+    (("// roofline sizes: R=8192", "// roofline sizes: R=-1"), "not a positive integer"),
+    (("rows i32 = R", "rows i32 = R +"), "not an expression"),
+    (("// roofline block: 256", "// roofline block: 2048"), "CUDA allows 1 to 1024"),
+    (("// roofline block: 256", "// roofline blocks: 256"), "unknown key 'blocks'"),
+])
+def test_a_bad_spec_is_one_line_naming_the_file(change, why):
+    with pytest.raises(UsageError, match=why) as info:
+        lines(SOFTMAX.replace(*change), "softmax.cu")
+    assert "\n" not in str(info.value) and str(info.value).startswith("softmax.cu")
+
+
+def test_a_callable_spec_file(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('callable = "mod:fn"\nsizes = { N = 8 }\nargs = ["x f32[N] in", "y f32[N] return"]\n'
+                 'reference = "2 * x"\nwork = "elementwise(N)"\n')
+    w = spec.load_callable("mod:fn", f)
+    assert w.target == "mod:fn" and w.name == "mod.fn" and w.outputs[0].role == "return"
+    assert spec.callable_in(f) == "mod:fn" and w.spec_file == f.resolve()
+    f.write_text('sizes = { N = 8 }\nargs = ["x f32[N] in", "y f32[N] return"]\nentry = "k"\nreference = "x"\n')
+    with pytest.raises(UsageError, match="entry is a kernel's"):
+        spec.load_callable("mod:fn", f)
+    f.write_text("not = [toml")
+    with pytest.raises(UsageError, match="not a TOML spec"):
+        spec.load_callable("mod:fn", f)
+
+
+def test_workloads_take_files_callables_sizes_and_sweeps():
+    ws = api.workloads(["examples/grade/softmax_online.cu", "examples/grade/softmax_triton.toml"], sizes=["C=1024"])
+    assert [w.sizes["C"] for w in ws] == [1024, 1024] and ws[1].target == "softmax_triton.py:softmax"
+    swept = api.workloads(["examples/grade/softmax_online.cu"], sweep="C=1024,2048")
+    assert [w.workload_text() for w in swept] == ["softmax(R, C) at R=8192, C=1024", "softmax(R, C) at R=8192, C=2048"]
+    with pytest.raises(UsageError, match="no workload declares that size"):
+        api.workloads(["examples/grade/softmax_online.cu"], sizes=["Q=3"])
+    with pytest.raises(UsageError, match="a callable needs a spec file"):
+        api.workloads(["tests/fixtures/grade/cheats.py:lazy"])
+    with pytest.raises(UsageError, match="give a .cu file, MODULE:FUNCTION"):
+        api.workloads(["softmax"])
+
+
+def test_every_example_and_fixture_declares_a_workload_that_parses():
+    import glob
+    for path in glob.glob("examples/grade/*.cu") + glob.glob("tests/fixtures/grade/*.cu"):
+        w = api.workloads([path])[0]
+        assert w.work().nbytes > 0 and w.launch()[0][0] >= 1, path
+
+
+# ---- an entry's grade
+
+def run_of(target: str, ms: float, **kw) -> GradedRun:
+    w = api.workloads([target], spec="tests/fixtures/grade/double.toml")[0]
+    checks = [OutputCheck(a.name, 1e-7, 1e-4, True) for a in w.outputs]
+    return GradedRun(w.name, "kernel" if w.target is None else "callable", w, checks=checks,
+                     timing=Timing(tuple([ms] * 20), warmup=3), **kw)
+
+
+def test_an_entry_is_graded_refused_or_flagged_by_its_share():
+    dev = H200.with_ceilings(4_282.0, 62_100.0, "2026-12-02", "test")
+    # softmax_online at 8192 x 4096: T_SOL 0.0627 ms at the measured DRAM roof
+    good = grading.entry(run_of("examples/grade/softmax_online.cu", 0.07), dev, 0.0085)
+    assert good.graded and good.share == pytest.approx(0.0627 / 0.07, rel=1e-3) and good.flags == []
+    fast = grading.entry(run_of("examples/grade/softmax_online.cu", 0.05), dev, 0.0085)
+    assert fast.graded and [f.code for f in fast.flags] == ["faster_than_light"]
+    wrong = grading.entry(run_of("examples/grade/softmax_online.cu", 0.03), dev, 0.0085)
+    assert wrong.refused and not wrong.graded and "2.09x faster than light" in wrong.error
+    idle = grading.entry(run_of("tests/fixtures/grade/cheats.py:lazy", 0.0012, async_ms=(0.004, 0.01)), dev, 0.0085)
+    assert idle.refused and [f.code for f in idle.flags] == ["no_gpu_work"]
+    scored = grading.with_baseline([good, grading.entry(run_of("examples/grade/softmax_naive.cu", 1.0), dev, 0.0085)],
+                                   ["softmax_naive"])
+    assert scored[0].score == pytest.approx(1 / (1 + (0.07 - 0.0627) / (1.0 - 0.0627)), rel=1e-3)
+    assert scored[1].score == pytest.approx(0.5)
+
+
+def grade_doc() -> dict:
+    dev = H200.with_ceilings(4_282.0, 62_100.0, "2026-12-02", "test")
+    e = grading.entry(run_of("examples/grade/softmax_online.cu", 0.07), dev, 0.0085)
+    return store.dump(GradeResults(device=dev, launch_ms=0.0085, entries=[e]))
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda e: e.update(share=0.99), "share 0.99 is not t_sol_ms / time_ms"),
+    (lambda e: e.update(t_sol_ms=0.01), "is not its largest term's"),
+    (lambda e: e.update(time_ms=0.05), "is not its timing's median"),
+    (lambda e: e.update(score=0.7), "score without baseline_ms"),
+    (lambda e: e["flags"].append({"code": "made_up", "evidence": ""}), "flags[0].code: Input should be"),
+])
+def test_an_edited_grade_file_is_refused_naming_the_field(edit, why, tmp_path):
+    doc = grade_doc()
+    assert store.parse(doc, "g.json", profile=True).entries[0].graded
+    edit(doc["entries"][0])
+    with pytest.raises(UsageError, match=re.escape(why)):
+        store.parse(doc, "g.json", profile=True)
+
+
+# ---- the commands
+
+def test_show_and_plot_read_a_grade_file(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(grade_doc()))
+    r = CliRunner().invoke(app, ["show", "--results", str(path)], env={"COLUMNS": "160"})
+    assert r.exit_code == 0 and "softmax_online" in r.output and "89.6%" in r.output
+    r = CliRunner().invoke(app, ["plot", "--results", str(path), "--out", str(tmp_path / "g.png")])
+    assert r.exit_code == 0 and (tmp_path / "g.png").stat().st_size > 10_000
+    schema = json.loads(CliRunner().invoke(app, ["schema", "--grade"]).output)
+    assert schema["properties"]["kind"]["const"] == "grade"
+
+
+@pytest.mark.parametrize("args, why", [
+    (["grade"], "give what to grade"),
+    (["grade", "examples/grade/nothere.cu"], "no such file"),
+    (["grade", "tests/fixtures/grade/cheats.py:lazy"], "needs a spec file"),
+    (["grade", "examples/grade/softmax_online.cu", "--size", "C"], "write NAME=VALUE"),
+    (["grade", "examples/grade/softmax_online.cu", "--baseline", "nobody"], "no entry of that name"),
+    (["run", "--source", "examples/grade/softmax_online.cu", "--all"], "graded on its own"),
+])
+def test_bad_input_to_grade_is_one_line_and_exit_2(args, why):
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2 and why in r.output, r.output
+    assert r.output.count("\n") == 1
+
+
+def test_compare_and_check_read_two_grade_files(tmp_path):
+    """The committed grades against an edited copy: a flag gained fails the gate (exit 1), a time
+    50 % slower (its CI95 moved with it) fails it beyond a 5 % drop, the same file passes."""
+    base = json.loads(open("plots/grades-h200.json").read())
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(base))
+    r = CliRunner().invoke(app, ["check", str(same), "--baseline", "plots/grades-h200.json"])
+    assert r.exit_code == 0 and "check passed" in r.output
+    flagged = json.loads(json.dumps(base))
+    flagged["entries"][1]["flags"].append({"code": "inputs_modified", "evidence": "x", "figures": {}})
+    (tmp_path / "flagged.json").write_text(json.dumps(flagged))
+    r = CliRunner().invoke(app, ["check", str(tmp_path / "flagged.json"), "--baseline", "plots/grades-h200.json"])
+    assert r.exit_code == 1 and "softmax_online" in r.output and "FAIL: new flag: inputs_modified" in r.output
+    slow = json.loads(json.dumps(base))
+    e = slow["entries"][7]  # scan_rows_vec4
+    e["timing"]["samples_ms"] = [1.5 * t for t in e["timing"]["samples_ms"]]
+    e["time_ms"], e["ci95_ms"] = 1.5 * e["time_ms"], [1.5 * x for x in e["ci95_ms"]]
+    e["share"], e["score"] = e["t_sol_ms"] / e["time_ms"], None
+    e.pop("baseline_ms")
+    (tmp_path / "slow.json").write_text(json.dumps(slow))
+    r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", str(tmp_path / "slow.json")])
+    assert r.exit_code == 0 and "scan_rows_vec4: 0.1642 ms, 76.8% of light -> 0.2464 ms, 51.2% of light (+50.0%, slower)" in r.output
+    r = CliRunner().invoke(app, ["check", str(tmp_path / "slow.json"), "--baseline", "plots/grades-h200.json"])
+    assert r.exit_code == 1 and "+50.0% time beyond noise" in r.output
+    r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", "plots/results-h200.json"])
+    assert r.exit_code == 2 and "is not a grade file" in r.output
