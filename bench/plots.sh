@@ -31,6 +31,17 @@ if [ "$part" != charts ]; then
         -- "$py" examples/transformer_bf16.py --fused-adamw
     roofline profile --no-profile-from-start --launch-count 2000 --out plots/profile-h200-gpt2.json \
         -- "$py" examples/gpt2_step.py
+    # kernels of any signature and callables graded against their speed of light (examples/grade),
+    # counted under Nsight Compute, each workload scored against its first, plainest version
+    roofline grade examples/grade/softmax_naive.cu examples/grade/softmax_online.cu \
+        examples/grade/softmax_triton.toml examples/grade/layer_norm.cu examples/grade/torch_layer_norm.toml \
+        examples/grade/reduce_sum.cu examples/grade/scan_rows.cu examples/grade/scan_rows_vec4.cu \
+        examples/grade/attention_fwd.cu examples/grade/torch_attention_bf16.toml \
+        --baseline softmax_naive --baseline torch_ops.layer_norm --baseline scan_rows --profile \
+        --out plots/grades-h200.json
+    # a WMMA BF16 GEMM (<mma.h>) beside the tensor-core ladder
+    roofline run --ladder tensor --all --source tests/fixtures/kernels/wmma_bf16.cu --size 4096 \
+        --out plots/results-h200-bf16-wmma.json
 fi
 if [ "$part" != gpu ]; then
     # charts
@@ -51,4 +62,6 @@ if [ "$part" != gpu ]; then
         --out plots/project-h200-gpt2.png
     roofline compare plots/profile-h200-adamw-foreach.json plots/profile-h200-adamw-fused.json \
         --out plots/compare-h200-adamw.png
+    roofline plot --results plots/grades-h200.json --out plots/grades-h200.png
+    roofline plot --results plots/results-h200-bf16-wmma.json --out plots/roofline-h200-bf16-wmma.png
 fi
