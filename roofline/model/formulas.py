@@ -17,7 +17,8 @@ attention's as the tensor-core precision of its inputs.
     softmax(rows, cols)              5 per element           2 * rows * cols * size
     layer_norm(rows, cols)           8 per element           2 * rows * cols * size + 2 * cols * size
     rms_norm(rows, cols)             4 per element           2 * rows * cols * size + cols * size
-    gemm(m, n, k)                    2 m n k                 (m k + k n + m n) * size (+ m n read with beta)
+    gemm(m, n, k)                    2 m n k                 (m k + k n) * size + m n * 4 (C in FP32;
+                                                             read too with beta)
     batched_gemm(b, m, n, k)         2 b m n k               b (m k + k n + m n) * size
     attention(b, h, s, d, causal)    4 b h s^2 d, causal /2  4 b h s d * size (Q, K, V, O)
 """
@@ -110,7 +111,7 @@ def batched_gemm(b: int, m: int, n: int, k: int, dtype: str = "f32", out_dtype: 
                 float(b) * m * n * o, f"batched_gemm({b}, {m}, {n}, {k}, {dtype})")
 
 
-def attention(b: int, h: int, s: int, d: int, causal: bool = False, dtype: str = "bf16") -> Work:
+def attention(b: int, h: int, s: int, d: int, causal: bool = False, dtype: str = "f32") -> Work:
     """Attention forward, softmax(Q K^T / sqrt(d)) V, for `b` batches of `h` heads, sequence `s`,
     head dimension `d`: two GEMMs of 2 s^2 d FLOPs per head, 4 b h s^2 d in all (halved when
     `causal`: half the scores are masked), in the tensor-core precision of `dtype` ('f32':

@@ -169,7 +169,9 @@ class Workload:
             if k not in self.sizes:
                 raise UsageError(f"{self.where}: no size {k!r} to set (its sizes: {_shown(self.sizes) or 'none'})",
                                  "size")
-        return _replace(self, sizes={**self.sizes, **overrides})
+        out = _replace(self, sizes={**self.sizes, **overrides})
+        check_scalars(out)
+        return out
 
     def workload_text(self) -> str:
         """What is computed, at which sizes: the formula (or name) and the sizes."""
@@ -230,7 +232,7 @@ def read_lines(text: str, where: str) -> dict[str, object]:
         match = _LINE.fullmatch(line.strip())
         if match is None:
             continue
-        key, value = match.group(1), match.group(2).split(" //", 1)[0].strip()
+        key, value = match.group(1), match.group(2).strip()  # no trailing comment: // is floor division here
         if key not in KEYS or key == "callable":
             raise UsageError(f"{where}:{number}: unknown key {key!r}; a workload's keys: "
                              f"{', '.join(k for k in KEYS if k != 'callable')}")
@@ -311,6 +313,7 @@ def _parse(values: dict[str, object], where: str, default_name: str, kernel: boo
     if not re.fullmatch(r"[A-Za-z0-9_.+-]{1,64}", name):
         raise UsageError(f"{where}: name {name!r} must be 1 to 64 letters, digits, '.', '_', '+' or '-'")
     reference = need("reference").strip()
+    _check_reference(reference, where, [a.name for a in args if a.buffer and a.reads], tuple(sizes))
     tolerance = None
     if "tolerance" in values:
         tolerance = _number(str(values["tolerance"]), "tolerance", where)
@@ -336,7 +339,10 @@ def _parse(values: dict[str, object], where: str, default_name: str, kernel: boo
             written = SizeExpression.parse(pairs.get("write", "0"), names, "bytes write")
         else:
             read = SizeExpression.parse(text, names, "bytes")
-    seed = int(_number(str(values.get("seed", "0")), "seed", where))
+    seed_text = str(values.get("seed", "0")).strip()
+    if not (seed_text.isascii() and seed_text.isdigit()) or int(seed_text) >= 2**32:
+        raise UsageError(f"{where}: seed {seed_text!r} must be a whole number from 0 to 2**32 - 1")
+    seed = int(seed_text)
     out = Workload(name=name, where=where, sizes=sizes, args=args, reference=reference, tolerance=tolerance,
                    work_formula=work, flops=flops, bytes_read=read, bytes_written=written, seed=seed, path=path,
                    target=target)
@@ -364,7 +370,84 @@ def _parse(values: dict[str, object], where: str, default_name: str, kernel: boo
     out.work()
     for a in args:
         a.dims(sizes) if a.buffer else a.value.value(sizes)
+    check_scalars(out)
     return out
+
+
+INTEGER_RANGE = {"i8": (-2**7, 2**7 - 1), "u8": (0, 2**8 - 1), "i16": (-2**15, 2**15 - 1),
+                 "i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1), "i64": (-2**63, 2**63 - 1)}
+REFERENCE_NAMES = ("np", "numpy", "cp", "cupy", "torch", "math")
+_REFERENCE_FILE = re.compile(r"(.+\.py):([A-Za-z_]\w*)")
+
+
+def check_scalars(w: "Workload") -> None:
+    """Every scalar's value at the workload's sizes fits its type (an integer type's range, a
+    whole number for one). Raises UsageError naming the arg otherwise."""
+    for a in w.args:
+        if a.buffer:
+            continue
+        v = a.value.value(w.sizes)
+        if a.element.name in INTEGER_RANGE:
+            low, high = INTEGER_RANGE[a.element.name]
+            if v != int(v) or not low <= v <= high:
+                raise UsageError(f"{w.where}: arg {a.name} {a.element.name} = {a.value.text} is {v:g} at "
+                                 f"{_shown(w.sizes)}, outside {a.element.name}'s whole numbers {low:,} to {high:,}")
+
+
+def _check_reference(text: str, where: str, inputs: list[str], sizes: tuple[str, ...]) -> None:
+    """A reference that is FILE.py:FUNCTION is left to `reference_file`; an expression must
+    parse and name only the inputs, the sizes, the libraries (REFERENCE_NAMES) and Python's
+    builtins. Raises UsageError otherwise."""
+    import builtins
+
+    if _REFERENCE_FILE.fullmatch(text):
+        return
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise UsageError(f"{where}: reference {text!r} is not a Python expression ({exc.msg})") from None
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+    known = set(inputs) | set(sizes) | set(REFERENCE_NAMES) | set(dir(builtins)) | bound
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id not in known:
+            raise UsageError(f"{where}: reference {text!r} names {n.id!r}, which is none of its inputs "
+                             f"({', '.join(inputs) or 'none'}), sizes or np, cp, torch, math")
+
+
+def reference_file(w: "Workload") -> None:
+    """A reference FILE.py:FUNCTION's file exists (beside the spec, or from the working folder).
+    Raises UsageError otherwise."""
+    m = _REFERENCE_FILE.fullmatch(w.reference)
+    if m is None:
+        return
+    path = Path(m.group(1)).expanduser()
+    if not path.is_absolute() and w.base is not None and (w.base / path).is_file():
+        return
+    if not path.is_file():
+        raise UsageError(f"{w.where}: reference {w.reference!r}: no such file {m.group(1)}"
+                         + (f" (beside the spec, in {w.base}, or here)" if w.base else ""))
+
+
+def callable_found(w: "Workload") -> None:
+    """A callable's FILE.py exists (beside its spec, or from the working folder), or its
+    MODULE's top-level package is installed. Raises UsageError otherwise."""
+    import importlib.util
+
+    where_, _ = w.target.rsplit(":", 1)
+    if where_.endswith(".py"):
+        path = Path(where_).expanduser()
+        if path.is_file() or (not path.is_absolute() and w.base is not None and (w.base / path).is_file()):
+            return
+        raise UsageError(f"{w.target}: no such file {where_}" + (f" (beside the spec, in {w.base}, or here)"
+                                                                  if w.base else ""))
+    top = where_.split(".")[0]
+    try:
+        found = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(f"{w.target}: no module {top!r} (is it installed, or on PYTHONPATH?)")
 
 
 def _split(text: str) -> list[str]:
@@ -422,7 +505,7 @@ def _arg(text: str, at: str, names: tuple[str, ...], kernel: bool) -> Arg:
     if scalar and "[" not in scalar.group(2):
         name, type_name, expr = scalar.groups()
         el = element(type_name, f"{at}: arg {name}")
-        return Arg(name, el, value=SizeExpression.parse(expr, names, f"arg {name}"))
+        return Arg(name, el, value=SizeExpression.parse(expr, names, f"arg {name}"))  # its range: `check_scalars`
     buffer = _BUFFER.fullmatch(text)
     if buffer is None:
         raise UsageError(f"{at}: arg {text!r}: write NAME TYPE[SHAPE] ROLE [DRAW] (x f32[R, C] in) or "
@@ -474,7 +557,10 @@ def _formula(text: str, sizes: dict[str, int], where: str) -> Work:
     try:
         args = [value(a) for a in call.args]
         kwargs = {k.arg: value(k.value) for k in call.keywords}
-        return fn(*(int(a) if isinstance(a, float) and a == int(a) else a for a in args), **kwargs)
+        for a in args:
+            if isinstance(a, float) and a != int(a):
+                raise UsageError(f"work {text!r}: a size of {a:g} at {_shown(sizes)}; a formula counts whole elements")
+        return fn(*(int(a) if isinstance(a, float) else a for a in args), **kwargs)
     except UsageError as exc:
         raise exc.prefixed(f"{where}: ") if not exc.message.startswith(where) else exc from None
     except TypeError as exc:
@@ -499,8 +585,10 @@ def load_kernel(path: Path, spec_file: Path | None = None) -> Workload:
             raise UsageError(f"{path}: args declared both in its lines and in {spec_file}", "spec")
         values.update(extra)
         where = f"{path} (with {spec_file})"
-    return _replace(parse(values, where, path.stem, kernel=True, path=path.resolve()), base=path.resolve().parent,
-                    spec_file=Path(spec_file).resolve() if spec_file is not None else None)
+    w = _replace(parse(values, where, path.stem, kernel=True, path=path.resolve()), base=path.resolve().parent,
+                 spec_file=Path(spec_file).resolve() if spec_file is not None else None)
+    reference_file(w)
+    return w
 
 
 def load_callable(target: str, spec_file: Path | None) -> Workload:
@@ -513,8 +601,11 @@ def load_callable(target: str, spec_file: Path | None) -> Workload:
     values.pop("callable", None)
     where_, function = target.rsplit(":", 1)
     name = f"{Path(where_).stem if where_.endswith('.py') else where_.rsplit('.', 1)[-1]}.{function}"
-    return _replace(parse(values, f"{spec_file}", name, kernel=False, target=target),
-                    base=Path(spec_file).resolve().parent, spec_file=Path(spec_file).resolve())
+    w = _replace(parse(values, f"{spec_file}", name, kernel=False, target=target),
+                 base=Path(spec_file).resolve().parent, spec_file=Path(spec_file).resolve())
+    reference_file(w)
+    callable_found(w)
+    return w
 
 
 def callable_in(spec_file: Path) -> str | None:
