@@ -1040,6 +1040,9 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
     for t in targets:
         text = str(t)
         if text.endswith(".cu") or Path(text).suffix in (".cuh", ".cu"):
+            if spec is not None and not any(":" in str(x) and not str(x).endswith((".cu", ".toml")) for x in targets):
+                raise UsageError(f"{{spec}} declares callables; {text} is declared by its own '// roofline' lines "
+                                 "(or a .toml of its stem beside it)", "spec")
             out.append(specs.load_kernel(Path(text)))
         elif text.endswith(".toml"):
             target = specs.callable_in(Path(text))
@@ -1055,6 +1058,8 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
         if "=" not in item:
             raise UsageError(f"{{size}} {item!r}: write NAME=VALUE, e.g. C=8192", "size")
         key, value = (s.strip() for s in item.split("=", 1))
+        if key in overrides:
+            raise UsageError(f"{{size}} {key} is given twice", "size")
         try:
             overrides[key] = specs.parse_size_value(value, f"size {key}")
         except UsageError as exc:
@@ -1076,6 +1081,8 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
             raise UsageError(f"{{sweep}} {sweep!r}: write NAME=V1,V2,..., e.g. C=1024,2048,4096", "sweep")
         if not any(key in w.sizes for w in out):
             raise UsageError(f"{{sweep}} {key}: no workload declares that size", "sweep")
+        if key in overrides:
+            raise UsageError(f"{{sweep}} {key} and {{size}} {key} both set it; give one", "sweep", ["size"])
         out = [w.resized({key: v}) if key in w.sizes else w for w in out for v in (steps if key in w.sizes else [0])]
     for w in out:
         w.work()
@@ -1115,13 +1122,19 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
         raise UsageError(f"{{full_clock}} must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
                          f"got {full_clock_share:g}", "full_clock")
+    if not 0 < timeout_s <= MAX_TIMEOUT_S:
+        raise UsageError(f"{{timeout}} must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}",
+                         "timeout")
     items = workloads(targets, spec, sizes, sweep)
     baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
     by_name: list[str] = []  # entries graded here whose time scores their workload's others
     from_files: dict[str, tuple[str, float]] = {}  # workload -> (file, time) from grade files
     for base in baselines:
         if Path(base).is_file():
-            doc = read(Path(base))
+            try:
+                doc = read(Path(base))
+            except UsageError as exc:
+                raise UsageError(f"{{baseline}} {exc.message}", "baseline") from None
             if not isinstance(doc, GradeResults):
                 raise UsageError(f"{{baseline}} {base}: not a grade file (roofline grade writes them)", "baseline")
             for e in doc.entries:
@@ -1142,7 +1155,7 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
         else:
             raise UsageError(f"{{baseline}} {base!r}: no entry of that name is graded here, and no such file",
                              "baseline")
-    files.check_results_out(out, profile=True)
+    files.check_results_out(out, profile=False, kind="grade")
     if gpu is not None:
         nvml.select_gpu(gpu)
     nvml.require_gpu()
@@ -1166,11 +1179,19 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
             progress.step(f"{w.name}: one call under Nsight Compute")
             counted, note = _count_grade(w, device, grading)
             notes += [note] if note else []
-        e = grading.entry(run, device, launch_ms, counted)
+        e = grading.entry(run, device, launch_ms, counted).model_copy(update={"source": _shown_source(w)})
         if e.error and f"{w.name}: {e.error}" not in usage_failures:
             failures.append(f"{w.name}: {e.error}")
         entries.append(e)
     entries = grading.with_baseline(entries, by_name, from_files)
+    if from_files:
+        missed = sorted({e.workload for e in entries if e.score is None and e.graded} - set(from_files))
+        notes += [f"no baseline for {w}: the baseline file grades no entry of it" for w in missed]
+    for w in items:
+        work, buffered = w.work(), sum(a.nbytes(w.sizes) for a in w.args if a.buffer and (a.reads or a.writes))
+        if w.work_formula and w.bytes_read is None and not 0.5 <= work.nbytes / buffered <= 2:
+            notes.append(f"{w.name}: {w.work_formula} counts {work.nbytes / 1e6:,.1f} MB of compulsory bytes, its "
+                         f"buffers hold {buffered / 1e6:,.1f} MB; is the formula's dtype the buffers'?")
     if baselines and not any(e.score is not None for e in entries):
         notes.append(f"no entry has a score: the baseline {', '.join(baselines)} was not graded, or has no entry of the same "
                      "workload, or is not slower than light")
@@ -1181,6 +1202,17 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
                        entries=entries, notes=notes)
     store.save(doc, out)
     return GradeReport(doc, notes, failures, usage_failures)
+
+
+def _shown_source(w) -> str:
+    """Where a workload comes from, as a grade file records it: a callable's target, a kernel's
+    path relative to the working folder where it lies below it."""
+    if w.target is not None:
+        return w.target
+    try:
+        return str(Path(w.path).relative_to(Path.cwd()))
+    except ValueError:
+        return str(w.path)
 
 
 def _count_grade(w, device: DeviceSpec, grading) -> tuple:

@@ -140,6 +140,12 @@ def run(
         if all_kernels or kernel or not all(u.workload for u in users):
             raise UsageError("a kernel declared by '// roofline arg:' lines is graded on its own, not beside the GEMM "
                              "ladder; run it alone (run --source FILE.cu, or roofline grade FILE.cu)")
+        if ladder_kind or dtype or energy or no_ragged or l2 != "cold" or autotuned_tile or refresh:
+            raise UsageError("--ladder, --dtype, --energy, --no-ragged, --l2, --autotuned-tile and --refresh apply to "
+                             "GEMM runs; a workload declares its own types (roofline grade FILE.cu)")
+        if any(v is not None for v in (size, m, n, k, sizes)):
+            raise UsageError("--size, --m, --n, --k and --sizes set a GEMM's sizes; a workload's named sizes are set "
+                             "with roofline grade FILE.cu --size NAME=VALUE (or --sweep NAME=V1,V2)")
         graded = api.DEFAULT_GRADES if out == api.DEFAULT_RESULTS else out
         bar = Bar()
         with bar.bar:
@@ -271,7 +277,7 @@ def grade(
     (faster than light, NaN or unwritten, inputs modified, cached answer, no GPU work, tensor work
     missing, async return) come with their evidence. Each entry runs in a process of its own.
 
-    Example: roofline grade examples/kernels/softmax_online.cu examples/kernels/softmax_naive.cu
+    Example: roofline grade examples/grade/softmax_online.cu examples/grade/softmax_naive.cu
     --baseline softmax_naive
     """
     bar = Bar()

@@ -17,16 +17,19 @@ from typing import Callable
 from .errors import RunError, UsageError
 
 
-def check_results_out(path: Path, profile: bool) -> Path:
-    """Return `path` if a results file (`profile`: a program's profile; else a run's, a sweep's or
-    a tile search's) can be written there (`check_writable`) without losing another: its name must
-    end in .json, and a file already there must be a results file of the same kind, which the new
-    one replaces. Raises UsageError otherwise, in one line."""
+def check_results_out(path: Path, profile: bool, kind: str | None = None) -> Path:
+    """Return `path` if a results file (`profile`: a program's profile; `kind` 'grade': a grade
+    file; else a run's, a sweep's or a tile search's) can be written there (`check_writable`)
+    without losing another: its name must end in .json, and a file already there must be a
+    results file of the same kind, which the new one replaces. Raises UsageError otherwise, in
+    one line."""
     check_writable(path)
     path = Path(path)
-    what = "profile" if profile else "results"
+    kind = kind or ("profile" if profile else None)
+    what = {"profile": "profile", "grade": "grade file"}.get(kind, "run")
     if path.suffix.lower() != ".json":
-        raise UsageError(f"--out {path}: a {what} file is JSON; give it a .json name, e.g. "
+        noun = {"profile": "profile", "grade": "grade"}.get(kind, "results")
+        raise UsageError(f"--out {path}: a {noun} file is JSON; give it a .json name, e.g. "
                          f"{path.with_suffix('.json').name if path.suffix else path.name + '.json'}")
     if not path.exists():
         return path
@@ -37,9 +40,9 @@ def check_results_out(path: Path, profile: bool) -> Path:
     if not isinstance(doc, dict) or "schema" not in doc:
         raise UsageError(f"--out {path}: the file there is no roofline results file, and writing would lose it; "
                          "give --out another file name")
-    theirs = doc.get("kind") == "profile"
-    if theirs != profile:
-        held = "a program's profile" if theirs else "a run's results"
+    theirs = doc.get("kind")
+    if theirs != kind:
+        held = {"profile": "a program's profile", "grade": "grades"}.get(theirs, "a run's results")
         raise UsageError(f"--out {path}: the file there holds {held}, which this {what} would replace; give --out "
                          "another file name")
     return path
