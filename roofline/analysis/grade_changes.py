@@ -42,8 +42,9 @@ class GradeChanges:
 
     @property
     def passed(self) -> bool:
-        """Whether no matched entry fails the gate."""
-        return not any(c.failure for c in self.changes)
+        """Whether no matched entry fails the gate, and none of the baseline's is missing (a gate:
+        `max_drop` set)."""
+        return not any(c.failure for c in self.changes) and not (self.max_drop is not None and self.only_before)
 
     def to_dict(self) -> dict:
         """JSON form: per entry both times, shares, the change, the move, flags gained, failure."""
@@ -115,5 +116,6 @@ def lines(result: GradeChanges) -> list[str]:
         out.append(f"only after: {', '.join(result.only_after)}")
     if result.max_drop is not None:
         bad = sum(1 for c in result.changes if c.failure)
-        out.append("check passed" if result.passed else f"check failed: {bad} of {len(result.changes)} entries")
+        gone = f"; {len(result.only_before)} of the baseline's entries missing" if result.only_before else ""
+        out.append("check passed" if result.passed else f"check failed: {bad} of {len(result.changes)} entries{gone}")
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..model.integrity import CODES
-from ..model.sol import REFUSED_SHARE
+from ..model.sol import FASTER_THAN_LIGHT, REFUSED_SHARE
 from ..results.grades import GradeEntry, GradeResults
 from .tables import WRAP, _fit
 from .text import display_names, limiters, percent
@@ -25,9 +25,14 @@ def _ms(x: float | None) -> str:
 
 
 def bound_text(e: GradeEntry) -> str:
-    """The term that binds, with 'm' for a measured roof and 't' for a theoretical one."""
+    """The term that binds: its level, '(theory)' after it where that roof was not measured."""
     t = next((t for t in e.terms if t.level == e.binding), None)
-    return "-" if t is None else f"{t.level} ({'measured' if t.measured else 'theory'})"
+    return "-" if t is None else t.level if t.measured else f"{t.level} (theory)"
+
+
+def share_text(share: float | None) -> str:
+    """A share of the speed of light as a percentage to one decimal ('84.2%'), '-' for none."""
+    return "-" if share is None else f"{100 * share:.1f}%"
 
 
 def grade_tables(doc: GradeResults, width: int = 200) -> list[Table]:
@@ -42,7 +47,7 @@ def grade_tables(doc: GradeResults, width: int = 200) -> list[Table]:
         if not e.graded:
             flags = (flags + " " if flags else "") + ("refused" if e.refused else "not graded")
         rows.append([name, e.kind, _ms(e.time_ms), _ms(e.t_sol_ms), bound_text(e),
-                     f"{percent(e.share)}%" if e.share is not None else "-",
+                     share_text(e.share),
                      f"{e.score:.3f}" if e.score is not None else "-", occ, flags])
     title = f"{doc.device.name}: {len(doc.entries)} graded against their speed of light (L2 {doc.l2})"
     return _fit(title, ("kernel", "left"), columns, rows, width)
@@ -55,7 +60,7 @@ def grade_lines(doc: GradeResults) -> list[str]:
     for e in doc.entries:
         head = f"{e.name}: {e.workload}; work from {e.work.source}"
         if e.graded:
-            head += f"; {percent(e.share)}% of its speed of light"
+            head += f"; {share_text(e.share)} of its speed of light"
             if e.score is not None:
                 head += f", score {e.score:.3f} against {e.baseline} ({_ms(e.baseline_ms)} ms)"
         out.append(head)
@@ -83,5 +88,6 @@ def grade_lines(doc: GradeResults) -> list[str]:
         roofs.append(f"theoretical roofs (not measured on this GPU): {', '.join(sorted(theory))}")
     out.append("T is the median of launches timed with CUDA events, the L2 flushed before each; T_SOL = max(FLOPs / "
                "roof, compulsory bytes / DRAM, launch floor); " + "; ".join(roofs)
-               + f"; a share above 110 % is flagged faster than light, at {REFUSED_SHARE:.0%} the declaration is refused")
+               + f"; a share above {FASTER_THAN_LIGHT:.0%} is flagged faster than light, at {REFUSED_SHARE:.0%} the "
+               "declaration is refused")
     return out

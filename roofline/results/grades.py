@@ -21,6 +21,8 @@ from pydantic import Field, model_validator
 
 from ..model.device import DeviceSpec
 from ..model.integrity import CODES
+from ..model.roofs import COMPUTE_LEVEL
+from ..model.sol import FASTER_THAN_LIGHT
 from ..model.occupancy import Occupancy
 from ..model.peaks import PRECISIONS
 from ..model.timing import Timing
@@ -127,12 +129,32 @@ class GradeEntry(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "GradeEntry":
+        if self.t_sol_ms > 0 and not self.terms:
+            raise ValueError("t_sol_ms without the terms it is the largest of")
         if self.terms:
-            top = max(t.ms for t in self.terms)
-            if not math.isclose(top, self.t_sol_ms, rel_tol=_CLOSE, abs_tol=1e-12):
-                raise ValueError(f"t_sol_ms {self.t_sol_ms:g} is not its largest term's {top:g}")
-            if self.binding is not None and self.binding not in {t.level for t in self.terms}:
-                raise ValueError(f"binding {self.binding!r} is none of its terms")
+            top = max(self.terms, key=lambda t: t.ms)
+            if not math.isclose(top.ms, self.t_sol_ms, rel_tol=_CLOSE, abs_tol=1e-12):
+                raise ValueError(f"t_sol_ms {self.t_sol_ms:g} is not its largest term's {top.ms:g}")
+            if self.binding is not None and not math.isclose(
+                    next((t.ms for t in self.terms if t.level == self.binding), -1.0), top.ms, rel_tol=_CLOSE):
+                raise ValueError(f"binding {self.binding!r} is not its largest term ({top.level})")
+            nbytes = self.work.bytes_read + self.work.bytes_written
+            levels = {COMPUTE_LEVEL.get(k, k): v for k, v in self.work.flops.items() if v}
+            for t in self.terms:
+                want = nbytes if t.level == "DRAM" else 0.0 if t.level == "launch" else levels.get(t.level)
+                if want is None or not math.isclose(t.amount, want, rel_tol=_CLOSE):
+                    raise ValueError(f"terms: the {t.level} term's {t.amount:g} is not its work's {want or 0:g}")
+        if not self.verified and (self.share is not None or self.score is not None):
+            raise ValueError("a share or score for an entry not verified")
+        if self.verified and not self.checks:
+            raise ValueError("verified, with no checks")
+        if self.time_ms is not None and self.timing is None:
+            raise ValueError("time_ms without the timing it is the median of")
+        if self.graded and self.t_sol_ms > 0 and self.share is None:
+            raise ValueError("share: missing for a verified, timed entry")
+        if any(f.code == "faster_than_light" for f in self.flags) and (
+                self.time_ms is None or self.t_sol_ms / self.time_ms <= FASTER_THAN_LIGHT):
+            raise ValueError("flags: faster_than_light, but its time is not under its speed of light by the margin")
         if self.timing is not None and self.time_ms is not None and \
                 not math.isclose(self.timing.median_ms, self.time_ms, rel_tol=_CLOSE):
             raise ValueError(f"time_ms {self.time_ms:g} is not its timing's median {self.timing.median_ms:g}")
@@ -169,7 +191,14 @@ class GradeResults(_Document):
     @model_validator(mode="after")
     def _names(self) -> "GradeResults":
         seen = set()
+        names = {e.name for e in self.entries}
         for i, e in enumerate(self.entries):
+            launch = next((t for t in e.terms if t.level == "launch"), None)
+            if launch is not None and (self.launch_ms is None or not math.isclose(launch.roof, self.launch_ms,
+                                                                                  rel_tol=_CLOSE)):
+                raise ValueError(f"entries[{i}]: its launch floor {launch.roof:g} ms is not the file's launch_ms")
+            if e.baseline is not None and e.baseline not in names and not e.baseline.endswith(".json"):
+                raise ValueError(f"entries[{i}].baseline: {e.baseline!r} is no entry of the file, nor a grade file")
             key = (e.name, e.workload)
             if key in seen:
                 raise ValueError(f"entries[{i}].name: {e.name!r} appears twice for {e.workload}")

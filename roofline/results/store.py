@@ -84,6 +84,8 @@ def parse(doc, source: str = "results", profile: bool = False,
     if doc.get("kind") not in (None, "profile"):
         raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', 'grade', or none "
                          "for a run)")
+    if "kind" not in doc and "entries" in doc and "problem" not in doc:
+        raise UsageError(f"{source}: looks like a grade file but has no \"kind\": \"grade\"; the file looks hand-edited")
     if "kind" not in doc and "launches_profiled" in doc and "problem" not in doc:
         raise UsageError(f"{source}: looks like a profile but has no \"kind\": \"profile\"; the file looks hand-edited")
     schema = doc.get("schema")
