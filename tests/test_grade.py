@@ -168,6 +168,13 @@ def test_declared_figures_replace_the_formulas():
     (("rows i32 = R", "rows i32 = R +"), "not an expression"),
     (("// roofline block: 256", "// roofline block: 2048"), "CUDA allows 1 to 1024"),
     (("// roofline block: 256", "// roofline blocks: 256"), "unknown key 'blocks'"),
+    (("// roofline grid: R", "// roofline grid: R // 16384"), "grid gives x = 0 blocks"),
+    (("torch.softmax(x, dim=-1)", "torch.softmax(x, dim="), "is not a Python expression"),
+    (("torch.softmax(x, dim=-1)", "torch.softmax(z, dim=-1)"), "names 'z', which is none of its inputs \\(x\\)"),
+    (("rows i32 = R", "rows i8 = R"), "outside i8's whole numbers -128 to 127"),
+    (("// roofline work: softmax(R, C)", "// roofline work: softmax(R / 3, C)"), "a formula counts whole elements"),
+    (("// roofline work: softmax(R, C)", "// roofline work: softmax(R, C)\n// roofline seed: -1.5"),
+     "seed '-1.5' must be a whole number"),
 ])
 def test_a_bad_spec_is_one_line_naming_the_file(change, why):
     with pytest.raises(UsageError, match=why) as info:
@@ -179,15 +186,19 @@ def test_a_callable_spec_file(tmp_path):
     f = tmp_path / "s.toml"
     f.write_text('callable = "mod:fn"\nsizes = { N = 8 }\nargs = ["x f32[N] in", "y f32[N] return"]\n'
                  'reference = "2 * x"\nwork = "elementwise(N)"\n')
-    w = spec.load_callable("mod:fn", f)
-    assert w.target == "mod:fn" and w.name == "mod.fn" and w.outputs[0].role == "return"
+    w = spec.load_callable("json:dumps", f)
+    assert w.target == "json:dumps" and w.name == "json.dumps" and w.outputs[0].role == "return"
     assert spec.callable_in(f) == "mod:fn" and w.spec_file == f.resolve()
+    with pytest.raises(UsageError, match="no module 'mod' \\(is it installed"):
+        spec.load_callable("mod:fn", f)
+    with pytest.raises(UsageError, match="no such file nope.py"):
+        spec.load_callable("nope.py:f", f)
     f.write_text('sizes = { N = 8 }\nargs = ["x f32[N] in", "y f32[N] return"]\nentry = "k"\nreference = "x"\n')
     with pytest.raises(UsageError, match="entry is a kernel's"):
-        spec.load_callable("mod:fn", f)
+        spec.load_callable("json:dumps", f)
     f.write_text("not = [toml")
     with pytest.raises(UsageError, match="not a TOML spec"):
-        spec.load_callable("mod:fn", f)
+        spec.load_callable("json:dumps", f)
 
 
 def test_workloads_take_files_callables_sizes_and_sweeps():
@@ -213,7 +224,7 @@ def test_every_example_and_fixture_declares_a_workload_that_parses():
 # ---- an entry's grade
 
 def run_of(target: str, ms: float, **kw) -> GradedRun:
-    w = api.workloads([target], spec="tests/fixtures/grade/double.toml")[0]
+    w = api.workloads([target], spec="tests/fixtures/grade/double.toml" if ".py:" in target else None)[0]
     checks = [OutputCheck(a.name, 1e-7, 1e-4, True) for a in w.outputs]
     return GradedRun(w.name, "kernel" if w.target is None else "callable", w, checks=checks,
                      timing=Timing(tuple([ms] * 20), warmup=3), **kw)
@@ -248,6 +259,16 @@ def grade_doc() -> dict:
     (lambda e: e.update(time_ms=0.05), "is not its timing's median"),
     (lambda e: e.update(score=0.7), "score without baseline_ms"),
     (lambda e: e["flags"].append({"code": "made_up", "evidence": ""}), "flags[0].code: Input should be"),
+    (lambda e: e.update(binding="FP32"), "binding 'FP32' is not its largest term (DRAM)"),
+    (lambda e: e.update(verified=False), "a share or score for an entry not verified"),
+    (lambda e: e.update(checks=[]), "verified, with no checks"),
+    (lambda e: e.update(terms=[]), "t_sol_ms without the terms"),
+    (lambda e: e.pop("timing"), "time_ms without the timing"),
+    (lambda e: e["work"].update(bytes_read=1.0), "the DRAM term's 2.68435e+08 is not its work's"),
+    (lambda e: e.update(share=None), "share: missing for a verified, timed entry"),
+    (lambda e: e["flags"].append({"code": "faster_than_light", "evidence": "", "figures": {}}),
+     "faster_than_light, but its time is not under"),
+    (lambda e: e.update(baseline="nobody"), "baseline: 'nobody' is no entry of the file"),
 ])
 def test_an_edited_grade_file_is_refused_naming_the_field(edit, why, tmp_path):
     doc = grade_doc()
@@ -272,6 +293,12 @@ def test_show_and_plot_read_a_grade_file(tmp_path):
 
 @pytest.mark.parametrize("args, why", [
     (["grade"], "give what to grade"),
+    (["grade", "examples/grade/softmax_online.cu", "--spec", "tests/fixtures/grade/double.toml"], "--spec declares callables"),
+    (["grade", "examples/grade/softmax_online.cu", "--size", "C=8", "--size", "C=16"], "--size C is given twice"),
+    (["grade", "examples/grade/softmax_online.cu", "--size", "C=8", "--sweep", "C=16,32"], "both set it"),
+    (["grade", "examples/grade/softmax_online.cu", "--timeout", "-1"], "--timeout must be more than 0"),
+    (["grade", "examples/grade/softmax_online.cu", "--baseline", "README.md"], "--baseline README.md: not valid JSON"),
+    (["run", "--source", "examples/grade/softmax_online.cu", "--ladder", "tensor"], "apply to GEMM runs"),
     (["grade", "examples/grade/nothere.cu"], "no such file"),
     (["grade", "tests/fixtures/grade/cheats.py:lazy"], "needs a spec file"),
     (["grade", "examples/grade/softmax_online.cu", "--size", "C"], "write NAME=VALUE"),
@@ -305,8 +332,22 @@ def test_compare_and_check_read_two_grade_files(tmp_path):
     e.pop("baseline_ms")
     (tmp_path / "slow.json").write_text(json.dumps(slow))
     r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", str(tmp_path / "slow.json")])
-    assert r.exit_code == 0 and "scan_rows_vec4: 0.1642 ms, 76.8% of light -> 0.2464 ms, 51.2% of light (+50.0%, slower)" in r.output
+    t, share = base["entries"][7]["time_ms"], base["entries"][7]["share"]
+    assert r.exit_code == 0 and (f"scan_rows_vec4: {t:.4g} ms, {100 * share:.1f}% of light -> {1.5 * t:.4g} ms, "
+                                 f"{100 * share / 1.5:.1f}% of light (+50.0%, slower)") in r.output
     r = CliRunner().invoke(app, ["check", str(tmp_path / "slow.json"), "--baseline", "plots/grades-h200.json"])
     assert r.exit_code == 1 and "+50.0% time beyond noise" in r.output
     r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", "plots/results-h200.json"])
     assert r.exit_code == 2 and "is not a grade file" in r.output
+
+
+def test_a_grade_file_replaces_a_grade_file_and_no_other(tmp_path):
+    from roofline import files
+    grades, run = tmp_path / "g.json", tmp_path / "r.json"
+    grades.write_text(json.dumps(grade_doc()))
+    run.write_text(open("plots/results-h200.json").read())
+    assert files.check_results_out(grades, False, "grade") == grades
+    with pytest.raises(UsageError, match="holds a run's results, which this grade file would replace"):
+        files.check_results_out(run, False, "grade")
+    with pytest.raises(UsageError, match="holds grades, which this run would replace"):
+        files.check_results_out(grades, False)
