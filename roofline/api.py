@@ -255,15 +255,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     if autotuned_tile is not None:
         tiles.resolve(None, autotuned_tile)  # the tile is checked before any GPU work
     check_l2(l2)
-    if not 0 < timeout_s <= MAX_TIMEOUT_S:
-        raise UsageError(f"{{timeout}} must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}",
-                         "timeout")
-    if budget_s is not None and not 0 < budget_s <= MAX_BUDGET_S:
-        raise UsageError(f"{{budget}} must be more than 0 and at most {MAX_BUDGET_S:g} seconds, got {budget_s:g}",
-                         "budget")
-    if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
-        raise UsageError(f"{{full_clock}} must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
-                         f"got {full_clock_share:g}", "full_clock")
+    check_timing(timeout_s, budget_s, full_clock_share)
     for p in problems:
         p.validate()
         for user in sources:
@@ -305,6 +297,21 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
 
 
 LADDER_KINDS = tuple(families.LADDERS)  # 'fp32', 'tensor'
+
+
+def check_timing(timeout_s: float, budget_s: float | None, full_clock_share: float) -> None:
+    """A launch's timeout (0 to MAX_TIMEOUT_S s), the timing budget (0 to MAX_BUDGET_S s) and the
+    full-clock share (MIN_FULL_CLOCK_SHARE to 1), as `run` and `grade` take them. Raises
+    UsageError naming the one out of range."""
+    if not 0 < timeout_s <= MAX_TIMEOUT_S:
+        raise UsageError(f"{{timeout}} must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}",
+                         "timeout")
+    if budget_s is not None and not 0 < budget_s <= MAX_BUDGET_S:
+        raise UsageError(f"{{budget}} must be more than 0 and at most {MAX_BUDGET_S:g} seconds, got {budget_s:g}",
+                         "budget")
+    if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
+        raise UsageError(f"{{full_clock}} must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
+                         f"got {full_clock_share:g}", "full_clock")
 
 
 def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
@@ -914,6 +921,10 @@ def _profiled_device(device: DeviceSpec) -> tuple[DeviceSpec, list[str]]:
     return ceilings.measure(here).attach(here), []
 
 
+class NothingLaunched(RunError):
+    """A profile between cudaProfilerStart and cudaProfilerStop in which no kernel was launched."""
+
+
 def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
     seen = done.available_kernels()
     if options.kernel_regex and seen:
@@ -923,7 +934,7 @@ def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
     if done.returncode != 0:
         return RunError(f"the command exited with code {done.returncode} before any kernel was profiled")
     if not options.from_start:
-        return RunError("no kernel was launched between cudaProfilerStart and cudaProfilerStop "
+        return NothingLaunched("no kernel was launched between cudaProfilerStart and cudaProfilerStop "
                         "(torch.cuda.profiler.start/stop); drop --no-profile-from-start to profile from the start")
     if options.launch_skip:
         return RunError(f"no kernel was profiled: the command launched no more than --launch-skip "
@@ -1116,15 +1127,7 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     from .measure.graded_child import grade_in_child, request_for
     from .results.grades import GradeResults
     progress = progress or Progress()
-    if budget_s is not None and not 0 < budget_s <= MAX_BUDGET_S:
-        raise UsageError(f"{{budget}} must be more than 0 and at most {MAX_BUDGET_S:g} seconds, got {budget_s:g}",
-                         "budget")
-    if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
-        raise UsageError(f"{{full_clock}} must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
-                         f"got {full_clock_share:g}", "full_clock")
-    if not 0 < timeout_s <= MAX_TIMEOUT_S:
-        raise UsageError(f"{{timeout}} must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}",
-                         "timeout")
+    check_timing(timeout_s, budget_s, full_clock_share)
     items = workloads(targets, spec, sizes, sweep)
     baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
     by_name: list[str] = []  # entries graded here whose time scores their workload's others
@@ -1161,9 +1164,10 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     nvml.require_gpu()
     device = nvml.describe()
     progress.expect(1 + len(items) * (2 if profile else 1))
-    progress.step("DRAM, FP32 and tensor ceilings, launch floor (cached once measured)")
+    progress.step("DRAM, FP32 and tensor ceilings (cached once measured); the launch floor")
     device = ceilings.measure(device).attach(device)
-    launch_ms = device.launch_latency_ms
+    from .measure.graded import launch_floor_ms
+    launch_ms = launch_floor_ms(device.l2_bytes)
     entries, failures, usage_failures, notes = [], [], [], []
     for w in items:
         progress.step(f"{w.name}: {w.workload_text()}")
@@ -1226,6 +1230,9 @@ def _count_grade(w, device: DeviceSpec, grading) -> tuple:
         with tempfile.TemporaryDirectory(prefix="roofline-grade-") as tmp:
             done = profile(command(), Path(tmp) / "profile.json", ProfileOptions(from_start=False),
                            command_stdout_to_stderr=True)
+    except NothingLaunched:  # evidence in itself: the call launched no kernel
+        from .results.grades import CountedRecord
+        return CountedRecord(kernels=0), None
     except (RunError, UsageError) as exc:
         return None, f"{w.name}: not counted: {exc}"
     finally:

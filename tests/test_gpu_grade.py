@@ -42,6 +42,15 @@ def test_honest_kernels_are_graded_without_flags(tmp_path):
         assert e["binding"] == "DRAM" and e["registers"] > 0 and e["occupancy"]["occupancy"] > 0
 
 
+def test_a_tiny_honest_kernel_is_launch_bound_and_not_flagged(tmp_path):
+    """A copy of 1,024 floats: its speed of light is the launch floor (an empty kernel timed as it
+    is), and it is neither faster than light nor taken for work that never ran."""
+    code, entries, output = grade(tmp_path, f"{FIXTURES}/copy.cu", "--size", "N=1024")
+    e = entries["copy"]
+    assert code == 0, output
+    assert e["binding"] == "launch" and codes(e) == [] and 0.3 < e["share"] <= 1.1, e
+
+
 def test_honest_callables_are_graded_without_flags(tmp_path):
     """A Triton kernel and a PyTorch operator, timed with events around the call, no flags; the
     wall clock of a call from an idle device stays near its events' time."""

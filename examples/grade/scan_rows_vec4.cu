@@ -1,5 +1,5 @@
 // The inclusive prefix sum of each row, as scan_rows.cu, made faster by reading its grade
-// (43.7 % of its speed of light on the H200): that kernel keeps one 4-byte load per thread in
+// (44 % of its speed of light on the H200): that kernel keeps one 4-byte load per thread in
 // flight and meets three barriers per 1,024 elements. Here each thread loads four consecutive
 // elements at once (a float4: 16 bytes in flight per thread, a row of 4,096 in one step of
 // 1,024 threads), scans them in registers, and the block scans the 1,024 thread totals (warp

@@ -405,6 +405,27 @@ def wall_and_events(call: Callable[[], None], before: Callable[[], None] | None 
     return statistics.median(events), statistics.median(walls)
 
 
+_EMPTY = 'extern "C" __global__ void roofline_empty() {}\n'
+LAUNCH_FLOOR_BUDGET_S = 0.3
+
+
+def launch_floor_ms(l2_bytes: int | None, sampler=None) -> float:
+    """The launch floor, ms: the median time of an empty kernel (one block of one thread) timed
+    exactly as every entry is (`time_it`: in rounds, behind a hold, L2 flushed ahead of each
+    launch, CUDA events around it), so that no honest launch is timed below it. (The ceilings'
+    launch latency is timed without a hold, and so counts some of the host's enqueueing; the
+    H200 gave 6 to 9 us that way.)"""
+    import cupy
+    kernel = cupy.RawKernel(_EMPTY, "roofline_empty")
+    device = cupy.cuda.Device()
+    item = Item(lambda: kernel((1,), (1,), ()), lambda n: device.synchronize())
+    rounds = time_in_rounds([item], l2_flush(l2_bytes), budget_s=LAUNCH_FLOOR_BUDGET_S, sampler=sampler,
+                            hold=gpu_hold())
+    if rounds.timings[0] is None:
+        raise RunError(f"an empty kernel failed while it was timed: {item.error}")
+    return rounds.timings[0].median_ms
+
+
 def grade_one(workload: Workload, limits, l2_bytes: int | None, sampler=None, budget_s: float | None = None,
               full_clock_share: float | None = None, fn: Callable | None = None) -> GradedRun:
     """Build, check twice, time (when both checks pass) and check once more one workload's kernel
