@@ -1238,3 +1238,39 @@ def _count_grade(w, device: DeviceSpec, grading) -> tuple:
     finally:
         os.environ.pop("ROOFLINE_GRADE_REQUEST", None)
     return grading.counted_of(done.results, w.work(), device.roofs), None
+
+
+def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = None):
+    """The communication of a step from PyTorch profiler traces, one per rank (files, or folders
+    of `*.json` / `*.json.gz`): each rank's exposed communication and each collective's bus
+    bandwidth against the GPU's NVLink (`analysis.comms.report`); with `chart_out`, the
+    communication roof drawn there (`render.comms_chart`). `gpu` names the GPU where the traces
+    do not (a preset or a name). Raises UsageError for a path that holds no trace."""
+    from .analysis.comms import report
+    from .traces import kineto
+    if not paths:
+        raise UsageError("give the traces, one per rank (files or a folder of them)")
+    files_ = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            found = sorted([*p.glob("*.json"), *p.glob("*.json.gz")])
+            if not found:
+                raise UsageError(f"{p}: a folder with no .json or .json.gz trace in it")
+            files_ += found
+        else:
+            files_.append(p)
+    if chart_out is not None:
+        chart.check_output(chart_out, files_)
+    traces = [kineto.read(f) for f in files_]
+    name = None
+    if gpu is not None:
+        try:
+            name = from_preset(gpu).name
+        except UsageError:
+            name = gpu
+    result = report(traces, name)
+    if chart_out is not None:
+        from .render import comms_chart
+        comms_chart.draw(result, chart_out)
+    return result

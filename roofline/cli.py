@@ -287,6 +287,30 @@ def grade(
     present(outcome.grade(report, out), as_json)
 
 
+@app.command(cls=Command, short_help="Communication across ranks from profiler traces: exposed, bus bandwidth.")
+def comms(
+    traces: Optional[list[Path]] = typer.Argument(None, metavar="TRACES...",
+                                                  help="PyTorch profiler traces (.json, .json.gz), one per rank, "
+                                                       "or folders of them."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
+                                      help="The GPU whose NVLink the bus bandwidth is read against, where the "
+                                           "traces do not name it (a preset such as h100-sxm)."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="CHART",
+                                       help="Also draw the communication roof and each rank's step (.png, .svg, .pdf)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of the tables."),
+):
+    """Read every rank's PyTorch profiler trace (kernels at full speed, NCCL's collectives as they
+    ran) and give each rank's span, compute and communication time and the part of it no compute
+    kernel overlaps (exposed), each collective's algorithm and bus bandwidth (nccl-tests' factors:
+    all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n) against the GPU's NVLink, and the
+    collectives and kernels side by side across ranks with the slowest rank.
+
+    Example: roofline comms traces/   (one trace per rank, from torch.profiler's
+    tensorboard_trace_handler)
+    """
+    present(outcome.comms(api.comms(list(traces or []), gpu, out), out), as_json)
+
+
 @app.command(cls=Command, short_help="Search the autotuned kernel's tile on this GPU.")
 def tune(
     size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size to tune at."),

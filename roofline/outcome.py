@@ -306,3 +306,18 @@ def check(result: Check) -> Outcome:
 def schema(document: dict) -> Outcome:
     """A JSON Schema: the document alone."""
     return Outcome(document)
+
+
+def comms(result, out: Path | None = None) -> Outcome:
+    """Communication across ranks: the report as JSON; its tables, then its notes, then the chart written."""
+    from dataclasses import asdict
+
+    def view(width: int) -> list:
+        from .render.comms_tables import comms_tables
+
+        return list(comms_tables(result, width)) + ([Plain(f"wrote {out}")] if out is not None else [])
+
+    doc = {"link": asdict(result.link) if result.link else None, "notes": result.notes,
+           "ranks": [asdict(s) | {"overlapped_span_us": s.overlapped_span_us} for s in result.ranks],
+           "collectives": [asdict(a) for a in result.collectives], "kernels": [asdict(a) for a in result.kernels]}
+    return Outcome(doc, view, tuple(result.notes))

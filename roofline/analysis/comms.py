@@ -1,0 +1,157 @@
+"""Communication in a step, from every rank's trace (`traces.kineto`): each collective's algorithm
+and bus bandwidth against the link's (`model.collectives`, `model.links`), the part of it no
+compute kernel on the same GPU overlaps (exposed), and the ranks side by side.
+
+Per rank: the span (first kernel's start to last kernel's end), the compute kernels' busy time
+(their union), the collectives' time and the part of it exposed; and the span with every
+collective fully overlapped, span - exposed: the step's time were the communication hidden
+behind compute (a bound: work that waits for a collective's result waits for it still).
+
+Across ranks: the n-th collective of one kind and size on each rank is the same collective (every
+rank issues them in one order); per collective and per compute kernel the time on each rank, the
+spread (slowest over fastest) and the slowest rank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model import collectives, overlap
+from ..model.links import Link, link_of
+from ..traces.kineto import Comm, RankTrace
+
+
+@dataclass(frozen=True)
+class CommRow:
+    """One collective on one rank: kind, message bytes (None: not in the trace), ranks, time and
+    exposed time in µs, algorithm and bus bandwidth in GB/s (None without bytes or ranks), the
+    share of the link's bandwidth its busbw reaches (None without a link)."""
+
+    collective: str
+    nbytes: float | None
+    ranks: int | None
+    time_us: float
+    exposed_us: float
+    algbw_gbps: float | None
+    busbw_gbps: float | None
+    of_link: float | None
+    name: str
+    source: str | None
+
+
+@dataclass(frozen=True)
+class RankSummary:
+    """One rank's step: span, compute busy time, collectives' time and the exposed part, in µs."""
+
+    rank: int | None
+    path: str
+    gpu: str | None
+    span_us: float
+    compute_us: float
+    comm_us: float
+    exposed_us: float
+    rows: list[CommRow] = field(default_factory=list)
+
+    @property
+    def overlapped_span_us(self) -> float:
+        """The span with every collective fully overlapped: span - exposed."""
+        return self.span_us - self.exposed_us
+
+
+@dataclass(frozen=True)
+class AcrossRanks:
+    """One collective (kind, bytes, its order among those) or compute kernel (by name) on every
+    rank: µs per rank, the slowest over the fastest, the slowest rank."""
+
+    what: str
+    times_us: dict[int, float]
+    spread: float
+    slowest: int
+
+
+@dataclass
+class CommsReport:
+    """Every rank's summary, the collectives and compute kernels across ranks, the link the
+    busbw is read against (None: unknown GPU), and notes on what the traces lack."""
+
+    ranks: list[RankSummary]
+    collectives: list[AcrossRanks]
+    kernels: list[AcrossRanks]
+    link: Link | None
+    notes: list[str] = field(default_factory=list)
+
+
+def _row(c: Comm, compute: list[tuple[float, float]], link: Link | None) -> CommRow:
+    k = c.kernel
+    exposed = overlap.exposed((k.ts_us, k.end_us), compute)
+    algbw = busbw = share = None
+    if c.nbytes and k.dur_us > 0:
+        algbw = collectives.algbw_gbps(c.nbytes, k.dur_us / 1000)
+        if c.ranks:
+            busbw = algbw * collectives.bus_factor(c.collective, c.ranks)
+            share = busbw / link.gbps if link is not None else None
+    return CommRow(c.collective, c.nbytes, c.ranks, k.dur_us, exposed, algbw, busbw, share, k.name, c.source)
+
+
+def summarise(trace: RankTrace, link: Link | None) -> RankSummary:
+    """One rank's step from its trace (see the module), on the GPU of its NCCL kernels (the most
+    common one where a trace holds several)."""
+    devices = [c.kernel.device for c in trace.comms] or [k.device for k in trace.kernels]
+    device = max(set(devices), key=devices.count)
+    kernels = [k for k in trace.kernels if k.device == device]
+    nccl = {id(c.kernel) for c in trace.comms}
+    compute = overlap.union([(k.ts_us, k.end_us) for k in kernels
+                             if id(k) not in nccl and not collectives.is_nccl(k.name)])
+    rows = [_row(c, compute, link) for c in trace.comms if c.kernel.device == device]
+    span = max(k.end_us for k in kernels) - min(k.ts_us for k in kernels)
+    return RankSummary(trace.rank, trace.path, trace.gpu, span, sum(b - a for a, b in compute),
+                       sum(r.time_us for r in rows), sum(r.exposed_us for r in rows), rows)
+
+
+def _across(per_rank: dict[int, dict[str, float]]) -> list[AcrossRanks]:
+    keys = list(dict.fromkeys(k for times in per_rank.values() for k in times))
+    out = []
+    for key in keys:
+        times = {r: t[key] for r, t in per_rank.items() if key in t}
+        if len(times) < 2:
+            continue
+        slowest = max(times, key=times.get)
+        fastest = min(times.values())
+        out.append(AcrossRanks(key, times, times[slowest] / fastest if fastest > 0 else float("inf"), slowest))
+    return sorted(out, key=lambda a: -max(a.times_us.values()))
+
+
+def report(traces: list[RankTrace], gpu: str | None = None) -> CommsReport:
+    """The communication of a step from the traces of its ranks (one each; a rank the trace does
+    not name is numbered by its place), read against the NVLink of `gpu` (a name) or of the GPU
+    the traces name."""
+    name = gpu or next((t.gpu for t in traces if t.gpu), None)
+    link = link_of(name)
+    notes = []
+    if link is None:
+        notes.append(f"no NVLink figure for {name or 'an unnamed GPU'}: bus bandwidth is given without a link to read "
+                     "it against (give --gpu, e.g. h100-sxm)")
+    ranks = [summarise(t, link) for t in traces]
+    numbered = [(t.rank if t.rank is not None else i, s) for i, (t, s) in enumerate(zip(traces, ranks))]
+    if len({r for r, _ in numbered}) < len(numbered):
+        notes.append("several traces name the same rank: ranks numbered by the order of the files")
+        numbered = [(i, s) for i, (_, s) in enumerate(numbered)]
+    colls: dict[int, dict[str, float]] = {}
+    kerns: dict[int, dict[str, float]] = {}
+    for r, s in numbered:
+        seen: dict[tuple, int] = {}
+        for row in s.rows:
+            key = (row.collective, row.nbytes)
+            seen[key] = seen.get(key, 0) + 1
+            size = f"{row.nbytes / 1e6:,.2f} MB" if row.nbytes else "size unknown"
+            colls.setdefault(r, {})[f"{collectives.LABELS[row.collective]} {size} #{seen[key]}"] = row.time_us
+    for (r, _), t in zip(numbered, traces):
+        for k in t.kernels:
+            if not collectives.is_nccl(k.name):
+                kerns.setdefault(r, {})
+                kerns[r][k.name] = kerns[r].get(k.name, 0.0) + k.dur_us
+    missing = sum(1 for s in ranks for row in s.rows if row.nbytes is None)
+    if missing:
+        notes.append(f"{missing} collective(s) without a message size in the trace: no bandwidth for them (profile "
+                     "with record_shapes=True, or PyTorch 2.2 or later, to record it)")
+    return CommsReport([s for _, s in numbered], _across(colls), _across(kerns)[:20], link, notes)

@@ -1,0 +1,1 @@
+"""Traces of programs as they ran (no replay), read into kernels and collectives."""
