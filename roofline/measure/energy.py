@@ -247,7 +247,9 @@ def command_energy(command: list[str], pci_bus_id: str | None = None, timeout_s:
         handle = (pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id
                   else pynvml.nvmlDeviceGetHandleByIndex(0))
         e0, t0 = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), time.monotonic()
-        done = subprocess.run(command, stdout=sys.stderr if stdout_to_stderr else None, timeout=timeout_s)
+        from ..nsight.run import program_env
+        done = subprocess.run(command, stdout=sys.stderr if stdout_to_stderr else None, timeout=timeout_s,
+                              env=program_env())
         e1, t1 = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), time.monotonic()
     except pynvml.NVMLError:
         return None

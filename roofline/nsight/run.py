@@ -10,6 +10,7 @@ Profiling: `ncu --clock-control none --target-processes all --metrics <COLLECT> 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -19,6 +20,9 @@ from pathlib import Path
 from ..errors import RunError, UsageError
 from .metrics import COLLECT
 
+# NVLink multicast (NVLS) off in every program roofline starts, unless its user set these: a
+# program profiled or measured here must not change how the machine's NVSwitch fabric is shared.
+NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 DEFAULT_LAUNCH_COUNT = 500  # launches a profile takes at most unless told (each costs a fraction of a second)
 
 INSTALL_HINT = ("install Nsight Compute (it comes with the CUDA toolkit, or from developer.nvidia.com/nsight-compute) "
@@ -128,13 +132,23 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
            "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
     output = subprocess.DEVNULL if capture else 2 if stdout_to_stderr else None
     try:
-        proc = subprocess.run(cmd, timeout=timeout_s, stdout=output, stderr=subprocess.DEVNULL if capture else None)
+        proc = subprocess.run(cmd, timeout=timeout_s, stdout=output, stderr=subprocess.DEVNULL if capture else None,
+                              env=program_env())
     except subprocess.TimeoutExpired:
         raise NcuError(f"the profile took longer than {timeout_s:g} s; profile fewer launches (--launch-count)") from None
     log = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
     check_permission("\n".join(log))
     report = Path(str(report_base) + ".ncu-rep")
     return ProfileRun(report if report.exists() else None, proc.returncode, log)
+
+
+def program_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a program is started in: `base` (this process's) with NVLink multicast
+    off (NO_MULTICAST) where the user has not set those variables."""
+    env = dict(os.environ if base is None else base)
+    for key, value in NO_MULTICAST.items():
+        env.setdefault(key, value)
+    return env
 
 
 def demangle(names: list[str]) -> dict[str, str]:
