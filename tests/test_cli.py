@@ -120,7 +120,7 @@ def test_help_and_commands():
     run_help = invoke("run", "--help").stdout
     assert "--all " in run_help and "<bool>" not in run_help and "--size N " in run_help
     assert_usage_error(invoke("frobnicate"),
-                       "No such command 'frobnicate'. Commands: run, profile, grade, tune, plot, show, occupancy, device, kernels, new, compare, whatif, project, check, schema.")
+                       "No such command 'frobnicate'. Commands: run, profile, grade, comms, tune, plot, show, occupancy, device, kernels, new, compare, whatif, project, check, schema.")
     assert invoke("--version").stdout.startswith("roofline 0.")
 
 

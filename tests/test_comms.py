@@ -1,0 +1,144 @@
+"""Communication across ranks, without a GPU: NCCL's kernel names, nccl-tests' bandwidth
+arithmetic against its published output, interval overlap, and traces other people recorded
+(tests/fixtures/traces/public, SOURCES.md there) read as a user would."""
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from roofline.analysis.comms import report
+from roofline.cli import app
+from roofline.errors import UsageError
+from roofline.model import collectives, overlap
+from roofline.model.links import link_of
+from roofline.nsight.run import NO_MULTICAST, program_env
+from roofline.traces import kineto
+
+PUBLIC = Path(__file__).resolve().parent / "fixtures" / "traces" / "public"
+
+
+@pytest.mark.parametrize("name, want", [
+    ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+     ("all_reduce", "Sum", "float", "RING", "LL")),
+    ("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+     ("send_recv", "Sum", "int8_t", "RING", "SIMPLE")),
+    ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", ("all_reduce", "Sum", "bf16", "RING", "LL")),
+    ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", ("all_gather", None, None, "RING", "LL")),
+    ("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL128(x)", ("reduce_scatter", "Sum", "f32", "RING", "LL128")),
+    ("ncclDevKernel_AllReduce_Sum_f32_NVLS_TREE_SIMPLE(x)", ("all_reduce", "Sum", "f32", "NVLS_TREE", "SIMPLE")),
+])
+def test_nccl_kernel_names_say_their_collective(name, want):
+    c = collectives.classify(name)
+    assert (c.collective, c.op, c.dtype, c.algorithm, c.protocol) == want
+    assert collectives.is_nccl(name) and not collectives.is_nccl("ampere_sgemm_128x64_nn")
+    assert collectives.classify("ncclDevKernel_Generic(x)") is None
+
+
+def test_bandwidth_is_nccl_tests_own():
+    """nccl-tests' output of an all-reduce on a 72-GPU NVLink domain (coreweave/nccl-tests pull
+    request 43): 536,870,912 B in 1,806.7 us is 297.16 GB/s algbw, 586.06 busbw; 1 GiB in 3,108.8 us
+    is 345.38 and 681.17."""
+    for nbytes, us, algbw, busbw in ((536870912, 1806.7, 297.16, 586.06), (1073741824, 3108.8, 345.38, 681.17)):
+        # its time column is rounded to 0.1 us; its bandwidths come from the unrounded time
+        assert collectives.algbw_gbps(nbytes, us / 1000) == pytest.approx(algbw, rel=1e-4)
+        assert collectives.busbw_gbps("all_reduce", nbytes, us / 1000, 72) == pytest.approx(busbw, rel=1e-4)
+    assert collectives.bus_factor("all_gather", 8) == 7 / 8 and collectives.bus_factor("all_reduce", 8) == 1.75
+    assert collectives.bus_factor("broadcast", 8) == 1.0 and collectives.bus_factor("all_reduce", 1) == 0.0
+
+
+def test_overlap_by_hand():
+    assert overlap.union([(5, 6), (0, 2), (1, 3), (7, 7)]) == [(0, 3), (5, 6)]
+    assert overlap.covered((0, 10), [(2, 4), (8, 12)]) == 4
+    assert overlap.exposed((0, 10), [(2, 4), (8, 12)]) == 6 and overlap.exposed((3, 4), [(0, 10)]) == 0
+
+
+def test_a_ddp_trace_with_messages_in_the_kernels_args():
+    """Rank 0 of 2 on an A100: 15 all-reduce and 6 broadcast kernels; the first all-reduce carries
+    6,637,568 floats (26,550,272 bytes) and took 2,636.669 us: 10.07 GB/s, busbw the same on 2 ranks."""
+    t = kineto.read(PUBLIC / "nccl_data.json.gz")
+    assert (t.rank, t.world_size, t.gpu) == (0, 2, "NVIDIA A100-PG509-200")
+    kinds = [c.collective for c in t.comms]
+    assert kinds.count("all_reduce") == 15 and kinds.count("broadcast") == 6
+    first = next(c for c in t.comms if c.kernel.dur_us == 2636.669)
+    assert first.source == "kernel args" and first.ranks == 2
+    r = report([t], "NVIDIA A100-SXM4-40GB")
+    row = next(x for x in r.ranks[0].rows if x.name == first.kernel.name and x.time_us == first.kernel.dur_us)
+    assert row.nbytes == 26_550_272 and row.algbw_gbps == pytest.approx(26_550_272 / 2636.669e-6 / 1e9, rel=1e-6)
+    assert row.busbw_gbps == pytest.approx(row.algbw_gbps) and r.link.gbps == 300
+
+
+def test_exposed_time_agrees_with_a_timeline_at_one_microsecond():
+    """The exposed part of each collective, against a brute-force timeline of 1 us steps over
+    the trace's compute kernels on the same GPU."""
+    t = kineto.read(PUBLIC / "nccl_data.json.gz")
+    s = report([t]).ranks[0]
+    nccl = {c.kernel for c in t.comms}
+    start = min(k.ts_us for k in t.kernels)
+    busy = np.zeros(int(max(k.end_us for k in t.kernels) - start) + 2, dtype=bool)
+    for k in t.kernels:
+        if k not in nccl and k.device == 0:
+            busy[int(k.ts_us - start):int(k.end_us - start)] = True
+    for c, row in zip([c for c in t.comms if c.kernel.device == 0], s.rows):
+        a, b = int(c.kernel.ts_us - start), int(c.kernel.end_us - start)
+        assert row.exposed_us == pytest.approx((~busy[a:b]).sum(), abs=3)
+    assert 0 < s.exposed_us <= s.comm_us and s.overlapped_span_us == pytest.approx(s.span_us - s.exposed_us)
+
+
+def test_two_ranks_of_128_with_messages_only_in_the_ops_shapes():
+    """Two ranks of a sampled 128-rank step: the SendRecv kernels are all-to-all (their op is
+    nccl:all_to_all), their bytes from its input's shape and type; the all-gathers record no size."""
+    ranks = [kineto.read(PUBLIC / f"sampled_rank-{i}.json.gz") for i in (0, 1)]
+    assert [(t.rank, t.world_size) for t in ranks] == [(0, 128), (1, 128)]
+    kinds = sorted({c.collective for c in ranks[0].comms})
+    assert kinds == ["all_gather", "all_reduce", "all_to_all"]
+    assert all("SendRecv" in c.kernel.name for c in ranks[0].comms if c.collective == "all_to_all")
+    sized = [c for c in ranks[0].comms if c.nbytes]
+    assert sized and all(c.source == "input dims" and c.ranks == 128 for c in sized)
+    r = report(ranks)
+    assert [s.rank for s in r.ranks] == [0, 1] and r.link is None and any("no NVLink figure" in n for n in r.notes)
+    assert any("without a message size" in n for n in r.notes)
+    both = next(a for a in r.collectives if a.what.startswith("all-reduce"))
+    assert set(both.times_us) == {0, 1} and both.spread >= 1 and both.slowest in (0, 1)
+
+
+def test_links_by_gpu_name():
+    assert link_of("NVIDIA H200").gbps == 450 and link_of("NVIDIA A100-SXM4-80GB").gbps == 300
+    assert link_of("NVIDIA H100 PCIe").gbps == 300 and link_of("NVIDIA GeForce RTX 4090") is None
+
+
+def test_comms_command(tmp_path):
+    r = CliRunner().invoke(app, ["comms", str(PUBLIC), "--gpu", "a100-sxm4-40gb"], env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    assert "exposed" in r.output and "NVLink 3 300 GB/s each way" in r.output
+    doc = json.loads(CliRunner().invoke(app, ["comms", str(PUBLIC / "nccl_data.json.gz"), "--json"]).stdout)
+    assert doc["ranks"][0]["rank"] == 0 and len(doc["ranks"][0]["rows"]) == 21
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    (tmp_path / "empty").mkdir()
+    for args, why in (([str(bad)], "no traceEvents"), ([str(tmp_path / "none.json")], "no such trace file"),
+                      ([str(tmp_path / "empty")], "a folder with no .json"), ([], "give the traces")):
+        r = CliRunner().invoke(app, ["comms", *args])
+        assert r.exit_code == 2 and why in r.output and r.output.count("\n") == 1, r.output
+    empty = tmp_path / "t.json.gz"
+    empty.write_bytes(gzip.compress(json.dumps({"traceEvents": []}).encode()))
+    with pytest.raises(UsageError, match="no GPU kernel in the trace"):
+        kineto.read(empty)
+
+
+def test_programs_start_with_nvlink_multicast_off():
+    env = program_env({"NCCL_NVLS_ENABLE": "1", "PATH": "/bin"})
+    assert env["NCCL_NVLS_ENABLE"] == "1"  # the user's own setting stands
+    assert env["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1" and env["NVSHMEM_DISABLE_NVLS"] == "1"
+    assert set(NO_MULTICAST) <= set(program_env({}))
+
+
+def test_the_communication_roof_is_drawn(tmp_path):
+    out = tmp_path / "comms.png"
+    r = CliRunner().invoke(app, ["comms", str(PUBLIC / "sampled_rank-0.json.gz"), str(PUBLIC / "sampled_rank-1.json.gz"),
+                                 "--gpu", "a100-sxm4-80gb", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.stat().st_size > 20_000 and f"wrote {out}" in r.stdout
