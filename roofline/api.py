@@ -1240,12 +1240,15 @@ def _count_grade(w, device: DeviceSpec, grading) -> tuple:
     return grading.counted_of(done.results, w.work(), device.roofs), None
 
 
-def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = None):
+def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = None,
+          nccl_tests: Path | None = None, collective: str | None = None):
     """The communication of a step from PyTorch profiler traces, one per rank (files, or folders
     of `*.json` / `*.json.gz`): each rank's exposed communication and each collective's bus
     bandwidth against the GPU's NVLink (`analysis.comms.report`); with `chart_out`, the
-    communication roof drawn there (`render.comms_chart`). `gpu` names the GPU where the traces
-    do not (a preset or a name). Raises UsageError for a path that holds no trace."""
+    communication roof drawn there (`render.comms_chart`); with `nccl_tests` (its output on the
+    same machine; `collective` where its command line is not in it), each collective of that kind
+    against nccl-tests' busbw at its size. `gpu` names the GPU where the traces do not (a preset
+    or a name). Raises UsageError for a path that holds no trace, or an unknown collective."""
     from .analysis.comms import report
     from .traces import kineto
     if not paths:
@@ -1269,7 +1272,18 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
             name = from_preset(gpu).name
         except UsageError:
             name = gpu
-    result = report(traces, name)
+    reference = None
+    if collective is not None and nccl_tests is None:
+        raise UsageError("{collective} names the collective of --nccl-tests output; give that too", "collective",
+                         ["nccl_tests"])
+    if nccl_tests is not None:
+        from .model.collectives import COLLECTIVES, collective_of
+        from .traces import nccl_tests as nt
+        coll = collective_of(collective) if collective is not None else None
+        if collective is not None and coll is None:
+            raise UsageError(f"{{collective}} {collective!r}: one of {', '.join(COLLECTIVES)}", "collective")
+        reference = nt.read(nccl_tests, coll)
+    result = report(traces, name, reference)
     if chart_out is not None:
         from .render import comms_chart
         comms_chart.draw(result, chart_out)

@@ -297,6 +297,11 @@ def comms(
                                            "traces do not name it (a preset such as h100-sxm)."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="CHART",
                                        help="Also draw the communication roof and each rank's step (.png, .svg, .pdf)."),
+    nccl_tests: Optional[Path] = typer.Option(None, "--nccl-tests", metavar="OUTPUT",
+                                              help="nccl-tests' output on the same machine (all_reduce_perf ...): "
+                                                   "each collective of its kind against its busbw at that size."),
+    collective: Optional[str] = typer.Option(None, "--collective", metavar="NAME",
+                                             help="The collective of --nccl-tests output that does not say it."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of the tables."),
 ):
     """Read every rank's PyTorch profiler trace (kernels at full speed, NCCL's collectives as they
@@ -308,7 +313,7 @@ def comms(
     Example: roofline comms traces/   (one trace per rank, from torch.profiler's
     tensorboard_trace_handler)
     """
-    present(outcome.comms(api.comms(list(traces or []), gpu, out), out), as_json)
+    present(outcome.comms(api.comms(list(traces or []), gpu, out, nccl_tests, collective), out), as_json)
 
 
 @app.command(cls=Command, short_help="Search the autotuned kernel's tile on this GPU.")

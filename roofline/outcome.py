@@ -318,6 +318,7 @@ def comms(result, out: Path | None = None) -> Outcome:
         return list(comms_tables(result, width)) + ([Plain(f"wrote {out}")] if out is not None else [])
 
     doc = {"link": asdict(result.link) if result.link else None, "notes": result.notes,
+           "nccl_tests": asdict(result.reference) if result.reference else None,
            "ranks": [asdict(s) | {"overlapped_span_us": s.overlapped_span_us} for s in result.ranks],
            "collectives": [asdict(a) for a in result.collectives], "kernels": [asdict(a) for a in result.kernels]}
     return Outcome(doc, view, tuple(result.notes))

@@ -142,3 +142,46 @@ def test_the_communication_roof_is_drawn(tmp_path):
                                  "--gpu", "a100-sxm4-80gb", "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert out.stat().st_size > 20_000 and f"wrote {out}" in r.stdout
+
+
+def test_nccl_tests_output_is_the_reference():
+    """The published all_reduce_perf rows of 72 GB200 ranks: read as printed (out-of-place), their
+    ranks from the highest rank line, busbw interpolated in log size between rows; our own
+    arithmetic over their sizes and times gives their busbw back to 0.01 %."""
+    from roofline.traces import nccl_tests
+
+    ref = nccl_tests.read(PUBLIC / "nccl-tests-gb200-nvl72.txt", "all_reduce")
+    assert (ref.collective, ref.ranks, len(ref.points)) == ("all_reduce", 72, 5)
+    assert ref.busbw_at(536870912) == 586.06 and ref.busbw_at(2**29 * 2**0.5) == pytest.approx((586.06 + 681.17) / 2)
+    assert ref.busbw_at(100) is None
+    for p in ref.points:
+        assert collectives.busbw_gbps("all_reduce", p.nbytes, p.time_us / 1000, ref.ranks) == pytest.approx(
+            p.busbw_gbps, rel=1e-4)
+    with pytest.raises(UsageError, match="no nccl-tests result row"):
+        nccl_tests.read(PUBLIC / "SOURCES.md")
+
+
+def test_comms_against_nccl_tests(tmp_path):
+    r = CliRunner().invoke(app, ["comms", str(PUBLIC / "nccl_data.json.gz"), "--gpu", "a100-sxm4-40gb", "--nccl-tests",
+                                 str(PUBLIC / "nccl-tests-gb200-nvl72.txt"), "--collective", "all_reduce", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["nccl_tests"]["ranks"] == 72 and any("ran on 72 ranks" in n for n in doc["notes"])
+    r = CliRunner().invoke(app, ["comms", str(PUBLIC / "nccl_data.json.gz"), "--collective", "all_reduce"])
+    assert r.exit_code == 2 and "--collective names the collective of --nccl-tests output" in r.output
+
+
+def test_a_collective_as_fast_as_nccl_tests_reads_100_percent_of_it():
+    from roofline.analysis.comms import summarise
+    from roofline.model.links import Link
+    from roofline.traces import nccl_tests
+    from roofline.traces.kineto import Comm, Kernel, RankTrace
+
+    ref = nccl_tests.read(PUBLIC / "nccl-tests-gb200-nvl72.txt", "all_reduce")
+    nccl = Kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 1000.0, 3108.8, 0, 7)
+    gemm = Kernel("sm90_xmma_gemm", 0.0, 2000.0, 0, 8)
+    trace = RankTrace("t", 0, 72, None, [gemm, nccl], [Comm(nccl, "all_reduce", 1073741824.0, 72)])
+    s = summarise(trace, Link("NVLink 5", 18, 50.0, "test"), ref)
+    row = s.rows[0]
+    assert row.of_reference == pytest.approx(1.0, rel=1e-4) and row.of_link == pytest.approx(681.17 / 900, rel=1e-4)
+    assert row.exposed_us == pytest.approx(3108.8 - 1000.0) and s.span_us == pytest.approx(4108.8)

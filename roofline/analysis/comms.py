@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ..model import collectives, overlap
 from ..model.links import Link, link_of
 from ..traces.kineto import Comm, RankTrace
+from ..traces.nccl_tests import NcclTests
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class CommRow:
     of_link: float | None
     name: str
     source: str | None
+    of_reference: float | None = None  # busbw over nccl-tests' at the same size (same collective)
 
 
 @dataclass(frozen=True)
@@ -79,21 +81,26 @@ class CommsReport:
     kernels: list[AcrossRanks]
     link: Link | None
     notes: list[str] = field(default_factory=list)
+    reference: NcclTests | None = None
 
 
-def _row(c: Comm, compute: list[tuple[float, float]], link: Link | None) -> CommRow:
+def _row(c: Comm, compute: list[tuple[float, float]], link: Link | None,
+         reference: NcclTests | None = None) -> CommRow:
     k = c.kernel
     exposed = overlap.exposed((k.ts_us, k.end_us), compute)
-    algbw = busbw = share = None
+    algbw = busbw = share = of_ref = None
     if c.nbytes and k.dur_us > 0:
         algbw = collectives.algbw_gbps(c.nbytes, k.dur_us / 1000)
         if c.ranks:
             busbw = algbw * collectives.bus_factor(c.collective, c.ranks)
             share = busbw / link.gbps if link is not None else None
-    return CommRow(c.collective, c.nbytes, c.ranks, k.dur_us, exposed, algbw, busbw, share, k.name, c.source)
+            if reference is not None and reference.collective == c.collective:
+                ref = reference.busbw_at(c.nbytes)
+                of_ref = busbw / ref if ref else None
+    return CommRow(c.collective, c.nbytes, c.ranks, k.dur_us, exposed, algbw, busbw, share, k.name, c.source, of_ref)
 
 
-def summarise(trace: RankTrace, link: Link | None) -> RankSummary:
+def summarise(trace: RankTrace, link: Link | None, reference: NcclTests | None = None) -> RankSummary:
     """One rank's step from its trace (see the module), on the GPU of its NCCL kernels (the most
     common one where a trace holds several)."""
     devices = [c.kernel.device for c in trace.comms] or [k.device for k in trace.kernels]
@@ -102,7 +109,7 @@ def summarise(trace: RankTrace, link: Link | None) -> RankSummary:
     nccl = {id(c.kernel) for c in trace.comms}
     compute = overlap.union([(k.ts_us, k.end_us) for k in kernels
                              if id(k) not in nccl and not collectives.is_nccl(k.name)])
-    rows = [_row(c, compute, link) for c in trace.comms if c.kernel.device == device]
+    rows = [_row(c, compute, link, reference) for c in trace.comms if c.kernel.device == device]
     span = max(k.end_us for k in kernels) - min(k.ts_us for k in kernels)
     return RankSummary(trace.rank, trace.path, trace.gpu, span, sum(b - a for a, b in compute),
                        sum(r.time_us for r in rows), sum(r.exposed_us for r in rows), rows)
@@ -121,17 +128,25 @@ def _across(per_rank: dict[int, dict[str, float]]) -> list[AcrossRanks]:
     return sorted(out, key=lambda a: -max(a.times_us.values()))
 
 
-def report(traces: list[RankTrace], gpu: str | None = None) -> CommsReport:
+def report(traces: list[RankTrace], gpu: str | None = None, reference: NcclTests | None = None) -> CommsReport:
     """The communication of a step from the traces of its ranks (one each; a rank the trace does
     not name is numbered by its place), read against the NVLink of `gpu` (a name) or of the GPU
-    the traces name."""
+    the traces name, and with `reference` (nccl-tests' output on the same machine) each
+    collective of its kind against nccl-tests' busbw at the same message size."""
     name = gpu or next((t.gpu for t in traces if t.gpu), None)
     link = link_of(name)
     notes = []
     if link is None:
         notes.append(f"no NVLink figure for {name or 'an unnamed GPU'}: bus bandwidth is given without a link to read "
                      "it against (give --gpu, e.g. h100-sxm)")
-    ranks = [summarise(t, link) for t in traces]
+    ranks = [summarise(t, link, reference) for t in traces]
+    if reference is not None and reference.collective is None:
+        notes.append(f"{reference.path}: its collective is not named (a *_perf command line); give --collective")
+    elif reference is not None and reference.ranks and any(
+            row.ranks and row.ranks != reference.ranks for s in ranks for row in s.rows
+            if row.collective == reference.collective):
+        notes.append(f"{reference.path} ran on {reference.ranks} ranks, the traces' collectives on others: "
+                     "bus bandwidth compares across rank counts, times do not")
     numbered = [(t.rank if t.rank is not None else i, s) for i, (t, s) in enumerate(zip(traces, ranks))]
     if len({r for r, _ in numbered}) < len(numbered):
         notes.append("several traces name the same rank: ranks numbered by the order of the files")
@@ -154,4 +169,4 @@ def report(traces: list[RankTrace], gpu: str | None = None) -> CommsReport:
     if missing:
         notes.append(f"{missing} collective(s) without a message size in the trace: no bandwidth for them (profile "
                      "with record_shapes=True, or PyTorch 2.2 or later, to record it)")
-    return CommsReport([s for _, s in numbered], _across(colls), _across(kerns)[:20], link, notes)
+    return CommsReport([s for _, s in numbered], _across(colls), _across(kerns)[:20], link, notes, reference)

@@ -32,6 +32,11 @@ def draw(r: CommsReport, out: Path) -> None:
         seen.add(row.collective)
         ax.scatter([row.nbytes], [row.busbw_gbps], marker=MARKERS[row.collective], s=28, color=color,
                    edgecolors="black", linewidths=0.3, label=text(label) if label else None, zorder=3)
+    if r.reference is not None:
+        pts = sorted((p for p in r.reference.points if p.nbytes > 0), key=lambda p: p.nbytes)
+        what = LABELS.get(r.reference.collective, "?")
+        ax.plot([p.nbytes for p in pts], [p.busbw_gbps for p in pts], color="0.45", lw=1.2, marker=".",
+                label=text(f"nccl-tests {what}" + (f", {r.reference.ranks} ranks" if r.reference.ranks else "")))
     ax.set_xscale("log")
     ax.set_yscale("log")
     if r.link is not None:

@@ -31,12 +31,13 @@ def comms_tables(r: CommsReport, width: int = 200, top: int = 12) -> list[Table]
                      str(row.ranks or "-"), f"{row.time_us:,.1f}",
                      f"{row.algbw_gbps:,.1f}" if row.algbw_gbps is not None else "-",
                      f"{row.busbw_gbps:,.1f}" if row.busbw_gbps is not None else "-",
-                     f"{100 * row.of_link:.0f}%" if row.of_link is not None else "-", f"{row.exposed_us:,.1f}"])
+                     f"{100 * row.of_link:.0f}%" if row.of_link is not None else "-",
+                     f"{100 * row.of_reference:.0f}%" if row.of_reference is not None else "-", f"{row.exposed_us:,.1f}"])
     if rows:
         out += _fit(f"rank {first.rank}: its {len(rows)} longest collectives against the link ({link})",
                     ("collective", "left"), [("MB", "right"), ("ranks", "right"), ("us", "right"),
                                              ("algbw GB/s", "right"), ("busbw GB/s", "right"), ("of link", "right"),
-                                             ("exposed us", "right")], rows, width)
+                                             ("of nccl-tests", "right"), ("exposed us", "right")], rows, width)
     for title, items in (("collectives", r.collectives), ("compute kernels", r.kernels)):
         if not items:
             continue
