@@ -1274,7 +1274,7 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
             name = gpu
     reference = None
     if collective is not None and nccl_tests is None:
-        raise UsageError("{collective} names the collective of --nccl-tests output; give that too", "collective",
+        raise UsageError("{collective} names the collective of {nccl_tests} output; give that too", "collective",
                          ["nccl_tests"])
     if nccl_tests is not None:
         from .model.collectives import COLLECTIVES, collective_of
