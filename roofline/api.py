@@ -1253,24 +1253,36 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
     from .traces import kineto
     if not paths:
         raise UsageError("give the traces, one per rank (files or a folder of them)")
-    files_ = []
+    files_, skipped = [], []
+    traces = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
             found = sorted([*p.glob("*.json"), *p.glob("*.json.gz")])
+            for f in found:  # a folder's other JSON files are not traces: each is named, not fatal
+                try:
+                    traces.append(kineto.read(f))
+                    files_.append(f)
+                except UsageError as exc:
+                    skipped.append(exc.message)
             if not found:
                 raise UsageError(f"{p}: a folder with no .json or .json.gz trace in it")
-            files_ += found
         else:
+            traces.append(kineto.read(p))
             files_.append(p)
+    if not traces:
+        raise UsageError(f"no trace could be read: {skipped[0]}")
     if chart_out is not None:
         chart.check_output(chart_out, files_)
-    traces = [kineto.read(f) for f in files_]
     name = None
     if gpu is not None:
+        from .model.links import link_of
         try:
             name = from_preset(gpu).name
         except UsageError:
+            if link_of(gpu) is None:
+                raise UsageError(f"{{gpu}} {gpu!r}: no preset of that name and no GPU whose NVLink is known "
+                                 "(h100-sxm, h200, a100-sxm4-80gb, ...)", "gpu") from None
             name = gpu
     reference = None
     if collective is not None and nccl_tests is None:
@@ -1284,6 +1296,7 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
             raise UsageError(f"{{collective}} {collective!r}: one of {', '.join(COLLECTIVES)}", "collective")
         reference = nt.read(nccl_tests, coll)
     result = report(traces, name, reference)
+    result.notes[:0] = [f"not a trace, left out: {s}" for s in skipped]
     if chart_out is not None:
         from .render import comms_chart
         comms_chart.draw(result, chart_out)

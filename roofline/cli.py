@@ -293,8 +293,8 @@ def comms(
                                                   help="PyTorch profiler traces (.json, .json.gz), one per rank, "
                                                        "or folders of them."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
-                                      help="The GPU whose NVLink the bus bandwidth is read against, where the "
-                                           "traces do not name it (a preset such as h100-sxm)."),
+                                      help="The GPU whose NVLink the bus bandwidth is read against, in place of "
+                                           "the one the traces name (a preset such as h100-sxm)."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="CHART",
                                        help="Also draw the communication roof and each rank's step (.png, .svg, .pdf)."),
     nccl_tests: Optional[Path] = typer.Option(None, "--nccl-tests", metavar="OUTPUT",

@@ -90,17 +90,20 @@ def test_exposed_time_agrees_with_a_timeline_at_one_microsecond():
 
 def test_two_ranks_of_128_with_messages_only_in_the_ops_shapes():
     """Two ranks of a sampled 128-rank step: the SendRecv kernels are all-to-all (their op is
-    nccl:all_to_all), their bytes from its input's shape and type; the all-gathers record no size."""
+    nccl:all_to_all), their bytes from its input's shape and type; the all-gathers' from
+    c10d::_allgather_base_'s (output, input) shapes: 1,073,741,824 int8 gathered from 16,777,216
+    each, so a group of 64."""
     ranks = [kineto.read(PUBLIC / f"sampled_rank-{i}.json.gz") for i in (0, 1)]
     assert [(t.rank, t.world_size) for t in ranks] == [(0, 128), (1, 128)]
     kinds = sorted({c.collective for c in ranks[0].comms})
     assert kinds == ["all_gather", "all_reduce", "all_to_all"]
     assert all("SendRecv" in c.kernel.name for c in ranks[0].comms if c.collective == "all_to_all")
-    sized = [c for c in ranks[0].comms if c.nbytes]
-    assert sized and all(c.source == "input dims" and c.ranks == 128 for c in sized)
+    assert all(c.nbytes and c.source == "input dims" for c in ranks[0].comms)
+    gathers = [c for c in ranks[0].comms if c.collective == "all_gather"]
+    assert [(c.nbytes, c.ranks) for c in gathers] == [(1073741824, 64)] * 2
+    assert all(c.ranks == 128 for c in ranks[0].comms if c.collective != "all_gather")
     r = report(ranks)
     assert [s.rank for s in r.ranks] == [0, 1] and r.link is None and any("no NVLink figure" in n for n in r.notes)
-    assert any("without a message size" in n for n in r.notes)
     both = next(a for a in r.collectives if a.what.startswith("all-reduce"))
     assert set(both.times_us) == {0, 1} and both.spread >= 1 and both.slowest in (0, 1)
 
@@ -185,3 +188,51 @@ def test_a_collective_as_fast_as_nccl_tests_reads_100_percent_of_it():
     row = s.rows[0]
     assert row.of_reference == pytest.approx(1.0, rel=1e-4) and row.of_link == pytest.approx(681.17 / 900, rel=1e-4)
     assert row.exposed_us == pytest.approx(3108.8 - 1000.0) and s.span_us == pytest.approx(4108.8)
+
+
+def _trace(path, kernels, rank=None, world=None, gpu=None):
+    doc = {"traceEvents": [{"cat": "kernel", "name": n, "ts": ts, "dur": dur, "args": {"device": 0, "stream": 7, **a}}
+                           for n, ts, dur, a in kernels]}
+    if rank is not None:
+        doc["distributedInfo"] = {"rank": rank, "world_size": world}
+    if gpu:
+        doc["deviceProperties"] = [{"id": 0, "name": gpu}]
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_synthetic_step_by_hand(tmp_path):
+    """Compute at 0-100 and 150-190 us; an all_to_allv of 4,194,304 bytes on 8 ranks at 80-180 us
+    (compute covers 80-100 and 150-180 of it: 50 us exposed); an all-gather whose S is its output
+    (4,194,304 floats) at 200-300 us, all exposed."""
+    ata = {"Collective name": "all_to_allv", "In msg nelems": 1048576, "Out msg nelems": 1048576, "dtype": "Float",
+           "Group size": 8}
+    ag = {"Collective name": "_allgather_base", "In msg nelems": 524288, "Out msg nelems": 4194304, "dtype": "Float",
+          "Group size": 8}
+    t = kineto.read(_trace(tmp_path / "r0.json", [("gemm", 0, 100, {}), ("gemm", 150, 40, {}),
+                                                ("ncclDevKernel_SendRecv(x)", 80, 100, ata),
+                                                ("ncclDevKernel_AllGather_RING_LL(x)", 200, 100, ag)], 0, 8, "NVIDIA H100 80GB HBM3"))
+    s = report([t]).ranks[0]
+    a2a, gather = s.rows
+    assert a2a.collective == "all_to_all" and a2a.exposed_us == 50
+    assert a2a.busbw_gbps == pytest.approx(4194304 / 100e-6 / 1e9 * 7 / 8)
+    assert gather.nbytes == 4194304 * 4 and gather.exposed_us == 100 and gather.algorithm == "RING"
+    assert s.span_us == 300 and s.compute_us == 140 and s.exposed_us == 150
+
+
+def test_mixed_and_unnumbered_traces_are_said_so(tmp_path):
+    folder = tmp_path / "t"
+    folder.mkdir()
+    _trace(folder / "a.json", [("gemm", 0, 10, {})])
+    _trace(folder / "b.json", [("gemm", 0, 12, {})])
+    (folder / "notes.json").write_text('{"not": "a trace"}')
+    r = CliRunner().invoke(app, ["comms", str(folder), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [x["rank"] for x in doc["ranks"]] == [0, 1]
+    assert any("not a trace, left out" in n for n in doc["notes"]) and any("no NCCL kernel" in n for n in doc["notes"])
+    assert any("ranks numbered by the order of the files" in n for n in doc["notes"])
+    mixed = report([kineto.read(PUBLIC / "nccl_data.json.gz"), kineto.read(PUBLIC / "sampled_rank-0.json.gz")])
+    assert any("different jobs" in n for n in mixed.notes)
+    r = CliRunner().invoke(app, ["comms", str(PUBLIC), "--gpu", "nonsense"])
+    assert r.exit_code == 2 and "--gpu 'nonsense': no preset of that name" in r.output

@@ -39,6 +39,8 @@ class CommRow:
     name: str
     source: str | None
     of_reference: float | None = None  # busbw over nccl-tests' at the same size (same collective)
+    algorithm: str | None = None
+    protocol: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ def _row(c: Comm, compute: list[tuple[float, float]], link: Link | None,
             if reference is not None and reference.collective == c.collective:
                 ref = reference.busbw_at(c.nbytes)
                 of_ref = busbw / ref if ref else None
-    return CommRow(c.collective, c.nbytes, c.ranks, k.dur_us, exposed, algbw, busbw, share, k.name, c.source, of_ref)
+    return CommRow(c.collective, c.nbytes, c.ranks, k.dur_us, exposed, algbw, busbw, share, k.name, c.source, of_ref,
+                   c.algorithm, c.protocol)
 
 
 def summarise(trace: RankTrace, link: Link | None, reference: NcclTests | None = None) -> RankSummary:
@@ -105,7 +108,7 @@ def summarise(trace: RankTrace, link: Link | None, reference: NcclTests | None =
     common one where a trace holds several)."""
     devices = [c.kernel.device for c in trace.comms] or [k.device for k in trace.kernels]
     device = max(set(devices), key=devices.count)
-    kernels = [k for k in trace.kernels if k.device == device]
+    kernels = [k for k in trace.kernels if k.device == device]  # the other GPUs' kernels are another rank's
     nccl = {id(c.kernel) for c in trace.comms}
     compute = overlap.union([(k.ts_us, k.end_us) for k in kernels
                              if id(k) not in nccl and not collectives.is_nccl(k.name)])
@@ -139,34 +142,59 @@ def report(traces: list[RankTrace], gpu: str | None = None, reference: NcclTests
     if link is None:
         notes.append(f"no NVLink figure for {name or 'an unnamed GPU'}: bus bandwidth is given without a link to read "
                      "it against (give --gpu, e.g. h100-sxm)")
+    from dataclasses import replace
     ranks = [summarise(t, link, reference) for t in traces]
+    named = [t.rank for t in traces]
+    if None in named or len(set(named)) < len(named):
+        notes.append("ranks numbered by the order of the files: "
+                     + ("a trace names no rank" if None in named else "several traces name the same rank"))
+        ranks = [replace(s, rank=i) for i, s in enumerate(ranks)]
+    if len({t.world_size for t in traces}) > 1 or len({t.gpu for t in traces if t.gpu}) > 1:
+        notes.append("the traces come from different jobs (their world sizes or GPUs differ): read them apart")
+    for t in traces:
+        if not t.comms:
+            notes.append(f"{t.path}: no NCCL kernel in it")
     if reference is not None and reference.collective is None:
         notes.append(f"{reference.path}: its collective is not named (a *_perf command line); give --collective")
-    elif reference is not None and reference.ranks and any(
-            row.ranks and row.ranks != reference.ranks for s in ranks for row in s.rows
-            if row.collective == reference.collective):
-        notes.append(f"{reference.path} ran on {reference.ranks} ranks, the traces' collectives on others: "
-                     "bus bandwidth compares across rank counts, times do not")
-    numbered = [(t.rank if t.rank is not None else i, s) for i, (t, s) in enumerate(zip(traces, ranks))]
-    if len({r for r, _ in numbered}) < len(numbered):
-        notes.append("several traces name the same rank: ranks numbered by the order of the files")
-        numbered = [(i, s) for i, (_, s) in enumerate(numbered)]
+    elif reference is not None:
+        if reference.ranks and any(row.ranks and row.ranks != reference.ranks for s in ranks for row in s.rows
+                                   if row.collective == reference.collective):
+            notes.append(f"{reference.path} ran on {reference.ranks} ranks, the traces' collectives on others: "
+                         "bus bandwidth compares across rank counts, times do not")
+        sizes = [p.nbytes for p in reference.points if p.nbytes > 0]
+        outside = sum(1 for s in ranks for row in s.rows if row.collective == reference.collective and row.nbytes
+                      and row.busbw_gbps and row.of_reference is None)
+        if outside and sizes:
+            notes.append(f"{outside} {collectives.LABELS[reference.collective]}(s) outside nccl-tests' sizes "
+                         f"({min(sizes):,} to {max(sizes):,} bytes): not read against it")
+    over = [row for s in ranks for row in s.rows if row.of_link is not None and row.of_link > 1.05]
+    if over:
+        notes.append(f"{len(over)} collective(s) above the link's bandwidth: their ranks do not all share this link "
+                     "(NVLink and a network mixed, or fewer GPUs per node), or the GPU is not the one named")
     colls: dict[int, dict[str, float]] = {}
     kerns: dict[int, dict[str, float]] = {}
-    for r, s in numbered:
+    for s in ranks:
         seen: dict[tuple, int] = {}
         for row in s.rows:
             key = (row.collective, row.nbytes)
             seen[key] = seen.get(key, 0) + 1
             size = f"{row.nbytes / 1e6:,.2f} MB" if row.nbytes else "size unknown"
-            colls.setdefault(r, {})[f"{collectives.LABELS[row.collective]} {size} #{seen[key]}"] = row.time_us
-    for (r, _), t in zip(numbered, traces):
+            colls.setdefault(s.rank, {})[f"{collectives.LABELS[row.collective]} {size} #{seen[key]}"] = row.time_us
+    for s, t in zip(ranks, traces):
+        device = max((k.device for k in t.kernels), key=[k.device for k in t.kernels].count)
+        devs = [c.kernel.device for c in t.comms]
+        device = max(set(devs), key=devs.count) if devs else device
         for k in t.kernels:
-            if not collectives.is_nccl(k.name):
-                kerns.setdefault(r, {})
-                kerns[r][k.name] = kerns[r].get(k.name, 0.0) + k.dur_us
+            if k.device == device and not collectives.is_nccl(k.name):
+                kerns.setdefault(s.rank, {})
+                kerns[s.rank][k.name] = kerns[s.rank].get(k.name, 0.0) + k.dur_us
     missing = sum(1 for s in ranks for row in s.rows if row.nbytes is None)
     if missing:
         notes.append(f"{missing} collective(s) without a message size in the trace: no bandwidth for them (profile "
                      "with record_shapes=True, or PyTorch 2.2 or later, to record it)")
-    return CommsReport([s for _, s in numbered], _across(colls), _across(kerns)[:20], link, notes, reference)
+    matched = _across(colls)
+    unmatched = sum(len(t) for t in colls.values()) - sum(len(a.times_us) for a in matched)
+    if len(ranks) > 1 and unmatched:
+        notes.append(f"{unmatched} collective(s) on one rank only (of a kind and size no other rank ran): left out "
+                     "of the table across ranks")
+    return CommsReport(ranks, matched, _across(kerns)[:20], link, notes, reference)

@@ -35,7 +35,11 @@ _SPELLINGS = {"allreduce": "all_reduce", "all_reduce": "all_reduce", "allgather"
               "_reduce_scatter_base": "reduce_scatter", "reduce_scatter_tensor_coalesced": "reduce_scatter",
               "alltoall": "all_to_all", "all_to_all": "all_to_all", "alltoall_base": "all_to_all",
               "broadcast": "broadcast", "reduce": "reduce", "sendrecv": "send_recv", "send": "send_recv",
-              "recv": "send_recv", "allreduce_coalesced": "all_reduce"}
+              "recv": "send_recv", "allreduce_coalesced": "all_reduce", "_all_gather_base": "all_gather",
+              "all_gather_into_tensor": "all_gather", "all_gather_into_tensor_coalesced": "all_gather",
+              "reduce_scatter_tensor": "reduce_scatter", "all_to_allv": "all_to_all", "alltoallv": "all_to_all",
+              "all_to_all_single": "all_to_all", "_broadcast_oop": "broadcast", "_reduce_oop": "reduce",
+              "allgather_coalesced": "all_gather", "reduce_scatter_tensor_coalesced": "reduce_scatter"}
 DTYPE_BYTES = {"float": 4, "float32": 4, "f32": 4, "half": 2, "float16": 2, "f16": 2, "bfloat16": 2, "bf16": 2,
                "double": 8, "float64": 8, "f64": 8, "int8_t": 1, "int8": 1, "char": 1, "uint8_t": 1, "uint8": 1,
                "byte": 1, "int": 4, "int32_t": 4, "int32": 4, "uint32_t": 4, "int64_t": 8, "int64": 8, "long": 8,
@@ -90,7 +94,8 @@ def classify(name: str) -> Collective | None:
 def collective_of(text: str) -> str | None:
     """A collective from a profiler's spelling ('allreduce', 'all_gather', 'nccl:all_reduce',
     '_reduce_scatter_base'), None for one it does not know."""
-    return _SPELLINGS.get(str(text).strip().lower().removeprefix("nccl:"))
+    key = str(text).strip().lower().removeprefix("nccl:").removeprefix("c10d::")
+    return _SPELLINGS.get(key) or _SPELLINGS.get(key.rstrip("_")) or _SPELLINGS.get(key.lstrip("_"))
 
 
 def dtype_bytes(dtype: str | None) -> int | None:

@@ -47,20 +47,21 @@ def draw(r: CommsReport, out: Path) -> None:
     ax.legend(loc="lower right", fontsize=7.5, frameon=False)
     ax.grid(True, which="major", color="0.9", lw=0.6)
     ys = list(range(len(r.ranks)))[::-1]
-    for y, s in zip(ys, r.ranks):
-        hidden = s.comm_us - s.exposed_us
+    for y, s in zip(ys, r.ranks):  # the span: compute, exposed communication, nothing running
+        idle = max(0.0, s.span_us - s.compute_us - s.exposed_us)
         bars.barh([y], [s.compute_us / 1000], color="#4c72b0", height=0.6, label="compute" if y == ys[0] else None)
         bars.barh([y], [s.exposed_us / 1000], left=[s.compute_us / 1000], color="#c44e52", height=0.6,
                   label="exposed communication" if y == ys[0] else None)
-        bars.barh([y], [hidden / 1000], left=[(s.compute_us + s.exposed_us) / 1000], color="#dd8452", height=0.6,
-                  alpha=0.5, label="communication under compute" if y == ys[0] else None)
+        bars.barh([y], [idle / 1000], left=[(s.compute_us + s.exposed_us) / 1000], color="0.85", height=0.6,
+                  label="no kernel running" if y == ys[0] else None)
     bars.set_yticks(ys)
     bars.set_yticklabels([f"rank {s.rank}" for s in r.ranks], fontsize=7.5)
-    bars.set_xlabel("ms of the step")
+    bars.set_xlabel("ms of the span (first kernel's start to last one's end)")
     bars.legend(loc="upper center", bbox_to_anchor=(0.5, 1.13), fontsize=6.5, frameon=False, ncol=2)
     for tick, s in zip(bars.get_yticklabels(), r.ranks):  # each rank's label in its points' colour
         if s.rank in ranks:
             tick.set_color(color_ramp(ranks.index(s.rank), len(ranks)))
-    fig.suptitle(text(f"{len(r.ranks)} rank(s): collectives on the communication roof (colour: rank), and each "
-                      "rank's exposed communication"), fontsize=10)
+    where = "on the communication roof" if r.link is not None else "by message size (no link figure for this GPU)"
+    fig.suptitle(text(f"{len(r.ranks)} rank(s): collectives' bus bandwidth {where} (colour: rank), and each rank's "
+                      "exposed communication"), fontsize=10)
     save_atomic(fig, out, fmt)

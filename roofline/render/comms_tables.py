@@ -32,18 +32,21 @@ def comms_tables(r: CommsReport, width: int = 200, top: int = 12) -> list[Table]
                      f"{row.algbw_gbps:,.1f}" if row.algbw_gbps is not None else "-",
                      f"{row.busbw_gbps:,.1f}" if row.busbw_gbps is not None else "-",
                      f"{100 * row.of_link:.0f}%" if row.of_link is not None else "-",
-                     f"{100 * row.of_reference:.0f}%" if row.of_reference is not None else "-", f"{row.exposed_us:,.1f}"])
+                     *([f"{100 * row.of_reference:.0f}%" if row.of_reference is not None else "-"] if r.reference else []),
+                     f"{row.exposed_us:,.1f}"])
     if rows:
         out += _fit(f"rank {first.rank}: its {len(rows)} longest collectives against the link ({link})",
                     ("collective", "left"), [("MB", "right"), ("ranks", "right"), ("us", "right"),
                                              ("algbw GB/s", "right"), ("busbw GB/s", "right"), ("of link", "right"),
-                                             ("of nccl-tests", "right"), ("exposed us", "right")], rows, width)
-    for title, items in (("collectives", r.collectives), ("compute kernels", r.kernels)):
+                                             *([("of nccl-tests", "right")] if r.reference else []),
+                                             ("exposed us", "right")], rows, width)
+    for title, items in (("collectives across ranks (us; the n-th of a kind and size on each rank)", r.collectives),
+                         ("compute kernels across ranks (us: all launches of one name on each rank)", r.kernels)):
         if not items:
             continue
         rows = [[a.what[:60], f"{min(a.times_us.values()):,.1f}", f"{max(a.times_us.values()):,.1f}",
                  f"{a.spread:.2f}x", str(a.slowest)] for a in items[:top]]
-        out += _fit(f"{title} across ranks (us; the n-th of a kind and size on each rank)", ("what", "left"),
+        out += _fit(title, ("what", "left"),
                     [("fastest", "right"), ("slowest", "right"), ("spread", "right"), ("slowest rank", "right")],
                     rows, width)
     return out

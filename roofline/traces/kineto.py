@@ -179,10 +179,16 @@ def _comm(k: Kernel, args: dict, launches: dict, ops: dict, world: int | None) -
             coll = collectives.collective_of(name.removeprefix("c10d::").rstrip("_"))
         if coll is None:
             continue
-        nbytes, dtype = _dims_bytes(op_args) if name.startswith("nccl:") else (None, None)
-        if coll == "all_gather" and nbytes is not None and world:
-            nbytes *= world  # the op's input is one rank's share; S is the gathered whole
-        return Comm(k, coll, nbytes, world, dtype, named.algorithm if named else None,
+        nbytes, dtype = _dims_bytes(op_args)
+        ranks = world
+        if coll == "all_gather" and nbytes is not None:
+            both = next(((whole, part) for *_, a in enclosing for whole, part in [(_dims_bytes(a)[0], _dims_bytes(a, 1)[0])]
+                         if whole and part and whole > part and whole % part == 0), None)
+            if both:  # an op of (output, input), c10d::_allgather_base_: S is the output, the group their ratio
+                nbytes, ranks = both[0], int(both[0] // both[1])
+            elif world:
+                nbytes *= world  # the op's tensor is one rank's share; S is the gathered whole
+        return Comm(k, coll, nbytes, ranks, dtype, named.algorithm if named else None,
                     named.protocol if named else None, "input dims" if nbytes else None)
     if named is None:
         return None
@@ -190,15 +196,15 @@ def _comm(k: Kernel, args: dict, launches: dict, ops: dict, world: int | None) -
     return Comm(k, named.collective, None, world, named.dtype if size else None, named.algorithm, named.protocol)
 
 
-def _dims_bytes(args: dict) -> tuple[float | None, str | None]:
-    """(bytes, type) of an op's first tensor from its 'Input Dims' and 'Input type' (record_shapes)."""
+def _dims_bytes(args: dict, which: int = 0) -> tuple[float | None, str | None]:
+    """(bytes, type) of an op's `which`-th tensor from its 'Input Dims' and 'Input type' (record_shapes)."""
     dims, types = args.get("Input Dims"), args.get("Input type")
-    if not (isinstance(dims, list) and dims and isinstance(dims[0], list) and dims[0]):
+    if not (isinstance(dims, list) and len(dims) > which and isinstance(dims[which], list) and dims[which]):
         return None, None
-    kind = types[0] if isinstance(types, list) and types else None
+    kind = types[which] if isinstance(types, list) and len(types) > which else None
     size = collectives.dtype_bytes(kind)
     n = 1
-    for d in dims[0]:
+    for d in dims[which]:
         v = _int(d)
         if v is None or v < 0:
             return None, kind
