@@ -1177,13 +1177,13 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
         except UsageError as exc:
             usage_failures.append(f"{w.name}: {exc}")
             from .measure.graded import GradedRun
-            run = GradedRun(w.name, "kernel" if w.target is None else "callable", w, error=str(exc))
+            run = GradedRun(workload=w, error=str(exc))
         counted = None
         if profile and run.verified:
             progress.step(f"{w.name}: one call under Nsight Compute")
-            counted, note = _count_grade(w, device, grading)
+            counted, note = _count_grade(w, device)
             notes += [note] if note else []
-        e = grading.entry(run, device, launch_ms, counted).model_copy(update={"source": _shown_source(w)})
+        e = grading.entry(run, device, launch_ms, counted)
         if e.error and f"{w.name}: {e.error}" not in usage_failures:
             failures.append(f"{w.name}: {e.error}")
         entries.append(e)
@@ -1192,7 +1192,7 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
         missed = sorted({e.workload for e in entries if e.score is None and e.graded} - set(from_files))
         notes += [f"no baseline for {w}: the baseline file grades no entry of it" for w in missed]
     for w in items:
-        work, buffered = w.work(), sum(a.nbytes(w.sizes) for a in w.args if a.buffer and (a.reads or a.writes))
+        work, buffered = w.work(), sum(a.nbytes(w.sizes) for a in w.args if a.buffer)
         if w.work_formula and w.bytes_read is None and not 0.5 <= work.nbytes / buffered <= 2:
             notes.append(f"{w.name}: {w.work_formula} counts {work.nbytes / 1e6:,.1f} MB of compulsory bytes, its "
                          f"buffers hold {buffered / 1e6:,.1f} MB; is the formula's dtype the buffers'?")
@@ -1208,21 +1208,11 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     return GradeReport(doc, notes, failures, usage_failures)
 
 
-def _shown_source(w) -> str:
-    """Where a workload comes from, as a grade file records it: a callable's target, a kernel's
-    path relative to the working folder where it lies below it."""
-    if w.target is not None:
-        return w.target
-    try:
-        return str(Path(w.path).relative_to(Path.cwd()))
-    except ValueError:
-        return str(w.path)
-
-
-def _count_grade(w, device: DeviceSpec, grading) -> tuple:
+def _count_grade(w, device: DeviceSpec) -> tuple:
     """What Nsight Compute counted over one call of `w` (a child under ncu, profiling from
     cudaProfilerStart), or (None, why not)."""
     import json as _json
+    from . import grading
     from .measure.graded_child import command, request_for
     request = request_for(w, device.pci_bus_id, device.l2_bytes, None, None, mode="profile")
     os.environ["ROOFLINE_GRADE_REQUEST"] = _json.dumps(request)

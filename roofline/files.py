@@ -80,6 +80,15 @@ def check_writable(path: Path) -> Path:
     return path
 
 
+def from_cwd(path) -> Path:
+    """`path` relative to the working folder where it lies below it, else as it is (what a file
+    records, and a child process started in the same folder finds)."""
+    try:
+        return Path(path).relative_to(Path.cwd())
+    except ValueError:
+        return Path(path)
+
+
 def shown_path(path) -> str:
     """A path as text that any output, and NVRTC, can take: a byte of its name that is not valid
     UTF-8 (a surrogate escape, as Python reads such names) written as '\\xe9'."""

@@ -5,8 +5,9 @@ reads it."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
+from .files import from_cwd
 from .measure.graded import GradedRun
 from .model import integrity, sol
 from .model.device import DeviceSpec
@@ -44,7 +45,6 @@ def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
     `refused` (no share) when its work never reached the GPU while it was timed, or when its share
     reaches `sol.REFUSED_SHARE` without that explanation: its declared work or bytes are wrong,
     and the error says by how much."""
-    from dataclasses import replace
     w = run.workload
     work = w.work()
     roofs = replace(device.roofs, launch_ms=launch_ms or device.roofs.launch_ms)
@@ -74,9 +74,9 @@ def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
             flags += [f for f in [integrity.tensor_work_missing(work.flops, counted.flops)] if f]
     ci = run.timing.ci95_ms if run.timing is not None else None
     graded = time_ms is not None and not refused and run.verified
-    occ = run.occupancy
     return GradeEntry(
-        name=run.name, kind=run.kind, source=str(w.target or w.path), workload=w.workload_text(), sizes=dict(w.sizes),
+        name=run.name, kind=run.kind, source=w.target or str(from_cwd(w.path)), workload=w.workload_text(),
+        sizes=dict(w.sizes),
         work=WorkRecord(flops=dict(work.flops), bytes_read=work.bytes_read, bytes_written=work.bytes_written,
                         source=work.source),
         checks=[CheckRecord(**asdict(c)) for c in run.checks], verified=run.verified, error=error, refused=refused, timing=run.timing, time_ms=time_ms,
@@ -87,7 +87,7 @@ def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
         share=sol.share(light.ms, time_ms) if graded else None,
         grid=list(run.grid) if run.grid else None, block=list(run.block) if run.block else None,
         registers=run.registers, static_smem_bytes=run.static_smem_bytes, dynamic_smem_bytes=run.dynamic_smem_bytes,
-        local_bytes=run.local_bytes, occupancy=occ,
+        local_bytes=run.local_bytes, occupancy=run.occupancy,
         event_ms=run.async_ms[0] if run.async_ms else None, wall_ms=run.async_ms[1] if run.async_ms else None,
         counted=counted, flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
 

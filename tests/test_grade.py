@@ -226,7 +226,7 @@ def test_every_example_and_fixture_declares_a_workload_that_parses():
 def run_of(target: str, ms: float, **kw) -> GradedRun:
     w = api.workloads([target], spec="tests/fixtures/grade/double.toml" if ".py:" in target else None)[0]
     checks = [OutputCheck(a.name, 1e-7, 1e-4, True) for a in w.outputs]
-    return GradedRun(w.name, "kernel" if w.target is None else "callable", w, checks=checks,
+    return GradedRun(workload=w, checks=checks,
                      timing=Timing(tuple([ms] * 20), warmup=3), **kw)
 
 

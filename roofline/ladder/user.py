@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..files import read_source, shown_path
+from ..files import from_cwd, read_source, shown_path
 from ..model.launch import GridExpression, parse_block, parse_sizes
 from ..model.precision import DTYPES
 from ..model.problem import Problem
@@ -194,10 +194,7 @@ class UserKernel:
 
     def describe(self) -> dict:
         """The launch as text values, keyed as the header's keys (for results files and child processes)."""
-        try:  # relative to the working folder where it lies below it (child processes share that folder)
-            shown = self.path.relative_to(Path.cwd())
-        except ValueError:
-            shown = self.path
+        shown = from_cwd(self.path)  # child processes share the working folder
         if self.workload:  # its launch is its file's: the path alone rebuilds it
             return {"name": self.name, "path": str(shown), "workload": "1"}
         out = {"name": self.name, "path": str(shown), "entry": self.entry,
@@ -248,15 +245,20 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
 
 
 def _from_workload(path: Path, flags: dict[str, str | None] | None) -> UserKernel:
-    """A workload's kernel (`workload.spec`: its `// roofline arg:` lines declare a kernel of any
-    signature) as a kernel to compile: its grid and shared memory at the workload's default sizes,
-    `workload` set. Raises UsageError for launch flags (a workload declares its launch itself)."""
+    """A workload's kernel from its file (`workload_kernel`). Raises UsageError for launch flags
+    (a workload declares its launch itself)."""
     from ..workload import spec as workload_spec
     given = [k for k, v in (flags or {}).items() if v is not None]
     if given:
         raise UsageError(f"{path}: a workload declares its launch in its '// roofline' lines; {{{given[0].replace('-', '_')}}} "
                          "applies to a GEMM kernel", given[0].replace("-", "_"))
-    w = workload_spec.load_kernel(path)
+    return workload_kernel(workload_spec.load_kernel(path))
+
+
+def workload_kernel(w) -> UserKernel:
+    """A workload's kernel (`workload.spec.Workload`: its `// roofline arg:` lines declare a kernel
+    of any signature) as a kernel to compile: its grid and shared memory at the workload's sizes,
+    `workload` set; for sm_90a on sm_90 when it declares tensor-core work."""
     grid, block, smem = w.launch()
     tensor = any(k.endswith("_tensor") for k in w.work().flops)
     return UserKernel(name=w.name, path=w.path, entry=w.entry, block=block, grid_text=", ".join(map(str, grid)),

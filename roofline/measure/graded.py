@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import RunError, UsageError
-from ..ladder.user import UserKernel
+from ..ladder.user import workload_kernel
 from ..model import integrity
 from ..model.integrity import Flag
 from ..model.occupancy import Occupancy, calculate
@@ -65,15 +65,12 @@ class OutputCheck:
 
 
 @dataclass
-class GradedRun:
-    """What the GPU said about one kernel or callable of a workload: the checks of both launches
-    (`checks`, the second's last), the flags raised, the timing (None when it failed a check or
-    raised: `error`), the resources of a compiled kernel and its occupancy, and for a callable the
-    host's wall clock and the events' time of its calls (`async_ms`: (events, wall), medians)."""
+class Findings:
+    """What the GPU said about one kernel or callable: the checks of its launches (in order), the
+    flags raised, the timing (None when it failed a check or raised: `error`), the resources of a
+    compiled kernel and its occupancy, and for a callable the events' time and the host's wall
+    clock of its calls (`async_ms`: (events, wall), medians). What a child process reports."""
 
-    name: str
-    kind: str
-    workload: Workload
     checks: list[OutputCheck] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)
     timing: Timing | None = None
@@ -89,8 +86,25 @@ class GradedRun:
 
     @property
     def verified(self) -> bool:
-        """Whether every output of both launches passed."""
+        """Whether every output of every checked launch passed."""
         return bool(self.checks) and all(c.passed for c in self.checks) and self.error is None
+
+
+@dataclass(kw_only=True)
+class GradedRun(Findings):
+    """The findings of one workload's kernel or callable (`workload`)."""
+
+    workload: Workload
+
+    @property
+    def name(self) -> str:
+        """The workload's name."""
+        return self.workload.name
+
+    @property
+    def kind(self) -> str:
+        """'kernel' (a .cu file's) or 'callable'."""
+        return "kernel" if self.workload.target is None else "callable"
 
 
 def tolerance_of(workload: Workload, arg: Arg) -> float:
@@ -154,7 +168,7 @@ def _uses_torch(fn_or_text) -> bool:
                                       for v in vars(module).values())
 
 
-def reference(workload: Workload, inputs: dict, base: Path | None = None) -> list:
+def reference(workload: Workload, inputs: dict) -> list:
     """The reference's outputs for `inputs` (name -> CuPy buffer), as CuPy arrays of values, one
     per output in order. Raises UsageError when the reference does not evaluate, returns the wrong
     number or shape of outputs, or returns NaN or infinity."""
@@ -165,7 +179,7 @@ def reference(workload: Workload, inputs: dict, base: Path | None = None) -> lis
     text = workload.reference
     target = _FUNCTION_TARGET.fullmatch(text)
     if target and (text.split(":")[0].endswith(".py")):
-        fn = load_function(text, base)
+        fn = load_function(text, workload.base)
         torch_mode = _uses_torch(fn)
     else:
         fn, torch_mode = None, _uses_torch(text)
@@ -263,26 +277,16 @@ class Subject:
         return out
 
 
-def kernel_of(workload: Workload) -> UserKernel:
-    """The workload's kernel as `measure.compile` compiles a user's kernel (its launch resolved at
-    the workload's sizes; compiled for sm_90a on sm_90 when it declares tensor-core work)."""
-    _, block, smem = workload.launch()
-    tensor = any(k.endswith("_tensor") for k in workload.work().flops)
-    return UserKernel(name=workload.name, path=workload.path, entry=workload.entry, block=block, grid_text="1",
-                      dynamic_smem_bytes=smem, dtype="bf16" if tensor else "fp32")
-
-
 def build(workload: Workload, arrays: dict, limits, run: GradedRun | None = None,
           fn: Callable | None = None) -> Subject:
     """The Subject of `workload` bound to `arrays`: its kernel compiled for this GPU (its
     registers, shared memory and occupancy recorded in `run`), or its callable (`fn`, loaded from
     the workload's target when None). Raises RunError when the kernel does not compile or cannot
     launch, UsageError for a callable that cannot be found."""
-    import cupy
     sizes = workload.sizes
     if workload.target is None:
         from .compile import compile_kernel
-        compiled = compile_kernel(kernel_of(workload), limits)
+        compiled = compile_kernel(workload_kernel(workload), limits)
         grid, block, smem = workload.launch()
         args = tuple(arrays[a.name] if a.buffer else buffers.scalar(a, sizes) for a in workload.args)
         if run is not None:
@@ -305,25 +309,31 @@ def build(workload: Workload, arrays: dict, limits, run: GradedRun | None = None
         else:
             v = a.value.value(sizes)
             call_args.append(v if a.element.floating else int(v))
-    del cupy
     return Subject(workload, arrays, lambda: fn(*call_args), "callable")
 
 
 LABELS = ("", " (new inputs)", " (after timing)")
 
 
+def _flag(run: Findings, flag: Flag | None) -> None:
+    """Add `flag` to the run's flags unless it is None or one of its code is there already."""
+    if flag is not None and all(f.code != flag.code for f in run.flags):
+        run.flags.append(flag)
+
+
 def check(subject: Subject, run: GradedRun, attempts: tuple[int, ...] = (0, 1), previous=None):
-    """Checked launches of the module, attempt 0 on the spec's seed and each later one on the
-    inputs drawn again (seed + attempt) into the same buffers, their findings and flags into
+    """Checked launches of the module, attempt 0 on the inputs `buffers.allocate` drew with the
+    spec's seed and each later one on inputs drawn again (seed + attempt) into the same buffers, their findings and flags into
     `run`; returns (outputs, references) of the last, for a later attempt to compare with
     (`previous`). Stops at the first attempt that fails. Raises UsageError for a reference that
     fails; a launch that raises is `run.error`."""
     import cupy
     w, arrays = subject.workload, subject.arrays
     for attempt in attempts:
-        buffers.redraw(w, arrays, w.seed + attempt)
+        if attempt:  # attempt 0's inputs are the ones `buffers.allocate` drew with the seed
+            buffers.redraw(w, arrays, w.seed + attempt)
         copies = {a.name: arrays[a.name].copy() for a in w.inputs}
-        refs = reference(w, copies, w.base)
+        refs = reference(w, copies)
         try:
             subject.launch()
             cupy.cuda.Device().synchronize()
@@ -333,31 +343,21 @@ def check(subject: Subject, run: GradedRun, attempts: tuple[int, ...] = (0, 1), 
         except Exception as exc:
             run.error = f"{'a later ' if attempt else ''}launch raised {type(exc).__name__}: {_first_line(exc)}"
             return previous
-        codes = {f.code for f in run.flags}
         for a, out in zip(w.outputs, outs):
             nans = int(cupy.count_nonzero(cupy.isnan(out))) if out.dtype.kind == "f" else 0
-            flag = integrity.nan_or_unwritten(a.name + LABELS[attempt], nans, int(out.size))
-            if flag and flag.code not in codes:
-                run.flags.append(flag)
-                codes.add(flag.code)
+            _flag(run, integrity.nan_or_unwritten(a.name + LABELS[attempt], nans, int(out.size)))
         for a in w.inputs:
-            if a.role != "in":
-                continue
-            changed = int(cupy.count_nonzero(arrays[a.name] != copies[a.name]))
-            flag = integrity.inputs_modified(a.name, changed, int(arrays[a.name].size))
-            if flag and flag.code not in codes:
-                run.flags.append(flag)
-                codes.add(flag.code)
+            if a.role == "in":
+                changed = int(cupy.count_nonzero(arrays[a.name] != copies[a.name]))
+                _flag(run, integrity.inputs_modified(a.name, changed, int(arrays[a.name].size)))
         run.checks += _compare(w, outs, refs, LABELS[attempt])
-        if previous is not None and "cached_answer" not in codes:
+        if previous is not None:
             firsts, first_refs = previous
             same = [a.name for a, o1, o2 in zip(w.outputs, firsts, outs)
                     if o1.shape == o2.shape and bool(cupy.array_equal(o1, o2, equal_nan=True))]
             moved = max((float(cupy.linalg.norm((r2 - r1).ravel()) / max(float(cupy.linalg.norm(r1.ravel())), 1e-300))
                          for r1, r2 in zip(first_refs, refs)), default=0.0)
-            flag = integrity.cached_answer(same, moved) if len(same) == len(outs) else None
-            if flag:
-                run.flags.append(flag)
+            _flag(run, integrity.cached_answer(same, moved) if len(same) == len(outs) else None)
         previous = (outs, refs)
         if not all(c.passed for c in run.checks):
             return previous
@@ -368,18 +368,25 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
             budget_s: float | None = None, full_clock_share: float | None = None) -> None:
     """Time `subject` in rounds (`measure.rounds`, L2 flushed ahead of each launch) into
     `run.timing`, and for a callable its calls from the host (`run.async_ms`)."""
-    import cupy
-    device = cupy.cuda.Device()
-    item = Item(subject.launch, lambda n: device.synchronize())
-    share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
     flush = l2_flush(l2_bytes)
-    rounds = time_in_rounds([item], flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
-    if rounds.timings[0] is None:
-        run.error = f"a timed launch raised {type(item.error).__name__}: {_first_line(item.error)}"
+    run.timing, error = _in_rounds(subject.launch, flush, budget_s, sampler, full_clock_share)
+    if error is not None:
+        run.error = f"a timed launch raised {type(error).__name__}: {_first_line(error)}"
         return
-    run.timing = rounds.timings[0]
     if subject.kind == "callable":
         run.async_ms = wall_and_events(subject.launch, flush)
+
+
+def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s: float | None, sampler=None,
+               full_clock_share: float | None = None) -> tuple[Timing | None, BaseException | None]:
+    """(timing, None) of `launch` timed alone in rounds behind a hold, `flush` ahead of each
+    launch (`measure.rounds`), or (None, the error) when a launch raised."""
+    import cupy
+    device = cupy.cuda.Device()
+    item = Item(launch, lambda n: device.synchronize())
+    share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
+    rounds = time_in_rounds([item], flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
+    return rounds.timings[0], item.error if rounds.timings[0] is None else None
 
 
 def wall_and_events(call: Callable[[], None], before: Callable[[], None] | None = None,
@@ -417,13 +424,10 @@ def launch_floor_ms(l2_bytes: int | None, sampler=None) -> float:
     H200 gave 6 to 9 us that way.)"""
     import cupy
     kernel = cupy.RawKernel(_EMPTY, "roofline_empty")
-    device = cupy.cuda.Device()
-    item = Item(lambda: kernel((1,), (1,), ()), lambda n: device.synchronize())
-    rounds = time_in_rounds([item], l2_flush(l2_bytes), budget_s=LAUNCH_FLOOR_BUDGET_S, sampler=sampler,
-                            hold=gpu_hold())
-    if rounds.timings[0] is None:
-        raise RunError(f"an empty kernel failed while it was timed: {item.error}")
-    return rounds.timings[0].median_ms
+    timing, error = _in_rounds(lambda: kernel((1,), (1,), ()), l2_flush(l2_bytes), LAUNCH_FLOOR_BUDGET_S, sampler)
+    if timing is None:
+        raise RunError(f"an empty kernel failed while it was timed: {error}")
+    return timing.median_ms
 
 
 def grade_one(workload: Workload, limits, l2_bytes: int | None, sampler=None, budget_s: float | None = None,
@@ -432,8 +436,7 @@ def grade_one(workload: Workload, limits, l2_bytes: int | None, sampler=None, bu
     or callable on the current GPU (a kernel or callable that stops computing once it has been
     checked is caught by the last check). A compile failure, a launch that raises or a failed
     check is the run's `error`; a reference that fails raises UsageError."""
-    kind = "kernel" if workload.target is None else "callable"
-    run = GradedRun(workload.name, kind, workload)
+    run = GradedRun(workload=workload)
     arrays = buffers.allocate(workload, workload.seed)
     try:
         subject = build(workload, arrays, limits, run, fn)

@@ -13,42 +13,27 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
-from ..model.integrity import Flag
-from ..model.occupancy import Occupancy
 from ..model.timing import DEFAULT_TIMEOUT_S
 from ..workload.spec import Workload, load_callable, load_kernel
-from .graded import GradedRun, OutputCheck
-from .nvrtc_compile import compiler_env
-from .timing import Timing
+from .graded import Findings, GradedRun
+from .isolated import ask_child
 
+CHILD = "roofline.measure.graded_child"
 START_ALLOWANCE_S = 180.0  # CuPy and PyTorch imports, NVRTC or Triton compiles, the inputs and references
 
 
-@dataclass(frozen=True)
-class ChildGrade:
-    """What the child found (`GradedRun`'s measured parts); `usage` is a spec's error (a reference
-    that fails), `error` anything else that stopped it."""
+@dataclass
+class ChildGrade(Findings):
+    """What the child found (`graded.Findings`); `usage` is a spec's error (a reference that
+    fails), `error` anything else that stopped it."""
 
-    checks: list[OutputCheck] = field(default_factory=list)
-    flags: list[Flag] = field(default_factory=list)
-    timing: Timing | None = None
-    error: str | None = None
     usage: str | None = None
-    registers: int | None = None
-    static_smem_bytes: int | None = None
-    local_bytes: int | None = None
-    dynamic_smem_bytes: int | None = None
-    grid: tuple[int, int, int] | None = None
-    block: tuple[int, int, int] | None = None
-    occupancy: Occupancy | None = None
-    async_ms: tuple[float, float] | None = None
 
 
 _REPORT = TypeAdapter(ChildGrade)
@@ -65,7 +50,7 @@ def request_for(workload: Workload, pci_bus_id: str | None, l2_bytes: int | None
 
 def command() -> list[str]:
     """The child's command line (its request comes on stdin, or for ncu in ROOFLINE_GRADE_REQUEST)."""
-    return [sys.executable, "-m", "roofline.measure.graded_child"]
+    return [sys.executable, "-m", CHILD]
 
 
 def grade_in_child(workload: Workload, request: dict, timeout_s: float = DEFAULT_TIMEOUT_S) -> GradedRun:
@@ -73,29 +58,16 @@ def grade_in_child(workload: Workload, request: dict, timeout_s: float = DEFAULT
     kernel's faults: the run's `error` says what happened. Raises UsageError for a reference the
     child found wrong (the spec's error)."""
     from ..errors import UsageError
-    run = GradedRun(workload.name, "kernel" if workload.target is None else "callable", workload)
+    run = GradedRun(workload=workload)
     limit = START_ALLOWANCE_S + 40 * timeout_s + 4 * (request.get("budget_s") or 0.5)
-    try:
-        proc = subprocess.run(command(), input=json.dumps(request), capture_output=True, text=True, timeout=limit,
-                              env=compiler_env())
-    except subprocess.TimeoutExpired:
-        run.error = f"timeout: its process was stopped after {limit:g} s without an answer"
-        return run
-    lines = proc.stdout.strip().splitlines()
-    try:
-        report = _REPORT.validate_json(lines[-1]) if lines else None
-    except ValidationError:
-        report = None
+    report, _, why = ask_child(CHILD, request, _REPORT, limit)
     if report is None:
-        last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
-        run.error = f"its process died (exit code {proc.returncode}) without a report: {last.strip()[:200]}"
+        run.error = why
         return run
     if report.usage:
         raise UsageError(report.usage)
-    for key in ("checks", "flags", "timing", "error", "registers", "static_smem_bytes", "local_bytes",
-                "dynamic_smem_bytes", "grid", "block", "occupancy", "async_ms"):
-        setattr(run, key, getattr(report, key))
-    run.checks, run.flags = list(run.checks), list(run.flags)
+    for f in fields(Findings):
+        setattr(run, f.name, getattr(report, f.name))
     return run
 
 
@@ -108,12 +80,11 @@ def _workload(request: dict) -> Workload:
 def _child(request: dict) -> ChildGrade:
     import cupy
 
-    from .graded import build, grade_one
-    from .nvml import Sampler
     from . import buffers
+    from .graded import build, grade_one
+    from .nvml import Sampler, this_gpu_limits
     if request.get("pci_bus_id"):
         cupy.cuda.Device(cupy.cuda.runtime.deviceGetByPCIBusId(request["pci_bus_id"])).use()
-    from .nvml import this_gpu_limits
     limits = this_gpu_limits()
     workload = _workload(request)
     if request.get("mode") == "profile":
@@ -132,8 +103,7 @@ def _child(request: dict) -> ChildGrade:
                         request.get("full_clock_share"))
     finally:
         sampler.close()
-    return ChildGrade(run.checks, run.flags, run.timing, run.error, None, run.registers, run.static_smem_bytes,
-                      run.local_bytes, run.dynamic_smem_bytes, run.grid, run.block, run.occupancy, run.async_ms)
+    return ChildGrade(**{f.name: getattr(run, f.name) for f in fields(Findings)})
 
 
 def main() -> None:

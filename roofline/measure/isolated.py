@@ -94,25 +94,34 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
     request = {"kernel": kernel.describe(), "problem": [problem.m, problem.n, problem.k, problem.dtype],
                "ragged": ragged, "timed": timed, "timeout_s": timeout_s, "pci_bus_id": pci_bus_id, "l2": l2}
     limit = START_ALLOWANCE_S + timeout_s * TIMED_LAUNCHES + 2 * BUDGET_PER_ITEM_S
-    try:
-        proc = subprocess.run([sys.executable, "-m", "roofline.measure.isolated"], input=json.dumps(request),
-                              capture_output=True, text=True, timeout=limit, env=compiler_env())
-    except subprocess.TimeoutExpired:
-        return KernelRun(kernel, figures, error=f"{kernel.name}: timeout: its process was stopped after {limit:g} s "
-                                                "without an answer", failure="timeout")
-    lines = proc.stdout.strip().splitlines()  # the kernel's own printf output comes before the report
-    try:
-        report = _REPORT.validate_json(lines[-1]) if lines else None
-    except ValidationError:
-        report = None
+    report, failure, why = ask_child("roofline.measure.isolated", request, _REPORT, limit)
     if report is None:
-        last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
-        return KernelRun(kernel, figures, error=f"{kernel.name}: its process died (exit code {proc.returncode}) "
-                                                f"without a report: {last.strip()[:200]}", failure="died")
+        return KernelRun(kernel, figures, error=f"{kernel.name}: {why}", failure=failure)
     check = None if report.ragged is None else RaggedCheck(ragged_for(problem.dtype), report.ragged)
     failure = report.failure or ("error" if report.error else None)
     return KernelRun(kernel, figures, report.compiled, report.verification, report.timing,
                      report.sm_clock_mhz, report.error, check, failure)
+
+
+def ask_child(module: str, request: dict, adapter: TypeAdapter, limit_s: float):
+    """Run `python -m module` with `request` as JSON on stdin, for at most `limit_s` seconds, and
+    read its report: the last line of its stdout (what the kernel printed comes before it) as
+    `adapter` reads it. Returns (report, None, None), or (None, 'timeout' or 'died', why) where it
+    gave none."""
+    try:
+        proc = subprocess.run([sys.executable, "-m", module], input=json.dumps(request), capture_output=True,
+                              text=True, timeout=limit_s, env=compiler_env())
+    except subprocess.TimeoutExpired:
+        return None, "timeout", f"timeout: its process was stopped after {limit_s:g} s without an answer"
+    lines = proc.stdout.strip().splitlines()
+    try:
+        report = adapter.validate_json(lines[-1]) if lines else None
+    except ValidationError:
+        report = None
+    if report is None:
+        last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
+        return None, "died", f"its process died (exit code {proc.returncode}) without a report: {last.strip()[:200]}"
+    return report, None, None
 
 
 def _child(request: dict) -> ChildReport:

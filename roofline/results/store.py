@@ -27,6 +27,13 @@ from .schema import SCHEMA, Results
 DEFAULT_PATH = Path("roofline-results.json")
 MAX_BYTES = 256 * 2**20  # a sweep of every kernel at a dozen sizes is a few MB
 _REMADE = "re-create it with roofline run"
+# The documents other than a run's, by "kind": their model, and what a caller that reads only runs is told.
+OTHER_KINDS = {
+    "profile": (ProfileResults, "a profile of a program (roofline profile), not the results of a run; plot, show and "
+                                "compare read it"),
+    "grade": (GradeResults, "grades of kernels against their speed of light (roofline grade), not the results of a "
+                            "run; show, plot, compare and check read it"),
+}
 # Fills, in an older document (plain JSON data, already at the current schema's keys), the figures
 # only the kernel families can work out; returns what it filled, as phrases for the note.
 Upgrade = Callable[[dict], list[str]]
@@ -65,23 +72,15 @@ def parse(doc, source: str = "results", profile: bool = False,
     UsageError (one line, naming `source` and the field) otherwise."""
     if not isinstance(doc, dict):
         raise UsageError(f"{source}: not a roofline results file (top level is not an object)")
-    if doc.get("kind") == "profile":
+    if doc.get("kind") in OTHER_KINDS:
+        model, what = OTHER_KINDS[doc["kind"]]
         if not profile:
-            raise UsageError(f"{source}: a profile of a program (roofline profile), not the results of a run; "
-                             "plot, show and compare read it")
+            raise UsageError(f"{source}: {what}")
         try:
-            return ProfileResults.model_validate_json(json.dumps(doc), strict=True)
+            return model.model_validate_json(json.dumps(doc), strict=True)
         except ValidationError as exc:
             raise UsageError(f"{source}: {one_line(exc)}") from None
-    if doc.get("kind") == "grade":
-        if not profile:
-            raise UsageError(f"{source}: grades of kernels against their speed of light (roofline grade), not the "
-                             "results of a run; show, plot, compare and check read it")
-        try:
-            return GradeResults.model_validate_json(json.dumps(doc), strict=True)
-        except ValidationError as exc:
-            raise UsageError(f"{source}: {one_line(exc)}") from None
-    if doc.get("kind") not in (None, "profile"):
+    if doc.get("kind") is not None:
         raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', 'grade', or none "
                          "for a run)")
     if "kind" not in doc and "entries" in doc and "problem" not in doc:
