@@ -103,11 +103,16 @@ def _row(c: Comm, compute: list[tuple[float, float]], link: Link | None,
                    c.algorithm, c.protocol)
 
 
+def rank_device(trace: RankTrace) -> int | None:
+    """The GPU a rank's trace is of: the one most of its NCCL kernels (else of its kernels) ran on."""
+    devices = [c.kernel.device for c in trace.comms] or [k.device for k in trace.kernels]
+    return max(set(devices), key=devices.count)
+
+
 def summarise(trace: RankTrace, link: Link | None, reference: NcclTests | None = None) -> RankSummary:
     """One rank's step from its trace (see the module), on the GPU of its NCCL kernels (the most
     common one where a trace holds several)."""
-    devices = [c.kernel.device for c in trace.comms] or [k.device for k in trace.kernels]
-    device = max(set(devices), key=devices.count)
+    device = rank_device(trace)
     kernels = [k for k in trace.kernels if k.device == device]  # the other GPUs' kernels are another rank's
     nccl = {id(c.kernel) for c in trace.comms}
     compute = overlap.union([(k.ts_us, k.end_us) for k in kernels
@@ -181,9 +186,7 @@ def report(traces: list[RankTrace], gpu: str | None = None, reference: NcclTests
             size = f"{row.nbytes / 1e6:,.2f} MB" if row.nbytes else "size unknown"
             colls.setdefault(s.rank, {})[f"{collectives.LABELS[row.collective]} {size} #{seen[key]}"] = row.time_us
     for s, t in zip(ranks, traces):
-        device = max((k.device for k in t.kernels), key=[k.device for k in t.kernels].count)
-        devs = [c.kernel.device for c in t.comms]
-        device = max(set(devs), key=devs.count) if devs else device
+        device = rank_device(t)
         for k in t.kernels:
             if k.device == device and not collectives.is_nccl(k.name):
                 kerns.setdefault(s.rank, {})
