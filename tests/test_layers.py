@@ -122,7 +122,10 @@ def test_the_library_changes_nothing_in_a_process_that_imports_it():
     assert compiler_env()["CUDA_CACHE_DISABLE"] in ("1", __import__("os").environ.get("CUDA_CACHE_DISABLE"))
 
 
-def test_the_wheel_installs_one_top_level_package_and_the_command_points_into_it(tmp_path):
+def test_the_wheel_holds_every_module_and_kernel_source_of_the_tree_and_the_command_points_into_it(tmp_path):
+    """The wheel users install (`pip install .`, not editable) holds exactly the source tree's
+    Python modules and CUDA sources under one top-level package: a subpackage left out of it ends
+    in ModuleNotFoundError only where users run, never in an editable checkout."""
     import zipfile
 
     import shutil
@@ -136,9 +139,16 @@ def test_the_wheel_installs_one_top_level_package_and_the_command_points_into_it
             shutil.rmtree(ROOT / "build", ignore_errors=True)
     assert done.returncode == 0, done.stderr
     wheel = zipfile.ZipFile(next(tmp_path.glob("roofline-*.whl")))
-    top = {name.split("/", 1)[0] for name in wheel.namelist() if not name.split("/", 1)[0].endswith(".dist-info")}
-    assert top == {"roofline"}
-    assert any(n.startswith("roofline/kernels/") and n.endswith(".cu") for n in wheel.namelist())
+    files = {n for n in wheel.namelist() if not n.split("/", 1)[0].endswith(".dist-info")}
+    assert {n.split("/", 1)[0] for n in files} == {"roofline"}
+    tree = {p.relative_to(ROOT).as_posix() for p in (ROOT / "roofline").rglob("*")
+            if p.suffix in (".py", ".cu", ".cuh") and "__pycache__" not in p.parts}
+    assert len(tree) > 120 and any(n.startswith("roofline/workload/") for n in tree)
+    assert sorted(files ^ tree) == []  # nothing of the tree left out, nothing in the wheel that is not in it
+    meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    from roofline import __version__
+
+    assert f"\nVersion: {__version__}\n" in wheel.read(meta).decode()  # one version, roofline.__version__
     entry = next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))
     assert "roofline = roofline.cli:main" in wheel.read(entry).decode()
 

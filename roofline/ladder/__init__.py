@@ -1,4 +1,4 @@
-"""The SGEMM ladder: kernel families (one entry per kernel of kernels/), their CUDA sources, and
+"""The SGEMM ladder: kernel families (one entry per kernel of roofline/kernels/), their CUDA sources, and
 the choice of the tunable kernel's tile. Pure Python: compiling and running are `measure`'s.
 
   families  one `Family` per kernel: template, parameter names, launch shape, traffic model,

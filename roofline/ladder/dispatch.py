@@ -1,7 +1,7 @@
 """Choosing a block tile, and a split of K, from the problem's shape and the GPU's SM count: the
 way vendor libraries pick among their kernels, with the estimate that decides said out loud.
 
-The candidates are the pipelined kernel (kernels/pipeline.cuh) at four tiles (`CANDIDATES`):
+The candidates are the pipelined kernel (roofline/kernels/pipeline.cuh) at four tiles (`CANDIDATES`):
 three keep its 8 x 16 thread tile, 128 x 256 (8 warps, one block per SM: about 218 registers
 per thread), 128 x 128 (4 warps, two) and 64 x 128 (2 warps, four), so each SM holds 8 warps;
 the fourth, 64 x 64 with 4 x 4 thread tiles (8 warps, 63 to 79 registers: three blocks per SM

@@ -1,6 +1,6 @@
 """Kernel families: one entry per kernel of the ladder, read in order from naive to cuBLAS class.
 
-A `Family` says everything Python needs about a kernel in kernels/: its `__global__` template and
+A `Family` says everything Python needs about a kernel in roofline/kernels/: its `__global__` template and
 file, its template parameter names in declaration order and the ladder's values for them, how a
 tile of parameters turns into a launch (threads per block, the C tile one block owns) and into
 the traffic model, the oldest architecture that can run it, and whether it takes dynamic shared
@@ -35,7 +35,7 @@ Params = dict[str, int]
 
 @dataclass(frozen=True)
 class Family:
-    """One kernel of kernels/ (see the module docstring).
+    """One kernel of roofline/kernels/ (see the module docstring).
 
     `threads(p)` is the block size and `c_tile(p)` the (rows, cols) of C one block owns, for
     parameters `p`; `reuse(p)` is the traffic model's (block tile, thread tile). `rows_first`: the
@@ -63,7 +63,7 @@ class Family:
     warp: Callable[[Params], tuple[int, int]] | None = None  # thread tiles a warp covers (rows, cols)
     choose: Callable[[Problem, DeviceSpec], Params] | None = None  # the tile for a problem and GPU
     workspace: Callable[[Params, Problem], tuple[int, int]] | None = None  # (floats, counters) beside C
-    # The tensor-core ladder (kernels/tensor.cuh): the precisions it runs in (its first template
+    # The tensor-core ladder (roofline/kernels/tensor.cuh): the precisions it runs in (its first template
     # argument is the element type), the tile its SMEM reads are shared across (a warp's for
     # mma.sync, a warpgroup's for wgmma), the TMA boxes (rows, K elements) of A and B it takes
     # after C, whether it needs the arch-specific target (sm_90a: wgmma, setmaxnreg) and whether
@@ -82,7 +82,7 @@ class Family:
 
     @property
     def source_file(self) -> str:
-        """The `.cu` file in kernels/ that holds it."""
+        """The `.cu` file in roofline/kernels/ that holds it."""
         return f"{self.file or self.name}.cu"
 
     @property

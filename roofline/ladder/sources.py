@@ -13,15 +13,13 @@ _INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.MULTILINE)
 
 
 def kernels_dir() -> Path:
-    """The folder of the `.cu` sources: roofline/kernels/ in an installed wheel, kernels/ beside
-    roofline/ in a source checkout (editable install or PYTHONPATH). Raises RunError when
-    neither holds them."""
-    package = Path(__file__).resolve().parent.parent
-    for folder in (package / "kernels", package.parent / "kernels"):
-        if (folder / "common.cuh").is_file():
-            return folder
-    raise RunError(f"the CUDA kernel sources are missing (looked in {package / 'kernels'} and "
-                   f"{package.parent / 'kernels'}); reinstall roofline")
+    """The folder of the `.cu` sources, roofline/kernels/ (package data of the wheel, the same
+    folder in a source checkout). Raises RunError when it does not hold them."""
+    folder = Path(__file__).resolve().parent.parent / "kernels"
+    if not (folder / "common.cuh").is_file():
+        raise RunError(f"the CUDA kernel sources are missing from {folder}: reinstall roofline "
+                       "(pip install --force-reinstall roofline)")
+    return folder
 
 
 def _expand(folder: Path, name: str, seen: set[str]) -> str:
@@ -33,5 +31,5 @@ def _expand(folder: Path, name: str, seen: set[str]) -> str:
 
 
 def source(file_name: str) -> str:
-    """The text of `kernels/<file_name>` with its local includes inlined, each once."""
+    """The text of `roofline/kernels/<file_name>` with its local includes inlined, each once."""
     return _expand(kernels_dir(), file_name, set())
