@@ -111,7 +111,7 @@ def run(
                                                    "ladder (BF16 unless --dtype says otherwise)."),
     dtype: Optional[str] = typer.Option(None, "--dtype", metavar="fp32|bf16|fp16|tf32",
                                         help="Input precision (FP32 accumulate and C); bf16, fp16 and tf32 run the "
-                                             "tensor ladder, with B stored N x K (docs/tensor.md). Your kernels "
+                                             "tensor ladder, with B stored N x K (row-major). Your kernels "
                                              "take pointers of this type."),
     budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
                                            help="Timing budget per size: rounds of every kernel and cuBLAS go on "
@@ -247,7 +247,7 @@ def grade(
                                                        "lines), MODULE:FUNCTION or FILE.py:FUNCTION (declared by "
                                                        "--spec), or a spec FILE.toml naming its callable."),
     spec: Optional[Path] = typer.Option(None, "--spec", metavar="FILE.toml",
-                                        help="The spec: args, sizes, reference, tolerance, work (docs/grade.md)."),
+                                        help="The spec (TOML): sizes, one arg per parameter, reference, tolerance, work."),
     size: Optional[list[str]] = typer.Option(None, "--size", metavar="NAME=VALUE",
                                              help="Set a declared size (repeatable), e.g. --size C=8192."),
     sweep: Optional[str] = typer.Option(None, "--sweep", metavar="NAME=V1,V2,...",

@@ -141,7 +141,7 @@ def test_without_plotly_one_line_names_the_extra(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["plot", "--results", str(RUN), "--out", str(out)])
     assert r.exit_code == 1
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and 'pip install "roofline[report]"' in lines[0] and lines[0].startswith("roofline: error:")
+    assert len(lines) == 1 and "pip install 'plotly>=5.20' (roofline's report extra)" in lines[0] and lines[0].startswith("roofline: error:")
     assert not out.exists()
 
 

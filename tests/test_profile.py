@@ -308,8 +308,8 @@ def test_ncu_missing_and_an_unreadable_report(tmp_path, monkeypatch, fake_ncu):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     one_line_error(invoke("profile", "--", "python", "x.py"), "ncu (Nsight Compute) is not on PATH", 1)
     if nsight.binary._ncu_report_module() is None:  # neither NVIDIA's report reader nor ncu
-        one_line_error(invoke("profile", "--import", bad), "needs NVIDIA's report reader: in the roofline folder run "
-                                                           "pip install '.[nsight]'", 1)
+        one_line_error(invoke("profile", "--import", bad), "needs NVIDIA's report reader: pip install "
+                                                           "'ncu-report>=2025.3' (roofline's nsight extra)", 1)
     else:  # the reader (the test extra) says it cannot read the file
         one_line_error(invoke("profile", "--import", bad), "ncu_report) cannot read it", 2)
     assert not (tmp_path / "p.json").exists()

@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import RunError, UsageError
+from ..extras import install_hint
 from ..model.arch import ArchLimits, limits_for_cc
 from ..model.device import DeviceSpec, from_preset
 from ..model.presets import preset_names, tensor_clock_mhz
 
-INSTALL_HINT = "in the roofline folder run pip install '.[cuda12]' (or '.[cuda13]')"
+# How to add CuPy and the CUDA wheels to this installation (whichever way roofline was installed).
+INSTALL_HINT = f"{install_hint('cuda12')}, or its cuda13 extra's packages on a CUDA 13 driver"
 NO_GPU = "no CUDA GPU with a working driver found"  # how every command that needs one says so (exit 1)
 
 

@@ -36,6 +36,7 @@ from ..ladder.sources import source
 from ..ladder.user import UserKernel
 from ..model.arch import ArchLimits
 from ..model.occupancy import Occupancy, calculate
+from ..extras import install_hint
 from .nvml import INSTALL_HINT
 
 _USED = re.compile(r"Used (\d+) registers")
@@ -105,7 +106,7 @@ def _unsupported(arch: str) -> RunError:
     major, minor = nvrtc_version()
     other = "cuda13" if major < 13 else "cuda12"
     return RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}; the other CUDA flavour may: in a "
-                    f"fresh environment, pip install '.[{other}]' (the two CuPy flavours cannot be installed together)")
+                    f"fresh environment, {install_hint(other)} (the two CuPy flavours cannot be installed together)")
 
 
 def check_target(arch: str) -> None:
@@ -378,7 +379,7 @@ def missing_header(name: str, source: str = "", where: str | None = None,
                 f"'cuda-toolkit[cccl]=={13 if thirteen else 12}.*', or reinstall roofline with its CUDA extra")
     if top in ("cutlass", "cute") and not has_top:
         return (f"<{name}> (CUTLASS, CuTe) is not installed: NVIDIA's nvidia-cutlass wheel carries its headers; "
-                "pip install nvidia-cutlass (or roofline[cutlass])")
+                f"{install_hint('cutlass')}")
     if has_top:
         home = next(f for f in folders if os.path.isdir(os.path.join(f, top)))
         return f"<{name}>{by} is not a header of the installed {top}/ (in {home}): check its name"

@@ -251,7 +251,7 @@ def from_preset(name: str) -> DeviceSpec:
     p = find_preset(name) if name.strip() else None
     if p is None:
         raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}; or describe it in a device "
-                         "file, {gpu} mygpu.toml (docs/nsight-compute.md)", "gpu")
+                         "file, {gpu} mygpu.toml, with the fields `roofline device --gpu h200 --json` prints", "gpu")
     return DeviceSpec.build(name=p.name, compute_capability=p.compute_capability, sm_count=p.sm_count,
                             fp32_cores=p.fp32_cores, sm_clock_mhz=p.boost_clock_mhz, source=f"preset: {p.source}",
                             datasheet_dram_gbps=p.dram_gbps, memory_bytes=p.memory_bytes,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RunError, UsageError
+from ..extras import install_hint
 from .metrics import COLLECT
 
 # NVLink multicast (NVLS) off in every program roofline starts, unless its user set these: a
@@ -169,8 +170,8 @@ def export_raw(path: Path) -> str:
     there (saying how else to read the report), UsageError when ncu cannot read the file."""
     exe = shutil.which("ncu")
     if exe is None:
-        raise NcuError(f"reading {path} (a binary .ncu-rep) needs NVIDIA's report reader: in the roofline folder run "
-                       "pip install '.[nsight]' (the ncu-report package; no Nsight Compute needed), or put ncu on the "
+        raise NcuError(f"reading {path} (a binary .ncu-rep) needs NVIDIA's report reader: "
+                       f"{install_hint('nsight')} (no Nsight Compute needed), or put ncu on the "
                        "PATH; or export it where ncu is, with `ncu --import REPORT --csv --page raw > report.csv`, and "
                        "import the CSV")
     proc = subprocess.run([exe, "--import", str(path), "--csv", "--page", "raw", "--print-units", "base"],

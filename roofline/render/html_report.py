@@ -35,6 +35,7 @@ from pathlib import Path
 
 from .. import files
 from ..errors import RunError, UsageError
+from ..extras import install_hint
 from ..model.roofs import ridge_point
 from ..model.units import figure, plural
 from ..results.profile import ProfiledKernel, ProfileResults
@@ -58,7 +59,6 @@ from .chart import kernel_style, load_matplotlib
 from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS, USER_COLORS, css_color, profile_marker_size
 
 SUFFIXES = (".html", ".htm")
-INSTALL = 'pip install "roofline[report]"'
 CHART_ID = "roofline-chart"
 SWEEP_ID = "sweep-chart"
 # Point symbols per level: a run's (model and counted levels) and a profile's (counted levels).
@@ -76,7 +76,7 @@ def require_plotly() -> None:
     try:
         import plotly.graph_objects  # noqa: F401
     except ImportError:
-        raise RunError(f"the HTML report needs Plotly, which is not installed: {INSTALL}") from None
+        raise RunError(f"the HTML report needs Plotly, which is not installed: {install_hint('report')}") from None
 
 
 def check_output(out: Path, inputs: list[Path]) -> Path:
