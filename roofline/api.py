@@ -168,8 +168,8 @@ def _tensor_starter(dtype: str) -> str:
 
 
 def new(path: Path, force: bool = False, name: str | None = None, dtype: str = "fp32") -> Starter:
-    """Write the starter kernel (kernels/starter.cu: a commented, correct, slow SGEMM with its
-    launch in the header; for `dtype` bf16, fp16 or tf32 kernels/starter_tensor.cu, a tensor-core
+    """Write the starter kernel (roofline/kernels/starter.cu: a commented, correct, slow SGEMM with its
+    launch in the header; for `dtype` bf16, fp16 or tf32 roofline/kernels/starter_tensor.cu, a tensor-core
     GEMM in the tensor ladder's convention) to `path`, atomically. Its __global__ function, and its name in tables,
     is `name` (a C identifier), else one derived from the file name (`kernel_identifier`); a
     header line names it where it differs from the file name. Raises UsageError for a path that
@@ -733,7 +733,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: no DRAM floor binds (the modelled re-reads are L2 hits)")
     elif preset is not None and any(r.floors is not None and r.floors.binding.level == "DRAM" for r in rows):
         notes.append("memory ms: the model's GMEM requests at DRAM bandwidth, an upper bound: on a GPU with a large L2 "
-                     "most of them are L2 hits, and a kernel may run faster than this floor (docs/method.md)")
+                     "most of them are L2 hits, and a kernel may run faster than this floor")
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes, dtype)
 
 
@@ -1171,7 +1171,7 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     entries, failures, usage_failures, notes = [], [], [], []
     for w in items:
         progress.step(f"{w.name}: {w.workload_text()}")
-        request = request_for(w, device.pci_bus_id, device.l2_bytes, budget_s, full_clock_share)
+        request = request_for(w, device.pci_bus_id, device.l2_bytes, budget_s, full_clock_share, timeout_s=timeout_s)
         try:
             run = grade_in_child(w, request, timeout_s)
         except UsageError as exc:

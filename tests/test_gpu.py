@@ -291,6 +291,34 @@ def test_user_kernels_fault_alone_and_the_run_goes_on(tmp_path):
         assert f"roofline: error: 1024x1024x1024: {name}:" in r.stderr
 
 
+@pytest.mark.parametrize("size", [256, 4096])
+def test_a_kernel_that_never_ends_is_stopped_at_its_timeout_and_the_run_goes_on(tmp_path, size):
+    """A kernel that spins forever, run with --timeout 2 beside a ladder kernel and before a good
+    kernel of the user's: its process ends 2 s into its first launch (plus its start-up, which the
+    error states), at a small size and at the default one; the good kernel after it is verified
+    and timed on the same GPU, and the results file holds all three."""
+    import time
+
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    out = tmp_path / "r.json"
+    args = ["run", "--kernel", "smem_tiling", "--size", str(size), "--timeout", "2", "--out", str(out),
+            "--source", str(USER_KERNELS / "infinite_loop.cu"), "--source", str(USER_KERNELS / "tiled_f4.cu")]
+    start = time.monotonic()
+    r = CliRunner().invoke(app, args)
+    took = time.monotonic() - start
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    by_name = {k["name"]: k for k in json.loads(out.read_text())["kernels"]}
+    assert list(by_name) == ["smem_tiling", "infinite_loop", "tiled_f4"]
+    error = by_name["infinite_loop"]["error"]
+    assert "timeout: stopped after 2." in error and "--timeout: 2 s per launch" in error, error
+    assert "s of start-up, compile, inputs and reference before it" in error, error
+    assert by_name["tiled_f4"]["verified"] and by_name["tiled_f4"]["gflops"] > 0
+    assert took < 90, took  # the stuck kernel's share: start-up and 2 s, not the parent's 328 s limit
+
+
 def test_a_user_kernel_runs_beside_the_ladder_on_the_gpu_chosen(tmp_path):
     import cupy
     from typer.testing import CliRunner

@@ -51,6 +51,25 @@ def test_a_tiny_honest_kernel_is_launch_bound_and_not_flagged(tmp_path):
     assert e["binding"] == "launch" and codes(e) == [] and 0.3 < e["share"] <= 1.1, e
 
 
+@pytest.mark.parametrize("n", [256, 4096 * 4096])
+def test_a_kernel_that_never_ends_is_stopped_at_its_timeout_and_the_next_entry_graded(tmp_path, n):
+    """A kernel that spins forever, graded with --timeout 2 before an honest copy: its child ends
+    2 s into its first launch (the error says so, and how long start-up took), and the copy after
+    it is graded on the same GPU."""
+    import time
+
+    start = time.monotonic()
+    code, entries, output = grade(tmp_path, f"{FIXTURES}/spin.cu", f"{FIXTURES}/copy.cu", "--size", f"N={n}",
+                                  "--timeout", "2")
+    took = time.monotonic() - start
+    assert code == 1 and "Traceback" not in output, output
+    error = entries["spin"]["error"]
+    assert "timeout: stopped after 2." in error and "s of start-up, compile, inputs and references before it" in error
+    assert not entries["spin"]["verified"] and entries["spin"]["registers"] > 0
+    assert entries["copy"]["verified"] and entries["copy"]["error"] is None
+    assert took < 120, took
+
+
 def test_honest_callables_are_graded_without_flags(tmp_path):
     """A Triton kernel and a PyTorch operator, timed with events around the call, no flags; the
     wall clock of a call from an idle device stays near its events' time."""

@@ -310,6 +310,20 @@ def test_a_kernel_timed_apart_from_the_rounds_has_no_full_clock_figure_and_the_t
     assert f" {full:.1f} " in other, (full, other)
 
 
+def test_a_kernel_timed_in_its_own_process_may_have_seen_a_higher_clock_than_the_runs_rounds():
+    """A user kernel's samples come from its own process's rounds, marked against that process's
+    top clock (1,995 MHz here, above the parent's 1,980, with a power-cap reason at full clock left
+    unmarked): the file is read, not refused; a sample of the parent's rounds above its top is not."""
+    raw = _rounds_doc()
+    t = raw["kernels"][5]["timing"]
+    t["rounds"], t["sm_clock_mhz"][0], t["reasons"][0], t["throttled"][0] = None, 1995, "power_cap", False
+    assert store.parse(raw).kernels[5].timing.sm_clock_mhz[0] == 1995
+    raw = _rounds_doc()
+    raw["kernels"][5]["timing"]["sm_clock_mhz"][0] = 1995
+    with pytest.raises(Exception, match="1,995 MHz is above the run's top clock"):
+        store.parse(raw)
+
+
 def test_each_launch_gets_the_readings_taken_while_it_could_have_run():
     """A burst of 4 launches polled 3 times each: the power cap set during the third launch marks
     the third and the fourth, not the first two, and each launch's clock is the lowest reading of

@@ -12,7 +12,8 @@ from conftest import FIXTURES
 
 from roofline.ladder.user import load
 from roofline.measure import isolated
-from roofline.measure.runner import FAILURES, KernelRun, LaunchTimeout, RunOutput
+from roofline.measure.runner import FAILURES, KernelRun, RunOutput
+from roofline.measure.waiting import LaunchTimeout
 from roofline.model.problem import Problem
 from roofline.model.verify import Verification
 

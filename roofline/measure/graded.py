@@ -46,6 +46,7 @@ from ..workload.spec import Arg, Workload
 from . import buffers
 from .rounds import Item, time_in_rounds
 from .timing import gpu_hold, l2_flush
+from .waiting import LaunchTimeout, waiter
 
 TOLERANCE_16BIT = 1e-2
 ASYNC_CALLS = 5
@@ -321,14 +322,18 @@ def _flag(run: Findings, flag: Flag | None) -> None:
         run.flags.append(flag)
 
 
-def check(subject: Subject, run: GradedRun, attempts: tuple[int, ...] = (0, 1), previous=None):
+def check(subject: Subject, run: GradedRun, attempts: tuple[int, ...] = (0, 1), previous=None,
+          wait: Callable[[int], None] | None = None):
     """Checked launches of the module, attempt 0 on the inputs `buffers.allocate` drew with the
     spec's seed and each later one on inputs drawn again (seed + attempt) into the same buffers, their findings and flags into
     `run`; returns (outputs, references) of the last, for a later attempt to compare with
-    (`previous`). Stops at the first attempt that fails. Raises UsageError for a reference that
-    fails; a launch that raises is `run.error`."""
+    (`previous`). Stops at the first attempt that fails. `wait(launches)` waits for a launch
+    (`waiting.waiter`; default: the whole device, with no limit). Raises UsageError for a reference
+    that fails, LaunchTimeout for a launch still running past its time; a launch that raises
+    otherwise is `run.error`."""
     import cupy
     w, arrays = subject.workload, subject.arrays
+    wait = wait or waiter(None, device_wide=True)
     for attempt in attempts:
         if attempt:  # attempt 0's inputs are the ones `buffers.allocate` drew with the seed
             buffers.redraw(w, arrays, w.seed + attempt)
@@ -336,9 +341,9 @@ def check(subject: Subject, run: GradedRun, attempts: tuple[int, ...] = (0, 1), 
         refs = reference(w, copies)
         try:
             subject.launch()
-            cupy.cuda.Device().synchronize()
+            wait(1)
             outs = subject.outputs()
-        except (RunError, UsageError):
+        except (RunError, UsageError, LaunchTimeout):
             raise
         except Exception as exc:
             run.error = f"{'a later ' if attempt else ''}launch raised {type(exc).__name__}: {_first_line(exc)}"
@@ -365,11 +370,13 @@ def check(subject: Subject, run: GradedRun, attempts: tuple[int, ...] = (0, 1), 
 
 
 def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None,
-            budget_s: float | None = None, full_clock_share: float | None = None) -> None:
-    """Time `subject` in rounds (`measure.rounds`, L2 flushed ahead of each launch) into
-    `run.timing`, and for a callable its calls from the host (`run.async_ms`)."""
+            budget_s: float | None = None, full_clock_share: float | None = None,
+            wait: Callable[[int], None] | None = None) -> None:
+    """Time `subject` in rounds (`measure.rounds`, L2 flushed ahead of each launch, each burst
+    waited for by `wait`, as `check`'s) into `run.timing`, and for a callable its calls from the
+    host (`run.async_ms`). Raises LaunchTimeout as `check` does."""
     flush = l2_flush(l2_bytes)
-    run.timing, error = _in_rounds(subject.launch, flush, budget_s, sampler, full_clock_share)
+    run.timing, error = _in_rounds(subject.launch, flush, budget_s, sampler, full_clock_share, wait)
     if error is not None:
         run.error = f"a timed launch raised {type(error).__name__}: {_first_line(error)}"
         return
@@ -378,12 +385,12 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
 
 
 def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s: float | None, sampler=None,
-               full_clock_share: float | None = None) -> tuple[Timing | None, BaseException | None]:
+               full_clock_share: float | None = None,
+               wait: Callable[[int], None] | None = None) -> tuple[Timing | None, BaseException | None]:
     """(timing, None) of `launch` timed alone in rounds behind a hold, `flush` ahead of each
-    launch (`measure.rounds`), or (None, the error) when a launch raised."""
-    import cupy
-    device = cupy.cuda.Device()
-    item = Item(launch, lambda n: device.synchronize())
+    launch (`measure.rounds`), each burst waited for by `wait` (default: the whole device), or
+    (None, the error) when a launch raised. Raises LaunchTimeout (`waiting`)."""
+    item = Item(launch, wait or waiter(None, device_wide=True))
     share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
     rounds = time_in_rounds([item], flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
     return rounds.timings[0], item.error if rounds.timings[0] is None else None
@@ -431,24 +438,33 @@ def launch_floor_ms(l2_bytes: int | None, sampler=None) -> float:
 
 
 def grade_one(workload: Workload, limits, l2_bytes: int | None, sampler=None, budget_s: float | None = None,
-              full_clock_share: float | None = None, fn: Callable | None = None) -> GradedRun:
+              full_clock_share: float | None = None, fn: Callable | None = None,
+              timeout_s: float | None = None) -> GradedRun:
     """Build, check twice, time (when both checks pass) and check once more one workload's kernel
     or callable on the current GPU (a kernel or callable that stops computing once it has been
     checked is caught by the last check). A compile failure, a launch that raises or a failed
-    check is the run's `error`; a reference that fails raises UsageError."""
+    check is the run's `error`; a reference that fails raises UsageError. With `timeout_s`, a
+    launch (or a callable's call's GPU work on the current stream) still running after that many
+    seconds raises `waiting.LaunchTimeout`, its `partial` this run with the timeout as its error:
+    the GPU is still busy, so the process can do nothing more there (`graded_child` ends it)."""
     run = GradedRun(workload=workload)
     arrays = buffers.allocate(workload, workload.seed)
+    wait = waiter(timeout_s, device_wide=True)
     try:
         subject = build(workload, arrays, limits, run, fn)
-        previous = check(subject, run)
+        previous = check(subject, run, wait=wait)
         if run.error is None and run.verified:
             buffers.redraw(workload, arrays, workload.seed)
-            time_it(subject, run, l2_bytes, sampler, budget_s, full_clock_share)
+            time_it(subject, run, l2_bytes, sampler, budget_s, full_clock_share, wait)
             if run.error is None:
-                check(subject, run, (2,), previous)
+                check(subject, run, (2,), previous, wait)
     except RunError as exc:
         run.error = str(exc)
         return run
+    except LaunchTimeout as exc:
+        run.error = f"timeout: {exc}"
+        exc.partial = run
+        raise
     if run.error is None and not run.verified:
         bad = next(c for c in run.checks if not c.passed)
         err = f"relative error {bad.rel_error:.3g} > {bad.tolerance:g}" if bad.rel_error is not None else bad.reason

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -23,6 +24,9 @@ from ..model.timing import DEFAULT_TIMEOUT_S
 from ..workload.spec import Workload, load_callable, load_kernel
 from .graded import Findings, GradedRun
 from .isolated import ask_child
+from .waiting import LaunchTimeout
+
+STARTED = time.monotonic()  # in the child: when its process began (near enough: this module's import)
 
 CHILD = "roofline.measure.graded_child"
 START_ALLOWANCE_S = 180.0  # CuPy and PyTorch imports, NVRTC or Triton compiles, the inputs and references
@@ -40,12 +44,14 @@ _REPORT = TypeAdapter(ChildGrade)
 
 
 def request_for(workload: Workload, pci_bus_id: str | None, l2_bytes: int | None,
-                budget_s: float | None, full_clock_share: float | None, mode: str = "grade") -> dict:
-    """The request that has a child rebuild `workload` and grade (or profile) it."""
+                budget_s: float | None, full_clock_share: float | None, mode: str = "grade",
+                timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict:
+    """The request that has a child rebuild `workload` and grade (or profile) it, a launch still
+    running after `timeout_s` seconds ending the child (`waiting`)."""
     return {"path": str(workload.path) if workload.path else None, "target": workload.target,
             "spec": str(workload.spec_file) if workload.spec_file else None, "sizes": workload.sizes, "name": workload.name,
             "pci_bus_id": pci_bus_id, "l2_bytes": l2_bytes, "budget_s": budget_s,
-            "full_clock_share": full_clock_share, "mode": mode}
+            "full_clock_share": full_clock_share, "mode": mode, "timeout_s": timeout_s}
 
 
 def command() -> list[str]:
@@ -100,7 +106,11 @@ def _child(request: dict) -> ChildGrade:
     sampler = Sampler()
     try:
         run = grade_one(workload, limits, request.get("l2_bytes"), sampler, request.get("budget_s"),
-                        request.get("full_clock_share"))
+                        request.get("full_clock_share"), timeout_s=request.get("timeout_s"))
+    except LaunchTimeout as exc:  # still on the GPU: report what is known, and the caller ends the process
+        run = exc.partial
+        run.error += f"; {time.monotonic() - STARTED - exc.waited_s:.1f} s of start-up, compile, inputs and " \
+                     "references before it"
     finally:
         sampler.close()
     return ChildGrade(**{f.name: getattr(run, f.name) for f in fields(Findings)})

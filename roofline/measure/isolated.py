@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 
 from pydantic import TypeAdapter, ValidationError
@@ -32,6 +33,9 @@ from .nvrtc_compile import compiler_env
 from .rounds import BUDGET_PER_ITEM_S, MIN_SAMPLES, WARMUP, without_rounds
 from .runner import FAILURES, Compiled, KernelRun, RaggedCheck, run
 from .timing import Timing
+from .waiting import LaunchTimeout
+
+STARTED = time.monotonic()  # in the child: when its process began (near enough: this module's import)
 
 RAGGED = Problem(511, 383, 255)  # each one less than a multiple of 128
 RAGGED_TENSOR_K = 248  # a tensor-core precision's rows must be 16 bytes: the multiple of 8 below 255
@@ -134,7 +138,10 @@ def _child(request: dict) -> ChildReport:
     ragged, outcomes = None, []
     if request["ragged"]:
         shape = ragged_for(problem.dtype)
-        first = run([kernel], shape, timed=False, timeout_s=timeout).kernels[0]
+        try:
+            first = run([kernel], shape, timed=False, timeout_s=timeout).kernels[0]
+        except LaunchTimeout as exc:
+            return _stuck(kernel, exc, outcomes, f"at the ragged shape {shape.text()}", None)
         ragged = first.verification
         failure = first.failure or (None if first.correct else "verification")
         outcomes.append((f"at the ragged shape {shape.text()}", failure,
@@ -146,6 +153,8 @@ def _child(request: dict) -> ChildReport:
     wrong = bool(outcomes and outcomes[0][1])  # a wrong answer at the ragged shape: verified here, not timed
     try:
         r = run([kernel], problem, timed=request["timed"] and not wrong, timeout_s=timeout, l2=request["l2"]).kernels[0]
+    except LaunchTimeout as exc:
+        return _stuck(kernel, exc, outcomes, "", ragged)
     except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:  # left by the ragged launch
         outcomes.append(("", "fault", f"{kernel.name}: CUDA error: {exc}"))
         kind, error = summarise(kernel.name, outcomes)
@@ -155,6 +164,19 @@ def _child(request: dict) -> ChildReport:
     # its rounds were shared with this process's cuBLAS, not the parent's: read against that by medians
     timing = without_rounds(r.timing) if r.timing is not None else None
     return ChildReport(r.compiled, ragged, r.verification, timing, r.sm_clock_mhz, error, kind)
+
+
+def _stuck(kernel: UserKernel, exc: LaunchTimeout, outcomes: list, where: str,
+           ragged: Verification | None) -> ChildReport:
+    """The report of a launch still running past its timeout (`waiting.LaunchTimeout`): what was
+    known before it, and the time since this process started (imports, compile, inputs and the
+    reference came before the launch). Nothing more may touch the GPU: the caller ends the process."""
+    partial = exc.partial
+    before = time.monotonic() - STARTED - exc.waited_s
+    outcomes.append((where, "timeout", f"{kernel.name}: timeout: {exc}; {before:.1f} s of start-up, compile, inputs "
+                                       f"and reference before it"))
+    kind, error = summarise(kernel.name, outcomes)
+    return ChildReport(partial.compiled if partial is not None else None, ragged, error=error, failure=kind)
 
 
 def main() -> None:

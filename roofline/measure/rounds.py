@@ -44,6 +44,7 @@ from typing import Callable
 
 from ..model.timing import FULL_CLOCK_SHARE, STABLE_CI, Timing, ci95_half, mark_throttled
 from .nvml import Reading, Sampler, reasons_between
+from .waiting import LaunchTimeout
 
 WARMUP = 3
 BURST_MS = 20.0  # the slowest item's burst: long enough to amortise a synchronisation, short enough to interleave
@@ -105,7 +106,8 @@ def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
     BUDGET_PER_ITEM_S per item; the rounds that reach `min_samples` always run); `sampler` reads
     NVML (None: no conditions recorded); `hold(ms)` enqueues a wait on the GPU ahead of each
     burst (`timing.gpu_hold`; None: none). An item whose launch raises is set aside with its
-    `error` (the others go on). Needs CuPy and a GPU."""
+    `error` (the others go on), but for `waiting.LaunchTimeout`, which is raised (its work still
+    holds the GPU). Needs CuPy and a GPU."""
     import cupy
 
     before = before or (lambda: None)
@@ -123,7 +125,10 @@ def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
             enqueue_ms.append(1000 * (time.perf_counter() - host) / len(pairs))
             item.wait(len(pairs))
             estimates.append(sum(cupy.cuda.get_elapsed_time(s, e) for s, e in pairs) / len(pairs))
-        except Exception as exc:  # a fault or a timeout: this item is timed no further
+        except LaunchTimeout as exc:  # still running: nothing more can be timed in this process
+            item.error = exc
+            raise
+        except Exception as exc:  # a fault: this item is timed no further
             item.error = exc
             estimates.append(0.0)
     burst = burst_for([e for e, item in zip(estimates, items) if item.error is None])
@@ -156,6 +161,9 @@ def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
                 seen, marks = _watch(events, sampler, first, patience_s) if sampler is not None else ([], [])
                 item.wait(burst)
                 times = [cupy.cuda.get_elapsed_time(s, e) for s, e in events]
+            except LaunchTimeout as exc:
+                item.error = exc
+                raise
             except Exception as exc:
                 item.error = exc
                 continue

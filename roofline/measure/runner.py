@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -48,10 +47,10 @@ from . import reference as cublas_reference
 from ..progress import Progress
 from .rounds import Item, Rounds, time_in_rounds
 from .timing import Timing, gpu_hold, l2_flush, time_gpu
+from .waiting import LaunchTimeout, waiter
 
 STEPS_PER_KERNEL = 2  # compile, verify (then all are timed together, in rounds)
 FREE_MEMORY_SHARE = 0.9
-CUDA_ERROR_NOT_READY = 600  # cudaErrorNotReady (CUDA runtime API, enum cudaError): work still running
 # What stopped a kernel's run, the most telling first: a CUDA fault (an illegal address, a trap),
 # a launch stopped for its time, a child process that died, an error before any launch (compile,
 # the source), a wrong answer.
@@ -206,46 +205,6 @@ def _compile(spec: KernelSpec | UserKernel, device: DeviceSpec):
     return ck, Compiled(ck.registers, ck.static_smem_bytes, ck.local_bytes, ck.dynamic_smem_bytes, occ, driver)
 
 
-class LaunchTimeout(RuntimeError):
-    """GPU work did not finish within its time; the kernel may still be running. `waited_s` is how
-    long it was waited for, `timeout_s` the limit per launch."""
-
-    def __init__(self, waited_s: float, launches: int, timeout_s: float):
-        self.waited_s, self.launches, self.timeout_s = waited_s, launches, timeout_s
-        per = f"{launches} launches at {timeout_s:g} s each" if launches > 1 else f"{timeout_s:g} s per launch"
-        super().__init__(f"stopped after {waited_s:.1f} s, still running (--timeout: {per})")
-
-
-def waiter(timeout_s: float | None):
-    """A `wait(launches)` for the current stream: synchronize when `timeout_s` is None, else poll
-    the stream and raise LaunchTimeout once `launches` x `timeout_s` seconds have passed."""
-    import cupy
-
-    def wait(launches: int = 1) -> None:
-        stream = cupy.cuda.get_current_stream()
-        if timeout_s is None:
-            stream.synchronize()
-            return
-        runtime = cupy.cuda.runtime
-        start = time.monotonic()
-        deadline = start + launches * timeout_s
-        while True:
-            # cudaStreamQuery: 0 done, cudaErrorNotReady still running, anything else a fault in
-            # the kernel (Stream.done reads every non-zero status as "not yet").
-            try:
-                status = runtime.streamQuery(stream.ptr)
-            except runtime.CUDARuntimeError as exc:
-                status = exc.status
-            if status == 0:
-                return
-            if status != CUDA_ERROR_NOT_READY:
-                raise runtime.CUDARuntimeError(status)
-            if time.monotonic() > deadline:
-                raise LaunchTimeout(time.monotonic() - start, launches, timeout_s)
-            time.sleep(0.0005)
-    return wait
-
-
 def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSpec | None = None,
         progress: Progress | None = None, timed: bool = True, timeout_s: float | None = None,
         l2: str = "cold", budget_s: float | None = None, energy: bool = False,
@@ -258,9 +217,9 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
     `budget_s` seconds: default half a second per kernel; samples below `full_clock_share` of
     the run's top clock marked throttled); with `energy`, each one's energy is then measured
     (`energy.measure_rounds`). With `timed=False` kernels are only compiled and verified (the reference
-    gets a single timed launch). With `timeout_s`, a kernel's launch that takes longer stops its
-    run with a timeout error (the work may still be on the GPU: only a process of its own can be
-    ended safely, as `measure.isolated` does). `l2` is 'cold' (the L2 flushed before every timed
+    gets a single timed launch). With `timeout_s`, a kernel's launch that takes longer raises
+    `waiting.LaunchTimeout`, its `partial` the kernel's run so far: the work is still on the GPU,
+    so nothing more can run in this process (`measure.isolated` ends it). `l2` is 'cold' (the L2 flushed before every timed
     launch, outside its events: `timing.l2_flush`) or 'warm'. Raises what `preflight` raises, and
     UsageError for another `l2`. A kernel that fails to compile, verify or launch does not raise:
     its `KernelRun` says why.
@@ -295,7 +254,12 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
         ref_item = Item(lambda: cublas_reference.gemm(a, b, c_ref, dtype), waiter(None))
         items = [ref_item] + [launch for _, launch in checked if launch is not None]
         share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
-        rounds = time_in_rounds(items, flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
+        try:
+            rounds = time_in_rounds(items, flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
+        except LaunchTimeout as exc:  # a kernel's timed launch: the GPU is still busy with it
+            stuck = next(run_ for run_, launch in checked if launch is not None and launch.error is exc)
+            exc.partial = replace(stuck, error=f"{stuck.spec.name}: timeout: {exc}", failure="timeout")
+            raise
         if rounds.timings[0] is None:
             raise RunError(f"cuBLAS failed while it was timed: {ref_item.error}")
         runs, j = [], 1
@@ -396,6 +360,10 @@ def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSp
             return KernelRun(spec, figures, compiled, check,
                              error=f"{spec.name}: failed verification: {check.reason}", failure="verification"), None
         return KernelRun(spec, figures, compiled, check), Item(lambda: kernel.launch(grid, args), wait)
-    except (LaunchTimeout, cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
+    except LaunchTimeout as exc:  # the kernel still runs: nothing more on the GPU in this process
+        error, failure = _launch_failure(spec.name, exc)
+        exc.partial = KernelRun(spec, figures, compiled, error=error, failure=failure)
+        raise
+    except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
         error, failure = _launch_failure(spec.name, exc)
         return KernelRun(spec, figures, compiled, error=error, failure=failure), None

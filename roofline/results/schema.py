@@ -396,7 +396,10 @@ def _rate(where: str, gflops: float, time_ms: float | None, flops: float, peak: 
 def _check_samples(where: str, time_ms: float | None, timing: Timing | None, top: int | None = None) -> None:
     """A recorded time is the median of its recorded samples (`Timing.median_ms`), each sample's
     recorded conditions are one per sample, and each throttle mark is what its reasons and clock
-    give (`model.timing.mark_throttled`, against the run's top clock `top` where recorded)."""
+    give (`model.timing.mark_throttled`, against the run's top clock `top` where recorded). Samples
+    taken in another process (a user kernel's, in rounds of its own: `rounds` None beside a top)
+    were marked against that process's top clock, which the file does not hold: their marks are
+    not checked against this one."""
     if time_ms is not None and timing is not None:
         agree(f"{where}.time_ms", time_ms, timing.median_ms, "timing.samples_ms (their median)")
     if timing is not None:
@@ -405,7 +408,9 @@ def _check_samples(where: str, time_ms: float | None, timing: Timing | None, top
             values = getattr(timing, key)
             if values is not None and len(values) != n:
                 raise ValueError(f"{where}.timing.{key}: {len(values)} values for {n} samples")
-        if timing.throttled is not None and timing.reasons is not None and timing.sm_clock_mhz is not None:
+        elsewhere = top is not None and timing.rounds is None
+        if timing.throttled is not None and timing.reasons is not None and timing.sm_clock_mhz is not None \
+                and not elsewhere:
             clocks = list(timing.sm_clock_mhz)
             if top is not None and max((c for c in clocks if c is not None), default=0) > top:
                 raise ValueError(f"{where}.timing.sm_clock_mhz: {max(c for c in clocks if c is not None):,} MHz is "
