@@ -180,7 +180,7 @@ def profile(
     from_start: bool = typer.Option(True, "--profile-from-start/--no-profile-from-start",
                                     help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
                                          "(torch.cuda.profiler.start/stop)."),
-    import_report: Optional[Path] = typer.Option(None, "--import", metavar="REPORT",
+    import_report: Optional[list[Path]] = typer.Option(None, "--import", metavar="REPORT",
                                                  help="Read an existing report instead: .ncu-rep (needs the nsight "
                                                       "extra, or ncu), any CSV export of one (raw or details page, any "
                                                       "metric set or ncu version) or ncu's text output (need nothing)."),
@@ -221,7 +221,10 @@ def profile(
     if top < 1:
         raise UsageError(f"--top must be 1 or more, got {top}")
     options = api.ProfileOptions(kernel_regex, launch_skip, launch_count, from_start)
-    if import_report is not None:
+    if import_report:
+        if len(import_report) > 1:  # Click keeps the last of a repeated option without a word
+            raise UsageError(f"--import takes one report, given {len(import_report)}: import each on its own "
+                             "(each to its own --out)")
         if command:
             raise UsageError("give --import REPORT or a command after --, not both")
         if report is not None:
@@ -231,7 +234,7 @@ def profile(
         if options != api.ProfileOptions():
             raise UsageError("--kernel-regex, --launch-skip, --launch-count and --no-profile-from-start choose what "
                              "a new profile records; an imported report holds what it holds")
-        done = api.import_profile(import_report, out, gpu)
+        done = api.import_profile(import_report[0], out, gpu)
     else:
         if gpu is not None:
             raise UsageError("--gpu applies to --import; a new profile reads the GPU it runs on")

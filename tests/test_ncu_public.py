@@ -96,3 +96,100 @@ def test_a_cut_down_fp64_gpu_reads_its_fp64_roof_from_the_report():
     assert peaks["fp64_tensor"] == peaks["fp64"]
     del row.values["device__attribute_single_to_double_precision_perf_ratio"]
     assert device_from_rows([row]).peaks_gflops["fp64"] == pytest.approx(peaks["fp32"] / 2)  # the table's
+
+
+def test_launch_lines_at_column_0_and_six_spaces_are_read(tmp_path):
+    """A T4's reductions pasted as plain text: the first two launch lines at column 0, the third
+    at six spaces, their sections at four (23.76, 26.87 and 88.73 ms, as its Duration rows say;
+    'CC 7.5' and '# SMs 40' name the Tesla T4)."""
+    done, doc = _read("t4_atomics_mixed_indent.txt", tmp_path)
+    assert doc.device.name == "Tesla T4"
+    assert {k.name: k.time_ms for k in doc.kernels} == {
+        "atomic_global_step": pytest.approx(23.76), "atomic_per_block_step": pytest.approx(26.87),
+        "interleaved_addressing_1_step": pytest.approx(88.73)}
+    assert sum(k.time_ms for k in doc.kernels) == pytest.approx(139.36)
+    assert all(k.registers == 16 for k in doc.kernels)
+    assert not any("before the first launch line" in n or "cut short" in n for n in done.notes)
+
+
+def test_one_launch_indented_one_space_and_another_two_are_both_read(tmp_path):
+    """The same T4 text with its first launch line one space in and the rest two (as a lab note
+    pasted it): every launch is read, none left behind a note about sections before it."""
+    lines = (PUBLIC / "t4_atomics_mixed_indent.txt").read_text().splitlines()
+    launches = [i for i, line in enumerate(lines) if ", Context 1, Stream 7" in line]
+    for n, i in enumerate(launches):
+        lines[i] = (" " if n == 0 else "  ") + lines[i].lstrip()
+    report = tmp_path / "note.txt"
+    report.write_text("\n".join(lines) + "\n")
+    done = api.import_profile(report, tmp_path / "p.json")
+    doc = store.load(tmp_path / "p.json", profile=True)
+    assert len(doc.kernels) == 3 and sum(k.time_ms for k in doc.kernels) == pytest.approx(139.36)
+    assert not any("before the first launch line" in n for n in done.notes)
+
+
+def test_a_text_cut_inside_its_last_section_keeps_what_it_printed(tmp_path):
+    """llm.c PR 762's A30 softmax, pasted up to its Duration row (1.47 ms; SM Frequency
+    928.26 cycle/usecond): read from what it printed, with a note that it was cut."""
+    done, doc = _read("llmc_pr762_a30_softmax_cut.txt", tmp_path, "a30")
+    (k,) = doc.kernels
+    assert k.name == "softmax_forward_kernel5" and k.time_ms == pytest.approx(1.47)
+    assert k.clock_mhz == pytest.approx(928.26)
+    assert any("cut short" in n and "inside its GPU Speed Of Light Throughput section" in n for n in done.notes)
+
+
+def test_a_text_cut_inside_its_last_value_drops_that_value(tmp_path):
+    """A file whose last line has no line end may be cut inside its number ('1.4' of '1.47'):
+    that row is dropped, so the launch, now without a duration, is left out as cut short."""
+    report = tmp_path / "cut.txt"
+    report.write_text((PUBLIC / "llmc_pr762_a30_softmax_cut.txt").read_text().rstrip("\n")[:-1])
+    with pytest.raises(UsageError, match="1 launch without a duration"):
+        api.import_profile(report, tmp_path / "p.json", "a30")
+
+
+def test_two_gpus_joined_in_one_text_are_refused_naming_both(tmp_path):
+    """A CC 7.5 board's (16 SMs) vector add and an H20's naive SGEMM (CC 9.0) in one file: one
+    profile has one GPU's roofs, so the file is refused naming both, with or without --gpu."""
+    for gpu in (None, "t4", "h200"):
+        with pytest.raises(UsageError, match=r"two GPUs, a GPU of compute capability 7\.5, 16 SMs \(launch 0 "
+                                             r"\(elementwise_add_float4.*compute capability 9\.0 \(launch 1 "
+                                             r"\(naive_kernel"):
+            _read("joined_cc75_and_h20.txt", tmp_path, gpu)
+    first = (PUBLIC / "joined_cc75_and_h20.txt").read_text().split("\n\n  naive_kernel")[0]
+    alone = tmp_path / "alone.txt"
+    alone.write_text(first + "\n")  # the first GPU's part on its own reads
+    api.import_profile(alone, tmp_path / "p.json", "t4")
+    assert store.load(tmp_path / "p.json", profile=True).kernels[0].time_ms == pytest.approx(0.0024)
+
+
+def test_values_with_text_after_them_are_read_and_the_text_noted(tmp_path):
+    """'41.00  # note' and '1.83 (boost off)'... a value a person annotated is read, its text is a note."""
+    text = (PUBLIC / "joined_cc75_and_h20.txt").read_text()
+    h20 = "  naive_kernel" + text.split("\n  naive_kernel", 1)[1]
+    h20 = h20.replace("ms         41.00", "ms         41.00  # run 2, warm L2").replace(
+        "Ghz          1.83", "Ghz          1.83 locked")
+    report = tmp_path / "h20.txt"
+    report.write_text(h20)
+    (tmp_path / "h20.toml").write_text('name = "NVIDIA H20"\ncompute_capability = "9.0"\nsm_count = 78\n'
+                                       'fp32_cores = 9984\nmax_sm_clock_mhz = 1980\npeak_dram_gbps = 4000\n')
+    done = api.import_profile(report, tmp_path / "p.json", str(tmp_path / "h20.toml"))
+    (k,) = store.load(tmp_path / "p.json", profile=True).kernels
+    assert k.time_ms == pytest.approx(41.00) and k.clock_mhz == pytest.approx(1830)
+    assert any("2 values with text after them" in n and "'41.00  # run 2, warm L2'" in n for n in done.notes)
+    assert not any("damaged" in n for n in done.notes)
+
+
+def test_a_truncated_binary_report_says_so(tmp_path):
+    """The GTX 1660 Ti's report cut at 80,000 of its 99,927 bytes: ncu_report reads the two whole
+    launches before the cut (warmingUp, mathKernel1) and an empty record for the third; the import
+    keeps the two and says the file is truncated. Cut inside its first launch it is refused."""
+    pytest.importorskip("ncu_report", reason="reading a .ncu-rep takes the ncu-report package (the test extra)")
+    data = (PUBLIC / "josiahls_profile.ncu-rep").read_bytes()
+    cut = tmp_path / "cut.ncu-rep"
+    cut.write_bytes(data[:80_000])
+    done = api.import_profile(cut, tmp_path / "p.json")
+    doc = store.load(tmp_path / "p.json", profile=True)
+    assert sorted(k.name for k in doc.kernels) == ["mathKernel1", "warmingUp"]
+    assert any(n.startswith("a truncated report: the file ends inside the record of launch 2") for n in done.notes)
+    cut.write_bytes(data[:20_000])
+    with pytest.raises(UsageError, match="a truncated report .*no launch in it is whole"):
+        api.import_profile(cut, tmp_path / "p.json")

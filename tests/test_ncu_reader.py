@@ -768,3 +768,58 @@ def test_a_size_printed_rounded_is_read_as_what_it_rounds(shown, exact, said):
     got = report.rows[0].reading.quantities["dynamic_smem"]
     assert got.value == exact
     assert ("printed rounded" in got.source) == said
+
+
+def test_a_compressed_report_is_read_as_it_is(tmp_path):
+    """A raw export kept as .csv.gz, the corpus's text kept as .txt.xz: unpacked by their first
+    bytes and read like the files inside them; a gzip cut short is refused in one line."""
+    import gzip
+
+    plain = _imported(str(FORMS / "section-raw.csv"), None, str(tmp_path))[0]
+    packed = tmp_path / "section-raw.csv.gz"
+    packed.write_bytes(gzip.compress((FORMS / "section-raw.csv").read_bytes()))
+    doc = _imported(str(packed), None, str(tmp_path))[0]
+    assert [(k.name, k.time_ms) for k in doc.kernels] == [(k.name, k.time_ms) for k in plain.kernels]
+    assert len(doc.kernels) == 7
+    text = _imported(str(FIXTURES / "ncu" / "corpus" / "llama" / "basic.txt.xz"), "h200", str(tmp_path))[0]
+    assert text.launches_profiled == 15  # its 15 launch lines
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(packed.read_bytes()[:-40])
+    one_line_error(invoke("profile", "--import", cut, "--out", tmp_path / "p.json"),
+                   "a gzip file that does not unpack whole (cut short or damaged")
+
+
+@pytest.mark.parametrize("printed", [
+    "==PROF== Connected to process 4242 (/usr/bin/python3)\ndone\n==PROF== Disconnected from process 4242\n"
+    "==WARNING== No kernels were profiled.\n",
+    '==PROF== Connected to process 4242 (/usr/bin/python3)\n==WARNING== No kernels were profiled.\n'
+    '==WARNING== Profiling kernels launched by child processes requires the --target-processes all option.\n'])
+def test_ncu_output_of_no_kernel_says_so(printed, tmp_path):
+    for name in ("report.csv", "report.txt"):  # `ncu --csv ... > report.csv`, `ncu ./app > report.txt`
+        report = tmp_path / name
+        report.write_text(printed)
+        one_line_error(invoke("profile", "--import", report, "--out", tmp_path / "p.json"), "ncu profiled no kernel")
+
+
+def test_import_is_given_once(tmp_path):
+    result = invoke("profile", "--import", FORMS / "section-raw.csv", "--import", FORMS / "full-raw.csv",
+                    "--out", tmp_path / "p.json")
+    one_line_error(result, "--import takes one report, given 2")
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_hint_never_repeats_what_the_report_was_made_with(tmp_path):
+    """The basic set's text with --print-details all lacks the FP32 counts: it is told which
+    section brings them, not to add --print-details all; the same text without the bodies is
+    told both. A raw page lacking the FP16 counts is not told to export as --page raw."""
+    corpus = FIXTURES / "ncu" / "corpus" / "llama"
+    bodies = _imported(str(corpus / "basic-all.txt.xz"), "h200", str(tmp_path))[0]
+    plain = _imported(str(corpus / "basic.txt.xz"), "h200", str(tmp_path))[0]
+    hint = {k: v for x in bodies.kernels for k, v in x.missing.items()}
+    assert hint["fp32"] == "--section SpeedOfLight_RooflineChart or --set full (FP32 instruction counts)"
+    assert not any("--print-details all" in v for v in hint.values())
+    assert any("--print-details all" in v for x in plain.kernels for v in x.missing.values())
+    raw = _imported(str(FORMS / "section-raw.csv"), None, str(tmp_path))[0]
+    hints = {k: v for x in raw.kernels for k, v in x.missing.items()}
+    assert hints["fp16"] == "--section SpeedOfLight_HierarchicalHalfRooflineChart or --set full (HFMA/HADD/HMUL counts)"
+    assert not any("--page raw" in v or "--print-details all" in v for v in hints.values())

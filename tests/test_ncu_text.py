@@ -76,9 +76,14 @@ def test_failed_launches_several_processes_and_a_cut_end():
     assert any("1 failed launch (every value nan" in n and "launch 1 (k2)" in n for n in report.notes)
     assert [r.kernel for r in report.rows] == ["k1", "k3"]
     assert [r.process_id for r in report.rows] == [40, 41]
-    assert report.rows[1].incomplete  # its table has no closing line: the file was cut
+    # k3's table has no closing line (the file was cut) but its duration was printed: read, with a note
+    assert not report.rows[1].incomplete
+    assert any("inside its GPU Speed Of Light Throughput section before launch 2 (k3)" in n for n in report.notes)
     launches, notes = nsight.launches.from_rows(report.rows)
-    assert [x.demangled for x in launches] == ["k1"] and "cut short" in notes[0]
+    assert [x.demangled for x in launches] == ["k1", "k3"] and launches[1].time_ns == pytest.approx(12_500)
+    without = nsight.pages.parse_csv(FAILED.replace("    Duration                         us        12.50\n", ""), "f.txt")
+    assert without.rows[1].incomplete  # cut before its duration: left out as cut short
+    assert "cut short" in nsight.launches.from_rows(without.rows)[1][0]
     assert report.rows[0].reading.grid == (1, 1, 1) and report.rows[0].reading.block == (32, 1, 1)
 
 

@@ -3,6 +3,7 @@ ncu itself, run. Along the data's path:
 
   run       ncu and the tools beside it run (profiling, a binary report exported, c++filt):
             the one module that starts processes
+  compression  reports kept gzip-, xz- or bzip2-compressed, unpacked
   binary    the `.ncu-rep`, through NVIDIA's `ncu_report` (in a child process), else ncu's export
   dialect   the CSV dialect: encodings, separators, decimal marks, units
   pages     the raw and details pages of a CSV export

@@ -91,9 +91,10 @@ def _module_rows(path: str) -> list[dict]:
     return out
 
 
-def _rows_from_module(path: Path) -> list[Row] | None:
-    """`_module_rows` of `path` from a child Python process, as rows in base units; None when
-    the module is missing, fails or faults."""
+def _rows_from_module(path: Path) -> tuple[list[Row], int] | None:
+    """`_module_rows` of `path` from a child Python process, as rows in base units, and how many
+    records were cut short (a launch without a name or any metric: what `ncu_report` gives for the
+    record a truncated file ends inside); None when the module is missing, fails or faults."""
     if _ncu_report_module() is None:
         return None
     try:
@@ -103,8 +104,11 @@ def _rows_from_module(path: Path) -> list[Row] | None:
         return None
     if proc.returncode != 0 or not proc.stdout.startswith("["):
         return None
-    rows, unknown = [], {}
+    rows, unknown, cut = [], {}, 0
     for item in json.loads(proc.stdout):
+        if not item["kernel"] and not item["values"] and not item["text"]:
+            cut += 1
+            continue
         row = Row(kernel=item["kernel"] or "", text=item["text"])
         row.bad = {name: cell for name, cell in item["text"].items() if cell in ("nan", "inf") and reads(name)}
         for name, (value, unit) in item["values"].items():
@@ -112,23 +116,36 @@ def _rows_from_module(path: Path) -> list[Row] | None:
         pid = row.values.get("launch__process_id")
         row.process_id = int(pid) if pid is not None else None
         rows.append(row)
-    return rows
+    return rows, cut
 
 
 def read_report(path: Path, source: str | None = None) -> Rows:
     """The launches in an `.ncu-rep` report: through NVIDIA's report reader `ncu_report` (the
     ncu-report package, or the module beside an ncu on PATH; in a child process), else ncu's CSV
-    export. Raises NcuError when neither is installed, UsageError when the file is not a report
-    they can read. Messages name `source` (default: the path)."""
+    export. A truncated file (`ncu_report` reads the launches before the cut and an empty record
+    for the one cut) keeps its whole launches, with a note saying it is truncated. Raises
+    NcuError when neither is installed, UsageError when the file is not a report they can read
+    (damaged, or truncated inside its first launch). Messages name `source` (default: the path)."""
     source = source or str(path)
-    rows = _rows_from_module(path)
+    found = _rows_from_module(path)
+    rows, cut = found if found is not None else ([], 0)
+    if cut and not rows:
+        raise UsageError(f"{source}: a truncated report (the file ends inside its first launch's record): no "
+                         "launch in it is whole; copy the .ncu-rep again, or profile again")
     if rows:  # none: no module, not a report it knows, or it failed; ncu itself then says why
         rows, notes = check_rows(rows, source)
+        if cut:
+            notes.insert(0, f"a truncated report: the file ends inside the record of launch {len(rows)} (cut short); "
+                            f"the {len(rows)} whole launch{'es' if len(rows) > 1 else ''} before it are read, any "
+                            "after it are lost (copy the .ncu-rep again for all of them)")
         return Rows(rows, "Nsight Compute's Python report interface (ncu_report)", tuple(notes))
     tried = _ncu_report_module() is not None
     if shutil.which("ncu") is None and tried:
-        raise UsageError(f"{path}: NVIDIA's report reader (ncu_report) cannot read it as an Nsight Compute report "
-                         "(it failed on it, or the file is no report)")
+        head = path.read_bytes()[:4] if path.is_file() else b""
+        why = ("it failed on it: the file is damaged or truncated (cut short); copy it again" if head == b"NVR\x00"
+               else "it failed on it, or the file is no report")
+        raise UsageError(f"{source}: NVIDIA's report reader (ncu_report) cannot read it as an Nsight Compute report "
+                         f"({why})")
     exported = export_raw(path)
     report = parse_csv(exported, source)
     note = ("Nsight Compute's Python report interface could not read it: read through ncu's CSV export",) if tried else ()

@@ -72,6 +72,63 @@ def _named_preset(rows: list[Row], cc: str | None, sm: float | None) -> DeviceSp
                                   "no device attributes")
 
 
+def _gpu_of(row: Row) -> dict[str, str]:
+    """What a row says of the GPU its launch ran on: 'cc' ('7.5'), 'sms' ('40'), 'name' ('Tesla
+    T4'), each where the row gives it (device attributes, the launch line's CC, Launch
+    Statistics' # SMs, the NUMA section's one device name, a Device column that is a name)."""
+    out = {}
+    if cc := report_cc([row]):
+        out["cc"] = cc
+    sm = _attr(row, "multiprocessor_count") or row.values.get("launch__sm_count")
+    if sm:
+        out["sms"] = str(int(sm))
+    name = str(row.text.get("device__attribute_display_name") or row.text.get("device__attribute_device_name")
+               or "").strip()
+    if not name and (found := re.fullmatch(r"\s*1\s*\((?P<name>[^,()]+)\)\s*", row.text.get(DEVICE_NAMES, ""))):
+        name = found["name"].strip()
+    if not name and not re.fullmatch(r"\d*", row.text.get("Device", "").strip()):
+        name = row.text["Device"].strip()
+    if name:
+        out["name"] = name_key(name)
+        out["shown"] = name
+    return out
+
+
+def _worded(gpu: dict[str, str]) -> str:
+    """'Tesla T4 (compute capability 7.5, 40 SMs)', or the presets of that shape where no name is given."""
+    shape = ", ".join(x for x in (f"compute capability {gpu['cc']}" if "cc" in gpu else "",
+                                  f"{gpu['sms']} SMs" if "sms" in gpu else "") if x)
+    if "shown" in gpu:
+        return f"{gpu['shown']} ({shape})" if shape else gpu["shown"]
+    named = [p.name for p in _shaped(gpu.get("cc"), int(gpu["sms"]) if "sms" in gpu else None)] if shape else []
+    guess = f": {named[0]}?" if len(named) == 1 else ""
+    return f"a GPU of {shape}{guess}" if shape else "a GPU the report does not describe"
+
+
+def one_gpu(rows: list[Row], source: str) -> None:
+    """Raise UsageError (one line naming both GPUs and a launch of each) when a report's launches
+    ran on GPUs of more than one kind: outputs of two machines joined, or a program on two kinds
+    of GPU. A profile is read against one GPU's roofs and limits, so such a report is read one
+    GPU at a time. Launches are of one kind unless they disagree on something both say:
+    compute capability, SM count or name (launches on Device 0 and Device 1 of one model are)."""
+    seen: list[tuple[int, dict[str, str]]] = []
+    for i, row in enumerate(rows):
+        gpu = _gpu_of(row)
+        if not seen:
+            seen.append((i, gpu))
+            continue
+        first_i, first = seen[0]
+        clash = [k for k in ("cc", "sms", "name") if k in gpu and k in first and gpu[k] != first[k]]
+        if clash:
+            a, b = (f"launch {r.text.get('ID') or j} ({(r.kernel or 'no name')[:40]})"
+                    for j, r in ((first_i, rows[first_i]), (i, row)))
+            raise UsageError(f"{source}: holds launches of two GPUs, {_worded(first)} ({a}) and {_worded(gpu)} ({b}): "
+                             "a profile is read against one GPU's roofs, so import each GPU's report on its own "
+                             "(split the file where the other GPU's output begins)")
+        for k, v in gpu.items():  # what the first launch left unsaid, a later one of the same GPU may say
+            first.setdefault(k, v)
+
+
 def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
     """The GPU a report's first launch ran on, from its device attributes: name, SM count, max SM
     and memory clocks, bus width, memory and L2 size (peaks by `model.roofs` and `model.peaks`,

@@ -121,6 +121,21 @@ WHERE = {
     "clock": "--section SpeedOfLight (SM Frequency)",
 }
 EVERYTHING = "`roofline profile -- COMMAND` collects all of it in one run"
+BODIES, RAW = "--print-details all", "--page raw"  # the export options a report shows it was made with
+
+
+def unrepeated(hint: str, made_with: set[str] | frozenset[str]) -> str:
+    """`hint` (a `WHERE` entry) without the export options of `made_with` (`BODIES`, `RAW`): a
+    report made with one of them is told what to collect, never to do what it did. With the
+    sections' bodies or the raw page, a section's counts come with the section itself, so the
+    choice of export goes; with the raw page, 'as --page raw' goes wherever it stands."""
+    if made_with & {BODIES, RAW}:
+        hint = hint.replace(f", as {RAW} or with {BODIES}", "")
+    if RAW in made_with:
+        hint = hint.replace(f", as {RAW}", "").replace(f" as {RAW}", "")
+    if BODIES in made_with:
+        hint = hint.replace(f" or with {BODIES}", "").replace(f", with {BODIES}", "")
+    return hint
 
 DEVICE_NAMES = "numa__device_names"  # not an ncu metric: the key the details reader keeps that text under
 

@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from ..errors import UsageError
 from . import text as nsight_text
 from .checks import check_rows, damaged
 from .dialect import NO_VALUE, decimal_mark, int_cell, mark_note, number, unit_scale
-from .metrics import details_metric, reads
+from .metrics import TIME, details_metric, reads
 from .rows import TEXT_COLUMNS, Row, Rows, column_plan, half_step, keep_value, store_value, unknown_units_note
+
+NO_KERNELS = re.compile(r"^==WARNING==\s*No kernels were profiled", re.MULTILINE | re.IGNORECASE)
+
 
 def header_row(lines: list[str]) -> tuple[int, str, list[str]] | None:
     """The line index, separator and cells of the table's header: the first line with an 'ID'
@@ -39,8 +43,8 @@ def header_row(lines: list[str]) -> tuple[int, str, list[str]] | None:
 
 def parse_csv(text: str, source: str = "report") -> Rows:
     """The launches in a CSV export of Nsight Compute, raw or details page (this module's
-    docstring says which forms). Raises UsageError (one line, naming `source`) when the text holds
-    no such table."""
+    docstring says which forms), or in ncu's text output. Raises UsageError (one line, naming
+    `source`) when the text holds no such table, saying so where ncu profiled no kernel."""
     lines = text.lstrip("\ufeff").splitlines()
     found = header_row(lines)
     if found is None and nsight_text.looks_like_text(text):
@@ -49,6 +53,10 @@ def parse_csv(text: str, source: str = "report") -> Rows:
         raise UsageError(f"{source}: ncu's --print-summary output (each kernel's minimum, maximum and average over "
                          "its invocations) holds no launch to place; print the report without --print-summary "
                          "(ncu -i REPORT.ncu-rep > report.txt) or export it (ncu -i REPORT.ncu-rep --csv --page raw)")
+    if found is None and NO_KERNELS.search(text):
+        raise UsageError(f"{source}: ncu profiled no kernel (it printed \"No kernels were profiled\"): the program "
+                         "launched none, or ncu's filters (--kernel-name, --launch-skip, --launch-count, "
+                         "--profile-from-start off) matched none; profile it again")
     if found is None:
         errors = [ln.split("==ERROR==", 1)[1].strip() for ln in lines if "==ERROR==" in ln]
         why = f" (ncu said: {errors[0]})" if errors else ""
@@ -68,19 +76,30 @@ def parse_csv(text: str, source: str = "report") -> Rows:
     else:
         report = _raw(header, records, source, cut)
     rows, notes = check_rows(report.rows, source)
-    return Rows(rows, report.read_with, report.notes + tuple(notes), report.printed)
+    return Rows(rows, report.read_with, report.notes + tuple(notes), report.printed, bodies=report.bodies)
 
 
 def _text_output(text: str, source: str) -> Rows:
-    """ncu's text output (`nsight.text`), read as the details page it prints."""
+    """ncu's text output (`nsight.text`), read as the details page it prints. A last launch cut
+    short (the text ends inside one of its tables, or it lacks the sections every other launch
+    ends with) is read from what it printed, with a note, where its duration is among that;
+    else it is left out as cut short."""
     parsed = nsight_text.parse(text)
     report = _details(parsed.header, parsed.records, source)
     rows = report.rows
-    if parsed.cut and rows:
-        rows[-1].incomplete = True
+    cut_notes = []
+    if rows and (parsed.cut or rows[-1].incomplete):
+        last = rows[-1]
+        last.incomplete = TIME not in last.values
+        if not last.incomplete:
+            where = f" inside its {parsed.cut_in} section" if parsed.cut and parsed.cut_in else ""
+            cut_notes.append(f"the text ends{where} before launch {last.text.get('ID', len(rows) - 1)} "
+                             f"({last.kernel[:60]}) is printed whole (cut short): that launch is read from what was "
+                             "printed before the cut")
     rows, notes = check_rows(rows, source)
-    return Rows(rows, "ncu's text output (ncu ./app, ncu -i REPORT)", tuple(parsed.notes) + report.notes + tuple(notes),
-                printed=report.printed, failed=tuple(parsed.failed))
+    return Rows(rows, "ncu's text output (ncu ./app, ncu -i REPORT)",
+                tuple(parsed.notes) + tuple(cut_notes) + report.notes + tuple(notes), printed=report.printed,
+                failed=tuple(parsed.failed), bodies=parsed.bodies)
 
 
 def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = False) -> Rows:
@@ -211,5 +230,7 @@ def _details(header: list[str], records: list[list[str]], source: str) -> Rows:
                 row.rounding[metric] = half
     _mark_cut(by_launch, ends, shown)
     sections = {section for seen in shown.values() for section, _ in seen} - {"", METRICS_SECTION}
+    body = col.get("Body Item Label")
+    bodies = body is not None and any(body < len(r) and r[body].strip() for r in records)
     return Rows(list(by_launch.values()), "details CSV export (ncu --csv, --page details)",
-                tuple(unknown_units_note(unknown) + mark_note(values)), printed=bool(sections))
+                tuple(unknown_units_note(unknown) + mark_note(values)), printed=bool(sections), bodies=bodies)

@@ -6,6 +6,7 @@ are read against, how it was read and the notes on what was left out. `profile -
 from __future__ import annotations
 
 from dataclasses import dataclass
+import tempfile
 from pathlib import Path
 
 from ..errors import UsageError
@@ -13,15 +14,17 @@ from ..model.device import DeviceSpec, from_preset
 from ..model.units import plural
 from .binary import read_report
 from .checks import check_rates
-from .device import choose
+from .compression import inner_suffix, unpacked
+from .device import choose, one_gpu
 from .dialect import decode
 from .launches import Launch, from_rows
-from .metrics import WHERE
+from .metrics import BODIES, RAW, WHERE, unrepeated
 from .pages import parse_csv
 from .rows import Rows
 from .text import failed_note
 
 
+BINARY_MAGIC = b"NVR\x00"  # the first bytes of every .ncu-rep (ncu 2019 to 2025)
 PRINTED_ONLY_HEADLINES = ("fp32", "fp64", "l2", "l1")  # figures the raw page of a --set full report has
 
 
@@ -45,21 +48,35 @@ class Report:
 
 
 def read_rows(path: Path, source: str | None = None) -> Rows:
-    """Any Nsight Compute report made elsewhere: a binary `.ncu-rep` (by its name, or a file
-    that is not text), else a CSV export of any page, form or version, or ncu's text output;
-    messages name `source` (default: the path). Raises UsageError for a file that is none of
-    them, NcuError where a binary report needs a reader that is missing."""
+    """Any Nsight Compute report made elsewhere: a binary `.ncu-rep` (by its name, or by its
+    first bytes), else a CSV export of any page, form or version, or ncu's text output; any of
+    them gzip-, xz- or bzip2-compressed (`report.csv.gz`: `nsight.compression`); messages name
+    `source` (default: the path). Raises UsageError for a file that is none of them (or a
+    compressed one that does not unpack whole), NcuError where a binary report needs a reader
+    that is missing."""
     path = Path(path)
     source = source or str(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    data, packed = unpacked(data, source)
+    if data.startswith(BINARY_MAGIC):
+        if packed is None:
+            return read_report(path, source)
+        with tempfile.TemporaryDirectory(prefix="roofline-") as folder:  # ncu_report reads files, not bytes
+            inner = Path(folder) / "report.ncu-rep"
+            inner.write_bytes(data)
+            return read_report(inner, source)
     text = decode(data)
-    if path.suffix.lower() == ".ncu-rep" and not ('"ID"' in text[:100_000] and "Kernel Name" in text[:100_000]):
-        return read_report(path, source)  # a binary report (a CSV export so named is read as one)
+    suffix = inner_suffix(path.name) if packed else path.suffix.lower()
+    if suffix == ".ncu-rep" and not ('"ID"' in text[:100_000] and "Kernel Name" in text[:100_000]):
+        if packed is None:
+            return read_report(path, source)  # a binary report of another make (a CSV export so named is read as one)
     if "\x00" in text[:4000] or (b"\x00" in data[:4000] and not text.strip()):
-        raise UsageError(f"{path}: not a CSV export (a binary file); give an Nsight Compute report a .ncu-rep name")
+        what = f"a {packed} file of binary data" if packed else "a binary file"
+        raise UsageError(f"{path}: not a CSV export ({what}), nor an Nsight Compute report (whose first bytes are "
+                         "'NVR')")
     return parse_csv(text, source)
 
 
@@ -70,7 +87,8 @@ def read(path: Path, gpu: str | None = None, source: str | None = None) -> Repor
     report records: `nsight.device.choose`). Launches whose rates no kernel reaches on that GPU
     are left out with a note (`nsight.checks.check_rates`). Messages name `source` (default: the
     path). Raises UsageError for an unknown `gpu`, a missing or unreadable file, a GPU of
-    another architecture, or a report whose GPU is unknown; NoLaunches (a UsageError) for one
+    another architecture, a report of launches on two kinds of GPU (`nsight.device.one_gpu`),
+    or a report whose GPU is unknown; NoLaunches (a UsageError) for one
     with no placeable launch; NcuError where a binary report needs a reader that is missing."""
     path = Path(path)
     source = source or str(path)
@@ -78,6 +96,7 @@ def read(path: Path, gpu: str | None = None, source: str | None = None) -> Repor
     if not path.is_file():
         raise UsageError(f"{path}: no such report file" if not path.exists() else f"{path}: not a report file")
     rows = read_rows(path, source)
+    one_gpu(rows.rows, source)
     launches, left_out = from_rows(rows.rows)
     if not launches:
         if rows.failed and not rows.rows:
@@ -95,4 +114,16 @@ def read(path: Path, gpu: str | None = None, source: str | None = None) -> Repor
     if over_peak:  # those launches left out, the others read
         launches = from_rows(kept)[0]
         notes += over_peak
+    used = made_with(rows)
+    for launch in launches:  # hints name only what the report was not made with
+        launch.missing.update({k: unrepeated(v, used) for k, v in launch.missing.items()})
     return Report(launches, device, device_from, rows.read_with, tuple(notes))
+
+
+def made_with(rows: Rows) -> frozenset[str]:
+    """The export options a report shows it was made with (`metrics.BODIES`: the sections'
+    bodies are there; `metrics.RAW`: the raw page, or a binary report, which holds every counter)."""
+    used = {BODIES} if rows.bodies else set()
+    if RAW in rows.read_with or "ncu_report" in rows.read_with:
+        used.add(RAW)
+    return frozenset(used)

@@ -67,13 +67,15 @@ class Rows:
     """The launches a report holds, how it was read, one-line notes on what was left out,
     whether the form prints the sections' figures rather than the counters (`printed`: the
     details page and ncu's text output), and the launches that failed and so hold no row
-    (`failed`: ncu's text gives them no figure at all)."""
+    (`failed`: ncu's text gives them no figure at all), and whether it holds the sections'
+    bodies (`bodies`: made with --print-details all)."""
 
     rows: list[Row]
     read_with: str
     notes: tuple[str, ...] = ()
     printed: bool = False
     failed: tuple[str, ...] = ()
+    bodies: bool = False  # printed with --print-details all (the sections' bodies are there)
 
 
 def column_plan(name: str, scale: float | None, unit: str | None) -> tuple[float | None, str | None]:

@@ -14,6 +14,12 @@ whose every value is `nan` or `n/a` (what ncu prints for a launch that failed, a
 LaunchFailed`) is reported as failed and given no rows; sections before any launch line (a text
 whose start was cut) are left out with a note. The text has no launch IDs: launches are
 numbered in the order printed, which is the order they ran.
+
+Pastes move things about: a launch line is found at any indentation (column 0 in a README's
+fenced block, one or four spaces in a note) and the tables below it are read by their own dash
+lines; free text after a value (`305.41  # slow`) is a note beside it, not part of it; a text cut
+inside a table keeps the rows printed before the cut (a last line without its line end may be
+cut inside its value, and is dropped).
 """
 
 from __future__ import annotations
@@ -24,15 +30,19 @@ from dataclasses import dataclass, field
 HEADER = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
           "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit", "Metric Value"]
 PROCESS = re.compile(r"^\s*\[(?P<pid>\d+)\]\s+(?P<name>.+?)(?:@(?P<host>\S+))?\s*$")
-LAUNCH = re.compile(r"^  (?P<kernel>\S.*?)(?:\s+\((?P<grid>\d+,\s*\d+,\s*\d+)\)x\((?P<block>\d+,\s*\d+,\s*\d+)\))?"
+LAUNCH = re.compile(r"^[ \t]*(?P<kernel>\S.*?)(?:\s+\((?P<grid>\d+,\s*\d+,\s*\d+)\)x\((?P<block>\d+,\s*\d+,\s*\d+)\))?"
                     r"(?:,\s+\d{4}-\w{3}-\d{1,2}\s+[\d:]+)?,\s+Context\s+(?P<context>\d+),\s+Stream\s+(?P<stream>\d+)"
                     r"(?:,\s+Device\s+(?P<device>\d+))?(?:,\s+CC\s+(?P<cc>\d+\.\d+))?.*$")
-SECTION = re.compile(r"^\s+Section:\s+(?P<name>.+?)\s*$")
+SECTION = re.compile(r"^\s*Section:\s+(?P<name>.+?)\s*$")
 DASHES = re.compile(r"^\s*-+(\s+-+)+\s*$")
 MARKER = re.compile(r"^\(!\)\s*")  # ncu's mark on a value outside its expected range
+# A value and free text a person wrote after it ('305.41  # note', '1.47 ms (warm)'): the text
+# begins with a mark or a letter, never with '(' or ';' (ncu's own '1 (NVIDIA H200)', '32; 32').
+ANNOTATED = re.compile(r"^(?P<value>[-+]?\d[\d.,]*(?: \d{3})*(?:[eE][-+]?\d+)?)\s+(?P<note>(?:#|//|--|<-|[A-Za-z]).*)$")
+BODY = re.compile(r"^\s*Table Name\s*:")  # a section body's table, printed with --print-details all
 
 
-SUMMARY = re.compile(r"^  \S.*, Invocations \d+\s*$")  # `--print-summary per-kernel`: statistics over launches
+SUMMARY = re.compile(r"^\s*\S.*, Invocations \d+\s*$")  # `--print-summary per-kernel`: statistics over launches
 
 
 def is_summary(text: str) -> bool:
@@ -59,14 +69,17 @@ class _Launch:
 @dataclass
 class TextReport:
     """The details-page records of a text report (`HEADER` columns), one-line notes (failed
-    launches, sections without a launch), whether it was cut short, and its failed launches
-    ('launch 0 (render(...))'), which have no records."""
+    launches, sections without a launch, text after values), whether it was cut short inside a
+    table (and in which section), its failed launches ('launch 0 (render(...))'), which have no
+    records, and whether it holds the sections' bodies (`--print-details all`)."""
 
     header: list[str]
     records: list[list[str]]
     notes: list[str]
     cut: bool  # the last launch's table ends without its closing line (the file was cut)
     failed: list[str] = field(default_factory=list)
+    cut_in: str = ""  # the section whose table the text ends in, where `cut`
+    bodies: bool = False  # printed with --print-details all: the sections' body tables are there
 
 
 def _spans(dashes: str) -> list[tuple[int, int]]:
@@ -92,10 +105,14 @@ def parse(text: str) -> TextReport:
     spans: list[tuple[int, int]] | None = None  # inside a table: its columns
     seen_dashes, header_row, rule_indent = 0, False, 0
     orphans: set[str] = set()
+    annotated: list[str] = []  # values with text after them: 'launch 0 Duration '1.47  # warm''
+    bodies = row_last = False  # row_last: the last line read was a table's row
     for raw in text.splitlines():
         line = raw.rstrip()
         if line.startswith("=="):
             continue
+        bodies = bodies or bool(BODY.match(line))
+        row_last = False if line.strip() else row_last
         if spans is not None:
             if DASHES.match(line):
                 seen_dashes += 1
@@ -109,7 +126,12 @@ def parse(text: str) -> TextReport:
                 continue
             if current is not None and cells and cells[0]:
                 unit, value = (cells[1], cells[-1]) if len(cells) >= 3 else ("", cells[-1])
-                current.rows.append([section, cells[0], unit, MARKER.sub("", value)])
+                value = MARKER.sub("", value)
+                if m := ANNOTATED.match(value):
+                    annotated.append(f"launch {len(launches) - 1} {cells[0]} {value!r}")
+                    value = m["value"]
+                current.rows.append([section, cells[0], unit, value])
+                row_last = True
             continue
         if (m := PROCESS.match(line)) and not line.startswith("    "):
             process = {"Process ID": m["pid"], "Process Name": m["name"], "Host Name": m["host"] or ""}
@@ -131,6 +153,8 @@ def parse(text: str) -> TextReport:
             spans, seen_dashes, header_row = _spans(line), 1, False
             rule_indent = len(line) - len(line.lstrip())
     cut = spans is not None and current is not None
+    if cut and row_last and not text.endswith(("\n", "\r")):
+        current.rows.pop()  # the last line has no line end: it may be cut inside its value
     records, failed = [], []
     for i, launch in enumerate(launches):
         values = [r[3] for r in launch.rows]
@@ -145,7 +169,10 @@ def parse(text: str) -> TextReport:
                      "belong to is not named")
     if failed:
         notes.append(failed_note(failed))
-    return TextReport(HEADER, records, notes, cut, failed)
+    if annotated:
+        notes.append(f"{len(annotated)} value{'s' if len(annotated) > 1 else ''} with text after {'them' if len(annotated) > 1 else 'it'} "
+                     f"(read as a note beside the value): {'; '.join(annotated[:3])}")
+    return TextReport(HEADER, records, notes, cut, failed, section if cut else "", bodies)
 
 
 def failed_note(failed: list[str] | tuple[str, ...]) -> str:
