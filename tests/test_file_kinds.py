@@ -161,10 +161,10 @@ def kinds(tmp_path_factory) -> dict[str, Path]:
     assert r.exit_code == 0, r.output
     trace = FIXTURES / "traces/public/sampled_rank-0.json.gz"
     (here / "rank-0.json").write_bytes(gzip.decompress(trace.read_bytes()))
-    files = {"run": FIXTURES / "results-h200.json", "sweep": PLOTS / "sweep-h200.json", "tune": PLOTS / "tune-h200.json",
-             "energy": PLOTS / "results-h200-energy.json", "profile": FIXTURES / "ncu/forms/roofline.json",
-             "profile-noroofs": noroofs, "grade": PLOTS / "grades-h200.json", "trace": trace,
-             "trace-json": here / "rank-0.json"}
+    files = {"run": FIXTURES / "results-h200.json", "sweep": PLOTS / "sweep-h200.json",
+             "tune": PLOTS / "tune-h200.json", "energy": PLOTS / "results-h200-energy.json",
+             "profile": FIXTURES / "ncu/forms/roofline.json", "profile-noroofs": noroofs,
+             "grade": PLOTS / "grades-h200.json", "trace": trace, "trace-json": here / "rank-0.json"}
     assert files.keys() == KINDS.keys()
     return files
 

@@ -166,7 +166,7 @@ def render(p: Projection, top: int = 20):
     ax.set_axisbelow(True)
     shown = f"the {len(order)} kernels that take longest here" + (f", of {len(first)}" if len(first) > len(order) else "")
     title = [f"{p.device.name} -> {', '.join(t.device.name for t in p.targets)}: {shown}"]
-    title += [_target_line(t) if t.estimate_ms is not None else f"{t.device.name}: no estimate (no kernel was projected)"
+    title += [_target_line(t) if t.estimate_ms is not None else f"{t.device.name}: no estimate (no kernel projected)"
               for t in p.targets if p.kind == "profile"]
     fig.suptitle(text("\n".join(title)), fontsize=9, x=0.01, ha="left")
     ax.legend(fontsize=7, loc="lower right")
