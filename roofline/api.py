@@ -414,11 +414,53 @@ def tune(size: int, out: Path, progress: Progress | None = None) -> TuneReport:
     return TuneReport(doc, cache)
 
 
-def read(path: Path) -> Results | ProfileResults:
-    """The results or profile file at `path`, read and checked (`results.store.load`); a file of an
-    older schema is migrated with what only the kernel families can work out filled in
-    (`ladder.upgrade.fill`), and its `read_notes` say so. Raises UsageError as `store.load` does."""
-    return store.load(path, profile=True, upgrade=upgrade.fill)
+# The kinds of file (`results.store.kind_of`) each command that reads results files takes; a
+# file of another kind is refused in one line that names these (`reads`).
+READS = {
+    "show": ("run", "profile", "grade"),
+    "plot": ("run", "profile", "grade"),
+    "compare": ("run", "profile", "grade"),
+    "check": ("run", "profile", "grade"),
+    "whatif": ("run", "profile"),
+    "project": ("run", "profile"),
+}
+PAIRED = ("compare", "check")  # commands that read two files of one kind
+
+
+def reads(command: str) -> str:
+    """What `command` reads, as its refusals say it: 'whatif reads a run's results (roofline run
+    or tune) or a profile of a program (roofline profile)'."""
+    if command in PAIRED:
+        return f"{command} reads two files of one kind: two runs' results, two profiles or two grade files"
+    names = [store.KIND_NAMES[k] for k in READS[command]]
+    shown = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"{command} reads {shown}"
+
+
+def read(path: Path, command: str | None = None) -> Results | ProfileResults | GradeResults:
+    """The results, profile or grade file at `path`, read and checked (`results.store.load`); a
+    file of an older schema is migrated with what only the kernel families can work out filled in
+    (`ladder.upgrade.fill`), and its `read_notes` say so. For `command` (a `READS` key), a file of
+    a kind it does not read is refused in one line naming what it reads. Raises UsageError as
+    `store.load` does."""
+    said = reads(command) if command is not None else None
+    doc = store.load(path, profile=True, upgrade=upgrade.fill, reads=said)
+    kind = store.kind_of(doc)
+    if command is not None and kind not in READS[command]:
+        readers = [c for c, kinds in READS.items() if kind in kinds]
+        raise UsageError(f"{path}: {store.KIND_NAMES[kind]}, which {', '.join(readers[:-1])} and {readers[-1]} "
+                         f"read; {said}")
+    return doc
+
+
+def _one_kind(command: str, paths: tuple[Path, Path], docs: tuple) -> None:
+    """Refuses, for `command` (compare or check), two files of different kinds where one is a grade
+    file (a run against a profile is refused by `compare_work`, with why)."""
+    kinds = [store.kind_of(d) for d in docs]
+    if kinds[0] != kinds[1] and "grade" in kinds:
+        other = 0 if kinds[1] == "grade" else 1
+        raise UsageError(f"{paths[other]} is not a grade file but {store.KIND_NAMES[kinds[other]]}, and "
+                         f"{paths[1 - other]} is one; {reads(command)}")
 
 
 def show(paths: list[Path]) -> tuple[Results | ProfileResults, list[str]]:
@@ -426,7 +468,7 @@ def show(paths: list[Path]) -> tuple[Results | ProfileResults, list[str]]:
     profile (`roofline profile`) is read alone. Raises UsageError for a file that is missing,
     unreadable or invalid, a profile given with other files, or files of several precisions
     (`show_all` reads those)."""
-    docs, notes = show_all(paths)
+    docs, notes = show_all(paths, "show")
     if len(docs) > 1:
         raise UsageError(f"{', '.join(str(p) for p in paths)}: runs in {len(docs)} precisions "
                          f"({', '.join(d.problem.dtype for d in docs)}), each read against its own roof; "
@@ -434,19 +476,18 @@ def show(paths: list[Path]) -> tuple[Results | ProfileResults, list[str]]:
     return docs[0], notes
 
 
-def show_all(paths: list[Path]) -> tuple[list[Results | ProfileResults], list[str]]:
+def show_all(paths: list[Path], command: str = "show") -> tuple[list[Results | ProfileResults], list[str]]:
     """The results in `paths` as one document per precision (`store.by_precision`: the files of
     one precision merged, an FP32 run and a BF16 one kept apart), with notes on the merge; a
-    profile is read alone. Raises UsageError as `show` does for a bad file or a profile given
-    with others, or for runs on different devices."""
+    profile is read alone. Raises UsageError as `show` does for a bad file (its line naming what
+    `command` reads) or a profile given with others, or for runs on different devices."""
     notes: list[str] = []
-    docs = [read(p) for p in paths]
+    docs = [read(p, command) for p in paths]
     notes += [note for d in docs for note in d.read_notes]
-    from .results.grades import GradeResults
-    profiles = [p for p, d in zip(paths, docs) if isinstance(d, (ProfileResults, GradeResults))]
+    profiles = [(p, d) for p, d in zip(paths, docs) if store.kind_of(d) != "run"]
     if profiles and len(docs) > 1:
-        what = "a profile of a program" if isinstance(read(profiles[0]), ProfileResults) else "a grade file"
-        raise UsageError(f"{profiles[0]} is {what}; give it alone to {{results}}", "results")
+        path, doc = profiles[0]
+        raise UsageError(f"{path} is {store.KIND_NAMES[store.kind_of(doc)]}; give it alone to {{results}}", "results")
     if profiles:
         return docs, notes
     return store.by_precision(docs, [str(p) for p in paths], notes), notes
@@ -471,7 +512,7 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
         html_report.check_output(out, paths)
     else:
         chart.check_output(out, paths, html=True)
-    docs, notes = show_all(paths)
+    docs, notes = show_all(paths, "plot")
     doc = docs[0]
     from .results.grades import GradeResults
     if isinstance(doc, GradeResults):
@@ -766,13 +807,11 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
     or a bad chart path."""
     if chart_out is not None:
         chart.check_output(chart_out, [before, after])
-    docs = read(before), read(after)
+    docs = read(before, "compare"), read(after, "compare")
+    _one_kind("compare", (before, after), docs)
     from .results.grades import GradeResults
     if any(isinstance(d, GradeResults) for d in docs):
         from .analysis import grade_changes
-        if not all(isinstance(d, GradeResults) for d in docs):
-            raise UsageError(f"{before if not isinstance(docs[0], GradeResults) else after} is not a grade file; "
-                             "a grade file is compared with another grade file")
         if chart_out is not None:
             raise UsageError("{out} draws the moves of profiles and runs; two grade files are compared as a table",
                              "out")
@@ -976,7 +1015,7 @@ def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = 
     target = check_target(target)
     if chart_out is not None:
         chart.check_output(chart_out, [path])
-    doc = read(path)
+    doc = read(path, "whatif")
     result = whatif_of(doc, target)
     result.notes[:0] = doc.read_notes
     if not result.kernels:  # a run whose kernels all failed, or none recorded: nothing to read
@@ -992,7 +1031,7 @@ def project(path: Path, gpus: list[str], chart_out: Path | None = None):
     (`analysis.project.project`), and with `chart_out` its bar chart drawn there. Raises UsageError
     for an unreadable file, an unknown GPU name (listing the presets) or a bad chart path."""
     fmt = chart.check_output(chart_out, [path]) if chart_out is not None else None
-    doc = read(path)
+    doc = read(path, "project")
     result = project_results(doc, gpus)
     result.notes[:0] = doc.read_notes
     if chart_out is not None:
@@ -1006,12 +1045,11 @@ def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
     (0, 10]), an unreadable file, a profile against a run file, runs of different problems or no
     kernel in common."""
     drop = parse_max_drop(str(max_drop))  # a bad option is named before any file is read
-    docs = read(new), read(baseline)
+    docs = read(new, "check"), read(baseline, "check")
+    _one_kind("check", (new, baseline), docs)
     from .results.grades import GradeResults
     if any(isinstance(d, GradeResults) for d in docs):
         from .analysis import grade_changes
-        if not all(isinstance(d, GradeResults) for d in docs):
-            raise UsageError("a grade file is checked against another grade file")
         return grade_changes.compare(docs[1], docs[0], drop)
     result = check_results(*docs, drop)
     result.comparison.notes[:0] = [note for d in docs for note in d.read_notes]
@@ -1134,12 +1172,14 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     from_files: dict[str, tuple[str, float]] = {}  # workload -> (file, time) from grade files
     for base in baselines:
         if Path(base).is_file():
+            wanted = "a baseline file is a grade file (roofline grade writes them)"
             try:
-                doc = read(Path(base))
+                doc = store.load(Path(base), profile=True, upgrade=upgrade.fill, reads=wanted)
             except UsageError as exc:
                 raise UsageError(f"{{baseline}} {exc.message}", "baseline") from None
             if not isinstance(doc, GradeResults):
-                raise UsageError(f"{{baseline}} {base}: not a grade file (roofline grade writes them)", "baseline")
+                raise UsageError(f"{{baseline}} {base}: {store.KIND_NAMES[store.kind_of(doc)]}, not a grade file "
+                                 "(roofline grade writes them)", "baseline")
             for e in doc.entries:
                 if e.graded:
                     from_files.setdefault(e.workload, (Path(base).name, e.time_ms))

@@ -83,7 +83,8 @@ class ProjectedKernel:
 @dataclass(frozen=True)
 class TargetProjection:
     """All kernels on one target. For a profile, `lower_bound_ms`, `estimate_ms` and `here_ms` are
-    sums over the kernels kept (`left_out` counts the others, `left_out_ms` their time here)."""
+    sums over the kernels kept (`left_out` counts the others, `left_out_ms` their time here); None
+    where no kernel is kept (none has a roof on both GPUs: an import without counters), as for a run."""
 
     device: DeviceSpec
     kernels: list[ProjectedKernel]
@@ -252,7 +253,7 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
             more = f"; {len(why) - 3} more reasons in --json" if len(why) > 3 else ""
             tnotes.append(f"{len(gone)} kernel(s) left out{' of the sums' if w.kind == 'profile' else ''}: "
                           f"{shown}{more} (each named in the table)")
-        step = w.kind == "profile"
+        step = w.kind == "profile" and bool(kept)  # no kernel with a roof on both GPUs: no step to sum
         out.append(TargetProjection(
             device=target, kernels=rows,
             lower_bound_ms=sum(r.floor_ms for r in kept) if step else None,

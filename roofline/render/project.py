@@ -65,7 +65,8 @@ def _split(label: str) -> tuple[str, str | None]:
 
 
 def step_lines(p: Projection) -> list[str]:
-    """One line per target: the step's lower bound and estimate (a profile), or the best kernel (a run)."""
+    """One line per target: the step's lower bound and estimate (a profile), or the best kernel (a
+    run); where no kernel could be projected (none has a roof on both GPUs), that, with why."""
     lines = []
     for t in p.targets:
         if t.estimate_ms is not None:
@@ -78,6 +79,11 @@ def step_lines(p: Projection) -> list[str]:
                 best = min(kept, key=lambda r: r.estimate_ms)
                 lines.append(f"{t.device.name}: fastest estimate {best.label}, {best.estimate_ms:.3f} ms "
                              f"(floor {best.floor_ms:.3f} ms at {best.level})")
+            else:
+                why = list(dict.fromkeys(r.left_out for r in t.kernels if r.left_out))
+                lines.append(f"{t.device.name}: no estimate: none of the {len(t.kernels)} kernels could be projected "
+                             f"({'; '.join(why[:2]) or 'nothing counted'}), so the "
+                             + ("step has" if p.kind == "profile" else "kernels have") + " no lower bound or estimate")
     return lines
 
 
@@ -160,7 +166,8 @@ def render(p: Projection, top: int = 20):
     ax.set_axisbelow(True)
     shown = f"the {len(order)} kernels that take longest here" + (f", of {len(first)}" if len(first) > len(order) else "")
     title = [f"{p.device.name} -> {', '.join(t.device.name for t in p.targets)}: {shown}"]
-    title += [_target_line(t) for t in p.targets if t.estimate_ms is not None]
+    title += [_target_line(t) if t.estimate_ms is not None else f"{t.device.name}: no estimate (no kernel projected)"
+              for t in p.targets if p.kind == "profile"]
     fig.suptitle(text("\n".join(title)), fontsize=9, x=0.01, ha="left")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()

@@ -9,6 +9,7 @@ sweep, before schema 4) is filled by an `upgrade` the caller passes (`ladder.upg
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -29,11 +30,40 @@ MAX_BYTES = 256 * 2**20  # a sweep of every kernel at a dozen sizes is a few MB
 _REMADE = "re-create it with roofline run"
 # The documents other than a run's, by "kind": their model, and what a caller that reads only runs is told.
 OTHER_KINDS = {
-    "profile": (ProfileResults, "a profile of a program (roofline profile), not the results of a run; plot, show and "
-                                "compare read it"),
+    "profile": (ProfileResults, "a profile of a program (roofline profile), not the results of a run; show, plot, "
+                                "compare, check, whatif and project read it"),
     "grade": (GradeResults, "grades of kernels against their speed of light (roofline grade), not the results of a "
                             "run; show, plot, compare and check read it"),
 }
+# Each kind of document by what `kind_of` calls it, as a refusal names it.
+KIND_NAMES = {
+    "run": "a run's results (roofline run or tune)",
+    "profile": "a profile of a program (roofline profile)",
+    "grade": "a grade file (roofline grade)",
+}
+TRACE = "a PyTorch profiler trace (roofline comms reads it), not a results file"
+
+
+def kind_of(doc: Results | ProfileResults | GradeResults) -> str:
+    """'run' (a run, a size sweep or a tile search), 'profile' or 'grade': a `KIND_NAMES` key."""
+    return "grade" if isinstance(doc, GradeResults) else "profile" if isinstance(doc, ProfileResults) else "run"
+
+
+def _also(reads: str | None) -> str:
+    """What a caller reads, after a refusal of a file of another kind: '; whatif reads ...'."""
+    return f"; {reads}" if reads else ""
+
+
+def _gzipped_trace(path: Path) -> bool:
+    """Whether the gzip-compressed file at `path` opens as a PyTorch profiler trace (its first 64 KiB)."""
+    try:
+        with gzip.open(path) as f:
+            head = f.read(65536)
+    except (OSError, EOFError):
+        return False
+    return b'"traceEvents"' in head or b'"schemaVersion"' in head
+
+
 # Fills, in an older document (plain JSON data, already at the current schema's keys), the figures
 # only the kernel families can work out; returns what it filled, as phrases for the note.
 Upgrade = Callable[[dict], list[str]]
@@ -64,32 +94,36 @@ def one_line(exc: ValidationError) -> str:
 
 
 def parse(doc, source: str = "results", profile: bool = False,
-          upgrade: Upgrade | None = None) -> Results | ProfileResults:
+          upgrade: Upgrade | None = None, reads: str | None = None) -> Results | ProfileResults:
     """A results document (already parsed JSON) checked against the schema. Documents of schemas
     1 to 3 are migrated first (`migrate`; schemas 2 and 3 only lacked fields), `upgrade` filling
     what only the kernel families can (`Upgrade`), and the document's `read_notes` say so. A
-    profile (`"kind": "profile"`, `results.profile`) is read when `profile` allows it. Raises
-    UsageError (one line, naming `source` and the field) otherwise."""
+    profile (`"kind": "profile"`, `results.profile`) or grade file is read when `profile` allows it.
+    Raises UsageError (one line, naming `source` and the field) otherwise; a document of another
+    kind is refused with `reads` (what the caller reads: 'whatif reads a run's results or a
+    profile') after the line."""
     if not isinstance(doc, dict):
-        raise UsageError(f"{source}: not a roofline results file (top level is not an object)")
+        raise UsageError(f"{source}: not a roofline results file (top level is not an object){_also(reads)}")
     if doc.get("kind") in OTHER_KINDS:
         model, what = OTHER_KINDS[doc["kind"]]
         if not profile:
-            raise UsageError(f"{source}: {what}")
+            raise UsageError(f"{source}: {what}{_also(reads)}")
         try:
             return model.model_validate_json(json.dumps(doc), strict=True)
         except ValidationError as exc:
             raise UsageError(f"{source}: {one_line(exc)}") from None
     if doc.get("kind") is not None:
         raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', 'grade', or none "
-                         "for a run)")
+                         f"for a run){_also(reads)}")
     if "kind" not in doc and "entries" in doc and "problem" not in doc:
         raise UsageError(f"{source}: looks like a grade file but has no \"kind\": \"grade\"; the file looks hand-edited")
     if "kind" not in doc and "launches_profiled" in doc and "problem" not in doc:
         raise UsageError(f"{source}: looks like a profile but has no \"kind\": \"profile\"; the file looks hand-edited")
     schema = doc.get("schema")
+    if schema is None and ("traceEvents" in doc or "schemaVersion" in doc):
+        raise UsageError(f"{source}: {TRACE}{_also(reads)}")
     if schema is None:
-        raise UsageError(f"{source}: not a roofline results file (no schema field)")
+        raise UsageError(f"{source}: not a roofline results file (no schema field){_also(reads)}")
     if type(schema) is not int or not 1 <= schema <= SCHEMA:
         raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1 to {SCHEMA - 1}); "
                          f"{_REMADE}")
@@ -182,10 +216,12 @@ def _from_schema_1(doc: dict) -> None:
                 pass
 
 
-def load(path: Path, profile: bool = False, upgrade: Upgrade | None = None) -> Results | ProfileResults:
-    """Read and check a results file (a profile too when `profile`); an older file is migrated
-    (`parse`, with `upgrade`). Raises UsageError for a missing, unreadable, non-JSON or invalid
-    file, with a one-line message naming it."""
+def load(path: Path, profile: bool = False, upgrade: Upgrade | None = None,
+         reads: str | None = None) -> Results | ProfileResults | GradeResults:
+    """Read and check a results file (a profile or grade file too when `profile`); an older file is
+    migrated (`parse`, with `upgrade`). Raises UsageError for a missing, unreadable, non-JSON or
+    invalid file, with a one-line message naming it; for a file of another kind (binary data, a
+    trace, an Nsight Compute export), the line ends with `reads`, what the caller reads."""
     path = Path(path)
     if not str(path).strip() or str(path) == ".":
         raise UsageError("a results file name is empty")
@@ -201,7 +237,9 @@ def load(path: Path, profile: bool = False, upgrade: Upgrade | None = None) -> R
         raise UsageError(f"{path}: no such results file; create one with `roofline run --all`, or a profile with "
                          "`roofline profile -- COMMAND`") from None
     except UnicodeDecodeError:
-        raise UsageError(f"{str(path)[:80]}: not a results file (binary data, not JSON text)") from None
+        if _gzipped_trace(path):
+            raise UsageError(f"{str(path)[:80]}: {TRACE}{_also(reads)}") from None
+        raise UsageError(f"{str(path)[:80]}: not a results file (binary data, not JSON text){_also(reads)}") from None
     except (PermissionError, OSError) as exc:
         raise UsageError(f"{str(path)[:80]}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
@@ -209,10 +247,11 @@ def load(path: Path, profile: bool = False, upgrade: Upgrade | None = None) -> R
     except json.JSONDecodeError as exc:
         report = Path(path).suffix.lower() in (".csv", ".txt", ".ncu-rep", ".log")
         hint = f"; an Nsight Compute report is read with roofline profile --import {path}" if report else ""
-        raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}") from None
+        raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}"
+                         f"{_also(reads)}") from None
     except RecursionError:
-        raise UsageError(f"{path}: not a roofline results file (nested too deeply to read)") from None
-    return parse(doc, str(path), profile, upgrade)
+        raise UsageError(f"{path}: not a roofline results file (nested too deeply to read){_also(reads)}") from None
+    return parse(doc, str(path), profile, upgrade, reads)
 
 
 def dump(results: Results | ProfileResults) -> dict:

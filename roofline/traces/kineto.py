@@ -101,6 +101,16 @@ def _int(x) -> int | None:
     return int(v) if v is not None and v == int(v) else None
 
 
+def _roofline_file(doc) -> str:
+    """Where `doc` is one of roofline's own files, what it is and what reads it: ' but a profile of
+    a program (roofline profile), which show, plot ... read'; else ''."""
+    if not isinstance(doc, dict) or "schema" not in doc:
+        return ""
+    what = {"profile": "a profile of a program (roofline profile)", "grade": "a grade file (roofline grade)"}.get(
+        doc.get("kind"), "a run's results (roofline run or tune)")
+    return f" but {what}, which roofline show reads; comms reads profiler traces, one per rank"
+
+
 def read(path: Path) -> RankTrace:
     """The trace at `path`. Raises UsageError (one line) for a file that is missing, not JSON, or
     not a profiler trace (no traceEvents), or that holds no GPU kernel."""
@@ -108,7 +118,7 @@ def read(path: Path) -> RankTrace:
     doc = _load(path)
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
-        raise UsageError(f"{path}: no traceEvents: not a PyTorch profiler (Chrome) trace")
+        raise UsageError(f"{path}: no traceEvents: not a PyTorch profiler (Chrome) trace{_roofline_file(doc)}")
     info = doc.get("distributedInfo") if isinstance(doc.get("distributedInfo"), dict) else {}
     props = doc.get("deviceProperties") if isinstance(doc.get("deviceProperties"), list) else []
     gpu = next((p.get("name") for p in props if isinstance(p, dict) and p.get("name")), None)
