@@ -105,6 +105,47 @@ def test_ptxas_log_parsing():
         nvrtc_compile.parse_ptxas_log("nothing here")
 
 
+# ptxas's report of a file of two kernels (tests/fixtures/kernels/block_sums.cu, for sm_90 by NVRTC
+# 12.9): the second kernel first, the entry, block_sums, second.
+TWO_KERNEL_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z10merge_sumsPKfPfi' for 'sm_90'
+ptxas info    : Function properties for _Z10merge_sumsPKfPfi
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers, used 1 barriers, 128 bytes smem
+ptxas info    : Compile time = 4.167 ms
+ptxas info    : Compiling entry function '_Z10block_sumsPKfPfx' for 'sm_90'
+ptxas info    : Function properties for _Z10block_sumsPKfPfx
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem
+ptxas info    : Compile time = 12.591 ms
+"""
+
+def test_a_log_of_several_kernels_is_read_at_the_entrys_section():
+    def figures(log, entry):
+        res = nvrtc_compile.parse_ptxas_log(log, entry)
+        return res.registers, res.static_smem_bytes, res.local_bytes
+
+    assert figures(TWO_KERNEL_LOG, "_Z10block_sumsPKfPfx") == (40, 1024, 0)
+    assert figures(TWO_KERNEL_LOG, "_Z10merge_sumsPKfPfi") == (12, 128, 0)
+    # A kernel without shared memory takes none from the next kernel's section; a callee's "Function
+    # properties" after its caller's report are not the caller's stack frame.
+    log = ("ptxas info    : Compiling entry function 'scale_c' for 'sm_90'\n"
+           "ptxas info    : Function properties for scale_c\n"
+           "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Used 8 registers, used 0 barriers\n"
+           "ptxas info    : Function properties for _Z4deepPfi\n"
+           "ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Compiling entry function '_Z9sgemm_8x8iiifPKfS0_fPf' for 'sm_90'\n"
+           "ptxas info    : Used 106 registers, used 1 barriers, 16384 bytes smem\n")
+    assert figures(log, "scale_c") == (8, 0, 0)
+    assert figures(log, "_Z9sgemm_8x8iiifPKfS0_fPf") == (106, 16384, 0)
+    with pytest.raises(RunError, match="reports 2 kernels .* name the entry"):
+        nvrtc_compile.parse_ptxas_log(TWO_KERNEL_LOG)
+    with pytest.raises(RunError, match="reports 2 kernels .*, not _Z5otherv"):
+        nvrtc_compile.parse_ptxas_log(TWO_KERNEL_LOG, "_Z5otherv")
+
+
 def test_occupancy_plot_and_target(tmp_path):
     out = tmp_path / "occ.png"
     r = CliRunner().invoke(app, ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120",
