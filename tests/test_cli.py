@@ -67,13 +67,18 @@ def test_occupancy_bad_input(args, needle):
 
 
 @NO_GPU
-def test_without_a_gpu(tmp_path):
+def test_without_a_gpu():
     """Every command that needs a GPU and finds none: exit 1, one line saying so and what works
-    without one."""
+    without one (the commands that run kernels: `test_running_without_a_gpu`)."""
     assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256"),
                        "no CUDA GPU with a working driver found; without one, name a target with --arch sm_XY", code=1)
     assert_usage_error(invoke("device"), "no CUDA GPU with a working driver found; without one, describe a GPU with "
                                          "--gpu NAME (known: v100-sxm2", code=1)
+
+
+@NO_GPU
+@pytest.mark.cupy  # without CuPy they say how to install it instead
+def test_running_without_a_gpu(tmp_path):
     out = tmp_path / "r.json"
     assert_usage_error(invoke("run", "--all", "--out", str(out)), "no CUDA GPU", code=1)
     assert_usage_error(invoke("device", "--measure"), "no CUDA GPU", code=1)

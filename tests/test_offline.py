@@ -35,6 +35,7 @@ def listed_specs(arch: str) -> dict:
 
 @pytest.mark.parametrize("arch", TARGETS)
 @pytest.mark.parametrize("part", list(PARTS))
+@pytest.mark.nvrtc
 def test_each_ladder_kernel_compiles_for_target_without_spilling(part, arch):
     names, specs = PARTS[part], listed_specs(arch)
     for name, res in zip(names, compile_pool.compile_in_fresh_process([specs[n] for n in names], arch)):
@@ -49,6 +50,7 @@ def test_the_parts_are_the_ladder():
 
 
 @pytest.mark.parametrize("arch", TARGETS)
+@pytest.mark.nvrtc
 def test_kernels_compile_for_target_without_spilling(arch):
     r = CliRunner().invoke(app, ["kernels", *(f"--{k}={v}" for k, v in LISTED[arch].items()), "--json"])
     assert r.exit_code == 0, r.output
@@ -75,11 +77,13 @@ def test_kernels_compile_for_target_without_spilling(arch):
         assert (occ["active_blocks_per_sm"], occ["occupancy"], occ["limiters"]) == (1, 0.125, ["registers"])
 
 
+@pytest.mark.nvrtc
 def test_dynamic_shared_memory_is_read_from_the_kernel_file():
     assert nvrtc_compile.dynamic_smem_bytes(variant("async_copy<128,128,8,32,64,8,8,4>")) == 4 * 8 * (128 + 4 + 128) * 4
     assert nvrtc_compile.dynamic_smem_bytes(BY_NAME["warptiling"].spec()) == 0
 
 
+@pytest.mark.nvrtc
 def test_tile_validity_comes_from_the_compiler():
     fam = BY_NAME["autotuned"]
     ok = nvrtc_compile.compile_for(fam.spec({"BM": 128, "BN": 64, "BK": 16, "TM": 8, "TN": 4}), "sm_90")
@@ -157,6 +161,7 @@ def test_occupancy_plot_and_target(tmp_path):
     assert r.stderr == f"wrote {out}\n"  # said, on stderr: stdout holds only the JSON
 
 
+@pytest.mark.nvrtc
 def test_targets_without_cp_async_list_the_rest():
     r = CliRunner().invoke(app, ["kernels", "--arch", "sm_75", "--json"])
     assert r.exit_code == 0, r.output
@@ -178,6 +183,7 @@ def test_presets_use_the_tile_run_would_use():
     assert (rows["autotuned"]["template"], rows["autotuned"]["tile_source"]) == ("autotuned<128,128,8,8,8>", "default")
 
 
+@pytest.mark.nvrtc
 def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
     from cupy_backends.cuda.libs import nvrtc
 
@@ -197,6 +203,7 @@ def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
     assert r.stdout == ""
 
 
+@pytest.mark.nvrtc
 def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
     folder = tmp_path / "compiled"
     monkeypatch.setenv("ROOFLINE_COMPILE_CACHE", str(folder))
@@ -229,6 +236,7 @@ def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
     assert compile_cache.compile_cache_folder() == compile_cache.cache_file("compiled")
 
 
+@pytest.mark.nvrtc
 def test_a_users_kernel_with_headers_of_its_own_is_not_kept(tmp_path):
     from roofline.ladder.user import load
 
@@ -250,6 +258,7 @@ def test_a_compile_that_ends_without_an_answer_says_how(tmp_path):
     assert str(err) == "naive for sm_90: the compiling process failed (exit code unknown): ImportError: no cupy"
 
 
+@pytest.mark.nvrtc
 def test_one_fork_server_serves_every_compile_and_one_that_ended_is_replaced():
     naive = BY_NAME["naive"].spec()
     (first,) = compile_pool.compile_in_fresh_process([naive], "sm_90", cache=False)
@@ -274,6 +283,7 @@ def test_a_fork_server_that_ends_or_takes_too_long_is_stopped_and_says_so(tmp_pa
 
 
 @pytest.mark.xdist_group("ladder_sm_90")
+@pytest.mark.nvrtc
 def test_the_warp_specialised_rung_compiles_for_sm_90a_without_spilling():
     spec = BY_NAME["wgmma_ws"].spec(dtype="bf16")
     res = compile_pool.compile_in_fresh_process([spec], "sm_90")[0]  # wgmma and setmaxnreg: compiled for sm_90a

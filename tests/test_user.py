@@ -169,6 +169,7 @@ def _listing(arch: str, *extra: str) -> dict:
 #   sm_120 100 KB per SM:  102,400 // 66,560 = 1 block,   8 of 48 warps = 16.7 %
 @pytest.mark.parametrize("arch, blocks, occupancy", [("sm_80", 2, 0.25), ("sm_90", 3, 0.375),
                                                      ("sm_120", 1, 8 / 48)])
+@pytest.mark.nvrtc
 def test_kernels_source_gives_resources_and_occupancy_for_any_target(arch, blocks, occupancy):
     row = _listing(arch, "--dynamic-smem", "65536")
     occ = row["occupancy"]
@@ -201,6 +202,7 @@ SEVERAL = [
 
 @pytest.mark.parametrize("file, flags, registers, smem, occupancy, limiters", SEVERAL,
                          ids=["header entry", "templated entry", "extern C entry", "workload"])
+@pytest.mark.nvrtc
 def test_kernels_source_reads_the_entry_of_a_file_of_several_kernels(file, flags, registers, smem, occupancy,
                                                                       limiters):
     from roofline.measure.nvrtc_compile import nvrtc_version
@@ -216,6 +218,7 @@ def test_kernels_source_reads_the_entry_of_a_file_of_several_kernels(file, flags
     assert (row["occupancy"]["occupancy"], row["occupancy"]["limiters"]) == (occupancy, limiters)
 
 
+@pytest.mark.nvrtc
 def test_a_kernel_that_cannot_launch_on_the_target_says_why():
     r = invoke("kernels", "--source", TILED_F4, "--arch", "sm_120", "--dynamic-smem", "200000")
     assert r.exit_code == 1 and "cannot launch" in r.stdout
@@ -228,6 +231,7 @@ def test_a_kernel_that_cannot_launch_on_the_target_says_why():
     assert r.exit_code == 2 and "two of your kernels are called 'tiled_f4'" in r.stderr
 
 
+@pytest.mark.nvrtc
 def test_a_compile_error_shows_the_compilers_own_lines():
     r = invoke("kernels", "--source", str(KERNELS / "does_not_compile.cu"), "--arch", "sm_90")
     assert r.exit_code == 1 and "Traceback" not in r.output
@@ -260,6 +264,7 @@ def test_run_refuses_bad_user_input_before_looking_for_a_gpu(tmp_path):
         assert r.exit_code == 2 and needle in r.stderr, (args, r.output)
 
 
+@pytest.mark.nvrtc
 def test_new_writes_a_starter_that_compiles_and_declares_itself(tmp_path):
     path = tmp_path / "mine.cu"
     r = invoke("new", str(path))
@@ -276,6 +281,7 @@ def test_new_writes_a_starter_that_compiles_and_declares_itself(tmp_path):
     assert row["model"]["smem_accesses_per_result"] == 2 * 4096  # one result per thread: 2K reads
 
 
+@pytest.mark.nvrtc
 def test_new_writes_a_tensor_core_starter_in_each_precision(tmp_path):
     for dtype, element, mma in (("bf16", "__nv_bfloat16", "m16n8k16.row.col.f32.bf16.bf16.f32"),
                                 ("fp16", "__half", "m16n8k16.row.col.f32.f16.f16.f32"),
@@ -296,6 +302,7 @@ def test_new_writes_a_tensor_core_starter_in_each_precision(tmp_path):
     assert row["model"]["gmem_accesses_per_result"] == 256 and row["model"]["gmem_bytes"] == 256 * 4096 ** 2 * 2
 
 
+@pytest.mark.nvrtc
 def test_register_counts_agree_across_processes():
     # Compiled one after another in one process, async_copy read 219 instead of 226 registers in
     # about 1 process of 40; each kernel in a fresh process with a fixed address space agrees.
@@ -326,6 +333,7 @@ def readme_kernel(folder: Path) -> Path:
     return path
 
 
+@pytest.mark.nvrtc
 def test_the_readme_example_kernel_compiles_from_its_header_alone(tmp_path):
     r = invoke("kernels", "--source", str(readme_kernel(tmp_path)), "--arch", "sm_90", "--json")
     assert r.exit_code == 0, r.output
@@ -366,6 +374,7 @@ def test_only_a_user_kernel_may_have_no_model(doc):
         store.parse(doc)
 
 
+@pytest.mark.nvrtc
 def test_second_trial_findings(tmp_path):
     """What a second new-user trial broke: compile errors hidden behind 'has no kernel', a file
     with a byte-order mark, CUDA headers, values from a file without the file's name, a trailing
