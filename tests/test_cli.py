@@ -85,6 +85,15 @@ def test_running_without_a_gpu(tmp_path):
     assert not out.exists()
 
 
+def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as an install without the cuda12 or cuda13 extra
+    out = tmp_path / "r.json"
+    for args in (["run", "--all", "--out", str(out)], ["device", "--measure"]):
+        assert_usage_error(invoke(*args), "CuPy is not installed: in the roofline folder run pip install '.[cuda12]' "
+                                          "(or '.[cuda13]')", code=1)
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("args, needle", [
     (("--kernel", "foo"), "unknown kernel 'foo'; valid: naive, gmem_coalescing"),
     (("--size", "0"), "--size must be a positive integer, got 0"),
