@@ -40,6 +40,7 @@ from ..ladder.sources import source
 from ..ladder.user import UserKernel
 from ..model.arch import ArchLimits
 from ..model.occupancy import Occupancy, calculate
+from ..model.units import plural
 from .nvml import INSTALL_HINT
 
 _ENTRY_FUNCTION = re.compile(r"Compiling entry function '([^']+)'")
@@ -88,7 +89,8 @@ def parse_ptxas_log(log: str, entry: str | None = None) -> KernelResources:
     "Compiling entry function 'ENTRY'", up to the next kernel's. A log without such lines is read
     whole. Raises RunError when the log reports several kernels and `entry` is None or none of
     them, or when the entry's section has no 'Used N registers' line (e.g. ptxas did not run)."""
-    used = _USED.search(section := _entry_section(log, entry))
+    section = _entry_section(log, entry)
+    used = _USED.search(section)
     if used is None:
         raise RunError("the compiler log holds no ptxas resource report")
     smem = _SMEM.search(section)
@@ -103,10 +105,11 @@ def _entry_section(log: str, entry: str | None) -> str:
     names = [m.group(1) for m in starts]
     if not starts or (entry is None and len(starts) == 1):
         return log
+    reported = f"the compiler log reports {plural(len(names), 'kernel')} ({', '.join(names)})"
     if entry is None:
-        raise RunError(f"the compiler log reports {len(names)} kernels ({', '.join(names)}): name the entry to read")
+        raise RunError(f"{reported}: name the entry to read")
     if entry not in names:
-        raise RunError(f"the compiler log reports {len(names)} kernels ({', '.join(names)}), not {entry}")
+        raise RunError(f"{reported}, not {entry}")
     i = names.index(entry)
     return log[starts[i].start():starts[i + 1].start() if i + 1 < len(starts) else len(log)]
 
