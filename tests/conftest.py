@@ -1,6 +1,7 @@
 """Shared fixtures: a synthetic results document (no GPU needed) and its chart, drawn once, the
-GPU marker's skip, a private cache folder for every test (no test touches the user's real cache),
-one folder of compiled figures and one of matplotlib's for the session."""
+skips of the markers `gpu`, `cupy` and `nvrtc` (pyproject.toml), a private cache folder for every
+test (no test touches the user's real cache), one folder of compiled figures and one of
+matplotlib's for the session."""
 
 from __future__ import annotations
 
@@ -51,20 +52,45 @@ def pytest_collection_finish(session):
     gc.freeze()
 
 
+def cuda_lacking(marker: str) -> str | None:
+    """Why this environment lacks what tests marked `marker` need, None where it has it: 'cupy',
+    CuPy itself (no GPU needed); 'nvrtc', NVRTC loaded through CuPy, to compile kernels offline.
+    The reason is the line roofline itself gives (`nvrtc_compile.nvrtc_version`): an install of
+    roofline without its cuda12 or cuda13 extra has neither."""
+    from roofline.errors import RunError
+    from roofline.measure.nvml import INSTALL_HINT
+    from roofline.measure.nvrtc_compile import nvrtc_version
+
+    try:
+        if marker == "cupy":
+            import cupy  # noqa: F401
+        else:
+            nvrtc_version()
+    except ImportError:
+        return f"CuPy is not installed: {INSTALL_HINT}"
+    except RunError as exc:
+        return str(exc)
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """The long modules first (LONG_FIRST); under pytest-xdist (`--dist loadgroup`) every GPU test
     in one worker: two workers never time kernels on one GPU at once. Without a GPU, the GPU
-    tests skip."""
+    tests skip; without CuPy or its NVRTC, the tests marked `cupy` or `nvrtc`, saying why."""
     items.sort(key=lambda item: item.module.__name__ not in LONG_FIRST)  # stable: the long ones start first
     have_gpu = gpu_available()
     skip = pytest.mark.skip(reason="no CUDA GPU with a working driver")
+    lacking = {marker: cuda_lacking(marker) for marker in ("cupy", "nvrtc")}
     for item in items:
         gpu = "gpu" in item.keywords
         if gpu:
             item.add_marker(pytest.mark.xdist_group("gpu"))
         if gpu and not have_gpu:
             item.add_marker(skip)
+        for marker, why in lacking.items():
+            if why and item.get_closest_marker(marker):
+                item.add_marker(pytest.mark.skip(reason=f"needs {'NVRTC' if marker == 'nvrtc' else 'CuPy'}: {why}"))
 
 
 def _command_once(get_command):

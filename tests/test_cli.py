@@ -67,16 +67,30 @@ def test_occupancy_bad_input(args, needle):
 
 
 @NO_GPU
-def test_without_a_gpu(tmp_path):
+def test_without_a_gpu():
     """Every command that needs a GPU and finds none: exit 1, one line saying so and what works
-    without one."""
+    without one (the commands that run kernels: `test_running_without_a_gpu`)."""
     assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256"),
                        "no CUDA GPU with a working driver found; without one, name a target with --arch sm_XY", code=1)
     assert_usage_error(invoke("device"), "no CUDA GPU with a working driver found; without one, describe a GPU with "
                                          "--gpu NAME (known: v100-sxm2", code=1)
+
+
+@NO_GPU
+@pytest.mark.cupy  # without CuPy they say how to install it instead
+def test_running_without_a_gpu(tmp_path):
     out = tmp_path / "r.json"
     assert_usage_error(invoke("run", "--all", "--out", str(out)), "no CUDA GPU", code=1)
     assert_usage_error(invoke("device", "--measure"), "no CUDA GPU", code=1)
+    assert not out.exists()
+
+
+def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as an install without the cuda12 or cuda13 extra
+    out = tmp_path / "r.json"
+    for args in (["run", "--all", "--out", str(out)], ["device", "--measure"]):
+        assert_usage_error(invoke(*args), "CuPy is not installed: in the roofline folder run pip install '.[cuda12]' "
+                                          "(or '.[cuda13]')", code=1)
     assert not out.exists()
 
 

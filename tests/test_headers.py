@@ -78,6 +78,7 @@ def _kernels(path: Path, arch: str = "sm_90", runner: CliRunner | None = None):
 
 
 @pytest.mark.parametrize("header", sorted(USES))
+@pytest.mark.nvrtc
 def test_each_header_people_include_compiles_offline(tmp_path, header):
     includes, body = USES[header]
     r = _kernels(_kernel(tmp_path, header.replace("/", "_").replace(".", "_"), includes, body))
@@ -86,6 +87,7 @@ def test_each_header_people_include_compiles_offline(tmp_path, header):
     assert row["registers"] > 0, row  # compiled through ptxas: a real register count
 
 
+@pytest.mark.nvrtc
 def test_a_wmma_bf16_gemm_in_the_tensor_ladders_convention_compiles_for_ampere_and_hopper():
     for arch in ("sm_80", "sm_90"):
         r = _kernels(KERNELS / "wmma_bf16.cu", arch)
@@ -94,6 +96,7 @@ def test_a_wmma_bf16_gemm_in_the_tensor_ladders_convention_compiles_for_ampere_a
         assert row["name"] == "wmma_bf16" and row["registers"] > 0 and row["local_bytes"] == 0
 
 
+@pytest.mark.nvrtc
 def test_cutlass_and_cute_compile_where_nvidia_cutlass_is_installed(tmp_path):
     pytest.importorskip("cutlass_library")
     path = _kernel(tmp_path, "cute_copy", "#include <cutlass/numeric_types.h>\n#include <cute/tensor.hpp>",
@@ -127,6 +130,7 @@ def test_a_header_this_install_lacks_is_one_line_naming_its_package(monkeypatch)
         "CUDA extra")
 
 
+@pytest.mark.nvrtc
 def test_what_nvrtc_cannot_compile_says_what_to_include_instead(tmp_path):
     umbrella = _kernel(tmp_path, "umbrella", "#include <cub/cub.cuh>", "C[threadIdx.x] = A[threadIdx.x];")
     r = _kernels(umbrella)
@@ -161,6 +165,7 @@ def test_each_missing_header_names_the_package_of_its_cuda_version(monkeypatch, 
     ("cuda/pipline", "<cuda/pipline> (included by probe.cu) is not a header of the installed cuda/ (in "),
     ("not_a_header.h", "<not_a_header.h> (included by probe.cu) is in none of the "),
 ])
+@pytest.mark.nvrtc
 def test_a_header_nvrtc_cannot_open_is_one_line_that_says_why(tmp_path, header, says):
     path = tmp_path / "probe.cu"
     path.write_text("// roofline entry: probe\n// roofline block: 128\n// roofline grid: 1, 1\n"

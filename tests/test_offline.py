@@ -35,6 +35,7 @@ def listed_specs(arch: str) -> dict:
 
 @pytest.mark.parametrize("arch", TARGETS)
 @pytest.mark.parametrize("part", list(PARTS))
+@pytest.mark.nvrtc
 def test_each_ladder_kernel_compiles_for_target_without_spilling(part, arch):
     names, specs = PARTS[part], listed_specs(arch)
     for name, res in zip(names, compile_pool.compile_in_fresh_process([specs[n] for n in names], arch)):
@@ -49,6 +50,7 @@ def test_the_parts_are_the_ladder():
 
 
 @pytest.mark.parametrize("arch", TARGETS)
+@pytest.mark.nvrtc
 def test_kernels_compile_for_target_without_spilling(arch):
     r = CliRunner().invoke(app, ["kernels", *(f"--{k}={v}" for k, v in LISTED[arch].items()), "--json"])
     assert r.exit_code == 0, r.output
@@ -75,11 +77,13 @@ def test_kernels_compile_for_target_without_spilling(arch):
         assert (occ["active_blocks_per_sm"], occ["occupancy"], occ["limiters"]) == (1, 0.125, ["registers"])
 
 
+@pytest.mark.nvrtc
 def test_dynamic_shared_memory_is_read_from_the_kernel_file():
     assert nvrtc_compile.dynamic_smem_bytes(variant("async_copy<128,128,8,32,64,8,8,4>")) == 4 * 8 * (128 + 4 + 128) * 4
     assert nvrtc_compile.dynamic_smem_bytes(BY_NAME["warptiling"].spec()) == 0
 
 
+@pytest.mark.nvrtc
 def test_tile_validity_comes_from_the_compiler():
     fam = BY_NAME["autotuned"]
     ok = nvrtc_compile.compile_for(fam.spec({"BM": 128, "BN": 64, "BK": 16, "TM": 8, "TN": 4}), "sm_90")
@@ -105,6 +109,47 @@ def test_ptxas_log_parsing():
         nvrtc_compile.parse_ptxas_log("nothing here")
 
 
+# ptxas's report of a file of two kernels (tests/fixtures/kernels/block_sums.cu, for sm_90 by NVRTC
+# 12.9): the second kernel first, the entry, block_sums, second.
+TWO_KERNEL_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z10merge_sumsPKfPfi' for 'sm_90'
+ptxas info    : Function properties for _Z10merge_sumsPKfPfi
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers, used 1 barriers, 128 bytes smem
+ptxas info    : Compile time = 4.167 ms
+ptxas info    : Compiling entry function '_Z10block_sumsPKfPfx' for 'sm_90'
+ptxas info    : Function properties for _Z10block_sumsPKfPfx
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem
+ptxas info    : Compile time = 12.591 ms
+"""
+
+def test_a_log_of_several_kernels_is_read_at_the_entrys_section():
+    def figures(log, entry):
+        res = nvrtc_compile.parse_ptxas_log(log, entry)
+        return res.registers, res.static_smem_bytes, res.local_bytes
+
+    assert figures(TWO_KERNEL_LOG, "_Z10block_sumsPKfPfx") == (40, 1024, 0)
+    assert figures(TWO_KERNEL_LOG, "_Z10merge_sumsPKfPfi") == (12, 128, 0)
+    # A kernel without shared memory takes none from the next kernel's section; a callee's "Function
+    # properties" after its caller's report are not the caller's stack frame.
+    log = ("ptxas info    : Compiling entry function 'scale_c' for 'sm_90'\n"
+           "ptxas info    : Function properties for scale_c\n"
+           "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Used 8 registers, used 0 barriers\n"
+           "ptxas info    : Function properties for _Z4deepPfi\n"
+           "ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Compiling entry function '_Z9sgemm_8x8iiifPKfS0_fPf' for 'sm_90'\n"
+           "ptxas info    : Used 106 registers, used 1 barriers, 16384 bytes smem\n")
+    assert figures(log, "scale_c") == (8, 0, 0)
+    assert figures(log, "_Z9sgemm_8x8iiifPKfS0_fPf") == (106, 16384, 0)
+    with pytest.raises(RunError, match="reports 2 kernels .* name the entry"):
+        nvrtc_compile.parse_ptxas_log(TWO_KERNEL_LOG)
+    with pytest.raises(RunError, match="reports 2 kernels .*, not _Z5otherv"):
+        nvrtc_compile.parse_ptxas_log(TWO_KERNEL_LOG, "_Z5otherv")
+
+
 def test_occupancy_plot_and_target(tmp_path):
     out = tmp_path / "occ.png"
     r = CliRunner().invoke(app, ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120",
@@ -116,6 +161,7 @@ def test_occupancy_plot_and_target(tmp_path):
     assert r.stderr == f"wrote {out}\n"  # said, on stderr: stdout holds only the JSON
 
 
+@pytest.mark.nvrtc
 def test_targets_without_cp_async_list_the_rest():
     r = CliRunner().invoke(app, ["kernels", "--arch", "sm_75", "--json"])
     assert r.exit_code == 0, r.output
@@ -137,6 +183,7 @@ def test_presets_use_the_tile_run_would_use():
     assert (rows["autotuned"]["template"], rows["autotuned"]["tile_source"]) == ("autotuned<128,128,8,8,8>", "default")
 
 
+@pytest.mark.nvrtc
 def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
     from cupy_backends.cuda.libs import nvrtc
 
@@ -156,6 +203,7 @@ def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
     assert r.stdout == ""
 
 
+@pytest.mark.nvrtc
 def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
     folder = tmp_path / "compiled"
     monkeypatch.setenv("ROOFLINE_COMPILE_CACHE", str(folder))
@@ -188,6 +236,7 @@ def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
     assert compile_cache.compile_cache_folder() == compile_cache.cache_file("compiled")
 
 
+@pytest.mark.nvrtc
 def test_a_users_kernel_with_headers_of_its_own_is_not_kept(tmp_path):
     from roofline.ladder.user import load
 
@@ -209,6 +258,7 @@ def test_a_compile_that_ends_without_an_answer_says_how(tmp_path):
     assert str(err) == "naive for sm_90: the compiling process failed (exit code unknown): ImportError: no cupy"
 
 
+@pytest.mark.nvrtc
 def test_one_fork_server_serves_every_compile_and_one_that_ended_is_replaced():
     naive = BY_NAME["naive"].spec()
     (first,) = compile_pool.compile_in_fresh_process([naive], "sm_90", cache=False)
@@ -233,6 +283,7 @@ def test_a_fork_server_that_ends_or_takes_too_long_is_stopped_and_says_so(tmp_pa
 
 
 @pytest.mark.xdist_group("ladder_sm_90")
+@pytest.mark.nvrtc
 def test_the_warp_specialised_rung_compiles_for_sm_90a_without_spilling():
     spec = BY_NAME["wgmma_ws"].spec(dtype="bf16")
     res = compile_pool.compile_in_fresh_process([spec], "sm_90")[0]  # wgmma and setmaxnreg: compiled for sm_90a

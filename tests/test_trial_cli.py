@@ -141,14 +141,20 @@ def no_gpu(monkeypatch):
     monkeypatch.setattr(nvml, "nvml_compute_capability", lambda device_index=0: None)
 
 
-def test_a_command_that_needs_a_gpu_and_finds_none_exits_1_saying_what_works(no_gpu, tmp_path):
-    found = "no CUDA GPU with a working driver found; without one, "
-    one_line_error(invoke("device"), found + "describe a GPU with --gpu NAME (known: v100-sxm2", code=1)
+FOUND_NONE = "no CUDA GPU with a working driver found; without one, "
+
+
+def test_a_command_that_needs_a_gpu_and_finds_none_exits_1_saying_what_works(no_gpu):
+    one_line_error(invoke("device"), FOUND_NONE + "describe a GPU with --gpu NAME (known: v100-sxm2", code=1)
     one_line_error(invoke("occupancy", "--regs", "32", "--threads", "256"),
-                   found + "name a target with --arch sm_XY (e.g. sm_90) or --gpu NAME (e.g. h200)", code=1)
-    one_line_error(invoke("run", "--out", tmp_path / "r.json"), found + "`roofline show`, `plot`, `compare`, `check`, "
-                   "`whatif`, `project`, `profile --import`", code=1)
-    one_line_error(invoke("device", "--measure"), found, code=1)
+                   FOUND_NONE + "name a target with --arch sm_XY (e.g. sm_90) or --gpu NAME (e.g. h200)", code=1)
+
+
+@pytest.mark.cupy  # without CuPy they say how to install it instead
+def test_a_command_that_runs_kernels_and_finds_no_gpu_exits_1_saying_what_works(no_gpu, tmp_path):
+    one_line_error(invoke("run", "--out", tmp_path / "r.json"), FOUND_NONE + "`roofline show`, `plot`, `compare`, "
+                   "`check`, `whatif`, `project`, `profile --import`", code=1)
+    one_line_error(invoke("device", "--measure"), FOUND_NONE, code=1)
 
 
 def test_kernels_says_on_stderr_that_it_falls_back_to_the_model(no_gpu):
@@ -341,6 +347,7 @@ def test_new_refuses_names_the_compiler_reserves(tmp_path, name):
     assert r.exit_code == 2 and "names the compiler reserves" in r.stderr and not (tmp_path / "x.cu").exists()
 
 
+@pytest.mark.nvrtc
 def test_a_kernel_whose_file_name_is_not_utf8_compiles(tmp_path):
     path = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xff.cu"))
     assert invoke("new", str(path)).exit_code == 0

@@ -81,6 +81,7 @@ def _child_with(monkeypatch, outcomes: list[KernelRun]) -> tuple[isolated.ChildR
     return isolated._child(request), calls
 
 
+@pytest.mark.cupy
 def test_the_child_still_checks_the_main_shape_after_a_wrong_answer_at_the_ragged_one(monkeypatch):
     kernel = load(KERNELS / "oob_write.cu")
     ragged = KernelRun(kernel, None, None, UNWRITTEN, error="oob_write: failed verification: 195,713 elements NaN "
@@ -92,6 +93,7 @@ def test_the_child_still_checks_the_main_shape_after_a_wrong_answer_at_the_ragge
     assert report.ragged == UNWRITTEN
 
 
+@pytest.mark.cupy
 def test_a_fault_left_by_the_ragged_launch_is_named_not_read_as_nan(monkeypatch):
     import cupy
 
@@ -103,6 +105,7 @@ def test_a_fault_left_by_the_ragged_launch_is_named_not_read_as_nan(monkeypatch)
     assert report.error.startswith("oob_write: CUDA error: cudaErrorIllegalAddress")
 
 
+@pytest.mark.cupy
 def test_a_timeout_at_the_ragged_shape_ends_the_child_there(monkeypatch):
     kernel = load(KERNELS / "oob_write.cu")
     spin = KernelRun(kernel, None, None, error="oob_write: timeout: stopped after 5.0 s, still running "
@@ -113,6 +116,7 @@ def test_a_timeout_at_the_ragged_shape_ends_the_child_there(monkeypatch):
     assert report.error == f"oob_write: {RAGGED}: timeout: stopped after 5.0 s, still running (--timeout: 5 s per launch)"
 
 
+@pytest.mark.cupy
 def test_a_clean_pass_at_both_shapes_is_timed(monkeypatch):
     kernel = load(KERNELS / "oob_write.cu")
     ok = KernelRun(kernel, None, None, PASSED)

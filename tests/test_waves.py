@@ -102,6 +102,7 @@ def test_a_kernel_near_an_empty_launch_is_launch_bound():
 
 
 @pytest.mark.xdist_group("ladder_sm_90")  # after test_offline's sm_90 parts: every kernel found compiled
+@pytest.mark.nvrtc
 def test_the_listing_says_how_few_slots_a_small_problem_fills():
     """`kernels --gpu h200 --size 1024`: full_tiles' 128 x 256 tiles give 32 blocks, one per SM at its
     occupancy (218 registers x 256 threads), for 132 SMs: its floors 132/32 times the plain ones."""

@@ -3,10 +3,14 @@ shared memory of a kernel, and the dynamic shared memory a kernel file declares.
 
 Each kernel is compiled (CuPy's low-level NVRTC binding, which loads the NVRTC library from the
 CUDA wheels or the system toolkit; no driver needed) for `-arch=sm_XY` with `-Xptxas -v`, and the
-figures are read from ptxas's report in the program log:
+figures are read from ptxas's report in the program log, one section per kernel of the file (in
+an order of ptxas's own, not the file's), of which the entry's is read: the one whose name is the
+entry's lowered (mangled) name, as `nvrtcGetLoweredName` gives it for the name expression:
 
-    ptxas info    : Used 128 registers, used 1 barriers, 8192 bytes smem
+    ptxas info    : Compiling entry function '_Z6entry1PKfPf' for 'sm_90'
+    ptxas info    : Function properties for _Z6entry1PKfPf
     ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+    ptxas info    : Used 128 registers, used 1 barriers, 8192 bytes smem
 
 (CuPy's own RawModule cannot do this: it appends the current device's -arch after ours.)
 NVRTC 13 may answer from the CUDA compute cache without running ptxas (and so without the
@@ -37,8 +41,10 @@ from ..ladder.user import UserKernel
 from ..model.arch import ArchLimits
 from ..model.occupancy import Occupancy, calculate
 from ..extras import install_hint
+from ..model.units import plural
 from .nvml import INSTALL_HINT
 
+_ENTRY_FUNCTION = re.compile(r"Compiling entry function '([^']+)'")
 _USED = re.compile(r"Used (\d+) registers")
 _SMEM = re.compile(r"(\d+) bytes smem")
 _STACK = re.compile(r"(\d+) bytes stack frame")
@@ -78,16 +84,35 @@ class KernelResources:
         return None
 
 
-def parse_ptxas_log(log: str) -> KernelResources:
-    """The figures from a `-Xptxas -v` log holding one kernel. Raises RunError when the log has
-    no 'Used N registers' line (e.g. ptxas did not run)."""
-    used = _USED.search(log)
+def parse_ptxas_log(log: str, entry: str | None = None) -> KernelResources:
+    """The figures of kernel `entry` (its lowered, i.e. mangled, name: '_Z6entry1PKfPf'; an
+    `extern "C"` kernel's is its own) from a `-Xptxas -v` log: those of the section that starts
+    "Compiling entry function 'ENTRY'", up to the next kernel's. A log without such lines is read
+    whole. Raises RunError when the log reports several kernels and `entry` is None or none of
+    them, or when the entry's section has no 'Used N registers' line (e.g. ptxas did not run)."""
+    section = _entry_section(log, entry)
+    used = _USED.search(section)
     if used is None:
         raise RunError("the compiler log holds no ptxas resource report")
-    smem = _SMEM.search(log)
-    stack = _STACK.search(log)
+    smem = _SMEM.search(section)
+    stack = _STACK.search(section)  # the entry's own "Function properties" come first in its section
     return KernelResources(registers=int(used.group(1)), static_smem_bytes=int(smem.group(1)) if smem else 0,
                            local_bytes=int(stack.group(1)) if stack else 0)
+
+
+def _entry_section(log: str, entry: str | None) -> str:
+    """The part of `log` about kernel `entry` (`parse_ptxas_log`)."""
+    starts = list(_ENTRY_FUNCTION.finditer(log))
+    names = [m.group(1) for m in starts]
+    if not starts or (entry is None and len(starts) == 1):
+        return log
+    reported = f"the compiler log reports {plural(len(names), 'kernel')} ({', '.join(names)})"
+    if entry is None:
+        raise RunError(f"{reported}: name the entry to read")
+    if entry not in names:
+        raise RunError(f"{reported}, not {entry}")
+    i = names.index(entry)
+    return log[starts[i].start():starts[i + 1].start() if i + 1 < len(starts) else len(log)]
 
 
 def nvrtc_version() -> tuple[int, int]:
@@ -156,15 +181,14 @@ def _resources(file_name: str, name: str, arch: str, text: str, expression: str,
     kernel's child checks it at the ragged shape and then at the problem's)."""
     log, lowered, ptx = _compile(file_name, name, arch, text, expression, options=options)
     try:
-        return replace(parse_ptxas_log(log), max_threads_per_block=max_threads(ptx, lowered))
-    except RunError:
+        return replace(parse_ptxas_log(log, lowered), max_threads_per_block=max_threads(ptx, lowered))
+    except RunError as exc:
         if not log.strip("\x00\n "):
             raise RunError(f"{name} for {arch}: NVRTC answered from the CUDA compute cache without running "
                            f"ptxas, so there is no register report; start roofline with {_CACHE_VARIABLE}=1 "
                            f"(it is {os.environ.get(_CACHE_VARIABLE)!r} here)") from None
         tail = " | ".join(ln.strip() for ln in log.strip("\x00\n ").splitlines()[-3:])
-        raise RunError(f"{name} for {arch}: the compiler log holds no ptxas resource report "
-                       f"(log ends: {tail})") from None
+        raise RunError(f"{name} for {arch}: {exc} (log ends: {tail})") from None
 
 
 def dynamic_smem_bytes(spec: KernelSpec | UserKernel, arch: str = "sm_80") -> int:
