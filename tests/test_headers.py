@@ -147,7 +147,7 @@ def test_what_nvrtc_cannot_compile_says_what_to_include_instead(tmp_path):
     (13, "crt/mma.h", "nvidia-cuda-crt; pip install 'cuda-toolkit[crt]==13.*'"),
     (12, "cuda/barrier", "nvidia-cuda-cccl-cu12; pip install 'cuda-toolkit[cccl]==12.*'"),
     (13, "cub/block/block_reduce.cuh", "nvidia-cuda-cccl; pip install 'cuda-toolkit[cccl]==13.*'"),
-    (12, "cute/tensor.hpp", "nvidia-cutlass wheel carries its headers; pip install nvidia-cutlass"),
+    (12, "cute/tensor.hpp", "nvidia-cutlass wheel carries its headers; pip install 'nvidia-cutlass"),
 ])
 def test_each_missing_header_names_the_package_of_its_cuda_version(monkeypatch, major, name, package):
     monkeypatch.setattr(nvrtc_compile, "_cuda_major", lambda: major)

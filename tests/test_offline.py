@@ -187,6 +187,7 @@ def test_presets_use_the_tile_run_would_use():
 def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
     from cupy_backends.cuda.libs import nvrtc
 
+    from roofline.extras import install_hint
     from roofline.model.arch import ARCHS
 
     supported = set(nvrtc.getSupportedArchs())
@@ -198,8 +199,9 @@ def test_a_target_this_nvrtc_lacks_is_one_line_before_any_compile():
     other = "cuda13" if nvrtc.getVersion()[0] < 13 else "cuda12"
     assert r.stderr.strip().splitlines() == [
         f"roofline: error: this NVRTC ({'.'.join(map(str, nvrtc.getVersion()))}) cannot compile for {missing[0]}; "
-        f"the other CUDA flavour may: in a fresh environment, pip install '.[{other}]' (the two CuPy flavours "
+        f"the other CUDA flavour may: in a fresh environment, {install_hint(other)} (the two CuPy flavours "
         "cannot be installed together)"]
+    assert f"(roofline's {other} extra)" in r.stderr
     assert r.stdout == ""
 
 
