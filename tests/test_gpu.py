@@ -319,6 +319,26 @@ def test_a_kernel_that_never_ends_is_stopped_at_its_timeout_and_the_run_goes_on(
     assert took < 90, took  # the stuck kernel's share: start-up and 2 s, not the parent's 328 s limit
 
 
+def test_the_offline_figures_of_a_file_of_several_kernels_are_its_entrys_on_the_gpu(tmp_path):
+    """`kernels --source` (NVRTC for sm_90, no GPU needed) and the kernel compiled and run on the
+    H200 agree on the declared entry's registers and static shared memory in a file of three
+    kernels whose other two have fewer of both (the offline figures were another kernel's)."""
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    path = str(USER_KERNELS / "three_kernels.cu")
+    offline = CliRunner().invoke(app, ["kernels", "--source", path, "--arch", "sm_90", "--json"])
+    assert offline.exit_code == 0, offline.output
+    (listed,) = json.loads(offline.stdout)["kernels"]
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(app, ["run", "--source", path, "--size", "1024", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    (ran,) = json.loads(out.read_text())["kernels"]
+    assert ran["verified"] and listed["static_smem_bytes"] == ran["static_smem_bytes"] == 16384
+    assert listed["registers"] == ran["registers"] > 64, (listed["registers"], ran["registers"])
+
+
 def test_a_user_kernel_runs_beside_the_ladder_on_the_gpu_chosen(tmp_path):
     import cupy
     from typer.testing import CliRunner
