@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from . import files, nsight
+from .defaults import (DEFAULT_GRADES, DEFAULT_PROFILE, DEFAULT_RESULTS, DEFAULT_SIZE, DEFAULT_TUNE_RESULTS,
+                       PLOT_KINDS)
 from .errors import RunError, UsageError
 from .ladder import families, tiles, upgrade
 from .ladder.families import KernelSpec
@@ -58,9 +60,6 @@ if TYPE_CHECKING:
     from .nsight import run as ncu
     from .measure.nvrtc_compile import KernelResources
 
-DEFAULT_SIZE = 4096
-DEFAULT_RESULTS = store.DEFAULT_PATH
-DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
 MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM a GPU can hold
 _MEASURING = ("ceilings", "compile_pool", "counters", "isolated", "nvml", "nvrtc_compile", "runner", "tuning")
 
@@ -318,7 +317,8 @@ def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
     """A tile for the autotuned kernel is for the FP32 ladder's: UsageError in another precision."""
     if autotuned_tile is not None and dtype != "fp32":
         raise UsageError("{autotuned_tile} applies to the FP32 ladder's autotuned kernel", "autotuned_tile")
-PLOT_KINDS = ("roofline", "sweep", "energy")
+
+
 MAX_BUDGET_S = 3600.0  # an hour of timing per problem is more than any ladder needs
 MIN_FULL_CLOCK_SHARE = 0.5  # below half the top clock "full clock" would mean nothing
 
@@ -792,9 +792,6 @@ def schema(profile: bool = False, grade: bool = False) -> dict:
     return ProfileResults.model_json_schema(by_alias=True) if profile else json_schema()
 
 
-DEFAULT_PROFILE = Path("roofline-profile.json")
-
-
 @dataclass(frozen=True)
 class ProfileReport:
     """A finished profile (or import): the document (also written to the results file), one-line
@@ -1016,9 +1013,6 @@ def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
     result = check_results(*docs, drop)
     result.comparison.notes[:0] = [note for d in docs for note in d.read_notes]
     return result
-
-
-DEFAULT_GRADES = Path("roofline-grades.json")
 
 
 @dataclass(frozen=True)
