@@ -28,7 +28,7 @@ from .ladder.sources import source
 from .ladder.user import UserKernel, check_name, load
 from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
-from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
+from .model.occupancy import Occupancy
 from .model.precision import PRECISIONS, check_dtype
 from .model.problem import Problem
 from .model.roofs import COMPUTE_LEVEL, Verdict, plain_verdict
@@ -39,8 +39,7 @@ from .model.waves import Waves, waves_of
 from .nsight.run import DEFAULT_LAUNCH_COUNT
 from .nsight.run import Options as ProfileOptions
 from .progress import Progress
-from .render import (chart, compare_chart, energy_chart, html_report, occupancy_chart, profile_chart, roofline_chart,
-                     sweep_chart)
+from .render import chart, compare_chart, energy_chart, html_report, profile_chart, roofline_chart, sweep_chart
 from .render import project as project_view
 from .render import whatif as whatif_view
 from .render.text import chosen_tile
@@ -53,6 +52,7 @@ from .analysis.project import project as project_results
 from .results.schema import Results, Skipped, json_schema
 from .analysis.whatif import DEFAULT_TARGET, WhatIf, check_target
 from .analysis.whatif import whatif as whatif_of
+from .api_occupancy import OccupancyReport, occupancy  # (apart: the command loads only the model)
 
 if TYPE_CHECKING:
     from .results.grades import GradeResults
@@ -540,44 +540,6 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     except UsageError as exc:  # the output path was checked above: this is about the data
         raise exc.prefixed(f"{', '.join(str(p) for p in paths)}: ") from None
     return notes
-
-
-@dataclass(frozen=True)
-class OccupancyReport:
-    """The occupancy of one configuration, and for `--target-blocks` the most registers per
-    thread that keep that many blocks resident (None when another resource caps it) with why."""
-
-    limits: ArchLimits
-    occupancy: Occupancy
-    target_blocks: int | None = None
-    target_registers: int | None = None
-    target_text: str | None = None
-
-    def to_json(self) -> dict:
-        """The occupancy JSON, with `target` when a target was asked for."""
-        d = self.occupancy.to_dict()
-        if self.target_blocks is not None:
-            d["target"] = {"target_blocks": self.target_blocks, "max_registers_per_thread": self.target_registers,
-                           "explanation": self.target_text}
-        return d
-
-
-def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: int = 0,
-              gpu: str | None = None, arch: str | None = None, target_blocks: int | None = None,
-              chart: Path | None = None) -> OccupancyReport:
-    """Theoretical occupancy on `--gpu`'s or `--arch`'s SM, else this machine's GPU (NVML only);
-    with `chart`, the what-if chart drawn there. Raises UsageError for bad input, RunError when
-    neither a target is named nor a GPU found."""
-    from .measure import nvml
-    limits = named_limits(gpu, arch) or nvml.this_gpu_limits()
-    occ = calculate(limits, registers, threads, static_smem, dynamic_smem)
-    report = OccupancyReport(limits, occ)
-    if target_blocks is not None:
-        best, why = max_registers_for_blocks(limits, threads, target_blocks, static_smem, dynamic_smem)
-        report = OccupancyReport(limits, occ, target_blocks, best, why)
-    if chart is not None:
-        occupancy_chart.draw(limits, occ, chart)
-    return report
 
 
 def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
