@@ -23,8 +23,9 @@ Layers, each a subpackage; imports run one way, from the top of this list down:
             and tiles), timing (a timing as recorded)
 
 and beside them `errors` (the two failures the command line maps to exit codes), `files`
-(output paths checked up front, atomic writes, the per-user cache) and `progress` (how long jobs
-report their steps).
+(output paths checked up front, atomic writes, the per-user cache), `progress` (how long jobs
+report their steps) and `defaults` (the values the command line's help shows, importing nothing,
+so that `roofline --help` loads none of the library).
 """
 
 __version__ = "0.1.0"

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from . import files, nsight
+from .defaults import (DEFAULT_GRADES, DEFAULT_PROFILE, DEFAULT_RESULTS, DEFAULT_SIZE, DEFAULT_TUNE_RESULTS,
+                       PLOT_KINDS)
 from .errors import RunError, UsageError
 from .ladder import families, tiles, upgrade
 from .ladder.families import KernelSpec
@@ -26,7 +28,7 @@ from .ladder.sources import source
 from .ladder.user import UserKernel, check_name, load
 from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
-from .model.occupancy import Occupancy, calculate, max_registers_for_blocks
+from .model.occupancy import Occupancy
 from .model.precision import PRECISIONS, check_dtype
 from .model.problem import Problem
 from .model.roofs import COMPUTE_LEVEL, Verdict, plain_verdict
@@ -37,8 +39,7 @@ from .model.waves import Waves, waves_of
 from .nsight.run import DEFAULT_LAUNCH_COUNT
 from .nsight.run import Options as ProfileOptions
 from .progress import Progress
-from .render import (chart, compare_chart, energy_chart, html_report, occupancy_chart, profile_chart, roofline_chart,
-                     sweep_chart)
+from .render import chart, compare_chart, energy_chart, html_report, profile_chart, roofline_chart, sweep_chart
 from .render import project as project_view
 from .render import whatif as whatif_view
 from .render.text import chosen_tile
@@ -51,6 +52,7 @@ from .analysis.project import project as project_results
 from .results.schema import Results, Skipped, json_schema
 from .analysis.whatif import DEFAULT_TARGET, WhatIf, check_target
 from .analysis.whatif import whatif as whatif_of
+from .api_occupancy import OccupancyReport, occupancy  # (apart: the command loads only the model)
 
 if TYPE_CHECKING:
     from .results.grades import GradeResults
@@ -58,9 +60,6 @@ if TYPE_CHECKING:
     from .nsight import run as ncu
     from .measure.nvrtc_compile import KernelResources
 
-DEFAULT_SIZE = 4096
-DEFAULT_RESULTS = store.DEFAULT_PATH
-DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
 MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM a GPU can hold
 _MEASURING = ("ceilings", "compile_pool", "counters", "isolated", "nvml", "nvrtc_compile", "runner", "tuning")
 
@@ -318,7 +317,8 @@ def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
     """A tile for the autotuned kernel is for the FP32 ladder's: UsageError in another precision."""
     if autotuned_tile is not None and dtype != "fp32":
         raise UsageError("{autotuned_tile} applies to the FP32 ladder's autotuned kernel", "autotuned_tile")
-PLOT_KINDS = ("roofline", "sweep", "energy")
+
+
 MAX_BUDGET_S = 3600.0  # an hour of timing per problem is more than any ladder needs
 MIN_FULL_CLOCK_SHARE = 0.5  # below half the top clock "full clock" would mean nothing
 
@@ -583,44 +583,6 @@ def plot(paths: list[Path], out: Path, kind: str = "roofline", measured: bool = 
     return notes
 
 
-@dataclass(frozen=True)
-class OccupancyReport:
-    """The occupancy of one configuration, and for `--target-blocks` the most registers per
-    thread that keep that many blocks resident (None when another resource caps it) with why."""
-
-    limits: ArchLimits
-    occupancy: Occupancy
-    target_blocks: int | None = None
-    target_registers: int | None = None
-    target_text: str | None = None
-
-    def to_json(self) -> dict:
-        """The occupancy JSON, with `target` when a target was asked for."""
-        d = self.occupancy.to_dict()
-        if self.target_blocks is not None:
-            d["target"] = {"target_blocks": self.target_blocks, "max_registers_per_thread": self.target_registers,
-                           "explanation": self.target_text}
-        return d
-
-
-def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: int = 0,
-              gpu: str | None = None, arch: str | None = None, target_blocks: int | None = None,
-              chart: Path | None = None) -> OccupancyReport:
-    """Theoretical occupancy on `--gpu`'s or `--arch`'s SM, else this machine's GPU (NVML only);
-    with `chart`, the what-if chart drawn there. Raises UsageError for bad input, RunError when
-    neither a target is named nor a GPU found."""
-    from .measure import nvml
-    limits = named_limits(gpu, arch) or nvml.this_gpu_limits()
-    occ = calculate(limits, registers, threads, static_smem, dynamic_smem)
-    report = OccupancyReport(limits, occ)
-    if target_blocks is not None:
-        best, why = max_registers_for_blocks(limits, threads, target_blocks, static_smem, dynamic_smem)
-        report = OccupancyReport(limits, occ, target_blocks, best, why)
-    if chart is not None:
-        occupancy_chart.draw(limits, occ, chart)
-    return report
-
-
 def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
     """A preset's figures (`gpu`), or this GPU's through NVML; with `measure`, this GPU's ceilings
     measured now (and cached), its energy ceilings with them (`measure.energy_ceilings`). Raises
@@ -829,9 +791,6 @@ def schema(profile: bool = False, grade: bool = False) -> dict:
         from .results.grades import GradeResults
         return GradeResults.model_json_schema(by_alias=True)
     return ProfileResults.model_json_schema(by_alias=True) if profile else json_schema()
-
-
-DEFAULT_PROFILE = Path("roofline-profile.json")
 
 
 @dataclass(frozen=True)
@@ -1054,9 +1013,6 @@ def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
     result = check_results(*docs, drop)
     result.comparison.notes[:0] = [note for d in docs for note in d.read_notes]
     return result
-
-
-DEFAULT_GRADES = Path("roofline-grades.json")
 
 
 @dataclass(frozen=True)

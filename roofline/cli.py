@@ -5,14 +5,19 @@ values) and presents what it returned as a `roofline.outcome.Outcome` (`roofline
 
 Exit codes: 0 success; 2 invalid input (one line on stderr naming what is valid); 1 a runtime
 failure (no GPU for `run`, a compile error, a kernel failing verification).
-`occupancy` and `kernels` import neither CuPy nor matplotlib.
+
+This module imports Typer, `roofline.console` and `roofline.defaults` (the values the help shows)
+and nothing of the library: `roofline --help` and a usage error need no more. Each command imports
+what it uses when it runs (`roofline.api`, `roofline.outcome`), under the same Ctrl-C handling as
+the rest of the command (`console.run`); `occupancy` imports the model alone
+(`roofline.api_occupancy`), and neither it nor `kernels` imports CuPy or matplotlib.
 """
 
 from __future__ import annotations
 
 import sys
 
-try:  # Ctrl-C during the imports (half a second) ends as quietly as later (`console.interrupted`)
+try:  # Ctrl-C during the imports ends as quietly as later (`console.interrupted`)
     from roofline import console  # first: it guards its own imports alike
 
     sys.unraisablehook = console.quiet_interrupts  # for the imports below, and those of the commands
@@ -22,10 +27,14 @@ try:  # Ctrl-C during the imports (half a second) ends as quietly as later (`con
 
     import typer
 
-    from roofline import __version__, api, outcome
+    from roofline import __version__
     from roofline.console import Bar, Command, OneLineErrors, echo, integer, number, one_of, present, share
+    from roofline.defaults import (DEFAULT_GRADES, DEFAULT_LAUNCH_COUNT, DEFAULT_PROFILE, DEFAULT_RESULTS,
+                                   DEFAULT_SIZE, DEFAULT_TIMEOUT_S, DEFAULT_TUNE_RESULTS, FULL_CLOCK_SHARE,
+                                   PLOT_KINDS, SCHEMA)
     from roofline.errors import UsageError
-    from roofline.results.schema import SCHEMA
+
+    _held = console.hold_interrupts()  # and during the declarations below, which no try encloses
 except KeyboardInterrupt:
     from roofline.console import interrupted
 
@@ -71,7 +80,7 @@ def run(
     kernel: Optional[list[str]] = typer.Option(None, "--kernel", metavar="NAME",
                                                help="Run only this kernel (repeatable)."),
     size: Optional[int] = typer.Option(None, "--size", parser=integer, metavar="N",
-                                       help=f"Square problem M = N = K (default {api.DEFAULT_SIZE})."),
+                                       help=f"Square problem M = N = K (default {DEFAULT_SIZE})."),
     m: Optional[int] = typer.Option(None, "--m", parser=integer, metavar="M", help="Rows of A and C."),
     n: Optional[int] = typer.Option(None, "--n", parser=integer, metavar="N", help="Columns of B and C."),
     k: Optional[int] = typer.Option(None, "--k", parser=integer, metavar="K", help="Columns of A, rows of B."),
@@ -87,7 +96,7 @@ def run(
                                       "latency) again, not from the cache."),
     autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
                                                  help="Run autotuned at this tile instead of this GPU's tuned one."),
-    out: Path = typer.Option(api.DEFAULT_RESULTS, "--out", metavar="PATH", help="Results file (written atomically)."),
+    out: Path = typer.Option(DEFAULT_RESULTS, "--out", metavar="PATH", help="Results file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the tables."),
     source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
                                                 help="Your own kernel (repeatable), its launch declared by "
@@ -102,7 +111,7 @@ def run(
     name: Optional[str] = _LAUNCH["name"],
     no_ragged: bool = typer.Option(False, "--no-ragged",
                                    help="Skip the check of your kernel at a ragged shape (511x383x255)."),
-    timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
                                   help="Stop a launch of your kernel that runs longer."),
     device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID",
                                          help="The GPU: index as nvidia-smi counts, or PCI bus id (default 0)."),
@@ -120,7 +129,7 @@ def run(
     energy: bool = typer.Option(False, "--energy",
                                 help="Also measure each kernel's energy (NVML's counter over a second of "
                                      "launches each): J per launch, W, GFLOP/J, GB/J."),
-    full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
+    full_clock: float = typer.Option(FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
                                      help="A sample below this share of the run's top SM clock counts as "
                                           "throttled (where NVML gives no clock: one under a power or thermal "
                                           "cap) (0.5 to 1; default 0.97)."),
@@ -129,6 +138,8 @@ def run(
     tensor-core ladder (and your own kernels, each in a process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
     (cached); with --profile, read hardware counters per kernel. The results file records where
     each kernel's tile came from and which GPU ran."""
+    from roofline import api, outcome
+
     if all_kernels and kernel:
         raise UsageError("give --all or --kernel NAME, not both")
     problems = api.problems(size, m, n, k, sizes)
@@ -146,7 +157,7 @@ def run(
         if any(v is not None for v in (size, m, n, k, sizes)):
             raise UsageError("--size, --m, --n, --k and --sizes set a GEMM's sizes; a workload's named sizes are set "
                              "with roofline grade FILE.cu --size NAME=VALUE (or --sweep NAME=V1,V2)")
-        graded = api.DEFAULT_GRADES if out == api.DEFAULT_RESULTS else out
+        graded = DEFAULT_GRADES if out == DEFAULT_RESULTS else out
         bar = Bar()
         with bar.bar:
             report = api.grade([str(p) for p in source], graded, profile=profile, gpu=device, budget_s=budget,
@@ -175,7 +186,7 @@ def profile(
     kernel_regex: Optional[str] = typer.Option(None, "--kernel-regex", metavar="RE",
                                                help="Profile only kernels whose name matches (ncu -k regex:RE)."),
     launch_skip: int = typer.Option(0, "--launch-skip", parser=integer, metavar="N", help="Skip the first N matching launches."),
-    launch_count: int = typer.Option(api.DEFAULT_LAUNCH_COUNT, "--launch-count", parser=integer, metavar="N",
+    launch_count: int = typer.Option(DEFAULT_LAUNCH_COUNT, "--launch-count", parser=integer, metavar="N",
                                      help="Profile at most N launches (each costs a fraction of a second under ncu)."),
     from_start: bool = typer.Option(True, "--profile-from-start/--no-profile-from-start",
                                     help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
@@ -189,7 +200,7 @@ def profile(
                                            "read the report against."),
     report: Optional[Path] = typer.Option(None, "--report", metavar="FILE.ncu-rep",
                                           help="Also keep ncu's own report (opens in Nsight Compute's GUI)."),
-    out: Path = typer.Option(api.DEFAULT_PROFILE, "--out", metavar="PATH", help="Results file (written atomically)."),
+    out: Path = typer.Option(DEFAULT_PROFILE, "--out", metavar="PATH", help="Results file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the profile document instead of the table."),
     top: int = typer.Option(25, "--top", parser=integer, metavar="N", help="Kernels in the table (all are in the results file)."),
     energy: bool = typer.Option(False, "--energy",
@@ -218,6 +229,8 @@ def profile(
 
     Example: roofline profile --no-profile-from-start -- python examples/transformer_bf16.py
     """
+    from roofline import api, outcome
+
     if top < 1:
         raise UsageError(f"--top must be 1 or more, got {top}")
     options = api.ProfileOptions(kernel_regex, launch_skip, launch_count, from_start)
@@ -262,13 +275,13 @@ def grade(
     profile: bool = typer.Option(False, "--profile",
                                  help="Also count one call of each under Nsight Compute: excess traffic, the roof "
                                       "that binds, tensor work."),
-    out: Path = typer.Option(api.DEFAULT_GRADES, "--out", metavar="PATH", help="Grade file (written atomically)."),
+    out: Path = typer.Option(DEFAULT_GRADES, "--out", metavar="PATH", help="Grade file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print the grade document instead of the table."),
     budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
                                            help="Timing budget per entry (default half a second)."),
-    full_clock: float = typer.Option(api.FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
+    full_clock: float = typer.Option(FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
                                      help="A sample below this share of the top SM clock counts as throttled."),
-    timeout: float = typer.Option(api.DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
                                   help="Stop an entry whose launch runs longer."),
     device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID", help="The GPU (default 0)."),
 ):
@@ -283,6 +296,8 @@ def grade(
     Example: roofline grade examples/grade/softmax_online.cu examples/grade/softmax_naive.cu
     --baseline softmax_naive
     """
+    from roofline import api, outcome
+
     bar = Bar()
     with bar.bar:
         report = api.grade(list(targets or []), out, spec, size, baseline, profile, device, budget, full_clock,
@@ -316,18 +331,22 @@ def comms(
     Example: roofline comms traces/   (one trace per rank, from torch.profiler's
     tensorboard_trace_handler)
     """
+    from roofline import api, outcome
+
     present(outcome.comms(api.comms(list(traces or []), gpu, out, nccl_tests, collective), out), as_json)
 
 
 @app.command(cls=Command, short_help="Search the autotuned kernel's tile on this GPU.")
 def tune(
-    size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size to tune at."),
-    out: Path = typer.Option(api.DEFAULT_TUNE_RESULTS, "--out", metavar="PATH",
+    size: int = typer.Option(DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size to tune at."),
+    out: Path = typer.Option(DEFAULT_TUNE_RESULTS, "--out", metavar="PATH",
                              help="Results of every candidate (atomic)."),
     as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the table."),
 ):
     """Search the autotuned kernel's tile (BM, BN, BK, TM, TN) on this GPU; `run` then uses the
     winner on this GPU (kept in the user's cache)."""
+    from roofline import api, outcome
+
     api.problems(size)
     bar = Bar()
     with bar.bar:
@@ -336,17 +355,17 @@ def tune(
 
 
 def _results_paths(paths: Optional[list[Path]]) -> list[Path]:
-    return paths or [api.DEFAULT_RESULTS]
+    return paths or [DEFAULT_RESULTS]
 
 
 @app.command(cls=Command, short_help="Draw the roofline or a size sweep from results files.")
 def plot(
     results_paths: Optional[list[Path]] = typer.Option(None, "--results", metavar="PATH",
                                                        help="Results file(s) (repeatable; default "
-                                                            f"{api.DEFAULT_RESULTS})."),
+                                                            f"{DEFAULT_RESULTS})."),
     out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE",
                              help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
-    kind: str = typer.Option("roofline", "--kind", parser=one_of(*api.PLOT_KINDS), metavar="roofline|sweep|energy",
+    kind: str = typer.Option("roofline", "--kind", parser=one_of(*PLOT_KINDS), metavar="roofline|sweep|energy",
                              help="roofline; sweep (GFLOP/s against size); energy (GFLOP/J against intensity, "
                                   "of a run --energy)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
@@ -355,6 +374,8 @@ def plot(
 ):
     """Draw the hierarchical roofline chart, a size sweep (--kind sweep) or the energy roofline of
     a run made with --energy (--kind energy) from recorded results (no GPU needed)."""
+    from roofline import api, outcome
+
     present(outcome.plot(api.plot(_results_paths(results_paths), out, kind, measured, highlight), out))
 
 
@@ -366,9 +387,11 @@ def plot(
 def show(
     results_paths: Optional[list[Path]] = typer.Option(None, "--results", metavar="PATH",
                                                        help=f"Results or profile file(s) (repeatable; default "
-                                                            f"{api.DEFAULT_RESULTS})."),
+                                                            f"{DEFAULT_RESULTS})."),
     as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
 ):
+    from roofline import api, outcome
+
     paths = _results_paths(results_paths)
     docs, notes = api.show_all(paths)  # one document per precision: an FP32 run and a BF16 one apart
     present(outcome.show(paths, docs, notes), as_json)
@@ -390,6 +413,8 @@ def occupancy(
     as_json: bool = typer.Option(False, "--json", help="Print the occupancy JSON."),
 ):
     """Theoretical occupancy of a block configuration, and which resources limit it."""
+    from roofline import api_occupancy as api, outcome  # the model alone, not the whole library
+
     report = api.occupancy(regs, threads, smem, dynamic_smem, gpu, arch, target_blocks, plot_out)
     present(outcome.occupancy(report, plot_out), as_json)
 
@@ -411,12 +436,14 @@ def device(
     the sustained ceilings beside them (copy, FMA chains, L2- and shared-memory-resident streams,
     cuBLAS FP16 on the tensor cores) and the energy ceilings (pJ per FLOP and per DRAM or L2
     byte with their fit's error, idle power) that `plot --kind energy` draws."""
+    from roofline import api, outcome
+
     present(outcome.device(api.device(gpu, measure)), as_json)
 
 
 @app.command(cls=Command, short_help="The ladder's model, and its resources for a target, offline.")
 def kernels(
-    size: int = typer.Option(api.DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size for the model."),
+    size: int = typer.Option(DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size for the model."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset (or device file, mygpu.toml): its target, limits and peaks."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     model_only: bool = typer.Option(False, "--model-only", help="Skip compiling: the traffic model alone."),
@@ -440,6 +467,8 @@ def kernels(
     """The SGEMM ladder, the tensor-core ladder (--ladder tensor, --dtype), or with --source your own
     kernels: traffic model and, for a target, registers, local (spill) and shared memory and
     occupancy, compiled offline through NVRTC (no GPU needed)."""
+    from roofline import api, outcome
+
     api.problems(size)
     users = api.user_kernels(source or [], dict(zip(_LAUNCH, (entry, block, grid, dynamic_smem, tile, thread_tile,
                                                               name))))
@@ -463,6 +492,8 @@ def new(
     """Write a commented, correct but slow SGEMM kernel (or with --dtype a tensor-core GEMM) with the
     calling convention roofline runs and its launch declared in the header, ready to be improved
     and run with --source."""
+    from roofline import api, outcome
+
     present(outcome.new(api.new(path, force, name, dtype), dtype))
 
 
@@ -478,6 +509,8 @@ def compare(
     level, occupancy and fraction of its binding roof, with its cause where the counters show one
     and noise called noise; the kernels in one file only; across GPUs, which differences come
     from the device."""
+    from roofline import api, outcome
+
     present(outcome.compare(api.compare(before, after, force, out), before, after, out), as_json)
 
 
@@ -493,6 +526,8 @@ def whatif(
     """Per kernel: its time now, at the roof that binds it and at --target of that roof, the ms
     saved and, for a profile, the step's time and speed-up with only that kernel improved
     (Amdahl), ranked by saving, with the cumulative step."""
+    from roofline import api, outcome
+
     present(outcome.whatif(api.whatif(results, target, out), out), as_json)
 
 
@@ -506,6 +541,8 @@ def project(
     """Per kernel, on each target GPU: its floors (counted FLOPs and bytes against the preset's
     theoretical roofs, waves with its SM count), a lower bound, and an estimate at the fraction of
     its binding roof it reached here; for a profile, the step's."""
+    from roofline import api, outcome
+
     present(outcome.project(api.project(results, gpus, out), out), as_json)
 
 
@@ -519,6 +556,8 @@ def check(
     """Exit 0 when no kernel in both files got slower than --max-drop beyond its noise, 1 naming
     those that did; across GPU models each kernel's fraction of its binding roof is compared
     instead of its time. Kernels in one file only are listed and never fail the check."""
+    from roofline import api, outcome
+
     present(outcome.check(api.check(new, baseline, max_drop)), as_json)
 
 
@@ -529,9 +568,14 @@ def schema(
 ):
     """Print the JSON Schema of results files (schema 4; a profile's is schema 3), for other tools that read them; with
     --profile, that of a program's profile ("kind": "profile"); with --grade, that of grade files ("kind": "grade")."""
+    from roofline import api, outcome
+
     if profile and grade_files:
         raise UsageError("give --profile or --grade, not both")
     present(outcome.schema(api.schema(profile, grade_files)))
+
+
+console.release_interrupts(_held)  # a Ctrl-C during the declarations ends here, in one line
 
 
 def main() -> None:

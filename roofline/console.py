@@ -7,12 +7,18 @@ standard error as 'roofline: note: ...').
 Nothing here knows a command: `roofline.cli` declares them, `roofline.api` does their work.
 Importing this module changes nothing in the process: the hook that quiets a Ctrl-C landing in
 the import machinery is in place only while its own imports run (`roofline.cli` installs it for
-good for the command's process).
+good for the command's process). It imports Typer and little else (`roofline --help` loads no more
+than this, `roofline.defaults` and Typer); what showing an outcome needs (`roofline.outcome`, rich,
+the tables) is imported by the functions that show one.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .outcome import Outcome
 
 
 def interrupted() -> None:
@@ -37,6 +43,38 @@ def quiet_interrupts(unraisable, default=sys.unraisablehook) -> None:
         default(unraisable)
 
 
+def hold_interrupts() -> list | None:
+    """Ctrl-C held while code runs that no `try` encloses (`roofline.cli`'s declarations: a few
+    milliseconds at module level): the signal is noted, not raised where it lands, and
+    `release_interrupts` ends the command as `interrupted` does. Only Python's own handler is
+    replaced, in the main thread (an ignored Ctrl-C stays ignored); None where nothing was held."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return None
+    came: list = []
+    try:
+        signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    except ValueError:  # not the main thread: nothing held
+        return None
+    return came
+
+
+def release_interrupts(held: list | None) -> None:
+    """Python's handler back after `hold_interrupts`; a Ctrl-C that came meanwhile, or comes now,
+    ends the command as `interrupted` does."""
+    if held is None:
+        return
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if held:
+            interrupted()
+    except KeyboardInterrupt:
+        interrupted()
+
+
 _HOOK, sys.unraisablehook = sys.unraisablehook, quiet_interrupts
 try:  # Ctrl-C during the imports below ends as quietly as later
     import io
@@ -48,9 +86,7 @@ try:  # Ctrl-C during the imports below ends as quietly as later
 
     from .errors import RunError, UsageError
     from .files import shown_path
-    from .outcome import Note, Outcome, Plain
     from .progress import Progress
-    from .render.text import PLAIN_ERRORS
 except KeyboardInterrupt:
     interrupted()
 finally:
@@ -331,6 +367,8 @@ def present(outcome: Outcome, as_json: bool = False) -> None:
     (first, or after the output); under `as_json` (or with no view) the document alone on
     stdout and its asides on stderr, else the view, its `Note` lines on stderr and its `Plain`
     ones as they are; then warnings, and failures as error lines with exit code 1."""
+    from .outcome import Note, Plain
+
     if outcome.notes_first:
         for line in outcome.notes:
             note(line)
@@ -380,10 +418,12 @@ class Bar(Progress):
 
 def run(app) -> None:
     """Run the Typer `app` as the process's command: standard output and error write what their
-    encoding cannot hold in ASCII (`render.text.PLAIN_ERRORS`: never a UnicodeEncodeError), and
+    encoding cannot hold in ASCII (`render.encoding.PLAIN_ERRORS`: never a UnicodeEncodeError), and
     Ctrl-C at any point ends with one line and exit code 130; a reader that leaves early (`| head`)
     ends it quietly with 0, an output that cannot be written (a full disk) with one line and 1."""
     try:
+        from .render.encoding import PLAIN_ERRORS
+
         for stream in (sys.stdout, sys.stderr):
             if hasattr(stream, "reconfigure"):
                 stream.reconfigure(errors=PLAIN_ERRORS)

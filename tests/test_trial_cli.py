@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from roofline import cli
 from roofline.cli import app
-from roofline import api, files
+from roofline import api, api_occupancy, files
 from roofline.measure import nvml
 from roofline.render.text import display_names
 from roofline.results import store
@@ -171,18 +171,28 @@ def test_kernels_says_on_stderr_that_it_falls_back_to_the_model(no_gpu):
 
 INTERRUPT_AT_IMPORT = """
 import runpy, sys
+module = sys.argv[1]
 class Interrupt:
     def find_spec(self, name, path=None, target=None):
-        if name == "roofline.api":
+        if name == module:
             raise KeyboardInterrupt
 sys.meta_path.insert(0, Interrupt())
-sys.argv = ["roofline", "device", "--gpu", "h200"]
+sys.argv = ["roofline", *sys.argv[2:]]
 runpy.run_module("roofline.cli", run_name="__main__")
 """
+OCCUPANCY = ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_90"]
 
 
-def test_ctrl_c_during_the_imports_is_one_line_and_exit_130():
-    out = subprocess.run([sys.executable, "-c", INTERRUPT_AT_IMPORT], capture_output=True, text=True, cwd=REPO,
+@pytest.mark.parametrize("module, args", [
+    ("typer", ["device", "--gpu", "h200"]),                    # cli's own imports
+    ("roofline.api", ["device", "--gpu", "h200"]),             # a command's, as it starts
+    ("roofline.api_occupancy", OCCUPANCY),                     # occupancy's (the model alone)
+    ("roofline.render.tables", OCCUPANCY),                     # while its outcome is shown
+    ("roofline.render.encoding", ["--help"]),                  # console.run's, before the app
+], ids=lambda v: v if isinstance(v, str) else " ".join(v[:1]))
+def test_ctrl_c_during_the_imports_is_one_line_and_exit_130(module, args):
+    out = subprocess.run([sys.executable, "-c", INTERRUPT_AT_IMPORT, module, *args], capture_output=True, text=True,
+                         cwd=REPO,
                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
     assert (out.returncode, out.stderr, out.stdout) == (130, "roofline: interrupted\n", "")
 
@@ -212,7 +222,7 @@ def test_ctrl_c_while_a_command_runs(monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(api, "occupancy", interrupted)
+    monkeypatch.setattr(api_occupancy, "occupancy", interrupted)  # api.occupancy, as the command calls it
     r = invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90")
     assert (r.exit_code, r.stderr, r.stdout) == (130, "roofline: interrupted\n", "")
 

@@ -18,8 +18,7 @@ from ..errors import UsageError
 from .arch import ArchLimits, limits_for_cc, parse_arch
 from .energy import EnergyCeilings
 from .peaks import NO_TENSOR_CORES, PRECISIONS, TENSOR, Peak, compute_peaks, memory_peaks
-from .device_file import is_device_file, read as read_device_file
-from .presets import find_preset, preset_names
+from .presets import find_preset, is_device_file, preset_names
 from .roofs import COMPUTE_LEVEL, OVER_PEAK, Roofs, dram_gbps, fp32_gflops, smem_gbps
 from .units import Rate, figure
 
@@ -274,6 +273,8 @@ def from_device_file(path: Path) -> DeviceSpec:
     """The device a user's device file describes (`device_file`): built as a preset is, its
     `flops_per_sm_per_clock` replacing the table's rates of those precisions. Raises UsageError
     as `device_file.read` does."""
+    from .device_file import read as read_device_file  # here: reading one needs pydantic, a preset does not
+
     printed = frozenset({f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"})
     spec, limits = read_device_file(path, printed)
     device = DeviceSpec.build(

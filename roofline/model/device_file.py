@@ -31,8 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from ..errors import UsageError
 from .arch import ArchLimits, limits_for_cc
 from .peaks import PRECISIONS
-
-SUFFIXES = (".toml", ".json")
+from .presets import SUFFIXES, is_device_file  # (there: telling a preset's name from a file's needs no pydantic)
 
 
 class DeviceFile(BaseModel):
@@ -61,11 +60,6 @@ class DeviceFile(BaseModel):
         if unknown:
             raise ValueError(f"unknown precision {unknown[0]!r}; known: {', '.join(PRECISIONS)}")
         return rates
-
-
-def is_device_file(name: str) -> bool:
-    """Whether a `--gpu` value names a device file rather than a preset."""
-    return name.strip().lower().endswith(SUFFIXES)
 
 
 def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile, ArchLimits]:

@@ -226,6 +226,14 @@ def find_preset(name: str) -> Preset | None:
     return None
 
 
+SUFFIXES = (".toml", ".json")  # a device file's (`device_file`)
+
+
+def is_device_file(name: str) -> bool:
+    """Whether a `--gpu` value names a device file rather than a preset."""
+    return name.strip().lower().endswith(SUFFIXES)
+
+
 def preset_names() -> list[str]:
     """The short names accepted by `--gpu`, for error messages and help."""
     return [p.short_name for p in PRESETS]

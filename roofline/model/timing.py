@@ -19,6 +19,7 @@ from typing import Annotated
 
 from annotated_types import MinLen
 
+from ..defaults import DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE  # (there: the command line's help reads them)
 from ..errors import UsageError
 from .units import Millis
 
@@ -31,15 +32,9 @@ NOISY_SPREAD = 0.02
 # run's stopping rule: `measure.rounds`) and its spread within NOISY_SPREAD (Nsight Python's
 # "stable": relative spread under 2 %).
 STABLE_CI = 0.01
-# A sample ran at full clock when no clock event reason that lowers the clock (power cap, thermal,
-# hardware slowdown) was seen during it and its SM clock was at least this share of the run's top
-# clock (nvbench's throttle threshold is 75 % of the default clock; sustained power capping on an
-# H200 shows as 1,980 -> 1,635 MHz, 83 %).
-FULL_CLOCK_SHARE = 0.97
 # z for a two-sided 95 % interval (the normal approximation of the binomial rank interval).
 Z95 = 1.959964
 L2_MODES = ("cold", "warm")  # flushed before each timed launch, or left as the previous one left it
-DEFAULT_TIMEOUT_S = 5.0  # seconds a user kernel's launch may take before its process is ended
 
 
 def check_l2(l2: str) -> str:

@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..defaults import DEFAULT_LAUNCH_COUNT  # launches a profile takes at most unless told
 from ..errors import RunError, UsageError
 from ..extras import install_hint
 from .metrics import COLLECT
@@ -24,7 +25,6 @@ from .metrics import COLLECT
 # NVLink multicast (NVLS) off in every program roofline starts, unless its user set these: a
 # program profiled or measured here must not change how the machine's NVSwitch fabric is shared.
 NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
-DEFAULT_LAUNCH_COUNT = 500  # launches a profile takes at most unless told (each costs a fraction of a second)
 
 INSTALL_HINT = ("install Nsight Compute (it comes with the CUDA toolkit, or from developer.nvidia.com/nsight-compute) "
                 "and put `ncu` on PATH")

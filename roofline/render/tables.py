@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.cells import cell_len
@@ -19,16 +20,11 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from ..model.device import DeviceSpec
-from ..nsight.metrics import EVERYTHING
 from ..model.occupancy import RESOURCES, Occupancy
 from ..model.peaks import LABELS
 from ..model.units import figure, plural
-from ..analysis.compare import WorkComparison
-from ..results.profile import ProfileResults
 from ..model.energy import STABLE_ENERGY
 from ..model.timing import FULL_CLOCK_SHARE, paired
-from ..results.schema import KernelRecord, Results
 from .text import (
     MEMORY_NAMES,
     ascii_text,
@@ -51,6 +47,12 @@ from .text import (
     verdict_sentence,
     waves_cell,
 )
+
+if TYPE_CHECKING:  # annotations only: the occupancy table loads neither pydantic's models nor numpy
+    from ..analysis.compare import WorkComparison
+    from ..model.device import DeviceSpec
+    from ..results.profile import ProfileResults
+    from ..results.schema import KernelRecord, Results
 
 WRAP = "wrap"  # third element of a column spec: free text that wraps at word boundaries
 WRAP_MIN = 24  # the narrowest a wrapping column gets, in characters (less where its text is shorter)
@@ -857,6 +859,8 @@ def missing_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
     leaves out of the reading, and the ncu option that brings it (`metrics.WHERE`); none when
     nothing is missing. A partial count ('fp32 ADD/MUL': FMAs only) says its figure is a lower
     bound."""
+    from ..nsight.metrics import EVERYTHING  # here: importing the nsight package loads every reader
+
     found = doc.missing()
     if not found:
         return []

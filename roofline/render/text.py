@@ -3,8 +3,6 @@ kernel, written from the data `model.roofs.verdict` returns."""
 
 from __future__ import annotations
 
-import codecs
-import unicodedata
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
@@ -12,6 +10,7 @@ from ..model.roofs import LAUNCH, Verdict
 from ..model.units import plural
 from ..model.waves import Waves
 from ..model.precision import PRECISIONS
+from .encoding import PLAIN_ERRORS, ascii_text  # (kept apart: the console loads the handler alone)
 
 SHORT_LIMITER = {"registers": "regs", "shared_memory": "smem", "warps": "warps", "blocks": "blocks"}
 
@@ -337,36 +336,3 @@ def bound_by_size(v: Verdict | None) -> str:
         return "-"
     tail = "tail " if v.waves is not None and v.waves.tail_matters and v.binding.level != LAUNCH else ""
     return f"{tail}{v.binding.level} {v.times_floor:.2f}"
-
-
-# What a character an ASCII-only output cannot hold is written as (a terminal in the C locale).
-ASCII_FORMS = {"…": "...", "µ": "u", "×": "x", "–": "-", "—": "-", "─": "-", "│": "|", "→": "->", "←": "<-",
-               "≥": ">=", "≤": "<=", "·": ".", "≈": "~", "±": "+/-", "‘": "'", "’": "'", "“": '"', "”": '"',
-               "\u00a0": " "}
-PLAIN_ERRORS = "roofline.plain"
-
-
-def _plain(error: UnicodeError):
-    """Encoding error handler, registered as PLAIN_ERRORS: a character the encoding cannot hold
-    becomes its ASCII form ('…' -> '...', 'é' -> 'e'), a byte of a file name that is not valid
-    UTF-8 (a surrogate escape) its '\\xe9' form, anything else '?'."""
-    if not isinstance(error, UnicodeEncodeError):
-        raise error
-    out = []
-    for ch in error.object[error.start:error.end]:
-        if "\udc80" <= ch <= "\udcff":
-            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
-        elif ch in ASCII_FORMS:
-            out.append(ASCII_FORMS[ch])
-        else:
-            out.append(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode() or "?")
-    return "".join(out), error.end
-
-
-codecs.register_error(PLAIN_ERRORS, _plain)
-
-
-def ascii_text(text: str) -> str:
-    """`text` in ASCII, each other character in its ASCII form (`_plain`): 'launch latency 4.2
-    µs' -> 'launch latency 4.2 us'."""
-    return text.encode("ascii", PLAIN_ERRORS).decode("ascii")

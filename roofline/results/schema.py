@@ -44,6 +44,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from ..defaults import SCHEMA  # the version, where the command line's help reads it too
 from ..errors import UsageError
 from ..model.arch import limits_for_cc, parse_arch
 from ..model.device import DeviceSpec
@@ -60,7 +61,6 @@ from ..model.waves import Waves
 from ..model.precision import BY_FILE_DTYPE
 from .checks import agree, check_device, check_occupancy, check_waves
 
-SCHEMA = 4
 # no control characters, nor the invisible format ones (bidirectional overrides, zero widths)
 # that would reorder or hide a line of a table on a terminal
 PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+$"

@@ -18,6 +18,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from .. import files
+from ..defaults import DEFAULT_RESULTS
 from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model.arch import parse_arch
@@ -25,7 +26,7 @@ from .grades import GradeResults
 from .profile import ProfileResults
 from .schema import SCHEMA, Results
 
-DEFAULT_PATH = Path("roofline-results.json")
+DEFAULT_PATH = DEFAULT_RESULTS
 MAX_BYTES = 256 * 2**20  # a sweep of every kernel at a dozen sizes is a few MB
 _REMADE = "re-create it with roofline run"
 # The documents other than a run's, by "kind": their model, and what a caller that reads only runs is told.
