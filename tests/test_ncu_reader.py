@@ -823,3 +823,37 @@ def test_a_hint_never_repeats_what_the_report_was_made_with(tmp_path):
     hints = {k: v for x in raw.kernels for k, v in x.missing.items()}
     assert hints["fp16"] == "--section SpeedOfLight_HierarchicalHalfRooflineChart or --set full (HFMA/HADD/HMUL counts)"
     assert not any("--page raw" in v or "--print-details all" in v for v in hints.values())
+
+
+ROOFLINE_SECTION_TEXT = """\
+  void scale_kernel<float>(float *, unsigned long) (2048, 1, 1)x(512, 1, 1), Context 1, Stream 7, Device 0, CC 7.5
+    Section: GPU Speed Of Light Throughput
+    ----------------------- ----------- ------------
+    Metric Name             Metric Unit Metric Value
+    ----------------------- ----------- ------------
+    DRAM Frequency                  Ghz         5.00
+    SM Frequency                    Ghz         1.50
+    Elapsed Cycles                cycle      900,000
+    Duration                         us       600.00
+    ----------------------- ----------- ------------
+
+    Section: GPU Speed Of Light Roofline Chart (Overview)
+    ----------------------------------------------------------- ----------- ------------
+    Metric Name                                                 Metric Unit Metric Value
+    ----------------------------------------------------------- ----------- ------------
+    Theoretical Predicated-On FFMA Thread Instructions Executed  inst/cycle          896
+    Predicated-On FFMA Thread Instructions Executed Per Cycle    inst/cycle        28.46
+    ----------------------------------------------------------- ----------- ------------
+"""
+
+
+def test_a_report_made_with_the_roofline_section_is_not_told_to_add_it(tmp_path):
+    """A Turing text made with --section SpeedOfLight_RooflineChart prints FFMA as a rate per
+    cycle without the cycles that scale it (the shape of a public MX450 paste): its FP32 count is
+    still missing, and the hint points past the section it was made with, to --set full."""
+    path = tmp_path / "turing.txt"
+    path.write_text(ROOFLINE_SECTION_TEXT)
+    doc = _imported(str(path), "t4", str(tmp_path))[0]
+    hints = {k: v for x in doc.kernels for k, v in x.missing.items()}
+    assert hints["fp32"].startswith("--set full") and "SpeedOfLight_RooflineChart" not in hints["fp32"], hints
+    assert "SpeedOfLight_RooflineChart" not in hints.get("dram", ""), hints

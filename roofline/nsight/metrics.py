@@ -122,13 +122,19 @@ WHERE = {
 }
 EVERYTHING = "`roofline profile -- COMMAND` collects all of it in one run"
 BODIES, RAW = "--print-details all", "--page raw"  # the export options a report shows it was made with
+ROOFLINE_SECTION = "--section SpeedOfLight_RooflineChart"  # a section a report shows it was collected with
 
 
 def unrepeated(hint: str, made_with: set[str] | frozenset[str]) -> str:
-    """`hint` (a `WHERE` entry) without the export options of `made_with` (`BODIES`, `RAW`): a
-    report made with one of them is told what to collect, never to do what it did. With the
-    sections' bodies or the raw page, a section's counts come with the section itself, so the
-    choice of export goes; with the raw page, 'as --page raw' goes wherever it stands."""
+    """`hint` (a `WHERE` entry) without the options of `made_with` (`BODIES`, `RAW`,
+    `ROOFLINE_SECTION`): a report made with one of them is told what to collect, never to do what
+    it did. With the sections' bodies or the raw page, a section's counts come with the section
+    itself, so the choice of export goes; with the raw page, 'as --page raw' goes wherever it
+    stands; a report that holds the roofline section and still lacks a figure is pointed past it
+    (to --set full's raw page or the metric itself: a Turing text prints FFMA rates without the
+    cycles to scale them)."""
+    if ROOFLINE_SECTION in made_with:
+        hint = hint.replace(f"{ROOFLINE_SECTION} or ", "")
     if made_with & {BODIES, RAW}:
         hint = hint.replace(f", as {RAW} or with {BODIES}", "")
     if RAW in made_with:

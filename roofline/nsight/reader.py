@@ -18,7 +18,7 @@ from .compression import inner_suffix, unpacked
 from .device import choose, one_gpu
 from .dialect import decode
 from .launches import Launch, from_rows
-from .metrics import BODIES, RAW, WHERE, unrepeated
+from .metrics import BODIES, INSTRUCTION, RAW, ROOFLINE_SECTION, WHERE, unrepeated
 from .pages import parse_csv
 from .rows import Rows
 from .text import failed_note
@@ -121,9 +121,12 @@ def read(path: Path, gpu: str | None = None, source: str | None = None) -> Repor
 
 
 def made_with(rows: Rows) -> frozenset[str]:
-    """The export options a report shows it was made with (`metrics.BODIES`: the sections'
-    bodies are there; `metrics.RAW`: the raw page, or a binary report, which holds every counter)."""
+    """The options a report shows it was made with (`metrics.BODIES`: the sections' bodies are
+    there; `metrics.RAW`: the raw page, or a binary report, which holds every counter;
+    `metrics.ROOFLINE_SECTION`: a launch holds the section's instruction rates)."""
     used = {BODIES} if rows.bodies else set()
     if RAW in rows.read_with or "ncu_report" in rows.read_with:
         used.add(RAW)
+    if any(k.startswith(INSTRUCTION.split("{}")[0]) for row in rows.rows for k in row.values):
+        used.add(ROOFLINE_SECTION)
     return frozenset(used)
