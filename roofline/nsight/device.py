@@ -153,8 +153,9 @@ def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
         shape = int(sm) if sm and cc and _shaped(cc, int(sm)) else None  # a narrower list where the SM count tells
         had += f", {shape} SMs" if shape else ""
         raise UsageError(f"{source}: the report holds no device attributes ({had}) to take the GPU's peaks from; "
-                         f"name it with {{gpu}}, one of: {presets_of(cc, shape)}; or describe it in a device file, "
-                         "{gpu} mygpu.toml, with the fields `roofline device --gpu h200 --json` prints", mentions=["gpu"])
+                         f"name it with {{gpu}} if it is one of the GPUs known of that kind ({presets_of(cc, shape)}); "
+                         "if it is another, describe it in a device file, {gpu} mygpu.toml, with the fields "
+                         "`roofline device --gpu h200 --json` prints", mentions=["gpu"])
     try:
         limits = limits_for_cc(cc, **{key: int(v) for key, attr in (
             ("max_warps_per_sm", "max_warps_per_multiprocessor"), ("max_blocks_per_sm", "max_blocks_per_multiprocessor"),
