@@ -1258,6 +1258,11 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
             files_.append(p)
     if not traces:
         raise UsageError(f"no trace could be read: {skipped[0]}")
+    seen: dict[Path, Path] = {}
+    for f in files_:  # one rank's trace twice would read as two ranks of identical figures
+        if f.resolve() in seen:
+            raise UsageError(f"{f}: given twice (also as {seen[f.resolve()]}); give each rank's trace once")
+        seen[f.resolve()] = f
     if chart_out is not None:
         chart.check_output(chart_out, files_)
     name = None

@@ -123,7 +123,8 @@ def test_comms_command(tmp_path):
     bad.write_text("{}")
     (tmp_path / "empty").mkdir()
     for args, why in (([str(bad)], "no traceEvents"), ([str(tmp_path / "none.json")], "no such trace file"),
-                      ([str(tmp_path / "empty")], "a folder with no .json"), ([], "give the traces")):
+                      ([str(tmp_path / "empty")], "a folder with no .json"), ([], "give the traces"),
+                      ([str(PUBLIC / "nccl_data.json.gz"), str(PUBLIC)], "given twice (also as")):
         r = CliRunner().invoke(app, ["comms", *args])
         assert r.exit_code == 2 and why in r.output and r.output.count("\n") == 1, r.output
     empty = tmp_path / "t.json.gz"
