@@ -85,13 +85,22 @@ def test_running_without_a_gpu(tmp_path):
     assert not out.exists()
 
 
-def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch):
+@pytest.mark.parametrize("driver", [True, False])
+def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch, driver):
+    """Without CuPy, a command that runs kernels says how to install it; where no driver answers
+    either, it says first that there is no GPU (installing CuPy would not give one)."""
+    from roofline.measure import nvml
+
     monkeypatch.setitem(sys.modules, "cupy", None)  # as an install without the cuda12 or cuda13 extra
+    monkeypatch.setattr(nvml, "driver_present", lambda: driver)
     out = tmp_path / "r.json"
     for args in (["run", "--all", "--out", str(out)], ["device", "--measure"]):
         r = invoke(*args)  # the extra's packages as the installed metadata spells them
-        assert_usage_error(r, "CuPy is not installed: pip install 'cupy-cuda12x", code=1)
+        assert_usage_error(r, "CuPy is not installed: pip install 'cupy-cuda12x" if driver else
+                           "no CUDA GPU with a working driver found (and CuPy is not installed: on a machine with "
+                           "one, pip install 'cupy-cuda12x", code=1)
         assert "'cuda-toolkit[" in r.stderr and "(roofline's cuda12 extra), or its cuda13 extra's packages" in r.stderr
+        assert ("`profile --import`" in r.stderr) is not driver
     assert not out.exists()
 
 

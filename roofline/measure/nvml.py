@@ -34,16 +34,35 @@ def gpu_available() -> bool:
         return False
 
 
+WITHOUT_GPU = ("without one, `roofline show`, `plot`, `compare`, `check`, `whatif`, `project`, `profile --import`, "
+               "`occupancy --arch sm_XY`, `kernels --arch sm_XY` and `device --gpu NAME` still work")
+
+
+def driver_present() -> bool:
+    """Whether an NVIDIA driver answers here (NVML starts): a machine without one has no GPU to
+    install CuPy for."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        pynvml.nvmlShutdown()
+        return True
+    except Exception:  # NVMLError_LibraryNotFound and its kin: no driver
+        return False
+
+
 def require_gpu() -> None:
-    """Raise RunError with a one-line reason when there is no usable GPU."""
+    """Raise RunError with a one-line reason when there is no usable GPU: CuPy missing (how to
+    install it, where a driver says there is a GPU), no GPU, or both."""
     try:
         import cupy  # noqa: F401
     except ImportError:
-        raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
+        if driver_present():
+            raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
+        raise RunError(f"{NO_GPU} (and CuPy is not installed: on a machine with one, {INSTALL_HINT}); "
+                       f"{WITHOUT_GPU}") from None
     if not gpu_available():
-        raise RunError(f"{NO_GPU}; without one, `roofline show`, `plot`, `compare`, `check`, `whatif`, `project`, "
-                       "`profile --import`, `occupancy --arch sm_XY`, `kernels --arch sm_XY` and `device --gpu NAME` "
-                       "still work")
+        raise RunError(f"{NO_GPU}; {WITHOUT_GPU}")
 
 
 def _current(device_index: int | None) -> int:
