@@ -227,7 +227,7 @@ def profile(
     root, or allow them for all users: echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0'
     | sudo tee /etc/modprobe.d/ncu-permissions.conf, then reboot (or reload the nvidia module).
 
-    Example: roofline profile --no-profile-from-start -- python examples/transformer_bf16.py
+    Example: roofline profile --no-profile-from-start -- python train.py
     """
     from roofline import api, outcome
 
@@ -293,7 +293,7 @@ def grade(
     (faster than light, NaN or unwritten, inputs modified, cached answer, no GPU work, tensor work
     missing, async return) come with their evidence. Each entry runs in a process of its own.
 
-    Example: roofline grade examples/grade/softmax_online.cu examples/grade/softmax_naive.cu
+    Example: roofline grade softmax_online.cu softmax_naive.cu
     --baseline softmax_naive
     """
     from roofline import api, outcome
