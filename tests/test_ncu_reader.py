@@ -858,3 +858,14 @@ def test_a_report_made_with_the_roofline_section_is_not_told_to_add_it(tmp_path)
     hints = {k: v for x in doc.kernels for k, v in x.missing.items()}
     assert hints["fp32"].startswith("--set full") and "SpeedOfLight_RooflineChart" not in hints["fp32"], hints
     assert "SpeedOfLight_RooflineChart" not in hints.get("dram", ""), hints
+
+
+def test_importing_one_of_roofline_s_own_files_or_a_trace_names_what_it_is(tmp_path):
+    """A results file, a grade file or a PyTorch trace (gzip) given to profile --import is named,
+    with the command that reads it, in one line."""
+    plots, traces = FIXTURES.parent.parent / "plots", FIXTURES / "traces" / "public"
+    for path, needle in ((plots / "results-h200.json", "a roofline file (results, profile or grade)"),
+                         (plots / "grades-h200.json", "which `roofline show`, `plot` and `compare` read"),
+                         (traces / "sampled_rank-0.json.gz", "a PyTorch profiler trace, which `roofline comms` reads")):
+        one_line_error(invoke("profile", "--import", path, "--out", tmp_path / "p.json"), needle)
+    assert not (tmp_path / "p.json").exists()

@@ -73,6 +73,14 @@ def read_rows(path: Path, source: str | None = None) -> Rows:
     if suffix == ".ncu-rep" and not ('"ID"' in text[:100_000] and "Kernel Name" in text[:100_000]):
         if packed is None:
             return read_report(path, source)  # a binary report of another make (a CSV export so named is read as one)
+    if text.lstrip().startswith("{"):  # JSON: one of roofline's own files, or a profiler trace (ncu's text may
+        # start with '[' of its process lines, never with '{')
+        head = text[:200_000]
+        what = ("a PyTorch profiler trace, which `roofline comms` reads" if '"traceEvents"' in head else
+                "a roofline file (results, profile or grade), which `roofline show`, `plot` and `compare` read"
+                if '"schema"' in head else "JSON")
+        raise UsageError(f"{path}: {what}, not an Nsight Compute report (a .ncu-rep, a CSV export or ncu's text "
+                         "output)")
     if "\x00" in text[:4000] or (b"\x00" in data[:4000] and not text.strip()):
         what = f"a {packed} file of binary data" if packed else "a binary file"
         raise UsageError(f"{path}: not a CSV export ({what}), nor an Nsight Compute report (whose first bytes are "
