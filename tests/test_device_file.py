@@ -71,6 +71,7 @@ def test_the_json_that_device_prints_is_a_device_file(tmp_path):
     (RTX5070.replace("fp32_cores", "fp32_core"), "unknown field 'fp32_core'; did you mean fp32_cores?"),
     (RTX5070 + "[flops_per_sm_per_clock]\nfp7 = 1\n", "unknown precision 'fp7'"),
     ("sm_count = [", "not a TOML device file"),
+    ('schema = 5\nkernels = []\n', "a roofline results file, not a device file"),
 ])
 def test_a_bad_device_file_is_one_line(tmp_path, text, says):
     with pytest.raises(UsageError) as exc:

@@ -351,3 +351,17 @@ def test_a_grade_file_replaces_a_grade_file_and_no_other(tmp_path):
         files.check_results_out(run, False, "grade")
     with pytest.raises(UsageError, match="holds grades, which this run would replace"):
         files.check_results_out(grades, False)
+
+
+def test_a_kernel_declared_for_run_is_told_apart_when_graded(tmp_path):
+    """The starter `roofline new` writes declares a GEMM for run --source (its tile): grade says
+    so, in one line, instead of calling the key unknown."""
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    path = tmp_path / "mine.cu"
+    assert CliRunner().invoke(app, ["new", str(path)]).exit_code == 0
+    r = CliRunner().invoke(app, ["grade", str(path)])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
+    assert "'tile' declares a GEMM for `roofline run --source`" in r.stderr

@@ -82,6 +82,9 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
         raise UsageError(f"{{gpu}} {path}: not a {kind} device file ({str(exc).splitlines()[0]})", "gpu") from None
     if not isinstance(doc, dict):
         raise UsageError(f"{{gpu}} {path}: a device file is a table of figures (name, sm_count, ...)", "gpu")
+    if "schema" in doc and ("kernels" in doc or "entries" in doc):  # the file a run, profile or grade wrote
+        raise UsageError(f"{{gpu}} {path}: a roofline results file, not a device file (name, compute_capability, "
+                         "sm_count, ... as `roofline device --gpu h200 --json` prints them)", "gpu")
     doc = {k: v for k, v in doc.items() if k in DeviceFile.model_fields or k not in derived}  # derived: set aside
     doc = {k: v for k, v in doc.items() if v is not None}
     unknown = sorted(set(doc) - set(DeviceFile.model_fields))

@@ -50,6 +50,7 @@ from .expr import SizeExpression
 
 KEYS = ("name", "entry", "sizes", "arg", "block", "grid", "dynamic-smem", "reference", "tolerance", "work",
         "flops", "bytes", "seed", "callable")
+GEMM_ONLY = ("tile", "thread-tile", "dtype")  # keys of run --source's GEMM declaration (ladder.user.KEYS) alone
 ROLES = ("in", "out", "inout", "return")
 MAX_SIZE = 2**40
 _LINE = re.compile(r"//\s*roofline\s+([A-Za-z][\w-]*)\s*:\s*(.*?)\s*")
@@ -233,6 +234,10 @@ def read_lines(text: str, where: str) -> dict[str, object]:
         if match is None:
             continue
         key, value = match.group(1), match.group(2).strip()  # no trailing comment: // is floor division here
+        if key in GEMM_ONLY:  # a kernel in the SGEMM calling convention, declared for `run --source`
+            raise UsageError(f"{where}:{number}: {key!r} declares a GEMM for `roofline run --source` (the ladder's "
+                             "calling convention); `grade` reads a workload's lines: "
+                             f"{', '.join(k for k in KEYS if k != 'callable')}")
         if key not in KEYS or key == "callable":
             raise UsageError(f"{where}:{number}: unknown key {key!r}; a workload's keys: "
                              f"{', '.join(k for k in KEYS if k != 'callable')}")
