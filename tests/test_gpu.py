@@ -322,7 +322,9 @@ def test_a_kernel_that_never_ends_is_stopped_at_its_timeout_and_the_run_goes_on(
 def test_the_offline_figures_of_a_file_of_several_kernels_are_its_entrys_on_the_gpu(tmp_path):
     """`kernels --source` (NVRTC for sm_90, no GPU needed) and the kernel compiled and run on the
     H200 agree on the declared entry's registers and static shared memory in a file of three
-    kernels whose other two have fewer of both (the offline figures were another kernel's)."""
+    kernels whose other two have fewer of both (the offline figures were another kernel's). The
+    fixture is built for its resources, not as a whole GEMM: the run records them whatever its
+    check says."""
     from typer.testing import CliRunner
 
     from roofline.cli import app
@@ -332,10 +334,11 @@ def test_the_offline_figures_of_a_file_of_several_kernels_are_its_entrys_on_the_
     assert offline.exit_code == 0, offline.output
     (listed,) = json.loads(offline.stdout)["kernels"]
     out = tmp_path / "r.json"
-    r = CliRunner().invoke(app, ["run", "--source", path, "--size", "1024", "--out", str(out)])
-    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["run", "--source", path, "--size", "1024", "--no-ragged", "--out", str(out)])
+    assert r.exit_code in (0, 1) and "Traceback" not in r.output, r.output
     (ran,) = json.loads(out.read_text())["kernels"]
-    assert ran["verified"] and listed["static_smem_bytes"] == ran["static_smem_bytes"] == 16384
+    assert listed["static_smem_bytes"] == ran["static_smem_bytes"] == 16384
+    assert "0 x NaN is NaN" in ran["error"]  # it reads C with beta = 0: told so, not only "rows never written"
     assert listed["registers"] == ran["registers"] > 64, (listed["registers"], ran["registers"])
 
 

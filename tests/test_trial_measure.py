@@ -107,13 +107,15 @@ def test_a_fault_left_by_the_ragged_launch_is_named_not_read_as_nan(monkeypatch)
 
 @pytest.mark.cupy
 def test_a_timeout_at_the_ragged_shape_ends_the_child_there(monkeypatch):
-    kernel = load(KERNELS / "oob_write.cu")
-    spin = KernelRun(kernel, None, None, error="oob_write: timeout: stopped after 5.0 s, still running "
-                     "(--timeout: 5 s per launch)", failure="timeout")
+    """The launch still running raises out of the run (nothing after it may wait on the GPU): the
+    child reports the timeout at once, with the start-up before it, and launches nothing more."""
+    spin = LaunchTimeout(5.01, 1, 5.0)
     report, calls = _child_with(monkeypatch, [spin])
     assert len(calls) == 1  # the kernel may still be running: nothing more is launched in that process
     assert report.failure == "timeout"
-    assert report.error == f"oob_write: {RAGGED}: timeout: stopped after 5.0 s, still running (--timeout: 5 s per launch)"
+    assert report.error.startswith(f"oob_write: {RAGGED}: timeout: stopped after 5.0 s, still running (--timeout: "
+                                   "5 s per launch); ")
+    assert report.error.endswith(" s of start-up, compile, inputs and reference before it")
 
 
 @pytest.mark.cupy

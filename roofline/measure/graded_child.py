@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -23,10 +22,8 @@ from pydantic import TypeAdapter
 from ..model.timing import DEFAULT_TIMEOUT_S
 from ..workload.spec import Workload, load_callable, load_kernel
 from .graded import Findings, GradedRun
-from .isolated import ask_child
+from .isolated import ask_child, since_sent
 from .waiting import LaunchTimeout
-
-STARTED = time.monotonic()  # in the child: when its process began (near enough: this module's import)
 
 CHILD = "roofline.measure.graded_child"
 START_ALLOWANCE_S = 180.0  # CuPy and PyTorch imports, NVRTC or Triton compiles, the inputs and references
@@ -109,7 +106,7 @@ def _child(request: dict) -> ChildGrade:
                         request.get("full_clock_share"), timeout_s=request.get("timeout_s"))
     except LaunchTimeout as exc:  # still on the GPU: report what is known, and the caller ends the process
         run = exc.partial
-        run.error += f"; {time.monotonic() - STARTED - exc.waited_s:.1f} s of start-up, compile, inputs and " \
+        run.error += f"; {max(0.0, since_sent(request) - exc.waited_s):.1f} s of start-up, compile, inputs and " \
                      "references before it"
     finally:
         sampler.close()

@@ -35,8 +35,6 @@ from .runner import FAILURES, Compiled, KernelRun, RaggedCheck, run
 from .timing import Timing
 from .waiting import LaunchTimeout
 
-STARTED = time.monotonic()  # in the child: when its process began (near enough: this module's import)
-
 RAGGED = Problem(511, 383, 255)  # each one less than a multiple of 128
 RAGGED_TENSOR_K = 248  # a tensor-core precision's rows must be 16 bytes: the multiple of 8 below 255
 START_ALLOWANCE_S = 180.0  # CuPy import, NVRTC compile, inputs and the reference, before any launch
@@ -108,10 +106,11 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
 
 
 def ask_child(module: str, request: dict, adapter: TypeAdapter, limit_s: float):
-    """Run `python -m module` with `request` as JSON on stdin, for at most `limit_s` seconds, and
-    read its report: the last line of its stdout (what the kernel printed comes before it) as
-    `adapter` reads it. Returns (report, None, None), or (None, 'timeout' or 'died', why) where it
-    gave none."""
+    """Run `python -m module` with `request` as JSON on stdin (`sent_at` added: the wall clock
+    when it was started, `since_sent`), for at most `limit_s` seconds, and read its report: the
+    last line of its stdout (what the kernel printed comes before it) as `adapter` reads it.
+    Returns (report, None, None), or (None, 'timeout' or 'died', why) where it gave none."""
+    request = {**request, "sent_at": time.time()}
     try:
         proc = subprocess.run([sys.executable, "-m", module], input=json.dumps(request), capture_output=True,
                               text=True, timeout=limit_s, env=compiler_env())
@@ -141,7 +140,7 @@ def _child(request: dict) -> ChildReport:
         try:
             first = run([kernel], shape, timed=False, timeout_s=timeout).kernels[0]
         except LaunchTimeout as exc:
-            return _stuck(kernel, exc, outcomes, f"at the ragged shape {shape.text()}", None)
+            return _stuck(kernel, exc, outcomes, f"at the ragged shape {shape.text()}", None, request)
         ragged = first.verification
         failure = first.failure or (None if first.correct else "verification")
         outcomes.append((f"at the ragged shape {shape.text()}", failure,
@@ -154,7 +153,7 @@ def _child(request: dict) -> ChildReport:
     try:
         r = run([kernel], problem, timed=request["timed"] and not wrong, timeout_s=timeout, l2=request["l2"]).kernels[0]
     except LaunchTimeout as exc:
-        return _stuck(kernel, exc, outcomes, "", ragged)
+        return _stuck(kernel, exc, outcomes, "", ragged, request)
     except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:  # left by the ragged launch
         outcomes.append(("", "fault", f"{kernel.name}: CUDA error: {exc}"))
         kind, error = summarise(kernel.name, outcomes)
@@ -166,13 +165,19 @@ def _child(request: dict) -> ChildReport:
     return ChildReport(r.compiled, ragged, r.verification, timing, r.sm_clock_mhz, error, kind)
 
 
+def since_sent(request: dict) -> float:
+    """Seconds since the parent started the child that reads `request` (`ask_child`'s
+    `sent_at`): the interpreter's start, imports, compile and inputs included."""
+    return time.time() - request.get("sent_at", time.time())
+
+
 def _stuck(kernel: UserKernel, exc: LaunchTimeout, outcomes: list, where: str,
-           ragged: Verification | None) -> ChildReport:
+           ragged: Verification | None, request: dict) -> ChildReport:
     """The report of a launch still running past its timeout (`waiting.LaunchTimeout`): what was
     known before it, and the time since this process started (imports, compile, inputs and the
     reference came before the launch). Nothing more may touch the GPU: the caller ends the process."""
     partial = exc.partial
-    before = time.monotonic() - STARTED - exc.waited_s
+    before = max(0.0, since_sent(request) - exc.waited_s)
     outcomes.append((where, "timeout", f"{kernel.name}: timeout: {exc}; {before:.1f} s of start-up, compile, inputs "
                                        f"and reference before it"))
     kind, error = summarise(kernel.name, outcomes)

@@ -357,8 +357,12 @@ def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSp
         cupy.cuda.runtime.deviceSynchronize()  # the stream is done: a fault it left is raised here, not read as NaN
         check = verify(c, c_ref, cupy, tolerance_for(problem.k, problem.dtype))
         if not check.passed:
+            why = check.reason
+            if check.nan_or_unwritten_elements == c.size:  # all NaN: also what reading the poisoned C gives
+                why += (" (or C was read: the check runs with beta = 0 on a C that holds NaN, and 0 x NaN is NaN; "
+                        "read C only where beta != 0)")
             return KernelRun(spec, figures, compiled, check,
-                             error=f"{spec.name}: failed verification: {check.reason}", failure="verification"), None
+                             error=f"{spec.name}: failed verification: {why}", failure="verification"), None
         return KernelRun(spec, figures, compiled, check), Item(lambda: kernel.launch(grid, args), wait)
     except LaunchTimeout as exc:  # the kernel still runs: nothing more on the GPU in this process
         error, failure = _launch_failure(spec.name, exc)
