@@ -25,7 +25,7 @@ from .errors import RunError, UsageError
 from .ladder import families, tiles, upgrade
 from .ladder.families import KernelSpec
 from .ladder.sources import source
-from .ladder.user import UserKernel, check_name, load
+from .ladder.user import UserKernel, check_element, check_name, load
 from .model.arch import ArchLimits, parse_arch
 from .model.device import DeviceSpec, from_preset, named_limits
 from .model.occupancy import Occupancy
@@ -347,6 +347,8 @@ def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKern
             raise UsageError(f"{u.path.name} declares dtype {u.dtype} ('// roofline dtype: {u.dtype}'), but this run "
                              f"is in {dtype}: its kernel reads {u.dtype.upper()} operands; drop {{dtype}} or change "
                              "the declaration", "dtype")
+        if not u.workload:  # nor does a flag change the type its signature declares
+            check_element(u.path, u.entry, dtype)
     if ladder_kind == "tensor" and dtype == "fp32":
         raise UsageError("the tensor ladder runs in bf16, fp16 or tf32, not fp32; drop {dtype} or choose one of those",
                          "dtype")

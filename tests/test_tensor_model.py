@@ -175,7 +175,10 @@ def test_a_users_declared_tensor_precision_is_not_overridden():
     assert precision(None, "bf16", [mine]) == "bf16" and precision("tensor", None, [mine]) == "bf16"
     from dataclasses import replace
 
-    assert precision("tensor", None, [replace(mine, dtype="tf32")]) == "tf32"  # not the ladder's default BF16
+    fp32_operands = load(Path("tests/fixtures/kernels/tiled_f4.cu"))  # float A and B: a TF32 kernel may take them
+    assert precision("tensor", None, [replace(fp32_operands, dtype="tf32")]) == "tf32"  # not the ladder's default BF16
+    with pytest.raises(UsageError, match="bf16_dot takes __nv_bfloat16 A and B .its signature., not tf32"):
+        precision("tensor", None, [replace(mine, dtype="tf32")])  # a declaration its signature contradicts
     with pytest.raises(UsageError, match="the FP32 ladder runs in fp32"):
         precision("fp32", None, [mine])
 

@@ -410,3 +410,20 @@ def test_second_trial_findings(tmp_path):
 def test_a_results_path_that_is_no_file_is_refused_at_once():
     r = invoke("show", "--results", "/dev/zero")
     assert r.exit_code == 2 and "not a regular file" in r.stderr
+
+
+def test_a_kernel_is_not_listed_or_run_in_a_precision_its_signature_does_not_take(tmp_path):
+    """A float SGEMM given --dtype bf16 was listed as a BF16 GEMM (half its bytes) without a word:
+    its signature's A says float, so it is refused in one line; TF32 (float operands) is not."""
+    from roofline.ladder.user import element_of_a
+
+    assert element_of_a((KERNELS / "tiled_f4.cu").read_text(), "tiled_f4<128, 128, 8, 8, 4>") == "float"
+    assert element_of_a((KERNELS / "bf16_dot.cu").read_text(), "bf16_dot") == "__nv_bfloat16"
+    assert element_of_a("#define T float\n__global__ void k(int M, int N, int K, float a, const T* A) {}", "k") is None
+    path = tmp_path / "mine.cu"
+    assert CliRunner().invoke(app, ["new", str(path)]).exit_code == 0
+    r = CliRunner().invoke(app, ["kernels", "--source", str(path), "--gpu", "h200", "--model-only", "--dtype", "bf16"])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
+    assert "mine.cu: mine takes float A and B (its signature), not bf16; give --dtype fp32 or tf32" in r.stderr
+    ok = CliRunner().invoke(app, ["kernels", "--source", str(path), "--gpu", "h200", "--model-only", "--dtype", "tf32"])
+    assert ok.exit_code == 0, ok.output

@@ -285,9 +285,45 @@ def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
     dtype = values.get("dtype", "fp32").strip().lower()
     if dtype not in DTYPES:
         raise UsageError(f"{path}: dtype {dtype!r} must be one of {', '.join(DTYPES)}")
+    check_element(path, entry, dtype)
     return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
                       grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,
                       thread_tile=thread_tile, dtype=dtype)
+
+
+# the element types a GEMM's A and B may be declared with, and the dtypes each holds
+ELEMENT_DTYPES = {"float": ("fp32", "tf32"), "__nv_bfloat16": ("bf16",), "nv_bfloat16": ("bf16",),
+                  "__half": ("fp16",), "half": ("fp16",)}
+_BOUNDS = r"(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?"
+
+
+def check_element(path: Path, entry: str, dtype: str) -> None:
+    """Raise UsageError (one line) when the signature of the kernel `entry` in `path` declares A
+    and B of another element type than precision `dtype` holds (`element_of_a`): a float kernel
+    listed or run as BF16 would be modelled with the wrong bytes, or fail its check for no reason
+    of its own. Nothing is said where the signature cannot be read."""
+    element = element_of_a(read_source(path), entry)
+    if element is not None and dtype not in ELEMENT_DTYPES[element]:
+        raise UsageError(f"{path.name}: {entry.split('<')[0].strip()} takes {element} A and B (its signature), not "
+                         f"{dtype}; give {{dtype}} {' or '.join(ELEMENT_DTYPES[element])}, or a kernel of {dtype} "
+                         "operands", "dtype")
+
+
+def element_of_a(text: str, entry: str) -> str | None:
+    """The element type of the fifth parameter (A, in the calling convention `(int M, int N, int
+    K, float alpha, const T* A, ...)`) of the __global__ function `entry` names (its template
+    arguments aside), as its signature in `text` spells it: one of ELEMENT_DTYPES' keys; None
+    where it cannot be read (no such signature, fewer parameters, a macro or template type)."""
+    base = re.escape(entry.split("<")[0].strip().split("::")[-1])
+    found = re.search(r"__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS + base + r"\s*\(([^()]*)\)", text)
+    if found is None:
+        return None
+    params = found.group(1).split(",")
+    if len(params) < 5:
+        return None
+    words = re.sub(r"[*&]", " ", params[4]).split()
+    types = [w for w in words[:-1] if w not in ("const", "__restrict__", "__restrict", "volatile")]
+    return types[0] if len(types) == 1 and types[0] in ELEMENT_DTYPES else None
 
 
 def from_description(d: dict) -> UserKernel:
