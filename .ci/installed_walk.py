@@ -60,7 +60,8 @@ CASES: list[tuple[str, list[str], set[int]]] = [
     ("compare", [str(PLOTS / "results-h200-bf16-8192-run1.json"), str(PLOTS / "results-h200-bf16-8192-run2.json")],
      {0}),
     ("compare", [str(PLOTS / "results-h200.json"), str(PLOTS / "profile-h200-gpt2.json")], {0, 2}),
-    ("check", [str(PLOTS / "results-h200-bf16-8192-run2.json"), "--baseline", str(PLOTS / "results-h200-bf16-8192-run1.json")],
+    ("check", [str(PLOTS / "results-h200-bf16-8192-run2.json"),
+               "--baseline", str(PLOTS / "results-h200-bf16-8192-run1.json")],
      {0, 1}),  # 1: a kernel slower than its baseline beyond noise
     ("whatif", [str(PLOTS / "profile-h200-gpt2.json")], {0}),
     ("whatif", [str(PLOTS / "grades-h200.json")], {0, 2}),
