@@ -154,6 +154,21 @@ def kernel_identifier(stem: str) -> str:
     return ("k_" + name if not name or name[0].isdigit() else name)[:64]
 
 
+def _renamed(text: str, old: str, new: str) -> str:
+    """`text` with the identifier `old` replaced by `new`, the continuation lines of the
+    `__global__` signature it names moved by the difference so that they stay aligned."""
+    shift, out, inside = len(new) - len(old), [], False
+    for line in re.sub(rf"\b{old}\b", new, text).splitlines(keepends=True):
+        if inside:
+            indent = len(line) - len(line.lstrip(" "))
+            line = " " * max(0, indent + shift) + line.lstrip(" ")
+            inside = not line.rstrip().endswith("{")
+        elif f"__global__ void {new}(" in line:
+            inside = not line.rstrip().endswith("{")
+        out.append(line)
+    return "".join(out)
+
+
 def _tensor_starter(dtype: str) -> str:
     starter = PRECISIONS[dtype].starter
     element, include, mma, align_k, step_k = (starter.element, starter.include, starter.mma, starter.align_k,
@@ -193,9 +208,9 @@ def new(path: Path, force: bool = False, name: str | None = None, dtype: str = "
                          "or '_' and a capital (names the compiler reserves, such as __global__)", "name")
     check_name(kernel, files.shown_path(path) if derived else f"{{name}} {kernel}", remedy="with {name} NAME")
     if dtype == "fp32":
-        text = re.sub(r"\bmy_sgemm\b", kernel, source("starter.cu"))
+        text = _renamed(source("starter.cu"), "my_sgemm", kernel)
     else:
-        text = re.sub(r"\bmy_gemm\b", kernel, _tensor_starter(dtype))
+        text = _renamed(_tensor_starter(dtype), "my_gemm", kernel)
     text = text.replace("THIS_FILE.cu", shlex.quote(files.shown_path(path.name)))
     if kernel != path.stem:  # the table name defaults to the file's: say it where they differ
         last = "// roofline thread-tile: 1x1\n" if dtype == "fp32" else f"// roofline dtype: {dtype}\n"

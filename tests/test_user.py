@@ -427,3 +427,13 @@ def test_a_kernel_is_not_listed_or_run_in_a_precision_its_signature_does_not_tak
     assert "mine.cu: mine takes float A and B (its signature), not bf16; give --dtype fp32 or tf32" in r.stderr
     ok = CliRunner().invoke(app, ["kernels", "--source", str(path), "--gpu", "h200", "--model-only", "--dtype", "tf32"])
     assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize("name, dtype", [("k", "fp32"), ("a_kernel_with_a_long_name", "fp32"), ("k", "bf16")])
+def test_the_starters_signature_stays_aligned_under_its_new_name(tmp_path, name, dtype):
+    """The starter's parameters continue under the first one whatever the kernel is called."""
+    path = tmp_path / f"{name}.cu"
+    assert CliRunner().invoke(app, ["new", str(path), "--dtype", dtype]).exit_code == 0
+    lines = path.read_text().splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith(f"__global__ void {name}("))
+    assert lines[i + 1].index(lines[i + 1].lstrip()) == lines[i].index("(") + 1, lines[i:i + 2]
