@@ -363,7 +363,7 @@ def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKern
                              f"is in {dtype}: its kernel reads {u.dtype.upper()} operands; drop {{dtype}} or change "
                              "the declaration", "dtype")
         if not u.workload:  # nor does a flag change the type its signature declares
-            check_element(u.path, u.entry, dtype)
+            check_element(u.path, u.source_text(), u.entry, dtype)
     if ladder_kind == "tensor" and dtype == "fp32":
         raise UsageError("the tensor ladder runs in bf16, fp16 or tf32, not fp32; drop {dtype} or choose one of those",
                          "dtype")

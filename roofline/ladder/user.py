@@ -239,7 +239,7 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
         raise UsageError(f"{path}: no {', '.join(missing)} given; pass {' '.join('{' + k + '}' for k in missing)} "
                          f"or declare them in the header ('// roofline {missing[0]}: ...')", missing[0], missing)
     try:
-        return _kernel(path, values)
+        return _kernel(path, values, text)
     except UsageError as exc:
         raise exc if exc.message.startswith(str(path)) else exc.prefixed(f"{path}: ") from None
 
@@ -265,7 +265,7 @@ def workload_kernel(w) -> UserKernel:
                       dynamic_smem_bytes=smem, dtype="bf16" if tensor else "fp32", workload=True)
 
 
-def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
+def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
     entry = values["entry"].strip()
     if not _ENTRY.fullmatch(entry):
         raise UsageError(f"{path}: entry {entry!r} is not a kernel name or template expression like my_sgemm<64,8>")
@@ -285,7 +285,7 @@ def _kernel(path: Path, values: dict[str, str]) -> UserKernel:
     dtype = values.get("dtype", "fp32").strip().lower()
     if dtype not in DTYPES:
         raise UsageError(f"{path}: dtype {dtype!r} must be one of {', '.join(DTYPES)}")
-    check_element(path, entry, dtype)
+    check_element(path, text, entry, dtype)
     return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
                       grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,
                       thread_tile=thread_tile, dtype=dtype)
@@ -297,12 +297,12 @@ ELEMENT_DTYPES = {"float": ("fp32", "tf32"), "__nv_bfloat16": ("bf16",), "nv_bfl
 _BOUNDS = r"(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?"
 
 
-def check_element(path: Path, entry: str, dtype: str) -> None:
-    """Raise UsageError (one line) when the signature of the kernel `entry` in `path` declares A
-    and B of another element type than precision `dtype` holds (`element_of_a`): a float kernel
-    listed or run as BF16 would be modelled with the wrong bytes, or fail its check for no reason
-    of its own. Nothing is said where the signature cannot be read."""
-    element = element_of_a(read_source(path), entry)
+def check_element(path: Path, text: str, entry: str, dtype: str) -> None:
+    """Raise UsageError (one line) when the signature of the kernel `entry` in `text` (the file
+    `path`'s) declares A and B of another element type than precision `dtype` holds
+    (`element_of_a`): a float kernel listed or run as BF16 would be modelled with the wrong bytes,
+    or fail its check for no reason of its own. Nothing is said where the signature cannot be read."""
+    element = element_of_a(text, entry)
     if element is not None and dtype not in ELEMENT_DTYPES[element]:
         raise UsageError(f"{path.name}: {entry.split('<')[0].strip()} takes {element} A and B (its signature), not "
                          f"{dtype}; give {{dtype}} {' or '.join(ELEMENT_DTYPES[element])}, or a kernel of {dtype} "
