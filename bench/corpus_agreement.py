@@ -25,7 +25,7 @@ FORMS = ("-raw.csv", "-raw-base.csv", "-details.csv", "-details-all.csv", ".txt"
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
-    from roofline import api
+    from roofline.commands import profile as profile_cmd
     from roofline.results import store
 
     worst: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -43,7 +43,7 @@ def main() -> None:
                     path.write_bytes(lzma.decompress((CORPUS / program / f"{name}.xz").read_bytes()))
                     printed = "-details" in name or name.endswith(".txt")
                     try:
-                        api.import_profile(path, Path(tmp) / "p.json", "h200" if printed else None)
+                        profile_cmd.import_profile(path, Path(tmp) / "p.json", "h200" if printed else None)
                     except Exception as exc:  # noqa: BLE001 - a form the reader lacks: say so, go on
                         print(f"{program} {name}: {exc}")
                         continue

@@ -23,9 +23,9 @@ CORPUS = ROOT / "tests" / "fixtures" / "ncu" / "corpus" / "llama"
 CHILD = """
 import resource, sys, time
 from pathlib import Path
-from roofline import api
+from roofline.commands import profile as profile_cmd
 start = time.perf_counter()
-api.import_profile(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] or None)
+profile_cmd.import_profile(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] or None)
 print(f"{time.perf_counter() - start:.2f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
 """
 

@@ -29,3 +29,15 @@ so that `roofline --help` loads none of the library).
 """
 
 __version__ = "0.1.0"
+
+_LIBRARY = ("read", "run", "profile", "import_report", "grade")  # `roofline.api`, loaded on first use
+
+
+def __getattr__(name: str):
+    """`roofline.read`, `run`, `profile`, `import_report` and `grade` (`roofline.api`), imported
+    when first asked for: importing roofline itself loads nothing of the library."""
+    if name in _LIBRARY:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'roofline' has no attribute {name!r}")

@@ -28,3 +28,4 @@ DEFAULT_TIMEOUT_S = 5.0  # seconds a user kernel's launch may take before its pr
 # H200 shows as 1,980 -> 1,635 MHz, 83 %).
 FULL_CLOCK_SHARE = 0.97
 DEFAULT_LAUNCH_COUNT = 500  # launches a profile takes at most unless told (each costs a fraction of a second)
+DEFAULT_TARGET = 0.8  # whatif: the share of its binding roof each kernel is imagined at

@@ -280,11 +280,11 @@ def test_one_file(command, kind, kinds, tmp_path):
 def contents(kinds) -> dict:
     """Each run file's problem and kernels, and each profile's kernels: what decides whether two files
     of one family compare."""
-    from roofline import api
+    from roofline.commands import reading as reading_cmd
     out = {}
     for kind, family in KINDS.items():
         if family in ("run", "profile"):
-            doc = api.read(kinds[kind])
+            doc = reading_cmd.read(kinds[kind])
             out[kind] = (doc.problem.problem.text() if family == "run" else None,
                          {k.name for k in doc.kernels if family == "profile" or k.timed})
     return out

@@ -9,7 +9,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from roofline import api, grading
+from roofline import grading
+from roofline.commands import grade as grade_cmd
 from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.measure.graded import GradedRun, OutputCheck
@@ -202,29 +203,29 @@ def test_a_callable_spec_file(tmp_path):
 
 
 def test_workloads_take_files_callables_sizes_and_sweeps():
-    ws = api.workloads(["examples/grade/softmax_online.cu", "examples/grade/softmax_triton.toml"], sizes=["C=1024"])
+    ws = grade_cmd.workloads(["examples/grade/softmax_online.cu", "examples/grade/softmax_triton.toml"], sizes=["C=1024"])
     assert [w.sizes["C"] for w in ws] == [1024, 1024] and ws[1].target == "softmax_triton.py:softmax"
-    swept = api.workloads(["examples/grade/softmax_online.cu"], sweep="C=1024,2048")
+    swept = grade_cmd.workloads(["examples/grade/softmax_online.cu"], sweep="C=1024,2048")
     assert [w.workload_text() for w in swept] == ["softmax(R, C) at R=8192, C=1024", "softmax(R, C) at R=8192, C=2048"]
     with pytest.raises(UsageError, match="no workload declares that size"):
-        api.workloads(["examples/grade/softmax_online.cu"], sizes=["Q=3"])
+        grade_cmd.workloads(["examples/grade/softmax_online.cu"], sizes=["Q=3"])
     with pytest.raises(UsageError, match="a callable needs a spec file"):
-        api.workloads(["tests/fixtures/grade/cheats.py:lazy"])
+        grade_cmd.workloads(["tests/fixtures/grade/cheats.py:lazy"])
     with pytest.raises(UsageError, match="give a .cu file, MODULE:FUNCTION"):
-        api.workloads(["softmax"])
+        grade_cmd.workloads(["softmax"])
 
 
 def test_every_example_and_fixture_declares_a_workload_that_parses():
     import glob
     for path in glob.glob("examples/grade/*.cu") + glob.glob("tests/fixtures/grade/*.cu"):
-        w = api.workloads([path])[0]
+        w = grade_cmd.workloads([path])[0]
         assert w.work().nbytes > 0 and w.launch()[0][0] >= 1, path
 
 
 # ---- an entry's grade
 
 def run_of(target: str, ms: float, **kw) -> GradedRun:
-    w = api.workloads([target], spec="tests/fixtures/grade/double.toml" if ".py:" in target else None)[0]
+    w = grade_cmd.workloads([target], spec="tests/fixtures/grade/double.toml" if ".py:" in target else None)[0]
     checks = [OutputCheck(a.name, 1e-7, 1e-4, True) for a in w.outputs]
     return GradedRun(workload=w, checks=checks,
                      timing=Timing(tuple([ms] * 20), warmup=3), **kw)

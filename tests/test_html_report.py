@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from roofline.cli import app
-from roofline import api
+from roofline.commands import plot as plot_cmd, reading as reading_cmd
 from roofline.render import html_report
 from roofline.results.profile import ProfileResults
 
@@ -50,9 +50,9 @@ def test_committed_plots_cover_the_kinds_of_results():
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
 def test_every_committed_file_gives_an_offline_report_with_every_kernel(path, tmp_path):
     out = tmp_path / "report.html"
-    api.plot([path], out)
+    plot_cmd.plot([path], out)
     text = out.read_text(encoding="utf-8")
-    doc, _ = api.show([path])
+    doc, _ = reading_cmd.show([path])
     assert text.startswith("<!DOCTYPE html>")
     assert not re.search(r"<script[^>]*\ssrc=", text, re.I)  # nothing fetched: no <script src="http...">
     assert '<script src="http' not in text
@@ -68,7 +68,7 @@ def test_every_committed_file_gives_an_offline_report_with_every_kernel(path, tm
 
 
 def test_a_runs_points_hover_with_their_figures_and_verdict():
-    doc, _ = api.show([RUN])
+    doc, _ = reading_cmd.show([RUN])
     fig = html_report.build(doc, [RUN]).figures[html_report.CHART_ID]
     gmem = next(t for t in fig.data if t.name == "GMEM (model)")
     k = doc.kernels[5]
@@ -91,7 +91,7 @@ def test_a_runs_points_hover_with_their_figures_and_verdict():
 
 
 def test_a_profiles_points_are_read_against_the_roof_of_their_precision():
-    doc, _ = api.show([PROFILE])
+    doc, _ = reading_cmd.show([PROFILE])
     fig = html_report.build(doc, [PROFILE]).figures[html_report.CHART_ID]
     top = doc.kernels[0]
     assert top.precision == "bf16" and top.tensor_core
@@ -112,14 +112,14 @@ def test_names_from_files_are_escaped(tmp_path):
     src = tmp_path / "profile.json"
     src.write_text(json.dumps(data))
     out = tmp_path / "report.html"
-    api.plot([src], out)
+    plot_cmd.plot([src], out)
     text = out.read_text(encoding="utf-8")
     assert html.escape(TEMPLATE_NAME) in text  # 'void f&lt;float, 128&gt;(T&amp;, int)' in the table
     assert "void f<float" not in text and "<script>alert" not in text
 
 
 def test_highlight_fades_the_other_kernels():
-    doc, _ = api.show([RUN])
+    doc, _ = reading_cmd.show([RUN])
     fig = html_report.build(doc, [RUN], highlight=["warptiling"]).figures[html_report.CHART_ID]
     gmem = next(t for t in fig.data if t.name == "GMEM (model)")
     strengths = dict(zip(gmem.customdata, gmem.marker.opacity))
@@ -185,7 +185,7 @@ pytestmark = pytest.mark.xdist_group("html_report")
 
 @pytest.fixture(scope="module", autouse=True)
 def browsers(tmp_path_factory):
-    """Each page of BROWSED (the page api.plot writes, with the clicks) opened in headless
+    """Each page of BROWSED (the page plot_cmd.plot writes, with the clicks) opened in headless
     Chromium at once, in the background: {path: (report, document, Chromium process, the folder
     its dumped DOM and stderr go to)}."""
     if CHROMIUM is None:
@@ -193,8 +193,8 @@ def browsers(tmp_path_factory):
         return
     started = {}
     for path in BROWSED:
-        doc, _ = api.show([path])
-        report = html_report.build(doc, [path])  # the page api.plot writes (tested above), with the clicks
+        doc, _ = reading_cmd.show([path])
+        report = html_report.build(doc, [path])  # the page plot_cmd.plot writes (tested above), with the clicks
         folder = tmp_path_factory.mktemp(f"browser-{path.stem}")
         out = folder / "report.html"
         out.write_text(html_report.page_html(report).replace("</body>", CLICKS), encoding="utf-8")
@@ -264,8 +264,8 @@ PINNED = {"run": "e541e23d0f56527d", "run-measured-highlight": "b566c518c8bdedcd
 
 def _pinned_reports():
     run = FIXTURES / "results-h200.json"
-    doc, _ = api.show([run])
-    profile, _ = api.show([PROFILE])
+    doc, _ = reading_cmd.show([run])
+    profile, _ = reading_cmd.show([PROFILE])
     return {"run": html_report.build(doc, [run]),
             "run-measured-highlight": html_report.build(doc, [run], measured=True, highlight=["warptiling"]),
             "profile": html_report.build(profile, [PROFILE])}
@@ -285,7 +285,7 @@ def test_a_kernel_has_the_charts_colour_in_the_report(path):
     PNG chart draws it in (the scene's, with the chart's `most`)."""
     from roofline.render import roofline_chart, scene, style
 
-    doc, _ = api.show([path])
+    doc, _ = reading_cmd.show([path])
     search = doc.tune is not None
     chart = scene.run_scene([doc], most=roofline_chart.MAX_SEARCHED if search else roofline_chart.MAX_DRAWN)
     drawn = {p.index: style.css_color(p.color) for p in chart.points}
@@ -299,7 +299,7 @@ def test_a_sweeps_kernels_have_the_sweep_charts_colours():
     from roofline.render.style import css_color
 
     path = PLOTS / "sweep-h200.json"
-    doc, _ = api.show([path])
+    doc, _ = reading_cmd.show([path])
     sweep = html_report.build(doc, [path]).figures[html_report.SWEEP_ID]
     ladder = [t.name for t in sweep.data if t.name != "cuBLAS"]
     assert ladder and all(t.line.color == css_color(kernel_style(t.name, ladder.index(t.name), len(ladder))["color"])

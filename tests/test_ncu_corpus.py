@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline import api
+from roofline.commands import profile as profile_cmd
 from roofline.errors import UsageError
 from roofline.results import store
 
@@ -117,7 +117,7 @@ def test_every_form_of_every_report_agrees_with_roofline_profile(program, name, 
     report = _unpacked(tmp_path, program, name)
     printed = "-details" in name or name.endswith(".txt")  # the details page and the text: sizes rounded
     gpu = "h200" if printed else None  # neither holds device attributes
-    api.import_profile(report, tmp_path / "p.json", gpu)
+    profile_cmd.import_profile(report, tmp_path / "p.json", gpu)
     doc = store.load(tmp_path / "p.json", profile=True)
     reference = _reference(program)
     assert _disagreements(reference, doc, display=printed) == []
@@ -131,7 +131,7 @@ def test_a_cudnn_kernels_negative_sub_metric_leaves_the_report_whole(tmp_path):
     rows = list(csv.reader(report.read_text().splitlines()))
     column = rows[0].index("lts__t_sectors_srcunit_tex_op_red_lookup_hit.sum")
     assert any(float(r[column]) < 0 and r[4].startswith("cudnn_generated") for r in rows[2:])
-    done = api.import_profile(report, tmp_path / "p.json")
+    done = profile_cmd.import_profile(report, tmp_path / "p.json")
     assert not any("damaged" in n for n in done.notes)
     kernels = store.load(tmp_path / "p.json", profile=True).kernels
     assert any(k.name.startswith("cudnn_generated_fort_native_sdpa_sm90_flash") for k in kernels)
@@ -187,7 +187,7 @@ def test_a_csv_saved_again_by_a_spreadsheet_or_in_another_locale_reads_the_same(
     path = tmp_path / name
     path.write_bytes(_resaved(lzma.decompress((CORPUS / "compiled" / f"{name}.xz").read_bytes()), how))
     printed = "details" in name
-    api.import_profile(path, tmp_path / "p.json", "h200" if printed else None)
+    profile_cmd.import_profile(path, tmp_path / "p.json", "h200" if printed else None)
     assert _disagreements(_reference("compiled"), store.load(tmp_path / "p.json", profile=True), display=printed) == []
 
 
@@ -214,7 +214,7 @@ def test_a_clock_read_above_the_gpus_maximum_is_read_at_the_maximum(tmp_path):
     an H200 that tops out at 1,980 MHz: their roofs are read at 1,980, with a note naming the
     reading."""
     report = _unpacked(tmp_path, "llama", "full-raw.csv")
-    api.import_profile(report, tmp_path / "p.json")
+    profile_cmd.import_profile(report, tmp_path / "p.json")
     doc = store.load(tmp_path / "p.json", profile=True)
     assert max(k.clock_mhz for k in doc.kernels if k.clock_mhz) <= 1.03 * 1980  # within 3 %: a reading, kept
     said = [n for k in doc.kernels for n in k.notes if "above NVIDIA H200's maximum of 1,980 MHz" in n]
@@ -229,12 +229,12 @@ def test_a_report_that_names_its_gpu_is_read_against_its_preset(name, named, tmp
     capability and SM count the report's); without it, --gpu is asked for, naming the presets."""
     report = _unpacked(tmp_path, "cupy", name)
     if named:
-        api.import_profile(report, tmp_path / "p.json")
+        profile_cmd.import_profile(report, tmp_path / "p.json")
         device = store.load(tmp_path / "p.json", profile=True).device
         assert device.name == "H200" and "the report names this GPU (NVIDIA H200)" in device.source
     else:
         with pytest.raises(UsageError, match="holds no device attributes .compute capability 9.0.*h200"):
-            api.import_profile(report, tmp_path / "p.json")
+            profile_cmd.import_profile(report, tmp_path / "p.json")
 
 
 OCCUPANCY_LIMITS = {"registers": "launch__occupancy_limit_registers", "shared_memory": "launch__occupancy_limit_shared_mem",
@@ -252,7 +252,7 @@ def test_each_kernels_block_limits_are_ncus_own(program, form, tmp_path):
     raw = list(csv.DictReader(lzma.decompress((CORPUS / program / "full-raw.csv.xz").read_bytes()).decode()
                               .splitlines()))[1:]  # the unit row
     report = _unpacked(tmp_path, program, form)
-    api.import_profile(report, tmp_path / "p.json", None if form.endswith("raw.csv") else "h200")
+    profile_cmd.import_profile(report, tmp_path / "p.json", None if form.endswith("raw.csv") else "h200")
     kernels = store.load(tmp_path / "p.json", profile=True).kernels
     checked = 0
     for k in kernels:
@@ -275,8 +275,8 @@ def test_a_details_page_cut_between_two_rows_loses_its_last_launch_with_a_note(n
     last = lines[-1].split(",", 1)[0]  # the last launch's ID cell
     first_of_last = next(i for i, line in enumerate(lines) if line.split(",", 1)[0] == last)
     cut.write_text("".join(lines[:(first_of_last + len(lines)) // 2]))  # half of the last launch's rows
-    kept = api.import_profile(whole, tmp_path / "a.json", "h200")
-    done = api.import_profile(cut, tmp_path / "b.json", "h200")
+    kept = profile_cmd.import_profile(whole, tmp_path / "a.json", "h200")
+    done = profile_cmd.import_profile(cut, tmp_path / "b.json", "h200")
     assert not any("cut short" in n for n in kept.notes)
     assert any(n.startswith("1 report row left out: cut short (a truncated file?): launch ") for n in done.notes)
     assert done.results.launches_profiled == kept.results.launches_profiled - 1
@@ -293,7 +293,7 @@ def test_the_flags_a_user_must_type_are_never_cut(width, tmp_path):
     from roofline.render.tables import missing_tables
 
     report = _unpacked(tmp_path, "llama", "full-details.csv")
-    api.import_profile(report, tmp_path / "p.json", "h200")
+    profile_cmd.import_profile(report, tmp_path / "p.json", "h200")
     console = Console(width=width, record=True, soft_wrap=False)
     for table in missing_tables(store.load(tmp_path / "p.json", profile=True), width):
         console.print(table)

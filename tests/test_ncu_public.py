@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline import api
+from roofline.commands import profile as profile_cmd
 from roofline.errors import UsageError
 from roofline.results import store
 
@@ -20,7 +20,7 @@ peak_dram_gbps = 448
 
 
 def _read(name: str, tmp_path: Path, gpu: str | None = None):
-    done = api.import_profile(PUBLIC / name, tmp_path / "p.json", gpu)
+    done = profile_cmd.import_profile(PUBLIC / name, tmp_path / "p.json", gpu)
     return done, store.load(tmp_path / "p.json", profile=True)
 
 
@@ -121,7 +121,7 @@ def test_one_launch_indented_one_space_and_another_two_are_both_read(tmp_path):
         lines[i] = (" " if n == 0 else "  ") + lines[i].lstrip()
     report = tmp_path / "note.txt"
     report.write_text("\n".join(lines) + "\n")
-    done = api.import_profile(report, tmp_path / "p.json")
+    done = profile_cmd.import_profile(report, tmp_path / "p.json")
     doc = store.load(tmp_path / "p.json", profile=True)
     assert len(doc.kernels) == 3 and sum(k.time_ms for k in doc.kernels) == pytest.approx(139.36)
     assert not any("before the first launch line" in n for n in done.notes)
@@ -143,7 +143,7 @@ def test_a_text_cut_inside_its_last_value_drops_that_value(tmp_path):
     report = tmp_path / "cut.txt"
     report.write_text((PUBLIC / "llmc_pr762_a30_softmax_cut.txt").read_text().rstrip("\n")[:-1])
     with pytest.raises(UsageError, match="1 launch without a duration"):
-        api.import_profile(report, tmp_path / "p.json", "a30")
+        profile_cmd.import_profile(report, tmp_path / "p.json", "a30")
 
 
 def test_two_gpus_joined_in_one_text_are_refused_naming_both(tmp_path):
@@ -157,7 +157,7 @@ def test_two_gpus_joined_in_one_text_are_refused_naming_both(tmp_path):
     first = (PUBLIC / "joined_cc75_and_h20.txt").read_text().split("\n\n  naive_kernel")[0]
     alone = tmp_path / "alone.txt"
     alone.write_text(first + "\n")  # the first GPU's part on its own reads
-    api.import_profile(alone, tmp_path / "p.json", "t4")
+    profile_cmd.import_profile(alone, tmp_path / "p.json", "t4")
     assert store.load(tmp_path / "p.json", profile=True).kernels[0].time_ms == pytest.approx(0.0024)
 
 
@@ -171,7 +171,7 @@ def test_values_with_text_after_them_are_read_and_the_text_noted(tmp_path):
     report.write_text(h20)
     (tmp_path / "h20.toml").write_text('name = "NVIDIA H20"\ncompute_capability = "9.0"\nsm_count = 78\n'
                                        'fp32_cores = 9984\nmax_sm_clock_mhz = 1980\npeak_dram_gbps = 4000\n')
-    done = api.import_profile(report, tmp_path / "p.json", str(tmp_path / "h20.toml"))
+    done = profile_cmd.import_profile(report, tmp_path / "p.json", str(tmp_path / "h20.toml"))
     (k,) = store.load(tmp_path / "p.json", profile=True).kernels
     assert k.time_ms == pytest.approx(41.00) and k.clock_mhz == pytest.approx(1830)
     assert any("2 values with text after them" in n and "'41.00  # run 2, warm L2'" in n for n in done.notes)
@@ -186,10 +186,10 @@ def test_a_truncated_binary_report_says_so(tmp_path):
     data = (PUBLIC / "josiahls_profile.ncu-rep").read_bytes()
     cut = tmp_path / "cut.ncu-rep"
     cut.write_bytes(data[:80_000])
-    done = api.import_profile(cut, tmp_path / "p.json")
+    done = profile_cmd.import_profile(cut, tmp_path / "p.json")
     doc = store.load(tmp_path / "p.json", profile=True)
     assert sorted(k.name for k in doc.kernels) == ["mathKernel1", "warmingUp"]
     assert any(n.startswith("a truncated report: the file ends inside the record of launch 2") for n in done.notes)
     cut.write_bytes(data[:20_000])
     with pytest.raises(UsageError, match="a truncated report .*no launch in it is whole"):
-        api.import_profile(cut, tmp_path / "p.json")
+        profile_cmd.import_profile(cut, tmp_path / "p.json")

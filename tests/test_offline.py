@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from roofline.cli import app
-from roofline import api
+from roofline.commands import kernels as kernels_cmd
 from roofline.errors import RunError
 from roofline.ladder.families import BY_NAME, LADDER, variant
 from roofline.measure import compile_cache, compile_pool, nvrtc_compile
@@ -30,7 +30,7 @@ PARTS = {"the quick ten": [f.name for f in LADDER if not any(f.name in part for 
 
 def listed_specs(arch: str) -> dict:
     """The kernels `kernels` lists for `arch` (LISTED), by name, at the tiles it lists them."""
-    return {row.spec.name: row.spec for row in api.kernels(model_only=True, **LISTED[arch]).rows}
+    return {row.spec.name: row.spec for row in kernels_cmd.kernels(model_only=True, **LISTED[arch]).rows}
 
 
 @pytest.mark.parametrize("arch", TARGETS)

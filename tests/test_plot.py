@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from roofline.cli import app
 
-from roofline import api
+from roofline.commands import reading as reading_cmd
 from roofline.errors import UsageError
 from roofline.render import chart, roofline_chart, style, sweep_chart
 from roofline.ladder import upgrade
@@ -257,7 +257,7 @@ def test_a_profile_without_bytes_is_drawn_with_a_note(tmp_path):
 
 def test_a_tensor_sweep_is_drawn_against_the_roof_of_its_precision():
     """A BF16 sweep (the committed H200 one): title and roof in BF16, every point below the top."""
-    doc, _ = api.show([Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16.json"])
+    doc, _ = reading_cmd.show([Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16.json"])
     fig = sweep_chart.render(doc)
     ax = fig.axes[0]
     assert "GEMM BF16 (TN, FP32 accumulate) against problem size" in ax.get_title()

@@ -65,8 +65,8 @@ def test_every_committed_results_file_is_valid_against_the_published_schema():
 
     import jsonschema
 
-    from roofline import api
+    from roofline.commands import schema as schema_cmd
 
     for path in sorted((ROOT / "plots").glob("*.json")):
         doc = json.loads(path.read_text())
-        jsonschema.validate(doc, api.schema(profile=doc.get("kind") == "profile", grade=doc.get("kind") == "grade"))
+        jsonschema.validate(doc, schema_cmd.schema(profile=doc.get("kind") == "profile", grade=doc.get("kind") == "grade"))

@@ -104,7 +104,7 @@ def test_the_wgmma_dispatch_counts_waves(n, bn, tiles, waves):
 
 
 def test_the_run_precision_comes_from_the_flags_or_the_users_kernels(tmp_path):
-    from roofline.api import precision
+    from roofline.commands.gemm import precision
     from roofline.ladder.user import load
 
     mine = load(__import__("pathlib").Path("tests/fixtures/kernels/bf16_dot.cu"))
@@ -165,7 +165,7 @@ def test_a_users_declared_tensor_precision_is_not_overridden():
     """bf16_dot.cu reads __nv_bfloat16 operands: a run in another precision would feed it other words."""
     from pathlib import Path
 
-    from roofline.api import precision
+    from roofline.commands.gemm import precision
     from roofline.ladder.user import load
 
     mine = load(Path("tests/fixtures/kernels/bf16_dot.cu"))

@@ -15,7 +15,7 @@ from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from roofline.cli import app
-from roofline import api
+from roofline.commands import reading as reading_cmd
 from roofline.errors import UsageError
 from roofline.model.problem import Problem
 from roofline.model.traffic import TrafficModel
@@ -139,7 +139,7 @@ def test_show_of_two_precisions_prints_each_and_json_a_list():
     docs = json.loads(r.stdout)
     assert [d["problem"]["dtype"] for d in docs] == ["float32", "bf16"]
     with pytest.raises(UsageError, match="runs in 2 precisions"):
-        api.show([FP32, BF16])
+        reading_cmd.show([FP32, BF16])
 
 
 def test_plot_draws_a_tensor_run_and_two_ladders(tmp_path, monkeypatch):
@@ -170,7 +170,7 @@ def test_plot_draws_a_tensor_run_and_two_ladders(tmp_path, monkeypatch):
 def test_the_two_ladder_chart_reads_each_kernel_against_its_own_roof():
     from roofline.render import roofline_chart
 
-    docs, _ = api.show_all([FP32, BF16])
+    docs, _ = reading_cmd.show_all([FP32, BF16])
     fig, texts = roofline_chart.render_many(docs)
     ax = fig.axes[0]
     flat = sorted({round(y) for line in ax.lines if len(set(line.get_ydata())) == 1 and len(line.get_ydata()) == 2

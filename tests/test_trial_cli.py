@@ -19,7 +19,9 @@ from typer.testing import CliRunner
 
 from roofline import cli
 from roofline.cli import app
-from roofline import api, api_occupancy, files
+from roofline import files
+from roofline.commands import occupancy as occupancy_cmd
+from roofline.render import roofline_chart
 from roofline.measure import nvml
 from roofline.render.text import display_names
 from roofline.results import store
@@ -50,7 +52,7 @@ def test_a_file_name_that_is_not_utf8_works(tmp_path, monkeypatch):
     text = (tmp_path / name).read_text()
     assert "// roofline entry: k_<32>" in text and "// roofline name: k_" in text
     # the chart's own drawing (seconds) left out: the output path is what is checked here
-    monkeypatch.setattr(api.roofline_chart, "draw", lambda doc, out, *args: files.write_atomic(
+    monkeypatch.setattr(roofline_chart, "draw", lambda doc, out, *args: files.write_atomic(
         out, lambda tmp: Path(tmp).write_bytes(b"\x89PNG")))
     chart = tmp_path / os.fsdecode(b"r\xe9s.png")
     r = invoke("plot", "--results", REPO / "plots" / "results-h200.json", "--out", chart)
@@ -185,8 +187,8 @@ OCCUPANCY = ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_90"]
 
 @pytest.mark.parametrize("module, args", [
     ("typer", ["device", "--gpu", "h200"]),                    # cli's own imports
-    ("roofline.api", ["device", "--gpu", "h200"]),             # a command's, as it starts
-    ("roofline.api_occupancy", OCCUPANCY),                     # occupancy's (the model alone)
+    ("roofline.measure.nvml", ["device", "--gpu", "h200"]),    # a command's, as it starts
+    ("roofline.model.occupancy", OCCUPANCY),                   # occupancy's (the model alone)
     ("roofline.render.tables", OCCUPANCY),                     # while its outcome is shown
     ("roofline.render.encoding", ["--help"]),                  # console.run's, before the app
 ], ids=lambda v: v if isinstance(v, str) else " ".join(v[:1]))
@@ -222,7 +224,7 @@ def test_ctrl_c_while_a_command_runs(monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(api_occupancy, "occupancy", interrupted)  # api.occupancy, as the command calls it
+    monkeypatch.setattr(occupancy_cmd, "occupancy", interrupted)  # as the command calls it
     r = invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90")
     assert (r.exit_code, r.stderr, r.stdout) == (130, "roofline: interrupted\n", "")
 

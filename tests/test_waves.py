@@ -106,9 +106,9 @@ def test_a_kernel_near_an_empty_launch_is_launch_bound():
 def test_the_listing_says_how_few_slots_a_small_problem_fills():
     """`kernels --gpu h200 --size 1024`: full_tiles' 128 x 256 tiles give 32 blocks, one per SM at its
     occupancy (218 registers x 256 threads), for 132 SMs: its floors 132/32 times the plain ones."""
-    from roofline import api
+    from roofline.commands import kernels as kernels_cmd
 
-    listing = api.kernels(size=1024, gpu="h200")
+    listing = kernels_cmd.kernels(size=1024, gpu="h200")
     row = next(r for r in listing.rows if r.spec.name == "full_tiles")
     assert row.waves == Waves.of(32, 132, 132)
     plain = plain_verdict(row.figures, from_preset("h200").roofs)

@@ -239,3 +239,23 @@ def paired(kernel: Timing, reference: Timing, full_clock: bool = False) -> Pairi
     if not ratios:
         return None
     return Pairing(statistics.median(ratios), median_ci95(ratios), len(ratios), full_clock)
+
+
+MAX_TIMEOUT_S = 600.0  # a launch that takes ten minutes is a hang for any SGEMM a GPU can hold
+MAX_BUDGET_S = 3600.0  # an hour of timing per problem is more than any ladder needs
+MIN_FULL_CLOCK_SHARE = 0.5  # below half the top clock "full clock" would mean nothing
+
+
+def check_timing(timeout_s: float, budget_s: float | None, full_clock_share: float) -> None:
+    """A launch's timeout (0 to MAX_TIMEOUT_S s), the timing budget (0 to MAX_BUDGET_S s) and the
+    full-clock share (MIN_FULL_CLOCK_SHARE to 1), as `run` and `grade` take them. Raises
+    UsageError naming the one out of range."""
+    if not 0 < timeout_s <= MAX_TIMEOUT_S:
+        raise UsageError(f"{{timeout}} must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {timeout_s:g}",
+                         "timeout")
+    if budget_s is not None and not 0 < budget_s <= MAX_BUDGET_S:
+        raise UsageError(f"{{budget}} must be more than 0 and at most {MAX_BUDGET_S:g} seconds, got {budget_s:g}",
+                         "budget")
+    if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
+        raise UsageError(f"{{full_clock}} must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
+                         f"got {full_clock_share:g}", "full_clock")

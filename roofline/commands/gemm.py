@@ -1,0 +1,129 @@
+"""The GEMM problems and the user's kernels a command names: sizes, kernel files and their launch
+declarations, the precision of a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from ..defaults import DEFAULT_SIZE
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..ladder.user import UserKernel
+    from ..model.problem import Problem
+
+
+# The launch-description flags of `run` and `kernels`, named as the keys of a kernel file's header.
+LAUNCH = {key: typer.Option(None, f"--{key}", metavar=metavar, help=text) for key, metavar, text in (
+    ("entry", "NAME", "Your kernel's __global__ function, or a template expression like my_sgemm<64,8>."),
+    ("block", "T|X,Y[,Z]", "Threads per block: T, or X,Y or X,Y,Z."),
+    ("grid", "EXPR", "Blocks per dimension from M, N, K, e.g. 'cdiv(N,64),cdiv(M,64)' (cdiv, + - * //, integers)."),
+    ("dynamic-smem", "BYTES", "Dynamic shared memory per block, bytes (default 0)."),
+    ("tile", "BMxBNxBK", "Block tile BMxBNxBK, for the traffic model (without it: no model)."),
+    ("thread-tile", "TMxTN", "Thread tile TMxTN, for the model's shared-memory level."),
+    ("name", "NAME", "Your kernel's name in tables and charts (default: the file's name)."),
+)}
+
+
+def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) -> list[UserKernel]:
+    """The user kernels in `paths`, each from its file's header with `flags` (keys as
+    `ladder.user.KEYS`, None for not given) overriding it. Raises UsageError (one line) for a
+    file that cannot be read, a launch description that does not parse, or two kernels of one
+    name, and for launch flags given without exactly one file."""
+    from ..ladder.user import load
+    given = [k.replace("-", "_") for k, v in (flags or {}).items() if v is not None]
+    if given and not paths:
+        raise UsageError(f"{{{given[0]}}} describes your kernel's launch; give the file too: {{source}} FILE.cu",
+                         given[0], ["source"])
+    if given and len(paths) > 1:
+        raise UsageError(f"{{{given[0]}}} applies to one {{source}}; with several files, declare each launch in its "
+                         "file ('// roofline KEY: VALUE' lines)", given[0], ["source"])
+    kernels = [load(Path(p), flags) for p in paths]
+    names = [k.name for k in kernels]
+    for k in kernels:
+        if names.count(k.name) > 1:
+            raise UsageError(f"two of your kernels are called {k.name!r}; name them apart with '// roofline name:' "
+                             "in their files")
+    return kernels
+
+
+def problems(size: int | None = None, m: int | None = None, n: int | None = None, k: int | None = None,
+             sizes: str | None = None) -> list[Problem]:
+    """The problems a command names, validated: `sizes` ('512,1024,8192x1024x4096': sizes N or
+    shapes MxNxK, in order of FLOPs, each once), else M x N x K (all three), else `size`^3 (default
+    DEFAULT_SIZE). Raises UsageError for a list that does not parse, a size that is not positive,
+    and for two of these ways given at once or M, N, K given in part."""
+    from ..model.problem import Problem
+    if sizes is not None:
+        if any(v is not None for v in (size, m, n, k)):
+            raise UsageError("give {sizes} or {size}/{m}/{n}/{k}, not both", "sizes", ["size", "m", "n", "k"])
+        found = set()
+        for item in sizes.split(","):
+            parts = item.strip().lower().split("x")
+            if len(parts) not in (1, 3) or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
+                raise UsageError(f"{{sizes}} takes comma-separated sizes N or shapes MxNxK, e.g. "
+                                 f"512,1024,8192x1024x4096; got {sizes!r}", "sizes")
+            values = [int(p) for p in parts]
+            found.add(Problem(*(values * 3 if len(values) == 1 else values)))
+        return [p.validate() for p in sorted(found, key=lambda p: (p.flops, p.m, p.n))]
+    given = [v is not None for v in (m, n, k)]
+    if any(given):
+        if size is not None:
+            raise UsageError("give {size} or {m}/{n}/{k}, not both", "size", ["m", "n", "k"])
+        if not all(given):
+            raise UsageError("give all three of {m}, {n} and {k} (or {size} N for a square problem)", "m",
+                             ["n", "k", "size"])
+        return [Problem(m, n, k).validate()]
+    if size is not None and size < 1:
+        raise UsageError(f"{{size}} must be a positive integer, got {size}", "size")
+    s = DEFAULT_SIZE if size is None else size
+    return [Problem(s, s, s).validate()]
+
+
+LADDER_KINDS = ("fp32", "tensor")  # `ladder.families.LADDERS`' keys (a test checks), named without loading the ladder
+
+
+def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKernel]) -> str:
+    """The precision a run is in: `dtype` when given (bf16, fp16 or tf32 run the tensor ladder,
+    fp32 the SGEMM ladder); else BF16 for `ladder_kind` 'tensor'; else the precision the user
+    kernels declare ('// roofline dtype: bf16'), which must then agree (with --ladder tensor
+    too: a declared TF32 kernel makes a TF32 run); else FP32. Raises UsageError for an unknown
+    ladder or precision, a ladder and precision that do not go together (the FP32 ladder in
+    BF16, the tensor ladder in FP32), or a user kernel declaring a tensor precision other than
+    the run's (its operands are of that type)."""
+    from ..model.precision import check_dtype
+    from ..ladder.user import check_element
+    if ladder_kind is not None and ladder_kind not in LADDER_KINDS:
+        raise UsageError(f"{{ladder_kind}} takes {' or '.join(LADDER_KINDS)}, got {ladder_kind!r}", "ladder_kind")
+    if dtype is not None:
+        check_dtype(dtype)
+    if dtype is None:
+        declared = sorted({u.dtype for u in sources if not u.workload})  # a workload declares its own types
+        if len(declared) > 1:
+            raise UsageError(f"your kernels declare different precisions ({', '.join(declared)}); a run has one: "
+                             "give {dtype}, or run them apart", mentions=["dtype"])
+        tensor = [d for d in declared if d != "fp32"]  # fp32: declared so, or nothing declared
+        dtype = tensor[0] if tensor else "bf16" if ladder_kind == "tensor" else declared[0] if declared else "fp32"
+    for u in sources:  # a kernel's declared tensor precision is the type of its operands: no flag changes it
+        if u.dtype != "fp32" and u.dtype != dtype and not u.workload:
+            raise UsageError(f"{u.path.name} declares dtype {u.dtype} ('// roofline dtype: {u.dtype}'), but this run "
+                             f"is in {dtype}: its kernel reads {u.dtype.upper()} operands; drop {{dtype}} or change "
+                             "the declaration", "dtype")
+        if not u.workload:  # nor does a flag change the type its signature declares
+            check_element(u.path, u.source_text(), u.entry, dtype)
+    if ladder_kind == "tensor" and dtype == "fp32":
+        raise UsageError("the tensor ladder runs in bf16, fp16 or tf32, not fp32; drop {dtype} or choose one of those",
+                         "dtype")
+    if ladder_kind == "fp32" and dtype != "fp32":
+        raise UsageError(f"the FP32 ladder runs in fp32; for {dtype} use {{ladder_kind}} tensor", "dtype", ["ladder_kind"])
+    return dtype
+
+
+def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
+    """A tile for the autotuned kernel is for the FP32 ladder's: UsageError in another precision."""
+    if autotuned_tile is not None and dtype != "fp32":
+        raise UsageError("{autotuned_tile} applies to the FP32 ladder's autotuned kernel", "autotuned_tile")

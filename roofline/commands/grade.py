@@ -1,0 +1,301 @@
+"""`roofline grade`: verify, time and grade kernels and callables against their speed of light.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from ..console import Bar, number, present, share
+from ..defaults import DEFAULT_GRADES, DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE
+from ..errors import RunError, UsageError
+from ..outcome import Outcome, Plain, grade_view, _dump
+
+if TYPE_CHECKING:
+    from ..model.device import DeviceSpec
+    from ..progress import Progress
+    from ..results.grades import GradeResults
+
+
+MOUNT = dict(short_help="Verify, time and grade any kernel or callable against its speed of light.")
+
+
+def command(
+    targets: Optional[list[str]] = typer.Argument(None, metavar="TARGETS...",
+                                                  help="What to grade: FILE.cu (declared by its '// roofline' "
+                                                       "lines), MODULE:FUNCTION or FILE.py:FUNCTION (declared by "
+                                                       "--spec), or a spec FILE.toml naming its callable."),
+    spec: Optional[Path] = typer.Option(None, "--spec", metavar="FILE.toml",
+                                        help="The spec (TOML): sizes, one arg per parameter, reference, tolerance, work."),
+    size: Optional[list[str]] = typer.Option(None, "--size", metavar="NAME=VALUE",
+                                             help="Set a declared size (repeatable), e.g. --size C=8192."),
+    sweep: Optional[str] = typer.Option(None, "--sweep", metavar="NAME=V1,V2,...",
+                                        help="Grade at each of these values of one size, e.g. --sweep C=1024,4096."),
+    baseline: Optional[list[str]] = typer.Option(None, "--baseline", metavar="NAME|FILE|MODULE:FUNCTION",
+                                                 help="Score each workload's entries against it (repeatable): an "
+                                                      "entry graded here, a grade file, or a callable graded with "
+                                                      "the same spec."),
+    profile: bool = typer.Option(False, "--profile",
+                                 help="Also count one call of each under Nsight Compute: excess traffic, the roof "
+                                      "that binds, tensor work."),
+    out: Path = typer.Option(DEFAULT_GRADES, "--out", metavar="PATH", help="Grade file (written atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the grade document instead of the table."),
+    budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
+                                           help="Timing budget per entry (default half a second)."),
+    full_clock: float = typer.Option(FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
+                                     help="A sample below this share of the top SM clock counts as throttled."),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
+                                  help="Stop an entry whose launch runs longer."),
+    device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID", help="The GPU (default 0)."),
+):
+    """Verify each kernel or callable against its reference (outputs filled with NaN first, inputs
+    checked unchanged, a second launch on new inputs), time it as run does (CUDA events, L2
+    flushed), and grade it against its speed of light: T_SOL = max(FLOPs / the precision's
+    measured roof, compulsory bytes / measured DRAM bandwidth, the launch floor); share =
+    T_SOL / T; score = 1 / (1 + (T - T_SOL) / (T_b - T_SOL)) against --baseline. Integrity flags
+    (faster than light, NaN or unwritten, inputs modified, cached answer, no GPU work, tensor work
+    missing, async return) come with their evidence. Each entry runs in a process of its own.
+
+    Example: roofline grade softmax_online.cu softmax_naive.cu
+    --baseline softmax_naive
+    """
+
+    bar = Bar()
+    with bar.bar:
+        report = grade(list(targets or []), out, spec, size, baseline, profile, device, budget, full_clock,
+                           timeout, progress=bar, sweep=sweep)
+    present(view(report, out), as_json)
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    """A finished grade: the document (also written to the grade file), notes, and failures (one
+    line each: an entry that did not compile, verify or run; the command exits 1) and usage
+    failures (a reference that failed: the spec's error; the command exits 2)."""
+
+    results: "GradeResults"
+    notes: list[str]
+    failures: list[str]
+    usage_failures: list[str] = field(default_factory=list)
+
+
+def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | None = None,
+              sweep: str | None = None) -> list:
+    """The workloads `targets` name: FILE.cu (its `// roofline` lines, with a .toml of its stem
+    beside it), MODULE:FUNCTION or FILE.py:FUNCTION (declared by the spec file `spec`), or a
+    spec file FILE.toml naming its `callable`; at the sizes `sizes` ('NAME=VALUE') set, and with
+    `sweep` ('NAME=V1,V2,...') each workload that declares NAME once per value. Raises UsageError
+    (one line) for a target that names nothing, a spec that does not parse, or a size no
+    workload declares."""
+    from ..workload import spec as specs
+    if not targets and spec is not None:
+        targets = [str(spec)]
+    if not targets:
+        raise UsageError("give what to grade: FILE.cu, MODULE:FUNCTION or FILE.py:FUNCTION (with {spec} FILE.toml)",
+                         mentions=["spec"])
+    out = []
+    for t in targets:
+        text = str(t)
+        if text.endswith(".cu") or Path(text).suffix in (".cuh", ".cu"):
+            if spec is not None and not any(":" in str(x) and not str(x).endswith((".cu", ".toml")) for x in targets):
+                raise UsageError(f"{{spec}} declares callables; {text} is declared by its own '// roofline' lines "
+                                 "(or a .toml of its stem beside it)", "spec")
+            out.append(specs.load_kernel(Path(text)))
+        elif text.endswith(".toml"):
+            target = specs.callable_in(Path(text))
+            if target is None:
+                raise UsageError(f"{text}: names no callable (callable = \"MODULE:FUNCTION\"); give a .cu file with it")
+            out.append(specs.load_callable(target, Path(text)))
+        elif ":" in text:
+            out.append(specs.load_callable(text, spec))
+        else:
+            raise UsageError(f"{text!r}: give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION or a spec file .toml")
+    overrides: dict[str, int] = {}
+    for item in sizes or []:
+        if "=" not in item:
+            raise UsageError(f"{{size}} {item!r}: write NAME=VALUE, e.g. C=8192", "size")
+        key, value = (s.strip() for s in item.split("=", 1))
+        if key in overrides:
+            raise UsageError(f"{{size}} {key} is given twice", "size")
+        try:
+            overrides[key] = specs.parse_size_value(value, f"size {key}")
+        except UsageError as exc:
+            raise UsageError(f"{{size}} {exc.message}", "size") from None
+    for key in overrides:
+        if not any(key in w.sizes for w in out):
+            known = sorted({k for w in out for k in w.sizes})
+            raise UsageError(f"{{size}} {key}: no workload declares that size (theirs: {', '.join(known) or 'none'})",
+                             "size")
+    out = [w.resized({k: v for k, v in overrides.items() if k in w.sizes}) for w in out]
+    if sweep is not None:
+        key, _, values = sweep.partition("=")
+        key = key.strip()
+        try:
+            steps = [specs.parse_size_value(v, f"size {key}") for v in values.split(",") if v.strip()]
+        except UsageError as exc:
+            raise UsageError(f"{{sweep}} {exc.message}", "sweep") from None
+        if not key or not steps:
+            raise UsageError(f"{{sweep}} {sweep!r}: write NAME=V1,V2,..., e.g. C=1024,2048,4096", "sweep")
+        if not any(key in w.sizes for w in out):
+            raise UsageError(f"{{sweep}} {key}: no workload declares that size", "sweep")
+        if key in overrides:
+            raise UsageError(f"{{sweep}} {key} and {{size}} {key} both set it; give one", "sweep", ["size"])
+        out = [w.resized({key: v}) if key in w.sizes else w for w in out for v in (steps if key in w.sizes else [0])]
+    for w in out:
+        w.work()
+        if w.path is not None:
+            w.launch()
+    names = [(w.name, w.workload_text()) for w in out]
+    for n in names:
+        if names.count(n) > 1:
+            raise UsageError(f"{n[0]} is given twice for {n[1]}; name one otherwise ('// roofline name:')")
+    return out
+
+
+def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = None, sizes: list[str] | None = None,
+          baseline: str | list[str] | None = None, profile: bool = False, gpu: str | None = None,
+          budget_s: float | None = None, full_clock_share: float = FULL_CLOCK_SHARE,
+          timeout_s: float = DEFAULT_TIMEOUT_S, progress: Progress | None = None,
+          sweep: str | None = None) -> GradeReport:
+    """Verify, time and grade each of `targets` (`workloads`) against its speed of light on this
+    GPU (`model.sol`, the measured ceilings, cached once measured), each in a process of its own
+    (`measure.graded_child`); with `profile`, count one call of each under Nsight Compute; score
+    the entries of each workload against `baseline` (one or several, each the name of an entry
+    graded here, a grade file whose entry of the same workload gives the time, or a callable
+    MODULE:FUNCTION graded here with the first target's spec). `sweep` ('NAME=V1,V2') grades each at several values of one size. Writes
+    the grade file `out` atomically.
+
+    Raises UsageError for bad input before any GPU work, RunError when there is no GPU. An entry
+    that fails is kept with its error (`GradeReport.failures`); a reference that fails is a usage
+    failure (`usage_failures`), the other entries kept."""
+    from ..progress import Progress
+    from .. import files
+    from ..results import store
+    from ..ladder import upgrade
+    from .. import grading
+    from ..measure import ceilings, nvml
+    from ..measure.graded_child import grade_in_child, request_for
+    from ..results.grades import GradeResults
+    progress = progress or Progress()
+    from ..model.timing import check_timing
+    check_timing(timeout_s, budget_s, full_clock_share)
+    items = workloads(targets, spec, sizes, sweep)
+    baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
+    by_name: list[str] = []  # entries graded here whose time scores their workload's others
+    from_files: dict[str, tuple[str, float]] = {}  # workload -> (file, time) from grade files
+    for base in baselines:
+        if Path(base).is_file():
+            wanted = "a baseline file is a grade file (roofline grade writes them)"
+            try:
+                doc = store.load(Path(base), profile=True, upgrade=upgrade.fill, reads=wanted)
+            except UsageError as exc:
+                raise UsageError(f"{{baseline}} {exc.message}", "baseline") from None
+            if not isinstance(doc, GradeResults):
+                raise UsageError(f"{{baseline}} {base}: {store.KIND_NAMES[store.kind_of(doc)]}, not a grade file "
+                                 "(roofline grade writes them)", "baseline")
+            for e in doc.entries:
+                if e.graded:
+                    from_files.setdefault(e.workload, (Path(base).name, e.time_ms))
+        elif any(w.name == base for w in items):
+            by_name.append(base)
+        elif ":" in base:
+            from ..workload.spec import load_callable
+            first = items[0]
+            spec_of = spec or (first.spec_file if first.target is not None else None)
+            if spec_of is None:
+                raise UsageError(f"{{baseline}} {base}: a callable baseline needs a spec declaring its args "
+                                 "({spec} FILE.toml)", "baseline", ["spec"])
+            b = load_callable(base, spec_of)
+            items.append(b.resized({k: v for k, v in first.sizes.items() if k in b.sizes}))
+            by_name.append(b.name)
+        else:
+            raise UsageError(f"{{baseline}} {base!r}: no entry of that name is graded here, and no such file",
+                             "baseline")
+    files.check_results_out(out, profile=False, kind="grade")
+    if gpu is not None:
+        nvml.select_gpu(gpu)
+    nvml.require_gpu()
+    device = nvml.describe()
+    progress.expect(1 + len(items) * (2 if profile else 1))
+    progress.step("DRAM, FP32 and tensor ceilings (cached once measured); the launch floor")
+    device = ceilings.measure(device).attach(device)
+    from ..measure.graded import launch_floor_ms
+    launch_ms = launch_floor_ms(device.l2_bytes)
+    entries, failures, usage_failures, notes = [], [], [], []
+    for w in items:
+        progress.step(f"{w.name}: {w.workload_text()}")
+        request = request_for(w, device.pci_bus_id, device.l2_bytes, budget_s, full_clock_share, timeout_s=timeout_s)
+        try:
+            run = grade_in_child(w, request, timeout_s)
+        except UsageError as exc:
+            usage_failures.append(f"{w.name}: {exc}")
+            from ..measure.graded import GradedRun
+            run = GradedRun(workload=w, error=str(exc))
+        counted = None
+        if profile and run.verified:
+            progress.step(f"{w.name}: one call under Nsight Compute")
+            counted, note = _count_grade(w, device)
+            notes += [note] if note else []
+        e = grading.entry(run, device, launch_ms, counted)
+        if e.error and f"{w.name}: {e.error}" not in usage_failures:
+            failures.append(f"{w.name}: {e.error}")
+        entries.append(e)
+    entries = grading.with_baseline(entries, by_name, from_files)
+    if from_files:
+        missed = sorted({e.workload for e in entries if e.score is None and e.graded} - set(from_files))
+        notes += [f"no baseline for {w}: the baseline file grades no entry of it" for w in missed]
+    for w in items:
+        work, buffered = w.work(), sum(a.nbytes(w.sizes) for a in w.args if a.buffer)
+        if w.work_formula and w.bytes_read is None and not 0.5 <= work.nbytes / buffered <= 2:
+            notes.append(f"{w.name}: {w.work_formula} counts {work.nbytes / 1e6:,.1f} MB of compulsory bytes, its "
+                         f"buffers hold {buffered / 1e6:,.1f} MB; is the formula's dtype the buffers'?")
+    if baselines and not any(e.score is not None for e in entries):
+        notes.append(f"no entry has a score: the baseline {', '.join(baselines)} was not graded, or has no entry of the same "
+                     "workload, or is not slower than light")
+    import datetime as _dt
+    from .. import __version__
+    doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                       tool=f"roofline {__version__}", device=device, launch_ms=launch_ms,
+                       entries=entries, notes=notes)
+    store.save(doc, out)
+    return GradeReport(doc, notes, failures, usage_failures)
+
+
+def _count_grade(w, device: DeviceSpec) -> tuple:
+    """What Nsight Compute counted over one call of `w` (a child under ncu, profiling from
+    cudaProfilerStart), or (None, why not)."""
+    from ..nsight.run import Options as ProfileOptions
+    import json as _json
+    from .. import grading
+    from ..measure.graded_child import command, request_for
+    from .profile import NothingLaunched, profile
+    request = request_for(w, device.pci_bus_id, device.l2_bytes, None, None, mode="profile")
+    os.environ["ROOFLINE_GRADE_REQUEST"] = _json.dumps(request)
+    try:
+        with tempfile.TemporaryDirectory(prefix="roofline-grade-") as tmp:
+            done = profile(command(), Path(tmp) / "profile.json", ProfileOptions(from_start=False),
+                           command_stdout_to_stderr=True)
+    except NothingLaunched:  # evidence in itself: the call launched no kernel
+        from ..results.grades import CountedRecord
+        return CountedRecord(kernels=0), None
+    except (RunError, UsageError) as exc:
+        return None, f"{w.name}: not counted: {exc}"
+    finally:
+        os.environ.pop("ROOFLINE_GRADE_REQUEST", None)
+    return grading.counted_of(done.results, w.work(), device.roofs), None
+
+
+def view(report, out: Path) -> Outcome:
+    """A grade: its document; the table and evidence, then where it was written. Usage failures
+    (a reference that fails) exit 2, others 1."""
+    failures = tuple(report.usage_failures) + tuple(report.failures)
+    return Outcome(_dump(report.results),
+                   lambda width: [*grade_view(report.results, width),
+                                  Plain(f"grades written to {out}; draw them with: roofline plot --results {out} "
+                                        "--out grades.png")],
+                   failures=failures, usage=bool(report.usage_failures))

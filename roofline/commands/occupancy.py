@@ -1,0 +1,101 @@
+"""`roofline occupancy`: theoretical occupancy of a block configuration, from the model alone (no
+pydantic, numpy, matplotlib or CuPy unless a device file, this machine's GPU or a chart is asked for).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from ..console import integer, present
+from ..outcome import Outcome
+
+if TYPE_CHECKING:
+    from ..model.arch import ArchLimits
+    from ..model.occupancy import Occupancy
+
+
+MOUNT = dict(short_help="Theoretical occupancy of a block configuration.")
+
+
+def command(
+    regs: int = typer.Option(..., "--regs", parser=integer, metavar="R", help="Registers per thread (1..255)."),
+    threads: int = typer.Option(..., "--threads", parser=integer, metavar="T", help="Threads per block (1..1024)."),
+    smem: int = typer.Option(0, "--smem", parser=integer, metavar="BYTES", help="Static shared memory per block, bytes."),
+    dynamic_smem: int = typer.Option(0, "--dynamic-smem", parser=integer, metavar="BYTES",
+                                     help="Dynamic shared memory per block, bytes."),
+    arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset such as h200 or 'rtx 5080', or a device file (mygpu.toml)."),
+    plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE",
+                                            help="Also draw the what-if chart (.png/.svg/.pdf)."),
+    target_blocks: Optional[int] = typer.Option(None, "--target-blocks", parser=integer, metavar="B",
+                                                help="Most registers per thread that keep B blocks resident."),
+    as_json: bool = typer.Option(False, "--json", help="Print the occupancy JSON."),
+):
+    """Theoretical occupancy of a block configuration, and which resources limit it."""
+
+    report = occupancy(regs, threads, smem, dynamic_smem, gpu, arch, target_blocks, plot_out)
+    present(view(report, plot_out), as_json)
+
+
+@dataclass(frozen=True)
+class OccupancyReport:
+    """The occupancy of one configuration, and for `--target-blocks` the most registers per
+    thread that keep that many blocks resident (None when another resource caps it) with why."""
+
+    limits: ArchLimits
+    occupancy: Occupancy
+    target_blocks: int | None = None
+    target_registers: int | None = None
+    target_text: str | None = None
+
+    def to_json(self) -> dict:
+        """The occupancy JSON, with `target` when a target was asked for."""
+        d = self.occupancy.to_dict()
+        if self.target_blocks is not None:
+            d["target"] = {"target_blocks": self.target_blocks, "max_registers_per_thread": self.target_registers,
+                           "explanation": self.target_text}
+        return d
+
+
+def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: int = 0,
+              gpu: str | None = None, arch: str | None = None, target_blocks: int | None = None,
+              chart: Path | None = None) -> OccupancyReport:
+    """Theoretical occupancy on `--gpu`'s or `--arch`'s SM, else this machine's GPU (NVML only);
+    with `chart`, the what-if chart drawn there. Raises UsageError for bad input, RunError when
+    neither a target is named nor a GPU found."""
+    from ..model.occupancy import calculate
+    from ..model.occupancy import max_registers_for_blocks
+    from ..model.device import named_limits
+    limits = named_limits(gpu, arch)
+    if limits is None:  # neither named: this machine's GPU
+        from ..measure import nvml
+
+        limits = nvml.this_gpu_limits()
+    occ = calculate(limits, registers, threads, static_smem, dynamic_smem)
+    report = OccupancyReport(limits, occ)
+    if target_blocks is not None:
+        best, why = max_registers_for_blocks(limits, threads, target_blocks, static_smem, dynamic_smem)
+        report = OccupancyReport(limits, occ, target_blocks, best, why)
+    if chart is not None:
+        from ..render import occupancy_chart  # matplotlib: only for the chart
+
+        occupancy_chart.draw(limits, occ, chart)
+    return report
+
+
+def view(report: OccupancyReport, plot_out: Path | None) -> Outcome:
+    """An occupancy: its JSON; its table, why it cannot launch, the target's answer, the chart written."""
+    wrote = [f"wrote {plot_out}"] if plot_out is not None else []
+
+    def view(width: int) -> list:
+        from ..render.tables import occupancy_table
+
+        occ = report.occupancy
+        return [occupancy_table(occ), *([f"cannot launch: {occ.reason}"] if occ.reason else []),
+                *([report.target_text] if report.target_text else []), *wrote]
+
+    return Outcome(report.to_json(), view, asides=tuple(wrote))

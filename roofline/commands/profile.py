@@ -1,0 +1,305 @@
+"""`roofline profile`: every kernel of a program under Nsight Compute, or a report made elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from ..console import integer, present
+from ..defaults import DEFAULT_LAUNCH_COUNT, DEFAULT_PROFILE
+from ..errors import RunError, UsageError
+from ..outcome import Outcome, _dump
+
+if TYPE_CHECKING:
+    from ..nsight.run import Options as ProfileOptions
+    from ..model.device import DeviceSpec
+    from ..nsight import run as ncu
+    from ..results.profile import ProfileResults
+
+
+PROFILE_HELP = ("Run COMMAND under Nsight Compute and put every kernel it launches on one roofline, each "
+                "against the roof of its own precision.")
+
+
+MOUNT = dict(short_help="Profile every kernel of any CUDA program under Nsight Compute.",
+             context_settings={"allow_interspersed_args": False})
+
+
+def command(
+    command: Optional[list[str]] = typer.Argument(None, metavar="-- COMMAND [ARGS]",
+                                                  help="The program to profile, after --."),
+    kernel_regex: Optional[str] = typer.Option(None, "--kernel-regex", metavar="RE",
+                                               help="Profile only kernels whose name matches (ncu -k regex:RE)."),
+    launch_skip: int = typer.Option(0, "--launch-skip", parser=integer, metavar="N", help="Skip the first N matching launches."),
+    launch_count: int = typer.Option(DEFAULT_LAUNCH_COUNT, "--launch-count", parser=integer, metavar="N",
+                                     help="Profile at most N launches (each costs a fraction of a second under ncu)."),
+    from_start: bool = typer.Option(True, "--profile-from-start/--no-profile-from-start",
+                                    help="Off: profile only between cudaProfilerStart and cudaProfilerStop "
+                                         "(torch.cuda.profiler.start/stop)."),
+    import_report: Optional[list[Path]] = typer.Option(None, "--import", metavar="REPORT",
+                                                 help="Read an existing report instead: .ncu-rep (needs the nsight "
+                                                      "extra, or ncu), any CSV export of one (raw or details page, any "
+                                                      "metric set or ncu version) or ncu's text output (need nothing)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
+                                      help="With --import: the GPU preset (or device file, mygpu.toml) to "
+                                           "read the report against."),
+    report: Optional[Path] = typer.Option(None, "--report", metavar="FILE.ncu-rep",
+                                          help="Also keep ncu's own report (opens in Nsight Compute's GUI)."),
+    out: Path = typer.Option(DEFAULT_PROFILE, "--out", metavar="PATH", help="Results file (written atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the profile document instead of the table."),
+    top: int = typer.Option(25, "--top", parser=integer, metavar="N", help="Kernels in the table (all are in the results file)."),
+    energy: bool = typer.Option(False, "--energy",
+                                help="Run the command once more without ncu and record the GPU's energy over it "
+                                     "(per kernel, energy cannot be measured under ncu's replay)."),
+):
+    """Run COMMAND under Nsight Compute (ncu, clocks untouched, child processes followed) and
+    read every kernel it launches against the roof of its own precision (FP64, FP32, FP16/BF16
+    on the CUDA cores, FP16/BF16/TF32/FP8/INT8 on the tensor cores) and against DRAM, L2 and
+    L1/shared bandwidth: time share, FLOP/s, intensity per level, the binding roof and how far
+    below it, theoretical and achieved occupancy. Launches of one kernel at one configuration
+    are grouped. Draw the chart with `roofline plot --results PATH --out chart.png`.
+
+    Overhead: every profiled launch is replayed 8 times on an H200 to collect the counters (ncu's
+    --set full takes 38); a training step of 165 launches took 61 s (9 s without ncu; 352 s under
+    --set full). Cap it with --launch-count (default 500), narrow it with --kernel-regex, or mark
+    one step with cudaProfilerStart/Stop and pass --no-profile-from-start.
+
+    An imported report is read for whatever it holds: each kernel's figures record the metric
+    they were counted from or the formula they were derived by, and what the report lacks is
+    listed with the ncu option that brings it; no roof is placed without its data.
+
+    Permission: ncu needs the GPU's performance counters. If it reports ERR_NVGPUCTRPERM, run as
+    root, or allow them for all users: echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0'
+    | sudo tee /etc/modprobe.d/ncu-permissions.conf, then reboot (or reload the nvidia module).
+
+    Example: roofline profile --no-profile-from-start -- python train.py
+    """
+
+    if top < 1:
+        raise UsageError(f"--top must be 1 or more, got {top}")
+    from ..nsight.run import Options as ProfileOptions
+
+    options = ProfileOptions(kernel_regex, launch_skip, launch_count, from_start)
+    if import_report:
+        if len(import_report) > 1:  # Click keeps the last of a repeated option without a word
+            raise UsageError(f"--import takes one report, given {len(import_report)}: import each on its own "
+                             "(each to its own --out)")
+        if command:
+            raise UsageError("give --import REPORT or a command after --, not both")
+        if report is not None:
+            raise UsageError("--report keeps the report of a new profile; --import reads one that exists")
+        if energy:
+            raise UsageError("--energy runs the command profiled; an imported report has no command to run")
+        if options != ProfileOptions():
+            raise UsageError("--kernel-regex, --launch-skip, --launch-count and --no-profile-from-start choose what "
+                             "a new profile records; an imported report holds what it holds")
+        done = import_profile(import_report[0], out, gpu)
+    else:
+        if gpu is not None:
+            raise UsageError("--gpu applies to --import; a new profile reads the GPU it runs on")
+        done = profile(list(command or []), out, options, report, command_stdout_to_stderr=as_json,
+                           energy=energy)
+    present(view(done, out, top), as_json)
+
+
+@dataclass(frozen=True)
+class ProfileReport:
+    """A finished profile (or import): the document (also written to the results file), one-line
+    notes (the cap reached, rows left out, ncu's warnings) and failures (the command's non-zero
+    exit: the command then exits 1, its profiled kernels kept)."""
+
+    results: ProfileResults
+    notes: list[str]
+    failures: list[str]
+
+
+def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOptions | None = None,
+            report_out: Path | None = None, timeout_s: float | None = None,
+            command_stdout_to_stderr: bool = False, energy: bool = False) -> ProfileReport:
+    """Run `command` under Nsight Compute (`nsight.run`, clocks untouched, child processes
+    followed), read its report as an import would (`nsight.read`), and write every profiled
+    kernel, grouped by configuration and read against the roof of its precision, to `out`
+    atomically; with `report_out`, keep ncu's `.ncu-rep` there too. This GPU's measured ceilings
+    (cached, or measured once the command is done) join the theoretical roofs when the kernels
+    ran on it. `command_stdout_to_stderr` sends the command's standard output to standard error
+    (for `--json`, which owns standard output). With `energy`, the command runs once more without
+    ncu and the GPU's energy over that run is recorded (`measure.energy.command_energy`): per
+    kernel, energy cannot be had under ncu's replay.
+
+    Raises UsageError for bad options, an empty command, a program that does not exist, or a
+    kernel filter that matches nothing (naming the kernels seen); RunError when ncu is missing, may
+    not read the counters, or no kernel was profiled. A command that fails after launching
+    kernels is not an error here: its exit code is in the results and in `failures`."""
+    from ..nsight.run import Options as ProfileOptions
+    from pydantic import ValidationError
+    from ..results import convert
+    from .. import files
+    from .. import nsight
+    from ..model.units import plural
+    from ..results import store
+    from ..nsight import run as ncu
+    if not command:  # before the options: what is missing first
+        raise UsageError("give the command to profile after --, e.g. roofline profile -- python train.py")
+    options = (options or ProfileOptions()).check()
+    if report_out is not None and Path(report_out).resolve() == Path(out).resolve():
+        raise UsageError(f"{{report}} and {{out}} both name {out}; give them two files", "report", ["out"])
+    files.check_results_out(out, profile=True)
+    if report_out is not None:
+        if not str(report_out).endswith(".ncu-rep"):
+            raise UsageError(f"{{report}} {report_out}: give the Nsight Compute report a .ncu-rep name", "report")
+        files.check_writable(report_out)
+    ncu.find_ncu()
+    program = command[0]
+    if shutil.which(program) is None:
+        if os.sep in program and Path(program).is_file():
+            raise UsageError(f"cannot run {program!r}: it is not executable (chmod +x it, or name its interpreter)")
+        raise UsageError(f"cannot run {program!r}: no such program" + (
+            "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
+    report = None
+    with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
+        done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr)
+        if done.report is not None:
+            if report_out is not None:
+                files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))
+            try:
+                report = nsight.read(done.report, source="the profile")
+            except nsight.NoLaunches:
+                pass
+    if report is None:
+        raise _nothing_profiled(done, options)
+    launches = report.launches
+    device, notes = _profiled_device(report.device)
+    if options.launch_count and len(launches) >= options.launch_count:
+        notes.append(f"profiled the first {len(launches):,} launches, the cap: later launches were not profiled "
+                     "(raise --launch-count, or narrow with --kernel-regex / --launch-skip)")
+    notes += list(report.notes)
+    notes += [w for w in done.warnings() if "application returned an error code" not in w]
+    try:
+        doc = convert.from_profile(launches, device, command=list(command), read_with=report.read_with,
+                                   kernel_regex=options.kernel_regex, launch_skip=options.launch_skip,
+                                   launch_count=options.launch_count, from_start=options.from_start,
+                                   exit_code=done.returncode, notes=notes)
+    except ValidationError as exc:
+        kept = f"; ncu's own report is kept in {report_out}" if report_out is not None else ""
+        raise RunError(f"ncu reported figures no GPU reaches ({store.one_line(exc)}){kept}") from None
+    if energy:
+        doc, note = _with_command_energy(doc, command, timeout_s, command_stdout_to_stderr)
+        notes_after = [note]
+    else:
+        notes_after = []
+    store.save(doc, out)
+    notes = list(doc.notes) + _kernel_notes(doc) + notes_after
+    failures = [] if done.returncode == 0 else [
+        f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
+        f"that are kept in {out}"]
+    return ProfileReport(doc, notes, failures)
+
+
+def _with_command_energy(doc: ProfileResults, command: list[str], timeout_s: float | None,
+                         stdout_to_stderr: bool) -> tuple[ProfileResults, str]:
+    """`doc` with the GPU's energy over one more, unprofiled run of `command` (None where NVML
+    reports no energy counter), and the note that says what it is."""
+    from ..measure.energy import command_energy
+    from ..results.profile import CommandEnergy
+
+    got = command_energy(command, doc.device.pci_bus_id, timeout_s, stdout_to_stderr)
+    if got is None:
+        return doc, "no energy: NVML reports no energy counter on this GPU"
+    joules, seconds, code = got
+    record = CommandEnergy(joules=joules, seconds=seconds, exit_code=code)
+    return doc.model_copy(update={"command_energy": record}), (
+        f"energy: the command run once more without ncu took {joules:,.1f} J of the GPU in {seconds:.1f} s "
+        f"({record.watts:,.0f} W on average, start-up and idle included); per kernel, energy cannot be measured "
+        "under ncu, which replays each kernel serialised to count it")
+
+
+def _kernel_notes(doc: ProfileResults, most: int = 8) -> list[str]:
+    """Each kernel's remarks on its counts ('kernel: note'), the first `most` of them and a count
+    of the rest."""
+    found = [f"{k.name}: {n}" for k in doc.kernels for n in k.notes]
+    return found[:most] + ([f"and {len(found) - most} more remarks on kernels' counts, in the results file"]
+                           if len(found) > most else [])
+
+
+def _profiled_device(device: DeviceSpec) -> tuple[DeviceSpec, list[str]]:
+    """The GPU the profiled kernels ran on (`device`, from the report), with this machine's
+    measured ceilings (cached, or measured now that the program is done) when it is the same
+    GPU; and a note when they are not at hand."""
+    from ..measure import ceilings, nvml
+    if not nvml.gpu_available():
+        return device, ["no GPU visible to roofline itself: theoretical roofs only (no measured ceilings)"]
+    here = nvml.from_nvml()
+    if here.name != device.name:
+        return device, [f"the kernels ran on {device.name}, not on {here.name} (CUDA's first GPU): "
+                        "theoretical roofs only"]
+    return ceilings.measure(here).attach(here), []
+
+
+class NothingLaunched(RunError):
+    """A profile between cudaProfilerStart and cudaProfilerStop in which no kernel was launched."""
+
+
+def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
+    seen = done.available_kernels()
+    if options.kernel_regex and seen:
+        shown = ", ".join(seen[:8]) + (f" and {len(seen) - 8} more" if len(seen) > 8 else "")
+        return UsageError(f"{{kernel_regex}} {options.kernel_regex!r} matched none of the {len(seen)} kernels the "
+                          f"command launched: {shown}", "kernel_regex")
+    if done.returncode != 0:
+        return RunError(f"the command exited with code {done.returncode} before any kernel was profiled")
+    if not options.from_start:
+        return NothingLaunched("no kernel was launched between cudaProfilerStart and cudaProfilerStop "
+                        "(torch.cuda.profiler.start/stop); drop --no-profile-from-start to profile from the start")
+    if options.launch_skip:
+        return RunError(f"no kernel was profiled: the command launched no more than --launch-skip "
+                        f"{options.launch_skip} kernels")
+    return RunError("the command launched no CUDA kernel: nothing to profile")
+
+
+def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = None) -> ProfileReport:
+    """Read an Nsight Compute report made elsewhere (`nsight.read`: a `.ncu-rep`, any CSV export
+    of any page, metric set, ncu version or locale, or ncu's text output; the GPU is the
+    report's, or the preset or device file `gpu` names), convert it to a profile document
+    (`results.convert`) and write that to `out` atomically. Raises UsageError for a missing or
+    unreadable file, one with no placeable launch, an unknown preset, an `out` that is the report
+    itself or holds another kind of results, and figures no GPU reaches; NcuError when a
+    `.ncu-rep` needs a reader that is not installed."""
+    from pydantic import ValidationError
+    from ..results import convert
+    from .. import files
+    from .. import nsight
+    from ..results import store
+    path = Path(path)
+    if Path(out).resolve() == path.resolve():
+        raise UsageError(f"{{out}} {out} is the report being imported; give the profile another file name", "out")
+    files.check_results_out(out, profile=True)
+    report = nsight.read(path, gpu)
+    try:
+        doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
+                                   notes=list(report.notes))
+    except ValidationError as exc:
+        other = {"gpu over report": f" (it was recorded on another GPU than {{gpu}} {gpu})",
+                 "gpu": f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"}
+        raise UsageError(f"{path}: {store.one_line(exc)}{other.get(report.device_from, '')}",
+                         mentions=["gpu"]) from None
+    store.save(doc, out)
+    return ProfileReport(doc, list(doc.notes) + _kernel_notes(doc), [])
+
+
+def view(done: ProfileReport, out: Path, top: int) -> Outcome:
+    """A profile (or an import): its document; its `top` kernels, then where it was written."""
+
+    def view(width: int) -> list:
+        from ..render.tables import profile_tables
+
+        return [*profile_tables(done.results, width, top),
+                f"profile written to {out}; draw it with: roofline plot --results {out} --out profile.png"]
+
+    return Outcome(_dump(done.results), view, tuple(done.notes), failures=tuple(done.failures))

@@ -1,0 +1,270 @@
+"""`roofline run`: compile, verify, time and model the GEMM ladders and the user's kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from ..console import Bar, integer, number, present, share
+from ..defaults import DEFAULT_GRADES, DEFAULT_RESULTS, DEFAULT_SIZE, DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE
+from ..errors import UsageError
+from ..outcome import Outcome, results_view, _dump
+from . import gemm, grade
+from .gemm import LAUNCH, _check_autotuned, precision
+
+if TYPE_CHECKING:
+    from ..ladder.user import UserKernel
+    from ..measure import runner
+    from ..model.device import DeviceSpec
+    from ..model.problem import Problem
+    from ..progress import Progress
+    from ..results.schema import Results
+
+
+MOUNT = dict(short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
+
+
+def command(
+    all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default, but for --source alone)."),
+    kernel: Optional[list[str]] = typer.Option(None, "--kernel", metavar="NAME",
+                                               help="Run only this kernel (repeatable)."),
+    size: Optional[int] = typer.Option(None, "--size", parser=integer, metavar="N",
+                                       help=f"Square problem M = N = K (default {DEFAULT_SIZE})."),
+    m: Optional[int] = typer.Option(None, "--m", parser=integer, metavar="M", help="Rows of A and C."),
+    n: Optional[int] = typer.Option(None, "--n", parser=integer, metavar="N", help="Columns of B and C."),
+    k: Optional[int] = typer.Option(None, "--k", parser=integer, metavar="K", help="Columns of A, rows of B."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST",
+                                        help="Sweep of sizes N (square) or shapes MxNxK, e.g. "
+                                             "512,1024,8192x1024x4096; run in order of FLOPs."),
+    l2: str = typer.Option("cold", "--l2", metavar="cold|warm",
+                           help="cold: flush the L2 before every timed launch (outside the timing); "
+                                "warm: leave what the previous launch left."),
+    profile: bool = typer.Option(False, "--profile", help="Also count each kernel's traffic with Nsight Compute."),
+    refresh: bool = typer.Option(False, "--refresh",
+                                 help="Measure the ceilings (DRAM, L2, shared memory, FP32, FP16 tensor, launch "
+                                      "latency) again, not from the cache."),
+    autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
+                                                 help="Run autotuned at this tile instead of this GPU's tuned one."),
+    out: Path = typer.Option(DEFAULT_RESULTS, "--out", metavar="PATH", help="Results file (written atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the tables."),
+    source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
+                                                help="Your own kernel (repeatable), its launch declared by "
+                                                     "'// roofline KEY: VALUE' lines or the flags below; alone, or "
+                                                     "beside the ladder with --all or --kernel."),
+    entry: Optional[str] = LAUNCH["entry"],
+    block: Optional[str] = LAUNCH["block"],
+    grid: Optional[str] = LAUNCH["grid"],
+    dynamic_smem: Optional[str] = LAUNCH["dynamic-smem"],
+    tile: Optional[str] = LAUNCH["tile"],
+    thread_tile: Optional[str] = LAUNCH["thread-tile"],
+    name: Optional[str] = LAUNCH["name"],
+    no_ragged: bool = typer.Option(False, "--no-ragged",
+                                   help="Skip the check of your kernel at a ragged shape (511x383x255)."),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
+                                  help="Stop a launch of your kernel that runs longer."),
+    device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID",
+                                         help="The GPU: index as nvidia-smi counts, or PCI bus id (default 0)."),
+    ladder_kind: Optional[str] = typer.Option(None, "--ladder", metavar="fp32|tensor",
+                                              help="fp32: the SGEMM ladder (default); tensor: the tensor-core "
+                                                   "ladder (BF16 unless --dtype says otherwise)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", metavar="fp32|bf16|fp16|tf32",
+                                        help="Input precision (FP32 accumulate and C); bf16, fp16 and tf32 run the "
+                                             "tensor ladder, with B stored N x K (row-major). Your kernels "
+                                             "take pointers of this type."),
+    budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
+                                           help="Timing budget per size: rounds of every kernel and cuBLAS go on "
+                                                "until each median is known to 1 % or this is spent (default "
+                                                "half a second per kernel; at most 3600)."),
+    energy: bool = typer.Option(False, "--energy",
+                                help="Also measure each kernel's energy (NVML's counter over a second of "
+                                     "launches each): J per launch, W, GFLOP/J, GB/J."),
+    full_clock: float = typer.Option(FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
+                                     help="A sample below this share of the run's top SM clock counts as "
+                                          "throttled (where NVML gives no clock: one under a power or thermal "
+                                          "cap) (0.5 to 1; default 0.97)."),
+):
+    """Compile, verify against cuBLAS and time the SGEMM ladder, or with --ladder tensor / --dtype the
+    tensor-core ladder (and your own kernels, each in a process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
+    (cached); with --profile, read hardware counters per kernel. The results file records where
+    each kernel's tile came from and which GPU ran."""
+
+    if all_kernels and kernel:
+        raise UsageError("give --all or --kernel NAME, not both")
+    problems = gemm.problems(size, m, n, k, sizes)
+    users = gemm.user_kernels(source or [], dict(zip(LAUNCH, (entry, block, grid, dynamic_smem, tile, thread_tile,
+                                                              name))))
+    if no_ragged and not users:
+        raise UsageError("--no-ragged applies to your own kernels (--source FILE.cu)")
+    if any(u.workload for u in users):  # kernels of any signature: verified, timed and graded (`roofline grade`)
+        if all_kernels or kernel or not all(u.workload for u in users):
+            raise UsageError("a kernel declared by '// roofline arg:' lines is graded on its own, not beside the GEMM "
+                             "ladder; run it alone (run --source FILE.cu, or roofline grade FILE.cu)")
+        if ladder_kind or dtype or energy or no_ragged or l2 != "cold" or autotuned_tile or refresh:
+            raise UsageError("--ladder, --dtype, --energy, --no-ragged, --l2, --autotuned-tile and --refresh apply to "
+                             "GEMM runs; a workload declares its own types (roofline grade FILE.cu)")
+        if any(v is not None for v in (size, m, n, k, sizes)):
+            raise UsageError("--size, --m, --n, --k and --sizes set a GEMM's sizes; a workload's named sizes are set "
+                             "with roofline grade FILE.cu --size NAME=VALUE (or --sweep NAME=V1,V2)")
+        graded = DEFAULT_GRADES if out == DEFAULT_RESULTS else out
+        bar = Bar()
+        with bar.bar:
+            report = grade.grade([str(p) for p in source], graded, profile=profile, gpu=device, budget_s=budget,
+                               full_clock_share=full_clock, timeout_s=timeout, progress=bar)
+        present(grade.view(report, graded), as_json)
+        return
+    bar = Bar()
+    with bar.bar:
+        report = run(problems, out, kernel, sweep=sizes is not None, profile=profile, refresh=refresh,
+                         autotuned_tile=autotuned_tile, progress=bar, sources=users,
+                         ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
+                         ragged=not no_ragged, gpu=device, l2=l2, ladder_kind=ladder_kind, dtype=dtype,
+                         budget_s=budget, energy=energy, full_clock_share=full_clock)
+    present(view(report, out, sweep=sizes is not None), as_json)
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A finished `run`: the results (also written to the results file), one-line notes (kernels
+    left out, counters unavailable), warnings (occupancy calculator and driver disagreeing), and
+    the failures (a kernel that did not compile or verify: the command then exits 1)."""
+
+    results: Results
+    notes: list[str]
+    warnings: list[str]
+    failures: list[str]
+
+
+def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sweep: bool = False,
+        profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
+        progress: Progress | None = None, sources: list[UserKernel] | None = None, ladder: bool = True,
+        timeout_s: float = DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None,
+        l2: str = "cold", ladder_kind: str | None = None, dtype: str | None = None,
+        budget_s: float | None = None, energy: bool = False, full_clock_share: float = FULL_CLOCK_SHARE) -> RunReport:
+    """Compile, verify against cuBLAS and time the ladder (or the `kernels` named; none when
+    `ladder` is False) and the user's kernels in `sources` on this GPU for each of `problems`,
+    with the measured ceilings (cached unless `refresh`) and, with `profile`, Nsight Compute's
+    counts for the last problem; write the results atomically to `out`.
+
+    Each user kernel runs in a process of its own (`measure.isolated`): a launch over `timeout_s`
+    seconds or a CUDA fault ends that process only, and with `ragged` it is first verified at a
+    shape that is no multiple of its tiles. `gpu` is the GPU (nvidia-smi index or PCI bus id;
+    default CUDA's first). `autotuned_tile` ('128,128,16,4,8') overrides the autotuned kernel's
+    tile, which is otherwise this GPU's tuned or built-in winner (`ladder.tiles.resolve`). `l2`:
+    'cold' flushes the L2 before every timed launch (outside the timed interval), 'warm' leaves
+    it; the results record which. `ladder_kind` ('fp32' or 'tensor') and `dtype` pick the ladder
+    and the precision (`precision`); every problem and user kernel runs in that precision.
+    The kernels and cuBLAS are timed together in rounds (`measure.rounds`) within `budget_s`
+    seconds per problem (default: half a second per kernel), samples below `full_clock_share`
+    of the run's top clock marked throttled; with `energy`, each one's joules per launch are
+    measured too (loops of its launches in rounds, `measure.energy.measure_rounds`).
+    Raises UsageError for bad input and RunError when there is no GPU, before any GPU work."""
+    from ..progress import Progress
+    from ..results.schema import Skipped
+    from ..model.timing import check_l2
+    from ..results import convert
+    from ..ladder import families
+    from .. import files
+    from ..results import store
+    from ..ladder import tiles
+    from .. import collect
+    from ..measure import ceilings, nvml, runner
+    progress = progress or Progress()
+    sources = list(sources or [])
+    families.check_names(kernels)
+    dtype = precision(ladder_kind, dtype, sources)
+    if ladder:
+        families.select(kernels, None, dtype)  # a kernel of the other ladder is refused before any GPU work
+    problems = [replace(p, dtype=dtype) for p in problems]
+    sources = [replace(u, dtype=dtype) for u in sources]
+    _check_autotuned(autotuned_tile, dtype)
+    if autotuned_tile is not None:
+        tiles.resolve(None, autotuned_tile)  # the tile is checked before any GPU work
+    check_l2(l2)
+    from ..model.timing import check_timing
+    check_timing(timeout_s, budget_s, full_clock_share)
+    for p in problems:
+        p.validate()
+        for user in sources:
+            user.grid(p)  # an impossible grid is refused before any GPU work
+    files.check_results_out(out, profile=False)  # refuse now rather than lose the run at its last step
+    if gpu is not None:
+        nvml.select_gpu(gpu)
+    device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
+    autotuned = tiles.resolve(device.name, autotuned_tile) if dtype == "fp32" else None
+    specs = families.select(kernels, autotuned, dtype) if ladder else []
+    skipped = [Skipped(name=s.name, reason=s.family.unavailable_reason(device.arch))
+               for s in specs if not s.family.runs_on(device.compute_capability)]
+    specs = [s for s in specs if s.family.runs_on(device.compute_capability)]
+    progress.expect(1)
+    progress.step("DRAM and FP32 ceilings" + (": measuring" if refresh else " (cached once measured)"))
+    device = ceilings.measure(device, refresh).attach(device)
+    outputs = [runner.run(specs, p, device, progress, l2=l2, budget_s=budget_s, energy=energy,
+                          full_clock_share=full_clock_share) for p in problems]
+    if sources:
+        outputs = _run_users(outputs, sources, device, timeout_s, ragged, progress, l2)
+    doc = collect.from_sweep(outputs, device, skipped) if sweep else collect.from_run(outputs[0], device, skipped)
+    notes = [s.reason for s in skipped] + [n for u in sources for n in u.launch_notes(problems[-1])]
+    notes += list(dict.fromkeys(n for o in outputs for n in o.notes))  # what NVML could not say, once
+    if profile:
+        counted, note = _count(outputs[-1], device.pci_bus_id, progress)
+        doc = convert.with_counters(doc, counted)
+        notes += [note] if note else []
+    store.save(doc, out)
+    warnings, failures = [], []
+    for output in outputs:
+        for r in output.kernels:
+            c = r.compiled
+            if c and c.occupancy.active_blocks_per_sm != c.driver_blocks_per_sm:
+                warnings.append(f"{r.spec.name}: calculated {c.occupancy.active_blocks_per_sm} blocks/SM, "
+                                f"the driver says {c.driver_blocks_per_sm}")
+            if r.error:
+                failures.append(f"{output.problem.text()}: {r.error}")
+    return RunReport(doc, notes, warnings, failures)
+
+
+def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], device: DeviceSpec,
+               timeout_s: float, ragged: bool, progress: Progress, l2: str) -> list[runner.RunOutput]:
+    """`outputs` with each user kernel's run added, each in its own process (ragged check once)."""
+    from ..measure import isolated
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()  # the children allocate their own buffers
+    progress.expect(len(sources) * len(outputs))
+    done = []
+    for i, output in enumerate(outputs):
+        runs = []
+        for user in sources:
+            progress.step(f"{user.name}: {output.problem.text()} in its own process")
+            runs.append(isolated.run_isolated(user, output.problem, device.pci_bus_id, timeout_s, ragged and i == 0,
+                                              l2=l2))
+        done.append(replace(output, kernels=output.kernels + runs))
+    return done
+
+
+def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress):
+    from ..measure import counters
+    from ..nsight.run import NcuError
+    correct = [r for r in output.kernels if r.correct]
+    progress.expect(len(correct))
+    counted = {}
+    for r in correct:
+        progress.step(f"{r.spec.name}: Nsight Compute")
+        try:
+            counted[r.spec.name] = counters.profile(r.spec, output.problem, pci_bus_id)
+        except (NcuError, UsageError) as exc:
+            return counted, f"no hardware counters: {exc}; the rest of the run is kept"
+    return counted, None
+
+
+def view(report: RunReport, out: Path, sweep: bool) -> Outcome:
+    """A run: its results; the tables, then where they were written and how to draw them."""
+    kind = " --kind sweep" if sweep else ""
+    return Outcome(_dump(report.results),
+                   lambda width: [*results_view(report.results, width),
+                                  f"results written to {out}; draw them with: "
+                                  f"roofline plot --results {out}{kind} --out chart.png"],
+                   tuple(report.notes), warnings=tuple(report.warnings), failures=tuple(report.failures))
