@@ -235,7 +235,7 @@ def read_lines(text: str, where: str, declared: list[Declaration] | None = None)
         if d.problem is not None:
             refuse(d, where, KEYS + GEMM_ONLY)
             continue
-        key, value, number = d.key, d.value, d.line  # `//` in a value is floor division where it reads as one (`declarations`)
+        key, value, number = d.key, d.value, d.line  # a `//` that reads as floor division is kept
         if key in GEMM_ONLY:  # a kernel in the SGEMM calling convention, declared for `run --source`
             raise UsageError(f"{where}:{number}: {key!r} declares a GEMM for `roofline run --source` (the ladder's "
                              "calling convention); `grade` reads a workload's lines: "
