@@ -107,6 +107,18 @@ def answer(text: str | None = None) -> NoReturn:
     os._exit(0)
 
 
+def serve(handle: Callable[[dict], str | None], failed: Callable[[dict, Exception], str]) -> NoReturn:
+    """The child's whole life: its `request()`, `handle(request)`'s answer (None: the exit code is
+    the answer), or for an exception `failed(request, exc)`'s (which may raise it on, to end the
+    process with a traceback and a non-zero exit code); then `answer`, which ends it."""
+    req = request()
+    try:
+        text = handle(req)
+    except Exception as exc:  # noqa: BLE001 - every child's failure is answered, in its own words
+        text = failed(req, exc)
+    answer(text)
+
+
 def since_sent(req: dict) -> float:
     """Seconds since the parent started the child that reads `req` (its `sent_at`): the
     interpreter's start, imports, compile and inputs included."""

@@ -52,3 +52,16 @@ def test_a_real_child_answers_through_the_protocol():
     """The binary report reader's child, started for real: a file that is no report is no answer."""
     reply = child.ask("roofline.nsight.binary", {"report": "/nonexistent.ncu-rep"}, 120)
     assert reply.answer is None and reply.failure == "died" and reply.returncode != 0
+
+
+def test_the_measuring_children_answer_every_failure_in_their_report_format():
+    """A user kernel's child and a graded workload's child, started for real without a usable GPU
+    (or on a bus that holds none): each answers its own report, the failure named, exit code 0."""
+    from roofline.measure import graded_child, isolated
+
+    reply = child.ask(isolated.CHILD, {"pci_bus_id": "0000:ff:00.0", "kernel": {"name": "k"}}, 120,
+                      isolated._REPORT.validate_json)
+    assert reply.returncode == 0 and reply.answer.error.startswith("k: ") and reply.answer.failure in ("fault", "error")
+    reply = child.ask(graded_child.CHILD, {"mode": "grade", "path": "/nonexistent.cu", "pci_bus_id": None}, 120,
+                      graded_child._REPORT.validate_json)
+    assert reply.returncode == 0 and (reply.answer.error or reply.answer.usage)

@@ -114,20 +114,28 @@ def _child(request: dict) -> ChildGrade:
     return ChildGrade(**{f.name: getattr(run, f.name) for f in fields(Findings)})
 
 
-def main() -> None:
-    """The child: read the request, write the report as the last line of stdout, end at once."""
+def _answer(request: dict) -> str | None:
+    """The report of `request`; None in the profile mode, under ncu: the counts are the answer."""
+    report = _child(request)
+    return None if request.get("mode") == "profile" else _REPORT.dump_json(report).decode()
+
+
+def _failed(request: dict, exc: Exception) -> str:
+    """A spec's error as `usage`; anything else that stopped the child (a CUDA error outside a
+    launch, a callable that raised while it was built) as `error`. In the profile mode the
+    exception goes on: the exit code is the answer."""
     from ..errors import UsageError
-    request = child.request()
-    if request.get("mode") == "profile":  # under ncu: the counts are the answer; a failure is the exit code
-        _child(request)
-        child.answer()
-    try:
-        report = _child(request)
-    except UsageError as exc:
-        report = ChildGrade(usage=str(exc))
-    except Exception as exc:  # a CUDA error outside a launch, a callable that raised while it was built
-        report = ChildGrade(error=f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
-    child.answer(_REPORT.dump_json(report).decode())
+    if request.get("mode") == "profile":
+        raise exc
+    if isinstance(exc, UsageError):
+        return _REPORT.dump_json(ChildGrade(usage=str(exc))).decode()
+    return _REPORT.dump_json(ChildGrade(error=f"{type(exc).__name__}: {exc}".splitlines()[0][:300])).decode()
+
+
+def main() -> None:
+    """The child (`roofline.child.serve`): read the request, write the report as the last line of
+    stdout, end at once."""
+    child.serve(_answer, _failed)
 
 
 if __name__ == "__main__":

@@ -155,18 +155,19 @@ def _stuck(kernel: UserKernel, exc: LaunchTimeout, outcomes: list, where: str,
     return ChildReport(partial.compiled if partial is not None else None, ragged, error=error, failure=kind)
 
 
+def _failed(request: dict, exc: Exception) -> str:
+    """The report of an exception outside a launch: a UsageError from the file, a CUDA error."""
+    name = request.get("kernel", {}).get("name", "kernel")
+    fault = "CUDA" in type(exc).__name__ or "cuda" in type(exc).__module__
+    return _REPORT.dump_json(ChildReport(error=f"{name}: {type(exc).__name__}: {exc}".splitlines()[0],
+                                         failure="fault" if fault else "error")).decode()
+
+
 def main() -> None:
-    """The child: read the request on stdin, write the report as the last line of stdout, and
-    end at once (a timed-out kernel may still be running: the driver ends it with the process)."""
-    request = child.request()
-    try:
-        report = _child(request)
-    except Exception as exc:  # a UsageError from the file, a CUDA error outside a launch
-        name = request.get("kernel", {}).get("name", "kernel")
-        fault = "CUDA" in type(exc).__name__ or "cuda" in type(exc).__module__
-        report = ChildReport(error=f"{name}: {type(exc).__name__}: {exc}".splitlines()[0],
-                             failure="fault" if fault else "error")
-    child.answer(_REPORT.dump_json(report).decode())
+    """The child (`roofline.child.serve`): read the request on stdin, write the report as the last
+    line of stdout, and end at once (a timed-out kernel may still be running: the driver ends it
+    with the process)."""
+    child.serve(lambda request: _REPORT.dump_json(_child(request)).decode(), _failed)
 
 
 if __name__ == "__main__":
