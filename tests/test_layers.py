@@ -192,3 +192,12 @@ def test_the_command_line_sits_on_top_console_and_outcome_below_it_and_the_libra
             continue
         package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
         assert named(_module_imports(path, package), top) == [], path
+
+
+def test_the_measuring_package_names_every_module_it_holds():
+    import roofline.measure as measure
+
+    doc = measure.__doc__
+    for path in sorted((ROOT / "roofline" / "measure").glob("*.py")):
+        if path.stem != "__init__":
+            assert f"\n  {path.stem} " in doc, f"roofline/measure/__init__.py does not name {path.stem}"
