@@ -74,17 +74,25 @@ def test_variants_and_expressions():
     assert from_expression("naive<16>").block == (16, 16, 1)  # ...but every kernel has an expression
 
 
-def test_the_profiled_launch_carries_the_tile_it_was_given():
+def test_the_profiled_launch_carries_the_tile_it_was_given(tmp_path):
+    import sys
+    from pathlib import Path
+
     from roofline.measure.counters import launch_command
 
     spec = variant("warptiling<64,64,8,32,32,4,8>")
-    cmd = launch_command(spec, Problem(1024, 512, 256))
-    assert cmd[-6:] == ["warptiling<64,64,8,32,32,4,8>", "1024", "512", "256", "-", "fp32"]
-    assert from_expression(cmd[-6]).params == spec.params != BY_NAME["warptiling"].ladder
+    cmd = launch_command(spec, Problem(1024, 512, 256), tmp_path)
+    assert cmd[:3] == [sys.executable, "-m", "roofline.measure.counters"] and cmd[3] == "--request"
+    request = json.loads(Path(cmd[4]).read_text())
+    assert (request["kernel"], request["problem"], request["pci_bus_id"]) == (
+        "warptiling<64,64,8,32,32,4,8>", [1024, 512, 256, "fp32"], None)
+    assert from_expression(request["kernel"]).params == spec.params != BY_NAME["warptiling"].ladder
     tensor = BY_NAME["wgmma_ws"].spec(dtype="tf32")
-    cmd = launch_command(tensor, Problem(1024, 512, 256, "tf32"))
-    assert cmd[-6:] == ["wgmma_ws<tf32,256,32,4,8>", "1024", "512", "256", "-", "tf32"]
-    assert from_expression(cmd[-6]) == tensor.family.spec(tensor.params, "variant", "tf32")
+    cmd = launch_command(tensor, Problem(1024, 512, 256, "tf32"), tmp_path, "0000:01:00.0")
+    request = json.loads(Path(cmd[4]).read_text())
+    assert (request["kernel"], request["problem"], request["pci_bus_id"]) == (
+        "wgmma_ws<tf32,256,32,4,8>", [1024, 512, 256, "tf32"], "0000:01:00.0")
+    assert from_expression(request["kernel"]) == tensor.family.spec(tensor.params, "variant", "tf32")
 
 
 def test_tile_resolution_order(private_cache):

@@ -38,15 +38,16 @@ def test_results_analysis_and_render_import_nothing_from_measure_or_the_run_conv
 
 def test_the_report_corridor_is_one_package_that_runs_only_ncu():
     """`roofline/nsight` reads every report form without the measuring layer; of its modules only
-    `run` (ncu, c++filt) and `binary` (NVIDIA's reader in a child Python) start processes, and
-    the model layer names nothing of it."""
+    `run` (ncu, c++filt) and `binary` (NVIDIA's reader in a child Python, through `roofline.child`)
+    start processes, and the model layer names nothing of it."""
     modules = _imported_modules("nsight")
     assert {"reader.py", "pages.py", "text.py", "binary.py", "metrics.py", "launches.py", "device.py"} <= set(modules)
     for name, imported in modules.items():
         bad = [m for m in imported if m.startswith(("roofline.measure", "roofline.api", "roofline.results",
                                                     "roofline.render"))]
         assert bad == [], f"roofline/nsight/{name} imports {bad}"
-    assert sorted(n for n, imported in modules.items() if "subprocess" in imported) == ["binary.py", "run.py"]
+    assert sorted(n for n, imported in modules.items() if "subprocess" in imported) == ["run.py"]
+    assert sorted(n for n, imported in modules.items() if "roofline.child" in imported) == ["binary.py"]
     for name, imported in _imported_modules("model").items():
         assert [m for m in imported if m.startswith("roofline.nsight")] == [], name
     assert not (ROOT / "roofline" / "measure" / "ncu.py").exists()
@@ -195,3 +196,12 @@ def test_the_command_line_sits_on_top_console_and_outcome_below_it_and_the_libra
             continue
         package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
         assert named(_module_imports(path, package), top) == [], path
+
+
+def test_the_measuring_package_names_every_module_it_holds():
+    import roofline.measure as measure
+
+    doc = measure.__doc__
+    for path in sorted((ROOT / "roofline" / "measure").glob("*.py")):
+        if path.stem != "__init__":
+            assert f"\n  {path.stem} " in doc, f"roofline/measure/__init__.py does not name {path.stem}"

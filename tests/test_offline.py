@@ -273,9 +273,7 @@ def test_one_fork_server_serves_every_compile_and_one_that_ended_is_replaced():
 
 
 def test_a_fork_server_that_ends_or_takes_too_long_is_stopped_and_says_so(tmp_path):
-    from roofline.ladder.user import to_argument
-
-    (tmp_path / "0.job").write_text(json.dumps([to_argument(BY_NAME["split_k"].spec()), "sm_90"]))
+    (tmp_path / "0.job").write_text(json.dumps(compile_pool.job(BY_NAME["split_k"].spec(), "sm_90")))
     slow = compile_pool._ForkServer()
     assert slow.run(str(tmp_path), 0.05) == "no answer within 0.05 s" and not slow.alive()
     ended = compile_pool._ForkServer()

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 from conftest import FIXTURES
 
+from roofline import child
 from roofline.ladder.user import load
 from roofline.measure import isolated
 from roofline.measure.runner import FAILURES, KernelRun, RunOutput
@@ -131,7 +132,7 @@ def test_the_parent_keeps_the_childs_failure_kind(monkeypatch):
     kernel = load(KERNELS / "infinite_loop.cu")
     report = isolated.ChildReport(error="infinite_loop: timeout: stopped after 2.0 s, still running", failure="timeout")
     line = isolated._REPORT.dump_json(report).decode()
-    monkeypatch.setattr(isolated.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=line + "\n",
+    monkeypatch.setattr(child.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=line + "\n",
                                                                                                    stderr=""))
     r = isolated.run_isolated(kernel, Problem(64, 64, 64), "0000:00:00.0", timeout_s=2)
     assert (r.failure, r.error) == ("timeout", "infinite_loop: timeout: stopped after 2.0 s, still running")

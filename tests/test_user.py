@@ -315,8 +315,9 @@ def test_register_counts_agree_across_processes():
     bad_kernel = load(Path(KERNELS / "does_not_compile.cu"))
     run = compile_in_fresh_process(kernels + [bad_kernel] + kernels[::-1], "sm_90", cache=False)
     assert [r.registers for r in run[:2]] == [r.registers for r in run[4:2:-1]] and run[0].registers > 0
-    child = subprocess.run([sys.executable, "-m", "roofline.measure.compile_pool", "warptiling<128,128,16,16,64,4,8>",
-                            "sm_90"], capture_output=True, text=True, check=True)
+    request = json.dumps({"kernel": "warptiling<128,128,16,16,64,4,8>", "arch": "sm_90"})
+    child = subprocess.run([sys.executable, "-m", "roofline.measure.compile_pool"], input=request, capture_output=True,
+                           text=True, check=True)
     assert json.loads(child.stdout)["max_threads_per_block"] == 512 and json.loads(child.stdout)["registers"] > 0
     assert json.loads(child.stdout)["registers"] == run[0].registers  # forked or started afresh, alike
     bad = run[2]
@@ -342,11 +343,12 @@ def test_the_readme_example_kernel_compiles_from_its_header_alone(tmp_path):
 
 
 def test_a_child_that_dies_without_a_report_is_a_failure_not_a_crash(monkeypatch):
+    from roofline import child
     from roofline.measure import isolated
 
     kernel = load(Path(TILED_F4))
     for stdout, code in (("", -9), ("printf from the kernel\n{not json", 1), ('{"error": 5}\n', 0)):
-        monkeypatch.setattr(isolated.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+        monkeypatch.setattr(child.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
             a, code, stdout=stdout, stderr="Segmentation fault\n"))
         r = isolated.run_isolated(kernel, Problem(64, 64, 64), "0000:00:00.0")
         assert r.error == f"tiled_f4: its process died (exit code {code}) without a report: Segmentation fault"
@@ -354,7 +356,7 @@ def test_a_child_that_dies_without_a_report_is_a_failure_not_a_crash(monkeypatch
 
     def too_slow(*a, **k):
         raise subprocess.TimeoutExpired(a, k["timeout"])
-    monkeypatch.setattr(isolated.subprocess, "run", too_slow)
+    monkeypatch.setattr(child.subprocess, "run", too_slow)
     r = isolated.run_isolated(kernel, Problem(64, 64, 64), "0000:00:00.0", timeout_s=1)
     # 180 s to start, 49 launches at the 1 s timeout (warm-up and 20 rounds of the kernel and cuBLAS, the check), 1 s budget
     assert r.error == "tiled_f4: timeout: its process was stopped after 230 s without an answer"

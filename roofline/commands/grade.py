@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -269,24 +268,20 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
 def _count_grade(w, device: DeviceSpec) -> tuple:
     """What Nsight Compute counted over one call of `w` (a child under ncu, profiling from
     cudaProfilerStart), or (None, why not)."""
-    from ..nsight.run import Options as ProfileOptions
-    import json as _json
     from .. import grading
     from ..measure.graded_child import command, request_for
+    from ..nsight.run import Options as ProfileOptions
     from .profile import NothingLaunched, profile
     request = request_for(w, device.pci_bus_id, device.l2_bytes, None, None, mode="profile")
-    os.environ["ROOFLINE_GRADE_REQUEST"] = _json.dumps(request)
     try:
         with tempfile.TemporaryDirectory(prefix="roofline-grade-") as tmp:
-            done = profile(command(), Path(tmp) / "profile.json", ProfileOptions(from_start=False),
+            done = profile(command(request, Path(tmp)), Path(tmp) / "profile.json", ProfileOptions(from_start=False),
                            command_stdout_to_stderr=True)
     except NothingLaunched:  # evidence in itself: the call launched no kernel
         from ..results.grades import CountedRecord
         return CountedRecord(kernels=0), None
     except (RunError, UsageError) as exc:
         return None, f"{w.name}: not counted: {exc}"
-    finally:
-        os.environ.pop("ROOFLINE_GRADE_REQUEST", None)
     return grading.counted_of(done.results, w.work(), device.roofs), None
 
 

@@ -5,4 +5,8 @@ the choice of the tunable kernel's tile. Pure Python: compiling and running are 
             minimum architecture; `KernelSpec` = a family at one tile
   sources   the .cu sources, with local includes inlined
   tiles     where the autotuned kernel's tile comes from (flag, tuned cache, built-in, default)
+  dispatch  tile_by_shape's and split_k's choice per problem and GPU
+  upgrade   what an older results file lacks and only the families can work out, filled in
+  user      the user's own GEMM kernel: its file's `// roofline` lines (read by
+            `roofline.declarations`, once, with the workload reader's), its launch and model
 """

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..declarations import WORKLOAD, Declaration, kind, refuse, scan
 from ..errors import UsageError
 from ..files import from_cwd, read_source, shown_path
 from ..model.launch import GridExpression, parse_block, parse_sizes
@@ -39,31 +40,21 @@ from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name", "dtype")
 REQUIRED = ("entry", "block", "grid")
 TILE_SOURCE = "user"
-_HEADER_LINE = re.compile(r"//\s*roofline\s+([A-Za-z][\w-]*)\s*:\s*(.*?)\s*")
-_ANY_CASE = re.compile(r"//\s*roofline\s+(" + "|".join(KEYS) + r")\s*:.*", re.IGNORECASE)
-_NO_COLON = re.compile(r"//\s*roofline\s+(" + "|".join(KEYS) + r")\b(?!\s*:).*", re.IGNORECASE)
 _ENTRY = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*\s*(<[^;{}]*>)?")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 
 
-def read_header(text: str, where: str = "source") -> dict[str, str]:
-    """The `// roofline KEY: VALUE` lines of a kernel file as {key: value}. Raises UsageError,
-    naming `where` and the line, for an unknown or repeated key, an empty value, or a line that
-    names a key without the colon."""
+def read_header(text: str, where: str = "source", declared: list[Declaration] | None = None) -> dict[str, str]:
+    """The `// roofline KEY: VALUE` lines of a kernel file (`declarations.scan` of `text`, or
+    `declared` where the caller scanned it already) as {key: value}. Raises UsageError, naming
+    `where` and the line, for an unknown or repeated key, an empty value, or a line that names a
+    key in another case or without the colon."""
     found: dict[str, str] = {}
-    for number, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped.startswith("//"):
+    for d in scan(text) if declared is None else declared:
+        if d.problem is not None:
+            refuse(d, where, KEYS)
             continue
-        match = _HEADER_LINE.fullmatch(stripped)
-        if match is None:
-            if _NO_COLON.fullmatch(stripped):
-                raise UsageError(f"{where}:{number}: expected '// roofline KEY: VALUE', with a colon after the key")
-            if _ANY_CASE.fullmatch(stripped):
-                raise UsageError(f"{where}:{number}: write 'roofline' and the key in lower case: "
-                                 "'// roofline KEY: VALUE'")
-            continue
-        key, value = match.group(1), match.group(2).split("//", 1)[0].strip()  # a trailing comment is no value
+        key, value, number = d.key, d.value, d.line
         if key not in KEYS:
             raise UsageError(f"{where}:{number}: unknown key {key!r} in '// roofline {key}:'; valid: {', '.join(KEYS)}")
         if key in found:
@@ -229,10 +220,10 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
     a missing entry, block or grid, or any value that does not parse."""
     path = Path(path).expanduser()
     text = read_source(path)
-    from ..workload import spec as workload_spec
-    if workload_spec.is_workload(text):
-        return _from_workload(path, flags)
-    values = read_header(text, str(path))
+    declared = scan(text)  # the file read and its lines scanned once, whichever kind it declares
+    if kind(declared) == WORKLOAD:
+        return _from_workload(path, flags, text, declared)
+    values = read_header(text, str(path), declared)
     values.update({k: v for k, v in (flags or {}).items() if v is not None})
     missing = [k for k in REQUIRED if k not in values]
     if missing:
@@ -244,15 +235,16 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
         raise exc if exc.message.startswith(str(path)) else exc.prefixed(f"{path}: ") from None
 
 
-def _from_workload(path: Path, flags: dict[str, str | None] | None) -> UserKernel:
-    """A workload's kernel from its file (`workload_kernel`). Raises UsageError for launch flags
-    (a workload declares its launch itself)."""
+def _from_workload(path: Path, flags: dict[str, str | None] | None, text: str,
+                   declared: list[Declaration]) -> UserKernel:
+    """A workload's kernel from its file (`workload_kernel`), from its text and declarations as
+    `load` read them. Raises UsageError for launch flags (a workload declares its launch itself)."""
     from ..workload import spec as workload_spec
     given = [k for k, v in (flags or {}).items() if v is not None]
     if given:
         raise UsageError(f"{path}: a workload declares its launch in its '// roofline' lines; {{{given[0].replace('-', '_')}}} "
                          "applies to a GEMM kernel", given[0].replace("-", "_"))
-    return workload_kernel(workload_spec.load_kernel(path))
+    return workload_kernel(workload_spec.load_kernel(path, text=text, declared=declared))
 
 
 def workload_kernel(w) -> UserKernel:

@@ -3,8 +3,10 @@ from one server that loaded NVRTC with address randomisation off and lives as lo
 that started it (`_ForkServer`), or, where there is no fork, processes started from scratch. The
 children run `nvrtc_compile.compile_for`; figures compiled before are taken from `compile_cache`.
 
-`python -m roofline.measure.compile_pool --serve` is the server, `... KERNEL ARCH` one kernel
-compiled in a process started from scratch (`_child_main`).
+`python -m roofline.measure.compile_pool` is either (`roofline.child`, `_child_main`): with the
+request {"serve": true} as the first line of its stdin, the server (each later line a folder of
+jobs, each job file a request); with {"kernel": ..., "arch": ...}, one kernel compiled in a
+process started from scratch, its figures (or error) the answer.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
+from .. import child
 from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel, from_argument, to_argument
 from .compile_cache import cache_key, cached_resources, remember
 from .nvrtc_compile import KernelResources, compile_for, compiler_env, warm_up
 
-_FIXED_LAYOUT = "ROOFLINE_FIXED_LAYOUT"  # set in a compiling child once it runs without randomisation
+CHILD = "roofline.measure.compile_pool"
 _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
 COMPILE_TIMEOUT_S = 600
 
@@ -76,10 +79,23 @@ def _compile_forked(specs: list[KernelSpec | UserKernel], arch: str) -> list[Ker
     with tempfile.TemporaryDirectory(prefix="roofline-compile-") as tmp:
         folder = Path(tmp)
         for i, spec in enumerate(specs):
-            (folder / f"{i}.job").write_text(json.dumps([to_argument(spec), arch]))
+            (folder / f"{i}.job").write_text(json.dumps(job(spec, arch)))
         with _server_lock:  # one folder at a time
             said = _fork_server().run(tmp, limit)
         return [_answer(folder, i, spec, arch, said) for i, spec in enumerate(specs)]
+
+
+def job(spec: KernelSpec | UserKernel, arch: str) -> dict:
+    """The request that has a compiling child compile `spec` for `arch`."""
+    return {"kernel": to_argument(spec), "arch": arch}
+
+
+def _compiled(request: dict) -> dict:
+    """`compile_for`'s figures of the kernel `request` (`job`) names, or {'error': why}."""
+    try:
+        return asdict(compile_for(from_argument(request["kernel"]), request["arch"]))
+    except (RunError, UsageError) as exc:
+        return {"error": str(exc)}
 
 
 class _ForkServer:
@@ -93,9 +109,13 @@ class _ForkServer:
         self.owner = os.getpid()
         self.log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace", prefix="roofline-compile-",
                                           suffix=".err")
-        self.proc = subprocess.Popen([sys.executable, "-m", "roofline.measure.compile_pool", "--serve"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     start_new_session=True, env=compiler_env())
+        self.proc = subprocess.Popen(child.command(CHILD), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log, start_new_session=True, env=compiler_env())
+        try:
+            self.proc.stdin.write(json.dumps({"serve": True}).encode() + b"\n")  # its request, then folders
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # it ended already: `run` says so
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -177,23 +197,30 @@ def _answer(folder: Path, index: int, spec: KernelSpec | UserKernel, arch: str, 
                     f"{read(f'{index}.status') or 'unknown'}): {said[:200]}")
 
 
-def _serve() -> None:
-    """`python -m roofline.measure.compile_pool --serve`: the fork server (`_ForkServer`). With the
-    layout fixed and NVRTC started, read one folder of jobs per line and fork its children
-    (`_fork_jobs`), each from the same state: nothing read from the jobs before the fork, and what
-    changes here between forks are small objects only."""
-    _fixed_address_space()
-    warm_up()  # CuPy and NVRTC loaded and started once, before any fork
-    pending = b""
+def _serve(pending: bytes) -> None:
+    """The fork server (`_ForkServer`), its request read: with the layout fixed and NVRTC started,
+    read one folder of jobs per line (`pending`: what was read after the request) and fork its
+    children (`_fork_jobs`), each from the same state: nothing read from the jobs before the fork,
+    and what changes here between forks are small objects only."""
     while True:  # the pipe read and written directly: no stream buffers in the state children start from
-        while b"\n" not in pending:
-            more = os.read(0, 4096)
-            if not more:
-                return
-            pending += more
-        line, _, pending = pending.partition(b"\n")
+        line, pending = _line(pending)
+        if line is None:
+            return
         _fork_jobs(os.fsdecode(line))
         os.write(1, b"done\n")
+
+
+def _line(pending: bytes) -> tuple[bytes | None, bytes]:
+    """The next line of stdin (read directly, without a stream's buffer) after `pending`, and what
+    was read past it; (None, b'') at the end of stdin, (the rest, b'') for a last line without its
+    newline."""
+    while b"\n" not in pending:
+        more = os.read(0, 4096)
+        if not more:
+            return (pending or None), b""
+        pending += more
+    line, _, pending = pending.partition(b"\n")
+    return line, pending
 
 
 def _fork_jobs(folder: str) -> None:
@@ -229,12 +256,8 @@ def _forked_child(folder: str, index: int) -> None:
         err = os.open(os.path.join(folder, f"{index}.err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(err, 2)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the server's stdout carries its answers alone
-        with open(os.path.join(folder, f"{index}.job")) as job:
-            kernel, arch = json.load(job)
-        try:
-            answer = asdict(compile_for(from_argument(kernel), arch))
-        except (RunError, UsageError) as exc:
-            answer = {"error": str(exc)}
+        with open(os.path.join(folder, f"{index}.job")) as request:
+            answer = _compiled(json.load(request))
         with open(os.path.join(folder, f"{index}.json"), "w") as out:
             out.write(json.dumps(answer))
         code = 0
@@ -252,47 +275,44 @@ def _compile_each(specs: list[KernelSpec | UserKernel], arch: str) -> list[Kerne
 
 
 def _compile_in_child(spec: KernelSpec | UserKernel, arch: str) -> KernelResources | RunError:
-    proc = subprocess.run([sys.executable, "-m", "roofline.measure.compile_pool", to_argument(spec), arch],
-                          capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=compiler_env())
-    try:
-        answer = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        last = next((ln for ln in reversed(proc.stderr.splitlines()) if ln.strip()), "no message")
-        return RunError(f"{spec.name} for {arch}: the compiling process failed (exit code {proc.returncode}): "
-                        f"{last.strip()[:200]}")
+    reply = child.ask(CHILD, job(spec, arch), COMPILE_TIMEOUT_S, env=compiler_env())
+    answer = reply.answer
+    if not isinstance(answer, dict):
+        said = (f"exit code {reply.returncode}): {(reply.stderr_tail or 'no message')[:200]}" if reply.failure == "died"
+                else f"{reply.why})")
+        return RunError(f"{spec.name} for {arch}: the compiling process failed ({said}")
     return RunError(answer["error"]) if "error" in answer else KernelResources(**answer)
 
 
 def _fixed_address_space() -> None:
     """Re-run this process with address-space randomisation off, once (Linux: personality
-    ADDR_NO_RANDOMIZE, which takes effect at exec). Elsewhere, or where the call is refused,
-    nothing changes."""
-    if not sys.platform.startswith("linux") or os.environ.get(_FIXED_LAYOUT):
+    ADDR_NO_RANDOMIZE, which takes effect at exec; a process that runs with it already is left
+    as it is). Elsewhere, or where the call is refused, nothing changes. Nothing has been read
+    from stdin yet: the request is there for the process that follows."""
+    if not sys.platform.startswith("linux"):
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         current = libc.personality(0xFFFFFFFF)
-        if current == -1 or libc.personality(current | _ADDR_NO_RANDOMIZE) == -1:
+        if current == -1 or current & _ADDR_NO_RANDOMIZE or libc.personality(current | _ADDR_NO_RANDOMIZE) == -1:
             return
     except (OSError, AttributeError):
         return
-    os.environ[_FIXED_LAYOUT] = "1"
-    os.execv(sys.executable, [sys.executable, "-m", "roofline.measure.compile_pool", *sys.argv[1:]])
+    os.execv(sys.executable, [sys.executable, *child.command(CHILD)[1:], *sys.argv[1:]])
 
 
 def _child_main() -> None:
-    """`python -m roofline.measure.compile_pool KERNEL ARCH`: print `compile_for`'s figures (or the
-    error) as one JSON line. `... --serve`: the fork server (`_serve`)."""
-    if sys.argv[1:2] == ["--serve"]:
-        _serve()
-        return
+    """`python -m roofline.measure.compile_pool`: with the layout fixed and NVRTC started (the state
+    a forked child starts from), read the request (the first line of stdin): {"serve": true}, the
+    fork server (`_serve`); else one kernel (`job`), its figures (or the error) the answer."""
     _fixed_address_space()
-    warm_up()  # the state a forked child starts from
-    try:
-        answer = asdict(compile_for(from_argument(sys.argv[1]), sys.argv[2]))
-    except (RunError, UsageError) as exc:
-        answer = {"error": str(exc)}
-    print(json.dumps(answer))
+    warm_up()
+    line, pending = _line(b"")
+    request = json.loads(line or b"{}")
+    if request.get("serve"):
+        _serve(pending)
+        return
+    child.answer(json.dumps(_compiled(request)))
 
 
 if __name__ == "__main__":

@@ -14,18 +14,18 @@
                     or TF32 GEMM: sm__ops_path_tensor_src_<type>.sum)
 (`nsight.metrics` says which metrics give each). Without `ncu`, or without permission to read
 the counters, one line says so and the run goes on. The profiled process is this module run as a
-script: it compiles one kernel (a ladder kernel at the tile its name expression gives, or a
-user's kernel from its launch description) and launches it once on random inputs, on the GPU the
-run uses.
+script (`roofline.child`, its request in a file beside the report: ncu holds the stdin): it
+compiles one kernel (a ladder kernel at the tile its name expression gives, or a user's kernel
+from its launch description) and launches it once on random inputs, on the GPU the run uses.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
 from pathlib import Path
 
+from .. import child
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel, from_argument, to_argument
 from ..model.problem import Problem
@@ -38,6 +38,7 @@ from .compile import compile_kernel
 from .nvml import from_nvml
 from .runner import kernel_args, random_inputs
 
+CHILD = "roofline.measure.counters"
 TIMEOUT_S = 300
 FIELDS = {"dram_bytes": "dram", "l2_bytes": "l2", "l1_bytes": "l1", "smem_bytes": "smem",
           "bank_conflicts": "bank_conflicts", "fp32_flops": "fp32"}
@@ -59,8 +60,8 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
     fails."""
     options = ncu.Options(kernel_regex=f"^{re.escape(spec.kernel_name)}$", launch_count=1)
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
-        done = ncu.run(launch_command(spec, problem, pci_bus_id), options, Path(tmp) / "kernel", TIMEOUT_S,
-                       capture=True)
+        done = ncu.run(launch_command(spec, problem, Path(tmp), pci_bus_id), options, Path(tmp) / "kernel",
+                       TIMEOUT_S, capture=True)
         if done.report is None:
             said = done.warnings()
             raise ncu.NcuError(f"ncu profiled nothing for {spec.name}" + (f": {said[-1]}" if said else ""))
@@ -70,23 +71,26 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
     return counted_from(rows[0], problem.precision_key)
 
 
-def launch_command(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None) -> list[str]:
+def launch_command(spec: KernelSpec | UserKernel, problem: Problem, folder: Path,
+                   pci_bus_id: str | None = None) -> list[str]:
     """The command that launches `spec` once, at its own tile, on `problem`: this module run as a
-    script with the kernel's name expression (which carries every template parameter) or a user
-    kernel's launch description as JSON, then M N K, the GPU's PCI bus id ('-': the first) and the
-    precision."""
-    return [sys.executable, "-m", "roofline.measure.counters", to_argument(spec),
-            str(problem.m), str(problem.n), str(problem.k), pci_bus_id or "-", problem.dtype]
+    child (`roofline.child`) whose request, written to `folder`, names the kernel (its name
+    expression, which carries every template parameter, or a user kernel's launch description as
+    JSON), the problem (M, N, K and precision) and the GPU's PCI bus id (None: the first)."""
+    request = {"kernel": to_argument(spec), "problem": [problem.m, problem.n, problem.k, problem.dtype],
+               "pci_bus_id": pci_bus_id}
+    return child.command(CHILD, child.write_request(request, folder))
 
 
-def launch_once(what: str, problem: Problem, pci_bus_id: str = "-") -> None:
-    """Compile the kernel `what` names (a name expression, `families.from_expression`, or a user
-    kernel's JSON description) and launch it once on random inputs: the process ncu profiles."""
+def launch_once(request: dict) -> None:
+    """Compile the kernel `request` names (`launch_command`) and launch it once on random inputs:
+    the process ncu profiles."""
     import cupy
 
-    if pci_bus_id != "-":
-        cupy.cuda.Device(cupy.cuda.runtime.deviceGetByPCIBusId(pci_bus_id)).use()
-    spec = from_argument(what)
+    if request.get("pci_bus_id"):
+        cupy.cuda.Device(cupy.cuda.runtime.deviceGetByPCIBusId(request["pci_bus_id"])).use()
+    spec = from_argument(request["kernel"])
+    problem = Problem(*request["problem"])
     kernel = compile_kernel(spec, from_nvml().arch_limits)
     a, b = random_inputs(problem)
     c = cupy.empty((problem.m, problem.n), dtype=cupy.float32)
@@ -95,5 +99,5 @@ def launch_once(what: str, problem: Problem, pci_bus_id: str = "-") -> None:
 
 
 if __name__ == "__main__":
-    launch_once(sys.argv[1], Problem(*(int(v) for v in sys.argv[2:5]), sys.argv[6] if len(sys.argv) > 6 else "fp32"),
-                sys.argv[5] if len(sys.argv) > 5 else "-")
+    launch_once(child.request())
+    child.answer()

@@ -44,8 +44,9 @@ from ..model.timing import Timing
 from ..model.verify import TOLERANCE, verify
 from ..workload.spec import Arg, Workload
 from . import buffers
-from .rounds import Item, time_in_rounds
-from .timing import gpu_hold, l2_flush
+from .pipeline import time_items
+from .rounds import Item
+from .timing import l2_flush
 from .waiting import LaunchTimeout, waiter
 
 TOLERANCE_16BIT = 1e-2
@@ -391,8 +392,7 @@ def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s
     launch (`measure.rounds`), each burst waited for by `wait` (default: the whole device), or
     (None, the error) when a launch raised. Raises LaunchTimeout (`waiting`)."""
     item = Item(launch, wait or waiter(None, device_wide=True))
-    share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
-    rounds = time_in_rounds([item], flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
+    rounds = time_items([item], flush, budget_s, sampler, full_clock_share)
     return rounds.timings[0], item.error if rounds.timings[0] is None else None
 
 

@@ -2,7 +2,8 @@
 a kernel's fault or a callable's crash cannot take the other entries down, and once more under
 Nsight Compute for `grade --profile`.
 
-The parent writes a request (JSON on stdin): the workload's source (a .cu path, or a callable's
+The parent writes a request (`roofline.child`: JSON on stdin, or in a file named on the command
+line for the run under ncu): the workload's source (a .cu path, or a callable's
 target with its spec file), its sizes, the GPU's PCI bus id, the L2 size, the timing budget, and
 the mode: 'grade' (check and time: `measure.graded.grade_one`; the report, one JSON line, is the
 last of stdout) or 'profile' (one untimed call to compile and warm up, then one between
@@ -11,18 +12,16 @@ cudaProfilerStart and cudaProfilerStop, for ncu's `--profile-from-start off`).
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from pydantic import TypeAdapter
 
+from .. import child
 from ..model.timing import DEFAULT_TIMEOUT_S
 from ..workload.spec import Workload, load_callable, load_kernel
 from .graded import Findings, GradedRun
-from .isolated import ask_child, since_sent
+from .nvrtc_compile import compiler_env
 from .waiting import LaunchTimeout
 
 CHILD = "roofline.measure.graded_child"
@@ -51,9 +50,10 @@ def request_for(workload: Workload, pci_bus_id: str | None, l2_bytes: int | None
             "full_clock_share": full_clock_share, "mode": mode, "timeout_s": timeout_s}
 
 
-def command() -> list[str]:
-    """The child's command line (its request comes on stdin, or for ncu in ROOFLINE_GRADE_REQUEST)."""
-    return [sys.executable, "-m", CHILD]
+def command(request: dict, folder: Path) -> list[str]:
+    """The command line of a child that reads `request` from a file written in `folder` (one run
+    under ncu, whose stdin is not the child's: `roofline.child`)."""
+    return child.command(CHILD, child.write_request(request, folder))
 
 
 def grade_in_child(workload: Workload, request: dict, timeout_s: float = DEFAULT_TIMEOUT_S) -> GradedRun:
@@ -63,10 +63,11 @@ def grade_in_child(workload: Workload, request: dict, timeout_s: float = DEFAULT
     from ..errors import UsageError
     run = GradedRun(workload=workload)
     limit = START_ALLOWANCE_S + 40 * timeout_s + 4 * (request.get("budget_s") or 0.5)
-    report, _, why = ask_child(CHILD, request, _REPORT, limit)
-    if report is None:
-        run.error = why
+    reply = child.ask(CHILD, request, limit, _REPORT.validate_json, env=compiler_env())
+    if reply.answer is None:
+        run.error = reply.why
         return run
+    report = reply.answer
     if report.usage:
         raise UsageError(report.usage)
     for f in fields(Findings):
@@ -106,31 +107,35 @@ def _child(request: dict) -> ChildGrade:
                         request.get("full_clock_share"), timeout_s=request.get("timeout_s"))
     except LaunchTimeout as exc:  # still on the GPU: report what is known, and the caller ends the process
         run = exc.partial
-        run.error += f"; {max(0.0, since_sent(request) - exc.waited_s):.1f} s of start-up, compile, inputs and " \
+        run.error += f"; {child.seconds_before(request, exc.waited_s):.1f} s of start-up, compile, inputs and " \
                      "references before it"
     finally:
         sampler.close()
     return ChildGrade(**{f.name: getattr(run, f.name) for f in fields(Findings)})
 
 
-def main() -> None:
-    """The child: read the request, write the report as the last line of stdout, end at once."""
+def _answer(request: dict) -> str | None:
+    """The report of `request`; None in the profile mode, under ncu: the counts are the answer."""
+    report = _child(request)
+    return None if request.get("mode") == "profile" else _REPORT.dump_json(report).decode()
+
+
+def _failed(request: dict, exc: Exception) -> str:
+    """A spec's error as `usage`; anything else that stopped the child (a CUDA error outside a
+    launch, a callable that raised while it was built) as `error`. In the profile mode the
+    exception goes on: the exit code is the answer."""
     from ..errors import UsageError
-    text = os.environ.get("ROOFLINE_GRADE_REQUEST") or sys.stdin.read()
-    request = json.loads(text)
-    if request.get("mode") == "profile":  # under ncu: the counts are the answer; a failure is the exit code
-        _child(request)
-        sys.stdout.flush()
-        os._exit(0)
-    try:
-        report = _child(request)
-    except UsageError as exc:
-        report = ChildGrade(usage=str(exc))
-    except Exception as exc:  # a CUDA error outside a launch, a callable that raised while it was built
-        report = ChildGrade(error=f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
-    sys.stdout.write(_REPORT.dump_json(report).decode() + "\n")
-    sys.stdout.flush()
-    os._exit(0)
+    if request.get("mode") == "profile":
+        raise exc
+    if isinstance(exc, UsageError):
+        return _REPORT.dump_json(ChildGrade(usage=str(exc))).decode()
+    return _REPORT.dump_json(ChildGrade(error=f"{type(exc).__name__}: {exc}".splitlines()[0][:300])).decode()
+
+
+def main() -> None:
+    """The child (`roofline.child.serve`): read the request, write the report as the last line of
+    stdout, end at once."""
+    child.serve(_answer, _failed)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 A CUDA fault (an illegal address, a trap) poisons the context it happens in, and a kernel that
 never ends holds the GPU until its process goes. So each user kernel is compiled, verified and
-timed by a child process (this module run as a script: `python -m roofline.measure.isolated`),
+timed by a child process (this module run as a script, `python -m roofline.measure.isolated`,
+through `roofline.child`: the request on its stdin, its report the last line of its stdout),
 which draws the same inputs from the same seed, computes its own cuBLAS reference, and answers
 with one JSON document on stdout. The child first verifies at a ragged problem (sizes one less
 than a multiple of 128, so that a kernel that only works on whole tiles is caught), then verifies
@@ -16,15 +17,11 @@ the child died, a failed verification.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
 from dataclasses import dataclass
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
+from .. import child
 from ..ladder.user import UserKernel, from_description
 from ..model.problem import Problem
 from ..model.timing import DEFAULT_TIMEOUT_S
@@ -37,6 +34,7 @@ from .waiting import LaunchTimeout
 
 RAGGED = Problem(511, 383, 255)  # each one less than a multiple of 128
 RAGGED_TENSOR_K = 248  # a tensor-core precision's rows must be 16 bytes: the multiple of 8 below 255
+CHILD = "roofline.measure.isolated"
 START_ALLOWANCE_S = 180.0  # CuPy import, NVRTC compile, inputs and the reference, before any launch
 # the most launches near the timeout one verify-and-time pass makes: the kernel's and cuBLAS's
 # warm-up and the rounds that reach `rounds.MIN_SAMPLES` (a launch that slow is one per burst, and
@@ -96,35 +94,14 @@ def run_isolated(kernel: UserKernel, problem: Problem, pci_bus_id: str, timeout_
     request = {"kernel": kernel.describe(), "problem": [problem.m, problem.n, problem.k, problem.dtype],
                "ragged": ragged, "timed": timed, "timeout_s": timeout_s, "pci_bus_id": pci_bus_id, "l2": l2}
     limit = START_ALLOWANCE_S + timeout_s * TIMED_LAUNCHES + 2 * BUDGET_PER_ITEM_S
-    report, failure, why = ask_child("roofline.measure.isolated", request, _REPORT, limit)
-    if report is None:
-        return KernelRun(kernel, figures, error=f"{kernel.name}: {why}", failure=failure)
+    reply = child.ask(CHILD, request, limit, _REPORT.validate_json, env=compiler_env())
+    if reply.answer is None:
+        return KernelRun(kernel, figures, error=f"{kernel.name}: {reply.why}", failure=reply.failure)
+    report = reply.answer
     check = None if report.ragged is None else RaggedCheck(ragged_for(problem.dtype), report.ragged)
     failure = report.failure or ("error" if report.error else None)
     return KernelRun(kernel, figures, report.compiled, report.verification, report.timing,
                      report.sm_clock_mhz, report.error, check, failure)
-
-
-def ask_child(module: str, request: dict, adapter: TypeAdapter, limit_s: float):
-    """Run `python -m module` with `request` as JSON on stdin (`sent_at` added: the wall clock
-    when it was started, `since_sent`), for at most `limit_s` seconds, and read its report: the
-    last line of its stdout (what the kernel printed comes before it) as `adapter` reads it.
-    Returns (report, None, None), or (None, 'timeout' or 'died', why) where it gave none."""
-    request = {**request, "sent_at": time.time()}
-    try:
-        proc = subprocess.run([sys.executable, "-m", module], input=json.dumps(request), capture_output=True,
-                              text=True, timeout=limit_s, env=compiler_env())
-    except subprocess.TimeoutExpired:
-        return None, "timeout", f"timeout: its process was stopped after {limit_s:g} s without an answer"
-    lines = proc.stdout.strip().splitlines()
-    try:
-        report = adapter.validate_json(lines[-1]) if lines else None
-    except ValidationError:
-        report = None
-    if report is None:
-        last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
-        return None, "died", f"its process died (exit code {proc.returncode}) without a report: {last.strip()[:200]}"
-    return report, None, None
 
 
 def _child(request: dict) -> ChildReport:
@@ -165,39 +142,32 @@ def _child(request: dict) -> ChildReport:
     return ChildReport(r.compiled, ragged, r.verification, timing, r.sm_clock_mhz, error, kind)
 
 
-def since_sent(request: dict) -> float:
-    """Seconds since the parent started the child that reads `request` (`ask_child`'s
-    `sent_at`): the interpreter's start, imports, compile and inputs included."""
-    return time.time() - request.get("sent_at", time.time())
-
-
 def _stuck(kernel: UserKernel, exc: LaunchTimeout, outcomes: list, where: str,
            ragged: Verification | None, request: dict) -> ChildReport:
     """The report of a launch still running past its timeout (`waiting.LaunchTimeout`): what was
     known before it, and the time since this process started (imports, compile, inputs and the
     reference came before the launch). Nothing more may touch the GPU: the caller ends the process."""
     partial = exc.partial
-    before = max(0.0, since_sent(request) - exc.waited_s)
+    before = child.seconds_before(request, exc.waited_s)
     outcomes.append((where, "timeout", f"{kernel.name}: timeout: {exc}; {before:.1f} s of start-up, compile, inputs "
                                        f"and reference before it"))
     kind, error = summarise(kernel.name, outcomes)
     return ChildReport(partial.compiled if partial is not None else None, ragged, error=error, failure=kind)
 
 
+def _failed(request: dict, exc: Exception) -> str:
+    """The report of an exception outside a launch: a UsageError from the file, a CUDA error."""
+    name = request.get("kernel", {}).get("name", "kernel")
+    fault = "CUDA" in type(exc).__name__ or "cuda" in type(exc).__module__
+    return _REPORT.dump_json(ChildReport(error=f"{name}: {type(exc).__name__}: {exc}".splitlines()[0],
+                                         failure="fault" if fault else "error")).decode()
+
+
 def main() -> None:
-    """The child: read the request on stdin, write the report as the last line of stdout, and
-    end at once (a timed-out kernel may still be running: the driver ends it with the process)."""
-    request = json.loads(sys.stdin.read())
-    try:
-        report = _child(request)
-    except Exception as exc:  # a UsageError from the file, a CUDA error outside a launch
-        name = request.get("kernel", {}).get("name", "kernel")
-        fault = "CUDA" in type(exc).__name__ or "cuda" in type(exc).__module__
-        report = ChildReport(error=f"{name}: {type(exc).__name__}: {exc}".splitlines()[0],
-                             failure="fault" if fault else "error")
-    sys.stdout.write(_REPORT.dump_json(report).decode() + "\n")
-    sys.stdout.flush()
-    os._exit(0)
+    """The child (`roofline.child.serve`): read the request on stdin, write the report as the last
+    line of stdout, and end at once (a timed-out kernel may still be running: the driver ends it
+    with the process)."""
+    child.serve(lambda request: _REPORT.dump_json(_child(request)).decode(), _failed)
 
 
 if __name__ == "__main__":

@@ -45,8 +45,9 @@ from .nvml import Sampler, from_nvml, require_gpu
 from .nvrtc_compile import compile_for, launch_check
 from . import reference as cublas_reference
 from ..progress import Progress
-from .rounds import Item, Rounds, time_in_rounds
-from .timing import Timing, gpu_hold, l2_flush, time_gpu
+from .pipeline import time_items
+from .rounds import Item, Rounds
+from .timing import Timing, l2_flush, time_gpu
 from .waiting import LaunchTimeout, waiter
 
 STEPS_PER_KERNEL = 2  # compile, verify (then all are timed together, in rounds)
@@ -253,9 +254,8 @@ def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSp
     try:
         ref_item = Item(lambda: cublas_reference.gemm(a, b, c_ref, dtype), waiter(None))
         items = [ref_item] + [launch for _, launch in checked if launch is not None]
-        share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
         try:
-            rounds = time_in_rounds(items, flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
+            rounds = time_items(items, flush, budget_s, sampler, full_clock_share)
         except LaunchTimeout as exc:  # a kernel's timed launch: the GPU is still busy with it
             stuck = next(run_ for run_, launch in checked if launch is not None and launch.error is exc)
             exc.partial = replace(stuck, error=f"{stuck.spec.name}: timeout: {exc}", failure="timeout")

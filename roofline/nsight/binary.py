@@ -4,7 +4,8 @@ in a child Python process, each value scaled by the unit it gives; where that re
 missing or fails, through `ncu --import REPORT --csv --page raw --print-units base`
 (`nsight.run.export_raw`).
 
-    python -m roofline.nsight.binary REPORT.ncu-rep    # the child: the launches as JSON
+The child is this module run through `roofline.child` (`python -m roofline.nsight.binary`, the
+request {"report": PATH} on its stdin, the launches its answer as one line of JSON).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from .. import child
 from ..errors import UsageError
 from .checks import check_rows
 from .dialect import unit_scale
@@ -51,6 +52,8 @@ def _ncu_report_module():
     return None
 
 
+CHILD = "roofline.nsight.binary"
+READ_TIMEOUT_S = 600
 NUMERIC_KINDS = ("ValueKind_FLOAT", "ValueKind_DOUBLE", "ValueKind_UINT32", "ValueKind_UINT64")
 
 
@@ -97,15 +100,11 @@ def _rows_from_module(path: Path) -> tuple[list[Row], int] | None:
     record a truncated file ends inside); None when the module is missing, fails or faults."""
     if _ncu_report_module() is None:
         return None
-    try:
-        proc = subprocess.run([sys.executable, "-m", "roofline.nsight.binary", str(path)], capture_output=True,
-                              text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return None
-    if proc.returncode != 0 or not proc.stdout.startswith("["):
+    reply = child.ask(CHILD, {"report": str(path)}, READ_TIMEOUT_S)
+    if reply.returncode != 0 or not isinstance(reply.answer, list):  # timed out, faulted, or failed
         return None
     rows, unknown, cut = [], {}, 0
-    for item in json.loads(proc.stdout):
+    for item in reply.answer:
         if not item["kernel"] and not item["values"] and not item["text"]:
             cut += 1
             continue
@@ -153,4 +152,4 @@ def read_report(path: Path, source: str | None = None) -> Rows:
 
 
 if __name__ == "__main__":  # the child process of `_rows_from_module`
-    print(json.dumps(_module_rows(sys.argv[1])))
+    child.answer(json.dumps(_module_rows(child.request()["report"])))

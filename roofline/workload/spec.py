@@ -39,6 +39,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..declarations import WORKLOAD, Declaration, kind, refuse, scan
 from ..errors import UsageError
 from ..files import read_source
 from ..model import formulas
@@ -53,7 +54,6 @@ KEYS = ("name", "entry", "sizes", "arg", "block", "grid", "dynamic-smem", "refer
 GEMM_ONLY = ("tile", "thread-tile", "dtype")  # keys of run --source's GEMM declaration (ladder.user.KEYS) alone
 ROLES = ("in", "out", "inout", "return")
 MAX_SIZE = 2**40
-_LINE = re.compile(r"//\s*roofline\s+([A-Za-z][\w-]*)\s*:\s*(.*?)\s*")
 _NAME = re.compile(r"[A-Za-z_]\w{0,63}")
 _BUFFER = re.compile(r"([A-Za-z_]\w*)\s+([A-Za-z]\w*)\s*\[(.*)\]\s*([a-z]+)\s*(.*)")
 _SCALAR = re.compile(r"([A-Za-z_]\w*)\s+([A-Za-z]\w*)\s*=\s*(.+)")
@@ -62,8 +62,8 @@ _DRAW = re.compile(r"(normal|ones|zeros)|(uniform|randint)\(\s*([-+0-9.eE]+)\s*,
 
 def is_workload(text: str) -> bool:
     """Whether a .cu file's lines declare a workload (any `// roofline arg:` line) rather than a
-    GEMM of the ladder's calling convention."""
-    return any((m := _LINE.fullmatch(ln.strip())) and m.group(1) == "arg" for ln in text.splitlines())
+    GEMM of the ladder's calling convention (`declarations.kind`)."""
+    return kind(scan(text)) == WORKLOAD
 
 
 @dataclass(frozen=True)
@@ -225,15 +225,17 @@ def _shown(sizes: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sizes.items())
 
 
-def read_lines(text: str, where: str) -> dict[str, object]:
-    """The `// roofline KEY: VALUE` lines of a .cu file as {key: value} (`arg` as a list, in
-    order). Raises UsageError naming the line for an unknown or repeated key or an empty value."""
+def read_lines(text: str, where: str, declared: list[Declaration] | None = None) -> dict[str, object]:
+    """The `// roofline KEY: VALUE` lines of a .cu file (`declarations.scan` of `text`, or
+    `declared` where the caller scanned it already) as {key: value} (`arg` as a list, in order).
+    Raises UsageError naming the line for an unknown or repeated key, an empty value, or a line
+    that names a key in another case or without the colon."""
     found: dict[str, object] = {}
-    for number, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
-        match = _LINE.fullmatch(line.strip())
-        if match is None:
+    for d in scan(text) if declared is None else declared:
+        if d.problem is not None:
+            refuse(d, where, KEYS + GEMM_ONLY)
             continue
-        key, value = match.group(1), match.group(2).strip()  # no trailing comment: // is floor division here
+        key, value, number = d.key, d.value, d.line  # a `//` that reads as floor division is kept
         if key in GEMM_ONLY:  # a kernel in the SGEMM calling convention, declared for `run --source`
             raise UsageError(f"{where}:{number}: {key!r} declares a GEMM for `roofline run --source` (the ladder's "
                              "calling convention); `grade` reads a workload's lines: "
@@ -572,12 +574,14 @@ def _formula(text: str, sizes: dict[str, int], where: str) -> Work:
         raise UsageError(f"{where}: work {text!r}: {exc}") from None
 
 
-def load_kernel(path: Path, spec_file: Path | None = None) -> Workload:
+def load_kernel(path: Path, spec_file: Path | None = None, text: str | None = None,
+                declared: list[Declaration] | None = None) -> Workload:
     """The workload of a .cu file: its `// roofline` lines, with a spec file's keys (`spec_file`,
-    or a .toml of the same stem beside it) added. Raises UsageError as `parse` does, or for a file
-    that cannot be read."""
+    or a .toml of the same stem beside it) added. `text` and `declared` are the file's text and
+    its declarations where the caller has read them already (`ladder.user.load`): the file is then
+    not read again. Raises UsageError as `parse` does, or for a file that cannot be read."""
     path = Path(path).expanduser()
-    values = read_lines(read_source(path), str(path))
+    values = read_lines(read_source(path) if text is None else text, str(path), declared)
     beside = path.with_suffix(".toml")
     spec_file = spec_file if spec_file is not None else (beside if beside.is_file() else None)
     where = str(path)
