@@ -46,8 +46,9 @@ TRACE = "a PyTorch profiler trace (roofline comms reads it), not a results file"
 
 
 def kind_of(doc: Results | ProfileResults | GradeResults) -> str:
-    """'run' (a run, a size sweep or a tile search), 'profile' or 'grade': a `KIND_NAMES` key."""
-    return "grade" if isinstance(doc, GradeResults) else "profile" if isinstance(doc, ProfileResults) else "run"
+    """'run' (a run, a size sweep or a tile search), 'profile' or 'grade': a `KIND_NAMES` key, as the
+    document says it (`kind_name`)."""
+    return doc.kind_name
 
 
 def _also(reads: str | None) -> str:
