@@ -87,7 +87,7 @@ def check(new: Results | ProfileResults, baseline: Results | ProfileResults, max
     """`new` against `baseline`: a matched kernel fails when its slowdown exceeds both `max_drop`
     and its noise (`Delta.noise`: the runs' spread, or a profile's fixed 2 %). Raises UsageError
     as `compare_work` does (a profile against a run, runs of different problems, nothing matched)."""
-    if isinstance(new, Results) and isinstance(baseline, Results):
+    if not new.kernels_are_a_step and not baseline.kernels_are_a_step:  # two runs, each solving one problem
         pb, pn = baseline.problem.problem, new.problem.problem
         if pb != pn:  # compare's message offers --force, which the gate has not: a time is no slowdown there
             raise UsageError(f"the baseline solves {pb.text()} and the new file {pn.text()}: a change of problem "

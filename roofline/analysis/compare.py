@@ -270,6 +270,12 @@ class WorkComparison:
         return self.before.device.name == self.after.device.name
 
     @property
+    def is_step(self) -> bool:
+        """Whether the kernels compared are the parts of a program step (two profiles), not
+        alternatives solving one problem (two runs)."""
+        return self.before.is_step
+
+    @property
     def reference_speedup(self) -> float | None:
         """The reference's time before over after (runs; None for profiles)."""
         return self.reference_ms[0] / self.reference_ms[1] if self.reference_ms else None
@@ -439,10 +445,10 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     # one side only (or a different set of them) would move every fraction by the measured/theoretical gap
     across = before.device.name != after.device.name
     wb, wa = workload(before, measured=not across), workload(after, measured=not across)
-    if wb.kind != wa.kind:
+    if wb.is_step != wa.is_step:
         raise UsageError(f"cannot compare a {wb.kind} with a {wa.kind}: a profile's kernels are a program's steps, "
                          "a run's are alternatives for one problem; compare two profiles or two run files")
-    profile = wb.kind == "profile"
+    profile = wb.is_step
     if not profile:
         pb, pa = before.problem.problem, after.problem.problem
         if pb != pa and not force:

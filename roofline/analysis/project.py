@@ -106,6 +106,7 @@ class Projection:
     problem: str | None
     targets: list[TargetProjection]
     notes: list[str] = field(default_factory=list)
+    is_step: bool = False  # the kernels are one step's parts, summed per target (a profile), not alternatives
 
 
 def _utilization(k: KernelWork, dev: DeviceSpec) -> tuple[Waves | None, str | None]:
@@ -201,21 +202,11 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
                gflops=gflops(flops, estimate) if flops else None, not_compared=tuple(dropped))
 
 
-def _reference(doc: Results) -> KernelWork | None:
-    """A run's cuBLAS reference as a kernel with its work alone, in the run's precision (no bytes
-    or launch recorded)."""
-    ref = doc.reference
-    if ref is None or not ref.time_ms:
-        return None
-    return KernelWork(name=ref.name, key=(ref.name,), launches=1, time_ms=float(ref.time_ms),
-                      flops={doc.precision: float(doc.problem.problem.flops)}, bytes={}, bytes_counted={},
-                      occupancy=None, spread=None, verdict=None)
-
-
-def _unavailable(k: KernelWork, kind: str, target: DeviceSpec) -> str | None:
+def _unavailable(k: KernelWork, is_step: bool, target: DeviceSpec) -> str | None:
     """Why a ladder kernel of a run cannot be built for `target` (`Family.runs_on`: wgmma and TMA
-    are sm_90a only, cp.async needs sm_80), or None."""
-    family = families.BY_NAME.get(k.name) if kind == "run" else None
+    are sm_90a only, cp.async needs sm_80), or None. A step's kernels (a profile's) are a
+    program's, never the ladder's."""
+    family = None if is_step else families.BY_NAME.get(k.name)
     if family is None or family.runs_on(target.compute_capability):
         return None
     return family.unavailable_reason(target.arch).removeprefix(f"{k.name} ")
@@ -230,15 +221,14 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
     w: Workload = workload(doc)
     kernels = [(k, k.verdict.waves if k.verdict is not None else None) for k in w.kernels]
     notes = list(w.notes)
-    if isinstance(doc, Results):
-        ref = _reference(doc)
-        if ref is not None:
-            kernels.append((ref, None))
-            notes.append(f"{ref.name} (the reference) has no bytes or launch recorded: projected from its "
-                         f"{doc.compute_level} floor alone")
+    ref = w.reference
+    if ref is not None:
+        kernels.append((ref, None))
+        notes.append(f"{ref.name} (the reference) has no bytes or launch recorded: projected from its "
+                     f"{w.compute_level} floor alone")
     out = []
     for target in targets:
-        rows = [project_kernel(k, w.device, target, waves, _unavailable(k, w.kind, target)) for k, waves in kernels]
+        rows = [project_kernel(k, w.device, target, waves, _unavailable(k, w.is_step, target)) for k, waves in kernels]
         kept = [r for r in rows if r.left_out is None]
         gone = [r for r in rows if r.left_out is not None]
         tnotes = [f"{target.name}: {THEORETICAL}"]
@@ -251,16 +241,16 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
             shown = why[0] if len(why) == 1 else "; ".join(f"{sum(r.left_out == y for r in gone)}: {y}"
                                                           for y in why[:3])
             more = f"; {len(why) - 3} more reasons in --json" if len(why) > 3 else ""
-            tnotes.append(f"{len(gone)} kernel(s) left out{' of the sums' if w.kind == 'profile' else ''}: "
+            tnotes.append(f"{len(gone)} kernel(s) left out{' of the sums' if w.is_step else ''}: "
                           f"{shown}{more} (each named in the table)")
-        step = w.kind == "profile" and bool(kept)  # no kernel with a roof on both GPUs: no step to sum
+        step = w.is_step and bool(kept)  # no kernel with a roof on both GPUs: no step to sum
         out.append(TargetProjection(
             device=target, kernels=rows,
             lower_bound_ms=sum(r.floor_ms for r in kept) if step else None,
             estimate_ms=sum(r.estimate_ms for r in kept) if step else None,
             here_ms=sum(r.time_here_ms for r in kept) if step else None,
             left_out=len(gone), left_out_ms=sum(r.time_here_ms for r in gone), notes=tnotes))
-    return Projection(w.kind, w.device, w.step_ms, w.problem, out, notes)
+    return Projection(w.kind, w.device, w.step_ms, w.problem, out, notes, w.is_step)
 
 
 def to_dict(p: Projection) -> dict:

@@ -116,7 +116,8 @@ class FusionWhatIf:
 @dataclass(frozen=True)
 class WhatIf:
     """Every kernel of a file at `target` of its binding roof, ranked by the time it saves (those
-    without a floor last). `step_ms` and the step columns only for a profile (`kind` 'profile')."""
+    without a floor last). `step_ms` and the step columns only for a profile (`kind` 'profile',
+    `is_step`)."""
 
     kind: str  # 'profile' or 'run'
     device: str
@@ -126,6 +127,7 @@ class WhatIf:
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
     fusion: list[FusionWhatIf] = field(default_factory=list)  # a profile's top kernel pairs, by saving
+    is_step: bool = False  # its kernels are one step's parts (a profile), not alternatives (a run)
 
     @property
     def ranked(self) -> list[KernelWhatIf]:
@@ -172,13 +174,11 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
     of range, or a profile whose kernels do not add up to its step."""
     target = check_target(target)
     w = workload(doc)
-    uncounted = ([k.uncounted(doc.device) for k in doc.kernels] if isinstance(doc, ProfileResults)
-                 else [[] for _ in w.kernels])
-    if w.kind == "profile" and w.step_ms is not None:
+    if w.is_step and w.step_ms is not None:
         total = math.fsum(k.time_ms for k in w.kernels)
         if abs(total - w.step_ms) > STEP_TOLERANCE * w.step_ms:
             raise UsageError(f"the profile's kernels add up to {total:g} ms, not its step's {w.step_ms:g} ms")
-    rows = [_kernel(k, target, w, missing) for k, missing in zip(w.kernels, uncounted)]
+    rows = [_kernel(k, target, w, list(k.uncounted)) for k in w.kernels]
     with_floor = sorted((r for r in rows if r.saved_ms is not None), key=lambda r: (-r.saved_ms, -r.time_ms))
     without = sorted((r for r in rows if r.saved_ms is None), key=lambda r: -r.time_ms)
     if w.step_ms is not None:
@@ -190,10 +190,10 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
         with_floor = cumulative
     notes = _notes(w, with_floor, without, target)
     pairs: list[FusionWhatIf] = []
-    if isinstance(doc, ProfileResults):
+    if w.is_step:  # a step's launches, one after another: what passes between two of them
         pairs, fusion_notes = fusion(doc, w)
         notes += fusion_notes
-    return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs)
+    return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs, w.is_step)
 
 
 def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP) -> tuple[list[FusionWhatIf], list[str]]:
@@ -289,7 +289,7 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
 
 def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf], target: float) -> list[str]:
     notes = list(w.notes)
-    if w.kind == "run":
+    if not w.is_step:
         notes.append(f"no step column: a run's kernels are alternatives that each solve the whole {w.problem} "
                      "problem, not parts of one step, so each is read alone (its own time at the target, its "
                      "speed-up alone)")

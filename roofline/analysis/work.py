@@ -50,6 +50,8 @@ class KernelWork:
     registers: int | None = None  # per thread, where known: with the block size and shared memory, the
     smem_bytes: tuple[int, int] | None = None  # (static, dynamic) per block: occupancy on another GPU
     joules: float | None = None  # a run's kernel measured with --energy: joules per launch
+    # what the file did not count for it (`ProfiledKernel.uncounted`: 'fp32', 'dram'); () where all is counted
+    uncounted: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -62,7 +64,10 @@ class KernelWork:
 
 @dataclass(frozen=True)
 class Workload:
-    """A results file's kernels (`KernelWork`), its device and, for a profile, the step's time."""
+    """A results file's kernels (`KernelWork`), its device and, for a profile, the step's time.
+    `kind` is the file's kind as documents show it ('profile', 'run'); what the readings depend on
+    is `is_step`, whether the kernels are one step's parts (they add up to `step_ms`) or
+    alternatives solving one problem (a run's, with its `reference` where recorded)."""
 
     kind: Literal["profile", "run"]
     device: DeviceSpec
@@ -70,6 +75,9 @@ class Workload:
     step_ms: float | None  # the profiled GPU time (a profile); None for a run, whose kernels are alternatives
     problem: str | None = None  # 'M x N x K' of a run
     notes: list[str] = field(default_factory=list)
+    is_step: bool = False
+    reference: KernelWork | None = None  # a run's cuBLAS reference: its work alone (no bytes or launch)
+    compute_level: str | None = None  # a run's compute roof ('FP32', 'BF16 tensor')
 
     def by_key(self) -> dict[tuple, KernelWork]:
         return {k.key: k for k in self.kernels}
@@ -80,16 +88,28 @@ def workload(doc: Results | ProfileResults, measured: bool = True) -> Workload:
     named in the notes; a sweep is read at its largest size (its `kernels`), as `show` reads it.
     Each kernel's verdict is against the measured roofs where the file has them, or against the
     theoretical roofs alone unless `measured` (two GPUs' files, whose measured roofs differ in kind)."""
-    if isinstance(doc, ProfileResults):
-        return Workload("profile", doc.device, [_profiled(doc, k, measured) for k in doc.kernels], doc.total_time_ms)
+    if doc.kernels_are_a_step:
+        return Workload(doc.kind_name, doc.device, [_profiled(doc, k, measured) for k in doc.kernels],
+                        doc.total_time_ms, is_step=True)
     notes = []
     untimed = [k.name for k in doc.kernels if not k.timed]
     if untimed:
         notes.append(f"not verified and timed, so left out: {', '.join(untimed)}")
     if doc.sweep:
         notes.append(f"a size sweep: read at its largest size, {doc.problem.problem.text()}")
-    return Workload("run", doc.device, [_run(doc, k, measured) for k in doc.kernels if k.timed], None,
-                    doc.problem.problem.text(), notes)
+    return Workload(doc.kind_name, doc.device, [_run(doc, k, measured) for k in doc.kernels if k.timed], None,
+                    doc.problem.problem.text(), notes, reference=_reference(doc), compute_level=doc.compute_level)
+
+
+def _reference(doc: Results) -> KernelWork | None:
+    """A run's cuBLAS reference as a kernel with its work alone, in the run's precision (no bytes
+    or launch recorded)."""
+    ref = doc.reference
+    if ref is None or not ref.time_ms:
+        return None
+    return KernelWork(name=ref.name, key=(ref.name,), launches=1, time_ms=float(ref.time_ms),
+                      flops={doc.precision: float(doc.problem.problem.flops)}, bytes={}, bytes_counted={},
+                      occupancy=None, spread=None, verdict=None)
 
 
 def _run(doc: Results, k: KernelRecord, measured: bool = True) -> KernelWork:
@@ -118,4 +138,4 @@ def _profiled(doc: ProfileResults, k: ProfiledKernel, measured: bool = True) -> 
         occupancy=k.occupancy.occupancy if k.occupancy else None,
         spread=None, verdict=doc.verdict(k, measured), threads_per_block=k.threads_per_block,
         blocks=grid[0] * grid[1] * grid[2] if grid else None, registers=k.registers,
-        smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0))
+        smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0), uncounted=tuple(k.uncounted(doc.device)))

@@ -66,7 +66,7 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     and L1 bytes ('(model)' where both are the model's), theoretical occupancy, the fraction of the
     binding roof, and the reading (noise, or faster/slower with the cause). A profile shows its
     `top` kernels by the longer of their two times."""
-    profile = cmp.kind == "profile"
+    profile = cmp.is_step
     columns = ([("grid x block", "right")] if profile else []) + [
         ("ms", "right"), ("time", "right"), ("FLOP/s", "right"), ("DRAM bytes", "right"), ("L2 bytes", "right"),
         ("L1 bytes", "right"), ("occupancy", "left"), ("of roof", "left")]
@@ -88,7 +88,7 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     devices = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
     shown = f"top {len(deltas)} of {len(cmp.kernels)}" if len(deltas) < len(cmp.kernels) else str(len(deltas))
     what = "profile" if profile else f"run ({cmp.after.problem})"
-    runs = compare_tables(cmp, width) if cmp.kind == "run" else []
+    runs = [] if cmp.is_step else compare_tables(cmp, width)
     return runs + _fit(f"what changed, {what} on {devices}: {shown} matched kernels", ("kernel", "left"), columns,
                        rows, width, styles)
 

@@ -39,7 +39,7 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
     change and its cause beside it. Raises UsageError when no kernel has the figure drawn."""
     across = not cmp.same_device
     deltas = cmp.kernels
-    if cmp.kind == "profile" and len(deltas) > TOP:
+    if cmp.is_step and len(deltas) > TOP:
         deltas = sorted(deltas, key=lambda d: -max(d.before_ms, d.after_ms))[:TOP]
     rows = []  # (label, x before, x after, colour, note, noise)
     if cmp.step is not None and not across:

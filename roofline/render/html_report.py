@@ -123,7 +123,7 @@ def build(doc: Results | ProfileResults, inputs: list[Path], measured: bool = Fa
     """The report's figures, table and notes for `doc` (see the module's docstring)."""
     require_plotly()
     sources = ", ".join(str(p) for p in inputs)
-    if isinstance(doc, ProfileResults):
+    if doc.kernels_are_a_step:  # a program's step: its kernels by their share of it
         report = _profile(doc, set(highlight or ()))
     else:
         report = _run(doc, measured, set(highlight or ()))

@@ -46,7 +46,7 @@ def project_tables(p: Projection, width: int = 200, top: int | None = TOP) -> li
                ("floor ms", "right"), ("est. ms", "right"), ("est. GFLOP/s", "right"), ("flags", "left", WRAP)]
     out = []
     for t in p.targets:
-        cut = top if top is not None and p.kind == "profile" and len(t.kernels) > top else None
+        cut = top if top is not None and p.is_step and len(t.kernels) > top else None
         rows, styles = _rows(t, cut)
         grid = [("grid x block", "right")] if rows and len(rows[0]) > len(columns) + 1 else []
         shown = f"; the {cut} longest of {len(t.kernels)} kernels (all in --json)" if cut else ""
@@ -83,7 +83,7 @@ def step_lines(p: Projection) -> list[str]:
                 why = list(dict.fromkeys(r.left_out for r in t.kernels if r.left_out))
                 lines.append(f"{t.device.name}: no estimate: none of the {len(t.kernels)} kernels could be projected "
                              f"({'; '.join(why[:2]) or 'nothing counted'}), so the "
-                             + ("step has" if p.kind == "profile" else "kernels have") + " no lower bound or estimate")
+                             + ("step has" if p.is_step else "kernels have") + " no lower bound or estimate")
     return lines
 
 
@@ -167,7 +167,7 @@ def render(p: Projection, top: int = 20):
     shown = f"the {len(order)} kernels that take longest here" + (f", of {len(first)}" if len(first) > len(order) else "")
     title = [f"{p.device.name} -> {', '.join(t.device.name for t in p.targets)}: {shown}"]
     title += [_target_line(t) if t.estimate_ms is not None else f"{t.device.name}: no estimate (no kernel projected)"
-              for t in p.targets if p.kind == "profile"]
+              for t in p.targets if p.is_step]
     fig.suptitle(text("\n".join(title)), fontsize=9, x=0.01, ha="left")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()

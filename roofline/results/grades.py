@@ -15,7 +15,7 @@ file is refused with the field named.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -178,6 +178,7 @@ class GradeResults(_Document):
     """A grade file: the device (its measured ceilings, the roofs T_SOL is read against), the L2
     at each timed launch, the launch floor and whether it was measured in this run, the entries."""
 
+    kind_name: ClassVar[str] = "grade"
     schema_version: Literal[1] = Field(GRADE_SCHEMA, alias="schema")
     kind: Literal["grade"] = "grade"
     created: str | None = None

@@ -20,7 +20,7 @@ Units: ms, bytes, GFLOP/s (GOP/s for INT8), MHz, fractions 0..1.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -153,6 +153,8 @@ class ProfileResults(_Document):
     """A profile of one program (or an imported report): the device, how it was profiled, and its kernels by
     total time."""
 
+    kind_name: ClassVar[str] = "profile"
+    kernels_are_a_step: ClassVar[bool] = True  # its kernels add up to `total_time_ms`
     schema_version: Literal[3] = Field(PROFILE_SCHEMA, alias="schema")
     kind: Literal["profile"] = "profile"
     created: str | None = None

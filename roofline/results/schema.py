@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -77,6 +77,12 @@ class _Document(_Model):
     # What reading the file noted (a migration from an older schema), kept beside the document and
     # never written back: `read_notes`.
     _read_notes: list[str] = PrivateAttr(default_factory=list)
+    # What the document is, as the document registry (`roofline.documents`) and refusals name it:
+    # 'run', 'profile', 'grade' (a `results.store.KIND_NAMES` key).
+    kind_name: ClassVar[str] = ""
+    # Whether its kernels are the parts of one program step, their times adding up to the step's
+    # GPU time (a profile), rather than alternatives that each solve one problem (a run).
+    kernels_are_a_step: ClassVar[bool] = False
 
     @property
     def read_notes(self) -> list[str]:
@@ -264,6 +270,8 @@ class Results(_Document):
     """A results file. `kernels` are one problem's; a size sweep adds `sweep` (every size, the
     largest also in `kernels`); a tile search adds `tune`."""
 
+    kind_name: ClassVar[str] = "run"
+    kernels_are_a_step: ClassVar[bool] = False  # alternatives, each solving `problem`
     schema_version: Literal[4] = Field(SCHEMA, alias="schema")
     created: str | None = None
     tool: str | None = None

@@ -46,8 +46,9 @@ TRACE = "a PyTorch profiler trace (roofline comms reads it), not a results file"
 
 
 def kind_of(doc: Results | ProfileResults | GradeResults) -> str:
-    """'run' (a run, a size sweep or a tile search), 'profile' or 'grade': a `KIND_NAMES` key."""
-    return "grade" if isinstance(doc, GradeResults) else "profile" if isinstance(doc, ProfileResults) else "run"
+    """'run' (a run, a size sweep or a tile search), 'profile' or 'grade': a `KIND_NAMES` key, as the
+    document says it (`kind_name`)."""
+    return doc.kind_name
 
 
 def _also(reads: str | None) -> str:
@@ -223,6 +224,12 @@ def load(path: Path, profile: bool = False, upgrade: Upgrade | None = None,
     migrated (`parse`, with `upgrade`). Raises UsageError for a missing, unreadable, non-JSON or
     invalid file, with a one-line message naming it; for a file of another kind (binary data, a
     trace, an Nsight Compute export), the line ends with `reads`, what the caller reads."""
+    return parse(read_json(path, reads), str(path), profile, upgrade, reads)
+
+
+def read_json(path: Path, reads: str | None = None):
+    """The JSON data of the results file at `path`, not yet checked against any schema. Raises
+    UsageError as `load` does for a file that is missing, unreadable, too large or not JSON."""
     path = Path(path)
     if not str(path).strip() or str(path) == ".":
         raise UsageError("a results file name is empty")
@@ -252,7 +259,7 @@ def load(path: Path, profile: bool = False, upgrade: Upgrade | None = None,
                          f"{_also(reads)}") from None
     except RecursionError:
         raise UsageError(f"{path}: not a roofline results file (nested too deeply to read){_also(reads)}") from None
-    return parse(doc, str(path), profile, upgrade, reads)
+    return doc
 
 
 def dump(results: Results | ProfileResults) -> dict:

@@ -1,0 +1,43 @@
+"""Documents: every kind of document the tool reads or prints, each one entry of a registry
+(`registry`), so that commands and the layers below never test what kind a document is.
+
+Above `analysis` and `render` (which it calls), below the commands (which call it). The kinds of
+file: `run`, `profile`, `grade`; the decision documents: `compare` (with the gate's `check` and two
+grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`, `occupancy`,
+`device` (`listings`). What the commands call:
+
+    load(path, accepts=COMMAND)                 one file of any kind, refused if COMMAND does not read it
+    load_kind(path, name, reads, why)           one file that must be of one kind (grade --baseline)
+    read_all(paths, command) -> (docs, notes)   several, merged where their kind merges
+    shown(paths, docs) -> (document, view)      what `show` prints
+    chart(paths, out, kind, measured, highlight) -> notes    what `plot` draws
+    compare(before, after, force, chart_out)    two files of one kind, compared
+    check(new, baseline, max_drop)              two files of one kind, gated (the result has `passed`)
+    to_json(doc), view(doc, width, **context)   any document's --json and view
+    schema_of(name)                             the JSON Schema of a kind's document
+    reads(command), reads_table()               what a command reads (api.reads, api.READS)
+
+Importing this package loads nothing: each name is loaded on first use (the `occupancy` command
+stays free of the results models), and the built-in kinds register when the registry is first
+asked (`registry.kinds`).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_PUBLIC = {
+    "load": "reading", "load_kind": "reading", "read_all": "reading", "shown": "reading", "chart": "reading", "compare": "reading",
+    "check": "reading", "to_json": "reading", "view": "reading", "schema_of": "reading",
+    "reads": "registry", "reads_table": "registry", "kind_of": "registry", "register": "registry",
+    "unregister": "registry", "kinds": "registry", "get": "registry", "file_kind": "registry",
+    "DocumentKind": "registry", "ReadKind": "registry", "ChartRequest": "registry", "PAIRED": "registry",
+    "occupancy_json": "listings", "device_json": "listings",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,388 @@
+"""The `--json` documents of the decisions and descriptions as pydantic models: what `compare`,
+`check` (two runs or profiles, and two grade files), `whatif`, `project`, `comms`, `kernels`,
+`occupancy` and `device` print, key for key, so that their JSON Schema can be printed
+(`Model.model_json_schema()`, `DocumentKind.schema`) and every document is checked against it as
+it is printed (`checked`).
+
+A document is made as before (the analysis objects' `to_dict`/`to_json`, `dataclasses.asdict`),
+then validated here and dumped from the model: the same keys in the same order, ints kept ints and
+floats floats (`Number`), keys a document leaves out left out (`exclude_unset`), infinities and
+NaN as `json.dumps` writes them. `tests/test_documents.py` checks the dump against the document,
+byte for byte, on every golden case.
+
+The parts that are a dataclass printed whole (`DeviceSpec` and its limits, a comms report's rows,
+a kernel's traffic model and waves) are modelled from the dataclass's own fields (`of_dataclass`),
+so that a field added there is in the schema too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+# A JSON number as the document holds it: an int stays an int, a float a float.
+Number = Union[int, float]
+OptNumber = Optional[Number]
+Pair = list[OptNumber]  # [before, after]
+
+
+class JsonModel(BaseModel):
+    """A `--json` document or a part of one: every key described (no other allowed), infinities
+    and NaN written as JSON's constants, as `json.dumps` writes them."""
+
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants", protected_namespaces=())
+
+
+def checked(model: type[BaseModel], document: Any) -> Any:
+    """`document` validated against `model` and dumped from it (keys the document leaves out left
+    out): the same JSON, checked. Raises pydantic's ValidationError for a document the model does
+    not describe (a bug: a key added to a document and not to its model)."""
+    return model.model_validate(document).model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+# --- models of dataclasses printed whole --------------------------------------------------------
+
+def _jsonable(tp: Any) -> Any:
+    """The type a field of type `tp` has in the JSON model: floats as `Number`, dataclasses as
+    their models, containers and unions of those; anything else as it is."""
+    if tp is float:
+        return Number
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return of_dataclass(tp)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (Union, types.UnionType):
+        return Union[tuple(_jsonable(a) for a in args)]
+    if origin in (list, tuple, set, frozenset):
+        inner = [a for a in args if a is not Ellipsis]
+        if origin is tuple and len(inner) > 1 and Ellipsis not in args:
+            return tuple[tuple(_jsonable(a) for a in inner)]
+        return list[_jsonable(inner[0])] if inner else list
+    if origin is dict:
+        return dict[_jsonable(args[0]), _jsonable(args[1])] if args else dict
+    if origin is Literal or tp in (int, str, bool, type(None)):
+        return tp
+    return Any
+
+
+@functools.cache
+def of_dataclass(cls: type, extra: tuple[tuple[str, Any], ...] = ()) -> type[JsonModel]:
+    """A JSON model of dataclass `cls` as `dataclasses.asdict` prints it (every field, in order),
+    with the keys `extra` ((name, type) pairs) after them."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: (_jsonable(hints[f.name]), ...) for f in dataclasses.fields(cls)}
+    fields.update({name: (tp, ...) for name, tp in extra})
+    return create_model(f"{cls.__name__}Json", __base__=JsonModel, __doc__=(cls.__doc__ or "").strip() or None,
+                        **fields)
+
+
+# --- compare and check ----------------------------------------------------------------------------
+
+class LevelChangeJson(JsonModel):
+    """The bytes at one memory level before and after; `counted` False where both are the model's."""
+
+    before: Number
+    after: Number
+    change: OptNumber
+    counted: bool
+
+
+class DeltaJson(JsonModel):
+    """One matched kernel (or a profile's step): before and after, the changes, the reading."""
+
+    kernel: str
+    launch: Optional[str]
+    configuration_changed: Optional[str]
+    time_ms: Pair
+    time_change: Number
+    gflops: Pair
+    gflops_change: OptNumber
+    bytes: dict[str, LevelChangeJson]
+    occupancy: Pair
+    fraction_of_roof: Pair
+    fraction_change: OptNumber
+    slowdown: OptNumber
+    noise: Number
+    noise_from: str
+    reading: str
+    cause: Optional[str]
+    joules: Optional[list[Number]] = Field(None, description="joules per launch before and after (both with --energy)")
+    pct_of_reference: Optional[Pair] = Field(None, description="runs timed in rounds: each file's paired % of its "
+                                                                 "reference")
+    pct_ci95: Optional[list[Optional[list[Number]]]] = None
+    pct_move: Optional[str] = None
+
+
+class CompareJson(JsonModel):
+    """`roofline compare --json` of two runs or two profiles (docs/compare.md)."""
+
+    kind: str
+    before_device: str
+    after_device: str
+    same_device: bool
+    noise_fixed: Number
+    cause_threshold: Number
+    step: Optional[DeltaJson]
+    kernels: list[DeltaJson]
+    gone: list[str]
+    new: list[str]
+    reference_speedup: OptNumber
+    notes: list[str]
+
+
+class GatedJson(JsonModel):
+    """One matched kernel (or the step) at the gate."""
+
+    kernel: str
+    slowdown: OptNumber
+    noise: Number
+    noise_from: str
+    failed: bool
+    time_ms: Pair
+    fraction_of_roof: Pair
+
+
+class CheckJson(JsonModel):
+    """`roofline check --json` of two runs or two profiles (docs/check.md)."""
+
+    passed: bool
+    max_drop: Number
+    measure: str
+    before_device: str
+    after_device: str
+    failed: list[str]
+    kernels: list[GatedJson]
+    step: Optional[GatedJson]
+    not_measured: list[str]
+    gone: list[str]
+    new: list[str]
+    notes: list[str]
+
+
+class GradeChangeJson(JsonModel):
+    """One entry in both grade files."""
+
+    name: str
+    workload: str
+    before_ms: OptNumber
+    after_ms: OptNumber
+    before_share: OptNumber
+    after_share: OptNumber
+    change: OptNumber
+    move: str
+    new_flags: list[str]
+    failure: Optional[str]
+
+
+class GradeChangesJson(JsonModel):
+    """`roofline compare --json` and `check --json` of two grade files (`max_drop` None for compare)."""
+
+    passed: bool
+    max_drop: OptNumber
+    only_before: list[str]
+    only_after: list[str]
+    entries: list[GradeChangeJson]
+
+
+# --- whatif ---------------------------------------------------------------------------------------
+
+class KernelWhatIfJson(JsonModel):
+    """One kernel at the target."""
+
+    name: str
+    label: str
+    roof: Optional[str]
+    roof_measured: Optional[bool]
+    time_ms: Number
+    floor_ms: OptNumber
+    target_ms: OptNumber
+    saved_ms: OptNumber
+    time_share: OptNumber
+    step_ms_after: OptNumber
+    speedup: OptNumber
+    cumulative_step_ms: OptNumber
+    cumulative_speedup: OptNumber
+    not_counted: Optional[list[str]]
+    joules: OptNumber = Field(None, description="a run's kernel measured with --energy: joules per launch")
+
+
+class FusionWhatIfJson(JsonModel):
+    """One kernel followed at once by another: the DRAM bytes passing and the ms fusing them saves."""
+
+    first: str
+    second: str
+    first_roof: str
+    second_roof: str
+    occurrences: int
+    passing_bytes: Number
+    saved_ms: Number
+    roof_gbps: Number
+    roof_measured: bool
+    step_ms_after: Number
+    speedup: Number
+
+
+class WhatIfJson(JsonModel):
+    """`roofline whatif --json` (docs/whatif.md)."""
+
+    kind: str
+    device: str
+    target: Number
+    problem: Optional[str]
+    step_ms: OptNumber
+    step_ms_after_all: OptNumber
+    saved_ms_all: OptNumber
+    kernels: list[KernelWhatIfJson]
+    fusion: list[FusionWhatIfJson]
+    notes: list[str]
+
+
+# --- project --------------------------------------------------------------------------------------
+
+class ProjectedKernelJson(JsonModel):
+    """One kernel on one target GPU."""
+
+    kernel: str
+    time_here_ms: Number
+    binding_here: Optional[str]
+    floor_here_ms: OptNumber
+    fraction_of_roof: OptNumber
+    floors_ms: dict[str, Number]
+    binding: Optional[str]
+    floor_ms: OptNumber
+    estimated_ms: OptNumber
+    estimated_gflops: OptNumber
+    utilization_here: OptNumber
+    utilization: OptNumber
+    binding_changed: bool
+    flags: list[str]
+    left_out: Optional[str]
+    not_compared: list[str]
+
+
+class ProjectedStepJson(JsonModel):
+    """A profile's step on one target (None figures for a run)."""
+
+    lower_bound_ms: OptNumber
+    estimated_ms: OptNumber
+    here_ms: OptNumber
+    left_out: int
+    left_out_here_ms: Number
+
+
+class TargetJson(JsonModel):
+    """One target GPU."""
+
+    gpu: str
+    source: Optional[str]
+    step: ProjectedStepJson
+    kernels: list[ProjectedKernelJson]
+    notes: list[str]
+
+
+class ProjectJson(JsonModel):
+    """`roofline project --json` (docs/project.md)."""
+
+    kind: str
+    measured_on: str
+    problem: Optional[str]
+    step_ms: OptNumber
+    roofs: str
+    notes: list[str]
+    targets: list[TargetJson]
+
+
+# --- comms ----------------------------------------------------------------------------------------
+
+def comms_model() -> type[JsonModel]:
+    """`roofline comms --json`: the link, the notes, nccl-tests' figures, every rank's step (with
+    its span overlapped), the collectives and compute kernels across ranks."""
+    from ..analysis.comms import AcrossRanks, RankSummary
+    from ..model.links import Link
+    from ..traces.nccl_tests import NcclTests
+
+    return _comms_model(of_dataclass(Link), of_dataclass(NcclTests),
+                        of_dataclass(RankSummary, (("overlapped_span_us", Number),)), of_dataclass(AcrossRanks))
+
+
+@functools.cache
+def _comms_model(link, reference, rank, across) -> type[JsonModel]:
+    return create_model("CommsJson", __base__=JsonModel, __doc__=comms_model.__doc__,
+                        link=(Optional[link], ...), notes=(list[str], ...), nccl_tests=(Optional[reference], ...),
+                        ranks=(list[rank], ...), collectives=(list[across], ...), kernels=(list[across], ...))
+
+
+# --- kernels, occupancy, device -----------------------------------------------------------------
+
+class TargetBlocksJson(JsonModel):
+    """`--target-blocks`: the most registers per thread that keep that many blocks resident."""
+
+    target_blocks: int
+    max_registers_per_thread: Optional[int]
+    explanation: Optional[str]
+
+
+class OccupancyJson(JsonModel):
+    """`roofline occupancy --json`, and a kernel's occupancy in results files and `kernels --json`
+    (the keys DESIGN.md requires first, then the allocation details)."""
+
+    arch: str
+    registers_per_thread: int
+    threads_per_block: int
+    static_smem_bytes: int
+    dynamic_smem_bytes: int
+    active_blocks_per_sm: int
+    active_warps_per_sm: int
+    max_warps_per_sm: int
+    occupancy: Number
+    limiters: list[str]
+    block_limits: dict[str, int]
+    registers_per_block: int
+    smem_per_block_bytes: int
+    smem_opt_in: bool
+    reserved_smem_bytes: int
+    reason: Optional[str]
+    target: Optional[TargetBlocksJson] = None
+
+
+class FloorsJson(JsonModel):
+    """A listed kernel's floors against a preset's peaks."""
+
+    memory_floor_ms: OptNumber
+    memory_floor_aside: Optional[str]
+    compute_floor_ms: OptNumber
+    binding: Literal["memory", "compute"]
+
+
+def kernels_model() -> type[JsonModel]:
+    """`roofline kernels --json`: the listing's size, target, preset, kernels and notes."""
+    from ..model.traffic import ModelFigures
+    from ..model.waves import Waves
+
+    return _kernels_model(of_dataclass(ModelFigures), of_dataclass(Waves))
+
+
+@functools.cache
+def _kernels_model(figures, waves) -> type[JsonModel]:
+    row = create_model(
+        "KernelRowJson", __base__=JsonModel, __doc__="One kernel of the listing; a target adds its resources.",
+        name=(str, ...), summary=(str, ...), template=(str, ...), tile_source=(str, ...), threads_per_block=(int, ...),
+        source=(Optional[dict[str, str]], None), registers=(Optional[int], None), local_bytes=(Optional[int], None),
+        static_smem_bytes=(Optional[int], None), dynamic_smem_bytes=(Optional[int], None),
+        occupancy=(Optional[OccupancyJson], None), unavailable=(Optional[str], None), error=(Optional[str], None),
+        waves=(Optional[waves], None), model=(Optional[figures], ...), floors=(Optional[FloorsJson], None))
+    return create_model("KernelsJson", __base__=JsonModel, __doc__=kernels_model.__doc__, size=(int, ...),
+                        arch=(Optional[str], ...), device=(Optional[str], ...), kernels=(list[row], ...),
+                        notes=(list[str], ...))
+
+
+def device_model() -> type[JsonModel]:
+    """`roofline device --json`: every field of the GPU's description (`model.device.DeviceSpec`),
+    then its target and its ridge point in FLOP per byte."""
+    from ..model.device import DeviceSpec
+
+    return of_dataclass(DeviceSpec, (("arch", str), ("ridge_point_flop_per_byte", Number)))

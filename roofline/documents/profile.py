@@ -1,0 +1,64 @@
+"""The profile kind: a program's profile (`roofline profile`, `results.profile`). Read alone; its
+view is its kernels' table with its notes; its chart the profile's roofline (no sweep, no energy
+per kernel, no highlight), or the HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import files
+from ..errors import UsageError
+from ..results import store
+from ..results.profile import ProfileResults
+from .registry import ChartRequest, register
+from .work_kind import WorkKind
+
+
+class ProfileKind(WorkKind):
+    name = "profile"
+    types = (ProfileResults,)
+    model = ProfileResults
+    file_kind = "profile"
+    title = store.KIND_NAMES["profile"]
+    short = "a profile"
+    pair = "two profiles"
+    read_by = ("show", "plot", "compare", "check", "whatif", "project")
+
+    def json(self, obj: ProfileResults):
+        return store.dump(obj)
+
+    def view(self, obj: ProfileResults, width: int, top: int | None = None, notes: bool = True, **context) -> list:
+        """Its `top` kernels (all: None), then its notes (`notes`) as note lines."""
+        from ..render.lines import Note
+        from ..render.tables import profile_tables
+
+        return [*profile_tables(obj, width, top), *(map(Note, obj.notes) if notes else ())]
+
+    def shown(self, paths: list[Path], docs: list):
+        doc = docs[0]
+        return store.dump(doc), lambda width: self.view(doc, width)
+
+    def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:
+        from ..render import html_report, profile_chart
+
+        doc, paths = docs[0], request.paths
+        if request.highlight:
+            raise UsageError("{highlight} applies to run results; a profile's chart shows its top kernels", "highlight")
+        if request.kind != "roofline":
+            raise UsageError(f"{paths[0]} is a profile of a program, which has no "
+                             + ("size sweep; drop {kind} sweep" if request.kind == "sweep" else
+                                "energy per kernel (ncu replays each kernel); drop {kind} energy"), "kind")
+        if request.measured:
+            notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
+        if not any(k.intensity(level) for k in doc.kernels for level in ("dram", "l2", "l1")):
+            notes.append(f"no kernel can be placed on the roofline: the report holds no operations, or no bytes, "
+                         f"for any of them; roofline show --results {files.shown_path(paths[0])} lists what is "
+                         "missing and the ncu option that collects it")
+        if request.as_html:
+            html_report.write(doc, request.out, paths, notes=notes)
+        else:
+            profile_chart.draw(doc, request.out)
+        return notes
+
+
+KIND = register(ProfileKind())
