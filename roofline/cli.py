@@ -1,16 +1,16 @@
-"""The `roofline` command line: Typer declarations. Each command parses its options (refusing
-flags that do not go together), calls one library function (`roofline.api`, which checks the
-values) and presents what it returned as a `roofline.outcome.Outcome` (`roofline.console.present`);
-`roofline.console` turns known errors into exit codes.
+"""The `roofline` command line: the Typer app, which mounts each command's room
+(`roofline.commands.<name>`: its signature, its work, its view) and tells the console the old
+spellings of renamed flags and merged commands, each answered with one line naming the new one.
+`roofline.console` presents every outcome and turns known errors into exit codes.
 
 Exit codes: 0 success; 2 invalid input (one line on stderr naming what is valid); 1 a runtime
 failure (no GPU for `run`, a compile error, a kernel failing verification).
 
-This module imports Typer, `roofline.console` and `roofline.defaults` (the values the help shows)
-and nothing of the library: `roofline --help` and a usage error need no more. Each command imports
-what it uses when it runs (`roofline.api`, `roofline.outcome`), under the same Ctrl-C handling as
-the rest of the command (`console.run`); `occupancy` imports the model alone
-(`roofline.api_occupancy`), and neither it nor `kernels` imports CuPy or matplotlib.
+This module and the rooms import Typer, `roofline.console`, `roofline.defaults` (the values the
+help shows) and `roofline.outcome`, and nothing of the library: `roofline --help` and a usage error
+need no more. Each command imports what it uses when it runs, under the same Ctrl-C handling as
+the rest of the command (`console.run`); `occupancy` imports the model alone, and neither it nor
+`kernels` imports CuPy or matplotlib. The flags' vocabulary is written down in docs/cli.md.
 """
 
 from __future__ import annotations
@@ -57,12 +57,18 @@ def _main(ctx: typer.Context,
         echo(ctx.get_help())
 
 
-ROOMS = ("run", "profile", "grade", "comms", "tune", "plot", "show", "occupancy", "device", "kernels", "new",
-         "compare", "whatif", "project", "check", "schema")  # in the order the help lists them
+ROOMS = ("run", "profile", "comms", "plot", "show", "occupancy", "device", "kernels", "new", "compare", "whatif",
+         "project", "schema")  # in the order the help lists them
+# Commands merged into others: their old spelling answers with the new one (`console.OneLineErrors`).
+MERGED = {"grade": "roofline run TARGETS... (grading is run's: run FILE.cu, run MODULE:FUNCTION --spec FILE.toml)",
+          "check": "roofline compare BASELINE.json NEW.json --max-drop 5% (the gate is compare's)",
+          "tune": "roofline run --tune [--size N] (the tile search is run's)"}
 
-for _name in ROOMS:  # each command's room: its signature (`command`), how it is mounted (`MOUNT`)
-    _room = importlib.import_module(f"roofline.commands.{_name}")
+for _name in ROOMS:  # each command's room: its signature (`command`), how it is mounted (`MOUNT`), and its
+    _room = importlib.import_module(f"roofline.commands.{_name}")  # flags renamed (`RENAMED`: old -> the new one)
     app.command(_name, cls=Command, **_room.MOUNT)(_room.command)
+    OneLineErrors.renamed.update({(_name, old): new for old, new in getattr(_room, "RENAMED", {}).items()})
+OneLineErrors.merged.update(MERGED)
 
 
 console.release_interrupts(_held)  # a Ctrl-C during the declarations ends here, in one line

@@ -200,6 +200,9 @@ def _usage_error(exc, group, args: list[str]) -> str:
         return f"missing {_param_text(param)}; usage: {_usage(path, command)}"
     if "NoSuchOption" in kind:
         option, close = exc.option_name, sorted(getattr(exc, "possibilities", None) or [])
+        new = OneLineErrors.renamed.get((path.split()[-1], option))
+        if new is not None:
+            return f"{path} {option} is renamed: {new}"
         if close:
             return f"{path} has no option {option}; did you mean {' or '.join(close)}? ({path} -h lists them all)"
         valid = [_param_name(p) for p in getattr(command, "params", [])
@@ -214,6 +217,9 @@ def _usage_error(exc, group, args: list[str]) -> str:
         return f"{_param_name(param)}: {str(exc.message).strip().rstrip('.')}"
     message = exc.format_message()
     if "UsageError" in kind and command is group:  # an unknown command
+        name = next((a for a in args if not a.startswith("-")), None)
+        if name in OneLineErrors.merged:
+            return f"roofline {name} is now: {OneLineErrors.merged[name]}"
         return f"{message} Commands: {', '.join(group.list_commands(ctx))}."
     if "UsageError" in kind and command is not None:  # e.g. an argument too many
         return f"{message}; usage: {_usage(path, command)}"
@@ -222,7 +228,12 @@ def _usage_error(exc, group, args: list[str]) -> str:
 
 class OneLineErrors(TyperGroup):
     """Reports every usage error, Typer's own and the library's, as one line on stderr, through
-    Click's public interfaces only: `main` in non-standalone mode and the exceptions' fields."""
+    Click's public interfaces only: `main` in non-standalone mode and the exceptions' fields. A
+    flag renamed (`renamed`: (command, old flag) -> its new spelling) or a command merged into
+    another (`merged`: old name -> the command line that does it now) is answered with that."""
+
+    renamed: dict[tuple[str, str], str] = {}
+    merged: dict[str, str] = {}
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         args = list(sys.argv[1:] if args is None else args)

@@ -16,16 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .render.lines import Note, Plain  # noqa: F401 (a view's lines for stderr, and lines never wrapped)
 
-
-class Note(str):
-    """A view's line for standard error, as a note ('roofline: note: ...'), in its place among
-    the view's lines (after the tables it is about)."""
-
-
-class Plain(str):
-    """A view's line written as it is, never wrapped to the terminal's width (a file name, a
-    command to type, a list of names)."""
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ import typer
 
 from ..console import present
 from ..errors import UsageError
-from ..outcome import Outcome, Plain
+from ..outcome import Outcome
 
 
+RENAMED = {"--out": "--chart FILE draws the communication roof"}
 MOUNT = dict(short_help="Communication across ranks from profiler traces: exposed, bus bandwidth.")
 
 
@@ -23,7 +24,7 @@ def command(
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
                                       help="The GPU whose NVLink the bus bandwidth is read against, in place of "
                                            "the one the traces name (a preset such as h100-sxm)."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="CHART",
+    chart_out: Optional[Path] = typer.Option(None, "--chart", metavar="FILE",
                                        help="Also draw the communication roof and each rank's step (.png, .svg, .pdf)."),
     nccl_tests: Optional[Path] = typer.Option(None, "--nccl-tests", metavar="OUTPUT",
                                               help="nccl-tests' output on the same machine (all_reduce_perf ...): "
@@ -42,7 +43,7 @@ def command(
     tensorboard_trace_handler)
     """
 
-    present(view(comms(list(traces or []), gpu, out, nccl_tests, collective), out), as_json)
+    present(view(comms(list(traces or []), gpu, chart_out, nccl_tests, collective), chart_out), as_json)
 
 
 def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = None,
@@ -115,17 +116,9 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
     return result
 
 
-def view(result, out: Path | None = None) -> Outcome:
+def view(result, chart_out: Path | None = None) -> Outcome:
     """Communication across ranks: the report as JSON; its tables, then its notes, then the chart written."""
-    from dataclasses import asdict
+    from .. import documents
 
-    def view(width: int) -> list:
-        from ..render.comms_tables import comms_tables
-
-        return list(comms_tables(result, width)) + ([Plain(f"wrote {out}")] if out is not None else [])
-
-    doc = {"link": asdict(result.link) if result.link else None, "notes": result.notes,
-           "nccl_tests": asdict(result.reference) if result.reference else None,
-           "ranks": [asdict(s) | {"overlapped_span_us": s.overlapped_span_us} for s in result.ranks],
-           "collectives": [asdict(a) for a in result.collectives], "kernels": [asdict(a) for a in result.kernels]}
-    return Outcome(doc, view, tuple(result.notes))
+    return Outcome(documents.to_json(result), lambda width: documents.view(result, width, out=chart_out),
+                   tuple(result.notes))

@@ -1,82 +1,62 @@
-"""`roofline compare`: two results files, kernel by kernel.
-"""
+"""`roofline compare`: two files of one kind, kernel by kernel (two runs, two profiles, two grade
+files, as their kind compares them: `roofline.documents`); with --max-drop, the regression gate:
+exit 1 naming each kernel that got slower than that beyond its noise."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import typer
 
 from ..console import present
 from ..errors import UsageError
-from ..outcome import Note, Outcome, Plain
-from .reading import _one_kind, read
+from ..outcome import Outcome
 
-if TYPE_CHECKING:
-    from ..analysis.compare import WorkComparison
-
-
-MOUNT = dict(short_help="Compare two results files, kernel by kernel.")
+MOUNT = dict(short_help="Compare two results files, kernel by kernel; with --max-drop, fail on a slowdown (CI).")
+RENAMED = {"--out": "--chart FILE draws each kernel's move"}
 
 
 def command(
-    before: Path = typer.Argument(..., metavar="BEFORE.json", help="The earlier results or profile file."),
-    after: Path = typer.Argument(..., metavar="AFTER.json", help="The later results or profile file."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Also draw each kernel's move (.png/.svg/.pdf)."),
+    before: Path = typer.Argument(..., metavar="BEFORE.json", help="The earlier (baseline) results, profile or grade file."),
+    after: Path = typer.Argument(..., metavar="AFTER.json", help="The later results, profile or grade file."),
+    max_drop: Optional[str] = typer.Option(None, "--max-drop", metavar="5%|0.05",
+                                           help="Gate: exit 1 when a kernel got slower than this beyond its noise "
+                                                "(across GPU models: its fraction of its binding roof)."),
+    chart_out: Optional[Path] = typer.Option(None, "--chart", metavar="FILE",
+                                             help="Also draw each kernel's move (.png/.svg/.pdf)."),
     force: bool = typer.Option(False, "--force", help="Compare files of different problem sizes too."),
-    as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the changes (or the gate's reading) as JSON."),
 ):
     """Per kernel in both files (two profiles, or two runs): the change in time, FLOP/s, bytes per
     level, occupancy and fraction of its binding roof, with its cause where the counters show one
     and noise called noise; the kernels in one file only; across GPUs, which differences come
-    from the device."""
+    from the device. With --max-drop, a gate for CI: exit 0 when no kernel in both files got
+    slower than that beyond its noise, 1 naming those that did; kernels in one file only are
+    listed and never fail it."""
+    from .. import documents
 
-    present(view(compare(before, after, force, out), before, after, out), as_json)
-
-
-def compare(before: Path, after: Path, force: bool = False, chart_out: Path | None = None) -> WorkComparison:
-    """`before` against `after`: two profiles, or two run files (ladder, user kernels, sweeps at
-    their largest size), kernel by kernel (`analysis.compare.compare_work`); with `chart_out` each
-    matched kernel's move drawn there as an arrow. Raises UsageError for an unreadable file, a
-    profile against a run file, runs of different problems (unless `force`), no kernel in common,
-    or a bad chart path."""
-    from ..render import chart
-    from ..render import compare_chart
-    from ..analysis.compare import compare_work
-    if chart_out is not None:
-        chart.check_output(chart_out, [before, after])
-    docs = read(before, "compare"), read(after, "compare")
-    _one_kind("compare", (before, after), docs)
-    from ..results.grades import GradeResults
-    if any(isinstance(d, GradeResults) for d in docs):
-        from ..analysis import grade_changes
-        if chart_out is not None:
-            raise UsageError("{out} draws the moves of profiles and runs; two grade files are compared as a table",
-                             "out")
-        return grade_changes.compare(*docs)
-    result = compare_work(*docs, force)
-    result.notes[:0] = [note for d in docs for note in d.read_notes]
-    if chart_out is not None:
-        compare_chart.draw_moves(result, chart_out, Path(before).name, Path(after).name)
-    return result
+    if max_drop is not None:
+        if chart_out is not None or force:
+            raise UsageError("{max_drop} gates two runs of one problem: it prints its reading; drop {chart_out} "
+                             "and {force}", "max_drop", ["chart_out", "force"])
+        present(gate(documents.check(after, before, max_drop)), as_json)
+        return
+    result = documents.compare(before, after, force, chart_out)
+    present(view(result, before, after, chart_out), as_json)
 
 
-def view(result: WorkComparison, before: Path, after: Path, out: Path | None) -> Outcome:
-    """Two files compared: the changes as JSON; their tables, the notes, the kernels in one file
-    only (one a line: a profile's labels are long), the chart written. Two grade files: a line
-    per entry (`analysis.grade_changes`)."""
-    from ..analysis.grade_changes import GradeChanges, lines
-    if isinstance(result, GradeChanges):
-        return Outcome(result.to_dict(), lambda width: [Plain(line) for line in lines(result)])
+def view(result, before: Path, after: Path, chart_out: Path | None) -> Outcome:
+    """Two files compared (`documents.compare`): the changes as JSON; their kind's tables and lines,
+    the chart written."""
+    from .. import documents
 
-    def view(width: int) -> list:
-        from ..render.changes import change_tables
+    return Outcome(documents.to_json(result),
+                   lambda width: documents.view(result, width, before=before, after=after, out=chart_out))
 
-        shown = [*change_tables(result, width), *map(Note, result.notes)]
-        for path, which, names in ((before, "gone", result.gone), (after, "new", result.new)):
-            if names:
-                shown.append(Plain("\n".join([f"{which}, only in {path}:", *(f"  {name}" for name in names)])))
-        return shown + ([f"wrote {out}"] if out is not None else [])
 
-    return Outcome(result.to_dict(), view)
+def gate(result) -> Outcome:
+    """The gate's reading (`documents.check`) as JSON or as lines; exit code 1 when it did not pass."""
+    from .. import documents
+
+    return Outcome(documents.to_json(result), lambda width: documents.view(result, width), failed=not result.passed)

@@ -57,15 +57,8 @@ def device(gpu: str | None = None, measure: bool = False) -> DeviceSpec:
 
 
 def view(spec: DeviceSpec) -> Outcome:
-    """A GPU's figures: as JSON with its arch and ridge point; its table, their sources, the
-    roofs of every precision and level, and a note on the tensor cores' clock where it differs."""
-    from dataclasses import asdict
+    """A GPU's figures: as JSON with its arch and ridge point (`documents`); its table, their sources,
+    the roofs of every precision and level, and a note on the tensor cores' clock where it differs."""
+    from .. import documents
 
-    def view(width: int) -> list:
-        from ..render.tables import device_source, device_table, peaks_tables
-        from ..render.text import tensor_clock_note
-
-        clock = tensor_clock_note(spec.tensor_clock_mhz, spec.max_sm_clock_mhz)
-        return [device_table(spec), device_source(spec), *peaks_tables(spec, width), *([clock] if clock else [])]
-
-    return Outcome(dict(asdict(spec), arch=spec.arch, ridge_point_flop_per_byte=round(spec.ridge_point, 2)), view)
+    return Outcome(documents.to_json(spec), lambda width: documents.view(spec, width))

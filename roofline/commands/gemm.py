@@ -35,13 +35,13 @@ def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) 
     file that cannot be read, a launch description that does not parse, or two kernels of one
     name, and for launch flags given without exactly one file."""
     from ..ladder.user import load
-    given = [k.replace("-", "_") for k, v in (flags or {}).items() if v is not None]
+    given = [k for k, v in (flags or {}).items() if v is not None]
     if given and not paths:
-        raise UsageError(f"{{{given[0]}}} describes your kernel's launch; give the file too: {{source}} FILE.cu",
-                         given[0], ["source"])
+        raise UsageError(f"{{declare}} {given[0]}= describes your kernel's launch; give the kernel file too "
+                         "(roofline run FILE.cu --declare ...)", "declare")
     if given and len(paths) > 1:
-        raise UsageError(f"{{{given[0]}}} applies to one {{source}}; with several files, declare each launch in its "
-                         "file ('// roofline KEY: VALUE' lines)", given[0], ["source"])
+        raise UsageError(f"{{declare}} {given[0]}= applies to one kernel file; with several, declare each launch in "
+                         "its file ('// roofline KEY: VALUE' lines)", "declare")
     kernels = [load(Path(p), flags) for p in paths]
     names = [k.name for k in kernels]
     for k in kernels:
@@ -127,3 +127,82 @@ def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
     """A tile for the autotuned kernel is for the FP32 ladder's: UsageError in another precision."""
     if autotuned_tile is not None and dtype != "fp32":
         raise UsageError("{autotuned_tile} applies to the FP32 ladder's autotuned kernel", "autotuned_tile")
+
+
+DECLARE_KEYS = tuple(LAUNCH)  # what --declare KEY=VALUE sets, as a kernel file's '// roofline KEY:' lines
+
+
+def declared(items: list[str] | None) -> dict[str, str | None]:
+    """`--declare KEY=VALUE` items as the launch flags `user_kernels` takes (every key of
+    DECLARE_KEYS, None where not given). Raises UsageError for an item without '=', an unknown key
+    or a key given twice."""
+    flags: dict[str, str | None] = dict.fromkeys(DECLARE_KEYS)
+    for item in items or []:
+        key, eq, value = item.partition("=")
+        key = key.strip().lower().replace("_", "-")
+        if not eq or not value.strip():
+            raise UsageError(f"{{declare}} {item!r}: write KEY=VALUE, e.g. block=256 or grid='cdiv(N,64),cdiv(M,64)'",
+                             "declare")
+        if key not in flags:
+            raise UsageError(f"{{declare}} {key!r}: a kernel's launch is declared by {', '.join(DECLARE_KEYS)}", "declare")
+        if flags[key] is not None:
+            raise UsageError(f"{{declare}} {key} is given twice", "declare")
+        flags[key] = value.strip()
+    return flags
+
+
+def _size_value(text: str, flag: str) -> int:
+    text = text.strip()
+    if not (text.isascii() and text.isdigit() and int(text) > 0):
+        raise UsageError(f"{{{flag}}} takes positive integers, got {text!r}", flag)
+    return int(text)
+
+
+def gemm_problems(sizes: list[str] | None = None, sweep: str | None = None) -> list[Problem]:
+    """The GEMM problems `--size` and `--sweep` name, validated. `sizes`: 'N' (M = N = K) and/or
+    'M=...', 'N=...', 'K=...' (a dimension not given is the bare size, else DEFAULT_SIZE); `sweep`:
+    sizes N or shapes MxNxK ('512,1024,8192x1024x4096', run in order of FLOPs, each once), or one
+    dimension's values ('K=1024,16384') with the others from `sizes`. Raises UsageError for what
+    does not parse, a name other than M, N, K, or a dimension set twice."""
+    from ..model.problem import Problem
+
+    dims: dict[str, int] = {}
+    square = None
+    for item in sizes or []:
+        name, eq, value = item.partition("=")
+        if not eq:
+            if square is not None:
+                raise UsageError("{size} N is given twice", "size")
+            square = _size_value(item, "size")
+            continue
+        name = name.strip().upper()
+        if name not in ("M", "N", "K"):
+            raise UsageError(f"{{size}} {item!r}: a GEMM's sizes are M, N and K (or N alone: M = N = K)", "size")
+        if name in dims:
+            raise UsageError(f"{{size}} {name} is given twice", "size")
+        dims[name] = _size_value(value, "size")
+    base = {d: dims.get(d, square if square is not None else DEFAULT_SIZE) for d in "MNK"}
+    if sweep is None:
+        return [Problem(base["M"], base["N"], base["K"]).validate()]
+    name, eq, values = sweep.partition("=")
+    found = set()
+    if eq:
+        name = name.strip().upper()
+        if name not in ("M", "N", "K"):
+            raise UsageError(f"{{sweep}} {sweep!r}: a GEMM's sizes are M, N and K, e.g. K=1024,16384", "sweep")
+        if name in dims:
+            raise UsageError(f"{{sweep}} {name} and {{size}} {name} both set it; give one", "sweep", ["size"])
+        for v in values.split(","):
+            found.add(Problem(**{d.lower(): (_size_value(v, "sweep") if d == name else base[d]) for d in "MNK"}))
+    else:
+        if sizes:
+            raise UsageError("{sweep} of sizes or shapes sets every dimension; give {size} only with a sweep of one "
+                             "dimension (e.g. --sweep K=1024,16384)", "sweep", ["size"])
+        for item in sweep.split(","):
+            parts = item.strip().lower().split("x")
+            if len(parts) not in (1, 3) or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
+                raise UsageError(f"{{sweep}} takes comma-separated sizes N or shapes MxNxK, e.g. "
+                                 f"512,1024,8192x1024x4096 (or one size's values, K=1024,16384); got {sweep!r}", "sweep")
+            values = [int(p) for p in parts]
+            found.add(Problem(*(values * 3 if len(values) == 1 else values)))
+    return [p.validate() for p in sorted(found, key=lambda p: (p.flops, p.m, p.n))]

@@ -1,16 +1,14 @@
-"""`roofline grade`: verify, time and grade kernels and callables against their speed of light.
-"""
+"""The graded part of `roofline run`: kernels of any signature and callables verified, timed and
+graded against their speed of light, each in a process of its own (`run FILE.cu` whose file declares
+`// roofline arg:` lines, `run MODULE:FUNCTION --spec FILE.toml`, `run SPEC.toml`)."""
 
 from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
-import typer
-
-from ..console import Bar, number, present, share
 from ..defaults import DEFAULT_GRADES, DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE
 from ..errors import RunError, UsageError
 from ..outcome import Outcome, Plain, grade_view, _dump
@@ -19,56 +17,6 @@ if TYPE_CHECKING:
     from ..model.device import DeviceSpec
     from ..progress import Progress
     from ..results.grades import GradeResults
-
-
-MOUNT = dict(short_help="Verify, time and grade any kernel or callable against its speed of light.")
-
-
-def command(
-    targets: Optional[list[str]] = typer.Argument(None, metavar="TARGETS...",
-                                                  help="What to grade: FILE.cu (declared by its '// roofline' "
-                                                       "lines), MODULE:FUNCTION or FILE.py:FUNCTION (declared by "
-                                                       "--spec), or a spec FILE.toml naming its callable."),
-    spec: Optional[Path] = typer.Option(None, "--spec", metavar="FILE.toml",
-                                        help="The spec (TOML): sizes, one arg per parameter, reference, tolerance, work."),
-    size: Optional[list[str]] = typer.Option(None, "--size", metavar="NAME=VALUE",
-                                             help="Set a declared size (repeatable), e.g. --size C=8192."),
-    sweep: Optional[str] = typer.Option(None, "--sweep", metavar="NAME=V1,V2,...",
-                                        help="Grade at each of these values of one size, e.g. --sweep C=1024,4096."),
-    baseline: Optional[list[str]] = typer.Option(None, "--baseline", metavar="NAME|FILE|MODULE:FUNCTION",
-                                                 help="Score each workload's entries against it (repeatable): an "
-                                                      "entry graded here, a grade file, or a callable graded with "
-                                                      "the same spec."),
-    profile: bool = typer.Option(False, "--profile",
-                                 help="Also count one call of each under Nsight Compute: excess traffic, the roof "
-                                      "that binds, tensor work."),
-    out: Path = typer.Option(DEFAULT_GRADES, "--out", metavar="PATH", help="Grade file (written atomically)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the grade document instead of the table."),
-    budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
-                                           help="Timing budget per entry (default half a second)."),
-    full_clock: float = typer.Option(FULL_CLOCK_SHARE, "--full-clock", parser=share, metavar="SHARE",
-                                     help="A sample below this share of the top SM clock counts as throttled."),
-    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
-                                  help="Stop an entry whose launch runs longer."),
-    device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID", help="The GPU (default 0)."),
-):
-    """Verify each kernel or callable against its reference (outputs filled with NaN first, inputs
-    checked unchanged, a second launch on new inputs), time it as run does (CUDA events, L2
-    flushed), and grade it against its speed of light: T_SOL = max(FLOPs / the precision's
-    measured roof, compulsory bytes / measured DRAM bandwidth, the launch floor); share =
-    T_SOL / T; score = 1 / (1 + (T - T_SOL) / (T_b - T_SOL)) against --baseline. Integrity flags
-    (faster than light, NaN or unwritten, inputs modified, cached answer, no GPU work, tensor work
-    missing, async return) come with their evidence. Each entry runs in a process of its own.
-
-    Example: roofline grade softmax_online.cu softmax_naive.cu
-    --baseline softmax_naive
-    """
-
-    bar = Bar()
-    with bar.bar:
-        report = grade(list(targets or []), out, spec, size, baseline, profile, device, budget, full_clock,
-                           timeout, progress=bar, sweep=sweep)
-    present(view(report, out), as_json)
 
 
 @dataclass(frozen=True)
@@ -175,7 +123,6 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     from ..progress import Progress
     from .. import files
     from ..results import store
-    from ..ladder import upgrade
     from .. import grading
     from ..measure import ceilings, nvml
     from ..measure.graded_child import grade_in_child, request_for
@@ -189,14 +136,13 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     from_files: dict[str, tuple[str, float]] = {}  # workload -> (file, time) from grade files
     for base in baselines:
         if Path(base).is_file():
-            wanted = "a baseline file is a grade file (roofline grade writes them)"
+            from .. import documents
+            wanted = "a baseline file is a grade file (roofline run writes one for a kernel it grades)"
             try:
-                doc = store.load(Path(base), profile=True, upgrade=upgrade.fill, reads=wanted)
+                doc = documents.load_kind(Path(base), "grade", reads=wanted,
+                                          why=" (roofline run writes one for a kernel it grades)")
             except UsageError as exc:
                 raise UsageError(f"{{baseline}} {exc.message}", "baseline") from None
-            if not isinstance(doc, GradeResults):
-                raise UsageError(f"{{baseline}} {base}: {store.KIND_NAMES[store.kind_of(doc)]}, not a grade file "
-                                 "(roofline grade writes them)", "baseline")
             for e in doc.entries:
                 if e.graded:
                     from_files.setdefault(e.workload, (Path(base).name, e.time_ms))

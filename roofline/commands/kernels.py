@@ -3,141 +3,72 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ..console import integer, present
+from ..console import present
 from ..defaults import DEFAULT_SIZE
 from ..errors import RunError, UsageError
 from ..outcome import Outcome
 from . import gemm
-from .gemm import LAUNCH, _check_autotuned, precision
+from .gemm import _check_autotuned, precision
 
 if TYPE_CHECKING:
-    from ..ladder.families import KernelSpec
+    from ..ladder.listing import KernelListing, KernelRow
     from ..ladder.user import UserKernel
     from ..measure.nvrtc_compile import KernelResources
     from ..model.arch import ArchLimits
     from ..model.device import DeviceSpec
-    from ..model.occupancy import Occupancy
     from ..model.problem import Problem
-    from ..model.roofs import Verdict
-    from ..model.traffic import ModelFigures
-    from ..model.waves import Waves
 
 
 MOUNT = dict(short_help="The ladder's model, and its resources for a target, offline.")
 
 
+RENAMED = {"--source": "give your kernel files as arguments: roofline kernels FILE.cu",
+           **{f"--{key}": f"--declare {key}=VALUE" for key in ("entry", "block", "grid", "dynamic-smem", "tile",
+                                                               "thread-tile", "name")}}
+
+
 def command(
-    size: int = typer.Option(DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size for the model."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset (or device file, mygpu.toml): its target, limits and peaks."),
+    sources: Optional[list[Path]] = typer.Argument(None, metavar="[FILE.cu]...",
+                                                   help="List your own kernels instead of the ladder."),
+    size: Optional[list[str]] = typer.Option(None, "--size", metavar="N",
+                                             help=f"Square problem size for the model (default {DEFAULT_SIZE})."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
+                                      help="GPU preset (or device file, mygpu.toml): its target, limits and peaks."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     model_only: bool = typer.Option(False, "--model-only", help="Skip compiling: the traffic model alone."),
     autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
                                                  help="List autotuned at this tile."),
-    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
-    source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
-                                                help="List your own kernel (repeatable) instead of the ladder."),
-    entry: Optional[str] = LAUNCH["entry"],
-    block: Optional[str] = LAUNCH["block"],
-    grid: Optional[str] = LAUNCH["grid"],
-    dynamic_smem: Optional[str] = LAUNCH["dynamic-smem"],
-    tile: Optional[str] = LAUNCH["tile"],
-    thread_tile: Optional[str] = LAUNCH["thread-tile"],
-    name: Optional[str] = LAUNCH["name"],
+    declare: Optional[list[str]] = typer.Option(None, "--declare", metavar="KEY=VALUE",
+                                                help="Your kernel's launch as its '// roofline KEY: VALUE' lines would "
+                                                     "say it (repeatable; one file)."),
     ladder_kind: Optional[str] = typer.Option(None, "--ladder", metavar="fp32|tensor",
                                               help="fp32: the SGEMM ladder (default); tensor: the tensor-core ladder."),
     dtype: Optional[str] = typer.Option(None, "--dtype", metavar="fp32|bf16|fp16|tf32",
                                         help="Input precision; bf16, fp16 and tf32 list the tensor ladder."),
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ):
-    """The SGEMM ladder, the tensor-core ladder (--ladder tensor, --dtype), or with --source your own
-    kernels: traffic model and, for a target, registers, local (spill) and shared memory and
+    """The SGEMM ladder, the tensor-core ladder (--ladder tensor, --dtype), or your own kernels
+    (FILE.cu): traffic model and, for a target, registers, local (spill) and shared memory and
     occupancy, compiled offline through NVRTC (no GPU needed)."""
-
-    gemm.problems(size)
-    users = gemm.user_kernels(source or [], dict(zip(LAUNCH, (entry, block, grid, dynamic_smem, tile, thread_tile,
-                                                              name))))
+    problem = gemm.gemm_problems(size)[0]
+    if not problem.m == problem.n == problem.k:
+        raise UsageError("{size}: kernels lists the model at a square size; give --size N", "size")
+    users = gemm.user_kernels(list(sources or []), gemm.declared(declare))
     if users and autotuned_tile is not None:
-        raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply with --source")
-    listing = kernels(size, gpu, arch, model_only, autotuned_tile, sources=users, ladder_kind=ladder_kind,
-                          dtype=dtype)
+        raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply to your kernels")
+    listing = kernels(problem.m, gpu, arch, model_only, autotuned_tile, sources=users, ladder_kind=ladder_kind,
+                      dtype=dtype)
     present(view(listing, model_only, autotuned_tile), as_json)
 
 
-@dataclass(frozen=True)
-class KernelRow:
-    """One kernel of the listing: its model at the size, and for a target its resources and
-    occupancy (or why it has none)."""
-
-    spec: KernelSpec | UserKernel
-    figures: ModelFigures | None
-    floors: Verdict | None = None
-    resources: KernelResources | None = None
-    dynamic_smem_bytes: int = 0
-    occupancy: Occupancy | None = None
-    unavailable: str | None = None
-    error: str | None = None
-    waves: Waves | None = None
 
 
-@dataclass(frozen=True)
-class KernelListing:
-    """The ladder (or the user's kernels) at one size, for a target `arch` (None: model only) and
-    a `device` (for floors); `notes` on user kernels whose launch and model disagree."""
-
-    size: int
-    arch: str | None
-    device: DeviceSpec | None
-    rows: list[KernelRow] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    dtype: str = "fp32"  # the precision listed (`model.precision.DTYPES`)
-
-    @property
-    def compute_level(self) -> str:
-        """The compute roof the floors are read against: 'FP32', 'BF16 tensor', ..."""
-        from ..model.roofs import COMPUTE_LEVEL
-        from ..model.precision import PRECISIONS
-        return COMPUTE_LEVEL[PRECISIONS[self.dtype].key]
-
-    def to_json(self) -> dict:
-        """The listing as JSON: per kernel its template and tile source, model, floors (with a
-        device), and for a target registers, local_bytes, shared memory and the occupancy JSON."""
-        from ..ladder.user import UserKernel
-        out = []
-        for r in self.rows:
-            row = {"name": r.spec.name, "summary": r.spec.summary, "template": r.spec.name_expression,
-                   "tile_source": r.spec.tile_source, "threads_per_block": r.spec.threads_per_block}
-            if isinstance(r.spec, UserKernel):
-                row["source"] = r.spec.describe()
-            if r.resources is not None:
-                row.update(registers=r.resources.registers, local_bytes=r.resources.local_bytes,
-                           static_smem_bytes=r.resources.static_smem_bytes,
-                           dynamic_smem_bytes=r.dynamic_smem_bytes, occupancy=r.occupancy.to_dict())
-            for key in ("unavailable", "error"):
-                if getattr(r, key):
-                    row[key] = getattr(r, key)
-            if r.waves is not None:
-                row["waves"] = asdict(r.waves)
-            row["model"] = asdict(r.figures) if r.figures is not None else None
-            if r.floors is not None:
-                v = r.floors
-                dram = v.floor("DRAM")
-                row["floors"] = {"memory_floor_ms": dram.floor_ms if dram else None,
-                                 "memory_floor_aside": dram.aside if dram else None,
-                                 "compute_floor_ms": v.floor(self.compute_level).floor_ms,
-                                 "binding": "memory" if v.binding.level == "DRAM" else "compute"}
-            out.append(row)
-        return {"size": self.size, "arch": self.arch, "device": self.device.name if self.device else None,
-                "kernels": out, "notes": list(self.notes)}
-
-    @property
-    def errors(self) -> list[str]:
-        """The kernels that did not compile or cannot launch on the target, one message each."""
-        return [r.error for r in self.rows if r.error]
 
 
 def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None = None,
@@ -152,6 +83,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     missing or cannot target the arch; a kernel that does not compile, or cannot launch on the
     target, is a row with an `error`. `ladder_kind` and `dtype` pick the ladder and precision as
     for `run` (`precision`): the tensor ladder's wgmma rungs compile for sm_90a."""
+    from ..ladder.listing import KernelListing, KernelRow
     from ..ladder.families import KernelSpec
     from ..model.problem import Problem
     from ..ladder.user import UserKernel
@@ -245,21 +177,14 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
 
 def view(listing: KernelListing, model_only: bool, autotuned_tile: str | None) -> Outcome:
     """The ladder's (or the user's) kernels: the notes first (the offline fallback said where a
-    script sees it); the tables, why a kernel is unavailable, what an uncompiled tile lacks; a
-    kernel that did not compile or cannot launch is a failure."""
+    script sees it); the listing's tables and lines (`documents`); a kernel that did not compile
+    or cannot launch is a failure."""
+    from .. import documents
+
     notes = list(listing.notes)
     if listing.arch is None and not model_only:  # the offline fallback
         notes.insert(0, "no CUDA GPU found and no target given: the traffic model alone; add --arch sm_XY or "
                         "--gpu NAME for registers, spills and occupancy")
-
-    def view(width: int) -> list:
-        from ..render.tables import kernels_tables
-
-        shown = [*kernels_tables(listing, width), *(row.unavailable for row in listing.rows if row.unavailable)]
-        if listing.arch is None and autotuned_tile is not None:
-            why = "with --model-only" if model_only else "without a target"
-            shown.append(f"--autotuned-tile is not compiled {why}, so the compiler has not checked the tile; "
-                         + ("drop --model-only" if model_only else "add --arch sm_XY"))
-        return shown
-
-    return Outcome(listing.to_json(), view, tuple(notes), notes_first=True, failures=tuple(listing.errors))
+    return Outcome(documents.to_json(listing),
+                   lambda width: documents.view(listing, width, model_only=model_only, autotuned_tile=autotuned_tile),
+                   tuple(notes), notes_first=True, failures=tuple(listing.errors))

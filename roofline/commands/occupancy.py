@@ -4,7 +4,6 @@ pydantic, numpy, matplotlib or CuPy unless a device file, this machine's GPU or 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -14,10 +13,10 @@ from ..console import integer, present
 from ..outcome import Outcome
 
 if TYPE_CHECKING:
-    from ..model.arch import ArchLimits
-    from ..model.occupancy import Occupancy
+    from ..model.occupancy import OccupancyReport
 
 
+RENAMED = {"--plot": "--chart FILE draws the what-if chart"}
 MOUNT = dict(short_help="Theoretical occupancy of a block configuration.")
 
 
@@ -29,7 +28,7 @@ def command(
                                      help="Dynamic shared memory per block, bytes."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset such as h200 or 'rtx 5080', or a device file (mygpu.toml)."),
-    plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE",
+    chart_out: Optional[Path] = typer.Option(None, "--chart", metavar="FILE",
                                             help="Also draw the what-if chart (.png/.svg/.pdf)."),
     target_blocks: Optional[int] = typer.Option(None, "--target-blocks", parser=integer, metavar="B",
                                                 help="Most registers per thread that keep B blocks resident."),
@@ -37,28 +36,10 @@ def command(
 ):
     """Theoretical occupancy of a block configuration, and which resources limit it."""
 
-    report = occupancy(regs, threads, smem, dynamic_smem, gpu, arch, target_blocks, plot_out)
-    present(view(report, plot_out), as_json)
+    report = occupancy(regs, threads, smem, dynamic_smem, gpu, arch, target_blocks, chart_out)
+    present(view(report, chart_out), as_json)
 
 
-@dataclass(frozen=True)
-class OccupancyReport:
-    """The occupancy of one configuration, and for `--target-blocks` the most registers per
-    thread that keep that many blocks resident (None when another resource caps it) with why."""
-
-    limits: ArchLimits
-    occupancy: Occupancy
-    target_blocks: int | None = None
-    target_registers: int | None = None
-    target_text: str | None = None
-
-    def to_json(self) -> dict:
-        """The occupancy JSON, with `target` when a target was asked for."""
-        d = self.occupancy.to_dict()
-        if self.target_blocks is not None:
-            d["target"] = {"target_blocks": self.target_blocks, "max_registers_per_thread": self.target_registers,
-                           "explanation": self.target_text}
-        return d
 
 
 def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: int = 0,
@@ -67,6 +48,7 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
     """Theoretical occupancy on `--gpu`'s or `--arch`'s SM, else this machine's GPU (NVML only);
     with `chart`, the what-if chart drawn there. Raises UsageError for bad input, RunError when
     neither a target is named nor a GPU found."""
+    from ..model.occupancy import OccupancyReport
     from ..model.occupancy import calculate
     from ..model.occupancy import max_registers_for_blocks
     from ..model.device import named_limits
@@ -87,15 +69,18 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
     return report
 
 
-def view(report: OccupancyReport, plot_out: Path | None) -> Outcome:
-    """An occupancy: its JSON; its table, why it cannot launch, the target's answer, the chart written."""
-    wrote = [f"wrote {plot_out}"] if plot_out is not None else []
+def view(report: OccupancyReport, chart_out: Path | None) -> Outcome:
+    """An occupancy: its JSON; its table, why it cannot launch, the target's answer, the chart written.
+    (Drawn here, not through the registry's view, which would load the results models.)"""
+    from ..documents.listings import occupancy_json
 
-    def view(width: int) -> list:
+    wrote = [f"wrote {chart_out}"] if chart_out is not None else []
+
+    def lines(width: int) -> list:
         from ..render.tables import occupancy_table
 
         occ = report.occupancy
         return [occupancy_table(occ), *([f"cannot launch: {occ.reason}"] if occ.reason else []),
                 *([report.target_text] if report.target_text else []), *wrote]
 
-    return Outcome(report.to_json(), view, asides=tuple(wrote))
+    return Outcome(occupancy_json(report), lines, asides=tuple(wrote))

@@ -9,12 +9,15 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ..console import Bar, integer, number, present, share
-from ..defaults import DEFAULT_GRADES, DEFAULT_RESULTS, DEFAULT_SIZE, DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE
+from ..console import Bar, number, present, share
+from ..defaults import (DEFAULT_GRADES, DEFAULT_RESULTS, DEFAULT_SIZE, DEFAULT_TIMEOUT_S, DEFAULT_TUNE_RESULTS,
+                        FULL_CLOCK_SHARE)
 from ..errors import UsageError
 from ..outcome import Outcome, results_view, _dump
-from . import gemm, grade
-from .gemm import LAUNCH, _check_autotuned, precision
+from . import gemm
+from . import grade as grade_room
+from . import tune as tune_room
+from .gemm import _check_autotuned, precision
 
 if TYPE_CHECKING:
     from ..ladder.user import UserKernel
@@ -25,49 +28,39 @@ if TYPE_CHECKING:
     from ..results.schema import Results
 
 
-MOUNT = dict(short_help="Compile, verify, time and model the SGEMM ladder on this GPU.")
+
+
+MOUNT = dict(short_help="Compile, verify, time and model the GEMM ladders, your kernels and callables on this GPU.")
+_LAUNCH_KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
+RENAMED = {"--m": "--size M=VALUE (with N=VALUE and K=VALUE; --size N alone for M = N = K)",
+           "--n": "--size N=VALUE (with M=VALUE and K=VALUE; --size N alone for M = N = K)",
+           "--k": "--size K=VALUE (with M=VALUE and N=VALUE; --size N alone for M = N = K)",
+           "--sizes": "--sweep LIST (sizes N or shapes MxNxK, or one size's values: K=1024,16384)",
+           "--source": "give your kernel files as arguments: roofline run FILE.cu (beside the ladder: --all)",
+           **{f"--{key}": f"--declare {key}=VALUE" for key in _LAUNCH_KEYS}}
 
 
 def command(
-    all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default, but for --source alone)."),
+    targets: Optional[list[str]] = typer.Argument(
+        None, metavar="[TARGETS]...",
+        help="Your kernels and callables (none: the ladder): a GEMM kernel FILE.cu (its launch declared by '// roofline "
+             "KEY: VALUE' lines or --declare; beside the ladder with --all or --kernel); a kernel of any signature "
+             "FILE.cu (declared by '// roofline arg:' lines) or a callable MODULE:FUNCTION or FILE.py:FUNCTION (with "
+             "--spec), or a spec FILE.toml, each graded against its speed of light."),
+    all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default without targets)."),
     kernel: Optional[list[str]] = typer.Option(None, "--kernel", metavar="NAME",
-                                               help="Run only this kernel (repeatable)."),
-    size: Optional[int] = typer.Option(None, "--size", parser=integer, metavar="N",
-                                       help=f"Square problem M = N = K (default {DEFAULT_SIZE})."),
-    m: Optional[int] = typer.Option(None, "--m", parser=integer, metavar="M", help="Rows of A and C."),
-    n: Optional[int] = typer.Option(None, "--n", parser=integer, metavar="N", help="Columns of B and C."),
-    k: Optional[int] = typer.Option(None, "--k", parser=integer, metavar="K", help="Columns of A, rows of B."),
-    sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST",
-                                        help="Sweep of sizes N (square) or shapes MxNxK, e.g. "
-                                             "512,1024,8192x1024x4096; run in order of FLOPs."),
-    l2: str = typer.Option("cold", "--l2", metavar="cold|warm",
-                           help="cold: flush the L2 before every timed launch (outside the timing); "
-                                "warm: leave what the previous launch left."),
-    profile: bool = typer.Option(False, "--profile", help="Also count each kernel's traffic with Nsight Compute."),
-    refresh: bool = typer.Option(False, "--refresh",
-                                 help="Measure the ceilings (DRAM, L2, shared memory, FP32, FP16 tensor, launch "
-                                      "latency) again, not from the cache."),
-    autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
-                                                 help="Run autotuned at this tile instead of this GPU's tuned one."),
-    out: Path = typer.Option(DEFAULT_RESULTS, "--out", metavar="PATH", help="Results file (written atomically)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the tables."),
-    source: Optional[list[Path]] = typer.Option(None, "--source", metavar="FILE.cu",
-                                                help="Your own kernel (repeatable), its launch declared by "
-                                                     "'// roofline KEY: VALUE' lines or the flags below; alone, or "
-                                                     "beside the ladder with --all or --kernel."),
-    entry: Optional[str] = LAUNCH["entry"],
-    block: Optional[str] = LAUNCH["block"],
-    grid: Optional[str] = LAUNCH["grid"],
-    dynamic_smem: Optional[str] = LAUNCH["dynamic-smem"],
-    tile: Optional[str] = LAUNCH["tile"],
-    thread_tile: Optional[str] = LAUNCH["thread-tile"],
-    name: Optional[str] = LAUNCH["name"],
-    no_ragged: bool = typer.Option(False, "--no-ragged",
-                                   help="Skip the check of your kernel at a ragged shape (511x383x255)."),
-    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
-                                  help="Stop a launch of your kernel that runs longer."),
-    device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID",
-                                         help="The GPU: index as nvidia-smi counts, or PCI bus id (default 0)."),
+                                               help="Run only this kernel of the ladder (repeatable)."),
+    size: Optional[list[str]] = typer.Option(None, "--size", metavar="N|NAME=VALUE",
+                                             help=f"A size (repeatable): a GEMM's N (M = N = K; default {DEFAULT_SIZE}) "
+                                                  "or M=, N=, K=; a graded kernel's declared size, e.g. C=8192."),
+    sweep: Optional[str] = typer.Option(None, "--sweep", metavar="LIST|NAME=V1,V2",
+                                        help="Run at several sizes: a GEMM's sizes N or shapes MxNxK, e.g. "
+                                             "512,1024,8192x1024x4096 (in order of FLOPs), or one size's values, "
+                                             "e.g. K=1024,16384 or C=1024,4096."),
+    declare: Optional[list[str]] = typer.Option(None, "--declare", metavar="KEY=VALUE",
+                                                help="Your GEMM kernel's launch as its '// roofline KEY: VALUE' lines "
+                                                     "would say it (repeatable; one file): entry, block, grid, "
+                                                     "dynamic-smem, tile, thread-tile, name."),
     ladder_kind: Optional[str] = typer.Option(None, "--ladder", metavar="fp32|tensor",
                                               help="fp32: the SGEMM ladder (default); tensor: the tensor-core "
                                                    "ladder (BF16 unless --dtype says otherwise)."),
@@ -75,10 +68,39 @@ def command(
                                         help="Input precision (FP32 accumulate and C); bf16, fp16 and tf32 run the "
                                              "tensor ladder, with B stored N x K (row-major). Your kernels "
                                              "take pointers of this type."),
+    l2: str = typer.Option("cold", "--l2", metavar="cold|warm",
+                           help="cold: flush the L2 before every timed launch (outside the timing); "
+                                "warm: leave what the previous launch left."),
+    profile: bool = typer.Option(False, "--profile",
+                                 help="Also count each kernel (or one call of each graded one) with Nsight Compute."),
+    refresh: bool = typer.Option(False, "--refresh",
+                                 help="Measure the ceilings (DRAM, L2, shared memory, FP32, FP16 tensor, launch "
+                                      "latency) again, not from the cache."),
+    autotuned_tile: Optional[str] = typer.Option(None, "--autotuned-tile", metavar="BM,BN,BK,TM,TN",
+                                                 help="Run autotuned at this tile instead of this GPU's tuned one."),
+    tune: bool = typer.Option(False, "--tune", help="Search the autotuned kernel's tile on this GPU at --size N "
+                                                    "instead; run then uses the winner on this GPU."),
+    spec: Optional[Path] = typer.Option(None, "--spec", metavar="FILE.toml",
+                                        help="The spec (TOML) of a callable: sizes, one arg per parameter, reference, "
+                                             "tolerance, work."),
+    baseline: Optional[list[str]] = typer.Option(None, "--baseline", metavar="NAME|FILE|MODULE:FUNCTION",
+                                                 help="Score each graded workload's entries against it (repeatable): "
+                                                      "an entry graded here, a grade file, or a callable graded with "
+                                                      "the same spec."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="PATH",
+                                       help=f"Results file, written atomically (default {DEFAULT_RESULTS}; "
+                                            f"{DEFAULT_GRADES} for graded targets, {DEFAULT_TUNE_RESULTS} with --tune)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the tables."),
+    no_ragged: bool = typer.Option(False, "--no-ragged",
+                                   help="Skip the check of your GEMM kernel at a ragged shape (511x383x255)."),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", parser=number, metavar="SECONDS",
+                                  help="Stop a launch of your kernel that runs longer."),
+    device: Optional[str] = typer.Option(None, "--device", metavar="N|BUS_ID",
+                                         help="The GPU: index as nvidia-smi counts, or PCI bus id (default 0)."),
     budget: Optional[float] = typer.Option(None, "--budget", parser=number, metavar="SECONDS",
-                                           help="Timing budget per size: rounds of every kernel and cuBLAS go on "
-                                                "until each median is known to 1 % or this is spent (default "
-                                                "half a second per kernel; at most 3600)."),
+                                           help="Timing budget per size (or graded entry): rounds go on until each "
+                                                "median is known to 1 % or this is spent (default half a second per "
+                                                "kernel; at most 3600)."),
     energy: bool = typer.Option(False, "--energy",
                                 help="Also measure each kernel's energy (NVML's counter over a second of "
                                      "launches each): J per launch, W, GFLOP/J, GB/J."),
@@ -88,42 +110,71 @@ def command(
                                           "cap) (0.5 to 1; default 0.97)."),
 ):
     """Compile, verify against cuBLAS and time the SGEMM ladder, or with --ladder tensor / --dtype the
-    tensor-core ladder (and your own kernels, each in a process of its own) on this machine's GPU, with its DRAM and FP32 ceilings measured once
-    (cached); with --profile, read hardware counters per kernel. The results file records where
-    each kernel's tile came from and which GPU ran."""
+    tensor-core ladder, and your own GEMM kernels (each in a process of its own) on this machine's GPU,
+    with its DRAM and FP32 ceilings measured once (cached); with --profile, read hardware counters per
+    kernel. The results file records where each kernel's tile came from and which GPU ran.
 
+    A kernel of any signature or a callable is graded instead: verified against its reference (outputs
+    filled with NaN first, inputs checked unchanged, a second launch on new inputs), timed as the ladder
+    is, and graded against its speed of light: T_SOL = max(FLOPs / the precision's measured roof,
+    compulsory bytes / measured DRAM bandwidth, the launch floor); share = T_SOL / T; score = 1 / (1 +
+    (T - T_SOL) / (T_b - T_SOL)) against --baseline. Integrity flags (faster than light, NaN or
+    unwritten, inputs modified, cached answer, no GPU work, tensor work missing, async return) come with
+    their evidence.
+
+    Examples: roofline run --all; roofline run mine.cu --all; roofline run softmax_online.cu
+    softmax_naive.cu --baseline softmax_naive
+    """
+    targets = list(targets or [])
     if all_kernels and kernel:
         raise UsageError("give --all or --kernel NAME, not both")
-    problems = gemm.problems(size, m, n, k, sizes)
-    users = gemm.user_kernels(source or [], dict(zip(LAUNCH, (entry, block, grid, dynamic_smem, tile, thread_tile,
-                                                              name))))
-    if no_ragged and not users:
-        raise UsageError("--no-ragged applies to your own kernels (--source FILE.cu)")
-    if any(u.workload for u in users):  # kernels of any signature: verified, timed and graded (`roofline grade`)
-        if all_kernels or kernel or not all(u.workload for u in users):
-            raise UsageError("a kernel declared by '// roofline arg:' lines is graded on its own, not beside the GEMM "
-                             "ladder; run it alone (run --source FILE.cu, or roofline grade FILE.cu)")
-        if ladder_kind or dtype or energy or no_ragged or l2 != "cold" or autotuned_tile or refresh:
-            raise UsageError("--ladder, --dtype, --energy, --no-ragged, --l2, --autotuned-tile and --refresh apply to "
-                             "GEMM runs; a workload declares its own types (roofline grade FILE.cu)")
-        if any(v is not None for v in (size, m, n, k, sizes)):
-            raise UsageError("--size, --m, --n, --k and --sizes set a GEMM's sizes; a workload's named sizes are set "
-                             "with roofline grade FILE.cu --size NAME=VALUE (or --sweep NAME=V1,V2)")
-        graded = DEFAULT_GRADES if out == DEFAULT_RESULTS else out
+    if tune:
+        if targets or all_kernels or kernel or sweep or declare or spec or baseline or profile or energy:
+            raise UsageError("{tune} searches the autotuned kernel's tile at {size} N; it takes no targets, "
+                             "--all, --kernel, --sweep, --declare, --spec, --baseline, --profile or --energy", "tune",
+                             ["size"])
+        problems = gemm.gemm_problems(size)
+        if problems[0].m != problems[0].n or problems[0].n != problems[0].k:
+            raise UsageError("{tune} searches at a square size: give {size} N", "tune", ["size"])
         bar = Bar()
         with bar.bar:
-            report = grade.grade([str(p) for p in source], graded, profile=profile, gpu=device, budget_s=budget,
-                               full_clock_share=full_clock, timeout_s=timeout, progress=bar)
-        present(grade.view(report, graded), as_json)
+            report = tune_room.tune(problems[0].m, out or DEFAULT_TUNE_RESULTS, bar)
+        present(tune_room.view(report, out or DEFAULT_TUNE_RESULTS), as_json)
         return
+    kernel_files = [t for t in targets if t.endswith((".cu", ".cuh")) and ":" not in t]
+    callables = [t for t in targets if t not in kernel_files]
+    users = gemm.user_kernels([Path(t) for t in kernel_files], gemm.declared(declare))
+    graded = bool(callables) or any(u.workload for u in users)
+    if not graded and (spec is not None or baseline):
+        raise UsageError("{spec} and {baseline} apply to kernels and callables that are graded: a kernel file with "
+                         "'// roofline arg:' lines, MODULE:FUNCTION, FILE.py:FUNCTION or a spec FILE.toml",
+                         "spec", ["baseline"])
+    if graded:
+        if all_kernels or kernel or not all(u.workload for u in users):
+            raise UsageError("a kernel declared by '// roofline arg:' lines, or a callable, is graded on its own, not "
+                             "beside the GEMM ladder or GEMM kernels; run it apart")
+        if ladder_kind or dtype or energy or no_ragged or l2 != "cold" or autotuned_tile or refresh:
+            raise UsageError("--ladder, --dtype, --energy, --no-ragged, --l2, --autotuned-tile and --refresh apply to "
+                             "GEMM runs; a graded kernel declares its own types")
+        graded_out = out or DEFAULT_GRADES
+        bar = Bar()
+        with bar.bar:
+            report = grade_room.grade(targets, graded_out, spec, size, baseline, profile, device, budget, full_clock,
+                                      timeout, progress=bar, sweep=sweep)
+        present(grade_room.view(report, graded_out), as_json)
+        return
+    problems = gemm.gemm_problems(size, sweep)
+    if no_ragged and not users:
+        raise UsageError("--no-ragged applies to your own kernels (roofline run FILE.cu)")
+    out = out or DEFAULT_RESULTS
     bar = Bar()
     with bar.bar:
-        report = run(problems, out, kernel, sweep=sizes is not None, profile=profile, refresh=refresh,
-                         autotuned_tile=autotuned_tile, progress=bar, sources=users,
-                         ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
-                         ragged=not no_ragged, gpu=device, l2=l2, ladder_kind=ladder_kind, dtype=dtype,
-                         budget_s=budget, energy=energy, full_clock_share=full_clock)
-    present(view(report, out, sweep=sizes is not None), as_json)
+        report = run(problems, out, kernel, sweep=sweep is not None, profile=profile, refresh=refresh,
+                     autotuned_tile=autotuned_tile, progress=bar, sources=users,
+                     ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
+                     ragged=not no_ragged, gpu=device, l2=l2, ladder_kind=ladder_kind, dtype=dtype,
+                     budget_s=budget, energy=energy, full_clock_share=full_clock)
+    present(view(report, out, sweep=sweep is not None), as_json)
 
 
 @dataclass(frozen=True)

@@ -1,40 +1,35 @@
-"""`roofline schema`: the JSON Schema of results files.
-"""
+"""`roofline schema`: the JSON Schema of a kind of document roofline writes (a file, or a
+command's --json), from the registry (`roofline.documents.schema_of`)."""
 
 from __future__ import annotations
+
+from typing import Optional
 
 import typer
 
 from ..console import present
+from ..defaults import SCHEMA
 from ..errors import UsageError
 from ..outcome import Outcome
 
-
-MOUNT = dict(short_help="Print the JSON Schema of results files.")
+MOUNT = dict(short_help="Print the JSON Schema of results files (or of another document roofline writes).")
+RENAMED = {"--profile": "give the kind as an argument: roofline schema profile",
+           "--grade": "give the kind as an argument: roofline schema grade"}
+KINDS = ("run", "profile", "grade", "compare", "check", "grade-changes", "whatif", "project", "comms", "kernels",
+         "occupancy", "device")  # `documents` registry names (a test checks they are all there)
 
 
 def command(
-    profile: bool = typer.Option(False, "--profile", help="The schema of profile files (roofline profile) instead."),
-    grade_files: bool = typer.Option(False, "--grade", help="The schema of grade files (roofline grade) instead."),
+    kind: Optional[str] = typer.Argument(None, metavar="KIND",
+                                         help=f"run (results files, schema {SCHEMA}; the default), profile, grade, or "
+                                              "a command's --json: " + ", ".join(KINDS[3:]) + "."),
 ):
-    """Print the JSON Schema of results files (schema 4; a profile's is schema 3), for other tools that read them; with
-    --profile, that of a program's profile ("kind": "profile"); with --grade, that of grade files ("kind": "grade")."""
+    """Print the JSON Schema of results files (schema 4), for other tools that read them; of
+    profile files ("kind": "profile") or grade files ("kind": "grade"); or of the --json a command
+    prints (compare, check, whatif, project, comms, kernels, occupancy, device)."""
+    from .. import documents
 
-    if profile and grade_files:
-        raise UsageError("give --profile or --grade, not both")
-    present(view(schema(profile, grade_files)))
-
-
-def schema(profile: bool = False, grade: bool = False) -> dict:
-    """The JSON Schema of results files, or with `profile` of profile files."""
-    from ..results.profile import ProfileResults
-    from ..results.schema import json_schema
-    if grade:
-        from ..results.grades import GradeResults
-        return GradeResults.model_json_schema(by_alias=True)
-    return ProfileResults.model_json_schema(by_alias=True) if profile else json_schema()
-
-
-def view(document: dict) -> Outcome:
-    """A JSON Schema: the document alone."""
-    return Outcome(document)
+    kind = kind or "run"
+    if kind not in KINDS:
+        raise UsageError(f"{{kind}} takes {', '.join(KINDS)}; got {kind!r}", "kind")
+    present(Outcome(documents.schema_of(kind)))

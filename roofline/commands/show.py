@@ -1,5 +1,5 @@
-"""`roofline show`: the tables and verdicts of results files.
-"""
+"""`roofline show`: the tables and verdicts of any file roofline writes (a run's results, a
+program's profile, a grade file), as its kind shows them (`roofline.documents`)."""
 
 from __future__ import annotations
 
@@ -10,45 +10,32 @@ import typer
 
 from ..console import present
 from ..defaults import DEFAULT_RESULTS, SCHEMA
-from ..outcome import Note, Outcome, results_view, grade_view, _dump
-from .reading import given_paths, show_all
-
+from ..outcome import Outcome
 
 MOUNT = dict(short_help="Print the tables and verdicts of results files.",
              help="Print the tables and one verdict per kernel of recorded results (no GPU needed): a run's "
-                  "(the run table, the counters table), a size sweep's or a tile search's, or a program's "
-                  f"profile (roofline profile). Results files of every schema roofline has written (1 to {SCHEMA}) "
-                  "are read; several files are merged.")
+                  "(the run table, the counters table), a size sweep's or a tile search's, a program's "
+                  f"profile (roofline profile) or a grade file. Results files of every schema roofline has written "
+                  f"(1 to {SCHEMA}) are read; several files are merged.")
+RENAMED = {"--results": "give the files as arguments: roofline show FILE [FILE ...]"}
 
 
 def command(
-    results_paths: Optional[list[Path]] = typer.Option(None, "--results", metavar="PATH",
-                                                       help=f"Results or profile file(s) (repeatable; default "
-                                                            f"{DEFAULT_RESULTS})."),
+    paths: Optional[list[Path]] = typer.Argument(None, metavar="RESULTS...",
+                                                 help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS})."),
     as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
 ):
+    from .. import documents
 
-    paths = given_paths(results_paths)
-    docs, notes = show_all(paths)  # one document per precision: an FP32 run and a BF16 one apart
+    paths = list(paths or [DEFAULT_RESULTS])
+    docs, notes = documents.read_all(paths, "show")  # one document per precision: an FP32 run and a BF16 one apart
     present(view(paths, docs, notes), as_json)
 
 
 def view(paths: list[Path], docs: list, notes: list[str]) -> Outcome:
-    """Results read (`api.show_all`: one document per precision, or a profile): the notes on the
-    merge first; the document (a list of them for several precisions); each document's tables,
-    a profile's notes after its table."""
-    doc = docs[0]
-    if getattr(doc, "kind", None) == "grade":
-        return Outcome(_dump(doc), lambda width: grade_view(doc, width), tuple(notes), notes_first=True)
-    if getattr(doc, "kind", None) == "profile":
-        def view(width: int) -> list:
-            from ..render.tables import profile_tables
+    """Files read (`documents.read_all`): the notes on their reading first, then what their kind
+    shows (`documents.shown`: its document, its tables and lines)."""
+    from .. import documents
 
-            return [*profile_tables(doc, width, None), *map(Note, doc.notes)]
-
-        return Outcome(_dump(doc), view, tuple(notes), notes_first=True)
-    ahead = ([Note(f"{paths[0]} holds a size sweep: GFLOP/s at every size first, then the tables of the "
-                   f"largest, {doc.problem.problem.text()}")] if doc.sweep else [])
-    document = _dump(doc) if len(docs) == 1 else [_dump(d) for d in docs]  # several precisions: a list
-    return Outcome(document, lambda width: [*ahead, *(x for d in docs for x in results_view(d, width, True))],
-                   tuple(notes), notes_first=True)
+    document, lines = documents.shown(paths, docs)
+    return Outcome(document, lines, tuple(notes), notes_first=True)

@@ -1,5 +1,5 @@
-"""`roofline tune`: the autotuned kernel's tile searched on this GPU.
-"""
+"""The tile search of `roofline run --tune`: the autotuned kernel's tile searched on this GPU, the
+winner kept for `run`."""
 
 from __future__ import annotations
 
@@ -7,35 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
-from ..console import Bar, integer, present
-from ..defaults import DEFAULT_SIZE, DEFAULT_TUNE_RESULTS
 from ..outcome import Outcome, _dump
-from . import gemm
 
 if TYPE_CHECKING:
     from ..progress import Progress
     from ..results.schema import Results
-
-
-MOUNT = dict(short_help="Search the autotuned kernel's tile on this GPU.")
-
-
-def command(
-    size: int = typer.Option(DEFAULT_SIZE, "--size", parser=integer, metavar="N", help="Square problem size to tune at."),
-    out: Path = typer.Option(DEFAULT_TUNE_RESULTS, "--out", metavar="PATH",
-                             help="Results of every candidate (atomic)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the results document instead of the table."),
-):
-    """Search the autotuned kernel's tile (BM, BN, BK, TM, TN) on this GPU; `run` then uses the
-    winner on this GPU (kept in the user's cache)."""
-
-    gemm.problems(size)
-    bar = Bar()
-    with bar.bar:
-        report = tune(size, out, bar)
-    present(view(report, out), as_json)
 
 
 @dataclass(frozen=True)

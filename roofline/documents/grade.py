@@ -58,8 +58,8 @@ class GradeKind(ReadKind):
         from ..analysis import grade_changes
 
         if chart_out is not None:
-            raise UsageError("{out} draws the moves of profiles and runs; two grade files are compared as a table",
-                             "out")
+            raise UsageError("{chart_out} draws the moves of profiles and runs; two grade files are compared as a table",
+                             "chart_out")
         return grade_changes.compare(*docs)
 
     def check(self, docs: tuple, drop: float):

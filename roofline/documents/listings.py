@@ -1,5 +1,5 @@
 """The descriptions: the ladder's (or the user's) kernels listed (`roofline kernels`:
-`api.KernelListing`), an occupancy (`roofline occupancy`: `api_occupancy.OccupancyReport`) and a
+`ladder.listing.KernelListing`), an occupancy (`roofline occupancy`: `model.occupancy.OccupancyReport`) and a
 GPU (`roofline device`: `model.device.DeviceSpec`). Each with its `--json` (checked against its
 model) and its view.
 
@@ -33,7 +33,7 @@ class KernelsKind(DocumentKind):
 
     @property
     def types(self):
-        from ..api import KernelListing
+        from ..ladder.listing import KernelListing
 
         return (KernelListing,)
 
@@ -62,7 +62,7 @@ class OccupancyKind(DocumentKind):
 
     @property
     def types(self):
-        from ..api_occupancy import OccupancyReport
+        from ..model.occupancy import OccupancyReport
 
         return (OccupancyReport,)
 

@@ -226,3 +226,23 @@ def sweeps(limits: ArchLimits, registers: int, threads: int, static_smem: int = 
                          + ([] if smem % step == 0 or smem > limits.max_smem_per_block_optin_bytes
                             else [(smem, calculate(limits, registers, threads, 0, smem).occupancy)]),
     }
+
+
+@dataclass(frozen=True)
+class OccupancyReport:
+    """The occupancy of one configuration, and for `--target-blocks` the most registers per
+    thread that keep that many blocks resident (None when another resource caps it) with why."""
+
+    limits: ArchLimits
+    occupancy: Occupancy
+    target_blocks: int | None = None
+    target_registers: int | None = None
+    target_text: str | None = None
+
+    def to_json(self) -> dict:
+        """The occupancy JSON, with `target` when a target was asked for."""
+        d = self.occupancy.to_dict()
+        if self.target_blocks is not None:
+            d["target"] = {"target_blocks": self.target_blocks, "max_registers_per_thread": self.target_registers,
+                           "explanation": self.target_text}
+        return d

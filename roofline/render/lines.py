@@ -1,7 +1,7 @@
 """The kinds of line a view holds beside its tables, for the console to place: a `Note` goes to
 standard error as 'roofline: note: ...', a `Plain` line is written as it is, never wrapped.
-(`roofline.outcome` defines these two today; it is to take them from here, so that the views the
-document registry draws, `roofline.documents`, are shown alike.)"""
+The views of the commands (`roofline.outcome` re-exports both) and of the document registry
+(`roofline.documents`) use these two, so that the console shows them alike."""
 
 from __future__ import annotations
 

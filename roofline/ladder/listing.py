@@ -1,0 +1,90 @@
+"""The ladder (or the user's kernels) listed at one size for a target: each kernel's traffic model,
+floors against a GPU's roofs, and, compiled for the target, its registers, shared memory,
+occupancy and waves (`roofline kernels`; its `--json` is `to_json`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+from ..model.precision import PRECISIONS
+from ..model.roofs import COMPUTE_LEVEL
+from .user import UserKernel
+
+if TYPE_CHECKING:
+    from ..measure.nvrtc_compile import KernelResources
+    from ..model.device import DeviceSpec
+    from ..model.occupancy import Occupancy
+    from ..model.roofs import Verdict
+    from ..model.traffic import ModelFigures
+    from ..model.waves import Waves
+    from .families import KernelSpec
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One kernel of the listing: its model at the size, and for a target its resources and
+    occupancy (or why it has none)."""
+
+    spec: KernelSpec | UserKernel
+    figures: ModelFigures | None
+    floors: Verdict | None = None
+    resources: KernelResources | None = None
+    dynamic_smem_bytes: int = 0
+    occupancy: Occupancy | None = None
+    unavailable: str | None = None
+    error: str | None = None
+    waves: Waves | None = None
+
+
+@dataclass(frozen=True)
+class KernelListing:
+    """The ladder (or the user's kernels) at one size, for a target `arch` (None: model only) and
+    a `device` (for floors); `notes` on user kernels whose launch and model disagree."""
+
+    size: int
+    arch: str | None
+    device: DeviceSpec | None
+    rows: list[KernelRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    dtype: str = "fp32"  # the precision listed (`model.precision.DTYPES`)
+
+    @property
+    def compute_level(self) -> str:
+        """The compute roof the floors are read against: 'FP32', 'BF16 tensor', ..."""
+        return COMPUTE_LEVEL[PRECISIONS[self.dtype].key]
+
+    def to_json(self) -> dict:
+        """The listing as JSON: per kernel its template and tile source, model, floors (with a
+        device), and for a target registers, local_bytes, shared memory and the occupancy JSON."""
+        out = []
+        for r in self.rows:
+            row = {"name": r.spec.name, "summary": r.spec.summary, "template": r.spec.name_expression,
+                   "tile_source": r.spec.tile_source, "threads_per_block": r.spec.threads_per_block}
+            if isinstance(r.spec, UserKernel):
+                row["source"] = r.spec.describe()
+            if r.resources is not None:
+                row.update(registers=r.resources.registers, local_bytes=r.resources.local_bytes,
+                           static_smem_bytes=r.resources.static_smem_bytes,
+                           dynamic_smem_bytes=r.dynamic_smem_bytes, occupancy=r.occupancy.to_dict())
+            for key in ("unavailable", "error"):
+                if getattr(r, key):
+                    row[key] = getattr(r, key)
+            if r.waves is not None:
+                row["waves"] = asdict(r.waves)
+            row["model"] = asdict(r.figures) if r.figures is not None else None
+            if r.floors is not None:
+                v = r.floors
+                dram = v.floor("DRAM")
+                row["floors"] = {"memory_floor_ms": dram.floor_ms if dram else None,
+                                 "memory_floor_aside": dram.aside if dram else None,
+                                 "compute_floor_ms": v.floor(self.compute_level).floor_ms,
+                                 "binding": "memory" if v.binding.level == "DRAM" else "compute"}
+            out.append(row)
+        return {"size": self.size, "arch": self.arch, "device": self.device.name if self.device else None,
+                "kernels": out, "notes": list(self.notes)}
+
+    @property
+    def errors(self) -> list[str]:
+        """The kernels that did not compile or cannot launch on the target, one message each."""
+        return [r.error for r in self.rows if r.error]
