@@ -156,10 +156,14 @@ def _ticks(axis, lo, hi) -> list:
     return out
 
 
+def _alpha(artist) -> float | None:
+    return None if artist.get_alpha() is None else _num(artist.get_alpha())
+
+
 def _line(line, ax, fig) -> dict:
     out = {"x": _nums(line.get_xdata(orig=False)), "y": _nums(line.get_ydata(orig=False)),
-           "color": _color(line.get_color()), "linestyle": line.get_linestyle(), "linewidth": _num(line.get_linewidth()),
-           "marker": str(line.get_marker()), "alpha": _num(line.get_alpha()) if line.get_alpha() is not None else None}
+           "color": _color(line.get_color()), "linestyle": line.get_linestyle(),
+           "linewidth": _num(line.get_linewidth()), "marker": str(line.get_marker()), "alpha": _alpha(line)}
     if str(line.get_marker()) not in ("None", "none", ""):
         out.update({"markersize": _num(line.get_markersize()), "markerfacecolor": _color(line.get_markerfacecolor()),
                     "markeredgecolor": _color(line.get_markeredgecolor())})
@@ -189,7 +193,7 @@ def _collection(c, ax, fig) -> dict:
     from matplotlib.collections import PathCollection
 
     out = {"kind": _kind(c), "facecolors": _colors(c.get_facecolors()),
-           "edgecolors": _colors(c.get_edgecolors()), "alpha": _num(c.get_alpha()) if c.get_alpha() is not None else None}
+           "edgecolors": _colors(c.get_edgecolors()), "alpha": _alpha(c)}
     if isinstance(c, PathCollection):  # a scatter: its points in offsets, its markers' sizes
         out["offsets"] = [_nums(p) for p in c.get_offsets()]
         out["sizes"] = _nums(c.get_sizes())
@@ -356,9 +360,8 @@ def differences(got, want, part: str = "all", limit: int = 20) -> list[str]:
                 walk(a, b, f"{at}[{i}]", k, placed)
         elif part == "placement" and not placed:
             return
-        elif isinstance(w, (int, float)) and not isinstance(w, bool) or isinstance(g, (int, float)) and not isinstance(g, bool):
-            if not (isinstance(g, (int, float, type(None))) and isinstance(w, (int, float, type(None)))
-                    and _close(g, w, k)):
+        elif _number(w) or _number(g):
+            if not ((_number(g) or g is None) and (_number(w) or w is None) and _close(g, w, k)):
                 out.append(f"{at}: {g!r}, expected {w!r}")
         elif isinstance(w, str) and k in _COLORS and isinstance(g, str):
             if not _close(g, w, k):
@@ -368,6 +371,10 @@ def differences(got, want, part: str = "all", limit: int = 20) -> list[str]:
 
     walk(got, want, "scene", "", False)
     return out
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def same_matplotlib(recorded: dict) -> bool:

@@ -279,8 +279,9 @@ def test_a_device_is_built_in_one_place(tmp_path, monkeypatch):
         patched.setattr(DeviceSpec, "__init__", recording)
         for preset in PRESETS:
             from_preset(preset.aliases[0])
-        (tmp_path / "gpu.toml").write_text('name = "NVIDIA GeForce RTX 5070"\ncompute_capability = "12.0"\nsm_count = 48\n'
-                                           'fp32_cores = 6144\nmax_sm_clock_mhz = 2512\npeak_dram_gbps = 672\n')
+        (tmp_path / "gpu.toml").write_text('name = "NVIDIA GeForce RTX 5070"\ncompute_capability = "12.0"\n'
+                                           'sm_count = 48\nfp32_cores = 6144\nmax_sm_clock_mhz = 2512\n'
+                                           'peak_dram_gbps = 672\n')
         from_preset(str(tmp_path / "gpu.toml"))
         before_report = len(made_by)
         forms = pathlib.Path(__file__).resolve().parent / "fixtures" / "ncu" / "forms"
