@@ -269,28 +269,23 @@ def test_schema_command_prints_the_json_schema():
 
 
 FAST = """
-import sys, time
+import json, sys
 from typer.testing import CliRunner
 from roofline.cli import app
-import roofline.commands.kernels, roofline.ladder.families, roofline.render.tables  # what the commands import as they start, loaded before the timing
-for args in (['occupancy', '--regs', '93', '--threads', '256', '--arch', 'sm_120'],
-             ['kernels', '--gpu', 'h200', '--model-only']):
-    start = time.perf_counter()
-    r = CliRunner().invoke(app, args)
-    assert r.exit_code == 0, r.output
-    print(round(time.perf_counter() - start, 3))
-print(sorted(m for m in ('cupy', 'matplotlib') if m in sys.modules))
+codes = [CliRunner().invoke(app, args).exit_code for args in json.loads(sys.argv[1])]
+print(json.dumps({"codes": codes, "heavy": sorted(m for m in ("cupy", "matplotlib", "plotly") if m in sys.modules)}))
 """
 
 
-def test_fast_commands_import_neither_cupy_nor_matplotlib():
-    start = __import__("time").perf_counter()
-    out = subprocess.run([sys.executable, "-c", FAST], capture_output=True, text=True, check=True, cwd=REPO)
-    whole = __import__("time").perf_counter() - start
-    *times, modules = out.stdout.strip().splitlines()
-    assert modules == "[]"
-    assert all(float(t) < 0.3 for t in times), times  # in-process, after the import of cli
-    assert whole < 3.0  # the process, interpreter start and imports included (about 0.5 s here)
+@pytest.mark.parametrize("args", [["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120"],
+                                  ["kernels", "--gpu", "h200", "--model-only"]], ids=" ".join)
+def test_fast_commands_import_neither_cupy_nor_matplotlib(args):
+    """What keeps these commands quick, checked by what a fresh interpreter loaded for them, not by
+    a clock (pytest runs beside other processes; bench/startup_speed.py times them)."""
+    out = subprocess.run([sys.executable, "-c", FAST, json.dumps([args])], capture_output=True, text=True,
+                         cwd=REPO, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1]) == {"codes": [0], "heavy": []}
 
 
 def test_names_are_text_not_markup(tmp_path, doc):

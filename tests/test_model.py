@@ -254,17 +254,49 @@ def test_the_precision_names_are_spelled_once_and_every_reader_uses_them():
     assert precision_key("fp32", False) == "fp32" and precision_key("none", False) is None
 
 
-def test_a_device_is_built_in_one_place():
+def test_a_device_is_built_in_one_place(tmp_path, monkeypatch):
+    """Every DeviceSpec is made by `DeviceSpec.build` from its figures, or derived from one so made
+    (`dataclasses.replace`): a preset, a device file, the device a report's attributes describe.
+    Checked by who calls the constructor as devices are made, whichever modules make them, and by
+    the package's sources, which call the class itself nowhere (NVML's readings, which need a GPU,
+    take the same road). A results file read back is a record, not a device made: pydantic restores it."""
+    import ast
+    import dataclasses
     import pathlib
-    import re
+    import sys
 
+    from roofline import nsight
     from roofline.model.device import DeviceSpec
+    from roofline.model.presets import PRESETS
+
+    made_by, init = [], DeviceSpec.__init__
+
+    def recording(self, *args, **kwargs):
+        made_by.append(sys._getframe(1).f_code)
+        init(self, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(DeviceSpec, "__init__", recording)
+        for preset in PRESETS:
+            from_preset(preset.aliases[0])
+        (tmp_path / "gpu.toml").write_text('name = "NVIDIA GeForce RTX 5070"\ncompute_capability = "12.0"\n'
+                                           'sm_count = 48\nfp32_cores = 6144\nmax_sm_clock_mhz = 2512\n'
+                                           'peak_dram_gbps = 672\n')
+        from_preset(str(tmp_path / "gpu.toml"))
+        before_report = len(made_by)
+        forms = pathlib.Path(__file__).resolve().parent / "fixtures" / "ncu" / "forms"
+        nsight.read(forms / "full-raw.csv")  # the report's own device attributes
+        assert len(made_by) > before_report > len(PRESETS)
+    allowed = {DeviceSpec.build.__func__.__code__, dataclasses.replace.__code__}
+    assert [f"{c.co_filename}:{c.co_firstlineno} {c.co_name}" for c in made_by if c not in allowed] == []
 
     root = pathlib.Path(__file__).resolve().parent.parent / "roofline"
-    sources = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.py")}
-    assert [name for name, text in sources.items() if re.search(r"\bDeviceSpec\(", text)] == []  # only `build` makes one
-    assert sorted(name for name, text in sources.items() if "DeviceSpec.build(" in text) == [
-        "measure/nvml.py", "model/device.py", "nsight/device.py"]
+    for path in root.rglob("*.py"):  # nor is the class called by name anywhere, not even where nothing above ran
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                f = node.func
+                assert not (getattr(f, "id", None) == "DeviceSpec" or getattr(f, "attr", None) == "DeviceSpec"), \
+                    f"{path.relative_to(root)}:{node.lineno} calls DeviceSpec(...); make it with DeviceSpec.build"
     d = DeviceSpec.build(name="NVIDIA H200", compute_capability="9.0", sm_count=132, fp32_cores=16896,
                          sm_clock_mhz=1980, mem_clock_mhz=3201, bus_width_bits=6016, tensor_clock_mhz=1830,
                          source="readings")

@@ -14,4 +14,20 @@
   device     the GPU as data (peaks, limits), from a preset or from readings
   verify     the correctness gate: a kernel's output against the reference
   timing     a timing as recorded (samples, median, spread), the L2 modes, the launch timeout
+  energy     a kernel's energy as recorded: joules per launch over loops of launches, the board's
+             power, and with its work GFLOP and bytes per joule
+  launch     a user kernel's launch in text: the grid as an expression in M, N and K (whitelisted,
+             never eval'd), the block shape, the block and thread tiles
+  elements   a workload's element types: their spellings, sizes, C types and NumPy's names
+  formulas   the work of the kernels people write (softmax, norms, scans, GEMMs, attention): FLOPs
+             per precision and compulsory bytes, each with where its count comes from
+  sol        a kernel's speed of light: the least time its work and compulsory bytes allow on a
+             GPU, and how close a measured time comes to it (share, score)
+  integrity  the integrity flags of a graded kernel: why a time or an answer cannot be taken at
+             face value, their thresholds and evidence
+  collectives  NCCL's collectives: which one a kernel is, the bytes it moves, its algorithm and
+             bus bandwidth (nccl-tests' definitions)
+  links      NVLink's bandwidth per direction per GPU: the ceiling of a collective's bus bandwidth
+  overlap    intervals on one GPU's timeline: their union and how much of one others cover (the
+             exposed part of a collective)
 """

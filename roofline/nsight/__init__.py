@@ -2,9 +2,10 @@
 ncu itself, run. Along the data's path:
 
   run       ncu and the tools beside it run (profiling, a binary report exported, c++filt):
-            the one module that starts processes
+            the one module that runs ncu
   compression  reports kept gzip-, xz- or bzip2-compressed, unpacked
-  binary    the `.ncu-rep`, through NVIDIA's `ncu_report` (in a child process), else ncu's export
+  binary    the `.ncu-rep`, through NVIDIA's `ncu_report` (in a child Python process), else ncu's
+            export
   dialect   the CSV dialect: encodings, separators, decimal marks, units
   pages     the raw and details pages of a CSV export
   text      ncu's text output (`ncu ./app`, `ncu -i REPORT`), as the details page it prints

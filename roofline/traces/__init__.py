@@ -1,1 +1,7 @@
-"""Traces of programs as they ran (no replay), read into kernels and collectives."""
+"""Traces of programs as they ran (no replay), read into kernels and collectives.
+
+  kineto      PyTorch profiler traces (Kineto's Chrome trace JSON, one per rank): every kernel with
+              its start, duration, GPU and stream, and each NCCL kernel's collective and message
+  nccl_tests  nccl-tests' printed output (`all_reduce_perf`, ...): per message size the time, algbw
+              and busbw, the reference a program's collectives are read against
+"""
