@@ -237,6 +237,6 @@ def view(report, out: Path) -> Outcome:
     failures = tuple(report.usage_failures) + tuple(report.failures)
     return Outcome(_dump(report.results),
                    lambda width: [*grade_view(report.results, width),
-                                  Plain(f"grades written to {out}; draw them with: roofline plot --results {out} "
+                                  Plain(f"grades written to {out}; draw them with: roofline plot {out} "
                                         "--out grades.png")],
                    failures=failures, usage=bool(report.usage_failures))

@@ -30,7 +30,7 @@ def command(
 ):
     """Write a commented, correct but slow SGEMM kernel (or with --dtype a tensor-core GEMM) with the
     calling convention roofline runs and its launch declared in the header, ready to be improved
-    and run with --source."""
+    and run with `roofline run KERNEL.cu`."""
 
     present(view(new(path, force, name, dtype), dtype))
 
@@ -147,4 +147,4 @@ def view(done: Starter, dtype: str) -> Outcome:
     how = " (from the file name; --name NAME sets another)" if done.derived and done.name != done.path.stem else ""
     ladder = "--all" if dtype == "fp32" else "--ladder tensor --all"
     return Outcome(view=lambda width: [Plain(f"wrote {shown}: kernel {done.name}{how}; run it beside the ladder "
-                                             f"with: roofline run --source {shlex.quote(shown)} {ladder}")])
+                                             f"with: roofline run {shlex.quote(shown)} {ladder}")])

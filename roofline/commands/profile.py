@@ -64,7 +64,7 @@ def command(
     on the CUDA cores, FP16/BF16/TF32/FP8/INT8 on the tensor cores) and against DRAM, L2 and
     L1/shared bandwidth: time share, FLOP/s, intensity per level, the binding roof and how far
     below it, theoretical and achieved occupancy. Launches of one kernel at one configuration
-    are grouped. Draw the chart with `roofline plot --results PATH --out chart.png`.
+    are grouped. Draw the chart with `roofline plot PATH --out chart.png`.
 
     Overhead: every profiled launch is replayed 8 times on an H200 to collect the counters (ncu's
     --set full takes 38); a training step of 165 launches took 61 s (9 s without ncu; 352 s under
@@ -300,6 +300,6 @@ def view(done: ProfileReport, out: Path, top: int) -> Outcome:
         from ..render.tables import profile_tables
 
         return [*profile_tables(done.results, width, top),
-                f"profile written to {out}; draw it with: roofline plot --results {out} --out profile.png"]
+                f"profile written to {out}; draw it with: roofline plot {out} --out profile.png"]
 
     return Outcome(_dump(done.results), view, tuple(done.notes), failures=tuple(done.failures))

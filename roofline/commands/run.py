@@ -317,5 +317,5 @@ def view(report: RunReport, out: Path, sweep: bool) -> Outcome:
     return Outcome(_dump(report.results),
                    lambda width: [*results_view(report.results, width),
                                   f"results written to {out}; draw them with: "
-                                  f"roofline plot --results {out}{kind} --out chart.png"],
+                                  f"roofline plot {out}{kind} --out chart.png"],
                    tuple(report.notes), warnings=tuple(report.warnings), failures=tuple(report.failures))

@@ -1,4 +1,4 @@
-"""The grade kind: a grade file (`roofline grade`, `results.grades`). Read alone; its view is its
+"""The grade kind: a grade file (`roofline run` (graded), `results.grades`). Read alone; its view is its
 table and evidence; its chart one roofline (no sweep, no highlight, no HTML report); two grade
 files compare entry by entry (`analysis.grade_changes`), and only with each other."""
 

@@ -147,7 +147,7 @@ class GatedJson(JsonModel):
 
 
 class CheckJson(JsonModel):
-    """`roofline check --json` of two runs or two profiles (docs/check.md)."""
+    """`roofline compare --max-drop --json` of two runs or two profiles (docs/check.md)."""
 
     passed: bool
     max_drop: Number

@@ -52,7 +52,7 @@ class ProfileKind(WorkKind):
             notes.append("a profile's points are all measured by Nsight Compute; --measured adds nothing")
         if not any(k.intensity(level) for k in doc.kernels for level in ("dram", "l2", "l1")):
             notes.append(f"no kernel can be placed on the roofline: the report holds no operations, or no bytes, "
-                         f"for any of them; roofline show --results {files.shown_path(paths[0])} lists what is "
+                         f"for any of them; roofline show {files.shown_path(paths[0])} lists what is "
                          "missing and the ncu option that collects it")
         if request.as_html:
             html_report.write(doc, request.out, paths, notes=notes)

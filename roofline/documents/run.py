@@ -97,7 +97,7 @@ class RunKind(WorkKind):
             raise UsageError("the energy roofline is drawn as .png, .svg or .pdf, not in the HTML report")
         if request.as_html:
             if kind == "sweep" and not doc.sweep:
-                raise UsageError(f"{paths[0]} holds no size sweep; make one with roofline run --all --sizes "
+                raise UsageError(f"{paths[0]} holds no size sweep; make one with roofline run --all --sweep "
                                  "512,1024,4096")
             html_report.write(doc, out, paths, measured, highlight, notes)
             return notes

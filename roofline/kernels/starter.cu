@@ -8,7 +8,7 @@
 // slow on purpose: every thread computes one element of C, so each value read from shared memory
 // is used for a single FMA. Make it faster, then measure it beside the ladder:
 //
-//     roofline run --source THIS_FILE.cu --all
+//     roofline run THIS_FILE.cu --all
 //     roofline plot --out roofline.png
 //
 // The lines above, `// roofline KEY: VALUE`, tell roofline how to launch and model the kernel

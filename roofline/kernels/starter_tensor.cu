@@ -10,7 +10,7 @@
 // global memory, so nothing is shared between warps. Make it faster (shared-memory tiles, ldmatrix,
 // cp.async, wgmma: `roofline run --ladder tensor` shows each step), then measure it:
 //
-//     roofline run --source THIS_FILE.cu --ladder tensor --all
+//     roofline run THIS_FILE.cu --ladder tensor --all
 //     roofline plot --out roofline.png
 //
 // The `// roofline KEY: VALUE` lines tell roofline how to launch and model the kernel, as in the

@@ -5,7 +5,7 @@ file, its template parameter names in declaration order and the ladder's values 
 tile of parameters turns into a launch (threads per block, the C tile one block owns) and into
 the traffic model, the oldest architecture that can run it, and whether it takes dynamic shared
 memory. A `KernelSpec` is a family at one tile. The ladder, `--kernel` choices, tile variants,
-`roofline tune`'s candidates and the profiled launch are all built from these entries and one
+`roofline run --tune`'s candidates and the profiled launch are all built from these entries and one
 generic launcher (`measure.runner`).
 
 What Python does not know: which tiles are valid (the kernels' `static_assert`s decide, at compile
@@ -352,7 +352,7 @@ LADDER: tuple[Family, ...] = (
            _register_tiled),
     Family("bank_conflict_free", "thread tile split into 4x4 pieces, padded A tile: fragment loads free of "
            "bank conflicts", TILED, T128, _outer, _tile, _register_tiled),
-    Family("autotuned", "bank_conflict_free at the tile `roofline tune` picks for this GPU", TILED, T128,
+    Family("autotuned", "bank_conflict_free at the tile `roofline run --tune` picks for this GPU", TILED, T128,
            _outer, _tile, _register_tiled),
     Family("warptiling", "16x64 warp tiles between the 128x128 block tile and 4x8 thread tiles", WARP_TILED,
            {"BM": 128, "BN": 128, "BK": 16, "WM": 16, "WN": 64, "TM": 4, "TN": 8}, _outer, _tile,
@@ -436,7 +436,7 @@ TENSOR_LADDER: tuple[Family, ...] = (
 LADDERS = {"fp32": LADDER, "tensor": TENSOR_LADDER}
 
 BY_NAME: dict[str, Family] = {f.name: f for f in LADDER + TENSOR_LADDER}
-TUNABLE = "autotuned"  # the family `roofline tune` searches
+TUNABLE = "autotuned"  # the family `roofline run --tune` searches
 
 
 def names() -> list[str]:

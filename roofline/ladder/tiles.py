@@ -1,14 +1,14 @@
 """Where the autotuned kernel's tile comes from, said out loud.
 
 `resolve(device_name, flag)` picks, in this order: a tile given on the command line ('flag'); the
-winner `roofline tune` stored for this GPU in the user's cache ('tuned';
+winner `roofline run --tune` stored for this GPU in the user's cache ('tuned';
 `$XDG_CACHE_HOME/roofline/tuned.json`, else `~/.cache/roofline/tuned.json`); the winner this
 project recorded for the GPU ('built-in', `BUILTIN`); else the family's own tile ('default').
 GPU names are matched the way `--gpu` names are (`presets.name_key`: 'H200' finds 'NVIDIA H200'),
 for the cache and the built-in table alike. The chosen `KernelSpec` records its source, and so do
 the results.
 
-`candidates()` is the grid `roofline tune` searches; which of its tiles are valid is decided by
+`candidates()` is the grid `roofline run --tune` searches; which of its tiles are valid is decided by
 compiling them (the kernel's static_asserts and the compiler's shared-memory limit), not here.
 """
 
@@ -22,7 +22,7 @@ from ..errors import UsageError
 from ..model.presets import name_key
 from .families import BY_NAME, TUNABLE, KernelSpec
 
-# Winners of `roofline tune --size 4096` on GPUs this project measured (plots/tune-*.json).
+# Winners of `roofline run --tune --size 4096` on GPUs this project measured (plots/tune-*.json).
 BUILTIN: dict[str, dict[str, int]] = {
     "NVIDIA H200": {"BM": 128, "BN": 128, "BK": 16, "TM": 4, "TN": 8},
 }
@@ -31,19 +31,19 @@ SEARCH = {"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32), "TM": (
 
 def candidates() -> list[dict[str, int]]:
     """Every tile of the search grid `SEARCH` (108), square block tiles first. Some do not compile
-    (too many threads, float4 loads that do not divide, too much shared memory); `roofline tune`
+    (too many threads, float4 loads that do not divide, too much shared memory); `roofline run --tune`
     reports those as invalid."""
     tiles = [dict(zip(SEARCH, values)) for values in product(*SEARCH.values())]
     return sorted(tiles, key=lambda p: (p["BM"] != p["BN"], p["BM"], p["BN"], p["BK"], p["TM"], p["TN"]))
 
 
 def cache_path() -> Path:
-    """Where `roofline tune` keeps its winners."""
+    """Where `roofline run --tune` keeps its winners."""
     return files.cache_file("tuned.json")
 
 
 def tuned(device_name: str) -> dict[str, int] | None:
-    """The winner `roofline tune` stored for `device_name`, or None. An entry that does not name
+    """The winner `roofline run --tune` stored for `device_name`, or None. An entry that does not name
     the tunable kernel's parameters with positive integers is ignored."""
     entries = {name_key(k): v for k, v in files.read_cache(cache_path()).items()}
     entry = entries.get(name_key(device_name))

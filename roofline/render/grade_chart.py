@@ -1,4 +1,4 @@
-"""The chart of a grade file (`roofline grade`): every graded entry on one roofline, with its grade.
+"""The chart of a grade file (`roofline run` (graded)): every graded entry on one roofline, with its grade.
 
 Left, log-log: x the arithmetic intensity of its declared work over its compulsory bytes (FLOP
 per byte), y the FLOP/s its time gives that work. The roofs are the ones T_SOL was read against:

@@ -11,7 +11,7 @@ The user's own kernels stand out from the ladder: a large star in a colour of th
 label. One without a traffic model is drawn at the intensities Nsight Compute counted for it, or,
 unprofiled, as a dashed horizontal line at its rate marked "no model".
 
-A tile search (`roofline tune`, dozens of candidates of one kernel) is drawn whole: its fastest
+A tile search (`roofline run --tune`, dozens of candidates of one kernel) is drawn whole: its fastest
 and slowest tiles, the user's kernels and the highlighted ones are named and coloured, the others
 are grey points, and the list beside the chart ranks them all.
 
@@ -44,7 +44,7 @@ MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. tr
               "DRAM traffic. SMEM points: the bytes the model says the shared-memory banks serve (distinct 4-byte "
               "words per warp request, tile stores included).")
 MAX_DRAWN = 16  # kernels drawn at most (the whole ladder with a few variants): the fastest ones
-MAX_SEARCHED = 60  # the points of a tile search (`roofline tune`) drawn at most: the fastest ones
+MAX_SEARCHED = 60  # the points of a tile search (`roofline run --tune`) drawn at most: the fastest ones
 NEAR = 1.3  # roofs closer than this factor share one label: apart, the two labels would not fit between them
 
 
@@ -124,7 +124,7 @@ def label_boxes(doc: Results, measured: bool = False) -> list:
 
 def render(doc: Results, measured: bool = False, highlight: list[str] | None = None):
     """Build the chart for a results document; returns (Figure, kernel name labels). A tile
-    search (`roofline tune`) draws every candidate (up to MAX_SEARCHED) and names only the notable
+    search (`roofline run --tune`) draws every candidate (up to MAX_SEARCHED) and names only the notable
     ones: the fastest, the slowest, the user's and those in `highlight`; the rest are grey points
     and the side list ranks them all."""
     return _render([doc], measured, set(highlight or ()))

@@ -76,7 +76,7 @@ class RoofLine:
 class Scene:
     """A roofline chart as data: its title, its points (kernel by kernel, in the documents'
     order) and roofs (memory ones, then compute ones highest first), whether it is a tile
-    search (`roofline tune`), and (a profile) the kernels' own roofs at the clocks they ran at."""
+    search (`roofline run --tune`), and (a profile) the kernels' own roofs at the clocks they ran at."""
 
     title: str
     points: tuple[Point, ...]

@@ -1,5 +1,5 @@
 """The size-sweep chart: GFLOP/s against problem size (M = N = K), one line per kernel and a bold
-one for cuBLAS, from a results document made by `roofline run --sizes ...` (no GPU needed). A
+one for cuBLAS, from a results document made by `roofline run --sweep ...` (no GPU needed). A
 sweep of shapes (M x N x K, not all square) is drawn shape by shape in order of FLOPs, markers
 without lines.
 Sizes at which a kernel failed verification are left out of its line. Ladder kernels are
@@ -38,7 +38,7 @@ def draw(doc: Results, out: Path, highlight: list[str] | None = None) -> Path:
     fmt = check_output(out)
     if not doc.sweep:
         raise UsageError("this results file holds no size sweep; make one with "
-                         "roofline run --all --sizes 128,256,512,1024,2048,4096,8192")
+                         "roofline run --all --sweep 128,256,512,1024,2048,4096,8192")
     fig = render(doc, highlight)
     save_atomic(fig, Path(out), fmt)
     return Path(out)

@@ -254,7 +254,7 @@ class SweepPoint(_Model):
 
 
 class TuneSummary(_Model):
-    """The outcome of `roofline tune`: candidates searched, how many compiled and verified, the
+    """The outcome of `roofline run --tune`: candidates searched, how many compiled and verified, the
     winning tile and its rate."""
 
     kernel: str

@@ -33,14 +33,14 @@ _REMADE = "re-create it with roofline run"
 OTHER_KINDS = {
     "profile": (ProfileResults, "a profile of a program (roofline profile), not the results of a run; show, plot, "
                                 "compare, check, whatif and project read it"),
-    "grade": (GradeResults, "grades of kernels against their speed of light (roofline grade), not the results of a "
+    "grade": (GradeResults, "grades of kernels against their speed of light (roofline run), not the results of a "
                             "run; show, plot, compare and check read it"),
 }
 # Each kind of document by what `kind_of` calls it, as a refusal names it.
 KIND_NAMES = {
     "run": "a run's results (roofline run or tune)",
     "profile": "a profile of a program (roofline profile)",
-    "grade": "a grade file (roofline grade)",
+    "grade": "a grade file (roofline run)",
 }
 TRACE = "a PyTorch profiler trace (roofline comms reads it), not a results file"
 

@@ -106,7 +106,7 @@ def _roofline_file(doc) -> str:
     a program (roofline profile), which show, plot ... read'; else ''."""
     if not isinstance(doc, dict) or "schema" not in doc:
         return ""
-    what = {"profile": "a profile of a program (roofline profile)", "grade": "a grade file (roofline grade)"}.get(
+    what = {"profile": "a profile of a program (roofline profile)", "grade": "a grade file (roofline run)"}.get(
         doc.get("kind"), "a run's results (roofline run or tune)")
     return f" but {what}, which roofline show reads; comms reads profiler traces, one per rank"
 

@@ -51,7 +51,7 @@ from .expr import SizeExpression
 
 KEYS = ("name", "entry", "sizes", "arg", "block", "grid", "dynamic-smem", "reference", "tolerance", "work",
         "flops", "bytes", "seed", "callable")
-GEMM_ONLY = ("tile", "thread-tile", "dtype")  # keys of run --source's GEMM declaration (ladder.user.KEYS) alone
+GEMM_ONLY = ("tile", "thread-tile", "dtype")  # keys of run FILE.cu's GEMM declaration (ladder.user.KEYS) alone
 ROLES = ("in", "out", "inout", "return")
 MAX_SIZE = 2**40
 _NAME = re.compile(r"[A-Za-z_]\w{0,63}")
@@ -236,8 +236,8 @@ def read_lines(text: str, where: str, declared: list[Declaration] | None = None)
             refuse(d, where, KEYS + GEMM_ONLY)
             continue
         key, value, number = d.key, d.value, d.line  # a `//` that reads as floor division is kept
-        if key in GEMM_ONLY:  # a kernel in the SGEMM calling convention, declared for `run --source`
-            raise UsageError(f"{where}:{number}: {key!r} declares a GEMM for `roofline run --source` (the ladder's "
+        if key in GEMM_ONLY:  # a kernel in the SGEMM calling convention, declared for `roofline run FILE.cu`
+            raise UsageError(f"{where}:{number}: {key!r} declares a GEMM for `roofline run FILE.cu` (the ladder's "
                              "calling convention); `grade` reads a workload's lines: "
                              f"{', '.join(k for k in KEYS if k != 'callable')}")
         if key not in KEYS or key == "callable":
