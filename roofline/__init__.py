@@ -2,30 +2,30 @@
 
 Layers, each a subpackage; imports run one way, from the top of this list down:
 
-  cli       the Typer app: declarations only, each command one api call and its outcome
-  console   the terminal: interrupts, Click's usage errors in one line, the rich console, how an
-            outcome is shown (notes, warnings and errors on stderr, exit codes)
-  outcome   what a command returns (document, view, notes, warnings, failures), per command
-  api       one function per command: takes plain values, returns typed data; checks the values
-  render    tables, sentences and charts from typed data (text, tables, chart, *_chart)
-  analysis  decisions over results documents: work, compare, check, whatif, project
-  results   the results document as typed models: schema, profile, convert (from a run or a
-            profile), store (files)
-  nsight    Nsight Compute: every report form read into launches and a GPU (`nsight.read`),
-            and ncu run (`nsight.run`, the one module of it that starts ncu)
-  measure   needs a GPU or NVRTC: nvml, timing, rounds (kernels and cuBLAS timed together), energy,
-            energy_ceilings, nvrtc_compile, compile_pool, compile_cache, compile, runner, isolated (a user's
-            kernel in a process of its own), ceilings, counters (run --profile), tuning
-  ladder    the SGEMM kernel families, their sources, where the tunable tile comes from, and
-            the user's own kernels (user)
-  model     pure: units, arch limits, occupancy, problem, traffic, roofs, peaks (per precision),
-            presets, device, device_file, verify, launch (a user kernel's grid expression, block
-            and tiles), timing (a timing as recorded)
+  cli           the Typer app: mounts each command's room; `__main__` runs it as `python -m roofline`
+  console       the terminal: interrupts, Click's usage errors in one line (and the old spellings'
+                answers), the rich console, how an outcome is shown (stderr lines, exit codes)
+  commands      one room per command: its signature, its work, its view
+  api           the library's facade: read, run, profile, import_report, grade (`roofline.read`, ...)
+  outcome       what a command returns (document, view, notes, warnings, failures)
+  documents     the registry of document kinds: how each loads, shows, draws, compares, prints
+  collect       a run, sweep or tile search turned into a results document
+  grading       a graded run turned into a grade file's entry
+  render        tables, sentences and charts from typed data
+  analysis      decisions over results documents: work, compare, check, whatif, project, comms
+  results       the results documents as typed models, and their files
+  nsight        Nsight Compute: every report form read, and ncu run
+  measure       needs a GPU or NVRTC: timing, compiling, running, ceilings, counters, energy
+  traces        programs as they ran: PyTorch profiler traces, nccl-tests' output
+  ladder        the kernel families, their sources and tiles, the user's kernels, the listing
+  workload      kernels of any signature and callables, declared
+  model         pure: units, arch limits, occupancy, problems, traffic, roofs, peaks, devices
 
 and beside them `errors` (the two failures the command line maps to exit codes), `files`
 (output paths checked up front, atomic writes, the per-user cache), `progress` (how long jobs
-report their steps) and `defaults` (the values the command line's help shows, importing nothing,
-so that `roofline --help` loads none of the library).
+report their steps), `defaults` (the values the command line's help shows, importing nothing),
+`extras` (how to install an optional part), `declarations` (a .cu file's `// roofline` lines,
+read once for every reader) and `child` (every process roofline starts of its own, one protocol).
 """
 
 __version__ = "0.1.0"

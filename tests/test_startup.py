@@ -51,8 +51,8 @@ with open(out, "w") as f:
 CLI_ITSELF = {"roofline", "roofline.cli", "roofline.console", "roofline.defaults", "roofline.errors",
               "roofline.files", "roofline.progress"}
 # and the commands' rooms (each one's signature; their work imports the library as it runs), with the
-# outcome type they return
-CLI_ITSELF |= {"roofline.outcome", "roofline.commands"} | {
+# outcome type they return (with its two kinds of line, render.lines)
+CLI_ITSELF |= {"roofline.outcome", "roofline.render", "roofline.render.lines", "roofline.commands"} | {
     f"roofline.commands.{p.stem}" for p in (ROOT / "roofline" / "commands").glob("*.py") if p.stem != "__init__"}
 # Packages of roofline that occupancy has no use for: the results documents (pydantic's models),
 # Nsight Compute's readers, the analyses, the GPU, the ladder, and roofline.api, which loads them all.

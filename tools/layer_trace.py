@@ -1,7 +1,7 @@
 """Which way calls go between roofline's layers while one command runs.
 
-    python tools/layer_trace.py plot --results plots/results-h200.json --out /tmp/x.png
-    python tools/layer_trace.py --json trace.json -- show --results plots/results-h200.json
+    python tools/layer_trace.py plot plots/results-h200.json --out /tmp/x.png
+    python tools/layer_trace.py --json trace.json -- show plots/results-h200.json
 
 Runs the `roofline` command line given (everything after this script's own options, or after
 `--`) in-process, through Typer's CliRunner over `roofline.cli.app`, under `sys.setprofile`, and
@@ -29,7 +29,7 @@ from __future__ import annotations
 # by naming it on its own line. Edit freely: nothing else in this script names a module.
 LAYERS: list[tuple[str, list[str]]] = [
     ("command line", ["roofline.cli", "roofline.__main__", "roofline.console", "roofline.commands"]),
-    ("api", ["roofline.api", "roofline.api_occupancy", "roofline.outcome"]),
+    ("api", ["roofline.api", "roofline.outcome"]),
     ("documents", ["roofline.documents"]),
     ("collect", ["roofline.collect", "roofline.grading"]),
     ("analysis, render", ["roofline.analysis", "roofline.render"]),
@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, list[str]]] = [
 # Modules beside the layers, used by all of them (errors, files, defaults, ...): calls into or
 # out of them are neither climbs nor re-entries, and they are not reported as unknown.
 BESIDE: list[str] = ["roofline", "roofline.errors", "roofline.files", "roofline.defaults", "roofline.progress",
-                     "roofline.extras", "roofline.kernels"]
+                     "roofline.extras", "roofline.kernels", "roofline.child", "roofline.declarations"]
 PACKAGE = "roofline"
 
 import json  # noqa: E402  (the table above is what a reader edits; it stays first)
@@ -191,7 +191,7 @@ def main(argv: list[str]) -> int:
         else:
             limit = int(value)
     if not argv:
-        print("layer_trace: give a roofline command line, e.g. show --results plots/results-h200.json", file=sys.stderr)
+        print("layer_trace: give a roofline command line, e.g. show plots/results-h200.json", file=sys.stderr)
         return 2
     code, output, trace = run(argv)
     report = trace.report()

@@ -17,6 +17,11 @@ grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`
     schema_of(name)                             the JSON Schema of a kind's document
     reads(command), reads_table()               what a command reads (api.reads, api.READS)
 
+Its modules: `registry` (the kinds and what each command reads), `reading` (the functions above),
+`run`, `profile`, `grade` and `work_kind` (what a run and a profile share), `changes` (compare,
+check, two grade files' changes), `whatif`, `project`, `comms`, `listings` (kernels, occupancy,
+device), `models` (the pydantic model of each --json).
+
 Importing this package loads nothing: each name is loaded on first use (the `occupancy` command
 stays free of the results models), and the built-in kinds register when the registry is first
 asked (`registry.kinds`).

@@ -7,7 +7,20 @@ occupancy, devices). Nothing here measures or models; units are converted for di
   roofline_chart   the hierarchical roofline
   sweep_chart      GFLOP/s against problem size
   occupancy_chart  occupancy against registers, threads and shared memory
-  compare_chart    each kernel's move between two results files (compare --out)
+  compare_chart    each kernel's move between two results files (compare --chart)
   profile_chart    a program's top kernels, each against the roof of its precision
   html_report      the interactive report: roofline, table and sweep in one offline HTML file (Plotly)
+  energy_chart     the energy roofline (GFLOP/J against intensity) of a run made with --energy
+  grade_chart      a grade file's roofline: every graded entry with its grade
+  grade_tables     a grade file's table and lines
+  changes          compare's tables and the gate's lines
+  comms_chart      the communication roof and each rank's step
+  comms_tables     comms' tables
+  whatif           whatif's tables and chart
+  project          project's tables and chart
+  scene            a chart as data (points, roofs, labels), built once and drawn by the charts
+  layout           label placement clear of markers and lines
+  style            the one chart vocabulary: each roof's colour, each level's marker
+  encoding         ASCII forms for a terminal that cannot show a name, and the streams' error handler
+  lines            a view's Note and Plain lines
 """

@@ -6,4 +6,6 @@
   profile  a program's profile (`"kind": "profile"`): its kernels against their precision's roofs
   convert  a profile from its launches; counters attached by kernel name (a run's document: roofline.collect)
   store    load (files of schemas 1 to 3 migrate, with a note), save atomically, merge
+  grades   grade files (`"kind": "grade"`): entries checked against themselves
+  checks   a file checked against itself: occupancy, waves, rates, the device's peaks
 """
