@@ -36,7 +36,8 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
     """The workloads `targets` name: FILE.cu (its `// roofline` lines, with a .toml of its stem
     beside it), MODULE:FUNCTION or FILE.py:FUNCTION (declared by the spec file `spec`), or a
     spec file FILE.toml naming its `callable`; at the sizes `sizes` ('NAME=VALUE') set, and with
-    `sweep` ('NAME=V1,V2,...') each workload that declares NAME once per value. Raises UsageError
+    `sweep` ('NAME=V1,V2,...') each workload that declares NAME once per value. A target may be a
+    `workload.spec.Workload` already read (`run FILE.cu`: the file read once). Raises UsageError
     (one line) for a target that names nothing, a spec that does not parse, or a size no
     workload declares."""
     from ..workload import spec as specs
@@ -46,13 +47,16 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
         raise UsageError("give what to grade: FILE.cu, MODULE:FUNCTION or FILE.py:FUNCTION (with {spec} FILE.toml)",
                          mentions=["spec"])
     out = []
+    callables = any(isinstance(x, (str, Path)) and ":" in str(x) and not str(x).endswith((".cu", ".toml"))
+                    for x in targets)
     for t in targets:
-        text = str(t)
-        if text.endswith(".cu") or Path(text).suffix in (".cuh", ".cu"):
-            if spec is not None and not any(":" in str(x) and not str(x).endswith((".cu", ".toml")) for x in targets):
+        read = isinstance(t, specs.Workload)  # a kernel file its caller read already (`ladder.user.load`)
+        text = str(t.path) if read else str(t)
+        if read or text.endswith(".cu") or Path(text).suffix in (".cuh", ".cu"):
+            if spec is not None and not callables:
                 raise UsageError(f"{{spec}} declares callables; {text} is declared by its own '// roofline' lines "
                                  "(or a .toml of its stem beside it)", "spec")
-            out.append(specs.load_kernel(Path(text)))
+            out.append(t if read else specs.load_kernel(Path(text)))
         elif text.endswith(".toml"):
             target = specs.callable_in(Path(text))
             if target is None:

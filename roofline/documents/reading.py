@@ -137,8 +137,8 @@ def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
     from ..analysis.check import parse_max_drop
 
     drop = parse_max_drop(str(max_drop))
-    docs, kind = _pair("check", (new, baseline))
-    return kind.check(docs, drop)
+    (older, newer), kind = _pair("compare", (baseline, new))  # read as compare reads them, the baseline first
+    return kind.check((newer, older), drop)
 
 
 def schema_of(name: str) -> dict:

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from ..declarations import WORKLOAD, Declaration, kind, refuse, scan
@@ -82,6 +83,8 @@ class UserKernel:
     thread_tile: tuple[int, int] | None = None
     dtype: str = "fp32"
     workload: bool = False  # declared as a workload of any signature (`workload.spec`): graded, not run as a GEMM
+    # that workload (`workload.spec.Workload`) as its file declared it, read once: graded from this, not the file again
+    declared: Any = field(default=None, compare=False, repr=False)
 
     tile_source = TILE_SOURCE
     smem_expression = None  # the dynamic shared memory is a number, not a compiler expression
@@ -227,8 +230,8 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
     values.update({k: v for k, v in (flags or {}).items() if v is not None})
     missing = [k for k in REQUIRED if k not in values]
     if missing:
-        raise UsageError(f"{path}: no {', '.join(missing)} given; pass {' '.join('{' + k + '}' for k in missing)} "
-                         f"or declare them in the header ('// roofline {missing[0]}: ...')", missing[0], missing)
+        raise UsageError(f"{path}: no {', '.join(missing)} given; declare {'them' if len(missing) > 1 else 'it'} in "
+                         f"the file ('// roofline {missing[0]}: ...') or with {{declare}} {missing[0]}=...", "declare")
     try:
         return _kernel(path, values, text)
     except UsageError as exc:
@@ -242,8 +245,8 @@ def _from_workload(path: Path, flags: dict[str, str | None] | None, text: str,
     from ..workload import spec as workload_spec
     given = [k for k, v in (flags or {}).items() if v is not None]
     if given:
-        raise UsageError(f"{path}: a workload declares its launch in its '// roofline' lines; {{{given[0].replace('-', '_')}}} "
-                         "applies to a GEMM kernel", given[0].replace("-", "_"))
+        raise UsageError(f"{path}: a workload declares its launch in its '// roofline' lines; {{declare}} {given[0]}= "
+                         "applies to a GEMM kernel", "declare")
     return workload_kernel(workload_spec.load_kernel(path, text=text, declared=declared))
 
 
@@ -254,7 +257,7 @@ def workload_kernel(w) -> UserKernel:
     grid, block, smem = w.launch()
     tensor = any(k.endswith("_tensor") for k in w.work().flops)
     return UserKernel(name=w.name, path=w.path, entry=w.entry, block=block, grid_text=", ".join(map(str, grid)),
-                      dynamic_smem_bytes=smem, dtype="bf16" if tensor else "fp32", workload=True)
+                      dynamic_smem_bytes=smem, dtype="bf16" if tensor else "fp32", workload=True, declared=w)
 
 
 def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
