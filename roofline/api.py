@@ -29,9 +29,9 @@ def read(path: str | Path):
     """The results, profile or grade file at `path`, read, checked and migrated to the current
     schema (its `read_notes` say what a migration filled in). Raises UsageError for a file that is
     missing, unreadable, invalid or of no kind roofline writes."""
-    from .commands.reading import read as read_file
+    from . import documents
 
-    return read_file(Path(path))
+    return documents.load(Path(path))
 
 
 def run(kernels: list[str] | None = None, size: int | None = None, m: int | None = None, n: int | None = None,
@@ -47,7 +47,9 @@ def run(kernels: list[str] | None = None, size: int | None = None, m: int | None
     from .commands.run import run as run_ladder
 
     users = gemm.user_kernels([Path(p) for p in sources])
-    return run_ladder(gemm.problems(size, m, n, k), Path(out), kernels, profile=profile, sources=users,
+    sizes = [str(size)] if size is not None else []
+    sizes += [f"{name}={value}" for name, value in (("M", m), ("N", n), ("K", k)) if value is not None]
+    return run_ladder(gemm.gemm_problems(sizes), Path(out), kernels, profile=profile, sources=users,
                       ladder=not users or bool(kernels), timeout_s=timeout_s, gpu=device, dtype=dtype,
                       budget_s=budget_s)
 

@@ -51,39 +51,6 @@ def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) 
     return kernels
 
 
-def problems(size: int | None = None, m: int | None = None, n: int | None = None, k: int | None = None,
-             sizes: str | None = None) -> list[Problem]:
-    """The problems a command names, validated: `sizes` ('512,1024,8192x1024x4096': sizes N or
-    shapes MxNxK, in order of FLOPs, each once), else M x N x K (all three), else `size`^3 (default
-    DEFAULT_SIZE). Raises UsageError for a list that does not parse, a size that is not positive,
-    and for two of these ways given at once or M, N, K given in part."""
-    from ..model.problem import Problem
-    if sizes is not None:
-        if any(v is not None for v in (size, m, n, k)):
-            raise UsageError("give {sizes} or {size}/{m}/{n}/{k}, not both", "sizes", ["size", "m", "n", "k"])
-        found = set()
-        for item in sizes.split(","):
-            parts = item.strip().lower().split("x")
-            if len(parts) not in (1, 3) or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
-                raise UsageError(f"{{sizes}} takes comma-separated sizes N or shapes MxNxK, e.g. "
-                                 f"512,1024,8192x1024x4096; got {sizes!r}", "sizes")
-            values = [int(p) for p in parts]
-            found.add(Problem(*(values * 3 if len(values) == 1 else values)))
-        return [p.validate() for p in sorted(found, key=lambda p: (p.flops, p.m, p.n))]
-    given = [v is not None for v in (m, n, k)]
-    if any(given):
-        if size is not None:
-            raise UsageError("give {size} or {m}/{n}/{k}, not both", "size", ["m", "n", "k"])
-        if not all(given):
-            raise UsageError("give all three of {m}, {n} and {k} (or {size} N for a square problem)", "m",
-                             ["n", "k", "size"])
-        return [Problem(m, n, k).validate()]
-    if size is not None and size < 1:
-        raise UsageError(f"{{size}} must be a positive integer, got {size}", "size")
-    s = DEFAULT_SIZE if size is None else size
-    return [Problem(s, s, s).validate()]
-
-
 LADDER_KINDS = ("fp32", "tensor")  # `ladder.families.LADDERS`' keys (a test checks), named without loading the ladder
 
 
