@@ -192,7 +192,7 @@ def doc():
 @pytest.fixture(scope="session")
 def ladder_chart(tmp_path_factory):
     """The synthetic document (`make_doc`) drawn once per process, as a person draws it:
-    `roofline plot --results r.json --out chart.svg` (with a private cache folder). Returns
+    `roofline plot r.json --out chart.svg` (with a private cache folder). Returns
     (results path, chart path, the command's CliRunner result); the tests of the command and of
     the chart's content read this one drawing instead of drawing it again (seconds each), in one
     process (their xdist group, "ladder_chart")."""
@@ -205,7 +205,7 @@ def ladder_chart(tmp_path_factory):
     res.write_text(json.dumps(make_doc()))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(folder / "cache"))
-        result = CliRunner().invoke(app, ["plot", "--results", str(res), "--out", str(out)])
+        result = CliRunner().invoke(app, ["plot", str(res), "--out", str(out)])
     return res, out, result
 
 

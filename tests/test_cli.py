@@ -106,21 +106,24 @@ def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch, driv
 
 @pytest.mark.parametrize("args, needle", [
     (("--kernel", "foo"), "unknown kernel 'foo'; valid: naive, gmem_coalescing"),
-    (("--size", "0"), "--size must be a positive integer, got 0"),
-    (("--size", "-3"), "--size must be a positive integer, got -3"),
-    (("--m", "10", "--n", "10", "--k", "0"), "K must be a positive integer, got 0"),
+    (("--size", "0"), "--size takes positive integers, got '0'"),
+    (("--size", "-3"), "--size takes positive integers, got '-3'"),
+    (("--size", "M=10", "--size", "N=10", "--size", "K=0"), "--size takes positive integers, got '0'"),
     (("--size", "50000"), "each matrix must have at most 2,147,483,647"),
-    (("--m", "10"), "give all three of --m, --n and --k"),
-    (("--size", "10", "--m", "10", "--n", "1", "--k", "1"), "give --size or --m/--n/--k, not both"),
+    (("--m", "10"), "roofline run --m is renamed: --size M=VALUE (with N=VALUE and K=VALUE"),
+    (("--size", "M=10", "--size", "M=20"), "--size M is given twice"),
+    (("--size", "10", "--size", "20"), "--size N is given twice"),
     (("--all", "--kernel", "naive"), "give --all or --kernel NAME, not both"),
-    (("--sizes", "1,x"), "--sizes takes comma-separated sizes N or shapes MxNxK, e.g. 512,1024,8192x1024x4096; "
-                         "got '1,x'"),
-    (("--sizes", "128,,256"), "--sizes takes comma-separated sizes N or shapes MxNxK"),
-    (("--sizes", "128x256"), "got '128x256'"),
-    (("--sizes", "0x2x3"), "got '0x2x3'"),
+    (("--sweep", "1,x"), "--sweep takes comma-separated sizes N or shapes MxNxK, e.g. 512,1024,8192x1024x4096 "
+                         "(or one size's values, K=1024,16384); got '1,x'"),
+    (("--sweep", "128,,256"), "--sweep takes comma-separated sizes N or shapes MxNxK"),
+    (("--sweep", "128x256"), "got '128x256'"),
+    (("--sweep", "0x2x3"), "got '0x2x3'"),
+    (("--sizes", "64"), "roofline run --sizes is renamed: --sweep LIST"),
     (("--l2", "hot"), "--l2 takes cold or warm, got 'hot'"),
-    (("--sizes", "64", "--size", "64"), "give --sizes or --size/--m/--n/--k, not both"),
-    (("--size", "many"), "--size: 'many' is not an integer"),
+    (("--sweep", "64", "--size", "64"), "--sweep of sizes or shapes sets every dimension; give --size only with a "
+                                        "sweep of one dimension"),
+    (("--size", "many"), "--size takes positive integers, got 'many'"),
     (("--autotuned-tile", "1,2"), "--autotuned-tile takes 5 positive integers BM,BN,BK,TM,TN"),
     (("--autotuned-tile", "128,128,8,8,7"), "autotuned: TN = 7 does not divide BN = 128"),
     (("--out", "/nonexistent-dir/r.json"), "folder /nonexistent-dir does not exist"),
@@ -129,7 +132,7 @@ def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch, driv
     (("--out", ""), "cannot write .: it is a folder; give a file name"),  # Typer reads "" as "."
     (("--out", "/proc/r.json"), "folder /proc is not writable"),
     (("--out", "/dev/null"), "cannot write /dev/null: it is a device, pipe or socket, not a file"),
-    (("--all", "true"), "Got unexpected extra argument(s) (true)"),
+    (("--all", "true"), "'true': give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION or a spec file .toml"),
 ])
 def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
     assert_usage_error(invoke("run", *args), needle)
@@ -138,39 +141,46 @@ def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
 def test_help_and_commands():
     top = invoke("-h")
     assert top.exit_code == 0 and "Commands:" in top.stdout
-    for command in ("run", "profile", "plot", "show", "occupancy", "device", "kernels", "tune", "new", "compare", "check", "schema"):
+    for command in ("run", "profile", "comms", "plot", "show", "occupancy", "device", "kernels", "new", "compare",
+                    "whatif", "project", "schema"):
         assert f"\n  {command} " in top.stdout
+    for merged, into in (("tune", "roofline tune is now: roofline run --tune"),
+                         ("check", "roofline check is now: roofline compare BASELINE.json NEW.json --max-drop"),
+                         ("grade", "roofline grade is now: roofline run TARGETS...")):
+        assert f"\n  {merged} " not in top.stdout
+        assert_usage_error(invoke(merged), into)
     assert invoke().stdout == top.stdout  # no command: the help
     run_help = invoke("run", "--help").stdout
     assert "--all " in run_help and "<bool>" not in run_help and "--size N " in run_help
     assert_usage_error(invoke("frobnicate"),
-                       "No such command 'frobnicate'. Commands: run, profile, grade, comms, tune, plot, show, occupancy, device, kernels, new, compare, whatif, project, check, schema.")
+                       "No such command 'frobnicate'. Commands: run, profile, comms, plot, show, occupancy, device, kernels, new, "
+                       "compare, whatif, project, schema.")
     assert invoke("--version").stdout.startswith("roofline 0.")
 
 
 @pytest.mark.xdist_group("ladder_chart")  # one process draws the chart, once
 def test_plot_and_show_from_recorded_results(ladder_chart):
-    res, out, r = ladder_chart  # `plot --results r.json --out chart.svg` of make_doc (tests/conftest.py)
+    res, out, r = ladder_chart  # `plot r.json --out chart.svg` of make_doc (tests/conftest.py)
     assert r.exit_code == 0, r.output
     assert r.stdout == f"wrote {out}\n" and "register_tiling_2d" in out.read_text()
-    r = invoke("show", "--results", str(res), "--json")
+    r = invoke("show", str(res), "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["schema"] == 4  # read as the current schema
 
 
 def test_plot_errors_leave_no_file(tmp_path, doc):
     out = tmp_path / "chart.png"
-    assert_usage_error(invoke("plot", "--results", str(tmp_path / "none.json"), "--out", str(out)),
+    assert_usage_error(invoke("plot", str(tmp_path / "none.json"), "--out", str(out)),
                        "no such results file")
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text("{not json")
-    assert_usage_error(invoke("plot", "--results", str(corrupt), "--out", str(out)), "not valid JSON")
+    assert_usage_error(invoke("plot", str(corrupt), "--out", str(out)), "not valid JSON")
     good = tmp_path / "good.json"
     good.write_text(json.dumps(doc))
-    assert_usage_error(invoke("plot", "--results", str(good), "--out", str(tmp_path / "c.gif")),
+    assert_usage_error(invoke("plot", str(good), "--out", str(tmp_path / "c.gif")),
                        "use a .png, .svg or .pdf file name")
-    assert_usage_error(invoke("plot", "--results", str(good), "--kind", "pie", "--out", str(out)),
+    assert_usage_error(invoke("plot", str(good), "--kind", "pie", "--out", str(out)),
                        "'pie' is not one of 'roofline', 'sweep', 'energy'")
-    assert_usage_error(invoke("plot", "--results", str(good), "--kind", "sweep", "--measured", "--out", str(out)),
+    assert_usage_error(invoke("plot", str(good), "--kind", "sweep", "--measured", "--out", str(out)),
                        "--measured applies to --kind roofline")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corrupt.json", "good.json"]
 
@@ -194,7 +204,7 @@ def test_plot_refuses_what_cannot_be_drawn(tmp_path, doc, mutate, needle):
     res = tmp_path / "r.json"
     res.write_text(json.dumps(doc))
     out = tmp_path / "c.png"
-    assert_usage_error(invoke("plot", "--results", str(res), "--out", str(out)), needle)
+    assert_usage_error(invoke("plot", str(res), "--out", str(out)), needle)
     assert not out.exists()
 
 
@@ -207,16 +217,16 @@ def test_plot_notes_replaced_kernels_and_sweep_files(tmp_path, doc, monkeypatch)
     a, b, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.png"
     a.write_text(json.dumps(doc))
     b.write_text(json.dumps(doc))
-    r = invoke("plot", "--results", str(a), "--results", str(b), "--out", str(out))
+    r = invoke("plot", str(a), str(b), "--out", str(out))
     assert r.exit_code == 0
     assert f"roofline: note: naive is in more than one results file; drawn from {b}, the last" in r.stderr
     assert [k.name for k in drawn[-1].kernels] == [k["name"] for k in doc["kernels"]]  # each kernel once
     sweep = REPO / "plots" / "sweep-h200.json"
-    r = invoke("plot", "--results", str(sweep), "--out", str(out))
+    r = invoke("plot", str(sweep), "--out", str(out))
     assert r.exit_code == 0
     assert "holds a size sweep: the roofline shows its largest size, 8192x8192x8192" in r.stderr
     assert (drawn[-1].problem.m, len(drawn)) == (8192, 2)
-    assert_usage_error(invoke("plot", "--results", str(a), "--results", str(sweep), "--out", str(out)),
+    assert_usage_error(invoke("plot", str(a), str(sweep), "--out", str(out)),
                        f"{sweep} holds a size sweep, which is not merged with other results files")
 
 
@@ -224,15 +234,15 @@ def test_plot_output_paths(tmp_path, doc):
     res = tmp_path / "r.json"
     res.write_text(json.dumps(doc))
     (tmp_path / "dir.png").mkdir()
-    assert_usage_error(invoke("plot", "--results", str(res), "--out", str(tmp_path / "dir.png")), "it is a folder")
-    assert_usage_error(invoke("plot", "--results", str(res), "--out", "/proc/x.png"), "is not writable")
-    assert_usage_error(invoke("plot", "--results", str(tmp_path), "--out", str(tmp_path / "c.png")),
+    assert_usage_error(invoke("plot", str(res), "--out", str(tmp_path / "dir.png")), "it is a folder")
+    assert_usage_error(invoke("plot", str(res), "--out", "/proc/x.png"), "is not writable")
+    assert_usage_error(invoke("plot", str(tmp_path), "--out", str(tmp_path / "c.png")),
                        "is a folder, not a results file")
     long_name = str(tmp_path / ("x" * 300 + ".png"))
-    assert_usage_error(invoke("plot", "--results", str(res), "--out", long_name), "too long")
-    assert_usage_error(invoke("plot", "--results", long_name), "cannot read")
-    assert_usage_error(invoke("plot", "--results", str(res), "--out", str(res) + "/c.png"), "is a file, not a folder")
-    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90", "--plot", long_name),
+    assert_usage_error(invoke("plot", str(res), "--out", long_name), "too long")
+    assert_usage_error(invoke("plot", long_name), "cannot read")
+    assert_usage_error(invoke("plot", str(res), "--out", str(res) + "/c.png"), "is a file, not a folder")
+    assert_usage_error(invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90", "--chart", long_name),
                        "too long")
 
 
@@ -240,7 +250,7 @@ def test_plot_output_paths(tmp_path, doc):
 # and 120 columns by tests/test_trial_cli.py; here the fixtures are drawn, one file a test.
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda x: x.stem)
 def test_every_committed_results_file_loads_and_draws(path, tmp_path):
-    r = invoke("plot", "--results", str(path), "--out", str(tmp_path / f"{path.stem}.png"))
+    r = invoke("plot", str(path), "--out", str(tmp_path / f"{path.stem}.png"))
     assert r.exit_code == 0, (path, r.output)
 
 
@@ -293,9 +303,9 @@ def test_names_are_text_not_markup(tmp_path, doc):
     doc["device"]["name"] = "[red]H[/red]$x"
     res = tmp_path / "r.json"
     res.write_text(json.dumps(doc))
-    r = runner.invoke(app, ["show", "--results", str(res)], env={"COLUMNS": "200"})
+    r = runner.invoke(app, ["show", str(res)], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "[bold red]x[/]" in r.stdout and "on [red]H[/red]$x (" in r.stdout
-    assert invoke("plot", "--results", str(res), "--out", str(tmp_path / "c.png")).exit_code == 0
+    assert invoke("plot", str(res), "--out", str(tmp_path / "c.png")).exit_code == 0
 
 
 @pytest.mark.parametrize("columns", ["0", "5", "abc"])
@@ -311,7 +321,7 @@ def test_errors_of_long_commands_are_one_line_without_a_terminal():
 
 
 def test_show_says_a_sweep_file_holds_every_size():
-    r = runner.invoke(app, ["show", "--results", str(REPO / "plots" / "sweep-h200.json")], env={"COLUMNS": "200"})
+    r = runner.invoke(app, ["show", str(REPO / "plots" / "sweep-h200.json")], env={"COLUMNS": "200"})
     assert r.exit_code == 0
     assert "holds a size sweep: GFLOP/s at every size first, then the tables of the largest, 8192x8192x8192" in r.stderr
     assert r.stdout.startswith("GFLOP/s by size (M = N = K) on NVIDIA H200")
@@ -329,16 +339,16 @@ def test_a_chart_never_replaces_the_results_it_reads(tmp_path, suffix):
     link = tmp_path / f"link.{suffix}"
     link.symlink_to(results)
     for out in (results, link):
-        assert_usage_error(invoke("plot", "--results", str(results), "--out", str(out)),
+        assert_usage_error(invoke("plot", str(results), "--out", str(out)),
                            "is one of the results files read")
     before = tmp_path / "before.json"
     before.write_bytes(results.read_bytes())
-    assert_usage_error(invoke("compare", str(before), str(results), "--out", str(results)), "is one of")
+    assert_usage_error(invoke("compare", str(before), str(results), "--chart", str(results)), "is one of")
     assert results.read_bytes() == (REPO / "plots" / "results-h200.json").read_bytes()
 
 
 def test_show_names_the_precision_of_a_tensor_sweep():
-    r = runner.invoke(app, ["show", "--results", str(REPO / "plots" / "results-h200-tf32.json")],
+    r = runner.invoke(app, ["show", str(REPO / "plots" / "results-h200-tf32.json")],
                       env={"COLUMNS": "200"})
     assert r.exit_code == 0
     assert " ".join(r.stdout.split()).startswith(  # the title wraps at the table's width
@@ -352,7 +362,7 @@ def test_a_kernel_of_the_other_ladder_is_refused_before_looking_for_a_gpu():
 
 
 def test_a_kernel_of_yours_without_a_model_is_listed_against_a_preset():
-    r = runner.invoke(app, ["kernels", "--source", "tests/fixtures/kernels/bf16_dot.cu", "--gpu", "h200",
+    r = runner.invoke(app, ["kernels", "tests/fixtures/kernels/bf16_dot.cu", "--gpu", "h200",
                             "--model-only"], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()

@@ -74,7 +74,7 @@ def _kernel(tmp_path: Path, name: str, includes: str, body: str) -> Path:
 
 
 def _kernels(path: Path, arch: str = "sm_90", runner: CliRunner | None = None):
-    return (runner or CliRunner()).invoke(app, ["kernels", "--source", str(path), "--arch", arch, "--json"])
+    return (runner or CliRunner()).invoke(app, ["kernels", str(path), "--arch", arch, "--json"])
 
 
 @pytest.mark.parametrize("header", sorted(USES))

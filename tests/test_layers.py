@@ -120,19 +120,19 @@ def _modules_loaded_by(args_lists: list[list[str]]) -> dict:
 
 def test_show_plot_and_compare_load_no_measuring_module(tmp_path):
     found = _modules_loaded_by([
-        ["show", "--results", str(RESULTS)],
-        ["show", "--results", str(PROFILE)],
-        ["plot", "--results", str(RESULTS), "--out", str(tmp_path / "r.svg")],
+        ["show", str(RESULTS)],
+        ["show", str(PROFILE)],
+        ["plot", str(RESULTS), "--out", str(tmp_path / "r.svg")],
         ["compare", str(RESULTS), str(RESULTS)],
     ])
     assert found["codes"] == [0, 0, 0, 0]
     assert found["drawn"] == [14]  # the fourteen ladder kernels the file holds, drawn once
-    assert "roofline.results.schema" in found["modules"] and "roofline.commands.reading" in found["modules"]
+    assert "roofline.results.schema" in found["modules"] and "roofline.documents.reading" in found["modules"]
     assert [m for m in found["modules"] if m.startswith("roofline.measure") or m == "roofline.collect"] == []
 
 
 def test_python_importtime_of_show_lists_no_measuring_module():
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "roofline", "show", "--results", str(RESULTS)],
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "roofline", "show", str(RESULTS)],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]

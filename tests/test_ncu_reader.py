@@ -301,7 +301,7 @@ def test_what_a_short_metric_list_lacks_is_named_and_never_blamed_on_latency(tmp
     sgemm = k["cutlass_80_simt_sgemm_256x128_8x4_nn_align1"]
     assert "fp32 ADD/MUL" in sgemm.missing and "lower bound" in sgemm.counted["fp32"]
     assert all(x.occupancy is None and x.registers is not None for x in doc.kernels)  # registers, but no smem
-    r = invoke("show", "--results", _path_of("metrics-stdout", tmp))
+    r = invoke("show", _path_of("metrics-stdout", tmp))
     assert r.exit_code == 0, r.output
     text = " ".join(r.stdout.split())
     assert "latency" not in text and "not in this report" in text
@@ -323,7 +323,7 @@ def test_a_report_of_the_roofline_section_alone_places_no_tensor_roof(tmp):
     for name in ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT"):
         assert k[name].precision == "unknown" and k[name].gflops is None
         assert "tensor" in k[name].uncounted(doc.device)
-    r = invoke("show", "--results", _path_of("section-raw", tmp))
+    r = invoke("show", _path_of("section-raw", tmp))
     text = " ".join(r.stdout.split())
     assert "another roof may bind instead" in text and "latency" not in text
 

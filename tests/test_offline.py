@@ -153,7 +153,7 @@ def test_a_log_of_several_kernels_is_read_at_the_entrys_section():
 def test_occupancy_plot_and_target(tmp_path):
     out = tmp_path / "occ.png"
     r = CliRunner().invoke(app, ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120",
-                                 "--target-blocks", "3", "--plot", str(out), "--json"])
+                                 "--target-blocks", "3", "--chart", str(out), "--json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["target"]["max_registers_per_thread"] == 80

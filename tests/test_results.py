@@ -287,7 +287,7 @@ def _show(tmp_path, raw: dict):
     from roofline.cli import app
 
     path = write(tmp_path, raw, "edited.json")
-    return CliRunner().invoke(app, ["show", "--results", str(path)])
+    return CliRunner().invoke(app, ["show", str(path)])
 
 
 @pytest.mark.parametrize("edit, needle", [
@@ -489,7 +489,7 @@ def test_a_kernel_without_shared_memory_on_turing_loads_and_shows(tmp_path):
     assert k["occupancy"]["block_limits"]["shared_memory"] is None
     path = tmp_path / "t4.json"
     path.write_text(json.dumps(doc))
-    r = CliRunner().invoke(app, ["show", "--results", str(path)], env={"COLUMNS": "200"})
+    r = CliRunner().invoke(app, ["show", str(path)], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert "100% regs+warps" in r.stdout.split("naive", 1)[1].split("\n", 1)[0]
 
@@ -500,7 +500,7 @@ def test_a_kernel_name_that_would_garble_a_terminal_is_refused(tmp_path, char):
     doc["kernels"][0]["name"] = f"naive{char}evil"
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc))
-    r = CliRunner().invoke(app, ["show", "--results", str(path)])
+    r = CliRunner().invoke(app, ["show", str(path)])
     assert r.exit_code == 2 and "kernels[0].name" in r.stderr and r.stderr.count("\n") == 1
 
 
@@ -509,7 +509,7 @@ def test_a_time_that_is_not_the_median_of_its_samples_is_refused(tmp_path):
     doc["kernels"][2]["timing"]["samples_ms"] = [1.0] * len(doc["kernels"][2]["timing"]["samples_ms"])
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc))
-    r = CliRunner().invoke(app, ["show", "--results", str(path)])
+    r = CliRunner().invoke(app, ["show", str(path)])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
     assert "kernels[2].time_ms: 14.4 disagrees with the 1 timing.samples_ms (their median) give" in r.stderr
 

@@ -55,7 +55,7 @@ def test_a_file_name_that_is_not_utf8_works(tmp_path, monkeypatch):
     monkeypatch.setattr(roofline_chart, "draw", lambda doc, out, *args: files.write_atomic(
         out, lambda tmp: Path(tmp).write_bytes(b"\x89PNG")))
     chart = tmp_path / os.fsdecode(b"r\xe9s.png")
-    r = invoke("plot", "--results", REPO / "plots" / "results-h200.json", "--out", chart)
+    r = invoke("plot", REPO / "plots" / "results-h200.json", "--out", chart)
     assert r.exit_code == 0, r.output
     assert r.stdout == f"wrote {tmp_path}/r\\xe9s.png\n" and chart.read_bytes() == b"\x89PNG"
     one_line_error(invoke("plot", "--out", tmp_path / os.fsdecode(b"no\xe9") / "c.png"), "does not exist")
@@ -90,7 +90,7 @@ def _run_on_ascii(monkeypatch, *args, columns=80) -> tuple[int, bytes, bytes]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("args", [*(["show", "--results", p] for p in PLOTS),
+@pytest.mark.parametrize("args", [*(["show", p] for p in PLOTS),
                                   ["device", "--gpu", "h200"], ["device", "--gpu", "h100-sxm"],
                                   ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120"],
                                   ["kernels", "--gpu", "h200", "--model-only"],
@@ -112,14 +112,14 @@ def test_an_ascii_terminal_gets_the_ascii_forms_of_names(monkeypatch, tmp_path):
     doc["kernels"][0]["name"] = "naïve×2"
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc))
-    code, out, _ = _run_on_ascii(monkeypatch, "show", "--results", path, columns=200)
+    code, out, _ = _run_on_ascii(monkeypatch, "show", path, columns=200)
     assert code == 0 and b"naivex2 " in out  # 'i' for 'i' with its diaeresis, 'x' for the multiplication sign
 
 
 # 5. Spills
 
 def test_spills_are_shown_in_the_table_and_the_verdict():
-    r = invoke("show", "--results", REPO / "plots" / "tune-h200.json", columns=200)
+    r = invoke("show", REPO / "plots" / "tune-h200.json", columns=200)
     assert r.exit_code == 0
     header = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("kernel "))
     row = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("autotuned<256,256,16,8,8> "))
@@ -130,7 +130,7 @@ def test_spills_are_shown_in_the_table_and_the_verdict():
     assert ("; spills: 1,440 B of local memory per thread beside its 32 registers, read and written through "
             "L1/L2 and not in the model: the likeliest reason it is 62x its floor") in verdict
     assert text.count("; spills: ") == 1  # no other kernel has local memory
-    plain = invoke("show", "--results", REPO / "plots" / "results-h200.json", columns=200)
+    plain = invoke("show", REPO / "plots" / "results-h200.json", columns=200)
     assert "spills" not in plain.stdout  # no kernel spills: no column
 
 
@@ -155,7 +155,7 @@ def test_a_command_that_needs_a_gpu_and_finds_none_exits_1_saying_what_works(no_
 @pytest.mark.cupy  # without CuPy they say how to install it instead
 def test_a_command_that_runs_kernels_and_finds_no_gpu_exits_1_saying_what_works(no_gpu, tmp_path):
     one_line_error(invoke("run", "--out", tmp_path / "r.json"), FOUND_NONE + "`roofline show`, `plot`, `compare`, "
-                   "`check`, `whatif`, `project`, `profile --import`", code=1)
+                   "`whatif`, `project`, `profile --import`", code=1)
     one_line_error(invoke("device", "--measure"), FOUND_NONE, code=1)
 
 
@@ -242,7 +242,7 @@ def _checked(stdout: str, columns: int) -> list[str]:
 @pytest.mark.parametrize("columns", [80, 120])
 @pytest.mark.parametrize("path", PLOTS, ids=lambda p: p.name)
 def test_show_at_80_and_120_columns_cuts_nothing(path, columns):
-    r = invoke("show", "--results", path, columns=columns)
+    r = invoke("show", path, columns=columns)
     assert r.exit_code == 0, r.output
     lines = _checked(r.stdout, columns)
     doc = store.load(path, profile=True)
@@ -280,11 +280,11 @@ def test_new_takes_a_path_with_spaces_and_derives_a_c_identifier(tmp_path):
     r = invoke("new", folder / "my kernel.cu")
     assert r.exit_code == 0, r.output
     assert r.stdout == (f"wrote {folder}/my kernel.cu: kernel my_kernel (from the file name; --name NAME sets "
-                        f"another); run it beside the ladder with: roofline run --source '{folder}/my kernel.cu' --all\n")
+                        f"another); run it beside the ladder with: roofline run '{folder}/my kernel.cu' --all\n")
     text = (folder / "my kernel.cu").read_text()
     assert text.startswith("// roofline entry: my_kernel<32>\n") and "// roofline name: my_kernel\n" in text
     assert "__global__ void my_kernel(int M" in text and "my_sgemm" not in text
-    listed = json.loads(invoke("kernels", "--source", folder / "my kernel.cu", "--model-only", "--json").stdout)
+    listed = json.loads(invoke("kernels", folder / "my kernel.cu", "--model-only", "--json").stdout)
     assert [k["name"] for k in listed["kernels"]] == ["my_kernel"]
 
 
@@ -316,8 +316,8 @@ def test_type_errors_name_the_flag_and_the_value(args, message):
 
 
 def test_help_reads_naturally():
-    for command in ("run", "profile", "tune", "plot", "show", "occupancy", "device", "kernels", "new", "compare",
-                    "schema"):
+    for command in ("run", "profile", "comms", "plot", "show", "occupancy", "device", "kernels", "new", "compare",
+                    "whatif", "project", "schema"):
         text = invoke(command, "-h").stdout
         assert not re.search(r"\{[A-Z]|<list\[|<path>|<str>|<int>", text), (command, text)
     assert invoke("new", "-h").stdout.split("\n")[0].endswith(" new [OPTIONS] KERNEL.cu")
@@ -337,7 +337,7 @@ def _cli_env():
 
 
 def test_a_reader_that_leaves_early_ends_it_quietly():
-    child = subprocess.Popen([sys.executable, "-m", "roofline", "show", "--results", "plots/profile-h200-transformer.json"],
+    child = subprocess.Popen([sys.executable, "-m", "roofline", "show", "plots/profile-h200-transformer.json"],
                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_cli_env())
     assert child.stdout.readline().startswith(b"NVIDIA H200: 65 kernels")
     child.stdout.close()  # as `| head -1` does
@@ -347,7 +347,7 @@ def test_a_reader_that_leaves_early_ends_it_quietly():
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_an_output_that_cannot_be_written_is_one_line():
     with open("/dev/full", "w") as full:
-        out = subprocess.run([sys.executable, "-m", "roofline", "show", "--results", "plots/results-h200.json"],
+        out = subprocess.run([sys.executable, "-m", "roofline", "show", "plots/results-h200.json"],
                              cwd=REPO, stdout=full, stderr=subprocess.PIPE, text=True, env=_cli_env())
     assert (out.returncode, out.stderr) == (1, "roofline: error: cannot write (standard output): "
                                                "No space left on device\n")
@@ -363,7 +363,7 @@ def test_new_refuses_names_the_compiler_reserves(tmp_path, name):
 def test_a_kernel_whose_file_name_is_not_utf8_compiles(tmp_path):
     path = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xff.cu"))
     assert invoke("new", str(path)).exit_code == 0
-    r = invoke("kernels", "--source", str(path), "--arch", "sm_90", "--json")
+    r = invoke("kernels", str(path), "--arch", "sm_90", "--json")
     assert r.exit_code == 0, r.stderr
     row = json.loads(r.stdout)["kernels"][-1]
     assert row["name"] == "bad_" and row["registers"] > 0
@@ -376,6 +376,6 @@ def test_a_profile_of_one_kernel_says_kernel(tmp_path):
     doc["total_time_ms"], doc["launches_profiled"] = k["time_ms"], k["launches"]
     path = tmp_path / "one.json"
     path.write_text(json.dumps(doc))
-    r = invoke("show", "--results", str(path))
+    r = invoke("show", str(path))
     assert r.exit_code == 0, r.stderr
     assert r.stdout.startswith(f"NVIDIA H200: 1 kernel by GPU time, {k['launches']} launches,")

@@ -156,7 +156,7 @@ def test_header_errors_name_the_line(tmp_path):
 
 
 def _listing(arch: str, *extra: str) -> dict:
-    r = invoke("kernels", "--source", TILED_F4, "--arch", arch, "--json", *extra)
+    r = invoke("kernels", TILED_F4, "--arch", arch, "--json", *extra)
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.stdout)["kernels"]
     return row
@@ -171,7 +171,7 @@ def _listing(arch: str, *extra: str) -> dict:
                                                      ("sm_120", 1, 8 / 48)])
 @pytest.mark.nvrtc
 def test_kernels_source_gives_resources_and_occupancy_for_any_target(arch, blocks, occupancy):
-    row = _listing(arch, "--dynamic-smem", "65536")
+    row = _listing(arch, "--declare", "dynamic-smem=65536")
     occ = row["occupancy"]
     assert (occ["active_blocks_per_sm"], occ["limiters"]) == (blocks, ["shared_memory"])
     assert occ["occupancy"] == pytest.approx(occupancy, abs=1e-6)
@@ -193,9 +193,10 @@ def test_kernels_source_gives_resources_and_occupancy_for_any_target(arch, block
 #   block_sums  256 threads at 40 (33 to 40): 65,536 // (8 x 1,280) = 6 blocks of 8 warps = 75 %
 SEVERAL = [
     ("three_kernels.cu", [], (106, 97, 128), 16384, 0.25, ["registers"]),
-    ("three_kernels.cu", ["--entry", "sgemm_strip<64,64,8,8>", "--block", "512", "--grid", "cdiv(N,64), cdiv(M,64)",
-                          "--tile", "64x64x8", "--thread-tile", "8x1"], (36, 33, 40), 4096, 0.75, ["registers"]),
-    ("three_kernels.cu", ["--entry", "scale_c", "--grid", "cdiv(M*N, 256)"], (8, 1, 16), 0, 1.0, ["warps"]),
+    ("three_kernels.cu", ["--declare", "entry=sgemm_strip<64,64,8,8>", "--declare", "block=512",
+                          "--declare", "grid=cdiv(N,64), cdiv(M,64)", "--declare", "tile=64x64x8",
+                          "--declare", "thread-tile=8x1"], (36, 33, 40), 4096, 0.75, ["registers"]),
+    ("three_kernels.cu", ["--declare", "entry=scale_c", "--declare", "grid=cdiv(M*N, 256)"], (8, 1, 16), 0, 1.0, ["warps"]),
     ("block_sums.cu", [], (40, 33, 40), 1024, 0.75, ["registers"]),  # a workload: its launch from its file
 ]
 
@@ -207,7 +208,7 @@ def test_kernels_source_reads_the_entry_of_a_file_of_several_kernels(file, flags
                                                                       limiters):
     from roofline.measure.nvrtc_compile import nvrtc_version
 
-    r = invoke("kernels", "--source", str(KERNELS / file), "--arch", "sm_90", "--json", *flags)
+    r = invoke("kernels", str(KERNELS / file), "--arch", "sm_90", "--json", *flags)
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.stdout)["kernels"]
     hand_checked, low, high = registers
@@ -220,31 +221,31 @@ def test_kernels_source_reads_the_entry_of_a_file_of_several_kernels(file, flags
 
 @pytest.mark.nvrtc
 def test_a_kernel_that_cannot_launch_on_the_target_says_why():
-    r = invoke("kernels", "--source", TILED_F4, "--arch", "sm_120", "--dynamic-smem", "200000")
+    r = invoke("kernels", TILED_F4, "--arch", "sm_120", "--declare", "dynamic-smem=200000")
     assert r.exit_code == 1 and "cannot launch" in r.stdout
     assert "tiled_f4 cannot launch on sm_120: needs 200,000 bytes of shared memory per block" in r.stderr
-    r = invoke("kernels", "--source", TILED_F4, "--arch", "sm_90", "--block", "512")
+    r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--declare", "block=512")
     assert r.exit_code == 1
     assert ("tiled_f4 cannot launch on sm_90: its __launch_bounds__ allow at most 256 threads per block; the block "
             "has 512") in r.stderr
-    r = invoke("kernels", "--source", TILED_F4, "--source", TILED_F4, "--arch", "sm_90")
+    r = invoke("kernels", TILED_F4, TILED_F4, "--arch", "sm_90")
     assert r.exit_code == 2 and "two of your kernels are called 'tiled_f4'" in r.stderr
 
 
 @pytest.mark.nvrtc
 def test_a_compile_error_shows_the_compilers_own_lines():
-    r = invoke("kernels", "--source", str(KERNELS / "does_not_compile.cu"), "--arch", "sm_90")
+    r = invoke("kernels", str(KERNELS / "does_not_compile.cu"), "--arch", "sm_90")
     assert r.exit_code == 1 and "Traceback" not in r.output
     assert 'does_not_compile.cu(7): error: identifier "undeclared_value" is undefined' in r.stderr
-    r = invoke("kernels", "--source", TILED_F4, "--arch", "sm_90", "--entry", "tiled_f5<64,64,16,4,4>")
+    r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--declare", "entry=tiled_f5<64,64,16,4,4>")
     assert r.exit_code == 1 and "has no kernel 'tiled_f5<64,64,16,4,4>'" in r.stderr
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["--entry", "k"], "--entry describes your kernel's launch; give the file too"),
-    (["--source", TILED_F4, "--source", TILED_F4, "--block", "64"], "--block applies to one --source"),
-    (["--source", TILED_F4, "--grid", "open('x')"], "the only function is cdiv"),
-    (["--source", TILED_F4, "--autotuned-tile", "128,128,8,8,8"], "does not apply with --source"),
+    (["--declare", "entry=k"], "--declare entry= describes your kernel's launch; give the kernel file too"),
+    ([TILED_F4, TILED_F4, "--declare", "block=64"], "--declare block= applies to one kernel file"),
+    ([TILED_F4, "--declare", "grid=open('x')"], "the only function is cdiv"),
+    ([TILED_F4, "--autotuned-tile", "128,128,8,8,8"], "it does not apply to your kernels"),
 ])
 def test_bad_launch_flags_exit_2_in_one_line(args, needle):
     r = invoke("kernels", "--arch", "sm_90", *args)
@@ -253,12 +254,12 @@ def test_bad_launch_flags_exit_2_in_one_line(args, needle):
 
 def test_run_refuses_bad_user_input_before_looking_for_a_gpu(tmp_path):
     for args, needle in [
-        (["--source", TILED_F4, "--grid", "M ** 2"], "operator Pow"),
-        (["--source", TILED_F4, "--timeout", "0"], "--timeout must be more than 0"),
-        (["--source", TILED_F4, "--timeout", "nan"], "--timeout must be more than 0"),
+        ([TILED_F4, "--declare", "grid=M ** 2"], "operator Pow"),
+        ([TILED_F4, "--timeout", "0"], "--timeout must be more than 0"),
+        ([TILED_F4, "--timeout", "nan"], "--timeout must be more than 0"),
         (["--no-ragged"], "--no-ragged applies to your own kernels"),
-        (["--source", TILED_F4, "--size", "40000", "--grid", "cdiv(N,64), M * 2"], "CUDA allows 1 to 65,535"),
-        (["--source", str(tmp_path / "missing.cu")], "no such file"),
+        ([TILED_F4, "--size", "40000", "--declare", "grid=cdiv(N,64), M * 2"], "CUDA allows 1 to 65,535"),
+        ([str(tmp_path / "missing.cu")], "no such file"),
     ]:
         r = invoke("run", *args)
         assert r.exit_code == 2 and needle in r.stderr, (args, r.output)
@@ -268,14 +269,14 @@ def test_run_refuses_bad_user_input_before_looking_for_a_gpu(tmp_path):
 def test_new_writes_a_starter_that_compiles_and_declares_itself(tmp_path):
     path = tmp_path / "mine.cu"
     r = invoke("new", str(path))
-    assert r.exit_code == 0 and "roofline run --source" in r.stdout
+    assert r.exit_code == 0 and f"roofline run {path} --all" in r.stdout
     text = path.read_text()
-    assert "roofline run --source mine.cu --all" in text
+    assert "roofline run mine.cu --all" in text
     assert invoke("new", str(path)).exit_code == 2  # never overwrites without --force
     assert invoke("new", str(path), "--force").exit_code == 0
     assert invoke("new", str(tmp_path / "mine.txt")).exit_code == 2
     assert invoke("new", str(tmp_path / "naive.cu")).exit_code == 2  # a ladder kernel's name
-    row = json.loads(invoke("kernels", "--source", str(path), "--arch", "sm_90", "--json").stdout)["kernels"][0]
+    row = json.loads(invoke("kernels", str(path), "--arch", "sm_90", "--json").stdout)["kernels"][0]
     # 1024 threads, 8 KB of static shared memory for two 32x32 tiles: warps bind, 2 blocks of 32 warps.
     assert (row["name"], row["static_smem_bytes"], row["occupancy"]["occupancy"]) == ("mine", 8192, 1.0)
     assert row["model"]["smem_accesses_per_result"] == 2 * 4096  # one result per thread: 2K reads
@@ -295,7 +296,7 @@ def test_new_writes_a_tensor_core_starter_in_each_precision(tmp_path):
     # TF32's starter steps K by 8 elements (one m16n8k8), BF16's by 16: the declared tile says so.
     assert load(tmp_path / "mine_tf32.cu").tile == (32, 32, 8) and load(tmp_path / "mine_bf16.cu").tile == (32, 32, 16)
     assert invoke("new", str(tmp_path / "x.cu"), "--dtype", "int8").exit_code == 2
-    row = json.loads(invoke("kernels", "--source", str(tmp_path / "mine_bf16.cu"), "--arch", "sm_90",
+    row = json.loads(invoke("kernels", str(tmp_path / "mine_bf16.cu"), "--arch", "sm_90",
                             "--json").stdout)["kernels"][0]
     assert row["local_bytes"] == 0 and row["static_smem_bytes"] == 0  # compiled for sm_90a, mma.sync from registers
     # A 32 x 32 block tile at 4096^3: K (1/32 + 1/32) = 256 element reads per result, at 2 bytes.
@@ -336,7 +337,7 @@ def readme_kernel(folder: Path) -> Path:
 
 @pytest.mark.nvrtc
 def test_the_readme_example_kernel_compiles_from_its_header_alone(tmp_path):
-    r = invoke("kernels", "--source", str(readme_kernel(tmp_path)), "--arch", "sm_90", "--json")
+    r = invoke("kernels", str(readme_kernel(tmp_path)), "--arch", "sm_90", "--json")
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.stdout)["kernels"]
     assert (row["name"], row["dynamic_smem_bytes"], row["local_bytes"]) == ("tiled", 8192, 0)
@@ -385,32 +386,32 @@ def test_second_trial_findings(tmp_path):
     assert invoke("new", str(starter)).exit_code == 0
     brace = tmp_path / "brace.cu"
     brace.write_text(starter.read_text().rstrip().removesuffix("}"))
-    r = invoke("kernels", "--source", str(brace), "--arch", "sm_90")
+    r = invoke("kernels", str(brace), "--arch", "sm_90")
     assert r.exit_code == 1 and f"{brace}(" in r.stderr and "has no kernel" not in r.stderr
     bom = tmp_path / "bom.cu"
     bom.write_bytes(b"\xef\xbb\xbf" + starter.read_bytes())
-    assert invoke("kernels", "--source", str(bom), "--arch", "sm_90").exit_code == 0
+    assert invoke("kernels", str(bom), "--arch", "sm_90").exit_code == 0
     fp16 = tmp_path / "fp16.cu"
     fp16.write_text("// roofline entry: k\n// roofline block: 256   // a trailing comment\n"
                     "// roofline grid: cdiv(M*N,256)\n#include <cuda_fp16.h>\n"
                     'extern "C" __global__ void k(int M, int N, int K, float alpha, const float* A, const float* B, '
                     "float beta, float* C) { int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                     "if (i < M * N) C[i] = __half2float(__float2half(0.0f)); }\n")
-    r = invoke("kernels", "--source", str(fp16), "--arch", "sm_90", "--json")
+    r = invoke("kernels", str(fp16), "--arch", "sm_90", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["kernels"][0]["threads_per_block"] == 256
-    r = invoke("kernels", "--source", str(starter), "--arch", "sm_90", "--block", "abc")
+    r = invoke("kernels", str(starter), "--arch", "sm_90", "--declare", "block=abc")
     assert r.exit_code == 2 and r.stderr.startswith(f"roofline: error: {starter}: block 'abc'")
-    r = invoke("kernels", "--source", str(starter), "--arch", "sm_90", "--name", "CUBLAS")
+    r = invoke("kernels", str(starter), "--arch", "sm_90", "--declare", "name=CUBLAS")
     assert r.exit_code == 2 and "'CUBLAS' is the name of the reference" in r.stderr
-    r = invoke("kernels", "--source", str(starter), "--arch", "sm_90", "--grid", "1", "--json")
+    r = invoke("kernels", str(starter), "--arch", "sm_90", "--declare", "grid=1", "--json")
     assert r.exit_code == 0 and "the grid launches 1 block for 16,384 block tiles" in r.stderr
     assert json.loads(r.stdout)["notes"] == [r.stderr.strip().removeprefix("roofline: note: ")]
     assert invoke("new", str(tmp_path / ("a" * 300 + ".cu"))).exit_code == 2
 
 
 def test_a_results_path_that_is_no_file_is_refused_at_once():
-    r = invoke("show", "--results", "/dev/zero")
+    r = invoke("show", "/dev/zero")
     assert r.exit_code == 2 and "not a regular file" in r.stderr
 
 
@@ -424,10 +425,10 @@ def test_a_kernel_is_not_listed_or_run_in_a_precision_its_signature_does_not_tak
     assert element_of_a("#define T float\n__global__ void k(int M, int N, int K, float a, const T* A) {}", "k") is None
     path = tmp_path / "mine.cu"
     assert CliRunner().invoke(app, ["new", str(path)]).exit_code == 0
-    r = CliRunner().invoke(app, ["kernels", "--source", str(path), "--gpu", "h200", "--model-only", "--dtype", "bf16"])
+    r = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "h200", "--model-only", "--dtype", "bf16"])
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
     assert "mine.cu: mine takes float A and B (its signature), not bf16; give --dtype fp32 or tf32" in r.stderr
-    ok = CliRunner().invoke(app, ["kernels", "--source", str(path), "--gpu", "h200", "--model-only", "--dtype", "tf32"])
+    ok = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "h200", "--model-only", "--dtype", "tf32"])
     assert ok.exit_code == 0, ok.output
 
 

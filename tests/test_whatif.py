@@ -187,7 +187,7 @@ def test_a_floor_the_report_counted_in_part_is_a_lower_bound_and_says_so(tmp_pat
 
 def test_the_chart_is_written(tmp_path):
     out = tmp_path / "whatif.svg"
-    result = CliRunner().invoke(app, ["whatif", str(TRANSFORMER), "--out", str(out)])
+    result = CliRunner().invoke(app, ["whatif", str(TRANSFORMER), "--chart", str(out)])
     assert result.exit_code == 0 and out.stat().st_size > 10_000
     svg = out.read_text()
     assert "1. unrolled_elementw" in svg and "saves 1 %" in svg
