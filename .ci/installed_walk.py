@@ -6,6 +6,8 @@ Each case runs the installed `roofline` command in a fresh temporary folder and 
 result (exit 0) or, where it cannot (no GPU here, no Nsight Compute), one line on stderr and the
 exit code the README gives (1 runtime, 2 invalid input); never a traceback. Every command the
 installed app declares must have a case here, so a new command fails this walk until it has one.
+The old spellings (renamed flags; grade, tune and check, merged into run and compare) must each be
+answered with one line naming the new one and exit 2 (OLD_SPELLINGS).
 Exit status: 0 when every case holds, 1 otherwise (each failure printed).
 """
 
@@ -37,32 +39,33 @@ CASES: list[tuple[str, list[str], set[int]]] = [
     ("kernels", ["--gpu", "h200", "--size", "1024"], {0, 1}),  # compiles with the cuda12 extra's NVRTC, else one line
     ("new", ["{tmp}/mine.cu"], {0}),
     ("schema", [], {0}),
-    ("schema", ["--grade"], {0}),
+    ("schema", ["grade"], {0}),
+    ("schema", ["compare"], {0}),
     ("run", ["--all", "--out", "{tmp}/r.json"], {1}),
-    ("tune", ["--size", "512"], {1}),
-    ("grade", [str(EXAMPLES / "grade" / "softmax_online.cu"), "--out", "{tmp}/g.json"], {1}),
+    ("run", ["--tune", "--size", "512"], {1}),  # the tile search, once tune
+    ("run", [str(EXAMPLES / "grade" / "softmax_online.cu"), "--out", "{tmp}/g.json"], {1}),  # graded, once grade
     ("profile", ["--import", str(NCU_CSV), "--out", "{tmp}/p.json"], {0}),
     ("profile", ["--import", str(NCU_PUBLIC), "--out", "{tmp}/p.json"], {0}),
     ("profile", ["--out", "{tmp}/p.json", "--", "true"], {1}),  # no ncu here
     ("comms", [str(TRACES / "sampled_rank-0.json.gz"), str(TRACES / "sampled_rank-1.json.gz")], {0}),
-    ("show", ["--results", str(PLOTS / "results-h200.json")], {0}),
-    ("show", ["--results", str(PLOTS / "profile-h200-transformer.json")], {0}),
-    ("show", ["--results", str(PLOTS / "grades-h200.json")], {0}),
-    ("show", ["--results", str(PLOTS / "sweep-h200.json")], {0}),
-    ("show", ["--results", str(PLOTS / "tune-h200.json")], {0}),
-    ("show", ["--results", str(PLOTS / "results-h200-energy.json")], {0}),
-    ("show", ["--results", str(ROOT / "README.md")], {2}),
-    ("plot", ["--results", str(PLOTS / "results-h200.json"), "--out", "{tmp}/r.png"], {0}),
-    ("plot", ["--results", str(PLOTS / "profile-h200-transformer.json"), "--out", "{tmp}/p.html"], {0}),
-    ("plot", ["--results", str(PLOTS / "grades-h200.json"), "--out", "{tmp}/g.svg"], {0}),
-    ("plot", ["--results", str(PLOTS / "sweep-h200.json"), "--kind", "sweep", "--out", "{tmp}/s.png"], {0}),
+    ("show", [str(PLOTS / "results-h200.json")], {0}),
+    ("show", [str(PLOTS / "profile-h200-transformer.json")], {0}),
+    ("show", [str(PLOTS / "grades-h200.json")], {0}),
+    ("show", [str(PLOTS / "sweep-h200.json")], {0}),
+    ("show", [str(PLOTS / "tune-h200.json")], {0}),
+    ("show", [str(PLOTS / "results-h200-energy.json")], {0}),
+    ("show", [str(ROOT / "README.md")], {2}),
+    ("plot", [str(PLOTS / "results-h200.json"), "--out", "{tmp}/r.png"], {0}),
+    ("plot", [str(PLOTS / "profile-h200-transformer.json"), "--out", "{tmp}/p.html"], {0}),
+    ("plot", [str(PLOTS / "grades-h200.json"), "--out", "{tmp}/g.svg"], {0}),
+    ("plot", [str(PLOTS / "sweep-h200.json"), "--kind", "sweep", "--out", "{tmp}/s.png"], {0}),
     ("compare", [str(PLOTS / "profile-h200-adamw-foreach.json"), str(PLOTS / "profile-h200-adamw-fused.json")], {0}),
     ("compare", [str(PLOTS / "results-h200-bf16-8192-run1.json"), str(PLOTS / "results-h200-bf16-8192-run2.json")],
      {0}),
     ("compare", [str(PLOTS / "results-h200.json"), str(PLOTS / "profile-h200-gpt2.json")], {0, 2}),
-    ("check", [str(PLOTS / "results-h200-bf16-8192-run2.json"),
-               "--baseline", str(PLOTS / "results-h200-bf16-8192-run1.json")],
-     {0, 1}),  # 1: a kernel slower than its baseline beyond noise
+    ("compare", [str(PLOTS / "results-h200-bf16-8192-run1.json"), str(PLOTS / "results-h200-bf16-8192-run2.json"),
+                 "--max-drop", "5%"],
+     {0, 1}),  # the gate, once check; 1: a kernel slower than its baseline beyond noise
     ("whatif", [str(PLOTS / "profile-h200-gpt2.json")], {0}),
     ("whatif", [str(PLOTS / "grades-h200.json")], {0, 2}),
     ("project", [str(PLOTS / "profile-h200-gpt2.json"), "--gpu", "a100-sxm4-80gb"], {0}),
@@ -72,13 +75,31 @@ CASES: list[tuple[str, list[str], set[int]]] = [
 # cases that read what an earlier one of the same chain wrote, in one folder
 CHAINS: list[list[tuple[str, list[str], set[int]]]] = [
     [("new", ["{tmp}/mine.cu"], {0}),
-     ("kernels", ["--source", "{tmp}/mine.cu", "--arch", "sm_90"], {0, 1}),  # NVRTC with the cuda12 extra
-     ("run", ["--source", "{tmp}/mine.cu", "--out", "{tmp}/r.json"], {1})],
+     ("kernels", ["{tmp}/mine.cu", "--arch", "sm_90"], {0, 1}),  # NVRTC with the cuda12 extra
+     ("run", ["{tmp}/mine.cu", "--out", "{tmp}/r.json"], {1})],
     [("profile", ["--import", str(NCU_TEXT), "--gpu", "h200", "--out", "{tmp}/p.json"], {0}),
      ("project", ["{tmp}/p.json", "--gpu", "h200"], {0, 2}),
      ("whatif", ["{tmp}/p.json"], {0, 2}),
-     ("show", ["--results", "{tmp}/p.json"], {0}),
-     ("plot", ["--results", "{tmp}/p.json", "--out", "{tmp}/p.png"], {0, 2})],
+     ("show", ["{tmp}/p.json"], {0}),
+     ("plot", ["{tmp}/p.json", "--out", "{tmp}/p.png"], {0, 2})],
+]
+
+# The spellings before the flags were renamed and grade, tune and check merged into run and compare:
+# each answered with exit 2 and one line saying what to write now (nothing run, nothing written).
+OLD_SPELLINGS: list[list[str]] = [
+    ["grade", "x.cu"],
+    ["tune", "--size", "512"],
+    ["check", "new.json", "--baseline", "old.json"],
+    ["show", "--results", "f"],
+    ["plot", "--results", "f", "--out", "c.png"],
+    ["run", "--source", "x.cu"],
+    ["run", "--sizes", "512,1024"],
+    ["run", "--m", "8192", "--n", "1024", "--k", "4096"],
+    ["run", "x.cu", "--entry", "e"],
+    ["kernels", "--source", "x.cu"],
+    ["compare", "a.json", "b.json", "--out", "c.png"],
+    ["occupancy", "--regs", "32", "--threads", "256", "--plot", "o.png"],
+    ["schema", "--profile"],
 ]
 
 
@@ -122,10 +143,25 @@ def _check(exe: str, command: str, args: list[str], codes: set[int], folder: Pat
         return f"{shown}: exit {done.returncode}, expected {sorted(codes)}:\n{done.stderr[-1000:]}"
     if done.returncode == 2 and len([ln for ln in done.stderr.splitlines() if ln.strip()]) != 1:
         return f"{shown}: exit 2 without exactly one line on stderr:\n{done.stderr[-1000:]}"
-    if done.returncode == 1 and not errors and command != "check":  # check's 1 is its verdict
+    if done.returncode == 1 and not errors and "--max-drop" not in args:  # the gate's 1 is its verdict
         return f"{shown}: exit 1 without a 'roofline: error:' line:\n{done.stderr[-1000:]}"
     if done.returncode == 0 and not (done.stdout.strip() or any(folder.iterdir())):
         return f"{shown}: exit 0 with no output and no file written"
+    return None
+
+
+def _old(exe: str, args: list[str], folder: Path) -> str | None:
+    """An old spelling: exit 2, one line on stderr naming the new one, nothing on stdout, no file."""
+    shown = " ".join(["roofline", *args])
+    try:
+        done = subprocess.run([exe, *args], cwd=folder, capture_output=True, text=True, timeout=300,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"{shown}: no answer within 300 s"
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    if (done.returncode != 2 or done.stdout or len(lines) != 1 or not lines[0].startswith("roofline: error: ")
+            or not (" is renamed: " in lines[0] or " is now: " in lines[0]) or any(folder.iterdir())):
+        return f"{shown}: exit {done.returncode}, expected 2 and one line naming the new spelling:\n{done.stderr[-1000:]}"
     return None
 
 
@@ -146,6 +182,12 @@ def main() -> int:
                 failure = _check(exe, command, args, codes, Path(tmp))
                 if failure:
                     failures.append(failure)
+    for args in OLD_SPELLINGS:
+        with tempfile.TemporaryDirectory(prefix="roofline-walk-") as tmp:
+            runs += 1
+            failure = _old(exe, args, Path(tmp))
+            if failure:
+                failures.append(failure)
     for f in failures:
         print(f"installed_walk: FAILED {f}", file=sys.stderr)
     print(f"installed_walk: {runs - len(failures)} passed, {len(failures)} failed "

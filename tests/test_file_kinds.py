@@ -11,7 +11,8 @@ joins the matrix with a command line built from its parameters.
 
 Each cell: exit 0 with a result (its value read from --json, and the tables drawn too), or exit 2
 with one line on stderr naming what the command reads; never a traceback, never exit 1 for a file
-it cannot use. Commands taking two files (compare, check) take every kind against every kind."""
+it cannot use. Commands taking two files (compare, and compare --max-drop: the gate) take every kind
+against every kind."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import importlib.util
 import itertools
 import json
 import lzma
+import re
 import typing
 from pathlib import Path
 
@@ -37,23 +39,21 @@ NAMES = GROUP.list_commands(None)
 
 # Every parameter that names a file, by role: 'results' reads the files roofline writes (every kind
 # goes through it); 'traces' reads profiler traces; 'foreign' reads another tool's file (every
-# kind of roofline's is refused); 'grade-baseline' reads a grade file only; 'source' and 'spec' the
-# user's own kernels and specs (not files roofline writes: out of this matrix); 'output' writes.
+# kind of roofline's is refused); 'grade-baseline' reads a grade file only (run --baseline, for the
+# kernels run grades); 'source' and 'spec' the user's own kernels and specs (not files roofline
+# writes: out of this matrix); 'output' writes.
 ROLES = {
-    ("run", "out"): "output", ("run", "source"): "source",
+    ("run", "out"): "output", ("run", "spec"): "spec", ("run", "baseline"): "grade-baseline",
     ("profile", "import_report"): "foreign", ("profile", "report"): "output", ("profile", "out"): "output",
-    ("grade", "spec"): "spec", ("grade", "baseline"): "grade-baseline", ("grade", "out"): "output",
-    ("comms", "traces"): "traces", ("comms", "out"): "output", ("comms", "nccl_tests"): "source",
-    ("tune", "out"): "output",
-    ("plot", "results_paths"): "results", ("plot", "out"): "output",
-    ("show", "results_paths"): "results",
-    ("occupancy", "plot_out"): "output",
-    ("kernels", "source"): "source",
+    ("comms", "traces"): "traces", ("comms", "chart_out"): "output", ("comms", "nccl_tests"): "source",
+    ("plot", "paths"): "results", ("plot", "out"): "output",
+    ("show", "paths"): "results",
+    ("occupancy", "chart_out"): "output",
+    ("kernels", "sources"): "source",
     ("new", "path"): "output",
-    ("compare", "before"): "results", ("compare", "after"): "results", ("compare", "out"): "output",
-    ("whatif", "results"): "results", ("whatif", "out"): "output",
-    ("project", "results"): "results", ("project", "out"): "output",
-    ("check", "new"): "results", ("check", "baseline"): "results",
+    ("compare", "before"): "results", ("compare", "after"): "results", ("compare", "chart_out"): "output",
+    ("whatif", "results"): "results", ("whatif", "chart_out"): "output",
+    ("project", "results"): "results", ("project", "chart_out"): "output",
 }
 
 
@@ -71,10 +71,11 @@ READS = {
     "project": ({"run", "profile"}, "project reads a run's results (roofline run or tune) or a profile"),
     "comms": ({"trace"}, "comms reads profiler traces"),
     "profile": (set(), "Nsight Compute"),
-    "grade": ({"grade"}, "grade file (roofline grade writes them)"),
+    "run": ({"grade"}, "grade file (roofline run writes one for a kernel it grades)"),  # its --baseline
     "compare": ({"run", "profile", "grade"}, "two profiles"),
-    "check": ({"run", "profile", "grade"}, "two profiles"),
+    "compare-gate": ({"run", "profile", "grade"}, "two profiles"),  # compare --max-drop: the gate (was check)
 }
+VARIANTS = {"plot-html": "plot", "compare-gate": "compare"}  # another command line of a command in READS
 HTML_GRADE = "is a grade file: drawn as one roofline chart (.png, .svg or .pdf)"
 
 
@@ -98,9 +99,9 @@ def _file_parameters() -> set[tuple[str, str]]:
 
 MATRIX = ("results", "traces", "foreign", "grade-baseline")  # the roles whose commands take every kind of file
 # What a command needs besides its files to reach them: the values of its other required options,
-# and for grade a target (its --baseline is read once the targets are).
+# and for run's --baseline a target that run grades (its --baseline is read once the targets are).
 NEEDS = {"gpus": "h100-sxm"}
-EXTRA = {"grade": [REPO / "examples/grade/softmax_naive.cu"]}
+EXTRA = {"run": [REPO / "examples/grade/softmax_naive.cu"]}
 
 
 def _matrix_commands() -> dict[str, list]:
@@ -140,9 +141,9 @@ def test_every_file_parameter_is_classified():
     assert ROLES.keys() - found == set(), "a parameter in ROLES is gone or no longer a file"
     commands = _matrix_commands()
     assert set(commands) - READS.keys() == set(), "say in READS which kinds of file each new command reads"
-    assert {c for c in READS if not c.endswith("-html")} == set(commands)
+    assert {c for c in READS if c not in VARIANTS} == set(commands)
     assert all(len(params) in (1, 2) for params in commands.values())
-    assert {c for c, params in commands.items() if len(params) == 2} == {"compare", "check"}, \
+    assert {c for c, params in commands.items() if len(params) == 2} == {"compare"}, \
         "a new command of two files: say in test_two_files when its kinds go together"
     for name, params in commands.items():
         assert _line(name, [Path("f")] * len(params), Path("out"))[0] == name  # every required value known
@@ -217,10 +218,10 @@ def _value(command: str, kind: str, doc: dict) -> None:
                 assert t["step"]["estimated_ms"] > 0 and t["step"]["lower_bound_ms"] > 0
     elif command == "comms":
         assert doc["ranks"] and doc["ranks"][0]["span_us"] > 0
-    elif command in ("compare", "check"):  # a file against itself
+    elif command in ("compare", "compare-gate"):  # a file against itself
         if KINDS[kind] == "grade":
             assert doc["passed"] and doc["entries"] and all(e["change"] == 0 for e in doc["entries"])
-        elif command == "check":
+        elif command == "compare-gate":
             assert doc["passed"] and doc["kernels"] and all(k["slowdown"] == 0 for k in doc["kernels"])
         else:
             assert doc["kernels"] and all(k["time_change"] == 0 for k in doc["kernels"])
@@ -251,7 +252,7 @@ def _single_cells():
             continue
         if command == "plot-html" and KINDS[kind] in READS["plot-html"][0]:
             marks = [NO_PLOTLY]
-        if command == "grade" and KINDS[kind] == "grade":  # a grade file taken: grading needs a GPU
+        if command == "run" and KINDS[kind] == "grade":  # a grade file taken: grading needs a GPU
             marks = [pytest.mark.skip(reason="grading runs kernels on a GPU; the baseline is read, then the GPU")]
         yield pytest.param(command, kind, id=f"{command}-{kind}", marks=marks)
 
@@ -280,11 +281,11 @@ def test_one_file(command, kind, kinds, tmp_path):
 def contents(kinds) -> dict:
     """Each run file's problem and kernels, and each profile's kernels: what decides whether two files
     of one family compare."""
-    from roofline.commands import reading as reading_cmd
+    from roofline import documents
     out = {}
     for kind, family in KINDS.items():
         if family in ("run", "profile"):
-            doc = reading_cmd.read(kinds[kind])
+            doc = documents.load(kinds[kind])
             out[kind] = (doc.problem.problem.text() if family == "run" else None,
                          {k.name for k in doc.kernels if family == "profile" or k.timed})
     return out
@@ -292,14 +293,18 @@ def contents(kinds) -> dict:
 
 def _pair_cells():
     pairs = [c for c, params in _matrix_commands().items() if len(params) == 2]
-    for command, (a, b) in itertools.product(pairs, itertools.product(KINDS, KINDS)):
+    variants = [v for c in pairs for v in ([c, "compare-gate"] if c == "compare" else [c])]
+    for command, (a, b) in itertools.product(variants, itertools.product(KINDS, KINDS)):
         yield pytest.param(command, a, b, id=f"{command}-{a}-{b}")
 
 
 @pytest.mark.parametrize("command, a, b", list(_pair_cells()))
 def test_two_files(command, a, b, kinds, contents, tmp_path):
     reads, phrase = READS[command]
-    args = _line(command, [kinds[a], kinds[b]], tmp_path)  # compare BEFORE AFTER, check NEW --baseline OLD
+    if command == "compare-gate":  # the gate: compare BASELINE NEW --max-drop 5%, a the new file (read first)
+        args = _line("compare", [kinds[b], kinds[a]], tmp_path) + ["--max-drop", "5%"]
+    else:  # compare BEFORE AFTER
+        args = _line(command, [kinds[a], kinds[b]], tmp_path)
     r = _invoke(args)
     fa, fb = KINDS[a], KINDS[b]
     if fa not in reads or fb not in reads:  # a trace: the first file of a kind it does not read is named
@@ -341,6 +346,9 @@ def test_project_says_so_when_no_kernel_has_a_roof(kinds):
 @pytest.mark.parametrize("command", ["whatif", "project"])
 def test_a_grade_file_is_refused_by_what_reads_kernels(command, kinds):
     args = [command, kinds["grade"]] + (["--gpu", "t4"] if command == "project" else [])
-    _refused(_invoke(args), f"{kinds['grade']}: a grade file (roofline grade), which show, plot, compare and check "
-                            f"read; {command} reads a run's results (roofline run or tune) or a profile of a program "
-                            "(roofline profile)")
+    r = _invoke(args)
+    _refused(r, f"{kinds['grade']}: a grade file (roofline run), which show, plot, compare",
+             f"; {command} reads a run's results (roofline run", "or a profile of a program (roofline profile)")
+    # check and tune are merged into compare and run: the refusal names only commands there are
+    gone = re.findall(r"\b(check|tune)\b", r.stderr)
+    assert not gone, (gone, r.stderr)

@@ -21,10 +21,10 @@ RESULTS = str(FIXTURES / "results-h200.json")
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
 
 CASES = {
-    "show_h200_80": (80, ["show", "--results", RESULTS]),
-    "show_h200_200": (200, ["show", "--results", RESULTS]),
-    "show_schema1_120": (120, ["show", "--results", str(FIXTURES / "results-schema1.json")]),
-    "show_failed_80": (80, ["show", "--results", "{failed}"]),
+    "show_h200_80": (80, ["show", RESULTS]),
+    "show_h200_200": (200, ["show", RESULTS]),
+    "show_schema1_120": (120, ["show", str(FIXTURES / "results-schema1.json")]),
+    "show_failed_80": (80, ["show", "{failed}"]),
     "occupancy_sm120_80": (80, ["occupancy", "--regs", "93", "--threads", "256", "--arch", "sm_120"]),
     "occupancy_no_smem_sm90_80": (80, ["occupancy", "--regs", "32", "--threads", "32", "--arch", "sm_90"]),
     "occupancy_cannot_launch_80": (80, ["occupancy", "--regs", "96", "--threads", "896", "--arch", "sm_90",
@@ -36,16 +36,16 @@ CASES = {
     "compare_same_gpu_140": (140, ["compare", RESULTS, "{after}"]),
     "compare_across_gpus_140": (140, ["compare", RESULTS, "{rtx}"]),
     "compare_different_problems_80": (80, ["compare", RESULTS, "{small}"]),
-    "show_user_kernel_140": (140, ["show", "--results", "{after}"]),
+    "show_user_kernel_140": (140, ["show", "{after}"]),
     # the decision commands on real H200 profiles: GPT-2 from transformers (no kernel of it written
     # here), and the transformer step before and after one change (AdamW's foreach -> fused kernels)
     "whatif_gpt2_140": (140, ["whatif", str(PLOTS / "profile-h200-gpt2.json")]),
-    "show_profile_gpt2_120": (120, ["show", "--results", str(PLOTS / "profile-h200-gpt2.json")]),
+    "show_profile_gpt2_120": (120, ["show", str(PLOTS / "profile-h200-gpt2.json")]),
     "project_gpt2_140": (140, ["project", str(PLOTS / "profile-h200-gpt2.json"), "--gpu", "h100-sxm", "--gpu", "l40s"]),
     "compare_adamw_140": (140, ["compare", str(PLOTS / "profile-h200-adamw-foreach.json"),
                                 str(PLOTS / "profile-h200-adamw-fused.json")]),
-    "check_adamw_140": (140, ["check", str(PLOTS / "profile-h200-adamw-fused.json"), "--baseline",
-                              str(PLOTS / "profile-h200-adamw-foreach.json")]),
+    "check_adamw_140": (140, ["compare", str(PLOTS / "profile-h200-adamw-foreach.json"),  # the gate (was check)
+                              str(PLOTS / "profile-h200-adamw-fused.json"), "--max-drop", "5%"]),
 }
 
 

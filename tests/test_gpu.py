@@ -153,7 +153,7 @@ def test_cli_run_then_plot(tmp_path):
     assert all(k["verified"] for k in doc["kernels"])
     assert doc["reference"]["tf32"] is False
     assert {k["name"]: k["tile_source"] for k in doc["kernels"]}["autotuned"] in ("built-in", "default")
-    r = CliRunner().invoke(app, ["plot", "--results", str(res), "--out", str(chart)])
+    r = CliRunner().invoke(app, ["plot", str(res), "--out", str(chart)])
     assert r.exit_code == 0, r.output
     assert chart.stat().st_size > 20_000
 
@@ -269,7 +269,7 @@ def test_user_kernels_fault_alone_and_the_run_goes_on(tmp_path):
     files = ["tiled_f4", "oob_write", "infinite_loop", "wrong_answer", "wrong_grid"]
     args = ["run", "--kernel", "smem_tiling", "--size", "1024", "--timeout", "2", "--out", str(out)]
     for f in files:
-        args += ["--source", str(USER_KERNELS / f"{f}.cu")]
+        args += [str(USER_KERNELS / f"{f}.cu")]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 1 and "Traceback" not in r.output, r.output
     doc = json.loads(out.read_text())
@@ -305,7 +305,7 @@ def test_a_kernel_that_never_ends_is_stopped_at_its_timeout_and_the_run_goes_on(
 
     out = tmp_path / "r.json"
     args = ["run", "--kernel", "smem_tiling", "--size", str(size), "--timeout", "2", "--out", str(out),
-            "--source", str(USER_KERNELS / "infinite_loop.cu"), "--source", str(USER_KERNELS / "tiled_f4.cu")]
+            str(USER_KERNELS / "infinite_loop.cu"), str(USER_KERNELS / "tiled_f4.cu")]
     start = time.monotonic()
     r = CliRunner().invoke(app, args)
     took = time.monotonic() - start
@@ -320,7 +320,7 @@ def test_a_kernel_that_never_ends_is_stopped_at_its_timeout_and_the_run_goes_on(
 
 
 def test_the_offline_figures_of_a_file_of_several_kernels_are_its_entrys_on_the_gpu(tmp_path):
-    """`kernels --source` (NVRTC for sm_90, no GPU needed) and the kernel compiled and run on the
+    """`kernels FILE.cu` (NVRTC for sm_90, no GPU needed) and the kernel compiled and run on the
     H200 agree on the declared entry's registers and static shared memory in a file of three
     kernels whose other two have fewer of both (the offline figures were another kernel's). The
     fixture is built for its resources, not as a whole GEMM: the run records them whatever its
@@ -330,11 +330,11 @@ def test_the_offline_figures_of_a_file_of_several_kernels_are_its_entrys_on_the_
     from roofline.cli import app
 
     path = str(USER_KERNELS / "three_kernels.cu")
-    offline = CliRunner().invoke(app, ["kernels", "--source", path, "--arch", "sm_90", "--json"])
+    offline = CliRunner().invoke(app, ["kernels", path, "--arch", "sm_90", "--json"])
     assert offline.exit_code == 0, offline.output
     (listed,) = json.loads(offline.stdout)["kernels"]
     out = tmp_path / "r.json"
-    r = CliRunner().invoke(app, ["run", "--source", path, "--size", "1024", "--no-ragged", "--out", str(out)])
+    r = CliRunner().invoke(app, ["run", path, "--size", "1024", "--no-ragged", "--out", str(out)])
     assert r.exit_code in (0, 1) and "Traceback" not in r.output, r.output
     (ran,) = json.loads(out.read_text())["kernels"]
     assert listed["static_smem_bytes"] == ran["static_smem_bytes"] == 16384
@@ -350,7 +350,7 @@ def test_a_user_kernel_runs_beside_the_ladder_on_the_gpu_chosen(tmp_path):
 
     bus_id = cupy.cuda.runtime.deviceGetPCIBusId(0)
     out = tmp_path / "r.json"
-    r = CliRunner().invoke(app, ["run", "--kernel", "register_tiling_2d", "--source",
+    r = CliRunner().invoke(app, ["run", "--kernel", "register_tiling_2d",
                                  str(USER_KERNELS / "tiled_f4.cu"), "--size", "2048", "--device", bus_id,
                                  "--profile", "--out", str(out)])
     assert r.exit_code == 0, r.output
@@ -361,9 +361,9 @@ def test_a_user_kernel_runs_beside_the_ladder_on_the_gpu_chosen(tmp_path):
     if tiled.get("measured"):  # ncu present and allowed: the user kernel is profiled like the ladder
         assert abs(tiled["measured"]["fp32_flops"] - 2 * 2048**3) <= 2 * 2048**2  # + the alpha multiply
     chart = tmp_path / "c.png"
-    r = CliRunner().invoke(app, ["plot", "--results", str(out), "--out", str(chart)])
+    r = CliRunner().invoke(app, ["plot", str(out), "--out", str(chart)])
     assert r.exit_code == 0 and chart.stat().st_size > 10_000
-    r = CliRunner().invoke(app, ["run", "--source", str(USER_KERNELS / "does_not_compile.cu"), "--size", "256",
+    r = CliRunner().invoke(app, ["run", str(USER_KERNELS / "does_not_compile.cu"), "--size", "256",
                                  "--out", str(tmp_path / "c.json")])
     assert r.exit_code == 1 and "does_not_compile.cu(7): error" in r.stderr and "Traceback" not in r.output
 
@@ -374,7 +374,7 @@ def test_the_readme_example_kernel_verifies(tmp_path):
 
     from roofline.cli import app
 
-    r = CliRunner().invoke(app, ["run", "--source", str(readme_kernel(tmp_path)), "--size", "1000",
+    r = CliRunner().invoke(app, ["run", str(readme_kernel(tmp_path)), "--size", "1000",
                                  "--out", str(tmp_path / "r.json")])
     assert r.exit_code == 0, r.output
     (k,) = json.loads((tmp_path / "r.json").read_text())["kernels"]

@@ -1,6 +1,7 @@
-"""`roofline grade` on a real GPU: the kernels and callables of examples/grade verify, time and
-grade with no integrity flag, and each planted cheat of tests/fixtures/grade raises its own flag
-(one per flag), through the command line as a user types it. Skipped without a GPU."""
+"""`roofline run` grading on a real GPU (once `roofline grade`): the kernels and callables of
+examples/grade verify, time and grade with no integrity flag, and each planted cheat of
+tests/fixtures/grade raises its own flag (one per flag), through the command line as a user types
+it. Skipped without a GPU."""
 
 import json
 import shutil
@@ -19,7 +20,7 @@ HONEST = ["examples/grade/softmax_online.cu", "examples/grade/reduce_sum.cu", "e
 
 def grade(tmp_path, *args: str) -> tuple[int, dict, str]:
     out = tmp_path / "grades.json"
-    r = CliRunner().invoke(app, ["grade", *args, "--out", str(out), "--budget", "0.3"])
+    r = CliRunner().invoke(app, ["run", *args, "--out", str(out), "--budget", "0.3"])
     doc = json.loads(out.read_text()) if out.exists() else {}
     return r.exit_code, {e["name"]: e for e in doc.get("entries", [])}, r.output
 

@@ -30,7 +30,7 @@ def test_a_wmma_kernel_verifies_beside_the_tensor_ladder(tmp_path):
     from roofline.cli import app
 
     out = tmp_path / "wmma.json"
-    r = CliRunner().invoke(app, ["run", "--source", "tests/fixtures/kernels/wmma_bf16.cu", "--kernel", "mma_sync",
+    r = CliRunner().invoke(app, ["run", "tests/fixtures/kernels/wmma_bf16.cu", "--kernel", "mma_sync",
                                  "--size", "2048", "--out", str(out)])
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
@@ -73,7 +73,7 @@ def test_a_users_bf16_kernel_runs_beside_the_tensor_ladder(tmp_path):
     from roofline.cli import app
 
     out = tmp_path / "bf16.json"
-    r = CliRunner().invoke(app, ["run", "--source", "tests/fixtures/kernels/bf16_dot.cu", "--kernel", "wgmma_ws",
+    r = CliRunner().invoke(app, ["run", "tests/fixtures/kernels/bf16_dot.cu", "--kernel", "wgmma_ws",
                                  "--size", "1024", "--out", str(out)])
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
@@ -92,7 +92,7 @@ def test_the_tensor_core_starter_is_correct_in_each_precision(tmp_path, dtype):
 
     path, out = tmp_path / "mine.cu", tmp_path / "mine.json"
     assert CliRunner().invoke(app, ["new", str(path), "--dtype", dtype]).exit_code == 0
-    r = CliRunner().invoke(app, ["run", "--source", str(path), "--m", "1000", "--n", "1000", "--k", "520",
+    r = CliRunner().invoke(app, ["run", str(path), "--size", "M=1000", "--size", "N=1000", "--size", "K=520",
                                  "--out", str(out)])
     assert r.exit_code == 0, r.output
     mine = json.loads(out.read_text())["kernels"][0]

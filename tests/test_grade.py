@@ -284,27 +284,28 @@ def test_an_edited_grade_file_is_refused_naming_the_field(edit, why, tmp_path):
 def test_show_and_plot_read_a_grade_file(tmp_path):
     path = tmp_path / "g.json"
     path.write_text(json.dumps(grade_doc()))
-    r = CliRunner().invoke(app, ["show", "--results", str(path)], env={"COLUMNS": "160"})
+    r = CliRunner().invoke(app, ["show", str(path)], env={"COLUMNS": "160"})
     assert r.exit_code == 0 and "softmax_online" in r.output and "89.6%" in r.output
-    r = CliRunner().invoke(app, ["plot", "--results", str(path), "--out", str(tmp_path / "g.png")])
+    r = CliRunner().invoke(app, ["plot", str(path), "--out", str(tmp_path / "g.png")])
     assert r.exit_code == 0 and (tmp_path / "g.png").stat().st_size > 10_000
-    schema = json.loads(CliRunner().invoke(app, ["schema", "--grade"]).output)
+    schema = json.loads(CliRunner().invoke(app, ["schema", "grade"]).output)
     assert schema["properties"]["kind"]["const"] == "grade"
 
 
 @pytest.mark.parametrize("args, why", [
-    (["grade"], "give what to grade"),
-    (["grade", "examples/grade/softmax_online.cu", "--spec", "tests/fixtures/grade/double.toml"], "--spec declares callables"),
-    (["grade", "examples/grade/softmax_online.cu", "--size", "C=8", "--size", "C=16"], "--size C is given twice"),
-    (["grade", "examples/grade/softmax_online.cu", "--size", "C=8", "--sweep", "C=16,32"], "both set it"),
-    (["grade", "examples/grade/softmax_online.cu", "--timeout", "-1"], "--timeout must be more than 0"),
-    (["grade", "examples/grade/softmax_online.cu", "--baseline", "README.md"], "--baseline README.md: not valid JSON"),
-    (["run", "--source", "examples/grade/softmax_online.cu", "--ladder", "tensor"], "apply to GEMM runs"),
-    (["grade", "examples/grade/nothere.cu"], "no such file"),
-    (["grade", "tests/fixtures/grade/cheats.py:lazy"], "needs a spec file"),
-    (["grade", "examples/grade/softmax_online.cu", "--size", "C"], "write NAME=VALUE"),
-    (["grade", "examples/grade/softmax_online.cu", "--baseline", "nobody"], "no entry of that name"),
-    (["run", "--source", "examples/grade/softmax_online.cu", "--all"], "graded on its own"),
+    (["run", "--spec", "tests/fixtures/grade/double.toml"], "apply to kernels and callables that are graded"),
+    (["run", "examples/grade/softmax_online.cu", "--spec", "tests/fixtures/grade/double.toml"], "--spec declares callables"),
+    (["run", "examples/grade/softmax_online.cu", "--size", "C=8", "--size", "C=16"], "--size C is given twice"),
+    (["run", "examples/grade/softmax_online.cu", "--size", "C=8", "--sweep", "C=16,32"], "both set it"),
+    (["run", "examples/grade/softmax_online.cu", "--timeout", "-1"], "--timeout must be more than 0"),
+    (["run", "examples/grade/softmax_online.cu", "--baseline", "README.md"], "--baseline README.md: not valid JSON"),
+    (["run", "examples/grade/softmax_online.cu", "--ladder", "tensor"], "apply to GEMM runs"),
+    (["run", "examples/grade/nothere.cu"], "no such file"),
+    (["run", "tests/fixtures/grade/cheats.py:lazy"], "needs a spec file"),
+    (["run", "examples/grade/softmax_online.cu", "--size", "C"], "write NAME=VALUE"),
+    (["run", "examples/grade/softmax_online.cu", "--baseline", "nobody"], "no entry of that name"),
+    (["run", "examples/grade/softmax_online.cu", "--all"], "graded on its own"),
+    (["grade", "examples/grade/softmax_online.cu"], "roofline grade is now: roofline run TARGETS..."),  # merged
 ])
 def test_bad_input_to_grade_is_one_line_and_exit_2(args, why):
     r = CliRunner().invoke(app, args)
@@ -318,12 +319,13 @@ def test_compare_and_check_read_two_grade_files(tmp_path):
     base = json.loads(open("plots/grades-h200.json").read())
     same = tmp_path / "same.json"
     same.write_text(json.dumps(base))
-    r = CliRunner().invoke(app, ["check", str(same), "--baseline", "plots/grades-h200.json"])
+    r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", str(same), "--max-drop", "5%"])
     assert r.exit_code == 0 and "check passed" in r.output
     flagged = json.loads(json.dumps(base))
     flagged["entries"][1]["flags"].append({"code": "inputs_modified", "evidence": "x", "figures": {}})
     (tmp_path / "flagged.json").write_text(json.dumps(flagged))
-    r = CliRunner().invoke(app, ["check", str(tmp_path / "flagged.json"), "--baseline", "plots/grades-h200.json"])
+    r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", str(tmp_path / "flagged.json"),
+                                      "--max-drop", "5%"])
     assert r.exit_code == 1 and "softmax_online" in r.output and "FAIL: new flag: inputs_modified" in r.output
     slow = json.loads(json.dumps(base))
     e = slow["entries"][7]  # scan_rows_vec4
@@ -336,7 +338,7 @@ def test_compare_and_check_read_two_grade_files(tmp_path):
     t, share = base["entries"][7]["time_ms"], base["entries"][7]["share"]
     assert r.exit_code == 0 and (f"scan_rows_vec4: {t:.4g} ms, {100 * share:.1f}% of light -> {1.5 * t:.4g} ms, "
                                  f"{100 * share / 1.5:.1f}% of light (+50.0%, slower)") in r.output
-    r = CliRunner().invoke(app, ["check", str(tmp_path / "slow.json"), "--baseline", "plots/grades-h200.json"])
+    r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", str(tmp_path / "slow.json"), "--max-drop", "5%"])
     assert r.exit_code == 1 and "+50.0% time beyond noise" in r.output
     r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", "plots/results-h200.json"])
     assert r.exit_code == 2 and "is not a grade file" in r.output
@@ -355,14 +357,16 @@ def test_a_grade_file_replaces_a_grade_file_and_no_other(tmp_path):
 
 
 def test_a_kernel_declared_for_run_is_told_apart_when_graded(tmp_path):
-    """The starter `roofline new` writes declares a GEMM for run --source (its tile): grade says
-    so, in one line, instead of calling the key unknown."""
+    """The starter `roofline new` writes declares a GEMM for run FILE.cu (its tile): given a workload's
+    `// roofline arg:` line too, so that run grades it, it is told apart in one line, instead of the
+    key called unknown."""
     from typer.testing import CliRunner
 
     from roofline.cli import app
 
     path = tmp_path / "mine.cu"
     assert CliRunner().invoke(app, ["new", str(path)]).exit_code == 0
-    r = CliRunner().invoke(app, ["grade", str(path)])
+    path.write_text("// roofline arg: x f32[R, C] in\n" + path.read_text())
+    r = CliRunner().invoke(app, ["run", str(path)])
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
-    assert "'tile' declares a GEMM for `roofline run --source`" in r.stderr
+    assert "'tile' declares a GEMM for `roofline run FILE.cu`" in r.stderr

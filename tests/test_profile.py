@@ -201,18 +201,18 @@ def test_a_profile_plots_and_shows_without_a_gpu(transformer, tmp_path):
     path = tmp_path / "p.json"
     store.save(doc, path)
     out = tmp_path / "chart.svg"
-    r = invoke("plot", "--results", path, "--out", out)
+    r = invoke("plot", path, "--out", out)
     assert r.exit_code == 0, r.output
     svg = out.read_text()
     assert "BF16 tensor 989.4" in svg and "cunn_SoftMaxBackw" in svg and "distance from the binding roof" in svg
-    r = invoke("show", "--results", path)
+    r = invoke("show", path)
     assert r.exit_code == 0 and "cunn_SoftMaxBackward" in r.stdout
     assert invoke("compare", path, path).exit_code == 0  # two profiles compare (tests/test_compare_profiles.py)
-    one_line_error(invoke("plot", "--results", path, "--kind", "sweep", "--out", out), "no size sweep", 2)
+    one_line_error(invoke("plot", path, "--kind", "sweep", "--out", out), "no size sweep", 2)
 
 
 def test_the_schema_of_profile_files():
-    r = invoke("schema", "--profile")
+    r = invoke("schema", "profile")
     assert r.exit_code == 0
     schema = json.loads(r.stdout)
     assert {"device", "kernels", "launches_profiled", "total_time_ms"} <= set(schema["required"])
@@ -224,7 +224,7 @@ def test_a_tampered_profile_is_refused(transformer, tmp_path):
     doc["kernels"][0]["time_share"] = 0.9
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
-    one_line_error(invoke("show", "--results", path), "kernels[0].time_share", 2)
+    one_line_error(invoke("show", path), "kernels[0].time_share", 2)
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -392,7 +392,7 @@ def test_figures_that_disagree_in_a_profile_file_are_refused(transformer, tmp_pa
     doc["kernels"][0][field] = value
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
-    one_line_error(invoke("show", "--results", path), needle, 2)
+    one_line_error(invoke("show", path), needle, 2)
 
 
 def test_a_profile_without_its_kind_says_so(transformer, tmp_path):
@@ -400,7 +400,7 @@ def test_a_profile_without_its_kind_says_so(transformer, tmp_path):
     del doc["kind"]
     path = tmp_path / "nokind.json"
     path.write_text(json.dumps(doc))
-    one_line_error(invoke("show", "--results", path), "looks like a profile but has no", 2)
+    one_line_error(invoke("show", path), "looks like a profile but has no", 2)
 
 
 def test_report_and_out_must_differ_and_a_plain_file_is_not_a_program(fake_ncu, tmp_path):

@@ -69,15 +69,18 @@ def _cases():
 
 def test_the_walk_covers_every_command_and_the_known_cases():
     """The walk reaches every command and the cases the old code got wrong (a positional
-    argument left out crashed five commands under Typer 0.29)."""
-    assert len(NAMES) >= 14 and {"run", "compare", "whatif", "project", "check", "new", "profile"} <= set(NAMES)
+    argument left out crashed five commands under Typer 0.29). grade, tune and check are merged into
+    run and compare: no longer commands (their spellings are answered below)."""
+    assert len(NAMES) >= 13 and {"run", "compare", "whatif", "project", "new", "profile"} <= set(NAMES)
+    assert not {"grade", "tune", "check"} & set(NAMES)
     ids = {case.id for case in _cases()}
     for expected in ("compare-without-BEFORE.json", "compare-without-AFTER.json", "whatif-without-RESULTS.json",
-                     "project-without-RESULTS.json", "project-without---gpu", "check-without-NEW.json",
-                     "check-without---baseline", "new-without-KERNEL.cu", "occupancy-without---regs",
-                     "run---size-without-value", "show-extra-argument", "profile-unknown-option"):
+                     "project-without-RESULTS.json", "project-without---gpu", "new-without-KERNEL.cu",
+                     "occupancy-without---regs", "run---size-without-value", "run---declare-without-value",
+                     "compare---chart-without-value", "device-extra-argument", "profile-unknown-option"):
         assert expected in ids
-    assert "profile-extra-argument" not in ids
+    for takes_any in ("profile", "show", "plot", "run", "kernels", "comms"):  # their arguments take many words
+        assert f"{takes_any}-extra-argument" not in ids
 
 
 @pytest.mark.parametrize("args, named", list(_cases()))
@@ -95,16 +98,16 @@ def test_usage_error_is_one_line_exit_2(args, named, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["compare", "a.json"], "missing AFTER.json, the later results or profile file; "
+    (["compare", "a.json"], "missing AFTER.json, the later results, profile or grade file; "
                             "usage: roofline compare [OPTIONS] BEFORE.json AFTER.json"),
     (["project", "x.json"], "missing --gpu NAME, a preset GPU (or device file, mygpu.toml) to project onto "
                             "(repeatable); "
                             "usage: roofline project [OPTIONS] RESULTS.json"),
     (["occupancy", "--regs"], "Option '--regs' requires an argument: --regs R, registers per thread (1..255)"),
     (["new", "a.cu", "--bogus"], "roofline new has no option --bogus; its options: --name, --force, --dtype, -h"),
-    (["run", "--sise", "3"], "roofline run has no option --sise; did you mean --size or --sizes or --tile? "
+    (["run", "--sise", "3"], "roofline run has no option --sise; did you mean --size or --spec or --sweep? "
                              "(roofline run -h lists them all)"),
-    (["show", "a", "b"], "Got unexpected extra argument(s) (a b); usage: roofline show [OPTIONS]"),
+    (["device", "a", "b"], "Got unexpected extra argument(s) (a b); usage: roofline device [OPTIONS]"),
     (["occupancy", "--regs", "9", "--threads", "x"], "--threads: 'x' is not an integer"),
     (["whatif", "r.json", "--target", "most"], "--target: 'most' is not a number"),
 ])
@@ -112,6 +115,39 @@ def test_usage_errors_name_what_is_missing_and_what_is_valid(args, expected):
     """The wording, word for word: the same under every supported Typer."""
     r = CliRunner().invoke(app, args)
     assert (r.exit_code, r.stderr) == (2, f"roofline: error: {expected}\n")
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["grade", "x.cu"], "roofline grade is now: roofline run TARGETS... (grading is run's: run FILE.cu, "
+                        "run MODULE:FUNCTION --spec FILE.toml)"),
+    (["check", "new.json", "--baseline", "old.json"], "roofline check is now: roofline compare BASELINE.json "
+                                                      "NEW.json --max-drop 5% (the gate is compare's)"),
+    (["tune", "--size", "4096"], "roofline tune is now: roofline run --tune [--size N] (the tile search is run's)"),
+    (["show", "--results", "f"], "roofline show --results is renamed: give the files as arguments: "
+                                 "roofline show FILE [FILE ...]"),
+    (["plot", "--results", "f"], "roofline plot --results is renamed: give the files as arguments: "
+                                 "roofline plot FILE [FILE ...] --out chart.png"),
+    (["run", "--source", "x.cu"], "roofline run --source is renamed: give your kernel files as arguments: "
+                                  "roofline run FILE.cu (beside the ladder: --all)"),
+    (["run", "--sizes", "512,1024"], "roofline run --sizes is renamed: --sweep LIST (sizes N or shapes MxNxK, or "
+                                     "one size's values: K=1024,16384)"),
+    (["run", "--m", "8192"], "roofline run --m is renamed: --size M=VALUE (with N=VALUE and K=VALUE; --size N "
+                             "alone for M = N = K)"),
+    (["run", "x.cu", "--entry", "e"], "roofline run --entry is renamed: --declare entry=VALUE"),
+    (["kernels", "--source", "x.cu"], "roofline kernels --source is renamed: give your kernel files as arguments: "
+                                      "roofline kernels FILE.cu"),
+    (["compare", "a.json", "b.json", "--out", "c.png"], "roofline compare --out is renamed: --chart FILE draws "
+                                                        "each kernel's move"),
+    (["occupancy", "--regs", "9", "--threads", "32", "--plot", "x.png"],
+     "roofline occupancy --plot is renamed: --chart FILE draws the what-if chart"),
+    (["schema", "--grade"], "roofline schema --grade is renamed: give the kind as an argument: roofline schema grade"),
+])
+def test_an_old_spelling_is_answered_with_the_new_one(args, expected, tmp_path, monkeypatch):
+    """A renamed flag or a merged command: one line naming the new spelling, exit 2, nothing run."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, args)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"roofline: error: {expected}\n")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("name", [None, *NAMES])
