@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from roofline.commands import reading as reading_cmd
+from roofline import documents
 from roofline.model.arch import parse_arch
 from roofline.model.occupancy import calculate
 from roofline.render import chart, compare_chart, layout, occupancy_chart, profile_chart, roofline_chart
@@ -37,7 +37,7 @@ BF16 = Path(__file__).resolve().parent / "fixtures" / "results-h200-bf16.json"  
 
 
 def load(name: str):
-    doc, _ = reading_cmd.show([PLOTS / name])
+    doc = documents.load(PLOTS / name)
     return doc
 
 
@@ -465,7 +465,7 @@ def test_a_roof_looks_the_same_on_every_chart():
         assert bf16 in colours and style.MEMORY_COLORS["DRAM"] in colours and style.MEMORY_COLORS["L2"] in colours
     from roofline import api
 
-    doc, _ = reading_cmd.show([PLOTS / "profile-h200-transformer.json"])
+    doc = documents.load(PLOTS / "profile-h200-transformer.json")
     report = html_report.build(doc, [PLOTS / "profile-h200-transformer.json"]).figures[html_report.CHART_ID]
     colours = {t.name.split()[0]: t.line.color for t in report.data if t.mode == "lines"}
     assert colours["BF16"] == bf16 and colours["DRAM"] == style.MEMORY_COLORS["DRAM"]

@@ -17,8 +17,11 @@ from roofline.analysis.check import check, parse_max_drop
 PLOTS = Path(__file__).resolve().parent.parent / "plots"
 
 
-def invoke(*args):
-    return CliRunner().invoke(app, ["check", *map(str, args)])
+def gate(new, baseline, *args, **kwargs):
+    """`compare BASELINE NEW --max-drop` (5 % unless `args` give one): the regression gate."""
+    args = [str(a) for a in args]
+    drop = [] if "--max-drop" in args else ["--max-drop", "5%"]
+    return CliRunner().invoke(app, ["compare", str(baseline), str(new), *args, *drop], **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,7 @@ def test_max_drop_reads_a_percentage_or_a_fraction():
 
 
 def test_the_committed_user_kernel_run_passes_against_the_ladder():
-    r = invoke(PLOTS / "user-kernel-h200.json", "--baseline", PLOTS / "results-h200.json")
+    r = gate(PLOTS / "user-kernel-h200.json", PLOTS / "results-h200.json")
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines == [
@@ -47,15 +50,15 @@ def test_the_committed_user_kernel_run_passes_against_the_ladder():
 
 
 def test_a_kernel_10_percent_slower_fails_and_is_named(changed):
-    r = invoke(changed, "--baseline", PROFILE)
+    r = gate(changed, PROFILE)
     assert r.exit_code == 1, r.output
     lines = r.stdout.splitlines()
     assert lines[0] == f"slower: {GEMM}: 1.195 -> 1.314 ms (+10 %; noise 2 %, --max-drop 5 %)"
     assert lines[-1] == "check failed: 1 of 63 matched kernels slower by more than 5 % beyond their noise"
     gone = lines.index("gone (in the baseline only, not gated):")
     assert lines[gone + 1].startswith("  cunn_SoftMaxForward")
-    assert invoke(changed, "--baseline", PROFILE, "--max-drop", "10.5%").exit_code == 0  # 10 % is allowed now
-    r = invoke(changed, "--baseline", PROFILE, "--json")
+    assert gate(changed, PROFILE, "--max-drop", "10.5%").exit_code == 0  # 10 % is allowed now
+    r = gate(changed, PROFILE, "--json")
     doc = json.loads(r.stdout)
     assert r.exit_code == 1 and doc["passed"] is False and doc["failed"] == [GEMM] and doc["measure"] == "time"
     assert doc["max_drop"] == 0.05 and len(doc["gone"]) == 2 and doc["new"] == [
@@ -87,12 +90,12 @@ def test_across_gpus_the_fraction_of_the_roof_is_gated():
     # the same rates against the RTX 5080's lower roofs: closer to them, by the fraction, whatever the time did
     assert d.time_change == pytest.approx(0) and d.after_fraction > d.before_fraction and d.reading == "closer"
     assert result.passed and result.to_dict()["measure"] == "fraction of binding roof"
-    r = CliRunner().invoke(app, ["check", "--baseline", "x.json", "y.json", "--max-drop", "lots"])
+    r = gate("y.json", "x.json", "--max-drop", "lots")
     assert r.exit_code == 2 and r.stderr.startswith("roofline: error: --max-drop 'lots'")
 
 
 def test_a_profile_against_a_run_is_refused():
-    r = invoke(PROFILE, "--baseline", PLOTS / "results-h200.json")
+    r = gate(PROFILE, PLOTS / "results-h200.json")
     assert r.exit_code == 2 and r.stderr.startswith("roofline: error: cannot compare a run with a profile")
 
 
@@ -119,7 +122,7 @@ def test_across_gpus_a_measured_roof_on_one_side_does_not_read_as_a_slowdown():
 
 
 def test_runs_of_different_problems_are_refused_without_offering_a_force_the_gate_lacks():
-    r = invoke(PLOTS / "sweep-h200.json", "--baseline", PLOTS / "results-h200.json")
+    r = gate(PLOTS / "sweep-h200.json", PLOTS / "results-h200.json")
     assert r.exit_code == 2 and "--force" not in r.stderr
     assert r.stderr.strip() == ("roofline: error: the baseline solves 4096x4096x4096 and the new file "
                                 "8192x8192x8192: a change of problem is no slowdown; check against a baseline "
@@ -130,13 +133,13 @@ def test_a_slower_step_fails_though_every_matched_kernel_held():
     # AdamW's fused kernel replaced by its 14 foreach kernels: every kernel both steps share reads as
     # noise, the 14 are new (not gated), and the step is 10.522 / 9.894 - 1 = +6.3 % slower.
     foreach, fused = str(PLOTS / "profile-h200-adamw-foreach.json"), str(PLOTS / "profile-h200-adamw-fused.json")
-    r = CliRunner().invoke(app, ["check", foreach, "--baseline", fused], env={"COLUMNS": "200"})
+    r = gate(foreach, fused, env={"COLUMNS": "200"})
     assert r.exit_code == 1
     lines = r.stdout.splitlines()
     assert "slower: step (profiled GPU time): 9.894 -> 10.522 ms (+6.3 %; noise 2 %, --max-drop 5 %)" in lines
     assert lines[-1].startswith("check failed: the step is +6.3 % slower, beyond its noise, though none of 51")
-    doc = json.loads(CliRunner().invoke(app, ["check", foreach, "--baseline", fused, "--json"]).stdout)
+    doc = json.loads(gate(foreach, fused, "--json").stdout)
     assert doc["passed"] is False and doc["failed"] == ["step (profiled GPU time)"]
     # the other way round the step is 6.0 % faster: the gate passes and says so
-    r = CliRunner().invoke(app, ["check", fused, "--baseline", foreach, "--max-drop", "6.5%"])
+    r = gate(fused, foreach, "--max-drop", "6.5%")
     assert r.exit_code == 0 and "step (profiled GPU time): 10.522 -> 9.894 ms (-6.0 %" in r.stdout

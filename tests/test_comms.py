@@ -143,7 +143,7 @@ def test_programs_start_with_nvlink_multicast_off():
 def test_the_communication_roof_is_drawn(tmp_path):
     out = tmp_path / "comms.png"
     r = CliRunner().invoke(app, ["comms", str(PUBLIC / "sampled_rank-0.json.gz"), str(PUBLIC / "sampled_rank-1.json.gz"),
-                                 "--gpu", "a100-sxm4-80gb", "--out", str(out)])
+                                 "--gpu", "a100-sxm4-80gb", "--chart", str(out)])
     assert r.exit_code == 0, r.output
     assert out.stat().st_size > 20_000 and f"wrote {out}" in r.stdout
 

@@ -83,13 +83,13 @@ def test_the_energy_roofline_draws_the_ladder_under_its_fitted_ceiling(tmp_path)
 
 def test_the_energy_chart_is_refused_in_one_line_where_it_has_nothing_to_draw(tmp_path):
     runner = CliRunner()
-    r = runner.invoke(app, ["plot", "--results", str(PLOTS / "results-h200.json"), "--kind", "energy",
+    r = runner.invoke(app, ["plot", str(PLOTS / "results-h200.json"), "--kind", "energy",
                             "--out", str(tmp_path / "e.png")])
     assert r.exit_code == 2 and "no kernel's energy was measured; run the kernels with roofline run --energy" in r.stderr
-    r = runner.invoke(app, ["plot", "--results", str(PLOTS / "profile-h200-gpt2.json"), "--kind", "energy",
+    r = runner.invoke(app, ["plot", str(PLOTS / "profile-h200-gpt2.json"), "--kind", "energy",
                             "--out", str(tmp_path / "e.png")])
     assert r.exit_code == 2 and "no energy per kernel (ncu replays each kernel)" in r.stderr
-    r = runner.invoke(app, ["plot", "--results", str(ENERGY_RUN), "--kind", "energy", "--measured",
+    r = runner.invoke(app, ["plot", str(ENERGY_RUN), "--kind", "energy", "--measured",
                             "--out", str(tmp_path / "e.png")])
     assert r.exit_code == 2 and "--measured applies to --kind roofline" in r.stderr
     assert not (tmp_path / "e.png").exists()

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from roofline.cli import app
-from roofline.commands import plot as plot_cmd, reading as reading_cmd
+from roofline import documents
 from roofline.render import html_report
 from roofline.results.profile import ProfileResults
 
@@ -50,9 +50,9 @@ def test_committed_plots_cover_the_kinds_of_results():
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
 def test_every_committed_file_gives_an_offline_report_with_every_kernel(path, tmp_path):
     out = tmp_path / "report.html"
-    plot_cmd.plot([path], out)
+    documents.chart([path], out)
     text = out.read_text(encoding="utf-8")
-    doc, _ = reading_cmd.show([path])
+    doc = documents.load(path)
     assert text.startswith("<!DOCTYPE html>")
     assert not re.search(r"<script[^>]*\ssrc=", text, re.I)  # nothing fetched: no <script src="http...">
     assert '<script src="http' not in text
@@ -68,7 +68,7 @@ def test_every_committed_file_gives_an_offline_report_with_every_kernel(path, tm
 
 
 def test_a_runs_points_hover_with_their_figures_and_verdict():
-    doc, _ = reading_cmd.show([RUN])
+    doc = documents.load(RUN)
     fig = html_report.build(doc, [RUN]).figures[html_report.CHART_ID]
     gmem = next(t for t in fig.data if t.name == "GMEM (model)")
     k = doc.kernels[5]
@@ -91,7 +91,7 @@ def test_a_runs_points_hover_with_their_figures_and_verdict():
 
 
 def test_a_profiles_points_are_read_against_the_roof_of_their_precision():
-    doc, _ = reading_cmd.show([PROFILE])
+    doc = documents.load(PROFILE)
     fig = html_report.build(doc, [PROFILE]).figures[html_report.CHART_ID]
     top = doc.kernels[0]
     assert top.precision == "bf16" and top.tensor_core
@@ -112,14 +112,14 @@ def test_names_from_files_are_escaped(tmp_path):
     src = tmp_path / "profile.json"
     src.write_text(json.dumps(data))
     out = tmp_path / "report.html"
-    plot_cmd.plot([src], out)
+    documents.chart([src], out)
     text = out.read_text(encoding="utf-8")
     assert html.escape(TEMPLATE_NAME) in text  # 'void f&lt;float, 128&gt;(T&amp;, int)' in the table
     assert "void f<float" not in text and "<script>alert" not in text
 
 
 def test_highlight_fades_the_other_kernels():
-    doc, _ = reading_cmd.show([RUN])
+    doc = documents.load(RUN)
     fig = html_report.build(doc, [RUN], highlight=["warptiling"]).figures[html_report.CHART_ID]
     gmem = next(t for t in fig.data if t.name == "GMEM (model)")
     strengths = dict(zip(gmem.customdata, gmem.marker.opacity))
@@ -128,7 +128,7 @@ def test_highlight_fades_the_other_kernels():
 
 def test_cli_writes_the_report(tmp_path):
     out = tmp_path / "r.html"
-    r = CliRunner().invoke(app, ["plot", "--results", str(RUN), "--out", str(out)])
+    r = CliRunner().invoke(app, ["plot", str(RUN), "--out", str(out)])
     assert r.exit_code == 0, r.stderr
     assert f"wrote {out}" in r.stdout and out.stat().st_size > 3_000_000
     assert not [p for p in tmp_path.iterdir() if p.name != "r.html"]  # no temporary left behind
@@ -138,7 +138,7 @@ def test_without_plotly_one_line_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "plotly", None)
     monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
     out = tmp_path / "r.html"
-    r = CliRunner().invoke(app, ["plot", "--results", str(RUN), "--out", str(out)])
+    r = CliRunner().invoke(app, ["plot", str(RUN), "--out", str(out)])
     assert r.exit_code == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'plotly>=5.20' (roofline's report extra)" in lines[0] and lines[0].startswith("roofline: error:")
@@ -148,13 +148,13 @@ def test_without_plotly_one_line_names_the_extra(tmp_path, monkeypatch):
 def test_the_report_never_overwrites_its_input(tmp_path):
     src = tmp_path / "results.html"
     src.write_bytes(RUN.read_bytes())
-    r = CliRunner().invoke(app, ["plot", "--results", str(src), "--out", str(src)])
+    r = CliRunner().invoke(app, ["plot", str(src), "--out", str(src)])
     assert r.exit_code == 2 and "is one of the results files read" in r.stderr
     assert src.read_bytes() == RUN.read_bytes()
 
 
 def test_kind_sweep_needs_a_sweep(tmp_path):
-    r = CliRunner().invoke(app, ["plot", "--results", str(RUN), "--kind", "sweep", "--out", str(tmp_path / "r.html")])
+    r = CliRunner().invoke(app, ["plot", str(RUN), "--kind", "sweep", "--out", str(tmp_path / "r.html")])
     assert r.exit_code == 2 and "holds no size sweep" in r.stderr
 
 
@@ -185,7 +185,7 @@ pytestmark = pytest.mark.xdist_group("html_report")
 
 @pytest.fixture(scope="module", autouse=True)
 def browsers(tmp_path_factory):
-    """Each page of BROWSED (the page plot_cmd.plot writes, with the clicks) opened in headless
+    """Each page of BROWSED (the page documents.chart writes, with the clicks) opened in headless
     Chromium at once, in the background: {path: (report, document, Chromium process, the folder
     its dumped DOM and stderr go to)}."""
     if CHROMIUM is None:
@@ -193,8 +193,8 @@ def browsers(tmp_path_factory):
         return
     started = {}
     for path in BROWSED:
-        doc, _ = reading_cmd.show([path])
-        report = html_report.build(doc, [path])  # the page plot_cmd.plot writes (tested above), with the clicks
+        doc = documents.load(path)
+        report = html_report.build(doc, [path])  # the page documents.chart writes (tested above), with the clicks
         folder = tmp_path_factory.mktemp(f"browser-{path.stem}")
         out = folder / "report.html"
         out.write_text(html_report.page_html(report).replace("</body>", CLICKS), encoding="utf-8")
@@ -264,8 +264,8 @@ PINNED = {"run": "e541e23d0f56527d", "run-measured-highlight": "b566c518c8bdedcd
 
 def _pinned_reports():
     run = FIXTURES / "results-h200.json"
-    doc, _ = reading_cmd.show([run])
-    profile, _ = reading_cmd.show([PROFILE])
+    doc = documents.load(run)
+    profile = documents.load(PROFILE)
     return {"run": html_report.build(doc, [run]),
             "run-measured-highlight": html_report.build(doc, [run], measured=True, highlight=["warptiling"]),
             "profile": html_report.build(profile, [PROFILE])}
@@ -285,7 +285,7 @@ def test_a_kernel_has_the_charts_colour_in_the_report(path):
     PNG chart draws it in (the scene's, with the chart's `most`)."""
     from roofline.render import roofline_chart, scene, style
 
-    doc, _ = reading_cmd.show([path])
+    doc = documents.load(path)
     search = doc.tune is not None
     chart = scene.run_scene([doc], most=roofline_chart.MAX_SEARCHED if search else roofline_chart.MAX_DRAWN)
     drawn = {p.index: style.css_color(p.color) for p in chart.points}
@@ -299,7 +299,7 @@ def test_a_sweeps_kernels_have_the_sweep_charts_colours():
     from roofline.render.style import css_color
 
     path = PLOTS / "sweep-h200.json"
-    doc, _ = reading_cmd.show([path])
+    doc = documents.load(path)
     sweep = html_report.build(doc, [path]).figures[html_report.SWEEP_ID]
     ladder = [t.name for t in sweep.data if t.name != "cuBLAS"]
     assert ladder and all(t.line.color == css_color(kernel_style(t.name, ladder.index(t.name), len(ladder))["color"])

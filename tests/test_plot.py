@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from roofline.cli import app
 
-from roofline.commands import reading as reading_cmd
+from roofline import documents
 from roofline.errors import UsageError
 from roofline.render import chart, roofline_chart, style, sweep_chart
 from roofline.ladder import upgrade
@@ -217,9 +217,9 @@ def test_highlight_names_a_kernel_the_results_hold(tmp_path, monkeypatch):
     monkeypatch.setattr(roofline_chart, "draw", lambda doc, out, measured, highlight: drawn.append(highlight))
     res = tmp_path / "r.json"
     res.write_text(json.dumps(make_doc()))
-    r = CliRunner().invoke(app, ["plot", "--results", str(res), "--highlight", "nope", "--out", str(tmp_path / "c.png")])
+    r = CliRunner().invoke(app, ["plot", str(res), "--highlight", "nope", "--out", str(tmp_path / "c.png")])
     assert r.exit_code == 2 and "--highlight 'nope': no such kernel in these results" in r.stderr
-    r = CliRunner().invoke(app, ["plot", "--results", str(res), "--highlight", "warptiling", "--out",
+    r = CliRunner().invoke(app, ["plot", str(res), "--highlight", "warptiling", "--out",
                                  str(tmp_path / "c.png")])
     assert r.exit_code == 0, r.output
     assert drawn == [["warptiling"]]
@@ -249,7 +249,7 @@ def test_a_profile_without_bytes_is_drawn_with_a_note(tmp_path):
         k["bytes"] = {}
     path = tmp_path / "p.json"
     path.write_text(json.dumps(doc))
-    r = CliRunner().invoke(app, ["plot", "--results", str(path), "--out", str(tmp_path / "p.svg")])
+    r = CliRunner().invoke(app, ["plot", str(path), "--out", str(tmp_path / "p.svg")])
     assert r.exit_code == 0, r.output
     assert "no kernel can be placed on the roofline" in r.stderr
     assert "no bytes in the report at any level: #1, #2, #3" in (tmp_path / "p.svg").read_text()
@@ -257,7 +257,7 @@ def test_a_profile_without_bytes_is_drawn_with_a_note(tmp_path):
 
 def test_a_tensor_sweep_is_drawn_against_the_roof_of_its_precision():
     """A BF16 sweep (the committed H200 one): title and roof in BF16, every point below the top."""
-    doc, _ = reading_cmd.show([Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16.json"])
+    doc = documents.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16.json")
     fig = sweep_chart.render(doc)
     ax = fig.axes[0]
     assert "GEMM BF16 (TN, FP32 accumulate) against problem size" in ax.get_title()

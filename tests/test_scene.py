@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.commands import reading as reading_cmd
+from roofline import documents
 from roofline.render import scene, style
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "results-h200.json"
@@ -14,7 +14,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "results-h200.json"
 
 @pytest.fixture(scope="module")
 def doc():
-    return reading_cmd.show([FIXTURE])[0]
+    return documents.load(FIXTURE)
 
 
 def test_a_run_is_one_point_per_kernel_and_level_at_its_model_intensity(doc):
@@ -53,7 +53,7 @@ PROFILE = Path(__file__).resolve().parent.parent / "plots" / "profile-h200-trans
 
 @pytest.fixture(scope="module")
 def profile():
-    return reading_cmd.show([PROFILE])[0]
+    return documents.load(PROFILE)
 
 
 def test_a_profile_is_a_point_per_counted_level_in_its_kernels_colour_against_its_precision(profile):

@@ -15,7 +15,7 @@ from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from roofline.cli import app
-from roofline.commands import reading as reading_cmd
+from roofline import documents
 from roofline.errors import UsageError
 from roofline.model.problem import Problem
 from roofline.model.traffic import TrafficModel
@@ -126,20 +126,20 @@ def test_show_names_the_precision_and_its_roof():
     assert "BF16 tensor roof (measured): 1.06x its floor of 0.186 ms (94 % of that roof)" in ws
     assert next(line for line in lines if line.startswith("wgmma_by_shape (128x256 block tile):"))
     assert not any("FP32" in line for line in lines)
-    r = CliRunner().invoke(app, ["show", "--results", str(BF16)])
+    r = CliRunner().invoke(app, ["show", str(BF16)])
     assert r.exit_code == 0 and "bf16 tensor" not in r.stdout.split("\n")[0]
     assert "dram 0.57" in r.stdout  # wgmma_ws's plain reading: under the DRAM floor of its model bytes
 
 
 def test_show_of_two_precisions_prints_each_and_json_a_list():
-    r = CliRunner().invoke(app, ["show", "--results", str(FP32), "--results", str(BF16)], env={"COLUMNS": "200"})
+    r = CliRunner().invoke(app, ["show", str(FP32), str(BF16)], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert "SGEMM 4096x4096x4096 on NVIDIA H200" in r.stdout and "GEMM 4096x4096x4096 BF16" in r.stdout
-    r = CliRunner().invoke(app, ["show", "--json", "--results", str(FP32), "--results", str(BF16)])
+    r = CliRunner().invoke(app, ["show", "--json", str(FP32), str(BF16)])
     docs = json.loads(r.stdout)
     assert [d["problem"]["dtype"] for d in docs] == ["float32", "bf16"]
-    with pytest.raises(UsageError, match="runs in 2 precisions"):
-        reading_cmd.show([FP32, BF16])
+    docs, _ = documents.read_all([FP32, BF16], "show")  # one document per precision, each read against its roof
+    assert [d.problem.dtype for d in docs] == ["fp32", "bf16"]
 
 
 def test_plot_draws_a_tensor_run_and_two_ladders(tmp_path, monkeypatch):
@@ -158,11 +158,11 @@ def test_plot_draws_a_tensor_run_and_two_ladders(tmp_path, monkeypatch):
     handed = []
     monkeypatch.setattr(roofline_chart, "draw_many", lambda docs, out, *a, **k: handed.append((docs, out)) or out)
     out = tmp_path / "both.png"
-    r = CliRunner().invoke(app, ["plot", "--out", str(out), "--results", str(FP32), "--results", str(BF16)])
+    r = CliRunner().invoke(app, ["plot", "--out", str(out), str(FP32), str(BF16)])
     assert r.exit_code == 0, r.output
     [(docs, drawn)] = handed
     assert [d.problem.dtype for d in docs] == ["float32", "bf16"] and drawn == out
-    r = CliRunner().invoke(app, ["plot", "--kind", "sweep", "--results", str(FP32), "--results", str(BF16),
+    r = CliRunner().invoke(app, ["plot", "--kind", "sweep", str(FP32), str(BF16),
                                  "--out", str(tmp_path / "s.png")])
     assert r.exit_code == 2 and "drawn together only on a roofline chart" in r.stderr
 
@@ -170,7 +170,7 @@ def test_plot_draws_a_tensor_run_and_two_ladders(tmp_path, monkeypatch):
 def test_the_two_ladder_chart_reads_each_kernel_against_its_own_roof():
     from roofline.render import roofline_chart
 
-    docs, _ = reading_cmd.show_all([FP32, BF16])
+    docs, _ = documents.read_all([FP32, BF16], "show")
     fig, texts = roofline_chart.render_many(docs)
     ax = fig.axes[0]
     flat = sorted({round(y) for line in ax.lines if len(set(line.get_ydata())) == 1 and len(line.get_ydata()) == 2

@@ -38,7 +38,7 @@ def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) 
     given = [k for k, v in (flags or {}).items() if v is not None]
     if given and not paths:
         raise UsageError(f"{{declare}} {given[0]}= describes your kernel's launch; give the kernel file too "
-                         "(roofline run FILE.cu --declare ...)", "declare")
+                         "(FILE.cu before it)", "declare")
     if given and len(paths) > 1:
         raise UsageError(f"{{declare}} {given[0]}= applies to one kernel file; with several, declare each launch in "
                          "its file ('// roofline KEY: VALUE' lines)", "declare")
@@ -118,10 +118,10 @@ def declared(items: list[str] | None) -> dict[str, str | None]:
     return flags
 
 
-def _size_value(text: str, flag: str) -> int:
+def _size_value(text: str, flag: str, item: str | None = None) -> int:
     text = text.strip()
     if not (text.isascii() and text.isdigit() and int(text) > 0):
-        raise UsageError(f"{{{flag}}} takes positive integers, got {text!r}", flag)
+        raise UsageError(f"{{{flag}}} takes positive integers, got {(item or text)!r}", flag)
     return int(text)
 
 
@@ -147,7 +147,7 @@ def gemm_problems(sizes: list[str] | None = None, sweep: str | None = None) -> l
             raise UsageError(f"{{size}} {item!r}: a GEMM's sizes are M, N and K (or N alone: M = N = K)", "size")
         if name in dims:
             raise UsageError(f"{{size}} {name} is given twice", "size")
-        dims[name] = _size_value(value, "size")
+        dims[name] = _size_value(value, "size", item)
     base = {d: dims.get(d, square if square is not None else DEFAULT_SIZE) for d in "MNK"}
     if sweep is None:
         return [Problem(base["M"], base["N"], base["K"]).validate()]

@@ -143,6 +143,9 @@ def command(
         return
     kernel_files = [t for t in targets if t.endswith((".cu", ".cuh")) and ":" not in t]
     callables = [t for t in targets if t not in kernel_files]
+    for t in callables:  # what is no kernel file must name a callable or a spec
+        if ":" not in t and not t.endswith(".toml"):
+            raise UsageError(f"{t!r}: give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION or a spec file .toml")
     users = gemm.user_kernels([Path(t) for t in kernel_files], gemm.declared(declare))
     graded = bool(callables) or any(u.workload for u in users)
     if not graded and (spec is not None or baseline):

@@ -28,7 +28,7 @@ class GradeKind(ReadKind):
     title = store.KIND_NAMES["grade"]
     short = "a grade file"
     pair = "two grade files"
-    read_by = ("show", "plot", "compare", "check")
+    read_by = ("show", "plot", "compare")
     paired_alone = True
 
     def parse(self, data, source: str, reads: str | None):

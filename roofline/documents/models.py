@@ -340,7 +340,7 @@ class OccupancyJson(JsonModel):
     max_warps_per_sm: int
     occupancy: Number
     limiters: list[str]
-    block_limits: dict[str, int]
+    block_limits: dict[str, Optional[int]]  # None: the resource sets no limit (no shared memory used)
     registers_per_block: int
     smem_per_block_bytes: int
     smem_opt_in: bool

@@ -22,7 +22,7 @@ class ProfileKind(WorkKind):
     title = store.KIND_NAMES["profile"]
     short = "a profile"
     pair = "two profiles"
-    read_by = ("show", "plot", "compare", "check", "whatif", "project")
+    read_by = ("show", "plot", "compare", "whatif", "project")
 
     def json(self, obj: ProfileResults):
         return store.dump(obj)

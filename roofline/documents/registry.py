@@ -32,7 +32,7 @@ from ..errors import UsageError
 
 # The modules of the built-in kinds, in the order refusals and tables name them.
 BUILTIN = ("run", "profile", "grade", "changes", "whatif", "project", "comms", "listings")
-PAIRED = ("compare", "check")  # commands that read two files of one kind
+PAIRED = ("compare",)  # commands that read two files of one kind (and compare's gate, --max-drop)
 
 _KINDS: dict[str, "DocumentKind"] = {}
 _loaded = False

@@ -46,7 +46,7 @@ class RunKind(WorkKind):
     short = "a run's results"
     pair = "two runs' results"
     merges = True
-    read_by = ("show", "plot", "compare", "check", "whatif", "project")
+    read_by = ("show", "plot", "compare", "whatif", "project")
 
     def combine(self, paths: list[Path], docs: list, notes: list[str]) -> list:
         return store.by_precision(docs, [str(p) for p in paths], notes)

@@ -34,7 +34,7 @@ def gpu_available() -> bool:
         return False
 
 
-WITHOUT_GPU = ("without one, `roofline show`, `plot`, `compare`, `whatif`, `project`, `profile --import`, "
+WITHOUT_GPU = ("without one, `roofline show`, `plot`, `compare`, `whatif`, `project`, `comms`, `profile --import`, "
                "`occupancy --arch sm_XY`, `kernels --arch sm_XY` and `device --gpu NAME` still work")
 
 

@@ -32,13 +32,13 @@ _REMADE = "re-create it with roofline run"
 # The documents other than a run's, by "kind": their model, and what a caller that reads only runs is told.
 OTHER_KINDS = {
     "profile": (ProfileResults, "a profile of a program (roofline profile), not the results of a run; show, plot, "
-                                "compare, check, whatif and project read it"),
+                                "compare, whatif and project read it"),
     "grade": (GradeResults, "grades of kernels against their speed of light (roofline run), not the results of a "
-                            "run; show, plot, compare and check read it"),
+                            "run; show, plot and compare read it"),
 }
 # Each kind of document by what `kind_of` calls it, as a refusal names it.
 KIND_NAMES = {
-    "run": "a run's results (roofline run or tune)",
+    "run": "a run's results (roofline run)",
     "profile": "a profile of a program (roofline profile)",
     "grade": "a grade file (roofline run)",
 }

@@ -238,7 +238,7 @@ def read_lines(text: str, where: str, declared: list[Declaration] | None = None)
         key, value, number = d.key, d.value, d.line  # a `//` that reads as floor division is kept
         if key in GEMM_ONLY:  # a kernel in the SGEMM calling convention, declared for `roofline run FILE.cu`
             raise UsageError(f"{where}:{number}: {key!r} declares a GEMM for `roofline run FILE.cu` (the ladder's "
-                             "calling convention); `grade` reads a workload's lines: "
+                             "calling convention); a graded kernel declares: "
                              f"{', '.join(k for k in KEYS if k != 'callable')}")
         if key not in KEYS or key == "callable":
             raise UsageError(f"{where}:{number}: unknown key {key!r}; a workload's keys: "
