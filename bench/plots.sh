@@ -57,12 +57,12 @@ if [ "$part" != gpu ]; then
     roofline plot plots/results-h200.json plots/results-h200-bf16.json \
         plots/results-h200-tf32.json --out plots/roofline-h200-ladders.png
     roofline plot plots/results-h200-energy.json --kind energy --out plots/energy-h200.png
-    roofline whatif plots/profile-h200-transformer.json --out plots/whatif-h200-transformer.png
-    roofline whatif plots/profile-h200-gpt2.json --out plots/whatif-h200-gpt2.png
+    roofline whatif plots/profile-h200-transformer.json --chart plots/whatif-h200-transformer.png
+    roofline whatif plots/profile-h200-gpt2.json --chart plots/whatif-h200-gpt2.png
     roofline project plots/profile-h200-gpt2.json --gpu h100-sxm --gpu a100-sxm4-80gb --gpu v100-sxm2 \
-        --out plots/project-h200-gpt2.png
+        --chart plots/project-h200-gpt2.png
     roofline compare plots/profile-h200-adamw-foreach.json plots/profile-h200-adamw-fused.json \
-        --out plots/compare-h200-adamw.png
+        --chart plots/compare-h200-adamw.png
     roofline plot plots/grades-h200.json --out plots/grades-h200.png
     roofline plot plots/results-h200-bf16-wmma.json --out plots/roofline-h200-bf16-wmma.png
 fi
