@@ -39,35 +39,35 @@ fi
 export PYTHONUNBUFFERED=1 COLUMNS=140
 if [ "$step" = all ] || [ "$step" = tune ]; then
     roofline device --measure
-    roofline tune --size 4096 --out "plots/tune-$name.json"
+    roofline run --tune --size 4096 --out "plots/tune-$name.json"
 fi
 if [ "$step" = all ] || [ "$step" = ladder ]; then
     roofline run --all --profile --out "plots/results-$name.json"
 fi
 if [ "$step" = all ] || [ "$step" = sweep ]; then
-    roofline run --all --sizes 128,256,512,1024,2048,4096,8192 --out "plots/sweep-$name.json"
+    roofline run --all --sweep 128,256,512,1024,2048,4096,8192 --out "plots/sweep-$name.json"
 fi
 if [ "$step" = all ] || [ "$step" = shapes ]; then
-    roofline run --all --sizes 8192x1024x4096,1024x1024x16384,4096x4096x512,3000x3000x3000 \
+    roofline run --all --sweep 8192x1024x4096,1024x1024x16384,4096x4096x512,3000x3000x3000 \
         --out "plots/shapes-$name.json"
 fi
 if [ "$step" = all ] || [ "$step" = charts ]; then
-    roofline plot --results "plots/results-$name.json" --out "plots/roofline-$name.png"
-    roofline plot --results "plots/results-$name.json" --measured --out "plots/roofline-measured-$name.png"
-    roofline plot --results "plots/sweep-$name.json" --kind sweep --out "plots/sweep-$name.png"
-    roofline plot --results "plots/shapes-$name.json" --kind sweep --out "plots/shapes-$name.png"
-    roofline plot --results "plots/tune-$name.json" --out "plots/tune-$name.png"
+    roofline plot "plots/results-$name.json" --out "plots/roofline-$name.png"
+    roofline plot "plots/results-$name.json" --measured --out "plots/roofline-measured-$name.png"
+    roofline plot "plots/sweep-$name.json" --kind sweep --out "plots/sweep-$name.png"
+    roofline plot "plots/shapes-$name.json" --kind sweep --out "plots/shapes-$name.png"
+    roofline plot "plots/tune-$name.json" --out "plots/tune-$name.png"
 fi
 if [ "$step" = all ] || [ "$step" = user ]; then
-    roofline run --source tests/fixtures/kernels/tiled_f4.cu --all --out "plots/user-kernel-$name.json"
-    roofline plot --results "plots/user-kernel-$name.json" --out "plots/user-kernel-$name.png"
+    roofline run tests/fixtures/kernels/tiled_f4.cu --all --out "plots/user-kernel-$name.json"
+    roofline plot "plots/user-kernel-$name.json" --out "plots/user-kernel-$name.png"
 fi
 if [ "$step" = all ] || [ "$step" = profile ]; then
     start=$(date +%s)
     roofline profile --no-profile-from-start --out "plots/profile-$name-transformer.json" \
         -- "${PYTHON:-python3}" examples/transformer_bf16.py
     echo "the profile took $(( $(date +%s) - start )) s"
-    roofline plot --results "plots/profile-$name-transformer.json" --out "plots/profile-$name-transformer.png"
+    roofline plot "plots/profile-$name-transformer.json" --out "plots/profile-$name-transformer.png"
 fi
 if [ "$step" = agreement ]; then
     tmp="$(mktemp -d)"

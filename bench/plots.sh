@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Remake every file in plots/ (tests/test_plots.py holds this list to the folder, and redraws
-# each chart from its JSON byte for byte). Run from the repository root with roofline installed.
+# Remake every file in plots/ (tests/test_plots.py holds this list to the folder, draws each chart
+# again from its JSON and compares it with tests/golden/charts/ by what it draws: texts, lines,
+# points, colours, scales; not by its bytes). Run from the repository root with roofline installed.
 #   bash bench/plots.sh [gpu|charts|all]      (default all)
 # gpu: the results and profiles, on a CUDA machine with Nsight Compute and PyTorch (about an
 # hour on an H200): the FP32 ladder's files through bench/ladder.sh (tune, ladder, sweep, shapes,
@@ -12,8 +13,8 @@ case "$part" in gpu|charts|all) ;; *) echo "bench/plots.sh: give gpu, charts or 
 py="${PYTHON:-python3}"
 if [ "$part" != charts ]; then
     for step in tune ladder sweep shapes user profile; do bash bench/ladder.sh h200 "$step"; done
-    roofline run --ladder tensor --sizes 2048,4096,8192 --out plots/results-h200-bf16.json
-    roofline run --ladder tensor --dtype tf32 --sizes 2048,4096,8192 --out plots/results-h200-tf32.json
+    roofline run --ladder tensor --sweep 2048,4096,8192 --out plots/results-h200-bf16.json
+    roofline run --ladder tensor --dtype tf32 --sweep 2048,4096,8192 --out plots/results-h200-tf32.json
     # the BF16 ladder at 8192^3 three times, one run after another (timed in rounds with cuBLAS:
     # each file's as-run and full-clock %cuBLAS agree across them), and once with --energy
     roofline run --ladder tensor --size 8192 --out plots/results-h200-bf16-8192-run1.json
@@ -33,35 +34,35 @@ if [ "$part" != charts ]; then
         -- "$py" examples/gpt2_step.py
     # kernels of any signature and callables graded against their speed of light (examples/grade),
     # counted under Nsight Compute, each workload scored against its first, plainest version
-    roofline grade examples/grade/softmax_naive.cu examples/grade/softmax_online.cu \
+    roofline run examples/grade/softmax_naive.cu examples/grade/softmax_online.cu \
         examples/grade/softmax_triton.toml examples/grade/layer_norm.cu examples/grade/torch_layer_norm.toml \
         examples/grade/reduce_sum.cu examples/grade/scan_rows.cu examples/grade/scan_rows_vec4.cu \
         examples/grade/attention_fwd.cu examples/grade/torch_attention_bf16.toml \
         --baseline softmax_naive --baseline torch_ops.layer_norm --baseline scan_rows --profile \
         --out plots/grades-h200.json
     # a WMMA BF16 GEMM (<mma.h>) beside the tensor-core ladder
-    roofline run --ladder tensor --all --source tests/fixtures/kernels/wmma_bf16.cu --size 4096 \
+    roofline run tests/fixtures/kernels/wmma_bf16.cu --all --ladder tensor --size 4096 \
         --out plots/results-h200-bf16-wmma.json
 fi
 if [ "$part" != gpu ]; then
     # charts
-    roofline plot --results plots/results-h200.json --out plots/roofline-h200.png
-    roofline plot --results plots/results-h200.json --measured --out plots/roofline-measured-h200.png
-    roofline plot --results plots/sweep-h200.json --kind sweep --out plots/sweep-h200.png
-    roofline plot --results plots/shapes-h200.json --kind sweep --out plots/shapes-h200.png
-    roofline plot --results plots/tune-h200.json --out plots/tune-h200.png
-    roofline plot --results plots/user-kernel-h200.json --out plots/user-kernel-h200.png
-    roofline plot --results plots/profile-h200-transformer.json --out plots/profile-h200-transformer.png
-    roofline plot --results plots/results-h200-bf16.json --kind sweep --out plots/sweep-h200-bf16.png
-    roofline plot --results plots/results-h200.json --results plots/results-h200-bf16.json \
-        --results plots/results-h200-tf32.json --out plots/roofline-h200-ladders.png
-    roofline plot --results plots/results-h200-energy.json --kind energy --out plots/energy-h200.png
-    roofline whatif plots/profile-h200-transformer.json --out plots/whatif-h200-transformer.png
-    roofline whatif plots/profile-h200-gpt2.json --out plots/whatif-h200-gpt2.png
+    roofline plot plots/results-h200.json --out plots/roofline-h200.png
+    roofline plot plots/results-h200.json --measured --out plots/roofline-measured-h200.png
+    roofline plot plots/sweep-h200.json --kind sweep --out plots/sweep-h200.png
+    roofline plot plots/shapes-h200.json --kind sweep --out plots/shapes-h200.png
+    roofline plot plots/tune-h200.json --out plots/tune-h200.png
+    roofline plot plots/user-kernel-h200.json --out plots/user-kernel-h200.png
+    roofline plot plots/profile-h200-transformer.json --out plots/profile-h200-transformer.png
+    roofline plot plots/results-h200-bf16.json --kind sweep --out plots/sweep-h200-bf16.png
+    roofline plot plots/results-h200.json plots/results-h200-bf16.json \
+        plots/results-h200-tf32.json --out plots/roofline-h200-ladders.png
+    roofline plot plots/results-h200-energy.json --kind energy --out plots/energy-h200.png
+    roofline whatif plots/profile-h200-transformer.json --chart plots/whatif-h200-transformer.png
+    roofline whatif plots/profile-h200-gpt2.json --chart plots/whatif-h200-gpt2.png
     roofline project plots/profile-h200-gpt2.json --gpu h100-sxm --gpu a100-sxm4-80gb --gpu v100-sxm2 \
-        --out plots/project-h200-gpt2.png
+        --chart plots/project-h200-gpt2.png
     roofline compare plots/profile-h200-adamw-foreach.json plots/profile-h200-adamw-fused.json \
-        --out plots/compare-h200-adamw.png
-    roofline plot --results plots/grades-h200.json --out plots/grades-h200.png
-    roofline plot --results plots/results-h200-bf16-wmma.json --out plots/roofline-h200-bf16-wmma.png
+        --chart plots/compare-h200-adamw.png
+    roofline plot plots/grades-h200.json --out plots/grades-h200.png
+    roofline plot plots/results-h200-bf16-wmma.json --out plots/roofline-h200-bf16-wmma.png
 fi

@@ -359,7 +359,7 @@ def test_readme_is_a_guide_not_a_notebook():
 
 def test_the_sweeps_readings_quoted_are_what_show_prints(monkeypatch):
     monkeypatch.chdir(ROOT)
-    printed = _output("show --results plots/sweep-h200.json")
+    printed = _output("show plots/sweep-h200.json")
     quotes = re.findall(r"`((?:tail FP32|launch) [\d.]+)`", _text("h200-results.md"))
     assert len(quotes) == 2
     for quoted in quotes:
