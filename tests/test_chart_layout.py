@@ -60,7 +60,8 @@ def drawn_by(command: str):
     saved, save = [], Figure.savefig
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as folder:
-        args[args.index("--out") + 1] = str(Path(folder) / Path(args[args.index("--out") + 1]).name)
+        at = args.index("--out" if "--out" in args else "--chart") + 1  # the chart: plot's product, a reader's extra
+        args[at] = str(Path(folder) / Path(args[at]).name)
         Figure.savefig = lambda fig, *_, **__: saved.append(fig)
         try:
             os.chdir(PLOTS.parent)
@@ -77,7 +78,7 @@ def _committed() -> dict:
     (bench/plots.sh's charts part, which tests/test_plots.py holds to the folder)."""
     from test_plots import _charts
 
-    return {re.search(r"--out plots/(\S+)", c).group(1): functools.partial(drawn_by, c) for c in _charts()}
+    return {re.search(r"--(?:out|chart) plots/(\S+)", c).group(1): functools.partial(drawn_by, c) for c in _charts()}
 
 
 CHARTS = {  # every committed chart (`_committed`), and charts drawn from committed results that are not

@@ -108,7 +108,7 @@ def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch, driv
     (("--kernel", "foo"), "unknown kernel 'foo'; valid: naive, gmem_coalescing"),
     (("--size", "0"), "--size takes positive integers, got '0'"),
     (("--size", "-3"), "--size takes positive integers, got '-3'"),
-    (("--size", "M=10", "--size", "N=10", "--size", "K=0"), "--size takes positive integers, got '0'"),
+    (("--size", "M=10", "--size", "N=10", "--size", "K=0"), "--size takes positive integers, got 'K=0'"),
     (("--size", "50000"), "each matrix must have at most 2,147,483,647"),
     (("--m", "10"), "roofline run --m is renamed: --size M=VALUE (with N=VALUE and K=VALUE"),
     (("--size", "M=10", "--size", "M=20"), "--size M is given twice"),

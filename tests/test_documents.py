@@ -24,9 +24,9 @@ PLOTS = ROOT / "plots"
 
 def test_what_each_command_reads():
     assert documents.reads_table() == {"show": ("run", "profile", "grade"), "plot": ("run", "profile", "grade"),
-                                       "compare": ("run", "profile", "grade"), "check": ("run", "profile", "grade"),
+                                       "compare": ("run", "profile", "grade"),
                                        "whatif": ("run", "profile"), "project": ("run", "profile")}
-    assert documents.reads("whatif") == ("whatif reads a run's results (roofline run or tune) or a profile of a "
+    assert documents.reads("whatif") == ("whatif reads a run's results (roofline run) or a profile of a "
                                          "program (roofline profile)")
 
 

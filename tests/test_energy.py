@@ -99,15 +99,16 @@ FP32_ENERGY = PLOTS / "results-h200-energy.json"
 
 
 def test_compare_and_whatif_carry_the_joules_where_the_files_have_them():
-    from roofline.commands import compare as compare_cmd, whatif as whatif_cmd
+    from roofline import documents
+    from roofline.commands import whatif as whatif_cmd
 
-    same = compare_cmd.compare(FP32_ENERGY, FP32_ENERGY)
+    same = documents.compare(FP32_ENERGY, FP32_ENERGY)
     doc = store.load(FP32_ENERGY)
     k = next(k for k in doc.kernels if k.name == "full_tiles")
     d = next(d for d in same.kernels if d.label == "full_tiles")
     assert d.joules == (k.energy.joules_per_launch, k.energy.joules_per_launch)
     assert d.to_dict()["joules"] == [k.energy.joules_per_launch] * 2
-    without = compare_cmd.compare(FP32_ENERGY, PLOTS / "results-h200.json")  # one file without energy: none compared
+    without = documents.compare(FP32_ENERGY, PLOTS / "results-h200.json")  # one file without energy: none compared
     assert all(d.joules is None for d in without.kernels) and "joules" not in without.kernels[0].to_dict()
     w = whatif_cmd.whatif(FP32_ENERGY)
     assert next(x for x in w.kernels if x.name == "full_tiles").joules == k.energy.joules_per_launch

@@ -72,7 +72,7 @@ def test_a_library_call_names_the_parameter_and_no_flag(call, param, begins):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["check", str(RESULTS), "--baseline", str(RESULTS), "--max-drop", "x"], "--max-drop 'x': give a fraction"),
+    (["compare", str(RESULTS), str(RESULTS), "--max-drop", "x"], "--max-drop 'x': give a fraction"),
     (["whatif", str(RESULTS), "--target", "2"], "--target: 2.0 is not a fraction of the roof"),
     (["occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90", "--target-blocks", "0"],
      "--target-blocks must be >= 1, got 0"),

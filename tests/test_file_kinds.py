@@ -67,8 +67,8 @@ READS = {
     "show": ({"run", "profile", "grade"}, "show reads a run's results"),
     "plot": ({"run", "profile", "grade"}, "plot reads a run's results"),
     "plot-html": ({"run", "profile"}, "plot reads a run's results"),  # a grade file: .png, .svg or .pdf (HTML_GRADE)
-    "whatif": ({"run", "profile"}, "whatif reads a run's results (roofline run or tune) or a profile"),
-    "project": ({"run", "profile"}, "project reads a run's results (roofline run or tune) or a profile"),
+    "whatif": ({"run", "profile"}, "whatif reads a run's results (roofline run) or a profile"),
+    "project": ({"run", "profile"}, "project reads a run's results (roofline run) or a profile"),
     "comms": ({"trace"}, "comms reads profiler traces"),
     "profile": (set(), "Nsight Compute"),
     "run": ({"grade"}, "grade file (roofline run writes one for a kernel it grades)"),  # its --baseline
@@ -301,8 +301,8 @@ def _pair_cells():
 @pytest.mark.parametrize("command, a, b", list(_pair_cells()))
 def test_two_files(command, a, b, kinds, contents, tmp_path):
     reads, phrase = READS[command]
-    if command == "compare-gate":  # the gate: compare BASELINE NEW --max-drop 5%, a the new file (read first)
-        args = _line("compare", [kinds[b], kinds[a]], tmp_path) + ["--max-drop", "5%"]
+    if command == "compare-gate":  # the gate: compare BASELINE NEW --max-drop 5%, read as compare reads them
+        args = _line("compare", [kinds[a], kinds[b]], tmp_path) + ["--max-drop", "5%"]
     else:  # compare BEFORE AFTER
         args = _line(command, [kinds[a], kinds[b]], tmp_path)
     r = _invoke(args)

@@ -165,7 +165,7 @@ def test_inconsistent_fields_are_refused(change, needle):
 
 
 def test_the_profile_schema_names_the_new_fields():
-    r = CliRunner().invoke(app, ["schema", "--profile"])
+    r = CliRunner().invoke(app, ["schema", "profile"])
     assert r.exit_code == 0
     props = json.loads(r.stdout)["$defs"]["ProfiledKernel"]["properties"]
     assert {"dram_read_bytes", "dram_write_bytes", "launch_order"} <= set(props)

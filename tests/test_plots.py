@@ -27,7 +27,7 @@ def _commands(path: Path) -> list[str]:
 def _outputs(commands: list[str], name: str = "h200") -> set[str]:
     found = set()
     for command in commands:
-        for match in re.finditer(r'--out "?plots/([^" ]+)"?', command):
+        for match in re.finditer(r'--(?:out|chart) "?plots/([^" ]+)"?', command):
             found.add(match.group(1).replace("$name", name))
     return found
 
@@ -84,7 +84,7 @@ def png_decodes(path: Path, fig) -> None:
     assert (width, height) == (round(w_in * fig.dpi), round(h_in * fig.dpi)), path
 
 
-COMMANDS = {Path(re.search(r"--out plots/(\S+)", c).group(1)).stem: c for c in _charts()}
+COMMANDS = {Path(re.search(r"--(?:out|chart) plots/(\S+)", c).group(1)).stem: c for c in _charts()}
 
 
 @functools.cache
@@ -95,7 +95,7 @@ def drawn_scene(name: str) -> dict:
     import chart_scene
 
     command = COMMANDS[name]
-    target = re.search(r"--out (plots/\S+)", command).group(1)
+    target = re.search(r"--(?:out|chart) (plots/\S+)", command).group(1)
     args = shlex.split(command)[1:]
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as folder:

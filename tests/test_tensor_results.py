@@ -139,7 +139,7 @@ def test_show_of_two_precisions_prints_each_and_json_a_list():
     docs = json.loads(r.stdout)
     assert [d["problem"]["dtype"] for d in docs] == ["float32", "bf16"]
     docs, _ = documents.read_all([FP32, BF16], "show")  # one document per precision, each read against its roof
-    assert [d.problem.dtype for d in docs] == ["fp32", "bf16"]
+    assert [d.problem.dtype for d in docs] == ["float32", "bf16"]
 
 
 def test_plot_draws_a_tensor_run_and_two_ladders(tmp_path, monkeypatch):

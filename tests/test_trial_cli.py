@@ -155,7 +155,7 @@ def test_a_command_that_needs_a_gpu_and_finds_none_exits_1_saying_what_works(no_
 @pytest.mark.cupy  # without CuPy they say how to install it instead
 def test_a_command_that_runs_kernels_and_finds_no_gpu_exits_1_saying_what_works(no_gpu, tmp_path):
     one_line_error(invoke("run", "--out", tmp_path / "r.json"), FOUND_NONE + "`roofline show`, `plot`, `compare`, "
-                   "`whatif`, `project`, `profile --import`", code=1)
+                   "`whatif`, `project`, `comms`, `profile --import`", code=1)
     one_line_error(invoke("device", "--measure"), FOUND_NONE, code=1)
 
 

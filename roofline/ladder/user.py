@@ -271,8 +271,8 @@ def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
     tile = parse_sizes(values["tile"], 3, "tile", "128x128x8") if "tile" in values else None
     thread_tile = parse_sizes(values["thread-tile"], 2, "thread-tile", "8x8") if "thread-tile" in values else None
     if thread_tile is not None and tile is None:
-        raise UsageError(f"{path}: a thread tile needs the block tile too ({{tile}} BMxBNxBK)", "thread_tile",
-                         ["tile"])
+        raise UsageError(f"{path}: a thread tile needs the block tile too ('// roofline tile: BMxBNxBK', or "
+                         "{declare} tile=BMxBNxBK)", "declare")
     if thread_tile is not None and (tile[0] % thread_tile[0] or tile[1] % thread_tile[1]):
         raise UsageError(f"{path}: thread tile {thread_tile[0]}x{thread_tile[1]} does not divide the block tile "
                          f"{tile[0]}x{tile[1]} (each thread owns a TM x TN piece of it)")

@@ -107,7 +107,7 @@ def _roofline_file(doc) -> str:
     if not isinstance(doc, dict) or "schema" not in doc:
         return ""
     what = {"profile": "a profile of a program (roofline profile)", "grade": "a grade file (roofline run)"}.get(
-        doc.get("kind"), "a run's results (roofline run or tune)")
+        doc.get("kind"), "a run's results (roofline run)")
     return f" but {what}, which roofline show reads; comms reads profiler traces, one per rank"
 
 
