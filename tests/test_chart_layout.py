@@ -89,7 +89,7 @@ CHARTS = {  # every committed chart (`_committed`), and charts drawn from commit
     "results-h200-bf16": lambda: roofline_chart.render(load("results-h200-bf16.json"))[0],
     "profile-h200-gpt2": lambda: profile_chart.render(load("profile-h200-gpt2.json")),
     "project results-h200 onto a100-sxm4-80gb": lambda: drawn_by(
-        "roofline project plots/results-h200.json --gpu a100-sxm4-80gb --out plots/project.png"),
+        "roofline project plots/results-h200.json --gpu a100-sxm4-80gb --chart plots/project.png"),
     "compare results user-kernel": lambda: compare_chart.render_moves(
         compare_work(load("results-h200.json"), load("user-kernel-h200.json"))),
     "occupancy 93 regs 256 threads": lambda: occupancy_chart.render(

@@ -347,7 +347,7 @@ def test_project_says_so_when_no_kernel_has_a_roof(kinds):
 def test_a_grade_file_is_refused_by_what_reads_kernels(command, kinds):
     args = [command, kinds["grade"]] + (["--gpu", "t4"] if command == "project" else [])
     r = _invoke(args)
-    _refused(r, f"{kinds['grade']}: a grade file (roofline run), which show, plot, compare",
+    _refused(r, f"{kinds['grade']}: a grade file (roofline run), which show, plot and compare read",
              f"; {command} reads a run's results (roofline run", "or a profile of a program (roofline profile)")
     # check and tune are merged into compare and run: the refusal names only commands there are
     gone = re.findall(r"\b(check|tune)\b", r.stderr)

@@ -36,8 +36,9 @@ RENAMED = {"--source": "give your kernel files as arguments: roofline kernels FI
 def command(
     sources: Optional[list[Path]] = typer.Argument(None, metavar="[FILE.cu]...",
                                                    help="List your own kernels instead of the ladder."),
-    size: Optional[list[str]] = typer.Option(None, "--size", metavar="N",
-                                             help=f"Square problem size for the model (default {DEFAULT_SIZE})."),
+    size: Optional[list[str]] = typer.Option(None, "--size", metavar="N|NAME=VALUE",
+                                             help=f"The problem's size, square (default {DEFAULT_SIZE}): N, or M=, N= "
+                                                  "and K= alike."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
                                       help="GPU preset (or device file, mygpu.toml): its target, limits and peaks."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),

@@ -19,7 +19,7 @@ RENAMED = {"--results": "give the files as arguments: roofline plot FILE [FILE .
 def command(
     paths: Optional[list[Path]] = typer.Argument(None, metavar="RESULTS...",
                                                  help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS})."),
-    out: Path = typer.Option(Path("roofline.png"), "--out", metavar="FILE",
+    out: Path = typer.Option(Path("roofline.png"), "--out", metavar="PATH",
                              help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
     kind: str = typer.Option("roofline", "--kind", parser=one_of(*PLOT_KINDS), metavar="roofline|sweep|energy",
                              help="roofline; sweep (GFLOP/s against size); energy (GFLOP/J against intensity, "
