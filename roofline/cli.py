@@ -64,10 +64,17 @@ MERGED = {"grade": "roofline run TARGETS... (grading is run's: run FILE.cu, run 
           "check": "roofline compare BASELINE.json NEW.json --max-drop 5% (the gate is compare's)",
           "tune": "roofline run --tune [--size N] (the tile search is run's)"}
 
-for _name in ROOMS:  # each command's room: its signature (`command`), how it is mounted (`MOUNT`), and its
-    _room = importlib.import_module(f"roofline.commands.{_name}")  # flags renamed (`RENAMED`: old -> the new one)
-    app.command(_name, cls=Command, **_room.MOUNT)(_room.command)
-    OneLineErrors.renamed.update({(_name, old): new for old, new in getattr(_room, "RENAMED", {}).items()})
+
+
+def mount(into: typer.Typer, name: str, room) -> None:
+    """Mount a command's room (a module with `MOUNT`, the command's Typer settings, and `command`, its
+    signature; `RENAMED`, its old flags -> their new spellings, where it has any) as `name`."""
+    into.command(name, cls=Command, **room.MOUNT)(room.command)
+    OneLineErrors.renamed.update({(name, old): new for old, new in getattr(room, "RENAMED", {}).items()})
+
+
+for _name in ROOMS:
+    mount(app, _name, importlib.import_module(f"roofline.commands.{_name}"))
 OneLineErrors.merged.update(MERGED)
 
 

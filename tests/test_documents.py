@@ -10,7 +10,10 @@ import pytest
 from conftest import FIXTURES
 from test_golden_json import ROOT
 
+from typer.testing import CliRunner
+
 from roofline import documents
+from roofline.cli import app
 from roofline.errors import UsageError
 from roofline.render.lines import Note
 
@@ -118,6 +121,10 @@ def test_a_new_kind_of_document_is_one_entry(tmp_path):
         with pytest.raises(UsageError, match="give it alone"):
             documents.read_all([a, b])
         assert documents.schema_of("toy")["properties"]["cups"]["type"] == "integer"
+        r = CliRunner().invoke(app, ["show", str(a)])  # and the command line with it, nothing else touched
+        assert r.exit_code == 0 and r.stdout.splitlines()[0] == "3 cups" and "roofline: note: a toy" in r.stderr
+        r = CliRunner().invoke(app, ["whatif", str(a)])
+        assert r.exit_code == 2 and "a toy file (a test's), which show, plot and compare read" in r.stderr
     finally:
         documents.unregister("toy")
     with pytest.raises(UsageError, match="kind 'toy' is not one roofline writes"):
@@ -212,3 +219,34 @@ def test_importing_documents_loads_nothing_and_occupancy_json_stays_light():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_new_command_is_one_room():
+    """A room (a module with MOUNT, command, and its old spellings) mounted as the app mounts each
+    (`cli.mount`): its command runs, its help is the console's, its old flag answers in one line."""
+    import types
+
+    import typer
+
+    from roofline import cli
+    from roofline.console import present
+    from roofline.outcome import Outcome
+
+    room = types.ModuleType("toy_room")
+    room.MOUNT = dict(short_help="Count cups.")
+    room.RENAMED = {"--mugs": "--cups N"}
+
+    def command(cups: int = typer.Option(1, "--cups", metavar="N", help="Cups.")):
+        present(Outcome({"cups": cups}, lambda width: [f"{cups} cups"]))
+
+    room.command = command
+    toy = typer.Typer(cls=cli.OneLineErrors, add_completion=False)
+    cli.mount(toy, "toy", room)
+    cli.mount(toy, "show", __import__("roofline.commands.show", fromlist=["show"]))  # a group of two
+    try:
+        r = CliRunner().invoke(toy, ["toy", "--cups", "3"])
+        assert (r.exit_code, r.stdout) == (0, "3 cups\n")
+        r = CliRunner().invoke(toy, ["toy", "--mugs", "3"])
+        assert r.exit_code == 2 and r.stderr == "roofline: error: roofline toy --mugs is renamed: --cups N\n"
+    finally:
+        cli.OneLineErrors.renamed.pop(("toy", "--mugs"), None)

@@ -5,9 +5,12 @@ keys of the design contract stay at their paths (schema 1's `device.name`, `kern
 `kernels[].occupancy`, `kernels[].model.arithmetic_intensity`, ...). The value types of the model
 side are used as they are: `DeviceSpec`, `Occupancy`, `ModelFigures`, `CountedTraffic`, `Timing`.
 
-A file stands alone: everything its reading needs is in it, and nothing here imports the kernel
-families (`roofline.ladder`) or the measuring code (`roofline.measure`), so a file written before
-a kernel family changed reads as it was written.
+A file stands alone: everything its reading needs is in it, and nothing in `roofline.results`
+imports the kernel families (`roofline.ladder`) or the measuring code (`roofline.measure`), so a
+file written before a kernel family changed reads as it was written. Two readers above ask the
+families for what a file does not hold, by a kernel's name, and do without it for a name they do
+not know: a sweep's chart for each ladder kernel's technique (its colour) and `project` for a
+ladder kernel's grid on another GPU's SMs (its waves there).
 
 What schema 4 changed from 3: each kernel at each size of a sweep records its traffic model there
 (`sweep[].kernels[].model`) and the waves its grid took (`waves`), which schema 3 left to be
