@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .render.lines import Note, Plain  # noqa: F401 (a view's lines for stderr, and lines never wrapped)
-
 
 
 @dataclass(frozen=True)
@@ -48,58 +46,3 @@ class Outcome:
     def exit_code(self) -> int:
         """2 for failures of the input (`usage`), 1 for other failures (or `failed`), else 0."""
         return (2 if self.usage else 1) if self.failures or self.failed else 0
-
-
-def results_view(doc, width: int, list_failures: bool = False) -> list:
-    """A run's (or a sweep's) tables and verdicts: the sweep first, the run table and its timing,
-    the counters, one verdict per kernel; with `list_failures`, why each kernel not drawn is not."""
-    from .render.tables import (
-        below_floor_note,
-        counters_tables,
-        energy_lines,
-        run_tables,
-        sweep_below_floor_note,
-        sweep_tables,
-        timing_lines,
-        verdict_lines,
-    )
-
-    shown: list = []
-    if doc.sweep:
-        shown += sweep_tables(doc, width)
-        shown += [line for line in [sweep_below_floor_note(doc)] if line]
-    shown += run_tables(doc, width)
-    shown += timing_lines(doc)
-    shown += energy_lines(doc)
-    shown += [line for line in [below_floor_note(doc)] if line]
-    shown += counters_tables(doc, width)
-    shown += verdict_lines(doc)
-    if list_failures:
-        for k in doc.kernels:
-            if not k.timed:
-                why = k.error or f"{k.name}: {'verified, not timed' if k.verified else 'not verified'}"
-                shown.append(f"not drawn: {why}")
-    return shown
-
-
-def _dump(doc):
-    from .results.store import dump
-
-    return dump(doc)
-
-
-def grade_view(doc, width: int) -> list:
-    """A grade file's table and its lines."""
-    from .render.grade_tables import grade_lines, grade_tables
-
-    return [*grade_tables(doc, width), *grade_lines(doc), *map(Note, doc.notes)]
-
-
-def report(document, tables: Callable[[int], list], lines: Callable[[], list[str]], notes: list[str],
-           out: Path | None) -> Outcome:
-    """A decision over a document (whatif, project): its JSON; its tables and lines, its notes,
-    then the chart written."""
-    return Outcome(document, lambda width: [*tables(width), *lines(), *map(Note, notes),
-                                            *([f"wrote {out}"] if out is not None else [])])
-
-

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..defaults import DEFAULT_GRADES, DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE
 from ..errors import RunError, UsageError
-from ..outcome import Outcome, Plain, grade_view, _dump
+from ..outcome import Outcome, Plain
 
 if TYPE_CHECKING:
     from ..model.device import DeviceSpec
@@ -238,9 +238,11 @@ def _count_grade(w, device: DeviceSpec) -> tuple:
 def view(report, out: Path) -> Outcome:
     """A grade: its document; the table and evidence, then where it was written. Usage failures
     (a reference that fails) exit 2, others 1."""
+    from .. import documents
+
     failures = tuple(report.usage_failures) + tuple(report.failures)
-    return Outcome(_dump(report.results),
-                   lambda width: [*grade_view(report.results, width),
+    return Outcome(documents.to_json(report.results),
+                   lambda width: [*documents.view(report.results, width),
                                   Plain(f"grades written to {out}; draw them with: roofline plot {out} "
                                         "--out grades.png")],
                    failures=failures, usage=bool(report.usage_failures))

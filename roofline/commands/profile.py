@@ -15,7 +15,7 @@ import typer
 from ..console import integer, present
 from ..defaults import DEFAULT_LAUNCH_COUNT, DEFAULT_PROFILE
 from ..errors import RunError, UsageError
-from ..outcome import Outcome, _dump
+from ..outcome import Outcome
 
 if TYPE_CHECKING:
     from ..nsight.run import Options as ProfileOptions
@@ -294,12 +294,12 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
 
 
 def view(done: ProfileReport, out: Path, top: int) -> Outcome:
-    """A profile (or an import): its document; its `top` kernels, then where it was written."""
+    """A profile (or an import): its document; its `top` kernels (its notes are the outcome's), then
+    where it was written."""
+    from .. import documents
 
-    def view(width: int) -> list:
-        from ..render.tables import profile_tables
-
-        return [*profile_tables(done.results, width, top),
+    def lines(width: int) -> list:
+        return [*documents.view(done.results, width, top=top, notes=False),
                 f"profile written to {out}; draw it with: roofline plot {out} --out profile.png"]
 
-    return Outcome(_dump(done.results), view, tuple(done.notes), failures=tuple(done.failures))
+    return Outcome(documents.to_json(done.results), lines, tuple(done.notes), failures=tuple(done.failures))

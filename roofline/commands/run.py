@@ -13,7 +13,7 @@ from ..console import Bar, number, present, share
 from ..defaults import (DEFAULT_GRADES, DEFAULT_RESULTS, DEFAULT_SIZE, DEFAULT_TIMEOUT_S, DEFAULT_TUNE_RESULTS,
                         FULL_CLOCK_SHARE)
 from ..errors import UsageError
-from ..outcome import Outcome, results_view, _dump
+from ..outcome import Outcome
 from . import gemm
 from . import grade as grade_room
 from . import tune as tune_room
@@ -317,9 +317,11 @@ def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress)
 
 def view(report: RunReport, out: Path, sweep: bool) -> Outcome:
     """A run: its results; the tables, then where they were written and how to draw them."""
+    from .. import documents
+
     kind = " --kind sweep" if sweep else ""
-    return Outcome(_dump(report.results),
-                   lambda width: [*results_view(report.results, width),
+    return Outcome(documents.to_json(report.results),
+                   lambda width: [*documents.view(report.results, width),
                                   f"results written to {out}; draw them with: "
                                   f"roofline plot {out}{kind} --out chart.png"],
                    tuple(report.notes), warnings=tuple(report.warnings), failures=tuple(report.failures))

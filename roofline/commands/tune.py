@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..outcome import Outcome, _dump
+from ..outcome import Outcome
 
 if TYPE_CHECKING:
     from ..progress import Progress
@@ -55,4 +55,6 @@ def view(report: TuneReport, out: Path) -> Outcome:
                 f"winner {t.expression}: {t.winner_gflops:,.0f} GFLOP/s; {t.valid} of {t.candidates} tiles "
                 f"compiled, {t.verified} verified; kept in {report.cache}; all candidates in {out}"]
 
-    return Outcome(_dump(doc), view)
+    from .. import documents
+
+    return Outcome(documents.to_json(doc), view)
