@@ -41,3 +41,7 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     raise AttributeError(f"module 'roofline' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LIBRARY])

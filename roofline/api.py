@@ -4,10 +4,10 @@ was not told to. The command line's rooms (`roofline.commands`) do the same work
 
     import roofline
     doc = roofline.read("roofline-results.json")          # any file roofline writes
-    done = roofline.run(kernels=["warptiling"], size=4096)  # the GEMM ladder on this GPU
+    done = roofline.run(kernels=["warptiling"], size=4096)  # the GEMM ladder on this GPU (run)
     done = roofline.profile(["python", "train.py"])         # a program under Nsight Compute
     done = roofline.import_report("report.ncu-rep")         # a report made elsewhere
-    done = roofline.grade(["softmax.cu"])                   # any kernel against its speed of light
+    done = roofline.grade(["softmax.cu"])                   # any kernel against its speed of light (run)
 """
 
 from __future__ import annotations
@@ -34,23 +34,23 @@ def read(path: str | Path):
     return documents.load(Path(path))
 
 
-def run(kernels: list[str] | None = None, size: int | None = None, m: int | None = None, n: int | None = None,
-        k: int | None = None, sources: list[str | Path] = (), out: str | Path = DEFAULT_RESULTS,
-        dtype: str | None = None, profile: bool = False, device: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S, budget_s: float | None = None) -> RunReport:
+def run(kernels: list[str] | None = None, size: int | str | list[str] | None = None, sweep: str | None = None,
+        sources: list[str | Path] = (), out: str | Path = DEFAULT_RESULTS, dtype: str | None = None,
+        profile: bool = False, device: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+        budget_s: float | None = None) -> RunReport:
     """Compile, verify against cuBLAS and time the GEMM ladder of `dtype`'s precision (fp32: the
     SGEMM ladder; bf16, fp16, tf32: the tensor-core ladder), or the `kernels` named, and the
-    user's GEMM kernel files in `sources`, on this machine's GPU (`device`: index or PCI bus id) at
-    `size`^3 (or M x N x K); with `profile`, count each with Nsight Compute. Writes `out`
-    atomically. Raises UsageError for bad input, RunError when there is no GPU."""
+    user's GEMM kernel files in `sources`, on this machine's GPU (`device`: index or PCI bus id),
+    at `size` as `run --size` takes it (4096, or ['M=8192', 'N=1024', 'K=4096']) or at each size of
+    `sweep` ('512,1024,8192x1024x4096', or 'K=1024,16384'); with `profile`, count each with Nsight
+    Compute. Writes `out` atomically. Raises UsageError for bad input, RunError when there is no GPU."""
     from .commands import gemm
     from .commands.run import run as run_ladder
 
     users = gemm.user_kernels([Path(p) for p in sources])
-    sizes = [str(size)] if size is not None else []
-    sizes += [f"{name}={value}" for name, value in (("M", m), ("N", n), ("K", k)) if value is not None]
-    return run_ladder(gemm.gemm_problems(sizes), Path(out), kernels, profile=profile, sources=users,
-                      ladder=not users or bool(kernels), timeout_s=timeout_s, gpu=device, dtype=dtype,
+    sizes = [str(size)] if isinstance(size, (int, str)) else list(size or [])
+    return run_ladder(gemm.gemm_problems(sizes, sweep), Path(out), kernels, sweep=sweep is not None, profile=profile,
+                      sources=users, ladder=not users or bool(kernels), timeout_s=timeout_s, gpu=device, dtype=dtype,
                       budget_s=budget_s)
 
 
@@ -79,14 +79,15 @@ def import_report(path: str | Path, out: str | Path = DEFAULT_PROFILE, gpu: str 
 
 
 def grade(targets: list[str], out: str | Path = DEFAULT_GRADES, spec: str | Path | None = None,
-          sizes: list[str] | None = None, baseline: list[str] | None = None, profile: bool = False,
-          device: str | None = None, budget_s: float | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-          full_clock_share: float = FULL_CLOCK_SHARE) -> GradeReport:
+          size: list[str] | None = None, sweep: str | None = None, baseline: list[str] | None = None,
+          profile: bool = False, device: str | None = None, budget_s: float | None = None,
+          timeout_s: float = DEFAULT_TIMEOUT_S, full_clock_share: float = FULL_CLOCK_SHARE) -> GradeReport:
     """Verify, time and grade each target (FILE.cu, MODULE:FUNCTION or FILE.py:FUNCTION with
     `spec`, or a spec FILE.toml) against its speed of light on this GPU, each in a process of its
-    own; writes the grade file `out` atomically. Raises UsageError for bad input before any GPU
-    work, RunError when there is no GPU."""
+    own, at the sizes `size` sets (['C=8192']) or at each value of `sweep` ('C=1024,4096'); writes
+    the grade file `out` atomically (what `roofline run TARGETS` does). Raises UsageError for bad
+    input before any GPU work, RunError when there is no GPU."""
     from .commands.grade import grade as grade_targets
 
-    return grade_targets(list(targets), Path(out), Path(spec) if spec else None, sizes, baseline, profile, device,
-                         budget_s, full_clock_share, timeout_s)
+    return grade_targets(list(targets), Path(out), Path(spec) if spec else None, size, baseline, profile, device,
+                         budget_s, full_clock_share, timeout_s, sweep=sweep)

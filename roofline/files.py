@@ -29,8 +29,8 @@ def check_results_out(path: Path, profile: bool, kind: str | None = None) -> Pat
     what = {"profile": "profile", "grade": "grade file"}.get(kind, "run")
     if path.suffix.lower() != ".json":
         noun = {"profile": "profile", "grade": "grade"}.get(kind, "results")
-        raise UsageError(f"--out {path}: a {noun} file is JSON; give it a .json name, e.g. "
-                         f"{path.with_suffix('.json').name if path.suffix else path.name + '.json'}")
+        raise UsageError(f"{{out}} {path}: a {noun} file is JSON; give it a .json name, e.g. "
+                         f"{path.with_suffix('.json').name if path.suffix else path.name + '.json'}", "out")
     if not path.exists():
         return path
     try:
@@ -38,13 +38,13 @@ def check_results_out(path: Path, profile: bool, kind: str | None = None) -> Pat
     except (OSError, ValueError):
         doc = None
     if not isinstance(doc, dict) or "schema" not in doc:
-        raise UsageError(f"--out {path}: the file there is no roofline results file, and writing would lose it; "
-                         "give --out another file name")
+        raise UsageError(f"{{out}} {path}: the file there is no roofline results file, and writing would lose it; "
+                         "give {out} another file name", "out")
     theirs = doc.get("kind")
     if theirs != kind:
         held = {"profile": "a program's profile", "grade": "grades"}.get(theirs, "a run's results")
-        raise UsageError(f"--out {path}: the file there holds {held}, which this {what} would replace; give --out "
-                         "another file name")
+        raise UsageError(f"{{out}} {path}: the file there holds {held}, which this {what} would replace; give {{out}} "
+                         "another file name", "out")
     return path
 
 
@@ -95,10 +95,10 @@ def shown_path(path) -> str:
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def check_not_input(out: Path, inputs, what: str = "the results files read") -> None:
+def check_not_input(out: Path, inputs, what: str = "the results files read", param: str = "out") -> None:
     """Refuse an output that is one of `inputs` (the same file by path or, where both exist, by
     device and inode: a link to it too), so that writing never replaces what was read. Raises
-    UsageError."""
+    UsageError naming the parameter `param` (the output's: `out`, or a reader's `chart_out`)."""
     target = Path(out)
     for p in inputs:
         p = Path(p)
@@ -106,7 +106,7 @@ def check_not_input(out: Path, inputs, what: str = "the results files read") -> 
         if not same and target.exists() and p.exists():
             same = os.path.samefile(target, p)
         if same:
-            raise UsageError(f"--out {out} is one of {what}; write to another name")
+            raise UsageError(f"{{{param}}} {out} is one of {what}; write to another name", param)
 
 
 def _umask() -> int:

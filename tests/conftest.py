@@ -211,7 +211,7 @@ def ladder_chart(tmp_path_factory):
 
 def user_record(doc: dict, name: str, model: bool = True, gflops: float = 30_000.0) -> dict:
     """A user kernel's record for document `doc`, as `run --source` writes one: tiled_f4's launch
-    with its tiles and model (or, `model` False, neither), a ragged check passed, a made-up rate."""
+    with its tiles and model (or, `model` False, neither), a ragged gate passed, a made-up rate."""
     p = Problem(doc["problem"]["m"], doc["problem"]["n"], doc["problem"]["k"])
     arch = parse_arch("sm_" + doc["device"]["compute_capability"].replace(".", ""))
     source = {"name": name, "path": f"/home/you/{name}.cu", "entry": "tiled_f4<64,64,16,4,4>", "block": "256,1,1",

@@ -320,7 +320,7 @@ def test_compare_and_check_read_two_grade_files(tmp_path):
     same = tmp_path / "same.json"
     same.write_text(json.dumps(base))
     r = CliRunner().invoke(app, ["compare", "plots/grades-h200.json", str(same), "--max-drop", "5%"])
-    assert r.exit_code == 0 and "check passed" in r.output
+    assert r.exit_code == 0 and "gate passed" in r.output
     flagged = json.loads(json.dumps(base))
     flagged["entries"][1]["flags"].append({"code": "inputs_modified", "evidence": "x", "figures": {}})
     (tmp_path / "flagged.json").write_text(json.dumps(flagged))

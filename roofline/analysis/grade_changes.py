@@ -117,5 +117,5 @@ def lines(result: GradeChanges) -> list[str]:
     if result.max_drop is not None:
         bad = sum(1 for c in result.changes if c.failure)
         gone = f"; {len(result.only_before)} of the baseline's entries missing" if result.only_before else ""
-        out.append("check passed" if result.passed else f"check failed: {bad} of {len(result.changes)} entries{gone}")
+        out.append("gate passed" if result.passed else f"gate failed: {bad} of {len(result.changes)} entries{gone}")
     return out

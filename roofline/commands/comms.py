@@ -86,7 +86,7 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
             raise UsageError(f"{f}: given twice (also as {seen[f.resolve()]}); give each rank's trace once")
         seen[f.resolve()] = f
     if chart_out is not None:
-        chart.check_output(chart_out, files_)
+        chart.check_output(chart_out, files_, param="chart_out")
     name = None
     if gpu is not None:
         from ..model.links import link_of

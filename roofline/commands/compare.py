@@ -37,9 +37,12 @@ def command(
     from .. import documents
 
     if max_drop is not None:
-        if chart_out is not None or force:
-            raise UsageError("{max_drop} gates two runs of one problem: it prints its reading; drop {chart_out} "
-                             "and {force}", "max_drop", ["chart_out", "force"])
+        if chart_out is not None:
+            raise UsageError("{max_drop} gates the two files: it prints its reading and draws no chart; drop "
+                             "{chart_out}", "max_drop", ["chart_out"])
+        if force:
+            raise UsageError("{max_drop} gates two files of one problem; {force} compares files of different "
+                             "problems, which no gate reads", "max_drop", ["force"])
         present(gate(documents.check(after, before, max_drop)), as_json)
         return
     result = documents.compare(before, after, force, chart_out)

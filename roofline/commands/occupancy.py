@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from ..model.occupancy import OccupancyReport
 
 
-RENAMED = {"--plot": "--chart FILE draws the what-if chart"}
+RENAMED = {"--plot": "--chart FILE draws the what-if chart",
+           "--out": "--chart FILE draws the what-if chart (a chart beside a command's output is --chart)"}
 MOUNT = dict(short_help="Theoretical occupancy of a block configuration.")
 
 

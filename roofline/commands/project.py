@@ -38,7 +38,7 @@ def project(path: Path, gpus: list[str], chart_out: Path | None = None):
     from ..render import chart
     from ..render import project as project_view
 
-    fmt = chart.check_output(chart_out, [path]) if chart_out is not None else None
+    fmt = chart.check_output(chart_out, [path], param="chart_out") if chart_out is not None else None
     doc = documents.load(path, "project")
     result = project_results(doc, gpus)
     result.notes[:0] = doc.read_notes

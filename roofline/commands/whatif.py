@@ -45,7 +45,7 @@ def whatif(path: Path, target: float = DEFAULT_TARGET, chart_out: Path | None = 
 
     target = check_target(target)
     if chart_out is not None:
-        chart.check_output(chart_out, [path])
+        chart.check_output(chart_out, [path], param="chart_out")
     doc = documents.load(path, "whatif")
     result = whatif_of(doc, target)
     result.notes[:0] = doc.read_notes

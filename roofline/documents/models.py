@@ -1,5 +1,5 @@
-"""The `--json` documents of the decisions and descriptions as pydantic models: what `compare`,
-`check` (two runs or profiles, and two grade files), `whatif`, `project`, `comms`, `kernels`,
+"""The `--json` documents of the decisions and descriptions as pydantic models: what `compare`
+(and its gate, `compare --max-drop`: the `check` document; two grade files), `whatif`, `project`, `comms`, `kernels`,
 `occupancy` and `device` print, key for key, so that their JSON Schema can be printed
 (`Model.model_json_schema()`, `DocumentKind.schema`) and every document is checked against it as
 it is printed (`checked`).
@@ -179,7 +179,8 @@ class GradeChangeJson(JsonModel):
 
 
 class GradeChangesJson(JsonModel):
-    """`roofline compare --json` and `check --json` of two grade files (`max_drop` None for compare)."""
+    """`roofline compare --json` of two grade files, and of its gate `--max-drop` (`max_drop` None for
+    the comparison)."""
 
     passed: bool
     max_drop: OptNumber
@@ -328,7 +329,7 @@ class TargetBlocksJson(JsonModel):
 
 class OccupancyJson(JsonModel):
     """`roofline occupancy --json`, and a kernel's occupancy in results files and `kernels --json`
-    (the keys DESIGN.md requires first, then the allocation details)."""
+    (the keys every reader relies on first, then the allocation details)."""
 
     arch: str
     registers_per_thread: int

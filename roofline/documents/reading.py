@@ -55,7 +55,7 @@ def read_all(paths: list[Path], command: str = "show") -> tuple[list, list[str]]
     for path, doc in zip(paths, docs):
         kind = kind_of(doc)
         if not kind.merges and len(docs) > 1:
-            raise UsageError(f"{path} is {kind.title}; give it alone to {{results}}", "results")
+            raise UsageError(f"{path} is {kind.title}; give it alone")
     return kind_of(docs[0]).combine(paths, docs, notes), notes
 
 
@@ -124,7 +124,7 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
     problems (unless `force`), no kernel in common, or a bad chart path."""
     if chart_out is not None:
         from ..render import chart as charts
-        charts.check_output(chart_out, [before, after])
+        charts.check_output(chart_out, [before, after], param="chart_out")
     docs, kind = _pair("compare", (before, after))
     return kind.compare(docs, (Path(before), Path(after)), force, chart_out)
 

@@ -203,17 +203,18 @@ class UserKernel:
         return out
 
 
-def check_name(name: str, where: str, remedy: str = "{name} or '// roofline name:'") -> str:
+def check_name(name: str, where: str, remedy: str = "'// roofline name:' or {declare} name=...") -> str:
     """A user kernel's name: 1 to 64 letters, digits and . _ + -, not a ladder kernel's or the
     reference's. Raises UsageError naming `where` and how to choose another (`remedy`, which may
     name the parameter `{name}`)."""
     if not _NAME.fullmatch(name):
         raise UsageError(f"{where}: kernel name {name!r} must be 1 to 64 letters, digits, '.', '_', '+' or '-'; "
-                         f"choose another ({remedy})", "name")
+                         f"choose another ({remedy})", "name", ["declare"])
     taken = {n.lower() for n in BY_NAME} | {REFERENCE}
     if name.lower() in taken:
         what = "the reference" if name.lower() == REFERENCE else "a ladder kernel"
-        raise UsageError(f"{where}: {name!r} is the name of {what}; give your kernel another ({remedy})", "name")
+        raise UsageError(f"{where}: {name!r} is the name of {what}; give your kernel another ({remedy})", "name",
+                         ["declare"])
     return name
 
 

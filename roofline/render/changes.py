@@ -122,14 +122,14 @@ def check_lines(result: Check) -> list[str]:
                      f"({pct(step.slowdown)}; noise {share(d.noise)}, --max-drop {share(result.max_drop)})")
     if result.passed:
         worst = max((g for g in result.kernels if g.slowdown is not None), key=lambda g: g.slowdown, default=None)
-        lines.append(f"check passed: none of {n} matched kernels is {worse} beyond its noise{across}")
+        lines.append(f"gate passed: none of {n} matched kernels is {worse} beyond its noise{across}")
         if worst and worst.slowdown > 0:
             within = " (within its noise)" if worst.slowdown <= worst.delta.noise else ""
             lines.append(f"  the largest slowdown: {worst.delta.label} {pct(worst.slowdown)}{within}")
     elif not failed:  # the step alone
-        lines.append(f"check failed: the step is {pct(step.slowdown)} slower, beyond its noise, though none of "
+        lines.append(f"gate failed: the step is {pct(step.slowdown)} slower, beyond its noise, though none of "
                      f"{n} matched kernels is: the kernels in one file only (above) account for it")
     else:
-        lines.append(f"check failed: {len(failed)} of {n} matched kernels {worse} beyond their noise"
+        lines.append(f"gate failed: {len(failed)} of {n} matched kernels {worse} beyond their noise"
                      f"{across}")
     return lines

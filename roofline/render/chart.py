@@ -17,13 +17,13 @@ FORMATS = ("png", "svg", "pdf")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "*", "p")
 
 
-def check_output(path: Path, inputs=(), html: bool = False) -> str:
+def check_output(path: Path, inputs=(), html: bool = False, param: str = "out") -> str:
     """The format of `path` from its extension (png, svg or pdf). Raises UsageError for another
     extension (naming .html too where the command also writes the interactive report: `html`), a
     path that cannot be written (`files.check_writable`) or one of the `inputs`
-    (`files.check_not_input`)."""
+    (`files.check_not_input`, naming the parameter `param`)."""
     files.check_writable(path)
-    files.check_not_input(path, inputs)
+    files.check_not_input(path, inputs, param=param)
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         also = ", or .html for the interactive report" if html else ""

@@ -305,7 +305,7 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
     swept = [src for doc, src in zip(docs, sources) if doc.sweep]
     if swept:
         raise UsageError(f"{swept[0]} holds a size sweep, which is not merged with other results files; "
-                         "give it alone to {results}", mentions=["results"])
+                         "give it alone")
     kernels = {}
     for doc, src in zip(docs, sources):
         differ = _differences(doc.device, first.device, DEVICE_KEYS + MEASURED_KEYS)
