@@ -1,6 +1,6 @@
 """How roofline starts a Python process of its own, and how that process answers: one protocol for
 every child (the compile server and its one-off compiles, a user's kernel run apart, a graded
-workload, the launch `run --profile` counts, NVIDIA's report reader, `grade --profile`'s call).
+workload, the launch `run --profile` counts, NVIDIA's report reader, a graded `run --profile`'s call).
 
     parent                                          child (`python -m roofline.MODULE`)
     command(MODULE) or command(MODULE, file)        request(): the request, a JSON object

@@ -65,7 +65,6 @@ MERGED = {"grade": "roofline run TARGETS... (grading is run's: run FILE.cu, run 
           "tune": "roofline run --tune [--size N] (the tile search is run's)"}
 
 
-
 def mount(into: typer.Typer, name: str, room) -> None:
     """Mount a command's room (a module with `MOUNT`, the command's Typer settings, and `command`, its
     signature; `RENAMED`, its old flags -> their new spellings, where it has any) as `name`."""

@@ -23,7 +23,7 @@ imported inside functions only, so importing these modules stays cheap.
   graded           a workload's kernel or callable built, checked on several draws, timed, its
                    integrity flags' evidence
   graded_child     each graded workload in a child process (`roofline.child`), and once under ncu
-                   for `grade --profile`
+                   for a graded `run --profile`
   ceilings         what this GPU sustains: DRAM, L2, shared memory, FP32, FP16 tensor (cached per GPU)
   energy           a kernel's energy from NVML's total energy counter, in loops, in rounds
   energy_ceilings  the board's power at several loads, fitted to energy per FLOP and per byte

@@ -1,6 +1,6 @@
 """A workload graded in a process of its own (`python -m roofline.measure.graded_child`), so that
 a kernel's fault or a callable's crash cannot take the other entries down, and once more under
-Nsight Compute for `grade --profile`.
+Nsight Compute for a graded `run --profile`.
 
 The parent writes a request (`roofline.child`: JSON on stdin, or in a file named on the command
 line for the run under ncu): the workload's source (a .cu path, or a callable's

@@ -1,6 +1,6 @@
 """Grade files (`"kind": "grade"`): kernels and callables of any signature, each verified, timed
 and graded against its speed of light (`model.sol`), with its integrity flags
-(`model.integrity`). `roofline schema --grade` prints the JSON Schema.
+(`model.integrity`). `roofline schema grade` prints the JSON Schema.
 
 Per entry: what it computes (`workload`, `sizes`, `work`), how it was checked (`checks`), its
 time (`time_ms`, the median of `timing`), its speed of light (`t_sol_ms` and the `terms` it is the
