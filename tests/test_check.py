@@ -123,7 +123,7 @@ def test_across_gpus_a_measured_roof_on_one_side_does_not_read_as_a_slowdown():
 
 def test_runs_of_different_problems_are_refused_without_offering_a_force_the_gate_lacks():
     r = gate(PLOTS / "sweep-h200.json", PLOTS / "results-h200.json")
-    assert r.exit_code == 2 and "--force" not in r.stderr
+    assert r.exit_code == 2 and "--across-sizes" not in r.stderr and "--force" not in r.stderr
     assert r.stderr.strip() == ("roofline: error: the baseline solves 4096x4096x4096 and the new file "
                                 "8192x8192x8192: a change of problem is no slowdown; check against a baseline "
                                 "of the same problem")

@@ -48,7 +48,7 @@ CASES = {
     # compare, and compare --max-drop (the gate, once check): two runs, two profiles, two grade files
     "compare_same_gpu": (["compare", RESULTS, "{after}", "--json"], 0),
     "compare_across_gpus": (["compare", RESULTS, "{rtx}", "--json"], 0),
-    "compare_different_problems": (["compare", RESULTS, "{small}", "--force", "--json"], 0),
+    "compare_different_problems": (["compare", RESULTS, "{small}", "--across-sizes", "--json"], 0),
     "compare_bf16_runs": (["compare", BF16_RUN1, BF16_RUN2, "--json"], 0),
     "compare_adamw": (["compare", FOREACH, FUSED, "--json"], 0),
     "compare_grades": (["compare", GRADES, "{slow_grades}", "--json"], 0),

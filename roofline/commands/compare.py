@@ -14,7 +14,8 @@ from ..errors import UsageError
 from ..outcome import Outcome
 
 MOUNT = dict(short_help="Compare two results files, kernel by kernel; with --max-drop, fail on a slowdown (CI).")
-RENAMED = {"--out": "--chart FILE draws each kernel's move"}
+RENAMED = {"--out": "--chart FILE draws each kernel's move",
+           "--force": "--across-sizes (compares runs of different problem sizes too; --force is new's: replace a file)"}
 
 
 def command(
@@ -25,7 +26,7 @@ def command(
                                                 "(across GPU models: its fraction of its binding roof)."),
     chart_out: Optional[Path] = typer.Option(None, "--chart", metavar="FILE",
                                              help="Also draw each kernel's move (.png/.svg/.pdf)."),
-    force: bool = typer.Option(False, "--force", help="Compare files of different problem sizes too."),
+    force: bool = typer.Option(False, "--across-sizes", help="Compare runs of different problem sizes too."),
     as_json: bool = typer.Option(False, "--json", help="Print the changes (or the gate's reading) as JSON."),
 ):
     """Per kernel in both files (two profiles, or two runs): the change in time, FLOP/s, bytes per
