@@ -122,9 +122,11 @@ def nvrtc_version() -> tuple[int, int]:
 
         return tuple(nvrtc.getVersion())
     except ImportError:
-        raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
+        raise RunError(f"CuPy is not installed, so nothing compiles offline: {INSTALL_HINT} "
+                       "(without it, `kernels --model-only` gives the traffic model)") from None
     except Exception as exc:  # the NVRTC shared library could not be found or loaded
-        raise RunError(f"NVRTC could not be loaded ({exc}); {INSTALL_HINT}") from None
+        raise RunError(f"NVRTC could not be loaded ({exc}); {INSTALL_HINT} (without it, `kernels --model-only` "
+                       "gives the traffic model)") from None
 
 
 def _unsupported(arch: str) -> RunError:
