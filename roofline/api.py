@@ -47,11 +47,13 @@ def run(kernels: list[str] | None = None, size: int | str | list[str] | None = N
     from .commands import gemm
     from .commands.run import run as run_ladder
 
+    from .model.timing import TimingOptions
+
     users = gemm.user_kernels([Path(p) for p in sources])
     sizes = [str(size)] if isinstance(size, (int, str)) else list(size or [])
     return run_ladder(gemm.gemm_problems(sizes, sweep), Path(out), kernels, sweep=sweep is not None, profile=profile,
-                      sources=users, ladder=not users or bool(kernels), timeout_s=timeout_s, gpu=device, dtype=dtype,
-                      budget_s=budget_s)
+                      sources=users, ladder=not users or bool(kernels), gpu=device, dtype=dtype,
+                      timing=TimingOptions(timeout_s, budget_s))
 
 
 def profile(command: list[str], out: str | Path = DEFAULT_PROFILE, kernel_regex: str | None = None,
@@ -88,6 +90,7 @@ def grade(targets: list[str], out: str | Path = DEFAULT_GRADES, spec: str | Path
     the grade file `out` atomically (what `roofline run TARGETS` does). Raises UsageError for bad
     input before any GPU work, RunError when there is no GPU."""
     from .commands.grade import grade as grade_targets
+    from .model.timing import TimingOptions
 
     return grade_targets(list(targets), Path(out), Path(spec) if spec else None, size, baseline, profile, device,
-                         budget_s, full_clock_share, timeout_s, sweep=sweep)
+                         TimingOptions(timeout_s, budget_s, full_clock_share), sweep=sweep)

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..defaults import DEFAULT_GRADES, DEFAULT_TIMEOUT_S, FULL_CLOCK_SHARE
+from ..defaults import DEFAULT_GRADES
 from ..errors import RunError, UsageError
 from ..outcome import Outcome, Plain
 
 if TYPE_CHECKING:
     from ..model.device import DeviceSpec
+    from ..model.timing import TimingOptions
     from ..progress import Progress
     from ..results.grades import GradeResults
 
@@ -108,18 +109,19 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
     return out
 
 
-def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = None, sizes: list[str] | None = None,
+def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, sizes: list[str] | None = None,
           baseline: str | list[str] | None = None, profile: bool = False, gpu: str | None = None,
-          budget_s: float | None = None, full_clock_share: float = FULL_CLOCK_SHARE,
-          timeout_s: float = DEFAULT_TIMEOUT_S, progress: Progress | None = None,
+          timing: TimingOptions | None = None, progress: Progress | None = None,
           sweep: str | None = None) -> GradeReport:
     """Verify, time and grade each of `targets` (`workloads`) against its speed of light on this
     GPU (`model.sol`, the measured ceilings, cached once measured), each in a process of its own
     (`measure.graded_child`); with `profile`, count one call of each under Nsight Compute; score
     the entries of each workload against `baseline` (one or several, each the name of an entry
     graded here, a grade file whose entry of the same workload gives the time, or a callable
-    MODULE:FUNCTION graded here with the first target's spec). `sweep` ('NAME=V1,V2') grades each at several values of one size. Writes
-    the grade file `out` atomically.
+    MODULE:FUNCTION graded here with the first target's spec). `sweep` ('NAME=V1,V2') grades each
+    at several values of one size. `timing`: each launch's timeout, the budget per entry and the
+    full-clock share (`model.timing.TimingOptions`; its L2 is always flushed). Writes the grade
+    file `out` atomically.
 
     Raises UsageError for bad input before any GPU work, RunError when there is no GPU. An entry
     that fails is kept with its error (`GradeReport.failures`); a reference that fails is a usage
@@ -132,8 +134,8 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     from ..measure.graded_child import grade_in_child, request_for
     from ..results.grades import GradeResults
     progress = progress or Progress()
-    from ..model.timing import check_timing
-    check_timing(timeout_s, budget_s, full_clock_share)
+    from ..model.timing import TimingOptions
+    timing = (timing or TimingOptions()).checked()
     items = workloads(targets, spec, sizes, sweep)
     baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
     by_name: list[str] = []  # entries graded here whose time scores their workload's others
@@ -178,9 +180,10 @@ def grade(targets: list[str], out: Path = DEFAULT_GRADES, spec: Path | None = No
     entries, failures, usage_failures, notes = [], [], [], []
     for w in items:
         progress.step(f"{w.name}: {w.workload_text()}")
-        request = request_for(w, device.pci_bus_id, device.l2_bytes, budget_s, full_clock_share, timeout_s=timeout_s)
+        request = request_for(w, device.pci_bus_id, device.l2_bytes, timing.budget_s, timing.full_clock_share,
+                          timeout_s=timing.timeout_s)
         try:
-            run = grade_in_child(w, request, timeout_s)
+            run = grade_in_child(w, request, timing.timeout_s)
         except UsageError as exc:
             usage_failures.append(f"{w.name}: {exc}")
             from ..measure.graded import GradedRun

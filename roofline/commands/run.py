@@ -20,6 +20,7 @@ from . import tune as tune_room
 from .gemm import _check_autotuned, precision
 
 if TYPE_CHECKING:
+    from ..model.timing import TimingOptions
     from ..ladder.user import UserKernel
     from ..measure import runner
     from ..model.device import DeviceSpec
@@ -125,7 +126,10 @@ def command(
     Examples: roofline run --all; roofline run mine.cu --all; roofline run softmax_online.cu
     softmax_naive.cu --baseline softmax_naive
     """
+    from ..model.timing import TimingOptions
+
     targets = list(targets or [])
+    timing = TimingOptions(timeout, budget, full_clock, l2)
     if all_kernels and kernel:
         raise UsageError("give --all or --kernel NAME, not both")
     if tune:
@@ -163,8 +167,8 @@ def command(
         bar = Bar()
         with bar.bar:
             read_once = {str(t): u.declared for t, u in zip(kernel_files, users)}  # the files read once
-            report = grade_room.grade([read_once.get(t, t) for t in targets], graded_out, spec, size, baseline, profile, device, budget, full_clock,
-                                      timeout, progress=bar, sweep=sweep)
+            report = grade_room.grade([read_once.get(t, t) for t in targets], graded_out, spec, size, baseline,
+                                      profile, device, timing, progress=bar, sweep=sweep)
         present(grade_room.view(report, graded_out), as_json)
         return
     problems = gemm.gemm_problems(size, sweep)
@@ -175,9 +179,8 @@ def command(
     with bar.bar:
         report = run(problems, out, kernel, sweep=sweep is not None, profile=profile, refresh=refresh,
                      autotuned_tile=autotuned_tile, progress=bar, sources=users,
-                     ladder=not users or all_kernels or bool(kernel), timeout_s=timeout,
-                     ragged=not no_ragged, gpu=device, l2=l2, ladder_kind=ladder_kind, dtype=dtype,
-                     budget_s=budget, energy=energy, full_clock_share=full_clock)
+                     ladder=not users or all_kernels or bool(kernel), ragged=not no_ragged, gpu=device,
+                     ladder_kind=ladder_kind, dtype=dtype, energy=energy, timing=timing)
     present(view(report, out, sweep=sweep is not None), as_json)
 
 
@@ -196,30 +199,28 @@ class RunReport:
 def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sweep: bool = False,
         profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
         progress: Progress | None = None, sources: list[UserKernel] | None = None, ladder: bool = True,
-        timeout_s: float = DEFAULT_TIMEOUT_S, ragged: bool = True, gpu: str | None = None,
-        l2: str = "cold", ladder_kind: str | None = None, dtype: str | None = None,
-        budget_s: float | None = None, energy: bool = False, full_clock_share: float = FULL_CLOCK_SHARE) -> RunReport:
+        ragged: bool = True, gpu: str | None = None, ladder_kind: str | None = None, dtype: str | None = None,
+        energy: bool = False, timing: TimingOptions | None = None) -> RunReport:
     """Compile, verify against cuBLAS and time the ladder (or the `kernels` named; none when
     `ladder` is False) and the user's kernels in `sources` on this GPU for each of `problems`,
     with the measured ceilings (cached unless `refresh`) and, with `profile`, Nsight Compute's
     counts for the last problem; write the results atomically to `out`.
 
-    Each user kernel runs in a process of its own (`measure.isolated`): a launch over `timeout_s`
-    seconds or a CUDA fault ends that process only, and with `ragged` it is first verified at a
+    Each user kernel runs in a process of its own (`measure.isolated`): a launch over
+    `timing.timeout_s` seconds or a CUDA fault ends that process only, and with `ragged` it is first verified at a
     shape that is no multiple of its tiles. `gpu` is the GPU (nvidia-smi index or PCI bus id;
     default CUDA's first). `autotuned_tile` ('128,128,16,4,8') overrides the autotuned kernel's
-    tile, which is otherwise this GPU's tuned or built-in winner (`ladder.tiles.resolve`). `l2`:
-    'cold' flushes the L2 before every timed launch (outside the timed interval), 'warm' leaves
-    it; the results record which. `ladder_kind` ('fp32' or 'tensor') and `dtype` pick the ladder
+    tile, which is otherwise this GPU's tuned or built-in winner (`ladder.tiles.resolve`).
+    `timing.l2`: 'cold' flushes the L2 before every timed launch (outside the timed interval),
+    'warm' leaves it; the results record which. `ladder_kind` ('fp32' or 'tensor') and `dtype` pick the ladder
     and the precision (`precision`); every problem and user kernel runs in that precision.
-    The kernels and cuBLAS are timed together in rounds (`measure.rounds`) within `budget_s`
-    seconds per problem (default: half a second per kernel), samples below `full_clock_share`
-    of the run's top clock marked throttled; with `energy`, each one's joules per launch are
+    The kernels and cuBLAS are timed together in rounds (`measure.rounds`) within
+    `timing.budget_s` seconds per problem (default: half a second per kernel), samples below
+    `timing.full_clock_share` of the run's top clock marked throttled; with `energy`, each one's joules per launch are
     measured too (loops of its launches in rounds, `measure.energy.measure_rounds`).
     Raises UsageError for bad input and RunError when there is no GPU, before any GPU work."""
     from ..progress import Progress
     from ..results.schema import Skipped
-    from ..model.timing import check_l2
     from ..results import convert
     from ..ladder import families
     from .. import files
@@ -238,9 +239,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     _check_autotuned(autotuned_tile, dtype)
     if autotuned_tile is not None:
         tiles.resolve(None, autotuned_tile)  # the tile is checked before any GPU work
-    check_l2(l2)
-    from ..model.timing import check_timing
-    check_timing(timeout_s, budget_s, full_clock_share)
+    from ..model.timing import TimingOptions
+    timing = (timing or TimingOptions()).checked()
     for p in problems:
         p.validate()
         for user in sources:
@@ -257,10 +257,10 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     progress.expect(1)
     progress.step("DRAM and FP32 ceilings" + (": measuring" if refresh else " (cached once measured)"))
     device = ceilings.measure(device, refresh).attach(device)
-    outputs = [runner.run(specs, p, device, progress, l2=l2, budget_s=budget_s, energy=energy,
-                          full_clock_share=full_clock_share) for p in problems]
+    outputs = [runner.run(specs, p, device, progress, l2=timing.l2, budget_s=timing.budget_s, energy=energy,
+                          full_clock_share=timing.full_clock_share) for p in problems]
     if sources:
-        outputs = _run_users(outputs, sources, device, timeout_s, ragged, progress, l2)
+        outputs = _run_users(outputs, sources, device, timing.timeout_s, ragged, progress, timing.l2)
     doc = collect.from_sweep(outputs, device, skipped) if sweep else collect.from_run(outputs[0], device, skipped)
     notes = [s.reason for s in skipped] + [n for u in sources for n in u.launch_notes(problems[-1])]
     notes += list(dict.fromkeys(n for o in outputs for n in o.notes))  # what NVML could not say, once

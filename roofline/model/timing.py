@@ -259,3 +259,23 @@ def check_timing(timeout_s: float, budget_s: float | None, full_clock_share: flo
     if not MIN_FULL_CLOCK_SHARE <= full_clock_share <= 1:
         raise UsageError(f"{{full_clock}} must be a share of the top clock from {MIN_FULL_CLOCK_SHARE:g} to 1, "
                          f"got {full_clock_share:g}", "full_clock")
+
+
+@dataclass(frozen=True)
+class TimingOptions:
+    """How a run times what it runs, as `run` takes it: a launch stopped after `timeout_s` seconds,
+    rounds within `budget_s` seconds (None: half a second per kernel, `rounds`), samples below
+    `full_clock_share` of the top clock marked throttled, the L2 flushed before every timed launch
+    (`l2` 'cold') or left as the previous launch left it ('warm'). `checked()` refuses a value out
+    of range (`check_timing`, `check_l2`) before any GPU work."""
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    budget_s: float | None = None
+    full_clock_share: float = FULL_CLOCK_SHARE
+    l2: str = "cold"
+
+    def checked(self) -> TimingOptions:
+        """These options, each in its range; UsageError naming the one that is not."""
+        check_timing(self.timeout_s, self.budget_s, self.full_clock_share)
+        check_l2(self.l2)
+        return self
