@@ -232,13 +232,12 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     sources = list(sources or [])
     families.check_names(kernels)
     dtype = precision(ladder_kind, dtype, sources)
-    if ladder:
-        families.select(kernels, None, dtype)  # a kernel of the other ladder is refused before any GPU work
+    # the ladder's entries, a kernel of the other ladder refused, and a flag's tile parsed: before any GPU work
+    specs = families.select(kernels, None, dtype) if ladder else []
     problems = [replace(p, dtype=dtype) for p in problems]
     sources = [replace(u, dtype=dtype) for u in sources]
     _check_autotuned(autotuned_tile, dtype)
-    if autotuned_tile is not None:
-        tiles.resolve(None, autotuned_tile)  # the tile is checked before any GPU work
+    flag_tile = tiles.resolve(None, autotuned_tile) if autotuned_tile is not None else None
     from ..model.timing import TimingOptions
     timing = (timing or TimingOptions()).checked()
     for p in problems:
@@ -249,8 +248,9 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     if gpu is not None:
         nvml.select_gpu(gpu)
     device = runner.preflight(max(problems, key=lambda p: p.device_bytes))
-    autotuned = tiles.resolve(device.name, autotuned_tile) if dtype == "fp32" else None
-    specs = families.select(kernels, autotuned, dtype) if ladder else []
+    if dtype == "fp32":  # the autotuned kernel at the flag's tile, else this GPU's tuned or built-in one
+        autotuned = flag_tile or tiles.resolve(device.name)
+        specs = [autotuned if s.name == families.TUNABLE else s for s in specs]
     skipped = [Skipped(name=s.name, reason=s.family.unavailable_reason(device.arch))
                for s in specs if not s.family.runs_on(device.compute_capability)]
     specs = [s for s in specs if s.family.runs_on(device.compute_capability)]
