@@ -19,13 +19,16 @@ from .defaults import DEFAULT_GRADES, DEFAULT_PROFILE, DEFAULT_RESULTS, DEFAULT_
 
 if TYPE_CHECKING:
     from .commands.grade import GradeReport
+    from .results.grades import GradeResults
+    from .results.profile import ProfileResults
+    from .results.schema import Results
     from .commands.profile import ProfileReport
     from .commands.run import RunReport
 
 __all__ = ["read", "run", "profile", "import_report", "grade"]
 
 
-def read(path: str | Path):
+def read(path: str | Path) -> Results | ProfileResults | GradeResults:
     """The results, profile or grade file at `path`, read, checked and migrated to the current
     schema (its `read_notes` say what a migration filled in). Raises UsageError for a file that is
     missing, unreadable, invalid or of no kind roofline writes."""
