@@ -34,7 +34,7 @@ RENAMED = {"--source": "give your kernel files as arguments: roofline kernels FI
 
 
 def command(
-    sources: Optional[list[Path]] = typer.Argument(None, metavar="[FILE.cu]...",
+    sources: Optional[list[Path]] = typer.Argument(None, metavar="FILE.cu...",
                                                    help="List your own kernels instead of the ladder."),
     size: Optional[list[str]] = typer.Option(None, "--size", metavar="N|NAME=VALUE",
                                              help=f"The problem's size, square (default {DEFAULT_SIZE}): N, or M=, N= "

@@ -43,7 +43,7 @@ RENAMED = {"--m": "--size M=VALUE (with N=VALUE and K=VALUE; --size N alone for 
 
 def command(
     targets: Optional[list[str]] = typer.Argument(
-        None, metavar="[TARGETS]...",
+        None, metavar="TARGETS...",
         help="Your kernels and callables (none: the ladder): a GEMM kernel FILE.cu (its launch declared by '// roofline "
              "KEY: VALUE' lines or --declare; beside the ladder with --all or --kernel); a kernel of any signature "
              "FILE.cu (declared by '// roofline arg:' lines) or a callable MODULE:FUNCTION or FILE.py:FUNCTION (with "
