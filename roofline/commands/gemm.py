@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
 
 from ..defaults import DEFAULT_SIZE
 from ..errors import UsageError
@@ -17,16 +16,9 @@ if TYPE_CHECKING:
     from ..model.problem import Problem
 
 
-# The launch-description flags of `run` and `kernels`, named as the keys of a kernel file's header.
-LAUNCH = {key: typer.Option(None, f"--{key}", metavar=metavar, help=text) for key, metavar, text in (
-    ("entry", "NAME", "Your kernel's __global__ function, or a template expression like my_sgemm<64,8>."),
-    ("block", "T|X,Y[,Z]", "Threads per block: T, or X,Y or X,Y,Z."),
-    ("grid", "EXPR", "Blocks per dimension from M, N, K, e.g. 'cdiv(N,64),cdiv(M,64)' (cdiv, + - * //, integers)."),
-    ("dynamic-smem", "BYTES", "Dynamic shared memory per block, bytes (default 0)."),
-    ("tile", "BMxBNxBK", "Block tile BMxBNxBK, for the traffic model (without it: no model)."),
-    ("thread-tile", "TMxTN", "Thread tile TMxTN, for the model's shared-memory level."),
-    ("name", "NAME", "Your kernel's name in tables and charts (default: the file's name)."),
-)}
+# What `--declare KEY=VALUE` sets: the launch keys of a GEMM kernel file's '// roofline KEY: VALUE' lines
+# (`ladder.user.KEYS` but its precision, which `--dtype` sets).
+DECLARE_KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
 
 
 def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) -> list[UserKernel]:
@@ -95,8 +87,6 @@ def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
     if autotuned_tile is not None and dtype != "fp32":
         raise UsageError("{autotuned_tile} applies to the FP32 ladder's autotuned kernel", "autotuned_tile")
 
-
-DECLARE_KEYS = tuple(LAUNCH)  # what --declare KEY=VALUE sets, as a kernel file's '// roofline KEY:' lines
 
 
 def declared(items: list[str] | None) -> dict[str, str | None]:

@@ -32,13 +32,12 @@ if TYPE_CHECKING:
 
 
 MOUNT = dict(short_help="Compile, verify, time and model the GEMM ladders, your kernels and callables on this GPU.")
-_LAUNCH_KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
 RENAMED = {"--m": "--size M=VALUE (with N=VALUE and K=VALUE; --size N alone for M = N = K)",
            "--n": "--size N=VALUE (with M=VALUE and K=VALUE; --size N alone for M = N = K)",
            "--k": "--size K=VALUE (with M=VALUE and N=VALUE; --size N alone for M = N = K)",
            "--sizes": "--sweep LIST (sizes N or shapes MxNxK, or one size's values: K=1024,16384)",
            "--source": "give your kernel files as arguments: roofline run FILE.cu (beside the ladder: --all)",
-           **{f"--{key}": f"--declare {key}=VALUE" for key in _LAUNCH_KEYS}}
+           **{f"--{key}": f"--declare {key}=VALUE" for key in gemm.DECLARE_KEYS}}
 
 
 def command(
