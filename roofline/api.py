@@ -1,5 +1,5 @@
 """roofline as a library: what a Python program asks of it, by its own parameters (a usage
-error names them as passed: `max_drop`, `out`), each returning typed data and writing nothing it
+error names them as passed: `size`, `out`), each returning typed data and writing nothing it
 was not told to. The command line's rooms (`roofline.commands`) do the same work for the terminal.
 
     import roofline
@@ -49,7 +49,6 @@ def run(kernels: list[str] | None = None, size: int | str | list[str] | None = N
     Compute. Writes `out` atomically. Raises UsageError for bad input, RunError when there is no GPU."""
     from .commands import gemm
     from .commands.run import run as run_ladder
-
     from .model.timing import TimingOptions
 
     users = gemm.user_kernels([Path(p) for p in sources])
