@@ -14,6 +14,7 @@ from .ladder.user import UserKernel
 from .measure.runner import KernelRun, RunOutput
 from .measure.tuning import TuneOutcome
 from .model.device import DeviceSpec
+from .model.dram import usable_l2_bytes
 from .model.problem import Problem
 from .model.timing import Timing, paired
 from .model.units import gflops
@@ -34,16 +35,21 @@ from .results.schema import (
 )
 
 
-def kernel_record(r: KernelRun, reference: Timing, problem: Problem, sm_count: int,
+def kernel_record(r: KernelRun, reference: Timing, problem: Problem, device: DeviceSpec,
                   by_template: bool = False) -> KernelRecord:
     """One kernel's record: its compiled, verified and timed parts (null where it stopped short),
     named by the ladder name or, `by_template`, by its template expression; a user kernel's with
     its launch description and its check at the ragged shape; the waves its grid takes on
-    `sm_count` SMs at its occupancy (`model.waves`); its percentage of the `reference` from the
+    `device`'s SMs at its occupancy (`model.waves`), and the DRAM bytes its model gives for those
+    waves and the device's L2 (`model.dram`); its percentage of the `reference` from the
     rounds they were timed in together (`model.timing.paired`), else from the two medians."""
     c, v, t = r.compiled, r.verification, r.timing
     problem_flops = problem.flops
-    waves = waves_of(r.spec.tile_grid(problem), sm_count, c.occupancy.active_blocks_per_sm) if c else None
+    waves = waves_of(r.spec.tile_grid(problem), device.sm_count, c.occupancy.active_blocks_per_sm) if c else None
+    figures, traffic = r.figures, r.spec.model
+    if figures is not None and traffic is not None and waves is not None and device.l2_bytes:
+        figures = traffic.with_dram(figures, problem, waves.block_slots,
+                                    usable_l2_bytes(device.l2_bytes, device.compute_capability))
     user = isinstance(r.spec, UserKernel)
     ragged = None
     if r.ragged is not None:
@@ -66,7 +72,7 @@ def kernel_record(r: KernelRun, reference: Timing, problem: Problem, sm_count: i
         error=r.error,
         gflops=gflops(problem_flops, t.median_ms) if t else None, time_ms=t.median_ms if t else None,
         pct_of_reference=_pct(t, reference) if t else None, timing=t,
-        sm_clock_mhz_before_after=list(r.sm_clock_mhz), energy=r.energy, model=r.figures,
+        sm_clock_mhz_before_after=list(r.sm_clock_mhz), energy=r.energy, model=figures,
         source=r.spec.describe() if user else None, ragged=ragged, waves=waves,
     )
 
@@ -103,7 +109,7 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
         reference=Reference(gflops=gflops(p.flops, ref_ms), time_ms=ref_ms, timing=out.reference,
                             via=PRECISIONS[p.dtype].reference, tf32=p.dtype == "tf32",
                             sm_clock_mhz_before_after=list(out.reference_clock_mhz), energy=out.reference_energy),
-        kernels=[kernel_record(r, out.reference, p, (device or out.device).sm_count, by_template)
+        kernels=[kernel_record(r, out.reference, p, device or out.device, by_template)
                  for r in out.kernels],
         skipped=skipped or [],
         l2=out.l2,

@@ -1,11 +1,14 @@
 """The traffic model, roofs, floors and verdicts against the worked numbers of seed lesson 000
 and the H200's NVML readings."""
 
+from dataclasses import replace
+
 import pytest
 
 from roofline.errors import UsageError
 from roofline.ladder.families import BY_NAME
 from roofline.model.device import from_preset
+from roofline.model.dram import usable_l2_bytes
 from roofline.model.problem import Problem
 from roofline.model.roofs import (
     Roofs,
@@ -55,14 +58,22 @@ def test_seed_rtx5080_floors_and_ridge():
     dev = from_preset("rtx 5080")
     assert dev.peak_fp32_gflops == pytest.approx(56_276, rel=1e-4)  # 10752 cores x 2 x 2.617 GHz
     assert dev.ridge_point == pytest.approx(58.6, abs=0.05)
-    v = verdict(fig("register_tiling_2d"), dev.roofs, 6.996, measured=False, levels=("DRAM",))
+    # The seed reads the 4.29 GB of GMEM requests against DRAM: 4.47 ms, "1.56 times off" at 6.996 ms.
+    assert ms_at(fig("register_tiling_2d").gmem_bytes, dev.peak_dram_gbps) == pytest.approx(4.47, abs=0.005)
+    # Those requests are the L2's (no L2 roof is known for the RTX 5080: no floor there); DRAM serves
+    # what the waves fetch. 84 SMs x 2 blocks: 168 tiles at once, 5.25 rows of 32 tiles; each of the
+    # 7 waves needs 76 MiB of panels, more than the 32 MiB half of the 64 MiB L2, so B comes again
+    # for every wave (6 x 32 + 16 panels of 2 MiB), each row's A once and again for the 5 rows two
+    # waves share (37 panels), C once (64 MiB): 554 MiB, 0.605 ms at 960 GB/s.
+    f = BY_NAME["register_tiling_2d"].spec().model.with_dram(fig("register_tiling_2d"), CUBE, 168, usable_l2_bytes(dev.l2_bytes, dev.compute_capability))
+    assert f.dram_bytes == 554 * 2**20
+    v = verdict(f, dev.roofs, 6.996, measured=False, levels=("DRAM", "L2"))
     assert v.floor("FP32").floor_ms == pytest.approx(2.44, abs=0.005)
-    assert v.floor("DRAM").floor_ms == pytest.approx(4.47, abs=0.005)
-    assert v.binding.level == "DRAM"
-    assert v.times_floor == pytest.approx(1.56, abs=0.01)  # seed: "1.56 times off"
-    # The naive kernel's memory floor: 549.8 GB at 960 GB/s is 573 ms.
-    naive = verdict(fig("naive"), dev.roofs, measured=False, levels=("DRAM",))
-    assert naive.floor("DRAM").floor_ms == pytest.approx(572.7, abs=0.1) and naive.times_floor is None
+    assert v.floor("DRAM").floor_ms == pytest.approx(554 * 2**20 / 960e6, rel=1e-9) and v.floor("L2") is None
+    assert v.binding.level == "FP32" and v.times_floor == pytest.approx(2.87, abs=0.01)
+    # Without the blocks at once, no DRAM bytes are modelled: no DRAM floor, not a guess.
+    naive = verdict(fig("naive"), dev.roofs, measured=False, levels=("DRAM", "L2"))
+    assert naive.floor("DRAM") is None and naive.binding.level == "FP32" and naive.times_floor is None
     # The sloped roof at AI 32 is 32 x 960 = 30,720 GFLOP/s.
     assert attainable_gflops(32, dev.peak_fp32_gflops, dev.peak_dram_gbps) == pytest.approx(30_720)
 
@@ -114,10 +125,14 @@ def test_hierarchical_verdict_uses_measured_roofs_and_counted_bytes():
     # serve 0.34375 B per multiply-add (a warp of 2 x 16 thread tiles of 8 x 8 reads 2*8 + 16*8
     # words per step of K for 32*64 results: 4*144/2048 = 0.28125 B, plus the tile stores
     # 4*(1/128 + 1/128) = 0.0625 B), 23.62 GB at 33.45 TB/s: 0.706 ms; 4.29 GB at 4257 GB/s, 1.009 ms.
-    v = verdict(fig("register_tiling_2d"), ROOFS, 4.665)
+    # The 4.29 GB of GMEM requests are the L2's: 0.280 ms at 15,354 GB/s; the 408.9 MB its waves fetch
+    # (`test_dram.py`) are DRAM's: 0.0961 ms at 4257 GB/s.
+    f = replace(fig("register_tiling_2d"), dram_bytes=408_944_640)
+    v = verdict(f, replace(ROOFS, l2_gbps=15_354.336), 4.665)
     assert v.floor("FP32").floor_ms == pytest.approx(2.2168, abs=1e-4) and v.floor("FP32").roof.measured
     assert v.floor("SMEM").floor_ms == pytest.approx(0.34375 * 4096**3 / 33_454.08e9 * 1e3) == pytest.approx(0.7061, abs=1e-4)
-    assert v.floor("DRAM").floor_ms == pytest.approx(1.0089, abs=1e-4)
+    assert v.floor("L2").floor_ms == pytest.approx(0.2797, abs=1e-4) and not v.floor("L2").roof.measured
+    assert v.floor("DRAM").floor_ms == pytest.approx(0.0961, abs=1e-4)
     assert v.binding.level == "FP32" and v.times_floor == pytest.approx(4.665 / 2.2168, rel=1e-4)
     # The 32x32 shared-memory kernel: each thread reads 2K floats per result (549.8 GB), but a warp
     # (one row of 32 threads) reads one A word, broadcast, and 32 B words per step: 4*33/32 B,
@@ -140,6 +155,8 @@ def test_intensities_per_level():
     assert pts["L2 (counted)"] == pytest.approx(137.439e9 / 4.42e9, rel=1e-4)
     assert pts["DRAM (counted)"] == pytest.approx(343.6, abs=0.1)
     assert list(intensities(fig("naive"))) == ["GMEM (model)"]
+    with_dram = intensities(replace(fig("register_tiling_2d"), dram_bytes=408_944_640))
+    assert with_dram["DRAM (model)"] == pytest.approx(137.439e9 / 408.94e6, rel=1e-4)  # 336 FLOP/B
 
 
 def test_problem_checks():

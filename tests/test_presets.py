@@ -69,22 +69,27 @@ def _kernels_json(size):
     return {k["name"]: k for k in json.loads(r.stdout)["kernels"]}, json.loads(r.stdout)["notes"]
 
 
-def test_kernels_sets_the_dram_floor_aside_where_a_b_and_c_fit_in_l2():
-    # 1024^3 on the H200: A, B and C are 12 MB; naive's modelled 8.59 GB of re-reads (1.79 ms at
-    # 4.8 TB/s) are L2 hits, so no kernel is memory-bound (they were: naive, gmem_coalescing, smem_tiling).
-    rows, notes = _kernels_json(1024)
-    assert all(k["floors"]["binding"] == "compute" for k in rows.values())
-    naive = rows["naive"]["floors"]
-    assert naive["memory_floor_aside"] == "L2"
-    assert naive["memory_floor_ms"] == pytest.approx(8.59e9 / 4.8e12 * 1e3, rel=1e-3)
-    assert any("fit in the H200's 60 MB L2" in n for n in notes)
-
-
-def test_kernels_keeps_the_dram_floor_where_they_do_not_fit():
+def test_kernels_reads_each_level_against_its_own_roof():
+    # 4096^3 on the H200, theoretical roofs: naive's 550 GB of GMEM requests are its L1's (set aside at
+    # the L2); its 32-byte sectors, 33 B per multiply-add (2.27 TB), take 67.8 ms on the 33,454 GB/s
+    # shared-memory data path and bind. register_tiling_2d's 4.29 GB of requests take 0.280 ms at the
+    # L2's 15,354 GB/s; FP32 (2.05 ms) binds. --model-only has no occupancy: no DRAM bytes, no DRAM floor.
     rows, notes = _kernels_json(4096)
-    assert rows["naive"]["floors"]["binding"] == "memory"
-    assert rows["naive"]["floors"]["memory_floor_aside"] is None
-    assert not any("fit in the" in n for n in notes)  # no "A, B and C fit in the L2" note
+    naive = rows["naive"]["floors"]
+    assert naive["binding_level"] == "L1" and naive["binding"] == "memory" and naive["set_aside"] == {"L2": "L1"}
+    assert naive["memory_floor_ms"] == pytest.approx(33 * 4096**3 / 33_454.08e6, rel=1e-6)
+    rt2d = rows["register_tiling_2d"]["floors"]
+    assert rt2d["binding_level"] == "FP32" and rt2d["binding"] == "compute"
+    assert rt2d["levels_ms"]["L2"] == pytest.approx(4.294967296e9 / 15_354.336e6, rel=1e-6)
+    assert "DRAM" not in rt2d["levels_ms"] and rows["register_tiling_2d"]["model"]["dram_bytes"] is None
+    assert any("no occupancy, and the DRAM bytes follow from the blocks that run at once" in n for n in notes)
+    assert not any("fit in the" in n for n in notes)  # 192 MB: no "A, B and C fit in the L2" note
+
+
+def test_kernels_says_when_a_b_and_c_fit_in_l2():
+    # 1024^3: A, B and C are 12 MB, in the H200's 60 MB L2: DRAM serves the compulsory bytes alone.
+    rows, notes = _kernels_json(1024)
+    assert any("fit in the H200's 60 MB L2: DRAM serves only the compulsory bytes" in n for n in notes)
 
 
 def test_the_h200_preset_has_the_l2_the_h200_reported():

@@ -149,7 +149,7 @@ def test_hopper_only_rungs_are_left_out_on_other_gpus_and_the_reference_keeps_it
     for name in ("wgmma_tma", "wgmma_ws", "wgmma_persistent", "wgmma_by_shape"):
         assert a100[name].left_out == "uses Hopper's wgmma and TMA (sm_90a only); not run on sm_80"
         assert a100[name].estimate_ms is None and h100[name].left_out is None and h100[name].estimate_ms
-    assert a100["mma_pipeline"].left_out is None and a100["mma_pipeline"].level == "DRAM"
+    assert a100["mma_pipeline"].left_out is None and a100["mma_pipeline"].level == "BF16 tensor"
     assert "cublas (the reference) has no bytes or launch recorded: projected from its BF16 tensor floor alone" \
         in p.notes
 

@@ -138,11 +138,14 @@ def test_the_tensor_ladder_is_listed_against_its_tensor_roof():
     assert list(rows) == ["mma_sync", "mma_ldmatrix", "mma_pipeline", "wgmma_tma", "wgmma_ws", "wgmma_persistent",
                           "wgmma_by_shape"]
     ws = rows["wgmma_ws"]["floors"]
-    # The preset's datasheet figures: 1.611 GB at 4,800 GB/s = 0.3355 ms; 137.4 GFLOP at the BF16
-    # tensor roof, 132 SMs x 4,096 FLOP/clock x 1,830 MHz = 989,430 GFLOP/s: 0.1389 ms.
-    assert ws["memory_floor_ms"] == pytest.approx(1.610612736e9 / 4800e9 * 1e3, rel=1e-9)
+    # The preset's datasheet figures: the 4.29 GB the banks serve take 0.1284 ms at 33,454 GB/s, the
+    # 1.611 GB of GMEM requests 0.1049 ms at the L2's 15,354 GB/s; 137.4 GFLOP at the BF16 tensor
+    # roof, 132 SMs x 4,096 FLOP/clock x 1,830 MHz = 989,430 GFLOP/s: 0.1389 ms, which binds.
+    assert ws["memory_floor_ms"] == pytest.approx(4.294967296e9 / 33_454.08e9 * 1e3, rel=1e-9)
+    assert ws["memory_level"] == "SMEM"
+    assert ws["levels_ms"]["L2"] == pytest.approx(1.610612736e9 / 15_354.336e9 * 1e3, rel=1e-9)
     assert ws["compute_floor_ms"] == pytest.approx(2 * MNK / 989_429.76e9 * 1e3, rel=1e-6)
-    assert ws["binding"] == "memory"
+    assert ws["binding"] == "compute" and ws["binding_level"] == "BF16 tensor"
     r = CliRunner().invoke(app, ["kernels", "--dtype", "tf32", "--gpu", "h200", "--model-only"])
     assert r.exit_code == 0 and "TF32 tensor ms" in r.stdout and "tensor-core ladder, TF32" in r.stdout
 

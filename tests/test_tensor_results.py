@@ -19,7 +19,7 @@ from roofline import documents
 from roofline.errors import UsageError
 from roofline.model.problem import Problem
 from roofline.model.traffic import TrafficModel
-from roofline.render.tables import run_tables, verdict_lines
+from roofline.render.tables import ceiling_lines, run_tables, verdict_lines
 from roofline.results import store
 
 BF16 = FIXTURES / "results-h200-bf16.json"
@@ -66,14 +66,24 @@ def test_floors_are_read_against_the_bf16_tensor_roof_not_fp32():
     tensor = plain.floor("BF16 tensor")
     assert tensor.floor_ms == pytest.approx(flops / (peak * 1e6) / busy) and not tensor.roof.measured
     assert not tensor.counted  # 2*M*N*K from the model, not counted by Nsight Compute
-    # AI 85.3 FLOP/B is below the BF16 ridge (989,430 / 4,814 = 205.5 FLOP/B): the DRAM floor of the
-    # model's GMEM bytes is the higher one, and the kernel beats it (L2 serves the re-reads)
-    dram = plain.floor("DRAM")
-    assert dram.floor_ms == pytest.approx(k.model.gmem_bytes / (doc.device.peak_dram_gbps * 1e6) / busy)
-    assert plain.binding.level == "DRAM" and plain.times_floor < 1
-    # the hierarchical reading: the measured BF16 ceiling (cuBLAS's FP16 product, one rate for both)
+    # AI 85.3 FLOP/B is below the BF16 ridge over DRAM (989,430 / 4,814 = 205.5 FLOP/B), but the GMEM
+    # bytes are the L2's requests: at its 15,354 GB/s they take 0.1049 ms, and the 4.29 GB the banks
+    # serve 0.1284 ms at 33,454 GB/s; the tensor roof's 0.1389 ms binds. The file read alone (no
+    # kernel families) has no DRAM bytes modelled: no DRAM floor.
+    l2, smem = plain.floor("L2"), plain.floor("SMEM")
+    assert l2.floor_ms == pytest.approx(k.model.gmem_bytes / (doc.device.peak_l2_gbps * 1e6) / busy)
+    assert smem.floor_ms == pytest.approx(4.294967296e9 / 33_454.08e6 / busy)
+    assert plain.floor("DRAM") is None and plain.binding.level == "BF16 tensor" and plain.times_floor > 1
+    # the hierarchical reading: the measured BF16 ceiling (cuBLAS's FP16 product, one rate for both),
+    # raised to the best rate the file saw on the SMs a grid kept busy, which went past it
     found = doc.verdict(k).floor("BF16 tensor")
-    assert found.roof.measured and found.roof.value == doc.device.measured_peaks_gflops["fp16_tensor"]
+    best = max(x.gflops / x.waves.utilization for x in doc.kernels if x.timed)
+    [raised] = [b for b in doc.beaten if b.level == "BF16 tensor"]
+    assert raised.measured == doc.device.measured_peaks_gflops["fp16_tensor"] == pytest.approx(760_802.4, abs=0.1)
+    # cuBLAS BF16 ran 769,535 GFLOP/s in this run, above the kernels' best (714,745 on their busy SMs)
+    assert raised.by == "cuBLAS" and raised.seen == doc.reference.gflops == pytest.approx(769_535, abs=1)
+    assert best == pytest.approx(714_745, abs=1)
+    assert found.roof.measured and found.roof.value == raised.used == raised.seen
 
 
 def test_an_fp32_run_reads_as_before():
@@ -123,12 +133,14 @@ def test_show_names_the_precision_and_its_roof():
                             "989,430 GFLOP/s, DRAM 4,814 GB/s; measured 760,802 GFLOP/s, 4,282 GB/s)")
     lines = verdict_lines(doc)
     ws = next(line for line in lines if line.startswith("wgmma_ws:"))
-    assert "BF16 tensor roof (measured): 1.06x its floor of 0.186 ms (94 % of that roof)" in ws
+    assert ws.startswith("wgmma_ws: BF16 tensor-bound (measured); 1.08x its floor of 0.184 ms (93 % of that ceiling)")
     assert next(line for line in lines if line.startswith("wgmma_by_shape (128x256 block tile):"))
     assert not any("FP32" in line for line in lines)
     r = CliRunner().invoke(app, ["show", str(BF16)])
     assert r.exit_code == 0 and "bf16 tensor" not in r.stdout.split("\n")[0]
-    assert "dram 0.57" in r.stdout  # wgmma_ws's plain reading: under the DRAM floor of its model bytes
+    # wgmma_ws's theoretical reading: 0.1389 ms of BF16 work over the 88 % of the GPU its grid keeps busy
+    # binds (its L2 requests take 0.105 ms, its SMEM bytes 0.128 ms); it ran 1.38x that
+    assert "bf16 tensor 1.38" in r.stdout
 
 
 def test_show_of_two_precisions_prints_each_and_json_a_list():
@@ -175,7 +187,9 @@ def test_the_two_ladder_chart_reads_each_kernel_against_its_own_roof():
     ax = fig.axes[0]
     flat = sorted({round(y) for line in ax.lines if len(set(line.get_ydata())) == 1 and len(line.get_ydata()) == 2
                    for y in line.get_ydata()})
-    assert {66908, 61874, 989430, 753834} <= set(flat)  # FP32 and BF16 tensor, theoretical and measured
+    # FP32 and BF16 tensor, theoretical and measured (BF16's raised to what the file saw: `Results.roofs`)
+    assert {66908, 61874, 989430, round(docs[1].roofs.roof("BF16 tensor").value)} <= set(flat)
+    assert 753834 not in flat and round(docs[1].roofs.roof("BF16 tensor").value) > 753834
     listed = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "wgmma_ws  693,086 GFLOP/s (70 % of BF16 tensor), 168 regs, occupancy 18.8 %" in listed
     assert "split_k  48,769 GFLOP/s (73 % of FP32), 218 regs, occupancy 12.5 %" in listed
@@ -192,14 +206,16 @@ def test_the_html_report_of_a_tensor_run_has_its_roof(tmp_path):
     assert report.title == "NVIDIA H200: GEMM 4096x4096x4096 BF16 (TN, FP32 accumulate)"
 
 
-def test_a_floor_of_counted_bytes_beaten_blames_the_bandwidth_ceiling_not_the_byte_count():
-    """wgmma_ws at 4096^3 counted 1.61 GB through L2 in 0.198 ms (8.1 TB/s), above the measured
-    L2 ceiling (7,322 GB/s): the bytes are Nsight Compute's own, so the ceiling is what is low."""
+def test_counted_bytes_past_a_measured_ceiling_say_the_ceiling_is_low():
+    """wgmma_ws at 4096^3 counted 1.61 GB through L2 in 0.198 ms (8.1 TB/s; 8.4 TB/s on the 97 % of
+    the GPU its grid kept busy), above the measured L2 ceiling (7,322 GB/s): the bytes are Nsight Compute's own, so the
+    ceiling is what is low; the verdicts read the theoretical L2, and the BF16 tensor roof binds."""
     doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "counters-h200-bf16.json")
+    assert ceiling_lines(doc) == [
+        "L2 ceiling: measured at 7,322 GB/s, below the 8,374 GB/s at which wgmma_ws's busy SMs moved its counted L2 "
+        "bytes in this file, so the measurement is low; verdicts read the theoretical 15,354 GB/s instead"]
     ws = next(line for line in verdict_lines(doc) if line.startswith("wgmma_ws:"))
-    assert ws.startswith("wgmma_ws: ran 1.14x faster than its highest floor, L2 (measured bytes, measured "
-                         "bandwidth, 0.227 ms): the counted bytes moved faster than the measured L2 bandwidth "
-                         "(7,322 GB/s) allows")
+    assert ws.startswith("wgmma_ws: BF16 tensor-bound (measured); 1.05x its floor of 0.189 ms (95 % of that ceiling)")
     assert "fewer bytes" not in ws
 
 
@@ -223,11 +239,13 @@ def test_compare_of_two_bf16_runs_is_titled_in_bf16_not_sgemm():
 
 
 def test_a_kernel_above_the_measured_tensor_roof_is_told_the_ceiling_is_low():
-    """At 8192³ the fastest wgmma rungs run above the measured BF16 ceiling (one cuBLAS product
-    measured by device --measure): the verdict says the ceiling is what is low; a rung below it
-    gets no such clause."""
+    """At 8192³ the fastest wgmma rungs run above the measured BF16 ceiling (one cuBLAS FP16 product
+    measured by device --measure): the ceiling is raised to the best rate seen, a line says so,
+    and no kernel reads above its roof."""
     doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16-8192-energy.json")
-    lines = {line.split(" ")[0].rstrip(":"): line for line in verdict_lines(doc)}
-    assert ("% of that roof: the measured ceiling, one cuBLAS product, is below what this kernel sustains)"
-            in lines["wgmma_persistent"])
-    assert "is below what this kernel sustains" not in lines["mma_sync"] and "% of that roof)" in lines["mma_sync"]
+    [line] = [x for x in ceiling_lines(doc) if x.startswith("BF16 tensor ceiling")]
+    assert line.startswith(f"BF16 tensor ceiling: measured at {doc.device.measured_peaks_gflops['fp16_tensor']:,.0f} "
+                           "GFLOP/s, below the 804,027 GFLOP/s wgmma_persistent reached on the SMs its grid kept busy")
+    assert "so the measurement is low; verdicts read " in line
+    assert all(doc.verdict(k).times_floor >= 1 for k in doc.kernels if k.timed)
+    assert not any("faster than" in x or "at its roof" in x for x in verdict_lines(doc))

@@ -117,12 +117,11 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
             specs = [s.for_problem(problem, preset) for s in specs]
     if limits is not None:
         nvrtc_compile.check_target(limits.arch)
-    fits_in_l2 = preset is not None and preset.fits_in_l2(problem.working_set_bytes)
     rows = []
     target = limits or (parse_arch(preset.arch) if preset else None)  # --model-only: the preset's arch still rules
     for spec in specs:
         figures = spec.figures(problem)
-        floors = (plain_verdict(figures, preset.roofs, fits_in_l2=fits_in_l2, precision=problem.precision_key)
+        floors = (plain_verdict(figures, preset.roofs, precision=problem.precision_key)
                   if preset and figures else None)
         if target is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(target.compute_capability):
             # no floors for a kernel that cannot run there: nothing would bind it
@@ -142,18 +141,22 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_persistent and wgmma_by_shape"
         notes.append(f"{dispatching} at their own tile (--gpu picks theirs)")
     if preset is not None and limits is None:
-        notes.append("floors without waves: --model-only has no occupancy")
-    if fits_in_l2:
+        notes.append("floors without waves and without DRAM: --model-only has no occupancy, and the DRAM bytes "
+                     "follow from the blocks that run at once")
+    if preset is not None:
+        l2 = "" if preset.roofs.l2_gbps else f" (no L2 bandwidth is known for the {preset.name}: no L2 floor)"
+        notes.append(f"memory ms: the highest memory floor at the theoretical roofs: GMEM requests at the L2{l2}, the "
+                     "bytes the waves fetch at DRAM, SMEM and L1 bytes at the shared-memory data path")
+    if preset is not None and preset.fits_in_l2(problem.working_set_bytes):
         notes.append(f"A, B and C ({problem.working_set_bytes / 2**20:,.1f} MB) fit in the {preset.name}'s "
-                     f"{preset.l2_bytes / 2**20:,.0f} MB L2: no DRAM floor binds (the modelled re-reads are L2 hits)")
-    elif preset is not None and any(r.floors is not None and r.floors.binding.level == "DRAM" for r in rows):
-        notes.append("memory ms: the model's GMEM requests at DRAM bandwidth, an upper bound: on a GPU with a large L2 "
-                     "most of them are L2 hits, and a kernel may run faster than this floor")
+                     f"{preset.l2_bytes / 2**20:,.0f} MB L2: DRAM serves only the compulsory bytes (with the L2 "
+                     "cold, as runs time it)")
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes, dtype)
 
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,
                   preset: DeviceSpec | None) -> KernelRow:
+    from ..model.dram import usable_l2_bytes
     from ..model.roofs import plain_verdict
     from ..model.waves import waves_of
     from ..measure import nvrtc_compile
@@ -167,12 +170,14 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
     occ, why = nvrtc_compile.launch_check(res, limits, spec.threads_per_block, dynamic)
     error = f"{spec.name} cannot launch on {limits.arch}: {why}" if why else None
     waves = waves_of(spec.tile_grid(problem), preset.sm_count, occ.active_blocks_per_sm) if preset and not why else None
-    floors = row.floors
-    if waves is not None and row.figures is not None:  # the floors at the share of the GPU the grid keeps busy
-        floors = plain_verdict(row.figures, preset.roofs, waves=waves,
-                               fits_in_l2=preset.fits_in_l2(problem.working_set_bytes), precision=problem.precision_key)
-    return replace(row, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error, waves=waves,
-                   floors=floors)
+    floors, figures = row.floors, row.figures
+    if waves is not None and figures is not None:  # the floors at the share of the GPU the grid keeps busy
+        if preset.l2_bytes and spec.model is not None:  # and the DRAM bytes of those waves
+            figures = spec.model.with_dram(figures, problem, waves.block_slots,
+                                           usable_l2_bytes(preset.l2_bytes, preset.compute_capability))
+        floors = plain_verdict(figures, preset.roofs, waves=waves, precision=problem.precision_key)
+    return replace(row, figures=figures, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error,
+                   waves=waves, floors=floors)
 
 
 def view(listing: KernelListing, model_only: bool, autotuned_tile: str | None) -> Outcome:

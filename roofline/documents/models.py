@@ -351,12 +351,17 @@ class OccupancyJson(JsonModel):
 
 
 class FloorsJson(JsonModel):
-    """A listed kernel's floors against a preset's peaks."""
+    """A listed kernel's floors against a preset's theoretical peaks (ms): the highest memory
+    floor that can bind and its level, the compute floor, every level's floor, the levels set
+    aside and why ('L1': the L1 serves the GMEM requests; `model.roofs.Floor.aside`), and which binds."""
 
     memory_floor_ms: OptNumber
-    memory_floor_aside: Optional[str]
+    memory_level: Optional[str]
     compute_floor_ms: OptNumber
-    binding: Literal["memory", "compute"]
+    levels_ms: dict[str, float]
+    set_aside: dict[str, str]
+    binding: Literal["memory", "compute", "launch"]
+    binding_level: str
 
 
 def kernels_model() -> type[JsonModel]:

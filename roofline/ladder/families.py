@@ -24,6 +24,7 @@ from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model.precision import PRECISIONS
 from ..model.problem import Problem
+from ..model.dram import COLS_FIRST, GROUPED, ROWS_FIRST
 from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv
 from . import dispatch
@@ -228,11 +229,14 @@ class KernelSpec:
     def model(self) -> TrafficModel:
         """The traffic model at this tile."""
         block_tile, thread_tile = self.family.reuse(self.params)
-        if self.family.operand_tile is not None:
-            return TrafficModel(block_tile=block_tile, thread_tile=None, operand_tile=self.family.operand_tile(self.params))
-        warp = (self.family.warp or _row_major_warp)(self.params) if thread_tile is not None or self.family.warp else None
+        f = self.family
+        order = GROUPED if f.linear_grid or f.persistent else ROWS_FIRST if f.rows_first else COLS_FIRST
+        placed = {"order": order, "group": self.params.get("GROUP", 8)}
+        if f.operand_tile is not None:
+            return TrafficModel(block_tile=block_tile, thread_tile=None, operand_tile=f.operand_tile(self.params), **placed)
+        warp = (f.warp or _row_major_warp)(self.params) if thread_tile is not None or f.warp else None
         return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp,
-                            splits=self.params.get("SPLITS", 1))
+                            splits=self.params.get("SPLITS", 1), **placed)
 
     def figures(self, problem: Problem) -> ModelFigures:
         """The model's figures for `problem` (a user kernel's may be None: `UserKernel.figures`)."""

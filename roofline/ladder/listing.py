@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from ..model.precision import PRECISIONS
-from ..model.roofs import COMPUTE_LEVEL
+from ..model.roofs import COMPUTE_LEVEL, LAUNCH, memory_floor
 from .user import UserKernel
 
 if TYPE_CHECKING:
@@ -75,11 +75,15 @@ class KernelListing:
             row["model"] = asdict(r.figures) if r.figures is not None else None
             if r.floors is not None:
                 v = r.floors
-                dram = v.floor("DRAM")
-                row["floors"] = {"memory_floor_ms": dram.floor_ms if dram else None,
-                                 "memory_floor_aside": dram.aside if dram else None,
+                memory = memory_floor(v)
+                row["floors"] = {"memory_floor_ms": memory.floor_ms if memory else None,
+                                 "memory_level": memory.level if memory else None,
                                  "compute_floor_ms": v.floor(self.compute_level).floor_ms,
-                                 "binding": "memory" if v.binding.level == "DRAM" else "compute"}
+                                 "levels_ms": {f.level: f.floor_ms for f in v.floors},
+                                 "set_aside": {f.level: f.aside for f in v.floors if f.aside},
+                                 "binding": "compute" if v.binding.level == self.compute_level
+                                 else "launch" if v.binding.level == LAUNCH else "memory",
+                                 "binding_level": v.binding.level}
             out.append(row)
         return {"size": self.size, "arch": self.arch, "device": self.device.name if self.device else None,
                 "kernels": out, "notes": list(self.notes)}

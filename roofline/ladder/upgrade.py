@@ -4,8 +4,8 @@ it is read (`results.store.load`'s `upgrade`; `roofline.api` passes `fill`).
 A file of schema 4 records everything its reading needs. One of schema 3 or older left some
 figures to be rebuilt from the families of the day: the traffic model of each kernel at each size
 of a sweep (and the waves its grid took there), and, in files written before the model knew them,
-a ladder kernel's `model.smem_served_bytes` and `model.l1_bytes` and its `waves`. `fill` works
-them out from what the file holds (each kernel's family by its name, its recorded tile, the
+a ladder kernel's `model.smem_served_bytes`, `model.l1_bytes` and `model.dram_bytes` and its
+`waves`. `fill` works them out from what the file holds (each kernel's family by its name, its recorded tile, the
 problem, its occupancy and the device's SM count), exactly as the reading of such a file did
 before schema 4, so an old file reads as it always did.
 
@@ -19,6 +19,7 @@ from dataclasses import asdict
 
 from ..errors import UsageError
 from ..model.precision import BY_FILE_DTYPE
+from ..model.dram import dram_bytes, usable_l2_bytes
 from ..model.problem import Problem
 from ..model.waves import waves_of
 from . import families
@@ -27,18 +28,19 @@ from . import families
 def fill(doc: dict) -> list[str]:
     """Fill, in place, what `doc` (an older results document, plain JSON data) lacks and its
     kernels' families can work out: each ladder kernel's missing `model.smem_served_bytes`,
-    `model.l1_bytes` and `waves`, and at each size of a sweep each ladder kernel's `model` and
-    `waves`. Returns what it filled, as phrases for the reading's note (empty when nothing)."""
+    `model.l1_bytes`, `model.dram_bytes` and `waves`, and at each size of a sweep each ladder
+    kernel's `model` (with its DRAM bytes) and `waves`. Returns what it filled, as phrases for the reading's note (empty when nothing)."""
     problem = _problem(doc.get("problem"))
     kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
     device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     sms = device.get("sm_count") if type(device.get("sm_count")) is int and device["sm_count"] > 0 else None
+    l2 = _usable_l2(device)
     filled = []
-    if problem is not None and any([_fill_kernel(k, problem, sms) for k in kernels if isinstance(k, dict)]):
+    if problem is not None and any([_fill_kernel(k, problem, sms, l2) for k in kernels if isinstance(k, dict)]):
         filled.append("kernels' missing model figures")
     sweep = doc.get("sweep") if isinstance(doc.get("sweep"), list) else []
     records = {k.get("name"): k for k in kernels if isinstance(k, dict)}
-    if any([_fill_point(point, records, sms) for point in sweep if isinstance(point, dict)]):
+    if any([_fill_point(point, records, sms, l2) for point in sweep if isinstance(point, dict)]):
         filled.append("the model at each size of its sweep")
     return filled
 
@@ -54,13 +56,34 @@ def _problem(record) -> Problem | None:
         return None
 
 
+def _usable_l2(device: dict) -> int | None:
+    """The L2 bytes the DRAM model reads panels against (`model.dram.usable_l2_bytes`); None where
+    the file's device has no L2 size."""
+    size = device.get("l2_bytes")
+    if type(size) is not int or size < 1:
+        return None
+    cc = device.get("compute_capability")
+    return usable_l2_bytes(size, cc if isinstance(cc, str) else None)
+
+
+def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None) -> bool:
+    """`figures["dram_bytes"]` from the wave model, where it is missing and the waves and the L2
+    are known."""
+    if figures.get("dram_bytes") is not None or l2 is None or not isinstance(waves, dict) \
+            or type(waves.get("block_slots")) is not int or waves["block_slots"] < 1:
+        return False
+    figures["dram_bytes"] = dram_bytes(p, spec.block_tile, waves["block_slots"], l2, spec.model.order,
+                                       spec.model.group, spec.model.splits)
+    return True
+
+
 def _blocks_per_sm(k: dict) -> int | None:
     occ = k.get("occupancy")
     return occ.get("active_blocks_per_sm") if isinstance(occ, dict) and type(
         occ.get("active_blocks_per_sm")) is int else None
 
 
-def _fill_kernel(k: dict, p: Problem, sms: int | None) -> bool:
+def _fill_kernel(k: dict, p: Problem, sms: int | None, l2: int | None) -> bool:
     """A ladder kernel's model figures the model did not know when the file was written, from its
     family at its recorded tile."""
     family = families.BY_NAME.get(k.get("name"))
@@ -84,34 +107,54 @@ def _fill_kernel(k: dict, p: Problem, sms: int | None) -> bool:
         if waves is not None:
             k["waves"] = asdict(waves)
             done = True
+    if isinstance(model, dict) and _dram(spec, model, p, k.get("waves"), l2):
+        done = True
     return done
 
 
-def _fill_point(point: dict, records: dict, sms: int | None) -> bool:
+def _fill_point(point: dict, records: dict, sms: int | None, l2: int | None) -> bool:
     """Each ladder kernel's model at one size of a sweep, and its waves there: its family at the
     tile it chose there (a kernel that picks its tile by shape records it), else at the run's
     tile, else at the ladder's; the waves at the blocks per SM the run's record holds."""
     p = _problem(point.get("problem"))
     done = False
     for k in point.get("kernels") if p is not None and isinstance(point.get("kernels"), list) else []:
-        if not isinstance(k, dict) or k.get("model") is not None:
+        if not isinstance(k, dict):
+            continue
+        if isinstance(k.get("model"), dict):  # a schema 4 point: only the DRAM bytes can be missing
+            spec = _spec_at(k, records.get(k.get("name")), p)
+            done = (spec is not None and _dram(spec, k["model"], p, k.get("waves"), l2)) or done
+            continue
+        if k.get("model") is not None:
             continue
         rec = records.get(k.get("name"))
-        family = families.BY_NAME.get(k.get("name"))
         blocks = _blocks_per_sm(rec) if isinstance(rec, dict) else None
-        if family is None or blocks is None or family.tensor != p.tensor:
+        spec = _spec_at(k, rec, p) if blocks is not None else None
+        if spec is None:
             continue
-        params = rec.get("params") if isinstance(rec.get("params"), dict) else {}
-        if not params and rec.get("tile_source", "ladder") != "ladder":
-            continue  # its tile is not recorded: no model to read it with
-        chosen = k.get("params") if isinstance(k.get("params"), dict) else {}
         try:
-            spec = family.spec(chosen or params or None, dtype=p.dtype if family.tensor else None)
             k["model"] = asdict(spec.figures(p))
         except (UsageError, TypeError, ValueError, AttributeError):
             continue
         if k.get("waves") is None and sms is not None:
             waves = waves_of(spec.tile_grid(p), sms, blocks)
             k["waves"] = asdict(waves) if waves is not None else None
+        _dram(spec, k["model"], p, k.get("waves"), l2)
         done = True
     return done
+
+
+def _spec_at(k: dict, rec, p: Problem):
+    """The kernel spec one size of a sweep ran `k` at (the tile it chose there, else the run's);
+    None where its family or tile is not known."""
+    family = families.BY_NAME.get(k.get("name"))
+    if family is None or not isinstance(rec, dict) or family.tensor != p.tensor:
+        return None
+    params = rec.get("params") if isinstance(rec.get("params"), dict) else {}
+    chosen = k.get("params") if isinstance(k.get("params"), dict) else {}
+    if not params and rec.get("tile_source", "ladder") != "ladder":
+        return None  # its tile is not recorded: no model to read it with
+    try:
+        return family.spec(chosen or params or None, dtype=p.dtype if family.tensor else None)
+    except (UsageError, TypeError, ValueError, AttributeError):
+        return None

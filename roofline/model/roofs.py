@@ -16,9 +16,19 @@ Roofs (theoretical; each may also be measured, `measure.ceilings`):
 A kernel's floor at a level is the time its bytes (or FLOPs) take at that level's roof; the
 highest floor binds: no implementation of this traffic runs faster. Bytes are the model's
 (`traffic.ModelFigures`) or, for a profiled kernel, what Nsight Compute counted
-(`traffic.CountedTraffic`): DRAM against the DRAM roof, SMEM and L1 against the SMEM roof.
-Seed lesson 000 reads a kernel this way by hand: 137.4 GFLOP at 56.3 TFLOP/s is 2.44 ms; 4.29 GB
-at 960 GB/s is 4.47 ms; the kernel ran 6.996 ms, 1.56x its memory floor.
+(`traffic.CountedTraffic`), each read against the level that serves it: the model's GMEM bytes
+are the requests the L2 serves (the L2 roof), its DRAM bytes the compulsory bytes and the L2's
+misses (`dram`, the DRAM roof), its SMEM and L1 bytes the shared-memory data path's. Seed lesson
+000 reads a kernel with two roofs by hand: 137.4 GFLOP at 56.3 TFLOP/s is 2.44 ms; 4.29 GB at
+960 GB/s is 4.47 ms; the kernel ran 6.996 ms, 1.56x its memory floor. Here those 4.29 GB are L2
+requests: at the H200's 15,354 GB/s L2 they take 0.28 ms, and the 0.41 GB its waves fetch from
+DRAM 0.09 ms at 4,800 GB/s, so FP32 (2.05 ms at 66,908 GFLOP/s) binds.
+
+A measured ceiling is a lower bound on what a level sustains. Where a rate the same file
+measured went past one (`at_least_seen`), a compute ceiling is raised to that rate (a rate
+measured on this card in this precision is at most its ceiling) and a memory ceiling gives way
+to the theoretical roof (the measurement was low; bytes moved past it say no more than that
+the level sustains that much), and a note says so.
 """
 
 from __future__ import annotations
@@ -153,16 +163,18 @@ class LevelBytes:
 
 
 def level_bytes(figures: ModelFigures | None, counted: CountedTraffic | None = None) -> dict[str, LevelBytes]:
-    """Bytes per level for one kernel: DRAM (counted, else the model's GMEM bytes), SMEM (counted,
-    else the bytes the model says the banks serve, else its per-thread accesses x 4), L1 (counted,
-    else the model's sectors for a kernel that reads global memory directly), L2 (counted only).
-    Without a model (`figures` None), counted only."""
+    """Bytes per level for one kernel: DRAM (counted, else the model's DRAM bytes where it worked
+    them out: `traffic.ModelFigures.dram_bytes`), L2 (counted, else the model's GMEM bytes: the
+    requests the L2 serves), SMEM (counted, else the bytes the model says the banks serve, else
+    its per-thread accesses x 4), L1 (counted, else the model's sectors for a kernel that reads
+    global memory directly). Without a model (`figures` None), counted only."""
     c = counted or CountedTraffic()
     gmem = figures.gmem_bytes if figures else None
+    dram = figures.dram_bytes if figures else None
     smem = (figures.smem_served_bytes or figures.smem_bytes) if figures else None
     l1 = figures.l1_bytes if figures else None
     out = {}
-    for level, found, model in (("DRAM", c.dram_bytes, gmem), ("L2", c.l2_bytes, None),
+    for level, found, model in (("DRAM", c.dram_bytes, dram), ("L2", c.l2_bytes, gmem),
                                 ("L1", c.l1_bytes, l1), ("SMEM", c.smem_bytes, smem)):
         if found:
             out[level] = LevelBytes(level, float(found), True)
@@ -173,13 +185,16 @@ def level_bytes(figures: ModelFigures | None, counted: CountedTraffic | None = N
 
 def intensities(figures: ModelFigures | None, counted: CountedTraffic | None = None,
                 flops: float | None = None) -> dict[str, float]:
-    """Arithmetic intensity (FLOP/byte) per level, for the chart: 'GMEM (model)' and 'SMEM (model)'
-    from the model, 'L2 (counted)' and 'DRAM (counted)' from Nsight Compute's counts when present. A kernel
-    without a model (`figures` None) needs `flops` and has counted levels only."""
+    """Arithmetic intensity (FLOP/byte) per level, for the chart: 'GMEM (model)' (the L2's
+    requests), 'DRAM (model)' (where worked out) and 'SMEM (model)' from the model, 'L2 (counted)'
+    and 'DRAM (counted)' from Nsight Compute's counts when present. A kernel without a model
+    (`figures` None) needs `flops` and has counted levels only."""
     f = float(figures.flops if figures else flops)
     out = {}
     if figures is not None:
         out["GMEM (model)"] = f / figures.gmem_bytes
+        if figures.dram_bytes:
+            out["DRAM (model)"] = f / figures.dram_bytes
     smem = (figures.smem_served_bytes or figures.smem_bytes) if figures is not None else None
     if smem:
         out["SMEM (model)"] = f / smem
@@ -198,8 +213,9 @@ class Floor:
     floor_ms: float
     roof: Roof
     counted: bool  # the bytes were counted by Nsight Compute rather than modelled
-    # Why a DRAM floor of modelled bytes is only an upper bound, and never binds: 'L2' (A, B and C
-    # fit in L2), 'L1' (the model counts a kernel's L1 requests, which L1 and L2 mostly serve).
+    # Why a floor of modelled bytes never binds: 'L2' (a DRAM floor: A, B and C fit in a warm L2,
+    # so even the first reads are hits), 'L1' (an L2 floor: the model counts a kernel's L1
+    # requests, which L1 mostly serves).
     aside: str | None = None
 
 
@@ -219,7 +235,7 @@ class Verdict:
 
     @property
     def l2_resident(self) -> bool:
-        """Whether the DRAM floor was set aside because the working set fits in L2."""
+        """Whether the DRAM floor was set aside because the working set fits in a warm L2."""
         return any(f.aside == "L2" for f in self.floors)
 
     @property
@@ -254,12 +270,11 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     the share of the GPU the grid keeps busy: 32 blocks on 132 block slots, a floor 4.1x higher.
     Where the device's launch latency was measured (`Roofs.launch_ms`), it is a floor too: a
     1x1x1 problem is bound by it, not by 0.000 ms of FP32 work. With `fits_in_l2` (A, B and C
-    together no larger than the L2), a DRAM floor of modelled bytes is kept but set aside ('L2')
-    and never binds: the re-reads the model counts are L2 hits, and with a warm L2 even the
-    first reads are. So is it ('L1'), when L1 is among `levels`, for a kernel whose model has an
-    L1 level (naive, gmem_coalescing): its GMEM count is the L1's requests, not DRAM traffic (at
-    4096^3 naive moves 0.12 B per multiply-add from DRAM against the model's 8). Counted DRAM
-    bytes stay."""
+    together no larger than the L2, and the L2 warm), a DRAM floor of modelled bytes is kept but
+    set aside ('L2') and never binds: even the first reads are L2 hits. So is the L2 floor of the
+    model's GMEM requests ('L1'), when L1 is among `levels`, for a kernel whose model has an L1
+    level (naive, gmem_coalescing): those are the L1's requests, most of which it serves (at
+    4096^3 gmem_coalescing's 550 GB of requests reach the L2 as 21 GB). Counted bytes stay."""
     busy = waves.utilization if waves is not None else 1.0
     by_precision = {precision: figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
     floors = []
@@ -273,9 +288,10 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
         if level in by_level and roof is not None:
             b = by_level[level]
             aside = None
-            if level == "DRAM" and not b.counted:
-                l1_model = "L1" in levels and figures is not None and figures.l1_bytes
-                aside = "L2" if fits_in_l2 else "L1" if l1_model else None
+            if level == "DRAM" and not b.counted and fits_in_l2:
+                aside = "L2"
+            elif level == "L2" and not b.counted and "L1" in levels and figures is not None and figures.l1_bytes:
+                aside = "L1"
             floors.append(Floor(level, ms_at(b.nbytes, roof.value) / busy, roof, b.counted, aside))
     if roofs.launch_ms:
         floors.append(Floor(LAUNCH, roofs.launch_ms, Roof(LAUNCH, roofs.launch_ms, True), False))
@@ -285,9 +301,69 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
 def plain_verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = None,
                   flops: float | None = None, waves: Waves | None = None, fits_in_l2: bool = False,
                   precision: str = "fp32") -> Verdict:
-    """The two-roof reading: the model's GMEM bytes against the theoretical DRAM bandwidth, the
-    FLOPs against the theoretical rate of `precision` (FP32, or a GEMM's tensor-core roof: the
-    `bound x` column and the kernels listing); the compute floor alone without a model (`figures`
-    None, `flops` given). `fits_in_l2` as in `verdict`."""
-    return verdict(figures, roofs, time_ms, measured=False, levels=("DRAM",), flops=flops, waves=waves,
+    """The theoretical reading: the hierarchy of `verdict` at the theoretical roofs alone: the
+    FLOPs against the peak rate of `precision` (FP32, or a GEMM's tensor-core roof), the model's
+    GMEM requests against the peak L2 bandwidth (where the device has one), its DRAM bytes (where
+    worked out) against the peak DRAM bandwidth, its SMEM and L1 bytes against the shared-memory
+    data path: the `bound x` column and the kernels listing. The compute floor alone without a
+    model (`figures` None, `flops` given). `fits_in_l2` as in `verdict`."""
+    return verdict(figures, roofs, time_ms, measured=False, levels=MEMORY_LEVELS, flops=flops, waves=waves,
                    fits_in_l2=fits_in_l2, precision=precision)
+
+
+def memory_floor(v: Verdict) -> Floor | None:
+    """The highest memory floor of `v` that can bind (none set aside), or None."""
+    return max((f for f in v.floors if f.level in ROOF_OF_LEVEL and not f.aside), key=lambda f: f.floor_ms,
+               default=None)
+
+
+@dataclass(frozen=True)
+class Beaten:
+    """A measured ceiling that a rate measured in the same file went past: the ceiling's `level`,
+    its `measured` value, the `seen` rate (GFLOP/s or GB/s) and who reached it (`by`: a kernel's
+    name, 'cuBLAS'; `counted`: from bytes Nsight Compute counted, else from FLOPs or the model's
+    request counts), and the value now read at that level (`used`)."""
+
+    level: str
+    measured: float
+    seen: float
+    by: str
+    counted: bool
+    used: float
+
+    @property
+    def memory(self) -> bool:
+        """A memory level (its ceiling gave way to the theoretical roof)."""
+        return self.level in ROOF_OF_LEVEL
+
+
+def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tuple[Roofs, tuple[Beaten, ...]]:
+    """`roofs` with every measured ceiling at least what was `seen` at its level (level name, as
+    `Roofs.roof` takes it -> (rate, who reached it, whether from counted bytes)), and the ceilings
+    that changed. A compute ceiling below a seen rate is raised to it: a rate measured on this
+    card in this precision is a lower bound on its roof. A memory ceiling below one gives way to
+    the theoretical roof of its level (to the seen rate where there is none): the measurement was
+    low, and the rate says only that the level sustains at least that much. Example: the H200's
+    BF16 tensor ceiling measured from cuBLAS FP16 at 753,834 GFLOP/s, with cuBLAS BF16 at 771,020
+    in the same run, reads 771,020."""
+    changed, measured, compute = [], {}, dict(roofs.measured_compute)
+    for level, (rate, by, counted) in seen.items():
+        roof = roofs.roof(level, True)
+        if roof is None or not roof.measured or rate <= roof.value:
+            continue
+        if roof.level in ROOF_OF_LEVEL.values():
+            theory = roofs.roof(roof.level, False)
+            used = theory.value if theory is not None and not theory.measured and theory.value > rate else rate
+            measured[roof.level] = None if used != rate else rate
+        else:
+            used = rate
+            if roof.level == "FP32":
+                measured[roof.level] = rate
+            else:
+                compute[roof.level] = rate
+        changed.append(Beaten(roof.level, roof.value, rate, by, counted, used))
+    fields = {"DRAM": "measured_dram_gbps", "L2": "measured_l2_gbps", "SMEM": "measured_smem_gbps",
+              "FP32": "measured_fp32_gflops"}
+    out = replace(roofs, measured_compute=tuple(compute.items()),
+                  **{fields[level]: value for level, value in measured.items()})
+    return out, tuple(changed)

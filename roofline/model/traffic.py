@@ -49,16 +49,19 @@ For C = alpha*A*B + beta*C with A M x K, B K x N, float32, row-major:
 These are the counts of seed lesson 000 ("2D register tiling"), which at M = N = K = 4096 gives
 0.25, 8, 16 and 32 FLOP/B for the naive, 32x32 shared-memory, 64x64 TM=8 and 128x128 8x8 kernels.
 
-What the GMEM count means: requests that leave the SM for the memory system. On a GPU with a
-large L2 those are mostly served by L2, not DRAM: on the H200 the 128x128 kernel at 4096 moved
-4.38 GB through L2 and 0.40 GB from DRAM against the model's 4.29 GB (Nsight Compute,
-plots/results-h200.json). Drawn against the DRAM roof it is an upper bound on the DRAM traffic.
+What the GMEM count means: requests that leave the SM for the memory system, which the L2
+serves: on the H200 the 128x128 kernel at 4096 moved 4.11 GB through L2 and 0.40 GB from DRAM
+against the model's 4.29 GB (Nsight Compute, plots/results-h200.json). So the GMEM bytes are read
+against the L2 roof, and the DRAM bytes are modelled one level further down, from the panels each
+wave of the grid reads against the L2's capacity (`dram`: 408.9 MB there), once the blocks that
+run at once are known (`TrafficModel.with_dram`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .dram import COLS_FIRST, dram_bytes
 from .problem import BYTES_PER_FLOAT, Problem
 from .units import Amount, Count, cdiv
 
@@ -73,7 +76,9 @@ class ModelFigures:
     lessons' count); `smem_served_bytes` what the banks serve (distinct words per warp request,
     tile stores included), None when the warp's layout is not known. `l1_bytes`: the 32-byte
     sectors of a warp's loads of A and B, for a kernel that reads them from global memory
-    directly (None for the others)."""
+    directly (None for the others). `dram_bytes`: the bytes the L2 cannot keep and DRAM serves
+    (`dram`), worked out once the blocks resident at once and the L2's size are known; None
+    where they were not (a file written before the model knew them, read without the families)."""
 
     flops: Amount
     gmem_accesses_per_result: Amount
@@ -83,6 +88,7 @@ class ModelFigures:
     smem_bytes: Amount | None = None
     smem_served_bytes: Amount | None = None  # what the banks serve: distinct words per warp request
     l1_bytes: Amount | None = None  # sectors of a warp's global loads, for kernels without an SMEM level
+    dram_bytes: Amount | None = None  # what DRAM serves: compulsory bytes and the L2's misses (`dram`)
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,8 @@ class TrafficModel:
     warp_layout: tuple[int, int] | None = None  # thread tiles one warp covers: (rows, cols), rows*cols = 32
     splits: int = 1  # slices of K, each block one slice; partial sums through GMEM when > 1
     operand_tile: tuple[int, int] | None = None  # a tensor-core kernel's unit of SMEM reuse (R x S results)
+    order: str = COLS_FIRST  # the order blocks take their tiles in (`dram.launch_order`)
+    group: int = 8  # rows of tiles per group, for the grouped order
 
     def figures(self, problem: Problem) -> ModelFigures:
         """The model's numbers for `problem` (M, N, K >= 1), at its element size."""
@@ -134,6 +142,14 @@ class TrafficModel:
             smem_served_bytes=served,
             l1_bytes=l1,
         )
+
+
+    def with_dram(self, figures: ModelFigures, problem: Problem, block_slots: int, l2_usable_bytes: int) -> ModelFigures:
+        """`figures` (this model's, for `problem`) with `dram_bytes` filled in: the wave model of
+        `dram.dram_bytes` with `block_slots` blocks at once and `l2_usable_bytes` of L2
+        (`dram.usable_l2_bytes`)."""
+        found = dram_bytes(problem, self.block_tile, block_slots, l2_usable_bytes, self.order, self.group, self.splits)
+        return replace(figures, dram_bytes=found)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The roofline chart, drawn from a results document (no GPU needed).
 
-Axes are log-log: x the model's arithmetic intensity (FLOP per byte of GMEM requests), y GFLOP/s.
-The memory roof (peak DRAM GB/s x AI) meets the FP32 roof at the ridge point; the L2 and SMEM roofs
-(theoretical solid, measured dashed) are drawn where known, for the points at those levels. Each verified kernel
+Axes are log-log: x the model's arithmetic intensity at each level (FLOP per byte of GMEM requests,
+which the L2 serves; of DRAM bytes; of SMEM bytes), y GFLOP/s. The DRAM roof (peak GB/s x AI) meets
+the FP32 roof at the ridge point; the L2 and SMEM roofs (theoretical solid, measured dashed: the
+ceilings the verdicts read, `Results.roofs`) are drawn where known, for the points at those levels. Each verified kernel
 is a marker at (model AI, measured GFLOP/s) with its name beside it; the legend on the right gives
 each kernel's rate, registers, occupancy and limiter. cuBLAS, which has no traffic model, is a
 horizontal line at its measured rate. Kernels that failed are listed, never drawn.
@@ -39,10 +40,10 @@ from .text import occupancy_phrase, percent
 from .scene import Scene, problem_title, run_scene
 from .style import RUN_MARKERS, compute_color
 
-MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, i.e. traffic leaving the SM, mostly "
-              "served by L2, not measured DRAM bytes: a point can sit above the DRAM roof\nwhen caches save "
-              "DRAM traffic. SMEM points: the bytes the model says the shared-memory banks serve (distinct 4-byte "
-              "words per warp request, tile stores included).")
+MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, which the L2 serves: read them against the "
+              "L2 roof. DRAM (model) points: the bytes the grid's waves fetch\nfrom DRAM (compulsory bytes and the "
+              "panels the L2 cannot keep). SMEM points: the bytes the model says the shared-memory banks serve "
+              "(distinct 4-byte words per warp request, tile stores included).")
 MAX_DRAWN = 16  # kernels drawn at most (the whole ladder with a few variants): the fastest ones
 MAX_SEARCHED = 60  # the points of a tile search (`roofline run --tune`) drawn at most: the fastest ones
 NEAR = 1.3  # roofs closer than this factor share one label: apart, the two labels would not fit between them

@@ -164,12 +164,15 @@ def _notable(ranked: list, good: list, highlight: set[str]) -> dict:
 
 
 def _run_roofs(docs: list[Results]) -> list[RoofLine]:
-    """Each memory level's roofs the device records, then the compute roofs highest first: one
-    run's precision's alone; several runs', FP32's and each run's."""
-    roofs = docs[0].device.roofs
+    """Each memory level's roofs, then the compute roofs highest first: one run's precision's
+    alone; several runs', FP32's and each run's. The roofs the verdicts read (`Results.roofs`: a
+    measured ceiling at least what the file saw), each precision's from its own run."""
+    roofs = docs[0].roofs
+    own = {d.precision: d.roofs for d in docs}
     keys = dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else []))
-    levels = sorted((roofs.roof(key, measured=False) for key in keys), key=lambda r: -r.value)
-    return memory_roofs(roofs, ("DRAM", "L2", "SMEM")) + compute_roofs(roofs, [r.level for r in levels])
+    levels = sorted(((key, roofs.roof(key, measured=False)) for key in keys), key=lambda r: -r[1].value)
+    return memory_roofs(roofs, ("DRAM", "L2", "SMEM")) + [
+        line for key, roof in levels for line in compute_roofs(own.get(key, roofs), [roof.level])]
 
 
 def memory_roofs(roofs, levels) -> list[RoofLine]:

@@ -21,6 +21,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ..model.occupancy import RESOURCES, Occupancy
+from ..model.roofs import memory_floor
 from ..model.peaks import LABELS
 from ..model.units import figure, plural
 from ..model.energy import STABLE_ENERGY
@@ -493,8 +494,9 @@ def sweep_below_floor_note(doc: Results) -> str | None:
         for k in p.kernels:
             v = doc.sweep_verdict(p, k.name)
             if v is not None and v.times_floor is not None and v.times_floor < 1 and v.binding.level in MEMORY_NAMES:
-                return ("below 1 in 'what binds': faster than the DRAM floor of the modelled GMEM bytes, because "
-                        "caches (L1/L2) serve part of those requests.")
+                return ("below 1 in 'what binds': faster than a floor of modelled bytes: the hardware moved fewer bytes "
+                        "than the model counts there (an L1 serving part of the GMEM requests, or the L2 keeping more "
+                        "of the panels than the wave model assumes).")
     return None
 
 
@@ -518,9 +520,29 @@ def verdict_lines(doc: Results) -> list[str]:
 def below_floor_note(doc: Results) -> str | None:
     """A line explaining 'bound x' below 1, when some kernel has one."""
     if any(k.timed and doc.floors(k).times_floor < 1 for k in doc.kernels):
-        return ("bound x below 1: faster than the DRAM floor of the modelled GMEM bytes, because caches "
-                "(L1/L2) serve part of those requests.")
+        return ("bound x below 1: faster than a floor of modelled bytes at its theoretical roof: the hardware moved "
+                "fewer bytes than the model counts there (an L1 serving part of the GMEM requests, or the L2 keeping "
+                "more of the panels than the wave model assumes).")
     return None
+
+
+def ceiling_lines(doc: Results) -> list[str]:
+    """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
+    measured, what was seen and by whom, and what the verdicts read instead."""
+    lines = []
+    for b in doc.beaten:
+        unit = "GB/s" if b.memory else "GFLOP/s"
+        if b.memory:
+            moved = f"{'counted' if b.counted else 'modelled'} {b.level} bytes" + (
+                " (its GMEM requests)" if b.level == "L2" and not b.counted else "")
+            what = f"at which {b.by}'s busy SMs moved its {moved}"
+        else:
+            what = f"{b.by} {'reached' if b.by == 'cuBLAS' else 'reached on the SMs its grid kept busy'}"
+        then = (f"verdicts read the theoretical {figure(b.used)} {unit} instead" if b.memory and b.used > b.seen
+                else f"verdicts read {figure(b.used)} {unit}")
+        lines.append(f"{b.level} ceiling: measured at {figure(b.measured)} {unit}, below the {figure(b.seen)} {unit} "
+                     f"{what} in this file, so the measurement is low; {then}")
+    return lines
 
 
 def counters_tables(doc: Results, width: int = 200) -> list[Table]:
@@ -596,9 +618,9 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
                     figure(mo.gmem_bytes / 1e9), figure(mo.arithmetic_intensity)]
         if r.floors is not None:
             v = r.floors
-            dram = v.floor("DRAM")
-            row += [figure(dram.floor_ms) if dram else "-", figure(v.floor(listing.compute_level).floor_ms),
-                    "memory" if v.binding.level == "DRAM" else "compute"]
+            memory = memory_floor(v)
+            row += [f"{figure(memory.floor_ms)} {memory.level}" if memory else "-",
+                    figure(v.floor(listing.compute_level).floor_ms), v.binding.level]
         elif listing.device:  # no model (a kernel of yours without --tile): no floors either
             row += ["-", "-", "-"]
         rows.append(row)

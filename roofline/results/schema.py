@@ -53,7 +53,8 @@ from ..model.arch import limits_for_cc, parse_arch
 from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy
 from ..model.problem import Problem
-from ..model.roofs import COMPUTE_LEVEL, OVER_PEAK, Verdict, plain_verdict, verdict
+from ..model.roofs import (COMPUTE_LEVEL, OVER_PEAK, ROOF_OF_LEVEL, Beaten, Roofs, Verdict, at_least_seen,
+                           level_bytes, plain_verdict, verdict)
 from ..model.energy import Energy
 from ..model.timing import Timing, mark_throttled, paired
 from ..model.traffic import CountedTraffic, ModelFigures
@@ -287,6 +288,7 @@ class Results(_Document):
     tune: TuneSummary | None = None
     l2: Literal["cold", "warm"] | None = None  # the L2 at each timed launch (None: not recorded)
     timed_in_rounds: RoundsRecord | None = None  # None: each kernel timed on its own (files before rounds)
+    _seen: tuple | None = PrivateAttr(default=None)  # `roofs` and `beaten`, worked out once
 
     @model_validator(mode="after")
     def _consistent(self) -> "Results":
@@ -344,19 +346,66 @@ class Results(_Document):
         roof = self.device.roofs.roof(self.precision, measured)
         return None if roof is None or roof.measured != measured else roof.value
 
+    @property
+    def roofs(self) -> Roofs:
+        """The device's roofs with every measured ceiling at least what this file saw at its level
+        (`roofs.at_least_seen`; `beaten` lists the ceilings that changed): what every verdict and
+        chart of the file reads."""
+        return self._at_least_seen()[0]
+
+    @property
+    def beaten(self) -> tuple[Beaten, ...]:
+        """The measured ceilings a rate in this file went past, and what is read in their place."""
+        return self._at_least_seen()[1]
+
+    def _at_least_seen(self) -> tuple[Roofs, tuple[Beaten, ...]]:
+        if self._seen is None:
+            self._seen = at_least_seen(self.device.roofs, self.seen_rates())
+        return self._seen
+
+    def seen_rates(self) -> dict[str, tuple[float, str, bool]]:
+        """The best rate this file measured at each level (level -> (GFLOP/s or GB/s, who, from
+        counted bytes)): the FLOP rate of the reference and of every timed kernel in the problem's
+        precision, at every size of a sweep; each kernel's bytes per level over its time, counted
+        where Nsight Compute counted them, else the model's request counts (GMEM at the L2, SMEM,
+        L1), which match the counters to a few percent. Not the model's DRAM bytes, an estimate,
+        nor the GMEM requests of a kernel whose L1 serves them (`roofs.verdict`'s 'L1')."""
+        best: dict[str, tuple[float, str, bool]] = {}
+
+        def see(level: str, rate: float | None, by: str, counted: bool = False) -> None:
+            if rate and (level not in best or rate > best[level][0]):
+                best[level] = (rate, by, counted)
+
+        level = self.compute_level
+        points = [(self.reference, self.kernels)] + [(p.reference, p.kernels) for p in self.sweep or []]
+        for reference, kernels in points:
+            see(level, reference.gflops, "cuBLAS")
+            for k in kernels:
+                if not k.timed or not k.time_ms:
+                    continue
+                busy = k.waves.utilization if k.waves is not None else 1.0  # the SMs its grid kept busy
+                see(level, k.gflops / busy, k.name)
+                for b in level_bytes(k.model, getattr(k, "counted", None)).values():
+                    if not b.counted and (b.level == "DRAM" or (b.level == "L2" and k.model.l1_bytes)):
+                        continue
+                    see(ROOF_OF_LEVEL[b.level], b.nbytes / (k.time_ms * 1e6 * busy), k.name, b.counted)
+        return best
+
     def verdict(self, k: KernelRecord, measured: bool = True) -> Verdict:
         """The hierarchical reading of kernel `k`: the compute roof of the problem's precision (FP32,
         or its tensor-core roof: `precision`) and every memory level with bytes, against
-        the measured roofs where known (the theoretical ones alone unless `measured`), with Nsight
-        Compute's bytes where counted."""
+        the measured roofs where known (at least what the file saw: `roofs`; the theoretical ones
+        alone unless `measured`), with Nsight Compute's bytes where counted."""
         flops = self.problem.problem.flops
-        return verdict(k.model, self.device.roofs, k.time_ms, k.counted, measured=measured, flops=flops,
+        return verdict(k.model, self.roofs, k.time_ms, k.counted, measured=measured, flops=flops,
                        waves=k.waves, fits_in_l2=self.fits_in_l2(self.problem.problem), precision=self.precision)
 
     def fits_in_l2(self, problem: Problem) -> bool:
         """Whether `problem`'s A, B and C fit in the device's L2 together (False where its size is
-        not recorded): then no DRAM floor of modelled bytes binds."""
-        return self.device.fits_in_l2(problem.working_set_bytes)
+        not recorded) and the run kept the L2 warm: then even the first reads are L2 hits and no
+        DRAM floor of modelled bytes binds. With a cold L2 (flushed before each timed launch, the
+        default) the compulsory bytes come from DRAM."""
+        return self.l2 == "warm" and self.device.fits_in_l2(problem.working_set_bytes)
 
     def sweep_verdict(self, point: "SweepPoint", name: str) -> Verdict | None:
         """The reading of kernel `name` at one size of the sweep: the model and waves the file
@@ -368,7 +417,7 @@ class Results(_Document):
             return None
         p = point.problem.problem
         time_ms = k.time_ms if k.time_ms is not None else p.flops / (k.gflops * 1e6)
-        return verdict(k.model, self.device.roofs, time_ms, None, measured=True, waves=k.waves,
+        return verdict(k.model, self.roofs, time_ms, None, measured=True, waves=k.waves,
                        fits_in_l2=self.fits_in_l2(p), precision=self.precision)
 
     def floors(self, k: KernelRecord) -> Verdict:

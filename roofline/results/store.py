@@ -99,7 +99,9 @@ def parse(doc, source: str = "results", profile: bool = False,
           upgrade: Upgrade | None = None, reads: str | None = None) -> Results | ProfileResults:
     """A results document (already parsed JSON) checked against the schema. Documents of schemas
     1 to 3 are migrated first (`migrate`; schemas 2 and 3 only lacked fields), `upgrade` filling
-    what only the kernel families can (`Upgrade`), and the document's `read_notes` say so. A
+    what only the kernel families can (`Upgrade`), and the document's `read_notes` say so; a
+    schema 4 document gets from `upgrade` the model figures written after it (each kernel's
+    `model.dram_bytes`), as a run today records them. A
     profile (`"kind": "profile"`, `results.profile`) or grade file is read when `profile` allows it.
     Raises UsageError (one line, naming `source` and the field) otherwise; a document of another
     kind is refused with `reads` (what the caller reads: 'whatif reads a run's results or a
@@ -132,6 +134,9 @@ def parse(doc, source: str = "results", profile: bool = False,
     notes = []
     if schema == SCHEMA:
         _check_sweep_models(doc, source)
+        if upgrade is not None:  # figures the model learnt since (its DRAM bytes): worked out, as in a run
+            doc = json.loads(json.dumps(doc))
+            upgrade(doc)
     if schema < SCHEMA:
         doc = migrate(doc, source)
         filled = upgrade(doc) if upgrade is not None else []
