@@ -20,7 +20,8 @@ def test_a_faster_run_kernel_moves_closer_to_its_floor_and_the_chart_shows_the_r
     d = cmp.kernels[5]
     assert d.roof_move == "closer" and d.speedup == pytest.approx(1.2) and d.registers == (64, 64)
     assert d.floors[0].times_floor == pytest.approx(1.2 * d.floors[1].times_floor)
-    assert {c.roof_move for c in cmp.kernels if c is not d} == {"same", "below its floor"}  # gmem_coalescing beats its floor
+    # none below its floor: gmem_coalescing's GMEM requests are its L1's, set aside at the L2
+    assert {c.roof_move for c in cmp.kernels if c is not d} == {"same"}
     assert cmp.in_both == cmp.kernels and cmp.reference_speedup == pytest.approx(1.0)
     assert cmp.to_dict()["reference_speedup"] == pytest.approx(1.0)
     svg = compare_chart.draw_moves(cmp, tmp_path / "c.svg").read_text()

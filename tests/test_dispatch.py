@@ -93,21 +93,27 @@ def test_the_partial_sums_are_gmem_traffic_by_hand():
     assert BY_NAME["full_tiles"].spec().figures(p).gmem_bytes == 4 * 12 * 2**20
 
 
-def test_a_working_set_that_fits_in_l2_has_no_binding_dram_floor():
-    # register_tiling_2d at 1024^3 (12 MiB of A, B and C) at a made-up DRAM ceiling of 100 GB/s:
-    # its 268 MB of modelled GMEM bytes would make DRAM bind; in a 60 MiB L2 they are served there.
+def test_a_working_set_that_fits_in_a_warm_l2_has_no_binding_dram_floor():
+    # register_tiling_2d at 1024^3: A, B and C (12 MiB) fit in the L2, so its waves fetch each panel
+    # once: 8 MiB of A and B, 4 MiB of C. At a made-up DRAM ceiling of 10 GB/s that is 1.26 ms,
+    # which binds with a cold L2 (the compulsory reads come from DRAM); with a warm one they are
+    # L2 hits, and the floor is set aside.
     p = Problem(1024, 1024, 1024)
-    fig = BY_NAME["register_tiling_2d"].spec().figures(p)
-    roofs = replace(H200.roofs, dram_gbps=100.0)
-    assert verdict(fig, roofs, 1.0, measured=False).binding.level == "DRAM"
+    spec = BY_NAME["register_tiling_2d"].spec()
+    fig = spec.model.with_dram(spec.figures(p), p, 264, 30 * 2**20)
+    assert fig.dram_bytes == p.working_set_bytes == 12 * 2**20
+    roofs = replace(H200.roofs, dram_gbps=10.0)
+    cold = verdict(fig, roofs, 1.0, measured=False)
+    assert cold.binding.level == "DRAM" and cold.binding.floor_ms == pytest.approx(12 * 2**20 / 10e6)
     v = verdict(fig, roofs, 1.0, measured=False, fits_in_l2=True)
     assert v.l2_resident and v.floor("DRAM").aside == "L2" and v.binding.level != "DRAM"
-    assert p.working_set_bytes == 12 * 2**20
 
 
 def test_the_documents_l2_check_uses_the_devices_l2_size():
-    doc = collect.from_run(fake_run())  # 256^3
-    assert doc.device.l2_bytes == 60 * 2**20 and doc.fits_in_l2(Problem(256, 256, 256))  # the preset's L2
+    cold = collect.from_run(fake_run())  # 256^3, the L2 flushed before each launch
+    assert cold.device.l2_bytes == 60 * 2**20 and not cold.fits_in_l2(Problem(256, 256, 256))
+    doc = cold.model_copy(update={"l2": "warm"})
+    assert doc.fits_in_l2(Problem(256, 256, 256))  # the preset's L2
     unknown = doc.model_copy(update={"device": replace(doc.device, l2_bytes=None)})
     assert not unknown.fits_in_l2(Problem(256, 256, 256))
     doc = doc.model_copy(update={"device": replace(doc.device, l2_bytes=60 * 2**20)})

@@ -47,7 +47,7 @@ def test_svg_carries_every_label_roof_and_note(ladder_chart):
         assert k.name in svg
     for text in ("ridge 13.9 FLOP/B", "FP32 peak 66,908 GFLOP/s", "DRAM 4,800 GB/s", "SMEM 33,454 GB/s",
                  "cuBLAS (reference) 50,000 GFLOP/s", "25,000 GFLOP/s, 64 regs, occupancy 50 % (registers)",
-                 "mostly served by L2", "H200: SGEMM 4096x4096x4096 FP32"):
+                 "which the L2 serves", "H200: SGEMM 4096x4096x4096 FP32"):
         assert text in svg, text
 
 

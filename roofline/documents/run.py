@@ -16,7 +16,7 @@ from .work_kind import WorkKind
 def results_view(doc: Results, width: int, list_failures: bool = False) -> list:
     """A run's (or a sweep's) tables and verdicts: the sweep first, the run table and its timing,
     the counters, one verdict per kernel; with `list_failures`, why each kernel not drawn is not."""
-    from ..render.tables import (below_floor_note, ceiling_lines, counters_tables, energy_lines, run_tables,
+    from ..render.tables import (below_floor_note, ceiling_lines, counters_tables, dram_note, energy_lines, run_tables,
                                  sweep_below_floor_note, sweep_tables, timing_lines, verdict_lines)
 
     shown: list = []
@@ -29,6 +29,7 @@ def results_view(doc: Results, width: int, list_failures: bool = False) -> list:
     shown += [line for line in [below_floor_note(doc)] if line]
     shown += counters_tables(doc, width)
     shown += ceiling_lines(doc)
+    shown += [line for line in [dram_note(doc)] if line]
     shown += verdict_lines(doc)
     if list_failures:
         for k in doc.kernels:

@@ -6,7 +6,9 @@
   precision  one record per GEMM precision (FP32, BF16, FP16, TF32): spellings, roof, bytes, layout
   problem    a GEMM problem M x N x K
   traffic    the analytic GMEM/SMEM traffic model, and the traffic Nsight Compute counts
-  roofs      ceilings per memory level and compute unit, floors, ridge point, the verdict as data
+  dram       the DRAM bytes of a tiled GEMM: the panels each wave of its grid reads against the L2
+  roofs      ceilings per memory level and compute unit, floors, ridge point, the verdict as data,
+             measured ceilings at least what a file saw
   peaks      per-SM per-clock rates of every precision and memory level, with their sources
   waves      blocks over block slots: the last wave's fill and the share of the GPU kept busy
   presets    datasheet figures of GPUs one may not have at hand

@@ -1,5 +1,6 @@
 """The energy roofline: each kernel's GFLOP per joule (measured, `run --energy`) against its
-arithmetic intensity (the model's FLOPs over its GMEM bytes), under the energy ceiling fitted by
+arithmetic intensity over its DRAM bytes (counted, else the model's: `tables.energy_bytes`), under the
+energy ceiling fitted by
 `device --measure` (`model.energy.EnergyCeilings.gflop_per_j`: a kernel on the roofline paying the
 fitted energy per FLOP and per DRAM byte and the static power for its time). Where no ceiling was
 fitted the points are drawn alone and the chart says how to get one.
@@ -13,6 +14,7 @@ from ..errors import UsageError
 from ..results.schema import Results
 from .chart import check_output, kernel_style, new_figure, save_atomic, text
 from .style import MEMORY_COLORS, compute_color
+from .tables import energy_bytes
 from .text import gemm_title
 
 # The fit each precision's compute energy is read from: FP32's own; the tensor-core precisions
@@ -21,15 +23,22 @@ ENERGY_FIT = {"fp32": "fp32", "bf16_tensor": "fp16_tensor", "fp16_tensor": "fp16
 
 
 def points(doc: Results) -> list[tuple[str, float, float]]:
-    """(name, FLOP per GMEM byte, GFLOP/J) of every verified, timed kernel with a model whose
-    energy was measured, and of cuBLAS where its energy was (at the first kernel's intensity:
-    cuBLAS has no traffic model)."""
+    """(name, FLOP per byte of the bytes its energy reads, GFLOP/J) of every verified, timed kernel
+    with bytes (`tables.energy_bytes`: DRAM counted, else modelled) whose energy was measured: the
+    fitted ceiling charges its energy per DRAM byte."""
     flops = doc.problem.problem.flops
     out = []
     for k in doc.kernels:
-        if k.timed and k.model is not None and k.energy is not None and k.energy.gflop_per_j(flops):
-            out.append((k.name, k.model.arithmetic_intensity, k.energy.gflop_per_j(flops)))
+        nbytes = energy_bytes(k)[0]
+        if k.timed and nbytes and k.energy is not None and k.energy.gflop_per_j(flops):
+            out.append((k.name, flops / nbytes, k.energy.gflop_per_j(flops)))
     return out
+
+
+def _axis_bytes(doc: Results) -> str:
+    """What the x axis's bytes are: 'counted DRAM or model DRAM', as `tables.energy_bytes` names them."""
+    kinds = sorted({energy_bytes(k)[1] for k in doc.kernels if k.timed and k.energy is not None and energy_bytes(k)[0]})
+    return " or ".join(kinds) or "model DRAM"
 
 
 def ceiling(doc: Results, intensities: list[float]) -> list[float | None]:
@@ -88,13 +97,14 @@ def render(doc: Results):
     if ref is not None and ref.gflop_per_j(doc.problem.problem.flops):
         ax.axhline(ref.gflop_per_j(doc.problem.problem.flops), color="#444444", ls=":", lw=1.2,
                    label=text(f"cuBLAS: {ref.gflop_per_j(doc.problem.problem.flops):,.0f} GFLOP/J (no model: a line)"))
-    ax.set_xlabel("arithmetic intensity (FLOP per GMEM byte, model)")
+    ax.set_xlabel(f"arithmetic intensity (FLOP per byte: {_axis_bytes(doc)})")
     ax.set_ylabel("GFLOP per joule (measured: NVML's energy over loops of launches)")
     ax.set_title(text(f"Energy roofline: {gemm_title(doc.problem.problem)} on {doc.device.name}"), fontsize=11)
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    fig.text(0.01, 0.005, "Intensity: the model's FLOPs over its GMEM bytes, which L2 partly serves; the ceiling prices "
-             "each byte at DRAM's energy, so a kernel\nwhose GMEM bytes mostly hit L2 can sit above it (as it can sit "
-             "below its DRAM floor on the roofline).", fontsize=8, color="0.35", ha="left", va="bottom")
+    fig.text(0.01, 0.005, "Intensity: FLOPs over the bytes DRAM served (counted by Nsight Compute, else the model's: "
+             "the panels the grid's waves fetch past the L2);\nthe ceiling prices each at DRAM's energy. The L2 and "
+             "shared-memory traffic a kernel moves costs energy the ceiling does not price.",
+             fontsize=8, color="0.35", ha="left", va="bottom")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig

@@ -343,7 +343,8 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     for t, start, value in measured_labels:
         placer.place_on_line(t, (start, value), (x_hi, value), fractions=[0.98, 0.85, 0.7], sides=(-1, 1))
     for t, y in ref_labels:
-        placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.02 + 0.06 * i for i in range(17)])
+        if placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.02 + 0.03 * i for i in range(33)]):
+            t.set_bbox(OPAQUE)  # no free spot along its line: it hides what it lies on
     for t, y in flat:
         placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.98, 0.8, 0.6, 0.4])
     for t, gbps, side in roof_labels:

@@ -163,16 +163,23 @@ def _notable(ranked: list, good: list, highlight: set[str]) -> dict:
     return colors
 
 
+MEASURED_MEMORY = {"measured_dram_gbps": "DRAM", "measured_l2_gbps": "L2", "measured_smem_gbps": "SMEM"}
+
+
 def _run_roofs(docs: list[Results]) -> list[RoofLine]:
     """Each memory level's roofs, then the compute roofs highest first: one run's precision's
     alone; several runs', FP32's and each run's. The roofs the verdicts read (`Results.roofs`: a
     measured ceiling at least what the file saw), each precision's from its own run."""
     roofs = docs[0].roofs
+    for d in docs[1:]:  # a measured memory ceiling one run went past gives way in all (`Results.roofs`)
+        roofs = replace(roofs, **{field: None for field, level in MEASURED_MEMORY.items()
+                                  if getattr(roofs, field) and not getattr(d.roofs, field)})
     own = {d.precision: d.roofs for d in docs}
+    raised = frozenset(b.level for d in docs for b in d.beaten if not b.memory)
     keys = dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else []))
     levels = sorted(((key, roofs.roof(key, measured=False)) for key in keys), key=lambda r: -r[1].value)
     return memory_roofs(roofs, ("DRAM", "L2", "SMEM")) + [
-        line for key, roof in levels for line in compute_roofs(own.get(key, roofs), [roof.level])]
+        line for key, roof in levels for line in compute_roofs(own.get(key, roofs), [roof.level], raised)]
 
 
 def memory_roofs(roofs, levels) -> list[RoofLine]:
@@ -188,16 +195,18 @@ def memory_roofs(roofs, levels) -> list[RoofLine]:
     return out
 
 
-def compute_roofs(roofs, levels) -> list[RoofLine]:
+def compute_roofs(roofs, levels, raised: frozenset[str] = frozenset()) -> list[RoofLine]:
     """The roofs of compute `levels` ('FP32', 'BF16 tensor', ...) that `roofs` records, in that
-    order, each level's theoretical one, then its measured one."""
+    order, each level's theoretical one, then its measured one; a measured one in `raised` (a
+    ceiling raised to the best rate its run saw: `Results.beaten`) says so."""
     out = []
     for level in levels:
         for measured in (False, True):
             r = roofs.roof(level, measured)
             if r is not None and r.measured == measured:
+                seen = " (best seen)" if measured and r.level in raised else ""
                 out.append(RoofLine(r.level, r.value, measured, False, compute_color(r.level), "--" if measured else "-",
-                                    f"{r.level} {'measured' if measured else 'peak'} {r.value:,.0f} GFLOP/s"))
+                                    f"{r.level} {'measured' if measured else 'peak'} {r.value:,.0f} GFLOP/s{seen}"))
     return out
 
 

@@ -227,11 +227,14 @@ def _conditions(timing, reference, timed: bool) -> list[str]:
 
 def energy_bytes(k) -> tuple[float | None, str]:
     """The bytes a kernel's bytes per joule count: its DRAM bytes where Nsight Compute counted them,
-    else its model's GMEM bytes; (None, '') for neither."""
+    else its model's DRAM bytes (`model.dram`), else its model's GMEM bytes (the L2's requests,
+    for a file whose DRAM bytes are not modelled); (None, '') for none."""
     counted = k.measured.dram_bytes if getattr(k, "measured", None) else None
     if counted:
         return counted, "counted DRAM"
     model = getattr(k, "model", None)
+    if model is not None and model.dram_bytes:
+        return model.dram_bytes, "model DRAM"
     return (model.gmem_bytes, "model GMEM") if model is not None and model.gmem_bytes else (None, "")
 
 
@@ -526,6 +529,19 @@ def below_floor_note(doc: Results) -> str | None:
     return None
 
 
+def dram_note(doc: Results) -> str | None:
+    """Why a run's kernels have no DRAM floor of modelled bytes, when some modelled kernel has none:
+    the file records no L2 size, or it was read without the kernel families that work them out."""
+    lacking = [k.name for k in doc.kernels if k.timed and k.model is not None and k.model.dram_bytes is None
+               and not (k.counted is not None and k.counted.dram_bytes)]
+    if not lacking:
+        return None
+    why = ("the file records no L2 size (written before roofline recorded it)" if not doc.device.l2_bytes
+           else "no kernel family of that name or its blocks per SM are not recorded")
+    return (f"no DRAM bytes modelled for {', '.join(lacking[:3])}{' and others' if len(lacking) > 3 else ''}: {why}; "
+            "their verdicts have no DRAM floor (roofline run --profile counts DRAM)")
+
+
 def ceiling_lines(doc: Results) -> list[str]:
     """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
     measured, what was seen and by whom, and what the verdicts read instead."""
@@ -558,22 +574,33 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
     def ratio(a, b):
         return f"{a / b:.2f}" if a is not None and b else "-"
 
-    columns = [(c, "right") for c in ("model GMEM", "L2", "ratio", "DRAM", "ratio", "L1", "model SMEM", "SMEM",
-                                      "ratio", "conflicts", "FLOP c/m")]
+    columns = [(c, "right") for c in ("model GMEM", "L2", "ratio", "model DRAM", "DRAM", "ratio", "L1", "model SMEM",
+                                      "SMEM", "ratio", "conflicts", "executed/useful")]
     table_rows = []
     flops = doc.problem.problem.flops
     tensor = doc.problem.problem.tensor  # the FLOPs counted on the tensor cores, in the problem's precision
     for k in rows:
         me = k.counted
         gmem, smem = (k.model.gmem_bytes, k.model.smem_served_bytes or k.model.smem_bytes) if k.model else (None, None)
+        dram = k.model.dram_bytes if k.model else None
+        executed = me.tensor_flops if tensor else me.fp32_flops
         table_rows.append([k.name, gb(gmem), gb(me.l2_bytes), ratio(gmem, me.l2_bytes),
-                           gb(me.dram_bytes), ratio(gmem, me.dram_bytes), gb(me.l1_bytes),
+                           gb(dram), gb(me.dram_bytes), ratio(dram, me.dram_bytes), gb(me.l1_bytes),
                            gb(smem), gb(me.smem_bytes), ratio(smem, me.smem_bytes),
                            f"{int(me.bank_conflicts):,}" if me.bank_conflicts is not None else "-",
-                           ratio(me.tensor_flops if tensor else me.fp32_flops, flops)])
-    return _fit("model against Nsight Compute (GB; ratio = model / counted; conflicts: shared-memory bank "
-                "conflicts; FLOP c/m: counted / model FLOPs)", ("kernel", "left"), columns,
-                table_rows, width)
+                           _executed(executed, flops)])
+    return _fit("model against Nsight Compute (GB; ratio = model / counted; model DRAM: the bytes its waves fetch "
+                "past the L2; conflicts: shared-memory bank conflicts; executed/useful: the FLOPs counted over "
+                "2*M*N*K, the work GFLOP/s is of)", ("kernel", "left"), columns, table_rows, width)
+
+
+def _executed(executed: float | None, useful: float) -> str:
+    """Counted (executed) FLOPs over the problem's useful ones, for a cell: '1.00', or with the
+    padding of partial tiles the hardware also computed: '1.016 (+1.6 % padding)'; '-' uncounted."""
+    if executed is None or not useful:
+        return "-"
+    over = executed / useful - 1
+    return f"{executed / useful:.3f} (+{100 * over:.1f} % padding)" if over > 0.001 else f"{executed / useful:.2f}"
 
 
 def kernels_tables(listing, width: int = 200) -> list[Table]:
@@ -825,13 +852,14 @@ def _total_ms(ms: float) -> str:
 def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) -> list[Table]:
     """A profile's kernels by GPU time (the `top` first): GPU time (all its launches, ms), share,
     launches, precision ('?' after it
-    where other kinds of work were not counted, '?' alone where none was), rate, arithmetic intensity at DRAM, L2 and L1 (FLOP per
+    where other kinds of work were not counted, '?' alone where none was), rate of the work counted
+    (executed: a GEMM's padding of partial tiles included), arithmetic intensity at DRAM, L2 and L1 (FLOP per
     byte), achieved DRAM bandwidth, the SM clock it ran at, the binding roof (at that clock) and
     the time over its floor, occupancy theoretical/achieved with the limiter, and a one-line
     verdict; then, where the report lacks figures, what is missing and where to get it
     (`missing_tables`)."""
     columns = [("ms", "right"), ("share", "right"), ("launches", "right"), ("grid x block", "right"),
-               ("precision", "left"), ("FLOP/s", "right"),
+               ("precision", "left"), ("executed FLOP/s", "right"),
                ("AI DRAM", "right"), ("AI L2", "right"), ("AI L1", "right"), ("DRAM", "right"), ("MHz", "right"),
                ("bound", "left"), ("occupancy", "left"), ("verdict", "left", WRAP)]
     rows = []

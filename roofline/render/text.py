@@ -98,15 +98,18 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     if times >= 1:
         return (f"{name}: {b.level}-bound ({_basis(v)}); {times:.2f}x its floor of {b.floor_ms:.3f} ms "
                 f"({100 / times:.0f} % of that ceiling); {occupancy_phrase(occ)}{tail}")
-    if b.level not in MEMORY_NAMES:  # above a measured compute ceiling: on the roof, not a byte miscount
-        return (f"{name}: {b.level}-bound, at its roof: {100 / times:.0f} % of the measured ceiling "
+    if b.level not in MEMORY_NAMES:  # above a compute ceiling: on the roof, not a miscount
+        basis = "measured ceiling, so the measurement is low" if b.roof.measured else \
+            "theoretical peak, so the clock or the peak is wrong"
+        return (f"{name}: {b.level}-bound, at its roof: {100 / times:.0f} % of the {basis} "
                 f"({b.floor_ms:.3f} ms floor); {occupancy_phrase(occ)}{tail}")
     if b.counted:  # counted bytes are what moved: it is the bandwidth ceiling that was beaten
         basis = "measured" if b.roof.measured else "theoretical"
         why = (f"the counted bytes moved faster than the {basis} {b.level} bandwidth ({b.roof.value:,.0f} GB/s) "
                "allows: that ceiling is below what this level sustains")
     else:
-        why = "the hardware moved fewer bytes than the model counts (caches, broadcasts)"
+        why = ("the hardware moved fewer bytes than the model counts at that level (a cache nearer the SMs served "
+               "some, or the L2 kept more of the panels than the wave model assumes)")
     return (f"{name}: ran {1 / times:.2f}x faster than its highest floor, {b.level} ({_basis(v)}, "
             f"{b.floor_ms:.3f} ms): {why}; {occupancy_phrase(occ)}{tail}")
 
@@ -114,17 +117,16 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
 def compute_phrase(v: Verdict, level: str) -> str:
     """The clause a tensor-core run's verdict gets when another floor binds: how the kernel
     stands against the compute roof of its precision (`level`, 'BF16 tensor'): '; BF16 tensor
-    roof (theoretical): 1.43x its floor of 0.139 ms (70 % of that roof)', saying so where a
-    measured roof is beaten. '' where that roof binds, or without a time or such a floor."""
+    roof (theoretical): 1.43x its floor of 0.139 ms (70 % of that roof)'. '' where that roof binds,
+    or without a time or such a floor. (A run's measured ceilings are at least what it saw:
+    `results.schema.Results.roofs`.)"""
     f, b = v.floor(level), v.binding
     if f is None or b is None or b.level == level or v.time_ms is None or not f.floor_ms:
         return ""
     basis = "measured" if f.roof.measured else "theoretical"
     times = v.time_ms / f.floor_ms
-    over = (": the measured ceiling, one cuBLAS product, is below what this kernel sustains"
-            if f.roof.measured and times < 1 else "")
     return (f"; {level} roof ({basis}): {times:.2f}x its floor of {f.floor_ms:.3f} ms ({100 / times:.0f} % of that "
-            f"roof{over})")
+            "roof)")
 
 
 def spill_cell(local_bytes: int | None) -> str:
@@ -213,10 +215,17 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     if off:
         share += f" at the {clock_mhz:,.0f} MHz it ran at" + (
             f"; {100 / nominal_times:.0f} % at the nominal {nominal_mhz:,.0f} MHz" if nominal_times else "")
-    if times < 1 and b.level in MEMORY_NAMES:
-        return f"faster than its {roof} floor: caches or broadcasts served bytes counted above"
-    if times < 1:
-        return f"at its {roof} roof, above the measured ceiling ({share})"
+    busy = v.waves.utilization if v.waves is not None else 1.0
+    if times < 1 and b.level in MEMORY_NAMES and busy < 1 and times / busy >= 1:
+        # below the whole GPU's roof: a floor of part of the GPU is its share of the bandwidth, which
+        # a few SMs can draw more than (one SM moves far more than 1/132 of the DRAM's bytes)
+        return (f"tail: {tail_phrase(v.waves)}; its counted bytes moved at {100 * busy / times:.0f} % of the whole "
+                f"GPU's {roof} roof, faster than the busy SMs' share of it (a few SMs draw more than their share)")
+    if times < 1:  # a profile's bytes and work are counted: it is the ceiling that was beaten
+        moved = "its counted bytes moved faster than" if b.level in MEMORY_NAMES else "it ran faster than"
+        low = "the measurement is low" if b.roof.measured else "the clock or the peak is wrong"
+        kind = "measured ceiling" if b.roof.measured else "theoretical peak"
+        return f"at its {roof} roof: {moved} the {kind} allows ({share}), so {low}"
     # floors are of the SMs the grid keeps busy (`roofs.verdict`): where that is part of the GPU, said,
     # with the reading against the whole GPU's roof, which the chart draws
     busy = v.waves.utilization if v.waves is not None else 1.0

@@ -1,0 +1,100 @@
+"""The DRAM bytes of a grid's waves (`model.dram`): figures worked by hand, and the model against
+the bytes Nsight Compute counted on the H200 (the committed plots/results-h200.json and
+plots/counters-h200-bf16.json, docs/model.md's table)."""
+
+from pathlib import Path
+
+import pytest
+
+from roofline import api
+from roofline.ladder.families import BY_NAME
+from roofline.model.dram import dram_bytes, launch_order, usable_l2_bytes
+from roofline.model.problem import Problem
+from roofline.model.roofs import verdict
+
+PLOTS = Path(__file__).resolve().parent.parent / "plots"
+MIB = 2**20
+H200_USABLE = 30 * MIB  # half the H200's 60 MiB: two partitions
+
+
+def test_the_usable_l2_is_half_on_partitioned_gpus():
+    assert usable_l2_bytes(60 * MIB, "9.0") == H200_USABLE
+    assert usable_l2_bytes(40 * MIB, "8.0") == 20 * MIB
+    assert usable_l2_bytes(6 * MIB, "7.5") == 6 * MIB and usable_l2_bytes(6 * MIB, None) == 6 * MIB
+
+
+def test_launch_orders():
+    assert launch_order(2, 3) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert launch_order(2, 3, "rows") == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
+    # hopper.cuh's grouped_tile with GROUP 2 over 3 x 2 tiles: rows 0-1 column by column, then row 2
+    assert launch_order(3, 2, "grouped", 2) == [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
+    with pytest.raises(ValueError, match="unknown launch order 'diagonal'"):
+        launch_order(2, 2, "diagonal")
+
+
+def test_register_tiling_2d_at_4096_by_hand():
+    # 32 x 32 tiles of 128 x 128, 264 at once: a wave is 8.25 tile rows, 9 A panels and all 32 B panels
+    # of 2 MiB (82 MiB) against 30 MiB: nothing carries over. 4 waves fetch B again (128 panels), each
+    # row's A once and the 3 rows two waves share again (35 panels); C is 64 MiB.
+    p = Problem(4096, 4096, 4096)
+    assert dram_bytes(p, (128, 128), 264, H200_USABLE) == (128 + 35) * 2 * MIB + 64 * MIB == 408_944_640
+
+
+def test_wgmma_ws_at_8192_fetches_every_waves_panels():
+    # 64 x 32 tiles of 128 x 256 in groups of 8 rows, 132 at once: each wave reads 84 MiB of panels or
+    # more, so none carries over to the next wave: the sum of each wave's own A (2 MiB) and B (4 MiB)
+    # panels, and C (256 MiB), worked out here without the model's bookkeeping.
+    p = Problem(8192, 8192, 8192, "bf16")
+    tiles = launch_order(64, 32, "grouped", 8)
+    waves = [tiles[i:i + 132] for i in range(0, len(tiles), 132)]
+    own = sum(len({r for r, _ in w}) * 2 * MIB + len({c for _, c in w}) * 4 * MIB for w in waves)
+    assert len(waves) == 16 and dram_bytes(p, (128, 256), 132, H200_USABLE, "grouped", 8) == own + 256 * MIB
+    assert own + 256 * MIB == pytest.approx(1.7616e9, rel=1e-4)
+
+
+def test_what_fits_in_the_l2_is_fetched_once():
+    p = Problem(1024, 1024, 1024)
+    assert dram_bytes(p, (128, 128), 264, H200_USABLE) == p.working_set_bytes  # A, B and C once: 12 MiB
+    # a split K reads panels of K / 2, each slice its own half of A and B: still everything once, and
+    # its 2 x 512^2 floats of partial sums stay in the L2
+    small = Problem(512, 512, 512)
+    assert dram_bytes(small, (128, 256), 132, H200_USABLE, splits=2) == small.working_set_bytes
+
+
+# The kernels docs/model.md says the model holds within 6 % of Nsight Compute's DRAM bytes.
+CLOSE = {"results-h200.json": ("register_tiling_2d", "vectorized", "bank_conflict_free", "async_copy", "full_tiles",
+                               "tile_by_shape", "split_k"),
+         "counters-h200-bf16.json": ("mma_sync", "mma_ldmatrix", "mma_pipeline", "wgmma_ws", "wgmma_persistent")}
+
+
+@pytest.mark.parametrize("name", sorted(CLOSE))
+def test_the_model_against_the_dram_bytes_counted_on_the_h200(name):
+    doc = api.read(PLOTS / name)  # the DRAM bytes worked out when read, from the tile, waves and L2 recorded
+    ratios = {k.name: k.model.dram_bytes / k.counted.dram_bytes for k in doc.kernels}
+    assert {n: r for n, r in ratios.items() if n in CLOSE[name] and not 0.97 <= r <= 1.07} == {}
+    # and where it is weakest, as docs/model.md says: small tiles and autotuned/warptiling, low
+    assert all(r < 0.7 for n, r in ratios.items() if n not in CLOSE[name])
+
+
+@pytest.mark.parametrize("name", ["results-h200.json", "counters-h200-bf16.json"])
+def test_the_roof_named_without_counters_is_the_one_named_with_them(name):
+    doc = api.read(PLOTS / name)
+    for k in doc.kernels:
+        counted = doc.verdict(k)
+        modelled = verdict(k.model, doc.roofs, k.time_ms, None, flops=doc.problem.problem.flops, waves=k.waves,
+                           precision=doc.precision)
+        assert modelled.binding.level == counted.binding.level, k.name
+        assert modelled.times_floor == pytest.approx(counted.times_floor, rel=0.01), k.name
+
+
+def test_a_run_records_the_dram_bytes_of_its_waves():
+    from test_results import fake_run
+
+    from roofline import collect
+
+    doc = collect.from_run(fake_run())  # 256^3 on the H200 preset: everything fits, A, B and C once
+    k = next(k for k in doc.kernels if k.model is not None)
+    assert k.model.dram_bytes == Problem(256, 256, 256).working_set_bytes
+    spec = BY_NAME[k.name].spec(k.params)
+    assert spec.model.with_dram(spec.figures(Problem(256, 256, 256)), Problem(256, 256, 256), k.waves.block_slots,
+                                H200_USABLE).dram_bytes == k.model.dram_bytes
