@@ -5,6 +5,7 @@ commands around them."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -370,3 +371,22 @@ def test_a_kernel_declared_for_run_is_told_apart_when_graded(tmp_path):
     r = CliRunner().invoke(app, ["run", str(path)])
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
     assert "'tile' declares a GEMM for `roofline run FILE.cu`" in r.stderr
+
+
+def test_counted_tensor_work_is_set_beside_the_declared_work():
+    # the committed H200 grade of a BF16 GEMM: Nsight Compute counted exactly the declared 2 M N K;
+    # the same entry with 1.6 % more counted (cuBLAS's 320 x 128 tiles over 8192: padding) says so
+    from roofline.render.grade_tables import grade_lines
+    from roofline.results import store
+
+    doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "grades-h200.json", profile=True)
+    lines = grade_lines(doc)
+    assert any(line.endswith("; executed 68.72 GFLOP BF16 tensor against the 68.72 declared (+0.0 %)")
+               for line in lines)
+    e = next(e for e in doc.entries if e.counted is not None and e.counted.flops.get("bf16_tensor"))
+    padded = e.counted.model_copy(update={"flops": {"bf16_tensor": e.counted.flops["bf16_tensor"] * 1.016}})
+    doc = doc.model_copy(update={"entries": [e.model_copy(update={"counted": padded})]})
+    assert any(line.endswith("against the 68.72 declared (+1.6 %: padding of partial tiles, or work done twice)")
+               for line in grade_lines(doc))
+    assert not any("GFLOP FP32 against" in line for line in grade_lines(store.load(
+        Path(__file__).resolve().parent.parent / "plots" / "grades-h200.json", profile=True)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..model.integrity import CODES
+from ..model.peaks import LABELS
 from ..model.sol import FASTER_THAN_LIGHT, REFUSED_SHARE
 from ..results.grades import GradeEntry, GradeResults
 from .tables import WRAP, _fit
@@ -53,6 +54,24 @@ def grade_tables(doc: GradeResults, width: int = 200) -> list[Table]:
     return _fit(title, ("kernel", "left"), columns, rows, width)
 
 
+def _executed(e: GradeEntry) -> str:
+    """'; executed 1,117 GFLOP BF16 tensor against the 1,100 declared (+1.6 %: padding of partial
+    tiles)' per tensor-core precision the entry declares work in and Nsight Compute counted (two
+    per multiply-add, as declared; CUDA-core counts follow the instructions, a formula's its
+    convention, and are not set side by side); T_SOL and the share read the declared (useful) work."""
+    parts = []
+    for key, declared in e.work.flops.items():
+        executed = e.counted.flops.get(key) if e.counted is not None else None
+        if not declared or not executed or not key.endswith("_tensor"):
+            continue
+        over = executed / declared - 1
+        why = ": padding of partial tiles, or work done twice" if over > 0.001 else \
+            ": less than declared, so check the declaration" if over < -0.001 else ""
+        parts.append(f"executed {executed / 1e9:,.4g} GFLOP {LABELS.get(key, key)} against the {declared / 1e9:,.4g} "
+                     f"declared ({100 * over:+.1f} %{why})")
+    return "".join(f"; {p}" for p in parts)
+
+
 def grade_lines(doc: GradeResults) -> list[str]:
     """Under the table: per entry what it computes, why it is not graded, each flag's evidence,
     what Nsight Compute counted; then how T, T_SOL and the score were had."""
@@ -76,7 +95,7 @@ def grade_lines(doc: GradeResults) -> list[str]:
                 excess += ("; written bytes still in L2 when the kernel ends are not counted)" if c.excess < 1
                            else ")")
             out.append(f"  counted over one call: {c.kernels} kernel launch(es), {dram}{excess}"
-                       + (f"; with the counted bytes {c.binding} binds" if c.binding else ""))
+                       + (f"; with the counted bytes {c.binding} binds" if c.binding else "") + _executed(e))
         if e.missing_roofs:
             out.append(f"  no roof for {', '.join(e.missing_roofs)} on this device: that work is not in T_SOL")
     measured = {t.level for e in doc.entries for t in e.terms if t.measured}
