@@ -19,7 +19,8 @@ from roofline import documents
 from roofline.errors import UsageError
 from roofline.model.problem import Problem
 from roofline.model.traffic import TrafficModel
-from roofline.render.tables import ceiling_lines, run_tables, verdict_lines
+from roofline.render.tables import run_tables, verdict_lines
+from roofline.render.text import ceiling_lines
 from roofline.results import store
 
 BF16 = FIXTURES / "results-h200-bf16.json"

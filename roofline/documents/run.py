@@ -16,8 +16,9 @@ from .work_kind import WorkKind
 def results_view(doc: Results, width: int, list_failures: bool = False) -> list:
     """A run's (or a sweep's) tables and verdicts: the sweep first, the run table and its timing,
     the counters, one verdict per kernel; with `list_failures`, why each kernel not drawn is not."""
-    from ..render.tables import (below_floor_note, ceiling_lines, counters_tables, dram_note, energy_lines, run_tables,
-                                 sweep_below_floor_note, sweep_tables, timing_lines, verdict_lines)
+    from ..render.tables import (below_floor_note, counters_tables, energy_lines, run_tables, sweep_below_floor_note,
+                                 sweep_tables, timing_lines, verdict_lines)
+    from ..render.text import ceiling_lines, dram_note
 
     shown: list = []
     if doc.sweep:

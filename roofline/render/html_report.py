@@ -42,6 +42,7 @@ from ..results.profile import ProfiledKernel, ProfileResults
 from ..results.schema import Results
 from .text import (
     bound_by_size,
+    ceiling_lines,
     compute_phrase,
     gemm_title,
     l2_note,
@@ -224,6 +225,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
         report.figures[SWEEP_ID] = _sweep(doc, highlight)
         report.notes.append(f"The roofline shows the sweep's largest size, {prob.text()}; the second chart every size.")
     report.notes.append(MODEL_NOTE.replace("\n", " "))
+    report.notes += ceiling_lines(doc)  # a measured ceiling a rate of the file went past, and what is read instead
     if flat:
         report.notes.append(f"{', '.join(p.kernel for p in flat)}: no traffic model and no counters, drawn as a dashed "
                             "line at its rate; run --profile to place it by the bytes Nsight Compute counts.")

@@ -529,38 +529,6 @@ def below_floor_note(doc: Results) -> str | None:
     return None
 
 
-def dram_note(doc: Results) -> str | None:
-    """Why a run's kernels have no DRAM floor of modelled bytes, when some modelled kernel has none:
-    the file records no L2 size, or it was read without the kernel families that work them out."""
-    lacking = [k.name for k in doc.kernels if k.timed and k.model is not None and k.model.dram_bytes is None
-               and not (k.counted is not None and k.counted.dram_bytes)]
-    if not lacking:
-        return None
-    why = ("the file records no L2 size (written before roofline recorded it)" if not doc.device.l2_bytes
-           else "no kernel family of that name or its blocks per SM are not recorded")
-    return (f"no DRAM bytes modelled for {', '.join(lacking[:3])}{' and others' if len(lacking) > 3 else ''}: {why}; "
-            "their verdicts have no DRAM floor (roofline run --profile counts DRAM)")
-
-
-def ceiling_lines(doc: Results) -> list[str]:
-    """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
-    measured, what was seen and by whom, and what the verdicts read instead."""
-    lines = []
-    for b in doc.beaten:
-        unit = "GB/s" if b.memory else "GFLOP/s"
-        if b.memory:
-            moved = f"{'counted' if b.counted else 'modelled'} {b.level} bytes" + (
-                " (its GMEM requests)" if b.level == "L2" and not b.counted else "")
-            what = f"at which {b.by}'s busy SMs moved its {moved}"
-        else:
-            what = f"{b.by} {'reached' if b.by == 'cuBLAS' else 'reached on the SMs its grid kept busy'}"
-        then = (f"verdicts read the theoretical {figure(b.used)} {unit} instead" if b.memory and b.used > b.seen
-                else f"verdicts read {figure(b.used)} {unit}")
-        lines.append(f"{b.level} ceiling: measured at {figure(b.measured)} {unit}, below the {figure(b.seen)} {unit} "
-                     f"{what} in this file, so the measurement is low; {then}")
-    return lines
-
-
 def counters_tables(doc: Results, width: int = 200) -> list[Table]:
     """Model bytes against the bytes Nsight Compute counted, per level, for profiled kernels;
     none when no kernel was profiled. Ratios are model / counted; figures in GB."""

@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
 from ..model.roofs import LAUNCH, Verdict
-from ..model.units import plural
+from ..model.units import figure, plural
 from ..model.waves import Waves
 from ..model.precision import PRECISIONS
 from .encoding import PLAIN_ERRORS, ascii_text  # (kept apart: the console loads the handler alone)
@@ -345,3 +345,35 @@ def bound_by_size(v: Verdict | None) -> str:
         return "-"
     tail = "tail " if v.waves is not None and v.waves.tail_matters and v.binding.level != LAUNCH else ""
     return f"{tail}{v.binding.level} {v.times_floor:.2f}"
+
+
+def dram_note(doc) -> str | None:
+    """Why a run's kernels have no DRAM floor of modelled bytes, when some modelled kernel has none:
+    the file records no L2 size, or it was read without the kernel families that work them out."""
+    lacking = [k.name for k in doc.kernels if k.timed and k.model is not None and k.model.dram_bytes is None
+               and not (k.counted is not None and k.counted.dram_bytes)]
+    if not lacking:
+        return None
+    why = ("the file records no L2 size (written before roofline recorded it)" if not doc.device.l2_bytes
+           else "no kernel family of that name or its blocks per SM are not recorded")
+    return (f"no DRAM bytes modelled for {', '.join(lacking[:3])}{' and others' if len(lacking) > 3 else ''}: {why}; "
+            "their verdicts have no DRAM floor (roofline run --profile counts DRAM)")
+
+
+def ceiling_lines(doc) -> list[str]:
+    """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
+    measured, what was seen and by whom, and what the verdicts read instead."""
+    lines = []
+    for b in doc.beaten:
+        unit = "GB/s" if b.memory else "GFLOP/s"
+        if b.memory:
+            moved = f"{'counted' if b.counted else 'modelled'} {b.level} bytes" + (
+                " (its GMEM requests)" if b.level == "L2" and not b.counted else "")
+            what = f"at which {b.by}'s busy SMs moved its {moved}"
+        else:
+            what = f"{b.by} {'reached' if b.by == 'cuBLAS' else 'reached on the SMs its grid kept busy'}"
+        then = (f"verdicts read the theoretical {figure(b.used)} {unit} instead" if b.memory and b.used > b.seen
+                else f"verdicts read {figure(b.used)} {unit}")
+        lines.append(f"{b.level} ceiling: measured at {figure(b.measured)} {unit}, below the {figure(b.seen)} {unit} "
+                     f"{what} in this file, so the measurement is low; {then}")
+    return lines
