@@ -26,9 +26,10 @@ PLOTS = ROOT / "plots"
 
 
 def test_what_each_command_reads():
-    assert documents.reads_table() == {"show": ("run", "profile", "grade"), "plot": ("run", "profile", "grade"),
+    assert documents.reads_table() == {"show": ("run", "profile", "grade", "trace"), "plot": ("run", "profile", "grade"),
                                        "compare": ("run", "profile", "grade"),
-                                       "whatif": ("run", "profile"), "project": ("run", "profile")}
+                                       "whatif": ("run", "profile"), "project": ("run", "profile"),
+                                       "comms": ("trace",)}
     assert documents.reads("whatif") == ("whatif reads a run's results (roofline run) or a profile of a "
                                          "program (roofline profile)")
 
@@ -107,7 +108,8 @@ def test_a_new_kind_of_document_is_one_entry(tmp_path):
         with pytest.raises(UsageError, match=r"a toy file \(a test's\), which show, plot and compare read; "
                                              r"whatif reads a run's results .* or a profile"):
             documents.load(a, "whatif")
-        assert documents.reads("show").endswith("a grade file (roofline run) or a toy file (a test's)")
+        assert documents.reads("show").endswith("a grade file (roofline run), a PyTorch profiler trace or a toy file "
+                                                "(a test's)")
         assert documents.reads("compare").endswith("two grade files or two toy files")
         docs, notes = documents.read_all([a])
         document, view = documents.shown([a], docs)

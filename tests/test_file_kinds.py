@@ -64,7 +64,7 @@ KINDS = {"run": "run", "sweep": "run", "tune": "run", "energy": "run", "profile"
 
 # What each command reads (families), and the words its refusal of any other kind must hold.
 READS = {
-    "show": ({"run", "profile", "grade"}, "show reads a run's results"),
+    "show": ({"run", "profile", "grade", "trace"}, "show reads a run's results"),
     "plot": ({"run", "profile", "grade"}, "plot reads a run's results"),
     "plot-html": ({"run", "profile"}, "plot reads a run's results"),  # a grade file: .png, .svg or .pdf (HTML_GRADE)
     "whatif": ({"run", "profile"}, "whatif reads a run's results (roofline run) or a profile"),
@@ -197,6 +197,9 @@ def _value(command: str, kind: str, doc: dict) -> None:
             assert doc["kind"] == "grade" and any(e["time_ms"] > 0 for e in doc["entries"])
         elif KINDS[kind] == "profile":
             assert doc["kind"] == "profile" and doc["total_time_ms"] > 0 and doc["kernels"]
+        elif KINDS[kind] == "trace":  # a profiler trace: its GPU time by op, each op's kernels
+            assert doc["kind"] == "trace" and doc["time_ms"] > 0 and doc["owned_share"] > 0.99
+            assert sum(op["time_ms"] for op in doc["ops"]) == pytest.approx(doc["time_ms"])
         else:
             assert any((k["gflops"] or 0) > 0 for k in doc["kernels"])
     elif command == "whatif":

@@ -15,18 +15,20 @@ from ..outcome import Outcome
 MOUNT = dict(short_help="Print the JSON Schema of results files (or of another document roofline writes).")
 RENAMED = {"--profile": "give the kind as an argument: roofline schema profile",
            "--grade": "give the kind as an argument: roofline schema grade"}
-KINDS = ("run", "profile", "grade", "compare", "check", "grade-changes", "whatif", "project", "comms", "kernels",
-         "occupancy", "device")  # `documents` registry names (a test checks they are all there)
+KINDS = ("run", "profile", "grade", "trace", "compare", "check", "grade-changes", "whatif", "project", "comms",
+         "kernels", "occupancy", "device")  # `documents` registry names (a test checks they are all there)
 
 
 def command(
     kind: Optional[str] = typer.Argument(None, metavar="KIND",
-                                         help=f"run (results files, schema {SCHEMA}; the default), profile, grade, or "
-                                              "a command's --json: " + ", ".join(KINDS[3:]) + "."),
+                                         help=f"run (results files, schema {SCHEMA}; the default), profile, grade, "
+                                              "trace (show's --json of a profiler trace), or a command's --json: "
+                                              + ", ".join(KINDS[4:]) + "."),
 ):
     """Print the JSON Schema of results files (schema 4), for other tools that read them; of
-    profile files ("kind": "profile") or grade files ("kind": "grade"); or of the --json a command
-    prints (compare, check, whatif, project, comms, kernels, occupancy, device)."""
+    profile files ("kind": "profile") or grade files ("kind": "grade"); of what show prints for a
+    PyTorch profiler trace (trace); or of the --json a command prints (compare, check, whatif,
+    project, comms, kernels, occupancy, device)."""
     from .. import documents
 
     kind = kind or "run"

@@ -15,14 +15,16 @@ from ..outcome import Outcome
 MOUNT = dict(short_help="Print the tables and verdicts of results files.",
              help="Print the tables and one verdict per kernel of recorded results (no GPU needed): a run's "
                   "(the run table, the counters table), a size sweep's or a tile search's, a program's "
-                  f"profile (roofline profile) or a grade file. Results files of every schema roofline has written "
+                  f"profile (roofline profile) or a grade file; a PyTorch profiler trace's GPU time by op, forward, "
+                  f"backward or optimizer. Results files of every schema roofline has written "
                   f"(1 to {SCHEMA}) are read; several files are merged.")
 RENAMED = {"--results": "give the files as arguments: roofline show FILE [FILE ...]"}
 
 
 def command(
     paths: Optional[list[Path]] = typer.Argument(None, metavar="RESULTS...",
-                                                 help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS})."),
+                                                 help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS}), or a "
+                                                      "PyTorch profiler trace."),
     as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
 ):
     from .. import documents

@@ -2,7 +2,7 @@
 (`registry`), so that commands and the layers below never test what kind a document is.
 
 Above `analysis` and `render` (which it calls), below the commands (which call it). The kinds of
-file: `run`, `profile`, `grade`; the decision documents: `compare` (with the gate's `check` and two
+file: `run`, `profile`, `grade`, `trace` (a PyTorch profiler trace); the decision documents: `compare` (with the gate's `check` and two
 grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`, `occupancy`,
 `device` (`listings`). What the commands call:
 
@@ -18,7 +18,8 @@ grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`
     reads(command), reads_table()               what a command reads (api.reads, api.READS)
 
 Its modules: `registry` (the kinds and what each command reads), `reading` (the functions above),
-`run`, `profile`, `grade` and `work_kind` (what a run and a profile share), `changes` (compare,
+`run`, `profile`, `grade`, `trace` (a PyTorch profiler trace, by its contents: its GPU time by op),
+`work_kind` (what a run and a profile share), `changes` (compare,
 check, two grade files' changes), `whatif`, `project`, `comms`, `listings` (kernels, occupancy,
 device), `models` (the pydantic model of each --json).
 

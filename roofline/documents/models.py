@@ -392,3 +392,42 @@ def device_model() -> type[JsonModel]:
     from ..model.device import DeviceSpec
 
     return of_dataclass(DeviceSpec, (("arch", str), ("ridge_point_flop_per_byte", Number)))
+
+
+class TraceKernelJson(JsonModel):
+    """One kernel name under an op: its GPU time over the op's launches of it."""
+
+    name: str
+    time_ms: Number
+
+
+class TraceRowJson(JsonModel):
+    """One op (or module) in one phase ('forward', 'backward', 'optimizer'; '-' for the kernels
+    without an owner): GPU time, launches, share of the trace's GPU time, kernels by time."""
+
+    name: str
+    phase: str
+    time_ms: Number
+    launches: int
+    share: Number
+    kernels: list[TraceKernelJson]
+
+
+class TraceJson(JsonModel):
+    """`roofline show TRACE --json`: a PyTorch profiler trace's GPU time by op (and by module where
+    the trace names modules; null where it does not), the share owned by an op, and notes."""
+
+    kind: Literal["trace"]
+    source: str
+    gpu: Optional[str]
+    kernels: int
+    time_ms: Number
+    owned_share: Number
+    ops: list[TraceRowJson]
+    modules: Optional[list[TraceRowJson]]
+    notes: list[str]
+
+
+def trace_model() -> type[JsonModel]:
+    """`roofline show TRACE --json` (`documents.trace`)."""
+    return TraceJson

@@ -4,7 +4,7 @@ what kind a document is.
 
 Two families of entries:
 
-- read kinds (`ReadKind`: 'run', 'profile', 'grade'): files on disk. An entry says how its file is
+- read kinds (`ReadKind`: 'run', 'profile', 'grade', 'trace'): files on disk. An entry says how its file is
   parsed and migrated (`parse`, through `results.store`), which commands read it (`read_by`, from
   which `reads_table` and every refusal are made), whether several files of it merge (`combine`),
   its kernels as work rows (`work`), its tables (`view`, `shown`), its chart (`chart`: which
@@ -31,7 +31,7 @@ from typing import Any, Callable, ClassVar
 from ..errors import UsageError
 
 # The modules of the built-in kinds, in the order refusals and tables name them.
-BUILTIN = ("run", "profile", "grade", "changes", "whatif", "project", "comms", "listings")
+BUILTIN = ("run", "profile", "grade", "trace", "changes", "whatif", "project", "comms", "listings")
 PAIRED = ("compare",)  # commands that read two files of one kind (and compare's gate, --max-drop)
 
 _KINDS: dict[str, "DocumentKind"] = {}
@@ -100,6 +100,11 @@ class ReadKind(DocumentKind):
     merges: ClassVar[bool] = False  # several files read as one (`combine`); else each is read alone
     read_by: ClassVar[tuple[str, ...]] = ()
     paired_alone: ClassVar[bool] = False
+
+    def claims(self, data: Any) -> bool:
+        """Whether the file whose JSON is `data` is of this kind by its contents rather than its
+        `"kind"` field (a file another tool wrote: a PyTorch profiler trace)."""
+        return False
 
     def parse(self, data: Any, source: str, reads: str | None) -> Any:
         """The document from `data` (the file's JSON), checked, an older one migrated. Raises
@@ -174,10 +179,11 @@ def kind_of(obj: Any) -> DocumentKind:
 
 
 def file_kind(data: Any) -> ReadKind:
-    """The kind of file whose JSON is `data`, by its `"kind"` field; the run's (whose files have
-    none) for a field no kind claims, for the run's parsing to refuse it in its words."""
+    """The kind of file whose JSON is `data`, by its contents (`ReadKind.claims`) or its `"kind"`
+    field; the run's (whose files have none) for a field no kind claims, for the run's parsing to
+    refuse it in its words."""
     given = data.get("kind") if isinstance(data, dict) else None
-    found = [k for k in read_kinds() if k.file_kind is not None and k.file_kind == given]
+    found = [k for k in read_kinds() if k.claims(data) or (k.file_kind is not None and k.file_kind == given)]
     return found[0] if found else get("run")
 
 

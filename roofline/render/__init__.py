@@ -16,6 +16,7 @@ occupancy, devices). Nothing here measures or models; units are converted for di
   changes          compare's tables and the gate's lines
   comms_chart      the communication roof and each rank's step
   comms_tables     comms' tables
+  trace_tables     a PyTorch profiler trace's GPU time by op (or module) and phase
   whatif           whatif's tables and chart
   project          project's tables and chart
   scene            a chart as data (points, roofs, labels), built once and drawn by the charts

@@ -245,7 +245,11 @@ def read_json(path: Path, reads: str | None = None):
             raise UsageError(f"{path}: not a regular file, so not a results file")
         if path.exists() and path.stat().st_size > MAX_BYTES:
             raise UsageError(f"{path}: larger than {MAX_BYTES // 2**20} MiB, too large for a results file")
-        text = path.read_text()
+        raw = path.read_bytes()
+        # a PyTorch profiler trace is often gzipped (tensorboard_trace_handler's .json.gz): read as such
+        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" and _gzipped_trace(path) else raw.decode()
+        if len(text) > 8 * MAX_BYTES:
+            raise UsageError(f"{path}: over {8 * MAX_BYTES // 2**30} GiB uncompressed, too large to read")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such results file; create one with `roofline run --all`, or a profile with "
                          "`roofline profile -- COMMAND`") from None
@@ -253,7 +257,7 @@ def read_json(path: Path, reads: str | None = None):
         if _gzipped_trace(path):
             raise UsageError(f"{str(path)[:80]}: {TRACE}{_also(reads)}") from None
         raise UsageError(f"{str(path)[:80]}: not a results file (binary data, not JSON text){_also(reads)}") from None
-    except (PermissionError, OSError) as exc:
+    except (PermissionError, OSError, EOFError) as exc:
         raise UsageError(f"{str(path)[:80]}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         doc = json.loads(text)

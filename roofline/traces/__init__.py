@@ -2,6 +2,9 @@
 
   kineto      PyTorch profiler traces (Kineto's Chrome trace JSON, one per rank): every kernel with
               its start, duration, GPU and stream, and each NCCL kernel's collective and message
+  ops         who launched each kernel of a trace: its op (the outermost dispatcher op around the
+              launch), forward, backward (owned by the forward op its autograd node differentiates)
+              or optimizer, its module where the trace names one; GPU time summed by op
   nccl_tests  nccl-tests' printed output (`all_reduce_perf`, ...): per message size the time, algbw
               and busbw, the reference a program's collectives are read against
 """
