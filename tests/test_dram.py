@@ -98,3 +98,37 @@ def test_a_run_records_the_dram_bytes_of_its_waves():
     spec = BY_NAME[k.name].spec(k.params)
     assert spec.model.with_dram(spec.figures(Problem(256, 256, 256)), Problem(256, 256, 256), k.waves.block_slots,
                                 H200_USABLE).dram_bytes == k.model.dram_bytes
+
+
+def test_a_run_a_listing_and_an_older_file_read_model_the_same_dram_bytes():
+    # naive's model counts no GMEM reuse (1 x 1), but its blocks own 32 x 32 tiles of C: the waves and
+    # their panels are counted in those, 4.33 GB at 4096^3 (not the 275 GB of 1 x 1 tiles), wherever
+    # the DRAM bytes are worked out
+    from roofline.ladder import upgrade
+
+    p = Problem(4096, 4096, 4096)
+    naive = BY_NAME["naive"].spec()
+    assert naive.model.block_tile == (1, 1) and naive.model.c_tile == (32, 32)
+    assert naive.model.dram(p, 264, H200_USABLE) == dram_bytes(p, (32, 32), 264, H200_USABLE, "rows") == 4_334_288_896
+    doc = {"schema": 4, "problem": {"m": 4096, "n": 4096, "k": 4096, "dtype": "float32"},
+           "device": {"sm_count": 132, "l2_bytes": 60 * MIB, "compute_capability": "9.0"},
+           "kernels": [{"name": "naive", "params": {"BS": 32}, "model": {"gmem_bytes": 1.0},
+                        "waves": {"block_slots": 264}, "occupancy": {"active_blocks_per_sm": 2}}]}
+    upgrade.fill(doc)
+    assert doc["kernels"][0]["model"]["dram_bytes"] == 4_334_288_896
+
+
+@pytest.mark.nvrtc
+def test_the_listing_models_the_dram_bytes_of_the_waves_it_compiled():
+    import json
+
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    r = CliRunner().invoke(app, ["kernels", "--gpu", "h200", "--json"])  # compiled for sm_90: the occupancy known
+    assert r.exit_code == 0, r.output
+    rows = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
+    assert rows["naive"]["model"]["dram_bytes"] == 4_334_288_896 and rows["naive"]["waves"]["block_slots"] == 264
+    assert rows["register_tiling_2d"]["model"]["dram_bytes"] == 408_944_640
+    assert rows["naive"]["floors"]["binding_level"] == "L1" and rows["register_tiling_2d"]["floors"]["binding_level"] == "FP32"

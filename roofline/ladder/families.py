@@ -231,7 +231,8 @@ class KernelSpec:
         block_tile, thread_tile = self.family.reuse(self.params)
         f = self.family
         order = GROUPED if f.linear_grid or f.persistent else ROWS_FIRST if f.rows_first else COLS_FIRST
-        placed = {"order": order, "group": self.params.get("GROUP", 8)}
+        placed = {"order": order, "group": self.params.get("GROUP", 8),
+                  "c_tile": self.block_tile if self.block_tile != block_tile else None}
         if f.operand_tile is not None:
             return TrafficModel(block_tile=block_tile, thread_tile=None, operand_tile=f.operand_tile(self.params), **placed)
         warp = (f.warp or _row_major_warp)(self.params) if thread_tile is not None or f.warp else None

@@ -19,7 +19,7 @@ from dataclasses import asdict
 
 from ..errors import UsageError
 from ..model.precision import BY_FILE_DTYPE
-from ..model.dram import dram_bytes, usable_l2_bytes
+from ..model.dram import usable_l2_bytes
 from ..model.problem import Problem
 from ..model.waves import waves_of
 from . import families
@@ -72,8 +72,7 @@ def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None) -
     if figures.get("dram_bytes") is not None or l2 is None or not isinstance(waves, dict) \
             or type(waves.get("block_slots")) is not int or waves["block_slots"] < 1:
         return False
-    figures["dram_bytes"] = dram_bytes(p, spec.block_tile, waves["block_slots"], l2, spec.model.order,
-                                       spec.model.group, spec.model.splits)
+    figures["dram_bytes"] = spec.model.dram(p, waves["block_slots"], l2)
     return True
 
 

@@ -104,6 +104,9 @@ class TrafficModel:
     operand_tile: tuple[int, int] | None = None  # a tensor-core kernel's unit of SMEM reuse (R x S results)
     order: str = COLS_FIRST  # the order blocks take their tiles in (`dram.launch_order`)
     group: int = 8  # rows of tiles per group, for the grouped order
+    # the tile of C one block owns, where it is not `block_tile` (a kernel whose GMEM reuse the model
+    # does not count, naive's 1 x 1): the unit the grid's waves and their panels are counted in
+    c_tile: tuple[int, int] | None = None
 
     def figures(self, problem: Problem) -> ModelFigures:
         """The model's numbers for `problem` (M, N, K >= 1), at its element size."""
@@ -144,12 +147,16 @@ class TrafficModel:
         )
 
 
+    def dram(self, problem: Problem, block_slots: int, l2_usable_bytes: int) -> float:
+        """The bytes DRAM serves for `problem`: the wave model of `dram.dram_bytes` over the blocks'
+        C tiles (`c_tile`, else `block_tile`) in this model's launch order, with `block_slots`
+        blocks at once and `l2_usable_bytes` of L2 (`dram.usable_l2_bytes`)."""
+        return dram_bytes(problem, self.c_tile or self.block_tile, block_slots, l2_usable_bytes, self.order,
+                          self.group, self.splits)
+
     def with_dram(self, figures: ModelFigures, problem: Problem, block_slots: int, l2_usable_bytes: int) -> ModelFigures:
-        """`figures` (this model's, for `problem`) with `dram_bytes` filled in: the wave model of
-        `dram.dram_bytes` with `block_slots` blocks at once and `l2_usable_bytes` of L2
-        (`dram.usable_l2_bytes`)."""
-        found = dram_bytes(problem, self.block_tile, block_slots, l2_usable_bytes, self.order, self.group, self.splits)
-        return replace(figures, dram_bytes=found)
+        """`figures` (this model's, for `problem`) with `dram_bytes` filled in (`dram`)."""
+        return replace(figures, dram_bytes=self.dram(problem, block_slots, l2_usable_bytes))
 
 
 @dataclass(frozen=True)
