@@ -91,7 +91,7 @@ def test_a_backward_node_whose_forward_op_is_outside_the_trace_is_named_by_the_n
     assert t.notes == ["backward nodes whose forward op is outside the trace are named by the node"]
 
 
-def test_show_prints_a_trace_by_op():
+def test_show_prints_a_trace_by_op(tmp_path):
     r = CliRunner().invoke(app, ["show", str(MLP)], env={"COLUMNS": "160"})
     assert r.exit_code == 0, r.output
     assert "GPU time by op and phase on AMD Radeon Graphics" in r.stdout
@@ -100,5 +100,9 @@ def test_show_prints_a_trace_by_op():
     doc = json.loads(r.stdout)
     assert doc["kind"] == "trace" and doc["modules"] is None
     assert sum(op["time_ms"] for op in doc["ops"]) == pytest.approx(doc["time_ms"])
+    printed = Path(tmp_path) / "ops.json"  # what --json printed is a summary, not read back
+    printed.write_text(r.stdout)
+    again = CliRunner().invoke(app, ["show", str(printed)])
+    assert again.exit_code == 2 and "a summary it does not read back; give the trace itself" in again.stderr
     r = CliRunner().invoke(app, ["whatif", str(MLP)])
     assert r.exit_code == 2 and "a PyTorch profiler trace, which show and comms read" in r.stderr

@@ -30,14 +30,16 @@ def trace_json(doc: OpsTrace) -> dict:
 
 def trace_view(doc: OpsTrace, width: int) -> list:
     """The GPU time by op (and by module), the share owned, and what a trace cannot say."""
+    from ..model.units import plural
     from ..render.lines import Note
     from ..render.trace_tables import ops_tables
 
     shown = list(ops_tables(doc, "op", width, TOP))
     if doc.has_modules:
         shown += ops_tables(doc, "module", width, TOP)
-    shown.append(f"{doc.owned_share:.1%} of the GPU time ({doc.time_us / 1e3:,.3f} ms over {len(doc.launches):,} "
-                 "kernels) is owned by an op: its launch is in the trace and ops are open around it")
+    shown.append(f"{doc.owned_share:.1%} of the GPU time ({doc.time_us / 1e3:,.3f} ms over "
+                 f"{plural(len(doc.launches), 'kernel')}) is owned by an op: its launch is in the trace and ops are "
+                 "open around it")
     if not doc.has_modules:
         shown.append(Note("no module names in the trace: record it with torch.profiler.profile(with_modules=True) "
                           "or with_stack=True to have each op's nn.Module"))

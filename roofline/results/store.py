@@ -116,6 +116,9 @@ def parse(doc, source: str = "results", profile: bool = False,
             return model.model_validate_json(json.dumps(doc), strict=True)
         except ValidationError as exc:
             raise UsageError(f"{source}: {one_line(exc)}") from None
+    if doc.get("kind") == "trace":
+        raise UsageError(f"{source}: what roofline show prints for a profiler trace with --json, a summary it does "
+                         f"not read back; give the trace itself{_also(reads)}")
     if doc.get("kind") is not None:
         raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', 'grade', or none "
                          f"for a run){_also(reads)}")
