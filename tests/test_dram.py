@@ -132,3 +132,9 @@ def test_the_listing_models_the_dram_bytes_of_the_waves_it_compiled():
     assert rows["naive"]["model"]["dram_bytes"] == 4_334_288_896 and rows["naive"]["waves"]["block_slots"] == 264
     assert rows["register_tiling_2d"]["model"]["dram_bytes"] == 408_944_640
     assert rows["naive"]["floors"]["binding_level"] == "L1" and rows["register_tiling_2d"]["floors"]["binding_level"] == "FP32"
+
+
+def test_a_grid_too_large_to_walk_is_not_modelled():
+    # a 1 x 1 tile over 4096^2 is 16 Mi tiles: no DRAM bytes (None), not minutes of walking
+    assert dram_bytes(Problem(4096, 4096, 64), (1, 1), 264, H200_USABLE) is None
+    assert dram_bytes(Problem(1024, 1024, 64), (1, 1), 264, H200_USABLE) is not None  # 1 Mi tiles: walked

@@ -43,6 +43,7 @@ from .units import cdiv
 
 COLS_FIRST, ROWS_FIRST, GROUPED = "cols", "rows", "grouped"
 PARTITIONED_L2_FROM = (8, 0)  # compute capability from which the L2 is two partitions (A100 whitepaper)
+MAX_TILES = 2**20  # a grid of more tiles (a 1 x 1 tile at 2048^2) is not walked: its DRAM bytes are not modelled
 
 
 def usable_l2_bytes(l2_bytes: int, compute_capability: str | None) -> int:
@@ -75,12 +76,13 @@ def launch_order(tiles_m: int, tiles_n: int, order: str = COLS_FIRST, group: int
 
 
 def dram_bytes(problem: Problem, block_tile: tuple[int, int], block_slots: int, l2_usable_bytes: int,
-               order: str = COLS_FIRST, group: int = 8, splits: int = 1) -> float:
+               order: str = COLS_FIRST, group: int = 8, splits: int = 1) -> float | None:
     """Bytes one launch moves between DRAM and the L2, as the module says: the A and B panels each
     wave fetches (A of BM x K / `splits` elements, B of K / `splits` x BN, at `problem`'s element
     size), C written once in FP32, and the partial sums of a split K where they overflow the L2.
     `block_slots` >= 1 blocks run at once; `l2_usable_bytes` (`usable_l2_bytes`) is the capacity the
-    panels compete for. Raises ValueError for an unknown `order`.
+    panels compete for. None for a grid of more than `MAX_TILES` tiles (the walk would take
+    minutes; no tiled kernel has one). Raises ValueError for an unknown `order`.
 
     Worked example, register_tiling_2d at 4096^3 FP32 on the H200 (128 x 128 tiles, 2 blocks per
     SM: 264 at once; 30 MiB usable): a wave is 8.25 rows of 32 tiles, reading 9 A panels of 2 MiB
@@ -89,6 +91,8 @@ def dram_bytes(problem: Problem, block_tile: tuple[int, int], block_slots: int, 
     rows two waves share, 64 MiB of C: 408.9 MB (Nsight Compute counted 400.6 MB)."""
     bm, bn = block_tile
     tiles_m, tiles_n = cdiv(problem.m, bm), cdiv(problem.n, bn)
+    if tiles_m * tiles_n * splits > MAX_TILES:
+        return None
     element = problem.element_bytes
     k_slice = cdiv(problem.k, splits)
     rows = [min(bm, problem.m - r * bm) for r in range(tiles_m)]

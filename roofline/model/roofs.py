@@ -90,6 +90,7 @@ class Roof:
     level: str
     value: float
     measured: bool
+    seen: bool = False  # a measured ceiling raised to the best rate its file saw (`at_least_seen`)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class Roofs:
     compute: tuple[tuple[str, float], ...] = ()
     measured_compute: tuple[tuple[str, float], ...] = ()
     launch_ms: float | None = None  # an empty kernel's measured launch time: a floor under every kernel
+    raised: tuple[str, ...] = ()  # compute levels whose measured ceiling is the best rate seen (`at_least_seen`)
 
     @property
     def ridge_point(self) -> float:
@@ -130,7 +132,7 @@ class Roofs:
         name = ROOF_OF_LEVEL.get(level, COMPUTE_LEVEL.get(level, level))
         theory, found = self._theory().get(name), self._measured().get(name)
         if measured and found:
-            return Roof(name, found, True)
+            return Roof(name, found, True, name in self.raised)
         return Roof(name, theory, False) if theory else None
 
     def capped(self) -> "Roofs":
@@ -364,6 +366,7 @@ def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tup
         changed.append(Beaten(roof.level, roof.value, rate, by, counted, used))
     fields = {"DRAM": "measured_dram_gbps", "L2": "measured_l2_gbps", "SMEM": "measured_smem_gbps",
               "FP32": "measured_fp32_gflops"}
-    out = replace(roofs, measured_compute=tuple(compute.items()),
+    raised = tuple(b.level for b in changed if b.level not in ROOF_OF_LEVEL)
+    out = replace(roofs, measured_compute=tuple(compute.items()), raised=roofs.raised + raised,
                   **{fields[level]: value for level, value in measured.items()})
     return out, tuple(changed)

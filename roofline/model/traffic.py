@@ -147,10 +147,11 @@ class TrafficModel:
         )
 
 
-    def dram(self, problem: Problem, block_slots: int, l2_usable_bytes: int) -> float:
+    def dram(self, problem: Problem, block_slots: int, l2_usable_bytes: int) -> float | None:
         """The bytes DRAM serves for `problem`: the wave model of `dram.dram_bytes` over the blocks'
         C tiles (`c_tile`, else `block_tile`) in this model's launch order, with `block_slots`
-        blocks at once and `l2_usable_bytes` of L2 (`dram.usable_l2_bytes`)."""
+        blocks at once and `l2_usable_bytes` of L2 (`dram.usable_l2_bytes`); None for a grid too
+        large to walk (`dram.MAX_TILES`)."""
         return dram_bytes(problem, self.c_tile or self.block_tile, block_slots, l2_usable_bytes, self.order,
                           self.group, self.splits)
 

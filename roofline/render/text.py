@@ -47,7 +47,7 @@ def bound_cell(v: Verdict) -> str:
 def _basis(v: Verdict) -> str:
     b = v.binding
     if b.level not in MEMORY_NAMES:  # a compute roof: FP32, or a tensor-core one ('BF16 tensor')
-        return "measured" if b.roof.measured else "theoretical"
+        return "best rate seen" if b.roof.seen else "measured" if b.roof.measured else "theoretical"
     if b.level == "L1":
         return ("measured" if b.counted else "model") + " sector bytes, the shared-memory data path"
     source = "measured bytes" if b.counted else "model bytes"
@@ -95,7 +95,7 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
         tail += "; no DRAM floor: A, B and C fit in L2, where the modelled re-reads are served"
     if b.level == LAUNCH:
         return f"{name}: {launch_phrase(v)}; {occupancy_phrase(occ)}"
-    if times >= 1:
+    if times >= 0.9995:  # at its roof to rounding (a ceiling raised to this kernel's own rate reads 1.00x)
         return (f"{name}: {b.level}-bound ({_basis(v)}); {times:.2f}x its floor of {b.floor_ms:.3f} ms "
                 f"({100 / times:.0f} % of that ceiling); {occupancy_phrase(occ)}{tail}")
     if b.level not in MEMORY_NAMES:  # above a compute ceiling: on the roof, not a miscount
@@ -123,7 +123,7 @@ def compute_phrase(v: Verdict, level: str) -> str:
     f, b = v.floor(level), v.binding
     if f is None or b is None or b.level == level or v.time_ms is None or not f.floor_ms:
         return ""
-    basis = "measured" if f.roof.measured else "theoretical"
+    basis = "best rate seen" if f.roof.seen else "measured" if f.roof.measured else "theoretical"
     times = v.time_ms / f.floor_ms
     return (f"; {level} roof ({basis}): {times:.2f}x its floor of {f.floor_ms:.3f} ms ({100 / times:.0f} % of that "
             "roof)")

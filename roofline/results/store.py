@@ -127,7 +127,9 @@ def parse(doc, source: str = "results", profile: bool = False,
     if "kind" not in doc and "launches_profiled" in doc and "problem" not in doc:
         raise UsageError(f"{source}: looks like a profile but has no \"kind\": \"profile\"; the file looks hand-edited")
     schema = doc.get("schema")
-    if schema is None and ("traceEvents" in doc or "schemaVersion" in doc):
+    if schema is None and "traceEvents" in doc:  # a well-formed trace is its own kind (`documents.trace`)
+        raise UsageError(f"{source}: a PyTorch profiler trace whose traceEvents is not a list of events{_also(reads)}")
+    if schema is None and "schemaVersion" in doc:
         raise UsageError(f"{source}: {TRACE}{_also(reads)}")
     if schema is None:
         raise UsageError(f"{source}: not a roofline results file (no schema field){_also(reads)}")

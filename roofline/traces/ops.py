@@ -13,8 +13,10 @@ thread at that time (their `ts` to `ts + dur` spans it; they nest) are the launc
 - a kernel under `autograd::engine::evaluate_function: AddmmBackward0` is a *backward* kernel,
   owned by the forward op its autograd node differentiates, named as a forward kernel's op is:
   the op that made the node by PyTorch's own `fwdbwd` flow from it to the node, where the trace
-  has them; else by the node's `Sequence number`, which PyTorch gives the node and the forward ops
-  that made it alike (`Fwd thread id` 0), the longest of those ops' outer ops taken;
+  has them; else by the node's `Sequence number`, which PyTorch gives the node and every forward
+  op (`Fwd thread id` 0) run since the node before it: of those, the last to start whose name is
+  the node's (`aten::addmm` for AddmmBackward0); a node none of them matches (a custom autograd
+  function's, whose op carries no number) is named by itself;
 - one under an `Optimizer.step#...` or `Optimizer.zero_grad#...` annotation is the *optimizer*'s;
   every other kernel is *forward* work;
 - its *module* is the chain of `nn.Module: Name_i` frames open around the forward op, where the
@@ -100,9 +102,12 @@ class OpsTrace:
 
     @property
     def owned_share(self) -> float:
-        """The share of that time whose kernels have an owner (0..1; 1 for a trace without kernels)."""
+        """The share of that time whose kernels have an owner (0..1); of the kernels, where they
+        took no time at all."""
         total = self.time_us
-        return sum(x.kernel.dur_us for x in self.launches if x.owner is not None) / total if total else 1.0
+        if not total:
+            return sum(x.owner is not None for x in self.launches) / len(self.launches) if self.launches else 1.0
+        return sum(x.kernel.dur_us for x in self.launches if x.owner is not None) / total
 
     @property
     def has_modules(self) -> bool:
@@ -240,11 +245,10 @@ def _module(stack: list[_Span]) -> str | None:
     return ".".join(names) or None
 
 
-def _forward_ops(stacks: dict[object, _Stacks]) -> dict[int, tuple[str, str | None]]:
-    """Sequence number -> (the forward op that made that autograd node, its module): the outermost
-    op (`_ops`) around the cpu ops carrying the number with a `Fwd thread id` of 0 (or none), as a
-    forward kernel's op is named."""
-    found: dict[int, tuple[float, str, str | None]] = {}
+def _forward_ops(stacks: dict[object, _Stacks]) -> dict[int, list[tuple[float, str, str, str | None]]]:
+    """Sequence number -> the forward cpu ops carrying it (`Fwd thread id` 0, or none), each as
+    (its start, its name, the outermost op around it as a forward kernel's op is named, its module)."""
+    found: dict[int, list] = defaultdict(list)
     for st in stacks.values():
         for s in st.spans:
             seq = _int(s.args.get("Sequence number"))
@@ -252,11 +256,24 @@ def _forward_ops(stacks: dict[object, _Stacks]) -> dict[int, tuple[str, str | No
                     or s.name.startswith(BACKWARD):
                 continue
             around = st.around(s)
-            outer = (_ops(around) or [s])[0]  # the program's call that made the node, as for a forward kernel
-            span = outer.end - outer.start
-            if seq not in found or span > found[seq][0]:
-                found[seq] = (span, outer.name, _module(around))
-    return {seq: (name, module) for seq, (_, name, module) in found.items()}
+            found[seq].append((s.start, s.name, (_ops(around) or [s])[0].name, _module(around)))
+    return found
+
+
+def _node_maker(node: str, carrying: list) -> tuple[str, str | None] | None:
+    """Of the forward ops carrying a node's sequence number (`_forward_ops`), the one that made the
+    node called `node` ('AddmmBackward0'): the last to start whose name is the node's
+    ('aten::addmm', 'aten::relu_' for ReluBackward0), as (its outer op, module); None where none is
+    (PyTorch gives the number to every op run since the node before, and a custom C++ function's
+    op carries none)."""
+    base = node.rsplit("Backward", 1)[0].lower() if "Backward" in node else None
+    if not base:
+        return None
+    same = [c for c in carrying if c[1].split("::")[-1].replace("_", "").lower() == base]
+    if not same:
+        return None
+    _, _, outer, module = max(same)
+    return outer, module
 
 
 def _linked(flows: dict, stacks: dict[object, _Stacks]) -> dict[tuple[object, float], tuple[str, str | None]]:
@@ -286,12 +303,13 @@ def _owner(stack: list[_Span], thread: object, forward: dict, linked: dict, note
         link = next((linked[(thread, s.start)] for s in stack if (thread, s.start) in linked), None)
         if link is not None:  # PyTorch's own link from the node to the op that made it
             return Owner(link[0], "backward", launcher, link[1], seq)
-        if seq is not None and seq in forward:
-            op, module = forward[seq]
-            return Owner(op, "backward", launcher, module, seq)
+        made = _node_maker(node.name.removeprefix(BACKWARD), forward.get(seq, [])) if seq is not None else None
+        if made is not None:
+            return Owner(made[0], "backward", launcher, made[1], seq)
         name = node.name.removeprefix(BACKWARD)
         if seq is not None:
-            notes.add("backward nodes whose forward op is outside the trace are named by the node")
+            notes.add("backward nodes whose forward op the trace does not show (outside it, or a custom autograd "
+                      "function's) are named by the node")
         return Owner(name, "backward", launcher, None, None)
     optimizer = next((s for s in stack if s.name.startswith(OPTIMIZER)), None)
     if optimizer is not None:
