@@ -401,7 +401,8 @@ def _compute_roofs(fig, lines, x_lo: float, x_hi: float, group: str) -> None:
 
     for r in lines:
         unit = "GOP/s" if r.level == "INT8 tensor" else "GFLOP/s"
-        name = f"{r.level} roof {r.value:,.0f} {unit}" + (" measured" if r.measured else "")
+        name = f"{r.level} roof {r.value:,.0f} {unit}" + (" measured" if r.measured else "") + (
+            f" ({r.borrowed})" if r.borrowed else "")
         fig.add_trace(go.Scatter(x=[x_lo, x_hi], y=[r.value, r.value], mode="lines", name=_h(name),
                                  legendgroup=group, legendgrouptitle_text=_h(group),
                                  line=dict(color=r.color, width=2, dash="dash" if r.measured else "solid"),

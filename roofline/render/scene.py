@@ -59,7 +59,8 @@ class RoofLine:
     """A roof: a memory level's diagonal (GB/s) or a compute level's horizontal (GFLOP/s),
     theoretical (style '-') or measured ('--'); or a profiled kernel's own compute roof at the
     clock it ran at (style ':', in the kernel's colour; `kernel` its index). `borrowed`: where a
-    measured roof came from when not from its own measurement ('FP16 cuBLAS')."""
+    measured roof came from when not from its own measurement ('FP16 cuBLAS'; 'best seen': raised
+    to the best rate its run saw)."""
 
     level: str  # 'DRAM', 'L2', 'SMEM', or a compute level: 'FP32', 'BF16 tensor', ...
     value: float
@@ -175,11 +176,10 @@ def _run_roofs(docs: list[Results]) -> list[RoofLine]:
         roofs = replace(roofs, **{field: None for field, level in MEASURED_MEMORY.items()
                                   if getattr(roofs, field) and not getattr(d.roofs, field)})
     own = {d.precision: d.roofs for d in docs}
-    raised = frozenset(b.level for d in docs for b in d.beaten if not b.memory)
     keys = dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else []))
     levels = sorted(((key, roofs.roof(key, measured=False)) for key in keys), key=lambda r: -r[1].value)
     return memory_roofs(roofs, ("DRAM", "L2", "SMEM")) + [
-        line for key, roof in levels for line in compute_roofs(own.get(key, roofs), [roof.level], raised)]
+        line for key, roof in levels for line in compute_roofs(own.get(key, roofs), [roof.level])]
 
 
 def memory_roofs(roofs, levels) -> list[RoofLine]:
@@ -195,18 +195,19 @@ def memory_roofs(roofs, levels) -> list[RoofLine]:
     return out
 
 
-def compute_roofs(roofs, levels, raised: frozenset[str] = frozenset()) -> list[RoofLine]:
+def compute_roofs(roofs, levels) -> list[RoofLine]:
     """The roofs of compute `levels` ('FP32', 'BF16 tensor', ...) that `roofs` records, in that
-    order, each level's theoretical one, then its measured one; a measured one in `raised` (a
-    ceiling raised to the best rate its run saw: `Results.beaten`) says so."""
+    order, each level's theoretical one, then its measured one; a measured one raised to the best
+    rate its run saw (`Roof.seen`: `roofs.at_least_seen`) says so."""
     out = []
     for level in levels:
         for measured in (False, True):
             r = roofs.roof(level, measured)
             if r is not None and r.measured == measured:
-                seen = " (best seen)" if measured and r.level in raised else ""
+                seen = " (best seen)" if r.seen else ""
                 out.append(RoofLine(r.level, r.value, measured, False, compute_color(r.level), "--" if measured else "-",
-                                    f"{r.level} {'measured' if measured else 'peak'} {r.value:,.0f} GFLOP/s{seen}"))
+                                    f"{r.level} {'measured' if measured else 'peak'} {r.value:,.0f} GFLOP/s{seen}",
+                                    borrowed="best seen" if r.seen else None))
     return out
 
 
