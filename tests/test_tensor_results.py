@@ -250,3 +250,12 @@ def test_a_kernel_above_the_measured_tensor_roof_is_told_the_ceiling_is_low():
     assert "so the measurement is low; verdicts read " in line
     assert all(doc.verdict(k).times_floor >= 1 for k in doc.kernels if k.timed)
     assert not any("faster than" in x or "at its roof" in x for x in verdict_lines(doc))
+
+
+def test_a_copy_of_a_run_reads_its_own_ceilings():
+    from roofline import api
+
+    doc = api.read(Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16.json")
+    assert doc.roofs.roof("bf16_tensor").value == pytest.approx(785_891.3, abs=0.1)  # wgmma_by_shape's busy SMs
+    slow = doc.model_copy(update={"kernels": doc.kernels[:2], "sweep": None})  # mma_sync and mma_ldmatrix alone
+    assert slow.roofs.roof("bf16_tensor").value == pytest.approx(768_116, abs=1)  # cuBLAS BF16, the best left

@@ -65,11 +65,10 @@ class TraceKind(ReadKind):
         return isinstance(data, dict) and isinstance(data.get("traceEvents"), list)
 
     def parse(self, data, source: str, reads: str | None):
+        from ..traces.kineto import gpu_name
         from ..traces.ops import attribute_events
 
-        props = data.get("deviceProperties") if isinstance(data.get("deviceProperties"), list) else []
-        gpu = next((p.get("name") for p in props if isinstance(p, dict) and p.get("name")), None)
-        return attribute_events(data["traceEvents"], source, gpu)
+        return attribute_events(data["traceEvents"], source, gpu_name(data))
 
     def json(self, obj: OpsTrace):
         return models.checked(self.model, trace_json(obj))

@@ -288,7 +288,7 @@ class Results(_Document):
     tune: TuneSummary | None = None
     l2: Literal["cold", "warm"] | None = None  # the L2 at each timed launch (None: not recorded)
     timed_in_rounds: RoundsRecord | None = None  # None: each kernel timed on its own (files before rounds)
-    _seen: tuple | None = PrivateAttr(default=None)  # `roofs` and `beaten`, worked out once
+    _seen: tuple | None = PrivateAttr(default=None)  # (id, (`roofs`, `beaten`)), worked out once
 
     @model_validator(mode="after")
     def _consistent(self) -> "Results":
@@ -359,9 +359,10 @@ class Results(_Document):
         return self._at_least_seen()[1]
 
     def _at_least_seen(self) -> tuple[Roofs, tuple[Beaten, ...]]:
-        if self._seen is None:
-            self._seen = at_least_seen(self.device.roofs, self.seen_rates())
-        return self._seen
+        # worked out once per document: keyed by its identity, since model_copy carries private state over
+        if self._seen is None or self._seen[0] != id(self):
+            self._seen = (id(self), at_least_seen(self.device.roofs, self.seen_rates()))
+        return self._seen[1]
 
     def seen_rates(self) -> dict[str, tuple[float, str, bool]]:
         """The best rate this file measured at each level (level -> (GFLOP/s or GB/s, who, from

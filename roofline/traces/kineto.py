@@ -111,6 +111,12 @@ def _roofline_file(doc) -> str:
     return f" but {what}, which roofline show reads; comms reads profiler traces, one per rank"
 
 
+def gpu_name(doc: dict) -> str | None:
+    """The GPU's name a trace gives (its first `deviceProperties` entry with one), or None."""
+    props = doc.get("deviceProperties") if isinstance(doc.get("deviceProperties"), list) else []
+    return next((p.get("name") for p in props if isinstance(p, dict) and p.get("name")), None)
+
+
 def read(path: Path) -> RankTrace:
     """The trace at `path`. Raises UsageError (one line) for a file that is missing, not JSON, or
     not a profiler trace (no traceEvents), or that holds no GPU kernel."""
@@ -120,8 +126,7 @@ def read(path: Path) -> RankTrace:
     if not isinstance(events, list):
         raise UsageError(f"{path}: no traceEvents: not a PyTorch profiler (Chrome) trace{_roofline_file(doc)}")
     info = doc.get("distributedInfo") if isinstance(doc.get("distributedInfo"), dict) else {}
-    props = doc.get("deviceProperties") if isinstance(doc.get("deviceProperties"), list) else []
-    gpu = next((p.get("name") for p in props if isinstance(p, dict) and p.get("name")), None)
+    gpu = gpu_name(doc)
     kernels, launches, ops = [], {}, {}
     raw_kernels = []
     for e in events:

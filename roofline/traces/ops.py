@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
-from .kineto import Kernel, _int, _load, _number
+from .kineto import Kernel, _int, _load, _number, gpu_name
 
 PHASES = ("forward", "backward", "optimizer")
 BACKWARD = "autograd::engine::evaluate_function: "
@@ -153,7 +153,7 @@ def attribute(path: Path) -> OpsTrace:
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         raise UsageError(f"{path}: no traceEvents: not a PyTorch profiler (Chrome) trace")
-    return attribute_events(events, str(path), _gpu(doc))
+    return attribute_events(events, str(path), gpu_name(doc))
 
 
 def attribute_events(events: list, source: str = "trace", gpu: str | None = None) -> OpsTrace:
@@ -192,11 +192,6 @@ def attribute_events(events: list, source: str = "trace", gpu: str | None = None
             owner = _owner(stacks[launch[1]].at(launch[0]), launch[1], forward, linked, notes)
         out.append(Launch(k, owner))
     return OpsTrace(source, gpu, out, sorted(notes))
-
-
-def _gpu(doc: dict) -> str | None:
-    props = doc.get("deviceProperties") if isinstance(doc.get("deviceProperties"), list) else []
-    return next((p.get("name") for p in props if isinstance(p, dict) and p.get("name")), None)
 
 
 class _Stacks:
