@@ -122,7 +122,7 @@ def test_a_run_has_no_step_and_says_why():
 
 
 JSON_KEYS = {"kind", "device", "target", "problem", "step_ms", "step_ms_after_all", "saved_ms_all", "kernels", "fusion", "notes"}
-KERNEL_KEYS = {"name", "label", "roof", "roof_measured", "time_ms", "floor_ms", "target_ms", "saved_ms", "time_share",
+KERNEL_KEYS = {"name", "label", "roof", "roof_measured", "roof_seen", "time_ms", "floor_ms", "target_ms", "saved_ms", "time_share",
                "step_ms_after", "speedup", "cumulative_step_ms", "cumulative_speedup", "not_counted"}
 
 
@@ -214,3 +214,14 @@ def test_output_matches_the_golden_text(name):
     assert [line for line in lines if line != line.rstrip()] == []
     assert [line for line in got.split("\n--- stderr\n")[0].splitlines() if len(line) > columns] == []
     assert [line for line in lines if "…" in line] == []
+
+
+def test_a_roof_raised_to_the_best_rate_seen_says_so():
+    # BF16 at 8192^3: the measured tensor ceiling (cuBLAS FP16) was raised to what the wgmma rungs'
+    # busy SMs ran; the mma.sync rungs are bound by the measured shared-memory roof
+    bf16 = Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16.json"
+    doc = json.loads(CliRunner().invoke(app, ["whatif", str(bf16), "--json"]).stdout)
+    seen = {k["name"]: (k["roof"], k["roof_measured"], k["roof_seen"]) for k in doc["kernels"]}
+    assert seen["wgmma_ws"] == ("BF16 tensor", True, True) and seen["mma_sync"] == ("SMEM", True, False)
+    table = CliRunner().invoke(app, ["whatif", str(bf16)], env={"COLUMNS": "160"}).stdout
+    assert "BF16 tensor best seen" in table

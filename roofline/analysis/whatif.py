@@ -76,9 +76,11 @@ class KernelWhatIf:
     not_counted: tuple[str, ...] | None = None
     cumulative_speedup: float | None = None  # the step over `cumulative_step_ms`
     joules: float | None = None  # a run's kernel measured with --energy: joules per launch now
+    roof_seen: bool = False  # its measured ceiling was raised to the best rate its run saw (`roofs.at_least_seen`)
 
     def to_json(self) -> dict:
         return {"name": self.name, "label": self.label, "roof": self.roof, "roof_measured": self.roof_measured,
+                "roof_seen": self.roof_seen,
                 "time_ms": self.time_ms, "floor_ms": self.floor_ms, "target_ms": self.target_ms,
                 "saved_ms": self.saved_ms, "time_share": self.time_share, "step_ms_after": self.step_ms_after,
                 "speedup": self.speedup, "cumulative_step_ms": self.cumulative_step_ms,
@@ -284,7 +286,8 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
     else:
         after, speedup = None, k.time_ms / at_target
     return KernelWhatIf(k.name, k.label, b.level, b.roof.measured, k.time_ms, b.floor_ms, at_target, saved, share,
-                        after, speedup, None, not_counted=tuple(missing) if missing else None, joules=k.joules)
+                        after, speedup, None, not_counted=tuple(missing) if missing else None, joules=k.joules,
+                        roof_seen=b.roof.seen)
 
 
 def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf], target: float) -> list[str]:

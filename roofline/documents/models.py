@@ -198,6 +198,7 @@ class KernelWhatIfJson(JsonModel):
     label: str
     roof: Optional[str]
     roof_measured: Optional[bool]
+    roof_seen: bool
     time_ms: Number
     floor_ms: OptNumber
     target_ms: OptNumber
