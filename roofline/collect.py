@@ -14,7 +14,6 @@ from .ladder.user import UserKernel
 from .measure.runner import KernelRun, RunOutput
 from .measure.tuning import TuneOutcome
 from .model.device import DeviceSpec
-from .model.dram import usable_l2_bytes
 from .model.problem import Problem
 from .model.timing import Timing, paired
 from .model.units import gflops
@@ -47,9 +46,8 @@ def kernel_record(r: KernelRun, reference: Timing, problem: Problem, device: Dev
     problem_flops = problem.flops
     waves = waves_of(r.spec.tile_grid(problem), device.sm_count, c.occupancy.active_blocks_per_sm) if c else None
     figures, traffic = r.figures, r.spec.model
-    if figures is not None and traffic is not None and waves is not None and device.l2_bytes:
-        figures = traffic.with_dram(figures, problem, waves.block_slots,
-                                    usable_l2_bytes(device.l2_bytes, device.compute_capability))
+    if figures is not None and traffic is not None and waves is not None and device.usable_l2_bytes:
+        figures = traffic.with_dram(figures, problem, waves.block_slots, device.usable_l2_bytes)
     user = isinstance(r.spec, UserKernel)
     ragged = None
     if r.ragged is not None:

@@ -156,7 +156,6 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,
                   preset: DeviceSpec | None) -> KernelRow:
-    from ..model.dram import usable_l2_bytes
     from ..model.roofs import plain_verdict
     from ..model.waves import waves_of
     from ..measure import nvrtc_compile
@@ -172,9 +171,8 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
     waves = waves_of(spec.tile_grid(problem), preset.sm_count, occ.active_blocks_per_sm) if preset and not why else None
     floors, figures = row.floors, row.figures
     if waves is not None and figures is not None:  # the floors at the share of the GPU the grid keeps busy
-        if preset.l2_bytes and spec.model is not None:  # and the DRAM bytes of those waves
-            figures = spec.model.with_dram(figures, problem, waves.block_slots,
-                                           usable_l2_bytes(preset.l2_bytes, preset.compute_capability))
+        if preset.usable_l2_bytes and spec.model is not None:  # and the DRAM bytes of those waves
+            figures = spec.model.with_dram(figures, problem, waves.block_slots, preset.usable_l2_bytes)
         floors = plain_verdict(figures, preset.roofs, waves=waves, precision=problem.precision_key)
     return replace(row, figures=figures, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error,
                    waves=waves, floors=floors)

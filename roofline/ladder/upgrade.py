@@ -73,7 +73,7 @@ def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None) -
             or type(waves.get("block_slots")) is not int or waves["block_slots"] < 1:
         return False
     figures["dram_bytes"] = spec.model.dram(p, waves["block_slots"], l2)
-    return True
+    return figures["dram_bytes"] is not None
 
 
 def _blocks_per_sm(k: dict) -> int | None:

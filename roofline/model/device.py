@@ -16,6 +16,7 @@ from annotated_types import Ge, Gt, Le
 
 from ..errors import UsageError
 from .arch import ArchLimits, limits_for_cc, parse_arch
+from .dram import usable_l2_bytes
 from .energy import EnergyCeilings
 from .peaks import NO_TENSOR_CORES, PRECISIONS, TENSOR, Peak, compute_peaks, memory_peaks
 from .presets import find_preset, is_device_file, preset_names
@@ -228,6 +229,12 @@ class DeviceSpec:
     def ridge_point(self) -> float:
         """Arithmetic intensity (FLOP/byte) where the DRAM roof meets the FP32 roof."""
         return self.roofs.ridge_point
+
+    @property
+    def usable_l2_bytes(self) -> int | None:
+        """The L2 capacity the DRAM model reads a grid's panels against (`dram.usable_l2_bytes`:
+        half the L2 from compute capability 8.0 on); None where the L2's size is unknown."""
+        return usable_l2_bytes(self.l2_bytes, self.compute_capability) if self.l2_bytes else None
 
     def fits_in_l2(self, working_set_bytes: int) -> bool:
         """Whether a problem touching `working_set_bytes` (A, B and C together) fits in this GPU's
