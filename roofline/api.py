@@ -60,9 +60,10 @@ def run(kernels: list[str] | None = None, size: int | str | list[str] | None = N
 
 def profile(command: list[str], out: str | Path = DEFAULT_PROFILE, kernel_regex: str | None = None,
             launch_skip: int = 0, launch_count: int | None = None, from_start: bool = True,
-            report_out: str | Path | None = None) -> ProfileReport:
+            report_out: str | Path | None = None, ops: bool = True) -> ProfileReport:
     """Run `command` under Nsight Compute and read every kernel it launches against the roof of
     its own precision; writes the profile to `out` atomically (and ncu's report to `report_out`).
+    With `ops`, each kernel's PyTorch op and module are recorded (`commands.profile.profile`).
     Raises UsageError for bad options or a program that does not exist, RunError when ncu is
     missing, may not read the counters, or no kernel was profiled."""
     from .commands.profile import profile as profile_program
@@ -70,7 +71,7 @@ def profile(command: list[str], out: str | Path = DEFAULT_PROFILE, kernel_regex:
 
     options = Options(kernel_regex, launch_skip, DEFAULT_LAUNCH_COUNT if launch_count is None else launch_count,
                       from_start)
-    return profile_program(list(command), Path(out), options, Path(report_out) if report_out else None)
+    return profile_program(list(command), Path(out), options, Path(report_out) if report_out else None, ops=ops)
 
 
 def import_report(path: str | Path, out: str | Path = DEFAULT_PROFILE, gpu: str | None = None) -> ProfileReport:

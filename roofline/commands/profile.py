@@ -58,6 +58,9 @@ def command(
     energy: bool = typer.Option(False, "--energy",
                                 help="Run the command once more without ncu and record the GPU's energy over it "
                                      "(per kernel, energy cannot be measured under ncu's replay)."),
+    ops: bool = typer.Option(True, "--ops/--no-ops",
+                             help="Record the PyTorch op (forward, backward, optimizer) and nn.Module that launched "
+                                  "each kernel, from NVTX ranges roofline turns on in the program (show --by op|module)."),
 ):
     """Run COMMAND under Nsight Compute (ncu, clocks untouched, child processes followed) and
     read every kernel it launches against the roof of its own precision (FP64, FP32, FP16/BF16
@@ -97,6 +100,9 @@ def command(
             raise UsageError("--report keeps the report of a new profile; --import reads one that exists")
         if energy:
             raise UsageError("--energy runs the command profiled; an imported report has no command to run")
+        if not ops:
+            raise UsageError("--no-ops applies to a new profile; an imported report keeps the NVTX ranges it was made "
+                             "with (ncu --nvtx)")
         if options != ProfileOptions():
             raise UsageError("--kernel-regex, --launch-skip, --launch-count and --no-profile-from-start choose what "
                              "a new profile records; an imported report holds what it holds")
@@ -105,7 +111,7 @@ def command(
         if gpu is not None:
             raise UsageError("--gpu applies to --import; a new profile reads the GPU it runs on")
         done = profile(list(command or []), out, options, report, command_stdout_to_stderr=as_json,
-                           energy=energy)
+                       energy=energy, ops=ops)
     present(view(done, out, top), as_json)
 
 
@@ -122,7 +128,7 @@ class ProfileReport:
 
 def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOptions | None = None,
             report_out: Path | None = None, timeout_s: float | None = None,
-            command_stdout_to_stderr: bool = False, energy: bool = False) -> ProfileReport:
+            command_stdout_to_stderr: bool = False, energy: bool = False, ops: bool = True) -> ProfileReport:
     """Run `command` under Nsight Compute (`nsight.run`, clocks untouched, child processes
     followed), read its report as an import would (`nsight.read`), and write every profiled
     kernel, grouped by configuration and read against the roof of its precision, to `out`
@@ -131,7 +137,10 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
     ran on it. `command_stdout_to_stderr` sends the command's standard output to standard error
     (for `--json`, which owns standard output). With `energy`, the command runs once more without
     ncu and the GPU's energy over that run is recorded (`measure.energy.command_energy`): per
-    kernel, energy cannot be had under ncu's replay.
+    kernel, energy cannot be had under ncu's replay. With `ops`, the op and module that launched each
+    kernel are recorded: a Python program that imports torch gets PyTorch's NVTX op ranges and a
+    range per nn.Module call turned on (`nsight/inject/sitecustomize.py`), which ncu records per
+    launch (`--nvtx`) and `traces.nvtx` reads.
 
     Raises UsageError for bad options, an empty command, a program that does not exist, or a
     kernel filter that matches nothing (naming the kernels seen); RunError when ncu is missing, may
@@ -164,7 +173,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
             "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
     report = None
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
-        done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr)
+        done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr, ops=ops)
         if done.report is not None:
             if report_out is not None:
                 files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))

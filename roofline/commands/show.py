@@ -26,18 +26,27 @@ def command(
                                                  help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS}), or a "
                                                       "PyTorch profiler trace."),
     as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
+    by: str = typer.Option("kernel", "--by", metavar="kernel|op|module",
+                           help="A profile's (or a PyTorch profiler trace's) GPU time by kernel, by the op that "
+                                "launched it (forward, backward, optimizer) or by module (submodules included)."),
 ):
     from .. import documents
+    from ..errors import UsageError
 
+    if by not in BY:
+        raise UsageError(f"{{by}} takes {', '.join(BY)}, got {by!r}", "by")
     paths = list(paths or [DEFAULT_RESULTS])
     docs, notes = documents.read_all(paths, "show")  # one document per precision: an FP32 run and a BF16 one apart
-    present(view(paths, docs, notes), as_json)
+    present(view(paths, docs, notes, by), as_json)
 
 
-def view(paths: list[Path], docs: list, notes: list[str]) -> Outcome:
+BY = ("kernel", "op", "module")
+
+
+def view(paths: list[Path], docs: list, notes: list[str], by: str = "kernel") -> Outcome:
     """Files read (`documents.read_all`): the notes on their reading first, then what their kind
-    shows (`documents.shown`: its document, its tables and lines)."""
+    shows (`documents.shown`: its document, its tables and lines; by op or module, `shown_by`)."""
     from .. import documents
 
-    document, lines = documents.shown(paths, docs)
+    document, lines = documents.shown(paths, docs) if by == "kernel" else documents.shown_by(paths, docs, by)
     return Outcome(document, lines, tuple(notes), notes_first=True)

@@ -10,6 +10,7 @@ grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`
     load_kind(path, name, reads, why)           one file that must be of one kind (grade --baseline)
     read_all(paths, command) -> (docs, notes)   several, merged where their kind merges
     shown(paths, docs) -> (document, view)      what `show` prints
+    shown_by(paths, docs, key)                  what `show --by op|module` prints
     chart(paths, out, kind, measured, highlight) -> notes    what `plot` draws
     compare(before, after, force, chart_out)    two files of one kind, compared
     check(new, baseline, max_drop)              two files of one kind, gated (the result has `passed`)
@@ -33,7 +34,7 @@ from __future__ import annotations
 import importlib
 
 _PUBLIC = {
-    "load": "reading", "load_kind": "reading", "read_all": "reading", "shown": "reading", "chart": "reading", "compare": "reading",
+    "load": "reading", "load_kind": "reading", "read_all": "reading", "shown": "reading", "shown_by": "reading", "chart": "reading", "compare": "reading",
     "check": "reading", "to_json": "reading", "view": "reading", "schema_of": "reading",
     "reads": "registry", "reads_table": "registry", "kind_of": "registry", "register": "registry",
     "unregister": "registry", "kinds": "registry", "get": "registry", "file_kind": "registry",

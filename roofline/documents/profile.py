@@ -38,6 +38,24 @@ class ProfileKind(WorkKind):
         doc = docs[0]
         return store.dump(doc), lambda width: self.view(doc, width)
 
+    def shown_by(self, paths: list[Path], docs: list, key: str):
+        from ..render.lines import Note
+        from ..render.owner_tables import owned_line, owner_tables
+
+        doc = docs[0]
+        if doc.attribution is None:
+            raise UsageError(f"{{by}} {key}: {paths[0]} records no op or module per kernel; profile the program again "
+                             "with roofline profile -- python ... (ops are recorded from PyTorch's NVTX ranges unless "
+                             "--no-ops)", "by")
+        if key == "module" and not any(w.module for w in doc.attribution.owned):
+            raise UsageError(f"{{by}} module: {paths[0]} names no modules (no nn.Module ran around its kernels)", "by")
+
+        def lines(width: int) -> list:
+            return [*owner_tables(doc, key, width, None), owned_line(doc),
+                    *(Note(n) for n in doc.attribution.notes)]
+
+        return store.dump(doc), lines
+
     def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:
         from ..render import html_report, profile_chart
 

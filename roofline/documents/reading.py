@@ -65,6 +65,11 @@ def shown(paths: list[Path], docs: list) -> tuple[Any, Callable[[int], list]]:
     return kind_of(docs[0]).shown(paths, docs)
 
 
+def shown_by(paths: list[Path], docs: list, key: str) -> tuple[Any, Callable[[int], list]]:
+    """What `show --by KEY` prints for `docs` ('op' or 'module'): its kind's `shown_by`."""
+    return kind_of(docs[0]).shown_by(paths, docs, key)
+
+
 def view(doc: Any, width: int, **context: Any) -> list:
     """Any document's tables and lines (its kind's `view`; `context` as the kind takes it)."""
     return kind_of(doc).view(doc, width, **context)

@@ -124,6 +124,12 @@ class ReadKind(DocumentKind):
         """What `show` prints for `docs` (read from `paths`): the document (`--json`) and the view."""
         raise NotImplementedError
 
+    def shown_by(self, paths: list[Path], docs: list, key: str) -> tuple[Any, Callable[[int], list]]:
+        """What `show --by KEY` prints ('op' or 'module': GPU time by who launched it). Raises
+        UsageError for a kind that records no owners."""
+        raise UsageError(f"{{by}} {key} reads who launched each kernel, which a profile or a PyTorch profiler trace "
+                         f"records; {paths[0]} is {self.title}", "by")
+
     def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:
         """Draw `docs` as `request` asks, into `request.out` (checked up front), refusing what this
         kind cannot draw; returns `notes` with its own."""

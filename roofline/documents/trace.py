@@ -6,6 +6,8 @@ no roof is read here (a profile has them: `roofline profile`)."""
 
 from __future__ import annotations
 
+from ..errors import UsageError
+
 from pathlib import Path
 
 from ..traces.ops import OpsTrace
@@ -79,6 +81,15 @@ class TraceKind(ReadKind):
     def shown(self, paths: list[Path], docs: list):
         doc = docs[0]
         return self.json(doc), lambda width: trace_view(doc, width)
+
+    def shown_by(self, paths: list[Path], docs: list, key: str):
+        from ..render.trace_tables import ops_tables
+
+        doc = docs[0]
+        if key == "module" and not doc.has_modules:
+            raise UsageError(f"{{by}} module: {paths[0]} names no modules; record the trace with "
+                             "torch.profiler.profile(with_modules=True) or with_stack=True", "by")
+        return self.json(doc), lambda width: [*ops_tables(doc, key, width, None), *trace_view(doc, width)[-3:]]
 
 
 KIND = register(TraceKind())

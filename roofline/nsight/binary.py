@@ -74,7 +74,7 @@ def _module_rows(path: str) -> list[dict]:
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             row: dict = {"kernel": action.name(demangled) if demangled is not None else action.name(),
-                         "values": {}, "text": {}}
+                         "values": {}, "text": {}, "nvtx": _nvtx_stack(action)}
             for name in action.metric_names():
                 if not re.match(r"[a-z0-9_]+__\w", name):
                     continue  # sampled series and rule data, not launch metrics
@@ -94,6 +94,20 @@ def _module_rows(path: str) -> list[dict]:
     return out
 
 
+def _nvtx_stack(action) -> list[str] | None:
+    """The NVTX push/pop ranges open around a launch, outermost first, of every domain (the default
+    one first), where the report was made with `ncu --nvtx`; None where it holds no NVTX state."""
+    state = action.nvtx_state() if hasattr(action, "nvtx_state") else None
+    if state is None:
+        return None
+    ranges: list[str] = []
+    for domain_id in sorted(state.domains()):
+        domain = state.domain_by_id(domain_id)
+        if domain is not None:
+            ranges += [str(r) for r in domain.push_pop_ranges()]
+    return ranges
+
+
 def _rows_from_module(path: Path) -> tuple[list[Row], int] | None:
     """`_module_rows` of `path` from a child Python process, as rows in base units, and how many
     records were cut short (a launch without a name or any metric: what `ncu_report` gives for the
@@ -108,7 +122,7 @@ def _rows_from_module(path: Path) -> tuple[list[Row], int] | None:
         if not item["kernel"] and not item["values"] and not item["text"]:
             cut += 1
             continue
-        row = Row(kernel=item["kernel"] or "", text=item["text"])
+        row = Row(kernel=item["kernel"] or "", text=item["text"], nvtx=item.get("nvtx"))
         row.bad = {name: cell for name, cell in item["text"].items() if cell in ("nan", "inf") and reads(name)}
         for name, (value, unit) in item["values"].items():
             store_value(row, name, value, unit_scale(unit), unit, unknown)

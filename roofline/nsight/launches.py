@@ -78,6 +78,7 @@ class Launch:
     dram_read_bytes: float | None = None  # DRAM bytes read and written apart, where counted apart
     dram_write_bytes: float | None = None
     smem_config_bytes: int | None = None  # the shared memory per SM the driver configured for it (its carveout)
+    nvtx: tuple[str, ...] | None = None  # the NVTX ranges open around it, outermost first (`ncu --nvtx`)
     sources: dict[str, str] = field(default_factory=dict)
     derived: frozenset[str] = frozenset()
     missing: dict[str, str] = field(default_factory=dict)
@@ -94,9 +95,10 @@ class Launch:
         return self.block[0] * self.block[1] * self.block[2] if self.block else None
 
 
-def from_reading(kernel_name: str, r: Reading, process_id: int | None = None, order: int | None = None) -> Launch:
+def from_reading(kernel_name: str, r: Reading, process_id: int | None = None, order: int | None = None,
+                 nvtx: list[str] | None = None) -> Launch:
     """One launch from what its report row gives (`metrics.read`), `order` its 0-based place
-    in the report's launch sequence (None: not known). Raises ValueError for a launch without a
+    in the report's launch sequence (None: not known), `nvtx` the NVTX ranges around it. Raises ValueError for a launch without a
     kernel name or a time: it cannot be placed."""
     demangled = kernel_name.strip()
     if not demangled:
@@ -122,7 +124,7 @@ def from_reading(kernel_name: str, r: Reading, process_id: int | None = None, or
         achieved_occupancy=r.value("achieved_occupancy"), sm_clock_hz=r.value("clock"), process_id=process_id,
         passes=whole("passes"), reported_occupancy=r.value("reported_occupancy"), order=order,
         dram_read_bytes=r.value("dram_read"), dram_write_bytes=r.value("dram_write"),
-        smem_config_bytes=whole("smem_config"), sources=sources,
+        smem_config_bytes=whole("smem_config"), nvtx=tuple(nvtx) if nvtx is not None else None, sources=sources,
         derived=frozenset(k for k, q in r.quantities.items() if k in sources and not q.counted),
         missing=dict(r.missing),
         notes=tuple(r.notes),
@@ -302,7 +304,7 @@ def from_rows(rows: list[Row]) -> tuple[list[Launch], list[str]]:
             continue
         try:
             out.append(from_reading(demangled.get(row.kernel, row.kernel), row.reading, row.process_id,
-                                    order[i]))
+                                    order[i], row.nvtx))
         except ValueError:
             given = row.text.get(TIME, row.values.get(TIME))
             if given is None or not row.kernel:

@@ -22,8 +22,9 @@ TEXT_COLUMNS = ("Kernel Name", "Process Name", "Host Name", "Block Size", "Grid 
 class Row:
     """One profiled launch as a report holds it: the kernel's name (demangled where the report
     has it so), metric values in base units, text cells ('Grid Size', 'CC',
-    'device__attribute_display_name', ...), the process, whether the row was cut short, and the
-    cells of metrics a roofline reads that hold no number (`bad`: metric -> the cell's text)."""
+    'device__attribute_display_name', ...), the process, whether the row was cut short, the
+    cells of metrics a roofline reads that hold no number (`bad`: metric -> the cell's text), and
+    the NVTX ranges around the launch where a binary report recorded them."""
 
     kernel: str
     values: dict[str, float] = field(default_factory=dict)
@@ -32,6 +33,7 @@ class Row:
     incomplete: bool = False
     bad: dict[str, str] = field(default_factory=dict)
     rounding: dict[str, float] = field(default_factory=dict)  # metric -> half the step its display rounds to
+    nvtx: list[str] | None = None  # the NVTX ranges open around the launch, outermost first (`ncu --nvtx`)
     left_out: bool = False  # for a damaged figure (`check_rows`, `check_rates`): kept for its place in the launch order
 
     @cached_property

@@ -122,19 +122,22 @@ class ProfileRun:
 
 
 def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None,
-        stdout_to_stderr: bool = False, capture: bool = False) -> ProfileRun:
+        stdout_to_stderr: bool = False, capture: bool = False, ops: bool = False) -> ProfileRun:
     """Run `command` under ncu with `options` and the metric list `COLLECT`, writing
     `<report_base>.ncu-rep`. The command's own output passes through (its standard output to
     standard error with `stdout_to_stderr`; kept out of sight with `capture`); ncu's log is
-    captured. Raises NcuError when ncu is missing, may not read the counters, or times out."""
+    captured. With `ops`, ncu records the NVTX ranges around each launch (`--nvtx`) and a Python
+    program starts with PyTorch's op ranges and module ranges turned on (`ops_env`). Raises
+    NcuError when ncu is missing, may not read the counters, or times out."""
     exe = find_ncu()
     log_path = Path(str(report_base) + ".log")
     cmd = [exe, "--clock-control", "none", "--target-processes", "all", "--metrics", ",".join(COLLECT),
+           *(["--nvtx"] if ops else []),
            "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
     output = subprocess.DEVNULL if capture else 2 if stdout_to_stderr else None
     try:
         proc = subprocess.run(cmd, timeout=timeout_s, stdout=output, stderr=subprocess.DEVNULL if capture else None,
-                              env=program_env())
+                              env=ops_env(program_env()) if ops else program_env())
     except subprocess.TimeoutExpired:
         raise NcuError(f"the profile took longer than {timeout_s:g} s; profile fewer launches (--launch-count)") from None
     log = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
@@ -150,6 +153,17 @@ def program_env(base: dict[str, str] | None = None) -> dict[str, str]:
     for key, value in NO_MULTICAST.items():
         env.setdefault(key, value)
     return env
+
+
+def ops_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` with `nsight/inject` first on PYTHONPATH and ROOFLINE_OPS=1: a Python program started
+    in it loads roofline's `sitecustomize`, which turns on PyTorch's NVTX op ranges and a range per
+    nn.Module call once the program imports torch (a program of any other kind is not touched)."""
+    inject = str(Path(__file__).resolve().parent / "inject")
+    out = dict(env)
+    out["PYTHONPATH"] = os.pathsep.join([inject, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    out["ROOFLINE_OPS"] = "1"
+    return out
 
 
 def demangle(names: list[str]) -> dict[str, str]:

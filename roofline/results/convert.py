@@ -16,7 +16,7 @@ from ..nsight.launches import Launch, group
 from ..model.occupancy import calculate
 from ..model.traffic import CountedTraffic
 from ..model.units import plural
-from .profile import ProfileResults, kernel_from_group
+from .profile import LEVEL_KEYS, Attribution, OwnedWork, ProfileResults, kernel_from_group
 from .schema import Results
 
 
@@ -41,7 +41,8 @@ def _configured(limits: ArchLimits, smem_config_bytes: int | None) -> ArchLimits
 def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[str] | None = None,
                  report: str | None = None, read_with: str = "", kernel_regex: str | None = None,
                  launch_skip: int = 0, launch_count: int | None = None, from_start: bool = True,
-                 exit_code: int | None = None, notes: list[str] | None = None) -> ProfileResults:
+                 exit_code: int | None = None, notes: list[str] | None = None,
+                 owners: tuple[str, list, list[str]] | None = None) -> ProfileResults:
     """A profile document from profiled launches (at least one): grouped by kernel and
     configuration (`nsight.launches.group`), each kernel named so that different kernels never
     share a name (`nsight.names.unique_labels`, in launch order), each group's theoretical occupancy from
@@ -71,9 +72,41 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
         notes = list(notes or []) + [
             f"theoretical occupancy on {device.name} differs from the one ncu computed on the GPU the report was "
             f"made on for {plural(len(unlike), 'kernel')} ({'; '.join(unlike[:2])}): was it another GPU?"]
+    if owners is None and any(x.nvtx for x in launches):
+        from ..traces import nvtx
+        found, owner_notes = nvtx.owners([(x.order if x.order is not None else i, x.nvtx)
+                                          for i, x in enumerate(launches)])
+        if any(o is not None for o in found):
+            owners = ("NVTX ranges around each launch (ncu --nvtx)", found, owner_notes)
+    index = {g.first.key: i for i, g in enumerate(groups)}  # the order of `kernels`
+    attribution = _attribution(launches, index, *owners) if owners is not None else None
     return ProfileResults(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool=f"roofline {__version__}", device=device, command=command, report=report, read_with=read_with,
         kernel_regex=kernel_regex, launch_skip=launch_skip, launch_count=launch_count,
         from_start=from_start, launches_profiled=len(launches), exit_code=exit_code, total_time_ms=total,
-        kernels=kernels, notes=list(notes or []))
+        kernels=kernels, attribution=attribution, notes=list(notes or []))
+
+
+def _attribution(launches: list[Launch], index: dict[tuple, int], source: str, owners: list,
+                 notes: list[str]) -> Attribution:
+    """The owned launches (`owners[i]` owns `launches[i]`; None: no owner) summed per op, phase,
+    module, launcher and kernel (its place in the document's `kernels`, `index` by `Launch.key`),
+    longest first."""
+    rows: dict[tuple, dict] = {}
+    for x, o in zip(launches, owners):
+        if o is None:
+            continue
+        key = (o.op, o.phase, o.module, o.launcher, index[x.key])
+        row = rows.setdefault(key, {"launches": 0, "time_ms": 0.0, "flops": {}, "bytes": {}})
+        row["launches"] += 1
+        row["time_ms"] += x.time_ns / 1e6
+        for k, v in x.flops.items():
+            row["flops"][k] = row["flops"].get(k, 0.0) + v
+        for k, v in x.nbytes.items():
+            if k in LEVEL_KEYS:
+                row["bytes"][k] = row["bytes"].get(k, 0.0) + v
+    owned = [OwnedWork(op=op, phase=phase, module=module, launcher=launcher, kernel=kernel, **row)
+             for (op, phase, module, launcher, kernel), row in rows.items()]
+    owned.sort(key=lambda w: (-w.time_ms, w.op, w.kernel))
+    return Attribution(source=source, owned=owned, notes=list(notes))

@@ -149,6 +149,36 @@ class CommandEnergy(_Model):
         return self.joules / self.seconds
 
 
+class OwnedWork(_Model):
+    """The launches of one kernel (`kernel`: its place in the document's `kernels`, from 0) owned by
+    one op in one phase and module, summed: what `show --by op` and `--by module` add up."""
+
+    op: Annotated[str, Field(min_length=1)]
+    phase: Literal["forward", "backward", "optimizer"]
+    module: str | None = None
+    launcher: str
+    kernel: Annotated[int, Field(ge=0)]
+    launches: Annotated[int, Field(ge=1)]
+    time_ms: Millis
+    flops: dict[Literal[PRECISIONS], Count] = {}  # type: ignore[valid-type]
+    bytes: dict[Literal[LEVEL_KEYS], Count] = {}  # type: ignore[valid-type]
+
+
+class Attribution(_Model):
+    """Who launched the profiled kernels (`traces.nvtx`, `traces.ops`): `source` says from what
+    (the NVTX ranges the profile recorded, or a PyTorch profiler trace), `owned` holds the owned
+    launches summed per op, phase, module and kernel; launches without an owner are in no row."""
+
+    source: str
+    owned: list[OwnedWork] = []
+    notes: list[str] = []
+
+    @property
+    def time_ms(self) -> float:
+        """GPU time of the owned launches, ms."""
+        return sum(w.time_ms for w in self.owned)
+
+
 class ProfileResults(_Document):
     """A profile of one program (or an imported report): the device, how it was profiled, and its kernels by
     total time."""
@@ -172,6 +202,8 @@ class ProfileResults(_Document):
     total_time_ms: Millis
     command_energy: CommandEnergy | None = None  # profile --energy: the GPU's energy over an unprofiled run
     kernels: Annotated[list[ProfiledKernel], Field(min_length=1)]
+    attribution: Attribution | None = Field(None, description="the op, phase and module that launched each kernel, "
+                                                              "where the profile recorded them (profile --ops)")
     notes: list[str] = []
 
     @model_validator(mode="after")
@@ -194,6 +226,19 @@ class ProfileResults(_Document):
                     raise ValueError(f"kernels[{i}].launch_order: {len(k.launch_order)} places for {k.launches} "
                                      "launches, or places out of order or taken by another launch")
                 places |= set(k.launch_order)
+        if self.attribution is not None:
+            owned: dict[int, int] = {}
+            for i, w in enumerate(self.attribution.owned):
+                if w.kernel >= len(self.kernels):
+                    raise ValueError(f"attribution.owned[{i}].kernel: {w.kernel}, but there are {len(self.kernels)} "
+                                     "kernels")
+                owned[w.kernel] = owned.get(w.kernel, 0) + w.launches
+            over = [i for i, n in owned.items() if n > self.kernels[i].launches]
+            if over:
+                raise ValueError(f"attribution: more launches of kernels[{over[0]}] owned than were profiled")
+            if self.attribution.time_ms > total * (1 + 1e-6) + 1e-9:
+                raise ValueError(f"attribution: {self.attribution.time_ms:g} ms owned, more than the "
+                                 f"{total:g} ms profiled")
         return self
 
     @property

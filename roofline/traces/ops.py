@@ -255,7 +255,7 @@ def _forward_ops(stacks: dict[object, _Stacks]) -> dict[int, list[tuple[float, s
     return found
 
 
-def _node_maker(node: str, carrying: list) -> tuple[str, str | None] | None:
+def node_maker(node: str, carrying: list) -> tuple[str, str | None] | None:
     """Of the forward ops carrying a node's sequence number (`_forward_ops`), the one that made the
     node called `node` ('AddmmBackward0'): the last to start whose name is the node's
     ('aten::addmm', 'aten::relu_' for ReluBackward0), as (its outer op, module); None where none is
@@ -298,7 +298,7 @@ def _owner(stack: list[_Span], thread: object, forward: dict, linked: dict, note
         link = next((linked[(thread, s.start)] for s in stack if (thread, s.start) in linked), None)
         if link is not None:  # PyTorch's own link from the node to the op that made it
             return Owner(link[0], "backward", launcher, link[1], seq)
-        made = _node_maker(node.name.removeprefix(BACKWARD), forward.get(seq, [])) if seq is not None else None
+        made = node_maker(node.name.removeprefix(BACKWARD), forward.get(seq, [])) if seq is not None else None
         if made is not None:
             return Owner(made[0], "backward", launcher, made[1], seq)
         name = node.name.removeprefix(BACKWARD)

@@ -1,0 +1,29 @@
+#!/bin/bash
+# One visit of the device machine for the operator roofline (docs/profiling.md): three public models'
+# training steps (examples/ops/step.py: Hugging Face Llama, torchvision ResNet, PyTorch Geometric GCN)
+# profiled with their ops and modules recorded, the same step recorded by PyTorch's profiler, and one
+# profile without ops for the cost of attribution. Each model's files go into $OUT/MODEL.tgz as it finishes.
+#   bash bench/ops_visit.sh [MODEL ...]      (after bench/gpu_visit.sh's set-up: PYTHONPATH)
+set -u
+models=${*:-gcn llama resnet}
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
+python3 -c "import torch, torchvision, transformers, torch_geometric; print(torch.__version__, transformers.__version__, torch_geometric.__version__)" > "$OUT/versions.txt" 2>&1
+for m in $models; do
+  d=/tmp/ops-$m; mkdir -p $d
+  {
+    t0=$(now)
+    python3 -m roofline profile --no-profile-from-start --report $d/$m.ncu-rep --out $d/$m.json -- python3 examples/ops/step.py $m
+    echo "wall $(since $t0) s: profile with ops"
+    python3 examples/ops/step.py $m --trace $d/$m-trace.json.gz
+    python3 -m roofline show $d/$m.json --by op
+    python3 -m roofline show $d/$m.json --by module
+  } > $d/$m.log 2>&1
+  tar czf "$OUT/$m.tgz" -C /tmp ops-$m
+done
+m=${models%% *}
+{
+  t0=$(now)
+  python3 -m roofline profile --no-ops --no-profile-from-start --out /tmp/plain.json -- python3 examples/ops/step.py $m
+  echo "wall $(since $t0) s: profile without ops"
+} > "$OUT/cost-$m.log" 2>&1

@@ -1,0 +1,127 @@
+"""A profile's GPU time, work and floors by the op or the module that launched its kernels
+(`ProfileResults.attribution`): what `show --by op` and `--by module` print.
+
+Each owned row (the launches of one kernel owned by one op, phase and module) is read as its kernel
+is (`ProfileResults.verdict`: the roofs at the kernel's clock, its grid's waves, the precisions its
+verdict credits) on the row's own summed FLOPs and bytes. An op's (or module's) *floor* is the sum of
+its rows' binding floors: its kernels run one after another, so each is held to its own roof, and
+the op at its roofs takes that long; its *binding* roof is the one that holds the largest part of
+that floor. A module's figures include its submodules' (the module tree is inclusive); a backward
+kernel counts in the module of the forward op it differentiates.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..model.traffic import CountedTraffic
+from ..results.profile import OwnedWork, ProfileResults
+
+KEYS = ("op", "module")
+NO_MODULE = "(no module)"
+
+
+@dataclass
+class OwnerRow:
+    """One op in one phase (`phase`; None for a module, whose phases are in `phase_ms`), or one
+    module with its submodules: GPU time (ms), launches, FLOPs per precision key and bytes per
+    level summed, the floor (ms, None where no row had a roof to read) and the roof binding most of
+    it, and its kernels by name with their time, the longest first."""
+
+    name: str
+    phase: str | None
+    time_ms: float = 0.0
+    launches: int = 0
+    flops: dict[str, float] = field(default_factory=dict)
+    nbytes: dict[str, float] = field(default_factory=dict)
+    floor_ms: float | None = None
+    binding: str | None = None
+    kernels: list[tuple[str, float]] = field(default_factory=list)
+    phase_ms: dict[str, float] = field(default_factory=dict)
+    depth: int = 0
+    _by_level: dict[str, float] = field(default_factory=dict, repr=False)
+    _by_kernel: dict[str, float] = field(default_factory=dict, repr=False)
+
+    @property
+    def times_floor(self) -> float | None:
+        """Its time over its floor (1.0: every kernel at its roof); None without a floor."""
+        return self.time_ms / self.floor_ms if self.floor_ms else None
+
+    def add(self, w: OwnedWork, kernel_name: str, floor: tuple[str, float] | None) -> None:
+        self.time_ms += w.time_ms
+        self.launches += w.launches
+        for k, v in w.flops.items():
+            self.flops[k] = self.flops.get(k, 0.0) + v
+        for k, v in w.bytes.items():
+            self.nbytes[k] = self.nbytes.get(k, 0.0) + v
+        self.phase_ms[w.phase] = self.phase_ms.get(w.phase, 0.0) + w.time_ms
+        self._by_kernel[kernel_name] = self._by_kernel.get(kernel_name, 0.0) + w.time_ms
+        if floor is not None:
+            level, ms = floor
+            self.floor_ms = (self.floor_ms or 0.0) + ms
+            self._by_level[level] = self._by_level.get(level, 0.0) + ms
+
+    def close(self) -> "OwnerRow":
+        self.kernels = sorted(self._by_kernel.items(), key=lambda kv: (-kv[1], kv[0]))
+        self.binding = max(self._by_level.items(), key=lambda kv: kv[1])[0] if self._by_level else None
+        return self
+
+
+def row_floor(doc: ProfileResults, w: OwnedWork) -> tuple[str, float] | None:
+    """The binding roof and floor (ms) of owned row `w`, read as its kernel is on the row's own
+    work and bytes; None where none of its figures meets a roof."""
+    k = doc.kernels[w.kernel]
+    credited = {p: w.flops[p] for p in k.credible_flops if p in w.flops}
+    traffic = CountedTraffic(dram_bytes=w.bytes.get("dram"), l2_bytes=w.bytes.get("l2"), l1_bytes=w.bytes.get("l1"),
+                             smem_bytes=w.bytes.get("smem"))
+    from ..model.roofs import verdict
+    v = verdict(None, doc.roofs(k), w.time_ms, traffic, measured=True, flops_by_precision=credited,
+                waves=doc.waves(k))
+    b = v.binding
+    return (b.level, b.floor_ms) if b is not None and b.floor_ms else None
+
+
+def by_owner(doc: ProfileResults, key: str = "op") -> list[OwnerRow]:
+    """The profile's owned launches summed by `key`: 'op' (one row per op and phase) or 'module'
+    (one row per module, its submodules included, in tree order: each module before its children,
+    children the longest first). Raises ValueError for another key, or a profile without attribution."""
+    if key not in KEYS:
+        raise ValueError(f"by {key!r}: give op or module")
+    if doc.attribution is None:
+        raise ValueError("the profile records no owners")
+    floors = [row_floor(doc, w) for w in doc.attribution.owned]
+    rows: dict[tuple[str, str | None], OwnerRow] = {}
+    for w, floor in zip(doc.attribution.owned, floors):
+        name = doc.kernels[w.kernel].name
+        if key == "op":
+            targets = [(w.op, w.phase)]
+        else:
+            parts = (w.module or NO_MODULE).split(".") if w.module else [NO_MODULE]
+            targets = [(".".join(parts[:i + 1]), None) for i in range(len(parts))]
+        for target in targets:
+            row = rows.get(target)
+            if row is None:
+                row = rows[target] = OwnerRow(target[0], target[1], depth=target[0].count(".") if key == "module" else 0)
+            row.add(w, name, floor)
+    closed = [r.close() for r in rows.values()]
+    if key == "op":
+        return sorted(closed, key=lambda r: (-r.time_ms, r.name, r.phase or ""))
+    return _tree(closed)
+
+
+def _tree(rows: list[OwnerRow]) -> list[OwnerRow]:
+    """Module rows in tree order: each before its children, siblings the longest first."""
+    children: dict[str | None, list[OwnerRow]] = defaultdict(list)
+    for r in rows:
+        parent = r.name.rsplit(".", 1)[0] if "." in r.name else None
+        children[parent].append(r)
+    out: list[OwnerRow] = []
+
+    def walk(parent: str | None) -> None:
+        for r in sorted(children.get(parent, []), key=lambda r: (-r.time_ms, r.name)):
+            out.append(r)
+            walk(r.name)
+
+    walk(None)
+    return out

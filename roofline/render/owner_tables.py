@@ -1,0 +1,67 @@
+"""A profile's GPU time by op or by module (`analysis.owners`): one row per op and phase, or per
+module in tree order, with its time, share, launches, work rate, floor, distance from it, binding
+roof and longest kernel."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..analysis.owners import OwnerRow, by_owner
+from ..model.peaks import PRECISIONS
+from ..results.profile import ProfileResults
+from .tables import _fit
+from .text import display_names, middle_cut
+
+
+def _rate(r: OwnerRow) -> str:
+    """The row's largest kind of work as a rate over its whole time ('312 T bf16_tensor'), or '-'."""
+    work = {k: v for k, v in r.flops.items() if k in PRECISIONS and v and k != "fp16"}
+    if not work or not r.time_ms:
+        return "-"
+    key, amount = max(work.items(), key=lambda kv: kv[1])
+    return f"{amount / (r.time_ms * 1e6):,.0f} {key}"
+
+
+def owner_tables(doc: ProfileResults, key: str, width: int = 200, top: int | None = 25) -> list[Table]:
+    """The profile's owned GPU time by `key` ('op' or 'module'), `top` rows (None: all): ms (its
+    launches' durations summed), share of the profiled time, launches, GFLOP/s of its largest kind of
+    work over its time, its floor (ms: each kernel at its own roof), its time over that floor, the roof
+    binding most of the floor, and its longest kernel with that kernel's share of the row; a module
+    row holds its submodules, and splits its time into forward and backward."""
+    rows = by_owner(doc, key)
+    shown = rows[:top] if top else rows
+    total = doc.total_time_ms or 1.0
+    body = []
+    if key == "module":
+        names = [("  " * r.depth) + middle_cut(r.name.rsplit(".", 1)[-1] if r.depth else r.name, 40) for r in shown]
+    else:
+        names = display_names([r.name for r in shown], 40)
+    for r, name in zip(shown, names):
+        first, first_ms = r.kernels[0] if r.kernels else ("-", 0.0)
+        cells = [name]
+        if key == "op":
+            cells.append(r.phase or "-")
+        cells += [f"{r.time_ms:,.3f}", f"{100 * r.time_ms / total:.1f}%"]
+        if key == "module":
+            cells += [f"{r.phase_ms.get('forward', 0.0):,.3f}", f"{r.phase_ms.get('backward', 0.0):,.3f}"]
+        cells += [f"{r.launches:,}", _rate(r),
+                  (f"{r.floor_ms:.4f}" if r.floor_ms < 1 else f"{r.floor_ms:,.3f}") if r.floor_ms else "-",
+                  f"{r.times_floor:.2f}x" if r.times_floor else "-", r.binding or "-",
+                  middle_cut(first, 40), f"{100 * first_ms / r.time_ms:.0f}%" if r.time_ms else "-"]
+        body.append(cells)
+    left = f", the {len(shown)} {'first' if key == 'module' else 'longest'} of {len(rows)}" if len(shown) < len(rows) else ""
+    title = f"GPU time by {key}{' and phase' if key == 'op' else ' (submodules included)'}{left}"
+    columns = ([("phase", "left")] if key == "op" else []) + [("ms", "right"), ("share", "right")]
+    if key == "module":
+        columns += [("forward ms", "right"), ("backward ms", "right")]
+    columns += [("launches", "right"), ("GFLOP/s", "right"), ("floor ms", "right"), ("x floor", "right"),
+                ("binding", "left"), ("longest kernel", "left"), ("of the row", "right")]
+    return _fit(title, (key, "left"), columns, body, width)
+
+
+def owned_line(doc: ProfileResults) -> str:
+    """How much of the profiled time has an owner, and from what."""
+    a = doc.attribution
+    share = a.time_ms / doc.total_time_ms if doc.total_time_ms else 0.0
+    return (f"{share:.1%} of the profiled GPU time ({a.time_ms:,.3f} of {doc.total_time_ms:,.3f} ms) is owned by an op "
+            f"or a module, read from {a.source}")
