@@ -6,4 +6,5 @@
   grade_changes  two grade files: compare and gate, entry by entry
   whatif         each kernel at a fraction of its roof; fusion
   project        the same work on another GPU
-  comms          every rank's step: exposed communication, bus bandwidth, ranks side by side"""
+  comms          every rank's step: exposed communication, bus bandwidth, ranks side by side
+  owners         a profile's GPU time, work and floors by the op or the module that launched its kernels"""

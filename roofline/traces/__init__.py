@@ -5,6 +5,8 @@
   ops         who launched each kernel of a trace: its op (the outermost dispatcher op around the
               launch), forward, backward (owned by the forward op its autograd node differentiates)
               or optimizer, its module where the trace names one; GPU time summed by op
+  nvtx        who launched each kernel of a profile, from the NVTX ranges Nsight Compute recorded
+              around its launch (`profile --ops`): op, phase and module, read as `ops` reads a trace
   nccl_tests  nccl-tests' printed output (`all_reduce_perf`, ...): per message size the time, algbw
               and busbw, the reference a program's collectives are read against
 """
