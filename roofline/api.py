@@ -74,13 +74,16 @@ def profile(command: list[str], out: str | Path = DEFAULT_PROFILE, kernel_regex:
     return profile_program(list(command), Path(out), options, Path(report_out) if report_out else None, ops=ops)
 
 
-def import_report(path: str | Path, out: str | Path = DEFAULT_PROFILE, gpu: str | None = None) -> ProfileReport:
+def import_report(path: str | Path, out: str | Path = DEFAULT_PROFILE, gpu: str | None = None,
+                  trace: str | Path | None = None) -> ProfileReport:
     """Read an Nsight Compute report made elsewhere (.ncu-rep, any CSV export, ncu's text output;
     against the preset or device file `gpu` where the report names no GPU) and write it as a
-    profile to `out` atomically. Raises UsageError for a file that cannot be read."""
+    profile to `out` atomically; with `trace` (a PyTorch profiler trace of the same step), each
+    kernel owned by the op and module of the trace's kernel it lines up with. Raises UsageError for
+    a file that cannot be read."""
     from .commands.profile import import_profile
 
-    return import_profile(Path(path), Path(out), gpu)
+    return import_profile(Path(path), Path(out), gpu, Path(trace) if trace else None)
 
 
 def grade(targets: list[str], out: str | Path = DEFAULT_GRADES, spec: str | Path | None = None,

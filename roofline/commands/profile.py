@@ -58,6 +58,9 @@ def command(
     energy: bool = typer.Option(False, "--energy",
                                 help="Run the command once more without ncu and record the GPU's energy over it "
                                      "(per kernel, energy cannot be measured under ncu's replay)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", metavar="TRACE.json",
+                                         help="With --import: a PyTorch profiler trace of the same step; each "
+                                              "launch takes the op and module of the trace's kernel it lines up with."),
     ops: bool = typer.Option(True, "--ops/--no-ops",
                              help="Record the PyTorch op (forward, backward, optimizer) and nn.Module that launched "
                                   "each kernel, from NVTX ranges roofline turns on in the program (show --by op|module)."),
@@ -106,10 +109,12 @@ def command(
         if options != ProfileOptions():
             raise UsageError("--kernel-regex, --launch-skip, --launch-count and --no-profile-from-start choose what "
                              "a new profile records; an imported report holds what it holds")
-        done = import_profile(import_report[0], out, gpu)
+        done = import_profile(import_report[0], out, gpu, trace)
     else:
         if gpu is not None:
             raise UsageError("--gpu applies to --import; a new profile reads the GPU it runs on")
+        if trace is not None:
+            raise UsageError("--trace applies to --import; a new profile records each kernel's op itself (--ops)")
         done = profile(list(command or []), out, options, report, command_stdout_to_stderr=as_json,
                        energy=energy, ops=ops)
     present(view(done, out, top), as_json)
@@ -272,11 +277,14 @@ def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
     return RunError("the command launched no CUDA kernel: nothing to profile")
 
 
-def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = None) -> ProfileReport:
+def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = None,
+                   trace: Path | None = None) -> ProfileReport:
     """Read an Nsight Compute report made elsewhere (`nsight.read`: a `.ncu-rep`, any CSV export
     of any page, metric set, ncu version or locale, or ncu's text output; the GPU is the
     report's, or the preset or device file `gpu` names), convert it to a profile document
-    (`results.convert`) and write that to `out` atomically. Raises UsageError for a missing or
+    (`results.convert`) and write that to `out` atomically. Each kernel's op and module are those of
+    the NVTX ranges the report recorded (`ncu --nvtx`), or with `trace`, those of the PyTorch
+    profiler trace's kernels the launches line up with (`traces.join`). Raises UsageError for a missing or
     unreadable file, one with no placeable launch, an unknown preset, an `out` that is the report
     itself or holds another kind of results, and figures no GPU reaches; NcuError when a
     `.ncu-rep` needs a reader that is not installed."""
@@ -289,10 +297,22 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     if Path(out).resolve() == path.resolve():
         raise UsageError(f"{{out}} {out} is the report being imported; give the profile another file name", "out")
     files.check_results_out(out, profile=True)
+    owners = None
+    if trace is not None:
+        from ..traces.join import join
+        from ..traces.ops import attribute
+        if not Path(trace).is_file():
+            raise UsageError(f"{{trace}} {trace}: no such file", "trace")
+        their = attribute(Path(trace))
     report = nsight.read(path, gpu)
+    if trace is not None:
+        found, joined = join([x.demangled for x in report.launches],
+                             [x.order if x.order is not None else i for i, x in enumerate(report.launches)], their)
+        owners = (f"the PyTorch profiler trace {Path(trace).name}, its kernels lined up with the report's launches",
+                  found, joined + list(their.notes))
     try:
         doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
-                                   notes=list(report.notes))
+                                   notes=list(report.notes), owners=owners)
     except ValidationError as exc:
         other = {"gpu over report": f" (it was recorded on another GPU than {{gpu}} {gpu})",
                  "gpu": f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"}

@@ -7,6 +7,8 @@
               or optimizer, its module where the trace names one; GPU time summed by op
   nvtx        who launched each kernel of a profile, from the NVTX ranges Nsight Compute recorded
               around its launch (`profile --ops`): op, phase and module, read as `ops` reads a trace
+  join        a trace joined to a profile of the same step (`profile --import --trace`): each
+              launch owned as the trace's kernel it lines up with
   nccl_tests  nccl-tests' printed output (`all_reduce_perf`, ...): per message size the time, algbw
               and busbw, the reference a program's collectives are read against
 """

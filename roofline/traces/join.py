@@ -1,0 +1,42 @@
+"""A PyTorch profiler trace of a program joined to a profile of the same program (`profile --import
+REPORT --trace TRACE`): each profiled launch takes the owner (op, phase, module; `traces.ops`) of the
+trace's kernel it lines up with.
+
+Both list the program's kernels in the order they ran: the report by launch ID, the trace by start
+time on the GPU. The two sequences, each kernel reduced to the name people know it by
+(`nsight.names.label`, so that the two tools' spellings of one kernel agree), are aligned as
+`difflib.SequenceMatcher` aligns two texts: the longest runs of the same names in the same order are
+matched, and a launch in no run (a kernel of a step only one of them recorded, a window of launches
+the other did not cover) has no owner. The share of the profiled time matched is reported; joining a
+report and a trace of different steps of the same loop matches kernel for kernel, since a training
+step launches the same kernels every time.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+from ..nsight.names import label
+from .ops import Owner, OpsTrace
+
+
+def join(names: list[str], orders: list[int], trace: OpsTrace) -> tuple[list[Owner | None], list[str]]:
+    """Owners for the profiled launches with demangled `names` and places `orders` in their launch
+    sequence (in any order; the owners come back in the same order), from `trace`'s kernels (in their
+    order on the GPU, all devices and streams together), and one-line notes."""
+    theirs = sorted(trace.launches, key=lambda x: (x.kernel.ts_us, x.kernel.stream or 0))
+    ours = sorted(range(len(names)), key=lambda i: orders[i])
+    a = [label(names[i]) for i in ours]
+    b = [label(x.kernel.name) for x in theirs]
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    owners: list[Owner | None] = [None] * len(names)
+    matched = 0
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            owners[ours[block.a + k]] = theirs[block.b + k].owner
+            matched += 1
+    notes = []
+    if matched < len(names):
+        notes.append(f"{len(names) - matched:,} of the {len(names):,} profiled launches line up with no kernel of the "
+                     f"trace ({len(b):,} kernels): record the trace and the profile over the same step")
+    return owners, notes
