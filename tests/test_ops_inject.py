@@ -26,10 +26,17 @@ class Block(Module):
         super().__init__(); self._modules["mlp"] = Leaf()
     def forward(self, x): return self._modules["mlp"](x)
 
+class Layers(Module):  # a container that is never called itself, as a ModuleList
+    def __init__(self):
+        super().__init__(); self._modules["0"] = Block(); self._modules["1"] = Block()
+
 class Net(Module):
     def __init__(self):
-        super().__init__(); self._modules["h0"] = Block(); self._modules["h1"] = Block(); self.free = Leaf()
-    def forward(self, x): return self.free(self._modules["h1"](self._modules["h0"](x)))
+        super().__init__(); self._modules["layers"] = Layers(); self.free = Leaf()
+    def forward(self, x):
+        for block in self._modules["layers"]._modules.values():
+            x = block(x)
+        return self.free(x)
 
 Net()(1)
 print(json.dumps(torch.log))
@@ -54,8 +61,8 @@ def test_ops_turn_on_pytorchs_ranges_without_starting_cuda_and_name_each_module_
     assert log[0] == ("emit_nvtx", False)  # PyTorch's op ranges, without shapes
     assert ("sync",) not in log  # emit_nvtx's torch.cuda.synchronize() skipped: importing torch starts no CUDA
     pushed = [x[1] for x in log if x[0] == "push"]
-    assert pushed == ["roofline.module Net", "roofline.module Net.h0", "roofline.module Net.h0.mlp",
-                      "roofline.module Net.h1", "roofline.module Net.h1.mlp",
+    assert pushed == ["roofline.module Net", "roofline.module Net.layers.0", "roofline.module Net.layers.0.mlp",
+                      "roofline.module Net.layers.1", "roofline.module Net.layers.1.mlp",
                       "roofline.module Net.<Leaf>"]  # called by its parent, but not one of its children
     assert sum(x[0] == "pop" for x in log) == len(pushed)  # every range closed
 

@@ -7,7 +7,8 @@ verdict credits) on the row's own summed FLOPs and bytes. An op's (or module's) 
 its rows' binding floors: its kernels run one after another, so each is held to its own roof, and
 the op at its roofs takes that long; its *binding* roof is the one that holds the largest part of
 that floor. A module's figures include its submodules' (the module tree is inclusive); a backward
-kernel counts in the module of the forward op it differentiates.
+kernel counts in the module of the forward op it differentiates; the optimizer's kernels, which
+update every module's parameters at once, are a row of their own, '(optimizer)'.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..results.profile import OwnedWork, ProfileResults
 
 KEYS = ("op", "module")
 NO_MODULE = "(no module)"
+OPTIMIZER = "(optimizer)"  # the module view's row for the optimizer's kernels, which no module owns
 
 
 @dataclass
@@ -97,7 +99,7 @@ def by_owner(doc: ProfileResults, key: str = "op") -> list[OwnerRow]:
         if key == "op":
             targets = [(w.op, w.phase)]
         else:
-            parts = (w.module or NO_MODULE).split(".") if w.module else [NO_MODULE]
+            parts = w.module.split(".") if w.module else [OPTIMIZER if w.phase == "optimizer" else NO_MODULE]
             targets = [(".".join(parts[:i + 1]), None) for i in range(len(parts))]
         for target in targets:
             row = rows.get(target)

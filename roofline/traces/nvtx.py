@@ -10,13 +10,18 @@ trace's stack is (`traces.ops`):
 
 - the *launcher* is the innermost op, the *op* the outermost dispatcher op (`namespace::name`);
 - under `autograd::engine::evaluate_function: AddmmBackward0` the kernel is *backward* work, owned
-  by the forward op that made the node: of the forward ranges the profile holds that carry the
+  by the forward op that made the node (the node's number is on its own range,
+  `AddmmBackward0, seq = 41`; a kernel launched after the node returned, within the same
+  `evaluate_function` call, such as a broadcast gradient summed down, takes it by that call's
+  `op_id` from the node's other kernels): of the forward ranges the profile holds that carry the
   node's sequence number (PyTorch gives it to every op run since the node before), the last whose
   name is the node's (`aten::addmm`), named as a forward kernel's op and with its module. A forward
-  op that launched no profiled kernel (`aten::split`, whose backward concatenates) is not in the
-  profile: the node is then named by itself, and its module is the deepest one around both forward
-  launches whose sequence numbers bracket the node's (modules nest, and forward ops run in
-  sequence-number order);
+  op that launched no profiled kernel (a view: `aten::slice`, whose backward copies into zeros) is
+  not in the profile. Numbers grow with time on the forward thread, so where the first forward
+  launch numbered above the node's sits in an outer op numbered at or below it, that op was open
+  when the node was made and owns it (`aten::view` inside `aten::linear`); else a view op's node
+  is named after the op (`SliceBackward0`: `aten::slice`), any other by itself, and its module is
+  the deepest one around both forward launches whose numbers bracket the node's;
 - under `Optimizer.step#...` or `Optimizer.zero_grad#...` it is the *optimizer*'s; else *forward*
   work, its module the innermost module range around it.
 
@@ -34,19 +39,20 @@ from dataclasses import dataclass
 from .ops import BACKWARD, OPTIMIZER, Owner, node_maker
 
 MODULE_PREFIX = "roofline.module "  # as nsight/inject/sitecustomize.py names a module's range
-_RANGE = re.compile(r"^(?P<name>.*?)(?:, seq = (?P<seq>-?\d+))?(?:, op_id = -?\d+)?(?:, sizes = \[.*)?"
+_RANGE = re.compile(r"^(?P<name>.*?)(?:, seq = (?P<seq>-?\d+))?(?:, op_id = (?P<op_id>-?\d+))?(?:, sizes = \[.*)?"
                     r"(?:, input_op_ids = .*)?$", re.S)
 
 
 @dataclass(frozen=True)
 class Range:
     """One NVTX range of a launch's stack: its `name` without what PyTorch appends, the autograd
-    sequence number where it carries one (None, or for -1), and whether it is a module's (`name`
-    then its path)."""
+    sequence number where it carries one (None, or for -1), PyTorch's id of this call of the op
+    (`op_id`, where given), and whether it is a module's (`name` then its path)."""
 
     name: str
     seq: int | None = None
     module: bool = False
+    op_id: int | None = None
 
 
 def parse(text: str) -> Range:
@@ -55,9 +61,9 @@ def parse(text: str) -> Range:
     if text.startswith(MODULE_PREFIX):
         return Range(text[len(MODULE_PREFIX):], None, True)
     m = _RANGE.match(text)
-    name, seq = (m.group("name"), m.group("seq")) if m else (text, None)
+    name, seq, op_id = (m.group("name"), m.group("seq"), m.group("op_id")) if m else (text, None, None)
     number = int(seq) if seq is not None and int(seq) >= 0 else None
-    return Range(name.strip(), number)
+    return Range(name.strip(), number, False, int(op_id) if op_id is not None else None)
 
 
 def _ops(stack: list[Range]) -> list[Range]:
@@ -87,7 +93,7 @@ def owners(stacks: list[tuple[int, tuple[str, ...] | list[str] | None]]) -> tupl
     parsed = [(order, [parse(t) for t in (s or ())]) for order, s in stacks]
     # forward ops carrying each sequence number: (place, name, the outer op, module)
     carrying: dict[int, list[tuple[int, str, str, str | None]]] = defaultdict(list)
-    points: list[tuple[int, int, str | None]] = []  # (seq, place, module) of forward launches
+    points: list[tuple] = []  # forward launches: (innermost op's seq, place, module, outer op, its seq)
     for order, stack in parsed:
         if any(r.name.startswith(BACKWARD) or r.name.startswith(OPTIMIZER) for r in stack):
             continue
@@ -97,17 +103,29 @@ def owners(stacks: list[tuple[int, tuple[str, ...] | list[str] | None]]) -> tupl
             if r.seq is not None:
                 carrying[r.seq].append((order, r.name, ops[0].name, module))
         if ops and ops[-1].seq is not None:
-            points.append((ops[-1].seq, order, module))
+            points.append((ops[-1].seq, order, module, ops[0].name, ops[0].seq))
     points.sort()
     seqs = [p[0] for p in points]
+    # a backward node's number, by the id of its `evaluate_function` call: its kernels launched
+    # inside the node's own range carry it; those launched after the node returned, in the same
+    # call (a broadcast gradient summed down, gradients added up), do not
+    numbers: dict[int, int] = {}
+    for _, stack in parsed:
+        for i, r in enumerate(stack[:-1]):
+            if r.name.startswith(BACKWARD) and r.op_id is not None and r.seq is None:
+                node = r.name[len(BACKWARD):]
+                inner = next((x.seq for x in stack[i + 1:] if x.name == node and x.seq is not None), None)
+                if inner is not None:
+                    numbers[r.op_id] = inner
     notes: set[str] = set()
     out: list[Owner | None] = []
     for order, stack in parsed:
-        out.append(_owner(stack, carrying, points, seqs, notes))
+        out.append(_owner(stack, carrying, points, seqs, numbers, notes))
     return out, sorted(notes)
 
 
-def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], notes: set[str]) -> Owner | None:
+def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], numbers: dict[int, int],
+           notes: set[str]) -> Owner | None:
     ops = _ops(stack)
     module = _module(stack)
     if not ops and module is None:
@@ -119,11 +137,19 @@ def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], no
         seq = stack[node_at].seq
         if seq is None:  # the node's own range ('AddmmBackward0, seq = 41') inside it carries it
             seq = next((r.seq for r in stack[node_at + 1:] if r.name == node and r.seq is not None), None)
+        if seq is None and stack[node_at].op_id is not None:  # launched after the node returned
+            seq = numbers.get(stack[node_at].op_id)
         made = node_maker(node, carrying.get(seq, [])) if seq is not None else None
         if made is not None:
             return Owner(made[0], "backward", launcher, made[1], seq)
         if seq is None:
             return Owner(node, "backward", launcher, None, None)
+        inside = _inside(seq, points, seqs)
+        if inside is not None:  # made by an op without kernels inside an op with some (a view in aten::linear)
+            return Owner(inside[0], "backward", launcher, inside[1], seq)
+        view = _view_op(node)
+        if view is not None:
+            return Owner(view, "backward", launcher, _bracketing(seq, points, seqs), seq)
         notes.add("backward nodes whose forward op launched no profiled kernel are named by the node, in the module "
                   "around the forward launches on either side of it")
         return Owner(node, "backward", launcher, _bracketing(seq, points, seqs), seq)
@@ -138,7 +164,34 @@ def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], no
     return Owner(ops[0].name, "forward", launcher, module)
 
 
-def _bracketing(seq: int, points: list[tuple[int, int, str | None]], seqs: list[int]) -> str | None:
+# Ops that only make a view of their input, so launch no kernel: a backward node of theirs
+# ('SliceBackward0') is named after the op ('aten::slice') where no profiled kernel carries its number.
+VIEW_OPS = frozenset({"alias", "as_strided", "chunk", "detach", "diagonal", "expand", "narrow", "permute", "reshape",
+                      "select", "slice", "split", "split_with_sizes", "squeeze", "t", "transpose", "unbind", "unflatten",
+                      "unfold", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "view", "view_as_complex",
+                      "view_as_real"})
+
+
+def _view_op(node: str) -> str | None:
+    """The view op ('aten::split_with_sizes') a backward node's name ('SplitWithSizesBackward0')
+    names, or None for a node of any other op."""
+    base = re.sub(r"Backward\d*$", "", node)
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", base).lower()
+    return f"aten::{snake}" if snake in VIEW_OPS else None
+
+
+def _inside(seq: int, points: list[tuple], seqs: list[int]) -> tuple[str, str | None] | None:
+    """The outer op (and its module) that was open when the node numbered `seq` was made, where the
+    profile shows it: the first forward launch numbered above `seq` sits in an outer op numbered at
+    or below it (numbers grow with time on the forward thread, so that op spans the node's making)."""
+    i = bisect.bisect_right(seqs, seq)
+    if i == len(points):
+        return None
+    _, _, module, outer, outer_seq = points[i]
+    return (outer, module) if outer_seq is not None and outer_seq <= seq else None
+
+
+def _bracketing(seq: int, points: list[tuple], seqs: list[int]) -> str | None:
     """The module around the forward op with sequence number `seq`: the deepest one around the
     forward launches with the nearest numbers below and above it (or the one beside it at an end)."""
     i = bisect.bisect_left(seqs, seq)

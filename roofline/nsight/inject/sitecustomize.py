@@ -11,7 +11,8 @@ passes run on:
   the forward op that made it; the backward node's own range `autograd::engine::evaluate_function:
   AddmmBackward0` and the optimizer's `Optimizer.step#AdamW.step` come with it;
 - a range around every nn.Module call, `roofline.module <path>` with the module's place in its
-  model (`GPT.transformer.h.3.mlp.c_proj`: the outermost module's class, then attribute names), from
+  model (`LlamaForCausalLM.model.layers.3.mlp`: the outermost module's class, then attribute
+  names, through containers that are not called themselves, a ModuleList's `layers.3`), from
   global forward hooks (`torch.nn.modules.module.register_module_forward_pre_hook`).
 
 emit_nvtx is entered without its `torch.cuda.synchronize()`, so that importing torch does not start
@@ -54,10 +55,22 @@ def _install(torch):
     names = {}  # (id(parent), id(child)) -> attribute name
 
     def place(parent, child):
+        """`child`'s attribute path under `parent`: a child ('mlp'), or a module inside children
+        that are never called themselves ('layers.3' in a ModuleList), breadth first."""
         key = (id(parent), id(child))
         name = names.get(key)
         if name is None:
-            name = next((k for k, m in parent._modules.items() if m is child), None)
+            queue, seen = [("", parent)], {id(parent)}
+            while queue and name is None:
+                prefix, module = queue.pop(0)
+                for k, m in module._modules.items():
+                    if m is None or id(m) in seen:
+                        continue
+                    if m is child:
+                        name = prefix + k
+                        break
+                    seen.add(id(m))
+                    queue.append((f"{prefix}{k}.", m))
             name = name if name is not None else f"<{type(child).__name__}>"
             names[key] = name
         return name
