@@ -45,6 +45,7 @@ NAMES = GROUP.list_commands(None)
 ROLES = {
     ("run", "out"): "output", ("run", "spec"): "spec", ("run", "baseline"): "grade-baseline",
     ("profile", "import_report"): "foreign", ("profile", "report"): "output", ("profile", "out"): "output",
+    ("profile", "trace"): "source",
     ("comms", "traces"): "traces", ("comms", "chart_out"): "output", ("comms", "nccl_tests"): "source",
     ("plot", "paths"): "results", ("plot", "out"): "output",
     ("show", "paths"): "results",
