@@ -401,7 +401,8 @@ def missing_header(name: str, source: str = "", where: str | None = None,
         device = [f for f in folders if os.path.isfile(os.path.join(f, "cuda", "std", stem))]
         instead = (f"include <cuda/std/{stem}> (CCCL's libcu++) for device code" if device else
                    "libcu++ has no device form of it; leave it out of the kernel file")
-        return f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: {instead}"
+        return (f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: {instead}; or "
+                "compile the file with nvcc (a CUDA toolkit: --compiler nvcc), which takes host code and headers")
     if top == "crt":
         package, extra = ("nvidia-cuda-crt", "cuda-toolkit[crt]==13.*") if thirteen else \
             ("nvidia-cuda-nvcc-cu12", "cuda-toolkit[nvcc]==12.*")

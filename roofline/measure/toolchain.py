@@ -83,8 +83,9 @@ def _asked(spec: UserKernel) -> str:
 def _searched() -> str:
     if nvcc_compile.turned_off():
         return f"${nvcc_compile.NVCC_VARIABLE} is 'off'"
-    return ("not on the PATH, nor in $CUDA_HOME/bin, $CUDA_PATH/bin or "
-            f"{', '.join(f + '/bin' for f in nvcc_compile.TOOLKIT_FOLDERS)}; ${nvcc_compile.NVCC_VARIABLE} may name it")
+    places = ["$CUDA_HOME/bin", "$CUDA_PATH/bin", *(f"{f}/bin" for f in nvcc_compile.TOOLKIT_FOLDERS)]
+    return (f"not on the PATH, nor in {', '.join(places[:-1])} or {places[-1]}; ${nvcc_compile.NVCC_VARIABLE} may "
+            "name it")
 
 
 def resources(spec: KernelSpec | UserKernel, arch: str) -> KernelResources:
