@@ -101,7 +101,7 @@ def _driver_hint(compiler: str) -> str:
     if nvcc <= (major, minor):
         return ""
     return (f" (the driver supports CUDA {major}.{minor}, older than this nvcc: update the driver, put an older "
-            "toolkit's nvcc first, or compile with NVRTC: --compiler nvrtc)")
+            "toolkit's nvcc first, or compile with NVRTC: compiler nvrtc)")
 
 def _load_cubin(cubin: bytes, lowered: str):
     """The kernel `lowered` of a compiled binary, as a CuPy RawKernel (RawModule loads from a file)."""

@@ -155,7 +155,7 @@ def wrapper(path: Path, entry: str) -> str:
     text = os.fsdecode(os.fsencode(path))
     if '"' in text or "\n" in text or "\r" in text:
         raise UsageError(f"{path}: nvcc cannot include a file whose path holds a double quote or a line break; "
-                         "rename it, or compile with NVRTC (--compiler nvrtc)")
+                         "rename it, or compile with NVRTC ({compiler} nvrtc)", mentions=["compiler"])
     return (f'#include "{text}"\n'
             f"template <typename RooflineType, RooflineType RooflineEntry> __global__ void {PROBE}() {{}}\n"
             f"void *roofline_entry_reference[] = {{(void *)&{entry}, "

@@ -261,7 +261,8 @@ def compile_options(spec: KernelSpec | UserKernel) -> tuple[str, ...]:
         cutlass = bool(_CUTLASS_INCLUDE.search(spec.source_text()))
     except Exception:  # an unreadable file: the compile itself says so
         cutlass = False
-    return spec.compile_options + cuda_include_options() + (("-default-device",) if cutlass else ())
+    own = spec.compile_options
+    return own + cuda_include_options() + (("-default-device",) if cutlass and "-default-device" not in own else ())
 
 
 def launch_check(res: KernelResources, limits: ArchLimits, threads: int, dynamic_smem: int) -> tuple[Occupancy, str | None]:
@@ -402,7 +403,7 @@ def missing_header(name: str, source: str = "", where: str | None = None,
         instead = (f"include <cuda/std/{stem}> (CCCL's libcu++) for device code" if device else
                    "libcu++ has no device form of it; leave it out of the kernel file")
         return (f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: {instead}; or "
-                "compile the file with nvcc (a CUDA toolkit: --compiler nvcc), which takes host code and headers")
+                "compile the file with nvcc (a CUDA toolkit; compiler nvcc), which takes host code and headers")
     if top == "crt":
         package, extra = ("nvidia-cuda-crt", "cuda-toolkit[crt]==13.*") if thirteen else \
             ("nvidia-cuda-nvcc-cu12", "cuda-toolkit[nvcc]==12.*")

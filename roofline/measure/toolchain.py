@@ -56,7 +56,7 @@ def choose(spec: KernelSpec | UserKernel) -> Compiler:
         return Compiler(NVCC, nvcc_compile.nvcc_version(found), found)
     if wanted == NVCC:
         raise RunError(f"{spec.path.name}: nvcc is asked for ({_asked(spec)}), and none was found: {_searched()}; "
-                       "install the CUDA toolkit, or compile with NVRTC (--compiler nvrtc)")
+                       "install the CUDA toolkit, or compile with NVRTC (compiler nvrtc)")
     unknown = nvrtc_unknown(spec.build.options)
     if unknown is not None:
         if wanted == NVRTC:
