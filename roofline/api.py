@@ -40,18 +40,21 @@ def read(path: str | Path) -> Results | ProfileResults | GradeResults:
 def run(kernels: list[str] | None = None, size: int | str | list[str] | None = None, sweep: str | None = None,
         sources: list[str | Path] = (), out: str | Path = DEFAULT_RESULTS, dtype: str | None = None,
         profile: bool = False, device: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-        budget_s: float | None = None) -> RunReport:
+        budget_s: float | None = None, compile_option: list[str] | None = None,
+        compiler: str | None = None) -> RunReport:
     """Compile, verify against cuBLAS and time the GEMM ladder of `dtype`'s precision (fp32: the
     SGEMM ladder; bf16, fp16, tf32: the tensor-core ladder), or the `kernels` named, and the
     user's GEMM kernel files in `sources`, on this machine's GPU (`device`: index or PCI bus id),
     at `size` as `run --size` takes it (4096, or ['M=8192', 'N=1024', 'K=4096']) or at each size of
     `sweep` ('512,1024,8192x1024x4096', or 'K=1024,16384'); with `profile`, count each with Nsight
-    Compute. Writes `out` atomically. Raises UsageError for bad input, RunError when there is no GPU."""
+    Compute. `compile_option` and `compiler` compile the files as `run --compile-option` and
+    `--compiler` do. Writes `out` atomically. Raises UsageError for bad input, RunError when there
+    is no GPU."""
     from .commands import gemm
     from .commands.run import run as run_ladder
     from .model.timing import TimingOptions
 
-    users = gemm.user_kernels([Path(p) for p in sources])
+    users = gemm.user_kernels([Path(p) for p in sources], compiling=gemm.compile_settings(compiler, compile_option))
     sizes = [str(size)] if isinstance(size, (int, str)) else list(size or [])
     return run_ladder(gemm.gemm_problems(sizes, sweep), Path(out), kernels, sweep=sweep is not None, profile=profile,
                       sources=users, ladder=not users or bool(kernels), gpu=device, dtype=dtype,
@@ -89,14 +92,18 @@ def import_report(path: str | Path, out: str | Path = DEFAULT_PROFILE, gpu: str 
 def grade(targets: list[str], out: str | Path = DEFAULT_GRADES, spec: str | Path | None = None,
           size: list[str] | None = None, sweep: str | None = None, baseline: list[str] | None = None,
           profile: bool = False, device: str | None = None, budget_s: float | None = None,
-          timeout_s: float = DEFAULT_TIMEOUT_S, full_clock_share: float = FULL_CLOCK_SHARE) -> GradeReport:
+          timeout_s: float = DEFAULT_TIMEOUT_S, full_clock_share: float = FULL_CLOCK_SHARE,
+          compile_option: list[str] | None = None, compiler: str | None = None) -> GradeReport:
     """Verify, time and grade each target (FILE.cu, MODULE:FUNCTION or FILE.py:FUNCTION with
     `spec`, or a spec FILE.toml) against its speed of light on this GPU, each in a process of its
     own, at the sizes `size` sets (['C=8192']) or at each value of `sweep` ('C=1024,4096'); writes
-    the grade file `out` atomically (what `roofline run TARGETS` does). Raises UsageError for bad
-    input before any GPU work, RunError when there is no GPU."""
+    the grade file `out` atomically (what `roofline run TARGETS` does); kernel files compiled as
+    `compile_option` and `compiler` say (`run --compile-option`, `--compiler`). Raises UsageError
+    for bad input before any GPU work, RunError when there is no GPU."""
+    from .commands import gemm
     from .commands.grade import grade as grade_targets
     from .model.timing import TimingOptions
 
     return grade_targets(list(targets), Path(out), Path(spec) if spec else None, size, baseline, profile, device,
-                         TimingOptions(timeout_s, budget_s, full_clock_share), sweep=sweep)
+                         TimingOptions(timeout_s, budget_s, full_clock_share), sweep=sweep,
+                         compiling=gemm.compile_settings(compiler, compile_option))

@@ -87,7 +87,7 @@ def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
         share=sol.share(light.ms, time_ms) if graded else None,
         grid=list(run.grid) if run.grid else None, block=list(run.block) if run.block else None,
         registers=run.registers, static_smem_bytes=run.static_smem_bytes, dynamic_smem_bytes=run.dynamic_smem_bytes,
-        local_bytes=run.local_bytes, occupancy=run.occupancy,
+        local_bytes=run.local_bytes, occupancy=run.occupancy, compiler=run.compiler,
         event_ms=run.async_ms[0] if run.async_ms else None, wall_ms=run.async_ms[1] if run.async_ms else None,
         counted=counted, flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
 

@@ -1,7 +1,7 @@
 """Shared fixtures: a synthetic results document (no GPU needed) and its chart, drawn once, the
-skips of the markers `gpu`, `cupy` and `nvrtc` (pyproject.toml), a private cache folder for every
-test (no test touches the user's real cache), one folder of compiled figures and one of
-matplotlib's for the session."""
+skips of the markers `gpu`, `cupy`, `nvrtc` and `nvcc` (pyproject.toml), a private cache folder for
+every test (no test touches the user's real cache), one folder of compiled figures and one of
+matplotlib's for the session, and user kernels compiled by NVRTC unless a test asks for nvcc."""
 
 from __future__ import annotations
 
@@ -34,6 +34,34 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 if "ROOFLINE_TESTS_MPLCONFIGDIR" not in os.environ:
     os.environ["ROOFLINE_TESTS_MPLCONFIGDIR"] = os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="roofline-tests-mpl-")
     atexit.register(shutil.rmtree, os.environ["MPLCONFIGDIR"], True)
+
+
+# The toolkit's nvcc found at the start (None where there is none), before the session turns it off:
+# user kernel files compile through NVRTC in every test (and its child processes) unless the test
+# names nvcc itself ($ROOFLINE_NVCC, `nvcc_path`), so that a suite's results do not depend on
+# whether the machine has a CUDA toolkit.
+def _nvcc_found() -> str | None:
+    from roofline.errors import UsageError
+    from roofline.measure.nvcc_compile import find_nvcc
+    try:
+        return find_nvcc()
+    except UsageError:
+        return None
+
+
+if "ROOFLINE_TESTS_NVCC" not in os.environ:  # the first process of the session (pytest-xdist's workers inherit it)
+    os.environ["ROOFLINE_TESTS_NVCC"] = _nvcc_found() or ""
+    os.environ["ROOFLINE_NVCC"] = "off"
+NVCC = os.environ["ROOFLINE_TESTS_NVCC"] or None
+
+
+@pytest.fixture
+def nvcc_path(monkeypatch) -> str:
+    """The machine's nvcc, turned back on for this test and the processes it starts (the tests
+    that use it are marked `nvcc`: they skip where there is none)."""
+    assert NVCC, "mark the test nvcc"
+    monkeypatch.setenv("ROOFLINE_NVCC", NVCC)
+    return NVCC
 
 
 # modules of long tests (the ladder compiled for each target, charts drawn), started first so that
@@ -82,6 +110,7 @@ def pytest_collection_modifyitems(config, items):
     have_gpu = gpu_available()
     skip = pytest.mark.skip(reason="no CUDA GPU with a working driver")
     lacking = {marker: cuda_lacking(marker) for marker in ("cupy", "nvrtc")}
+    lacking["nvcc"] = None if NVCC else "no nvcc on the PATH, in $CUDA_HOME, $CUDA_PATH or /usr/local/cuda"
     for item in items:
         gpu = "gpu" in item.keywords
         if gpu:
@@ -90,7 +119,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
         for marker, why in lacking.items():
             if why and item.get_closest_marker(marker):
-                item.add_marker(pytest.mark.skip(reason=f"needs {'NVRTC' if marker == 'nvrtc' else 'CuPy'}: {why}"))
+                needs = {"nvrtc": "NVRTC", "cupy": "CuPy", "nvcc": "nvcc"}[marker]
+                item.add_marker(pytest.mark.skip(reason=f"needs {needs}: {why}"))
 
 
 def _command_once(get_command):

@@ -215,7 +215,9 @@ def test_compiled_figures_are_kept_on_disk_and_reused(tmp_path, monkeypatch):
     assert first.registers > 0 and first.local_bytes == 0
     (kept,) = list(folder.iterdir())
     assert json.loads(kept.read_text()) == {"registers": first.registers, "static_smem_bytes": first.static_smem_bytes,
-                                            "local_bytes": 0, "max_threads_per_block": first.max_threads_per_block}
+                                            "local_bytes": 0, "max_threads_per_block": first.max_threads_per_block,
+                                            "compiler": first.compiler}
+    assert first.compiler.startswith("NVRTC ")
 
     def no_compile(specs, arch):
         raise AssertionError(f"compiled {[s.name for s in specs]} again")

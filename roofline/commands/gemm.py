@@ -1,5 +1,5 @@
-"""The GEMM problems and the user's kernels a command names: sizes, kernel files and their launch
-declarations, the precision of a run.
+"""The GEMM problems and the user's kernels a command names: sizes, kernel files, their launch
+declarations and how they are compiled, the precision of a run.
 """
 
 from __future__ import annotations
@@ -16,31 +16,80 @@ if TYPE_CHECKING:
     from ..model.problem import Problem
 
 
+# The help of `--compile-option` and `--compiler`, alike in every command that has them.
+COMPILE_OPTION_HELP = ("An option for the compiler of your kernel files, as your build gives it (repeatable; after "
+                       "the file's '// roofline options:'): -DBLOCK=256, --use_fast_math, '-I include' (a folder from "
+                       "the working folder).")
+COMPILER_HELP = ("The compiler of your kernel files: nvcc (the CUDA toolkit's: host code, main and host headers "
+                 "may stay in the file), nvrtc (CuPy's: device code alone), or auto (default: nvcc where a "
+                 "toolkit is found, else NVRTC).")
+
+
 # What `--declare KEY=VALUE` sets: the launch keys of a GEMM kernel file's '// roofline KEY: VALUE' lines
 # (`ladder.user.KEYS` but its precision, which `--dtype` sets).
 DECLARE_KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name")
 
 
-def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None) -> list[UserKernel]:
+def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None,
+                 compiling: tuple[str | None, tuple[str, ...]] = (None, ())) -> list[UserKernel]:
     """The user kernels in `paths`, each from its file's header with `flags` (keys as
-    `ladder.user.KEYS`, None for not given) overriding it. Raises UsageError (one line) for a
-    file that cannot be read, a launch description that does not parse, or two kernels of one
-    name, and for launch flags given without exactly one file."""
+    `ladder.user.KEYS`, None for not given) overriding it, and compiled as `compiling` adds to
+    its file's settings (`compile_settings`: the compiler in place of the file's, the options
+    after the file's). Raises UsageError (one line) for a file that cannot be read, a launch
+    description that does not parse, or two kernels of one name, for launch flags given without
+    exactly one file, and for compile settings given without a file."""
     from ..ladder.user import load
     given = [k for k, v in (flags or {}).items() if v is not None]
     if given and not paths:
         raise UsageError(f"{{declare}} {given[0]}= describes your kernel's launch; give the kernel file too "
                          "(FILE.cu before it)", "declare")
+    compiler, options = compiling
+    if (compiler is not None or options) and not paths:
+        flag = "compiler" if compiler is not None else "compile_option"
+        raise UsageError(f"{{{flag}}} says how your kernel files are compiled; give the kernel file too (FILE.cu)",
+                         flag)
     if given and len(paths) > 1:
         raise UsageError(f"{{declare}} {given[0]}= applies to one kernel file; with several, declare each launch in "
                          "its file ('// roofline KEY: VALUE' lines)", "declare")
     kernels = [load(Path(p), flags) for p in paths]
+    if compiler is not None or options:
+        kernels = [k.with_build(k.build.given(compiler, options)) for k in kernels]
     names = [k.name for k in kernels]
     for k in kernels:
         if names.count(k.name) > 1:
             raise UsageError(f"two of your kernels are called {k.name!r}; name them apart with '// roofline name:' "
                              "in their files")
     return kernels
+
+
+def compile_settings(compiler: str | None, options: list[str] | None) -> tuple[str | None, tuple[str, ...]]:
+    """`--compiler` and `--compile-option` as `user_kernels` takes them: the compiler's name (None
+    where not given) and the options (each value split as a shell splits it, include folders
+    made absolute from the working folder). Raises UsageError for a compiler not in
+    `build_options.COMPILERS`, or an option `build_options.parse_options` refuses."""
+    from ..build_options import COMPILERS, parse_options
+    name = compiler.strip().lower() if compiler is not None else None
+    if name is not None and name not in COMPILERS:
+        raise UsageError(f"{{compiler}} takes {', '.join(COMPILERS[:-1])} or {COMPILERS[-1]}, got {compiler!r}", "compiler")
+    try:
+        parsed = tuple(o for item in options or [] for o in parse_options(item, Path.cwd(), "{compile_option}"))
+    except UsageError as exc:
+        raise UsageError(exc.message, "compile_option") from None
+    return name, parsed
+
+
+def pin_compilers(kernels: list[UserKernel]) -> list[UserKernel]:
+    """`kernels`, each with its compiler chosen now, before any GPU work, for every process that
+    compiles it (`measure.toolchain.pinned`). Raises UsageError for options NVRTC would be given
+    and does not take, RunError when nvcc is asked for and there is none."""
+    from ..measure.toolchain import pinned
+    return [pinned(k) for k in kernels]
+
+
+def compiled_note(name: str, compiler: str, options: str, target: str) -> str:
+    """The note that says how a user's kernel was compiled: 'mine: compiled by nvcc 13.0.88 for
+    sm_90 with -DN=64' (`options` as shell words; '' for none)."""
+    return f"{name}: compiled by {compiler} for {target}" + (f" with {options}" if options else "")
 
 
 LADDER_KINDS = ("fp32", "tensor")  # `ladder.families.LADDERS`' keys (a test checks), named without loading the ladder

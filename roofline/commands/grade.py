@@ -5,7 +5,7 @@ graded against their speed of light, each in a process of its own (`run FILE.cu`
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,14 +33,15 @@ class GradeReport:
 
 
 def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | None = None,
-              sweep: str | None = None) -> list:
+              sweep: str | None = None, compiling: tuple[str | None, tuple[str, ...]] = (None, ())) -> list:
     """The workloads `targets` name: FILE.cu (its `// roofline` lines, with a .toml of its stem
-    beside it), MODULE:FUNCTION or FILE.py:FUNCTION (declared by the spec file `spec`), or a
+    beside it, compiled as `compiling` adds to its settings: `gemm.compile_settings`),
+    MODULE:FUNCTION or FILE.py:FUNCTION (declared by the spec file `spec`), or a
     spec file FILE.toml naming its `callable`; at the sizes `sizes` ('NAME=VALUE') set, and with
     `sweep` ('NAME=V1,V2,...') each workload that declares NAME once per value. A target may be a
-    `workload.spec.Workload` already read (`run FILE.cu`: the file read once). Raises UsageError
-    (one line) for a target that names nothing, a spec that does not parse, or a size no
-    workload declares."""
+    `workload.spec.Workload` already read (`run FILE.cu`: the file read once, its settings the
+    caller's). Raises UsageError (one line) for a target that names nothing, a spec that does not
+    parse, or a size no workload declares."""
     from ..workload import spec as specs
     if not targets and spec is not None:
         targets = [str(spec)]
@@ -57,7 +58,10 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
             if spec is not None and not callables:
                 raise UsageError(f"{{spec}} declares callables; {text} is declared by its own '// roofline' lines "
                                  "(or a .toml of its stem beside it)", "spec")
-            out.append(t if read else specs.load_kernel(Path(text)))
+            w = t if read else specs.load_kernel(Path(text))
+            if not read and (compiling[0] is not None or compiling[1]):
+                w = replace(w, build=w.build.given(*compiling))
+            out.append(w)
         elif text.endswith(".toml"):
             target = specs.callable_in(Path(text))
             if target is None:
@@ -112,7 +116,7 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
 def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, sizes: list[str] | None = None,
           baseline: str | list[str] | None = None, profile: bool = False, gpu: str | None = None,
           timing: TimingOptions | None = None, progress: Progress | None = None,
-          sweep: str | None = None) -> GradeReport:
+          sweep: str | None = None, compiling: tuple[str | None, tuple[str, ...]] = (None, ())) -> GradeReport:
     """Verify, time and grade each of `targets` (`workloads`) against its speed of light on this
     GPU (`model.sol`, the measured ceilings, cached once measured), each in a process of its own
     (`measure.graded_child`); with `profile`, count one call of each under Nsight Compute; score
@@ -120,8 +124,10 @@ def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, s
     graded here, a grade file whose entry of the same workload gives the time, or a callable
     MODULE:FUNCTION graded here with the first target's spec). `sweep` ('NAME=V1,V2') grades each
     at several values of one size. `timing`: each launch's timeout, the budget per entry and the
-    full-clock share (`model.timing.TimingOptions`; its L2 is always flushed). Writes the grade
-    file `out` atomically.
+    full-clock share (`model.timing.TimingOptions`; its L2 is always flushed). `compiling`: the
+    command line's compiler and options for kernel files named by path (`workloads`). Each
+    kernel's compiler is chosen before any GPU work (`measure.toolchain.pinned`), and a note says
+    which built it. Writes the grade file `out` atomically.
 
     Raises UsageError for bad input before any GPU work, RunError when there is no GPU. An entry
     that fails is kept with its error (`GradeReport.failures`); a reference that fails is a usage
@@ -136,7 +142,11 @@ def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, s
     progress = progress or Progress()
     from ..model.timing import TimingOptions
     timing = (timing or TimingOptions()).checked()
-    items = workloads(targets, spec, sizes, sweep)
+    items = workloads(targets, spec, sizes, sweep, compiling)
+    from ..ladder.user import workload_kernel
+    from .gemm import compiled_note, pin_compilers
+    items = [replace(w, build=pin_compilers([workload_kernel(w)])[0].build) if w.path is not None else w
+             for w in items]
     baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
     by_name: list[str] = []  # entries graded here whose time scores their workload's others
     from_files: dict[str, tuple[str, float]] = {}  # workload -> (file, time) from grade files
@@ -193,6 +203,8 @@ def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, s
             progress.step(f"{w.name}: one call under Nsight Compute")
             counted, note = _count_grade(w, device)
             notes += [note] if note else []
+        if run.compiler and w.path is not None:
+            notes.append(compiled_note(w.name, run.compiler, w.build.text, workload_kernel(w).target(device.arch)))
         e = grading.entry(run, device, launch_ms, counted)
         if e.error and f"{w.name}: {e.error}" not in usage_failures:
             failures.append(f"{w.name}: {e.error}")

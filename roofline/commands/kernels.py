@@ -47,6 +47,9 @@ def command(
     declare: Optional[list[str]] = typer.Option(None, "--declare", metavar="KEY=VALUE",
                                                 help="Your kernel's launch as its '// roofline KEY: VALUE' lines would "
                                                      "say it (repeatable; one file)."),
+    compile_option: Optional[list[str]] = typer.Option(None, "--compile-option", metavar="OPTION",
+                                                       help=gemm.COMPILE_OPTION_HELP),
+    compiler: Optional[str] = typer.Option(None, "--compiler", metavar="auto|nvcc|nvrtc", help=gemm.COMPILER_HELP),
     ladder_kind: Optional[str] = typer.Option(None, "--ladder", metavar="fp32|tensor",
                                               help="fp32: the SGEMM ladder (default); tensor: the tensor-core ladder."),
     dtype: Optional[str] = typer.Option(None, "--dtype", metavar="fp32|bf16|fp16|tf32",
@@ -55,11 +58,12 @@ def command(
 ):
     """The SGEMM ladder, the tensor-core ladder (--ladder tensor, --dtype), or your own kernels
     (FILE.cu): traffic model and, for a target, registers, local (spill) and shared memory and
-    occupancy, compiled offline through NVRTC (no GPU needed)."""
+    occupancy, compiled offline (no GPU needed) through NVRTC, or your files through nvcc where a
+    CUDA toolkit is found (--compiler, --compile-option)."""
     problem = gemm.gemm_problems(size)[0]
     if not problem.m == problem.n == problem.k:
         raise UsageError("{size}: kernels lists the model at a square size; give --size N", "size")
-    users = gemm.user_kernels(list(sources or []), gemm.declared(declare))
+    users = gemm.user_kernels(list(sources or []), gemm.declared(declare), gemm.compile_settings(compiler, compile_option))
     if users and autotuned_tile is not None:
         raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply to your kernels")
     listing = kernels(problem.m, gpu, arch, model_only, autotuned_tile, sources=users, ladder_kind=ladder_kind,
@@ -77,7 +81,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
             dtype: str | None = None) -> KernelListing:
     """The ladder's traffic model at size^3 (or, with `sources`, the user's kernels instead) and,
     for a target (`--arch`, `--gpu`'s, else this machine's GPU when NVML sees one), each kernel
-    compiled offline through NVRTC: registers, local and shared memory, occupancy. With a `gpu`
+    compiled offline (NVRTC; a user's file as `measure.toolchain.choose` decides, nvcc where a
+    toolkit is found): registers, local and shared memory, occupancy. With a `gpu`
     preset, floors against its peaks, and the autotuned kernel and the shape-dispatching ones at
     the tiles `run` would pick on that GPU. `model_only` skips compiling. Raises UsageError for bad input, RunError when NVRTC is
     missing or cannot target the arch; a kernel that does not compile, or cannot launch on the
@@ -116,7 +121,10 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         if preset is not None:  # tile_by_shape, split_k, wgmma_by_shape at the tile they pick for that GPU
             specs = [s.for_problem(problem, preset) for s in specs]
     if limits is not None:
-        nvrtc_compile.check_target(limits.arch)
+        from ..measure.toolchain import NVCC, pinned
+        specs = [pinned(s) if isinstance(s, UserKernel) else s for s in specs]  # chosen once, for every child
+        if any(not isinstance(s, UserKernel) or s.build.compiler != NVCC for s in specs):
+            nvrtc_compile.check_target(limits.arch)  # nvcc's own targets are its errors to give
     rows = []
     target = limits or (parse_arch(preset.arch) if preset else None)  # --model-only: the preset's arch still rules
     for spec in specs:

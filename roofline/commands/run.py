@@ -61,6 +61,9 @@ def command(
                                                 help="Your GEMM kernel's launch as its '// roofline KEY: VALUE' lines "
                                                      "would say it (repeatable; one file): entry, block, grid, "
                                                      "dynamic-smem, tile, thread-tile, name."),
+    compile_option: Optional[list[str]] = typer.Option(None, "--compile-option", metavar="OPTION",
+                                                       help=gemm.COMPILE_OPTION_HELP),
+    compiler: Optional[str] = typer.Option(None, "--compiler", metavar="auto|nvcc|nvrtc", help=gemm.COMPILER_HELP),
     ladder_kind: Optional[str] = typer.Option(None, "--ladder", metavar="fp32|tensor",
                                               help="fp32: the SGEMM ladder (default); tensor: the tensor-core "
                                                    "ladder (BF16 unless --dtype says otherwise)."),
@@ -122,8 +125,12 @@ def command(
     unwritten, inputs modified, cached answer, no GPU work, tensor work missing, async return) come with
     their evidence.
 
+    A kernel file is compiled by nvcc where a CUDA toolkit is found (the whole file: host code, main
+    and host headers may stay in it), else by NVRTC; its '// roofline options:' line and
+    --compile-option give the compiler's options, --compiler chooses it.
+
     Examples: roofline run --all; roofline run mine.cu --all; roofline run softmax_online.cu
-    softmax_naive.cu --baseline softmax_naive
+    softmax_naive.cu --baseline softmax_naive; roofline run mine.cu --compile-option=-DBLOCK=256
     """
     from ..model.timing import TimingOptions
 
@@ -132,10 +139,11 @@ def command(
     if all_kernels and kernel:
         raise UsageError("give --all or --kernel NAME, not both")
     if tune:
-        if targets or all_kernels or kernel or sweep or declare or spec or baseline or profile or energy:
+        if (targets or all_kernels or kernel or sweep or declare or spec or baseline or profile or energy
+                or compile_option or compiler):
             raise UsageError("{tune} searches the autotuned kernel's tile at {size} N; it takes no targets, "
-                             "--all, --kernel, --sweep, --declare, --spec, --baseline, --profile or --energy", "tune",
-                             ["size"])
+                             "--all, --kernel, --sweep, --declare, --compile-option, --compiler, --spec, --baseline, "
+                             "--profile or --energy", "tune", ["size"])
         problems = gemm.gemm_problems(size)
         if problems[0].m != problems[0].n or problems[0].n != problems[0].k:
             raise UsageError("{tune} searches at a square size: give {size} N", "tune", ["size"])
@@ -149,7 +157,8 @@ def command(
     for t in callables:  # what is no kernel file must name a callable or a spec
         if ":" not in t and not t.endswith(".toml"):
             raise UsageError(f"{t!r}: give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION or a spec file .toml")
-    users = gemm.user_kernels([Path(t) for t in kernel_files], gemm.declared(declare))
+    users = gemm.user_kernels([Path(t) for t in kernel_files], gemm.declared(declare),
+                              gemm.compile_settings(compiler, compile_option))
     graded = bool(callables) or any(u.workload for u in users)
     if not graded and (spec is not None or baseline):
         raise UsageError("{spec} and {baseline} apply to kernels and callables that are graded: a kernel file with "
@@ -226,6 +235,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
     from ..results import store
     from ..ladder import tiles
     from .. import collect
+    from ..ladder.user import UserKernel
     from ..measure import ceilings, nvml, runner
     progress = progress or Progress()
     sources = list(sources or [])
@@ -243,6 +253,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         p.validate()
         for user in sources:
             user.grid(p)  # an impossible grid is refused before any GPU work
+    sources = gemm.pin_compilers(sources)  # nvcc asked for and missing, options NVRTC does not take: before any GPU work
     files.check_results_out(out, profile=False)  # refuse now rather than lose the run at its last step
     if gpu is not None:
         nvml.select_gpu(gpu)
@@ -262,6 +273,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         outputs = _run_users(outputs, sources, device, timing.timeout_s, ragged, progress, timing.l2)
     doc = collect.from_sweep(outputs, device, skipped) if sweep else collect.from_run(outputs[0], device, skipped)
     notes = [s.reason for s in skipped] + [n for u in sources for n in u.launch_notes(problems[-1])]
+    notes += [gemm.compiled_note(r.spec.name, r.compiled.compiler, r.spec.build.text, r.spec.target(device.arch))
+              for r in outputs[0].kernels if isinstance(r.spec, UserKernel) and r.compiled and r.compiled.compiler]
     notes += list(dict.fromkeys(n for o in outputs for n in o.notes))  # what NVML could not say, once
     if profile:
         counted, note = _count(outputs[-1], device.pci_bus_id, progress)

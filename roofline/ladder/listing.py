@@ -56,7 +56,8 @@ class KernelListing:
 
     def to_json(self) -> dict:
         """The listing as JSON: per kernel its template and tile source, model, floors (with a
-        device), and for a target registers, local_bytes, shared memory and the occupancy JSON."""
+        device), and for a target registers, local_bytes, shared memory and the occupancy JSON
+        (and for a user's kernel the compiler that built it: 'nvcc 13.0.88', 'NVRTC 12.9')."""
         out = []
         for r in self.rows:
             row = {"name": r.spec.name, "summary": r.spec.summary, "template": r.spec.name_expression,
@@ -67,6 +68,8 @@ class KernelListing:
                 row.update(registers=r.resources.registers, local_bytes=r.resources.local_bytes,
                            static_smem_bytes=r.resources.static_smem_bytes,
                            dynamic_smem_bytes=r.dynamic_smem_bytes, occupancy=r.occupancy.to_dict())
+                if isinstance(r.spec, UserKernel) and r.resources.compiler:
+                    row["compiler"] = r.resources.compiler
             for key in ("unavailable", "error"):
                 if getattr(r, key):
                     row[key] = getattr(r, key)

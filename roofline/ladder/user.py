@@ -17,17 +17,19 @@ from command-line flags or from the file itself, whose lines of the form
     // roofline grid: cdiv(N,64), cdiv(M,64)
 
 declare them (keys: KEYS; anywhere in the file, by custom at its top); a flag overrides the
-file's value.
+file's value. How the file is compiled (`build_options`: `// roofline options:` and `// roofline
+compiler:`) is declared the same way and kept in `UserKernel.build`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from pathlib import Path
 
+from ..build_options import CompileSettings, declared as declared_build
 from ..declarations import WORKLOAD, Declaration, kind, refuse, scan
 from ..errors import UsageError
 from ..files import from_cwd, read_source, shown_path
@@ -38,7 +40,7 @@ from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv, plural
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
-KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name", "dtype")
+KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name", "dtype", "options", "compiler")
 REQUIRED = ("entry", "block", "grid")
 TILE_SOURCE = "user"
 _ENTRY = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*\s*(<[^;{}]*>)?")
@@ -71,7 +73,8 @@ class UserKernel:
     """A user's kernel (see the module docstring): `path` is the absolute file, `entry` what NVRTC
     instantiates, `block` the (x, y, z) threads per block, `grid` the grid expression's text,
     `dynamic_smem_bytes` the dynamic shared memory per launch in bytes, `tile` (BM, BN, BK) and
-    `thread_tile` (TM, TN) the traffic model's tiles (None: no model)."""
+    `thread_tile` (TM, TN) the traffic model's tiles (None: no model), `build` the compiler asked
+    for and its options (`build_options.CompileSettings`)."""
 
     name: str
     path: Path
@@ -83,6 +86,7 @@ class UserKernel:
     thread_tile: tuple[int, int] | None = None
     dtype: str = "fp32"
     workload: bool = False  # declared as a workload of any signature (`workload.spec`): graded, not run as a GEMM
+    build: CompileSettings = CompileSettings()
     # that workload (`workload.spec.Workload`) as its file declared it, read once: graded from this, not the file again
     declared: Any = field(default=None, compare=False, repr=False)
 
@@ -142,8 +146,18 @@ class UserKernel:
 
     @property
     def compile_options(self) -> tuple[str, ...]:
-        """NVRTC options besides the target: C++17 and the file's folder for its own includes."""
-        return ("-std=c++17", f"-I{shown_path(self.path.parent)}")
+        """NVRTC options besides the target: C++17 (unless the file's options choose a dialect),
+        the file's folder for its own includes, and the options of `build` in NVRTC's spelling
+        (`build_options.nvrtc_options`)."""
+        from ..build_options import declares_std, nvrtc_options
+
+        std = () if declares_std(self.build.options) else ("-std=c++17",)
+        return (*std, f"-I{shown_path(self.path.parent)}", *nvrtc_options(self.build.options))
+
+    def with_build(self, build: CompileSettings) -> "UserKernel":
+        """This kernel compiled with `build` instead (its workload's declaration too)."""
+        declared = self.declared if self.declared is None else replace(self.declared, build=build)
+        return replace(self, build=build, declared=declared)
 
     @property
     def model(self) -> TrafficModel | None:
@@ -189,8 +203,8 @@ class UserKernel:
     def describe(self) -> dict:
         """The launch as text values, keyed as the header's keys (for results files and child processes)."""
         shown = from_cwd(self.path)  # child processes share the working folder
-        if self.workload:  # its launch is its file's: the path alone rebuilds it
-            return {"name": self.name, "path": str(shown), "workload": "1"}
+        if self.workload:  # its launch is its file's: the path (and how it is compiled) rebuilds it
+            return {"name": self.name, "path": str(shown), "workload": "1", **self.build.describe()}
         out = {"name": self.name, "path": str(shown), "entry": self.entry,
                "block": ",".join(str(v) for v in self.block), "grid": self.grid_text,
                "dynamic-smem": str(self.dynamic_smem_bytes)}
@@ -200,7 +214,7 @@ class UserKernel:
             out["tile"] = "x".join(str(v) for v in self.tile)
         if self.thread_tile:
             out["thread-tile"] = "x".join(str(v) for v in self.thread_tile)
-        return out
+        return {**out, **self.build.describe()}
 
 
 def check_name(name: str, where: str, remedy: str = "'// roofline name:' or {declare} name=...") -> str:
@@ -258,7 +272,8 @@ def workload_kernel(w) -> UserKernel:
     grid, block, smem = w.launch()
     tensor = any(k.endswith("_tensor") for k in w.work().flops)
     return UserKernel(name=w.name, path=w.path, entry=w.entry, block=block, grid_text=", ".join(map(str, grid)),
-                      dynamic_smem_bytes=smem, dtype="bf16" if tensor else "fp32", workload=True, declared=w)
+                      dynamic_smem_bytes=smem, dtype="bf16" if tensor else "fp32", workload=True, declared=w,
+                      build=w.build)
 
 
 def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
@@ -282,9 +297,10 @@ def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
     if dtype not in DTYPES:
         raise UsageError(f"{path}: dtype {dtype!r} must be one of {', '.join(DTYPES)}")
     check_element(path, text, entry, dtype)
+    build = declared_build(values, path.resolve().parent, str(path))
     return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
                       grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,
-                      thread_tile=thread_tile, dtype=dtype)
+                      thread_tile=thread_tile, dtype=dtype, build=build)
 
 
 # the element types a GEMM's A and B may be declared with, and the dtypes each holds
@@ -324,10 +340,11 @@ def element_of_a(text: str, entry: str) -> str | None:
 
 def from_description(d: dict) -> UserKernel:
     """The kernel `UserKernel.describe` wrote (a child process's way of receiving it)."""
+    build = CompileSettings.from_description(d)  # as the parent compiles it (its nvcc too), the file's own aside
     if d.get("workload"):
-        return load(Path(d["path"]))
+        return load(Path(d["path"])).with_build(build)
     flags = {k: d.get(k) for k in KEYS}
-    return load(Path(d["path"]), flags)
+    return load(Path(d["path"]), flags).with_build(build)
 
 
 def to_argument(kernel: "UserKernel | KernelSpec") -> str:

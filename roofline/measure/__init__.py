@@ -9,10 +9,14 @@ imported inside functions only, so importing these modules stays cheap.
                    callable) goes through in either path: the one call of the rounds (`time_items`)
   nvrtc_compile    one kernel compiled through NVRTC for any target, no GPU needed: ptxas's report
                    (registers, local and shared memory), dynamic shared memory, the launch check
+  nvcc_compile     a user's kernel file compiled whole by the CUDA toolkit's nvcc: its cubin, the
+                   entry's mangled name in it, ptxas's report
+  toolchain        which compiler builds a kernel (NVRTC; nvcc for a user's file where a toolkit
+                   is found, or as its settings ask) and the figures it gives
   compile_pool     each kernel compiled in a process of its own, forked from one server per process
                    (a `roofline.child`)
   compile_cache    compiled figures kept, in the process and on disk
-  compile          compiling for this GPU through CuPy
+  compile          compiling for this GPU (through CuPy, or nvcc's cubin loaded by CuPy)
   reference        cuBLAS, the reference of every GEMM, and the inputs it and the kernels share
   tma              the tensor maps the wgmma rungs load through (the CUDA driver, through ctypes)
   runner           compile, verify against cuBLAS, time: the ladder's kernels in this process

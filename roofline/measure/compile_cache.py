@@ -2,8 +2,9 @@
 process for every kernel, and on disk (one small JSON file per kernel, target and compiler) for
 ladder kernels, whose text is the whole program, under ~/.cache/roofline/compiled (or
 $ROOFLINE_COMPILE_CACHE; 'off' for none), keyed on the source text, entry, options, target and
-compiler (`cache_key`). A user's file may include headers of its own, which its text does not
-show, so it is kept in memory only.
+compiler (`cache_key`: NVRTC's library, or the nvcc that compiles a user's file, its version and
+the file's compile options). A user's file may include headers of its own, which its text does
+not show, so it is kept in memory only.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from ..errors import RunError, UsageError
 from ..files import cache_file, write_atomic
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel
+from .nvcc_compile import nvcc_identity
 from .nvrtc_compile import KernelResources, compile_options, nvrtc_version
 
 _CACHE_FOLDER = "ROOFLINE_COMPILE_CACHE"  # a folder; empty or "off": no cache on disk
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2  # 2: the figures name their compiler
 _memo: dict[str, KernelResources] = {}
 _memo_lock = threading.Lock()
 
@@ -40,23 +42,36 @@ def compile_cache_folder() -> Path | None:
 
 def cache_key(spec: KernelSpec | UserKernel, arch: str) -> str | None:
     """What decides ptxas's figures, hashed: the program text, the entry, the options, the target
-    and the compiler (NVRTC's version and library file), with roofline's version and this cache's
-    format. None (not kept) for a user's kernel that includes a file from its own folder, which
-    can change while the text stays the same."""
+    and the compiler (`toolchain.choose`: NVRTC's version and library file, or nvcc's path, size,
+    modification time and version), with roofline's version and this cache's format. None (not
+    kept) for a user's kernel that includes a file from its own folder or takes include folders
+    or files in its options, which can change while the text stays the same, and where the
+    compiler cannot be chosen (each compile then says why)."""
     from .. import __version__
+    from .toolchain import NVCC, choose
 
-    if isinstance(spec, UserKernel) and _includes_own_files(spec):
+    if isinstance(spec, UserKernel) and (_includes_own_files(spec) or _includes_elsewhere(spec)):
         return None
     try:
-        compiler = _compiler_identity()
-    except RunError:  # no NVRTC: nothing to reuse, and each compile says why
+        chosen = choose(spec)
+        if chosen.name == NVCC:
+            compiler, options = [NVCC, *nvcc_identity(chosen.path)], list(spec.build.options)
+        else:
+            compiler, options = _compiler_identity(), list(compile_options(spec))
+    except (RunError, UsageError, OSError):  # nothing to reuse, and each compile says why
         return None
     ident = [_CACHE_FORMAT, __version__, compiler, spec.target(arch), spec.source_name, spec.source_text(),
-             spec.name_expression, list(compile_options(spec))]
+             spec.name_expression, options]
     return hashlib.sha256(json.dumps(ident).encode()).hexdigest()
 
 
 _INCLUDED = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+
+
+def _includes_elsewhere(spec: UserKernel) -> bool:
+    """Whether the user's compile options name include folders or files (-I, -isystem, -include)."""
+    return any(o.startswith(("-I", "-isystem", "-include", "--include-path", "--system-include", "--pre-include"))
+               for o in spec.build.options)
 
 
 def _includes_own_files(spec: UserKernel) -> bool:

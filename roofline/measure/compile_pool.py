@@ -1,7 +1,8 @@
 """Compiling kernels each in a process of its own (`compile_in_fresh_process`): children forked
 from one server that loaded NVRTC with address randomisation off and lives as long as the process
 that started it (`_ForkServer`), or, where there is no fork, processes started from scratch. The
-children run `nvrtc_compile.compile_for`; figures compiled before are taken from `compile_cache`.
+children run `toolchain.resources` (NVRTC, or nvcc for a user's file where a toolkit is found);
+figures compiled before are taken from `compile_cache`.
 
 `python -m roofline.measure.compile_pool` is either (`roofline.child`, `_child_main`): with the
 request {"serve": true} as the first line of its stdin, the server (each later line a folder of
@@ -30,7 +31,8 @@ from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel, from_argument, to_argument
 from .compile_cache import cache_key, cached_resources, remember
-from .nvrtc_compile import KernelResources, compile_for, compiler_env, warm_up
+from .nvrtc_compile import KernelResources, compiler_env, warm_up
+from .toolchain import resources
 
 CHILD = "roofline.measure.compile_pool"
 _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
@@ -39,7 +41,7 @@ COMPILE_TIMEOUT_S = 600
 
 def compile_in_fresh_process(specs: list[KernelSpec | UserKernel], arch: str,
                              cache: bool = True) -> list[KernelResources | RunError]:
-    """`compile_for` of each of `specs` for target `arch`, each in a process of its own with
+    """`toolchain.resources` of each of `specs` for target `arch`, each in a process of its own with
     address-space randomisation off (Linux), several at a time; a kernel that does not compile is
     its RunError. With `cache`, figures compiled before with the same compiler are reused
     (`cached_resources`) and new ones kept.
@@ -91,9 +93,9 @@ def job(spec: KernelSpec | UserKernel, arch: str) -> dict:
 
 
 def _compiled(request: dict) -> dict:
-    """`compile_for`'s figures of the kernel `request` (`job`) names, or {'error': why}."""
+    """`toolchain.resources`' figures of the kernel `request` (`job`) names, or {'error': why}."""
     try:
-        return asdict(compile_for(from_argument(request["kernel"]), request["arch"]))
+        return asdict(resources(from_argument(request["kernel"]), request["arch"]))
     except (RunError, UsageError) as exc:
         return {"error": str(exc)}
 
@@ -249,7 +251,7 @@ def _reap(folder: str, children: dict[int, int]) -> None:
 
 
 def _forked_child(folder: str, index: int) -> None:
-    """Compile job `index` of `folder` and write `compile_for`'s figures (or the error) as JSON;
+    """Compile job `index` of `folder` and write `toolchain.resources`' figures (or the error) as JSON;
     never returns."""
     code = 1
     try:

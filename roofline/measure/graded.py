@@ -71,7 +71,8 @@ class Findings:
     """What the GPU said about one kernel or callable: the checks of its launches (in order), the
     flags raised, the timing (None when it failed a check or raised: `error`), the resources of a
     compiled kernel and its occupancy, and for a callable the events' time and the host's wall
-    clock of its calls (`async_ms`: (events, wall), medians). What a child process reports."""
+    clock of its calls (`async_ms`: (events, wall), medians), and which compiler built a kernel.
+    What a child process reports."""
 
     checks: list[OutputCheck] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)
@@ -85,6 +86,7 @@ class Findings:
     block: tuple[int, int, int] | None = None
     occupancy: Occupancy | None = None
     async_ms: tuple[float, float] | None = None
+    compiler: str | None = None  # a kernel's compiler and its version ('nvcc 13.0.88', 'NVRTC 12.9')
 
     @property
     def verified(self) -> bool:
@@ -295,6 +297,7 @@ def build(workload: Workload, arrays: dict, limits, run: GradedRun | None = None
             threads = block[0] * block[1] * block[2]
             run.registers, run.static_smem_bytes = compiled.registers, compiled.static_smem_bytes
             run.local_bytes, run.dynamic_smem_bytes, run.grid, run.block = compiled.local_bytes, smem, grid, block
+            run.compiler = compiled.compiler
             run.occupancy = calculate(limits, max(compiled.registers, 1), threads, compiled.static_smem_bytes, smem)
             if run.occupancy.reason:
                 raise RunError(f"{workload.name} cannot launch: {run.occupancy.reason}")

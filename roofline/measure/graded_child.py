@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from .. import child
+from ..build_options import CompileSettings
 from ..model.timing import DEFAULT_TIMEOUT_S
 from ..workload.spec import Workload, load_callable, load_kernel
 from .graded import Findings, GradedRun
@@ -45,6 +46,7 @@ def request_for(workload: Workload, pci_bus_id: str | None, l2_bytes: int | None
     """The request that has a child rebuild `workload` and grade (or profile) it, a launch still
     running after `timeout_s` seconds ending the child (`waiting`)."""
     return {"path": str(workload.path) if workload.path else None, "target": workload.target,
+            "compile": workload.build.describe(),
             "spec": str(workload.spec_file) if workload.spec_file else None, "sizes": workload.sizes, "name": workload.name,
             "pci_bus_id": pci_bus_id, "l2_bytes": l2_bytes, "budget_s": budget_s,
             "full_clock_share": full_clock_share, "mode": mode, "timeout_s": timeout_s}
@@ -78,6 +80,8 @@ def grade_in_child(workload: Workload, request: dict, timeout_s: float = DEFAULT
 def _workload(request: dict) -> Workload:
     spec = Path(request["spec"]) if request.get("spec") else None
     w = load_kernel(Path(request["path"])) if request.get("path") else load_callable(request["target"], spec)
+    if request.get("path"):  # compiled as the parent was asked: the file's settings with the command line's
+        w = replace(w, build=CompileSettings.from_description(request.get("compile") or {}))
     return replace(w.resized(request.get("sizes") or {}), name=request.get("name") or w.name)
 
 

@@ -69,12 +69,13 @@ class KernelResources:
     """ptxas's figures for one kernel on one target: 32-bit registers per thread, static shared
     memory per block in bytes, and local memory per thread in bytes (the stack frame, where
     spilled registers go: 0 means nothing spills; the same figure the driver reports as
-    `local_size_bytes`)."""
+    `local_size_bytes`); the compiler that built it ('NVRTC 12.9', 'nvcc 13.0.88')."""
 
     registers: int
     static_smem_bytes: int
     local_bytes: int
     max_threads_per_block: int | None = None  # __launch_bounds__' limit (PTX .maxntid); None: none declared
+    compiler: str | None = None  # which compiler and version: 'NVRTC 12.9', 'nvcc 13.0.88'
 
     def launch_bounds_reason(self, threads: int) -> str | None:
         """Why a block of `threads` cannot launch under the kernel's __launch_bounds__, or None."""
@@ -127,6 +128,12 @@ def nvrtc_version() -> tuple[int, int]:
     except Exception as exc:  # the NVRTC shared library could not be found or loaded
         raise RunError(f"NVRTC could not be loaded ({exc}); {INSTALL_HINT} (without it, `kernels --model-only` "
                        "gives the traffic model)") from None
+
+
+def nvrtc_text() -> str:
+    """Which compiler NVRTC is, as records say it: 'NVRTC 12.9'. Raises as `nvrtc_version` does."""
+    major, minor = nvrtc_version()
+    return f"NVRTC {major}.{minor}"
 
 
 def _unsupported(arch: str) -> RunError:
@@ -183,7 +190,8 @@ def _resources(file_name: str, name: str, arch: str, text: str, expression: str,
     kernel's child checks it at the ragged shape and then at the problem's)."""
     log, lowered, ptx = _compile(file_name, name, arch, text, expression, options=options)
     try:
-        return replace(parse_ptxas_log(log, lowered), max_threads_per_block=max_threads(ptx, lowered))
+        return replace(parse_ptxas_log(log, lowered), max_threads_per_block=max_threads(ptx, lowered),
+                       compiler=nvrtc_text())
     except RunError as exc:
         if not log.strip("\x00\n "):
             raise RunError(f"{name} for {arch}: NVRTC answered from the CUDA compute cache without running "
@@ -253,7 +261,8 @@ def compile_options(spec: KernelSpec | UserKernel) -> tuple[str, ...]:
         cutlass = bool(_CUTLASS_INCLUDE.search(spec.source_text()))
     except Exception:  # an unreadable file: the compile itself says so
         cutlass = False
-    return spec.compile_options + cuda_include_options() + (("-default-device",) if cutlass else ())
+    own = spec.compile_options
+    return own + cuda_include_options() + (("-default-device",) if cutlass and "-default-device" not in own else ())
 
 
 def launch_check(res: KernelResources, limits: ArchLimits, threads: int, dynamic_smem: int) -> tuple[Occupancy, str | None]:
@@ -393,7 +402,8 @@ def missing_header(name: str, source: str = "", where: str | None = None,
         device = [f for f in folders if os.path.isfile(os.path.join(f, "cuda", "std", stem))]
         instead = (f"include <cuda/std/{stem}> (CCCL's libcu++) for device code" if device else
                    "libcu++ has no device form of it; leave it out of the kernel file")
-        return f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: {instead}"
+        return (f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: {instead}; or "
+                "compile the file with nvcc (a CUDA toolkit; compiler nvcc), which takes host code and headers")
     if top == "crt":
         package, extra = ("nvidia-cuda-crt", "cuda-toolkit[crt]==13.*") if thirteen else \
             ("nvidia-cuda-nvcc-cu12", "cuda-toolkit[nvcc]==12.*")

@@ -6,7 +6,8 @@ Method (the same for every kernel):
      tensor-core precision B is N x K and both are rounded to the format (`reference`);
   2. the reference C_ref = A @ B through cuBLAS (`cupy.matmul`, full FP32: CUPY_TF32 must be off;
      cublasGemmEx in the problem's precision for the tensor-core ones: `reference.gemm`);
-  3. each kernel compiled through NVRTC (`compile.compile_kernel`), a dispatching one (tile_by_shape,
+  3. each kernel compiled (`compile.compile_kernel`: NVRTC, or nvcc for a user's file where a CUDA
+     toolkit is found, `toolchain.choose`), a dispatching one (tile_by_shape,
      split_k) at the tile it picks for the problem and GPU (`KernelSpec.for_problem`);
   4. C filled with NaN, one launch with alpha = 1, beta = 0, then `model.verify.verify` at the
      precision's tolerance (`model.verify.tolerance_for`);
@@ -42,7 +43,8 @@ from ..model.verify import Verification, tolerance_for, verify
 from .compile import compile_kernel
 from . import energy as energy_meter
 from .nvml import Sampler, from_nvml, require_gpu
-from .nvrtc_compile import compile_for, launch_check
+from .nvrtc_compile import launch_check
+from .toolchain import resources as compiled_resources
 from . import reference as cublas_reference
 from ..progress import Progress
 from .pipeline import time_items
@@ -62,7 +64,8 @@ FAILURES = ("fault", "timeout", "died", "error", "verification")
 class Compiled:
     """What compiling told: 32-bit registers per thread, static shared memory per block and local
     memory per thread in bytes, the dynamic shared memory per block it launches with, the
-    calculated occupancy and the driver's blocks per SM."""
+    calculated occupancy and the driver's blocks per SM; which compiler built it ('nvcc 13.0.88',
+    'NVRTC 12.9')."""
 
     registers: int
     static_smem_bytes: int
@@ -70,6 +73,7 @@ class Compiled:
     dynamic_smem_bytes: int
     occupancy: Occupancy
     driver_blocks_per_sm: int
+    compiler: str | None = None
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,7 @@ def _compile(spec: KernelSpec | UserKernel, device: DeviceSpec):
     import cupy
 
     if isinstance(spec, UserKernel):  # the compiler's own lines, naming the user's file; launchable?
-        res = compile_for(spec, device.arch)
+        res = compiled_resources(spec, device.arch)
         why = launch_check(res, device.arch_limits, spec.threads_per_block, spec.dynamic_smem_bytes)[1]
         if why:
             raise RunError(f"{spec.name} cannot launch on {device.arch}: {why}")
@@ -203,7 +207,8 @@ def _compile(spec: KernelSpec | UserKernel, device: DeviceSpec):
     occ = calculate(device.arch_limits, max(ck.registers, 1), threads, ck.static_smem_bytes, ck.dynamic_smem_bytes)
     driver = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(ck.kernel.kernel.ptr, threads,
                                                                         ck.dynamic_smem_bytes)
-    return ck, Compiled(ck.registers, ck.static_smem_bytes, ck.local_bytes, ck.dynamic_smem_bytes, occ, driver)
+    return ck, Compiled(ck.registers, ck.static_smem_bytes, ck.local_bytes, ck.dynamic_smem_bytes, occ, driver,
+                        ck.compiler)
 
 
 def run(specs: list[KernelSpec | UserKernel], problem: Problem, device: DeviceSpec | None = None,

@@ -577,8 +577,10 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
     floors in ms (at the share of the GPU the grid keeps busy) and the binding one."""
     n = listing.size
     where = f" on {listing.device.name}" if listing.device else ""
-    if listing.arch:
-        where += f" ({listing.arch}, compiled through NVRTC)"
+    if listing.arch:  # the compilers by name ('NVRTC', 'nvcc'): which one built which kernel is a note's
+        used = sorted({r.resources.compiler.split()[0] for r in listing.rows
+                       if r.resources is not None and r.resources.compiler})
+        where += f" ({listing.arch}, compiled through {' and '.join(used)})" if used else f" ({listing.arch})"
     compiled = listing.arch is not None
     columns = [("threads", "right")]
     if compiled:

@@ -117,6 +117,7 @@ class GradeEntry(_Model):
     dynamic_smem_bytes: Annotated[int, Field(ge=0)] | None = None
     local_bytes: Annotated[int, Field(ge=0)] | None = None
     occupancy: Occupancy | None = None
+    compiler: str | None = None  # a kernel's compiler and its version: 'nvcc 13.0.88', 'NVRTC 12.9'
     event_ms: NonNegative | None = None
     wall_ms: NonNegative | None = None
     counted: CountedRecord | None = None

@@ -186,6 +186,7 @@ class KernelRecord(_Model):
     registers: Annotated[int, Field(ge=1, le=255)] | None
     static_smem_bytes: Annotated[int, Field(ge=0)] | None
     local_bytes: Annotated[int, Field(ge=0)] | None = None
+    compiler: str | None = None  # which compiler built it, and its version: 'nvcc 13.0.88', 'NVRTC 12.9'
     occupancy: Occupancy | None
     driver_active_blocks_per_sm: int | None = None
     verified: bool

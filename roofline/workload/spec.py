@@ -28,6 +28,10 @@ be tables). The keys:
                 (replaces the formula's; without either, each input buffer read once and each
                 output written once)
     seed        the inputs' random seed (default 0)
+    options     (a .cu file) its compile options, as its author's build gives them:
+                -DBLOCK=256 --use_fast_math -I include (`build_options`; folders from the file's)
+    compiler    (a .cu file) auto (the default: nvcc where a CUDA toolkit is found, else NVRTC),
+                nvcc or nvrtc
     callable    (spec files) the callable graded, MODULE:FUNCTION or FILE.py:FUNCTION
 """
 
@@ -39,6 +43,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..build_options import CompileSettings, declared as declared_build
 from ..declarations import WORKLOAD, Declaration, kind, refuse, scan
 from ..errors import UsageError
 from ..files import read_source
@@ -50,7 +55,8 @@ from ..model.sol import Work
 from .expr import SizeExpression
 
 KEYS = ("name", "entry", "sizes", "arg", "block", "grid", "dynamic-smem", "reference", "tolerance", "work",
-        "flops", "bytes", "seed", "callable")
+        "flops", "bytes", "seed", "options", "compiler", "callable")
+KERNEL_ONLY = ("entry", "block", "grid", "dynamic-smem", "options", "compiler")  # a .cu file's, not a callable's
 GEMM_ONLY = ("tile", "thread-tile", "dtype")  # keys of run FILE.cu's GEMM declaration (ladder.user.KEYS) alone
 ROLES = ("in", "out", "inout", "return")
 MAX_SIZE = 2**40
@@ -153,6 +159,7 @@ class Workload:
     target: str | None = None
     base: Path | None = None  # the folder a spec's relative files (a callable's, a reference's) are found from
     spec_file: Path | None = None  # the spec file read, where one was
+    build: CompileSettings = CompileSettings()  # a kernel's compiler and options (`build_options`)
 
     @property
     def inputs(self) -> list[Arg]:
@@ -276,6 +283,11 @@ def read_spec_file(path: Path) -> dict[str, object]:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise UsageError(f"{path}: args must be a list of strings like \"x f32[N] in\"", "spec")
             out["arg"] = [(v, f"{path}: args[{i}]") for i, v in enumerate(value)]
+        elif key == "options" and isinstance(value, list):  # one option a string: ["-DN=64", "-I", "include"]
+            if not all(isinstance(v, str) for v in value):
+                raise UsageError(f"{path}: options must be a string or a list of strings", "spec")
+            import shlex
+            out["options"] = shlex.join(value)
         elif isinstance(value, dict):
             out[key] = ", ".join(f"{k}={v}" for k, v in value.items())
         else:
@@ -367,12 +379,13 @@ def _parse(values: dict[str, object], where: str, default_name: str, kernel: boo
             raise UsageError(f"{where}: grid {grid_text!r} has {len(grid)} dimensions; give 1 to 3")
         smem = SizeExpression.parse(str(values["dynamic-smem"]), names, "dynamic-smem") \
             if "dynamic-smem" in values else None
-        out = _replace(out, entry=entry, block=block, grid=grid, dynamic_smem=smem)
+        build = declared_build(values, path.parent if path is not None else Path.cwd(), where)
+        out = _replace(out, entry=entry, block=block, grid=grid, dynamic_smem=smem, build=build)
         if any(a.role == "return" for a in args):
             raise UsageError(f"{where}: a kernel returns nothing; give its outputs the role out or inout")
         out.launch()
-    elif any(k in values for k in ("entry", "block", "grid", "dynamic-smem")):
-        extra = next(k for k in ("entry", "block", "grid", "dynamic-smem") if k in values)
+    elif any(k in values for k in KERNEL_ONLY):
+        extra = next(k for k in KERNEL_ONLY if k in values)
         raise UsageError(f"{where}: {extra} is a kernel's; a callable launches its own work")
     out.work()
     for a in args:
