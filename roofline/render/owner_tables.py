@@ -43,7 +43,7 @@ def owner_tables(doc: ProfileResults, key: str, width: int = 200, top: int | Non
             cells.append(r.phase or "-")
         cells += [f"{r.time_ms:,.3f}", f"{100 * r.time_ms / total:.1f}%"]
         if key == "module":
-            cells += [f"{r.phase_ms.get('forward', 0.0):,.3f}", f"{r.phase_ms.get('backward', 0.0):,.3f}"]
+            cells += [f"{r.phase_ms[p]:,.3f}" if p in r.phase_ms else "-" for p in ("forward", "backward")]
         cells += [f"{r.launches:,}", _rate(r),
                   (f"{r.floor_ms:.4f}" if r.floor_ms < 1 else f"{r.floor_ms:,.3f}") if r.floor_ms else "-",
                   f"{r.times_floor:.2f}x" if r.times_floor else "-", r.binding or "-",
