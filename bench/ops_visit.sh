@@ -3,7 +3,7 @@
 # training steps (examples/ops/step.py: Hugging Face Llama, torchvision ResNet, PyTorch Geometric GCN)
 # profiled with their ops and modules recorded, the same step recorded by PyTorch's profiler, and one
 # profile without ops for the cost of attribution. Each model's files go into $OUT/MODEL.tgz as it finishes.
-#   bash bench/ops_visit.sh [MODEL ...]      (after bench/gpu_visit.sh's set-up: PYTHONPATH)
+#   bash bench/ops_visit.sh [MODEL ...]      (after bench/gpu_visit.sh's set-up: PYTHONPATH; COST_MODEL=gcn)
 set -u
 models=${*:-gcn llama resnet}
 now() { date +%s.%N; }
@@ -23,7 +23,7 @@ for m in $models; do
   rm -f $d/$m.ncu-rep  # ~100 MB: the stacks above and the profile hold what the tests read
   tar czf "$OUT/$m.tgz" -C /tmp ops-$m
 done
-m=${models%% *}
+m=${COST_MODEL:-gcn}  # the profile without ops, for the cost of attribution
 {
   t0=$(now)
   python3 -m roofline profile --no-ops --no-profile-from-start --out /tmp/plain.json -- python3 examples/ops/step.py $m
