@@ -102,8 +102,9 @@ def owners(stacks: list[tuple[int, tuple[str, ...] | list[str] | None]]) -> tupl
         for r in ops:
             if r.seq is not None:
                 carrying[r.seq].append((order, r.name, ops[0].name, module))
-        if ops and ops[-1].seq is not None:
-            points.append((ops[-1].seq, order, module, ops[0].name, ops[0].seq))
+        numbered = [r.seq for r in ops if r.seq is not None]
+        if numbered:  # the launch's number: its innermost op that carries one
+            points.append((numbered[-1], order, module, ops[0].name, ops[0].seq))
     points.sort()
     seqs = [p[0] for p in points]
     # a backward node's number, by the id of its `evaluate_function` call: its kernels launched
