@@ -187,19 +187,23 @@ def test_a_trace_of_another_program_owns_no_launch_of_a_report(tmp_path):
 
 
 def test_each_process_of_a_program_is_attributed_on_its_own():
-    # two ranks running the same step number their ops and nodes alike: read together, a backward
-    # node of one would find the forward ops of the other
+    # two ranks running the same step number their ops and nodes alike (rank 1's model named apart
+    # here): read together, a backward node of rank 0 would find rank 1's forward op and module
     one = _launches()
     launches = []
     for rank in (0, 1):
         for x in one:
+            stack = tuple(r.replace("LlamaForCausalLM", f"Rank{rank}") for r in x["nvtx"])
             launches.append(Launch(name="k", demangled=x["kernel"], grid=(1, 1, 1), block=(32, 1, 1), registers=32,
                                    static_smem_bytes=0, dynamic_smem_bytes=0, time_ns=x["time_ns"], flops={},
-                                   nbytes={}, order=rank * 1000 + x["id"], nvtx=tuple(x["nvtx"]), process_id=100 + rank))
+                                   nbytes={}, order=rank * 1000 + x["id"], nvtx=stack, process_id=100 + rank))
     doc = convert.from_profile(launches, from_preset("h200"))
     _, alone, _ = _owners()
-    want = Counter((o.op, o.phase, o.module) for o in alone)
+    want = Counter()
+    for rank in (0, 1):
+        for o in alone:
+            want[(o.op, o.phase, o.module.replace("LlamaForCausalLM", f"Rank{rank}") if o.module else None)] += 1
     got = Counter()
     for w in doc.attribution.owned:
         got[(w.op, w.phase, w.module)] += w.launches
-    assert got == Counter({k: 2 * n for k, n in want.items()})
+    assert got == want
