@@ -76,6 +76,32 @@ def test_the_model_against_the_dram_bytes_counted_on_the_h200(name):
     assert all(r < 0.7 for n, r in ratios.items() if n not in CLOSE[name])
 
 
+# docs/model.md's table "Against Nsight Compute's counts": bench/verdicts.sh's files of 2026-12-05.
+LADDERS = {"counters-h200-bf16-8192.json": {"wgmma_tma": 0.71},
+           "counters-h200-tf32-8192.json": {"wgmma_tma": 0.65},
+           "counters-h200-fp32-4096.json": {"naive": 0.51, "register_strip": 0.33, "warptiling": 0.65}}
+
+
+def test_the_model_against_the_counts_of_three_ladders_as_docs_say():
+    within, rungs = 0, 0
+    for name, quoted in LADDERS.items():
+        doc = api.read(PLOTS / name)
+        for k in doc.kernels:
+            if k.counted is None or k.model is None:
+                continue
+            ratio = k.model.dram_bytes / k.counted.dram_bytes
+            rungs += 1
+            within += 0.75 <= ratio <= 1.25
+            if k.name in quoted:
+                assert ratio == pytest.approx(quoted[k.name], abs=0.005), (name, k.name)
+            counted = doc.verdict(k)
+            modelled = verdict(k.model, doc.roofs, k.time_ms, None, flops=doc.problem.problem.flops, waves=k.waves,
+                               precision=doc.precision)
+            same = modelled.binding.level == counted.binding.level
+            assert same == (k.name != "wgmma_tma"), (name, k.name, modelled.binding.level, counted.binding.level)
+    assert (within, rungs) == (19, 28)
+
+
 @pytest.mark.parametrize("name", ["results-h200.json", "counters-h200-bf16.json"])
 def test_the_roof_named_without_counters_is_the_one_named_with_them(name):
     doc = api.read(PLOTS / name)
