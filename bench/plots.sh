@@ -26,6 +26,12 @@ if [ "$part" != charts ]; then
     roofline run --all --size 4096 --energy --out plots/results-h200-energy.json
     roofline run --ladder tensor --kernel mma_sync --kernel mma_ldmatrix --kernel mma_pipeline --kernel wgmma_ws \
         --kernel wgmma_persistent --size 4096 --profile --out plots/counters-h200-bf16.json
+    # the model against Nsight Compute's counts (docs/model.md): the tensor ladders at 8192^3, FP32 at 4096^3
+    roofline run --ladder tensor --size 8192 --profile --out plots/counters-h200-bf16-8192.json
+    roofline run --ladder tensor --dtype tf32 --size 8192 --profile --out plots/counters-h200-tf32-8192.json
+    roofline run --all --size 4096 --profile --out plots/counters-h200-fp32-4096.json
+    # a Hugging Face Llama training step, each kernel owned by its PyTorch op and module (docs/profiling.md)
+    roofline profile --no-profile-from-start --out plots/profile-h200-llama-ops.json -- "$py" examples/ops/step.py llama
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-foreach.json \
         -- "$py" examples/transformer_bf16.py
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-fused.json \
