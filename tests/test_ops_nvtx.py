@@ -207,3 +207,16 @@ def test_each_process_of_a_program_is_attributed_on_its_own():
     for w in doc.attribution.owned:
         got[(w.op, w.phase, w.module)] += w.launches
     assert got == want
+
+
+def test_the_html_report_holds_the_module_tree(tmp_path):
+    from roofline.render.html_report import module_tree
+
+    doc = store.load(_profile(tmp_path), profile=True)
+    html = module_tree(doc)
+    rows = by_owner(doc, "module")
+    assert html.count("<details") == html.count("</details>") == len(rows)
+    assert "<b>lm_head</b>" in html and "<b>(optimizer)</b>" in html
+    # nested as the tree is: lm_head inside LlamaForCausalLM, closed before the optimizer's row opens
+    top, head, opt = html.index("<b>LlamaForCausalLM</b>"), html.index("<b>lm_head</b>"), html.index("<b>(optimizer)</b>")
+    assert top < head < opt and html[:opt].count("<details") == html[:opt].count("</details>") + 1

@@ -103,6 +103,7 @@ class Report:
     rows: list[list[tuple[str, float | str | None]]] = field(default_factory=list)
     row_titles: list[str] = field(default_factory=list)  # a row's tooltip: the full (demangled) name
     notes: list[str] = field(default_factory=list)
+    modules: str = ""  # a profile's module tree (`module_tree`), where it records who launched its kernels
 
 
 def write(doc: Results | ProfileResults, out: Path, inputs: list[Path], measured: bool = False,
@@ -364,7 +365,38 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
                             f"{doc.kernels[idx[0]].missing[what]}")
     report.notes.append("Marker area: the kernel's share of the profiled GPU time. Compute roofs are the device's "
                         "nominal ones; each kernel's verdict reads its roofs at the SM clock it ran at.")
+    if doc.attribution is not None:
+        report.modules = module_tree(doc)
     return report
+
+
+def module_tree(doc: ProfileResults) -> str:
+    """The profile's GPU time by module (`analysis.owners`, submodules included) as nested
+    collapsible HTML: each module's time, share, forward and backward time, floor, distance from it,
+    binding roof and its three longest kernels; the first two levels open."""
+    from ..analysis.owners import by_owner
+
+    rows = [r for r in by_owner(doc, "module")]
+    total = doc.total_time_ms or 1.0
+    out, depth = [], -1
+    for r in rows:
+        while depth >= r.depth:
+            out.append("</details>")
+            depth -= 1
+        phases = ", ".join(f"{p} {r.phase_ms[p]:.3f}" for p in ("forward", "backward", "optimizer") if p in r.phase_ms)
+        floor = (f"; floor {r.floor_ms:.4g} ms, {r.times_floor:.2f}x, {r.binding}" if r.floor_ms and r.times_floor
+                 else "")
+        name = r.name.rsplit(".", 1)[-1] if r.depth else r.name
+        kernels = "; ".join(f"{k} {100 * ms / r.time_ms:.0f}%" for k, ms in r.kernels[:3]) if r.time_ms else ""
+        out.append(f'<details{" open" if r.depth < 2 else ""}><summary><b>{_h(name)}</b> {r.time_ms:.3f} ms '
+                   f"({100 * r.time_ms / total:.1f}%; {_h(phases)}){_h(floor)}</summary>"
+                   f'<div class="kernels">{_h(kernels)}</div>')
+        depth = r.depth
+    out += ["</details>"] * (depth + 1)
+    owned = doc.attribution.time_ms / total
+    return (f'<div class="modules"><h2>By module</h2><p class="sub">{owned:.1%} of the profiled GPU time is owned '
+            f"by an op or a module ({_h(doc.attribution.source)}); a module holds its submodules; its floor is "
+            f"its kernels' floors summed</p>{''.join(out)}</div>")
 
 
 def _profile_hover(doc: ProfileResults, k: ProfiledKernel, i: int, level: str) -> str:
@@ -469,6 +501,9 @@ td.name { white-space: normal; min-width: 140px; max-width: 320px; overflow-wrap
 th[aria-sort=ascending]::after { content: " \\25B2"; } th[aria-sort=descending]::after { content: " \\25BC"; }
 tr.kernel:hover { background: #f7f7ff; } tr.picked { background: #ffe9a8 !important; }
 .notes { color: #444; font-size: 12px; max-width: 1400px; }
+.modules { font-size: 13px; max-width: 1400px; margin: 12px 0; } .modules h2 { font-size: 16px; margin: 8px 0; }
+.modules details { margin-left: 18px; } .modules summary { cursor: pointer; }
+.modules .kernels { color: #666; font-size: 12px; margin-left: 18px; }
 """
 
 SCRIPT = """
@@ -547,6 +582,7 @@ def page_html(report: Report) -> str:
             f'<div class="layout"><div class="table"><table id="kernels"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div><div class="chart">{chart}</div></div>'
             + "".join(f'<div class="chart">{p}</div>' for p in rest)
+            + report.modules
             + f'<div class="notes"><ul>{notes}</ul></div>'
             f"<script>{SCRIPT}</script></body></html>\n")
 
