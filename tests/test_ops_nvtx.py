@@ -220,3 +220,18 @@ def test_the_html_report_holds_the_module_tree(tmp_path):
     # nested as the tree is: lm_head inside LlamaForCausalLM, closed before the optimizer's row opens
     top, head, opt = html.index("<b>LlamaForCausalLM</b>"), html.index("<b>lm_head</b>"), html.index("<b>(optimizer)</b>")
     assert top < head < opt and html[:opt].count("<details") == html[:opt].count("</details>") + 1
+
+
+def test_show_by_json_prints_the_rows_checked_against_their_schema(tmp_path):
+    import jsonschema
+
+    path = _profile(tmp_path)
+    got = CliRunner().invoke(app, ["show", str(path), "--by", "module", "--json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    schema = json.loads(CliRunner().invoke(app, ["schema", "owners"]).stdout)
+    jsonschema.validate(doc, schema)
+    assert doc["kind"] == "owners" and doc["by"] == "module"
+    roots = [r for r in doc["rows"] if r["depth"] == 0]
+    assert sum(r["time_ms"] for r in roots) == pytest.approx(doc["total_time_ms"])
+    assert sum(r["share"] for r in roots) == pytest.approx(1.0)

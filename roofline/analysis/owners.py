@@ -127,3 +127,36 @@ def _tree(rows: list[OwnerRow]) -> list[OwnerRow]:
 
     walk(None)
     return out
+
+
+@dataclass(frozen=True)
+class Owners:
+    """`show --by op|module` of a profile: its rows (`by_owner`), the profiled and the owned GPU
+    time (ms), where the owners were read from, and the notes of that reading."""
+
+    key: str
+    source: str
+    total_ms: float
+    owned_ms: float
+    rows: list[OwnerRow]
+    notes: list[str]
+
+    def to_json(self) -> dict:
+        """The document `show --by KEY --json` prints (`documents.models.OwnersJson`)."""
+        total = self.total_ms or 1.0
+        return {"kind": "owners", "by": self.key, "source": self.source, "total_time_ms": self.total_ms,
+                "owned_time_ms": self.owned_ms,
+                "rows": [{"name": r.name, "phase": r.phase, "depth": r.depth, "time_ms": r.time_ms,
+                          "share": r.time_ms / total, "launches": r.launches, "flops": r.flops, "bytes": r.nbytes,
+                          "floor_ms": r.floor_ms, "times_floor": r.times_floor, "binding": r.binding,
+                          "phase_ms": r.phase_ms, "kernels": [{"name": k, "time_ms": ms} for k, ms in r.kernels]}
+                         for r in self.rows],
+                "notes": self.notes}
+
+
+def owners_of(doc: ProfileResults, key: str) -> Owners:
+    """`by_owner(doc, key)` with what the profile says of its attribution. Raises ValueError as
+    `by_owner` does."""
+    rows = by_owner(doc, key)
+    return Owners(key, doc.attribution.source, doc.total_time_ms, doc.attribution.time_ms, rows,
+                  list(doc.attribution.notes))

@@ -2,7 +2,8 @@
 (`registry`), so that commands and the layers below never test what kind a document is.
 
 Above `analysis` and `render` (which it calls), below the commands (which call it). The kinds of
-file: `run`, `profile`, `grade`, `trace` (a PyTorch profiler trace); the decision documents: `compare` (with the gate's `check` and two
+file: `run`, `profile`, `grade`, `trace` (a PyTorch profiler trace); `owners` (a profile by op or
+module); the decision documents: `compare` (with the gate's `check` and two
 grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`, `occupancy`,
 `device` (`listings`). What the commands call:
 
@@ -20,6 +21,7 @@ grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`
 
 Its modules: `registry` (the kinds and what each command reads), `reading` (the functions above),
 `run`, `profile`, `grade`, `trace` (a PyTorch profiler trace, by its contents: its GPU time by op),
+`owners` (`show --by op|module --json` of a profile),
 `work_kind` (what a run and a profile share), `changes` (compare,
 check, two grade files' changes), `whatif`, `project`, `comms`, `listings` (kernels, occupancy,
 device), `models` (the pydantic model of each --json).

@@ -429,6 +429,47 @@ class TraceJson(JsonModel):
     notes: list[str]
 
 
+class OwnerKernelJson(JsonModel):
+    """One kernel of an op or module: its GPU time over the launches the row owns."""
+
+    name: str
+    time_ms: Number
+
+
+class OwnerRowJson(JsonModel):
+    """One op in one phase (`phase`; null for a module, whose time per phase is in `phase_ms`), or one
+    module with its submodules (`depth`: 0 for a model's outermost module): GPU time (ms), share of
+    the profiled time, launches, FLOPs per precision and bytes per level summed, the floor (ms, each
+    kernel at its own roof; null without one), time over it, the roof binding most of it, kernels."""
+
+    name: str
+    phase: Optional[str]
+    depth: int
+    time_ms: Number
+    share: Number
+    launches: int
+    flops: dict[str, Number]
+    bytes: dict[str, Number]
+    floor_ms: Optional[Number]
+    times_floor: Optional[Number]
+    binding: Optional[str]
+    phase_ms: dict[str, Number]
+    kernels: list[OwnerKernelJson]
+
+
+class OwnersJson(JsonModel):
+    """`roofline show PROFILE --by op|module --json`: a profile's GPU time by the PyTorch op (and
+    phase) or the module that launched its kernels (`analysis.owners`), with where that was read from."""
+
+    kind: Literal["owners"]
+    by: Literal["op", "module"]
+    source: str
+    total_time_ms: Number
+    owned_time_ms: Number
+    rows: list[OwnerRowJson]
+    notes: list[str]
+
+
 def trace_model() -> type[JsonModel]:
     """`roofline show TRACE --json` (`documents.trace`)."""
     return TraceJson

@@ -39,8 +39,10 @@ class ProfileKind(WorkKind):
         return store.dump(doc), lambda width: self.view(doc, width)
 
     def shown_by(self, paths: list[Path], docs: list, key: str):
+        from ..analysis.owners import owners_of
         from ..render.lines import Note
         from ..render.owner_tables import owned_line, owner_tables
+        from .registry import kind_of
 
         doc = docs[0]
         if doc.attribution is None:
@@ -54,7 +56,8 @@ class ProfileKind(WorkKind):
             return [*owner_tables(doc, key, width, None), owned_line(doc),
                     *(Note(n) for n in doc.attribution.notes)]
 
-        return store.dump(doc), lines
+        found = owners_of(doc, key)
+        return kind_of(found).json(found), lines
 
     def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:
         from ..render import html_report, profile_chart

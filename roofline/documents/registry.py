@@ -31,7 +31,7 @@ from typing import Any, Callable, ClassVar
 from ..errors import UsageError
 
 # The modules of the built-in kinds, in the order refusals and tables name them.
-BUILTIN = ("run", "profile", "grade", "trace", "changes", "whatif", "project", "comms", "listings")
+BUILTIN = ("run", "profile", "grade", "trace", "owners", "changes", "whatif", "project", "comms", "listings")
 PAIRED = ("compare",)  # commands that read two files of one kind (and compare's gate, --max-drop)
 
 _KINDS: dict[str, "DocumentKind"] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..analysis.owners import OwnerRow, by_owner
+from ..analysis.owners import OwnerRow, Owners, owners_of
 from ..model.peaks import PRECISIONS
 from ..results.profile import ProfileResults
 from .tables import _fit
@@ -28,9 +28,14 @@ def owner_tables(doc: ProfileResults, key: str, width: int = 200, top: int | Non
     work over its time, its floor (ms: each kernel at its own roof), its time over that floor, the roof
     binding most of the floor, and its longest kernel with that kernel's share of the row; a module
     row holds its submodules, and splits its time into forward and backward."""
-    rows = by_owner(doc, key)
+    return rows_tables(owners_of(doc, key), width, top)
+
+
+def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> list[Table]:
+    """`owner_tables` of rows already summed (`analysis.owners.owners_of`)."""
+    key, rows = owners.key, owners.rows
     shown = rows[:top] if top else rows
-    total = doc.total_time_ms or 1.0
+    total = owners.total_ms or 1.0
     body = []
     if key == "module":
         names = [("  " * r.depth) + middle_cut(r.name.rsplit(".", 1)[-1] if r.depth else r.name, 40) for r in shown]
