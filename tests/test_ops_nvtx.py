@@ -235,3 +235,42 @@ def test_show_by_json_prints_the_rows_checked_against_their_schema(tmp_path):
     roots = [r for r in doc["rows"] if r["depth"] == 0]
     assert sum(r["time_ms"] for r in roots) == pytest.approx(doc["total_time_ms"])
     assert sum(r["share"] for r in roots) == pytest.approx(1.0)
+
+
+def test_compare_by_module_names_the_module_that_got_slower(tmp_path):
+    # the same step with every launch under lm_head twice as long: lm_head moves most, by its own
+    # time, and so does every module around it; the others stay
+    before = store.load(_profile(tmp_path), profile=True)
+    owned = [w.model_copy(update={"time_ms": 2 * w.time_ms}) if w.module == "LlamaForCausalLM.lm_head" else w
+             for w in before.attribution.owned]
+    extra = sum(w.time_ms for w in before.attribution.owned if w.module == "LlamaForCausalLM.lm_head")
+    kernels = list(before.kernels)
+    for w in before.attribution.owned:  # the kernels' own times, so that the document stays whole
+        if w.module == "LlamaForCausalLM.lm_head":
+            kernels[w.kernel] = kernels[w.kernel].model_copy(update={"time_ms": kernels[w.kernel].time_ms + w.time_ms})
+    total = sum(k.time_ms for k in kernels)
+    kernels = [k.model_copy(update={"time_share": k.time_ms / total, "gflops": None if k.gflops is None else
+                                    k.gflops * (before.kernels[i].time_ms / k.time_ms)}) for i, k in enumerate(kernels)]
+    after = before.model_copy(update={"kernels": kernels, "total_time_ms": total,
+                                      "attribution": before.attribution.model_copy(update={"owned": owned})})
+    store.save(after, tmp_path / "after.json")
+    got = CliRunner().invoke(app, ["compare", str(tmp_path / "llama.json"), str(tmp_path / "after.json"),
+                                   "--by", "module", "--json"])
+    assert got.exit_code == 0, got.output
+    rows = {r["name"]: r for r in json.loads(got.stdout)["rows"]}
+    head = rows["LlamaForCausalLM.lm_head"]
+    assert head["change"] == pytest.approx(1.0) and head["after_ms"] - head["before_ms"] == pytest.approx(extra)
+    assert rows["LlamaForCausalLM"]["after_ms"] - rows["LlamaForCausalLM"]["before_ms"] == pytest.approx(extra)
+    assert rows["(optimizer)"]["change"] == pytest.approx(0.0)
+    assert json.loads(got.stdout)["rows"][0]["name"] in ("LlamaForCausalLM", "LlamaForCausalLM.lm_head")
+
+
+def test_compare_by_refuses_what_it_cannot_read(tmp_path):
+    path = _profile(tmp_path)
+    run = Path(__file__).resolve().parents[1] / "plots" / "results-h200.json"
+    for args, says in ((["--by", "op", "--max-drop", "5%"], "--max-drop, --chart and --across-sizes read them"),
+                       (["--by", "nope"], "--by takes kernel, op, module")):
+        got = CliRunner().invoke(app, ["compare", str(path), str(path), *args])
+        assert got.exit_code == 2 and says in " ".join(got.output.split()), got.output
+    got = CliRunner().invoke(app, ["compare", str(run), str(run), "--by", "module"])
+    assert got.exit_code == 2 and "compares two profiles by who launched each kernel" in " ".join(got.output.split())

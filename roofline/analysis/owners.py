@@ -160,3 +160,65 @@ def owners_of(doc: ProfileResults, key: str) -> Owners:
     rows = by_owner(doc, key)
     return Owners(key, doc.attribution.source, doc.total_time_ms, doc.attribution.time_ms, rows,
                   list(doc.attribution.notes))
+
+
+@dataclass(frozen=True)
+class OwnerChange:
+    """One op (in one phase) or module in two profiles: its time (ms) and its time over its floor in
+    each (None where it is not in that profile, or has no floor there)."""
+
+    name: str
+    phase: str | None
+    before_ms: float | None
+    after_ms: float | None
+    before_times_floor: float | None
+    after_times_floor: float | None
+
+    @property
+    def change(self) -> float | None:
+        """after / before - 1 (0.10: 10 % slower); None where either is missing."""
+        return self.after_ms / self.before_ms - 1 if self.before_ms and self.after_ms is not None else None
+
+
+@dataclass(frozen=True)
+class OwnerChanges:
+    """`compare BEFORE AFTER --by op|module`: every op (or module) of either profile, the largest
+    change in time first, and the two profiles' total times."""
+
+    key: str
+    before: str
+    after: str
+    before_ms: float
+    after_ms: float
+    rows: list[OwnerChange]
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The document `compare --by KEY --json` prints (`documents.models.OwnerChangesJson`)."""
+        return {"kind": "owner-changes", "by": self.key, "before": self.before, "after": self.after,
+                "before_time_ms": self.before_ms, "after_time_ms": self.after_ms,
+                "rows": [{"name": r.name, "phase": r.phase, "before_ms": r.before_ms, "after_ms": r.after_ms,
+                          "change": r.change, "before_times_floor": r.before_times_floor,
+                          "after_times_floor": r.after_times_floor} for r in self.rows],
+                "notes": self.notes}
+
+
+def compare_owners(before: ProfileResults, after: ProfileResults, key: str, names: tuple[str, str]) -> OwnerChanges:
+    """Two profiles' GPU time by `key` ('op' or 'module'), op (and phase) or module path matched by
+    name (`names`: how the two files are called), the largest change in milliseconds first. Raises
+    ValueError as `by_owner` does."""
+    a = {(r.name, r.phase): r for r in by_owner(before, key)}
+    b = {(r.name, r.phase): r for r in by_owner(after, key)}
+    rows = []
+    for name, phase in list(a) + [k for k in b if k not in a]:
+        x, y = a.get((name, phase)), b.get((name, phase))
+        rows.append(OwnerChange(name, phase, x.time_ms if x else None, y.time_ms if y else None,
+                                x.times_floor if x else None, y.times_floor if y else None))
+    rows.sort(key=lambda r: (-abs((r.after_ms or 0.0) - (r.before_ms or 0.0)), r.name, r.phase or ""))
+    notes = []
+    for side, doc in (("before", before), ("after", after)):
+        share = doc.attribution.time_ms / doc.total_time_ms if doc.total_time_ms else 0.0
+        if share < 0.99:
+            notes.append(f"{names[0] if side == 'before' else names[1]}: {share:.1%} of its GPU time is owned; the rest "
+                         "is in no row")
+    return OwnerChanges(key, names[0], names[1], before.total_time_ms, after.total_time_ms, rows, notes)

@@ -28,6 +28,8 @@ def command(
                                              help="Also draw each kernel's move (.png/.svg/.pdf)."),
     force: bool = typer.Option(False, "--across-sizes", help="Compare runs of different problem sizes too."),
     as_json: bool = typer.Option(False, "--json", help="Print the changes (or the gate's reading) as JSON."),
+    by: str = typer.Option("kernel", "--by", metavar="kernel|op|module",
+                           help="Two profiles by kernel, by the PyTorch op that launched it, or by module."),
 ):
     """Per kernel in both files (two profiles, or two runs): the change in time, FLOP/s, bytes per
     level, occupancy and fraction of its binding roof, with its cause where the counters show one
@@ -36,7 +38,17 @@ def command(
     slower than that beyond its noise, 1 naming those that did; kernels in one file only are
     listed and never fail it."""
     from .. import documents
+    from .show import BY
 
+    if by not in BY:
+        raise UsageError(f"{{by}} takes {', '.join(BY)}, got {by!r}", "by")
+    if by != "kernel":
+        if max_drop is not None or chart_out is not None or force:
+            raise UsageError("{by} " + by + " prints two profiles' time by " + by + "; {max_drop}, {chart_out} and "
+                             "{force} read them kernel by kernel", "by", ["max_drop", "chart_out", "force"])
+        result = documents.compare_by(before, after, by)
+        present(Outcome(documents.to_json(result), lambda width: documents.view(result, width)), as_json)
+        return
     if max_drop is not None:
         if chart_out is not None:
             raise UsageError("{max_drop} gates the two files: it prints its reading and draws no chart; drop "

@@ -15,7 +15,7 @@ from ..outcome import Outcome
 MOUNT = dict(short_help="Print the JSON Schema of results files (or of another document roofline writes).")
 RENAMED = {"--profile": "give the kind as an argument: roofline schema profile",
            "--grade": "give the kind as an argument: roofline schema grade"}
-KINDS = ("run", "profile", "grade", "trace", "owners", "compare", "check", "grade-changes", "whatif", "project", "comms",
+KINDS = ("run", "profile", "grade", "trace", "owners", "owner-changes", "compare", "check", "grade-changes", "whatif", "project", "comms",
          "kernels", "occupancy", "device")  # `documents` registry names (a test checks they are all there)
 
 
@@ -23,7 +23,7 @@ def command(
     kind: Optional[str] = typer.Argument(None, metavar="KIND",
                                          help=f"run (results files, schema {SCHEMA}; the default), profile, grade, "
                                               "trace (show's --json of a profiler trace), owners (show --by op|module "
-                                              "--json of a profile), or a command's --json: " + ", ".join(KINDS[5:]) + "."),
+                                              "--json of a profile; owner-changes, compare's), or a command's --json: " + ", ".join(KINDS[6:]) + "."),
 ):
     """Print the JSON Schema of results files (schema 4), for other tools that read them; of
     profile files ("kind": "profile") or grade files ("kind": "grade"); of what show prints for a

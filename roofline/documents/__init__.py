@@ -14,6 +14,7 @@ grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`
     shown_by(paths, docs, key)                  what `show --by op|module` prints
     chart(paths, out, kind, measured, highlight) -> notes    what `plot` draws
     compare(before, after, force, chart_out)    two files of one kind, compared
+    compare_by(before, after, key)              two profiles by op or module
     check(new, baseline, max_drop)              two files of one kind, gated (the result has `passed`)
     to_json(doc), view(doc, width, **context)   any document's --json and view
     schema_of(name)                             the JSON Schema of a kind's document
@@ -36,7 +37,7 @@ from __future__ import annotations
 import importlib
 
 _PUBLIC = {
-    "load": "reading", "load_kind": "reading", "read_all": "reading", "shown": "reading", "shown_by": "reading", "chart": "reading", "compare": "reading",
+    "load": "reading", "load_kind": "reading", "read_all": "reading", "shown": "reading", "shown_by": "reading", "chart": "reading", "compare": "reading", "compare_by": "reading",
     "check": "reading", "to_json": "reading", "view": "reading", "schema_of": "reading",
     "reads": "registry", "reads_table": "registry", "kind_of": "registry", "register": "registry",
     "unregister": "registry", "kinds": "registry", "get": "registry", "file_kind": "registry",

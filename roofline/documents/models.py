@@ -470,6 +470,33 @@ class OwnersJson(JsonModel):
     notes: list[str]
 
 
+class OwnerChangeJson(JsonModel):
+    """One op (in one phase; null for a module) or module in two profiles: its time in each (ms; null
+    where it is not in that profile), after / before - 1, and its time over its floor in each."""
+
+    name: str
+    phase: Optional[str]
+    before_ms: Optional[Number]
+    after_ms: Optional[Number]
+    change: Optional[Number]
+    before_times_floor: Optional[Number]
+    after_times_floor: Optional[Number]
+
+
+class OwnerChangesJson(JsonModel):
+    """`roofline compare BEFORE AFTER --by op|module --json`: every op or module of either profile,
+    the largest change in time first."""
+
+    kind: Literal["owner-changes"]
+    by: Literal["op", "module"]
+    before: str
+    after: str
+    before_time_ms: Number
+    after_time_ms: Number
+    rows: list[OwnerChangeJson]
+    notes: list[str]
+
+
 def trace_model() -> type[JsonModel]:
     """`roofline show TRACE --json` (`documents.trace`)."""
     return TraceJson

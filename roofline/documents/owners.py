@@ -1,9 +1,10 @@
-"""The owners document (`show PROFILE --by op|module`: `analysis.owners.Owners`): its `--json`
-(checked against `models.OwnersJson`). Its view is the profile kind's (`documents.profile`)."""
+"""The owners documents: `show PROFILE --by op|module` (`analysis.owners.Owners`) and `compare BEFORE
+AFTER --by op|module` (`analysis.owners.OwnerChanges`), each its `--json` (checked against
+`models.OwnersJson`, `models.OwnerChangesJson`) and its view."""
 
 from __future__ import annotations
 
-from ..analysis.owners import Owners
+from ..analysis.owners import OwnerChanges, Owners
 from . import models
 from .registry import DocumentKind, register
 
@@ -22,4 +23,20 @@ class OwnersKind(DocumentKind):
         return rows_tables(obj, width)
 
 
+class OwnerChangesKind(DocumentKind):
+    name = "owner-changes"
+    types = (OwnerChanges,)
+    model = models.OwnerChangesJson
+
+    def json(self, obj: OwnerChanges) -> dict:
+        return models.checked(self.model, obj.to_json())
+
+    def view(self, obj: OwnerChanges, width: int, **context) -> list:
+        from ..render.lines import Note
+        from ..render.owner_tables import changes_tables
+
+        return [*changes_tables(obj, width), *map(Note, obj.notes)]
+
+
 KIND = register(OwnersKind())
+CHANGES = register(OwnerChangesKind())

@@ -59,6 +59,15 @@ class ProfileKind(WorkKind):
         found = owners_of(doc, key)
         return kind_of(found).json(found), lines
 
+    def compare_by(self, docs: tuple, paths: tuple[Path, Path], key: str):
+        from ..analysis.owners import compare_owners
+
+        for doc, path in zip(docs, paths):
+            if doc.attribution is None:
+                raise UsageError(f"{{by}} {key}: {path} records no op or module per kernel; profile the program "
+                                 "again with roofline profile -- python ... (ops are recorded unless --no-ops)", "by")
+        return compare_owners(docs[0], docs[1], key, (paths[0].name, paths[1].name))
+
     def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:
         from ..render import html_report, profile_chart
 

@@ -134,6 +134,14 @@ def compare(before: Path, after: Path, force: bool = False, chart_out: Path | No
     return kind.compare(docs, (Path(before), Path(after)), force, chart_out)
 
 
+def compare_by(before: Path, after: Path, key: str):
+    """`before` against `after` by who launched their kernels (`key` 'op' or 'module': two profiles
+    that record it, `analysis.owners.compare_owners`). Raises UsageError for an unreadable file, files
+    of kinds that do not compare, or a kind or file that records no owners."""
+    docs, kind = _pair("compare", (before, after))
+    return kind.compare_by(docs, (Path(before), Path(after)), key)
+
+
 def check(new: Path, baseline: Path, max_drop: str | float = "5%"):
     """`new` against `baseline` as a regression gate, as their kind gates them (`analysis.check.Check`
     or `analysis.grade_changes.GradeChanges`; each has `passed`). `max_drop` as '5%' or 0.05.
@@ -153,5 +161,5 @@ def schema_of(name: str) -> dict:
     return get(name).schema()
 
 
-__all__ = ["load", "load_kind", "read_all", "shown", "view", "to_json", "chart", "compare", "check", "schema_of", "reads",
+__all__ = ["load", "load_kind", "read_all", "shown", "view", "to_json", "chart", "compare", "compare_by", "check", "schema_of", "reads",
            "reads_table"]

@@ -130,6 +130,12 @@ class ReadKind(DocumentKind):
         raise UsageError(f"{{by}} {key} reads who launched each kernel, which a profile or a PyTorch profiler trace "
                          f"records; {paths[0]} is {self.title}", "by")
 
+    def compare_by(self, docs: tuple, paths: tuple[Path, Path], key: str):
+        """`compare --by KEY` ('op' or 'module'): `docs[0]` (before) against `docs[1]` by who launched
+        their kernels. Raises UsageError for a kind that records no owners."""
+        raise UsageError(f"{{by}} {key} compares two profiles by who launched each kernel; {paths[0]} is "
+                         f"{self.title}", "by")
+
     def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:
         """Draw `docs` as `request` asks, into `request.out` (checked up front), refusing what this
         kind cannot draw; returns `notes` with its own."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..analysis.owners import OwnerRow, Owners, owners_of
+from ..analysis.owners import OwnerChanges, OwnerRow, Owners, owners_of
 from ..model.peaks import PRECISIONS
 from ..results.profile import ProfileResults
 from .tables import _fit
@@ -70,3 +70,24 @@ def owned_line(doc: ProfileResults) -> str:
     share = a.time_ms / doc.total_time_ms if doc.total_time_ms else 0.0
     return (f"{share:.1%} of the profiled GPU time ({a.time_ms:,.3f} of {doc.total_time_ms:,.3f} ms) is owned by an op "
             f"or a module, read from {a.source}")
+
+
+def changes_tables(changes: OwnerChanges, width: int = 200, top: int | None = 40) -> list[Table]:
+    """Two profiles by op or module (`analysis.owners.compare_owners`), the largest change in time
+    first (`top` rows): ms before and after, the change, each one's time over its floor."""
+    rows = changes.rows[:top] if top else changes.rows
+    body = []
+    for r in rows:
+        change = f"{100 * r.change:+.1f}%" if r.change is not None else ("new" if r.before_ms is None else "gone")
+        body.append([middle_cut(r.name, 60)] + ([r.phase or "-"] if changes.key == "op" else [])
+                    + [f"{r.before_ms:,.3f}" if r.before_ms is not None else "-",
+                       f"{r.after_ms:,.3f}" if r.after_ms is not None else "-", change,
+                       f"{r.before_times_floor:.2f}x" if r.before_times_floor else "-",
+                       f"{r.after_times_floor:.2f}x" if r.after_times_floor else "-"])
+    left = f", the {len(rows)} that moved most of {len(changes.rows)}" if len(rows) < len(changes.rows) else ""
+    title = (f"GPU time by {changes.key}: {changes.before} ({changes.before_ms:,.3f} ms) -> {changes.after} "
+             f"({changes.after_ms:,.3f} ms){left}")
+    columns = ([("phase", "left")] if changes.key == "op" else []) + [
+        ("before ms", "right"), ("after ms", "right"), ("change", "right"), ("x floor before", "right"),
+        ("x floor after", "right")]
+    return _fit(title, (changes.key, "left"), columns, body, width)
