@@ -274,3 +274,23 @@ def test_compare_by_refuses_what_it_cannot_read(tmp_path):
         assert got.exit_code == 2 and says in " ".join(got.output.split()), got.output
     got = CliRunner().invoke(app, ["compare", str(run), str(run), "--by", "module"])
     assert got.exit_code == 2 and "compares two profiles by who launched each kernel" in " ".join(got.output.split())
+
+
+@pytest.mark.parametrize("key", ["op", "module"])
+def test_show_trace_by_prints_that_table_alone_and_the_share_owned(key):
+    got = CliRunner().invoke(app, ["show", str(TRACE), "--by", key], env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    titles = [ln for ln in got.output.splitlines() if ln.startswith("GPU time by")]
+    assert len(titles) == 1 and titles[0].startswith(f"GPU time by {key} and phase")
+    assert "of the GPU time (3.127 ms over 329 kernels) is owned by an op" in got.output
+
+
+def test_import_with_a_trace_of_which_no_launch_lines_up_is_refused(tmp_path):
+    report = Path(__file__).resolve().parent / "fixtures" / "ncu" / "transformer-h200-raw.csv"
+    amd = Path(__file__).resolve().parent / "fixtures" / "traces" / "ops" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+    got = CliRunner().invoke(app, ["profile", "--import", str(report), "--trace", str(amd), "--out", str(tmp_path / "p.json")])
+    assert got.exit_code == 2, got.output
+    assert "none of the report's 165 launches lines up with the trace's" in " ".join(got.output.split())
+    assert not (tmp_path / "p.json").exists()
+    got = CliRunner().invoke(app, ["profile", "--import", str(report), "--trace", str(tmp_path), "--out", str(tmp_path / "p.json")])
+    assert got.exit_code == 2 and "is a folder, not a trace" in got.output

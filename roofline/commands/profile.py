@@ -209,7 +209,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
     else:
         notes_after = []
     store.save(doc, out)
-    notes = list(doc.notes) + _kernel_notes(doc) + notes_after
+    notes = list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc) + notes_after
     failures = [] if done.returncode == 0 else [
         f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
         f"that are kept in {out}"]
@@ -302,12 +302,17 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         from ..traces.join import join
         from ..traces.ops import attribute
         if not Path(trace).is_file():
-            raise UsageError(f"{{trace}} {trace}: no such file", "trace")
+            raise UsageError(f"{{trace}} {trace}: " + ("is a folder, not a trace" if Path(trace).is_dir() else
+                                                       "no such file"), "trace")
         their = attribute(Path(trace))
     report = nsight.read(path, gpu)
     if trace is not None:
         found, joined = join([x.demangled for x in report.launches],
                              [x.order if x.order is not None else i for i, x in enumerate(report.launches)], their)
+        if not any(o is not None for o in found):
+            raise UsageError(f"{{trace}} {trace}: none of the report's {len(found):,} launches lines up with the "
+                             f"trace's {len(their.launches):,} kernels; give a trace of the same step of the same "
+                             "program", "trace")
         owners = (f"the PyTorch profiler trace {Path(trace).name}, its kernels lined up with the report's launches",
                   found, joined + list(their.notes))
     try:
@@ -319,7 +324,18 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         raise UsageError(f"{path}: {store.one_line(exc)}{other.get(report.device_from, '')}",
                          mentions=["gpu"]) from None
     store.save(doc, out)
-    return ProfileReport(doc, list(doc.notes) + _kernel_notes(doc), [])
+    return ProfileReport(doc, list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc), [])
+
+
+def _owner_notes(doc: ProfileResults) -> list[str]:
+    """What the attribution met, and how much of the time it owns where that is short of all."""
+    a = doc.attribution
+    if a is None:
+        return []
+    share = a.time_ms / doc.total_time_ms if doc.total_time_ms else 0.0
+    short = [f"{share:.1%} of the profiled GPU time is owned by an op or a module ({a.source}); show --by op|module "
+             "sums the owned time"] if share < 0.99 else []
+    return short + list(a.notes)
 
 
 def view(done: ProfileReport, out: Path, top: int) -> Outcome:

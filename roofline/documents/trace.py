@@ -6,9 +6,9 @@ no roof is read here (a profile has them: `roofline profile`)."""
 
 from __future__ import annotations
 
-from ..errors import UsageError
-
 from pathlib import Path
+
+from ..errors import UsageError
 
 from ..traces.ops import OpsTrace
 from . import models
@@ -30,15 +30,25 @@ def trace_json(doc: OpsTrace) -> dict:
             "modules": rows("module") if doc.has_modules else None, "notes": list(doc.notes)}
 
 
-def trace_view(doc: OpsTrace, width: int) -> list:
-    """The GPU time by op (and by module), the share owned, and what a trace cannot say."""
-    from ..model.units import plural
-    from ..render.lines import Note
+def trace_view(doc: OpsTrace, width: int, key: str | None = None) -> list:
+    """The GPU time by op (and by module; with `key`, by that alone, every row), the share owned,
+    and what a trace cannot say."""
     from ..render.trace_tables import ops_tables
 
+    if key is not None:
+        return [*ops_tables(doc, key, width, None), *_trace_lines(doc)]
     shown = list(ops_tables(doc, "op", width, TOP))
     if doc.has_modules:
         shown += ops_tables(doc, "module", width, TOP)
+    return shown + _trace_lines(doc)
+
+
+def _trace_lines(doc: OpsTrace) -> list:
+    """The share of the GPU time owned, and the notes on what a trace cannot say and on its reading."""
+    from ..model.units import plural
+    from ..render.lines import Note
+
+    shown = []
     shown.append(f"{doc.owned_share:.1%} of the GPU time ({doc.time_us / 1e3:,.3f} ms over "
                  f"{plural(len(doc.launches), 'kernel')}) is owned by an op: its launch is in the trace and ops are "
                  "open around it")
@@ -83,13 +93,11 @@ class TraceKind(ReadKind):
         return self.json(doc), lambda width: trace_view(doc, width)
 
     def shown_by(self, paths: list[Path], docs: list, key: str):
-        from ..render.trace_tables import ops_tables
-
         doc = docs[0]
         if key == "module" and not doc.has_modules:
             raise UsageError(f"{{by}} module: {paths[0]} names no modules; record the trace with "
                              "torch.profiler.profile(with_modules=True) or with_stack=True", "by")
-        return self.json(doc), lambda width: [*ops_tables(doc, key, width, None), *trace_view(doc, width)[-3:]]
+        return self.json(doc), lambda width: trace_view(doc, width, key)
 
 
 KIND = register(TraceKind())

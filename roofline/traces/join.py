@@ -6,8 +6,9 @@ Both list the program's kernels in the order they ran: the report by launch ID, 
 time on the GPU. The two sequences, each kernel reduced to the name people know it by
 (`nsight.names.label`, so that the two tools' spellings of one kernel agree), are aligned as
 `difflib.SequenceMatcher` aligns two texts: the longest runs of the same names in the same order are
-matched, and a launch in no run (a kernel of a step only one of them recorded, a window of launches
-the other did not cover) has no owner. The share of the profiled time matched is reported; joining a
+matched, and a launch in no run of at least `MIN_RUN` (a kernel of a step only one of them recorded,
+a window of launches the other did not cover; a run of two or three common elementwise kernels that
+two different programs share by chance) has no owner. The share of the profiled time matched is reported; joining a
 report and a trace of different steps of the same loop matches kernel for kernel, since a training
 step launches the same kernels every time.
 """
@@ -18,6 +19,8 @@ from difflib import SequenceMatcher
 
 from ..nsight.names import label
 from .ops import Owner, OpsTrace
+
+MIN_RUN = 4  # launches in a row, the same names in both, for a match to count
 
 
 def join(names: list[str], orders: list[int], trace: OpsTrace) -> tuple[list[Owner | None], list[str]]:
@@ -32,11 +35,14 @@ def join(names: list[str], orders: list[int], trace: OpsTrace) -> tuple[list[Own
     owners: list[Owner | None] = [None] * len(names)
     matched = 0
     for block in matcher.get_matching_blocks():
+        if block.size < min(MIN_RUN, len(a)):
+            continue
         for k in range(block.size):
             owners[ours[block.a + k]] = theirs[block.b + k].owner
             matched += 1
     notes = []
     if matched < len(names):
         notes.append(f"{len(names) - matched:,} of the {len(names):,} profiled launches line up with no kernel of the "
-                     f"trace ({len(b):,} kernels): record the trace and the profile over the same step")
+                     f"trace ({len(b):,} kernels; {MIN_RUN} in a row of the same names at least): they have no owner; "
+                     "record the trace and the profile over the same step of the same program")
     return owners, notes
