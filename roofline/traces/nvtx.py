@@ -21,7 +21,9 @@ trace's stack is (`traces.ops`):
   launch numbered above the node's sits in an outer op numbered at or below it, that op was open
   when the node was made and owns it (`aten::view` inside `aten::linear`); else a view op's node
   is named after the op (`SliceBackward0`: `aten::slice`), any other by itself, and its module is
-  the deepest one around both forward launches whose numbers bracket the node's;
+  the deepest one around both forward launches whose numbers bracket the node's. A node none of
+  whose own kernels the profile holds (a view's, whose gradients are only added up after it)
+  shows no number at all: it is named so, without a module;
 - under `Optimizer.step#...` or `Optimizer.zero_grad#...` it is the *optimizer*'s; else *forward*
   work, its module the innermost module range around it.
 
@@ -143,8 +145,8 @@ def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], nu
         made = node_maker(node, carrying.get(seq, [])) if seq is not None else None
         if made is not None:
             return Owner(made[0], "backward", launcher, made[1], seq)
-        if seq is None:
-            return Owner(node, "backward", launcher, None, None)
+        if seq is None:  # no kernel of the node itself: its number is nowhere in the profile
+            return Owner(_view_op(node) or node, "backward", launcher, None, None)
         inside = _inside(seq, points, seqs)
         if inside is not None:  # made by an op without kernels inside an op with some (a view in aten::linear)
             return Owner(inside[0], "backward", launcher, inside[1], seq)
