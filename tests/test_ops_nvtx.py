@@ -294,3 +294,23 @@ def test_import_with_a_trace_of_which_no_launch_lines_up_is_refused(tmp_path):
     assert not (tmp_path / "p.json").exists()
     got = CliRunner().invoke(app, ["profile", "--import", str(report), "--trace", str(tmp_path), "--out", str(tmp_path / "p.json")])
     assert got.exit_code == 2 and "is a folder, not a trace" in got.output
+
+
+def test_the_module_table_in_the_docs_is_the_committed_files():
+    # docs/profiling.md's example, row by row, against show --by module of plots/profile-h200-llama-ops.json
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "profiling.md").read_text()
+    block = text[text.index("```\n module "):]
+    block = block[4:block.index("```", 4)]
+    doc = store.load(root / "plots" / "profile-h200-llama-ops.json", profile=True)
+    rows = {r.name.rsplit(".", 1)[-1] if r.depth else r.name: r for r in by_owner(doc, "module")}
+    checked = 0
+    for line in block.splitlines()[1:]:
+        cells = line.replace("(no module)", "(no-module)").split()
+        if not cells or cells[0] == "...":
+            continue
+        r = rows[cells[0].replace("(no-module)", "(no module)")]
+        assert cells[1] == f"{r.time_ms:,.3f}" and cells[2] == f"{100 * r.time_ms / doc.total_time_ms:.1f}%"
+        assert cells[-2] == f"{r.times_floor:.2f}x" or cells[-3] == f"{r.times_floor:.2f}x"
+        checked += 1
+    assert checked == 9

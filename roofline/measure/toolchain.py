@@ -50,10 +50,17 @@ def choose(spec: KernelSpec | UserKernel) -> Compiler:
     file whose options it does not take, or $ROOFLINE_NVCC names no program."""
     if not isinstance(spec, UserKernel):
         return nvrtc()
+    name, found = _choice(spec)
+    return Compiler(NVCC, nvcc_compile.nvcc_version(found), found) if name == NVCC else nvrtc()
+
+
+def _choice(spec: UserKernel) -> tuple[str, str | None]:
+    """`choose`'s choice for a user's kernel, without asking the compiler its version (NVRTC is not
+    loaded): (NVCC, its path) or (NVRTC, None). Raises as `choose` does for the choice itself."""
     wanted = spec.build.compiler
     found = (spec.build.nvcc or nvcc_compile.find_nvcc()) if wanted != NVRTC else None
     if found is not None:
-        return Compiler(NVCC, nvcc_compile.nvcc_version(found), found)
+        return NVCC, found
     if wanted == NVCC:
         raise RunError(f"{spec.path.name}: nvcc is asked for ({_asked(spec)}), and none was found: {_searched()}; "
                        "install the CUDA toolkit, or compile with NVRTC (compiler nvrtc)")
@@ -65,15 +72,16 @@ def choose(spec: KernelSpec | UserKernel) -> Compiler:
         raise UsageError(f"{spec.path.name}: the compile option {unknown!r} is nvcc's, and no nvcc was found "
                          f"({_searched()}); NVRTC, which compiles instead, does not take it: install the CUDA "
                          "toolkit, or leave the option out")
-    return nvrtc()
+    return NVRTC, None
 
 
 def pinned(spec: UserKernel) -> UserKernel:
     """`spec` with the compiler `choose` gives written into its settings (its name, and nvcc's
     path): chosen once by the command, so that every process it starts compiles with the same
-    one, whatever its environment. Raises as `choose` does."""
-    chosen = choose(spec)
-    return spec.with_build(replace(spec.build, compiler=chosen.name, nvcc=chosen.path))
+    one, whatever its environment; NVRTC is not loaded for it (a command refuses its inputs before
+    it says CuPy is missing). Raises as `choose` does for the choice."""
+    name, path = _choice(spec)
+    return spec.with_build(replace(spec.build, compiler=name, nvcc=path))
 
 
 def _asked(spec: UserKernel) -> str:
