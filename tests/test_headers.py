@@ -134,12 +134,12 @@ def test_a_header_this_install_lacks_is_one_line_naming_its_package(monkeypatch)
 def test_what_nvrtc_cannot_compile_says_what_to_include_instead(tmp_path):
     umbrella = _kernel(tmp_path, "umbrella", "#include <cub/cub.cuh>", "C[threadIdx.x] = A[threadIdx.x];")
     r = _kernels(umbrella)
-    assert r.exit_code == 1 and ("<cub/cub.cuh> needs the host's C++ library, which NVRTC (roofline's compiler) "
+    assert r.exit_code == 1 and ("<cub/cub.cuh> needs the host's C++ library, which NVRTC (the compiler here) "
                                  "does not have: include CUB's block or warp headers") in r.output
     std = _kernel(tmp_path, "std", "#include <cstdint>", "C[threadIdx.x] = static_cast<float>(sizeof(std::uint8_t));")
     r = _kernels(std)
-    assert r.exit_code == 1 and ("<cstdint> (included by std.cu) is a host C++ header, which NVRTC (roofline's "
-                                 "compiler) does not have: include <cuda/std/cstdint>") in r.output
+    assert r.exit_code == 1 and ("<cstdint> (included by std.cu) is a host C++ header, which NVRTC (the compiler "
+                                 "here) does not have: include <cuda/std/cstdint>") in r.output
 
 
 @pytest.mark.parametrize("major, name, package", [
@@ -158,7 +158,7 @@ def test_each_missing_header_names_the_package_of_its_cuda_version(monkeypatch, 
 
 
 @pytest.mark.parametrize("header, says", [
-    ("iostream", "<iostream> (included by probe.cu) is a host C++ header, which NVRTC (roofline's compiler) does not "
+    ("iostream", "<iostream> (included by probe.cu) is a host C++ header, which NVRTC (the compiler here) does not "
                  "have: libcu++ has no device form of it; leave it out of the kernel file"),
     ("vector", "<vector> (included by probe.cu) is a host C++ header"),
     ("cuda.h", "<cuda.h> is the host's CUDA API, which a kernel file does not need"),

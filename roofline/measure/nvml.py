@@ -36,7 +36,7 @@ def gpu_available() -> bool:
 
 WITHOUT_GPU = ("without one, `roofline show`, `plot`, `compare`, `whatif`, `project`, `comms`, `profile --import`, "
                "`occupancy --arch sm_XY`, `kernels --model-only` (and `kernels --arch sm_XY` with the cuda12 extra's "
-               "NVRTC) and `device --gpu NAME` still work")
+               "NVRTC, or nvcc for your own files) and `device --gpu NAME` still work")
 
 
 def driver_present() -> bool:

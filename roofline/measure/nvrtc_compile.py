@@ -123,7 +123,8 @@ def nvrtc_version() -> tuple[int, int]:
 
         return tuple(nvrtc.getVersion())
     except ImportError:
-        raise RunError(f"CuPy is not installed, so nothing compiles offline: {INSTALL_HINT} "
+        raise RunError(f"CuPy is not installed, so NVRTC cannot compile (your own kernel files compile with nvcc where a "
+                       f"CUDA toolkit is found): {INSTALL_HINT} "
                        "(without it, `kernels --model-only` gives the traffic model)") from None
     except Exception as exc:  # the NVRTC shared library could not be found or loaded
         raise RunError(f"NVRTC could not be loaded ({exc}); {INSTALL_HINT} (without it, `kernels --model-only` "
@@ -389,7 +390,7 @@ def missing_header(name: str, source: str = "", where: str | None = None,
     has_top = any(os.path.isdir(os.path.join(f, top)) for f in folders) if "/" in name else False
     host_only = _HOST_ONLY_INCLUDE.search(source)
     if host_only and top not in ("crt", "cutlass", "cute"):
-        return (f"<{host_only.group(1)}> needs the host's C++ library, which NVRTC (roofline's compiler) does not "
+        return (f"<{host_only.group(1)}> needs the host's C++ library, which NVRTC (the compiler here) does not "
                 "have: include CUB's block or warp headers (<cub/block/block_reduce.cuh>, <cub/warp/warp_reduce.cuh>) "
                 "or libcu++'s (<cuda/std/complex>, <cuda/std/utility>), which compile under NVRTC")
     if name in _STD_HEADERS:
@@ -402,7 +403,7 @@ def missing_header(name: str, source: str = "", where: str | None = None,
         device = [f for f in folders if os.path.isfile(os.path.join(f, "cuda", "std", stem))]
         instead = (f"include <cuda/std/{stem}> (CCCL's libcu++) for device code" if device else
                    "libcu++ has no device form of it; leave it out of the kernel file")
-        return (f"<{name}>{by} is a host C++ header, which NVRTC (roofline's compiler) does not have: {instead}; or "
+        return (f"<{name}>{by} is a host C++ header, which NVRTC (the compiler here) does not have: {instead}; or "
                 "compile the file with nvcc (a CUDA toolkit; compiler nvcc), which takes host code and headers")
     if top == "crt":
         package, extra = ("nvidia-cuda-crt", "cuda-toolkit[crt]==13.*") if thirteen else \
