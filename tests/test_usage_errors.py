@@ -109,7 +109,7 @@ def test_usage_error_is_one_line_exit_2(args, named, tmp_path, monkeypatch):
                              "(roofline run -h lists them all)"),
     (["device", "a", "b"], "Got unexpected extra argument(s) (a b); usage: roofline device [OPTIONS]"),
     (["occupancy", "--regs", "9", "--threads", "x"], "--threads: 'x' is not an integer"),
-    (["whatif", "r.json", "--target", "most"], "--target: 'most' is not a number"),
+    (["whatif", "r.json", "--target", "most"], "--target: 'most' is not a share (0.97 or 97%)"),
 ])
 def test_usage_errors_name_what_is_missing_and_what_is_valid(args, expected):
     """The wording, word for word: the same under every supported Typer."""

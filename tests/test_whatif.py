@@ -225,3 +225,14 @@ def test_a_roof_raised_to_the_best_rate_seen_says_so():
     assert seen["wgmma_ws"] == ("BF16 tensor", True, True) and seen["mma_sync"] == ("SMEM", True, False)
     table = CliRunner().invoke(app, ["whatif", str(bf16)], env={"COLUMNS": "160"}).stdout
     assert "BF16 tensor best seen" in table
+
+
+def test_a_target_is_a_fraction_or_a_percentage():
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    path = Path(__file__).resolve().parents[1] / "plots" / "profile-h200-transformer.json"
+    a = CliRunner().invoke(app, ["whatif", str(path), "--target", "80%", "--json"])
+    b = CliRunner().invoke(app, ["whatif", str(path), "--target", "0.8", "--json"])
+    assert a.exit_code == b.exit_code == 0 and a.stdout == b.stdout

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..console import number, present
+from ..console import present, share
 from ..defaults import DEFAULT_TARGET
 from ..errors import UsageError
 from ..outcome import Outcome
@@ -19,8 +19,8 @@ RENAMED = {"--out": "--chart FILE draws time share against headroom"}
 
 def command(
     results: Path = typer.Argument(..., metavar="RESULTS.json", help="A results or profile file."),
-    target: float = typer.Option(DEFAULT_TARGET, "--target", parser=number, metavar="FRACTION",
-                                 help="The fraction of its binding roof each kernel is imagined at, in (0, 1]."),
+    target: float = typer.Option(DEFAULT_TARGET, "--target", parser=share, metavar="FRACTION",
+                                 help="The share of its binding roof each kernel is imagined at: 0.8 or 80%, in (0, 1]."),
     chart_out: Optional[Path] = typer.Option(None, "--chart", metavar="FILE",
                                              help="Also draw time share against headroom (.png/.svg/.pdf)."),
     as_json: bool = typer.Option(False, "--json", help="Print the what-if as JSON instead."),
