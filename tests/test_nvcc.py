@@ -264,7 +264,7 @@ def test_nvccs_command_line_has_the_target_the_options_and_the_files_folder(tmp_
     nvcc, log = fake_nvcc(tmp_path / "bin", registers=37)
     on_path(monkeypatch, nvcc)
     path = kernel_file(tmp_path / "src", "// roofline options: -DBLOCK=256 -I include --use_fast_math")
-    r = invoke("kernels", path, "--arch", "sm_90", "--json", "--compile-option=-lineinfo")
+    r = invoke("kernels", path, "--arch", "sm_90", "--json", "--compile-option=-lineinfo", "--compiler", "nvcc")
     assert r.exit_code == 0, r.output
     [call] = calls(log)
     argv, folder = call["argv"], tmp_path / "src"
@@ -279,7 +279,7 @@ def test_nvccs_command_line_has_the_target_the_options_and_the_files_folder(tmp_
     assert row["registers"] == 37 and row["static_smem_bytes"] == 1024 and row["compiler"] == "nvcc 12.4.131"
     assert row["source"]["compiler"] == "nvcc" and row["source"]["nvcc"] == str(nvcc)
     assert row["source"]["options"] == f"-DBLOCK=256 -I{folder / 'include'} --use_fast_math -lineinfo"
-    assert "compiled through nvcc" in invoke("kernels", path, "--arch", "sm_90").stdout
+    assert "compiled through nvcc" in invoke("kernels", path, "--arch", "sm_90", "--compiler", "nvcc").stdout
 
 
 def test_a_tensor_core_kernel_is_compiled_for_sm_90a_and_its_launch_bounds_read(tmp_path, monkeypatch):
@@ -288,7 +288,7 @@ def test_a_tensor_core_kernel_is_compiled_for_sm_90a_and_its_launch_bounds_read(
     path = tmp_path / "mine.cu"
     path.write_text(GEMM.format(lines="// roofline dtype: bf16").replace("#include \"helpers.cuh\"\n", "")
                     .replace("const float* A, const float* B", "const __nv_bfloat16* A, const __nv_bfloat16* B"))
-    r = invoke("kernels", path, "--arch", "sm_90")
+    r = invoke("kernels", path, "--arch", "sm_90", "--compiler", "nvcc")
     assert r.exit_code == 1 and "its __launch_bounds__ allow at most 128 threads per block" in r.stderr
     assert "-arch=sm_90a" in calls(log)[0]["argv"]
 
@@ -321,7 +321,7 @@ def test_without_a_toolkit_nvrtc_compiles_with_the_files_options(no_toolkit, tmp
 def test_a_file_nvcc_cannot_compile_is_one_error_with_nvccs_lines(tmp_path, monkeypatch):
     nvcc, _ = fake_nvcc(tmp_path / "bin", mode="error")
     on_path(monkeypatch, nvcc)
-    path = kernel_file(tmp_path / "src")
+    path = kernel_file(tmp_path / "src", "// roofline compiler: nvcc")
     r = invoke("kernels", path, "--arch", "sm_90")
     assert r.exit_code == 1 and "Traceback" not in r.output
     errors = r.stderr.split("roofline: error: ", 1)[1]
@@ -335,7 +335,8 @@ def test_a_file_nvcc_cannot_compile_is_one_error_with_nvccs_lines(tmp_path, monk
 def test_an_entry_nvcc_does_not_find_says_so(tmp_path, monkeypatch):
     nvcc, _ = fake_nvcc(tmp_path / "bin", mode="entry")
     on_path(monkeypatch, nvcc)
-    r = invoke("kernels", kernel_file(tmp_path / "src"), "--arch", "sm_90", "--declare", "entry=nope")
+    r = invoke("kernels", kernel_file(tmp_path / "src"), "--arch", "sm_90", "--declare", "entry=nope",
+               "--compiler", "nvcc")
     assert r.exit_code == 1
     assert "roofline: error: mine: mine.cu has no kernel 'nope'; check the entry's name and template arguments" in r.stderr
 
@@ -343,7 +344,7 @@ def test_an_entry_nvcc_does_not_find_says_so(tmp_path, monkeypatch):
 def test_the_cache_key_names_the_compiler_its_version_and_the_options(tmp_path, monkeypatch):
     nvcc, _ = fake_nvcc(tmp_path / "bin")
     on_path(monkeypatch, nvcc)
-    path = kernel_file(tmp_path / "src").rename(tmp_path / "src" / "alone.cu")  # no file of its folder included
+    path = kernel_file(tmp_path / "src", "// roofline compiler: nvcc").rename(tmp_path / "src" / "alone.cu")  # no file of its folder included
     path.write_text(path.read_text().replace('#include "helpers.cuh"\n', ""))
     k = load(path)
     key = compile_cache.cache_key(k, "sm_90")
@@ -351,9 +352,7 @@ def test_the_cache_key_names_the_compiler_its_version_and_the_options(tmp_path, 
     assert compile_cache.cache_key(k.with_build(k.build.given(options=("-DX=1",))), "sm_90") != key
     assert compile_cache.cache_key(k, "sm_80") != key
     assert compile_cache.cache_key(k.with_build(k.build.given(options=("-I/somewhere",))), "sm_90") is None
-    monkeypatch.setenv("ROOFLINE_NVCC", "off")
-    assert compile_cache.cache_key(k, "sm_90") != key  # NVRTC's (None where there is no NVRTC)
-    monkeypatch.delenv("ROOFLINE_NVCC")
+    assert compile_cache.cache_key(k.with_build(k.build.given(compiler="nvrtc")), "sm_90") != key  # NVRTC's (None where there is no NVRTC)
     fake_nvcc(tmp_path / "bin", version="12.6.20")  # another release in the same place
     assert compile_cache.cache_key(k, "sm_90") != key
 
@@ -392,7 +391,7 @@ def test_the_entrys_name_in_the_cubin(monkeypatch):
 def test_a_whole_program_with_host_code_compiles_unmodified(nvcc_path):
     """saxpy_program.cu: <stdio.h>, <assert.h>, host globals, a host helper and main(). nvcc keeps
     its kernel; NVRTC refuses the file."""
-    r = invoke("kernels", SAXPY, "--arch", "sm_90", "--json")
+    r = invoke("kernels", SAXPY, "--arch", "sm_90", "--json", "--compiler", "nvcc")
     assert r.exit_code == 0, r.output
     [row] = json.loads(r.stdout)["kernels"]
     assert row["compiler"].startswith("nvcc ") and row["registers"] > 0 and "error" not in row
@@ -405,9 +404,9 @@ def test_a_whole_program_with_host_code_compiles_unmodified(nvcc_path):
 
 @pytest.mark.nvcc
 def test_a_file_that_needs_a_define_compiles_with_it(nvcc_path):
-    r = invoke("kernels", TILE_MACRO, "--arch", "sm_90")
+    r = invoke("kernels", TILE_MACRO, "--arch", "sm_90", "--compiler", "nvcc")
     assert r.exit_code == 1 and "compile with -DTILE=N" in r.stderr and "(nvcc " in r.stderr
-    r = invoke("kernels", TILE_MACRO, "--arch", "sm_90", "--compile-option=-DTILE=16", "--json")
+    r = invoke("kernels", TILE_MACRO, "--arch", "sm_90", "--compile-option=-DTILE=16", "--json", "--compiler", "nvcc")
     assert r.exit_code == 0, r.output
     [row] = json.loads(r.stdout)["kernels"]
     assert row["static_smem_bytes"] == 2 * 16 * 16 * 4 and row["compiler"].startswith("nvcc ")
@@ -418,11 +417,11 @@ def test_a_file_that_needs_a_define_compiles_with_it(nvcc_path):
 def test_a_template_named_only_by_its_entry_is_instantiated_and_its_launch_bounds_read(nvcc_path):
     """tiled_f4<64,64,16,4,4> is used nowhere in its file: the entry alone instantiates it, and its
     __launch_bounds__ (256) come from the PTX nvcc kept."""
-    r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--json")
+    r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--json", "--compiler", "nvcc")
     assert r.exit_code == 0, r.output
     [row] = json.loads(r.stdout)["kernels"]
     assert row["compiler"].startswith("nvcc ") and row["registers"] > 0
-    r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--declare", "block=512")
+    r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--declare", "block=512", "--compiler", "nvcc")
     assert r.exit_code == 1 and "its __launch_bounds__ allow at most 256 threads per block" in r.stderr
-    r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--declare", "entry=tiled_f5<64,64,16,4,4>")
+    r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--declare", "entry=tiled_f5<64,64,16,4,4>", "--compiler", "nvcc")
     assert r.exit_code == 1 and "tiled_f4.cu has no kernel 'tiled_f5<64,64,16,4,4>'" in r.stderr

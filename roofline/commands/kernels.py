@@ -58,8 +58,8 @@ def command(
 ):
     """The SGEMM ladder, the tensor-core ladder (--ladder tensor, --dtype), or your own kernels
     (FILE.cu): traffic model and, for a target, registers, local (spill) and shared memory and
-    occupancy, compiled offline (no GPU needed) through NVRTC, or your files through nvcc where a
-    CUDA toolkit is found (--compiler, --compile-option)."""
+    occupancy, compiled offline (no GPU needed) through NVRTC, or your files through nvcc with
+    --compiler nvcc (--compile-option adds options)."""
     problem = gemm.gemm_problems(size)[0]
     if not problem.m == problem.n == problem.k:
         raise UsageError("{size}: kernels lists the model at a square size; give --size N", "size")
@@ -81,8 +81,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
             dtype: str | None = None) -> KernelListing:
     """The ladder's traffic model at size^3 (or, with `sources`, the user's kernels instead) and,
     for a target (`--arch`, `--gpu`'s, else this machine's GPU when NVML sees one), each kernel
-    compiled offline (NVRTC; a user's file as `measure.toolchain.choose` decides, nvcc where a
-    toolkit is found): registers, local and shared memory, occupancy. With a `gpu`
+    compiled offline (NVRTC; a user's file as `measure.toolchain.choose` decides): registers, local and shared memory, occupancy. With a `gpu`
     preset, floors against its peaks, and the autotuned kernel and the shape-dispatching ones at
     the tiles `run` would pick on that GPU. `model_only` skips compiling. Raises UsageError for bad input, RunError when NVRTC is
     missing or cannot target the arch; a kernel that does not compile, or cannot launch on the

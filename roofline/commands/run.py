@@ -125,9 +125,9 @@ def command(
     unwritten, inputs modified, cached answer, no GPU work, tensor work missing, async return) come with
     their evidence.
 
-    A kernel file is compiled by nvcc where a CUDA toolkit is found (the whole file: host code, main
-    and host headers may stay in it), else by NVRTC; its '// roofline options:' line and
-    --compile-option give the compiler's options, --compiler chooses it.
+    A kernel file is compiled by NVRTC (device code alone), or by nvcc with --compiler nvcc or its
+    '// roofline compiler: nvcc' line (the whole file: host code, main and host headers may stay
+    in it); its '// roofline options:' line and --compile-option give the compiler's options.
 
     Examples: roofline run --all; roofline run mine.cu --all; roofline run softmax_online.cu
     softmax_naive.cu --baseline softmax_naive; roofline run mine.cu --compile-option=-DBLOCK=256
