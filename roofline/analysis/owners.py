@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..model.roofs import verdict
 from ..model.traffic import CountedTraffic
 from ..results.profile import OwnedWork, ProfileResults
 
@@ -77,7 +78,6 @@ def row_floor(doc: ProfileResults, w: OwnedWork) -> tuple[str, float] | None:
     credited = {p: w.flops[p] for p in k.credible_flops if p in w.flops}
     traffic = CountedTraffic(dram_bytes=w.bytes.get("dram"), l2_bytes=w.bytes.get("l2"), l1_bytes=w.bytes.get("l1"),
                              smem_bytes=w.bytes.get("smem"))
-    from ..model.roofs import verdict
     v = verdict(None, doc.roofs(k), w.time_ms, traffic, measured=True, flops_by_precision=credited,
                 waves=doc.waves(k))
     b = v.binding
@@ -97,14 +97,14 @@ def by_owner(doc: ProfileResults, key: str = "op") -> list[OwnerRow]:
     for w, floor in zip(doc.attribution.owned, floors):
         name = doc.kernels[w.kernel].name
         if key == "op":
-            targets = [(w.op, w.phase)]
-        else:
+            places = [(w.op, w.phase)]
+        else:  # the module and every module around it
             parts = w.module.split(".") if w.module else [OPTIMIZER if w.phase == "optimizer" else NO_MODULE]
-            targets = [(".".join(parts[:i + 1]), None) for i in range(len(parts))]
-        for target in targets:
-            row = rows.get(target)
+            places = [(".".join(parts[:i + 1]), None) for i in range(len(parts))]
+        for place in places:
+            row = rows.get(place)
             if row is None:
-                row = rows[target] = OwnerRow(target[0], target[1], depth=target[0].count(".") if key == "module" else 0)
+                row = rows[place] = OwnerRow(place[0], place[1], depth=place[0].count(".") if key == "module" else 0)
             row.add(w, name, floor)
     closed = [r.close() for r in rows.values()]
     if key == "op":
