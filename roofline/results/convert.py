@@ -74,17 +74,8 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
             f"made on for {plural(len(unlike), 'kernel')} ({'; '.join(unlike[:2])}): was it another GPU?"]
     if owners is None and any(x.nvtx for x in launches):
         from ..traces import nvtx
-        found: list = [None] * len(launches)
-        owner_notes: list[str] = []
-        by_process: dict = {}
-        for i, x in enumerate(launches):  # each process numbers its ops and autograd nodes on its own
-            by_process.setdefault(x.process_id, []).append(i)
-        for places in by_process.values():
-            got, said = nvtx.owners([(launches[i].order if launches[i].order is not None else i, launches[i].nvtx)
-                                     for i in places])
-            for i, o in zip(places, got):
-                found[i] = o
-            owner_notes += [n for n in said if n not in owner_notes]
+        found, owner_notes = nvtx.owners([(x.order if x.order is not None else i, x.nvtx, x.process_id)
+                                          for i, x in enumerate(launches)])
         if any(o is not None for o in found):
             owners = ("NVTX ranges around each launch (ncu --nvtx)", found, owner_notes)
     index = {g.first.key: i for i, g in enumerate(groups)}  # the order of `kernels`

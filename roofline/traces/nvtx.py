@@ -88,10 +88,26 @@ def _common(a: str | None, b: str | None) -> str | None:
     return ".".join(pa[:n]) or None
 
 
-def owners(stacks: list[tuple[int, tuple[str, ...] | list[str] | None]]) -> tuple[list[Owner | None], list[str]]:
+def owners(stacks: list[tuple]) -> tuple[list[Owner | None], list[str]]:
     """Each launch's owner from its NVTX stack: `stacks` holds (the launch's place in the launch
-    sequence, its ranges outermost first, None where the report recorded none), in any order; the
-    owners come back in the same order, with one-line notes on what the reading met."""
+    sequence, its ranges outermost first (None where the report recorded none)[, its process]), in
+    any order; the owners come back in the same order, with one-line notes on what the reading met.
+    Each process numbers its ops and autograd nodes on its own, so each is read apart."""
+    processes: dict = {}
+    for i, entry in enumerate(stacks):
+        processes.setdefault(entry[2] if len(entry) > 2 else None, []).append(i)
+    found: list[Owner | None] = [None] * len(stacks)
+    notes: list[str] = []
+    for places in processes.values():
+        got, said = _owners_of_one([stacks[i][:2] for i in places])
+        for i, o in zip(places, got):
+            found[i] = o
+        notes += [n for n in said if n not in notes]
+    return found, notes
+
+
+def _owners_of_one(stacks: list[tuple]) -> tuple[list[Owner | None], list[str]]:
+    """`owners` of the launches of one process."""
     parsed = [(order, [parse(t) for t in (s or ())]) for order, s in stacks]
     # forward ops carrying each sequence number: (place, name, the outer op, module)
     carrying: dict[int, list[tuple[int, str, str, str | None]]] = defaultdict(list)
