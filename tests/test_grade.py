@@ -390,3 +390,14 @@ def test_counted_tensor_work_is_set_beside_the_declared_work():
                for line in grade_lines(doc))
     assert not any("GFLOP FP32 against" in line for line in grade_lines(store.load(
         Path(__file__).resolve().parent.parent / "plots" / "grades-h200.json", profile=True)))
+
+
+def test_kernels_lists_a_graded_file_at_its_own_sizes_not_as_a_gemm():
+    # a graded file (its // roofline arg: lines) declares its sizes: no 4096^3 GEMM title, and no
+    # A, B and C fitting in the L2 (a new user's trial found both on a saxpy file)
+    path = Path(__file__).resolve().parents[1] / "examples" / "grade" / "softmax_online.cu"
+    got = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "h200", "--size", "1024", "--model-only"],
+                             env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    assert "your kernels, at the sizes they declare" in got.output and "model at 1024x1024x1024" not in got.output
+    assert "fit in the H200" not in got.output and "GMEM requests at the L2" not in got.output

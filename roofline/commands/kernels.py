@@ -150,11 +150,12 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     if preset is not None and limits is None:
         notes.append("floors without waves and without DRAM: --model-only has no occupancy, and the DRAM bytes "
                      "follow from the blocks that run at once")
-    if preset is not None:
+    gemm_rows = not sources or not all(u.workload for u in sources)  # a graded file declares its own sizes
+    if preset is not None and gemm_rows:
         l2 = "" if preset.roofs.l2_gbps else f" (no L2 bandwidth is known for the {preset.name}: no L2 floor)"
         notes.append(f"memory ms: the highest memory floor at the theoretical roofs: GMEM requests at the L2{l2}, the "
                      "bytes the waves fetch at DRAM, SMEM and L1 bytes at the shared-memory data path")
-    if preset is not None and preset.fits_in_l2(problem.working_set_bytes):
+    if preset is not None and gemm_rows and preset.fits_in_l2(problem.working_set_bytes):
         notes.append(f"A, B and C ({problem.working_set_bytes / 2**20:,.1f} MB) fit in the {preset.name}'s "
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: DRAM serves only the compulsory bytes (with the L2 "
                      "cold, as runs time it)")
