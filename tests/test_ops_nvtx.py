@@ -314,3 +314,41 @@ def test_the_module_table_in_the_docs_is_the_committed_files():
         assert cells[-2] == f"{r.times_floor:.2f}x" or cells[-3] == f"{r.times_floor:.2f}x"
         checked += 1
     assert checked == 9
+
+
+def test_plot_by_module_draws_the_leaves_each_time_once(tmp_path):
+    # the chart's rows: each module's own launches and the optimizer's row (so no kernel is drawn
+    # twice), each a bar of its time with its floor inside, and the share of its roofs beside it
+    from roofline.render import owner_chart
+
+    path = _profile(tmp_path)
+    doc = store.load(path, profile=True)
+    rows = owner_chart.rows_drawn(doc, "module", top=1000)
+    names = [r.name for r in rows]
+    assert "(optimizer)" in names and "LlamaForCausalLM.lm_head" in names
+    assert sum(r.time_ms for r in rows) == pytest.approx(doc.total_time_ms)  # the step, once
+    inclusive = {r.name: r.time_ms for r in by_owner(doc, "module")}
+    own = {r.name: r.time_ms for r in rows}
+    assert own["LlamaForCausalLM"] < inclusive["LlamaForCausalLM"]  # the model's own loss, not its layers
+    fig = owner_chart.render(doc, "module")
+    times = fig.axes[0]
+    bars = [p for p in times.patches if p.get_alpha() == 0.35]
+    assert [round(b.get_width(), 9) for b in bars] == [round(r.time_ms, 9) for r in owner_chart.rows_drawn(doc, "module")]
+    got = CliRunner().invoke(app, ["plot", str(path), "--kind", "op", "--out", str(tmp_path / "ops.png")])
+    assert got.exit_code == 0 and (tmp_path / "ops.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--kind", "op", "RUN"], "--kind op draws a profile of a PyTorch program by who launched its kernels"),
+    (["--kind", "module", "PLAIN"], "records no op or module per kernel"),
+    (["--kind", "module", "HTML"], "the HTML report (roofline plot"),
+])
+def test_plot_by_op_refuses_what_it_cannot_draw(tmp_path, args, says):
+    plain = tmp_path / "plain.json"
+    doc = store.load(_profile(tmp_path), profile=True)
+    store.save(doc.model_copy(update={"attribution": None}), plain)
+    run = Path(__file__).resolve().parents[1] / "plots" / "results-h200.json"
+    given = {"RUN": str(run), "PLAIN": str(plain), "HTML": str(tmp_path / "llama.json")}
+    out = tmp_path / ("r.html" if "HTML" in args else "r.png")
+    got = CliRunner().invoke(app, ["plot", *[given.get(a, a) for a in args], "--out", str(out)])
+    assert got.exit_code == 2 and says in " ".join(got.output.split()) and not out.exists(), got.output

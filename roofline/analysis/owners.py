@@ -84,10 +84,12 @@ def row_floor(doc: ProfileResults, w: OwnedWork) -> tuple[str, float] | None:
     return (b.level, b.floor_ms) if b is not None and b.floor_ms else None
 
 
-def by_owner(doc: ProfileResults, key: str = "op") -> list[OwnerRow]:
+def by_owner(doc: ProfileResults, key: str = "op", inclusive: bool = True) -> list[OwnerRow]:
     """The profile's owned launches summed by `key`: 'op' (one row per op and phase) or 'module'
     (one row per module, its submodules included, in tree order: each module before its children,
-    children the longest first). Raises ValueError for another key, or a profile without attribution."""
+    children the longest first; with `inclusive` False, each module's own launches alone, which
+    add up to the owned time once). Raises ValueError for another key, or a profile without
+    attribution."""
     if key not in KEYS:
         raise ValueError(f"by {key!r}: give op or module")
     if doc.attribution is None:
@@ -101,6 +103,8 @@ def by_owner(doc: ProfileResults, key: str = "op") -> list[OwnerRow]:
         else:  # the module and every module around it
             parts = w.module.split(".") if w.module else [OPTIMIZER if w.phase == "optimizer" else NO_MODULE]
             places = [(".".join(parts[:i + 1]), None) for i in range(len(parts))]
+            if not inclusive:  # the module alone, not those around it
+                places = places[-1:]
         for place in places:
             row = rows.get(place)
             if row is None:

@@ -74,6 +74,8 @@ class ProfileKind(WorkKind):
         doc, paths = docs[0], request.paths
         if request.highlight:
             raise UsageError("{highlight} applies to run results; a profile's chart shows its top kernels", "highlight")
+        if request.kind in ("op", "module"):
+            return self._owner_chart(doc, request, notes)
         if request.kind != "roofline":
             raise UsageError(f"{paths[0]} is a profile of a program, which has no "
                              + ("size sweep; drop {kind} sweep" if request.kind == "sweep" else
@@ -88,6 +90,23 @@ class ProfileKind(WorkKind):
             html_report.write(doc, request.out, paths, notes=notes)
         else:
             profile_chart.draw(doc, request.out)
+        return notes
+
+
+    def _owner_chart(self, doc: ProfileResults, request: ChartRequest, notes: list[str]) -> list[str]:
+        from ..render import owner_chart
+
+        if request.highlight:
+            raise UsageError("{highlight} applies to run results; a chart by op or module shows its longest rows",
+                             "highlight")
+        if request.as_html:
+            raise UsageError(f"{{kind}} {request.kind} draws a .png, .svg or .pdf; the HTML report (roofline plot "
+                             f"{files.shown_path(request.paths[0])} --out report.html) holds the module tree", "kind")
+        if doc.attribution is None:
+            raise UsageError(f"{{kind}} {request.kind}: {request.paths[0]} records no op or module per kernel; profile "
+                             "the program again with roofline profile -- python ... (ops are recorded unless --no-ops)",
+                             "kind")
+        owner_chart.draw(doc, request.kind, request.out)
         return notes
 
 

@@ -94,8 +94,9 @@ def chart(paths: list[Path], out: Path, kind: str = "roofline", measured: bool =
     if kind not in PLOT_KINDS:
         raise UsageError(f"{{kind}} takes {', '.join(PLOT_KINDS)}, got {kind!r}", "kind")
     if kind != "roofline" and measured:
-        raise UsageError(f"{{measured}} applies to {{kind}} roofline; a{'n energy chart' if kind == 'energy' else ' sweep'} "
-                         "has no counters", "measured", ["kind"])
+        what = {"energy": "n energy chart", "sweep": " sweep"}.get(kind, f" chart by {kind}")
+        raise UsageError(f"{{measured}} applies to {{kind}} roofline; a{what} has no model bytes to set them beside",
+                         "measured", ["kind"])
     as_html = html_report.is_report(out)
     if as_html:
         html_report.check_output(out, paths)

@@ -75,6 +75,9 @@ class RunKind(WorkKind):
         paths, out, kind, measured, highlight = (request.paths, request.out, request.kind, request.measured,
                                                  request.highlight)
         doc = docs[0]
+        if kind in ("op", "module"):
+            raise UsageError(f"{{kind}} {kind} draws a profile of a PyTorch program by who launched its kernels; "
+                             f"{paths[0]} is {self.title}", "kind")
         if highlight:
             known = [k.name for d in docs for k in d.kernels]
             for name in highlight:

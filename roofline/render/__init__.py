@@ -18,6 +18,7 @@ occupancy, devices). Nothing here measures or models; units are converted for di
   comms_tables     comms' tables
   trace_tables     a PyTorch profiler trace's GPU time by op (or module) and phase
   owner_tables     a profile's GPU time by op or module, each with its floor and binding roof
+  owner_chart      a profile's op or module time against its floor (plot --kind op|module)
   whatif           whatif's tables and chart
   project          project's tables and chart
   scene            a chart as data (points, roofs, labels), built once and drawn by the charts
