@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..analysis.check import Check
-from ..analysis.compare import Delta, WorkComparison, pct, share
+from ..analysis.compare import Delta, LevelChange, WorkComparison, pct, share
 from .tables import WRAP, _arrow, _fit, compare_tables
 from .text import display_names, percent
 
@@ -27,6 +27,10 @@ def _occ(x: float | None) -> str:
 
 def _level(d: Delta, level: str) -> str:
     lc = next((lc for lc in d.levels if lc.level == level), None)
+    if level == "l1":  # L1 and shared memory share one data path: their bytes together, as show's AI L1 counts
+        parts = [x for x in d.levels if x.level in ("l1", "smem")]
+        if parts and len({x.counted for x in parts}) == 1:
+            lc = LevelChange("l1", sum(x.before for x in parts), sum(x.after for x in parts), parts[0].counted)
     if lc is None or lc.change is None:
         return "-"
     if lc.change == 0:
@@ -63,13 +67,13 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     """Two runs first side by side (`render.tables.compare_tables`: speedup, registers, the
     two-roof reading and the move toward it, the reference). Then per matched kernel (and first
     the step, for profiles): ms before -> after, the time change, FLOP/s, the change of DRAM, L2
-    and L1 bytes ('(model)' where both are the model's), theoretical occupancy, the fraction of the
+    and L1 with shared-memory bytes ('(model)' where both are the model's), theoretical occupancy, the fraction of the
     binding roof, and the reading (noise, or faster/slower with the cause). A profile shows its
     `top` kernels by the longer of their two times."""
     profile = cmp.is_step
     columns = ([("grid x block", "right")] if profile else []) + [
         ("ms", "right"), ("time", "right"), ("FLOP/s", "right"), ("DRAM bytes", "right"), ("L2 bytes", "right"),
-        ("L1 bytes", "right"), ("occupancy", "left"), ("of roof", "left")]
+        ("L1/shared bytes", "right"), ("occupancy", "left"), ("of roof", "left")]
     joules = any(d.joules for d in cmp.kernels)  # both files measured with --energy: J per launch
     columns += [("J", "right")] if joules else []
     columns.append(("reading", "left", WRAP))
