@@ -111,6 +111,13 @@ def _profile(tmp_path: Path) -> Path:
     return path
 
 
+def _without_owners(tmp_path: Path) -> Path:
+    """The step's profile as one recorded without --ops: no attribution."""
+    plain = tmp_path / "plain.json"
+    store.save(store.load(_profile(tmp_path), profile=True).model_copy(update={"attribution": None}), plain)
+    return plain
+
+
 def test_op_and_module_views_add_up_to_the_profile(tmp_path):
     doc = store.load(_profile(tmp_path), profile=True)
     assert doc.attribution.time_ms == pytest.approx(doc.total_time_ms)
@@ -149,9 +156,7 @@ def test_show_by_op_and_module(tmp_path):
     (["--by", "op", "PLAIN"], "records no op or module per kernel; profile the program again"),
 ])
 def test_show_by_refuses_in_one_line(tmp_path, args, says):
-    plain = tmp_path / "plain.json"
-    doc = store.load(_profile(tmp_path), profile=True)
-    store.save(doc.model_copy(update={"attribution": None}), plain)
+    plain = _without_owners(tmp_path)
     run = Path(__file__).resolve().parents[1] / "plots" / "results-h200.json"
     args = [str(run) if a == "RUN" else str(plain) if a == "PLAIN" else a for a in args]
     got = CliRunner().invoke(app, ["show", *args])
@@ -344,9 +349,7 @@ def test_plot_by_module_draws_the_leaves_each_time_once(tmp_path):
     (["--kind", "module", "HTML"], "the HTML report (roofline plot"),
 ])
 def test_plot_by_op_refuses_what_it_cannot_draw(tmp_path, args, says):
-    plain = tmp_path / "plain.json"
-    doc = store.load(_profile(tmp_path), profile=True)
-    store.save(doc.model_copy(update={"attribution": None}), plain)
+    plain = _without_owners(tmp_path)
     run = Path(__file__).resolve().parents[1] / "plots" / "results-h200.json"
     given = {"RUN": str(run), "PLAIN": str(plain), "HTML": str(tmp_path / "llama.json")}
     out = tmp_path / ("r.html" if "HTML" in args else "r.png")

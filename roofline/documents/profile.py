@@ -41,32 +41,24 @@ class ProfileKind(WorkKind):
     def shown_by(self, paths: list[Path], docs: list, key: str):
         from ..analysis.owners import owners_of
         from ..render.lines import Note
-        from ..render.owner_tables import owned_line, owner_tables
+        from ..render.owner_tables import owned_line, rows_tables
         from .registry import kind_of
 
-        doc = docs[0]
-        if doc.attribution is None:
-            raise UsageError(f"{{by}} {key}: {paths[0]} records no op or module per kernel; profile the program again "
-                             "with roofline profile -- python ... (ops are recorded from PyTorch's NVTX ranges unless "
-                             "--no-ops)", "by")
+        doc = _owned(docs[0], paths[0], "by", key)
         if key == "module" and not any(w.module for w in doc.attribution.owned):
             raise UsageError(f"{{by}} module: {paths[0]} names no modules (no nn.Module ran around its kernels)", "by")
+        found = owners_of(doc, key)
 
         def lines(width: int) -> list:
-            return [*owner_tables(doc, key, width, None), owned_line(doc),
-                    *(Note(n) for n in doc.attribution.notes)]
+            return [*rows_tables(found, width), owned_line(doc), *(Note(n) for n in doc.attribution.notes)]
 
-        found = owners_of(doc, key)
         return kind_of(found).json(found), lines
 
     def compare_by(self, docs: tuple, paths: tuple[Path, Path], key: str):
         from ..analysis.owners import compare_owners
 
-        for doc, path in zip(docs, paths):
-            if doc.attribution is None:
-                raise UsageError(f"{{by}} {key}: {path} records no op or module per kernel; profile the program "
-                                 "again with roofline profile -- python ... (ops are recorded unless --no-ops)", "by")
-        return compare_owners(docs[0], docs[1], key, (paths[0].name, paths[1].name))
+        before, after = (_owned(doc, path, "by", key) for doc, path in zip(docs, paths))
+        return compare_owners(before, after, key, (paths[0].name, paths[1].name))
 
     def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:
         from ..render import html_report, profile_chart
@@ -102,12 +94,18 @@ class ProfileKind(WorkKind):
         if request.as_html:
             raise UsageError(f"{{kind}} {request.kind} draws a .png, .svg or .pdf; the HTML report (roofline plot "
                              f"{files.shown_path(request.paths[0])} --out report.html) holds the module tree", "kind")
-        if doc.attribution is None:
-            raise UsageError(f"{{kind}} {request.kind}: {request.paths[0]} records no op or module per kernel; profile "
-                             "the program again with roofline profile -- python ... (ops are recorded unless --no-ops)",
-                             "kind")
-        owner_chart.draw(doc, request.kind, request.out)
+        owner_chart.draw(_owned(doc, request.paths[0], "kind", request.kind), request.kind, request.out)
         return notes
+
+
+def _owned(doc: ProfileResults, path: Path, param: str, value: str) -> ProfileResults:
+    """`doc`, which must record who launched its kernels for `--PARAM VALUE` (`show --by op`,
+    `plot --kind module`). Raises UsageError saying how to record them."""
+    if doc.attribution is None:
+        raise UsageError(f"{{{param}}} {value}: {path} records no op or module per kernel; profile the program again "
+                         "with roofline profile -- python ... (ops are recorded from PyTorch's NVTX ranges unless "
+                         "--no-ops)", param)
+    return doc
 
 
 KIND = register(ProfileKind())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..analysis.owners import OwnerChanges, OwnerRow, Owners, owners_of
+from ..analysis.owners import OwnerChanges, OwnerRow, Owners
 from ..model.peaks import PRECISIONS
 from ..results.profile import ProfileResults
 from .tables import _fit
@@ -22,17 +22,13 @@ def _rate(r: OwnerRow) -> str:
     return f"{amount / (r.time_ms * 1e6):,.0f} {key}"
 
 
-def owner_tables(doc: ProfileResults, key: str, width: int = 200, top: int | None = 25) -> list[Table]:
-    """The profile's owned GPU time by `key` ('op' or 'module'), `top` rows (None: all): ms (its
-    launches' durations summed), share of the profiled time, launches, GFLOP/s of its largest kind of
-    work over its time, its floor (ms: each kernel at its own roof), its time over that floor, the roof
-    binding most of the floor, and its longest kernel with that kernel's share of the row; a module
-    row holds its submodules, and splits its time into forward and backward."""
-    return rows_tables(owners_of(doc, key), width, top)
-
-
 def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> list[Table]:
-    """`owner_tables` of rows already summed (`analysis.owners.owners_of`)."""
+    """A profile's owned GPU time by op or module, rows already summed (`analysis.owners.owners_of`):
+    `top` rows (None: all): ms (its launches' durations summed), share of the profiled time, launches,
+    GFLOP/s of its largest kind of work over its time, its floor (ms: each kernel at its own roof),
+    its time over that floor, the roof binding most of the floor, and its longest kernel with that
+    kernel's share of the row; a module row holds its submodules, and splits its time into forward
+    and backward."""
     key, rows = owners.key, owners.rows
     shown = rows[:top] if top else rows
     total = owners.total_ms or 1.0
