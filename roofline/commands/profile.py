@@ -297,24 +297,10 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     if Path(out).resolve() == path.resolve():
         raise UsageError(f"{{out}} {out} is the report being imported; give the profile another file name", "out")
     files.check_results_out(out, profile=True)
-    owners = None
-    if trace is not None:
-        from ..traces.join import join
-        from ..traces.ops import attribute
-        if not Path(trace).is_file():
-            raise UsageError(f"{{trace}} {trace}: " + ("is a folder, not a trace" if Path(trace).is_dir() else
-                                                       "no such file"), "trace")
-        their = attribute(Path(trace))
+    from ..traces import join
+    their = join.read_trace(Path(trace)) if trace is not None else None  # a bad trace refused before the report
     report = nsight.read(path, gpu)
-    if trace is not None:
-        found, joined = join([x.demangled for x in report.launches],
-                             [x.order if x.order is not None else i for i, x in enumerate(report.launches)], their)
-        if not any(o is not None for o in found):
-            raise UsageError(f"{{trace}} {trace}: none of the report's {len(found):,} launches lines up with the "
-                             f"trace's {len(their.launches):,} kernels; give a trace of the same step of the same "
-                             "program", "trace")
-        owners = (f"the PyTorch profiler trace {Path(trace).name}, its kernels lined up with the report's launches",
-                  found, joined + list(their.notes))
+    owners = join.owners_from(report.launches, their, Path(trace)) if their is not None else None
     try:
         doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
                                    notes=list(report.notes), owners=owners)

@@ -16,9 +16,11 @@ step launches the same kernels every time.
 from __future__ import annotations
 
 from difflib import SequenceMatcher
+from pathlib import Path
 
+from ..errors import UsageError
 from ..nsight.names import label
-from .ops import Owner, OpsTrace
+from .ops import Owner, OpsTrace, attribute
 
 MIN_RUN = 4  # launches in a row, the same names in both, for a match to count
 
@@ -46,3 +48,25 @@ def join(names: list[str], orders: list[int], trace: OpsTrace) -> tuple[list[Own
                      f"trace ({len(b):,} kernels; {MIN_RUN} in a row of the same names at least): they have no owner; "
                      "record the trace and the profile over the same step of the same program")
     return owners, notes
+
+
+def read_trace(path: Path) -> OpsTrace:
+    """The trace at `path` (`--trace`), its kernels owned (`traces.ops.attribute`). Raises
+    UsageError for a folder, a missing file, or a file that is no such trace."""
+    if not path.is_file():
+        raise UsageError(f"{{trace}} {path}: " + ("is a folder, not a trace" if path.is_dir() else "no such file"),
+                         "trace")
+    return attribute(path)
+
+
+def owners_from(launches: list, trace: OpsTrace, path: Path) -> tuple[str, list[Owner | None], list[str]]:
+    """The owners of a report's `launches` (`nsight.launches.Launch`) from `trace` (read from `path`),
+    as `results.convert.from_profile` takes them: (source, one owner or None per launch, notes).
+    Raises UsageError when no launch lines up: the trace is of another program."""
+    found, notes = join([x.demangled for x in launches],
+                        [x.order if x.order is not None else i for i, x in enumerate(launches)], trace)
+    if not any(o is not None for o in found):
+        raise UsageError(f"{{trace}} {path}: none of the report's {len(found):,} launches lines up with the trace's "
+                         f"{len(trace.launches):,} kernels; give a trace of the same step of the same program", "trace")
+    return (f"the PyTorch profiler trace {path.name}, its kernels lined up with the report's launches", found,
+            notes + list(trace.notes))
