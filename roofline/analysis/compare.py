@@ -33,6 +33,7 @@ from .work import KernelWork, Workload, workload
 NOISE = 0.02  # a profile's time change under 2 % is called noise (docs/compare.md says why)
 NOISE_US = 1.0  # ... and so is one under 1 us per launch: a short kernel's duration varies by that much
 CAUSE = 0.05  # a level's bytes must change by at least 5 % to be named as the cause of a time change
+SHOWN_NAMES = {"l1/shared": "L1/shared"}  # a shown level's name where upper case does not give it
 SAME = 0.02  # a change of a run's time over its two-roof floor below 2 % is no move either way
 
 
@@ -161,12 +162,24 @@ class Delta:
         if self.is_noise:
             return None
         sign = 1 if self.slowdown > 0 else -1
-        moved = [(lc.change * sign, lc) for lc in self.levels if lc.change is not None and lc.change * sign >= CAUSE]
+        moved = [(lc.change * sign, lc) for lc in self.shown_levels
+                 if lc.change is not None and lc.change * sign >= CAUSE]
         if not moved:
             return None
         lc = max(moved, key=lambda m: m[0])[1]
         tail = f"{pct(self.fraction_change)} of its roof" if self.across else f"time {pct(self.time_change)}"
-        return f"{lc.level.upper()} bytes {pct(lc.change)}, {tail}"
+        return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes {pct(lc.change)}, {tail}"
+
+    @property
+    def shown_levels(self) -> list[LevelChange]:
+        """The levels as the tables show them: DRAM, L2, and L1 with shared memory as one
+        ('l1/shared', one data path, as `show`'s AI L1 counts it) where both sides count them alike."""
+        out = [lc for lc in self.levels if lc.level not in ("l1", "smem")]
+        parts = [lc for lc in self.levels if lc.level in ("l1", "smem")]
+        if parts and len({lc.counted for lc in parts}) == 1:
+            out.append(LevelChange("l1/shared", sum(lc.before for lc in parts), sum(lc.after for lc in parts),
+                                   parts[0].counted))
+        return out
 
     @property
     def reference_move(self) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..analysis.check import Check
-from ..analysis.compare import Delta, LevelChange, WorkComparison, pct, share
+from ..analysis.compare import Delta, WorkComparison, pct, share
 from .tables import WRAP, _arrow, _fit, compare_tables
 from .text import display_names, percent
 
@@ -26,11 +26,7 @@ def _occ(x: float | None) -> str:
 
 
 def _level(d: Delta, level: str) -> str:
-    lc = next((lc for lc in d.levels if lc.level == level), None)
-    if level == "l1":  # L1 and shared memory share one data path: their bytes together, as show's AI L1 counts
-        parts = [x for x in d.levels if x.level in ("l1", "smem")]
-        if parts and len({x.counted for x in parts}) == 1:
-            lc = LevelChange("l1", sum(x.before for x in parts), sum(x.after for x in parts), parts[0].counted)
+    lc = next((lc for lc in d.shown_levels if lc.level == level), None)
     if lc is None or lc.change is None:
         return "-"
     if lc.change == 0:
@@ -55,7 +51,7 @@ def _row(d: Delta, name: str, profile: bool, joules: bool = False) -> list[str]:
     if profile:
         row.append(d.configuration or d.launch or "-")
     row += [ms, pct(d.time_change), _arrow(_rate(d.before_gflops), _rate(d.after_gflops)),
-            *(_level(d, lvl) for lvl in ("dram", "l2", "l1")),
+            *(_level(d, lvl) for lvl in ("dram", "l2", "l1/shared")),
             _arrow(_occ(d.before_occupancy), _occ(d.after_occupancy)),
             _arrow(_occ(d.before_fraction), _occ(d.after_fraction))]
     if joules:
