@@ -13,7 +13,8 @@ from ..console import present
 from ..errors import UsageError
 from ..outcome import Outcome
 
-MOUNT = dict(short_help="Compare two results files, kernel by kernel; with --max-drop, fail on a slowdown (CI).")
+MOUNT = dict(short_help="Compare two results files, kernel by kernel (profiles by op or module too); with --max-drop, "
+                        "fail on a slowdown (CI).")
 RENAMED = {"--out": "--chart FILE draws each kernel's move",
            "--force": "--across-sizes (compares runs of different problem sizes too; --force is new's: replace a file)"}
 

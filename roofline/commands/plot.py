@@ -12,7 +12,7 @@ from ..console import one_of, present
 from ..defaults import DEFAULT_RESULTS, PLOT_KINDS
 from ..outcome import Outcome, Plain
 
-MOUNT = dict(short_help="Draw the roofline or a size sweep from results files.")
+MOUNT = dict(short_help="Draw the roofline, a size sweep, or a profile by op or module from results files.")
 RENAMED = {"--results": "give the files as arguments: roofline plot FILE [FILE ...] --out chart.png"}
 
 

@@ -27,8 +27,9 @@ def command(
                                                       "PyTorch profiler trace."),
     as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
     by: str = typer.Option("kernel", "--by", metavar="kernel|op|module",
-                           help="A profile's (or a PyTorch profiler trace's) GPU time by kernel, by the op that "
-                                "launched it (forward, backward, optimizer) or by module (submodules included)."),
+                           help="A profile's GPU time by kernel (the default), by the PyTorch op that launched it "
+                                "(forward, backward, optimizer) or by module (its submodules included); a PyTorch "
+                                "profiler trace's by op or by module (each module's own kernels)."),
 ):
     from .. import documents
     from ..errors import UsageError

@@ -64,10 +64,10 @@ class ProfileKind(WorkKind):
         from ..render import html_report, profile_chart
 
         doc, paths = docs[0], request.paths
-        if request.highlight:
-            raise UsageError("{highlight} applies to run results; a profile's chart shows its top kernels", "highlight")
         if request.kind in ("op", "module"):
             return self._owner_chart(doc, request, notes)
+        if request.highlight:
+            raise UsageError("{highlight} applies to run results; a profile's chart shows its top kernels", "highlight")
         if request.kind != "roofline":
             raise UsageError(f"{paths[0]} is a profile of a program, which has no "
                              + ("size sweep; drop {kind} sweep" if request.kind == "sweep" else

@@ -404,7 +404,8 @@ def missing_header(name: str, source: str = "", where: str | None = None,
         instead = (f"include <cuda/std/{stem}> (CCCL's libcu++) for device code" if device else
                    "libcu++ has no device form of it; leave it out of the kernel file")
         return (f"<{name}>{by} is a host C++ header, which NVRTC (the compiler here) does not have: {instead}; or "
-                "compile the file with nvcc (a CUDA toolkit; compiler nvcc), which takes host code and headers")
+                "compile the file with nvcc (--compiler nvcc, or a '// roofline compiler: nvcc' line; a CUDA toolkit), which "
+                "takes host code and headers")
     if top == "crt":
         package, extra = ("nvidia-cuda-crt", "cuda-toolkit[crt]==13.*") if thirteen else \
             ("nvidia-cuda-nvcc-cu12", "cuda-toolkit[nvcc]==12.*")

@@ -47,9 +47,11 @@ def draw(doc: ProfileResults, key: str, out: Path, top: int = TOP) -> Path:
 def render(doc: ProfileResults, key: str, top: int = TOP):
     """The chart (a matplotlib Figure) of `doc`'s `top` rows by `key`."""
     rows = rows_drawn(doc, key, top)
-    fig = new_figure(13, 1.2 + 0.4 * max(len(rows), 4), 130)
-    times = fig.add_axes((0.25, 0.12, 0.45, 0.80))
-    share = fig.add_axes((0.74, 0.12, 0.16, 0.80))
+    height = 1.6 + 0.4 * max(len(rows), 4)  # inches: 0.7 below the bars for the axis labels, 0.5 above
+    bottom, top = 0.7 / height, 1 - 0.5 / height
+    fig = new_figure(13, height, 130)
+    times = fig.add_axes((0.25, bottom, 0.45, top - bottom))
+    share = fig.add_axes((0.74, bottom, 0.16, top - bottom))
     y = list(range(len(rows)))[::-1]
     labels = []
     for yi, r in zip(y, rows):
