@@ -45,8 +45,9 @@ def join(names: list[str], orders: list[int], trace: OpsTrace) -> tuple[list[Own
     notes = []
     if matched < len(names):
         notes.append(f"{len(names) - matched:,} of the {len(names):,} profiled launches line up with no kernel of the "
-                     f"trace ({len(b):,} kernels; {MIN_RUN} in a row of the same names at least): they have no owner; "
-                     "record the trace and the profile over the same step of the same program")
+                     f"trace's {len(b):,} (a match needs {MIN_RUN} or more launches in a row with the trace's names, "
+                     "in its order): they have no owner; record the trace and the profile over the same step of the "
+                     "same program")
     return owners, notes
 
 
