@@ -27,9 +27,10 @@ def command(
                                                       "PyTorch profiler trace."),
     as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
     by: str = typer.Option("kernel", "--by", metavar="kernel|op|module",
-                           help="A profile's GPU time by kernel (the default), by the PyTorch op that launched it "
-                                "(forward, backward, optimizer) or by module (its submodules included); a PyTorch "
-                                "profiler trace's by op or by module (each module's own kernels)."),
+                           help="A profile's GPU time by kernel (the default view), by the PyTorch op that launched "
+                                "it (forward, backward, optimizer) or by module (its submodules included); a PyTorch "
+                                "profiler trace's by op or by module alone (each module's own kernels; its default "
+                                "view shows both)."),
 ):
     from .. import documents
     from ..errors import UsageError
