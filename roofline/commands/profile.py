@@ -187,7 +187,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
             except nsight.NoLaunches:
                 pass
     if report is None:
-        raise _nothing_profiled(done, options)
+        raise _nothing_profiled(done, options, ops and _python(command))
     launches = report.launches
     device, notes = _profiled_device(report.device)
     if options.launch_count and len(launches) >= options.launch_count:
@@ -212,7 +212,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
     notes = list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc) + notes_after
     failures = [] if done.returncode == 0 else [
         f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
-        f"that are kept in {out}"]
+        f"that are kept in {out}" + (OPS_HINT if ops and _python(command) else "")]
     return ProfileReport(doc, notes, failures)
 
 
@@ -260,14 +260,27 @@ class NothingLaunched(RunError):
     """A profile between cudaProfilerStart and cudaProfilerStop in which no kernel was launched."""
 
 
-def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options) -> Exception:
+def _python(command: list[str]) -> bool:
+    """Whether `command` starts a Python program (python3, torchrun, a .py script...), where ops
+    turns PyTorch's ranges on."""
+    name = Path(command[0]).name
+    return name.startswith(("python", "torchrun", "accelerate", "deepspeed")) or name.endswith(".py")
+
+
+# After a Python command failed with ops on: the one way ops can make a program fail.
+OPS_HINT = ("; a program that turns on PyTorch's profiler itself fails with ops on (one profiler per thread): "
+            "profile it with --no-ops")
+
+
+def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options, ops: bool = False) -> Exception:
     seen = done.available_kernels()
     if options.kernel_regex and seen:
         shown = ", ".join(seen[:8]) + (f" and {len(seen) - 8} more" if len(seen) > 8 else "")
         return UsageError(f"{{kernel_regex}} {options.kernel_regex!r} matched none of the {len(seen)} kernels the "
                           f"command launched: {shown}", "kernel_regex")
     if done.returncode != 0:
-        return RunError(f"the command exited with code {done.returncode} before any kernel was profiled")
+        return RunError(f"the command exited with code {done.returncode} before any kernel was profiled"
+                        + (OPS_HINT if ops else ""))
     if not options.from_start:
         return NothingLaunched("no kernel was launched between cudaProfilerStart and cudaProfilerStop "
                         "(torch.cuda.profiler.start/stop); drop --no-profile-from-start to profile from the start")
