@@ -284,6 +284,9 @@ def test_a_failing_command_keeps_its_kernels_and_exits_1(fake_ncu, tmp_path):
     r = invoke("profile", "--out", "p.json", "--", sys.executable, "-c", "import sys; sys.exit(3)")
     one_line_error(r, "the command exited with code 3; the 165 launches profiled before that are kept in p.json", 1)
     assert store.load(tmp_path / "p.json", profile=True).exit_code == 3
+    assert "profile it with --no-ops" in r.output  # a Python program: PyTorch's own profiler may be why
+    r = invoke("profile", "--no-ops", "--out", "p.json", "--", sys.executable, "-c", "import sys; sys.exit(3)")
+    assert r.exit_code == 1 and "--no-ops" not in r.output
 
 
 @pytest.mark.parametrize("mode, args, needle, code", [
