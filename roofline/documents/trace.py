@@ -48,10 +48,9 @@ def _trace_lines(doc: OpsTrace) -> list:
     from ..model.units import plural
     from ..render.lines import Note
 
-    shown = []
-    shown.append(f"{doc.owned_share:.1%} of the GPU time ({doc.time_us / 1e3:,.3f} ms over "
+    shown: list = [f"{doc.owned_share:.1%} of the GPU time ({doc.time_us / 1e3:,.3f} ms over "
                  f"{plural(len(doc.launches), 'kernel')}) is owned by an op: its launch is in the trace and ops are "
-                 "open around it")
+                 "open around it"]
     if not doc.has_modules:
         shown.append(Note("no module names in the trace: record it with torch.profiler.profile(with_modules=True) "
                           "or with_stack=True to have each op's nn.Module"))

@@ -38,9 +38,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..nsight.inject.sitecustomize import MODULE_PREFIX  # how the program's ranges name a module (inert here)
 from .ops import BACKWARD, OPTIMIZER, Owner, node_maker
 
-MODULE_PREFIX = "roofline.module "  # as nsight/inject/sitecustomize.py names a module's range
 _RANGE = re.compile(r"^(?P<name>.*?)(?:, seq = (?P<seq>-?\d+))?(?:, op_id = (?P<op_id>-?\d+))?(?:, sizes = \[.*)?"
                     r"(?:, input_op_ids = .*)?$", re.S)
 
