@@ -9,8 +9,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv > $OUT/gpu.txt 2>&1
 if [ -n "$TRACE" ]; then
-( time python3 tools/layer_trace.py run --kernel naive --kernel warptiling --size 2048 --out /tmp/r.json ) > $OUT/trace_run.txt 2>&1
-( time python3 tools/layer_trace.py run examples/grade/softmax_online.cu examples/grade/softmax_naive.cu --baseline softmax_naive --out /tmp/g.json ) > $OUT/trace_grade.txt 2>&1
+( time timeout ${TRACE_LIMIT:-200} python3 tools/layer_trace.py run --kernel naive --kernel warptiling --size 2048 --out /tmp/r.json ) > $OUT/trace_run.txt 2>&1
+( time timeout ${TRACE_LIMIT:-200} python3 tools/layer_trace.py run examples/grade/softmax_online.cu examples/grade/softmax_naive.cu --baseline softmax_naive --out /tmp/g.json ) > $OUT/trace_grade.txt 2>&1
 python3 -m roofline show /tmp/g.json >> $OUT/trace_grade.txt 2>&1
 fi
 timeout ${LIMIT:-540} python3 -m pytest -p no:cacheprovider -o addopts="" -n 0 -m gpu -q --durations=15 --timeout 200 "$@" > $OUT/gpu_tests.txt 2>&1

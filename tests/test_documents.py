@@ -127,10 +127,25 @@ def test_a_new_kind_of_document_is_one_entry(tmp_path):
         assert r.exit_code == 0 and r.stdout.splitlines()[0] == "3 cups" and "roofline: note: a toy" in r.stderr
         r = CliRunner().invoke(app, ["whatif", str(a)])
         assert r.exit_code == 2 and "a toy file (a test's), which show, plot and compare read" in r.stderr
+        r = CliRunner().invoke(app, ["schema", "toy"])
+        assert r.exit_code == 0 and json.loads(r.stdout)["properties"]["cups"]["type"] == "integer"
     finally:
         documents.unregister("toy")
     with pytest.raises(UsageError, match="kind 'toy' is not one roofline writes"):
         documents.load(a)
+
+
+def test_every_kind_module_is_found_without_a_list():
+    """The registry imports every module of roofline/documents (the kinds of file first, in the order
+    refusals name them): each kind a module there declares is registered, with no list to edit."""
+    import re
+
+    declared = {name for path in (ROOT / "roofline" / "documents").glob("*.py")
+                for name in re.findall(r'^    name = "([a-z-]+)"$', path.read_text(), re.M)}
+    assert len(declared) == 15 and declared == set(documents.names())
+    assert documents.names()[:4] == ["run", "profile", "grade", "trace"]
+    r = CliRunner().invoke(app, ["schema", "nope"])
+    assert r.exit_code == 2 and all(name in r.stderr for name in declared)
 
 
 # --- no module outside roofline/documents tests a document kind -----------------------------------

@@ -146,7 +146,7 @@ class Owners:
     notes: list[str]
 
     def to_json(self) -> dict:
-        """The document `show --by KEY --json` prints (`documents.models.OwnersJson`)."""
+        """The document `show --by KEY --json` prints (`documents.owners.OwnersJson`)."""
         total = self.total_ms or 1.0
         return {"kind": "owners", "by": self.key, "source": self.source, "total_time_ms": self.total_ms,
                 "owned_time_ms": self.owned_ms,
@@ -198,7 +198,7 @@ class OwnerChanges:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        """The document `compare --by KEY --json` prints (`documents.models.OwnerChangesJson`)."""
+        """The document `compare --by KEY --json` prints (`documents.owners.OwnerChangesJson`)."""
         return {"kind": "owner-changes", "by": self.key, "before": self.before, "after": self.after,
                 "before_time_ms": self.before_ms, "after_time_ms": self.after_ms,
                 "rows": [{"name": r.name, "phase": r.phase, "before_ms": r.before_ms, "after_ms": r.after_ms,

@@ -15,15 +15,16 @@ from ..outcome import Outcome
 MOUNT = dict(short_help="Print the JSON Schema of results files (or of another document roofline writes).")
 RENAMED = {"--profile": "give the kind as an argument: roofline schema profile",
            "--grade": "give the kind as an argument: roofline schema grade"}
-KINDS = ("run", "profile", "grade", "trace", "owners", "owner-changes", "compare", "check", "grade-changes", "whatif", "project", "comms",
-         "kernels", "occupancy", "device")  # `documents` registry names (a test checks they are all there)
 
 
 def command(
     kind: Optional[str] = typer.Argument(None, metavar="KIND",
                                          help=f"run (results files, schema {SCHEMA}; the default), profile, grade, "
                                               "trace (show's --json of a profiler trace), owners (show --by op|module "
-                                              "--json of a profile; owner-changes, compare's), or a command's --json: " + ", ".join(KINDS[6:]) + "."),
+                                              "--json of a profile; owner-changes, compare's), or a command's --json: "
+                                              "compare, check, whatif, project, comms, kernels, occupancy, device, or "
+                                              "any other kind roofline prints (a kind it does not know is answered "
+                                              "with the whole list)."),
 ):
     """Print the JSON Schema of results files (schema 4), for other tools that read them; of
     profile files ("kind": "profile") or grade files ("kind": "grade"); of what show prints for a
@@ -32,6 +33,6 @@ def command(
     from .. import documents
 
     kind = kind or "run"
-    if kind not in KINDS:
-        raise UsageError(f"{{kind}} takes {', '.join(KINDS)}; got {kind!r}", "kind")
+    if kind not in (known := documents.names()):
+        raise UsageError(f"{{kind}} takes {', '.join(known)}; got {kind!r}", "kind")
     present(Outcome(documents.schema_of(kind)))

@@ -17,21 +17,25 @@ Two families of entries:
 
 A kind is found for an object by its type (`kind_of`: the only isinstance tests on documents) or
 for a file by its `"kind"` field (`file_kind`). The built-in kinds register themselves when their
-module is imported; `kinds()` imports them on first use, so that importing this module loads
-nothing of the results models.
+module is imported; `kinds()` imports every module of this package on first use (the read kinds'
+first), so that importing this module loads nothing of the results models and a new kind is one new
+module here: its entry, its `--json` model and its view's call (`owners` is one such).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from ..errors import UsageError
 
-# The modules of the built-in kinds, in the order refusals and tables name them.
-BUILTIN = ("run", "profile", "grade", "trace", "owners", "changes", "whatif", "project", "comms", "listings")
+# The modules of the kinds of file, in the order refusals and tables name them; every other module of
+# this package is imported after them, in name order (`_modules`), and its kinds follow.
+FIRST = ("run", "profile", "grade", "trace")
 PAIRED = ("compare",)  # commands that read two files of one kind (and compare's gate, --max-drop)
 
 _KINDS: dict[str, "DocumentKind"] = {}
@@ -162,13 +166,28 @@ def unregister(name: str) -> None:
 
 
 def kinds() -> list[DocumentKind]:
-    """Every registered kind, the built-in ones first (imported on first use)."""
+    """Every registered kind: the built-in ones first (imported on first use), by their module's place
+    in `_modules()`, then any other in the order registered."""
     global _loaded
+    modules = _modules()
     if not _loaded:
         _loaded = True
-        for module in BUILTIN:
+        for module in modules:
             importlib.import_module(f"{__package__}.{module}")
-    return list(_KINDS.values())
+    rank = {f"{__package__}.{module}": i for i, module in enumerate(modules)}
+    return sorted(_KINDS.values(), key=lambda kind: rank.get(type(kind).__module__, len(rank)))
+
+
+@functools.cache
+def _modules() -> list[str]:
+    """The modules of this package, those of `FIRST` first, the rest in name order."""
+    here = importlib.import_module(__package__).__path__
+    return [*FIRST, *sorted(m.name for m in pkgutil.iter_modules(here) if m.name not in FIRST)]
+
+
+def names() -> list[str]:
+    """The names of every registered kind, in `kinds()` order."""
+    return [kind.name for kind in kinds()]
 
 
 def get(name: str) -> DocumentKind:
