@@ -86,7 +86,6 @@ try:  # Ctrl-C during the imports below ends as quietly as later
 
     from .errors import RunError, UsageError
     from .files import shown_path
-    from .progress import Progress
 except KeyboardInterrupt:
     interrupted()
 finally:
@@ -406,25 +405,6 @@ def present(outcome: Outcome, as_json: bool = False) -> None:
         echo(f"roofline: error: {line}", err=True)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
-
-
-class Bar(Progress):
-    """A transient rich progress bar on stderr; stages add their steps as they start."""
-
-    def __init__(self):
-        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as RichProgress
-
-        console = rich_console(err=True)
-        self.bar = RichProgress(TextColumn("{task.description:<46}"), BarColumn(), TimeElapsedColumn(),
-                                console=console, transient=True, disable=not console.is_terminal)
-        self.task = self.bar.add_task("starting", total=0)
-
-    def expect(self, steps: int) -> None:
-        self.bar.update(self.task, total=self.bar.tasks[0].total + steps)
-
-    def step(self, text: str) -> None:
-        self.bar.update(self.task, description=text, advance=1)
 
 
 def run(app) -> None:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ..console import Bar, number, present, share
+from ..console import number, present, share
+from ..progress import Bar
 from ..defaults import (DEFAULT_GRADES, DEFAULT_RESULTS, DEFAULT_SIZE, DEFAULT_TIMEOUT_S, DEFAULT_TUNE_RESULTS,
                         FULL_CLOCK_SHARE)
 from ..errors import UsageError
