@@ -117,10 +117,14 @@ def by_owner(doc: ProfileResults, key: str = "op", inclusive: bool = True) -> li
 
 
 def _tree(rows: list[OwnerRow]) -> list[OwnerRow]:
-    """Module rows in tree order: each before its children, siblings the longest first."""
+    """Module rows in tree order: each before its children, siblings the longest first. A row whose
+    parent has no row (its own launches alone, and the parent launched none itself) hangs from its
+    nearest ancestor that has one, or from the top."""
+    names = {r.name for r in rows}
     children: dict[str | None, list[OwnerRow]] = defaultdict(list)
     for r in rows:
-        parent = r.name.rsplit(".", 1)[0] if "." in r.name else None
+        parts = r.name.split(".")
+        parent = next((p for i in range(len(parts) - 1, 0, -1) if (p := ".".join(parts[:i])) in names), None)
         children[parent].append(r)
     out: list[OwnerRow] = []
 

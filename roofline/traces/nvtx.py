@@ -13,7 +13,9 @@ trace's stack is (`traces.ops`):
   by the forward op that made the node (the node's number is on its own range,
   `AddmmBackward0, seq = 41`; a kernel launched after the node returned, within the same
   `evaluate_function` call, such as a broadcast gradient summed down, takes it by that call's
-  `op_id` from the node's other kernels): of the forward ranges the profile holds that carry the
+  `op_id` from the node's other kernels; a node none of whose kernels ran inside its own range,
+  such as AddBackward0's, takes the one number a forward op of its name carries between the numbers
+  of the nodes evaluated before and after it, as the engine runs the highest number first): of the forward ranges the profile holds that carry the
   node's sequence number (PyTorch gives it to every op run since the node before), the last whose
   name is the node's (`aten::addmm`), named as a forward kernel's op and with its module. A forward
   op that launched no profiled kernel (a view: `aten::slice`, whose backward copies into zeros) is
@@ -23,7 +25,9 @@ trace's stack is (`traces.ops`):
   is named after the op (`SliceBackward0`: `aten::slice`), any other by itself, and its module is
   the deepest one around both forward launches whose numbers bracket the node's. A node none of
   whose own kernels the profile holds (a view's, whose gradients are only added up after it)
-  shows no number at all: it is named so, without a module;
+  shows no number at all: where every number between its neighbours' falls inside the same outer
+  op (an input view inside `aten::linear`), that op and its module own it; else it is named so,
+  without a module;
 - under `Optimizer.step#...` or `Optimizer.zero_grad#...` it is the *optimizer*'s; else *forward*
   work, its module the innermost module range around it.
 
@@ -136,15 +140,50 @@ def _owners_of_one(stacks: list[tuple]) -> tuple[list[Owner | None], list[str]]:
                 inner = next((x.seq for x in stack[i + 1:] if x.name == node and x.seq is not None), None)
                 if inner is not None:
                     numbers[r.op_id] = inner
+    brackets = _bracket_numbers(parsed, carrying, numbers)
     notes: set[str] = set()
     out: list[Owner | None] = []
     for order, stack in parsed:
-        out.append(_owner(stack, carrying, points, seqs, numbers, notes))
+        out.append(_owner(stack, carrying, points, seqs, numbers, notes, brackets))
     return out, sorted(notes)
 
 
+def _bracket_numbers(parsed: list, carrying: dict, numbers: dict[int, int]) -> None:
+    """Number the backward nodes whose own range enclosed no kernel (AddBackward0, whose only kernel
+    sums a broadcast gradient down after it returned) from their neighbours: the autograd engine runs
+    ready nodes highest sequence number first, so a node evaluated between two numbered ones (by
+    their `evaluate_function` ids, which grow with time) carries a number between theirs; where
+    exactly one forward op of the node's name carries a number there, that is the node's. Adds to
+    `numbers` (evaluate_function id -> number) in place; returns, for each node still unnumbered,
+    the numbers it lies strictly between (lower, higher; None where no node is on that side)."""
+    calls: dict[int, str] = {}  # evaluate_function id -> node name
+    for _, stack in parsed:
+        for r in stack:
+            if r.name.startswith(BACKWARD) and r.op_id is not None:
+                calls.setdefault(r.op_id, r.name[len(BACKWARD):])
+                if r.seq is not None:
+                    numbers.setdefault(r.op_id, r.seq)
+    known = sorted(numbers.items())
+    ids = [k for k, _ in known]
+    brackets: dict[int, tuple[int | None, int | None]] = {}
+    for op_id, node in calls.items():
+        if op_id in numbers:
+            continue
+        i = bisect.bisect_left(ids, op_id)
+        above = known[i - 1][1] if i > 0 else None  # evaluated before it: a higher number
+        below = known[i][1] if i < len(known) else None  # evaluated after it: a lower number
+        fits = {seq for seq, ops in carrying.items()
+                if (above is None or seq < above) and (below is None or seq > below)
+                and node_maker(node, ops) is not None}
+        if len(fits) == 1:
+            numbers[op_id] = fits.pop()
+        else:
+            brackets[op_id] = (below, above)
+    return brackets
+
+
 def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], numbers: dict[int, int],
-           notes: set[str]) -> Owner | None:
+           notes: set[str], brackets: dict | None = None) -> Owner | None:
     ops = _ops(stack)
     module = _module(stack)
     if not ops and module is None:
@@ -162,6 +201,13 @@ def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], nu
         if made is not None:
             return Owner(made[0], "backward", launcher, made[1], seq)
         if seq is None:  # no kernel of the node itself: its number is nowhere in the profile
+            below, above = (brackets or {}).get(stack[node_at].op_id, (None, None))
+            if below is not None and above is not None and above - below <= 8:
+                # every number it can carry made inside the same outer op (an input view inside aten::linear)
+                found = {_inside(n, points, seqs) for n in range(below + 1, above)}
+                if len(found) == 1 and None not in found:
+                    outer, where = found.pop()
+                    return Owner(outer, "backward", launcher, where, None)
             return Owner(_view_op(node) or node, "backward", launcher, None, None)
         inside = _inside(seq, points, seqs)
         if inside is not None:  # made by an op without kernels inside an op with some (a view in aten::linear)
