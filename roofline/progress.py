@@ -17,16 +17,13 @@ class Progress:
 
 
 class Bar(Progress):
-    """A transient rich progress bar on stderr (the console's, `console.rich_console`); stages add their
-    steps as they start. Drawn only on a terminal."""
+    """A transient rich progress bar on `console` (the command line's stderr console,
+    `console.rich_console(err=True)`); stages add their steps as they start. Drawn only on a terminal."""
 
-    def __init__(self):
+    def __init__(self, console):
         from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as RichProgress
 
-        from .console import rich_console
-
-        console = rich_console(err=True)
         self.bar = RichProgress(TextColumn("{task.description:<46}"), BarColumn(), TimeElapsedColumn(),
                                 console=console, transient=True, disable=not console.is_terminal)
         self.task = self.bar.add_task("starting", total=0)

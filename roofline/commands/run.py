@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ..console import number, present, share
+from ..console import number, present, rich_console, share
 from ..progress import Bar
 from ..defaults import (DEFAULT_GRADES, DEFAULT_RESULTS, DEFAULT_SIZE, DEFAULT_TIMEOUT_S, DEFAULT_TUNE_RESULTS,
                         FULL_CLOCK_SHARE)
@@ -148,7 +148,7 @@ def command(
         problems = gemm.gemm_problems(size)
         if problems[0].m != problems[0].n or problems[0].n != problems[0].k:
             raise UsageError("{tune} searches at a square size: give {size} N", "tune", ["size"])
-        bar = Bar()
+        bar = Bar(rich_console(err=True))
         with bar.bar:
             report = tune_room.tune(problems[0].m, out or DEFAULT_TUNE_RESULTS, bar)
         present(tune_room.view(report, out or DEFAULT_TUNE_RESULTS), as_json)
@@ -173,7 +173,7 @@ def command(
             raise UsageError("--ladder, --dtype, --energy, --no-ragged, --l2, --autotuned-tile and --refresh apply to "
                              "GEMM runs; a graded kernel declares its own types")
         graded_out = out or DEFAULT_GRADES
-        bar = Bar()
+        bar = Bar(rich_console(err=True))
         with bar.bar:
             read_once = {str(t): u.declared for t, u in zip(kernel_files, users)}  # the files read once
             report = grade_room.grade([read_once.get(t, t) for t in targets], graded_out, spec, size, baseline,
@@ -184,7 +184,7 @@ def command(
     if no_ragged and not users:
         raise UsageError("--no-ragged applies to your own kernels (roofline run FILE.cu)")
     out = out or DEFAULT_RESULTS
-    bar = Bar()
+    bar = Bar(rich_console(err=True))
     with bar.bar:
         report = run(problems, out, kernel, sweep=sweep is not None, profile=profile, refresh=refresh,
                      autotuned_tile=autotuned_tile, progress=bar, sources=users,
