@@ -31,7 +31,10 @@ if [ "$part" != charts ]; then
     roofline run --ladder tensor --dtype tf32 --size 8192 --profile --out plots/counters-h200-tf32-8192.json
     roofline run --all --size 4096 --profile --out plots/counters-h200-fp32-4096.json
     # a Hugging Face Llama training step, each kernel owned by its PyTorch op and module (docs/profiling.md)
+    # (and a torchvision ResNet-18 and a PyTorch Geometric GCN step beside it)
     roofline profile --no-profile-from-start --out plots/profile-h200-llama-ops.json -- "$py" examples/ops/step.py llama
+    roofline profile --no-profile-from-start --out plots/profile-h200-resnet-ops.json -- "$py" examples/ops/step.py resnet
+    roofline profile --no-profile-from-start --out plots/profile-h200-gcn-ops.json -- "$py" examples/ops/step.py gcn
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-foreach.json \
         -- "$py" examples/transformer_bf16.py
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-fused.json \
@@ -71,4 +74,10 @@ if [ "$part" != gpu ]; then
         --chart plots/compare-h200-adamw.png
     roofline plot plots/grades-h200.json --out plots/grades-h200.png
     roofline plot plots/results-h200-bf16-wmma.json --out plots/roofline-h200-bf16-wmma.png
+    roofline plot plots/profile-h200-llama-ops.json --kind op --out plots/ops-h200-llama.png
+    roofline plot plots/profile-h200-llama-ops.json --kind module --out plots/modules-h200-llama.png
+    roofline plot plots/profile-h200-resnet-ops.json --kind op --out plots/ops-h200-resnet.png
+    roofline plot plots/profile-h200-resnet-ops.json --kind module --out plots/modules-h200-resnet.png
+    roofline plot plots/profile-h200-gcn-ops.json --kind op --out plots/ops-h200-gcn.png
+    roofline plot plots/profile-h200-gcn-ops.json --kind module --out plots/modules-h200-gcn.png
 fi
