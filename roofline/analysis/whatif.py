@@ -25,6 +25,14 @@ summed per (A kernel, B kernel) over every place they follow each other, ranked 
 `FUSION_TOP` with the step after and its speed-up (Amdahl). Pairs share kernels, so their
 savings do not add.
 
+A profile that records who launched its kernels (`ProfileResults.attribution`) is read by op too:
+each op (in each phase) at the target, every owned row of it (the launches of one kernel) held to
+its own binding floor as a kernel is (`analysis.owners.row_floor`), `t_target = min(t, f / target)`
+per row, summed; and, where the owned rows record their launches' places, the op fusion what-if:
+each launch followed at once by a launch of another op (or of the same op in another module), both
+memory-bound with their DRAM bytes counted apart, passes the bytes computed above, summed per pair
+of ops (op and phase) over every place they meet, ranked by the ms saved, the top `FUSION_TOP`.
+
 Kernels are ranked by `s`, the largest first. A kernel with no binding floor (neither work nor
 bytes counted) gets no figure and is counted in the notes; its floor is never guessed. Times in
 ms; `target` a fraction of the roof in (0, 1].
@@ -116,6 +124,51 @@ class FusionWhatIf:
 
 
 @dataclass(frozen=True)
+class OpWhatIf:
+    """One op in one phase (`analysis.owners`) at the target: its time now, its floor (each of its
+    kernels at its own roof; None where none has one), at the target, saved, the roof binding most
+    of its floor, its launches, and the step with only this op improved (Amdahl). Times in ms."""
+
+    op: str
+    phase: str
+    time_ms: float
+    floor_ms: float | None
+    target_ms: float
+    saved_ms: float
+    binding: str | None
+    launches: int
+    step_ms_after: float
+    speedup: float
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "phase": self.phase, "time_ms": self.time_ms, "floor_ms": self.floor_ms,
+                "target_ms": self.target_ms, "saved_ms": self.saved_ms, "binding": self.binding,
+                "launches": self.launches, "step_ms_after": self.step_ms_after, "speedup": self.speedup}
+
+
+@dataclass(frozen=True)
+class OpFusionWhatIf:
+    """A launch of one op followed at once by a launch of another (`first`, `second`: op and phase,
+    'aten::mul (backward)'), summed over every place they meet: the DRAM bytes passing and the ms
+    fusing them saves at the DRAM roof (as `FusionWhatIf`), the step after and its speed-up."""
+
+    first: str
+    second: str
+    occurrences: int
+    passing_bytes: float
+    saved_ms: float
+    roof_gbps: float
+    roof_measured: bool
+    step_ms_after: float
+    speedup: float
+
+    def to_json(self) -> dict:
+        return {"first": self.first, "second": self.second, "occurrences": self.occurrences,
+                "passing_bytes": self.passing_bytes, "saved_ms": self.saved_ms, "roof_gbps": self.roof_gbps,
+                "roof_measured": self.roof_measured, "step_ms_after": self.step_ms_after, "speedup": self.speedup}
+
+
+@dataclass(frozen=True)
 class WhatIf:
     """Every kernel of a file at `target` of its binding roof, ranked by the time it saves (those
     without a floor last). `step_ms` and the step columns only for a profile (`kind` 'profile',
@@ -130,6 +183,8 @@ class WhatIf:
     notes: list[str] = field(default_factory=list)
     fusion: list[FusionWhatIf] = field(default_factory=list)  # a profile's top kernel pairs, by saving
     is_step: bool = False  # its kernels are one step's parts (a profile), not alternatives (a run)
+    ops: list[OpWhatIf] | None = None  # a profile with owners: every op at the target, by saving
+    op_fusion: list[OpFusionWhatIf] | None = None  # and its top op pairs, where the launches' places are recorded
 
     @property
     def ranked(self) -> list[KernelWhatIf]:
@@ -160,6 +215,8 @@ class WhatIf:
                 "step_ms": self.step_ms, "step_ms_after_all": self.step_ms_after,
                 "saved_ms_all": self.saved_ms if self.step_ms is not None else None,
                 "kernels": [k.to_json() for k in self.kernels], "fusion": [f.to_json() for f in self.fusion],
+                **({"ops": [o.to_json() for o in self.ops]} if self.ops is not None else {}),
+                **({"op_fusion": [f.to_json() for f in self.op_fusion]} if self.op_fusion is not None else {}),
                 "notes": list(self.notes)}
 
 
@@ -192,10 +249,84 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
         with_floor = cumulative
     notes = _notes(w, with_floor, without, target)
     pairs: list[FusionWhatIf] = []
+    ops = op_pairs = None
     if w.is_step:  # a step's launches, one after another: what passes between two of them
         pairs, fusion_notes = fusion(doc, w)
         notes += fusion_notes
-    return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs, w.is_step)
+        if getattr(doc, "attribution", None) is not None and w.step_ms:
+            ops = by_op(doc, target, w.step_ms)
+            op_pairs, op_notes = op_fusion(doc, w)
+            notes += op_notes
+    return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs, w.is_step,
+                  ops, op_pairs)
+
+
+def by_op(doc: ProfileResults, target: float, step_ms: float) -> list[OpWhatIf]:
+    """Every op (in each phase) of profile `doc`'s attribution at `target` of its kernels' own roofs,
+    by the ms saved (module docstring); `step_ms` the step's profiled GPU time."""
+    from .owners import row_floor
+
+    rows: dict[tuple[str, str], list] = {}
+    for owned in doc.attribution.owned:
+        floor = row_floor(doc, owned)
+        row = rows.setdefault((owned.op, owned.phase), [0.0, 0.0, None, 0, {}])
+        row[0] += owned.time_ms
+        row[3] += owned.launches
+        if floor is None:
+            row[1] += owned.time_ms
+            continue
+        level, floor_ms = floor
+        row[1] += min(owned.time_ms, floor_ms / target)
+        row[2] = (row[2] or 0.0) + floor_ms
+        row[4][level] = row[4].get(level, 0.0) + floor_ms
+    out = []
+    for (op, phase), (time_ms, at_target, floor_ms, launches, levels) in rows.items():
+        saved = time_ms - at_target
+        binding = max(levels.items(), key=lambda kv: kv[1])[0] if levels else None
+        out.append(OpWhatIf(op, phase, time_ms, floor_ms, at_target, saved, binding, launches, step_ms - saved,
+                            step_ms / (step_ms - saved)))
+    return sorted(out, key=lambda o: (-o.saved_ms, -o.time_ms, o.op, o.phase))
+
+
+def op_fusion(doc: ProfileResults, w: Workload, top: int = FUSION_TOP) -> tuple[list[OpFusionWhatIf] | None, list[str]]:
+    """The op fusion what-if of profile `doc` (module docstring): the `top` pairs of ops by ms saved,
+    or None with a note where the owned rows record no launch places; and one-line notes."""
+    at: dict[int, object] = {}  # place in the launch order -> its owned row
+    for owned in doc.attribution.owned:
+        for place in owned.launch_order or ():
+            at[place] = owned
+    if not at:
+        return None, ["op fusion: this profile's owners record no launch places (it was made before they were); "
+                      "profile again with this version of roofline for the ops that run one right after another"]
+    split = [k.dram_read_bytes is not None and k.dram_write_bytes is not None for k in doc.kernels]
+    found: dict[tuple[str, str], list[float]] = {}
+    dram: dict[int, Roof] = {}
+    for place in sorted(at):
+        a, b = at[place], at.get(place + 1)
+        if b is None or (a.op, a.phase, a.module) == (b.op, b.phase, b.module):
+            continue
+        if _unusable(w, a.kernel, split) or _unusable(w, b.kernel, split):
+            continue
+        ka, kb = doc.kernels[a.kernel], doc.kernels[b.kernel]
+        if a.kernel not in dram:
+            dram[a.kernel] = doc.roofs(ka).roof("DRAM")
+        roof = dram[a.kernel]
+        passing = min(ka.dram_write_bytes / ka.launches, kb.dram_read_bytes / kb.launches)
+        saved = min(ms_at(2 * passing, roof.value), ka.time_ms / ka.launches, kb.time_ms / kb.launches)
+        tally = found.setdefault((f"{a.op} ({a.phase})", f"{b.op} ({b.phase})"), [0, 0.0, 0.0, roof])
+        tally[0] += 1
+        tally[1] += passing
+        tally[2] += saved
+    step = w.step_ms
+    pairs = [OpFusionWhatIf(first, second, int(n), passing, saved, roof.value, roof.measured, step - saved,
+                            step / (step - saved)) for (first, second), (n, passing, saved, roof) in found.items()]
+    pairs.sort(key=lambda p: (-p.saved_ms, -p.passing_bytes, p.first, p.second))
+    if not pairs:
+        return [], ["op fusion: no launch of a memory-bound op with its DRAM bytes read and written counted apart "
+                    "runs right before one of another op"]
+    shown = f"the top {top} shown" if len(pairs) > top else "all shown"
+    return pairs[:top], [f"op fusion: {plural(len(pairs), 'pair')} of ops whose memory-bound launches run one right "
+                         f"after the other, {shown}; pairs share ops, so their savings do not add"]
 
 
 def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP) -> tuple[list[FusionWhatIf], list[str]]:

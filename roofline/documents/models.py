@@ -228,6 +228,35 @@ class FusionWhatIfJson(JsonModel):
     speedup: Number
 
 
+class OpWhatIfJson(JsonModel):
+    """One op in one phase at the target (a profile that records who launched its kernels)."""
+
+    op: str
+    phase: str
+    time_ms: Number
+    floor_ms: OptNumber
+    target_ms: Number
+    saved_ms: Number
+    binding: Optional[str]
+    launches: int
+    step_ms_after: Number
+    speedup: Number
+
+
+class OpFusionWhatIfJson(JsonModel):
+    """A launch of one op followed at once by one of another: the DRAM bytes passing, the ms saved."""
+
+    first: str
+    second: str
+    occurrences: int
+    passing_bytes: Number
+    saved_ms: Number
+    roof_gbps: Number
+    roof_measured: bool
+    step_ms_after: Number
+    speedup: Number
+
+
 class WhatIfJson(JsonModel):
     """`roofline whatif --json` (docs/whatif.md)."""
 
@@ -240,6 +269,10 @@ class WhatIfJson(JsonModel):
     saved_ms_all: OptNumber
     kernels: list[KernelWhatIfJson]
     fusion: list[FusionWhatIfJson]
+    ops: Optional[list[OpWhatIfJson]] = Field(None, description="a profile that records who launched its kernels: "
+                                                                "every op at the target, by saving")
+    op_fusion: Optional[list[OpFusionWhatIfJson]] = Field(None, description="its top pairs of ops whose launches "
+                                                                            "run one right after the other")
     notes: list[str]
 
 

@@ -79,7 +79,38 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
                 for k, name in zip(shown, names)]
         title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} ({w.problem}) at {percent(w.target, 0)} % of the "
                  "roof that binds each" + (f"; top {top} of {len(w.ranked)} by time saved" if len(w.ranked) > top else ""))
-    return _fit(title, ("kernel", "left"), columns, rows, width) + (fusion_table(w, width) if w.fusion else [])
+    return (_fit(title, ("kernel", "left"), columns, rows, width) + (fusion_table(w, width) if w.fusion else [])
+            + (op_tables(w, width) if w.ops else []))
+
+
+OPS_TOP = 10  # ops shown by saving
+
+
+def op_tables(w: WhatIf, width: int = 200, top: int = OPS_TOP) -> list[Table]:
+    """A profile's ops (each in its phase) at the target, by saving (the `top` first): share of the
+    step, the roof binding most of its floor, time now, at its roofs, at the target, saved, the step
+    with only this op improved and its speed-up; then its op pairs (`op_fusion`), where found."""
+    target = f"at {percent(w.target, 0)} %"
+    shown = w.ops[:top]
+    columns = [("phase", "left"), ("share", "right"), ("roof", "left"), ("launches", "right"), ("now ms", "right"),
+               ("at roofs ms", "right"), (f"{target} ms", "right"), ("saved ms", "right"), ("step after ms", "right"),
+               ("speed-up", "right")]
+    rows = [[o.op, o.phase, f"{percent(o.time_ms / w.step_ms)}%", roof_name(o.binding) if o.binding else "no roof",
+             str(o.launches), _ms(o.time_ms), _ms(o.floor_ms), _ms(o.target_ms), _ms(o.saved_ms),
+             _ms(o.step_ms_after), f"{o.speedup:.3f}x"] for o in shown]
+    title = (f"by op: each op's kernels at {percent(w.target, 0)} % of their own roofs"
+             + (f"; top {top} of {len(w.ops)} by time saved" if len(w.ops) > top else ""))
+    out = _fit(title, ("op", "left"), columns, rows, width)
+    if w.op_fusion:
+        roof = w.op_fusion[0]
+        columns = [("reads it next", "left"), ("times", "right"), ("passing MB", "right"), ("saved ms", "right"),
+                   ("step after ms", "right"), ("speed-up", "right")]
+        rows = [[f"{i + 1}. {f.first}", f.second, str(f.occurrences), f"{f.passing_bytes / 1e6:,.1f}",
+                 _ms(f.saved_ms), _ms(f.step_ms_after), f"{f.speedup:.3f}x"] for i, f in enumerate(w.op_fusion)]
+        out += _fit(f"op fusion: an op whose last launch writes to DRAM what the next op's first launch reads, both "
+                    f"memory-bound; saved: those bytes written and read once less at DRAM {roof.roof_gbps:,.0f} GB/s"
+                    f"{' measured' if roof.roof_measured else ''}", ("writes", "left"), columns, rows, width)
+    return out
 
 
 def fusion_table(w: WhatIf, width: int = 200) -> list[Table]:

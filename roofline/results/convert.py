@@ -98,14 +98,18 @@ def _attribution(launches: list[Launch], index: dict[tuple, int], source: str, o
         if o is None:
             continue
         key = (o.op, o.phase, o.module, o.launcher, index[x.key])
-        row = rows.setdefault(key, {"launches": 0, "time_ms": 0.0, "flops": {}, "bytes": {}})
+        row = rows.setdefault(key, {"launches": 0, "time_ms": 0.0, "flops": {}, "bytes": {}, "launch_order": []})
         row["launches"] += 1
+        if x.order is not None:
+            row["launch_order"].append(x.order)
         row["time_ms"] += x.time_ns / 1e6
         for k, v in x.flops.items():
             row["flops"][k] = row["flops"].get(k, 0.0) + v
         for k, v in x.nbytes.items():
             if k in LEVEL_KEYS:
                 row["bytes"][k] = row["bytes"].get(k, 0.0) + v
+    for row in rows.values():  # every launch's place, or none (a launch the report did not place)
+        row["launch_order"] = sorted(row["launch_order"]) if len(row["launch_order"]) == row["launches"] else None
     owned = [OwnedWork(op=op, phase=phase, module=module, launcher=launcher, kernel=kernel, **row)
              for (op, phase, module, launcher, kernel), row in rows.items()]
     owned.sort(key=lambda w: (-w.time_ms, w.op, w.kernel))

@@ -162,6 +162,9 @@ class OwnedWork(_Model):
     time_ms: Millis
     flops: dict[Literal[PRECISIONS], Count] = {}  # type: ignore[valid-type]
     bytes: dict[Literal[LEVEL_KEYS], Count] = {}  # type: ignore[valid-type]
+    launch_order: list[Annotated[int, Field(ge=0)]] | None = Field(
+        None, description="these launches' 0-based places in the report's launch sequence, ascending (null in "
+                          "profiles made before they were recorded): which op ran right after which")
 
 
 class Attribution(_Model):
