@@ -1,4 +1,6 @@
 """Workloads: kernels of any signature and Python callables, declared (`spec`: a .cu file's
 `// roofline` lines, read by `roofline.declarations` as the GEMM reader reads them, or a TOML
 spec file), with arithmetic over their named sizes (`expr`); run and graded by `measure.graded`
-(in `measure.graded_child`)."""
+(in `measure.graded_child`). Problems in a kernel benchmark's format (`problem`: a PyTorch `Model`
+with `get_inputs()` and `get_init_inputs()`, a candidate's `ModelNew`), their shapes, work and
+compulsory bytes read from the reference itself on PyTorch's meta device."""

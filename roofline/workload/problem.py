@@ -1,0 +1,270 @@
+"""Problems as kernel benchmarks write them (KernelBench, and the benchmarks built on its format): a
+Python file with a PyTorch `Model` (an `nn.Module`), `get_inputs()` (the arguments of its forward)
+and `get_init_inputs()` (of its constructor); a candidate is a file with a `ModelNew` taking the
+same arguments. Nothing is declared by hand: the shapes, the work and the compulsory bytes are read
+from the reference itself.
+
+Drawing, as KernelBench's own evaluation does: the seed is set before `get_init_inputs()` and again
+before each model is built (so the reference and the candidate start from the same weights), and a
+trial's seed before `get_inputs()` (`Problem.inputs`).
+
+The work (`work`): the reference's forward run once on PyTorch's meta device (shapes and types, no
+data and no arithmetic, so a problem of any size is read in milliseconds on any machine; a
+constructor that reads a value, which a meta tensor has not, is built on the CPU and moved), every op
+that PyTorch's FLOP counter knows (`torch.utils.flop_counter`: matrix products, convolutions,
+attention) counted by the counter's own formula and filed under the precision its inputs run at on
+the GPU:
+
+    float32   a matrix product 'fp32' (PyTorch leaves TF32 off for them unless
+              torch.backends.cuda.matmul.allow_tf32 is set: then 'tf32_tensor'); a convolution
+              'tf32_tensor' (cuDNN's TF32 is on by default: torch.backends.cudnn.allow_tf32)
+    bfloat16  'bf16_tensor'     float16  'fp16_tensor'     float64  'fp64_tensor'
+
+Other ops (elementwise, reductions, normalisations) count no FLOPs: their speed of light is their
+bytes. The compulsory bytes: every tensor the forward reads (inputs, parameters and buffers) once
+and every tensor it returns written once. A reference the meta device cannot run (an op with no
+meta kernel, or one whose output shape depends on the data) is refused in one line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import UsageError
+from ..model.sol import Work
+
+REFERENCE = "Model"
+CANDIDATE = "ModelNew"
+FUNCTIONS = ("get_inputs", "get_init_inputs")
+MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm")  # the rest the counter knows: convolutions, attention
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One tensor the forward reads or returns: its place (`input 0`, `output 0`, `parameter
+    conv.weight`), shape and PyTorch dtype name ('float32'), and its size in bytes."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class ProblemWork:
+    """What the reference does, read on the meta device: `work` (FLOPs per precision key, the
+    compulsory bytes, where they come from), the tensors it reads and returns, its scalar
+    arguments, and the FLOPs per op counted (op name -> FLOPs)."""
+
+    work: Work
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    parameters: tuple[Tensor, ...]
+    scalars: tuple[Any, ...] = ()
+    counted: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem file loaded (`load`): its path, its reference class and its two functions; a
+    candidate file's class where one was loaded with it (`with_candidate`)."""
+
+    path: Path
+    reference: type
+    get_inputs: Callable[[], list]
+    get_init_inputs: Callable[[], list]
+    candidate: type | None = None
+    candidate_path: Path | None = None
+
+    @property
+    def name(self) -> str:
+        """The file's stem ('1_Square_matrix_multiplication_')."""
+        return self.path.stem
+
+    def init_inputs(self, seed: int = 0) -> list:
+        """The constructor's arguments, drawn after the seed is set."""
+        import torch
+
+        torch.manual_seed(seed)
+        return list(self.get_init_inputs())
+
+    def model(self, seed: int = 0, candidate: bool = False, device: str = "cpu"):
+        """The reference (or the candidate) built as KernelBench builds it: seed set, constructor
+        arguments drawn, seed set again, the class built, moved to `device`, in eval mode.
+        Raises UsageError when there is no candidate, RunError-free: a constructor that raises
+        propagates (the caller says which file)."""
+        import torch
+
+        cls = self.candidate if candidate else self.reference
+        if cls is None:
+            raise UsageError(f"{self.path}: no candidate loaded beside it (a file with class {CANDIDATE})")
+        args = self.init_inputs(seed)
+        torch.manual_seed(seed)
+        return cls(*args).to(device).eval()
+
+    def inputs(self, seed: int = 0, device: str = "cpu") -> list:
+        """One draw of the forward's arguments: seed set, `get_inputs()`, every tensor moved to
+        `device` (scalars as they are)."""
+        import torch
+
+        torch.manual_seed(seed)
+        return [x.to(device) if isinstance(x, torch.Tensor) else x for x in self.get_inputs()]
+
+
+def is_problem(path: Path) -> bool:
+    """Whether `path` is a Python file that defines a reference class and its two functions, by
+    its text (nothing is run)."""
+    if path.suffix != ".py" or not path.is_file():
+        return False
+    text = path.read_text(errors="replace")
+    return f"class {REFERENCE}(" in text and all(f"def {f}(" in text for f in FUNCTIONS)
+
+
+def is_candidate(path: Path) -> bool:
+    """Whether `path` is a Python file that defines a candidate class, by its text."""
+    return path.suffix == ".py" and path.is_file() and f"class {CANDIDATE}(" in path.read_text(errors="replace")
+
+
+def _import(path: Path, role: str):
+    try:
+        import torch  # noqa: F401  (the files import it; say so here rather than as their ImportError)
+    except ImportError:
+        raise UsageError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)") from None
+    name = f"roofline_problem_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.resolve().parent))
+    try:
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the file's own error, named in one line
+        sys.modules.pop(name, None)
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {first}") from None
+    finally:
+        sys.path.remove(str(path.resolve().parent))
+    return module
+
+
+def load(path: Path | str) -> Problem:
+    """The problem in file `path`. Raises UsageError (one line) for a file that is missing, does not
+    import, or lacks `Model`, `get_inputs` or `get_init_inputs`."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    module = _import(path, "problem")
+    missing = [n for n in (REFERENCE, *FUNCTIONS) if not callable(getattr(module, n, None))]
+    if missing:
+        raise UsageError(f"{path}: a problem defines class {REFERENCE} and functions {' and '.join(FUNCTIONS)}; "
+                         f"it lacks {', '.join(missing)}")
+    return Problem(path, module.Model, module.get_inputs, module.get_init_inputs)
+
+
+def with_candidate(problem: Problem, path: Path | str) -> Problem:
+    """`problem` with the candidate class of file `path`. Raises UsageError for a file without
+    `ModelNew`, or one that does not import."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    module = _import(path, "candidate")
+    cls = getattr(module, CANDIDATE, None)
+    if not isinstance(cls, type):
+        raise UsageError(f"{path}: a candidate defines class {CANDIDATE} (taking {problem.name}'s constructor "
+                         "arguments); it has none")
+    from dataclasses import replace
+
+    return replace(problem, candidate=cls, candidate_path=path)
+
+
+def precision_of(op: str, dtype) -> str:
+    """The precision key (`peaks.PRECISIONS`) PyTorch runs op `op` (an aten op's name) in on a CUDA
+    GPU with inputs of torch dtype `dtype` (module docstring)."""
+    import torch
+
+    if dtype == torch.float32:
+        if op in MATMUL_OPS:
+            return "tf32_tensor" if torch.backends.cuda.matmul.allow_tf32 else "fp32"
+        return "tf32_tensor" if torch.backends.cudnn.allow_tf32 else "fp32"
+    return {torch.bfloat16: "bf16_tensor", torch.float16: "fp16_tensor", torch.float64: "fp64_tensor",
+            torch.int8: "int8_tensor"}.get(dtype, "fp32")
+
+
+def work(problem: Problem, seed: int = 0) -> ProblemWork:
+    """The reference's work and compulsory bytes, read on the meta device (module docstring).
+    Raises UsageError when the reference's construction or forward fails there, or when it returns
+    something other than tensors."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
+
+    counted: dict[str, float] = {}
+    flops: dict[str, float] = {}
+
+    class Counter(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            packet = func._overloadpacket
+            if packet in flop_registry:
+                shapes = torch.utils._pytree.tree_map(lambda x: x.shape if isinstance(x, torch.Tensor) else x,
+                                                      (args, kwargs, out))
+                n = float(flop_registry[packet](*shapes[0], **shapes[1], out_val=shapes[2]))
+                first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+                key = precision_of(packet.__name__, first.dtype if first is not None else torch.float32)
+                flops[key] = flops.get(key, 0.0) + n
+                counted[packet.__name__] = counted.get(packet.__name__, 0.0) + n
+            return out
+
+    try:
+        model, args = _on_meta(problem, seed)
+    except Exception as exc:
+        raise UsageError(f"{problem.path}: building the reference or its inputs raised "
+                         f"{type(exc).__name__}: {_first(exc)}") from None
+    try:
+        with torch.no_grad(), Counter():
+            got = model(*args)
+    except Exception as exc:
+        raise UsageError(f"{problem.path}: its forward cannot run on PyTorch's meta device (shapes without data), "
+                         f"so its work cannot be read: {type(exc).__name__}: {_first(exc)}") from None
+    outs = list(got) if isinstance(got, (tuple, list)) else [got]
+    if not outs or not all(isinstance(o, torch.Tensor) for o in outs):
+        raise UsageError(f"{problem.path}: its forward returns {type(got).__name__}; a problem returns a tensor or a "
+                         "tuple of tensors")
+
+    def tensor(name: str, t) -> Tensor:
+        return Tensor(name, tuple(int(d) for d in t.shape), str(t.dtype).removeprefix("torch."),
+                      int(t.numel()) * t.element_size())
+
+    inputs = tuple(tensor(f"input {i}", a) for i, a in enumerate(args) if isinstance(a, torch.Tensor))
+    scalars = tuple(a for a in args if not isinstance(a, torch.Tensor))
+    state = [*model.named_parameters(), *model.named_buffers()]
+    parameters = tuple(tensor(f"parameter {n}", p) for n, p in state)
+    outputs = tuple(tensor(f"output {i}", o) for i, o in enumerate(outs))
+    what = (f"{', '.join(sorted(counted))} counted by PyTorch's FLOP counter" if counted
+            else "no op PyTorch's FLOP counter knows (its bytes are its speed of light)")
+    source = (f"the reference on PyTorch's meta device: {what}; bytes: inputs, parameters and buffers read once, "
+              "outputs written once")
+    w = Work(flops, float(sum(t.nbytes for t in inputs + parameters)), float(sum(t.nbytes for t in outputs)), source)
+    return ProblemWork(w.check(), inputs, outputs, parameters, scalars, counted)
+
+
+def _on_meta(problem: Problem, seed: int):
+    """The reference and one draw of its inputs on the meta device: built there directly (no memory,
+    any size), or, for a constructor or a draw that reads a value (`Tensor.item()`, which a meta
+    tensor has not), built on the CPU and moved there."""
+    import torch
+
+    try:
+        with torch.device("meta"):
+            return problem.model(seed, device="meta"), problem.inputs(seed, "meta")
+    except Exception:
+        model = problem.model(seed).to("meta")
+        return model, problem.inputs(seed, "meta")
+
+
+def _first(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]

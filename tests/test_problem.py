@@ -1,0 +1,86 @@
+"""Problems in a kernel benchmark's format (a PyTorch Model with get_inputs and get_init_inputs):
+loaded, drawn as the benchmark draws them, and their work read on PyTorch's meta device, checked
+against figures worked by hand. Skipped where PyTorch is not installed."""
+
+from pathlib import Path
+
+import pytest
+
+from roofline.errors import UsageError
+from roofline.workload import problem
+
+torch = pytest.importorskip("torch")
+
+PROBLEMS = Path(__file__).resolve().parent / "fixtures" / "problems"
+
+
+def test_a_bf16_matmul_is_tensor_core_work_and_its_operands_bytes():
+    w = problem.work(problem.load(PROBLEMS / "matmul_bf16.py"))
+    m, n, k = 1024, 2048, 512
+    assert w.work.flops == {"bf16_tensor": 2 * m * n * k}
+    assert w.work.bytes_read == 2 * (m * k + k * n) and w.work.bytes_written == 2 * m * n
+    assert [(t.shape, t.dtype) for t in w.inputs] == [((m, k), "bfloat16"), ((k, n), "bfloat16")]
+    assert [t.shape for t in w.outputs] == [(m, n)] and w.parameters == () and "mm" in w.counted
+
+
+def test_a_convolutions_work_and_its_parameters_bytes():
+    w = problem.work(problem.load(PROBLEMS / "conv_relu.py"))
+    out = 8 * 128 * 56 * 56
+    assert w.work.flops == {"tf32_tensor": 2 * out * 64 * 3 * 3}  # cuDNN's TF32, on by default for FP32
+    params = 4 * (128 * 64 * 3 * 3 + 128)
+    assert w.work.bytes_read == 4 * 8 * 64 * 56 * 56 + params and w.work.bytes_written == 4 * out
+    assert {t.name for t in w.parameters} == {"parameter conv.weight", "parameter conv.bias"}
+    assert "the reference on PyTorch's meta device: convolution counted" in w.work.source
+
+
+def test_fp32_matmul_counts_tf32_only_where_pytorch_allows_it():
+    assert problem.precision_of("mm", torch.float32) == "fp32"
+    allowed = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        assert problem.precision_of("mm", torch.float32) == "tf32_tensor"
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allowed
+
+
+def test_work_without_a_counted_op_is_its_bytes_and_scalar_arguments_pass_through():
+    w = problem.work(problem.load(PROBLEMS / "row_sums.py"))
+    assert w.work.flops == {} and w.scalars == (1,)
+    assert w.work.bytes_read == 4 * 4096 * 1000 and w.work.bytes_written == 4 * 4096
+    assert "no op PyTorch's FLOP counter knows" in w.work.source
+
+
+def test_draws_follow_the_benchmarks_seeding():
+    p = problem.with_candidate(problem.load(PROBLEMS / "conv_relu.py"), PROBLEMS / "conv_relu_new.py")
+    a, b = p.inputs(seed=3), p.inputs(seed=3)
+    assert torch.equal(a[0], b[0]) and not torch.equal(a[0], p.inputs(seed=4)[0])
+    ref, new = p.model(seed=7), p.model(seed=7, candidate=True)
+    assert torch.equal(ref.conv.weight, new.conv.weight)  # the same weights from the same seed
+    small = torch.randn(1, 64, 6, 6)
+    with torch.no_grad():
+        assert torch.allclose(ref(small), new(small))
+
+
+@pytest.mark.parametrize("name, says", [
+    ("no_inputs.py", "lacks get_inputs, get_init_inputs"),
+    ("missing.py", "no such file"),
+])
+def test_a_file_that_is_not_a_problem_is_refused_in_one_line(name, says):
+    with pytest.raises(UsageError, match=says):
+        problem.load(PROBLEMS / name)
+
+
+def test_a_reference_the_meta_device_cannot_run_is_refused_in_one_line():
+    with pytest.raises(UsageError, match="cannot run on PyTorch's meta device"):
+        problem.work(problem.load(PROBLEMS / "data_dependent.py"))
+
+
+def test_a_candidate_without_modelnew_is_refused():
+    p = problem.load(PROBLEMS / "conv_relu.py")
+    with pytest.raises(UsageError, match="defines class ModelNew"):
+        problem.with_candidate(p, PROBLEMS / "row_sums.py")
+
+
+def test_files_are_told_apart_by_their_text():
+    assert problem.is_problem(PROBLEMS / "conv_relu.py") and not problem.is_problem(PROBLEMS / "conv_relu_new.py")
+    assert problem.is_candidate(PROBLEMS / "conv_relu_new.py") and not problem.is_candidate(PROBLEMS / "row_sums.py")
