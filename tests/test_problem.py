@@ -9,11 +9,26 @@ import pytest
 from roofline.errors import UsageError
 from roofline.workload import problem
 
-torch = pytest.importorskip("torch")
-
 PROBLEMS = Path(__file__).resolve().parent / "fixtures" / "problems"
 
 
+def test_without_pytorch_a_problem_is_refused_in_one_line(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    with pytest.raises(UsageError, match=r"a problem in PyTorch needs torch; install it"):
+        problem.load(PROBLEMS / "matmul_bf16.py")
+
+
+try:
+    import torch
+except ImportError:  # every test below needs it
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="needs PyTorch")
+
+
+@needs_torch
 def test_a_bf16_matmul_is_tensor_core_work_and_its_operands_bytes():
     w = problem.work(problem.load(PROBLEMS / "matmul_bf16.py"))
     m, n, k = 1024, 2048, 512
@@ -23,6 +38,7 @@ def test_a_bf16_matmul_is_tensor_core_work_and_its_operands_bytes():
     assert [t.shape for t in w.outputs] == [(m, n)] and w.parameters == () and "mm" in w.counted
 
 
+@needs_torch
 def test_a_convolutions_work_and_its_parameters_bytes():
     w = problem.work(problem.load(PROBLEMS / "conv_relu.py"))
     out = 8 * 128 * 56 * 56
@@ -33,6 +49,7 @@ def test_a_convolutions_work_and_its_parameters_bytes():
     assert "the reference on PyTorch's meta device: convolution counted" in w.work.source
 
 
+@needs_torch
 def test_fp32_matmul_counts_tf32_only_where_pytorch_allows_it():
     assert problem.precision_of("mm", torch.float32) == "fp32"
     allowed = torch.backends.cuda.matmul.allow_tf32
@@ -43,6 +60,7 @@ def test_fp32_matmul_counts_tf32_only_where_pytorch_allows_it():
         torch.backends.cuda.matmul.allow_tf32 = allowed
 
 
+@needs_torch
 def test_work_without_a_counted_op_is_its_bytes_and_scalar_arguments_pass_through():
     w = problem.work(problem.load(PROBLEMS / "row_sums.py"))
     assert w.work.flops == {} and w.scalars == (1,)
@@ -50,6 +68,7 @@ def test_work_without_a_counted_op_is_its_bytes_and_scalar_arguments_pass_throug
     assert "no op PyTorch's FLOP counter knows" in w.work.source
 
 
+@needs_torch
 def test_draws_follow_the_benchmarks_seeding():
     p = problem.with_candidate(problem.load(PROBLEMS / "conv_relu.py"), PROBLEMS / "conv_relu_new.py")
     a, b = p.inputs(seed=3), p.inputs(seed=3)
@@ -61,6 +80,7 @@ def test_draws_follow_the_benchmarks_seeding():
         assert torch.allclose(ref(small), new(small))
 
 
+@needs_torch
 @pytest.mark.parametrize("name, says", [
     ("no_inputs.py", "lacks get_inputs, get_init_inputs"),
     ("missing.py", "no such file"),
@@ -70,11 +90,13 @@ def test_a_file_that_is_not_a_problem_is_refused_in_one_line(name, says):
         problem.load(PROBLEMS / name)
 
 
+@needs_torch
 def test_a_reference_the_meta_device_cannot_run_is_refused_in_one_line():
     with pytest.raises(UsageError, match="cannot run on PyTorch's meta device"):
         problem.work(problem.load(PROBLEMS / "data_dependent.py"))
 
 
+@needs_torch
 def test_a_candidate_without_modelnew_is_refused():
     p = problem.load(PROBLEMS / "conv_relu.py")
     with pytest.raises(UsageError, match="defines class ModelNew"):

@@ -130,10 +130,8 @@ def is_candidate(path: Path) -> bool:
 
 
 def _import(path: Path, role: str):
-    try:
-        import torch  # noqa: F401  (the files import it; say so here rather than as their ImportError)
-    except ImportError:
-        raise UsageError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)") from None
+    if importlib.util.find_spec("torch") is None:  # the files import it: say so here, not as their ImportError
+        raise UsageError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)")
     name = f"roofline_problem_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
