@@ -72,7 +72,7 @@ def test_floors_are_read_against_the_bf16_tensor_roof_not_fp32():
     # serve 0.1284 ms at 33,454 GB/s; the tensor roof's 0.1389 ms binds. The file read alone (no
     # kernel families) has no DRAM bytes modelled: no DRAM floor.
     l2, smem = plain.floor("L2"), plain.floor("SMEM")
-    assert l2.floor_ms == pytest.approx(k.model.gmem_bytes / (doc.device.peak_l2_gbps * 1e6) / busy)
+    assert l2.floor_ms == pytest.approx(k.model.gmem_bytes / (doc.device.peak_l2_gbps * 1e6))  # the chip's L2, not the busy SMs' share
     assert smem.floor_ms == pytest.approx(4.294967296e9 / 33_454.08e6 / busy)
     assert plain.floor("DRAM") is None and plain.binding.level == "BF16 tensor" and plain.times_floor > 1
     # the hierarchical reading: the measured BF16 ceiling (cuBLAS's FP16 product, one rate for both),

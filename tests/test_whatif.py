@@ -179,7 +179,7 @@ def test_a_floor_the_report_counted_in_part_is_a_lower_bound_and_says_so(tmp_pat
     assert gemm.not_counted == ("fp16", "tensor", "l2", "l1", "smem")
     assert gemm.to_json()["not_counted"] == ["fp16", "tensor", "l2", "l1", "smem"]
     note = next(n for n in result.notes if "only a lower bound" in n)
-    assert note.startswith("6 kernels (0.221 ms saved) read against a floor that is only a lower bound")
+    assert note.startswith("6 kernels (0.222 ms saved) read against a floor that is only a lower bound")
     # a profile that counted everything has no such note, and null not_counted
     full = whatif(store.load(TRANSFORMER, profile=True))
     assert not any("only a lower bound" in n for n in full.notes) and full.kernels[0].not_counted is None

@@ -42,6 +42,7 @@ from .waves import Waves
 SMEM_BANKS = 32
 SMEM_BANK_BYTES = 4
 MEMORY_LEVELS = ("DRAM", "L2", "SMEM", "L1")
+SHARED_LEVELS = ("DRAM", "L2")  # served to the whole chip: their floors are not scaled to the SMs a grid keeps busy
 ROOF_OF_LEVEL = {"DRAM": "DRAM", "L2": "L2", "SMEM": "SMEM", "L1": "SMEM"}  # L1 and shared memory share a data path
 LAUNCH = "launch"  # the floor of an empty kernel's launch: a kernel near it is launch-bound
 # A rate or bandwidth (a kernel's, or a ceiling measured on the device) above this many times the
@@ -268,8 +269,11 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     floors at its compute roof and the counted levels only. A profiled kernel gives `flops_by_precision`
     (precision key -> FLOPs, `peaks.PRECISIONS`) instead: one compute floor per precision with
     work and a roof. Floors are (and `binding` picks among) per level: each unit runs apart, so the
-    slowest alone bounds the time. With the grid's `waves` (`model.waves`), every floor is divided by
-    the share of the GPU the grid keeps busy: 32 blocks on 132 block slots, a floor 4.1x higher.
+    slowest alone bounds the time. With the grid's `waves` (`model.waves`), the floors of the units each
+    SM has to itself (compute, shared memory, L1) are divided by the share of the GPU the grid keeps
+    busy: 32 blocks on 132 block slots, such a floor 4.1x higher. The L2's and the DRAM's are not: they
+    serve the whole chip, and a few SMs draw far more than their share of them (one H200 SM moves
+    much more than 1/132 of the DRAM's bytes), so a floor divided so would be no floor.
     Where the device's launch latency was measured (`Roofs.launch_ms`), it is a floor too: a
     1x1x1 problem is bound by it, not by 0.000 ms of FP32 work. With `fits_in_l2` (A, B and C
     together no larger than the L2, and the L2 warm), a DRAM floor of modelled bytes is kept but
@@ -294,7 +298,8 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
                 aside = "L2"
             elif level == "L2" and not b.counted and "L1" in levels and figures is not None and figures.l1_bytes:
                 aside = "L1"
-            floors.append(Floor(level, ms_at(b.nbytes, roof.value) / busy, roof, b.counted, aside))
+            shared = level in SHARED_LEVELS  # the chip's, not the busy SMs' share of it
+            floors.append(Floor(level, ms_at(b.nbytes, roof.value) / (1.0 if shared else busy), roof, b.counted, aside))
     if roofs.launch_ms:
         floors.append(Floor(LAUNCH, roofs.launch_ms, Roof(LAUNCH, roofs.launch_ms, True), False))
     return Verdict(tuple(floors), time_ms, waves)
