@@ -208,12 +208,12 @@ def test_the_html_report_of_a_tensor_run_has_its_roof(tmp_path):
 
 
 def test_counted_bytes_past_a_measured_ceiling_say_the_ceiling_is_low():
-    """wgmma_ws at 4096^3 counted 1.61 GB through L2 in 0.198 ms (8.1 TB/s; 8.4 TB/s on the 97 % of
-    the GPU its grid kept busy), above the measured L2 ceiling (7,322 GB/s): the bytes are Nsight Compute's own, so the
+    """wgmma_ws at 4096^3 counted 1.61 GB through L2 in 0.198 ms (8.1 TB/s over the whole chip, whose
+    L2 it draws on), above the measured L2 ceiling (7,322 GB/s): the bytes are Nsight Compute's own, so the
     ceiling is what is low; the verdicts read the theoretical L2, and the BF16 tensor roof binds."""
     doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "counters-h200-bf16.json")
     assert ceiling_lines(doc) == [
-        "L2 ceiling: measured at 7,322 GB/s, below the 8,374 GB/s at which wgmma_ws's busy SMs moved its counted L2 "
+        "L2 ceiling: measured at 7,322 GB/s, below the 8,120 GB/s at which wgmma_ws moved its counted L2 "
         "bytes in this file, so the measurement is low; verdicts read the theoretical 15,354 GB/s instead"]
     ws = next(line for line in verdict_lines(doc) if line.startswith("wgmma_ws:"))
     assert ws.startswith("wgmma_ws: BF16 tensor-bound (measured); 1.05x its floor of 0.189 ms (95 % of that ceiling)")

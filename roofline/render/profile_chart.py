@@ -27,6 +27,7 @@ import math
 from pathlib import Path
 
 from ..errors import UsageError
+from ..model.roofs import SHARED_LEVELS
 from ..results.profile import ProfileResults
 from .chart import check_output, new_figure, save_atomic, text
 from .layout import Layout
@@ -124,7 +125,8 @@ def render(doc: ProfileResults, top: int = TOP):
         names.append(text(f"{i + 1}. {name} ({precision_cell(k, doc.device)})"))
         frac = 1 / v.times_floor if v.times_floor else 0.0
         fracs.append(frac)
-        busy = v.waves.utilization if v.waves is not None else 1.0  # the verdict's floors are of the busy SMs
+        # the verdict's floors are of the busy SMs, but for the L2's and the DRAM's, which are the chip's
+        busy = 1.0 if v.waves is None or v.binding is None or v.binding.level in SHARED_LEVELS else v.waves.utilization
         # on a line of its own: beside the bars the label has the figure's margin, no more
         part = f" on busy SMs,\n{100 * frac * busy:.0f}% of the GPU's" if busy < 0.95 and v.binding is not None else ""
         labels.append(f"{percent(k.time_share, 0)}% of time\n{100 * frac:.0f}% of {roof_name(v.binding.level)}{part}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
-from ..model.roofs import LAUNCH, Verdict
+from ..model.roofs import LAUNCH, SHARED_LEVELS, Verdict
 from ..model.units import figure, plural
 from ..model.waves import Waves
 from ..model.precision import PRECISIONS
@@ -215,20 +215,16 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     if off:
         share += f" at the {clock_mhz:,.0f} MHz it ran at" + (
             f"; {100 / nominal_times:.0f} % at the nominal {nominal_mhz:,.0f} MHz" if nominal_times else "")
-    busy = v.waves.utilization if v.waves is not None else 1.0
-    if times < 1 and b.level in MEMORY_NAMES and busy < 1 and times / busy >= 1:
-        # below the whole GPU's roof: a floor of part of the GPU is its share of the bandwidth, which
-        # a few SMs can draw more than (one SM moves far more than 1/132 of the DRAM's bytes)
-        return (f"tail: {tail_phrase(v.waves)}; its counted bytes moved at {100 * busy / times:.0f} % of the whole "
-                f"GPU's {roof} roof, faster than the busy SMs' share of it (a few SMs draw more than their share)")
+    # floors of the units each SM has to itself are of the SMs the grid keeps busy; the L2's and the
+    # DRAM's are the whole chip's (`roofs.verdict`)
+    busy = 1.0 if b.level in SHARED_LEVELS or v.waves is None else v.waves.utilization
     if times < 1:  # a profile's bytes and work are counted: it is the ceiling that was beaten
         moved = "its counted bytes moved faster than" if b.level in MEMORY_NAMES else "it ran faster than"
         low = "the measurement is low" if b.roof.measured else "the clock or the peak is wrong"
         kind = "measured ceiling" if b.roof.measured else "theoretical peak"
         return f"at its {roof} roof: {moved} the {kind} allows ({share}), so {low}"
-    # floors are of the SMs the grid keeps busy (`roofs.verdict`): where that is part of the GPU, said,
-    # with the reading against the whole GPU's roof, which the chart draws
-    busy = v.waves.utilization if v.waves is not None else 1.0
+    # a floor of the SMs the grid keeps busy: where that is part of the GPU, said, with the reading
+    # against the whole GPU's roof, which the chart draws
     part = (f" on the {percent(busy, 0)} % of the GPU its grid keeps busy ({times / busy:.1f}x below the whole "
             f"GPU's)") if busy < 0.95 else ""
     far = f"{times:.1f}x below its {roof} roof" + (
@@ -239,7 +235,8 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         tail = f"tail: {tail_phrase(v.waves)}; " if v.waves is not None and v.waves.tail_matters else ""
         return f"{tail}{reading}; not counted: {uncounted_phrase(list(uncounted))}, so another roof may bind instead"
     if v.waves is not None and v.waves.tail_matters:
-        return f"tail: {tail_phrase(v.waves)}; at {100 / times:.0f} % of the {roof} roof of the SMs it keeps busy"
+        of = f"the whole GPU's {roof} roof" if b.level in SHARED_LEVELS else f"the {roof} roof of the SMs it keeps busy"
+        return f"tail: {tail_phrase(v.waves)}; at {100 / times:.0f} % of {of}"
     if times <= 1.25:
         return f"at its {roof} roof ({share})"
     if times <= 2:
@@ -369,7 +366,8 @@ def ceiling_lines(doc) -> list[str]:
         if b.memory:
             moved = f"{'counted' if b.counted else 'modelled'} {b.level} bytes" + (
                 " (its GMEM requests)" if b.level == "L2" and not b.counted else "")
-            what = f"at which {b.by}'s busy SMs moved its {moved}"
+            what = (f"at which {b.by} moved its {moved}" if b.level in SHARED_LEVELS
+                    else f"at which {b.by}'s busy SMs moved its {moved}")
         else:
             what = f"{b.by} {'reached' if b.by == 'cuBLAS' else 'reached on the SMs its grid kept busy'}"
         then = (f"verdicts read the theoretical {figure(b.used)} {unit} instead" if b.memory and b.used > b.seen

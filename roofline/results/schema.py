@@ -53,7 +53,7 @@ from ..model.arch import limits_for_cc, parse_arch
 from ..model.device import DeviceSpec
 from ..model.occupancy import Occupancy
 from ..model.problem import Problem
-from ..model.roofs import (COMPUTE_LEVEL, OVER_PEAK, ROOF_OF_LEVEL, Beaten, Roofs, Verdict, at_least_seen,
+from ..model.roofs import (COMPUTE_LEVEL, OVER_PEAK, ROOF_OF_LEVEL, SHARED_LEVELS, Beaten, Roofs, Verdict, at_least_seen,
                            level_bytes, plain_verdict, verdict)
 from ..model.energy import Energy
 from ..model.timing import Timing, mark_throttled, paired
@@ -390,7 +390,8 @@ class Results(_Document):
                 for b in level_bytes(k.model, getattr(k, "counted", None)).values():
                     if not b.counted and (b.level == "DRAM" or (b.level == "L2" and k.model.l1_bytes)):
                         continue
-                    see(ROOF_OF_LEVEL[b.level], b.nbytes / (k.time_ms * 1e6 * busy), k.name, b.counted)
+                    share = 1.0 if b.level in SHARED_LEVELS else busy  # the chip's L2 and DRAM, as their floors
+                    see(ROOF_OF_LEVEL[b.level], b.nbytes / (k.time_ms * 1e6 * share), k.name, b.counted)
         return best
 
     def verdict(self, k: KernelRecord, measured: bool = True) -> Verdict:
