@@ -289,6 +289,14 @@ def test_a_failing_command_keeps_its_kernels_and_exits_1(fake_ncu, tmp_path):
     assert r.exit_code == 1 and "--no-ops" not in r.output
 
 
+def test_a_program_a_signal_ended_is_said_to_have_crashed():
+    # a JAX program segfaulted under ncu on the H200 (exit 139): said so, not as "exited with code 139"
+    from roofline.commands.profile import _exit
+
+    assert _exit(139) == "crashed (signal 11, SIGSEGV)" == _exit(-11)
+    assert (_exit(3), _exit(255)) == ("exited with code 3", "exited with code 255")
+
+
 @pytest.mark.parametrize("mode, args, needle, code", [
     ("perm", [], "NVreg_RestrictProfilingToAdminUsers=0", 1),
     ("none", [], "the command launched no CUDA kernel", 1),

@@ -211,7 +211,7 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
     store.save(doc, out)
     notes = list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc) + notes_after
     failures = [] if done.returncode == 0 else [
-        f"the command exited with code {done.returncode}; the {plural(len(launches), 'launch', 'launches')} profiled before "
+        f"the command {_exit(done.returncode)}; the {plural(len(launches), 'launch', 'launches')} profiled before "
         f"that are kept in {out}" + (OPS_HINT if ops and _python(command) else "")]
     return ProfileReport(doc, notes, failures)
 
@@ -268,8 +268,22 @@ def _python(command: list[str]) -> bool:
 
 
 # After a Python command failed with ops on: the one way ops can make a program fail.
-OPS_HINT = ("; a program that turns on PyTorch's profiler itself fails with ops on (one profiler per thread): "
+OPS_HINT = ("; if it turns on PyTorch's profiler itself, it fails with ops on (one profiler per thread): "
             "profile it with --no-ops")
+
+
+def _exit(code: int) -> str:
+    """'exited with code 1', 'crashed (signal 11, SIGSEGV)' for a program a signal ended (a shell's
+    128 + N, or Python's -N)."""
+    import signal
+
+    number = -code if code < 0 else code - 128 if 128 < code < 160 else None
+    if number is None:
+        return f"exited with code {code}"
+    try:
+        return f"crashed (signal {number}, {signal.Signals(number).name})"
+    except ValueError:
+        return f"exited with code {code}"
 
 
 def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options, ops: bool = False) -> Exception:
@@ -279,7 +293,7 @@ def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options, ops: bool = Fa
         return UsageError(f"{{kernel_regex}} {options.kernel_regex!r} matched none of the {len(seen)} kernels the "
                           f"command launched: {shown}", "kernel_regex")
     if done.returncode != 0:
-        return RunError(f"the command exited with code {done.returncode} before any kernel was profiled"
+        return RunError(f"the command {_exit(done.returncode)} before any kernel was profiled"
                         + (OPS_HINT if ops else ""))
     if not options.from_start:
         return NothingLaunched("no kernel was launched between cudaProfilerStart and cudaProfilerStop "
