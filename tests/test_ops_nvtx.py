@@ -325,6 +325,11 @@ def test_show_trace_by_prints_that_table_alone_and_the_share_owned(key):
     assert "of the GPU time (3.129 ms over 329 kernels) is owned by an op" in got.output
 
 
+def test_show_trace_by_kernel_is_refused_in_one_line():
+    got = CliRunner().invoke(app, ["show", str(TRACE), "--by", "kernel"])
+    assert got.exit_code == 2 and "is a PyTorch profiler trace, read by op or by module" in " ".join(got.output.split())
+
+
 def test_import_with_a_trace_of_which_no_launch_lines_up_is_refused(tmp_path):
     report = Path(__file__).resolve().parent / "fixtures" / "ncu" / "transformer-h200-raw.csv"
     amd = Path(__file__).resolve().parent / "fixtures" / "traces" / "ops" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"

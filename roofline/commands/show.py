@@ -25,8 +25,9 @@ def command(
     paths: Optional[list[Path]] = typer.Argument(None, metavar="RESULTS...",
                                                  help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS}), or a "
                                                       "PyTorch profiler trace."),
-    as_json: bool = typer.Option(False, "--json", help=f"Print the (merged, schema {SCHEMA}) document instead."),
-    by: str = typer.Option("kernel", "--by", metavar="kernel|op|module",
+    as_json: bool = typer.Option(False, "--json", help=f"Print the document instead (results files merged, as schema "
+                                                       f"{SCHEMA}; a profile or grade file in its own schema)."),
+    by: Optional[str] = typer.Option(None, "--by", metavar="kernel|op|module",
                            help="A profile's GPU time by kernel (the default view), by the PyTorch op that launched "
                                 "it (forward, backward, optimizer) or by module (its submodules included); a PyTorch "
                                 "profiler trace's by op or by module alone (each module's own kernels; its default "
@@ -35,7 +36,7 @@ def command(
     from .. import documents
     from ..errors import UsageError
 
-    if by not in BY:
+    if by is not None and by not in BY:
         raise UsageError(f"{{by}} takes {', '.join(BY)}, got {by!r}", "by")
     paths = list(paths or [DEFAULT_RESULTS])
     docs, notes = documents.read_all(paths, "show")  # one document per precision: an FP32 run and a BF16 one apart
@@ -45,10 +46,10 @@ def command(
 BY = ("kernel", "op", "module")
 
 
-def view(paths: list[Path], docs: list, notes: list[str], by: str = "kernel") -> Outcome:
+def view(paths: list[Path], docs: list, notes: list[str], by: str | None = None) -> Outcome:
     """Files read (`documents.read_all`): the notes on their reading first, then what their kind
     shows (`documents.shown`: its document, its tables and lines; by op or module, `shown_by`)."""
     from .. import documents
 
-    document, lines = documents.shown(paths, docs) if by == "kernel" else documents.shown_by(paths, docs, by)
+    document, lines = documents.shown(paths, docs) if by is None else documents.shown_by(paths, docs, by)
     return Outcome(document, lines, tuple(notes), notes_first=True)

@@ -39,6 +39,8 @@ class ProfileKind(WorkKind):
         return store.dump(doc), lambda width: self.view(doc, width)
 
     def shown_by(self, paths: list[Path], docs: list, key: str):
+        if key == "kernel":
+            return self.shown(paths, docs)
         from ..analysis.owners import owners_of
         from ..render.lines import Note
         from ..render.owner_tables import owned_line, rows_tables

@@ -129,8 +129,10 @@ class ReadKind(DocumentKind):
         raise NotImplementedError
 
     def shown_by(self, paths: list[Path], docs: list, key: str) -> tuple[Any, Callable[[int], list]]:
-        """What `show --by KEY` prints ('op' or 'module': GPU time by who launched it). Raises
-        UsageError for a kind that records no owners."""
+        """What `show --by KEY` prints ('kernel': the default view, `shown`; 'op' or 'module': GPU
+        time by who launched it). Raises UsageError for a kind that records no owners."""
+        if key == "kernel":
+            return self.shown(paths, docs)
         raise UsageError(f"{{by}} {key} reads who launched each kernel, which a profile or a PyTorch profiler trace "
                          f"records; {paths[0]} is {self.title}", "by")
 

@@ -93,6 +93,10 @@ class TraceKind(ReadKind):
 
     def shown_by(self, paths: list[Path], docs: list, key: str):
         doc = docs[0]
+        if key == "kernel":
+            raise UsageError(f"{{by}} kernel: {paths[0]} is a PyTorch profiler trace, read by op or by module (its "
+                             "default view shows both); for each kernel on its roof, profile the program: roofline "
+                             "profile -- COMMAND", "by")
         if key == "module" and not doc.has_modules:
             raise UsageError(f"{{by}} module: {paths[0]} names no modules; record the trace with "
                              "torch.profiler.profile(with_modules=True) or with_stack=True", "by")

@@ -88,7 +88,7 @@ def one_line(exc: ValidationError) -> str:
     msg = str(err["msg"]).removeprefix("Value error, ")
     path = field_path(err["loc"])
     if err["type"] == "missing":
-        return f"{path}: missing"
+        return f"{path}: missing, a field this kind of file requires (roofline schema prints them all)"
     given = err.get("input")
     if path and isinstance(given, (int, float, str, bool, type(None))) and not msg.startswith(path):
         return f"{path}: {msg}, got {json.dumps(given)[:60]}"
