@@ -10,7 +10,7 @@ and the command line adds to them (`--compile-option`, repeatable, appended afte
 `--compiler`, which replaces the file's). The compilers (`COMPILERS`): `nvcc`, the CUDA toolkit's
 compiler, which compiles a whole program (host code, `main`, <stdio.h>) and keeps its device code;
 `nvrtc`, the runtime compiler CuPy brings, which takes device code alone; `auto` (the default),
-NVRTC where CuPy brings it and it takes the file's options, else nvcc (`measure.toolchain` decides).
+nvcc where a CUDA toolkit is found, else NVRTC (`measure.toolchain` decides).
 
 Options are nvcc's spelling, split as a shell splits them (quotes group). An include folder
 (`-I DIR`, `-IDIR`, `--include-path=DIR`, `-isystem DIR`) and a pre-included file that exists

@@ -21,8 +21,8 @@ COMPILE_OPTION_HELP = ("An option for the compiler of your kernel files, as your
                        "the file's '// roofline options:'): -DBLOCK=256, --use_fast_math, '-I include' (a folder from "
                        "the working folder).")
 COMPILER_HELP = ("The compiler of your kernel files: nvcc (the CUDA toolkit's: host code, main and host headers "
-                 "may stay in the file), nvrtc (CuPy's: device code alone), or auto (default: NVRTC where CuPy's "
-                 "is installed and takes the options, else nvcc).")
+                 "may stay in the file), nvrtc (CuPy's: device code alone), or auto (default: nvcc where a CUDA "
+                 "toolkit is found, else NVRTC).")
 
 
 # What `--declare KEY=VALUE` sets: the launch keys of a GEMM kernel file's '// roofline KEY: VALUE' lines

@@ -3,10 +3,9 @@
 The ladder's kernels are device code written for NVRTC, and NVRTC compiles them. A user's kernel
 file is compiled as its settings ask (`UserKernel.build`, `build_options`): `nvcc` (the CUDA
 toolkit's compiler, `nvcc_compile`; a RunError where none is found), `nvrtc` (CuPy's runtime
-compiler, `nvrtc_compile`), or `auto`, the default: NVRTC where CuPy's is installed and the
-file's options are all NVRTC's (the path the ladders' kernels take, run on the H200 in every
-visit), else nvcc where a toolkit is found (`nvcc_compile.find_nvcc`). A file with host code asks
-for nvcc (`// roofline compiler: nvcc`, `--compiler nvcc`); NVRTC's refusal of it says so. Where NVRTC compiles a file, an option it does not take
+compiler, `nvrtc_compile`), or `auto`, the default: nvcc where a toolkit is found
+(`nvcc_compile.find_nvcc`), as the file's author compiles it (host code, host headers and `main`
+are fine), else NVRTC. Where NVRTC compiles a file, an option it does not take
 (an nvcc-only one: -O3, -Xcompiler, -lcublas) is refused in one line (`choose`). A command
 chooses once (`pinned`), before any GPU work, and the processes it starts compile with that one.
 """
@@ -60,8 +59,6 @@ def _choice(spec: UserKernel) -> tuple[str, str | None]:
     """`choose`'s choice for a user's kernel, without asking the compiler its version (NVRTC is not
     loaded): (NVCC, its path) or (NVRTC, None). Raises as `choose` does for the choice itself."""
     wanted = spec.build.compiler
-    if wanted != NVCC and wanted != NVRTC and nvrtc_unknown(spec.build.options) is None and _nvrtc_here():
-        return NVRTC, None  # auto: NVRTC, the path every kernel of the ladders takes, where it takes the file
     found = (spec.build.nvcc or nvcc_compile.find_nvcc()) if wanted != NVRTC else None
     if found is not None:
         return NVCC, found
@@ -77,16 +74,6 @@ def _choice(spec: UserKernel) -> tuple[str, str | None]:
                          f"({_searched()}); NVRTC, which compiles instead, does not take it: install the CUDA "
                          "toolkit, or leave the option out")
     return NVRTC, None
-
-
-def _nvrtc_here() -> bool:
-    """Whether CuPy's NVRTC can be loaded here (without loading it: CuPy's module is found)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("cupy_backends") is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def pinned(spec: UserKernel) -> UserKernel:

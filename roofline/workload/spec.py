@@ -30,8 +30,8 @@ be tables). The keys:
     seed        the inputs' random seed (default 0)
     options     (a .cu file) its compile options, as its author's build gives them:
                 -DBLOCK=256 --use_fast_math -I include (`build_options`; folders from the file's)
-    compiler    (a .cu file) auto (the default: NVRTC where CuPy's is installed and takes the
-                options, else nvcc), nvcc or nvrtc
+    compiler    (a .cu file) auto (the default: nvcc where a CUDA toolkit is found, else
+                NVRTC), nvcc or nvrtc
     callable    (spec files) the callable graded, MODULE:FUNCTION or FILE.py:FUNCTION
 """
 
