@@ -307,13 +307,8 @@ def op_fusion(doc: ProfileResults, w: Workload, top: int = FUSION_TOP) -> tuple[
             continue
         if _unusable(w, a.kernel, split) or _unusable(w, b.kernel, split):
             continue
-        ka, kb = doc.kernels[a.kernel], doc.kernels[b.kernel]
-        if a.kernel not in dram:
-            dram[a.kernel] = doc.roofs(ka).roof("DRAM")
-        roof = dram[a.kernel]
-        passing = min(ka.dram_write_bytes / ka.launches, kb.dram_read_bytes / kb.launches)
-        saved = min(ms_at(2 * passing, roof.value), ka.time_ms / ka.launches, kb.time_ms / kb.launches)
-        tally = found.setdefault((f"{a.op} ({a.phase})", f"{b.op} ({b.phase})"), [0, 0.0, 0.0, roof])
+        passing, saved = _passing(doc, a.kernel, b.kernel, dram)
+        tally = found.setdefault((f"{a.op} ({a.phase})", f"{b.op} ({b.phase})"), [0, 0.0, 0.0, dram[a.kernel]])
         tally[0] += 1
         tally[1] += passing
         tally[2] += saved
@@ -361,12 +356,7 @@ def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP
                 if reason:
                     unusable[reason].add(i)
             continue
-        ka, kb = doc.kernels[a], doc.kernels[b]
-        if a not in dram:
-            dram[a] = doc.roofs(ka).roof("DRAM")  # measured where the file has it, as the DRAM floor
-        roof = dram[a]
-        passing = min(ka.dram_write_bytes / ka.launches, kb.dram_read_bytes / kb.launches)
-        saved = min(ms_at(2 * passing, roof.value), ka.time_ms / ka.launches, kb.time_ms / kb.launches)
+        passing, saved = _passing(doc, a, b, dram)
         tally = found.setdefault((a, b), [0, 0.0, 0.0])
         tally[0] += 1
         tally[1] += passing
@@ -393,6 +383,18 @@ def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP
         notes.append(f"fusion: only kernels matching {doc.kernel_regex!r} were profiled, so two launches next to "
                      "each other here may have had others between them")
     return pairs[:top], notes
+
+
+def _passing(doc: ProfileResults, a: int, b: int, dram: dict[int, Roof]) -> tuple[float, float]:
+    """(bytes passing, ms saved) where one launch of kernel `a` runs right before one of kernel `b`
+    (indices into `doc.kernels`; module docstring): what `a` writes to DRAM and `b` reads, per launch,
+    written and read once less at `a`'s DRAM roof (measured where the file has it, as the DRAM
+    floor; kept in `dram` by kernel), never more than the shorter launch."""
+    ka, kb = doc.kernels[a], doc.kernels[b]
+    if a not in dram:
+        dram[a] = doc.roofs(ka).roof("DRAM")
+    passing = min(ka.dram_write_bytes / ka.launches, kb.dram_read_bytes / kb.launches)
+    return passing, min(ms_at(2 * passing, dram[a].value), ka.time_ms / ka.launches, kb.time_ms / kb.launches)
 
 
 def _unusable(w: Workload, i: int, split: list[bool]) -> str | None:
