@@ -421,8 +421,10 @@ def test_bars_run_as_far_as_their_labels_say():
     bars = fig.axes[1]
     widths = [round(p.get_width()) for p in bars.patches]
     said = [int(t.get_text().split("\n")[1].split("%")[0]) for t in bars.texts]
-    assert widths == said and max(said) == 106  # vectorized_elementwise ran at 106 % of DRAM
-    assert bars.get_xlim()[1] > 106
+    # no kernel past its roof: a measured ceiling a counted rate went past gives way (`ProfileResults.roofs`),
+    # and the kernel that went furthest reads 100 %
+    assert widths == said and max(said) == 100
+    assert bars.get_xlim()[1] >= 100
     (hundred,) = [line for line in bars.lines if list(line.get_xdata()) == [100, 100]]
     assert hundred.get_linestyle() == "--"
 

@@ -28,11 +28,13 @@ class ProfileKind(WorkKind):
         return store.dump(obj)
 
     def view(self, obj: ProfileResults, width: int, top: int | None = None, notes: bool = True, **context) -> list:
-        """Its `top` kernels (all: None), then its notes (`notes`) as note lines."""
+        """Its `top` kernels (all: None), the measured ceilings a counted rate went past, then its
+        notes (`notes`) as note lines."""
         from ..render.lines import Note
         from ..render.tables import profile_tables
+        from ..render.text import ceiling_lines
 
-        return [*profile_tables(obj, width, top), *(map(Note, obj.notes) if notes else ())]
+        return [*profile_tables(obj, width, top), *ceiling_lines(obj), *(map(Note, obj.notes) if notes else ())]
 
     def shown(self, paths: list[Path], docs: list):
         doc = docs[0]

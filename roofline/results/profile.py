@@ -22,13 +22,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from ..model.device import DeviceSpec
 from ..nsight.launches import KernelGroup, precision_key
 from ..model.occupancy import Occupancy
 from ..model.peaks import NO_PRECISION, PRECISION_NAMES, PRECISIONS, TENSOR, UNKNOWN_PRECISION
-from ..model.roofs import OVER_PEAK, Roofs, Verdict, verdict
+from ..model.roofs import (COMPUTE_LEVEL, OVER_PEAK, ROOF_OF_LEVEL, SHARED_LEVELS, Beaten, Roofs, Verdict, at_least_seen,
+                           level_bytes, verdict)
 from ..model.traffic import CountedTraffic
 from ..model.units import Count, Millis
 from ..model.waves import Waves, waves_of
@@ -208,6 +209,7 @@ class ProfileResults(_Document):
     attribution: Attribution | None = Field(None, description="the op, phase and module that launched each kernel, "
                                                               "where the profile recorded them (profile --ops)")
     notes: list[str] = []
+    _seen: tuple | None = PrivateAttr(default=None)  # (id, best rate per level), worked out once
 
     @model_validator(mode="after")
     def _consistent(self) -> "ProfileResults":
@@ -251,9 +253,44 @@ class ProfileResults(_Document):
 
     def roofs(self, k: ProfiledKernel) -> Roofs:
         """The ceilings kernel `k` is read against: at the SM clock it ran at where the report
-        recorded one (`DeviceSpec.roofs_at`), and without the launch floor: Nsight Compute's
-        duration leaves the launch out, so an empty kernel's event-timed launch is no floor for it."""
-        return _without_launch(self.device.roofs_at(k.clock_mhz))
+        recorded one (`DeviceSpec.roofs_at`), every measured ceiling at least the best rate this
+        profile counted at its level (`roofs.at_least_seen`, as a run's: `seen_rates`), and without
+        the launch floor: Nsight Compute's duration leaves the launch out, so an empty kernel's
+        event-timed launch is no floor for it."""
+        return _without_launch(at_least_seen(self.device.roofs_at(k.clock_mhz), self.seen_rates())[0])
+
+    @property
+    def beaten(self) -> tuple[Beaten, ...]:
+        """The measured ceilings (at the device's own clocks) a rate this profile counted went past,
+        and what is read in their place."""
+        return at_least_seen(self.device.roofs, self.seen_rates())[1]
+
+    def seen_rates(self) -> dict[str, tuple[float, str, bool]]:
+        """The best rate this profile counted at each level (level -> (GFLOP/s or GB/s, the kernel,
+        True: counted)): each kernel's credited FLOPs per precision and counted bytes per level over
+        its time, over the SMs its grid kept busy except at the L2 and the DRAM, which serve the whole
+        chip (as the floors are read, `roofs.verdict`). A rate Nsight Compute counted on this card
+        is at most the ceiling of its level."""
+        if self._seen is None or self._seen[0] != id(self):
+            best: dict[str, tuple[float, str, bool]] = {}
+
+            def see(level: str, rate: float, by: str) -> None:
+                if rate > 0 and (level not in best or rate > best[level][0]):
+                    best[level] = (rate, by, True)
+
+            for k in self.kernels:
+                if not k.time_ms:
+                    continue
+                waves = self.waves(k)
+                busy = waves.utilization if waves is not None else 1.0
+                for key, flops in k.credible_flops.items():
+                    if key in COMPUTE_LEVEL:
+                        see(COMPUTE_LEVEL[key], flops / (k.time_ms * 1e6 * busy), k.name)
+                for b in level_bytes(None, k.traffic).values():
+                    share = 1.0 if b.level in SHARED_LEVELS else busy
+                    see(ROOF_OF_LEVEL[b.level], b.nbytes / (k.time_ms * 1e6 * share), k.name)
+            self._seen = (id(self), best)
+        return self._seen[1]
 
     def verdict(self, k: ProfiledKernel, measured: bool = True) -> Verdict:
         """Kernel `k` against the roof of each precision it counted and each memory level it moved
