@@ -29,7 +29,8 @@ COMMANDS = {
 CLIMBS_AT_MOST = {"plot": 3, "show": 3, "grade": 3, "run": 3}  # the bound issue 42 set; today 0 each
 # cli <-> console (the terminal runs the app and shows its view), and each document kind registering
 # itself with the registry as the registry first loads it
-REENTRIES_AT_MOST = {"plot": 13, "show": 12, "grade": 1, "run": 1}  # +1: the trace kind; +1: the owners kinds
+REENTRIES_AT_MOST = {"plot": 14, "show": 13, "grade": 1, "run": 1}  # +1: the trace kind; +1: the owners kinds; +1: problems
+# (each a kind's module registering itself as the registry imports it: `documents.registry.kinds`)
 EXIT_CODE = {"plot": 0, "show": 0, "grade": 1, "run": 1}  # grade and run: no GPU
 
 

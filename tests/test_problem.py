@@ -106,3 +106,41 @@ def test_a_candidate_without_modelnew_is_refused():
 def test_files_are_told_apart_by_their_text():
     assert problem.is_problem(PROBLEMS / "conv_relu.py") and not problem.is_problem(PROBLEMS / "conv_relu_new.py")
     assert problem.is_candidate(PROBLEMS / "conv_relu_new.py") and not problem.is_candidate(PROBLEMS / "row_sums.py")
+
+
+@needs_torch
+def test_kernels_lists_each_problems_speed_of_light_on_a_gpu():
+    import json
+
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    from roofline.model.device import from_preset
+
+    files = [str(PROBLEMS / n) for n in ("matmul_bf16.py", "conv_relu.py", "row_sums.py")]
+    r = CliRunner().invoke(app, ["kernels", *files, "--gpu", "h200", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    h200 = from_preset("h200").roofs
+    bf16, tf32, dram = (h200.roof(k, True).value for k in ("bf16_tensor", "tf32_tensor", "DRAM"))
+    matmul, conv, sums = doc["problems"]
+    assert doc["kind"] == "problems" and doc["device"] == "H200"
+    assert matmul["bound"] == "BF16 tensor" and matmul["t_sol_ms"] == pytest.approx(2 * 1024 * 2048 * 512 / bf16 / 1e6)
+    assert conv["bound"] == "TF32 tensor" and conv["t_sol_ms"] == pytest.approx(2 * 8 * 128 * 56 * 56 * 64 * 9 / tf32 / 1e6)
+    assert sums["bound"] == "DRAM" and sums["t_sol_ms"] == pytest.approx(4 * 4096 * 1001 / dram / 1e6)
+    schema = CliRunner().invoke(app, ["schema", "problems"])
+    assert schema.exit_code == 0 and "ProblemJson" in schema.stdout
+    mixed = CliRunner().invoke(app, ["kernels", files[0], str(PROBLEMS.parent / "nvcc" / "tile_sgemm_macro.cu"),
+                                     "--gpu", "h200"])
+    assert mixed.exit_code == 2 and "give problems (.py) alone" in mixed.output
+
+
+def test_a_problem_without_a_gpu_to_read_is_refused_in_one_line(monkeypatch):
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    from roofline.measure import nvml
+
+    monkeypatch.setattr(nvml, "nvml_compute_capability", lambda *a, **k: None)
+    r = CliRunner().invoke(app, ["kernels", str(PROBLEMS / "matmul_bf16.py")])
+    assert r.exit_code == 2 and "give --gpu NAME" in r.output

@@ -7,4 +7,5 @@
   whatif         each kernel at a fraction of its roof; fusion
   project        the same work on another GPU
   comms          every rank's step: exposed communication, bus bandwidth, ranks side by side
-  owners         a profile's GPU time, work and floors by the op or the module that launched its kernels"""
+  owners         a profile's GPU time, work and floors by the op or the module that launched its kernels
+  problems       problems in a kernel benchmark's format: their work, bytes and speed of light on a GPU"""

@@ -34,7 +34,9 @@ RENAMED = {"--source": "give your kernel files as arguments: roofline kernels FI
 
 def command(
     sources: Optional[list[Path]] = typer.Argument(None, metavar="FILE.cu...",
-                                                   help="List your own kernels instead of the ladder."),
+                                                   help="List your own kernels instead of the ladder; or problems in "
+                                                        "a kernel benchmark's format (problem.py: a PyTorch Model "
+                                                        "with get_inputs), each with its speed of light on --gpu."),
     size: Optional[list[str]] = typer.Option(None, "--size", metavar="N|NAME=VALUE",
                                              help=f"The problem's size, square (default {DEFAULT_SIZE}): N, or M=, N= "
                                                   "and K= alike."),
@@ -60,6 +62,9 @@ def command(
     (FILE.cu): traffic model and, for a target, registers, local (spill) and shared memory and
     occupancy, compiled offline (no GPU needed) through NVRTC, or your files through nvcc with
     --compiler nvcc (--compile-option adds options)."""
+    if sources and any(Path(p).suffix == ".py" for p in sources):
+        present(problems_view(list(sources), gpu), as_json)
+        return
     problem = gemm.gemm_problems(size)[0]
     if not problem.m == problem.n == problem.k:
         raise UsageError("{size}: kernels lists the model at a square size; give --size N", "size")
@@ -184,6 +189,31 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
         floors = plain_verdict(figures, preset.roofs, waves=waves, precision=problem.precision_key)
     return replace(row, figures=figures, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error,
                    waves=waves, floors=floors)
+
+
+def problems_view(paths: list[Path], gpu: str | None) -> Outcome:
+    """Problems in a kernel benchmark's format (`workload.problem`), each with its work, compulsory
+    bytes and speed of light on the GPU `gpu` names (a preset or device file; else this machine's,
+    through NVML) (`analysis.problems`). Raises UsageError for a file that is not a problem (a .cu
+    beside them included), or without a GPU to read the roofs of."""
+    from .. import documents
+    from ..analysis.problems import bounds
+    from ..model.device import from_preset
+
+    others = [p for p in paths if Path(p).suffix != ".py"]
+    if others:
+        raise UsageError(f"{others[0]}: give problems (.py) alone; kernel files are listed without them")
+    if gpu is not None:
+        device = from_preset(gpu)
+    else:
+        from ..measure import nvml
+
+        if not nvml.nvml_compute_capability():
+            raise UsageError("a problem's speed of light is read against a GPU's roofs: give --gpu NAME (h200, "
+                             "h100-sxm, a100-sxm4-80gb, ...), or run it where NVML sees a GPU", "gpu")
+        device = nvml.from_nvml()
+    found = bounds(paths, device)
+    return Outcome(documents.to_json(found), lambda width: documents.view(found, width))
 
 
 def view(listing: KernelListing, model_only: bool, autotuned_tile: str | None) -> Outcome:

@@ -22,7 +22,8 @@ grade files' changes), `whatif`, `project`, `comms`; the descriptions: `kernels`
 
 Its modules: `registry` (the kinds and what each command reads), `reading` (the functions above),
 `run`, `profile`, `grade`, `trace` (a PyTorch profiler trace, by its contents: its GPU time by op),
-`owners` (`show --by op|module --json` of a profile),
+`owners` (`show --by op|module --json` of a profile), `problems` (`kernels problem.py`: a kernel
+benchmark's problems and their speed of light),
 `work_kind` (what a run and a profile share), `changes` (compare,
 check, two grade files' changes), `whatif`, `project`, `comms`, `listings` (kernels, occupancy,
 device), `models` (the pydantic model of each --json).

@@ -1,0 +1,68 @@
+"""The speed of light of problems in a kernel benchmark's format on a GPU, offline: each problem's
+work and compulsory bytes as its reference declares them to PyTorch (`workload.problem.work`, read
+on the meta device) against the GPU's roofs (`model.sol.speed_of_light`: the measured ceilings where
+the device records them, else its datasheet's). What `roofline kernels problem.py --gpu NAME`
+prints: the least time any candidate can take, before a candidate exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model.device import DeviceSpec
+from ..model.sol import SpeedOfLight, speed_of_light
+from ..workload.problem import ProblemWork, load, work
+
+
+@dataclass(frozen=True)
+class ProblemBound:
+    """One problem (`name`, from `path`): what its reference does (`work`) and its speed of light."""
+
+    name: str
+    path: Path
+    work: ProblemWork
+    sol: SpeedOfLight
+
+    def to_json(self) -> dict:
+        w = self.work.work
+        b = self.sol.binding
+        return {"name": self.name, "path": str(self.path), "flops": dict(w.flops), "bytes_read": w.bytes_read,
+                "bytes_written": w.bytes_written, "work_source": w.source,
+                "inputs": [[t.name, list(t.shape), t.dtype] for t in self.work.inputs],
+                "outputs": [[t.name, list(t.shape), t.dtype] for t in self.work.outputs],
+                "t_sol_ms": self.sol.ms, "bound": b.level if b is not None else None,
+                "terms": [{"level": t.level, "amount": t.amount, "roof": t.roof, "measured": t.measured, "ms": t.ms}
+                          for t in self.sol.terms],
+                "no_roof": list(self.sol.missing)}
+
+
+@dataclass(frozen=True)
+class ProblemBounds:
+    """The problems given, on `device` (its name), in the order given, with notes."""
+
+    device: str
+    rows: list[ProblemBound]
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"kind": "problems", "device": self.device, "problems": [r.to_json() for r in self.rows],
+                "notes": list(self.notes)}
+
+
+def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
+    """Every problem file of `paths` on `device`. Raises UsageError (one line) for a file that is
+    not a problem, or whose reference cannot be read on the meta device (`workload.problem`)."""
+    rows = []
+    for path in paths:
+        found = work(load(path))
+        rows.append(ProblemBound(Path(path).stem, Path(path), found, speed_of_light(found.work, device.roofs)))
+    measured = any(t.measured for r in rows for t in r.sol.terms)
+    notes = [f"T_SOL = max(FLOPs / the roof of their precision, compulsory bytes / DRAM); "
+             f"{'measured ceilings where the device records them' if measured else 'the datasheet roofs'} of "
+             f"{device.name}; the work as PyTorch's FLOP counter reads the reference on the meta device (matrix "
+             "products, convolutions, attention; other ops count no FLOPs, so their bytes bound them)"]
+    if any(r.sol.missing for r in rows):
+        notes.append("work in a precision this GPU has no roof for is left out of its bound (no_roof): the bound is "
+                     "then lower than light, never higher")
+    return ProblemBounds(device.name, rows, notes)

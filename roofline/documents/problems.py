@@ -1,0 +1,75 @@
+"""The problems document: `roofline kernels problem.py --gpu NAME` (`analysis.problems.ProblemBounds`),
+each problem's work, compulsory bytes and speed of light; its `--json` model (`ProblemsJson`, below),
+its view and its registry entry, the whole kind in one module."""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from ..analysis.problems import ProblemBounds
+from .models import JsonModel, Number, checked
+from .registry import DocumentKind, register
+
+
+class TermJson(JsonModel):
+    """One term of T_SOL: the level, its amount (FLOPs or bytes), the roof, measured or not, ms."""
+
+    level: str
+    amount: Number
+    roof: Number
+    measured: bool
+    ms: Number
+
+
+class ProblemJson(JsonModel):
+    """One problem: FLOPs per precision key, compulsory bytes, where they come from, the tensors it
+    reads and returns ([name, shape, dtype]), T_SOL (ms) and the term that sets it."""
+
+    name: str
+    path: str
+    flops: dict[str, Number]
+    bytes_read: Number
+    bytes_written: Number
+    work_source: str
+    inputs: list[list]
+    outputs: list[list]
+    t_sol_ms: Number
+    bound: Optional[str]
+    terms: list[TermJson]
+    no_roof: list[str]
+
+
+class ProblemsJson(JsonModel):
+    """`roofline kernels PROBLEM.py ... --json`: each problem's speed of light on one GPU."""
+
+    kind: Literal["problems"]
+    device: str
+    problems: list[ProblemJson]
+    notes: list[str]
+
+
+class ProblemsKind(DocumentKind):
+    name = "problems"
+    types = (ProblemBounds,)
+    model = ProblemsJson
+
+    def json(self, obj: ProblemBounds) -> dict:
+        return checked(self.model, obj.to_json())
+
+    def view(self, obj: ProblemBounds, width: int, **context) -> list:
+        from ..model.peaks import LABELS
+        from ..render.lines import Note
+        from ..render.tables import _fit
+
+        def gflop(r) -> str:
+            return ", ".join(f"{v / 1e9:,.2f} {LABELS.get(k, k)}" for k, v in r.work.work.flops.items()) or "-"
+
+        rows = [[r.name, gflop(r), f"{r.work.work.bytes_read / 1e6:,.1f}", f"{r.work.work.bytes_written / 1e6:,.1f}",
+                 f"{r.sol.ms:,.4f}", r.sol.binding.level if r.sol.binding is not None else "-"] for r in obj.rows]
+        columns = [("GFLOP", "right"), ("MB read", "right"), ("MB written", "right"), ("T_SOL ms", "right"),
+                   ("bound", "left")]
+        title = f"{obj.device}: the speed of light of {len(obj.rows)} problem{'s' if len(obj.rows) != 1 else ''}"
+        return [*_fit(title, ("problem", "left"), columns, rows, width), *map(Note, obj.notes)]
+
+
+KIND = register(ProblemsKind())
