@@ -130,6 +130,10 @@ def test_kernels_lists_each_problems_speed_of_light_on_a_gpu():
     assert sums["bound"] == "DRAM" and sums["t_sol_ms"] == pytest.approx(4 * 4096 * 1001 / dram / 1e6)
     schema = CliRunner().invoke(app, ["schema", "problems"])
     assert schema.exit_code == 0 and "ProblemJson" in schema.stdout
+    # a problem that cannot be read among others: one line of its own, the others listed, exit 2
+    some = CliRunner().invoke(app, ["kernels", files[0], str(PROBLEMS / "data_dependent.py"), "--gpu", "h200", "--json"])
+    assert some.exit_code == 2 and [p["name"] for p in json.loads(some.stdout)["problems"]] == ["matmul_bf16"]
+    assert "data_dependent.py: its forward cannot run on PyTorch's meta device" in some.stderr
     mixed = CliRunner().invoke(app, ["kernels", files[0], str(PROBLEMS.parent / "nvcc" / "tile_sgemm_macro.cu"),
                                      "--gpu", "h200"])
     assert mixed.exit_code == 2 and "give problems (.py) alone" in mixed.output

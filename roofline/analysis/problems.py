@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model.sol import SpeedOfLight, speed_of_light
 from ..workload.problem import ProblemWork, load, work
@@ -44,18 +45,26 @@ class ProblemBounds:
     device: str
     rows: list[ProblemBound]
     notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # one line per problem that could not be read
 
     def to_json(self) -> dict:
         return {"kind": "problems", "device": self.device, "problems": [r.to_json() for r in self.rows],
-                "notes": list(self.notes)}
+                "errors": list(self.errors), "notes": list(self.notes)}
 
 
 def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
-    """Every problem file of `paths` on `device`. Raises UsageError (one line) for a file that is
-    not a problem, or whose reference cannot be read on the meta device (`workload.problem`)."""
-    rows = []
+    """Every problem file of `paths` on `device`. A file that is not a problem, or whose reference
+    cannot be read on the meta device (`workload.problem`), is one line of `errors` and the others
+    are read; given alone, it raises UsageError with that line."""
+    rows, errors = [], []
     for path in paths:
-        found = work(load(path))
+        try:
+            found = work(load(path))
+        except UsageError as exc:
+            if len(paths) == 1:
+                raise
+            errors.append(str(exc))
+            continue
         rows.append(ProblemBound(Path(path).stem, Path(path), found, speed_of_light(found.work, device.roofs)))
     measured = any(t.measured for r in rows for t in r.sol.terms)
     notes = [f"T_SOL = max(FLOPs / the roof of their precision, compulsory bytes / DRAM); "
@@ -65,4 +74,4 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     if any(r.sol.missing for r in rows):
         notes.append("work in a precision this GPU has no roof for is left out of its bound (no_roof): the bound is "
                      "then lower than light, never higher")
-    return ProblemBounds(device.name, rows, notes)
+    return ProblemBounds(device.name, rows, notes, errors)

@@ -213,7 +213,8 @@ def problems_view(paths: list[Path], gpu: str | None) -> Outcome:
                              "h100-sxm, a100-sxm4-80gb, ...), or run it where NVML sees a GPU", "gpu")
         device = nvml.from_nvml()
     found = bounds(paths, device)
-    return Outcome(documents.to_json(found), lambda width: documents.view(found, width))
+    return Outcome(documents.to_json(found), lambda width: documents.view(found, width), failures=tuple(found.errors),
+                   usage=True)
 
 
 def view(listing: KernelListing, model_only: bool, autotuned_tile: str | None) -> Outcome:

@@ -45,6 +45,7 @@ class ProblemsJson(JsonModel):
     kind: Literal["problems"]
     device: str
     problems: list[ProblemJson]
+    errors: list[str]
     notes: list[str]
 
 
