@@ -102,7 +102,7 @@ def test_paired_percentages_read_a_device_that_drifted_as_the_same_and_a_real_ga
     assert doc["pct_move"] == "higher" and len(doc["pct_ci95"]) == 2 and doc["pct_ci95"][0][0] <= doc["pct_of_reference"][0]
     assert all(d.vs_reference is None for d in cmp.kernels if d.label not in names)  # not timed in rounds: no pairing
     first = change_tables(cmp, 300)[0]
-    rows = dict(zip(first.columns[0].cells, zip(*(c.cells for c in first.columns if c.header in ("%cuBLAS", "CI95s")))))
+    rows = dict(zip(first.columns[0].cells, zip(*(c.cells for c in first.columns if c.header in ("%cuBLAS", "moved (CI95)")))))
     pb, pa = tiling.vs_reference
     assert f"{pb.pct:.1f}" == f"{pa.pct:.1f}" and rows["register_tiling_2d"] == (f"{pb.pct:.1f}", "same")
     pb, pa = vec.vs_reference

@@ -766,7 +766,7 @@ def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
     the device and of noise."""
     paired_any = any(c.vs_reference for c in cmp.in_both)
     columns = [("ms before", "right"), ("ms after", "right"), ("speedup", "right"),
-               *([("%cuBLAS", "right"), ("CI95s", "left")] if paired_any else []),
+               *([("%cuBLAS", "right"), ("moved (CI95)", "left")] if paired_any else []),
                ("regs", "left"), ("occupancy", "left"), ("bound x", "left"), ("roof", "left")]
 
     def cell(x, show=str) -> str:
