@@ -50,6 +50,14 @@ def test_a_convolutions_work_and_its_parameters_bytes():
 
 
 @needs_torch
+def test_a_gather_reads_the_rows_it_returns_not_its_table():
+    w = problem.work(problem.load(PROBLEMS / "embedding_rows.py"))
+    rows = 8 * 512 * 4096 * 4
+    assert w.work.bytes_read == 8 * 512 * 8 + rows and w.work.bytes_written == rows  # int64 ids, then the rows
+    assert [t.shape for t in w.parameters] == [(50_000, 4096)]  # the table is still listed, 819 MB
+
+
+@needs_torch
 def test_fp32_matmul_counts_tf32_only_where_pytorch_allows_it():
     assert problem.precision_of("mm", torch.float32) == "fp32"
     allowed = torch.backends.cuda.matmul.allow_tf32

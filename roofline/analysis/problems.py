@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model.sol import SpeedOfLight, speed_of_light
-from ..workload.problem import ProblemWork, load, work
+from ..workload.problem import ProblemWork, load, pytorch_defaults, work
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,8 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     rows, errors = [], []
     for path in paths:
         try:
-            found = work(load(path))
+            with pytorch_defaults():  # each file read as if alone (one may turn TF32 on as it is imported)
+                found = work(load(path))
         except UsageError as exc:
             if len(paths) == 1:
                 raise

@@ -22,8 +22,8 @@ def command(
                                          help=f"run (results files, schema {SCHEMA}; the default), profile, grade, "
                                               "trace (show's --json of a profiler trace), owners (show --by op|module "
                                               "--json of a profile; owner-changes, compare's), or a command's --json: "
-                                              "compare, check, grade-changes, whatif, project, comms, kernels, occupancy, "
-                                              "device, or "
+                                              "compare, check, grade-changes, whatif, project, comms, kernels (problems: "
+                                              "kernels problem.py), occupancy, device, or "
                                               "any other kind roofline prints (a kind it does not know is answered "
                                               "with the whole list)."),
 ):

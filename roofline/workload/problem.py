@@ -21,8 +21,10 @@ the GPU:
     bfloat16  'bf16_tensor'     float16  'fp16_tensor'     float64  'fp64_tensor'
 
 Other ops (elementwise, reductions, normalisations) count no FLOPs: their speed of light is their
-bytes. The compulsory bytes: every tensor the forward reads (inputs, parameters and buffers) once
-and every tensor it returns written once. A reference the meta device cannot run (an op with no
+bytes. The compulsory bytes: what the forward's ops read of its inputs, parameters and buffers (each
+source at most once: the most any one op read of it, followed through views; an op that gathers by
+index, `GATHERS`, reads what it returns, not its whole table), and every tensor it returns written
+once: a lower bound, never above what a candidate must move. A reference the meta device cannot run (an op with no
 meta kernel, or one whose output shape depends on the data) is refused in one line.
 """
 
@@ -40,7 +42,10 @@ from ..model.sol import Work
 REFERENCE = "Model"
 CANDIDATE = "ModelNew"
 FUNCTIONS = ("get_inputs", "get_init_inputs")
-MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm")  # the rest the counter knows: convolutions, attention
+MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm")
+# Ops that read their first argument by rows or elements an index picks: they read what they return.
+GATHERS = ("embedding", "_embedding_bag", "embedding_bag", "index_select", "gather", "index", "take",
+           "take_along_dim")  # the rest the counter knows: convolutions, attention
 
 
 @dataclass(frozen=True)
@@ -191,6 +196,26 @@ def precision_of(op: str, dtype) -> str:
             torch.int8: "int8_tensor"}.get(dtype, "fp32")
 
 
+def pytorch_defaults():
+    """A context in which PyTorch's TF32 switches are at their defaults (matmul off, cuDNN on), put
+    back as they were after: each problem file is read as if alone, so that one that turns TF32 on
+    when imported changes its own precision, not the next file's."""
+    import contextlib
+
+    import torch
+
+    @contextlib.contextmanager
+    def defaults():
+        saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = False, True
+        try:
+            yield
+        finally:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+    return defaults()
+
+
 def work(problem: Problem, seed: int = 0) -> ProblemWork:
     """The reference's work and compulsory bytes, read on the meta device (module docstring).
     Raises UsageError when the reference's construction or forward fails there, or when it returns
@@ -201,12 +226,17 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
 
     counted: dict[str, float] = {}
     flops: dict[str, float] = {}
+    known: dict[int, tuple[int, float]] = {}  # id of a tensor read from -> (its source's place, share of it)
+    reads: dict[int, float] = {}  # a source's place -> the most bytes one op read of it
+    sizes: list[int] = []  # each source's bytes, by place
+    alive: list = []  # views kept, so that no id is reused while counting
 
     class Counter(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             packet = func._overloadpacket
+            _note_reads(func, packet.__name__, args, kwargs, out)
             if packet in flop_registry:
                 shapes = torch.utils._pytree.tree_map(lambda x: x.shape if isinstance(x, torch.Tensor) else x,
                                                       (args, kwargs, out))
@@ -217,11 +247,34 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
                 counted[packet.__name__] = counted.get(packet.__name__, 0.0) + n
             return out
 
+    def _note_reads(func, name: str, args, kwargs, out) -> None:
+        leaves = [x for x in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+        if func.is_view:  # a view reads nothing; what reads it later reads that share of its source
+            if leaves and id(leaves[0]) in known and isinstance(out, torch.Tensor):
+                place, share = known[id(leaves[0])]
+                known[id(out)] = (place, min(1.0, share * out.numel() / max(leaves[0].numel(), 1)))
+                alive.append(out)
+            return
+        got = [o for o in torch.utils._pytree.tree_leaves(out) if isinstance(o, torch.Tensor)]
+        out_bytes = sum(o.numel() * o.element_size() for o in got)
+        for i, t in enumerate(leaves):
+            if id(t) not in known:
+                continue
+            place, share = known[id(t)]
+            amount = share * sizes[place]
+            if name in GATHERS and i == 0:  # a table read by rows: the rows gathered, not the table
+                amount = min(amount, out_bytes)
+            reads[place] = max(reads.get(place, 0.0), amount)
+
     try:
         model, args = _on_meta(problem, seed)
     except Exception as exc:
         raise UsageError(f"{problem.path}: building the reference or its inputs raised "
                          f"{type(exc).__name__}: {_first(exc)}") from None
+    sources = [a for a in args if isinstance(a, torch.Tensor)] + [*model.parameters(), *model.buffers()]
+    for place, t in enumerate(sources):
+        known[id(t)] = (place, 1.0)
+        sizes.append(int(t.numel()) * t.element_size())
     try:
         with torch.no_grad(), Counter():
             got = model(*args)
@@ -244,9 +297,9 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
     outputs = tuple(tensor(f"output {i}", o) for i, o in enumerate(outs))
     what = (f"{', '.join(sorted(counted))} counted by PyTorch's FLOP counter" if counted
             else "no op PyTorch's FLOP counter knows (its bytes are its speed of light)")
-    source = (f"the reference on PyTorch's meta device: {what}; bytes: inputs, parameters and buffers read once, "
-              "outputs written once")
-    w = Work(flops, float(sum(t.nbytes for t in inputs + parameters)), float(sum(t.nbytes for t in outputs)), source)
+    source = (f"the reference on PyTorch's meta device: {what}; bytes: what it reads of its inputs, parameters and "
+              "buffers (a gather's rows, not its whole table), once, and its outputs written once")
+    w = Work(flops, float(sum(reads.values())), float(sum(t.nbytes for t in outputs)), source)
     return ProblemWork(w.check(), inputs, outputs, parameters, scalars, counted)
 
 
