@@ -1,4 +1,5 @@
-"""Output files that are never left half-written: checked before the work, written atomically.
+"""Output files that are never left half-written: checked before the work, written atomically;
+and the user's input files read (`read_source`) or, a Python one, run as a module (`import_file`).
 
 `check_writable` refuses, up front, a path the command could not write at the end (so that a
 long GPU run is not lost at its last step); `write_atomic` writes through a temporary file in the
@@ -192,3 +193,27 @@ def read_source(path: Path) -> str:
         raise UsageError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
+
+
+def import_file(path: Path, prefix: str):
+    """Run the user's Python file `path` as a module named `prefix` + a hash of its path, its folder
+    on `sys.path` while it runs (so that it imports its neighbours), and return the module. Whatever
+    the file raises propagates, for the caller to say in its words; the half-made module is not kept."""
+    import importlib.util
+    import sys
+
+    path = Path(path)
+    name = f"{prefix}{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
+    try:
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        sys.path.remove(folder)
+    return module

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import RunError, UsageError
+from ..files import import_file
 from ..ladder.user import workload_kernel
 from ..model import integrity
 from ..model.integrity import Flag
@@ -136,15 +137,7 @@ def load_function(target: str, base: Path | None = None) -> Callable:
                 path = base / path
             if not path.is_file():
                 raise UsageError(f"{target}: no such file {where}")
-            module_name = f"roofline_user_{abs(hash(str(path.resolve())))}"
-            spec = importlib.util.spec_from_file_location(module_name, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.path.insert(0, str(path.resolve().parent))
-            try:
-                sys.modules[module_name] = module
-                spec.loader.exec_module(module)
-            finally:
-                sys.path.remove(str(path.resolve().parent))
+            module = import_file(path, "roofline_user_")
         else:
             module = importlib.import_module(where)
     except UsageError:

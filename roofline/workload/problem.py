@@ -31,12 +31,12 @@ meta kernel, or one whose output shape depends on the data) is refused in one li
 from __future__ import annotations
 
 import importlib.util
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UsageError
+from ..files import import_file
 from ..model.sol import Work
 
 REFERENCE = "Model"
@@ -137,20 +137,10 @@ def is_candidate(path: Path) -> bool:
 def _import(path: Path, role: str):
     if importlib.util.find_spec("torch") is None:  # the files import it: say so here, not as their ImportError
         raise UsageError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)")
-    name = f"roofline_problem_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))
     try:
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        return import_file(path, "roofline_problem_")
     except Exception as exc:  # the file's own error, named in one line
-        sys.modules.pop(name, None)
-        first = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {first}") from None
-    finally:
-        sys.path.remove(str(path.resolve().parent))
-    return module
+        raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {_first(exc)}") from None
 
 
 def load(path: Path | str) -> Problem:
