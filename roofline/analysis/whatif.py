@@ -41,7 +41,7 @@ ms; `target` a fraction of the roof in (0, 1].
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
 from ..model.roofs import Roof
@@ -117,10 +117,7 @@ class FusionWhatIf:
     speedup: float
 
     def to_json(self) -> dict:
-        return {"first": self.first, "second": self.second, "first_roof": self.first_roof,
-                "second_roof": self.second_roof, "occurrences": self.occurrences,
-                "passing_bytes": self.passing_bytes, "saved_ms": self.saved_ms, "roof_gbps": self.roof_gbps,
-                "roof_measured": self.roof_measured, "step_ms_after": self.step_ms_after, "speedup": self.speedup}
+        return asdict(self)  # every field, in order
 
 
 @dataclass(frozen=True)
@@ -141,9 +138,7 @@ class OpWhatIf:
     speedup: float
 
     def to_json(self) -> dict:
-        return {"op": self.op, "phase": self.phase, "time_ms": self.time_ms, "floor_ms": self.floor_ms,
-                "target_ms": self.target_ms, "saved_ms": self.saved_ms, "binding": self.binding,
-                "launches": self.launches, "step_ms_after": self.step_ms_after, "speedup": self.speedup}
+        return asdict(self)  # every field, in order
 
 
 @dataclass(frozen=True)
@@ -163,9 +158,7 @@ class OpFusionWhatIf:
     speedup: float
 
     def to_json(self) -> dict:
-        return {"first": self.first, "second": self.second, "occurrences": self.occurrences,
-                "passing_bytes": self.passing_bytes, "saved_ms": self.saved_ms, "roof_gbps": self.roof_gbps,
-                "roof_measured": self.roof_measured, "step_ms_after": self.step_ms_after, "speedup": self.speedup}
+        return asdict(self)  # every field, in order
 
 
 @dataclass(frozen=True)

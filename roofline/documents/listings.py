@@ -41,9 +41,6 @@ class KernelsKind(DocumentKind):
     def model(self):
         return models.kernels_model()
 
-    def json(self, obj) -> dict:
-        return models.checked(self.model, obj.to_json())
-
     def view(self, obj, width: int, model_only: bool = False, autotuned_tile: str | None = None, **context) -> list:
         """Its tables, why a kernel is unavailable, and what an uncompiled `autotuned_tile` lacks."""
         from ..render.tables import kernels_tables

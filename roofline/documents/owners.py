@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Literal, Optional
 
 from ..analysis.owners import OwnerChanges, Owners
-from .models import JsonModel, Number, checked
+from .models import JsonModel, Number
 from .registry import DocumentKind, register
 
 
@@ -86,9 +86,6 @@ class OwnersKind(DocumentKind):
     types = (Owners,)
     model = OwnersJson
 
-    def json(self, obj: Owners) -> dict:
-        return checked(self.model, obj.to_json())
-
     def view(self, obj: Owners, width: int, **context) -> list:
         from ..render.owner_tables import rows_tables
 
@@ -99,9 +96,6 @@ class OwnerChangesKind(DocumentKind):
     name = "owner-changes"
     types = (OwnerChanges,)
     model = OwnerChangesJson
-
-    def json(self, obj: OwnerChanges) -> dict:
-        return checked(self.model, obj.to_json())
 
     def view(self, obj: OwnerChanges, width: int, **context) -> list:
         from ..render.lines import Note

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal, Optional
 
 from ..analysis.problems import ProblemBounds
-from .models import JsonModel, Number, checked
+from .models import JsonModel, Number
 from .registry import DocumentKind, register
 
 
@@ -53,9 +53,6 @@ class ProblemsKind(DocumentKind):
     name = "problems"
     types = (ProblemBounds,)
     model = ProblemsJson
-
-    def json(self, obj: ProblemBounds) -> dict:
-        return checked(self.model, obj.to_json())
 
     def view(self, obj: ProblemBounds, width: int, **context) -> list:
         from ..model.peaks import LABELS

@@ -56,8 +56,13 @@ class DocumentKind:
         return isinstance(obj, self.types)
 
     def json(self, obj: Any) -> Any:
-        """`obj`'s `--json` document (plain JSON data, as `json.dumps(..., indent=1)` prints it)."""
-        raise NotImplementedError(f"{self.name}: no JSON document")
+        """`obj`'s `--json` document (plain JSON data, as `json.dumps(..., indent=1)` prints it): by
+        default its `to_json()`, checked against this kind's `model`."""
+        if self.model is None or not hasattr(obj, "to_json"):
+            raise NotImplementedError(f"{self.name}: no JSON document")
+        from .models import checked
+
+        return checked(self.model, obj.to_json())
 
     def view(self, obj: Any, width: int, **context: Any) -> list:
         """`obj`'s tables and lines for a terminal `width` wide (rich renderables and strings;

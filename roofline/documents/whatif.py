@@ -16,9 +16,6 @@ class WhatIfKind(DocumentKind):
     types = (WhatIf,)
     model = models.WhatIfJson
 
-    def json(self, obj: WhatIf) -> dict:
-        return models.checked(self.model, obj.to_json())
-
     def view(self, obj: WhatIf, width: int, out: Path | None = None, **context) -> list:
         from ..render.lines import Note
         from ..render.whatif import lines, tables
