@@ -25,6 +25,21 @@ try:
     import torch
 except ImportError:  # every test below needs it
     torch = None
+
+
+def test_without_pytorch_kernels_refuses_a_problem_in_one_line(monkeypatch):
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    r = CliRunner().invoke(app, ["kernels", str(PROBLEMS / "matmul_bf16.py"), "--gpu", "h200"])
+    assert r.exit_code == 2 and "a problem in PyTorch needs torch" in r.output and "Traceback" not in r.output
+
+
 needs_torch = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
 

@@ -30,6 +30,7 @@ meta kernel, or one whose output shape depends on the data) is refused in one li
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,24 +187,23 @@ def precision_of(op: str, dtype) -> str:
             torch.int8: "int8_tensor"}.get(dtype, "fp32")
 
 
+@contextlib.contextmanager
 def pytorch_defaults():
     """A context in which PyTorch's TF32 switches are at their defaults (matmul off, cuDNN on), put
     back as they were after: each problem file is read as if alone, so that one that turns TF32 on
-    when imported changes its own precision, not the next file's."""
-    import contextlib
-
+    when imported changes its own precision, not the next file's. Without PyTorch, nothing to set
+    (`load` then says it is needed)."""
+    if importlib.util.find_spec("torch") is None:
+        yield
+        return
     import torch
 
-    @contextlib.contextmanager
-    def defaults():
-        saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = False, True
-        try:
-            yield
-        finally:
-            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-
-    return defaults()
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = False, True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def work(problem: Problem, seed: int = 0) -> ProblemWork:
