@@ -30,7 +30,8 @@ class OwnerRow:
     """One op in one phase (`phase`; None for a module, whose phases are in `phase_ms`), or one
     module with its submodules: GPU time (ms), launches, FLOPs per precision key and bytes per
     level summed, the floor (ms, None where no row had a roof to read) and the roof binding most of
-    it, and its kernels by name with their time, the longest first."""
+    it, and its kernels by name with their time, the longest first; `program_ms`: the same launches'
+    time in the program, where a PyTorch profiler trace of the step gave every one of them theirs."""
 
     name: str
     phase: str | None
@@ -43,6 +44,8 @@ class OwnerRow:
     kernels: list[tuple[str, float]] = field(default_factory=list)
     phase_ms: dict[str, float] = field(default_factory=dict)
     depth: int = 0
+    program_ms: float | None = None  # its launches' time in the program (a trace's); None where one lacks it
+    _program: list = field(default_factory=list, repr=False)
     _by_level: dict[str, float] = field(default_factory=dict, repr=False)
     _by_kernel: dict[str, float] = field(default_factory=dict, repr=False)
 
@@ -54,6 +57,7 @@ class OwnerRow:
     def add(self, w: OwnedWork, kernel_name: str, floor: tuple[str, float] | None) -> None:
         self.time_ms += w.time_ms
         self.launches += w.launches
+        self._program.append(w.program_ms)
         for k, v in w.flops.items():
             self.flops[k] = self.flops.get(k, 0.0) + v
         for k, v in w.bytes.items():
@@ -66,6 +70,7 @@ class OwnerRow:
             self._by_level[level] = self._by_level.get(level, 0.0) + ms
 
     def close(self) -> "OwnerRow":
+        self.program_ms = sum(self._program) if self._program and None not in self._program else None
         self.kernels = sorted(self._by_kernel.items(), key=lambda kv: (-kv[1], kv[0]))
         self.binding = max(self._by_level.items(), key=lambda kv: kv[1])[0] if self._by_level else None
         return self
@@ -140,7 +145,8 @@ def _tree(rows: list[OwnerRow]) -> list[OwnerRow]:
 @dataclass(frozen=True)
 class Owners:
     """`show --by op|module` of a profile: its rows (`by_owner`), the profiled and the owned GPU
-    time (ms), where the owners were read from, and the notes of that reading."""
+    time (ms), where the owners were read from, and the notes of that reading; `program_source`: where
+    the rows' time in the program came from (None: none has one)."""
 
     key: str
     source: str
@@ -148,14 +154,16 @@ class Owners:
     owned_ms: float
     rows: list[OwnerRow]
     notes: list[str]
+    program_source: str | None = None
 
     def to_json(self) -> dict:
         """The document `show --by KEY --json` prints (`documents.owners.OwnersJson`)."""
         total = self.total_ms or 1.0
         return {"kind": "owners", "by": self.key, "source": self.source, "total_time_ms": self.total_ms,
                 "owned_time_ms": self.owned_ms,
+                "program_source": self.program_source,
                 "rows": [{"name": r.name, "phase": r.phase, "depth": r.depth, "time_ms": r.time_ms,
-                          "share": r.time_ms / total, "launches": r.launches, "flops": r.flops, "bytes": r.nbytes,
+                          "program_ms": r.program_ms, "share": r.time_ms / total, "launches": r.launches, "flops": r.flops, "bytes": r.nbytes,
                           "floor_ms": r.floor_ms, "times_floor": r.times_floor, "binding": r.binding,
                           "phase_ms": r.phase_ms, "kernels": [{"name": k, "time_ms": ms} for k, ms in r.kernels]}
                          for r in self.rows],
@@ -166,8 +174,9 @@ def owners_of(doc: ProfileResults, key: str) -> Owners:
     """`by_owner(doc, key)` with what the profile says of its attribution. Raises ValueError as
     `by_owner` does."""
     rows = by_owner(doc, key)
-    return Owners(key, doc.attribution.source, doc.total_time_ms, doc.attribution.time_ms, rows,
-                  list(doc.attribution.notes))
+    a = doc.attribution
+    return Owners(key, a.source, doc.total_time_ms, a.time_ms, rows, list(a.notes),
+                  a.program_source if any(r.program_ms is not None for r in rows) else None)
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ def command(
                                      "(per kernel, energy cannot be measured under ncu's replay)."),
     trace: Optional[Path] = typer.Option(None, "--trace", metavar="TRACE.json",
                                          help="With --import: a PyTorch profiler trace of the same step; each "
-                                              "launch takes the op and module of the trace's kernel it lines up with."),
+                                              "launch takes the time in the program of the trace's kernel it lines "
+                                              "up with, and its op and module where the report has no NVTX ranges."),
     ops: bool = typer.Option(True, "--ops/--no-ops",
                              help="Record the PyTorch op (forward, backward, optimizer) and nn.Module that launched "
                                   "each kernel, from NVTX ranges roofline turns on in the program (show --by op|module)."),
@@ -311,7 +312,8 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     report's, or the preset or device file `gpu` names), convert it to a profile document
     (`results.convert`) and write that to `out` atomically. Each kernel's op and module are those of
     the NVTX ranges the report recorded (`ncu --nvtx`), or with `trace`, those of the PyTorch
-    profiler trace's kernels the launches line up with (`traces.join`). Raises UsageError for a missing or
+    profiler trace's kernels the launches line up with (`traces.join`); with `trace`, each launch
+    also takes its kernel's time in the traced program. Raises UsageError for a missing or
     unreadable file, one with no placeable launch, an unknown preset, an `out` that is the report
     itself or holds another kind of results, and figures no GPU reaches; NcuError when a
     `.ncu-rep` needs a reader that is not installed."""
@@ -327,10 +329,11 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     from ..traces import join
     their = join.read_trace(Path(trace)) if trace is not None else None  # a bad trace refused before the report
     report = nsight.read(path, gpu)
-    owners = join.owners_from(report.launches, their, Path(trace)) if their is not None else None
+    ranged = any(x.nvtx for x in report.launches)  # the report's own NVTX ranges own its launches
+    joined = join.joined_to(report.launches, their, Path(trace), owned_already=ranged) if their is not None else None
     try:
         doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
-                                   notes=list(report.notes), owners=owners)
+                                   notes=list(report.notes), trace=joined)
     except ValidationError as exc:
         other = {"gpu over report": f" (it was recorded on another GPU than {{gpu}} {gpu})",
                  "gpu": f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"}

@@ -23,12 +23,15 @@ class OwnerRowJson(JsonModel):
     """One op in one phase (`phase`; null for a module, whose time per phase is in `phase_ms`), or one
     module with its submodules (`depth`: 0 for a model's outermost module): GPU time (ms), share of
     the profiled time, launches, FLOPs per precision and bytes per level summed, the floor (ms, each
-    kernel at its own roof; null without one), time over it, the roof binding most of it, kernels."""
+    kernel at its own roof; null without one), time over it, the roof binding most of it, kernels;
+    `program_ms`: the same launches' GPU time in the program, from a PyTorch profiler trace of the
+    step (null without one: `time_ms` is Nsight Compute's, each launch replayed alone)."""
 
     name: str
     phase: Optional[str]
     depth: int
     time_ms: Number
+    program_ms: Optional[Number] = None
     share: Number
     launches: int
     flops: dict[str, Number]
@@ -47,6 +50,7 @@ class OwnersJson(JsonModel):
     kind: Literal["owners"]
     by: Literal["op", "module"]
     source: str
+    program_source: Optional[str] = None
     total_time_ms: Number
     owned_time_ms: Number
     rows: list[OwnerRowJson]

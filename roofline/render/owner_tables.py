@@ -24,12 +24,14 @@ def _rate(r: OwnerRow) -> str:
 
 def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> list[Table]:
     """A profile's owned GPU time by op or module, rows already summed (`analysis.owners.owners_of`):
-    `top` rows (None: all): ms (its launches' durations summed), share of the profiled time, launches,
+    `top` rows (None: all): ms (its launches' durations under Nsight Compute summed), where a trace
+    gave them their time in the program that time (program ms), share of the profiled time, launches,
     GFLOP/s of its largest kind of work over its time, its floor (ms: each kernel at its own roof),
     its time over that floor, the roof binding most of the floor, and its longest kernel with that
     kernel's share of the row; a module row holds its submodules, and splits its time into forward
     and backward."""
     key, rows = owners.key, owners.rows
+    timed = owners.program_source is not None  # a trace gave the rows their time in the program
     shown = rows[:top] if top else rows
     total = owners.total_ms or 1.0
     body = []
@@ -42,7 +44,10 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
         cells = [name]
         if key == "op":
             cells.append(r.phase or "-")
-        cells += [f"{r.time_ms:,.3f}", f"{100 * r.time_ms / total:.1f}%"]
+        cells += [f"{r.time_ms:,.3f}"]
+        if timed:
+            cells.append(f"{r.program_ms:,.3f}" if r.program_ms is not None else "-")
+        cells.append(f"{100 * r.time_ms / total:.1f}%")
         if key == "module":
             cells += [f"{r.phase_ms[p]:,.3f}" if p in r.phase_ms else "-" for p in ("forward", "backward")]
         cells += [f"{r.launches:,}", _rate(r),
@@ -52,7 +57,9 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
         body.append(cells)
     left = f", the {len(shown)} {'first' if key == 'module' else 'longest'} of {len(rows)}" if len(shown) < len(rows) else ""
     title = f"GPU time by {key}{' and phase' if key == 'op' else ' (submodules included)'}{left}"
-    columns = ([("phase", "left")] if key == "op" else []) + [("ms", "right"), ("share", "right")]
+    columns = ([("phase", "left")] if key == "op" else []) + [("ms", "right")]
+    columns += [("program ms", "right")] if timed else []
+    columns += [("share", "right")]
     if key == "module":
         columns += [("forward ms", "right"), ("backward ms", "right")]
     columns += [("launches", "right"), ("GFLOP/s", "right"), ("floor ms", "right"), ("x floor", "right"),
@@ -61,11 +68,22 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
 
 
 def owned_line(doc: ProfileResults) -> str:
-    """How much of the profiled time has an owner, and from what."""
+    """How much of the profiled time has an owner, and from what; where a trace gave the launches
+    their time in the program, what the two times are."""
     a = doc.attribution
     share = a.time_ms / doc.total_time_ms if doc.total_time_ms else 0.0
-    return (f"{share:.1%} of the profiled GPU time ({a.time_ms:,.3f} of {doc.total_time_ms:,.3f} ms) is owned by an op "
+    line = (f"{share:.1%} of the profiled GPU time ({a.time_ms:,.3f} of {doc.total_time_ms:,.3f} ms) is owned by an op "
             f"or a module, read from {a.source}")
+    if a.program_source is None:
+        return line
+    timed = [w for w in a.owned if w.program_ms is not None]
+    program = sum(w.program_ms for w in timed)
+    under = sum(w.time_ms for w in timed)
+    return (f"{line}. ms: each launch under Nsight Compute (replayed alone, floors and x floor read on it); "
+            f"program ms: the same launches as the program ran them, from {a.program_source}: "
+            f"{program:,.3f} ms where Nsight Compute took {under:,.3f} ms"
+            + (f" ({sum(w.launches for w in a.owned) - sum(w.launches for w in timed):,} owned launches have none)"
+               if len(timed) < len(a.owned) else ""))
 
 
 def changes_tables(changes: OwnerChanges, width: int = 200, top: int | None = 40) -> list[Table]:

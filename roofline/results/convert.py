@@ -42,13 +42,17 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
                  report: str | None = None, read_with: str = "", kernel_regex: str | None = None,
                  launch_skip: int = 0, launch_count: int | None = None, from_start: bool = True,
                  exit_code: int | None = None, notes: list[str] | None = None,
-                 owners: tuple[str, list, list[str]] | None = None) -> ProfileResults:
+                 owners: tuple[str, list, list[str]] | None = None, trace=None) -> ProfileResults:
     """A profile document from profiled launches (at least one): grouped by kernel and
     configuration (`nsight.launches.group`), each kernel named so that different kernels never
     share a name (`nsight.names.unique_labels`, in launch order), each group's theoretical occupancy from
     the calculator on `device`'s per-SM limits where the report gives its registers, shared
     memory and block, ordered by total time. `kernel_regex` ... `from_start` record how a new
-    profile was taken (`launch_count` None for an imported report: no cap known)."""
+    profile was taken (`launch_count` None for an imported report: no cap known). `owners`: (source,
+    one `traces.ops.Owner` or None per launch, notes), else the launches' NVTX ranges give them, else
+    `trace`'s. `trace` (`traces.join.Joined`): the launches lined up with a PyTorch profiler trace of
+    the same step, which gives each its GPU time in the program, and the NVTX reading the autograd
+    number of a backward launch its ranges lack."""
     groups = group(launches)
     total = sum(g.time_ms for g in groups)
     # names told apart in launch order (a stable key): the same '#2' whatever the groups' times
@@ -74,12 +78,17 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
             f"made on for {plural(len(unlike), 'kernel')} ({'; '.join(unlike[:2])}): was it another GPU?"]
     if owners is None and any(x.nvtx for x in launches):
         from ..traces import nvtx
+        given = [o.sequence if o is not None else None for o in trace.owners] if trace is not None else None
         found, owner_notes = nvtx.owners([(x.order if x.order is not None else i, x.nvtx, x.process_id)
-                                          for i, x in enumerate(launches)])
+                                          for i, x in enumerate(launches)], given)
         if any(o is not None for o in found):
             owners = ("NVTX ranges around each launch (ncu --nvtx)", found, owner_notes)
+    from_trace = owners is None and trace is not None
+    if from_trace:
+        owners = trace.attribution  # its notes are the attribution's already
+    program = (trace.source, trace.program_us, [] if from_trace else trace.notes) if trace is not None else None
     index = {g.first.key: i for i, g in enumerate(groups)}  # the order of `kernels`
-    attribution = _attribution(launches, index, *owners) if owners is not None else None
+    attribution = _attribution(launches, index, *owners, program=program) if owners is not None else None
     return ProfileResults(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool=f"roofline {__version__}", device=device, command=command, report=report, read_with=read_with,
@@ -89,17 +98,20 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
 
 
 def _attribution(launches: list[Launch], index: dict[tuple, int], source: str, owners: list,
-                 notes: list[str]) -> Attribution:
+                 notes: list[str], program: tuple[str, list[float | None], list[str]] | None = None) -> Attribution:
     """The owned launches (`owners[i]` owns `launches[i]`; None: no owner) summed per op, phase,
     module, launcher and kernel (its place in the document's `kernels`, `index` by `Launch.key`),
-    longest first."""
+    longest first; with `program`, each row's time in the program where every launch of it has one."""
     rows: dict[tuple, dict] = {}
-    for x, o in zip(launches, owners):
+    times = program[1] if program is not None else [None] * len(launches)
+    for x, o, us in zip(launches, owners, times):
         if o is None:
             continue
         key = (o.op, o.phase, o.module, o.launcher, index[x.key])
-        row = rows.setdefault(key, {"launches": 0, "time_ms": 0.0, "flops": {}, "bytes": {}, "launch_order": []})
+        row = rows.setdefault(key, {"launches": 0, "time_ms": 0.0, "flops": {}, "bytes": {}, "launch_order": [],
+                                    "program_ms": 0.0})
         row["launches"] += 1
+        row["program_ms"] = row["program_ms"] + us / 1e3 if us is not None and row["program_ms"] is not None else None
         if x.order is not None:
             row["launch_order"].append(x.order)
         row["time_ms"] += x.time_ns / 1e6
@@ -110,7 +122,10 @@ def _attribution(launches: list[Launch], index: dict[tuple, int], source: str, o
                 row["bytes"][k] = row["bytes"].get(k, 0.0) + v
     for row in rows.values():  # every launch's place, or none (a launch the report did not place)
         row["launch_order"] = sorted(row["launch_order"]) if len(row["launch_order"]) == row["launches"] else None
+        if program is None:
+            row["program_ms"] = None
     owned = [OwnedWork(op=op, phase=phase, module=module, launcher=launcher, kernel=kernel, **row)
              for (op, phase, module, launcher, kernel), row in rows.items()]
     owned.sort(key=lambda w: (-w.time_ms, w.op, w.kernel))
-    return Attribution(source=source, owned=owned, notes=list(notes))
+    return Attribution(source=source, owned=owned, notes=list(notes) + (list(program[2]) if program else []),
+                       program_source=program[0] if program is not None else None)

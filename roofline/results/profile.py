@@ -166,6 +166,10 @@ class OwnedWork(_Model):
     launch_order: list[Annotated[int, Field(ge=0)]] | None = Field(
         None, description="these launches' 0-based places in the report's launch sequence, ascending (null in "
                           "profiles made before they were recorded): which op ran right after which")
+    program_ms: Millis | None = Field(
+        None, description="these launches' GPU time in the program as a PyTorch profiler trace of the same step "
+                          "recorded it (its kernels' durations, summed; no replay, no cache flush): the time the "
+                          "profiler gives the op. Null without a trace, or where a launch matched no kernel of it")
 
 
 class Attribution(_Model):
@@ -176,11 +180,20 @@ class Attribution(_Model):
     source: str
     owned: list[OwnedWork] = []
     notes: list[str] = []
+    program_source: str | None = Field(None, description="where each launch's time in the program came from (a "
+                                                         "PyTorch profiler trace of the same step); null without one")
 
     @property
     def time_ms(self) -> float:
         """GPU time of the owned launches, ms."""
         return sum(w.time_ms for w in self.owned)
+
+    @property
+    def program_ms(self) -> float | None:
+        """GPU time of the owned launches in the program (`OwnedWork.program_ms` summed), ms; None
+        where any row lacks it."""
+        times = [w.program_ms for w in self.owned]
+        return sum(times) if times and all(t is not None for t in times) else None
 
 
 class ProfileResults(_Document):

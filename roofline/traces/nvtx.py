@@ -92,26 +92,31 @@ def _common(a: str | None, b: str | None) -> str | None:
     return ".".join(pa[:n]) or None
 
 
-def owners(stacks: list[tuple]) -> tuple[list[Owner | None], list[str]]:
+def owners(stacks: list[tuple], numbers: list[int | None] | None = None) -> tuple[list[Owner | None], list[str]]:
     """Each launch's owner from its NVTX stack: `stacks` holds (the launch's place in the launch
     sequence, its ranges outermost first (None where the report recorded none)[, its process]), in
     any order; the owners come back in the same order, with one-line notes on what the reading met.
-    Each process numbers its ops and autograd nodes on its own, so each is read apart."""
+    Each process numbers its ops and autograd nodes on its own, so each is read apart. `numbers`
+    (one per launch, None where not known): the autograd sequence number a PyTorch profiler trace
+    of the same step gives a backward launch (`traces.join`), taken where the ranges hold none (a
+    gradient added up after a view's node returned: the trace has the node, the report only the
+    kernels)."""
     processes: dict = {}
     for i, entry in enumerate(stacks):
         processes.setdefault(entry[2] if len(entry) > 2 else None, []).append(i)
     found: list[Owner | None] = [None] * len(stacks)
     notes: list[str] = []
     for places in processes.values():
-        got, said = _owners_of_one([stacks[i][:2] for i in places])
+        got, said = _owners_of_one([stacks[i][:2] for i in places],
+                                   [numbers[i] for i in places] if numbers is not None else None)
         for i, o in zip(places, got):
             found[i] = o
         notes += [n for n in said if n not in notes]
     return found, notes
 
 
-def _owners_of_one(stacks: list[tuple]) -> tuple[list[Owner | None], list[str]]:
-    """`owners` of the launches of one process."""
+def _owners_of_one(stacks: list[tuple], given: list[int | None] | None = None) -> tuple[list[Owner | None], list[str]]:
+    """`owners` of the launches of one process (`given`: their numbers from a trace, as `owners`)."""
     parsed = [(order, [parse(t) for t in (s or ())]) for order, s in stacks]
     # forward ops carrying each sequence number: (place, name, the outer op, module)
     carrying: dict[int, list[tuple[int, str, str, str | None]]] = defaultdict(list)
@@ -143,8 +148,8 @@ def _owners_of_one(stacks: list[tuple]) -> tuple[list[Owner | None], list[str]]:
     brackets = _bracket_numbers(parsed, carrying, numbers)
     notes: set[str] = set()
     out: list[Owner | None] = []
-    for order, stack in parsed:
-        out.append(_owner(stack, carrying, points, seqs, numbers, notes, brackets))
+    for i, (order, stack) in enumerate(parsed):
+        out.append(_owner(stack, carrying, points, seqs, numbers, notes, brackets, given[i] if given else None))
     return out, sorted(notes)
 
 
@@ -183,7 +188,7 @@ def _bracket_numbers(parsed: list, carrying: dict, numbers: dict[int, int]) -> N
 
 
 def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], numbers: dict[int, int],
-           notes: set[str], brackets: dict | None = None) -> Owner | None:
+           notes: set[str], brackets: dict | None = None, given: int | None = None) -> Owner | None:
     ops = _ops(stack)
     module = _module(stack)
     if not ops and module is None:
@@ -197,6 +202,12 @@ def _owner(stack: list[Range], carrying: dict, points: list, seqs: list[int], nu
             seq = next((r.seq for r in stack[node_at + 1:] if r.name == node and r.seq is not None), None)
         if seq is None and stack[node_at].op_id is not None:  # launched after the node returned
             seq = numbers.get(stack[node_at].op_id)
+        if seq is None and given is not None and stack[node_at].op_id is not None:
+            # a trace of the step numbers it: taken where it lies between the numbers of the nodes evaluated
+            # around it here (a trace of another run of the program may number its ops from elsewhere)
+            below, above = (brackets or {}).get(stack[node_at].op_id, (None, None))
+            if below is not None and above is not None and below < given < above:
+                seq = given
         made = node_maker(node, carrying.get(seq, [])) if seq is not None else None
         if made is not None:
             return Owner(made[0], "backward", launcher, made[1], seq)
