@@ -19,7 +19,7 @@ DEFAULT_RESULTS = Path("roofline-results.json")  # run's output and what show, p
 DEFAULT_TUNE_RESULTS = Path("roofline-tune.json")
 DEFAULT_PROFILE = Path("roofline-profile.json")
 DEFAULT_GRADES = Path("roofline-grades.json")
-PLOT_KINDS = ("roofline", "sweep", "energy", "op", "module")
+PLOT_KINDS = ("roofline", "sweep", "energy", "op", "module", "timeline")
 
 DEFAULT_TIMEOUT_S = 5.0  # seconds a user kernel's launch may take before its process is ended
 # A sample ran at full clock when no clock event reason that lowers the clock (power cap, thermal,

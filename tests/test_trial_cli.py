@@ -306,7 +306,7 @@ def test_new_takes_a_name(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["occupancy", "--regs", "abc", "--threads", "256", "--arch", "sm_90"], "--regs: 'abc' is not an integer"),
     (["run", "--timeout", "soon"], "--timeout: 'soon' is not a number"),
-    (["plot", "--kind", "pie"], "--kind: 'pie' is not one of 'roofline', 'sweep', 'energy', 'op', 'module'"),
+    (["plot", "--kind", "pie"], "--kind: 'pie' is not one of 'roofline', 'sweep', 'energy', 'op', 'module', 'timeline'"),
     (["profile", "--launch-count", "1.5", "--", "x"], "--launch-count: '1.5' is not an integer"),
 ])
 def test_type_errors_name_the_flag_and_the_value(args, message):

@@ -22,18 +22,19 @@ def command(
     out: Path = typer.Option(Path("roofline.png"), "--out", metavar="PATH",
                              help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
     kind: str = typer.Option("roofline", "--kind", parser=one_of(*PLOT_KINDS),
-                             metavar="roofline|sweep|energy|op|module",
+                             metavar="|".join(PLOT_KINDS),
                              help="roofline; sweep (GFLOP/s against size); energy (GFLOP/J against intensity, "
                                   "of a run --energy); op or module (a profile's time and floor by PyTorch op or "
-                                  "module)."),
+                                  "module); timeline (a profile's kernels over their runs, profile --timeline)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and "
                                                        "fade the others (repeatable)."),
 ):
     """Draw the hierarchical roofline chart, a size sweep (--kind sweep), the energy roofline of
-    a run made with --energy (--kind energy), or a profile's time and floor by op or module
-    (--kind op, --kind module) from recorded results (no GPU needed)."""
+    a run made with --energy (--kind energy), a profile's time and floor by op or module
+    (--kind op, --kind module), or its kernels over their runs (--kind timeline) from recorded
+    results (no GPU needed)."""
     from .. import documents
 
     notes = documents.chart(list(paths or [DEFAULT_RESULTS]), out, kind, measured, highlight)

@@ -62,6 +62,10 @@ def command(
                                          help="With --import: a PyTorch profiler trace of the same step; each "
                                               "launch takes the time in the program of the trace's kernel it lines "
                                               "up with, and its op and module where the report has no NVTX ranges."),
+    timeline: bool = typer.Option(False, "--timeline",
+                                  help="Also sample each launch's counters over its run (Nsight Compute's PM "
+                                       "sampling): phases, tail wave, the kernel's trajectory (plot --kind "
+                                       "timeline). A few more replay passes per launch."),
     ops: bool = typer.Option(True, "--ops/--no-ops",
                              help="Record the PyTorch op (forward, backward, optimizer) and nn.Module that launched "
                                   "each kernel, from NVTX ranges roofline turns on in the program (show --by op|module)."),
@@ -107,6 +111,9 @@ def command(
         if not ops:
             raise UsageError("--no-ops applies to a new profile; an imported report keeps the NVTX ranges it was made "
                              "with (ncu --nvtx)")
+        if timeline:
+            raise UsageError("--timeline samples a new profile; an imported report holds the PM sampling it was made "
+                             "with (ncu --section PmSampling), and its timelines are read from it")
         if options != ProfileOptions():
             raise UsageError("--kernel-regex, --launch-skip, --launch-count and --no-profile-from-start choose what "
                              "a new profile records; an imported report holds what it holds")
@@ -117,7 +124,7 @@ def command(
         if trace is not None:
             raise UsageError("--trace applies to --import; a new profile records each kernel's op itself (--ops)")
         done = profile(list(command or []), out, options, report, command_stdout_to_stderr=as_json,
-                       energy=energy, ops=ops)
+                       energy=energy, ops=ops, timeline=timeline)
     present(view(done, out, top), as_json)
 
 
@@ -134,7 +141,8 @@ class ProfileReport:
 
 def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOptions | None = None,
             report_out: Path | None = None, timeout_s: float | None = None,
-            command_stdout_to_stderr: bool = False, energy: bool = False, ops: bool = True) -> ProfileReport:
+            command_stdout_to_stderr: bool = False, energy: bool = False, ops: bool = True,
+            timeline: bool = False) -> ProfileReport:
     """Run `command` under Nsight Compute (`nsight.run`, clocks untouched, child processes
     followed), read its report as an import would (`nsight.read`), and write every profiled
     kernel, grouped by configuration and read against the roof of its precision, to `out`
@@ -146,7 +154,9 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
     kernel, energy cannot be had under ncu's replay. With `ops`, the op and module that launched each
     kernel are recorded: a Python program that imports torch gets PyTorch's NVTX op ranges and a
     range per nn.Module call turned on (`nsight/inject/sitecustomize.py`), which ncu records per
-    launch (`--nvtx`) and `traces.nvtx` reads.
+    launch (`--nvtx`) and `traces.nvtx` reads. With `timeline`, each launch's counters are sampled
+    over its run (`--section PmSampling`) and each kernel records its longest launch's timeline
+    (`results.timeline`).
 
     Raises UsageError for bad options, an empty command, a program that does not exist, or a
     kernel filter that matches nothing (naming the kernels seen); RunError when ncu is missing, may
@@ -179,7 +189,8 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
             "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
     report = None
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
-        done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr, ops=ops)
+        done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr, ops=ops,
+                       timeline=timeline)
         if done.report is not None:
             if report_out is not None:
                 files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))

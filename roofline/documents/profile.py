@@ -28,13 +28,15 @@ class ProfileKind(WorkKind):
         return store.dump(obj)
 
     def view(self, obj: ProfileResults, width: int, top: int | None = None, notes: bool = True, **context) -> list:
-        """Its `top` kernels (all: None), the measured ceilings a counted rate went past, then its
-        notes (`notes`) as note lines."""
+        """Its `top` kernels (all: None), the measured ceilings a counted rate went past, its kernels
+        over their runs where it records timelines, then its notes (`notes`) as note lines."""
         from ..render.lines import Note
         from ..render.tables import profile_tables
         from ..render.text import ceiling_lines
+        from ..render.timeline_tables import timeline_lines, timeline_tables
 
-        return [*profile_tables(obj, width, top), *ceiling_lines(obj), *(map(Note, obj.notes) if notes else ())]
+        return [*profile_tables(obj, width, top), *ceiling_lines(obj), *timeline_tables(obj, width),
+                *timeline_lines(obj), *(map(Note, obj.notes) if notes else ())]
 
     def shown(self, paths: list[Path], docs: list):
         doc = docs[0]
@@ -70,6 +72,8 @@ class ProfileKind(WorkKind):
         doc, paths = docs[0], request.paths
         if request.kind in ("op", "module"):
             return self._owner_chart(doc, request, notes)
+        if request.kind == "timeline":
+            return self._timeline_chart(doc, request, notes)
         if request.highlight:
             raise UsageError("{highlight} applies to run results; a profile's chart shows its top kernels", "highlight")
         if request.kind != "roofline":
@@ -88,6 +92,22 @@ class ProfileKind(WorkKind):
             profile_chart.draw(doc, request.out)
         return notes
 
+
+    def _timeline_chart(self, doc: ProfileResults, request: ChartRequest, notes: list[str]) -> list[str]:
+        from ..render import timeline_chart
+
+        if request.highlight or request.as_html:
+            raise UsageError("{kind} timeline draws a .png, .svg or .pdf of the longest kernels with a timeline, "
+                             "without {highlight}", mentions=["kind", "highlight"])
+        drawn = timeline_chart.timed(doc)
+        if not drawn:
+            raise UsageError(f"{{kind}} timeline: {request.paths[0]} records no kernel over its run; profile the "
+                             "program again with roofline profile --timeline -- COMMAND (Nsight Compute's PM "
+                             "sampling), or import a report made with ncu --section PmSampling", "kind")
+        timeline_chart.draw(doc, request.out)
+        left = sum(k.timeline is not None for k in doc.kernels) - len(drawn)
+        return notes + ([f"{left} more kernel{'s' if left > 1 else ''} with a timeline not drawn (the "
+                         f"{len(drawn)} longest are)"] if left > 0 else [])
 
     def _owner_chart(self, doc: ProfileResults, request: ChartRequest, notes: list[str]) -> list[str]:
         from ..render import owner_chart

@@ -78,6 +78,9 @@ class RunKind(WorkKind):
         if kind in ("op", "module"):
             raise UsageError(f"{{kind}} {kind} draws a profile of a PyTorch program by who launched its kernels; "
                              f"{paths[0]} is {self.title}", "kind")
+        if kind == "timeline":
+            raise UsageError(f"{{kind}} timeline draws the kernels of a profile over their runs; {paths[0]} is "
+                             f"{self.title}: profile its kernels with roofline profile --timeline", "kind")
         if highlight:
             known = [k.name for d in docs for k in d.kernels]
             for name in highlight:

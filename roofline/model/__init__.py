@@ -11,6 +11,8 @@
              measured ceilings at least what a file saw
   peaks      per-SM per-clock rates of every precision and memory level, with their sources
   waves      blocks over block slots: the last wave's fill and the share of the GPU kept busy
+  timeline   a kernel's run as intervals of sampled counters (each unit's share of its peak, the SMs
+             busy, the clock, FLOPs and bytes), its phases (fill, steady, drain, tail wave)
   presets    datasheet figures of GPUs one may not have at hand
   device_file  a GPU its user describes (`--gpu mygpu.toml`), checked like a preset
   device     the GPU as data (peaks, limits), from a preset or from readings

@@ -10,6 +10,7 @@ ncu itself, run. Along the data's path:
   pages     the raw and details pages of a CSV export
   text      ncu's text output (`ncu ./app`, `ncu -i REPORT`), as the details page it prints
   rows      one row per launch, whatever the form
+  sampling  a launch's counters sampled over its run (PM sampling), read from a binary report
   checks    damaged figures: the launch left out, the others read
   metrics   the vocabulary: which metrics give each figure, in every spelling
   names     kernel names people recognise

@@ -26,6 +26,7 @@ from .checks import check_rows
 from .dialect import unit_scale
 from .metrics import reads
 from .pages import parse_csv
+from . import sampling
 from .rows import Row, Rows, store_value
 from .run import export_raw
 
@@ -75,7 +76,13 @@ def _module_rows(path: str) -> list[dict]:
             action = rng.action_by_idx(a)
             row: dict = {"kernel": action.name(demangled) if demangled is not None else action.name(),
                          "values": {}, "text": {}, "nvtx": _nvtx_stack(action)}
-            for name in action.metric_names():
+            names = list(action.metric_names())
+            if sampling.holds_samples(names):
+                try:
+                    row["sampled"] = sampling.read_action(action, names)
+                except AttributeError:  # an ncu_report without timelines
+                    row["sampled"] = {"unreadable": getattr(module, "__version__", None) or "older than 2025.4"}
+            for name in names:
                 if not re.match(r"[a-z0-9_]+__\w", name):
                     continue  # sampled series and rule data, not launch metrics
                 metric = action.metric_by_name(name)
@@ -122,7 +129,7 @@ def _rows_from_module(path: Path) -> tuple[list[Row], int] | None:
         if not item["kernel"] and not item["values"] and not item["text"]:
             cut += 1
             continue
-        row = Row(kernel=item["kernel"] or "", text=item["text"], nvtx=item.get("nvtx"))
+        row = Row(kernel=item["kernel"] or "", text=item["text"], nvtx=item.get("nvtx"), sampled=item.get("sampled"))
         row.bad = {name: cell for name, cell in item["text"].items() if cell in ("nan", "inf") and reads(name)}
         for name, (value, unit) in item["values"].items():
             store_value(row, name, value, unit_scale(unit), unit, unknown)

@@ -34,6 +34,7 @@ from .metrics import TIME, WHERE, Reading
 from .names import label
 from .rows import Row
 from .run import demangle
+from .sampling import Sampled
 
 LEVELS = ("dram", "l2", "l1", "smem")
 MIN_OPS_PER_BYTE = 1 / 64
@@ -79,6 +80,7 @@ class Launch:
     dram_write_bytes: float | None = None
     smem_config_bytes: int | None = None  # the shared memory per SM the driver configured for it (its carveout)
     nvtx: tuple[str, ...] | None = None  # the NVTX ranges open around it, outermost first (`ncu --nvtx`)
+    sampled: Sampled | None = None  # its counters sampled over its run (`ncu --section PmSampling`)
     sources: dict[str, str] = field(default_factory=dict)
     derived: frozenset[str] = frozenset()
     missing: dict[str, str] = field(default_factory=dict)
@@ -96,7 +98,7 @@ class Launch:
 
 
 def from_reading(kernel_name: str, r: Reading, process_id: int | None = None, order: int | None = None,
-                 nvtx: list[str] | None = None) -> Launch:
+                 nvtx: list[str] | None = None, sampled: Sampled | None = None) -> Launch:
     """One launch from what its report row gives (`metrics.read`), `order` its 0-based place
     in the report's launch sequence (None: not known), `nvtx` the NVTX ranges around it. Raises ValueError for a launch without a
     kernel name or a time: it cannot be placed."""
@@ -124,7 +126,8 @@ def from_reading(kernel_name: str, r: Reading, process_id: int | None = None, or
         achieved_occupancy=r.value("achieved_occupancy"), sm_clock_hz=r.value("clock"), process_id=process_id,
         passes=whole("passes"), reported_occupancy=r.value("reported_occupancy"), order=order,
         dram_read_bytes=r.value("dram_read"), dram_write_bytes=r.value("dram_write"),
-        smem_config_bytes=whole("smem_config"), nvtx=tuple(nvtx) if nvtx is not None else None, sources=sources,
+        smem_config_bytes=whole("smem_config"), nvtx=tuple(nvtx) if nvtx is not None else None, sampled=sampled,
+        sources=sources,
         derived=frozenset(k for k, q in r.quantities.items() if k in sources and not q.counted),
         missing=dict(r.missing),
         notes=tuple(r.notes),
@@ -303,8 +306,9 @@ def from_rows(rows: list[Row]) -> tuple[list[Launch], list[str]]:
             cut.append(describe(row, i))
             continue
         try:
+            sampled = Sampled.from_json(row.sampled) if row.sampled and "t_ns" in row.sampled else None
             out.append(from_reading(demangled.get(row.kernel, row.kernel), row.reading, row.process_id,
-                                    order[i], row.nvtx))
+                                    order[i], row.nvtx, sampled))
         except ValueError:
             given = row.text.get(TIME, row.values.get(TIME))
             if given is None or not row.kernel:
@@ -312,6 +316,11 @@ def from_rows(rows: list[Row]) -> tuple[list[Launch], list[str]]:
             else:  # a duration is there, but no duration: zero (`check_rows` left the damaged ones out)
                 bad.append(f"{describe(row, i)} has {TIME} {given!r}")
     notes = []
+    unread = [r.sampled["unreadable"] for r in rows if r.sampled and "unreadable" in r.sampled]
+    if unread:
+        notes.append(f"{plural(len(unread), 'launch', 'launches')} hold PM sampling (a kernel's counters over its run), "
+                     f"which the ncu_report module here ({unread[0]}) cannot read: it needs 2025.4 or newer "
+                     "(pip install -U ncu-report)")
     if cut:
         notes.append(f"{plural(len(cut), 'report row')} left out: cut short (a truncated file?): {'; '.join(cut[:3])}")
     if timeless:

@@ -34,6 +34,7 @@ class Row:
     bad: dict[str, str] = field(default_factory=dict)
     rounding: dict[str, float] = field(default_factory=dict)  # metric -> half the step its display rounds to
     nvtx: list[str] | None = None  # the NVTX ranges open around the launch, outermost first (`ncu --nvtx`)
+    sampled: dict | None = None  # its PM-sampling series (`nsight.sampling`), {"unreadable": version} where unread
     left_out: bool = False  # for a damaged figure (`check_rows`, `check_rates`): kept for its place in the launch order
 
     @cached_property

@@ -121,18 +121,23 @@ class ProfileRun:
         return names
 
 
+PM_SAMPLING = "PmSampling"  # ncu's section that samples counters over each launch (2023.1 and newer)
+
+
 def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None,
-        stdout_to_stderr: bool = False, capture: bool = False, ops: bool = False) -> ProfileRun:
+        stdout_to_stderr: bool = False, capture: bool = False, ops: bool = False,
+        timeline: bool = False) -> ProfileRun:
     """Run `command` under ncu with `options` and the metric list `COLLECT`, writing
     `<report_base>.ncu-rep`. The command's own output passes through (its standard output to
     standard error with `stdout_to_stderr`; kept out of sight with `capture`); ncu's log is
     captured. With `ops`, ncu records the NVTX ranges around each launch (`--nvtx`) and a Python
-    program starts with PyTorch's op ranges and module ranges turned on (`ops_env`). Raises
-    NcuError when ncu is missing, may not read the counters, or times out."""
+    program starts with PyTorch's op ranges and module ranges turned on (`ops_env`). With
+    `timeline`, ncu also samples each launch's counters over its run (`--section PmSampling`, read by
+    `nsight.sampling`). Raises NcuError when ncu is missing, may not read the counters, or times out."""
     exe = find_ncu()
     log_path = Path(str(report_base) + ".log")
     cmd = [exe, "--clock-control", "none", "--target-processes", "all", "--metrics", ",".join(COLLECT),
-           *(["--nvtx"] if ops else []),
+           *(["--nvtx"] if ops else []), *(["--section", PM_SAMPLING] if timeline else []),
            "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
     output = subprocess.DEVNULL if capture else 2 if stdout_to_stderr else None
     try:

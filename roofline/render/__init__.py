@@ -19,6 +19,8 @@ occupancy, devices). Nothing here measures or models; units are converted for di
   trace_tables     a PyTorch profiler trace's GPU time by op (or module) and phase
   owner_tables     a profile's GPU time by op or module, each with its floor and binding roof
   owner_chart      a profile's op or module time against its floor (plot --kind op|module)
+  timeline_tables  a profile's kernels over their runs: phases, the waves model's tail, the costliest phase
+  timeline_chart   each kernel's trajectory on its roofline and its units' shares over time (plot --kind timeline)
   whatif           whatif's tables and chart
   project          project's tables and chart
   scene            a chart as data (points, roofs, labels), built once and drawn by the charts

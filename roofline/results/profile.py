@@ -35,6 +35,7 @@ from ..model.units import Count, Millis
 from ..model.waves import Waves, waves_of
 from .checks import check_device, check_occupancy
 from .schema import PRINTABLE, _Document, _Model
+from .timeline import Timeline, timeline_of
 
 # A profile's own schema version: it did not change when a run's went to 4.
 PROFILE_SCHEMA = 3
@@ -86,6 +87,9 @@ class ProfiledKernel(_Model):
     launch_order: list[Annotated[int, Field(ge=0)]] | None = Field(
         None, description="the 0-based places of its launches in the profiled launch sequence (the report's "
                           "launch ID order), ascending; null where the profile did not record them")
+    timeline: Timeline | None = Field(
+        None, description="its longest launch over its run, from Nsight Compute's PM sampling (--timeline, or a "
+                          "report made with --section PmSampling); null without one")
 
     @property
     def dominant(self) -> str | None:
@@ -445,4 +449,5 @@ def kernel_from_group(g: KernelGroup, name: str, total_ms: float, occupancy: Occ
         derived={k: v for k, v in sources.items() if k in derived},
         missing={k: v for k, v in g.missing.items() if k in has or k not in TENSOR}, notes=notes,  # no roof: not missed
         dram_read_bytes=g.dram_read_bytes, dram_write_bytes=g.dram_write_bytes, launch_order=g.launch_order,
+        timeline=timeline_of(g, device),
     )

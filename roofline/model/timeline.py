@@ -1,0 +1,251 @@
+"""A kernel's roofline over time: its sampled counters (`nsight.sampling`) as intervals, each with
+the share of every unit's peak it ran at, the SMs busy, the clock, and its FLOPs and bytes; the
+phases of its run (fill, steady, drain, tail wave) and what each would take at the roof.
+
+Per interval i of length dt_i (Nsight Compute's PM sampling, ~1.5 µs on the H200):
+
+- the *share of a unit's peak*: Nsight Compute's `pct_of_peak_sustained_elapsed` of the unit's
+  sampled throughput (the tensor pipe's active cycles, the FMA pipe's issue rate, FP64, DRAM, L2
+  and L1 throughput), as a fraction. It is of the unit's peak at the clock it ran at, not of the
+  measured ceilings the whole-kernel verdict reads;
+- the *SMs busy*: the issue rate per elapsed cycle over the issue rate per active cycle (a warp
+  instruction per cycle per SM sub-partition, `ISSUE_PER_SM_CYCLE`, is the peak the first is a
+  percentage of), which is the share of the SMs' cycles with a warp on them: 0.515 in the H200
+  tail wave of 68 blocks on 132 SMs. The *clock* is then the SMs' active cycles over the busy
+  share and the interval's length: it is not constant (1.97 GHz as a BF16 GEMM starts, 1.55 GHz
+  once the power limit takes it down);
+- its *FLOPs* of each precision: the kernel's counted FLOPs split over the intervals in proportion
+  to the pipe that runs them (the tensor pipe's MMA cycles for tensor work, the FMA pipe's issue for
+  FP32 and FP16, FP64's pipe for FP64), so they add up to the count; its *bytes* at each level
+  likewise in proportion to the level's throughput times dt. DRAM's sampled throughput is also read
+  on its own, against the datasheet bandwidth, as a check (`closure`): on the H200's ladders it
+  adds up to the counted DRAM bytes within 2.5 %.
+
+The *phases* (`phases`), from the share of the busiest unit (d_i) and the SMs busy (b_i): the
+steady level S is the median d_i over the intervals with every SM busy; *fill* is the leading run
+of intervals below `FILL_LEVEL` x S (the pipeline filling, the first blocks starting), the *tail
+wave* the trailing run with fewer than `TAIL_BUSY` of the SMs busy, *drain* the run just before it
+(or at the end) below `FILL_LEVEL` x S with the SMs still busy (epilogues writing C), *steady* the
+rest. A phase's time at the roof is sum(dt_i x d_i): its work with the busiest unit at its peak.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+ISSUE_PER_SM_CYCLE = 4  # warp instructions an SM issues per cycle at most: one per sub-partition (Volta on)
+FILL_LEVEL = 0.8  # a leading or trailing interval below this share of the steady level is fill or drain
+TAIL_BUSY = 0.9  # a trailing interval with fewer of the SMs busy is the tail wave
+
+# Roof key -> the sampled series (`nsight.sampling.SAMPLED`) whose percentage is that unit's share of its peak.
+SHARE_OF = {
+    "tensor": "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+    "fma": "sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed",
+    "fp64": "sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+    "dram": "dramc__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l2": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1": "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+}
+ROOF_NAMES = {"tensor": "tensor pipe", "fma": "FMA pipe", "fp64": "FP64 pipe", "dram": "DRAM", "l2": "L2",
+              "l1": "L1/shared"}
+ACTIVE = "sm__cycles_active.avg"
+ISSUED_ELAPSED = "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed"
+ISSUED_ACTIVE = "sm__inst_executed_realtime.avg.per_cycle_active"
+CTAS = "gr__ctas_launched_realtime.sum"
+MMA_CYCLES = {"hmma": "sm__pipe_tensor_op_hmma_cycles_active_realtime.avg",
+              "imma": "sm__pipe_tensor_op_imma_cycles_active_realtime.avg",
+              "dmma": "smsp__pipe_tensor_op_dmma_cycles_active.avg"}
+# Precision key (`peaks.PRECISIONS`) -> the series its FLOPs are split by (the first the launch holds).
+SPLIT_BY = {"fp16_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
+            "bf16_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
+            "tf32_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
+            "fp8_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
+            "int8_tensor": (MMA_CYCLES["imma"], SHARE_OF["tensor"]),
+            "fp64_tensor": (MMA_CYCLES["dmma"], SHARE_OF["tensor"]),
+            "fp32": (SHARE_OF["fma"],), "fp16": (SHARE_OF["fma"],), "fp64": (SHARE_OF["fp64"],)}
+BYTES_BY = {"dram": SHARE_OF["dram"], "l2": SHARE_OF["l2"], "l1": SHARE_OF["l1"], "smem": SHARE_OF["l1"]}
+PER_DT = {SHARE_OF[k] for k in SHARE_OF}  # rates: weighed by the interval's length; the others are counts
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """A launch's run as intervals (µs from its first busy one): their starts and lengths, the
+    share of the SMs busy (0..1), the SM clock (GHz; None where no SM was busy), each unit's share
+    of its peak (`SHARE_OF` keys, 0..1), FLOPs per precision key and bytes per level."""
+
+    t_us: list[float]
+    dt_us: list[float]
+    busy: list[float]
+    clock_ghz: list[float | None]
+    shares: dict[str, list[float]]
+    flops: dict[str, list[float]]
+    nbytes: dict[str, list[float]]
+
+    def __len__(self) -> int:
+        return len(self.t_us)
+
+    @property
+    def time_us(self) -> float:
+        return sum(self.dt_us)
+
+    def busiest(self, i: int) -> tuple[str, float]:
+        """The unit nearest its peak in interval `i` and its share; ('-', 0.0) without any."""
+        found = [(k, v[i]) for k, v in self.shares.items()]
+        return max(found, key=lambda kv: kv[1]) if found else ("-", 0.0)
+
+
+def intervals(t_ns: list[float], values: dict[str, list[float]], flops: dict[str, float],
+              nbytes: dict[str, float]) -> Intervals | None:
+    """The launch's intervals from its sampled series (`nsight.sampling.Sampled`: interval starts in
+    ns, values per metric) and its counted FLOPs (precision key -> FLOPs) and bytes (level -> bytes),
+    trimmed to the intervals where an SM was busy. None where the series lack the SMs' active
+    cycles or no SM was busy."""
+    active = values.get(ACTIVE)
+    if not active or len(t_ns) < 2:
+        return None
+    span = [i for i, v in enumerate(active) if v > 0]
+    if not span:
+        return None
+    first, last = span[0], span[-1]
+    steps = [b - a for a, b in zip(t_ns, t_ns[1:])]
+    typical = statistics.median(steps)
+    dt_ns = [steps[i] if i < len(steps) else typical for i in range(len(t_ns))][first:last + 1]
+    keep = {k: list(v[first:last + 1]) for k, v in values.items() if len(v) == len(t_ns)}
+    n = len(dt_ns)
+    busy, clock = [], []
+    for i in range(n):
+        elapsed, per_active = keep.get(ISSUED_ELAPSED, [None] * n)[i], keep.get(ISSUED_ACTIVE, [None] * n)[i]
+        share = (elapsed / 100 * ISSUE_PER_SM_CYCLE / per_active) if elapsed and per_active else None
+        share = min(1.0, max(0.0, share)) if share is not None else None
+        cycles = keep[ACTIVE][i]
+        if share:
+            busy.append(share)
+            clock.append(cycles / (dt_ns[i] * share))
+        else:  # no instruction issued: busy counted from the active cycles at the launch's typical clock
+            busy.append(None)
+            clock.append(None)
+    known = [c for c in clock if c]
+    typical_ghz = statistics.median(known) if known else None
+    for i in range(n):
+        if busy[i] is None:
+            busy[i] = min(1.0, keep[ACTIVE][i] / (dt_ns[i] * typical_ghz)) if typical_ghz else 0.0
+    shares = {k: [max(0.0, x) / 100 for x in keep[m]] for k, m in SHARE_OF.items() if m in keep}
+
+    def split(total: float, series: str) -> list[float]:
+        weights = [max(0.0, x) * (dt_ns[i] if series in PER_DT else 1.0) for i, x in enumerate(keep[series])]
+        whole = sum(weights)
+        return [total * w / whole for w in weights] if whole else [total / n] * n
+
+    work = {}
+    for key, total in flops.items():
+        by = next((m for m in SPLIT_BY.get(key, ()) if m in keep and any(keep[m])), None)
+        if total and by is not None:
+            work[key] = split(total, by)
+    moved = {level: split(total, BYTES_BY[level]) for level, total in nbytes.items()
+             if total and BYTES_BY.get(level) in keep}
+    t0 = t_ns[first]
+    return Intervals([(t_ns[first + i] - t0) / 1e3 for i in range(n)], [d / 1e3 for d in dt_ns], busy, clock, shares,
+                     work, moved)
+
+
+def closure(t_ns: list[float], values: dict[str, list[float]], time_ns: float, dram_bytes: float | None,
+            dram_peak_gbps: float | None, blocks: int | None) -> dict[str, float]:
+    """What the samples add up to against the launch's own whole-kernel figures, as ratios (1.0:
+    the same): 'time' (the busy intervals' length over the launch's duration), 'dram' (the sampled
+    DRAM throughput times the datasheet bandwidth `dram_peak_gbps`, over the counted bytes) and
+    'blocks' (blocks launched over the grid's); each only where both sides are known."""
+    out: dict[str, float] = {}
+    iv = intervals(t_ns, values, {}, {})
+    if iv is not None and time_ns:
+        out["time"] = iv.time_us * 1e3 / time_ns
+    series = values.get(SHARE_OF["dram"])
+    if series and dram_bytes and dram_peak_gbps and len(series) == len(t_ns):
+        steps = [b - a for a, b in zip(t_ns, t_ns[1:])]
+        steps.append(statistics.median(steps) if steps else 0.0)
+        out["dram"] = sum(x / 100 * dram_peak_gbps * dt for x, dt in zip(series, steps)) / dram_bytes
+    launched = values.get(CTAS)
+    if launched and blocks:
+        out["blocks"] = sum(launched) / blocks
+    return out
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a run: 'fill', 'steady', 'drain' or 'tail', its intervals [first, last], its
+    time (µs) and share of the run, the SMs busy (time-weighted, 0..1), the unit nearest its peak
+    over the phase (`SHARE_OF` key) and its mean share, and the time at the roof (µs): the
+    intervals' work with their busiest unit at its peak."""
+
+    name: str
+    first: int
+    last: int
+    time_us: float
+    share: float
+    busy: float
+    roof: str
+    roof_share: float
+    at_roof_us: float
+
+    @property
+    def lost_us(self) -> float:
+        """Time beyond the roof: what the phase would save with its busiest unit at its peak."""
+        return self.time_us - self.at_roof_us
+
+
+def phases(iv: Intervals) -> list[Phase]:
+    """The phases of `iv`, in order (those with no interval left out), as the module says."""
+    n = len(iv)
+    if not n:
+        return []
+    top = [iv.busiest(i)[1] for i in range(n)]
+    full = [top[i] for i in range(n) if iv.busy[i] >= 0.95]
+    level = statistics.median(full) if full else max(top)
+    low = FILL_LEVEL * level
+    tail_from = n
+    while tail_from > 0 and iv.busy[tail_from - 1] < TAIL_BUSY:
+        tail_from -= 1
+    fill_to = 0
+    while fill_to < tail_from and top[fill_to] < low:
+        fill_to += 1
+    drain_from = tail_from
+    while drain_from > fill_to and top[drain_from - 1] < low:
+        drain_from -= 1
+    spans = [("fill", 0, fill_to), ("steady", fill_to, drain_from), ("drain", drain_from, tail_from),
+             ("tail", tail_from, n)]
+    total = iv.time_us or 1.0
+    out = []
+    for name, a, b in spans:
+        if b <= a:
+            continue
+        time = sum(iv.dt_us[a:b])
+        weights = {k: sum(v[i] * iv.dt_us[i] for i in range(a, b)) for k, v in iv.shares.items()}
+        roof = max(weights, key=weights.get) if weights else "-"
+        out.append(Phase(name, a, b - 1, time, time / total,
+                         sum(iv.busy[i] * iv.dt_us[i] for i in range(a, b)) / time if time else 0.0,
+                         roof, weights.get(roof, 0.0) / time if time else 0.0,
+                         sum(top[i] * iv.dt_us[i] for i in range(a, b))))
+    return out
+
+
+def predicted_tail(blocks: int, block_slots: int, sms: int) -> tuple[float, float] | None:
+    """The tail the waves model predicts (`model.waves`, its SMs kept busy): (its share of the time,
+    the share of the SMs busy in it) for `blocks` over `block_slots` on `sms` SMs, every block taking
+    the same time. An SM holds `block_slots / sms` blocks at once and, as `model.waves` assumes,
+    runs near its full rate with fewer, so its part of the last wave takes time in proportion to
+    its blocks there: the scheduler spreads the last wave's L blocks one per SM first, q = L // sms
+    on every SM and one more on r = L % sms of them, and those r run alone for the time of one
+    block, 1 / (blocks per SM) of a wave, out of (full waves + (q + 1) / (blocks per SM)) waves.
+    None where no SM idles before the end (r = 0: every SM holds as many) or the grid is one wave
+    at most (a persistent kernel schedules its own work: the grid says nothing of its tail).
+    512 blocks of one per SM on 132 SMs: 3 full waves and 116 blocks, (25 %, 88 %); 1,024 blocks of
+    two per SM: 3 full waves of 264 and 232 = 132 + 100 blocks, (12.5 %, 76 %)."""
+    waves = -(-blocks // block_slots)
+    if waves <= 1:
+        return None
+    per_sm = block_slots / sms
+    last = blocks - (waves - 1) * block_slots
+    q, r = divmod(last, sms)
+    if r == 0:
+        return None
+    return (1 / per_sm) / ((waves - 1) + (q + 1) / per_sm), r / sms

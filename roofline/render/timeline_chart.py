@@ -1,0 +1,127 @@
+"""A profile's kernels over their runs (`plot PROFILE --kind timeline`), from the PM-sampling
+timelines the profile records (`results.timeline`): one row per kernel, the longest first.
+
+Left, log-log: the kernel's trajectory on the roofline of its precision, one point per interval
+(x its FLOPs per DRAM byte, y its FLOP/s), coloured by time from the first interval (dark) to the
+last (light), the whole-kernel point a black star among them; the compute roof of its precision
+and the DRAM roof, theoretical (solid) and measured (dashed) where the profile has them.
+Right: the share of each unit's peak over the run (tensor pipe, FMA pipe, DRAM, L2, L1/shared, those
+the kernel used), the share of the SMs busy as a grey band, and the phases (`model.timeline.phases`)
+as spans named with their share of the time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..model.roofs import COMPUTE_LEVEL
+from ..model.timeline import ROOF_NAMES
+from ..results.profile import ProfileResults
+from .chart import check_output, new_figure, save_atomic, text
+from .text import middle_cut
+
+TOP = 6
+UNIT_COLORS = {"tensor": "#d62728", "fma": "#ff7f0e", "fp64": "#8c564b", "dram": "#1f77b4", "l2": "#17becf",
+               "l1": "#2ca02c"}
+PHASE_COLORS = {"fill": "#fdd0a2", "steady": "#ffffff", "drain": "#c7e9c0", "tail": "#d9d9d9"}
+LABELLED_FROM = 0.03  # a phase is named over the timeline from this share of the time
+SHOWN_FROM = 0.02  # a unit that never reaches this share of its peak is left off the timeline
+
+
+def timed(doc: ProfileResults, top: int = TOP) -> list:
+    """The kernels the chart draws: the `top` longest that record a timeline."""
+    return [k for k in doc.kernels if k.timeline is not None][:top]
+
+
+def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
+    """Draw `doc`'s `top` longest kernels with a timeline into `out` (.png, .svg or .pdf), atomically.
+    Returns `out`. Raises UsageError for a bad output path, ValueError where no kernel has a timeline."""
+    fmt = check_output(out)
+    fig = render(doc, top)
+    save_atomic(fig, out, fmt)
+    return Path(out)
+
+
+def render(doc: ProfileResults, top: int = TOP):
+    """The chart (a matplotlib Figure) of `doc`'s `top` longest kernels with a timeline."""
+    from matplotlib import cm
+
+    kernels = timed(doc, top)
+    if not kernels:
+        raise ValueError("no kernel of the profile records a timeline")
+    rows = len(kernels)
+    height = 0.55 + 3.0 * rows  # inches: 3.0 a row (0.55 of it below the axes for their labels), 0.55 for the title
+    fig = new_figure(15, height, 120)
+    for row, k in enumerate(kernels):
+        tl = k.timeline
+        iv = tl.intervals()
+        bottom = 1 - (0.55 + 3.0 * (row + 1) - 0.55) / height
+        tall = 2.2 / height
+        roof = fig.add_axes((0.06, bottom, 0.30, tall))
+        over = fig.add_axes((0.43, bottom, 0.46, tall))
+        key = k.dominant
+        work = tl.flops.get(key, [0.0] * len(iv)) if key else [0.0] * len(iv)
+        dram = tl.bytes.get("dram", [0.0] * len(iv))
+        xs, ys, cs = [], [], []
+        last = max(iv.t_us[-1], 1e-9)
+        for i in range(len(iv)):
+            if work[i] > 0 and dram[i] > 0:
+                xs.append(work[i] / dram[i])
+                ys.append(work[i] / (iv.dt_us[i] * 1e-6))
+                cs.append(iv.t_us[i] / last)
+        roofs = doc.roofs(k)
+        level = COMPUTE_LEVEL.get(key or "", "FP32")
+        theory = dict(roofs.compute).get(level) or (roofs.fp32_gflops if level == "FP32" else None)
+        measured = dict(roofs.measured_compute).get(level) or (roofs.measured_fp32_gflops if level == "FP32" else None)
+        if xs:
+            lo, hi = min(xs + [1.0]) / 2, max(xs + [1e3]) * 2
+            roof.scatter(xs, ys, c=cs, cmap=cm.viridis, s=6, linewidths=0, zorder=3)
+            whole_x = k.intensity("dram")
+            if whole_x and k.gflops:
+                roof.scatter([whole_x], [k.gflops * 1e9], marker="*", s=140, color="black", zorder=4,
+                             label="whole kernel")
+            for peak, style in ((theory, "-"), (measured, "--")):
+                if peak:
+                    roof.plot([lo, hi], [peak * 1e9] * 2, style, color="#444444", linewidth=1)
+            for bw, style in ((roofs.dram_gbps, "-"), (roofs.measured_dram_gbps, "--")):
+                if bw:
+                    roof.plot([lo, hi], [lo * bw * 1e9, hi * bw * 1e9], style, color=UNIT_COLORS["dram"], linewidth=1)
+            roof.set_xscale("log")
+            roof.set_yscale("log")
+            roof.set_xlim(lo, hi)
+            top_y = max(ys + [(theory or 0) * 1e9, (measured or 0) * 1e9]) * 1.6
+            roof.set_ylim(top_y / 1e4, top_y)
+            roof.legend(loc="lower right", fontsize=7, frameon=False)
+        else:
+            roof.text(0.5, 0.5, text("no counted work and DRAM bytes\nto place its intervals"), ha="center",
+                      va="center", transform=roof.transAxes, fontsize=8)
+            roof.set_xticks([])
+            roof.set_yticks([])
+        roof.set_xlabel(text("FLOP per DRAM byte"), fontsize=8)
+        roof.set_ylabel(text(f"{level} FLOP/s"), fontsize=8)
+        roof.tick_params(labelsize=7)
+        roof.set_title(text(middle_cut(k.name, 48)), fontsize=9, loc="left")
+        t = [x + d / 2 for x, d in zip(iv.t_us, iv.dt_us)]
+        over.fill_between(t, 0, [100 * b for b in iv.busy], color="#bbbbbb", alpha=0.5, step="mid",
+                          label="SMs busy", linewidth=0)
+        for unit, values in iv.shares.items():
+            if max(values, default=0.0) >= SHOWN_FROM:
+                over.plot(t, [100 * v for v in values], color=UNIT_COLORS.get(unit, "#7f7f7f"), linewidth=0.8,
+                          label=ROOF_NAMES.get(unit, unit))
+        for p in tl.phases():
+            start, end = iv.t_us[p.first], iv.t_us[p.last] + iv.dt_us[p.last]
+            if p.name != "steady":
+                over.axvspan(start, end, color=PHASE_COLORS[p.name], alpha=0.6, zorder=0, linewidth=0)
+            if p.share >= LABELLED_FROM:  # a shorter phase is in `show`'s table, not named here over its neighbour
+                over.text((start + end) / 2, 104, text(f"{p.name} {100 * p.share:.0f}%"), ha="center", va="bottom",
+                          fontsize=7, clip_on=False)
+        over.set_xlim(0, iv.t_us[-1] + iv.dt_us[-1])
+        over.set_ylim(0, 115)
+        over.set_yticks([0, 25, 50, 75, 100])
+        over.set_ylabel(text("% of each unit's peak"), fontsize=8)
+        over.set_xlabel(text("µs from the first busy interval"), fontsize=8)
+        over.tick_params(labelsize=7)
+        over.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    fig.suptitle(text(f"{doc.device.name}: kernels over their runs (Nsight Compute PM sampling; colour: time, "
+                      "dark to light)"), fontsize=10, y=1 - 0.2 / height)
+    return fig

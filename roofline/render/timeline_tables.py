@@ -1,0 +1,72 @@
+"""A profile's kernels over their runs, as `show` prints them (`results.timeline`): per kernel with a
+timeline, its phases (fill, steady, drain, tail wave) with their share of the time, the SMs busy and
+the unit nearest its peak in each, the tail the waves model predicts beside the one sampled, the
+clock's range, what the samples add up to, and the phase that costs most."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..model.timeline import ROOF_NAMES, Phase, predicted_tail
+from ..results.profile import ProfiledKernel, ProfileResults
+from .tables import _fit
+from .text import display_names
+
+PHASES = ("fill", "steady", "drain", "tail")
+
+
+def _phase_cell(p: Phase | None) -> str:
+    if p is None:
+        return "-"
+    return f"{100 * p.share:.1f}% ({100 * p.busy:.0f}% SMs, {ROOF_NAMES.get(p.roof, p.roof)} {100 * p.roof_share:.0f}%)"
+
+
+def predicted(doc: ProfileResults, k: ProfiledKernel) -> tuple[float, float] | None:
+    """The waves model's tail for `k` (`model.timeline.predicted_tail`): its share of the time and of
+    the SMs busy; None without a grid and occupancy, or where the model predicts none."""
+    w = doc.waves(k)
+    return predicted_tail(w.blocks, w.block_slots, w.sms) if w is not None else None
+
+
+def costliest(k: ProfiledKernel) -> str | None:
+    """One line: the phase that loses most time against the roof (`model.timeline.Phase.lost_us`:
+    beyond each interval's busiest unit at its peak), and how."""
+    phases = k.timeline.phases() if k.timeline is not None else []
+    if not phases:
+        return None
+    lost = sum(p.lost_us for p in phases)
+    worst = max(phases, key=lambda p: p.lost_us)
+    what = {"fill": "filling (the first blocks starting, the pipeline filling)",
+            "steady": "the steady part of the run", "drain": "draining (the SMs busy below the steady level)",
+            "tail": "the tail wave"}[worst.name]
+    return (f"{k.name}: most time lost in {what}: {100 * worst.share:.0f} % of the time on {100 * worst.busy:.0f} % of "
+            f"the SMs, at {100 * worst.roof_share:.0f} % of the {ROOF_NAMES.get(worst.roof, worst.roof)}'s peak "
+            f"({worst.lost_us:,.0f} of its {worst.time_us:,.0f} µs beyond what its busiest unit at peak would take; "
+            f"{lost:,.0f} µs over the whole run)")
+
+
+def timeline_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
+    """The table of the kernels with a timeline, the longest first (none: no table)."""
+    kernels = [k for k in doc.kernels if k.timeline is not None]
+    if not kernels:
+        return []
+    rows = []
+    for k, name in zip(kernels, display_names([k.name for k in kernels], 32)):
+        tl = k.timeline
+        by = {p.name: p for p in tl.phases()}
+        guess = predicted(doc, k)
+        clocks = [c for c in tl.clock_ghz if c]
+        closure = tl.closure.get("dram")
+        rows.append([name, f"{len(tl.t_us):,}", *(_phase_cell(by.get(p)) for p in PHASES),
+                     f"{100 * guess[0]:.1f}% ({100 * guess[1]:.0f}% SMs)" if guess else "-",
+                     f"{min(clocks):.2f}-{max(clocks):.2f}" if clocks else "-",
+                     f"{100 * (closure - 1):+.1f}%" if closure is not None else "-"])
+    columns = [("intervals", "right"), ("fill", "left"), ("steady", "left"), ("drain", "left"), ("tail wave", "left"),
+               ("waves model's tail", "left"), ("GHz", "right"), ("DRAM sampled", "right")]
+    return _fit("Kernels over their runs (Nsight Compute's PM sampling): each phase's share of the time, the SMs "
+                "busy and the unit nearest its peak", ("kernel", "left"), columns, rows, width)
+
+
+def timeline_lines(doc: ProfileResults) -> list[str]:
+    """Under the table: per kernel, the phase that costs most."""
+    return [line for k in doc.kernels if (line := costliest(k))]

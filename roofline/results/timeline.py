@@ -1,0 +1,86 @@
+"""The timeline a profiled kernel's results record: its run as intervals of Nsight Compute's PM
+sampling (`model.timeline`), kept with what the samples add up to against the kernel's own counts,
+and read back as phases."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..model import timeline as model
+from ..model.peaks import PRECISIONS
+from .schema import _Model
+
+LEVEL_KEYS = ("dram", "l2", "l1", "smem")
+Share = Annotated[float, Field(ge=0, le=1.5, allow_inf_nan=False)]  # a unit's share of its peak (a sample may pass 1)
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+SIGNIFICANT = 5  # digits kept per value: a 1,000-interval timeline is ~100 kB of JSON
+
+
+def _round(values: list[float | None]) -> list[float | None]:
+    return [float(f"{v:.{SIGNIFICANT}g}") if v is not None else None for v in values]
+
+
+class Timeline(_Model):
+    """One launch of the kernel over its run (the longest, where it had several): interval starts
+    (µs from the first one with an SM busy) and lengths, the share of the SMs busy, the SM clock
+    (GHz; null where no SM issued), each unit's share of its peak (`model.timeline.SHARE_OF` keys),
+    FLOPs per precision and bytes per level per interval (the kernel's counts split over them), and
+    `closure`: what the samples add up to against the launch's own figures (1.0: the same)."""
+
+    source: str = Field(description="what sampled it: Nsight Compute's PM sampling, and its interval")
+    t_us: list[Amount]
+    dt_us: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]]
+    busy: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]
+    clock_ghz: list[Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)] | None]
+    shares: dict[Literal[tuple(model.SHARE_OF)], list[Share]] = {}  # type: ignore[valid-type]
+    flops: dict[Literal[PRECISIONS], list[Amount]] = {}  # type: ignore[valid-type]
+    bytes: dict[Literal[LEVEL_KEYS], list[Amount]] = {}  # type: ignore[valid-type]
+    closure: dict[Literal["time", "dram", "blocks"], Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
+        {}, description="sampled / whole-launch: 'time' (intervals with an SM busy over the duration), 'dram' "
+                        "(sampled DRAM throughput at the datasheet bandwidth over the counted bytes), 'blocks' "
+                        "(blocks launched over the grid's)")
+
+    def model_post_init(self, _context) -> None:
+        n = len(self.t_us)
+        lists = {"dt_us": self.dt_us, "busy": self.busy, "clock_ghz": self.clock_ghz,
+                 **{f"shares.{k}": v for k, v in self.shares.items()}, **{f"flops.{k}": v for k, v in self.flops.items()},
+                 **{f"bytes.{k}": v for k, v in self.bytes.items()}}
+        for name, values in lists.items():
+            if len(values) != n:
+                raise ValueError(f"timeline.{name}: {len(values)} values for {n} intervals")
+
+    @classmethod
+    def of(cls, iv: model.Intervals, source: str, closure: dict[str, float]) -> "Timeline":
+        """The record of `iv`, each value to `SIGNIFICANT` digits."""
+        return cls(source=source, t_us=_round(iv.t_us), dt_us=_round(iv.dt_us), busy=_round(iv.busy),
+                   clock_ghz=_round(iv.clock_ghz), shares={k: _round(v) for k, v in iv.shares.items()},
+                   flops={k: _round(v) for k, v in iv.flops.items()}, bytes={k: _round(v) for k, v in iv.nbytes.items()},
+                   closure=closure)
+
+    def intervals(self) -> model.Intervals:
+        return model.Intervals(list(self.t_us), list(self.dt_us), list(self.busy), list(self.clock_ghz),
+                               {k: list(v) for k, v in self.shares.items()}, {k: list(v) for k, v in self.flops.items()},
+                               {k: list(v) for k, v in self.bytes.items()})
+
+    def phases(self) -> list[model.Phase]:
+        return model.phases(self.intervals())
+
+
+def timeline_of(g, device) -> Timeline | None:
+    """The timeline of the longest sampled launch of kernel group `g` (`nsight.launches.KernelGroup`)
+    on `device` (its DRAM bandwidth checks the sampled DRAM throughput); None where no launch of it
+    holds PM sampling with the SMs' active cycles."""
+    sampled = [x for x in g.launches if x.sampled is not None]
+    if not sampled:
+        return None
+    x = max(sampled, key=lambda y: y.time_ns)
+    t_ns, values = list(x.sampled.t_ns), {k: list(v) for k, v in x.sampled.values.items()}
+    iv = model.intervals(t_ns, values, dict(x.flops), dict(x.nbytes))
+    if iv is None:
+        return None
+    blocks = x.grid[0] * x.grid[1] * x.grid[2] if x.grid else None
+    closure = model.closure(t_ns, values, x.time_ns, x.nbytes.get("dram"), device.peak_dram_gbps, blocks)
+    step = sorted(iv.dt_us)[len(iv) // 2]
+    return Timeline.of(iv, f"Nsight Compute's PM sampling, one sample every {step * 1e3:,.0f} ns", closure)

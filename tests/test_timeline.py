@@ -1,0 +1,167 @@
+"""A kernel's roofline over time (`nsight.sampling`, `model.timeline`, `results.timeline`, `show`,
+`plot --kind timeline`): Nsight Compute's PM sampling of two tensor-ladder kernels at 4096^3 in BF16,
+profiled on the H200 (tests/fixtures/ncu/pm, SOURCES.md), read back through `ncu_report`."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from roofline.cli import app
+from roofline.model.timeline import intervals, phases, predicted_tail
+from roofline.results import store
+
+PM = Path(__file__).resolve().parent / "fixtures" / "ncu" / "pm"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _timelines_readable() -> bool:
+    try:
+        import ncu_report
+    except ImportError:
+        return False
+    return hasattr(ncu_report.IAction, "timelines")
+
+
+needs_reader = pytest.mark.skipif(not _timelines_readable(), reason="needs ncu_report 2025.4 or newer (timelines)")
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """Both reports imported as `profile --import` does, each to its own profile file."""
+    folder = tmp_path_factory.mktemp("pm")
+    out = {}
+    for name in ("wgmma_ws", "wgmma_tma"):
+        path = folder / f"{name}.json"
+        got = CliRunner().invoke(app, ["profile", "--import", str(PM / f"bf16-4096-{name}.ncu-rep"), "--out", str(path)],
+                                 env={"COLUMNS": "250"})
+        assert got.exit_code == 0, got.output
+        out[name] = path
+    return out
+
+
+def _kernel(path):
+    doc = store.load(path, profile=True)
+    return doc, doc.kernels[0]
+
+
+@needs_reader
+@pytest.mark.parametrize("name, intervals_at_least", [("wgmma_ws", 130), ("wgmma_tma", 190)])
+def test_the_samples_add_up_to_the_kernels_own_counts(imported, name, intervals_at_least):
+    doc, k = _kernel(imported[name])
+    tl = k.timeline
+    assert len(tl.t_us) >= intervals_at_least
+    # the busy intervals span the launch; the sampled DRAM throughput at the H200's 4,800 GB/s is the counted
+    # bytes; every block of the grid is seen starting
+    assert tl.closure["time"] == pytest.approx(1.0, abs=0.01)
+    assert tl.closure["dram"] == pytest.approx(1.0, abs=0.03)
+    assert tl.closure["blocks"] == 1.0
+    # the work and bytes split over the intervals add up to the counts (to the digits kept)
+    assert sum(tl.flops["bf16_tensor"]) == pytest.approx(k.flops["bf16_tensor"], rel=1e-5)
+    assert sum(tl.bytes["dram"]) == pytest.approx(k.bytes["dram"], rel=1e-5)
+    assert all(0 <= b <= 1 for b in tl.busy) and max(tl.busy) == 1.0
+    clocks = [c for c in tl.clock_ghz if c]
+    assert 1.2 < min(clocks) and max(clocks) < 2.1  # the H200's SM clock, its 1.98 GHz top and the power cap's dips
+
+
+@needs_reader
+@pytest.mark.parametrize("name, blocks, tail, busy", [("wgmma_ws", 512, 0.25, 116 / 132),
+                                                       ("wgmma_tma", 1024, 0.125, 100 / 132)])
+def test_the_tail_wave_is_the_one_the_waves_model_predicts(imported, name, blocks, tail, busy):
+    # 512 blocks on 132 SMs, one each: 3.88 waves, the fourth of 116 blocks; 1,024: 7.76, the eighth of 100
+    doc, k = _kernel(imported[name])
+    w = doc.waves(k)
+    assert (w.blocks, w.block_slots) == (blocks, 132)
+    assert predicted_tail(w.blocks, w.block_slots, w.sms) == pytest.approx((tail, busy))
+    found = {p.name: p for p in k.timeline.phases()}
+    assert found["tail"].share == pytest.approx(tail, abs=0.05)
+    assert found["tail"].busy == pytest.approx(busy, abs=0.1)
+    assert found["steady"].busy > 0.99 and found["steady"].share > 0.7
+
+
+@needs_reader
+def test_where_wgmma_tma_loses_to_wgmma_ws_is_its_steady_state(imported):
+    # both run their steady part on every SM; wgmma_ws keeps the tensor pipe 86 % busy there, wgmma_tma 53 %
+    def steady_tensor(path):
+        _, k = _kernel(path)
+        tl = k.timeline
+        p = next(p for p in tl.phases() if p.name == "steady")
+        return sum(tl.shares["tensor"][i] * tl.dt_us[i] for i in range(p.first, p.last + 1)) / p.time_us
+
+    ws, tma = steady_tensor(imported["wgmma_ws"]), steady_tensor(imported["wgmma_tma"])
+    assert ws == pytest.approx(0.863, abs=0.01) and tma == pytest.approx(0.531, abs=0.01)
+
+
+@needs_reader
+def test_show_prints_the_phases_and_the_costliest(imported):
+    got = CliRunner().invoke(app, ["show", str(imported["wgmma_ws"])], env={"COLUMNS": "250"})
+    assert got.exit_code == 0, got.output
+    text = " ".join(got.output.split())
+    assert "Kernels over their runs (Nsight Compute's PM sampling)" in text
+    assert "23.3% (80% SMs, tensor pipe 73%)" in text and "25.0% (88% SMs)" in text
+    # at 4096^3 the fourth wave of 116 blocks costs wgmma_ws more than its steady part does
+    assert "wgmma_ws: most time lost in the tail wave: 23 % of the time on 80 % of the SMs" in text
+
+
+@needs_reader
+def test_plot_kind_timeline_draws_the_kernels_with_one(imported, tmp_path):
+    out = tmp_path / "t.png"
+    got = CliRunner().invoke(app, ["plot", str(imported["wgmma_tma"]), "--kind", "timeline", "--out", str(out)])
+    assert got.exit_code == 0, got.output
+    assert out.stat().st_size > 20_000
+
+
+@needs_reader
+def test_a_timeline_survives_the_results_file(imported, tmp_path):
+    doc, k = _kernel(imported["wgmma_ws"])
+    again = tmp_path / "again.json"
+    store.save(doc, again)
+    _, back = _kernel(again)
+    assert back.timeline == k.timeline
+    raw = json.loads(again.read_text())
+    assert len(raw["kernels"][0]["timeline"]["t_us"]) == len(k.timeline.t_us)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["plot", "PROFILE", "--kind", "timeline"], "records no kernel over its run; profile the program again with roofline profile --timeline"),
+    (["plot", "RUN", "--kind", "timeline"], "timeline draws the kernels of a profile over their runs"),
+    (["profile", "--import", "REPORT", "--timeline"], "--timeline samples a new profile"),
+])
+def test_what_has_no_timeline_is_refused_in_one_line(tmp_path, args, says):
+    given = {"PROFILE": str(ROOT / "plots" / "profile-h200-transformer.json"),
+             "RUN": str(ROOT / "plots" / "results-h200.json"),
+             "REPORT": str(ROOT / "tests" / "fixtures" / "ncu" / "transformer-h200-raw.csv")}
+    argv = [given.get(a, a) for a in args] + ["--out", str(tmp_path / "x.png" if args[0] == "plot" else tmp_path / "p.json")]
+    got = CliRunner().invoke(app, argv)
+    assert got.exit_code == 2, got.output
+    assert says in " ".join(got.output.split()) and "Traceback" not in got.output
+
+
+def test_the_sms_busy_are_the_issue_rate_per_elapsed_over_per_active_cycle():
+    # three intervals of 1.5 µs at 1.8 GHz: every SM busy, half of them, none; the tensor pipe at 90 %, 45 %, 0
+    t = [0.0, 1500.0, 3000.0, 4500.0]
+    cycles = 1.8 * 1500
+    values = {"sm__cycles_active.avg": [0.0, cycles, cycles / 2, 0.0],
+              "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed": [0.0, 20.0, 10.0, 0.0],
+              "sm__inst_executed_realtime.avg.per_cycle_active": [0.0, 0.8, 0.8, 0.0],
+              "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed": [0.0, 90.0, 45.0, 0.0],
+              "sm__pipe_tensor_op_hmma_cycles_active_realtime.avg": [0.0, 2000.0, 1000.0, 0.0]}
+    iv = intervals(t, values, {"bf16_tensor": 3e9}, {})
+    assert iv.t_us == [0.0, 1.5] and iv.busy == pytest.approx([1.0, 0.5])
+    assert iv.clock_ghz == pytest.approx([1.8, 1.8])
+    assert iv.flops["bf16_tensor"] == pytest.approx([2e9, 1e9])
+    assert [p.name for p in phases(iv)] == ["steady", "tail"]
+
+
+@pytest.mark.parametrize("blocks, slots, sms, want", [
+    (2048, 132, 132, (1 / 16, 68 / 132)),
+    (1024, 264, 132, (0.5 / 4, 100 / 132)),  # two per SM: the fourth wave of 232 leaves 100 SMs a second block
+    (16384, 264, 132, (0.5 / 62.5, 16 / 132)),  # 16 blocks alone after 62 waves, each on an SM of its own
+    (264, 132, 132, None),  # the last wave full
+    (1056, 264, 132, None),  # 4 full waves of two per SM
+    (132, 132, 132, None),  # one wave: a persistent kernel's tail is its own scheduling
+])
+def test_the_waves_models_tail(blocks, slots, sms, want):
+    got = predicted_tail(blocks, slots, sms)
+    assert got == (pytest.approx(want) if want else None)
