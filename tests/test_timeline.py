@@ -165,3 +165,37 @@ def test_the_sms_busy_are_the_issue_rate_per_elapsed_over_per_active_cycle():
 def test_the_waves_models_tail(blocks, slots, sms, want):
     got = predicted_tail(blocks, slots, sms)
     assert got == (pytest.approx(want) if want else None)
+
+
+@needs_reader
+def test_whatif_reads_the_phases_at_the_steady_rate(imported):
+    # wgmma_ws at 4096^3: its tail wave (23 % of 0.199 ms, 80 % of the SMs busy) would take ~0.008 ms less
+    # with its work at the steady part's rate: about the share of the SMs it leaves idle
+    got = CliRunner().invoke(app, ["whatif", str(imported["wgmma_ws"]), "--json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    schema = json.loads(CliRunner().invoke(app, ["schema", "whatif"]).stdout)
+    import jsonschema
+    jsonschema.validate(doc, schema)
+    (p,) = doc["phases"]
+    assert p["kernel"] == "wgmma_ws" and p["tail_ms"] == pytest.approx(0.0463, abs=5e-4)
+    assert p["tail_saved_ms"] == pytest.approx(p["tail_ms"] * (1 - p["tail_busy"]), rel=0.25)
+    assert p["step_ms_without_tail"] == pytest.approx(doc["step_ms"] - p["tail_saved_ms"])
+    shown = CliRunner().invoke(app, ["whatif", str(imported["wgmma_ws"])], env={"COLUMNS": "220"})
+    assert "by phase (each kernel's timeline)" in shown.output and "0.046 (0.008)" in shown.output
+
+
+@needs_reader
+def test_compare_sets_two_runs_phases_side_by_side(imported, tmp_path):
+    # the same kernel at another size: the profile of wgmma_tma's report relabelled as wgmma_ws
+    doc = store.load(imported["wgmma_tma"], profile=True)
+    renamed = doc.model_copy(update={"kernels": [doc.kernels[0].model_copy(update={"name": "wgmma_ws"})]})
+    store.save(renamed, tmp_path / "after.json")
+    got = CliRunner().invoke(app, ["compare", str(imported["wgmma_ws"]), str(tmp_path / "after.json"), "--json"])
+    assert got.exit_code == 0, got.output
+    (p,) = json.loads(got.stdout)["phases"]
+    assert p["before_shares"]["tail"] == pytest.approx(0.233, abs=0.002)
+    assert p["after_shares"]["tail"] == pytest.approx(0.114, abs=0.002)
+    shown = CliRunner().invoke(app, ["compare", str(imported["wgmma_ws"]), str(tmp_path / "after.json")],
+                               env={"COLUMNS": "220"})
+    assert "23.3% -> 11.4%" in shown.output

@@ -19,7 +19,7 @@ state) or the files (a sweep, different problems).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
 from ..model.problem import Problem
@@ -259,6 +259,46 @@ class Untimed:
 
 
 @dataclass(frozen=True)
+class PhaseChange:
+    """One kernel with a timeline in both profiles (`results.timeline`), its run before and after:
+    time (ms, all its launches), each phase's share of the time ('fill', 'steady', 'drain', 'tail';
+    absent: no such phase), the SMs busy in its tail wave, and the busiest unit's share of its peak
+    in its steady part (0..1)."""
+
+    kernel: str
+    before_ms: float
+    after_ms: float
+    before_shares: dict[str, float]
+    after_shares: dict[str, float]
+    before_tail_busy: float | None
+    after_tail_busy: float | None
+    before_steady: float | None
+    after_steady: float | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def phase_changes(before, after) -> list[PhaseChange]:
+    """The kernels of two profiles, matched by name, that record a timeline in both."""
+    def read(k):
+        phases = {p.name: p for p in k.timeline.phases()}
+        steady = phases.get("steady")
+        return ({n: p.share for n, p in phases.items()}, phases["tail"].busy if "tail" in phases else None,
+                steady.at_roof_us / steady.time_us if steady and steady.time_us else None)
+
+    theirs = {k.name: k for k in getattr(after, "kernels", []) if getattr(k, "timeline", None) is not None}
+    out = []
+    for k in getattr(before, "kernels", []):
+        other = theirs.get(k.name)
+        if getattr(k, "timeline", None) is None or other is None:
+            continue
+        (sb, tb, yb), (sa, ta, ya) = read(k), read(other)
+        out.append(PhaseChange(k.name, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya))
+    return out
+
+
+@dataclass
 class WorkComparison:
     """Two results files of one kind, kernel by kernel (`analysis.work`): the matched kernels
     (after's order), the step of a profile (None for runs), the kernels in one file only (labels),
@@ -277,6 +317,7 @@ class WorkComparison:
     in_both: list[Delta | Untimed] = field(default_factory=list)
     reference_ms: tuple[float, float] | None = None  # runs: cuBLAS's median ms, before and after
     problems: tuple[Problem, Problem] | None = None  # runs: the problems of before and after
+    phases: list[PhaseChange] = field(default_factory=list)  # profiles: kernels with a timeline in both
 
     @property
     def same_device(self) -> bool:
@@ -299,7 +340,8 @@ class WorkComparison:
                 "same_device": self.same_device, "noise_fixed": NOISE, "cause_threshold": CAUSE,
                 "step": self.step.to_dict() if self.step else None,
                 "kernels": [d.to_dict() for d in self.kernels], "gone": self.gone, "new": self.new,
-                "reference_speedup": self.reference_speedup, "notes": self.notes}
+                "reference_speedup": self.reference_speedup,
+                **({"phases": [p.to_dict() for p in self.phases]} if self.phases else {}), "notes": self.notes}
 
 
 def _shape(key: tuple) -> str:
@@ -499,6 +541,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if renamed:
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
     if profile:
-        return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa), gone, new, notes, deltas)
+        return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa), gone, new, notes, deltas,
+                              phases=phase_changes(before, after))
     return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
                           (before.reference.time_ms, after.reference.time_ms), (pb, pa))

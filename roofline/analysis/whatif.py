@@ -162,6 +162,36 @@ class OpFusionWhatIf:
 
 
 @dataclass(frozen=True)
+class PhaseWhatIf:
+    """One kernel of a profile with a timeline (`results.timeline`): the ms its fill, drain and tail
+    wave take, and what each would take at the steady phase's rate (its work with the busiest unit at
+    the share of its peak it holds in the steady phase: `model.timeline`), over all its launches (each
+    read as its longest, sampled one); the step with the tail wave gone (a size-aware tile, every SM
+    busy to the end) and with the fill gone (a deeper pipeline, an earlier start), and their
+    speed-ups. Times in ms."""
+
+    kernel: str
+    time_ms: float
+    steady_share: float  # the busiest unit's share of its peak in the steady phase, 0..1
+    fill_ms: float
+    fill_saved_ms: float
+    drain_ms: float
+    drain_saved_ms: float
+    tail_ms: float
+    tail_saved_ms: float
+    tail_busy: float | None  # the SMs busy in the tail wave, 0..1 (None: no tail)
+    step_ms_without_tail: float
+    step_ms_without_fill: float
+
+    @property
+    def saved_ms(self) -> float:
+        return self.fill_saved_ms + self.drain_saved_ms + self.tail_saved_ms
+
+    def to_json(self) -> dict:
+        return asdict(self)  # every field, in order
+
+
+@dataclass(frozen=True)
 class WhatIf:
     """Every kernel of a file at `target` of its binding roof, ranked by the time it saves (those
     without a floor last). `step_ms` and the step columns only for a profile (`kind` 'profile',
@@ -178,6 +208,7 @@ class WhatIf:
     is_step: bool = False  # its kernels are one step's parts (a profile), not alternatives (a run)
     ops: list[OpWhatIf] | None = None  # a profile with owners: every op at the target, by saving
     op_fusion: list[OpFusionWhatIf] | None = None  # and its top op pairs, where the launches' places are recorded
+    phases: list[PhaseWhatIf] | None = None  # a profile's kernels with a timeline: their phases at the steady rate
 
     @property
     def ranked(self) -> list[KernelWhatIf]:
@@ -210,6 +241,7 @@ class WhatIf:
                 "kernels": [k.to_json() for k in self.kernels], "fusion": [f.to_json() for f in self.fusion],
                 **({"ops": [o.to_json() for o in self.ops]} if self.ops is not None else {}),
                 **({"op_fusion": [f.to_json() for f in self.op_fusion]} if self.op_fusion is not None else {}),
+                **({"phases": [p.to_json() for p in self.phases]} if self.phases is not None else {}),
                 "notes": list(self.notes)}
 
 
@@ -250,8 +282,37 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             ops = by_op(doc, target, w.step_ms)
             op_pairs, op_notes = op_fusion(doc, w)
             notes += op_notes
+    phases = by_phase(doc, w.step_ms) if w.is_step and w.step_ms else None
     return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs, w.is_step,
-                  ops, op_pairs)
+                  ops, op_pairs, phases or None)
+
+
+def by_phase(doc: ProfileResults, step_ms: float) -> list[PhaseWhatIf]:
+    """Each kernel of profile `doc` that records a timeline, its phases at the steady phase's rate
+    (`PhaseWhatIf`), by the ms its tail and fill lose together; `step_ms` the step's profiled GPU
+    time. A phase's work at the steady rate takes its time at the roof (`model.timeline.Phase`)
+    over the steady phase's share; it saves the rest, never less than nothing."""
+    out = []
+    for k in getattr(doc, "kernels", []):
+        tl = getattr(k, "timeline", None)
+        phases = {p.name: p for p in tl.phases()} if tl is not None else {}
+        steady = phases.get("steady")
+        if not steady or not steady.time_us or not steady.at_roof_us:
+            continue
+        level = steady.at_roof_us / steady.time_us
+        scale = k.time_ms / (sum(tl.dt_us) / 1e3)  # every launch read as the one sampled
+
+        def spent(name: str) -> tuple[float, float]:
+            p = phases.get(name)
+            if p is None:
+                return 0.0, 0.0
+            return p.time_us / 1e3 * scale, max(0.0, p.time_us - p.at_roof_us / level) / 1e3 * scale
+
+        (fill, fill_saved), (drain, drain_saved), (tail, tail_saved) = spent("fill"), spent("drain"), spent("tail")
+        out.append(PhaseWhatIf(k.name, k.time_ms, level, fill, fill_saved, drain, drain_saved, tail, tail_saved,
+                               phases["tail"].busy if "tail" in phases else None, step_ms - tail_saved,
+                               step_ms - fill_saved))
+    return sorted(out, key=lambda p: (-(p.tail_saved_ms + p.fill_saved_ms), p.kernel))
 
 
 def by_op(doc: ProfileResults, target: float, step_ms: float) -> list[OpWhatIf]:

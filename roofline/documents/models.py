@@ -117,6 +117,21 @@ class DeltaJson(JsonModel):
     pct_move: Optional[str] = None
 
 
+class PhaseChangeJson(JsonModel):
+    """One kernel with a timeline in both profiles: time, each phase's share, the tail's SMs busy and
+    the steady part's busiest-unit share, before and after."""
+
+    kernel: str
+    before_ms: Number
+    after_ms: Number
+    before_shares: dict[str, Number]
+    after_shares: dict[str, Number]
+    before_tail_busy: OptNumber
+    after_tail_busy: OptNumber
+    before_steady: OptNumber
+    after_steady: OptNumber
+
+
 class CompareJson(JsonModel):
     """`roofline compare --json` of two runs or two profiles (docs/compare.md)."""
 
@@ -131,6 +146,8 @@ class CompareJson(JsonModel):
     gone: list[str]
     new: list[str]
     reference_speedup: OptNumber
+    phases: Optional[list[PhaseChangeJson]] = Field(None, description="two profiles: the kernels with a timeline "
+                                                                      "in both, their phases before and after")
     notes: list[str]
 
 
@@ -257,6 +274,24 @@ class OpFusionWhatIfJson(JsonModel):
     speedup: Number
 
 
+class PhaseWhatIfJson(JsonModel):
+    """One kernel with a timeline: its fill, drain and tail wave (ms, over all its launches), what each
+    saves at the steady phase's rate, and the step without its tail wave or its fill."""
+
+    kernel: str
+    time_ms: Number
+    steady_share: Number
+    fill_ms: Number
+    fill_saved_ms: Number
+    drain_ms: Number
+    drain_saved_ms: Number
+    tail_ms: Number
+    tail_saved_ms: Number
+    tail_busy: OptNumber
+    step_ms_without_tail: Number
+    step_ms_without_fill: Number
+
+
 class WhatIfJson(JsonModel):
     """`roofline whatif --json` (docs/whatif.md)."""
 
@@ -273,6 +308,8 @@ class WhatIfJson(JsonModel):
                                                                 "every op at the target, by saving")
     op_fusion: Optional[list[OpFusionWhatIfJson]] = Field(None, description="its top pairs of ops whose launches "
                                                                             "run one right after the other")
+    phases: Optional[list[PhaseWhatIfJson]] = Field(None, description="a profile's kernels with a timeline: their "
+                                                                      "fill, drain and tail wave at the steady rate")
     notes: list[str]
 
 

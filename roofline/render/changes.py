@@ -89,8 +89,31 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     shown = f"top {len(deltas)} of {len(cmp.kernels)}" if len(deltas) < len(cmp.kernels) else str(len(deltas))
     what = "profile" if profile else f"run ({cmp.after.problem})"
     runs = [] if cmp.is_step else compare_tables(cmp, width)
-    return runs + _fit(f"what changed, {what} on {devices}: {shown} matched kernels", ("kernel", "left"), columns,
-                       rows, width, styles)
+    return (runs + _fit(f"what changed, {what} on {devices}: {shown} matched kernels", ("kernel", "left"), columns,
+                        rows, width, styles) + phase_change_tables(cmp, width))
+
+
+def phase_change_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
+    """Two profiles' kernels with a timeline in both (`analysis.compare.PhaseChange`): ms, each
+    phase's share of the time, the SMs busy in the tail wave and the steady part's busiest-unit
+    share, before -> after; none without such kernels."""
+    if not cmp.phases:
+        return []
+
+    def phase(shares: dict, name: str) -> str:
+        return f"{100 * shares[name]:.1f}%" if name in shares else "-"
+
+    def frac(x: float | None) -> str:
+        return f"{100 * x:.0f}%" if x is not None else "-"
+
+    rows = [[p.kernel, _arrow(f"{p.before_ms:,.3f}", f"{p.after_ms:,.3f}"),
+             *(_arrow(phase(p.before_shares, n), phase(p.after_shares, n)) for n in ("fill", "steady", "drain", "tail")),
+             _arrow(frac(p.before_tail_busy), frac(p.after_tail_busy)), _arrow(frac(p.before_steady), frac(p.after_steady))]
+            for p in cmp.phases]
+    columns = [("ms", "right"), ("fill", "right"), ("steady", "right"), ("drain", "right"), ("tail wave", "right"),
+               ("SMs in tail", "right"), ("steady at", "right")]
+    return _fit("over their runs (kernels with a timeline in both): each phase's share of the time, before -> after",
+                ("kernel", "left"), columns, rows, width)
 
 
 def check_lines(result: Check) -> list[str]:

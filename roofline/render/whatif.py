@@ -80,7 +80,24 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
         title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} ({w.problem}) at {percent(w.target, 0)} % of the "
                  "roof that binds each" + (f"; top {top} of {len(w.ranked)} by time saved" if len(w.ranked) > top else ""))
     return (_fit(title, ("kernel", "left"), columns, rows, width) + (fusion_table(w, width) if w.fusion else [])
-            + (op_tables(w, width) if w.ops else []))
+            + (op_tables(w, width) if w.ops else []) + (phase_tables(w, width) if w.phases else []))
+
+
+def phase_tables(w: WhatIf, width: int = 200) -> list[Table]:
+    """A profile's kernels with a timeline: each one's fill, drain and tail wave (ms) and what each
+    saves at the steady phase's rate, and the step without its tail wave or without its fill."""
+    def cell(ms: float, saved: float) -> str:
+        return f"{ms:,.3f} ({saved:,.3f})" if ms else "-"
+
+    columns = [("now ms", "right"), ("steady at", "right"), ("fill (saved) ms", "right"),
+               ("drain (saved) ms", "right"), ("tail wave (saved) ms", "right"), ("SMs in tail", "right"),
+               ("step without tail ms", "right"), ("without fill ms", "right")]
+    rows = [[p.kernel, _ms(p.time_ms), f"{100 * p.steady_share:.0f}%", cell(p.fill_ms, p.fill_saved_ms),
+             cell(p.drain_ms, p.drain_saved_ms), cell(p.tail_ms, p.tail_saved_ms),
+             f"{100 * p.tail_busy:.0f}%" if p.tail_busy is not None else "-",
+             _ms(p.step_ms_without_tail), _ms(p.step_ms_without_fill)] for p in w.phases]
+    return _fit("by phase (each kernel's timeline): its fill, drain and tail wave at its steady part's rate, "
+                "the busiest unit at the share of its peak it holds there", ("kernel", "left"), columns, rows, width)
 
 
 OPS_TOP = 10  # ops shown by saving
