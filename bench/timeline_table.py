@@ -31,15 +31,13 @@ def main(paths: list[str]) -> int:
         doc = convert.from_profile(report.launches, report.device, report=Path(path).name)
         rows = nsight.read_rows(Path(path)).rows
         whole = rows[0].values.get("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed") if len(rows) == 1 else None
-        for k in doc.kernels:
+        for k in doc.timed_kernels():
             tl = k.timeline
-            if tl is None:
-                continue
             by = {p.name: p for p in tl.phases()}
             steady = by.get("steady")
             tensor = (sum(tl.shares["tensor"][i] * tl.dt_us[i] for i in range(steady.first, steady.last + 1))
                       / steady.time_us) if steady and "tensor" in tl.shares else None
-            guess = predicted(doc, k)
+            guess = predicted(k)
             # the tensor pipe's sampled share over the launch against Nsight Compute's whole-launch figure
             sampled = (sum(x * dt for x, dt in zip(tl.shares["tensor"], tl.dt_us)) / (k.time_ms * 1e3)
                        if "tensor" in tl.shares else None)

@@ -125,7 +125,7 @@ def test_a_timeline_survives_the_results_file(imported, tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (["plot", "PROFILE", "--kind", "timeline"], "records no kernel over its run; profile the program again with roofline profile --timeline"),
-    (["plot", "RUN", "--kind", "timeline"], "timeline draws the kernels of a profile over their runs"),
+    (["plot", "RUN", "--kind", "timeline"], "records no kernel over its run; run its kernels again with roofline run --profile"),
     (["profile", "--import", "REPORT", "--timeline"], "--timeline samples a new profile"),
 ])
 def test_what_has_no_timeline_is_refused_in_one_line(tmp_path, args, says):
@@ -199,3 +199,62 @@ def test_compare_sets_two_runs_phases_side_by_side(imported, tmp_path):
     shown = CliRunner().invoke(app, ["compare", str(imported["wgmma_ws"]), str(tmp_path / "after.json")],
                                env={"COLUMNS": "220"})
     assert "23.3% -> 11.4%" in shown.output
+
+
+@needs_reader
+def test_profile_timeline_asks_ncu_for_pm_sampling_and_records_it(tmp_path, monkeypatch):
+    # the stand-in ncu (tests/fixtures/ncu/fake_ncu.py) hands back the H200 report of wgmma_ws
+    import os
+    import stat
+    import sys
+
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    exe = folder / "ncu"
+    exe.write_text(f"#!{sys.executable}\n" + (PM.parent / "fake_ncu.py").read_text())
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_NCU_REPORT", str(PM / "bf16-4096-wgmma_ws.ncu-rep"))
+    monkeypatch.setenv("FAKE_NCU_ARGS", str(tmp_path / "args.txt"))
+    monkeypatch.chdir(tmp_path)
+    for timeline in (True, False):
+        got = CliRunner().invoke(app, ["profile", *(["--timeline"] if timeline else []), "--out", "p.json", "--",
+                                       sys.executable, "-c", "pass"])
+        assert got.exit_code == 0, got.output
+        args = (tmp_path / "args.txt").read_text().split("\n")
+        asked = any(a == "--section" and b == "PmSampling" for a, b in zip(args, args[1:]))
+        assert asked == timeline
+    # without --timeline ncu is not asked; the report handed back holds PM sampling all the same, and is read
+    assert store.load(tmp_path / "p.json", profile=True).kernels[0].timeline is not None
+    # an ncu without the section: one line, nothing written
+    from roofline.nsight.run import has_section
+    has_section.cache_clear()
+    monkeypatch.setenv("FAKE_NCU_NO_PM", "1")
+    got = CliRunner().invoke(app, ["profile", "--timeline", "--out", "q.json", "--", sys.executable, "-c", "pass"])
+    assert got.exit_code == 1 and "offers no PmSampling section" in got.output and not (tmp_path / "q.json").exists()
+    has_section.cache_clear()
+
+
+@needs_reader
+def test_a_runs_kernels_carry_the_timeline_of_their_profiled_launch(tmp_path):
+    # run --profile hands with_counters each kernel's profiled launch: here the H200 report of wgmma_ws at
+    # 4096^3 for the committed BF16 run at that size (plots/counters-h200-bf16.json)
+    from roofline import nsight
+    from roofline.results import convert
+
+    run = store.load(ROOT / "plots" / "counters-h200-bf16.json")
+    (launch,) = nsight.read(PM / "bf16-4096-wgmma_ws.ncu-rep").launches
+    ws = next(k for k in run.kernels if k.name == "wgmma_ws")
+    doc = convert.with_counters(run, {"wgmma_ws": ws.counted}, {"wgmma_ws": launch})
+    path = tmp_path / "run.json"
+    store.save(doc, path)
+    back = store.load(path)
+    (timed,) = back.timed_kernels()
+    assert timed.name == "wgmma_ws" and timed.key == "bf16_tensor" and len(timed.timeline.t_us) >= 130
+    assert timed.dram_intensity == pytest.approx(2 * 4096**3 / ws.counted.dram_bytes)
+    got = CliRunner().invoke(app, ["show", str(path)], env={"COLUMNS": "250"})
+    assert got.exit_code == 0 and "Kernels over their runs" in got.output and "25.0% (88% SMs)" in got.output
+    out = tmp_path / "t.png"
+    got = CliRunner().invoke(app, ["plot", str(path), "--kind", "timeline", "--out", str(out)])
+    assert got.exit_code == 0, got.output
+    assert out.stat().st_size > 20_000

@@ -12,7 +12,7 @@ from ..console import one_of, present
 from ..defaults import DEFAULT_RESULTS, PLOT_KINDS
 from ..outcome import Outcome, Plain
 
-MOUNT = dict(short_help="Draw the roofline, a size sweep, or a profile by op or module from results files.")
+MOUNT = dict(short_help="Draw the roofline, a size sweep, a profile by op or module, or kernels over their runs from results files.")
 RENAMED = {"--results": "give the files as arguments: roofline plot FILE [FILE ...] --out chart.png"}
 
 
@@ -25,7 +25,8 @@ def command(
                              metavar="|".join(PLOT_KINDS),
                              help="roofline; sweep (GFLOP/s against size); energy (GFLOP/J against intensity, "
                                   "of a run --energy); op or module (a profile's time and floor by PyTorch op or "
-                                  "module); timeline (a profile's kernels over their runs, profile --timeline)."),
+                                  "module); timeline (kernels over their runs: profile --timeline, run --profile, or "
+                                  "a report imported with PM sampling)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and "

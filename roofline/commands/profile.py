@@ -45,8 +45,9 @@ def command(
                                          "(torch.cuda.profiler.start/stop)."),
     import_report: Optional[list[Path]] = typer.Option(None, "--import", metavar="REPORT",
                                                  help="Read an existing report instead: .ncu-rep (needs the nsight "
-                                                      "extra, or ncu), any CSV export of one (raw or details page, any "
-                                                      "metric set or ncu version) or ncu's text output (need nothing)."),
+                                                      "extra, or ncu; its PM sampling, if any, read as timelines), any "
+                                                      "CSV export of one (raw or details page, any metric set or ncu "
+                                                      "version) or ncu's text output (need nothing)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
                                       help="With --import: the GPU preset (or device file, mygpu.toml) to "
                                            "read the report against."),
@@ -59,13 +60,16 @@ def command(
                                 help="Run the command once more without ncu and record the GPU's energy over it "
                                      "(per kernel, energy cannot be measured under ncu's replay)."),
     trace: Optional[Path] = typer.Option(None, "--trace", metavar="TRACE.json",
-                                         help="With --import: a PyTorch profiler trace of the same step; each "
-                                              "launch takes the time in the program of the trace's kernel it lines "
-                                              "up with, and its op and module where the report has no NVTX ranges."),
+                                         help="With --import: a PyTorch profiler trace (.json or .json.gz) of the "
+                                              "same step; each launch takes the time in the program of the trace's "
+                                              "kernel it lines up with, in order (show --by op's 'program ms'), and "
+                                              "its op and module where the report has no NVTX ranges."),
     timeline: bool = typer.Option(False, "--timeline",
                                   help="Also sample each launch's counters over its run (Nsight Compute's PM "
-                                       "sampling): phases, tail wave, the kernel's trajectory (plot --kind "
-                                       "timeline). A few more replay passes per launch."),
+                                       "sampling; each kernel keeps its longest launch): phases, tail wave, the "
+                                       "kernel's trajectory (plot --kind timeline). A few more replay passes per "
+                                       "launch; reading needs ncu_report 2025.4+. An imported report made with "
+                                       "--section PmSampling is read without it."),
     ops: bool = typer.Option(True, "--ops/--no-ops",
                              help="Record the PyTorch op (forward, backward, optimizer) and nn.Module that launched "
                                   "each kernel, from NVTX ranges roofline turns on in the program (show --by op|module)."),
@@ -372,6 +376,8 @@ def view(done: ProfileReport, out: Path, top: int) -> Outcome:
 
     def lines(width: int) -> list:
         return [*documents.view(done.results, width, top=top, notes=False),
-                f"profile written to {out}; draw it with: roofline plot {out} --out profile.png"]
+                f"profile written to {out}; draw it with: roofline plot {out} --out profile.png"
+                + (f", its kernels over their runs with: roofline plot {out} --kind timeline --out timeline.png"
+                   if done.results.timed_kernels() else "")]
 
     return Outcome(documents.to_json(done.results), lines, tuple(done.notes), failures=tuple(done.failures))

@@ -76,7 +76,8 @@ def command(
                            help="cold: flush the L2 before every timed launch (outside the timing); "
                                 "warm: leave what the previous launch left."),
     profile: bool = typer.Option(False, "--profile",
-                                 help="Also count each kernel (or one call of each graded one) with Nsight Compute."),
+                                 help="Also count each kernel (or one call of each graded one) with Nsight Compute, "
+                                      "a GEMM kernel sampled over its run too (plot --kind timeline)."),
     refresh: bool = typer.Option(False, "--refresh",
                                  help="Measure the ceilings (DRAM, L2, shared memory, FP32, FP16 tensor, launch "
                                       "latency) again, not from the cache."),
@@ -278,8 +279,8 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
               for r in outputs[0].kernels if isinstance(r.spec, UserKernel) and r.compiled and r.compiled.compiler]
     notes += list(dict.fromkeys(n for o in outputs for n in o.notes))  # what NVML could not say, once
     if profile:
-        counted, note = _count(outputs[-1], device.pci_bus_id, progress)
-        doc = convert.with_counters(doc, counted)
+        counted, launches, note = _count(outputs[-1], device.pci_bus_id, progress)
+        doc = convert.with_counters(doc, counted, launches)
         notes += [note] if note else []
     store.save(doc, out)
     warnings, failures = [], []
@@ -318,14 +319,16 @@ def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress)
     from ..nsight.run import NcuError
     correct = [r for r in output.kernels if r.correct]
     progress.expect(len(correct))
-    counted = {}
+    counted, launches = {}, {}
     for r in correct:
         progress.step(f"{r.spec.name}: Nsight Compute")
         try:
-            counted[r.spec.name] = counters.profile(r.spec, output.problem, pci_bus_id)
+            counted[r.spec.name], launch = counters.profile(r.spec, output.problem, pci_bus_id)
         except (NcuError, UsageError) as exc:
-            return counted, f"no hardware counters: {exc}; the rest of the run is kept"
-    return counted, None
+            return counted, launches, f"no hardware counters: {exc}; the rest of the run is kept"
+        if launch is not None:
+            launches[r.spec.name] = launch
+    return counted, launches, None
 
 
 def view(report: RunReport, out: Path, sweep: bool) -> Outcome:

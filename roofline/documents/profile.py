@@ -105,7 +105,7 @@ class ProfileKind(WorkKind):
                              "program again with roofline profile --timeline -- COMMAND (Nsight Compute's PM "
                              "sampling), or import a report made with ncu --section PmSampling", "kind")
         timeline_chart.draw(doc, request.out)
-        left = sum(k.timeline is not None for k in doc.kernels) - len(drawn)
+        left = len(doc.timed_kernels()) - len(drawn)
         return notes + ([f"{left} more kernel{'s' if left > 1 else ''} with a timeline not drawn (the "
                          f"{len(drawn)} longest are)"] if left > 0 else [])
 

@@ -32,6 +32,7 @@ from ..model.problem import Problem
 from ..model.traffic import CountedTraffic
 from ..nsight import run as ncu
 from ..nsight.binary import read_report
+from ..nsight.launches import Launch, from_rows
 from ..nsight.metrics import read
 from ..nsight.rows import Row
 from .compile import compile_kernel
@@ -53,22 +54,26 @@ def counted_from(row: Row, precision: str = "fp32") -> CountedTraffic:
     return CountedTraffic(**{name: int(v) for name, key in fields.items() if (v := r.value(key)) is not None})
 
 
-def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None) -> CountedTraffic:
+def profile(spec: KernelSpec | UserKernel, problem: Problem,
+            pci_bus_id: str | None = None) -> tuple[CountedTraffic, Launch | None]:
     """Run `spec` (at its own tile) once under ncu on `problem` (on the GPU at `pci_bus_id`, else
-    CUDA's first) and return what ncu counted.
-    Raises ncu.NcuError (one line) when ncu is missing, counters are not permitted, or the profile
-    fails."""
+    CUDA's first), its counters sampled over its run as well where this ncu can (PM sampling,
+    `nsight.sampling`), and
+    return what ncu counted and the launch as read (None where it cannot be placed), which holds
+    the samples. Raises ncu.NcuError (one line) when ncu is missing, counters are not permitted, or
+    the profile fails."""
     options = ncu.Options(kernel_regex=f"^{re.escape(spec.kernel_name)}$", launch_count=1)
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
         done = ncu.run(launch_command(spec, problem, Path(tmp), pci_bus_id), options, Path(tmp) / "kernel",
-                       TIMEOUT_S, capture=True)
+                       TIMEOUT_S, capture=True, timeline=ncu.has_section(ncu.find_ncu(), ncu.PM_SAMPLING))
         if done.report is None:
             said = done.warnings()
             raise ncu.NcuError(f"ncu profiled nothing for {spec.name}" + (f": {said[-1]}" if said else ""))
         rows = read_report(done.report).rows
     if not rows:
         raise ncu.NcuError(f"ncu's report for {spec.name} holds no launch")
-    return counted_from(rows[0], problem.precision_key)
+    launches, _ = from_rows(rows[:1])
+    return counted_from(rows[0], problem.precision_key), (launches[0] if launches else None)
 
 
 def launch_command(spec: KernelSpec | UserKernel, problem: Problem, folder: Path,

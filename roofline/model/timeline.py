@@ -47,8 +47,10 @@ SHARE_OF = {
     "l2": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
     "l1": "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
 }
-ROOF_NAMES = {"tensor": "tensor pipe", "fma": "FMA pipe", "fp64": "FP64 pipe", "dram": "DRAM", "l2": "L2",
-              "l1": "L1/shared"}
+# Named as Nsight Compute's units, not as the verdict's roofs: a share is the unit's busiest part's
+# throughput over its peak (`lts__throughput`, `l1tex__throughput`), not bytes over a bandwidth.
+ROOF_NAMES = {"tensor": "tensor pipe", "fma": "FMA pipe", "fp64": "FP64 pipe", "dram": "DRAM", "l2": "L2 unit",
+              "l1": "L1tex unit"}
 ACTIVE = "sm__cycles_active.avg"
 ISSUED_ELAPSED = "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed"
 ISSUED_ACTIVE = "sm__inst_executed_realtime.avg.per_cycle_active"

@@ -10,6 +10,7 @@ Profiling: `ncu --clock-control none --target-processes all --metrics <COLLECT> 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -42,6 +43,17 @@ def find_ncu() -> str:
     if exe is None:
         raise NcuError(f"ncu (Nsight Compute) is not on PATH; {INSTALL_HINT}")
     return exe
+
+
+@functools.lru_cache(maxsize=None)
+def has_section(exe: str, section: str) -> bool:
+    """Whether the ncu at `exe` offers `section` (`ncu --list-sections`; PmSampling from Nsight
+    Compute 2023.1); False where it cannot say."""
+    try:
+        proc = subprocess.run([exe, "--list-sections"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0 and re.search(rf"(?m)^\s*{re.escape(section)}\s", proc.stdout) is not None
 
 
 def check_permission(log: str) -> None:
@@ -135,6 +147,9 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
     `timeline`, ncu also samples each launch's counters over its run (`--section PmSampling`, read by
     `nsight.sampling`). Raises NcuError when ncu is missing, may not read the counters, or times out."""
     exe = find_ncu()
+    if timeline and not has_section(exe, PM_SAMPLING):
+        raise NcuError(f"this ncu ({exe}) offers no {PM_SAMPLING} section, which samples a kernel over its run: "
+                       "Nsight Compute 2023.1 or newer has it")
     log_path = Path(str(report_base) + ".log")
     cmd = [exe, "--clock-control", "none", "--target-processes", "all", "--metrics", ",".join(COLLECT),
            *(["--nvtx"] if ops else []), *(["--section", PM_SAMPLING] if timeline else []),

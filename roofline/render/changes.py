@@ -89,7 +89,7 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     shown = f"top {len(deltas)} of {len(cmp.kernels)}" if len(deltas) < len(cmp.kernels) else str(len(deltas))
     what = "profile" if profile else f"run ({cmp.after.problem})"
     runs = [] if cmp.is_step else compare_tables(cmp, width)
-    return (runs + _fit(f"what changed, {what} on {devices}: {shown} matched kernels", ("kernel", "left"), columns,
+    return (runs + _fit(f"what changed, {what} on {devices}: {shown} matched kernel{'s' if len(cmp.kernels) != 1 else ''}", ("kernel", "left"), columns,
                         rows, width, styles) + phase_change_tables(cmp, width))
 
 

@@ -3,8 +3,10 @@ timelines the profile records (`results.timeline`): one row per kernel, the long
 
 Left, log-log: the kernel's trajectory on the roofline of its precision, one point per interval
 (x its FLOPs per DRAM byte, y its FLOP/s), coloured by time from the first interval (dark) to the
-last (light), the whole-kernel point a black star among them; the compute roof of its precision
-and the DRAM roof, theoretical (solid) and measured (dashed) where the profile has them.
+last (light, the colour bar), the whole-kernel point a black star among them; the compute roof of
+its precision at the kernel's mean clock and the DRAM roof, theoretical (solid) and measured
+(dashed) where the profile has them, and dotted the compute roof at the highest clock an interval
+ran at (the clock moves over a run: an interval above the mean clock's roof ran faster than it).
 Right: the share of each unit's peak over the run (tensor pipe, FMA pipe, DRAM, L2, L1/shared, those
 the kernel used), the share of the SMs busy as a grey band, and the phases (`model.timeline.phases`)
 as spans named with their share of the time.
@@ -16,7 +18,6 @@ from pathlib import Path
 
 from ..model.roofs import COMPUTE_LEVEL
 from ..model.timeline import ROOF_NAMES
-from ..results.profile import ProfileResults
 from .chart import check_output, new_figure, save_atomic, text
 from .text import middle_cut
 
@@ -28,12 +29,13 @@ LABELLED_FROM = 0.03  # a phase is named over the timeline from this share of th
 SHOWN_FROM = 0.02  # a unit that never reaches this share of its peak is left off the timeline
 
 
-def timed(doc: ProfileResults, top: int = TOP) -> list:
-    """The kernels the chart draws: the `top` longest that record a timeline."""
-    return [k for k in doc.kernels if k.timeline is not None][:top]
+def timed(doc, top: int = TOP) -> list:
+    """The kernels the chart draws: the `top` longest of results file `doc` (a profile or a run)
+    that record a timeline (`results.timeline.TimedKernel`)."""
+    return doc.timed_kernels()[:top]
 
 
-def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
+def draw(doc, out: Path, top: int = TOP) -> Path:
     """Draw `doc`'s `top` longest kernels with a timeline into `out` (.png, .svg or .pdf), atomically.
     Returns `out`. Raises UsageError for a bad output path, ValueError where no kernel has a timeline."""
     fmt = check_output(out)
@@ -42,7 +44,7 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     return Path(out)
 
 
-def render(doc: ProfileResults, top: int = TOP):
+def render(doc, top: int = TOP):
     """The chart (a matplotlib Figure) of `doc`'s `top` longest kernels with a timeline."""
     from matplotlib import cm
 
@@ -59,7 +61,7 @@ def render(doc: ProfileResults, top: int = TOP):
         tall = 2.2 / height
         roof = fig.add_axes((0.06, bottom, 0.30, tall))
         over = fig.add_axes((0.43, bottom, 0.46, tall))
-        key = k.dominant
+        key = k.key
         work = tl.flops.get(key, [0.0] * len(iv)) if key else [0.0] * len(iv)
         dram = tl.bytes.get("dram", [0.0] * len(iv))
         xs, ys, cs = [], [], []
@@ -69,29 +71,40 @@ def render(doc: ProfileResults, top: int = TOP):
                 xs.append(work[i] / dram[i])
                 ys.append(work[i] / (iv.dt_us[i] * 1e-6))
                 cs.append(iv.t_us[i] / last)
-        roofs = doc.roofs(k)
+        roofs = k.roofs
         level = COMPUTE_LEVEL.get(key or "", "FP32")
         theory = dict(roofs.compute).get(level) or (roofs.fp32_gflops if level == "FP32" else None)
         measured = dict(roofs.measured_compute).get(level) or (roofs.measured_fp32_gflops if level == "FP32" else None)
         if xs:
             lo, hi = min(xs + [1.0]) / 2, max(xs + [1e3]) * 2
-            roof.scatter(xs, ys, c=cs, cmap=cm.viridis, s=6, linewidths=0, zorder=3)
-            whole_x = k.intensity("dram")
+            dots = roof.scatter(xs, ys, c=cs, cmap=cm.viridis, s=6, linewidths=0, zorder=3, vmin=0, vmax=1)
+            bar = fig.colorbar(dots, ax=roof, pad=0.01, fraction=0.04, ticks=[0, 1])
+            bar.ax.set_yticklabels([text("start"), text("end")], fontsize=7)
+            whole_x = k.dram_intensity
             if whole_x and k.gflops:
                 roof.scatter([whole_x], [k.gflops * 1e9], marker="*", s=140, color="black", zorder=4,
                              label="whole kernel")
-            for peak, style in ((theory, "-"), (measured, "--")):
+            at = f" at {k.clock_mhz / 1e3:.2f} GHz, its mean" if k.clock_mhz else ""
+            for peak, style, what in ((theory, "-", f"{level} peak{at}"), (measured, "--", f"{level} measured{at}")):
                 if peak:
-                    roof.plot([lo, hi], [peak * 1e9] * 2, style, color="#444444", linewidth=1)
-            for bw, style in ((roofs.dram_gbps, "-"), (roofs.measured_dram_gbps, "--")):
+                    roof.plot([lo, hi], [peak * 1e9] * 2, style, color="#444444", linewidth=1, label=text(what))
+            clocks = [c for c in iv.clock_ghz if c]
+            if theory and k.clock_mhz and clocks and max(clocks) * 1e3 > 1.03 * k.clock_mhz:
+                # the roof at the highest clock an interval ran at: where a point above the mean clock's roof is read
+                top = theory * max(clocks) * 1e3 / k.clock_mhz
+                roof.plot([lo, hi], [top * 1e9] * 2, ":", color="#444444", linewidth=1,
+                          label=text(f"{level} peak at {max(clocks):.2f} GHz, its top"))
+            for bw, style, what in ((roofs.dram_gbps, "-", "DRAM peak"), (roofs.measured_dram_gbps, "--", "DRAM measured")):
                 if bw:
-                    roof.plot([lo, hi], [lo * bw * 1e9, hi * bw * 1e9], style, color=UNIT_COLORS["dram"], linewidth=1)
+                    roof.plot([lo, hi], [lo * bw * 1e9, hi * bw * 1e9], style, color=UNIT_COLORS["dram"], linewidth=1,
+                              label=text(what))
             roof.set_xscale("log")
             roof.set_yscale("log")
             roof.set_xlim(lo, hi)
-            top_y = max(ys + [(theory or 0) * 1e9, (measured or 0) * 1e9]) * 1.6
+            top_y = max(ys + [(theory or 0) * 1e9 * max([c * 1e3 / k.clock_mhz for c in clocks] + [1.0])
+                              if k.clock_mhz else (theory or 0) * 1e9, (measured or 0) * 1e9]) * 1.6
             roof.set_ylim(top_y / 1e4, top_y)
-            roof.legend(loc="lower right", fontsize=7, frameon=False)
+            roof.legend(loc="lower right", fontsize=6, frameon=False)
         else:
             roof.text(0.5, 0.5, text("no counted work and DRAM bytes\nto place its intervals"), ha="center",
                       va="center", transform=roof.transAxes, fontsize=8)
@@ -118,10 +131,15 @@ def render(doc: ProfileResults, top: int = TOP):
         over.set_xlim(0, iv.t_us[-1] + iv.dt_us[-1])
         over.set_ylim(0, 115)
         over.set_yticks([0, 25, 50, 75, 100])
-        over.set_ylabel(text("% of each unit's peak"), fontsize=8)
+        over.set_ylabel(text("% of each unit's peak (Nsight Compute)"), fontsize=8)
         over.set_xlabel(text("µs from the first busy interval"), fontsize=8)
         over.tick_params(labelsize=7)
-        over.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+        from matplotlib.patches import Patch
+        handles, labels = over.get_legend_handles_labels()
+        for name in ("fill", "drain", "tail"):
+            handles.append(Patch(color=PHASE_COLORS[name], alpha=0.6))
+            labels.append(text(name if name != "tail" else "tail wave"))
+        over.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     fig.suptitle(text(f"{doc.device.name}: kernels over their runs (Nsight Compute PM sampling; colour: time, "
                       "dark to light)"), fontsize=10, y=1 - 0.2 / height)
     return fig

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..model.timeline import ROOF_NAMES, Phase, predicted_tail
-from ..results.profile import ProfiledKernel, ProfileResults
+from ..results.timeline import TimedKernel
 from .tables import _fit
 from .text import display_names
 
@@ -21,17 +21,17 @@ def _phase_cell(p: Phase | None) -> str:
     return f"{100 * p.share:.1f}% ({100 * p.busy:.0f}% SMs, {ROOF_NAMES.get(p.roof, p.roof)} {100 * p.roof_share:.0f}%)"
 
 
-def predicted(doc: ProfileResults, k: ProfiledKernel) -> tuple[float, float] | None:
+def predicted(k: TimedKernel) -> tuple[float, float] | None:
     """The waves model's tail for `k` (`model.timeline.predicted_tail`): its share of the time and of
     the SMs busy; None without a grid and occupancy, or where the model predicts none."""
-    w = doc.waves(k)
+    w = k.waves
     return predicted_tail(w.blocks, w.block_slots, w.sms) if w is not None else None
 
 
-def costliest(k: ProfiledKernel) -> str | None:
+def costliest(k: TimedKernel) -> str | None:
     """One line: the phase that loses most time against the roof (`model.timeline.Phase.lost_us`:
     beyond each interval's busiest unit at its peak), and how."""
-    phases = k.timeline.phases() if k.timeline is not None else []
+    phases = k.timeline.phases()
     if not phases:
         return None
     lost = sum(p.lost_us for p in phases)
@@ -45,16 +45,17 @@ def costliest(k: ProfiledKernel) -> str | None:
             f"{lost:,.0f} µs over the whole run)")
 
 
-def timeline_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
-    """The table of the kernels with a timeline, the longest first (none: no table)."""
-    kernels = [k for k in doc.kernels if k.timeline is not None]
+def timeline_tables(doc, width: int = 200) -> list[Table]:
+    """The table of the kernels of results file `doc` (a profile or a run) with a timeline, the
+    longest first (none: no table)."""
+    kernels = doc.timed_kernels()
     if not kernels:
         return []
     rows = []
     for k, name in zip(kernels, display_names([k.name for k in kernels], 32)):
         tl = k.timeline
         by = {p.name: p for p in tl.phases()}
-        guess = predicted(doc, k)
+        guess = predicted(k)
         clocks = [c for c in tl.clock_ghz if c]
         closure = tl.closure.get("dram")
         rows.append([name, f"{len(tl.t_us):,}", *(_phase_cell(by.get(p)) for p in PHASES),
@@ -64,9 +65,12 @@ def timeline_tables(doc: ProfileResults, width: int = 200) -> list[Table]:
     columns = [("intervals", "right"), ("fill", "left"), ("steady", "left"), ("drain", "left"), ("tail wave", "left"),
                ("waves model's tail", "left"), ("GHz", "right"), ("DRAM sampled", "right")]
     return _fit("Kernels over their runs (Nsight Compute's PM sampling): each phase's share of the time, the SMs "
-                "busy and the unit nearest its peak", ("kernel", "left"), columns, rows, width)
+                "busy, and the unit nearest its peak by Nsight Compute's throughput of it (its busiest part, % of "
+                "the unit's peak; not the verdict's bytes over a bandwidth); GHz: the SM clock's range; DRAM "
+                "sampled: the sampled DRAM throughput against the counted bytes", ("kernel", "left"), columns, rows,
+                width)
 
 
-def timeline_lines(doc: ProfileResults) -> list[str]:
-    """Under the table: per kernel, the phase that costs most."""
-    return [line for k in doc.kernels if (line := costliest(k))]
+def timeline_lines(doc) -> list[str]:
+    """Under the table: per kernel of `doc` with a timeline, the phase that costs most."""
+    return [line for k in doc.timed_kernels() if (line := costliest(k))]

@@ -1,6 +1,7 @@
 """The results document, defined once as typed models (pydantic): what `run`, `tune` and
 `profile` write, what `plot`, `show` and every table read.
 
+  base     the base of every model: unknown keys kept, never mutated
   schema   the models (schema 4), their checks, and the JSON Schema other tools can read; a file
            is read from itself alone (no kernel family or measuring code is imported here)
   profile  a program's profile (`"kind": "profile"`): its kernels against their precision's roofs

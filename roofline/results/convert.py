@@ -20,9 +20,19 @@ from .profile import LEVEL_KEYS, Attribution, OwnedWork, ProfileResults, kernel_
 from .schema import Results
 
 
-def with_counters(doc: Results, counted: dict[str, CountedTraffic]) -> Results:
-    """`doc` with each kernel named in `counted` carrying what Nsight Compute counted for it."""
-    kernels = [k.model_copy(update={"counted": counted[k.name]}) if k.name in counted else k for k in doc.kernels]
+def with_counters(doc: Results, counted: dict[str, CountedTraffic], launches: dict[str, Launch] | None = None) -> Results:
+    """`doc` with each kernel named in `counted` carrying what Nsight Compute counted for it, and
+    each named in `launches` (its profiled launch) the timeline of that launch where it was sampled
+    over its run (`results.timeline`)."""
+    from .timeline import launch_timeline
+
+    def update(k) -> dict:
+        out = {"counted": counted[k.name]} if k.name in counted else {}
+        x = (launches or {}).get(k.name)
+        timeline = launch_timeline(x, doc.device) if x is not None else None
+        return {**out, **({"timeline": timeline} if timeline is not None else {})}
+
+    kernels = [k.model_copy(update=update(k)) if k.name in counted else k for k in doc.kernels]
     return doc.model_copy(update={"kernels": kernels})
 
 

@@ -35,7 +35,7 @@ from ..model.units import Count, Millis
 from ..model.waves import Waves, waves_of
 from .checks import check_device, check_occupancy
 from .schema import PRINTABLE, _Document, _Model
-from .timeline import Timeline, timeline_of
+from .timeline import TimedKernel, Timeline, timeline_of
 
 # A profile's own schema version: it did not change when a run's went to 4.
 PROFILE_SCHEMA = 3
@@ -331,6 +331,11 @@ class ProfileResults(_Document):
         if level in ("DRAM", "L2"):
             return None
         return _nominal_clock(self.device, "tensor" in level and level != "FP64 tensor")
+
+    def timed_kernels(self) -> list[TimedKernel]:
+        """Its kernels that record a timeline, the longest first, as the timeline views read them."""
+        return [TimedKernel(k.name, k.time_ms, k.timeline, k.dominant, k.gflops, k.intensity("dram"), self.roofs(k),
+                            self.waves(k), k.clock_mhz) for k in self.kernels if k.timeline is not None]
 
     def waves(self, k: ProfiledKernel) -> Waves | None:
         """The waves kernel `k`'s grid takes on this device at its theoretical occupancy (None

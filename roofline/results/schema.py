@@ -45,7 +45,7 @@ import math
 import statistics
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from ..defaults import SCHEMA  # the version, where the command line's help reads it too
 from ..errors import UsageError
@@ -63,18 +63,15 @@ from ..model.units import gflops as gflops_of
 from ..model.verify import TOLERANCE
 from ..model.waves import Waves
 from ..model.precision import BY_FILE_DTYPE
+from .base import _Model
 from .checks import agree, check_device, check_occupancy, check_waves
+from .timeline import TimedKernel, Timeline
 
 # no control characters, nor the invisible format ones (bidirectional overrides, zero widths)
 # that would reorder or hide a line of a table on a terminal
 PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+$"
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=PRINTABLE)]
 TileSource = Literal["ladder", "flag", "tuned", "built-in", "default", "variant", "user", "shape"]
-
-
-class _Model(BaseModel):
-    # Unknown keys are kept (other tools may add their own); a frozen model is never mutated.
-    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
 
 class _Document(_Model):
@@ -205,6 +202,8 @@ class KernelRecord(_Model):
     source: dict[str, str] | None = None
     ragged: RaggedRecord | None = None
     waves: Waves | None = None
+    timeline: Timeline | None = Field(None, description="its launch over its run, from Nsight Compute's PM "
+                                                        "sampling (run --profile); null without one")
 
     @property
     def timed(self) -> bool:
@@ -346,6 +345,17 @@ class Results(_Document):
         theoretical one is recorded."""
         roof = self.device.roofs.roof(self.precision, measured)
         return None if roof is None or roof.measured != measured else roof.value
+
+    def timed_kernels(self) -> list[TimedKernel]:
+        """Its kernels that record a timeline (`run --profile`), the longest first, as the timeline
+        views read them: their work the problem's, in its precision."""
+        flops = self.problem.problem.flops
+        out = []
+        for k in sorted((k for k in self.kernels if k.timeline is not None and k.time_ms), key=lambda k: -k.time_ms):
+            dram = k.counted.dram_bytes if k.counted is not None else None
+            out.append(TimedKernel(k.name, k.time_ms, k.timeline, self.precision, k.gflops,
+                                   flops / dram if dram else None, self.roofs, k.waves))
+        return out
 
     @property
     def roofs(self) -> Roofs:

@@ -4,13 +4,14 @@ and read back as phases."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import Field
 
 from ..model import timeline as model
 from ..model.peaks import PRECISIONS
-from .schema import _Model
+from .base import _Model
 
 LEVEL_KEYS = ("dram", "l2", "l1", "smem")
 Share = Annotated[float, Field(ge=0, le=1.5, allow_inf_nan=False)]  # a unit's share of its peak (a sample may pass 1)
@@ -68,14 +69,37 @@ class Timeline(_Model):
         return model.phases(self.intervals())
 
 
+@dataclass(frozen=True)
+class TimedKernel:
+    """A kernel of a results file (a profile's or a run's) that records a timeline, with what its
+    table and chart read beside it: its time (ms, all its launches in a profile, one in a run), the
+    precision key of its work, its FLOP/s and FLOPs per DRAM byte over the whole launch (None where
+    not counted), the roofs it is read against (at `clock_mhz`, the clock it ran at on average) and
+    its grid's waves (None without a grid and an occupancy)."""
+
+    name: str
+    time_ms: float
+    timeline: Timeline
+    key: str | None
+    gflops: float | None
+    dram_intensity: float | None
+    roofs: object  # model.roofs.Roofs
+    waves: object | None  # model.waves.Waves
+    clock_mhz: float | None = None  # the SM clock `roofs` are read at (None: the device's own)
+
+
 def timeline_of(g, device) -> Timeline | None:
     """The timeline of the longest sampled launch of kernel group `g` (`nsight.launches.KernelGroup`)
-    on `device` (its DRAM bandwidth checks the sampled DRAM throughput); None where no launch of it
-    holds PM sampling with the SMs' active cycles."""
+    on `device` (`launch_timeline`); None where no launch of it holds PM sampling."""
     sampled = [x for x in g.launches if x.sampled is not None]
-    if not sampled:
+    return launch_timeline(max(sampled, key=lambda y: y.time_ns), device) if sampled else None
+
+
+def launch_timeline(x, device) -> Timeline | None:
+    """The timeline of launch `x` (`nsight.launches.Launch`) on `device` (its DRAM bandwidth checks
+    the sampled DRAM throughput); None where it holds no PM sampling with the SMs' active cycles."""
+    if x.sampled is None:
         return None
-    x = max(sampled, key=lambda y: y.time_ns)
     t_ns, values = list(x.sampled.t_ns), {k: list(v) for k, v in x.sampled.values.items()}
     iv = model.intervals(t_ns, values, dict(x.flops), dict(x.nbytes))
     if iv is None:

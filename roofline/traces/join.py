@@ -31,6 +31,7 @@ from ..nsight.names import label
 from .ops import Launch, Owner, OpsTrace, attribute
 
 MIN_RUN = 4  # launches in a row, the same names in both, for a match to count
+SAME_PROGRAM = 0.5  # below this share of both the report's launches and the trace's kernels lined up: two programs
 GAP_MAX = 8  # launches: a gap this long or shorter, alike on both sides between two runs, is paired place for place
 
 
@@ -109,14 +110,22 @@ class Joined:
 def joined_to(launches: list, trace: OpsTrace, path: Path, owned_already: bool = False) -> Joined:
     """A report's `launches` (`nsight.launches.Launch`) lined up with `trace` (read from `path`).
     `owned_already`: the report's own NVTX ranges give the owners, the trace only the time in the
-    program (the notes say so). Raises UsageError when no launch lines up: the trace is of another
-    program."""
+    program (the notes say so). Raises UsageError when no launch lines up, or fewer than
+    `SAME_PROGRAM` of the report's launches and of the trace's kernels do: the trace is of another
+    program. (A report of several steps and a trace of one, or the other way round, lines up all of
+    the shorter one.)"""
     found, notes = line_up([x.demangled for x in launches],
                            [x.order if x.order is not None else i for i, x in enumerate(launches)], trace,
                            unmatched="they have no time in the program" if owned_already else "they have no owner")
     if not any(x is not None for x in found):
         raise UsageError(f"{{trace}} {path}: none of the report's {len(found):,} launches lines up with the trace's "
                          f"{len(trace.launches):,} kernels; give a trace of the same step of the same program", "trace")
+    matched = sum(x is not None for x in found)
+    if matched < SAME_PROGRAM * len(found) and matched < SAME_PROGRAM * len(trace.launches):
+        raise UsageError(f"{{trace}} {path}: only {matched:,} of the report's {len(found):,} launches and of the "
+                         f"trace's {len(trace.launches):,} kernels line up (runs of common kernels two programs share): "
+                         "they look like two different programs; give a trace of the same step of the same program",
+                         "trace")
     return Joined(f"the PyTorch profiler trace {path.name}, its kernels lined up with the report's launches",
                   [x.owner if x is not None else None for x in found],
                   [x.kernel.dur_us if x is not None else None for x in found],
