@@ -89,6 +89,8 @@ def render(doc, top: int = TOP):
                 if peak:
                     roof.plot([lo, hi], [peak * 1e9] * 2, style, color="#444444", linewidth=1, label=text(what))
             clocks = [c for c in iv.clock_ghz if c]
+            most = doc.device.max_sm_clock_mhz  # an interval's estimate may pass the GPU's top clock by a little
+            clocks = [min(c, most / 1e3) for c in clocks] if most else clocks
             if theory and k.clock_mhz and clocks and max(clocks) * 1e3 > 1.03 * k.clock_mhz:
                 # the roof at the highest clock an interval ran at: where a point above the mean clock's roof is read
                 top = theory * max(clocks) * 1e3 / k.clock_mhz
