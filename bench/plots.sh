@@ -49,6 +49,12 @@ if [ "$part" != charts ]; then
         examples/grade/attention_fwd.cu examples/grade/torch_attention_bf16.toml \
         --baseline softmax_naive --baseline torch_ops.layer_norm --baseline scan_rows --profile \
         --out plots/grades-h200.json
+    # the BF16 wgmma rungs and cuBLAS at 8192^3 over their runs (docs/timeline.md): one PM-sampled report each
+    PM_REPORTS=1 OUT=/tmp bash bench/pm_visit.sh "bf16 8192"
+    python3 bench/timeline_profile.py --out plots/timeline-h200-bf16-8192.json \
+        "the BF16 tensor ladder's wgmma rungs and cuBLAS at 8192^3 on the H200 (bench/pm_visit.sh, 2026-12-05)" \
+        /tmp/pm-bf16-8192/wgmma_tma.ncu-rep /tmp/pm-bf16-8192/wgmma_ws.ncu-rep \
+        /tmp/pm-bf16-8192/wgmma_persistent.ncu-rep /tmp/pm-bf16-8192/cublas.ncu-rep
     # a WMMA BF16 GEMM (<mma.h>) beside the tensor-core ladder
     roofline run tests/fixtures/kernels/wmma_bf16.cu --all --ladder tensor --size 4096 \
         --out plots/results-h200-bf16-wmma.json
@@ -74,6 +80,7 @@ if [ "$part" != gpu ]; then
         --chart plots/compare-h200-adamw.png
     roofline plot plots/grades-h200.json --out plots/grades-h200.png
     roofline plot plots/results-h200-bf16-wmma.json --out plots/roofline-h200-bf16-wmma.png
+    roofline plot plots/timeline-h200-bf16-8192.json --kind timeline --out plots/timeline-h200-bf16-8192.png
     roofline plot plots/profile-h200-llama-ops.json --kind op --out plots/ops-h200-llama.png
     roofline plot plots/profile-h200-llama-ops.json --kind module --out plots/modules-h200-llama.png
     roofline plot plots/profile-h200-resnet-ops.json --kind op --out plots/ops-h200-resnet.png

@@ -2,7 +2,7 @@
 its timeline (docs/timeline.md): what `roofline plot OUT --kind timeline` draws for a ladder whose
 kernels were profiled one report each (`bash bench/pm_visit.sh`, PM_REPORTS=1).
 
-    python bench/timeline_profile.py OUT.json "what was profiled, where" REPORT.ncu-rep [...]
+    python bench/timeline_profile.py --out OUT.json "what was profiled, where" REPORT.ncu-rep [...]
 
 The reports must come from one GPU. Their launches are read as one profile's, in the order given;
 the kernels' time shares are of the launches together, which ran in separate processes, not as
@@ -38,7 +38,7 @@ def main(out: str, what: str, paths: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4:
+    if len(sys.argv) < 5 or sys.argv[1] != "--out":
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3:]))
+    sys.exit(main(sys.argv[2], sys.argv[3], sys.argv[4:]))

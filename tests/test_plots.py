@@ -19,9 +19,11 @@ SCENES = Path(__file__).resolve().parent / "golden" / "charts"  # what each comm
 
 
 def _commands(path: Path) -> list[str]:
-    """The `roofline ...` command lines of a shell script, continuation lines joined."""
+    """The `roofline ...` command lines of a shell script (and its `python3 bench/...` ones, which
+    write with --out too), continuation lines joined."""
     text = path.read_text().replace("\\\n", " ")
-    return [" ".join(line.split()) for line in text.splitlines() if line.strip().startswith("roofline ")]
+    return [" ".join(line.split()) for line in text.splitlines()
+            if line.strip().startswith(("roofline ", "python3 bench/"))]
 
 
 def _outputs(commands: list[str], name: str = "h200") -> set[str]:

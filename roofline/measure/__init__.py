@@ -26,6 +26,9 @@ imported inside functions only, so importing these modules stays cheap.
                    callable takes them
   graded           a workload's kernel or callable built, checked on several draws, timed, its
                    integrity flags' evidence
+  candidate        a kernel benchmark's candidate (ModelNew) against its reference on several draws:
+                   outputs compared, and the flags of a view handed back, an input written, a lazy or
+                   narrower output, a replayed answer (on the GPU, or the CPU)
   graded_child     each graded workload in a child process (`roofline.child`), and once under ncu
                    for a graded `run --profile`
   ceilings         what this GPU sustains: DRAM, L2, shared memory, FP32, FP16 tensor (cached per GPU)

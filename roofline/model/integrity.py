@@ -20,6 +20,12 @@ taken at face value, with the figures that raised it.
                          the events' time by more than ASYNC_SLACK_MS (0.2 ms)
                          and ASYNC_SHARE (a quarter) of it: work left running
                          off the timed stream
+    aliased_output       a problem's candidate returns an output sharing storage   -
+                         with an input: a view handed back (`measure.candidate`)
+    not_a_tensor         a candidate's output is a subclass of torch.Tensor, or    its type
+                         no tensor where the reference returns one: a lazy result
+    lower_precision      a candidate's output is in a narrower float dtype than    the two widths
+                         the reference's
 
 Thresholds are margins over measurement noise, not tunings: a share of 1.1 allows a kernel 10 %
 above a sustained ceiling measured by a simpler kernel; the wall clock of an honest launch exceeds
@@ -36,7 +42,7 @@ NO_WORK_FLOORS = 1.5
 ASYNC_SLACK_MS = 0.2
 ASYNC_SHARE = 0.25
 CODES = ("faster_than_light", "nan_or_unwritten", "inputs_modified", "cached_answer", "no_gpu_work",
-         "tensor_work_missing", "async_return")
+         "tensor_work_missing", "async_return", "aliased_output", "not_a_tensor", "lower_precision")
 
 
 @dataclass(frozen=True)

@@ -97,16 +97,18 @@ def render(doc, top: int = TOP):
                 roof.plot([lo, hi], [top * 1e9] * 2, ":", color="#444444", linewidth=1,
                           label=text(f"{level} peak at {max(clocks):.2f} GHz, its top"))
             for bw, style, what in ((roofs.dram_gbps, "-", "DRAM peak"), (roofs.measured_dram_gbps, "--", "DRAM measured")):
-                if bw:
-                    roof.plot([lo, hi], [lo * bw * 1e9, hi * bw * 1e9], style, color=UNIT_COLORS["dram"], linewidth=1,
-                              label=text(what))
+                if bw:  # up to the ridge point with the compute roof, as a roofline is drawn
+                    ridge = min(hi, (theory or measured) / bw) if (theory or measured) else hi
+                    roof.plot([lo, ridge], [lo * bw * 1e9, ridge * bw * 1e9], style, color=UNIT_COLORS["dram"],
+                              linewidth=1, label=text(what))
             roof.set_xscale("log")
             roof.set_yscale("log")
             roof.set_xlim(lo, hi)
+            # headroom above the highest roof or point for the legend, clear of every point
             top_y = max(ys + [(theory or 0) * 1e9 * max([c * 1e3 / k.clock_mhz for c in clocks] + [1.0])
-                              if k.clock_mhz else (theory or 0) * 1e9, (measured or 0) * 1e9]) * 1.6
-            roof.set_ylim(top_y / 1e4, top_y)
-            roof.legend(loc="lower right", fontsize=6, frameon=False)
+                              if k.clock_mhz else (theory or 0) * 1e9, (measured or 0) * 1e9]) * 40
+            roof.set_ylim(top_y / 1e5, top_y)
+            roof.legend(loc="upper left", fontsize=6, frameon=False, ncol=2)
         else:
             roof.text(0.5, 0.5, text("no counted work and DRAM bytes\nto place its intervals"), ha="center",
                       va="center", transform=roof.transAxes, fontsize=8)

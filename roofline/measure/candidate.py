@@ -1,0 +1,189 @@
+"""A problem's candidate checked against its reference (`workload.problem`): on several draws of
+`get_inputs()`, each a new seed and new tensors, the candidate's outputs compared with the
+reference's, and what a candidate must not do looked for. Runs wherever PyTorch runs the two
+(`device`: 'cuda' to grade, 'cpu' where there is no GPU).
+
+Per draw: the inputs drawn (`Problem.inputs`), a copy of each kept; the reference run on one
+clone of them, the candidate on the inputs themselves, under `torch.no_grad()`; then
+
+- each output compared with the reference's in float64: shapes equal, no NaN or infinity where the
+  reference has none, relative Frobenius error at most the tolerance of its dtype (`TOLERANCES`:
+  1e-4 for float32 and float64, 1e-2 for 16-bit types), as `model.verify` reads a GEMM;
+- the flags (`model.integrity`, each with its evidence): `inputs_modified` (an input differs from
+  its copy, bit for bit), `aliased_output` (an output shares storage with an input: a view handed
+  back), `not_a_tensor` (an output that is a subclass of torch.Tensor, or no tensor where the
+  reference returns one: a lazy or deferred result), `lower_precision` (an output in a narrower
+  dtype than the reference's), `cached_answer` (an output the same, bit for bit, as on the draw
+  before while the reference's changed: an answer kept by input pointer or replayed).
+
+A candidate that raises is a failed draw with its error in one line; the check goes on with the
+next. Timing is not done here (`run` times a problem's candidate on the GPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model.integrity import Flag, cached_answer, inputs_modified
+from ..workload.problem import Problem
+
+DRAWS = 3
+TOLERANCES = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
+DEFAULT_TOLERANCE = 1e-4
+
+
+@dataclass(frozen=True)
+class OutputResult:
+    """One output of one draw: its place, dtype, relative error (None where it could not be read:
+    another shape, non-finite values) and tolerance, whether it passed, and why not."""
+
+    name: str
+    dtype: str
+    rel_error: float | None
+    tolerance: float
+    passed: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class DrawResult:
+    """One draw (its seed): each output's result, or the candidate's error."""
+
+    seed: int
+    outputs: tuple[OutputResult, ...] = ()
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and bool(self.outputs) and all(o.passed for o in self.outputs)
+
+
+@dataclass(frozen=True)
+class CandidateCheck:
+    """A candidate against its reference over `draws`: every draw's result and the flags raised
+    (each code once, the first evidence kept). `verified`: every draw passed and no flag."""
+
+    problem: str
+    candidate: str
+    device: str
+    draws: tuple[DrawResult, ...]
+    flags: tuple[Flag, ...] = field(default_factory=tuple)
+
+    @property
+    def verified(self) -> bool:
+        return all(d.passed for d in self.draws) and not self.flags
+
+
+def _outputs(x) -> list:
+    """A forward's result as a list of outputs (a tuple or list of them, or one)."""
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def _storages(tensors) -> set[int]:
+    import torch
+
+    out = set()
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and t.numel():
+            out.add(t.untyped_storage().data_ptr())
+    return out
+
+
+def _compare(name: str, got, want) -> tuple[OutputResult, list[Flag]]:
+    """One output against the reference's, and the flags its form raises."""
+    import torch
+
+    flags: list[Flag] = []
+    if not isinstance(want, torch.Tensor):  # a number or a structure: compared as it is
+        ok = got == want
+        return OutputResult(name, type(want).__name__, None if not ok else 0.0, 0.0, bool(ok),
+                            None if ok else f"{got!r} where the reference returns {want!r}"), flags
+    dtype = str(want.dtype).replace("torch.", "")
+    tolerance = TOLERANCES.get(dtype, DEFAULT_TOLERANCE)
+    if not isinstance(got, torch.Tensor):
+        flags.append(Flag("not_a_tensor", f"{name}: a {type(got).__name__} where the reference returns a tensor",
+                          {}))
+        return OutputResult(name, dtype, None, tolerance, False, f"not a tensor ({type(got).__name__})"), flags
+    if type(got) is not torch.Tensor and type(got) is not torch.nn.Parameter:
+        flags.append(Flag("not_a_tensor", f"{name}: a {type(got).__name__}, a subclass of torch.Tensor (its values "
+                                          "may be computed when read, after the timing)", {}))
+    got_dtype = str(got.dtype).replace("torch.", "")
+    if got.dtype != want.dtype and got.dtype.is_floating_point and want.dtype.is_floating_point \
+            and torch.finfo(got.dtype).bits < torch.finfo(want.dtype).bits:
+        flags.append(Flag("lower_precision", f"{name}: {got_dtype} where the reference returns {dtype}",
+                          {"bits": float(torch.finfo(got.dtype).bits), "reference_bits": float(torch.finfo(want.dtype).bits)}))
+    if tuple(got.shape) != tuple(want.shape):
+        return OutputResult(name, got_dtype, None, tolerance, False,
+                            f"shape {tuple(got.shape)} where the reference's is {tuple(want.shape)}"), flags
+    a, b = got.detach().to("cpu", torch.float64), want.detach().to("cpu", torch.float64)
+    if not bool(torch.isfinite(b).all()):
+        return OutputResult(name, got_dtype, None, tolerance, False, "the reference holds non-finite values"), flags
+    bad = int((~torch.isfinite(a)).sum())
+    if bad:
+        return OutputResult(name, got_dtype, None, tolerance, False,
+                            f"{bad:,} of {a.numel():,} elements NaN or infinite"), flags
+    ref = float(torch.linalg.vector_norm(b))
+    diff = float(torch.linalg.vector_norm(a - b))
+    err = diff / ref if ref else diff
+    passed = err <= tolerance
+    return OutputResult(name, got_dtype, err, tolerance, passed,
+                        None if passed else f"relative error {err:.3g} above {tolerance:g}"), flags
+
+
+def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int = 0) -> CandidateCheck:
+    """`problem`'s candidate (loaded with it: `workload.problem.with_candidate`) against its
+    reference on `draws` draws from `seed` on `device`, as the module says. Raises UsageError where
+    no candidate is loaded; a constructor that raises propagates (the caller names the file)."""
+    import torch
+
+    reference = problem.model(seed, device=device)
+    candidate = problem.model(seed, candidate=True, device=device)
+    results, flags, seen = [], {}, set()
+    before: tuple[list, list] | None = None  # the previous draw's candidate and reference outputs
+
+    def flag(f: Flag | None) -> None:
+        if f is not None and f.code not in seen:
+            seen.add(f.code)
+            flags[f.code] = f
+
+    for d in range(draws):
+        inputs = problem.inputs(seed + 1 + d, device)
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        kept = [x.clone() for x in tensors]
+        with torch.no_grad():
+            want = _outputs(reference(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
+            try:
+                got = _outputs(candidate(*inputs))
+            except Exception as exc:  # the candidate's own error: this draw fails, the next is tried
+                results.append(DrawResult(seed + 1 + d, error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
+                continue
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        for i, (x, k) in enumerate(zip(tensors, kept)):
+            if not torch.equal(x, k):
+                flag(inputs_modified(f"input {i}", int((x != k).sum()), x.numel()))
+        shared = _storages(tensors) & _storages(g for g in got if isinstance(g, torch.Tensor))
+        if shared:
+            flag(Flag("aliased_output", "an output shares its storage with an input: a view of the input handed "
+                                        "back, not an answer computed", {}))
+        outs = []
+        if len(got) != len(want):
+            results.append(DrawResult(seed + 1 + d, error=f"{len(got)} outputs where the reference returns {len(want)}"))
+            continue
+        for i, (g, w) in enumerate(zip(got, want)):
+            result, raised = _compare(f"output {i}", g, w)
+            outs.append(result)
+            for f in raised:
+                flag(f)
+        if before is not None:
+            same = [f"output {i}" for i, (g, p) in enumerate(zip(got, before[0]))
+                    if isinstance(g, torch.Tensor) and isinstance(p, torch.Tensor) and g.shape == p.shape and torch.equal(g, p)]
+            moved = max((float(torch.linalg.vector_norm((w - p).double()) / (torch.linalg.vector_norm(p.double()) or 1))
+                         for w, p in zip(want, before[1]) if isinstance(w, torch.Tensor) and w.shape == p.shape
+                         and w.dtype.is_floating_point), default=0.0)
+            flag(cached_answer(same, moved))
+        before = ([g.clone() if isinstance(g, torch.Tensor) else g for g in got],
+                  [w.clone() if isinstance(w, torch.Tensor) else w for w in want])
+        results.append(DrawResult(seed + 1 + d, tuple(outs)))
+    return CandidateCheck(problem.name, problem.candidate_path.name if problem.candidate_path else "-", device,
+                          tuple(results), tuple(flags.values()))
