@@ -113,3 +113,51 @@ def with_baseline(entries: list[GradeEntry], names: list[str],
         s = sol.score(e.time_ms, e.t_sol_ms, base[1])
         out.append(e.model_copy(update={"baseline": base[0], "baseline_ms": base[1], "score": s}))
     return out
+
+
+def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch_ms: float | None = None) -> GradeEntry:
+    """The grade file's entry for one model of a kernel benchmark's problem (`measure.problem_grade.
+    ProblemRun`: the reference, or a candidate with its check), `workload` the problem's name and
+    `work` the reference's work and compulsory bytes (`workload.problem.work`), read as `entry`
+    reads a graded callable: T_SOL on `device`'s roofs, its share, the flags of its check and of
+    its time (faster than light, no GPU work), refused where its time is no time for that work."""
+    roofs = replace(device.roofs, launch_ms=launch_ms or device.roofs.launch_ms)
+    light = sol.speed_of_light(work, roofs, device.l2_bytes)
+    flags = list(run.check.flags) if run.check is not None else []
+    time_ms = run.timing.median_ms if run.timing is not None else None
+    error, refused = run.error, False
+    checks = [CheckRecord(name="the reference (what each candidate is checked against)", rel_error=0.0,
+                          tolerance=0.0, passed=True)] if run.reference else []
+    if run.check is not None:
+        for d in run.check.draws:
+            checks += [CheckRecord(name=f"{o.name} (draw {d.seed})", rel_error=o.rel_error, tolerance=o.tolerance,
+                                   passed=o.passed, reason=o.reason) for o in d.outputs]
+        failed = next((d for d in run.check.draws if not d.passed), None)
+        if error is None and failed is not None:
+            bad = next((o for o in failed.outputs if not o.passed), None)
+            error = f"wrong answer on draw {failed.seed}: " + (failed.error or f"{bad.name}: {bad.reason}")
+        elif error is None and flags:
+            error = f"not graded: {flags[0].evidence}"
+    if error is None and run.audit:
+        error = f"wrong answer after the timing, on a new draw: {', '.join(run.audit)}"
+    if time_ms is not None and error is None:
+        no_work = integrity.no_gpu_work(time_ms, light, roofs.launch_ms)
+        fast = integrity.faster_than_light(time_ms, light) if not no_work else None
+        for f in (no_work, fast):
+            if f is not None:
+                flags.append(f)
+                refused, error = True, f"not graded: {f.evidence}"
+    verified = run.verified and not flags
+    graded = time_ms is not None and error is None and verified
+    ci = run.timing.ci95_ms if run.timing is not None else None
+    return GradeEntry(
+        name=run.name, kind="callable", source=run.source, workload=workload, sizes={},
+        work=WorkRecord(flops=dict(work.flops), bytes_read=work.bytes_read, bytes_written=work.bytes_written,
+                        source=work.source),
+        checks=checks, verified=verified, error=error, refused=refused, timing=run.timing,
+        time_ms=time_ms, ci95_ms=list(ci) if ci else None, t_sol_ms=light.ms,
+        terms=[TermRecord(level=t.level, amount=t.amount, roof=t.roof, measured=t.measured, ms=t.ms)
+               for t in light.terms],
+        binding=light.binding.level if light.binding else None, missing_roofs=list(light.missing),
+        share=sol.share(light.ms, time_ms) if graded else None,
+        flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])

@@ -76,3 +76,77 @@ def test_each_draw_is_new_inputs():
     a, b = p.inputs(1), p.inputs(2)
     assert not torch.equal(a[0], b[0])
     assert torch.equal(p.inputs(1)[0], a[0])  # one seed, one draw
+
+
+def _entries(candidate_files: list[str], times: dict[str, float]):
+    """Grade entries of small_matmul.py's reference and candidates as `run problem.py new.py` writes
+    them, from the checks run here and the times given (ms, as if measured on an H200)."""
+    from roofline import grading
+    from roofline.measure.problem_grade import ProblemRun
+    from roofline.model.device import from_preset
+    from roofline.model.timing import Timing
+
+    p = problem.load(PROBLEMS / "small_matmul.py")
+    found = problem.work(p)
+    runs = [ProblemRun("reference", str(p.path), True, timing=Timing(samples_ms=(times["reference"],) * 5, warmup=1))]
+    for name in candidate_files:
+        c = problem.with_candidate(p, CANDIDATES / name)
+        check = candidate.check(c, device="cpu")
+        ms = times.get(Path(name).stem)
+        runs.append(ProblemRun(Path(name).stem, name, False, check,
+                               Timing(samples_ms=(ms,) * 5, warmup=1) if ms and check.verified else None))
+    entries = [grading.problem_entry(r, p.name, found.work, from_preset("h200"), 0.005) for r in runs]
+    return grading.with_baseline(entries, ["reference"]), found
+
+
+def test_a_problems_entries_read_the_references_work_and_score_against_its_time():
+    entries, found = _entries(["matmul_honest.py", "matmul_cached_by_shape.py"],
+                              {"reference": 0.020, "matmul_honest": 0.010})
+    ref, honest, cached = entries
+    # 2 x 256 x 192 x 128 FLOPs in FP32; A, B read and C written once, 4 bytes each
+    assert found.work.flops == {"fp32": 2 * 256 * 192 * 128}
+    assert found.work.bytes_read == 4 * (256 * 192 + 192 * 128) and found.work.bytes_written == 4 * 256 * 128
+    assert ref.graded and honest.graded and honest.baseline == "reference" and honest.baseline_ms == 0.020
+    assert honest.share == pytest.approx(honest.t_sol_ms / 0.010)
+    assert not cached.graded and cached.error.startswith("wrong answer on draw")
+    assert [f.code for f in cached.flags] == ["cached_answer"]
+
+
+def test_a_candidate_faster_than_light_is_refused():
+    entries, _ = _entries(["matmul_honest.py"], {"reference": 0.020, "matmul_honest": 1e-6})
+    honest = entries[1]
+    assert honest.refused and not honest.graded and honest.flags[0].code in ("faster_than_light", "no_gpu_work")
+
+
+@pytest.mark.parametrize("args, says, code", [
+    (["small_matmul.py", "row_sums.py"], "after a problem file", 2),
+    (["small_matmul.py", "candidates/matmul_honest.py", "--size", "M=4"], "is graded with its candidates alone", 2),
+    (["small_matmul.py", "candidates/matmul_honest.py"], "GPU", 1),
+])
+def test_run_a_problem_without_a_gpu_or_with_wrong_files_says_so_in_one_line(tmp_path, args, says, code):
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    argv = [str(PROBLEMS / a) if a.endswith(".py") else a for a in args]
+    got = CliRunner().invoke(app, ["run", *argv, "--out", str(tmp_path / "g.json")])
+    assert got.exit_code == code, got.output
+    assert says in got.output and "Traceback" not in got.output and not (tmp_path / "g.json").exists()
+
+
+def test_a_problems_grade_file_is_shown_and_drawn(tmp_path):
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    from roofline.model.device import from_preset
+    from roofline.results import store
+    from roofline.results.grades import GradeResults
+
+    entries, _ = _entries(["matmul_honest.py", "matmul_half.py"], {"reference": 0.020, "matmul_honest": 0.010})
+    doc = GradeResults(created="2026-12-05T00:00:00+00:00", tool="roofline test", device=from_preset("h200"),
+                       launch_ms=0.005, entries=entries, notes=[])
+    store.save(doc, tmp_path / "g.json")
+    got = CliRunner().invoke(app, ["show", str(tmp_path / "g.json")], env={"COLUMNS": "220"})
+    assert got.exit_code == 0, got.output
+    assert "matmul_honest" in got.output and "matmul_half" in got.output and "precision" in got.output
+    got = CliRunner().invoke(app, ["plot", str(tmp_path / "g.json"), "--out", str(tmp_path / "g.png")])
+    assert got.exit_code == 0, got.output

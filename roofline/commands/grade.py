@@ -261,3 +261,59 @@ def view(report, out: Path) -> Outcome:
                                   Plain(f"grades written to {out}; draw them with: roofline plot {out} "
                                         "--out grades.png")],
                    failures=failures, usage=bool(report.usage_failures))
+
+
+def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = DEFAULT_GRADES, gpu: str | None = None,
+                  timing: TimingOptions | None = None, progress: Progress | None = None) -> GradeReport:
+    """A kernel benchmark's problem (`workload.problem`: a PyTorch Model with get_inputs and
+    get_init_inputs) and its candidates (files with a ModelNew) graded on this GPU
+    (`measure.problem_grade`): the reference and each candidate an entry of the grade file `out`,
+    written atomically, every candidate scored against the reference. The work is the reference's
+    own, read on the meta device: no spec is written by hand.
+
+    Raises UsageError for a file that is no problem or no candidate, or a reference the meta device
+    cannot read, before any GPU work; RunError when there is no GPU. A candidate that fails its
+    check or its calls is kept with its error (`GradeReport.failures`)."""
+    import datetime as _dt
+
+    from .. import __version__, files, grading
+    from ..measure import ceilings, nvml
+    from ..measure.graded import launch_floor_ms
+    from ..measure.problem_grade import grade
+    from ..model.timing import TimingOptions
+    from ..progress import Progress
+    from ..results import store
+    from ..results.grades import GradeResults
+    from ..workload import problem as problems
+
+    progress = progress or Progress()
+    timing = (timing or TimingOptions()).checked()
+    with problems.pytorch_defaults():
+        loaded = problems.load(problem_path)
+        found = problems.work(loaded)
+        candidates = [problems.with_candidate(loaded, c) for c in candidate_paths]
+    names = ["reference"] + [c.stem for c in candidate_paths]
+    if len(set(names)) < len(names):
+        raise UsageError(f"two candidates share a name ({', '.join(names[1:])}); give each file its own name")
+    files.check_results_out(out, profile=False, kind="grade")
+    if gpu is not None:
+        nvml.select_gpu(gpu)
+    nvml.require_gpu()
+    device = nvml.describe()
+    progress.expect(3)
+    progress.step("DRAM, FP32 and tensor ceilings (cached once measured); the launch floor")
+    device = ceilings.measure(device).attach(device)
+    launch_ms = launch_floor_ms(device.l2_bytes)
+    progress.step(f"{loaded.name}: the reference and {len(candidates)} candidate(s), checked and timed")
+    with problems.pytorch_defaults():
+        runs = grade(loaded, candidates, device.l2_bytes, timing.budget_s, timing.full_clock_share)
+    progress.step("graded")
+    entries = [grading.problem_entry(r, loaded.name, found.work, device, launch_ms) for r in runs]
+    entries = grading.with_baseline(entries, ["reference"])
+    failures = [f"{e.name}: {e.error}" for e in entries if e.error]
+    notes = [f"{loaded.name}: its work read from the reference on PyTorch's meta device ({found.work.source}); "
+             "each timed call on inputs of its own, drawn before the timing"]
+    doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                       tool=f"roofline {__version__}", device=device, launch_ms=launch_ms, entries=entries, notes=notes)
+    store.save(doc, out)
+    return GradeReport(doc, notes, failures)

@@ -47,7 +47,8 @@ def command(
         help="Your kernels and callables (none: the ladder): a GEMM kernel FILE.cu (its launch declared by '// roofline "
              "KEY: VALUE' lines or --declare; beside the ladder with --all or --kernel); a kernel of any signature "
              "FILE.cu (declared by '// roofline arg:' lines) or a callable MODULE:FUNCTION or FILE.py:FUNCTION (with "
-             "--spec), or a spec FILE.toml, each graded against its speed of light."),
+             "--spec), or a spec FILE.toml, each graded against its speed of light; or a kernel benchmark's "
+             "problem.py (a PyTorch Model) followed by its candidates (files with a ModelNew)."),
     all_kernels: bool = typer.Option(False, "--all", help="Run the whole ladder (the default without targets)."),
     kernel: Optional[list[str]] = typer.Option(None, "--kernel", metavar="NAME",
                                                help="Run only this kernel of the ladder (repeatable)."),
@@ -154,6 +155,22 @@ def command(
             report = tune_room.tune(problems[0].m, out or DEFAULT_TUNE_RESULTS, bar)
         present(tune_room.view(report, out or DEFAULT_TUNE_RESULTS), as_json)
         return
+    if targets and _is_problem(targets[0]):  # a kernel benchmark's problem and its candidates
+        others = [t for t in targets[1:] if not _is_candidate(t)]
+        if others:
+            raise UsageError(f"{others[0]!r}: after a problem file ({targets[0]}) give its candidates, Python files "
+                             "each with a class ModelNew")
+        if (all_kernels or kernel or sweep or declare or spec or baseline or profile or energy or compile_option
+                or compiler or ladder_kind or dtype or no_ragged or l2 != "cold" or autotuned_tile or refresh or size):
+            raise UsageError("a problem file is graded with its candidates alone: its sizes, types and work are its "
+                             "own, its baseline its reference (no --size, --kernel, --spec, --baseline, --profile, ...)")
+        graded_out = out or DEFAULT_GRADES
+        bar = Bar(rich_console(err=True))
+        with bar.bar:
+            report = grade_room.grade_problem(Path(targets[0]), [Path(t) for t in targets[1:]], graded_out, device,
+                                              timing, progress=bar)
+        present(grade_room.view(report, graded_out), as_json)
+        return
     kernel_files = [t for t in targets if t.endswith((".cu", ".cuh")) and ":" not in t]
     callables = [t for t in targets if t not in kernel_files]
     for t in callables:  # what is no kernel file must name a callable or a spec
@@ -192,6 +209,16 @@ def command(
                      ladder=not users or all_kernels or bool(kernel), ragged=not no_ragged, gpu=device,
                      ladder_kind=ladder_kind, dtype=dtype, energy=energy, timing=timing)
     present(view(report, out, sweep=sweep is not None), as_json)
+
+
+def _is_problem(target: str) -> bool:
+    from ..workload.problem import is_problem
+    return ":" not in target and is_problem(Path(target))
+
+
+def _is_candidate(target: str) -> bool:
+    from ..workload.problem import is_candidate
+    return ":" not in target and is_candidate(Path(target))
 
 
 @dataclass(frozen=True)

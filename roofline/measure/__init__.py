@@ -29,6 +29,8 @@ imported inside functions only, so importing these modules stays cheap.
   candidate        a kernel benchmark's candidate (ModelNew) against its reference on several draws:
                    outputs compared, and the flags of a view handed back, an input written, a lazy or
                    narrower output, a replayed answer (on the GPU, or the CPU)
+  problem_grade    a problem's reference and candidates checked and timed on the GPU, each call on
+                   inputs of its own (`run problem.py new.py`)
   graded_child     each graded workload in a child process (`roofline.child`), and once under ncu
                    for a graded `run --profile`
   ceilings         what this GPU sustains: DRAM, L2, shared memory, FP32, FP16 tensor (cached per GPU)

@@ -1,0 +1,104 @@
+"""A kernel benchmark's problem graded on the GPU (`roofline run problem.py new.py ...`): each
+candidate checked against the reference (`measure.candidate`, on the GPU), then the reference and
+every candidate that passed timed as `run` times a graded callable (`graded._in_rounds`: in
+rounds behind a hold, the L2 flushed ahead of each call, CUDA events around it), each call on
+its own inputs: `ROTATE` draws made before the timing (new values and new tensors, so that an
+answer kept by input pointer or by the inputs' values is not handed back), used in turn; and
+after the timing one more draw checked (a candidate that stops computing once checked is caught).
+
+Each is one entry of a grade file (`grading.problem_entry`), the reference first: its work and
+compulsory bytes the reference's own (`workload.problem.work`, read on the meta device), its
+speed of light on this GPU, and every candidate scored against the reference's time. Runs in
+this process, the problem's files imported into it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model.timing import Timing
+from ..workload.problem import Problem
+from .candidate import CandidateCheck, check
+
+ROTATE = 4  # input draws the timed calls go through in turn
+MEMORY_SHARE = 0.25  # of the free GPU memory, at most, for the draws kept
+
+
+@dataclass
+class ProblemRun:
+    """One model of a problem on the GPU: its name and file, whether it is the reference, its check
+    (None for the reference), its timing, and the error that stopped it."""
+
+    name: str
+    source: str
+    reference: bool
+    check: CandidateCheck | None = None
+    timing: Timing | None = None
+    error: str | None = None
+    audit: list[str] = field(default_factory=list)  # the outputs that failed the check after the timing
+
+    @property
+    def verified(self) -> bool:
+        return self.reference or (self.check is not None and self.check.verified and not self.audit)
+
+
+def _draws(problem: Problem, seed: int) -> list[list]:
+    """Up to `ROTATE` draws of the inputs on the GPU, as many as fit in `MEMORY_SHARE` of the free
+    memory (one at least)."""
+    import torch
+
+    first = problem.inputs(seed, "cuda")
+    size = sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor))
+    free, _ = torch.cuda.mem_get_info()
+    count = max(1, min(ROTATE, int(MEMORY_SHARE * free // max(size, 1))))
+    return [first] + [problem.inputs(seed + i, "cuda") for i in range(1, count)]
+
+
+def _timed(model, draws: list[list], l2_bytes: int | None, budget_s: float | None,
+           full_clock_share: float | None) -> tuple[Timing | None, str | None]:
+    import itertools
+
+    import torch
+
+    from .graded import _first_line, _in_rounds
+    from .timing import l2_flush
+
+    turn = itertools.cycle(range(len(draws)))
+
+    def call():
+        with torch.no_grad():
+            model(*draws[next(turn)])
+
+    timing, error = _in_rounds(call, l2_flush(l2_bytes), budget_s, None, full_clock_share)
+    return timing, (f"a timed call raised {type(error).__name__}: {_first_line(error)}" if error is not None else None)
+
+
+def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, budget_s: float | None = None,
+          full_clock_share: float | None = None, seed: int = 0) -> list[ProblemRun]:
+    """The reference of `problem` and each of `candidates` (the problem with one candidate loaded
+    each: `workload.problem.with_candidate`) checked and timed on the current GPU, as the module
+    says; the reference first. A candidate that fails its check is not timed."""
+    import torch
+
+    draws = _draws(problem, seed + 1000)
+    reference = problem.model(seed, device="cuda")
+    runs = [ProblemRun("reference", str(problem.path), True)]
+    runs[0].timing, runs[0].error = _timed(reference, draws, l2_bytes, budget_s, full_clock_share)
+    for p in candidates:
+        run = ProblemRun(p.candidate_path.stem if p.candidate_path else "candidate", str(p.candidate_path), False)
+        runs.append(run)
+        try:
+            run.check = check(p, "cuda", seed=seed)
+            if not run.check.verified:
+                continue
+            model = p.model(seed, candidate=True, device="cuda")
+            run.timing, run.error = _timed(model, draws, l2_bytes, budget_s, full_clock_share)
+            if run.error is None:  # once more after the timing, on a draw it has not seen
+                after = check(p, "cuda", draws=1, seed=seed + 2000)
+                run.audit = [o.name for d in after.draws for o in d.outputs if not o.passed] + \
+                            [d.error for d in after.draws if d.error]
+        except Exception as exc:  # its constructor or a call outside the check raised
+            run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        finally:
+            torch.cuda.synchronize()
+    return runs
