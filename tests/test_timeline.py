@@ -258,3 +258,16 @@ def test_a_runs_kernels_carry_the_timeline_of_their_profiled_launch(tmp_path):
     got = CliRunner().invoke(app, ["plot", str(path), "--kind", "timeline", "--out", str(out)])
     assert got.exit_code == 0, got.output
     assert out.stat().st_size > 20_000
+
+
+def test_samples_no_gpu_gives_are_left_out_not_read():
+    # a repeated timestamp, a few cycles busy on a sliver of an issue rate (a 50 GHz clock if read), a share
+    # of 300 %: the interval keeps the typical length, no clock, and a share held at 150 %
+    t = [0.0, 1500.0, 1500.0, 3000.0, 4500.0]
+    values = {"sm__cycles_active.avg": [10.0, 2700.0, 2700.0, 50.0, 0.0],
+              "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed": [0.001, 20.0, 20.0, 0.001, 0.0],
+              "sm__inst_executed_realtime.avg.per_cycle_active": [0.8, 0.8, 0.8, 0.8, 0.0],
+              "dramc__throughput.avg.pct_of_peak_sustained_elapsed": [0.0, 300.0, 50.0, 1.0, 0.0]}
+    iv = intervals(t, values, {}, {"dram": 1e6})
+    assert iv.dt_us == [1.5, 1.5, 1.5, 1.5] and iv.clock_ghz[0] is None and iv.clock_ghz[3] is None
+    assert iv.shares["dram"][1] == 1.5 and sum(iv.nbytes["dram"]) == pytest.approx(1e6)

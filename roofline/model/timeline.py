@@ -37,6 +37,8 @@ from dataclasses import dataclass
 ISSUE_PER_SM_CYCLE = 4  # warp instructions an SM issues per cycle at most: one per sub-partition (Volta on)
 FILL_LEVEL = 0.8  # a leading or trailing interval below this share of the steady level is fill or drain
 TAIL_BUSY = 0.9  # a trailing interval with fewer of the SMs busy is the tail wave
+MIN_GHZ, MAX_GHZ = 0.1, 5.0  # a clock worked out outside these is a sample's noise (a few cycles busy): not kept
+MAX_SHARE = 1.5  # a sampled share of a peak is kept up to this (a sample may pass 100 % by a little)
 
 # Roof key -> the sampled series (`nsight.sampling.SAMPLED`) whose percentage is that unit's share of its peak.
 SHARE_OF = {
@@ -112,8 +114,12 @@ def intervals(t_ns: list[float], values: dict[str, list[float]], flops: dict[str
     first, last = span[0], span[-1]
     steps = [b - a for a, b in zip(t_ns, t_ns[1:])]
     typical = statistics.median(steps)
-    dt_ns = [steps[i] if i < len(steps) else typical for i in range(len(t_ns))][first:last + 1]
+    if typical <= 0:
+        return None
+    dt_ns = [steps[i] if i < len(steps) and steps[i] > 0 else typical for i in range(len(t_ns))][first:last + 1]
     keep = {k: list(v[first:last + 1]) for k, v in values.items() if len(v) == len(t_ns)}
+    if ACTIVE not in keep:
+        return None
     n = len(dt_ns)
     busy, clock = [], []
     for i in range(n):
@@ -121,9 +127,10 @@ def intervals(t_ns: list[float], values: dict[str, list[float]], flops: dict[str
         share = (elapsed / 100 * ISSUE_PER_SM_CYCLE / per_active) if elapsed and per_active else None
         share = min(1.0, max(0.0, share)) if share is not None else None
         cycles = keep[ACTIVE][i]
-        if share:
+        ghz = cycles / (dt_ns[i] * share) if share else None
+        if ghz is not None and MIN_GHZ < ghz < MAX_GHZ:
             busy.append(share)
-            clock.append(cycles / (dt_ns[i] * share))
+            clock.append(ghz)
         else:  # no instruction issued: busy counted from the active cycles at the launch's typical clock
             busy.append(None)
             clock.append(None)
@@ -132,7 +139,7 @@ def intervals(t_ns: list[float], values: dict[str, list[float]], flops: dict[str
     for i in range(n):
         if busy[i] is None:
             busy[i] = min(1.0, keep[ACTIVE][i] / (dt_ns[i] * typical_ghz)) if typical_ghz else 0.0
-    shares = {k: [max(0.0, x) / 100 for x in keep[m]] for k, m in SHARE_OF.items() if m in keep}
+    shares = {k: [min(max(0.0, x), 100 * MAX_SHARE) / 100 for x in keep[m]] for k, m in SHARE_OF.items() if m in keep}
 
     def split(total: float, series: str) -> list[float]:
         weights = [max(0.0, x) * (dt_ns[i] if series in PER_DT else 1.0) for i, x in enumerate(keep[series])]

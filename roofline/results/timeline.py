@@ -107,4 +107,7 @@ def launch_timeline(x, device) -> Timeline | None:
     blocks = x.grid[0] * x.grid[1] * x.grid[2] if x.grid else None
     closure = model.closure(t_ns, values, x.time_ns, x.nbytes.get("dram"), device.peak_dram_gbps, blocks)
     step = sorted(iv.dt_us)[len(iv) // 2]
-    return Timeline.of(iv, f"Nsight Compute's PM sampling, one sample every {step * 1e3:,.0f} ns", closure)
+    try:
+        return Timeline.of(iv, f"Nsight Compute's PM sampling, one sample every {step * 1e3:,.0f} ns", closure)
+    except ValueError:  # samples no model holds (a non-finite value): the launch keeps its counts, not its timeline
+        return None
