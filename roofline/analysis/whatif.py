@@ -167,8 +167,7 @@ class PhaseWhatIf:
     wave take, and what each would take at the steady phase's rate (its work with the busiest unit at
     the share of its peak it holds in the steady phase: `model.timeline`), over all its launches (each
     read as its longest, sampled one); the step with the tail wave gone (a size-aware tile, every SM
-    busy to the end) and with the fill gone (a deeper pipeline, an earlier start), and their
-    speed-ups. Times in ms."""
+    busy to the end) and with the fill gone (a deeper pipeline, an earlier start). Times in ms."""
 
     kernel: str
     time_ms: float
@@ -182,10 +181,6 @@ class PhaseWhatIf:
     tail_busy: float | None  # the SMs busy in the tail wave, 0..1 (None: no tail)
     step_ms_without_tail: float
     step_ms_without_fill: float
-
-    @property
-    def saved_ms(self) -> float:
-        return self.fill_saved_ms + self.drain_saved_ms + self.tail_saved_ms
 
     def to_json(self) -> dict:
         return asdict(self)  # every field, in order

@@ -158,14 +158,14 @@ def intervals(t_ns: list[float], values: dict[str, list[float]], flops: dict[str
                      work, moved)
 
 
-def closure(t_ns: list[float], values: dict[str, list[float]], time_ns: float, dram_bytes: float | None,
-            dram_peak_gbps: float | None, blocks: int | None) -> dict[str, float]:
-    """What the samples add up to against the launch's own whole-kernel figures, as ratios (1.0:
-    the same): 'time' (the busy intervals' length over the launch's duration), 'dram' (the sampled
-    DRAM throughput times the datasheet bandwidth `dram_peak_gbps`, over the counted bytes) and
-    'blocks' (blocks launched over the grid's); each only where both sides are known."""
+def closure(iv: Intervals | None, t_ns: list[float], values: dict[str, list[float]], time_ns: float,
+            dram_bytes: float | None, dram_peak_gbps: float | None, blocks: int | None) -> dict[str, float]:
+    """What the samples (`t_ns`, `values`; `iv` their busy intervals) add up to against the launch's
+    own whole-kernel figures, as ratios (1.0: the same): 'time' (the busy intervals' length over the
+    launch's duration), 'dram' (the sampled DRAM throughput times the datasheet bandwidth
+    `dram_peak_gbps`, over the counted bytes) and 'blocks' (blocks launched over the grid's); each
+    only where both sides are known."""
     out: dict[str, float] = {}
-    iv = intervals(t_ns, values, {}, {})
     if iv is not None and time_ns:
         out["time"] = iv.time_us * 1e3 / time_ns
     series = values.get(SHARE_OF["dram"])

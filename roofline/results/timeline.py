@@ -11,9 +11,11 @@ from pydantic import Field
 
 from ..model import timeline as model
 from ..model.peaks import PRECISIONS
+from ..model.roofs import Roofs
+from ..model.waves import Waves
+from ..nsight.launches import LEVELS as LEVEL_KEYS
 from .base import _Model
 
-LEVEL_KEYS = ("dram", "l2", "l1", "smem")
 Share = Annotated[float, Field(ge=0, le=1.5, allow_inf_nan=False)]  # a unit's share of its peak (a sample may pass 1)
 Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 SIGNIFICANT = 5  # digits kept per value: a 1,000-interval timeline is ~100 kB of JSON
@@ -83,8 +85,8 @@ class TimedKernel:
     key: str | None
     gflops: float | None
     dram_intensity: float | None
-    roofs: object  # model.roofs.Roofs
-    waves: object | None  # model.waves.Waves
+    roofs: Roofs
+    waves: Waves | None
     clock_mhz: float | None = None  # the SM clock `roofs` are read at (None: the device's own)
 
 
@@ -105,7 +107,7 @@ def launch_timeline(x, device) -> Timeline | None:
     if iv is None:
         return None
     blocks = x.grid[0] * x.grid[1] * x.grid[2] if x.grid else None
-    closure = model.closure(t_ns, values, x.time_ns, x.nbytes.get("dram"), device.peak_dram_gbps, blocks)
+    closure = model.closure(iv, t_ns, values, x.time_ns, x.nbytes.get("dram"), device.peak_dram_gbps, blocks)
     step = sorted(iv.dt_us)[len(iv) // 2]
     try:
         return Timeline.of(iv, f"Nsight Compute's PM sampling, one sample every {step * 1e3:,.0f} ns", closure)
