@@ -140,6 +140,12 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
             error = f"not graded: {flags[0].evidence}"
     if error is None and run.audit:
         error = f"wrong answer after the timing, on a new draw: {', '.join(run.audit)}"
+    if run.patched:
+        patched = integrity.Flag("patched_harness", f"replaces {', '.join(run.patched)} while it was timed: what "
+                                                    "a harness times and counts with (put back)",
+                                 {"replaced": float(len(run.patched))})
+        flags.append(patched)
+        refused, error = True, error or f"not graded: {patched.evidence}"
     if time_ms is not None and error is None:
         no_work = integrity.no_gpu_work(time_ms, light, roofs.launch_ms)
         fast = integrity.faster_than_light(time_ms, light) if not no_work else None

@@ -28,7 +28,8 @@ def _expected(candidate_file: str) -> str:
 CASES = [("small_matmul.py", "matmul_honest.py"), ("small_matmul.py", "matmul_cached_by_shape.py"),
          ("small_matmul.py", "matmul_half.py"), ("small_matmul.py", "matmul_lazy.py"),
          ("small_matmul.py", "matmul_raises.py"), ("clamp.py", "clamp_honest.py"),
-         ("clamp.py", "clamp_returns_input.py"), ("clamp.py", "clamp_in_place.py")]
+         ("clamp.py", "clamp_returns_input.py"), ("clamp.py", "clamp_in_place.py"),
+         ("small_matmul.py", "matmul_patches_timer.py"), ("small_matmul.py", "matmul_patches_median.py")]
 
 
 def test_every_candidate_in_the_folder_is_a_case():
@@ -150,3 +151,32 @@ def test_a_problems_grade_file_is_shown_and_drawn(tmp_path):
     assert "matmul_honest" in got.output and "matmul_half" in got.output and "precision" in got.output
     got = CliRunner().invoke(app, ["plot", str(tmp_path / "g.json"), "--out", str(tmp_path / "g.png")])
     assert got.exit_code == 0, got.output
+
+
+def test_what_a_candidate_patches_is_named_and_put_back():
+    import statistics
+    import time
+
+    clocks, median, elapsed = time.perf_counter, statistics.median, torch.cuda.Event.elapsed_time
+    for name, replaced in (("matmul_patches_timer.py", "time.perf_counter, torch.cuda.Event.elapsed_time"),
+                           ("matmul_patches_median.py", "statistics.median")):
+        got = _check("small_matmul.py", name)
+        (flag,) = got.flags
+        assert flag.code == "patched_harness" and flag.evidence.startswith(f"replaces {replaced}:")
+        assert time.perf_counter is clocks and statistics.median is median and torch.cuda.Event.elapsed_time is elapsed
+
+
+def test_a_candidate_that_patched_the_harness_while_timed_is_refused():
+    from roofline import grading
+    from roofline.model.device import from_preset
+
+    found = problem.work(problem.load(PROBLEMS / "small_matmul.py"))
+    # the run as problem_grade leaves it when the timed calls replaced a clock
+    from roofline.measure.problem_grade import ProblemRun
+    from roofline.model.timing import Timing
+    p = problem.with_candidate(problem.load(PROBLEMS / "small_matmul.py"), CANDIDATES / "matmul_honest.py")
+    run = ProblemRun("matmul_honest", "matmul_honest.py", False, candidate.check(p, device="cpu"),
+                     Timing(samples_ms=(0.010,) * 5, warmup=1), patched=["time.perf_counter"])
+    e = grading.problem_entry(run, p.name, found.work, from_preset("h200"), 0.005)
+    assert e.refused and not e.graded and [f.code for f in e.flags] == ["patched_harness"]
+    assert "time.perf_counter while it was timed" in e.flags[0].evidence

@@ -4,7 +4,9 @@ every candidate that passed timed as `run` times a graded callable (`graded._in_
 rounds behind a hold, the L2 flushed ahead of each call, CUDA events around it), each call on
 its own inputs: `ROTATE` draws made before the timing (new values and new tensors, so that an
 answer kept by input pointer or by the inputs' values is not handed back), used in turn; and
-after the timing one more draw checked (a candidate that stops computing once checked is caught).
+after the timing one more draw checked (a candidate that stops computing once checked is caught),
+and the harness's timers and statistics looked at (one the candidate replaced while it was timed is
+put back and flagged).
 
 Each is one entry of a grade file (`grading.problem_entry`), the reference first: its work and
 compulsory bytes the reference's own (`workload.problem.work`, read on the meta device), its
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..model.timing import Timing
 from ..workload.problem import Problem
-from .candidate import CandidateCheck, check
+from .candidate import CandidateCheck, check, put_back
 
 ROTATE = 4  # input draws the timed calls go through in turn
 MEMORY_SHARE = 0.25  # of the free GPU memory, at most, for the draws kept
@@ -36,6 +38,7 @@ class ProblemRun:
     timing: Timing | None = None
     error: str | None = None
     audit: list[str] = field(default_factory=list)  # the outputs that failed the check after the timing
+    patched: list[str] = field(default_factory=list)  # what it replaced of the harness while it was timed
 
     @property
     def verified(self) -> bool:
@@ -93,6 +96,7 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
                 continue
             model = p.model(seed, candidate=True, device="cuda")
             run.timing, run.error = _timed(model, draws, l2_bytes, budget_s, full_clock_share)
+            run.patched = put_back(p.harness)
             if run.error is None:  # once more after the timing, on a draw it has not seen
                 after = check(p, "cuda", draws=1, seed=seed + 2000)
                 run.audit = [o.name for d in after.draws for o in d.outputs if not o.passed] + \

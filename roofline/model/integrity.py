@@ -26,6 +26,8 @@ taken at face value, with the figures that raised it.
                          no tensor where the reference returns one: a lazy result
     lower_precision      a candidate's output is in a narrower float dtype than    the two widths
                          the reference's
+    patched_harness      a candidate replaced a timer, event or statistic a        what it replaced
+                         harness measures with (put back)
 
 Thresholds are margins over measurement noise, not tunings: a share of 1.1 allows a kernel 10 %
 above a sustained ceiling measured by a simpler kernel; the wall clock of an honest launch exceeds
@@ -42,7 +44,8 @@ NO_WORK_FLOORS = 1.5
 ASYNC_SLACK_MS = 0.2
 ASYNC_SHARE = 0.25
 CODES = ("faster_than_light", "nan_or_unwritten", "inputs_modified", "cached_answer", "no_gpu_work",
-         "tensor_work_missing", "async_return", "aliased_output", "not_a_tensor", "lower_precision")
+         "tensor_work_missing", "async_return", "aliased_output", "not_a_tensor", "lower_precision",
+         "patched_harness")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -44,6 +45,12 @@ REFERENCE = "Model"
 CANDIDATE = "ModelNew"
 FUNCTIONS = ("get_inputs", "get_init_inputs")
 MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm")
+# What a harness times and counts with: a candidate that replaces one of them, when its file is imported or
+# in a call, is caught (`measure.candidate`). Modules not yet imported are not looked at (nor imported).
+HARNESS = ("time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic", "statistics.median",
+           "statistics.mean", "torch.cuda.synchronize", "torch.cuda.Event", "torch.cuda.Event.record",
+           "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize", "torch.cuda.Stream.synchronize",
+           "cupy.cuda.Event", "cupy.cuda.get_elapsed_time", "cupy.cuda.Device.synchronize")
 # Ops that read their first argument by rows or elements an index picks: they read what they return.
 GATHERS = ("embedding", "_embedding_bag", "embedding_bag", "index_select", "gather", "index", "take",
            "take_along_dim")  # the rest the counter knows: convolutions, attention
@@ -85,6 +92,7 @@ class Problem:
     get_init_inputs: Callable[[], list]
     candidate: type | None = None
     candidate_path: Path | None = None
+    harness: dict[str, object] = field(default_factory=dict)  # `HARNESS` as it was before the candidate's import
 
     @property
     def name(self) -> str:
@@ -158,12 +166,27 @@ def load(path: Path | str) -> Problem:
     return Problem(path, module.Model, module.get_inputs, module.get_init_inputs)
 
 
+def harness() -> dict[str, object]:
+    """Each name of `HARNESS` whose module is imported, and what it names now."""
+    out = {}
+    for name in HARNESS:
+        first, *rest = name.split(".")
+        obj = sys.modules.get(first)
+        for part in rest:
+            obj = getattr(obj, part, None) if obj is not None else None
+        if obj is not None:
+            out[name] = obj
+    return out
+
+
 def with_candidate(problem: Problem, path: Path | str) -> Problem:
-    """`problem` with the candidate class of file `path`. Raises UsageError for a file without
-    `ModelNew`, or one that does not import."""
+    """`problem` with the candidate class of file `path`, and `HARNESS` as it was before the file
+    was imported (`harness`). Raises UsageError for a file without `ModelNew`, or one that does not
+    import."""
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
+    before = problem.harness or harness()
     module = _import(path, "candidate")
     cls = getattr(module, CANDIDATE, None)
     if not isinstance(cls, type):
@@ -171,7 +194,7 @@ def with_candidate(problem: Problem, path: Path | str) -> Problem:
                          "arguments); it has none")
     from dataclasses import replace
 
-    return replace(problem, candidate=cls, candidate_path=path)
+    return replace(problem, candidate=cls, candidate_path=path, harness=before)
 
 
 def precision_of(op: str, dtype) -> str:
