@@ -288,9 +288,10 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
 
     progress = progress or Progress()
     timing = (timing or TimingOptions()).checked()
+    import importlib
     import importlib.util
     if importlib.util.find_spec("cupy") is not None:  # imported before the candidates: its events are in the harness
-        import cupy  # noqa: F401
+        importlib.import_module("cupy")
     with problems.pytorch_defaults():
         loaded = problems.load(problem_path)
         found = problems.work(loaded)
