@@ -271,3 +271,17 @@ def test_samples_no_gpu_gives_are_left_out_not_read():
     iv = intervals(t, values, {}, {"dram": 1e6})
     assert iv.dt_us == [1.5, 1.5, 1.5, 1.5] and iv.clock_ghz[0] is None and iv.clock_ghz[3] is None
     assert iv.shares["dram"][1] == 1.5 and sum(iv.nbytes["dram"]) == pytest.approx(1e6)
+
+
+def test_show_names_the_ten_longest_kernels_with_a_timeline(tmp_path):
+    # the committed four, three times over under new names: 12 kernels with a timeline, 10 shown
+    doc = store.load(ROOT / "plots" / "timeline-h200-bf16-8192.json", profile=True)
+    kernels = [k.model_copy(update={"name": f"{k.name}#{i}", "launch_order": [4 * i + j]})
+               for i in range(3) for j, k in enumerate(doc.kernels)]
+    total = sum(k.time_ms for k in kernels)
+    kernels = sorted((k.model_copy(update={"time_share": k.time_ms / total}) for k in kernels), key=lambda k: -k.time_ms)
+    store.save(doc.model_copy(update={"kernels": kernels, "total_time_ms": total, "launches_profiled": 12}),
+               tmp_path / "twelve.json")
+    got = CliRunner().invoke(app, ["show", str(tmp_path / "twelve.json")], env={"COLUMNS": "250"})
+    assert got.exit_code == 0, got.output
+    assert "the 10 longest of 12" in got.output and got.output.count("most time lost") == 10

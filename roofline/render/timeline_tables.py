@@ -45,10 +45,14 @@ def costliest(k: TimedKernel) -> str | None:
             f"{lost:,.0f} µs over the whole run)")
 
 
-def timeline_tables(doc, width: int = 200) -> list[Table]:
-    """The table of the kernels of results file `doc` (a profile or a run) with a timeline, the
-    longest first (none: no table)."""
-    kernels = doc.timed_kernels()
+TOP = 10  # kernels with a timeline shown (all are in the results file)
+
+
+def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]:
+    """The table of the `top` longest kernels of results file `doc` (a profile or a run) with a
+    timeline (None: all; none with one: no table)."""
+    found = doc.timed_kernels()
+    kernels = found[:top] if top else found
     if not kernels:
         return []
     rows = []
@@ -64,13 +68,16 @@ def timeline_tables(doc, width: int = 200) -> list[Table]:
                      f"{100 * (closure - 1):+.1f}%" if closure is not None else "-"])
     columns = [("intervals", "right"), ("fill", "left"), ("steady", "left"), ("drain", "left"), ("tail wave", "left"),
                ("waves model's tail", "left"), ("GHz", "right"), ("DRAM sampled", "right")]
-    return _fit("Kernels over their runs (Nsight Compute's PM sampling): each phase's share of the time, the SMs "
+    left = f", the {len(kernels)} longest of {len(found)}" if len(kernels) < len(found) else ""
+    return _fit(f"Kernels over their runs (Nsight Compute's PM sampling){left}: each phase's share of the time, the SMs "
                 "busy, and the unit nearest its peak by Nsight Compute's throughput of it (its busiest part, % of "
                 "the unit's peak; not the verdict's bytes over a bandwidth); GHz: the SM clock's range; DRAM "
                 "sampled: the sampled DRAM throughput against the counted bytes", ("kernel", "left"), columns, rows,
                 width)
 
 
-def timeline_lines(doc) -> list[str]:
-    """Under the table: per kernel of `doc` with a timeline, the phase that costs most."""
-    return [line for k in doc.timed_kernels() if (line := costliest(k))]
+def timeline_lines(doc, top: int | None = TOP) -> list[str]:
+    """Under the table: per kernel of `doc` with a timeline (the `top` longest; None: all), the
+    phase that costs most."""
+    found = doc.timed_kernels()
+    return [line for k in (found[:top] if top else found) if (line := costliest(k))]
