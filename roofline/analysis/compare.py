@@ -285,13 +285,13 @@ def phase_changes(before, after) -> list[PhaseChange]:
         phases = {p.name: p for p in k.timeline.phases()}
         steady = phases.get("steady")
         return ({n: p.share for n, p in phases.items()}, phases["tail"].busy if "tail" in phases else None,
-                steady.at_roof_us / steady.time_us if steady and steady.time_us else None)
+                steady.level if steady else None)
 
-    theirs = {k.name: k for k in getattr(after, "kernels", []) if getattr(k, "timeline", None) is not None}
+    theirs = {k.name: k for k in after.kernels if k.timeline is not None}
     out = []
-    for k in getattr(before, "kernels", []):
+    for k in before.kernels:
         other = theirs.get(k.name)
-        if getattr(k, "timeline", None) is None or other is None:
+        if k.timeline is None or other is None:
             continue
         (sb, tb, yb), (sa, ta, ya) = read(k), read(other)
         out.append(PhaseChange(k.name, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya))

@@ -288,13 +288,13 @@ def by_phase(doc: ProfileResults, step_ms: float) -> list[PhaseWhatIf]:
     time. A phase's work at the steady rate takes its time at the roof (`model.timeline.Phase`)
     over the steady phase's share; it saves the rest, never less than nothing."""
     out = []
-    for k in getattr(doc, "kernels", []):
-        tl = getattr(k, "timeline", None)
+    for k in doc.kernels:
+        tl = k.timeline
         phases = {p.name: p for p in tl.phases()} if tl is not None else {}
         steady = phases.get("steady")
-        if not steady or not steady.time_us or not steady.at_roof_us:
+        if not steady or not steady.level:
             continue
-        level = steady.at_roof_us / steady.time_us
+        level = steady.level
         scale = k.time_ms / (sum(tl.dt_us) / 1e3)  # every launch read as the one sampled
 
         def spent(name: str) -> tuple[float, float]:

@@ -21,6 +21,8 @@ class ProfileKind(WorkKind):
     file_kind = "profile"
     title = store.KIND_NAMES["profile"]
     short = "a profile"
+    timeline_hint = ("profile the program again with roofline profile --timeline -- COMMAND (Nsight Compute's PM "
+                     "sampling), or import a report made with ncu --section PmSampling")
     pair = "two profiles"
     read_by = ("show", "plot", "compare", "whatif", "project")
 
@@ -73,7 +75,7 @@ class ProfileKind(WorkKind):
         if request.kind in ("op", "module"):
             return self._owner_chart(doc, request, notes)
         if request.kind == "timeline":
-            return self._timeline_chart(doc, request, notes)
+            return self.timeline_chart(docs, request, notes)
         if request.highlight:
             raise UsageError("{highlight} applies to run results; a profile's chart shows its top kernels", "highlight")
         if request.kind != "roofline":
@@ -92,22 +94,6 @@ class ProfileKind(WorkKind):
             profile_chart.draw(doc, request.out)
         return notes
 
-
-    def _timeline_chart(self, doc: ProfileResults, request: ChartRequest, notes: list[str]) -> list[str]:
-        from ..render import timeline_chart
-
-        if request.highlight or request.as_html:
-            raise UsageError("{kind} timeline draws a .png, .svg or .pdf of the longest kernels with a timeline, "
-                             "without {highlight}", mentions=["kind", "highlight"])
-        drawn = timeline_chart.timed(doc)
-        if not drawn:
-            raise UsageError(f"{{kind}} timeline: {request.paths[0]} records no kernel over its run; profile the "
-                             "program again with roofline profile --timeline -- COMMAND (Nsight Compute's PM "
-                             "sampling), or import a report made with ncu --section PmSampling", "kind")
-        timeline_chart.draw(doc, request.out)
-        left = len(doc.timed_kernels()) - len(drawn)
-        return notes + ([f"{left} more kernel{'s' if left > 1 else ''} with a timeline not drawn (the "
-                         f"{len(drawn)} longest are)"] if left > 0 else [])
 
     def _owner_chart(self, doc: ProfileResults, request: ChartRequest, notes: list[str]) -> list[str]:
         from ..render import owner_chart

@@ -71,21 +71,6 @@ class RunKind(WorkKind):
         document = store.dump(doc) if len(docs) == 1 else [store.dump(d) for d in docs]  # several precisions
         return document, lambda width: [*ahead, *(x for d in docs for x in results_view(d, width, True))]
 
-    def _timeline_chart(self, docs: list, request: ChartRequest, notes: list[str]) -> list[str]:
-        from ..render import timeline_chart
-
-        if len(docs) > 1 or request.highlight or request.as_html or request.measured:
-            raise UsageError("{kind} timeline draws one file's kernels over their runs as a .png, .svg or .pdf, "
-                             "without {highlight} or {measured}", "kind", ["highlight", "measured"])
-        if not docs[0].timed_kernels():
-            raise UsageError(f"{{kind}} timeline: {request.paths[0]} records no kernel over its run; run its kernels "
-                             "again with roofline run --profile (Nsight Compute samples each over its run), or "
-                             "profile a program with roofline profile --timeline", "kind")
-        timeline_chart.draw(docs[0], request.out)
-        left = len(docs[0].timed_kernels()) - len(timeline_chart.timed(docs[0]))
-        return notes + ([f"{left} more kernel{'s' if left > 1 else ''} with a timeline not drawn (the "
-                         f"{timeline_chart.TOP} longest are)"] if left > 0 else [])
-
     def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:
         from ..render import energy_chart, html_report, roofline_chart, sweep_chart
 
@@ -96,7 +81,7 @@ class RunKind(WorkKind):
             raise UsageError(f"{{kind}} {kind} draws a profile of a PyTorch program by who launched its kernels; "
                              f"{paths[0]} is {self.title}", "kind")
         if kind == "timeline":
-            return self._timeline_chart(docs, request, notes)
+            return self.timeline_chart(docs, request, notes)
         if highlight:
             known = [k.name for d in docs for k in d.kernels]
             for name in highlight:

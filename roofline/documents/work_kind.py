@@ -14,7 +14,30 @@ from .registry import ReadKind
 class WorkKind(ReadKind):
     """A kind of file whose kernels are work: read through `results.store.parse` (older files
     migrated, `ladder.upgrade.fill` filling what only the kernel families know), compared and
-    gated kernel by kernel."""
+    gated kernel by kernel, its kernels drawn over their runs where it records their timelines."""
+
+    timeline_hint = ("run its kernels again with roofline run --profile (Nsight Compute samples each over its "
+                     "run), or profile a program with roofline profile --timeline")  # how to get timelines
+
+    def timeline_chart(self, docs: list, request, notes: list[str]) -> list[str]:
+        """`plot --kind timeline`: the longest kernels of the one file `docs` holds that record a
+        timeline (`render.timeline_chart`), drawn into `request.out`; `notes` with how many were
+        left out. Raises UsageError for several files, an HTML report, --highlight, or a file that
+        records no timeline (saying how to get one: `timeline_hint`)."""
+        from ..errors import UsageError
+        from ..render import timeline_chart
+
+        if len(docs) > 1 or request.highlight or request.as_html:
+            raise UsageError("{kind} timeline draws one file's kernels over their runs as a .png, .svg or .pdf, "
+                             "without {highlight}", "kind", ["highlight"])
+        timed = docs[0].timed_kernels()
+        if not timed:
+            raise UsageError(f"{{kind}} timeline: {request.paths[0]} records no kernel over its run; "
+                             f"{self.timeline_hint}", "kind")
+        timeline_chart.draw(docs[0], request.out)
+        left = len(timed) - timeline_chart.TOP
+        return notes + ([f"{left} more kernel{'s' if left > 1 else ''} with a timeline not drawn (the "
+                         f"{timeline_chart.TOP} longest are)"] if left > 0 else [])
 
     def parse(self, data, source: str, reads: str | None):
         return store.parse(data, source, profile=True, upgrade=upgrade.fill, reads=reads)

@@ -83,6 +83,8 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
     says; the reference first. A candidate that fails its check is not timed."""
     import torch
 
+    from .graded import _first_line
+
     draws = _draws(problem, seed + 1000)
     reference = problem.model(seed, device="cuda")
     runs = [ProblemRun("reference", str(problem.path), True)]
@@ -102,7 +104,7 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
                 run.audit = [o.name for d in after.draws for o in d.outputs if not o.passed] + \
                             [d.error for d in after.draws if d.error]
         except Exception as exc:  # its constructor or a call outside the check raised
-            run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            run.error = f"{type(exc).__name__}: {_first_line(exc)}"
         finally:
             torch.cuda.synchronize()
     return runs

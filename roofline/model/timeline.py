@@ -69,7 +69,7 @@ SPLIT_BY = {"fp16_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
             "fp64_tensor": (MMA_CYCLES["dmma"], SHARE_OF["tensor"]),
             "fp32": (SHARE_OF["fma"],), "fp16": (SHARE_OF["fma"],), "fp64": (SHARE_OF["fp64"],)}
 BYTES_BY = {"dram": SHARE_OF["dram"], "l2": SHARE_OF["l2"], "l1": SHARE_OF["l1"], "smem": SHARE_OF["l1"]}
-PER_DT = {SHARE_OF[k] for k in SHARE_OF}  # rates: weighed by the interval's length; the others are counts
+PER_DT = set(SHARE_OF.values())  # rates: weighed by the interval's length; the others are counts
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,12 @@ class Phase:
     roof: str
     roof_share: float
     at_roof_us: float
+
+    @property
+    def level(self) -> float:
+        """The share of their peak its intervals' busiest units ran at, time-weighted (0..1): its time
+        at the roof over its time."""
+        return self.at_roof_us / self.time_us if self.time_us else 0.0
 
     @property
     def lost_us(self) -> float:

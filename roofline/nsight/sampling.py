@@ -49,11 +49,9 @@ class Sampled:
     t_ns: tuple[float, ...]
     values: dict[str, tuple[float, ...]]
 
-    def to_json(self) -> dict:
-        return {"t_ns": list(self.t_ns), "values": {k: list(v) for k, v in self.values.items()}}
-
     @staticmethod
     def from_json(data: dict) -> "Sampled":
+        """From what `read_action` answers: {"t_ns": [...], "values": {metric: [...]}}."""
         return Sampled(tuple(data["t_ns"]), {k: tuple(v) for k, v in data["values"].items()})
 
 
@@ -63,7 +61,7 @@ def holds_samples(metric_names) -> bool:
 
 
 def read_action(action, metric_names: list[str]) -> dict | None:
-    """The `SAMPLED` series of one `ncu_report` action, as `Sampled.to_json` writes them; None
+    """The `SAMPLED` series of one `ncu_report` action as plain data (`Sampled.from_json` reads it); None
     where the launch holds no PM sampling. Raises AttributeError where the module has no
     timelines (an `ncu_report` older than 2025.4)."""
     kept = {}
