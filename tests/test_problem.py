@@ -65,6 +65,14 @@ def test_a_convolutions_work_and_its_parameters_bytes():
 
 
 @needs_torch
+def test_a_problem_written_for_a_gpu_is_read_without_one():
+    w = problem.work(problem.load(PROBLEMS / "cuda_written.py"))
+    assert w.work.flops == {"fp32": 2 * 256 * 512 * 128}  # TF32 matmuls off, as the benchmarks time them
+    assert w.work.bytes_read == 4 * (256 * 512 + 512 * 128 + 128) and w.work.bytes_written == 4 * 256 * 128
+    assert [t.shape for t in w.inputs] == [(256, 512), (512, 128)]
+
+
+@needs_torch
 def test_a_gather_reads_the_rows_it_returns_not_its_table():
     w = problem.work(problem.load(PROBLEMS / "embedding_rows.py"))
     rows = 8 * 512 * 4096 * 4

@@ -319,15 +319,42 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
 def _on_meta(problem: Problem, seed: int):
     """The reference and one draw of its inputs on the meta device: built there directly (no memory,
     any size), or, for a constructor or a draw that reads a value (`Tensor.item()`, which a meta
-    tensor has not), built on the CPU and moved there."""
+    tensor has not), built on the CPU and moved there. A file written for a GPU (`torch.randn(...)
+    .cuda()`, `.to("cuda")`, `device="cuda"`, as KernelBench's own examples are) is read the same:
+    what it sends to a CUDA device stays where it was built (`_kept_off_cuda`)."""
     import torch
 
     try:
-        with torch.device("meta"):
+        with torch.device("meta"), _kept_off_cuda("meta"):
             return problem.model(seed, device="meta"), problem.inputs(seed, "meta")
     except Exception:
-        model = problem.model(seed).to("meta")
-        return model, problem.inputs(seed, "meta")
+        with _kept_off_cuda("cpu"):
+            model = problem.model(seed).to("meta")
+            return model, problem.inputs(seed, "meta")
+
+
+def _kept_off_cuda(target: str):
+    """A PyTorch function mode under which a tensor sent to a CUDA device (`Tensor.cuda`, `Tensor.to`
+    with a CUDA device, a factory's `device=` naming one) goes to device `target` instead: the
+    reference's work is read without a GPU, and without the GPU's memory."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    def on_cuda(d) -> bool:
+        return isinstance(d, (str, torch.device)) and torch.device(d).type == "cuda"
+
+    class KeptOffCuda(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func is torch.Tensor.cuda:
+                return args[0].to(target)
+            if on_cuda(kwargs.get("device")):
+                kwargs["device"] = target
+            if func is torch.Tensor.to:
+                args = tuple(target if i and on_cuda(a) else a for i, a in enumerate(args))
+            return func(*args, **kwargs)
+
+    return KeptOffCuda()
 
 
 def _first(exc: BaseException) -> str:
