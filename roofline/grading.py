@@ -146,6 +146,10 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
                                  {"replaced": float(len(run.patched))})
         flags.append(patched)
         refused, error = True, error or f"not graded: {patched.evidence}"
+    late = integrity.async_return(*run.async_ms) if run.async_ms is not None else None
+    if late is not None:
+        flags.append(late)
+        error = error or f"not graded: {late.evidence}"
     if time_ms is not None and error is None:
         no_work = integrity.no_gpu_work(time_ms, light, roofs.launch_ms)
         fast = integrity.faster_than_light(time_ms, light) if not no_work else None
@@ -166,4 +170,5 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
                for t in light.terms],
         binding=light.binding.level if light.binding else None, missing_roofs=list(light.missing),
         share=sol.share(light.ms, time_ms) if graded else None,
+        event_ms=run.async_ms[0] if run.async_ms else None, wall_ms=run.async_ms[1] if run.async_ms else None,
         flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])

@@ -180,3 +180,24 @@ def test_a_candidate_that_patched_the_harness_while_timed_is_refused():
     e = grading.problem_entry(run, p.name, found.work, from_preset("h200"), 0.005)
     assert e.refused and not e.graded and [f.code for f in e.flags] == ["patched_harness"]
     assert "time.perf_counter while it was timed" in e.flags[0].evidence
+
+
+def test_a_candidate_whose_work_outlives_its_events_is_flagged():
+    from roofline import grading
+    from roofline.measure.problem_grade import ProblemRun
+    from roofline.model.device import from_preset
+    from roofline.model.timing import Timing
+
+    p = problem.with_candidate(problem.load(PROBLEMS / "small_matmul.py"), CANDIDATES / "matmul_honest.py")
+    found = problem.work(p)
+    check = candidate.check(p, device="cpu")
+    timing = Timing(samples_ms=(0.010,) * 5, warmup=1)
+    # the run as problem_grade leaves it for work left on a stream of its own: 0.01 ms on the
+    # caller's stream, the device idle 2 ms later
+    late = grading.problem_entry(ProblemRun("matmul_honest", "m.py", False, check, timing, async_ms=(0.010, 2.0)),
+                                 p.name, found.work, from_preset("h200"), 0.005)
+    assert not late.graded and [f.code for f in late.flags] == ["async_return"] and late.wall_ms == 2.0
+    # events and wall clock a launch apart: graded
+    fine = grading.problem_entry(ProblemRun("matmul_honest", "m.py", False, check, timing, async_ms=(0.010, 0.03)),
+                                 p.name, found.work, from_preset("h200"), 0.005)
+    assert fine.graded and fine.flags == []

@@ -6,7 +6,8 @@ its own inputs: `ROTATE` draws made before the timing (new values and new tensor
 answer kept by input pointer or by the inputs' values is not handed back), used in turn; and
 after the timing one more draw checked (a candidate that stops computing once checked is caught),
 and the harness's timers and statistics looked at (one the candidate replaced while it was timed is
-put back and flagged).
+put back and flagged). Its calls are timed once more from an idle device, by the events and by the
+wall clock to the whole device idle: work left on a stream of its own shows as a gap.
 
 Each is one entry of a grade file (`grading.problem_entry`), the reference first: its work and
 compulsory bytes the reference's own (`workload.problem.work`, read on the meta device), its
@@ -39,6 +40,7 @@ class ProblemRun:
     error: str | None = None
     audit: list[str] = field(default_factory=list)  # the outputs that failed the check after the timing
     patched: list[str] = field(default_factory=list)  # what it replaced of the harness while it was timed
+    async_ms: tuple[float, float] | None = None  # (events, wall clock) of its calls: `graded.wall_and_events`
 
     @property
     def verified(self) -> bool:
@@ -58,12 +60,15 @@ def _draws(problem: Problem, seed: int) -> list[list]:
 
 
 def _timed(model, draws: list[list], l2_bytes: int | None, budget_s: float | None,
-           full_clock_share: float | None) -> tuple[Timing | None, str | None]:
+           full_clock_share: float | None) -> tuple[Timing | None, str | None, tuple[float, float] | None]:
+    """The timing of `model` called on `draws` in turn (or the error of a call), and the events'
+    and the wall clock's time of its calls from an idle device (`graded.wall_and_events`: work left
+    on a stream of its own, which the events on the caller's stream do not see)."""
     import itertools
 
     import torch
 
-    from .graded import _first_line, _in_rounds
+    from .graded import _first_line, _in_rounds, wall_and_events
     from .timing import l2_flush
 
     turn = itertools.cycle(range(len(draws)))
@@ -72,8 +77,11 @@ def _timed(model, draws: list[list], l2_bytes: int | None, budget_s: float | Non
         with torch.no_grad():
             model(*draws[next(turn)])
 
-    timing, error = _in_rounds(call, l2_flush(l2_bytes), budget_s, None, full_clock_share)
-    return timing, (f"a timed call raised {type(error).__name__}: {_first_line(error)}" if error is not None else None)
+    flush = l2_flush(l2_bytes)
+    timing, error = _in_rounds(call, flush, budget_s, None, full_clock_share)
+    if error is not None:
+        return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None
+    return timing, None, wall_and_events(call, flush)
 
 
 def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, budget_s: float | None = None,
@@ -88,7 +96,7 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
     draws = _draws(problem, seed + 1000)
     reference = problem.model(seed, device="cuda")
     runs = [ProblemRun("reference", str(problem.path), True)]
-    runs[0].timing, runs[0].error = _timed(reference, draws, l2_bytes, budget_s, full_clock_share)
+    runs[0].timing, runs[0].error, runs[0].async_ms = _timed(reference, draws, l2_bytes, budget_s, full_clock_share)
     for p in candidates:
         run = ProblemRun(p.candidate_path.stem if p.candidate_path else "candidate", str(p.candidate_path), False)
         runs.append(run)
@@ -97,7 +105,7 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
             if not run.check.verified:
                 continue
             model = p.model(seed, candidate=True, device="cuda")
-            run.timing, run.error = _timed(model, draws, l2_bytes, budget_s, full_clock_share)
+            run.timing, run.error, run.async_ms = _timed(model, draws, l2_bytes, budget_s, full_clock_share)
             run.patched = put_back(p.harness)
             if run.error is None:  # once more after the timing, on a draw it has not seen
                 after = check(p, "cuda", draws=1, seed=seed + 2000)
