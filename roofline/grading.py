@@ -141,11 +141,10 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
     if error is None and run.audit:
         error = f"wrong answer after the timing, on a new draw: {', '.join(run.audit)}"
     if run.patched:
-        patched = integrity.Flag("patched_harness", f"replaces {', '.join(run.patched)} while it was timed: what "
-                                                    "a harness times and counts with (put back)",
-                                 {"replaced": float(len(run.patched))})
-        flags.append(patched)
-        refused, error = True, error or f"not graded: {patched.evidence}"
+        from .measure.candidate import patched_flags
+        patched = patched_flags(run.patched, " while it was timed")
+        flags += patched
+        refused, error = True, error or f"not graded: {patched[0].evidence}"
     late = integrity.async_return(*run.async_ms) if run.async_ms is not None else None
     if late is not None:
         flags.append(late)

@@ -29,11 +29,17 @@ CASES = [("small_matmul.py", "matmul_honest.py"), ("small_matmul.py", "matmul_ca
          ("small_matmul.py", "matmul_half.py"), ("small_matmul.py", "matmul_lazy.py"),
          ("small_matmul.py", "matmul_raises.py"), ("clamp.py", "clamp_honest.py"),
          ("clamp.py", "clamp_returns_input.py"), ("clamp.py", "clamp_in_place.py"),
-         ("small_matmul.py", "matmul_patches_timer.py"), ("small_matmul.py", "matmul_patches_median.py")]
+         ("small_matmul.py", "matmul_patches_timer.py"), ("small_matmul.py", "matmul_patches_median.py"),
+         ("small_matmul.py", "matmul_patches_reference.py"), ("small_matmul.py", "matmul_patches_forward.py"),
+         ("small_matmul.py", "matmul_turns_tf32.py"), ("small_matmul.py", "matmul_every_other_call.py"),
+         ("small_matmul.py", "matmul_in_thread.py")]
+# Caught only where the calls are timed on a GPU (tests/test_gpu_problem.py): honest on the CPU's draws.
+GPU_CASES = [("small_matmul.py", "matmul_cached_by_pointer.py"), ("small_matmul.py", "matmul_cached_by_values.py"),
+             ("small_matmul.py", "matmul_side_stream.py")]
 
 
 def test_every_candidate_in_the_folder_is_a_case():
-    assert {c for _, c in CASES} == {p.name for p in CANDIDATES.glob("*.py")}
+    assert {c for _, c in CASES + GPU_CASES} == {p.name for p in CANDIDATES.glob("*.py")}
 
 
 @pytest.mark.parametrize("problem_file, candidate_file", CASES, ids=[c for _, c in CASES])
@@ -46,6 +52,8 @@ def test_each_candidate_gets_the_verdict_its_file_names(problem_file, candidate_
         assert all(o.rel_error < 1e-5 for d in got.draws for o in d.outputs)
     elif want == "fails":
         assert not got.verified and all(d.error for d in got.draws)
+    elif want == "wrong":
+        assert not got.verified and any(not o.passed for d in got.draws for o in d.outputs), got
     else:
         assert want in codes, (want, got)
         assert not got.verified

@@ -17,7 +17,10 @@ clone of them, the candidate on the inputs themselves, under `torch.no_grad()`; 
   dtype than the reference's), `cached_answer` (an output the same, bit for bit, as on the draw
   before while the reference's changed: an answer kept by input pointer or replayed),
   `patched_harness` (a timer, an event or a statistic a harness measures with, `workload.problem.
-  HARNESS`, is not what it was before the candidate's file was imported: it is put back, and named).
+  HARNESS`, is not what it was before the candidate's file was imported: it is put back, and named),
+  `patched_reference` (an op or method the reference computes with is replaced, so that the
+  reference would compute what the candidate computes), `lower_precision` too for a precision
+  switch turned (TF32 for FP32 products: the reference's as well) (`patched_flags`).
 
 A candidate that raises is a failed draw with its error in one line; the check goes on with the
 next. Timing is not done here (`run` times a problem's candidate on the GPU).
@@ -79,12 +82,13 @@ class CandidateCheck:
 
 
 def put_back(before: dict[str, object]) -> list[str]:
-    """The names of `before` (`workload.problem.harness`) that now name something else, each put
-    back as it was."""
-    from ..workload.problem import harness
+    """The names of `before` (`workload.problem.harness`) that now name something else (a switch:
+    hold another value), each put back as it was."""
+    from ..workload.problem import resolve
 
-    now = harness()
-    changed = [name for name, obj in before.items() if now.get(name) is not obj]
+    now = {name: resolve(name) for name in before}
+    changed = [name for name, obj in before.items()
+               if now[name] is not None and (_replaced(obj, now[name]) if callable(obj) else now[name] != obj)]
     for name in changed:
         owner, attr = name.rsplit(".", 1)
         first, *rest = owner.split(".")
@@ -94,6 +98,47 @@ def put_back(before: dict[str, object]) -> list[str]:
         if target is not None:
             setattr(target, attr, before[name])
     return changed
+
+
+def _replaced(before, now) -> bool:
+    """Whether callable `now` is not `before`; PyTorch's own wrapper of it (its `__wrapped__`, made by
+    a file of the torch package: `torch._dynamo` wraps `torch.manual_seed` when first imported) is
+    the same."""
+    if now is before:
+        return False
+    if getattr(now, "__wrapped__", None) is not before:
+        return True
+    import os
+
+    import torch
+    code = getattr(now, "__code__", None)
+    return code is None or not os.path.abspath(code.co_filename).startswith(os.path.dirname(torch.__file__) + os.sep)
+
+
+def patched_flags(changed: list[str], when: str = "") -> list[Flag]:
+    """The flags for what a candidate changed of `workload.problem.harness` (`put_back`'s names),
+    `when` said after each name list ('while it was timed'): a timer, event or statistic is
+    `patched_harness`; an op or method the reference computes with is `patched_reference`; a
+    precision switch is `lower_precision`."""
+    from ..workload.problem import HARNESS, SWITCHES
+
+    timers = [n for n in changed if n in HARNESS]
+    switches = [n for n in changed if n in SWITCHES]
+    ops = [n for n in changed if n not in HARNESS and n not in SWITCHES]
+    out = []
+    if timers:
+        out.append(Flag("patched_harness", f"replaces {', '.join(timers)}{when}: what a harness times and counts "
+                                           "with (put back)", {"replaced": float(len(timers))}))
+    if ops:
+        shown = ", ".join(ops[:4]) + (f" and {len(ops) - 4} more" if len(ops) > 4 else "")
+        out.append(Flag("patched_reference", f"replaces {shown}{when}: what the reference computes with, so that "
+                                             "it computes what the candidate does (put back)",
+                        {"replaced": float(len(ops))}))
+    if switches:
+        out.append(Flag("lower_precision", f"turns {', '.join(switches)}{when}: the FP32 products of the reference "
+                                           "and the candidate alike at lower precision (put back)",
+                        {"switches": float(len(switches))}))
+    return out
 
 
 def _outputs(x) -> list:
@@ -168,10 +213,8 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
             flags[f.code] = f
 
     def harness_kept() -> None:
-        changed = put_back(problem.harness)
-        if changed:
-            flag(Flag("patched_harness", f"replaces {', '.join(changed)}: what a harness times and counts with "
-                                         "(put back)", {"replaced": float(len(changed))}))
+        for f in patched_flags(put_back(problem.harness)):
+            flag(f)
 
     harness_kept()  # at its import or its construction
 

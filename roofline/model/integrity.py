@@ -25,9 +25,13 @@ taken at face value, with the figures that raised it.
     not_a_tensor         a candidate's output is a subclass of torch.Tensor, or    its type
                          no tensor where the reference returns one: a lazy result
     lower_precision      a candidate's output is in a narrower float dtype than    the two widths
-                         the reference's
+                         the reference's, or it turned a precision switch (TF32   (switches turned)
+                         for FP32 products) that the reference would follow
     patched_harness      a candidate replaced a timer, event or statistic a        what it replaced
                          harness measures with (put back)
+    patched_reference    a candidate replaced an op or method the reference        what it replaced
+                         computes with, so that the reference computes what the
+                         candidate does (put back)
 
 Thresholds are margins over measurement noise, not tunings: a share of 1.1 allows a kernel 10 %
 above a sustained ceiling measured by a simpler kernel; the wall clock of an honest launch exceeds
@@ -45,7 +49,7 @@ ASYNC_SLACK_MS = 0.2
 ASYNC_SHARE = 0.25
 CODES = ("faster_than_light", "nan_or_unwritten", "inputs_modified", "cached_answer", "no_gpu_work",
          "tensor_work_missing", "async_return", "aliased_output", "not_a_tensor", "lower_precision",
-         "patched_harness")
+         "patched_harness", "patched_reference")
 
 
 @dataclass(frozen=True)

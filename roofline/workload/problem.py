@@ -51,6 +51,14 @@ HARNESS = ("time.perf_counter", "time.perf_counter_ns", "time.time", "time.monot
            "statistics.mean", "torch.cuda.synchronize", "torch.cuda.Event", "torch.cuda.Event.record",
            "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize", "torch.cuda.Stream.synchronize",
            "cupy.cuda.Event", "cupy.cuda.get_elapsed_time", "cupy.cuda.Device.synchronize")
+# What the reference computes with (`harness`): a candidate that replaces one makes the check compare it with itself.
+OPS = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.Tensor", "torch.nn.Module")
+OPERATORS = ("__matmul__", "__rmatmul__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+             "__truediv__", "__rtruediv__", "__pow__", "__neg__", "__getitem__", "__call__")
+# PyTorch's switches that lower an FP32 product's precision, and their values (`harness`).
+SWITCHES = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
+            "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+            "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction")
 # Ops that read their first argument by rows or elements an index picks: they read what they return.
 GATHERS = ("embedding", "_embedding_bag", "embedding_bag", "index_select", "gather", "index", "take",
            "take_along_dim")  # the rest the counter knows: convolutions, attention
@@ -163,20 +171,63 @@ def load(path: Path | str) -> Problem:
     if missing:
         raise UsageError(f"{path}: a problem defines class {REFERENCE} and functions {' and '.join(FUNCTIONS)}; "
                          f"it lacks {', '.join(missing)}")
-    return Problem(path, module.Model, module.get_inputs, module.get_init_inputs)
+    return Problem(path, module.Model, module.get_inputs, module.get_init_inputs, harness=harness(module.Model))
 
 
-def harness() -> dict[str, object]:
-    """Each name of `HARNESS` whose module is imported, and what it names now."""
+def harness(reference: type | None = None) -> dict[str, object]:
+    """What a candidate must leave as it found it, by dotted name, and what each names now:
+    - each name of `HARNESS` whose module is imported (what a harness times and counts with);
+    - each of PyTorch's ops the reference computes with (`OPS`: the functions of `torch`,
+      `torch.nn.functional`, `torch.linalg`, `torch.fft`, `torch.special`, the methods and
+      operators of `torch.Tensor`, and the methods of `torch.nn`'s modules), and, given the
+      reference's class, its own methods and its file's functions: replaced, the reference would
+      compute what the candidate computes;
+    - each of PyTorch's precision switches (`SWITCHES`) and its value: turned on, the FP32 products
+      of both would run in TF32 or with reduced-precision sums.
+    (`measure.candidate.put_back` compares and restores them.)"""
+    import types
+
     out = {}
     for name in HARNESS:
-        first, *rest = name.split(".")
-        obj = sys.modules.get(first)
-        for part in rest:
-            obj = getattr(obj, part, None) if obj is not None else None
+        obj = resolve(name)
         if obj is not None:
             out[name] = obj
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return out
+    spaces = [(n, resolve(n)) for n in OPS]
+    spaces += [(f"torch.nn.{k}", c) for k, c in vars(torch.nn).items()
+               if isinstance(c, type) and issubclass(c, torch.nn.Module)]
+    if reference is not None:
+        home = sys.modules.get(reference.__module__)
+        if home is not None:
+            spaces += [(reference.__module__, home)]
+        spaces += [(f"{reference.__module__}.{reference.__name__}", reference)]
+    for prefix, space in spaces:
+        if space is None:
+            continue
+        for k, v in list(vars(space).items()):
+            if callable(v) and not isinstance(v, types.ModuleType) and "." not in k \
+                    and (not k.startswith("__") or k in OPERATORS or isinstance(space, type)):
+                out[f"{prefix}.{k}"] = v
+    for name in SWITCHES:
+        value = resolve(name)
+        if value is not None:
+            out[name] = value
     return out
+
+
+def resolve(name: str):
+    """What dotted `name` names now, through the imported modules (None where any part is missing);
+    an attribute of a class read from its own dictionary, as `harness` reads it (a static method
+    as itself, not the function it hands out)."""
+    first, *rest = name.split(".")
+    obj = sys.modules.get(first)
+    for part in rest:
+        if obj is None:
+            return None
+        obj = vars(obj).get(part, getattr(obj, part, None)) if isinstance(obj, type) else getattr(obj, part, None)
+    return obj
 
 
 def with_candidate(problem: Problem, path: Path | str) -> Problem:
@@ -186,7 +237,7 @@ def with_candidate(problem: Problem, path: Path | str) -> Problem:
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
-    before = problem.harness or harness()
+    before = problem.harness or harness(problem.reference)
     module = _import(path, "candidate")
     cls = getattr(module, CANDIDATE, None)
     if not isinstance(cls, type):

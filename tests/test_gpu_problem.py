@@ -1,0 +1,53 @@
+"""A kernel benchmark's problem graded on a real GPU (`roofline run problem.py new.py ...`): the
+honest candidates of tests/fixtures/problems/candidates are verified, timed and graded against the
+reference with no flag, and every cheat is flagged or refused as its first line says (those the
+CPU's check cannot catch among them: timed on the GPU), through the command line as a user types
+it. Skipped without a GPU or PyTorch with CUDA."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from roofline.cli import app
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device for PyTorch", allow_module_level=True)
+
+PROBLEMS = Path(__file__).resolve().parent / "fixtures" / "problems"
+CANDIDATES = PROBLEMS / "candidates"
+
+
+def _expected(path: Path) -> str:
+    return path.read_text().splitlines()[0].lstrip("# ").split(":")[0].split(" ")[0]
+
+
+def _grade(tmp_path, problem_file: str, prefix: str) -> tuple[int, dict, str]:
+    out = tmp_path / f"{prefix}.json"
+    files = sorted(str(p) for p in CANDIDATES.glob(f"{prefix}_*.py"))
+    r = CliRunner().invoke(app, ["run", str(PROBLEMS / problem_file), *files, "--out", str(out), "--budget", "0.3"])
+    doc = json.loads(out.read_text()) if out.exists() else {}
+    return r.exit_code, {e["name"]: e for e in doc.get("entries", [])}, r.output
+
+
+@pytest.mark.parametrize("problem_file, prefix", [("small_matmul.py", "matmul"), ("clamp.py", "clamp")])
+def test_every_candidate_gets_the_verdict_its_file_names(tmp_path, problem_file, prefix):
+    code, entries, output = _grade(tmp_path, problem_file, prefix)
+    assert "Traceback" not in output and entries, output
+    ref = entries.pop("reference")
+    assert ref["time_ms"] and ref["error"] is None and ref["flags"] == [], ref
+    for name, e in entries.items():
+        want = _expected(CANDIDATES / f"{name}.py")
+        got = [f["code"] for f in e["flags"]]
+        if want == "honest":
+            assert e["verified"] and e["error"] is None and got == [] and e["time_ms"], (name, e)
+            assert e["baseline"] == "reference" and e["baseline_ms"] == ref["time_ms"], (name, e)
+        elif want in ("fails", "wrong"):
+            assert not e["verified"] and e["error"], (name, e)
+        elif want == "not_graded":
+            assert e["share"] is None and (e["error"] or got), (name, e)
+        else:
+            assert want in got and e["share"] is None, (name, want, e)
