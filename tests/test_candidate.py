@@ -32,7 +32,10 @@ CASES = [("small_matmul.py", "matmul_honest.py"), ("small_matmul.py", "matmul_ca
          ("small_matmul.py", "matmul_patches_timer.py"), ("small_matmul.py", "matmul_patches_median.py"),
          ("small_matmul.py", "matmul_patches_reference.py"), ("small_matmul.py", "matmul_patches_forward.py"),
          ("small_matmul.py", "matmul_turns_tf32.py"), ("small_matmul.py", "matmul_every_other_call.py"),
-         ("small_matmul.py", "matmul_in_thread.py")]
+         ("small_matmul.py", "matmul_in_thread.py"), ("small_matmul.py", "matmul_patches_checker.py"),
+         ("clamp.py", "clamp_patches_op.py"), ("small_matmul.py", "matmul_fp16_reduction.py"),
+         ("small_matmul.py", "matmul_patches_operator.py"), ("small_matmul.py", "matmul_autocast.py"),
+         ("small_matmul.py", "matmul_skips_once_written.py"), ("small_matmul.py", "matmul_half_rows.py")]
 # Caught only where the calls are timed on a GPU (tests/test_gpu_problem.py): honest on the CPU's draws.
 GPU_CASES = [("small_matmul.py", "matmul_cached_by_pointer.py"), ("small_matmul.py", "matmul_cached_by_values.py"),
              ("small_matmul.py", "matmul_side_stream.py")]

@@ -210,6 +210,13 @@ def harness(reference: type | None = None) -> dict[str, object]:
             if callable(v) and not isinstance(v, types.ModuleType) and "." not in k \
                     and (not k.startswith("__") or k in OPERATORS or isinstance(space, type)):
                 out[f"{prefix}.{k}"] = v
+        if isinstance(space, type):  # what it inherits, which a name set on the class itself would hide
+            names = dir(space) if space is torch.Tensor else ("forward", "__call__", "_call_impl")
+            for k in names:
+                if f"{prefix}.{k}" not in out and (not k.startswith("__") or k in OPERATORS):
+                    v = getattr(space, k, None)
+                    if callable(v) and not isinstance(v, types.ModuleType):
+                        out[f"{prefix}.{k}"] = v
     for name in SWITCHES:
         value = resolve(name)
         if value is not None:
