@@ -105,6 +105,18 @@ def test_show_prints_the_phases_and_the_costliest(imported):
 
 
 @needs_reader
+def test_show_json_gives_each_timeline_its_phases(imported):
+    got = CliRunner().invoke(app, ["show", str(imported["wgmma_ws"]), "--json"])
+    assert got.exit_code == 0, got.output
+    (kernel,) = [k for k in json.loads(got.stdout)["kernels"] if k.get("timeline")]
+    phases = kernel["timeline"]["phases"]
+    assert [p["name"] for p in phases][-1] == "tail" and abs(sum(p["share"] for p in phases) - 1) < 1e-3
+    tail = phases[-1]
+    # the table's tail wave: 23 % of the time on 80 % of the SMs (test_show_prints_the_phases_and_the_costliest)
+    assert round(tail["share"], 3) == 0.233 and round(tail["busy"], 2) == 0.80
+
+
+@needs_reader
 def test_plot_kind_timeline_draws_the_kernels_with_one(imported, tmp_path):
     out = tmp_path / "t.png"
     got = CliRunner().invoke(app, ["plot", str(imported["wgmma_tma"]), "--kind", "timeline", "--out", str(out)])

@@ -41,8 +41,10 @@ class ProfileKind(WorkKind):
                 *timeline_lines(obj), *(map(Note, obj.notes) if notes else ())]
 
     def shown(self, paths: list[Path], docs: list):
+        from ..results.timeline import with_phases
+
         doc = docs[0]
-        return store.dump(doc), lambda width: self.view(doc, width)
+        return with_phases(store.dump(doc)), lambda width: self.view(doc, width)
 
     def shown_by(self, paths: list[Path], docs: list, key: str):
         if key == "kernel":

@@ -68,7 +68,9 @@ class RunKind(WorkKind):
         doc = docs[0]
         ahead = ([Note(f"{paths[0]} holds a size sweep: GFLOP/s at every size first, then the tables of the "
                        f"largest, {doc.problem.problem.text()}")] if doc.sweep else [])
-        document = store.dump(doc) if len(docs) == 1 else [store.dump(d) for d in docs]  # several precisions
+        from ..results.timeline import with_phases
+
+        document = with_phases(store.dump(doc) if len(docs) == 1 else [store.dump(d) for d in docs])  # several precisions
         return document, lambda width: [*ahead, *(x for d in docs for x in results_view(d, width, True))]
 
     def chart(self, request: ChartRequest, docs: list, notes: list[str]) -> list[str]:

@@ -113,3 +113,26 @@ def launch_timeline(x, device) -> Timeline | None:
         return Timeline.of(iv, f"Nsight Compute's PM sampling, one sample every {step * 1e3:,.0f} ns", closure)
     except ValueError:  # samples no model holds (a non-finite value): the launch keeps its counts, not its timeline
         return None
+
+
+def with_phases(document):
+    """`document` (a results file as dumped: dicts and lists) with each recorded timeline's phases
+    beside its samples (`phases`: name, intervals first and last, time µs and share of the run, SMs
+    busy, the busiest unit and its mean share, time at the roof µs), for `show --json`: derived from
+    the samples, not stored. A timeline the model cannot read is left as it is."""
+    if isinstance(document, list):
+        return [with_phases(x) for x in document]
+    if not isinstance(document, dict):
+        return document
+    out = {k: with_phases(v) for k, v in document.items()}
+    recorded = out.get("timeline")
+    if isinstance(recorded, dict) and "t_us" in recorded:
+        try:
+            found = Timeline.model_validate(recorded).phases()
+        except ValueError:
+            return out
+        out["timeline"] = {**recorded, "phases": [
+            {"name": p.name, "first": p.first, "last": p.last, "time_us": round(p.time_us, 3),
+             "share": round(p.share, 4), "busy": round(p.busy, 4), "roof": p.roof,
+             "roof_share": round(p.roof_share, 4), "at_roof_us": round(p.at_roof_us, 3)} for p in found]}
+    return out
