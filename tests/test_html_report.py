@@ -304,3 +304,23 @@ def test_a_sweeps_kernels_have_the_sweep_charts_colours():
     ladder = [t.name for t in sweep.data if t.name != "cuBLAS"]
     assert ladder and all(t.line.color == css_color(kernel_style(t.name, ladder.index(t.name), len(ladder))["color"])
                           for t in sweep.data if t.name != "cuBLAS")
+
+
+def test_kernels_with_a_timeline_get_their_runs_over_time_one_at_a_time():
+    path = PLOTS / "timeline-h200-bf16-8192.json"
+    doc = documents.load(path)
+    timed = doc.timed_kernels()
+    fig = html_report.build(doc, [path]).figures[html_report.TIMELINE_ID]
+    (menu,) = fig.layout.updatemenus
+    labels = [b.label for b in menu.buttons]
+    assert len(labels) == len(timed) == 4 and labels[:3] == ["wgmma_tma", "wgmma_ws", "wgmma_persistent"]
+    assert labels[3].startswith("nvjet_sm90_tst_320x128") and labels[3].endswith("coopB_NNT")  # cut in the middle
+    first = timed[0].timeline
+    shown = [t for t in fig.data if t.visible]
+    assert {t.name for t in shown} == {"SMs busy", "tensor pipe", "FMA pipe", "FP64 pipe", "DRAM", "L2 unit",
+                                       "L1tex unit"}
+    (tensor,) = [t for t in shown if t.name == "tensor pipe"]
+    assert list(tensor.y) == pytest.approx([100 * v for v in first.shares["tensor"]])
+    # its phases shaded, named with their share of the run
+    assert [s.label.text.split()[0] for s in fig.layout.shapes] == [p.name for p in first.phases()]
+    assert html_report.TIMELINE_ID not in html_report.build(documents.load(RUN), [RUN]).figures

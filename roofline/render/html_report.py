@@ -62,6 +62,8 @@ from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS, USER_COLORS, cs
 SUFFIXES = (".html", ".htm")
 CHART_ID = "roofline-chart"
 SWEEP_ID = "sweep-chart"
+TIMELINE_ID = "timeline-chart"
+TIMELINE_KERNELS = 10  # the longest kernels with a timeline, one at a time behind a menu
 # Point symbols per level: a run's (model and counted levels) and a profile's (counted levels).
 RUN_LEVELS = {level: symbol for level, (_, symbol) in RUN_MARKERS.items()}
 PROFILE_LEVELS = tuple((level, label, symbol) for level, label, _, symbol in PROFILE_MARKERS)
@@ -129,10 +131,60 @@ def build(doc: Results | ProfileResults, inputs: list[Path], measured: bool = Fa
         report = _profile(doc, set(highlight or ()))
     else:
         report = _run(doc, measured, set(highlight or ()))
+    timeline = _timelines(doc)
+    if timeline is not None:
+        report.figures[TIMELINE_ID] = timeline
     report.subtitle = f"from {sources}" + (f", written by {doc.tool}" if doc.tool else "") + \
         (f" on {doc.created}" if doc.created else "")
     report.notes = list(notes or []) + report.notes
     return report
+
+
+# --- timelines ----------------------------------------------------------------------------------
+
+def _timelines(doc: Results | ProfileResults):
+    """The kernels' runs over time (their recorded PM-sampling timelines, `results.timeline`), the
+    `TIMELINE_KERNELS` longest, one shown at a time behind a menu: each unit's share of its peak and
+    the share of the SMs busy against µs into the run, its phases shaded and named. None where no
+    kernel of `doc` records a timeline."""
+    import plotly.graph_objects as go
+
+    from ..model.timeline import ROOF_NAMES
+    from .timeline_chart import UNIT_COLORS
+
+    timed = doc.timed_kernels()[:TIMELINE_KERNELS]
+    if not timed:
+        return None
+    fig, owner, shapes, buttons = go.Figure(), [], [], []
+    for n, tk in enumerate(timed):
+        tl = tk.timeline
+        t = [a + d / 2 for a, d in zip(tl.t_us, tl.dt_us)]
+        series = [("SMs busy", tl.busy, "#444444", "dot")] + \
+                 [(ROOF_NAMES.get(u, u), v, UNIT_COLORS.get(u, "#7f7f7f"), "solid") for u, v in tl.shares.items()]
+        for name, values, color, dash in series:
+            fig.add_trace(go.Scatter(x=t, y=[100 * v for v in values], mode="lines", name=_h(name), visible=n == 0,
+                                     line=dict(color=color, dash=dash, width=1.4),
+                                     hovertemplate=f"{_h(name)}: %{{y:.0f}} %% at %{{x:.1f}} µs<extra></extra>"))
+            owner.append(n)
+        ends = [a + d for a, d in zip(tl.t_us, tl.dt_us)]
+        kernel_shapes = []
+        for i, ph in enumerate(tl.phases()):
+            kernel_shapes.append(dict(type="rect", xref="x", yref="paper", x0=tl.t_us[ph.first], x1=ends[ph.last],
+                                      y0=0, y1=1, fillcolor="#000000", opacity=0.04 * (1 + i % 2), line_width=0,
+                                      layer="below", label=dict(text=_h(f"{ph.name} {100 * ph.share:.0f} %"),
+                                                                textposition="top center", font=dict(size=10))))
+        shapes.append(kernel_shapes)
+    for n, tk in enumerate(timed):
+        title = _h(f"{middle_cut(tk.name, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}")
+        buttons.append(dict(label=_h(middle_cut(tk.name, 40)), method="update",
+                            args=[{"visible": [o == n for o in owner]}, {"shapes": shapes[n], "title.text": title}]))
+    fig.update_layout(
+        title=dict(text=buttons[0]["args"][1]["title.text"], font=dict(size=13)), shapes=shapes[0],
+        xaxis=dict(title="µs into the run (Nsight Compute's PM sampling)"),
+        yaxis=dict(title="% of peak (units); % of SMs busy", range=[0, 105]),
+        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15, yanchor="top")]
+        if len(buttons) > 1 else [], margin=dict(t=90), height=420)
+    return fig
 
 
 # --- runs ---------------------------------------------------------------------------------------
