@@ -169,12 +169,29 @@ def test_what_a_candidate_patches_is_named_and_put_back():
     import time
 
     clocks, median, elapsed = time.perf_counter, statistics.median, torch.cuda.Event.elapsed_time
-    for name, replaced in (("matmul_patches_timer.py", "time.perf_counter, torch.cuda.Event.elapsed_time"),
-                           ("matmul_patches_median.py", "statistics.median")):
+    for name, replaced in (("matmul_patches_timer.py", "time.perf_counter, torch.cuda.Event.elapsed_time when its file "
+                                                       "was imported:"),
+                           ("matmul_patches_median.py", "statistics.median:")):
         got = _check("small_matmul.py", name)
         (flag,) = got.flags
-        assert flag.code == "patched_harness" and flag.evidence.startswith(f"replaces {replaced}:")
+        assert flag.code == "patched_harness" and flag.evidence.startswith(f"replaces {replaced}"), flag
         assert time.perf_counter is clocks and statistics.median is median and torch.cuda.Event.elapsed_time is elapsed
+
+
+def test_each_candidates_import_is_charged_to_it_alone():
+    # every candidate of a grading is imported before any is checked: one file's patches at import
+    # are put back at once, charged to it, and never to the files checked before it
+    import time
+
+    clocks, matmul = time.perf_counter, torch.matmul
+    p = problem.load(PROBLEMS / "small_matmul.py")
+    honest = problem.with_candidate(p, CANDIDATES / "matmul_honest.py")
+    cheats = [problem.with_candidate(p, CANDIDATES / n) for n in ("matmul_patches_timer.py",
+                                                                  "matmul_patches_reference.py")]
+    assert time.perf_counter is clocks and torch.matmul is matmul
+    assert candidate.check(honest, device="cpu").verified
+    assert [f.code for f in candidate.check(cheats[0], device="cpu").flags] == ["patched_harness"]
+    assert [f.code for f in candidate.check(cheats[1], device="cpu").flags] == ["patched_reference"]
 
 
 def test_a_candidate_that_patched_the_harness_while_timed_is_refused():

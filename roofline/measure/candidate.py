@@ -28,11 +28,10 @@ next. Timing is not done here (`run` times a problem's candidate on the GPU).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 from ..model.integrity import Flag, cached_answer, inputs_modified
-from ..workload.problem import Problem
+from ..workload.problem import Problem, put_back
 
 DRAWS = 3
 TOLERANCES = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
@@ -79,40 +78,6 @@ class CandidateCheck:
     @property
     def verified(self) -> bool:
         return all(d.passed for d in self.draws) and not self.flags
-
-
-def put_back(before: dict[str, object]) -> list[str]:
-    """The names of `before` (`workload.problem.harness`) that now name something else (a switch:
-    hold another value), each put back as it was."""
-    from ..workload.problem import resolve
-
-    now = {name: resolve(name) for name in before}
-    changed = [name for name, obj in before.items()
-               if now[name] is not None and (_replaced(obj, now[name]) if callable(obj) else now[name] != obj)]
-    for name in changed:
-        owner, attr = name.rsplit(".", 1)
-        first, *rest = owner.split(".")
-        target = sys.modules.get(first)
-        for part in rest:
-            target = getattr(target, part, None)
-        if target is not None:
-            setattr(target, attr, before[name])
-    return changed
-
-
-def _replaced(before, now) -> bool:
-    """Whether callable `now` is not `before`; PyTorch's own wrapper of it (its `__wrapped__`, made by
-    a file of the torch package: `torch._dynamo` wraps `torch.manual_seed` when first imported) is
-    the same."""
-    if now is before:
-        return False
-    if getattr(now, "__wrapped__", None) is not before:
-        return True
-    import os
-
-    import torch
-    code = getattr(now, "__code__", None)
-    return code is None or not os.path.abspath(code.co_filename).startswith(os.path.dirname(torch.__file__) + os.sep)
 
 
 def patched_flags(changed: list[str], when: str = "") -> list[Flag]:
@@ -216,7 +181,9 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
         for f in patched_flags(put_back(problem.harness)):
             flag(f)
 
-    harness_kept()  # at its import or its construction
+    for f in patched_flags(list(problem.patched_at_import), " when its file was imported"):
+        flag(f)
+    harness_kept()  # in its construction
 
     for d in range(draws):
         inputs = problem.inputs(seed + 1 + d, device)

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from ..model.timing import Timing
 from ..workload.problem import Problem
-from .candidate import CandidateCheck, check, put_back
+from ..workload.problem import put_back
+from .candidate import CandidateCheck, check
 
 ROTATE = 4  # input draws the timed calls go through in turn
 MEMORY_SHARE = 0.25  # of the free GPU memory, at most, for the draws kept

@@ -100,7 +100,8 @@ class Problem:
     get_init_inputs: Callable[[], list]
     candidate: type | None = None
     candidate_path: Path | None = None
-    harness: dict[str, object] = field(default_factory=dict)  # `HARNESS` as it was before the candidate's import
+    harness: dict[str, object] = field(default_factory=dict)  # `harness()` as it was before the candidate's import
+    patched_at_import: tuple[str, ...] = ()  # what the candidate's import changed of it (put back at once)
 
     @property
     def name(self) -> str:
@@ -184,7 +185,7 @@ def harness(reference: type | None = None) -> dict[str, object]:
       compute what the candidate computes;
     - each of PyTorch's precision switches (`SWITCHES`) and its value: turned on, the FP32 products
       of both would run in TF32 or with reduced-precision sums.
-    (`measure.candidate.put_back` compares and restores them.)"""
+    (`put_back` compares and restores them.)"""
     import types
 
     out = {}
@@ -237,22 +238,57 @@ def resolve(name: str):
     return obj
 
 
+def put_back(before: dict[str, object]) -> list[str]:
+    """The names of `before` (`workload.problem.harness`) that now name something else (a switch:
+    hold another value), each put back as it was."""
+    now = {name: resolve(name) for name in before}
+    changed = [name for name, obj in before.items()
+               if now[name] is not None and (_replaced(obj, now[name]) if callable(obj) else now[name] != obj)]
+    for name in changed:
+        owner, attr = name.rsplit(".", 1)
+        first, *rest = owner.split(".")
+        target = sys.modules.get(first)
+        for part in rest:
+            target = getattr(target, part, None)
+        if target is not None:
+            setattr(target, attr, before[name])
+    return changed
+
+
+def _replaced(before, now) -> bool:
+    """Whether callable `now` is not `before`; PyTorch's own wrapper of it (its `__wrapped__`, made by
+    a file of the torch package: `torch._dynamo` wraps `torch.manual_seed` when first imported) is
+    the same."""
+    if now is before:
+        return False
+    if getattr(now, "__wrapped__", None) is not before:
+        return True
+    import os
+
+    import torch
+    code = getattr(now, "__code__", None)
+    return code is None or not os.path.abspath(code.co_filename).startswith(os.path.dirname(torch.__file__) + os.sep)
+
+
 def with_candidate(problem: Problem, path: Path | str) -> Problem:
-    """`problem` with the candidate class of file `path`, and `HARNESS` as it was before the file
-    was imported (`harness`). Raises UsageError for a file without `ModelNew`, or one that does not
+    """`problem` with the candidate class of file `path`, `harness()` as it was before the file was
+    imported, and what the import changed of it (`patched_at_import`), put back at once: each
+    candidate of a grading is imported in turn, and one file's changes must neither be charged to
+    another nor outlive its own check. Raises UsageError for a file without `ModelNew`, or one that does not
     import."""
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     before = problem.harness or harness(problem.reference)
     module = _import(path, "candidate")
+    changed = tuple(put_back(before))  # what its import changed, put back before the next file is imported
     cls = getattr(module, CANDIDATE, None)
     if not isinstance(cls, type):
         raise UsageError(f"{path}: a candidate defines class {CANDIDATE} (taking {problem.name}'s constructor "
                          "arguments); it has none")
     from dataclasses import replace
 
-    return replace(problem, candidate=cls, candidate_path=path, harness=before)
+    return replace(problem, candidate=cls, candidate_path=path, harness=before, patched_at_import=changed)
 
 
 def precision_of(op: str, dtype) -> str:
