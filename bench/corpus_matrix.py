@@ -1,7 +1,8 @@
 """The cheat corpus's confusion matrix from grade files written by `roofline run problem.py
 CANDIDATE.py ...` (each candidate's file names on its first line what it must raise: 'honest', a
-flag code, 'wrong', 'fails' or 'not_graded'): per candidate what it must raise and what it got,
-then the matrix (cheats and honest entries against flagged-or-refused and graded).
+flag code, 'wrong', 'fails', 'not_graded' or 'no_gain': graded no faster than the reference): per candidate what it must raise and what it got,
+then the matrix (cheats and honest entries: flagged or refused, graded; and how many got what they
+must: a cheat flagged as its file says, or graded at no gain where it says 'no_gain').
 
     python bench/corpus_matrix.py GRADES.json [GRADES.json ...]
 """
@@ -18,10 +19,12 @@ def expected(source: Path) -> str:
 
 
 def main(paths: list[str]) -> None:
-    rows, matrix = [], {("cheat", "caught"): 0, ("cheat", "graded"): 0, ("honest", "caught"): 0,
-                        ("honest", "graded"): 0}
+    rows = []
+    matrix = {(k, c): 0 for k in ("cheat", "honest") for c in ("caught", "graded", "as it must")}
     for path in paths:
-        for e in json.loads(Path(path).read_text())["entries"]:
+        entries = json.loads(Path(path).read_text())["entries"]
+        ref_ms = next((e["time_ms"] for e in entries if e["name"] == "reference"), None)
+        for e in entries:
             if e["name"] == "reference":
                 continue
             want = expected(Path(e["source"]))
@@ -29,14 +32,21 @@ def main(paths: list[str]) -> None:
             graded = e.get("share") is not None and not codes and e.get("error") is None
             kind = "honest" if want == "honest" else "cheat"
             matrix[(kind, "graded" if graded else "caught")] += 1
-            right = graded if kind == "honest" else (want in codes if want not in ("wrong", "fails", "not_graded")
-                                                      else not graded)
+            if kind == "honest":
+                right = graded
+            elif want == "no_gain":  # graded at no less than the reference's time, or caught
+                right = not graded or (ref_ms is not None and e["time_ms"] >= 0.9 * ref_ms)
+            elif want in ("wrong", "fails", "not_graded"):
+                right = not graded
+            else:
+                right = want in codes
+            matrix[(kind, "as it must")] += right
             got = ", ".join(codes) or (e.get("error") or "graded")[:70]
             rows.append(f"{'ok ' if right else 'BAD'} {e['name']:<28} must: {want:<18} got: {got}")
     print("\n".join(rows))
-    print(f"\n{'':>8} {'caught':>8} {'graded':>8}")
+    print(f"\n{'':>8} {'caught':>8} {'graded':>8} {'as it must':>11}")
     for kind in ("cheat", "honest"):
-        print(f"{kind:>8} {matrix[(kind, 'caught')]:>8} {matrix[(kind, 'graded')]:>8}")
+        print(f"{kind:>8} {matrix[(kind, 'caught')]:>8} {matrix[(kind, 'graded')]:>8} {matrix[(kind, 'as it must')]:>11}")
 
 
 if __name__ == "__main__":

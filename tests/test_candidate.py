@@ -229,3 +229,32 @@ def test_a_candidate_whose_work_outlives_its_events_is_flagged():
     fine = grading.problem_entry(ProblemRun("matmul_honest", "m.py", False, check, timing, async_ms=(0.010, 0.03)),
                                  p.name, found.work, from_preset("h200"), 0.005)
     assert fine.graded and fine.flags == []
+
+
+def test_each_timed_call_gets_a_rolled_copy_new_at_every_place():
+    from roofline.measure.problem_grade import rolled
+
+    x, idx = torch.randn(64, 32), torch.randint(0, 10, (500,))
+    draw = [x, idx, 3, torch.tensor([2.0])]
+    for k in (1, 7, 2047):
+        got = rolled(draw, k)
+        assert got[2] == 3 and got[3] is draw[3]  # a number and a one-element tensor as they are
+        assert got[0].shape == x.shape and got[0].data_ptr() != x.data_ptr()
+        assert not torch.equal(got[0], x) and torch.equal(got[0].flatten().sort().values, x.flatten().sort().values)
+        assert int(got[1].min()) >= 0 and int(got[1].max()) < 10  # indices stay indices
+        assert torch.equal(got[0].flatten()[k], x.flatten()[0])
+
+
+def test_the_audit_checks_the_very_instance_that_was_timed():
+    # what an instance keeps (answers by input address) is caught only on that instance: new values
+    # in the buffers it has seen
+    p = problem.with_candidate(problem.load(PROBLEMS / "small_matmul.py"), CANDIDATES / "matmul_cached_by_pointer.py")
+    reference, timed = p.model(0), p.model(0, candidate=True)
+    a, b = p.inputs(5)
+    timed(a, b)  # as in the timing: its answer kept by address
+    a.copy_(torch.randn_like(a))
+    b.copy_(torch.randn_like(b))
+    after = candidate.check(p, device="cpu", on=[[a, b]], models=(reference, timed))
+    assert not after.draws[0].passed
+    fresh = candidate.check(p, device="cpu", on=[[a.clone(), b.clone()]])  # a new instance keeps nothing
+    assert fresh.draws[0].passed

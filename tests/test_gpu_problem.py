@@ -49,5 +49,7 @@ def test_every_candidate_gets_the_verdict_its_file_names(tmp_path, problem_file,
             assert not e["verified"] and e["error"], (name, e)
         elif want == "not_graded":
             assert e["share"] is None and (e["error"] or got), (name, e)
+        elif want == "no_gain":  # graded, at no less than the reference's time, or caught
+            assert e["share"] is None or e["time_ms"] >= 0.9 * ref["time_ms"], (name, e)
         else:
             assert want in got and e["share"] is None, (name, want, e)

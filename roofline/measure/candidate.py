@@ -162,14 +162,18 @@ def _compare(name: str, got, want) -> tuple[OutputResult, list[Flag]]:
                         None if passed else f"relative error {err:.3g} above {tolerance:g}"), flags
 
 
-def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int = 0) -> CandidateCheck:
+def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int = 0,
+          on: list[list] | None = None, models: tuple | None = None) -> CandidateCheck:
     """`problem`'s candidate (loaded with it: `workload.problem.with_candidate`) against its
-    reference on `draws` draws from `seed` on `device`, as the module says. Raises UsageError where
-    no candidate is loaded; a constructor that raises propagates (the caller names the file)."""
+    reference on `draws` draws from `seed` on `device`, as the module says; or on the inputs
+    `on` (one list of arguments per draw), with `models` (the reference and the candidate as
+    built, e.g. the very instance that was timed, whatever it keeps) instead of new ones. Raises
+    UsageError where no candidate is loaded; a constructor that raises propagates (the caller names
+    the file)."""
     import torch
 
-    reference = problem.model(seed, device=device)
-    candidate = problem.model(seed, candidate=True, device=device)
+    reference, candidate = models or (problem.model(seed, device=device),
+                                      problem.model(seed, candidate=True, device=device))
     results, flags = [], {}
     before: tuple[list, list] | None = None  # the previous draw's candidate and reference outputs
 
@@ -185,8 +189,8 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
         flag(f)
     harness_kept()  # in its construction
 
-    for d in range(draws):
-        inputs = problem.inputs(seed + 1 + d, device)
+    for d in range(len(on) if on is not None else draws):
+        inputs = on[d] if on is not None else problem.inputs(seed + 1 + d, device)
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         kept = [x.clone() for x in tensors]
         given = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]  # the reference's own copies

@@ -2,12 +2,17 @@
 candidate checked against the reference (`measure.candidate`, on the GPU), then the reference and
 every candidate that passed timed as `run` times a graded callable (`graded._in_rounds`: in
 rounds behind a hold, the L2 flushed ahead of each call, CUDA events around it), each call on
-its own inputs: `ROTATE` draws made before the timing (new values and new tensors, so that an
-answer kept by input pointer or by the inputs' values is not handed back), used in turn; and
-after the timing one more draw checked (a candidate that stops computing once checked is caught),
-and the harness's timers and statistics looked at (one the candidate replaced while it was timed is
-put back and flagged). Its calls are timed once more from an idle device, by the events and by the
-wall clock to the whole device idle: work left on a stream of its own shows as a gap.
+inputs of its own: one draw made before the timing, and ahead of each call (outside its events) a
+new copy of it rolled by one more place (`rolled`: new values at every place, in a new tensor), so
+that no answer kept by input pointer or by the inputs' values is ever the right one. After the
+timing:
+- the very instance that was timed is checked on a rolled copy at a place drawn at random, and on
+  a new draw (an answer kept by pointer or value, or a candidate that stops computing once
+  checked, is caught);
+- the harness's timers and statistics and the reference's ops are looked at (what the candidate
+  replaced while it was timed is put back and flagged);
+- its calls are timed once more from an idle device, by the events and by the wall clock to the
+  whole device idle: work left on a stream of its own shows as a gap.
 
 Each is one entry of a grade file (`grading.problem_entry`), the reference first: its work and
 compulsory bytes the reference's own (`workload.problem.work`, read on the meta device), its
@@ -24,8 +29,6 @@ from ..workload.problem import Problem
 from ..workload.problem import put_back
 from .candidate import CandidateCheck, check
 
-ROTATE = 4  # input draws the timed calls go through in turn
-MEMORY_SHARE = 0.25  # of the free GPU memory, at most, for the draws kept
 
 
 @dataclass
@@ -48,23 +51,22 @@ class ProblemRun:
         return self.reference or (self.check is not None and self.check.verified and not self.audit)
 
 
-def _draws(problem: Problem, seed: int) -> list[list]:
-    """Up to `ROTATE` draws of the inputs on the GPU, as many as fit in `MEMORY_SHARE` of the free
-    memory (one at least)."""
+def rolled(draw: list, k: int) -> list:
+    """`draw` (a forward's arguments) with each tensor of more than one element rolled by `k` places
+    over its flattened elements (`torch.roll`, a new tensor): new values at every place for any `k`
+    short of its size, the same values overall, so an index stays an index; other arguments as
+    they are."""
     import torch
 
-    first = problem.inputs(seed, "cuda")
-    size = sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor))
-    free, _ = torch.cuda.mem_get_info()
-    count = max(1, min(ROTATE, int(MEMORY_SHARE * free // max(size, 1))))
-    return [first] + [problem.inputs(seed + i, "cuda") for i in range(1, count)]
+    return [torch.roll(x, k) if isinstance(x, torch.Tensor) and x.numel() > 1 else x for x in draw]
 
 
-def _timed(model, draws: list[list], l2_bytes: int | None, budget_s: float | None,
+def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
            full_clock_share: float | None) -> tuple[Timing | None, str | None, tuple[float, float] | None]:
-    """The timing of `model` called on `draws` in turn (or the error of a call), and the events'
-    and the wall clock's time of its calls from an idle device (`graded.wall_and_events`: work left
-    on a stream of its own, which the events on the caller's stream do not see)."""
+    """The timing of `model` called on a new rolled copy of `draw` each time (`rolled`, made ahead of
+    the call with the L2 flush, outside its events), or the error of a call; and the events' and
+    the wall clock's time of its calls from an idle device (`graded.wall_and_events`: work left on
+    a stream of its own, which the events on the caller's stream do not see)."""
     import itertools
 
     import torch
@@ -72,17 +74,20 @@ def _timed(model, draws: list[list], l2_bytes: int | None, budget_s: float | Non
     from .graded import _first_line, _in_rounds, wall_and_events
     from .timing import l2_flush
 
-    turn = itertools.cycle(range(len(draws)))
+    places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
+
+    def before():
+        flush()
+        current[0] = rolled(draw, next(places))
 
     def call():
         with torch.no_grad():
-            model(*draws[next(turn)])
+            model(*current[0])
 
-    flush = l2_flush(l2_bytes)
-    timing, error = _in_rounds(call, flush, budget_s, None, full_clock_share)
+    timing, error = _in_rounds(call, before, budget_s, None, full_clock_share)
     if error is not None:
         return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None
-    return timing, None, wall_and_events(call, flush)
+    return timing, None, wall_and_events(call, before)
 
 
 def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, budget_s: float | None = None,
@@ -94,10 +99,12 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
 
     from .graded import _first_line
 
-    draws = _draws(problem, seed + 1000)
+    import random
+
+    draw = problem.inputs(seed + 1000, "cuda")
     reference = problem.model(seed, device="cuda")
     runs = [ProblemRun("reference", str(problem.path), True)]
-    runs[0].timing, runs[0].error, runs[0].async_ms = _timed(reference, draws, l2_bytes, budget_s, full_clock_share)
+    runs[0].timing, runs[0].error, runs[0].async_ms = _timed(reference, draw, l2_bytes, budget_s, full_clock_share)
     for p in candidates:
         run = ProblemRun(p.candidate_path.stem if p.candidate_path else "candidate", str(p.candidate_path), False)
         runs.append(run)
@@ -106,10 +113,11 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
             if not run.check.verified:
                 continue
             model = p.model(seed, candidate=True, device="cuda")
-            run.timing, run.error, run.async_ms = _timed(model, draws, l2_bytes, budget_s, full_clock_share)
+            run.timing, run.error, run.async_ms = _timed(model, draw, l2_bytes, budget_s, full_clock_share)
             run.patched = put_back(p.harness)
-            if run.error is None:  # once more after the timing, on a draw it has not seen
-                after = check(p, "cuda", draws=1, seed=seed + 2000)
+            if run.error is None:  # the instance timed, on a rolled copy at a place of chance and on a new draw
+                audits = [rolled(draw, random.randrange(1, 1 << 30)), p.inputs(seed + 2000, "cuda")]
+                after = check(p, "cuda", on=audits, models=(reference, model))
                 run.audit = [o.name for d in after.draws for o in d.outputs if not o.passed] + \
                             [d.error for d in after.draws if d.error]
         except Exception as exc:  # its constructor or a call outside the check raised
