@@ -258,3 +258,16 @@ def test_the_audit_checks_the_very_instance_that_was_timed():
     assert not after.draws[0].passed
     fresh = candidate.check(p, device="cpu", on=[[a.clone(), b.clone()]])  # a new instance keeps nothing
     assert fresh.draws[0].passed
+
+
+def test_outputs_are_compared_a_chunk_at_a_time_as_if_whole(monkeypatch):
+    want = torch.randn(1000, 37)
+    got = want + 1e-3 * torch.randn(1000, 37)
+    whole, _ = candidate._compare("output 0", got, want)
+    monkeypatch.setattr(candidate, "CHUNK", 999)  # 38 chunks, the last one short
+    chunked, _ = candidate._compare("output 0", got, want)
+    exact = float(torch.linalg.vector_norm((got - want).double()) / torch.linalg.vector_norm(want.double()))
+    assert chunked.rel_error == pytest.approx(exact, rel=1e-12) and whole.rel_error == pytest.approx(exact, rel=1e-12)
+    got[999, 36] = float("nan")
+    bad, _ = candidate._compare("output 0", got, want)
+    assert not bad.passed and bad.reason == "1 of 37,000 elements NaN or infinite"
