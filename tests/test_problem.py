@@ -73,6 +73,24 @@ def test_a_problem_written_for_a_gpu_is_read_without_one():
 
 
 @needs_torch
+def test_an_attention_is_read_at_its_inputs_precision_and_causal_share():
+    w = problem.work(problem.load(PROBLEMS / "attention_causal_fp16.py"))
+    b, h, n, d = 4, 16, 2048, 64
+    full = 2 * (2 * b * h * n * n * d)  # Q K^T and P V
+    assert w.work.flops == {"fp16_tensor": pytest.approx(full * (n + 1) / (2 * n))}
+    assert "causal: 0.500 of its products" in w.work.source
+    assert w.work.bytes_read == 3 * 2 * b * h * n * d and w.work.bytes_written == 2 * b * h * n * d
+
+
+@needs_torch
+def test_a_weight_held_as_a_plain_attribute_is_read():
+    w = problem.work(problem.load(PROBLEMS / "held_weight.py"))
+    assert w.work.flops == {"fp32": 2 * 2048 * 1024 * 1024}
+    assert w.work.bytes_read == 4 * (2048 * 1024 + 1024 * 1024)
+    assert [t.name for t in w.parameters] == ["attribute w"]
+
+
+@needs_torch
 def test_a_gather_reads_the_rows_it_returns_not_its_table():
     w = problem.work(problem.load(PROBLEMS / "embedding_rows.py"))
     rows = 8 * 512 * 4096 * 4

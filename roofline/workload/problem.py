@@ -340,6 +340,7 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
     reads: dict[int, float] = {}  # a source's place -> the most bytes one op read of it
     sizes: list[int] = []  # each source's bytes, by place
     alive: list = []  # views kept, so that no id is reused while counting
+    attention: dict = {}  # while an attention runs: the precision key and causal share of its products
 
     class Counter(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -353,6 +354,8 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
                 n = float(flop_registry[packet](*shapes[0], **shapes[1], out_val=shapes[2]))
                 first = next((a for a in args if isinstance(a, torch.Tensor)), None)
                 key = precision_of(packet.__name__, first.dtype if first is not None else torch.float32)
+                if attention:  # inside an attention: its inputs' precision, its causal share
+                    key, n = attention["key"], n * attention["share"]
                 flops[key] = flops.get(key, 0.0) + n
                 counted[packet.__name__] = counted.get(packet.__name__, 0.0) + n
             return out
@@ -381,12 +384,14 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
     except Exception as exc:
         raise UsageError(f"{problem.path}: building the reference or its inputs raised "
                          f"{type(exc).__name__}: {_first(exc)}") from None
-    sources = [a for a in args if isinstance(a, torch.Tensor)] + [*model.parameters(), *model.buffers()]
+    held = _held_tensors(model)
+    sources = [a for a in args if isinstance(a, torch.Tensor)] + [*model.parameters(), *model.buffers()] + \
+        [t for _, t in held]
     for place, t in enumerate(sources):
         known[id(t)] = (place, 1.0)
         sizes.append(int(t.numel()) * t.element_size())
     try:
-        with torch.no_grad(), Counter():
+        with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention), Counter():
             got = model(*args)
     except Exception as exc:
         raise UsageError(f"{problem.path}: its forward cannot run on PyTorch's meta device (shapes without data), "
@@ -403,14 +408,70 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
     inputs = tuple(tensor(f"input {i}", a) for i, a in enumerate(args) if isinstance(a, torch.Tensor))
     scalars = tuple(a for a in args if not isinstance(a, torch.Tensor))
     state = [*model.named_parameters(), *model.named_buffers()]
-    parameters = tuple(tensor(f"parameter {n}", p) for n, p in state)
+    parameters = tuple(tensor(f"parameter {n}", p) for n, p in state) + \
+        tuple(tensor(f"attribute {n}", t) for n, t in held)
     outputs = tuple(tensor(f"output {i}", o) for i, o in enumerate(outs))
     what = (f"{', '.join(sorted(counted))} counted by PyTorch's FLOP counter" if counted
             else "no op PyTorch's FLOP counter knows (its bytes are its speed of light)")
     source = (f"the reference on PyTorch's meta device: {what}; bytes: what it reads of its inputs, parameters and "
               "buffers (a gather's rows, not its whole table), once, and its outputs written once")
+    if attention.get("seen"):
+        source += f"; {attention['seen']}"
     w = Work(flops, float(sum(reads.values())), float(sum(t.nbytes for t in outputs)), source)
     return ProblemWork(w.check(), inputs, outputs, parameters, scalars, counted)
+
+
+def _held_tensors(model) -> list[tuple[str, object]]:
+    """The tensors `model`'s modules hold as plain attributes (`self.w = torch.randn(...)`: neither a
+    parameter nor a buffer), by dotted name: the forward reads them as it reads its parameters."""
+    import torch
+
+    return [(f"{prefix}.{k}" if prefix else k, v) for prefix, m in model.named_modules()
+            for k, v in vars(m).items() if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)]
+
+
+@contextlib.contextmanager
+def _no_device_sync():
+    """`torch.cuda.synchronize` a no-op while the forward runs on the meta device (nothing runs on a
+    GPU there, and a machine without one would refuse it)."""
+    import torch
+
+    saved = torch.cuda.synchronize
+    torch.cuda.synchronize = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        torch.cuda.synchronize = saved
+
+
+def _attention_read(state: dict):
+    """A PyTorch function mode under which each `scaled_dot_product_attention` fills `state` while
+    it runs: 'key', the precision of its query (on the meta device PyTorch computes its products in
+    FP32, where a GPU's kernels run them on the tensor cores of the inputs' type), and 'share', the
+    share of the score matrix a causal attention computes (the pairs with the key at or before the
+    query, PyTorch's top-left alignment; 1 without `is_causal`). 'seen' says what was read."""
+    import torch
+    import torch.nn.functional as F
+    from torch.overrides import TorchFunctionMode
+
+    class AttentionRead(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func is not F.scaled_dot_product_attention or state.get("key"):
+                return func(*args, **kwargs)
+            q, k = args[0], args[1]
+            causal = bool(kwargs.get("is_causal", args[5] if len(args) > 5 else False))
+            lq, lk = int(q.shape[-2]), int(k.shape[-2])
+            share = sum(min(i + 1, lk) for i in range(lq)) / (lq * lk) if causal and lq and lk else 1.0
+            state.update(key=precision_of("bmm", q.dtype), share=share)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                state.pop("key"), state.pop("share")
+                state["seen"] = ("scaled_dot_product_attention at its inputs' precision"
+                                 + (f", causal: {share:.3f} of its products" if causal else ""))
+
+    return AttentionRead()
 
 
 def _on_meta(problem: Problem, seed: int):
