@@ -132,7 +132,12 @@ def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch, driv
     (("--out", ""), "cannot write .: it is a folder; give a file name"),  # Typer reads "" as "."
     (("--out", "/proc/r.json"), "folder /proc is not writable"),
     (("--out", "/dev/null"), "cannot write /dev/null: it is a device, pipe or socket, not a file"),
-    (("--all", "true"), "'true': give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION or a spec file .toml"),
+    (("--all", "true"), "true: no such file; give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION, a spec file .toml, "
+                        "or a problem.py"),
+    (("tests/fixtures/problems/candidates/matmul_honest.py", "tests/fixtures/problems/small_matmul.py"),
+     "tests/fixtures/problems/candidates/matmul_honest.py is a candidate (a ModelNew); give its problem first: "
+     "roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_honest.py ..."),
+    (("README.md",), "README.md: not a file roofline runs; give a .cu file"),
 ])
 def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
     assert_usage_error(invoke("run", *args), needle)
@@ -335,6 +340,13 @@ def test_show_says_a_sweep_file_holds_every_size():
 def test_a_thread_tile_that_does_not_divide_the_block_tile_is_refused_in_the_listing():
     assert_usage_error(invoke("kernels", "--autotuned-tile", "1,2,3,4,5", "--gpu", "h200", "--model-only"),
                        "autotuned: TM = 4 does not divide BM = 1")
+
+
+def test_kernels_refuses_files_it_cannot_list_and_sizes_a_problem_has_of_its_own():
+    assert_usage_error(invoke("kernels", "README.md", "--gpu", "h200"),
+                       "README.md: kernels lists CUDA files (.cu, .cuh) or a kernel benchmark's problems (.py)")
+    assert_usage_error(invoke("kernels", "tests/fixtures/problems/clamp.py", "--size", "8192", "--gpu", "h200"),
+                       "a problem file lists its own sizes and types: --size, --declare, --ladder and --dtype")
 
 
 @pytest.mark.parametrize("suffix", ["png", "svg", "pdf"])

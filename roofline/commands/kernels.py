@@ -62,7 +62,14 @@ def command(
     (FILE.cu): traffic model and, for a target, registers, local (spill) and shared memory and
     occupancy, compiled offline (no GPU needed) through NVRTC, or your files through nvcc with
     --compiler nvcc (--compile-option adds options)."""
+    for p in sources or []:
+        if Path(p).suffix not in (".cu", ".cuh", ".py"):
+            raise UsageError(f"{p}: kernels lists CUDA files (.cu, .cuh) or a kernel benchmark's problems (.py); "
+                             "this is neither")
     if sources and any(Path(p).suffix == ".py" for p in sources):
+        if size or autotuned_tile is not None or declare or ladder_kind or dtype:
+            raise UsageError("a problem file lists its own sizes and types: {size}, {declare}, {ladder} and {dtype} "
+                             "do not apply to it", "size", ["declare", "ladder", "dtype"])
         present(problems_view(list(sources), gpu), as_json)
         return
     problem = gemm.gemm_problems(size)[0]

@@ -175,7 +175,7 @@ def command(
     callables = [t for t in targets if t not in kernel_files]
     for t in callables:  # what is no kernel file must name a callable or a spec
         if ":" not in t and not t.endswith(".toml"):
-            raise UsageError(f"{t!r}: give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION or a spec file .toml")
+            raise UsageError(_not_a_target(t, targets))
     users = gemm.user_kernels([Path(t) for t in kernel_files], gemm.declared(declare),
                               gemm.compile_settings(compiler, compile_option))
     graded = bool(callables) or any(u.workload for u in users)
@@ -209,6 +209,23 @@ def command(
                      ladder=not users or all_kernels or bool(kernel), ragged=not no_ragged, gpu=device,
                      ladder_kind=ladder_kind, dtype=dtype, energy=energy, timing=timing)
     present(view(report, out, sweep=sweep is not None), as_json)
+
+
+def _not_a_target(target: str, targets: list[str]) -> str:
+    """Why `target` is neither a kernel file, a callable, a spec nor a kernel benchmark's problem:
+    a missing file, a candidate given before its problem, or a file of another kind."""
+    path = Path(target)
+    kinds = "a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION, a spec file .toml, or a problem.py and its candidates"
+    if not path.exists():
+        return f"{target}: no such file; give {kinds}"
+    if _is_candidate(target):
+        problems = [t for t in targets if _is_problem(t)]
+        return (f"{target} is a candidate (a ModelNew); give its problem first: roofline run "
+                f"{problems[0] if problems else 'PROBLEM.py'} {target} ...")
+    if path.suffix == ".py":
+        return (f"{target}: a Python file names its callable (FILE.py:FUNCTION), or is a problem (a class Model with "
+                "get_inputs and get_init_inputs)")
+    return f"{target}: not a file roofline runs; give {kinds}"
 
 
 def _is_problem(target: str) -> bool:

@@ -515,5 +515,7 @@ def _kept_off_cuda(target: str):
     return KeptOffCuda()
 
 
-def _first(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+def _first(exc: BaseException, limit: int = 240) -> str:
+    """The first line of `exc`'s message, cut at a word before `limit` characters (marked '...')."""
+    line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0] + " ..."
