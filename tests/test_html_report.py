@@ -321,6 +321,10 @@ def test_kernels_with_a_timeline_get_their_runs_over_time_one_at_a_time():
                                        "L1tex unit"}
     (tensor,) = [t for t in shown if t.name == "tensor pipe"]
     assert list(tensor.y) == pytest.approx([100 * v for v in first.shares["tensor"]])
-    # its phases shaded, named with their share of the run
-    assert [s.label.text.split()[0] for s in fig.layout.shapes] == [p.name for p in first.phases()]
+    # its phases shaded, those of 3 % of the run or more named with their share of it
+    phases = first.phases()
+    assert len(fig.layout.shapes) == len(phases)
+    assert [s.label.text for s in fig.layout.shapes] == [f"{p.name} {100 * p.share:.0f} %" if p.share >= 0.03 else ""
+                                                         for p in phases]
+    assert fig.layout.shapes[0].label.text == "" and fig.layout.shapes[1].label.text == "steady 97 %"
     assert html_report.TIMELINE_ID not in html_report.build(documents.load(RUN), [RUN]).figures

@@ -27,7 +27,10 @@ class WorkKind(ReadKind):
         from ..errors import UsageError
         from ..render import timeline_chart
 
-        if len(docs) > 1 or request.highlight or request.as_html:
+        if request.as_html:
+            raise UsageError("{kind} timeline draws a .png, .svg or .pdf; the HTML report shows the kernels' runs "
+                             "over time already: roofline plot FILE --out report.html", "kind")
+        if len(docs) > 1 or request.highlight:
             raise UsageError("{kind} timeline draws one file's kernels over their runs as a .png, .svg or .pdf, "
                              "without {highlight}", "kind", ["highlight"])
         timed = docs[0].timed_kernels()

@@ -150,7 +150,7 @@ def _timelines(doc: Results | ProfileResults):
     import plotly.graph_objects as go
 
     from ..model.timeline import ROOF_NAMES
-    from .timeline_chart import UNIT_COLORS
+    from .timeline_chart import LABELLED_FROM, PHASE_COLORS, UNIT_COLORS
 
     timed = doc.timed_kernels()[:TIMELINE_KERNELS]
     if not timed:
@@ -168,11 +168,13 @@ def _timelines(doc: Results | ProfileResults):
             owner.append(n)
         ends = [a + d for a, d in zip(tl.t_us, tl.dt_us)]
         kernel_shapes = []
-        for i, ph in enumerate(tl.phases()):
+        for ph in tl.phases():
+            named = ph.share >= LABELLED_FROM  # a shorter phase is in the table of `show`, not named over its neighbour
             kernel_shapes.append(dict(type="rect", xref="x", yref="paper", x0=tl.t_us[ph.first], x1=ends[ph.last],
-                                      y0=0, y1=1, fillcolor="#000000", opacity=0.04 * (1 + i % 2), line_width=0,
-                                      layer="below", label=dict(text=_h(f"{ph.name} {100 * ph.share:.0f} %"),
-                                                                textposition="top center", font=dict(size=10))))
+                                      y0=0, y1=1, fillcolor=PHASE_COLORS[ph.name], opacity=0.6, line_width=0,
+                                      layer="below", label=dict(text=_h(f"{ph.name} {100 * ph.share:.0f} %") if named
+                                                                else "", textposition="top center",
+                                                                font=dict(size=10))))
         shapes.append(kernel_shapes)
     for n, tk in enumerate(timed):
         title = _h(f"{middle_cut(tk.name, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}")
@@ -180,8 +182,9 @@ def _timelines(doc: Results | ProfileResults):
                             args=[{"visible": [o == n for o in owner]}, {"shapes": shapes[n], "title.text": title}]))
     fig.update_layout(
         title=dict(text=buttons[0]["args"][1]["title.text"], font=dict(size=13)), shapes=shapes[0],
-        xaxis=dict(title="µs into the run (Nsight Compute's PM sampling)"),
-        yaxis=dict(title="% of peak (units); % of SMs busy", range=[0, 105]),
+        xaxis=dict(title="µs from the first busy interval (Nsight Compute's PM sampling)", gridcolor="#eeeeee"),
+        yaxis=dict(title="% of peak (units); % of SMs busy", range=[0, 115], tickvals=[0, 25, 50, 75, 100],
+                   gridcolor="#eeeeee"), plot_bgcolor="white",
         updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15, yanchor="top")]
         if len(buttons) > 1 else [], margin=dict(t=90), height=420)
     return fig

@@ -24,7 +24,7 @@ from .text import middle_cut
 TOP = 6
 UNIT_COLORS = {"tensor": "#d62728", "fma": "#ff7f0e", "fp64": "#8c564b", "dram": "#1f77b4", "l2": "#17becf",
                "l1": "#2ca02c"}
-PHASE_COLORS = {"fill": "#fdd0a2", "steady": "#ffffff", "drain": "#c7e9c0", "tail": "#d9d9d9"}
+PHASE_COLORS = {"fill": "#fdd0a2", "steady": "#ffffff", "drain": "#c7e9c0", "tail": "#c6dbef"}
 LABELLED_FROM = 0.03  # a phase is named over the timeline from this share of the time
 SHOWN_FROM = 0.02  # a unit that never reaches this share of its peak is left off the timeline
 
@@ -125,7 +125,8 @@ def render(doc, top: int = TOP):
             if max(values, default=0.0) >= SHOWN_FROM:
                 over.plot(t, [100 * v for v in values], color=UNIT_COLORS.get(unit, "#7f7f7f"), linewidth=0.8,
                           label=ROOF_NAMES.get(unit, unit))
-        for p in tl.phases():
+        found = tl.phases()
+        for p in found:
             start, end = iv.t_us[p.first], iv.t_us[p.last] + iv.dt_us[p.last]
             if p.name != "steady":
                 over.axvspan(start, end, color=PHASE_COLORS[p.name], alpha=0.6, zorder=0, linewidth=0)
@@ -140,7 +141,7 @@ def render(doc, top: int = TOP):
         over.tick_params(labelsize=7)
         from matplotlib.patches import Patch
         handles, labels = over.get_legend_handles_labels()
-        for name in ("fill", "drain", "tail"):
+        for name in [n for n in ("fill", "drain", "tail") if any(p.name == n for p in found)]:
             handles.append(Patch(color=PHASE_COLORS[name], alpha=0.6))
             labels.append(text(name if name != "tail" else "tail wave"))
         over.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
