@@ -132,11 +132,16 @@ class Problem:
     def inputs(self, seed: int = 0, device: str = "cpu") -> list:
         """One draw of the forward's arguments: seed set, `get_inputs()` with `device` PyTorch's
         default (a CUDA device: its tensors made there, not drawn on the host and copied: a
-        6 GB input in milliseconds), every tensor moved to `device` (scalars as they are)."""
+        6 GB input in milliseconds; a draw that fails there, on the host), every tensor moved to
+        `device` (scalars as they are)."""
         import torch
 
         torch.manual_seed(seed)
-        with torch.device(device):
+        try:
+            with torch.device(device):
+                drawn = self.get_inputs()
+        except Exception:  # a draw that needs the host (numpy, .item()): drawn there, as the benchmarks draw
+            torch.manual_seed(seed)
             drawn = self.get_inputs()
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in drawn]
 
