@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 
 from .files import from_cwd
+from .measure.candidate import patched_flags
 from .measure.graded import GradedRun
 from .model import integrity, sol
 from .model.device import DeviceSpec
@@ -141,7 +142,6 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
     if error is None and run.audit:
         error = f"wrong answer after the timing, on a new draw: {', '.join(run.audit)}"
     if run.patched:
-        from .measure.candidate import patched_flags
         patched = patched_flags(run.patched, " while it was timed")
         flags += patched
         refused, error = True, error or f"not graded: {patched[0].evidence}"
