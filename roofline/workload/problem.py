@@ -254,10 +254,7 @@ def put_back(before: dict[str, object]) -> list[str]:
                if now[name] is not None and (_replaced(obj, now[name]) if callable(obj) else now[name] != obj)]
     for name in changed:
         owner, attr = name.rsplit(".", 1)
-        first, *rest = owner.split(".")
-        target = sys.modules.get(first)
-        for part in rest:
-            target = getattr(target, part, None)
+        target = resolve(owner)
         if target is not None:
             setattr(target, attr, before[name])
     return changed
