@@ -64,7 +64,7 @@ def rolled(draw: list, k: int) -> list:
 def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
            full_clock_share: float | None) -> tuple[Timing | None, str | None, tuple[float, float] | None]:
     """The timing of `model` called on a new rolled copy of `draw` each time (`rolled`, made ahead of
-    the call with the L2 flush, outside its events), or the error of a call; and the events' and
+    the call and the L2 flush after it, outside its events), or the error of a call; and the events' and
     the wall clock's time of its calls from an idle device (`graded.wall_and_events`: work left on
     a stream of its own, which the events on the caller's stream do not see)."""
     import itertools
@@ -76,9 +76,9 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
 
     places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
 
-    def before():
-        flush()
+    def before():  # the copy first, then the flush: the copy leaves none of the inputs in L2
         current[0] = rolled(draw, next(places))
+        flush()
 
     def call():
         with torch.no_grad():
