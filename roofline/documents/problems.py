@@ -56,14 +56,18 @@ class ProblemsKind(DocumentKind):
 
     def view(self, obj: ProblemBounds, width: int, **context) -> list:
         from ..model.peaks import LABELS
+        from ..model.units import figure
         from ..render.lines import Note
         from ..render.tables import _fit
 
         def gflop(r) -> str:
             return ", ".join(f"{v / 1e9:,.2f} {LABELS.get(k, k)}" for k, v in r.work.work.flops.items()) or "-"
 
-        rows = [[r.name, gflop(r), f"{r.work.work.bytes_read / 1e6:,.1f}", f"{r.work.work.bytes_written / 1e6:,.1f}",
-                 f"{r.sol.ms:,.4f}", r.sol.binding.level if r.sol.binding is not None else "-"] for r in obj.rows]
+        def ms(x: float) -> str:  # a small problem's bound is not shown as nothing
+            return f"{x:,.4f}" if x >= 1e-4 or x == 0 else "< 0.0001"
+
+        rows = [[r.name, gflop(r), figure(r.work.work.bytes_read / 1e6), figure(r.work.work.bytes_written / 1e6),
+                 ms(r.sol.ms), r.sol.binding.level if r.sol.binding is not None else "-"] for r in obj.rows]
         columns = [("GFLOP", "right"), ("MB read", "right"), ("MB written", "right"), ("T_SOL ms", "right"),
                    ("bound", "left")]
         title = f"{obj.device}: the speed of light of {len(obj.rows)} problem{'s' if len(obj.rows) != 1 else ''}"
