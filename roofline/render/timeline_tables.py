@@ -41,8 +41,8 @@ def costliest(k: TimedKernel) -> str | None:
             "tail": "the tail wave"}[worst.name]
     return (f"{k.name}: most time lost in {what}: {100 * worst.share:.0f} % of the time on {100 * worst.busy:.0f} % of "
             f"the SMs, at {100 * worst.roof_share:.0f} % of the {ROOF_NAMES.get(worst.roof, worst.roof)}'s peak "
-            f"({worst.lost_us:,.0f} of its {worst.time_us:,.0f} µs beyond what its busiest unit at peak would take; "
-            f"{lost:,.0f} µs over the whole run)")
+            f"on average ({worst.lost_us:,.0f} of its {worst.time_us:,.0f} µs beyond what each interval's busiest unit, "
+            f"whichever it is, would take at its peak; {lost:,.0f} µs over the whole run)")
 
 
 TOP = 10  # kernels with a timeline shown (all are in the results file)
