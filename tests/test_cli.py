@@ -138,6 +138,8 @@ def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch, driv
      "tests/fixtures/problems/candidates/matmul_honest.py is a candidate (a ModelNew); give its problem first: "
      "roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_honest.py ..."),
     (("README.md",), "README.md: not a file roofline runs; give a .cu file"),
+    (("tests/fixtures/problems/clamp.py", "nonexist.py"),
+     "nonexist.py: no such file; after a problem file (tests/fixtures/problems/clamp.py) give its candidates"),
 ])
 def test_run_bad_input_is_refused_before_any_gpu_work(args, needle):
     assert_usage_error(invoke("run", *args), needle)

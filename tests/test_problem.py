@@ -91,6 +91,28 @@ def test_a_weight_held_as_a_plain_attribute_is_read():
 
 
 @needs_torch
+def test_weights_in_a_list_and_a_sync_in_the_constructor_are_read(tmp_path):
+    path = tmp_path / "listed.py"
+    path.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                    "    def __init__(self):\n        super().__init__()\n        torch.cuda.synchronize()\n"
+                    "        self.ws = [torch.randn(64, 32)]\n        self.named = {'b': torch.randn(32)}\n\n"
+                    "    def forward(self, x):\n        return x @ self.ws[0] + self.named['b']\n\n\n"
+                    "def get_inputs():\n    return [torch.randn(16, 64)]\n\n\ndef get_init_inputs():\n    return []\n")
+    w = problem.work(problem.load(path))
+    assert w.work.bytes_read == 4 * (16 * 64 + 64 * 32 + 32)
+    assert [t.name for t in w.parameters] == ["attribute ws[0]", "attribute named['b']"]
+
+
+@needs_torch
+def test_a_problem_that_exits_or_a_candidate_given_as_one_is_refused_in_one_line(tmp_path):
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
+    with pytest.raises(UsageError, match=r"exits.py: importing it raised SystemExit: 3"):
+        problem.load(tmp_path / "exits.py")
+    with pytest.raises(UsageError, match=r"matmul_honest.py is a candidate \(a ModelNew\), not a problem"):
+        problem.load(PROBLEMS / "candidates" / "matmul_honest.py")
+
+
+@needs_torch
 def test_a_gather_reads_the_rows_it_returns_not_its_table():
     w = problem.work(problem.load(PROBLEMS / "embedding_rows.py"))
     rows = 8 * 512 * 4096 * 4

@@ -157,6 +157,8 @@ def command(
         return
     if targets and _is_problem(targets[0]):  # a kernel benchmark's problem and its candidates
         others = [t for t in targets[1:] if not _is_candidate(t)]
+        if others and not Path(others[0]).exists():
+            raise UsageError(f"{others[0]}: no such file; after a problem file ({targets[0]}) give its candidates")
         if others:
             raise UsageError(f"{others[0]!r}: after a problem file ({targets[0]}) give its candidates, Python files "
                              "each with a class ModelNew")

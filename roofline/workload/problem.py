@@ -165,7 +165,7 @@ def _import(path: Path, role: str):
         raise UsageError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)")
     try:
         return import_file(path, "roofline_problem_")
-    except Exception as exc:  # the file's own error, named in one line
+    except (Exception, SystemExit) as exc:  # the file's own error (or its exit), named in one line
         raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {_first(exc)}") from None
 
 
@@ -177,6 +177,9 @@ def load(path: Path | str) -> Problem:
         raise UsageError(f"{path}: no such file")
     module = _import(path, "problem")
     missing = [n for n in (REFERENCE, *FUNCTIONS) if not callable(getattr(module, n, None))]
+    if missing and isinstance(getattr(module, CANDIDATE, None), type):
+        raise UsageError(f"{path} is a candidate (a {CANDIDATE}), not a problem: give the problem file it answers "
+                         f"(a class {REFERENCE} with {' and '.join(FUNCTIONS)})")
     if missing:
         raise UsageError(f"{path}: a problem defines class {REFERENCE} and functions {' and '.join(FUNCTIONS)}; "
                          f"it lacks {', '.join(missing)}")
@@ -425,11 +428,24 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
 
 def _held_tensors(model) -> list[tuple[str, object]]:
     """The tensors `model`'s modules hold as plain attributes (`self.w = torch.randn(...)`: neither a
-    parameter nor a buffer), by dotted name: the forward reads them as it reads its parameters."""
+    parameter nor a buffer), or in a list, tuple or dict held so, by dotted name: the forward reads
+    them as it reads its parameters."""
     import torch
 
-    return [(f"{prefix}.{k}" if prefix else k, v) for prefix, m in model.named_modules()
-            for k, v in vars(m).items() if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)]
+    def plain(v) -> bool:
+        return isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)
+
+    out = []
+    for prefix, m in model.named_modules():
+        for k, v in vars(m).items():
+            name = f"{prefix}.{k}" if prefix else k
+            if plain(v):
+                out.append((name, v))
+            elif isinstance(v, (list, tuple)):  # a list of weights kept as a plain attribute
+                out += [(f"{name}[{i}]", t) for i, t in enumerate(v) if plain(t)]
+            elif isinstance(v, dict) and not k.startswith("_"):  # not the module's own _parameters and _buffers
+                out += [(f"{name}[{key!r}]", t) for key, t in v.items() if plain(t)]
+    return out
 
 
 @contextlib.contextmanager
@@ -485,10 +501,10 @@ def _on_meta(problem: Problem, seed: int):
     import torch
 
     try:
-        with torch.device("meta"), _kept_off_cuda("meta"):
+        with torch.device("meta"), _kept_off_cuda("meta"), _no_device_sync():
             return problem.model(seed, device="meta"), problem.inputs(seed, "meta")
     except Exception:
-        with _kept_off_cuda("cpu"):
+        with _kept_off_cuda("cpu"), _no_device_sync():
             model = problem.model(seed).to("meta")
             return model, problem.inputs(seed, "meta")
 
