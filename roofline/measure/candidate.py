@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model.integrity import Flag, cached_answer, inputs_modified
-from ..workload.problem import Problem, put_back
+from ..workload.problem import HARNESS, SWITCHES, Problem, put_back
 
 DRAWS = 3
 TOLERANCES = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
@@ -85,8 +85,6 @@ def patched_flags(changed: list[str], when: str = "") -> list[Flag]:
     `when` said after each name list ('while it was timed'): a timer, event or statistic is
     `patched_harness`; an op or method the reference computes with is `patched_reference`; a
     precision switch is `lower_precision`."""
-    from ..workload.problem import HARNESS, SWITCHES
-
     timers = [n for n in changed if n in HARNESS]
     switches = [n for n in changed if n in SWITCHES]
     ops = [n for n in changed if n not in HARNESS and n not in SWITCHES]

@@ -25,8 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model.timing import Timing
-from ..workload.problem import Problem
-from ..workload.problem import put_back
+from ..workload.problem import Problem, put_back
 from .candidate import CandidateCheck, check
 
 
