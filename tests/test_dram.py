@@ -164,3 +164,15 @@ def test_a_grid_too_large_to_walk_is_not_modelled():
     # a 1 x 1 tile over 4096^2 is 16 Mi tiles: no DRAM bytes (None), not minutes of walking
     assert dram_bytes(Problem(4096, 4096, 64), (1, 1), 264, H200_USABLE) is None
     assert dram_bytes(Problem(1024, 1024, 64), (1, 1), 264, H200_USABLE) is not None  # 1 Mi tiles: walked
+
+
+def test_a_verdict_says_which_bytes_it_reads_where_the_model_alone_names_another_roof():
+    from roofline.render.tables import verdict_lines
+    doc = api.read(PLOTS / "counters-h200-bf16-8192.json")
+    lines = {line.split(":")[0]: line for line in verdict_lines(doc)}
+    tma = lines["wgmma_tma"]
+    assert tma.startswith("wgmma_tma: DRAM-bound (measured bytes")
+    assert ("the model alone names BF16 tensor (1.56x): it counts 4.63 GB of DRAM bytes against 6.50 GB counted "
+            "(0.71x: its blocks kept less of A and B in the L2 than the waves model assumes); the verdict reads the "
+            "counted bytes") in tma
+    assert [name for name, line in lines.items() if "model alone" in line] == ["wgmma_tma"]

@@ -83,6 +83,26 @@ def test_an_attention_is_read_at_its_inputs_precision_and_causal_share():
 
 
 @needs_torch
+def test_a_causal_attention_with_fewer_queries_than_keys_reads_the_keys_they_attend(tmp_path):
+    path = tmp_path / "prefix_attention.py"
+    path.write_text("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+                    "class Model(nn.Module):\n    def forward(self, q, k, v):\n"
+                    "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n\n"
+                    "def get_inputs():\n    return [torch.randn(2, 8, 1024, 64, dtype=torch.bfloat16),\n"
+                    "            torch.randn(2, 8, 4096, 64, dtype=torch.bfloat16),\n"
+                    "            torch.randn(2, 8, 4096, 64, dtype=torch.bfloat16)]\n\n"
+                    "def get_init_inputs():\n    return []\n")
+    w = problem.work(problem.load(path))
+    b, h, lq, lk, d = 2, 8, 1024, 4096, 64
+    pairs = lq * (lq + 1) // 2  # query i attends keys 0..i (top-left): keys 1024..4095 by none
+    assert w.work.flops == {"bf16_tensor": pytest.approx(2 * 2 * b * h * pairs * d)}
+    assert w.work.bytes_read == 2 * b * h * d * (lq + 2 * lq)  # Q, and the first lq rows of K and V
+    assert w.work.bytes_written == 2 * b * h * lq * d
+    assert "the first 1,024 of its 4,096 keys and values read" in w.work.source
+    assert [t.shape for t in w.inputs] == [(b, h, lq, d), (b, h, lk, d), (b, h, lk, d)]
+
+
+@needs_torch
 def test_a_weight_held_as_a_plain_attribute_is_read():
     w = problem.work(problem.load(PROBLEMS / "held_weight.py"))
     assert w.work.flops == {"fp32": 2 * 2048 * 1024 * 1024}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
-from ..model.roofs import LAUNCH, SHARED_LEVELS, Verdict
+from ..model.roofs import LAUNCH, SHARED_LEVELS, Verdict, level_bytes
 from ..model.units import figure, plural
 from ..model.waves import Waves
 from ..model.precision import PRECISIONS
@@ -112,6 +112,31 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
                "some, or the L2 kept more of the panels than the wave model assumes)")
     return (f"{name}: ran {1 / times:.2f}x faster than its highest floor, {b.level} ({_basis(v)}, "
             f"{b.floor_ms:.3f} ms): {why}; {occupancy_phrase(occ)}{tail}")
+
+
+def counters_phrase(counted: Verdict, model_only: Verdict, figures, found) -> str:
+    """The clause a verdict read from Nsight Compute's bytes gets where the model's bytes alone
+    name another roof: which, how far, the level whose modelled and counted bytes differ, and that
+    the counted ones are read. `counted` is the verdict with the counts (`found`, a
+    `traffic.CountedTraffic`), `model_only` the same kernel's without them (`figures`, its
+    `traffic.ModelFigures`). '' where both name the same roof or a figure is missing. Example
+    (wgmma_tma, BF16 8192^3 on the H200): '; the model alone names BF16 tensor (1.56x): it counts
+    4.63 GB of DRAM bytes against 6.50 GB counted (0.71x: its blocks kept less of A and B in the L2
+    than the waves model assumes); the verdict reads the counted bytes, which are what moved'."""
+    b, m = counted.binding, model_only.binding
+    if b is None or m is None or b.level == m.level or model_only.times_floor is None or found is None:
+        return ""
+    model, seen = level_bytes(figures), level_bytes(None, found)
+    level = b.level if b.level in model and b.level in seen else m.level if m.level in model and m.level in seen \
+        else None
+    if level is None:
+        return ""
+    mb, cb = model[level].nbytes, seen[level].nbytes
+    why = (": its blocks kept less of A and B in the L2 than the waves model assumes" if level == "DRAM" and mb < cb
+           else "")
+    return (f"; the model alone names {m.level} ({model_only.times_floor:.2f}x): it counts {mb / 1e9:,.2f} GB of "
+            f"{level} bytes against {cb / 1e9:,.2f} GB counted ({mb / cb:.2f}x{why}); the verdict reads the counted "
+            "bytes, which are what moved")
 
 
 def compute_phrase(v: Verdict, level: str) -> str:

@@ -413,6 +413,12 @@ class Results(_Document):
         return verdict(k.model, self.roofs, k.time_ms, k.counted, measured=measured, flops=flops,
                        waves=k.waves, fits_in_l2=self.fits_in_l2(self.problem.problem), precision=self.precision)
 
+    def model_verdict(self, k: KernelRecord) -> Verdict:
+        """`verdict` of kernel `k` from the model's bytes alone, its counted ones left out: what a run
+        without `--profile` would read (`render.text.counters_phrase` says where the two differ)."""
+        return verdict(k.model, self.roofs, k.time_ms, None, flops=self.problem.problem.flops, waves=k.waves,
+                       fits_in_l2=self.fits_in_l2(self.problem.problem), precision=self.precision)
+
     def fits_in_l2(self, problem: Problem) -> bool:
         """Whether `problem`'s A, B and C fit in the device's L2 together (False where its size is
         not recorded) and the run kept the L2 warm: then even the first reads are L2 hits and no

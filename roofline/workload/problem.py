@@ -467,7 +467,9 @@ def _attention_read(state: dict):
     it runs: 'key', the precision of its query (on the meta device PyTorch computes its products in
     FP32, where a GPU's kernels run them on the tensor cores of the inputs' type), and 'share', the
     share of the score matrix a causal attention computes (the pairs with the key at or before the
-    query, PyTorch's top-left alignment; 1 without `is_causal`). 'seen' says what was read."""
+    query, PyTorch's top-left alignment; 1 without `is_causal`). A causal attention with fewer
+    queries than keys runs on the keys and values its queries attend, the first Lq of them (the
+    same result): the others are no compulsory bytes. 'seen' says what was read."""
     import torch
     import torch.nn.functional as F
     from torch.overrides import TorchFunctionMode
@@ -477,9 +479,18 @@ def _attention_read(state: dict):
             kwargs = kwargs or {}
             if func is not F.scaled_dot_product_attention or state.get("key"):
                 return func(*args, **kwargs)
-            q, k = args[0], args[1]
+            q, k = args[0], args[1] if len(args) > 1 else kwargs.get("key")
             causal = bool(kwargs.get("is_causal", args[5] if len(args) > 5 else False))
             lq, lk = int(q.shape[-2]), int(k.shape[-2])
+            unread = ""
+            if causal and 0 < lq < lk:  # keys past the last query's are attended by none: not read
+                args, kwargs = list(args), dict(kwargs)
+                for i, name in ((1, "key"), (2, "value")):
+                    if len(args) > i:
+                        args[i] = args[i][..., :lq, :]
+                    elif name in kwargs:
+                        kwargs[name] = kwargs[name][..., :lq, :]
+                unread, lk = f", the first {lq:,} of its {lk:,} keys and values read", lq
             share = sum(min(i + 1, lk) for i in range(lq)) / (lq * lk) if causal and lq and lk else 1.0
             state.update(key=precision_of("bmm", q.dtype), share=share)
             try:
@@ -487,7 +498,7 @@ def _attention_read(state: dict):
             finally:
                 state.pop("key"), state.pop("share")
                 state["seen"] = ("scaled_dot_product_attention at its inputs' precision"
-                                 + (f", causal: {share:.3f} of its products" if causal else ""))
+                                 + (f", causal: {share:.3f} of its products" if causal else "") + unread)
 
     return AttentionRead()
 
