@@ -267,3 +267,18 @@ def test_a_new_command_is_one_room():
         assert r.exit_code == 2 and r.stderr == "roofline: error: roofline toy --mugs is renamed: --cups N\n"
     finally:
         cli.OneLineErrors.renamed.pop(("toy", "--mugs"), None)
+
+
+def test_what_commands_print_with_json_is_refused_by_name_where_a_file_is_read(tmp_path):
+    """A listing printed with --json (the kernel listing, an op table) given where a results file is
+    read: one line naming the command that printed it, exit 2."""
+    printed = {"listing.json": (["kernels", "--model-only", "--json"], "the kernel listing `roofline kernels --json`"),
+               "ops.json": (["show", str(ROOT / "plots" / "profile-h200-llama-ops.json"), "--by", "op", "--json"],
+                            "the op or module table `roofline show FILE --by op|module --json`")}
+    for name, (command, says) in printed.items():
+        made = CliRunner().invoke(app, command)
+        assert made.exit_code == 0, made.output
+        (tmp_path / name).write_text(made.stdout)
+        for reader in (["show"], ["plot", "--out", str(tmp_path / "x.png")], ["whatif"]):
+            r = CliRunner().invoke(app, [reader[0], str(tmp_path / name), *reader[1:]])
+            assert r.exit_code == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, (name, r.output)

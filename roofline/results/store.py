@@ -36,6 +36,13 @@ OTHER_KINDS = {
     "grade": (GradeResults, "grades of kernels against their speed of light (roofline run), not the results of a "
                             "run; show, plot and compare read it"),
 }
+# What roofline prints with --json and does not read back, by its "kind": a refusal names the command
+# that printed it.
+PRINTED_KINDS = {
+    "problems": "the speed-of-light listing `roofline kernels PROBLEM.py --json` prints",
+    "owners": "the op or module table `roofline show FILE --by op|module --json` prints",
+    "owner-changes": "the op or module changes `roofline compare A B --by op|module --json` prints",
+}
 # Each kind of document by what `kind_of` calls it, as a refusal names it.
 KIND_NAMES = {
     "run": "a run's results (roofline run)",
@@ -119,6 +126,11 @@ def parse(doc, source: str = "results", profile: bool = False,
     if doc.get("kind") == "trace":
         raise UsageError(f"{source}: what roofline show prints for a profiler trace with --json, a summary it does "
                          f"not read back; give the trace itself{_also(reads)}")
+    if doc.get("kind") in PRINTED_KINDS:
+        raise UsageError(f"{source}: {PRINTED_KINDS[doc['kind']]}, a listing that is not read back{_also(reads)}")
+    if "kind" not in doc and "schema" not in doc and "arch" in doc and isinstance(doc.get("kernels"), list):
+        raise UsageError(f"{source}: the kernel listing `roofline kernels --json` prints, a listing that is not read "
+                         f"back{_also(reads)}")
     if doc.get("kind") is not None:
         raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', 'grade', or none "
                          f"for a run){_also(reads)}")
