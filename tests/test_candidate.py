@@ -38,7 +38,7 @@ CASES = [("small_matmul.py", "matmul_honest.py"), ("small_matmul.py", "matmul_ca
          ("small_matmul.py", "matmul_skips_once_written.py"), ("small_matmul.py", "matmul_half_rows.py")]
 # Caught only where the calls are timed on a GPU (tests/test_gpu_problem.py): honest on the CPU's draws.
 GPU_CASES = [("small_matmul.py", "matmul_cached_by_pointer.py"), ("small_matmul.py", "matmul_cached_by_values.py"),
-             ("small_matmul.py", "matmul_side_stream.py")]
+             ("small_matmul.py", "matmul_side_stream.py"), ("small_matmul.py", "matmul_persisting_l2.py")]
 
 
 def test_every_candidate_in_the_folder_is_a_case():

@@ -53,3 +53,16 @@ def test_every_candidate_gets_the_verdict_its_file_names(tmp_path, problem_file,
             assert e["share"] is None or e["time_ms"] >= 0.9 * ref["time_ms"], (name, e)
         else:
             assert want in got and e["share"] is None, (name, want, e)
+
+
+def test_the_persisting_set_aside_a_candidate_leaves_is_put_back():
+    import ctypes
+
+    from roofline.measure import l2_persist
+
+    torch.zeros(1, device="cuda")  # a current context
+    driver = ctypes.CDLL("libcuda.so.1")
+    if driver.cuCtxSetLimit(l2_persist.CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(8 << 20)) != 0:
+        pytest.skip("this GPU sets aside no L2 for persisting lines")
+    assert l2_persist.limit() > 0
+    assert l2_persist.clear() > 0 and l2_persist.limit() == 0

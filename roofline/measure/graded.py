@@ -47,6 +47,7 @@ from ..workload.spec import Arg, Workload
 from . import buffers
 from .pipeline import time_items
 from .rounds import Item
+from . import l2_persist
 from .timing import l2_flush
 from .waiting import LaunchTimeout, waiter
 
@@ -373,12 +374,17 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
     waited for by `wait`, as `check`'s) into `run.timing`, and for a callable its calls from the
     host (`run.async_ms`). Raises LaunchTimeout as `check` does."""
     flush = l2_flush(l2_bytes)
-    run.timing, error = _in_rounds(subject.launch, flush, budget_s, sampler, full_clock_share, wait)
+
+    def before() -> None:  # no L2 set aside for persisting lines, which the flush could not evict
+        l2_persist.clear()
+        flush()
+    run.timing, error = _in_rounds(subject.launch, before, budget_s, sampler, full_clock_share, wait)
     if error is not None:
         run.error = f"a timed launch raised {type(error).__name__}: {_first_line(error)}"
         return
     if subject.kind == "callable":
-        run.async_ms = wall_and_events(subject.launch, flush)
+        run.async_ms = wall_and_events(subject.launch, before)
+    l2_persist.clear()
 
 
 def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s: float | None, sampler=None,

@@ -1,7 +1,8 @@
 """A kernel benchmark's problem graded on the GPU (`roofline run problem.py new.py ...`): each
 candidate checked against the reference (`measure.candidate`, on the GPU), then the reference and
 every candidate that passed timed as `run` times a graded callable (`graded._in_rounds`: in
-rounds behind a hold, the L2 flushed ahead of each call, CUDA events around it), each call on
+rounds behind a hold, the L2's persisting set-aside put back to 0 and the L2 flushed ahead of
+each call (`l2_persist`, `timing.l2_flush`), CUDA events around it), each call on
 inputs of its own: one draw made before the timing, and ahead of each call (outside its events) a
 new copy of it rolled by one more place (`rolled`: new values at every place, in a new tensor), so
 that no answer kept by input pointer or by the inputs' values is ever the right one. After the
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 
 from ..model.timing import Timing
 from ..workload.problem import Problem, put_back
+from . import l2_persist
 from .candidate import CandidateCheck, check
 
 
@@ -63,9 +65,10 @@ def rolled(draw: list, k: int) -> list:
 def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
            full_clock_share: float | None) -> tuple[Timing | None, str | None, tuple[float, float] | None]:
     """The timing of `model` called on a new rolled copy of `draw` each time (`rolled`, made ahead of
-    the call and the L2 flush after it, outside its events), or the error of a call; and the events' and
-    the wall clock's time of its calls from an idle device (`graded.wall_and_events`: work left on
-    a stream of its own, which the events on the caller's stream do not see)."""
+    the call and the L2 flush after it, outside its events, the L2's persisting set-aside put back
+    to 0 first: `l2_persist`), or the error of a call; and the events' and the wall clock's time of
+    its calls from an idle device (`graded.wall_and_events`: work left on a stream of its own,
+    which the events on the caller's stream do not see)."""
     import itertools
 
     import torch
@@ -76,6 +79,7 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
     places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
 
     def before():  # the copy first, then the flush: the copy leaves none of the inputs in L2
+        l2_persist.clear()  # no line kept persisting, which the flush could not evict
         current[0] = rolled(draw, next(places))
         flush()
 
@@ -114,6 +118,7 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
             model = p.model(seed, candidate=True, device="cuda")
             run.timing, run.error, run.async_ms = _timed(model, draw, l2_bytes, budget_s, full_clock_share)
             run.patched = put_back(p.harness)
+            l2_persist.clear()
             if run.error is None:  # the instance timed, on a rolled copy at a place of chance and on a new draw
                 audits = [rolled(draw, random.randrange(1, 1 << 30)), p.inputs(seed + 2000, "cuda")]
                 after = check(p, "cuda", on=audits, models=(reference, model))
