@@ -31,6 +31,8 @@ imported inside functions only, so importing these modules stays cheap.
                    narrower output, a replayed answer (on the GPU, or the CPU)
   problem_grade    a problem's reference and candidates checked and timed on the GPU, each call on
                    inputs of its own (`run problem.py new.py`)
+  l2_persist       the L2's persisting set-aside put back to 0 ahead of each timed call, so no line
+                   outlives the flush (through the driver)
   graded_child     each graded workload in a child process (`roofline.child`), and once under ncu
                    for a graded `run --profile`
   ceilings         what this GPU sustains: DRAM, L2, shared memory, FP32, FP16 tensor (cached per GPU)
