@@ -1,0 +1,59 @@
+"""What grading a problem's candidates costs against what `triton.testing.do_bench` spends timing them.
+
+    python bench/grade_cost.py PROBLEM.py CANDIDATE.py [CANDIDATE.py ...]
+
+In one process, on the current GPU, after one warm-up call of each model: the wall time of
+`measure.problem_grade.grade` (the reference and every candidate checked on several draws, timed in
+rounds behind a hold with the L2 flushed ahead of each call, audited, timed again from an idle
+device) against the wall time of `do_bench` (its defaults: 25 ms of warm-up, 100 ms of repeats,
+its own L2 flush) on the reference and each candidate. Prints both, their ratio, and each model's
+median from both, so the times can be compared too.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    import torch
+    import triton.testing
+
+    from roofline.measure import nvml
+    from roofline.measure.problem_grade import grade
+    from roofline.workload import problem as problems
+
+    with problems.pytorch_defaults():
+        loaded = problems.load(Path(argv[0]))
+        candidates = [problems.with_candidate(loaded, Path(c)) for c in argv[1:]]
+        device = nvml.describe()
+        draw = loaded.inputs(1000, "cuda")
+        models = [("reference", loaded.model(0, device="cuda"))] + \
+                 [(c.candidate_path.stem, c.model(0, candidate=True, device="cuda")) for c in candidates]
+        with torch.no_grad():
+            for _, m in models:  # compiled and autotuned once, before either is timed
+                m(*draw)
+        torch.cuda.synchronize()
+        bench_ms, t0 = {}, time.perf_counter()
+        with torch.no_grad():
+            for name, m in models:
+                bench_ms[name] = triton.testing.do_bench(lambda m=m: m(*draw))
+        bench_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        runs = grade(loaded, candidates, device.l2_bytes)
+        grade_s = time.perf_counter() - t0
+    print(f"{loaded.name}: grade {grade_s:.2f} s, do_bench {bench_s:.2f} s, ratio {grade_s / bench_s:.2f} "
+          f"({len(models)} models)")
+    for r in runs:
+        mine = f"{r.timing.median_ms:.4f} ms" if r.timing is not None else (r.error or "not timed")
+        print(f"  {r.name:30} grade {mine:>14}   do_bench {bench_ms.get(r.name, float('nan')):.4f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
