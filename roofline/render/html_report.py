@@ -178,7 +178,7 @@ def _timelines(doc: Results | ProfileResults):
                                                                 font=dict(size=10))))
         shapes.append(kernel_shapes)
     for n, tk in enumerate(timed):
-        title = _h(f"{middle_cut(tk.name, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}")
+        title = _title(f"{middle_cut(tk.name, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}")
         buttons.append(dict(label=_h(middle_cut(tk.name, 40)), method="update",
                             args=[{"visible": [o == n for o in owner]}, {"shapes": shapes[n], "title.text": title}]))
     fig.update_layout(
@@ -253,8 +253,8 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level)", "GFLOP/s (measured, median)",
           [(lv, [point_traces[i]]) for i, lv in enumerate(levels)], point_traces)
     title = f"SGEMM {prob.text()} FP32" if not prob.tensor else gemm_title(prob)
-    fig.update_layout(title=dict(text=_h(f"{dev.name}: {title}, hierarchical roofline "
-                                         f"(roofs from {source}{l2_note(doc)})"), font=dict(size=14)))
+    fig.update_layout(title=dict(text=_title(f"{dev.name}: {title}, hierarchical roofline "
+                                             f"(roofs from {source}{l2_note(doc)})"), font=dict(size=14)))
 
     report = Report(title=f"{dev.name}: {gemm_title(prob)}", subtitle="")
     report.figures[CHART_ID] = fig
@@ -341,7 +341,7 @@ def _sweep(doc: Results, highlight: set[str]):
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers" if square else "markers", name=_h(name),
                                  line=dict(color=color), opacity=_strength(name, highlight), hovertext=text,
                                  hovertemplate="%{hovertext}<extra></extra>"))
-    fig.update_layout(title=dict(text=_h(f"{doc.device.name}: GFLOP/s against problem size"), font=dict(size=14)),
+    fig.update_layout(title=dict(text=_title(f"{doc.device.name}: GFLOP/s against problem size"), font=dict(size=14)),
                       height=560, template="plotly_white", hovermode="closest",
                       xaxis=dict(type="log" if square else "category", tickvals=xs if square else None,
                                  title="M = N = K" if square else "shape (M x N x K), in order of FLOPs"),
@@ -388,8 +388,8 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level, as Nsight Compute counted)",
           "GFLOP/s of the kernel's main precision", buttons, point_traces)
     command = " ".join(doc.command) if doc.command else (doc.report or "")
-    fig.update_layout(title=dict(text=_h(f"{doc.device.name}: {plural(len(doc.kernels), 'kernel')} by GPU time "
-                                         f"({figure(doc.total_time_ms)} ms profiled) {middle_cut(command, 90)}"),
+    fig.update_layout(title=dict(text=_title(f"{doc.device.name}: {plural(len(doc.kernels), 'kernel')} by GPU time "
+                                             f"({figure(doc.total_time_ms)} ms profiled) {middle_cut(command, 90)}"),
                                  font=dict(size=14)))
 
     report = Report(title=f"{doc.device.name}: profile of {middle_cut(command, 80) or 'a program'}", subtitle="")
@@ -528,6 +528,19 @@ def _num(value, fmt: str) -> tuple[str, float | None]:
 def _h(s: str) -> str:
     """`s` escaped for HTML (and for Plotly's labels, which read entities)."""
     return html.escape(str(s), quote=True)
+
+
+def _title(text: str, width: int = 80) -> str:
+    """A chart title escaped and broken into lines of about `width` characters at spaces (Plotly
+    clips a title wider than its figure rather than wrapping it)."""
+    lines, line = [], ""
+    for word in str(text).split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "<br>".join(_h(x) for x in lines + [line])
 
 
 def _wrap(sentence: str, width: int = 90) -> list[str]:
