@@ -562,11 +562,11 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 16px; color: #222; }
 h1 { font-size: 20px; margin: 0 0 4px; } .sub { color: #666; margin: 0 0 12px; }
 .layout { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
 .chart { flex: 3 1 700px; min-width: 600px; order: 1; overflow: hidden; }
-.table { order: 2; flex: 2 1 480px; max-height: 680px; overflow: auto; border: 1px solid #ddd; }
+.table { order: 2; flex: 1 1 100%; max-height: 680px; overflow: auto; border: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 12px; width: 100%; }
 th, td { padding: 3px 6px; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }
 th { position: sticky; top: 0; background: #f4f4f4; cursor: pointer; user-select: none; }
-th.text, td.text { text-align: left; } td.verdict { white-space: normal; min-width: 320px; }
+th.text, td.text { text-align: left; } td.verdict { white-space: normal; min-width: 320px; max-width: 640px; }
 td.name { white-space: normal; min-width: 140px; max-width: 320px; overflow-wrap: anywhere; }
 th[aria-sort=ascending]::after { content: " \\25B2"; } th[aria-sort=descending]::after { content: " \\25BC"; }
 tr.kernel:hover { background: #f7f7ff; } tr.picked { background: #ffe9a8 !important; }
