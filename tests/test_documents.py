@@ -272,9 +272,17 @@ def test_a_new_command_is_one_room():
 def test_what_commands_print_with_json_is_refused_by_name_where_a_file_is_read(tmp_path):
     """A listing printed with --json (the kernel listing, an op table) given where a results file is
     read: one line naming the command that printed it, exit 2."""
+    plots = ROOT / "plots"
+    runs = [str(plots / f"results-h200-bf16-8192-run{i}.json") for i in (1, 2)]
+    profiles = [str(plots / f"profile-h200-adamw-{k}.json") for k in ("foreach", "fused")]
     printed = {"listing.json": (["kernels", "--model-only", "--json"], "the kernel listing `roofline kernels --json`"),
-               "ops.json": (["show", str(ROOT / "plots" / "profile-h200-llama-ops.json"), "--by", "op", "--json"],
-                            "the op or module table `roofline show FILE --by op|module --json`")}
+               "ops.json": (["show", str(plots / "profile-h200-llama-ops.json"), "--by", "op", "--json"],
+                            "the op or module table `roofline show FILE --by op|module --json`"),
+               "whatif.json": (["whatif", runs[0], "--json"], "the what-if `roofline whatif FILE --json`"),
+               "compare.json": (["compare", *runs, "--json"], "the comparison `roofline compare A B --json`"),
+               "compare-profiles.json": (["compare", *profiles, "--json"], "the comparison `roofline compare A B"),
+               "project.json": (["project", runs[0], "--gpu", "h100-sxm", "--json"],
+                                "the projection `roofline project FILE --json`")}
     for name, (command, says) in printed.items():
         made = CliRunner().invoke(app, command)
         assert made.exit_code == 0, made.output

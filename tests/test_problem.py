@@ -78,7 +78,7 @@ def test_an_attention_is_read_at_its_inputs_precision_and_causal_share():
     b, h, n, d = 4, 16, 2048, 64
     full = 2 * (2 * b * h * n * n * d)  # Q K^T and P V
     assert w.work.flops == {"fp16_tensor": pytest.approx(full * (n + 1) / (2 * n))}
-    assert "causal: 0.500 of its products" in w.work.source
+    assert "causal: 0.500 of its queries-by-keys products" in w.work.source
     assert w.work.bytes_read == 3 * 2 * b * h * n * d and w.work.bytes_written == 2 * b * h * n * d
 
 
@@ -98,8 +98,17 @@ def test_a_causal_attention_with_fewer_queries_than_keys_reads_the_keys_they_att
     assert w.work.flops == {"bf16_tensor": pytest.approx(2 * 2 * b * h * pairs * d)}
     assert w.work.bytes_read == 2 * b * h * d * (lq + 2 * lq)  # Q, and the first lq rows of K and V
     assert w.work.bytes_written == 2 * b * h * lq * d
-    assert "the first 1,024 of its 4,096 keys and values read" in w.work.source
+    assert "causal: 0.125 of its queries-by-keys products, the first 1,024 of its 4,096 keys and values read" \
+        in w.work.source and "causal_lower_right" in w.work.source
     assert [t.shape for t in w.inputs] == [(b, h, lq, d), (b, h, lk, d), (b, h, lk, d)]
+    assert w.warnings == ("its causal attention has 1,024 queries and 4,096 keys: PyTorch's is_causal lets query i "
+                          "attend keys 0 to i, so keys 1,024 to 4,095 are attended by none (for queries at the end "
+                          "of the keys, as in decoding, the mask is torch.nn.attention.bias.causal_lower_right)",)
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    r = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "h200"])
+    assert r.exit_code == 0 and "prefix_attention: its causal attention has 1,024 queries" in r.output
 
 
 @needs_torch

@@ -72,6 +72,7 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
              f"{'measured ceilings where the device records them' if measured else 'the datasheet roofs'} of "
              f"{device.name}; the work as PyTorch's FLOP counter reads the reference on the meta device (matrix "
              "products, convolutions, attention; other ops count no FLOPs, so their bytes bound them)"]
+    notes += [f"{r.name}: {w}" for r in rows for w in r.work.warnings]
     if not device.roofs.launch_ms:
         notes.append("no launch floor: T_SOL here is the work's alone; `roofline run` on the GPU also measures an "
                      "empty kernel's launch and counts it in the bound (a problem under a few microseconds is bound "

@@ -316,7 +316,8 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     entries = grading.with_baseline(entries, ["reference"])
     failures = [f"{e.name}: {e.error}" for e in entries if e.error]
     notes = [f"{loaded.name}: its work read from the reference on PyTorch's meta device ({found.work.source}); "
-             "each timed call on inputs of its own, drawn before the timing"]
+             "each timed call on inputs of its own, drawn before the timing"] + \
+        [f"{loaded.name}: {w}" for w in found.warnings]
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                        tool=f"roofline {__version__}", device=device, launch_ms=launch_ms, entries=entries, notes=notes)
     store.save(doc, out)

@@ -43,6 +43,13 @@ PRINTED_KINDS = {
     "owners": "the op or module table `roofline show FILE --by op|module --json` prints",
     "owner-changes": "the op or module changes `roofline compare A B --by op|module --json` prints",
 }
+# What compare, whatif and project print with --json: their "kind" is the kind of file they read, so
+# they are told by fields of their own.
+PRINTED_BY_FIELD = (
+    ("before_device", "the comparison `roofline compare A B --json` prints"),
+    ("step_ms_after_all", "the what-if `roofline whatif FILE --json` prints"),
+    ("measured_on", "the projection `roofline project FILE --json` prints"),
+)
 # Each kind of document by what `kind_of` calls it, as a refusal names it.
 KIND_NAMES = {
     "run": "a run's results (roofline run)",
@@ -115,6 +122,9 @@ def parse(doc, source: str = "results", profile: bool = False,
     profile') after the line."""
     if not isinstance(doc, dict):
         raise UsageError(f"{source}: not a roofline results file (top level is not an object){_also(reads)}")
+    printed = next((what for field, what in PRINTED_BY_FIELD if field in doc), None)
+    if printed is not None:
+        raise UsageError(f"{source}: {printed}, a listing that is not read back{_also(reads)}")
     if doc.get("kind") in OTHER_KINDS:
         model, what = OTHER_KINDS[doc["kind"]]
         if not profile:

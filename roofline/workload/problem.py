@@ -87,6 +87,7 @@ class ProblemWork:
     parameters: tuple[Tensor, ...]
     scalars: tuple[Any, ...] = ()
     counted: dict[str, float] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # what in the reference is likely not what its author meant
 
 
 @dataclass(frozen=True)
@@ -423,7 +424,8 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
     if attention.get("seen"):
         source += f"; {attention['seen']}"
     w = Work(flops, float(sum(reads.values())), float(sum(t.nbytes for t in outputs)), source)
-    return ProblemWork(w.check(), inputs, outputs, parameters, scalars, counted)
+    warnings = (attention["warning"],) if attention.get("warning") else ()
+    return ProblemWork(w.check(), inputs, outputs, parameters, scalars, counted, warnings)
 
 
 def _held_tensors(model) -> list[tuple[str, object]]:
@@ -482,7 +484,7 @@ def _attention_read(state: dict):
             q, k = args[0], args[1] if len(args) > 1 else kwargs.get("key")
             causal = bool(kwargs.get("is_causal", args[5] if len(args) > 5 else False))
             lq, lk = int(q.shape[-2]), int(k.shape[-2])
-            unread = ""
+            unread, full = "", lq * lk
             if causal and 0 < lq < lk:  # keys past the last query's are attended by none: not read
                 args, kwargs = list(args), dict(kwargs)
                 for i, name in ((1, "key"), (2, "value")):
@@ -490,15 +492,25 @@ def _attention_read(state: dict):
                         args[i] = args[i][..., :lq, :]
                     elif name in kwargs:
                         kwargs[name] = kwargs[name][..., :lq, :]
-                unread, lk = f", the first {lq:,} of its {lk:,} keys and values read", lq
-            share = sum(min(i + 1, lk) for i in range(lq)) / (lq * lk) if causal and lq and lk else 1.0
-            state.update(key=precision_of("bmm", q.dtype), share=share)
+                unread = (f", the first {lq:,} of its {lk:,} keys and values read (PyTorch aligns the causal mask "
+                          "top-left: query i attends keys 0 to i; for queries at the end of the keys, as in "
+                          "decoding, torch.nn.attention.bias.causal_lower_right is the mask)")
+                state["warning"] = (f"its causal attention has {lq:,} queries and {lk:,} keys: PyTorch's is_causal "
+                                    f"lets query i attend keys 0 to i, so keys {lq:,} to {lk - 1:,} are attended by "
+                                    "none (for queries at the end of the keys, as in decoding, the mask is "
+                                    "torch.nn.attention.bias.causal_lower_right)")
+                lk = lq
+            pairs = sum(min(i + 1, lk) for i in range(lq)) if causal else lq * lk
+            share = pairs / (lq * lk) if causal and lq and lk else 1.0  # of the products the call computes
+            state.update(key=precision_of("bmm", q.dtype), share=share, of_full=pairs / full if full else 1.0)
             try:
                 return func(*args, **kwargs)
             finally:
                 state.pop("key"), state.pop("share")
+                of_full = state.pop("of_full")
                 state["seen"] = ("scaled_dot_product_attention at its inputs' precision"
-                                 + (f", causal: {share:.3f} of its products" if causal else "") + unread)
+                                 + (f", causal: {of_full:.3f} of its queries-by-keys products" if causal else "")
+                                 + unread)
 
     return AttentionRead()
 
