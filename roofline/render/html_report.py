@@ -253,8 +253,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level)", "GFLOP/s (measured, median)",
           [(lv, [point_traces[i]]) for i, lv in enumerate(levels)], point_traces)
     title = f"SGEMM {prob.text()} FP32" if not prob.tensor else gemm_title(prob)
-    fig.update_layout(title=dict(text=_title(f"{dev.name}: {title}, hierarchical roofline "
-                                             f"(roofs from {source}{l2_note(doc)})"), font=dict(size=14)))
+    _titled(fig, _title(f"{dev.name}: {title}, hierarchical roofline (roofs from {source}{l2_note(doc)})"))
 
     report = Report(title=f"{dev.name}: {gemm_title(prob)}", subtitle="")
     report.figures[CHART_ID] = fig
@@ -270,9 +269,9 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
         report.rows.append(
             [(k.name + (" (yours)" if k.user else ""), k.name),
              _num(k.gflops if k.timed else None, "{:,.0f}"), _num(k.time_ms if k.timed else None, "{:.4g}"),
-             _num(pct, "{:.1f}")]
+             _pct(pct / 100 if pct is not None else None)]
             + [_num(points.get(k.name, {}).get(lv), "{:.3g}") for lv in levels]
-            + [_num(k.registers, "{}"), _num(100 * occ.occupancy if occ else None, "{:.1f}"),
+            + [_num(k.registers, "{}"), _pct(occ.occupancy if occ else None),
                (limiters(occ) if occ else "-", limiters(occ) if occ else ""),
                (b.level if b else "-", b.level if b else ""), _num(v.times_floor if v else None, "{:.2f}"),
                (verdict_sentence(k.name, v, occ) + (compute_phrase(v, doc.compute_level) if prob.tensor else "")
@@ -388,9 +387,8 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level, as Nsight Compute counted)",
           "GFLOP/s of the kernel's main precision", buttons, point_traces)
     command = " ".join(doc.command) if doc.command else (doc.report or "")
-    fig.update_layout(title=dict(text=_title(f"{doc.device.name}: {plural(len(doc.kernels), 'kernel')} by GPU time "
-                                             f"({figure(doc.total_time_ms)} ms profiled) {middle_cut(command, 90)}"),
-                                 font=dict(size=14)))
+    _titled(fig, _title(f"{doc.device.name}: {plural(len(doc.kernels), 'kernel')} by GPU time "
+                        f"({figure(doc.total_time_ms)} ms profiled) {middle_cut(command, 90)}"))
 
     report = Report(title=f"{doc.device.name}: profile of {middle_cut(command, 80) or 'a program'}", subtitle="")
     report.figures[CHART_ID] = fig
@@ -406,8 +404,7 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
             [(str(i + 1), i + 1), (k.name, k.name), _num(100 * k.time_share, "{:.2f}"), _num(k.launches, "{:,}"),
              _num(k.time_ms, "{:.4g}"), (precision_cell(k, doc.device), k.precision), _num(k.gflops, "{:,.0f}")]
             + [_num(k.intensity(lv), "{:.3g}") for lv, _, _ in PROFILE_LEVELS]
-            + [_num(100 * occ.occupancy if occ else None, "{:.1f}"),
-               _num(100 * k.achieved_occupancy if k.achieved_occupancy is not None else None, "{:.1f}"),
+            + [_pct(occ.occupancy if occ else None), _pct(k.achieved_occupancy),
                (roof_name(b.level) if b else "-", b.level if b else ""), _num(v.times_floor, "{:.2f}"),
                (profiled_kernel_verdict(doc, k), "")])
         report.row_titles.append(k.demangled or k.name)
@@ -525,9 +522,23 @@ def _num(value, fmt: str) -> tuple[str, float | None]:
     return ("-", None) if value is None else (fmt.format(value), value)
 
 
+def _pct(fraction: float | None) -> tuple[str, float | None]:
+    """A share as a table cell: the text's rounding (`text.percent`, half up: 6.25 % is '6.3'), and
+    its value in percent for sorting; '-' where unknown."""
+    return ("-", None) if fraction is None else (percent(fraction), 100 * fraction)
+
+
 def _h(s: str) -> str:
     """`s` escaped for HTML (and for Plotly's labels, which read entities)."""
     return html.escape(str(s), quote=True)
+
+
+def _titled(fig, title: str) -> None:
+    """`title` (from `_title`) on the roofline chart, its top margin grown by a line for each line the
+    title takes beyond one, so that the level buttons above the plot never cover it."""
+    extra = 18 * title.count("<br>")
+    fig.update_layout(title=dict(text=title, font=dict(size=14), yref="container", y=0.965, yanchor="top"),
+                      margin=dict(t=90 + extra))
 
 
 def _title(text: str, width: int = 80) -> str:
