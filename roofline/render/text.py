@@ -12,6 +12,7 @@ from ..model.waves import Waves
 from ..model.precision import PRECISIONS
 from .encoding import PLAIN_ERRORS, ascii_text  # (kept apart: the console loads the handler alone)
 
+NEAR = 1.5  # a profiled kernel within this factor of its roof (two thirds of it or more) is near it
 SHORT_LIMITER = {"registers": "regs", "shared_memory": "smem", "warps": "warps", "blocks": "blocks"}
 
 
@@ -256,7 +257,7 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         f" at its {clock_mhz:,.0f} MHz" + (f" ({nominal_times:.1f}x at the nominal {nominal_mhz:,.0f} MHz)"
                                             if nominal_times else "") if off else "") + part
     if uncounted and times > 1.25:  # no blame on latency, occupancy or the grid: an uncounted roof may be it
-        reading = f"near its {roof} roof ({share}){part}" if times <= 2 else far
+        reading = f"near its {roof} roof ({share}){part}" if times <= NEAR else far
         tail = f"tail: {tail_phrase(v.waves)}; " if v.waves is not None and v.waves.tail_matters else ""
         return f"{tail}{reading}; not counted: {uncounted_phrase(list(uncounted))}, so another roof may bind instead"
     if v.waves is not None and v.waves.tail_matters:
@@ -264,13 +265,15 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         return f"tail: {tail_phrase(v.waves)}; at {100 / times:.0f} % of {of}"
     if times <= 1.25:
         return f"at its {roof} roof ({share})"
-    if times <= 2:
+    if times <= NEAR:
         return f"near its {roof} roof ({share})"
-    if blocks is not None and blocks < sm_count:
+    if blocks is not None and blocks < sm_count and blocks / sm_count * times <= NEAR:  # the idle SMs explain it
         return f"{plural(blocks, 'block')} for {sm_count} SMs: the grid leaves SMs idle ({100 / times:.0f} % of {roof})"
     if occ is not None and achieved is not None and occ.occupancy and achieved < 0.5 * occ.occupancy:
         return (f"latency-bound: achieved occupancy {percent(achieved)} % of a possible {percent(occ.occupancy)} % "
                 f"({100 / times:.0f} % of {roof})")
+    if times <= 2:  # between near and far: the distance alone, no cause guessed
+        return f"at {share} of its {roof} roof"
     return f"{far}: latency or instruction issue, not bandwidth"
 
 
