@@ -237,13 +237,14 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     roof = roof_name(b.level)
     # the clock matters where the roof follows it: not for a measured ceiling that binds at both
     off = _off_clock(clock_mhz, nominal_mhz) and not (nominal_times and abs(nominal_times / times - 1) < 0.005)
-    share = f"{100 / times:.0f} %"
-    if off:
-        share += f" at the {clock_mhz:,.0f} MHz it ran at" + (
-            f"; {100 / nominal_times:.0f} % at the nominal {nominal_mhz:,.0f} MHz" if nominal_times else "")
     # floors of the units each SM has to itself are of the SMs the grid keeps busy; the L2's and the
     # DRAM's are the whole chip's (`roofs.verdict`)
     busy = 1.0 if b.level in SHARED_LEVELS or v.waves is None else v.waves.utilization
+    kept = f" of the {percent(busy, 0)} % of the GPU its waves keep busy" if 0.95 <= busy < 0.995 else ""
+    share = f"{100 / times:.0f} %{kept}"
+    if off:
+        share += f" at the {clock_mhz:,.0f} MHz it ran at" + (
+            f"; {100 / nominal_times:.0f} % at the nominal {nominal_mhz:,.0f} MHz" if nominal_times else "")
     if times < 1:  # a profile's bytes and work are counted: it is the ceiling that was beaten
         moved = "its counted bytes moved faster than" if b.level in MEMORY_NAMES else "it ran faster than"
         low = "the measurement is low" if b.roof.measured else "the clock or the peak is wrong"
