@@ -521,6 +521,15 @@ def verdict_lines(doc: Results) -> list[str]:
     return lines
 
 
+def _moved(pairs, move: str | None) -> str:
+    """The 'moved (CI95)' cell: 'same', or 'higher'/'lower' with by how many points, so that a move the
+    intervals tell apart but too small to matter reads as small ('higher, +0.03 points')."""
+    if move in (None, "same") or not pairs:
+        return move or "-"
+    b, a = pairs
+    return f"{move}, {a.pct - b.pct:+.2g} points"
+
+
 def _counters(doc: Results, k: KernelRecord, v: Verdict) -> str:
     """`counters_phrase` for a counted kernel with a model ('' for the others)."""
     if k.counted is None or k.model is None:
@@ -790,7 +799,7 @@ def compare_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
         pairs = c.vs_reference
         rows.append([c.label, cell(c.before_ms, "{:.3f}".format), cell(c.after_ms, "{:.3f}".format),
                      cell(c.speedup, "{:.2f}x".format),
-                     *([_pct_move(pairs, c.reference_move) if pairs else "-", cell(c.reference_move)]
+                     *([_pct_move(pairs, c.reference_move) if pairs else "-", _moved(pairs, c.reference_move)]
                        if paired_any else []), _arrow(cell(rb), cell(ra)),
                      _arrow(cell(c.before_occupancy, occupancy), cell(c.after_occupancy, occupancy)), bound,
                      c.roof_move])
