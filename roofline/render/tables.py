@@ -537,6 +537,18 @@ def _counters(doc: Results, k: KernelRecord, v: Verdict) -> str:
     return counters_phrase(v, doc.model_verdict(k), k.model, k.counted)
 
 
+def columns_note(doc: Results) -> str | None:
+    """A line on the two readings the run table gives each kernel, where it gives both: 'bound x' at the
+    datasheet roofs from the model's bytes, 'measured x' at the measured ceilings with the counted
+    bytes, which the verdicts read; None where the table has no 'measured x'."""
+    if doc.device.measured_fp32_gflops is None:
+        return None
+    counted = " and the bytes Nsight Compute counted" if any(k.counted for k in doc.kernels) else ""
+    return ("bound x: the time over the highest floor of the model's bytes and work at the datasheet roofs; measured "
+            f"x: the same at the measured ceilings (each at least the best rate this file saw){counted}, as the "
+            "verdicts below read it; the two may name different roofs")
+
+
 def below_floor_note(doc: Results) -> str | None:
     """A line explaining 'bound x' below 1, when some kernel has one."""
     if any(k.timed and doc.floors(k).times_floor < 1 for k in doc.kernels):
