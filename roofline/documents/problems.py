@@ -66,7 +66,10 @@ class ProblemsKind(DocumentKind):
         def ms(x: float) -> str:  # a small problem's bound is not shown as nothing
             return f"{x:,.4f}" if x >= 1e-4 or x == 0 else "< 0.0001"
 
-        rows = [[r.name, gflop(r), figure(r.work.work.bytes_read / 1e6), figure(r.work.work.bytes_written / 1e6),
+        def mb(x: float) -> str:  # a few bytes (a loss's scalar) as such, not in a power of ten
+            return figure(x / 1e6) if x >= 1000 or x == 0 else f"{x:,.0f} B"
+
+        rows = [[r.name, gflop(r), mb(r.work.work.bytes_read), mb(r.work.work.bytes_written),
                  ms(r.sol.ms), r.sol.binding.level if r.sol.binding is not None else "-"] for r in obj.rows]
         columns = [("GFLOP", "right"), ("MB read", "right"), ("MB written", "right"), ("T_SOL ms", "right"),
                    ("bound", "left")]
