@@ -229,6 +229,7 @@ def test_kernels_lists_each_problems_speed_of_light_on_a_gpu():
     assert conv["bound"] == "TF32 tensor" and conv["t_sol_ms"] == pytest.approx(2 * 8 * 128 * 56 * 56 * 64 * 9 / tf32 / 1e6)
     assert sums["bound"] == "DRAM" and sums["t_sol_ms"] == pytest.approx(4 * 4096 * 1001 / dram / 1e6)
     assert any(n.startswith("no launch floor: T_SOL here is the work's alone") for n in doc["notes"])  # a preset: none
+    assert any(n.startswith("FP32 convolutions are read as TF32 tensor work") for n in doc["notes"])  # conv_relu
     schema = CliRunner().invoke(app, ["schema", "problems"])
     assert schema.exit_code == 0 and "ProblemJson" in schema.stdout
     # a problem that cannot be read among others: one line of its own, the others listed, exit 2

@@ -73,6 +73,10 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
              f"{device.name}; the work as PyTorch's FLOP counter reads the reference on the meta device (matrix "
              "products, convolutions, attention; other ops count no FLOPs, so their bytes bound them)"]
     notes += [f"{r.name}: {w}" for r in rows for w in r.work.warnings]
+    if any(r.work.work.flops.get("tf32_tensor") for r in rows):
+        notes.append("FP32 convolutions are read as TF32 tensor work (PyTorch leaves cuDNN's TF32 on: "
+                     "torch.backends.cudnn.allow_tf32) and FP32 matrix products as FP32 (its matmul TF32 is off: "
+                     "torch.backends.cuda.matmul.allow_tf32), as a reference runs them by default")
     if not device.roofs.launch_ms:
         notes.append("no launch floor: T_SOL here is the work's alone; `roofline run` on the GPU also measures an "
                      "empty kernel's launch and counts it in the bound (a problem under a few microseconds is bound "
