@@ -14,6 +14,8 @@ the tables) is imported by the functions that show one.
 
 from __future__ import annotations
 
+import re
+
 import sys
 from typing import TYPE_CHECKING
 
@@ -266,6 +268,17 @@ def integer(text) -> int:
         return int(text)
     except ValueError:
         raise typer.BadParameter(f"{text!r} is not an integer") from None
+
+
+def byte_count(text) -> int:
+    """A size in bytes: an integer, or a whole number of KiB written with K, KB or KiB ('48k' is
+    49,152, as CUDA counts shared memory); anything else is refused in the user's words."""
+    if isinstance(text, int):  # a default
+        return text
+    m = re.fullmatch(r"\s*(\d+)\s*(k|kb|kib)?\s*", str(text), re.IGNORECASE)
+    if m is None:
+        raise typer.BadParameter(f"{text!r} is not a size in bytes (an integer, or KiB as 48k)") from None
+    return int(m.group(1)) * (1024 if m.group(2) else 1)
 
 
 def number(text) -> float:

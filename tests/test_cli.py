@@ -388,3 +388,13 @@ def test_a_kernel_of_yours_without_a_model_is_listed_against_a_preset():
     assert lines[0] == "your kernels, BF16 (TN), model at 4096x4096x4096 on H200"
     assert "BF16 tensor ms" in lines[2]
     assert lines[4].split() == ["bf16_dot", "256", "no", "model", "-", "-", "-", "-", "-", "-"]
+
+
+def test_shared_memory_sizes_take_kib_as_cuda_counts_them():
+    from roofline.console import byte_count
+
+    assert byte_count("48k") == byte_count("48 KiB") == byte_count("48KB") == 49_152 and byte_count("100") == 100
+    r = CliRunner().invoke(app, ["occupancy", "--regs", "32", "--threads", "256", "--smem", "48k", "--arch", "sm_90"])
+    assert r.exit_code == 0 and "49,152 B shared memory per block" in r.output
+    r = CliRunner().invoke(app, ["occupancy", "--regs", "32", "--threads", "256", "--smem", "4x", "--arch", "sm_90"])
+    assert r.exit_code == 2 and "'4x' is not a size in bytes" in r.output

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ..console import integer, present
+from ..console import byte_count, integer, present
 from ..outcome import Outcome
 
 if TYPE_CHECKING:
@@ -24,8 +24,9 @@ MOUNT = dict(short_help="Theoretical occupancy of a block configuration.")
 def command(
     regs: int = typer.Option(..., "--regs", parser=integer, metavar="R", help="Registers per thread (1..255)."),
     threads: int = typer.Option(..., "--threads", parser=integer, metavar="T", help="Threads per block (1..1024)."),
-    smem: int = typer.Option(0, "--smem", parser=integer, metavar="BYTES", help="Static shared memory per block, bytes."),
-    dynamic_smem: int = typer.Option(0, "--dynamic-smem", parser=integer, metavar="BYTES",
+    smem: int = typer.Option(0, "--smem", parser=byte_count, metavar="BYTES",
+                             help="Static shared memory per block, bytes (48k: 48 KiB)."),
+    dynamic_smem: int = typer.Option(0, "--dynamic-smem", parser=byte_count, metavar="BYTES",
                                      help="Dynamic shared memory per block, bytes."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU preset such as h200 or 'rtx 5080', or a device file (mygpu.toml)."),
