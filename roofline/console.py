@@ -275,7 +275,7 @@ def byte_count(text) -> int:
     49,152, as CUDA counts shared memory); anything else is refused in the user's words."""
     if isinstance(text, int):  # a default
         return text
-    m = re.fullmatch(r"\s*(\d+)\s*(k|kb|kib)?\s*", str(text), re.IGNORECASE)
+    m = re.fullmatch(r"\s*([-+]?\d+)\s*(k|kb|kib)?\s*", str(text), re.IGNORECASE)  # the range: the library's
     if m is None:
         raise typer.BadParameter(f"{text!r} is not a size in bytes (an integer, or KiB as 48k)") from None
     return int(m.group(1)) * (1024 if m.group(2) else 1)
