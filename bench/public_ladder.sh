@@ -9,7 +9,7 @@
 # Writes OUT_DIR/public-SIZE.json and its log; `roofline show` on the file gives the table
 # (bench/NOTES.md, "Where it stands"). Needs nvcc (user kernels with host headers).
 set -u
-src=${1:?give a checkout of siboehm/SGEMM_CUDA}/src/kernels
+src=$(cd "${1:?give a checkout of siboehm/SGEMM_CUDA}" && pwd)/src/kernels
 out=${2:?give a folder for the results}
 size=${3:-4096}
 tmp=$(mktemp -d)

@@ -271,3 +271,4 @@ def test_outputs_are_compared_a_chunk_at_a_time_as_if_whole(monkeypatch):
     got[999, 36] = float("nan")
     bad, _ = candidate._compare("output 0", got, want)
     assert not bad.passed and bad.reason == "1 of 37,000 elements NaN or infinite"
+

@@ -1,0 +1,35 @@
+"""The cheat corpus as `roofline run` graded it on a GPU (the committed plots/grades-h100-corpus-*.json,
+made by `bench/problems_visit.sh`'s corpus step on an H100, 2026-12-05): every cheat flagged, refused
+or graded at no gain as its file's first line says, the honest ones graded with no flag. Needs no
+PyTorch: it reads the files."""
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CANDIDATES = ROOT / "tests" / "fixtures" / "problems" / "candidates"
+
+
+def _expected(name: str) -> str:
+    return (CANDIDATES / name).read_text().splitlines()[0].lstrip("# ").split(":")[0].split(" ")[0]
+
+
+def test_the_corpus_graded_on_a_gpu_got_what_each_file_names():
+    seen = set()
+    for name in ("grades-h100-corpus-matmul.json", "grades-h100-corpus-clamp.json"):
+        entries = json.loads((ROOT / "plots" / name).read_text())["entries"]
+        ref = next(e for e in entries if e["name"] == "reference")
+        assert ref["time_ms"] and not ref["flags"] and ref["error"] is None
+        for e in entries[1:]:
+            seen.add(Path(e["source"]).name)
+            want, codes = _expected(Path(e["source"]).name), [f["code"] for f in e["flags"]]
+            graded = e["share"] is not None and not codes and e["error"] is None
+            if want == "honest":
+                assert graded, e["name"]
+            elif want == "no_gain":
+                assert not graded or e["time_ms"] >= 0.9 * ref["time_ms"], e["name"]
+            elif want in ("wrong", "fails", "not_graded"):
+                assert not graded, e["name"]
+            else:
+                assert want in codes and not graded, (e["name"], codes)
+    assert seen == {p.name for p in CANDIDATES.glob("*.py")}
