@@ -8,6 +8,10 @@
 #   bash bench/public_ladder.sh SGEMM_CUDA_CHECKOUT OUT_DIR [SIZE]
 # Writes OUT_DIR/public-SIZE.json and its log; `roofline show` on the file gives the table
 # (bench/NOTES.md, "Where it stands"). Needs nvcc (user kernels with host headers).
+# Found on an H100 (2026-12-05): every public kernel computes alpha * acc + beta * C, so it reads C
+# even with beta = 0, and roofline's check (C filled with NaN before the launch: 0 x NaN is NaN)
+# refuses it as "C was read"; our ladder steps ran beside them (register_tiling_1d 19,077 GFLOP/s at
+# 4096^3). Timing them needs a check that can take a kernel that reads C with beta = 0, not yet built.
 set -u
 src=$(cd "${1:?give a checkout of siboehm/SGEMM_CUDA}" && pwd)/src/kernels
 out=${2:?give a folder for the results}
