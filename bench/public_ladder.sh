@@ -10,8 +10,10 @@
 # (bench/NOTES.md, "Where it stands"). Needs nvcc (user kernels with host headers).
 # Found on an H100 (2026-12-05): every public kernel computes alpha * acc + beta * C, so it reads C
 # even with beta = 0, and roofline's check (C filled with NaN before the launch: 0 x NaN is NaN)
-# refuses it as "C was read"; our ladder steps ran beside them (register_tiling_1d 19,077 GFLOP/s at
-# 4096^3). Timing them needs a check that can take a kernel that reads C with beta = 0, not yet built.
+# refuses it as "C was read"; and none checks its bounds, so each also fails the check at a shape
+# that is no multiple of its tiles (511x383x255: rows never written). Our ladder steps ran beside them
+# (register_tiling_1d 19,077 GFLOP/s at 4096^3). Timing them needs a way to check a kernel at the
+# timed size alone with C zeroed, not yet built.
 set -u
 src=$(cd "${1:?give a checkout of siboehm/SGEMM_CUDA}" && pwd)/src/kernels
 out=${2:?give a folder for the results}
