@@ -35,7 +35,8 @@ CASES = [("small_matmul.py", "matmul_honest.py"), ("small_matmul.py", "matmul_ca
          ("small_matmul.py", "matmul_in_thread.py"), ("small_matmul.py", "matmul_patches_checker.py"),
          ("clamp.py", "clamp_patches_op.py"), ("small_matmul.py", "matmul_fp16_reduction.py"),
          ("small_matmul.py", "matmul_patches_operator.py"), ("small_matmul.py", "matmul_autocast.py"),
-         ("small_matmul.py", "matmul_skips_once_written.py"), ("small_matmul.py", "matmul_half_rows.py")]
+         ("small_matmul.py", "matmul_skips_once_written.py"), ("small_matmul.py", "matmul_half_rows.py"),
+         ("small_matmul.py", "matmul_exits.py")]
 # Caught only where the calls are timed on a GPU (tests/test_gpu_problem.py): honest on the CPU's draws.
 GPU_CASES = [("small_matmul.py", "matmul_cached_by_pointer.py"), ("small_matmul.py", "matmul_cached_by_values.py"),
              ("small_matmul.py", "matmul_side_stream.py"), ("small_matmul.py", "matmul_persisting_l2.py")]
@@ -272,3 +273,9 @@ def test_outputs_are_compared_a_chunk_at_a_time_as_if_whole(monkeypatch):
     bad, _ = candidate._compare("output 0", got, want)
     assert not bad.passed and bad.reason == "1 of 37,000 elements NaN or infinite"
 
+
+
+def test_a_candidate_that_calls_sys_exit_fails_its_draws_and_the_harness_goes_on():
+    got = _check("small_matmul.py", "matmul_exits.py")
+    assert not got.verified
+    assert [d.error for d in got.draws] == ["it called sys.exit(0), which would have ended the grading"] * 3

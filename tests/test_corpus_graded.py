@@ -8,6 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CANDIDATES = ROOT / "tests" / "fixtures" / "problems" / "candidates"
+NOT_YET_ON_A_GPU = {"matmul_exits.py"}  # written after the visit: checked on the CPU (tests/test_candidate.py)
 
 
 def _expected(name: str) -> str:
@@ -32,4 +33,4 @@ def test_the_corpus_graded_on_a_gpu_got_what_each_file_names():
                 assert not graded, e["name"]
             else:
                 assert want in codes and not graded, (e["name"], codes)
-    assert seen == {p.name for p in CANDIDATES.glob("*.py")}
+    assert seen == {p.name for p in CANDIDATES.glob("*.py")} - NOT_YET_ON_A_GPU

@@ -181,6 +181,15 @@ def _compare(name: str, got, want) -> tuple[OutputResult, list[Flag]]:
                         None if passed else f"relative error {err:.3g} above {tolerance:g}"), flags
 
 
+def call_error(exc: BaseException) -> str:
+    """What a candidate's call raised, in one line: 'ValueError: bad shape'; a `sys.exit` it called
+    (which would end the harness's process with the candidate's exit code) said as such."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}), which would have ended the grading"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}"
+
+
 def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int = 0,
           on: list[list] | None = None, models: tuple | None = None) -> CandidateCheck:
     """`problem`'s candidate (loaded with it: `workload.problem.with_candidate`) against its
@@ -191,8 +200,11 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
     the file)."""
     import torch
 
-    reference, candidate = models or (problem.model(seed, device=device),
-                                      problem.model(seed, candidate=True, device=device))
+    reference = models[0] if models else problem.model(seed, device=device)
+    try:
+        candidate = models[1] if models else problem.model(seed, candidate=True, device=device)
+    except SystemExit as exc:  # a constructor's other errors propagate: the caller names the file
+        raise RuntimeError(call_error(exc)) from None
     results, flags = [], {}
     before: tuple[list, list] | None = None  # the previous draw's candidate and reference outputs
 
@@ -218,8 +230,8 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
             want = _outputs(reference(*given))
             try:
                 got = _outputs(candidate(*inputs))
-            except Exception as exc:  # the candidate's own error: this draw fails, the next is tried
-                results.append(DrawResult(seed + 1 + d, error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
+            except (Exception, SystemExit) as exc:  # the candidate's own error: this draw fails, the next is tried
+                results.append(DrawResult(seed + 1 + d, error=call_error(exc)))
                 continue
         harness_kept()
         if device.startswith("cuda"):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from ..model.timing import Timing
 from ..workload.problem import Problem, put_back
 from . import l2_persist
-from .candidate import CandidateCheck, check
+from .candidate import CandidateCheck, call_error, check
 
 
 
@@ -124,8 +124,8 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
                 after = check(p, "cuda", on=audits, models=(reference, model))
                 run.audit = [o.name for d in after.draws for o in d.outputs if not o.passed] + \
                             [d.error for d in after.draws if d.error]
-        except Exception as exc:  # its constructor or a call outside the check raised
-            run.error = f"{type(exc).__name__}: {_first_line(exc)}"
+        except (Exception, SystemExit) as exc:  # its constructor or a call outside the check raised
+            run.error = call_error(exc) if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {_first_line(exc)}"
         finally:
             torch.cuda.synchronize()
     return runs

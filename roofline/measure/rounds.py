@@ -128,7 +128,7 @@ def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
         except LaunchTimeout as exc:  # still running: nothing more can be timed in this process
             item.error = exc
             raise
-        except Exception as exc:  # a fault: this item is timed no further
+        except (Exception, SystemExit) as exc:  # a fault, or a callable's sys.exit: this item is timed no further
             item.error = exc
             estimates.append(0.0)
     burst = burst_for([e for e, item in zip(estimates, items) if item.error is None])
@@ -164,7 +164,7 @@ def time_in_rounds(items: list[Item], before: Callable[[], None] | None = None,
             except LaunchTimeout as exc:
                 item.error = exc
                 raise
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 item.error = exc
                 continue
             if sampler is not None:
