@@ -46,8 +46,8 @@ from ..model.verify import TOLERANCE, verify
 from ..workload.spec import Arg, Workload
 from . import buffers
 from .pipeline import time_items
-from .rounds import Item
 from . import l2_persist
+from .rounds import Item
 from .timing import l2_flush
 from .waiting import LaunchTimeout, waiter
 
@@ -384,7 +384,6 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
         return
     if subject.kind == "callable":
         run.async_ms = wall_and_events(subject.launch, before)
-    l2_persist.clear()
 
 
 def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s: float | None, sampler=None,

@@ -98,11 +98,9 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
     """The reference of `problem` and each of `candidates` (the problem with one candidate loaded
     each: `workload.problem.with_candidate`) checked and timed on the current GPU, as the module
     says; the reference first. A candidate that fails its check is not timed."""
-    import torch
-
-    from .graded import _first_line
-
     import random
+
+    import torch
 
     draw = problem.inputs(seed + 1000, "cuda")
     reference = problem.model(seed, device="cuda")
@@ -118,14 +116,13 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
             model = p.model(seed, candidate=True, device="cuda")
             run.timing, run.error, run.async_ms = _timed(model, draw, l2_bytes, budget_s, full_clock_share)
             run.patched = put_back(p.harness)
-            l2_persist.clear()
             if run.error is None:  # the instance timed, on a rolled copy at a place of chance and on a new draw
                 audits = [rolled(draw, random.randrange(1, 1 << 30)), p.inputs(seed + 2000, "cuda")]
                 after = check(p, "cuda", on=audits, models=(reference, model))
                 run.audit = [o.name for d in after.draws for o in d.outputs if not o.passed] + \
                             [d.error for d in after.draws if d.error]
         except (Exception, SystemExit) as exc:  # its constructor or a call outside the check raised
-            run.error = call_error(exc) if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {_first_line(exc)}"
+            run.error = call_error(exc)
         finally:
             torch.cuda.synchronize()
     return runs

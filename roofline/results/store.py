@@ -36,19 +36,18 @@ OTHER_KINDS = {
     "grade": (GradeResults, "grades of kernels against their speed of light (roofline run), not the results of a "
                             "run; show, plot and compare read it"),
 }
-# What roofline prints with --json and does not read back, by its "kind": a refusal names the command
-# that printed it.
-PRINTED_KINDS = {
-    "problems": "the speed-of-light listing `roofline kernels PROBLEM.py --json` prints",
-    "owners": "the op or module table `roofline show FILE --by op|module --json` prints",
-    "owner-changes": "the op or module changes `roofline compare A B --by op|module --json` prints",
-}
-# What compare, whatif and project print with --json: their "kind" is the kind of file they read, so
-# they are told by fields of their own.
-PRINTED_BY_FIELD = (
-    ("before_device", "the comparison `roofline compare A B --json` prints"),
-    ("step_ms_after_all", "the what-if `roofline whatif FILE --json` prints"),
-    ("measured_on", "the projection `roofline project FILE --json` prints"),
+# What roofline prints with --json and does not read back, each told by a field of its own (those of
+# compare, whatif and project carry the "kind" of the file they read) or by its "kind".
+PRINTED = (
+    (lambda d: "before_device" in d, "the comparison `roofline compare A B --json` prints"),
+    (lambda d: "step_ms_after_all" in d, "the what-if `roofline whatif FILE --json` prints"),
+    (lambda d: "measured_on" in d, "the projection `roofline project FILE --json` prints"),
+    (lambda d: d.get("kind") == "problems", "the speed-of-light listing `roofline kernels PROBLEM.py --json` prints"),
+    (lambda d: d.get("kind") == "owners", "the op or module table `roofline show FILE --by op|module --json` prints"),
+    (lambda d: d.get("kind") == "owner-changes",
+     "the op or module changes `roofline compare A B --by op|module --json` prints"),
+    (lambda d: "kind" not in d and "schema" not in d and "arch" in d and isinstance(d.get("kernels"), list),
+     "the kernel listing `roofline kernels --json` prints"),
 )
 # Each kind of document by what `kind_of` calls it, as a refusal names it.
 KIND_NAMES = {
@@ -122,7 +121,7 @@ def parse(doc, source: str = "results", profile: bool = False,
     profile') after the line."""
     if not isinstance(doc, dict):
         raise UsageError(f"{source}: not a roofline results file (top level is not an object){_also(reads)}")
-    printed = next((what for field, what in PRINTED_BY_FIELD if field in doc), None)
+    printed = next((what for test, what in PRINTED if test(doc)), None)
     if printed is not None:
         raise UsageError(f"{source}: {printed}, a listing that is not read back{_also(reads)}")
     if doc.get("kind") in OTHER_KINDS:
@@ -136,11 +135,6 @@ def parse(doc, source: str = "results", profile: bool = False,
     if doc.get("kind") == "trace":
         raise UsageError(f"{source}: what roofline show prints for a profiler trace with --json, a summary it does "
                          f"not read back; give the trace itself{_also(reads)}")
-    if doc.get("kind") in PRINTED_KINDS:
-        raise UsageError(f"{source}: {PRINTED_KINDS[doc['kind']]}, a listing that is not read back{_also(reads)}")
-    if "kind" not in doc and "schema" not in doc and "arch" in doc and isinstance(doc.get("kernels"), list):
-        raise UsageError(f"{source}: the kernel listing `roofline kernels --json` prints, a listing that is not read "
-                         f"back{_also(reads)}")
     if doc.get("kind") is not None:
         raise UsageError(f"{source}: kind {doc.get('kind')!r} is not one roofline writes ('profile', 'grade', or none "
                          f"for a run){_also(reads)}")
