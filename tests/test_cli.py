@@ -398,3 +398,20 @@ def test_shared_memory_sizes_take_kib_as_cuda_counts_them():
     assert r.exit_code == 0 and "49,152 B shared memory per block" in r.output
     r = CliRunner().invoke(app, ["occupancy", "--regs", "32", "--threads", "256", "--smem", "4x", "--arch", "sm_90"])
     assert r.exit_code == 2 and "'4x' is not a size in bytes" in r.output
+
+
+def test_run_profile_passes_on_what_the_report_reader_said_once_with_its_kernels(monkeypatch):
+    """`run --profile`'s counting step: each note the reader gave (a report read through the CSV
+    export, say) reaches the run's notes once, naming the kernels it was said of."""
+    from types import SimpleNamespace
+
+    from roofline.commands import run as run_command
+    from roofline.measure import counters
+    from roofline.model.traffic import CountedTraffic
+    from roofline.progress import Progress
+
+    said = "Nsight Compute's Python report interface could not read it (exit code -11): read through ncu's CSV export"
+    monkeypatch.setattr(counters, "profile", lambda spec, problem, bus: (CountedTraffic(), None, (said,)))
+    kernels = [SimpleNamespace(correct=True, spec=SimpleNamespace(name=n)) for n in ("a", "b")]
+    counted, launches, notes = run_command._count(SimpleNamespace(kernels=kernels, problem=None), None, Progress())
+    assert set(counted) == {"a", "b"} and launches == {} and notes == [f"the counters of a, b: {said}"]

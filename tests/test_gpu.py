@@ -243,9 +243,9 @@ def test_profile_counts_the_flops_of_the_tile_asked_for():
     n = 1024
     problem = Problem(n, n, n)
     try:
-        ladder, launch = counters.profile(families.BY_NAME["register_tiling_2d"].spec(), problem)
-        small, _ = counters.profile(families.variant("warptiling<64,64,8,32,32,4,8>"), problem)
-        default, _ = counters.profile(families.BY_NAME["warptiling"].spec(), problem)
+        ladder, launch, _ = counters.profile(families.BY_NAME["register_tiling_2d"].spec(), problem)
+        small, _, _ = counters.profile(families.variant("warptiling<64,64,8,32,32,4,8>"), problem)
+        default, _, _ = counters.profile(families.BY_NAME["warptiling"].spec(), problem)
     except nsight.run.NcuError as exc:
         pytest.skip(str(exc))
     # sampled over its run where the report reader has timelines (ncu_report 2025.4 and newer)

@@ -869,3 +869,24 @@ def test_importing_one_of_roofline_s_own_files_or_a_trace_names_what_it_is(tmp_p
                          (traces / "sampled_rank-0.json.gz", "a PyTorch profiler trace, which `roofline comms` reads")):
         one_line_error(invoke("profile", "--import", path, "--out", tmp_path / "p.json"), needle)
     assert not (tmp_path / "p.json").exists()
+
+
+def test_a_report_the_python_reader_fails_on_is_read_from_the_csv_export_saying_why(monkeypatch, tmp_path):
+    """The report reader's child dies (as a mismatched ncu_report can): the report is read through
+    ncu's CSV export, and the note says why the reader failed and what the export lacks."""
+    from roofline import child
+    from roofline.nsight import binary
+
+    report = tmp_path / "r.ncu-rep"
+    report.write_bytes(b"NVR\x00rest")
+    raw = (FIXTURES / "ncu" / "cupy-h200-base.csv").read_text()
+    monkeypatch.setattr(binary, "_ncu_report_module", lambda: object())
+    monkeypatch.setattr(binary.child, "ask", lambda *a, **k: child.Reply(failure="died", why="signal 11",
+                                                                         returncode=-11,
+                                                                         stderr_tail="Segmentation fault"))
+    monkeypatch.setattr(binary, "export_raw", lambda path: raw)
+    monkeypatch.setattr(binary.shutil, "which", lambda name: "/usr/bin/ncu")
+    rows = binary.read_report(report)
+    assert rows.rows and rows.read_with == "ncu --import --csv --page raw"
+    assert ("Nsight Compute's Python report interface could not read it (exit code -11: Segmentation fault): read "
+            "through ncu's CSV export, which holds no PM sampling") in rows.notes

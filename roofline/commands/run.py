@@ -325,9 +325,9 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
               for r in outputs[0].kernels if isinstance(r.spec, UserKernel) and r.compiled and r.compiled.compiler]
     notes += list(dict.fromkeys(n for o in outputs for n in o.notes))  # what NVML could not say, once
     if profile:
-        counted, launches, note = _count(outputs[-1], device.pci_bus_id, progress)
+        counted, launches, said = _count(outputs[-1], device.pci_bus_id, progress)
         doc = convert.with_counters(doc, counted, launches)
-        notes += [note] if note else []
+        notes += said
     store.save(doc, out)
     warnings, failures = [], []
     for output in outputs:
@@ -365,16 +365,18 @@ def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress)
     from ..nsight.run import NcuError
     correct = [r for r in output.kernels if r.correct]
     progress.expect(len(correct))
-    counted, launches = {}, {}
+    counted, launches, notes = {}, {}, {}
     for r in correct:
         progress.step(f"{r.spec.name}: Nsight Compute")
         try:
-            counted[r.spec.name], launch = counters.profile(r.spec, output.problem, pci_bus_id)
+            counted[r.spec.name], launch, read = counters.profile(r.spec, output.problem, pci_bus_id)
         except (NcuError, UsageError) as exc:
-            return counted, launches, f"no hardware counters: {exc}; the rest of the run is kept"
+            return counted, launches, [f"no hardware counters: {exc}; the rest of the run is kept"]
         if launch is not None:
             launches[r.spec.name] = launch
-    return counted, launches, None
+        for n in read:  # each of the reader's notes once, with the kernels it was said of
+            notes.setdefault(n, []).append(r.spec.name)
+    return counted, launches, [f"the counters of {', '.join(names)}: {n}" for n, names in notes.items()]
 
 
 def view(report: RunReport, out: Path, sweep: bool) -> Outcome:

@@ -55,13 +55,13 @@ def counted_from(row: Row, precision: str = "fp32") -> CountedTraffic:
 
 
 def profile(spec: KernelSpec | UserKernel, problem: Problem,
-            pci_bus_id: str | None = None) -> tuple[CountedTraffic, Launch | None]:
+            pci_bus_id: str | None = None) -> tuple[CountedTraffic, Launch | None, tuple[str, ...]]:
     """Run `spec` (at its own tile) once under ncu on `problem` (on the GPU at `pci_bus_id`, else
     CUDA's first), its counters sampled over its run as well where this ncu can (PM sampling,
-    `nsight.sampling`), and
-    return what ncu counted and the launch as read (None where it cannot be placed), which holds
-    the samples. Raises ncu.NcuError (one line) when ncu is missing, counters are not permitted, or
-    the profile fails."""
+    `nsight.sampling`), and return what ncu counted, the launch as read (None where it cannot be
+    placed), which holds the samples, and the reader's notes on the report (how it was read, what
+    it left out). Raises ncu.NcuError (one line) when ncu is missing, counters are not permitted,
+    or the profile fails."""
     options = ncu.Options(kernel_regex=f"^{re.escape(spec.kernel_name)}$", launch_count=1)
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
         done = ncu.run(launch_command(spec, problem, Path(tmp), pci_bus_id), options, Path(tmp) / "kernel",
@@ -69,11 +69,12 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem,
         if done.report is None:
             said = done.warnings()
             raise ncu.NcuError(f"ncu profiled nothing for {spec.name}" + (f": {said[-1]}" if said else ""))
-        rows = read_report(done.report).rows
+        read = read_report(done.report)
+    rows = read.rows
     if not rows:
         raise ncu.NcuError(f"ncu's report for {spec.name} holds no launch")
     launches, _ = from_rows(rows[:1])
-    return counted_from(rows[0], problem.precision_key), (launches[0] if launches else None)
+    return counted_from(rows[0], problem.precision_key), (launches[0] if launches else None), read.notes
 
 
 def launch_command(spec: KernelSpec | UserKernel, problem: Problem, folder: Path,

@@ -115,14 +115,27 @@ def _nvtx_stack(action) -> list[str] | None:
     return ranges
 
 
-def _rows_from_module(path: Path) -> tuple[list[Row], int] | None:
+def _module_failure(reply: child.Reply) -> str:
+    """Why the report reader's child gave no launches, in a few words: timed out, died (with its
+    signal or code), or its last line on stderr."""
+    if reply.failure == "timeout":
+        return f"it took longer than {READ_TIMEOUT_S} s"
+    said = reply.stderr_tail or reply.why or ""
+    code = f"exit code {reply.returncode}" if reply.returncode not in (None, 0) else "no answer"
+    return f"{code}: {said}" if said else code
+
+
+def _rows_from_module(path: Path, why: list[str] | None = None) -> tuple[list[Row], int] | None:
     """`_module_rows` of `path` from a child Python process, as rows in base units, and how many
     records were cut short (a launch without a name or any metric: what `ncu_report` gives for the
-    record a truncated file ends inside); None when the module is missing, fails or faults."""
+    record a truncated file ends inside); None when the module is missing, fails or faults (then
+    `why`, where given, gets the reason in a few words)."""
     if _ncu_report_module() is None:
         return None
     reply = child.ask(CHILD, {"report": str(path)}, READ_TIMEOUT_S)
     if reply.returncode != 0 or not isinstance(reply.answer, list):  # timed out, faulted, or failed
+        if why is not None:
+            why.append(_module_failure(reply))
         return None
     rows, unknown, cut = [], {}, 0
     for item in reply.answer:
@@ -147,7 +160,8 @@ def read_report(path: Path, source: str | None = None) -> Rows:
     NcuError when neither is installed, UsageError when the file is not a report they can read
     (damaged, or truncated inside its first launch). Messages name `source` (default: the path)."""
     source = source or str(path)
-    found = _rows_from_module(path)
+    failed: list[str] = []
+    found = _rows_from_module(path, failed)
     rows, cut = found if found is not None else ([], 0)
     if cut and not rows:
         raise UsageError(f"{source}: a truncated report (the file ends inside its first launch's record): no "
@@ -168,7 +182,9 @@ def read_report(path: Path, source: str | None = None) -> Rows:
                          f"({why})")
     exported = export_raw(path)
     report = parse_csv(exported, source)
-    note = ("Nsight Compute's Python report interface could not read it: read through ncu's CSV export",) if tried else ()
+    said = f" ({failed[0][:160]})" if failed else ""
+    note = (f"Nsight Compute's Python report interface could not read it{said}: read through ncu's CSV export, "
+            "which holds no PM sampling",) if tried else ()
     return Rows(report.rows, "ncu --import --csv --page raw", report.notes + note)
 
 
