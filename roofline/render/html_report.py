@@ -44,7 +44,7 @@ from .text import (
     bound_by_size,
     ceiling_lines,
     compute_phrase,
-    counters_phrase,
+    kernel_counters_phrase,
     gemm_title,
     l2_note,
     limiters,
@@ -275,7 +275,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
                (limiters(occ) if occ else "-", limiters(occ) if occ else ""),
                (b.level if b else "-", b.level if b else ""), _num(v.times_floor if v else None, "{:.2f}"),
                (verdict_sentence(k.name, v, occ) + (compute_phrase(v, doc.compute_level) if prob.tensor else "")
-                + (counters_phrase(v, doc.model_verdict(k), k.model, k.counted) if k.counted and k.model else "")
+                + kernel_counters_phrase(doc, k, v)
                 if v else f"not drawn: {k.error or 'not verified and timed'}", "")])
         report.row_titles.append(k.summary or k.name)
     if doc.sweep:

@@ -21,7 +21,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ..model.occupancy import RESOURCES, Occupancy
-from ..model.roofs import Verdict, memory_floor
+from ..model.roofs import memory_floor
 from ..model.peaks import LABELS
 from ..model.units import figure, plural
 from ..model.energy import STABLE_ENERGY
@@ -33,7 +33,7 @@ from .text import (
     bound_by_size,
     chosen_tile,
     compute_phrase,
-    counters_phrase,
+    kernel_counters_phrase,
     display_names,
     gemm_title,
     l2_note,
@@ -517,7 +517,7 @@ def verdict_lines(doc: Results) -> list[str]:
             tile = chosen_tile(k.params) if k.tile_source == "shape" else ""
             name = f"{k.name} ({tile})" if tile else k.name
             lines.append(verdict_sentence(name, v, k.occupancy) + (compute_phrase(v, doc.compute_level) if tensor else "")
-                         + spill_phrase(k.local_bytes, k.registers, v.times_floor) + _counters(doc, k, v))
+                         + spill_phrase(k.local_bytes, k.registers, v.times_floor) + kernel_counters_phrase(doc, k, v))
     return lines
 
 
@@ -528,13 +528,6 @@ def _moved(pairs, move: str | None) -> str:
         return move or "-"
     b, a = pairs
     return f"{move}, {a.pct - b.pct:+.2g} points"
-
-
-def _counters(doc: Results, k: KernelRecord, v: Verdict) -> str:
-    """`counters_phrase` for a counted kernel with a model ('' for the others)."""
-    if k.counted is None or k.model is None:
-        return ""
-    return counters_phrase(v, doc.model_verdict(k), k.model, k.counted)
 
 
 def columns_note(doc: Results) -> str | None:

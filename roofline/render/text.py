@@ -140,6 +140,14 @@ def counters_phrase(counted: Verdict, model_only: Verdict, figures, found) -> st
             "bytes, which are what moved")
 
 
+def kernel_counters_phrase(doc, k, v: Verdict) -> str:
+    """`counters_phrase` of kernel `k` of run `doc` (`results.schema.Results`), read as `v`: '' for a
+    kernel without counts or without a model. The line `show` and the HTML report both give."""
+    if k.counted is None or k.model is None:
+        return ""
+    return counters_phrase(v, doc.model_verdict(k), k.model, k.counted)
+
+
 def compute_phrase(v: Verdict, level: str) -> str:
     """The clause a tensor-core run's verdict gets when another floor binds: how the kernel
     stands against the compute roof of its precision (`level`, 'BF16 tensor'): '; BF16 tensor
