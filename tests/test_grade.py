@@ -401,3 +401,35 @@ def test_kernels_lists_a_graded_file_at_its_own_sizes_not_as_a_gemm():
     assert got.exit_code == 0, got.output
     assert "your kernels, at the sizes they declare" in got.output and "model at 1024x1024x1024" not in got.output
     assert "fit in the H200" not in got.output and "GMEM requests at the L2" not in got.output
+
+
+def test_a_cu_file_without_roofline_lines_is_declared_by_the_spec_beside_it(tmp_path):
+    """A public file graded as it is: its lines declare nothing, a .toml of its stem declares the
+    arguments, so it is a kernel of any signature, not a GEMM of the ladder's convention."""
+    from roofline.ladder import user
+
+    source = tmp_path / "scale.cu"
+    source.write_text('#include <stdio.h>\n__global__ void scale(float* y, const float* x, int n) {\n'
+                      '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = 2.0f * x[i];\n}\n'
+                      'int main() { printf("host code\\n"); return 0; }\n')
+    with pytest.raises(UsageError, match="no entry, block, grid given"):
+        user.load(source)  # no spec beside it: the ladder's convention, which wants its launch
+    (tmp_path / "scale.toml").write_text('entry = "scale"\nsizes = { N = 4096 }\n'
+                                         'args = ["y f32[N] out", "x f32[N] in", "n i32 = N"]\nblock = "256"\n'
+                                         'grid = "cdiv(N, 256)"\nreference = "2 * x"\nwork = "elementwise(N)"\n')
+    kernel = user.load(source)
+    w = kernel.declared
+    assert kernel.workload and w.entry == "scale" and w.spec_file == (tmp_path / "scale.toml").resolve()
+    assert w.work().bytes_read == 4 * 4096 and w.work().bytes_written == 4 * 4096
+
+
+@pytest.mark.parametrize("stem, entry, flops", [
+    ("matrixMul", "MatrixMulCUDA<32>", 2 * 2048**3),
+    ("gelu_forward", "gelu_forward_kernel2", 8 * 33554432),
+])
+def test_the_specs_of_public_files_read(tmp_path, stem, entry, flops):
+    """examples/public's specs, beside a stand-in of the public file they describe."""
+    (tmp_path / f"{stem}.toml").write_text(Path(f"examples/public/{stem}.toml").read_text())
+    (tmp_path / f"{stem}.cu").write_text("int main() { return 0; }\n")
+    w = spec.load_kernel(tmp_path / f"{stem}.cu")
+    assert w.entry == entry and w.build.compiler == "nvcc" and w.work().flops["fp32"] == flops

@@ -239,7 +239,9 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
     path = Path(path).expanduser()
     text = read_source(path)
     declared = scan(text)  # the file read and its lines scanned once, whichever kind it declares
-    if kind(declared) == WORKLOAD:
+    from ..workload.spec import declared_beside  # the workload package imports this one
+
+    if kind(declared) == WORKLOAD or declared_beside(path):
         return _from_workload(path, flags, text, declared)
     values = read_header(text, str(path), declared)
     values.update({k: v for k, v in (flags or {}).items() if v is not None})

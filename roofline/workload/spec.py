@@ -587,6 +587,20 @@ def _formula(text: str, sizes: dict[str, int], where: str) -> Work:
         raise UsageError(f"{where}: work {text!r}: {exc}") from None
 
 
+def spec_beside(path: Path) -> Path | None:
+    """The spec file of .cu file `path` kept beside it (the same stem, `.toml`), or None."""
+    beside = Path(path).expanduser().with_suffix(".toml")
+    return beside if beside.is_file() else None
+
+
+def declared_beside(path: Path) -> bool:
+    """Whether a spec file beside .cu file `path` declares its arguments (`args`): the kernel is
+    then one of any signature although its own lines declare none (a public file graded as it
+    is). Raises UsageError for a spec file that does not parse."""
+    beside = spec_beside(path)
+    return beside is not None and "arg" in read_spec_file(beside)
+
+
 def load_kernel(path: Path, spec_file: Path | None = None, text: str | None = None,
                 declared: list[Declaration] | None = None) -> Workload:
     """The workload of a .cu file: its `// roofline` lines, with a spec file's keys (`spec_file`,
@@ -595,8 +609,7 @@ def load_kernel(path: Path, spec_file: Path | None = None, text: str | None = No
     not read again. Raises UsageError as `parse` does, or for a file that cannot be read."""
     path = Path(path).expanduser()
     values = read_lines(read_source(path) if text is None else text, str(path), declared)
-    beside = path.with_suffix(".toml")
-    spec_file = spec_file if spec_file is not None else (beside if beside.is_file() else None)
+    spec_file = spec_file if spec_file is not None else spec_beside(path)
     where = str(path)
     if spec_file is not None:
         extra = read_spec_file(spec_file)
