@@ -40,10 +40,12 @@ CASES = [("small_matmul.py", "matmul_honest.py"), ("small_matmul.py", "matmul_ca
 # Caught only where the calls are timed on a GPU (tests/test_gpu_problem.py): honest on the CPU's draws.
 GPU_CASES = [("small_matmul.py", "matmul_cached_by_pointer.py"), ("small_matmul.py", "matmul_cached_by_values.py"),
              ("small_matmul.py", "matmul_side_stream.py"), ("small_matmul.py", "matmul_persisting_l2.py")]
+# End the process they are checked in: graded in a child each (tests/test_problem_child.py).
+CHILD_CASES = [("small_matmul.py", "matmul_os_exit.py"), ("small_matmul.py", "matmul_forges_answer.py")]
 
 
 def test_every_candidate_in_the_folder_is_a_case():
-    assert {c for _, c in CASES + GPU_CASES} == {p.name for p in CANDIDATES.glob("*.py")}
+    assert {c for _, c in CASES + GPU_CASES + CHILD_CASES} == {p.name for p in CANDIDATES.glob("*.py")}
 
 
 @pytest.mark.parametrize("problem_file, candidate_file", CASES, ids=[c for _, c in CASES])

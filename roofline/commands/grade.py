@@ -267,19 +267,21 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
                   timing: TimingOptions | None = None, progress: Progress | None = None) -> GradeReport:
     """A kernel benchmark's problem (`workload.problem`: a PyTorch Model with get_inputs and
     get_init_inputs) and its candidates (files with a ModelNew) graded on this GPU
-    (`measure.problem_grade`): the reference and each candidate an entry of the grade file `out`,
-    written atomically, every candidate scored against the reference. The work is the reference's
-    own, read on the meta device: no spec is written by hand.
+    (`measure.problem_grade`), the reference and each candidate in a process of its own
+    (`measure.problem_child`): each an entry of the grade file `out`, written atomically, every
+    candidate scored against the reference. The work is the reference's own, read on the meta
+    device: no spec is written by hand.
 
-    Raises UsageError for a file that is no problem or no candidate, or a reference the meta device
-    cannot read, before any GPU work; RunError when there is no GPU. A candidate that fails its
-    check or its calls is kept with its error (`GradeReport.failures`)."""
+    Raises UsageError for a file that is no problem or no candidate (read, not imported), or a
+    reference the meta device cannot read, before any GPU work; RunError when there is no GPU. A
+    candidate that fails its import, its check or its calls, or ends its process, is kept with its
+    error (`GradeReport.failures`)."""
     import datetime as _dt
 
     from .. import __version__, files, grading
     from ..measure import ceilings, nvml
     from ..measure.graded import launch_floor_ms
-    from ..measure.problem_grade import grade
+    from ..measure.problem_child import grade_in_child, request_for
     from ..model.timing import TimingOptions
     from ..progress import Progress
     from ..results import store
@@ -295,7 +297,8 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     with problems.pytorch_defaults():
         loaded = problems.load(problem_path)
         found = problems.work(loaded)
-        candidates = [problems.with_candidate(loaded, c) for c in candidate_paths]
+    for c in candidate_paths:  # imported by the child that grades it, not here
+        problems.declares_candidate(c)
     names = ["reference"] + [c.stem for c in candidate_paths]
     if len(set(names)) < len(names):
         raise UsageError(f"two candidates share a name ({', '.join(names[1:])}); give each file its own name")
@@ -308,9 +311,10 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     progress.step("DRAM, FP32 and tensor ceilings (cached once measured); the launch floor")
     device = ceilings.measure(device).attach(device)
     launch_ms = launch_floor_ms(device.l2_bytes)
-    progress.step(f"{loaded.name}: the reference and {len(candidates)} candidate(s), checked and timed")
-    with problems.pytorch_defaults():
-        runs = grade(loaded, candidates, device.l2_bytes, timing.budget_s, timing.full_clock_share)
+    progress.step(f"{loaded.name}: the reference and {len(candidate_paths)} candidate(s), checked and timed, "
+                  "each in a process of its own")
+    runs = [grade_in_child(request_for(problem_path, c, device.pci_bus_id, device.l2_bytes, timing.budget_s,
+                                       timing.full_clock_share)) for c in [None, *candidate_paths]]
     progress.step("graded")
     entries = [grading.problem_entry(r, loaded.name, found.work, device, launch_ms) for r in runs]
     entries = grading.with_baseline(entries, ["reference"])

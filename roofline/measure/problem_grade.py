@@ -17,8 +17,8 @@ timing:
 
 Each is one entry of a grade file (`grading.problem_entry`), the reference first: its work and
 compulsory bytes the reference's own (`workload.problem.work`, read on the meta device), its
-speed of light on this GPU, and every candidate scored against the reference's time. Runs in
-this process, the problem's files imported into it.
+speed of light on this GPU, and every candidate scored against the reference's time. `roofline
+run` grades the reference and each candidate in a process of its own (`problem_child`).
 """
 
 from __future__ import annotations
@@ -93,36 +93,58 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
     return timing, None, wall_and_events(call, before)
 
 
-def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, budget_s: float | None = None,
-          full_clock_share: float | None = None, seed: int = 0) -> list[ProblemRun]:
-    """The reference of `problem` and each of `candidates` (the problem with one candidate loaded
-    each: `workload.problem.with_candidate`) checked and timed on the current GPU, as the module
-    says; the reference first. A candidate that fails its check is not timed."""
+def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | None = None,
+                    full_clock_share: float | None = None, seed: int = 0) -> ProblemRun:
+    """The reference of `problem` timed on the current GPU on the draw every model of the grading
+    is timed on (`problem.inputs(seed + 1000)`), as the module says."""
+    draw = problem.inputs(seed + 1000, "cuda")
+    run = ProblemRun("reference", str(problem.path), True)
+    try:
+        run.timing, run.error, run.async_ms = _timed(problem.model(seed, device="cuda"), draw, l2_bytes, budget_s,
+                                                     full_clock_share)
+    except (Exception, SystemExit) as exc:  # its constructor raised
+        run.error = call_error(exc)
+    return run
+
+
+def grade_candidate(candidate: Problem, l2_bytes: int | None, budget_s: float | None = None,
+                    full_clock_share: float | None = None, seed: int = 0, device: str = "cuda") -> ProblemRun:
+    """`candidate` (the problem with one candidate loaded: `workload.problem.with_candidate`)
+    checked against the reference on `device` and, where it passed, timed on the reference's draw
+    and audited, on the current GPU, as the module says. Never raises for the candidate's faults:
+    its run's `error` says what stopped it (on a `device` other than 'cuda', the timing's)."""
     import random
 
     import torch
 
-    draw = problem.inputs(seed + 1000, "cuda")
-    reference = problem.model(seed, device="cuda")
-    runs = [ProblemRun("reference", str(problem.path), True)]
-    runs[0].timing, runs[0].error, runs[0].async_ms = _timed(reference, draw, l2_bytes, budget_s, full_clock_share)
-    for p in candidates:
-        run = ProblemRun(p.candidate_path.stem if p.candidate_path else "candidate", str(p.candidate_path), False)
-        runs.append(run)
-        try:
-            run.check = check(p, "cuda", seed=seed)
-            if not run.check.verified:
-                continue
-            model = p.model(seed, candidate=True, device="cuda")
-            run.timing, run.error, run.async_ms = _timed(model, draw, l2_bytes, budget_s, full_clock_share)
-            run.patched = put_back(p.harness)
-            if run.error is None:  # the instance timed, on a rolled copy at a place of chance and on a new draw
-                audits = [rolled(draw, random.randrange(1, 1 << 30)), p.inputs(seed + 2000, "cuda")]
-                after = check(p, "cuda", on=audits, models=(reference, model))
-                run.audit = [o.name for d in after.draws for o in d.outputs if not o.passed] + \
-                            [d.error for d in after.draws if d.error]
-        except (Exception, SystemExit) as exc:  # its constructor or a call outside the check raised
-            run.error = call_error(exc)
-        finally:
+    p = candidate
+    run = ProblemRun(p.candidate_path.stem if p.candidate_path else "candidate", str(p.candidate_path), False)
+    try:
+        run.check = check(p, device, seed=seed)
+        if not run.check.verified:
+            return run
+        draw = p.inputs(seed + 1000, device)
+        reference = p.model(seed, device=device)
+        model = p.model(seed, candidate=True, device=device)
+        run.timing, run.error, run.async_ms = _timed(model, draw, l2_bytes, budget_s, full_clock_share)
+        run.patched = put_back(p.harness)
+        if run.error is None:  # the instance timed, on a rolled copy at a place of chance and on a new draw
+            audits = [rolled(draw, random.randrange(1, 1 << 30)), p.inputs(seed + 2000, device)]
+            after = check(p, device, on=audits, models=(reference, model))
+            run.audit = [o.name for d in after.draws for o in d.outputs if not o.passed] + \
+                        [d.error for d in after.draws if d.error]
+    except (Exception, SystemExit) as exc:  # its constructor or a call outside the check raised
+        run.error = call_error(exc)
+    finally:
+        if device == "cuda":
             torch.cuda.synchronize()
-    return runs
+    return run
+
+
+def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, budget_s: float | None = None,
+          full_clock_share: float | None = None, seed: int = 0) -> list[ProblemRun]:
+    """The reference of `problem` and each of `candidates` checked and timed in this process, on the
+    current GPU, the reference first (`grade_reference`, `grade_candidate`). `roofline run` grades
+    each in a process of its own instead (`problem_child`)."""
+    return [grade_reference(problem, l2_bytes, budget_s, full_clock_share, seed)] + \
+        [grade_candidate(p, l2_bytes, budget_s, full_clock_share, seed) for p in candidates]

@@ -279,6 +279,34 @@ def _replaced(before, now) -> bool:
     return code is None or not os.path.abspath(code.co_filename).startswith(os.path.dirname(torch.__file__) + os.sep)
 
 
+def declares_candidate(path: Path | str) -> None:
+    """Check, without importing it, that file `path` is a candidate: Python that binds `ModelNew` at
+    its top level (a class, an assignment or an import). The grading imports it in a process of its
+    own (`measure.problem_child`), so nothing it does when imported reaches roofline's. Raises
+    UsageError for a missing file, one that does not parse, or one that binds no `ModelNew`."""
+    import ast
+
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    except SyntaxError as exc:
+        raise UsageError(f"{path}: not Python: {exc.msg} (line {exc.lineno})") from None
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {a.asname or a.name.split(".")[0] for a in node.names}
+    if CANDIDATE not in bound:
+        raise UsageError(f"{path}: a candidate defines class {CANDIDATE} (taking the problem's constructor "
+                         "arguments); it has none")
+
+
 def with_candidate(problem: Problem, path: Path | str) -> Problem:
     """`problem` with the candidate class of file `path`, `harness()` as it was before the file was
     imported, and what the import changed of it (`patched_at_import`), put back at once: each
