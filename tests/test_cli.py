@@ -39,10 +39,12 @@ def test_occupancy_json_seed_example():
     assert d["limiters"] == ["registers"] and d["occupancy"] == pytest.approx(1 / 3, abs=1e-6)
 
 
-def test_occupancy_that_cannot_launch_is_not_an_error():
+def test_occupancy_that_cannot_launch_says_why_and_exits_1():
     r = invoke("occupancy", "--regs", "96", "--threads", "896", "--arch", "sm_90")
-    assert r.exit_code == 0
+    assert r.exit_code == 1 and "Traceback" not in r.output
     assert "cannot launch: needs 86,016 registers per block; the limit is 65,536" in r.stdout
+    j = invoke("occupancy", "--regs", "96", "--threads", "896", "--arch", "sm_90", "--json")
+    assert j.exit_code == 1 and json.loads(j.stdout)["active_blocks_per_sm"] == 0
 
 
 @pytest.mark.parametrize("args, needle", [
