@@ -8,13 +8,15 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 
 from .files import from_cwd
+from .measure.activity import CallKernels
 from .measure.candidate import patched_flags
 from .measure.graded import GradedRun
 from .model import integrity, sol
+from .model.integrity import Flag
 from .model.device import DeviceSpec
 from .model.roofs import Roofs, verdict
 from .model.traffic import CountedTraffic
-from .results.grades import CheckRecord, CountedRecord, FlagRecord, GradeEntry, TermRecord, WorkRecord
+from .results.grades import CheckRecord, CountedRecord, FlagRecord, GradeEntry, KernelsRecord, TermRecord, WorkRecord
 from .results.profile import ProfileResults
 
 
@@ -37,6 +39,31 @@ def counted_of(profile: ProfileResults, work: sol.Work, roofs: Roofs) -> Counted
                          names=[k.name for k in profile.kernels][:16])
 
 
+def late_work(async_ms: tuple[float, float] | None, kernels: CallKernels | None) -> Flag | None:
+    """The async_return flag of a timed call: its wall clock to an idle device past its events
+    (`integrity.async_return`), else its kernels' span from CUPTI's records past them
+    (`integrity.kernels_past_events`); None for neither, or nothing timed."""
+    if async_ms is None:
+        return None
+    late = integrity.async_return(*async_ms)
+    if late is None and kernels is not None:
+        late = integrity.kernels_past_events(async_ms[0], kernels.span_ms, kernels.streams)
+    return late
+
+
+def kernels_record(kernels: CallKernels | None) -> KernelsRecord | None:
+    """The grade file's record of a call's kernels from CUPTI (`measure.activity.CallKernels`)."""
+    return None if kernels is None else KernelsRecord(**asdict(kernels))
+
+
+def activity_notes(whys: list[str | None]) -> list[str]:
+    """One note for the runs whose calls' kernels CUPTI did not record (`whys`: each run's
+    `kernels_why`), where CUPTI itself was missing: the events and the wall clock alone timed them."""
+    missing = sorted({w for w in whys if w and (w.startswith("cupti-python") or w.startswith("CUPTI did not"))})
+    return [f"kernel times from CUPTI's activity records not taken: {w}; the events and the wall clock to an "
+            "idle device timed the calls" for w in missing]
+
+
 def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
           counted: CountedRecord | None = None) -> GradeEntry:
     """The grade file's entry for `run` on `device` (its measured roofs where measured), with the
@@ -54,8 +81,7 @@ def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
     time_ms = run.timing.median_ms if run.timing is not None else None
     error, refused = run.error, False
     if time_ms is not None:
-        if run.async_ms is not None:
-            flags += [f for f in [integrity.async_return(*run.async_ms)] if f]
+        flags += [f for f in [late_work(run.async_ms, run.kernels)] if f]
         no_work = integrity.no_gpu_work(time_ms, light, roofs.launch_ms,
                                         counted.kernels if counted else None,
                                         counted.dram_bytes if counted else None)
@@ -90,7 +116,7 @@ def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
         registers=run.registers, static_smem_bytes=run.static_smem_bytes, dynamic_smem_bytes=run.dynamic_smem_bytes,
         local_bytes=run.local_bytes, occupancy=run.occupancy, compiler=run.compiler,
         event_ms=run.async_ms[0] if run.async_ms else None, wall_ms=run.async_ms[1] if run.async_ms else None,
-        counted=counted, flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
+        kernels=kernels_record(run.kernels), counted=counted, flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
 
 
 def with_baseline(entries: list[GradeEntry], names: list[str],
@@ -145,7 +171,7 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
         patched = patched_flags(run.patched, " while it was timed")
         flags += patched
         refused, error = True, error or f"not graded: {patched[0].evidence}"
-    late = integrity.async_return(*run.async_ms) if run.async_ms is not None else None
+    late = late_work(run.async_ms, run.kernels)
     if late is not None:
         flags.append(late)
         error = error or f"not graded: {late.evidence}"
@@ -170,4 +196,4 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
         binding=light.binding.level if light.binding else None, missing_roofs=list(light.missing),
         share=sol.share(light.ms, time_ms) if graded else None,
         event_ms=run.async_ms[0] if run.async_ms else None, wall_ms=run.async_ms[1] if run.async_ms else None,
-        flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
+        kernels=kernels_record(run.kernels), flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])

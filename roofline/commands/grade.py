@@ -187,7 +187,7 @@ def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, s
     device = ceilings.measure(device).attach(device)
     from ..measure.graded import launch_floor_ms
     launch_ms = launch_floor_ms(device.l2_bytes)
-    entries, failures, usage_failures, notes = [], [], [], []
+    entries, failures, usage_failures, notes, whys = [], [], [], [], []
     for w in items:
         progress.step(f"{w.name}: {w.workload_text()}")
         request = request_for(w, device.pci_bus_id, device.l2_bytes, timing.budget_s, timing.full_clock_share,
@@ -205,11 +205,13 @@ def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, s
             notes += [note] if note else []
         if run.compiler and w.path is not None:
             notes.append(compiled_note(w.name, run.compiler, w.build.text, workload_kernel(w).target(device.arch)))
+        whys.append(run.kernels_why)
         e = grading.entry(run, device, launch_ms, counted)
         if e.error and f"{w.name}: {e.error}" not in usage_failures:
             failures.append(f"{w.name}: {e.error}")
         entries.append(e)
     entries = grading.with_baseline(entries, by_name, from_files)
+    notes += grading.activity_notes(whys)
     if from_files:
         missed = sorted({e.workload for e in entries if e.score is None and e.graded} - set(from_files))
         notes += [f"no baseline for {w}: the baseline file grades no entry of it" for w in missed]
@@ -321,7 +323,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     failures = [f"{e.name}: {e.error}" for e in entries if e.error]
     notes = [f"{loaded.name}: its work read from the reference on PyTorch's meta device ({found.work.source}); "
              "each timed call on inputs of its own, drawn before the timing"] + \
-        [f"{loaded.name}: {w}" for w in found.warnings]
+        [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs])
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                        tool=f"roofline {__version__}", device=device, launch_ms=launch_ms, entries=entries, notes=notes)
     store.save(doc, out)

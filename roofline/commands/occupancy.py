@@ -73,7 +73,8 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
 
 def view(report: OccupancyReport, chart_out: Path | None) -> Outcome:
     """An occupancy: its JSON; its table, why it cannot launch (then exit code 1, as for a kernel
-    that cannot run), the target's answer, the chart written.
+    that cannot run, unless a target was asked for: its answer is the result), the target's answer,
+    the chart written.
     (Made here, not through the registry, whose models would load pydantic: the same document,
     which `documents.occupancy_json` checks against its model in the tests.)"""
     wrote = [f"wrote {chart_out}"] if chart_out is not None else []
@@ -85,4 +86,4 @@ def view(report: OccupancyReport, chart_out: Path | None) -> Outcome:
         return [occupancy_table(occ), *([f"cannot launch: {occ.reason}"] if occ.reason else []),
                 *([report.target_text] if report.target_text else []), *wrote]
 
-    return Outcome(report.to_json(), lines, asides=tuple(wrote), failed=bool(report.occupancy.reason))
+    return Outcome(report.to_json(), lines, asides=tuple(wrote), failed=bool(report.occupancy.reason) and report.target_blocks is None)

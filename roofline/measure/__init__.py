@@ -31,6 +31,10 @@ imported inside functions only, so importing these modules stays cheap.
                    narrower output, a replayed answer (on the GPU, or the CPU)
   problem_grade    a problem's reference and candidates checked and timed on the GPU, each call on
                    inputs of its own (`run problem.py new.py`)
+  problem_child    a problem's reference or one candidate graded in a process of its own, its answer
+                   carrying a token the parent drew
+  activity         the kernels a timed call launched, on any stream or thread, from CUPTI's activity
+                   records (cupti-python), beside its events
   l2_persist       the L2's persisting set-aside put back to 0 ahead of each timed call, so no line
                    outlives the flush (through the driver)
   graded_child     each graded workload in a child process (`roofline.child`), and once under ncu

@@ -44,7 +44,8 @@ from ..model.occupancy import Occupancy, calculate
 from ..model.timing import Timing
 from ..model.verify import TOLERANCE, verify
 from ..workload.spec import Arg, Workload
-from . import buffers
+from . import activity, buffers
+from .activity import CallKernels
 from .pipeline import time_items
 from . import l2_persist
 from .rounds import Item
@@ -73,8 +74,9 @@ class Findings:
     """What the GPU said about one kernel or callable: the checks of its launches (in order), the
     flags raised, the timing (None when it failed a check or raised: `error`), the resources of a
     compiled kernel and its occupancy, and for a callable the events' time and the host's wall
-    clock of its calls (`async_ms`: (events, wall), medians), and which compiler built a kernel.
-    What a child process reports."""
+    clock of its calls (`async_ms`: (events, wall), medians) and its kernels from CUPTI's activity
+    records (`kernels`, `measure.activity`; None where CUPTI was not there: `kernels_why`), and
+    which compiler built a kernel. What a child process reports."""
 
     checks: list[OutputCheck] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)
@@ -88,6 +90,8 @@ class Findings:
     block: tuple[int, int, int] | None = None
     occupancy: Occupancy | None = None
     async_ms: tuple[float, float] | None = None
+    kernels: CallKernels | None = None
+    kernels_why: str | None = None  # why `kernels` is None for a callable timed: CUPTI not there, no kernel
     compiler: str | None = None  # a kernel's compiler and its version ('nvcc 13.0.88', 'NVRTC 12.9')
 
     @property
@@ -384,6 +388,20 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
         return
     if subject.kind == "callable":
         run.async_ms = wall_and_events(subject.launch, before)
+        run.kernels, run.kernels_why = kernel_activity(subject.launch, before)
+
+
+def kernel_activity(call: Callable[[], None], before: Callable[[], None] | None,
+                    calls: int = ASYNC_CALLS) -> tuple[CallKernels | None, str | None]:
+    """(the kernels of `calls` calls of `call`, None) from CUPTI's activity records
+    (`activity.kernels_of_calls`, each call from an idle device after `before`), or (None, why
+    not): CUPTI not there, or no kernel launched."""
+    why = activity.available()
+    if why is not None:
+        return None, why
+    import cupy
+    found = activity.kernels_of_calls(call, before, cupy.cuda.Device().synchronize, calls)
+    return found, None if found is not None else "CUPTI recorded no kernel launched by its calls"
 
 
 def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s: float | None, sampler=None,

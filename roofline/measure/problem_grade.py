@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from ..model.timing import Timing
 from ..workload.problem import Problem, put_back
 from . import l2_persist
+from .activity import CallKernels
 from .candidate import CandidateCheck, call_error, check
 
 
@@ -46,6 +47,8 @@ class ProblemRun:
     audit: list[str] = field(default_factory=list)  # the outputs that failed the check after the timing
     patched: list[str] = field(default_factory=list)  # what it replaced of the harness while it was timed
     async_ms: tuple[float, float] | None = None  # (events, wall clock) of its calls: `graded.wall_and_events`
+    kernels: CallKernels | None = None  # its calls' kernels from CUPTI's records: `graded.kernel_activity`
+    kernels_why: str | None = None  # why `kernels` is None where it was timed
 
     @property
     def verified(self) -> bool:
@@ -63,17 +66,19 @@ def rolled(draw: list, k: int) -> list:
 
 
 def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
-           full_clock_share: float | None) -> tuple[Timing | None, str | None, tuple[float, float] | None]:
+           full_clock_share: float | None) -> tuple[Timing | None, str | None, tuple[float, float] | None,
+                                                    tuple[CallKernels | None, str | None]]:
     """The timing of `model` called on a new rolled copy of `draw` each time (`rolled`, made ahead of
     the call and the L2 flush after it, outside its events, the L2's persisting set-aside put back
     to 0 first: `l2_persist`), or the error of a call; and the events' and the wall clock's time of
     its calls from an idle device (`graded.wall_and_events`: work left on a stream of its own,
-    which the events on the caller's stream do not see)."""
+    which the events on the caller's stream do not see); and the kernels of such calls from
+    CUPTI's activity records, or why there are none (`graded.kernel_activity`)."""
     import itertools
 
     import torch
 
-    from .graded import _first_line, _in_rounds, wall_and_events
+    from .graded import _first_line, _in_rounds, kernel_activity, wall_and_events
     from .timing import l2_flush
 
     places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
@@ -89,8 +94,8 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
 
     timing, error = _in_rounds(call, before, budget_s, None, full_clock_share)
     if error is not None:
-        return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None
-    return timing, None, wall_and_events(call, before)
+        return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None)
+    return timing, None, wall_and_events(call, before), kernel_activity(call, before)
 
 
 def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | None = None,
@@ -100,8 +105,8 @@ def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | No
     draw = problem.inputs(seed + 1000, "cuda")
     run = ProblemRun("reference", str(problem.path), True)
     try:
-        run.timing, run.error, run.async_ms = _timed(problem.model(seed, device="cuda"), draw, l2_bytes, budget_s,
-                                                     full_clock_share)
+        run.timing, run.error, run.async_ms, (run.kernels, run.kernels_why) = _timed(
+            problem.model(seed, device="cuda"), draw, l2_bytes, budget_s, full_clock_share)
     except (Exception, SystemExit) as exc:  # its constructor raised
         run.error = call_error(exc)
     return run
@@ -126,7 +131,8 @@ def grade_candidate(candidate: Problem, l2_bytes: int | None, budget_s: float | 
         draw = p.inputs(seed + 1000, device)
         reference = p.model(seed, device=device)
         model = p.model(seed, candidate=True, device=device)
-        run.timing, run.error, run.async_ms = _timed(model, draw, l2_bytes, budget_s, full_clock_share)
+        run.timing, run.error, run.async_ms, (run.kernels, run.kernels_why) = _timed(
+            model, draw, l2_bytes, budget_s, full_clock_share)
         run.patched = put_back(p.harness)
         if run.error is None:  # the instance timed, on a rolled copy at a place of chance and on a new draw
             audits = [rolled(draw, random.randrange(1, 1 << 30)), p.inputs(seed + 2000, device)]

@@ -136,6 +136,20 @@ def tensor_work_missing(declared: dict[str, float], counted: dict[str, float]) -
                 {"declared": float(sum(tensor.values())), "counted": 0.0})
 
 
+def kernels_past_events(event_ms: float, span_ms: float, streams: int) -> Flag | None:
+    """The flag for a call whose kernels, as CUPTI recorded them (`measure.activity`: every kernel it
+    launched, on any stream, from any thread), ran from the first one's start to the last one's end
+    for longer than its events' time (`event_ms`) by ASYNC_SLACK_MS and ASYNC_SHARE of that span,
+    else None: the async_return flag read on the driver's clock, which a call cannot move."""
+    gap = span_ms - event_ms
+    if gap <= ASYNC_SLACK_MS or gap <= ASYNC_SHARE * span_ms:
+        return None
+    return Flag("async_return", f"the events time {_ms(event_ms)} but its kernels ran {_ms(span_ms)} from the "
+                                f"first one's start to the last one's end on {streams} stream(s) (CUPTI's "
+                                "records): work runs outside the timed stream",
+                {"event_ms": event_ms, "kernel_span_ms": span_ms, "streams": float(streams)})
+
+
 def async_return(event_ms: float, wall_ms: float) -> Flag | None:
     """The flag for a call whose wall clock to an idle device (`wall_ms`, median) exceeds its
     events' time (`event_ms`) by ASYNC_SLACK_MS and ASYNC_SHARE of the wall clock, else None."""

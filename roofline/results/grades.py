@@ -86,6 +86,18 @@ class CountedRecord(_Model):
     names: list[str] = []
 
 
+class KernelsRecord(_Model):
+    """The kernels of a callable's calls from CUPTI's activity records (`measure.activity`), medians
+    over `calls` calls each from an idle device: the span from the first kernel's start to the last
+    one's end, the busy time (the union of their intervals), the launches and the streams."""
+
+    span_ms: NonNegative
+    busy_ms: NonNegative
+    launches: Annotated[int, Field(ge=0)]
+    streams: Annotated[int, Field(ge=0)]
+    calls: Annotated[int, Field(ge=1)]
+
+
 class GradeEntry(_Model):
     """One graded kernel or callable (see the module)."""
 
@@ -120,6 +132,7 @@ class GradeEntry(_Model):
     compiler: str | None = None  # a kernel's compiler and its version: 'nvcc 13.0.88', 'NVRTC 12.9'
     event_ms: NonNegative | None = None
     wall_ms: NonNegative | None = None
+    kernels: KernelsRecord | None = None
     counted: CountedRecord | None = None
     flags: list[FlagRecord] = []
 

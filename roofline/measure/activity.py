@@ -1,0 +1,177 @@
+"""The kernels a timed call launched, from CUPTI's activity records (NVIDIA's `cupti-python`), beside
+its CUDA events: a second clock the call cannot move.
+
+Events time what happens on the stream they are recorded on. A call that puts its work on a stream
+of its own, or on another thread, or that replaces the harness's synchronisation, can end its
+events early. CUPTI's records come from the driver: every kernel of the process, on any stream,
+launched from any thread, with its start and end on the GPU's clock, and every launch API call
+(runtime and driver) with its thread and its place on the host clock. Both are on CUPTI's one time
+base (`cuptiGetTimestamp`).
+
+`kernels_of_calls` calls a graded call a few times from an idle device with CUPTI's
+CONCURRENT_KERNEL, RUNTIME and DRIVER activities enabled, each call between two host timestamps,
+and owns to a call every kernel whose launch API call began between them (by correlation id), from
+whichever thread. Per call: the span (the first kernel's start to the last one's end), the busy
+time (the union of the kernels' intervals), the launches and the streams; the medians of the calls.
+Work the harness launches ahead of a call (the L2 flush, the inputs' copies) is launched before
+the first timestamp and is not the call's. Kernels launched after the call returned (a thread left
+running) are not its either: the audit after the timing finds what they change.
+
+Where `cupti-python` is not installed, or its library does not load, or another CUPTI client holds
+the process (Nsight Compute, PyTorch's profiler), `available()` says why in one line and nothing
+is recorded.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+NS_PER_MS = 1e6
+BUFFER_BYTES = 8 << 20  # each activity buffer CUPTI asks for (its samples' size)
+
+
+@dataclass(frozen=True)
+class CallKernels:
+    """The kernels of a call (medians over the calls looked at): `span_ms` from the first kernel's
+    start to the last one's end, `busy_ms` the union of their intervals, `launches` kernels and the
+    `streams` they ran on; `calls` how many calls these are the medians of."""
+
+    span_ms: float
+    busy_ms: float
+    launches: int
+    streams: int
+    calls: int
+
+
+@dataclass(frozen=True)
+class KernelRecord:
+    """One kernel's activity record: the correlation id of the API call that launched it, its
+    stream, its start and end (ns, CUPTI's time base)."""
+
+    correlation_id: int
+    stream_id: int
+    start_ns: int
+    end_ns: int
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """One runtime or driver API call's record: its correlation id and when it began on the host
+    (ns, CUPTI's time base)."""
+
+    correlation_id: int
+    start_ns: int
+
+
+def _drop(activities) -> None:
+    """Where records go when no call is looked at (a buffer CUPTI hands back late)."""
+
+
+_SINK: list[Callable] = [_drop]
+_REGISTERED: list[bool] = []
+
+
+def _cupti():
+    from cupti import cupti  # NVIDIA's cupti-python: the `cupti` extra
+
+    return cupti
+
+
+def available() -> str | None:
+    """None when CUPTI's activity API can be used in this process, else why not, in one line."""
+    try:
+        cupti = _cupti()
+        cupti.get_timestamp()
+    except ImportError:
+        from ..extras import install_hint
+        return f"cupti-python is not installed; {install_hint('cupti')}"
+    except Exception as exc:  # noqa: BLE001 - its library missing or of another CUDA: said, not raised
+        return f"CUPTI did not load: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    return None
+
+
+def _union_ns(intervals: list[tuple[int, int]]) -> int:
+    """The length of the union of `intervals` ((start, end) pairs, ns)."""
+    total, reach = 0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def per_call(windows: list[tuple[int, int]], launches: Iterable[LaunchRecord],
+             kernels: Iterable[KernelRecord]) -> CallKernels | None:
+    """The medians over `windows` (each call's (begin, end) on the host, ns) of the kernels whose
+    launch API call began inside the window, as the module says; None when no call launched a
+    kernel. A call without kernels counts as 0 launches and 0 ms."""
+    launches, kernels = list(launches), list(kernels)
+    spans, busy, counts, streams = [], [], [], []
+    for begin, end in windows:
+        ids = {a.correlation_id for a in launches if begin <= a.start_ns <= end}
+        mine = [k for k in kernels if k.correlation_id in ids]
+        counts.append(len(mine))
+        streams.append(len({k.stream_id for k in mine}))
+        if mine:
+            spans.append((max(k.end_ns for k in mine) - min(k.start_ns for k in mine)) / NS_PER_MS)
+            busy.append(_union_ns([(k.start_ns, k.end_ns) for k in mine]) / NS_PER_MS)
+        else:
+            spans.append(0.0)
+            busy.append(0.0)
+    if not any(counts):
+        return None
+    return CallKernels(statistics.median(spans), statistics.median(busy), round(statistics.median(counts)),
+                       round(statistics.median(streams)), len(windows))
+
+
+def kernels_of_calls(call: Callable[[], None], before: Callable[[], None] | None, wait: Callable[[], None],
+                     calls: int = 5) -> CallKernels | None:
+    """The kernels of `calls` calls of `call` (each after `before`, then from an idle device: `wait`
+    waits for the whole device), from CUPTI's activity records (module docstring); None when no
+    call launched a kernel. Raises RuntimeError where CUPTI cannot be used (`available` says why,
+    and callers ask it first)."""
+    why = available()
+    if why is not None:
+        raise RuntimeError(why)
+    cupti = _cupti()
+    kinds = (cupti.ActivityKind.CONCURRENT_KERNEL, cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER)
+    found_kernels: list[KernelRecord] = []
+    found_launches: list[LaunchRecord] = []
+
+    def completed(activities):
+        for a in activities:
+            if a.kind == cupti.ActivityKind.CONCURRENT_KERNEL:
+                found_kernels.append(KernelRecord(a.correlation_id, a.stream_id, a.start, a.end))
+            elif a.kind in (cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER):
+                found_launches.append(LaunchRecord(a.correlation_id, a.start))
+
+    _SINK[0] = completed
+    if not _REGISTERED:  # once a process: CUPTI's callbacks then hand the buffers to the sink of the moment
+        cupti.activity_register_callbacks(lambda: (BUFFER_BYTES, 0), lambda activities: _SINK[0](activities))
+        _REGISTERED.append(True)
+    windows = []
+    enabled = []
+    try:
+        for kind in kinds:
+            cupti.activity_enable(kind)
+            enabled.append(kind)
+        for _ in range(calls):
+            if before is not None:
+                before()
+            wait()
+            begin = cupti.get_timestamp()
+            call()
+            end = cupti.get_timestamp()
+            wait()
+            windows.append((begin, end))
+        cupti.activity_flush_all(1)
+    finally:
+        for kind in enabled:
+            cupti.activity_disable(kind)
+        _SINK[0] = _drop
+    return per_call(windows, found_launches, found_kernels)
