@@ -414,6 +414,9 @@ def test_a_cu_file_without_roofline_lines_is_declared_by_the_spec_beside_it(tmp_
                       'int main() { printf("host code\\n"); return 0; }\n')
     with pytest.raises(UsageError, match="no entry, block, grid given"):
         user.load(source)  # no spec beside it: the ladder's convention, which wants its launch
+    (tmp_path / "scale.toml").write_text('entry = "scale"\nblock = "256"\ngrid = "16"\n')
+    with pytest.raises(UsageError, match=r"scale.toml\): no arg declared; one per parameter"):
+        user.load(source)  # a spec beside it declares it, even one that lacks its args: the spec's error
     (tmp_path / "scale.toml").write_text('entry = "scale"\nsizes = { N = 4096 }\n'
                                          'args = ["y f32[N] out", "x f32[N] in", "n i32 = N"]\nblock = "256"\n'
                                          'grid = "cdiv(N, 256)"\nreference = "2 * x"\nwork = "elementwise(N)"\n')

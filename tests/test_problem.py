@@ -250,3 +250,21 @@ def test_a_problem_without_a_gpu_to_read_is_refused_in_one_line(monkeypatch):
     monkeypatch.setattr(nvml, "nvml_compute_capability", lambda *a, **k: None)
     r = CliRunner().invoke(app, ["kernels", str(PROBLEMS / "matmul_bf16.py")])
     assert r.exit_code == 2 and "give --gpu NAME" in r.output
+
+
+def test_problems_and_candidates_are_told_by_what_they_bind_not_by_their_spelling(tmp_path):
+    spaced = tmp_path / "spaced.py"
+    spaced.write_text("import torch.nn as nn\nclass Model (nn.Module):\n    pass\n"
+                      "def get_inputs ():\n    return []\ndef get_init_inputs():\n    return []\n")
+    assigned = tmp_path / "assigned.py"
+    assigned.write_text("from spaced import Model\nclass Fast(Model):\n    pass\nModelNew = Fast\n")
+    imported = tmp_path / "imported.py"
+    imported.write_text("from elsewhere import Fast as ModelNew\n")
+    commented = tmp_path / "commented.py"
+    commented.write_text("# class ModelNew(nn.Module) is what a candidate defines; this file does not\nx = 1\n")
+    assert problem.is_problem(spaced) and not problem.is_candidate(spaced)
+    assert problem.is_candidate(assigned) and problem.is_candidate(imported) and not problem.is_candidate(commented)
+    for f in (assigned, imported):
+        problem.declares_candidate(f)
+    with pytest.raises(UsageError, match="defines class ModelNew"):
+        problem.declares_candidate(commented)

@@ -247,8 +247,11 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
     values.update({k: v for k, v in (flags or {}).items() if v is not None})
     missing = [k for k in REQUIRED if k not in values]
     if missing:
-        raise UsageError(f"{path}: no {', '.join(missing)} given; declare {'them' if len(missing) > 1 else 'it'} in "
-                         f"the file ('// roofline {missing[0]}: ...') or with {{declare}} {missing[0]}=...", "declare")
+        raise UsageError(f"{path}: no {', '.join(missing)} given; a GEMM of the ladder's calling convention declares "
+                         f"{'them' if len(missing) > 1 else 'it'} in the file ('// roofline {missing[0]}: ...') or with "
+                         f"{{declare}} {missing[0]}=...; a kernel of any other signature declares its arguments "
+                         f"('// roofline arg:' lines, or a spec {path.with_suffix('.toml').name} beside it: "
+                         "docs/grade.md)", "declare")
     try:
         return _kernel(path, values, text)
     except UsageError as exc:

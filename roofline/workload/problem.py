@@ -147,18 +147,47 @@ class Problem:
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in drawn]
 
 
+def top_level_names(path: Path) -> set[str] | None:
+    """The names Python file `path` binds at its top level (classes, functions, assignments,
+    imports), read without running it; None for a file that is not there or does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {a.asname or a.name.split(".")[0] for a in node.names}
+    return bound
+
+
 def is_problem(path: Path) -> bool:
-    """Whether `path` is a Python file that defines a reference class and its two functions, by
-    its text (nothing is run)."""
+    """Whether `path` is a Python file that binds a reference class and its two functions at its
+    top level, read without running it (a file that does not parse: by its text, so that loading
+    it says why)."""
     if path.suffix != ".py" or not path.is_file():
         return False
-    text = path.read_text(errors="replace")
-    return f"class {REFERENCE}(" in text and all(f"def {f}(" in text for f in FUNCTIONS)
+    names = top_level_names(path)
+    if names is None:
+        text = path.read_text(errors="replace")
+        return f"class {REFERENCE}" in text and all(f"def {f}" in text for f in FUNCTIONS)
+    return REFERENCE in names and all(f in names for f in FUNCTIONS)
 
 
 def is_candidate(path: Path) -> bool:
-    """Whether `path` is a Python file that defines a candidate class, by its text."""
-    return path.suffix == ".py" and path.is_file() and f"class {CANDIDATE}(" in path.read_text(errors="replace")
+    """Whether `path` is a Python file that binds a candidate class (`ModelNew`) at its top level,
+    read without running it (a file that does not parse: by its text)."""
+    if path.suffix != ".py" or not path.is_file():
+        return False
+    names = top_level_names(path)
+    return CANDIDATE in (names if names is not None else path.read_text(errors="replace"))
 
 
 def _import(path: Path, role: str):
@@ -290,18 +319,10 @@ def declares_candidate(path: Path | str) -> None:
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+        ast.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
     except SyntaxError as exc:
         raise UsageError(f"{path}: not Python: {exc.msg} (line {exc.lineno})") from None
-    bound: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            bound |= {t.id for t in targets if isinstance(t, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {a.asname or a.name.split(".")[0] for a in node.names}
+    bound = top_level_names(path) or set()
     if CANDIDATE not in bound:
         raise UsageError(f"{path}: a candidate defines class {CANDIDATE} (taking the problem's constructor "
                          "arguments); it has none")

@@ -317,7 +317,8 @@ def _parse(values: dict[str, object], where: str, default_name: str, kernel: boo
     names = tuple(sizes)
     arg_lines = values.get("arg") or []
     if not arg_lines:
-        raise UsageError(f"{where}: no arg declared; one '// roofline arg: NAME TYPE[SHAPE] ROLE' per parameter")
+        raise UsageError(f"{where}: no arg declared; one per parameter, '// roofline arg: NAME TYPE[SHAPE] ROLE' in "
+                         "the file or args = [\"NAME TYPE[SHAPE] ROLE\", ...] in a spec")
     args = tuple(_arg(text, at, names, kernel) for text, at in arg_lines)
     seen = set()
     for a in args:
@@ -594,11 +595,10 @@ def spec_beside(path: Path) -> Path | None:
 
 
 def declared_beside(path: Path) -> bool:
-    """Whether a spec file beside .cu file `path` declares its arguments (`args`): the kernel is
-    then one of any signature although its own lines declare none (a public file graded as it
-    is). Raises UsageError for a spec file that does not parse."""
-    beside = spec_beside(path)
-    return beside is not None and "arg" in read_spec_file(beside)
+    """Whether a spec file is kept beside .cu file `path` (`spec_beside`): the kernel is then one of
+    any signature, declared there, although its own lines declare none (a public file graded as it
+    is); what the spec lacks (its `args`, say) is then the spec's error, not a GEMM's."""
+    return spec_beside(path) is not None
 
 
 def load_kernel(path: Path, spec_file: Path | None = None, text: str | None = None,
