@@ -281,3 +281,9 @@ def test_a_candidate_that_calls_sys_exit_fails_its_draws_and_the_harness_goes_on
     got = _check("small_matmul.py", "matmul_exits.py")
     assert not got.verified
     assert [d.error for d in got.draws] == ["it called sys.exit(0), which would have ended the grading"] * 3
+
+
+def test_a_replaced_method_of_the_problems_own_file_is_named_by_that_file():
+    got = _check("small_matmul.py", "matmul_patches_forward.py")
+    flag = next(f for f in got.flags if f.code == "patched_reference")
+    assert "Model.forward of small_matmul.py" in flag.evidence and "roofline_problem_" not in flag.evidence

@@ -80,6 +80,17 @@ class CandidateCheck:
         return all(d.passed for d in self.draws) and not self.flags
 
 
+def _shown(name: str) -> str:
+    """A replaced name for people: one in a problem's own file (imported under a module name of
+    roofline's making, 'roofline_problem_...') as 'Model.forward of problem.py'."""
+    import sys
+    from pathlib import Path
+
+    module, _, rest = name.partition(".")
+    file = getattr(sys.modules.get(module), "__file__", None) if module.startswith("roofline_problem_") else None
+    return f"{rest or module} of {Path(file).name}" if file else name
+
+
 def patched_flags(changed: list[str], when: str = "") -> list[Flag]:
     """The flags for what a candidate changed of `workload.problem.harness` (`put_back`'s names),
     `when` said after each name list ('while it was timed'): a timer, event or statistic is
@@ -93,7 +104,8 @@ def patched_flags(changed: list[str], when: str = "") -> list[Flag]:
         out.append(Flag("patched_harness", f"replaces {', '.join(timers)}{when}: what a harness times and counts "
                                            "with (put back)", {"replaced": float(len(timers))}))
     if ops:
-        shown = ", ".join(ops[:4]) + (f" and {len(ops) - 4} more" if len(ops) > 4 else "")
+        named = [_shown(n) for n in ops]
+        shown = ", ".join(named[:4]) + (f" and {len(ops) - 4} more" if len(ops) > 4 else "")
         out.append(Flag("patched_reference", f"replaces {shown}{when}: what the reference computes with, so that "
                                              "it computes what the candidate does (put back)",
                         {"replaced": float(len(ops))}))

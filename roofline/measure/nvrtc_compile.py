@@ -276,10 +276,10 @@ def launch_check(res: KernelResources, limits: ArchLimits, threads: int, dynamic
 # The include folders of NVIDIA's CUDA wheels, under the `nvidia` namespace package: CUDA 12's one
 # wheel per component (the runtime's headers; nvcc's carry crt/, which <mma.h> includes; CCCL's
 # carry cub/, thrust/ and cuda/ (libcu++: <cuda/pipeline>, <cuda/barrier>); cuRAND's its device
-# API, <curand_kernel.h>), and CUDA 13's merged
-# cu13/include with CCCL in cu13/include/cccl.
+# API, <curand_kernel.h>; cuBLAS's <cublas_v2.h> and <cublasLt.h>, which whole programs' headers
+# include), and CUDA 13's merged cu13/include with CCCL in cu13/include/cccl.
 WHEEL_INCLUDES = ("cuda_runtime/include", "cuda_nvcc/include", "cuda_cccl/include", "curand/include",
-                  "cu13/include", "cu13/include/cccl", "cu12/include")
+                  "cublas/include", "cu13/include", "cu13/include/cccl", "cu12/include")
 
 
 def toolkit_roots() -> list[str]:
