@@ -51,7 +51,10 @@ def grade_tables(doc: GradeResults, width: int = 200) -> list[Table]:
         rows.append([name, e.kind, _ms(e.time_ms), _ms(e.t_sol_ms), bound_text(e),
                      share_text(e.share),
                      f"{e.score:.3f}" if e.score is not None else "-", occ, flags])
-    title = f"{doc.device.name}: {len(doc.entries)} graded against their speed of light (L2 {doc.l2})"
+    graded = sum(1 for e in doc.entries if e.graded)
+    title = f"{doc.device.name}: {len(doc.entries)} entries, {graded} graded against their speed of light (L2 {doc.l2})"
+    if graded == len(doc.entries):
+        title = f"{doc.device.name}: {graded} graded against their speed of light (L2 {doc.l2})"
     return _fit(title, ("kernel", "left"), columns, rows, width)
 
 
