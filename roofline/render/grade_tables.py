@@ -79,9 +79,12 @@ def _executed(e: GradeEntry) -> str:
 def grade_lines(doc: GradeResults) -> list[str]:
     """Under the table: per entry what it computes, why it is not graded, each flag's evidence,
     what Nsight Compute counted; then how T, T_SOL and the score were had."""
-    out = []
+    out, said = [], None
     for e in doc.entries:
-        head = f"{e.name}: {e.workload}; work from {e.work.source}"
+        work = f"{e.workload}; work from {e.work.source}"
+        head = f"{e.name}: " + (work if work != said else f"the same work as {said_by}")
+        if work != said:
+            said, said_by = work, e.name
         if e.graded:
             head += f"; {share_text(e.share)} of its speed of light"
             if e.score is not None:
