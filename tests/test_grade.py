@@ -436,3 +436,10 @@ def test_the_specs_of_public_files_read(tmp_path, stem, entry, flops):
     (tmp_path / f"{stem}.cu").write_text("int main() { return 0; }\n")
     w = spec.load_kernel(tmp_path / f"{stem}.cu")
     assert w.entry == entry and w.build.compiler == "nvcc" and w.work().flops["fp32"] == flops
+
+
+def test_kernels_gives_a_graded_kernels_work_and_its_speed_of_light_on_a_gpu_named():
+    r = CliRunner().invoke(app, ["kernels", "examples/grade/softmax_online.cu", "--gpu", "h200", "--model-only"])
+    # softmax of 8192 x 4096 FP32: 5 FLOPs an element, 2 x 134.2 MB; at the H200's 4,800 GB/s, 0.0559 ms
+    assert ("softmax_online: softmax(R, C) at R=8192, C=4096: 0.1678 GFLOP fp32, 268.4 MB compulsory, 0.625 FLOP/B; "
+            "T_SOL on H200 0.05592 ms (DRAM binds, theoretical roofs, no launch floor)") in r.output

@@ -153,6 +153,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         done = {id(r): _compiled_row(r, res, limits, problem, preset) for r, res in zip(to_compile, compiled)}
         rows = [done.get(id(r), r) for r in rows]
     notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]
+    notes += [_light_note(s, preset) for s in specs if isinstance(s, UserKernel) and s.workload]
     chosen = [s for s in specs if isinstance(s, KernelSpec) and s.tile_source == "shape"]
     runnable = {r.spec.name for r in rows if r.unavailable is None}
     notes += [f"{s.name} picks {chosen_tile(s.params, short=True)} on {preset.name}" for s in chosen if s.name in runnable]
@@ -172,6 +173,25 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: DRAM serves only the compulsory bytes (with the L2 "
                      "cold, as runs time it)")
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes, dtype)
+
+
+def _light_note(kernel: UserKernel, preset: DeviceSpec | None) -> str:
+    """What a graded kernel's declared work allows: its FLOPs, compulsory bytes and intensity, and
+    with a GPU named its speed of light there (`sol.speed_of_light`, theoretical roofs, no launch
+    floor); the traffic model's columns are a GEMM's."""
+    from ..model import sol
+
+    w = kernel.declared
+    work = w.work()
+    flops = ", ".join(f"{v / 1e9:,.4g} GFLOP {k}" for k, v in work.flops.items() if v) or "no FLOPs"
+    ai = f", {work.intensity:,.3g} FLOP/B" if work.intensity else ""
+    text = f"{kernel.name}: {w.workload_text()}: {flops}, {work.nbytes / 1e6:,.4g} MB compulsory{ai}"
+    if preset is None:
+        return text + "; --gpu NAME gives its speed of light"
+    light = sol.speed_of_light(work, preset.roofs, preset.l2_bytes)
+    b = light.binding
+    return text + (f"; T_SOL on {preset.name} {light.ms:.4g} ms ({b.level} binds, theoretical roofs, no launch floor)"
+                   if b is not None else f"; no roof on {preset.name} for its work")
 
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,
