@@ -19,8 +19,8 @@ R grades-level2-gemm-leaky "$kb/KernelBench/level2/12_Gemm_Multiply_LeakyReLU.py
 R grades-level3-mlp "$kb/KernelBench/level3/1_MLP.py" $ex/level3_1_MLP_triton.py
 R grades-prompts-tiled-matmul "$prompts/few_shot/model_ex_tiled_matmul.py" "$prompts/few_shot/model_new_ex_tiled_matmul.py"
 R grades-prompts-add "$prompts/model_ex_add.py" "$prompts/model_new_ex_add_triton.py" "$prompts/model_new_ex_add.py"
-R corpus-matmul tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_*.py
-R corpus-clamp tests/fixtures/problems/clamp.py tests/fixtures/problems/candidates/clamp_*.py
+R corpus-matmul tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_*.py --budget 0.3
+R corpus-clamp tests/fixtures/problems/clamp.py tests/fixtures/problems/candidates/clamp_*.py --budget 0.3
 python3 bench/corpus_matrix.py "$OUT"/corpus-*.json > "$OUT/matrix.txt" 2>&1
 timeout "${LIMIT:-300}" python3 -m pytest -p no:cacheprovider -o addopts="" -n 0 -q tests/test_gpu_problem.py \
   > "$OUT/gpu_problem.txt" 2>&1
