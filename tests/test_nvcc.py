@@ -425,3 +425,30 @@ def test_a_template_named_only_by_its_entry_is_instantiated_and_its_launch_bound
     assert r.exit_code == 1 and "its __launch_bounds__ allow at most 256 threads per block" in r.stderr
     r = invoke("kernels", TILED_F4, "--arch", "sm_90", "--declare", "entry=tiled_f5<64,64,16,4,4>", "--compiler", "nvcc")
     assert r.exit_code == 1 and "tiled_f4.cu has no kernel 'tiled_f5<64,64,16,4,4>'" in r.stderr
+
+
+@pytest.mark.nvcc
+def test_a_demangler_that_cannot_read_the_probe_gives_way_to_the_next(nvcc_path, tmp_path, monkeypatch):
+    """Two instances of one template (MatrixMulCUDA<16> and <32>, as cuda-samples' matrixMul.cu
+    launches both from main): which is the entry is read from the probe's demangled name. A
+    cu++filt first on the PATH that hands the names back unread (as one did on an H100 image) does
+    not stop it: c++filt, next, reads it."""
+    if nvcc_compile.shutil.which("c++filt") is None:
+        pytest.skip("no c++filt here")
+    fake = tmp_path / "bin" / "cu++filt"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\ncat\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    source = tmp_path / "two.cu"
+    source.write_text("#include <stdio.h>\ntemplate <int B> __global__ void mm(float* c, float* a, int n) "
+                      "{ __shared__ float s[B][B]; s[threadIdx.y][threadIdx.x] = a[threadIdx.x]; __syncthreads(); "
+                      "c[threadIdx.x] = s[threadIdx.x][threadIdx.y] * n; }\n"
+                      "int main() { mm<16><<<1, dim3(16, 16)>>>(0, 0, 1); mm<32><<<1, dim3(32, 32)>>>(0, 0, 1); "
+                      "printf(\"done\\n\"); return 0; }\n")
+    assert nvcc_compile.demanglers()[0] == str(fake)
+    r = invoke("kernels", str(source), "--arch", "sm_90", "--json", "--compiler", "nvcc",
+               "--declare", "entry=mm<32>", "--declare", "block=32,32", "--declare", "grid=1")
+    assert r.exit_code == 0, r.output
+    [row] = json.loads(r.stdout)["kernels"]
+    assert row["static_smem_bytes"] == 32 * 32 * 4

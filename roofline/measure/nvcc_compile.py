@@ -232,21 +232,29 @@ def _entries(log: str) -> list[str]:
     return list(dict.fromkeys(_ENTRY_FUNCTION.findall(log)))
 
 
-def demangler(nvcc: str | None = None) -> str | None:
-    """The program that demangles C++ names: cu++filt beside `nvcc` or on the PATH, else c++filt;
-    None where there is none."""
-    folders = [os.path.dirname(nvcc), os.path.dirname(os.path.realpath(nvcc))] if nvcc else []
-    for folder in folders:
+def demanglers(nvcc: str | None = None) -> list[str]:
+    """The programs that demangle C++ names, in the order tried: cu++filt beside `nvcc`, cu++filt on
+    the PATH, c++filt (binutils); [] where there is none."""
+    found = []
+    for folder in ([os.path.dirname(nvcc), os.path.dirname(os.path.realpath(nvcc))] if nvcc else []):
         path = os.path.join(folder, "cu++filt")
         if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return shutil.which("cu++filt") or shutil.which("c++filt")
+            found.append(path)
+    found += [p for p in (shutil.which("cu++filt"), shutil.which("c++filt")) if p]
+    return list(dict.fromkeys(found))
 
 
-def demangle(names: list[str], nvcc: str | None = None) -> dict[str, str]:
-    """The mangled ('_Z...') of `names` demangled (`demangler`); {} where no demangler runs."""
+def demangler(nvcc: str | None = None) -> str | None:
+    """The first of `demanglers(nvcc)`, None where there is none."""
+    found = demanglers(nvcc)
+    return found[0] if found else None
+
+
+def demangle(names: list[str], nvcc: str | None = None, exe: str | None = None) -> dict[str, str]:
+    """The mangled ('_Z...') of `names` demangled by `exe` (default: `demangler(nvcc)`); {} where
+    no demangler runs."""
     mangled = [n for n in dict.fromkeys(names) if n.startswith("_Z")]
-    exe = demangler(nvcc)
+    exe = exe or demangler(nvcc)
     if not mangled or exe is None:
         return {}
     try:
@@ -255,6 +263,10 @@ def demangle(names: list[str], nvcc: str | None = None) -> dict[str, str]:
         return {}
     out = proc.stdout.splitlines()
     return dict(zip(mangled, out)) if proc.returncode == 0 and len(out) == len(mangled) else {}
+
+
+def _spaceless(text: str) -> str:
+    return "".join(text.split())
 
 
 def probe_target(demangled: str) -> str | None:
@@ -278,11 +290,14 @@ def _lowered(name: str, path: Path, entry: str, entries: list[str], nvcc: str | 
     kernels = [n for n in entries if PROBE not in n]
     if entry in kernels:  # extern "C": its own name
         return entry
-    names = demangle(entries, nvcc)
     probes = [n for n in entries if PROBE in n]
-    target = probe_target(names[probes[0]]) if probes and probes[0] in names else None
-    if target is not None:
-        hits = [n for n in kernels if names.get(n, "").strip() == target]
+    tried = demanglers(nvcc)
+    for exe in tried if probes else []:  # the first whose text of the probe reads (their spellings differ)
+        names = demangle(entries, exe=exe)
+        target = probe_target(names[probes[0]]) if probes[0] in names else None
+        if target is None:
+            continue
+        hits = [n for n in kernels if _spaceless(names.get(n, "")) == _spaceless(target)]
         if len(hits) == 1:
             return hits[0]
         raise RunError(f"{name}: {entry!r} in {path.name} names no kernel nvcc compiled ({target}); an entry is a "
@@ -297,6 +312,10 @@ def _lowered(name: str, path: Path, entry: str, entries: list[str], nvcc: str | 
         return kernels[0]
     if not kernels:
         raise RunError(f"{name}: nvcc compiled no kernel of {path.name}")
+    if tried:
+        raise RunError(f"{name}: which of the {len(kernels)} kernels of {path.name} is {entry!r} could not be read from "
+                       f"their names as {', '.join(os.path.basename(t) for t in tried)} demangle them; declare the "
+                       "kernel extern \"C\"")
     raise RunError(f"{name}: which of the {len(kernels)} kernels of {path.name} is {entry!r} takes a demangler, and "
                    "none was found: install binutils (c++filt) or put the CUDA toolkit's cu++filt on the PATH, or "
                    "declare the kernel extern \"C\"")
