@@ -374,11 +374,17 @@ def test_the_entrys_name_in_the_cubin(monkeypatch):
     names = {"_ZN2ns1gIfLi3EEEvPT_": "void ns::g<float, 3>(float*)", "_Z1kILi64EEvPf": "void k<64>(float*)",
              "_Z5plainPfi": "plain(float*, int)",
              entries[1]: "void roofline_entry_probe<void (*)(float*), &(void k<64>(float*))>()"}
-    monkeypatch.setattr(nvcc_compile, "demangle", lambda found, nvcc=None: {n: names[n] for n in found if n in names})
+    monkeypatch.setattr(nvcc_compile, "demanglers", lambda nvcc=None: ["c++filt"])
+    monkeypatch.setattr(nvcc_compile, "demangle",
+                        lambda found, nvcc=None, exe=None: {n: names[n] for n in found if n in names})
     lowered = nvcc_compile._lowered
     assert lowered("x", Path("x.cu"), "ec", entries, None) == "ec"  # extern "C": by its own name
     assert lowered("x", Path("x.cu"), "k<64>", entries, None) == "_Z1kILi64EEvPf"
-    monkeypatch.setattr(nvcc_compile, "demangle", lambda found, nvcc=None: {})  # no demangler
+    # a demangler that spaces the names otherwise ('float *') reads the same
+    spaced = {k: v.replace("float*", "float *") for k, v in names.items()}
+    monkeypatch.setattr(nvcc_compile, "demangle", lambda found, nvcc=None, exe=None: {n: spaced[n] for n in found if n in spaced})
+    assert lowered("x", Path("x.cu"), "k<64>", entries, None) == "_Z1kILi64EEvPf"
+    monkeypatch.setattr(nvcc_compile, "demanglers", lambda nvcc=None: [])  # no demangler
     assert lowered("x", Path("x.cu"), "plain", ["_Z5plainPfi", "_Z5plainIiEvv", entries[1]], None) == "_Z5plainPfi"
     assert lowered("x", Path("x.cu"), "k<64>", ["_Z1kILi64EEvPf", entries[1]], None) == "_Z1kILi64EEvPf"
     with pytest.raises(RunError, match="takes a demangler"):
