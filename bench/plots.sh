@@ -56,13 +56,15 @@ if [ "$part" != charts ]; then
         /tmp/pm-bf16-8192/wgmma_tma.ncu-rep /tmp/pm-bf16-8192/wgmma_ws.ncu-rep \
         /tmp/pm-bf16-8192/wgmma_persistent.ncu-rep /tmp/pm-bf16-8192/cublas.ncu-rep
     # kernel-benchmark problems graded (docs/grade.md; made on an H100, 2026-12-05): the cheat corpus and
-    # KernelBench's 12_Gemm_Multiply_LeakyReLU (a checkout of ScalingIntelligence/KernelBench in KERNELBENCH)
+    # KernelBench's 12_Gemm_Multiply_LeakyReLU and 19_ReLU (a checkout of ScalingIntelligence/KernelBench in KERNELBENCH)
     roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_*.py \
         --budget 0.3 --out plots/grades-h100-corpus-matmul.json || true
     roofline run tests/fixtures/problems/clamp.py tests/fixtures/problems/candidates/clamp_*.py --budget 0.3 \
         --out plots/grades-h100-corpus-clamp.json || true
     roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level2/12_Gemm_Multiply_LeakyReLU.py" \
         examples/kernelbench/level2_12_Gemm_Multiply_LeakyReLU_triton.py --out plots/grades-h100-kernelbench-level2.json
+    roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level1/19_ReLU.py" examples/kernelbench/level1_19_ReLU_triton.py \
+        examples/kernelbench/level1_19_ReLU_cuda.py --out plots/grades-h100-kernelbench-level1.json
     # a WMMA BF16 GEMM (<mma.h>) beside the tensor-core ladder
     roofline run tests/fixtures/kernels/wmma_bf16.cu --all --ladder tensor --size 4096 \
         --out plots/results-h200-bf16-wmma.json

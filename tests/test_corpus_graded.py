@@ -8,8 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CANDIDATES = ROOT / "tests" / "fixtures" / "problems" / "candidates"
-NOT_YET_ON_A_GPU = {"matmul_exits.py", "matmul_os_exit.py", "matmul_forges_answer.py"}  # written after the visit:
-# checked on the CPU (tests/test_candidate.py, tests/test_problem_child.py)
+NOT_YET_ON_A_GPU: set[str] = set()  # a cheat written after the last visit: checked on the CPU until the next
 
 
 def _expected(name: str) -> str:
@@ -35,3 +34,22 @@ def test_the_corpus_graded_on_a_gpu_got_what_each_file_names():
             else:
                 assert want in codes and not graded, (e["name"], codes)
     assert seen == {p.name for p in CANDIDATES.glob("*.py")} - NOT_YET_ON_A_GPU
+
+
+def test_the_timed_entries_carry_their_kernels_from_cupti():
+    entries = {e["name"]: e for e in json.loads((ROOT / "plots" / "grades-h100-corpus-matmul.json").read_text())["entries"]}
+    # the reference: one cuBLAS kernel a call; the side-stream cheat: its 200 kernels, none on the caller's events
+    assert entries["reference"]["kernels"]["launches"] == 1
+    side = entries["matmul_side_stream"]["kernels"]
+    assert side["launches"] == 200 and side["span_ms"] > entries["matmul_side_stream"]["event_ms"]
+    assert all(e["kernels"] is None for e in entries.values() if e["time_ms"] is None)
+
+
+def test_a_kernelbench_level1_problem_graded_with_triton_and_inline_cuda():
+    doc = json.loads((ROOT / "plots" / "grades-h100-kernelbench-level1.json").read_text())
+    by = {e["name"]: e for e in doc["entries"]}
+    assert set(by) == {"reference", "level1_19_ReLU_triton", "level1_19_ReLU_cuda"}
+    for e in by.values():  # 19_ReLU: 4096 x 393216 FP32, read and written once: DRAM binds
+        assert e["verified"] and not e["flags"] and e["error"] is None and e["binding"] == "DRAM"
+        assert 0.9 < e["share"] <= 1.0
+    assert by["level1_19_ReLU_triton"]["score"] < 0.5  # slower than the reference, a little
