@@ -8,12 +8,10 @@
 #   bash bench/public_ladder.sh SGEMM_CUDA_CHECKOUT OUT_DIR [SIZE]
 # Writes OUT_DIR/public-SIZE.json and its log; `roofline show` on the file gives the table
 # (bench/NOTES.md, "Where it stands"). Needs nvcc (user kernels with host headers).
-# Found on an H100 (2026-12-05): every public kernel computes alpha * acc + beta * C, so it reads C
-# even with beta = 0, and roofline's check (C filled with NaN before the launch: 0 x NaN is NaN)
-# refuses it as "C was read"; and none checks its bounds, so each also fails the check at a shape
-# that is no multiple of its tiles (511x383x255: rows never written). Our ladder steps ran beside them
-# (register_tiling_1d 19,077 GFLOP/s at 4096^3). Timing them needs a way to check a kernel at the
-# timed size alone with C zeroed, not yet built.
+# Every public kernel computes alpha * acc + beta * C, reading C even with beta = 0, so each is declared
+# `reads-c: yes` (checked on a zeroed C, not one of NaN); none checks its bounds, so the run checks them
+# at the timed size alone (--no-ragged), which is a multiple of every tile. (On an H100, 2026-12-05,
+# before those two existed, roofline's check refused every one of them.)
 set -u
 src=$(cd "${1:?give a checkout of siboehm/SGEMM_CUDA}" && pwd)/src/kernels
 out=${2:?give a folder for the results}
@@ -22,7 +20,7 @@ tmp=$(mktemp -d)
 mkdir -p "$tmp/inc" "$out" && : > "$tmp/inc/cublas_v2.h"
 wrap() {  # name entry block grid tile thread-tile header
     printf '%s\n' "// roofline entry: $2" "// roofline block: $3" "// roofline grid: $4" "// roofline tile: $5" \
-        "// roofline thread-tile: $6" "// roofline name: $1" "// roofline options: -I $tmp/inc" \
+        "// roofline thread-tile: $6" "// roofline name: $1" "// roofline options: -I $tmp/inc" "// roofline reads-c: yes" \
         "#include \"$src/$7.cuh\"" > "$tmp/$1.cu"
 }
 wrap public_naive "sgemm_naive" 32,32 "cdiv(M,32), cdiv(N,32)" 1x1x1 1x1 1_naive
@@ -39,7 +37,7 @@ wrap public_warptiling "sgemmWarptiling<128,128,16,64,64,4,8,4,128>" 128 "cdiv(N
     10_kernel_warptiling
 steps=(naive gmem_coalescing smem_tiling register_tiling_1d register_tiling_2d vectorized bank_conflict_free autotuned
        warptiling)
-${PYTHON:-python3} -m roofline run "$tmp"/public_*.cu ${steps[@]/#/--kernel } --size "$size" --compiler nvcc \
+${PYTHON:-python3} -m roofline run "$tmp"/public_*.cu ${steps[@]/#/--kernel } --size "$size" --compiler nvcc --no-ragged \
     --out "$out/public-$size.json" > "$out/public-$size.log" 2>&1
 echo "rc=$?" >> "$out/public-$size.log"
 rm -rf "$tmp"

@@ -440,3 +440,21 @@ def test_the_starters_signature_stays_aligned_under_its_new_name(tmp_path, name,
     lines = path.read_text().splitlines()
     i = next(i for i, ln in enumerate(lines) if ln.startswith(f"__global__ void {name}("))
     assert lines[i + 1].index(lines[i + 1].lstrip()) == lines[i].index("(") + 1, lines[i:i + 2]
+
+
+def test_a_kernel_that_reads_c_declares_it_and_the_child_gets_it(tmp_path):
+    """Public SGEMMs compute alpha * acc + beta * C and read C even where beta = 0: declared, the
+    check zeroes C instead of filling it with NaN (measure.runner); the declaration travels to the
+    child process that checks it."""
+    from roofline.ladder.user import from_description
+
+    f = tmp_path / "reads.cu"
+    f.write_text("// roofline entry: k\n// roofline block: 256\n// roofline grid: cdiv(M, 16), cdiv(N, 16)\n"
+                 "// roofline reads-c: yes\n__global__ void k(int M, int N, int K, float alpha, const float* A, "
+                 "const float* B, float beta, float* C) { C[0] = alpha * A[0] * B[0] + beta * C[0]; }\n")
+    kernel = load(f)
+    assert kernel.reads_c and kernel.describe()["reads-c"] == "yes"
+    assert from_description(kernel.describe()).reads_c
+    assert not load(f, {"reads-c": "no"}).reads_c
+    with pytest.raises(UsageError, match="reads-c 'maybe' must be yes"):
+        load(f, {"reads-c": "maybe"})

@@ -40,7 +40,8 @@ from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv, plural
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
-KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name", "dtype", "options", "compiler")
+KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name", "dtype", "options", "compiler",
+        "reads-c")
 REQUIRED = ("entry", "block", "grid")
 TILE_SOURCE = "user"
 _ENTRY = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*\s*(<[^;{}]*>)?")
@@ -86,6 +87,7 @@ class UserKernel:
     thread_tile: tuple[int, int] | None = None
     dtype: str = "fp32"
     workload: bool = False  # declared as a workload of any signature (`workload.spec`): graded, not run as a GEMM
+    reads_c: bool = False  # computes alpha * acc + beta * C reading C even where beta = 0: checked on a zeroed C
     build: CompileSettings = CompileSettings()
     # that workload (`workload.spec.Workload`) as its file declared it, read once: graded from this, not the file again
     declared: Any = field(default=None, compare=False, repr=False)
@@ -214,6 +216,8 @@ class UserKernel:
             out["tile"] = "x".join(str(v) for v in self.tile)
         if self.thread_tile:
             out["thread-tile"] = "x".join(str(v) for v in self.thread_tile)
+        if self.reads_c:
+            out["reads-c"] = "yes"
         return {**out, **self.build.describe()}
 
 
@@ -302,10 +306,14 @@ def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
     if dtype not in DTYPES:
         raise UsageError(f"{path}: dtype {dtype!r} must be one of {', '.join(DTYPES)}")
     check_element(path, text, entry, dtype)
+    reads_c = values.get("reads-c", "no").strip().lower()
+    if reads_c not in ("yes", "no"):
+        raise UsageError(f"{path}: reads-c {reads_c!r} must be yes (it reads C even where beta = 0: checked on a "
+                         "zeroed C) or no (the default: checked on a C of NaN)")
     build = declared_build(values, path.resolve().parent, str(path))
     return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
                       grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,
-                      thread_tile=thread_tile, dtype=dtype, build=build)
+                      thread_tile=thread_tile, dtype=dtype, build=build, reads_c=reads_c == "yes")
 
 
 # the element types a GEMM's A and B may be declared with, and the dtypes each holds
