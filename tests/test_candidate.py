@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.measure import candidate
+from roofline.measure import candidate, problem_child
 from roofline.workload import problem
 
 torch = pytest.importorskip("torch")
@@ -16,6 +16,7 @@ CANDIDATES = PROBLEMS / "candidates"
 
 
 def _check(problem_file: str, candidate_file: str, draws: int = 3):
+    problem_child.import_harness()  # as the candidate's own process has it, before the problem and the candidate
     p = problem.with_candidate(problem.load(PROBLEMS / problem_file), CANDIDATES / candidate_file)
     return candidate.check(p, device="cpu", draws=draws)
 
@@ -36,7 +37,7 @@ CASES = [("small_matmul.py", "matmul_honest.py"), ("small_matmul.py", "matmul_ca
          ("clamp.py", "clamp_patches_op.py"), ("small_matmul.py", "matmul_fp16_reduction.py"),
          ("small_matmul.py", "matmul_patches_operator.py"), ("small_matmul.py", "matmul_autocast.py"),
          ("small_matmul.py", "matmul_skips_once_written.py"), ("small_matmul.py", "matmul_half_rows.py"),
-         ("small_matmul.py", "matmul_exits.py")]
+         ("small_matmul.py", "matmul_exits.py"), ("small_matmul.py", "matmul_patches_roofline.py")]
 # Caught only where the calls are timed on a GPU (tests/test_gpu_problem.py): honest on the CPU's draws.
 GPU_CASES = [("small_matmul.py", "matmul_cached_by_pointer.py"), ("small_matmul.py", "matmul_cached_by_values.py"),
              ("small_matmul.py", "matmul_side_stream.py"), ("small_matmul.py", "matmul_persisting_l2.py")]

@@ -64,3 +64,9 @@ def test_a_file_that_is_no_candidate_is_refused_unread_by_python(tmp_path, text,
 def test_every_candidate_of_the_corpus_declares_itself():
     for f in sorted(CANDIDATES.glob("*.py")):
         problem.declares_candidate(f)
+
+
+def test_a_candidate_that_replaces_rooflines_timing_in_its_process_is_caught_there():
+    run = _graded("matmul_patches_roofline.py")
+    flags = [f for f in run.check.flags if f.code == "patched_harness"]
+    assert flags and "roofline.measure.graded._in_rounds" in flags[0].evidence and not run.verified

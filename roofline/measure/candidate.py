@@ -96,9 +96,9 @@ def patched_flags(changed: list[str], when: str = "") -> list[Flag]:
     `when` said after each name list ('while it was timed'): a timer, event or statistic is
     `patched_harness`; an op or method the reference computes with is `patched_reference`; a
     precision switch is `lower_precision`."""
-    timers = [n for n in changed if n in HARNESS]
+    timers = [n for n in changed if n in HARNESS or n.startswith("roofline.")]
     switches = [n for n in changed if n in SWITCHES]
-    ops = [n for n in changed if n not in HARNESS and n not in SWITCHES]
+    ops = [n for n in changed if n not in timers and n not in SWITCHES]
     out = []
     if timers:
         out.append(Flag("patched_harness", f"replaces {', '.join(timers)}{when}: what a harness times and counts "

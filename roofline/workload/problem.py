@@ -51,6 +51,12 @@ HARNESS = ("time.perf_counter", "time.perf_counter_ns", "time.time", "time.monot
            "statistics.mean", "torch.cuda.synchronize", "torch.cuda.Event", "torch.cuda.Event.record",
            "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize", "torch.cuda.Stream.synchronize",
            "cupy.cuda.Event", "cupy.cuda.get_elapsed_time", "cupy.cuda.Device.synchronize")
+# roofline's own timing and checking, as a candidate's process has it imported (`measure.problem_child`): every
+# function of these modules is the harness too; replaced, the grade would be the candidate's to write.
+HARNESS_MODULES = ("roofline.measure.graded", "roofline.measure.pipeline", "roofline.measure.rounds",
+                   "roofline.measure.timing", "roofline.measure.activity", "roofline.measure.l2_persist",
+                   "roofline.measure.problem_grade", "roofline.measure.candidate", "roofline.measure.waiting",
+                   "roofline.model.verify")
 # What the reference computes with (`harness`): a candidate that replaces one makes the check compare it with itself.
 OPS = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.Tensor", "torch.nn.Module")
 OPERATORS = ("__matmul__", "__rmatmul__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
@@ -218,7 +224,9 @@ def load(path: Path | str) -> Problem:
 
 def harness(reference: type | None = None) -> dict[str, object]:
     """What a candidate must leave as it found it, by dotted name, and what each names now:
-    - each name of `HARNESS` whose module is imported (what a harness times and counts with);
+    - each name of `HARNESS` whose module is imported (what a harness times and counts with), and
+      every function of roofline's own timing and checking modules that are imported
+      (`HARNESS_MODULES`);
     - each of PyTorch's ops the reference computes with (`OPS`: the functions of `torch`,
       `torch.nn.functional`, `torch.linalg`, `torch.fft`, `torch.special`, the methods and
       operators of `torch.Tensor`, and the methods of `torch.nn`'s modules), and, given the
@@ -234,6 +242,11 @@ def harness(reference: type | None = None) -> dict[str, object]:
         obj = resolve(name)
         if obj is not None:
             out[name] = obj
+    for module_name in HARNESS_MODULES:
+        module = sys.modules.get(module_name)
+        for k, v in (vars(module).items() if module is not None else ()):
+            if callable(v) and not isinstance(v, (types.ModuleType, type)) and not k.startswith("__"):
+                out[f"{module_name}.{k}"] = v
     torch = sys.modules.get("torch")
     if torch is None:
         return out
