@@ -65,6 +65,11 @@ if [ "$part" != charts ]; then
         examples/kernelbench/level2_12_Gemm_Multiply_LeakyReLU_triton.py --out plots/grades-h100-kernelbench-level2.json
     roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level1/19_ReLU.py" examples/kernelbench/level1_19_ReLU_triton.py \
         examples/kernelbench/level1_19_ReLU_cuda.py --out plots/grades-h100-kernelbench-level1.json
+    # the public SGEMM ladder (siboehm/SGEMM_CUDA in SGEMM_CUDA) timed beside ours, and two public programs graded
+    # as they are (NVIDIA/cuda-samples in CUDA_SAMPLES, karpathy/llm.c in LLM_C): made on an H200, 2026-12-05
+    bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096
+    cp /tmp/public-ladder/public-4096.json plots/public-ladder-h200-4096.json
+    bash bench/public_cu.sh "${CUDA_SAMPLES:-../cuda-samples}" "${LLM_C:-../llm.c}" plots/grades-h200-public.json
     # a WMMA BF16 GEMM (<mma.h>) beside the tensor-core ladder
     roofline run tests/fixtures/kernels/wmma_bf16.cu --all --ladder tensor --size 4096 \
         --out plots/results-h200-bf16-wmma.json

@@ -20,10 +20,11 @@ SCENES = Path(__file__).resolve().parent / "golden" / "charts"  # what each comm
 
 def _commands(path: Path) -> list[str]:
     """The `roofline ...` command lines of a shell script (and its `python3 bench/...` ones, which
-    write with --out too), continuation lines joined."""
+    write with --out too, and its `bash bench/...` and `cp` ones, which write their last argument),
+    continuation lines joined."""
     text = path.read_text().replace("\\\n", " ")
     return [" ".join(line.split()) for line in text.splitlines()
-            if line.strip().startswith(("roofline ", "python3 bench/"))]
+            if line.strip().startswith(("roofline ", "python3 bench/", "bash bench/", "cp "))]
 
 
 def _outputs(commands: list[str], name: str = "h200") -> set[str]:
@@ -31,6 +32,9 @@ def _outputs(commands: list[str], name: str = "h200") -> set[str]:
     for command in commands:
         for match in re.finditer(r'--(?:out|chart) "?plots/([^" ]+)"?', command):
             found.add(match.group(1).replace("$name", name))
+        last = command.split()[-1].strip('"')
+        if command.startswith(("bash bench/", "cp ")) and last.startswith("plots/"):
+            found.add(last.removeprefix("plots/").replace("$name", name))
     return found
 
 
