@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 
 from .files import from_cwd
+from .measure import activity
 from .measure.activity import CallKernels
 from .measure.candidate import patched_flags
 from .measure.graded import GradedRun
@@ -59,7 +60,7 @@ def kernels_record(kernels: CallKernels | None) -> KernelsRecord | None:
 def activity_notes(whys: list[str | None]) -> list[str]:
     """One note for the runs whose calls' kernels CUPTI did not record (`whys`: each run's
     `kernels_why`), where CUPTI itself was missing: the events and the wall clock alone timed them."""
-    missing = sorted({w for w in whys if w and (w.startswith("cupti-python") or w.startswith("CUPTI did not"))})
+    missing = sorted({w for w in whys if w and w != activity.NO_KERNEL})
     return [f"kernel times from CUPTI's activity records not taken: {w}; the events and the wall clock to an "
             "idle device timed the calls" for w in missing]
 
@@ -116,7 +117,8 @@ def entry(run: GradedRun, device: DeviceSpec, launch_ms: float | None = None,
         registers=run.registers, static_smem_bytes=run.static_smem_bytes, dynamic_smem_bytes=run.dynamic_smem_bytes,
         local_bytes=run.local_bytes, occupancy=run.occupancy, compiler=run.compiler,
         event_ms=run.async_ms[0] if run.async_ms else None, wall_ms=run.async_ms[1] if run.async_ms else None,
-        kernels=kernels_record(run.kernels), counted=counted, flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
+        kernels=kernels_record(run.kernels), counted=counted,
+        flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
 
 
 def with_baseline(entries: list[GradeEntry], names: list[str],
@@ -196,4 +198,5 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
         binding=light.binding.level if light.binding else None, missing_roofs=list(light.missing),
         share=sol.share(light.ms, time_ms) if graded else None,
         event_ms=run.async_ms[0] if run.async_ms else None, wall_ms=run.async_ms[1] if run.async_ms else None,
-        kernels=kernels_record(run.kernels), flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])
+        kernels=kernels_record(run.kernels),
+        flags=[FlagRecord(code=f.code, evidence=f.evidence, figures=f.figures) for f in flags])

@@ -17,9 +17,10 @@ Work the harness launches ahead of a call (the L2 flush, the inputs' copies) is 
 the first timestamp and is not the call's. Kernels launched after the call returned (a thread left
 running) are not its either: the audit after the timing finds what they change.
 
-Where `cupti-python` is not installed, or its library does not load, or another CUPTI client holds
-the process (Nsight Compute, PyTorch's profiler), `available()` says why in one line and nothing
-is recorded.
+Where `cupti-python` is not installed, or its library does not load, `available()` says why in one
+line and nothing is recorded; where another CUPTI client holds the process (Nsight Compute,
+PyTorch's profiler), enabling the activities raises, and the caller (`graded.kernel_activity`)
+says so in one line.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 NS_PER_MS = 1e6
+NO_KERNEL = "CUPTI recorded no kernel launched by its calls"  # why a call has no kernels where CUPTI was there
 BUFFER_BYTES = 8 << 20  # each activity buffer CUPTI asks for (its samples' size)
 
 

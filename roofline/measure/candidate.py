@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model.integrity import Flag, cached_answer, inputs_modified
-from ..workload.problem import HARNESS, SWITCHES, Problem, put_back
+from ..workload.problem import HARNESS, HARNESS_MODULES, SWITCHES, Problem, put_back
 
 DRAWS = 3
 TOLERANCES = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
@@ -96,7 +96,7 @@ def patched_flags(changed: list[str], when: str = "") -> list[Flag]:
     `when` said after each name list ('while it was timed'): a timer, event or statistic is
     `patched_harness`; an op or method the reference computes with is `patched_reference`; a
     precision switch is `lower_precision`."""
-    timers = [n for n in changed if n in HARNESS or n.startswith("roofline.")]
+    timers = [n for n in changed if n in HARNESS or n.rsplit(".", 1)[0] in HARNESS_MODULES]
     switches = [n for n in changed if n in SWITCHES]
     ops = [n for n in changed if n not in timers and n not in SWITCHES]
     out = []

@@ -15,6 +15,7 @@ candidate prints itself, without the token, is not taken for the answer.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import TypeAdapter
@@ -26,7 +27,15 @@ CHILD = "roofline.measure.problem_child"
 START_ALLOWANCE_S = 300.0  # PyTorch's import, the model's construction, Triton or load_inline compiles
 
 
-_REPORT = TypeAdapter(dict[str, ProblemRun | str])
+@dataclass
+class Answer:
+    """What a child answers: the token its parent drew for it, and the run."""
+
+    token: str
+    run: ProblemRun
+
+
+_REPORT = TypeAdapter(Answer)
 
 
 def request_for(problem_path: Path, candidate_path: Path | None, pci_bus_id: str | None, l2_bytes: int | None,
@@ -58,9 +67,9 @@ def grade_in_child(request: dict) -> ProblemRun:
     run whose `error` says so."""
     def read(text: str) -> ProblemRun:
         found = _REPORT.validate_json(text)
-        if found.get("token") != request["token"] or not isinstance(found.get("run"), ProblemRun):
+        if found.token != request["token"]:
             raise ValueError("not the harness's answer")
-        return found["run"]
+        return found.run
 
     reply = child.ask(CHILD, request, limit_s(request), read)
     if reply.answer is not None:
@@ -114,7 +123,7 @@ def _index_of(pci_bus_id: str) -> int:
 
 
 def _answer(request: dict) -> str:
-    return _REPORT.dump_json({"token": request["token"], "run": _child(request)}).decode()
+    return _REPORT.dump_json(Answer(request["token"], _child(request))).decode()
 
 
 def _failed(request: dict, exc: Exception) -> str:
@@ -122,7 +131,7 @@ def _failed(request: dict, exc: Exception) -> str:
     GPU) as the run's error."""
     run = _named(request)
     run.error = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-    return _REPORT.dump_json({"token": request["token"], "run": run}).decode()
+    return _REPORT.dump_json(Answer(request["token"], run)).decode()
 
 
 def main() -> None:
