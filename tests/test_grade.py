@@ -443,3 +443,23 @@ def test_kernels_gives_a_graded_kernels_work_and_its_speed_of_light_on_a_gpu_nam
     # softmax of 8192 x 4096 FP32: 5 FLOPs an element, 2 x 134.2 MB; at the H200's 4,800 GB/s, 0.0559 ms
     assert ("softmax_online: softmax(R, C) at R=8192, C=4096: 0.1678 GFLOP fp32, 268.4 MB compulsory, 0.625 FLOP/B; "
             "T_SOL on H200 0.05592 ms (DRAM binds, theoretical roofs, no launch floor)") in r.output
+
+
+def test_a_grade_file_of_work_without_flops_draws_its_shares(tmp_path):
+    # KernelBench's 19_ReLU moves bytes alone: no intensity to place, its shares drawn all the same
+    out = tmp_path / "relu.png"
+    r = CliRunner().invoke(app, ["plot", "plots/grades-h100-kernelbench-level1.json", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.stat().st_size > 10_000
+
+
+def test_a_header_nvcc_lacks_that_a_cuda_wheel_holds_is_named_with_its_folder(monkeypatch):
+    from roofline.measure import nvcc_compile, nvrtc_compile
+
+    monkeypatch.setattr(nvrtc_compile, "wheel_folder_with",
+                        lambda header: "/venv/nvidia/cublas/include" if header == "cublas_v2.h" else None)
+    log = "common.h:4:10: fatal error: cublas_v2.h: No such file or directory\ncompilation terminated.\n"
+    assert nvcc_compile._wheel_hint(log) == ("cublas_v2.h is in the CUDA wheel at /venv/nvidia/cublas/include: compile "
+                                            "with --compile-option=-I/venv/nvidia/cublas/include (or '// roofline "
+                                            "options: -I ...')")
+    assert nvcc_compile._wheel_hint(log.replace("cublas_v2.h", "mine.h")) is None

@@ -268,3 +268,14 @@ def test_problems_and_candidates_are_told_by_what_they_bind_not_by_their_spellin
         problem.declares_candidate(f)
     with pytest.raises(UsageError, match="defines class ModelNew"):
         problem.declares_candidate(commented)
+
+
+def test_names_bound_inside_if_and_try_blocks_count(tmp_path):
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("try:\n    from fastmod import Fast as ModelNew\nexcept ImportError:\n"
+                       "    class ModelNew:\n        pass\nModelNew2, VERSION = 1, 2\n")
+    problem_file = tmp_path / "guarded_problem.py"
+    problem_file.write_text("if True:\n    class Model:\n        pass\n"
+                            "def get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n")
+    assert problem.is_candidate(guarded) and problem.is_problem(problem_file)
+    assert {"ModelNew", "ModelNew2", "VERSION"} <= problem.top_level_names(guarded)

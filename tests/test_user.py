@@ -458,3 +458,13 @@ def test_a_kernel_that_reads_c_declares_it_and_the_child_gets_it(tmp_path):
     assert not load(f, {"reads-c": "no"}).reads_c
     with pytest.raises(UsageError, match="reads-c 'maybe' must be yes"):
         load(f, {"reads-c": "maybe"})
+
+
+def test_reads_c_is_declared_on_the_command_line_too(tmp_path):
+    f = tmp_path / "plain.cu"
+    f.write_text("// roofline entry: k\n// roofline block: 256\n// roofline grid: cdiv(M, 16), cdiv(N, 16)\n"
+                 "__global__ void k(int M, int N, int K, float alpha, const float* A, const float* B, float beta, "
+                 "float* C) { C[0] = alpha * A[0] * B[0] + beta * C[0]; }\n")
+    from roofline.commands import gemm
+    assert gemm.declared(["reads-c=yes"])["reads-c"] == "yes"
+    assert load(f, gemm.declared(["reads-c=yes"])).reads_c

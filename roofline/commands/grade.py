@@ -321,7 +321,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     entries = [grading.problem_entry(r, loaded.name, found.work, device, launch_ms) for r in runs]
     entries = grading.with_baseline(entries, ["reference"])
     failures = [f"{e.name}: {e.error}" for e in entries if e.error]
-    notes = [f"{loaded.name}: its work read from the reference on PyTorch's meta device ({found.work.source}); "
+    notes = [f"{loaded.name}: its work read from {found.work.source}; "
              "each timed call on inputs of its own, drawn before the timing"] + \
         [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs])
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

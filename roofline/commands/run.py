@@ -62,7 +62,7 @@ def command(
     declare: Optional[list[str]] = typer.Option(None, "--declare", metavar="KEY=VALUE",
                                                 help="Your GEMM kernel's launch as its '// roofline KEY: VALUE' lines "
                                                      "would say it (repeatable; one file): entry, block, grid, "
-                                                     "dynamic-smem, tile, thread-tile, name."),
+                                                     "dynamic-smem, tile, thread-tile, name, reads-c."),
     compile_option: Optional[list[str]] = typer.Option(None, "--compile-option", metavar="OPTION",
                                                        help=gemm.COMPILE_OPTION_HELP),
     compiler: Optional[str] = typer.Option(None, "--compiler", metavar="auto|nvcc|nvrtc", help=gemm.COMPILER_HELP),

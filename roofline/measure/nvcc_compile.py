@@ -224,7 +224,24 @@ def _failure(name: str, path: Path, entry: str, target: str, version: str, log: 
             kept.append(ln.replace(program, "roofline's reference to the entry"))
     first = next((i for i, ln in enumerate(kept) if _ERROR.search(ln)), 0)
     shown = compiler_lines("\n".join(kept[first:])) or ["no output"]
-    return RunError(f"{name} does not compile for {target} (nvcc {version}):\n" + "\n".join(f"  {ln}" for ln in shown))
+    hint = _wheel_hint(log)
+    return RunError(f"{name} does not compile for {target} (nvcc {version}):\n" + "\n".join(f"  {ln}" for ln in shown)
+                    + (f"\n  {hint}" if hint else ""))
+
+
+_NO_HEADER = re.compile(r"fatal error: ([\w./+-]+\.(?:h|hpp|cuh)): No such file", re.MULTILINE)
+
+
+def _wheel_hint(log: str) -> str | None:
+    """For a header nvcc's toolkit lacks that an installed CUDA wheel holds (cuBLAS's, say), the
+    option that finds it; None otherwise. nvcc is not given the wheels' folders itself: their
+    runtime headers could be of another CUDA than nvcc's."""
+    from .nvrtc_compile import wheel_folder_with
+
+    missing = _NO_HEADER.search(log)
+    folder = wheel_folder_with(missing.group(1)) if missing else None
+    return (f"{missing.group(1)} is in the CUDA wheel at {folder}: compile with --compile-option=-I{folder} "
+            "(or '// roofline options: -I ...')") if folder else None
 
 
 def _entries(log: str) -> list[str]:

@@ -317,6 +317,19 @@ def toolkit_major(root: str) -> int | None:
     return int(found.group(1)) // 1000 if found else None
 
 
+def wheel_folder_with(header: str) -> str | None:
+    """The include folder of an installed CUDA wheel (WHEEL_INCLUDES) that holds `header`
+    ('cublas_v2.h'), or None."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        for sub in WHEEL_INCLUDES:
+            if os.path.isfile(os.path.join(base, sub, header)):
+                return os.path.join(base, sub)
+    return None
+
+
 @lru_cache(maxsize=None)
 def cuda_include_options() -> tuple[str, ...]:
     """-I options for the CUDA headers a kernel may include (<cuda_fp16.h>, <cuda_pipeline.h>,

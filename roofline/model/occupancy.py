@@ -28,7 +28,7 @@ from annotated_types import Ge, Le
 
 from ..errors import UsageError
 from .arch import ArchLimits
-from .units import cdiv, round_up
+from .units import cdiv, plural, round_up
 
 RESOURCES = ("registers", "shared_memory", "warps", "blocks")
 
@@ -197,14 +197,14 @@ def max_registers_for_blocks(limits: ArchLimits, threads: int, target_blocks: in
     others = {r: b for r, b in floor.block_limits.items() if r != "registers" and b is not None}
     if min(others.values()) < target_blocks:
         short = min(others, key=others.get)
-        return None, (f"{target_blocks} blocks of {threads} threads cannot be resident whatever the "
+        return None, (f"{plural(target_blocks, 'block')} of {threads} threads cannot be resident whatever the "
                       f"registers: {short.replace('_', ' ')} allows {others[short]}")
     for regs in range(limits.max_registers_per_thread, 0, -1):
         if calculate(limits, regs, threads, static_smem, dynamic_smem).active_blocks_per_sm >= target_blocks:
             blocks = f"{target_blocks} block{'s' if target_blocks > 1 else ''}"
             return regs, (f"at most {regs} registers per thread keep {blocks} of {threads} "
                           f"threads resident (__launch_bounds__({threads}, {target_blocks}))")
-    return None, f"even 1 register per thread does not fit {target_blocks} blocks of {threads} threads"
+    return None, f"even 1 register per thread does not fit {plural(target_blocks, 'block')} of {threads} threads"
 
 
 def sweeps(limits: ArchLimits, registers: int, threads: int, static_smem: int = 0,

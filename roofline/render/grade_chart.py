@@ -24,16 +24,46 @@ from .layout import Layout
 from .text import percent
 
 
+MAX_NAMED = 6  # entries not drawn named one by one under the chart; more are counted
+
+
 def draw(doc: GradeResults, out: Path) -> None:
-    """Draw `doc`'s graded entries into `out` (.png, .svg or .pdf), atomically. Raises UsageError
-    when no entry is graded or none has FLOPs to place on a roofline."""
+    """Draw `doc`'s graded entries into `out` (.png, .svg or .pdf), atomically: on the left the
+    roofline of those with FLOPs and bytes (work of 0 FLOPs, a ReLU's, has no intensity to place:
+    the panel says so), on the right every graded entry's share. Raises UsageError when no entry is
+    graded."""
     fmt = check_output(out)
+    if not any(e.graded for e in doc.entries):
+        raise UsageError("no entry of the file is graded (each failed, or was refused): nothing to draw; "
+                         "roofline show gives why")
     placed = [e for e in doc.entries if e.graded and e.work.flops and sum(e.work.flops.values()) > 0
               and e.work.bytes_read + e.work.bytes_written > 0]
-    if not placed:
-        raise UsageError("no graded entry with both FLOPs and bytes to place on a roofline")
     fig = new_figure(13.5, 6.2, 150)
     ax, bars = fig.add_axes([0.09, 0.16, 0.49, 0.74]), fig.add_axes([0.73, 0.16, 0.21, 0.74])
+    labels = _roofline(ax, placed) if placed else []
+    if not placed:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, text("no graded entry has FLOPs to place on a roofline: its work moves bytes alone\n"
+                               "(its speed of light is its DRAM floor); the shares are on the right"),
+                ha="center", va="center", fontsize=9, color="0.3", transform=ax.transAxes)
+    _bars(bars, doc)
+    left_out = [e for e in doc.entries if not e.graded]
+    fig.suptitle(text(f"{doc.device.name}: {sum(1 for e in doc.entries if e.graded)} kernels and callables against "
+                      f"their speed of light (T_SOL = max(work / roof, compulsory bytes / DRAM, launch floor); "
+                      f"L2 {doc.l2})"), fontsize=10)
+    if left_out:  # named where few, else counted: the line stays one line under the panels
+        refused = sum(1 for e in left_out if e.refused)
+        why = ("; ".join(f"{e.name}: {'refused' if e.refused else 'not graded'}" for e in left_out)
+               if len(left_out) <= MAX_NAMED else
+               f"{len(left_out)} entries not graded ({refused} of them refused); roofline show gives each one's reason")
+        fig.text(0.07, 0.03, text(f"not drawn: {why}"), fontsize=7.5, color="0.3")
+    Layout(fig, ax, skip=labels).place_annotations(labels)
+    save_atomic(fig, out, fmt)
+
+
+def _roofline(ax, placed: list) -> list:
+    """The left panel: the roofs of `placed`'s terms and each entry at its intensity and rate; the
+    entries' labels, for the layout to place."""
     ax.set_xscale("log")
     ax.set_yscale("log")
     points = []
@@ -75,6 +105,11 @@ def draw(doc: GradeResults, out: Path) -> None:
     ax.yaxis.set_major_formatter(_si_formatter())
     ax.legend(loc="upper left", fontsize=7.5, frameon=False)
     ax.grid(True, which="major", color="0.9", lw=0.6)
+    return labels
+
+
+def _bars(bars, doc: GradeResults) -> None:
+    """The right panel: every graded entry's share of its speed of light, and its score."""
     graded = [e for e in doc.entries if e.graded]
     names = [e.name for e in graded]
     shares = [100 * e.share for e in graded]
@@ -88,14 +123,6 @@ def draw(doc: GradeResults, out: Path) -> None:
     bars.set_yticklabels([text(n) for n in names], fontsize=7.5)
     bars.set_xlim(0, max(110.0, 10 * math.ceil(max(shares) / 10) + 10))
     bars.set_xlabel("share of the speed of light (T_SOL / T, %)")
-    left_out = [e for e in doc.entries if not e.graded]
-    fig.suptitle(text(f"{doc.device.name}: {len(graded)} kernels and callables against their speed of light "
-                      f"(T_SOL = max(work / roof, compulsory bytes / DRAM, launch floor); L2 {doc.l2})"), fontsize=10)
-    if left_out:
-        why = "; ".join(f"{e.name}: {'refused' if e.refused else 'not graded'}" for e in left_out)
-        fig.text(0.07, 0.03, text(f"not drawn: {why}"), fontsize=7.5, color="0.3")
-    Layout(fig, ax, skip=labels).place_annotations(labels)
-    save_atomic(fig, out, fmt)
 
 
 def _si_formatter():

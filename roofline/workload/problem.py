@@ -163,14 +163,19 @@ def top_level_names(path: Path) -> set[str] | None:
     except (OSError, SyntaxError, ValueError):
         return None
     bound: set[str] = set()
-    for node in tree.body:
+    todo = list(tree.body)
+    while todo:  # the module's statements, and those of its if, try, with and for blocks (not of functions)
+        node = todo.pop()
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             bound.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+            bound |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}  # a, (b, c) = ...
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            todo += [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", []),
+                     *(s for h in getattr(node, "handlers", []) for s in h.body)]
     return bound
 
 
