@@ -86,4 +86,5 @@ def view(report: OccupancyReport, chart_out: Path | None) -> Outcome:
         return [occupancy_table(occ), *([f"cannot launch: {occ.reason}"] if occ.reason else []),
                 *([report.target_text] if report.target_text else []), *wrote]
 
-    return Outcome(report.to_json(), lines, asides=tuple(wrote), failed=bool(report.occupancy.reason) and report.target_blocks is None)
+    cannot_launch = bool(report.occupancy.reason) and report.target_blocks is None
+    return Outcome(report.to_json(), lines, asides=tuple(wrote), failed=cannot_launch)

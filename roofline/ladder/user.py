@@ -243,9 +243,9 @@ def load(path: Path, flags: dict[str, str | None] | None = None) -> UserKernel:
     path = Path(path).expanduser()
     text = read_source(path)
     declared = scan(text)  # the file read and its lines scanned once, whichever kind it declares
-    from ..workload.spec import declared_beside  # the workload package imports this one
+    from ..workload.spec import spec_beside  # the workload package imports this one
 
-    if kind(declared) == WORKLOAD or declared_beside(path):
+    if kind(declared) == WORKLOAD or spec_beside(path) is not None:
         return _from_workload(path, flags, text, declared)
     values = read_header(text, str(path), declared)
     values.update({k: v for k, v in (flags or {}).items() if v is not None})

@@ -589,16 +589,11 @@ def _formula(text: str, sizes: dict[str, int], where: str) -> Work:
 
 
 def spec_beside(path: Path) -> Path | None:
-    """The spec file of .cu file `path` kept beside it (the same stem, `.toml`), or None."""
+    """The spec file of .cu file `path` kept beside it (the same stem, `.toml`), or None. A file
+    with one is a kernel of any signature, declared there, even where its own lines declare
+    nothing (a public file graded as it is): what the spec lacks is the spec's error."""
     beside = Path(path).expanduser().with_suffix(".toml")
     return beside if beside.is_file() else None
-
-
-def declared_beside(path: Path) -> bool:
-    """Whether a spec file is kept beside .cu file `path` (`spec_beside`): the kernel is then one of
-    any signature, declared there, although its own lines declare none (a public file graded as it
-    is); what the spec lacks (its `args`, say) is then the spec's error, not a GEMM's."""
-    return spec_beside(path) is not None
 
 
 def load_kernel(path: Path, spec_file: Path | None = None, text: str | None = None,
