@@ -463,3 +463,13 @@ def test_a_header_nvcc_lacks_that_a_cuda_wheel_holds_is_named_with_its_folder(mo
                                             "with --compile-option=-I/venv/nvidia/cublas/include (or '// roofline "
                                             "options: -I ...')")
     assert nvcc_compile._wheel_hint(log.replace("cublas_v2.h", "mine.h")) is None
+
+
+def test_kernels_sets_a_graded_kernels_own_sizes():
+    r = CliRunner().invoke(app, ["kernels", "examples/grade/softmax_online.cu", "--size", "C=8192", "--gpu", "h200",
+                                 "--model-only"])
+    assert r.exit_code == 0, r.output  # twice the columns of the declared 4096: twice the bytes and the time
+    assert "softmax(R, C) at R=8192, C=8192: 0.3355 GFLOP fp32, 536.9 MB compulsory" in r.output
+    assert "T_SOL on H200 0.1118 ms" in r.output and "floors without waves" not in r.output
+    bad = CliRunner().invoke(app, ["kernels", "examples/grade/softmax_online.cu", "--size", "Q=8192"])
+    assert bad.exit_code == 2 and "no workload declares that size (theirs: C, R)" in bad.output

@@ -72,10 +72,14 @@ def command(
                              "do not apply to it", "size", ["declare", "ladder", "dtype"])
         present(problems_view(list(sources), gpu), as_json)
         return
+    named_sizes = [s for s in size or [] if "=" in s and s.split("=", 1)[0].strip() not in ("M", "N", "K")]
+    users = gemm.user_kernels(list(sources or []), gemm.declared(declare), gemm.compile_settings(compiler, compile_option))
+    if named_sizes and users and all(u.workload for u in users):  # graded kernels at sizes of their own
+        users = _resized(users, size)
+        size = None
     problem = gemm.gemm_problems(size)[0]
     if not problem.m == problem.n == problem.k:
         raise UsageError("{size}: kernels lists the model at a square size; give --size N", "size")
-    users = gemm.user_kernels(list(sources or []), gemm.declared(declare), gemm.compile_settings(compiler, compile_option))
     if users and autotuned_tile is not None:
         raise UsageError("--autotuned-tile lists the ladder's autotuned kernel; it does not apply to your kernels")
     listing = kernels(problem.m, gpu, arch, model_only, autotuned_tile, sources=users, ladder_kind=ladder_kind,
@@ -160,10 +164,10 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     if not chosen and not sources:
         dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_persistent and wgmma_by_shape"
         notes.append(f"{dispatching} at their own tile (--gpu picks theirs)")
-    if preset is not None and limits is None:
+    gemm_rows = not sources or not all(u.workload for u in sources)  # a graded file declares its own sizes
+    if preset is not None and limits is None and gemm_rows:
         notes.append("floors without waves and without DRAM: --model-only has no occupancy, and the DRAM bytes "
                      "follow from the blocks that run at once")
-    gemm_rows = not sources or not all(u.workload for u in sources)  # a graded file declares its own sizes
     if preset is not None and gemm_rows:
         l2 = "" if preset.roofs.l2_gbps else f" (no L2 bandwidth is known for the {preset.name}: no L2 floor)"
         notes.append(f"memory ms: the highest memory floor at the theoretical roofs: GMEM requests at the L2{l2}, the "
@@ -173,6 +177,16 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: DRAM serves only the compulsory bytes (with the L2 "
                      "cold, as runs time it)")
     return KernelListing(size, limits.arch if limits else None, preset, rows, notes, dtype)
+
+
+def _resized(users: list[UserKernel], sizes: list[str]) -> list[UserKernel]:
+    """Graded kernels (`users`, each a workload) at the sizes `sizes` set ('C=8192'), as `run
+    --size` sets them (`grade.workloads`), each compiled as it was. Raises UsageError as that does."""
+    from ..ladder.user import workload_kernel
+    from .grade import workloads
+
+    resized = workloads([u.declared for u in users], sizes=sizes)
+    return [workload_kernel(w).with_build(u.build) for u, w in zip(users, resized)]
 
 
 def _light_note(kernel: UserKernel, preset: DeviceSpec | None) -> str:
