@@ -473,3 +473,13 @@ def test_kernels_sets_a_graded_kernels_own_sizes():
     assert "T_SOL on H200 0.1118 ms" in r.output and "floors without waves" not in r.output
     bad = CliRunner().invoke(app, ["kernels", "examples/grade/softmax_online.cu", "--size", "Q=8192"])
     assert bad.exit_code == 2 and "no workload declares that size (theirs: C, R)" in bad.output
+
+
+def test_a_specs_bad_arg_is_named_once_with_the_file_it_is_in(tmp_path):
+    (tmp_path / "k.cu").write_text("__global__ void k(float* y, int n) {}\n")
+    (tmp_path / "k.toml").write_text('entry = "k"\nsizes = { N = 8 }\nargs = ["y f33[N] out", "n i32 = N"]\n'
+                                     'block = "8"\ngrid = "1"\nreference = "0"\nwork = "elementwise(N)"\n')
+    with pytest.raises(UsageError) as info:
+        spec.load_kernel(tmp_path / "k.cu")
+    assert str(info.value) == (f"{tmp_path / 'k.cu'} (with {tmp_path / 'k.toml'}): args[0]: arg y: unknown element type "
+                               "'f33'; valid: f64, f32, f16, bf16, i64, i32, u32, i16, i8, u8")

@@ -282,7 +282,7 @@ def read_spec_file(path: Path) -> dict[str, object]:
         if key == "arg":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise UsageError(f"{path}: args must be a list of strings like \"x f32[N] in\"", "spec")
-            out["arg"] = [(v, f"{path}: args[{i}]") for i, v in enumerate(value)]
+            out["arg"] = [(v, f"args[{i}]") for i, v in enumerate(value)]  # prefixed by the parse's where
         elif key == "options" and isinstance(value, list):  # one option a string: ["-DN=64", "-I", "include"]
             if not all(isinstance(v, str) for v in value):
                 raise UsageError(f"{path}: options must be a string or a list of strings", "spec")
