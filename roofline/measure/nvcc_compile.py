@@ -261,18 +261,11 @@ def demanglers(nvcc: str | None = None) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def demangler(nvcc: str | None = None) -> str | None:
-    """The first of `demanglers(nvcc)`, None where there is none."""
-    found = demanglers(nvcc)
-    return found[0] if found else None
-
-
-def demangle(names: list[str], nvcc: str | None = None, exe: str | None = None) -> dict[str, str]:
-    """The mangled ('_Z...') of `names` demangled by `exe` (default: `demangler(nvcc)`); {} where
-    no demangler runs."""
+def demangle(names: list[str], exe: str) -> dict[str, str]:
+    """The mangled ('_Z...') of `names` demangled by the program `exe` (one of `demanglers`); {}
+    where it does not run or does not answer a line for each."""
     mangled = [n for n in dict.fromkeys(names) if n.startswith("_Z")]
-    exe = exe or demangler(nvcc)
-    if not mangled or exe is None:
+    if not mangled:
         return {}
     try:
         proc = subprocess.run([exe], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=60)

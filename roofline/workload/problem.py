@@ -156,12 +156,23 @@ class Problem:
 def top_level_names(path: Path) -> set[str] | None:
     """The names Python file `path` binds at its top level (classes, functions, assignments,
     imports), read without running it; None for a file that is not there or does not parse."""
-    import ast
-
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"), str(path))
+        return _bound(_parsed(Path(path)))
     except (OSError, SyntaxError, ValueError):
         return None
+
+
+def _parsed(path: Path):
+    """Python file `path`'s syntax tree (`ast`). Raises OSError, SyntaxError or ValueError."""
+    import ast
+
+    return ast.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+
+
+def _bound(tree) -> set[str]:
+    """The names a module's syntax tree binds at its top level (`top_level_names`)."""
+    import ast
+
     bound: set[str] = set()
     todo = list(tree.body)
     while todo:  # the module's statements, and those of its if, try, with and for blocks (not of functions)
@@ -331,16 +342,13 @@ def declares_candidate(path: Path | str) -> None:
     its top level (a class, an assignment or an import). The grading imports it in a process of its
     own (`measure.problem_child`), so nothing it does when imported reaches roofline's. Raises
     UsageError for a missing file, one that does not parse, or one that binds no `ModelNew`."""
-    import ast
-
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     try:
-        ast.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+        bound = _bound(_parsed(path))
     except SyntaxError as exc:
         raise UsageError(f"{path}: not Python: {exc.msg} (line {exc.lineno})") from None
-    bound = top_level_names(path) or set()
     if CANDIDATE not in bound:
         raise UsageError(f"{path}: a candidate defines class {CANDIDATE} (taking the problem's constructor "
                          "arguments); it has none")
