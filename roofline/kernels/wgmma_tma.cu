@@ -7,16 +7,18 @@
 // (BK = 128 bytes of K), which the copy engine writes with the 128-byte swizzle wgmma reads,
 // zero-filling past the matrix, and counts the bytes into the stage's mbarrier. STAGES stages
 // are in flight; the warpgroup waits on a stage's barrier, multiplies, waits for its wgmmas
-// (wait_group 0), and the stage is refilled STAGES tiles ahead.
+// (wait_group 0), and the stage is refilled STAGES tiles ahead. Blocks take their tiles GROUP rows
+// of tiles at a time (hopper.cuh, grouped_tile), so the blocks on the GPU at once share A and B in
+// the L2.
 //
-// Launch: block 128, grid (ceil(N / BN), ceil(M / BM)), dynamic smem wgmma_tma_smem_bytes;
+// Launch: block 128, grid (ceil(M / BM) * ceil(N / BN)), dynamic smem wgmma_tma_smem_bytes;
 // takes the tensor maps of A (box BK x BM) and B (box BK x BN) after C.
 #include "hopper.cuh"
 
-template <typename T, int BM, int BN, int BK, int STAGES>
+template <typename T, int BM, int BN, int BK, int STAGES, int GROUP>
 constexpr int wgmma_tma_smem_bytes = 1024 + STAGES * (BM + BN) * BK * static_cast<int>(sizeof(T)) + 8 * STAGES;
 
-template <typename T, int BM, int BN, int BK, int STAGES>
+template <typename T, int BM, int BN, int BK, int STAGES, int GROUP>
 __global__ void __launch_bounds__(128)
 wgmma_tma(int M, int N, int K, float alpha, const T* __restrict__ A, const T* __restrict__ B, float beta,
           float* __restrict__ C, const TensorMap* __restrict__ maps) {
@@ -28,7 +30,10 @@ wgmma_tma(int M, int N, int K, float alpha, const T* __restrict__ A, const T* __
     unsigned char* smem = aligned_1024(smem_raw);
     unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + STAGES * STAGE_BYTES);
 
-    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    int tile_m, tile_n;
+    grouped_tile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+    const int row0 = tile_m * BM, col0 = tile_n * BN;
     const int ktiles = (K + BK - 1) / BK;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) mbarrier_init(&full[s], 1);

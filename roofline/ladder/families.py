@@ -75,6 +75,10 @@ class Family:
     arch_specific: bool = False
     linear_grid: bool = False
     persistent: bool = False  # one resident block per SM (SMS of them at most), each walking C tiles
+    # Parameters added after results files recorded this kernel, the last in declaration order,
+    # each with the value that is the kernel as it was before it (wgmma_tma's GROUP = 1: its tiles in
+    # launch order, columns first): a record without them reads as what ran.
+    added: tuple[tuple[str, int], ...] = ()
 
     @property
     def template_name(self) -> str:
@@ -108,6 +112,8 @@ class Family:
         if dtype not in self.dtypes:
             raise UsageError(f"{self.name} runs in {', '.join(d.upper() for d in self.dtypes)}, not {dtype.upper()}")
         params = dict(self.ladder_for(dtype) if params is None else params)
+        if self.added and set(params) == set(self.params) - {name for name, _ in self.added}:
+            params.update(self.added)  # a record from before they were added
         if set(params) != set(self.params) or min(params.values()) < 1:
             raise UsageError(f"{self.name} takes {len(self.params)} positive parameters ({', '.join(self.params)})")
         for block, thread in (("BM", "TM"), ("BN", "TN")):
@@ -426,9 +432,11 @@ TENSOR_LADDER: tuple[Family, ...] = (
     _mma("mma_pipeline", "4-stage cp.async pipeline, 128x256 block, 64x64 warp tiles",
          {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4}, pipelined=True),
     Family("wgmma_tma", "Hopper warpgroup MMA from shared memory, tiles loaded by TMA through a 4-stage mbarrier "
-           "pipeline, one warpgroup", ("BM", "BN", "BK", "STAGES"), {"BM": 128, "BN": 128, "BK": 64, "STAGES": 4},
+           "pipeline, one warpgroup, tiles taken in groups of 8 rows", ("BM", "BN", "BK", "STAGES", "GROUP"),
+           {"BM": 128, "BN": 128, "BK": 64, "STAGES": 4, "GROUP": 8},
            lambda p: 128, _tile, lambda p: (_tile(p), None), min_cc=(9, 0), dynamic_smem=True, variants=False,
-           dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]), tma_boxes=_wgmma_boxes, arch_specific=True),
+           dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]), tma_boxes=_wgmma_boxes, arch_specific=True,
+           linear_grid=True, added=(("GROUP", 1),)),
     _specialised("wgmma_ws", "warp specialisation: a TMA producer warpgroup, two wgmma consumer warpgroups, "
                  "128x256 block, tiles taken in groups of 8 rows", WS_PARAMS, WS_LADDER, linear_grid=True),
     _specialised("wgmma_persistent", "wgmma_ws as a persistent kernel: one block per SM walks the C tiles, its "
@@ -501,6 +509,8 @@ def from_expression(expression: str, only_variants: bool = False) -> KernelSpec:
         values = [int(v) for v in match.group(3).split(",")]
     except ValueError:
         values = []
+    if fam.added and len(values) == len(fam.params) - len(fam.added):
+        values += [value for _, value in fam.added]  # a record from before they were added
     if len(values) != len(fam.params):
         raise UsageError(f"{fam.name} takes {len(fam.params)} positive parameters ({', '.join(fam.params)})")
     if fam.tensor != bool(match.group(2)):
