@@ -4,8 +4,13 @@
   plus bytes written, timed with CUDA events (median of repeats).
 - FP32 rate: a kernel of independent FMA chains (`CHAINS` per thread, no memory traffic in the
   timed loop), enough blocks to fill every SM several times; 2 FLOP per FMA.
-- L2 bandwidth: every SM streams a buffer a quarter of the L2's size (16 MiB at most) with loads
-  that bypass L1 (`__ldcg`), `L2_PASSES` passes per launch, after a warm-up that leaves it in L2.
+- L2 bandwidth: the best of two read patterns with loads that bypass L1 (`__ldcg`, four
+  independent 128-bit loads in flight per thread) over buffers of `L2_FOOTPRINTS_MIB` (each at
+  most a quarter of the L2), about `L2_LAUNCH_BYTES` per timed launch so its launch costs under
+  1 %: a grid-stride stream over the whole buffer, every block reading a contiguous chunk of
+  `L2_CHUNK_BYTES` of its own (wrapping round the buffer), and from compute capability 9.0 on,
+  Hopper's bulk copies (the TMA) into shared memory, as TMA-fed GEMMs read their tiles. Each after
+  a warm-up that leaves the buffer in the L2.
 - Shared-memory (L1) bandwidth: each block reads 128-bit values from a 16 KB shared array,
   consecutive threads at consecutive addresses (no bank conflicts), `SMEM_ITERS` per thread.
 - FP16 tensor-core rate: cuBLAS's FP16 matrix product (cupy.matmul, FP32 accumulate) at
@@ -36,7 +41,10 @@ COPY_BYTES = 4 * 2**30   # 4 GiB per buffer
 CHAINS = 16              # independent FMA chains per thread
 FMA_ITERS = 4096         # loop trips (unrolled by 16); CHAINS FMAs each
 FMA_THREADS = 256
-L2_PASSES = 16
+L2_PASSES = 16  # passes of `energy_ceilings`' L2 stream (`l2_read`)
+L2_FOOTPRINTS_MIB = (2, 4, 8)
+L2_LAUNCH_BYTES = 2**30
+L2_CHUNK_BYTES = 256 * 2**10
 SMEM_ITERS = 4096
 TENSOR_SIZE = 8192
 
@@ -53,6 +61,44 @@ extern "C" __global__ void l2_read(const float4* __restrict__ buf, int n4, int p
         }
     }
     if (a + b == 123.456f) out[0] = a + b;  // keeps the loads alive
+}
+
+// Four independent 128-bit loads in flight per thread; the sums keep the loads alive.
+extern "C" __global__ void l2_stream(const float4* __restrict__ buf, int n4, int passes, float* out) {
+    float4 acc[4] = {};
+    const int stride = gridDim.x * blockDim.x;
+    for (int p = 0; p < passes; ++p) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        for (; i + 3 * stride < n4; i += 4 * stride) {
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                float4 v = __ldcg(buf + i + u * stride);
+                acc[u].x += v.x; acc[u].y += v.y; acc[u].z += v.z; acc[u].w += v.w;
+            }
+        }
+        for (; i < n4; i += stride) { float4 v = __ldcg(buf + i); acc[0].x += v.x + v.y + v.z + v.w; }
+    }
+    float s = 0.0f;
+    for (int u = 0; u < 4; ++u) s += acc[u].x + acc[u].y + acc[u].z + acc[u].w;
+    if (s == 123.456f) out[0] = s;
+}
+
+// Block b reads `chunk` float4s from b * chunk on (modulo the buffer), `passes` times.
+extern "C" __global__ void l2_chunks(const float4* __restrict__ buf, int n4, int passes, int chunk, float* out) {
+    float4 acc[4] = {};
+    const long long base = (long long)blockIdx.x * chunk;
+    for (int p = 0; p < passes; ++p) {
+        for (int j = threadIdx.x; j + 3 * (int)blockDim.x < chunk; j += 4 * blockDim.x) {
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                float4 v = __ldcg(buf + (base + j + u * blockDim.x) % n4);
+                acc[u].x += v.x; acc[u].y += v.y; acc[u].z += v.z; acc[u].w += v.w;
+            }
+        }
+    }
+    float s = 0.0f;
+    for (int u = 0; u < 4; ++u) s += acc[u].x + acc[u].y + acc[u].z + acc[u].w;
+    if (s == 123.456f) out[0] = s;
 }
 
 extern "C" __global__ void empty_kernel() {}
@@ -105,7 +151,9 @@ class Ceilings:
     launch_latency_ms: float | None = None
     energy: dict | None = None  # `energy_ceilings.measure`'s EnergyCeilings as JSON (None: not measured)
     method: str = ("D2D copy, bytes read + written, median of timed copies; "
-                   f"{CHAINS} independent FMA chains per thread, 2 FLOP per FMA; L2-resident __ldcg stream; "
+                   f"{CHAINS} independent FMA chains per thread, 2 FLOP per FMA; "
+                   f"best of L2-resident __ldcg streams, chunks and bulk copies over "
+                   f"{'/'.join(map(str, L2_FOOTPRINTS_MIB))} MiB; "
                    f"conflict-free 128-bit shared-memory reads; cuBLAS FP16 {TENSOR_SIZE}^3 product; "
                    "an empty kernel's launch, timed with CUDA events")
 
@@ -167,6 +215,38 @@ def measure_fp32_gflops(sm_count: int) -> float:
     return gflops(2 * CHAINS * FMA_ITERS * blocks * FMA_THREADS, t.median_ms)
 
 
+# Hopper's bulk copy (sm_90 on): one thread of each block keeps BULK_STAGES copies of BULK_BYTES from
+# the L2 into shared memory in flight, as a TMA-fed GEMM's producer does; nothing reads them.
+BULK_STAGES, BULK_BYTES = 2, 16384
+_BULK_SOURCE = r"""
+extern "C" __global__ void l2_bulk(const unsigned char* __restrict__ buf, long long nbytes, int copies) {
+    __shared__ __align__(128) unsigned char stage[%(stages)d][%(bytes)d];
+    __shared__ __align__(8) unsigned long long bar[%(stages)d];
+    if (threadIdx.x != 0) return;
+    for (int s = 0; s < %(stages)d; ++s)
+        asm volatile("mbarrier.init.shared::cta.b64 [%%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&bar[s])));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    const long long first = (long long)blockIdx.x * copies;
+    for (int i = 0; i < copies + %(stages)d; ++i) {
+        const int s = i %% %(stages)d;
+        const unsigned b = (unsigned)__cvta_generic_to_shared(&bar[s]);
+        if (i >= %(stages)d) {  // the copy issued STAGES ago into this stage has landed
+            const unsigned phase = ((i - %(stages)d) / %(stages)d) & 1;
+            asm volatile("{\n.reg .pred done;\nWAIT_%%=:\n"
+                         "mbarrier.try_wait.parity.shared::cta.b64 done, [%%0], %%1;\n"
+                         "@!done bra WAIT_%%=;\n}\n" :: "r"(b), "r"(phase) : "memory");
+        }
+        if (i < copies) {
+            const unsigned char* src = buf + ((first + i) * %(bytes)d) %% nbytes;
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;" :: "r"(b), "r"(%(bytes)d) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];"
+                         :: "r"((unsigned)__cvta_generic_to_shared(stage[s])), "l"(src), "r"(%(bytes)d), "r"(b) : "memory");
+        }
+    }
+}
+""" % {"stages": BULK_STAGES, "bytes": BULK_BYTES}
+
+
 @functools.cache
 def _stream_module():
     """The L2, shared-memory and empty kernels, compiled once per process."""
@@ -175,20 +255,46 @@ def _stream_module():
     return cupy.RawModule(code=_STREAM_SOURCE)
 
 
-def measure_l2_gbps(sm_count: int) -> float:
-    """Sustained L2 read bandwidth in GB/s: a buffer of a quarter of the L2 (16 MiB at most) read
-    `L2_PASSES` times per launch by every SM, bypassing L1."""
+def l2_patterns(sm_count: int) -> list[tuple[str, float]]:
+    """Each L2 read pattern of the module docstring with the GB/s it sustained (median of 20 timed
+    launches, bytes read per launch over the time), as ('stream 2 MiB', 6490.0) pairs; on compute
+    capability 9.0 and newer also Hopper's bulk copies into shared memory (`_BULK_SOURCE`). Buffers
+    larger than a quarter of this GPU's L2 are left out (the smallest is always tried)."""
     import cupy
 
     l2_bytes = cupy.cuda.Device().attributes["L2CacheSize"]
-    nbytes = max(2**20, min(16 * 2**20, l2_bytes // 4)) // 16 * 16
-    buf = cupy.ones(nbytes // 4, dtype=cupy.float32)
     out = cupy.empty(1, dtype=cupy.float32)
-    kernel = _stream_module().get_function("l2_read")
-    blocks = sm_count * 8
-    args = (buf, np.int32(nbytes // 16), np.int32(L2_PASSES), out)
-    t = time_gpu(lambda: kernel((blocks,), (256,), args), warmup=3, min_repeat=20)
-    return gbps(nbytes * L2_PASSES, t.median_ms)
+    stream, chunks = _stream_module().get_function("l2_stream"), _stream_module().get_function("l2_chunks")
+    blocks, threads = sm_count * 8, 256
+    found = []
+    for i, mib in enumerate(L2_FOOTPRINTS_MIB):
+        nbytes = mib * 2**20
+        if i and nbytes > l2_bytes // 4:
+            break
+        buf = cupy.ones(nbytes // 4, dtype=cupy.float32)
+        n4 = np.int32(nbytes // 16)
+        passes = max(1, L2_LAUNCH_BYTES // nbytes)
+        t = time_gpu(lambda: stream((blocks,), (threads,), (buf, n4, np.int32(passes), out)), warmup=3, min_repeat=20)
+        found.append((f"stream {mib} MiB", gbps(nbytes * passes, t.median_ms)))
+        chunk = min(L2_CHUNK_BYTES, nbytes) // 16
+        rounds = max(1, L2_LAUNCH_BYTES // (16 * chunk * blocks))
+        t = time_gpu(lambda: chunks((blocks,), (threads,), (buf, n4, np.int32(rounds), np.int32(chunk), out)),
+                     warmup=3, min_repeat=20)
+        found.append((f"chunks {mib} MiB", gbps(16 * chunk * blocks * rounds, t.median_ms)))
+        if int(cupy.cuda.Device().compute_capability) >= 90:
+            bulk = cupy.RawModule(code=_BULK_SOURCE).get_function("l2_bulk")
+            bulk_blocks = sm_count * 3  # 32 KB of shared memory each
+            copies = max(1, L2_LAUNCH_BYTES // (BULK_BYTES * bulk_blocks))
+            t = time_gpu(lambda: bulk((bulk_blocks,), (32,), (buf, np.int64(nbytes), np.int32(copies))),
+                         warmup=3, min_repeat=20)
+            found.append((f"bulk copies {mib} MiB", gbps(BULK_BYTES * bulk_blocks * copies, t.median_ms)))
+        del buf
+    return found
+
+
+def measure_l2_gbps(sm_count: int) -> float:
+    """Sustained L2 read bandwidth in GB/s: the best of `l2_patterns` (module docstring)."""
+    return max(rate for _, rate in l2_patterns(sm_count))
 
 
 def measure_smem_gbps(sm_count: int) -> float:
@@ -256,7 +362,8 @@ def cached(device: DeviceSpec) -> Ceilings | None:
     except TypeError:  # an entry written by another version
         return None
     complete = found is not None and found.l2_gbps is not None and found.launch_latency_ms is not None
-    return found if complete else None  # written by an older version: measure the new ceilings
+    # written by an older version, or by one that measured another way: measure the new ceilings
+    return found if complete and found.method == Ceilings.method else None
 
 
 def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
