@@ -17,6 +17,7 @@ from .model.device import DeviceSpec
 from .model.problem import Problem
 from .model.timing import Timing, paired
 from .model.units import gflops
+from .model.dram import blocks_in_step
 from .model.waves import waves_of
 from .model.precision import PRECISIONS
 from .results.schema import (
@@ -40,14 +41,15 @@ def kernel_record(r: KernelRun, reference: Timing, problem: Problem, device: Dev
     named by the ladder name or, `by_template`, by its template expression; a user kernel's with
     its launch description and its check at the ragged shape; the waves its grid takes on
     `device`'s SMs at its occupancy (`model.waves`), and the DRAM bytes its model gives for those
-    waves and the device's L2 (`model.dram`); its percentage of the `reference` from the
+    waves (the blocks that walk K together: `model.dram.blocks_in_step`) and the device's L2; its percentage of the `reference` from the
     rounds they were timed in together (`model.timing.paired`), else from the two medians."""
     c, v, t = r.compiled, r.verification, r.timing
     problem_flops = problem.flops
     waves = waves_of(r.spec.tile_grid(problem), device.sm_count, c.occupancy.active_blocks_per_sm) if c else None
     figures, traffic = r.figures, r.spec.model
     if figures is not None and traffic is not None and waves is not None and device.usable_l2_bytes:
-        figures = traffic.with_dram(figures, problem, waves.block_slots, device.usable_l2_bytes)
+        in_step = blocks_in_step(waves.block_slots, waves.sms, c.occupancy.active_warps_per_sm)
+        figures = traffic.with_dram(figures, problem, in_step, device.usable_l2_bytes)
     user = isinstance(r.spec, UserKernel)
     ragged = None
     if r.ragged is not None:

@@ -211,6 +211,7 @@ def _light_note(kernel: UserKernel, preset: DeviceSpec | None) -> str:
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,
                   preset: DeviceSpec | None) -> KernelRow:
     from ..model.roofs import plain_verdict
+    from ..model.dram import blocks_in_step
     from ..model.waves import waves_of
     from ..measure import nvrtc_compile
     spec = row.spec
@@ -226,7 +227,8 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
     floors, figures = row.floors, row.figures
     if waves is not None and figures is not None:  # the floors at the share of the GPU the grid keeps busy
         if preset.usable_l2_bytes and spec.model is not None:  # and the DRAM bytes of those waves
-            figures = spec.model.with_dram(figures, problem, waves.block_slots, preset.usable_l2_bytes)
+            in_step = blocks_in_step(waves.block_slots, waves.sms, occ.active_warps_per_sm)
+            figures = spec.model.with_dram(figures, problem, in_step, preset.usable_l2_bytes)
         floors = plain_verdict(figures, preset.roofs, waves=waves, precision=problem.precision_key)
     return replace(row, figures=figures, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error,
                    waves=waves, floors=floors)

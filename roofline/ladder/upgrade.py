@@ -19,7 +19,7 @@ from dataclasses import asdict
 
 from ..errors import UsageError
 from ..model.precision import BY_FILE_DTYPE
-from ..model.dram import usable_l2_bytes
+from ..model.dram import blocks_in_step, usable_l2_bytes
 from ..model.problem import Problem
 from ..model.waves import waves_of
 from . import families
@@ -66,14 +66,30 @@ def _usable_l2(device: dict) -> int | None:
     return usable_l2_bytes(size, cc if isinstance(cc, str) else None)
 
 
-def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None) -> bool:
+def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, warps: int | None) -> bool:
     """`figures["dram_bytes"]` from the wave model, where it is missing and the waves and the L2
-    are known."""
+    are known (the blocks in step from the active `warps` per SM where known, else the slots)."""
     if figures.get("dram_bytes") is not None or l2 is None or not isinstance(waves, dict) \
             or type(waves.get("block_slots")) is not int or waves["block_slots"] < 1:
         return False
-    figures["dram_bytes"] = spec.model.dram(p, waves["block_slots"], l2)
+    slots = waves["block_slots"]
+    sms = waves.get("sm_count") if type(waves.get("sm_count")) is int and waves["sm_count"] > 0 else slots
+    in_step = slots if warps is None else blocks_in_step(slots, sms, warps)
+    figures["dram_bytes"] = spec.model.dram(p, in_step, l2)
     return figures["dram_bytes"] is not None
+
+
+def _warps_per_sm(k: dict | None) -> int | None:
+    occ = k.get("occupancy") if isinstance(k, dict) else None
+    return occ.get("active_warps_per_sm") if isinstance(occ, dict) and type(
+        occ.get("active_warps_per_sm")) is int else None
+
+
+def _point_warps(spec, rec) -> int | None:
+    """Active warps per SM of `spec` at one size of a sweep: the blocks per SM the run's record
+    `rec` holds (as its waves there assume) of `spec`'s threads."""
+    blocks = _blocks_per_sm(rec) if isinstance(rec, dict) else None
+    return None if blocks is None else blocks * spec.threads_per_block // 32
 
 
 def _blocks_per_sm(k: dict) -> int | None:
@@ -106,7 +122,7 @@ def _fill_kernel(k: dict, p: Problem, sms: int | None, l2: int | None) -> bool:
         if waves is not None:
             k["waves"] = asdict(waves)
             done = True
-    if isinstance(model, dict) and _dram(spec, model, p, k.get("waves"), l2):
+    if isinstance(model, dict) and _dram(spec, model, p, k.get("waves"), l2, _warps_per_sm(k)):
         done = True
     return done
 
@@ -121,8 +137,9 @@ def _fill_point(point: dict, records: dict, sms: int | None, l2: int | None) -> 
         if not isinstance(k, dict):
             continue
         if isinstance(k.get("model"), dict):  # a schema 4 point: only the DRAM bytes can be missing
-            spec = _spec_at(k, records.get(k.get("name")), p)
-            done = (spec is not None and _dram(spec, k["model"], p, k.get("waves"), l2)) or done
+            rec = records.get(k.get("name"))
+            spec = _spec_at(k, rec, p)
+            done = (spec is not None and _dram(spec, k["model"], p, k.get("waves"), l2, _point_warps(spec, rec))) or done
             continue
         if k.get("model") is not None:
             continue
@@ -138,7 +155,7 @@ def _fill_point(point: dict, records: dict, sms: int | None, l2: int | None) -> 
         if k.get("waves") is None and sms is not None:
             waves = waves_of(spec.tile_grid(p), sms, blocks)
             k["waves"] = asdict(waves) if waves is not None else None
-        _dram(spec, k["model"], p, k.get("waves"), l2)
+        _dram(spec, k["model"], p, k.get("waves"), l2, _point_warps(spec, rec))
         done = True
     return done
 

@@ -5,35 +5,46 @@ The GMEM count of `traffic` is what the blocks ask of the memory system; the L2 
 What reaches DRAM depends on which blocks run at once. A block owning the BM x BN tile of C at
 tile row r and tile column c reads the A panel of row r (BM x K elements) and the B panel of
 column c (K x BN). The GPU runs `block_slots` blocks at once (SMs x active blocks per SM) and
-starts them in launch order (blockIdx.x fastest, then y, then z), so the launch goes in waves of
-`block_slots` consecutive tiles. The model, per wave:
+starts them in launch order (blockIdx.x fastest, then y, then z). The model walks the launch in
+steps of the blocks that walk K together (`blocks_in_step`):
 
-- every block of a wave walks K at about the same pace, so a panel several blocks of one wave
-  share is fetched from DRAM once for them all;
-- a panel a wave needs that an earlier wave read is still in the L2 when the distinct panels read
-  since (from that wave on, in full) fit in the L2's usable capacity; otherwise it is fetched
-  again. Blocks stream their panels along K together, so a wave whose panels overflow the L2
-  leaves only their far ends behind, which the next wave reaches last: a whole miss (the cyclic
-  case of LRU replacement);
-- C is written once (M x N x 4 bytes; the ladder launches with beta = 0, so C is not read);
+- the blocks of one step walk K at about the same pace, so a panel several of them share is
+  fetched from DRAM once for them all. Which blocks those are was read off Nsight Compute's counts
+  (below): where each SM holds at most `IN_STEP_WARPS` warps, every block of a wave (one per slot);
+  where an SM holds more, the blocks sharing an SM drift apart along K (its warp schedulers favour
+  the older block's warps) and only one block per SM keeps step: a wave is several steps of
+  SM-count blocks, one after another;
+- a panel an earlier step read is still in the L2 when the distinct panels read since (from that
+  step on, in full) fit in the L2's usable capacity; otherwise it is fetched again. Blocks stream
+  their panels along K together, so a step whose panels overflow the L2 leaves only their far
+  ends behind, which the next step reaches last: a whole miss (the cyclic case of LRU replacement);
+- C is written once (M x N x 4 bytes; the ladder launches with beta = 0, so C is not read) into the
+  L2, which writes lines back to DRAM as the panels streaming after them need room; the C tiles of
+  the last step (up to half the usable capacity) are still in the L2 when the kernel ends, written
+  back after it, outside its time. Read off the counts: at 2048^3 FP32 on an H100, 36 MB reached
+  DRAM for the 128-wide tiles (one step: A and B, and 2.5 of C's 16.8 MB), 48 to 52 MB for the
+  small tiles (31 steps: all of C); at 4096^3, 54 of C's 67 MB on an H100 and an H200;
 - a kernel that splits K into S slices reads panels of K / S and its partial sums stay in the L2
   when the S x M x N floats fit, else they are written and read back once more.
 
 The usable capacity is half the L2 on GPUs whose L2 is split in two partitions (compute
 capability 8.0 and newer: A100, H100, H200, ...), where a line read by SMs on both sides is kept
-in both; the whole L2 before. This half is an assumption checked against Nsight Compute's counts
-on the H200 (60 MiB of L2) at 4096^3 (`plots/results-h200.json`, `plots/counters-h200-bf16.json`):
+in both; the whole L2 before. The half and the step were both read off Nsight Compute's counts on
+the H200 (60 MiB of L2): the FP32 ladder at 4096^3 (`plots/counters-h200-fp32-4096.json`) and the
+tensor ladders at 8192^3 (`plots/counters-h200-bf16-8192.json`, `-tf32-8192.json`):
 
-    kernel (tile, blocks at once)          modelled    counted      with the full L2
-    register_tiling_2d FP32 (128x128, 264)  408.9 MB    400.6 MB     408.9 MB
-    async_copy FP32 (128x256, 132)          408.9 MB    396.2 MB     408.9 MB
-    mma_pipeline BF16 (128x256, 132)        238.0 MB    225.3 MB     134.2 MB
-    wgmma_ws BF16 (128x256, grouped, 132)   253.8 MB    241.1 MB     134.2 MB
+    kernel (tile, blocks at once, warps per SM)      modelled    counted
+    naive FP32 (32x32, 264, 64: steps of 132)        8.53 GB     8.51 GB
+    register_tiling_1d FP32 (64x64, 396, 48)         2.25 GB     2.02 GB
+    autotuned FP32 (128x128, 264, 32)               685.8 MB    626.1 MB
+    register_tiling_2d FP32 (128x128, 264, 16)      408.9 MB    400.6 MB
+    async_copy FP32 (128x256, 132, 8)               408.9 MB    396.5 MB
+    mma_sync BF16 8192^3 (128x128, 264, 16)          2.58 GB     2.57 GB
 
-and it is where the model is weakest: small tiles (32x32, 64x64) and kernels whose blocks drift
-apart along K miss more than it counts (naive: 4.33 GB modelled, 8.52 GB counted; autotuned,
-128x128: 409 MB against 625 MB). `docs/model.md` gives the worked example at 8192^3 and each
-rung's figures beside the counted ones.
+Every FP32 rung at 4096^3 and every tensor rung at 8192^3 is within 11 % of its count (the whole
+table: docs/model.md; tests/test_dram.py). With one step per wave whatever the warps, the rungs of more than 16 warps
+per SM were two to three times low (naive 4.33 GB); with the whole L2 usable, the BF16 rungs at
+4096^3 were the compulsory 134 MB where 225 to 241 MB were counted.
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from .problem import BYTES_PER_FLOAT, Problem
 from .units import cdiv
 
 COLS_FIRST, ROWS_FIRST, GROUPED = "cols", "rows", "grouped"
+IN_STEP_WARPS = 16  # an SM holding more warps lets its blocks drift apart along K (fitted: module docstring)
 PARTITIONED_L2_FROM = (8, 0)  # compute capability from which the L2 is two partitions (A100 whitepaper)
 MAX_TILES = 2**20  # a grid of more tiles (a 1 x 1 tile at 2048^2) is not walked: its DRAM bytes are not modelled
 
@@ -55,6 +67,15 @@ def usable_l2_bytes(l2_bytes: int, compute_capability: str | None) -> int:
     except ValueError:
         return l2_bytes
     return l2_bytes // 2 if (major, minor) >= PARTITIONED_L2_FROM else l2_bytes
+
+
+def blocks_in_step(block_slots: int, sm_count: int, warps_per_sm: int) -> int:
+    """The blocks that walk K together, as the wave model steps through a launch: all
+    `block_slots` (a wave) where each SM holds at most `IN_STEP_WARPS` of its `warps_per_sm`
+    warps, else one block per SM (`sm_count`, or the slots where fewer). Fitted to Nsight
+    Compute's counts on the H200 (module docstring): at 16 warps per SM (two blocks of 8) the
+    blocks sharing an SM kept step, at 32 and more they did not."""
+    return block_slots if warps_per_sm <= IN_STEP_WARPS else max(1, min(block_slots, sm_count))
 
 
 def launch_order(tiles_m: int, tiles_n: int, order: str = COLS_FIRST, group: int = 8) -> list[tuple[int, int]]:
@@ -75,17 +96,18 @@ def launch_order(tiles_m: int, tiles_n: int, order: str = COLS_FIRST, group: int
     raise ValueError(f"unknown launch order {order!r} (valid: {COLS_FIRST}, {ROWS_FIRST}, {GROUPED})")
 
 
-def dram_bytes(problem: Problem, block_tile: tuple[int, int], block_slots: int, l2_usable_bytes: int,
+def dram_bytes(problem: Problem, block_tile: tuple[int, int], in_step: int, l2_usable_bytes: int,
                order: str = COLS_FIRST, group: int = 8, splits: int = 1) -> float | None:
     """Bytes one launch moves between DRAM and the L2, as the module says: the A and B panels each
-    wave fetches (A of BM x K / `splits` elements, B of K / `splits` x BN, at `problem`'s element
-    size), C written once in FP32, and the partial sums of a split K where they overflow the L2.
-    `block_slots` >= 1 blocks run at once; `l2_usable_bytes` (`usable_l2_bytes`) is the capacity the
-    panels compete for. None for a grid of more than `MAX_TILES` tiles (the walk would take
+    step fetches (A of BM x K / `splits` elements, B of K / `splits` x BN, at `problem`'s element
+    size), C written once in FP32 less the last step's tiles the L2 still holds at the end (up to
+    half its usable capacity), and the partial sums of a split K where they overflow the L2.
+    `in_step` >= 1 blocks walk K together (`blocks_in_step`); `l2_usable_bytes`
+    (`usable_l2_bytes`) is the capacity the panels compete for. None for a grid of more than `MAX_TILES` tiles (the walk would take
     minutes; no tiled kernel has one). Raises ValueError for an unknown `order`.
 
-    Worked example, register_tiling_2d at 4096^3 FP32 on the H200 (128 x 128 tiles, 2 blocks per
-    SM: 264 at once; 30 MiB usable): a wave is 8.25 rows of 32 tiles, reading 9 A panels of 2 MiB
+    Worked example, register_tiling_2d at 4096^3 FP32 on the H200 (128 x 128 tiles, 2 blocks of 8
+    warps per SM: 264 at once, all in step; 30 MiB usable): a wave is 8.25 rows of 32 tiles, reading 9 A panels of 2 MiB
     and all 32 B panels of 2 MiB, 82 MiB, more than the L2 holds, so each of the 4 waves fetches
     B again: 4 x 64 MiB of B, 64 MiB of A (each row's panel once) and 6 MiB more for the three
     rows two waves share, 64 MiB of C: 408.9 MB (Nsight Compute counted 400.6 MB)."""
@@ -98,16 +120,17 @@ def dram_bytes(problem: Problem, block_tile: tuple[int, int], block_slots: int, 
     rows = [min(bm, problem.m - r * bm) for r in range(tiles_m)]
     cols = [min(bn, problem.n - c * bn) for c in range(tiles_n)]
     tiles = [(z, r, c) for z in range(splits) for r, c in launch_order(tiles_m, tiles_n, order, group)]
-    slots = max(1, block_slots)
-    last: dict[tuple, int] = {}  # panel -> the last wave that read it
+    slots = max(1, in_step)
+    last: dict[tuple, int] = {}  # panel -> the last step that read it
     size: dict[tuple, int] = {}
     fetched = 0
-    for wave, start in enumerate(range(0, len(tiles), slots)):
+    last_step = (len(tiles) - 1) // slots * slots  # where the last step's tiles begin
+    for wave, start in enumerate(range(0, len(tiles), slots)):  # one step of in_step blocks
         panels = set()
         for z, r, c in tiles[start:start + slots]:
             panels.add(("A", z, r))
             panels.add(("B", z, c))
-        # bytes of the distinct panels read from each earlier wave on: since[j] = sum over waves >= j
+        # bytes of the distinct panels read from each earlier step on: since[j] = sum over steps >= j
         since = [0] * (wave + 1)
         for key, w in last.items():
             since[w] += size[key]
@@ -122,6 +145,8 @@ def dram_bytes(problem: Problem, block_tile: tuple[int, int], block_slots: int, 
         for key in panels:
             last[key] = wave
     c_bytes = BYTES_PER_FLOAT * problem.m * problem.n
+    if splits == 1:  # the last step's C tiles stay in the L2, up to half of it
+        c_bytes -= min(l2_usable_bytes // 2, BYTES_PER_FLOAT * sum(rows[r] * cols[c] for _, r, c in tiles[last_step:]))
     partials = 0
     if splits > 1 and splits * c_bytes > l2_usable_bytes:
         partials = 2 * splits * BYTES_PER_FLOAT * tiles_m * bm * tiles_n * bn

@@ -147,17 +147,17 @@ class TrafficModel:
         )
 
 
-    def dram(self, problem: Problem, block_slots: int, l2_usable_bytes: int) -> float | None:
+    def dram(self, problem: Problem, in_step: int, l2_usable_bytes: int) -> float | None:
         """The bytes DRAM serves for `problem`: the wave model of `dram.dram_bytes` over the blocks'
-        C tiles (`c_tile`, else `block_tile`) in this model's launch order, with `block_slots`
-        blocks at once and `l2_usable_bytes` of L2 (`dram.usable_l2_bytes`); None for a grid too
-        large to walk (`dram.MAX_TILES`)."""
-        return dram_bytes(problem, self.c_tile or self.block_tile, block_slots, l2_usable_bytes, self.order,
+        C tiles (`c_tile`, else `block_tile`) in this model's launch order, `in_step` blocks
+        walking K together (`dram.blocks_in_step`) and `l2_usable_bytes` of L2
+        (`dram.usable_l2_bytes`); None for a grid too large to walk (`dram.MAX_TILES`)."""
+        return dram_bytes(problem, self.c_tile or self.block_tile, in_step, l2_usable_bytes, self.order,
                           self.group, self.splits)
 
-    def with_dram(self, figures: ModelFigures, problem: Problem, block_slots: int, l2_usable_bytes: int) -> ModelFigures:
+    def with_dram(self, figures: ModelFigures, problem: Problem, in_step: int, l2_usable_bytes: int) -> ModelFigures:
         """`figures` (this model's, for `problem`) with `dram_bytes` filled in (`dram`)."""
-        return replace(figures, dram_bytes=self.dram(problem, block_slots, l2_usable_bytes))
+        return replace(figures, dram_bytes=self.dram(problem, in_step, l2_usable_bytes))
 
 
 @dataclass(frozen=True)
