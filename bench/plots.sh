@@ -70,6 +70,13 @@ if [ "$part" != charts ]; then
     bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096
     cp /tmp/public-ladder/public-4096.json plots/public-ladder-h200-4096.json
     bash bench/public_cu.sh "${CUDA_SAMPLES:-../cuda-samples}" "${LLM_C:-../llm.c}" plots/grades-h200-public.json
+    # the DRAM model's steps and the L2 ceiling checked on another GPU, and wgmma_tma at its grouped launch
+    # order (docs/model.md): made on an H100 80GB HBM3, 2026-12-05
+    roofline run --all --size 2048 --profile --out plots/counters-h100-fp32-2048.json
+    roofline run --all --size 4096 --profile --out plots/counters-h100-fp32-4096.json
+    roofline run --ladder tensor --size 8192 --profile --out plots/counters-h100-bf16-8192.json
+    roofline run --ladder tensor --dtype tf32 --size 8192 --profile --out plots/counters-h100-tf32-8192.json
+    roofline run --ladder tensor --sweep 2048,4096,8192 --out plots/results-h100-bf16.json
     # a WMMA BF16 GEMM (<mma.h>) beside the tensor-core ladder
     roofline run tests/fixtures/kernels/wmma_bf16.cu --all --ladder tensor --size 4096 \
         --out plots/results-h200-bf16-wmma.json
