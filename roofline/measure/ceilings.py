@@ -248,6 +248,14 @@ extern "C" __global__ void l2_bulk(const unsigned char* __restrict__ buf, long l
 
 
 @functools.cache
+def _bulk_module():
+    """The bulk-copy L2 kernel (sm_90 on), compiled once per process."""
+    import cupy
+
+    return cupy.RawModule(code=_BULK_SOURCE)
+
+
+@functools.cache
 def _stream_module():
     """The L2, shared-memory and empty kernels, compiled once per process."""
     import cupy
@@ -282,7 +290,7 @@ def l2_patterns(sm_count: int) -> list[tuple[str, float]]:
                      warmup=3, min_repeat=20)
         found.append((f"chunks {mib} MiB", gbps(16 * chunk * blocks * rounds, t.median_ms)))
         if int(cupy.cuda.Device().compute_capability) >= 90:
-            bulk = cupy.RawModule(code=_BULK_SOURCE).get_function("l2_bulk")
+            bulk = _bulk_module().get_function("l2_bulk")
             bulk_blocks = sm_count * 3  # 32 KB of shared memory each
             copies = max(1, L2_LAUNCH_BYTES // (BULK_BYTES * bulk_blocks))
             t = time_gpu(lambda: bulk((bulk_blocks,), (32,), (buf, np.int64(nbytes), np.int32(copies))),
