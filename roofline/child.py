@@ -5,6 +5,7 @@ workload, the launch `run --profile` counts, NVIDIA's report reader, a graded `r
     parent                                          child (`python -m roofline.MODULE`)
     command(MODULE) or command(MODULE, file)        request(): the request, a JSON object
     ask(MODULE, request, limit_s): the request      ... does its work ...
+      (or Started(MODULE) early, .ask(...) later)
       as JSON on the child's stdin, `sent_at`       answer(text): one line of JSON, the last of
       added; waits at most limit_s seconds           its stdout (what a kernel printed comes
                                                      before it); the process ends at once
@@ -64,6 +65,37 @@ class Reply:
     stderr_tail: str = ""
 
 
+class Started:
+    """Child `module`, started now with its stdin open: its interpreter starts and its imports run
+    (those `serve`'s `prepare` does) while the parent does other work; `ask` then sends its
+    request. A parent grading several entries one after another starts the next one's child while
+    the current one runs, each entry still in a fresh process of its own. `close` ends a child
+    that was never asked."""
+
+    def __init__(self, module: str, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(command(module), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env)
+
+    def ask(self, request: dict, limit_s: float | None, read: Callable[[str], object] = json.loads) -> Reply:
+        """`request` sent (as `ask` does) and the child's `Reply`, waiting at most `limit_s` seconds
+        from now. Never raises for the child."""
+        payload = json.dumps({**request, "sent_at": time.time()})
+        try:
+            out, err = self.proc.communicate(payload, timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            self.close()
+            return Reply(failure="timeout", why=f"timeout: its process was stopped after {limit_s:g} s without an answer")
+        except (BrokenPipeError, OSError):  # it ended before reading its request
+            out, err = self.proc.communicate()
+        return _reply(out, err, self.proc.returncode, read)
+
+    def close(self) -> None:
+        """End the child if it still runs, and reap it."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
 def ask(module: str, request: dict, limit_s: float | None, read: Callable[[str], object] = json.loads,
         env: dict[str, str] | None = None) -> Reply:
     """Run child `module` with `request` as JSON on its stdin (`sent_at` added: the wall clock when
@@ -76,16 +108,21 @@ def ask(module: str, request: dict, limit_s: float | None, read: Callable[[str],
                               env=env)
     except subprocess.TimeoutExpired:
         return Reply(failure="timeout", why=f"timeout: its process was stopped after {limit_s:g} s without an answer")
-    lines = proc.stdout.strip().splitlines()
+    return _reply(proc.stdout, proc.stderr, proc.returncode, read)
+
+
+def _reply(stdout: str, stderr: str, returncode: int | None, read: Callable[[str], object]) -> Reply:
+    """The `Reply` of a child that ended with `stdout`, `stderr` and `returncode`."""
+    lines = (stdout or "").strip().splitlines()
     try:
         answer = read(lines[-1]) if lines else None
     except ValueError:
         answer = None
     if answer is not None:
-        return Reply(answer=answer, returncode=proc.returncode)
-    last = next((ln.strip() for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "")
-    return Reply(failure="died", returncode=proc.returncode, stderr_tail=last,
-                 why=f"its process died (exit code {proc.returncode}) without a report: {(last or 'no message')[:200]}")
+        return Reply(answer=answer, returncode=returncode)
+    last = next((ln.strip() for ln in reversed((stderr or "").strip().splitlines()) if ln.strip()), "")
+    return Reply(failure="died", returncode=returncode, stderr_tail=last,
+                 why=f"its process died (exit code {returncode}) without a report: {(last or 'no message')[:200]}")
 
 
 def request(argv: list[str] | None = None) -> dict:
@@ -107,11 +144,23 @@ def answer(text: str | None = None) -> NoReturn:
     os._exit(0)
 
 
-def serve(handle: Callable[[dict], str | None], failed: Callable[[dict, Exception], str]) -> NoReturn:
-    """The child's whole life: its `request()`, `handle(request)`'s answer (None: the exit code is
-    the answer), or for an exception `failed(request, exc)`'s (which may raise it on, to end the
-    process with a traceback and a non-zero exit code); then `answer`, which ends it."""
+def serve(handle: Callable[[dict], str | None], failed: Callable[[dict, Exception], str],
+          prepare: Callable[[], None] | None = None) -> NoReturn:
+    """The child's whole life: `prepare()` (the imports every request needs, done before the
+    request is read: a `Started` child does them while its parent waits on another), its
+    `request()`, `handle(request)`'s answer (None: the exit code is the answer), or for an
+    exception `failed(request, exc)`'s (which may raise it on, to end the process with a traceback
+    and a non-zero exit code); then `answer`, which ends it. An exception in `prepare` is
+    `failed`'s too, with the request read after it."""
+    trouble = None
+    if prepare is not None:
+        try:
+            prepare()
+        except Exception as exc:  # noqa: BLE001 - answered below, once the request is known
+            trouble = exc
     req = request()
+    if trouble is not None:
+        answer(failed(req, trouble))
     try:
         text = handle(req)
     except Exception as exc:  # noqa: BLE001 - every child's failure is answered, in its own words

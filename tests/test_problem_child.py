@@ -70,3 +70,31 @@ def test_a_candidate_that_replaces_rooflines_timing_in_its_process_is_caught_the
     run = _graded("matmul_patches_roofline.py")
     flags = [f for f in run.check.flags if f.code == "patched_harness"]
     assert flags and "roofline.measure.graded._in_rounds" in flags[0].evidence and not run.verified
+
+
+def test_each_entry_is_graded_in_its_own_process_the_next_started_ahead():
+    # the reference and three candidates in turn: each answer its own (the one that ends its process
+    # loses only its entry), and no child is left behind
+    import os
+
+    names = [None, "matmul_honest.py", "matmul_os_exit.py", "matmul_honest.py"]
+    requests = [problem_child.request_for(PROBLEMS / "small_matmul.py", CANDIDATES / n if n else None,
+                                          None, None, 0.05, None, device="cpu") for n in names]
+    before = set(os.listdir("/proc")) if os.path.isdir("/proc") else set()
+    runs = problem_child.grade_each(requests)
+    assert [r.name for r in runs] == ["reference", "matmul_honest", "matmul_os_exit", "matmul_honest"]
+    assert runs[0].reference and runs[1].check.verified and runs[3].check.verified
+    assert runs[2].error.startswith("its process gave no grade")
+    assert problem_child.grade_each([]) == []
+    if before:  # every child reaped: none of ours is left as a zombie
+        import subprocess
+        mine = subprocess.run(["ps", "-o", "stat=,ppid=", "-A"], capture_output=True, text=True).stdout.split("\n")
+        assert not [ln for ln in mine if ln.strip().startswith("Z") and ln.split()[-1] == str(os.getpid())]
+
+
+def test_a_started_child_that_is_never_asked_is_ended():
+    from roofline import child
+
+    started = child.Started(problem_child.CHILD)
+    started.close()
+    assert started.proc.returncode is not None

@@ -283,7 +283,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     from .. import __version__, files, grading
     from ..measure import ceilings, nvml
     from ..measure.graded import launch_floor_ms
-    from ..measure.problem_child import grade_in_child, request_for
+    from ..measure.problem_child import grade_each, request_for
     from ..model.timing import TimingOptions
     from ..progress import Progress
     from ..results import store
@@ -315,8 +315,8 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     launch_ms = launch_floor_ms(device.l2_bytes)
     progress.step(f"{loaded.name}: the reference and {len(candidate_paths)} candidate(s), checked and timed, "
                   "each in a process of its own")
-    runs = [grade_in_child(request_for(problem_path, c, device.pci_bus_id, device.l2_bytes, timing.budget_s,
-                                       timing.full_clock_share)) for c in [None, *candidate_paths]]
+    runs = grade_each([request_for(problem_path, c, device.pci_bus_id, device.l2_bytes, timing.budget_s,
+                                   timing.full_clock_share) for c in [None, *candidate_paths]])
     progress.step("graded")
     entries = [grading.problem_entry(r, loaded.name, found.work, device, launch_ms) for r in runs]
     entries = grading.with_baseline(entries, ["reference"])

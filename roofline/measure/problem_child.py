@@ -61,22 +61,52 @@ def limit_s(request: dict) -> float:
     return START_ALLOWANCE_S + 60 * (request.get("budget_s") or 0.5)
 
 
-def grade_in_child(request: dict) -> ProblemRun:
-    """The run of `request` (`request_for`), graded in a child. Never raises: a child that ended
-    without the harness's answer (killed, timed out, or its answer line missing the token) gives a
-    run whose `error` says so."""
+def grade_in_child(request: dict, started: child.Started | None = None) -> ProblemRun:
+    """The run of `request` (`request_for`), graded in a child (`started` where one was started
+    ahead, else a new one). Never raises: a child that ended without the harness's answer (killed,
+    timed out, or its answer line missing the token) gives a run whose `error` says so."""
     def read(text: str) -> ProblemRun:
         found = _REPORT.validate_json(text)
         if found.token != request["token"]:
             raise ValueError("not the harness's answer")
         return found.run
 
-    reply = child.ask(CHILD, request, limit_s(request), read)
+    reply = (started or child.Started(CHILD)).ask(request, limit_s(request), read)
     if reply.answer is not None:
         return reply.answer
     run = _named(request)
     run.error = f"its process gave no grade: {reply.why}"
     return run
+
+
+def grade_each(requests: list[dict]) -> list[ProblemRun]:
+    """`grade_in_child` of each of `requests` in turn, each in a fresh process, the next one's
+    started while the one before it runs: its interpreter and PyTorch's import (`_prepare`, about
+    5 s) overlap that run instead of adding to it. The started child reads nothing of its entry
+    until it is asked."""
+    runs: list[ProblemRun] = []
+    ahead = child.Started(CHILD) if requests else None
+    try:
+        for i, request in enumerate(requests):
+            current, ahead = ahead, child.Started(CHILD) if i + 1 < len(requests) else None
+            runs.append(grade_in_child(request, current))
+    finally:
+        if ahead is not None:
+            ahead.close()
+    return runs
+
+
+def _prepare() -> None:
+    """What every request needs, imported before the request is read: PyTorch, CuPy where it is
+    installed (the GPU's index), the problem loader and the harness (`import_harness`)."""
+    import torch  # noqa: F401
+    try:
+        import cupy  # noqa: F401
+    except ImportError:  # a check on the CPU needs none
+        pass
+
+    from ..workload import problem  # noqa: F401
+    import_harness()
 
 
 def _child(request: dict) -> ProblemRun:
@@ -136,7 +166,7 @@ def _failed(request: dict, exc: Exception) -> str:
 
 def main() -> None:
     """The child (`roofline.child.serve`): read the request, write the run as the last line of stdout."""
-    child.serve(_answer, _failed)
+    child.serve(_answer, _failed, _prepare)
 
 
 if __name__ == "__main__":
