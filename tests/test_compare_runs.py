@@ -118,3 +118,21 @@ def test_percentages_that_round_alike_but_moved_get_the_decimals_that_show_it():
     assert _pct_move(moved, "higher") == "9.68 -> 9.71"
     assert _pct_move(moved, "same") == "9.7"  # the intervals overlap: one figure
     assert [_joules(j) for j in (1.2, 1.22, 12.94, 61.014, 123.4)] == ["1.20", "1.22", "12.9", "61.0", "123"]
+
+
+def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_gate_says_further():
+    # the committed H200 file holds wgmma_tma before it took GROUP, the H100 file after: the pairing
+    # says the kernel changed too; across GPUs the gate reads fractions of a roof, not times
+    from pathlib import Path
+
+    from roofline import api
+    from roofline.analysis.check import check
+    from roofline.render.changes import check_lines
+
+    plots = Path(__file__).resolve().parent.parent / "plots"
+    h200, h100 = api.read(plots / "counters-h200-bf16-8192.json"), api.read(plots / "counters-h100-bf16-8192.json")
+    c = compare_work(h200, h100)
+    assert any("wgmma_tma (wgmma_tma<bf16,128,128,64,4> -> wgmma_tma<bf16,128,128,64,4,8>)" in n for n in c.notes)
+    lines = check_lines(check(h100, h200, 0.05))
+    assert lines[0].startswith("further: wgmma_tma: 66.3% -> 63.1% of its binding roof") and not any(
+        ln.startswith("slower") for ln in lines)

@@ -537,6 +537,13 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if bytesless:
         notes.append(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "
                      "them (Nsight Compute: roofline run --profile, or a profile) or both hold the model's")
+    if not profile:  # a kernel of one name at another tile (or another version of it) in each file
+        changed = [f"{b.name} ({records[0][b.name].template} -> {records[1][a.name].template})" for b, a, _ in pairs
+                   if records[0][b.name].template and records[1][a.name].template
+                   and records[0][b.name].template != records[1][a.name].template]
+        if changed:
+            notes.append(f"{len(changed)} kernel(s) ran another template in each file, so their change is the kernel's "
+                         f"too: {', '.join(changed)}")
     renamed = sum(1 for d in deltas if d.configuration)
     if renamed:
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")

@@ -128,7 +128,8 @@ def check_lines(result: Check) -> list[str]:
             figures = f"{d.before_ms:,.3f} -> {d.after_ms:,.3f} ms"
         else:
             figures = f"{d.before_fraction:.1%} -> {d.after_fraction:.1%} of its binding roof"
-        lines.append(f"slower: {d.label}: {figures} ({pct(g.slowdown)}; noise {share(d.noise)}, "
+        word = "slower" if result.measure == "time" else "further"
+        lines.append(f"{word}: {d.label}: {figures} ({pct(g.slowdown)}; noise {share(d.noise)}, "
                      f"--max-drop {share(result.max_drop)})")
     c = result.comparison
     for which, names in (("gone (in the baseline only, not gated)", c.gone), ("new (not gated)", c.new),
