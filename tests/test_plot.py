@@ -267,3 +267,18 @@ def test_a_tensor_sweep_is_drawn_against_the_roof_of_its_precision():
     highest = max(max(k.gflops for k in p.kernels) for p in doc.sweep)
     assert highest == pytest.approx(762_076, rel=1e-5)  # wgmma_by_shape at 8192^3
     assert hi == pytest.approx(989_429.76 * 1.6) and lo < 75_784 < highest < hi
+
+
+def test_a_long_gpu_names_title_is_broken_to_stay_on_the_figure():
+    # 'NVIDIA H100 80GB HBM3: GEMM 8192x8192x8192 BF16, hierarchical roofline (roofs ...)' centred over
+    # the axes ran off the figure's left edge; broken before its parenthesis, it stays on
+    from roofline import api
+
+    plots = Path(__file__).resolve().parent.parent / "plots"
+    fig, _ = roofline_chart.render(api.read(plots / "counters-h100-bf16-8192.json"))
+    ax = fig.axes[0]
+    box = ax.title.get_window_extent(fig.canvas.get_renderer())
+    assert ax.title.get_text().startswith("NVIDIA H100 80GB HBM3: GEMM 8192x8192x8192 BF16, hierarchical roofline\n(")
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width
+    fig, _ = roofline_chart.render(api.read(plots / "counters-h200-bf16-8192.json"))  # short enough: one line
+    assert "\n" not in fig.axes[0].title.get_text()

@@ -287,7 +287,8 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
 
     ax.set_xlabel("arithmetic intensity (FLOP per byte at each level)")
     ax.set_ylabel("GFLOP/s (measured, median)")
-    ax.set_title(text(scene.title), **({"fontsize": 10} if many else {}))
+    title = ax.set_title(text(scene.title), **({"fontsize": 10} if many else {}))
+    _fit_title(fig, title)
     ax.grid(True, which="major", ls="-", lw=0.4, color="0.85")
     ax.grid(True, which="minor", ls="-", lw=0.2, color="0.93")
     note = _note(good_all, measured)
@@ -409,3 +410,14 @@ def _note(good: list, measured: bool) -> str:
                  f"{k.model.gmem_bytes / 1e9:.2f} GB, L2 {(me.l2_bytes or 0) / 1e9:.2f} GB, "
                  f"DRAM {(me.dram_bytes or 0) / 1e9:.2f} GB.")
     return note
+
+
+def _fit_title(fig, title) -> None:
+    """Break `title` (centred over the axes) before its parenthesis when it is wider than 70 % of
+    the figure: centred over axes that take about that share, a wider one would run off the
+    figure's left edge (a long GPU name: 'NVIDIA H100 80GB HBM3: GEMM ...')."""
+    words = title.get_text()
+    if " (" not in words or title.get_window_extent(fig.canvas.get_renderer()).width <= 0.7 * fig.bbox.width:
+        return
+    head, _, tail = words.partition(" (")
+    title.set_text(f"{head}\n({tail}")
