@@ -204,3 +204,16 @@ def test_a_verdict_says_which_bytes_it_reads_where_the_model_alone_names_another
             "(0.71x: its blocks kept less of A and B in the L2 than the waves model assumes); the verdict reads the "
             "counted bytes") in tma
     assert [name for name, line in lines.items() if "model alone" in line] == ["wgmma_tma"]
+
+
+def test_the_counters_table_says_why_a_ratio_is_far_from_one():
+    # wgmma's operand reads and the TMA's writes are not SASS shared-memory instructions: counted 0
+    # where the model counts 34 to 43 GB; naive's GMEM requests are its L1's (23x the L2's count)
+    from roofline.render.tables import counters_notes
+
+    tensor = counters_notes(api.read(PLOTS / "counters-h100-bf16-8192.json"))
+    assert tensor == ["wgmma_tma, wgmma_ws, wgmma_persistent, wgmma_by_shape: SMEM counted 0: wgmma reads its "
+                      "operands from shared memory through descriptors and the TMA writes them, neither counted by "
+                      "smsp__sass_data_bytes_mem_shared; the verdict reads the model's SMEM bytes"]
+    fp32 = counters_notes(api.read(PLOTS / "counters-h100-fp32-4096.json"))
+    assert len(fp32) == 1 and fp32[0].startswith("naive, gmem_coalescing: model GMEM is the requests")

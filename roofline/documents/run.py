@@ -16,8 +16,8 @@ from .work_kind import WorkKind
 def results_view(doc: Results, width: int, list_failures: bool = False) -> list:
     """A run's (or a sweep's) tables and verdicts: the sweep first, the run table and its timing,
     the counters, one verdict per kernel; with `list_failures`, why each kernel not drawn is not."""
-    from ..render.tables import (below_floor_note, columns_note, counters_tables, energy_lines, run_tables,
-                                 sweep_below_floor_note, sweep_tables, timing_lines, verdict_lines)
+    from ..render.tables import (below_floor_note, columns_note, counters_notes, counters_tables, energy_lines,
+                                 run_tables, sweep_below_floor_note, sweep_tables, timing_lines, verdict_lines)
     from ..render.text import ceiling_lines, dram_note
     from ..render.timeline_tables import timeline_lines, timeline_tables
 
@@ -31,6 +31,7 @@ def results_view(doc: Results, width: int, list_failures: bool = False) -> list:
     shown += energy_lines(doc)
     shown += [line for line in [below_floor_note(doc)] if line]
     shown += counters_tables(doc, width)
+    shown += counters_notes(doc)
     shown += timeline_tables(doc, width) + timeline_lines(doc)
     shown += ceiling_lines(doc)
     shown += [line for line in [dram_note(doc)] if line]

@@ -584,6 +584,26 @@ def counters_tables(doc: Results, width: int = 200) -> list[Table]:
                 "2*M*N*K, the work GFLOP/s is of)", ("kernel", "left"), columns, table_rows, width)
 
 
+def counters_notes(doc: Results) -> list[str]:
+    """Lines under the counters table where a ratio needs its reason: a kernel whose GMEM requests
+    are its L1's (naive, gmem_coalescing: the L1 serves most, and its L1 level is read instead), and
+    a counted SMEM of nothing where the model counts bytes (wgmma reads its operands through
+    descriptors and TMA writes them: `smsp__sass_data_bytes_mem_shared` counts neither, and the
+    verdict reads the model's bytes there)."""
+    rows = [k for k in doc.kernels if k.counted is not None and k.model is not None]
+    direct = [k.name for k in rows if k.model.l1_bytes]
+    blind = [k.name for k in rows if (k.model.smem_served_bytes or k.model.smem_bytes) and k.counted.smem_bytes == 0]
+    lines = []
+    if direct:
+        lines.append(f"{', '.join(direct)}: model GMEM is the requests of loads that go straight to global memory, "
+                     "which the L1 serves most of (the L2 sees what it misses); the verdict reads their L1 level")
+    if blind:
+        lines.append(f"{', '.join(blind)}: SMEM counted 0: wgmma reads its operands from shared memory through "
+                     "descriptors and the TMA writes them, neither counted by smsp__sass_data_bytes_mem_shared; the "
+                     "verdict reads the model's SMEM bytes")
+    return lines
+
+
 def _executed(executed: float | None, useful: float) -> str:
     """Counted (executed) FLOPs over the problem's useful ones, for a cell: '1.00', or with the
     padding of partial tiles the hardware also computed: '1.016 (+1.6 % padding)'; '-' uncounted."""
