@@ -41,8 +41,9 @@ def kernel_record(r: KernelRun, reference: Timing, problem: Problem, device: Dev
     named by the ladder name or, `by_template`, by its template expression; a user kernel's with
     its launch description and its check at the ragged shape; the waves its grid takes on
     `device`'s SMs at its occupancy (`model.waves`), and the DRAM bytes its model gives for those
-    waves (the blocks that walk K together: `model.dram.blocks_in_step`) and the device's L2; its percentage of the `reference` from the
-    rounds they were timed in together (`model.timing.paired`), else from the two medians."""
+    waves (the blocks that walk K together: `model.dram.blocks_in_step`) and the device's L2; its
+    percentage of the `reference` from the rounds they were timed in together
+    (`model.timing.paired`), else from the two medians."""
     c, v, t = r.compiled, r.verification, r.timing
     problem_flops = problem.flops
     waves = waves_of(r.spec.tile_grid(problem), device.sm_count, c.occupancy.active_blocks_per_sm) if c else None

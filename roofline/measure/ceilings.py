@@ -4,10 +4,10 @@
   plus bytes written, timed with CUDA events (median of repeats).
 - FP32 rate: a kernel of independent FMA chains (`CHAINS` per thread, no memory traffic in the
   timed loop), enough blocks to fill every SM several times; 2 FLOP per FMA.
-- L2 bandwidth: the best of two read patterns with loads that bypass L1 (`__ldcg`, four
-  independent 128-bit loads in flight per thread) over buffers of `L2_FOOTPRINTS_MIB` (each at
-  most a quarter of the L2), about `L2_LAUNCH_BYTES` per timed launch so its launch costs under
-  1 %: a grid-stride stream over the whole buffer, every block reading a contiguous chunk of
+- L2 bandwidth: the best of three read patterns, the first two with loads that bypass L1
+  (`__ldcg`, four independent 128-bit loads in flight per thread), over buffers of
+  `L2_FOOTPRINTS_MIB` (each at most a quarter of the L2), about `L2_LAUNCH_BYTES` per timed
+  launch so its launch costs under 1 %: a grid-stride stream over the whole buffer, every block reading a contiguous chunk of
   `L2_CHUNK_BYTES` of its own (wrapping round the buffer), and from compute capability 9.0 on,
   Hopper's bulk copies (the TMA) into shared memory, as TMA-fed GEMMs read their tiles. Each after
   a warm-up that leaves the buffer in the L2.

@@ -36,15 +36,16 @@ tensor ladders at 8192^3 (`plots/counters-h200-bf16-8192.json`, `-tf32-8192.json
     kernel (tile, blocks at once, warps per SM)      modelled    counted
     naive FP32 (32x32, 264, 64: steps of 132)        8.53 GB     8.51 GB
     register_tiling_1d FP32 (64x64, 396, 48)         2.25 GB     2.02 GB
-    autotuned FP32 (128x128, 264, 32)               685.8 MB    626.1 MB
-    register_tiling_2d FP32 (128x128, 264, 16)      408.9 MB    400.6 MB
-    async_copy FP32 (128x256, 132, 8)               408.9 MB    396.5 MB
-    mma_sync BF16 8192^3 (128x128, 264, 16)          2.58 GB     2.57 GB
+    autotuned FP32 (128x128, 264, 32)               679.2 MB    626.1 MB
+    register_tiling_2d FP32 (128x128, 264, 16)      393.7 MB    400.6 MB
+    async_copy FP32 (128x256, 132, 8)               393.7 MB    396.5 MB
+    mma_sync BF16 8192^3 (128x128, 264, 16)          2.57 GB     2.57 GB
 
-Every FP32 rung at 4096^3 and every tensor rung at 8192^3 is within 11 % of its count (the whole
-table: docs/model.md; tests/test_dram.py). With one step per wave whatever the warps, the rungs of more than 16 warps
-per SM were two to three times low (naive 4.33 GB); with the whole L2 usable, the BF16 rungs at
-4096^3 were the compulsory 134 MB where 225 to 241 MB were counted.
+Every FP32 rung at 4096^3 and every tensor rung at 8192^3 is within 11 % of its count there, and
+within 17 % on an H100 at 2048^3 and 4096^3 (FP32) and 8192^3 (BF16, TF32), which none of these
+rules was read off (the whole table: docs/model.md; tests/test_dram.py). With one step per wave whatever the warps, the rungs
+of more than 16 warps per SM were two to three times low (naive 4.33 GB); with the whole L2
+usable, the BF16 rungs at 4096^3 were the compulsory 134 MB where 225 to 241 MB were counted.
 """
 
 from __future__ import annotations
@@ -103,8 +104,8 @@ def dram_bytes(problem: Problem, block_tile: tuple[int, int], in_step: int, l2_u
     size), C written once in FP32 less the last step's tiles the L2 still holds at the end (up to
     half its usable capacity), and the partial sums of a split K where they overflow the L2.
     `in_step` >= 1 blocks walk K together (`blocks_in_step`); `l2_usable_bytes`
-    (`usable_l2_bytes`) is the capacity the panels compete for. None for a grid of more than `MAX_TILES` tiles (the walk would take
-    minutes; no tiled kernel has one). Raises ValueError for an unknown `order`.
+    (`usable_l2_bytes`) is the capacity the panels compete for. None for a grid of more than
+    `MAX_TILES` tiles (the walk would take minutes; no tiled kernel has one). Raises ValueError for an unknown `order`.
 
     Worked example, register_tiling_2d at 4096^3 FP32 on the H200 (128 x 128 tiles, 2 blocks of 8
     warps per SM: 264 at once, all in step; 30 MiB usable): a wave is 8.25 rows of 32 tiles, reading 9 A panels of 2 MiB
