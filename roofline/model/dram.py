@@ -42,8 +42,8 @@ tensor ladders at 8192^3 (`plots/counters-h200-bf16-8192.json`, `-tf32-8192.json
     mma_sync BF16 8192^3 (128x128, 264, 16)          2.57 GB     2.57 GB
 
 Every FP32 rung at 4096^3 and every tensor rung at 8192^3 is within 11 % of its count there, and
-within 17 % on an H100 at 2048^3 and 4096^3 (FP32) and 8192^3 (BF16, TF32), which none of these
-rules was read off (the whole table: docs/model.md; tests/test_dram.py). With one step per wave whatever the warps, the rungs
+within 17 % on an H100 at 2048^3 and 4096^3 (FP32) and 8192^3 (BF16, TF32), whose counts the half
+and the step were not read off (the C rule was: the whole table is in docs/model.md; tests/test_dram.py). With one step per wave whatever the warps, the rungs
 of more than 16 warps per SM were two to three times low (naive 4.33 GB); with the whole L2
 usable, the BF16 rungs at 4096^3 were the compulsory 134 MB where 225 to 241 MB were counted.
 """
