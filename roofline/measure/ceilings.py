@@ -13,8 +13,11 @@
   a warm-up that leaves the buffer in the L2.
 - Shared-memory (L1) bandwidth: each block reads 128-bit values from a 16 KB shared array,
   consecutive threads at consecutive addresses (no bank conflicts), `SMEM_ITERS` per thread.
-- FP16 tensor-core rate: cuBLAS's FP16 matrix product (cupy.matmul, FP32 accumulate) at
-  `TENSOR_SIZE`^3, 2*n^3 FLOP; the only tensor-core precision CuPy reaches directly.
+- Tensor-core rates, one per precision the GPU's tensor cores take (FP16 from compute capability
+  7.0, BF16 and TF32 from 8.0): cuBLAS's product in that precision, FP32 accumulate, through
+  cublasGemmEx as every tensor run's reference calls it (`reference.gemm`), at each size of
+  `TENSOR_SIZES` that fits in free memory, 2*n^3 FLOP; the best of the sizes. A precision whose
+  product fails is left unmeasured (its roof is then the theoretical one).
 - Launch latency: an empty kernel (one block of one thread) timed like every kernel, CUDA events
   around each launch, median: the least time any launch takes, a floor below all the others.
 Results are cached per GPU (name and PCI bus id) with the date in the user's cache folder
@@ -46,7 +49,8 @@ L2_FOOTPRINTS_MIB = (2, 4, 8)
 L2_LAUNCH_BYTES = 2**30
 L2_CHUNK_BYTES = 256 * 2**10
 SMEM_ITERS = 4096
-TENSOR_SIZE = 8192
+TENSOR_SIZES = (4096, 8192, 16384)
+TENSOR_FROM_CC = {"fp16": 70, "bf16": 80, "tf32": 80}  # compute capability x 10 with tensor cores for it
 
 _STREAM_SOURCE = r"""
 extern "C" __global__ void l2_read(const float4* __restrict__ buf, int n4, int passes, float* out) {
@@ -138,8 +142,8 @@ extern "C" __global__ void fma_chains(float* out, float a, float b, int iters) {
 
 @dataclass(frozen=True)
 class Ceilings:
-    """Measured DRAM GB/s (read + write), FP32 GFLOP/s, L2 and shared-memory GB/s and FP16
-    tensor-core GFLOP/s, with when and how they were taken."""
+    """Measured DRAM GB/s (read + write), FP32 GFLOP/s, L2 and shared-memory GB/s and each tensor
+    precision's GFLOP/s, with when and how they were taken."""
 
     dram_gbps: float
     fp32_gflops: float
@@ -147,14 +151,15 @@ class Ceilings:
     copy_bytes: int
     l2_gbps: float | None = None
     smem_gbps: float | None = None
-    fp16_tensor_gflops: float | None = None
+    tensor_gflops: dict[str, float] | None = None  # 'fp16_tensor', 'bf16_tensor', 'tf32_tensor' (peaks' keys)
     launch_latency_ms: float | None = None
     energy: dict | None = None  # `energy_ceilings.measure`'s EnergyCeilings as JSON (None: not measured)
     method: str = ("D2D copy, bytes read + written, median of timed copies; "
                    f"{CHAINS} independent FMA chains per thread, 2 FLOP per FMA; "
                    f"best of L2-resident __ldcg streams, chunks and bulk copies over "
                    f"{'/'.join(map(str, L2_FOOTPRINTS_MIB))} MiB; "
-                   f"conflict-free 128-bit shared-memory reads; cuBLAS FP16 {TENSOR_SIZE}^3 product; "
+                   f"conflict-free 128-bit shared-memory reads; cuBLAS's FP16, BF16 and TF32 products at "
+                   f"{'/'.join(map(str, TENSOR_SIZES))}^3, the best; "
                    "an empty kernel's launch, timed with CUDA events")
 
     def to_dict(self) -> dict:
@@ -164,7 +169,7 @@ class Ceilings:
     def attach(self, device: DeviceSpec) -> DeviceSpec:
         """`device` carrying these ceilings (its `measured_*` fields)."""
         d = device.with_ceilings(self.dram_gbps, self.fp32_gflops, self.measured_at, self.method)
-        tensor = {"fp16_tensor": self.fp16_tensor_gflops} if self.fp16_tensor_gflops else None
+        tensor = {k: v for k, v in (self.tensor_gflops or {}).items() if v} or None
         energy = _energy_from(self.energy)
         return replace(d, measured_l2_gbps=self.l2_gbps, measured_smem_gbps=self.smem_gbps,
                        measured_peaks_gflops=tensor, launch_latency_ms=self.launch_latency_ms,
@@ -325,21 +330,37 @@ def measure_launch_latency_ms() -> float:
     return time_gpu(lambda: kernel((1,), (1,), ()), warmup=10, min_repeat=100).median_ms
 
 
-def measure_fp16_tensor_gflops(n: int = TENSOR_SIZE) -> float | None:
-    """cuBLAS's FP16 matrix product (FP32 accumulate, tensor cores) at n^3 in GFLOP/s; None where
-    the GPU has too little free memory for it."""
+def measure_tensor_gflops() -> dict[str, float]:
+    """cuBLAS's rate in each tensor-core precision this GPU has (`TENSOR_FROM_CC`), the best over
+    `TENSOR_SIZES` (module docstring), in GFLOP/s by the peaks' keys ('bf16_tensor'); a precision
+    left out where no size fits in free memory or its product fails."""
     import cupy
 
-    if cupy.cuda.runtime.memGetInfo()[0] < 8 * n * n * 2:
-        return None
-    rng = cupy.random.default_rng(0)
-    a = rng.standard_normal((n, n), dtype=cupy.float32).astype(cupy.float16)
-    b = rng.standard_normal((n, n), dtype=cupy.float32).astype(cupy.float16)
-    c = cupy.empty((n, n), dtype=cupy.float16)
-    t = time_gpu(lambda: cupy.matmul(a, b, out=c), warmup=3, min_repeat=10)
-    del a, b, c
-    cupy.get_default_memory_pool().free_all_blocks()
-    return gflops(2.0 * n**3, t.median_ms)
+    from .reference import gemm, random_inputs
+
+    cc = int(cupy.cuda.Device().compute_capability)
+    found = {}
+    for dtype, since in TENSOR_FROM_CC.items():
+        if cc < since:
+            continue
+        rates = []
+        for n in TENSOR_SIZES:
+            element = 4 if dtype == "tf32" else 2
+            if cupy.cuda.runtime.memGetInfo()[0] < 2 * n * n * (2 * element + 4):  # A, B and C, twice over
+                break
+            try:
+                a, b = random_inputs(n, n, n, dtype)
+                c = cupy.empty((n, n), dtype=cupy.float32)
+                t = time_gpu(lambda: gemm(a, b, c, dtype), warmup=3, min_repeat=10)
+                rates.append(gflops(2.0 * n**3, t.median_ms))
+            except Exception:  # noqa: BLE001 - a product this cuBLAS refuses: the precision unmeasured
+                break
+            finally:
+                a = b = c = None
+                cupy.get_default_memory_pool().free_all_blocks()
+        if rates:
+            found[f"{dtype}_tensor"] = max(rates)
+    return found
 
 
 def remember_energy(device: DeviceSpec, energy: dict | None) -> Ceilings | None:
@@ -386,7 +407,7 @@ def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
     result = Ceilings(dram_gbps=dram, fp32_gflops=measure_fp32_gflops(device.sm_count),
                       measured_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                       copy_bytes=nbytes, l2_gbps=measure_l2_gbps(device.sm_count),
-                      smem_gbps=measure_smem_gbps(device.sm_count), fp16_tensor_gflops=measure_fp16_tensor_gflops(),
+                      smem_gbps=measure_smem_gbps(device.sm_count), tensor_gflops=measure_tensor_gflops(),
                       launch_latency_ms=measure_launch_latency_ms())
     # measured again: the energy ceilings measured before stay (`energy_ceilings.remember` replaces them)
     before = files.read_cache(cache_path()).get(_key(device))

@@ -166,16 +166,17 @@ class DeviceSpec:
     def roofs(self) -> Roofs:
         """The device's ceilings (`roofs.Roofs`): SMEM when the SM clock is known, L2 where its
         per-clock figure is known (`peaks.memory_peaks`), the other precisions when `with_peaks`
-        filled them, measured ones when measured. BF16 tensor work is read against the measured
-        FP16 tensor ceiling where the two share one theoretical rate (every architecture with
-        both): CuPy's cuBLAS reaches FP16, not BF16."""
+        filled them, measured ones when measured. Where BF16 was not measured (ceilings measured
+        before each tensor precision was, from FP16 alone), BF16 tensor work is read against the
+        measured FP16 tensor ceiling where the two share one theoretical rate (every architecture
+        with both)."""
         smem = smem_gbps(self.sm_count, self.max_sm_clock_mhz) if self.max_sm_clock_mhz else None
         compute = tuple((COMPUTE_LEVEL[k], v) for k, v in (self.peaks_gflops or {}).items()
                         if k != "fp32" and k in COMPUTE_LEVEL)
         found = dict(self.measured_peaks_gflops or {})
         peaks = self.peaks_gflops or {}
         if "fp16_tensor" in found and "bf16_tensor" not in found and peaks.get("bf16_tensor") == peaks.get("fp16_tensor"):
-            found["bf16_tensor"] = found["fp16_tensor"]  # one tensor-core rate for both (whitepapers); CuPy has no BF16
+            found["bf16_tensor"] = found["fp16_tensor"]  # one tensor-core rate for both (whitepapers)
         measured = tuple((COMPUTE_LEVEL[k], v) for k, v in found.items() if k in COMPUTE_LEVEL)
         l2 = self.peak_l2_gbps or (self.memory_peaks["L2"].value if "L2" in self.memory_peaks else None)
         return Roofs(self.peak_fp32_gflops, self.peak_dram_gbps, smem, self.measured_fp32_gflops,

@@ -1,0 +1,59 @@
+"""Each tensor precision's measured ceiling (`measure.ceilings.measure_tensor_gflops`): cuBLAS in that
+precision, the best of the sizes that fit, on the GPUs whose tensor cores take it. CuPy and the GPU
+stood in for by a fake (the GPU test, tests/test_profile_gpu.py, measures the real ones)."""
+
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from roofline.measure import ceilings, reference
+from roofline.model.timing import Timing
+
+
+def _fake_gpu(monkeypatch, cc: int, free_bytes: int, ms: dict, refuse: str | None = None):
+    """A GPU of compute capability `cc` with `free_bytes` free whose product of precision d at size n
+    takes ms[d, n]; `refuse`: a precision whose product raises."""
+    asked = []
+    device = SimpleNamespace(compute_capability=str(cc))
+    cupy = SimpleNamespace(
+        cuda=SimpleNamespace(Device=lambda: device, runtime=SimpleNamespace(memGetInfo=lambda: (free_bytes, 0))),
+        empty=lambda shape, dtype=None: SimpleNamespace(shape=shape), float32="float32",
+        get_default_memory_pool=lambda: SimpleNamespace(free_all_blocks=lambda: None))
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+
+    def inputs(m, n, k, dtype):
+        if dtype == refuse:
+            raise RuntimeError("CUBLAS_STATUS_NOT_SUPPORTED")
+        asked.append((dtype, n))
+        return (dtype, n), None
+
+    monkeypatch.setattr(reference, "random_inputs", inputs)
+    monkeypatch.setattr(reference, "gemm", lambda a, b, c, dtype: None)
+    monkeypatch.setattr(ceilings, "time_gpu", lambda f, **kw: Timing((ms[asked[-1]],) * 3, warmup=3))
+    return asked
+
+
+def test_each_precision_is_the_best_of_its_sizes():
+    ms = {("fp16", 4096): 0.19, ("fp16", 8192): 1.40, ("fp16", 16384): 11.5,
+          ("bf16", 4096): 0.18, ("bf16", 8192): 1.38, ("bf16", 16384): 11.4,
+          ("tf32", 4096): 0.33, ("tf32", 8192): 2.60, ("tf32", 16384): 21.0}
+    with pytest.MonkeyPatch.context() as mp:
+        _fake_gpu(mp, 90, 80 * 2**30, ms)
+        found = ceilings.measure_tensor_gflops()
+    # 2 x 8192^3 / 1.38 ms = 796.8 TFLOP/s, BF16's best; TF32's best is 8192^3 too (422.9 against 418.9
+    # at 16384^3 and 416.5 at 4096^3)
+    assert found["bf16_tensor"] == pytest.approx(2 * 8192**3 / 1.38e-3 / 1e9)
+    assert found["tf32_tensor"] == pytest.approx(2 * 8192**3 / 2.60e-3 / 1e9)
+    assert set(found) == {"fp16_tensor", "bf16_tensor", "tf32_tensor"}
+
+
+def test_a_precision_the_gpu_lacks_or_refuses_is_left_unmeasured_and_memory_bounds_the_sizes():
+    ms = {(d, n): n**3 / 1e12 for d in ("fp16", "bf16", "tf32") for n in (4096, 8192, 16384)}
+    with pytest.MonkeyPatch.context() as mp:
+        asked = _fake_gpu(mp, 75, 80 * 2**30, ms)  # a Turing part: FP16 tensor cores only
+        assert set(ceilings.measure_tensor_gflops()) == {"fp16_tensor"}
+    with pytest.MonkeyPatch.context() as mp:
+        asked = _fake_gpu(mp, 90, 2**29, ms, refuse="bf16")  # 512 MiB free: 4096^3 alone; BF16 refused
+        assert set(ceilings.measure_tensor_gflops()) == {"fp16_tensor", "tf32_tensor"}
+        assert asked == [("fp16", 4096), ("tf32", 4096)]
