@@ -1,6 +1,7 @@
-"""Each tensor precision's measured ceiling (`measure.ceilings.measure_tensor_gflops`): cuBLAS in that
-precision, the best of the sizes that fit, on the GPUs whose tensor cores take it. CuPy and the GPU
-stood in for by a fake (the GPU test, tests/test_profile_gpu.py, measures the real ones)."""
+"""Measured ceilings chosen as `measure.ceilings` says: each tensor precision's from cuBLAS in that
+precision, the best of the sizes that fit, on the GPUs whose tensor cores take it; the L2's, the
+best of its read patterns over buffers a quarter of the L2 at most. CuPy and the GPU stood in for
+by fakes (the GPU test, tests/test_profile_gpu.py, measures the real ones)."""
 
 import sys
 from types import SimpleNamespace
@@ -57,3 +58,46 @@ def test_a_precision_the_gpu_lacks_or_refuses_is_left_unmeasured_and_memory_boun
         asked = _fake_gpu(mp, 90, 2**29, ms, refuse="bf16")  # 512 MiB free: 4096^3 alone; BF16 refused
         assert set(ceilings.measure_tensor_gflops()) == {"fp16_tensor", "tf32_tensor"}
         assert asked == [("fp16", 4096), ("tf32", 4096)]
+
+
+def _fake_l2(monkeypatch, cc: int, l2_bytes: int, ms_by_kernel: dict):
+    """A GPU of compute capability `cc` and `l2_bytes` of L2 whose L2 kernels take ms_by_kernel[name] ms
+    a launch; returns the (kernel, buffer bytes) launched, in order."""
+    launched, current = [], {}
+    device = SimpleNamespace(compute_capability=str(cc), attributes={"L2CacheSize": l2_bytes})
+    cupy = SimpleNamespace(cuda=SimpleNamespace(Device=lambda: device), float32="float32",
+                           empty=lambda n, dtype=None: None,
+                           ones=lambda n, dtype=None: SimpleNamespace(nbytes=4 * n))
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+
+    def function(name):
+        def launch(grid, block, args):
+            current["name"] = name
+            launched.append((name, args[0].nbytes))
+        return launch
+
+    module = SimpleNamespace(get_function=function)
+    monkeypatch.setattr(ceilings, "_stream_module", lambda: module)
+    monkeypatch.setattr(ceilings, "_bulk_module", lambda: module)
+
+    def timed(f, **kw):
+        f()
+        return Timing((ms_by_kernel[current["name"]],) * 3, warmup=3)
+
+    monkeypatch.setattr(ceilings, "time_gpu", timed)
+    return launched
+
+
+def test_the_l2_ceiling_is_the_best_pattern_over_buffers_a_quarter_of_the_l2_at_most():
+    ms = {"l2_stream": 0.20, "l2_chunks": 0.17, "l2_bulk": 0.12}
+    with pytest.MonkeyPatch.context() as mp:
+        launched = _fake_l2(mp, 90, 50 * 2**20, ms)  # an H100's 50 MiB: 2, 4 and 8 MiB buffers, bulk copies too
+        found = dict(ceilings.l2_patterns(132))
+        assert [n for n, _ in found.items()][:3] == ["stream 2 MiB", "chunks 2 MiB", "bulk copies 2 MiB"]
+        assert sorted({b for _, b in launched}) == [2 * 2**20, 4 * 2**20, 8 * 2**20]
+        # bulk copies: 132 x 3 blocks, each 2**30 // (16 KiB x 396) = 165 copies of 16 KiB, in 0.12 ms
+        assert found["bulk copies 2 MiB"] == pytest.approx(16384 * 396 * 165 / 0.12e-3 / 1e9)
+        assert ceilings.measure_l2_gbps(132) == max(found.values())
+    with pytest.MonkeyPatch.context() as mp:
+        launched = _fake_l2(mp, 80, 6 * 2**20, ms)  # 6 MiB of L2 on an sm_80 part: the 2 MiB buffer alone, no TMA
+        assert [n for n, _ in ceilings.l2_patterns(108)] == ["stream 2 MiB", "chunks 2 MiB"]
