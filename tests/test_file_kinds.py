@@ -77,7 +77,7 @@ READS = {
     "compare-gate": ({"run", "profile", "grade"}, "two profiles"),  # compare --max-drop: the gate (was check)
 }
 VARIANTS = {"plot-html": "plot", "compare-gate": "compare"}  # another command line of a command in READS
-HTML_GRADE = "is a grade file: drawn as one roofline chart (.png, .svg or .pdf)"
+HTML_GRADE = "is a grade file: drawn as one roofline chart (.png, .svg or .pdf), not as an HTML report"
 
 
 def _callbacks() -> dict:

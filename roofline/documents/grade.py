@@ -48,7 +48,10 @@ class GradeKind(ReadKind):
         from ..render import grade_chart
 
         doc = docs[0]
-        if request.highlight or request.kind != "roofline" or request.as_html or request.measured:
+        if request.as_html:
+            raise UsageError(f"{request.paths[0]} is a grade file: drawn as one roofline chart (.png, .svg or .pdf), "
+                             f"not as an HTML report ({request.out.name})")
+        if request.highlight or request.kind != "roofline" or request.measured:
             raise UsageError(f"{request.paths[0]} is a grade file: drawn as one roofline chart (.png, .svg or .pdf), "
                              "without {highlight}, {kind} or {measured}", mentions=["highlight", "kind", "measured"])
         grade_chart.draw(doc, request.out)
