@@ -238,3 +238,14 @@ def test_a_target_is_a_fraction_or_a_percentage():
     a = CliRunner().invoke(app, ["whatif", str(path), "--target", "80%", "--json"])
     b = CliRunner().invoke(app, ["whatif", str(path), "--target", "0.8", "--json"])
     assert a.exit_code == b.exit_code == 0 and a.stdout == b.stdout
+
+
+def test_a_profiles_own_caveat_comes_with_its_whatif():
+    # the committed timeline file reads four programs' reports together: its step is their sum, and
+    # the what-if says so with the file's own note before its own
+    from roofline import api
+    from roofline.analysis.whatif import whatif
+
+    w = whatif(api.read(Path(__file__).resolve().parent.parent / "plots" / "timeline-h200-bf16-8192.json"))
+    assert w.notes[0].endswith("4 reports of one launch each, read together; the time shares are of their launches "
+                               "together, which ran in separate processes")

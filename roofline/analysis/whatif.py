@@ -267,7 +267,9 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             cumulative.append(replace(r, cumulative_step_ms=w.step_ms - done,
                                       cumulative_speedup=w.step_ms / (w.step_ms - done)))
         with_floor = cumulative
-    notes = _notes(w, with_floor, without, target)
+    # a profile's own caveats (how it was made: several programs' reports read together, say) hold
+    # for its reading here too
+    notes = (list(doc.notes) if w.is_step else []) + _notes(w, with_floor, without, target)
     pairs: list[FusionWhatIf] = []
     ops = op_pairs = None
     if w.is_step:  # a step's launches, one after another: what passes between two of them
