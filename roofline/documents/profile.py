@@ -90,11 +90,11 @@ class ProfileKind(WorkKind):
             notes.append(f"no kernel can be placed on the roofline: the report holds no operations, or no bytes, "
                          f"for any of them; roofline show {files.shown_path(paths[0])} lists what is "
                          "missing and the ncu option that collects it")
-        if request.as_html:
+        if request.as_html:  # the report lists the file's own notes among its own
             html_report.write(doc, request.out, paths, notes=notes)
-        else:
-            profile_chart.draw(doc, request.out)
-        return notes
+            return notes
+        profile_chart.draw(doc, request.out)
+        return list(doc.notes) + notes  # its own caveats (how it was made) hold for its chart too
 
 
     def _owner_chart(self, doc: ProfileResults, request: ChartRequest, notes: list[str]) -> list[str]:
