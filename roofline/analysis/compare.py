@@ -538,9 +538,8 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         notes.append(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "
                      "them (Nsight Compute: roofline run --profile, or a profile) or both hold the model's")
     if not profile:  # a kernel of one name at another tile (or another version of it) in each file
-        changed = [f"{b.name} ({records[0][b.name].template} -> {records[1][a.name].template})" for b, a, _ in pairs
-                   if records[0][b.name].template and records[1][a.name].template
-                   and records[0][b.name].template != records[1][a.name].template]
+        templates = [(b.name, records[0][b.name].template, records[1][a.name].template) for b, a, _ in pairs]
+        changed = [f"{name} ({tb} -> {ta})" for name, tb, ta in templates if tb and ta and tb != ta]
         if changed:
             notes.append(f"{len(changed)} kernel(s) ran another template in each file, so their change is the kernel's "
                          f"too: {', '.join(changed)}")

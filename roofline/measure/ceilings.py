@@ -7,10 +7,10 @@
 - L2 bandwidth: the best of three read patterns, the first two with loads that bypass L1
   (`__ldcg`, four independent 128-bit loads in flight per thread), over buffers of
   `L2_FOOTPRINTS_MIB` (each at most a quarter of the L2), about `L2_LAUNCH_BYTES` per timed
-  launch so its launch costs under 1 %: a grid-stride stream over the whole buffer, every block reading a contiguous chunk of
-  `L2_CHUNK_BYTES` of its own (wrapping round the buffer), and from compute capability 9.0 on,
-  Hopper's bulk copies (the TMA) into shared memory, as TMA-fed GEMMs read their tiles. Each after
-  a warm-up that leaves the buffer in the L2.
+  launch so its launch costs under 1 %: a grid-stride stream over the whole buffer, every block
+  reading a contiguous chunk of `L2_CHUNK_BYTES` of its own (wrapping round the buffer), and from
+  compute capability 9.0 on, Hopper's bulk copies (the TMA) into shared memory, as TMA-fed GEMMs
+  read their tiles. Each after a warm-up that leaves the buffer in the L2.
 - Shared-memory (L1) bandwidth: each block reads 128-bit values from a 16 KB shared array,
   consecutive threads at consecutive addresses (no bank conflicts), `SMEM_ITERS` per thread.
 - Tensor-core rates, one per precision the GPU's tensor cores take (FP16 from compute capability
@@ -276,6 +276,7 @@ def l2_patterns(sm_count: int) -> list[tuple[str, float]]:
     import cupy
 
     l2_bytes = cupy.cuda.Device().attributes["L2CacheSize"]
+    has_bulk = int(cupy.cuda.Device().compute_capability) >= 90
     out = cupy.empty(1, dtype=cupy.float32)
     stream, chunks = _stream_module().get_function("l2_stream"), _stream_module().get_function("l2_chunks")
     blocks, threads = sm_count * 8, 256
@@ -294,7 +295,7 @@ def l2_patterns(sm_count: int) -> list[tuple[str, float]]:
         t = time_gpu(lambda: chunks((blocks,), (threads,), (buf, n4, np.int32(rounds), np.int32(chunk), out)),
                      warmup=3, min_repeat=20)
         found.append((f"chunks {mib} MiB", gbps(16 * chunk * blocks * rounds, t.median_ms)))
-        if int(cupy.cuda.Device().compute_capability) >= 90:
+        if has_bulk:
             bulk = _bulk_module().get_function("l2_bulk")
             bulk_blocks = sm_count * 3  # 32 KB of shared memory each
             copies = max(1, L2_LAUNCH_BYTES // (BULK_BYTES * bulk_blocks))
@@ -343,9 +344,8 @@ def measure_tensor_gflops() -> dict[str, float]:
     for dtype, since in TENSOR_FROM_CC.items():
         if cc < since:
             continue
-        rates = []
+        rates, element = [], 4 if dtype == "tf32" else 2
         for n in TENSOR_SIZES:
-            element = 4 if dtype == "tf32" else 2
             if cupy.cuda.runtime.memGetInfo()[0] < 2 * n * n * (2 * element + 4):  # A, B and C, twice over
                 break
             try:
