@@ -136,3 +136,17 @@ def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_
     lines = check_lines(check(h100, h200, 0.05))
     assert lines[0].startswith("further: wgmma_tma: 66.3% -> 63.1% of its binding roof") and not any(
         ln.startswith("slower") for ln in lines)
+
+
+def test_a_paired_move_inside_the_noise_band_reads_same_in_both_tables():
+    """Intervals that do not overlap but a move smaller than the kernel's noise band (here a 0.1 %
+    gain against a 0.2 % range of launches): 'same' in the first table, as 'noise' in the second,
+    never 'higher' beside 'noise'."""
+    names = {"vectorized": 4.24}
+    before = store.parse(_in_rounds(make_doc(), names))
+    after = store.parse(_in_rounds(make_doc(), {"vectorized": 4.24 / 1.001}))
+    vec = next(d for d in compare_work(before, after).kernels if d.label == "vectorized")
+    (pb, pa) = vec.vs_reference
+    assert pa.ci95[0] > pb.ci95[1]  # the intervals alone would say 'higher'
+    assert vec.is_noise and vec.noise > 0.001
+    assert vec.reference_move == "same" and vec.to_dict()["pct_move"] == "same"

@@ -184,16 +184,20 @@ class Delta:
     @property
     def reference_move(self) -> str | None:
         """Two runs timed in rounds: how the kernel's paired % of its reference moved, read by the two
-        CI95s (`model.timing.paired`): 'same' where they overlap, 'higher' or 'lower' where they do
-        not; None without both pairings or both intervals. Unlike the time, this reading holds
-        across a device whose clock or temperature moved between the runs, since each file's
-        kernel and reference shared their rounds."""
+        CI95s (`model.timing.paired`): 'higher' or 'lower' where they do not overlap and the
+        percentage moved by more than the pair's noise band (`noise`, the band the reading column
+        uses, so that the two columns never disagree), else 'same'; None without both pairings or
+        both intervals. Unlike the time, this reading holds across a device whose clock or
+        temperature moved between the runs, since each file's kernel and reference shared their
+        rounds."""
         if self.vs_reference is None:
             return None
         b, a = self.vs_reference
         if b.ci95 is None or a.ci95 is None:
             return None
         if a.ci95[0] <= b.ci95[1] and b.ci95[0] <= a.ci95[1]:
+            return "same"
+        if not b.pct or abs(a.pct / b.pct - 1.0) <= self.noise:
             return "same"
         return "higher" if a.pct > b.pct else "lower"
 

@@ -39,7 +39,8 @@ def _reading(d: Delta) -> str:
         return "not measured: no binding roof in both files"
     if d.is_noise:
         return f"noise (within {share(d.noise)})"
-    what = d.cause or ("no byte count moved with it" if d.levels else "no bytes in both files")
+    rose = "rose" if d.slowdown > 0 else "fell"  # the direction a byte count must take to explain it
+    what = d.cause or (f"no byte count {rose} with it" if d.levels else "no bytes in both files")
     if d.across and not d.cause:
         what += " (the GPUs' roofs differ)"
     return f"{d.reading}: {what}"
