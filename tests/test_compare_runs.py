@@ -139,12 +139,16 @@ def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_
 
 
 def test_a_paired_move_inside_the_noise_band_reads_same_in_both_tables():
-    """Intervals that do not overlap but a move smaller than the kernel's noise band (here a 0.1 %
-    gain against a 0.2 % range of launches): 'same' in the first table, as 'noise' in the second,
-    never 'higher' beside 'noise'."""
-    names = {"vectorized": 4.24}
-    before = store.parse(_in_rounds(make_doc(), names))
-    after = store.parse(_in_rounds(make_doc(), {"vectorized": 4.24 / 1.001}))
+    """Intervals that do not overlap but a move smaller than the kernel's noise band (here a 0.5 %
+    gain against a 1.1 % range of launches, one slow launch in twenty): 'same' in the first table,
+    as 'noise' in the second, never 'higher' beside 'noise'."""
+
+    def with_one_slow_launch(doc: dict) -> dict:
+        k = next(k for k in doc["kernels"] if k["name"] == "vectorized")
+        k["timing"]["samples_ms"][0] *= 1.01
+        return doc
+    before = store.parse(with_one_slow_launch(_in_rounds(make_doc(), {"vectorized": 4.24})))
+    after = store.parse(with_one_slow_launch(_in_rounds(make_doc(), {"vectorized": 4.24 / 1.005})))
     vec = next(d for d in compare_work(before, after).kernels if d.label == "vectorized")
     (pb, pa) = vec.vs_reference
     assert pa.ci95[0] > pb.ci95[1]  # the intervals alone would say 'higher'
