@@ -482,7 +482,11 @@ def _notes(before: Results, after: Results, different_problems: bool) -> list[st
     if db.name != da.name:
         notes.append(f"different GPUs: {db.name} before, {da.name} after; the speedups hold the change of GPU, "
                      "'roof' reads each run against its own GPU's roofs")
-        notes.append(f"peak FP32 {db.peak_fp32_gflops:,.0f} -> {da.peak_fp32_gflops:,.0f} GFLOP/s "
+        compute = ""  # a tensor run's own compute roof beside FP32's, where both files record it
+        pb, pa = before.peak_gflops(), after.peak_gflops()
+        if before.precision == after.precision and before.precision != "fp32" and pb and pa:
+            compute = f"peak {before.compute_level} {pb:,.0f} -> {pa:,.0f} GFLOP/s ({_ratio(pb, pa)}), "
+        notes.append(f"{compute}peak FP32 {db.peak_fp32_gflops:,.0f} -> {da.peak_fp32_gflops:,.0f} GFLOP/s "
                      f"({_ratio(db.peak_fp32_gflops, da.peak_fp32_gflops)}), peak DRAM {db.peak_dram_gbps:,.0f} -> "
                      f"{da.peak_dram_gbps:,.0f} GB/s ({_ratio(db.peak_dram_gbps, da.peak_dram_gbps)})")
     elif db.pci_bus_id and da.pci_bus_id and db.pci_bus_id != da.pci_bus_id:
