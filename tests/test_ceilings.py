@@ -31,7 +31,13 @@ def _fake_gpu(monkeypatch, cc: int, free_bytes: int, ms: dict, refuse: str | Non
 
     monkeypatch.setattr(reference, "random_inputs", inputs)
     monkeypatch.setattr(reference, "gemm", lambda a, b, c, dtype: None)
-    monkeypatch.setattr(ceilings, "time_gpu", lambda f, **kw: Timing((ms[asked[-1]],) * 3, warmup=3))
+    flush = object()
+    monkeypatch.setattr(ceilings, "l2_flush", lambda nbytes: flush)
+
+    def timed(f, before=None, **kw):
+        assert before is flush  # every launch after an L2 flush, as a run times cuBLAS
+        return Timing((ms[asked[-1]],) * 3, warmup=3)
+    monkeypatch.setattr(ceilings, "time_gpu", timed)
     return asked
 
 

@@ -16,8 +16,11 @@
 - Tensor-core rates, one per precision the GPU's tensor cores take (FP16 from compute capability
   7.0, BF16 and TF32 from 8.0): cuBLAS's product in that precision, FP32 accumulate, through
   cublasGemmEx as every tensor run's reference calls it (`reference.gemm`), at each size of
-  `TENSOR_SIZES` that fits in free memory, 2*n^3 FLOP; the best of the sizes. A precision whose
-  product fails is left unmeasured (its roof is then the theoretical one).
+  `TENSOR_SIZES` that fits in free memory, 2*n^3 FLOP; the best of the sizes. Each launch follows
+  an L2 flush, as a run times cuBLAS beside its kernels: back to back, cuBLAS holds the card at its
+  power limit and its clock below the one a run's launches see (BF16 at 8192^3 on an H100: 749.8
+  TFLOP/s back to back, 770.4 in a run's rounds). A precision whose product fails is left
+  unmeasured (its roof is then the theoretical one).
 - Launch latency: an empty kernel (one block of one thread) timed like every kernel, CUDA events
   around each launch, median: the least time any launch takes, a floor below all the others.
 Results are cached per GPU (name and PCI bus id) with the date in the user's cache folder
@@ -38,7 +41,7 @@ from .. import files
 from ..errors import RunError
 from ..model.device import DeviceSpec
 from ..model.units import gbps, gflops
-from .timing import time_gpu
+from .timing import l2_flush, time_gpu
 
 COPY_BYTES = 4 * 2**30   # 4 GiB per buffer
 CHAINS = 16              # independent FMA chains per thread
@@ -159,7 +162,7 @@ class Ceilings:
                    f"best of L2-resident __ldcg streams, chunks and bulk copies over "
                    f"{'/'.join(map(str, L2_FOOTPRINTS_MIB))} MiB; "
                    f"conflict-free 128-bit shared-memory reads; cuBLAS's FP16, BF16 and TF32 products at "
-                   f"{'/'.join(map(str, TENSOR_SIZES))}^3, the best; "
+                   f"{'/'.join(map(str, TENSOR_SIZES))}^3, each launch after an L2 flush, the best; "
                    "an empty kernel's launch, timed with CUDA events")
 
     def to_dict(self) -> dict:
@@ -331,16 +334,17 @@ def measure_launch_latency_ms() -> float:
     return time_gpu(lambda: kernel((1,), (1,), ()), warmup=10, min_repeat=100).median_ms
 
 
-def measure_tensor_gflops() -> dict[str, float]:
+def measure_tensor_gflops(l2_bytes: int | None = None) -> dict[str, float]:
     """cuBLAS's rate in each tensor-core precision this GPU has (`TENSOR_FROM_CC`), the best over
-    `TENSOR_SIZES` (module docstring), in GFLOP/s by the peaks' keys ('bf16_tensor'); a precision
-    left out where no size fits in free memory or its product fails."""
+    `TENSOR_SIZES` (module docstring), each launch after a flush of an L2 of `l2_bytes`, in GFLOP/s
+    by the peaks' keys ('bf16_tensor'); a precision left out where no size fits in free memory or
+    its product fails."""
     import cupy
 
     from .reference import gemm, random_inputs
 
     cc = int(cupy.cuda.Device().compute_capability)
-    found = {}
+    found, flush = {}, l2_flush(l2_bytes)
     for dtype, since in TENSOR_FROM_CC.items():
         if cc < since:
             continue
@@ -351,7 +355,7 @@ def measure_tensor_gflops() -> dict[str, float]:
             try:
                 a, b = random_inputs(n, n, n, dtype)
                 c = cupy.empty((n, n), dtype=cupy.float32)
-                t = time_gpu(lambda: gemm(a, b, c, dtype), warmup=3, min_repeat=10)
+                t = time_gpu(lambda: gemm(a, b, c, dtype), warmup=3, min_repeat=10, before=flush)
                 rates.append(gflops(2.0 * n**3, t.median_ms))
             except Exception:  # noqa: BLE001 - a product this cuBLAS refuses: the precision unmeasured
                 break
@@ -407,7 +411,8 @@ def measure(device: DeviceSpec, refresh: bool = False) -> Ceilings:
     result = Ceilings(dram_gbps=dram, fp32_gflops=measure_fp32_gflops(device.sm_count),
                       measured_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                       copy_bytes=nbytes, l2_gbps=measure_l2_gbps(device.sm_count),
-                      smem_gbps=measure_smem_gbps(device.sm_count), tensor_gflops=measure_tensor_gflops(),
+                      smem_gbps=measure_smem_gbps(device.sm_count),
+                      tensor_gflops=measure_tensor_gflops(device.l2_bytes),
                       launch_latency_ms=measure_launch_latency_ms())
     # measured again: the energy ceilings measured before stay (`energy_ceilings.remember` replaces them)
     before = files.read_cache(cache_path()).get(_key(device))
