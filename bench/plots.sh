@@ -65,6 +65,16 @@ if [ "$part" != charts ]; then
         examples/kernelbench/level2_12_Gemm_Multiply_LeakyReLU_triton.py --out plots/grades-h100-kernelbench-level2.json
     roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level1/19_ReLU.py" examples/kernelbench/level1_19_ReLU_triton.py \
         examples/kernelbench/level1_19_ReLU_cuda.py --out plots/grades-h100-kernelbench-level1.json
+    # later the same day, on an H100: the three cheats written after that visit beside an honest one, KernelBench's
+    # level3/1_MLP, and the inline-CUDA tiled matmul of its few-shot prompt examples
+    roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_empty_replay.py \
+        tests/fixtures/problems/candidates/matmul_patches_sync.py tests/fixtures/problems/candidates/matmul_patches_roofline.py \
+        tests/fixtures/problems/candidates/matmul_honest.py --budget 0.3 --out plots/grades-h100-corpus-newest.json || true
+    roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level3/1_MLP.py" examples/kernelbench/level3_1_MLP_triton.py \
+        --out plots/grades-h100-kernelbench-level3.json
+    roofline run "${KERNELBENCH:-../KernelBench}/src/kernelbench/prompts/few_shot/model_ex_tiled_matmul.py" \
+        "${KERNELBENCH:-../KernelBench}/src/kernelbench/prompts/few_shot/model_new_ex_tiled_matmul.py" \
+        --out plots/grades-h100-kernelbench-prompts.json
     # the public SGEMM ladder (siboehm/SGEMM_CUDA in SGEMM_CUDA) timed beside ours, and two public programs graded
     # as they are (NVIDIA/cuda-samples in CUDA_SAMPLES, karpathy/llm.c in LLM_C): made on an H200, 2026-12-05
     bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096

@@ -1,5 +1,6 @@
 """The cheat corpus as `roofline run` graded it on a GPU (the committed plots/grades-h100-corpus-*.json,
-made by `bench/problems_visit.sh`'s corpus step on an H100, 2026-12-05): every cheat flagged, refused
+made by `bench/problems_visit.sh`'s corpus step on an H100, 2026-12-05; `-newest` the three cheats
+written after that visit, graded on an H100 the same way later that day): every cheat flagged, refused
 or graded at no gain as its file's first line says, the honest ones graded with no flag. Needs no
 PyTorch: it reads the files."""
 
@@ -8,8 +9,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CANDIDATES = ROOT / "tests" / "fixtures" / "problems" / "candidates"
-# written after the last visit: checked on the CPU until the next
-NOT_YET_ON_A_GPU = {"matmul_patches_roofline.py", "matmul_empty_replay.py", "matmul_patches_sync.py"}
+# written after the last visit: checked on the CPU until the next (none now)
+NOT_YET_ON_A_GPU: set[str] = set()
+CORPUS_FILES = ("grades-h100-corpus-matmul.json", "grades-h100-corpus-clamp.json", "grades-h100-corpus-newest.json")
 
 
 def _expected(name: str) -> str:
@@ -18,7 +20,7 @@ def _expected(name: str) -> str:
 
 def test_the_corpus_graded_on_a_gpu_got_what_each_file_names():
     seen = set()
-    for name in ("grades-h100-corpus-matmul.json", "grades-h100-corpus-clamp.json"):
+    for name in CORPUS_FILES:
         entries = json.loads((ROOT / "plots" / name).read_text())["entries"]
         ref = next(e for e in entries if e["name"] == "reference")
         assert ref["time_ms"] and not ref["flags"] and ref["error"] is None
@@ -54,3 +56,17 @@ def test_a_kernelbench_level1_problem_graded_with_triton_and_inline_cuda():
         assert e["verified"] and not e["flags"] and e["error"] is None and e["binding"] == "DRAM"
         assert 0.9 < e["share"] <= 1.0
     assert by["level1_19_ReLU_triton"]["score"] < 0.5  # slower than the reference, a little
+
+
+def test_a_level3_block_and_a_prompt_example_graded_from_their_files_alone():
+    # KernelBench's level3/1_MLP with a Triton epilogue, and its prompt's inline-CUDA tiled matmul
+    # (load_inline), each candidate in a process of its own (H100, 2026-12-05)
+    mlp = {e["name"]: e for e in json.loads((ROOT / "plots" / "grades-h100-kernelbench-level3.json").read_text())["entries"]}
+    assert set(mlp) == {"reference", "level3_1_MLP_triton"}
+    for e in mlp.values():  # 1_MLP's three FP32 GEMMs: FP32 binds, about three quarters of the way there
+        assert e["verified"] and not e["flags"] and e["error"] is None and e["binding"] == "FP32"
+        assert 0.70 < e["share"] < 0.80
+    tiled = {e["name"]: e for e in json.loads((ROOT / "plots" / "grades-h100-kernelbench-prompts.json").read_text())["entries"]}
+    e = tiled["model_new_ex_tiled_matmul"]
+    assert e["verified"] and not e["flags"] and e["error"] is None and e["share"] < 0.2  # a 16 x 16 tile: slow, honest
+    assert e["time_ms"] > 4 * tiled["reference"]["time_ms"]
