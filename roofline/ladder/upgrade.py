@@ -7,7 +7,9 @@ of a sweep (and the waves its grid took there), and, in files written before the
 a ladder kernel's `model.smem_served_bytes`, `model.l1_bytes` and `model.dram_bytes` and its
 `waves`. `fill` works them out from what the file holds (each kernel's family by its name, its recorded tile, the
 problem, its occupancy and the device's SM count), exactly as the reading of such a file did
-before schema 4, so an old file reads as it always did.
+before schema 4, so an old file reads as it always did. A ladder kernel's DRAM bytes, the tool's
+model rather than a measurement, are read at today's model whatever the file recorded (the reading's
+note names the kernels whose recorded figure an older model gave).
 
 The document is plain JSON data at schema 4's keys (`results.store.migrate` has run); anything
 malformed is left for the schema's checks to name.
@@ -22,6 +24,7 @@ from ..model.precision import BY_FILE_DTYPE
 from ..model.dram import blocks_in_step, usable_l2_bytes
 from ..model.problem import Problem
 from ..model.waves import waves_of
+from ..results.store import REFRESHED
 from . import families
 
 
@@ -35,13 +38,16 @@ def fill(doc: dict) -> list[str]:
     device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     sms = device.get("sm_count") if type(device.get("sm_count")) is int and device["sm_count"] > 0 else None
     l2 = _usable_l2(device)
-    filled = []
-    if problem is not None and any([_fill_kernel(k, problem, sms, l2) for k in kernels if isinstance(k, dict)]):
+    filled, refreshed = [], []
+    if problem is not None and any([_fill_kernel(k, problem, sms, l2, refreshed) for k in kernels
+                                    if isinstance(k, dict)]):
         filled.append("kernels' missing model figures")
     sweep = doc.get("sweep") if isinstance(doc.get("sweep"), list) else []
     records = {k.get("name"): k for k in kernels if isinstance(k, dict)}
-    if any([_fill_point(point, records, sms, l2) for point in sweep if isinstance(point, dict)]):
+    if any([_fill_point(point, records, sms, l2, refreshed) for point in sweep if isinstance(point, dict)]):
         filled.append("the model at each size of its sweep")
+    if refreshed:
+        filled.append(f"{REFRESHED} ({len(refreshed)} recorded by an older model: {', '.join(sorted(set(refreshed)))})")
     return filled
 
 
@@ -66,17 +72,33 @@ def _usable_l2(device: dict) -> int | None:
     return usable_l2_bytes(size, cc if isinstance(cc, str) else None)
 
 
-def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, warps: int | None) -> bool:
-    """`figures["dram_bytes"]` from the wave model, where it is missing and the waves and the L2
-    are known (the blocks in step from the active `warps` per SM where known, else the slots)."""
-    if figures.get("dram_bytes") is not None or l2 is None or not isinstance(waves, dict) \
-            or type(waves.get("block_slots")) is not int or waves["block_slots"] < 1:
+REFRESH_TOLERANCE = 0.005  # a recorded DRAM figure further than this from today's model is replaced
+
+
+def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, warps: int | None,
+          refreshed: list | None = None) -> bool:
+    """`figures["dram_bytes"]` from the wave model where the waves and the L2 are known (the blocks
+    in step from the active `warps` per SM where known, else the slots): filled in where missing
+    (True), or where the file recorded an older model's figure (more than REFRESH_TOLERANCE away)
+    replaced, counted in `refreshed` rather than returned. The DRAM bytes are the tool's model, not
+    a measurement: a file is read with today's, as `show` reads it with today's verdicts."""
+    if l2 is None or not isinstance(waves, dict) or type(waves.get("block_slots")) is not int \
+            or waves["block_slots"] < 1:
         return False
     slots = waves["block_slots"]
     sms = waves.get("sm_count") if type(waves.get("sm_count")) is int and waves["sm_count"] > 0 else slots
     in_step = slots if warps is None else blocks_in_step(slots, sms, warps)
-    figures["dram_bytes"] = spec.model.dram(p, in_step, l2)
-    return figures["dram_bytes"] is not None
+    recorded = figures.get("dram_bytes")
+    value = spec.model.dram(p, in_step, l2)
+    if recorded is None:
+        figures["dram_bytes"] = value
+        return value is not None
+    if value is not None and isinstance(recorded, (int, float)) and \
+            abs(value - recorded) > REFRESH_TOLERANCE * max(abs(recorded), 1.0):
+        figures["dram_bytes"] = value
+        if refreshed is not None:
+            refreshed.append(spec.name)
+    return False
 
 
 def _warps_per_sm(k: dict | None) -> int | None:
@@ -98,7 +120,7 @@ def _blocks_per_sm(k: dict) -> int | None:
         occ.get("active_blocks_per_sm")) is int else None
 
 
-def _fill_kernel(k: dict, p: Problem, sms: int | None, l2: int | None) -> bool:
+def _fill_kernel(k: dict, p: Problem, sms: int | None, l2: int | None, refreshed: list | None = None) -> bool:
     """A ladder kernel's model figures the model did not know when the file was written, from its
     family at its recorded tile."""
     family = families.BY_NAME.get(k.get("name"))
@@ -122,12 +144,12 @@ def _fill_kernel(k: dict, p: Problem, sms: int | None, l2: int | None) -> bool:
         if waves is not None:
             k["waves"] = asdict(waves)
             done = True
-    if isinstance(model, dict) and _dram(spec, model, p, k.get("waves"), l2, _warps_per_sm(k)):
+    if isinstance(model, dict) and _dram(spec, model, p, k.get("waves"), l2, _warps_per_sm(k), refreshed):
         done = True
     return done
 
 
-def _fill_point(point: dict, records: dict, sms: int | None, l2: int | None) -> bool:
+def _fill_point(point: dict, records: dict, sms: int | None, l2: int | None, refreshed: list | None = None) -> bool:
     """Each ladder kernel's model at one size of a sweep, and its waves there: its family at the
     tile it chose there (a kernel that picks its tile by shape records it), else at the run's
     tile, else at the ladder's; the waves at the blocks per SM the run's record holds."""
@@ -139,7 +161,8 @@ def _fill_point(point: dict, records: dict, sms: int | None, l2: int | None) -> 
         if isinstance(k.get("model"), dict):  # a schema 4 point: only the DRAM bytes can be missing
             rec = records.get(k.get("name"))
             spec = _spec_at(k, rec, p)
-            done = (spec is not None and _dram(spec, k["model"], p, k.get("waves"), l2, _point_warps(spec, rec))) or done
+            done = (spec is not None and _dram(spec, k["model"], p, k.get("waves"), l2, _point_warps(spec, rec),
+                                               refreshed)) or done
             continue
         if k.get("model") is not None:
             continue

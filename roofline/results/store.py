@@ -82,6 +82,9 @@ def _gzipped_trace(path: Path) -> bool:
 # Fills, in an older document (plain JSON data, already at the current schema's keys), the figures
 # only the kernel families can work out; returns what it filled, as phrases for the note.
 Upgrade = Callable[[dict], list[str]]
+# The phrase an Upgrade's answer begins with where it replaced figures an older model recorded (a
+# schema 4 file is read with today's model, and its reading says so).
+REFRESHED = "the model's DRAM bytes"
 
 
 def field_path(loc: tuple) -> str:
@@ -114,7 +117,8 @@ def parse(doc, source: str = "results", profile: bool = False,
     1 to 3 are migrated first (`migrate`; schemas 2 and 3 only lacked fields), `upgrade` filling
     what only the kernel families can (`Upgrade`), and the document's `read_notes` say so; a
     schema 4 document gets from `upgrade` the model figures written after it (each kernel's
-    `model.dram_bytes`), as a run today records them. A
+    `model.dram_bytes`), as a run today records them, and today's DRAM bytes where it recorded an
+    older model's (a note names the kernels). A
     profile (`"kind": "profile"`, `results.profile`) or grade file is read when `profile` allows it.
     Raises UsageError (one line, naming `source` and the field) otherwise; a document of another
     kind is refused with `reads` (what the caller reads: 'whatif reads a run's results or a
@@ -157,7 +161,9 @@ def parse(doc, source: str = "results", profile: bool = False,
         _check_sweep_models(doc, source)
         if upgrade is not None:  # figures the model learnt since (its DRAM bytes): worked out, as in a run
             doc = json.loads(json.dumps(doc))
-            upgrade(doc)
+            again = [f for f in upgrade(doc) if f.startswith(REFRESHED)]
+            if again:  # an older model's figures replaced: said, since the file itself holds others
+                notes.append(f"{source}: {again[0]} worked out again by today's model (docs/model.md)")
     if schema < SCHEMA:
         doc = migrate(doc, source)
         filled = upgrade(doc) if upgrade is not None else []
