@@ -347,6 +347,11 @@ def test_a_hand_edited_figure_is_refused_by_show_naming_the_field_and_what_the_f
      "kernels[0].occupancy.occupancy: 0.75, but its active_warps_per_sm 12 / max_warps_per_sm 64 give 0.1875"),
     (lambda d: d["device"].update(peak_fp32_gflops=1e6),
      "device.peak_fp32_gflops: 1,000,000, but its fp32_cores 16,896 x 2 FLOP x max_sm_clock_mhz 1980 give 66,908"),
+    # two nulls and a zero the schema's types let through, which the readings divide or look up by
+    (lambda d: d["kernels"][0]["occupancy"].update(warp_size=0),
+     "kernels[0].occupancy.warp_size: 0, but a warp is 32 threads"),
+    (lambda d: d["kernels"][0]["occupancy"]["block_limits"].update(warps=None),
+     "kernels[0].occupancy.block_limits.warps: null, but every block's warps limit the blocks an SM holds"),
 ])
 def test_a_hand_edited_profile_is_refused_the_same_way(tmp_path, edit, needle):
     raw = json.loads(TRANSFORMER.read_text())
@@ -524,3 +529,12 @@ def test_a_schema_4_sweep_that_lost_a_size_s_model_is_refused_in_one_line(tmp_pa
     assert "\n" not in str(e.value)
     raw["schema"] = 3  # the same content written at schema 3 is migrated, with a note, not refused
     assert store.load(write(tmp_path, raw, "s3.json")).read_notes
+
+
+def test_a_run_without_a_measured_dram_rate_shows_that_it_has_none(tmp_path):
+    # the schema lets a device record a measured FP32 rate without a DRAM one
+    raw = json.loads(H200.read_text())
+    raw["device"]["measured_dram_gbps"] = None
+    r = _show(tmp_path, raw)
+    assert r.exit_code == 0, r.output
+    assert "measured 61,874 GFLOP/s, DRAM not measured" in " ".join(r.stdout.split())

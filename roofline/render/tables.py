@@ -376,6 +376,11 @@ def energy_rows(energy) -> list[tuple[str, str]]:
     return rows
 
 
+
+def _measured_dram(dev) -> str:
+    """'4,283 GB/s', or what a device record without a measured DRAM rate says instead."""
+    return f"{dev.measured_dram_gbps:,.0f} GB/s" if dev.measured_dram_gbps is not None else "DRAM not measured"
+
 def run_tables(doc: Results, width: int = 200) -> list[Table]:
     """The run summary: one row per kernel plus cuBLAS. Columns: median ms, GFLOP/s, % of cuBLAS,
     occupancy and its limiters, the binding floor against the NVML peaks ('fp32 1.36': FP32-bound,
@@ -390,13 +395,12 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     if doc.precision == "fp32":
         peaks = f"{dev.peak_fp32_gflops:,.0f} GFLOP/s, {dev.peak_dram_gbps:,.0f} GB/s"
         if measured:
-            peaks += f"; measured {dev.measured_fp32_gflops:,.0f} GFLOP/s, {dev.measured_dram_gbps:,.0f} GB/s"
+            peaks += f"; measured {dev.measured_fp32_gflops:,.0f} GFLOP/s, {_measured_dram(dev)}"
     else:  # a tensor-core run: the roof of its precision, named
         found = doc.peak_gflops(measured=True)
         peaks = f"{doc.compute_level} {doc.peak_gflops():,.0f} GFLOP/s, DRAM {dev.peak_dram_gbps:,.0f} GB/s"
         if measured:
-            peaks += (f"; measured {f'{found:,.0f} GFLOP/s, ' if found else ''}"
-                      f"{dev.measured_dram_gbps:,.0f} GB/s")
+            peaks += f"; measured {f'{found:,.0f} GFLOP/s, ' if found else ''}{_measured_dram(dev)}"
     columns = [("ms", "right"), ("GFLOP/s", "right"), ("%cuBLAS", "right"), ("occupancy", "left"),
                ("bound x", "left"), ("spread", "right"), ("regs", "right"), ("AI", "right")]
     with_waves = any(k.waves is not None for k in doc.kernels)

@@ -38,6 +38,8 @@ def check_occupancy(where: str, occ: Occupancy, max_warps_per_sm: int | None = N
     the blocks = the smallest block limit, the limiters = the resources at that limit, the warps'
     block limit = max warps / warps per block; and max warps per SM as the device's
     (`max_warps_per_sm`, when the record is for the device's architecture)."""
+    if occ.warp_size != 32:  # every NVIDIA GPU's since the first CUDA one
+        raise ValueError(f"{where}.warp_size: {occ.warp_size}, but a warp is 32 threads; {CORRUPT}")
     wpb = cdiv(occ.threads_per_block, occ.warp_size)
     if occ.active_warps_per_sm != occ.active_blocks_per_sm * wpb:
         raise ValueError(f"{where}.active_warps_per_sm: {occ.active_warps_per_sm}, but its {occ.active_blocks_per_sm} "
@@ -57,6 +59,9 @@ def check_occupancy(where: str, occ: Occupancy, max_warps_per_sm: int | None = N
         return  # a record without every resource's limit: nothing more to check it by
     # None: a resource the block does not use and the architecture reserves none of (no limit)
     limits = {r: n for r, n in occ.block_limits.items() if n is not None}
+    if "warps" not in limits:  # every block uses warps: their limit is never absent
+        raise ValueError(f"{where}.block_limits.warps: null, but every block's warps limit the blocks an SM "
+                         f"holds; {CORRUPT}")
     blocks = min(limits.values())
     if occ.active_blocks_per_sm != blocks:
         raise ValueError(f"{where}.active_blocks_per_sm: {occ.active_blocks_per_sm}, but its block_limits "
