@@ -107,6 +107,23 @@ def test_the_header_declares_the_launch_and_flags_override_it():
     assert (k2.name, k2.dynamic_smem_bytes, k2.grid(Problem(64, 64, 1))) == ("mine2", 0, (2, 2, 1))
 
 
+def test_the_model_reads_a_warp_along_x_so_broadcasts_are_served_once():
+    # the starter (32 x 32 threads, 1 x 1 thread tiles) is smem_tiling: a warp is one row of 32
+    # results, reading one A element (a broadcast) and 32 of B per step of K: 300.6 GB served at
+    # 4096^3, against the 549.8 GB its threads request
+    from roofline.ladder.families import BY_NAME
+
+    p = Problem(4096, 4096, 4096)
+    starter = load(Path(__file__).resolve().parent.parent / "roofline" / "kernels" / "starter.cu")
+    assert starter.warp_layout == (1, 32)
+    ladder = BY_NAME["smem_tiling"].spec({"BS": 32}).figures(p)
+    assert starter.figures(p).smem_served_bytes == pytest.approx(ladder.smem_served_bytes) == pytest.approx(300.6e9, rel=1e-3)
+    # 256 threads of 4 x 4 over 64 x 64: a warp is two rows of 16 thread tiles (tiled_f4's tx = tid % 16)
+    assert load(Path(TILED_F4)).warp_layout == (2, 16)
+    # a block whose x counts the rows of thread tiles (8 x 32 threads over 32 x 128 in 4 x 4): down the rows
+    assert load(Path(TILED_F4), {"block": "8,32", "tile": "32x128x16"}).warp_layout == (8, 4)
+
+
 def test_header_errors_name_the_line(tmp_path):
     body = "extern \"C\" __global__ void k(int M) {}\n"
     # The lines count wherever they are (after an #include, say); other comments are left alone.

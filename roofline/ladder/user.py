@@ -163,10 +163,30 @@ class UserKernel:
 
     @property
     def model(self) -> TrafficModel | None:
-        """The traffic model of the declared tiles; None without `tile`."""
+        """The traffic model of the declared tiles, with the warp layout `warp_layout` gives; None
+        without `tile`."""
         if self.tile is None:
             return None
-        return TrafficModel(block_tile=self.tile[:2], thread_tile=self.thread_tile)
+        return TrafficModel(block_tile=self.tile[:2], thread_tile=self.thread_tile, warp_layout=self.warp_layout)
+
+    @property
+    def warp_layout(self) -> tuple[int, int] | None:
+        """The thread tiles one warp covers, (rows, cols), for the model's shared-memory bytes served
+        (a warp reading one address gets it broadcast): CUDA numbers a block's threads x first, so a
+        warp is 32 consecutive x. Where the block's x counts the tile's rows of thread tiles
+        (block BM/TM x BN/TN, not square) a warp walks down rows; otherwise it walks along a row of
+        BN/TN thread tiles, as the ladder's kernels do (`families._row_major_warp`). None without a
+        thread tile, or where a row of thread tiles is not a whole part of a warp."""
+        if self.tile is None or self.thread_tile is None:
+            return None
+        (bm, bn, _), (tm, tn) = self.tile, self.thread_tile
+        rows, cols = bm // tm, bn // tn
+        x = self.block[0]
+        along = rows if x == rows and x != cols else cols  # thread tiles x walks through
+        if along < 1 or (32 % along and along % 32):
+            return None
+        walk = min(32, along)
+        return (walk, 32 // walk) if along == rows and along != cols else (32 // walk, walk)
 
     def figures(self, problem: Problem) -> ModelFigures | None:
         """The model's figures for `problem`; None without `tile` ("no model")."""
