@@ -136,6 +136,14 @@ def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_
     # the peaks that differ, the run's own BF16 tensor roof first (the same 989.4 T on both SXM cards)
     assert any(n.startswith("peak BF16 tensor 989,430 -> 989,430 GFLOP/s (1.00x), peak FP32") and
                "peak DRAM 4,814 -> 3,352 GB/s (0.70x)" in n for n in c.notes)
+    # the H200 record reads L2-bound (23.2 GB counted at 15,354 GB/s), the H100's SMEM-bound: the
+    # fractions are of two roofs, and the reading says so
+    tma = next(d for d in c.kernels if d.label == "wgmma_tma")
+    assert tma.binding == ("L2", "SMEM") and tma.binding_moved == "L2 -> SMEM"
+    assert tma.before_fraction == pytest.approx(23.1679e9 / 15354e9 / 2.27504e-3, rel=2e-3)
+    from roofline.render.changes import _reading
+    assert "the binding roof moved, L2 -> SMEM" in _reading(tma)
+    assert next(d for d in c.kernels if d.label == "wgmma_ws").binding_moved is None
     lines = check_lines(check(h100, h200, 0.05))
     assert lines[0].startswith("further: wgmma_tma: 66.3% -> 63.1% of its binding roof") and not any(
         ln.startswith("slower") for ln in lines)

@@ -50,6 +50,12 @@ def _rate(flops: dict[str, float], time_ms: float) -> float | None:
     return gflops(total, time_ms) if total and time_ms else None
 
 
+def _binding(v: Verdict | None) -> str | None:
+    """The level whose roof binds in reading `v` ('DRAM', 'BF16 tensor'), None where none does."""
+    b = v.binding if v is not None else None
+    return b.level if b is not None else None
+
+
 def _fraction(v: Verdict) -> float | None:
     """The binding floor over the measured time: the fraction of its binding roof a kernel reaches."""
     t = v.times_floor
@@ -115,6 +121,15 @@ class Delta:
     joules: tuple[float, float] | None = None  # joules per launch before and after, where both files measured them
     # runs whose kernels were timed in rounds with the reference: each file's paired % of its reference
     vs_reference: tuple[Pairing, Pairing] | None = None
+    # the level whose roof binds in each file's reading ('L2', 'SMEM', 'BF16 tensor'), where one binds
+    binding: tuple[str | None, str | None] = (None, None)
+
+    @property
+    def binding_moved(self) -> str | None:
+        """'L2 -> SMEM' where another roof binds after than before (the fractions of `reading` are then
+        of two roofs), else None."""
+        b, a = self.binding
+        return f"{b} -> {a}" if b and a and b != a else None
 
     @property
     def time_change(self) -> float:
@@ -223,6 +238,7 @@ class Delta:
                 "fraction_of_roof": [self.before_fraction, self.after_fraction],
                 "fraction_change": self.fraction_change,
                 "slowdown": self.slowdown, "noise": self.noise, "noise_from": self.noise_from, "reading": self.reading,
+                "binding": list(self.binding),
                 "cause": self.cause, **({"joules": list(self.joules)} if self.joules else {}),
                 **({"pct_of_reference": [p.pct for p in self.vs_reference],
                     "pct_ci95": [list(p.ci95) if p.ci95 else None for p in self.vs_reference],
@@ -387,7 +403,8 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
                  _rate(a.flops, a.time_ms), _levels(b, a), b.occupancy, a.occupancy, _fraction(b.verdict),
                  _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
                  across, None if profile else (b.registers, a.registers), floors,
-                 (b.joules, a.joules) if b.joules is not None and a.joules is not None else None)
+                 (b.joules, a.joules) if b.joules is not None and a.joules is not None else None,
+                 binding=(_binding(b.verdict), _binding(a.verdict)))
 
 
 def _pairings(before: Results, after: Results, b: KernelRecord, a: KernelRecord) -> tuple[Pairing, Pairing] | None:

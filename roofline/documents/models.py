@@ -110,6 +110,8 @@ class DeltaJson(JsonModel):
     noise_from: str
     reading: str
     cause: Optional[str]
+    binding: list[Optional[str]] = Field(description="the level whose roof binds before and after ('L2', 'BF16 "
+                                                     "tensor'; null where none does): fraction_of_roof is of these")
     joules: Optional[list[Number]] = Field(None, description="joules per launch before and after (both with --energy)")
     pct_of_reference: Optional[Pair] = Field(None, description="runs timed in rounds: each file's paired % of its "
                                                                  "reference")

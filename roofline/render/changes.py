@@ -41,6 +41,8 @@ def _reading(d: Delta) -> str:
         return f"noise (within {share(d.noise)})"
     rose = "rose" if d.slowdown > 0 else "fell"  # the direction a byte count must take to explain it
     what = d.cause or (f"no byte count {rose} with it" if d.levels else "no bytes in both files")
+    if d.binding_moved:  # the two fractions are of different roofs: say which
+        what += f"; the binding roof moved, {d.binding_moved}"
     if d.across and not d.cause:
         what += " (the GPUs' roofs differ)"
     return f"{d.reading}: {what}"
