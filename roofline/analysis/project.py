@@ -52,6 +52,9 @@ from .work import KernelWork, Workload, workload
 
 MEMORY_LEVEL = {"dram": "DRAM", "l2": "L2", "l1": "L1", "smem": "SMEM"}  # level key -> roof level
 THEORETICAL = "theoretical roofs of the preset's datasheet figures (nothing was measured on it)"
+HERE = ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by the "
+        "share of the GPU its grid keeps busy; `show` reads the measured ceilings of the whole GPU, so the two may "
+        "name different roofs and distances")
 
 
 @dataclass(frozen=True)
@@ -220,7 +223,7 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
     targets = list({d.name: d for d in (from_preset(name) for name in gpus)}.values())  # a GPU named twice, once
     w: Workload = workload(doc)
     kernels = [(k, k.verdict.waves if k.verdict is not None else None) for k in w.kernels]
-    notes = list(w.notes)
+    notes = list(w.notes) + [HERE]
     ref = w.reference
     if ref is not None:
         kernels.append((ref, None))
