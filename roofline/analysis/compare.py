@@ -558,6 +558,10 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if across:
         notes.append("the fraction of each kernel's binding roof reads each file against its own GPU's theoretical "
                      "roofs: a measured roof has no counterpart on the other GPU")
+    elif not profile and (before.device.measured_fp32_gflops is not None or after.device.measured_fp32_gflops is not None):
+        notes.append("'of roof' reads each kernel as show's verdict does (the measured ceilings, each at least the "
+                     "best rate its file saw, and the bytes Nsight Compute counted where it did); 'bound x' is the "
+                     "model's bytes at the datasheet roofs")
     bytesless = sum(1 for d in deltas if not d.levels)
     if bytesless:
         notes.append(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "
