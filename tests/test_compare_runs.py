@@ -143,6 +143,7 @@ def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_
     assert tma.before_fraction == pytest.approx(23.1679e9 / 15354e9 / 2.27504e-3, rel=2e-3)
     from roofline.render.changes import _reading
     assert "the binding roof moved, L2 -> SMEM" in _reading(tma)
+    assert tma.fraction_move == "66.3 % -> 63.1 %"  # shares, never a relative change read as points
     assert next(d for d in c.kernels if d.label == "wgmma_ws").binding_moved is None
     # on one GPU the fraction is show's verdict's (measured ceilings), the first table the datasheet's: said
     same = compare_work(api.read(plots / "results-h200-bf16-8192-run1.json"),

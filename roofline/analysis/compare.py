@@ -154,6 +154,14 @@ class Delta:
         return _change(self.before_fraction, self.after_fraction)
 
     @property
+    def fraction_move(self) -> str:
+        """'60.1 % -> 63.2 %': the share of its binding roof before and after, as shares (a relative
+        change of a share reads as points)."""
+        def share_of(x: float | None) -> str:
+            return f"{100 * x:.1f} %" if x is not None else "-"
+        return f"{share_of(self.before_fraction)} -> {share_of(self.after_fraction)}"
+
+    @property
     def slowdown(self) -> float | None:
         """How much worse after is (0.08 = 8 % worse, negative better): the time change on one GPU
         model; across models before's fraction of the binding roof over after's, minus 1 (None
@@ -173,7 +181,8 @@ class Delta:
     def cause(self) -> str | None:
         """'DRAM bytes -38 %, time -31 %': the level whose bytes changed most in the direction of
         the slowdown, when by at least CAUSE (5 %) and the change is not noise; else None. Across
-        GPU models the sentence ends with the change of the fraction of the binding roof."""
+        GPU models the sentence ends with the share of the binding roof before and after
+        ('60.1 % -> 63.2 % of its roof')."""
         if self.is_noise:
             return None
         sign = 1 if self.slowdown > 0 else -1
@@ -182,7 +191,7 @@ class Delta:
         if not moved:
             return None
         lc = max(moved, key=lambda m: m[0])[1]
-        tail = f"{pct(self.fraction_change)} of its roof" if self.across else f"time {pct(self.time_change)}"
+        tail = f"{self.fraction_move} of its roof" if self.across else f"time {pct(self.time_change)}"
         return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes {pct(lc.change)}, {tail}"
 
     @property

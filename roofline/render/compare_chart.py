@@ -49,7 +49,7 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
         if across:
             if d.before_fraction and d.after_fraction:
                 rows.append((d.label, d.before_fraction * 100, d.after_fraction * 100, MOVE_COLORS[d.reading],
-                             d.cause or f"{pct(d.fraction_change)} of its roof" + (", noise" if d.is_noise else ""),
+                             d.cause or f"{d.fraction_move} of its roof" + (", noise" if d.is_noise else ""),
                              None))
         else:
             rows.append((d.label, 1.0, d.after_ms / d.before_ms, MOVE_COLORS[d.reading], _note(d), d.noise))
