@@ -346,8 +346,8 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
     for doc, src in zip(docs, sources):
         differ = _differences(doc.device, first.device, DEVICE_KEYS + MEASURED_KEYS)
         if differ:
-            raise UsageError(f"{src}: device {differ[0]} differs from {sources[0]}'s; one chart shows one device "
-                             "and one set of ceilings")
+            raise UsageError(f"{src}: device {differ[0]} differs from {sources[0]}'s; files read together share "
+                             "one device and one set of ceilings")
         if doc.problem.dtype != first.problem.dtype:
             raise UsageError(f"{src}: a {doc.problem.dtype} problem, {sources[0]}'s is {first.problem.dtype}; files of "
                              "different precisions are not merged: each is read against its own compute roof")
@@ -383,8 +383,8 @@ def by_precision(docs: list[Results], sources: list[str], notes: list[str] | Non
     for doc, (_, where) in zip(out[1:], list(groups.values())[1:]):
         differ = _differences(doc.device, first.device, DEVICE_KEYS)
         if differ:
-            raise UsageError(f"{where[0]}: device {differ[0]} differs from {sources[0]}'s; one chart shows one device "
-                             "and one set of roofs")
+            raise UsageError(f"{where[0]}: device {differ[0]} differs from {sources[0]}'s; files read together share "
+                             "one device and one set of roofs")
         measured = _differences(doc.device, first.device, MEASURED_KEYS)
         if measured and notes is not None:  # the same GPU, its ceilings measured on another day
             notes.append(f"{where[0]} was measured with other ceilings ({', '.join(measured)}) than {sources[0]}; "
