@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.errors import UsageError
+from roofline.errors import RunError, UsageError
 from roofline.workload import problem
 
 PROBLEMS = Path(__file__).resolve().parent / "fixtures" / "problems"
@@ -17,7 +17,7 @@ def test_without_pytorch_a_problem_is_refused_in_one_line(monkeypatch):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
-    with pytest.raises(UsageError, match=r"a problem in PyTorch needs torch; install it"):
+    with pytest.raises(RunError, match=r"a problem in PyTorch needs torch; install it"):
         problem.load(PROBLEMS / "matmul_bf16.py")
 
 
@@ -37,7 +37,8 @@ def test_without_pytorch_kernels_refuses_a_problem_in_one_line(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     r = CliRunner().invoke(app, ["kernels", str(PROBLEMS / "matmul_bf16.py"), "--gpu", "h200"])
-    assert r.exit_code == 2 and "a problem in PyTorch needs torch" in r.output and "Traceback" not in r.output
+    # a missing dependency is a runtime failure, exit 1, as a missing ncu is
+    assert r.exit_code == 1 and "a problem in PyTorch needs torch" in r.output and "Traceback" not in r.output
 
 
 needs_torch = pytest.mark.skipif(torch is None, reason="needs PyTorch")

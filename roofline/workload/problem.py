@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import UsageError
+from ..errors import RunError, UsageError
 from ..files import import_file
 from ..model.sol import Work
 
@@ -214,7 +214,8 @@ def is_candidate(path: Path) -> bool:
 
 def _import(path: Path, role: str):
     if importlib.util.find_spec("torch") is None:  # the files import it: say so here, not as their ImportError
-        raise UsageError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)")
+        # what this machine lacks, not what the user gave: a runtime failure (exit 1), as no ncu is
+        raise RunError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)")
     try:
         return import_file(path, "roofline_problem_")
     except (Exception, SystemExit) as exc:  # the file's own error (or its exit), named in one line
