@@ -232,3 +232,23 @@ def test_the_counters_table_says_why_a_ratio_is_far_from_one():
                       "smsp__sass_data_bytes_mem_shared; the verdict reads the model's SMEM bytes"]
     fp32 = counters_notes(api.read(PLOTS / "counters-h100-fp32-4096.json"))
     assert len(fp32) == 1 and fp32[0].startswith("naive, gmem_coalescing: model GMEM is the requests")
+
+
+def test_a_memory_bound_verdict_gives_its_flop_per_byte_against_the_ridge():
+    # wgmma_tma on the H100 at 8192^3 in BF16: 2 x 8192^3 FLOP over the 16.17 GB of L2 bytes Nsight
+    # Compute counted is 68.0 FLOP per byte; the tensor roof needs its rate on the busy SMs (4096
+    # tiles in 31.03 waves of 132: 0.970 of the GPU) over the L2 ceiling, the chip's
+    from roofline.render.text import reuse_phrase, verdict_sentence
+
+    doc = api.read(PLOTS / "counters-h100-bf16-8192.json")
+    k = next(k for k in doc.kernels if k.name == "wgmma_tma")
+    v = doc.verdict(k)
+    assert v.binding.level == "L2"
+    assert 2 * 8192**3 / k.counted.l2_bytes == pytest.approx(68.0, abs=0.05)
+    tensor = next(f for f in v.floors if f.level == "BF16 tensor")
+    ridge = tensor.roof.value * (4096 / 132) / 32 / v.binding.roof.value
+    assert reuse_phrase(v) == (f"; 68 FLOP per L2 byte, where the BF16 tensor roof needs {ridge:.3g} "
+                               "(more reuse of each byte at this level lifts it)")
+    assert reuse_phrase(v) in verdict_sentence("wgmma_tma", v, None)
+    ws = doc.verdict(next(k for k in doc.kernels if k.name == "wgmma_ws"))
+    assert ws.binding.level == "BF16 tensor" and reuse_phrase(ws) == ""  # compute-bound: nothing to say

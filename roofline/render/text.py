@@ -84,6 +84,27 @@ def launch_phrase(v: Verdict) -> str:
             "to launch and finish")
 
 
+def reuse_phrase(v: Verdict) -> str:
+    """For a kernel a memory level binds, the work each byte of that level carries against what the
+    compute roof needs (the ridge point at these roofs): '; 68 FLOP per L2 byte, where the BF16
+    tensor roof needs 84 (more reuse of each byte at this level lifts it)'. The FLOPs and bytes are
+    the floors' (floor x roof, times the busy share of the GPU where `verdict` divided by it); what
+    the roof needs is the ridge point at the rates the busy SMs get, so the kernel reaches the compute
+    roof exactly where its FLOP per byte reaches it. '' where no compute floor is read, or the level is
+    not a memory one."""
+    b = v.binding
+    compute = next((f for f in v.floors if f.level not in MEMORY_NAMES and f.level != LAUNCH and not f.aside), None)
+    if b is None or compute is None or b.level not in MEMORY_NAMES or not b.floor_ms or not compute.floor_ms:
+        return ""
+    busy = v.waves.utilization if v.waves is not None else 1.0
+    level_busy = 1.0 if b.level in SHARED_LEVELS else busy  # the chip's L2 and DRAM serve whatever SMs run
+    flops = compute.floor_ms * compute.roof.value * busy  # GFLOP/s x ms: the same unit as the bytes below
+    nbytes = b.floor_ms * b.roof.value * level_busy
+    done, ridge = flops / nbytes, compute.roof.value * busy / (b.roof.value * level_busy)
+    return (f"; {figure(done)} FLOP per {b.level} byte, where the {compute.level} roof needs {figure(ridge)} "
+            "(more reuse of each byte at this level lifts it)")
+
+
 def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
     """One line: which roof binds `name`, on what figures, how far the kernel is from it, and its
     occupancy: 'full_tiles: FP32-bound (measured); 1.26x its floor of 2.216 ms (79 % of that
@@ -98,7 +119,7 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
         return f"{name}: {launch_phrase(v)}; {occupancy_phrase(occ)}"
     if times >= 0.9995:  # at its roof to rounding (a ceiling raised to this kernel's own rate reads 1.00x)
         return (f"{name}: {b.level}-bound ({_basis(v)}); {times:.2f}x its floor of {b.floor_ms:.3f} ms "
-                f"({100 / times:.0f} % of that ceiling); {occupancy_phrase(occ)}{tail}")
+                f"({100 / times:.0f} % of that ceiling){reuse_phrase(v)}; {occupancy_phrase(occ)}{tail}")
     if b.level not in MEMORY_NAMES:  # above a compute ceiling: on the roof, not a miscount
         basis = "measured ceiling, so the measurement is low" if b.roof.measured else \
             "theoretical peak, so the clock or the peak is wrong"
