@@ -144,12 +144,19 @@ def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_
     from roofline.render.changes import _reading
     assert "the binding roof moved, L2 -> SMEM" in _reading(tma)
     assert tma.fraction_move == "66.3 % -> 63.1 %"  # shares, never a relative change read as points
-    assert next(d for d in c.kernels if d.label == "wgmma_ws").binding_moved is None
+    ws = next(d for d in c.kernels if d.label == "wgmma_ws")
+    assert ws.binding_moved is None
+    # BF16 tensor at 989,430 GFLOP/s on both SXM cards: the move is not blamed on the GPUs' roofs
+    assert not ws.roofs_differ and "differs between the GPUs" not in _reading(ws)
+    from dataclasses import replace as swap
+    dram = swap(ws, binding=("DRAM", "DRAM"), roof_values=(4814.0, 3352.3))  # a DRAM-bound kernel: H200 -> H100
+    assert dram.roofs_differ and "(its DRAM roof differs between the GPUs)" in _reading(dram)
     # on one GPU the fraction is show's verdict's (measured ceilings), the first table the datasheet's: said
     same = compare_work(api.read(plots / "results-h200-bf16-8192-run1.json"),
                         api.read(plots / "results-h200-bf16-8192-run3.json"))
     assert any(n.startswith("'of roof' reads each kernel as show's verdict does") for n in same.notes)
     assert not any(n.startswith("'of roof'") for n in c.notes)
+    assert any(n.startswith("the first table's 'bound x' and 'roof' read the model's bytes") for n in c.notes)
     lines = check_lines(check(h100, h200, 0.05))
     assert lines[0].startswith("further: wgmma_tma: 66.3% -> 63.1% of its binding roof") and not any(
         ln.startswith("slower") for ln in lines)

@@ -259,7 +259,7 @@ def _traces(fig) -> list[dict]:
 
 
 # The report's chart data pinned (`_traces`, hashed): moving code must not change what it draws.
-PINNED = {"run": "c8ef9d15263c475b", "run-measured-highlight": "cf08326066d34c3e", "profile": "dad3e3ba4a1489ad"}  # a memory-bound verdict gives its FLOP per byte against the ridge; BF16 roof named "(FP16 cuBLAS)"; L2 and DRAM floors of the whole chip; ceilings at least the rates counted; titles broken into lines of 80; "near" a roof within 1.5x; the share of the GPU its waves keep busy said
+PINNED = {"run": "c44f4fe9cc85d4a9", "run-measured-highlight": "889fe31d4db2a90d", "profile": "dad3e3ba4a1489ad"}  # a memory-bound verdict gives its FLOP per byte against the ridge; BF16 roof named "(FP16 cuBLAS)"; L2 and DRAM floors of the whole chip; ceilings at least the rates counted; titles broken into lines of 80; "near" a roof within 1.5x; the share of the GPU its waves keep busy said
 
 
 def _pinned_reports():

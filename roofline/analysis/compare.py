@@ -56,6 +56,15 @@ def _binding(v: Verdict | None) -> str | None:
     return b.level if b is not None else None
 
 
+def _roof_values(vb: Verdict | None, va: Verdict | None) -> tuple[float | None, float | None]:
+    """Each reading's roof at the level that binds in `va` (after), None where a reading lacks it."""
+    level = _binding(va)
+    def at(v: Verdict | None) -> float | None:
+        f = next((f for f in v.floors if f.level == level), None) if v is not None and level else None
+        return f.roof.value if f is not None else None
+    return at(vb), at(va)
+
+
 def _fraction(v: Verdict) -> float | None:
     """The binding floor over the measured time: the fraction of its binding roof a kernel reaches."""
     t = v.times_floor
@@ -123,6 +132,15 @@ class Delta:
     vs_reference: tuple[Pairing, Pairing] | None = None
     # the level whose roof binds in each file's reading ('L2', 'SMEM', 'BF16 tensor'), where one binds
     binding: tuple[str | None, str | None] = (None, None)
+    # each file's roof at the level that binds after (GFLOP/s or GB/s), where both have one
+    roof_values: tuple[float | None, float | None] = (None, None)
+
+    @property
+    def roofs_differ(self) -> bool:
+        """Across GPU models: whether the roof that binds after stands elsewhere on the other GPU
+        (more than 1 % apart), so that a move of the fraction may be the GPU's, not the kernel's."""
+        b, a = self.roof_values
+        return bool(self.across and b and a and abs(a / b - 1.0) > 0.01)
 
     @property
     def binding_moved(self) -> str | None:
@@ -413,7 +431,7 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
                  _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
                  across, None if profile else (b.registers, a.registers), floors,
                  (b.joules, a.joules) if b.joules is not None and a.joules is not None else None,
-                 binding=(_binding(b.verdict), _binding(a.verdict)))
+                 binding=(_binding(b.verdict), _binding(a.verdict)), roof_values=_roof_values(b.verdict, a.verdict))
 
 
 def _pairings(before: Results, after: Results, b: KernelRecord, a: KernelRecord) -> tuple[Pairing, Pairing] | None:
@@ -567,6 +585,9 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if across:
         notes.append("the fraction of each kernel's binding roof reads each file against its own GPU's theoretical "
                      "roofs: a measured roof has no counterpart on the other GPU")
+        if not profile and any(lc.counted for d in deltas for lc in d.levels):
+            notes.append("the first table's 'bound x' and 'roof' read the model's bytes, 'of roof' and the reading "
+                         "the bytes Nsight Compute counted: where the two differ, the two tables may move apart")
     elif not profile and (before.device.measured_fp32_gflops is not None or after.device.measured_fp32_gflops is not None):
         notes.append("'of roof' reads each kernel as show's verdict does (the measured ceilings, each at least the "
                      "best rate its file saw, and the bytes Nsight Compute counted where it did); 'bound x' is the "

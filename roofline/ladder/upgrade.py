@@ -47,7 +47,11 @@ def fill(doc: dict) -> list[str]:
     if any([_fill_point(point, records, sms, l2, refreshed) for point in sweep if isinstance(point, dict)]):
         filled.append("the model at each size of its sweep")
     if refreshed:
-        filled.append(f"{REFRESHED} ({len(refreshed)} recorded by an older model: {', '.join(sorted(set(refreshed)))})")
+        by_kernel = {name: (old, new) for name, old, new in refreshed}  # a sweep's sizes: the last one read
+        shown = ", ".join(f"{name} {old / 1e9:,.3g} -> {new / 1e9:,.3g} GB" for name, (old, new) in
+                          sorted(by_kernel.items(), key=lambda kv: -abs(kv[1][1] / kv[1][0] - 1))[:3])
+        more = f" and {len(by_kernel) - 3} more" if len(by_kernel) > 3 else ""
+        filled.append(f"{REFRESHED} of {len(by_kernel)} kernel(s), recorded by an older model ({shown}{more}),")
     return filled
 
 
@@ -72,7 +76,9 @@ def _usable_l2(device: dict) -> int | None:
     return usable_l2_bytes(size, cc if isinstance(cc, str) else None)
 
 
-REFRESH_TOLERANCE = 0.005  # a recorded DRAM figure further than this from today's model is replaced
+# A recorded DRAM figure that differs from today's model is replaced; one further than this from it is
+# named in the reading's note, with both figures.
+REFRESH_NOTED = 0.02
 
 
 def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, warps: int | None,
@@ -80,8 +86,9 @@ def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, w
     """`figures["dram_bytes"]` from the wave model where the waves and the L2 are known (the blocks
     in step from the active `warps` per SM where known, else the slots): filled in where missing
     (True), or where the file recorded an older model's figure (more than REFRESH_TOLERANCE away)
-    replaced, counted in `refreshed` rather than returned. The DRAM bytes are the tool's model, not
-    a measurement: a file is read with today's, as `show` reads it with today's verdicts."""
+    replaced, and where further than REFRESH_NOTED from it, counted in `refreshed` (the kernel, the
+    recorded and today's bytes) rather than returned. The DRAM bytes are the tool's model, not a
+    measurement: a file is read with today's, as `show` reads it with today's verdicts."""
     if l2 is None or not isinstance(waves, dict) or type(waves.get("block_slots")) is not int \
             or waves["block_slots"] < 1:
         return False
@@ -93,11 +100,10 @@ def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, w
     if recorded is None:
         figures["dram_bytes"] = value
         return value is not None
-    if value is not None and isinstance(recorded, (int, float)) and \
-            abs(value - recorded) > REFRESH_TOLERANCE * max(abs(recorded), 1.0):
+    if value is not None and isinstance(recorded, (int, float)) and value != recorded:
         figures["dram_bytes"] = value
-        if refreshed is not None:
-            refreshed.append(spec.name)
+        if refreshed is not None and abs(value - recorded) > REFRESH_NOTED * max(abs(recorded), 1.0):
+            refreshed.append((spec.name, float(recorded), float(value)))
     return False
 
 

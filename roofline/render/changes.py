@@ -43,8 +43,8 @@ def _reading(d: Delta) -> str:
     what = d.cause or (f"no byte count {rose} with it" if d.levels else "no bytes in both files")
     if d.binding_moved:  # the two fractions are of different roofs: say which
         what += f"; the binding roof moved, {d.binding_moved}"
-    if d.across and not d.cause:
-        what += " (the GPUs' roofs differ)"
+    if d.roofs_differ and not d.cause:
+        what += f" (its {d.binding[1]} roof differs between the GPUs)"
     return f"{d.reading}: {what}"
 
 

@@ -87,7 +87,8 @@ def launch_phrase(v: Verdict) -> str:
 def reuse_phrase(v: Verdict) -> str:
     """For a kernel a memory level binds, the work each byte of that level carries against what the
     compute roof needs (the ridge point at these roofs): '; 68 FLOP per L2 byte, where the BF16
-    tensor roof needs 84 (more reuse of each byte at this level lifts it)'. The FLOPs and bytes are
+    tensor roof needs 84: more reuse at this level lowers the floor by at most 1.24x' (below that
+    the compute floor binds; a kernel far above its floor has other causes first). The FLOPs and bytes are
     the floors' (floor x roof, times the busy share of the GPU where `verdict` divided by it); what
     the roof needs is the ridge point at the rates the busy SMs get, so the kernel reaches the compute
     roof exactly where its FLOP per byte reaches it. '' where no compute floor is read, or the level is
@@ -101,8 +102,8 @@ def reuse_phrase(v: Verdict) -> str:
     flops = compute.floor_ms * compute.roof.value * busy  # GFLOP/s x ms: the same unit as the bytes below
     nbytes = b.floor_ms * b.roof.value * level_busy
     done, ridge = flops / nbytes, compute.roof.value * busy / (b.roof.value * level_busy)
-    return (f"; {figure(done)} FLOP per {b.level} byte, where the {compute.level} roof needs {figure(ridge)} "
-            "(more reuse of each byte at this level lifts it)")
+    return (f"; {figure(done)} FLOP per {b.level} byte, where the {compute.level} roof needs {figure(ridge)}: "
+            f"more reuse at this level lowers the floor by at most {ridge / done:.2f}x")
 
 
 def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
