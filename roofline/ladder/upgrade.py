@@ -85,9 +85,9 @@ def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, w
           refreshed: list | None = None) -> bool:
     """`figures["dram_bytes"]` from the wave model where the waves and the L2 are known (the blocks
     in step from the active `warps` per SM where known, else the slots): filled in where missing
-    (True), or where the file recorded an older model's figure (more than REFRESH_TOLERANCE away)
-    replaced, and where further than REFRESH_NOTED from it, counted in `refreshed` (the kernel, the
-    recorded and today's bytes) rather than returned. The DRAM bytes are the tool's model, not a
+    (True), or where the file recorded another (an older model's) replaced, and where that was
+    further than REFRESH_NOTED from today's, counted in `refreshed` (the kernel, the recorded and
+    today's bytes) rather than returned. The DRAM bytes are the tool's model, not a
     measurement: a file is read with today's, as `show` reads it with today's verdicts."""
     if l2 is None or not isinstance(waves, dict) or type(waves.get("block_slots")) is not int \
             or waves["block_slots"] < 1:

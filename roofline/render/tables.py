@@ -376,10 +376,10 @@ def energy_rows(energy) -> list[tuple[str, str]]:
     return rows
 
 
-
 def _measured_dram(dev) -> str:
     """'4,283 GB/s', or what a device record without a measured DRAM rate says instead."""
     return f"{dev.measured_dram_gbps:,.0f} GB/s" if dev.measured_dram_gbps is not None else "DRAM not measured"
+
 
 def run_tables(doc: Results, width: int = 200) -> list[Table]:
     """The run summary: one row per kernel plus cuBLAS. Columns: median ms, GFLOP/s, % of cuBLAS,
