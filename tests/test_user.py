@@ -122,6 +122,14 @@ def test_the_model_reads_a_warp_along_x_so_broadcasts_are_served_once():
     assert load(Path(TILED_F4)).warp_layout == (2, 16)
     # a block whose x counts the rows of thread tiles (8 x 32 threads over 32 x 128 in 4 x 4): down the rows
     assert load(Path(TILED_F4), {"block": "8,32", "tile": "32x128x16"}).warp_layout == (8, 4)
+    # a committed file that recorded no served bytes for it is read with them, and says so
+    from roofline import api
+
+    doc = api.read(Path(__file__).resolve().parent.parent / "plots" / "user-kernel-h200.json")
+    mine = next(k for k in doc.kernels if k.name == "tiled_f4")
+    assert mine.model.smem_served_bytes == pytest.approx(load(Path(TILED_F4)).figures(p).smem_served_bytes)
+    assert mine.model.smem_served_bytes / 1e9 == pytest.approx(47.24, abs=0.01)
+    assert any("shared-memory bytes served of tiled_f4, which the file did not record" in n for n in doc._read_notes)
 
 
 def test_header_errors_name_the_line(tmp_path):

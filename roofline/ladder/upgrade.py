@@ -23,9 +23,11 @@ from ..errors import UsageError
 from ..model.precision import BY_FILE_DTYPE
 from ..model.dram import blocks_in_step, usable_l2_bytes
 from ..model.problem import Problem
+from ..model.traffic import TrafficModel
 from ..model.waves import waves_of
 from ..results.store import REFRESHED
 from . import families
+from .user import warp_layout_of
 
 
 def fill(doc: dict) -> list[str]:
@@ -51,8 +53,33 @@ def fill(doc: dict) -> list[str]:
         shown = ", ".join(f"{name} {old / 1e9:,.3g} -> {new / 1e9:,.3g} GB" for name, (old, new) in
                           sorted(by_kernel.items(), key=lambda kv: -abs(kv[1][1] / kv[1][0] - 1))[:3])
         more = f" and {len(by_kernel) - 3} more" if len(by_kernel) > 3 else ""
-        filled.append(f"{REFRESHED} of {len(by_kernel)} kernel(s), recorded by an older model ({shown}{more}),")
+        filled.append(f"{REFRESHED}DRAM bytes of {len(by_kernel)} kernel(s), recorded by an older model "
+                      f"({shown}{more}),")
+    served = [k.get("name") for k in kernels if isinstance(k, dict) and problem is not None and _served(k, problem)]
+    if served:
+        filled.append(f"{REFRESHED}shared-memory bytes served of {', '.join(map(str, served))}, which the file "
+                      "did not record,")
     return filled
+
+
+def _served(k: dict, p: Problem) -> bool:
+    """A user's kernel's `model.smem_served_bytes`, where the file recorded none and its tiles are
+    known: a warp's reads of one address served once (`user.warp_layout_of`, its threads along a row
+    of thread tiles: the file keeps no block shape), as `roofline kernels` reads it today."""
+    model, params = k.get("model"), k.get("params")
+    if k.get("tile_source") != "user" or not isinstance(model, dict) or model.get("smem_served_bytes") is not None \
+            or not isinstance(params, dict):
+        return False
+    tiles = [params.get(x) for x in ("BM", "BN", "TM", "TN")]
+    if not all(type(t) is int and t > 0 for t in tiles):
+        return False
+    warp = warp_layout_of((tiles[0], tiles[1]), (tiles[2], tiles[3]))
+    if warp is None:
+        return False
+    served = TrafficModel(block_tile=(tiles[0], tiles[1]), thread_tile=(tiles[2], tiles[3]),
+                          warp_layout=warp).figures(p).smem_served_bytes
+    model["smem_served_bytes"] = served
+    return served is not None
 
 
 def _problem(record) -> Problem | None:

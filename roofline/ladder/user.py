@@ -69,6 +69,23 @@ def read_header(text: str, where: str = "source", declared: list[Declaration] | 
     return found
 
 
+def warp_layout_of(block_tile: tuple[int, int], thread_tile: tuple[int, int],
+                   block_x: int | None = None) -> tuple[int, int] | None:
+    """The thread tiles (rows, cols) one warp of a user's kernel covers (`UserKernel.warp_layout`):
+    32 consecutive threads along the block's x, which walks along a row of BN/TN thread tiles
+    unless `block_x` is the tile's BM/TM rows of them (and not also its columns); `block_x` None
+    (a record that kept only the threads per block) reads it along a row. None where a row of
+    thread tiles is not a whole part of a warp or a whole number of warps."""
+    (bm, bn), (tm, tn) = block_tile, thread_tile
+    rows, cols = bm // tm, bn // tn
+    down = block_x == rows and block_x != cols  # x walks down the rows of thread tiles
+    along = rows if down else cols
+    if along < 1 or (32 % along and along % 32):
+        return None
+    walk = min(32, along)
+    return (walk, 32 // walk) if down else (32 // walk, walk)
+
+
 @dataclass(frozen=True)
 class UserKernel:
     """A user's kernel (see the module docstring): `path` is the absolute file, `entry` what NVRTC
@@ -179,14 +196,7 @@ class UserKernel:
         thread tile, or where a row of thread tiles is not a whole part of a warp."""
         if self.tile is None or self.thread_tile is None:
             return None
-        (bm, bn, _), (tm, tn) = self.tile, self.thread_tile
-        rows, cols = bm // tm, bn // tn
-        x = self.block[0]
-        along = rows if x == rows and x != cols else cols  # thread tiles x walks through
-        if along < 1 or (32 % along and along % 32):
-            return None
-        walk = min(32, along)
-        return (walk, 32 // walk) if along == rows and along != cols else (32 // walk, walk)
+        return warp_layout_of(self.tile[:2], self.thread_tile, self.block[0])
 
     def figures(self, problem: Problem) -> ModelFigures | None:
         """The model's figures for `problem`; None without `tile` ("no model")."""
