@@ -52,6 +52,8 @@ def kernel_record(r: KernelRun, reference: Timing, problem: Problem, device: Dev
         in_step = blocks_in_step(waves.block_slots, waves.sms, c.occupancy.active_warps_per_sm)
         figures = traffic.with_dram(figures, problem, in_step, device.usable_l2_bytes)
     user = isinstance(r.spec, UserKernel)
+    if user and figures is not None and c is not None and not c.static_smem_bytes and not c.dynamic_smem_bytes:
+        figures = figures.without_smem()  # declared tiles, but no shared memory in the compiled kernel
     ragged = None
     if r.ragged is not None:
         rv = r.ragged.verification

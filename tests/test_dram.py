@@ -137,15 +137,15 @@ def test_a_file_is_read_with_todays_dram_model_and_says_so_where_it_recorded_an_
     for name, gb in (("naive", 8.53), ("register_strip", 2.25)):
         assert by[name].model.dram_bytes / 1e9 == pytest.approx(gb, abs=0.005)
         assert by[name].model.dram_bytes == pytest.approx(_remodelled(doc, by[name]))
-    note = next(n for n in doc._read_notes if "worked out by today's model" in n)
-    assert "of 14 kernel(s), recorded by an older model" in note and "naive 4.33 -> 8.53 GB" in note
+    note = next(n for n in doc._read_notes if "today's model gives the DRAM bytes" in n)
+    assert "of 14 kernel(s) an older model recorded" in note and "naive 4.33 -> 8.53 GB" in note
     # a figure today's model moves by under 2 % is replaced without a word (wgmma_ws at 8192^3: 1.76 -> 1.75 GB)
     bf16 = api.read(PLOTS / "counters-h200-bf16-8192.json")
-    assert not any("worked out by today" in n for n in bf16._read_notes)
+    assert not any("today's model" in n for n in bf16._read_notes)
     ws = next(k for k in bf16.kernels if k.name == "wgmma_ws")
     assert ws.model.dram_bytes == pytest.approx(_remodelled(bf16, ws))
     # a file that recorded today's figures reads without the note
-    assert not any("worked out by today" in n for n in api.read(PLOTS / "counters-h100-fp32-4096.json")._read_notes)
+    assert not any("today's model" in n for n in api.read(PLOTS / "counters-h100-fp32-4096.json")._read_notes)
 
 
 @pytest.mark.parametrize("name", ["results-h200.json", "counters-h200-bf16.json"])

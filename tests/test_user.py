@@ -129,7 +129,8 @@ def test_the_model_reads_a_warp_along_x_so_broadcasts_are_served_once():
     mine = next(k for k in doc.kernels if k.name == "tiled_f4")
     assert mine.model.smem_served_bytes == pytest.approx(load(Path(TILED_F4)).figures(p).smem_served_bytes)
     assert mine.model.smem_served_bytes / 1e9 == pytest.approx(47.24, abs=0.01)
-    assert any("shared-memory bytes served of tiled_f4, which the file did not record" in n for n in doc._read_notes)
+    assert any("today's model gives the shared-memory bytes served of tiled_f4, which the file did not record" in n
+               for n in doc._read_notes)
 
 
 def test_header_errors_name_the_line(tmp_path):
@@ -493,3 +494,26 @@ def test_reads_c_is_declared_on_the_command_line_too(tmp_path):
     from roofline.commands import gemm
     assert gemm.declared(["reads-c=yes"])["reads-c"] == "yes"
     assert load(f, gemm.declared(["reads-c=yes"])).reads_c
+
+
+def test_declared_tiles_without_shared_memory_give_no_smem_level_and_no_ceiling_above_its_roof():
+    # the public ladder's naive and coalescing kernels, declared 'tile: 1x1x1' and compiled with no
+    # shared memory: recorded with an SMEM level from the declaration (549.8 GB of requests), read with
+    # none; and no modelled rate past a level's theoretical roof raises its ceiling (public_coalesce's
+    # 549.8 GB of GMEM requests in 22.06 ms would be 24,920 GB/s at the L2, whose roof is 15,354)
+    from roofline import api
+
+    doc = api.read(Path(__file__).resolve().parent.parent / "plots" / "public-ladder-h200-4096.json")
+    by = {k.name: k for k in doc.kernels}
+    for name in ("public_naive", "public_coalesce"):
+        assert by[name].static_smem_bytes == 0 and by[name].model.smem_bytes is None
+        assert by[name].model.smem_served_bytes is None
+    assert any("has no shared-memory level for public_coalesce, public_naive" in n for n in doc._read_notes)
+    assert by["public_smem"].model.smem_bytes is not None  # a kernel that stages its tiles keeps its level
+    theory = doc.device.roofs
+    for level in ("L2", "SMEM", "DRAM"):
+        used = doc.roofs.roof(level, True)
+        assert used.value <= theory.roof(level, False).value * (1 + 1e-9), level
+    assert all(b.seen <= theory.roof(b.level, False).value or b.counted for b in doc.beaten)
+    v = doc.verdict(by["public_coalesce"])  # its modelled L2 bytes are more than the L2 moved: said so
+    assert v.times_floor < 1 and v.binding.level == "L2" and not v.binding.counted

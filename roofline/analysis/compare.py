@@ -595,7 +595,8 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     bytesless = sum(1 for d in deltas if not d.levels)
     if bytesless:
         notes.append(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "
-                     "them (Nsight Compute: roofline run --profile, or a profile) or both hold the model's")
+                     "them (Nsight Compute: roofline run --profile, or a profile) or neither did (the model's on both sides), "
+                     "never counted bytes against modelled ones")
     if not profile:  # a kernel of one name at another tile (or another version of it) in each file
         templates = [(b.name, records[0][b.name].template, records[1][a.name].template) for b, a, _ in pairs]
         changed = [f"{name} ({tb} -> {ta})" for name, tb, ta in templates if tb and ta and tb != ta]

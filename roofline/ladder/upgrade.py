@@ -53,13 +53,30 @@ def fill(doc: dict) -> list[str]:
         shown = ", ".join(f"{name} {old / 1e9:,.3g} -> {new / 1e9:,.3g} GB" for name, (old, new) in
                           sorted(by_kernel.items(), key=lambda kv: -abs(kv[1][1] / kv[1][0] - 1))[:3])
         more = f" and {len(by_kernel) - 3} more" if len(by_kernel) > 3 else ""
-        filled.append(f"{REFRESHED}DRAM bytes of {len(by_kernel)} kernel(s), recorded by an older model "
-                      f"({shown}{more}),")
+        filled.append(f"{REFRESHED}gives the DRAM bytes of {len(by_kernel)} kernel(s) an older model recorded "
+                      f"({shown}{more})")
+    unstaged = [k.get("name") for k in kernels if isinstance(k, dict) and _no_smem(k)]
+    if unstaged:
+        filled.append(f"{REFRESHED}has no shared-memory level for {', '.join(map(str, unstaged))}, whose compiled "
+                      "code holds no shared memory")
     served = [k.get("name") for k in kernels if isinstance(k, dict) and problem is not None and _served(k, problem)]
     if served:
-        filled.append(f"{REFRESHED}shared-memory bytes served of {', '.join(map(str, served))}, which the file "
-                      "did not record,")
+        filled.append(f"{REFRESHED}gives the shared-memory bytes served of {', '.join(map(str, served))}, which "
+                      "the file did not record")
     return filled
+
+
+def _no_smem(k: dict) -> bool:
+    """A user's kernel recorded with SMEM figures from its declared tiles although its compiled code
+    holds no shared memory (0 bytes static and dynamic): the figures dropped, as a run today
+    records them (`ModelFigures.without_smem`)."""
+    model = k.get("model")
+    if k.get("tile_source") != "user" or not isinstance(model, dict) or model.get("smem_bytes") is None:
+        return False
+    if k.get("static_smem_bytes") != 0 or k.get("dynamic_smem_bytes") not in (0, None):
+        return False
+    model.update(smem_accesses_per_result=None, smem_bytes=None, smem_served_bytes=None)
+    return True
 
 
 def _served(k: dict, p: Problem) -> bool:
@@ -68,7 +85,7 @@ def _served(k: dict, p: Problem) -> bool:
     of thread tiles: the file keeps no block shape), as `roofline kernels` reads it today."""
     model, params = k.get("model"), k.get("params")
     if k.get("tile_source") != "user" or not isinstance(model, dict) or model.get("smem_served_bytes") is not None \
-            or not isinstance(params, dict):
+            or model.get("smem_bytes") is None or not isinstance(params, dict):  # no SMEM level: nothing served
         return False
     tiles = [params.get(x) for x in ("BM", "BN", "TM", "TN")]
     if not all(type(t) is int and t > 0 for t in tiles):

@@ -350,7 +350,9 @@ def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tup
     that changed. A compute ceiling below a seen rate is raised to it: a rate measured on this
     card in this precision is a lower bound on its roof. A memory ceiling below one gives way to
     the theoretical roof of its level (to the seen rate where there is none): the measurement was
-    low, and the rate says only that the level sustains at least that much. Example: the H200's
+    low, and the rate says only that the level sustains at least that much. A rate past the
+    theoretical roof raises nothing above it: modelled bytes the level did not all move (a cache
+    nearer the SMs served some), which the verdict then says. Example: the H200's
     BF16 tensor ceiling measured from cuBLAS FP16 at 753,834 GFLOP/s, with cuBLAS BF16 at 771,020
     in the same run, reads 771,020."""
     changed, measured, compute = [], {}, dict(roofs.measured_compute)
@@ -358,10 +360,11 @@ def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tup
         roof = roofs.roof(level, True)
         if roof is None or not roof.measured or rate <= roof.value:
             continue
-        if roof.level in ROOF_OF_LEVEL.values():
-            theory = roofs.roof(roof.level, False)
-            used = theory.value if theory is not None and not theory.measured and theory.value > rate else rate
-            measured[roof.level] = None if used != rate else rate
+        if roof.level in ROOF_OF_LEVEL.values():  # never above the level's theoretical roof: a rate past
+            theory = roofs.roof(roof.level, False)  # it comes from bytes the level did not all move
+            has_theory = theory is not None and not theory.measured
+            used = theory.value if has_theory else rate
+            measured[roof.level] = None if has_theory else rate
         else:
             used = rate
             if roof.level == "FP32":

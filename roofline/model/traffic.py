@@ -90,6 +90,11 @@ class ModelFigures:
     l1_bytes: Amount | None = None  # sectors of a warp's global loads, for kernels without an SMEM level
     dram_bytes: Amount | None = None  # what DRAM serves: compulsory bytes and the L2's misses (`dram`)
 
+    def without_smem(self) -> "ModelFigures":
+        """These figures with no shared-memory level: for a kernel whose compiled code holds no shared
+        memory at all (0 bytes static and dynamic), whatever tiles were declared for it."""
+        return replace(self, smem_accesses_per_result=None, smem_bytes=None, smem_served_bytes=None)
+
 
 @dataclass(frozen=True)
 class TrafficModel:

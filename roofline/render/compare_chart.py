@@ -7,6 +7,8 @@ or the files below."""
 
 from __future__ import annotations
 
+import textwrap
+
 from pathlib import Path
 
 from ..errors import UsageError
@@ -20,6 +22,7 @@ NARROW_TICKS = (0.8, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.25)  # for moves o
 MOVE_COLORS = {"faster": "tab:green", "slower": "tab:red", "closer": "tab:green", "further": "tab:red",
                "noise": "0.6", "not measured": "0.6"}
 TOP = 25  # a profile's kernels drawn, by the longer of their two times
+NOTE_WIDTH = 150  # characters of a note line under the chart (8 pt over the figure's width)
 
 
 def draw_moves(cmp: WorkComparison, out: Path, before_name: str = "before", after_name: str = "after") -> Path:
@@ -113,10 +116,10 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
     if not across:
         handles.append(Patch(color="0.88", label="noise band"))
     ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=False)
-    lines = [text(n) for n in cmp.notes]
+    lines = [part for n in cmp.notes for part in textwrap.wrap(text(n), NOTE_WIDTH, subsequent_indent="  ")]
     for which, labels in (("gone", cmp.gone), ("new", cmp.new)):
         if labels:
-            lines.append(f"{which}, not drawn ({len(labels)}): " + text(middle_cut(", ".join(labels), 150)))
+            lines.append(f"{which}, not drawn ({len(labels)}): " + text(middle_cut(", ".join(labels), NOTE_WIDTH)))
     if lines:
         fig.text(0.01, 0.005, "\n".join(lines), fontsize=8, ha="left", va="bottom", color="0.3")
     fig.tight_layout(rect=(0, 0.02 + 0.03 * len(lines), 1, 1))

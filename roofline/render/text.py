@@ -413,7 +413,8 @@ def dram_note(doc) -> str | None:
     why = ("the file records no L2 size (written before roofline recorded it)" if not doc.device.l2_bytes
            else "no kernel family of that name or its blocks per SM are not recorded")
     return (f"no DRAM bytes modelled for {', '.join(lacking[:3])}{' and others' if len(lacking) > 3 else ''}: {why}; "
-            "their verdicts have no DRAM floor (roofline run --profile counts DRAM)")
+            f"{'their verdicts have' if len(lacking) > 1 else 'its verdict has'} no DRAM floor "
+            "(roofline run --profile counts DRAM)")
 
 
 def ceiling_lines(doc) -> list[str]:

@@ -381,14 +381,16 @@ class Results(_Document):
         precision, at every size of a sweep; each kernel's bytes per level over its time, counted
         where Nsight Compute counted them, else the model's request counts (GMEM at the L2, SMEM,
         L1), which match the counters to a few percent. Not the model's DRAM bytes, an estimate,
-        nor the GMEM requests of a kernel whose L1 serves them (`roofs.verdict`'s 'L1')."""
+        nor the GMEM requests of a kernel whose L1 serves them (`roofs.verdict`'s 'L1'), nor modelled
+        bytes that would have moved faster than their level's theoretical roof (a cache nearer the
+        SMs served some: the model overcounts there, the ceiling is not shown low)."""
         best: dict[str, tuple[float, str, bool]] = {}
 
         def see(level: str, rate: float | None, by: str, counted: bool = False) -> None:
             if rate and (level not in best or rate > best[level][0]):
                 best[level] = (rate, by, counted)
 
-        level = self.compute_level
+        level, theoretical = self.compute_level, self.device.roofs
         points = [(self.reference, self.kernels)] + [(p.reference, p.kernels) for p in self.sweep or []]
         for reference, kernels in points:
             see(level, reference.gflops, "cuBLAS")
@@ -401,7 +403,11 @@ class Results(_Document):
                     if not b.counted and (b.level == "DRAM" or (b.level == "L2" and k.model.l1_bytes)):
                         continue
                     share = 1.0 if b.level in SHARED_LEVELS else busy  # the chip's L2 and DRAM, as their floors
-                    see(ROOF_OF_LEVEL[b.level], b.nbytes / (k.time_ms * 1e6 * share), k.name, b.counted)
+                    rate, roof = b.nbytes / (k.time_ms * 1e6 * share), ROOF_OF_LEVEL[b.level]
+                    theory = theoretical.roof(roof, False)
+                    if not b.counted and theory is not None and rate > theory.value:
+                        continue  # modelled bytes past the level's roof: a cache served some, no rate seen
+                    see(roof, rate, k.name, b.counted)
         return best
 
     def verdict(self, k: KernelRecord, measured: bool = True) -> Verdict:

@@ -85,7 +85,7 @@ Upgrade = Callable[[dict], list[str]]
 # How an Upgrade's answer begins where it replaced figures an older model recorded, or filled ones the
 # file never recorded that change its reading (a schema 4 file is read with today's model, and its
 # reading says so).
-REFRESHED = "the model's "
+REFRESHED = "today's model "
 
 
 def field_path(loc: tuple) -> str:
@@ -164,7 +164,7 @@ def parse(doc, source: str = "results", profile: bool = False,
             doc = json.loads(json.dumps(doc))
             again = [f for f in upgrade(doc) if f.startswith(REFRESHED)]
             if again:  # an older model's figures replaced: said, since the file itself holds others
-                notes.append(f"{source}: {' and '.join(again)} worked out by today's model (docs/model.md)")
+                notes.append(f"{source}: {'; '.join(again)} (docs/model.md)")
     if schema < SCHEMA:
         doc = migrate(doc, source)
         filled = upgrade(doc) if upgrade is not None else []
