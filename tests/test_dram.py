@@ -257,3 +257,18 @@ def test_a_memory_bound_verdict_gives_its_flop_per_byte_against_the_ridge():
     assert reuse_phrase(v) in verdict_sentence("wgmma_tma", v, None)
     ws = doc.verdict(next(k for k in doc.kernels if k.name == "wgmma_ws"))
     assert ws.binding.level == "BF16 tensor" and reuse_phrase(ws) == ""  # compute-bound: nothing to say
+
+
+def test_a_smem_bound_verdict_names_the_bank_conflicts_counted():
+    # mma_sync (32-bit fragment loads, 4-way conflicts) on the H100: 1.217 G conflicts over 68.72 GB of
+    # shared-memory bytes, 537 M passes of 128 bytes, 2.27 further passes each; mma_ldmatrix's 8 M
+    # (0.015 a pass) are not worth a word
+    from roofline.render.text import conflicts_phrase
+
+    doc = api.read(PLOTS / "counters-h100-bf16-8192.json")
+    sync, ldm = (next(k for k in doc.kernels if k.name == n) for n in ("mma_sync", "mma_ldmatrix"))
+    per_pass = sync.counted.bank_conflicts / (sync.counted.smem_bytes / 128)
+    assert per_pass == pytest.approx(2.27, abs=0.005)
+    assert conflicts_phrase(doc.verdict(sync), sync.counted).startswith(
+        "; 1.22 G bank conflicts counted, 2.27 per 128-byte pass its bytes need")
+    assert conflicts_phrase(doc.verdict(ldm), ldm.counted) == ""

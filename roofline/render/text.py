@@ -162,12 +162,32 @@ def counters_phrase(counted: Verdict, model_only: Verdict, figures, found) -> st
             "bytes, which are what moved")
 
 
+WAVEFRONT_BYTES = 128  # what one pass through the 32 banks of 4 bytes serves (CUDA programming guide)
+CONFLICTS_SAID = 0.5  # bank conflicts per conflict-free pass from which a SMEM-bound verdict names them
+
+
+def conflicts_phrase(v: Verdict, found) -> str:
+    """For a kernel shared memory binds, the bank conflicts Nsight Compute counted (`found`, a
+    `traffic.CountedTraffic`), where there are at least CONFLICTS_SAID per pass its bytes need:
+    '; 1.22 G bank conflicts counted, 2.27 per 128-byte pass its bytes need: each a further pass
+    that the bytes do not show, and the first thing to remove'. '' otherwise."""
+    b = v.binding
+    if b is None or b.level != "SMEM" or found is None or not found.bank_conflicts or not found.smem_bytes:
+        return ""
+    per_pass = found.bank_conflicts / (found.smem_bytes / WAVEFRONT_BYTES)
+    if per_pass < CONFLICTS_SAID:
+        return ""
+    return (f"; {found.bank_conflicts / 1e9:,.3g} G bank conflicts counted, {per_pass:.2f} per {WAVEFRONT_BYTES}-byte "
+            "pass its bytes need: each a further pass that the bytes do not show, and the first thing to remove")
+
+
 def kernel_counters_phrase(doc, k, v: Verdict) -> str:
-    """`counters_phrase` of kernel `k` of run `doc` (`results.schema.Results`), read as `v`: '' for a
-    kernel without counts or without a model. The line `show` and the HTML report both give."""
+    """`counters_phrase` of kernel `k` of run `doc` (`results.schema.Results`), read as `v`, and its
+    bank conflicts where shared memory binds (`conflicts_phrase`): '' for a kernel without counts
+    or without a model. The line `show` and the HTML report both give."""
     if k.counted is None or k.model is None:
         return ""
-    return counters_phrase(v, doc.model_verdict(k), k.model, k.counted)
+    return counters_phrase(v, doc.model_verdict(k), k.model, k.counted) + conflicts_phrase(v, k.counted)
 
 
 def compute_phrase(v: Verdict, level: str) -> str:
