@@ -23,11 +23,10 @@ from ..errors import UsageError
 from ..model.precision import BY_FILE_DTYPE
 from ..model.dram import blocks_in_step, usable_l2_bytes
 from ..model.problem import Problem
-from ..model.traffic import TrafficModel
 from ..model.waves import waves_of
 from ..results.store import REFRESHED
 from . import families
-from .user import warp_layout_of
+from .user import traffic_model_of
 
 
 def fill(doc: dict) -> list[str]:
@@ -81,7 +80,7 @@ def _no_smem(k: dict) -> bool:
 
 def _served(k: dict, p: Problem) -> bool:
     """A user's kernel's `model.smem_served_bytes`, where the file recorded none and its tiles are
-    known: a warp's reads of one address served once (`user.warp_layout_of`, its threads along a row
+    known: a warp's reads of one address served once (`user.traffic_model_of`, its threads along a row
     of thread tiles: the file keeps no block shape), as `roofline kernels` reads it today."""
     model, params = k.get("model"), k.get("params")
     if k.get("tile_source") != "user" or not isinstance(model, dict) or model.get("smem_served_bytes") is not None \
@@ -90,11 +89,10 @@ def _served(k: dict, p: Problem) -> bool:
     tiles = [params.get(x) for x in ("BM", "BN", "TM", "TN")]
     if not all(type(t) is int and t > 0 for t in tiles):
         return False
-    warp = warp_layout_of((tiles[0], tiles[1]), (tiles[2], tiles[3]))
-    if warp is None:
+    traffic = traffic_model_of((tiles[0], tiles[1]), (tiles[2], tiles[3]))
+    if traffic.warp_layout is None:
         return False
-    served = TrafficModel(block_tile=(tiles[0], tiles[1]), thread_tile=(tiles[2], tiles[3]),
-                          warp_layout=warp).figures(p).smem_served_bytes
+    served = traffic.figures(p).smem_served_bytes
     model["smem_served_bytes"] = served
     return served is not None
 

@@ -86,6 +86,15 @@ def warp_layout_of(block_tile: tuple[int, int], thread_tile: tuple[int, int],
     return (walk, 32 // walk) if down else (32 // walk, walk)
 
 
+def traffic_model_of(block_tile: tuple[int, int], thread_tile: tuple[int, int] | None,
+                     block_x: int | None = None) -> TrafficModel:
+    """The traffic model of a user's kernel declared with `block_tile` (BM, BN) and `thread_tile`
+    (TM, TN; None: no shared-memory level), its warps read along the block's x
+    (`warp_layout_of`, `block_x` None where unknown)."""
+    warp = warp_layout_of(block_tile, thread_tile, block_x) if thread_tile is not None else None
+    return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp)
+
+
 @dataclass(frozen=True)
 class UserKernel:
     """A user's kernel (see the module docstring): `path` is the absolute file, `entry` what NVRTC
@@ -184,7 +193,7 @@ class UserKernel:
         without `tile`."""
         if self.tile is None:
             return None
-        return TrafficModel(block_tile=self.tile[:2], thread_tile=self.thread_tile, warp_layout=self.warp_layout)
+        return traffic_model_of(self.tile[:2], self.thread_tile, self.block[0])
 
     @property
     def warp_layout(self) -> tuple[int, int] | None:
