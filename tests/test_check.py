@@ -121,14 +121,25 @@ def test_across_gpus_a_measured_roof_on_one_side_does_not_read_as_a_slowdown():
     assert any("theoretical" in n for n in result.comparison.notes)
 
 
-def test_runs_of_different_problems_are_refused_without_offering_a_force_the_gate_lacks():
-    r = gate(PLOTS / "sweep-h200.json", PLOTS / "results-h200.json")
+def test_runs_of_different_problems_are_refused_without_offering_a_force_the_gate_lacks(tmp_path):
+    other = tmp_path / "results-3000.json"
+    other.write_text(json.dumps(make_doc(n=3000)))
+    r = gate(PLOTS / "sweep-h200.json", other)
     assert r.exit_code == 2 and "--across-sizes" not in r.stderr and "--force" not in r.stderr
-    assert r.stderr.strip() == ("roofline: error: the baseline solves 4096x4096x4096 and the new file "
+    assert r.stderr.strip() == ("roofline: error: the baseline solves 3000x3000x3000 and the new file "
                                 "8192x8192x8192: a change of problem is no slowdown; check against a baseline "
                                 "of the same problem")
 
 
+def test_a_sweep_is_gated_at_the_size_the_baseline_holds():
+    # the FP32 sweep (128^3 to 8192^3) against the 4096^3 run, both on the H200: read at 4096^3
+    r = gate(PLOTS / "sweep-h200.json", PLOTS / "results-h200.json", "--json")
+    assert r.exit_code in (0, 1), r.output
+    doc = json.loads(r.stdout)
+    assert any(n.startswith("the second file holds a size sweep: compared at 4096x4096x4096") for n in doc["notes"])
+    naive = next(k for k in doc["kernels"] if k["kernel"] == "naive")
+    # the sweep's time at 4096^3: 2 * 4096^3 FLOP at its 498.64 GFLOP/s there = 275.63 ms
+    assert naive["time_ms"][1] == pytest.approx(2 * 4096**3 / 498.6447e6, rel=1e-5) and not naive["failed"]
 def test_a_slower_step_fails_though_every_matched_kernel_held():
     # AdamW's fused kernel replaced by its 14 foreach kernels: every kernel both steps share reads as
     # noise, the 14 are new (not gated), and the step is 10.522 / 9.894 - 1 = +6.3 % slower.

@@ -2,6 +2,8 @@
 each kernel's change (speedup, registers, the two-roof reading and the move toward it), the
 reference, the kernels in both files not timed in both, and the tables and chart that show them."""
 
+from pathlib import Path
+
 import pytest
 from conftest import make_doc, set_rate
 
@@ -9,6 +11,8 @@ from roofline.analysis.compare import Delta, Untimed, compare_work
 from roofline.errors import UsageError
 from roofline.render.changes import change_tables
 from roofline.results import store
+
+PLOTS = Path(__file__).resolve().parent.parent / "plots"
 
 
 def test_a_faster_run_kernel_moves_closer_to_its_floor_and_the_chart_shows_the_reference(tmp_path):
@@ -35,6 +39,24 @@ def test_runs_of_different_problems_are_refused_unless_forced():
     cmp = compare_work(before, small, force=True)
     assert cmp.notes[0].startswith("different problems") and cmp.problems == (before.problem.problem,
                                                                               small.problem.problem)
+
+
+def test_a_sweep_compares_with_a_run_at_the_size_they_share():
+    # the committed BF16 sweep (2048, 4096, 8192 cubed) against its 4096^3 counters run on the same
+    # H200: read at 4096^3, where the sweep keeps mma_sync's rate, 78,668 GFLOP/s, so its time is
+    # 2 * 4096^3 / 78,668e6 = 1.747 ms, and cuBLAS's 752,909 GFLOP/s (0.1825 ms)
+    sweep = store.load(PLOTS / "results-h200-bf16.json")
+    run = store.load(PLOTS / "counters-h200-bf16.json")
+    cmp = compare_work(sweep, run)
+    assert cmp.problems == (run.problem.problem, run.problem.problem)
+    mma = next(d for d in cmp.kernels if d.label == "mma_sync")
+    assert mma.before_ms == pytest.approx(1.7471, abs=1e-4) and mma.after_ms == pytest.approx(1.742, abs=1e-3)
+    assert cmp.notes[0].startswith("the first file holds a size sweep: compared at 4096x4096x4096 bf16, one of its "
+                                   "sizes")
+    assert cmp.reference_speedup == pytest.approx(0.1825 / run.reference.time_ms, rel=1e-3)
+    # a size the sweep does not hold is still a different problem
+    with pytest.raises(UsageError, match="different problems"):
+        compare_work(store.load(PLOTS / "sweep-h200.json"), store.parse(make_doc(n=3000)))
 
 
 def test_a_kernel_failed_in_one_run_is_in_both_untimed_gone_and_in_the_run_table():

@@ -17,6 +17,7 @@ from ..errors import UsageError
 from .compare import Delta, WorkComparison, compare_work
 from ..results.profile import ProfileResults
 from ..results.schema import Results
+from ..results.sweep_point import holds, sizes
 
 DEFAULT_MAX_DROP = 0.05
 
@@ -89,10 +90,13 @@ class Check:
 def check(new: Results | ProfileResults, baseline: Results | ProfileResults, max_drop: float = DEFAULT_MAX_DROP) -> Check:
     """`new` against `baseline`: a matched kernel fails when its slowdown exceeds both `max_drop`
     and its noise (`Delta.noise`: the runs' spread, or a profile's fixed 2 %). Raises UsageError
-    as `compare_work` does (a profile against a run, runs of different problems, nothing matched)."""
+    as `compare_work` does (a profile against a run, runs of different problems, where neither is a
+    sweep holding the other's size, nothing matched)."""
     if not new.kernels_are_a_step and not baseline.kernels_are_a_step:  # two runs, each solving one problem
         pb, pn = baseline.problem.problem, new.problem.problem
-        if pb != pn:  # compare's message offers --force, which the gate has not: a time is no slowdown there
+        # compare's message offers --force, which the gate has not: a time is no slowdown there; a
+        # size sweep is read at the size the other file holds (`compare._at_common_size`)
+        if not any(holds(baseline, p) for p in sizes(new)):
             raise UsageError(f"the baseline solves {pb.text()} and the new file {pn.text()}: a change of problem "
                              "is no slowdown; check against a baseline of the same problem")
     cmp = compare_work(baseline, new)

@@ -28,6 +28,7 @@ from ..model.timing import Pairing, paired
 from ..model.units import gflops
 from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
+from ..results.sweep_point import at_size, holds, sizes
 from .work import KernelWork, Workload, workload
 
 NOISE = 0.02  # a profile's time change under 2 % is called noise (docs/compare.md says why)
@@ -544,10 +545,30 @@ def _notes(before: Results, after: Results, different_problems: bool) -> list[st
     return notes
 
 
+def _at_common_size(before: Results, after: Results) -> tuple[Results, Results, list[str]]:
+    """Two runs of different problems read at one size where a file's size sweep holds the other's
+    problem (two sweeps: the largest size both hold), each file at that size (`sweep_point.at_size`),
+    with a note for each file read at a size other than its largest. Files of one problem, or that
+    share no size, come back as they are."""
+    if before.problem.problem == after.problem.problem:
+        return before, after, []
+    common = [p for p in sizes(after) if holds(before, p)]
+    if not common:
+        return before, after, []
+    size = max(common, key=lambda p: (p.flops, p.m, p.n))
+    notes = [f"the {which} file holds a size sweep: compared at {size.text()}, one of its sizes, where it keeps "
+             "each kernel's time but no timing samples or counters" for which, doc in (("first", before), ("second", after))
+             if doc.problem.problem != size]
+    return at_size(before, size), at_size(after, size), notes
+
+
 def compare_work(before: Results | ProfileResults, after: Results | ProfileResults, force: bool = False) -> WorkComparison:
     """Any two results files of one kind, kernel by kernel. Raises UsageError for a profile
     against a run file, for runs of different problems (unless `force`: times are then compared as
     they are, per launch), or when no kernel matches."""
+    sized = []
+    if isinstance(before, Results) and isinstance(after, Results):
+        before, after, sized = _at_common_size(before, after)
     # across GPU models each file is read against its GPU's theoretical roofs: a measured roof on
     # one side only (or a different set of them) would move every fraction by the measured/theoretical gap
     across = before.device.name != after.device.name
@@ -571,7 +592,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if not profile:
         deltas = [replace(d, vs_reference=_pairings(before, after, records[0][b.name], records[1][a.name]))
                   for d, (b, a, _) in zip(deltas, pairs)]
-    notes = [] if profile else _notes(before, after, pb != pa)
+    notes = [] if profile else sized + _notes(before, after, pb != pa)
     if profile:
         notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "
                      f"{NOISE_US:g} us per launch, is called noise")
