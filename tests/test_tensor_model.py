@@ -41,8 +41,10 @@ def test_problems_carry_their_precision():
     # mma_pipeline: 128 x 256 blocks, 64 x 64 warp tiles: GMEM 2 B * 4096^3 * (1/128 + 1/256) = 1.611 GB
     # (AI 85.3); SMEM 2 B * 4096^3 * (1/64 + 1/64 + 1/128 + 1/256) = 5.906 GB.
     ("mma_pipeline", "bf16", 1.610612736, 85.333, 5.905580032),
-    # wgmma_tma: one warpgroup, two m64n128 per k step: operand tile 64 x 128 in 128 x 128 blocks.
-    ("wgmma_tma", "bf16", 2.147483648, 64.0, 2 * MNK * (1 / 64 + 1 / 128 + 2 / 128) / 1e9),
+    # wgmma_tma: 128 x 256 blocks as two warpgroups of 64 x 256, the tile wgmma_ws has: the same
+    # GMEM (1.611 GB, AI 85.3) and SMEM: each warpgroup reads (1/256 + 1/64) per result and the TMA
+    # writes the block's tiles once (1/256 + 1/128): 2 B * 4096^3 / 32 = 4.295 GB.
+    ("wgmma_tma", "bf16", 1.610612736, 85.333, 4.294967296),
     # wgmma_ws: 128 x 256 blocks, 64 x 256 per consumer: GMEM 1.611 GB, SMEM 4.295 GB.
     ("wgmma_ws", "bf16", 1.610612736, 85.333, 4.294967296),
 ])

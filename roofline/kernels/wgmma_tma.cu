@@ -1,17 +1,19 @@
 // wgmma_tma: Hopper's warpgroup MMA, fed by the Tensor Memory Accelerator (sm_90a).
 //
-// One warpgroup (128 threads) owns a BM x BN tile of C as BM / 64 accumulators of 64 x BN, and
-// multiplies with wgmma.mma_async: the operands come straight from shared memory through
-// descriptors (no ldmatrix, no fragments in registers), 64 x BN x (32 bytes of K) per instruction.
-// The tiles arrive by TMA: one thread asks for the BM x BK box of A and the BN x BK box of B
-// (BK = 128 bytes of K), which the copy engine writes with the 128-byte swizzle wgmma reads,
-// zero-filling past the matrix, and counts the bytes into the stage's mbarrier. STAGES stages
-// are in flight; the warpgroup waits on a stage's barrier, multiplies, waits for its wgmmas
-// (wait_group 0), and the stage is refilled STAGES tiles ahead. Blocks take their tiles GROUP rows
-// of tiles at a time (hopper.cuh, grouped_tile), so the blocks on the GPU at once share A and B in
-// the L2.
+// The block owns a BM x BN tile of C and has one warpgroup (128 threads) for each 64 rows of it:
+// warpgroup w holds rows 64 w .. 64 w + 63 as one 64 x BN accumulator and multiplies with
+// wgmma.mma_async: the operands come straight from shared memory through descriptors (no
+// ldmatrix, no fragments in registers), 64 x BN x (32 bytes of K) per instruction. The tiles
+// arrive by TMA: one thread asks for the BM x BK box of A and the BN x BK box of B (BK = 128 bytes
+// of K), which the copy engine writes with the 128-byte swizzle wgmma reads, zero-filling past the
+// matrix, and counts the bytes into the stage's mbarrier. STAGES stages are in flight; every
+// warpgroup waits on a stage's barrier, multiplies, waits for its wgmmas (wait_group 0), the block
+// meets at a barrier, and the stage is refilled STAGES tiles ahead. The ladder's 128 x 256 tile
+// does 85 FLOP for each byte it asks of the L2, above the BF16 tensor ridge (a 128 x 128 tile's 64
+// is below it: L2-bound). Blocks take their tiles GROUP rows of tiles at a time (hopper.cuh,
+// grouped_tile), so the blocks on the GPU at once share A and B in the L2.
 //
-// Launch: block 128, grid (ceil(M / BM) * ceil(N / BN)), dynamic smem wgmma_tma_smem_bytes;
+// Launch: block 2 * BM, grid (ceil(M / BM) * ceil(N / BN)), dynamic smem wgmma_tma_smem_bytes;
 // takes the tensor maps of A (box BK x BM) and B (box BK x BN) after C.
 #include "hopper.cuh"
 
@@ -19,7 +21,7 @@ template <typename T, int BM, int BN, int BK, int STAGES, int GROUP>
 constexpr int wgmma_tma_smem_bytes = 1024 + STAGES * (BM + BN) * BK * static_cast<int>(sizeof(T)) + 8 * STAGES;
 
 template <typename T, int BM, int BN, int BK, int STAGES, int GROUP>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(2 * BM, 1)
 wgmma_tma(int M, int N, int K, float alpha, const T* __restrict__ A, const T* __restrict__ B, float beta,
           float* __restrict__ C, const TensorMap* __restrict__ maps) {
     constexpr int A_BYTES = BM * BK * static_cast<int>(sizeof(T)), B_BYTES = BN * BK * static_cast<int>(sizeof(T));
@@ -35,6 +37,7 @@ wgmma_tma(int M, int N, int K, float alpha, const T* __restrict__ A, const T* __
     grouped_tile<GROUP>(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
     const int row0 = tile_m * BM, col0 = tile_n * BN;
     const int ktiles = (K + BK - 1) / BK;
+    const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) mbarrier_init(&full[s], 1);
         mbarrier_init_fence();
@@ -51,22 +54,19 @@ wgmma_tma(int M, int N, int K, float alpha, const T* __restrict__ A, const T* __
     if (threadIdx.x == 0)
         for (int kt = 0; kt < STAGES && kt < ktiles; ++kt) issue(kt);
 
-    float d[BM / 64][BN / 2] = {};
+    float d[BN / 2] = {};
     for (int kt = 0; kt < ktiles; ++kt) {
         const int s = kt % STAGES;
         mbarrier_wait(&full[s], (kt / STAGES) & 1);
-        const unsigned a_tile = smem_address(smem + s * STAGE_BYTES), b_tile = a_tile + A_BYTES;
+        const unsigned a_tile = smem_address(smem + s * STAGE_BYTES) + warpgroup * 64 * 128;
+        const unsigned b_tile = smem_address(smem + s * STAGE_BYTES) + A_BYTES;
         wgmma_fence();
 #pragma unroll
-        for (int k = 0; k < 4; ++k)
-#pragma unroll
-            for (int m = 0; m < BM / 64; ++m)
-                Wgmma<BN>::template mma<T>(d[m], tile_descriptor(a_tile + m * 64 * 128 + 32 * k), tile_descriptor(b_tile + 32 * k));
+        for (int k = 0; k < 4; ++k) Wgmma<BN>::template mma<T>(d, tile_descriptor(a_tile + 32 * k), tile_descriptor(b_tile + 32 * k));
         wgmma_commit();
         wgmma_wait<0>();
-        __syncthreads();  // every warp is done with stage s
+        __syncthreads();  // every warpgroup is done with stage s
         if (threadIdx.x == 0 && kt + STAGES < ktiles) issue(kt + STAGES);
     }
-#pragma unroll
-    for (int m = 0; m < BM / 64; ++m) store_warpgroup<BN>(C, M, N, row0 + 64 * m, col0, d[m], alpha, beta);
+    store_warpgroup<BN>(C, M, N, row0 + 64 * warpgroup, col0, d, alpha, beta);
 }

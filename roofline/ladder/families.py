@@ -432,9 +432,9 @@ TENSOR_LADDER: tuple[Family, ...] = (
     _mma("mma_pipeline", "4-stage cp.async pipeline, 128x256 block, 64x64 warp tiles",
          {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4}, pipelined=True),
     Family("wgmma_tma", "Hopper warpgroup MMA from shared memory, tiles loaded by TMA through a 4-stage mbarrier "
-           "pipeline, one warpgroup, tiles taken in groups of 8 rows", ("BM", "BN", "BK", "STAGES", "GROUP"),
-           {"BM": 128, "BN": 128, "BK": 64, "STAGES": 4, "GROUP": 8},
-           lambda p: 128, _tile, lambda p: (_tile(p), None), min_cc=(9, 0), dynamic_smem=True, variants=False,
+           "pipeline, 128x256 block as two warpgroups of 64x256, tiles taken in groups of 8 rows",
+           ("BM", "BN", "BK", "STAGES", "GROUP"), {"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "GROUP": 8},
+           lambda p: 2 * p["BM"], _tile, lambda p: (_tile(p), None), min_cc=(9, 0), dynamic_smem=True, variants=False,
            dtypes=TENSOR_DTYPES, operand_tile=lambda p: (64, p["BN"]), tma_boxes=_wgmma_boxes, arch_specific=True,
            linear_grid=True, added=(("GROUP", 1),)),
     _specialised("wgmma_ws", "warp specialisation: a TMA producer warpgroup, two wgmma consumer warpgroups, "
