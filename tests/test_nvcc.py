@@ -180,6 +180,9 @@ argv = sys.argv[1:]
 if argv == ["--version"]:
     print("nvcc: NVIDIA (R) Cuda compiler driver\\nCuda compilation tools, release {release}, V{version}")
     sys.exit(0)
+if argv == ["--list-gpu-arch"]:
+    print("\\n".join("compute_" + n for n in {targets!r}))
+    sys.exit(0)
 program = argv[-1]
 with open({log!r}, "a") as log:
     log.write(json.dumps({{"argv": argv, "program": open(program).read()}}) + "\\n")
@@ -207,14 +210,18 @@ for name, regs in (("_Z20roofline_entry_probeIPFviiifPKfS1_fPfEXadL_Z4mineEEEvv"
 '''
 
 
+CUDA12_TARGETS = ("50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "89", "90")
+
+
 def fake_nvcc(folder: Path, mode: str = "ok", version: str = "12.4.131", registers: int = 37,
-              maxntid: int = 1024) -> tuple[Path, Path]:
-    """A stand-in nvcc in `folder` (and the log it writes, one JSON line per compile)."""
+              maxntid: int = 1024, targets: tuple[str, ...] = CUDA12_TARGETS) -> tuple[Path, Path]:
+    """A stand-in nvcc in `folder` (and the log it writes, one JSON line per compile) that builds
+    for compute capabilities `targets` (its --list-gpu-arch)."""
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "calls.jsonl"
     nvcc = folder / "nvcc"
     nvcc.write_text(FAKE.format(python=sys.executable, log=str(log), mode=mode, release=version.rsplit(".", 1)[0],
-                                version=version, registers=registers, maxntid=maxntid))
+                                version=version, registers=registers, maxntid=maxntid, targets=list(targets)))
     nvcc.chmod(nvcc.stat().st_mode | stat.S_IXUSR)
     return nvcc, log
 
@@ -305,6 +312,21 @@ def test_without_a_toolkit_nvrtc_compiles_and_an_option_of_nvccs_is_refused_in_o
                                 "or leave the option out")
     r = invoke("kernels", path, "--arch", "sm_90", "--compiler", "nvcc")
     assert r.exit_code == 1 and "nvcc is asked for (compiler nvcc), and none was found" in r.stderr
+
+
+def test_auto_passes_over_an_nvcc_that_does_not_build_for_the_target(no_toolkit, monkeypatch, tmp_path):
+    # CUDA 13's nvcc lists compute_75 and up: a kernel for a V100 (sm_70) goes to NVRTC
+    nvcc, log = fake_nvcc(tmp_path / "bin", version="13.0.88", targets=("75", "80", "86", "89", "90", "100", "120"))
+    on_path(monkeypatch, nvcc)
+    path = kernel_file(tmp_path)
+    assert toolchain.pinned(load(path), "sm_70").build.compiler == "nvrtc"
+    assert toolchain.pinned(load(path), "sm_90a").build.compiler == "nvcc"
+    assert toolchain.pinned(load(path)).build.compiler == "nvcc"  # no target known: the toolkit's
+    with pytest.raises(UsageError, match=f"the nvcc found \\({nvcc}\\) does not build for sm_70, and NVRTC"):
+        toolchain.pinned(load(kernel_file(tmp_path, "// roofline options: -O3", "fast.cu")), "sm_70")
+    asked = load(kernel_file(tmp_path, "// roofline compiler: nvcc", "asked.cu"))
+    assert toolchain.pinned(asked, "sm_70").build.compiler == "nvcc"  # asked for: its own error then says
+    assert calls(log) == []  # the list of targets is no compile
 
 
 @pytest.mark.nvrtc

@@ -137,7 +137,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
             specs = [s.for_problem(problem, preset) for s in specs]
     if limits is not None:
         from ..measure.toolchain import NVCC, pinned
-        specs = [pinned(s) if isinstance(s, UserKernel) else s for s in specs]  # chosen once, for every child
+        specs = [pinned(s, limits.arch) if isinstance(s, UserKernel) else s for s in specs]  # once, for every child
         if any(not isinstance(s, UserKernel) or s.build.compiler != NVCC for s in specs):
             nvrtc_compile.check_target(limits.arch)  # nvcc's own targets are its errors to give
     rows = []

@@ -116,6 +116,29 @@ def _version(nvcc: str, size: int, mtime_ns: int) -> str:
     raise RunError(f"nvcc at {nvcc} says no version (`nvcc --version`: {last})")
 
 
+def builds_for(nvcc: str, arch: str) -> bool:
+    """Whether the nvcc at `nvcc` builds for `arch` ('sm_70', 'sm_90a'): its `--list-gpu-arch`
+    names the target's compute_XX (CUDA 13 dropped sm_70 and sm_72, for one). True where the list
+    cannot be had (an nvcc older than 11.0 has no such option): its own error then says."""
+    try:
+        stat = os.stat(nvcc)
+    except OSError:
+        return True
+    listed = _targets(nvcc, stat.st_size, stat.st_mtime_ns)
+    number = re.match(r"sm_(\d+)", arch)
+    return listed is None or number is None or f"compute_{number.group(1)}" in listed
+
+
+@lru_cache(maxsize=None)
+def _targets(nvcc: str, size: int, mtime_ns: int) -> frozenset[str] | None:
+    try:
+        proc = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    listed = frozenset(re.findall(r"compute_\d+", proc.stdout))
+    return listed if proc.returncode == 0 and listed else None
+
+
 def nvcc_identity(nvcc: str) -> list:
     """What decides nvcc's output besides its input, for a cache key: its path, size, modification
     time and version."""

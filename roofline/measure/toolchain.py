@@ -5,7 +5,8 @@ file is compiled as its settings ask (`UserKernel.build`, `build_options`): `nvc
 toolkit's compiler, `nvcc_compile`; a RunError where none is found), `nvrtc` (CuPy's runtime
 compiler, `nvrtc_compile`), or `auto`, the default: nvcc where a toolkit is found
 (`nvcc_compile.find_nvcc`), as the file's author compiles it (host code, host headers and `main`
-are fine), else NVRTC. Where NVRTC compiles a file, an option it does not take
+are fine), else NVRTC, which also builds where the nvcc found does not build for the target (CUDA
+13's nvcc and sm_70). Where NVRTC compiles a file, an option it does not take
 (an nvcc-only one: -O3, -Xcompiler, -lcublas) is refused in one line (`choose`). A command
 chooses once (`pinned`), before any GPU work, and the processes it starts compile with that one.
 """
@@ -45,21 +46,26 @@ def nvrtc() -> Compiler:
     return Compiler(NVRTC, f"{major}.{minor}")
 
 
-def choose(spec: KernelSpec | UserKernel) -> Compiler:
-    """The compiler that builds `spec` (see the module). Raises RunError when nvcc is asked for
-    and none is found, or when the one found does not run; UsageError when NVRTC would compile a
-    file whose options it does not take, or $ROOFLINE_NVCC names no program."""
+def choose(spec: KernelSpec | UserKernel, arch: str | None = None) -> Compiler:
+    """The compiler that builds `spec` (see the module); for target `arch` ('sm_70'), where given,
+    `auto` passes over an nvcc that does not build for it (`nvcc_compile.builds_for`). Raises
+    RunError when nvcc is asked for and none is found, or when the one found does not run;
+    UsageError when NVRTC would compile a file whose options it does not take, or $ROOFLINE_NVCC
+    names no program."""
     if not isinstance(spec, UserKernel):
         return nvrtc()
-    name, found = _choice(spec)
+    name, found = _choice(spec, arch)
     return Compiler(NVCC, nvcc_compile.nvcc_version(found), found) if name == NVCC else nvrtc()
 
 
-def _choice(spec: UserKernel) -> tuple[str, str | None]:
+def _choice(spec: UserKernel, arch: str | None = None) -> tuple[str, str | None]:
     """`choose`'s choice for a user's kernel, without asking the compiler its version (NVRTC is not
     loaded): (NVCC, its path) or (NVRTC, None). Raises as `choose` does for the choice itself."""
     wanted = spec.build.compiler
     found = (spec.build.nvcc or nvcc_compile.find_nvcc()) if wanted != NVRTC else None
+    passed_over = None  # an nvcc that `auto` found and does not build for `arch`
+    if found is not None and wanted != NVCC and arch is not None and not nvcc_compile.builds_for(found, arch):
+        passed_over, found = found, None
     if found is not None:
         return NVCC, found
     if wanted == NVCC:
@@ -70,18 +76,23 @@ def _choice(spec: UserKernel) -> tuple[str, str | None]:
         if wanted == NVRTC:
             raise UsageError(f"{spec.path.name}: NVRTC ({_asked(spec)}) does not take the compile option {unknown!r}; "
                              "leave it out, or compile with nvcc")
+        if passed_over is not None:
+            raise UsageError(f"{spec.path.name}: the nvcc found ({passed_over}) does not build for {arch}, and NVRTC, "
+                             f"which compiles instead, does not take the compile option {unknown!r}: leave it out, "
+                             "or name an nvcc that builds for it ($ROOFLINE_NVCC)")
         raise UsageError(f"{spec.path.name}: the compile option {unknown!r} is nvcc's, and no nvcc was found "
                          f"({_searched()}); NVRTC, which compiles instead, does not take it: install the CUDA "
                          "toolkit, or leave the option out")
     return NVRTC, None
 
 
-def pinned(spec: UserKernel) -> UserKernel:
-    """`spec` with the compiler `choose` gives written into its settings (its name, and nvcc's
-    path): chosen once by the command, so that every process it starts compiles with the same
-    one, whatever its environment; NVRTC is not loaded for it (a command refuses its inputs before
-    it says CuPy is missing). Raises as `choose` does for the choice."""
-    name, path = _choice(spec)
+def pinned(spec: UserKernel, arch: str | None = None) -> UserKernel:
+    """`spec` with the compiler `choose` gives (for target `arch`, where given) written into its
+    settings (its name, and nvcc's path): chosen once by the command, so that every process it
+    starts compiles with the same one, whatever its environment; NVRTC is not loaded for it (a
+    command refuses its inputs before it says CuPy is missing). Raises as `choose` does for the
+    choice."""
+    name, path = _choice(spec, arch)
     return spec.with_build(replace(spec.build, compiler=name, nvcc=path))
 
 
