@@ -2,6 +2,8 @@
 
 import json
 
+import re
+
 import pytest
 
 from roofline.errors import UsageError
@@ -111,8 +113,8 @@ def test_tile_resolution_order(private_cache):
     assert json.loads(path.read_text())["NVIDIA H200"]["params"] == winner
     assert (tiles.resolve("H200").params, tiles.resolve("H200").tile_source) == (winner, "tuned")
     # A flag beats both.
-    flag = tiles.resolve("H200", "64x64x8x4x4")
-    assert (flag.params, flag.tile_source) == ({"BM": 64, "BN": 64, "BK": 8, "TM": 4, "TN": 4}, "flag")
+    flag = tiles.resolve("H200", "64x64x16x4x4")
+    assert (flag.params, flag.tile_source) == ({"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}, "flag")
     # A cache entry that is not a tile is ignored.
     path.write_text(json.dumps({"NVIDIA H200": {"params": {"BM": 3}}}))
     assert tiles.resolve("H200").tile_source == "built-in"
@@ -126,8 +128,19 @@ def test_bad_tile_flags(text):
         tiles.parse_tile(text)
 
 
+@pytest.mark.parametrize("text, rule", [
+    ("48,48,8,3,3", "tiles must be whole float4s (TM, TN and BK multiples of 4)"),
+    ("1024,1024,64,8,8", "a block holds 32 to 1024 threads, and BM*BN/(TM*TN) is 16,384"),
+    # 64 x 64 / (4 x 4) = 256 threads; A's tile is 64 x 8 = 128 float4s: half the threads would load none
+    ("64,64,8,4,4", "every thread loads whole float4s of A: BM*BK/4 = 128 is not a multiple of the 256 threads"),
+])
+def test_a_flag_tile_the_kernel_cannot_build_is_refused_with_its_rule(text, rule):
+    with pytest.raises(UsageError, match=re.escape(f"autotuned_tile {text}: {rule}")):
+        tiles.resolve(None, text)
+
+
 def test_select_puts_the_resolved_autotuned_in_its_place():
-    tuned = tiles.resolve(None, "64,64,8,4,4")
+    tuned = tiles.resolve(None, "64,64,16,4,4")
     chosen = families.select(["full_tiles", "autotuned", "cublas"], tuned)
     assert [s.name for s in chosen] == ["autotuned", "full_tiles"]
     assert chosen[0] is tuned

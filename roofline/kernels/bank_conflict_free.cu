@@ -21,8 +21,8 @@ __device__ __forceinline__ void bank_conflict_free_tile(int M, int N, int K, flo
                                                         const float* __restrict__ B, float beta, float* __restrict__ C) {
     constexpr int NT = BM * BN / (TM * TN);
     constexpr int AP = BM + 4;               // pitch of the transposed A tile
-    constexpr int RSTEP = BM / (TM / 4);     // distance between a thread's 4-row pieces
-    constexpr int CSTEP = BN / (TN / 4);     // distance between its 4-column pieces
+    constexpr int RSTEP = BM / (TM >= 4 ? TM / 4 : 1);  // distance between a thread's 4-row pieces
+    constexpr int CSTEP = BN / (TN >= 4 ? TN / 4 : 1);  // between its 4-column pieces (TM, TN < 4: the assert says)
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "tiles must be whole float4s");
     static_assert(NT >= 32 && NT <= 1024, "a block holds 32 to 1024 threads");
     __shared__ __align__(16) float As[BK * AP];

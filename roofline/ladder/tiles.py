@@ -74,12 +74,34 @@ def parse_tile(text: str) -> dict[str, int]:
     return dict(zip(names, values))
 
 
+def _broken_rule(p: dict[str, int]) -> str | None:
+    """The first of the tunable kernel's rules (its static_asserts in bank_conflict_free.cu and
+    common.cuh's loads) that tile `p` breaks, said as the kernel says it; None where it keeps them
+    all. The thread tile dividing the block tile is `Family.spec`'s rule, checked before."""
+    if p["TM"] % 4 or p["TN"] % 4 or p["BK"] % 4:
+        return "tiles must be whole float4s (TM, TN and BK multiples of 4)"
+    threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+    if not 32 <= threads <= 1024:
+        return f"a block holds 32 to 1024 threads, and BM*BN/(TM*TN) is {threads:,}"
+    for matrix, size in (("A", p["BM"]), ("B", p["BN"])):  # common.cuh's tile loads
+        if (size * p["BK"] // 4) % threads:
+            return (f"every thread loads whole float4s of {matrix}: B{'M' if matrix == 'A' else 'N'}*BK/4 = "
+                    f"{size * p['BK'] // 4:,} is not a multiple of the {threads:,} threads")
+    return None
+
+
 def resolve(device_name: str | None, flag: str | None = None) -> KernelSpec:
     """The autotuned kernel at the tile that runs on `device_name` (None: no GPU named), with its
-    source: the flag's tile, the user's tuned winner, the built-in winner, or the default."""
+    source: the flag's tile, the user's tuned winner, the built-in winner, or the default. Raises
+    UsageError for a flag's tile the kernel cannot build (`parse_tile`, `Family.spec`, the
+    kernel's own rules)."""
     fam = BY_NAME[TUNABLE]
     if flag is not None:
-        return fam.spec(parse_tile(flag), "flag")
+        spec = fam.spec(parse_tile(flag), "flag")
+        broken = _broken_rule(spec.params)
+        if broken:
+            raise UsageError(f"{{autotuned_tile}} {flag}: {broken}", "autotuned_tile")
+        return spec
     if device_name is not None:
         for source, params in (("tuned", tuned(device_name)), ("built-in", builtin(device_name))):
             if params is not None:
