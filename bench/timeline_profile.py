@@ -31,7 +31,7 @@ def main(out: str, what: str, paths: list[str]) -> int:
         names.append(Path(path).name)
     doc = convert.from_profile(launches, device, report=", ".join(names), notes=[
         f"{what}: {len(paths)} reports of one launch each, read together; the time shares are of their launches "
-        "together, which ran in separate processes"])
+        "together, which ran in separate processes"]).model_copy(update={"programs": len(paths)})
     store.save(doc, Path(out))
     print(f"wrote {out}: {len(doc.kernels)} kernels, {len(doc.timed_kernels())} with a timeline")
     return 0

@@ -181,3 +181,10 @@ def test_the_project_chart_reads_as_a_comparison_of_lengths():
     assert missing == 11 and marks == ["n/a: no BF16 tensor roof there"] * missing
     bars = [b for b in ax.patches if b.get_width() > 0]
     assert len(bars) == 4 * 20 - missing
+
+
+def test_a_profile_of_programs_profiled_apart_is_projected_kernel_by_kernel():
+    p = project(load(Path(__file__).resolve().parent.parent / "plots" / "timeline-h200-bf16-8192.json", profile=True),
+                ["b200"])
+    assert p.step_ms is None and p.targets[0].estimate_ms is None and p.targets[0].lower_bound_ms is None
+    assert any("holds the launches of 4 programs" in n for n in p.notes)

@@ -123,6 +123,20 @@ def test_a_run_has_no_step_and_says_why():
     assert any(n.startswith("no step column: a run's kernels are alternatives") for n in w.notes)
 
 
+def test_a_profile_of_programs_profiled_apart_has_no_step_and_no_fusion():
+    # the committed timeline file: four single-launch reports (three wgmma rungs and cuBLAS, each its own
+    # process) read together; their 6.391 ms add up to no program's step
+    doc = store.load(PLOTS / "timeline-h200-bf16-8192.json", profile=True)
+    assert doc.programs == 4 and doc.total_time_ms == pytest.approx(6.391136)
+    w = whatif(doc)
+    assert w.step_ms is None and w.fusion == [] and all(k.cumulative_step_ms is None for k in w.kernels)
+    assert any("holds the launches of 4 programs, profiled apart" in n for n in w.notes)
+    tma = next(k for k in w.kernels if k.name == "wgmma_tma")  # read alone: its own time at 80 % of its roof
+    assert tma.speedup == pytest.approx(tma.time_ms / tma.target_ms)
+    # a profile of one program (every older file) keeps its step
+    assert store.load(TRANSFORMER, profile=True).programs == 1
+
+
 JSON_KEYS = {"kind", "device", "target", "problem", "step_ms", "step_ms_after_all", "saved_ms_all", "kernels", "fusion", "notes"}
 KERNEL_KEYS = {"name", "label", "roof", "roof_measured", "roof_seen", "time_ms", "floor_ms", "target_ms", "saved_ms", "time_share",
                "step_ms_after", "speedup", "cumulative_step_ms", "cumulative_speedup", "not_counted"}

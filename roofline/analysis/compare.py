@@ -567,7 +567,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     against a run file, for runs of different problems (unless `force`: times are then compared as
     they are, per launch), or when no kernel matches."""
     sized = []
-    if isinstance(before, Results) and isinstance(after, Results):
+    if not before.kernels_are_a_step and not after.kernels_are_a_step:  # two runs
         before, after, sized = _at_common_size(before, after)
     # across GPU models each file is read against its GPU's theoretical roofs: a measured roof on
     # one side only (or a different set of them) would move every fraction by the measured/theoretical gap

@@ -48,7 +48,7 @@ from ..model.units import gflops, ms_at
 from ..model.waves import Waves, waves_of
 from ..results.profile import ProfileResults
 from ..results.schema import Results
-from .work import KernelWork, Workload, workload
+from .work import KernelWork, Workload, apart, workload
 
 MEMORY_LEVEL = {"dram": "DRAM", "l2": "L2", "l1": "L1", "smem": "SMEM"}  # level key -> roof level
 THEORETICAL = "theoretical roofs of the preset's datasheet figures (nothing was measured on it)"
@@ -221,7 +221,7 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
     if not gpus:
         raise UsageError("{gpus} is empty: give at least one GPU, a preset name or a device file", "gpus")
     targets = list({d.name: d for d in (from_preset(name) for name in gpus)}.values())  # a GPU named twice, once
-    w: Workload = workload(doc)
+    w: Workload = apart(doc, workload(doc))
     kernels = [(k, k.verdict.waves if k.verdict is not None else None) for k in w.kernels]
     notes = list(w.notes) + [HERE]
     ref = w.reference

@@ -48,7 +48,7 @@ from ..model.roofs import Roof
 from ..model.units import ms_at, plural
 from ..results.profile import ProfileResults
 from ..results.schema import Results
-from .work import KernelWork, Workload, workload
+from .work import KernelWork, Workload, apart, workload
 
 DEFAULT_TARGET = 0.8
 STEP_TOLERANCE = 1e-6  # relative: a profile's kernels must add up to its step's GPU time
@@ -166,8 +166,9 @@ class PhaseWhatIf:
     """One kernel of a profile with a timeline (`results.timeline`): the ms its fill, drain and tail
     wave take, and what each would take at the steady phase's rate (its work with the busiest unit at
     the share of its peak it holds in the steady phase: `model.timeline`), over all its launches (each
-    read as its longest, sampled one); the step with the tail wave gone (a size-aware tile, every SM
-    busy to the end) and with the fill gone (a deeper pipeline, an earlier start). Times in ms."""
+    read as its longest, sampled one); the step (programs profiled apart: the kernel) with the tail
+    wave gone (a size-aware tile, every SM busy to the end) and with the fill gone (a deeper
+    pipeline, an earlier start). Times in ms."""
 
     kernel: str
     time_ms: float
@@ -252,7 +253,7 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
     binding roof, ranked by the ms saved (module docstring). Raises UsageError for a target out
     of range, or a profile whose kernels do not add up to its step."""
     target = check_target(target)
-    w = workload(doc)
+    w = apart(doc, workload(doc))
     if w.is_step and w.step_ms is not None:
         total = math.fsum(k.time_ms for k in w.kernels)
         if abs(total - w.step_ms) > STEP_TOLERANCE * w.step_ms:
@@ -269,7 +270,7 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
         with_floor = cumulative
     # a profile's own caveats (how it was made: several programs' reports read together, say) hold
     # for its reading here too
-    notes = (list(doc.notes) if w.is_step else []) + _notes(w, with_floor, without, target)
+    notes = (list(doc.notes) if doc.kernels_are_a_step else []) + _notes(w, with_floor, without, target)
     pairs: list[FusionWhatIf] = []
     ops = op_pairs = None
     if w.is_step:  # a step's launches, one after another: what passes between two of them
@@ -279,15 +280,16 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             ops = by_op(doc, target, w.step_ms)
             op_pairs, op_notes = op_fusion(doc, w)
             notes += op_notes
-    phases = by_phase(doc, w.step_ms) if w.is_step and w.step_ms else None
+    phases = by_phase(doc, w.step_ms) if doc.kernels_are_a_step else None
     return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs, w.is_step,
                   ops, op_pairs, phases or None)
 
 
-def by_phase(doc: ProfileResults, step_ms: float) -> list[PhaseWhatIf]:
+def by_phase(doc: ProfileResults, step_ms: float | None) -> list[PhaseWhatIf]:
     """Each kernel of profile `doc` that records a timeline, its phases at the steady phase's rate
     (`PhaseWhatIf`), by the ms its tail and fill lose together; `step_ms` the step's profiled GPU
-    time. A phase's work at the steady rate takes its time at the roof (`model.timeline.Phase`)
+    time (None for programs profiled apart: then each kernel's own time is what the tail and fill
+    are taken from). A phase's work at the steady rate takes its time at the roof (`model.timeline.Phase`)
     over the steady phase's share; it saves the rest, never less than nothing."""
     out = []
     for k in doc.kernels:
@@ -298,6 +300,7 @@ def by_phase(doc: ProfileResults, step_ms: float) -> list[PhaseWhatIf]:
             continue
         level = steady.level
         scale = k.time_ms / (sum(tl.dt_us) / 1e3)  # every launch read as the one sampled
+        base = step_ms if step_ms is not None else k.time_ms
 
         def spent(name: str) -> tuple[float, float]:
             p = phases.get(name)
@@ -307,8 +310,8 @@ def by_phase(doc: ProfileResults, step_ms: float) -> list[PhaseWhatIf]:
 
         (fill, fill_saved), (drain, drain_saved), (tail, tail_saved) = spent("fill"), spent("drain"), spent("tail")
         out.append(PhaseWhatIf(k.name, k.time_ms, level, fill, fill_saved, drain, drain_saved, tail, tail_saved,
-                               phases["tail"].busy if "tail" in phases else None, step_ms - tail_saved,
-                               step_ms - fill_saved))
+                               phases["tail"].busy if "tail" in phases else None, base - tail_saved,
+                               base - fill_saved))
     return sorted(out, key=lambda p: (-(p.tail_saved_ms + p.fill_saved_ms), p.kernel))
 
 
@@ -476,7 +479,7 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
 
 def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf], target: float) -> list[str]:
     notes = list(w.notes)
-    if not w.is_step:
+    if not w.is_step and w.programs == 1:  # a run's alternatives (programs apart say so themselves)
         notes.append(f"no step column: a run's kernels are alternatives that each solve the whole {w.problem} "
                      "problem, not parts of one step, so each is read alone (its own time at the target, its "
                      "speed-up alone)")

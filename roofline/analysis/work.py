@@ -20,7 +20,7 @@ Nsight Compute where the file has them, else the model's (`model.roofs.level_byt
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..model.device import DeviceSpec
@@ -78,9 +78,22 @@ class Workload:
     is_step: bool = False
     reference: KernelWork | None = None  # a run's cuBLAS reference: its work alone (no bytes or launch)
     compute_level: str | None = None  # a run's compute roof ('FP32', 'BF16 tensor')
+    programs: int = 1  # a profile of several programs profiled apart (`apart`): no step, each kernel alone
 
     def by_key(self) -> dict[tuple, KernelWork]:
         return {k.key: k for k in self.kernels}
+
+
+def apart(doc: Results | ProfileResults, w: Workload) -> Workload:
+    """`w` read kernel by kernel where `doc` is a profile of several programs' reports read together
+    (`ProfileResults.programs`): no step to add their times to, a note that says why. `w` itself
+    for any other file."""
+    programs = getattr(doc, "programs", 1)
+    if programs == 1:
+        return w
+    note = (f"the profile holds the launches of {programs} programs, profiled apart and read together: each "
+            "kernel is read alone, their times add up to no step")
+    return replace(w, step_ms=None, is_step=False, notes=[*w.notes, note], programs=programs)
 
 
 def workload(doc: Results | ProfileResults, measured: bool = True) -> Workload:

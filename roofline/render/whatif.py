@@ -30,6 +30,12 @@ NAMED = 8  # top kernels named on the chart
 STEP_CURVES = (0.01, 0.02, 0.05, 0.1)
 
 
+def _target(target: float) -> str:
+    """The target as a percentage of the roof, to three figures ('80', '97.5', '0.01'): never
+    rounded to a 0 that reads as no target at all."""
+    return f"{100 * target:.3g}"
+
+
 def roof_cell(k: KernelWhatIf) -> str:
     """'DRAM measured', 'BF16 tensor', 'BF16 tensor best seen' (a ceiling raised to the best rate its
     run saw); 'no roof: FP32 work; DRAM bytes' for a kernel without one
@@ -53,7 +59,7 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
     saved, the step with only this kernel improved and its speed-up, and the cumulative step;
     a run's: roof, time now, at the roof, at the target, saved and the speed-up alone."""
     shown = w.ranked[:top] + w.no_roof
-    target = f"at {percent(w.target, 0)} %"
+    target = f"at {_target(w.target)} %"
     names = [f"{i + 1}. {name}" if k.saved_ms is not None else name  # the chart's numbers
              for i, (k, name) in enumerate(zip(shown, display_names([k.name for k in shown], 40)))]
     if w.step_ms is not None:
@@ -65,7 +71,7 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
                  f"{k.speedup:.3f}x" if k.speedup else "-",
                  f"{_ms(k.cumulative_step_ms)} ({k.cumulative_speedup:.2f}x)" if k.cumulative_speedup else "-"]
                 for k, name in zip(shown, names)]
-        title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} at {percent(w.target, 0)} % of the roof that "
+        title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} at {_target(w.target)} % of the roof that "
                  f"binds each, step {w.step_ms:,.3f} ms profiled"
                  + (f"; top {top} of {len(w.ranked)} by time saved" if len(w.ranked) > top else ""))
     else:
@@ -77,7 +83,8 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
                  f"{k.speedup:.2f}x" if k.speedup else "-",
                  *([f"{k.joules:.3g}" if k.joules is not None else "-"] if joules else [])]
                 for k, name in zip(shown, names)]
-        title = (f"{w.device}: {plural(len(w.kernels), 'kernel')} ({w.problem}) at {percent(w.target, 0)} % of the "
+        problem = f" ({w.problem})" if w.problem else ""  # a profile of programs read apart has none
+        title = (f"{w.device}: {plural(len(w.kernels), 'kernel')}{problem} at {_target(w.target)} % of the "
                  "roof that binds each" + (f"; top {top} of {len(w.ranked)} by time saved" if len(w.ranked) > top else ""))
     return (_fit(title, ("kernel", "left"), columns, rows, width) + (fusion_table(w, width) if w.fusion else [])
             + (op_tables(w, width) if w.ops else []) + (phase_tables(w, width) if w.phases else []))
@@ -85,13 +92,15 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
 
 def phase_tables(w: WhatIf, width: int = 200) -> list[Table]:
     """A profile's kernels with a timeline: each one's fill, drain and tail wave (ms) and what each
-    saves at the steady phase's rate, and the step without its tail wave or without its fill."""
+    saves at the steady phase's rate, and the step (programs profiled apart: the kernel) without its
+    tail wave or without its fill."""
     def cell(ms: float, saved: float) -> str:
         return f"{ms:,.3f} ({saved:,.3f})" if ms else "-"
 
     columns = [("now ms", "right"), ("steady at", "right"), ("fill (saved) ms", "right"),
                ("drain (saved) ms", "right"), ("tail wave (saved) ms", "right"), ("SMs in tail", "right"),
-               ("step without tail ms", "right"), ("without fill ms", "right")]
+               ("step without tail ms" if w.step_ms is not None else "kernel without tail ms", "right"),
+               ("without fill ms", "right")]
     rows = [[p.kernel, _ms(p.time_ms), f"{100 * p.steady_share:.0f}%", cell(p.fill_ms, p.fill_saved_ms),
              cell(p.drain_ms, p.drain_saved_ms), cell(p.tail_ms, p.tail_saved_ms),
              f"{100 * p.tail_busy:.0f}%" if p.tail_busy is not None else "-",
@@ -107,7 +116,7 @@ def op_tables(w: WhatIf, width: int = 200, top: int = OPS_TOP) -> list[Table]:
     """A profile's ops (each in its phase) at the target, by saving (the `top` first): share of the
     step, the roof binding most of its floor, time now, at its roofs, at the target, saved, the step
     with only this op improved and its speed-up; then its op pairs (`op_fusion`), where found."""
-    target = f"at {percent(w.target, 0)} %"
+    target = f"at {_target(w.target)} %"
     shown = w.ops[:top]
     columns = [("phase", "left"), ("share", "right"), ("roof", "left"), ("launches", "right"), ("now ms", "right"),
                ("at roofs ms", "right"), (f"{target} ms", "right"), ("saved ms", "right"), ("step after ms", "right"),
@@ -115,7 +124,7 @@ def op_tables(w: WhatIf, width: int = 200, top: int = OPS_TOP) -> list[Table]:
     rows = [[o.op, o.phase, f"{percent(o.time_ms / w.step_ms)}%", roof_name(o.binding) if o.binding else "no roof",
              str(o.launches), _ms(o.time_ms), _ms(o.floor_ms), _ms(o.target_ms), _ms(o.saved_ms),
              _ms(o.step_ms_after), f"{o.speedup:.3f}x"] for o in shown]
-    title = (f"by op: each op's kernels at {percent(w.target, 0)} % of their own roofs"
+    title = (f"by op: each op's kernels at {_target(w.target)} % of their own roofs"
              + (f"; top {top} of {len(w.ops)} by time saved" if len(w.ops) > top else ""))
     out = _fit(title, ("op", "left"), columns, rows, width)
     if w.op_fusion:
@@ -165,7 +174,7 @@ def sentence(k: KernelWhatIf, w: WhatIf) -> str:
     carries its launch configuration where two kernels of the file share it."""
     shared = sum(1 for other in w.kernels if other.name == k.name) > 1
     head = (f"{k.label if shared else k.name}: {_t(k.time_ms)} ms -> {_t(k.target_ms)} ms at "
-            f"{percent(w.target, 0)} % of {roof_name(k.roof)}")
+            f"{_target(w.target)} % of {roof_name(k.roof)}")
     if w.step_ms is not None:
         return f"{head}; step {_t(w.step_ms)} -> {_t(k.step_ms_after)} ms, {k.speedup:.2f}x"
     return f"{head}; {k.speedup:.2f}x alone"
@@ -177,7 +186,7 @@ def lines(w: WhatIf, most: int = SENTENCES) -> list[str]:
     out = [sentence(k, w) for k in w.ranked[:most] if k.saved_ms > 0]
     if w.step_ms is not None and w.ranked:
         after = w.step_ms_after
-        out.append(f"all {plural(len(w.ranked), 'kernel')} with a roof at {percent(w.target, 0)} % of it: step "
+        out.append(f"all {plural(len(w.ranked), 'kernel')} with a roof at {_target(w.target)} % of it: step "
                    f"{_t(w.step_ms)} -> {_t(after)} ms, {w.step_ms / after:.2f}x")
     return out
 
@@ -222,11 +231,11 @@ def render(w: WhatIf, source: str = ""):
                       "of the step)")
     else:
         ax.set_xlabel("time now, ms (one launch; the kernels are alternatives, not parts of a step)")
-    ax.set_ylabel(f"headroom: time now / time at {percent(w.target, 0)} % of its roof")
+    ax.set_ylabel(f"headroom: time now / time at {_target(w.target)} % of its roof")
     ax.grid(True, which="major", alpha=0.25)
     what = f"step {figure(w.step_ms)} ms -> {figure(w.step_ms_after)} ms with every kernel at the target" if profile \
         else f"{w.problem}: each kernel alone"
-    ax.set_title(text(f"{w.device}: what each kernel saves at {percent(w.target, 0)} % of its binding roof ({what})"
+    ax.set_title(text(f"{w.device}: what each kernel saves at {_target(w.target)} % of its binding roof ({what})"
                       + (f"\n{source}" if source else "")), fontsize=9, loc="left")
     notes = []
     if w.no_roof:

@@ -6,6 +6,7 @@
            is read from itself alone (no kernel family or measuring code is imported here)
   profile  a program's profile (`"kind": "profile"`): its kernels against their precision's roofs
   timeline a kernel's longest launch over its run, as a profile records it (PM sampling)
+  sweep_point  a size sweep read at one of its sizes as a run of that size (compare, the gate)
   convert  a profile from its launches; counters attached by kernel name (a run's document: roofline.collect)
   store    load (files of schemas 1 to 3 migrate, with a note), save atomically, merge
   grades   grade files (`"kind": "grade"`): entries checked against themselves

@@ -226,6 +226,9 @@ class ProfileResults(_Document):
     attribution: Attribution | None = Field(None, description="the op, phase and module that launched each kernel, "
                                                               "where the profile recorded them (profile --ops)")
     notes: list[str] = []
+    # reports made apart (each its own program or process) whose launches the file holds together;
+    # more than one: the kernels' times add up to no one program's step
+    programs: Annotated[int, Field(ge=1)] = 1
     _seen: tuple | None = PrivateAttr(default=None)  # (id, best rate per level), worked out once
 
     @model_validator(mode="after")
