@@ -143,8 +143,9 @@ def test_percentages_that_round_alike_but_moved_get_the_decimals_that_show_it():
 
 
 def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_gate_says_further():
-    # the committed H200 file holds wgmma_tma before it took GROUP, the H100 file after: the pairing
-    # says the kernel changed too; across GPUs the gate reads fractions of a roof, not times
+    # the committed H200 file holds wgmma_tma before it took GROUP, as one warpgroup's 128 x 128 tile, the
+    # H100 file the two-warpgroup 128 x 256 rung: the pairing says the kernel changed too; across GPUs the
+    # gate reads fractions of a roof, not times
     from pathlib import Path
 
     from roofline import api
@@ -154,18 +155,21 @@ def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_
     plots = Path(__file__).resolve().parent.parent / "plots"
     h200, h100 = api.read(plots / "counters-h200-bf16-8192.json"), api.read(plots / "counters-h100-bf16-8192.json")
     c = compare_work(h200, h100)
-    assert any("wgmma_tma (wgmma_tma<bf16,128,128,64,4> -> wgmma_tma<bf16,128,128,64,4,8>)" in n for n in c.notes)
+    assert any("wgmma_tma (wgmma_tma<bf16,128,128,64,4> -> wgmma_tma<bf16,128,256,64,4,8>)" in n for n in c.notes)
     # the peaks that differ, the run's own BF16 tensor roof first (the same 989.4 T on both SXM cards)
     assert any(n.startswith("peak BF16 tensor 989,430 -> 989,430 GFLOP/s (1.00x), peak FP32") and
                "peak DRAM 4,814 -> 3,352 GB/s (0.70x)" in n for n in c.notes)
-    # the H200 record reads L2-bound (23.2 GB counted at 15,354 GB/s), the H100's SMEM-bound: the
-    # fractions are of two roofs, and the reading says so
+    # the H200 record reads L2-bound (23.2 GB counted at 15,354 GB/s), the H100's BF16 tensor-bound: 2 x
+    # 8192^3 FLOP at 989.43 T on the busy SMs (2048 tiles in 15.5 waves of 132: 0.970 of them) is 1.146 ms
+    # of its 1.597 ms; the fractions are of two roofs, and the reading says so
     tma = next(d for d in c.kernels if d.label == "wgmma_tma")
-    assert tma.binding == ("L2", "SMEM") and tma.binding_moved == "L2 -> SMEM"
+    assert tma.binding == ("L2", "BF16 tensor") and tma.binding_moved == "L2 -> BF16 tensor"
     assert tma.before_fraction == pytest.approx(23.1679e9 / 15354e9 / 2.27504e-3, rel=2e-3)
+    busy = (2048 / 132) / 16
+    assert tma.after_fraction == pytest.approx(2 * 8192**3 / (989.43e12 * busy) / 1.5966e-3, rel=2e-3)
     from roofline.render.changes import _reading
-    assert "the binding roof moved, L2 -> SMEM" in _reading(tma)
-    assert tma.fraction_move == "66.3 % -> 63.1 %"  # shares, never a relative change read as points
+    assert "the binding roof moved, L2 -> BF16 tensor" in _reading(tma)
+    assert tma.fraction_move == "66.3 % -> 71.8 %"  # shares, never a relative change read as points
     ws = next(d for d in c.kernels if d.label == "wgmma_ws")
     assert ws.binding_moved is None
     # BF16 tensor at 989,430 GFLOP/s on both SXM cards: the move is not blamed on the GPUs' roofs
@@ -179,8 +183,8 @@ def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_
     assert any(n.startswith("'of roof' reads each kernel as show's verdict does") for n in same.notes)
     assert not any(n.startswith("'of roof'") for n in c.notes)
     assert any(n.startswith("the first table's 'bound x' and 'roof' read the model's bytes") for n in c.notes)
-    lines = check_lines(check(h100, h200, 0.05))
-    assert lines[0].startswith("further: wgmma_tma: 66.3% -> 63.1% of its binding roof") and not any(
+    lines = check_lines(check(h200, h100, 0.05))  # the H200 file gated against the H100 one
+    assert lines[0].startswith("further: wgmma_tma: 71.8% -> 66.3% of its binding roof") and not any(
         ln.startswith("slower") for ln in lines)
 
 
