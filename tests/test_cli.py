@@ -61,6 +61,9 @@ def test_occupancy_that_cannot_launch_says_why_and_exits_1():
     (("--regs", "32", "--threads", "256", "--gpu", " "), "unknown GPU ' '"),
     (("--regs", "32", "--threads", "256", "--arch", "sm_90", "--smem", "60000"),
      "static shared memory must be at most 49,152 bytes (48 KB), got 60,000; use --dynamic-smem"),
+    # past a launch's byte count (an int): refused, where 300k on an H200 is a launch that cannot happen (exit 1)
+    (("--regs", "32", "--threads", "256", "--dynamic-smem", "99999999999999999999"),
+     "dynamic shared memory is a launch's byte count, at most 2,147,483,647; got 99,999,999,999,999,999,999"),
 ])
 def test_occupancy_bad_input(args, needle):
     if "--arch" not in args and "--gpu" not in args:

@@ -126,6 +126,14 @@ def test_missing_and_corrupt_files(tmp_path):
         store.load(arr)
 
 
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    # a file saved by an editor that starts UTF-8 with a BOM reads as the same file
+    committed = FIXTURES / "results-h200.json"
+    marked = tmp_path / "bom.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + committed.read_bytes())
+    assert store.load(marked).reference.gflops == store.load(committed).reference.gflops
+
+
 def test_schema_1_files_are_migrated():
     doc = store.load(FIXTURES / "results-schema1.json")
     assert doc.schema_version == 4

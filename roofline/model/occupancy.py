@@ -32,6 +32,8 @@ from .units import cdiv, plural, round_up
 
 RESOURCES = ("registers", "shared_memory", "warps", "blocks")
 
+INT_MAX = 2**31 - 1  # cudaFuncSetAttribute(MaxDynamicSharedMemorySize) takes an int
+
 
 @dataclass(frozen=True)
 class Occupancy:
@@ -107,6 +109,9 @@ def validate(limits: ArchLimits, registers: int, threads: int, static_smem: int,
         raise UsageError(f"static shared memory must be at most {limits.default_smem_per_block_bytes:,} bytes "
                          f"(48 KB), got {static_smem:,}; use {{dynamic_smem}} for more", "static_smem",
                          ["dynamic_smem"])
+    if dynamic_smem > INT_MAX:  # a launch's sharedMemBytes is an unsigned int, the opt-in attribute an int
+        raise UsageError(f"dynamic shared memory is a launch's byte count, at most {INT_MAX:,}; got {dynamic_smem:,}",
+                         "dynamic_smem")
 
 
 def calculate(limits: ArchLimits, registers: int, threads: int,

@@ -275,7 +275,8 @@ def read_json(path: Path, reads: str | None = None):
             raise UsageError(f"{path}: larger than {MAX_BYTES // 2**20} MiB, too large for a results file")
         raw = path.read_bytes()
         # a PyTorch profiler trace is often gzipped (tensorboard_trace_handler's .json.gz): read as such
-        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" and _gzipped_trace(path) else raw.decode()
+        # an editor on Windows may start the text with a byte-order mark, which says nothing: read past it
+        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" and _gzipped_trace(path) else raw.decode("utf-8-sig")
         if len(text) > 8 * MAX_BYTES:
             raise UsageError(f"{path}: over {8 * MAX_BYTES // 2**30} GiB uncompressed, too large to read")
     except FileNotFoundError:
