@@ -183,3 +183,20 @@ def test_compare_tables_match_the_golden_text(name, columns, files, tmp_path):
     tables = [line for line in got.split("\n--- stderr\n")[0].splitlines()
               if not line.startswith(("note: ", "gone, ", "new, "))]  # one line each, by contract
     assert [line for line in tables if len(line) > columns] == [] and "…" not in got
+
+
+def test_a_profile_with_measured_ceilings_against_one_without_says_the_roofs_differ():
+    # the committed transformer step (its H200's ceilings measured) against the same file without them, as
+    # an imported report reads: its GEMM's 'of roof' falls from the measured BF16 ceiling to the clock-scaled
+    # datasheet roof with no change of time, and a note says why
+    doc = json.loads(PROFILE.read_text())
+    bare = dict(doc, device={**doc["device"], "measured_at": None, "measured_dram_gbps": None,
+                             "measured_fp32_gflops": None, "measured_l2_gbps": None, "measured_peaks_gflops": None,
+                             "measured_method": None, "measured_smem_gbps": None})
+    before, after = store.load(PROFILE, profile=True), store.parse(bare, profile=True)
+    cmp = compare_work(before, after)
+    assert any(n.startswith("'of roof' reads the first file against its measured ceilings and the other against "
+                            "its theoretical roofs") for n in cmp.notes)
+    gemm = next(d for d in cmp.kernels if d.label == GEMM)
+    assert gemm.before_ms == gemm.after_ms and gemm.after_fraction < gemm.before_fraction
+    assert not any("'of roof' reads" in n for n in compare_work(before, before).notes)

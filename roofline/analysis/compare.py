@@ -599,6 +599,11 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         if across:
             notes.append(f"different GPUs: {wb.device.name} before, {wa.device.name} after; times hold the change "
                          "of GPU")
+        elif bool(before.device.measured_at) != bool(after.device.measured_at):
+            which = "first" if before.device.measured_at else "second"
+            notes.append(f"'of roof' reads the {which} file against its measured ceilings and the other against its "
+                         "theoretical roofs (it records none measured): a move of 'of roof' holds that change of roof, "
+                         "not only the kernel's")
     else:
         fixed = sum(1 for d in deltas if d.noise_from == "fixed")
         if fixed:
