@@ -135,7 +135,8 @@ def op_tables(w: WhatIf, width: int = 200, top: int = OPS_TOP) -> list[Table]:
                  _ms(f.saved_ms), _ms(f.step_ms_after), f"{f.speedup:.3f}x"] for i, f in enumerate(w.op_fusion)]
         out += _fit(f"op fusion: an op whose last launch writes to DRAM what the next op's first launch reads, both "
                     f"memory-bound; saved: those bytes written and read once less at DRAM {roof.roof_gbps:,.0f} GB/s"
-                    f"{' measured' if roof.roof_measured else ''}", ("writes", "left"), columns, rows, width)
+                    f"{' measured' if roof.roof_measured else ''}, never more than the shorter launch",
+                    ("writes", "left"), columns, rows, width)
     return out
 
 
@@ -153,7 +154,7 @@ def fusion_table(w: WhatIf, width: int = 200) -> list[Table]:
              f"{f.speedup:.3f}x"] for i, f in enumerate(w.fusion)]
     title = (f"fusion: kernels that write to DRAM what the next one reads, both memory-bound; saved: the bytes "
              f"passing written and read once less at DRAM {roof.roof_gbps:,.0f} GB/s"
-             f"{' measured' if roof.roof_measured else ''}")
+             f"{' measured' if roof.roof_measured else ''}, never more than the shorter launch")
     return _fit(title, ("writes", "left"), columns, rows, width)
 
 
