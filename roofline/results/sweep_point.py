@@ -3,7 +3,7 @@ with the sweep that holds its size (`compare`, the regression gate).
 
 A sweep records, at each size but its largest, a kernel's rate and time, whether it verified, its
 traffic model and its waves (`SweepKernel`), and cuBLAS's rate and time (`SweepReference`): no timing
-samples, no relative error, no counters, no energy. The run made from it has those, and its
+samples, no relative error, no counters, no energy. The run made from it has none of them, and its
 compiled record (registers, shared memory, occupancy) is the largest size's, where the kernel ran
 the same tile there; a kernel whose tile the sweep chose per size (a dispatching kernel at another
 tile there) has no compiled record at this size. A kernel without a traffic model at this size (a
