@@ -24,8 +24,10 @@ wrap() {  # name entry block grid tile thread-tile header
         "#include \"$src/$7.cuh\"" > "$tmp/$1.cu"
 }
 wrap public_naive "sgemm_naive" 32,32 "cdiv(M,32), cdiv(N,32)" 1x1x1 1x1 1_naive
+echo "// roofline thread-x: rows" >> "$tmp/public_naive.cu"  # x = blockIdx.x * 32 + threadIdx.x is C's row
 wrap public_coalesce "sgemm_global_mem_coalesce<32>" 1024 "cdiv(M,32), cdiv(N,32)" 1x1x1 1x1 \
     2_kernel_global_mem_coalesce
+echo "// roofline thread-x: cols" >> "$tmp/public_coalesce.cu"  # threadIdx.x % 32 is C's column
 wrap public_smem "sgemm_shared_mem_block<32>" 1024 "cdiv(M,32), cdiv(N,32)" 32x32x32 1x1 3_kernel_shared_mem_blocking
 wrap public_1d "sgemm1DBlocktiling<64,64,8,8>" 512 "cdiv(N,64), cdiv(M,64)" 64x64x8 8x1 4_kernel_1D_blocktiling
 wrap public_2d "sgemm2DBlocktiling<128,128,8,8,8>" 256 "cdiv(N,128), cdiv(M,128)" 128x128x8 8x8 5_kernel_2D_blocktiling

@@ -133,6 +133,60 @@ def test_the_model_reads_a_warp_along_x_so_broadcasts_are_served_once():
                for n in doc._read_notes)
 
 
+NAIVE = """// roofline entry: my_naive
+// roofline block: 32,32
+// roofline grid: cdiv(M,32), cdiv(N,32)
+// roofline tile: 1x1x1
+// roofline thread-tile: 1x1
+{declared}
+extern "C" __global__ void my_naive(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                                    float* C) {{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < M && y < N) {{
+        float acc = 0.f;
+        for (int i = 0; i < K; ++i) acc += A[x * K + i] * B[i * N + y];
+        C[x * N + y] = alpha * acc + beta * C[x * N + y];
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize("walk, ladder, warp", [("rows", "naive", (32, 1)), ("cols", "gmem_coalescing", (1, 32)),
+                                                ("columns", "gmem_coalescing", (1, 32))])
+def test_a_kernel_of_one_result_per_thread_declares_how_its_threads_walk_and_gets_an_l1_level(tmp_path, walk, ladder,
+                                                                                               warp):
+    # threadIdx.x down the rows of C: each warp's step of K reads 32 rows of A (32 sectors) and one element of B
+    # (one sector), the ladder's naive; along a row, gmem_coalescing's 1 + 4 sectors
+    from roofline.ladder.families import BY_NAME
+    from roofline.model.roofs import plain_verdict
+    from roofline.model.device import from_preset
+
+    path = tmp_path / "mine.cu"
+    path.write_text(NAIVE.format(declared=f"// roofline thread-x: {walk}"))
+    k, p = load(path), Problem(4096, 4096, 4096)
+    assert k.model.warp_layout == warp and k.model.thread_tile is None
+    mine, theirs = k.figures(p), BY_NAME[ladder].spec().figures(p)
+    assert mine.l1_bytes == pytest.approx(theirs.l1_bytes) and mine.smem_bytes is None
+    sectors = warp[0] + -(-warp[1] // 8)  # per warp and step of K: a sector per row of A, B's row in 8-float sectors
+    assert mine.l1_bytes == pytest.approx(32 * sectors * p.results * p.k / 32)  # 33 or 5 B per result and step
+    h200 = from_preset("h200")
+    assert plain_verdict(mine, h200.roofs, precision="fp32").binding.level == "L1"
+    assert k.launch_notes(p) == []  # 1,024 threads a block, one result each: the grid covers C
+    assert k.describe()["thread-x"] == ("cols" if walk == "columns" else walk)
+
+
+def test_a_kernel_of_one_result_per_thread_without_thread_x_is_told_how_to_get_its_l1_level(tmp_path):
+    path = tmp_path / "mine.cu"
+    path.write_text(NAIVE.format(declared=""))
+    k = load(path)
+    assert k.figures(Problem(64, 64, 64)).l1_bytes is None
+    assert [n for n in k.launch_notes(Problem(64, 64, 64)) if "thread-x: rows' or 'cols'" in n]
+    path.write_text(NAIVE.format(declared="// roofline thread-x: diagonal"))
+    with pytest.raises(UsageError, match="thread-x 'diagonal' must be rows or cols: the dimension of C that consecutive "
+                                         r"threads \(threadIdx.x\) step along"):
+        load(path)
+
+
 def test_header_errors_name_the_line(tmp_path):
     body = "extern \"C\" __global__ void k(int M) {}\n"
     # The lines count wherever they are (after an #include, say); other comments are left alone.

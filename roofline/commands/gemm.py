@@ -27,7 +27,8 @@ COMPILER_HELP = ("The compiler of your kernel files: nvcc (the CUDA toolkit's: h
 
 # What `--declare KEY=VALUE` sets: the launch keys of a GEMM kernel file's '// roofline KEY: VALUE' lines
 # (`ladder.user.KEYS` but its precision, which `--dtype` sets).
-DECLARE_KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name", "reads-c")
+DECLARE_KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "thread-x", "name", "reads-c")
+FORMER_FLAGS = tuple(k for k in DECLARE_KEYS if k != "thread-x")  # keys that were flags of their own (--entry ...)
 
 
 def user_kernels(paths: list[Path], flags: dict[str, str | None] | None = None,

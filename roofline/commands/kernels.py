@@ -29,7 +29,7 @@ MOUNT = dict(short_help="The ladder's model, and its resources for a target, off
 
 
 RENAMED = {"--source": "give your kernel files as arguments: roofline kernels FILE.cu",
-           **{f"--{key}": f"--declare {key}=VALUE" for key in gemm.DECLARE_KEYS}}
+           **{f"--{key}": f"--declare {key}=VALUE" for key in gemm.FORMER_FLAGS}}
 
 
 def command(

@@ -38,7 +38,7 @@ RENAMED = {"--m": "--size M=VALUE (with N=VALUE and K=VALUE; --size N alone for 
            "--k": "--size K=VALUE (with M=VALUE and N=VALUE; --size N alone for M = N = K)",
            "--sizes": "--sweep LIST (sizes N or shapes MxNxK, or one size's values: K=1024,16384)",
            "--source": "give your kernel files as arguments: roofline run FILE.cu (beside the ladder: --all)",
-           **{f"--{key}": f"--declare {key}=VALUE" for key in gemm.DECLARE_KEYS}}
+           **{f"--{key}": f"--declare {key}=VALUE" for key in gemm.FORMER_FLAGS}}
 
 
 def command(
@@ -62,7 +62,7 @@ def command(
     declare: Optional[list[str]] = typer.Option(None, "--declare", metavar="KEY=VALUE",
                                                 help="Your GEMM kernel's launch as its '// roofline KEY: VALUE' lines "
                                                      "would say it (repeatable; one file): entry, block, grid, "
-                                                     "dynamic-smem, tile, thread-tile, name, reads-c."),
+                                                     "dynamic-smem, tile, thread-tile, thread-x, name, reads-c."),
     compile_option: Optional[list[str]] = typer.Option(None, "--compile-option", metavar="OPTION",
                                                        help=gemm.COMPILE_OPTION_HELP),
     compiler: Optional[str] = typer.Option(None, "--compiler", metavar="auto|nvcc|nvrtc", help=gemm.COMPILER_HELP),

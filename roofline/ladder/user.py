@@ -40,8 +40,9 @@ from ..model.traffic import ModelFigures, TrafficModel
 from ..model.units import cdiv, plural
 from .families import BY_NAME, REFERENCE, KernelSpec, from_expression
 
-KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "name", "dtype", "options", "compiler",
-        "reads-c")
+KEYS = ("entry", "block", "grid", "dynamic-smem", "tile", "thread-tile", "thread-x", "name", "dtype", "options",
+        "compiler", "reads-c")
+THREAD_X = ("rows", "cols")  # what `thread-x` declares: the dimension of C consecutive threads step along
 REQUIRED = ("entry", "block", "grid")
 TILE_SOURCE = "user"
 _ENTRY = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*\s*(<[^;{}]*>)?")
@@ -70,15 +71,18 @@ def read_header(text: str, where: str = "source", declared: list[Declaration] | 
 
 
 def warp_layout_of(block_tile: tuple[int, int], thread_tile: tuple[int, int],
-                   block_x: int | None = None) -> tuple[int, int] | None:
+                   block_x: int | None = None, thread_x: str | None = None) -> tuple[int, int] | None:
     """The thread tiles (rows, cols) one warp of a user's kernel covers (`UserKernel.warp_layout`):
-    32 consecutive threads along the block's x, which walks along a row of BN/TN thread tiles
+    32 consecutive threads along the block's x, which walks down the rows of C where `thread_x`
+    says 'rows' and along a row where it says 'cols'; undeclared, along a row of BN/TN thread tiles
     unless `block_x` is the tile's BM/TM rows of them (and not also its columns); `block_x` None
     (a record that kept only the threads per block) reads it along a row. None where a row of
     thread tiles is not a whole part of a warp or a whole number of warps."""
     (bm, bn), (tm, tn) = block_tile, thread_tile
     rows, cols = bm // tm, bn // tn
     down = block_x == rows and block_x != cols  # x walks down the rows of thread tiles
+    if thread_x is not None:
+        down = thread_x == "rows"
     along = rows if down else cols
     if along < 1 or (32 % along and along % 32):
         return None
@@ -87,12 +91,26 @@ def warp_layout_of(block_tile: tuple[int, int], thread_tile: tuple[int, int],
 
 
 def traffic_model_of(block_tile: tuple[int, int], thread_tile: tuple[int, int] | None,
-                     block_x: int | None = None) -> TrafficModel:
+                     block_x: int | None = None, thread_x: str | None = None) -> TrafficModel:
     """The traffic model of a user's kernel declared with `block_tile` (BM, BN) and `thread_tile`
     (TM, TN; None: no shared-memory level), its warps read along the block's x
-    (`warp_layout_of`, `block_x` None where unknown)."""
-    warp = warp_layout_of(block_tile, thread_tile, block_x) if thread_tile is not None else None
+    (`warp_layout_of`, `block_x` None where unknown). A kernel of one result per thread that
+    reads A and B straight from global memory (block tile 1 x 1, thread tile 1 x 1 or none) and
+    declares `thread_x` has an L1 level instead of a shared-memory one: the sectors its warps'
+    loads touch (`TrafficModel.figures`), as the ladder's naive and gmem_coalescing have."""
+    if block_tile == (1, 1) and thread_x is not None and thread_tile in (None, (1, 1)):
+        return TrafficModel(block_tile=block_tile, thread_tile=None, warp_layout=_direct_warp(block_x, thread_x))
+    warp = warp_layout_of(block_tile, thread_tile, block_x, thread_x) if thread_tile is not None else None
     return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp)
+
+
+def _direct_warp(block_x: int | None, thread_x: str) -> tuple[int, int]:
+    """The results (rows, cols) one warp of a one-result-per-thread kernel covers: 32 consecutive
+    threads, min(32, block x) of them along `thread_x` ('rows' or 'cols'), the rest the next
+    rows or columns of the block."""
+    walk = min(32, block_x or 32)
+    walk = walk if 32 % walk == 0 else 1  # a block x that does not divide a warp: its warps straddle lines
+    return (walk, 32 // walk) if thread_x == "rows" else (32 // walk, walk)
 
 
 @dataclass(frozen=True)
@@ -114,6 +132,7 @@ class UserKernel:
     dtype: str = "fp32"
     workload: bool = False  # declared as a workload of any signature (`workload.spec`): graded, not run as a GEMM
     reads_c: bool = False  # computes alpha * acc + beta * C reading C even where beta = 0: checked on a zeroed C
+    thread_x: str | None = None  # 'rows' or 'cols': the dimension of C threadIdx.x steps along (None: undeclared)
     build: CompileSettings = CompileSettings()
     # that workload (`workload.spec.Workload`) as its file declared it, read once: graded from this, not the file again
     declared: Any = field(default=None, compare=False, repr=False)
@@ -193,7 +212,7 @@ class UserKernel:
         without `tile`."""
         if self.tile is None:
             return None
-        return traffic_model_of(self.tile[:2], self.thread_tile, self.block[0])
+        return traffic_model_of(self.tile[:2], self.thread_tile, self.block[0], self.thread_x)
 
     @property
     def warp_layout(self) -> tuple[int, int] | None:
@@ -205,7 +224,7 @@ class UserKernel:
         thread tile, or where a row of thread tiles is not a whole part of a warp."""
         if self.tile is None or self.thread_tile is None:
             return None
-        return warp_layout_of(self.tile[:2], self.thread_tile, self.block[0])
+        return warp_layout_of(self.tile[:2], self.thread_tile, self.block[0], self.thread_x)
 
     def figures(self, problem: Problem) -> ModelFigures | None:
         """The model's figures for `problem`; None without `tile` ("no model")."""
@@ -226,6 +245,20 @@ class UserKernel:
         grid-stride loop), so these are notes, not errors."""
         notes = []
         threads = self.threads_per_block
+        model = self.model
+        if model is not None and model.thread_tile is None and model.warp_layout is not None:
+            # one result per thread, read straight from global memory: the block owns its threads' results
+            x, y, z = self.grid(problem)
+            if x * y * z * threads < problem.results:
+                notes.append(f"{self.name}: the grid launches {plural(x * y * z * threads, 'thread')} for "
+                             f"{problem.results:,} results of C at {problem.text()}; unless each thread computes "
+                             "several, part of C stays unwritten")
+            return notes
+        if self.tile and self.tile[:2] == (1, 1) and self.thread_tile in (None, (1, 1)) and self.thread_x is None:
+            notes.append(f"{self.name}: a 1x1 block tile reads A and B from global memory, which its L1 mostly "
+                         "serves; '// roofline thread-x: rows' or 'cols' (the dimension of C that threadIdx.x steps "
+                         "along) gives it an L1 level")
+            return notes
         if self.tile and self.thread_tile:
             (bm, bn, _), (tm, tn) = self.tile, self.thread_tile
             if bm * bn // (tm * tn) != threads:
@@ -255,6 +288,8 @@ class UserKernel:
             out["tile"] = "x".join(str(v) for v in self.tile)
         if self.thread_tile:
             out["thread-tile"] = "x".join(str(v) for v in self.thread_tile)
+        if self.thread_x:
+            out["thread-x"] = self.thread_x
         if self.reads_c:
             out["reads-c"] = "yes"
         return {**out, **self.build.describe()}
@@ -349,10 +384,17 @@ def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
     if reads_c not in ("yes", "no"):
         raise UsageError(f"{path}: reads-c {reads_c!r} must be yes (it reads C even where beta = 0: checked on a "
                          "zeroed C) or no (the default: checked on a C of NaN)")
+    thread_x = values.get("thread-x", "").strip().lower() or None
+    if thread_x == "columns":
+        thread_x = "cols"
+    if thread_x is not None and thread_x not in THREAD_X:
+        raise UsageError(f"{path}: thread-x {values['thread-x'].strip()!r} must be rows or cols: the dimension of C "
+                         "that consecutive threads (threadIdx.x) step along")
     build = declared_build(values, path.resolve().parent, str(path))
     return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
                       grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,
-                      thread_tile=thread_tile, dtype=dtype, build=build, reads_c=reads_c == "yes")
+                      thread_tile=thread_tile, dtype=dtype, build=build, reads_c=reads_c == "yes",
+                      thread_x=thread_x)
 
 
 # the element types a GEMM's A and B may be declared with, and the dtypes each holds

@@ -57,7 +57,7 @@ from .expr import SizeExpression
 KEYS = ("name", "entry", "sizes", "arg", "block", "grid", "dynamic-smem", "reference", "tolerance", "work",
         "flops", "bytes", "seed", "options", "compiler", "callable")
 KERNEL_ONLY = ("entry", "block", "grid", "dynamic-smem", "options", "compiler")  # a .cu file's, not a callable's
-GEMM_ONLY = ("tile", "thread-tile", "dtype")  # keys of run FILE.cu's GEMM declaration (ladder.user.KEYS) alone
+GEMM_ONLY = ("tile", "thread-tile", "thread-x", "dtype")  # keys of run FILE.cu's GEMM declaration (ladder.user.KEYS) alone
 ROLES = ("in", "out", "inout", "return")
 MAX_SIZE = 2**40
 _NAME = re.compile(r"[A-Za-z_]\w{0,63}")
