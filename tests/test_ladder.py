@@ -4,6 +4,8 @@ import json
 
 import re
 
+from pathlib import Path
+
 import pytest
 
 from roofline.errors import UsageError
@@ -133,10 +135,19 @@ def test_bad_tile_flags(text):
     ("1024,1024,64,8,8", "a block holds 32 to 1024 threads, and BM*BN/(TM*TN) is 16,384"),
     # 64 x 64 / (4 x 4) = 256 threads; A's tile is 64 x 8 = 128 float4s: half the threads would load none
     ("64,64,8,4,4", "every thread loads whole float4s of A: BM*BK/4 = 128 is not a multiple of the 256 threads"),
+    ("128,128,64,4,4", "its shared tiles, 4*BK*(BM+4+BN) = 66,560 bytes, are over the 49,152 a block may hold statically"),
 ])
 def test_a_flag_tile_the_kernel_cannot_build_is_refused_with_its_rule(text, rule):
     with pytest.raises(UsageError, match=re.escape(f"autotuned_tile {text}: {rule}")):
         tiles.resolve(None, text)
+
+
+def test_the_kernels_rules_leave_as_many_tiles_of_the_search_as_compiled_on_the_h200():
+    # plots/tune-h200.json: 46 of the 108 candidates compiled (NVRTC, sm_90); the rules refuse the other 62
+    committed = json.loads((Path(__file__).resolve().parent.parent / "plots" / "tune-h200.json").read_text())["tune"]
+    kept = [c for c in tiles.candidates() if tiles._broken_rule(c) is None]
+    assert (len(tiles.candidates()), len(kept)) == (committed["candidates"], committed["valid"]) == (108, 46)
+    assert committed["winner"] in kept
 
 
 def test_select_puts_the_resolved_autotuned_in_its_place():

@@ -187,6 +187,18 @@ def test_a_kernel_of_one_result_per_thread_without_thread_x_is_told_how_to_get_i
         load(path)
 
 
+@pytest.mark.parametrize("gpu", ["v100-sxm2", "t4"])
+def test_a_tensor_core_kernel_listed_for_a_gpu_without_its_roof_has_no_floors_and_says_why(tmp_path, gpu):
+    # a BF16 starter against a GPU whose datasheet gives no BF16 tensor roof: a row without floors and a note
+    path = tmp_path / "mine_bf16.cu"
+    assert invoke("new", str(path), "--dtype", "bf16").exit_code == 0
+    r = invoke("kernels", str(path), "--gpu", gpu, "--model-only", "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert "floors" not in doc["kernels"][0] and doc["kernels"][0]["model"]["flops"] == 2 * 4096**3
+    assert any(n.startswith("mine_bf16: the ") and "has no BF16 tensor-core roof" in n for n in doc["notes"])
+
+
 def test_header_errors_name_the_line(tmp_path):
     body = "extern \"C\" __global__ void k(int M) {}\n"
     # The lines count wherever they are (after an #include, say); other comments are left alone.
@@ -571,3 +583,18 @@ def test_declared_tiles_without_shared_memory_give_no_smem_level_and_no_ceiling_
     assert all(b.seen <= theory.roof(b.level, False).value or b.counted for b in doc.beaten)
     v = doc.verdict(by["public_coalesce"])  # its modelled L2 bytes are more than the L2 moved: said so
     assert v.times_floor < 1 and v.binding.level == "L2" and not v.binding.counted
+
+
+def test_compiler_lines_put_the_error_before_ptxas_report_and_drop_its_nul():
+    # NVRTC's log for a kernel over the static shared memory limit (sm_90, -Xptxas -v), as the H200 gave it
+    from roofline.measure.nvrtc_compile import compiler_lines
+
+    log = ("ptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function '_Z9autotunedILi256E' for 'sm_90'\n"
+           "ptxas info    : Function properties for _Z9autotunedILi256E\n"
+           "    3248 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Used 64 registers, used 1 barriers, 132096 bytes smem\n"
+           "\x00ptxas error   : Entry function '_Z9autotunedILi256E' uses too much shared data (0x20400 bytes, 0xc000 max)\n")
+    assert compiler_lines(log) == ["ptxas error   : Entry function '_Z9autotunedILi256E' uses too much shared data "
+                                   "(0x20400 bytes, 0xc000 max)"]
+    ok = "ptxas info    : Used 64 registers, used 1 barriers, 16640 bytes smem\n"
+    assert compiler_lines(ok) == [ok.strip()]  # no error: the report is all there is to show

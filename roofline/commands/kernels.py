@@ -140,12 +140,15 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         specs = [pinned(s, limits.arch) if isinstance(s, UserKernel) else s for s in specs]  # once, for every child
         if any(not isinstance(s, UserKernel) or s.build.compiler != NVCC for s in specs):
             nvrtc_compile.check_target(limits.arch)  # nvcc's own targets are its errors to give
-    rows = []
+    rows, roofless = [], []
     target = limits or (parse_arch(preset.arch) if preset else None)  # --model-only: the preset's arch still rules
     for spec in specs:
         figures = spec.figures(problem)
         floors = (plain_verdict(figures, preset.roofs, precision=problem.precision_key)
                   if preset and figures else None)
+        if floors is not None and floors.binding is None:  # the GPU has no roof of the problem's precision
+            floors = None
+            roofless.append(spec.name)
         if target is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(target.compute_capability):
             # no floors for a kernel that cannot run there: nothing would bind it
             rows.append(KernelRow(spec, figures, None, unavailable=spec.family.unavailable_reason(target.arch)))
@@ -157,6 +160,9 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         done = {id(r): _compiled_row(r, res, limits, problem, preset) for r, res in zip(to_compile, compiled)}
         rows = [done.get(id(r), r) for r in rows]
     notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]
+    if roofless:
+        notes.append(f"{', '.join(roofless)}: the {preset.name} has no {problem.dtype.upper()} tensor-core roof (its "
+                     f"datasheet gives none), so no floors are read for {'it' if len(roofless) == 1 else 'them'}")
     notes += [_light_note(s, preset) for s in specs if isinstance(s, UserKernel) and s.workload]
     chosen = [s for s in specs if isinstance(s, KernelSpec) and s.tile_source == "shape"]
     runnable = {r.spec.name for r in rows if r.unavailable is None}

@@ -28,6 +28,8 @@ BUILTIN: dict[str, dict[str, int]] = {
 }
 SEARCH = {"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32), "TM": (4, 8), "TN": (4, 8)}
 
+STATIC_SMEM_BYTES = 48 * 1024  # the static shared memory one block may declare (CUDA C++ Programming Guide)
+
 
 def candidates() -> list[dict[str, int]]:
     """Every tile of the search grid `SEARCH` (108), square block tiles first. Some do not compile
@@ -83,6 +85,10 @@ def _broken_rule(p: dict[str, int]) -> str | None:
     threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
     if not 32 <= threads <= 1024:
         return f"a block holds 32 to 1024 threads, and BM*BN/(TM*TN) is {threads:,}"
+    smem = 4 * p["BK"] * (p["BM"] + 4 + p["BN"])  # As (BK x BM+4, transposed and padded) and Bs (BK x BN), floats
+    if smem > STATIC_SMEM_BYTES:
+        return (f"its shared tiles, 4*BK*(BM+4+BN) = {smem:,} bytes, are over the {STATIC_SMEM_BYTES:,} a block may "
+                "hold statically")
     for matrix, size in (("A", p["BM"]), ("B", p["BN"])):  # common.cuh's tile loads
         if (size * p["BK"] // 4) % threads:
             return (f"every thread loads whole float4s of {matrix}: B{'M' if matrix == 'A' else 'N'}*BK/4 = "

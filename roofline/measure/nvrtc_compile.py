@@ -440,9 +440,14 @@ def missing_header(name: str, source: str = "", where: str | None = None,
 
 def compiler_lines(log: str, limit: int = 12) -> list[str]:
     """The lines of an NVRTC log that say what is wrong ('mine.cu(12): error: ...' and the source
-    lines it quotes), at most `limit`, without the empty ones and the summary line."""
-    lines = [ln.rstrip() for ln in log.strip("\x00\n ").splitlines()
+    lines it quotes), at most `limit`, without the empty ones and the summary line, and without
+    ptxas's report of what compiled (its `-v` lines) where an error follows it; NUL bytes (ptxas
+    ends its report with one) left out."""
+    lines = [ln.rstrip() for ln in log.replace("\x00", "").strip("\n ").splitlines()
              if ln.strip() and "detected in the compilation" not in ln]
+    if any("error" in ln for ln in lines):
+        lines = [ln for ln in lines if not ln.lstrip().startswith(("ptxas info", "bytes stack frame"))
+                 and "bytes stack frame" not in ln and "Function properties for" not in ln]
     return lines[:limit] + ([f"... ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
 
 
