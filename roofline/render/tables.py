@@ -685,7 +685,9 @@ def occupancy_table(o: Occupancy) -> Table:
     t = _table(f"{o.arch}: {o.registers_per_thread} registers x {o.threads_per_block} threads, "
                f"{smem:,} B shared memory per block",
                [("resource", "left"), ("blocks/SM", "right"), ("one block takes", "right", WRAP), ("limits", "left")])
-    reserved = f" ({smem:,} B + {o.reserved_smem_bytes:,} B reserved)" if o.reserved_smem_bytes else ""
+    rounded = o.smem_per_block_bytes != smem + o.reserved_smem_bytes  # up to the SM's allocation unit
+    reserved = (f" ({smem:,} B + {o.reserved_smem_bytes:,} B reserved{', rounded up to the allocation unit' if rounded else ''})"
+                if o.reserved_smem_bytes else "")
     per_block = {
         "registers": plural(o.registers_per_block, "register"),
         "shared_memory": f"{o.smem_per_block_bytes:,} B{reserved}" + (", opt-in" if o.smem_opt_in else ""),
