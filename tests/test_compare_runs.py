@@ -54,6 +54,11 @@ def test_a_sweep_compares_with_a_run_at_the_size_they_share():
     assert cmp.notes[0].startswith("the first file holds a size sweep: compared at 4096x4096x4096 bf16, one of its "
                                    "sizes")
     assert cmp.reference_speedup == pytest.approx(0.1825 / run.reference.time_ms, rel=1e-3)
+    # mma_pipeline's time moved within its noise, but its roof did (the model's SMEM bytes, then the counted
+    # ones): the reading says so, since its two fractions are of different roofs
+    from roofline.render.changes import _reading
+    pipeline = next(d for d in cmp.kernels if d.label == "mma_pipeline")
+    assert pipeline.is_noise and _reading(pipeline).endswith("; the binding roof moved, SMEM -> BF16 tensor")
     # a size the sweep does not hold is still a different problem
     with pytest.raises(UsageError, match="different problems"):
         compare_work(store.load(PLOTS / "sweep-h200.json"), store.parse(make_doc(n=3000)))

@@ -37,8 +37,9 @@ def _level(d: Delta, level: str) -> str:
 def _reading(d: Delta) -> str:
     if d.slowdown is None:
         return "not measured: no binding roof in both files"
-    if d.is_noise:
-        return f"noise (within {share(d.noise)})"
+    if d.is_noise:  # a binding roof that moved is said here too: the fractions are of different roofs
+        moved = f"; the binding roof moved, {d.binding_moved}" if d.binding_moved else ""
+        return f"noise (within {share(d.noise)}){moved}"
     rose = "rose" if d.slowdown > 0 else "fell"  # the direction a byte count must take to explain it
     what = d.cause or (f"no byte count {rose} with it" if d.levels else "no bytes in both files")
     if d.binding_moved:  # the two fractions are of different roofs: say which
