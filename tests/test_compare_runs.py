@@ -59,9 +59,14 @@ def test_a_sweep_compares_with_a_run_at_the_size_they_share():
     from roofline.render.changes import _reading
     pipeline = next(d for d in cmp.kernels if d.label == "mma_pipeline")
     assert pipeline.is_noise and _reading(pipeline).endswith("; the binding roof moved, SMEM -> BF16 tensor")
-    # a size the sweep does not hold is still a different problem
-    with pytest.raises(UsageError, match="different problems"):
+    # a size the sweep does not hold is still a different problem, and the refusal gives the sweep's sizes
+    with pytest.raises(UsageError, match=r"different problems \(8192x8192x8192 and 3000x3000x3000; the first file's "
+                                         r"sweep holds 128x128x128, 256x256x256, .*, 8192x8192x8192\)"):
         compare_work(store.load(PLOTS / "sweep-h200.json"), store.parse(make_doc(n=3000)))
+    # of another precision, whatever the sizes: said so, and not offered --across-sizes
+    with pytest.raises(UsageError, match=r"^the files solve different problems \(in fp32 and in bf16\): each is read "
+                                         "against its own precision's roof; compare runs of one precision$"):
+        compare_work(store.load(PLOTS / "results-h200.json"), sweep, force=True)
 
 
 def test_a_kernel_failed_in_one_run_is_in_both_untimed_gone_and_in_the_run_table():

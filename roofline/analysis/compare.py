@@ -579,9 +579,14 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     profile = wb.is_step
     if not profile:
         pb, pa = before.problem.problem, after.problem.problem
+        if pb.dtype != pa.dtype:  # forced or not: a time in one precision says nothing of one in another
+            raise UsageError(f"the files solve different problems (in {pb.dtype} and in {pa.dtype}): each is read "
+                             "against its own precision's roof; compare runs of one precision")
         if pb != pa and not force:
-            raise UsageError(f"the files solve different problems ({pb.text()} and {pa.text()}); their times do not "
-                             "compare; pass {force} to compare them anyway", mentions=["force"])
+            held = "".join(f"; the {which} file's sweep holds {', '.join(p.text() for p in sizes(doc))}"
+                           for which, doc in (("first", before), ("second", after)) if doc.sweep)
+            raise UsageError(f"the files solve different problems ({pb.text()} and {pa.text()}{held}); their times do "
+                             "not compare; pass {force} to compare them anyway", mentions=["force"])
     pairs, gone, new = match(wb, wa)
     if not pairs:
         raise UsageError("the two files have no kernel in common; compare runs of the same kernels")
