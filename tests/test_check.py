@@ -140,6 +140,10 @@ def test_a_sweep_is_gated_at_the_size_the_baseline_holds():
     naive = next(k for k in doc["kernels"] if k["kernel"] == "naive")
     # the sweep's time at 4096^3: 2 * 4096^3 FLOP at its 498.64 GFLOP/s there = 275.63 ms
     assert naive["time_ms"][1] == pytest.approx(2 * 4096**3 / 498.6447e6, rel=1e-5) and not naive["failed"]
+    # a CI log says at which size the sweep was gated: the notes go to stderr beside the reading
+    r = gate(PLOTS / "sweep-h200.json", PLOTS / "results-h200.json")
+    assert r.exit_code in (0, 1) and ("roofline: note: the second file holds a size sweep: compared at "
+                                      "4096x4096x4096, one of its sizes") in r.stderr
 def test_a_slower_step_fails_though_every_matched_kernel_held():
     # AdamW's fused kernel replaced by its 14 foreach kernels: every kernel both steps share reads as
     # noise, the 14 are new (not gated), and the step is 10.522 / 9.894 - 1 = +6.3 % slower.

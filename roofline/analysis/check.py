@@ -70,6 +70,12 @@ class Check:
         return [g for g in self.kernels if g.failed] + ([self.step] if self.step and self.step.failed else [])
 
     @property
+    def notes(self) -> list[str]:
+        """The comparison's notes (a sweep read at one of its sizes, a change of GPU), which the gate
+        prints beside its reading."""
+        return list(self.comparison.notes)
+
+    @property
     def passed(self) -> bool:
         return not self.failures
 

@@ -41,6 +41,11 @@ class GradeChanges:
     max_drop: float | None = None
 
     @property
+    def notes(self) -> list[str]:
+        """What the gate says beside its reading: nothing, for two grade files."""
+        return []
+
+    @property
     def passed(self) -> bool:
         """Whether no matched entry fails the gate, and none of the baseline's is missing (a gate:
         `max_drop` set)."""

@@ -73,7 +73,9 @@ def view(result, before: Path, after: Path, chart_out: Path | None) -> Outcome:
 
 
 def gate(result) -> Outcome:
-    """The gate's reading (`documents.check`) as JSON or as lines; exit code 1 when it did not pass."""
+    """The gate's reading (`documents.check`) as JSON or as lines, the comparison's notes on stderr
+    (a sweep read at one of its sizes, a change of GPU); exit code 1 when it did not pass."""
     from .. import documents
 
-    return Outcome(documents.to_json(result), lambda width: documents.view(result, width), failed=not result.passed)
+    return Outcome(documents.to_json(result), lambda width: documents.view(result, width),
+                   notes=tuple(result.notes), failed=not result.passed)
