@@ -121,6 +121,9 @@ def test_missing_and_corrupt_files(tmp_path):
     bad.write_text('{"schema": 2, "device": ')
     with pytest.raises(UsageError, match=r"not valid JSON \(line 1, column 25"):
         store.load(bad)
+    (tmp_path / "empty.json").write_text(" \n")
+    with pytest.raises(UsageError, match="empty.json: the file is empty, so not a results file"):
+        store.load(tmp_path / "empty.json")
     arr = write(tmp_path, [1, 2], "arr.json")
     with pytest.raises(UsageError, match="not a roofline results file"):
         store.load(arr)

@@ -598,3 +598,9 @@ def test_compiler_lines_put_the_error_before_ptxas_report_and_drop_its_nul():
                                    "(0x20400 bytes, 0xc000 max)"]
     ok = "ptxas info    : Used 64 registers, used 1 barriers, 16640 bytes smem\n"
     assert compiler_lines(ok) == [ok.strip()]  # no error: the report is all there is to show
+    # one message on many PTX lines (a BF16 kernel for sm_70): said once, with how many more
+    many = "".join(f"ptxas application ptx input, line {n}; error   : Feature '.bf16' requires .target sm_80 or higher\n"
+                   for n in (262, 263, 270))
+    assert compiler_lines(many + "ptxas fatal   : Ptx assembly aborted due to errors\n") == [
+        "ptxas application ptx input; error   : Feature '.bf16' requires .target sm_80 or higher (and 2 more PTX lines)",
+        "ptxas fatal   : Ptx assembly aborted due to errors"]

@@ -438,6 +438,9 @@ def missing_header(name: str, source: str = "", where: str | None = None,
             "CUTLASS include folders): check its name, or put it beside the kernel")
 
 
+_PTX_LINE = re.compile(r"(?<=ptx input), line \d+(?=;)")
+
+
 def compiler_lines(log: str, limit: int = 12) -> list[str]:
     """The lines of an NVRTC log that say what is wrong ('mine.cu(12): error: ...' and the source
     lines it quotes), at most `limit`, without the empty ones and the summary line, and without
@@ -448,6 +451,14 @@ def compiler_lines(log: str, limit: int = 12) -> list[str]:
     if any("error" in ln for ln in lines):
         lines = [ln for ln in lines if not ln.lstrip().startswith(("ptxas info", "bytes stack frame"))
                  and "bytes stack frame" not in ln and "Function properties for" not in ln]
+    # ptxas says one thing once per PTX line it meets it on ('ptx input, line 262; error : Feature
+    # '.bf16' requires .target sm_80 or higher'): said once, with how many more lines say it
+    said: dict[str, int] = {}
+    for ln in lines:
+        key = _PTX_LINE.sub("", ln)
+        said[key] = said.get(key, 0) + 1
+    if any(n > 1 for n in said.values()):
+        lines = [k + (f" (and {n - 1} more PTX lines)" if n > 1 else "") for k, n in said.items()]
     return lines[:limit] + ([f"... ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
 
 

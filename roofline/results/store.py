@@ -288,6 +288,8 @@ def read_json(path: Path, reads: str | None = None):
         raise UsageError(f"{str(path)[:80]}: not a results file (binary data, not JSON text){_also(reads)}") from None
     except (PermissionError, OSError, EOFError) as exc:
         raise UsageError(f"{str(path)[:80]}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    if not (text.strip() if isinstance(text, str) else text.strip()):
+        raise UsageError(f"{path}: the file is empty, so not a results file{_also(reads)}")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
