@@ -121,6 +121,10 @@ def test_missing_and_corrupt_files(tmp_path):
     bad.write_text('{"schema": 2, "device": ')
     with pytest.raises(UsageError, match=r"not valid JSON \(line 1, column 25"):
         store.load(bad)
+    nan = make_doc()
+    nan["kernels"][0]["gflops"] = float("nan")  # json writes NaN, which Python's reader takes
+    with pytest.raises(UsageError, match=r"kernels\[0\].gflops: NaN, not a number; the file looks hand-edited"):
+        store.load(write(tmp_path, nan, "nan.json"))
     (tmp_path / "empty.json").write_text(" \n")
     with pytest.raises(UsageError, match="empty.json: the file is empty, so not a results file"):
         store.load(tmp_path / "empty.json")

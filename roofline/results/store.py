@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 from pathlib import Path
 from typing import Callable
@@ -107,6 +108,8 @@ def one_line(exc: ValidationError) -> str:
     if err["type"] == "missing":
         return f"{path}: missing, a field this kind of file requires (roofline schema prints them all)"
     given = err.get("input")
+    if path and isinstance(given, float) and math.isnan(given):  # JSON's NaN: no figure at all
+        return f"{path}: NaN, not a number; the file looks hand-edited or corrupt"
     if path and isinstance(given, (int, float, str, bool, type(None))) and not msg.startswith(path):
         return f"{path}: {msg}, got {json.dumps(given)[:60]}"
     return f"{path}: {msg}" if path and not msg.startswith(path) else msg
