@@ -114,8 +114,8 @@ def test_todays_model_against_every_committed_count(name):
         modelled = _remodelled(doc, k)
         if (name, k.name) in WEAKEST:
             assert modelled / k.counted.dram_bytes == pytest.approx(WEAKEST[name, k.name], abs=0.005)
-            continue
-        assert 0.84 <= modelled / k.counted.dram_bytes <= 1.18, (name, k.name, modelled, k.counted.dram_bytes)
+        else:
+            assert 0.84 <= modelled / k.counted.dram_bytes <= 1.18, (name, k.name, modelled, k.counted.dram_bytes)
         figures = replace(k.model, dram_bytes=modelled)
         plain = verdict(figures, doc.roofs, k.time_ms, None, flops=doc.problem.problem.flops, waves=k.waves,
                         precision=doc.precision)
@@ -124,7 +124,8 @@ def test_todays_model_against_every_committed_count(name):
             said = counters_phrase(read, plain, figures, k.counted)
             assert f"the model alone names {plain.binding.level}" in said and "reads the counted bytes" in said
             differ.append((name, k.name))
-    assert differ == []
+    # the weakest case alone reads another roof from the model than from the counts (docs/model.md)
+    assert differ == [key for key in WEAKEST if key[0] == name]
 
 
 def test_a_file_is_read_with_todays_dram_model_and_says_so_where_it_recorded_an_older_ones():

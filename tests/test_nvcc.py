@@ -327,6 +327,13 @@ def test_auto_passes_over_an_nvcc_that_does_not_build_for_the_target(no_toolkit,
     asked = load(kernel_file(tmp_path, "// roofline compiler: nvcc", "asked.cu"))
     assert toolchain.pinned(asked, "sm_70").build.compiler == "nvcc"  # asked for: its own error then says
     assert calls(log) == []  # the list of targets is no compile
+    # without CuPy, the reason NVRTC was wanted is said, not only that CuPy is missing
+    import importlib.util
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy_backends" else found(name, *a))
+    with pytest.raises(RunError, match=f"mine.cu: the nvcc found \\({nvcc}\\) does not build for sm_70, and NVRTC, "
+                                       "which would, comes with CuPy, which is not installed"):
+        toolchain.pinned(load(path), "sm_70")
 
 
 @pytest.mark.nvrtc

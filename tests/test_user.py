@@ -151,8 +151,7 @@ extern "C" __global__ void my_naive(int M, int N, int K, float alpha, const floa
 """
 
 
-@pytest.mark.parametrize("walk, ladder, warp", [("rows", "naive", (32, 1)), ("cols", "gmem_coalescing", (1, 32)),
-                                                ("columns", "gmem_coalescing", (1, 32))])
+@pytest.mark.parametrize("walk, ladder, warp", [("rows", "naive", (32, 1)), ("cols", "gmem_coalescing", (1, 32))])
 def test_a_kernel_of_one_result_per_thread_declares_how_its_threads_walk_and_gets_an_l1_level(tmp_path, walk, ladder,
                                                                                                warp):
     # threadIdx.x down the rows of C: each warp's step of K reads 32 rows of A (32 sectors) and one element of B
@@ -172,7 +171,29 @@ def test_a_kernel_of_one_result_per_thread_declares_how_its_threads_walk_and_get
     h200 = from_preset("h200")
     assert plain_verdict(mine, h200.roofs, precision="fp32").binding.level == "L1"
     assert k.launch_notes(p) == []  # 1,024 threads a block, one result each: the grid covers C
-    assert k.describe()["thread-x"] == ("cols" if walk == "columns" else walk)
+    assert k.describe()["thread-x"] == walk
+
+
+@pytest.mark.parametrize("walk, warp, per_result", [("rows", (24, 2), 25), ("cols", (2, 24), 5)])
+def test_a_block_x_that_does_not_divide_a_warp_spans_the_lines_its_threads_meet(tmp_path, walk, warp, per_result):
+    # block 24 x 8: a warp's 32 threads are x = 0..23 of one y and x = 0..7 of the next. Down the rows:
+    # 24 rows of A (24 sectors) and 2 columns of B (one sector), 25 sectors for 32 results a step of K,
+    # so 25 B a result; along the columns: 2 rows and 24 columns (3 sectors), 5
+    path = tmp_path / "mine.cu"
+    path.write_text(NAIVE.format(declared=f"// roofline thread-x: {walk}").replace("block: 32,32", "block: 24,8"))
+    k, p = load(path), Problem(4096, 4096, 4096)
+    assert k.model.warp_layout == warp
+    assert k.figures(p).l1_bytes == pytest.approx(per_result * p.results * p.k)
+
+
+def test_thread_x_gives_no_l1_level_to_a_kernel_of_another_precision(tmp_path):
+    # a BF16 GEMM's B is N x K of 2-byte elements: the sectors a warp meets are not the FP32 count
+    path = tmp_path / "mine.cu"
+    path.write_text(NAIVE.format(declared="// roofline thread-x: cols\n// roofline dtype: bf16").replace(
+        "const float* A, const float* B", "const __nv_bfloat16* A, const __nv_bfloat16* B"))
+    k = load(path)
+    assert k.figures(Problem(64, 64, 64, "bf16")).l1_bytes is None
+    assert any("thread-x gives an L1 level to an FP32 kernel alone" in n for n in k.launch_notes(Problem(64, 64, 64, "bf16")))
 
 
 def test_a_kernel_of_one_result_per_thread_without_thread_x_is_told_how_to_get_its_l1_level(tmp_path):
@@ -181,10 +202,11 @@ def test_a_kernel_of_one_result_per_thread_without_thread_x_is_told_how_to_get_i
     k = load(path)
     assert k.figures(Problem(64, 64, 64)).l1_bytes is None
     assert [n for n in k.launch_notes(Problem(64, 64, 64)) if "thread-x: rows' or 'cols'" in n]
-    path.write_text(NAIVE.format(declared="// roofline thread-x: diagonal"))
-    with pytest.raises(UsageError, match="thread-x 'diagonal' must be rows or cols: the dimension of C that consecutive "
-                                         r"threads \(threadIdx.x\) step along"):
-        load(path)
+    for value in ("diagonal", "Rows", "columns"):  # written exactly so, as every declaration is
+        path.write_text(NAIVE.format(declared=f"// roofline thread-x: {value}"))
+        with pytest.raises(UsageError, match=f"thread-x '{value}' must be rows or cols: the dimension of C that "
+                                             r"consecutive threads \(threadIdx.x\) step along"):
+            load(path)
 
 
 @pytest.mark.parametrize("gpu", ["v100-sxm2", "t4"])

@@ -91,26 +91,28 @@ def warp_layout_of(block_tile: tuple[int, int], thread_tile: tuple[int, int],
 
 
 def traffic_model_of(block_tile: tuple[int, int], thread_tile: tuple[int, int] | None,
-                     block_x: int | None = None, thread_x: str | None = None) -> TrafficModel:
+                     block_x: int | None = None, thread_x: str | None = None, dtype: str = "fp32") -> TrafficModel:
     """The traffic model of a user's kernel declared with `block_tile` (BM, BN) and `thread_tile`
     (TM, TN; None: no shared-memory level), its warps read along the block's x
     (`warp_layout_of`, `block_x` None where unknown). A kernel of one result per thread that
     reads A and B straight from global memory (block tile 1 x 1, thread tile 1 x 1 or none) and
     declares `thread_x` has an L1 level instead of a shared-memory one: the sectors its warps'
-    loads touch (`TrafficModel.figures`), as the ladder's naive and gmem_coalescing have."""
-    if block_tile == (1, 1) and thread_x is not None and thread_tile in (None, (1, 1)):
+    loads touch (`TrafficModel.figures`), as the ladder's naive and gmem_coalescing have; in FP32
+    alone (`dtype`), whose B is K x N of 4-byte elements, as the sectors are counted."""
+    if block_tile == (1, 1) and thread_x is not None and thread_tile in (None, (1, 1)) and dtype == "fp32":
         return TrafficModel(block_tile=block_tile, thread_tile=None, warp_layout=_direct_warp(block_x, thread_x))
     warp = warp_layout_of(block_tile, thread_tile, block_x, thread_x) if thread_tile is not None else None
     return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp)
 
 
 def _direct_warp(block_x: int | None, thread_x: str) -> tuple[int, int]:
-    """The results (rows, cols) one warp of a one-result-per-thread kernel covers: 32 consecutive
-    threads, min(32, block x) of them along `thread_x` ('rows' or 'cols'), the rest the next
-    rows or columns of the block."""
-    walk = min(32, block_x or 32)
-    walk = walk if 32 % walk == 0 else 1  # a block x that does not divide a warp: its warps straddle lines
-    return (walk, 32 // walk) if thread_x == "rows" else (32 // walk, walk)
+    """The distinct rows and columns of C (rows, cols) one warp of a one-result-per-thread kernel
+    spans: 32 consecutive threads, min(32, block x) distinct ones along `thread_x` ('rows' or
+    'cols'), and ceil(32 / block x) lines of the block's y across (a block x of 24 puts a warp
+    over 24 lines and 2 across: 48 places for 32 results, as its loads meet them)."""
+    along = min(32, block_x or 32)
+    across = cdiv(32, along)
+    return (along, across) if thread_x == "rows" else (across, along)
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,7 @@ class UserKernel:
         without `tile`."""
         if self.tile is None:
             return None
-        return traffic_model_of(self.tile[:2], self.thread_tile, self.block[0], self.thread_x)
+        return traffic_model_of(self.tile[:2], self.thread_tile, self.block[0], self.thread_x, self.dtype)
 
     @property
     def warp_layout(self) -> tuple[int, int] | None:
@@ -254,7 +256,13 @@ class UserKernel:
                              f"{problem.results:,} results of C at {problem.text()}; unless each thread computes "
                              "several, part of C stays unwritten")
             return notes
-        if self.tile and self.tile[:2] == (1, 1) and self.thread_tile in (None, (1, 1)) and self.thread_x is None:
+        if self.tile and self.tile[:2] == (1, 1) and self.thread_tile in (None, (1, 1)) and self.dtype != "fp32" \
+                and self.thread_x is not None:
+            notes.append(f"{self.name}: thread-x gives an L1 level to an FP32 kernel alone (B K x N, 4-byte "
+                         f"elements); a {self.dtype} kernel's B is N x K, which the L1 model does not read")
+            return notes
+        if self.tile and self.tile[:2] == (1, 1) and self.thread_tile in (None, (1, 1)) and self.thread_x is None \
+                and self.dtype == "fp32":
             notes.append(f"{self.name}: a 1x1 block tile reads A and B from global memory, which its L1 mostly "
                          "serves; '// roofline thread-x: rows' or 'cols' (the dimension of C that threadIdx.x steps "
                          "along) gives it an L1 level")
@@ -384,9 +392,7 @@ def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
     if reads_c not in ("yes", "no"):
         raise UsageError(f"{path}: reads-c {reads_c!r} must be yes (it reads C even where beta = 0: checked on a "
                          "zeroed C) or no (the default: checked on a C of NaN)")
-    thread_x = values.get("thread-x", "").strip().lower() or None
-    if thread_x == "columns":
-        thread_x = "cols"
+    thread_x = values.get("thread-x", "").strip() or None
     if thread_x is not None and thread_x not in THREAD_X:
         raise UsageError(f"{path}: thread-x {values['thread-x'].strip()!r} must be rows or cols: the dimension of C "
                          "that consecutive threads (threadIdx.x) step along")

@@ -13,6 +13,7 @@ chooses once (`pinned`), before any GPU work, and the processes it starts compil
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, replace
 
 from ..build_options import nvrtc_unknown
@@ -20,6 +21,7 @@ from ..errors import RunError, UsageError
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel
 from . import nvcc_compile
+from .nvml import INSTALL_HINT
 from .nvrtc_compile import KernelResources, compile_for as nvrtc_compile_for, nvrtc_version
 
 NVCC, NVRTC = "nvcc", "nvrtc"
@@ -83,6 +85,9 @@ def _choice(spec: UserKernel, arch: str | None = None) -> tuple[str, str | None]
         raise UsageError(f"{spec.path.name}: the compile option {unknown!r} is nvcc's, and no nvcc was found "
                          f"({_searched()}); NVRTC, which compiles instead, does not take it: install the CUDA "
                          "toolkit, or leave the option out")
+    if passed_over is not None and importlib.util.find_spec("cupy_backends") is None:
+        raise RunError(f"{spec.path.name}: the nvcc found ({passed_over}) does not build for {arch}, and NVRTC, which "
+                       f"would, comes with CuPy, which is not installed: {INSTALL_HINT}")
     return NVRTC, None
 
 

@@ -66,6 +66,7 @@ from .problem import BYTES_PER_FLOAT, Problem
 from .units import Amount, Count, cdiv
 
 SECTOR_BYTES = 32  # the unit in which L1 and L2 move data (CUDA programming guide, "Device Memory Accesses")
+WARP = 32  # threads, and so results of one thread each, in a warp
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,9 @@ class TrafficModel:
 
     block_tile: tuple[int, int]
     thread_tile: tuple[int, int] | None
-    warp_layout: tuple[int, int] | None = None  # thread tiles one warp covers: (rows, cols), rows*cols = 32
+    # thread tiles one warp covers: (rows, cols), rows*cols = 32; for a kernel without an SMEM level, the
+    # distinct rows and columns of C its 32 results span (their product above 32 where they straddle)
+    warp_layout: tuple[int, int] | None = None
     splits: int = 1  # slices of K, each block one slice; partial sums through GMEM when > 1
     operand_tile: tuple[int, int] | None = None  # a tensor-core kernel's unit of SMEM reuse (R x S results)
     order: str = COLS_FIRST  # the order blocks take their tiles in (`dram.launch_order`)
@@ -130,9 +133,11 @@ class TrafficModel:
             smem = k * (1 / rows + 1 / cols)
             served = element * problem.results * k * (1 / rows + 1 / cols + 1 / bm + 1 / bn)
         if self.thread_tile is None and self.warp_layout is not None:
+            # the distinct rows and columns of C a warp's 32 results span (more than 32 together where
+            # its threads straddle two rows of a block whose x does not divide 32)
             rows_w, cols_w = self.warp_layout
             sectors = rows_w + cdiv(cols_w, SECTOR_BYTES // BYTES_PER_FLOAT)  # a sector per row of A
-            l1 = SECTOR_BYTES * sectors * problem.results * k / (rows_w * cols_w)
+            l1 = SECTOR_BYTES * sectors * problem.results * k / WARP
         elif self.thread_tile is not None:
             tm, tn = self.thread_tile
             smem = k * (1 / tm + 1 / tn)
