@@ -425,6 +425,8 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
            across: bool = False, floors: tuple[Verdict | None, Verdict | None] | None = None) -> Delta:
     spreads = [s for s in (b.spread, a.spread) if s is not None]
     noise, source = (max(spreads), "spread") if spreads and not profile else (NOISE, "fixed")
+    if len(spreads) == 1 and not profile and NOISE > noise:  # one side without samples (a sweep's point, an
+        noise, source = NOISE, "fixed"                       # older file): its spread is unknown, not nil
     if profile:  # 1 us of one launch's duration is noise too, however short the kernel
         noise = max(noise, NOISE_US * 1e-3 * b.launches / b.time_ms)
     return Delta(a.name, b.time_ms, a.time_ms, _rate(b.flops, b.time_ms),
@@ -612,7 +614,8 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     else:
         fixed = sum(1 for d in deltas if d.noise_from == "fixed")
         if fixed:
-            notes.append(f"{fixed} kernel(s) without timing samples in either file: noise is a fixed {share(NOISE)} there")
+            notes.append(f"{fixed} kernel(s) without timing samples in one file or both: noise is a fixed "
+                         f"{share(NOISE)} there")
     if across:
         notes.append("the fraction of each kernel's binding roof reads each file against its own GPU's theoretical "
                      "roofs: a measured roof has no counterpart on the other GPU")
