@@ -221,6 +221,16 @@ def test_a_tensor_core_kernel_listed_for_a_gpu_without_its_roof_has_no_floors_an
     assert any(n.startswith("mine_bf16: the ") and "has no BF16 tensor-core roof" in n for n in doc["notes"])
 
 
+def test_a_compute_floor_with_no_memory_floor_beside_it_says_it_is_the_only_one(tmp_path):
+    # an FP16 starter on a V100, model only: no L2 bandwidth known, no DRAM without waves, no SMEM model
+    path = tmp_path / "mine_fp16.cu"
+    assert invoke("new", str(path), "--dtype", "fp16").exit_code == 0
+    r = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "v100-sxm2", "--model-only"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    row = next(line for line in r.stdout.splitlines() if line.strip().startswith("mine_fp16"))
+    assert row.rstrip().endswith("FP16 tensor (the only floor)") and " - " in row
+
+
 def test_header_errors_name_the_line(tmp_path):
     body = "extern \"C\" __global__ void k(int M) {}\n"
     # The lines count wherever they are (after an #include, say); other comments are left alone.

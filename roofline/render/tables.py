@@ -663,7 +663,8 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
             v = r.floors
             memory = memory_floor(v)
             row += [f"{figure(memory.floor_ms)} {memory.level}" if memory else "-",
-                    figure(v.floor(listing.compute_level).floor_ms), v.binding.level]
+                    figure(v.floor(listing.compute_level).floor_ms),
+                    v.binding.level if memory else f"{v.binding.level} (the only floor)"]  # no memory roof known
         elif listing.device:  # no model (a kernel of yours without --tile): no floors either
             row += ["-", "-", "-"]
         rows.append(row)
