@@ -2,6 +2,7 @@
 each kernel's change (speedup, registers, the two-roof reading and the move toward it), the
 reference, the kernels in both files not timed in both, and the tables and chart that show them."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,17 @@ def test_a_sweep_compares_with_a_run_at_the_size_they_share():
     with pytest.raises(UsageError, match=r"^the files solve different problems \(in fp32 and in bf16\): each is read "
                                          "against its own precision's roof; compare runs of one precision$"):
         compare_work(store.load(PLOTS / "results-h200.json"), sweep, force=True)
+
+
+def test_a_sweep_point_that_fails_a_runs_checks_is_refused_in_one_line():
+    # an empty kernel recorded at 1 ms: the sweep's 128^3 launches (microseconds) could not have run
+    # faster than a fifth of it; the whole file passes (its largest size runs for ms), the point does not
+    from roofline.results.sweep_point import at_size, sizes
+    doc = json.loads((PLOTS / "sweep-h200.json").read_text())
+    doc["device"]["launch_latency_ms"] = 1.0
+    sweep = store.parse(doc)
+    with pytest.raises(UsageError, match=r"^the sweep's figures at 128x128x128 do not make a run: device.launch_latency_ms"):
+        at_size(sweep, sizes(sweep)[0])
 
 
 def test_a_kernel_failed_in_one_run_is_in_both_untimed_gone_and_in_the_run_table():

@@ -12,9 +12,12 @@ sweep written before the model was kept per size, read without the kernel famili
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from ..errors import UsageError
 from ..model.problem import Problem
 from .schema import KernelRecord, Reference, Results, SweepKernel, SweepPoint
+from .store import one_line
 
 
 def sizes(doc: Results) -> list[Problem]:
@@ -40,11 +43,14 @@ def at_size(doc: Results, problem: Problem) -> Results:
     records = {k.name: k for k in doc.kernels}
     kernels = [_kernel(records[k.name], k, problem, point.reference.gflops) for k in point.kernels
                if k.name in records and (k.model is not None or records[k.name].model is None)]
-    return Results.model_validate({
-        **doc.model_dump(by_alias=True, exclude={"sweep", "tune", "kernels", "problem", "reference", "skipped"}),
-        "problem": point.problem.model_dump(by_alias=True),
-        "reference": _reference(doc.reference, point, problem).model_dump(by_alias=True),
-        "kernels": [k.model_dump(by_alias=True) for k in kernels]})
+    try:
+        return Results.model_validate({
+            **doc.model_dump(by_alias=True, exclude={"sweep", "tune", "kernels", "problem", "reference", "skipped"}),
+            "problem": point.problem.model_dump(by_alias=True),
+            "reference": _reference(doc.reference, point, problem).model_dump(by_alias=True),
+            "kernels": [k.model_dump(by_alias=True) for k in kernels]})
+    except ValidationError as exc:  # the point's figures fail a run's checks: the file's fault, said in one line
+        raise UsageError(f"the sweep's figures at {problem.text()} do not make a run: {one_line(exc)}") from None
 
 
 def _reference(ref: Reference, point: SweepPoint, problem: Problem) -> Reference:
@@ -63,6 +69,6 @@ def _kernel(record: KernelRecord, k: SweepKernel, problem: Problem, reference_gf
     return record.model_copy(update={
         "params": k.params or record.params, **compiled, "verified": k.verified, "rel_error": None,
         "nan_or_unwritten_elements": None, "error": None if k.verified else record.error,
-        "gflops": k.gflops, "time_ms": time_ms, "pct_of_reference": None if k.gflops is None else 100 * k.gflops / reference_gflops, "timing": None,
-        "sm_clock_mhz_before_after": [], "energy": None, "model": k.model, "counted": None, "ragged": None,
-        "waves": k.waves, "timeline": None})
+        "gflops": k.gflops, "time_ms": time_ms, "timing": None, "sm_clock_mhz_before_after": [], "energy": None,
+        "pct_of_reference": None if k.gflops is None else 100 * k.gflops / reference_gflops,
+        "model": k.model, "counted": None, "ragged": None, "waves": k.waves, "timeline": None})
