@@ -74,8 +74,7 @@ class Check:
         """The comparison's notes that bear on the gate's reading (a sweep read at one of its sizes, a
         change of GPU, of L2 state or of template), which it prints beside it; those on columns only
         compare's tables show (`bound x`, 'of roof', the bytes) are left to compare."""
-        tables = ("'of roof' reads", "the first table's", "kernel(s) without bytes to compare")
-        return [n for n in self.comparison.notes if not any(t in n for t in tables)]
+        return [n for n in self.comparison.notes if n not in self.comparison.table_notes]
 
     @property
     def passed(self) -> bool:

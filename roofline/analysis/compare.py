@@ -366,6 +366,9 @@ class WorkComparison:
     reference_ms: tuple[float, float] | None = None  # runs: cuBLAS's median ms, before and after
     problems: tuple[Problem, Problem] | None = None  # runs: the problems of before and after
     phases: list[PhaseChange] = field(default_factory=list)  # profiles: kernels with a timeline in both
+    # those of `notes` on what compare's tables show alone ('bound x', 'of roof', the bytes), which a
+    # gate that prints none of them leaves out
+    table_notes: tuple[str, ...] = ()
 
     @property
     def same_device(self) -> bool:
@@ -424,9 +427,10 @@ def _levels(b: KernelWork | None, a: KernelWork | None, before: dict | None = No
 def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | None = None,
            across: bool = False, floors: tuple[Verdict | None, Verdict | None] | None = None) -> Delta:
     spreads = [s for s in (b.spread, a.spread) if s is not None]
-    noise, source = (max(spreads), "spread") if spreads and not profile else (NOISE, "fixed")
-    if len(spreads) == 1 and not profile and NOISE > noise:  # one side without samples (a sweep's point, an
-        noise, source = NOISE, "fixed"                       # older file): its spread is unknown, not nil
+    # the runs' spread where both files have one; a file without samples (a sweep's point, an older
+    # file) has an unknown spread, not a nil one: the fixed band at least
+    known = not profile and spreads and (len(spreads) == 2 or spreads[0] >= NOISE)
+    noise, source = (max(spreads), "spread") if known else (NOISE, "fixed")
     if profile:  # 1 us of one launch's duration is noise too, however short the kernel
         noise = max(noise, NOISE_US * 1e-3 * b.launches / b.time_ms)
     return Delta(a.name, b.time_ms, a.time_ms, _rate(b.flops, b.time_ms),
@@ -600,6 +604,12 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         deltas = [replace(d, vs_reference=_pairings(before, after, records[0][b.name], records[1][a.name]))
                   for d, (b, a, _) in zip(deltas, pairs)]
     notes = [] if profile else sized + _notes(before, after, pb != pa)
+    tables: list[str] = []
+
+    def table(note: str) -> None:  # a note on a column of compare's tables (`WorkComparison.table_notes`)
+        notes.append(note)
+        tables.append(note)
+
     if profile:
         notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "
                      f"{NOISE_US:g} us per launch, is called noise")
@@ -608,7 +618,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
                          "of GPU")
         elif bool(before.device.measured_at) != bool(after.device.measured_at):
             which = "first" if before.device.measured_at else "second"
-            notes.append(f"'of roof' reads the {which} file against its measured ceilings and the other against its "
+            table(f"'of roof' reads the {which} file against its measured ceilings and the other against its "
                          "theoretical roofs (it records none measured): a move of 'of roof' holds that change of roof, "
                          "not only the kernel's")
     else:
@@ -620,15 +630,15 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         notes.append("the fraction of each kernel's binding roof reads each file against its own GPU's theoretical "
                      "roofs: a measured roof has no counterpart on the other GPU")
         if not profile and any(lc.counted for d in deltas for lc in d.levels):
-            notes.append("the first table's 'bound x' and 'roof' read the model's bytes, 'of roof' and the reading "
+            table("the first table's 'bound x' and 'roof' read the model's bytes, 'of roof' and the reading "
                          "the bytes Nsight Compute counted: where the two differ, the two tables may move apart")
     elif not profile and (before.device.measured_fp32_gflops is not None or after.device.measured_fp32_gflops is not None):
-        notes.append("'of roof' reads each kernel as show's verdict does (the measured ceilings, each at least the "
+        table("'of roof' reads each kernel as show's verdict does (the measured ceilings, each at least the "
                      "best rate its file saw, and the bytes Nsight Compute counted where it did); 'bound x' is the "
                      "model's bytes at the datasheet roofs")
     bytesless = sum(1 for d in deltas if not d.levels)
     if bytesless:
-        notes.append(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "
+        table(f"{bytesless} kernel(s) without bytes to compare: bytes are compared where both files counted "
                      "them (Nsight Compute: roofline run --profile, or a profile) or neither did (the model's on both sides), "
                      "never counted bytes against modelled ones")
     if not profile:  # a kernel of one name at another tile (or another version of it) in each file
@@ -642,6 +652,6 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
     if profile:
         return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa), gone, new, notes, deltas,
-                              phases=phase_changes(before, after))
+                              phases=phase_changes(before, after), table_notes=tuple(tables))
     return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
-                          (before.reference.time_ms, after.reference.time_ms), (pb, pa))
+                          (before.reference.time_ms, after.reference.time_ms), (pb, pa), table_notes=tuple(tables))

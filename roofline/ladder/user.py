@@ -99,10 +99,16 @@ def traffic_model_of(block_tile: tuple[int, int], thread_tile: tuple[int, int] |
     declares `thread_x` has an L1 level instead of a shared-memory one: the sectors its warps'
     loads touch (`TrafficModel.figures`), as the ladder's naive and gmem_coalescing have; in FP32
     alone (`dtype`), whose B is K x N of 4-byte elements, as the sectors are counted."""
-    if block_tile == (1, 1) and thread_x is not None and thread_tile in (None, (1, 1)) and dtype == "fp32":
+    if _direct(block_tile, thread_tile) and thread_x is not None and dtype == "fp32":
         return TrafficModel(block_tile=block_tile, thread_tile=None, warp_layout=_direct_warp(block_x, thread_x))
     warp = warp_layout_of(block_tile, thread_tile, block_x, thread_x) if thread_tile is not None else None
     return TrafficModel(block_tile=block_tile, thread_tile=thread_tile, warp_layout=warp)
+
+
+def _direct(block_tile: tuple[int, int], thread_tile: tuple[int, int] | None) -> bool:
+    """A kernel of one result per thread that reads A and B straight from global memory: block
+    tile 1 x 1 (no reuse through shared memory), thread tile 1 x 1 or none."""
+    return tuple(block_tile) == (1, 1) and thread_tile in (None, (1, 1))
 
 
 def _direct_warp(block_x: int | None, thread_x: str) -> tuple[int, int]:
@@ -247,8 +253,8 @@ class UserKernel:
         grid-stride loop), so these are notes, not errors."""
         notes = []
         threads = self.threads_per_block
-        model = self.model
-        if model is not None and model.thread_tile is None and model.warp_layout is not None:
+        direct = self.tile is not None and _direct(self.tile[:2], self.thread_tile)
+        if direct and self.thread_x is not None and self.dtype == "fp32":  # its L1 level (`traffic_model_of`)
             # one result per thread, read straight from global memory: the block owns its threads' results
             x, y, z = self.grid(problem)
             if x * y * z * threads < problem.results:
@@ -256,13 +262,11 @@ class UserKernel:
                              f"{problem.results:,} results of C at {problem.text()}; unless each thread computes "
                              "several, part of C stays unwritten")
             return notes
-        if self.tile and self.tile[:2] == (1, 1) and self.thread_tile in (None, (1, 1)) and self.dtype != "fp32" \
-                and self.thread_x is not None:
+        if direct and self.thread_x is not None:
             notes.append(f"{self.name}: thread-x gives an L1 level to an FP32 kernel alone (B K x N, 4-byte "
                          f"elements); a {self.dtype} kernel's B is N x K, which the L1 model does not read")
             return notes
-        if self.tile and self.tile[:2] == (1, 1) and self.thread_tile in (None, (1, 1)) and self.thread_x is None \
-                and self.dtype == "fp32":
+        if direct and self.dtype == "fp32":
             notes.append(f"{self.name}: a 1x1 block tile reads A and B from global memory, which its L1 mostly "
                          "serves; '// roofline thread-x: rows' or 'cols' (the dimension of C that threadIdx.x steps "
                          "along) gives it an L1 level")

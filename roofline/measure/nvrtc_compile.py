@@ -449,8 +449,7 @@ def compiler_lines(log: str, limit: int = 12) -> list[str]:
     lines = [ln.rstrip() for ln in log.replace("\x00", "").strip("\n ").splitlines()
              if ln.strip() and "detected in the compilation" not in ln]
     if any("error" in ln for ln in lines):
-        lines = [ln for ln in lines if not ln.lstrip().startswith(("ptxas info", "bytes stack frame"))
-                 and "bytes stack frame" not in ln and "Function properties for" not in ln]
+        lines = [ln for ln in lines if not ln.lstrip().startswith("ptxas info") and "bytes stack frame" not in ln]
     # ptxas says one thing once per PTX line it meets it on ('ptx input, line 262; error : Feature
     # '.bf16' requires .target sm_80 or higher'): said once, with how many more lines say it
     said: dict[str, int] = {}
