@@ -192,7 +192,7 @@ def test_whatif_reads_the_phases_at_the_steady_rate(imported):
     (p,) = doc["phases"]
     assert p["kernel"] == "wgmma_ws" and p["tail_ms"] == pytest.approx(0.0463, abs=5e-4)
     assert p["tail_saved_ms"] == pytest.approx(p["tail_ms"] * (1 - p["tail_busy"]), rel=0.25)
-    assert p["step_ms_without_tail"] == pytest.approx(doc["step_ms"] - p["tail_saved_ms"])
+    assert p["of"] == "step" and p["ms_without_tail"] == pytest.approx(doc["step_ms"] - p["tail_saved_ms"])
     shown = CliRunner().invoke(app, ["whatif", str(imported["wgmma_ws"])], env={"COLUMNS": "220"})
     assert "by phase (each kernel's timeline)" in shown.output and "0.046 (0.008)" in shown.output
 

@@ -133,6 +133,10 @@ def test_a_profile_of_programs_profiled_apart_has_no_step_and_no_fusion():
     assert any("holds the launches of 4 programs, profiled apart" in n for n in w.notes)
     tma = next(k for k in w.kernels if k.name == "wgmma_tma")  # read alone: its own time at 80 % of its roof
     assert tma.speedup == pytest.approx(tma.time_ms / tma.target_ms)
+    # its phases: without a step, the times without the tail wave or the fill are each kernel's own
+    phase = next(p for p in w.phases if p.kernel == "wgmma_tma")
+    assert phase.of == "kernel" and phase.ms_without_tail == pytest.approx(tma.time_ms - phase.tail_saved_ms)
+    assert phase.ms_without_tail < tma.time_ms
     # a profile of one program (every older file) keeps its step
     assert store.load(TRANSFORMER, profile=True).programs == 1
 

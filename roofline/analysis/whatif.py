@@ -180,8 +180,9 @@ class PhaseWhatIf:
     tail_ms: float
     tail_saved_ms: float
     tail_busy: float | None  # the SMs busy in the tail wave, 0..1 (None: no tail)
-    step_ms_without_tail: float
-    step_ms_without_fill: float
+    of: str  # what the two times below are of: 'step' (one program's step) or 'kernel' (programs read apart)
+    ms_without_tail: float  # that step's (or kernel's) time with the tail wave gone
+    ms_without_fill: float  # and with the fill gone
 
     def to_json(self) -> dict:
         return asdict(self)  # every field, in order
@@ -310,8 +311,8 @@ def by_phase(doc: ProfileResults, step_ms: float | None) -> list[PhaseWhatIf]:
 
         (fill, fill_saved), (drain, drain_saved), (tail, tail_saved) = spent("fill"), spent("drain"), spent("tail")
         out.append(PhaseWhatIf(k.name, k.time_ms, level, fill, fill_saved, drain, drain_saved, tail, tail_saved,
-                               phases["tail"].busy if "tail" in phases else None, base - tail_saved,
-                               base - fill_saved))
+                               phases["tail"].busy if "tail" in phases else None,
+                               "step" if step_ms is not None else "kernel", base - tail_saved, base - fill_saved))
     return sorted(out, key=lambda p: (-(p.tail_saved_ms + p.fill_saved_ms), p.kernel))
 
 

@@ -290,8 +290,10 @@ class PhaseWhatIfJson(JsonModel):
     tail_ms: Number
     tail_saved_ms: Number
     tail_busy: OptNumber
-    step_ms_without_tail: Number
-    step_ms_without_fill: Number
+    of: str = Field(description="'step': the two times below are the step's; 'kernel': programs profiled apart, "
+                                "so they are this kernel's")
+    ms_without_tail: Number
+    ms_without_fill: Number
 
 
 class WhatIfJson(JsonModel):

@@ -104,7 +104,7 @@ def phase_tables(w: WhatIf, width: int = 200) -> list[Table]:
     rows = [[p.kernel, _ms(p.time_ms), f"{100 * p.steady_share:.0f}%", cell(p.fill_ms, p.fill_saved_ms),
              cell(p.drain_ms, p.drain_saved_ms), cell(p.tail_ms, p.tail_saved_ms),
              f"{100 * p.tail_busy:.0f}%" if p.tail_busy is not None else "-",
-             _ms(p.step_ms_without_tail), _ms(p.step_ms_without_fill)] for p in w.phases]
+             _ms(p.ms_without_tail), _ms(p.ms_without_fill)] for p in w.phases]
     return _fit("by phase (each kernel's timeline): its fill, drain and tail wave at its steady part's rate, "
                 "the busiest unit at the share of its peak it holds there", ("kernel", "left"), columns, rows, width)
 
