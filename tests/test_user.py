@@ -636,3 +636,28 @@ def test_compiler_lines_put_the_error_before_ptxas_report_and_drop_its_nul():
     assert compiler_lines(many + "ptxas fatal   : Ptx assembly aborted due to errors\n") == [
         "ptxas application ptx input; error   : Feature '.bf16' requires .target sm_80 or higher (and 2 more PTX lines)",
         "ptxas fatal   : Ptx assembly aborted due to errors"]
+    # nvcc names its PTX file where NVRTC says 'ptx input': the same lines said once
+    nvcc = "".join(f"ptxas /tmp/x/m.roofline.ptx, line {n}; error   : Feature '.m16n8k8' requires .target sm_80 or higher\n"
+                   for n in (357, 382))
+    assert compiler_lines(nvcc) == ["ptxas /tmp/x/m.roofline.ptx; error   : Feature '.m16n8k8' requires .target sm_80 "
+                                    "or higher (and 1 more PTX lines)"]
+
+
+def test_a_kernel_that_fails_only_for_want_of_newer_instructions_is_told_which_and_since_when():
+    # ptxas's lines for the BF16 starter built for sm_75 (nvcc 13): one line names what it uses and the target it needs
+    from roofline.measure.nvrtc_compile import newer_target
+
+    log = ("ptxas /tmp/x/m_bf16.roofline.ptx, line 360; error   : Feature '.m16n8k16' requires .target sm_80 or higher\n"
+           "ptxas /tmp/x/m_bf16.roofline.ptx, line 385; error   : Feature '.bf16' requires .target sm_80 or higher\n"
+           "ptxas /tmp/x/m_bf16.roofline.ptx, line 390; error   : Feature '.m16n8k16' requires .target sm_80 or higher\n"
+           "ptxas fatal   : Ptx assembly aborted due to errors\n")
+    assert newer_target(log) == "uses .m16n8k16 and .bf16, which need sm_80 or later"
+    assert newer_target("ptxas error   : Feature 'wgmma' requires .target sm_90a\n") == "uses wgmma, which needs sm_90a"
+    # an instruction the target lacks, named as nvcc 13 names it for wgmma on sm_89 and sm_100
+    hopper = ("ptxas /tmp/w.ptx, line 26; error   : Instruction 'wgmma.fence' not supported on .target 'sm_89'\n"
+              "ptxas /tmp/w.ptx, line 25; error   : Instruction 'wgmma.fence' cannot be compiled for architecture 'sm_100'\n"
+              "ptxas /tmp/w.ptx, line 30; error   : Instruction 'setmaxnreg.inc' not supported on .target 'sm_89'\n")
+    assert newer_target(hopper) == "uses wgmma.fence and setmaxnreg.inc"
+    # any other error is the file's own: its lines are shown as they are
+    assert newer_target(log + "mine.cu(12): error: identifier \"x\" is undefined\n") is None
+    assert newer_target("mine.cu(12): error: expected a \";\"\n") is None

@@ -438,7 +438,33 @@ def missing_header(name: str, source: str = "", where: str | None = None,
             "CUTLASS include folders): check its name, or put it beside the kernel")
 
 
-_PTX_LINE = re.compile(r"(?<=ptx input), line \d+(?=;)")
+_PTX_LINE = re.compile(r"(ptx input|\.ptx), line \d+(?=;)")  # NVRTC's 'ptx input', nvcc's file
+_NEEDS_TARGET = re.compile(r"Feature '([^']+)' requires \.target (sm_\d+[a-z]?)( or higher)?")
+_NOT_ON_TARGET = re.compile(r"Instruction '([^']+)' (?:not supported on \.target|cannot be compiled for architecture)")
+
+
+def newer_target(log: str) -> str | None:
+    """What a compile that failed only because the target lacks PTX instructions uses, from ptxas's
+    errors: "Feature '.m16n8k16' requires .target sm_80 or higher" gives 'uses .m16n8k16 and .bf16,
+    which need sm_80 or later' (a feature of one target alone: 'which needs sm_90a'); "Instruction
+    'wgmma.fence' not supported on .target 'sm_89'" gives 'uses wgmma.fence'. None where the log has
+    other errors too (they are shown as they are)."""
+    needs = _NEEDS_TARGET.findall(log)
+    missing = list(dict.fromkeys(_NOT_ON_TARGET.findall(log)))
+    others = [ln for ln in log.splitlines()
+              if re.search(r"\berror\b", ln) and not _NEEDS_TARGET.search(ln) and not _NOT_ON_TARGET.search(ln)]
+    if not (needs or missing) or others:
+        return None
+    by_target: dict[str, list[str]] = {}
+    for feature, target, higher in needs:
+        key = target + (" or later" if higher else "")
+        if feature not in by_target.setdefault(key, []):
+            by_target[key].append(feature)
+
+    def named(features: list[str]) -> str:
+        return ", ".join(features[:-1]) + (" and " if len(features) > 1 else "") + features[-1]
+    said = [f"{named(f)}, which {'needs' if len(f) == 1 else 'need'} {t}" for t, f in by_target.items()]
+    return "uses " + "; ".join(said + ([named(missing)] if missing else []))
 
 
 def compiler_lines(log: str, limit: int = 12) -> list[str]:
@@ -454,7 +480,7 @@ def compiler_lines(log: str, limit: int = 12) -> list[str]:
     # '.bf16' requires .target sm_80 or higher'): said once, with how many more lines say it
     said: dict[str, int] = {}
     for ln in lines:
-        key = _PTX_LINE.sub("", ln)
+        key = _PTX_LINE.sub(r"\1", ln)
         said[key] = said.get(key, 0) + 1
     if any(n > 1 for n in said.values()):
         lines = [k + (f" (and {n - 1} more PTX lines)" if n > 1 else "") for k, n in said.items()]
@@ -486,6 +512,9 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
             missing = _MISSING_HEADER.search(log)
             if missing and (why := missing_header(missing.group(2), text, missing.group(1), options)):
                 raise RunError(f"{label} does not compile: {why}") from None
+            if why := newer_target(log):
+                raise RunError(f"{label} does not compile for {arch}: it {why} (PTX instructions {arch} does not "
+                               "have)") from None
             lines = compiler_lines(_without_name_map(log)) or [str(exc)]
             raise RunError(f"{label} does not compile for {arch}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
         try:
