@@ -276,6 +276,11 @@ def test_outputs_are_compared_a_chunk_at_a_time_as_if_whole(monkeypatch):
     got[999, 36] = float("nan")
     bad, _ = candidate._compare("output 0", got, want)
     assert not bad.passed and bad.reason == "1 of 37,000 elements NaN or infinite"
+    # how far the reference moved between draws, chunked the same way: |now - before| / |before|
+    assert candidate._moved(got[:999], want[:999]) == pytest.approx(
+        float(torch.linalg.vector_norm((got[:999] - want[:999]).double()) / torch.linalg.vector_norm(want[:999].double())),
+        rel=1e-12)
+    assert candidate._moved(want, want) == 0 and candidate._moved(torch.ones(3), torch.zeros(3)) == pytest.approx(3 ** 0.5)
 
 
 
