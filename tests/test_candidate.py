@@ -276,6 +276,12 @@ def test_outputs_are_compared_a_chunk_at_a_time_as_if_whole(monkeypatch):
     got[999, 36] = float("nan")
     bad, _ = candidate._compare("output 0", got, want)
     assert not bad.passed and bad.reason == "1 of 37,000 elements NaN or infinite"
+    worse_got, worse_want = got.clone(), want.clone()
+    worse_got[3, 3] = float("-inf")
+    assert candidate._sums(worse_got, worse_want)[:2] == (0, 2)  # counted where a sum of squares is not finite
+    worse_want[5, 5] = float("inf")
+    worse, _ = candidate._compare("output 0", worse_got, worse_want)
+    assert not worse.passed and worse.reason == "the reference holds non-finite values"
     # how far the reference moved between draws, chunked the same way: |now - before| / |before|
     assert candidate._moved(got[:999], want[:999]) == pytest.approx(
         float(torch.linalg.vector_norm((got[:999] - want[:999]).double()) / torch.linalg.vector_norm(want[:999].double())),
