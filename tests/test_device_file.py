@@ -42,6 +42,8 @@ def test_a_device_file_gives_the_figures_a_preset_would(tmp_path):
 
 def test_an_unquoted_compute_capability_is_read(tmp_path):
     assert from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', "12.0")))).compute_capability == "12.0"
+    # one newer than every GPU the tables know is a GPU to come: modelled with the newest one's units
+    assert from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', '"13.0"')))).arch_limits.arch == "sm_130"
 
 
 def test_rates_per_sm_per_clock_and_the_bus_instead_of_a_bandwidth(tmp_path):
@@ -65,6 +67,11 @@ def test_the_json_that_device_prints_is_a_device_file(tmp_path):
     (RTX5070.replace("sm_count = 48\n", ""), "sm_count: Field required"),
     (RTX5070.replace("sm_count = 48", "sm_count = 0"), "sm_count: Input should be greater than or equal to 1"),
     (RTX5070.replace('"12.0"', '"4.2"'), "compute_capability: compute capability 4.2 is older than 7.0"),
+    (RTX5070.replace('"12.0"', '"banana"'), "compute_capability: 'banana' is not a compute capability; give it as "
+                                           "major.minor"),
+    (RTX5070.replace('"12.0"', '"sm_90"'), "compute_capability: 'sm_90' is not a compute capability"),
+    (RTX5070.replace('"12.0"', '"9.0.1"'), "compute_capability: '9.0.1' is not a compute capability"),
+    (RTX5070.replace('"12.0"', '"9.9"'), "compute_capability: no GPU has compute capability 9.9; known: 7.0,"),
     (RTX5070.replace("peak_dram_gbps = 672\n", ""), "give peak_dram_gbps, or max_mem_clock_mhz"),
     (RTX5070 + "sm_clock = 3\n", "unknown field 'sm_clock'; did you mean max_sm_clock_mhz?"),
     (RTX5070 + "colour = 3\n", "unknown field 'colour'; known: name, compute_capability"),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated
@@ -29,7 +30,7 @@ from annotated_types import Ge, Gt, Le
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ..errors import UsageError
-from .arch import ArchLimits, limits_for_cc
+from .arch import ARCHS, ArchLimits, _cc_key, limits_for_cc
 from .peaks import PRECISIONS
 from .presets import SUFFIXES, is_device_file  # (there: telling a preset's name from a file's needs no pydantic)
 
@@ -52,6 +53,18 @@ class DeviceFile(BaseModel):
     tensor_clock_mhz: Annotated[float, Gt(0), Le(10**5)] | None = None
     source: str = ""
     flops_per_sm_per_clock: dict[str, Annotated[float, Ge(0), Le(10**6)]] = {}
+
+    @field_validator("compute_capability")
+    @classmethod
+    def _a_real_compute_capability(cls, cc: str) -> str:
+        cc = cc.strip()
+        if not re.fullmatch(r"\d{1,2}\.\d", cc):
+            raise ValueError(f"{cc!r} is not a compute capability; give it as major.minor, e.g. \"9.0\" for an H100")
+        newest = max(ARCHS, key=_cc_key)
+        if cc not in ARCHS and (7, 0) <= _cc_key(cc) <= _cc_key(newest):  # older than 7.0: limits_for_cc says so
+            raise ValueError(f"no GPU has compute capability {cc}; known: {', '.join(ARCHS)} (one newer than "
+                             f"{newest} takes the newest one's allocation units)")
+        return cc
 
     @field_validator("flops_per_sm_per_clock")
     @classmethod
@@ -99,7 +112,8 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "the file"
-        raise UsageError(f"{{gpu}} {path}: {where}: {first['msg']}", "gpu") from None
+        said = first["msg"].removeprefix("Value error, ")  # pydantic's prefix to a validator's own words
+        raise UsageError(f"{{gpu}} {path}: {where}: {said}", "gpu") from None
     try:
         limits = limits_for_cc(spec.compute_capability)
     except UsageError as exc:
