@@ -93,6 +93,7 @@ def test_files_get_the_usual_permissions(tmp_path, doc):
     (lambda d: d["kernels"][3].update(tile_source="magic"), "kernels[3].tile_source: Input should be"),
     (lambda d: d["kernels"][3].update(name="cublas"), "kernels[3].name: 'cublas' is the reference's name"),
     (lambda d: d["kernels"][3].update(name="two\nlines"), "kernels[3].name: String should match pattern"),
+    (lambda d: d["kernels"][2].update(name=[]), "kernels[2].name: Input should be a valid string"),  # met before the check
     (lambda d: d["device"].update(compute_capability="banana"), "device.compute_capability: 'banana' is not a compute"),
     (lambda d: d["device"].update(measured_fp32_gflops=1e6),
      "device.measured_fp32_gflops: 1,000,000 is 14.9x its peak_fp32_gflops of 66,908, more than anything sustains"),
@@ -553,3 +554,12 @@ def test_a_run_without_a_measured_dram_rate_shows_that_it_has_none(tmp_path):
     r = _show(tmp_path, raw)
     assert r.exit_code == 0, r.output
     assert "measured 61,874 GFLOP/s, DRAM not measured" in " ".join(r.stdout.split())
+
+
+def test_a_run_whose_rounds_record_no_seconds_is_shown_without_them(tmp_path):
+    # the schema lets timed_in_rounds.seconds be null; show leaves the seconds out, nothing else
+    doc = json.loads((PLOTS / "results-h200.json").read_text())
+    doc["timed_in_rounds"]["seconds"] = None
+    got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc))], env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    assert "timed in 20 rounds of 1 launch per kernel, cuBLAS first and the kernels in turn; CI95" in got.stdout

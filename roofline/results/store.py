@@ -115,6 +115,25 @@ def one_line(exc: ValidationError) -> str:
     return f"{path}: {msg}" if path and not msg.startswith(path) else msg
 
 
+def _brought_up(doc: dict, schema: int, source: str, upgrade: Upgrade | None) -> tuple[dict, list[str]]:
+    """`parse`'s steps before the schema's check: a schema-`SCHEMA` document's sweep models checked
+    and today's model figures filled in by `upgrade`; an older one migrated and filled in. Returns
+    the document and the notes on what was changed."""
+    notes = []
+    if schema == SCHEMA:
+        _check_sweep_models(doc, source)
+        if upgrade is not None:  # figures the model learnt since (its DRAM bytes): worked out, as in a run
+            doc = json.loads(json.dumps(doc))
+            again = [f for f in upgrade(doc) if f.startswith(REFRESHED)]
+            if again:  # an older model's figures replaced: said, since the file itself holds others
+                notes.append(f"{source}: {'; '.join(again)} (docs/model.md)")
+    if schema < SCHEMA:
+        doc = migrate(doc, source)
+        filled = upgrade(doc) if upgrade is not None else []
+        notes.append(_migrated_note(source, schema, doc, filled, upgrade is not None))
+    return doc, notes
+
+
 def parse(doc, source: str = "results", profile: bool = False,
           upgrade: Upgrade | None = None, reads: str | None = None) -> Results | ProfileResults:
     """A results document (already parsed JSON) checked against the schema. Documents of schemas
@@ -160,18 +179,22 @@ def parse(doc, source: str = "results", profile: bool = False,
     if type(schema) is not int or not 1 <= schema <= SCHEMA:
         raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1 to {SCHEMA - 1}); "
                          f"{_REMADE}")
-    notes = []
-    if schema == SCHEMA:
-        _check_sweep_models(doc, source)
-        if upgrade is not None:  # figures the model learnt since (its DRAM bytes): worked out, as in a run
-            doc = json.loads(json.dumps(doc))
-            again = [f for f in upgrade(doc) if f.startswith(REFRESHED)]
-            if again:  # an older model's figures replaced: said, since the file itself holds others
-                notes.append(f"{source}: {'; '.join(again)} (docs/model.md)")
-    if schema < SCHEMA:
-        doc = migrate(doc, source)
-        filled = upgrade(doc) if upgrade is not None else []
-        notes.append(_migrated_note(source, schema, doc, filled, upgrade is not None))
+    raw = doc
+    try:
+        doc, notes = _brought_up(doc, schema, source, upgrade)
+    except UsageError:
+        raise
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+        # a field of the wrong type met before the schema's check (a name that is a list): the schema
+        # names it, where this schema's document is at hand; else what the reading met
+        if schema == SCHEMA:
+            try:
+                Results.model_validate_json(json.dumps(raw), strict=True)
+            except ValidationError as bad:
+                raise UsageError(f"{source}: {one_line(bad)}") from None
+        raise UsageError(f"{source}: a field of the wrong type or shape ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:120] if str(exc) else 'no message'}); the file looks hand-edited "
+                         "or corrupt") from None
     try:
         results = Results.model_validate_json(json.dumps(doc), strict=True)
     except ValidationError as exc:
