@@ -227,6 +227,11 @@ def _usage_error(exc, group, args: list[str]) -> str:
     return message
 
 
+class ReaderLeft(BaseException):
+    """Standard output or error was closed by its reader (`| head`): raised past Click, which would
+    otherwise end the process with exit code 1 and no word (`run` ends it quietly with 0)."""
+
+
 class OneLineErrors(TyperGroup):
     """Reports every usage error, Typer's own and the library's, as one line on stderr, through
     Click's public interfaces only: `main` in non-standalone mode and the exceptions' fields. A
@@ -235,6 +240,12 @@ class OneLineErrors(TyperGroup):
 
     renamed: dict[tuple[str, str], str] = {}
     merged: dict[str, str] = {}
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise ReaderLeft() from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         args = list(sys.argv[1:] if args is None else args)
@@ -437,8 +448,13 @@ def run(app) -> None:
             sys.stdout.flush()  # a write that fails fails here, not in the interpreter's exit
     except KeyboardInterrupt:
         interrupted()
-    except BrokenPipeError:  # the reader left (`| head`): what it read is all it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (BrokenPipeError, ReaderLeft):  # the reader left (`| head`): what it read is all it wanted
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):  # both, for `2>&1 | head`: nothing more is written to the pipe
+            try:
+                os.dup2(quiet, stream.fileno())
+            except (OSError, ValueError):
+                pass
         sys.exit(0)
     except OSError as exc:  # e.g. standard output on a full disk
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

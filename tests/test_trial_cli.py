@@ -344,6 +344,19 @@ def test_a_reader_that_leaves_early_ends_it_quietly():
     assert (child.wait(timeout=60), child.stderr.read()) == (0, b"")
 
 
+def test_a_reader_of_output_and_errors_together_that_leaves_early_ends_it_quietly():
+    # `2>&1 | head`: a note written while the command runs meets the closed pipe inside Click, which would end
+    # the process with 1 and no word; a command whose write fails so ends quietly with 0, as `| head` alone does
+    program = ("import typer\nfrom roofline import console\n"
+               "app = typer.Typer(cls=console.OneLineErrors)\n"
+               "@app.command()\ndef one():\n    raise BrokenPipeError(32, 'Broken pipe')\n"
+               "@app.command()\ndef two():\n    pass\n"
+               "console.run(app)\n")
+    done = subprocess.run([sys.executable, "-c", program, "one"], cwd=REPO, capture_output=True, text=True,
+                          env=_cli_env(), timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_an_output_that_cannot_be_written_is_one_line():
     with open("/dev/full", "w") as full:
