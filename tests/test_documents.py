@@ -290,3 +290,17 @@ def test_what_commands_print_with_json_is_refused_by_name_where_a_file_is_read(t
         for reader in (["show"], ["plot", "--out", str(tmp_path / "x.png")], ["whatif"]):
             r = CliRunner().invoke(app, [reader[0], str(tmp_path / name), *reader[1:]])
             assert r.exit_code == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, (name, r.output)
+
+
+def test_show_json_of_runs_of_two_problems_is_an_array_of_one_run_document_each():
+    # an FP32 run and a TF32 one are not merged: --json prints both, each a schema run document
+    import jsonschema
+
+    plots = ROOT / "plots"
+    r = CliRunner().invoke(app, ["show", str(plots / "results-h200.json"), str(plots / "results-h200-tf32.json"), "--json"])
+    assert r.exit_code == 0, r.output
+    docs = json.loads(r.stdout)
+    schema = json.loads(CliRunner().invoke(app, ["schema", "run"]).stdout)
+    assert isinstance(docs, list) and [d["problem"]["dtype"] for d in docs] == ["float32", "tf32"]
+    for d in docs:
+        jsonschema.validate(d, schema)

@@ -26,7 +26,9 @@ def command(
                                                  help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS}), or a "
                                                       "PyTorch profiler trace."),
     as_json: bool = typer.Option(False, "--json", help=f"Print the document instead (results files merged, as schema "
-                                                       f"{SCHEMA}; a profile or grade file in its own schema)."),
+                                                       f"{SCHEMA}; a profile or grade file in its own schema). "
+                                                       "Results of different problems (an FP32 run and a BF16 one) "
+                                                       "stay apart: a JSON array of one such document each."),
     by: Optional[str] = typer.Option(None, "--by", metavar="kernel|op|module",
                            help="A profile's GPU time by kernel (the default view), by the PyTorch op that launched "
                                 "it (forward, backward, optimizer) or by module (its submodules included); a PyTorch "
