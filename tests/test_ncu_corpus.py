@@ -233,7 +233,7 @@ def test_a_report_that_names_its_gpu_is_read_against_its_preset(name, named, tmp
         device = store.load(tmp_path / "p.json", profile=True).device
         assert device.name == "H200" and "the report names this GPU (NVIDIA H200)" in device.source
     else:
-        with pytest.raises(UsageError, match="holds no device attributes .compute capability 9.0.*h200"):
+        with pytest.raises(UsageError, match="does not say which GPU it ran on .it gives compute capability 9.0.*h200"):
             profile_cmd.import_profile(report, tmp_path / "p.json")
 
 

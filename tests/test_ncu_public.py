@@ -66,7 +66,7 @@ def test_print_summary_output_is_named_for_what_it_is(tmp_path):
 
 
 def test_a_gpu_without_a_preset_is_asked_for_by_device_file_and_a_preset_of_other_sms_noted(tmp_path):
-    with pytest.raises(UsageError, match=r"compute capability 12\.0\).*if it is another, describe it in a device file"):
+    with pytest.raises(UsageError, match=r"it gives compute capability 12\.0, not the device's name.*if it is another, describe it in a device file"):
         _read("rtx5060laptop_gemv.txt", tmp_path)
     done, _ = _read("rtx5060laptop_gemv.txt", tmp_path, "rtx5060ti")
     assert any("ran on 26 SMs; --gpu GeForce RTX 5060 Ti has 36" in n for n in done.notes)

@@ -330,7 +330,8 @@ def test_a_report_of_the_roofline_section_alone_places_no_tensor_roof(tmp):
 
 def test_a_details_export_without_device_attributes_needs_a_gpu(tmp_path):
     one_line_error(invoke("profile", "--import", FORMS / "full-details.csv", "--out", tmp_path / "p.json"),
-                   "holds no device attributes (compute capability 9.0, 132 SMs) to take the GPU's peaks from; name "
+                   "does not say which GPU it ran on (it gives compute capability 9.0 and 132 SMs, not the device's name, "
+                   "clocks and memory bus, which its peaks come from); name "
                    "it with --gpu if it is one of the GPUs known of that kind (h100-sxm, h100-nvl, h200, gh200-96gb, "
                    "gh200-144gb); if it is another, describe it in a device file, --gpu mygpu.toml")
     one_line_error(invoke("profile", "--import", FORMS / "full-details.csv", "--gpu", "a100-sxm4-80gb",

@@ -103,8 +103,8 @@ def test_a_report_without_device_attributes_is_read_against_the_one_gpu_of_its_s
 
     l4 = device_from_rows([Row("k", values={"launch__sm_count": 58.0}, text={"CC": "8.9"})])
     assert l4.name == "L4" and "the one GPU known of compute capability 8.9 with 58 SMs" in l4.source
-    with pytest.raises(UsageError, match=r"\(compute capability 9\.0, 132 SMs\).*of that kind \(h100-sxm, h100-nvl, "
+    with pytest.raises(UsageError, match=r"\(it gives compute capability 9\.0 and 132 SMs, not .*of that kind \(h100-sxm, h100-nvl, "
                                          r"h200, gh200-96gb, gh200-144gb\); if it is another, describe"):
         device_from_rows([Row("k", values={"launch__sm_count": 132.0}, text={"CC": "9.0"})])
-    with pytest.raises(UsageError, match=r"\(compute capability 9\.0\).*of that kind \(h100-sxm, h100-pcie"):
+    with pytest.raises(UsageError, match=r"\(it gives compute capability 9\.0, not .*of that kind \(h100-sxm, h100-pcie"):
         device_from_rows([Row("k", values={"launch__sm_count": 7.0}, text={"CC": "9.0"})])  # no GPU of 7 SMs

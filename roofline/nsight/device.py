@@ -55,7 +55,7 @@ def _preset_by_shape(cc: str | None, sm: float | None) -> DeviceSpec | None:
     if len(found) != 1:
         return None
     device = from_preset(found[0].short_name)
-    return replace(device, source=f"{device.source}; the report holds no device attributes, and {found[0].name} is "
+    return replace(device, source=f"{device.source}; the report does not name its GPU, and {found[0].name} is "
                                   f"the one GPU known of compute capability {cc} with {int(sm)} SMs")
 
 
@@ -149,10 +149,11 @@ def device_from_rows(rows: list[Row], source: str = "report") -> DeviceSpec:
         named = _named_preset(rows, cc, sm) or _preset_by_shape(cc, sm)
         if named is not None:
             return named
-        had = f"compute capability {cc}" if cc else "no compute capability"
         shape = int(sm) if sm and cc and _shaped(cc, int(sm)) else None  # a narrower list where the SM count tells
-        had += f", {shape} SMs" if shape else ""
-        raise UsageError(f"{source}: the report holds no device attributes ({had}) to take the GPU's peaks from; "
+        had = (f"it gives compute capability {cc}" + (f" and {shape} SMs" if shape else "") + ", not" if cc
+               else "it gives neither the compute capability nor")
+        raise UsageError(f"{source}: the report does not say which GPU it ran on ({had} the device's name, clocks "
+                         "and memory bus, which its peaks come from); "
                          f"name it with {{gpu}} if it is one of the GPUs known of that kind ({presets_of(cc, shape)}); "
                          "if it is another, describe it in a device file, {gpu} mygpu.toml, with the fields "
                          "`roofline device --gpu h200 --json` prints", mentions=["gpu"])
