@@ -891,3 +891,14 @@ def test_a_report_the_python_reader_fails_on_is_read_from_the_csv_export_saying_
     assert rows.rows and rows.read_with == "ncu --import --csv --page raw"
     assert ("Nsight Compute's Python report interface could not read it (exit code -11: Segmentation fault): read "
             "through ncu's CSV export, which holds no PM sampling") in rows.notes
+
+
+def test_an_export_cut_short_inside_its_header_row_is_called_truncated(tmp_path):
+    # full-raw.csv's header row alone is longer than the copy that was made of it
+    text = (FORMS / "full-raw.csv").read_text()
+    header_end = text.index("\n", text.index('"ID"'))
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text[:header_end // 2])
+    one_line_error(invoke("profile", "--import", cut, "--out", tmp_path / "p.json"),
+                   "cut short inside its header row (a truncated file?)")
+    assert not (tmp_path / "p.json").exists()

@@ -64,6 +64,9 @@ def parse_csv(text: str, source: str = "report") -> Rows:
                          f"nor ncu's text output (a launch line and its sections){why}; "
                          "export one with `ncu --import REPORT --csv --page raw > report.csv`")
     start, sep, header = found
+    if start == len(lines) - 1 and not text.endswith(("\n", "\r")):  # the file ends inside its header row
+        raise UsageError(f"{source}: cut short inside its header row (a truncated file?): no launch follows the "
+                         f"{len(header)} column names it holds; copy or export the report again")
     body = "\n".join(ln for ln in lines[start + 1:] if not ln.startswith("=="))
     records = [r for r in csv.reader(io.StringIO(body), delimiter=sep) if any(c.strip() for c in r)]
     again = next((r for r in records if r and r[0].strip() == "ID" and "Kernel Name" in r), None)
