@@ -563,3 +563,16 @@ def test_a_run_whose_rounds_record_no_seconds_is_shown_without_them(tmp_path):
     got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc))], env={"COLUMNS": "200"})
     assert got.exit_code == 0, got.output
     assert "timed in 20 rounds of 1 launch per kernel, cuBLAS first and the kernels in turn; CI95" in got.stdout
+
+
+def test_a_gzipped_results_file_is_read_and_a_damaged_one_said_so(tmp_path):
+    import gzip
+
+    packed = tmp_path / "r.json.gz"
+    packed.write_bytes(gzip.compress((PLOTS / "results-h200.json").read_bytes()))
+    doc = store.load(packed)
+    assert doc.problem.m == 4096 and len(doc.kernels) == 14
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed.read_bytes()[:3000])
+    with pytest.raises(UsageError, match="a gzip-compressed file that does not unpack .cut short or damaged."):
+        store.load(cut)

@@ -300,9 +300,18 @@ def read_json(path: Path, reads: str | None = None):
         if path.exists() and path.stat().st_size > MAX_BYTES:
             raise UsageError(f"{path}: larger than {MAX_BYTES // 2**20} MiB, too large for a results file")
         raw = path.read_bytes()
-        # a PyTorch profiler trace is often gzipped (tensorboard_trace_handler's .json.gz): read as such
+        # a PyTorch profiler trace is often gzipped (tensorboard_trace_handler's .json.gz), and a results
+        # file may be kept so: read as such (no more than the limit unpacked)
         # an editor on Windows may start the text with a byte-order mark, which says nothing: read past it
-        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" and _gzipped_trace(path) else raw.decode("utf-8-sig")
+        packed = raw[:2] == b"\x1f\x8b"
+        if packed:
+            try:
+                with gzip.open(path) as f:
+                    raw = f.read(8 * MAX_BYTES + 1)
+            except (OSError, EOFError):
+                raise UsageError(f"{str(path)[:80]}: a gzip-compressed file that does not unpack (cut short or "
+                                 f"damaged){_also(reads)}") from None
+        text = raw if packed and _gzipped_trace(path) else raw.decode("utf-8-sig")
         if len(text) > 8 * MAX_BYTES:
             raise UsageError(f"{path}: over {8 * MAX_BYTES // 2**30} GiB uncompressed, too large to read")
     except FileNotFoundError:
