@@ -103,11 +103,16 @@ def render(doc: ProfileResults, top: int = TOP):
     ax.set_xlabel("arithmetic intensity (FLOP per byte at each level, as Nsight Compute counted)")
     ax.set_ylabel("GFLOP/s of the kernel's main precision")
     ax.grid(True, which="major", alpha=0.25)
-    for level, marker, label in LEVEL_MARKERS:
+    if not points:  # nothing counted to place: said where the kernels would be, with where to look
+        ax.text(0.5, 0.5, text("no kernel placed: the report holds no operations or no bytes for any of them\n"
+                               "(roofline show FILE lists what is missing and the ncu option that collects it)"),
+                transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.3")
+    for level, marker, label in LEVEL_MARKERS if points else ():
         ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"kernel at {label}")
     if scene.kernel_roofs:  # the dotted lines a kernel's own colour draws: its roof at the clock it ran at
         ax.plot([], [], color="0.3", lw=1.2, ls=":", label="its roof at the SM clock it ran at")
-    ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=1.0)
+    if ax.get_legend_handles_labels()[0]:  # nothing labelled (no kernel placed, no roof): no empty box
+        ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=1.0)
     ax.set_title(text(scene.title), fontsize=9, loc="left")
     moving = [str(i + 1) for i, k in enumerate(kernels) if k.precision == "none"]
     unknown = [str(i + 1) for i, k in enumerate(kernels) if k.precision == "unknown"]
