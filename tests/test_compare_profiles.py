@@ -200,3 +200,15 @@ def test_a_profile_with_measured_ceilings_against_one_without_says_the_roofs_dif
     gemm = next(d for d in cmp.kernels if d.label == GEMM)
     assert gemm.before_ms == gemm.after_ms and gemm.after_fraction < gemm.before_fraction
     assert not any("'of roof' reads" in n for n in compare_work(before, before).notes)
+
+
+def test_profiles_of_other_programs_are_said_to_be_so():
+    # a ResNet step against a transformer step: other commands, and 3 shared kernels that hold next to
+    # none of either step's time; the AdamW pair is one program with another flag: only its commands differ
+    load = lambda name: store.load(PLOTS / name, profile=True)  # noqa: E731
+    other = compare_work(load("profile-h200-resnet-ops.json"), load("profile-h200-adamw-fused.json"))
+    said = " ".join(other.notes)
+    assert "the profiles record different commands (python3 examples/ops/step.py resnet before" in said
+    assert f"the {len(other.kernels)} kernel(s) the profiles share hold" in said and "only one of them ran" in said
+    same = compare_work(load("profile-h200-adamw-foreach.json"), load("profile-h200-adamw-fused.json"))
+    assert any("--fused-adamw after" in n for n in same.notes) and not any("only one of them ran" in n for n in same.notes)

@@ -18,6 +18,7 @@ state) or the files (a sweep, different problems).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
@@ -424,6 +425,28 @@ def _levels(b: KernelWork | None, a: KernelWork | None, before: dict | None = No
     return out
 
 
+MATCHED = 0.5  # two profiles whose kernels in common hold less of either step's time are said to differ
+
+
+def _other_programs(before, after, wb: Workload, wa: Workload, deltas: list[Delta]) -> list[str]:
+    """Notes where two profiles may not be of one program: the commands they record differ, or the
+    kernels they share hold less than `MATCHED` of either step's GPU time (the step's change is then
+    mostly of kernels one file alone holds)."""
+    notes = []
+    cb, ca = getattr(before, "command", None), getattr(after, "command", None)
+    if cb and ca and cb != ca:
+        notes.append(f"the profiles record different commands ({' '.join(cb)[:80]} before, {' '.join(ca)[:80]} "
+                     "after): a change of program, or of its arguments, is part of every change below")
+    total_b, total_a = math.fsum(k.time_ms for k in wb.kernels), math.fsum(k.time_ms for k in wa.kernels)
+    held_b = math.fsum(d.before_ms for d in deltas) / total_b if total_b else 1.0
+    held_a = math.fsum(d.after_ms for d in deltas) / total_a if total_a else 1.0
+    if min(held_b, held_a) < MATCHED:
+        notes.append(f"the {len(deltas)} kernel(s) the profiles share hold {100 * held_b:.3g} % of the first step's "
+                     f"GPU time and {100 * held_a:.3g} % of the second's: the step's change is mostly of kernels "
+                     "only one of them ran")
+    return notes
+
+
 def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | None = None,
            across: bool = False, floors: tuple[Verdict | None, Verdict | None] | None = None) -> Delta:
     spreads = [s for s in (b.spread, a.spread) if s is not None]
@@ -611,6 +634,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         tables.append(note)
 
     if profile:
+        notes += _other_programs(before, after, wb, wa, deltas)
         notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "
                      f"{NOISE_US:g} us per launch, is called noise")
         if across:
