@@ -42,6 +42,23 @@ def test_runs_of_different_problems_are_refused_unless_forced():
                                                                               small.problem.problem)
 
 
+def test_two_sizes_on_one_gpu_are_read_per_flop():
+    # the H100's FP32 ladder with counters at 2048^3 and 4096^3: 8x the FLOPs, so every time grows
+    # about 8x; read per FLOP, split_k ran faster (47 -> 48.9 TFLOP/s) and its DRAM bytes per FLOP
+    # grew by what the 8x FLOPs over 4x the footprint give, not by the +996 % of the raw bytes
+    load = lambda name: store.load(PLOTS / name)  # noqa: E731
+    cmp = compare_work(load("counters-h100-fp32-2048.json"), load("counters-h100-fp32-4096.json"), force=True)
+    d = next(d for d in cmp.kernels if d.label == "split_k")
+    assert d.per_flop and d.time_change > 6 and d.slowdown == pytest.approx(d.before_gflops / d.after_gflops - 1)
+    assert d.reading == "faster" and d.slowdown < 0
+    dram = next(lc for lc in d.shown_levels if lc.level == "dram")
+    assert dram.change > 9 and d.level_change(dram) == pytest.approx((dram.change + 1) * d.before_gflops * d.before_ms
+                                                                     / (d.after_gflops * d.after_ms) - 1)
+    assert any("the reading compares the time of a FLOP" in n for n in cmp.notes)
+    title = change_tables(cmp)[-1].title
+    assert "runs (2048x2048x2048 -> 4096x4096x4096, read per FLOP)" in str(title)
+
+
 def test_a_sweep_compares_with_a_run_at_the_size_they_share():
     # the committed BF16 sweep (2048, 4096, 8192 cubed) against its 4096^3 counters run on the same
     # H200: read at 4096^3, where the sweep keeps mma_sync's rate, 78,668 GFLOP/s, so its time is

@@ -136,6 +136,7 @@ class Delta:
     binding: tuple[str | None, str | None] = (None, None)
     # each file's roof at the level that binds after (GFLOP/s or GB/s), where both have one
     roof_values: tuple[float | None, float | None] = (None, None)
+    per_flop: bool = False  # runs of two problem sizes (--across-sizes): read per FLOP, not per launch
 
     @property
     def roofs_differ(self) -> bool:
@@ -186,6 +187,8 @@ class Delta:
         """How much worse after is (0.08 = 8 % worse, negative better): the time change on one GPU
         model; across models before's fraction of the binding roof over after's, minus 1 (None
         where no roof binds in both)."""
+        if self.per_flop and not self.across:  # another size: the time of a FLOP, the inverse of the rate
+            return self.before_gflops / self.after_gflops - 1.0 if self.before_gflops and self.after_gflops else None
         if not self.across:
             return self.time_change
         if not self.before_fraction or not self.after_fraction:
@@ -206,13 +209,28 @@ class Delta:
         if self.is_noise:
             return None
         sign = 1 if self.slowdown > 0 else -1
-        moved = [(lc.change * sign, lc) for lc in self.shown_levels
-                 if lc.change is not None and lc.change * sign >= CAUSE]
+        moved = [(change * sign, lc, change) for lc in self.shown_levels
+                 if (change := self.level_change(lc)) is not None and change * sign >= CAUSE]
         if not moved:
             return None
-        lc = max(moved, key=lambda m: m[0])[1]
-        tail = f"{self.fraction_move} of its roof" if self.across else f"time {pct(self.time_change)}"
-        return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes {pct(lc.change)}, {tail}"
+        _, lc, change = max(moved, key=lambda m: m[0])
+        if self.across:
+            tail = f"{self.fraction_move} of its roof"
+        elif self.per_flop:
+            tail = f"FLOP/s {pct(self.gflops_change)}"
+        else:
+            tail = f"time {pct(self.time_change)}"
+        per = " per FLOP" if self.per_flop else ""
+        return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes{per} {pct(change)}, {tail}"
+
+    def level_change(self, lc: LevelChange) -> float | None:
+        """A level's change of bytes, per FLOP across sizes (the FLOPs of each side are its rate times its time)."""
+        if not self.per_flop or lc.change is None:
+            return lc.change
+        if not (self.before_gflops and self.after_gflops and lc.before):
+            return None
+        flops_b, flops_a = self.before_gflops * self.before_ms, self.after_gflops * self.after_ms
+        return (lc.after / flops_a) / (lc.before / flops_b) - 1.0
 
     @property
     def shown_levels(self) -> list[LevelChange]:
@@ -266,7 +284,8 @@ class Delta:
                 "occupancy": [self.before_occupancy, self.after_occupancy],
                 "fraction_of_roof": [self.before_fraction, self.after_fraction],
                 "fraction_change": self.fraction_change,
-                "slowdown": self.slowdown, "noise": self.noise, "noise_from": self.noise_from, "reading": self.reading,
+                "slowdown": self.slowdown, "per_flop": self.per_flop, "noise": self.noise, "noise_from": self.noise_from,
+                "reading": self.reading,
                 "binding": list(self.binding),
                 "cause": self.cause, **({"joules": list(self.joules)} if self.joules else {}),
                 **({"pct_of_reference": [p.pct for p in self.vs_reference],
@@ -448,7 +467,8 @@ def _other_programs(before, after, wb: Workload, wa: Workload, deltas: list[Delt
 
 
 def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | None = None,
-           across: bool = False, floors: tuple[Verdict | None, Verdict | None] | None = None) -> Delta:
+           across: bool = False, floors: tuple[Verdict | None, Verdict | None] | None = None,
+           per_flop: bool = False) -> Delta:
     spreads = [s for s in (b.spread, a.spread) if s is not None]
     # the runs' spread where both files have one; a file without samples (a sweep's point, an older
     # file) has an unknown spread, not a nil one: the fixed band at least
@@ -461,7 +481,8 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
                  _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
                  across, None if profile else (b.registers, a.registers), floors,
                  (b.joules, a.joules) if b.joules is not None and a.joules is not None else None,
-                 binding=(_binding(b.verdict), _binding(a.verdict)), roof_values=_roof_values(b.verdict, a.verdict))
+                 binding=(_binding(b.verdict), _binding(a.verdict)), roof_values=_roof_values(b.verdict, a.verdict),
+                 per_flop=per_flop)
 
 
 def _pairings(before: Results, after: Results, b: KernelRecord, a: KernelRecord) -> tuple[Pairing, Pairing] | None:
@@ -552,7 +573,8 @@ def _notes(before: Results, after: Results, different_problems: bool) -> list[st
              for which, doc in (("first", before), ("second", after)) if doc.sweep]
     if different_problems:
         notes.append(f"different problems ({before.problem.problem.text()} and {after.problem.problem.text()}): "
-                     "speedups compare the time of one launch of each")
+                     "speedups compare the time of one launch of each; the reading compares the time of a FLOP "
+                     "(FLOP/s), and its cause the bytes per FLOP")
     if db.name != da.name:
         notes.append(f"different GPUs: {db.name} before, {da.name} after; the speedups hold the change of GPU, "
                      "'roof' reads each run against its own GPU's roofs")
@@ -620,8 +642,10 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if not pairs:
         raise UsageError("the two files have no kernel in common; compare runs of the same kernels")
     records = None if profile else ({k.name: k for k in before.kernels}, {k.name: k for k in after.kernels})
+    resized = not profile and pb != pa  # --across-sizes: each kernel read per FLOP
     deltas = [_delta(b, a, profile, f"{_shape(b.key)} -> {_shape(a.key)}" if changed else None, across,
-                     None if profile else (_floor(before, records[0][b.name]), _floor(after, records[1][a.name])))
+                     None if profile else (_floor(before, records[0][b.name]), _floor(after, records[1][a.name])),
+                     resized)
               for b, a, changed in pairs]
     if not profile:
         deltas = [replace(d, vs_reference=_pairings(before, after, records[0][b.name], records[1][a.name]))

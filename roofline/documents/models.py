@@ -106,6 +106,10 @@ class DeltaJson(JsonModel):
     fraction_of_roof: Pair
     fraction_change: OptNumber
     slowdown: OptNumber
+    per_flop: bool = Field(False, description="runs of two problem sizes (--across-sizes): the cause's bytes are "
+                                              "per FLOP, and on one GPU model slowdown is the change of the time of "
+                                              "a FLOP, the inverse of FLOP/s (across models it stays the fraction "
+                                              "of the binding roof's)")
     noise: Number
     noise_from: str
     reading: str

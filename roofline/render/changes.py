@@ -26,12 +26,14 @@ def _occ(x: float | None) -> str:
 
 
 def _level(d: Delta, level: str) -> str:
+    """A level's change of bytes (per FLOP between two problem sizes), '(model)' where both are the model's."""
     lc = next((lc for lc in d.shown_levels if lc.level == level), None)
-    if lc is None or lc.change is None:
+    change = d.level_change(lc) if lc is not None else None
+    if change is None:
         return "-"
-    if lc.change == 0:
+    if change == 0:
         return "same" + ("" if lc.counted else " (model)")
-    return pct(lc.change) + ("" if lc.counted else " (model)")
+    return pct(change) + ("" if lc.counted else " (model)")
 
 
 def _reading(d: Delta) -> str:
@@ -71,9 +73,10 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     binding roof, and the reading (noise, or faster/slower with the cause). A profile shows its
     `top` kernels by the longer of their two times."""
     profile = cmp.is_step
+    per = "/FLOP" if any(d.per_flop for d in cmp.kernels) else ""  # two problem sizes: bytes per FLOP
     columns = ([("grid x block", "right")] if profile else []) + [
-        ("ms", "right"), ("time", "right"), ("FLOP/s", "right"), ("DRAM bytes", "right"), ("L2 bytes", "right"),
-        ("L1/shared bytes", "right"), ("occupancy", "left"), ("of roof", "left")]
+        ("ms", "right"), ("time", "right"), ("FLOP/s", "right"), (f"DRAM bytes{per}", "right"),
+        (f"L2 bytes{per}", "right"), (f"L1/shared bytes{per}", "right"), ("occupancy", "left"), ("of roof", "left")]
     joules = any(d.joules for d in cmp.kernels)  # both files measured with --energy: J per launch
     columns += [("J", "right")] if joules else []
     columns.append(("reading", "left", WRAP))
@@ -88,10 +91,12 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
         styles.append("bold")
     for d, name in zip(deltas, names):
         rows.append(_row(d, name, profile, joules))
-        styles.append(None if d.is_noise or d.time_change < 0 else "red")
+        styles.append(None if d.is_noise or (d.slowdown or 0) < 0 else "red")
     devices = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
     shown = f"top {len(deltas)} of {len(cmp.kernels)}" if len(deltas) < len(cmp.kernels) else str(len(deltas))
-    what = "profile" if profile else f"run ({cmp.after.problem})"
+    sizes = not profile and cmp.before.problem != cmp.after.problem
+    what = ("profile" if profile else f"runs ({cmp.before.problem} -> {cmp.after.problem}, read per FLOP)" if sizes
+            else f"run ({cmp.after.problem})")
     runs = [] if cmp.is_step else compare_tables(cmp, width)
     return (runs + _fit(f"what changed, {what} on {devices}: {shown} matched kernel{'s' if len(cmp.kernels) != 1 else ''}", ("kernel", "left"), columns,
                         rows, width, styles) + phase_change_tables(cmp, width))
