@@ -49,6 +49,13 @@ def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x:,.3f}"
 
 
+def _at_target(k: KernelWhatIf) -> str:
+    """The time at the target; a kernel already at or past it keeps its time now, said so."""
+    if k.target_ms is not None and k.target_ms >= k.time_ms:
+        return f"{_ms(k.time_ms)} (now)"
+    return _ms(k.target_ms)
+
+
 def _config(k: KernelWhatIf) -> str:
     return k.label[len(k.name):].strip(" []") if k.label != k.name else "-"
 
@@ -67,7 +74,7 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
                    ("at roof ms", "right"), (f"{target} ms", "right"), ("saved ms", "right"),
                    ("step after ms", "right"), ("speed-up", "right"), ("cumulative ms", "right")]
         rows = [[name, f"{percent(k.time_share)}%", _config(k), roof_cell(k), _ms(k.time_ms), _ms(k.floor_ms),
-                 _ms(k.target_ms), _ms(k.saved_ms), _ms(k.step_ms_after),
+                 _at_target(k), _ms(k.saved_ms), _ms(k.step_ms_after),
                  f"{k.speedup:.3f}x" if k.speedup else "-",
                  f"{_ms(k.cumulative_step_ms)} ({k.cumulative_speedup:.2f}x)" if k.cumulative_speedup else "-"]
                 for k, name in zip(shown, names)]
@@ -79,7 +86,7 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
                    ("saved ms", "right"), ("speed-up alone", "right")]
         joules = any(k.joules is not None for k in shown)  # measured with --energy: J per launch now
         columns += [("J now", "right")] if joules else []
-        rows = [[name, roof_cell(k), _ms(k.time_ms), _ms(k.floor_ms), _ms(k.target_ms), _ms(k.saved_ms),
+        rows = [[name, roof_cell(k), _ms(k.time_ms), _ms(k.floor_ms), _at_target(k), _ms(k.saved_ms),
                  f"{k.speedup:.2f}x" if k.speedup else "-",
                  *([f"{k.joules:.3g}" if k.joules is not None else "-"] if joules else [])]
                 for k, name in zip(shown, names)]
