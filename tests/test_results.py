@@ -171,7 +171,7 @@ def test_merge_runs_of_different_kernels(doc):
     merged = store.merge([a, b], ["a", "b"], notes)
     assert [k.name for k in merged.kernels] == ["naive", "gmem_coalescing", "smem_tiling"]
     assert merged.kernels[1].gflops == 1234.0
-    assert notes == ["gmem_coalescing is in more than one results file; drawn from b, the last"]
+    assert notes == ["b: gmem_coalescing is in an earlier results file too; drawn from b, the last"]
     other = store.parse(make_doc(1024))
     with pytest.raises(UsageError, match="b: problem size differs from a's"):
         store.merge([a, other], ["a", "b"])

@@ -398,9 +398,11 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
         if doc.reference.gflops != first.reference.gflops:
             raise UsageError(f"{src}: its cuBLAS reference ({doc.reference.gflops:,.0f} GFLOP/s) differs from "
                              f"{sources[0]}'s ({first.reference.gflops:,.0f}); merge runs of one session only")
+        again = [k.name for k in doc.kernels if k.name in kernels]
+        if again and notes is not None:  # one note per file: a file given twice is said once, not per kernel
+            seen = "all its kernels are" if len(again) == len(doc.kernels) else f"{', '.join(again)} {'is' if len(again) == 1 else 'are'}"
+            notes.append(f"{src}: {seen} in an earlier results file too; drawn from {src}, the last")
         for k in doc.kernels:
-            if k.name in kernels and notes is not None:
-                notes.append(f"{k.name} is in more than one results file; drawn from {src}, the last")
             kernels[k.name] = k
     return first.model_copy(update={"kernels": list(kernels.values())})
 
