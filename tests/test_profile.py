@@ -488,3 +488,18 @@ def test_energy_is_the_commands_over_an_unprofiled_run_recorded_with_a_note(fake
     assert "per kernel, energy cannot be measured under ncu" in r.stderr
     r = invoke("profile", "--energy", "--import", str(TRANSFORMER), "--out", "q.json")
     assert r.exit_code == 2 and "an imported report has no command to run" in r.stderr
+
+
+def test_a_kernel_as_near_two_roofs_is_read_against_both():
+    # the Llama step's cuBLAS BF16 GEMM: 86 % of the measured L2 ceiling and 84 % of the BF16 tensor one;
+    # which binds is within what the ceilings' own measurement tells, so the verdict names both
+    from pathlib import Path
+
+    from roofline.render.text import profiled_kernel_verdict
+    from roofline.results import store
+
+    doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "profile-h200-llama-ops.json", profile=True)
+    k = next(k for k in doc.kernels if k.name.startswith("nvjet_sm90_tst_128x256") and k.name.endswith("coopA_NTN"))
+    assert profiled_kernel_verdict(doc, k) == "at its L2 roof (86 %); its BF16 tensor roof as near (84 %)"
+    far = next(k for k in doc.kernels if "splitK" in k.name)  # at its tensor roof, the L2 well below: one roof
+    assert "as near" not in profiled_kernel_verdict(doc, far)

@@ -270,6 +270,21 @@ def _off_clock(clock_mhz: float | None, nominal_mhz: float | None) -> bool:
     return bool(clock_mhz and nominal_mhz and abs(clock_mhz / nominal_mhz - 1) > 0.03)
 
 
+TIE = 0.05  # another floor within 5 % of the binding one is as near: both roofs are named
+
+
+def _as_near(v: Verdict) -> str:
+    """'; its BF16 tensor roof as near (86 %)' where another floor is within `TIE` of the binding
+    one (a kernel at two roofs at once: which of them binds is within what the ceilings' own
+    measurement can tell), else ''."""
+    b = v.binding
+    others = sorted((f for f in v.floors if not f.aside and f is not b and f.floor_ms), key=lambda f: -f.floor_ms)
+    if b is None or not b.floor_ms or not others or others[0].floor_ms < (1 - TIE) * b.floor_ms or not v.time_ms:
+        return ""
+    f = others[0]
+    return f"; its {roof_name(f.level)} roof as near ({100 * f.floor_ms / v.time_ms:.0f} %)"
+
+
 def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, blocks: int | None, sm_count: int,
                     uncounted: list[str] | tuple[str, ...] = (), clock_mhz: float | None = None,
                     nominal_mhz: float | None = None, nominal_times: float | None = None) -> str:
@@ -315,9 +330,9 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         of = f"the whole GPU's {roof} roof" if b.level in SHARED_LEVELS else f"the {roof} roof of the SMs it keeps busy"
         return f"tail: {tail_phrase(v.waves)}; at {100 / times:.0f} % of {of}"
     if times <= 1.25:
-        return f"at its {roof} roof ({share})"
+        return f"at its {roof} roof ({share}){_as_near(v)}"
     if times <= NEAR:
-        return f"near its {roof} roof ({share})"
+        return f"near its {roof} roof ({share}){_as_near(v)}"
     if blocks is not None and blocks < sm_count and blocks / sm_count * times <= NEAR:  # the idle SMs explain it
         return f"{plural(blocks, 'block')} for {sm_count} SMs: the grid leaves SMs idle ({100 / times:.0f} % of {roof})"
     if occ is not None and achieved is not None and occ.occupancy and achieved < 0.5 * occ.occupancy:
