@@ -383,7 +383,7 @@ def test_a_tile_search_names_only_its_notable_points_and_ranks_the_rest():
     listed = [t.get_text() for t in ax.get_legend().get_texts()]
     assert len(listed) == len(doc.kernels) == 46
     assert listed[0] == "1. autotuned<128,128,16,4,8>  36,816 GFLOP/s, 64 regs, occupancy 50 %"
-    assert listed[-1] == "46. autotuned<256,256,16,8,8>  1,087 GFLOP/s, 32 regs + 1,440 B spilled, occupancy 100 %"
+    assert listed[-1] == "46. autotuned<256,256,16,8,8>  1,087 GFLOP/s, 32 regs + 1,440 B local, occupancy 100 %"
     # every candidate is drawn, at both of its levels: 46 x (GMEM, SMEM) markers
     drawn_points = [line for line in ax.lines if line.get_marker() in ("o", "^") and len(line.get_xdata()) == 1]
     assert len(drawn_points) == 2 * 46 + 1  # and the ridge point

@@ -1,5 +1,5 @@
 """What a new user's trial of the command line found: file names that are not UTF-8, an ASCII
-terminal, spills never shown, four ways of saying 'no GPU', Ctrl-C during the imports, cells cut
+terminal, local memory never shown, four ways of saying 'no GPU', Ctrl-C during the imports, cells cut
 at 80 and 120 columns, `new` refusing a file name with a space, and help and type errors in
 Typer's and pydantic's words."""
 
@@ -118,20 +118,22 @@ def test_an_ascii_terminal_gets_the_ascii_forms_of_names(monkeypatch, tmp_path):
 
 # 5. Spills
 
-def test_spills_are_shown_in_the_table_and_the_verdict():
+def test_local_memory_is_shown_in_the_table_and_the_verdict():
+    # the figure is the kernel's local memory per thread (its stack frame: register spills and arrays kept in
+    # memory), not the spills alone, so it is named so
     r = invoke("show", REPO / "plots" / "tune-h200.json", columns=200)
     assert r.exit_code == 0
     header = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("kernel "))
     row = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("autotuned<256,256,16,8,8> "))
-    assert re.search(r" regs +spills +AI ", header) and re.search(r" 32 +1,440 B +64 ", row)
+    assert re.search(r" regs +local +AI ", header) and re.search(r" 32 +1,440 B +64 ", row)
     text = " ".join(r.stdout.split())  # the verdicts wrap at the terminal's width
     verdict = text[text.index("autotuned<256,256,16,8,8>: "):]
     verdict = verdict[:verdict.index(" autotuned<64,128,8,8,8>: ")]
-    assert ("; spills: 1,440 B of local memory per thread beside its 32 registers, read and written through "
-            "L1/L2 and not in the model: the likeliest reason it is 62x its floor") in verdict
-    assert text.count("; spills: ") == 1  # no other kernel has local memory
+    assert ("; local memory: 1,440 B per thread beside its 32 registers (register spills or arrays kept in memory), "
+            "read and written through L1/L2 and not in the model: the likeliest reason it is 62x its floor") in verdict
+    assert text.count("; local memory: ") == 1  # no other kernel has local memory
     plain = invoke("show", REPO / "plots" / "results-h200.json", columns=200)
-    assert "spills" not in plain.stdout  # no kernel spills: no column
+    assert " local " not in plain.stdout.splitlines()[2]  # no kernel has local memory: no column
 
 
 # 7. No GPU: one way
@@ -163,7 +165,7 @@ def test_kernels_says_on_stderr_that_it_falls_back_to_the_model(no_gpu):
     r = invoke("kernels")
     assert r.exit_code == 0
     assert r.stderr.splitlines()[0] == ("roofline: note: no CUDA GPU found and no target given: the traffic model "
-                                        "alone; add --arch sm_XY or --gpu NAME for registers, spills and occupancy")
+                                        "alone; add --arch sm_XY or --gpu NAME for registers, local memory and occupancy")
     assert "no GPU" not in r.stdout and "regs" not in r.stdout
     r = invoke("kernels", "--model-only")  # asked for: nothing to announce
     assert r.exit_code == 0 and "no CUDA GPU" not in r.stderr

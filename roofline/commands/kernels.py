@@ -59,9 +59,9 @@ def command(
     as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ):
     """The SGEMM ladder, the tensor-core ladder (--ladder tensor, --dtype), or your own kernels
-    (FILE.cu): traffic model and, for a target, registers, local (spill) and shared memory and
-    occupancy, compiled offline (no GPU needed) through NVRTC, or your files through nvcc with
-    --compiler nvcc (--compile-option adds options)."""
+    (FILE.cu): traffic model and, for a target, registers, local (stack) and shared memory and
+    occupancy, compiled offline (no GPU needed): the ladders through NVRTC, your files through nvcc
+    where a CUDA toolkit is found, else NVRTC (--compiler picks; --compile-option adds options)."""
     for p in sources or []:
         if Path(p).suffix not in (".cu", ".cuh", ".py"):
             raise UsageError(f"{p}: kernels lists CUDA files (.cu, .cuh) or a kernel benchmark's problems (.py); "
@@ -275,7 +275,7 @@ def view(listing: KernelListing, model_only: bool, autotuned_tile: str | None) -
     notes = list(listing.notes)
     if listing.arch is None and not model_only:  # the offline fallback
         notes.insert(0, "no CUDA GPU found and no target given: the traffic model alone; add --arch sm_XY or "
-                        "--gpu NAME for registers, spills and occupancy")
+                        "--gpu NAME for registers, local memory and occupancy")
     return Outcome(documents.to_json(listing),
                    lambda width: documents.view(listing, width, model_only=model_only, autotuned_tile=autotuned_tile),
                    tuple(notes), notes_first=True, failures=tuple(listing.errors))

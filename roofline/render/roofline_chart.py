@@ -50,9 +50,10 @@ NEAR = 1.3  # roofs closer than this factor share one label: apart, the two labe
 
 
 def _registers(k) -> str:
-    """'64 regs', or with spills '32 regs + 1,440 B spilled' (local memory per thread)."""
+    """'64 regs', or with local memory '32 regs + 1,440 B local' (bytes per thread: its stack frame, register
+    spills and arrays kept in memory, as ptxas and the kernel's attributes give it; not the spills alone)."""
     regs = f"{k.registers} regs" if k.registers is not None else "regs n/a"
-    return regs + (f" + {k.local_bytes:,} B spilled" if getattr(k, "local_bytes", None) else "")
+    return regs + (f" + {k.local_bytes:,} B local" if getattr(k, "local_bytes", None) else "")
 
 
 def _legend_text(k) -> str:

@@ -408,8 +408,8 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
     if with_waves:
         columns.insert(4, ("waves", "right"))
     with_spills = any(k.local_bytes for k in doc.kernels)
-    if with_spills:  # beside the registers: local memory per thread, where a kernel spills
-        columns.insert(columns.index(("regs", "right")) + 1, ("spills", "right"))
+    if with_spills:  # beside the registers: local memory per thread (stack frame, spills, arrays), where a kernel has some
+        columns.insert(columns.index(("regs", "right")) + 1, ("local", "right"))
     if measured:
         columns.append(("measured x", "left"))
     rounds = doc.timed_in_rounds is not None  # timed with cuBLAS in rounds: each sample's conditions recorded

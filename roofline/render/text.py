@@ -213,18 +213,18 @@ def spill_cell(local_bytes: int | None) -> str:
 
 
 def spill_phrase(local_bytes: int | None, registers: int | None, times_floor: float | None = None) -> str:
-    """The clause a verdict gets for a kernel with local memory ('' for none): '; spills: 1,440 B
-    of local memory per thread beside its 32 registers, read and written through L1/L2 and not
-    in the model', and when the kernel is `times_floor` 2x or more over its floor, that this is
-    the likeliest reason. Local memory (register spills and arrays the compiler could not keep
+    """The clause a verdict gets for a kernel with local memory ('' for none): '; local memory:
+    1,440 B per thread beside its 32 registers (register spills or arrays kept in memory), read and
+    written through L1/L2 and not in the model', and when the kernel is `times_floor` 2x or more
+    over its floor, that this is the likeliest reason. Local memory (register spills and arrays the compiler could not keep
     in registers; bytes per thread from the compiled kernel's attributes) lives in DRAM behind
     L1 and L2."""
     if not local_bytes:
         return ""
     regs = f" beside its {plural(registers, 'register')}" if registers else ""
     why = f": the likeliest reason it is {times_floor:.0f}x its floor" if times_floor and times_floor >= 2 else ""
-    return f"; spills: {local_bytes:,} B of local memory per thread{regs}, read and written through L1/L2 " \
-           f"and not in the model{why}"
+    return f"; local memory: {local_bytes:,} B per thread{regs} (register spills or arrays kept in memory), read " \
+           f"and written through L1/L2 and not in the model{why}"
 
 
 LEVEL_NAMES = {"L1": "L1/shared", "SMEM": "L1/shared"}
