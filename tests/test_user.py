@@ -551,7 +551,8 @@ def test_a_kernel_is_not_listed_or_run_in_a_precision_its_signature_does_not_tak
     assert CliRunner().invoke(app, ["new", str(path)]).exit_code == 0
     r = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "h200", "--model-only", "--dtype", "bf16"])
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
-    assert "mine.cu: mine takes float A and B (its signature), not bf16; give --dtype fp32 or tf32" in r.stderr
+    assert ("mine.cu: mine takes float A and B (its signature), not bf16; give --dtype fp32 (or tf32 for a kernel "
+            "that reads B stored N x K, as the tensor ladder's)") in r.stderr
     ok = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "h200", "--model-only", "--dtype", "tf32"])
     assert ok.exit_code == 0, ok.output
 
@@ -592,6 +593,14 @@ def test_reads_c_is_declared_on_the_command_line_too(tmp_path):
     from roofline.commands import gemm
     assert gemm.declared(["reads-c=yes"])["reads-c"] == "yes"
     assert load(f, gemm.declared(["reads-c=yes"])).reads_c
+
+
+@pytest.mark.parametrize("item, flag", [("dtype=fp16", "--dtype"), ("compiler=nvcc", "--compiler"),
+                                        ("options=-DTILE=16", "--compile-option")])
+def test_a_file_key_with_a_flag_of_its_own_is_pointed_to_that_flag(item, flag):
+    from roofline.commands import gemm
+    with pytest.raises(UsageError, match=f"declare '{item.split('=')[0]}': give it as {flag} "):
+        gemm.declared([item])
 
 
 def test_declared_tiles_without_shared_memory_give_no_smem_level_and_no_ceiling_above_its_roof():

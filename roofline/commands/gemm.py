@@ -139,6 +139,9 @@ def _check_autotuned(autotuned_tile: str | None, dtype: str) -> None:
 
 
 
+FLAG_KEYS = {"dtype": "--dtype", "compiler": "--compiler", "options": "--compile-option"}  # not --declare's
+
+
 def declared(items: list[str] | None) -> dict[str, str | None]:
     """`--declare KEY=VALUE` items as the launch flags `user_kernels` takes (every key of
     DECLARE_KEYS, None where not given). Raises UsageError for an item without '=', an unknown key
@@ -150,6 +153,9 @@ def declared(items: list[str] | None) -> dict[str, str | None]:
         if not eq or not value.strip():
             raise UsageError(f"{{declare}} {item!r}: write KEY=VALUE, e.g. block=256 or grid='cdiv(N,64),cdiv(M,64)'",
                              "declare")
+        if key in FLAG_KEYS:  # a file's key that has its own flag on the command line
+            raise UsageError(f"{{declare}} {key!r}: give it as {FLAG_KEYS[key]} (the file's `// roofline {key}:` line "
+                             "is that flag's)", "declare")
         if key not in flags:
             raise UsageError(f"{{declare}} {key!r}: a kernel's launch is declared by {', '.join(DECLARE_KEYS)}", "declare")
         if flags[key] is not None:

@@ -420,9 +420,11 @@ def check_element(path: Path, text: str, entry: str, dtype: str) -> None:
     or fail its check for no reason of its own. Nothing is said where the signature cannot be read."""
     element = element_of_a(text, entry)
     if element is not None and dtype not in ELEMENT_DTYPES[element]:
+        holds = ELEMENT_DTYPES[element]
+        which = (f"{holds[0]} (or {holds[1]} for a kernel that reads B stored N x K, as the tensor ladder's)"
+                 if len(holds) > 1 else holds[0])
         raise UsageError(f"{path.name}: {entry.split('<')[0].strip()} takes {element} A and B (its signature), not "
-                         f"{dtype}; give {{dtype}} {' or '.join(ELEMENT_DTYPES[element])}, or a kernel of {dtype} "
-                         "operands", "dtype")
+                         f"{dtype}; give {{dtype}} {which}, or a kernel of {dtype} operands", "dtype")
 
 
 def element_of_a(text: str, entry: str) -> str | None:
