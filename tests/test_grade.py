@@ -174,6 +174,8 @@ def test_declared_figures_replace_the_formulas():
     (("torch.softmax(x, dim=-1)", "torch.softmax(x, dim="), "is not a Python expression"),
     (("torch.softmax(x, dim=-1)", "torch.softmax(z, dim=-1)"), "names 'z', which is none of its inputs \\(x\\)"),
     (("rows i32 = R", "rows i8 = R"), "outside i8's whole numbers -128 to 127"),
+    (("x f32[R, C] in", "in f32[R, C] in"), "arg in: 'in' is a Python keyword, which the reference cannot name"),
+    (("rows i32 = R", "from i32 = R"), "arg from: 'from' is a Python keyword"),
     (("// roofline work: softmax(R, C)", "// roofline work: softmax(R / 3, C)"), "a formula counts whole elements"),
     (("// roofline work: softmax(R, C)", "// roofline work: softmax(R, C)\n// roofline seed: -1.5"),
      "seed '-1.5' must be a whole number"),

@@ -38,6 +38,7 @@ be tables). The keys:
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -520,11 +521,20 @@ def _number(text: str, what: str, where: str) -> float:
         raise UsageError(f"{where}: {what} {text!r} is not a number") from None
 
 
+def _not_a_keyword(name: str, at: str) -> None:
+    """Refuse an argument named as a Python keyword ('in', 'from', 'lambda'): the reference reads the
+    arguments by name as Python, where such a name cannot stand."""
+    if keyword.iskeyword(name):
+        raise UsageError(f"{at}: arg {name}: {name!r} is a Python keyword, which the reference cannot name; "
+                         f"call it otherwise here (the kernel's own parameter name may stay {name!r})")
+
+
 def _arg(text: str, at: str, names: tuple[str, ...], kernel: bool) -> Arg:
     text = text.strip()
     scalar = _SCALAR.fullmatch(text)
     if scalar and "[" not in scalar.group(2):
         name, type_name, expr = scalar.groups()
+        _not_a_keyword(name, at)
         el = element(type_name, f"{at}: arg {name}")
         return Arg(name, el, value=SizeExpression.parse(expr, names, f"arg {name}"))  # its range: `check_scalars`
     buffer = _BUFFER.fullmatch(text)
@@ -532,6 +542,7 @@ def _arg(text: str, at: str, names: tuple[str, ...], kernel: bool) -> Arg:
         raise UsageError(f"{at}: arg {text!r}: write NAME TYPE[SHAPE] ROLE [DRAW] (x f32[R, C] in) or "
                          "NAME TYPE = EXPR (n i32 = R*C)")
     name, type_name, shape_text, role, rest = buffer.groups()
+    _not_a_keyword(name, at)
     el = element(type_name, f"{at}: arg {name}")
     if role not in ROLES or (kernel and role == "return"):
         valid = ROLES if not kernel else ROLES[:3]
