@@ -485,3 +485,17 @@ def test_a_specs_bad_arg_is_named_once_with_the_file_it_is_in(tmp_path):
         spec.load_kernel(tmp_path / "k.cu")
     assert str(info.value) == (f"{tmp_path / 'k.cu'} (with {tmp_path / 'k.toml'}): args[0]: arg y: unknown element type "
                                "'f33'; valid: f64, f32, f16, bf16, i64, i32, u32, i16, i8, u8")
+
+
+def test_declare_on_a_kernel_whose_spec_is_a_toml_beside_it_points_to_that_file(tmp_path):
+    # the launch of a file that has no '// roofline' lines comes from the spec beside it: --declare is
+    # refused there, naming the spec, not the lines the file does not have
+    text = (Path(__file__).resolve().parent / "fixtures" / "grade" / "copy.cu").read_text()
+    (tmp_path / "copy.cu").write_text("\n".join(ln for ln in text.splitlines() if "// roofline" not in ln) + "\n")
+    (tmp_path / "copy.toml").write_text('entry = "copy"\nsizes = { N = 67108864 }\n'
+                                        'args = ["x f32[N] in", "y f32[N] out", "n i64 = N"]\nblock = "256"\n'
+                                        'grid = "cdiv(N, 1024)"\nreference = "x.copy()"\nwork = "elementwise(N, flops=0)"\n')
+    r = CliRunner().invoke(app, ["kernels", str(tmp_path / "copy.cu"), "--model-only", "--gpu", "h200",
+                                 "--declare", "block=128"])
+    assert r.exit_code == 2 and "a workload declares its launch in its spec, copy.toml beside it; --declare block=" \
+        in r.stderr, r.output

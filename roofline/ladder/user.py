@@ -355,8 +355,11 @@ def _from_workload(path: Path, flags: dict[str, str | None] | None, text: str,
     from ..workload import spec as workload_spec
     given = [k for k, v in (flags or {}).items() if v is not None]
     if given:
-        raise UsageError(f"{path}: a workload declares its launch in its '// roofline' lines; {{declare}} {given[0]}= "
-                         "applies to a GEMM kernel", "declare")
+        spec = path.with_suffix(".toml")
+        where = (f"its spec, {spec.name} beside it" if spec.is_file() and not any(d.key == "arg" for d in declared)
+                 else "its '// roofline' lines")
+        raise UsageError(f"{path}: a workload declares its launch in {where}; {{declare}} {given[0]}= applies to a "
+                         "GEMM kernel: change the launch there", "declare")
     return workload_kernel(workload_spec.load_kernel(path, text=text, declared=declared))
 
 
