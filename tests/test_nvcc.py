@@ -487,3 +487,29 @@ def test_a_demangler_that_cannot_read_the_probe_gives_way_to_the_next(nvcc_path,
     assert r.exit_code == 0, r.output
     [row] = json.loads(r.stdout)["kernels"]
     assert row["static_smem_bytes"] == 32 * 32 * 4
+
+
+@pytest.mark.nvcc
+def test_an_architecture_specific_target_is_compiled_for_when_named(nvcc_path, tmp_path):
+    """A float GEMM that issues sm_90a's wgmma.fence and setmaxnreg: not built for sm_90 (the line says
+    which instructions, and that --arch sm_90a is the target that has them), built for sm_90a."""
+    f = tmp_path / "wg.cu"
+    f.write_text("// roofline entry: wg\n// roofline block: 128\n// roofline grid: cdiv(N, 128), cdiv(M, 128)\n"
+                 "__global__ void wg(int M, int N, int K, float alpha, const float* A, const float* B, float beta, "
+                 "float* C) {\n  asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+                 "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 240;\\n\");\n  C[0] = alpha * A[0] * B[0];\n}\n")
+    r = invoke("kernels", f, "--arch", "sm_90", "--compiler", "nvcc")
+    assert r.exit_code == 1 and ("it uses wgmma.fence and setmaxnreg.inc (PTX instructions sm_90 does not have); "
+                                 "--arch sm_90a compiles for sm_90's architecture-specific target") in r.stderr
+    r = invoke("kernels", f, "--arch", "sm_90a", "--compiler", "nvcc", "--json")
+    assert r.exit_code == 0, r.output
+    [row] = json.loads(r.stdout)["kernels"]
+    assert row["registers"] > 0 and "error" not in row
+
+
+@pytest.mark.parametrize("arch, says", [("sm_89a", "sm_89 has no architecture-specific target; those that exist: "
+                                                   "sm_90a, sm_100a"),
+                                        ("sm_80f", "sm_80 has no family-specific target")])
+def test_a_variant_an_architecture_does_not_have_is_refused(arch, says):
+    r = invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", arch)
+    assert r.exit_code == 2 and says in r.stderr and len(r.stderr.splitlines()) == 1

@@ -111,13 +111,16 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     from ..ladder import families
     from ..model.device import from_preset
     from ..model.device import named_limits
-    from ..model.arch import parse_arch
+    from ..model.arch import arch_variant, parse_arch
     from ..model.roofs import plain_verdict
     from ..ladder import tiles
     from ..measure import compile_pool, nvml, nvrtc_compile
     sources = list(sources or [])
     dtype = precision(ladder_kind, dtype, sources)
     sources = [u if u.workload else replace(u, dtype=dtype) for u in sources]
+    variant = arch_variant(arch) if arch else ""
+    if variant:  # your kernels compile for the target named (sm_90a's wgmma); the ladders keep their own
+        sources = [replace(u, variant=variant) for u in sources]
     _check_autotuned(autotuned_tile, dtype)
     problem = Problem(size, size, size, dtype).validate()
     limits = named_limits(gpu, arch)  # validated even with --model-only

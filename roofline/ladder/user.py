@@ -141,6 +141,7 @@ class UserKernel:
     workload: bool = False  # declared as a workload of any signature (`workload.spec`): graded, not run as a GEMM
     reads_c: bool = False  # computes alpha * acc + beta * C reading C even where beta = 0: checked on a zeroed C
     thread_x: str | None = None  # 'rows' or 'cols': the dimension of C threadIdx.x steps along (None: undeclared)
+    variant: str = ""  # 'a' or 'f': compiled for the target asked for by name (kernels --arch sm_90a)
     build: CompileSettings = CompileSettings()
     # that workload (`workload.spec.Workload`) as its file declared it, read once: graded from this, not the file again
     declared: Any = field(default=None, compare=False, repr=False)
@@ -177,7 +178,10 @@ class UserKernel:
         return x * y * z
 
     def target(self, arch: str) -> str:
-        """The compile target on GPU target `arch`: sm_90a for a tensor-core precision on sm_90."""
+        """The compile target on GPU target `arch`: the variant asked for (sm_90a for `variant` 'a'),
+        else sm_90a for a tensor-core precision on sm_90."""
+        if self.variant:
+            return arch + self.variant
         return "sm_90a" if arch == "sm_90" and self.dtype != "fp32" else arch
 
     def tma_boxes(self) -> None:
@@ -304,6 +308,8 @@ class UserKernel:
             out["thread-x"] = self.thread_x
         if self.reads_c:
             out["reads-c"] = "yes"
+        if self.variant:
+            out["variant"] = self.variant
         return {**out, **self.build.describe()}
 
 
@@ -453,7 +459,7 @@ def from_description(d: dict) -> UserKernel:
     if d.get("workload"):
         return load(Path(d["path"])).with_build(build)
     flags = {k: d.get(k) for k in KEYS}
-    return load(Path(d["path"]), flags).with_build(build)
+    return replace(load(Path(d["path"]), flags).with_build(build), variant=d.get("variant", ""))
 
 
 def to_argument(kernel: "UserKernel | KernelSpec") -> str:

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from ..errors import RunError, UsageError
 from ..ladder.user import UserKernel
-from .nvrtc_compile import KernelResources, compiler_lines, max_threads, newer_target, parse_ptxas_log
+from .nvrtc_compile import KernelResources, compiler_lines, max_threads, newer_target, parse_ptxas_log, variant_hint
 
 NVCC_VARIABLE = "ROOFLINE_NVCC"  # the nvcc to use, or 'off' for none
 TOOLKIT_FOLDERS = ("/usr/local/cuda",)  # looked in after $CUDA_HOME and $CUDA_PATH
@@ -246,8 +246,9 @@ def _failure(name: str, path: Path, entry: str, target: str, version: str, log: 
         if not theirs:
             kept.append(ln.replace(program, "roofline's reference to the entry"))
     if why := newer_target("\n".join(kept)):
+        hint = variant_hint(target) if "not supported on .target" in log else ""  # what a variant may have
         return RunError(f"{name} does not compile for {target} (nvcc {version}): it {why} (PTX instructions "
-                        f"{target} does not have)")
+                        f"{target} does not have){hint}")
     first = next((i for i, ln in enumerate(kept) if _ERROR.search(ln)), 0)
     shown = compiler_lines("\n".join(kept[first:])) or ["no output"]
     hint = _wheel_hint(log)

@@ -443,6 +443,16 @@ _NEEDS_TARGET = re.compile(r"Feature '([^']+)' requires \.target (sm_\d+[a-z]?)(
 _NOT_ON_TARGET = re.compile(r"Instruction '([^']+)' (?:not supported on \.target|cannot be compiled for architecture)")
 
 
+def variant_hint(target: str) -> str:
+    """'; --arch sm_90a compiles for sm_90's architecture-specific target' where `target` has one
+    (wgmma and setmaxnreg are sm_90a's alone), else ''."""
+    from ..model.arch import VARIANTS
+    m = re.fullmatch(r"sm_(\d+)(\d)", target)
+    if m is None or f"{int(m.group(1))}.{m.group(2)}" not in VARIANTS["a"]:
+        return ""
+    return f"; --arch {target}a compiles for {target}'s architecture-specific target"
+
+
 def newer_target(log: str) -> str | None:
     """What a compile that failed only because the target lacks PTX instructions uses, from ptxas's
     errors: "Feature '.m16n8k16' requires .target sm_80 or higher" gives 'uses .m16n8k16 and .bf16,
@@ -513,8 +523,9 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
             if missing and (why := missing_header(missing.group(2), text, missing.group(1), options)):
                 raise RunError(f"{label} does not compile: {why}") from None
             if why := newer_target(log):
+                hint = variant_hint(arch) if _NOT_ON_TARGET.search(log) else ""  # what a variant may have
                 raise RunError(f"{label} does not compile for {arch}: it {why} (PTX instructions {arch} does not "
-                               "have)") from None
+                               f"have){hint}") from None
             lines = compiler_lines(_without_name_map(log)) or [str(exc)]
             raise RunError(f"{label} does not compile for {arch}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
         try:

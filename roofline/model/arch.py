@@ -92,7 +92,23 @@ ARCHS: dict[str, ArchLimits] = {
 }
 
 
-_ARCH_RE = re.compile(r"^(?:sm_?|compute_)?(\d{1,2})(?:\.?(\d))[af]?$")
+_ARCH_RE = re.compile(r"^(?:sm_?|compute_)?(\d{1,2})(?:\.?(\d))([af]?)$")
+# the architecture-specific ('a': sm_90a's wgmma and setmaxnreg) and family-specific ('f') targets that exist
+VARIANTS = {"a": ("9.0", "10.0", "10.3", "11.0", "12.0", "12.1"), "f": ("10.0", "10.3", "11.0", "12.0", "12.1")}
+
+
+def arch_variant(text: str) -> str:
+    """The variant letter a target names ('sm_90a' -> 'a', 'sm_100f' -> 'f', 'sm_90' -> ''). Raises
+    UsageError for a variant its architecture does not have (sm_89a) or a target that is not one."""
+    match = _ARCH_RE.match(text.strip().lower())
+    if match is None:
+        parse_arch(text)  # says what is known
+    key, letter = f"{int(match.group(1))}.{match.group(2)}", match.group(3)
+    if letter and key in ARCHS and key not in VARIANTS[letter]:
+        have = ", ".join(ARCHS[k].arch + letter for k in VARIANTS[letter])
+        raise UsageError(f"{text!r}: {ARCHS[key].arch} has no {'architecture' if letter == 'a' else 'family'}-specific "
+                         f"target; those that exist: {have}")
+    return letter
 
 
 def parse_arch(text: str) -> ArchLimits:
@@ -105,6 +121,8 @@ def parse_arch(text: str) -> ArchLimits:
     if key not in ARCHS:
         known = ", ".join(a.arch for a in ARCHS.values())
         raise UsageError(f"unknown architecture {text!r}; known: {known}")
+    if match.group(3):
+        arch_variant(text)  # a variant that exists: the same limits
     return ARCHS[key]
 
 
