@@ -499,3 +499,13 @@ def test_declare_on_a_kernel_whose_spec_is_a_toml_beside_it_points_to_that_file(
                                  "--declare", "block=128"])
     assert r.exit_code == 2 and "a workload declares its launch in its spec, copy.toml beside it; --declare block=" \
         in r.stderr, r.output
+
+
+def test_kernels_sets_a_graded_kernels_size_by_its_name_and_refuses_a_bare_one():
+    # copy.cu declares N: --size N=... sets it (N is no GEMM's N here), a bare --size is refused
+    copy = Path(__file__).resolve().parent / "fixtures" / "grade" / "copy.cu"
+    r = CliRunner().invoke(app, ["kernels", str(copy), "--model-only", "--size", "N=1024"])
+    assert r.exit_code == 0 and "at N=1024:" in r.stderr, r.output
+    r = CliRunner().invoke(app, ["kernels", str(copy), "--model-only", "--size", "1024"])
+    assert r.exit_code == 2 and "--size 1024: copy declares its sizes by name (N); give --size NAME=VALUE, e.g. " \
+                                "--size N=1024" in r.stderr

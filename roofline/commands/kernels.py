@@ -72,9 +72,13 @@ def command(
                              "do not apply to it", "size", ["declare", "ladder", "dtype"])
         present(problems_view(list(sources), gpu), as_json)
         return
-    named_sizes = [s for s in size or [] if "=" in s and s.split("=", 1)[0].strip() not in ("M", "N", "K")]
     users = gemm.user_kernels(list(sources or []), gemm.declared(declare), gemm.compile_settings(compiler, compile_option))
-    if named_sizes and users and all(u.workload for u in users):  # graded kernels at sizes of their own
+    if size and users and all(u.workload for u in users):  # graded kernels at sizes of their own (N too)
+        bare = [s for s in size if "=" not in s]
+        if bare:
+            named = ", ".join(dict.fromkeys(n for u in users for n in u.declared.sizes))
+            raise UsageError(f"{{size}} {bare[0]}: {users[0].name} declares its sizes by name ({named}); give "
+                             f"{{size}} NAME=VALUE, e.g. {{size}} {next(iter(users[0].declared.sizes))}={bare[0]}", "size")
         users = _resized(users, size)
         size = None
     problem = gemm.gemm_problems(size)[0]
