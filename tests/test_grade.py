@@ -398,10 +398,9 @@ def test_kernels_lists_a_graded_file_at_its_own_sizes_not_as_a_gemm():
     # a graded file (its // roofline arg: lines) declares its sizes: no 4096^3 GEMM title, and no
     # A, B and C fitting in the L2 (a new user's trial found both on a saxpy file)
     path = Path(__file__).resolve().parents[1] / "examples" / "grade" / "softmax_online.cu"
-    got = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "h200", "--size", "1024", "--model-only"],
-                             env={"COLUMNS": "200"})
+    got = CliRunner().invoke(app, ["kernels", str(path), "--gpu", "h200", "--model-only"], env={"COLUMNS": "200"})
     assert got.exit_code == 0, got.output
-    assert "your kernels, at the sizes they declare" in got.output and "model at 1024x1024x1024" not in got.output
+    assert "your kernels, at the sizes they declare" in got.output and "model at 4096x4096x4096" not in got.output
     assert "fit in the H200" not in got.output and "GMEM requests at the L2" not in got.output
 
 
