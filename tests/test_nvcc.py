@@ -367,7 +367,7 @@ def test_an_entry_nvcc_does_not_find_says_so(tmp_path, monkeypatch):
     r = invoke("kernels", kernel_file(tmp_path / "src"), "--arch", "sm_90", "--declare", "entry=nope",
                "--compiler", "nvcc")
     assert r.exit_code == 1
-    assert "roofline: error: mine: mine.cu has no kernel 'nope'; check the entry's name and template arguments" in r.stderr
+    assert "roofline: error: mine: mine.cu has no kernel 'nope'; it has " in r.stderr  # the kernels it has, named
 
 
 def test_the_cache_key_names_the_compiler_its_version_and_the_options(tmp_path, monkeypatch):

@@ -670,3 +670,14 @@ def test_a_kernel_that_fails_only_for_want_of_newer_instructions_is_told_which_a
     # any other error is the file's own: its lines are shown as they are
     assert newer_target(log + "mine.cu(12): error: identifier \"x\" is undefined\n") is None
     assert newer_target("mine.cu(12): error: expected a \";\"\n") is None
+
+
+def test_an_entry_the_file_lacks_is_told_the_kernels_it_has_and_a_template_its_missing_arguments():
+    from roofline.ladder.user import kernels_in, missing_entry
+
+    text = ("template <int TILE>\n__global__ void __launch_bounds__(256) tiled(int M, float* C) { }\n"
+            "__global__ void plain(float* y) { }\nvoid host() { }\n")
+    assert kernels_in(text) == ["tiled<...>", "plain"]
+    assert missing_entry("k.cu", "nope", text) == "k.cu has no kernel 'nope'; it has tiled<...>, plain"
+    assert missing_entry("k.cu", "tiled", text).startswith("k.cu: tiled is a template: give its arguments in the entry")
+    assert missing_entry("k.cu", "x", "int main() { }\n") == "k.cu has no kernel 'x'; it defines no __global__ function"

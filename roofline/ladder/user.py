@@ -453,6 +453,26 @@ def element_of_a(text: str, entry: str) -> str | None:
     return types[0] if len(types) == 1 and types[0] in ELEMENT_DTYPES else None
 
 
+def kernels_in(text: str) -> list[str]:
+    """The __global__ functions `text` defines, by name, a template's with '<...>' after it
+    ('tiled<...>'), in the order of the file; what a message about a missing entry lists."""
+    found = re.finditer(r"(template\s*<[^;{}]*?>\s*)?__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS
+                        + r"([A-Za-z_]\w*)\s*\(", text)
+    return list(dict.fromkeys(m.group(2) + ("<...>" if m.group(1) else "") for m in found))
+
+
+def missing_entry(file_name: str, entry: str, text: str) -> str:
+    """What to say of an entry `entry` that file `file_name` (its text `text`) has no kernel of:
+    the kernels it has, and for a template named without its arguments, that they are missing."""
+    have = kernels_in(text)
+    base = entry.split("<")[0].strip()
+    if "<" not in entry and f"{base}<...>" in have:
+        return (f"{file_name}: {base} is a template: give its arguments in the entry (--declare "
+                f"entry={base}<...> or '// roofline entry: {base}<...>')")
+    listed = f"; it has {', '.join(have)}" if have else "; it defines no __global__ function"
+    return f"{file_name} has no kernel {entry!r}{listed}"
+
+
 def from_description(d: dict) -> UserKernel:
     """The kernel `UserKernel.describe` wrote (a child process's way of receiving it)."""
     build = CompileSettings.from_description(d)  # as the parent compiles it (its nvcc too), the file's own aside

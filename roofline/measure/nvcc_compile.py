@@ -47,7 +47,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import RunError, UsageError
-from ..ladder.user import UserKernel
+from ..ladder.user import UserKernel, missing_entry
 from .nvrtc_compile import KernelResources, compiler_lines, max_threads, newer_target, parse_ptxas_log, variant_hint
 
 NVCC_VARIABLE = "ROOFLINE_NVCC"  # the nvcc to use, or 'off' for none
@@ -215,7 +215,7 @@ def _build(path: Path, name: str, text: str, entry: str, target: str, options: t
             raise RunError(f"{name}: nvcc at {nvcc} does not run: {exc.strerror or exc}") from None
         log = proc.stderr + proc.stdout
         if proc.returncode != 0 or not os.path.isfile(out):
-            raise _failure(name, path, entry, target, version, log, program)
+            raise _failure(name, path, entry, target, version, log, program, text)
         cubin = Path(out).read_bytes()
         ptx = "\n".join(p.read_text(errors="replace") for p in sorted(Path(tmp).glob("*.ptx")))
     lowered = _lowered(name, path, entry, _entries(log), nvcc)
@@ -234,12 +234,13 @@ def resources(spec: UserKernel, arch: str, nvcc: str) -> KernelResources:
     return replace(figures, max_threads_per_block=max_threads(done.ptx, done.lowered), compiler=done.compiler)
 
 
-def _failure(name: str, path: Path, entry: str, target: str, version: str, log: str, program: str) -> RunError:
+def _failure(name: str, path: Path, entry: str, target: str, version: str, log: str, program: str,
+             text: str = "") -> RunError:
     """The RunError of a compile that failed: the entry not found, or nvcc's first error lines."""
     lines = [ln.rstrip() for ln in log.splitlines() if ln.strip()]
     errors = [ln for ln in lines if _ERROR.search(ln) and "detected in the compilation" not in ln]
     if errors and all(ln.startswith(program) for ln in errors):  # only the lines naming the entry failed
-        return RunError(f"{name}: {path.name} has no kernel {entry!r}; check the entry's name and template arguments")
+        return RunError(f"{name}: {missing_entry(path.name, entry, text)}")
     kept, theirs = [], False  # the program's own errors (and the lines they quote) follow from the file's
     for ln in lines:
         theirs = ln.startswith(program) or (theirs and ln[:1].isspace())

@@ -37,7 +37,7 @@ from functools import lru_cache
 from ..errors import RunError
 from ..ladder.families import KernelSpec
 from ..ladder.sources import source
-from ..ladder.user import UserKernel
+from ..ladder.user import UserKernel, missing_entry
 from ..model.arch import ArchLimits
 from ..model.occupancy import Occupancy, calculate
 from ..extras import install_hint
@@ -517,8 +517,7 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
                 raise _unsupported(arch) from None
             errors = [ln for ln in log.splitlines() if ": error" in ln]
             if errors and all(ln.startswith("__nv_name_map") for ln in errors):  # only the entry failed
-                raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
-                               "template arguments") from None
+                raise RunError(f"{label}: {missing_entry(file_name, expression, text)}") from None
             missing = _MISSING_HEADER.search(log)
             if missing and (why := missing_header(missing.group(2), text, missing.group(1), options)):
                 raise RunError(f"{label} does not compile: {why}") from None
@@ -531,8 +530,7 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
         try:
             lowered = nvrtc.getLoweredName(prog, expression)
         except Exception:
-            raise RunError(f"{label}: {file_name} has no kernel {expression!r}; check the entry's name and "
-                           "template arguments") from None
+            raise RunError(f"{label}: {missing_entry(file_name, expression, text)}") from None
         if cubin:
             return nvrtc.getProgramLog(prog), lowered, nvrtc.getCUBIN(prog)
         ptx = nvrtc.getPTX(prog)
