@@ -269,8 +269,10 @@ def test_header_errors_name_the_line(tmp_path):
         with pytest.raises(UsageError) as exc:
             load(path)
         assert needle in str(exc.value)
+    gemm = ("extern \"C\" __global__ void k(int M, int N, int K, float alpha, const float* A, const float* B, "
+            "float beta, float* C) {}\n")
     f.write_text("// roofline entry: k\n// roofline block: 64\n// roofline grid: N\n// roofline tile: 32,32,8\n"
-                 "// roofline thread-tile: 4x4\n" + body)
+                 "// roofline thread-tile: 4x4\n" + gemm)
     assert load(f).launch_notes(Problem(128, 128, 8)) == []  # 64 threads of 4x4 in 32x32; 128 blocks >= 16 tiles
     assert load(f, {"block": "256", "grid": "2"}).launch_notes(Problem(128, 128, 8)) == [
         "mine: a 32x32 block tile in 4x4 thread tiles is 64 threads, but the block has 256; the model's SMEM "
@@ -681,3 +683,15 @@ def test_an_entry_the_file_lacks_is_told_the_kernels_it_has_and_a_template_its_m
     assert missing_entry("k.cu", "nope", text) == "k.cu has no kernel 'nope'; it has tiled<...>, plain"
     assert missing_entry("k.cu", "tiled", text).startswith("k.cu: tiled is a template: give its arguments in the entry")
     assert missing_entry("k.cu", "x", "int main() { }\n") == "k.cu has no kernel 'x'; it defines no __global__ function"
+
+
+def test_a_kernel_off_the_gemm_calling_convention_gets_a_note(tmp_path):
+    f = tmp_path / "helper.cu"
+    f.write_text("// roofline entry: helper\n// roofline block: 256\n// roofline grid: cdiv(M, 256)\n"
+                 "__global__ void helper(float* x) { x[threadIdx.x] = 0; }\n")
+    (note,) = load(f).launch_notes(Problem(1024, 1024, 1024))
+    assert note.startswith("helper (helper) takes 1 parameter, not the eight of the GEMM calling convention")
+    f.write_text(f.read_text().replace("float* x) {", "int M, int N, int K, double alpha, const double* A, "
+                                       "const double* B, double beta, double* C) {"))
+    (note,) = load(f).launch_notes(Problem(1024, 1024, 1024))
+    assert note.startswith("helper (helper) takes double A and B, not the float, bf16 or half")

@@ -113,8 +113,8 @@ def precision(ladder_kind: str | None, dtype: str | None, sources: list[UserKern
     if dtype is None:
         declared = sorted({u.dtype for u in sources if not u.workload})  # a workload declares its own types
         if len(declared) > 1:
-            raise UsageError(f"your kernels declare different precisions ({', '.join(declared)}); a run has one: "
-                             "give {dtype}, or run them apart", mentions=["dtype"])
+            raise UsageError(f"your kernels declare different precisions ({', '.join(declared)}); a run (and a "
+                             "listing) has one: give them one command each")
         tensor = [d for d in declared if d != "fp32"]  # fp32: declared so, or nothing declared
         dtype = tensor[0] if tensor else "bf16" if ladder_kind == "tensor" else declared[0] if declared else "fp32"
     for u in sources:  # a kernel's declared tensor precision is the type of its operands: no flag changes it

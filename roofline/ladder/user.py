@@ -255,7 +255,7 @@ class UserKernel:
         tile that gives another number of threads than the block has, a grid with fewer blocks
         than C has tiles. Either may be meant (a thread that owns several thread tiles, a
         grid-stride loop), so these are notes, not errors."""
-        notes = []
+        notes = [n for n in (convention_note(self.source_text(), self.entry, f"{self.name} ({self.entry.split('<')[0].strip()})"),) if n]
         threads = self.threads_per_block
         direct = self.tile is not None and _direct(self.tile[:2], self.thread_tile)
         if direct and self.thread_x is not None and self.dtype == "fp32":  # its L1 level (`traffic_model_of`)
@@ -436,21 +436,57 @@ def check_element(path: Path, text: str, entry: str, dtype: str) -> None:
                          f"{dtype}; give {{dtype}} {which}, or a kernel of {dtype} operands", "dtype")
 
 
+def convention_note(text: str, entry: str, name: str) -> str | None:
+    """Where the signature of kernel `entry` in `text` is not the GEMM calling convention (eight
+    parameters, A and B of float, bf16 or half): what `run` would do with it (launch it with those
+    eight arguments), and what a kernel of another signature declares instead; None where it is, or
+    where the signature cannot be read."""
+    params = signature_of(text, entry)
+    if params is None:
+        return None
+    fix = "a kernel of another signature declares its arguments ('// roofline arg:' lines, docs/grade.md)"
+    if len(params) != 8:
+        return (f"{name} takes {plural(len(params), 'parameter')}, not the eight of the GEMM calling convention (int M, "
+                f"int N, int K, float alpha, const T* A, const T* B, float beta, float* C) that run launches it with; "
+                f"{fix}")
+    a = _param_type(params[4])
+    if a in ("double", "int", "int8_t", "char", "__nv_fp8_e4m3", "__nv_fp8_e5m2"):
+        return f"{name} takes {a} A and B, not the float, bf16 or half of the GEMM calling convention; {fix}"
+    return None
+
+
+def signature_of(text: str, entry: str) -> list[str] | None:
+    """The parameters of the __global__ function `entry` names (template arguments aside) as its
+    signature in `text` spells them, or None where it cannot be read (no such signature, or one
+    with parentheses or a macro in its parameter list)."""
+    base = re.escape(entry.split("<")[0].strip().split("::")[-1])
+    found = re.search(r"__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS + base + r"\s*\(([^()]*)\)", text)
+    if found is None or not found.group(1).strip() or found.group(1).strip() == "void":
+        return None
+    params = [p.strip() for p in found.group(1).split(",")]
+    # a macro (GEMM_PARAMS), a default argument or a pack is not read: each parameter a type and a name
+    if any(len(re.sub(r"[*&]", " ", p).split()) < 2 or "=" in p or "..." in p for p in params):
+        return None
+    return params
+
+
+def _param_type(param: str) -> str | None:
+    """The type word of one parameter ('const float* __restrict__ A' -> 'float'), None where unclear."""
+    words = re.sub(r"[*&]", " ", param).split()
+    types = [w for w in words[:-1] if w not in ("const", "__restrict__", "__restrict", "volatile", "unsigned", "signed")]
+    return types[0] if len(types) == 1 else None
+
+
 def element_of_a(text: str, entry: str) -> str | None:
     """The element type of the fifth parameter (A, in the calling convention `(int M, int N, int
     K, float alpha, const T* A, ...)`) of the __global__ function `entry` names (its template
     arguments aside), as its signature in `text` spells it: one of ELEMENT_DTYPES' keys; None
     where it cannot be read (no such signature, fewer parameters, a macro or template type)."""
-    base = re.escape(entry.split("<")[0].strip().split("::")[-1])
-    found = re.search(r"__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS + base + r"\s*\(([^()]*)\)", text)
-    if found is None:
+    params = signature_of(text, entry)
+    if params is None or len(params) < 5:
         return None
-    params = found.group(1).split(",")
-    if len(params) < 5:
-        return None
-    words = re.sub(r"[*&]", " ", params[4]).split()
-    types = [w for w in words[:-1] if w not in ("const", "__restrict__", "__restrict", "volatile")]
-    return types[0] if len(types) == 1 and types[0] in ELEMENT_DTYPES else None
+    a = _param_type(params[4])
+    return a if a in ELEMENT_DTYPES else None
 
 
 def kernels_in(text: str) -> list[str]:
