@@ -257,8 +257,8 @@ def test_header_errors_name_the_line(tmp_path):
         ("// roofline entry: k(1)\n// roofline block: 64\n// roofline grid: 1\n", "is not a kernel name"),
         ("// roofline entry: k\n// roofline block: 64\n// roofline grid: 1\n// roofline name: naive\n",
          "'naive' is the name of a ladder kernel"),
-        ("// roofline entry: k\n// roofline block: 64\n// roofline grid: 1\n// roofline dynamic-smem: 4k\n",
-         "dynamic-smem '4k' must be a number of bytes"),
+        ("// roofline entry: k\n// roofline block: 64\n// roofline grid: 1\n// roofline dynamic-smem: 4MB\n",
+         "dynamic-smem '4MB' must be a number of bytes (0 or more, or KiB as 48k)"),
     ]:
         f.write_text(header + body)
         with pytest.raises(UsageError) as exc:
@@ -271,6 +271,8 @@ def test_header_errors_name_the_line(tmp_path):
         assert needle in str(exc.value)
     gemm = ("extern \"C\" __global__ void k(int M, int N, int K, float alpha, const float* A, const float* B, "
             "float beta, float* C) {}\n")
+    f.write_text("// roofline entry: k\n// roofline block: 64\n// roofline grid: 1\n// roofline dynamic-smem: 48k\n" + gemm)
+    assert load(f).dynamic_smem_bytes == 49152  # KiB, as occupancy --smem takes them
     f.write_text("// roofline entry: k\n// roofline block: 64\n// roofline grid: N\n// roofline tile: 32,32,8\n"
                  "// roofline thread-tile: 4x4\n" + gemm)
     assert load(f).launch_notes(Problem(128, 128, 8)) == []  # 64 threads of 4x4 in 32x32; 128 blocks >= 16 tiles

@@ -386,8 +386,10 @@ def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
         raise UsageError(f"{path}: entry {entry!r} is not a kernel name or template expression like my_sgemm<64,8>")
     grid = GridExpression.parse(values["grid"])
     smem_text = values.get("dynamic-smem", "0").strip()
-    if not (smem_text.isascii() and smem_text.isdigit()):
-        raise UsageError(f"{path}: dynamic-smem {smem_text!r} must be a number of bytes (0 or more)")
+    smem = re.fullmatch(r"(\d+)\s*(k|kb|kib)?", smem_text, re.IGNORECASE) if smem_text.isascii() else None
+    if smem is None:  # bytes, or whole KiB as occupancy --smem takes them ('48k' is 49,152)
+        raise UsageError(f"{path}: dynamic-smem {smem_text!r} must be a number of bytes (0 or more, or KiB as 48k)")
+    smem_bytes = int(smem.group(1)) * (1024 if smem.group(2) else 1)
     tile = parse_sizes(values["tile"], 3, "tile", "128x128x8") if "tile" in values else None
     thread_tile = parse_sizes(values["thread-tile"], 2, "thread-tile", "8x8") if "thread-tile" in values else None
     if thread_tile is not None and tile is None:
@@ -411,7 +413,7 @@ def _kernel(path: Path, values: dict[str, str], text: str) -> UserKernel:
                          "that consecutive threads (threadIdx.x) step along")
     build = declared_build(values, path.resolve().parent, str(path))
     return UserKernel(name=name, path=path.resolve(), entry=entry, block=parse_block(values["block"]),
-                      grid_text=grid.text.strip(), dynamic_smem_bytes=int(smem_text), tile=tile,
+                      grid_text=grid.text.strip(), dynamic_smem_bytes=smem_bytes, tile=tile,
                       thread_tile=thread_tile, dtype=dtype, build=build, reads_c=reads_c == "yes",
                       thread_x=thread_x)
 
