@@ -697,3 +697,12 @@ def test_a_kernel_off_the_gemm_calling_convention_gets_a_note(tmp_path):
                                        "const double* B, double beta, double* C) {"))
     (note,) = load(f).launch_notes(Problem(1024, 1024, 1024))
     assert note.startswith("helper (helper) takes double A and B, not the float, bf16 or half")
+
+
+def test_an_impossible_grid_of_a_file_names_the_file(tmp_path):
+    f = tmp_path / "mine.cu"
+    f.write_text("// roofline entry: k\n// roofline block: 64\n// roofline grid: K - 1000\n"
+                 "__global__ void k(int M, int N, int K, float alpha, const float* A, const float* B, float beta, "
+                 "float* C) {}\n")
+    with pytest.raises(UsageError, match=r"^mine.cu: grid 'K - 1000' gives x = 0 blocks"):
+        load(f).grid(Problem(4096, 2048, 1000))

@@ -243,8 +243,12 @@ class UserKernel:
         return None if self.model is None else self.model.figures(problem)
 
     def grid(self, problem: Problem) -> tuple[int, int, int]:
-        """The grid for `problem`. Raises UsageError when the expression gives an impossible grid."""
-        return GridExpression(self.grid_text).evaluate(problem)
+        """The grid for `problem`. Raises UsageError, naming the file, when the expression gives an
+        impossible grid."""
+        try:
+            return GridExpression(self.grid_text).evaluate(problem)
+        except UsageError as exc:
+            raise exc if exc.message.startswith(self.path.name) else exc.prefixed(f"{self.path.name}: ") from None
 
     def tile_grid(self, problem: Problem) -> tuple[int, int, int]:
         """The grid the waves are counted in: the launch grid."""
