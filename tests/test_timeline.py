@@ -297,3 +297,27 @@ def test_show_names_the_ten_longest_kernels_with_a_timeline(tmp_path):
     got = CliRunner().invoke(app, ["show", str(tmp_path / "twelve.json")], env={"COLUMNS": "250"})
     assert got.exit_code == 0, got.output
     assert "the 10 longest of 12" in got.output and got.output.count("most time lost") == 10
+
+
+def test_a_run_whose_ncu_report_module_cannot_read_the_sampling_says_so(monkeypatch, tmp_path):
+    # an H100 with ncu 2025.3.1: `run --profile` sampled wgmma_ws's counters, but its ncu_report had no
+    # timelines, so the kernel kept none, in silence; the run's notes now say why and how to get them
+    from types import SimpleNamespace
+
+    from roofline.ladder import families
+    from roofline.measure import counters
+    from roofline.model.problem import Problem
+    from roofline.nsight.rows import Row, Rows
+
+    report = tmp_path / "kernel.ncu-rep"
+    report.write_bytes(b"NVR\x00")
+    monkeypatch.setattr(counters.ncu, "run", lambda *a, **k: SimpleNamespace(report=report, warnings=lambda: []))
+    monkeypatch.setattr(counters.ncu, "has_section", lambda *a: True)
+    monkeypatch.setattr(counters.ncu, "find_ncu", lambda: "ncu")
+    row = Row(kernel="wgmma_ws", values={"gpu__time_duration.sum": 2e-4}, sampled={"unreadable": "2025.3.1"})
+    monkeypatch.setattr(counters, "read_report", lambda path: Rows([row], "ncu_report"))
+    spec = families.select(["wgmma_ws"], dtype="bf16")[0]
+    _, launch, notes = counters.profile(spec, Problem(4096, 4096, 4096, "bf16"))
+    assert launch is not None and launch.sampled is None
+    assert any("hold PM sampling (a kernel's counters over its run), which the ncu_report module here (2025.3.1) cannot "
+               "read: it needs 2025.4 or newer" in n for n in notes)

@@ -73,8 +73,9 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem,
     rows = read.rows
     if not rows:
         raise ncu.NcuError(f"ncu's report for {spec.name} holds no launch")
-    launches, _ = from_rows(rows[:1])
-    return counted_from(rows[0], problem.precision_key), (launches[0] if launches else None), read.notes
+    launches, said = from_rows(rows[:1])  # its notes too: PM sampling this ncu_report cannot read, above all
+    return counted_from(rows[0], problem.precision_key), (launches[0] if launches else None), \
+        tuple(read.notes) + tuple(said)
 
 
 def launch_command(spec: KernelSpec | UserKernel, problem: Problem, folder: Path,
