@@ -76,9 +76,11 @@ def command(
     if size and users and all(u.workload for u in users):  # graded kernels at sizes of their own (N too)
         bare = [s for s in size if "=" not in s]
         if bare:
-            named = ", ".join(dict.fromkeys(n for u in users for n in u.declared.sizes))
-            raise UsageError(f"{{size}} {bare[0]}: {users[0].name} declares its sizes by name ({named}); give "
-                             f"{{size}} NAME=VALUE, e.g. {{size}} {next(iter(users[0].declared.sizes))}={bare[0]}", "size")
+            named = list(dict.fromkeys(n for u in users for n in u.declared.sizes))
+            if not named:
+                raise UsageError(f"{{size}} {bare[0]}: {users[0].name} declares no sizes to set", "size")
+            raise UsageError(f"{{size}} {bare[0]}: {users[0].name} declares its sizes by name ({', '.join(named)}); "
+                             f"give {{size}} NAME=VALUE, e.g. {{size}} {named[0]}={bare[0]}", "size")
         users = _resized(users, size)
         size = None
     problem = gemm.gemm_problems(size)[0]
