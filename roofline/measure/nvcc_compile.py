@@ -247,9 +247,8 @@ def _failure(name: str, path: Path, entry: str, target: str, version: str, log: 
         if not theirs:
             kept.append(ln.replace(program, "roofline's reference to the entry"))
     if why := newer_target("\n".join(kept)):
-        hint = variant_hint(target) if "not supported on .target" in log else ""  # what a variant may have
         return RunError(f"{name} does not compile for {target} (nvcc {version}): it {why} (PTX instructions "
-                        f"{target} does not have){hint}")
+                        f"{target} does not have){variant_hint(target, log)}")
     first = next((i for i, ln in enumerate(kept) if _ERROR.search(ln)), 0)
     shown = compiler_lines("\n".join(kept[first:])) or ["no output"]
     hint = _wheel_hint(log)

@@ -443,12 +443,13 @@ _NEEDS_TARGET = re.compile(r"Feature '([^']+)' requires \.target (sm_\d+[a-z]?)(
 _NOT_ON_TARGET = re.compile(r"Instruction '([^']+)' (?:not supported on \.target|cannot be compiled for architecture)")
 
 
-def variant_hint(target: str) -> str:
-    """'; --arch sm_90a compiles for sm_90's architecture-specific target' where `target` has one
-    (wgmma and setmaxnreg are sm_90a's alone), else ''."""
+def variant_hint(target: str, log: str) -> str:
+    """'; --arch sm_90a compiles for sm_90's architecture-specific target' where compile `log` says
+    an instruction is not on `target` and `target` has such a variant (wgmma and setmaxnreg are
+    sm_90a's alone), else ''."""
     from ..model.arch import VARIANTS
     m = re.fullmatch(r"sm_(\d+)(\d)", target)
-    if m is None or f"{int(m.group(1))}.{m.group(2)}" not in VARIANTS["a"]:
+    if not _NOT_ON_TARGET.search(log) or m is None or f"{int(m.group(1))}.{m.group(2)}" not in VARIANTS["a"]:
         return ""
     return f"; --arch {target}a compiles for {target}'s architecture-specific target"
 
@@ -522,9 +523,8 @@ def _compile(file_name: str, label: str, arch: str, text: str, expression: str,
             if missing and (why := missing_header(missing.group(2), text, missing.group(1), options)):
                 raise RunError(f"{label} does not compile: {why}") from None
             if why := newer_target(log):
-                hint = variant_hint(arch) if _NOT_ON_TARGET.search(log) else ""  # what a variant may have
                 raise RunError(f"{label} does not compile for {arch}: it {why} (PTX instructions {arch} does not "
-                               f"have){hint}") from None
+                               f"have){variant_hint(arch, log)}") from None
             lines = compiler_lines(_without_name_map(log)) or [str(exc)]
             raise RunError(f"{label} does not compile for {arch}:\n" + "\n".join(f"  {ln}" for ln in lines)) from None
         try:
