@@ -503,8 +503,12 @@ def test_an_architecture_specific_target_is_compiled_for_when_named(nvcc_path, t
                                  "--arch sm_90a compiles for sm_90's architecture-specific target") in r.stderr
     r = invoke("kernels", f, "--arch", "sm_90a", "--compiler", "nvcc", "--json")
     assert r.exit_code == 0, r.output
-    [row] = json.loads(r.stdout)["kernels"]
-    assert row["registers"] > 0 and "error" not in row
+    listing = json.loads(r.stdout)
+    [row] = listing["kernels"]
+    assert row["registers"] > 0 and "error" not in row and listing["arch"] == "sm_90a"  # the target it was built for
+    schema = json.loads(invoke("schema", "kernels").stdout)
+    import jsonschema
+    jsonschema.validate(listing, schema)
 
 
 @pytest.mark.parametrize("arch, says", [("sm_89a", "sm_89 has no architecture-specific target; those that exist: "

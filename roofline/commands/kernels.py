@@ -191,7 +191,9 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         notes.append(f"A, B and C ({problem.working_set_bytes / 2**20:,.1f} MB) fit in the {preset.name}'s "
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: DRAM serves only the compulsory bytes (with the L2 "
                      "cold, as runs time it)")
-    return KernelListing(size, limits.arch if limits else None, preset, rows, notes, dtype)
+    # the target named with its variant (sm_90a), where your kernels were built for it
+    shown_arch = (limits.arch + variant if variant and sources else limits.arch) if limits else None
+    return KernelListing(size, shown_arch, preset, rows, notes, dtype)
 
 
 def _resized(users: list[UserKernel], sizes: list[str]) -> list[UserKernel]:
