@@ -27,7 +27,8 @@ def command(
                                                 "(across GPU models: its fraction of its binding roof)."),
     chart_out: Optional[Path] = typer.Option(None, "--chart", metavar="FILE",
                                              help="Also draw each kernel's move (.png/.svg/.pdf)."),
-    force: bool = typer.Option(False, "--across-sizes", help="Compare runs of different problem sizes too."),
+    force: bool = typer.Option(False, "--across-sizes", help="Compare runs of different problem sizes too, each "
+                                                             "kernel read per FLOP (its FLOP/s, bytes per FLOP)."),
     as_json: bool = typer.Option(False, "--json", help="Print the changes (or the gate's reading) as JSON."),
     by: str = typer.Option("kernel", "--by", metavar="kernel|op|module",
                            help="Two profiles by kernel, by the PyTorch op that launched it, or by module."),
