@@ -400,35 +400,59 @@ def present(outcome: Outcome, as_json: bool = False) -> None:
     """A command's outcome (`roofline.outcome`), as every command shows one: notes on stderr
     (first, or after the output); under `as_json` (or with no view) the document alone on
     stdout and its asides on stderr, else the view, its `Note` lines on stderr and its `Plain`
-    ones as they are; then warnings, and failures as error lines with exit code 1."""
+    ones as they are; then warnings, and failures as error lines with exit code 1. A reader that
+    leaves early (`| head`) ends the writing to its stream, not the outcome: a failure (a gate
+    that failed) keeps its exit code, and the lines of the other stream are still written."""
     from .outcome import Note, Plain
+
+    left = False
+
+    def put(write, *args, **kwargs) -> None:
+        nonlocal left
+        try:
+            write(*args, **kwargs)
+        except BrokenPipeError:
+            left = True
 
     if outcome.notes_first:
         for line in outcome.notes:
-            note(line)
+            put(note, line)
     if as_json or outcome.view is None:
         if outcome.document is not None:
-            echo(outcome.to_json())
+            put(echo, outcome.to_json())
         for line in outcome.asides:
-            echo(line, err=True)
+            put(echo, line, err=True)
     else:
         console = rich_console()
         for item in outcome.view(console.width):
             if isinstance(item, Note):
-                note(item)
+                put(note, item)
             elif isinstance(item, Plain):
-                echo(item)
+                put(echo, item)
             else:
-                console.print(item)
+                put(console.print, item)
     if not outcome.notes_first:
         for line in outcome.notes:
-            note(line)
+            put(note, line)
     for line in outcome.warnings:
-        echo(f"roofline: warning: {line}", err=True)
+        put(echo, f"roofline: warning: {line}", err=True)
     for line in outcome.failures:
-        echo(f"roofline: error: {line}", err=True)
+        put(echo, f"roofline: error: {line}", err=True)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
+    if left:
+        raise ReaderLeft()
+
+
+def _quiet() -> None:
+    """Standard output and error sent to /dev/null: a reader that left (`2>&1 | head`) gets nothing
+    more, and the interpreter's last flush does not fail."""
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(quiet, stream.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def run(app) -> None:
@@ -444,17 +468,17 @@ def run(app) -> None:
                 stream.reconfigure(errors=PLAIN_ERRORS)
         try:
             app()
-        finally:
-            sys.stdout.flush()  # a write that fails fails here, not in the interpreter's exit
+        except SystemExit:  # the command's own exit code stands, whether or not its reader stayed
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                _quiet()
+            raise
+        sys.stdout.flush()  # a write that fails fails here, not in the interpreter's exit
     except KeyboardInterrupt:
         interrupted()
     except (BrokenPipeError, ReaderLeft):  # the reader left (`| head`): what it read is all it wanted
-        quiet = os.open(os.devnull, os.O_WRONLY)
-        for stream in (sys.stdout, sys.stderr):  # both, for `2>&1 | head`: nothing more is written to the pipe
-            try:
-                os.dup2(quiet, stream.fileno())
-            except (OSError, ValueError):
-                pass
+        _quiet()
         sys.exit(0)
     except OSError as exc:  # e.g. standard output on a full disk
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

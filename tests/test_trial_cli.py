@@ -359,6 +359,15 @@ def test_a_reader_of_output_and_errors_together_that_leaves_early_ends_it_quietl
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
+def test_a_failed_gate_keeps_its_exit_code_when_its_reader_leaves_early():
+    # `compare ... --max-drop 5% | head -1` under `set -o pipefail`: the gate failed, so 1, whoever read it
+    child = subprocess.Popen([sys.executable, "-m", "roofline", "compare", "plots/profile-h200-gcn-ops.json",
+                              "plots/profile-h200-resnet-ops.json", "--max-drop", "5%"], cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_cli_env())
+    child.stdout.close()  # before it writes a line
+    assert child.wait(timeout=60) == 1
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_an_output_that_cannot_be_written_is_one_line():
     with open("/dev/full", "w") as full:
