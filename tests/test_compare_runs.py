@@ -42,7 +42,7 @@ def test_runs_of_different_problems_are_refused_unless_forced():
                                                                               small.problem.problem)
 
 
-def test_two_sizes_on_one_gpu_are_read_per_flop():
+def test_two_sizes_on_one_gpu_are_read_per_flop(tmp_path):
     # the H100's FP32 ladder with counters at 2048^3 and 4096^3: 8x the FLOPs, so every time grows
     # about 8x; read per FLOP, split_k ran faster (47 -> 48.9 TFLOP/s) and its DRAM bytes per FLOP
     # grew by what the 8x FLOPs over 4x the footprint give, not by the +996 % of the raw bytes
@@ -57,6 +57,11 @@ def test_two_sizes_on_one_gpu_are_read_per_flop():
     assert any("the reading compares the time of a FLOP" in n for n in cmp.notes)
     title = change_tables(cmp)[-1].title
     assert "runs (2048x2048x2048 -> 4096x4096x4096, read per FLOP)" in str(title)
+    assert d.to_dict()["bytes"]["dram"]["change_per_flop"] == pytest.approx(d.level_change(dram))
+    # the chart draws the same reading: each arrow the time of a FLOP after over before
+    from roofline.render import compare_chart
+    svg = compare_chart.draw_moves(cmp, tmp_path / "c.svg").read_text()
+    assert "time of a FLOP after / time before" in svg and "per FLOP;" in svg
 
 
 def test_a_sweep_compares_with_a_run_at_the_size_they_share():

@@ -280,6 +280,7 @@ class Delta:
                 "time_ms": [self.before_ms, self.after_ms], "time_change": self.time_change,
                 "gflops": [self.before_gflops, self.after_gflops], "gflops_change": self.gflops_change,
                 "bytes": {lc.level: {"before": lc.before, "after": lc.after, "change": lc.change,
+                                     **({"change_per_flop": self.level_change(lc)} if self.per_flop else {}),
                                      "counted": lc.counted} for lc in self.levels},
                 "occupancy": [self.before_occupancy, self.after_occupancy],
                 "fraction_of_roof": [self.before_fraction, self.after_fraction],

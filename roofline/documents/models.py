@@ -88,6 +88,8 @@ class LevelChangeJson(JsonModel):
     before: Number
     after: Number
     change: OptNumber
+    change_per_flop: OptNumber = Field(None, description="runs of two problem sizes (--across-sizes): the change "
+                                                         "of the bytes per FLOP, which the reading's cause reads")
     counted: bool
 
 

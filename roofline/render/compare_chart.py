@@ -41,6 +41,7 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
     against its own GPU's theoretical roofs, right closer). Green faster, red slower, grey within noise; the
     change and its cause beside it. Raises UsageError when no kernel has the figure drawn."""
     across = not cmp.same_device
+    per_flop = not across and any(d.per_flop for d in cmp.kernels)  # two sizes: the time of a FLOP, not of a launch
     deltas = cmp.kernels
     if cmp.is_step and len(deltas) > TOP:
         deltas = sorted(deltas, key=lambda d: -max(d.before_ms, d.after_ms))[:TOP]
@@ -54,12 +55,18 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
                 rows.append((d.label, d.before_fraction * 100, d.after_fraction * 100, MOVE_COLORS[d.reading],
                              d.cause or f"{d.fraction_move} of its roof" + (", noise" if d.is_noise else ""),
                              None))
+        elif per_flop:
+            if d.slowdown is not None:
+                rows.append((d.label, 1.0, 1.0 + d.slowdown, MOVE_COLORS[d.reading], _note(d), d.noise))
         else:
             rows.append((d.label, 1.0, d.after_ms / d.before_ms, MOVE_COLORS[d.reading], _note(d), d.noise))
     if cmp.reference_ms is not None and not across:
         ref_b, ref_a = cmp.reference_ms
-        rows.append(("cublas (reference)", 1.0, ref_a / ref_b, "black",
-                     f"{pct(ref_a / ref_b - 1.0)}, {ref_b:,.3f} -> {ref_a:,.3f} ms", None))
+        pb, pa = cmp.problems if per_flop and cmp.problems else (None, None)
+        work = (pa.m * pa.n * pa.k) / (pb.m * pb.n * pb.k) if pb is not None else 1.0  # the FLOPs after over before
+        rows.append(("cublas (reference)", 1.0, ref_a / ref_b / work, "black",
+                     f"{pct(ref_a / ref_b / work - 1.0)}{' per FLOP' if per_flop else ''}, "
+                     f"{ref_b:,.3f} -> {ref_a:,.3f} ms", None))
     if not rows:
         raise UsageError("no matched kernel has a figure to draw in both files")
     load_matplotlib()
@@ -92,7 +99,8 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}x"))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.axvline(1.0, color="black", lw=0.8)
-        ax.set_xlabel("time after / time before (log): the dot is before, the arrow's head after; left is faster")
+        ax.set_xlabel(("time of a FLOP" if per_flop else "time") + " after / time before (log): the dot is before, "
+                      "the arrow's head after; left is faster")
     for y, (_, b, a, _, note, _) in zip(ys, rows):
         if across:
             ax.annotate(text(note), (max(a, b), y), xytext=(8, 0), textcoords="offset points", va="center",
@@ -128,6 +136,7 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
 
 def _note(d: Delta) -> str:
     ms = f"{d.before_ms:,.3f} -> {d.after_ms:,.3f} ms"
+    change = f"{pct(d.slowdown)} per FLOP" if d.per_flop and d.slowdown is not None else pct(d.time_change)
     if d.is_noise:
-        return f"{pct(d.time_change)}, noise; {ms}"
-    return f"{d.cause or pct(d.time_change)}; {ms}"
+        return f"{change}, noise; {ms}"
+    return f"{d.cause or change}; {ms}"
