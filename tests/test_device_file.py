@@ -72,6 +72,7 @@ def test_the_json_that_device_prints_is_a_device_file(tmp_path):
     (RTX5070.replace('"12.0"', '"sm_90"'), "compute_capability: 'sm_90' is not a compute capability"),
     (RTX5070.replace('"12.0"', '"9.0.1"'), "compute_capability: '9.0.1' is not a compute capability"),
     (RTX5070.replace('"12.0"', '"9.9"'), "compute_capability: no GPU has compute capability 9.9; known: 7.0,"),
+    (RTX5070.replace('"12.0"', 'true'), "compute_capability: Input should be a valid string"),  # not read as 1.0
     (RTX5070.replace("peak_dram_gbps = 672\n", ""), "give peak_dram_gbps, or max_mem_clock_mhz"),
     (RTX5070 + "sm_clock = 3\n", "unknown field 'sm_clock'; did you mean max_sm_clock_mhz?"),
     (RTX5070 + "colour = 3\n", "unknown field 'colour'; known: name, compute_capability"),

@@ -517,3 +517,12 @@ def test_an_architecture_specific_target_is_compiled_for_when_named(nvcc_path, t
 def test_a_variant_an_architecture_does_not_have_is_refused(arch, says):
     r = invoke("occupancy", "--regs", "32", "--threads", "256", "--arch", arch)
     assert r.exit_code == 2 and says in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.nvcc
+def test_a_tensor_starter_listed_for_sm_90_names_the_sm_90a_it_is_built_for(nvcc_path, tmp_path):
+    f = tmp_path / "b16.cu"
+    assert invoke("new", f, "--dtype", "bf16").exit_code == 0
+    r = invoke("kernels", f, "--arch", "sm_90", "--compiler", "nvcc", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["arch"] == "sm_90a"

@@ -706,3 +706,9 @@ def test_an_impossible_grid_of_a_file_names_the_file(tmp_path):
                  "float* C) {}\n")
     with pytest.raises(UsageError, match=r"^mine.cu: grid 'K - 1000' gives x = 0 blocks"):
         load(f).grid(Problem(4096, 2048, 1000))
+
+
+def test_a_graded_kernel_gets_no_gemm_convention_note():
+    # copy.cu declares its own arguments: its signature is no GEMM's, and that is no news
+    graded = load(Path(__file__).resolve().parent / "fixtures" / "grade" / "copy.cu")
+    assert graded.workload and not any("calling convention" in n for n in graded.launch_notes(Problem(64, 64, 64)))

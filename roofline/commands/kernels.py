@@ -79,8 +79,9 @@ def command(
             named = list(dict.fromkeys(n for u in users for n in u.declared.sizes))
             if not named:
                 raise UsageError(f"{{size}} {bare[0]}: {users[0].name} declares no sizes to set", "size")
+            example = bare[0] if bare[0].isdigit() else "1024"
             raise UsageError(f"{{size}} {bare[0]}: {users[0].name} declares its sizes by name ({', '.join(named)}); "
-                             f"give {{size}} NAME=VALUE, e.g. {{size}} {named[0]}={bare[0]}", "size")
+                             f"give {{size}} NAME=VALUE, e.g. {{size}} {named[0]}={example}", "size")
         users = _resized(users, size)
         size = None
     problem = gemm.gemm_problems(size)[0]
@@ -192,7 +193,9 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: DRAM serves only the compulsory bytes (with the L2 "
                      "cold, as runs time it)")
     # the target named with its variant (sm_90a), where your kernels were built for it
-    shown_arch = (limits.arch + variant if variant and sources else limits.arch) if limits else None
+    targets = {s.target(limits.arch) for s in sources} if limits else set()
+    shown_arch = (targets.pop() if len(targets) == 1 and not any(not isinstance(s, UserKernel) for s in specs)
+                  else limits.arch) if limits else None
     return KernelListing(size, shown_arch, preset, rows, notes, dtype)
 
 

@@ -259,7 +259,10 @@ class UserKernel:
         tile that gives another number of threads than the block has, a grid with fewer blocks
         than C has tiles. Either may be meant (a thread that owns several thread tiles, a
         grid-stride loop), so these are notes, not errors."""
-        notes = [n for n in (convention_note(self.source_text(), self.entry, f"{self.name} ({self.entry.split('<')[0].strip()})"),) if n]
+        entry = self.entry.split("<")[0].strip()
+        # a graded kernel declares a signature of its own: only a GEMM of the ladder's convention is read for it
+        notes = [] if self.workload else [n for n in (convention_note(self.source_text(), self.entry,
+                                                                     f"{self.name} ({entry})"),) if n]
         threads = self.threads_per_block
         direct = self.tile is not None and _direct(self.tile[:2], self.thread_tile)
         if direct and self.thread_x is not None and self.dtype == "fp32":  # its L1 level (`traffic_model_of`)

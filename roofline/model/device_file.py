@@ -108,7 +108,7 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
         close = difflib.get_close_matches(unknown[0], list(DeviceFile.model_fields), n=1)
         hint = f"; did you mean {close[0]}?" if close else f"; known: {', '.join(DeviceFile.model_fields)}"
         raise UsageError(f"{{gpu}} {path}: unknown field {unknown[0]!r}{hint}", "gpu")
-    if isinstance(doc.get("compute_capability"), (int, float)):  # 9.0 unquoted
+    if isinstance(doc.get("compute_capability"), (int, float)) and not isinstance(doc["compute_capability"], bool):  # 9.0 unquoted
         doc["compute_capability"] = f"{float(doc['compute_capability']):.1f}"
     try:
         spec = DeviceFile.model_validate(doc)
