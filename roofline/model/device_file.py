@@ -108,8 +108,9 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
         close = difflib.get_close_matches(unknown[0], list(DeviceFile.model_fields), n=1)
         hint = f"; did you mean {close[0]}?" if close else f"; known: {', '.join(DeviceFile.model_fields)}"
         raise UsageError(f"{{gpu}} {path}: unknown field {unknown[0]!r}{hint}", "gpu")
-    if isinstance(doc.get("compute_capability"), (int, float)) and not isinstance(doc["compute_capability"], bool):  # 9.0 unquoted
-        doc["compute_capability"] = f"{float(doc['compute_capability']):.1f}"
+    cc = doc.get("compute_capability")
+    if isinstance(cc, (int, float)) and not isinstance(cc, bool):  # 9.0 unquoted (true is no capability)
+        doc["compute_capability"] = f"{float(cc):.1f}"
     try:
         spec = DeviceFile.model_validate(doc)
     except ValidationError as exc:
