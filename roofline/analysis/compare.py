@@ -392,6 +392,11 @@ class WorkComparison:
     table_notes: tuple[str, ...] = ()
 
     @property
+    def per_flop(self) -> bool:
+        """Runs of two problem sizes (--across-sizes): each kernel read per FLOP (`Delta.per_flop`)."""
+        return any(d.per_flop for d in self.kernels)
+
+    @property
     def same_device(self) -> bool:
         return self.before.device.name == self.after.device.name
 
@@ -453,7 +458,7 @@ def _other_programs(before, after, wb: Workload, wa: Workload, deltas: list[Delt
     kernels they share hold less than `MATCHED` of either step's GPU time (the step's change is then
     mostly of kernels one file alone holds)."""
     notes = []
-    cb, ca = getattr(before, "command", None), getattr(after, "command", None)
+    cb, ca = before.command, after.command
     if cb and ca and cb != ca:
         notes.append(f"the profiles record different commands ({' '.join(cb)[:80]} before, {' '.join(ca)[:80]} "
                      "after): a change of program, or of its arguments, is part of every change below")

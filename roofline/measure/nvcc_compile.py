@@ -235,7 +235,7 @@ def resources(spec: UserKernel, arch: str, nvcc: str) -> KernelResources:
 
 
 def _failure(name: str, path: Path, entry: str, target: str, version: str, log: str, program: str,
-             text: str = "") -> RunError:
+             text: str) -> RunError:
     """The RunError of a compile that failed: the entry not found, or nvcc's first error lines."""
     lines = [ln.rstrip() for ln in log.splitlines() if ln.strip()]
     errors = [ln for ln in lines if _ERROR.search(ln) and "detected in the compilation" not in ln]

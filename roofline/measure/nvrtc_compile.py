@@ -38,7 +38,7 @@ from ..errors import RunError
 from ..ladder.families import KernelSpec
 from ..ladder.sources import source
 from ..ladder.user import UserKernel, missing_entry
-from ..model.arch import ArchLimits
+from ..model.arch import VARIANTS, ArchLimits
 from ..model.occupancy import Occupancy, calculate
 from ..extras import install_hint
 from ..model.units import plural
@@ -447,7 +447,6 @@ def variant_hint(target: str, log: str) -> str:
     """'; --arch sm_90a compiles for sm_90's architecture-specific target' where compile `log` says
     an instruction is not on `target` and `target` has such a variant (wgmma and setmaxnreg are
     sm_90a's alone), else ''."""
-    from ..model.arch import VARIANTS
     m = re.fullmatch(r"sm_(\d+)(\d)", target)
     if not _NOT_ON_TARGET.search(log) or m is None or f"{int(m.group(1))}.{m.group(2)}" not in VARIANTS["a"]:
         return ""

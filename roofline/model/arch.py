@@ -136,13 +136,14 @@ def limits_for_cc(cc: str, **measured: int) -> ArchLimits:
     if cc in ARCHS:
         base = ARCHS[cc]
     else:
-        older = [a for a in ARCHS.values() if _cc_key(a.compute_capability) <= _cc_key(cc)]
+        older = [a for a in ARCHS.values() if cc_key(a.compute_capability) <= cc_key(cc)]
         if not older:
             raise UsageError(f"compute capability {cc} is older than 7.0, which roofline does not model")
-        base = replace(max(older, key=lambda a: _cc_key(a.compute_capability)), compute_capability=cc)
+        base = replace(max(older, key=lambda a: cc_key(a.compute_capability)), compute_capability=cc)
     return replace(base, **measured)
 
 
-def _cc_key(cc: str) -> tuple[int, int]:
+def cc_key(cc: str) -> tuple[int, int]:
+    """A compute capability "9.0" as (9, 0), to order capabilities by."""
     major, minor = cc.split(".")
     return int(major), int(minor)

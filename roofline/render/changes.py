@@ -73,7 +73,7 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     binding roof, and the reading (noise, or faster/slower with the cause). A profile shows its
     `top` kernels by the longer of their two times."""
     profile = cmp.is_step
-    per = "/FLOP" if any(d.per_flop for d in cmp.kernels) else ""  # two problem sizes: bytes per FLOP
+    per = "/FLOP" if cmp.per_flop else ""  # two problem sizes: bytes per FLOP
     columns = ([("grid x block", "right")] if profile else []) + [
         ("ms", "right"), ("time", "right"), ("FLOP/s", "right"), (f"DRAM bytes{per}", "right"),
         (f"L2 bytes{per}", "right"), (f"L1/shared bytes{per}", "right"), ("occupancy", "left"), ("of roof", "left")]
@@ -94,9 +94,8 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
         styles.append(None if d.is_noise or (d.slowdown or 0) < 0 else "red")
     devices = cmp.before.device.name if cmp.same_device else f"{cmp.before.device.name} -> {cmp.after.device.name}"
     shown = f"top {len(deltas)} of {len(cmp.kernels)}" if len(deltas) < len(cmp.kernels) else str(len(deltas))
-    sizes = not profile and cmp.before.problem != cmp.after.problem
-    what = ("profile" if profile else f"runs ({cmp.before.problem} -> {cmp.after.problem}, read per FLOP)" if sizes
-            else f"run ({cmp.after.problem})")
+    what = ("profile" if profile else f"runs ({cmp.before.problem} -> {cmp.after.problem}, read per FLOP)"
+            if cmp.per_flop else f"run ({cmp.after.problem})")
     runs = [] if cmp.is_step else compare_tables(cmp, width)
     return (runs + _fit(f"what changed, {what} on {devices}: {shown} matched kernel{'s' if len(cmp.kernels) != 1 else ''}", ("kernel", "left"), columns,
                         rows, width, styles) + phase_change_tables(cmp, width))

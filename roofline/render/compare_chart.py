@@ -41,7 +41,7 @@ def render_moves(cmp: WorkComparison, before_name: str = "before", after_name: s
     against its own GPU's theoretical roofs, right closer). Green faster, red slower, grey within noise; the
     change and its cause beside it. Raises UsageError when no kernel has the figure drawn."""
     across = not cmp.same_device
-    per_flop = not across and any(d.per_flop for d in cmp.kernels)  # two sizes: the time of a FLOP, not of a launch
+    per_flop = not across and cmp.per_flop  # two sizes: the time of a FLOP, not of a launch
     deltas = cmp.kernels
     if cmp.is_step and len(deltas) > TOP:
         deltas = sorted(deltas, key=lambda d: -max(d.before_ms, d.after_ms))[:TOP]
