@@ -336,7 +336,8 @@ def test_import_with_a_trace_of_which_no_launch_lines_up_is_refused(tmp_path):
     assert "none of the report's 165 launches lines up with the trace's" in " ".join(got.output.split())
     assert not (tmp_path / "p.json").exists()
     got = CliRunner().invoke(app, ["profile", "--import", str(report), "--trace", str(tmp_path), "--out", str(tmp_path / "p.json")])
-    assert got.exit_code == 2 and "is a folder, not a trace" in got.output
+    assert got.exit_code == 2 and "no optimized HLO in it" in got.output
+    assert "a folder given to --trace is the one a JAX program dumped its HLO into" in " ".join(got.output.split())
 
 
 def test_the_module_table_in_the_docs_is_the_committed_files():

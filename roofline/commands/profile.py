@@ -59,11 +59,14 @@ def command(
     energy: bool = typer.Option(False, "--energy",
                                 help="Run the command once more without ncu and record the GPU's energy over it "
                                      "(per kernel, energy cannot be measured under ncu's replay)."),
-    trace: Optional[Path] = typer.Option(None, "--trace", metavar="TRACE.json",
-                                         help="With --import: a PyTorch profiler trace (.json or .json.gz) of the "
-                                              "same step; each launch takes the time in the program of the trace's "
-                                              "kernel it lines up with, in order (show --by op's 'program ms'), and "
-                                              "its op and module where the report has no NVTX ranges."),
+    trace: Optional[Path] = typer.Option(None, "--trace", metavar="TRACE.json|DIR",
+                                         help="With --import: the program's own record of the same step, whose ops "
+                                              "own the launches where the report has no NVTX ranges: a PyTorch "
+                                              "profiler trace (.json or .json.gz; each launch also takes the time "
+                                              "in the program of the trace's kernel it lines up with, show --by "
+                                              "op's 'program ms'), or the folder a JAX program dumped its "
+                                              "optimized HLO into (XLA_FLAGS='--xla_dump_to=DIR "
+                                              "--xla_dump_hlo_as_text'): its jax ops and named_scopes."),
     timeline: bool = typer.Option(False, "--timeline",
                                   help="Also sample each launch's counters over its run (Nsight Compute's PM "
                                        "sampling; each kernel keeps its longest launch): phases, tail wave, the "
@@ -72,7 +75,9 @@ def command(
                                        "--section PmSampling is read without it."),
     ops: bool = typer.Option(True, "--ops/--no-ops",
                              help="Record the PyTorch op (forward, backward, optimizer) and nn.Module that launched "
-                                  "each kernel, from NVTX ranges roofline turns on in the program (show --by op|module)."),
+                                  "each kernel, from NVTX ranges roofline turns on in the program; in a JAX program, "
+                                  "the jax op and named_scope, from the optimized HLO XLA is asked to dump "
+                                  "(show --by op|module)."),
 ):
     """Run COMMAND under Nsight Compute (ncu, clocks untouched, child processes followed) and
     read every kernel it launches against the roof of its own precision (FP64, FP32, FP16/BF16
@@ -192,9 +197,17 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
         raise UsageError(f"cannot run {program!r}: no such program" + (
             "" if os.sep in program else " on PATH (give its path, e.g. ./" + program + ")"))
     report = None
+    hlo_owners, followed_alone = None, False
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
+        xla = Path(tmp) / "xla" if ops and _python(command) else None
+        # where XLA dumps: the folder the user's XLA_FLAGS names, else roofline's own
+        dumped = (ncu.xla_dump_folder(os.environ.get("XLA_FLAGS", "")) or xla) if xla is not None else None
         done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr, ops=ops,
-                       timeline=timeline)
+                       timeline=timeline, xla_dump=xla)
+        if done.report is None and _signalled(done.returncode) and _xla_ran(dumped):
+            done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr, ops=ops,
+                           timeline=timeline, xla_dump=xla, children=False)
+            followed_alone = True
         if done.report is not None:
             if report_out is not None:
                 files.write_atomic(report_out, lambda t: shutil.copyfile(done.report, t))
@@ -202,20 +215,24 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
                 report = nsight.read(done.report, source="the profile")
             except nsight.NoLaunches:
                 pass
+        if report is not None and dumped is not None:
+            hlo_owners = _xla_owners(report.launches, dumped)
     if report is None:
-        raise _nothing_profiled(done, options, ops and _python(command))
+        raise _nothing_profiled(done, options, ops and _python(command), not ops and _python(command), followed_alone)
     launches = report.launches
     device, notes = _profiled_device(report.device)
     if options.launch_count and len(launches) >= options.launch_count:
         notes.append(f"profiled the first {len(launches):,} launches, the cap: later launches were not profiled "
                      "(raise --launch-count, or narrow with --kernel-regex / --launch-skip)")
+    if followed_alone:
+        notes.append(ALONE)
     notes += list(report.notes)
     notes += [w for w in done.warnings() if "application returned an error code" not in w]
     try:
         doc = convert.from_profile(launches, device, command=list(command), read_with=report.read_with,
                                    kernel_regex=options.kernel_regex, launch_skip=options.launch_skip,
                                    launch_count=options.launch_count, from_start=options.from_start,
-                                   exit_code=done.returncode, notes=notes)
+                                   exit_code=done.returncode, notes=notes, other_owners=hlo_owners)
     except ValidationError as exc:
         kept = f"; ncu's own report is kept in {report_out}" if report_out is not None else ""
         raise RunError(f"ncu reported figures no GPU reaches ({store.one_line(exc)}){kept}") from None
@@ -228,8 +245,35 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
     notes = list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc) + notes_after
     failures = [] if done.returncode == 0 else [
         f"the command {_exit(done.returncode)}; the {plural(len(launches), 'launch', 'launches')} profiled before "
-        f"that are kept in {out}" + (OPS_HINT if ops and _python(command) else "")]
+        f"that are kept in {out}" + (OPS_HINT if ops and _python(command) and not _signalled(done.returncode) else "")]
     return ProfileReport(doc, notes, failures)
+
+
+# A JAX step under Nsight Compute 2025.3.1 on an H100: following child processes (XLA's compiler runs in
+# them), 1 run of 3 lived and the others died of SIGSEGV before a kernel was profiled; following the
+# program's own process, 3 of 3 (bench/jax_ncu_probe.sh, docs/profiling.md). So a crashed XLA program is run again so.
+ALONE = ("the command crashed under ncu while ncu followed its child processes, as XLA programs (JAX) do under "
+         "Nsight Compute 2025.3; it was profiled again following its own process alone: kernels its child "
+         "processes launched are not in this profile")
+
+
+def _signalled(code: int) -> bool:
+    """Whether a program's exit code says a signal ended it (a shell's 128 + N, or Python's -N)."""
+    return code < 0 or 128 < code < 160
+
+
+def _xla_ran(folder: Path | None) -> bool:
+    """Whether XLA compiled anything into the dump folder it was given (the program is XLA's)."""
+    return folder is not None and Path(folder).is_dir() and any(Path(folder).iterdir())
+
+
+def _xla_owners(launches: list, folder: Path) -> tuple | None:
+    """The launches' owners from the optimized HLO an XLA program (JAX, TensorFlow) dumped into
+    `folder` (`traces.hlo.attribute`), or None where it dumped none (a program of another kind)."""
+    from ..traces import hlo
+    if not Path(folder).is_dir() or not any(Path(folder).glob("*after_optimizations.txt")):
+        return None
+    return hlo.attribute(launches, folder)
 
 
 def _with_command_energy(doc: ProfileResults, command: list[str], timeout_s: float | None,
@@ -293,7 +337,7 @@ def _exit(code: int) -> str:
     128 + N, or Python's -N)."""
     import signal
 
-    number = -code if code < 0 else code - 128 if 128 < code < 160 else None
+    number = (-code if code < 0 else code - 128) if _signalled(code) else None
     if number is None:
         return f"exited with code {code}"
     try:
@@ -302,7 +346,13 @@ def _exit(code: int) -> str:
         return f"exited with code {code}"
 
 
-def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options, ops: bool = False) -> Exception:
+# After a Python command a signal ended with ops off: the JAX case, which ops on would have run again.
+JAX_HINT = ("; a JAX program crashes so under ncu when ncu follows XLA's compiler processes: profile it with ops on "
+            "(the default), which then runs it again following its own process alone")
+
+
+def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options, ops: bool = False,
+                      bare_python: bool = False, again: bool = False) -> Exception:
     seen = done.available_kernels()
     if options.kernel_regex and seen:
         shown = ", ".join(seen[:8]) + (f" and {len(seen) - 8} more" if len(seen) > 8 else "")
@@ -310,7 +360,8 @@ def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options, ops: bool = Fa
                           f"command launched: {shown}", "kernel_regex")
     if done.returncode != 0:
         return RunError(f"the command {_exit(done.returncode)} before any kernel was profiled"
-                        + (OPS_HINT if ops else ""))
+                        + (", and again when profiled following its own process alone" if again else "")
+                        + ((JAX_HINT if bare_python else "") if _signalled(done.returncode) else OPS_HINT if ops else ""))
     if not options.from_start:
         return NothingLaunched("no kernel was launched between cudaProfilerStart and cudaProfilerStop "
                         "(torch.cuda.profiler.start/stop); drop --no-profile-from-start to profile from the start")
@@ -328,7 +379,9 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     (`results.convert`) and write that to `out` atomically. Each kernel's op and module are those of
     the NVTX ranges the report recorded (`ncu --nvtx`), or with `trace`, those of the PyTorch
     profiler trace's kernels the launches line up with (`traces.join`); with `trace`, each launch
-    also takes its kernel's time in the traced program. Raises UsageError for a missing or
+    also takes its kernel's time in the traced program; a `trace` that is a folder is the optimized
+    HLO an XLA program dumped, which owns the launches the report's ranges do not (`traces.hlo`).
+    Raises UsageError for a missing or
     unreadable file, one with no placeable launch, an unknown preset, an `out` that is the report
     itself or holds another kind of results, and figures no GPU reaches; NcuError when a
     `.ncu-rep` needs a reader that is not installed."""
@@ -342,13 +395,26 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         raise UsageError(f"{{out}} {out} is the report being imported; give the profile another file name", "out")
     files.check_results_out(out, profile=True)
     from ..traces import join
+    from ..traces import hlo as hlo_reader
+    hlo = Path(trace) if trace is not None and Path(trace).is_dir() else None
+    if hlo is not None:
+        try:
+            hlo_reader.read_dump(hlo)  # a folder without HLO refused before the report is read
+        except UsageError as exc:
+            raise UsageError(f"{{trace}} {exc.message}; a folder given to {{trace}} is the one a JAX program dumped "
+                             "its HLO into (a PyTorch profiler trace is a file)", "trace") from None
+        trace = None
     their = join.read_trace(Path(trace)) if trace is not None else None  # a bad trace refused before the report
     report = nsight.read(path, gpu)
     ranged = any(x.nvtx for x in report.launches)  # the report's own NVTX ranges own its launches
     joined = join.joined_to(report.launches, their, Path(trace), owned_already=ranged) if their is not None else None
     try:
+        xla = hlo_reader.attribute(report.launches, hlo) if hlo is not None else None
+        if hlo is not None and xla is None:
+            raise UsageError(f"{{trace}} {hlo}: no launch of {path.name} lines up with its HLO (is it the dump of the "
+                             "program the report profiled?)", "trace")
         doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
-                                   notes=list(report.notes), trace=joined)
+                                   notes=list(report.notes), trace=joined, other_owners=xla)
     except ValidationError as exc:
         other = {"gpu over report": f" (it was recorded on another GPU than {{gpu}} {gpu})",
                  "gpu": f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"}

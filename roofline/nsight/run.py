@@ -138,12 +138,14 @@ PM_SAMPLING = "PmSampling"  # ncu's section that samples counters over each laun
 
 def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None,
         stdout_to_stderr: bool = False, capture: bool = False, ops: bool = False,
-        timeline: bool = False) -> ProfileRun:
+        timeline: bool = False, xla_dump: Path | None = None, children: bool = True) -> ProfileRun:
     """Run `command` under ncu with `options` and the metric list `COLLECT`, writing
     `<report_base>.ncu-rep`. The command's own output passes through (its standard output to
     standard error with `stdout_to_stderr`; kept out of sight with `capture`); ncu's log is
     captured. With `ops`, ncu records the NVTX ranges around each launch (`--nvtx`) and a Python
-    program starts with PyTorch's op ranges and module ranges turned on (`ops_env`). With
+    program starts with PyTorch's op ranges and module ranges turned on (`ops_env`), and a JAX
+    program dumps its optimized HLO into `xla_dump` (where given). ncu follows the command's child
+    processes (`--target-processes all`), or without `children` the command's own process alone. With
     `timeline`, ncu also samples each launch's counters over its run (`--section PmSampling`, read by
     `nsight.sampling`). Raises NcuError when ncu is missing, may not read the counters, or times out."""
     exe = find_ncu()
@@ -151,13 +153,14 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
         raise NcuError(f"this ncu ({exe}) offers no {PM_SAMPLING} section, which samples a kernel over its run: "
                        "Nsight Compute 2023.1 or newer has it")
     log_path = Path(str(report_base) + ".log")
-    cmd = [exe, "--clock-control", "none", "--target-processes", "all", "--metrics", ",".join(COLLECT),
+    cmd = [exe, "--clock-control", "none", "--target-processes", "all" if children else "application-only",
+           "--metrics", ",".join(COLLECT),
            *(["--nvtx"] if ops else []), *(["--section", PM_SAMPLING] if timeline else []),
            "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
     output = subprocess.DEVNULL if capture else 2 if stdout_to_stderr else None
     try:
         proc = subprocess.run(cmd, timeout=timeout_s, stdout=output, stderr=subprocess.DEVNULL if capture else None,
-                              env=ops_env(program_env()) if ops else program_env())
+                              env=ops_env(program_env(), xla_dump) if ops else program_env())
     except subprocess.TimeoutExpired:
         raise NcuError(f"the profile took longer than {timeout_s:g} s; profile fewer launches (--launch-count)") from None
     log = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
@@ -175,15 +178,30 @@ def program_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def ops_env(env: dict[str, str]) -> dict[str, str]:
+def ops_env(env: dict[str, str], xla_dump: Path | None = None) -> dict[str, str]:
     """`env` with `nsight/inject` first on PYTHONPATH and ROOFLINE_OPS=1: a Python program started
     in it loads roofline's `sitecustomize`, which turns on PyTorch's NVTX op ranges and a range per
-    nn.Module call once the program imports torch (a program of any other kind is not touched)."""
+    nn.Module call once the program imports torch (a program of any other kind is not touched).
+    With `xla_dump`, XLA_FLAGS also asks XLA (JAX, TensorFlow) to dump each compiled module's
+    optimized HLO as text there, which `traces.hlo` reads; where XLA_FLAGS already names a dump
+    folder (`xla_dump_folder`), it is left as it is."""
     inject = str(Path(__file__).resolve().parent / "inject")
     out = dict(env)
     out["PYTHONPATH"] = os.pathsep.join([inject, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     out["ROOFLINE_OPS"] = "1"
+    if xla_dump is not None and xla_dump_folder(env.get("XLA_FLAGS", "")) is None:
+        out["XLA_FLAGS"] = " ".join([*([env["XLA_FLAGS"]] if env.get("XLA_FLAGS") else []),
+                                     f"--xla_dump_to={xla_dump}", "--xla_dump_hlo_as_text"])
     return out
+
+
+def xla_dump_folder(flags: str) -> Path | None:
+    """The folder an XLA_FLAGS value dumps HLO into (`--xla_dump_to=DIR`; the last one given), or
+    None where it names none, or names a destination that is not a folder ('-', 'sponge')."""
+    found = re.findall(r"(?:^|\s)--xla_dump_to[= ](\S+)", flags)
+    if not found or found[-1] in ("-", "sponge"):
+        return None
+    return Path(found[-1].strip("'\""))
 
 
 def demangle(names: list[str]) -> dict[str, str]:

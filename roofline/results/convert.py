@@ -52,7 +52,8 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
                  report: str | None = None, read_with: str = "", kernel_regex: str | None = None,
                  launch_skip: int = 0, launch_count: int | None = None, from_start: bool = True,
                  exit_code: int | None = None, notes: list[str] | None = None,
-                 owners: tuple[str, list, list[str]] | None = None, trace=None) -> ProfileResults:
+                 owners: tuple[str, list, list[str]] | None = None, trace=None,
+                 other_owners: tuple[str, list, list[str]] | None = None) -> ProfileResults:
     """A profile document from profiled launches (at least one): grouped by kernel and
     configuration (`nsight.launches.group`), each kernel named so that different kernels never
     share a name (`nsight.names.unique_labels`, in launch order), each group's theoretical occupancy from
@@ -60,7 +61,8 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
     memory and block, ordered by total time. `kernel_regex` ... `from_start` record how a new
     profile was taken (`launch_count` None for an imported report: no cap known). `owners`: (source,
     one `traces.ops.Owner` or None per launch, notes), else the launches' NVTX ranges give them, else
-    `trace`'s. `trace` (`traces.join.Joined`): the launches lined up with a PyTorch profiler trace of
+    `trace`'s, else `other_owners` (the form of `owners`: an XLA program's HLO, `traces.hlo`).
+    `trace` (`traces.join.Joined`): the launches lined up with a PyTorch profiler trace of
     the same step, which gives each its GPU time in the program, and the NVTX reading the autograd
     number of a backward launch its ranges lack."""
     groups = group(launches)
@@ -93,6 +95,8 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
                                           for i, x in enumerate(launches)], given)
         if any(o is not None for o in found):
             owners = ("NVTX ranges around each launch (ncu --nvtx)", found, owner_notes)
+    if owners is None and trace is None:
+        owners = other_owners
     from_trace = owners is None and trace is not None
     if from_trace:
         owners = trace.attribution  # its notes are the attribution's already

@@ -9,6 +9,8 @@
               around its launch (`profile --ops`): op, phase and module, read as `ops` reads a trace
   join        a trace joined to a profile of the same step (`profile --import --trace`): each
               launch owned as the trace's kernel it lines up with
+  hlo         who launched each kernel of a JAX (XLA) program: the HLO instruction its launch lines
+              up with, and the jax op, phase and named_scope path of that instruction's metadata
   nccl_tests  nccl-tests' printed output (`all_reduce_perf`, ...): per message size the time, algbw
               and busbw, the reference a program's collectives are read against
 """

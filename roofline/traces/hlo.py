@@ -1,0 +1,328 @@
+"""Who launched each kernel of a JAX (XLA) program: the jax op, forward or backward, and the
+`jax.named_scope` path, read from the optimized HLO XLA dumps with
+`XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text'` (`*after_optimizations.txt`, one file per
+compiled module; `roofline profile` turns this on in the program it runs).
+
+An optimized module lists computations. Those that run (the entry, the bodies and conditions of
+its while loops, the branches of its conditionals, called computations) hold, in the schedule's
+order, the instructions that launch kernels: fusions, custom calls (cuBLAS, cuDNN, Triton) and the
+few ops emitted on their own (copies, collectives). XLA names a fusion's kernel after the
+instruction, '.' and '-' made '_' (`%loop_multiply_fusion.2` launches `loop_multiply_fusion_2`),
+and instructions that compile to one kernel share it (their `deduplicated_name`); a custom call's
+kernels carry the library's names (`nvjet_...`, `sm90_xmma_...`, `ncclDevKernel_...`).
+
+Launches are lined up with the schedule in the order the profile recorded them (`line_up`): a launch
+whose name is an instruction's kernel is that instruction, the next one of that name after the
+last placed in the same computation, else in a computation left part-way (the entry resumed after
+a loop), else a computation starting again (a loop body's next iteration, the next step); the
+launches of other names between two placed ones belong to the instructions between them that
+launch library kernels, in order.
+
+Each instruction's metadata carries `op_name`, the name stack JAX traced it under:
+
+    jit(step)/transpose(jvp(loss))/layer0/jit(gelu)/mul
+
+Its parts are scopes (`jax.named_scope`, a Flax module's name), frames of jitted functions
+(`jit(gelu)`) and of `jnp.einsum` (its subscripts, `...qhd,...khd->...hqk`: the op
+`einsum ...qhd,...khd->...hqk`) and, last, the primitive (`mul`; parameters in brackets dropped);
+the scopes of control flow (`while`, `body`) and of Flax's lifted transformations (`eval_jaxpr`)
+are left out. A transformation
+wraps the first scope traced under it: `transpose(...)` marks the reverse pass of automatic
+differentiation, *backward* work, owned by the op and scope it differentiates, as a PyTorch
+backward kernel is by its forward op (`traces.ops.Owner`); everything else is *forward* work. The
+first frame (the function jitted, `jit(step)`) and `jit(main)` are left out; the scopes before any
+other frame are the *module* ('.'-joined: `loss.layer0`); the *op* is the outermost jitted function
+inside them (`gelu`, as PyTorch's op is the outermost `aten::` call), else the primitive; the
+primitive is the *launcher*. A fusion whose instruction has no metadata takes its fused root's, else
+the first of its fused instructions' that has some.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+from .ops import Owner
+
+# '  %name = type opcode(operands), attr=..., metadata={op_name="..." ...}' (ROOT optional); the type may
+# be a tuple with nested parentheses, so the opcode is the first word before '(' past the type
+_INSTRUCTION = re.compile(r"^\s*(?P<root>ROOT\s+)?%?(?P<name>[\w.\-]+)\s*=\s*(?P<rest>.*)$")
+_COMPUTATION = re.compile(r"^\s*(?P<entry>ENTRY\s+)?%?(?P<name>[\w.\-]+)\s.*\{\s*$")
+_OPCODE = re.compile(r"(?<![\w.\-\[{%])(?P<opcode>[a-z][\w\-]*)\(")
+_OP_NAME = re.compile(r'\bop_name="(?P<v>(?:[^"\\]|\\.)*)"')
+_DEDUPLICATED = re.compile(r'\bdeduplicated_name="(?P<v>[^"]*)"')
+_CALLS = re.compile(r"\bcalls=%?(?P<v>[\w.\-]+)")
+_APPLIES = re.compile(r"\bto_apply=%?(?P<v>[\w.\-]+)")
+_TARGET = re.compile(r'\bcustom_call_target="(?P<v>[^"]*)"')
+_FRAME = re.compile(r"^(?:jit|pjit|xla_pmap|shard_map|pmap)\((?P<fn>.*)\)$")
+_EINSUM = re.compile(r"^[\w.]*(?:,[\w.]*)*->[\w.]*$")  # jnp.einsum's scope: its subscripts ('...qhd,...khd->...hqk')
+_TRANSFORM = re.compile(r"^(?P<fn>jvp|transpose|vmap|remat|checkpoint|custom_jvp_call|custom_vjp_call|"
+                        r"custom_vjp_call_jaxpr|batched|linearize)\((?P<inner>.*)\)$")
+# scopes that name control flow or a lifted transformation's plumbing (Flax's nn.scan runs its body
+# under 'eval_jaxpr'), not a module
+_STRUCTURE = {"while", "body", "cond", "scan", "cond_fun", "body_fun", "switch", "checkpoint", "remat",
+              "rematted_computation", "eval_jaxpr"}
+# instructions that launch nothing themselves (the computations they call do)
+_SILENT = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "after-all", "partition-id",
+           "replica-id", "opt-barrier", "while", "call", "conditional", "add-dependency", "domain",
+           "copy-start", "copy-done", "send", "send-done", "recv", "recv-done", "async-done", "all-reduce-done",
+           "all-gather-done", "collective-permute-done"}
+
+
+@dataclass(frozen=True)
+class HloOp:
+    """One instruction of an optimized HLO module that may launch kernels: its `name`
+    ('loop_multiply_fusion.2'), `opcode` ('fusion', 'custom-call', 'all-reduce-start'), its
+    metadata's `op_name` (None where neither it nor its fused root has one), a custom call's
+    `target` ('__cublas$gemm'), the names of the kernels it may launch as (its own and those of the
+    instructions it shares a kernel with), and the `module` and `computation` it is in."""
+
+    name: str
+    opcode: str
+    op_name: str | None
+    target: str | None = None
+    module: str = ""
+    computation: str = ""
+    kernels: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def kernel(self) -> str:
+        """The name XLA gives this instruction's kernel: '.' and '-' made '_'."""
+        return kernel_name(self.name)
+
+
+def kernel_name(instruction: str) -> str:
+    """The kernel name XLA gives an instruction's kernel: 'loop_add_fusion.2' -> 'loop_add_fusion_2'."""
+    return re.sub(r"[.\-]", "_", instruction)
+
+
+def parse(text: str) -> list[list[HloOp]]:
+    """The computations of an optimized HLO module's text that run on their own (not fused into
+    another, not a reducer's `to_apply`), each as its instructions that may launch kernels, in the
+    text's order (the schedule's, in a scheduled module). Parameters, constants, tuples, bitcasts
+    and control flow, which launch nothing themselves, are left out. Raises UsageError for a text
+    that holds no HLO module."""
+    module = re.search(r"^HloModule\s+([\w.\-]+)", text, re.M)
+    if module is None:
+        raise UsageError("not an HLO module's text (no 'HloModule' line)")
+    computations: dict[str, list[tuple[str, str, bool]]] = {}  # name -> [(instruction, rest, root)]
+    order: list[str] = []
+    inner: set[str] = set()
+    current: str | None = None
+    for line in text.splitlines():
+        if current is None:
+            c = _COMPUTATION.match(line)
+            if c and not line.lstrip().startswith("HloModule"):
+                current = c["name"]
+                computations[current] = []
+                order.append(current)
+            continue
+        if line.strip() == "}":
+            current = None
+            continue
+        m = _INSTRUCTION.match(line)
+        if m is None:
+            continue
+        rest = m["rest"]
+        computations[current].append((m["name"], rest, bool(m["root"])))
+        if _opcode(rest) == "fusion" and (called := _CALLS.search(rest)):
+            inner.add(called["v"])
+        inner.update(a["v"] for a in _APPLIES.finditer(rest))
+    # a fused computation's op_name: its root's, else the first of its instructions that has one
+    named = {name: next((r for r in [next((rest for _, rest, root in instrs if root), "")]
+                         + [rest for _, rest, _ in instrs] if _OP_NAME.search(r)), None)
+             for name, instrs in computations.items()}
+    out: list[list[HloOp]] = []
+    groups: dict[str, set[str]] = {}  # deduplicated name -> the kernels of the instructions sharing it
+    for comp in order:
+        if comp in inner:
+            continue
+        ops = []
+        for name, rest, _ in computations[comp]:
+            opcode = _opcode(rest)
+            if opcode is None or opcode in _SILENT:
+                continue
+            op_name = _OP_NAME.search(rest)
+            if op_name is None and opcode == "fusion" and (called := _CALLS.search(rest)):
+                inside = named.get(called["v"])  # the fused instructions' metadata, where the fusion has none
+                op_name = _OP_NAME.search(inside) if inside else None
+            target = _TARGET.search(rest)
+            dedup = _DEDUPLICATED.search(rest)
+            if dedup:
+                groups.setdefault(dedup["v"], set()).add(kernel_name(name))
+            ops.append((HloOp(name, opcode, op_name["v"] if op_name else None, target["v"] if target else None,
+                              module[1], comp), dedup["v"] if dedup else None))
+        out.append([HloOp(op.name, op.opcode, op.op_name, op.target, op.module, op.computation,
+                          frozenset({op.kernel, *groups.get(d, ())} if d else {op.kernel}))
+                    for op, d in ops])
+    return [c for c in out if c]
+
+
+def _opcode(rest: str) -> str | None:
+    """The opcode of an instruction's text after '=': the first 'word(' past its shape."""
+    m = _OPCODE.search(rest)
+    return m["opcode"] if m else None
+
+
+def read_dump(folder: Path) -> list[list[HloOp]]:
+    """The computations (`parse`) of every optimized module XLA dumped into `folder` (the GPU
+    backend's `*after_optimizations.txt`), module by module in the order of their file names (XLA
+    numbers its modules). Raises UsageError where the folder is missing or holds none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: no such folder; give the folder XLA dumped its HLO into (--xla_dump_to=DIR)")
+    files = sorted(folder.glob("*after_optimizations.txt"))
+    if not files:
+        raise UsageError(f"{folder}: no optimized HLO in it (*after_optimizations.txt); dump it with "
+                         "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text'")
+    return [c for f in files for c in parse(f.read_text(errors="replace"))]
+
+
+def _split(path: str) -> list[str]:
+    """`op_name` split at each '/' outside brackets and parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(path):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif ch == "/" and depth == 0:
+            parts.append(path[start:i])
+            start = i + 1
+    parts.append(path[start:])
+    return [p for p in parts if p]
+
+
+def _unwrapped(part: str) -> tuple[str, list[str]]:
+    """A part taken out of the transformations around it: 'transpose(jvp(layer0))' -> ('layer0',
+    ['transpose', 'jvp'])."""
+    wrappers = []
+    while m := _TRANSFORM.match(part):
+        wrappers.append(m["fn"])
+        part = m["inner"]
+    return part, wrappers
+
+
+def owner(op_name: str | None, fallback: str = "") -> Owner | None:
+    """Who launched an instruction's kernels, from its `op_name` (module docstring): the op, forward
+    or backward, the module and the primitive as the launcher. `fallback` names the op where the
+    name stack is empty. None where there is no op_name."""
+    if not op_name:
+        return None
+    parts = _split(op_name)
+    scopes: list[str] = []
+    frame: str | None = None
+    backward = False
+    for i, raw in enumerate(parts[:-1]):
+        part, wrappers = _unwrapped(raw)
+        backward = backward or "transpose" in wrappers
+        if not part:  # 'transpose(jvp())': a transformation around no scope
+            continue
+        f = _FRAME.match(part) or (_EINSUM.match(part) if "->" in part else None)
+        if f:
+            fn = f["fn"] if "fn" in f.groupdict() else f"einsum {part}"
+            if (i == 0 or fn == "main") or frame is not None:
+                continue
+            frame = fn  # the outermost jitted function inside the scopes is the op
+        elif frame is None and part not in _STRUCTURE:
+            scopes.append(part)
+    last, wrappers = _unwrapped(parts[-1]) if parts else ("", [])
+    backward = backward or "transpose" in wrappers
+    primitive = re.sub(r"\[.*$", "", last, flags=re.S) or fallback or "?"
+    return Owner(op=frame or primitive, phase="backward" if backward else "forward", launcher=primitive,
+                 module=".".join(scopes) or None)
+
+
+def line_up(names: list[str], computations: list[list[HloOp]]) -> list[HloOp | None]:
+    """The instruction that launched each of `names` (kernel names in launch order), or None,
+    lining the launches up with `computations`' schedules (module docstring)."""
+    where: dict[str, list[tuple[int, int]]] = {}  # kernel name -> [(computation, index)]
+    for c, ops in enumerate(computations):
+        for i, op in enumerate(ops):
+            for k in op.kernels:
+                where.setdefault(k, []).append((c, i))
+    seen = set(names)
+    library = [[not (op.kernels & seen) for op in ops] for ops in computations]  # launches under other names
+    cursor = [0] * len(computations)
+    current: int | None = None
+    out: list[HloOp | None] = [None] * len(names)
+    waiting: list[int] = []  # launches of other names since the last placed one
+
+    def place_waiting(c: int | None, start: int, stop: int) -> None:
+        slots = [i for i in range(start, stop) if library[c][i]] if c is not None else []
+        for n, j in enumerate(waiting):
+            if slots:
+                out[j] = computations[c][slots[min(n, len(slots) - 1)]]
+        waiting.clear()
+
+    for j, name in enumerate(names):
+        places = where.get(name)
+        if not places:
+            waiting.append(j)
+            continue
+        ahead = [(c, i) for c, i in places if i >= cursor[c]]
+        here = [(c, i) for c, i in ahead if c == current]
+        resumed = [(c, i) for c, i in ahead if cursor[c] > 0]
+        if here:
+            c, i = min(here, key=lambda p: p[1])
+        elif resumed:
+            c, i = min(resumed, key=lambda p: p[1] - cursor[p[0]])
+        else:
+            c, i = min(places, key=lambda p: (p[1], p[0]))  # a computation starting (again)
+        if waiting:  # between two launches of one run of a computation, else at the end of the one left
+            if current is None:
+                place_waiting(c, 0, i)
+            elif c == current and i >= cursor[c]:
+                place_waiting(c, cursor[c], i)
+            else:
+                place_waiting(current, cursor[current], len(computations[current]))
+        out[j] = computations[c][i]
+        cursor[c], current = i + 1, c
+    if waiting and current is not None:
+        place_waiting(current, cursor[current], len(computations[current]))
+    return out
+
+
+def owners(names: list[str], computations: list[list[HloOp]]) -> tuple[list[Owner | None], list[str]]:
+    """Each launch's owner (`owner` of the instruction `line_up` places it at; None where none is
+    found or it has no op_name), and notes on what could not be placed."""
+    placed = line_up(names, computations)
+    found = [owner(op.op_name, op.opcode) if op is not None else None for op in placed]
+    notes = []
+    lost = sorted({n for n, op in zip(names, placed) if op is None})
+    if lost:
+        notes.append(f"{len([p for p in placed if p is None]):,} launches match no instruction of the dumped HLO "
+                     f"(e.g. {', '.join(lost[:3])}): launched outside the dumped modules, or by another program")
+    bare = sorted({op.name for op, o in zip(placed, found) if op is not None and o is None})
+    if bare:
+        notes.append(f"{len(bare)} HLO instructions carry no op_name metadata (e.g. {', '.join(bare[:3])}): "
+                     "their kernels have no op")
+    return found, notes
+
+
+SOURCE = "XLA's optimized HLO (each instruction's op_name metadata)"
+
+
+def attribute(launches: list, folder: Path) -> tuple[str, list[Owner | None], list[str]] | None:
+    """Each of `launches` (`nsight.launches.Launch`, any order) owned as the instruction of the HLO
+    XLA dumped into `folder` it lines up with, each process's launches in their launch order
+    (`owners`): (source, one owner or None per launch in `launches`' order, notes), the form
+    `results.convert.from_profile` takes; None where no launch is owned. Raises UsageError where
+    the folder holds no optimized HLO (`read_dump`)."""
+    computations = read_dump(folder)
+    found: list[Owner | None] = [None] * len(launches)
+    notes: list[str] = []
+    processes: dict[int | None, list[int]] = {}
+    for i, x in enumerate(launches):
+        processes.setdefault(x.process_id, []).append(i)
+    for idx in processes.values():
+        idx.sort(key=lambda i: (launches[i].order if launches[i].order is not None else i, i))
+        got, said = owners([launches[i].demangled for i in idx], computations)
+        for i, o in zip(idx, got):
+            found[i] = o
+        notes += [n for n in said if n not in notes]
+    if not any(o is not None for o in found):
+        return None
+    return SOURCE, found, notes
