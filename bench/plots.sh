@@ -35,6 +35,9 @@ if [ "$part" != charts ]; then
     roofline profile --no-profile-from-start --out plots/profile-h200-llama-ops.json -- "$py" examples/ops/step.py llama
     roofline profile --no-profile-from-start --out plots/profile-h200-resnet-ops.json -- "$py" examples/ops/step.py resnet
     roofline profile --no-profile-from-start --out plots/profile-h200-gcn-ops.json -- "$py" examples/ops/step.py gcn
+    # a JAX step, each kernel owned by its jax op and named_scope from XLA's HLO (made on an H100, the
+    # card that visit had)
+    roofline profile --no-profile-from-start --out plots/profile-h100-jax-ops.json -- "$py" examples/ops/jax_step.py
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-foreach.json \
         -- "$py" examples/transformer_bf16.py
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-fused.json \

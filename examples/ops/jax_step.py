@@ -6,7 +6,10 @@ cudaProfilerStart and cudaProfilerStop (through CuPy's runtime, which JAX does n
     roofline profile --no-profile-from-start --out jax.json -- python examples/ops/jax_step.py
 """
 
+import os
 import time
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX takes GPU memory as it needs it, not 75 % at start
 
 import jax
 import jax.numpy as jnp
