@@ -187,3 +187,15 @@ def test_a_toolkit_of_another_cuda_major_is_not_searched(tmp_path, monkeypatch):
     assert str(tmp_path) not in nvrtc_compile.toolkit_roots()
     monkeypatch.setattr(nvrtc_compile, "_cuda_major", lambda: 13)
     assert str(tmp_path) in nvrtc_compile.toolkit_roots()
+
+
+@pytest.mark.nvrtc
+def test_the_tensor_ladder_names_the_target_each_rung_was_built_for():
+    # the wgmma rungs are built for sm_90a (Hopper's arch-specific target), the mma.sync ones for sm_90
+    r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--arch", "sm_90", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    targets = {k["name"]: k["target"] for k in doc["kernels"]}
+    assert doc["arch"] == "sm_90" and targets["mma_sync"] == "sm_90" and targets["wgmma_ws"] == "sm_90a"
+    r = CliRunner().invoke(app, ["kernels", "--ladder", "tensor", "--arch", "sm_90"], env={"COLUMNS": "200"})
+    assert "(sm_90, sm_90a where a kernel needs it, compiled through NVRTC)" in r.stdout

@@ -192,11 +192,13 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         notes.append(f"A, B and C ({problem.working_set_bytes / 2**20:,.1f} MB) fit in the {preset.name}'s "
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: DRAM serves only the compulsory bytes (with the L2 "
                      "cold, as runs time it)")
-    # the target named with its variant (sm_90a), where your kernels were built for it
-    targets = {s.target(limits.arch) for s in sources} if limits else set()
-    shown_arch = (targets.pop() if len(targets) == 1 and not any(not isinstance(s, UserKernel) for s in specs)
-                  else limits.arch) if limits else None
-    return KernelListing(size, shown_arch, preset, rows, notes, dtype)
+    # each kernel's compile target (sm_90a for wgmma); the listing's is theirs where all share one
+    built = {r.spec.name: (r.spec.target(limits.arch) if isinstance(r.spec, UserKernel)
+                           else r.spec.family.target(limits.arch))
+             for r in rows if r.unavailable is None} if limits else {}
+    shown_arch = (next(iter(set(built.values()))) if len(set(built.values())) == 1 else limits.arch) if limits else None
+    targets = {name: t for name, t in built.items() if t != shown_arch}
+    return KernelListing(size, shown_arch, preset, rows, notes, dtype, targets)
 
 
 def _resized(users: list[UserKernel], sizes: list[str]) -> list[UserKernel]:

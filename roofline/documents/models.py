@@ -460,7 +460,8 @@ def _kernels_model(figures, waves) -> type[JsonModel]:
         name=(str, ...), summary=(str, ...), template=(str, ...), tile_source=(str, ...), threads_per_block=(int, ...),
         source=(Optional[dict[str, str]], None), registers=(Optional[int], None), local_bytes=(Optional[int], None),
         static_smem_bytes=(Optional[int], None), dynamic_smem_bytes=(Optional[int], None),
-        compiler=(Optional[str], None), occupancy=(Optional[OccupancyJson], None), unavailable=(Optional[str], None), error=(Optional[str], None),
+        compiler=(Optional[str], None), target=(Optional[str], None), occupancy=(Optional[OccupancyJson], None),
+        unavailable=(Optional[str], None), error=(Optional[str], None),
         waves=(Optional[waves], None), model=(Optional[figures], ...), floors=(Optional[FloorsJson], None))
     return create_model("KernelsJson", __base__=JsonModel, __doc__=kernels_model.__doc__, size=(int, ...),
                         arch=(Optional[str], ...), device=(Optional[str], ...), kernels=(list[row], ...),

@@ -48,6 +48,7 @@ class KernelListing:
     rows: list[KernelRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     dtype: str = "fp32"  # the precision listed (`model.precision.DTYPES`)
+    targets: dict[str, str] = field(default_factory=dict)  # kernel -> its compile target where not `arch` (sm_90a)
 
     @property
     def compute_level(self) -> str:
@@ -56,8 +57,9 @@ class KernelListing:
 
     def to_json(self) -> dict:
         """The listing as JSON: per kernel its template and tile source, model, floors (with a
-        device), and for a target registers, local_bytes, shared memory and the occupancy JSON
-        (and for a user's kernel the compiler that built it: 'nvcc 13.0.88', 'NVRTC 12.9')."""
+        device), and for a target registers, local_bytes, shared memory, the occupancy JSON and the
+        target it was built for ('sm_90a' for wgmma) (and for a user's kernel the compiler that
+        built it: 'nvcc 13.0.88', 'NVRTC 12.9')."""
         out = []
         for r in self.rows:
             row = {"name": r.spec.name, "summary": r.spec.summary, "template": r.spec.name_expression,
@@ -70,6 +72,7 @@ class KernelListing:
                            dynamic_smem_bytes=r.dynamic_smem_bytes, occupancy=r.occupancy.to_dict())
                 if isinstance(r.spec, UserKernel) and r.resources.compiler:
                     row["compiler"] = r.resources.compiler
+                row["target"] = self.targets.get(r.spec.name, self.arch)
             for key in ("unavailable", "error"):
                 if getattr(r, key):
                     row[key] = getattr(r, key)

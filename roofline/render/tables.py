@@ -627,7 +627,9 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
     if listing.arch:  # the compilers by name ('NVRTC', 'nvcc'): which one built which kernel is a note's
         used = sorted({r.resources.compiler.split()[0] for r in listing.rows
                        if r.resources is not None and r.resources.compiler})
-        where += f" ({listing.arch}, compiled through {' and '.join(used)})" if used else f" ({listing.arch})"
+        arch = listing.arch + (f", {'/'.join(sorted(set(listing.targets.values())))} where a kernel needs it"
+                               if listing.targets else "")
+        where += f" ({arch}, compiled through {' and '.join(used)})" if used else f" ({arch})"
     compiled = listing.arch is not None
     columns = [("threads", "right")]
     if compiled:
