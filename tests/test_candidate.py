@@ -265,6 +265,16 @@ def test_the_audit_checks_the_very_instance_that_was_timed():
     assert fresh.draws[0].passed
 
 
+def test_float64_outputs_whose_squares_overflow_are_compared_by_their_ratio():
+    # values near 1e200 square past float64's range; their relative error is still 1e-6
+    want = torch.randn(500, dtype=torch.float64) * 1e200
+    got = want * (1 + 1e-6)
+    result, _ = candidate._compare("output 0", got, want)
+    assert result.passed and result.rel_error == pytest.approx(1e-6, rel=1e-6)
+    far, _ = candidate._compare("output 0", want * 1.5, want)
+    assert not far.passed and far.rel_error == pytest.approx(0.5, rel=1e-9)
+
+
 def test_outputs_are_compared_a_chunk_at_a_time_as_if_whole(monkeypatch):
     want = torch.randn(1000, 37)
     got = want + 1e-3 * torch.randn(1000, 37)
