@@ -43,7 +43,11 @@ def test_a_device_file_gives_the_figures_a_preset_would(tmp_path):
 def test_an_unquoted_compute_capability_is_read(tmp_path):
     assert from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', "12.0")))).compute_capability == "12.0"
     # one newer than every GPU the tables know is a GPU to come: modelled with the newest one's units
-    assert from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', '"13.0"')))).arch_limits.arch == "sm_130"
+    future = from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', '"13.0"'))))
+    assert future.arch_limits.arch == "sm_130"
+    assert future.source.endswith("compute capability 13.0 is newer than any roofline models, so its per-SM limits "
+                                  "are taken as 12.1's")
+    assert "newer than any" not in from_preset(str(_file(tmp_path, RTX5070))).source
 
 
 def test_rates_per_sm_per_clock_and_the_bus_instead_of_a_bandwidth(tmp_path):

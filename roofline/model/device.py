@@ -283,12 +283,17 @@ def from_device_file(path: Path) -> DeviceSpec:
     as `device_file.read` does."""
     from .device_file import read as read_device_file  # here: reading one needs pydantic, a preset does not
 
+    from .arch import ARCHS, cc_key
+
     printed = frozenset({f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"})
     spec, limits = read_device_file(path, printed)
+    newest = max(ARCHS, key=cc_key)
+    beyond = (f"; compute capability {spec.compute_capability} is newer than any roofline models, so its per-SM "
+              f"limits are taken as {newest}'s" if cc_key(spec.compute_capability) > cc_key(newest) else "")
     device = DeviceSpec.build(
         name=spec.name or path.stem, compute_capability=spec.compute_capability, sm_count=spec.sm_count,
         fp32_cores=spec.fp32_cores, sm_clock_mhz=spec.max_sm_clock_mhz, limits=limits,
-        source=f"device file {path.name}" + (f": {spec.source}" if spec.source else ""),
+        source=f"device file {path.name}" + (f": {spec.source}" if spec.source else "") + beyond,
         mem_clock_mhz=spec.max_mem_clock_mhz, bus_width_bits=spec.memory_bus_width_bits,
         datasheet_dram_gbps=spec.peak_dram_gbps, memory_bytes=spec.memory_bytes, l2_bytes=spec.l2_bytes,
         tensor_clock_mhz=spec.tensor_clock_mhz)
