@@ -5,6 +5,7 @@ the command line."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -253,8 +254,42 @@ def test_a_dump_folder_without_hlo_or_of_another_program_is_refused(tmp_path):
     (other / "m.sm_9.0a_gpu_after_optimizations.txt").write_text(
         LOOP.replace("loop_negate_fusion", "loop_abs_fusion").replace("input_reduce_fusion", "input_max_fusion"))
     r = invoke("profile", "--import", str(CSV), "--trace", str(other), "--out", str(tmp_path / "p.json"))
-    assert r.exit_code == 2 and "no launch of jax-step-raw.csv lines up with its HLO" in r.output
+    assert r.exit_code == 2 and "is it the dump of the program the report profiled?" in r.output
     assert not (tmp_path / "p.json").exists()
+    # a real dump of another program (the Flax step's), whose generic fusion names (loop_convert_multiply_fusion,
+    # input_reduce_fusion) match some launches: refused by the 28 % of XLA's own kernel names it lacks
+    flax = FIXTURES / "xla" / "flax-scan-h100" / "module_25820.jit_step.sm_9.0a_gpu_after_optimizations.txt.gz"
+    r = invoke("profile", "--import", str(CSV), "--trace", str(flax), "--out", str(tmp_path / "p.json"))
+    assert r.exit_code == 2 and "28% of the launches XLA named after its own instructions" in " ".join(r.output.split())
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_one_module_file_gzipped_or_not_is_a_dump_too(tmp_path):
+    import gzip
+
+    step = DUMP / "module_9950.jit_step.sm_9.0a_gpu_after_optimizations.txt"
+    packed = tmp_path / (step.name + ".gz")
+    packed.write_bytes(gzip.compress(step.read_bytes()))
+    for given in (step, packed):
+        r = invoke("profile", "--import", str(CSV), "--trace", str(given), "--out", str(tmp_path / "p.json"))
+        assert r.exit_code == 0, r.output
+        a = store.load(tmp_path / "p.json", profile=True).attribution
+        assert a.source == hlo.SOURCE and sum(w.launches for w in a.owned) == 30
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / step.name).write_bytes(step.read_bytes())
+    (locked / step.name).chmod(0)
+    if os.access(locked / step.name, os.R_OK):  # root reads anything
+        return
+    r = invoke("profile", "--import", str(CSV), "--trace", str(locked), "--out", str(tmp_path / "q.json"))
+    assert r.exit_code == 2 and "cannot read it" in r.output
+
+
+def test_xla_names_its_own_kernels_apart_from_libraries():
+    assert all(map(hlo.xla_named, ["loop_add_fusion_2", "gemm_fusion_dot_3", "triton_softmax_1", "wrapped_subtract",
+                                   "input_reduce_fusion", "fusion_12"]))
+    assert not any(map(hlo.xla_named, ["nvjet_sm90_tst_256x128", "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                                       "vectorized_elementwise_kernel"]))
 
 
 def test_a_flax_scan_step_is_read_into_flax_modules():
@@ -279,3 +314,19 @@ def test_a_flax_scan_step_is_read_into_flax_modules():
     # the instructions that carry no metadata at all, nor any of their fused instructions (broadcasts of
     # constants, copies): 15 of the 248 that may launch kernels
     assert sum(o is None for o in owners) == 15 and len(owners) == 248
+
+
+def test_comparing_ops_across_programs_gpus_and_roofs_says_so(tmp_path):
+    # the JAX step (H100, measured ceilings) against its own report imported here (datasheet roofs), and
+    # against the Llama step (H200): notes say what moves a row besides the program
+    imported = tmp_path / "imported.json"
+    assert invoke("profile", "--import", str(CSV), "--trace", str(DUMP), "--out", str(imported)).exit_code == 0
+    jax = Path(__file__).resolve().parents[1] / "plots" / "profile-h100-jax-ops.json"
+    llama = jax.with_name("profile-h200-llama-ops.json")
+    r = invoke("compare", str(jax), str(imported), "--by", "op", "--json")
+    notes = " ".join(json.loads(r.stdout)["notes"])
+    assert "'x floor' reads measured ceilings in the first file and datasheet roofs in the other" in notes
+    r = invoke("compare", str(jax), str(llama), "--by", "module", "--json")
+    notes = " ".join(json.loads(r.stdout)["notes"])
+    assert "different GPUs: NVIDIA H100 80GB HBM3 before, NVIDIA H200 after" in notes
+    assert "the profiles record different commands" in notes and "0 module(s) in both profiles hold 0 %" in notes

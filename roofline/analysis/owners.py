@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ..model.roofs import verdict
 from ..model.traffic import CountedTraffic
 from ..results.profile import OwnedWork, ProfileResults
+from .compare import MATCHED  # the share of time shared ops must hold for two profiles to read as one program
 
 KEYS = ("op", "module")
 NO_MODULE = "(no module)"
@@ -233,6 +234,23 @@ def compare_owners(before: ProfileResults, after: ProfileResults, key: str, name
                                 x.times_floor if x else None, y.times_floor if y else None))
     rows.sort(key=lambda r: (-abs((r.after_ms or 0.0) - (r.before_ms or 0.0)), r.name, r.phase or ""))
     notes = []
+    if before.device.name != after.device.name:
+        notes.append(f"different GPUs: {before.device.name} before, {after.device.name} after; each time holds the "
+                     "change of GPU")
+    elif (before.device.measured_dram_gbps is None) != (after.device.measured_dram_gbps is None):
+        which = "first" if before.device.measured_dram_gbps is not None else "second"
+        notes.append(f"'x floor' reads measured ceilings in the {which} file and datasheet roofs in the other (made or "
+                     "imported where the GPU's ceilings were not measured): a floor moves with that alone")
+    cb, ca = before.command, after.command
+    if cb and ca and cb != ca:
+        notes.append(f"the profiles record different commands ({' '.join(cb)[:80]} before, {' '.join(ca)[:80]} "
+                     "after): a change of program, or of its arguments, is part of every change below")
+    shared = [r for r in rows if r.before_ms is not None and r.after_ms is not None]
+    held_b = sum(r.before_ms for r in shared) / before.attribution.time_ms if before.attribution.time_ms else 1.0
+    held_a = sum(r.after_ms for r in shared) / after.attribution.time_ms if after.attribution.time_ms else 1.0
+    if min(held_b, held_a) < MATCHED:
+        notes.append(f"the {len(shared)} {key}(s) in both profiles hold {100 * held_b:.3g} % of the first's owned "
+                     f"time and {100 * held_a:.3g} % of the second's: the change is mostly of {key}s only one has")
     for side, doc in (("before", before), ("after", after)):
         share = doc.attribution.time_ms / doc.total_time_ms if doc.total_time_ms else 0.0
         if share < 0.99:

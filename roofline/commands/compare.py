@@ -31,7 +31,7 @@ def command(
                                                              "kernel read per FLOP (its FLOP/s, bytes per FLOP)."),
     as_json: bool = typer.Option(False, "--json", help="Print the changes (or the gate's reading) as JSON."),
     by: str = typer.Option("kernel", "--by", metavar="kernel|op|module",
-                           help="Two profiles by kernel, by the PyTorch op that launched it, or by module."),
+                           help="Two profiles by kernel, by the op that launched it (PyTorch or jax), or by module."),
 ):
     """Per kernel in both files (two profiles, or two runs): the change in time, FLOP/s, bytes per
     level, occupancy and fraction of its binding roof, with its cause where the counters show one

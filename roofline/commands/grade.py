@@ -4,6 +4,7 @@ graded against their speed of light, each in a process of its own (`run FILE.cu`
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -260,7 +261,7 @@ def view(report, out: Path) -> Outcome:
     failures = tuple(report.usage_failures) + tuple(report.failures)
     return Outcome(documents.to_json(report.results),
                    lambda width: [*documents.view(report.results, width),
-                                  Plain(f"grades written to {out}; draw them with: roofline plot {out} "
+                                  Plain(f"grades written to {out}; draw them with: roofline plot {shlex.quote(str(out))} "
                                         "--out grades.png")],
                    failures=failures, usage=bool(report.usage_failures))
 

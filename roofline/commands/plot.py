@@ -24,8 +24,8 @@ def command(
     kind: str = typer.Option("roofline", "--kind", parser=one_of(*PLOT_KINDS),
                              metavar="|".join(PLOT_KINDS),
                              help="roofline; sweep (GFLOP/s against size); energy (GFLOP/J against intensity, "
-                                  "of a run --energy); op or module (a profile's time and floor by PyTorch op or "
-                                  "module); timeline (kernels over their runs: profile --timeline, run --profile, or "
+                                  "of a run --energy); op or module (a profile's time and floor by PyTorch or jax op, "
+                                  "or by module); timeline (kernels over their runs: profile --timeline, run --profile, or "
                                   "a report imported with PM sampling)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",

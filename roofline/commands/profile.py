@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -396,20 +397,20 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
     files.check_results_out(out, profile=True)
     from ..traces import join
     from ..traces import hlo as hlo_reader
-    hlo = Path(trace) if trace is not None and Path(trace).is_dir() else None
+    hlo = Path(trace) if trace is not None and _hlo_dump(Path(trace)) else None
     if hlo is not None:
         try:
             hlo_reader.read_dump(hlo)  # a folder without HLO refused before the report is read
         except UsageError as exc:
             raise UsageError(f"{{trace}} {exc.message}; a folder given to {{trace}} is the one a JAX program dumped "
-                             "its HLO into (a PyTorch profiler trace is a file)", "trace") from None
+                             "its HLO into (a PyTorch profiler trace is a JSON file)", "trace") from None
         trace = None
     their = join.read_trace(Path(trace)) if trace is not None else None  # a bad trace refused before the report
     report = nsight.read(path, gpu)
     ranged = any(x.nvtx for x in report.launches)  # the report's own NVTX ranges own its launches
     joined = join.joined_to(report.launches, their, Path(trace), owned_already=ranged) if their is not None else None
     try:
-        xla = hlo_reader.attribute(report.launches, hlo) if hlo is not None else None
+        xla = hlo_reader.attribute(report.launches, hlo, strict=True) if hlo is not None else None
         if hlo is not None and xla is None:
             raise UsageError(f"{{trace}} {hlo}: no launch of {path.name} lines up with its HLO (is it the dump of the "
                              "program the report profiled?)", "trace")
@@ -422,6 +423,21 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
                          mentions=["gpu"]) from None
     store.save(doc, out)
     return ProfileReport(doc, list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc), [])
+
+
+def _hlo_dump(path: Path) -> bool:
+    """Whether `--trace` names XLA's HLO rather than a PyTorch trace: a folder (a dump), or one
+    module's optimized HLO text (`*after_optimizations.txt`, gzipped or not, or a file that begins
+    'HloModule')."""
+    if path.is_dir():
+        return True
+    if path.name.endswith(("after_optimizations.txt", "after_optimizations.txt.gz")):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(9) == b"HloModule"
+    except OSError:
+        return False
 
 
 def _owner_notes(doc: ProfileResults) -> list[str]:
@@ -442,8 +458,8 @@ def view(done: ProfileReport, out: Path, top: int) -> Outcome:
 
     def lines(width: int) -> list:
         return [*documents.view(done.results, width, top=top, notes=False),
-                f"profile written to {out}; draw it with: roofline plot {out} --out profile.png"
-                + (f", its kernels over their runs with: roofline plot {out} --kind timeline --out timeline.png"
+                f"profile written to {out}; draw it with: roofline plot {shlex.quote(str(out))} --out profile.png"
+                + (f", its kernels over their runs with: roofline plot {shlex.quote(str(out))} --kind timeline --out timeline.png"
                    if done.results.timed_kernels() else "")]
 
     return Outcome(documents.to_json(done.results), lines, tuple(done.notes), failures=tuple(done.failures))

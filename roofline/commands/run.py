@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -387,5 +388,5 @@ def view(report: RunReport, out: Path, sweep: bool) -> Outcome:
     return Outcome(documents.to_json(report.results),
                    lambda width: [*documents.view(report.results, width),
                                   f"results written to {out}; draw them with: "
-                                  f"roofline plot {out}{kind} --out chart.png"],
+                                  f"roofline plot {shlex.quote(str(out))}{kind} --out chart.png"],
                    tuple(report.notes), warnings=tuple(report.warnings), failures=tuple(report.failures))

@@ -30,8 +30,9 @@ def command(
                                                        "Results of different problems (an FP32 run and a BF16 one) "
                                                        "stay apart: a JSON array of one such document each."),
     by: Optional[str] = typer.Option(None, "--by", metavar="kernel|op|module",
-                           help="A profile's GPU time by kernel (the default view), by the PyTorch op that launched "
-                                "it (forward, backward, optimizer) or by module (its submodules included); a PyTorch "
+                           help="A profile's GPU time by kernel (the default view), by the op that launched it (a "
+                                "PyTorch op or a jax op; forward, backward, optimizer) or by module (nn.Module or "
+                                "named_scope, its submodules included); a PyTorch "
                                 "profiler trace's by op or by module alone (each module's own kernels; its default "
                                 "view shows both)."),
 ):

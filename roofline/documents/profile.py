@@ -115,8 +115,9 @@ def _owned(doc: ProfileResults, path: Path, param: str, value: str) -> ProfileRe
     `plot --kind module`). Raises UsageError saying how to record them."""
     if doc.attribution is None:
         raise UsageError(f"{{{param}}} {value}: {path} records no op or module per kernel; profile the program again "
-                         "with roofline profile -- python ... (ops are recorded from PyTorch's NVTX ranges unless "
-                         "--no-ops)", param)
+                         "with roofline profile -- python ... (ops are recorded from PyTorch's NVTX ranges, or a JAX "
+                         "program's HLO, unless --no-ops), or import its report with a PyTorch profiler trace or the "
+                         "folder a JAX program dumped its HLO into (roofline profile --import REPORT --trace ...)", param)
     return doc
 
 

@@ -16,7 +16,8 @@ whose name is an instruction's kernel is that instruction, the next one of that 
 last placed in the same computation, else in a computation left part-way (the entry resumed after
 a loop), else a computation starting again (a loop body's next iteration, the next step); the
 launches of other names between two placed ones belong to the instructions between them that
-launch library kernels, in order.
+launch library kernels (custom calls, collectives), in order. A launch named as XLA names its own
+kernels (`xla_named`) that no instruction carries was launched by a module the dump does not hold.
 
 Each instruction's metadata carries `op_name`, the name stack JAX traced it under:
 
@@ -77,7 +78,9 @@ class HloOp:
     ('loop_multiply_fusion.2'), `opcode` ('fusion', 'custom-call', 'all-reduce-start'), its
     metadata's `op_name` (None where neither it nor its fused root has one), a custom call's
     `target` ('__cublas$gemm'), the names of the kernels it may launch as (its own and those of the
-    instructions it shares a kernel with), and the `module` and `computation` it is in."""
+    instructions it shares a kernel with), the `module` and `computation` it is in, and whether
+    its kernels are a library's (`library`: any instruction but a fusion, and a fusion around a
+    custom call; a fusion's kernel is named after it)."""
 
     name: str
     opcode: str
@@ -86,6 +89,7 @@ class HloOp:
     module: str = ""
     computation: str = ""
     kernels: frozenset[str] = field(default_factory=frozenset)
+    library: bool = False  # its kernels carry a library's names (a custom call, a collective), not its own
 
     @property
     def kernel(self) -> str:
@@ -152,10 +156,13 @@ def parse(text: str) -> list[list[HloOp]]:
             dedup = _DEDUPLICATED.search(rest)
             if dedup:
                 groups.setdefault(dedup["v"], set()).add(kernel_name(name))
+            called = _CALLS.search(rest) if opcode == "fusion" else None
+            library = opcode != "fusion" or bool(called and any(
+                _opcode(r) == "custom-call" for _, r, _ in computations.get(called["v"], [])))
             ops.append((HloOp(name, opcode, op_name["v"] if op_name else None, target["v"] if target else None,
-                              module[1], comp), dedup["v"] if dedup else None))
+                              module[1], comp, library=library), dedup["v"] if dedup else None))
         out.append([HloOp(op.name, op.opcode, op.op_name, op.target, op.module, op.computation,
-                          frozenset({op.kernel, *groups.get(d, ())} if d else {op.kernel}))
+                          frozenset({op.kernel, *groups.get(d, ())} if d else {op.kernel}), op.library)
                     for op, d in ops])
     return [c for c in out if c]
 
@@ -168,16 +175,40 @@ def _opcode(rest: str) -> str | None:
 
 def read_dump(folder: Path) -> list[list[HloOp]]:
     """The computations (`parse`) of every optimized module XLA dumped into `folder` (the GPU
-    backend's `*after_optimizations.txt`), module by module in the order of their file names (XLA
-    numbers its modules). Raises UsageError where the folder is missing or holds none."""
+    backend's `*after_optimizations.txt`, or gzipped `.txt.gz`), module by module in the order of
+    their file names (XLA numbers its modules); `folder` may also be one such file. Raises
+    UsageError where the folder is missing or holds none, or a file cannot be read or is not HLO."""
+    import gzip
+
     folder = Path(folder)
-    if not folder.is_dir():
+    if folder.is_file():
+        files = [folder]
+    elif folder.is_dir():
+        files = sorted([*folder.glob("*after_optimizations.txt"), *folder.glob("*after_optimizations.txt.gz")])
+    else:
         raise UsageError(f"{folder}: no such folder; give the folder XLA dumped its HLO into (--xla_dump_to=DIR)")
-    files = sorted(folder.glob("*after_optimizations.txt"))
     if not files:
         raise UsageError(f"{folder}: no optimized HLO in it (*after_optimizations.txt); dump it with "
                          "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text'")
-    return [c for f in files for c in parse(f.read_text(errors="replace"))]
+    out = []
+    for f in files:
+        try:
+            raw = f.read_bytes()
+            text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode(errors="replace")
+        except (OSError, EOFError) as exc:
+            raise UsageError(f"{f}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+        try:
+            out += parse(text)
+        except UsageError as exc:
+            raise UsageError(f"{f}: {exc}") from None
+    return out
+
+
+def xla_named(kernel: str) -> bool:
+    """Whether a kernel's name is one XLA gives its own kernels (after a fusion or an instruction:
+    'loop_add_fusion_2', 'gemm_fusion_dot_3', 'triton_softmax_1', 'wrapped_subtract'), not a
+    library's ('nvjet_...', 'ncclDevKernel_...')."""
+    return bool(re.fullmatch(r"(?:[a-z0-9]+_)*fusion(?:_\w+)?|(?:triton|wrapped)_\w+", kernel))
 
 
 def _split(path: str) -> list[str]:
@@ -244,7 +275,8 @@ def line_up(names: list[str], computations: list[list[HloOp]]) -> list[HloOp | N
             for k in op.kernels:
                 where.setdefault(k, []).append((c, i))
     seen = set(names)
-    library = [[not (op.kernels & seen) for op in ops] for ops in computations]  # launches under other names
+    # where launches under other names go: the instructions of library kernels that no launch names
+    library = [[op.library and not (op.kernels & seen) for op in ops] for ops in computations]
     cursor = [0] * len(computations)
     current: int | None = None
     out: list[HloOp | None] = [None] * len(names)
@@ -305,13 +337,28 @@ def owners(names: list[str], computations: list[list[HloOp]]) -> tuple[list[Owne
 SOURCE = "XLA's optimized HLO (each instruction's op_name metadata)"
 
 
-def attribute(launches: list, folder: Path) -> tuple[str, list[Owner | None], list[str]] | None:
+# Of the launches XLA named after its own instructions, the share a dump may lack before it is taken
+# for another program's (XLA names each such kernel after an instruction of the module it compiled).
+FOREIGN_SHARE = 0.05
+
+
+def attribute(launches: list, folder: Path, strict: bool = False) -> tuple[str, list[Owner | None], list[str]] | None:
     """Each of `launches` (`nsight.launches.Launch`, any order) owned as the instruction of the HLO
     XLA dumped into `folder` it lines up with, each process's launches in their launch order
     (`owners`): (source, one owner or None per launch in `launches`' order, notes), the form
     `results.convert.from_profile` takes; None where no launch is owned. Raises UsageError where
-    the folder holds no optimized HLO (`read_dump`)."""
+    the folder holds no optimized HLO (`read_dump`), and with `strict` where more than
+    FOREIGN_SHARE of the launches XLA named after its instructions have no instruction of that
+    name in the dump (the dump of another program)."""
     computations = read_dump(folder)
+    known = {k for ops in computations for op in ops for k in op.kernels}
+    own = [x.demangled for x in launches if xla_named(x.demangled)]
+    missing = sorted({n for n in own if n not in known})
+    share = sum(n in missing for n in own) / len(own) if own else 0.0
+    if strict and share > FOREIGN_SHARE:
+        raise UsageError(f"{folder}: {share:.0%} of the launches XLA named after its own instructions have no "
+                         f"instruction of that name in this HLO ({', '.join(missing[:3])}"
+                         f"{', ...' if len(missing) > 3 else ''}): is it the dump of the program the report profiled?")
     found: list[Owner | None] = [None] * len(launches)
     notes: list[str] = []
     processes: dict[int | None, list[int]] = {}
