@@ -330,3 +330,19 @@ def test_comparing_ops_across_programs_gpus_and_roofs_says_so(tmp_path):
     notes = " ".join(json.loads(r.stdout)["notes"])
     assert "different GPUs: NVIDIA H100 80GB HBM3 before, NVIDIA H200 after" in notes
     assert "the profiles record different commands" in notes and "0 module(s) in both profiles hold 0 %" in notes
+
+
+def test_xlas_own_nvtx_range_places_a_launch_where_the_line_up_cannot():
+    # a report made with ncu --nvtx holds XLA's thunk ranges (as the H100 step's CSV export shows them):
+    # the instruction they name owns the launch, even where the name says nothing (a library kernel)
+    from dataclasses import replace
+
+    launches = sorted(nsight.read(CSV).launches, key=lambda x: x.order)
+    ranges = ("TSL:XlaModule:#hlo_module=jit_step,program_id=9950#:none:none:none:none:REGISTERED:XlaModule",
+              "TSL:Thunk:#name=jit(step)/transpose(jvp(loss))/layer1/transpose,hlo_op=custom-call.0,"
+              "unique_hlo_op_id=77309411380#:none:none")
+    assert hlo.thunk_of(ranges) == ("jit_step", "custom-call.0") and hlo.thunk_of(None) is None
+    alone = [replace(launches[0], name="mystery", demangled="mystery_kernel", nvtx=ranges)]
+    source, owners, notes = hlo.attribute(alone, DUMP)
+    assert (owners[0].op, owners[0].phase, owners[0].module) == ("transpose", "backward", "loss.layer1")
+    assert "1 launch placed by XLA's own NVTX range around it" in notes[-1]

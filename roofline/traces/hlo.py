@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..model.units import plural
 from .ops import Owner
 
 # '  %name = type opcode(operands), attr=..., metadata={op_name="..." ...}' (ROOT optional); the type may
@@ -370,6 +371,34 @@ def attribute(launches: list, folder: Path, strict: bool = False) -> tuple[str, 
         for i, o in zip(idx, got):
             found[i] = o
         notes += [n for n in said if n not in notes]
+    # where ncu recorded XLA's own NVTX range around a launch (its thunk, 'hlo_op=NAME'), that
+    # instruction owns it, whatever the line-up said
+    by_name = {(op.module, op.name): op for ops in computations for op in ops}
+    ranged = 0
+    for i, x in enumerate(launches):
+        thunk = thunk_of(x.nvtx)
+        op = by_name.get(thunk) if thunk else None
+        if op is not None:
+            found[i], ranged = owner(op.op_name, op.opcode), ranged + 1
+    if ranged:
+        notes.append(f"{plural(ranged, 'launch', 'launches')} placed by XLA's own NVTX range around it (its thunk's "
+                     "instruction)")
     if not any(o is not None for o in found):
         return None
     return SOURCE, found, notes
+
+
+_THUNK_OP = re.compile(r"TSL:Thunk:#[^#]*\bhlo_op=(?P<op>[^,#\s\"]+)")
+_XLA_MODULE = re.compile(r"TSL:XlaModule:#[^#]*\bhlo_module=(?P<module>[^,#\s\"]+)")
+
+
+def thunk_of(nvtx: tuple[str, ...] | None) -> tuple[str, str] | None:
+    """The (module, instruction) of the XLA thunk whose NVTX range was open around a launch, as
+    XLA names them in its ranges ('TSL:XlaModule:#hlo_module=jit_step,program_id=9950#' and
+    'TSL:Thunk:#name=...,hlo_op=gemm_fusion_dot.3,...#', which ncu records with --nvtx); None
+    where the launch has no such ranges."""
+    if not nvtx:
+        return None
+    text = " ".join(nvtx)
+    op, module = _THUNK_OP.search(text), _XLA_MODULE.search(text)
+    return (module["module"], op["op"]) if op and module else None
