@@ -206,6 +206,8 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
         done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr, ops=ops,
                        timeline=timeline, xla_dump=xla)
         if done.report is None and _signalled(done.returncode) and _xla_ran(dumped):
+            if dumped == xla:  # roofline's own folder: the modules of the run that crashed set aside
+                shutil.rmtree(xla, ignore_errors=True)
             done = ncu.run(command, options, Path(tmp) / "report", timeout_s, command_stdout_to_stderr, ops=ops,
                            timeline=timeline, xla_dump=xla, children=False)
             followed_alone = True
