@@ -346,3 +346,68 @@ def test_xlas_own_nvtx_range_places_a_launch_where_the_line_up_cannot():
     source, owners, notes = hlo.attribute(alone, DUMP)
     assert (owners[0].op, owners[0].phase, owners[0].module) == ("transpose", "backward", "loss.layer1")
     assert "1 launch placed by XLA's own NVTX range around it" in notes[-1]
+
+
+ODD = """HloModule jit_odd, entry_computation_layout={()->f32[]}
+
+%host_side (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %copy.9 = f32[8]{0} copy(%p)
+}, execution_thread="host"
+
+%fused_mul (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %m = f32[8]{0} multiply(%p, %p)
+} // fused_mul
+
+%command_buffer (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %loop_multiply_fusion = f32[8]{0} fusion(%a), kind=kLoop, calls=%fused_mul, metadata={op_name="jit(f)/mul"}
+}
+
+ENTRY %main (x: f32[8]) -> f32[] {
+  %x = f32[8]{0} parameter(0)
+  %call = f32[8]{0} call(%x), to_apply=%command_buffer
+  %cublas-gemm.1 = f32[8]{0} custom-call(%call), custom_call_target="__cublas$gemm", metadata={op_name="jit(f)/layer0/dot_general"}
+  %rs-start = f32[8]{0} reduce-scatter-start(%cublas-gemm.1), metadata={op_name="jit(f)/layer0/reduce_scatter"}
+  %rs-done = f32[8]{0} reduce-scatter-done(%rs-start), metadata={op_name="jit(f)/layer0/reduce_scatter"}
+  %cublas-gemm.2 = f32[8]{0} custom-call(%rs-done), custom_call_target="__cublas$gemm", metadata={op_name="jit(f)/layer1/dot_general"}
+  ROOT %loop_negate_fusion = f32[] fusion(%cublas-gemm.2), kind=kLoop, calls=%fused_mul, metadata={op_name="jit(f)/neg"}
+}
+"""
+
+
+def test_closing_braces_with_more_after_them_calls_and_async_pairs():
+    # XLA prints '}, execution_thread="host"' and '} // name' after some computations; a call's to_apply
+    # computation runs (a command buffer's); an asynchronous pair's '-done' launches nothing
+    comps = hlo.parse(ODD)
+    assert [[op.name for op in c] for c in comps] == [
+        ["copy.9"], ["loop_multiply_fusion"], ["cublas-gemm.1", "rs-start", "cublas-gemm.2", "loop_negate_fusion"]]
+    names = ["loop_multiply_fusion", "nvjet_a", "ncclDevKernel_ReduceScatter", "nvjet_b", "loop_negate_fusion"]
+    placed = [p.name for p in hlo.line_up(names, comps)]
+    assert placed == ["loop_multiply_fusion", "cublas-gemm.1", "rs-start", "cublas-gemm.2", "loop_negate_fusion"]
+
+
+@pytest.mark.parametrize("op_name, expected", [
+    ("jit(f)/foo/cond/branch_1_fun/true/add", ("add", "foo.true")),  # lax.cond's branch
+    ("jit(f)/vmap(jvp(foo))/while/body_pred/bar_cond/lt", ("lt", "foo.bar_cond")),  # a while loop's predicate
+    ("jit(step)/jvp(M)/closed_call/layers/fc/dot_general", ("dot_general", "M.layers.fc")),  # older JAX's scan body
+    ("jit(step)/transpose(jvp(M))/jvp(M)/checkpoint/rdense/dot_general", ("dot_general", "M.rdense")),  # nn.remat
+    ("jit(f)/ij, jk -> ik/dot_general", ("einsum ij,jk->ik", None)),  # einsum's subscripts as the user wrote them
+    ("jit(f)/ij,jk/dot_general", ("einsum ij,jk", None)),  # an implicit output
+    ('jit(f)/say \\"hi\\"/add', ("add", 'say "hi"')),  # the printer's escaped quotes
+])
+def test_control_flow_remat_einsum_and_escapes_are_no_modules(op_name, expected):
+    o = hlo.owner(op_name)
+    assert (o.op, o.module) == expected
+
+
+def test_a_dump_folder_skips_what_is_no_gpu_module(tmp_path):
+    step = (DUMP / "module_9950.jit_step.sm_9.0a_gpu_after_optimizations.txt").read_text()
+    (tmp_path / "module_9950.jit_step.sm_9.0a_gpu_after_optimizations.txt").write_text("\ufeff" + step)  # a BOM
+    (tmp_path / "module_9999.jit_cut.sm_9.0a_gpu_after_optimizations.txt").write_text("")  # cut short by a crash
+    (tmp_path / "module_0001.jit_host.cpu_after_optimizations.txt").write_text(ODD)  # the host's CPU module
+    (tmp_path / "module_0002.jit_dir.sm_9.0a_gpu_after_optimizations.txt").mkdir()
+    os.mkfifo(tmp_path / "module_0003.jit_pipe.sm_9.0a_gpu_after_optimizations.txt")  # would block a read
+    comps = hlo.read_dump(tmp_path)
+    assert len(comps) == 1 and comps[0][0].module == "jit_step" and len(comps[0]) == 30

@@ -435,6 +435,8 @@ def _hlo_dump(path: Path) -> bool:
         return True
     if path.name.endswith(("after_optimizations.txt", "after_optimizations.txt.gz")):
         return True
+    if not path.is_file():  # missing, or a pipe that would block a read: the trace reader says which
+        return False
     try:
         with open(path, "rb") as f:
             return f.read(9) == b"HloModule"

@@ -4,7 +4,8 @@
 compiled module; `roofline profile` turns this on in the program it runs).
 
 An optimized module lists computations. Those that run (the entry, the bodies and conditions of
-its while loops, the branches of its conditionals, called computations) hold, in the schedule's
+its while loops, the branches of its conditionals, called computations, a call's `to_apply`
+included) hold, in the schedule's
 order, the instructions that launch kernels: fusions, custom calls (cuBLAS, cuDNN, Triton) and the
 few ops emitted on their own (copies, collectives). XLA names a fusion's kernel after the
 instruction, '.' and '-' made '_' (`%loop_multiply_fusion.2` launches `loop_multiply_fusion_2`),
@@ -26,8 +27,9 @@ Each instruction's metadata carries `op_name`, the name stack JAX traced it unde
 Its parts are scopes (`jax.named_scope`, a Flax module's name), frames of jitted functions
 (`jit(gelu)`) and of `jnp.einsum` (its subscripts, `...qhd,...khd->...hqk`: the op
 `einsum ...qhd,...khd->...hqk`) and, last, the primitive (`mul`; parameters in brackets dropped);
-the scopes of control flow (`while`, `body`) and of Flax's lifted transformations (`eval_jaxpr`)
-are left out. A transformation
+the scopes of control flow (`while`, `body`, `body_pred`, `cond`'s `branch_N_fun`) and of calls and
+lifted transformations (`closed_call`, Flax's `eval_jaxpr`) are left out, and a scope repeated
+inside a transformation (remat's re-linearised copy, `transpose(jvp(M))/jvp(M)`) counts once. A transformation
 wraps the first scope traced under it: `transpose(...)` marks the reverse pass of automatic
 differentiation, *backward* work, owned by the op and scope it differentiates, as a PyTorch
 backward kernel is by its forward op (`traces.ops.Owner`); everything else is *forward* work. The
@@ -59,14 +61,19 @@ _CALLS = re.compile(r"\bcalls=%?(?P<v>[\w.\-]+)")
 _APPLIES = re.compile(r"\bto_apply=%?(?P<v>[\w.\-]+)")
 _TARGET = re.compile(r'\bcustom_call_target="(?P<v>[^"]*)"')
 _FRAME = re.compile(r"^(?:jit|pjit|xla_pmap|shard_map|pmap)\((?P<fn>.*)\)$")
-_EINSUM = re.compile(r"^[\w.]*(?:,[\w.]*)*->[\w.]*$")  # jnp.einsum's scope: its subscripts ('...qhd,...khd->...hqk')
+# jnp.einsum's scope: its subscripts as written ('...qhd,...khd->...hqk', 'ij, jk -> ik', 'ij,jk')
+_EINSUM = re.compile(r"^[A-Za-z.]+(?:,[A-Za-z.]+)*(?:->[A-Za-z.]*)?$")
 _TRANSFORM = re.compile(r"^(?P<fn>jvp|transpose|vmap|remat|checkpoint|custom_jvp_call|custom_vjp_call|"
                         r"custom_vjp_call_jaxpr|batched|linearize)\((?P<inner>.*)\)$")
 # scopes that name control flow or a lifted transformation's plumbing (Flax's nn.scan runs its body
 # under 'eval_jaxpr'), not a module
-_STRUCTURE = {"while", "body", "cond", "scan", "cond_fun", "body_fun", "switch", "checkpoint", "remat",
-              "rematted_computation", "eval_jaxpr"}
-# instructions that launch nothing themselves (the computations they call do)
+_STRUCTURE = {"while", "body", "cond", "scan", "cond_fun", "body_fun", "body_pred", "switch", "checkpoint", "remat",
+              "rematted_computation", "eval_jaxpr", "closed_call"}
+_BRANCH = re.compile(r"^branch_\d+_fun$")  # lax.cond's and lax.switch's branches
+# instructions that call a computation with `to_apply` that runs (not a reducer)
+_CALLERS = {"call", "call-start", "async-start"}
+# instructions that launch nothing themselves (the computations they call do; and every '-done' and
+# '-update' of an asynchronous pair)
 _SILENT = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "after-all", "partition-id",
            "replica-id", "opt-barrier", "while", "call", "conditional", "add-dependency", "domain",
            "copy-start", "copy-done", "send", "send-done", "recv", "recv-done", "async-done", "all-reduce-done",
@@ -124,7 +131,7 @@ def parse(text: str) -> list[list[HloOp]]:
                 computations[current] = []
                 order.append(current)
             continue
-        if line.strip() == "}":
+        if line.lstrip().startswith("}"):  # '}', '}, execution_thread="host"', '} // name'
             current = None
             continue
         m = _INSTRUCTION.match(line)
@@ -132,9 +139,11 @@ def parse(text: str) -> list[list[HloOp]]:
             continue
         rest = m["rest"]
         computations[current].append((m["name"], rest, bool(m["root"])))
-        if _opcode(rest) == "fusion" and (called := _CALLS.search(rest)):
+        opcode = _opcode(rest)
+        if opcode == "fusion" and (called := _CALLS.search(rest)):
             inner.add(called["v"])
-        inner.update(a["v"] for a in _APPLIES.finditer(rest))
+        if opcode not in _CALLERS:  # a reducer's or comparator's computation; a call's runs
+            inner.update(a["v"] for a in _APPLIES.finditer(rest))
     # a fused computation's op_name: its root's, else the first of its instructions that has one
     named = {name: next((r for r in [next((rest for _, rest, root in instrs if root), "")]
                          + [rest for _, rest, _ in instrs] if _OP_NAME.search(r)), None)
@@ -147,7 +156,7 @@ def parse(text: str) -> list[list[HloOp]]:
         ops = []
         for name, rest, _ in computations[comp]:
             opcode = _opcode(rest)
-            if opcode is None or opcode in _SILENT:
+            if opcode is None or opcode in _SILENT or opcode.endswith(("-done", "-update")):
                 continue
             op_name = _OP_NAME.search(rest)
             if op_name is None and opcode == "fusion" and (called := _CALLS.search(rest)):
@@ -185,7 +194,10 @@ def read_dump(folder: Path) -> list[list[HloOp]]:
     if folder.is_file():
         files = [folder]
     elif folder.is_dir():
-        files = sorted([*folder.glob("*after_optimizations.txt"), *folder.glob("*after_optimizations.txt.gz")])
+        # regular files only (not a pipe or a folder of that name), not empty (a dump cut short by a crash),
+        # and not the modules XLA compiled for the host's CPU, which launch no GPU kernel
+        files = sorted(f for f in [*folder.glob("*after_optimizations.txt"), *folder.glob("*after_optimizations.txt.gz")]
+                       if f.is_file() and f.stat().st_size and "cpu_after_optimizations" not in f.name)
     else:
         raise UsageError(f"{folder}: no such folder; give the folder XLA dumped its HLO into (--xla_dump_to=DIR)")
     if not files:
@@ -195,7 +207,7 @@ def read_dump(folder: Path) -> list[list[HloOp]]:
     for f in files:
         try:
             raw = f.read_bytes()
-            text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode(errors="replace")
+            text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode(errors="replace").lstrip("\ufeff")
         except (OSError, EOFError) as exc:
             raise UsageError(f"{f}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
         try:
@@ -243,7 +255,7 @@ def owner(op_name: str | None, fallback: str = "") -> Owner | None:
     name stack is empty. None where there is no op_name."""
     if not op_name:
         return None
-    parts = _split(op_name)
+    parts = _split(re.sub(r"\\(.)", r"\1", op_name))  # the printer's escapes (\" and \\) undone
     scopes: list[str] = []
     frame: str | None = None
     backward = False
@@ -252,14 +264,16 @@ def owner(op_name: str | None, fallback: str = "") -> Owner | None:
         backward = backward or "transpose" in wrappers
         if not part:  # 'transpose(jvp())': a transformation around no scope
             continue
-        f = _FRAME.match(part) or (_EINSUM.match(part) if "->" in part else None)
+        compact = part.replace(" ", "")
+        f = _FRAME.match(part) or (_EINSUM.match(compact) if "->" in compact or "," in compact else None)
         if f:
-            fn = f["fn"] if "fn" in f.groupdict() else f"einsum {part}"
+            fn = f["fn"] if "fn" in f.groupdict() else f"einsum {compact}"
             if (i == 0 or fn == "main") or frame is not None:
                 continue
             frame = fn  # the outermost jitted function inside the scopes is the op
-        elif frame is None and part not in _STRUCTURE:
-            scopes.append(part)
+        elif frame is None and part not in _STRUCTURE and not _BRANCH.match(part):
+            if not (wrappers and scopes and scopes[-1] == part):  # remat's re-linearised copy of the scope
+                scopes.append(part)
     last, wrappers = _unwrapped(parts[-1]) if parts else ("", [])
     backward = backward or "transpose" in wrappers
     primitive = re.sub(r"\[.*$", "", last, flags=re.S) or fallback or "?"
@@ -283,11 +297,14 @@ def line_up(names: list[str], computations: list[list[HloOp]]) -> list[HloOp | N
     out: list[HloOp | None] = [None] * len(names)
     waiting: list[int] = []  # launches of other names since the last placed one
 
-    def place_waiting(c: int | None, start: int, stop: int) -> None:
-        slots = [i for i in range(start, stop) if library[c][i]] if c is not None else []
+    def slots(c: int | None, start: int, stop: int) -> list[tuple[int, int]]:
+        return [(c, i) for i in range(start, stop) if library[c][i]] if c is not None else []
+
+    def place_waiting(found: list[tuple[int, int]]) -> None:
         for n, j in enumerate(waiting):
-            if slots:
-                out[j] = computations[c][slots[min(n, len(slots) - 1)]]
+            if found:
+                c, i = found[min(n, len(found) - 1)]
+                out[j] = computations[c][i]
         waiting.clear()
 
     for j, name in enumerate(names):
@@ -306,15 +323,16 @@ def line_up(names: list[str], computations: list[list[HloOp]]) -> list[HloOp | N
             c, i = min(places, key=lambda p: (p[1], p[0]))  # a computation starting (again)
         if waiting:  # between two launches of one run of a computation, else at the end of the one left
             if current is None:
-                place_waiting(c, 0, i)
+                place_waiting(slots(c, 0, i))
             elif c == current and i >= cursor[c]:
-                place_waiting(c, cursor[c], i)
-            else:
-                place_waiting(current, cursor[current], len(computations[current]))
+                place_waiting(slots(c, cursor[c], i))
+            else:  # the end of the one left, else (a called computation returned) before i in the new one
+                place_waiting(slots(current, cursor[current], len(computations[current]))
+                              or slots(c, cursor[c] if i >= cursor[c] else 0, i))
         out[j] = computations[c][i]
         cursor[c], current = i + 1, c
     if waiting and current is not None:
-        place_waiting(current, cursor[current], len(computations[current]))
+        place_waiting(slots(current, cursor[current], len(computations[current])))
     return out
 
 
