@@ -132,6 +132,8 @@ def parse(text: str) -> list[list[HloOp]]:
                 order.append(current)
             continue
         if line.lstrip().startswith("}"):  # '}', '}, execution_thread="host"', '} // name'
+            if 'execution_thread="host"' in line:
+                inner.add(current)  # runs on the host's CPU: no kernel of it
             current = None
             continue
         m = _INSTRUCTION.match(line)
