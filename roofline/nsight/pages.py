@@ -23,7 +23,8 @@ from . import text as nsight_text
 from .checks import check_rows, damaged
 from .dialect import NO_VALUE, decimal_mark, int_cell, mark_note, number, unit_scale
 from .metrics import TIME, details_metric, reads
-from .rows import TEXT_COLUMNS, Row, Rows, column_plan, half_step, keep_value, store_value, unknown_units_note
+from .rows import (NVTX_COLUMN, TEXT_COLUMNS, Row, Rows, column_plan, half_step, keep_value, nvtx_cell, store_value,
+                   unknown_units_note)
 
 NO_KERNELS = re.compile(r"^==WARNING==\s*No kernels were profiled", re.MULTILINE | re.IGNORECASE)
 
@@ -125,9 +126,13 @@ def _raw(header: list[str], records: list[list[str]], source: str, cut: bool = F
             for i, name in enumerate(header)]
     numbers: dict[str, float | None] = {}  # a report repeats its cells: each distinct one read once
     rows, seen = [], set()
+    nvtx_col = next((i for i, name in enumerate(header) if name.startswith(NVTX_COLUMN)), None)
+    if nvtx_col is not None:
+        text_columns.add(nvtx_col)
     for j, r in enumerate(data):
         row = Row(kernel=_cell(r, header, "Kernel Name"), process_id=int_cell(_cell(r, header, "Process ID")),
-                  incomplete=len(r) < len(header) or (cut and j == len(data) - 1))
+                  incomplete=len(r) < len(header) or (cut and j == len(data) - 1),
+                  nvtx=nvtx_cell(r[nvtx_col]) if nvtx_col is not None and nvtx_col < len(r) else None)
         _check_once(seen, row.process_id, int_cell(r[id_col]), row.kernel, source)
         for i, (name, cell) in enumerate(zip(header, r)):
             if i in text_columns:

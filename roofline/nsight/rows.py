@@ -18,6 +18,23 @@ TEXT_COLUMNS = ("Kernel Name", "Process Name", "Host Name", "Block Size", "Grid 
                 "Stream", "Kernel Time")
 
 
+NVTX_COLUMN = "thread Domain:Push/Pop_Range"  # how a raw CSV export made --nvtx heads its ranges' column
+_RANGE = re.compile(r'"([^"]*)"')
+_MESSAGE = re.compile(r":(?:REGISTERED|ASCII|UNICODE):")
+
+
+def nvtx_cell(cell: str) -> list[str] | None:
+    """The NVTX push/pop ranges of a raw CSV export's range cell, outermost first, each as its
+    message ('aten::linear, seq = 41', 'Thunk:#name=...,hlo_op=gemm_fusion_dot.3,...#'): the cell
+    holds the thread, then one quoted 'Domain:Name:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg' per
+    range, whose message follows its type; None for a cell with no range."""
+    ranges = []
+    for quoted in _RANGE.findall(cell):
+        parts = _MESSAGE.split(quoted)
+        ranges.append(parts[-1] if len(parts) > 1 else quoted)
+    return ranges or None
+
+
 @dataclass
 class Row:
     """One profiled launch as a report holds it: the kernel's name (demangled where the report

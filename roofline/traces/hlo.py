@@ -401,15 +401,15 @@ def attribute(launches: list, folder: Path, strict: bool = False) -> tuple[str, 
         if op is not None:
             found[i], ranged = owner(op.op_name, op.opcode), ranged + 1
     if ranged:
-        notes.append(f"{plural(ranged, 'launch', 'launches')} placed by XLA's own NVTX range around it (its thunk's "
+        notes.append(f"{plural(ranged, 'launch', 'launches')} placed by the NVTX range XLA opened around each (its thunk's "
                      "instruction)")
     if not any(o is not None for o in found):
         return None
     return SOURCE, found, notes
 
 
-_THUNK_OP = re.compile(r"TSL:Thunk:#[^#]*\bhlo_op=(?P<op>[^,#\s\"]+)")
-_XLA_MODULE = re.compile(r"TSL:XlaModule:#[^#]*\bhlo_module=(?P<module>[^,#\s\"]+)")
+_THUNK_OP = re.compile(r"\bThunk:#[^#]*\bhlo_op=(?P<op>[^,#\s\"]+)")
+_XLA_MODULE = re.compile(r"\bXlaModule:#[^#]*\bhlo_module=(?P<module>[^,#\s\"]+)")
 
 
 def thunk_of(nvtx: tuple[str, ...] | None) -> tuple[str, str] | None:
