@@ -417,3 +417,11 @@ def test_a_dump_folder_skips_what_is_no_gpu_module(tmp_path):
     os.mkfifo(tmp_path / "module_0003.jit_pipe.sm_9.0a_gpu_after_optimizations.txt")  # would block a read
     comps = hlo.read_dump(tmp_path)
     assert len(comps) == 1 and comps[0][0].module == "jit_step" and len(comps[0]) == 30
+
+
+@pytest.mark.parametrize("args", [["show"], ["plot", "--out", "x.png"], ["whatif"]])
+def test_commands_that_read_results_say_what_an_hlo_file_is(tmp_path, args):
+    step = DUMP / "module_9950.jit_step.sm_9.0a_gpu_after_optimizations.txt"
+    r = invoke(*args[:1], str(step), *args[1:])
+    assert r.exit_code == 2 and "XLA's HLO text, not a results file" in r.output
+    assert "--trace" in r.output and "Traceback" not in r.output

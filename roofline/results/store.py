@@ -328,6 +328,9 @@ def read_json(path: Path, reads: str | None = None):
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
+        if isinstance(text, str) and text.lstrip().startswith("HloModule"):
+            raise UsageError(f"{path}: XLA's HLO text, not a results file; it names the ops of a JAX program's kernels "
+                             "in a profile: roofline profile --import REPORT --trace FOLDER_OF_IT") from None
         report = Path(path).suffix.lower() in (".csv", ".txt", ".ncu-rep", ".log")
         hint = f"; an Nsight Compute report is read with roofline profile --import {path}" if report else ""
         raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}"
