@@ -273,6 +273,19 @@ def test_float64_outputs_whose_squares_overflow_are_compared_by_their_ratio():
     assert result.passed and result.rel_error == pytest.approx(1e-6, rel=1e-6)
     far, _ = candidate._compare("output 0", want * 1.5, want)
     assert not far.passed and far.rel_error == pytest.approx(0.5, rel=1e-9)
+    # and values whose squares vanish (1e-200): a 1.5x wrong answer is not read as exact
+    tiny = torch.randn(500, dtype=torch.float64) * 1e-200
+    wrong, _ = candidate._compare("output 0", tiny * 1.5, tiny)
+    assert not wrong.passed and wrong.rel_error == pytest.approx(0.5, rel=1e-9)
+    assert candidate._compare("output 0", tiny, tiny)[0].rel_error == 0.0
+    # a reference of zeros is read against the difference itself, whatever the scale
+    zeros = torch.zeros(500, dtype=torch.float64)
+    assert candidate._compare("output 0", zeros + 1e-200, zeros)[0].rel_error == pytest.approx(1e-200 * 500 ** 0.5)
+    # one element of 1e300 among values near 1: failed, by far more than 0.75
+    one = torch.ones(500, dtype=torch.float64)
+    spike = one.clone()
+    spike[7] = 1e300
+    assert candidate._compare("output 0", spike, one)[0].rel_error > 1e290
 
 
 def test_outputs_are_compared_a_chunk_at_a_time_as_if_whole(monkeypatch):

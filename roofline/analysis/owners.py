@@ -248,7 +248,9 @@ def compare_owners(before: ProfileResults, after: ProfileResults, key: str, name
     shared = [r for r in rows if r.before_ms is not None and r.after_ms is not None]
     held_b = sum(r.before_ms for r in shared) / before.attribution.time_ms if before.attribution.time_ms else 1.0
     held_a = sum(r.after_ms for r in shared) / after.attribution.time_ms if after.attribution.time_ms else 1.0
-    if min(held_b, held_a) < MATCHED:
+    if not shared:
+        notes.append(f"the profiles share no {key}: they are of different programs, and each row is of one alone")
+    elif min(held_b, held_a) < MATCHED:
         notes.append(f"the {len(shared)} {key}(s) in both profiles hold {100 * held_b:.3g} % of the first's owned "
                      f"time and {100 * held_a:.3g} % of the second's: the change is mostly of {key}s only one has")
     for side, doc in (("before", before), ("after", after)):

@@ -29,6 +29,7 @@ next. Timing is not done here (`run` times a problem's candidate on the GPU).
 from __future__ import annotations
 
 import math
+import sys
 
 from dataclasses import dataclass, field
 
@@ -142,8 +143,9 @@ def _sums(got, want) -> tuple[int, int, float, float]:
     non-finite elements, the candidate's, the sum of the reference's squares and of the squared
     differences. Each chunk is three dot products; the non-finite elements are counted only where
     a sum of squares is not finite (every finite float32 or 16-bit value squares finitely in float64;
-    finite float64 values whose squares overflow are summed again, scaled down by a power of two:
-    the sums are then that scale squared times the true ones, which the relative error does not see)."""
+    float64 values whose squares overflow or vanish are summed again, brought to the largest's
+    power of two: the sums are then that `scale` squared times the true ones, which the relative
+    error does not see; `scale` is returned last, 1 where unscaled)."""
     import torch
 
     a, b = got.reshape(-1), want.reshape(-1)
@@ -164,19 +166,24 @@ def _sums(got, want) -> tuple[int, int, float, float]:
         return sum(int(torch.isfinite(t[i:i + CHUNK]).logical_not().sum()) for i in range(0, t.numel(), CHUNK))
     ref_bad = non_finite(b) if not math.isfinite(ref_sq) else 0
     bad = non_finite(a) if not math.isfinite(own_sq) else 0
-    if not ref_bad and not bad and not all(map(math.isfinite, (ref_sq, own_sq, diff_sq))):
-        # finite float64 values whose squares overflow (above about 1.3e154): the sums again with both
-        # tensors brought down by one power of two, which leaves their ratio as it is
-        peak = max(float(t.abs().max()) for t in (a, b))
-        ref_sq, own_sq, diff_sq = squares(2.0 ** -math.frexp(peak)[1])
-    return ref_bad, bad, ref_sq, diff_sq
+    scale = 1.0
+    if not ref_bad and not bad and (not all(map(math.isfinite, (ref_sq, own_sq, diff_sq)))
+                                    or min(ref_sq, own_sq) < sys.float_info.min):
+        # float64 values whose squares overflow (above about 1.3e154) or vanish (below about 1.5e-154):
+        # the sums again with both tensors brought to the largest's power of two, which leaves their
+        # ratio as it is (the scale is returned, for an absolute difference)
+        peak = max(float(t.abs().max()) for t in (a, b)) if a.numel() else 0.0
+        if peak > 0:
+            scale = 2.0 ** -math.frexp(peak)[1]
+            ref_sq, own_sq, diff_sq = squares(scale)
+    return ref_bad, bad, ref_sq, diff_sq, scale
 
 
 def _moved(now, before) -> float:
     """How far the reference's output moved between two draws: the norm of their difference over
     the norm of the earlier one (1 where that is 0), in float64 a chunk at a time (`_sums`)."""
-    _, _, before_sq, diff_sq = _sums(now, before)
-    return diff_sq ** 0.5 / (before_sq ** 0.5 or 1)
+    _, _, before_sq, diff_sq, scale = _sums(now, before)
+    return diff_sq ** 0.5 / (before_sq ** 0.5 or scale)
 
 
 def _compare(name: str, got, want) -> tuple[OutputResult, list[Flag]]:
@@ -205,14 +212,14 @@ def _compare(name: str, got, want) -> tuple[OutputResult, list[Flag]]:
     if tuple(got.shape) != tuple(want.shape):
         return OutputResult(name, got_dtype, None, tolerance, False,
                             f"shape {tuple(got.shape)} where the reference's is {tuple(want.shape)}"), flags
-    ref_bad, bad, ref_sq, diff_sq = _sums(got.detach(), want.detach().to(got.device))
+    ref_bad, bad, ref_sq, diff_sq, scale = _sums(got.detach(), want.detach().to(got.device))
     if ref_bad:
         return OutputResult(name, got_dtype, None, tolerance, False, "the reference holds non-finite values"), flags
     if bad:
         return OutputResult(name, got_dtype, None, tolerance, False,
                             f"{bad:,} of {got.numel():,} elements NaN or infinite"), flags
     ref, diff = ref_sq ** 0.5, diff_sq ** 0.5
-    err = diff / ref if ref else diff
+    err = diff / ref if ref else diff / scale  # a reference of zeros: the difference itself
     passed = err <= tolerance
     return OutputResult(name, got_dtype, err, tolerance, passed,
                         None if passed else f"relative error {err:.3g} above {tolerance:g}"), flags

@@ -13,6 +13,7 @@ import gzip
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -331,6 +332,10 @@ def read_json(path: Path, reads: str | None = None):
         if isinstance(text, str) and text.lstrip().startswith("HloModule"):
             raise UsageError(f"{path}: XLA's HLO text, not a results file; it names the ops of a JAX program's kernels "
                              "in a profile: roofline profile --import REPORT --trace FOLDER_OF_IT") from None
+        if re.match(r"module_\d+\.", Path(path).name):  # XLA names every file of its dump so
+            raise UsageError(f"{path}: a file of an XLA dump folder, not a results file; the folder names the ops "
+                             "of a JAX program's kernels in a profile: roofline profile --import REPORT --trace "
+                             "FOLDER") from None
         report = Path(path).suffix.lower() in (".csv", ".txt", ".ncu-rep", ".log")
         hint = f"; an Nsight Compute report is read with roofline profile --import {path}" if report else ""
         raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}"
