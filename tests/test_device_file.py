@@ -45,8 +45,17 @@ def test_an_unquoted_compute_capability_is_read(tmp_path):
     # one newer than every GPU the tables know is a GPU to come: modelled with the newest one's units
     future = from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', '"13.0"'))))
     assert future.arch_limits.arch == "sm_130"
-    assert future.source.endswith("compute capability 13.0 is newer than any roofline models, so its per-SM limits "
-                                  "are taken as 12.1's")
+    assert future.source.endswith(
+        "compute capability 13.0 is newer than any roofline models, so its per-SM limits are taken as 12.1's, and it "
+        "has no roof of fp64, fp16, fp16_tensor, bf16_tensor, tf32_tensor, fp8_tensor, int8_tensor unless the file "
+        "gives their flops_per_sm_per_clock")
+    # a rate the file gives is its roof, at any clock a kernel is read at (the table and project read it so)
+    given = from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', '"13.0"') + "\n[flops_per_sm_per_clock]\n"
+                                  "bf16_tensor = 4096\n")))
+    assert "bf16_tensor" not in given.source.split("no roof of")[1]
+    assert given.precision_peaks["bf16_tensor"].per_sm_per_clock == 4096
+    half = given.roofs_at(given.max_sm_clock_mhz / 2)
+    assert half.roof("bf16_tensor").value == pytest.approx(given.peaks_gflops["bf16_tensor"] / 2)
     assert "newer than any" not in from_preset(str(_file(tmp_path, RTX5070))).source
 
 

@@ -8,6 +8,7 @@ Peaks use the maximum clocks, not the current ones (an idle GPU clocks low); the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Annotated
@@ -209,6 +210,11 @@ class DeviceSpec:
                             tensor_cores=not NO_TENSOR_CORES.search(self.name))
         if "fp32" in out:
             out["fp32"] = replace(out["fp32"], value=self.peak_fp32_gflops)
+        for key, source in (self.peak_sources or {}).items():  # a device file's own rates, at this clock
+            rate = file_rate(source)
+            if rate is not None and key != "fp32":
+                clock = (self.tensor_clock_mhz or self.max_sm_clock_mhz) if key in TENSOR else self.max_sm_clock_mhz
+                out[key] = Peak(key, rate * self.sm_count * clock * 1e-3, rate, self.sm_count, clock, source)
         return out
 
     @property
@@ -277,6 +283,22 @@ def named_limits(gpu: str | None, arch: str | None) -> ArchLimits | None:
     return None
 
 
+_FILE_RATE = re.compile(r"^device file .*: (?P<rate>[0-9.e+]+) FLOP/clk/SM$")
+
+
+def file_rate_source(name: str, rate: float) -> str:
+    """The source of a rate a device file gives ('device file b300.toml: 8192 FLOP/clk/SM'), which
+    `file_rate` reads back: the rate is kept with the device, and taken at whatever clock it is read."""
+    return f"device file {name}: {rate:g} FLOP/clk/SM"
+
+
+def file_rate(source: str) -> float | None:
+    """The FLOP per SM per clock a device file gave for a precision, from its source
+    (`file_rate_source`); None for a rate of any other source."""
+    m = _FILE_RATE.match(source)
+    return float(m["rate"]) if m else None
+
+
 def from_device_file(path: Path) -> DeviceSpec:
     """The device a user's device file describes (`device_file`): built as a preset is, its
     `flops_per_sm_per_clock` replacing the table's rates of those precisions. Raises UsageError
@@ -288,8 +310,15 @@ def from_device_file(path: Path) -> DeviceSpec:
     printed = frozenset({f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"})
     spec, limits = read_device_file(path, printed)
     newest = max(ARCHS, key=cc_key)
-    beyond = (f"; compute capability {spec.compute_capability} is newer than any roofline models, so its per-SM "
-              f"limits are taken as {newest}'s" if cc_key(spec.compute_capability) > cc_key(newest) else "")
+    beyond = ""
+    if cc_key(spec.compute_capability) > cc_key(newest):
+        def keys(cc: str) -> set[str]:
+            return set(compute_peaks(cc, spec.sm_count, spec.fp32_cores, spec.max_sm_clock_mhz or 1.0, None))
+        given = set(spec.flops_per_sm_per_clock or {})
+        unknown = [k for k in PRECISIONS if k in keys(newest) - keys(spec.compute_capability) - given]
+        beyond = (f"; compute capability {spec.compute_capability} is newer than any roofline models, so its per-SM "
+                  f"limits are taken as {newest}'s" + (f", and it has no roof of {', '.join(unknown)} unless the file "
+                                                       "gives their flops_per_sm_per_clock" if unknown else ""))
     device = DeviceSpec.build(
         name=spec.name or path.stem, compute_capability=spec.compute_capability, sm_count=spec.sm_count,
         fp32_cores=spec.fp32_cores, sm_clock_mhz=spec.max_sm_clock_mhz, limits=limits,
@@ -303,6 +332,6 @@ def from_device_file(path: Path) -> DeviceSpec:
     for key, rate in spec.flops_per_sm_per_clock.items():
         clock = (device.tensor_clock_mhz or device.max_sm_clock_mhz) if key in TENSOR else device.max_sm_clock_mhz
         peaks[key] = rate * device.sm_count * clock * 1e-3  # FLOP/clk/SM x SMs x MHz = GFLOP/s x 1e3
-        sources[key] = f"device file {path.name}: {rate:g} FLOP/clk/SM"
+        sources[key] = file_rate_source(path.name, rate)
     return replace(device, peaks_gflops=peaks, peak_sources=sources,
                    peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))
