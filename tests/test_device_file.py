@@ -110,3 +110,10 @@ def test_every_command_that_takes_gpu_reads_it(tmp_path):
     assert device_file.is_device_file(path) and not device_file.is_device_file("rtx5070")
     missing = CliRunner().invoke(app, ["device", "--gpu", str(tmp_path / "none.toml")])
     assert missing.exit_code == 2 and "cannot read the device file" in missing.stderr
+
+
+def test_kernels_model_a_gpu_newer_than_any_known(tmp_path):
+    future = _file(tmp_path, RTX5070.replace('"12.0"', '"13.0"'))
+    r = CliRunner().invoke(app, ["kernels", "--gpu", str(future), "--model-only", "--json"])
+    assert r.exit_code == 0, r.output  # modelled with the device file's own limits, not refused as sm_130
+    assert json.loads(r.stdout)["device"] == "NVIDIA GeForce RTX 5070"

@@ -118,7 +118,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     from ..ladder import families
     from ..model.device import from_preset
     from ..model.device import named_limits
-    from ..model.arch import arch_variant, parse_arch
+    from ..model.arch import arch_variant
     from ..model.roofs import plain_verdict
     from ..ladder import tiles
     from ..measure import compile_pool, nvml, nvrtc_compile
@@ -151,7 +151,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         if any(not isinstance(s, UserKernel) or s.build.compiler != NVCC for s in specs):
             nvrtc_compile.check_target(limits.arch)  # nvcc's own targets are its errors to give
     rows, roofless = [], []
-    target = limits or (parse_arch(preset.arch) if preset else None)  # --model-only: the preset's arch still rules
+    target = limits or (preset.arch_limits if preset else None)  # --model-only: the device's own limits still rule
     for spec in specs:
         figures = spec.figures(problem)
         floors = (plain_verdict(figures, preset.roofs, precision=problem.precision_key)

@@ -138,7 +138,12 @@ def nvrtc_text() -> str:
 
 
 def _unsupported(arch: str) -> RunError:
+    from ..model.arch import ARCHS
+
     major, minor = nvrtc_version()
+    if arch.rstrip("af") not in {a.arch for a in ARCHS.values()}:  # a GPU newer than any CUDA roofline knows
+        return RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}, and no CUDA roofline knows of "
+                        "can: model its kernels without compiling them (roofline kernels --model-only)")
     other = "cuda13" if major < 13 else "cuda12"
     return RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}; the other CUDA flavour may: in a "
                     f"fresh environment, {install_hint(other)} (the two CuPy flavours cannot be installed together)")
