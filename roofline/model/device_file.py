@@ -45,14 +45,14 @@ class DeviceFile(BaseModel):
     sm_count: Annotated[int, Ge(1), Le(10**4)]
     fp32_cores: Annotated[int, Ge(1), Le(10**7)]
     max_sm_clock_mhz: Annotated[float, Gt(0), Le(10**5)]
-    peak_dram_gbps: Annotated[float, Gt(0), Le(10**6)] | None = None
-    max_mem_clock_mhz: Annotated[float, Gt(0), Le(10**6)] | None = None
+    peak_dram_gbps: Annotated[float, Gt(0), Le(1e6)] | None = None
+    max_mem_clock_mhz: Annotated[float, Gt(0), Le(1e6)] | None = None
     memory_bus_width_bits: Annotated[int, Ge(8), Le(1 << 16)] | None = None
     memory_bytes: Annotated[int, Ge(1)] | None = None
     l2_bytes: Annotated[int, Ge(1)] | None = None
     tensor_clock_mhz: Annotated[float, Gt(0), Le(10**5)] | None = None
     source: str = ""
-    flops_per_sm_per_clock: dict[str, Annotated[float, Ge(0), Le(10**6)]] = {}
+    flops_per_sm_per_clock: dict[str, Annotated[float, Ge(0), Le(1e6)]] = {}
 
     @field_validator("compute_capability")
     @classmethod
