@@ -117,3 +117,13 @@ def test_kernels_model_a_gpu_newer_than_any_known(tmp_path):
     r = CliRunner().invoke(app, ["kernels", "--gpu", str(future), "--model-only", "--json"])
     assert r.exit_code == 0, r.output  # modelled with the device file's own limits, not refused as sm_130
     assert json.loads(r.stdout)["device"] == "NVIDIA GeForce RTX 5070"
+
+
+def test_occupancy_on_a_gpu_newer_than_any_known_says_whose_limits_it_uses(tmp_path):
+    future = _file(tmp_path, RTX5070.replace('"12.0"', '"13.0"'))
+    r = CliRunner().invoke(app, ["occupancy", "--gpu", str(future), "--regs", "64", "--threads", "256"])
+    assert r.exit_code == 0 and "compute capability 13.0 is newer than any roofline models: its per-SM limits " \
+                                "are taken as 12.1's" in r.output
+    r = CliRunner().invoke(app, ["occupancy", "--gpu", str(_file(tmp_path, RTX5070, "now.toml")), "--regs", "64",
+                                 "--threads", "256"])
+    assert r.exit_code == 0 and "newer than any" not in r.output

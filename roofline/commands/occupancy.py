@@ -86,5 +86,10 @@ def view(report: OccupancyReport, chart_out: Path | None) -> Outcome:
         return [occupancy_table(occ), *([f"cannot launch: {occ.reason}"] if occ.reason else []),
                 *([report.target_text] if report.target_text else []), *wrote]
 
+    from ..model.arch import ARCHS, cc_key
+
     cannot_launch = bool(report.occupancy.reason) and report.target_blocks is None
-    return Outcome(report.to_json(), lines, asides=tuple(wrote), failed=cannot_launch)
+    cc, newest = report.limits.compute_capability, max(ARCHS, key=cc_key)
+    notes = (f"compute capability {cc} is newer than any roofline models: its per-SM limits are taken as "
+             f"{newest}'s",) if cc_key(cc) > cc_key(newest) else ()
+    return Outcome(report.to_json(), lines, notes, asides=tuple(wrote), failed=cannot_launch)
