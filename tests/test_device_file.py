@@ -127,3 +127,17 @@ def test_occupancy_on_a_gpu_newer_than_any_known_says_whose_limits_it_uses(tmp_p
     r = CliRunner().invoke(app, ["occupancy", "--gpu", str(_file(tmp_path, RTX5070, "now.toml")), "--regs", "64",
                                  "--threads", "256"])
     assert r.exit_code == 0 and "newer than any" not in r.output
+
+
+def test_a_rate_of_zero_is_refused_and_a_precision_without_a_rate_lists_no_floors(tmp_path):
+    zero = _file(tmp_path, RTX5070 + "[flops_per_sm_per_clock]\nbf16_tensor = 0\n", "zero.toml")
+    r = CliRunner().invoke(app, ["device", "--gpu", str(zero)])
+    assert r.exit_code == 2 and "flops_per_sm_per_clock.bf16_tensor" in r.output and "Traceback" not in r.output
+    # a GPU newer than any known, with no FP16 tensor rate: the ladder at FP16 is listed without floors, and
+    # the note names the field that would give them (this was an AttributeError)
+    future = _file(tmp_path, RTX5070.replace('"12.0"', '"13.0"') + "[flops_per_sm_per_clock]\nbf16_tensor = 2048\n")
+    r = CliRunner().invoke(app, ["kernels", "--gpu", str(future), "--ladder", "tensor", "--dtype", "fp16",
+                                 "--model-only"])
+    assert r.exit_code == 0, r.output
+    assert "no FP16 tensor-core roof (its device file gives no flops_per_sm_per_clock.fp16_tensor)" in \
+        " ".join(r.output.split())

@@ -119,7 +119,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     from ..model.device import from_preset
     from ..model.device import named_limits
     from ..model.arch import arch_variant
-    from ..model.roofs import plain_verdict
+    from ..model.roofs import COMPUTE_LEVEL, plain_verdict
     from ..ladder import tiles
     from ..measure import compile_pool, nvml, nvrtc_compile
     sources = list(sources or [])
@@ -156,7 +156,9 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         figures = spec.figures(problem)
         floors = (plain_verdict(figures, preset.roofs, precision=problem.precision_key)
                   if preset and figures else None)
-        if floors is not None and floors.binding is None:  # the GPU has no roof of the problem's precision
+        compute = COMPUTE_LEVEL[problem.precision_key]
+        if floors is not None and (floors.binding is None or floors.floor(compute) is None):
+            # the GPU has no roof of the problem's precision
             floors = None
             roofless.append(spec.name)
         if target is not None and isinstance(spec, KernelSpec) and not spec.family.runs_on(target.compute_capability):
@@ -171,8 +173,10 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         rows = [done.get(id(r), r) for r in rows]
     notes = [n for s in specs if isinstance(s, UserKernel) for n in s.launch_notes(problem)]
     if roofless:
-        notes.append(f"{', '.join(roofless)}: the {preset.name} has no {problem.dtype.upper()} tensor-core roof (its "
-                     f"datasheet gives none), so no floors are read for {'it' if len(roofless) == 1 else 'them'}")
+        why = (f"its device file gives no flops_per_sm_per_clock.{problem.precision_key}"
+               if preset.source.startswith("device file") else "its datasheet gives none")
+        notes.append(f"{', '.join(roofless)}: the {preset.name} has no {problem.dtype.upper()} tensor-core roof ({why}), "
+                     f"so no floors are read for {'it' if len(roofless) == 1 else 'them'}")
     notes += [_light_note(s, preset) for s in specs if isinstance(s, UserKernel) and s.workload]
     chosen = [s for s in specs if isinstance(s, KernelSpec) and s.tile_source == "shape"]
     runnable = {r.spec.name for r in rows if r.unavailable is None}

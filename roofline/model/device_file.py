@@ -52,7 +52,7 @@ class DeviceFile(BaseModel):
     l2_bytes: Annotated[int, Ge(1)] | None = None
     tensor_clock_mhz: Annotated[float, Gt(0), Le(10**5)] | None = None
     source: str = ""
-    flops_per_sm_per_clock: dict[str, Annotated[float, Ge(0), Le(1e6)]] = {}
+    flops_per_sm_per_clock: dict[str, Annotated[float, Gt(0), Le(1e6)]] = {}
 
     @field_validator("compute_capability")
     @classmethod
