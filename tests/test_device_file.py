@@ -141,3 +141,16 @@ def test_a_rate_of_zero_is_refused_and_a_precision_without_a_rate_lists_no_floor
     assert r.exit_code == 0, r.output
     assert "no FP16 tensor-core roof (its device file gives no flops_per_sm_per_clock.fp16_tensor)" in \
         " ".join(r.output.split())
+
+
+def test_a_device_files_rates_survive_its_json_read_back(tmp_path):
+    # device --json of a device file, read back as one, keeps the rates the file gave
+    given = _file(tmp_path, RTX5070 + "[flops_per_sm_per_clock]\nbf16_tensor = 2048\n", "given.toml")
+    r = CliRunner().invoke(app, ["device", "--gpu", str(given), "--json"])
+    doc = json.loads(r.stdout)
+    assert doc["flops_per_sm_per_clock"] == {"bf16_tensor": 2048}
+    back = tmp_path / "back.json"
+    back.write_text(r.stdout)
+    assert from_preset(str(back)).precision_peaks["bf16_tensor"].per_sm_per_clock == 2048
+    assert json.loads(CliRunner().invoke(app, ["device", "--gpu", "h200", "--json"]).stdout)[
+        "flops_per_sm_per_clock"] == {}

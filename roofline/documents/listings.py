@@ -23,8 +23,14 @@ def occupancy_json(report) -> dict:
 
 
 def device_json(spec: DeviceSpec) -> dict:
-    """A GPU's `--json`: its fields, its arch and ridge point, checked against `models.device_model()`."""
-    document = dict(asdict(spec), arch=spec.arch, ridge_point_flop_per_byte=round(spec.ridge_point, 2))
+    """A GPU's `--json`: its fields, its arch and ridge point, and the rates a device file gave
+    (`flops_per_sm_per_clock`, so that the JSON read back as a device file keeps them), checked
+    against `models.device_model()`."""
+    from ..model.device import file_rate
+
+    rates = {k: file_rate(src) for k, src in (spec.peak_sources or {}).items() if file_rate(src) is not None}
+    document = dict(asdict(spec), arch=spec.arch, ridge_point_flop_per_byte=round(spec.ridge_point, 2),
+                    flops_per_sm_per_clock=rates)
     return models.checked(models.device_model(), document)
 
 

@@ -470,10 +470,12 @@ def _kernels_model(figures, waves) -> type[JsonModel]:
 
 def device_model() -> type[JsonModel]:
     """`roofline device --json`: every field of the GPU's description (`model.device.DeviceSpec`),
-    then its target and its ridge point in FLOP per byte."""
+    then its target, its ridge point in FLOP per byte and the FLOP per SM per clock a device file
+    gave (empty for a preset or NVML's GPU)."""
     from ..model.device import DeviceSpec
 
-    return of_dataclass(DeviceSpec, (("arch", str), ("ridge_point_flop_per_byte", Number)))
+    return of_dataclass(DeviceSpec, (("arch", str), ("ridge_point_flop_per_byte", Number),
+                                     ("flops_per_sm_per_clock", dict[str, Number])))
 
 
 class TraceKernelJson(JsonModel):
