@@ -212,7 +212,7 @@ class DeviceSpec:
             out["fp32"] = replace(out["fp32"], value=self.peak_fp32_gflops)
         for key, source in (self.peak_sources or {}).items():  # a device file's own rates, at this clock
             rate = file_rate(source)
-            if rate is not None and key != "fp32":
+            if rate is not None:
                 clock = (self.tensor_clock_mhz or self.max_sm_clock_mhz) if key in TENSOR else self.max_sm_clock_mhz
                 out[key] = Peak(key, rate * self.sm_count * clock * 1e-3, rate, self.sm_count, clock, source)
         return out
