@@ -4,6 +4,7 @@ read by every command that takes --gpu."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -154,3 +155,15 @@ def test_a_device_files_rates_survive_its_json_read_back(tmp_path):
     assert from_preset(str(back)).precision_peaks["bf16_tensor"].per_sm_per_clock == 2048
     assert json.loads(CliRunner().invoke(app, ["device", "--gpu", "h200", "--json"]).stdout)[
         "flops_per_sm_per_clock"] == {}
+
+
+def test_project_onto_a_device_file_says_which_rate_it_lacks_and_whose_roofs_it_reads(tmp_path):
+    future = _file(tmp_path, RTX5070.replace('"12.0"', '"13.0"') + "[flops_per_sm_per_clock]\nfp8_tensor = 4096\n")
+    jax = Path(__file__).resolve().parents[1] / "plots" / "profile-h100-jax-ops.json"
+    r = CliRunner().invoke(app, ["project", str(jax), "--gpu", str(future), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    left = {k["left_out"] for k in doc["targets"][0]["kernels"] if k.get("left_out")}
+    assert ("the NVIDIA GeForce RTX 5070's BF16 tensor rate is not known: its device file gives no "
+            "flops_per_sm_per_clock.bf16_tensor") in left
+    assert any("theoretical roofs of its device file gpu.toml" in n for n in doc["targets"][0]["notes"])

@@ -52,6 +52,7 @@ from .work import KernelWork, Workload, apart, workload
 
 MEMORY_LEVEL = {"dram": "DRAM", "l2": "L2", "l1": "L1", "smem": "SMEM"}  # level key -> roof level
 THEORETICAL = "theoretical roofs of the preset's datasheet figures (nothing was measured on it)"
+_KEY_OF_LEVEL = {level: key for key, level in COMPUTE_LEVEL.items()}  # 'BF16 tensor' -> 'bf16_tensor'
 HERE = ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by the "
         "share of the GPU its grid keeps busy; `show` reads the measured ceilings of the whole GPU, so the two may "
         "name different roofs and distances")
@@ -165,6 +166,10 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
     if not amounts:
         return out("no FLOPs or bytes counted")
     if missing_work:
+        if target.source.startswith("device file"):  # not known, rather than not there
+            keys = ", ".join(f"flops_per_sm_per_clock.{_KEY_OF_LEVEL[lvl]}" for lvl in missing_work)
+            return out(f"the {target.name}'s {', '.join(missing_work)} rate is not known: its device file gives no "
+                       f"{keys}")
         return out(f"the {target.name} has no {', '.join(missing_work)} roof: its work cannot run there as it is")
     if why or waves_here is None:
         if why and why.startswith("cannot launch"):
@@ -234,7 +239,9 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
         rows = [project_kernel(k, w.device, target, waves, _unavailable(k, w.is_step, target)) for k, waves in kernels]
         kept = [r for r in rows if r.left_out is None]
         gone = [r for r in rows if r.left_out is not None]
-        tnotes = [f"{target.name}: {THEORETICAL}"]
+        tnotes = [f"{target.name}: " + (THEORETICAL if not target.source.startswith("device file") else
+                                        f"theoretical roofs of its {target.source.split(';')[0]} (nothing was "
+                                        "measured on it)")]
         for lvl in dict.fromkeys(lvl for r in rows for lvl in r.not_compared):
             n = sum(lvl in r.not_compared for r in rows)
             lacks = target.name if _roof(target.roofs, lvl) is None else w.device.name
