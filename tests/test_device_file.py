@@ -167,3 +167,12 @@ def test_project_onto_a_device_file_says_which_rate_it_lacks_and_whose_roofs_it_
     assert ("the NVIDIA GeForce RTX 5070's BF16 tensor rate is not known: its device file gives no "
             "flops_per_sm_per_clock.bf16_tensor") in left
     assert any("theoretical roofs of its device file gpu.toml" in n for n in doc["targets"][0]["notes"])
+
+
+def test_comms_says_what_is_wrong_with_a_device_file(tmp_path):
+    traces = Path(__file__).resolve().parent / "fixtures" / "traces" / "ops"
+    typo = _file(tmp_path, RTX5070.replace("sm_count", "sm_cout"), "typo.toml")
+    r = CliRunner().invoke(app, ["comms", str(traces), "--gpu", str(typo)])
+    assert r.exit_code == 2 and "unknown field 'sm_cout'; did you mean sm_count?" in r.output
+    r = CliRunner().invoke(app, ["comms", str(traces), "--gpu", str(tmp_path / "nosuch.toml")])
+    assert r.exit_code == 2 and "cannot read the device file" in r.output

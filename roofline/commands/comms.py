@@ -90,9 +90,12 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
     name = None
     if gpu is not None:
         from ..model.links import link_of
+        from ..model.presets import is_device_file
         try:
             name = from_preset(gpu).name
         except UsageError:
+            if is_device_file(gpu):  # the file's own error: a missing field, a typo, no such file
+                raise
             if link_of(gpu) is None:
                 raise UsageError(f"{{gpu}} {gpu!r}: no preset of that name and no GPU whose NVLink is known "
                                  "(h100-sxm, h200, a100-sxm4-80gb, ...)", "gpu") from None
