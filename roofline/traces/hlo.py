@@ -5,20 +5,22 @@ compiled module; `roofline profile` turns this on in the program it runs).
 
 An optimized module lists computations. Those that run (the entry, the bodies and conditions of
 its while loops, the branches of its conditionals, called computations, a call's `to_apply`
-included) hold, in the schedule's
-order, the instructions that launch kernels: fusions, custom calls (cuBLAS, cuDNN, Triton) and the
-few ops emitted on their own (copies, collectives). XLA names a fusion's kernel after the
-instruction, '.' and '-' made '_' (`%loop_multiply_fusion.2` launches `loop_multiply_fusion_2`),
-and instructions that compile to one kernel share it (their `deduplicated_name`); a custom call's
-kernels carry the library's names (`nvjet_...`, `sm90_xmma_...`, `ncclDevKernel_...`).
+included; not those of the host's CPU) hold, in the schedule's order, the instructions that launch
+kernels: fusions, custom calls (cuBLAS, cuDNN, Triton) and the few ops emitted on their own
+(copies, collectives). XLA names a fusion's kernel after the instruction, '.' and '-' made '_'
+(`%loop_multiply_fusion.2` launches `loop_multiply_fusion_2`), and instructions that compile to
+one kernel share it (their `deduplicated_name`); a custom call's kernels carry the library's
+names (`nvjet_...`, `sm90_xmma_...`, `ncclDevKernel_...`).
 
-Launches are lined up with the schedule in the order the profile recorded them (`line_up`): a launch
-whose name is an instruction's kernel is that instruction, the next one of that name after the
-last placed in the same computation, else in a computation left part-way (the entry resumed after
-a loop), else a computation starting again (a loop body's next iteration, the next step); the
-launches of other names between two placed ones belong to the instructions between them that
-launch library kernels (custom calls, collectives), in order. A launch named as XLA names its own
-kernels (`xla_named`) that no instruction carries was launched by a module the dump does not hold.
+Where ncu recorded XLA's own NVTX range around a launch (`Thunk:#...,hlo_op=NAME`, with the
+module's `XlaModule:#hlo_module=...`), that instruction owns it. Elsewhere launches are lined up
+with the schedule in the order the profile recorded them (`line_up`): a launch whose name is an
+instruction's kernel is that instruction, the next one of that name after the last placed in the
+same computation, else in a computation left part-way (the entry resumed after a loop), else a
+computation starting again (a loop body's next iteration, the next step); the launches of other
+names between two placed ones belong to the instructions between them that launch library
+kernels (custom calls, collectives), in order. A launch named as XLA names its own kernels
+(`xla_named`) that no instruction carries was launched by a module the dump does not hold.
 
 Each instruction's metadata carries `op_name`, the name stack JAX traced it under:
 
@@ -26,18 +28,19 @@ Each instruction's metadata carries `op_name`, the name stack JAX traced it unde
 
 Its parts are scopes (`jax.named_scope`, a Flax module's name), frames of jitted functions
 (`jit(gelu)`) and of `jnp.einsum` (its subscripts, `...qhd,...khd->...hqk`: the op
-`einsum ...qhd,...khd->...hqk`) and, last, the primitive (`mul`; parameters in brackets dropped);
-the scopes of control flow (`while`, `body`, `body_pred`, `cond`'s `branch_N_fun`) and of calls and
-lifted transformations (`closed_call`, Flax's `eval_jaxpr`) are left out, and a scope repeated
-inside a transformation (remat's re-linearised copy, `transpose(jvp(M))/jvp(M)`) counts once. A transformation
-wraps the first scope traced under it: `transpose(...)` marks the reverse pass of automatic
-differentiation, *backward* work, owned by the op and scope it differentiates, as a PyTorch
-backward kernel is by its forward op (`traces.ops.Owner`); everything else is *forward* work. The
-first frame (the function jitted, `jit(step)`) and `jit(main)` are left out; the scopes before any
-other frame are the *module* ('.'-joined: `loss.layer0`); the *op* is the outermost jitted function
-inside them (`gelu`, as PyTorch's op is the outermost `aten::` call), else the primitive; the
-primitive is the *launcher*. A fusion whose instruction has no metadata takes its fused root's, else
-the first of its fused instructions' that has some.
+`einsum ...qhd,...khd->...hqk`) and, last, the primitive (`mul`; parameters in brackets
+dropped). The scopes of control flow (`while`, `body`, `body_pred`, `cond`'s `branch_N_fun`)
+and of calls and lifted transformations (`closed_call`, Flax's `eval_jaxpr`) are left out, and a
+scope repeated inside a transformation (remat's re-linearised copy, `transpose(jvp(M))/jvp(M)`)
+counts once. A transformation wraps the first scope traced under it: `transpose(...)` marks the
+reverse pass of automatic differentiation, *backward* work, owned by the op and scope it
+differentiates, as a PyTorch backward kernel is by its forward op (`traces.ops.Owner`);
+everything else is *forward* work. The first frame (the function jitted, `jit(step)`) and
+`jit(main)` are left out; the scopes before any other frame are the *module* ('.'-joined:
+`loss.layer0`); the *op* is the outermost jitted function inside them (`gelu`, as PyTorch's op is
+the outermost `aten::` call), else the primitive; the primitive is the *launcher*. A fusion whose
+instruction has no metadata takes its fused root's, else the first of its fused instructions'
+that has some.
 """
 
 from __future__ import annotations
