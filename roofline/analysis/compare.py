@@ -453,15 +453,21 @@ def _levels(b: KernelWork | None, a: KernelWork | None, before: dict | None = No
 MATCHED = 0.5  # two profiles whose kernels in common hold less of either step's time are said to differ
 
 
+def commands_note(before: ProfileResults, after: ProfileResults) -> list[str]:
+    """The note where two profiles record different commands (a change of program or of its
+    arguments), else none."""
+    cb, ca = before.command, after.command
+    if cb and ca and cb != ca:
+        return [f"the profiles record different commands ({' '.join(cb)[:80]} before, {' '.join(ca)[:80]} "
+                "after): a change of program, or of its arguments, is part of every change below"]
+    return []
+
+
 def _other_programs(before, after, wb: Workload, wa: Workload, deltas: list[Delta]) -> list[str]:
     """Notes where two profiles may not be of one program: the commands they record differ, or the
     kernels they share hold less than `MATCHED` of either step's GPU time (the step's change is then
     mostly of kernels one file alone holds)."""
-    notes = []
-    cb, ca = before.command, after.command
-    if cb and ca and cb != ca:
-        notes.append(f"the profiles record different commands ({' '.join(cb)[:80]} before, {' '.join(ca)[:80]} "
-                     "after): a change of program, or of its arguments, is part of every change below")
+    notes = commands_note(before, after)
     total_b, total_a = math.fsum(k.time_ms for k in wb.kernels), math.fsum(k.time_ms for k in wa.kernels)
     held_b = math.fsum(d.before_ms for d in deltas) / total_b if total_b else 1.0
     held_a = math.fsum(d.after_ms for d in deltas) / total_a if total_a else 1.0

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..model.roofs import verdict
 from ..model.traffic import CountedTraffic
 from ..results.profile import OwnedWork, ProfileResults
-from .compare import MATCHED  # the share of time shared ops must hold for two profiles to read as one program
+from .compare import MATCHED, commands_note  # what two profiles of one program share, and their commands
 
 KEYS = ("op", "module")
 NO_MODULE = "(no module)"
@@ -241,10 +241,7 @@ def compare_owners(before: ProfileResults, after: ProfileResults, key: str, name
         which = "first" if before.device.measured_dram_gbps is not None else "second"
         notes.append(f"'x floor' reads measured ceilings in the {which} file and datasheet roofs in the other (made or "
                      "imported where the GPU's ceilings were not measured): a floor moves with that alone")
-    cb, ca = before.command, after.command
-    if cb and ca and cb != ca:
-        notes.append(f"the profiles record different commands ({' '.join(cb)[:80]} before, {' '.join(ca)[:80]} "
-                     "after): a change of program, or of its arguments, is part of every change below")
+    notes += commands_note(before, after)
     shared = [r for r in rows if r.before_ms is not None and r.after_ms is not None]
     held_b = sum(r.before_ms for r in shared) / before.attribution.time_ms if before.attribution.time_ms else 1.0
     held_a = sum(r.after_ms for r in shared) / after.attribution.time_ms if after.attribution.time_ms else 1.0

@@ -86,10 +86,10 @@ def view(report: OccupancyReport, chart_out: Path | None) -> Outcome:
         return [occupancy_table(occ), *([f"cannot launch: {occ.reason}"] if occ.reason else []),
                 *([report.target_text] if report.target_text else []), *wrote]
 
-    from ..model.arch import ARCHS, cc_key
+    from ..model.arch import NEWEST_CC, cc_key
 
     cannot_launch = bool(report.occupancy.reason) and report.target_blocks is None
-    cc, newest = report.limits.compute_capability, max(ARCHS, key=cc_key)
+    cc = report.limits.compute_capability
     notes = (f"compute capability {cc} is newer than any roofline models: its per-SM limits are taken as "
-             f"{newest}'s",) if cc_key(cc) > cc_key(newest) else ()
+             f"{NEWEST_CC}'s",) if cc_key(cc) > cc_key(NEWEST_CC) else ()
     return Outcome(report.to_json(), lines, notes, asides=tuple(wrote), failed=cannot_launch)

@@ -362,9 +362,12 @@ def _nothing_profiled(done: ncu.ProfileRun, options: ncu.Options, ops: bool = Fa
         return UsageError(f"{{kernel_regex}} {options.kernel_regex!r} matched none of the {len(seen)} kernels the "
                           f"command launched: {shown}", "kernel_regex")
     if done.returncode != 0:
-        return RunError(f"the command {_exit(done.returncode)} before any kernel was profiled"
-                        + (", and again when profiled following its own process alone" if again else "")
-                        + ((JAX_HINT if bare_python else "") if _signalled(done.returncode) else OPS_HINT if ops else ""))
+        if _signalled(done.returncode):  # a crash: PyTorch's profiler would have raised, not crashed
+            hint = JAX_HINT if bare_python else ""
+        else:
+            hint = OPS_HINT if ops else ""
+        again_said = ", and again when profiled following its own process alone" if again else ""
+        return RunError(f"the command {_exit(done.returncode)} before any kernel was profiled{again_said}{hint}")
     if not options.from_start:
         return NothingLaunched("no kernel was launched between cudaProfilerStart and cudaProfilerStop "
                         "(torch.cuda.profiler.start/stop); drop --no-profile-from-start to profile from the start")

@@ -38,7 +38,7 @@ from ..errors import RunError
 from ..ladder.families import KernelSpec
 from ..ladder.sources import source
 from ..ladder.user import UserKernel, missing_entry
-from ..model.arch import VARIANTS, ArchLimits
+from ..model.arch import ARCHS, VARIANTS, ArchLimits
 from ..model.occupancy import Occupancy, calculate
 from ..extras import install_hint
 from ..model.units import plural
@@ -138,8 +138,6 @@ def nvrtc_text() -> str:
 
 
 def _unsupported(arch: str) -> RunError:
-    from ..model.arch import ARCHS
-
     major, minor = nvrtc_version()
     if arch.rstrip("af") not in {a.arch for a in ARCHS.values()}:  # a GPU newer than any CUDA roofline knows
         return RunError(f"this NVRTC ({major}.{minor}) cannot compile for {arch}, and no CUDA roofline knows of "

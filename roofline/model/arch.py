@@ -147,3 +147,6 @@ def cc_key(cc: str) -> tuple[int, int]:
     """A compute capability "9.0" as (9, 0), to order capabilities by."""
     major, minor = cc.split(".")
     return int(major), int(minor)
+
+
+NEWEST_CC = max(ARCHS, key=cc_key)  # the newest compute capability the tables hold; a newer one takes its limits

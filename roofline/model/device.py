@@ -16,7 +16,7 @@ from typing import Annotated
 from annotated_types import Ge, Gt, Le
 
 from ..errors import UsageError
-from .arch import ArchLimits, limits_for_cc, parse_arch
+from .arch import NEWEST_CC, ArchLimits, cc_key, limits_for_cc, parse_arch
 from .dram import usable_l2_bytes
 from .energy import EnergyCeilings
 from .peaks import NO_TENSOR_CORES, PRECISIONS, TENSOR, Peak, compute_peaks, memory_peaks
@@ -305,19 +305,16 @@ def from_device_file(path: Path) -> DeviceSpec:
     as `device_file.read` does."""
     from .device_file import read as read_device_file  # here: reading one needs pydantic, a preset does not
 
-    from .arch import ARCHS, cc_key
-
     printed = frozenset({f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"})
     spec, limits = read_device_file(path, printed)
-    newest = max(ARCHS, key=cc_key)
     beyond = ""
-    if cc_key(spec.compute_capability) > cc_key(newest):
+    if cc_key(spec.compute_capability) > cc_key(NEWEST_CC):
         def keys(cc: str) -> set[str]:
             return set(compute_peaks(cc, spec.sm_count, spec.fp32_cores, spec.max_sm_clock_mhz or 1.0, None))
         given = set(spec.flops_per_sm_per_clock or {})
-        unknown = [k for k in PRECISIONS if k in keys(newest) - keys(spec.compute_capability) - given]
+        unknown = [k for k in PRECISIONS if k in keys(NEWEST_CC) - keys(spec.compute_capability) - given]
         beyond = (f"; compute capability {spec.compute_capability} is newer than any roofline models, so its per-SM "
-                  f"limits are taken as {newest}'s" + (f", and it has no roof of {', '.join(unknown)} unless the file "
+                  f"limits are taken as {NEWEST_CC}'s" + (f", and it has no roof of {', '.join(unknown)} unless the file "
                                                        "gives their flops_per_sm_per_clock" if unknown else ""))
     device = DeviceSpec.build(
         name=spec.name or path.stem, compute_capability=spec.compute_capability, sm_count=spec.sm_count,

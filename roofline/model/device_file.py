@@ -30,7 +30,7 @@ from annotated_types import Ge, Gt, Le
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ..errors import UsageError
-from .arch import ARCHS, ArchLimits, cc_key, limits_for_cc
+from .arch import ARCHS, NEWEST_CC, ArchLimits, cc_key, limits_for_cc
 from .peaks import PRECISIONS
 from .presets import SUFFIXES, is_device_file  # (there: telling a preset's name from a file's needs no pydantic)
 
@@ -60,10 +60,9 @@ class DeviceFile(BaseModel):
         cc = cc.strip()
         if not re.fullmatch(r"\d{1,2}\.\d", cc):
             raise ValueError(f"{cc!r} is not a compute capability; give it as major.minor, e.g. \"9.0\" for an H100")
-        newest = max(ARCHS, key=cc_key)
-        if cc not in ARCHS and (7, 0) <= cc_key(cc) <= cc_key(newest):  # older than 7.0: limits_for_cc says so
+        if cc not in ARCHS and (7, 0) <= cc_key(cc) <= cc_key(NEWEST_CC):  # older than 7.0: limits_for_cc says so
             raise ValueError(f"no GPU has compute capability {cc}; known: {', '.join(ARCHS)} (one newer than "
-                             f"{newest} takes the newest one's allocation units)")
+                             f"{NEWEST_CC} takes the newest one's allocation units)")
         return cc
 
     @field_validator("flops_per_sm_per_clock")

@@ -216,9 +216,9 @@ def spill_phrase(local_bytes: int | None, registers: int | None, times_floor: fl
     """The clause a verdict gets for a kernel with local memory ('' for none): '; local memory:
     1,440 B per thread beside its 32 registers (register spills or arrays kept in memory), read and
     written through L1/L2 and not in the model', and when the kernel is `times_floor` 2x or more
-    over its floor, that this is the likeliest reason. Local memory (register spills and arrays the compiler could not keep
-    in registers; bytes per thread from the compiled kernel's attributes) lives in DRAM behind
-    L1 and L2."""
+    over its floor, that this is the likeliest reason. Local memory (register spills and arrays
+    the compiler could not keep in registers; bytes per thread from the compiled kernel's
+    attributes) lives in DRAM behind L1 and L2."""
     if not local_bytes:
         return ""
     regs = f" beside its {plural(registers, 'register')}" if registers else ""
