@@ -31,10 +31,21 @@ def test_one_unsplit_round_at_1024_by_hand():
 
 def test_four_slices_at_1024_by_hand():
     # 128 blocks, a quarter as deep: 50.32 us of multiply-adds, then 128 KB of partial sums
-    # written at 9 GB/s per SM (14.56 us) and four slices read back at 64 GB/s (8.19 us).
+    # written at 9 GB/s per SM (14.56 us); all 128 resident at once, so each block reads back a
+    # quarter of each of the four slices, 128 KB at 64 GB/s (2.05 us), not all four (8.19 us).
     est = dispatch.estimate(BIG, 4, Problem(1024, 1024, 1024), SMS, PEAK)
     assert (est.blocks, est.rounds) == (128, 1)
-    assert est.seconds == pytest.approx(50.32e-6 + 14.56e-6 + 8.19e-6, rel=1e-3)
+    assert est.seconds == pytest.approx(50.32e-6 + 14.56e-6 + 2.05e-6, rel=1e-3)
+    assert est.together and est.params["REDUCERS"] == 4
+
+
+def test_slices_in_more_than_one_round_are_added_by_the_last_block():
+    # 1,152 blocks of 128 x 256 at 3000^3 in four slices: nine rounds, so the tile's blocks are not
+    # all resident at once and cannot wait for each other: the last to arrive reads all four slices.
+    est = dispatch.estimate(BIG, 4, Problem(3000, 3000, 3000), SMS, PEAK)
+    assert est.rounds == 9 and not est.together and est.params["REDUCERS"] == 1
+    unsplit = dispatch.estimate(BIG, 1, Problem(1024, 1024, 1024), SMS, PEAK)
+    assert not unsplit.together and unsplit.params["REDUCERS"] == 1
 
 
 def test_a_lone_small_block_runs_at_the_share_its_warps_reach():
@@ -66,10 +77,14 @@ def test_slices_are_never_shorter_than_four_k_tiles():
 def test_split_k_runs_at_the_tile_and_slices_it_picks():
     p = Problem(1024, 1024, 1024)
     spec = BY_NAME["split_k"].spec().for_problem(p, H200)
-    assert spec.tile_source == "shape" and spec.params == {**BIG.params, "SPLITS": 4}
+    assert spec.tile_source == "shape" and spec.params == {**BIG.params, "SPLITS": 4, "REDUCERS": 4}
     assert spec.grid(p) == (4, 8, 4)  # N / 256, M / 128, four slices
-    assert spec.workspace(p) == (32 * 4 * 128 * 256, 32)  # a slab per tile and slice; a counter per tile
-    assert spec.name_expression == "split_k<128,256,16,32,128,8,16,3,4>"
+    # a slab per tile and slice; arrival and departure counters per tile
+    assert spec.workspace(p) == (32 * 4 * 128 * 256, 64)
+    assert spec.name_expression == "split_k<128,256,16,32,128,8,16,3,4,4>" and spec.cooperative
+    # A record from before REDUCERS names the kernel as it ran: the last block adds the slices.
+    old = BY_NAME["split_k"].spec({**BIG.params, "SPLITS": 4}, "variant")
+    assert old.params["REDUCERS"] == 1 and not old.cooperative and old.workspace(p) == (32 * 4 * 128 * 256, 32)
     tile = BY_NAME["tile_by_shape"].spec().for_problem(p, H200)
     assert tile.name_expression == "full_tiles<64,64,16,16,32,4,4,3>" and tile.workspace(p) is None
     # A tile given explicitly is kept, and every other kernel runs as it is.
@@ -180,3 +195,13 @@ def test_runs_timed_with_different_l2_states_do_not_merge_and_compare_says_so():
     with pytest.raises(UsageError, match="timed with the L2 warm, a.json with it cold"):
         store.merge([cold, warm], ["a.json", "b.json"])
     assert any("L2 cold before and warm after" in n for n in compare_work(cold, warm).notes)
+
+
+def test_a_tile_whose_blocks_add_the_slices_together_says_so():
+    from roofline.render.text import chosen_tile
+
+    split = {**BIG.params, "SPLITS": 4}
+    assert chosen_tile({**split, "REDUCERS": 4}) == "128x256, 8x16 per thread, K in 4 slices added by all their blocks"
+    assert chosen_tile({**split, "REDUCERS": 1}) == "128x256, 8x16 per thread, K in 4 slices"
+    assert chosen_tile(split) == chosen_tile({**split, "REDUCERS": 1})  # a record from before REDUCERS
+    assert chosen_tile({**split, "REDUCERS": 4}, short=True) == "128x256 8x16 K/4"

@@ -72,6 +72,64 @@ def test_split_k_gives_the_same_bits_every_run():
     assert all(bool((r == results[0]).all()) for r in results[1:])
 
 
+def _bits_and_counters(spec, p, launches=3):
+    """C's bits after `launches` launches of `spec` on `p`'s inputs, and whether every counter of its
+    workspace is back to zero."""
+    import cupy
+
+    kernel = compile_kernel(spec, runner.preflight(p).arch_limits)
+    a, b = runner.random_inputs(p)
+    c = cupy.full((p.m, p.n), cupy.nan, dtype=cupy.float32)
+    args = runner.kernel_args(p, a, b, c, spec)
+    for _ in range(launches):
+        kernel.launch(spec.grid(p), args)
+    cupy.cuda.runtime.deviceSynchronize()
+    return c.view(cupy.uint32).copy(), not args[-1].any()
+
+
+# (shape, candidate, slices) whose blocks all fit on a 132-SM GPU at once: the tile's blocks add the
+# slices together (REDUCERS = SPLITS), including slices with no piece to add (4 x 4 tiles: four
+# float4s per thread, eight slices) and a slice count that does not divide the pieces (3, 5).
+TOGETHER = [((1024, 1024, 1024), 0, 4), ((1024, 1024, 16384), 0, 4), ((512, 512, 512), 3, 4),
+            ((256, 256, 256), 3, 8), ((1000, 777, 333), 0, 3), ((33, 65, 4097), 2, 5), ((127, 1, 5), 3, 2),
+            ((300, 520, 64), 1, 4)]
+
+
+@pytest.mark.parametrize("shape, candidate, splits", TOGETHER)
+def test_split_k_slices_added_together_give_the_last_blocks_bits(shape, candidate, splits):
+    p = Problem(*shape)
+    params = {**dispatch.CANDIDATES[candidate].params, "SPLITS": splits}
+    last = families.BY_NAME["split_k"].spec({**params, "REDUCERS": 1}, "variant")
+    together = families.BY_NAME["split_k"].spec({**params, "REDUCERS": splits}, "variant")
+    assert together.cooperative and not last.cooperative
+    run = runner.run([together], p, timed=False).kernels[0]
+    assert run.error is None and run.verification.passed and run.verification.nan_or_unwritten_elements == 0
+    want, zeroed = _bits_and_counters(last, p)
+    got, zeroed_together = _bits_and_counters(together, p)
+    assert zeroed and zeroed_together  # arrival and departure counters back to zero after each launch
+    assert bool((got == want).all())  # the same additions in the same order, wherever they run
+
+
+def test_a_split_whose_blocks_cannot_all_be_resident_is_refused():
+    import cupy
+
+    # 1024 x 1024 in eight slices of 128 x 256 tiles: 256 blocks of one per SM.
+    p = Problem(1024, 1024, 16384)
+    spec = families.BY_NAME["split_k"].spec({**dispatch.CANDIDATES[0].params, "SPLITS": 8, "REDUCERS": 8}, "variant")
+    device = runner.preflight(p)
+    run = runner.run([spec], p, timed=False).kernels[0]
+    if device.sm_count >= 256:
+        pytest.skip("this GPU holds all 256 blocks at once")
+    assert run.error is not None and "must be resident at once" in run.error and "REDUCERS = 1" in run.error
+    # and the launch is a cooperative one: a grid too large is refused (by CuPy against the driver's
+    # limit, or by the driver itself) rather than left to hang
+    kernel = compile_kernel(spec, device.arch_limits)
+    a, b = runner.random_inputs(p)
+    c = cupy.zeros((p.m, p.n), dtype=cupy.float32)
+    with pytest.raises((ValueError, cupy.cuda.driver.CUDADriverError), match="exceeds the limit|COOPERATIVE_LAUNCH"):
+        kernel.launch(spec.grid(p), runner.kernel_args(p, a, b, c, spec))
+
+
 def test_timing_takes_at_least_20_samples():
     out = runner.run([families.BY_NAME["register_tiling_2d"].spec()], Problem(512, 512, 512))
     t = out.kernels[0].timing

@@ -18,16 +18,19 @@ The estimate (`estimate`) of one candidate at `splits` slices of K, in seconds:
   every SM full) times the share of that rate its active warps reach, min(1, warps /
   `warps_to_fill`): on the H200 one block of 8 x 16 tiles alone reaches 0.29 of the full rate
   with 2 warps, 0.59 with 4 and all of it with 8 (1024^3, 512^3; bench/NOTES.md);
-- a split adds its partial sums: every block writes its BM x BN of them (and fences), the last
-  block of each tile reads all the slices' back, at the per-SM rates fitted to split_k's times
-  (SLAB_WRITE_GBPS_PER_SM, SLAB_READ_GBPS_PER_SM).
+- a split adds its partial sums: every block writes its BM x BN of them (and fences), then either
+  the last block of each tile reads all the slices' back or, where every block fits on the GPU
+  at once (blocks <= SMs x blocks per SM), every block of the tile reads a SPLITS-th of each
+  slice's (REDUCERS = SPLITS: the sum spread over the tile's SMs, launched cooperatively), at the
+  per-SM rates fitted to split_k's times (SLAB_WRITE_GBPS_PER_SM, SLAB_READ_GBPS_PER_SM).
 `choose` takes the candidate and split with the least estimate (the first on a tie); without
 `split`, splits = 1. The efficiencies and rates are the H200's; on another GPU the choice keeps
 its logic (SM count, FP32 peak) with the H200's shares, and `roofline run` records what it chose.
 
 At 1024^3 on the H200's 132 SMs: 128 x 256 makes 32 tiles, 32 SMs busy (187 us measured); four
 slices of K make 128 blocks, one round of 8-warp blocks a quarter as deep: 73 us estimated, 71
-measured against cuBLAS's 64.
+measured against cuBLAS's 64 with the last block adding the slices; with the sum spread over the
+tile's blocks, 67 us estimated, and on an H100 58 us measured against cuBLAS's 63.
 """
 
 from __future__ import annotations
@@ -103,9 +106,16 @@ class Choice:
     seconds: float
 
     @property
+    def together(self) -> bool:
+        """Whether the tile's blocks add the slices together: split, and every block resident at once
+        (one round)."""
+        return self.splits > 1 and self.rounds == 1
+
+    @property
     def params(self) -> dict[str, int]:
-        """Template parameters, with SPLITS."""
-        return {**self.candidate.params, "SPLITS": self.splits}
+        """Template parameters, with SPLITS and REDUCERS (SPLITS where the tile's blocks add the
+        slices together, else 1: split_k.cu)."""
+        return {**self.candidate.params, "SPLITS": self.splits, "REDUCERS": self.splits if self.together else 1}
 
 
 def estimate(c: Candidate, splits: int, problem: Problem, sm_count: int, peak_fp32_gflops: float) -> Choice:
@@ -124,9 +134,10 @@ def estimate(c: Candidate, splits: int, problem: Problem, sm_count: int, peak_fp
             seconds += times * together * block_macs / (sm_macs_per_s * share)
     rounds = full_rounds + (1 if rest else 0)
     if splits > 1:  # each block writes its partial sums; in the last round, its SM's blocks each read
-        last = rest or c.blocks_per_sm  # back every slice of their tile
+        last = rest or c.blocks_per_sm  # back every slice of their tile, or in one round a SPLITS-th of each
+        read = c.tile_bytes if rounds == 1 else splits * c.tile_bytes
         seconds += (rounds * c.blocks_per_sm * c.tile_bytes / (SLAB_WRITE_GBPS_PER_SM * 1e9)
-                    + last * splits * c.tile_bytes / (SLAB_READ_GBPS_PER_SM * 1e9))
+                    + last * read / (SLAB_READ_GBPS_PER_SM * 1e9))
     return Choice(c, splits, blocks, rounds, seconds)
 
 

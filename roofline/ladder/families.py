@@ -45,7 +45,9 @@ class Family:
     `<template>_smem_bytes<params>`. `variants`: whether other tiles are offered (`variant`).
     `choose(problem, device)`: the tile this family runs at for a problem on a GPU (a dispatch,
     `ladder.dispatch`; None: always its own). `workspace(params, problem)`: the zeroed float and
-    unsigned buffers (element counts) the kernel takes after C (None: it takes none)."""
+    unsigned buffers (element counts) the kernel takes after C (None: it takes none).
+    `cooperative(params)`: whether its blocks wait for each other, so that it must be launched
+    cooperatively (all blocks resident at once, or the driver refuses the launch)."""
 
     name: str
     summary: str
@@ -64,6 +66,7 @@ class Family:
     warp: Callable[[Params], tuple[int, int]] | None = None  # thread tiles a warp covers (rows, cols)
     choose: Callable[[Problem, DeviceSpec], Params] | None = None  # the tile for a problem and GPU
     workspace: Callable[[Params, Problem], tuple[int, int]] | None = None  # (floats, counters) beside C
+    cooperative: Callable[[Params], bool] | None = None  # blocks that wait for each other: a cooperative launch
     # The tensor-core ladder (roofline/kernels/tensor.cuh): the precisions it runs in (its first template
     # argument is the element type), the tile its SMEM reads are shared across (a warp's for
     # mma.sync, a warpgroup's for wgmma), the TMA boxes (rows, K elements) of A and B it takes
@@ -196,6 +199,12 @@ class KernelSpec:
         if self.family.choose is None or self.tile_source != "ladder":
             return self
         return self.family.spec(self.family.choose(problem, device), "shape", self.dtype)
+
+    @property
+    def cooperative(self) -> bool:
+        """Whether the kernel's blocks wait for each other (split_k whose tile's blocks add its
+        slices together), so that it is launched cooperatively: every block resident at once."""
+        return self.family.cooperative is not None and self.family.cooperative(self.params)
 
     def workspace(self, problem: Problem) -> tuple[int, int] | None:
         """(floats, unsigned counters) of zeroed memory the kernel takes after C on `problem`, or
@@ -336,9 +345,16 @@ def _chosen(split: bool) -> Callable[[Problem, DeviceSpec], Params]:
 
 
 def _split_workspace(p: Params, problem: Problem) -> tuple[int, int]:
-    """Partial sums: a BM x BN slab per tile and slice; an arrival counter per tile (split_k.cu)."""
+    """Partial sums: a BM x BN slab per tile and slice; an arrival counter per tile, and a departure
+    counter too where the tile's blocks add its slices together (REDUCERS > 1; split_k.cu)."""
     tiles = cdiv(problem.m, p["BM"]) * cdiv(problem.n, p["BN"])
-    return (tiles * p["SPLITS"] * p["BM"] * p["BN"], tiles) if p["SPLITS"] > 1 else (1, 1)
+    counters = tiles * (2 if p["REDUCERS"] > 1 else 1)
+    return (tiles * p["SPLITS"] * p["BM"] * p["BN"], counters) if p["SPLITS"] > 1 else (1, 1)
+
+
+def _split_together(p: Params) -> bool:
+    """split_k whose tile's blocks wait for each other to add the slices together."""
+    return p["SPLITS"] > 1 and p["REDUCERS"] > 1
 
 
 LADDER: tuple[Family, ...] = (
@@ -376,9 +392,10 @@ LADDER: tuple[Family, ...] = (
            warp=_warp_tile,
            choose=_chosen(split=False)),
     Family("split_k", "tile_by_shape that also cuts K into slices when the tiles are too few; the slices' partial "
-           "sums added in a fixed order", WARP_TILED + ("STAGES", "SPLITS"), {**PIPELINE, "SPLITS": 1}, _outer,
-           _tile, _register_tiled, min_cc=(8, 0), dynamic_smem=True, variants=False, warp=_warp_tile,
-           choose=_chosen(split=True), workspace=_split_workspace),
+           "sums added in a fixed order", WARP_TILED + ("STAGES", "SPLITS", "REDUCERS"),
+           {**PIPELINE, "SPLITS": 1, "REDUCERS": 1}, _outer, _tile, _register_tiled, min_cc=(8, 0),
+           dynamic_smem=True, variants=False, warp=_warp_tile, choose=_chosen(split=True),
+           workspace=_split_workspace, cooperative=_split_together, added=(("REDUCERS", 1),)),
 )
 
 # The tensor-core ladder (BF16, FP16 or TF32 in, FP32 accumulate; B stored N x K: model.problem).

@@ -56,7 +56,7 @@ def compile_kernel(spec: KernelSpec | UserKernel, limits: ArchLimits) -> Compile
         return _from_cubin(spec, limits, cubin, lowered, dynamic, compiler.text)
     try:
         module = cupy.RawModule(code=spec.source_text(), options=compile_options(spec),
-                                name_expressions=[spec.name_expression])
+                                name_expressions=[spec.name_expression], enable_cooperative_groups=_cooperative(spec))
         kernel = module.get_function(spec.name_expression)
         registers = kernel.num_regs  # forces the module load, so load errors surface here
         if dynamic > limits.default_smem_per_block_bytes:
@@ -75,7 +75,7 @@ def _from_cubin(spec: KernelSpec | UserKernel, limits: ArchLimits, cubin: bytes,
     """The kernel `lowered` of `cubin` loaded on this GPU, opted in to `dynamic` bytes of shared
     memory where it needs to. Raises RunError (one line) for a binary the GPU or driver refuses."""
     try:
-        kernel = _load_cubin(cubin, lowered)
+        kernel = _load_cubin(cubin, lowered, _cooperative(spec))
         registers = kernel.num_regs
         if dynamic > limits.default_smem_per_block_bytes:
             kernel.max_dynamic_shared_size_bytes = dynamic
@@ -103,8 +103,15 @@ def _driver_hint(compiler: str) -> str:
     return (f" (the driver supports CUDA {major}.{minor}, older than this nvcc: update the driver, put an older "
             "toolkit's nvcc first, or compile with NVRTC: compiler nvrtc)")
 
-def _load_cubin(cubin: bytes, lowered: str):
-    """The kernel `lowered` of a compiled binary, as a CuPy RawKernel (RawModule loads from a file)."""
+def _cooperative(spec: KernelSpec | UserKernel) -> bool:
+    """Whether `spec` is launched cooperatively (`KernelSpec.cooperative`: blocks that wait for each
+    other; the driver then refuses a grid whose blocks cannot all be resident at once)."""
+    return isinstance(spec, KernelSpec) and spec.cooperative
+
+
+def _load_cubin(cubin: bytes, lowered: str, cooperative: bool = False):
+    """The kernel `lowered` of a compiled binary, as a CuPy RawKernel (RawModule loads from a file),
+    launched cooperatively where `cooperative`."""
     import tempfile
 
     import cupy
@@ -112,7 +119,7 @@ def _load_cubin(cubin: bytes, lowered: str):
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        module = cupy.RawModule(path=f.name)
+        module = cupy.RawModule(path=f.name, enable_cooperative_groups=cooperative)
         kernel = module.get_function(lowered)
         kernel.num_regs  # loads the module while the file exists
     return kernel

@@ -340,6 +340,21 @@ def _with_energy(runs: list[KernelRun], items: list[Item | None], ref_item: Item
     return runs, energies[0]
 
 
+def _not_resident(spec: KernelSpec | UserKernel, grid: tuple[int, int, int], blocks_per_sm: int,
+                  sm_count: int) -> str | None:
+    """Why a kernel whose blocks wait for each other (`KernelSpec.cooperative`) cannot run on this GPU:
+    its grid holds more blocks than the GPU keeps resident at once (the driver's blocks per SM times
+    the SMs); None where it fits or does not wait."""
+    if not (isinstance(spec, KernelSpec) and spec.cooperative):
+        return None
+    blocks, resident = grid[0] * grid[1] * grid[2], blocks_per_sm * sm_count
+    if blocks <= resident:
+        return None
+    return (f"{spec.name_expression}: its {blocks:,} blocks add their slices together, so all must be resident at "
+            f"once, and this GPU holds {resident:,} ({blocks_per_sm} per SM on {sm_count} SMs); give REDUCERS = 1 "
+            "(the last block of each tile adds them)")
+
+
 def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec, buffers, progress: Progress,
                wait) -> tuple[KernelRun, Item | None]:
     """Compile and verify one kernel: its run so far, and its launch to time (None when it stopped short)."""
@@ -353,6 +368,9 @@ def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSp
     except RunError as exc:
         return KernelRun(spec, figures, error=str(exc), failure="error"), None
     grid = spec.grid(problem)
+    why = _not_resident(spec, grid, compiled.driver_blocks_per_sm, device.sm_count)
+    if why:
+        return KernelRun(spec, figures, compiled, error=why, failure="error"), None
     args = kernel_args(problem, a, b, c, spec)
     progress.step(f"{spec.name}: verifying against cuBLAS")
     try:
