@@ -148,6 +148,21 @@ def test_a_file_is_read_with_todays_dram_model_and_says_so_where_it_recorded_an_
     assert not any("today's model" in n for n in api.read(PLOTS / "counters-h100-fp32-4096.json")._read_notes)
 
 
+def test_a_sweep_reads_each_size_at_the_blocks_per_sm_its_tile_held_there():
+    # sweep-h100.json, written by today's tool: tile_by_shape held three 64 x 64 blocks per SM at
+    # 512^3 and 1024^3 but one 128 x 256 block at 8192^3, the size its run's record is of. Read at
+    # the record's one block per SM, its DRAM bytes at 1024x1024x16384 came out 0.134 GB against the
+    # 0.208 the run recorded; read at each size's own blocks per SM, every figure is the recorded one.
+    import json
+
+    raw = json.loads((PLOTS / "sweep-h100.json").read_text())
+    doc = api.read(PLOTS / "sweep-h100.json")
+    assert not any("today's model" in n for n in doc._read_notes)
+    for point, recorded in zip(doc.sweep, raw["sweep"]):
+        for k, r in zip(point.kernels, recorded["kernels"]):
+            assert k.model.dram_bytes == r["model"]["dram_bytes"], (point.problem, k.name)
+
+
 @pytest.mark.parametrize("name", ["results-h200.json", "counters-h200-bf16.json"])
 def test_the_roof_named_without_counters_is_the_one_named_with_them(name):
     doc = api.read(PLOTS / name)

@@ -155,9 +155,15 @@ def _warps_per_sm(k: dict | None) -> int | None:
         occ.get("active_warps_per_sm")) is int else None
 
 
-def _point_warps(spec, rec) -> int | None:
-    """Active warps per SM of `spec` at one size of a sweep: the blocks per SM the run's record
-    `rec` holds (as its waves there assume) of `spec`'s threads."""
+def _point_warps(spec, rec, waves: dict | None = None) -> int | None:
+    """Active warps per SM of `spec` at one size of a sweep: the blocks per SM its waves there
+    recorded (block slots over SMs: a kernel that picks its tile by shape held, say, three 64 x 64
+    blocks per SM at 512^3 where its run's record, at the last size, holds one of 128 x 256), else
+    the blocks per SM the run's record `rec` holds, of `spec`'s threads."""
+    slots = waves.get("block_slots") if isinstance(waves, dict) else None
+    sms = waves.get("sm_count") if isinstance(waves, dict) else None
+    if type(slots) is int and type(sms) is int and sms > 0 and slots >= sms:
+        return slots // sms * spec.threads_per_block // 32
     blocks = _blocks_per_sm(rec) if isinstance(rec, dict) else None
     return None if blocks is None else blocks * spec.threads_per_block // 32
 
@@ -209,8 +215,8 @@ def _fill_point(point: dict, records: dict, sms: int | None, l2: int | None, ref
         if isinstance(k.get("model"), dict):  # a schema 4 point: only the DRAM bytes can be missing
             rec = records.get(k.get("name"))
             spec = _spec_at(k, rec, p)
-            done = (spec is not None and _dram(spec, k["model"], p, k.get("waves"), l2, _point_warps(spec, rec),
-                                               refreshed)) or done
+            done = (spec is not None and _dram(spec, k["model"], p, k.get("waves"), l2,
+                                               _point_warps(spec, rec, k.get("waves")), refreshed)) or done
             continue
         if k.get("model") is not None:
             continue
