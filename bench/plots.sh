@@ -90,6 +90,10 @@ if [ "$part" != charts ]; then
     roofline run --ladder tensor --size 8192 --profile --out plots/counters-h100-bf16-8192.json
     roofline run --ladder tensor --dtype tf32 --size 8192 --profile --out plots/counters-h100-tf32-8192.json
     roofline run --ladder tensor --sweep 2048,4096,8192 --out plots/results-h100-bf16.json
+    # the size-aware FP32 steps at the nine sizes, paired with cuBLAS (on an H100)
+    roofline run --kernel full_tiles --kernel tile_by_shape --kernel split_k \
+        --sweep 512,1024,2048,4096,8192,8192x1024x4096,1024x1024x16384,4096x4096x512,3000x3000x3000 \
+        --out plots/sweep-h100.json
     # a WMMA BF16 GEMM (<mma.h>) beside the tensor-core ladder
     roofline run tests/fixtures/kernels/wmma_bf16.cu --all --ladder tensor --size 4096 \
         --out plots/results-h200-bf16-wmma.json
@@ -99,6 +103,7 @@ if [ "$part" != gpu ]; then
     roofline plot plots/results-h200.json --out plots/roofline-h200.png
     roofline plot plots/results-h200.json --measured --out plots/roofline-measured-h200.png
     roofline plot plots/sweep-h200.json --kind sweep --out plots/sweep-h200.png
+    roofline plot plots/sweep-h100.json --kind sweep --out plots/sweep-h100.png
     roofline plot plots/shapes-h200.json --kind sweep --out plots/shapes-h200.png
     roofline plot plots/tune-h200.json --out plots/tune-h200.png
     roofline plot plots/user-kernel-h200.json --out plots/user-kernel-h200.png
