@@ -232,7 +232,7 @@ def _fill_point(point: dict, records: dict, sms: int | None, l2: int | None, ref
         if k.get("waves") is None and sms is not None:
             waves = waves_of(spec.tile_grid(p), sms, blocks)
             k["waves"] = asdict(waves) if waves is not None else None
-        _dram(spec, k["model"], p, k.get("waves"), l2, _point_warps(spec, rec))
+        _dram(spec, k["model"], p, k.get("waves"), l2, _point_warps(spec, rec, k.get("waves")))
         done = True
     return done
 
