@@ -112,7 +112,9 @@ def render(doc: Results, highlight: list[str] | None = None):
             ha="left")
     ax.set_ylim(top=peak * 1.6)
     ax.set_xticks(sizes)
-    ax.set_xticklabels([str(p.problem.m) if square else p.problem.problem.text() for p in sweep])
+    # more than a few shapes' names (1024x1024x16384) side by side run into each other: slanted
+    slant = {} if square or len(sweep) <= 5 else {"rotation": 30, "ha": "right", "rotation_mode": "anchor"}
+    ax.set_xticklabels([str(p.problem.m) if square else p.problem.problem.text() for p in sweep], **slant)
     ax.set_xlabel("M = N = K" if square else "M x N x K, in order of FLOPs")
     if not square:
         ax.set_xlim(-0.5, len(sweep) - 0.5)
