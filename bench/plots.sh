@@ -78,6 +78,16 @@ if [ "$part" != charts ]; then
     roofline run "${KERNELBENCH:-../KernelBench}/src/kernelbench/prompts/few_shot/model_ex_tiled_matmul.py" \
         "${KERNELBENCH:-../KernelBench}/src/kernelbench/prompts/few_shot/model_new_ex_tiled_matmul.py" \
         --out plots/grades-h100-kernelbench-prompts.json
+    # the honest half of the confusion matrix (docs/grade.md; made on an H100, 2026-12-06): a fixture's own
+    # candidate, then fixture problems and KernelBench's smallest level-2 and level-1 problems (by the bytes
+    # they move: bench/honest_problems.txt), each graded against itself
+    mkdir -p plots/honest-h100
+    roofline run tests/fixtures/problems/conv_relu.py tests/fixtures/problems/conv_relu_new.py --budget 0.2 \
+        --out plots/honest-h100/fixture-conv_relu_new.json
+    bash bench/honest_visit.sh /tmp/honest tests/fixtures/problems/{small_matmul,clamp,row_sums,matmul_bf16}.py \
+        tests/fixtures/problems/{embedding_rows,cuda_written,conv_relu,attention_causal_fp16}.py \
+        $(sed "s|^|${KERNELBENCH:-../KernelBench}/|" bench/honest_problems.txt)
+    cp /tmp/honest/honest-*.json plots/honest-h100/
     # the public SGEMM ladder (siboehm/SGEMM_CUDA in SGEMM_CUDA) timed beside ours, and two public programs graded
     # as they are (NVIDIA/cuda-samples in CUDA_SAMPLES, karpathy/llm.c in LLM_C): made on an H200, 2026-12-05
     bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096

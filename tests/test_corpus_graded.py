@@ -70,3 +70,22 @@ def test_a_level3_block_and_a_prompt_example_graded_from_their_files_alone():
     e = tiled["model_new_ex_tiled_matmul"]
     assert e["verified"] and not e["flags"] and e["error"] is None and e["share"] < 0.2  # a 16 x 16 tile: slow, honest
     assert e["time_ms"] > 4 * tiled["reference"]["time_ms"]
+
+
+def test_honest_problems_graded_against_themselves_raise_no_flag():
+    # plots/honest-h100 (bench/honest_visit.sh on an H100, 2026-12-06): eight fixture problems and the
+    # 32 KernelBench problems of bench/honest_problems.txt, each graded with its own reference as its
+    # candidate, and a fixture's own candidate (conv_relu_new): every entry verified and graded, no flag
+    folder = ROOT / "plots" / "honest-h100"
+    listed = {Path(p).stem for p in (ROOT / "bench" / "honest_problems.txt").read_text().split()}
+    candidates, problems = 0, set()
+    for path in sorted(folder.glob("*.json")):
+        entries = json.loads(path.read_text())["entries"]
+        assert entries[0]["name"] == "reference" and len(entries) == 2, path.name
+        for e in entries:
+            assert e["verified"] and e["error"] is None and not e["flags"], (path.name, e["name"])
+            assert e["share"] is not None and e["time_ms"] > 0, (path.name, e["name"])
+        candidates += 1
+        problems.add(Path(entries[0]["source"]).stem)
+    assert candidates == 41
+    assert listed <= problems and len(problems - listed) == 8  # the fixtures (conv_relu graded twice)
