@@ -248,3 +248,17 @@ def test_a_paired_move_inside_the_noise_band_reads_same_in_both_tables():
     assert pa.ci95[0] > pb.ci95[1]  # the intervals alone would say 'higher'
     assert vec.is_noise and vec.noise > 0.001
     assert vec.reference_move == "same" and vec.to_dict()["pct_move"] == "same"
+
+
+def test_a_kernel_recorded_before_a_parameter_was_added_is_the_same_template():
+    # split_k recorded with nine parameters (sweep-h200) is split_k<..., REDUCERS = 1>: compared with a
+    # file that spells the tenth, it ran the same template; another REDUCERS is another kernel
+    from roofline import api
+    from roofline.analysis.compare import _spelled
+
+    plots = Path(__file__).resolve().parent.parent / "plots"
+    assert _spelled("split_k<128,256,16,32,128,8,16,3,1>") == "split_k<128,256,16,32,128,8,16,3,1,1>"
+    assert _spelled("split_k<128,256,16,32,128,8,16,3,4,4>") != _spelled("split_k<128,256,16,32,128,8,16,3,4>")
+    assert _spelled("my_gemm<1,2>") == "my_gemm<1,2>"  # not a ladder kernel: as it is
+    c = compare_work(api.read(plots / "sweep-h200.json"), api.read(plots / "sweep-h100.json"))
+    assert not any("ran another template" in n for n in c.notes)

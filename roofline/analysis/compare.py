@@ -703,7 +703,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
                      "never counted bytes against modelled ones")
     if not profile:  # a kernel of one name at another tile (or another version of it) in each file
         templates = [(b.name, records[0][b.name].template, records[1][a.name].template) for b, a, _ in pairs]
-        changed = [f"{name} ({tb} -> {ta})" for name, tb, ta in templates if tb and ta and tb != ta]
+        changed = [f"{name} ({tb} -> {ta})" for name, tb, ta in templates if tb and ta and _spelled(tb) != _spelled(ta)]
         if changed:
             notes.append(f"{len(changed)} kernel(s) ran another template in each file, so their change is the kernel's "
                          f"too: {', '.join(changed)}")
@@ -715,3 +715,16 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
                               phases=phase_changes(before, after), table_notes=tuple(tables))
     return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
                           (before.reference.time_ms, after.reference.time_ms), (pb, pa), table_notes=tuple(tables))
+
+
+def _spelled(template: str) -> str:
+    """A ladder kernel's template as today's family spells it: a record from before a parameter was
+    added (split_k's REDUCERS) gets the value that is the kernel as it ran
+    (`families.from_expression`), so that the same kernel in an older file is not another template;
+    any other template (a user's kernel) as it is."""
+    from ..ladder import families
+
+    try:
+        return families.from_expression(template).name_expression
+    except UsageError:
+        return template
