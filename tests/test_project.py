@@ -188,3 +188,18 @@ def test_a_profile_of_programs_profiled_apart_is_projected_kernel_by_kernel():
                 ["b200"])
     assert p.step_ms is None and p.targets[0].estimate_ms is None and p.targets[0].lower_bound_ms is None
     assert any("holds the launches of 4 programs" in n for n in p.notes)
+
+
+def test_a_split_whose_blocks_wait_for_each_other_is_left_out_where_they_cannot_all_be_resident():
+    # split_k<..., 4, 4> at 1024^3 on an H100 (roofline run --kernel split_k --size 1024 --profile, 2026-12-06):
+    # 128 blocks of one per SM. An H200 (132 SMs) holds them all; an A100 (108) and an L4 (58) do not,
+    # and there the kernel would run the other way (REDUCERS = 1): left out, said why
+    doc = load(ROOT / "tests" / "fixtures" / "results-h100-split-1024.json")
+    split = next(k for k in doc.kernels if k.name == "split_k")
+    assert split.params["REDUCERS"] == 4 and split.waves.blocks == 128
+    by_gpu = {p.device.name: next(k for k in p.kernels if k.label == "split_k")
+              for p in project(doc, ["h200", "a100-sxm4-80gb", "l4"]).targets}
+    assert by_gpu["H200"].left_out is None and by_gpu["H200"].estimate_ms is not None
+    for gpu, held in (("A100-SXM4-80GB", 108), ("L4", 58)):
+        why = by_gpu[gpu].left_out
+        assert why.startswith(f"its 128 blocks add their slices together") and f"holds {held}:" in why

@@ -215,9 +215,26 @@ def _unavailable(k: KernelWork, is_step: bool, target: DeviceSpec) -> str | None
     are sm_90a only, cp.async needs sm_80), or None. A step's kernels (a profile's) are a
     program's, never the ladder's."""
     family = None if is_step else families.BY_NAME.get(k.name)
-    if family is None or family.runs_on(target.compute_capability):
+    if family is None:
         return None
-    return family.unavailable_reason(target.arch).removeprefix(f"{k.name} ")
+    if not family.runs_on(target.compute_capability):
+        return family.unavailable_reason(target.arch).removeprefix(f"{k.name} ")
+    return _not_resident(k, family, target)
+
+
+def _not_resident(k: KernelWork, family, target: DeviceSpec) -> str | None:
+    """Why a kernel whose blocks wait for each other (split_k adding a tile's slices on all its
+    blocks: `KernelSpec.cooperative`) cannot run on `target` as it ran here: its blocks outnumber
+    the blocks the target holds at once (its occupancy there times its SMs), or None."""
+    try:
+        cooperative = bool(k.params) and family.spec(k.params).cooperative
+    except UsageError:
+        return None
+    waves, _ = _utilization(k, target) if cooperative else (None, None)
+    if waves is None or waves.blocks <= waves.block_slots:
+        return None
+    return (f"its {waves.blocks:,} blocks add their slices together, so all must be resident at once, and the "
+            f"{target.name} holds {waves.block_slots:,}: there it would run with REDUCERS = 1")
 
 
 def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:

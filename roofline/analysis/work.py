@@ -50,6 +50,7 @@ class KernelWork:
     registers: int | None = None  # per thread, where known: with the block size and shared memory, the
     smem_bytes: tuple[int, int] | None = None  # (static, dynamic) per block: occupancy on another GPU
     joules: float | None = None  # a run's kernel measured with --energy: joules per launch
+    params: dict[str, int] | None = None  # a run's ladder kernel: its template parameters, as recorded
     # what the file did not count for it (`ProfiledKernel.uncounted`: 'fp32', 'dram'); () where all is counted
     uncounted: tuple[str, ...] = ()
 
@@ -137,7 +138,7 @@ def _run(doc: Results, k: KernelRecord, measured: bool = True) -> KernelWork:
         verdict=doc.verdict(k, measured), threads_per_block=k.threads_per_block,
         blocks=k.waves.blocks if k.waves else None, registers=k.registers,
         smem_bytes=(k.static_smem_bytes or 0, k.dynamic_smem_bytes or 0) if k.static_smem_bytes is not None else None,
-        joules=k.energy.joules_per_launch if k.energy is not None else None)
+        joules=k.energy.joules_per_launch if k.energy is not None else None, params=dict(k.params) or None)
 
 
 def _profiled(doc: ProfileResults, k: ProfiledKernel, measured: bool = True) -> KernelWork:
