@@ -201,7 +201,9 @@ def test_a_tile_whose_blocks_add_the_slices_together_says_so():
     from roofline.render.text import chosen_tile
 
     split = {**BIG.params, "SPLITS": 4}
-    assert chosen_tile({**split, "REDUCERS": 4}) == "128x256, 8x16 per thread, K in 4 slices added by all their blocks"
+    assert chosen_tile({**split, "REDUCERS": 4}) == \
+        "128x256, 8x16 per thread, K in 4 slices, each tile's 4 blocks adding them together"
     assert chosen_tile({**split, "REDUCERS": 1}) == "128x256, 8x16 per thread, K in 4 slices"
     assert chosen_tile(split) == chosen_tile({**split, "REDUCERS": 1})  # a record from before REDUCERS
-    assert chosen_tile({**split, "REDUCERS": 4}, short=True) == "128x256 8x16 K/4"
+    assert chosen_tile({**split, "REDUCERS": 4}, short=True) == "128x256 8x16 K/4 together"
+    assert chosen_tile({**split, "REDUCERS": 1}, short=True) == "128x256 8x16 K/4"

@@ -415,19 +415,21 @@ def l2_note(doc) -> str:
 
 def chosen_tile(params: dict[str, int], short: bool = False) -> str:
     """The tile a kernel picked by shape: '128x256, 8x16 per thread, K in 4 slices' (short:
-    '128x256 8x16 K/4'), '... K in 4 slices added by all their blocks' where each block of a tile
-    adds a share of its slices (REDUCERS > 1); a tensor-core kernel's, which has no thread tile, '128x256 block tile'
+    '128x256 8x16 K/4'), '..., K in 4 slices, each tile's 4 blocks adding them together' (short: '... K/4
+    together') where every block of a tile adds a share of its slices (REDUCERS > 1); a tensor-core kernel's, which has no thread tile, '128x256 block tile'
     (short: '128x256'); '' for parameters without a block tile."""
     if "BN" in params and not {"TM", "TN"} & set(params):  # wgmma_ws names no BM: two 64-row consumers, 128
         return f"{params.get('BM', 128)}x{params['BN']}" + ("" if short else " block tile")
     if not {"BM", "BN", "TM", "TN"} <= set(params):
         return ""
     splits = params.get("SPLITS", 1)
-    if short:
-        return f"{params['BM']}x{params['BN']} {params['TM']}x{params['TN']}" + (f" K/{splits}" if splits > 1 else "")
     together = splits > 1 and params.get("REDUCERS", 1) > 1
+    if short:
+        return (f"{params['BM']}x{params['BN']} {params['TM']}x{params['TN']}" + (f" K/{splits}" if splits > 1 else "")
+                + (" together" if together else ""))
     return (f"{params['BM']}x{params['BN']}, {params['TM']}x{params['TN']} per thread"
-            + (f", K in {splits} slices" if splits > 1 else "") + (" added by all their blocks" if together else ""))
+            + (f", K in {splits} slices" if splits > 1 else "")
+            + (f", each tile's {splits} blocks adding them together" if together else ""))
 
 
 def bound_by_size(v: Verdict | None) -> str:
