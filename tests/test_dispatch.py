@@ -207,3 +207,34 @@ def test_a_tile_whose_blocks_add_the_slices_together_says_so():
     assert chosen_tile(split) == chosen_tile({**split, "REDUCERS": 1})  # a record from before REDUCERS
     assert chosen_tile({**split, "REDUCERS": 4}, short=True) == "128x256 8x16 K/4 together"
     assert chosen_tile({**split, "REDUCERS": 1}, short=True) == "128x256 8x16 K/4"
+
+
+def test_a_split_the_gpu_cannot_hold_at_once_runs_with_the_last_block_adding():
+    # a split the dispatch counted all resident (two blocks per SM) on a GPU that holds fewer at once (the
+    # driver's count, one per SM here): the runner runs it as the last block of each tile adds
+    from roofline.measure.runner import _not_resident, the_last_block_adds
+
+    p = Problem(1024, 1024, 1024)
+    spec = BY_NAME["split_k"].spec({**SQUARE8.params, "SPLITS": 2, "REDUCERS": 2}, "shape")
+    grid = spec.grid(p)  # 8 x 8 tiles, two slices: 128 blocks
+    assert _not_resident(spec, grid, 2, 66) is None  # two per SM on 66 SMs: all resident
+    assert "all must be resident at once" in _not_resident(spec, grid, 1, 66)
+    last = the_last_block_adds(spec)
+    assert last.params == {**spec.params, "REDUCERS": 1} and not last.cooperative and last.tile_source == "shape"
+    assert _not_resident(last, grid, 1, 66) is None
+
+
+def test_the_blocks_an_sm_holds_are_capped_by_its_shared_memory():
+    # three stages of BK 16, 4-byte elements, 1 KB reserved a block: 128 x 128 takes 16 x (132 + 128) x 4 x 3
+    # = 49,920 bytes, so two fit even in the 100 KB of sm_86/sm_89 (101,888 of 102,400); 64 x 128 takes
+    # 37,632, so sm_90's 228 KB holds the four its registers allow, 100 KB two
+    assert SQUARE8.smem_bytes == 49_920 and WIDE8.smem_bytes == 37_632
+    assert SQUARE8.held_by(100 * 1024, 1024).blocks_per_sm == 2 and SQUARE8.held_by(None) == SQUARE8
+    assert WIDE8.held_by(228 * 1024, 1024).blocks_per_sm == 4 and WIDE8.held_by(164 * 1024, 1024).blocks_per_sm == 4
+    assert WIDE8.held_by(100 * 1024, 1024).blocks_per_sm == 2 and BIG.held_by(100 * 1024, 1024) == BIG
+    # on the H200 the dispatch picks as it did without the cap
+    limits = H200.arch_limits
+    for shape in [(1024, 1024, 1024), (3000, 3000, 3000), (512, 512, 512), (1024, 1024, 16384)]:
+        capped = dispatch.choose(Problem(*shape), SMS, PEAK, True, limits.smem_per_sm_bytes,
+                                 limits.reserved_smem_per_block_bytes)
+        assert capped == dispatch.choose(Problem(*shape), SMS, PEAK, True)

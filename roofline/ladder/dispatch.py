@@ -35,7 +35,7 @@ tile's blocks, 67 us estimated, and on an H100 58 us measured against cuBLAS's 6
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..model.problem import BYTES_PER_FLOAT, Problem
 from ..model.units import cdiv
@@ -55,7 +55,7 @@ SLAB_READ_GBPS_PER_SM = 64.0
 class Candidate:
     """A tile of the pipelined kernel the dispatch may pick: block tile BM x BN, warp tile
     WM x WN, thread tile TM x TN; the blocks one SM holds (from its registers on the 64K-register
-    SMs of sm_80 on); its FP32 rate with every SM full, as a share of the FP32 peak, and the
+    SMs of sm_80 on; `held_by` caps them by a GPU's shared memory); its FP32 rate with every SM full, as a share of the FP32 peak, and the
     active warps per SM it needs for that rate (fewer run proportionally slower): both measured
     on an H200 (`bench/NOTES.md`)."""
 
@@ -79,6 +79,21 @@ class Candidate:
     def warps(self) -> int:
         """Warps per block: one per warp tile."""
         return (self.bm // self.wm) * (self.bn // self.wn)
+
+    @property
+    def smem_bytes(self) -> int:
+        """Dynamic shared memory of one block: STAGES stages of the transposed A tile (pitch BM + 4)
+        and the B tile, 4-byte elements (pipeline.cuh's pipeline_smem_bytes)."""
+        return STAGES * BK * (self.bm + 4 + self.bn) * BYTES_PER_FLOAT
+
+    def held_by(self, smem_per_sm_bytes: int | None, reserved_bytes: int = 0) -> "Candidate":
+        """This candidate with the blocks one SM holds capped by its shared memory as well as its
+        registers (None: registers alone; the 228 KB of sm_90 and the 164 KB of sm_80 hold them all):
+        an SM of 100 KB (sm_86, sm_89, sm_120) holds two 64 x 128 blocks, not four."""
+        if smem_per_sm_bytes is None:
+            return self
+        fits = smem_per_sm_bytes // (self.smem_bytes + reserved_bytes)
+        return replace(self, blocks_per_sm=max(1, min(self.blocks_per_sm, fits)))
 
     @property
     def tile_bytes(self) -> int:
@@ -141,12 +156,16 @@ def estimate(c: Candidate, splits: int, problem: Problem, sm_count: int, peak_fp
     return Choice(c, splits, blocks, rounds, seconds)
 
 
-def choose(problem: Problem, sm_count: int, peak_fp32_gflops: float, split: bool) -> Choice:
+def choose(problem: Problem, sm_count: int, peak_fp32_gflops: float, split: bool,
+           smem_per_sm_bytes: int | None = None, reserved_smem_bytes: int = 0) -> Choice:
     """The candidate (and, with `split`, the slices of K: 1 to MAX_SPLITS, none shorter than
-    MIN_SLICE_K) with the least estimated time for `problem` on a GPU of `sm_count` SMs; ties go
-    to the earlier candidate and the fewer slices."""
+    MIN_SLICE_K) with the least estimated time for `problem` on a GPU of `sm_count` SMs, each
+    holding `smem_per_sm_bytes` of shared memory (less `reserved_smem_bytes` a block; None: as many
+    blocks as the registers allow, `Candidate.held_by`); ties go to the earlier candidate and the
+    fewer slices."""
     most = max(1, min(MAX_SPLITS, problem.k // MIN_SLICE_K)) if split else 1
-    choices = [estimate(c, s, problem, sm_count, peak_fp32_gflops) for c in CANDIDATES for s in range(1, most + 1)]
+    held = [c.held_by(smem_per_sm_bytes, reserved_smem_bytes) for c in CANDIDATES]
+    choices = [estimate(c, s, problem, sm_count, peak_fp32_gflops) for c in held for s in range(1, most + 1)]
     return min(choices, key=lambda ch: ch.seconds)
 
 

@@ -339,7 +339,9 @@ def _pipelined(name: str, summary: str) -> Family:
 
 def _chosen(split: bool) -> Callable[[Problem, DeviceSpec], Params]:
     def choose(problem: Problem, device: DeviceSpec) -> Params:
-        choice = dispatch.choose(problem, device.sm_count, device.peak_fp32_gflops, split)
+        limits = device.arch_limits
+        choice = dispatch.choose(problem, device.sm_count, device.peak_fp32_gflops, split, limits.smem_per_sm_bytes,
+                                 limits.reserved_smem_per_block_bytes)
         return choice.params if split else choice.candidate.params
     return choose
 

@@ -355,6 +355,14 @@ def _not_resident(spec: KernelSpec | UserKernel, grid: tuple[int, int, int], blo
             "(the last block of each tile adds them)")
 
 
+def the_last_block_adds(spec: KernelSpec) -> KernelSpec:
+    """A split_k the dispatch chose with its tile's blocks adding the slices together, as the last block
+    of each tile adding them (REDUCERS = 1): what runs where the GPU holds fewer of its blocks at once
+    than the dispatch counted (its blocks per SM are fitted figures capped by the table's shared
+    memory: the driver's count, which this GPU's own limits give, may still be lower)."""
+    return spec.family.spec({**spec.params, "REDUCERS": 1}, spec.tile_source, spec.dtype)
+
+
 def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSpec, buffers, progress: Progress,
                wait) -> tuple[KernelRun, Item | None]:
     """Compile and verify one kernel: its run so far, and its launch to time (None when it stopped short)."""
@@ -369,6 +377,13 @@ def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSp
         return KernelRun(spec, figures, error=str(exc), failure="error"), None
     grid = spec.grid(problem)
     why = _not_resident(spec, grid, compiled.driver_blocks_per_sm, device.sm_count)
+    if why and spec.tile_source == "shape":  # the dispatch counted more blocks per SM than this GPU holds
+        spec = the_last_block_adds(spec)
+        try:
+            kernel, compiled = _compile(spec, device)
+        except RunError as exc:
+            return KernelRun(spec, figures, error=str(exc), failure="error"), None
+        why = None
     if why:
         return KernelRun(spec, figures, compiled, error=why, failure="error"), None
     args = kernel_args(problem, a, b, c, spec)
