@@ -38,8 +38,6 @@
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int SPLITS, int REDUCERS>
 constexpr int split_k_smem_bytes = pipeline_smem_bytes<BM, BN, BK, STAGES>;
 
-// The minimum of one block per SM in __launch_bounds__ is what keeps NVRTC (12.9 and 13) from
-// holding the 64x64 tile of 4x4 threads to 64 registers with 8 bytes spilled: 72 without spills.
 // The acquire load the waiting blocks poll the arrival counter with (REDUCERS = SPLITS).
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
     unsigned v;
@@ -47,6 +45,8 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
     return v;
 }
 
+// The minimum of one block per SM in __launch_bounds__ is what keeps NVRTC (12.9 and 13) from
+// holding the 64x64 tile of 4x4 threads to 64 registers with 8 bytes spilled: 72 without spills.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int SPLITS, int REDUCERS>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
 split_k(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,

@@ -415,9 +415,10 @@ def l2_note(doc) -> str:
 
 def chosen_tile(params: dict[str, int], short: bool = False) -> str:
     """The tile a kernel picked by shape: '128x256, 8x16 per thread, K in 4 slices' (short:
-    '128x256 8x16 K/4'), '..., K in 4 slices, each tile's 4 blocks adding them together' (short: '... K/4
-    together') where every block of a tile adds a share of its slices (REDUCERS > 1); a tensor-core kernel's, which has no thread tile, '128x256 block tile'
-    (short: '128x256'); '' for parameters without a block tile."""
+    '128x256 8x16 K/4'), and '..., each tile's 4 blocks adding them together' (short: '... K/4
+    together') where every block of a tile adds a share of its slices (REDUCERS > 1); a tensor-core
+    kernel's, which has no thread tile, '128x256 block tile' (short: '128x256'); '' for parameters
+    without a block tile."""
     if "BN" in params and not {"TM", "TN"} & set(params):  # wgmma_ws names no BM: two 64-row consumers, 128
         return f"{params.get('BM', 128)}x{params['BN']}" + ("" if short else " block tile")
     if not {"BM", "BN", "TM", "TN"} <= set(params):
