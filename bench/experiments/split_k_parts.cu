@@ -7,16 +7,13 @@
 //   0  all of split_k (partials, the last block's sum, C written);
 //   1  the partials written and counted in, no sum, C not written;
 //   2  the main loop alone (the accumulators stored only where `keep` is set, which the host never
-//      sets, so the FMAs stay and nothing is written);
-//   3  the sum spread over the tile's blocks: each block, once all SPLITS have written their partials
-//      (it waits for the tile's arrival count to reach SPLITS), adds a SPLITS-th of the tile's
-//      pieces, slices in order 0, 1, ..., and writes them to C; the last to leave puts the counts
-//      back to 0. Every block of a tile must be resident at once: launch it cooperatively.
+//      sets, so the FMAs stay and nothing is written).
+// (A third mode, the sum spread over the tile's blocks, became split_k's REDUCERS = SPLITS: the
+// script times the library's kernel that way beside these.)
 // SCALAR writes the partials as four 4-byte stores per float4 rather than one 16-byte store (a
 // 16-byte store of the accumulators themselves makes ptxas keep them in aligned register quads,
 // which puts all three operands of some FFMAs in one register bank).
-// Launch as split_k, with `stamps` holding 4 unsigned long longs and `sms` one unsigned per block,
-// and `arrivals` two unsigneds per tile (arrivals, then departures).
+// Launch as split_k, with `stamps` holding 4 unsigned long longs and `sms` one unsigned per block.
 #include "pipeline.cuh"
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -29,12 +26,6 @@ __device__ __forceinline__ unsigned sm_id() {
     unsigned s;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
     return s;
-}
-
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int SPLITS, int MODE, int SCALAR>
@@ -80,42 +71,6 @@ split_k_stamped(int M, int N, int K, float alpha, const float* __restrict__ A, c
         } else {
             mine[e * NT + threadIdx.x] = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
         }
-    }
-    if (MODE == 3) {
-        static_assert(PIECES % SPLITS == 0, "each block adds whole pieces");
-        constexpr int R = PIECES / SPLITS, LM = WM / TM, LN = WN / TN;
-        const unsigned tiles = gridDim.x * gridDim.y;
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            atomicAdd(&arrivals[tile], 1u);
-            while (load_acquire(&arrivals[tile]) < SPLITS) __nanosleep(64);
-            stamps[4 * block + 2] = global_ns();
-        }
-        __syncthreads();
-        const int lo = blockIdx.z * R;
-        float4 v[SPLITS][R];
-#pragma unroll
-        for (int z = 0; z < SPLITS; ++z)
-#pragma unroll
-            for (int r = 0; r < R; ++r) v[z][r] = __ldcg(slabs + z * (BM * BN / 4) + (lo + r) * NT + threadIdx.x);
-        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-        const int row = row0 + warp / (BN / WN) * WM + lane / LN * 4, col = col0 + warp % (BN / WN) * WN + lane % LN * 4;
-        const bool vec = N % 4 == 0;
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            float4 s = v[0][r];
-#pragma unroll
-            for (int z = 1; z < SPLITS; ++z) { s.x += v[z][r].x; s.y += v[z][r].y; s.z += v[z][r].z; s.w += v[z][r].w; }
-            const int e = lo + r, i = e / (TN / 4), q = e % (TN / 4);
-            store4(C, N, row + (i / 4) * (LM * 4) + i % 4, col + q * (LN * 4), M, N, s, alpha, beta, vec);
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            if (atomicAdd(&arrivals[tiles + tile], 1u) == SPLITS - 1) { arrivals[tile] = 0; arrivals[tiles + tile] = 0; }
-            stamps[4 * block + 3] = global_ns();
-        }
-        return;
     }
     __threadfence();
     __syncthreads();

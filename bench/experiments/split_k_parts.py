@@ -3,15 +3,15 @@
     python bench/experiments/split_k_parts.py 1024x1024x16384:4 1024x1024x1024:4 2048x2048x4096:1
     python bench/experiments/split_k_parts.py --once 1024x1024x16384:4   # one launch each, for ncu
 
-For each shape and slice count: the library's split_k and the stamped copies that compute C (modes 0
-and 3) are checked against cuBLAS (max relative error under 1e-4, no NaN) and against the library's
-bits; then cuBLAS, the library's kernel and the variants (m0: all of it; m0s: the same with the
-partials written 4 bytes at a time; m1s: no sum; m2: the main loop alone; m3s: the sum spread over
-the tile's blocks, launched cooperatively) are timed in alternation, each launch after an L2 flush,
-the median of ROUNDS each; then one launch of each variant reports, from the blocks' own
-global-timer stamps: the spread of their starts, their main loops' durations (min, median, max),
-the partials' write and count-in (in m3s, until the whole tile has arrived), the sums, and the
-kernel's span from the first start to the last end.
+For each shape and slice count: the library's split_k and the stamped copies that compute C (mode 0)
+are checked against cuBLAS (max relative error under 1e-4, no NaN) and against the library's
+bits; then cuBLAS, the library's kernel (the last block of a tile adding its slices, and, where
+every block fits on the GPU at once, all of them: `together`, launched cooperatively) and the
+variants (m0: all of it; m0s: the same with the partials written 4 bytes at a time; m1s: no sum;
+m2: the main loop alone) are timed in alternation, each launch after an L2 flush, the median of
+ROUNDS each; then one launch of each variant reports, from the blocks' own global-timer stamps:
+the spread of their starts, their main loops' durations (min, median, max), the partials' write and
+count-in, the last blocks' sums, and the kernel's span from the first start to the last end.
 """
 
 from __future__ import annotations
@@ -28,22 +28,22 @@ TILE = (128, 256, 16, 32, 128, 8, 16, 3)  # BM BN BK WM WN TM TN STAGES: split_k
 ROUNDS = 30
 
 
-VARIANTS = {"m0": (0, 0), "m0s": (0, 1), "m1s": (1, 1), "m2": (2, 0), "m3s": (3, 1)}  # (MODE, SCALAR)
+VARIANTS = {"m0": (0, 0), "m0s": (0, 1), "m1s": (1, 1), "m2": (2, 0)}  # (MODE, SCALAR)
 
 
 def build(splits: int):
     t = ",".join(map(str, TILE))
-    names = {"library": f"split_k<{t},{splits}>"} | \
+    names = {"library": f"split_k<{t},{splits},1>", "together": f"split_k<{t},{splits},{splits}>"} | \
         {key: f"split_k_stamped<{t},{splits},{m},{sc}>" for key, (m, sc) in VARIANTS.items()}
     source = '#include "split_k.cu"\n' + (HERE / "split_k_parts.cu").read_text().replace('#include "pipeline.cuh"', "")
-    plain = {k: v for k, v in names.items() if k != "m3s"}
+    plain = {k: v for k, v in names.items() if k != "together"}
     mod = cupy.RawModule(code=source, options=("-std=c++17", f"-I{KERNELS}"), name_expressions=list(plain.values()))
-    coop = cupy.RawModule(code=source, options=("-std=c++17", f"-I{KERNELS}"), name_expressions=[names["m3s"]],
+    coop = cupy.RawModule(code=source, options=("-std=c++17", f"-I{KERNELS}"), name_expressions=[names["together"]],
                           enable_cooperative_groups=True)
     smem = 3 * 16 * (TILE[0] + 4 + TILE[1]) * 4
     kernels = {}
     for key, name in names.items():
-        k = (coop if key == "m3s" else mod).get_function(name)
+        k = (coop if key == "together" else mod).get_function(name)
         k.max_dynamic_shared_size_bytes = smem
         kernels[key] = k
     return kernels, smem, (TILE[0] // TILE[3]) * (TILE[1] // TILE[4]) * 32
@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
         def launch(key: str) -> None:
             if key == "cublas":
                 cupy.matmul(a, b, out=c)
-            elif key == "library":
+            elif key in ("library", "together"):
                 kernels[key](grid, (threads,), base, shared_mem=smem)
             else:
                 kernels[key](grid, (threads,), base + (stamps, sms, cupy.int32(0)), shared_mem=smem)
@@ -89,9 +89,8 @@ def main(argv: list[str]) -> int:
             cupy.cuda.Device().synchronize()
             continue
         bits = None
-        for key in ("library", "m0", "m0s", "m3s"):
-            if key == "m3s" and (32 % s or blocks > 132):
-                continue
+        fits = s > 1 and blocks <= 132  # every block resident at once on a 132-SM GPU
+        for key in ("library", "m0", "m0s") + (("together",) if fits else ()):
             c.fill(cupy.nan)
             try:
                 launch(key)
@@ -105,7 +104,7 @@ def main(argv: list[str]) -> int:
             same = bool((c.view(cupy.uint32) == bits).all())
             print(f"{m}x{n}x{k}:{s} {key}: verified {ok} (max rel err {err:.2e}); the library's bits {same}; "
                   f"counters back to 0: {int(arrivals.sum()) == 0}", flush=True)
-        keys = ["cublas", "library", "m0", "m0s", "m1s", "m2"] + (["m3s"] if not (32 % s or blocks > 132) else [])
+        keys = ["cublas", "library"] + (["together"] if fits else []) + ["m0", "m0s", "m1s", "m2"]
         times = {key: [] for key in keys}
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()
         for r in range(ROUNDS):
@@ -120,7 +119,7 @@ def main(argv: list[str]) -> int:
         print(f"{m}x{n}x{k}:{s} ({blocks} blocks) medians, ms: " +
               ", ".join(f"{key} {med[key]:.4f}" for key in keys) +
               f"; library {100 * med['cublas'] / med['library']:.1f} % of cuBLAS", flush=True)
-        for mode in keys[2:]:
+        for mode in [k for k in keys if k.startswith("m")]:
             flush.fill(1.0)
             launch(mode)
             cupy.cuda.Device().synchronize()
@@ -131,7 +130,7 @@ def main(argv: list[str]) -> int:
             after = st[:, 2] - st[:, 1]
             tail = st[:, 3] - st[:, 2]
             per_sm = np.bincount(cupy.asnumpy(sms), minlength=1)
-            summed = tail if mode == "m3s" else tail[tail > np.median(tail) + 1000] if mode.startswith("m0") else tail[:0]
+            summed = tail[tail > np.median(tail) + 1000] if mode.startswith("m0") else tail[:0]
             print(f"  {mode}: starts spread {us(st[:, 0].max())} us; loops min/median/max "
                   f"{us(loop.min())}/{us(np.median(loop))}/{us(loop.max())} us; loop ends "
                   f"{us(st[:, 1].min())}..{us(st[:, 1].max())}; partials+count median/max "
