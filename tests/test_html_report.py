@@ -336,3 +336,12 @@ def test_a_long_chart_title_is_broken_into_lines_not_clipped():
     lines = title.split("<br>")
     assert len(lines) == 2 and all(len(x) <= 80 for x in lines) and lines[-1].endswith("&lt;x&gt;")
     assert html_report._title("short") == "short"
+
+
+def test_a_kernel_that_picked_its_tile_by_shape_is_named_with_it_in_the_verdict_column():
+    # as show's verdicts name it: split_k at 1024^3 on an H100, its tile's four blocks adding the slices
+    doc = documents.load(FIXTURES / "results-h100-split-1024.json")
+    report = html_report.build(doc, [FIXTURES / "results-h100-split-1024.json"])
+    verdict = next(row[-1][0] for row in report.rows if row[0][1] == "split_k")
+    assert verdict.startswith("split_k (128x256, 8x16 per thread, K in 4 slices, each tile's 4 blocks adding them "
+                              "together): FP32-bound")
