@@ -76,6 +76,9 @@ def test_variants_and_expressions():
     with pytest.raises(UsageError, match="cannot read 'naive<32>'"):
         variant("naive<32>")  # the first steps offer no other tiles...
     assert from_expression("naive<16>").block == (16, 16, 1)  # ...but every kernel has an expression
+    # a negative parameter is read and refused as such, not as an expression that cannot be read
+    with pytest.raises(UsageError, match=r"split_k takes 10 positive parameters"):
+        from_expression("split_k<128,256,16,32,128,8,16,3,4,-4>")
 
 
 def test_the_profiled_launch_carries_the_tile_it_was_given(tmp_path):

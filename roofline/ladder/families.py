@@ -506,7 +506,7 @@ def select(requested: list[str] | None, autotuned: KernelSpec | None = None, dty
     return [autotuned if f.name == TUNABLE and autotuned is not None else f.spec(dtype=dtype) for f in chosen]
 
 
-_EXPRESSION = re.compile(r"\s*(\w+)\s*<\s*(?:(bf16|fp16|tf32)\s*,)?([\d\s,]*)>\s*")
+_EXPRESSION = re.compile(r"\s*(\w+)\s*<\s*(?:(bf16|fp16|tf32)\s*,)?([-+\d\s,]*)>\s*")
 
 
 def from_expression(expression: str, only_variants: bool = False) -> KernelSpec:
