@@ -44,7 +44,8 @@ def draw(doc: GradeResults, out: Path) -> None:
     if not placed:
         ax.set_axis_off()
         ax.text(0.5, 0.5, text("no graded entry has FLOPs to place on a roofline: its work moves bytes alone\n"
-                               "(its speed of light is its DRAM floor); the shares are on the right"),
+                               "(its speed of light is its DRAM floor, or the launch floor where that is longer); "
+                               "the shares are on the right"),
                 ha="center", va="center", fontsize=9, color="0.3", transform=ax.transAxes)
     _bars(bars, doc)
     left_out = [e for e in doc.entries if not e.graded]

@@ -494,7 +494,8 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
         tuple(tensor(f"attribute {n}", t) for n, t in held)
     outputs = tuple(tensor(f"output {i}", o) for i, o in enumerate(outs))
     what = (f"{', '.join(sorted(counted))} counted by PyTorch's FLOP counter" if counted
-            else "no op PyTorch's FLOP counter knows (its bytes are its speed of light)")
+            else "no op PyTorch's FLOP counter knows (its speed of light is its bytes, or a launch where that is "
+                 "longer)")
     source = (f"the reference on PyTorch's meta device: {what}; bytes: what it reads of its inputs, parameters and "
               "buffers (a gather's rows, not its whole table), once, and its outputs written once")
     if attention.get("seen"):
