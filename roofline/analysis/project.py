@@ -23,7 +23,8 @@ measured there, so its roofs are the datasheet's theoretical ones, `model.preset
 Levels are compared where both GPUs have a roof: a memory level the target's preset has no roof for
 (L2 outside sm_80 and sm_90) is dropped on both sides and the kernel flagged. Work whose compute roof
 the target lacks (FP8 tensor on an sm_80 or sm_86 GPU, BF16 tensor on a V100) cannot run there as
-it is: the kernel is flagged and left out of the sums, and counted. A block that cannot launch on the target (more
+it is: the kernel is flagged and left out of the sums, and counted. So is a split_k whose tile's blocks add
+its slices together where the target cannot hold all its blocks at once. A block that cannot launch on the target (more
 shared memory than its SM has: Hopper's cuBLAS kernels on an Ada GPU) is flagged and projected
 without waves on either GPU: a library would launch another kernel for the same work there.
 
@@ -234,7 +235,8 @@ def _not_resident(k: KernelWork, family, target: DeviceSpec) -> str | None:
     if waves is None or waves.blocks <= waves.block_slots:
         return None
     return (f"its {waves.blocks:,} blocks add their slices together, so all must be resident at once, and the "
-            f"{target.name} holds {waves.block_slots:,}: there it would run with REDUCERS = 1")
+            f"{target.name} holds {waves.block_slots:,}: it cannot run there as it ran here (split_k there "
+            "picks its own tile and split)")
 
 
 def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
