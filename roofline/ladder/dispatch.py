@@ -27,10 +27,11 @@ The estimate (`estimate`) of one candidate at `splits` slices of K, in seconds:
 `split`, splits = 1. The efficiencies and rates are the H200's; on another GPU the choice keeps
 its logic (SM count, FP32 peak) with the H200's shares, and `roofline run` records what it chose.
 
-At 1024^3 on the H200's 132 SMs: 128 x 256 makes 32 tiles, 32 SMs busy (187 us measured); four
-slices of K make 128 blocks, one round of 8-warp blocks a quarter as deep: 73 us estimated, 71
-measured against cuBLAS's 64 with the last block adding the slices; with the sum spread over the
-tile's blocks, 67 us estimated, and on an H100 58 us measured against cuBLAS's 63.
+At 1024^3 on the H200's 132 SMs: 128 x 256 makes 32 tiles, 32 SMs busy (full_tiles, 182 us in
+plots/sweep-h200.json); four slices of K make 128 blocks, one round of 8-warp blocks a quarter as
+deep: 73 us estimated with the last block adding the slices, 73.0 measured there against cuBLAS's
+63.1; with the sum spread over the tile's blocks, 67 us estimated, and 57.9 measured on an H100
+against cuBLAS's 64.0 (plots/sweep-h100.json).
 """
 
 from __future__ import annotations
