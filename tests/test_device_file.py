@@ -94,6 +94,7 @@ def test_the_json_that_device_prints_is_a_device_file(tmp_path):
     (RTX5070 + "[flops_per_sm_per_clock]\nfp7 = 1\n", "unknown precision 'fp7'"),
     ("sm_count = [", "not a TOML device file"),
     ('schema = 5\nkernels = []\n', "a roofline results file, not a device file"),
+    (RTX5070 + "tensor_clock_mhz = 2600\n", "tensor_clock_mhz: 2,600 MHz is above max_sm_clock_mhz 2,512"),
 ])
 def test_a_bad_device_file_is_one_line(tmp_path, text, says):
     with pytest.raises(UsageError) as exc:
@@ -176,3 +177,23 @@ def test_comms_says_what_is_wrong_with_a_device_file(tmp_path):
     assert r.exit_code == 2 and "unknown field 'sm_cout'; did you mean sm_count?" in r.output
     r = CliRunner().invoke(app, ["comms", str(traces), "--gpu", str(tmp_path / "nosuch.toml")])
     assert r.exit_code == 2 and "cannot read the device file" in r.output
+
+
+def test_a_device_files_edited_peaks_are_refused_and_its_edited_limits_said(tmp_path):
+    # the JSON `device --json` prints carries its peaks and limits; read back, roofline works both out
+    # again from the figures (every preset's JSON reads back to its own peaks), so an edited peak is
+    # refused in one line naming the field that would change it, and edited limits are said
+    doc = json.loads(CliRunner().invoke(app, ["device", "--gpu", "a30", "--json"]).stdout)
+    same = _file(tmp_path, json.dumps(doc), "a30.json")
+    assert from_preset(str(same)).peaks_gflops == from_preset("a30").peaks_gflops
+    assert "per-SM limits" not in from_preset(str(same)).source
+    edited = {**doc, "peaks_gflops": {**doc["peaks_gflops"], "fp32": 99_000.0}}
+    with pytest.raises(UsageError) as exc:
+        from_preset(str(_file(tmp_path, json.dumps(edited), "edited.json")))
+    said = str(exc.value)
+    assert "peaks_gflops.fp32: 99,000 GFLOP/s is not read (its figures give 10," in said
+    assert "flops_per_sm_per_clock.fp32" in said and "\n" not in said
+    limits = {**doc, "limits": {**doc["limits"], "max_warps_per_sm": 32}}
+    dev = from_preset(str(_file(tmp_path, json.dumps(limits), "limits.json")))
+    assert "not the file's own (which differ in max_warps_per_sm)" in dev.source
+    assert dev.arch_limits.max_warps_per_sm == from_preset("a30").arch_limits.max_warps_per_sm

@@ -306,7 +306,7 @@ def from_device_file(path: Path) -> DeviceSpec:
     from .device_file import read as read_device_file  # here: reading one needs pydantic, a preset does not
 
     printed = frozenset({f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"})
-    spec, limits = read_device_file(path, printed)
+    spec, limits, aside = read_device_file(path, printed)
     beyond = ""
     if cc_key(spec.compute_capability) > cc_key(NEWEST_CC):
         def keys(cc: str) -> set[str]:
@@ -316,6 +316,12 @@ def from_device_file(path: Path) -> DeviceSpec:
         beyond = (f"; compute capability {spec.compute_capability} is newer than any roofline models, so its per-SM "
                   f"limits are taken as {NEWEST_CC}'s" + (f", and it has no roof of {', '.join(unknown)} unless the file "
                                                        "gives their flops_per_sm_per_clock" if unknown else ""))
+    own = aside.get("limits") if isinstance(aside.get("limits"), dict) else {}
+    table = limits.to_dict()
+    differ = sorted(k for k, v in own.items() if k in table and v != table[k])
+    if differ:  # the file's own per-SM limits (a GPU's driver may report others than the table): not read
+        beyond += (f"; its per-SM limits are compute capability {spec.compute_capability}'s table's, not the "
+                   f"file's own (which differ in {', '.join(differ[:3])}{' and more' if len(differ) > 3 else ''})")
     device = DeviceSpec.build(
         name=spec.name or path.stem, compute_capability=spec.compute_capability, sm_count=spec.sm_count,
         fp32_cores=spec.fp32_cores, sm_clock_mhz=spec.max_sm_clock_mhz, limits=limits,
@@ -323,12 +329,17 @@ def from_device_file(path: Path) -> DeviceSpec:
         mem_clock_mhz=spec.max_mem_clock_mhz, bus_width_bits=spec.memory_bus_width_bits,
         datasheet_dram_gbps=spec.peak_dram_gbps, memory_bytes=spec.memory_bytes, l2_bytes=spec.l2_bytes,
         tensor_clock_mhz=spec.tensor_clock_mhz)
-    if not spec.flops_per_sm_per_clock:
-        return device
-    peaks, sources = dict(device.peaks_gflops or {}), dict(device.peak_sources or {})
-    for key, rate in spec.flops_per_sm_per_clock.items():
-        clock = (device.tensor_clock_mhz or device.max_sm_clock_mhz) if key in TENSOR else device.max_sm_clock_mhz
-        peaks[key] = rate * device.sm_count * clock * 1e-3  # FLOP/clk/SM x SMs x MHz = GFLOP/s x 1e3
-        sources[key] = file_rate_source(path.name, rate)
-    return replace(device, peaks_gflops=peaks, peak_sources=sources,
-                   peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))
+    if spec.flops_per_sm_per_clock:
+        peaks, sources = dict(device.peaks_gflops or {}), dict(device.peak_sources or {})
+        for key, rate in spec.flops_per_sm_per_clock.items():
+            clock = (device.tensor_clock_mhz or device.max_sm_clock_mhz) if key in TENSOR else device.max_sm_clock_mhz
+            peaks[key] = rate * device.sm_count * clock * 1e-3  # FLOP/clk/SM x SMs x MHz = GFLOP/s x 1e3
+            sources[key] = file_rate_source(path.name, rate)
+        device = replace(device, peaks_gflops=peaks, peak_sources=sources,
+                         peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))
+    from .device_file import edited_peak
+
+    why = edited_peak(path, aside, {**(device.peaks_gflops or {}), "fp32": device.peak_fp32_gflops})
+    if why:
+        raise UsageError(why, "gpu")
+    return device

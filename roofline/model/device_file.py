@@ -74,10 +74,11 @@ class DeviceFile(BaseModel):
         return rates
 
 
-def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile, ArchLimits]:
-    """The figures a device file gives (module docstring), checked, and the per-SM limits of its
-    compute capability; `device.from_device_file` makes the device of them. Keys in `derived`
-    (what `roofline device --json` prints beside the figures, derived from them) are set aside.
+def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile, ArchLimits, dict]:
+    """The figures a device file gives (module docstring), checked, the per-SM limits of its
+    compute capability, and what it holds of the keys in `derived` (what `roofline device --json`
+    prints beside the figures, derived from them), set aside: `device.from_device_file` makes the
+    device of the figures and checks those against it.
     Raises UsageError, in
     one line naming the file and the field, for a file that is missing, unreadable, not TOML/JSON,
     lacks a figure, holds one out of range or unknown, or a compute capability the tables do not
@@ -97,6 +98,7 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
     if "schema" in doc and ("kernels" in doc or "entries" in doc):  # the file a run, profile or grade wrote
         raise UsageError(f"{{gpu}} {path}: a roofline results file, not a device file (name, compute_capability, "
                          "sm_count, ... as `roofline device --gpu h200 --json` prints them)", "gpu")
+    aside = {k: v for k, v in doc.items() if k in derived and k not in DeviceFile.model_fields}
     doc = {k: v for k, v in doc.items() if k in DeviceFile.model_fields or k not in derived}  # derived: set aside
     doc = {k: v for k, v in doc.items() if v is not None}
     unknown = sorted(set(doc) - set(DeviceFile.model_fields))
@@ -118,6 +120,30 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
         limits = limits_for_cc(spec.compute_capability)
     except UsageError as exc:
         raise UsageError(f"{{gpu}} {path}: compute_capability: {exc}", "gpu") from None
+    if spec.tensor_clock_mhz is not None and spec.tensor_clock_mhz > spec.max_sm_clock_mhz:
+        raise UsageError(f"{{gpu}} {path}: tensor_clock_mhz: {spec.tensor_clock_mhz:,g} MHz is above max_sm_clock_mhz "
+                         f"{spec.max_sm_clock_mhz:,g}: the tensor cores run at the SM clock or below", "gpu")
     if spec.peak_dram_gbps is None and not (spec.max_mem_clock_mhz and spec.memory_bus_width_bits):
         raise UsageError(f"{{gpu}} {path}: give peak_dram_gbps, or max_mem_clock_mhz and memory_bus_width_bits", "gpu")
-    return spec, limits
+    return spec, limits, aside
+
+
+def edited_peak(path: Path, aside: dict, peaks: dict[str, float]) -> str | None:
+    """Why a device file's own peaks (`peaks_gflops`, `peak_fp32_gflops`, as `roofline device --json`
+    writes them) cannot stand: one differs by more than 0.1 % from what its figures give (`peaks`,
+    GFLOP/s by precision), which only an edit makes (every preset's JSON reads back to its own peaks);
+    roofline works the peaks out and does not read them. None where they agree or are absent."""
+    given = dict(aside.get("peaks_gflops") or {}) if isinstance(aside.get("peaks_gflops"), dict) else {}
+    if "peak_fp32_gflops" in aside:
+        given.setdefault("fp32", aside["peak_fp32_gflops"])
+    for key, value in given.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        have = peaks.get(key)
+        if have is not None and abs(have - value) <= 1e-3 * max(abs(have), 1.0):
+            continue
+        worked = f"its figures give {have:,.0f}" if have is not None else "its figures give none"
+        return (f"{{gpu}} {path}: peaks_gflops.{key}: {value:,.0f} GFLOP/s is not read ({worked}): roofline works a "
+                f"peak out of the figures; give the rate as flops_per_sm_per_clock.{key} (FLOP per clock per SM), or "
+                "change the figures it comes from")
+    return None
