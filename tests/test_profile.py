@@ -338,6 +338,10 @@ def test_an_import_read_against_a_preset_of_another_architecture_is_refused(tmp_
     one_line_error(invoke("profile", "--import", TRANSFORMER, "--gpu", "h100-sxm", "--out", tmp_path / "p.json"),
                    "above the device's 3,350; the file looks corrupt (it was recorded on another GPU than --gpu h100-sxm)",
                    2)
+    # a GPU of the same architecture with another SM count: the launches ran on the report's 132 SMs
+    one_line_error(invoke("profile", "--import", TRANSFORMER, "--gpu", "h100-pcie", "--out", tmp_path / "q.json"),
+                   "recorded on NVIDIA H200 (132 SMs); --gpu H100 PCIe has 114, whose roofs do not fit launches", 2)
+    assert not (tmp_path / "q.json").exists()
 
 
 def test_rows_cut_short_or_not_finite_are_left_out_with_a_note(tmp_path):

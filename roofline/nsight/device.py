@@ -203,10 +203,11 @@ def _with_fp64_ratio(device: DeviceSpec, ratio: float | None) -> DeviceSpec:
 def choose(rows: list[Row], preset: DeviceSpec | None, source: str, notes: list[str]) -> tuple[DeviceSpec, str]:
     """The GPU a report is read against and where it came from: its own (`device_from_rows`:
     'report'), or the `--gpu` preset or device file `preset` when that has the report's compute
-    capability ('gpu' where the report names no GPU, 'gpu over report' where it names another;
-    its per-SM limits and roofs are then the right kind; a note in `notes` says when the names
-    differ). Raises UsageError for a preset of another architecture, and for a report without
-    device attributes and no preset (naming the presets of its compute capability)."""
+    capability ('gpu' where the report names no GPU, 'gpu over report' where it names another of
+    as many SMs; its per-SM limits and roofs are then the right kind; a note in `notes` says when
+    the names differ). Raises UsageError for a preset of another architecture or, where the report
+    names its GPU, of another SM count (its launches ran on the report's SMs), and for a report
+    without device attributes and no preset (naming the presets of its compute capability)."""
     if preset is None:
         return device_from_rows(rows, source), "report"
     cc = report_cc(rows)
@@ -227,6 +228,10 @@ def choose(rows: list[Row], preset: DeviceSpec | None, source: str, notes: list[
         raise UsageError(f"{source} was recorded on {own.name} (compute capability {own.compute_capability}); "
                          f"{{gpu}} {preset.name} is {preset.compute_capability}, whose limits and roofs do not apply "
                          "to these kernels", "gpu")
+    if own.sm_count != preset.sm_count:  # its launches' waves and FLOP/s are of the SMs they had
+        raise UsageError(f"{source} was recorded on {own.name} ({own.sm_count} SMs); {{gpu}} {preset.name} has "
+                         f"{preset.sm_count}, whose roofs do not fit launches that ran on {own.sm_count} (read it against the "
+                         "GPU it names, and see it on another GPU with roofline project)", "gpu")
     if name_key(own.name) != name_key(preset.name):
         notes.append(f"recorded on {own.name}; read against {preset.name}'s roofs as --gpu asks")
         return preset, "gpu over report"
