@@ -56,9 +56,9 @@ SLAB_READ_GBPS_PER_SM = 64.0
 class Candidate:
     """A tile of the pipelined kernel the dispatch may pick: block tile BM x BN, warp tile
     WM x WN, thread tile TM x TN; the blocks one SM holds (from its registers on the 64K-register
-    SMs of sm_80 on; `held_by` caps them by a GPU's shared memory); its FP32 rate with every SM full, as a share of the FP32 peak, and the
-    active warps per SM it needs for that rate (fewer run proportionally slower): both measured
-    on an H200 (`bench/NOTES.md`)."""
+    SMs of sm_80 on; `held_by` caps them by a GPU's shared memory); its FP32 rate with every SM
+    full, as a share of the FP32 peak, and the active warps per SM it needs for that rate (fewer
+    run proportionally slower): both measured on an H200 (`bench/NOTES.md`)."""
 
     bm: int
     bn: int

@@ -350,7 +350,7 @@ def _split_workspace(p: Params, problem: Problem) -> tuple[int, int]:
     """Partial sums: a BM x BN slab per tile and slice; an arrival counter per tile, and a departure
     counter too where the tile's blocks add its slices together (REDUCERS > 1; split_k.cu)."""
     tiles = cdiv(problem.m, p["BM"]) * cdiv(problem.n, p["BN"])
-    counters = tiles * (2 if p["REDUCERS"] > 1 else 1)
+    counters = tiles * (2 if _split_together(p) else 1)
     return (tiles * p["SPLITS"] * p["BM"] * p["BN"], counters) if p["SPLITS"] > 1 else (1, 1)
 
 

@@ -213,9 +213,15 @@ class DeviceSpec:
         for key, source in (self.peak_sources or {}).items():  # a device file's own rates, at this clock
             rate = file_rate(source)
             if rate is not None:
-                clock = (self.tensor_clock_mhz or self.max_sm_clock_mhz) if key in TENSOR else self.max_sm_clock_mhz
-                out[key] = Peak(key, rate * self.sm_count * clock * 1e-3, rate, self.sm_count, clock, source)
+                out[key] = self.rate_peak(key, rate, source)
         return out
+
+    def rate_peak(self, key: str, rate: float, source: str) -> Peak:
+        """The peak of `rate` FLOP per clock per SM in precision `key` on this device: at the tensor
+        clock for a tensor-core precision (the SM clock where none is given), else the SM clock;
+        FLOP/clk/SM x SMs x MHz x 1e-3 = GFLOP/s."""
+        clock = (self.tensor_clock_mhz or self.max_sm_clock_mhz) if key in TENSOR else self.max_sm_clock_mhz
+        return Peak(key, rate * self.sm_count * clock * 1e-3, rate, self.sm_count, clock, source)
 
     @property
     def memory_peaks(self) -> dict[str, Peak]:
@@ -332,9 +338,8 @@ def from_device_file(path: Path) -> DeviceSpec:
     if spec.flops_per_sm_per_clock:
         peaks, sources = dict(device.peaks_gflops or {}), dict(device.peak_sources or {})
         for key, rate in spec.flops_per_sm_per_clock.items():
-            clock = (device.tensor_clock_mhz or device.max_sm_clock_mhz) if key in TENSOR else device.max_sm_clock_mhz
-            peaks[key] = rate * device.sm_count * clock * 1e-3  # FLOP/clk/SM x SMs x MHz = GFLOP/s x 1e3
             sources[key] = file_rate_source(path.name, rate)
+            peaks[key] = device.rate_peak(key, rate, sources[key]).value
         device = replace(device, peaks_gflops=peaks, peak_sources=sources,
                          peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))
     from .device_file import edited_peak
