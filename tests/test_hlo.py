@@ -69,7 +69,16 @@ def test_owners_read_from_the_name_stack_of_a_real_step():
     assert (softmax.op, softmax.phase, softmax.module, softmax.launcher) == ("log_softmax", "forward", "loss", "sub")
     scatter = by_kernel["input_scatter_fusion"]  # jit(step)/transpose(jvp(loss))/jit(take_along_axis)/scatter-add
     assert (scatter.op, scatter.phase, scatter.module) == ("take_along_axis", "backward", "loss")
-    assert by_kernel["loop_subtract_fusion_3"].module == "sgd"
+    # jit(step)/sgd/sub reads a weight and its gradient, outside jvp and transpose: the optimizer's, as XLA's
+    # schedule interleaves it with the backward pass
+    sgd = by_kernel["loop_subtract_fusion_3"]
+    assert (sgd.op, sgd.phase, sgd.module) == ("sub", "optimizer", "sgd")
+    phases = {}
+    for o in owners:
+        phases[o.phase] = phases.get(o.phase, 0) + 1
+    # the six weight and bias updates; everything under jvp(loss) forward, under transpose(...) backward
+    assert phases == {"forward": 10, "backward": 14, "optimizer": 6}
+    assert all(o.phase == "optimizer" for o in owners if o.module == "sgd")
 
 
 def test_an_imported_step_is_owned_whole_by_op_and_module(tmp_path):
@@ -317,6 +326,10 @@ def test_a_flax_scan_step_is_read_into_flax_modules():
     ops = {(o.op, o.phase) for o in owners if o is not None}
     assert {("einsum ...qhd,...khd->...hqk", "forward"), ("einsum ...hqk,...khd->...qhd", "backward"),
             ("log_softmax", "backward"), ("dot_general", "backward")} <= ops
+    # SGD's 19 updates (jit(step)/sub, under no scope) read the gradients the backward loop made: the optimizer's
+    updates = [op for c in comps for op in c if op.op_name and hlo.owner(op.op_name, op.opcode, op.update).phase ==
+               "optimizer"]
+    assert len(updates) == 19 and {op.op_name for op in updates} == {"jit(step)/sub"}
     # the instructions that carry no metadata at all, nor any of their fused instructions (broadcasts of
     # constants, copies): 15 of the 248 that may launch kernels
     assert sum(o is None for o in owners) == 15 and len(owners) == 248
@@ -392,6 +405,49 @@ def test_closing_braces_with_more_after_them_calls_and_async_pairs():
     names = ["loop_multiply_fusion", "nvjet_a", "ncclDevKernel_ReduceScatter", "nvjet_b", "loop_negate_fusion"]
     placed = [p.name for p in hlo.line_up(names, comps)]
     assert placed == ["loop_multiply_fusion", "cublas-gemm.1", "rs-start", "cublas-gemm.2", "loop_negate_fusion"]
+
+
+UPDATES = """HloModule jit_step, entry_computation_layout={()->f32[]}
+
+%fused (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %m = f32[8]{0} multiply(%p, %p), metadata={op_name="jit(step)/transpose(jvp(loss))/mul"}
+}
+
+%body (t: (s32[], f32[8])) -> (s32[], f32[8]) {
+  %t = (s32[], f32[8]{0}) parameter(0)
+  %g = f32[8]{0} get-tuple-element(%t), index=1
+  %loop_multiply_fusion = f32[8]{0} fusion(%g), kind=kLoop, calls=%fused
+  ROOT %r = (s32[], f32[8]{0}) tuple(%i, %loop_multiply_fusion)
+}
+
+ENTRY %main (x: f32[8], w: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %w = f32[8]{0} parameter(1)
+  %loop_scale_fusion = f32[8]{0} fusion(%x), kind=kLoop, calls=%fused_scale, metadata={op_name="jit(step)/augment/mul"}
+  %fwd_fusion = f32[8]{0} fusion(%loop_scale_fusion, %w), kind=kLoop, calls=%fused_fwd, metadata={op_name="jit(step)/jvp(loss)/dense/mul"}
+  %loop = (s32[], f32[8]{0}) while(%t), condition=%cond, body=%body
+  %grad = f32[8]{0} get-tuple-element(%loop), index=1
+  %norm_fusion = f32[] fusion(%grad), kind=kInput, calls=%fused_norm, metadata={op_name="jit(step)/clip/reduce_sum"}
+  %update_fusion = f32[8]{0} fusion(%w, %norm_fusion), kind=kLoop, calls=%fused_update, metadata={op_name="jit(step)/adam/sub"}
+  %metric_fusion = f32[] fusion(%fwd_fusion), kind=kInput, calls=%fused_metric, metadata={op_name="jit(step)/metrics/reduce_sum"}
+  ROOT %out = (f32[8]{0}, f32[]) tuple(%update_fusion, %metric_fusion)
+}
+"""
+
+
+def test_what_reads_a_gradient_outside_differentiation_is_the_optimizers():
+    # a loop holding the backward pass; what reads its result through any chain (clipping, then the update) is
+    # the optimizer's; a data step before the forward and a metric of the forward's output stay forward
+    comps = hlo.parse(UPDATES)
+    phases = {op.name: hlo.owner(op.op_name, op.opcode, op.update).phase for c in comps for op in c
+              if op.op_name or op.update}
+    assert phases == {"loop_scale_fusion": "forward", "fwd_fusion": "forward", "norm_fusion": "optimizer",
+                      "update_fusion": "optimizer", "metric_fusion": "forward", "loop_multiply_fusion": "backward"}
+    owner = hlo.owner("jit(step)/adam/sub", "", update=True)
+    assert (owner.op, owner.module) == ("sub", "adam")
+    # a program that differentiates nothing has no optimizer
+    assert not any(op.update for c in hlo.parse(LOOP) for op in c)
 
 
 @pytest.mark.parametrize("op_name, expected", [

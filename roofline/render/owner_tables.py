@@ -29,12 +29,15 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
     GFLOP/s of its largest kind of work over its time, its floor (ms: each kernel at its own roof),
     its time over that floor, the roof binding most of the floor, and its longest kernel with that
     kernel's share of the row; a module row holds its submodules, and splits its time into forward
-    and backward."""
+    and backward (and the optimizer's, where a row shown holds some: a JAX step's update under a
+    scope of its own, a PyTorch step's optimizer)."""
     key, rows = owners.key, owners.rows
     timed = owners.program_source is not None  # a trace gave the rows their time in the program
     shown = rows[:top] if top else rows
     total = owners.total_ms or 1.0
     body = []
+    # a module's time by phase: forward and backward, and the optimizer's where a row holds some
+    phases = ("forward", "backward") + (("optimizer",) if any("optimizer" in r.phase_ms for r in shown) else ())
     if key == "module":
         names = [("  " * r.depth) + middle_cut(r.name.rsplit(".", 1)[-1] if r.depth else r.name, 40) for r in shown]
     else:
@@ -49,7 +52,7 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
             cells.append(f"{r.program_ms:,.3f}" if r.program_ms is not None else "-")
         cells.append(f"{100 * r.time_ms / total:.1f}%")
         if key == "module":
-            cells += [f"{r.phase_ms[p]:,.3f}" if p in r.phase_ms else "-" for p in ("forward", "backward")]
+            cells += [f"{r.phase_ms[p]:,.3f}" if p in r.phase_ms else "-" for p in phases]
         cells += [f"{r.launches:,}", _rate(r),
                   (f"{r.floor_ms:.4f}" if r.floor_ms < 1 else f"{r.floor_ms:,.3f}") if r.floor_ms else "-",
                   f"{r.times_floor:.2f}x" if r.times_floor else "-", r.binding or "-",
@@ -61,7 +64,7 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
     columns += [("program ms", "right")] if timed else []
     columns += [("share", "right")]
     if key == "module":
-        columns += [("forward ms", "right"), ("backward ms", "right")]
+        columns += [(f"{p} ms", "right") for p in phases]
     columns += [("launches", "right"), ("GFLOP/s", "right"), ("floor ms", "right"), ("x floor", "right"),
                 ("binding", "left"), ("longest kernel", "left"), ("of the row", "right")]
     return _fit(title, (key, "left"), columns, body, width)

@@ -34,9 +34,11 @@ and of calls and lifted transformations (`closed_call`, Flax's `eval_jaxpr`) are
 scope repeated inside a transformation (remat's re-linearised copy, `transpose(jvp(M))/jvp(M)`)
 counts once. A transformation wraps the first scope traced under it: `transpose(...)` marks the
 reverse pass of automatic differentiation, *backward* work, owned by the op and scope it
-differentiates, as a PyTorch backward kernel is by its forward op (`traces.ops.Owner`);
-everything else is *forward* work. The first frame (the function jitted, `jit(step)`) and
-`jit(main)` are left out; the scopes before any other frame are the *module* ('.'-joined:
+differentiates, as a PyTorch backward kernel is by its forward op (`traces.ops.Owner`). An
+instruction under no transformation of differentiation that is computed from a gradient (it
+reads, through any chain of instructions, backward work: `jit(step)/sgd/sub` taking a weight and
+its gradient) is the *optimizer's* (`_updates`); everything else is *forward* work. The first
+frame (the function jitted, `jit(step)`) and `jit(main)` are left out; the scopes before any other frame are the *module* ('.'-joined:
 `loss.layer0`); the *op* is the outermost jitted function inside them (`gelu`, as PyTorch's op is
 the outermost `aten::` call), else the primitive; the primitive is the *launcher*. A fusion whose
 instruction has no metadata takes its fused root's, else the first of its fused instructions'
@@ -75,6 +77,13 @@ _STRUCTURE = {"while", "body", "cond", "scan", "cond_fun", "body_fun", "body_pre
 _BRANCH = re.compile(r"^branch_\d+_fun$")  # lax.cond's and lax.switch's branches
 # instructions that call a computation with `to_apply` that runs (not a reducer)
 _CALLERS = {"call", "call-start", "async-start"}
+_REFERENCE = re.compile(r"%(?P<v>[\w.\-]+)")  # an operand: '%gte.1' ('%fusion.2#0': its first output)
+# the computations an instruction runs: a fusion's, a loop's body and condition, a conditional's branches, a call's
+_CALLED = re.compile(r"\b(?:calls|body|condition|to_apply|true_computation|false_computation)=%?([\w.\-]+)")
+_BRANCHES = re.compile(r"\bbranch_computations=\{(?P<v>[^}]*)\}")
+# transformations of automatic differentiation: an op traced under one is forward or backward work, never the
+# optimizer's
+_DIFFERENTIATING = {"jvp", "transpose", "linearize", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"}
 # instructions that launch nothing themselves (the computations they call do; and every '-done' and
 # '-update' of an asynchronous pair)
 _SILENT = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "after-all", "partition-id",
@@ -101,6 +110,7 @@ class HloOp:
     computation: str = ""
     kernels: frozenset[str] = field(default_factory=frozenset)
     library: bool = False  # its kernels carry a library's names (a custom call, a collective), not its own
+    update: bool = False  # outside automatic differentiation, computed from a gradient: the optimizer's (`_updates`)
 
     @property
     def kernel(self) -> str:
@@ -153,6 +163,7 @@ def parse(text: str) -> list[list[HloOp]]:
     named = {name: next((r for r in [next((rest for _, rest, root in instrs if root), "")]
                          + [rest for _, rest, _ in instrs] if _OP_NAME.search(r)), None)
              for name, instrs in computations.items()}
+    backward_in = _holding_backward(computations)
     out: list[list[HloOp]] = []
     groups: dict[str, set[str]] = {}  # deduplicated name -> the kernels of the instructions sharing it
     for comp in order:
@@ -176,10 +187,72 @@ def parse(text: str) -> list[list[HloOp]]:
                 _opcode(r) == "custom-call" for _, r, _ in computations.get(called["v"], [])))
             ops.append((HloOp(name, opcode, op_name["v"] if op_name else None, target["v"] if target else None,
                               module[1], comp, library=library), dedup["v"] if dedup else None))
+        updates = _updates(computations[comp], named, backward_in)
         out.append([HloOp(op.name, op.opcode, op.op_name, op.target, op.module, op.computation,
-                          frozenset({op.kernel, *groups.get(d, ())} if d else {op.kernel}), op.library)
+                          frozenset({op.kernel, *groups.get(d, ())} if d else {op.kernel}), op.library,
+                          op.name in updates)
                     for op, d in ops])
     return [c for c in out if c]
+
+
+def _operands(rest: str) -> list[str]:
+    """The instructions an instruction's text after '=' reads: the names in its opcode's parentheses
+    ('%gte.1' of 'fusion(bf16[8] %p0, %gte.1#0)')."""
+    m = _OPCODE.search(rest)
+    if m is None:
+        return []
+    depth, start = 0, m.end() - 1
+    for i in range(start, len(rest)):
+        depth += {"(": 1, ")": -1}.get(rest[i], 0)
+        if depth == 0:
+            return _REFERENCE.findall(rest[start:i])
+    return _REFERENCE.findall(rest[start:])
+
+
+def _differentiated(text: str | None) -> tuple[bool, bool]:
+    """(backward, under a transformation of automatic differentiation) of the op_name in an
+    instruction's text (`_DIFFERENTIATING`); (False, False) where it has none."""
+    m = _OP_NAME.search(text) if text else None
+    if m is None:
+        return False, False
+    wrapped = {w for p in _split(re.sub(r"\\(.)", r"\1", m["v"])) for w in _unwrapped(p)[1]}
+    return "transpose" in wrapped, bool(wrapped & _DIFFERENTIATING)
+
+
+def _called(rest: str) -> set[str]:
+    """The computations an instruction's text after '=' runs (`_CALLED`, `_BRANCHES`)."""
+    return {*_CALLED.findall(rest), *(r for b in _BRANCHES.findall(rest) for r in _REFERENCE.findall(b))}
+
+
+def _holding_backward(computations: dict[str, list[tuple[str, str, bool]]]) -> set[str]:
+    """The computations that hold backward work, in an instruction of their own or in a computation
+    they run (a loop body's fusion)."""
+    out = {c for c, instrs in computations.items() if any(_differentiated(rest)[0] for _, rest, _ in instrs)}
+    runs = {c: set().union(*(_called(rest) for _, rest, _ in instrs)) for c, instrs in computations.items()}
+    while grown := {c for c, inner in runs.items() if c not in out and inner & out}:
+        out |= grown
+    return out
+
+
+def _updates(instructions: list[tuple[str, str, bool]], named: dict[str, str | None],
+             backward_in: set[str]) -> set[str]:
+    """The instructions of one computation (`instructions`: name, text after '=', root; in the
+    text's order, each after what it reads) that the optimizer runs: computed from a gradient
+    (reading, through any chain of instructions, one of backward work, or running a computation of
+    `backward_in`, `_holding_backward`: a loop over the backward pass) while their own op_name is
+    under no transformation of automatic differentiation (`jit(step)/sgd/sub`, not
+    `jit(step)/jvp(loss)/...`). A program that differentiates nothing has none. `named`: each
+    computation's op_name source (`parse`)."""
+    from_gradient: set[str] = set()
+    out: set[str] = set()
+    for name, rest, _ in instructions:
+        text = rest if _OP_NAME.search(rest) else named.get(m["v"]) if (m := _CALLS.search(rest)) else rest
+        backward, traced = _differentiated(text)
+        if backward or _called(rest) & backward_in or any(o in from_gradient for o in _operands(rest)):
+            from_gradient.add(name)
+            if not (backward or traced):
+                out.add(name)
+    return out
 
 
 def _opcode(rest: str) -> str | None:
@@ -254,10 +327,11 @@ def _unwrapped(part: str) -> tuple[str, list[str]]:
     return part, wrappers
 
 
-def owner(op_name: str | None, fallback: str = "") -> Owner | None:
+def owner(op_name: str | None, fallback: str = "", update: bool = False) -> Owner | None:
     """Who launched an instruction's kernels, from its `op_name` (module docstring): the op, forward
-    or backward, the module and the primitive as the launcher. `fallback` names the op where the
-    name stack is empty. None where there is no op_name."""
+    or backward (or the optimizer's, for an instruction that is an `update`: `HloOp.update`), the
+    module and the primitive as the launcher. `fallback` names the op where the name stack is empty.
+    None where there is no op_name."""
     if not op_name:
         return None
     parts = _split(re.sub(r"\\(.)", r"\1", op_name))  # the printer's escapes (\" and \\) undone
@@ -282,8 +356,8 @@ def owner(op_name: str | None, fallback: str = "") -> Owner | None:
     last, wrappers = _unwrapped(parts[-1]) if parts else ("", [])
     backward = backward or "transpose" in wrappers
     primitive = re.sub(r"\[.*$", "", last, flags=re.S) or fallback or "?"
-    return Owner(op=frame or primitive, phase="backward" if backward else "forward", launcher=primitive,
-                 module=".".join(scopes) or None)
+    return Owner(op=frame or primitive, phase="backward" if backward else "optimizer" if update else "forward",
+                 launcher=primitive, module=".".join(scopes) or None)
 
 
 def line_up(names: list[str], computations: list[list[HloOp]]) -> list[HloOp | None]:
@@ -345,7 +419,7 @@ def owners(names: list[str], computations: list[list[HloOp]]) -> tuple[list[Owne
     """Each launch's owner (`owner` of the instruction `line_up` places it at; None where none is
     found or it has no op_name), and notes on what could not be placed."""
     placed = line_up(names, computations)
-    found = [owner(op.op_name, op.opcode) if op is not None else None for op in placed]
+    found = [owner(op.op_name, op.opcode, op.update) if op is not None else None for op in placed]
     notes = []
     lost = sorted({n for n, op in zip(names, placed) if op is None})
     if lost:
@@ -402,7 +476,7 @@ def attribute(launches: list, folder: Path, strict: bool = False) -> tuple[str, 
         thunk = thunk_of(x.nvtx)
         op = by_name.get(thunk) if thunk else None
         if op is not None:
-            found[i], ranged = owner(op.op_name, op.opcode), ranged + 1
+            found[i], ranged = owner(op.op_name, op.opcode, op.update), ranged + 1
     if ranged:
         notes.append(f"{plural(ranged, 'launch', 'launches')} placed by the NVTX range XLA opened around each (its thunk's "
                      "instruction)")
