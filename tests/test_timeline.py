@@ -321,3 +321,93 @@ def test_a_run_whose_ncu_report_module_cannot_read_the_sampling_says_so(monkeypa
     assert launch is not None and launch.sampled is None
     assert any("hold PM sampling (a kernel's counters over its run), which the ncu_report module here (2025.3.1) cannot "
                "read: it needs 2025.4 or newer" in n for n in notes)
+
+
+H100 = Path(__file__).resolve().parent / "fixtures" / "timeline-h100"
+
+
+def _h100(name: str):
+    return store.load(H100 / name, profile=name.startswith("profile"))
+
+
+@pytest.mark.parametrize("name", ["run-bf16-8192.json.gz", "run-fp32-4096.json.gz"])
+def test_every_rung_sampled_over_its_whole_run_adds_up_on_an_h100(name):
+    # run --profile on an H100: every rung at least 50 intervals, its busy intervals spanning its duration and its
+    # sampled DRAM throughput coming to its counted bytes within 3 %, except the one launch sampled in part
+    doc = _h100(name)
+    timed = {k.name: k.timeline for k in doc.kernels if k.timeline is not None}
+    assert len(timed) == (7 if "bf16" in name else 14)
+    whole = {n: t for n, t in timed.items() if not t.cut_short}
+    assert set(timed) - set(whole) == (set() if "bf16" in name else {"naive"})
+    for n, t in whole.items():
+        assert len(t.t_us) >= 50, n
+        assert abs(t.closure["time"] - 1) < 0.03 and abs(t.closure["dram"] - 1) < 0.03, (n, t.closure)
+
+
+@pytest.mark.parametrize("kernel", ["wgmma_tma", "wgmma_ws", "wgmma_persistent", "wgmma_by_shape", "mma_pipeline"])
+def test_the_tail_of_one_block_per_sm_on_an_h100_is_the_waves_models(kernel):
+    # at 8192^3 the last wave of 2,048 or 4,096 blocks leaves most SMs idle for a block's time: the sampled tail
+    # wave's share of the time within 2 points of the waves model's 6.2 % (3.1 % for 4,096 blocks, 1 per SM)
+    doc = _h100("run-bf16-8192.json.gz")
+    (k,) = [k for k in doc.timed_kernels() if k.name == kernel]
+    tail = next(p for p in k.timeline.phases() if p.name == "tail")
+    want = predicted_tail(k.waves.blocks, k.waves.block_slots, k.waves.sms)
+    assert want is not None and abs(tail.share - want[0]) < 0.02, (tail.share, want)
+
+
+def test_a_launch_sampled_in_part_says_so_and_is_read_as_a_part():
+    doc = _h100("run-fp32-4096.json.gz")
+    (naive,) = [k for k in doc.timed_kernels() if k.name == "naive"]
+    tl = naive.timeline
+    assert tl.cut_short and tl.covered == pytest.approx(0.455, abs=0.001) and len(tl.t_us) == 1296
+    # the whole launch's counts are not spread over 45 % of it (the file holds them so; the reading drops them)
+    assert tl.flops and tl.intervals().flops == {} and tl.intervals().nbytes == {}
+    got = CliRunner().invoke(app, ["show", str(H100 / "run-fp32-4096.json.gz")], env={"COLUMNS": "250"})
+    assert got.exit_code == 0, got.output
+    text = " ".join(got.output.split())
+    assert "naive 1,296 (first 45% of the run)" in text and "not sampled not sampled" in text
+    assert ("naive: the samples cover the first 45 % of its 273.5 ms launch (1,296 samples, one every 96 µs)"
+            in text) and "--pm-sampling-interval" in text
+    assert "over the 45 % of its run sampled" in text
+
+
+def test_a_program_kernels_of_100_us_or_more_have_50_intervals_on_an_h100():
+    # the launches of 100 us or more of a Llama and a GCN training step: each sampled over its whole run, in 50
+    # intervals or more (66 to 705), its DRAM samples adding up to its counted bytes within 3 %
+    long = []
+    for name in ("profile-llama.json.gz", "profile-gcn.json.gz"):
+        doc = _h100(name)
+        for k in doc.kernels:
+            t = k.timeline
+            if t is not None and sum(t.dt_us) / t.covered >= 100:  # the launch sampled: its busy span over its share
+                long.append(k.name)
+                assert len(t.t_us) >= 50 and not t.cut_short and abs(t.closure["dram"] - 1) < 0.03, k.name
+    assert len(long) == 9
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda t: t.update({k: [] if isinstance(v, list) else {m: [] for m in v} if isinstance(v, dict) and k != "closure"
+                         else v for k, v in t.items()}), "timeline.t_us"),
+    (lambda t: t["t_us"].reverse(), "before the one ahead of it"),
+    (lambda t: t["closure"].update(time=5.0), "cannot span 5 times the launch's duration"),
+])
+def test_a_timeline_no_run_gives_is_refused_in_one_line(tmp_path, edit, says):
+    doc = json.loads((ROOT / "plots" / "timeline-h200-bf16-8192.json").read_text())
+    edit(doc["kernels"][0]["timeline"])
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc))
+    for args in (["show", str(path)], ["plot", str(path), "--kind", "timeline", "--out", str(tmp_path / "t.png")]):
+        got = CliRunner().invoke(app, args)
+        assert got.exit_code == 2 and says in got.output, got.output
+
+
+def test_the_chart_of_a_launch_sampled_in_part_places_no_interval_on_the_roof(tmp_path):
+    out = tmp_path / "t.png"
+    got = CliRunner().invoke(app, ["plot", str(H100 / "run-fp32-4096.json.gz"), "--kind", "timeline", "--out", str(out)])
+    assert got.exit_code == 0, got.output
+    from roofline.render import timeline_chart
+
+    fig = timeline_chart.render(_h100("run-fp32-4096.json.gz"), 2)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert any(t.startswith("sampled the first 45 % of its run") for t in texts)
+    assert any("(the first 45 % of the run sampled)" in ax.get_xlabel() for ax in fig.axes)

@@ -349,18 +349,20 @@ class PhaseChange:
 
 
 def phase_changes(before, after) -> list[PhaseChange]:
-    """The kernels of two profiles, matched by name, that record a timeline in both."""
+    """The kernels of two profiles, matched by name, that record a timeline of the whole run in both
+    (not `cut_short`)."""
     def read(k):
         phases = {p.name: p for p in k.timeline.phases()}
         steady = phases.get("steady")
         return ({n: p.share for n, p in phases.items()}, phases["tail"].busy if "tail" in phases else None,
                 steady.level if steady else None)
 
-    theirs = {k.name: k for k in after.kernels if k.timeline is not None}
+    # a timeline of the start of the run only (`Timeline.cut_short`) has no phases of the whole run to compare
+    theirs = {k.name: k for k in after.kernels if k.timeline is not None and not k.timeline.cut_short}
     out = []
     for k in before.kernels:
         other = theirs.get(k.name)
-        if k.timeline is None or other is None:
+        if k.timeline is None or k.timeline.cut_short or other is None:
             continue
         (sb, tb, yb), (sa, ta, ya) = read(k), read(other)
         out.append(PhaseChange(k.name, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya))

@@ -287,15 +287,17 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
 
 
 def by_phase(doc: ProfileResults, step_ms: float | None) -> list[PhaseWhatIf]:
-    """Each kernel of profile `doc` that records a timeline, its phases at the steady phase's rate
-    (`PhaseWhatIf`), by the ms its tail and fill lose together; `step_ms` the step's profiled GPU
-    time (None for programs profiled apart: then each kernel's own time is what the tail and fill
-    are taken from). A phase's work at the steady rate takes its time at the roof (`model.timeline.Phase`)
-    over the steady phase's share; it saves the rest, never less than nothing."""
+    """Each kernel of profile `doc` that records a timeline of its whole run (not `cut_short`), its
+    phases at the steady phase's rate (`PhaseWhatIf`), by the ms its tail and fill lose together;
+    `step_ms` the step's profiled GPU time (None for programs profiled apart: then each kernel's own
+    time is what the tail and fill are taken from). A phase's work at the steady rate takes its time
+    at the roof (`model.timeline.Phase`) over the steady phase's share; it saves the rest, never
+    less than nothing."""
     out = []
     for k in doc.kernels:
         tl = k.timeline
-        phases = {p.name: p for p in tl.phases()} if tl is not None else {}
+        # a timeline of the start of the run only has no tail or drain to take away (`Timeline.cut_short`)
+        phases = {p.name: p for p in tl.phases()} if tl is not None and not tl.cut_short else {}
         steady = phases.get("steady")
         if not steady or not steady.level:
             continue

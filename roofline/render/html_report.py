@@ -179,7 +179,8 @@ def _timelines(doc: Results | ProfileResults):
                                                                 font=dict(size=10))))
         shapes.append(kernel_shapes)
     for n, tk in enumerate(timed):
-        title = _title(f"{middle_cut(tk.name, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}")
+        cut = f"; the first {100 * tk.timeline.covered:.0f} % of its run sampled" if tk.timeline.cut_short else ""
+        title = _title(f"{middle_cut(tk.name, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}{cut}")
         buttons.append(dict(label=_h(middle_cut(tk.name, 40)), method="update",
                             args=[{"visible": [o == n for o in owner]}, {"shapes": shapes[n], "title.text": title}]))
     fig.update_layout(

@@ -62,8 +62,8 @@ def render(doc, top: int = TOP):
         roof = fig.add_axes((0.06, bottom, 0.30, tall))
         over = fig.add_axes((0.43, bottom, 0.46, tall))
         key = k.key
-        work = tl.flops.get(key, [0.0] * len(iv)) if key else [0.0] * len(iv)
-        dram = tl.bytes.get("dram", [0.0] * len(iv))
+        work = iv.flops.get(key, [0.0] * len(iv)) if key else [0.0] * len(iv)  # none where the samples are cut short
+        dram = iv.nbytes.get("dram", [0.0] * len(iv))
         xs, ys, cs = [], [], []
         last = max(iv.t_us[-1], 1e-9)
         for i in range(len(iv)):
@@ -110,7 +110,9 @@ def render(doc, top: int = TOP):
             roof.set_ylim(top_y / 1e5, top_y)
             roof.legend(loc="upper left", fontsize=6, frameon=False, ncol=2)
         else:
-            roof.text(0.5, 0.5, text("no counted work and DRAM bytes\nto place its intervals"), ha="center",
+            roof.text(0.5, 0.5, text(f"sampled the first {100 * tl.covered:.0f} % of its run:\nits counts are not split "
+                                     "over it" if tl.cut_short else "no counted work and DRAM bytes\nto place its "
+                                     "intervals"), ha="center",
                       va="center", transform=roof.transAxes, fontsize=8)
             roof.set_xticks([])
             roof.set_yticks([])
@@ -137,7 +139,8 @@ def render(doc, top: int = TOP):
         over.set_ylim(0, 115)
         over.set_yticks([0, 25, 50, 75, 100])
         over.set_ylabel(text("% of each unit's peak (Nsight Compute)"), fontsize=8)
-        over.set_xlabel(text("µs from the first busy interval"), fontsize=8)
+        over.set_xlabel(text("µs from the first busy interval" + (f" (the first {100 * tl.covered:.0f} % of the run "
+                                                                  "sampled)" if tl.cut_short else "")), fontsize=8)
         over.tick_params(labelsize=7)
         from matplotlib.patches import Patch
         handles, labels = over.get_legend_handles_labels()

@@ -34,6 +34,7 @@ def costliest(k: TimedKernel) -> str | None:
     phases = k.timeline.phases()
     if not phases:
         return None
+    part = (f" the {100 * k.timeline.covered:.0f} % of its run sampled" if k.timeline.cut_short else " the whole run")
     lost = sum(p.lost_us for p in phases)
     worst = max(phases, key=lambda p: p.lost_us)
     what = {"fill": "filling (the first blocks starting, the pipeline filling)",
@@ -42,7 +43,7 @@ def costliest(k: TimedKernel) -> str | None:
     return (f"{k.name}: most time lost in {what}: {100 * worst.share:.0f} % of the time on {100 * worst.busy:.0f} % of "
             f"the SMs, at {100 * worst.roof_share:.0f} % of the {ROOF_NAMES.get(worst.roof, worst.roof)}'s peak "
             f"on average ({worst.lost_us:,.0f} of its {worst.time_us:,.0f} µs beyond what each interval's busiest unit, "
-            f"whichever it is, would take at its peak; {lost:,.0f} µs over the whole run)")
+            f"whichever it is, would take at its peak; {lost:,.0f} µs over{part})")
 
 
 TOP = 10  # kernels with a timeline shown (all are in the results file)
@@ -62,10 +63,13 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
         guess = predicted(k)
         clocks = [c for c in tl.clock_ghz if c]
         closure = tl.closure.get("dram")
-        rows.append([name, f"{len(tl.t_us):,}", *(_phase_cell(by.get(p)) for p in PHASES),
+        cut = tl.cut_short  # the start of the run only: no drain or tail wave seen
+        rows.append([name, f"{len(tl.t_us):,}" + (f" (first {100 * tl.covered:.0f}% of the run)" if cut else ""),
+                     *(_phase_cell(by.get(p)) if not (cut and p in ("drain", "tail")) else "not sampled"
+                       for p in PHASES),
                      f"{100 * guess[0]:.1f}% ({100 * guess[1]:.0f}% SMs)" if guess else "-",
                      f"{min(clocks):.2f}-{max(clocks):.2f}" if clocks else "-",
-                     f"{100 * (closure - 1):+.1f}%" if closure is not None else "-"])
+                     f"{100 * (closure - 1):+.1f}%" if closure is not None and not cut else "-"])
     columns = [("intervals", "right"), ("fill", "left"), ("steady", "left"), ("drain", "left"), ("tail wave", "left"),
                ("waves model's tail", "left"), ("GHz", "right"), ("DRAM sampled", "right")]
     left = f", the {len(kernels)} longest of {len(found)}" if len(kernels) < len(found) else ""
@@ -78,6 +82,8 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
 
 def timeline_lines(doc, top: int | None = TOP) -> list[str]:
     """Under the table: per kernel of `doc` with a timeline (the `top` longest; None: all), the
-    phase that costs most."""
+    phase that costs most, after a line saying so where its samples cover only the start of its run
+    (`results.timeline.Timeline.cut_note`)."""
     found = doc.timed_kernels()
-    return [line for k in (found[:top] if top else found) if (line := costliest(k))]
+    shown = found[:top] if top else found
+    return [line for k in shown for line in (k.timeline.cut_note(k.name), costliest(k)) if line]

@@ -4,7 +4,7 @@ and read back as phases."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -25,6 +25,9 @@ def _round(values: list[float | None]) -> list[float | None]:
     return [float(f"{v:.{SIGNIFICANT}g}") if v is not None else None for v in values]
 
 
+MAX_SPAN = 1.5  # the busy intervals' span over the launch's duration: a sample past its end, never 1.5 times it
+
+
 class Timeline(_Model):
     """One launch of the kernel over its run (the longest, where it had several): interval starts
     (µs from the first one with an SM busy) and lengths, the share of the SMs busy, the SM clock
@@ -33,7 +36,7 @@ class Timeline(_Model):
     `closure`: what the samples add up to against the launch's own figures (1.0: the same)."""
 
     source: str = Field(description="what sampled it: Nsight Compute's PM sampling, and its interval")
-    t_us: list[Amount]
+    t_us: Annotated[list[Amount], Field(min_length=1)]
     dt_us: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]]
     busy: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]
     clock_ghz: list[Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)] | None]
@@ -53,6 +56,13 @@ class Timeline(_Model):
         for name, values in lists.items():
             if len(values) != n:
                 raise ValueError(f"timeline.{name}: {len(values)} values for {n} intervals")
+        back = next((i for i in range(1, n) if self.t_us[i] < self.t_us[i - 1]), None)
+        if back is not None:
+            raise ValueError(f"timeline.t_us: interval {back} starts at {self.t_us[back]:g} µs, before the one ahead of "
+                             f"it ({self.t_us[back - 1]:g} µs); intervals are in time order")
+        if self.closure.get("time", 0.0) > MAX_SPAN:
+            raise ValueError(f"timeline.closure.time: {self.closure['time']:g}: the busy intervals cannot span "
+                             f"{self.closure['time']:g} times the launch's duration")
 
     @classmethod
     def of(cls, iv: model.Intervals, source: str, closure: dict[str, float]) -> "Timeline":
@@ -63,12 +73,44 @@ class Timeline(_Model):
                    closure=closure)
 
     def intervals(self) -> model.Intervals:
+        """The recorded intervals; without FLOPs and bytes where `cut_short` (a file written before
+        such counts were left unsplit holds the whole launch's counts split over part of it)."""
+        cut = self.cut_short
         return model.Intervals(list(self.t_us), list(self.dt_us), list(self.busy), list(self.clock_ghz),
-                               {k: list(v) for k, v in self.shares.items()}, {k: list(v) for k, v in self.flops.items()},
-                               {k: list(v) for k, v in self.bytes.items()})
+                               {k: list(v) for k, v in self.shares.items()},
+                               {} if cut else {k: list(v) for k, v in self.flops.items()},
+                               {} if cut else {k: list(v) for k, v in self.bytes.items()})
 
     def phases(self) -> list[model.Phase]:
+        """The phases of the intervals sampled (`model.timeline.phases`): of the start of the run only
+        where `cut_short`."""
         return model.phases(self.intervals())
+
+    @property
+    def covered(self) -> float | None:
+        """The share of the launch's duration the busy intervals span (`closure`'s 'time'); None
+        where the file does not say."""
+        return self.closure.get("time")
+
+    @property
+    def cut_short(self) -> bool:
+        """Whether the samples cover only the start of the launch (less than `model.timeline.COVERED`
+        of it): Nsight Compute stopped sampling before the launch ended."""
+        return self.covered is not None and self.covered < model.COVERED
+
+    def cut_note(self, name: str) -> str | None:
+        """One line on a timeline `cut_short`, for kernel `name`: what it covers of the launch (whose
+        duration is the busy intervals' span over `covered`), what that leaves out, and how to sample
+        the whole run; None where it covers the run."""
+        if not self.cut_short:
+            return None
+        launch = f" of its {sum(self.dt_us) / self.covered / 1e3:,.4g} ms launch" if self.covered else " of its launch"
+        step = sorted(self.dt_us)[len(self.dt_us) // 2] if self.dt_us else 0.0
+        return (f"{name}: the samples cover the first {100 * self.covered:.0f} %{launch} ({len(self.t_us):,} "
+                f"samples, one every {step:,.3g} µs): Nsight Compute stopped sampling before it ended, so its phases are of that part, "
+                "its tail wave is not seen and its counts are not split over the intervals; to sample the whole "
+                "run, profile it with ncu --section PmSampling and a longer --pm-sampling-interval (ns: about the "
+                "launch's duration over 1,000) or a larger --pm-sampling-buffer-size")
 
 
 @dataclass(frozen=True)
@@ -108,6 +150,8 @@ def launch_timeline(x, device) -> Timeline | None:
         return None
     blocks = x.grid[0] * x.grid[1] * x.grid[2] if x.grid else None
     closure = model.closure(iv, t_ns, values, x.time_ns, x.nbytes.get("dram"), device.peak_dram_gbps, blocks)
+    if closure.get("time", 1.0) < model.COVERED:  # the start of the run only: the whole launch's counts are not its
+        iv = replace(iv, flops={}, nbytes={})
     step = sorted(iv.dt_us)[len(iv) // 2]
     try:
         return Timeline.of(iv, f"Nsight Compute's PM sampling, one sample every {step * 1e3:,.0f} ns", closure)
