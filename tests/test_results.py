@@ -576,3 +576,43 @@ def test_a_gzipped_results_file_is_read_and_a_damaged_one_said_so(tmp_path):
     cut.write_bytes(packed.read_bytes()[:3000])
     with pytest.raises(UsageError, match="a gzip-compressed file that does not unpack .cut short or damaged."):
         store.load(cut)
+
+
+SPLIT_FILE = FIXTURES / "results-h100-split-1024.json"
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda k: k["params"].update(BM=-8), "kernels[0].params: split_k takes positive parameters, not BM = -8"),
+    (lambda k: k["params"].update(SPLITS=0), "not SPLITS = 0"),
+    (lambda k: k["params"].update(REDUCERS=3), "REDUCERS = 3 is neither 1 nor SPLITS = 4"),
+    (lambda k: k["params"].update(TM=7), "TM = 7 does not divide BM = 128"),
+    (lambda k: k["params"].update(EXTRA=7), "not EXTRA"),
+    (lambda k: k.update(template="split_k<128,256,16,32,128,8,16,3,-4,1>"), "gives a parameter below 1"),
+    (lambda k: k.update(template="split_k<128,2"), "is not a kernel's template"),
+    (lambda k: k.update(template="split_k<128,256,16,32,128,8,16,3,2,2>"), "name different tiles"),
+])
+def test_a_ladder_tile_no_version_of_its_family_takes_is_refused_in_one_line(tmp_path, edit, says):
+    # the H100 run of split_k at 1024^3 (K in 4 slices, its 4 blocks adding them together), edited
+    doc = json.loads(SPLIT_FILE.read_text())
+    (k,) = [k for k in doc["kernels"] if k["name"] == "split_k"]
+    edit(k)
+    path = write(tmp_path, doc)
+    for args in (["show", str(path)], ["project", str(path), "--gpu", "a100-sxm4-80gb"]):
+        got = CliRunner().invoke(app, args)
+        assert got.exit_code == 2 and says in got.output and "Traceback" not in got.output, got.output
+
+
+def test_an_older_familys_tile_and_template_are_read_as_recorded():
+    # a BF16 run written when wgmma_ws took BM and its template spelled the element type __nv_bfloat16
+    got = CliRunner().invoke(app, ["show", str(FIXTURES / "results-h200-bf16.json")])
+    assert got.exit_code == 0, got.output
+
+
+def test_a_recorded_dram_figure_of_zero_is_an_older_models_and_a_negative_one_refused(tmp_path):
+    doc = json.loads(SPLIT_FILE.read_text())
+    doc["kernels"][0]["model"]["dram_bytes"] = 0
+    got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc))])
+    assert got.exit_code == 0 and "split_k 0 -> 0.0126 GB" in got.output, got.output
+    doc["kernels"][0]["model"]["dram_bytes"] = -12_600_000
+    got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc, "neg.json"))])
+    assert got.exit_code == 2 and "kernels[0].model.dram_bytes" in got.output, got.output

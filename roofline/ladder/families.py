@@ -67,6 +67,7 @@ class Family:
     choose: Callable[[Problem, DeviceSpec], Params] | None = None  # the tile for a problem and GPU
     workspace: Callable[[Params, Problem], tuple[int, int]] | None = None  # (floats, counters) beside C
     cooperative: Callable[[Params], bool] | None = None  # blocks that wait for each other: a cooperative launch
+    rule: Callable[[Params], str | None] | None = None  # a static_assert between parameters, checked ahead: why not
     # The tensor-core ladder (roofline/kernels/tensor.cuh): the precisions it runs in (its first template
     # argument is the element type), the tile its SMEM reads are shared across (a warp's for
     # mma.sync, a warpgroup's for wgmma), the TMA boxes (rows, K elements) of A and B it takes
@@ -110,7 +111,8 @@ class Family:
         family's first). Raises UsageError when `params` does not name exactly this family's
         parameters, each a positive integer, when a thread tile does not divide its block tile (TM
         into BM, TN into BN: the threads per block follow from it), or for a precision the family
-        does not run in. Every other rule is the kernel's static_asserts', checked when it compiles."""
+        does not run in, and where the family's `rule` between parameters fails (split_k's REDUCERS: 1
+        or SPLITS). Every other rule is the kernel's static_asserts', checked when it compiles."""
         dtype = dtype or self.dtypes[0]
         if dtype not in self.dtypes:
             raise UsageError(f"{self.name} runs in {', '.join(d.upper() for d in self.dtypes)}, not {dtype.upper()}")
@@ -122,6 +124,9 @@ class Family:
         for block, thread in (("BM", "TM"), ("BN", "TN")):
             if thread in params and params[block] % params[thread]:
                 raise UsageError(f"{self.name}: {thread} = {params[thread]} does not divide {block} = {params[block]}")
+        broken = self.rule(params) if self.rule is not None else None
+        if broken:
+            raise UsageError(f"{self.name}: {broken}")
         return KernelSpec(self, {k: params[k] for k in self.params}, tile_source, dtype)
 
     def runs_on(self, compute_capability: str) -> bool:
@@ -354,6 +359,15 @@ def _split_workspace(p: Params, problem: Problem) -> tuple[int, int]:
     return (tiles * p["SPLITS"] * p["BM"] * p["BN"], counters) if p["SPLITS"] > 1 else (1, 1)
 
 
+def _split_rule(p: Params) -> str | None:
+    """split_k.cu's static_assert between its parameters: the last block adds the slices
+    (REDUCERS = 1), or all of the tile's (REDUCERS = SPLITS)."""
+    if p["REDUCERS"] not in (1, p["SPLITS"]):
+        return f"REDUCERS = {p['REDUCERS']} is neither 1 nor SPLITS = {p['SPLITS']} (the last block adds the slices, " \
+               "or all of the tile's do)"
+    return None
+
+
 def _split_together(p: Params) -> bool:
     """split_k whose tile's blocks wait for each other to add the slices together."""
     return p["SPLITS"] > 1 and p["REDUCERS"] > 1
@@ -397,7 +411,7 @@ LADDER: tuple[Family, ...] = (
            "sums added in a fixed order", WARP_TILED + ("STAGES", "SPLITS", "REDUCERS"),
            {**PIPELINE, "SPLITS": 1, "REDUCERS": 1}, _outer, _tile, _register_tiled, min_cc=(8, 0),
            dynamic_smem=True, variants=False, warp=_warp_tile, choose=_chosen(split=True),
-           workspace=_split_workspace, cooperative=_split_together, added=(("REDUCERS", 1),)),
+           workspace=_split_workspace, cooperative=_split_together, rule=_split_rule, added=(("REDUCERS", 1),)),
 )
 
 # The tensor-core ladder (BF16, FP16 or TF32 in, FP32 accumulate; B stored N x K: model.problem).

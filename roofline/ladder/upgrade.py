@@ -17,6 +17,7 @@ malformed is left for the schema's checks to name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 
 from ..errors import UsageError
@@ -36,6 +37,7 @@ def fill(doc: dict) -> list[str]:
     kernel's `model` (with its DRAM bytes) and `waves`. Returns what it filled, as phrases for the reading's note (empty when nothing)."""
     problem = _problem(doc.get("problem"))
     kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
+    _check_tiles(doc, kernels, problem)
     device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     sms = device.get("sm_count") if type(device.get("sm_count")) is int and device["sm_count"] > 0 else None
     l2 = _usable_l2(device)
@@ -50,7 +52,7 @@ def fill(doc: dict) -> list[str]:
     if refreshed:
         by_kernel = {name: (old, new) for name, old, new in refreshed}  # a sweep's sizes: the last one read
         shown = ", ".join(f"{name} {old / 1e9:,.3g} -> {new / 1e9:,.3g} GB" for name, (old, new) in
-                          sorted(by_kernel.items(), key=lambda kv: -abs(kv[1][1] / kv[1][0] - 1))[:3])
+                          sorted(by_kernel.items(), key=lambda kv: -abs(kv[1][1] - kv[1][0]) / max(kv[1][0], 1.0))[:3])
         more = f" and {len(by_kernel) - 3} more" if len(by_kernel) > 3 else ""
         filled.append(f"{REFRESHED}gives the DRAM bytes of {len(by_kernel)} kernel(s) an older model recorded "
                       f"({shown}{more})")
@@ -63,6 +65,66 @@ def fill(doc: dict) -> list[str]:
         filled.append(f"{REFRESHED}gives the shared-memory bytes served of {', '.join(map(str, served))}, which "
                       "the file did not record")
     return filled
+
+
+_TEMPLATE = re.compile(r"\s*(?P<name>\w+)\s*<(?P<args>.*)>\s*")
+_TYPE = re.compile(r"[A-Za-z_]\w*")  # an element type among a template's arguments: bf16, __nv_bfloat16, half
+
+
+def _check_tiles(doc: dict, kernels: list, problem: Problem | None) -> None:
+    """Refuse, in one line naming the field (UsageError), a ladder kernel's recorded tile that no
+    version of its family takes: a parameter below 1, or today's parameters and more; where the
+    parameters are today's family's (or today's without those added since), one
+    `families.Family.spec` refuses (a thread tile not dividing its block tile, the family's rule
+    between them: split_k's REDUCERS 1 or SPLITS); a template that is not `name<arguments>` with
+    positive integers and element types, or that gives today's family other values than the
+    params. Likewise the tile a kernel chose at each
+    size of a sweep. A tile an older version of the family took (other parameter names, an older
+    template's spelling) is read as recorded, and a user's kernel records its own."""
+    dtype = problem.dtype if problem is not None else None
+
+    def spec_of(family, params, where: str):
+        if not (isinstance(params, dict) and params and all(type(v) is int for v in params.values())):
+            return None  # empty, or not integers: the schema's checks name the latter
+        low = next(((n, v) for n, v in params.items() if v < 1), None)
+        if low is not None:
+            raise UsageError(f"{where}: {family.name} takes positive parameters, not {low[0]} = {low[1]}")
+        today = set(family.params)
+        if set(params) > today:  # today's and more: no version of the family
+            raise UsageError(f"{where}: {family.name} takes {', '.join(family.params)}, not "
+                             f"{', '.join(sorted(set(params) - today))}")
+        if set(params) not in (today, today - {name for name, _ in family.added}):
+            return None  # the family's parameters as they were: read as recorded
+        try:
+            return family.spec(params, dtype=dtype if family.tensor else None)
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+
+    for i, k in enumerate(kernels):
+        family = families.BY_NAME.get(k.get("name")) if isinstance(k, dict) else None
+        if family is None or k.get("tile_source") == "user":
+            continue
+        spec = spec_of(family, k.get("params"), f"kernels[{i}].params")
+        template = k.get("template")
+        if not isinstance(template, str) or not template:
+            continue
+        m = _TEMPLATE.fullmatch(template)
+        args = [a.strip() for a in m["args"].split(",")] if m else []
+        if not m or not all(re.fullmatch(r"[-+]?\d+", a) or _TYPE.fullmatch(a) for a in args):
+            raise UsageError(f"kernels[{i}].template: {template[:60]!r} is not a kernel's template (its name, then "
+                             "its parameters in <>, e.g. warptiling<128,128,16,32,64,8,8>)")
+        values = [int(a) for a in args if not _TYPE.fullmatch(a)]
+        if any(v < 1 for v in values):
+            raise UsageError(f"kernels[{i}].template: {template[:60]} gives a parameter below 1")
+        if spec is not None and len(values) == len(spec.params) and values != list(spec.params.values()):
+            raise UsageError(f"kernels[{i}]: its template {template[:60]} and its params "
+                             f"{','.join(str(v) for v in spec.params.values())} name different tiles")
+    for j, point in enumerate(doc.get("sweep") if isinstance(doc.get("sweep"), list) else []):
+        for i, k in enumerate(point.get("kernels") if isinstance(point, dict) and
+                              isinstance(point.get("kernels"), list) else []):
+            family = families.BY_NAME.get(k.get("name")) if isinstance(k, dict) else None
+            if family is not None:
+                spec_of(family, k.get("params"), f"sweep[{j}].kernels[{i}].params")
 
 
 def _no_smem(k: dict) -> bool:
@@ -142,7 +204,9 @@ def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, w
     if recorded is None:
         figures["dram_bytes"] = value
         return value is not None
-    if value is not None and isinstance(recorded, (int, float)) and value != recorded:
+    if not isinstance(recorded, (int, float)) or isinstance(recorded, bool) or not 0 <= recorded < float("inf"):
+        return False  # no figure a model gives (negative, not finite, not a number): the schema's checks name it
+    if value is not None and value != recorded:
         figures["dram_bytes"] = value
         if refreshed is not None and abs(value - recorded) > REFRESH_NOTED * max(abs(recorded), 1.0):
             refreshed.append((spec.name, float(recorded), float(value)))

@@ -116,6 +116,14 @@ def one_line(exc: ValidationError) -> str:
     return f"{path}: {msg}" if path and not msg.startswith(path) else msg
 
 
+def _upgraded(upgrade: Upgrade, doc: dict, source: str) -> list[str]:
+    """`upgrade(doc)`, its refusal (UsageError: a record no kernel family takes) naming the file."""
+    try:
+        return upgrade(doc)
+    except UsageError as exc:
+        raise UsageError(f"{source}: {exc}") from None
+
+
 def _brought_up(doc: dict, schema: int, source: str, upgrade: Upgrade | None) -> tuple[dict, list[str]]:
     """`parse`'s steps before the schema's check: a schema-`SCHEMA` document's sweep models checked
     and today's model figures filled in by `upgrade`; an older one migrated and filled in. Returns
@@ -125,12 +133,12 @@ def _brought_up(doc: dict, schema: int, source: str, upgrade: Upgrade | None) ->
         _check_sweep_models(doc, source)
         if upgrade is not None:  # figures the model learnt since (its DRAM bytes): worked out, as in a run
             doc = json.loads(json.dumps(doc))
-            again = [f for f in upgrade(doc) if f.startswith(REFRESHED)]
+            again = [f for f in _upgraded(upgrade, doc, source) if f.startswith(REFRESHED)]
             if again:  # an older model's figures replaced: said, since the file itself holds others
                 notes.append(f"{source}: {'; '.join(again)} (docs/model.md)")
     if schema < SCHEMA:
         doc = migrate(doc, source)
-        filled = upgrade(doc) if upgrade is not None else []
+        filled = _upgraded(upgrade, doc, source) if upgrade is not None else []
         notes.append(_migrated_note(source, schema, doc, filled, upgrade is not None))
     return doc, notes
 
