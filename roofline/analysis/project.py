@@ -73,7 +73,7 @@ class ProjectedKernel:
     level: str | None  # the binding level on the target
     floor_ms: float | None  # the target's binding floor: the lower bound
     estimate_ms: float | None
-    gflops: float | None  # the kernel's FLOPs (all precisions) over the estimate; None without FLOPs
+    gflops: float | None  # the kernel's main precision's FLOPs (show's rate) over the estimate; None without FLOPs
     utilization_here: float | None
     utilization: float | None  # the share of the target's SMs its grid keeps busy
     flags: list[str] = field(default_factory=list)
@@ -205,7 +205,7 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
     if level != level_here:
         flags.append(f"binding roof changes: {level_here} here, {level} on the {target.name}")
     estimate = there_ms[level] / fraction
-    flops = sum(k.flops.values())
+    flops = k.flops.get(k.main, 0.0) if k.main else sum(k.flops.values())  # the work show's rate counts
     return out(None, level_here=level_here, floor_here_ms=here_ms[level_here], fraction=fraction,
                floors_ms=there_ms, level=level, floor_ms=there_ms[level], estimate_ms=estimate,
                gflops=gflops(flops, estimate) if flops else None, not_compared=tuple(dropped))

@@ -25,6 +25,7 @@ from typing import Literal
 
 from ..model.device import DeviceSpec
 from ..model.roofs import Verdict, level_bytes
+from ..model.units import gflops
 from ..results.profile import ProfiledKernel, ProfileResults
 from ..results.schema import KernelRecord, Results
 
@@ -53,6 +54,14 @@ class KernelWork:
     params: dict[str, int] | None = None  # a run's ladder kernel: its template parameters, as recorded
     # what the file did not count for it (`ProfiledKernel.uncounted`: 'fp32', 'dram'); () where all is counted
     uncounted: tuple[str, ...] = ()
+    main: str | None = None  # the precision key whose rate `show` gives (a profile's dominant, a run's own)
+
+    @property
+    def main_gflops(self) -> float | None:
+        """GFLOP/s of its `main` precision's FLOPs (the rate `show` prints: the work its roof reads),
+        or of all its FLOPs where it has no main one; None without FLOPs or time."""
+        total = self.flops.get(self.main, 0.0) if self.main else sum(self.flops.values())
+        return gflops(total, self.time_ms) if total and self.time_ms else None
 
     @property
     def label(self) -> str:
@@ -123,7 +132,7 @@ def _reference(doc: Results) -> KernelWork | None:
         return None
     return KernelWork(name=ref.name, key=(ref.name,), launches=1, time_ms=float(ref.time_ms),
                       flops={doc.precision: float(doc.problem.problem.flops)}, bytes={}, bytes_counted={},
-                      occupancy=None, spread=None, verdict=None)
+                      occupancy=None, spread=None, verdict=None, main=doc.precision)
 
 
 def _run(doc: Results, k: KernelRecord, measured: bool = True) -> KernelWork:
@@ -131,7 +140,7 @@ def _run(doc: Results, k: KernelRecord, measured: bool = True) -> KernelWork:
     return KernelWork(
         name=k.name, key=(k.name,), launches=1, time_ms=float(k.time_ms),
         flops={doc.precision: float(doc.problem.problem.flops)},  # the key of its precision's roof
-        bytes={LEVELS[lvl]: b.nbytes for lvl, b in by_level.items()},
+        main=doc.precision, bytes={LEVELS[lvl]: b.nbytes for lvl, b in by_level.items()},
         bytes_counted={LEVELS[lvl]: b.counted for lvl, b in by_level.items()},
         occupancy=k.occupancy.occupancy if k.occupancy else None,
         spread=k.timing.range if k.timing else None,  # compare's noise band: the wider reading
@@ -146,7 +155,7 @@ def _profiled(doc: ProfileResults, k: ProfiledKernel, measured: bool = True) -> 
     block = tuple(k.block) if k.block else None
     return KernelWork(
         name=k.name, key=(k.name, grid, block), launches=k.launches, time_ms=float(k.time_ms),
-        flops={p: float(v) for p, v in k.credible_flops.items() if v},
+        flops={p: float(v) for p, v in k.credible_flops.items() if v}, main=k.dominant,
         bytes={lvl: float(v) for lvl, v in k.bytes.items() if v},
         bytes_counted={lvl: True for lvl, v in k.bytes.items() if v},
         occupancy=k.occupancy.occupancy if k.occupancy else None,
