@@ -616,3 +616,23 @@ def test_a_recorded_dram_figure_of_zero_is_an_older_models_and_a_negative_one_re
     doc["kernels"][0]["model"]["dram_bytes"] = -12_600_000
     got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc, "neg.json"))])
     assert got.exit_code == 2 and "kernels[0].model.dram_bytes" in got.output, got.output
+
+
+def test_show_and_project_say_which_roofs_a_profile_is_read_against(tmp_path):
+    # the JAX step's report imported here (its roofs: the report's device attributes) and the same step profiled
+    # on the H100 (with the ceilings measured there)
+    imported = tmp_path / "imported.json"
+    csv = FIXTURES / "xla" / "jax-step-h100" / "jax-step-raw.csv"
+    assert CliRunner().invoke(app, ["profile", "--import", str(csv), "--out", str(imported)]).exit_code == 0
+    measured = FIXTURES.parent.parent / "plots" / "profile-h100-jax-ops.json"
+    said = {}
+    for name, path in (("imported", imported), ("measured", measured)):
+        got = CliRunner().invoke(app, ["show", str(path)], env={"COLUMNS": "300"})
+        said[name] = " ".join(got.output.split())
+        assert got.exit_code == 0, got.output
+    assert "Verdicts read the theoretical peaks of the NVIDIA H100 80GB HBM3 alone" in said["imported"]
+    assert "nothing was measured on it" in said["imported"]
+    assert "Verdicts read the ceilings measured on this NVIDIA H100 80GB HBM3 on 2026-12-06" in said["measured"]
+    got = CliRunner().invoke(app, ["project", str(imported), "--gpu", "h200"], env={"COLUMNS": "300"})
+    assert got.exit_code == 0 and "`show` reads the same roofs (the file records none measured)" in got.output
+    assert "reads the measured ceilings" not in got.output

@@ -57,6 +57,9 @@ _KEY_OF_LEVEL = {level: key for key, level in COMPUTE_LEVEL.items()}  # 'BF16 te
 HERE = ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by the "
         "share of the GPU its grid keeps busy; `show` reads the measured ceilings of the whole GPU, so the two may "
         "name different roofs and distances")
+HERE_THEORETICAL = ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided "
+                    "by the share of the GPU its grid keeps busy; `show` reads the same roofs (the file records none "
+                    "measured) for the whole GPU, so the two may name different roofs and distances")
 
 
 @dataclass(frozen=True)
@@ -247,7 +250,7 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
     targets = list({d.name: d for d in (from_preset(name) for name in gpus)}.values())  # a GPU named twice, once
     w: Workload = apart(doc, workload(doc))
     kernels = [(k, k.verdict.waves if k.verdict is not None else None) for k in w.kernels]
-    notes = list(w.notes) + [HERE]
+    notes = list(w.notes) + [HERE if w.device.measured_at or w.device.measured_dram_gbps else HERE_THEORETICAL]
     ref = w.reference
     if ref is not None:
         kernels.append((ref, None))

@@ -30,14 +30,15 @@ class ProfileKind(WorkKind):
         return store.dump(obj)
 
     def view(self, obj: ProfileResults, width: int, top: int | None = None, notes: bool = True, **context) -> list:
-        """Its `top` kernels (all: None), the measured ceilings a counted rate went past, its kernels
-        over their runs where it records timelines, then its notes (`notes`) as note lines."""
+        """Its `top` kernels (all: None), which roofs its verdicts read, the measured ceilings a counted
+        rate went past, its kernels over their runs where it records timelines, then its notes
+        (`notes`) as note lines."""
         from ..render.lines import Note
         from ..render.tables import profile_tables
-        from ..render.text import ceiling_lines
+        from ..render.text import ceiling_lines, roofs_line
         from ..render.timeline_tables import timeline_lines, timeline_tables
 
-        return [*profile_tables(obj, width, top), *ceiling_lines(obj), *timeline_tables(obj, width),
+        return [*profile_tables(obj, width, top), roofs_line(obj), *ceiling_lines(obj), *timeline_tables(obj, width),
                 *timeline_lines(obj), *(map(Note, obj.notes) if notes else ())]
 
     def shown(self, paths: list[Path], docs: list):

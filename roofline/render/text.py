@@ -457,6 +457,19 @@ def dram_note(doc) -> str | None:
             "(roofline run --profile counts DRAM)")
 
 
+def roofs_line(doc) -> str:
+    """For a profile: which roofs its verdicts read, the ceilings measured on the GPU (where it
+    records them: `roofline profile` measures them on the GPU it runs on) or the theoretical peaks
+    alone (a report made elsewhere and imported), each compute roof at the SM clock the kernel ran at."""
+    d = doc.device
+    if d.measured_at or d.measured_dram_gbps is not None:
+        when = f" on {d.measured_at[:10]}" if d.measured_at else ""
+        return (f"Verdicts read the ceilings measured on this {d.name}{when} where one was measured, its theoretical "
+                "peaks elsewhere, each compute roof at the SM clock the kernel ran at")
+    return (f"Verdicts read the theoretical peaks of the {d.name} alone ({d.source}): nothing was measured on it, "
+            "each compute roof at the SM clock the kernel ran at")
+
+
 def ceiling_lines(doc) -> list[str]:
     """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
     measured, what was seen and by whom, and what the verdicts read instead."""
