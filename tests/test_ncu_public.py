@@ -60,9 +60,11 @@ def test_two_runs_joined_are_not_taken_for_a_file_cut_short(tmp_path):
     assert any("no kernel name or no duration" in n for n in done.notes)  # the second run's launch
 
 
-def test_print_summary_output_is_named_for_what_it_is(tmp_path):
+@pytest.mark.parametrize("name", ["heateq_ncu_summary_3D.txt", "kitsune_raytrace_summary_cut.txt"])
+def test_print_summary_output_is_named_for_what_it_is(tmp_path, name):
+    # per kernel ('..., Invocations 12') and with the launch's shape ('..., Grid Size 8192, 1 invocations')
     with pytest.raises(UsageError, match="--print-summary output"):
-        _read("heateq_ncu_summary_3D.txt", tmp_path)
+        _read(name, tmp_path, "a100-sxm4-80gb")
 
 
 def test_a_gpu_without_a_preset_is_asked_for_by_device_file_and_a_preset_of_other_sms_noted(tmp_path):

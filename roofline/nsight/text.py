@@ -42,7 +42,9 @@ ANNOTATED = re.compile(r"^(?P<value>[-+]?\d[\d.,]*(?: \d{3})*(?:[eE][-+]?\d+)?)\
 BODY = re.compile(r"^\s*Table Name\s*:")  # a section body's table, printed with --print-details all
 
 
-SUMMARY = re.compile(r"^\s*\S.*, Invocations \d+\s*$")  # `--print-summary per-kernel`: statistics over launches
+# `--print-summary`: statistics over launches, under a line per kernel that ends ', Invocations 12' (per-kernel)
+# or, with the launch's shape, ', Block Size 256, Grid Size 8192, 1 invocations'
+SUMMARY = re.compile(r"^\s*\S.*, (?:Invocations \d+|\d+ invocations)\s*$", re.I)
 
 
 def is_summary(text: str) -> bool:
