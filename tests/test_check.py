@@ -158,3 +158,28 @@ def test_a_slower_step_fails_though_every_matched_kernel_held():
     # the other way round the step is 6.0 % faster: the gate passes and says so
     r = gate(fused, foreach, "--max-drop", "6.5%")
     assert r.exit_code == 0 and "step (profiled GPU time): 10.522 -> 9.894 ms (-6.0 %" in r.stdout
+
+
+def test_a_failed_kernel_of_two_launch_configurations_is_named_with_its_launch(tmp_path):
+    # the transformer step (H200) with both launch configurations of its 128x256 GEMM 10 % slower: each named in
+    # `failed` with its grid x block, and each entry carrying its launch
+    from test_compare_profiles import _slower
+
+    doc = json.loads(PROFILE.read_text())
+    twice = "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN"
+    for k in doc["kernels"]:
+        if k["name"] == twice:
+            _slower(k, 1.10)
+    total = sum(k["time_ms"] for k in doc["kernels"])
+    for k in doc["kernels"]:
+        k["time_share"] = k["time_ms"] / total
+    doc["total_time_ms"] = total
+    after = tmp_path / "after.json"
+    after.write_text(json.dumps(doc))
+    got = CliRunner().invoke(app, ["compare", str(PROFILE), str(after), "--max-drop", "5%", "--json"])
+    assert got.exit_code == 1, got.output
+    out = json.loads(got.stdout)
+    grids = sorted(f"{'x'.join(map(str, k['grid'][:2]))} x {k['threads_per_block']}" for k in doc["kernels"]
+                   if k["name"] == twice)  # '2x64 x 384': a grid's third dimension of 1 left out
+    assert sorted(f for f in out["failed"] if f.startswith(twice)) == [f"{twice} [{g}]" for g in grids]
+    assert all(k["launch"] for k in out["kernels"] if k["kernel"] == twice)

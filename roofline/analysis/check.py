@@ -49,7 +49,8 @@ class Gated:
     failed: bool
 
     def to_dict(self) -> dict:
-        return {"kernel": self.delta.label, "slowdown": self.slowdown, "noise": self.delta.noise,
+        return {"kernel": self.delta.label, "launch": self.delta.launch, "slowdown": self.slowdown,
+                "noise": self.delta.noise,
                 "noise_from": self.delta.noise_from, "failed": self.failed,
                 "time_ms": [self.delta.before_ms, self.delta.after_ms],
                 "fraction_of_roof": [self.delta.before_fraction, self.delta.after_fraction]}
@@ -84,12 +85,18 @@ class Check:
     def unmeasured(self) -> list[str]:
         return [g.delta.label for g in self.kernels if g.slowdown is None]
 
+    def _named(self, g: Gated) -> str:
+        """A failed kernel's name, with its launch ('grid x block') where another kernel of the gate
+        shares the name (two launch configurations of one kernel)."""
+        twice = sum(1 for k in self.kernels if k.delta.label == g.delta.label) > 1
+        return f"{g.delta.label} [{g.delta.launch}]" if twice and g.delta.launch else g.delta.label
+
     def to_dict(self) -> dict:
         """The `--json` document (keys in docs/check.md)."""
         c = self.comparison
         return {"passed": self.passed, "max_drop": self.max_drop, "measure": self.measure,
                 "before_device": c.before.device.name, "after_device": c.after.device.name,
-                "failed": [g.delta.label for g in self.failures], "kernels": [g.to_dict() for g in self.kernels],
+                "failed": [self._named(g) for g in self.failures], "kernels": [g.to_dict() for g in self.kernels],
                 "step": self.step.to_dict() if self.step else None,
                 "not_measured": self.unmeasured, "gone": c.gone, "new": c.new, "notes": c.notes}
 

@@ -163,6 +163,7 @@ class GatedJson(JsonModel):
     """One matched kernel (or the step) at the gate."""
 
     kernel: str
+    launch: str | None = None  # a profiled kernel's grid x block; None for a run's kernel and the step
     slowdown: OptNumber
     noise: Number
     noise_from: str
