@@ -231,6 +231,9 @@ def test_kernels_lists_each_problems_speed_of_light_on_a_gpu():
     assert sums["bound"] == "DRAM" and sums["t_sol_ms"] == pytest.approx(4 * 4096 * 1001 / dram / 1e6)
     assert any(n.startswith("no launch floor: T_SOL here is the work's alone") for n in doc["notes"])  # a preset: none
     assert any(n.startswith("FP32 convolutions are read as TF32 tensor work") for n in doc["notes"])  # conv_relu
+    # the table: each size of bytes with its unit (MB, or B for a few)
+    table = " ".join(CliRunner().invoke(app, ["kernels", *files, "--gpu", "h200"], env={"COLUMNS": "200"}).output.split())
+    assert "GFLOP read written T_SOL ms bound" in table and table.count(" MB ") >= 6
     schema = CliRunner().invoke(app, ["schema", "problems"])
     assert schema.exit_code == 0 and "ProblemJson" in schema.stdout
     # a problem that cannot be read among others: one line of its own, the others listed, exit 2

@@ -67,11 +67,11 @@ class ProblemsKind(DocumentKind):
             return f"{x:,.4f}" if x >= 1e-4 or x == 0 else "< 0.0001"
 
         def mb(x: float) -> str:  # a few bytes (a loss's scalar) as such, not in a power of ten
-            return figure(x / 1e6) if x >= 1000 or x == 0 else f"{x:,.0f} B"
+            return f"{figure(x / 1e6)} MB" if x >= 1000 else f"{x:,.0f} B"
 
         rows = [[r.name, gflop(r), mb(r.work.work.bytes_read), mb(r.work.work.bytes_written),
                  ms(r.sol.ms), r.sol.binding.level if r.sol.binding is not None else "-"] for r in obj.rows]
-        columns = [("GFLOP", "right"), ("MB read", "right"), ("MB written", "right"), ("T_SOL ms", "right"),
+        columns = [("GFLOP", "right"), ("read", "right"), ("written", "right"), ("T_SOL ms", "right"),
                    ("bound", "left")]
         title = f"{obj.device}: the speed of light of {len(obj.rows)} problem{'s' if len(obj.rows) != 1 else ''}"
         return [*_fit(title, ("problem", "left"), columns, rows, width), *map(Note, obj.notes)]
