@@ -636,3 +636,14 @@ def test_show_and_project_say_which_roofs_a_profile_is_read_against(tmp_path):
     got = CliRunner().invoke(app, ["project", str(imported), "--gpu", "h200"], env={"COLUMNS": "300"})
     assert got.exit_code == 0 and "`show` reads the same roofs (the file records none measured)" in got.output
     assert "reads the measured ceilings" not in got.output
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d["kernels"][0].update(pct_of_reference=1e300), "pct_of_reference: 1e+300 disagrees with the 108"),
+    (lambda d: d.update(schema="4"), 'schema "4" is not a whole number'),
+])
+def test_a_damaged_figure_is_named_in_a_readable_line(tmp_path, edit, says):
+    doc = json.loads(SPLIT_FILE.read_text())
+    edit(doc)
+    got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc))])
+    assert got.exit_code == 2 and says in got.output and len(got.output) < 300, got.output

@@ -60,7 +60,10 @@ Size = Annotated[int, Ge(1), Le(2**31)]                 # a matrix dimension
 
 def figure(x: float) -> str:
     """A figure as tables and messages show it: thousands separators from 100 up ('66,908'),
-    three significant digits below ('13.9')."""
+    three significant digits below ('13.9'), and in powers of ten from 1e15 up ('1.2e+300': a
+    damaged file's value, not a rate)."""
+    if abs(x) >= 1e15:
+        return f"{x:.3g}"
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 

@@ -185,7 +185,10 @@ def parse(doc, source: str = "results", profile: bool = False,
         raise UsageError(f"{source}: {TRACE}{_also(reads)}")
     if schema is None:
         raise UsageError(f"{source}: not a roofline results file (no schema field){_also(reads)}")
-    if type(schema) is not int or not 1 <= schema <= SCHEMA:
+    if type(schema) is not int:
+        raise UsageError(f"{source}: schema {json.dumps(schema)[:40]} is not a whole number; expected {SCHEMA} (or 1 to "
+                         f"{SCHEMA - 1}) as a number; the file looks hand-edited")
+    if not 1 <= schema <= SCHEMA:
         raise UsageError(f"{source}: schema {schema!r} is not supported; expected {SCHEMA} (or 1 to {SCHEMA - 1}); "
                          f"{_REMADE}")
     raw = doc
