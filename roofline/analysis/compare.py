@@ -490,8 +490,8 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
     noise, source = (max(spreads), "spread") if known else (NOISE, "fixed")
     if profile:  # 1 us of one launch's duration is noise too, however short the kernel
         noise = max(noise, NOISE_US * 1e-3 * b.launches / b.time_ms)
-    return Delta(a.name, b.time_ms, a.time_ms, b.main_gflops, a.main_gflops, _levels(b, a), b.occupancy, a.occupancy, _fraction(b.verdict),
-                 _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
+    return Delta(a.name, b.time_ms, a.time_ms, b.main_gflops, a.main_gflops, _levels(b, a), b.occupancy,
+                 a.occupancy, _fraction(b.verdict), _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
                  across, None if profile else (b.registers, a.registers), floors,
                  (b.joules, a.joules) if b.joules is not None and a.joules is not None else None,
                  binding=(_binding(b.verdict), _binding(a.verdict)), roof_values=_roof_values(b.verdict, a.verdict),

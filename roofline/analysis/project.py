@@ -208,7 +208,7 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
     if level != level_here:
         flags.append(f"binding roof changes: {level_here} here, {level} on the {target.name}")
     estimate = there_ms[level] / fraction
-    flops = k.flops.get(k.main, 0.0) if k.main else sum(k.flops.values())  # the work show's rate counts
+    flops = k.main_flops  # the work show's rate counts
     return out(None, level_here=level_here, floor_here_ms=here_ms[level_here], fraction=fraction,
                floors_ms=there_ms, level=level, floor_ms=there_ms[level], estimate_ms=estimate,
                gflops=gflops(flops, estimate) if flops else None, not_compared=tuple(dropped))

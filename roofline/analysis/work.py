@@ -57,11 +57,15 @@ class KernelWork:
     main: str | None = None  # the precision key whose rate `show` gives (a profile's dominant, a run's own)
 
     @property
+    def main_flops(self) -> float:
+        """Its `main` precision's FLOPs (the work `show`'s rate counts and its roof reads), or all its
+        FLOPs where it has no main one."""
+        return self.flops.get(self.main, 0.0) if self.main else sum(self.flops.values())
+
+    @property
     def main_gflops(self) -> float | None:
-        """GFLOP/s of its `main` precision's FLOPs (the rate `show` prints: the work its roof reads),
-        or of all its FLOPs where it has no main one; None without FLOPs or time."""
-        total = self.flops.get(self.main, 0.0) if self.main else sum(self.flops.values())
-        return gflops(total, self.time_ms) if total and self.time_ms else None
+        """GFLOP/s of `main_flops` in its time; None without FLOPs or time."""
+        return gflops(self.main_flops, self.time_ms) if self.main_flops and self.time_ms else None
 
     @property
     def label(self) -> str:

@@ -12,7 +12,9 @@ model rather than a measurement, are read at today's model whatever the file rec
 note names the kernels whose recorded figure an older model gave).
 
 The document is plain JSON data at schema 4's keys (`results.store.migrate` has run); anything
-malformed is left for the schema's checks to name.
+malformed is left for the schema's checks to name, except a ladder kernel's tile, which only the
+families can check: one that no version of its family takes (a parameter below 1, split_k's
+REDUCERS neither 1 nor SPLITS, a template naming another tile than the params) is refused.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ def fill(doc: dict) -> list[str]:
     """Fill, in place, what `doc` (an older results document, plain JSON data) lacks and its
     kernels' families can work out: each ladder kernel's missing `model.smem_served_bytes`,
     `model.l1_bytes`, `model.dram_bytes` and `waves`, and at each size of a sweep each ladder
-    kernel's `model` (with its DRAM bytes) and `waves`. Returns what it filled, as phrases for the reading's note (empty when nothing)."""
+    kernel's `model` (with its DRAM bytes) and `waves`. Returns what it filled, as phrases for the
+    reading's note (empty when nothing). Raises UsageError, naming the field, for a ladder tile no
+    version of its family takes (`_check_tiles`): nothing can be worked out from it."""
     problem = _problem(doc.get("problem"))
     kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
     _check_tiles(doc, kernels, problem)
@@ -78,9 +82,9 @@ def _check_tiles(doc: dict, kernels: list, problem: Problem | None) -> None:
     `families.Family.spec` refuses (a thread tile not dividing its block tile, the family's rule
     between them: split_k's REDUCERS 1 or SPLITS); a template that is not `name<arguments>` with
     positive integers and element types, or that gives today's family other values than the
-    params. Likewise the tile a kernel chose at each
-    size of a sweep. A tile an older version of the family took (other parameter names, an older
-    template's spelling) is read as recorded, and a user's kernel records its own."""
+    params. Likewise the tile a kernel chose at each size of a sweep. A tile an older version of the
+    family took (other parameter names, an older template's spelling) is read as recorded, and a
+    user's kernel records its own."""
     dtype = problem.dtype if problem is not None else None
 
     def spec_of(family, params, where: str):
