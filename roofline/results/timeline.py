@@ -107,8 +107,9 @@ class Timeline(_Model):
         launch = f" of its {sum(self.dt_us) / self.covered / 1e3:,.4g} ms launch" if self.covered else " of its launch"
         step = sorted(self.dt_us)[len(self.dt_us) // 2] if self.dt_us else 0.0
         return (f"{name}: the samples cover the first {100 * self.covered:.0f} %{launch} ({len(self.t_us):,} "
-                f"samples, one every {step:,.3g} µs): Nsight Compute stopped sampling before it ended, so its phases are of that part, "
-                "its tail wave is not seen and its counts are not split over the intervals; to sample the whole "
+                f"samples, one every {step:,.3g} µs): Nsight Compute stopped sampling before it ended, so its phases "
+                "are of that part, its tail wave is not seen and its counts are not split over the intervals; to "
+                "sample the whole "
                 "run, profile it with ncu --section PmSampling and a longer --pm-sampling-interval (ns: about the "
                 "launch's duration over 1,000) or a larger --pm-sampling-buffer-size")
 

@@ -38,11 +38,11 @@ differentiates, as a PyTorch backward kernel is by its forward op (`traces.ops.O
 instruction under no transformation of differentiation that is computed from a gradient (it
 reads, through any chain of instructions, backward work: `jit(step)/sgd/sub` taking a weight and
 its gradient) is the *optimizer's* (`_updates`); everything else is *forward* work. The first
-frame (the function jitted, `jit(step)`) and `jit(main)` are left out; the scopes before any other frame are the *module* ('.'-joined:
-`loss.layer0`); the *op* is the outermost jitted function inside them (`gelu`, as PyTorch's op is
-the outermost `aten::` call), else the primitive; the primitive is the *launcher*. A fusion whose
-instruction has no metadata takes its fused root's, else the first of its fused instructions'
-that has some.
+frame (the function jitted, `jit(step)`) and `jit(main)` are left out; the scopes before any
+other frame are the *module* ('.'-joined: `loss.layer0`); the *op* is the outermost jitted
+function inside them (`gelu`, as PyTorch's op is the outermost `aten::` call), else the
+primitive; the primitive is the *launcher*. A fusion whose instruction has no metadata takes its
+fused root's, else the first of its fused instructions' that has some.
 """
 
 from __future__ import annotations
