@@ -369,6 +369,11 @@ def test_a_launch_sampled_in_part_says_so_and_is_read_as_a_part():
     assert ("naive: the samples cover the first 45 % of its 273.5 ms launch (1,296 samples, one every 96 µs)"
             in text) and "--pm-sampling-interval" in text
     assert "over the 45 % of its run sampled" in text
+    # two blocks per SM: the waves model's tail is the most there can be; one block per SM: the tail itself
+    assert "register_tiling_2d" in text and "up to 12.5% (76% SMs)" in text
+    bf16 = " ".join(CliRunner().invoke(app, ["show", str(H100 / "run-bf16-8192.json.gz")],
+                                       env={"COLUMNS": "250"}).output.split())
+    assert "6.2% (52% SMs)" in bf16 and "up to 6.2%" not in bf16
 
 
 def test_a_program_kernels_of_100_us_or_more_have_50_intervals_on_an_h100():

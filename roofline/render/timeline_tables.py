@@ -28,6 +28,16 @@ def predicted(k: TimedKernel) -> tuple[float, float] | None:
     return predicted_tail(w.blocks, w.block_slots, w.sms) if w is not None else None
 
 
+def _shared(k: TimedKernel) -> bool:
+    """Whether `k`'s SMs hold more than one of its blocks at once: then the waves model's tail is the
+    most it can be (a block alone on an SM running at the SM's full rate, `model.waves`' assumption);
+    a block that runs no faster alone (bound by its own latency) leaves none, and the tail lies
+    between (on an H100 at 4096^3, the FP32 ladder's rungs of two blocks per SM: 2.6 % to 11.4 % of
+    the time, against 12.5 %)."""
+    w = k.waves
+    return w is not None and w.block_slots > w.sms
+
+
 def costliest(k: TimedKernel) -> str | None:
     """One line: the phase that loses most time against the roof (`model.timeline.Phase.lost_us`:
     beyond each interval's busiest unit at its peak), and how."""
@@ -67,7 +77,8 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
         rows.append([name, f"{len(tl.t_us):,}" + (f" (first {100 * tl.covered:.0f}% of the run)" if cut else ""),
                      *(_phase_cell(by.get(p)) if not (cut and p in ("drain", "tail")) else "not sampled"
                        for p in PHASES),
-                     f"{100 * guess[0]:.1f}% ({100 * guess[1]:.0f}% SMs)" if guess else "-",
+                     (("up to " if _shared(k) else "") + f"{100 * guess[0]:.1f}% ({100 * guess[1]:.0f}% SMs)")
+                     if guess else "-",
                      f"{min(clocks):.2f}-{max(clocks):.2f}" if clocks else "-",
                      f"{100 * (closure - 1):+.1f}%" if closure is not None and not cut else "-"])
     columns = [("intervals", "right"), ("fill", "left"), ("steady", "left"), ("drain", "left"), ("tail wave", "left"),
