@@ -417,7 +417,12 @@ def test_run_profile_passes_on_what_the_report_reader_said_once_with_its_kernels
     from roofline.progress import Progress
 
     said = "Nsight Compute's Python report interface could not read it (exit code -11): read through ncu's CSV export"
-    monkeypatch.setattr(counters, "profile", lambda spec, problem, bus: (CountedTraffic(), None, (said,)))
-    kernels = [SimpleNamespace(correct=True, spec=SimpleNamespace(name=n)) for n in ("a", "b")]
-    counted, launches, notes = run_command._count(SimpleNamespace(kernels=kernels, problem=None), None, Progress())
+    asked = []
+    monkeypatch.setattr(counters, "profile", lambda spec, problem, bus, time_ms, cc: asked.append((time_ms, cc)) or
+                        (CountedTraffic(), None, (said,)))
+    kernels = [SimpleNamespace(correct=True, spec=SimpleNamespace(name=n), timing=t)
+               for n, t in (("a", SimpleNamespace(median_ms=274.0)), ("b", None))]
+    output = SimpleNamespace(kernels=kernels, problem=None, device=SimpleNamespace(compute_capability="9.0"))
+    counted, launches, notes = run_command._count(output, None, Progress())
     assert set(counted) == {"a", "b"} and launches == {} and notes == [f"the counters of a, b: {said}"]
+    assert asked == [(274.0, "9.0"), (None, "9.0")]  # each kernel's measured time: a long launch sampled at its pace

@@ -589,7 +589,10 @@ SPLIT_FILE = FIXTURES / "results-h100-split-1024.json"
     (lambda k: k["params"].update(EXTRA=7), "not EXTRA"),
     (lambda k: k.update(template="split_k<128,256,16,32,128,8,16,3,-4,1>"), "gives a parameter below 1"),
     (lambda k: k.update(template="split_k<128,2"), "is not a kernel's template"),
-    (lambda k: k.update(template="split_k<128,256,16,32,128,8,16,3,2,2>"), "name different tiles"),
+    (lambda k: k.update(template="split_k<128,256,16,32,128,8,16,3,2,2>"), "name different kernels or tiles"),
+    (lambda k: k.update(template="warptiling<128,256,16,32,128,8,16,3,4,4>"), "name different kernels or tiles"),
+    (lambda k: k.update(template="split_k<128,256,16>"), "name different kernels or tiles"),
+    (lambda k: k.update(template="split_k<a,b>"), "gives no parameter"),
 ])
 def test_a_ladder_tile_no_version_of_its_family_takes_is_refused_in_one_line(tmp_path, edit, says):
     # the H100 run of split_k at 1024^3 (K in 4 slices, its 4 blocks adding them together), edited

@@ -416,3 +416,60 @@ def test_the_chart_of_a_launch_sampled_in_part_places_no_interval_on_the_roof(tm
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert any(t.startswith("sampled the first 45 % of its run") for t in texts)
     assert any("(the first 45 % of the run sampled)" in ax.get_xlabel() for ax in fig.axes)
+
+
+@pytest.mark.parametrize("time_ms, cc, want", [
+    (274.0, "9.0", 274_000), (21.4, "9.0", None), (50.0, "9.0", None), (50.5, "8.9", 51_000), (274.0, "8.0", None),
+    (274.0, "7.5", None), (None, "9.0", None), (274.0, None, None),
+])
+def test_a_long_launch_is_sampled_at_its_duration_over_1000(time_ms, cc, want):
+    # the H100's naive SGEMM at 4096^3 (274 ms), sampled by Nsight Compute's own choice over its first 45 % only;
+    # an A100 or a Turing GPU counts the interval in cycles: left to Nsight Compute
+    from roofline.measure.counters import sampling_interval_ns
+
+    assert sampling_interval_ns(time_ms, cc) == want
+
+
+def test_run_profile_asks_ncu_for_the_interval_and_again_without_where_refused(tmp_path, monkeypatch):
+    import os
+    import stat
+    import sys
+
+    from roofline.ladder.families import BY_NAME
+    from roofline.measure import counters
+    from roofline.model.problem import Problem
+    from roofline.nsight.run import has_section
+
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    exe = folder / "ncu"
+    exe.write_text(f"#!{sys.executable}\n" + (PM.parent / "fake_ncu.py").read_text())
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_NCU_REPORT", str(PM / "bf16-4096-wgmma_ws.ncu-rep"))
+    monkeypatch.setenv("FAKE_NCU_ARGS", str(tmp_path / "args.txt"))
+    monkeypatch.setattr(counters, "launch_command", lambda *a: [sys.executable, "-c", "pass"])
+    has_section.cache_clear()
+    spec, problem = BY_NAME["naive"].spec(), Problem(4096, 4096, 4096)
+    _, _, notes = counters.profile(spec, problem, None, 274.0, "9.0")
+    args = (tmp_path / "args.txt").read_text().split("\n")
+    assert args[args.index("--pm-sampling-interval") + 1] == "274000" and not any("refused" in n for n in notes)
+    monkeypatch.setenv("FAKE_NCU_NO_INTERVAL", "1")
+    _, _, notes = counters.profile(spec, problem, None, 274.0, "9.0")
+    assert "--pm-sampling-interval" not in (tmp_path / "args.txt").read_text()
+    assert any(n.startswith("ncu refused a PM sampling interval of 274,000 ns") for n in notes)
+    has_section.cache_clear()
+
+
+def test_compare_pairs_the_phases_of_each_launch_configuration():
+    # the GCN step against itself: two launch configurations of elementwise_kernel [MulFunctor] (0.929 and
+    # 0.060 ms) and of vectorized_gather_kernel each paired with itself, every phase unchanged
+    path = str(H100 / "profile-gcn.json.gz")
+    got = CliRunner().invoke(app, ["compare", path, path, "--json"])
+    assert got.exit_code == 0, got.output
+    phases = json.loads(got.stdout)["phases"]
+    assert len(phases) >= 10
+    for p in phases:
+        assert p["before_ms"] == p["after_ms"] and p["before_shares"] == p["after_shares"], p
+    labels = [p["kernel"] for p in phases]
+    assert sum(label.startswith("elementwise_kernel [MulFunctor] [") for label in labels) == 2

@@ -348,24 +348,29 @@ class PhaseChange:
         return asdict(self)
 
 
-def phase_changes(before, after) -> list[PhaseChange]:
-    """The kernels of two profiles, matched by name, that record a timeline of the whole run in both
-    (not `cut_short`)."""
+def phase_changes(before, after, pairs: list[tuple[KernelWork, KernelWork, bool]]) -> list[PhaseChange]:
+    """The kernels of two profiles as the kernel table matched them (`pairs`, from `match`: by name
+    and launch configuration, a configuration that changed included) that record a timeline of the
+    whole run in both (not `cut_short`); labelled as the kernel table labels them."""
     def read(k):
         phases = {p.name: p for p in k.timeline.phases()}
         steady = phases.get("steady")
         return ({n: p.share for n, p in phases.items()}, phases["tail"].busy if "tail" in phases else None,
                 steady.level if steady else None)
 
-    # a timeline of the start of the run only (`Timeline.cut_short`) has no phases of the whole run to compare
-    theirs = {k.name: k for k in after.kernels if k.timeline is not None and not k.timeline.cut_short}
+    def by_key(doc) -> dict:
+        return {(k.name, tuple(k.grid) if k.grid else None, tuple(k.block) if k.block else None): k
+                for k in doc.kernels}
+
+    theirs, ours = by_key(after), by_key(before)
     out = []
-    for k in before.kernels:
-        other = theirs.get(k.name)
-        if k.timeline is None or k.timeline.cut_short or other is None:
+    for b, a, _ in pairs:
+        k, other = ours.get(b.key), theirs.get(a.key)
+        # a timeline of the start of the run only (`Timeline.cut_short`) has no phases of the whole run to compare
+        if k is None or other is None or any(x.timeline is None or x.timeline.cut_short for x in (k, other)):
             continue
         (sb, tb, yb), (sa, ta, ya) = read(k), read(other)
-        out.append(PhaseChange(k.name, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya))
+        out.append(PhaseChange(b.label, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya))
     return out
 
 
@@ -713,7 +718,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
     if profile:
         return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa), gone, new, notes, deltas,
-                              phases=phase_changes(before, after), table_notes=tuple(tables))
+                              phases=phase_changes(before, after, pairs), table_notes=tuple(tables))
     return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
                           (before.reference.time_ms, after.reference.time_ms), (pb, pa), table_notes=tuple(tables))
 

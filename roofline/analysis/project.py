@@ -55,8 +55,9 @@ MEMORY_LEVEL = {"dram": "DRAM", "l2": "L2", "l1": "L1", "smem": "SMEM"}  # level
 THEORETICAL = "theoretical roofs of the preset's datasheet figures (nothing was measured on it)"
 _KEY_OF_LEVEL = {level: key for key, level in COMPUTE_LEVEL.items()}  # 'BF16 tensor' -> 'bf16_tensor'
 HERE = ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by the "
-        "share of the GPU its grid keeps busy; `show` reads the measured ceilings of the whole GPU, so the two may "
-        "name different roofs and distances")
+        "share of the GPU its grid keeps busy; `show` reads the whole GPU's measured ceilings (each at least the best "
+        "rate the file saw: a theoretical roof where what it counted passed the measured one), so the two may name "
+        "different roofs and distances")
 HERE_THEORETICAL = ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided "
                     "by the share of the GPU its grid keeps busy; `show` reads the same roofs (the file records none "
                     "measured) for the whole GPU, so the two may name different roofs and distances")

@@ -370,7 +370,9 @@ def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress)
     for r in correct:
         progress.step(f"{r.spec.name}: Nsight Compute")
         try:
-            counted[r.spec.name], launch, read = counters.profile(r.spec, output.problem, pci_bus_id)
+            time_ms = r.timing.median_ms if r.timing is not None else None  # a long launch: sampled at its own pace
+            counted[r.spec.name], launch, read = counters.profile(r.spec, output.problem, pci_bus_id, time_ms,
+                                                                  output.device.compute_capability)
         except (NcuError, UsageError) as exc:
             return counted, launches, [f"no hardware counters: {exc}; the rest of the run is kept"]
         if launch is not None:

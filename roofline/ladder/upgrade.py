@@ -81,8 +81,8 @@ def _check_tiles(doc: dict, kernels: list, problem: Problem | None) -> None:
     parameters are today's family's (or today's without those added since), one
     `families.Family.spec` refuses (a thread tile not dividing its block tile, the family's rule
     between them: split_k's REDUCERS 1 or SPLITS); a template that is not `name<arguments>` with
-    positive integers and element types, or that gives today's family other values than the
-    params. Likewise the tile a kernel chose at each size of a sweep. A tile an older version of the
+    positive integers (one at least) and element types, or, beside today's parameters, one that
+    names another template or other values. Likewise the tile a kernel chose at each size of a sweep. A tile an older version of the
     family took (other parameter names, an older template's spelling) is read as recorded, and a
     user's kernel records its own."""
     dtype = problem.dtype if problem is not None else None
@@ -118,11 +118,16 @@ def _check_tiles(doc: dict, kernels: list, problem: Problem | None) -> None:
             raise UsageError(f"kernels[{i}].template: {template[:60]!r} is not a kernel's template (its name, then "
                              "its parameters in <>, e.g. warptiling<128,128,16,32,64,8,8>)")
         values = [int(a) for a in args if not _TYPE.fullmatch(a)]
-        if any(v < 1 for v in values):
-            raise UsageError(f"kernels[{i}].template: {template[:60]} gives a parameter below 1")
-        if spec is not None and len(values) == len(spec.params) and values != list(spec.params.values()):
+        if not values or any(v < 1 for v in values):
+            raise UsageError(f"kernels[{i}].template: {template[:60]} gives " +
+                             ("no parameter" if not values else "a parameter below 1"))
+        if spec is None:
+            continue
+        today = list(spec.params.values())  # the params as today's family takes them, or without those added since
+        forms = [today] + ([today[:-len(family.added)]] if family.added else [])
+        if m["name"] != family.template_name or values not in forms:
             raise UsageError(f"kernels[{i}]: its template {template[:60]} and its params "
-                             f"{','.join(str(v) for v in spec.params.values())} name different tiles")
+                             f"{family.template_name}<{','.join(map(str, today))}> name different kernels or tiles")
     for j, point in enumerate(doc.get("sweep") if isinstance(doc.get("sweep"), list) else []):
         for i, k in enumerate(point.get("kernels") if isinstance(point, dict) and
                               isinstance(point.get("kernels"), list) else []):

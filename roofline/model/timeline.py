@@ -44,6 +44,7 @@ MAX_SHARE = 1.5  # a sampled share of a peak is kept up to this (a sample may pa
 # samples of 96 us, 45 % of a 274 ms naive SGEMM). Their phases are of that part; its counts are not split
 # over them; its tail wave is not seen.
 COVERED = 0.9
+ROUNDING = 3  # ... and more intervals than this short of its end: a launch of a few intervals loses part of one at each end
 
 # Roof key -> the sampled series (`nsight.sampling.SAMPLED`) whose percentage is that unit's share of its peak.
 SHARE_OF = {

@@ -138,7 +138,8 @@ PM_SAMPLING = "PmSampling"  # ncu's section that samples counters over each laun
 
 def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None,
         stdout_to_stderr: bool = False, capture: bool = False, ops: bool = False,
-        timeline: bool = False, xla_dump: Path | None = None, children: bool = True) -> ProfileRun:
+        timeline: bool = False, xla_dump: Path | None = None, children: bool = True,
+        interval_ns: int | None = None) -> ProfileRun:
     """Run `command` under ncu with `options` and the metric list `COLLECT`, writing
     `<report_base>.ncu-rep`. The command's own output passes through (its standard output to
     standard error with `stdout_to_stderr`; kept out of sight with `capture`); ncu's log is
@@ -147,7 +148,9 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
     program dumps its optimized HLO into `xla_dump` (where given). ncu follows the command's child
     processes (`--target-processes all`), or without `children` the command's own process alone. With
     `timeline`, ncu also samples each launch's counters over its run (`--section PmSampling`, read by
-    `nsight.sampling`). Raises NcuError when ncu is missing, may not read the counters, or times out."""
+    `nsight.sampling`), one sample every `interval_ns` where given (`--pm-sampling-interval`; else
+    Nsight Compute's choice). Raises NcuError when ncu is missing, may not read the counters, or
+    times out."""
     exe = find_ncu()
     if timeline and not has_section(exe, PM_SAMPLING):
         raise NcuError(f"this ncu ({exe}) offers no {PM_SAMPLING} section, which samples a kernel over its run: "
@@ -156,6 +159,7 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
     cmd = [exe, "--clock-control", "none", "--target-processes", "all" if children else "application-only",
            "--metrics", ",".join(COLLECT),
            *(["--nvtx"] if ops else []), *(["--section", PM_SAMPLING] if timeline else []),
+           *(["--pm-sampling-interval", str(interval_ns)] if timeline and interval_ns else []),
            "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
     output = subprocess.DEVNULL if capture else 2 if stdout_to_stderr else None
     try:

@@ -50,7 +50,8 @@ def costliest(k: TimedKernel) -> str | None:
     what = {"fill": "filling (the first blocks starting, the pipeline filling)",
             "steady": "the steady part of the run", "drain": "draining (the SMs busy below the steady level)",
             "tail": "the tail wave"}[worst.name]
-    return (f"{k.name}: most time lost in {what}: {100 * worst.share:.0f} % of the time on {100 * worst.busy:.0f} % of "
+    of_time = "of the time sampled" if k.timeline.cut_short else "of the time"
+    return (f"{k.name}: most time lost in {what}: {100 * worst.share:.0f} % {of_time} on {100 * worst.busy:.0f} % of "
             f"the SMs, at {100 * worst.roof_share:.0f} % of the {ROOF_NAMES.get(worst.roof, worst.roof)}'s peak "
             f"on average ({worst.lost_us:,.0f} of its {worst.time_us:,.0f} µs beyond what each interval's busiest unit, "
             f"whichever it is, would take at its peak; {lost:,.0f} µs over{part})")

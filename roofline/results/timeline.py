@@ -94,9 +94,15 @@ class Timeline(_Model):
 
     @property
     def cut_short(self) -> bool:
-        """Whether the samples cover only the start of the launch (less than `model.timeline.COVERED`
-        of it): Nsight Compute stopped sampling before the launch ended."""
-        return self.covered is not None and self.covered < model.COVERED
+        """Whether the samples cover only the start of the launch: less than `model.timeline.COVERED`
+        of it, and more than `model.timeline.ROUNDING` intervals short of its end (a launch of a few
+        intervals falls short of its duration by the part of an interval at each end, not by
+        samples missing). Nsight Compute stopped sampling before the launch ended."""
+        if self.covered is None or self.covered >= model.COVERED or not self.covered:
+            return False
+        span = sum(self.dt_us)
+        step = sorted(self.dt_us)[len(self.dt_us) // 2]
+        return span / self.covered - span > model.ROUNDING * step
 
     def cut_note(self, name: str) -> str | None:
         """One line on a timeline `cut_short`, for kernel `name`: what it covers of the launch (whose
@@ -163,8 +169,10 @@ def launch_timeline(x, device) -> Timeline | None:
 def with_phases(document):
     """`document` (a results file as dumped: dicts and lists) with each recorded timeline's phases
     beside its samples (`phases`: name, intervals first and last, time µs and share of the run, SMs
-    busy, the busiest unit and its mean share, time at the roof µs), for `show --json`: derived from
-    the samples, not stored. A timeline the model cannot read is left as it is."""
+    busy, the busiest unit and its mean share, time at the roof µs) and whether it covers only the
+    start of the run (`cut_short`: its phases are of that part, its FLOPs and bytes left empty),
+    for `show --json`: derived from the samples, not stored. A timeline the model cannot read is
+    left as it is."""
     if isinstance(document, list):
         return [with_phases(x) for x in document]
     if not isinstance(document, dict):
@@ -173,10 +181,13 @@ def with_phases(document):
     recorded = out.get("timeline")
     if isinstance(recorded, dict) and "t_us" in recorded:
         try:
-            found = Timeline.model_validate(recorded).phases()
+            timeline = Timeline.model_validate(recorded)
+            found = timeline.phases()
         except ValueError:
             return out
-        out["timeline"] = {**recorded, "phases": [
+        if timeline.cut_short:  # the start of the run only: the whole launch's counts are not its
+            recorded = {**recorded, "flops": {}, "bytes": {}}
+        out["timeline"] = {**recorded, "cut_short": timeline.cut_short, "phases": [
             {"name": p.name, "first": p.first, "last": p.last, "time_us": round(p.time_us, 3),
              "share": round(p.share, 4), "busy": round(p.busy, 4), "roof": p.roof,
              "roof_share": round(p.roof_share, 4), "at_roof_us": round(p.at_roof_us, 3)} for p in found]}
