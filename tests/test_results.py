@@ -636,6 +636,8 @@ def test_show_and_project_say_which_roofs_a_profile_is_read_against(tmp_path):
     assert "Verdicts read the theoretical peaks of the NVIDIA H100 80GB HBM3 alone" in said["imported"]
     assert "nothing was measured on it" in said["imported"]
     assert "Verdicts read the ceilings measured on this NVIDIA H100 80GB HBM3 on 2026-12-06" in said["measured"]
+    by_op = CliRunner().invoke(app, ["show", str(measured), "--by", "op"], env={"COLUMNS": "300"})
+    assert by_op.exit_code == 0 and "Verdicts read the ceilings measured on this NVIDIA H100" in by_op.output
     got = CliRunner().invoke(app, ["project", str(imported), "--gpu", "h200"], env={"COLUMNS": "300"})
     assert got.exit_code == 0 and "`show` reads the same roofs (the file records none measured)" in got.output
     assert "reads the measured ceilings" not in got.output

@@ -458,7 +458,7 @@ def dram_note(doc) -> str | None:
 
 
 def roofs_line(doc) -> str:
-    """For a profile: which roofs its verdicts read, the ceilings measured on the GPU (where it
+    """For a profile: which roofs its verdicts and floors read, the ceilings measured on the GPU (where it
     records them: `roofline profile` measures them on the GPU it runs on) or the theoretical peaks
     alone (a report made elsewhere and imported), each compute roof at the SM clock the kernel ran at."""
     d = doc.device
