@@ -652,3 +652,15 @@ def test_a_damaged_figure_is_named_in_a_readable_line(tmp_path, edit, says):
     edit(doc)
     got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc))])
     assert got.exit_code == 2 and says in got.output and len(got.output) < 300, got.output
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda t: t.update(candidates=-1), "tune.candidates"),
+    (lambda t: t.update(valid=200), "tune.valid: 200 of 108 candidates"),
+    (lambda t: t["winner"].update(BM=-1), "tune.winner.BM"),
+])
+def test_a_tile_search_with_counts_no_search_gives_is_refused(tmp_path, edit, says):
+    doc = json.loads((FIXTURES.parent.parent / "plots" / "tune-h200.json").read_text())
+    edit(doc["tune"])
+    got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc))])
+    assert got.exit_code == 2 and says in got.output, got.output

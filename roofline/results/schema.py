@@ -262,12 +262,22 @@ class TuneSummary(_Model):
     winning tile and its rate."""
 
     kernel: str
-    candidates: int
-    valid: int | None = None
-    verified: int
-    winner: dict[str, int]
+    candidates: Annotated[int, Field(ge=1)]
+    valid: Annotated[int, Field(ge=0)] | None = None
+    verified: Annotated[int, Field(ge=1)]
+    winner: dict[str, Annotated[int, Field(ge=1)]]
     expression: str
     winner_gflops: Rate
+
+    @model_validator(mode="after")
+    def _counts(self) -> "TuneSummary":
+        """Each count within the one before it: the candidates, those valid, those verified."""
+        if self.valid is not None and self.valid > self.candidates:
+            raise ValueError(f"tune.valid: {self.valid} of {self.candidates} candidates")
+        if self.verified > (self.valid if self.valid is not None else self.candidates):
+            raise ValueError(f"tune.verified: {self.verified}, more than the {self.valid or self.candidates} "
+                             "candidates it could verify")
+        return self
 
 
 class Results(_Document):
