@@ -32,7 +32,8 @@ def parse_max_drop(text: str) -> float:
         raise UsageError(f"{{max_drop}} {text!r}: give a fraction such as 0.05 or a percentage such as 5%",
                          "max_drop") from None
     if not 0 < value <= 10 or value != value:
-        raise UsageError(f"{{max_drop}} {text!r}: must be above 0 and at most 1000% (10)", "max_drop")
+        raise UsageError(f"{{max_drop}} {text!r}: must be above 0 and at most 1000% (a fraction at most 1: 0.05 "
+                         "is 5%)", "max_drop")
     if value > 1 and not raw.endswith("%"):  # 5 would be 500 %: a gate that never fails, meant as 5 %?
         raise UsageError(f"{{max_drop}} {text!r}: a fraction above 1 is a slowdown of over 100 %; write it as a "
                          f"percentage ({value * 100:g}%), or give {value / 100:g} for {value:g} %", "max_drop")
