@@ -213,9 +213,10 @@ def test_compare_sets_two_runs_phases_side_by_side(imported, tmp_path):
     assert "23.3% -> 11.4%" in shown.output
 
 
-@needs_reader
-def test_profile_timeline_asks_ncu_for_pm_sampling_and_records_it(tmp_path, monkeypatch):
-    # the stand-in ncu (tests/fixtures/ncu/fake_ncu.py) hands back the H200 report of wgmma_ws
+@pytest.fixture
+def stand_in_ncu(tmp_path, monkeypatch):
+    """The stand-in ncu (tests/fixtures/ncu/fake_ncu.py) first on the PATH, handing back the H200 report of
+    wgmma_ws and writing its arguments to tmp_path/args.txt."""
     import os
     import stat
     import sys
@@ -228,6 +229,13 @@ def test_profile_timeline_asks_ncu_for_pm_sampling_and_records_it(tmp_path, monk
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_NCU_REPORT", str(PM / "bf16-4096-wgmma_ws.ncu-rep"))
     monkeypatch.setenv("FAKE_NCU_ARGS", str(tmp_path / "args.txt"))
+    return exe
+
+
+@needs_reader
+def test_profile_timeline_asks_ncu_for_pm_sampling_and_records_it(tmp_path, monkeypatch, stand_in_ncu):
+    import sys
+
     monkeypatch.chdir(tmp_path)
     for timeline in (True, False):
         got = CliRunner().invoke(app, ["profile", *(["--timeline"] if timeline else []), "--out", "p.json", "--",
@@ -430,9 +438,8 @@ def test_a_long_launch_is_sampled_at_its_duration_over_1000(time_ms, cc, want):
     assert sampling_interval_ns(time_ms, cc) == want
 
 
-def test_run_profile_asks_ncu_for_the_interval_and_again_without_where_refused(tmp_path, monkeypatch):
-    import os
-    import stat
+def test_run_profile_asks_ncu_for_the_interval_and_again_without_where_refused(tmp_path, monkeypatch,
+                                                                              stand_in_ncu):
     import sys
 
     from roofline.ladder.families import BY_NAME
@@ -440,14 +447,6 @@ def test_run_profile_asks_ncu_for_the_interval_and_again_without_where_refused(t
     from roofline.model.problem import Problem
     from roofline.nsight.run import has_section
 
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    exe = folder / "ncu"
-    exe.write_text(f"#!{sys.executable}\n" + (PM.parent / "fake_ncu.py").read_text())
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_NCU_REPORT", str(PM / "bf16-4096-wgmma_ws.ncu-rep"))
-    monkeypatch.setenv("FAKE_NCU_ARGS", str(tmp_path / "args.txt"))
     monkeypatch.setattr(counters, "launch_command", lambda *a: [sys.executable, "-c", "pass"])
     has_section.cache_clear()
     spec, problem = BY_NAME["naive"].spec(), Problem(4096, 4096, 4096)
