@@ -472,3 +472,14 @@ def test_compare_pairs_the_phases_of_each_launch_configuration():
         assert p["before_ms"] == p["after_ms"] and p["before_shares"] == p["after_shares"], p
     labels = [p["kernel"] for p in phases]
     assert sum(label.startswith("elementwise_kernel [MulFunctor] [") for label in labels) == 2
+
+
+@pytest.mark.parametrize("covered, dt_us, want", [
+    (0.455, [96.0] * 1296, True),  # the H100's naive SGEMM: 124 of its 274 ms
+    (0.75, [1.5] * 4, False),  # a 8 us launch sampled in four 1.5 us intervals: short by part of one at each end
+    (0.95, [96.0] * 1296, False), (None, [1.5] * 4, False), (0.5, [], False),
+])
+def test_a_launch_is_sampled_in_part_only_past_the_rounding_of_its_ends(covered, dt_us, want):
+    from roofline.model.timeline import in_part
+
+    assert in_part(covered, dt_us) is want

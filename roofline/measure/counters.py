@@ -80,10 +80,10 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
     CUDA's first), its counters sampled over its run as well where this ncu can (PM sampling,
     `nsight.sampling`; a launch measured at `time_ms` over LONG_LAUNCH_MS on a GPU of
     `compute_capability` at an interval of its own, `sampling_interval_ns`, and again at Nsight
-    Compute's where ncu refuses that), and return what
-    ncu counted, the launch as read (None where it cannot be placed), which holds the samples, and
-    the reader's notes on the report (how it was read, what it left out). Raises ncu.NcuError (one
-    line) when ncu is missing, counters are not permitted, or the profile fails."""
+    Compute's where ncu refuses that), and return what ncu counted, the launch as read (None where
+    it cannot be placed), which holds the samples, and the reader's notes on the report (how it
+    was read, what it left out). Raises ncu.NcuError (one line) when ncu is missing, counters are
+    not permitted, or the profile fails."""
     options = ncu.Options(kernel_regex=f"^{re.escape(spec.kernel_name)}$", launch_count=1)
     timeline = ncu.has_section(ncu.find_ncu(), ncu.PM_SAMPLING)
     interval = sampling_interval_ns(time_ms, compute_capability) if timeline else None

@@ -44,7 +44,8 @@ MAX_SHARE = 1.5  # a sampled share of a peak is kept up to this (a sample may pa
 # samples of 96 us, 45 % of a 274 ms naive SGEMM). Their phases are of that part; its counts are not split
 # over them; its tail wave is not seen.
 COVERED = 0.9
-ROUNDING = 3  # ... and more intervals than this short of its end: a launch of a few intervals loses part of one at each end
+# ... and more intervals than this short of its end: a launch of a few intervals loses part of one at each end
+ROUNDING = 3
 
 # Roof key -> the sampled series (`nsight.sampling.SAMPLED`) whose percentage is that unit's share of its peak.
 SHARE_OF = {
@@ -162,6 +163,17 @@ def intervals(t_ns: list[float], values: dict[str, list[float]], flops: dict[str
     t0 = t_ns[first]
     return Intervals([(t_ns[first + i] - t0) / 1e3 for i in range(n)], [d / 1e3 for d in dt_ns], busy, clock, shares,
                      work, moved)
+
+
+def in_part(covered: float | None, dt_us: list[float]) -> bool:
+    """Whether intervals `dt_us` (µs) whose busy span is `covered` of their launch's duration cover
+    only its start: less than COVERED of it, and more than ROUNDING intervals short of its end (a
+    launch of a few intervals falls short of its duration by part of an interval at each end, not
+    by samples missing)."""
+    if covered is None or not 0 < covered < COVERED or not dt_us:
+        return False
+    span = sum(dt_us)
+    return span / covered - span > ROUNDING * sorted(dt_us)[len(dt_us) // 2]
 
 
 def closure(iv: Intervals | None, t_ns: list[float], values: dict[str, list[float]], time_ns: float,

@@ -98,11 +98,7 @@ class Timeline(_Model):
         of it, and more than `model.timeline.ROUNDING` intervals short of its end (a launch of a few
         intervals falls short of its duration by the part of an interval at each end, not by
         samples missing). Nsight Compute stopped sampling before the launch ended."""
-        if self.covered is None or self.covered >= model.COVERED or not self.covered:
-            return False
-        span = sum(self.dt_us)
-        step = sorted(self.dt_us)[len(self.dt_us) // 2]
-        return span / self.covered - span > model.ROUNDING * step
+        return model.in_part(self.covered, list(self.dt_us))
 
     def cut_note(self, name: str) -> str | None:
         """One line on a timeline `cut_short`, for kernel `name`: what it covers of the launch (whose
@@ -115,9 +111,8 @@ class Timeline(_Model):
         return (f"{name}: the samples cover the first {100 * self.covered:.0f} %{launch} ({len(self.t_us):,} "
                 f"samples, one every {step:,.3g} µs): Nsight Compute stopped sampling before it ended, so its phases "
                 "are of that part, its tail wave is not seen and its counts are not split over the intervals; to "
-                "sample the whole "
-                "run, profile it with ncu --section PmSampling and a longer --pm-sampling-interval (ns: about the "
-                "launch's duration over 1,000) or a larger --pm-sampling-buffer-size")
+                "sample the whole run, profile it with ncu --section PmSampling and a longer --pm-sampling-interval "
+                "(ns: about the launch's duration over 1,000) or a larger --pm-sampling-buffer-size")
 
 
 @dataclass(frozen=True)
@@ -157,7 +152,7 @@ def launch_timeline(x, device) -> Timeline | None:
         return None
     blocks = x.grid[0] * x.grid[1] * x.grid[2] if x.grid else None
     closure = model.closure(iv, t_ns, values, x.time_ns, x.nbytes.get("dram"), device.peak_dram_gbps, blocks)
-    if closure.get("time", 1.0) < model.COVERED:  # the start of the run only: the whole launch's counts are not its
+    if model.in_part(closure.get("time"), iv.dt_us):  # the start of the run: the whole launch's counts are not its
         iv = replace(iv, flops={}, nbytes={})
     step = sorted(iv.dt_us)[len(iv) // 2]
     try:
