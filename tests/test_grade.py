@@ -402,6 +402,11 @@ def test_kernels_lists_a_graded_file_at_its_own_sizes_not_as_a_gemm():
     assert got.exit_code == 0, got.output
     assert "your kernels, at the sizes they declare" in got.output and "model at 4096x4096x4096" not in got.output
     assert "fit in the H200" not in got.output and "GMEM requests at the L2" not in got.output
+    # its row holds its declared work and speed of light on the H200: 5 FLOPs an element of 8192 x 4096, 268 MB read
+    # and written at the datasheet's 4,800 GB/s: 0.05592 ms, DRAM binding (the note beside it says the same)
+    row = next(line.split() for line in got.stdout.splitlines() if line.strip().startswith("softmax_online"))
+    assert row[-5:] == ["0.168", "268", "0.625", "0.05592", "DRAM"]
+    assert "T_SOL on H200 0.05592 ms (DRAM binds" in got.output
 
 
 def test_a_cu_file_without_roofline_lines_is_declared_by_the_spec_beside_it(tmp_path):

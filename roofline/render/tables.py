@@ -618,6 +618,23 @@ def _executed(executed: float | None, useful: float) -> str:
     return f"{executed / useful:.3f} (+{100 * over:.1f} % padding)" if over > 0.001 else f"{executed / useful:.2f}"
 
 
+def _light_cells(kernel, device) -> list[str]:
+    """A graded kernel's declared work as cells: GFLOP (all precisions), compulsory MB, FLOP per
+    byte, and with a device its speed of light (`model.sol`, the device's roofs, no launch floor)
+    and the roof that binds it."""
+    from ..model import sol
+
+    work = kernel.declared.work()
+    flops = sum(work.flops.values())
+    cells = [figure(flops / 1e9) if flops else "-", figure(work.nbytes / 1e6),
+             figure(work.intensity) if work.intensity else "-"]
+    if device is None:
+        return cells
+    light = sol.speed_of_light(work, device.roofs, device.l2_bytes)
+    return cells + [f"{light.ms:.4g}" if light.binding is not None else "-",
+                    light.binding.level if light.binding is not None else "no roof"]
+
+
 def kernels_tables(listing, width: int = 200) -> list[Table]:
     """The ladder with its model figures (`api.KernelListing`): for a target, registers, local
     bytes, shared memory, occupancy and, for a device, the waves the grid takes; for a device, the
@@ -637,9 +654,16 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
     with_waves = any(r.waves is not None for r in listing.rows)
     if with_waves:
         columns.append(("waves", "right"))
-    columns += [("GMEM acc/res", "right"), ("SMEM acc/res", "right"), ("GMEM GB", "right"), ("AI", "right")]
-    if listing.device:
-        columns += [("memory ms", "right"), (f"{listing.compute_level} ms", "right"), ("binds", "left")]
+    # graded files declare their work, not a GEMM's tiles: their compulsory work and speed of light instead
+    graded = bool(listing.rows) and all(getattr(r.spec, "workload", None) for r in listing.rows)
+    if graded:
+        columns += [("GFLOP", "right"), ("MB", "right"), ("FLOP/B", "right")]
+        if listing.device:
+            columns += [("T_SOL ms", "right"), ("binds", "left")]
+    else:
+        columns += [("GMEM acc/res", "right"), ("SMEM acc/res", "right"), ("GMEM GB", "right"), ("AI", "right")]
+        if listing.device:
+            columns += [("memory ms", "right"), (f"{listing.compute_level} ms", "right"), ("binds", "left")]
     rows = []
     for r in listing.rows:
         mo = r.figures
@@ -656,6 +680,9 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
                     "cannot launch" if r.error else occupancy_cell(r.occupancy)]
         if with_waves:
             row.append(waves_cell(r.waves))
+        if graded:
+            rows.append(row + _light_cells(r.spec, listing.device))
+            continue
         if mo is None:
             row += ["no model", "-", "-", "-"]
         else:
