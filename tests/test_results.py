@@ -664,3 +664,11 @@ def test_a_tile_search_with_counts_no_search_gives_is_refused(tmp_path, edit, sa
     edit(doc["tune"])
     got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc))])
     assert got.exit_code == 2 and says in got.output, got.output
+
+
+@pytest.mark.parametrize("name", ["profile-h100-jax-ops.json", "grades-h200.json"])
+def test_a_profile_or_grade_file_without_its_schema_is_refused_as_a_runs_is(tmp_path, name):
+    doc = json.loads((FIXTURES.parent.parent / "plots" / name).read_text())
+    del doc["schema"]
+    got = CliRunner().invoke(app, ["show", str(write(tmp_path, doc))])
+    assert got.exit_code == 2 and f"a {doc['kind']} file without its schema field" in got.output, got.output

@@ -164,6 +164,8 @@ def parse(doc, source: str = "results", profile: bool = False,
         model, what = OTHER_KINDS[doc["kind"]]
         if not profile:
             raise UsageError(f"{source}: {what}{_also(reads)}")
+        if "schema" not in doc:  # as a run's file: every file roofline writes says its schema
+            raise UsageError(f"{source}: a {doc['kind']} file without its schema field; the file looks hand-edited")
         try:
             return model.model_validate_json(json.dumps(doc), strict=True)
         except ValidationError as exc:
