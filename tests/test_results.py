@@ -641,6 +641,10 @@ def test_show_and_project_say_which_roofs_a_profile_is_read_against(tmp_path):
     got = CliRunner().invoke(app, ["project", str(imported), "--gpu", "h200"], env={"COLUMNS": "300"})
     assert got.exit_code == 0 and "`show` reads the same roofs (the file records none measured)" in got.output
     assert "reads the measured ceilings" not in got.output
+    for path, theoretical in ((imported, True), (measured, False)):
+        got = CliRunner().invoke(app, ["whatif", str(path)], env={"COLUMNS": "300"})
+        assert got.exit_code == 0 and ("each 'roof' is a theoretical peak of the NVIDIA H100 80GB HBM3: the file records "
+                                       "no ceiling measured on it" in " ".join(got.output.split())) == theoretical
 
 
 @pytest.mark.parametrize("edit, says", [
