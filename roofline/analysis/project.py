@@ -54,13 +54,17 @@ from .work import KernelWork, Workload, apart, workload
 MEMORY_LEVEL = {"dram": "DRAM", "l2": "L2", "l1": "L1", "smem": "SMEM"}  # level key -> roof level
 THEORETICAL = "theoretical roofs of the preset's datasheet figures (nothing was measured on it)"
 _KEY_OF_LEVEL = {level: key for key, level in COMPUTE_LEVEL.items()}  # 'BF16 tensor' -> 'bf16_tensor'
-HERE = ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by the "
-        "share of the GPU its grid keeps busy; `show` reads the whole GPU's measured ceilings (each at least the best "
-        "rate the file saw: a theoretical roof where what it counted passed the measured one), so the two may name "
-        "different roofs and distances")
-HERE_THEORETICAL = ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided "
-                    "by the share of the GPU its grid keeps busy; `show` reads the same roofs (the file records none "
-                    "measured) for the whole GPU, so the two may name different roofs and distances")
+
+
+def _here(measured: bool) -> str:
+    """The note on the 'here' columns against `show`'s reading, which reads the file's measured
+    ceilings where it records some (`measured`), else the same theoretical roofs."""
+    shown = ("the whole GPU's measured ceilings (each at least the best rate the file saw: a theoretical roof where "
+             "what it counted passed the measured one)" if measured
+             else "the same roofs (the file records none measured) for the whole GPU")
+    return ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by the "
+            f"share of the GPU its grid keeps busy; `show` reads {shown}, so the two may name different roofs and "
+            "distances")
 
 
 @dataclass(frozen=True)
@@ -251,7 +255,7 @@ def project(doc: Results | ProfileResults, gpus: list[str]) -> Projection:
     targets = list({d.name: d for d in (from_preset(name) for name in gpus)}.values())  # a GPU named twice, once
     w: Workload = apart(doc, workload(doc))
     kernels = [(k, k.verdict.waves if k.verdict is not None else None) for k in w.kernels]
-    notes = list(w.notes) + [HERE if w.device.measured_at or w.device.measured_dram_gbps else HERE_THEORETICAL]
+    notes = list(w.notes) + [_here(w.device.has_measured_ceilings)]
     ref = w.reference
     if ref is not None:
         kernels.append((ref, None))

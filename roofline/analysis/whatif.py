@@ -482,7 +482,7 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
 
 def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf], target: float) -> list[str]:
     notes = list(w.notes)
-    if not (w.device.measured_at or w.device.measured_dram_gbps is not None):
+    if not w.device.has_measured_ceilings:
         notes.append(f"each 'roof' is a theoretical peak of the {w.device.name}: the file records no ceiling measured "
                      "on it")
     if not w.is_step and w.programs == 1:  # a run's alternatives (programs apart say so themselves)

@@ -373,17 +373,13 @@ def _check_one(spec: KernelSpec | UserKernel, problem: Problem, device: DeviceSp
     progress.step(f"{spec.name}: compiling")
     try:
         kernel, compiled = _compile(spec, device)
+        grid = spec.grid(problem)
+        why = _not_resident(spec, grid, compiled.driver_blocks_per_sm, device.sm_count)
+        if why and spec.tile_source == "shape":  # the dispatch counted more blocks per SM than this GPU holds
+            spec, why = the_last_block_adds(spec), None
+            kernel, compiled = _compile(spec, device)
     except RunError as exc:
         return KernelRun(spec, figures, error=str(exc), failure="error"), None
-    grid = spec.grid(problem)
-    why = _not_resident(spec, grid, compiled.driver_blocks_per_sm, device.sm_count)
-    if why and spec.tile_source == "shape":  # the dispatch counted more blocks per SM than this GPU holds
-        spec = the_last_block_adds(spec)
-        try:
-            kernel, compiled = _compile(spec, device)
-        except RunError as exc:
-            return KernelRun(spec, figures, error=str(exc), failure="error"), None
-        why = None
     if why:
         return KernelRun(spec, figures, compiled, error=why, failure="error"), None
     args = kernel_args(problem, a, b, c, spec)

@@ -255,6 +255,12 @@ class DeviceSpec:
         (`roofs.verdict`'s `fits_in_l2`)."""
         return self.l2_bytes is not None and working_set_bytes <= self.l2_bytes
 
+    @property
+    def has_measured_ceilings(self) -> bool:
+        """Whether ceilings measured on this GPU are recorded (`with_ceilings`, `device --measure`), which
+        verdicts read where measured; else its theoretical peaks alone (a preset, a report made elsewhere)."""
+        return self.measured_at is not None or self.measured_dram_gbps is not None
+
     def with_ceilings(self, dram_gbps: float, fp32_gflops: float, measured_at: str, method: str) -> "DeviceSpec":
         """This device with measured ceilings attached."""
         return replace(self, measured_dram_gbps=dram_gbps, measured_fp32_gflops=fp32_gflops,
@@ -309,7 +315,8 @@ def from_device_file(path: Path) -> DeviceSpec:
     """The device a user's device file describes (`device_file`): built as a preset is, its
     `flops_per_sm_per_clock` replacing the table's rates of those precisions. Raises UsageError
     as `device_file.read` does."""
-    from .device_file import read as read_device_file  # here: reading one needs pydantic, a preset does not
+    # here: reading one needs pydantic, a preset does not
+    from .device_file import edited_peak, read as read_device_file
 
     printed = frozenset({f.name for f in fields(DeviceSpec)} | {"arch", "ridge_point_flop_per_byte"})
     spec, limits, aside = read_device_file(path, printed)
@@ -342,8 +349,6 @@ def from_device_file(path: Path) -> DeviceSpec:
             peaks[key] = device.rate_peak(key, rate, sources[key]).value
         device = replace(device, peaks_gflops=peaks, peak_sources=sources,
                          peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))
-    from .device_file import edited_peak
-
     why = edited_peak(path, aside, {**(device.peaks_gflops or {}), "fp32": device.peak_fp32_gflops})
     if why:
         raise UsageError(why, "gpu")

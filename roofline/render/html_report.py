@@ -43,7 +43,7 @@ from ..results.schema import Results
 from .text import (
     bound_by_size,
     ceiling_lines,
-    chosen_tile,
+    named_with_tile,
     compute_phrase,
     kernel_counters_phrase,
     gemm_title,
@@ -276,7 +276,8 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
             + [_num(k.registers, "{}"), _pct(occ.occupancy if occ else None),
                (limiters(occ) if occ else "-", limiters(occ) if occ else ""),
                (b.level if b else "-", b.level if b else ""), _num(v.times_floor if v else None, "{:.2f}"),
-               (verdict_sentence(_named_with_tile(k), v, occ) + (compute_phrase(v, doc.compute_level) if prob.tensor else "")
+               (verdict_sentence(named_with_tile(k), v, occ)
+                + (compute_phrase(v, doc.compute_level) if prob.tensor else "")
                 + kernel_counters_phrase(doc, k, v)
                 if v else f"not drawn: {k.error or 'not verified and timed'}", "")])
         report.row_titles.append(k.summary or k.name)
@@ -305,13 +306,6 @@ def _run_hover(k, level: str | None, pts: dict[str, float], v, ref_ms: float) ->
     lines.append(_h(regs + occupancy_phrase(k.occupancy)))
     lines += _wrap(verdict_sentence("verdict", v, k.occupancy))
     return "<br>".join(lines)
-
-
-def _named_with_tile(k) -> str:
-    """A kernel's name for its verdict, with the tile it picked by shape where it did (as `show`'s
-    verdicts name it: `tables.verdict_lines`)."""
-    tile = chosen_tile(k.params) if k.tile_source == "shape" and k.params else ""
-    return f"{k.name} ({tile})" if tile else k.name
 
 
 def _sweep(doc: Results, highlight: set[str]):

@@ -32,6 +32,7 @@ from .text import (
     bound_cell,
     bound_by_size,
     chosen_tile,
+    named_with_tile,
     compute_phrase,
     kernel_counters_phrase,
     display_names,
@@ -519,9 +520,8 @@ def verdict_lines(doc: Results) -> list[str]:
     for k in doc.kernels:
         if k.timed:
             v = doc.verdict(k)
-            tile = chosen_tile(k.params) if k.tile_source == "shape" else ""
-            name = f"{k.name} ({tile})" if tile else k.name
-            lines.append(verdict_sentence(name, v, k.occupancy) + (compute_phrase(v, doc.compute_level) if tensor else "")
+            lines.append(verdict_sentence(named_with_tile(k), v, k.occupancy)
+                         + (compute_phrase(v, doc.compute_level) if tensor else "")
                          + spill_phrase(k.local_bytes, k.registers, v.times_floor) + kernel_counters_phrase(doc, k, v))
     return lines
 

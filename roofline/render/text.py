@@ -433,6 +433,13 @@ def chosen_tile(params: dict[str, int], short: bool = False) -> str:
             + (f", each tile's {splits} blocks adding them together" if together else ""))
 
 
+def named_with_tile(k) -> str:
+    """A run kernel's name for its verdict, with the tile it picked by shape where it did (`chosen_tile`):
+    'split_k (128x256, 8x16 per thread, K in 4 slices)'."""
+    tile = chosen_tile(k.params) if k.tile_source == "shape" and k.params else ""
+    return f"{k.name} ({tile})" if tile else k.name
+
+
 def bound_by_size(v: Verdict | None) -> str:
     """A sweep cell: the binding floor and the time over it, 'tail' first when the idle SMs of the
     grid's last wave cost more than a tenth of the time: 'FP32 1.27', 'tail FP32 1.10',
@@ -462,7 +469,7 @@ def roofs_line(doc) -> str:
     records them: `roofline profile` measures them on the GPU it runs on) or the theoretical peaks
     alone (a report made elsewhere and imported), each compute roof at the SM clock the kernel ran at."""
     d = doc.device
-    if d.measured_at or d.measured_dram_gbps is not None:
+    if d.has_measured_ceilings:
         when = f" on {d.measured_at[:10]}" if d.measured_at else ""
         return (f"Verdicts read the ceilings measured on this {d.name}{when} where one was measured, its theoretical "
                 "peaks elsewhere, each compute roof at the SM clock the kernel ran at")
