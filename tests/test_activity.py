@@ -61,3 +61,65 @@ def test_without_cupti_python_it_says_so_in_one_line():
     assert grading.activity_notes([why, why, None]) == [
         f"kernel times from CUPTI's activity records not taken: {why}; the events and the wall clock to an idle "
         "device timed the calls"]
+
+
+class _FakeCupti:
+    """CUPTI's activity API as `measure.activity` calls it: timestamps that count up by 100 ns, and
+    a flush that hands the records `made` back through the registered callback."""
+
+    class ActivityKind:
+        CONCURRENT_KERNEL, RUNTIME, DRIVER = "kernel", "runtime", "driver"
+
+    def __init__(self, refuse: str | None = None):
+        self.now, self.enabled, self.refuse, self.made, self.completed = 0, [], refuse, [], None
+
+    def get_timestamp(self):
+        self.now += 100
+        return self.now
+
+    def activity_register_callbacks(self, requested, completed):
+        self.completed = completed
+
+    def activity_enable(self, kind):
+        if kind == self.refuse:
+            raise RuntimeError("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")
+        self.enabled.append(kind)
+
+    def activity_disable(self, kind):
+        self.enabled.remove(kind)
+
+    def activity_flush_all(self, flag):
+        self.completed(self.made)
+
+
+def _record(kind, correlation_id, start, end=0, stream_id=7):
+    from types import SimpleNamespace
+    return SimpleNamespace(kind=kind, correlation_id=correlation_id, start=start, end=end, stream_id=stream_id)
+
+
+def test_recording_owns_each_kernel_to_the_call_that_launched_it_and_disables_what_it_enabled(monkeypatch):
+    fake = _FakeCupti()
+    monkeypatch.setattr(activity, "_cupti", lambda: fake)
+    monkeypatch.setattr(activity, "_REGISTERED", [])
+    monkeypatch.setattr(activity, "_SINK", [activity._drop])
+    K = fake.ActivityKind
+    with activity.recording() as rec:
+        assert fake.enabled == [K.CONCURRENT_KERNEL, K.RUNTIME, K.DRIVER]
+        rec.around(lambda: fake.made.extend([_record(K.RUNTIME, 1, fake.now + 1)]))  # window (200, 300)
+        rec.around(lambda: fake.made.extend([_record(K.DRIVER, 2, fake.now + 1)]))   # window (400, 500)
+        fake.made += [_record(K.CONCURRENT_KERNEL, 1, 1_000, 501_000),  # 0.5 ms
+                      _record(K.CONCURRENT_KERNEL, 2, 2_000, 1_502_000, stream_id=9)]  # 1.5 ms
+    assert fake.enabled == [] and rec.windows == [(200, 300), (400, 500)]  # `available` read the clock first
+    got = rec.kernels()
+    assert got.span_ms == pytest.approx(1.0) and (got.launches, got.calls) == (1, 2)
+
+
+def test_recording_held_by_another_client_raises_and_leaves_nothing_enabled(monkeypatch):
+    fake = _FakeCupti(refuse=_FakeCupti.ActivityKind.DRIVER)
+    monkeypatch.setattr(activity, "_cupti", lambda: fake)
+    monkeypatch.setattr(activity, "_REGISTERED", [])
+    monkeypatch.setattr(activity, "_SINK", [activity._drop])
+    with pytest.raises(RuntimeError, match="MULTIPLE_SUBSCRIBERS"):
+        with activity.recording():
+            pass
+    assert fake.enabled == [] and activity._SINK[0] is activity._drop
