@@ -2,12 +2,14 @@
 
     python bench/grade_cost.py PROBLEM.py CANDIDATE.py [CANDIDATE.py ...]
 
-In one process, on the current GPU, after one warm-up call of each model: the wall time of
+In one process, on the current GPU, after one warm-up call of each model and CUPTI's import (which
+`roofline run`'s grading processes do before they read their request): the wall time of
 `measure.problem_grade.grade` (the reference and every candidate checked on several draws, timed in
 rounds behind a hold with the L2 flushed ahead of each call, audited, timed again from an idle
 device) against the wall time of `do_bench` (its defaults: 25 ms of warm-up, 100 ms of repeats,
-its own L2 flush) on the reference and each candidate. Prints both, their ratio, and each model's
-median from both, so the times can be compared too.
+its own L2 flush) on the reference and each candidate. Prints both, their ratio, each model's
+median from both (so the times can be compared too) and its samples, and how the grade's time
+divides among its checks, its rounds and its calls from an idle device (CUPTI recording).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ def main(argv: list[str]) -> int:
     import triton.testing
 
     from roofline.measure import nvml
+    from roofline.measure.activity import available
     from roofline.measure.problem_grade import grade
     from roofline.workload import problem as problems
 
@@ -32,6 +35,7 @@ def main(argv: list[str]) -> int:
         loaded = problems.load(Path(argv[0]))
         candidates = [problems.with_candidate(loaded, Path(c)) for c in argv[1:]]
         device = nvml.describe()
+        available()  # CUPTI's bindings imported ahead, as `roofline run`'s grading process does before its request
         draw = loaded.inputs(1000, "cuda")
         models = [("reference", loaded.model(0, device="cuda"))] + \
                  [(c.candidate_path.stem, c.model(0, candidate=True, device="cuda")) for c in candidates]
@@ -44,6 +48,7 @@ def main(argv: list[str]) -> int:
             for name, m in models:
                 bench_ms[name] = triton.testing.do_bench(lambda m=m: m(*draw))
         bench_s = time.perf_counter() - t0
+        _phases()
         t0 = time.perf_counter()
         runs = grade(loaded, candidates, device.l2_bytes)
         grade_s = time.perf_counter() - t0
@@ -51,8 +56,41 @@ def main(argv: list[str]) -> int:
           f"({len(models)} models)")
     for r in runs:
         mine = f"{r.timing.median_ms:.4f} ms" if r.timing is not None else (r.error or "not timed")
-        print(f"  {r.name:30} grade {mine:>14}   do_bench {bench_ms.get(r.name, float('nan')):.4f} ms")
+        taken = f"{len(r.timing.samples_ms)} samples" if r.timing is not None else ""
+        print(f"  {r.name:30} grade {mine:>14} ({taken})  do_bench {bench_ms.get(r.name, float('nan')):.4f} ms")
+    rest = grade_s - sum(PHASES.values())
+    print("  where the grade's time went: " + ", ".join(f"{k} {v:.2f} s" for k, v in PHASES.items())
+          + f", the rest (models built, inputs drawn) {rest:.2f} s")
     return 0
+
+
+PHASES: dict[str, float] = {}
+
+
+def _phases() -> None:
+    """Each part of the grade wrapped to add its wall time (the device idle at its end) to PHASES."""
+    import torch
+
+    from roofline.measure import graded, problem_grade
+
+    def wrapped(module, name: str, label: str) -> None:
+        inner = getattr(module, name, None)
+        if inner is None:  # a version of roofline without it
+            return
+
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                torch.cuda.synchronize()
+                PHASES[label] = PHASES.get(label, 0.0) + time.perf_counter() - t0
+        setattr(module, name, timed)
+    wrapped(problem_grade, "check", "checks and audits")
+    wrapped(graded, "_in_rounds", "rounds")
+    wrapped(graded, "idle_calls", "calls from an idle device (CUPTI recording)")
+    wrapped(graded, "wall_and_events", "calls from an idle device")  # before they were one pass
+    wrapped(graded, "kernel_activity", "CUPTI's calls")
 
 
 if __name__ == "__main__":

@@ -98,7 +98,9 @@ def grade_each(requests: list[dict]) -> list[ProblemRun]:
 
 def _prepare() -> None:
     """What every request needs, imported before the request is read: PyTorch, CuPy where it is
-    installed (the GPU's index), the problem loader and the harness (`import_harness`)."""
+    installed (the GPU's index), the problem loader, the harness (`import_harness`) and CUPTI's
+    Python bindings where they are installed (`activity.available`: half a second of import on
+    the H100 machine, which a timed entry would otherwise spend after its request)."""
     import torch  # noqa: F401
     try:
         import cupy  # noqa: F401
@@ -106,7 +108,9 @@ def _prepare() -> None:
         pass
 
     from ..workload import problem  # noqa: F401
+    from .activity import available
     import_harness()
+    available()
 
 
 def _child(request: dict) -> ProblemRun:
