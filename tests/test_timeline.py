@@ -375,7 +375,7 @@ def test_a_launch_sampled_in_part_says_so_and_is_read_as_a_part():
     text = " ".join(got.output.split())
     assert "naive 1,296 (first 45% of the run)" in text and "not sampled not sampled" in text
     assert ("naive: the samples cover the first 45 % of its 273.5 ms launch (1,296 samples, one every 96 µs)"
-            in text) and "--pm-sampling-interval" in text
+            in text) and "ncu --section PmSampling --pm-sampling-interval 274000 (its duration" in text
     assert "over the 45 % of its run sampled" in text
     # two blocks per SM: the waves model's tail is the most there can be; one block per SM: the tail itself
     assert "register_tiling_2d" in text and "up to 12.5% (76% SMs)" in text

@@ -29,6 +29,7 @@ from .. import child
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel, from_argument, to_argument
 from ..model.problem import Problem
+from ..model.timeline import interval_ns
 from ..model.traffic import CountedTraffic
 from ..nsight import run as ncu
 from ..nsight.binary import read_report
@@ -57,20 +58,20 @@ def counted_from(row: Row, precision: str = "fp32") -> CountedTraffic:
 # A launch longer than this is sampled at an interval of its own (`sampling_interval_ns`): Nsight Compute's
 # own choice held 1,296 samples of 96 us, 45 % of a 274 ms launch, on an H100 (ncu 2025.3.1).
 LONG_LAUNCH_MS = 50.0
-SAMPLES = 1000  # the samples asked of such a launch: fewer than the 1,296 the buffer held there
 
 
 def sampling_interval_ns(time_ms: float | None, compute_capability: str | None) -> int | None:
     """The PM sampling interval (ns) for a launch of `time_ms` that Nsight Compute's own choice
-    would sample in part (longer than LONG_LAUNCH_MS): its duration over SAMPLES, rounded up to a
-    microsecond. None for a shorter launch, and on a GPU whose interval Nsight Compute counts in
-    cycles, not ns (compute capability 8.0 and older: Turing and the A100)."""
+    would sample in part (longer than LONG_LAUNCH_MS): its duration over
+    `model.timeline.WHOLE_RUN_SAMPLES`, rounded up to a microsecond (`model.timeline.interval_ns`).
+    None for a shorter launch, and on a GPU whose interval Nsight Compute counts in cycles, not ns
+    (compute capability 8.0 and older: Turing and the A100)."""
     if not time_ms or time_ms <= LONG_LAUNCH_MS or not compute_capability:
         return None
     major, minor = (int(x) for x in compute_capability.split(".")[:2])
     if (major, minor) <= (8, 0):
         return None
-    return -(-int(time_ms * 1e6 / SAMPLES) // 1000) * 1000
+    return interval_ns(time_ms)
 
 
 def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None,

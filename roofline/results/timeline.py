@@ -106,13 +106,16 @@ class Timeline(_Model):
         the whole run; None where it covers the run."""
         if not self.cut_short:
             return None
-        launch = f" of its {sum(self.dt_us) / self.covered / 1e3:,.4g} ms launch" if self.covered else " of its launch"
+        launch_us = sum(self.dt_us) / self.covered if self.covered else None
+        launch = f" of its {launch_us / 1e3:,.4g} ms launch" if launch_us else " of its launch"
         step = sorted(self.dt_us)[len(self.dt_us) // 2] if self.dt_us else 0.0
+        every = (f" {model.interval_ns(launch_us / 1e3)} (its duration over 1,000 samples, in ns)" if launch_us
+                 else " of about the launch's duration over 1,000, in ns")
         return (f"{name}: the samples cover the first {100 * self.covered:.0f} %{launch} ({len(self.t_us):,} "
                 f"samples, one every {step:,.3g} µs): Nsight Compute stopped sampling before it ended, so its phases "
                 "are of that part, its tail wave is not seen and its counts are not split over the intervals; to "
-                "sample the whole run, profile it with ncu --section PmSampling and a longer --pm-sampling-interval "
-                "(ns: about the launch's duration over 1,000) or a larger --pm-sampling-buffer-size")
+                f"sample the whole run, profile it with ncu --section PmSampling --pm-sampling-interval{every} and "
+                "read the report with roofline profile --import")
 
 
 @dataclass(frozen=True)
