@@ -199,8 +199,10 @@ def test_plot_errors_leave_no_file(tmp_path, doc):
 
 @pytest.mark.parametrize("mutate, needle", [
     (lambda d: d["kernels"][3].update(gflops="fast"), 'kernels[3].gflops: Input should be a valid number, got "fast"'),
-    (lambda d: d["kernels"][0]["model"].update(gmem_bytes=1e-300),
-     "naive: arithmetic intensity at GMEM (model) comes to inf, which cannot be drawn"),
+    (lambda d: d["kernels"][0]["model"].update(l1_bytes=1e-300),
+     "naive: arithmetic intensity at L1 (model) comes to inf, which cannot be drawn"),
+    (lambda d: d["kernels"][2]["model"].update(gmem_bytes=1e-300),
+     "smem_tiling: arithmetic intensity at GMEM (model) comes to inf, which cannot be drawn"),
     (lambda d: d["kernels"][2]["model"].update(smem_served_bytes=1e-300),
      "smem_tiling: arithmetic intensity at SMEM (model) comes to inf, which cannot be drawn"),
     (lambda d: d["device"].update(max_sm_clock_mhz=1e-300),

@@ -122,8 +122,9 @@ def test_highlight_fades_the_other_kernels():
     doc = documents.load(RUN)
     fig = html_report.build(doc, [RUN], highlight=["warptiling"]).figures[html_report.CHART_ID]
     gmem = next(t for t in fig.data if t.name == "GMEM (model)")
-    strengths = dict(zip(gmem.customdata, gmem.marker.opacity))
-    assert strengths[9] == pytest.approx(0.95) and strengths[0] == pytest.approx(0.2)
+    l1 = next(t for t in fig.data if t.name == "L1 (model)")  # naive's and gmem_coalescing's, their L1 sectors
+    strengths = dict(zip(gmem.customdata, gmem.marker.opacity)) | dict(zip(l1.customdata, l1.marker.opacity))
+    assert strengths[9] == pytest.approx(0.95) and strengths[0] == pytest.approx(0.2) and sorted(l1.customdata) == [0, 1]
 
 
 def test_cli_writes_the_report(tmp_path):
@@ -259,7 +260,7 @@ def _traces(fig) -> list[dict]:
 
 
 # The report's chart data pinned (`_traces`, hashed): moving code must not change what it draws.
-PINNED = {"run": "c44f4fe9cc85d4a9", "run-measured-highlight": "889fe31d4db2a90d", "profile": "dad3e3ba4a1489ad"}  # a memory-bound verdict gives its FLOP per byte against the ridge; BF16 roof named "(FP16 cuBLAS)"; L2 and DRAM floors of the whole chip; ceilings at least the rates counted; titles broken into lines of 80; "near" a roof within 1.5x; the share of the GPU its waves keep busy said
+PINNED = {"run": "cb053cbdfd197fe0", "run-measured-highlight": "8b18b5ddca690ee7", "profile": "dad3e3ba4a1489ad"}  # a memory-bound verdict gives its FLOP per byte against the ridge; BF16 roof named "(FP16 cuBLAS)"; L2 and DRAM floors of the whole chip; ceilings at least the rates counted; titles broken into lines of 80; "near" a roof within 1.5x; the share of the GPU its waves keep busy said
 
 
 def _pinned_reports():

@@ -189,13 +189,18 @@ def level_bytes(figures: ModelFigures | None, counted: CountedTraffic | None = N
 def intensities(figures: ModelFigures | None, counted: CountedTraffic | None = None,
                 flops: float | None = None) -> dict[str, float]:
     """Arithmetic intensity (FLOP/byte) per level, for the chart: 'GMEM (model)' (the L2's
-    requests), 'DRAM (model)' (where worked out) and 'SMEM (model)' from the model, 'L2 (counted)'
-    and 'DRAM (counted)' from Nsight Compute's counts when present. A kernel without a model
-    (`figures` None) needs `flops` and has counted levels only."""
+    requests), or 'L1 (model)' for a kernel that reads A and B from global memory directly (its
+    L1 serves most of its requests, and its verdict reads the L1 sectors: `verdict`), 'DRAM
+    (model)' (where worked out) and 'SMEM (model)' from the model, 'L2 (counted)' and 'DRAM
+    (counted)' from Nsight Compute's counts when present. A kernel without a model (`figures`
+    None) needs `flops` and has counted levels only."""
     f = float(figures.flops if figures else flops)
     out = {}
     if figures is not None:
-        out["GMEM (model)"] = f / figures.gmem_bytes
+        if figures.l1_bytes:
+            out["L1 (model)"] = f / figures.l1_bytes
+        else:
+            out["GMEM (model)"] = f / figures.gmem_bytes
         if figures.dram_bytes:
             out["DRAM (model)"] = f / figures.dram_bytes
     smem = (figures.smem_served_bytes or figures.smem_bytes) if figures is not None else None

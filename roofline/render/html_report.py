@@ -198,7 +198,7 @@ def _timelines(doc: Results | ProfileResults):
 def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     import plotly.graph_objects as go
 
-    from .roofline_chart import MODEL_NOTE
+    from .roofline_chart import model_note
 
     dev, prob, ref = doc.device, doc.problem.problem, doc.reference
     roofs = dev.roofs
@@ -284,7 +284,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
     if doc.sweep:
         report.figures[SWEEP_ID] = _sweep(doc, highlight)
         report.notes.append(f"The roofline shows the sweep's largest size, {prob.text()}; the second chart every size.")
-    report.notes.append(MODEL_NOTE.replace("\n", " "))
+    report.notes.append(model_note([k for k in doc.kernels if k.timed]).replace("\n", " "))
     report.notes += ceiling_lines(doc)  # a measured ceiling a rate of the file went past, and what is read instead
     if flat:
         report.notes.append(f"{', '.join(p.kernel for p in flat)}: no traffic model and no counters, drawn as a dashed "

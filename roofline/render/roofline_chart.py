@@ -44,6 +44,17 @@ MODEL_NOTE = ("GMEM points: the analytic model's global-memory requests, which t
               "L2 roof. DRAM (model) points: the bytes the grid's waves fetch\nfrom DRAM (compulsory bytes and the "
               "panels the L2 cannot keep). SMEM points: the bytes the model says the shared-memory banks serve "
               "(distinct 4-byte words per warp request, tile stores included).")
+L1_NOTE = ("L1 points (a kernel that reads A and B from global memory directly): the 32-byte sectors its L1 serves, "
+           "read against the SMEM roof\n(the same data path), in place of its GMEM requests, most of which the L1 "
+           "serves.")
+
+
+def model_note(kernels) -> str:
+    """The chart's note on its points: MODEL_NOTE, and L1_NOTE where one of `kernels` (results
+    records) has an L1 point (`roofs.intensities`)."""
+    return MODEL_NOTE + ("\n" + L1_NOTE if any(k.model is not None and k.model.l1_bytes for k in kernels) else "")
+
+
 MAX_DRAWN = 16  # kernels drawn at most (the whole ladder with a few variants): the fastest ones
 MAX_SEARCHED = 60  # the points of a tile search (`roofline run --tune`) drawn at most: the fastest ones
 NEAR = 1.3  # roofs closer than this factor share one label: apart, the two labels would not fit between them
@@ -402,7 +413,7 @@ def _roof_labels(ax, lines) -> list:
 
 
 def _note(good: list, measured: bool) -> str:
-    note = MODEL_NOTE
+    note = model_note(good)
     profiled = [k for k in good if k.counted and k.model is not None]
     if measured and profiled:
         k = next((k for k in profiled if k.name == "register_tiling_2d"), profiled[-1])

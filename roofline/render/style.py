@@ -19,7 +19,7 @@ SEARCH_COLORS = {"fastest": "#1a9850", "slowest": "#d73027"}  # a tile search's 
 OTHER_TILE = "0.6"  # a tile search's other points: grey
 
 # Markers per level, matplotlib and Plotly names: a run's levels, and a profile's.
-RUN_MARKERS = {"GMEM (model)": ("o", "circle"), "DRAM (model)": ("d", "diamond-tall"),
+RUN_MARKERS = {"GMEM (model)": ("o", "circle"), "L1 (model)": ("p", "pentagon"), "DRAM (model)": ("d", "diamond-tall"),
                "SMEM (model)": ("^", "triangle-up"), "L2 (counted)": ("s", "square"),
                "DRAM (counted)": ("D", "diamond")}
 PROFILE_MARKERS = (("dram", "DRAM", "o", "circle"), ("l2", "L2", "s", "square"),
