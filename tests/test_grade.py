@@ -119,6 +119,8 @@ def test_integrity_thresholds():
     assert integrity.faster_than_light(0.0627 / 1.09, light) is None
     assert integrity.faster_than_light(0.0627 / 1.2, light).figures["share"] == pytest.approx(1.2, rel=1e-3)
     assert integrity.no_gpu_work(0.012, light, 0.0085).code == "no_gpu_work"
+    assert "0.012 ms is at the launch floor" in integrity.no_gpu_work(0.012, light, 0.0085).evidence
+    assert "0.004 ms is below the launch floor" in integrity.no_gpu_work(0.004, light, 0.0085).evidence
     assert integrity.no_gpu_work(0.013, light, 0.0085) is None  # above 1.5 launch floors
     assert integrity.no_gpu_work(0.2, light, 0.0085, counted_kernels=0) is not None
     assert integrity.async_return(0.01, 0.15) is None  # within the 0.2 ms of slack

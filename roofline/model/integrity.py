@@ -89,7 +89,8 @@ def no_gpu_work(time_ms: float, sol: SpeedOfLight, launch_ms: float | None,
         return Flag("no_gpu_work", f"Nsight Compute counted 0 DRAM bytes against {sol.term('DRAM').amount:,.0f} "
                                    "compulsory ones", {"dram_bytes": 0.0})
     if launch_ms and time_ms and time_ms <= NO_WORK_FLOORS * launch_ms and sol.ms > time_ms:
-        return Flag("no_gpu_work", f"{_ms(time_ms)} is at the launch floor ({_ms(launch_ms)}, an empty kernel) "
+        where = "below" if time_ms < launch_ms else "at"
+        return Flag("no_gpu_work", f"{_ms(time_ms)} is {where} the launch floor ({_ms(launch_ms)}, an empty kernel) "
                                    f"while its speed of light is {_ms(sol.ms)}: the work never ran on the GPU "
                                    "while it was timed",
                     {"time_ms": time_ms, "launch_ms": launch_ms, "t_sol_ms": sol.ms})
