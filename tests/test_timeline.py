@@ -483,3 +483,16 @@ def test_a_launch_is_sampled_in_part_only_past_the_rounding_of_its_ends(covered,
     from roofline.model.timeline import in_part
 
     assert in_part(covered, dt_us) is want
+
+
+def test_an_intervals_clock_above_the_cards_top_is_shown_at_it_and_said_to_be_noise():
+    # the H100's FP32 ladder: an interval's clock (its active cycles over its busy time) reaches 2.02 GHz on a
+    # card whose top is 1.98; the table shows none above the top, and says why
+    doc = _h100("run-fp32-4096.json.gz")
+    assert max(c for k in doc.timed_kernels() for c in k.timeline.clock_ghz if c) > 1.98
+    got = CliRunner().invoke(app, ["show", str(H100 / "run-fp32-4096.json.gz")], env={"COLUMNS": "250"})
+    text = " ".join(got.output.split())
+    assert "above the card's 1.98 GHz it is the samples' noise, shown at it" in text
+    import re
+    ranges = re.findall(r"\b(\d\.\d\d)-(\d\.\d\d)\b", text)
+    assert ranges and max(float(hi) for _, hi in ranges) <= 1.98

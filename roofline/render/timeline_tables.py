@@ -67,12 +67,14 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
     kernels = found[:top] if top else found
     if not kernels:
         return []
-    rows = []
+    rows, top_ghz, clipped = [], (doc.device.max_sm_clock_mhz or 0) / 1000 or None, False
     for k, name in zip(kernels, display_names([k.name for k in kernels], 32)):
         tl = k.timeline
         by = {p.name: p for p in tl.phases()}
         guess = predicted(k)
         clocks = [c for c in tl.clock_ghz if c]
+        if clocks and top_ghz and max(clocks) > top_ghz:  # an interval's cycles over its busy time: noise past the top
+            clocks, clipped = [min(c, top_ghz) for c in clocks], True
         closure = tl.closure.get("dram")
         cut = tl.cut_short  # the start of the run only: no drain or tail wave seen
         rows.append([name, f"{len(tl.t_us):,}" + (f" (first {100 * tl.covered:.0f}% of the run)" if cut else ""),
@@ -87,9 +89,11 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
     left = f", the {len(kernels)} longest of {len(found)}" if len(kernels) < len(found) else ""
     return _fit(f"Kernels over their runs (Nsight Compute's PM sampling){left}: each phase's share of the time, the SMs "
                 "busy, and the unit nearest its peak by Nsight Compute's throughput of it (its busiest part, % of "
-                "the unit's peak; not the verdict's bytes over a bandwidth); GHz: the SM clock's range; DRAM "
-                "sampled: the sampled DRAM throughput against the counted bytes", ("kernel", "left"), columns, rows,
-                width)
+                "the unit's peak; not the verdict's bytes over a bandwidth); GHz: the SM clock's range"
+                + (f" (an interval's clock is its cycles over its busy time: above the card's {top_ghz:.2f} GHz it is "
+                   "the samples' noise, shown at it)" if clipped else "")
+                + "; DRAM sampled: the sampled DRAM throughput against the counted bytes", ("kernel", "left"), columns,
+                rows, width)
 
 
 def timeline_lines(doc, top: int | None = TOP) -> list[str]:
