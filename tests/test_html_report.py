@@ -260,7 +260,7 @@ def _traces(fig) -> list[dict]:
 
 
 # The report's chart data pinned (`_traces`, hashed): moving code must not change what it draws.
-PINNED = {"run": "cb053cbdfd197fe0", "run-measured-highlight": "8b18b5ddca690ee7", "profile": "dad3e3ba4a1489ad"}  # a memory-bound verdict gives its FLOP per byte against the ridge; BF16 roof named "(FP16 cuBLAS)"; L2 and DRAM floors of the whole chip; ceilings at least the rates counted; titles broken into lines of 80; "near" a roof within 1.5x; the share of the GPU its waves keep busy said
+PINNED = {"run": "cb053cbdfd197fe0", "run-measured-highlight": "8b18b5ddca690ee7", "profile": "020c5a9651cce83d"}  # a memory-bound verdict gives its FLOP per byte against the ridge; BF16 roof named "(FP16 cuBLAS)"; L2 and DRAM floors of the whole chip; ceilings at least the rates counted; titles broken into lines of 80; "near" a roof within 1.5x; the share of the GPU its waves keep busy said; naive and gmem_coalescing by their L1 sectors; a profile's measured roofs as its verdicts read them
 
 
 def _pinned_reports():

@@ -64,12 +64,14 @@ def test_a_profile_is_a_point_per_counted_level_in_its_kernels_colour_against_it
     assert all(p.roof == "BF16 tensor" and p.label == "1" and p.share == top.time_share for p in first)
     assert first[0].x == top.intensity("dram") and first[0].color == style.profile_colors(12)[0]
     assert {p.index for p in s.points} <= set(range(12))
-    # memory roofs of the levels counted, then the compute roofs highest first; the measured BF16
-    # tensor roof is FP16 cuBLAS's
+    # memory roofs of the levels counted, then the compute roofs highest first; the measured BF16 tensor roof
+    # (FP16 cuBLAS's, 764,227 GFLOP/s) is the best rate the profile counted, as its verdicts read it
     assert [r.level for r in s.memory() if not r.measured] == ["DRAM", "L2", "SMEM"]
     assert [(r.level, r.measured) for r in s.compute()] == [("BF16 tensor", False), ("BF16 tensor", True),
                                                            ("FP32", False), ("FP32", True)]
-    assert [r.borrowed for r in s.compute()] == [None, "FP16 cuBLAS", None, None]
+    assert [r.borrowed for r in s.compute()] == [None, "best seen", None, None]
+    ((rate, _, _),) = [v for lv, v in profile.seen_rates().items() if lv == "BF16 tensor"]
+    assert s.compute()[1].value == rate > profile.device.roofs.roof("BF16 tensor").value
     assert s.title.startswith(f"{profile.device.name}: top 12 of {len(profile.kernels)} kernels by GPU time")
 
 

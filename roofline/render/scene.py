@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from itertools import groupby
 
 from ..model.precision import PRECISIONS
-from ..model.roofs import COMPUTE_LEVEL, intensities
+from ..model.roofs import COMPUTE_LEVEL, at_least_seen, intensities
 from ..model.units import figure, plural
 from ..results.profile import ProfileResults
 from ..results.schema import Results
@@ -217,7 +217,8 @@ def profile_scene(doc: ProfileResults, top: int | None = None, highlight: set[st
     L2, L1/shared), in the kernel's colour (`style.profile_colors`, by rank), labelled with its
     rank, weighted by its time share; a kernel with no floating-point work or no bytes has none.
     Roofs: the memory roofs of the levels some kernel was counted at, then the compute roofs of
-    the kernels' precisions (FP32 too where FP32 work was counted), highest first. A kernel that
+    the kernels' precisions (FP32 too where FP32 work was counted), highest first, each measured
+    one as the verdicts read it (at least the best rate the profile counted: `at_least_seen`). A kernel that
     ran more than 3 % off the clock its roof assumes has its roof at the clock it ran at
     (Nsight Compute's sm__cycles_elapsed.avg.per_second) in `kernel_roofs`."""
     kernels = doc.kernels[:top]
@@ -238,7 +239,7 @@ def profile_scene(doc: ProfileResults, top: int | None = None, highlight: set[st
         if at and own and k.clock_mhz and nominal and abs(k.clock_mhz / nominal - 1) > 0.03:
             clocks.append(RoofLine(own.level, own.value, False, False, color, ":",
                                    f"{own.level} at {k.clock_mhz:,.0f} MHz {own.value:,.0f} GFLOP/s", kernel=i))
-    roofs = doc.device.roofs
+    roofs = at_least_seen(doc.device.roofs, doc.seen_rates())[0]  # the ceilings the verdicts read (`beaten`)
     fp32 = {"FP32"} if any("fp32" in k.flops for k in kernels) else set()
     peaks = {lv: roofs.roof(lv, measured=False) for lv in {COMPUTE_LEVEL[k.dominant] for k in kernels if k.dominant}}
     peaks.update({lv: roofs.roof(lv, measured=False) for lv in fp32})
@@ -246,8 +247,8 @@ def profile_scene(doc: ProfileResults, top: int | None = None, highlight: set[st
     counted = [level for level, keys in (("DRAM", ("dram",)), ("L2", ("l2",)), ("SMEM", ("l1", "smem")))
                if any(k.bytes.get(key) for k in kernels for key in keys)]
     own_bf16 = "bf16_tensor" in (doc.device.measured_peaks_gflops or {})
-    compute = [replace(r, borrowed="FP16 cuBLAS") if r.measured and r.level == "BF16 tensor" and not own_bf16 else r
-               for r in compute_roofs(roofs, levels)]
+    compute = [replace(r, borrowed="FP16 cuBLAS") if r.measured and r.level == "BF16 tensor" and not own_bf16
+               and not r.borrowed else r for r in compute_roofs(roofs, levels)]
     command = " ".join(doc.command) if doc.command else (doc.report or "")
     shown = f"top {len(kernels)} of {len(doc.kernels)} kernels" if len(kernels) < len(doc.kernels) else \
         plural(len(kernels), "kernel")
