@@ -496,3 +496,15 @@ def test_an_intervals_clock_above_the_cards_top_is_shown_at_it_and_said_to_be_no
     import re
     ranges = re.findall(r"\b(\d\.\d\d)-(\d\.\d\d)\b", text)
     assert ranges and max(float(hi) for _, hi in ranges) <= 1.98
+
+
+def test_a_verdict_the_samples_contradict_says_which_unit_they_find_busy():
+    # the H100's FP32 ladder: register_tiling_1d reads FP32-bound at 31 % of its roof by FLOPs and bytes, while its
+    # samples find the L1tex unit at 88 % of its peak through 94 % of the run; full_tiles, at 81 %, is left as it is
+    got = CliRunner().invoke(app, ["show", str(H100 / "run-fp32-4096.json.gz")], env={"COLUMNS": "250"})
+    text = " ".join(got.output.split())
+    assert ("register_tiling_1d: FP32-bound (measured); 3.26x its floor of 2.197 ms (31 % of that ceiling); occupancy "
+            "75 % (registers); its samples read otherwise: through its steady part (94 % of the time) the L1tex unit "
+            "runs at 88 % of its peak, the FP32 roof at 31 %: the L1tex unit binds first") in text
+    full = text[text.index("full_tiles: FP32-bound"):]
+    assert "samples read otherwise" not in full[:full.index("tile_by_shape")]

@@ -32,6 +32,7 @@ from .text import (
     bound_cell,
     bound_by_size,
     chosen_tile,
+    sampled_phrase,
     named_with_tile,
     compute_phrase,
     kernel_counters_phrase,
@@ -522,7 +523,8 @@ def verdict_lines(doc: Results) -> list[str]:
             v = doc.verdict(k)
             lines.append(verdict_sentence(named_with_tile(k), v, k.occupancy)
                          + (compute_phrase(v, doc.compute_level) if tensor else "")
-                         + spill_phrase(k.local_bytes, k.registers, v.times_floor) + kernel_counters_phrase(doc, k, v))
+                         + spill_phrase(k.local_bytes, k.registers, v.times_floor) + kernel_counters_phrase(doc, k, v)
+                         + sampled_phrase(k.timeline, v))
     return lines
 
 

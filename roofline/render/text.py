@@ -7,6 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
 from ..model.roofs import LAUNCH, SHARED_LEVELS, Verdict, level_bytes
+from ..model.timeline import ROOF_NAMES
 from ..model.units import figure, plural
 from ..model.waves import Waves
 from ..model.precision import PRECISIONS
@@ -104,6 +105,39 @@ def reuse_phrase(v: Verdict) -> str:
     done, ridge = flops / nbytes, compute.roof.value * busy / (b.roof.value * level_busy)
     return (f"; {figure(done)} FLOP per {b.level} byte, where the {compute.level} roof needs {figure(ridge)}: "
             f"more reuse at this level lowers the floor by at most {ridge / done:.2f}x")
+
+
+# The sampled unit (`model.timeline.SHARE_OF`) that does the work a verdict's binding roof reads.
+UNIT_OF_LEVEL = {"FP32": "fma", "FP64": "fp64", "DRAM": "dram", "L2": "l2", "SMEM": "l1", "L1": "l1"}
+SAMPLED_BUSY = 0.8  # a steady part this near its busiest unit's peak ...
+VERDICT_FAR = 0.6  # ... while the verdict's roof is this far or further: the samples name the bound
+STEADY_MOST = 0.5  # (a steady part of at least this share of the run)
+
+
+def sampled_phrase(timeline, v: Verdict) -> str:
+    """Where a kernel's timeline (`results.timeline.Timeline`, sampled over the whole run) reads
+    otherwise than its verdict `v`: its steady part (at least STEADY_MOST of the time) runs
+    another unit at SAMPLED_BUSY of its peak or more while the binding roof is at VERDICT_FAR or
+    less. Then that unit binds first, through work the verdict's floors do not count (an L1tex
+    unit kept busy by shared-memory wavefronts, which a broadcast read costs in full for the 4
+    bytes it serves: the H100's FP32 register_tiling_1d at 88 % of it, its FP32 roof at 31 %).
+    '' otherwise."""
+    b = v.binding
+    times = v.times_floor
+    if timeline is None or timeline.cut_short or b is None or not times:
+        return ""
+    steady = next((p for p in timeline.phases() if p.name == "steady"), None)
+    if steady is None or steady.share < STEADY_MOST or steady.roof_share < SAMPLED_BUSY or 1 / times > VERDICT_FAR:
+        return ""
+    unit = UNIT_OF_LEVEL.get(b.level, "tensor" if b.level.endswith("tensor") else None)
+    if unit is None or steady.roof == unit:
+        return ""
+    why = (" (a shared-memory or L1 request costs the unit wavefronts, whatever bytes it serves; the floors count "
+           "bytes)" if steady.roof == "l1" else " (work the floors of FLOPs and bytes do not count)")
+    name = ROOF_NAMES.get(steady.roof, steady.roof)
+    return (f"; its samples read otherwise: through its steady part ({100 * steady.share:.0f} % of the time) the "
+            f"{name} runs at {100 * steady.roof_share:.0f} % of its peak, the {b.level} roof at {100 / times:.0f} %: "
+            f"the {name} binds first{why}")
 
 
 def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
