@@ -46,6 +46,7 @@ from .text import (
     named_with_tile,
     compute_phrase,
     kernel_counters_phrase,
+    sampled_phrase,
     gemm_title,
     l2_note,
     limiters,
@@ -278,7 +279,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
                (b.level if b else "-", b.level if b else ""), _num(v.times_floor if v else None, "{:.2f}"),
                (verdict_sentence(named_with_tile(k), v, occ)
                 + (compute_phrase(v, doc.compute_level) if prob.tensor else "")
-                + kernel_counters_phrase(doc, k, v)
+                + kernel_counters_phrase(doc, k, v) + sampled_phrase(k.timeline, v)
                 if v else f"not drawn: {k.error or 'not verified and timed'}", "")])
         report.row_titles.append(k.summary or k.name)
     if doc.sweep:

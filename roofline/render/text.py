@@ -390,7 +390,7 @@ def profiled_kernel_verdict(doc, k, v: Verdict | None = None) -> str:
     blocks = k.grid[0] * k.grid[1] * k.grid[2] if k.grid else None
     return profile_verdict(v, k.occupancy, k.achieved_occupancy, blocks, doc.device.sm_count,
                            k.uncounted(doc.device), k.clock_mhz, doc.nominal_clock_mhz(b.level) if b else None,
-                           nominal_times)
+                           nominal_times) + sampled_phrase(k.timeline, v)
 
 
 def tensor_clock_note(tensor_mhz: float | None, max_mhz: float | None) -> str | None:
