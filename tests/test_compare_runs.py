@@ -262,3 +262,17 @@ def test_a_kernel_recorded_before_a_parameter_was_added_is_the_same_template():
     assert _spelled("my_gemm<1,2>") == "my_gemm<1,2>"  # not a ladder kernel: as it is
     c = compare_work(api.read(plots / "sweep-h200.json"), api.read(plots / "sweep-h100.json"))
     assert not any("ran another template" in n for n in c.notes)
+
+
+def test_a_reading_says_where_the_reference_moved_with_the_kernel():
+    # the H200's BF16 ladder in the sweep and alone at 8192^3: cuBLAS itself ran 2 % faster in the second file, so
+    # wgmma_ws's -2.1 % is the device's (its % of cuBLAS held), and mma_ldmatrix's same time is a lower % of it
+    from roofline.render.changes import _reading
+
+    before, after = (store.load(PLOTS / f) for f in ("results-h200-bf16.json", "results-h200-bf16-8192-run1.json"))
+    deltas = {d.label: d for d in compare_work(before, after).kernels}
+    ws, ldm = _reading(deltas["wgmma_ws"]), _reading(deltas["mma_ldmatrix"])
+    assert ws.startswith("faster: ") and ws.endswith("its % of the reference held: the reference moved with it "
+                                                      "(the device, not the kernel)")
+    assert ldm.startswith("noise (within 1.69 %)") and ldm.endswith("its % of the reference is lower: the "
+                                                                     "reference's own time moved")

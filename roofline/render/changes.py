@@ -39,15 +39,20 @@ def _level(d: Delta, level: str) -> str:
 def _reading(d: Delta) -> str:
     if d.slowdown is None:
         return "not measured: no binding roof in both files"
+    paired = d.reference_move  # its % of the reference, each file's from the rounds it shared with the reference
     if d.is_noise:  # a binding roof that moved is said here too: the fractions are of different roofs
         moved = f"; the binding roof moved, {d.binding_moved}" if d.binding_moved else ""
-        return f"noise (within {share(d.noise)}){moved}"
+        held = (f"; its % of the reference is {paired}: the reference's own time moved"
+                if paired in ("higher", "lower") else "")
+        return f"noise (within {share(d.noise)}){moved}{held}"
     rose = "rose" if d.slowdown > 0 else "fell"  # the direction a byte count must take to explain it
     what = d.cause or (f"no byte count {rose} with it" if d.levels else "no bytes in both files")
     if d.binding_moved:  # the two fractions are of different roofs: say which
         what += f"; the binding roof moved, {d.binding_moved}"
     if d.roofs_differ and not d.cause:
         what += f" (its {d.binding[1]} roof differs between the GPUs)"
+    if paired == "same":  # the reference moved with it: the run's clock or machine, not the kernel
+        what += "; its % of the reference held: the reference moved with it (the device, not the kernel)"
     return f"{d.reading}: {what}"
 
 
