@@ -114,7 +114,12 @@ def test_the_step_is_the_profiled_gpu_time_and_sums_bytes(both):
     # the DRAM-bound kernels' time moved most: softmax backward's -0.38 x 1.070272 and the copy gone, -1.132 ms;
     # the two that grew are bound elsewhere
     assert -0.38 * 1.070272 - 0.725152 == pytest.approx(-1.132, abs=5e-4)
-    assert step.cause == "DRAM-bound kernels -1.132 ms (DRAM bytes -14 %), time -9.5 %"  # under 10 % one decimal
+    # and what only one side ran: the copy (0.725152 ms) and the softmax forward under its old name gone, 0.825 ms
+    # of it new under the new name
+    fwd = next(k.time_ms for k in before.kernels if k.name == SOFTMAX_FWD)
+    assert f"{0.725152 + fwd:.3f}" == "1.551" and f"{fwd:.3f}" == "0.825"
+    assert step.cause == ("DRAM-bound kernels -1.132 ms (DRAM bytes -14 %), time -9.5 %; of the step's kernels, "
+                          "2 kernels gone (1.551 ms) and 1 new (0.825 ms)")  # a time under 10 % with one decimal
 
 
 def test_a_profile_against_a_run_is_refused_in_one_line(tmp_path):

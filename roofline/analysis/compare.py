@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..model.problem import Problem
 from ..model.roofs import Verdict
 from ..model.timing import Pairing, paired
-from ..model.units import gflops
+from ..model.units import gflops, plural
 from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from ..results.sweep_point import at_size, holds, sizes
@@ -140,6 +140,8 @@ class Delta:
     per_flop: bool = False  # runs of two problem sizes (--across-sizes): read per FLOP, not per launch
     # the step: its kernels' ms by the roof that binds each (its verdict), before and after (`_step`)
     time_by_roof: tuple[dict[str, float], dict[str, float]] | None = None
+    # the step: (kernels gone, their ms), (kernels new, their ms): the matching's unmatched kernels (`match`)
+    unmatched: tuple[tuple[int, float], tuple[int, float]] | None = None
 
     @property
     def roofs_differ(self) -> bool:
@@ -243,7 +245,10 @@ class Delta:
         bytes_moved = next((lc.change for lc in self.shown_levels if lc.level == level and lc.change is not None), None)
         also = f" ({SHOWN_NAMES.get(level, level.upper())} bytes {pct(bytes_moved)})" if bytes_moved is not None else ""
         named = f"{roof}-bound kernels" if roof != NO_ROOF else "kernels no roof binds"
-        return f"{named} {ms:+.3f} ms{also}, time {pct(self.time_change)}"
+        (gone, gone_ms), (new, new_ms) = self.unmatched or ((0, 0.0), (0, 0.0))
+        swapped = (f"; of the step's kernels, {plural(gone, 'kernel')} gone ({gone_ms:.3f} ms) and {new} new "
+                   f"({new_ms:.3f} ms)" if gone or new else "")
+        return f"{named} {ms:+.3f} ms{also}, time {pct(self.time_change)}{swapped}"
 
     def level_change(self, lc: LevelChange) -> float | None:
         """A level's change of bytes, per FLOP across sizes (the FLOPs of each side are its rate times its time)."""
@@ -554,9 +559,11 @@ def _in_both(before: Results, after: Results, deltas: list[Delta]) -> list[Delta
             for k in after.kernels if (b := old.get(k.name)) is not None]
 
 
-def _step(before: Workload, after: Workload) -> Delta:
+def _step(before: Workload, after: Workload, gone: list[str] = (), new: list[str] = ()) -> Delta:
     """The whole profiled step: its GPU time, all counted FLOPs over it, the bytes of each level
-    summed over the kernels that have it, and the time-weighted theoretical occupancy."""
+    summed over the kernels that have it, the time-weighted theoretical occupancy, its kernels'
+    time by the roof that binds each, and the kernels (labels `gone` of before's, `new` of
+    after's: `match`) that only one side ran, with their time."""
     def totals(w: Workload):
         flops = {"all": sum(sum(k.flops.values()) for k in w.kernels)}
         by_level = {}
@@ -579,7 +586,9 @@ def _step(before: Workload, after: Workload) -> Delta:
     fa, ba, oa = totals(after)
     return Delta("step (profiled GPU time)", before.step_ms, after.step_ms, _rate(fb, before.step_ms),
                  _rate(fa, after.step_ms), _levels(None, None, bb, ba), ob, oa, None, None, NOISE, "fixed",
-                 time_by_roof=(by_roof(before), by_roof(after)))
+                 time_by_roof=(by_roof(before), by_roof(after)),
+                 unmatched=((len(gone), sum(k.time_ms for k in before.kernels if k.label in set(gone))),
+                            (len(new), sum(k.time_ms for k in after.kernels if k.label in set(new)))))
 
 
 def match(before: Workload, after: Workload) -> tuple[list[tuple[KernelWork, KernelWork, bool]], list[str], list[str]]:
@@ -747,7 +756,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if renamed:
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
     if profile:
-        return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa), gone, new, notes, deltas,
+        return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa, gone, new), gone, new, notes, deltas,
                               phases=phase_changes(before, after, pairs), table_notes=tuple(tables))
     return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
                           (before.reference.time_ms, after.reference.time_ms), (pb, pa), table_notes=tuple(tables))

@@ -139,4 +139,7 @@ def _note(d: Delta) -> str:
     change = f"{pct(d.slowdown)} per FLOP" if d.per_flop and d.slowdown is not None else pct(d.time_change)
     if d.is_noise:
         return f"{change}, noise; {ms}"
-    return f"{d.cause or change}; {ms}"
+    if d.cause is None:
+        return f"{change}; {ms}"
+    first = d.cause.split("; ")[0]  # a step's cause names the kernels only one side ran too: the table has it
+    return "\n".join(textwrap.wrap(f"{first}; {ms}", 56))
