@@ -59,6 +59,7 @@ FUSION_NOTE = ("no fusion what-if: it needs each launch's place in the launch or
                "through DRAM into the next; this profile holds {lacking}: profile again with this version of "
                "roofline (roofline profile records both{imported})")
 FUSION_TOP = 5  # kernel pairs the fusion what-if reports
+MIN_SAVED_MS = 0.0005  # a fusion saving less (0.000 ms as its table prints it) is no candidate: not listed
 MEMORY_ROOFS = ("DRAM", "L2")  # the binding roofs that make a kernel memory-bound here
 
 
@@ -371,14 +372,16 @@ def op_fusion(doc: ProfileResults, w: Workload, top: int = FUSION_TOP) -> tuple[
         tally[2] += saved
     step = w.step_ms
     pairs = [OpFusionWhatIf(first, second, int(n), passing, saved, roof.value, roof.measured, step - saved,
-                            step / (step - saved)) for (first, second), (n, passing, saved, roof) in found.items()]
+                            step / (step - saved)) for (first, second), (n, passing, saved, roof) in found.items()
+             if saved >= MIN_SAVED_MS]  # less: what the first writes and the next reads is next to nothing
     pairs.sort(key=lambda p: (-p.saved_ms, -p.passing_bytes, p.first, p.second))
     if not pairs:
         return [], ["op fusion: no launch of a memory-bound op with its DRAM bytes read and written counted apart "
                     "runs right before one of another op"]
     shown = f"the top {top} shown" if len(pairs) > top else "all shown"
     return pairs[:top], [f"op fusion: {plural(len(pairs), 'pair')} of ops whose memory-bound launches run one right "
-                         f"after the other, {shown}; pairs share ops, so their savings do not add"]
+                         f"after the other, passing bytes worth {MIN_SAVED_MS * 2:g} ms or more, {shown}; pairs share "
+                         "ops, so their savings do not add"]
 
 
 def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP) -> tuple[list[FusionWhatIf], list[str]]:
@@ -420,6 +423,8 @@ def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP
         tally[2] += saved
     pairs = []
     for (a, b), (n, passing, saved) in found.items():
+        if saved < MIN_SAVED_MS:  # what the first writes and the next reads is next to nothing
+            continue
         roof = dram[a]
         pairs.append(FusionWhatIf(w.kernels[a].label, w.kernels[b].label, w.kernels[a].verdict.binding.level,
                                   w.kernels[b].verdict.binding.level, int(n), passing, saved, roof.value,
@@ -429,7 +434,8 @@ def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP
     if pairs:
         shown = f"the top {top} shown" if len(pairs) > top else "all shown"
         notes.append(f"fusion: {plural(len(pairs), 'pair')} of memory-bound kernels that run one right after the "
-                     f"other, {shown}; pairs share kernels, so their savings do not add")
+                     f"other, passing bytes worth {MIN_SAVED_MS * 2:g} ms or more, {shown}; pairs share kernels, so "
+                     "their savings do not add")
     else:
         notes.append("fusion: no two memory-bound kernels with their DRAM bytes read and written counted apart "
                      "run one right after the other in this profile")
