@@ -44,18 +44,19 @@ MAX_SHARE = 1.5  # a sampled share of a peak is kept up to this (a sample may pa
 # samples of 96 us, 45 % of a 274 ms naive SGEMM). Their phases are of that part; its counts are not split
 # over them; its tail wave is not seen.
 COVERED = 0.9
-# The samples a whole launch is given where its interval is chosen (`run --profile` for a long launch; the
-# interval `profile --timeline --pm-sampling-interval` is advised to take where Nsight Compute's own fell short):
-# fewer than the 1,296 that the buffer held of a 274 ms launch on an H100 at Nsight Compute's own choice.
-WHOLE_RUN_SAMPLES = 1000
 # ... and more intervals than this short of its end: a launch of a few intervals loses part of one at each end
 ROUNDING = 3
+# The samples a whole launch is given where its interval is chosen (`run --profile` for a long launch; the
+# interval a timeline sampled in part advises for ncu, `results.timeline.Timeline.cut_note`): fewer than the
+# 1,296 that the buffer held of a 274 ms launch on an H100 at Nsight Compute's own choice.
+WHOLE_RUN_SAMPLES = 1000
 
 
 def interval_ns(time_ms: float) -> int:
     """The PM sampling interval (ns) that gives a launch of `time_ms` WHOLE_RUN_SAMPLES samples: its
     duration over them, rounded up to a microsecond (so never fewer than 1,000 ns)."""
     return max(1, -(-int(time_ms * 1e6 / WHOLE_RUN_SAMPLES) // 1000)) * 1000
+
 
 # Roof key -> the sampled series (`nsight.sampling.SAMPLED`) whose percentage is that unit's share of its peak.
 SHARE_OF = {
