@@ -53,7 +53,7 @@ def _flags() -> set[str]:
 
 LIBRARY = [  # (call, the parameter it names, how the message begins for a Python caller)
     (lambda: parse_max_drop("x"), "max_drop", "max_drop 'x': give a fraction"),
-    (lambda: check_target(2), "target", "target: 2 is not a fraction of the roof"),
+    (lambda: check_target(2), "target", "target: 2 (200 %) is not a fraction of the roof"),
     (lambda: check_dtype("int8"), "dtype", "dtype takes fp32, bf16, fp16, tf32, got 'int8'"),
     (lambda: tiles.parse_tile("1"), "autotuned_tile", "autotuned_tile takes 5 positive integers"),
     (lambda: max_registers_for_blocks(parse_arch("sm_90"), 256, 0), "target_blocks", "target_blocks must be >= 1"),
@@ -73,7 +73,7 @@ def test_a_library_call_names_the_parameter_and_no_flag(call, param, begins):
 
 @pytest.mark.parametrize("args, says", [
     (["compare", str(RESULTS), str(RESULTS), "--max-drop", "x"], "--max-drop 'x': give a fraction"),
-    (["whatif", str(RESULTS), "--target", "2"], "--target: 2.0 is not a fraction of the roof"),
+    (["whatif", str(RESULTS), "--target", "2"], "--target: 2 (200 %) is not a fraction of the roof"),
     (["occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90", "--target-blocks", "0"],
      "--target-blocks must be >= 1, got 0"),
     (["occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90", "--smem", "60000"],

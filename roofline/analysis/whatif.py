@@ -246,7 +246,9 @@ class WhatIf:
 def check_target(target: float) -> float:
     """`target` as a fraction of the roof. Raises UsageError unless 0 < target <= 1."""
     if not isinstance(target, (int, float)) or not math.isfinite(target) or not 0 < target <= 1:
-        raise UsageError(f"{{target}}: {target!r} is not a fraction of the roof in (0, 1], e.g. 0.8 for 80 %", "target")
+        given = f"{target:g} ({100 * target:g} %)" if isinstance(target, (int, float)) and math.isfinite(target) \
+            else repr(target)
+        raise UsageError(f"{{target}}: {given} is not a fraction of the roof in (0, 1], e.g. 0.8 or 80 %", "target")
     return float(target)
 
 
