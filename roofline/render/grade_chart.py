@@ -123,7 +123,9 @@ def _bars(bars, doc: GradeResults) -> None:
     bars.set_yticks(ys)
     bars.set_yticklabels([text(n) for n in names], fontsize=7.5)
     bars.set_xlim(0, max(110.0, 10 * math.ceil(max(shares) / 10) + 10))
-    bars.set_xlabel("share of the speed of light (T_SOL / T, %)")
+    scored = any(e.score is not None for e in graded)
+    bars.set_xlabel("share of the speed of light (T_SOL / T, %)"
+                    + ("\nscore: 0.5 at its baseline's time, 1 at T_SOL (SOL-ExecBench's)" if scored else ""))
 
 
 def _si_formatter():
