@@ -8,28 +8,26 @@ launched from any thread, with its start and end on the GPU's clock, and every l
 (runtime and driver) with its thread and its place on the host clock. Both are on CUPTI's one time
 base (`cuptiGetTimestamp`).
 
-`recording` enables CUPTI's CONCURRENT_KERNEL, RUNTIME and DRIVER activities while a graded call
-is made a few times from an idle device (`graded.idle_calls`), each call between two host
-timestamps, and owns to a call every kernel whose launch API call began between them (by
-correlation id), from whichever thread. Per call: the span (the first kernel's start to the last
-one's end), the busy time (the union of the kernels' intervals), the launches and the streams;
-the medians of the calls.
+`kernels_of_calls` calls a graded call a few times from an idle device with CUPTI's
+CONCURRENT_KERNEL, RUNTIME and DRIVER activities enabled, each call between two host timestamps,
+and owns to a call every kernel whose launch API call began between them (by correlation id), from
+whichever thread. Per call: the span (the first kernel's start to the last one's end), the busy
+time (the union of the kernels' intervals), the launches and the streams; the medians of the calls.
 Work the harness launches ahead of a call (the L2 flush, the inputs' copies) is launched before
 the first timestamp and is not the call's. Kernels launched after the call returned (a thread left
 running) are not its either: the audit after the timing finds what they change.
 
 Where `cupti-python` is not installed, or its library does not load, `available()` says why in one
 line and nothing is recorded; where another CUPTI client holds the process (Nsight Compute,
-PyTorch's profiler), enabling the activities raises, and the caller (`graded.idle_calls`)
+PyTorch's profiler), enabling the activities raises, and the caller (`graded.kernel_activity`)
 says so in one line.
 """
 
 from __future__ import annotations
 
 import statistics
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 NS_PER_MS = 1e6
 NO_KERNEL = "CUPTI recorded no kernel launched by its calls"  # why a call has no kernels where CUPTI was there
@@ -133,59 +131,49 @@ def per_call(windows: list[tuple[int, int]], launches: Iterable[LaunchRecord],
                        round(statistics.median(streams)), len(windows))
 
 
-class Recording:
-    """The calls looked at while CUPTI records (`recording`): `around(call)` makes one, between two
-    host timestamps on CUPTI's time base, and `kernels()` reads their kernels once recording ended."""
-
-    def __init__(self, cupti) -> None:
-        self._cupti = cupti
-        self.windows: list[tuple[int, int]] = []
-        self.kernel_records: list[KernelRecord] = []
-        self.launch_records: list[LaunchRecord] = []
-
-    def around(self, call: Callable[[], None]) -> None:
-        """`call` made between two timestamps: a window that owns the kernels it launches."""
-        begin = self._cupti.get_timestamp()
-        call()
-        self.windows.append((begin, self._cupti.get_timestamp()))
-
-    def completed(self, activities) -> None:
-        """CUPTI's buffer of records handed back: the kernels and launch API calls kept."""
-        kind = self._cupti.ActivityKind
-        for a in activities:
-            if a.kind == kind.CONCURRENT_KERNEL:
-                self.kernel_records.append(KernelRecord(a.correlation_id, a.stream_id, a.start, a.end))
-            elif a.kind in (kind.RUNTIME, kind.DRIVER):
-                self.launch_records.append(LaunchRecord(a.correlation_id, a.start))
-
-    def kernels(self) -> CallKernels | None:
-        """The medians of the windows' kernels (`per_call`); None when no call launched a kernel."""
-        return per_call(self.windows, self.launch_records, self.kernel_records)
-
-
-@contextmanager
-def recording() -> Iterator[Recording]:
-    """CUPTI's CONCURRENT_KERNEL, RUNTIME and DRIVER activities enabled for the block, its records
-    flushed at its end: the calls the block makes through `Recording.around` are owned their
-    kernels, as the module says. Raises RuntimeError where CUPTI cannot be used (`available` says
-    why, and callers ask it first); enabling raises CUPTI's error where another client holds it."""
+def kernels_of_calls(call: Callable[[], None], before: Callable[[], None] | None, wait: Callable[[], None],
+                     calls: int = 5) -> CallKernels | None:
+    """The kernels of `calls` calls of `call` (each after `before`, then from an idle device: `wait`
+    waits for the whole device), from CUPTI's activity records (module docstring); None when no
+    call launched a kernel. Raises RuntimeError where CUPTI cannot be used (`available` says why,
+    and callers ask it first)."""
     why = available()
     if why is not None:
         raise RuntimeError(why)
     cupti = _cupti()
-    found = Recording(cupti)
-    _SINK[0] = found.completed
+    kinds = (cupti.ActivityKind.CONCURRENT_KERNEL, cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER)
+    found_kernels: list[KernelRecord] = []
+    found_launches: list[LaunchRecord] = []
+
+    def completed(activities):
+        for a in activities:
+            if a.kind == cupti.ActivityKind.CONCURRENT_KERNEL:
+                found_kernels.append(KernelRecord(a.correlation_id, a.stream_id, a.start, a.end))
+            elif a.kind in (cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER):
+                found_launches.append(LaunchRecord(a.correlation_id, a.start))
+
+    _SINK[0] = completed
     if not _REGISTERED:  # once a process: CUPTI's callbacks then hand the buffers to the sink of the moment
         cupti.activity_register_callbacks(lambda: (BUFFER_BYTES, 0), lambda activities: _SINK[0](activities))
         _REGISTERED.append(True)
+    windows = []
     enabled = []
     try:
-        for kind in (cupti.ActivityKind.CONCURRENT_KERNEL, cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER):
+        for kind in kinds:
             cupti.activity_enable(kind)
             enabled.append(kind)
-        yield found
+        for _ in range(calls):
+            if before is not None:
+                before()
+            wait()
+            begin = cupti.get_timestamp()
+            call()
+            end = cupti.get_timestamp()
+            wait()
+            windows.append((begin, end))
         cupti.activity_flush_all(1)
     finally:
         for kind in enabled:
             cupti.activity_disable(kind)
         _SINK[0] = _drop
+    return per_call(windows, found_launches, found_kernels)

@@ -387,7 +387,24 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
         run.error = f"a timed launch raised {type(error).__name__}: {_first_line(error)}"
         return
     if subject.kind == "callable":
-        run.async_ms, (run.kernels, run.kernels_why) = idle_calls(subject.launch, before)
+        run.async_ms = wall_and_events(subject.launch, before)
+        run.kernels, run.kernels_why = kernel_activity(subject.launch, before)
+
+
+def kernel_activity(call: Callable[[], None], before: Callable[[], None] | None,
+                    calls: int = ASYNC_CALLS) -> tuple[CallKernels | None, str | None]:
+    """(the kernels of `calls` calls of `call`, None) from CUPTI's activity records
+    (`activity.kernels_of_calls`, each call from an idle device after `before`), or (None, why
+    not): CUPTI not there, or no kernel launched."""
+    why = activity.available()
+    if why is not None:
+        return None, why
+    import cupy
+    try:
+        found = activity.kernels_of_calls(call, before, cupy.cuda.Device().synchronize, calls)
+    except Exception as exc:  # noqa: BLE001 - CUPTI held by another client (a profiler): said, the grade goes on
+        return None, f"CUPTI could not record: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    return found, None if found is not None else activity.NO_KERNEL
 
 
 def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s: float | None, sampler=None,
@@ -401,22 +418,18 @@ def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s
     return rounds.timings[0], item.error if rounds.timings[0] is None else None
 
 
-def idle_calls(call: Callable[[], None], before: Callable[[], None] | None = None, calls: int = ASYNC_CALLS
-               ) -> tuple[tuple[float, float], tuple[CallKernels | None, str | None]]:
-    """`calls` calls of `call`, each after `before` and from an idle device, and what they show:
-    - (events, wall clock): the medians in ms of the events recorded around each call on the
-      current stream, and of the wall clock from before the call to the whole device idle again
-      (cudaDeviceSynchronize: every stream);
-    - (their kernels, None) from CUPTI's activity records of the same calls (`activity.recording`),
-      or (None, why not): CUPTI not there, held by another client (a profiler), or no kernel
-      launched.
-    CUPTI's records cost each API call a few microseconds, on both clocks alike: the gap between
-    them, which `model.integrity.async_return` reads, is no wider for it."""
+def wall_and_events(call: Callable[[], None], before: Callable[[], None] | None = None,
+                    calls: int = ASYNC_CALLS) -> tuple[float, float]:
+    """(events, wall clock) medians in ms of `calls` calls, each from an idle device: the events
+    recorded around the call on the current stream, the wall clock from before the call to the
+    whole device idle again (cudaDeviceSynchronize: every stream)."""
     import cupy
     device = cupy.cuda.Device()
     events, walls = [], []
-
-    def one() -> None:
+    for _ in range(calls):
+        if before is not None:
+            before()
+        device.synchronize()
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()
         t0 = time.perf_counter()
         start.record()
@@ -425,29 +438,7 @@ def idle_calls(call: Callable[[], None], before: Callable[[], None] | None = Non
         device.synchronize()
         walls.append(1000 * (time.perf_counter() - t0))
         events.append(cupy.cuda.get_elapsed_time(start, stop))
-
-    def made(around: Callable[[Callable[[], None]], None]) -> None:
-        for _ in range(calls):
-            if before is not None:
-                before()
-            device.synchronize()
-            around(one)
-
-    why, found, calling = activity.available(), None, []
-    if why is None:
-        try:
-            with activity.recording() as rec:
-                calling.append(True)
-                made(rec.around)
-            found = rec.kernels()
-            why = None if found is not None else activity.NO_KERNEL
-        except Exception as exc:  # noqa: BLE001 - CUPTI held by another client (a profiler): said, the calls made without it
-            if calling and len(walls) < calls:  # the call's own error, not CUPTI's
-                raise
-            why = f"CUPTI could not record: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
-    if not walls:
-        made(lambda f: f())
-    return (statistics.median(events), statistics.median(walls)), (found, why)
+    return statistics.median(events), statistics.median(walls)
 
 
 _EMPTY = 'extern "C" __global__ void roofline_empty() {}\n'
