@@ -9,7 +9,7 @@ rounds behind a hold with the L2 flushed ahead of each call, audited, timed agai
 device) against the wall time of `do_bench` (its defaults: 25 ms of warm-up, 100 ms of repeats,
 its own L2 flush) on the reference and each candidate. Prints both, their ratio, each model's
 median from both (so the times can be compared too) and its samples, and how the grade's time
-divides among its checks, its rounds and its calls from an idle device (CUPTI recording).
+divides among its checks, its rounds, its calls from an idle device and CUPTI's calls.
 """
 
 from __future__ import annotations
@@ -88,8 +88,7 @@ def _phases() -> None:
         setattr(module, name, timed)
     wrapped(problem_grade, "check", "checks and audits")
     wrapped(graded, "_in_rounds", "rounds")
-    wrapped(graded, "idle_calls", "calls from an idle device (CUPTI recording)")
-    wrapped(graded, "wall_and_events", "calls from an idle device")  # before they were one pass
+    wrapped(graded, "wall_and_events", "calls from an idle device")
     wrapped(graded, "kernel_activity", "CUPTI's calls")
 
 

@@ -46,8 +46,8 @@ class ProblemRun:
     error: str | None = None
     audit: list[str] = field(default_factory=list)  # the outputs that failed the check after the timing
     patched: list[str] = field(default_factory=list)  # what it replaced of the harness while it was timed
-    async_ms: tuple[float, float] | None = None  # (events, wall clock) of its calls: `graded.idle_calls`
-    kernels: CallKernels | None = None  # the same calls' kernels from CUPTI's records: `graded.idle_calls`
+    async_ms: tuple[float, float] | None = None  # (events, wall clock) of its calls: `graded.wall_and_events`
+    kernels: CallKernels | None = None  # its calls' kernels from CUPTI's records: `graded.kernel_activity`
     kernels_why: str | None = None  # why `kernels` is None where it was timed
 
     @property
@@ -71,14 +71,14 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
     """The timing of `model` called on a new rolled copy of `draw` each time (`rolled`, made ahead of
     the call and the L2 flush after it, outside its events, the L2's persisting set-aside put back
     to 0 first: `l2_persist`), or the error of a call; and the events' and the wall clock's time of
-    its calls from an idle device (work left on a stream of its own, which the events on the
-    caller's stream do not see), and the kernels of the same calls from CUPTI's activity records,
-    or why there are none (`graded.idle_calls`)."""
+    its calls from an idle device (`graded.wall_and_events`: work left on a stream of its own,
+    which the events on the caller's stream do not see); and the kernels of such calls from
+    CUPTI's activity records, or why there are none (`graded.kernel_activity`)."""
     import itertools
 
     import torch
 
-    from .graded import _first_line, _in_rounds, idle_calls
+    from .graded import _first_line, _in_rounds, kernel_activity, wall_and_events
     from .timing import l2_flush
 
     places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
@@ -95,7 +95,7 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
     timing, error = _in_rounds(call, before, budget_s, None, full_clock_share)
     if error is not None:
         return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None)
-    return timing, None, *idle_calls(call, before)
+    return timing, None, wall_and_events(call, before), kernel_activity(call, before)
 
 
 def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | None = None,
