@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     import triton.testing
 
     from roofline.measure import nvml
-    from roofline.measure.activity import available
+    from roofline.measure.activity import preload
     from roofline.measure.problem_grade import grade
     from roofline.workload import problem as problems
 
@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         loaded = problems.load(Path(argv[0]))
         candidates = [problems.with_candidate(loaded, Path(c)) for c in argv[1:]]
         device = nvml.describe()
-        available()  # CUPTI's bindings imported ahead, as `roofline run`'s grading process does before its request
+        preload()  # CUPTI's bindings imported ahead, as `roofline run`'s grading process does before its request
         draw = loaded.inputs(1000, "cuda")
         models = [("reference", loaded.model(0, device="cuda"))] + \
                  [(c.candidate_path.stem, c.model(0, candidate=True, device="cuda")) for c in candidates]

@@ -81,6 +81,15 @@ def _cupti():
     return cupti
 
 
+def preload() -> None:
+    """CUPTI's Python bindings imported ahead, where they are installed (half a second on the H100
+    machine), nothing called in them; never raises (`available` says later what is wrong)."""
+    try:
+        _cupti()
+    except Exception:  # noqa: BLE001 - not installed, or its library does not load: `available` says so when asked
+        pass
+
+
 def available() -> str | None:
     """None when CUPTI's activity API can be used in this process, else why not, in one line."""
     try:

@@ -99,8 +99,8 @@ def grade_each(requests: list[dict]) -> list[ProblemRun]:
 def _prepare() -> None:
     """What every request needs, imported before the request is read: PyTorch, CuPy where it is
     installed (the GPU's index), the problem loader, the harness (`import_harness`) and CUPTI's
-    Python bindings where they are installed (`activity.available`: half a second of import on
-    the H100 machine, which a timed entry would otherwise spend after its request)."""
+    Python bindings where they are installed (`activity.preload`: half a second of import on the
+    H100 machine, which a timed entry would otherwise spend after its request)."""
     import torch  # noqa: F401
     try:
         import cupy  # noqa: F401
@@ -108,9 +108,9 @@ def _prepare() -> None:
         pass
 
     from ..workload import problem  # noqa: F401
-    from .activity import available
+    from .activity import preload
     import_harness()
-    available()
+    preload()
 
 
 def _child(request: dict) -> ProblemRun:
