@@ -56,8 +56,8 @@ def main(argv: list[str]) -> int:
           f"({len(models)} models)")
     for r in runs:
         mine = f"{r.timing.median_ms:.4f} ms" if r.timing is not None else (r.error or "not timed")
-        taken = f"{len(r.timing.samples_ms)} samples" if r.timing is not None else ""
-        print(f"  {r.name:30} grade {mine:>14} ({taken})  do_bench {bench_ms.get(r.name, float('nan')):.4f} ms")
+        taken = f" ({len(r.timing.samples_ms)} samples)" if r.timing is not None else ""
+        print(f"  {r.name:30} grade {mine:>14}{taken}  do_bench {bench_ms.get(r.name, float('nan')):.4f} ms")
     rest = grade_s - sum(PHASES.values())
     print("  where the grade's time went: " + ", ".join(f"{k} {v:.2f} s" for k, v in PHASES.items())
           + f", the rest (models built, inputs drawn) {rest:.2f} s")
