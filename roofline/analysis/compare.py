@@ -523,7 +523,8 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
     if profile:  # 1 us of one launch's duration is noise too, however short the kernel
         noise = max(noise, NOISE_US * 1e-3 * b.launches / b.time_ms)
     return Delta(a.name, b.time_ms, a.time_ms, b.main_gflops, a.main_gflops, _levels(b, a), b.occupancy,
-                 a.occupancy, _fraction(b.verdict), _fraction(a.verdict), noise, source, configuration, _shape(a.key) if profile else None,
+                 a.occupancy, _fraction(b.verdict), _fraction(a.verdict), noise, source, configuration,
+                 _shape(a.key) if profile else None,
                  across, None if profile else (b.registers, a.registers), floors,
                  (b.joules, a.joules) if b.joules is not None and a.joules is not None else None,
                  binding=(_binding(b.verdict), _binding(a.verdict)), roof_values=_roof_values(b.verdict, a.verdict),
@@ -582,13 +583,16 @@ def _step(before: Workload, after: Workload, gone: list[str] = (), new: list[str
             out[roof] = out.get(roof, 0.0) + k.time_ms
         return out
 
+    def ran_alone(w: Workload, labels) -> tuple[int, float]:
+        alone = set(labels)
+        return len(alone), sum(k.time_ms for k in w.kernels if k.label in alone)
+
     fb, bb, ob = totals(before)
     fa, ba, oa = totals(after)
     return Delta("step (profiled GPU time)", before.step_ms, after.step_ms, _rate(fb, before.step_ms),
                  _rate(fa, after.step_ms), _levels(None, None, bb, ba), ob, oa, None, None, NOISE, "fixed",
                  time_by_roof=(by_roof(before), by_roof(after)),
-                 unmatched=((len(gone), sum(k.time_ms for k in before.kernels if k.label in set(gone))),
-                            (len(new), sum(k.time_ms for k in after.kernels if k.label in set(new)))))
+                 unmatched=(ran_alone(before, gone), ran_alone(after, new)))
 
 
 def match(before: Workload, after: Workload) -> tuple[list[tuple[KernelWork, KernelWork, bool]], list[str], list[str]]:

@@ -83,7 +83,7 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
                      (("up to " if _shared(k) else "") + f"{100 * guess[0]:.1f}% ({100 * guess[1]:.0f}% SMs)")
                      if guess else "-",
                      f"{min(clocks):.2f}-{max(clocks):.2f}" if clocks else "-",
-                     f"{100 * (closure - 1) + 0.0:+.1f}%".replace("-0.0%", "+0.0%")
+                     f"{100 * (closure - 1):+.1f}%".replace("-0.0%", "+0.0%")
                      if closure is not None and not cut else "-"])
     columns = [("intervals", "right"), ("fill", "left"), ("steady", "left"), ("drain", "left"), ("tail wave", "left"),
                ("waves model's tail", "left"), ("GHz", "right"), ("DRAM sampled", "right")]

@@ -106,16 +106,14 @@ class Timeline(_Model):
         the whole run; None where it covers the run."""
         if not self.cut_short:
             return None
-        launch_us = sum(self.dt_us) / self.covered if self.covered else None
-        launch = f" of its {launch_us / 1e3:,.4g} ms launch" if launch_us else " of its launch"
-        step = sorted(self.dt_us)[len(self.dt_us) // 2] if self.dt_us else 0.0
-        every = (f" {model.interval_ns(launch_us / 1e3)} (its duration over 1,000 samples, in ns)" if launch_us
-                 else " of about the launch's duration over 1,000, in ns")
-        return (f"{name}: the samples cover the first {100 * self.covered:.0f} %{launch} ({len(self.t_us):,} "
-                f"samples, one every {step:,.3g} µs): Nsight Compute stopped sampling before it ended, so its phases "
-                "are of that part, its tail wave is not seen and its counts are not split over the intervals; to "
-                f"sample the whole run, profile it with ncu --section PmSampling --pm-sampling-interval{every} and "
-                "read the report with roofline profile --import")
+        launch_ms = sum(self.dt_us) / self.covered / 1e3  # `cut_short`: some intervals, and 0 < covered
+        step = sorted(self.dt_us)[len(self.dt_us) // 2]
+        return (f"{name}: the samples cover the first {100 * self.covered:.0f} % of its {launch_ms:,.4g} ms launch "
+                f"({len(self.t_us):,} samples, one every {step:,.3g} µs): Nsight Compute stopped sampling before it "
+                "ended, so its phases are of that part, its tail wave is not seen and its counts are not split over "
+                "the intervals; to sample the whole run, profile it with ncu --section PmSampling "
+                f"--pm-sampling-interval {model.interval_ns(launch_ms)} (its duration over "
+                f"{model.WHOLE_RUN_SAMPLES:,} samples, in ns) and read the report with roofline profile --import")
 
 
 @dataclass(frozen=True)
