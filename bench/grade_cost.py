@@ -26,16 +26,17 @@ def main(argv: list[str]) -> int:
     import torch
     import triton.testing
 
-    from roofline.measure import nvml
-    from roofline.measure.activity import preload
+    from roofline.measure import activity, nvml
     from roofline.measure.problem_grade import grade
     from roofline.workload import problem as problems
 
+    _phases()  # before the problem is loaded: the harness it keeps (and puts back) is the wrapped one
     with problems.pytorch_defaults():
         loaded = problems.load(Path(argv[0]))
         candidates = [problems.with_candidate(loaded, Path(c)) for c in argv[1:]]
         device = nvml.describe()
-        preload()  # CUPTI's bindings imported ahead, as `roofline run`'s grading process does before its request
+        if hasattr(activity, "preload"):  # CUPTI's bindings imported ahead, as `roofline run`'s grading process does
+            activity.preload()
         draw = loaded.inputs(1000, "cuda")
         models = [("reference", loaded.model(0, device="cuda"))] + \
                  [(c.candidate_path.stem, c.model(0, candidate=True, device="cuda")) for c in candidates]
@@ -48,14 +49,15 @@ def main(argv: list[str]) -> int:
             for name, m in models:
                 bench_ms[name] = triton.testing.do_bench(lambda m=m: m(*draw))
         bench_s = time.perf_counter() - t0
-        _phases()
+        PHASES.clear()  # the warm-up calls above are not the grade's
         t0 = time.perf_counter()
         runs = grade(loaded, candidates, device.l2_bytes)
         grade_s = time.perf_counter() - t0
     print(f"{loaded.name}: grade {grade_s:.2f} s, do_bench {bench_s:.2f} s, ratio {grade_s / bench_s:.2f} "
           f"({len(models)} models)")
     for r in runs:
-        mine = f"{r.timing.median_ms:.4f} ms" if r.timing is not None else (r.error or "not timed")
+        why = "; ".join(f.code for f in r.check.flags) if r.check is not None and r.check.flags else "failed its check"
+        mine = f"{r.timing.median_ms:.4f} ms" if r.timing is not None else (r.error or f"not timed: {why}")
         taken = f" ({len(r.timing.samples_ms)} samples)" if r.timing is not None else ""
         print(f"  {r.name:30} grade {mine:>14}{taken}  do_bench {bench_ms.get(r.name, float('nan')):.4f} ms")
     rest = grade_s - sum(PHASES.values())
