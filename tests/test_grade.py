@@ -112,6 +112,28 @@ def test_score_is_one_half_at_the_baseline_and_one_at_the_bound():
     assert sol.score(2.0, 1.0, 1.0) is None  # a baseline at the bound: undefined
 
 
+def test_score_stays_between_zero_and_one_and_needs_a_baseline_above_the_bound():
+    # the committed KernelBench ReLU grade (H100): reference 4.2738 ms at T_SOL 4.2548 ms (99.6 %); the raw
+    # formula gave 4.52 for 4.24 ms and -1.20 for 4.22 ms, and 0.30 against 0.06 for 0.6 % and 6.7 % slower
+    for t in (4.22, 4.24, 4.25, 4.299, 4.56):
+        assert sol.score(t, 4.2548, 4.2738) is None
+    assert sol.score(0.5, 1.0, 3.0) == 1.0 and sol.score(0.999, 1.0, 3.0) == 1.0  # under the bound: 1, never more
+    assert sol.score(2.0, 1.0, 1.06) == pytest.approx(1 / (1 + 1.0 / 0.06))  # 94 % of the bound: scored
+    assert sol.score(2.0, 1.0, 1.05) is None  # 95.2 %: inside the headroom
+    assert all(0 < sol.score(t, 1.0, 2.0) <= 1 for t in (0.1, 1.0, 1.5, 10.0, 1e6))
+
+
+def test_a_grade_file_reads_its_score_as_this_version_scores_it():
+    # the committed file was scored by the raw formula against a reference at 99.6 % of its bound
+    from roofline.results.grades import GradeResults
+    from roofline.render.grade_tables import grade_lines, speedup
+    doc = GradeResults.model_validate_json((Path(__file__).parents[1] / "plots" / "grades-h100-kernelbench-level1.json").read_text())
+    assert [e.score for e in doc.entries] == [None, None, None]
+    assert [round(speedup(e), 3) for e in doc.entries] == [1.0, 0.994, 0.937]
+    lines = "\n".join(grade_lines(doc))
+    assert "no score against reference (4.274 ms), which runs at 99.6% of this speed of light" in lines
+
+
 # ---- integrity thresholds
 
 def test_integrity_thresholds():

@@ -223,7 +223,8 @@ def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, s
                          f"buffers hold {buffered / 1e6:,.1f} MB; is the formula's dtype the buffers'?")
     if baselines and not any(e.score is not None for e in entries):
         notes.append(f"no entry has a score: the baseline {', '.join(baselines)} was not graded, or has no entry of the same "
-                     "workload, or is not slower than light")
+                     f"workload, or runs within {grading.sol.SCORE_HEADROOM:.0%} of its speed of light (the speed-up column still "
+                     "compares them)")
     import datetime as _dt
     from .. import __version__
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -32,6 +32,9 @@ from .units import ms_at
 DRAM = "DRAM"
 FASTER_THAN_LIGHT = 1.1  # a share above this: the declared work or bytes, or the timing, is wrong
 REFUSED_SHARE = 2.0  # a share at or above this: the declaration is refused as wrong
+# A baseline within this share of its time of T_SOL gives no score: the score's scale, T_b - T_SOL, is then
+# as small as the timing's noise (a baseline at 99.6 % of the bound moves a score by 0.7 for a 0.5 % change in T)
+SCORE_HEADROOM = 0.05
 
 
 @dataclass(frozen=True)
@@ -143,16 +146,22 @@ def share(t_sol_ms: float, time_ms: float) -> float | None:
     return t_sol_ms / time_ms if time_ms and time_ms > 0 and t_sol_ms > 0 else None
 
 
-def score(time_ms: float, t_sol_ms: float, baseline_ms: float) -> float | None:
+def score(time_ms: float | None, t_sol_ms: float, baseline_ms: float | None) -> float | None:
     """SOL-ExecBench's score, 1 / (1 + (T - T_SOL) / (T_b - T_SOL)): 1 at the bound, 0.5 at the
-    baseline's time, toward 0 as T grows; above 1 for a time under T_SOL. None when the baseline
-    is not slower than the bound (the score is undefined there) or a time is missing.
+    baseline's time T_b, toward 0 as T grows. A time under T_SOL scores 1, as one at it does (the
+    formula's own value would pass 1, and turn negative past T_SOL - (T_b - T_SOL); a time far
+    under the bound is flagged faster than light instead). None where a time is missing or the
+    baseline leaves the bound less than SCORE_HEADROOM of its time (T_b - T_SOL < 5 % of T_b: a
+    baseline at its speed of light leaves the score nothing but noise to read; the speed-up,
+    T_b / T, still reads).
 
     >>> round(score(2.0, 1.0, 3.0), 3)   # halfway between the bound and the baseline
-    0.667"""
-    if not (time_ms and baseline_ms and t_sol_ms >= 0) or baseline_ms <= t_sol_ms:
+    0.667
+    >>> score(0.9, 1.0, 3.0), score(2.0, 1.0, 1.04)   # under the bound; a baseline at 96 % of it
+    (1.0, None)"""
+    if not (time_ms and baseline_ms and t_sol_ms >= 0) or baseline_ms - t_sol_ms < SCORE_HEADROOM * baseline_ms:
         return None
-    return 1.0 / (1.0 + (time_ms - t_sol_ms) / (baseline_ms - t_sol_ms))
+    return 1.0 / (1.0 + (max(time_ms, t_sol_ms) - t_sol_ms) / (baseline_ms - t_sol_ms))
 
 
 def level_label(key: str) -> str:

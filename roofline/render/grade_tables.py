@@ -8,7 +8,7 @@ from rich.table import Table
 
 from ..model.integrity import CODES
 from ..model.peaks import LABELS
-from ..model.sol import FASTER_THAN_LIGHT, REFUSED_SHARE
+from ..model.sol import FASTER_THAN_LIGHT, REFUSED_SHARE, SCORE_HEADROOM
 from ..results.grades import GradeEntry, GradeResults
 from .tables import WRAP, _fit
 from .text import display_names, limiters, percent
@@ -37,20 +37,30 @@ def share_text(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.1f}%"
 
 
+def speedup(e: GradeEntry) -> float | None:
+    """The baseline's time over the entry's, T_b / T (KernelBench's speed-up: above 1 is faster
+    than the baseline); None without both."""
+    return e.baseline_ms / e.time_ms if e.graded and e.baseline_ms and e.time_ms else None
+
+
 def grade_tables(doc: GradeResults, width: int = 200) -> list[Table]:
     """One row per entry: kernel, kind, T ms (median), T_SOL ms, bound, share (T_SOL / T), score
-    (against the baseline), occupancy, flags (short codes), and the error of an entry not graded."""
+    (against the baseline), speed-up (over the baseline, where any entry has one), occupancy, flags
+    (short codes), and the error of an entry not graded."""
+    based = any(speedup(e) is not None for e in doc.entries)
     columns = [("kind", "left"), ("T ms", "right"), ("T_SOL ms", "right"), ("bound", "left"),
-               ("share", "right"), ("score", "right"), ("occupancy", "left"), ("flags", "left", WRAP)]
+               ("share", "right"), ("score", "right"), *([("speed-up", "right")] if based else []),
+               ("occupancy", "left"), ("flags", "left", WRAP)]
     rows = []
     for e, name in zip(doc.entries, display_names([e.name for e in doc.entries], 40)):
         occ = "-" if e.occupancy is None else f"{percent(e.occupancy.occupancy)}% {limiters(e.occupancy, short=True)}"
         flags = " ".join(SHORT_FLAG[f.code] for f in e.flags) or ("-" if e.graded else "")
         if not e.graded:
             flags = (flags + " " if flags else "") + ("refused" if e.refused else "not graded")
+        up = speedup(e)
         rows.append([name, e.kind, _ms(e.time_ms), _ms(e.t_sol_ms), bound_text(e),
-                     share_text(e.share),
-                     f"{e.score:.3f}" if e.score is not None else "-", occ, flags])
+                     share_text(e.share), f"{e.score:.3f}" if e.score is not None else "-",
+                     *([f"{up:.2f}x" if up is not None else "-"] if based else []), occ, flags])
     graded = sum(1 for e in doc.entries if e.graded)
     title = f"{doc.device.name}: {len(doc.entries)} entries, {graded} graded against their speed of light (L2 {doc.l2})"
     if graded == len(doc.entries):
@@ -89,6 +99,12 @@ def grade_lines(doc: GradeResults) -> list[str]:
             head += f"; {share_text(e.share)} of its speed of light"
             if e.score is not None:
                 head += f", score {e.score:.3f} against {e.baseline} ({_ms(e.baseline_ms)} ms)"
+            elif speedup(e) is not None:
+                head += (f"; no score against {e.baseline} ({_ms(e.baseline_ms)} ms), which runs at "
+                         f"{share_text(e.t_sol_ms / e.baseline_ms)} of this speed of light: a score needs the "
+                         f"baseline {SCORE_HEADROOM:.0%} or more above it")
+            if speedup(e) is not None and e.name != e.baseline:
+                head += f"; {speedup(e):.3f}x the speed of {e.baseline}"
         out.append(head)
         if e.error:
             out.append(f"  {e.error}")
