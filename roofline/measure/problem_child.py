@@ -116,17 +116,35 @@ def _prepare() -> None:
 def _child(request: dict) -> ProblemRun:
     import torch
 
-    from ..workload import problem as problems
-    from .problem_grade import grade_candidate, grade_reference
-
     if request.get("pci_bus_id"):
         torch.cuda.set_device(_index_of(request["pci_bus_id"]))
     args = (request.get("l2_bytes"), request.get("budget_s"), request.get("full_clock_share"), request.get("seed", 0))
     import_harness()
+    device = request.get("device", "cuda")
+    sampler = _sampler() if device == "cuda" else None  # the SM clock and throttling while it is timed
+    try:
+        return _graded(request, args, device, sampler)
+    finally:
+        if sampler is not None:
+            sampler.close()
+
+
+def _sampler():
+    """NVML's readings of the GPU this process times on (`nvml.Sampler`)."""
+    import torch
+
+    from .nvml import Sampler
+    return Sampler(torch.cuda.current_device())
+
+
+def _graded(request: dict, args: tuple, device: str, sampler) -> ProblemRun:
+    from ..workload import problem as problems
+    from .problem_grade import grade_candidate, grade_reference
+
     with problems.pytorch_defaults():
         loaded = problems.load(Path(request["problem"]))
         if request.get("candidate") is None:
-            return grade_reference(loaded, *args)
+            return grade_reference(loaded, *args, sampler=sampler)
         try:
             candidate = problems.with_candidate(loaded, Path(request["candidate"]))
         except (Exception, SystemExit) as exc:  # its import raised or ended the process
@@ -134,7 +152,7 @@ def _child(request: dict) -> ProblemRun:
             run = _named(request)
             run.error = call_error(exc)
             return run
-        return grade_candidate(candidate, *args, device=request.get("device", "cuda"))
+        return grade_candidate(candidate, *args, device=device, sampler=sampler)
 
 
 def import_harness() -> None:

@@ -66,14 +66,15 @@ def rolled(draw: list, k: int) -> list:
 
 
 def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
-           full_clock_share: float | None) -> tuple[Timing | None, str | None, tuple[float, float] | None,
+           full_clock_share: float | None, sampler=None) -> tuple[Timing | None, str | None, tuple[float, float] | None,
                                                     tuple[CallKernels | None, str | None]]:
     """The timing of `model` called on a new rolled copy of `draw` each time (`rolled`, made ahead of
     the call and the L2 flush after it, outside its events, the L2's persisting set-aside put back
     to 0 first: `l2_persist`), or the error of a call; and the events' and the wall clock's time of
     its calls from an idle device (`graded.wall_and_events`: work left on a stream of its own,
     which the events on the caller's stream do not see); and the kernels of such calls from
-    CUPTI's activity records, or why there are none (`graded.kernel_activity`)."""
+    CUPTI's activity records, or why there are none (`graded.kernel_activity`). `sampler`
+    (`nvml.Sampler`, or None) reads the SM clock and throttle reasons while each burst runs."""
     import itertools
 
     import torch
@@ -92,32 +93,35 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
         with torch.no_grad():
             model(*current[0])
 
-    timing, error = _in_rounds(call, before, budget_s, None, full_clock_share)
+    timing, error = _in_rounds(call, before, budget_s, sampler, full_clock_share)
     if error is not None:
         return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None)
     return timing, None, wall_and_events(call, before), kernel_activity(call, before)
 
 
 def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | None = None,
-                    full_clock_share: float | None = None, seed: int = 0) -> ProblemRun:
+                    full_clock_share: float | None = None, seed: int = 0, sampler=None) -> ProblemRun:
     """The reference of `problem` timed on the current GPU on the draw every model of the grading
-    is timed on (`problem.inputs(seed + 1000)`), as the module says."""
+    is timed on (`problem.inputs(seed + 1000)`), as the module says; `sampler` (`nvml.Sampler`)
+    reads the clock while it runs."""
     draw = problem.inputs(seed + 1000, "cuda")
     run = ProblemRun("reference", str(problem.path), True)
     try:
         run.timing, run.error, run.async_ms, (run.kernels, run.kernels_why) = _timed(
-            problem.model(seed, device="cuda"), draw, l2_bytes, budget_s, full_clock_share)
+            problem.model(seed, device="cuda"), draw, l2_bytes, budget_s, full_clock_share, sampler)
     except (Exception, SystemExit) as exc:  # its constructor raised
         run.error = call_error(exc)
     return run
 
 
 def grade_candidate(candidate: Problem, l2_bytes: int | None, budget_s: float | None = None,
-                    full_clock_share: float | None = None, seed: int = 0, device: str = "cuda") -> ProblemRun:
+                    full_clock_share: float | None = None, seed: int = 0, device: str = "cuda",
+                    sampler=None) -> ProblemRun:
     """`candidate` (the problem with one candidate loaded: `workload.problem.with_candidate`)
     checked against the reference on `device` and, where it passed, timed on the reference's draw
     and audited, on the current GPU, as the module says. Never raises for the candidate's faults:
-    its run's `error` says what stopped it (on a `device` other than 'cuda', the timing's)."""
+    its run's `error` says what stopped it (on a `device` other than 'cuda', the timing's).
+    `sampler` (`nvml.Sampler`) reads the clock while it is timed."""
     import random
 
     import torch
@@ -132,7 +136,7 @@ def grade_candidate(candidate: Problem, l2_bytes: int | None, budget_s: float | 
             return run
         draw = p.inputs(seed + 1000, device)
         run.timing, run.error, run.async_ms, (run.kernels, run.kernels_why) = _timed(
-            model, draw, l2_bytes, budget_s, full_clock_share)
+            model, draw, l2_bytes, budget_s, full_clock_share, sampler)
         run.patched = put_back(p.harness)
         if run.error is None:  # the instance timed, on a rolled copy at a place of chance and on a new draw
             audits = [rolled(draw, random.randrange(1, 1 << 30)), p.inputs(seed + 2000, device)]
@@ -152,5 +156,11 @@ def grade(problem: Problem, candidates: list[Problem], l2_bytes: int | None, bud
     """The reference of `problem` and each of `candidates` checked and timed in this process, on the
     current GPU, the reference first (`grade_reference`, `grade_candidate`). `roofline run` grades
     each in a process of its own instead (`problem_child`)."""
-    return [grade_reference(problem, l2_bytes, budget_s, full_clock_share, seed)] + \
-        [grade_candidate(p, l2_bytes, budget_s, full_clock_share, seed) for p in candidates]
+    from .nvml import Sampler
+
+    sampler = Sampler()
+    try:
+        return [grade_reference(problem, l2_bytes, budget_s, full_clock_share, seed, sampler)] + \
+            [grade_candidate(p, l2_bytes, budget_s, full_clock_share, seed, sampler=sampler) for p in candidates]
+    finally:
+        sampler.close()
