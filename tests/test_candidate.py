@@ -86,6 +86,7 @@ def test_a_candidate_that_writes_its_input_is_flagged_though_its_answer_is_right
     assert all(d.passed for d in got.draws)
     (flag,) = got.flags
     assert flag.code == "inputs_modified" and flag.figures["elements"] > 0.99 * flag.figures["size"]
+    assert "the reference leaves its inputs" in flag.evidence and "inout" not in flag.evidence  # nothing to declare
 
 
 def test_each_draw_is_new_inputs():

@@ -285,7 +285,7 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
         views = bool(_storages(given_tensors) & _storages(w for w in want if isinstance(w, torch.Tensor)))
         for i, (x, k) in enumerate(zip(tensors, kept)):
             if not writes and not torch.equal(x, k):
-                flag(inputs_modified(f"input {i}", int((x != k).sum()), x.numel()))
+                flag(inputs_modified(f"input {i}", int((x != k).sum()), x.numel(), declared=False))
         shared = _storages(tensors) & _storages(g for g in got if isinstance(g, torch.Tensor))
         if shared and not views:
             flag(Flag("aliased_output", "an output shares its storage with an input: a view of the input handed "

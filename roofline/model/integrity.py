@@ -106,12 +106,15 @@ def nan_or_unwritten(output: str, nans: int, size: int) -> Flag | None:
                 {"elements": float(nans), "size": float(size)})
 
 
-def inputs_modified(name: str, changed: int, size: int) -> Flag | None:
-    """The flag for input `name` with `changed` of `size` elements different after the launch."""
+def inputs_modified(name: str, changed: int, size: int, declared: bool = True) -> Flag | None:
+    """The flag for input `name` with `changed` of `size` elements different after the launch:
+    `declared` for an argument a spec declares `in` (which may be declared `inout`), else one of
+    a problem's inputs, which its reference leaves as they were."""
     if not changed:
         return None
-    return Flag("inputs_modified", f"{name}: {changed:,} of {size:,} elements changed by the launch (declared `in`; "
-                                   "declare it `inout` if the kernel writes it)",
+    by = "the launch (declared `in`; declare it `inout` if the kernel writes it)" if declared else \
+        "the candidate's call (the reference leaves its inputs as they were)"
+    return Flag("inputs_modified", f"{name}: {changed:,} of {size:,} elements changed by {by}",
                 {"elements": float(changed), "size": float(size)})
 
 
