@@ -1,8 +1,12 @@
-"""The cheat corpus's confusion matrix from grade files written by `roofline run problem.py
-CANDIDATE.py ...` (each candidate's file names on its first line what it must raise: 'honest', a
-flag code, 'wrong', 'fails', 'not_graded' or 'no_gain': graded no faster than the reference): per candidate what it must raise and what it got,
-then the matrix (cheats and honest entries: flagged or refused, graded; and how many got what they
-must: a cheat flagged as its file says, or graded at no gain where it says 'no_gain').
+"""The cheat corpus's confusion matrix from grade files written by `roofline run` (problems with
+their candidates, or kernels and callables): per entry what it must raise and what it got, then the
+matrix (cheats and honest entries: flagged or refused, graded; and how many got what they must).
+
+What an entry must raise is named on the first line of its file: 'honest', a flag code, 'wrong',
+'fails', 'not_graded', or 'no_gain' (graded, and no more than NO_GAIN faster than the reference:
+a cheat whose trick the harness undoes runs at the reference's cost, within the timing's spread
+for a call of a few microseconds). A file whose first line names none of these, or that is not
+here (a copy made on the GPU machine), is honest. A problem's reference is not counted.
 
     python bench/corpus_matrix.py GRADES.json [GRADES.json ...]
 """
@@ -14,11 +18,24 @@ import sys
 from pathlib import Path
 
 
-def expected(source: Path) -> str:
-    return source.read_text().splitlines()[0].lstrip("# ").split(":")[0].split(" ")[0]
+NO_GAIN = 0.9  # a no-gain cheat's time at least this share of the reference's
+CHEAT_WORDS = {"wrong", "fails", "not_graded", "no_gain"}
+
+
+def expected(source: Path, codes: set[str]) -> str:
+    """What the file at `source` must raise (its first line's first word), 'honest' where it names nothing
+    of `codes` or CHEAT_WORDS, or is not here."""
+    try:
+        first = source.read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return "honest"
+    word = first.lstrip("# ").split(":")[0].split(" ")[0]
+    return word if word in codes | CHEAT_WORDS else "honest"
 
 
 def main(paths: list[str]) -> None:
+    from roofline.model.integrity import CODES
+
     rows = []
     matrix = {(k, c): 0 for k in ("cheat", "honest") for c in ("caught", "graded", "as it must")}
     for path in paths:
@@ -27,7 +44,7 @@ def main(paths: list[str]) -> None:
         for e in entries:
             if e["name"] == "reference":
                 continue
-            want = expected(Path(e["source"]))
+            want = expected(Path(e["source"].split(":")[0]), set(CODES))
             codes = [f["code"] for f in e["flags"]]
             graded = e.get("share") is not None and not codes and e.get("error") is None
             kind = "honest" if want == "honest" else "cheat"
@@ -35,7 +52,7 @@ def main(paths: list[str]) -> None:
             if kind == "honest":
                 right = graded
             elif want == "no_gain":  # graded at no less than the reference's time, or caught
-                right = not graded or (ref_ms is not None and e["time_ms"] >= 0.9 * ref_ms)
+                right = not graded or (ref_ms is not None and e["time_ms"] >= NO_GAIN * ref_ms)
             elif want in ("wrong", "fails", "not_graded"):
                 right = not graded
             else:

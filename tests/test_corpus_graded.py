@@ -89,3 +89,20 @@ def test_honest_problems_graded_against_themselves_raise_no_flag():
         problems.add(Path(entries[0]["source"]).stem)
     assert candidates == 41
     assert listed <= problems and len(problems - listed) == 8  # the fixtures (conv_relu graded twice)
+
+
+def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypatch):
+    # docs/grade.md's matrix: 30 cheats (27 caught, 3 graded at no gain), 61 honest entries graded with no flag
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("corpus_matrix", ROOT / "bench" / "corpus_matrix.py")
+    matrix = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(matrix)
+    monkeypatch.chdir(ROOT)
+    plots = ROOT / "plots"
+    files = [*sorted(plots.glob("grades-h100-corpus-*.json")), *sorted(plots.glob("grades-h100-kernelbench-*.json")),
+             plots / "grades-h200.json", plots / "grades-h200-public.json", *sorted(plots.glob("honest-h100/*.json"))]
+    matrix.main([str(f) for f in files])
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[-2:]}
+    assert rows == {"cheat": ["27", "3", "30"], "honest": ["0", "61", "61"]}
+    assert "| cheat | 27 | 3 | 30 |" in (ROOT / "docs" / "grade.md").read_text()
