@@ -134,6 +134,19 @@ def test_weights_in_a_list_and_a_sync_in_the_constructor_are_read(tmp_path):
 
 
 @needs_torch
+def test_what_the_reference_warns_of_is_a_note_not_a_line_on_stderr(tmp_path, recwarn):
+    # KernelBench's level-2 28_BMM_InstanceNorm builds an InstanceNorm2d whose forward warns in PyTorch 2.13
+    path = tmp_path / "warns.py"
+    path.write_text("import warnings\nimport torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                    "    def forward(self, x):\n        warnings.warn('size does not match\\nsecond line')\n"
+                    "        warnings.warn('size does not match\\nagain')\n        return x * 2\n\n\n"
+                    "def get_inputs():\n    return [torch.randn(16, 64)]\n\n\ndef get_init_inputs():\n    return []\n")
+    w = problem.work(problem.load(path))
+    assert w.warnings == ("the reference warned on the meta device: size does not match",)
+    assert not [r for r in recwarn if "size does not match" in str(r.message)]
+
+
+@needs_torch
 def test_a_problem_that_exits_or_a_candidate_given_as_one_is_refused_in_one_line(tmp_path):
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
     with pytest.raises(UsageError, match=r"exits.py: importing it raised SystemExit: 3"):

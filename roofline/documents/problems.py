@@ -61,10 +61,10 @@ class ProblemsKind(DocumentKind):
         from ..render.tables import _fit
 
         def gflop(r) -> str:
-            return ", ".join(f"{v / 1e9:,.2f} {LABELS.get(k, k)}" for k, v in r.work.work.flops.items()) or "-"
+            return ", ".join(f"{figure(v / 1e9)} {LABELS.get(k, k)}" for k, v in r.work.work.flops.items()) or "-"
 
-        def ms(x: float) -> str:  # a small problem's bound is not shown as nothing
-            return f"{x:,.4f}" if x >= 1e-4 or x == 0 else "< 0.0001"
+        def ms(x: float) -> str:  # three significant digits at any size: a small problem's bound is not shown as 0.0002
+            return f"{x:,.4f}" if x >= 1 or x == 0 else f"{x:.3g}"
 
         def mb(x: float) -> str:  # a few bytes (a loss's scalar) as such, not in a power of ten
             return f"{figure(x / 1e6)} MB" if x >= 1000 else f"{x:,.0f} B"

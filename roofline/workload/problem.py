@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -371,8 +371,6 @@ def with_candidate(problem: Problem, path: Path | str) -> Problem:
     if not isinstance(cls, type):
         raise UsageError(f"{path}: a candidate defines class {CANDIDATE} (taking {problem.name}'s constructor "
                          "arguments); it has none")
-    from dataclasses import replace
-
     return replace(problem, candidate=cls, candidate_path=path, harness=before, patched_at_import=changed)
 
 
@@ -409,9 +407,21 @@ def pytorch_defaults():
 
 
 def work(problem: Problem, seed: int = 0) -> ProblemWork:
-    """The reference's work and compulsory bytes, read on the meta device (module docstring).
-    Raises UsageError when the reference's construction or forward fails there, or when it returns
-    something other than tensors."""
+    """The reference's work and compulsory bytes, read on the meta device (module docstring); what
+    Python or PyTorch warned of while it was read among its `warnings` (a note for the user, not a
+    line on standard error). Raises UsageError when the reference's construction or forward fails
+    there, or when it returns something other than tensors."""
+    import warnings as py_warnings
+
+    with py_warnings.catch_warnings(record=True) as caught:
+        py_warnings.simplefilter("always")
+        read = _work(problem, seed)
+    warned = dict.fromkeys(str(c.message).strip().splitlines()[0] for c in caught if str(c.message).strip())
+    return replace(read, warnings=read.warnings + tuple(f"the reference warned on the meta device: {m}" for m in warned))
+
+
+def _work(problem: Problem, seed: int) -> ProblemWork:
+    """`work`, its warnings not yet caught."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
