@@ -121,8 +121,13 @@ def _reply(stdout: str, stderr: str, returncode: int | None, read: Callable[[str
     if answer is not None:
         return Reply(answer=answer, returncode=returncode)
     last = next((ln.strip() for ln in reversed((stderr or "").strip().splitlines()) if ln.strip()), "")
+    ended = "ended" if returncode == 0 else "died"
+    if lines and returncode == 0:  # it ended cleanly, its last line not the report this parent asked for (forged, stray)
+        return Reply(failure="died", returncode=returncode, stderr_tail=last,
+                     why=f"its process {ended} (exit code {returncode}) with a last line that is not the harness's "
+                         f"report (a forged or stray line: {lines[-1].strip()[:80]!r})")
     return Reply(failure="died", returncode=returncode, stderr_tail=last,
-                 why=f"its process died (exit code {returncode}) without a report: {(last or 'no message')[:200]}")
+                 why=f"its process {ended} (exit code {returncode}) without a report: {(last or 'no message')[:200]}")
 
 
 def request(argv: list[str] | None = None) -> dict:
