@@ -132,6 +132,7 @@ def test_a_grade_file_reads_its_score_as_this_version_scores_it():
     assert [round(speedup(e), 3) for e in doc.entries] == [1.0, 0.994, 0.937]
     lines = "\n".join(grade_lines(doc))
     assert "no score against reference (4.274 ms), which runs at 99.6% of this speed of light" in lines
+    assert "level1_19_ReLU_cuda: the same work as reference; 93.3% of its speed of light; no score" in lines and "0.94x the speed of reference" in lines
 
 
 # ---- integrity thresholds

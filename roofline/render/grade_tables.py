@@ -37,10 +37,25 @@ def share_text(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.1f}%"
 
 
+def times(x: float | None) -> str:
+    """A speed-up as the table shows it: '1.29x', two significant digits under 0.1 ('0.0048x')."""
+    return "-" if x is None else f"{x:.2f}x" if x >= 0.1 else f"{x:.2g}x"
+
+
 def speedup(e: GradeEntry) -> float | None:
     """The baseline's time over the entry's, T_b / T (KernelBench's speed-up: above 1 is faster
     than the baseline); None without both."""
     return e.baseline_ms / e.time_ms if e.graded and e.baseline_ms and e.time_ms else None
+
+
+def not_graded(e: GradeEntry) -> str:
+    """Why an entry has no grade, in a word: 'refused' (its declared work), 'wrong' (a check failed),
+    'error' (it raised, or its process gave no grade), else 'not graded' (not timed)."""
+    if e.refused:
+        return "refused"
+    if any(not c.passed for c in e.checks):
+        return "wrong"
+    return "error" if e.error else "not graded"
 
 
 def grade_tables(doc: GradeResults, width: int = 200) -> list[Table]:
@@ -56,11 +71,11 @@ def grade_tables(doc: GradeResults, width: int = 200) -> list[Table]:
         occ = "-" if e.occupancy is None else f"{percent(e.occupancy.occupancy)}% {limiters(e.occupancy, short=True)}"
         flags = " ".join(SHORT_FLAG[f.code] for f in e.flags) or ("-" if e.graded else "")
         if not e.graded:
-            flags = (flags + " " if flags else "") + ("refused" if e.refused else "not graded")
+            flags = (flags + " " if flags else "") + not_graded(e)
         up = speedup(e)
         rows.append([name, e.kind, _ms(e.time_ms), _ms(e.t_sol_ms), bound_text(e),
                      share_text(e.share), f"{e.score:.3f}" if e.score is not None else "-",
-                     *([f"{up:.2f}x" if up is not None else "-"] if based else []), occ, flags])
+                     *([times(up)] if based else []), occ, flags])
     graded = sum(1 for e in doc.entries if e.graded)
     title = f"{doc.device.name}: {len(doc.entries)} entries, {graded} graded against their speed of light (L2 {doc.l2})"
     if graded == len(doc.entries):
@@ -104,7 +119,7 @@ def grade_lines(doc: GradeResults) -> list[str]:
                          f"{share_text(e.t_sol_ms / e.baseline_ms)} of this speed of light: a score needs the "
                          f"baseline {SCORE_HEADROOM:.0%} or more above it")
             if speedup(e) is not None and e.name != e.baseline:
-                head += f"; {speedup(e):.3f}x the speed of {e.baseline}"
+                head += f"; {times(speedup(e))} the speed of {e.baseline}"
         out.append(head)
         if e.error:
             out.append(f"  {e.error}")
