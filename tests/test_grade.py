@@ -538,3 +538,17 @@ def test_kernels_sets_a_graded_kernels_size_by_its_name_and_refuses_a_bare_one()
     r = CliRunner().invoke(app, ["kernels", str(copy), "--model-only", "--size", "1024"])
     assert r.exit_code == 2 and "--size 1024: copy declares its sizes by name (N); give --size NAME=VALUE, e.g. " \
                                 "--size N=1024" in r.stderr
+
+
+def test_the_chart_draws_a_launch_bound_entrys_roof_at_its_work_over_the_launch_floor(monkeypatch, tmp_path):
+    # the committed corpus file (H100): a 256 x 192 x 128 FP32 product, 12.6 MFLOP, bound by a 3.07 us launch floor
+    from roofline.render import grade_chart
+    from roofline.results.grades import GradeResults
+    doc = GradeResults.model_validate_json((Path(__file__).parents[1] / "plots" / "grades-h100-corpus-matmul.json").read_text())
+    drawn = {}
+    monkeypatch.setattr(grade_chart, "save_atomic", lambda fig, out, fmt: drawn.setdefault("fig", fig))
+    grade_chart.draw(doc, tmp_path / "g.png")
+    ax = drawn["fig"].axes[0]
+    (floor,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("launch floor")]  # one for the five entries
+    assert floor.get_ydata()[0] == pytest.approx(2 * 256 * 192 * 128 / (0.003072 * 1e6), rel=1e-3)
+    assert "21 entries not graded" in " ".join(t.get_text() for t in drawn["fig"].texts)

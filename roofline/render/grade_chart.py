@@ -4,7 +4,8 @@ Left, log-log: x the arithmetic intensity of its declared work over its compulso
 per byte), y the FLOP/s its time gives that work. The roofs are the ones T_SOL was read against:
 the DRAM roof (a diagonal) and each compute roof an entry's work is in (horizontal), measured
 dashed, theoretical solid. An entry sits at share x its roof: the vertical gap to the roof above
-it is its distance from the speed of light. Each point is labelled with its name and share;
+it is its distance from the speed of light; an entry bound by the launch floor has a dotted dash
+at its work over an empty kernel's time, its roof. Each point is labelled with its name and share;
 entries with flags are drawn hollow, with the flags' short codes. Entries not graded (failed,
 refused) are listed under the chart, not drawn.
 Right: each entry's share of its speed of light as a bar (the dashed line is 100 %), its score
@@ -19,7 +20,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..results.grades import GradeResults
 from .chart import check_output, color_ramp, new_figure, save_atomic, text
-from .grade_tables import SHORT_FLAG
+from .grade_tables import SHORT_FLAG, not_graded
 from .layout import Layout
 from .text import percent
 
@@ -54,7 +55,7 @@ def draw(doc: GradeResults, out: Path) -> None:
                       f"L2 {doc.l2})"), fontsize=10)
     if left_out:  # named where few, else counted: the line stays one line under the panels
         refused = sum(1 for e in left_out if e.refused)
-        why = ("; ".join(f"{e.name}: {'refused' if e.refused else 'not graded'}" for e in left_out)
+        why = ("; ".join(f"{e.name}: {not_graded(e)}" for e in left_out)
                if len(left_out) <= MAX_NAMED else
                f"{len(left_out)} entries not graded ({refused} of them refused); roofline show gives each one's reason")
         fig.text(0.07, 0.03, text(f"not drawn: {why}"), fontsize=7.5, color="0.3")
@@ -90,7 +91,13 @@ def _roofline(ax, placed: list) -> list:
         ax.plot([max(ridge, lo), hi], [t.roof, t.roof], color=color_ramp(i, len(computes) + 1),
                 ls="--" if t.measured else "-", lw=1.4,
                 label=f"{level} {t.roof / 1000:,.1f} TFLOP/s ({'measured' if t.measured else 'theoretical'})")
-    labels = []
+    labels, floors = [], set()
+    for e, ai, _ in points:  # a launch-bound entry's roof is no line of the chart: its work in an empty kernel's time
+        floor = next((t for t in e.terms if t.level == "launch" and t.ms > 0), None)
+        if e.binding == "launch" and floor is not None and (ai, floor.ms) not in floors:
+            ax.plot([ai / 1.8, ai * 1.8], [sum(e.work.flops.values()) / (floor.ms * 1e6)] * 2, color="0.35", lw=2.2,
+                    ls=":", label=None if floors else "launch floor (the work in an empty kernel's time)")
+            floors.add((ai, floor.ms))
     for i, (e, ai, rate) in enumerate(points):
         color = color_ramp(i, len(points))
         flagged = bool(e.flags)
