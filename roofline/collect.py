@@ -9,7 +9,7 @@ import datetime as _dt
 import math
 from dataclasses import replace
 
-from . import __version__
+from . import provenance
 from .ladder.user import UserKernel
 from .measure.runner import KernelRun, RunOutput
 from .measure.tuning import TuneOutcome
@@ -107,7 +107,7 @@ def from_run(out: RunOutput, device: DeviceSpec | None = None, skipped: list[Ski
     rounds = out.rounds
     return Results(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        tool=f"roofline {__version__}",
+        tool=provenance.tool(),
         device=device or out.device,
         problem=problem_record(p),
         reference=Reference(gflops=gflops(p.flops, ref_ms), time_ms=ref_ms, timing=out.reference,

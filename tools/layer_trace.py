@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, list[str]]] = [
 ]
 # Modules beside the layers, used by all of them (errors, files, defaults, ...): calls into or
 # out of them are neither climbs nor re-entries, and they are not reported as unknown.
-BESIDE: list[str] = ["roofline", "roofline.errors", "roofline.files", "roofline.defaults", "roofline.progress",
+BESIDE: list[str] = ["roofline", "roofline.errors", "roofline.provenance", "roofline.files", "roofline.defaults", "roofline.progress",
                      "roofline.extras", "roofline.kernels", "roofline.child", "roofline.declarations",
                      "roofline.build_options"]
 PACKAGE = "roofline"

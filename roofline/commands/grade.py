@@ -226,9 +226,9 @@ def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, s
                      f"workload, or runs within {grading.sol.SCORE_HEADROOM:.0%} of its speed of light (the speed-up column still "
                      "compares them)")
     import datetime as _dt
-    from .. import __version__
+    from .. import provenance
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                       tool=f"roofline {__version__}", device=device, launch_ms=launch_ms,
+                       tool=provenance.tool(), device=device, launch_ms=launch_ms,
                        entries=entries, notes=notes)
     store.save(doc, out)
     return GradeReport(doc, notes, failures, usage_failures)
@@ -282,7 +282,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     error (`GradeReport.failures`)."""
     import datetime as _dt
 
-    from .. import __version__, files, grading
+    from .. import files, grading, provenance
     from ..measure import ceilings, nvml
     from ..measure.graded import launch_floor_ms
     from ..measure.problem_child import grade_each, request_for
@@ -327,6 +327,6 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
              "each timed call on inputs of its own, drawn before the timing"] + \
         [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs])
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                       tool=f"roofline {__version__}", device=device, launch_ms=launch_ms, entries=entries, notes=notes)
+                       tool=provenance.tool(), device=device, launch_ms=launch_ms, entries=entries, notes=notes)
     store.save(doc, out)
     return GradeReport(doc, notes, failures)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import replace
 
-from .. import __version__
+from .. import provenance
 from ..errors import UsageError
 from ..model.arch import ArchLimits
 from ..model.device import DeviceSpec
@@ -105,7 +105,7 @@ def from_profile(launches: list[Launch], device: DeviceSpec, *, command: list[st
     attribution = _attribution(launches, index, *owners, program=program) if owners is not None else None
     return ProfileResults(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        tool=f"roofline {__version__}", device=device, command=command, report=report, read_with=read_with,
+        tool=provenance.tool(), device=device, command=command, report=report, read_with=read_with,
         kernel_regex=kernel_regex, launch_skip=launch_skip, launch_count=launch_count,
         from_start=from_start, launches_profiled=len(launches), exit_code=exit_code, total_time_ms=total,
         kernels=kernels, attribution=attribution, notes=list(notes or []))
