@@ -110,6 +110,8 @@ def test_usage_error_is_one_line_exit_2(args, named, tmp_path, monkeypatch):
     (["device", "a", "b"], "Got unexpected extra argument(s) (a b); usage: roofline device [OPTIONS]"),
     (["occupancy", "--regs", "9", "--threads", "x"], "--threads: 'x' is not an integer"),
     (["whatif", "r.json", "--target", "most"], "--target: 'most' is not a share (0.97 or 97%)"),
+    (["run", "--kernel", "naive", "--device", "cpu"],  # said on a machine without a GPU too
+     "--device 'cpu': give a GPU index (0, 1, ...) or a PCI bus id like 0000:19:00.0"),
 ])
 def test_usage_errors_name_what_is_missing_and_what_is_valid(args, expected):
     """The wording, word for word: the same under every supported Typer."""

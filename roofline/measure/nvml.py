@@ -77,12 +77,18 @@ def select_gpu(which: str) -> str:
     index as `nvidia-smi` numbers the GPUs (NVML's order, by PCI bus id, which need not be CUDA's)
     or a PCI bus id ('0000:19:00.0'). Raises UsageError for a GPU that does not exist or that
     CUDA_VISIBLE_DEVICES hides (naming the parameter `device`, `run --device` on the command
-    line), RunError when there is no GPU."""
+    line), before anything else for a value that is neither (no GPU needed to say so), RunError
+    when there is no GPU."""
+    import re
+
+    text = str(which).strip()
+    if not text.isdigit() and not re.fullmatch(r"([0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]", text):
+        raise UsageError(f"{{device}} {text!r}: give a GPU index (0, 1, ...) or a PCI bus id like 0000:19:00.0",
+                         "device")
     require_gpu()
     import cupy
     import pynvml
 
-    text = str(which).strip()
     bus_id = text
     if text.isdigit():
         try:
@@ -98,9 +104,6 @@ def select_gpu(which: str) -> str:
             bus_id = bus_id.decode() if isinstance(bus_id, bytes) else bus_id
         finally:
             pynvml.nvmlShutdown()
-    elif ":" not in text:
-        raise UsageError(f"{{device}} {text!r}: give a GPU index (0, 1, ...) or a PCI bus id like 0000:19:00.0",
-                         "device")
     try:
         index = cupy.cuda.runtime.deviceGetByPCIBusId(bus_id)
     except Exception:
