@@ -38,7 +38,8 @@ CASES = [("small_matmul.py", "matmul_honest.py"), ("small_matmul.py", "matmul_ca
          ("small_matmul.py", "matmul_patches_operator.py"), ("small_matmul.py", "matmul_autocast.py"),
          ("small_matmul.py", "matmul_skips_once_written.py"), ("small_matmul.py", "matmul_half_rows.py"),
          ("small_matmul.py", "matmul_exits.py"), ("small_matmul.py", "matmul_patches_roofline.py"),
-         ("small_matmul.py", "matmul_empty_replay.py"), ("small_matmul.py", "matmul_patches_sync.py")]
+         ("small_matmul.py", "matmul_empty_replay.py"), ("small_matmul.py", "matmul_patches_sync.py"),
+         ("small_matmul.py", "matmul_precision_medium.py")]
 # Caught only where the calls are timed on a GPU (tests/test_gpu_problem.py): honest on the CPU's draws.
 GPU_CASES = [("small_matmul.py", "matmul_cached_by_pointer.py"), ("small_matmul.py", "matmul_cached_by_values.py"),
              ("small_matmul.py", "matmul_side_stream.py"), ("small_matmul.py", "matmul_persisting_l2.py")]
