@@ -376,6 +376,7 @@ def test_a_launch_sampled_in_part_says_so_and_is_read_as_a_part():
     assert "naive 1,296 (first 45% of the run)" in text and "not sampled not sampled" in text
     assert ("naive: the samples cover the first 45 % of its 273.5 ms launch (1,296 samples, one every 96 µs)"
             in text) and "ncu --section PmSampling --pm-sampling-interval 274000 (its duration" in text
+    assert "--pm-sampling-buffer-size 1073741824 (1 GiB" in text
     assert "over the 45 % of its run sampled" in text
     # two blocks per SM: the waves model's tail is the most there can be; one block per SM: the tail itself
     assert "register_tiling_2d" in text and "up to 12.5% (76% SMs)" in text
@@ -453,10 +454,14 @@ def test_run_profile_asks_ncu_for_the_interval_and_again_without_where_refused(t
     _, _, notes = counters.profile(spec, problem, None, 274.0, "9.0")
     args = (tmp_path / "args.txt").read_text().split("\n")
     assert args[args.index("--pm-sampling-interval") + 1] == "274000" and not any("refused" in n for n in notes)
+    # the buffer that kept all 999 samples of a 275.6 ms launch on an H100, where ncu's own kept 337
+    assert args[args.index("--pm-sampling-buffer-size") + 1] == str(1 << 30)
     monkeypatch.setenv("FAKE_NCU_NO_INTERVAL", "1")
     _, _, notes = counters.profile(spec, problem, None, 274.0, "9.0")
-    assert "--pm-sampling-interval" not in (tmp_path / "args.txt").read_text()
-    assert any(n.startswith("ncu refused a PM sampling interval of 274,000 ns") for n in notes)
+    assert "--pm-sampling-" not in (tmp_path / "args.txt").read_text()
+    assert any(n.startswith("ncu refused a PM sampling interval of 274,000 ns in a buffer of 1,024 MiB") for n in notes)
+    _, _, notes = counters.profile(spec, problem, None, 21.4, "9.0")  # a short launch: ncu's own interval and buffer
+    assert "--pm-sampling-" not in (tmp_path / "args.txt").read_text()
     has_section.cache_clear()
 
 

@@ -29,7 +29,7 @@ from .. import child
 from ..ladder.families import KernelSpec
 from ..ladder.user import UserKernel, from_argument, to_argument
 from ..model.problem import Problem
-from ..model.timeline import interval_ns
+from ..model.timeline import WHOLE_RUN_BUFFER_BYTES, interval_ns
 from ..model.traffic import CountedTraffic
 from ..nsight import run as ncu
 from ..nsight.binary import read_report
@@ -55,8 +55,9 @@ def counted_from(row: Row, precision: str = "fp32") -> CountedTraffic:
     return CountedTraffic(**{name: int(v) for name, key in fields.items() if (v := r.value(key)) is not None})
 
 
-# A launch longer than this is sampled at an interval of its own (`sampling_interval_ns`): Nsight Compute's
-# own choice held 1,296 samples of 96 us, 45 % of a 274 ms launch, on an H100 (ncu 2025.3.1).
+# A launch longer than this is sampled at an interval of its own (`sampling_interval_ns`) into a buffer that
+# holds its whole run (`model.timeline.WHOLE_RUN_BUFFER_BYTES`): Nsight Compute's own choice held 1,296
+# samples of 96 us, 45 % of a 274 ms launch, on an H100 (ncu 2025.3.1); its interval alone, 34 %.
 LONG_LAUNCH_MS = 50.0
 
 
@@ -80,8 +81,9 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
     """Run `spec` (at its own tile) once under ncu on `problem` (on the GPU at `pci_bus_id`, else
     CUDA's first), its counters sampled over its run as well where this ncu can (PM sampling,
     `nsight.sampling`; a launch measured at `time_ms` over LONG_LAUNCH_MS on a GPU of
-    `compute_capability` at an interval of its own, `sampling_interval_ns`, and again at Nsight
-    Compute's where ncu refuses that), and return what ncu counted, the launch as read (None where
+    `compute_capability` at an interval of its own, `sampling_interval_ns`, into a buffer that holds
+    them all, `model.timeline.WHOLE_RUN_BUFFER_BYTES`, and again at Nsight Compute's interval and
+    buffer where ncu refuses those), and return what ncu counted, the launch as read (None where
     it cannot be placed), which holds the samples, and the reader's notes on the report (how it
     was read, what it left out). Raises ncu.NcuError (one line) when ncu is missing, counters are
     not permitted, or the profile fails."""
@@ -92,10 +94,11 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
         command = launch_command(spec, problem, Path(tmp), pci_bus_id)
         done = ncu.run(command, options, Path(tmp) / "kernel", TIMEOUT_S, capture=True, timeline=timeline,
-                       interval_ns=interval)
-        if done.report is None and interval:  # this ncu took no such interval: its own choice
+                       interval_ns=interval, buffer_bytes=WHOLE_RUN_BUFFER_BYTES if interval else None)
+        if done.report is None and interval:  # this ncu took no such interval or buffer: its own choice
             said = done.warnings()
-            notes.append(f"ncu refused a PM sampling interval of {interval:,} ns"
+            notes.append(f"ncu refused a PM sampling interval of {interval:,} ns in a buffer of "
+                         f"{WHOLE_RUN_BUFFER_BYTES >> 20:,} MiB"
                          + (f" ({said[-1]})" if said else "") + "; sampled at its own, which may cover part of the run")
             done = ncu.run(command, options, Path(tmp) / "kernel", TIMEOUT_S, capture=True, timeline=timeline)
         if done.report is None:

@@ -50,6 +50,10 @@ ROUNDING = 3
 # interval a timeline sampled in part advises for ncu, `results.timeline.Timeline.cut_note`): fewer than the
 # 1,296 that the buffer held of a 274 ms launch on an H100 at Nsight Compute's own choice.
 WHOLE_RUN_SAMPLES = 1000
+# The device buffer PM sampling writes a whole long launch's samples into (`--pm-sampling-buffer-size`, bytes):
+# at Nsight Compute's own size a 275.6 ms launch on an H100 (ncu 2025.3.1, run --profile's metrics, one sample
+# every 276 us) kept 337 samples, the first 34 % of it; with 1 GiB it kept 999, the whole run (2026-12-06).
+WHOLE_RUN_BUFFER_BYTES = 1 << 30
 
 
 def interval_ns(time_ms: float) -> int:

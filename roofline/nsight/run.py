@@ -139,7 +139,7 @@ PM_SAMPLING = "PmSampling"  # ncu's section that samples counters over each laun
 def run(command: list[str], options: Options, report_base: Path, timeout_s: float | None = None,
         stdout_to_stderr: bool = False, capture: bool = False, ops: bool = False,
         timeline: bool = False, xla_dump: Path | None = None, children: bool = True,
-        interval_ns: int | None = None) -> ProfileRun:
+        interval_ns: int | None = None, buffer_bytes: int | None = None) -> ProfileRun:
     """Run `command` under ncu with `options` and the metric list `COLLECT`, writing
     `<report_base>.ncu-rep`. The command's own output passes through (its standard output to
     standard error with `stdout_to_stderr`; kept out of sight with `capture`); ncu's log is
@@ -148,7 +148,9 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
     program dumps its optimized HLO into `xla_dump` (where given). ncu follows the command's child
     processes (`--target-processes all`), or without `children` the command's own process alone. With
     `timeline`, ncu also samples each launch's counters over its run (`--section PmSampling`, read by
-    `nsight.sampling`), one sample every `interval_ns` where given (`--pm-sampling-interval`; else
+    `nsight.sampling`), into a device buffer of `buffer_bytes` where given (`--pm-sampling-buffer-size`;
+    else Nsight Compute's size, which can fill before a long launch ends), one sample every
+    `interval_ns` where given (`--pm-sampling-interval`; else
     Nsight Compute's choice). Raises NcuError when ncu is missing, may not read the counters, or
     times out."""
     exe = find_ncu()
@@ -160,6 +162,7 @@ def run(command: list[str], options: Options, report_base: Path, timeout_s: floa
            "--metrics", ",".join(COLLECT),
            *(["--nvtx"] if ops else []), *(["--section", PM_SAMPLING] if timeline else []),
            *(["--pm-sampling-interval", str(interval_ns)] if timeline and interval_ns else []),
+           *(["--pm-sampling-buffer-size", str(buffer_bytes)] if timeline and buffer_bytes else []),
            "--log-file", str(log_path), "-o", str(report_base), "-f", *options.ncu_flags(), *command]
     output = subprocess.DEVNULL if capture else 2 if stdout_to_stderr else None
     try:
