@@ -325,7 +325,9 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     failures = [f"{e.name}: {e.error}" for e in entries if e.error]
     notes = [f"{loaded.name}: its work read from {found.work.source}; "
              "each timed call on inputs of its own, drawn before the timing"] + \
-        [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs])
+        [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs]) + \
+        [f"{loaded.name}: the reference disagrees with a second instance of itself ({r.self_check}): each candidate is "
+         "checked against an answer that moves" for r in runs if r.self_check]
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                        tool=provenance.tool(), device=device, launch_ms=launch_ms, entries=entries, notes=notes)
     store.save(doc, out)
