@@ -88,6 +88,9 @@ if [ "$part" != charts ]; then
         tests/fixtures/problems/{embedding_rows,cuda_written,conv_relu,attention_causal_fp16}.py \
         $(sed "s|^|${KERNELBENCH:-../KernelBench}/|" bench/honest_problems.txt)
     cp /tmp/honest/honest-*.json plots/honest-h100/
+    # what grading costs against do_bench (docs/grade.md; made on an H100, 2026-12-06, this tree at aab28bc, BEFORE
+    # at 49d6e8d: git archive 49d6e8d roofline | tar x -C /tmp/before)
+    bash bench/grade_cost.sh "${KERNELBENCH:-../KernelBench}" /tmp/before plots/grade-cost-h100.txt
     # the public SGEMM ladder (siboehm/SGEMM_CUDA in SGEMM_CUDA) timed beside ours, and two public programs graded
     # as they are (NVIDIA/cuda-samples in CUDA_SAMPLES, karpathy/llm.c in LLM_C): made on an H200, 2026-12-05
     bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096

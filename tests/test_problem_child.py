@@ -99,3 +99,16 @@ def test_a_started_child_that_is_never_asked_is_ended():
     started = child.Started(problem_child.CHILD)
     started.close()
     assert started.proc.returncode is not None
+
+
+def test_a_reference_that_disagrees_with_itself_is_said_in_one_line():
+    from roofline.measure.candidate import CandidateCheck, DrawResult, OutputResult
+    from roofline.measure.problem_grade import _disagreement
+    from roofline.model.integrity import Flag
+
+    wrong = OutputResult("output 0", "float32", 0.0123, 1e-4, False)
+    odd = OutputResult("output 1", "float32", None, 1e-4, False, "another shape")
+    got = CandidateCheck("p", "reference", "cuda", (DrawResult(1, (wrong, odd)), DrawResult(2, error="boom")),
+                         (Flag("cached_answer", "", {}),))
+    assert _disagreement(got) == "output 0 on draw 1: relative error 0.0123; output 1 on draw 1: another shape; boom; " \
+                                 "cached_answer"
