@@ -87,6 +87,20 @@ def _text(table) -> str:
     return out.getvalue()
 
 
+def test_a_kernel_launched_again_right_after_itself_is_no_fusion_pair():
+    # the Llama step's foreach optimizer: one multi_tensor_apply kernel four times at 320 blocks, then its tail at 69
+    # (chunks of one call over different tensors): four of five pairs, 0.146 ms, claimed savings no fusion could give
+    doc = four_launches()
+    a, b = doc["kernels"]
+    a["launch_order"], b["launch_order"] = [0, 1], [2, 3]  # A A B B
+    b["name"] = b["demangled"] = "A"  # the tail: the same kernel at a grid of its own, a row of its own
+    w = whatif(ProfileResults.model_validate(doc))
+    assert w.fusion == [] and any("no two memory-bound kernels" in n for n in w.notes)
+    b["name"] = b["demangled"] = "B"  # A A B B: A -> B once, at places 1-2
+    (ab,) = whatif(ProfileResults.model_validate(doc)).fusion
+    assert (ab.first, ab.second, ab.occurrences) == ("A", "B", 1)
+
+
 def test_a_compute_bound_neighbour_is_no_fusion_pair():
     doc = four_launches()
     b = doc["kernels"][1]  # B: 2 x 0.7 ms at BF16 tensor: 1.2 ms of work at 989,429.76 GFLOP/s binds it

@@ -410,8 +410,8 @@ def fusion(doc: ProfileResults, w: Workload | None = None, top: int = FUSION_TOP
     dram: dict[int, Roof] = {}
     for place in sorted(at):
         a, b = at[place], at.get(place + 1)
-        if b is None:
-            continue
+        if b is None or doc.kernels[a].name == doc.kernels[b].name:  # the same kernel again: the chunks of one call
+            continue  # (a _foreach_ op's launches over its tensor lists, its tail at a grid of its own) pass nothing
         why = [_unusable(w, i, split) for i in (a, b)]
         if any(why):
             for i, reason in zip((a, b), why):
