@@ -507,3 +507,17 @@ def test_a_kernel_as_near_two_roofs_is_read_against_both():
     assert profiled_kernel_verdict(doc, k) == "at its L2 roof (86 %); its BF16 tensor roof as near (84 %)"
     far = next(k for k in doc.kernels if "splitK" in k.name)  # at its tensor roof, the L2 well below: one roof
     assert "as near" not in profiled_kernel_verdict(doc, far)
+
+
+def test_a_verdict_between_near_and_far_on_part_of_the_gpu_reads_as_one_sentence():
+    # the committed Llama step (H200): an nvjet GEMM at 64 % of its BF16 roof, its waves keeping 97 % of the GPU busy;
+    # it read "at 64 % of the 97 % of the GPU its waves keep busy of its BF16 tensor roof"
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    from pathlib import Path
+    r = CliRunner().invoke(app, ["show", str(Path(__file__).parents[1] / "plots" / "profile-h200-llama-ops.json")],
+                           env={"COLUMNS": "240"})
+    text = " ".join(r.output.split())
+    assert "at 64 % of its BF16 tensor roof (on the 97 % of the GPU its waves keep busy)" in text
+    assert "busy of its" not in text

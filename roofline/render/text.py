@@ -340,10 +340,9 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
     # DRAM's are the whole chip's (`roofs.verdict`)
     busy = 1.0 if b.level in SHARED_LEVELS or v.waves is None else v.waves.utilization
     kept = f" of the {percent(busy, 0)} % of the GPU its waves keep busy" if 0.95 <= busy < 0.995 else ""
-    share = f"{100 / times:.0f} %{kept}"
-    if off:
-        share += f" at the {clock_mhz:,.0f} MHz it ran at" + (
-            f"; {100 / nominal_times:.0f} % at the nominal {nominal_mhz:,.0f} MHz" if nominal_times else "")
+    clock = (f" at the {clock_mhz:,.0f} MHz it ran at" + (
+        f"; {100 / nominal_times:.0f} % at the nominal {nominal_mhz:,.0f} MHz" if nominal_times else "")) if off else ""
+    share = f"{100 / times:.0f} %{kept}{clock}"
     if times < 1:  # a profile's bytes and work are counted: it is the ceiling that was beaten
         moved = "its counted bytes moved faster than" if b.level in MEMORY_NAMES else "it ran faster than"
         low = "the measurement is low" if b.roof.measured else "the clock or the peak is wrong"
@@ -373,7 +372,8 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         return (f"latency-bound: achieved occupancy {percent(achieved)} % of a possible {percent(occ.occupancy)} % "
                 f"({100 / times:.0f} % of {roof})")
     if times <= 2:  # between near and far: the distance alone, no cause guessed
-        return f"at {share} of its {roof} roof"
+        said = [f"on the {percent(busy, 0)} % of the GPU its waves keep busy"] * bool(kept) + [clock.strip()] * bool(clock)
+        return f"at {100 / times:.0f} % of its {roof} roof" + (f" ({'; '.join(said)})" if said else "")
     return f"{far}: latency or instruction issue, not bandwidth"
 
 
