@@ -62,7 +62,7 @@ class ProfileKind(WorkKind):
         found = owners_of(doc, key)
 
         def lines(width: int) -> list:
-            return [*rows_tables(found, width), owned_line(doc), roofs_line(doc), *(Note(n) for n in doc.attribution.notes)]
+            return [*rows_tables(found, width), owned_line(doc, key), roofs_line(doc), *(Note(n) for n in doc.attribution.notes)]
 
         return kind_of(found).json(found), lines
 

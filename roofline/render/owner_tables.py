@@ -70,13 +70,21 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
     return _fit(title, (key, "left"), columns, body, width)
 
 
-def owned_line(doc: ProfileResults) -> str:
-    """How much of the profiled time has an owner, and from what; where a trace gave the launches
-    their time in the program, what the two times are."""
+def owned_line(doc: ProfileResults, key: str | None = None) -> str:
+    """How much of the profiled time has an owner, and from what; by `key` ('module'), how much of it
+    a module owns (the rest is the table's '(no module)' row); where a trace gave the launches their
+    time in the program, what the two times are."""
     a = doc.attribution
     share = a.time_ms / doc.total_time_ms if doc.total_time_ms else 0.0
     line = (f"{share:.1%} of the profiled GPU time ({a.time_ms:,.3f} of {doc.total_time_ms:,.3f} ms) is owned by an op "
             f"or a module, read from {a.source}")
+    if key == "module" and doc.total_time_ms:
+        total = doc.total_time_ms
+        moduled = sum(w.time_ms for w in a.owned if w.module)
+        stepped = sum(w.time_ms for w in a.owned if not w.module and w.phase == "optimizer")
+        line += (f"; by a module, {moduled / total:.1%} ({moduled:,.3f} ms)"
+                 + (f", by the optimizer {stepped / total:.1%}" if stepped else "")
+                 + f"; the rest, {1 - (moduled + stepped) / total:.1%}, is '(no module)'")
     if a.program_source is None:
         return line
     timed = [w for w in a.owned if w.program_ms is not None]
