@@ -497,3 +497,16 @@ def test_the_module_view_says_how_much_a_module_owns():
     r = CliRunner().invoke(app, ["show", str(path), "--by", "module"], env={"COLUMNS": "300"})
     text = " ".join(r.output.split())
     assert r.exit_code == 0 and "by a module, 94.5% (4.356 ms), by the optimizer 1.6%; the rest, 3.9%, is '(no module)'" in text
+
+
+def test_an_op_near_two_roofs_names_both_and_an_old_l2_ceiling_is_said_to_read_low():
+    # the committed Llama step (H200): aten::linear forward's nvjet GEMMs sit within 5 % of both their L2 floor (at
+    # an L2 ceiling measured by one __ldcg stream, 7,309 GB/s) and their BF16 tensor floor
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    path = Path(__file__).parents[1] / "plots" / "profile-h200-llama-ops.json"
+    r = CliRunner().invoke(app, ["show", str(path), "--by", "op"], env={"COLUMNS": "300"})
+    text = " ".join(r.output.split())
+    assert "aten::linear forward 0.223 6.4% 15 508,728 bf16_tensor 0.1585 1.41x L2 (BF16 tensor as near)" in text
+    assert "L2 ceiling: measured at 7,309 GB/s by an __ldcg stream alone, which reads low" in text

@@ -42,12 +42,14 @@ class OwnerRow:
     nbytes: dict[str, float] = field(default_factory=dict)
     floor_ms: float | None = None
     binding: str | None = None
+    near: str | None = None  # a roof within 5 % of the binding one over most of its floor (`Verdict.near`)
     kernels: list[tuple[str, float]] = field(default_factory=list)
     phase_ms: dict[str, float] = field(default_factory=dict)
     depth: int = 0
     program_ms: float | None = None  # its launches' time in the program (a trace's); None where one lacks it
     _program: list = field(default_factory=list, repr=False)
     _by_level: dict[str, float] = field(default_factory=dict, repr=False)
+    _near: dict[str, float] = field(default_factory=dict, repr=False)  # floor ms where that roof is as near
     _by_kernel: dict[str, float] = field(default_factory=dict, repr=False)
 
     @property
@@ -55,7 +57,7 @@ class OwnerRow:
         """Its time over its floor (1.0: every kernel at its roof); None without a floor."""
         return self.time_ms / self.floor_ms if self.floor_ms else None
 
-    def add(self, w: OwnedWork, kernel_name: str, floor: tuple[str, float] | None) -> None:
+    def add(self, w: OwnedWork, kernel_name: str, floor: tuple[str, float, str | None] | None) -> None:
         self.time_ms += w.time_ms
         self.launches += w.launches
         self._program.append(w.program_ms)
@@ -66,28 +68,37 @@ class OwnerRow:
         self.phase_ms[w.phase] = self.phase_ms.get(w.phase, 0.0) + w.time_ms
         self._by_kernel[kernel_name] = self._by_kernel.get(kernel_name, 0.0) + w.time_ms
         if floor is not None:
-            level, ms = floor
+            level, ms, near = floor
             self.floor_ms = (self.floor_ms or 0.0) + ms
             self._by_level[level] = self._by_level.get(level, 0.0) + ms
+            if near is not None:
+                self._near[near] = self._near.get(near, 0.0) + ms
 
     def close(self) -> "OwnerRow":
         self.program_ms = sum(self._program) if self._program and None not in self._program else None
         self.kernels = sorted(self._by_kernel.items(), key=lambda kv: (-kv[1], kv[0]))
         self.binding = max(self._by_level.items(), key=lambda kv: kv[1])[0] if self._by_level else None
+        near = max(self._near.items(), key=lambda kv: kv[1], default=None)
+        self.near = near[0] if near and near[0] != self.binding and near[1] >= 0.5 * (self.floor_ms or 0) else None
         return self
 
 
 def row_floor(doc: ProfileResults, w: OwnedWork) -> tuple[str, float] | None:
     """The binding roof and floor (ms) of owned row `w`, read as its kernel is on the row's own
     work and bytes; None where none of its figures meets a roof."""
+    v = _row_verdict(doc, w)
+    b = v.binding
+    return (b.level, b.floor_ms) if b is not None and b.floor_ms else None
+
+
+def _row_verdict(doc: ProfileResults, w: OwnedWork):
+    """`row_floor`'s verdict (`model.roofs.verdict`) of owned row `w`."""
     k = doc.kernels[w.kernel]
     credited = {p: w.flops[p] for p in k.credible_flops if p in w.flops}
     traffic = CountedTraffic(dram_bytes=w.bytes.get("dram"), l2_bytes=w.bytes.get("l2"), l1_bytes=w.bytes.get("l1"),
                              smem_bytes=w.bytes.get("smem"))
-    v = verdict(None, doc.roofs(k), w.time_ms, traffic, measured=True, flops_by_precision=credited,
-                waves=doc.waves(k))
-    b = v.binding
-    return (b.level, b.floor_ms) if b is not None and b.floor_ms else None
+    return verdict(None, doc.roofs(k), w.time_ms, traffic, measured=True, flops_by_precision=credited,
+                   waves=doc.waves(k))
 
 
 def by_owner(doc: ProfileResults, key: str = "op", inclusive: bool = True) -> list[OwnerRow]:
@@ -100,9 +111,11 @@ def by_owner(doc: ProfileResults, key: str = "op", inclusive: bool = True) -> li
         raise ValueError(f"by {key!r}: give op or module")
     if doc.attribution is None:
         raise ValueError("the profile records no owners")
-    floors = [row_floor(doc, w) for w in doc.attribution.owned]
+    verdicts = [_row_verdict(doc, w) for w in doc.attribution.owned]
     rows: dict[tuple[str, str | None], OwnerRow] = {}
-    for w, floor in zip(doc.attribution.owned, floors):
+    for w, v in zip(doc.attribution.owned, verdicts):
+        b = v.binding
+        floor = (b.level, b.floor_ms, v.near.level if v.near else None) if b is not None and b.floor_ms else None
         name = doc.kernels[w.kernel].name
         if key == "op":
             places = [(w.op, w.phase)]

@@ -53,7 +53,7 @@ class ProfileKind(WorkKind):
         from ..analysis.owners import owners_of
         from ..render.lines import Note
         from ..render.owner_tables import owned_line, rows_tables
-        from ..render.text import roofs_line
+        from ..render.text import ceiling_lines, roofs_line
         from .registry import kind_of
 
         doc = _owned(docs[0], paths[0], "by", key)
@@ -62,7 +62,8 @@ class ProfileKind(WorkKind):
         found = owners_of(doc, key)
 
         def lines(width: int) -> list:
-            return [*rows_tables(found, width), owned_line(doc, key), roofs_line(doc), *(Note(n) for n in doc.attribution.notes)]
+            return [*rows_tables(found, width), owned_line(doc, key), roofs_line(doc), *ceiling_lines(doc),
+                    *(Note(n) for n in doc.attribution.notes)]
 
         return kind_of(found).json(found), lines
 

@@ -213,6 +213,9 @@ def intensities(figures: ModelFigures | None, counted: CountedTraffic | None = N
     return out
 
 
+TIE = 0.05  # another floor within 5 % of the binding one is as near: both roofs are named
+
+
 @dataclass(frozen=True)
 class Floor:
     """The time one level alone allows: its bytes (or the FLOPs) at its roof, in ms."""
@@ -240,6 +243,16 @@ class Verdict:
         """The highest floor: the resource that bounds this kernel (None for a profiled kernel with
         neither work nor bytes counted). A floor set `aside` is not a candidate."""
         return max((f for f in self.floors if not f.aside), key=lambda f: f.floor_ms, default=None)
+
+    @property
+    def near(self) -> Floor | None:
+        """The next-highest floor where it is within TIE of the binding one (a kernel at two roofs at
+        once: which binds is within what the ceilings' own measurement can tell), else None."""
+        b = self.binding
+        others = sorted((f for f in self.floors if not f.aside and f is not b and f.floor_ms), key=lambda f: -f.floor_ms)
+        if b is None or not b.floor_ms or not others or others[0].floor_ms < (1 - TIE) * b.floor_ms:
+            return None
+        return others[0]
 
     @property
     def l2_resident(self) -> bool:

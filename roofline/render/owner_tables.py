@@ -55,7 +55,8 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
             cells += [f"{r.phase_ms[p]:,.3f}" if p in r.phase_ms else "-" for p in phases]
         cells += [f"{r.launches:,}", _rate(r),
                   (f"{r.floor_ms:.4f}" if r.floor_ms < 1 else f"{r.floor_ms:,.3f}") if r.floor_ms else "-",
-                  f"{r.times_floor:.2f}x" if r.times_floor else "-", r.binding or "-",
+                  f"{r.times_floor:.2f}x" if r.times_floor else "-",
+                  (f"{r.binding} ({r.near} as near)" if r.near else r.binding) if r.binding else "-",
                   middle_cut(first, 40), f"{100 * first_ms / r.time_ms:.0f}%" if r.time_ms else "-"]
         body.append(cells)
     left = f", the {len(shown)} {'first' if key == 'module' else 'longest'} of {len(rows)}" if len(shown) < len(rows) else ""

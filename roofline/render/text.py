@@ -304,18 +304,12 @@ def _off_clock(clock_mhz: float | None, nominal_mhz: float | None) -> bool:
     return bool(clock_mhz and nominal_mhz and abs(clock_mhz / nominal_mhz - 1) > 0.03)
 
 
-TIE = 0.05  # another floor within 5 % of the binding one is as near: both roofs are named
-
-
 def _as_near(v: Verdict) -> str:
-    """'; its BF16 tensor roof as near (86 %)' where another floor is within `TIE` of the binding
-    one (a kernel at two roofs at once: which of them binds is within what the ceilings' own
-    measurement can tell), else ''."""
-    b = v.binding
-    others = sorted((f for f in v.floors if not f.aside and f is not b and f.floor_ms), key=lambda f: -f.floor_ms)
-    if b is None or not b.floor_ms or not others or others[0].floor_ms < (1 - TIE) * b.floor_ms or not v.time_ms:
+    """'; its BF16 tensor roof as near (86 %)' where another floor is within `roofs.TIE` of the
+    binding one (`Verdict.near`), else ''."""
+    f = v.near
+    if f is None or not v.time_ms:
         return ""
-    f = others[0]
     return f"; its {roof_name(f.level)} roof as near ({100 * f.floor_ms / v.time_ms:.0f} %)"
 
 
@@ -528,4 +522,12 @@ def ceiling_lines(doc) -> list[str]:
                 else f"verdicts read {figure(b.used)} {unit}")
         lines.append(f"{b.level} ceiling: measured at {figure(b.measured)} {unit}, below the {figure(b.seen)} {unit} "
                      f"{what} in this file, so the measurement is low; {then}")
+    d = doc.device
+    if d.measured_l2_gbps and OLD_L2_METHOD in (d.measured_method or "") and not any(b.level == "L2" for b in doc.beaten):
+        lines.append(f"L2 ceiling: measured at {figure(d.measured_l2_gbps)} GB/s by an __ldcg stream alone, which reads "
+                     "low against the best of streams, chunks and bulk copies that roofline device --measure now takes; "
+                     "a kernel read as L2-bound near another roof may be bound by that one: measure again")
     return lines
+
+
+OLD_L2_METHOD = "L2-resident __ldcg stream;"  # the L2 ceiling's method in files measured before the best of three
