@@ -129,6 +129,8 @@ def test_usage_errors_name_what_is_missing_and_what_is_valid(args, expected):
                                  "roofline show FILE [FILE ...]"),
     (["plot", "--results", "f"], "roofline plot --results is renamed: give the files as arguments: "
                                  "roofline plot FILE [FILE ...] --out chart.png"),
+    (["plot", "p.json", "--by", "op"], "roofline plot --by is renamed: --kind op or --kind module (show's --by is "
+                                       "plot's --kind)"),
     (["run", "--source", "x.cu"], "roofline run --source is renamed: give your kernel files as arguments: "
                                   "roofline run FILE.cu (beside the ladder: --all)"),
     (["run", "--sizes", "512,1024"], "roofline run --sizes is renamed: --sweep LIST (sizes N or shapes MxNxK, or "

@@ -13,7 +13,8 @@ from ..defaults import DEFAULT_RESULTS, PLOT_KINDS
 from ..outcome import Outcome, Plain
 
 MOUNT = dict(short_help="Draw the roofline, a size sweep, a profile by op or module, or kernels over their runs from results files.")
-RENAMED = {"--results": "give the files as arguments: roofline plot FILE [FILE ...] --out chart.png"}
+RENAMED = {"--results": "give the files as arguments: roofline plot FILE [FILE ...] --out chart.png",
+           "--by": "--kind op or --kind module (show's --by is plot's --kind)"}
 
 
 def command(
