@@ -10,7 +10,7 @@ from ..analysis.owners import OwnerChanges, OwnerRow, Owners
 from ..model.peaks import PRECISIONS
 from ..results.profile import ProfileResults
 from .tables import _fit
-from .text import display_names, middle_cut
+from .text import display_names, middle_cut, roof_name
 
 
 def _rate(r: OwnerRow) -> str:
@@ -56,7 +56,8 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
         cells += [f"{r.launches:,}", _rate(r),
                   (f"{r.floor_ms:.4f}" if r.floor_ms < 1 else f"{r.floor_ms:,.3f}") if r.floor_ms else "-",
                   f"{r.times_floor:.2f}x" if r.times_floor else "-",
-                  (f"{r.binding} ({r.near} as near)" if r.near else r.binding) if r.binding else "-",
+                  (f"{roof_name(r.binding)} ({roof_name(r.near)} as near)" if r.near else roof_name(r.binding))
+                  if r.binding else "-",
                   middle_cut(first, 40), f"{100 * first_ms / r.time_ms:.0f}%" if r.time_ms else "-"]
         body.append(cells)
     left = f", the {len(shown)} {'first' if key == 'module' else 'longest'} of {len(rows)}" if len(shown) < len(rows) else ""
