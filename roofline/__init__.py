@@ -26,7 +26,7 @@ and beside them `errors` (the two failures the command line maps to exit codes),
 report their steps), `defaults` (the values the command line's help shows, importing nothing),
 `extras` (how to install an optional part), `declarations` (a .cu file's `// roofline` lines,
 read once for every reader), `build_options` (how a user's kernel file is compiled: the
-compiler asked for and its options) `child` (every process roofline starts of its own, one
+compiler asked for and its options), `child` (every process roofline starts of its own, one
 protocol) and `provenance` (the `tool` a written file records: the version and a fingerprint of
 the source).
 """
