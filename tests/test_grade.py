@@ -552,3 +552,19 @@ def test_the_chart_draws_a_launch_bound_entrys_roof_at_its_work_over_the_launch_
     (floor,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("launch floor")]  # one for the five entries
     assert floor.get_ydata()[0] == pytest.approx(2 * 256 * 192 * 128 / (0.003072 * 1e6), rel=1e-3)
     assert "21 entries not graded" in " ".join(t.get_text() for t in drawn["fig"].texts)
+
+
+def test_the_plot_command_counts_the_entries_not_drawn_in_one_note(tmp_path):
+    plots = Path(__file__).parents[1] / "plots"
+    r = CliRunner().invoke(app, ["plot", str(plots / "grades-h100-corpus-matmul.json"), "--out", str(tmp_path / "g.png")])
+    notes = [line for line in r.stderr.splitlines() if "not drawn" in line]
+    assert r.exit_code == 0 and len(notes) == 1 and "21 entries not graded (matmul_autocast" in notes[0]
+
+
+def test_an_entry_without_a_baseline_says_why_it_has_no_score():
+    from roofline.render.grade_tables import grade_lines
+    from roofline.results.grades import GradeResults
+    doc = GradeResults.model_validate_json((Path(__file__).parents[1] / "plots" / "grades-h200.json").read_text())
+    lines = [line for line in grade_lines(doc) if line.startswith(("reduce_sum:", "softmax_online:"))]
+    assert "no score: no baseline of its workload was graded (--baseline NAME, one per workload)" in lines[1]
+    assert "no score" not in lines[0] and "score 0.991 against softmax_naive" in lines[0]

@@ -510,3 +510,4 @@ def test_an_op_near_two_roofs_names_both_and_an_old_l2_ceiling_is_said_to_read_l
     text = " ".join(r.output.split())
     assert "aten::linear forward 0.223 6.4% 15 508,728 bf16_tensor 0.1585 1.41x L2 (BF16 tensor as near)" in text
     assert "L2 ceiling: measured at 7,309 GB/s by an __ldcg stream alone, which reads low" in text
+    assert "'L2 (BF16 tensor as near)': over most of that floor, the second roof's floor is within 5 % of it" in text

@@ -55,7 +55,11 @@ class GradeKind(ReadKind):
             raise UsageError(f"{request.paths[0]} is a grade file: drawn as one roofline chart (.png, .svg or .pdf), "
                              "without {highlight}, {kind} or {measured}", mentions=["highlight", "kind", "measured"])
         grade_chart.draw(doc, request.out)
-        return notes + [f"not drawn (not graded): {e.name}" for e in doc.entries if not e.graded]
+        left = [e.name for e in doc.entries if not e.graded]
+        if len(left) > grade_chart.MAX_NAMED:  # as the chart's own footer: counted, not listed
+            return notes + [f"not drawn: {len(left)} entries not graded ({', '.join(left[:3])}, ...); roofline show gives "
+                            "each one's reason"]
+        return notes + [f"not drawn (not graded): {name}" for name in left]
 
     def compare(self, docs: tuple, paths: tuple[Path, Path], force: bool, chart_out: Path | None):
         from ..analysis import grade_changes

@@ -52,7 +52,7 @@ class ProfileKind(WorkKind):
             return self.shown(paths, docs)
         from ..analysis.owners import owners_of
         from ..render.lines import Note
-        from ..render.owner_tables import owned_line, rows_tables
+        from ..render.owner_tables import near_line, owned_line, rows_tables
         from ..render.text import ceiling_lines, roofs_line
         from .registry import kind_of
 
@@ -62,8 +62,8 @@ class ProfileKind(WorkKind):
         found = owners_of(doc, key)
 
         def lines(width: int) -> list:
-            return [*rows_tables(found, width), owned_line(doc, key), roofs_line(doc), *ceiling_lines(doc),
-                    *(Note(n) for n in doc.attribution.notes)]
+            return [*rows_tables(found, width), *near_line(found), owned_line(doc, key), roofs_line(doc),
+                    *ceiling_lines(doc), *(Note(n) for n in doc.attribution.notes)]
 
         return kind_of(found).json(found), lines
 

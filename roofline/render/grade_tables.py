@@ -118,6 +118,8 @@ def grade_lines(doc: GradeResults) -> list[str]:
                 head += (f"; no score against {e.baseline} ({_ms(e.baseline_ms)} ms), which runs at "
                          f"{share_text(e.t_sol_ms / e.baseline_ms)} of this speed of light: a score needs the "
                          f"baseline {SCORE_HEADROOM:.0%} or more above it")
+            elif e.baseline is None and any(x.baseline for x in doc.entries):
+                head += "; no score: no baseline of its workload was graded (--baseline NAME, one per workload)"
             if speedup(e) is not None and e.name != e.baseline:
                 head += f"; {times(speedup(e))} the speed of {e.baseline}"
         out.append(head)

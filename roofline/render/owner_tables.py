@@ -72,6 +72,15 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
     return _fit(title, (key, "left"), columns, body, width)
 
 
+def near_line(owners: Owners) -> list[str]:
+    """What 'X (Y as near)' in the binding column means, where a row has one."""
+    if not any(r.near for r in owners.rows):
+        return []
+    return ["binding: the roof holding most of a row's floor; 'L2 (BF16 tensor as near)': over most of that floor, the "
+            "second roof's floor is within 5 % of it, so either may bind (which one is within what the ceilings' own "
+            "measurement can tell)"]
+
+
 def owned_line(doc: ProfileResults, key: str | None = None) -> str:
     """How much of the profiled time has an owner, and from what; by `key` ('module'), how much of it
     a module owns (the rest is the table's '(no module)' row); where a trace gave the launches their
