@@ -222,8 +222,9 @@ def grade(targets: list, out: Path = DEFAULT_GRADES, spec: Path | None = None, s
             notes.append(f"{w.name}: {w.work_formula} counts {work.nbytes / 1e6:,.1f} MB of compulsory bytes, its "
                          f"buffers hold {buffered / 1e6:,.1f} MB; is the formula's dtype the buffers'?")
     if baselines and not any(e.score is not None for e in entries):
+        from ..model.sol import SCORE_HEADROOM
         notes.append(f"no entry has a score: the baseline {', '.join(baselines)} was not graded, or has no entry of the same "
-                     f"workload, or runs within {grading.sol.SCORE_HEADROOM:.0%} of its speed of light (the speed-up column still "
+                     f"workload, or runs within {SCORE_HEADROOM:.0%} of its speed of light (the speed-up column still "
                      "compares them)")
     import datetime as _dt
     from .. import provenance

@@ -111,17 +111,18 @@ def grade_lines(doc: GradeResults) -> list[str]:
         if work != said:
             said, said_by = work, e.name
         if e.graded:
+            up = speedup(e)
             head += f"; {share_text(e.share)} of its speed of light"
             if e.score is not None:
                 head += f", score {e.score:.3f} against {e.baseline} ({_ms(e.baseline_ms)} ms)"
-            elif speedup(e) is not None:
+            elif up is not None:
                 head += (f"; no score against {e.baseline} ({_ms(e.baseline_ms)} ms), which runs at "
                          f"{share_text(e.t_sol_ms / e.baseline_ms)} of this speed of light: a score needs the "
                          f"baseline {SCORE_HEADROOM:.0%} or more above it")
             elif e.baseline is None and any(x.baseline for x in doc.entries):
                 head += "; no score: no baseline of its workload was graded (--baseline NAME, one per workload)"
-            if speedup(e) is not None and e.name != e.baseline:
-                head += f"; {times(speedup(e))} the speed of {e.baseline}"
+            if up is not None and e.name != e.baseline:
+                head += f"; {times(up)} the speed of {e.baseline}"
         out.append(head)
         if e.error:
             out.append(f"  {e.error}")

@@ -366,7 +366,8 @@ def profile_verdict(v: Verdict, occ: Occupancy | None, achieved: float | None, b
         return (f"latency-bound: achieved occupancy {percent(achieved)} % of a possible {percent(occ.occupancy)} % "
                 f"({100 / times:.0f} % of {roof})")
     if times <= 2:  # between near and far: the distance alone, no cause guessed
-        said = [f"on the {percent(busy, 0)} % of the GPU its waves keep busy"] * bool(kept) + [clock.strip()] * bool(clock)
+        said = ([f"on the {percent(busy, 0)} % of the GPU its waves keep busy"] if kept else []) + \
+            ([clock.strip()] if clock else [])
         return f"at {100 / times:.0f} % of its {roof} roof" + (f" ({'; '.join(said)})" if said else "")
     return f"{far}: latency or instruction issue, not bandwidth"
 
@@ -505,6 +506,9 @@ def roofs_line(doc) -> str:
             "each compute roof at the SM clock the kernel ran at")
 
 
+OLD_L2_METHOD = "L2-resident __ldcg stream;"  # the L2 ceiling's method in files measured before the best of three
+
+
 def ceiling_lines(doc) -> list[str]:
     """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
     measured, what was seen and by whom, and what the verdicts read instead."""
@@ -529,5 +533,3 @@ def ceiling_lines(doc) -> list[str]:
                      "a kernel read as L2-bound near another roof may be bound by that one: measure again")
     return lines
 
-
-OLD_L2_METHOD = "L2-resident __ldcg stream;"  # the L2 ceiling's method in files measured before the best of three

@@ -114,7 +114,7 @@ class Timeline(_Model):
                 "the intervals; to sample the whole run, profile it with ncu --section PmSampling "
                 f"--pm-sampling-interval {model.interval_ns(launch_ms)} (its duration over "
                 f"{model.WHOLE_RUN_SAMPLES:,} samples, in ns) --pm-sampling-buffer-size {model.WHOLE_RUN_BUFFER_BYTES} "
-                "(1 GiB: the buffer the samples are kept in) and read the report with roofline profile --import")
+                f"({model.WHOLE_RUN_BUFFER_BYTES >> 30} GiB: the buffer the samples are kept in) and read the report with roofline profile --import")
 
 
 @dataclass(frozen=True)
