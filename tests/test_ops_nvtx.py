@@ -377,11 +377,34 @@ def test_plot_by_module_draws_the_leaves_each_time_once(tmp_path):
     own = {r.name: r.time_ms for r in rows}
     assert own["LlamaForCausalLM"] < inclusive["LlamaForCausalLM"]  # the model's own loss, not its layers
     fig = owner_chart.render(doc, "module")
-    times = fig.axes[0]
+    times = fig.axes[1]
     bars = [p for p in times.patches if p.get_alpha() == 0.35]
     assert [round(b.get_width(), 9) for b in bars] == [round(r.time_ms, 9) for r in owner_chart.rows_drawn(doc, "module")]
     got = CliRunner().invoke(app, ["plot", str(path), "--kind", "op", "--out", str(tmp_path / "ops.png")])
     assert got.exit_code == 0 and (tmp_path / "ops.png").stat().st_size > 10_000
+
+
+def test_plot_by_op_places_each_op_on_the_roof_of_its_precision(tmp_path):
+    # left of the bars, each op with FLOPs a point per level: x its main precision's FLOPs over
+    # the bytes its kernels moved there, y those FLOPs over its time (each summed over its launches)
+    from roofline.render import owner_chart
+
+    doc = store.load(_profile(tmp_path), profile=True)
+    rows = owner_chart.rows_drawn(doc, "op")
+    gemm = next(r for r in rows if r.name == "aten::linear" and r.phase == "forward")
+    assert gemm.main_precision == "bf16_tensor"
+    flops = sum(w.flops.get("bf16_tensor", 0.0) for w in doc.attribution.owned
+                if w.op == "aten::linear" and w.phase == "forward")
+    dram = sum(w.bytes.get("dram", 0.0) for w in doc.attribution.owned if w.op == "aten::linear" and w.phase == "forward")
+    assert gemm.gflops() == pytest.approx(flops / gemm.time_ms / 1e6) and gemm.intensity("dram") == pytest.approx(flops / dram)
+    fig = owner_chart.render(doc, "op")
+    roof = fig.axes[0]
+    points = {(round(float(x), 6), round(float(y), 3)) for c in roof.collections for x, y in c.get_offsets()}
+    assert (round(gemm.intensity("dram"), 6), round(gemm.gflops(), 3)) in points
+    moved = [r for r in rows if r.main_precision is None]  # data movement alone: no point, named in the footer
+    footer = " ".join(t.get_text() for t in fig.texts)
+    assert moved and all(f"#{rows.index(r) + 1}" in footer for r in moved) and len(points) == sum(
+        len([lv for lv in ("dram", "l2", "l1") if r.intensity(lv)]) for r in rows if r.gflops())
 
 
 @pytest.mark.parametrize("args, says", [

@@ -1,9 +1,15 @@
 """The chart of a profile by op or by module (`plot PROFILE --kind op|module`, `analysis.owners`): the
-ops (in each phase) or modules that took the most GPU time, each as a bar of its time with its
-floor inside it (each of its kernels at its own binding roof, summed), coloured by the roof that
-binds most of that floor; beside it, the share of its roofs it ran at (floor / time, 100 %: every
-kernel on its roof). A module's bar is its own launches' time, not its submodules' (the optimizer's
-kernels a row of their own), so no time is drawn twice.
+ops (in each phase) or modules that took the most GPU time, the longest first.
+
+Left, each on the roofline of its main precision (the one most of its credited FLOPs are in): a
+point per memory level its kernels' bytes were counted at, x its FLOPs over those bytes and y its
+FLOPs over its GPU time, its kernels' launches summed; its rank beside it. A point is an average
+over the op's kernels, so it may sit well under the roofs while each kernel is on its own; the bars
+read each kernel at its own roof. Middle, a bar of its time with its floor inside it (each of its
+kernels at its own binding roof, summed), coloured by the roof that binds most of that floor;
+right, the share of its roofs it ran at (floor / time, 100 %: every kernel on its roof). A module's
+point and bar are its own launches', not its submodules' (the optimizer's kernels a row of their
+own), so no time is drawn twice.
 """
 
 from __future__ import annotations
@@ -13,6 +19,10 @@ from pathlib import Path
 from ..analysis.owners import OwnerRow, by_owner
 from ..results.profile import ProfileResults
 from .chart import check_output, new_figure, save_atomic, text
+from .layout import Layout
+from .profile_chart import LEVEL_MARKERS, draw_roofs
+from .scene import profile_scene
+from .style import profile_marker_area
 from .text import middle_cut, roof_name
 
 TOP = 16
@@ -45,22 +55,24 @@ def draw(doc: ProfileResults, key: str, out: Path, top: int = TOP) -> Path:
 
 
 def render(doc: ProfileResults, key: str, top: int = TOP):
-    """The chart (a matplotlib Figure) of `doc`'s `top` rows by `key`."""
+    """The chart (a matplotlib Figure) of `doc`'s `top` rows by `key`: the rows on a roofline
+    (left), their time against their floor (middle) and the share of their roofs (right)."""
     rows = rows_drawn(doc, key, top)
-    height = 1.6 + 0.4 * max(len(rows), 4)  # inches: 0.7 below the bars for the axis labels, 0.5 above
+    height = max(7.0, 1.6 + 0.4 * max(len(rows), 4))  # inches: 0.7 below the bars for the axis labels, 0.5 above
     bottom, top = 0.7 / height, 1 - 0.5 / height
-    fig = new_figure(13, height, 130)
-    times = fig.add_axes((0.25, bottom, 0.45, top - bottom))
-    share = fig.add_axes((0.74, bottom, 0.16, top - bottom))
+    fig = new_figure(19, height, 130)
+    roof = fig.add_axes((0.04, bottom, 0.30, top - bottom))
+    times = fig.add_axes((0.52, bottom, 0.26, top - bottom))
+    share = fig.add_axes((0.81, bottom, 0.10, top - bottom))
     y = list(range(len(rows)))[::-1]
     labels = []
-    for yi, r in zip(y, rows):
+    for rank, (yi, r) in enumerate(zip(y, rows), start=1):
         color = _color(r.binding)
         times.barh(yi, r.time_ms, color=color, alpha=0.35, edgecolor="black", linewidth=0.5)
         if r.floor_ms:
             times.barh(yi, r.floor_ms, height=0.45, color=color, edgecolor="black", linewidth=0.5)
         name = r.name.removeprefix(r.name.split(".")[0] + ".") if key == "module" and "." in r.name else r.name
-        labels.append(text(middle_cut(name, 48) + (f" ({r.phase})" if r.phase else "")))
+        labels.append(text(f"{rank}. " + middle_cut(name, 48) + (f" ({r.phase})" if r.phase else "")))
         share.barh(yi, 100 * r.floor_ms / r.time_ms if r.floor_ms and r.time_ms else 0, color=color,
                    edgecolor="black", linewidth=0.5)
         share.text(1.02, yi, f"{100 * r.floor_ms / r.time_ms:.0f}% " + roof_name(r.binding) if r.floor_ms and r.binding
@@ -76,12 +88,59 @@ def render(doc: ProfileResults, key: str, top: int = TOP):
     share.set_xlabel("% of its roofs (floor / time)")
     total = doc.total_time_ms
     what = "op and phase" if key == "op" else "module (each its own kernels, not its submodules')"
-    times.set_title(text(f"{doc.device.name}: GPU time by {what}, the {len(rows)} longest of the "
-                         f"{total:,.3f} ms profiled"), fontsize=9, loc="left")
+    times.set_title(text(f"GPU time by {what}, the {len(rows)} longest of the {total:,.3f} ms profiled"),
+                    fontsize=9, loc="left")
     from matplotlib.patches import Patch
 
     handles = [Patch(facecolor=_color(level), edgecolor="black", linewidth=0.5, label=f"bound by {roof_name(level)}")
                for level in sorted({r.binding for r in rows if r.binding})]
     if handles:
         times.legend(handles=handles, loc="lower right", fontsize=7, framealpha=1.0)
+    _roofline(fig, roof, doc, rows, key)
     return fig
+
+
+def _roofline(fig, ax, doc: ProfileResults, rows: list[OwnerRow], key: str) -> None:
+    """Rows `rows` on `doc`'s roofs in `ax`: each a point per memory level its kernels' bytes were
+    counted at (x: FLOP of its main precision per byte there, summed over its launches; y: those
+    FLOPs over its time), in the colour of its binding roof, marker area its share of the time,
+    labelled with its rank; the roofs those of the profile's kernels (`scene.profile_scene`)."""
+    scene = profile_scene(doc)
+    placed = [(rank, r, [(r.intensity(lv), marker) for lv, marker, _ in LEVEL_MARKERS if r.intensity(lv)])
+              for rank, r in enumerate(rows, start=1) if r.gflops()]
+    placed = [p for p in placed if p[2]]
+    xs = [x for _, _, at in placed for x, _ in at]
+    x_lo, x_hi = (min(xs) / 4, max(xs) * 4) if xs else (0.01, 1000.0)
+    tops = [r.value for r in scene.compute() if not r.measured] or [doc.device.roofs.roof("FP32", measured=False).value]
+    ys = [r.gflops() for _, r, _ in placed]
+    y_hi, y_lo = max(tops + ys) * 3, min(ys + [tops[-1]]) / 10
+    draw_roofs(ax, scene, x_lo, x_hi)
+    ranks = []
+    for rank, r, at in placed:
+        color, y = _color(r.binding), r.gflops()
+        ax.plot([x for x, _ in at], [y] * len(at), color=color, lw=0.8, alpha=0.7)
+        for x, marker in at:
+            ax.scatter([x], [y], s=profile_marker_area(r.time_ms / doc.total_time_ms), marker=marker, color=color,
+                       edgecolors="black", linewidths=0.5, zorder=3)
+        ranks.append(ax.annotate(str(rank), (at[0][0], y), xytext=(8, 0), textcoords="offset points", ha="center",
+                                 va="center", fontsize=7.5, weight="bold", zorder=4,
+                                 arrowprops=dict(arrowstyle="-", lw=0.6, color="0.4", shrinkA=0, shrinkB=4)))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(y_lo, y_hi)
+    what = "op" if key == "op" else "module"
+    ax.set_xlabel(f"arithmetic intensity (FLOP per byte at each level, the {what}'s kernels summed)")
+    ax.set_ylabel(f"GFLOP/s of the {what}'s main precision over its GPU time")
+    ax.grid(True, which="major", alpha=0.25)
+    for _, marker, label in LEVEL_MARKERS if placed else ():
+        ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"{what} at {label}")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=1.0)
+    ax.set_title(text(f"{doc.device.name}: each {what} on the roof of its precision"), fontsize=9, loc="left")
+    left = [str(rank) for rank, r in enumerate(rows, start=1) if rank not in {p[0] for p in placed}]
+    if left:
+        fig.text(0.04, 0.008, text(f"not on the roofline (no floating-point work or no bytes counted; "
+                                   f"their bars are right): #{', #'.join(left)}"), fontsize=7, color="0.3",
+                 va="bottom")
+    Layout(fig, ax, skip=ranks).place_annotations(ranks)

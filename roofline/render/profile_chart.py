@@ -48,6 +48,23 @@ def draw(doc: ProfileResults, out: Path, top: int = TOP) -> Path:
     return Path(out)
 
 
+def draw_roofs(ax, scene, x_lo: float, x_hi: float) -> None:
+    """Draw `scene`'s roofs on log-log axes `ax` from FLOP per byte `x_lo` to `x_hi`: each memory
+    roof a diagonal (GB/s times FLOP per byte), each compute roof a horizontal line, roofs of one
+    value one line (`scene.one_line_per_value`); theoretical solid, measured dashed, each labelled
+    for the legend."""
+    xgrid = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
+    for r in scene.memory():
+        ax.plot(xgrid, [x * r.value for x in xgrid], color=r.color, lw=1.4 if not r.measured else 1.1, ls=r.style,
+                label=f"{roof_name(r.level)} {r.value / 1e3:,.1f} TB/s" + (" measured" if r.measured else ""))
+    for same in one_line_per_value(scene.compute()):
+        r, names = same[0], [q.level for q in same]
+        unit = "OP/s" if names == ["INT8 tensor"] else "FLOP/s"
+        ax.axhline(r.value, color=r.color, lw=1.6 if not r.measured else 1.1,
+                   ls=r.style, label=f"{' = '.join(names)} {r.value / 1e3:,.1f} T{unit}"
+                   + (" measured" if r.measured else "") + (f" ({r.borrowed})" if r.borrowed else ""))
+
+
 def render(doc: ProfileResults, top: int = TOP):
     """The chart of profile `doc`'s `top` kernels by GPU time, as a matplotlib Figure, drawn
     from its scene (`scene.profile_scene`)."""
@@ -71,16 +88,7 @@ def render(doc: ProfileResults, top: int = TOP):
     y_lo = min([p[1] for p in points] + [tops[-1]]) / 10 if points else tops[-1] / 1e4
     if not (math.isfinite(y_hi) and math.isfinite(x_hi) and y_lo > 0 and x_lo > 0):
         raise UsageError("the profile's figures cannot be drawn on log axes")
-    xgrid = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
-    for r in scene.memory():
-        ax.plot(xgrid, [x * r.value for x in xgrid], color=r.color, lw=1.4 if not r.measured else 1.1, ls=r.style,
-                label=f"{roof_name(r.level)} {r.value / 1e3:,.1f} TB/s" + (" measured" if r.measured else ""))
-    for same in one_line_per_value(scene.compute()):
-        r, names = same[0], [q.level for q in same]
-        unit = "OP/s" if names == ["INT8 tensor"] else "FLOP/s"
-        ax.axhline(r.value, color=r.color, lw=1.6 if not r.measured else 1.1,
-                   ls=r.style, label=f"{' = '.join(names)} {r.value / 1e3:,.1f} T{unit}"
-                   + (" measured" if r.measured else "") + (f" ({r.borrowed})" if r.borrowed else ""))
+    draw_roofs(ax, scene, x_lo, x_hi)
 
     ranks = []
     for g in scene.kernels():
