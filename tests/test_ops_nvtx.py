@@ -520,6 +520,7 @@ def test_the_module_view_says_how_much_a_module_owns():
     r = CliRunner().invoke(app, ["show", str(path), "--by", "module"], env={"COLUMNS": "300"})
     text = " ".join(r.output.split())
     assert r.exit_code == 0 and "by a module, 94.5% (4.356 ms), by the optimizer 1.6%; the rest, 3.9%, is '(no module)'" in text
+    assert "Each row holds its submodules; plot --kind module draws each module's own launches alone" in text
 
 
 def test_an_op_near_two_roofs_names_both_and_an_old_l2_ceiling_is_said_to_read_low():
