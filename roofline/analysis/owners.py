@@ -17,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..model.roofs import verdict
+from ..model.peaks import PRECISIONS
 from ..model.traffic import CountedTraffic
 from ..results.profile import OwnedWork, ProfileResults
 from .compare import MATCHED, commands_note  # what two profiles of one program share, and their commands
@@ -40,7 +41,6 @@ class OwnerRow:
     launches: int = 0
     flops: dict[str, float] = field(default_factory=dict)
     nbytes: dict[str, float] = field(default_factory=dict)
-    credible: dict[str, float] = field(default_factory=dict)  # the FLOPs its floors read (`credible_flops`)
     floor_ms: float | None = None
     binding: str | None = None
     near: str | None = None  # a roof within 5 % of the binding one over most of its floor (`Verdict.near`)
@@ -59,28 +59,31 @@ class OwnerRow:
         return self.time_ms / self.floor_ms if self.floor_ms else None
 
     @property
+    def work(self) -> dict[str, float]:
+        """Its FLOPs by precision key, CUDA-core FP16 left out (Nsight Compute's HFMA counts hold
+        register moves in kernels that do no FP16 math: `ProfiledKernel.credible_flops`)."""
+        return {k: v for k, v in self.flops.items() if k in PRECISIONS and v and k != "fp16"}
+
+    @property
     def main_precision(self) -> str | None:
-        """The precision key ('bf16_tensor', 'fp32', ...) of most of the FLOPs its floors read;
-        None for an op or module that moved data alone."""
-        return max(self.credible.items(), key=lambda kv: (kv[1], kv[0]))[0] if any(self.credible.values()) else None
+        """The precision key ('bf16_tensor', 'fp32', ...) of most of its `work`; None for an op or
+        module none of whose floating-point work was counted."""
+        return max(self.work.items(), key=lambda kv: (kv[1], kv[0]))[0] if self.work else None
 
     def gflops(self) -> float | None:
         """Its rate in its main precision: those FLOPs over its GPU time, in GFLOP/s; None without."""
         p = self.main_precision
-        return self.credible[p] / self.time_ms / 1e6 if p and self.time_ms > 0 else None
+        return self.flops[p] / self.time_ms / 1e6 if p and self.time_ms > 0 else None
 
     def intensity(self, level: str) -> float | None:
         """FLOP of its main precision per byte its kernels moved at `level` ('dram', 'l2', 'l1':
         L1 and shared memory, which share one data path), summed over its launches; None without."""
         p = self.main_precision
         nbytes = self.nbytes.get(level, 0.0) + (self.nbytes.get("smem", 0.0) if level == "l1" else 0.0)
-        return self.credible[p] / nbytes if p and nbytes else None
+        return self.flops[p] / nbytes if p and nbytes else None
 
-    def add(self, w: OwnedWork, kernel_name: str, floor: tuple[str, float, str | None] | None,
-            credible: dict[str, float] | None = None) -> None:
+    def add(self, w: OwnedWork, kernel_name: str, floor: tuple[str, float, str | None] | None) -> None:
         self.time_ms += w.time_ms
-        for k, v in (credible or {}).items():
-            self.credible[k] = self.credible.get(k, 0.0) + v
         self.launches += w.launches
         self._program.append(w.program_ms)
         for k, v in w.flops.items():
@@ -113,15 +116,10 @@ def row_floor(doc: ProfileResults, w: OwnedWork) -> tuple[str, float] | None:
     return (b.level, b.floor_ms) if b is not None and b.floor_ms else None
 
 
-def _credited(doc: ProfileResults, w: OwnedWork) -> dict[str, float]:
-    """Owned row `w`'s FLOPs by precision key that its kernel's verdict credits (`credible_flops`)."""
-    return {p: w.flops[p] for p in doc.kernels[w.kernel].credible_flops if p in w.flops}
-
-
 def _row_verdict(doc: ProfileResults, w: OwnedWork):
     """`row_floor`'s verdict (`model.roofs.verdict`) of owned row `w`."""
     k = doc.kernels[w.kernel]
-    credited = _credited(doc, w)
+    credited = {p: w.flops[p] for p in k.credible_flops if p in w.flops}
     traffic = CountedTraffic(dram_bytes=w.bytes.get("dram"), l2_bytes=w.bytes.get("l2"), l1_bytes=w.bytes.get("l1"),
                              smem_bytes=w.bytes.get("smem"))
     return verdict(None, doc.roofs(k), w.time_ms, traffic, measured=True, flops_by_precision=credited,
@@ -155,7 +153,7 @@ def by_owner(doc: ProfileResults, key: str = "op", inclusive: bool = True) -> li
             row = rows.get(place)
             if row is None:
                 row = rows[place] = OwnerRow(place[0], place[1], depth=place[0].count(".") if key == "module" else 0)
-            row.add(w, name, floor, _credited(doc, w))
+            row.add(w, name, floor)
     closed = [r.close() for r in rows.values()]
     if key == "op":
         return sorted(closed, key=lambda r: (-r.time_ms, r.name, r.phase or ""))

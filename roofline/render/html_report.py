@@ -58,7 +58,7 @@ from .text import (
     roof_name,
     verdict_sentence,
 )
-from .scene import profile_scene, run_scene
+from .scene import L1_LEFT_OUT, l1_left_out, profile_scene, run_scene
 from .chart import kernel_style, load_matplotlib
 from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS, USER_COLORS, css_color, profile_marker_size
 
@@ -416,6 +416,9 @@ def _profile(doc: ProfileResults, highlight: set[str]) -> Report:
     if not_drawn:
         report.notes.append(f"Not drawn (no floating-point work counted, or no bytes: no intensity to place them at), "
                             f"in the table only: #{', #'.join(not_drawn)}.")
+    no_l1 = l1_left_out(doc.kernels)
+    if no_l1:
+        report.notes.append(f"No L1/shared point for #{', #'.join(no_l1)} (its AI in the table): {L1_LEFT_OUT}.")
     report.notes += list(doc.notes)
     for what, idx in doc.missing().items():
         report.notes.append(f"The report lacks {what} for {plural(len(idx), 'kernel')} "

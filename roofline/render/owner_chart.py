@@ -21,9 +21,9 @@ from ..results.profile import ProfileResults
 from .chart import check_output, new_figure, save_atomic, text
 from .layout import Layout
 from .profile_chart import LEVEL_MARKERS, draw_roofs
-from .scene import profile_scene
+from .scene import L1_LEFT_OUT, Scene, l1_undercounted, profile_roofs
 from .style import profile_marker_area
-from .text import middle_cut, roof_name
+from .text import ceiling_lines, middle_cut, roof_name
 
 TOP = 16
 # the binding roof's colour; a roof not named here is grey
@@ -58,8 +58,10 @@ def render(doc: ProfileResults, key: str, top: int = TOP):
     """The chart (a matplotlib Figure) of `doc`'s `top` rows by `key`: the rows on a roofline
     (left), their time against their floor (middle) and the share of their roofs (right)."""
     rows = rows_drawn(doc, key, top)
+    placed, undercounted = _placed(rows)
+    notes = _notes(doc, rows, placed, undercounted)
     height = max(7.0, 1.6 + 0.4 * max(len(rows), 4))  # inches: 0.7 below the bars for the axis labels, 0.5 above
-    bottom, top = 0.7 / height, 1 - 0.5 / height
+    bottom, top = (0.75 + 0.17 * len(notes)) / height, 1 - 0.5 / height
     fig = new_figure(19, height, 130)
     roof = fig.add_axes((0.04, bottom, 0.30, top - bottom))
     times = fig.add_axes((0.52, bottom, 0.26, top - bottom))
@@ -85,7 +87,7 @@ def render(doc: ProfileResults, key: str, top: int = TOP):
     share.set_xlim(0, 110)
     share.axvline(100, color="black", lw=1, ls="--")
     times.set_xlabel("GPU time, ms (light: as profiled; dark: its floor, each kernel at its own roof)")
-    share.set_xlabel("% of its roofs (floor / time)")
+    share.set_xlabel("% of its roofs (floor / time),\neach kernel's at the clock it ran at")
     total = doc.total_time_ms
     what = "op and phase" if key == "op" else "module (each its own kernels, not its submodules')"
     times.set_title(text(f"GPU time by {what}, the {len(rows)} longest of the {total:,.3f} ms profiled"),
@@ -96,24 +98,54 @@ def render(doc: ProfileResults, key: str, top: int = TOP):
                for level in sorted({r.binding for r in rows if r.binding})]
     if handles:
         times.legend(handles=handles, loc="lower right", fontsize=7, framealpha=1.0)
-    _roofline(fig, roof, doc, rows, key)
+    _roofline(roof, doc, placed, key)
+    for i, note in enumerate(notes):
+        fig.text(0.04, (0.08 + 0.17 * (len(notes) - 1 - i)) / height, text(note), fontsize=7, color="0.3", va="bottom")
     return fig
 
 
-def _roofline(fig, ax, doc: ProfileResults, rows: list[OwnerRow], key: str) -> None:
-    """Rows `rows` on `doc`'s roofs in `ax`: each a point per memory level its kernels' bytes were
-    counted at (x: FLOP of its main precision per byte there, summed over its launches; y: those
-    FLOPs over its time), in the colour of its binding roof, marker area its share of the time,
-    labelled with its rank; the roofs those of the profile's kernels (`scene.profile_scene`)."""
-    scene = profile_scene(doc)
-    placed = [(rank, r, [(r.intensity(lv), marker) for lv, marker, _ in LEVEL_MARKERS if r.intensity(lv)])
-              for rank, r in enumerate(rows, start=1) if r.gflops()]
-    placed = [p for p in placed if p[2]]
+def _placed(rows: list[OwnerRow]) -> tuple[list[tuple[int, OwnerRow, list]], list[str]]:
+    """The rows the roofline places, each (rank, row, [(FLOP per byte, marker)] at the levels its
+    bytes were counted at), and the ranks of those whose L1/shared point is left out because fewer
+    bytes were counted there than in DRAM (`scene.l1_undercounted`)."""
+    placed, undercounted = [], []
+    for rank, r in enumerate(rows, start=1):
+        if r.gflops() is None:
+            continue
+        at = [(r.intensity(lv), marker) for lv, marker, _ in LEVEL_MARKERS if r.intensity(lv)
+              and not (lv == "l1" and l1_undercounted(r.nbytes))]
+        if r.intensity("l1") and l1_undercounted(r.nbytes):
+            undercounted.append(str(rank))
+        if at:
+            placed.append((rank, r, at))
+    return placed, undercounted
+
+
+def _notes(doc: ProfileResults, rows: list[OwnerRow], placed: list, undercounted: list[str]) -> list[str]:
+    """What the chart's roofline leaves out or reads low, a line each."""
+    drawn = {p[0] for p in placed}
+    left = [str(rank) for rank in range(1, len(rows) + 1) if rank not in drawn]
+    notes = ([f"not on the roofline (no floating-point work counted, or no bytes): #{', #'.join(left)}"] if left else []) \
+        + ([f"no L1/shared point for #{', #'.join(undercounted)}: {L1_LEFT_OUT}"] if undercounted else [])
+    if any("__ldcg stream alone" in line for line in ceiling_lines(doc)):
+        notes.append("the L2 ceiling was measured by one __ldcg stream, which reads low: a row read as L2-bound may be "
+                     "bound by its next roof (roofline show FILE says more)")
+    return notes
+
+
+def _roofline(ax, doc: ProfileResults, placed: list, key: str) -> None:
+    """The rows `placed` (`_placed`) on the roofs of their main precisions in `ax`: each a point per
+    memory level its kernels' bytes were counted at (x: FLOP of its main precision per byte there,
+    summed over its launches; y: those FLOPs over its time), in the colour of its binding roof,
+    marker area its share of the time, labelled with its rank; the roofs those of the rows placed,
+    at the peak clock (`scene.profile_roofs`)."""
+    roofs = profile_roofs(doc, {r.main_precision for _, r, _ in placed}, [r.nbytes for _, r, _ in placed])
+    scene = Scene(title="", points=(), roofs=roofs)
     xs = [x for _, _, at in placed for x, _ in at]
     x_lo, x_hi = (min(xs) / 4, max(xs) * 4) if xs else (0.01, 1000.0)
     tops = [r.value for r in scene.compute() if not r.measured] or [doc.device.roofs.roof("FP32", measured=False).value]
     ys = [r.gflops() for _, r, _ in placed]
-    y_hi, y_lo = max(tops + ys) * 3, min(ys + [tops[-1]]) / 10
+    y_hi, y_lo = max(tops + ys) * 60, min(ys + [tops[-1]]) / 10  # 60: headroom for the legend
     draw_roofs(ax, scene, x_lo, x_hi)
     ranks = []
     for rank, r, at in placed:
@@ -135,12 +167,10 @@ def _roofline(fig, ax, doc: ProfileResults, rows: list[OwnerRow], key: str) -> N
     ax.grid(True, which="major", alpha=0.25)
     for _, marker, label in LEVEL_MARKERS if placed else ():
         ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"{what} at {label}")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="lower right", fontsize=7, ncol=2, framealpha=1.0)
-    ax.set_title(text(f"{doc.device.name}: each {what} on the roof of its precision"), fontsize=9, loc="left")
-    left = [str(rank) for rank, r in enumerate(rows, start=1) if rank not in {p[0] for p in placed}]
-    if left:
-        fig.text(0.04, 0.008, text(f"not on the roofline (no floating-point work or no bytes counted; "
-                                   f"their bars are right): #{', #'.join(left)}"), fontsize=7, color="0.3",
-                 va="bottom")
-    Layout(fig, ax, skip=ranks).place_annotations(ranks)
+    if ax.get_legend_handles_labels()[0]:  # in the headroom above the highest roof, where no point is
+        ax.legend(loc="upper left", fontsize=7, ncol=2, framealpha=1.0)
+    ax.set_title(text(f"{doc.device.name}: each {what} on the roof of its precision (roofs at the peak clock)"),
+                 fontsize=9, loc="left")
+    # a label may sit by any of its row's points (they share one height)
+    anchors = {t: [(x, y) for x, _ in at] for t, (_, _, at), y in zip(ranks, placed, ys)}
+    Layout(ax.figure, ax, skip=ranks).place_annotations(ranks, anchors=anchors)

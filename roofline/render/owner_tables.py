@@ -7,7 +7,6 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..analysis.owners import OwnerChanges, OwnerRow, Owners
-from ..model.peaks import PRECISIONS
 from ..results.profile import ProfileResults
 from .tables import _fit
 from .text import display_names, middle_cut, roof_name
@@ -15,11 +14,8 @@ from .text import display_names, middle_cut, roof_name
 
 def _rate(r: OwnerRow) -> str:
     """The row's largest kind of work as a rate over its whole time ('312 T bf16_tensor'), or '-'."""
-    work = {k: v for k, v in r.flops.items() if k in PRECISIONS and v and k != "fp16"}
-    if not work or not r.time_ms:
-        return "-"
-    key, amount = max(work.items(), key=lambda kv: kv[1])
-    return f"{amount / (r.time_ms * 1e6):,.0f} {key}"
+    rate = r.gflops()
+    return f"{rate:,.0f} {r.main_precision}" if rate is not None else "-"
 
 
 def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> list[Table]:

@@ -31,7 +31,7 @@ from ..model.roofs import SHARED_LEVELS
 from ..results.profile import ProfileResults
 from .chart import check_output, new_figure, save_atomic, text
 from .layout import Layout
-from .scene import one_line_per_value, profile_scene
+from .scene import L1_LEFT_OUT, l1_left_out, one_line_per_value, profile_scene
 from .text import display_names, percent, precision_cell, roof_name
 from .style import PROFILE_MARKERS, profile_colors, profile_marker_area
 
@@ -71,8 +71,8 @@ def render(doc: ProfileResults, top: int = TOP):
     kernels = doc.kernels[:top]
     scene = profile_scene(doc, top)
     fig = new_figure(16, 7.5, 130)
-    ax = fig.add_axes((0.05, 0.09, 0.47, 0.78))
-    bars = fig.add_axes((0.70, 0.09, 0.19, 0.78))
+    ax = fig.add_axes((0.05, 0.13, 0.47, 0.74))  # 0.13: room below for the axis label and two notes
+    bars = fig.add_axes((0.70, 0.13, 0.19, 0.74))
     roofs = doc.device.roofs
     colors = profile_colors(len(kernels))
 
@@ -131,6 +131,10 @@ def render(doc: ProfileResults, top: int = TOP):
         ([f"no bytes in the report at any level: #{', #'.join(no_bytes)}"] if no_bytes else [])
     if notes:
         fig.text(0.05, 0.008, "not drawn on the roofline: " + "; ".join(notes), fontsize=7, color="0.3", va="bottom")
+    no_l1 = l1_left_out(kernels)
+    if no_l1:
+        fig.text(0.05, 0.008 + (0.022 if notes else 0), text(f"no L1/shared point for #{', #'.join(no_l1)}: {L1_LEFT_OUT}"),
+                 fontsize=7, color="0.3", va="bottom")
 
     names, fracs, labels = [], [], []
     for i, (k, name) in enumerate(zip(kernels, display_names([k.name for k in kernels], 30))):

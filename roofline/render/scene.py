@@ -228,7 +228,7 @@ def profile_scene(doc: ProfileResults, top: int | None = None, highlight: set[st
         if k.dominant is None or not k.gflops:
             continue
         at = [(label, marker, symbol, k.intensity(key)) for key, label, marker, symbol in PROFILE_MARKERS
-              if k.intensity(key)]
+              if k.intensity(key) and not (key == "l1" and l1_undercounted(k.bytes))]
         for label, marker, symbol, ai in at:
             points.append(Point(kernel=k.name, index=i, run=0, rank=i + 1, level=label, x=ai, y=k.gflops, marker=marker,
                                 symbol=symbol, color=color, label=str(i + 1), user=False, named=True,
@@ -239,22 +239,51 @@ def profile_scene(doc: ProfileResults, top: int | None = None, highlight: set[st
         if at and own and k.clock_mhz and nominal and abs(k.clock_mhz / nominal - 1) > 0.03:
             clocks.append(RoofLine(own.level, own.value, False, False, color, ":",
                                    f"{own.level} at {k.clock_mhz:,.0f} MHz {own.value:,.0f} GFLOP/s", kernel=i))
-    roofs = at_least_seen(doc.device.roofs, doc.seen_rates())[0]  # the ceilings the verdicts read (`beaten`)
-    fp32 = {"FP32"} if any("fp32" in k.flops for k in kernels) else set()
-    peaks = {lv: roofs.roof(lv, measured=False) for lv in {COMPUTE_LEVEL[k.dominant] for k in kernels if k.dominant}}
-    peaks.update({lv: roofs.roof(lv, measured=False) for lv in fp32})
-    levels = sorted(peaks, key=lambda lv: (-(peaks[lv].value if peaks[lv] else 0), lv))
-    counted = [level for level, keys in (("DRAM", ("dram",)), ("L2", ("l2",)), ("SMEM", ("l1", "smem")))
-               if any(k.bytes.get(key) for k in kernels for key in keys)]
-    own_bf16 = "bf16_tensor" in (doc.device.measured_peaks_gflops or {})
-    compute = [replace(r, borrowed="FP16 cuBLAS") if r.measured and r.level == "BF16 tensor" and not own_bf16
-               and not r.borrowed else r for r in compute_roofs(roofs, levels)]
+    fp32 = {"fp32"} if any("fp32" in k.flops for k in kernels) else set()
+    roofs = profile_roofs(doc, {k.dominant for k in kernels if k.dominant} | fp32, [k.bytes for k in kernels])
     command = " ".join(doc.command) if doc.command else (doc.report or "")
     shown = f"top {len(kernels)} of {len(doc.kernels)} kernels" if len(kernels) < len(doc.kernels) else \
         plural(len(kernels), "kernel")
     title = f"{doc.device.name}: {shown} by GPU time ({figure(doc.total_time_ms)} ms profiled)\n{command[:110]}"
-    return Scene(title=title, points=tuple(points), roofs=tuple(memory_roofs(roofs, counted) + compute),
-                 kernel_roofs=tuple(clocks))
+    return Scene(title=title, points=tuple(points), roofs=roofs, kernel_roofs=tuple(clocks))
+
+
+def profile_roofs(doc: ProfileResults, precisions: set[str], traffic: list[dict[str, float]]) -> tuple[RoofLine, ...]:
+    """The roofs a chart of profile `doc` draws for work in `precisions` (keys: 'bf16_tensor',
+    'fp32', ...) and bytes `traffic` (each a ProfiledKernel.bytes-like dict): the memory roofs of
+    the levels some of `traffic` counted, then the compute roofs of `precisions`, highest first,
+    each measured one as the verdicts read it (at least the best rate the profile counted:
+    `at_least_seen`); a measured BF16 roof that is cuBLAS's FP16 says so."""
+    roofs = at_least_seen(doc.device.roofs, doc.seen_rates())[0]  # the ceilings the verdicts read (`beaten`)
+    peaks = {lv: roofs.roof(lv, measured=False) for lv in {COMPUTE_LEVEL[p] for p in precisions if p in COMPUTE_LEVEL}}
+    levels = sorted(peaks, key=lambda lv: (-(peaks[lv].value if peaks[lv] else 0), lv))
+    counted = [level for level, keys in (("DRAM", ("dram",)), ("L2", ("l2",)), ("SMEM", ("l1", "smem")))
+               if any(b.get(key) for b in traffic for key in keys)]
+    own_bf16 = "bf16_tensor" in (doc.device.measured_peaks_gflops or {})
+    compute = [replace(r, borrowed="FP16 cuBLAS") if r.measured and r.level == "BF16 tensor" and not own_bf16
+               and not r.borrowed else r for r in compute_roofs(roofs, levels)]
+    return tuple(memory_roofs(roofs, counted) + compute)
+
+
+def l1_undercounted(nbytes: dict[str, float]) -> bool:
+    """Whether `nbytes` (bytes by level key: 'l1', 'smem', 'dram', ...) counts fewer L1 and shared-
+    memory bytes than DRAM bytes. Every byte an SM reads from or writes to DRAM passes its L1TEX
+    unit, where Nsight Compute counts it, unless the TMA copied it into shared memory (and wgmma
+    read it from there), which those counters do not see (docs/tensor.md): such a kernel's L1/shared
+    intensity is not where its traffic is, and charts leave that point out."""
+    l1 = (nbytes.get("l1") or 0) + (nbytes.get("smem") or 0)
+    return 0 < l1 < (nbytes.get("dram") or 0)
+
+
+L1_LEFT_OUT = ("fewer bytes counted there than in DRAM (the TMA's copies into shared memory and wgmma's reads from "
+               "it are not counted there)")  # why a chart has no L1/shared point for a kernel (`l1_undercounted`)
+
+
+def l1_left_out(kernels) -> list[str]:
+    """The ranks ('1', '2', ...) of `kernels` (ProfiledKernel, in rank order) placed on a chart
+    whose L1/shared point is left out (`l1_undercounted`)."""
+    return [str(i + 1) for i, k in enumerate(kernels)
+            if k.dominant and k.gflops and k.intensity("l1") and l1_undercounted(k.bytes)]
 
 
 def one_line_per_value(lines: list[RoofLine]) -> list[list[RoofLine]]:
