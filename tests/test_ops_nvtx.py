@@ -357,7 +357,7 @@ def test_the_module_table_in_the_docs_is_the_committed_files():
         path = path[:depth] + [cells[0].replace("(no-module)", "(no module)")]
         r = rows[".".join(path)]
         assert cells[1] == f"{r.time_ms:,.3f}" and cells[2] == f"{100 * r.time_ms / doc.total_time_ms:.1f}%"
-        assert cells[-2] == f"{r.times_floor:.2f}x" or cells[-3] == f"{r.times_floor:.2f}x"
+        assert f"{r.times_floor:.2f}x" in cells  # the x floor column, before a binding of one or more words
         checked += 1
     assert checked == 11
 
