@@ -38,8 +38,10 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
         names = [("  " * r.depth) + middle_cut(r.name.rsplit(".", 1)[-1] if r.depth else r.name, 40) for r in shown]
     else:
         names = display_names([r.name for r in shown], 40)
-    for r, name in zip(shown, names):
-        first, first_ms = r.kernels[0] if r.kernels else ("-", 0.0)
+    # the longest kernel of each row, kernels whose names the cut makes read alike told apart (' #2')
+    longest = display_names([r.kernels[0][0] if r.kernels else "-" for r in shown], 40)
+    for r, name, first in zip(shown, names, longest):
+        first_ms = r.kernels[0][1] if r.kernels else 0.0
         cells = [name]
         if key == "op":
             cells.append(r.phase or "-")
@@ -54,7 +56,7 @@ def rows_tables(owners: Owners, width: int = 200, top: int | None = None) -> lis
                   f"{r.times_floor:.2f}x" if r.times_floor else "-",
                   (f"{roof_name(r.binding)} ({roof_name(r.near)} as near)" if r.near else roof_name(r.binding))
                   if r.binding else "-",
-                  middle_cut(first, 40), f"{100 * first_ms / r.time_ms:.0f}%" if r.time_ms else "-"]
+                  first, f"{100 * first_ms / r.time_ms:.0f}%" if r.time_ms else "-"]
         body.append(cells)
     left = f", the {len(shown)} {'first' if key == 'module' else 'longest'} of {len(rows)}" if len(shown) < len(rows) else ""
     title = f"GPU time by {key}{' and phase' if key == 'op' else ' (submodules included)'}{left}"
