@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..model.roofs import verdict
 from ..model.peaks import PRECISIONS
+from ..model.roofs import verdict
 from ..model.traffic import CountedTraffic
 from ..results.profile import OwnedWork, ProfileResults
 from .compare import MATCHED, commands_note  # what two profiles of one program share, and their commands

@@ -1,7 +1,8 @@
 """The chart of a profile by op or by module (`plot PROFILE --kind op|module`, `analysis.owners`): the
 ops (in each phase) or modules that took the most GPU time, the longest first.
 
-Left, each on the roofline of its main precision (the one most of its credited FLOPs are in): a
+Left, each on the roofline of its main precision (the one most of its counted FLOPs are in,
+CUDA-core FP16 left out as in `show --by op`: `OwnerRow.work`): a
 point per memory level its kernels' bytes were counted at, x its FLOPs over those bytes and y its
 FLOPs over its GPU time, its kernels' launches summed; its rank beside it. A point is an average
 over the op's kernels, so it may sit well under the roofs while each kernel is on its own; the bars
