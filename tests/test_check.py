@@ -183,3 +183,19 @@ def test_a_failed_kernel_of_two_launch_configurations_is_named_with_its_launch(t
                    if k["name"] == twice)  # '2x64 x 384': a grid's third dimension of 1 left out
     assert sorted(f for f in out["failed"] if f.startswith(twice)) == [f"{twice} [{g}]" for g in grids]
     assert all(k["launch"] for k in out["kernels"] if k["kernel"] == twice)
+
+
+def test_a_grade_gate_fails_on_a_graded_entry_the_new_file_lacks_and_says_so():
+    # docs/check.md, "Grade files": the matmul corpus against the three cheats graded later share two
+    # entries, neither slower; the baseline's 24 others are missing, which fails a grade gate (not a kernel gate)
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    plots = Path(__file__).resolve().parents[1] / "plots"
+    r = CliRunner().invoke(app, ["compare", str(plots / "grades-h100-corpus-matmul.json"),
+                                 str(plots / "grades-h100-corpus-newest.json"), "--max-drop", "5%"],
+                           env={"COLUMNS": "300"})
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1
+    assert ("gate failed: 0 of 2 matched entries slower, newly flagged or no longer graded; 24 of the baseline's "
+            "entries not in the new file, each a failure for a grade gate") in text
