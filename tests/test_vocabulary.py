@@ -64,9 +64,13 @@ def _takes(option) -> str:
     return "" if option.is_flag else option.metavar
 
 
+# options the app takes as lists only to refuse a second one with a line of its own (not repeatable)
+ONE_ONLY = {("profile", "--import")}
+
+
 def app_rows() -> list[tuple[str, str, str, bool]]:
     """(command, flag spellings, the value it takes, repeatable) for every option of the app."""
-    return [(name, " / ".join(_spellings(o)), _takes(o), bool(o.multiple))
+    return [(name, " / ".join(_spellings(o)), _takes(o), bool(o.multiple) and (name, o.opts[0]) not in ONE_ONLY)
             for name, command in _app().commands.items() for o in _options(command)]
 
 
