@@ -146,6 +146,18 @@ def test_what_the_reference_warns_of_is_a_note_not_a_line_on_stderr(tmp_path, re
     assert not [r for r in recwarn if "size does not match" in str(r.message)]
 
 
+def test_a_candidate_given_as_a_problem_is_named_so_before_it_is_imported(tmp_path):
+    # read, not run (no PyTorch needed): KernelBench's inline-CUDA candidate builds with load_inline when
+    # imported, and fails without a CUDA toolkit; a file binding both Model and ModelNew is a problem
+    examples = Path(__file__).resolve().parents[1] / "examples" / "kernelbench"
+    for name in ("level1_19_ReLU_cuda.py", "level1_19_ReLU_triton.py"):
+        with pytest.raises(UsageError, match=rf"{name} is a candidate \(a ModelNew\), not a problem: give the problem"):
+            problem.load(examples / name)
+    (tmp_path / "both.py").write_text("class Model: pass\nModelNew = Model\ndef get_inputs(): return []\n"
+                                      "def get_init_inputs(): return []\n")
+    assert problem.is_problem(tmp_path / "both.py") and problem.is_candidate(tmp_path / "both.py")
+
+
 @needs_torch
 def test_a_problem_that_exits_or_a_candidate_given_as_one_is_refused_in_one_line(tmp_path):
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")

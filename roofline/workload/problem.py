@@ -228,11 +228,14 @@ def load(path: Path | str) -> Problem:
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
+    candidate = (f"{path} is a candidate (a {CANDIDATE}), not a problem: give the problem file it answers "
+                 f"(a class {REFERENCE} with {' and '.join(FUNCTIONS)})")
+    if is_candidate(path) and not is_problem(path):  # read, not run: its import may build (load_inline) or fail
+        raise UsageError(candidate)
     module = _import(path, "problem")
     missing = [n for n in (REFERENCE, *FUNCTIONS) if not callable(getattr(module, n, None))]
     if missing and isinstance(getattr(module, CANDIDATE, None), type):
-        raise UsageError(f"{path} is a candidate (a {CANDIDATE}), not a problem: give the problem file it answers "
-                         f"(a class {REFERENCE} with {' and '.join(FUNCTIONS)})")
+        raise UsageError(candidate)
     if missing:
         raise UsageError(f"{path}: a problem defines class {REFERENCE} and functions {' and '.join(FUNCTIONS)}; "
                          f"it lacks {', '.join(missing)}")
