@@ -422,10 +422,14 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
                                    notes=list(report.notes), trace=joined, other_owners=xla)
     except ValidationError as exc:
-        other = {"gpu over report": f" (it was recorded on another GPU than {{gpu}} {gpu})",
-                 "gpu": f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"}
-        raise UsageError(f"{path}: {store.one_line(exc)}{other.get(report.device_from, '')}",
-                         mentions=["gpu"]) from None
+        line = store.one_line(exc)
+        if report.device_from == "gpu over report":  # not damage: the rates of the GPU the report names
+            recorded = next((n.split(";")[0] for n in report.notes if n.startswith("recorded on ")), "recorded on another GPU")
+            line = (f"{line.replace('; the file looks corrupt', '')}: the report was {recorded}, which runs faster than "
+                    f"{{gpu}} {gpu}'s roofs allow; read it against the GPU it names (without {{gpu}})")
+        elif report.device_from == "gpu":
+            line += f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"
+        raise UsageError(f"{path}: {line}", mentions=["gpu"]) from None
     store.save(doc, out)
     return ProfileReport(doc, list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc), [])
 
