@@ -4,6 +4,7 @@ merging, conversion from a run, and Nsight Compute's CSV."""
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, make_doc, set_rate
@@ -257,6 +258,16 @@ def test_merged_files_must_share_one_reference(doc):
         k.pop("pct_of_reference")
     with pytest.raises(UsageError, match=r"b: its cuBLAS reference \(40,000 GFLOP/s\) differs from a's \(50,000\)"):
         store.merge([a, store.parse(other)], ["a", "b"])
+
+
+def test_files_whose_ceilings_were_measured_apart_are_not_merged_and_the_refusal_says_what_to_do():
+    # two committed H200 runs of one size, each with the ceilings its own session measured (0.16 % apart)
+    plots = Path(__file__).resolve().parents[1] / "plots"
+    a, b = plots / "results-h200.json", plots / "user-kernel-h200.json"
+    with pytest.raises(UsageError, match=r"user-kernel-h200.json: device measured_fp32_gflops differs .* \(each run "
+                                         r"measured its own\): read each alone, or set them side by side with "
+                                         r"roofline compare"):
+        store.merge([store.load(a), store.load(b)], [str(a), str(b)])
 
 
 def test_deeply_nested_json_is_refused_in_one_line(tmp_path):

@@ -406,8 +406,11 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
     for doc, src in zip(docs, sources):
         differ = _differences(doc.device, first.device, DEVICE_KEYS + MEASURED_KEYS)
         if differ:
+            measured = differ[0] in MEASURED_KEYS
             raise UsageError(f"{src}: device {differ[0]} differs from {sources[0]}'s; files read together share "
-                             "one device and one set of ceilings")
+                             "one device and one set of ceilings" + (
+                                 " (each run measured its own): read each alone, or set them side by side with "
+                                 f"roofline compare {sources[0]} {src}" if measured else ""))
         if doc.problem.dtype != first.problem.dtype:
             raise UsageError(f"{src}: a {doc.problem.dtype} problem, {sources[0]}'s is {first.problem.dtype}; files of "
                              "different precisions are not merged: each is read against its own compute roof")
