@@ -270,6 +270,17 @@ def test_files_whose_ceilings_were_measured_apart_are_not_merged_and_the_refusal
         store.merge([store.load(a), store.load(b)], [str(a), str(b)])
 
 
+def test_counted_bytes_no_gpu_moves_in_the_kernels_time_are_a_corrupt_file(tmp_path):
+    # as an imported report is checked: naive's DRAM bytes edited to 1e13 in 275.6 ms (36 TB/s on a 4.8 TB/s H200)
+    d = json.loads((Path(__file__).resolve().parents[1] / "plots" / "results-h200.json").read_text())
+    k = next(k for k in d["kernels"] if k.get("measured"))
+    k["measured"]["dram_bytes"] = 1e13
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(UsageError, match=r"kernels\[0\]\.measured\.dram_bytes: 10,000,000,000,000 bytes in 275\.6\d* ms "
+                                         r"is 36,2\d\d GB/s, above the device's 4,814; the file looks corrupt"):
+        store.load(tmp_path / "bad.json")
+
+
 def test_deeply_nested_json_is_refused_in_one_line(tmp_path):
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000)

@@ -574,6 +574,13 @@ def _check_kernel(where: str, k: KernelRecord, flops: int, dev: DeviceSpec) -> N
                 raise ValueError(f"{where}.occupancy.{key}: {getattr(occ, key)}, but the kernel's is {value}")
         own = dev.limits is not None and occ.arch == dev.arch
         check_occupancy(f"{where}.occupancy", occ, dev.limits.max_warps_per_sm if own else None)
+    c = k.counted
+    if c is not None and k.time_ms:  # counted bytes no GPU moves in that time (as an imported report is checked)
+        for level, moved, peak in (("dram", c.dram_bytes, dev.peak_dram_gbps), ("l2", c.l2_bytes, dev.roofs.l2_gbps)):
+            if moved and peak and moved / (k.time_ms * 1e6) > OVER_PEAK * peak:
+                raise ValueError(f"{where}.measured.{level}_bytes: {moved:,.0f} bytes in {k.time_ms:g} ms is "
+                                 f"{moved / (k.time_ms * 1e6):,.0f} GB/s, above the device's {peak:,.0f}; the file looks "
+                                 "corrupt")
     if k.verified and ((k.rel_error is not None and k.rel_error > TOLERANCE) or k.nan_or_unwritten_elements):
         raise ValueError(f"{where}.verified: true, but its relative error {k.rel_error} or "
                          f"{k.nan_or_unwritten_elements} NaN elements fail the check (limit {TOLERANCE:g})")
