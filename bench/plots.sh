@@ -58,8 +58,9 @@ if [ "$part" != charts ]; then
         "the BF16 tensor ladder's wgmma rungs and cuBLAS at 8192^3 on the H200 (bench/pm_visit.sh, 2026-12-05)" \
         /tmp/pm-bf16-8192/wgmma_tma.ncu-rep /tmp/pm-bf16-8192/wgmma_ws.ncu-rep \
         /tmp/pm-bf16-8192/wgmma_persistent.ncu-rep /tmp/pm-bf16-8192/cublas.ncu-rep
-    # kernel-benchmark problems graded (docs/grade.md; made on an H100, 2026-12-05): the cheat corpus and
-    # KernelBench's 12_Gemm_Multiply_LeakyReLU and 19_ReLU (a checkout of ScalingIntelligence/KernelBench in KERNELBENCH)
+    # kernel-benchmark problems graded (docs/grade.md; made on an H100, 2026-12-05, the matmul corpus again on
+    # 2026-12-06): the cheat corpus and KernelBench's 12_Gemm_Multiply_LeakyReLU and 19_ReLU (a checkout of
+    # ScalingIntelligence/KernelBench in KERNELBENCH)
     roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_*.py \
         --budget 0.3 --out plots/grades-h100-corpus-matmul.json || true
     roofline run tests/fixtures/problems/clamp.py tests/fixtures/problems/candidates/clamp_*.py --budget 0.3 \

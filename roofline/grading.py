@@ -177,6 +177,10 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
     if late is not None:
         flags.append(late)
         error = error or f"not graded: {late.evidence}"
+    kept = integrity.l2_persisting(run.l2_set_aside)
+    if kept is not None:
+        flags.append(kept)
+        error = error or f"not graded: {kept.evidence}"
     if time_ms is not None and error is None:
         no_work = integrity.no_gpu_work(time_ms, light, roofs.launch_ms)
         fast = integrity.faster_than_light(time_ms, light) if not no_work else None

@@ -238,6 +238,24 @@ def test_a_candidate_whose_work_outlives_its_events_is_flagged():
     assert fine.graded and fine.flags == []
 
 
+def test_a_candidate_that_set_l2_aside_for_persisting_lines_while_timed_is_flagged():
+    from roofline import grading
+    from roofline.measure.problem_grade import ProblemRun
+    from roofline.model.device import from_preset
+    from roofline.model.timing import Timing
+
+    p = problem.with_candidate(problem.load(PROBLEMS / "small_matmul.py"), CANDIDATES / "matmul_honest.py")
+    found = problem.work(p)
+    check = candidate.check(p, device="cpu")
+    timing = Timing(samples_ms=(0.010,) * 5, warmup=1)
+    # the run as problem_grade leaves it when 32 MiB were found set aside ahead of its calls (matmul_persisting_l2)
+    kept = grading.problem_entry(ProblemRun("m", "m.py", False, check, timing, async_ms=(0.010, 0.03),
+                                            l2_set_aside=32 << 20), p.name, found.work, from_preset("h200"), 0.005)
+    assert not kept.graded and [f.code for f in kept.flags] == ["l2_persisting"]
+    assert kept.error.startswith("not graded: set 32 MiB of the L2 aside for persisting lines")
+    assert kept.flags[0].figures == {"set_aside_bytes": float(32 << 20)}
+
+
 def test_each_timed_call_gets_a_rolled_copy_new_at_every_place():
     from roofline.measure.problem_grade import rolled
 

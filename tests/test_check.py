@@ -186,8 +186,8 @@ def test_a_failed_kernel_of_two_launch_configurations_is_named_with_its_launch(t
 
 
 def test_a_grade_gate_fails_on_a_graded_entry_the_new_file_lacks_and_says_so():
-    # docs/check.md, "Grade files": the matmul corpus against the three cheats graded later share two
-    # entries, neither slower; the baseline's 24 others are missing, which fails a grade gate (not a kernel gate)
+    # docs/check.md, "Grade files": the matmul corpus against the three cheats graded apart share five
+    # entries, none slower; the baseline's 25 others are missing, which fails a grade gate (not a kernel gate)
     from typer.testing import CliRunner
 
     from roofline.cli import app
@@ -197,5 +197,5 @@ def test_a_grade_gate_fails_on_a_graded_entry_the_new_file_lacks_and_says_so():
                            env={"COLUMNS": "300"})
     text = " ".join(r.output.split())
     assert r.exit_code == 1
-    assert ("gate failed: 0 of 2 matched entries slower, newly flagged or no longer graded; 24 of the baseline's "
+    assert ("gate failed: 0 of 5 matched entries slower, newly flagged or no longer graded; 25 of the baseline's "
             "entries not in the new file, each a failure for a grade gate") in text

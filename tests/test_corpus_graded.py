@@ -1,6 +1,7 @@
 """The cheat corpus as `roofline run` graded it on a GPU (the committed plots/grades-h100-corpus-*.json,
-made by `bench/problems_visit.sh`'s corpus step on an H100, 2026-12-05; `-newest` the three cheats
-written after that visit, graded on an H100 the same way later that day): every cheat flagged, refused
+made by `bench/problems_visit.sh`'s corpus step on an H100: `-clamp` on 2026-12-05, `-matmul` again on
+2026-12-06 with every matmul cheat; `-newest` the three cheats written after the first visit, graded on an
+H100 the same way later on 2026-12-05): every cheat flagged, refused
 or graded at no gain as its file's first line says, the honest ones graded with no flag. Needs no
 PyTorch: it reads the files."""
 
@@ -9,8 +10,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CANDIDATES = ROOT / "tests" / "fixtures" / "problems" / "candidates"
-# written after the last visit: checked on the CPU until the next
-NOT_YET_ON_A_GPU: set[str] = {"matmul_precision_medium.py"}
+# given a new verdict after the committed grade files were made: checked on the CPU until the next visit
+# (matmul_persisting_l2: no_gain until 2026-12-06, when an H100 graded it 12 % faster than its reference with
+# the harness of the day, in plots/grades-h100-corpus-matmul.json; it is now flagged l2_persisting)
+NOT_YET_ON_A_GPU: set[str] = {"matmul_persisting_l2.py"}
 CORPUS_FILES = ("grades-h100-corpus-matmul.json", "grades-h100-corpus-clamp.json", "grades-h100-corpus-newest.json")
 
 
@@ -25,6 +28,8 @@ def test_the_corpus_graded_on_a_gpu_got_what_each_file_names():
         ref = next(e for e in entries if e["name"] == "reference")
         assert ref["time_ms"] and not ref["flags"] and ref["error"] is None
         for e in entries[1:]:
+            if Path(e["source"]).name in NOT_YET_ON_A_GPU:
+                continue
             seen.add(Path(e["source"]).name)
             want, codes = _expected(Path(e["source"]).name), [f["code"] for f in e["flags"]]
             graded = e["share"] is not None and not codes and e["error"] is None
@@ -92,7 +97,8 @@ def test_honest_problems_graded_against_themselves_raise_no_flag():
 
 
 def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypatch):
-    # docs/grade.md's matrix: 30 cheats (27 caught, 3 graded at no gain), 61 honest entries graded with no flag
+    # docs/grade.md's matrix: 31 cheats (29 caught, 2 graded), 30 as their files say: matmul_persisting_l2, graded
+    # 12 % faster than its reference, is flagged since; 60 honest entries graded with no flag
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("corpus_matrix", ROOT / "bench" / "corpus_matrix.py")
@@ -100,9 +106,10 @@ def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypat
     spec.loader.exec_module(matrix)
     monkeypatch.chdir(ROOT)
     plots = ROOT / "plots"
-    files = [*sorted(plots.glob("grades-h100-corpus-*.json")), *sorted(plots.glob("grades-h100-kernelbench-*.json")),
+    files = [plots / "grades-h100-corpus-matmul.json", plots / "grades-h100-corpus-clamp.json",
+             *sorted(plots.glob("grades-h100-kernelbench-*.json")),
              plots / "grades-h200.json", plots / "grades-h200-public.json", *sorted(plots.glob("honest-h100/*.json"))]
     matrix.main([str(f) for f in files])
     rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[-2:]}
-    assert rows == {"cheat": ["27", "3", "30"], "honest": ["0", "61", "61"]}
-    assert "| cheat | 27 | 3 | 30 |" in (ROOT / "docs" / "grade.md").read_text()
+    assert rows == {"cheat": ["29", "2", "30"], "honest": ["0", "60", "60"]}
+    assert "| cheat | 29 | 2 | 30 |" in (ROOT / "docs" / "grade.md").read_text()

@@ -377,18 +377,25 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
     """Time `subject` in rounds (`measure.rounds`, L2 flushed ahead of each launch, each burst
     waited for by `wait`, as `check`'s) into `run.timing`, and for a callable its calls from the
     host (`run.async_ms`). Raises LaunchTimeout as `check` does."""
-    flush = l2_flush(l2_bytes)
+    flush, found = l2_flush(l2_bytes), []
 
     def before() -> None:  # no L2 set aside for persisting lines, which the flush could not evict
-        l2_persist.clear()
+        found.append(l2_persist.clear())
         flush()
-    run.timing, error = _in_rounds(subject.launch, before, budget_s, sampler, full_clock_share, wait)
-    if error is not None:
-        run.error = f"a timed launch raised {type(error).__name__}: {_first_line(error)}"
-        return
-    if subject.kind == "callable":
-        run.async_ms = wall_and_events(subject.launch, before)
-        run.kernels, run.kernels_why = kernel_activity(subject.launch, before)
+    try:
+        run.timing, error = _in_rounds(subject.launch, before, budget_s, sampler, full_clock_share, wait)
+        if error is not None:
+            run.error = f"a timed launch raised {type(error).__name__}: {_first_line(error)}"
+            return
+        if subject.kind == "callable":
+            run.async_ms = wall_and_events(subject.launch, before)
+            run.kernels, run.kernels_why = kernel_activity(subject.launch, before)
+    finally:
+        found.append(l2_persist.clear())  # what the last launch set, put back for what runs next
+        kept = integrity.l2_persisting(max(found))
+        if kept is not None:  # device-wide state changed while it was timed: its time is not its code's
+            run.flags.append(kept)
+            run.error = run.error or f"not graded: {kept.evidence}"
 
 
 def kernel_activity(call: Callable[[], None], before: Callable[[], None] | None,

@@ -7,8 +7,10 @@ with normal priority: its inputs would be L2 hits in every timed call, the flush
 driver (cuCtxGetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE), a query that waits for nothing); where it
 is not CUDA's default of 0 (no line can persist then), it turns every persisting line back to
 normal (cuCtxResetPersistingL2Cache) and puts the limit back to 0: with no set-aside, no line
-persists, and the flush evicts everything. A candidate may still set it aside inside its own call
-(an optimisation of that call); what it cannot do is keep lines from one timed call to the next.
+persists, and the flush evicts everything. The set-aside it finds is what the subject's own calls
+set (nothing else in a grading process sets it): a subject that sets it is flagged
+(`integrity.l2_persisting`), since on an H100 a product that did so inside each call ran 12 %
+faster than its reference with the set-aside put back before every call.
 Without a CUDA driver to ask (or a driver without these calls: CUDA 11.0 and newer have them) it
 does nothing.
 """

@@ -50,6 +50,7 @@ class ProblemRun:
     kernels: CallKernels | None = None  # its calls' kernels from CUPTI's records: `graded.kernel_activity`
     kernels_why: str | None = None  # why `kernels` is None where it was timed
     self_check: str | None = None  # the reference: where a second instance of it disagreed with it, and how
+    l2_set_aside: int = 0  # the most L2 (bytes) found set aside for persisting lines ahead of its timed calls
 
     @property
     def verified(self) -> bool:
@@ -67,15 +68,18 @@ def rolled(draw: list, k: int) -> list:
 
 
 def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
-           full_clock_share: float | None, sampler=None) -> tuple[Timing | None, str | None, tuple[float, float] | None,
-                                                    tuple[CallKernels | None, str | None]]:
+           full_clock_share: float | None, sampler=None,
+           set_aside: list[int] | None = None) -> tuple[Timing | None, str | None, tuple[float, float] | None,
+                                                         tuple[CallKernels | None, str | None]]:
     """The timing of `model` called on a new rolled copy of `draw` each time (`rolled`, made ahead of
     the call and the L2 flush after it, outside its events, the L2's persisting set-aside put back
     to 0 first: `l2_persist`), or the error of a call; and the events' and the wall clock's time of
     its calls from an idle device (`graded.wall_and_events`: work left on a stream of its own,
     which the events on the caller's stream do not see); and the kernels of such calls from
     CUPTI's activity records, or why there are none (`graded.kernel_activity`). `sampler`
-    (`nvml.Sampler`, or None) reads the SM clock and throttle reasons while each burst runs."""
+    (`nvml.Sampler`, or None) reads the SM clock and throttle reasons while each burst runs; the
+    L2 set aside for persisting lines found ahead of each call, and after the last, goes into
+    `set_aside` (bytes; `l2_persist.clear`: the model's own calls set it)."""
     import itertools
 
     import torch
@@ -85,8 +89,10 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
 
     places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
 
+    found = set_aside if set_aside is not None else []
+
     def before():  # the copy first, then the flush: the copy leaves none of the inputs in L2
-        l2_persist.clear()  # no line kept persisting, which the flush could not evict
+        found.append(l2_persist.clear())  # no line kept persisting, which the flush could not evict
         current[0] = rolled(draw, next(places))
         flush()
 
@@ -94,10 +100,13 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
         with torch.no_grad():
             model(*current[0])
 
-    timing, error = _in_rounds(call, before, budget_s, sampler, full_clock_share)
-    if error is not None:
-        return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None)
-    return timing, None, wall_and_events(call, before), kernel_activity(call, before)
+    try:
+        timing, error = _in_rounds(call, before, budget_s, sampler, full_clock_share)
+        if error is not None:
+            return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None)
+        return timing, None, wall_and_events(call, before), kernel_activity(call, before)
+    finally:
+        found.append(l2_persist.clear())  # what the last call set, put back for what runs next
 
 
 def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | None = None,
@@ -115,8 +124,10 @@ def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | No
         model = problem.model(seed, device="cuda")
         agree = check(problem, "cuda", seed=seed, models=(problem.model(seed, device="cuda"), model))
         run.self_check = None if agree.verified else _disagreement(agree)
+        set_aside: list[int] = []
         run.timing, run.error, run.async_ms, (run.kernels, run.kernels_why) = _timed(
-            model, draw, l2_bytes, budget_s, full_clock_share, sampler)
+            model, draw, l2_bytes, budget_s, full_clock_share, sampler, set_aside)
+        run.l2_set_aside = max(set_aside, default=0)
     except (Exception, SystemExit) as exc:  # its constructor raised
         run.error = call_error(exc)
     return run
@@ -152,8 +163,10 @@ def grade_candidate(candidate: Problem, l2_bytes: int | None, budget_s: float | 
         if not run.check.verified:
             return run
         draw = p.inputs(seed + 1000, device)
+        set_aside: list[int] = []
         run.timing, run.error, run.async_ms, (run.kernels, run.kernels_why) = _timed(
-            model, draw, l2_bytes, budget_s, full_clock_share, sampler)
+            model, draw, l2_bytes, budget_s, full_clock_share, sampler, set_aside)
+        run.l2_set_aside = max(set_aside, default=0)
         run.patched = put_back(p.harness)
         if run.error is None:  # the instance timed, on a rolled copy at a place of chance and on a new draw
             audits = [rolled(draw, random.randrange(1, 1 << 30)), p.inputs(seed + 2000, device)]

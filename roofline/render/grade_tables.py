@@ -16,7 +16,8 @@ from .text import display_names, limiters, percent
 SHORT_FLAG = {"faster_than_light": "FTL", "nan_or_unwritten": "NaN", "inputs_modified": "inputs",
               "cached_answer": "cached", "no_gpu_work": "no-work", "tensor_work_missing": "no-tensor",
               "async_return": "async", "aliased_output": "alias", "not_a_tensor": "lazy",
-              "lower_precision": "precision", "patched_harness": "patched", "patched_reference": "ref-patched"}
+              "lower_precision": "precision", "patched_harness": "patched", "patched_reference": "ref-patched",
+              "l2_persisting": "L2 kept"}
 assert set(SHORT_FLAG) == set(CODES)
 
 
