@@ -49,3 +49,33 @@ def test_nothing_is_changed_where_nothing_is_set_aside_or_nothing_can_be_asked(m
     assert l2_persist.limit() is None and l2_persist.clear() == 0 and [c[0] for c in d.calls] == ["get", "get"]
     _with(monkeypatch, None)  # no libcuda
     assert l2_persist.limit() is None and l2_persist.clear() == 0
+
+
+def test_a_subject_that_sets_l2_aside_while_it_is_timed_is_flagged_and_the_last_set_aside_put_back(monkeypatch):
+    # graded.time_it's rounds stood in for (no GPU): each launch of the subject sets 32 MiB aside, as
+    # matmul_persisting_l2 does inside its calls; an honest subject's timing leaves no flag
+    from types import SimpleNamespace
+
+    from roofline.measure import graded
+    from roofline.model.timing import Timing
+
+    d = _with(monkeypatch, FakeDriver(0))
+    monkeypatch.setattr(graded, "l2_flush", lambda l2_bytes: (lambda: None))
+
+    def rounds(launch, before, *args, **kwargs):
+        for _ in range(3):
+            before()
+            launch()
+        return Timing(samples_ms=(0.01,) * 5, warmup=1), None
+    monkeypatch.setattr(graded, "_in_rounds", rounds)
+
+    def keeps():
+        d.cuCtxSetLimit(l2_persist.CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(32 << 20))
+    run = graded.Findings()
+    graded.time_it(SimpleNamespace(kind="kernel", launch=keeps), run, None)
+    assert [f.code for f in run.flags] == ["l2_persisting"] and run.flags[0].figures["set_aside_bytes"] == 32 << 20
+    assert run.error.startswith("not graded: set 32 MiB of the L2 aside") and not run.verified
+    assert d.set_aside == 0  # what the last launch set is put back too
+    honest = graded.Findings()
+    graded.time_it(SimpleNamespace(kind="kernel", launch=lambda: None), honest, None)
+    assert honest.flags == [] and honest.error is None and honest.timing is not None
