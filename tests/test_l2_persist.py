@@ -79,3 +79,8 @@ def test_a_subject_that_sets_l2_aside_while_it_is_timed_is_flagged_and_the_last_
     honest = graded.Findings()
     graded.time_it(SimpleNamespace(kind="kernel", launch=lambda: None), honest, None)
     assert honest.flags == [] and honest.error is None and honest.timing is not None
+    # a set-aside made before its timing (another subject's calls, a reference's check) is put back, not charged to it
+    d.set_aside = 16 << 20
+    before = graded.Findings()
+    graded.time_it(SimpleNamespace(kind="kernel", launch=lambda: None), before, None)
+    assert before.flags == [] and before.error is None and d.set_aside == 0

@@ -376,8 +376,10 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
             wait: Callable[[int], None] | None = None) -> None:
     """Time `subject` in rounds (`measure.rounds`, L2 flushed ahead of each launch, each burst
     waited for by `wait`, as `check`'s) into `run.timing`, and for a callable its calls from the
-    host (`run.async_ms`). Raises LaunchTimeout as `check` does."""
+    host (`run.async_ms`); an L2 set-aside for persisting lines its launches made is put back and
+    flags it (`integrity.l2_persisting`). Raises LaunchTimeout as `check` does."""
     flush, found = l2_flush(l2_bytes), []
+    l2_persist.clear()  # what ran before its timing is not charged to it: what is found later, its launches set
 
     def before() -> None:  # no L2 set aside for persisting lines, which the flush could not evict
         found.append(l2_persist.clear())

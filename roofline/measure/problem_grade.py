@@ -79,7 +79,8 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
     CUPTI's activity records, or why there are none (`graded.kernel_activity`). `sampler`
     (`nvml.Sampler`, or None) reads the SM clock and throttle reasons while each burst runs; the
     L2 set aside for persisting lines found ahead of each call, and after the last, goes into
-    `set_aside` (bytes; `l2_persist.clear`: the model's own calls set it)."""
+    `set_aside` (bytes; `l2_persist.clear`), put back to 0 before the first, so that what it finds
+    was set by the model's own timed calls."""
     import itertools
 
     import torch
@@ -90,6 +91,7 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
     places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
 
     found = set_aside if set_aside is not None else []
+    l2_persist.clear()  # what ran before its timing (the check's calls, of the reference too) is not charged to it
 
     def before():  # the copy first, then the flush: the copy leaves none of the inputs in L2
         found.append(l2_persist.clear())  # no line kept persisting, which the flush could not evict
