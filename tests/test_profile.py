@@ -336,8 +336,8 @@ def test_an_import_read_against_a_preset_of_another_architecture_is_refused(tmp_
     r = invoke("profile", "--import", TRANSFORMER, "--gpu", "h200", "--out", tmp_path / "p.json")
     assert r.exit_code == 0 and r.stderr == ""  # the report's own GPU by its preset name: nothing to say
     one_line_error(invoke("profile", "--import", TRANSFORMER, "--gpu", "h100-sxm", "--out", tmp_path / "p.json"),
-                   "above the device's 3,350: the report was recorded on NVIDIA H200, which runs faster than --gpu "
-                   "h100-sxm's roofs allow; read it against the GPU it names (without --gpu)", 2)
+                   "above the device's 3,350; the file looks corrupt, or its rates are those of NVIDIA H200, the GPU "
+                   "it was recorded on, above --gpu h100-sxm's roofs: read it without --gpu to tell which", 2)
     # a GPU of the same architecture with another SM count: the launches ran on the report's 132 SMs
     one_line_error(invoke("profile", "--import", TRANSFORMER, "--gpu", "h100-pcie", "--out", tmp_path / "q.json"),
                    "recorded on NVIDIA H200 (132 SMs); --gpu H100 PCIe has 114, whose roofs do not fit launches", 2)

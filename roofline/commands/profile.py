@@ -423,10 +423,11 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
                                    notes=list(report.notes), trace=joined, other_owners=xla)
     except ValidationError as exc:
         line = store.one_line(exc)
-        if report.device_from == "gpu over report":  # not damage: the rates of the GPU the report names
-            recorded = next((n.split(";")[0] for n in report.notes if n.startswith("recorded on ")), "recorded on another GPU")
-            line = (f"{line.replace('; the file looks corrupt', '')}: the report was {recorded}, which runs faster than "
-                    f"{{gpu}} {gpu}'s roofs allow; read it against the GPU it names (without {{gpu}})")
+        if report.device_from == "gpu over report":  # damage, or the rates of the faster GPU the report names
+            named = next((n.split(";")[0].removeprefix("recorded on ") for n in report.notes
+                          if n.startswith("recorded on ")), "another GPU")
+            line += (f", or its rates are those of {named}, the GPU it was recorded on, above {{gpu}} {gpu}'s roofs: "
+                     f"read it without {{gpu}} to tell which")
         elif report.device_from == "gpu":
             line += f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"
         raise UsageError(f"{path}: {line}", mentions=["gpu"]) from None
