@@ -15,6 +15,7 @@ own), so no time is drawn twice.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ..analysis.owners import OwnerRow, by_owner
@@ -146,7 +147,7 @@ def _roofline(ax, doc: ProfileResults, placed: list, key: str) -> None:
     x_lo, x_hi = (min(xs) / 4, max(xs) * 4) if xs else (0.01, 1000.0)
     tops = [r.value for r in scene.compute() if not r.measured] or [doc.device.roofs.roof("FP32", measured=False).value]
     ys = [r.gflops() for _, r, _ in placed]
-    y_hi, y_lo = max(tops + ys) * 60, min(ys + [tops[-1]]) / 10  # 60: headroom for the legend
+    y_top, y_lo = max(tops + ys) * 3, min(ys + [tops[-1]]) / 10
     draw_roofs(ax, scene, x_lo, x_hi)
     ranks = []
     for rank, r, at in placed:
@@ -158,16 +159,21 @@ def _roofline(ax, doc: ProfileResults, placed: list, key: str) -> None:
         ranks.append(ax.annotate(str(rank), (at[0][0], y), xytext=(8, 0), textcoords="offset points", ha="center",
                                  va="center", fontsize=7.5, weight="bold", zorder=4,
                                  arrowprops=dict(arrowstyle="-", lw=0.6, color="0.4", shrinkA=0, shrinkB=4)))
+    what = "op" if key == "op" else "module"
+    for _, marker, label in LEVEL_MARKERS if placed else ():
+        ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"{what} at {label}")
+    # headroom above the highest roof for the legend (two columns of 0.14-inch rows), on log axes
+    rows = -(-len(ax.get_legend_handles_labels()[1]) // 2)
+    axis_in = ax.get_position().height * ax.figure.get_figheight()
+    share = min(0.6, (0.14 * rows + 0.2) / axis_in)
+    y_hi = y_top * 10 ** (math.log10(y_top / y_lo) * share / (1 - share))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
     ax.set_ylim(y_lo, y_hi)
-    what = "op" if key == "op" else "module"
     ax.set_xlabel(f"arithmetic intensity (FLOP per byte at each level, the {what}'s kernels summed)")
     ax.set_ylabel(f"GFLOP/s of the {what}'s main precision over its GPU time")
     ax.grid(True, which="major", alpha=0.25)
-    for _, marker, label in LEVEL_MARKERS if placed else ():
-        ax.scatter([], [], marker=marker, color="white", edgecolors="black", label=f"{what} at {label}")
     if ax.get_legend_handles_labels()[0]:  # in the headroom above the highest roof, where no point is
         ax.legend(loc="upper left", fontsize=7, ncol=2, framealpha=1.0)
     ax.set_title(text(f"{doc.device.name}: each {what} on the roof of its precision (roofs at the peak clock)"),

@@ -267,16 +267,19 @@ def profile_roofs(doc: ProfileResults, precisions: set[str], traffic: list[dict[
 
 def l1_undercounted(nbytes: dict[str, float]) -> bool:
     """Whether `nbytes` (bytes by level key: 'l1', 'smem', 'dram', ...) counts fewer L1 and shared-
-    memory bytes than DRAM bytes. Every byte an SM reads from or writes to DRAM passes its L1TEX
-    unit, where Nsight Compute counts it, unless the TMA copied it into shared memory (and wgmma
-    read it from there), which those counters do not see (docs/tensor.md): such a kernel's L1/shared
-    intensity is not where its traffic is, and charts leave that point out."""
+    memory bytes than DRAM bytes. A byte an SM loads from or stores to DRAM passes its L1TEX unit,
+    where Nsight Compute counts it, unless the TMA copied it into shared memory (and wgmma read it
+    from there), which those counters do not see (docs/tensor.md); and a launch's DRAM bytes may hold
+    the L2's write-back of lines earlier kernels wrote (a few-kilobyte fusion of a JAX step counts
+    2,560 DRAM bytes against 64 at L1). Either way such a kernel's L1/shared intensity is not where
+    its traffic is, and charts leave that point out."""
     l1 = (nbytes.get("l1") or 0) + (nbytes.get("smem") or 0)
     return 0 < l1 < (nbytes.get("dram") or 0)
 
 
-L1_LEFT_OUT = ("fewer bytes counted there than in DRAM (the TMA's copies into shared memory and wgmma's reads from "
-               "it are not counted there)")  # why a chart has no L1/shared point for a kernel (`l1_undercounted`)
+L1_LEFT_OUT = ("fewer bytes counted there than in DRAM: the counters there missed some of its traffic (the TMA's "
+               "copies into shared memory and wgmma's reads of them), or its DRAM bytes hold the L2's write-back of "
+               "earlier kernels' lines")  # why a chart has no L1/shared point for a kernel (`l1_undercounted`)
 
 
 def l1_left_out(kernels) -> list[str]:
