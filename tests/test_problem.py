@@ -156,6 +156,10 @@ def test_a_candidate_given_as_a_problem_is_named_so_before_it_is_imported(tmp_pa
     (tmp_path / "both.py").write_text("class Model: pass\nModelNew = Model\ndef get_inputs(): return []\n"
                                       "def get_init_inputs(): return []\n")
     assert problem.is_problem(tmp_path / "both.py") and problem.is_candidate(tmp_path / "both.py")
+    # a star import may bring the problem in: such a file is imported, not refused unread
+    (tmp_path / "starred.py").write_text("from base_problem import *\nclass ModelNew: pass\n")
+    with pytest.raises((UsageError, RunError), match=r"starred.py: (importing it raised|a problem in PyTorch needs)"):
+        problem.load(tmp_path / "starred.py")
 
 
 @needs_torch

@@ -230,7 +230,9 @@ def load(path: Path | str) -> Problem:
         raise UsageError(f"{path}: no such file")
     candidate = (f"{path} is a candidate (a {CANDIDATE}), not a problem: give the problem file it answers "
                  f"(a class {REFERENCE} with {' and '.join(FUNCTIONS)})")
-    if is_candidate(path) and not is_problem(path):  # read, not run: its import may build (load_inline) or fail
+    names = top_level_names(path)
+    star = names is not None and "*" in names  # `from base import *` may bind Model and its functions unseen
+    if is_candidate(path) and not is_problem(path) and not star:  # read, not run: its import may build or fail
         raise UsageError(candidate)
     module = _import(path, "problem")
     missing = [n for n in (REFERENCE, *FUNCTIONS) if not callable(getattr(module, n, None))]
