@@ -122,7 +122,7 @@ def lines(result: GradeChanges) -> list[str]:
     if result.max_drop is not None:
         bad = sum(1 for c in result.changes if c.failure)
         gone = (f"; {len(result.only_before)} of the baseline's entries not in the new file, each a failure for a grade "
-                "gate (an entry that was graded is graded again)") if result.only_before else ""
+                "gate (the new file is to hold every entry the baseline does)") if result.only_before else ""
         out.append("gate passed" if result.passed else
                    f"gate failed: {bad} of {len(result.changes)} matched entries slower, newly flagged or no longer "
                    f"graded{gone}")
