@@ -378,26 +378,21 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
     waited for by `wait`, as `check`'s) into `run.timing`, and for a callable its calls from the
     host (`run.async_ms`); an L2 set-aside for persisting lines its launches made is put back and
     flags it (`integrity.l2_persisting`). Raises LaunchTimeout as `check` does."""
-    flush, found = l2_flush(l2_bytes), []
-    l2_persist.clear()  # what ran before its timing is not charged to it: what is found later, its launches set
-
-    def before() -> None:  # no L2 set aside for persisting lines, which the flush could not evict
-        found.append(l2_persist.clear())
-        flush()
-    try:
+    flush = l2_flush(l2_bytes)
+    with l2_persist.Watch() as set_aside:
+        def before() -> None:  # no L2 set aside for persisting lines, which the flush could not evict
+            set_aside.clear()
+            flush()
         run.timing, error = _in_rounds(subject.launch, before, budget_s, sampler, full_clock_share, wait)
         if error is not None:
             run.error = f"a timed launch raised {type(error).__name__}: {_first_line(error)}"
-            return
-        if subject.kind == "callable":
+        elif subject.kind == "callable":
             run.async_ms = wall_and_events(subject.launch, before)
             run.kernels, run.kernels_why = kernel_activity(subject.launch, before)
-    finally:
-        found.append(l2_persist.clear())  # what the last launch set, put back for what runs next
-        kept = integrity.l2_persisting(max(found))
-        if kept is not None:  # device-wide state changed while it was timed: its time is not its code's
-            run.flags.append(kept)
-            run.error = run.error or f"not graded: {kept.evidence}"
+    kept = integrity.l2_persisting(set_aside.most)
+    if kept is not None:  # device-wide state changed while it was timed: its time is not its code's
+        run.flags.append(kept)
+        run.error = run.error or f"not graded: {kept.evidence}"
 
 
 def kernel_activity(call: Callable[[], None], before: Callable[[], None] | None,

@@ -57,3 +57,27 @@ def clear() -> int:
     lib.cuCtxResetPersistingL2Cache()
     lib.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0))
     return now
+
+
+class Watch:
+    """The set-aside over one subject's timing, as a context: put back to 0 on entry (what ran
+    before is not the subject's), put back and recorded at each `clear()` (ahead of each timed
+    call) and on exit (after the last); `most` is the largest found, in bytes (0: none)."""
+
+    def __init__(self) -> None:
+        self.found: list[int] = []
+
+    def __enter__(self) -> "Watch":
+        clear()
+        return self
+
+    def clear(self) -> None:
+        self.found.append(clear())
+
+    def __exit__(self, *exc) -> bool:
+        self.clear()
+        return False
+
+    @property
+    def most(self) -> int:
+        return max(self.found, default=0)

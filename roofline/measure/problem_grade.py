@@ -90,25 +90,21 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
 
     places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
 
-    found = set_aside if set_aside is not None else []
-    l2_persist.clear()  # what ran before its timing (the check's calls, of the reference too) is not charged to it
-
-    def before():  # the copy first, then the flush: the copy leaves none of the inputs in L2
-        found.append(l2_persist.clear())  # no line kept persisting, which the flush could not evict
-        current[0] = rolled(draw, next(places))
-        flush()
-
     def call():
         with torch.no_grad():
             model(*current[0])
 
-    try:
+    with l2_persist.Watch() as kept:  # what ran before (the check's calls, of the reference too) is not charged to it
+        def before():  # the copy first, then the flush: the copy leaves none of the inputs in L2
+            kept.clear()  # no line kept persisting, which the flush could not evict
+            current[0] = rolled(draw, next(places))
+            flush()
         timing, error = _in_rounds(call, before, budget_s, sampler, full_clock_share)
-        if error is not None:
-            return timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None)
-        return timing, None, wall_and_events(call, before), kernel_activity(call, before)
-    finally:
-        found.append(l2_persist.clear())  # what the last call set, put back for what runs next
+        out = ((timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None))
+               if error is not None else (timing, None, wall_and_events(call, before), kernel_activity(call, before)))
+    if set_aside is not None:
+        set_aside.append(kept.most)
+    return out
 
 
 def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | None = None,
