@@ -25,7 +25,7 @@ from .layout import Layout
 from .profile_chart import LEVEL_MARKERS, draw_roofs
 from .scene import L1_LEFT_OUT, Scene, l1_undercounted, profile_roofs
 from .style import profile_marker_area
-from .text import ceiling_lines, middle_cut, roof_name
+from .text import l2_by_one_stream, middle_cut, roof_name
 
 TOP = 16
 # the binding roof's colour; a roof not named here is grey
@@ -129,7 +129,7 @@ def _notes(doc: ProfileResults, rows: list[OwnerRow], placed: list, undercounted
     left = [str(rank) for rank in range(1, len(rows) + 1) if rank not in drawn]
     notes = ([f"not on the roofline (no floating-point work counted, or no bytes): #{', #'.join(left)}"] if left else []) \
         + ([f"no L1/shared point for #{', #'.join(undercounted)}: {L1_LEFT_OUT}"] if undercounted else [])
-    if any("__ldcg stream alone" in line for line in ceiling_lines(doc)):
+    if l2_by_one_stream(doc):
         notes.append("the L2 ceiling was measured by one __ldcg stream, which reads low: a row read as L2-bound may be "
                      "bound by its next roof (roofline show FILE says more)")
     return notes

@@ -509,6 +509,14 @@ def roofs_line(doc) -> str:
 OLD_L2_METHOD = "L2-resident __ldcg stream;"  # the L2 ceiling's method in files measured before the best of three
 
 
+def l2_by_one_stream(doc) -> bool:
+    """Whether `doc`'s measured L2 ceiling came from one `__ldcg` stream (`OLD_L2_METHOD`), which
+    reads low, and no rate in the file went past it (`Results.beaten` says that instead)."""
+    d = doc.device
+    return bool(d.measured_l2_gbps and OLD_L2_METHOD in (d.measured_method or "")
+                and not any(b.level == "L2" for b in doc.beaten))
+
+
 def ceiling_lines(doc) -> list[str]:
     """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
     measured, what was seen and by whom, and what the verdicts read instead."""
@@ -526,10 +534,9 @@ def ceiling_lines(doc) -> list[str]:
                 else f"verdicts read {figure(b.used)} {unit}")
         lines.append(f"{b.level} ceiling: measured at {figure(b.measured)} {unit}, below the {figure(b.seen)} {unit} "
                      f"{what} in this file, so the measurement is low; {then}")
-    d = doc.device
-    if d.measured_l2_gbps and OLD_L2_METHOD in (d.measured_method or "") and not any(b.level == "L2" for b in doc.beaten):
-        lines.append(f"L2 ceiling: measured at {figure(d.measured_l2_gbps)} GB/s by an __ldcg stream alone, which reads "
-                     "low against the best of streams, chunks and bulk copies that roofline device --measure now takes; "
-                     "a kernel read as L2-bound near another roof may be bound by that one: measure again")
+    if l2_by_one_stream(doc):
+        lines.append(f"L2 ceiling: measured at {figure(doc.device.measured_l2_gbps)} GB/s by an __ldcg stream alone, "
+                     "which reads low against the best of streams, chunks and bulk copies that roofline device "
+                     "--measure now takes; a kernel read as L2-bound near another roof may be bound by that one: "
+                     "measure again")
     return lines
-
