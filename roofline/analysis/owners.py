@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..model.peaks import PRECISIONS
 from ..model.roofs import verdict
 from ..model.traffic import CountedTraffic
-from ..results.profile import OwnedWork, ProfileResults
+from ..results.profile import OwnedWork, ProfileResults, level_intensity
 from .compare import MATCHED, commands_note  # what two profiles of one program share, and their commands
 
 KEYS = ("op", "module")
@@ -79,8 +79,7 @@ class OwnerRow:
         """FLOP of its main precision per byte its kernels moved at `level` ('dram', 'l2', 'l1':
         L1 and shared memory, which share one data path), summed over its launches; None without."""
         p = self.main_precision
-        nbytes = self.nbytes.get(level, 0.0) + (self.nbytes.get("smem", 0.0) if level == "l1" else 0.0)
-        return self.flops[p] / nbytes if p and nbytes else None
+        return level_intensity(self.flops[p] if p else None, self.nbytes, level)
 
     def add(self, w: OwnedWork, kernel_name: str, floor: tuple[str, float, str | None] | None) -> None:
         self.time_ms += w.time_ms

@@ -131,11 +131,16 @@ class ProfiledKernel(_Model):
         return out + [level for level in LEVEL_KEYS if level in self.missing]
 
     def intensity(self, level: str) -> float | None:
-        """FLOP (of the dominant precision) per byte at `level` ('dram', 'l2', 'l1'; 'l1' counts the
-        L1 and shared-memory bytes, which share one data path); None without work or bytes."""
-        flops = self.flops.get(self.dominant) if self.dominant else None
-        nbytes = self.bytes.get(level, 0) + (self.bytes.get("smem", 0) if level == "l1" else 0)
-        return flops / nbytes if flops and nbytes else None
+        """FLOP (of the dominant precision) per byte at `level` (`level_intensity`); None without
+        work or bytes."""
+        return level_intensity(self.flops.get(self.dominant) if self.dominant else None, self.bytes, level)
+
+
+def level_intensity(flops: float | None, nbytes: dict[str, float], level: str) -> float | None:
+    """`flops` per byte of `nbytes` (bytes by level key) at `level` ('dram', 'l2', 'l1'; 'l1' counts
+    the L1 and shared-memory bytes, which share one data path); None without work or bytes."""
+    moved = nbytes.get(level, 0) + (nbytes.get("smem", 0) if level == "l1" else 0)
+    return flops / moved if flops and moved else None
 
 
 class CommandEnergy(_Model):
