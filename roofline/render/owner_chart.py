@@ -114,10 +114,10 @@ def _placed(rows: list[OwnerRow]) -> tuple[list[tuple[int, OwnerRow, list]], lis
     for rank, r in enumerate(rows, start=1):
         if r.gflops() is None:
             continue
-        at = [(r.intensity(lv), marker) for lv, marker, _ in LEVEL_MARKERS if r.intensity(lv)
-              and not (lv == "l1" and l1_undercounted(r.nbytes))]
-        if r.intensity("l1") and l1_undercounted(r.nbytes):
+        no_l1 = bool(r.intensity("l1")) and l1_undercounted(r.nbytes)
+        if no_l1:
             undercounted.append(str(rank))
+        at = [(r.intensity(lv), marker) for lv, marker, _ in LEVEL_MARKERS if r.intensity(lv) and not (lv == "l1" and no_l1)]
         if at:
             placed.append((rank, r, at))
     return placed, undercounted
