@@ -252,7 +252,7 @@ def test_a_candidate_that_set_l2_aside_for_persisting_lines_while_timed_is_flagg
     kept = grading.problem_entry(ProblemRun("m", "m.py", False, check, timing, async_ms=(0.010, 0.03),
                                             l2_set_aside=32 << 20), p.name, found.work, from_preset("h200"), 0.005)
     assert not kept.graded and [f.code for f in kept.flags] == ["l2_persisting"]
-    assert kept.error.startswith("not graded: set 32 MiB of the L2 aside for persisting lines")
+    assert kept.error.startswith("not graded: marked 32 MiB for persisting in the L2 while it was timed")
     assert kept.flags[0].figures == {"set_aside_bytes": float(32 << 20)}
 
 

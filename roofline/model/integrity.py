@@ -32,10 +32,9 @@ taken at face value, with the figures that raised it.
     patched_reference    a candidate replaced an op or method the reference        what it replaced
                          computes with, so that the reference computes what the
                          candidate does (put back)
-    l2_persisting        it set part of the L2 aside for persisting lines          the bytes set aside
-                         (cudaLimitPersistingL2CacheSize) while it was timed:
-                         device-wide state the harness holds at 0 (put back
-                         before every call)
+    l2_persisting        it marked lines persisting in the L2 while it was timed   the bytes marked
+                         (a set-aside for them, an access policy window on its
+                         stream): L2 state the harness resets before every call
 
 Thresholds are margins over measurement noise, not tunings: a share of 1.1 allows a kernel 10 %
 above a sustained ceiling measured by a simpler kernel; the wall clock of an honest launch exceeds
@@ -159,17 +158,19 @@ def kernels_past_events(event_ms: float, span_ms: float, streams: int) -> Flag |
 
 
 def l2_persisting(set_aside: int) -> Flag | None:
-    """The flag for a subject that set `set_aside` bytes of the L2 aside for persisting lines while
-    it was timed (found ahead of a call: `measure.l2_persist.clear`), else None (0). On an H100
-    (2026-12-06) a matrix product of 256 x 192 x 128 that set 32 MiB aside and marked its input
-    persisting inside each call ran at 1.12x its reference's speed (0.0105 against 0.0118 ms), its
-    kernel 7.6 against 9.0 us in CUPTI's records, with the set-aside put back to 0 and the L2
-    flushed before every call: the gain is the device-wide state's, not the code's."""
+    """The flag for a subject that marked `set_aside` bytes for persisting in the L2 while it was
+    timed (a set-aside for persisting lines or an access policy window on its stream, found ahead
+    of a call: `measure.l2_persist.clear`), else None (0). On an H100 (2026-12-06) a matrix product
+    of 256 x 192 x 128 that marked its input persisting inside each call ran at 1.12x its
+    reference's speed (its kernel 7.6 against 9.0 us in CUPTI's records) with the set-aside put
+    back to 0 and the L2 flushed before every call, since its window kept the lines through the
+    flush: the gain is the L2 state's, not the code's, and the harness now resets the lines too."""
     if set_aside <= 0:
         return None
-    return Flag("l2_persisting", f"set {set_aside / 2**20:,.4g} MiB of the L2 aside for persisting lines "
-                                 "(cudaLimitPersistingL2CacheSize) while it was timed: device-wide state a benchmark "
-                                 "holds at 0 (put back before every call)", {"set_aside_bytes": float(set_aside)})
+    return Flag("l2_persisting", f"marked {set_aside / 2**20:,.4g} MiB for persisting in the L2 while it was timed "
+                                 "(a set-aside for persisting lines or an access policy window on its stream): L2 "
+                                 "state a benchmark resets before every call, which it did",
+                {"set_aside_bytes": float(set_aside)})
 
 
 def async_return(event_ms: float, wall_ms: float) -> Flag | None:
