@@ -151,7 +151,8 @@ def kernels_past_events(event_ms: float, span_ms: float, streams: int) -> Flag |
     gap = span_ms - event_ms
     if gap <= ASYNC_SLACK_MS or gap <= ASYNC_SHARE * span_ms:
         return None
-    return Flag("async_return", f"the events time {_ms(event_ms)} but its kernels ran {_ms(span_ms)} from the "
+    return Flag("async_return", f"called from an idle device, the events time {_ms(event_ms)} (not the timed rounds' "
+                                f"median) but its kernels ran {_ms(span_ms)} from the "
                                 f"first one's start to the last one's end on {streams} stream(s) (CUPTI's "
                                 "records): work runs outside the timed stream",
                 {"event_ms": event_ms, "kernel_span_ms": span_ms, "streams": float(streams)})
@@ -179,6 +180,7 @@ def async_return(event_ms: float, wall_ms: float) -> Flag | None:
     gap = wall_ms - event_ms
     if gap <= ASYNC_SLACK_MS or gap <= ASYNC_SHARE * wall_ms:
         return None
-    return Flag("async_return", f"the events time {_ms(event_ms)} but the device is idle only {_ms(wall_ms)} after "
+    return Flag("async_return", f"called from an idle device, the events time {_ms(event_ms)} (not the timed rounds' "
+                                f"median) but the device is idle only {_ms(wall_ms)} after "
                                 "the call: work runs outside the timed stream, after the call returns",
                 {"event_ms": event_ms, "wall_ms": wall_ms})
