@@ -176,13 +176,15 @@ class DeviceSpec:
                         if k != "fp32" and k in COMPUTE_LEVEL)
         found = dict(self.measured_peaks_gflops or {})
         peaks = self.peaks_gflops or {}
+        borrowed = ()
         if "fp16_tensor" in found and "bf16_tensor" not in found and peaks.get("bf16_tensor") == peaks.get("fp16_tensor"):
             found["bf16_tensor"] = found["fp16_tensor"]  # one tensor-core rate for both (whitepapers)
+            borrowed = (COMPUTE_LEVEL["bf16_tensor"],)
         measured = tuple((COMPUTE_LEVEL[k], v) for k, v in found.items() if k in COMPUTE_LEVEL)
         l2 = self.peak_l2_gbps or (self.memory_peaks["L2"].value if "L2" in self.memory_peaks else None)
         return Roofs(self.peak_fp32_gflops, self.peak_dram_gbps, smem, self.measured_fp32_gflops,
                      self.measured_dram_gbps, l2, self.measured_l2_gbps, self.measured_smem_gbps, compute, measured,
-                     self.launch_latency_ms)
+                     self.launch_latency_ms, fp16_for=borrowed)
 
     def roofs_at(self, clock_mhz: float | None) -> Roofs:
         """The ceilings of a kernel that ran at `clock_mhz` (the SM clock Nsight Compute recorded

@@ -25,10 +25,9 @@ requests: at the H200's 15,354 GB/s L2 they take 0.28 ms, and the 0.41 GB its wa
 DRAM 0.09 ms at 4,800 GB/s, so FP32 (2.05 ms at 66,908 GFLOP/s) binds.
 
 A measured ceiling is a lower bound on what a level sustains. Where a rate the same file
-measured went past one (`at_least_seen`), a compute ceiling is raised to that rate (a rate
-measured on this card in this precision is at most its ceiling) and a memory ceiling gives way
-to the theoretical roof (the measurement was low; bytes moved past it say no more than that
-the level sustains that much), and a note says so.
+measured went past one (`at_least_seen`), the ceiling is raised to that rate, never above its
+level's theoretical roof (a rate measured on this card is at most its ceiling; the measurement
+was low), and a note says so.
 """
 
 from __future__ import annotations
@@ -92,6 +91,9 @@ class Roof:
     value: float
     measured: bool
     seen: bool = False  # a measured ceiling raised to the best rate its file saw (`at_least_seen`)
+    # where a measured ceiling is another measurement's, not its own ('FP16 cuBLAS': a BF16 tensor ceiling
+    # read from cuBLAS's FP16 product, in files measured before BF16 was: `device.DeviceSpec.roofs`)
+    borrowed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,8 @@ class Roofs:
     compute: tuple[tuple[str, float], ...] = ()
     measured_compute: tuple[tuple[str, float], ...] = ()
     launch_ms: float | None = None  # an empty kernel's measured launch time: a floor under every kernel
-    raised: tuple[str, ...] = ()  # compute levels whose measured ceiling is the best rate seen (`at_least_seen`)
+    raised: tuple[str, ...] = ()  # levels whose measured ceiling is the best rate seen (`at_least_seen`)
+    fp16_for: tuple[str, ...] = ()  # compute levels whose measured ceiling is cuBLAS's FP16 rate (`Roof.borrowed`)
 
     @property
     def ridge_point(self) -> float:
@@ -133,7 +136,8 @@ class Roofs:
         name = ROOF_OF_LEVEL.get(level, COMPUTE_LEVEL.get(level, level))
         theory, found = self._theory().get(name), self._measured().get(name)
         if measured and found:
-            return Roof(name, found, True, name in self.raised)
+            seen = name in self.raised
+            return Roof(name, found, True, seen, "FP16 cuBLAS" if name in self.fp16_for and not seen else None)
         return Roof(name, theory, False) if theory else None
 
     def capped(self) -> "Roofs":
@@ -255,6 +259,20 @@ class Verdict:
         return others[0]
 
     @property
+    def named(self) -> tuple[str, ...]:
+        """The levels this verdict names: the binding one, and the one as near (`near`) where there is one."""
+        b, n = self.binding, self.near
+        return tuple(f.level for f in (b, n) if f is not None)
+
+    def agrees(self, other: "Verdict") -> bool:
+        """Whether `other` (the same kernel read from other bytes: the model's, or the counted ones) names
+        the roof this one binds at or this one names the roof `other` binds at: the same binding level, or
+        one's binding level the other's as near (two floors within TIE, which the ceilings' own
+        measurement cannot order)."""
+        b, o = self.binding, other.binding
+        return b is not None and o is not None and (b.level in other.named or o.level in self.named)
+
+    @property
     def l2_resident(self) -> bool:
         """Whether the DRAM floor was set aside because the working set fits in a warm L2."""
         return any(f.aside == "L2" for f in self.floors)
@@ -358,21 +376,21 @@ class Beaten:
 
     @property
     def memory(self) -> bool:
-        """A memory level (its ceiling gave way to the theoretical roof)."""
+        """A memory level (GB/s), not a compute one (GFLOP/s)."""
         return self.level in ROOF_OF_LEVEL
 
 
 def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tuple[Roofs, tuple[Beaten, ...]]:
     """`roofs` with every measured ceiling at least what was `seen` at its level (level name, as
     `Roofs.roof` takes it -> (rate, who reached it, whether from counted bytes)), and the ceilings
-    that changed. A compute ceiling below a seen rate is raised to it: a rate measured on this
-    card in this precision is a lower bound on its roof. A memory ceiling below one gives way to
-    the theoretical roof of its level (to the seen rate where there is none): the measurement was
-    low, and the rate says only that the level sustains at least that much. A rate past the
-    theoretical roof raises nothing above it: modelled bytes the level did not all move (a cache
-    nearer the SMs served some), which the verdict then says. Example: the H200's
-    BF16 tensor ceiling measured from cuBLAS FP16 at 753,834 GFLOP/s, with cuBLAS BF16 at 771,020
-    in the same run, reads 771,020."""
+    that changed. A ceiling below a seen rate is raised to it, compute and memory alike: a rate
+    measured on this card is a lower bound on what its level sustains, so the measurement was low.
+    A memory ceiling is never raised above its level's theoretical roof: a rate past that comes
+    from bytes the level did not all move (a cache nearer the SMs served some), which the verdict
+    then says. Examples: the H200's BF16 tensor ceiling measured from cuBLAS FP16 at 753,834
+    GFLOP/s, with cuBLAS BF16 at 771,020 in the same run, reads 771,020; its L2 ceiling measured
+    by one __ldcg stream at 7,302 GB/s, with wgmma_tma's counted L2 bytes moving at 10,184 GB/s at
+    8192^3, reads 10,184 (plots/counters-h200-bf16-8192.json)."""
     changed, measured, compute = [], {}, dict(roofs.measured_compute)
     for level, (rate, by, counted) in seen.items():
         roof = roofs.roof(level, True)
@@ -380,9 +398,8 @@ def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tup
             continue
         if roof.level in ROOF_OF_LEVEL.values():  # never above the level's theoretical roof: a rate past
             theory = roofs.roof(roof.level, False)  # it comes from bytes the level did not all move
-            has_theory = theory is not None and not theory.measured
-            used = theory.value if has_theory else rate
-            measured[roof.level] = None if has_theory else rate
+            used = min(rate, theory.value) if theory is not None and not theory.measured else rate
+            measured[roof.level] = used
         else:
             used = rate
             if roof.level == "FP32":
@@ -392,7 +409,7 @@ def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tup
         changed.append(Beaten(roof.level, roof.value, rate, by, counted, used))
     fields = {"DRAM": "measured_dram_gbps", "L2": "measured_l2_gbps", "SMEM": "measured_smem_gbps",
               "FP32": "measured_fp32_gflops"}
-    raised = tuple(b.level for b in changed if b.level not in ROOF_OF_LEVEL)
+    raised = tuple(b.level for b in changed)
     out = replace(roofs, measured_compute=tuple(compute.items()), raised=roofs.raised + raised,
                   **{fields[level]: value for level, value in measured.items()})
     return out, tuple(changed)

@@ -58,7 +58,7 @@ from .text import (
     roof_name,
     verdict_sentence,
 )
-from .scene import L1_LEFT_OUT, l1_left_out, profile_scene, run_scene
+from .scene import L1_LEFT_OUT, l1_left_out, profile_scene, roofs_phrase, run_scene
 from .chart import kernel_style, load_matplotlib
 from .style import COMPUTE_COLORS, PROFILE_MARKERS, RUN_MARKERS, USER_COLORS, css_color, profile_marker_size
 
@@ -252,11 +252,10 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
             customdata=[p.index] * 2, line=dict(color=css_color(p.color), dash="dash", width=2),
             hovertext=[_run_hover(of[p.kernel], None, {}, verdicts[p.kernel], ref.time_ms)] * 2,
             hovertemplate="%{hovertext}<extra></extra>"))
-    source = "NVML" if "NVML" in (dev.source or "NVML") else "datasheet"
     _axes(fig, x_lo, x_hi, "arithmetic intensity (FLOP per byte at each level)", "GFLOP/s (measured, median)",
           [(lv, [point_traces[i]]) for i, lv in enumerate(levels)], point_traces)
     title = f"SGEMM {prob.text()} FP32" if not prob.tensor else gemm_title(prob)
-    _titled(fig, _title(f"{dev.name}: {title}, hierarchical roofline (roofs from {source}{l2_note(doc)})"))
+    _titled(fig, _title(f"{dev.name}: {title}, hierarchical roofline ({roofs_phrase(doc)}{l2_note(doc)})"))
 
     report = Report(title=f"{dev.name}: {gemm_title(prob)}", subtitle="")
     report.figures[CHART_ID] = fig
@@ -480,7 +479,8 @@ def _memory_roofs(fig, lines, top: float, x_lo: float, group: str) -> None:
     import plotly.graph_objects as go
 
     for r in lines:
-        name = f"{roof_name(r.level)} {r.value:,.0f} GB/s" + (" measured" if r.measured else "")
+        name = f"{roof_name(r.level)} {r.value:,.0f} GB/s" + (" measured" if r.measured else "") + (
+            f" ({r.borrowed})" if r.borrowed else "")
         fig.add_trace(go.Scatter(x=[x_lo, ridge_point(top, r.value)], y=[x_lo * r.value, top], mode="lines",
                                  name=_h(name), legendgroup=group, legendgrouptitle_text=_h(group),
                                  line=dict(color=r.color, width=1.6, dash="dash" if r.measured else "solid"),

@@ -56,7 +56,8 @@ def draw_roofs(ax, scene, x_lo: float, x_hi: float) -> None:
     xgrid = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
     for r in scene.memory():
         ax.plot(xgrid, [x * r.value for x in xgrid], color=r.color, lw=1.4 if not r.measured else 1.1, ls=r.style,
-                label=f"{roof_name(r.level)} {r.value / 1e3:,.1f} TB/s" + (" measured" if r.measured else ""))
+                label=f"{roof_name(r.level)} {r.value / 1e3:,.1f} TB/s" + (" measured" if r.measured else "")
+                + (f" ({r.borrowed})" if r.borrowed else ""))
     for same in one_line_per_value(scene.compute()):
         r, names = same[0], [q.level for q in same]
         unit = "OP/s" if names == ["INT8 tensor"] else "FLOP/s"

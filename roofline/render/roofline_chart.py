@@ -157,11 +157,16 @@ def _plottable(value: float, what: str) -> float:
     return value
 
 
-def _compute_roofs(scene: Scene) -> list[tuple[str, float, float | None]]:
-    """The scene's compute roofs, highest first: (level, theoretical GFLOP/s, measured GFLOP/s or None)."""
+def _compute_roofs(scene: Scene) -> list[tuple[str, float, float | None, str]]:
+    """The scene's compute roofs, highest first: (level, theoretical GFLOP/s, measured GFLOP/s or None,
+    what the measured one is: 'measured', 'FP16 cuBLAS' or 'best seen': `scene.RoofLine.borrowed`)."""
     lines = scene.compute()
-    return [(r.level, r.value, next((m.value for m in lines if m.measured and m.level == r.level), None))
-            for r in lines if not r.measured]
+    out = []
+    for r in lines:
+        if not r.measured:
+            m = next((m for m in lines if m.measured and m.level == r.level), None)
+            out.append((r.level, r.value, m.value if m else None, (m.borrowed if m else None) or "measured"))
+    return out
 
 
 def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset()):
@@ -192,7 +197,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     _plottable(ridge, "the ridge point")
 
     ais = [p.x for p in scene.points if p.x is not None and p.shown] or [ridge]
-    ridges = [ridge_point(value, bw) for _, value, _ in compute] + ([peak / roofs.smem_gbps] if roofs.smem_gbps else [])
+    ridges = [ridge_point(value, bw) for _, value, _, _ in compute] + ([peak / roofs.smem_gbps] if roofs.smem_gbps else [])
     x_lo = min(min(ais), min(ridges)) / 4
     x_hi = max(max(ais), max(ridges)) * (12 if many else 8)  # several: room right of the top ridge for labels
     ys = [g[0].y for g in drawn] + [d.reference.gflops for d in docs]
@@ -210,11 +215,12 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     ax.set_ylim(y_lo, y_hi)
 
     # Roofs: theoretical solid, measured dashed; each memory roof rises to the highest compute roof.
-    lines = [(r.level + (" measured" if r.measured else ""), r.value, r.color, r.style) for r in scene.memory()]
+    lines = [(r.level + (f" {r.borrowed}" if r.borrowed else " measured" if r.measured else ""), r.value, r.color, r.style)
+             for r in scene.memory()]
     for _, gbps, color, style in lines:
         ax.plot([x_lo, peak / gbps], [x_lo * gbps, peak], color=color, ls=style, lw=1.8)
     fastest_bw = max(gbps for _, gbps, _, _ in lines)
-    for level, value, found in compute:
+    for level, value, found, _ in compute:
         color = compute_color(level)
         ax.plot([value / fastest_bw if many else min(ridges), x_hi], [value, value], color=color, lw=2)
         if found:
@@ -324,17 +330,17 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
 
     # Labels last, once the layout is final: the roofs' along their lines, then the kernels'.
     peak_labels, measured_labels = [], []
-    for level, value, found in compute:
+    for level, value, found, what in compute:
         color = compute_color(level)
         # several compute roofs: one short label each (each measured roof is in the legend; a label
         # as long as its roof's visible stretch would lie on that roof's ridge)
         near = found and value / found < NEAR and not many
         peak_labels.append((ax.text(0, 0, f"{level}{'' if many else ' peak'} {value:,.0f} GFLOP/s"
-                                    + (f" (measured {found:,.0f})" if near else ""), color=color,
+                                    + (f" ({what} {found:,.0f})" if near else ""), color=color,
                                     fontsize=9 if many else None),
                             value / fastest_bw if many else min(ridges), value))
         if found and not near and not many:
-            measured_labels.append((ax.text(0, 0, f"{level} measured {found:,.0f} GFLOP/s", color=color, fontsize=9),
+            measured_labels.append((ax.text(0, 0, f"{level} {what} {found:,.0f} GFLOP/s", color=color, fontsize=9),
                                     found / fastest_bw if many else min(ridges), found))
     ref_labels = [(ax.text(0, 0, f"cuBLAS{' ' + _precision_name(d) if many else ''} (reference) "
                            f"{d.reference.gflops:,.0f} GFLOP/s", color="0.3", fontsize=9), d.reference.gflops)
@@ -343,7 +349,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
     ridge_labels = [] if many else [ax.annotate(f"{level + ' ' if many else ''}ridge {ridge_point(value, bw):.1f} FLOP/B",
                                 (ridge_point(value, bw), value), xytext=(0, 14), textcoords="offset points",
                                 fontsize=9, arrowprops=dict(arrowstyle="-", lw=0.6, color="0.5", shrinkA=0, shrinkB=4))
-                    for level, value, _ in compute]
+                    for level, value, _, _ in compute]
     roof_labels = _roof_labels(ax, lines)
     placed = ([t for t, *_ in peak_labels + measured_labels] + [t for t, _ in ref_labels] + ridge_labels
               + [t for t, *_ in roof_labels] + [t for t, _ in flat] + texts)
@@ -359,7 +365,7 @@ def _render(docs: list[Results], measured: bool, highlight: set[str] = frozenset
         if placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.02 + 0.03 * i for i in range(33)]):
             t.set_bbox(OPAQUE)  # no free spot along its line: it hides what it lies on
     for t, y in flat:
-        placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.98, 0.8, 0.6, 0.4])
+        placer.place_on_line(t, (x_lo, y), (x_hi, y), fractions=[0.98, 0.8, 0.6, 0.4, 0.3, 0.2, 0.1])
     for t, gbps, side in roof_labels:
         if placer.place_on_line(t, (x_lo, x_lo * gbps), (peak / gbps, peak), sides=(side, -side),
                                 fractions=[0.05 + 0.05 * i for i in range(18)]):
@@ -404,7 +410,8 @@ def _roof_labels(ax, lines) -> list:
         if twin and max(gbps, twin[1]) / min(gbps, twin[1]) < NEAR:
             done.add(twin[0])
             theory, measured = (gbps, twin[1]) if style == "-" else (twin[1], gbps)
-            out.append((ax.text(0, 0, f"{level} {theory:,.0f} GB/s (measured {measured:,.0f})", color=color,
+            what = (twin[0] if style == "-" else name).split(maxsplit=1)[1]  # 'measured', 'best seen'
+            out.append((ax.text(0, 0, f"{level} {theory:,.0f} GB/s ({what} {measured:,.0f})", color=color,
                                 fontsize=9), max(gbps, twin[1]), 1))
         else:
             out.append((ax.text(0, 0, f"{name} {gbps:,.0f} GB/s", color=color, fontsize=9), gbps,

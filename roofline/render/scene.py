@@ -172,9 +172,11 @@ def _run_roofs(docs: list[Results]) -> list[RoofLine]:
     alone; several runs', FP32's and each run's. The roofs the verdicts read (`Results.roofs`: a
     measured ceiling at least what the file saw), each precision's from its own run."""
     roofs = docs[0].roofs
-    for d in docs[1:]:  # a measured memory ceiling one run went past gives way in all (`Results.roofs`)
-        roofs = replace(roofs, **{field: None for field, level in MEASURED_MEMORY.items()
-                                  if getattr(roofs, field) and not getattr(d.roofs, field)})
+    for d in docs[1:]:  # a measured memory ceiling one run raised (`Results.roofs`) holds for all: the highest
+        higher = {field: getattr(d.roofs, field) for field, level in MEASURED_MEMORY.items()
+                  if getattr(roofs, field) and (getattr(d.roofs, field) or 0) > getattr(roofs, field)}
+        roofs = replace(roofs, raised=roofs.raised + tuple(MEASURED_MEMORY[f] for f in higher
+                                                           if MEASURED_MEMORY[f] in d.roofs.raised), **higher)
     own = {d.precision: d.roofs for d in docs}
     keys = dict.fromkeys([d.precision for d in docs] + (["fp32"] if len(docs) > 1 else []))
     levels = sorted(((key, roofs.roof(key, measured=False)) for key in keys), key=lambda r: -r[1].value)
@@ -184,30 +186,32 @@ def _run_roofs(docs: list[Results]) -> list[RoofLine]:
 
 def memory_roofs(roofs, levels) -> list[RoofLine]:
     """The roofs of memory `levels` ('DRAM', 'L2', 'SMEM') that `roofs` records, each level's
-    theoretical one, then its measured one."""
+    theoretical one, then its measured one (at least the best rate its file saw: `Roof.seen`)."""
     out = []
     for level in levels:
         for measured in (False, True):
             r = roofs.roof(level, measured)
             if r is not None and r.measured == measured:
                 out.append(RoofLine(level, r.value, measured, True, MEMORY_COLORS[level], "--" if measured else "-",
-                                    f"{level}{' measured' if measured else ''} {r.value:,.0f} GB/s"))
+                                    f"{level}{' measured' if measured else ''} {r.value:,.0f} GB/s"
+                                    + (" (best seen)" if r.seen else ""), borrowed="best seen" if r.seen else None))
     return out
 
 
 def compute_roofs(roofs, levels) -> list[RoofLine]:
     """The roofs of compute `levels` ('FP32', 'BF16 tensor', ...) that `roofs` records, in that
     order, each level's theoretical one, then its measured one; a measured one raised to the best
-    rate its run saw (`Roof.seen`: `roofs.at_least_seen`) says so."""
+    rate its run saw (`Roof.seen`: `roofs.at_least_seen`), or that is cuBLAS's FP16 rate read as BF16's
+    (`Roof.borrowed`), says so."""
     out = []
     for level in levels:
         for measured in (False, True):
             r = roofs.roof(level, measured)
             if r is not None and r.measured == measured:
-                seen = " (best seen)" if r.seen else ""
+                borrowed = "best seen" if r.seen else r.borrowed
                 out.append(RoofLine(r.level, r.value, measured, False, compute_color(r.level), "--" if measured else "-",
-                                    f"{r.level} {'measured' if measured else 'peak'} {r.value:,.0f} GFLOP/s{seen}",
-                                    borrowed="best seen" if r.seen else None))
+                                    f"{r.level} {'measured' if measured else 'peak'} {r.value:,.0f} GFLOP/s"
+                                    + (f" ({borrowed})" if borrowed else ""), borrowed=borrowed))
     return out
 
 
@@ -259,10 +263,7 @@ def profile_roofs(doc: ProfileResults, precisions: set[str], traffic: list[dict[
     levels = sorted(peaks, key=lambda lv: (-(peaks[lv].value if peaks[lv] else 0), lv))
     counted = [level for level, keys in (("DRAM", ("dram",)), ("L2", ("l2",)), ("SMEM", ("l1", "smem")))
                if any(b.get(key) for b in traffic for key in keys)]
-    own_bf16 = "bf16_tensor" in (doc.device.measured_peaks_gflops or {})
-    compute = [replace(r, borrowed="FP16 cuBLAS") if r.measured and r.level == "BF16 tensor" and not own_bf16
-               and not r.borrowed else r for r in compute_roofs(roofs, levels)]
-    return tuple(memory_roofs(roofs, counted) + compute)
+    return tuple(memory_roofs(roofs, counted) + compute_roofs(roofs, levels))
 
 
 def l1_undercounted(nbytes: dict[str, float]) -> bool:
@@ -317,9 +318,17 @@ def roofs_source(doc: Results) -> str:
     return "NVML" if "NVML" in (doc.device.source or "NVML") else "datasheet"
 
 
+def roofs_phrase(doc: Results) -> str:
+    """Where a chart's theoretical roofs come from, for its title: NVML's clocks and counts (FP32 cores,
+    memory clock and bus) with the per-SM rates of each precision and level (`model.peaks`: the
+    whitepapers' tensor-core rates at their clock, Nsight Compute's L2 bytes per clock), or a
+    datasheet's figures."""
+    return "peaks from NVML clocks and per-SM rates" if roofs_source(doc) == "NVML" else "peaks from the datasheet"
+
+
 def _run_title(docs: list[Results], search: bool) -> str:
     doc = docs[0]
-    source = f"roofs from {roofs_source(doc)}{l2_note(doc)}"
+    source = f"{roofs_phrase(doc)}{l2_note(doc)}"
     if len(docs) > 1:
         runs = ", ".join(f"{PRECISIONS[d.problem.problem.dtype].title} {d.problem.problem.m}x{d.problem.problem.n}"
                          f"x{d.problem.problem.k}" for d in docs)

@@ -29,22 +29,23 @@ from ..model.timing import FULL_CLOCK_SHARE, paired
 from .text import (
     MEMORY_NAMES,
     ascii_text,
-    bound_cell,
     bound_by_size,
+    bound_cell,
     chosen_tile,
-    sampled_phrase,
-    named_with_tile,
     compute_phrase,
-    kernel_counters_phrase,
     display_names,
     gemm_title,
+    kernel_counters_phrase,
     l2_note,
     limiters,
+    named_with_tile,
+    near_phrase,
     occupancy_cell,
     percent,
     precision_cell,
     profiled_kernel_verdict,
     roof_name,
+    sampled_phrase,
     spill_cell,
     spill_phrase,
     tensor_precision,
@@ -401,9 +402,11 @@ def run_tables(doc: Results, width: int = 200) -> list[Table]:
             peaks += f"; measured {dev.measured_fp32_gflops:,.0f} GFLOP/s, {_measured_dram(dev)}"
     else:  # a tensor-core run: the roof of its precision, named
         found = doc.peak_gflops(measured=True)
+        borrowed = dev.roofs.roof(doc.precision).borrowed if found else None  # BF16 read at cuBLAS FP16's rate
         peaks = f"{doc.compute_level} {doc.peak_gflops():,.0f} GFLOP/s, DRAM {dev.peak_dram_gbps:,.0f} GB/s"
         if measured:
-            peaks += f"; measured {f'{found:,.0f} GFLOP/s, ' if found else ''}{_measured_dram(dev)}"
+            peaks += (f"; measured {f'{found:,.0f} GFLOP/s' if found else ''}"
+                      f"{f' ({borrowed})' if borrowed else ''}{', ' if found else ''}{_measured_dram(dev)}")
     columns = [("ms", "right"), ("GFLOP/s", "right"), ("%cuBLAS", "right"), ("occupancy", "left"),
                ("bound x", "left"), ("spread", "right"), ("regs", "right"), ("AI", "right")]
     with_waves = any(k.waves is not None for k in doc.kernels)
@@ -523,6 +526,7 @@ def verdict_lines(doc: Results) -> list[str]:
             v = doc.verdict(k)
             lines.append(verdict_sentence(named_with_tile(k), v, k.occupancy)
                          + (compute_phrase(v, doc.compute_level) if tensor else "")
+                         + near_phrase(v, doc.compute_level if tensor else None)
                          + spill_phrase(k.local_bytes, k.registers, v.times_floor) + kernel_counters_phrase(doc, k, v)
                          + sampled_phrase(k.timeline, v))
     return lines

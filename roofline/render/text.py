@@ -46,14 +46,22 @@ def bound_cell(v: Verdict) -> str:
     return f"{v.binding.level.lower()} {v.times_floor:.2f}"
 
 
+def compute_basis(roof) -> str:
+    """Where a compute roof (`roofs.Roof`) comes from, for a verdict's parentheses: 'best rate seen'
+    (raised to the best rate its file saw), 'FP16 cuBLAS' (a BF16 ceiling that is cuBLAS's FP16
+    rate), 'measured' or 'theoretical'."""
+    return ("best rate seen" if roof.seen else roof.borrowed if roof.borrowed else "measured" if roof.measured
+            else "theoretical")
+
+
 def _basis(v: Verdict) -> str:
     b = v.binding
     if b.level not in MEMORY_NAMES:  # a compute roof: FP32, or a tensor-core one ('BF16 tensor')
-        return "best rate seen" if b.roof.seen else "measured" if b.roof.measured else "theoretical"
+        return compute_basis(b.roof)
     if b.level == "L1":
         return ("measured" if b.counted else "model") + " sector bytes, the shared-memory data path"
     source = "measured bytes" if b.counted else "model bytes"
-    return source + (", measured bandwidth" if b.roof.measured else "")
+    return source + (", best bandwidth seen" if b.roof.seen else ", measured bandwidth" if b.roof.measured else "")
 
 
 def tail_phrase(w: Waves) -> str:
@@ -152,6 +160,12 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
         tail += "; no DRAM floor: A, B and C fit in L2, where the modelled re-reads are served"
     if b.level == LAUNCH:
         return f"{name}: {launch_phrase(v)}; {occupancy_phrase(occ)}"
+    if b.level not in MEMORY_NAMES and not any(f.level in MEMORY_NAMES for f in v.floors):
+        # no bytes at any level (a kernel of one's own with no tile declared, not profiled): nothing to bind
+        # against but its work, which says how far it is from that roof and not what holds it there
+        return (f"{name}: no traffic model, so its {b.level} floor ({_basis(v)}) is the only one known; "
+                f"{times:.2f}x that floor of {b.floor_ms:.3f} ms ({100 / times:.0f} % of that roof); "
+                f"{occupancy_phrase(occ)}{tail}")
     if times >= 0.9995:  # at its roof to rounding (a ceiling raised to this kernel's own rate reads 1.00x)
         return (f"{name}: {b.level}-bound ({_basis(v)}); {times:.2f}x its floor of {b.floor_ms:.3f} ms "
                 f"({100 / times:.0f} % of that ceiling){reuse_phrase(v)}; {occupancy_phrase(occ)}{tail}")
@@ -176,12 +190,13 @@ def counters_phrase(counted: Verdict, model_only: Verdict, figures, found) -> st
     name another roof: which, how far, the level whose modelled and counted bytes differ, and that
     the counted ones are read. `counted` is the verdict with the counts (`found`, a
     `traffic.CountedTraffic`), `model_only` the same kernel's without them (`figures`, its
-    `traffic.ModelFigures`). '' where both name the same roof or a figure is missing. Example
+    `traffic.ModelFigures`). '' where both name the same roof (binding, or as near: `Verdict.agrees`) or a
+    figure is missing. Example
     (wgmma_tma, BF16 8192^3 on the H200): '; the model alone names BF16 tensor (1.56x): it counts
     4.63 GB of DRAM bytes against 6.50 GB counted (0.71x: its blocks kept less of A and B in the L2
     than the waves model assumes); the verdict reads the counted bytes, which are what moved'."""
     b, m = counted.binding, model_only.binding
-    if b is None or m is None or b.level == m.level or model_only.times_floor is None or found is None:
+    if b is None or m is None or counted.agrees(model_only) or model_only.times_floor is None or found is None:
         return ""
     model, seen = level_bytes(figures), level_bytes(None, found)
     level = b.level if b.level in model and b.level in seen else m.level if m.level in model and m.level in seen \
@@ -233,10 +248,21 @@ def compute_phrase(v: Verdict, level: str) -> str:
     f, b = v.floor(level), v.binding
     if f is None or b is None or b.level == level or v.time_ms is None or not f.floor_ms:
         return ""
-    basis = "best rate seen" if f.roof.seen else "measured" if f.roof.measured else "theoretical"
+    basis = compute_basis(f.roof)
     times = v.time_ms / f.floor_ms
     return (f"; {level} roof ({basis}): {times:.2f}x its floor of {f.floor_ms:.3f} ms ({100 / times:.0f} % of that "
             "roof)")
+
+
+def near_phrase(v: Verdict, covered: str | None = None) -> str:
+    """The clause a verdict gets where a second floor is within `roofs.TIE` of the binding one (the
+    ceilings' own measurement cannot order the two: `Verdict.near`): '; its L2 floor as near (0.181 ms,
+    1.06x)'. '' where there is none, or where it is the level `covered` (a tensor-core run's compute
+    roof, which `compute_phrase` already reads)."""
+    n = v.near
+    if n is None or n.level == covered or v.time_ms is None or not n.floor_ms:
+        return ""
+    return f"; its {n.level} floor as near ({n.floor_ms:.3f} ms, {v.time_ms / n.floor_ms:.2f}x)"
 
 
 def spill_cell(local_bytes: int | None) -> str:
@@ -511,16 +537,15 @@ OLD_L2_METHOD = "L2-resident __ldcg stream;"  # the L2 ceiling's method in files
 
 def l2_by_one_stream(doc) -> bool:
     """Whether `doc`'s measured L2 ceiling came from one `__ldcg` stream (`OLD_L2_METHOD`), which
-    reads low, and no rate in the file went past it (`Results.beaten` says that instead)."""
+    reads low: where a rate in the file went past it, the best rate seen, which may be low too."""
     d = doc.device
-    return bool(d.measured_l2_gbps and OLD_L2_METHOD in (d.measured_method or "")
-                and not any(b.level == "L2" for b in doc.beaten))
+    return bool(d.measured_l2_gbps and OLD_L2_METHOD in (d.measured_method or ""))
 
 
 def ceiling_lines(doc) -> list[str]:
     """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
     measured, what was seen and by whom, and what the verdicts read instead."""
-    lines = []
+    lines, own = [], doc.device.roofs
     for b in doc.beaten:
         unit = "GB/s" if b.memory else "GFLOP/s"
         if b.memory:
@@ -530,13 +555,22 @@ def ceiling_lines(doc) -> list[str]:
                     else f"at which {b.by}'s busy SMs moved its {moved}")
         else:
             what = f"{b.by} {'reached' if b.by == 'cuBLAS' else 'reached on the SMs its grid kept busy'}"
-        then = (f"verdicts read the theoretical {figure(b.used)} {unit} instead" if b.memory and b.used > b.seen
-                else f"verdicts read {figure(b.used)} {unit}")
-        lines.append(f"{b.level} ceiling: measured at {figure(b.measured)} {unit}, below the {figure(b.seen)} {unit} "
+        then = (f"verdicts read the theoretical {figure(b.used)} {unit}, which that rate went past (a cache nearer the SMs "
+                "served some of those bytes)" if b.used < b.seen else f"verdicts read {figure(b.used)} {unit}")
+        borrowed = getattr(own.roof(b.level), "borrowed", None)
+        how = f"cuBLAS FP16's {figure(b.measured)} {unit} (no BF16 product measured)" if borrowed else \
+            f"measured at {figure(b.measured)} {unit}"
+        lines.append(f"{b.level} ceiling: {how}, below the {figure(b.seen)} {unit} "
                      f"{what} in this file, so the measurement is low; {then}")
+    for level in own.fp16_for:
+        if not any(b.level == level for b in doc.beaten) and own.roof(level) is not None:
+            lines.append(f"{level} ceiling: cuBLAS FP16's {figure(own.roof(level).value)} GFLOP/s, measured before "
+                         f"each tensor precision was; roofline device --measure now measures {level}'s own")
     if l2_by_one_stream(doc):
+        raised = next((b for b in doc.beaten if b.level == "L2"), None)
+        read = f"; the {figure(raised.used)} GB/s read instead may be low too" if raised else ""
         lines.append(f"L2 ceiling: measured at {figure(doc.device.measured_l2_gbps)} GB/s by an __ldcg stream alone, "
                      "which reads low against the best of streams, chunks and bulk copies that roofline device "
-                     "--measure now takes; a kernel read as L2-bound near another roof may be bound by that one: "
-                     "measure again")
+                     f"--measure now takes{read}; a kernel read as L2-bound near another roof may be bound by that "
+                     "one: measure again")
     return lines

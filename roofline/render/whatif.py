@@ -263,7 +263,7 @@ def render(w: WhatIf, source: str = ""):
     # the dotted curves are drawn beneath the labels, whose opaque backgrounds hide them; the
     # labels keep clear of the curves' names
     curves = _step_curves(ax, x_lo, x_hi, y_hi) if profile else []
-    Layout(fig, ax, skip=labels, under=curves).place_annotations(labels)
+    Layout(fig, ax, skip=labels, under=curves).place_annotations(labels, passes=8)
     return fig
 
 
