@@ -408,7 +408,7 @@ def test_plot_by_op_places_each_op_on_the_roof_of_its_precision(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--kind", "op", "RUN"], "--kind op draws a profile of a PyTorch program by who launched its kernels"),
+    (["--kind", "op", "RUN"], "--kind op draws a profile of a PyTorch or JAX program by who launched its kernels"),
     (["--kind", "module", "PLAIN"], "records no op or module per kernel"),
     (["--kind", "module", "HTML"], "the HTML report (roofline plot"),
 ])

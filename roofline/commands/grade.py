@@ -80,7 +80,7 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
         if key in overrides:
             raise UsageError(f"{{size}} {key} is given twice", "size")
         try:
-            overrides[key] = specs.parse_size_value(value, f"size {key}")
+            overrides[key] = specs.parse_size_value(value, key)
         except UsageError as exc:
             raise UsageError(f"{{size}} {exc.message}", "size") from None
     for key in overrides:
@@ -93,7 +93,7 @@ def workloads(targets: list[str], spec: Path | None = None, sizes: list[str] | N
         key, _, values = sweep.partition("=")
         key = key.strip()
         try:
-            steps = [specs.parse_size_value(v, f"size {key}") for v in values.split(",") if v.strip()]
+            steps = [specs.parse_size_value(v, key) for v in values.split(",") if v.strip()]
         except UsageError as exc:
             raise UsageError(f"{{sweep}} {exc.message}", "sweep") from None
         if not key or not steps:

@@ -82,7 +82,7 @@ class RunKind(WorkKind):
                                                  request.highlight)
         doc = docs[0]
         if kind in ("op", "module"):
-            raise UsageError(f"{{kind}} {kind} draws a profile of a PyTorch program by who launched its kernels; "
+            raise UsageError(f"{{kind}} {kind} draws a profile of a PyTorch or JAX program by who launched its kernels; "
                              f"{paths[0]} is {self.title}", "kind")
         if kind == "timeline":
             return self.timeline_chart(docs, request, notes)
