@@ -264,3 +264,22 @@ def test_calculator_answers(arch, regs, threads, smem, blocks, limiters):
 def test_the_register_budget_names_the_resource_in_words():
     regs, why = max_registers_for_blocks(parse_arch("sm_90"), 256, 2, 40_000, 150_000)
     assert regs is None and why.endswith("whatever the registers: shared memory allows 1")
+
+
+def test_a_target_no_register_budget_meets_exits_1_with_its_reason():
+    # 100 blocks of 256 threads on sm_90: 64 warps hold 8 at most, whatever the registers; a script tells
+    # that from an answer by the exit code (and by the JSON's null budget)
+    import json
+
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    r = CliRunner().invoke(app, ["occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90",
+                                 "--target-blocks", "100", "--json"])
+    assert r.exit_code == 1, r.output
+    target = json.loads(r.stdout)["target"]
+    assert target["max_registers_per_thread"] is None and "warps allows 8" in target["explanation"]
+    ok = CliRunner().invoke(app, ["occupancy", "--regs", "32", "--threads", "256", "--arch", "sm_90",
+                                  "--target-blocks", "8"])
+    assert ok.exit_code == 0 and "__launch_bounds__(256, 8)" in ok.stdout

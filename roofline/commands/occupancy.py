@@ -73,8 +73,9 @@ def occupancy(registers: int, threads: int, static_smem: int = 0, dynamic_smem: 
 
 def view(report: OccupancyReport, chart_out: Path | None) -> Outcome:
     """An occupancy: its JSON; its table, why it cannot launch (then exit code 1, as for a kernel
-    that cannot run, unless a target was asked for: its answer is the result), the target's answer,
-    the chart written.
+    that cannot run, unless a target was asked for: its answer is the result), the target's answer
+    (exit code 1 where no register budget meets it: another resource caps the blocks, which a
+    script can then tell from a budget), the chart written.
     (Made here, not through the registry, whose models would load pydantic: the same document,
     which `documents.occupancy_json` checks against its model in the tests.)"""
     wrote = [f"wrote {chart_out}"] if chart_out is not None else []
@@ -89,7 +90,8 @@ def view(report: OccupancyReport, chart_out: Path | None) -> Outcome:
     from ..model.arch import NEWEST_CC, cc_key
 
     cannot_launch = bool(report.occupancy.reason) and report.target_blocks is None
+    unmet = report.target_blocks is not None and report.target_registers is None
     cc = report.limits.compute_capability
     notes = (f"compute capability {cc} is newer than any roofline models: its per-SM limits are taken as "
              f"{NEWEST_CC}'s",) if cc_key(cc) > cc_key(NEWEST_CC) else ()
-    return Outcome(report.to_json(), lines, notes, asides=tuple(wrote), failed=cannot_launch)
+    return Outcome(report.to_json(), lines, notes, asides=tuple(wrote), failed=cannot_launch or unmet)
