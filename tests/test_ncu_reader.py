@@ -902,3 +902,14 @@ def test_an_export_cut_short_inside_its_header_row_is_called_truncated(tmp_path)
     one_line_error(invoke("profile", "--import", cut, "--out", tmp_path / "p.json"),
                    "cut short inside its header row (a truncated file?)")
     assert not (tmp_path / "p.json").exists()
+
+
+def test_a_details_export_cut_inside_a_row_says_which_row_it_left_out(tmp_path):
+    # the file ends inside the last launch's Duration row (a copy cut short): that row is left out and said to
+    # be, as a raw export's cut row is, not dropped in silence with the time worked out another way
+    text = (FORMS / "full-details.csv").read_text()
+    at = text.rindex('"Duration"')
+    cut = text[:at + len('"Duration","us","1')]
+    r = invoke("profile", "--import", _with(FORMS, tmp_path, "cut.csv", cut), "--gpu", "h200", "--out", tmp_path / "p.json")
+    assert r.exit_code == 0, r.output
+    assert "the export ends inside a quoted value (cut short?): its last row (Duration of launch" in r.stderr

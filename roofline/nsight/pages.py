@@ -75,12 +75,19 @@ def parse_csv(text: str, source: str = "report") -> Rows:
         raise UsageError(f"{source}: holds a second export after the first (another header row); import each report "
                          "on its own")
     cut = body.count('"') % 2 == 1  # the file ends inside a quoted value: its last row is cut short
+    lost = ()
     if "Metric Name" in header and "Metric Value" in header:
         report = _details(header, records[:-1] if cut else records, source)
+        if cut and records:  # its last metric's row, cut inside a quoted value, is left out: said, not silent
+            last, name = records[-1], header.index("Metric Name")
+            metric = last[name].strip() if name < len(last) and last[name].strip() else "a metric"
+            lost = (f"the export ends inside a quoted value (cut short?): its last row ({metric} of launch "
+                    f"{last[header.index('ID')].strip() if last else '?'}) is left out, and what that launch "
+                    "lacks is worked out from its other rows or said missing; export the report again",)
     else:
         report = _raw(header, records, source, cut)
     rows, notes = check_rows(report.rows, source)
-    return Rows(rows, report.read_with, report.notes + tuple(notes), report.printed, bodies=report.bodies)
+    return Rows(rows, report.read_with, report.notes + lost + tuple(notes), report.printed, bodies=report.bodies)
 
 
 def _text_output(text: str, source: str) -> Rows:
