@@ -524,12 +524,16 @@ def roofs_line(doc) -> str:
     records them: `roofline profile` measures them on the GPU it runs on) or the theoretical peaks
     alone (a report made elsewhere and imported), each compute roof at the SM clock the kernel ran at."""
     d = doc.device
+    clocked = sum(1 for k in doc.kernels if k.clock_mhz)
+    clock = ("each compute roof at the SM clock the kernel ran at" if clocked == len(doc.kernels) else
+             "each compute roof at the nominal SM clock (the report records no kernel's clock)" if not clocked else
+             f"each compute roof at the SM clock the kernel ran at where the report records it ({clocked} of "
+             f"{len(doc.kernels)}), else at the nominal one")
     if d.has_measured_ceilings:
         when = f" on {d.measured_at[:10]}" if d.measured_at else ""
         return (f"Verdicts read the ceilings measured on this {d.name}{when} where one was measured, its theoretical "
-                "peaks elsewhere, each compute roof at the SM clock the kernel ran at")
-    return (f"Verdicts read the theoretical peaks of the {d.name} alone ({d.source}): nothing was measured on it, "
-            "each compute roof at the SM clock the kernel ran at")
+                f"peaks elsewhere, {clock}")
+    return f"Verdicts read the theoretical peaks of the {d.name} alone ({d.source}): nothing was measured on it, {clock}"
 
 
 OLD_L2_METHOD = "L2-resident __ldcg stream;"  # the L2 ceiling's method in files measured before the best of three
