@@ -297,6 +297,10 @@ def test_a_smem_bound_verdict_names_the_bank_conflicts_counted():
     sync, ldm = (next(k for k in doc.kernels if k.name == n) for n in ("mma_sync", "mma_ldmatrix"))
     per_pass = sync.counted.bank_conflicts / (sync.counted.smem_bytes / 128)
     assert per_pass == pytest.approx(2.27, abs=0.005)
-    assert conflicts_phrase(doc.verdict(sync), sync.counted).startswith(
-        "; 1.22 G bank conflicts counted, 2.27 per 128-byte pass its bytes need")
+    v = doc.verdict(sync)
+    said = conflicts_phrase(v, sync.counted)
+    assert said.startswith("; 1.22 G bank conflicts counted, 2.27 per 128-byte pass its bytes need")
+    # its bytes' passes and one more per conflict at the SMEM roof: 3.27x its floor, the pipe that share busy
+    with_conflicts = v.binding.floor_ms * (1 + per_pass)
+    assert f"its passes with them take {with_conflicts:.3f} ms at that roof: {v.time_ms / with_conflicts:.2f}x" in said
     assert conflicts_phrase(doc.verdict(ldm), ldm.counted) == ""
