@@ -434,6 +434,30 @@ def test_kernels_lists_a_graded_file_at_its_own_sizes_not_as_a_gemm():
     assert "T_SOL on H200 0.05592 ms (DRAM binds" in got.output
 
 
+def test_kernels_lists_a_graded_file_beside_a_gemm_kernel_in_a_table_of_its_own():
+    # a new user's trial: listed with a GEMM kernel of one's own, the softmax read 'no model' under the GEMM's
+    # 4096^3 title and its figures went to a note alone; --json held neither its sizes nor its speed of light
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    files = [str(root / "tests" / "fixtures" / "kernels" / "tiled_f4.cu"), str(root / "examples" / "grade" / "softmax_online.cu")]
+    got = CliRunner().invoke(app, ["kernels", *files, "--gpu", "h200", "--model-only"], env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    gemm, own = got.stdout.index("model at 4096x4096x4096"), got.stdout.index("your kernels, at the sizes they declare")
+    assert gemm < got.stdout.index("tiled_f4") < own < got.stdout.index("softmax_online") and "no model" not in got.stdout
+    row = next(line.split() for line in got.stdout.splitlines() if line.strip().startswith("softmax_online"))
+    assert row[-5:] == ["0.168", "268", "0.625", "0.05592", "DRAM"]
+    doc = json.loads(CliRunner().invoke(app, ["kernels", *files, "--gpu", "h200", "--model-only", "--json"]).stdout)
+    by = {k["name"]: k for k in doc["kernels"]}
+    assert by["tiled_f4"].get("declared") is None
+    declared = by["softmax_online"]["declared"]
+    assert declared["sizes"] == {"R": 8192, "C": 4096} and declared["bytes"] == 2 * 8192 * 4096 * 4
+    assert declared["t_sol_ms"] == pytest.approx(0.05592, abs=1e-5) and declared["binding_level"] == "DRAM"
+    from roofline.documents.models import kernels_model
+
+    kernels_model().model_validate(doc)  # as `roofline schema` publishes it
+
+
 def test_a_cu_file_without_roofline_lines_is_declared_by_the_spec_beside_it(tmp_path):
     """A public file graded as it is: its lines declare nothing, a .toml of its stem declares the
     arguments, so it is a kernel of any signature, not a GEMM of the ladder's convention."""

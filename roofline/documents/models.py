@@ -446,6 +446,20 @@ class FloorsJson(JsonModel):
     binding_level: str
 
 
+class DeclaredJson(JsonModel):
+    """A listed kernel's own declared work at its sizes: FLOPs per precision, compulsory bytes, FLOP
+    per byte (None without bytes), and on a device its speed of light in ms and the roof that binds
+    it (None without a device or a roof)."""
+
+    workload: str
+    sizes: dict[str, int]
+    flops: dict[str, float]
+    bytes: Number
+    flop_per_byte: OptNumber
+    t_sol_ms: OptNumber
+    binding_level: Optional[str]
+
+
 def kernels_model() -> type[JsonModel]:
     """`roofline kernels --json`: the listing's size, target, preset, kernels and notes."""
     from ..model.traffic import ModelFigures
@@ -463,7 +477,8 @@ def _kernels_model(figures, waves) -> type[JsonModel]:
         static_smem_bytes=(Optional[int], None), dynamic_smem_bytes=(Optional[int], None),
         compiler=(Optional[str], None), target=(Optional[str], None), occupancy=(Optional[OccupancyJson], None),
         unavailable=(Optional[str], None), error=(Optional[str], None),
-        waves=(Optional[waves], None), model=(Optional[figures], ...), floors=(Optional[FloorsJson], None))
+        waves=(Optional[waves], None), model=(Optional[figures], ...), floors=(Optional[FloorsJson], None),
+        declared=(Optional[DeclaredJson], None))
     return create_model("KernelsJson", __base__=JsonModel, __doc__=kernels_model.__doc__, size=(int, ...),
                         arch=(Optional[str], ...), device=(Optional[str], ...), kernels=(list[row], ...),
                         notes=(list[str], ...))

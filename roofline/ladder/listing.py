@@ -59,7 +59,8 @@ class KernelListing:
         """The listing as JSON: per kernel its template and tile source, model, floors (with a
         device), and for a target registers, local_bytes, shared memory, the occupancy JSON and the
         target it was built for ('sm_90a' for wgmma) (and for a user's kernel the compiler that
-        built it: 'nvcc 13.0.88', 'NVRTC 12.9')."""
+        built it: 'nvcc 13.0.88', 'NVRTC 12.9'); a kernel that declares its own work, that work at
+        its sizes (`declared`). `size` is the GEMM size the model is at, which such a kernel does not use."""
         out = []
         for r in self.rows:
             row = {"name": r.spec.name, "summary": r.spec.summary, "template": r.spec.name_expression,
@@ -79,6 +80,8 @@ class KernelListing:
             if r.waves is not None:
                 row["waves"] = asdict(r.waves)
             row["model"] = asdict(r.figures) if r.figures is not None else None
+            if getattr(r.spec, "workload", None):  # a kernel that declares its own work: at its sizes
+                row["declared"] = self._declared(r.spec)
             if r.floors is not None:
                 v = r.floors
                 memory = memory_floor(v)
@@ -93,6 +96,21 @@ class KernelListing:
             out.append(row)
         return {"size": self.size, "arch": self.arch, "device": self.device.name if self.device else None,
                 "kernels": out, "notes": list(self.notes)}
+
+    def _declared(self, kernel) -> dict:
+        """A kernel's declared work at the sizes it declares (or --size gave), as the table shows it:
+        FLOPs per precision, compulsory bytes, FLOP per byte, and with a device its speed of light
+        (`model.sol`, the device's roofs, no launch floor) and the roof that binds it."""
+        from ..model import sol
+
+        d, work = kernel.declared, kernel.declared.work()
+        out = {"workload": d.workload_text(), "sizes": dict(d.sizes), "flops": dict(work.flops),
+               "bytes": work.nbytes, "flop_per_byte": work.intensity or None, "t_sol_ms": None, "binding_level": None}
+        if self.device is not None:
+            light = sol.speed_of_light(work, self.device.roofs, self.device.l2_bytes)
+            if light.binding is not None:
+                out.update(t_sol_ms=light.ms, binding_level=light.binding.level)
+        return out
 
     @property
     def errors(self) -> list[str]:

@@ -11,6 +11,7 @@ the time, rate, occupancy and bound.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -644,7 +645,13 @@ def _light_cells(kernel, device) -> list[str]:
 def kernels_tables(listing, width: int = 200) -> list[Table]:
     """The ladder with its model figures (`api.KernelListing`): for a target, registers, local
     bytes, shared memory, occupancy and, for a device, the waves the grid takes; for a device, the
-    floors in ms (at the share of the GPU the grid keeps busy) and the binding one."""
+    floors in ms (at the share of the GPU the grid keeps busy) and the binding one. Kernels that
+    declare their own work (graded files) and GEMM kernels listed together get a table each: the
+    first at the sizes they declare, the second at the GEMM size."""
+    declared = [r for r in listing.rows if getattr(r.spec, "workload", None)]
+    if declared and len(declared) < len(listing.rows):
+        gemm = [r for r in listing.rows if not getattr(r.spec, "workload", None)]
+        return kernels_tables(replace(listing, rows=gemm), width) + kernels_tables(replace(listing, rows=declared), width)
     n = listing.size
     where = f" on {listing.device.name}" if listing.device else ""
     if listing.arch:  # the compilers by name ('NVRTC', 'nvcc'): which one built which kernel is a note's
