@@ -316,7 +316,11 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
     set aside ('L2') and never binds: even the first reads are L2 hits. So is the L2 floor of the
     model's GMEM requests ('L1'), when L1 is among `levels`, for a kernel whose model has an L1
     level (naive, gmem_coalescing): those are the L1's requests, most of which it serves (at
-    4096^3 gmem_coalescing's 550 GB of requests reach the L2 as 21 GB). Counted bytes stay."""
+    4096^3 gmem_coalescing's 550 GB of requests reach the L2 as 21 GB); and for a kernel that
+    reads global memory directly with no L1 level modelled (no shared memory, no `thread-x`
+    declared to count its sectors: `traffic.ModelFigures.direct`), whose requests are the L1's all
+    the same: the public ladder's coalescing kernel, 549.8 GB of them at the L2 roof a floor of
+    35.8 ms, ran in 22.1 ms. Counted bytes stay."""
     busy = waves.utilization if waves is not None else 1.0
     by_precision = {precision: figures.flops if figures else flops} if flops_by_precision is None else flops_by_precision
     floors = []
@@ -332,7 +336,8 @@ def verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | None = 
             aside = None
             if level == "DRAM" and not b.counted and fits_in_l2:
                 aside = "L2"
-            elif level == "L2" and not b.counted and "L1" in levels and figures is not None and figures.l1_bytes:
+            elif level == "L2" and not b.counted and figures is not None and (
+                    ("L1" in levels and figures.l1_bytes) or (figures.direct and not figures.l1_bytes)):
                 aside = "L1"
             shared = level in SHARED_LEVELS  # the chip's, not the busy SMs' share of it
             floors.append(Floor(level, ms_at(b.nbytes, roof.value) / (1.0 if shared else busy), roof, b.counted, aside))

@@ -91,6 +91,13 @@ class ModelFigures:
     l1_bytes: Amount | None = None  # sectors of a warp's global loads, for kernels without an SMEM level
     dram_bytes: Amount | None = None  # what DRAM serves: compulsory bytes and the L2's misses (`dram`)
 
+    @property
+    def direct(self) -> bool:
+        """Whether the kernel reads A and B straight from global memory (no shared-memory level): its
+        GMEM requests are its L1's, which serves most of them, not the L2's."""
+        return self.l1_bytes is not None or (self.smem_bytes is None and self.smem_served_bytes is None
+                                             and self.smem_accesses_per_result is None)
+
     def without_smem(self) -> "ModelFigures":
         """These figures with no shared-memory level: for a kernel whose compiled code holds no shared
         memory at all (0 bytes static and dynamic), whatever tiles were declared for it."""

@@ -160,10 +160,14 @@ def verdict_sentence(name: str, v: Verdict, occ: Occupancy | None) -> str:
         tail += "; no DRAM floor: A, B and C fit in L2, where the modelled re-reads are served"
     if b.level == LAUNCH:
         return f"{name}: {launch_phrase(v)}; {occupancy_phrase(occ)}"
-    if b.level not in MEMORY_NAMES and not any(f.level in MEMORY_NAMES for f in v.floors):
-        # no bytes at any level (a kernel of one's own with no tile declared, not profiled): nothing to bind
-        # against but its work, which says how far it is from that roof and not what holds it there
-        return (f"{name}: no traffic model, so its {b.level} floor ({_basis(v)}) is the only one known; "
+    if b.level not in MEMORY_NAMES and not any(f.level in MEMORY_NAMES and not f.aside for f in v.floors):
+        # no bytes at any level that can bind (a kernel of one's own with no tile declared, not profiled; or
+        # one reading global memory directly whose L1 sectors were not counted): nothing to bind against but
+        # its work, which says how far it is from that roof and not what holds it there
+        why = ("its GMEM requests are its L1's (it stages nothing in shared memory), whose sectors the model counts "
+               "only where the file declares thread-x (// roofline thread-x: rows|cols)"
+               if any(f.aside == "L1" for f in v.floors) else "no traffic model")
+        return (f"{name}: {why}, so its {b.level} floor ({_basis(v)}) is the only one known; "
                 f"{times:.2f}x that floor of {b.floor_ms:.3f} ms ({100 / times:.0f} % of that roof); "
                 f"{occupancy_phrase(occ)}{tail}")
     if times >= 0.9995:  # at its roof to rounding (a ceiling raised to this kernel's own rate reads 1.00x)

@@ -410,7 +410,7 @@ class Results(_Document):
                 busy = k.waves.utilization if k.waves is not None else 1.0  # the SMs its grid kept busy
                 see(level, k.gflops / busy, k.name)
                 for b in level_bytes(k.model, getattr(k, "counted", None)).values():
-                    if not b.counted and (b.level == "DRAM" or (b.level == "L2" and k.model.l1_bytes)):
+                    if not b.counted and (b.level == "DRAM" or (b.level == "L2" and k.model.direct)):
                         continue
                     share = 1.0 if b.level in SHARED_LEVELS else busy  # the chip's L2 and DRAM, as their floors
                     rate, roof = b.nbytes / (k.time_ms * 1e6 * share), ROOF_OF_LEVEL[b.level]
