@@ -1,6 +1,6 @@
 """The cheat corpus as `roofline run` graded it on a GPU (the committed plots/grades-h100-corpus-*.json,
 made by `bench/problems_visit.sh`'s corpus step on an H100: `-clamp` on 2026-12-05, `-matmul` again on
-2026-12-06 with every matmul cheat; `-newest` the three cheats written after the first visit, graded on an
+2026-12-06 with every matmul cheat, after the harness reset the L2's persisting lines before every call; `-newest` the three cheats written after the first visit, graded on an
 H100 the same way later on 2026-12-05): every cheat flagged, refused
 or graded at no gain as its file's first line says, the honest ones graded with no flag. Needs no
 PyTorch: it reads the files."""
@@ -11,9 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CANDIDATES = ROOT / "tests" / "fixtures" / "problems" / "candidates"
 # given a new verdict after the committed grade files were made: checked on the CPU until the next visit
-# (matmul_persisting_l2: no_gain until 2026-12-06, when an H100 graded it 12 % faster than its reference with
-# the harness of the day, in plots/grades-h100-corpus-matmul.json; it is now flagged l2_persisting)
-NOT_YET_ON_A_GPU: set[str] = {"matmul_persisting_l2.py"}
+# (none now: matmul_persisting_l2, graded 12 % faster than its reference on the morning of 2026-12-06, was
+# refused as l2_persisting by the harness of that evening, in plots/grades-h100-corpus-matmul.json)
+NOT_YET_ON_A_GPU: set[str] = set()
 CORPUS_FILES = ("grades-h100-corpus-matmul.json", "grades-h100-corpus-clamp.json", "grades-h100-corpus-newest.json")
 
 
@@ -97,8 +97,8 @@ def test_honest_problems_graded_against_themselves_raise_no_flag():
 
 
 def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypatch):
-    # docs/grade.md's matrix: 31 cheats (29 caught, 2 graded), 30 as their files say: matmul_persisting_l2, graded
-    # 12 % faster than its reference, is flagged since; 60 honest entries graded with no flag
+    # docs/grade.md's matrix: 31 cheats (30 caught, 1 graded: matmul_cached_by_values, at no gain), all as their files
+    # say; 60 honest entries graded with no flag
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("corpus_matrix", ROOT / "bench" / "corpus_matrix.py")
@@ -111,5 +111,5 @@ def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypat
              plots / "grades-h200.json", plots / "grades-h200-public.json", *sorted(plots.glob("honest-h100/*.json"))]
     matrix.main([str(f) for f in files])
     rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[-2:]}
-    assert rows == {"cheat": ["29", "2", "30"], "honest": ["0", "60", "60"]}
-    assert "| cheat | 29 | 2 | 30 |" in (ROOT / "docs" / "grade.md").read_text()
+    assert rows == {"cheat": ["30", "1", "31"], "honest": ["0", "60", "60"]}
+    assert "| cheat | 30 | 1 | 31 |" in (ROOT / "docs" / "grade.md").read_text()
