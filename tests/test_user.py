@@ -722,3 +722,23 @@ def test_a_graded_kernel_gets_no_gemm_convention_note():
     # copy.cu declares its own arguments: its signature is no GEMM's, and that is no news
     graded = load(Path(__file__).resolve().parent / "fixtures" / "grade" / "copy.cu")
     assert graded.workload and not any("calling convention" in n for n in graded.launch_notes(Problem(64, 64, 64)))
+
+
+def test_a_kernel_declared_with_a_block_tile_and_no_thread_tile_keeps_its_l2_floor():
+    # a tensor-core kernel of one's own (roofline/kernels/starter_tensor.cu: tile 32x32xSTEP_K, no thread tile)
+    # has no SMEM level in the model, yet stages its tiles: its GMEM requests are the L2's, their floor binds
+    # where it is the highest; only compiled code with no shared memory at all reads A and B directly
+    from roofline.ladder.user import traffic_model_of
+    from roofline.model.device import from_preset
+    from roofline.model.problem import Problem
+    from roofline.model.roofs import verdict
+
+    p = Problem(4096, 4096, 4096, dtype="bf16")
+    fig = traffic_model_of((128, 128), None, dtype="bf16").figures(p)
+    assert fig.smem_bytes is None and not fig.direct
+    v = verdict(fig, from_preset("h200").roofs, 1.0, measured=False, precision="bf16_tensor")
+    # 2.15 GB of requests at 15,354 GB/s: 0.140 ms, above the BF16 tensor floor (137 GFLOP at 989,430 GFLOP/s: 0.139)
+    assert v.floor("L2").aside is None and v.binding.level == "L2"
+    bare = fig.without_smem()
+    assert bare.direct and verdict(bare, from_preset("h200").roofs, 1.0, measured=False,
+                                   precision="bf16_tensor").floor("L2").aside == "L1"

@@ -139,14 +139,17 @@ def _check_tiles(doc: dict, kernels: list, problem: Problem | None) -> None:
 def _no_smem(k: dict) -> bool:
     """A user's kernel recorded with SMEM figures from its declared tiles although its compiled code
     holds no shared memory (0 bytes static and dynamic): the figures dropped, as a run today
-    records them (`ModelFigures.without_smem`)."""
+    records them (`ModelFigures.without_smem`), and marked as reading A and B directly
+    (`no_shared_memory`, which files written before it was recorded lack). True where figures were
+    dropped (a note says so), False otherwise."""
     model = k.get("model")
-    if k.get("tile_source") != "user" or not isinstance(model, dict) or model.get("smem_bytes") is None:
+    if k.get("tile_source") != "user" or not isinstance(model, dict):
         return False
     if k.get("static_smem_bytes") != 0 or k.get("dynamic_smem_bytes") not in (0, None):
         return False
-    model.update(smem_accesses_per_result=None, smem_bytes=None, smem_served_bytes=None)
-    return True
+    dropped = model.get("smem_bytes") is not None
+    model.update(smem_accesses_per_result=None, smem_bytes=None, smem_served_bytes=None, no_shared_memory=True)
+    return dropped
 
 
 def _served(k: dict, p: Problem) -> bool:

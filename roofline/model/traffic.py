@@ -90,18 +90,22 @@ class ModelFigures:
     smem_served_bytes: Amount | None = None  # what the banks serve: distinct words per warp request
     l1_bytes: Amount | None = None  # sectors of a warp's global loads, for kernels without an SMEM level
     dram_bytes: Amount | None = None  # what DRAM serves: compulsory bytes and the L2's misses (`dram`)
+    no_shared_memory: bool = False  # its compiled code holds none (`without_smem`): it reads A and B directly
 
     @property
     def direct(self) -> bool:
-        """Whether the kernel reads A and B straight from global memory (no shared-memory level): its
-        GMEM requests are its L1's, which serves most of them, not the L2's."""
-        return self.l1_bytes is not None or (self.smem_bytes is None and self.smem_served_bytes is None
-                                             and self.smem_accesses_per_result is None)
+        """Whether the kernel reads A and B straight from global memory: an L1 level modelled (naive,
+        gmem_coalescing, a kernel of yours with thread-x), or compiled code that holds no shared
+        memory. Its GMEM requests are its L1's, which serves most of them, not the L2's. (A model
+        without an SMEM level alone says nothing: a kernel of yours declared with a block tile and
+        no thread tile, a tensor-core one say, stages its tiles all the same.)"""
+        return self.l1_bytes is not None or self.no_shared_memory
 
     def without_smem(self) -> "ModelFigures":
         """These figures with no shared-memory level: for a kernel whose compiled code holds no shared
         memory at all (0 bytes static and dynamic), whatever tiles were declared for it."""
-        return replace(self, smem_accesses_per_result=None, smem_bytes=None, smem_served_bytes=None)
+        return replace(self, smem_accesses_per_result=None, smem_bytes=None, smem_served_bytes=None,
+                       no_shared_memory=True)
 
 
 @dataclass(frozen=True)
