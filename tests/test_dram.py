@@ -304,3 +304,20 @@ def test_a_smem_bound_verdict_names_the_bank_conflicts_counted():
     with_conflicts = v.binding.floor_ms * (1 + per_pass)
     assert f"its passes with them take {with_conflicts:.3f} ms at that roof: {v.time_ms / with_conflicts:.2f}x" in said
     assert conflicts_phrase(doc.verdict(ldm), ldm.counted) == ""
+
+
+def test_a_measured_ceiling_a_rate_went_past_is_raised_to_it_never_past_its_roof_nor_lowered():
+    from roofline.model.roofs import Roofs, at_least_seen
+
+    # the H200's L2: 15,354 GB/s theoretical, 7,302 measured by one stream; counted bytes at 10,184
+    roofs = Roofs(66_908, 4_814, l2_gbps=15_354, measured_l2_gbps=7_302, measured_dram_gbps=4_296)
+    out, beaten = at_least_seen(roofs, {"L2": (10_184, "wgmma_tma", True)})
+    assert out.roof("L2").value == 10_184 and out.roof("L2").seen and [b.used for b in beaten] == [10_184]
+    assert out.roof("DRAM").value == 4_296 and not out.roof("DRAM").seen  # no rate went past it
+    # a counted rate past the theoretical roof raises the ceiling to that roof, no further
+    out, beaten = at_least_seen(roofs, {"L2": (16_000, "k", True)})
+    assert out.roof("L2").value == 15_354 and beaten[0].used == 15_354 and beaten[0].seen == 16_000
+    # a measured value already above its theoretical roof (a clock above the nominal one) is not lowered
+    high = Roofs(66_908, 4_814, l2_gbps=15_354, measured_l2_gbps=15_500)
+    out, beaten = at_least_seen(high, {"L2": (15_600, "k", True)})
+    assert out.roof("L2").value == 15_500 and beaten == ()

@@ -217,13 +217,12 @@ def test_counted_bytes_past_a_measured_ceiling_say_the_ceiling_is_low():
     runs on that roof, its BF16 tensor floor within 5 % (the ceiling there cuBLAS FP16's, and said so)."""
     doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "counters-h200-bf16.json")
     assert ceiling_lines(doc) == [
-        "L2 ceiling: measured at 7,322 GB/s, below the 8,120 GB/s at which wgmma_ws moved its counted L2 "
-        "bytes in this file, so the measurement is low; verdicts read 8,120 GB/s",
+        "L2 ceiling: measured at 7,322 GB/s by an __ldcg stream alone (which reads low), below the 8,120 GB/s at "
+        "which wgmma_ws moved its counted L2 bytes in this file, so the measurement is low; verdicts read 8,120 "
+        "GB/s, which may be low too: roofline device --measure now takes the best of streams, chunks and bulk "
+        "copies; a kernel read as L2-bound near another roof may be bound by that one",
         "BF16 tensor ceiling: cuBLAS FP16's 749,820 GFLOP/s, measured before each tensor precision was; roofline "
-        "device --measure now measures BF16 tensor's own",
-        "L2 ceiling: measured at 7,322 GB/s by an __ldcg stream alone, which reads low against the best of streams, "
-        "chunks and bulk copies that roofline device --measure now takes; the 8,120 GB/s read instead may be low too; "
-        "a kernel read as L2-bound near another roof may be bound by that one: measure again"]
+        "device --measure now measures BF16 tensor's own"]
     ws = next(line for line in verdict_lines(doc) if line.startswith("wgmma_ws:"))
     assert ws.startswith("wgmma_ws: L2-bound (measured bytes, best bandwidth seen); 1.00x its floor of 0.198 ms "
                          "(100 % of that ceiling)")

@@ -351,7 +351,8 @@ def plain_verdict(figures: ModelFigures | None, roofs: Roofs, time_ms: float | N
                   precision: str = "fp32") -> Verdict:
     """The theoretical reading: the hierarchy of `verdict` at the theoretical roofs alone: the
     FLOPs against the peak rate of `precision` (FP32, or a GEMM's tensor-core roof), the model's
-    GMEM requests against the peak L2 bandwidth (where the device has one), its DRAM bytes (where
+    GMEM requests against the peak L2 bandwidth (where the device has one; set aside for a kernel that
+    reads A and B directly, whose requests are its L1's: `verdict`), its DRAM bytes (where
     worked out) against the peak DRAM bandwidth, its SMEM and L1 bytes against the shared-memory
     data path: the `bound x` column and the kernels listing. The compute floor alone without a
     model (`figures` None, `flops` given). `fits_in_l2` as in `verdict`."""
@@ -390,9 +391,10 @@ def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tup
     `Roofs.roof` takes it -> (rate, who reached it, whether from counted bytes)), and the ceilings
     that changed. A ceiling below a seen rate is raised to it, compute and memory alike: a rate
     measured on this card is a lower bound on what its level sustains, so the measurement was low.
-    A memory ceiling is never raised above its level's theoretical roof: a rate past that comes
-    from bytes the level did not all move (a cache nearer the SMs served some), which the verdict
-    then says. Examples: the H200's BF16 tensor ceiling measured from cuBLAS FP16 at 753,834
+    A memory ceiling is never raised above its level's theoretical roof, nor lowered (a measured
+    value already above that roof stays): a rate past the roof comes from counted bytes (modelled
+    ones past it are no rate seen: `results.schema.Results.seen_rates`), where the roof or the
+    counter is off, which the verdict then says. Examples: the H200's BF16 tensor ceiling measured from cuBLAS FP16 at 753,834
     GFLOP/s, with cuBLAS BF16 at 771,020 in the same run, reads 771,020; its L2 ceiling measured
     by one __ldcg stream at 7,302 GB/s, with wgmma_tma's counted L2 bytes moving at 10,184 GB/s at
     8192^3, reads 10,184 (plots/counters-h200-bf16-8192.json)."""
@@ -404,6 +406,8 @@ def at_least_seen(roofs: Roofs, seen: dict[str, tuple[float, str, bool]]) -> tup
         if roof.level in ROOF_OF_LEVEL.values():  # never above the level's theoretical roof: a rate past
             theory = roofs.roof(roof.level, False)  # it comes from bytes the level did not all move
             used = min(rate, theory.value) if theory is not None and not theory.measured else rate
+            if used <= roof.value:  # a measured value already at or above its theoretical roof: not lowered
+                continue
             measured[roof.level] = used
         else:
             used = rate

@@ -563,6 +563,7 @@ def ceiling_lines(doc) -> list[str]:
     """One line per measured ceiling a rate in the file went past (`Results.beaten`): what was
     measured, what was seen and by whom, and what the verdicts read instead."""
     lines, own = [], doc.device.roofs
+    one_stream = l2_by_one_stream(doc)
     for b in doc.beaten:
         unit = "GB/s" if b.memory else "GFLOP/s"
         if b.memory:
@@ -572,22 +573,25 @@ def ceiling_lines(doc) -> list[str]:
                     else f"at which {b.by}'s busy SMs moved its {moved}")
         else:
             what = f"{b.by} {'reached' if b.by == 'cuBLAS' else 'reached on the SMs its grid kept busy'}"
-        then = (f"verdicts read the theoretical {figure(b.used)} {unit}, which that rate went past (a cache nearer the SMs "
-                "served some of those bytes)" if b.used < b.seen else f"verdicts read {figure(b.used)} {unit}")
+        # only counted bytes can go past a theoretical roof here (`seen_rates` leaves modelled ones out)
+        then = (f"verdicts read the theoretical {figure(b.used)} {unit}, which those counted bytes went past: that "
+                "roof or the counter is off" if b.used < b.seen else f"verdicts read {figure(b.used)} {unit}")
         borrowed = getattr(own.roof(b.level), "borrowed", None)
-        how = f"cuBLAS FP16's {figure(b.measured)} {unit} (no BF16 product measured)" if borrowed else \
-            f"measured at {figure(b.measured)} {unit}"
+        how = (f"cuBLAS FP16's {figure(b.measured)} {unit} (no BF16 product measured)" if borrowed else
+               f"measured at {figure(b.measured)} {unit} by an __ldcg stream alone (which reads low)"
+               if b.level == "L2" and one_stream else f"measured at {figure(b.measured)} {unit}")
+        if b.level == "L2" and one_stream:  # said once, in this line
+            then += (", which may be low too: roofline device --measure now takes the best of streams, chunks and "
+                     "bulk copies; a kernel read as L2-bound near another roof may be bound by that one")
         lines.append(f"{b.level} ceiling: {how}, below the {figure(b.seen)} {unit} "
                      f"{what} in this file, so the measurement is low; {then}")
     for level in own.fp16_for:
         if not any(b.level == level for b in doc.beaten) and own.roof(level) is not None:
             lines.append(f"{level} ceiling: cuBLAS FP16's {figure(own.roof(level).value)} GFLOP/s, measured before "
                          f"each tensor precision was; roofline device --measure now measures {level}'s own")
-    if l2_by_one_stream(doc):
-        raised = next((b for b in doc.beaten if b.level == "L2"), None)
-        read = f"; the {figure(raised.used)} GB/s read instead may be low too" if raised else ""
+    if one_stream and not any(b.level == "L2" for b in doc.beaten):
         lines.append(f"L2 ceiling: measured at {figure(doc.device.measured_l2_gbps)} GB/s by an __ldcg stream alone, "
                      "which reads low against the best of streams, chunks and bulk copies that roofline device "
-                     f"--measure now takes{read}; a kernel read as L2-bound near another roof may be bound by that "
+                     "--measure now takes; a kernel read as L2-bound near another roof may be bound by that "
                      "one: measure again")
     return lines
