@@ -59,8 +59,8 @@ _KEY_OF_LEVEL = {level: key for key, level in COMPUTE_LEVEL.items()}  # 'BF16 te
 def _here(measured: bool) -> str:
     """The note on the 'here' columns against `show`'s reading, which reads the file's measured
     ceilings where it records some (`measured`), else the same theoretical roofs."""
-    shown = ("the whole GPU's measured ceilings (each at least the best rate the file saw: a theoretical roof where "
-             "what it counted passed the measured one)" if measured
+    shown = ("the whole GPU's measured ceilings (each at least the best rate the file saw, never above its "
+             "theoretical roof)" if measured
              else "the same roofs (the file records none measured) for the whole GPU")
     return ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by the "
             f"share of the GPU its grid keeps busy; `show` reads {shown}, so the two may name different roofs and "

@@ -190,8 +190,9 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
                      "follow from the blocks that run at once")
     if preset is not None and gemm_rows:
         l2 = "" if preset.roofs.l2_gbps else f" (no L2 bandwidth is known for the {preset.name}: no L2 floor)"
-        notes.append(f"memory ms: the highest memory floor at the theoretical roofs: GMEM requests at the L2{l2}, the "
-                     "bytes the waves fetch at DRAM, SMEM and L1 bytes at the shared-memory data path")
+        notes.append(f"memory ms: the highest memory floor at the theoretical roofs: GMEM requests at the L2{l2} (a "
+                     "kernel that reads A and B directly: at its L1), the bytes the waves fetch at DRAM, SMEM and L1 "
+                     "bytes at the shared-memory data path")
     if preset is not None and gemm_rows and preset.fits_in_l2(problem.working_set_bytes):
         notes.append(f"A, B and C ({problem.working_set_bytes / 2**20:,.1f} MB) fit in the {preset.name}'s "
                      f"{preset.l2_bytes / 2**20:,.0f} MB L2: DRAM serves only the compulsory bytes (with the L2 "

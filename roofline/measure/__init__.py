@@ -35,8 +35,9 @@ imported inside functions only, so importing these modules stays cheap.
                    carrying a token the parent drew
   activity         the kernels a timed call launched, on any stream or thread, from CUPTI's activity
                    records (cupti-python), beside its events
-  l2_persist       the L2's persisting set-aside put back to 0 ahead of each timed call, so no line
-                   outlives the flush (through the driver)
+  l2_persist       the L2's persisting lines reset, the set-aside put back to 0 and the streams'
+                   access policy windows taken off ahead of each timed call, so no line outlives
+                   the flush (through the driver)
   graded_child     each graded workload in a child process (`roofline.child`), and once under ncu
                    for a graded `run --profile`
   ceilings         what this GPU sustains: DRAM, L2, shared memory, FP32, FP16 tensor (cached per GPU)

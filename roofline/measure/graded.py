@@ -376,11 +376,12 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
             wait: Callable[[int], None] | None = None) -> None:
     """Time `subject` in rounds (`measure.rounds`, L2 flushed ahead of each launch, each burst
     waited for by `wait`, as `check`'s) into `run.timing`, and for a callable its calls from the
-    host (`run.async_ms`); an L2 set-aside for persisting lines its launches made is put back and
-    flags it (`integrity.l2_persisting`). Raises LaunchTimeout as `check` does."""
+    host (`run.async_ms`); lines its launches marked persisting in the L2 (a set-aside, a stream's
+    access policy window) are reset ahead of each launch and flag it (`integrity.l2_persisting`).
+    Raises LaunchTimeout as `check` does."""
     flush = l2_flush(l2_bytes)
     with l2_persist.Watch() as set_aside:
-        def before() -> None:  # no L2 set aside for persisting lines, which the flush could not evict
+        def before() -> None:  # no line kept persisting in the L2, which the flush could not evict
             set_aside.clear()
             flush()
         run.timing, error = _in_rounds(subject.launch, before, budget_s, sampler, full_clock_share, wait)
@@ -390,7 +391,7 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
             run.async_ms = wall_and_events(subject.launch, before)
             run.kernels, run.kernels_why = kernel_activity(subject.launch, before)
     kept = integrity.l2_persisting(set_aside.most)
-    if kept is not None:  # device-wide state changed while it was timed: its time is not its code's
+    if kept is not None:  # L2 state changed while it was timed: its time is not its code's
         run.flags.append(kept)
         run.error = run.error or f"not graded: {kept.evidence}"
 

@@ -1,7 +1,7 @@
 """A kernel benchmark's problem graded on the GPU (`roofline run problem.py new.py ...`): each
 candidate checked against the reference (`measure.candidate`, on the GPU), then the reference and
 every candidate that passed timed as `run` times a graded callable (`graded._in_rounds`: in
-rounds behind a hold, the L2's persisting set-aside put back to 0 and the L2 flushed ahead of
+rounds behind a hold, the L2's persisting lines reset and the L2 flushed ahead of
 each call (`l2_persist`, `timing.l2_flush`), CUDA events around it), each call on
 inputs of its own: one draw made before the timing, and ahead of each call (outside its events) a
 new copy of it rolled by one more place (`rolled`: new values at every place, in a new tensor), so
