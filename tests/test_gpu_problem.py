@@ -62,10 +62,7 @@ def test_the_persisting_set_aside_a_candidate_leaves_is_put_back():
 
     torch.zeros(1, device="cuda")  # a current context
     driver = ctypes.CDLL("libcuda.so.1")
-    if driver.cuCtxSetLimit(l2_persist.CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(8 << 20)) != 0:
-        pytest.skip("this GPU sets aside no L2 for persisting lines")
-    assert l2_persist.limit() > 0
-    assert l2_persist.clear() > 0 and l2_persist.limit() == 0
+    l2_persist.clear()  # the driver's own set-aside (9.4 MiB on an H100 of the device machine) put back to 0
     # a window on the stream, with no set-aside: found, and taken off (on an H100 such a window alone kept a
     # product's input through the L2 flush: l2_persist's docstring)
     window = l2_persist._Window(torch.zeros(1 << 16, device="cuda").data_ptr(), 1 << 18, 1.0, 2, 1)
@@ -73,3 +70,7 @@ def test_the_persisting_set_aside_a_candidate_leaves_is_put_back():
     assert driver.cuStreamSetAttribute(stream, l2_persist.CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW,
                                        ctypes.byref(window)) == 0
     assert l2_persist.clear() == 1 << 18 and l2_persist.clear() == 0
+    if driver.cuCtxSetLimit(l2_persist.CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(8 << 20)) != 0:
+        pytest.skip("this GPU sets aside no L2 for persisting lines")
+    assert l2_persist.limit() > 0
+    assert l2_persist.clear() > 0 and l2_persist.limit() == 0

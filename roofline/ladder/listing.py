@@ -105,7 +105,7 @@ class KernelListing:
 
         d, work = kernel.declared, kernel.declared.work()
         out = {"workload": d.workload_text(), "sizes": dict(d.sizes), "flops": dict(work.flops),
-               "bytes": work.nbytes, "flop_per_byte": work.intensity or None, "t_sol_ms": None, "binding_level": None}
+               "bytes": work.nbytes, "flop_per_byte": work.intensity, "t_sol_ms": None, "binding_level": None}
         if self.device is not None:
             light = sol.speed_of_light(work, self.device.roofs, self.device.l2_bytes)
             if light.binding is not None:

@@ -43,10 +43,6 @@ from ..results.schema import Results
 from .text import (
     bound_by_size,
     ceiling_lines,
-    named_with_tile,
-    compute_phrase,
-    kernel_counters_phrase,
-    sampled_phrase,
     gemm_title,
     l2_note,
     limiters,
@@ -56,6 +52,7 @@ from .text import (
     precision_cell,
     profiled_kernel_verdict,
     roof_name,
+    run_verdict_line,
     verdict_sentence,
 )
 from .scene import L1_LEFT_OUT, l1_left_out, profile_scene, roofs_phrase, run_scene
@@ -276,10 +273,7 @@ def _run(doc: Results, measured: bool, highlight: set[str]) -> Report:
             + [_num(k.registers, "{}"), _pct(occ.occupancy if occ else None),
                (limiters(occ) if occ else "-", limiters(occ) if occ else ""),
                (b.level if b else "-", b.level if b else ""), _num(v.times_floor if v else None, "{:.2f}"),
-               (verdict_sentence(named_with_tile(k), v, occ)
-                + (compute_phrase(v, doc.compute_level) if prob.tensor else "")
-                + kernel_counters_phrase(doc, k, v) + sampled_phrase(k.timeline, v)
-                if v else f"not drawn: {k.error or 'not verified and timed'}", "")])
+               (run_verdict_line(doc, k, v) if v else f"not drawn: {k.error or 'not verified and timed'}", "")])
         report.row_titles.append(k.summary or k.name)
     if doc.sweep:
         report.figures[SWEEP_ID] = _sweep(doc, highlight)

@@ -33,24 +33,18 @@ from .text import (
     bound_by_size,
     bound_cell,
     chosen_tile,
-    compute_phrase,
     display_names,
     gemm_title,
-    kernel_counters_phrase,
     l2_note,
     limiters,
-    named_with_tile,
-    near_phrase,
     occupancy_cell,
     percent,
     precision_cell,
     profiled_kernel_verdict,
     roof_name,
-    sampled_phrase,
+    run_verdict_line,
     spill_cell,
-    spill_phrase,
     tensor_precision,
-    verdict_sentence,
     waves_cell,
 )
 
@@ -520,17 +514,7 @@ def verdict_lines(doc: Results) -> list[str]:
     local memory of a kernel that spills; a kernel that picked its tile by shape is named with
     that tile. In a tensor-core run, a kernel bound by another floor is also read against the
     compute roof of its precision (`compute_phrase`)."""
-    lines = []
-    tensor = doc.precision != "fp32"
-    for k in doc.kernels:
-        if k.timed:
-            v = doc.verdict(k)
-            lines.append(verdict_sentence(named_with_tile(k), v, k.occupancy)
-                         + (compute_phrase(v, doc.compute_level) if tensor else "")
-                         + near_phrase(v, doc.compute_level if tensor else None)
-                         + spill_phrase(k.local_bytes, k.registers, v.times_floor) + kernel_counters_phrase(doc, k, v)
-                         + sampled_phrase(k.timeline, v))
-    return lines
+    return [run_verdict_line(doc, k, doc.verdict(k)) for k in doc.kernels if k.timed]
 
 
 def _moved(pairs, move: str | None) -> str:

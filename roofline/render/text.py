@@ -595,3 +595,17 @@ def ceiling_lines(doc) -> list[str]:
                      "--measure now takes; a kernel read as L2-bound near another roof may be bound by that "
                      "one: measure again")
     return lines
+
+
+def run_verdict_line(doc, k, v: Verdict) -> str:
+    """The verdict of timed kernel `k` of run `doc` read as `v`, as `show` and the HTML report both give
+    it: the binding ceiling and the distance to it (`verdict_sentence`), in a tensor-core run the
+    compute roof of its precision beside another binding floor (`compute_phrase`), a second floor
+    within 5 % (`near_phrase`), its spills, its counters' word (`kernel_counters_phrase`) and its
+    samples' (`sampled_phrase`)."""
+    tensor = doc.precision != "fp32"
+    return (verdict_sentence(named_with_tile(k), v, k.occupancy)
+            + (compute_phrase(v, doc.compute_level) if tensor else "")
+            + near_phrase(v, doc.compute_level if tensor else None)
+            + spill_phrase(k.local_bytes, k.registers, v.times_floor) + kernel_counters_phrase(doc, k, v)
+            + sampled_phrase(k.timeline, v))
