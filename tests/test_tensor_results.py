@@ -256,7 +256,7 @@ def test_a_kernel_above_the_measured_tensor_roof_is_told_the_ceiling_is_low():
     doc = store.load(Path(__file__).resolve().parent.parent / "plots" / "results-h200-bf16-8192-energy.json")
     [line] = [x for x in ceiling_lines(doc) if x.startswith("BF16 tensor ceiling")]
     assert line.startswith(f"BF16 tensor ceiling: cuBLAS FP16's {doc.device.measured_peaks_gflops['fp16_tensor']:,.0f} "
-                           "GFLOP/s (no BF16 product measured), below the 804,027 GFLOP/s wgmma_persistent reached on "
+                           "GFLOP/s (device --measure timed no BF16 product then), below the 804,027 GFLOP/s wgmma_persistent reached on "
                            "the SMs its grid kept busy")
     assert "so the measurement is low; verdicts read " in line
     assert all(doc.verdict(k).times_floor >= 1 for k in doc.kernels if k.timed)

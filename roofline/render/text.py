@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
-from ..model.roofs import LAUNCH, SHARED_LEVELS, Verdict, level_bytes
+from ..model.roofs import COMPUTE_LEVEL, LAUNCH, SHARED_LEVELS, Verdict, level_bytes
 from ..model.timeline import ROOF_NAMES
 from ..model.units import figure, plural
 from ..model.waves import Waves
@@ -577,7 +577,7 @@ def ceiling_lines(doc) -> list[str]:
         then = (f"verdicts read the theoretical {figure(b.used)} {unit}, which those counted bytes went past: that "
                 "roof or the counter is off" if b.used < b.seen else f"verdicts read {figure(b.used)} {unit}")
         borrowed = getattr(own.roof(b.level), "borrowed", None)
-        how = (f"cuBLAS FP16's {figure(b.measured)} {unit} (no BF16 product measured)" if borrowed else
+        how = (f"cuBLAS FP16's {figure(b.measured)} {unit} (device --measure timed no BF16 product then)" if borrowed else
                f"measured at {figure(b.measured)} {unit} by an __ldcg stream alone (which reads low)"
                if b.level == "L2" and one_stream else f"measured at {figure(b.measured)} {unit}")
         if b.level == "L2" and one_stream:  # said once, in this line
@@ -585,8 +585,11 @@ def ceiling_lines(doc) -> list[str]:
                      "bulk copies; a kernel read as L2-bound near another roof may be bound by that one")
         lines.append(f"{b.level} ceiling: {how}, below the {figure(b.seen)} {unit} "
                      f"{what} in this file, so the measurement is low; {then}")
+    # a run's own precision, or the precisions a profile's kernels did work in: an FP32 run has no BF16 roof to read
+    used = ({doc.compute_level} if hasattr(doc, "compute_level") else
+            {COMPUTE_LEVEL[key] for k in doc.kernels for key in (k.flops or {}) if key in COMPUTE_LEVEL})
     for level in own.fp16_for:
-        if not any(b.level == level for b in doc.beaten) and own.roof(level) is not None:
+        if level in used and not any(b.level == level for b in doc.beaten) and own.roof(level) is not None:
             lines.append(f"{level} ceiling: cuBLAS FP16's {figure(own.roof(level).value)} GFLOP/s, measured before "
                          f"each tensor precision was; roofline device --measure now measures {level}'s own")
     if one_stream and not any(b.level == "L2" for b in doc.beaten):
