@@ -81,7 +81,7 @@ class KernelListing:
                 row["waves"] = asdict(r.waves)
             row["model"] = asdict(r.figures) if r.figures is not None else None
             if getattr(r.spec, "workload", None):  # a kernel that declares its own work: at its sizes
-                row["declared"] = self._declared(r.spec)
+                row["declared"] = self.declared(r.spec)
             if r.floors is not None:
                 v = r.floors
                 memory = memory_floor(v)
@@ -97,10 +97,10 @@ class KernelListing:
         return {"size": self.size, "arch": self.arch, "device": self.device.name if self.device else None,
                 "kernels": out, "notes": list(self.notes)}
 
-    def _declared(self, kernel) -> dict:
-        """A kernel's declared work at the sizes it declares (or --size gave), as the table shows it:
-        FLOPs per precision, compulsory bytes, FLOP per byte, and with a device its speed of light
-        (`model.sol`, the device's roofs, no launch floor) and the roof that binds it."""
+    def declared(self, kernel) -> dict:
+        """A kernel's declared work at the sizes it declares (or --size gave), for the JSON and the
+        table alike: FLOPs per precision, compulsory bytes, FLOP per byte, and with a device its speed
+        of light (`model.sol`, the device's roofs, no launch floor) and the roof that binds it."""
         from ..model import sol
 
         d, work = kernel.declared, kernel.declared.work()

@@ -9,8 +9,8 @@ driver (cuCtxGetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE), a query that waits for
 access policy windows of the streams a subject's calls run on (the legacy default stream, and
 PyTorch's and CuPy's current ones where loaded, through cuStreamGetAttribute; a window left on a
 stream of the subject's own is not seen, though the reset below still turns its lines back to
-normal); it takes those windows off, turns
-every persisting line back to normal (cuCtxResetPersistingL2Cache) and puts the limit back to 0.
+normal); it takes those windows off, turns every persisting line back to normal
+(cuCtxResetPersistingL2Cache) and puts the limit back to 0.
 Every time, whatever it found: on an H100 of the device machine (2026-12-06) the driver's own
 set-aside was 9.4 MiB, not 0, and a window marking a 256 x 192 x 128 product's input persisting
 still kept it through the flush with the set-aside at 0 (its product 9.9 us against 11.2 us for

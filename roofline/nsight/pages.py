@@ -82,7 +82,7 @@ def parse_csv(text: str, source: str = "report") -> Rows:
             last, name = records[-1], header.index("Metric Name")
             metric = last[name].strip() if name < len(last) and last[name].strip() else "a metric"
             lost = (f"the export ends inside a quoted value (cut short?): its last row ({metric} of launch "
-                    f"{last[header.index('ID')].strip() if last else '?'}) is left out, and what that launch "
+                    f"{last[header.index('ID')].strip()}) is left out, and what that launch "
                     "lacks is worked out from its other rows or said missing; export the report again",)
     else:
         report = _raw(header, records, source, cut)

@@ -609,21 +609,17 @@ def _executed(executed: float | None, useful: float) -> str:
     return f"{executed / useful:.3f} (+{100 * over:.1f} % padding)" if over > 0.001 else f"{executed / useful:.2f}"
 
 
-def _light_cells(kernel, device) -> list[str]:
-    """A graded kernel's declared work as cells: GFLOP (all precisions), compulsory MB, FLOP per
-    byte, and with a device its speed of light (`model.sol`, the device's roofs, no launch floor)
-    and the roof that binds it."""
-    from ..model import sol
-
-    work = kernel.declared.work()
-    flops = sum(work.flops.values())
-    cells = [figure(flops / 1e9) if flops else "-", figure(work.nbytes / 1e6),
-             figure(work.intensity) if work.intensity else "-"]
-    if device is None:
+def _light_cells(listing, kernel) -> list[str]:
+    """A graded kernel's declared work as cells (`KernelListing.declared`): GFLOP (all precisions),
+    compulsory MB, FLOP per byte, and with a device its speed of light (the device's roofs, no launch
+    floor) and the roof that binds it."""
+    d = listing.declared(kernel)
+    flops = sum(d["flops"].values())
+    cells = [figure(flops / 1e9) if flops else "-", figure(d["bytes"] / 1e6),
+             figure(d["flop_per_byte"]) if d["flop_per_byte"] else "-"]
+    if listing.device is None:
         return cells
-    light = sol.speed_of_light(work, device.roofs, device.l2_bytes)
-    return cells + [f"{light.ms:.4g}" if light.binding is not None else "-",
-                    light.binding.level if light.binding is not None else "no roof"]
+    return cells + [f"{d['t_sol_ms']:.4g}" if d["binding_level"] is not None else "-", d["binding_level"] or "no roof"]
 
 
 def kernels_tables(listing, width: int = 200) -> list[Table]:
@@ -678,7 +674,7 @@ def kernels_tables(listing, width: int = 200) -> list[Table]:
         if with_waves:
             row.append(waves_cell(r.waves))
         if graded:
-            rows.append(row + _light_cells(r.spec, listing.device))
+            rows.append(row + _light_cells(listing, r.spec))
             continue
         if mo is None:
             row += ["no model", "-", "-", "-"]
