@@ -217,22 +217,19 @@ def _resized(users: list[UserKernel], sizes: list[str]) -> list[UserKernel]:
 
 
 def _light_note(kernel: UserKernel, preset: DeviceSpec | None) -> str:
-    """What a graded kernel's declared work allows: its FLOPs, compulsory bytes and intensity, and
-    with a GPU named its speed of light there (`sol.speed_of_light`, theoretical roofs, no launch
+    """What a graded kernel's declared work allows (`listing.declared_work`): its FLOPs, compulsory
+    bytes and intensity, and with a GPU named its speed of light there (theoretical roofs, no launch
     floor); the traffic model's columns are a GEMM's."""
-    from ..model import sol
+    from ..ladder.listing import declared_work
 
-    w = kernel.declared
-    work = w.work()
-    flops = ", ".join(f"{v / 1e9:,.4g} GFLOP {k}" for k, v in work.flops.items() if v) or "no FLOPs"
-    ai = f", {work.intensity:,.3g} FLOP/B" if work.intensity else ""
-    text = f"{kernel.name}: {w.workload_text()}: {flops}, {work.nbytes / 1e6:,.4g} MB compulsory{ai}"
+    d = declared_work(kernel, preset)
+    flops = ", ".join(f"{v / 1e9:,.4g} GFLOP {k}" for k, v in d["flops"].items() if v) or "no FLOPs"
+    ai = f", {d['flop_per_byte']:,.3g} FLOP/B" if d["flop_per_byte"] else ""
+    text = f"{kernel.name}: {d['workload']}: {flops}, {d['bytes'] / 1e6:,.4g} MB compulsory{ai}"
     if preset is None:
         return text + "; --gpu NAME gives its speed of light"
-    light = sol.speed_of_light(work, preset.roofs, preset.l2_bytes)
-    b = light.binding
-    return text + (f"; T_SOL on {preset.name} {light.ms:.4g} ms ({b.level} binds, theoretical roofs, no launch floor)"
-                   if b is not None else f"; no roof on {preset.name} for its work")
+    return text + (f"; T_SOL on {preset.name} {d['t_sol_ms']:.4g} ms ({d['binding_level']} binds, theoretical roofs, "
+                   "no launch floor)" if d["binding_level"] is not None else f"; no roof on {preset.name} for its work")
 
 
 def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchLimits, problem: Problem,

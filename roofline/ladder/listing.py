@@ -99,20 +99,28 @@ class KernelListing:
 
     def declared(self, kernel) -> dict:
         """A kernel's declared work at the sizes it declares (or --size gave), for the JSON and the
-        table alike: FLOPs per precision, compulsory bytes, FLOP per byte, and with a device its speed
-        of light (`model.sol`, the device's roofs, no launch floor) and the roof that binds it."""
-        from ..model import sol
-
-        d, work = kernel.declared, kernel.declared.work()
-        out = {"workload": d.workload_text(), "sizes": dict(d.sizes), "flops": dict(work.flops),
-               "bytes": work.nbytes, "flop_per_byte": work.intensity, "t_sol_ms": None, "binding_level": None}
-        if self.device is not None:
-            light = sol.speed_of_light(work, self.device.roofs, self.device.l2_bytes)
-            if light.binding is not None:
-                out.update(t_sol_ms=light.ms, binding_level=light.binding.level)
-        return out
+        table alike (`declared_work` with this listing's device)."""
+        return declared_work(kernel, self.device)
 
     @property
     def errors(self) -> list[str]:
         """The kernels that did not compile or cannot launch on the target, one message each."""
         return [r.error for r in self.rows if r.error]
+
+
+def declared_work(kernel: UserKernel, device: DeviceSpec | None) -> dict:
+    """A graded kernel's declared work at its sizes: 'workload' (its text), 'sizes', 'flops' (FLOPs
+    per precision key), 'bytes' (compulsory), 'flop_per_byte' (None without bytes), and with a
+    `device` its speed of light 't_sol_ms' (`model.sol.speed_of_light`: the device's roofs, no
+    launch floor) and the roof that binds it, 'binding_level' (both None without a device or where
+    no roof takes its work)."""
+    from ..model import sol
+
+    d, work = kernel.declared, kernel.declared.work()
+    out = {"workload": d.workload_text(), "sizes": dict(d.sizes), "flops": dict(work.flops),
+           "bytes": work.nbytes, "flop_per_byte": work.intensity, "t_sol_ms": None, "binding_level": None}
+    if device is not None:
+        light = sol.speed_of_light(work, device.roofs, device.l2_bytes)
+        if light.binding is not None:
+            out.update(t_sol_ms=light.ms, binding_level=light.binding.level)
+    return out
