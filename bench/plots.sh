@@ -30,6 +30,29 @@ if [ "$part" != charts ]; then
     roofline run --ladder tensor --size 8192 --profile --out plots/counters-h200-bf16-8192.json
     roofline run --ladder tensor --dtype tf32 --size 8192 --profile --out plots/counters-h200-tf32-8192.json
     roofline run --all --size 4096 --profile --out plots/counters-h200-fp32-4096.json
+    # the FP32 ladder counted at the other eight of the nine sizes (docs/model.md: the DRAM model's tolerance)
+    roofline run --all --size 512 --profile --out plots/counters-h200-fp32-512.json
+    roofline run --all --size 1024 --profile --out plots/counters-h200-fp32-1024.json
+    roofline run --all --size 2048 --profile --out plots/counters-h200-fp32-2048.json
+    roofline run --all --size 3000 --profile --out plots/counters-h200-fp32-3000.json
+    roofline run --all --size 8192 --profile --out plots/counters-h200-fp32-8192.json
+    roofline run --all --size M=4096 --size N=4096 --size K=512 --profile --out plots/counters-h200-fp32-4096x4096x512.json
+    roofline run --all --size M=1024 --size N=1024 --size K=16384 --profile \
+        --out plots/counters-h200-fp32-1024x1024x16384.json
+    roofline run --all --size M=8192 --size N=1024 --size K=4096 --profile \
+        --out plots/counters-h200-fp32-8192x1024x4096.json
+    # the size-aware FP32 steps at the nine sizes, paired with cuBLAS (docs/h200-results.md)
+    roofline run --kernel full_tiles --kernel tile_by_shape --kernel split_k \
+        --sweep 512,1024,2048,4096,8192,8192x1024x4096,1024x1024x16384,4096x4096x512,3000x3000x3000 \
+        --out plots/sweep-h200-nine.json
+    # the cheat corpus graded on the H200 (docs/grade.md: the confusion matrix)
+    roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_*.py \
+        --budget 0.3 --out plots/grades-h200-corpus-matmul.json || true
+    roofline run tests/fixtures/problems/clamp.py tests/fixtures/problems/candidates/clamp_*.py --budget 0.3 \
+        --out plots/grades-h200-corpus-clamp.json || true
+    roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_empty_replay.py \
+        tests/fixtures/problems/candidates/matmul_patches_sync.py tests/fixtures/problems/candidates/matmul_patches_roofline.py \
+        tests/fixtures/problems/candidates/matmul_honest.py --budget 0.3 --out plots/grades-h200-corpus-newest.json || true
     # a Hugging Face Llama training step, each kernel owned by its PyTorch op and module (docs/profiling.md)
     # (and a torchvision ResNet-18 and a PyTorch Geometric GCN step beside it)
     roofline profile --no-profile-from-start --out plots/profile-h200-llama-ops.json -- "$py" examples/ops/step.py llama
@@ -118,6 +141,7 @@ if [ "$part" != gpu ]; then
     roofline plot plots/results-h200.json --measured --out plots/roofline-measured-h200.png
     roofline plot plots/sweep-h200.json --kind sweep --out plots/sweep-h200.png
     roofline plot plots/sweep-h100.json --kind sweep --out plots/sweep-h100.png
+    roofline plot plots/sweep-h200-nine.json --kind sweep --out plots/sweep-h200-nine.png
     roofline plot plots/shapes-h200.json --kind sweep --out plots/shapes-h200.png
     roofline plot plots/tune-h200.json --out plots/tune-h200.png
     roofline plot plots/user-kernel-h200.json --out plots/user-kernel-h200.png

@@ -49,7 +49,7 @@ def kernel_record(r: KernelRun, reference: Timing, problem: Problem, device: Dev
     waves = waves_of(r.spec.tile_grid(problem), device.sm_count, c.occupancy.active_blocks_per_sm) if c else None
     figures, traffic = r.figures, r.spec.model
     if figures is not None and traffic is not None and waves is not None and device.usable_l2_bytes:
-        in_step = blocks_in_step(waves.block_slots, waves.sms, c.occupancy.active_warps_per_sm)
+        in_step = blocks_in_step(waves.block_slots, waves.sms, c.occupancy.active_warps_per_sm, waves.blocks)
         figures = traffic.with_dram(figures, problem, in_step, device.usable_l2_bytes)
     user = isinstance(r.spec, UserKernel)
     if user and figures is not None and c is not None and not c.static_smem_bytes and not c.dynamic_smem_bytes:

@@ -66,24 +66,26 @@ def test_two_sizes_on_one_gpu_are_read_per_flop(tmp_path):
 
 def test_a_sweep_compares_with_a_run_at_the_size_they_share():
     # the committed BF16 sweep (2048, 4096, 8192 cubed) against its 4096^3 counters run on the same
-    # H200: read at 4096^3, where the sweep keeps mma_sync's rate, 78,668 GFLOP/s, so its time is
-    # 2 * 4096^3 / 78,668e6 = 1.747 ms, and cuBLAS's 752,909 GFLOP/s (0.1825 ms)
+    # H200: read at 4096^3, where the sweep keeps mma_sync's rate, 78,892 GFLOP/s, so its time is
+    # 2 * 4096^3 / 78,892e6 = 1.742 ms, and cuBLAS's 750,934 GFLOP/s (0.1830 ms)
     sweep = store.load(PLOTS / "results-h200-bf16.json")
     run = store.load(PLOTS / "counters-h200-bf16.json")
     cmp = compare_work(sweep, run)
     assert cmp.problems == (run.problem.problem, run.problem.problem)
     mma = next(d for d in cmp.kernels if d.label == "mma_sync")
-    assert mma.before_ms == pytest.approx(1.7471, abs=1e-4) and mma.after_ms == pytest.approx(1.742, abs=1e-3)
+    assert mma.before_ms == pytest.approx(1.7421, abs=1e-4) and mma.after_ms == pytest.approx(1.741, abs=1e-3)
     assert cmp.notes[0].startswith("the first file holds a size sweep: compared at 4096x4096x4096 bf16, one of its "
                                    "sizes")
-    assert cmp.reference_speedup == pytest.approx(0.1825 / run.reference.time_ms, rel=1e-3)
-    # wgmma_persistent's time moved within its noise, but its roof did (the model's L2 requests, then the
-    # counted L2 bytes, 9 % fewer, which leave its BF16 tensor floor the higher): the reading says so, since
-    # its two fractions are of different roofs
+    assert cmp.reference_speedup == pytest.approx(0.1830 / run.reference.time_ms, rel=1e-3)
     from roofline.render.changes import _reading
-    persistent = next(d for d in cmp.kernels if d.label == "wgmma_persistent")
-    assert persistent.is_noise and _reading(persistent).endswith("; the binding roof moved, L2 -> BF16 tensor")
     assert _reading(next(d for d in cmp.kernels if d.label == "mma_pipeline")) == "noise (within 2 %)"
+    # against the counters run of the day before (its L2 ceiling measured low, 7,322 GB/s): wgmma_ws's
+    # time moved within its noise, but its roof did (the model's L2 requests against this visit's
+    # 11,342 GB/s leave the BF16 tensor floor the higher; the counted L2 bytes at the other's best
+    # rate seen, 8,120 GB/s, bind): the reading says so, since its two fractions are of different roofs
+    older = store.load(Path(__file__).resolve().parent / "fixtures" / "counters-h200-bf16-20261205.json")
+    ws = next(d for d in compare_work(sweep, older).kernels if d.label == "wgmma_ws")
+    assert ws.is_noise and _reading(ws).endswith("; the binding roof moved, BF16 tensor -> L2")
     # a size the sweep does not hold is still a different problem, and the refusal gives the sweep's sizes
     with pytest.raises(UsageError, match=r"different problems \(8192x8192x8192 and 3000x3000x3000; the first file's "
                                          r"sweep holds 128x128x128, 256x256x256, .*, 8192x8192x8192\)"):
@@ -189,9 +191,9 @@ def test_percentages_that_round_alike_but_moved_get_the_decimals_that_show_it():
 
 
 def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_gate_says_further():
-    # the committed H200 file holds wgmma_tma before it took GROUP, as one warpgroup's 128 x 128 tile, the
-    # H100 file the two-warpgroup 128 x 256 rung: the pairing says the kernel changed too; across GPUs the
-    # gate reads fractions of a roof, not times
+    # the H200's file of 2026-12-05 (kept as a fixture) holds wgmma_tma before it took GROUP, as one
+    # warpgroup's 128 x 128 tile, the H100 file the two-warpgroup 128 x 256 rung: the pairing says the
+    # kernel changed too; across GPUs the gate reads fractions of a roof, not times
     from pathlib import Path
 
     from roofline import api
@@ -199,7 +201,9 @@ def test_a_kernel_at_another_template_in_each_file_is_named_and_across_gpus_the_
     from roofline.render.changes import check_lines
 
     plots = Path(__file__).resolve().parent.parent / "plots"
-    h200, h100 = api.read(plots / "counters-h200-bf16-8192.json"), api.read(plots / "counters-h100-bf16-8192.json")
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    h200 = api.read(fixtures / "counters-h200-bf16-8192-20261205.json")
+    h100 = api.read(plots / "counters-h100-bf16-8192.json")
     c = compare_work(h200, h100)
     assert any("wgmma_tma (wgmma_tma<bf16,128,128,64,4> -> wgmma_tma<bf16,128,256,64,4,8>)" in n for n in c.notes)
     # the peaks that differ, the run's own BF16 tensor roof first (the same 989.4 T on both SXM cards)
@@ -267,14 +271,16 @@ def test_a_kernel_recorded_before_a_parameter_was_added_is_the_same_template():
 
 
 def test_a_reading_says_where_the_reference_moved_with_the_kernel():
-    # the H200's BF16 ladder in the sweep and alone at 8192^3: cuBLAS itself ran 2 % faster in the second file, so
-    # wgmma_ws's -2.1 % is the device's (its % of cuBLAS held), and mma_ldmatrix's same time is a lower % of it
+    # the H200's BF16 ladder at 8192^3, timed in two visits (run1, 2026-12-06; the --energy run before it):
+    # cuBLAS itself ran 3.3 % faster in the second file, so wgmma_ws's faster time is the device's (its % of
+    # cuBLAS held), and mma_ldmatrix's same time is a lower % of it
     from roofline.render.changes import _reading
 
-    before, after = (store.load(PLOTS / f) for f in ("results-h200-bf16.json", "results-h200-bf16-8192-run1.json"))
+    before, after = (store.load(PLOTS / f) for f in ("results-h200-bf16-8192-run1.json",
+                                                      "results-h200-bf16-8192-energy.json"))
     deltas = {d.label: d for d in compare_work(before, after).kernels}
     ws, ldm = _reading(deltas["wgmma_ws"]), _reading(deltas["mma_ldmatrix"])
     assert ws.startswith("faster: ") and ws.endswith("its % of the reference held: the reference moved with it "
                                                       "(the device, not the kernel)")
-    assert ldm.startswith("noise (within 1.69 %)") and ldm.endswith("its % of the reference is lower: the "
+    assert ldm.startswith("noise (within 3.59 %)") and ldm.endswith("its % of the reference is lower: the "
                                                                      "reference's own time moved")

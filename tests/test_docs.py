@@ -128,7 +128,7 @@ def _claims() -> list[tuple[str, str]]:
     tiles = _load("tune-h200.json")["kernels"]
     slowest = min(tiles, key=lambda k: k["gflops"])
     claims = [
-        ("README.md", f"at {round(by['full_tiles']['pct_of_reference'])} % of cuBLAS on an\n  H200"),
+        ("README.md", f"at {round(_best(run['kernels'])['pct_of_reference'])} % of cuBLAS on an\n  H200"),
         ("method.md", f"On the H200: {dev['measured_dram_gbps']:,.0f} of {dev['peak_dram_gbps']:,.0f} GB/s "
                       f"({100 * dev['measured_dram_gbps'] / dev['peak_dram_gbps']:.0f} %) and\n  "
                       f"{dev['measured_fp32_gflops']:,.0f} of {dev['peak_fp32_gflops']:,.0f} GFLOP/s "
@@ -178,9 +178,16 @@ def _claims() -> list[tuple[str, str]]:
     runs = [_load(f"results-h200-bf16-8192-run{i}.json") for i in (1, 2, 3)]
     best = [_best(r["kernels"]) for r in runs]
     cond = [_conditions(r) for r in runs]
-    assert len({b["name"] for b in best}) == 1
+    # at 8192^3 wgmma_by_shape picks wgmma_persistent's tile: the two are the same kernel there
+    twins = ("wgmma_persistent", "wgmma_by_shape")
+    assert {b["name"] for b in best} <= set(twins)
     as_run = [b["pct_of_reference"] for b in best]
     full = [_pct_full(b, r["reference"]) for b, r in zip(best, runs)]
+    named = [{k["name"]: k for k in r["kernels"]} for r in runs]
+
+    def three(name, at_full):
+        v = [_pct_full(n[name], r["reference"]) if at_full else n[name]["pct_of_reference"] for n, r in zip(named, runs)]
+        return f"{_pct(v[0])}, {_pct(v[1])} and {_pct(v[2])} %"
     energy = _load("results-h200-bf16-8192-energy.json")
     eb, eref = _best(energy["kernels"]), energy["reference"]
 
@@ -191,13 +198,11 @@ def _claims() -> list[tuple[str, str]]:
         return f"{eb['model']['flops'] / 1e9 / k['energy']['joules_per_launch']:,.0f} GFLOP/J"
 
     claims += [
-        ("h200-results.md", f"the best verified rung is\n{best[0]['name']}: "
-                            f"{_pct(as_run[0])}, {_pct(as_run[1])} and {_pct(as_run[2])} % of cuBLAS as run, and "
-                            f"{_pct(full[0])}, {_pct(full[1])} and {_pct(full[2])} % at full clock"),
-        ("h200-results.md", f"the SM clock read {cond[0][0]} and {cond[2][0]} MHz, and {cond[0][1]} and "
-                            f"{cond[2][1]} of their {cond[0][2]} samples ran\nthrottled. The second held "
-                            f"{cond[1][0]} MHz with {cond[1][1]} of {cond[1][2]} throttled."
-         if cond[0][1] and cond[2][1] and not cond[1][1] else "?"),
+        ("h200-results.md", f"{twins[0]} ran at {three(twins[0], False)} of cuBLAS as run and {twins[1]} at\n"
+                            f"{three(twins[1], False)}; at full clock {three(twins[0], True)}, and "
+                            f"{three(twins[1], True)}"),
+        ("h200-results.md", f"the SM clock read {cond[0][0]} MHz in each, and {cond[0][1]} of its {cond[0][2]} "
+                            "samples ran throttled" if len(set(cond)) == 1 else "?"),
         ("h200-results.md", "Each run's two readings agree\nwithin 0.1 point"
          if max(abs(a - f) for a, f in zip(as_run, full)) < 0.1 else "?"),
         ("h200-results.md", "three runs within 0.3 point as run and 0.3 point at full clock"
@@ -304,11 +309,9 @@ def test_figures_quoted_from_results_files(doc, text):
 
 def test_the_table_of_sizes_matches_the_sweeps():
     """Each row of docs/h200-results.md's table of sizes: the best step at that problem, its
-    share of cuBLAS, and full_tiles', from plots/sweep-h200.json and plots/shapes-h200.json."""
-    runs = {}
-    for f in ("sweep-h200.json", "shapes-h200.json"):
-        for r in _load(f)["sweep"]:
-            runs[r["problem"]["m"], r["problem"]["n"], r["problem"]["k"]] = r
+    share of cuBLAS, and full_tiles', from plots/sweep-h200-nine.json; and every size at 90 % of
+    cuBLAS or more."""
+    runs = {(r["problem"]["m"], r["problem"]["n"], r["problem"]["k"]): r for r in _load("sweep-h200-nine.json")["sweep"]}
     rows = re.findall(r"^\| (\d+)(?:³|×(\d+)×(\d+)) \| (\w+) \|([^|]*)\| ([\d.]+) \| ([\d.]+) \|$",
                       _text("h200-results.md"), re.M)
     assert len(rows) == 9
@@ -319,11 +322,13 @@ def test_the_table_of_sizes_matches_the_sweeps():
         top = max(kernels.values(), key=lambda x: x["gflops"])
         assert (best, pct, full) == (top["name"], _pct(top["pct_of_reference"]),
                                      _pct(kernels["full_tiles"]["pct_of_reference"]))
+        assert top["pct_of_reference"] >= 90
         params = top.get("params") or {}
         if choice.strip():
             assert choice.strip().startswith(f"{params['BM']}×{params['BN']}")
             slices = re.search(r"(\d+) slices", choice)
             assert params.get("SPLITS", 1) == (int(slices.group(1)) if slices else 1)
+            assert ("together" in choice) == (params.get("REDUCERS", 1) > 1)
 
 
 def test_the_tensor_tables_match_the_sweeps():

@@ -10,7 +10,7 @@ import pytest
 from roofline import api
 from roofline.ladder.families import BY_NAME
 from roofline.ladder.families import from_expression
-from roofline.model.dram import blocks_in_step, dram_bytes, launch_order, usable_l2_bytes
+from roofline.model.dram import DRAM_TOLERANCE, blocks_in_step, dram_bytes, launch_order, usable_l2_bytes
 from roofline.model.problem import Problem
 from roofline.model.roofs import verdict
 from roofline.render.text import counters_phrase
@@ -64,9 +64,10 @@ def test_what_fits_in_the_l2_is_fetched_once():
     # A and B once (8 MiB); C's 4 MiB, one wave's, is still in the L2 when the kernel ends
     assert dram_bytes(p, (128, 128), 264, H200_USABLE) == p.working_set_bytes - 4 * MIB
     # a split K reads panels of K / 2, each slice its own half of A and B: still everything once, and
-    # its 2 x 512^2 floats of partial sums stay in the L2
+    # its 2 x 512^2 floats of partial sums and C stay in the L2 (counted on the H200: split_k at 512^3,
+    # 2.1 MB, A and B)
     small = Problem(512, 512, 512)
-    assert dram_bytes(small, (128, 256), 132, H200_USABLE, splits=2) == small.working_set_bytes
+    assert dram_bytes(small, (128, 256), 132, H200_USABLE, splits=2) == small.working_set_bytes - 512**2 * 4
 
 
 def test_blocks_share_a_step_while_an_sm_holds_at_most_16_warps():
@@ -91,31 +92,38 @@ def _counted_files():
 def _remodelled(doc, k):
     """Kernel `k`'s DRAM bytes by today's model at the tile, waves, occupancy and L2 its run recorded."""
     spec = from_expression(k.template)
-    in_step = blocks_in_step(k.waves.block_slots, k.waves.sms, k.occupancy.active_warps_per_sm)
+    in_step = blocks_in_step(k.waves.block_slots, k.waves.sms, k.occupancy.active_warps_per_sm, k.waves.blocks)
     return spec.model.dram(doc.problem.problem, in_step, doc.device.usable_l2_bytes)
 
 
-# The model's weakest case, quoted in docs/model.md: wgmma_tma before it took its tiles in groups of
-# rows (its records without GROUP read as GROUP = 1: 128 x 128 tiles in launch order, two rows of 64
-# a step), whose blocks fetched 1.4 to 1.5 times the bytes the model counts.
-WEAKEST = {("counters-h200-bf16-8192.json", "wgmma_tma"): 0.71, ("counters-h200-tf32-8192.json", "wgmma_tma"): 0.65}
+# Where the wave model misses by more than DRAM_TOLERANCE, quoted in docs/model.md ("Where it
+# misses"): model / counted, each pinned so that a change of the model meets this table again.
+MISSES = {
+    ("counters-h200-fp32-1024x1024x16384.json", "gmem_coalescing"): 1.37,
+    **{("counters-h200-fp32-3000.json", n): r for n, r in
+       [("naive", 4.37), ("gmem_coalescing", 4.21), ("smem_tiling", 3.70), ("register_tiling_1d", 1.80),
+        ("register_strip", 1.66), ("autotuned", 1.39), ("warptiling", 1.37)]},
+    **{("counters-h200-fp32-8192.json", n): r for n, r in
+       [("async_copy", 0.43), ("full_tiles", 0.37), ("tile_by_shape", 0.37), ("split_k", 0.40)]},
+}
 
 
 @pytest.mark.parametrize("name", _counted_files())
 def test_todays_model_against_every_committed_count(name):
-    # docs/model.md's table: every rung Nsight Compute counted on the H200 (FP32 at 4096^3, BF16 at
-    # 4096^3 and 8192^3, TF32 at 8192^3), today's model within 11 %; and the verdict without counters
-    # names the roof the counted one names
+    # docs/model.md's table: every rung Nsight Compute counted (the H200: FP32 at the nine sizes and
+    # 8192^3, BF16 at 4096^3 and 8192^3, TF32 at 8192^3; the H100's files), today's model within its
+    # 25 % tolerance but for MISSES; and the verdict without counters names the roof the counted one names
     doc = api.read(PLOTS / name)
     counted = [k for k in doc.kernels if k.counted is not None and k.counted.dram_bytes and k.waves is not None]
     assert counted, name
     differ = []
     for k in counted:
         modelled = _remodelled(doc, k)
-        if (name, k.name) in WEAKEST:
-            assert modelled / k.counted.dram_bytes == pytest.approx(WEAKEST[name, k.name], abs=0.005)
+        ratio = modelled / k.counted.dram_bytes
+        if (name, k.name) in MISSES:
+            assert ratio == pytest.approx(MISSES[name, k.name], abs=0.005)
         else:
-            assert 0.84 <= modelled / k.counted.dram_bytes <= 1.18, (name, k.name, modelled, k.counted.dram_bytes)
+            assert abs(ratio - 1) <= DRAM_TOLERANCE, (name, k.name, modelled, k.counted.dram_bytes)
         figures = replace(k.model, dram_bytes=modelled)
         plain = verdict(figures, doc.roofs, k.time_ms, None, flops=doc.problem.problem.flops, waves=k.waves,
                         precision=doc.precision)
@@ -130,38 +138,29 @@ def test_todays_model_against_every_committed_count(name):
 
 
 def test_a_file_is_read_with_todays_dram_model_and_says_so_where_it_recorded_an_older_ones():
-    # counters-h200-fp32-4096.json recorded the model of its day (every block slot in step: naive
-    # 4.33 GB, register_strip 0.68 GB); read today, its figures are today's model (8.53 and 2.25 GB
-    # against 8.51 and 2.08 counted) and a note says they were worked out again
-    doc = api.read(PLOTS / "counters-h200-fp32-4096.json")
-    by = {k.name: k for k in doc.kernels}
-    for name, gb in (("naive", 8.53), ("register_strip", 2.25)):
-        assert by[name].model.dram_bytes / 1e9 == pytest.approx(gb, abs=0.005)
-        assert by[name].model.dram_bytes == pytest.approx(_remodelled(doc, by[name]))
-    note = next(n for n in doc._read_notes if "today's model gives the DRAM bytes" in n)
-    assert "of 14 kernel(s) an older model recorded" in note and "naive 4.33 -> 8.53 GB" in note
-    # a figure today's model moves by under 2 % is replaced without a word (wgmma_ws at 8192^3: 1.76 -> 1.75 GB)
-    bf16 = api.read(PLOTS / "counters-h200-bf16-8192.json")
-    assert not any("today's model" in n for n in bf16._read_notes)
-    ws = next(k for k in bf16.kernels if k.name == "wgmma_ws")
-    assert ws.model.dram_bytes == pytest.approx(_remodelled(bf16, ws))
-    # a file that recorded today's figures reads without the note
-    assert not any("today's model" in n for n in api.read(PLOTS / "counters-h100-fp32-4096.json")._read_notes)
-
-
-def test_a_sweep_reads_each_size_at_the_blocks_per_sm_its_tile_held_there():
-    # sweep-h100.json, written by today's tool: tile_by_shape held three 64 x 64 blocks per SM at
-    # 512^3 and 1024^3 but one 128 x 256 block at 8192^3, the size its run's record is of. Read at
-    # the record's one block per SM, its DRAM bytes at 1024x1024x16384 came out 0.134 GB against the
-    # 0.208 the run recorded; read at each size's own blocks per SM, every figure is the recorded one.
+    # sweep-h100.json recorded the model of its day, which kept C out of the L2 where everything fit
+    # and read a grid of one wave in steps of one block per SM; read today, the figures that moved are
+    # today's model at the blocks per SM each size's tile held there (tile_by_shape: three 64 x 64 at
+    # 1024^3, one 128 x 256 at 8192^3) and a note names those of the record's size
     import json
 
     raw = json.loads((PLOTS / "sweep-h100.json").read_text())
     doc = api.read(PLOTS / "sweep-h100.json")
-    assert not any("today's model" in n for n in doc._read_notes)
+    note = next(n for n in doc._read_notes if "today's model gives the DRAM bytes" in n)
+    assert "tile_by_shape 0.208 -> 0.134 GB" in note
+    moved = {}
     for point, recorded in zip(doc.sweep, raw["sweep"]):
         for k, r in zip(point.kernels, recorded["kernels"]):
-            assert k.model.dram_bytes == r["model"]["dram_bytes"], (point.problem, k.name)
+            if k.model.dram_bytes != r["model"]["dram_bytes"]:
+                moved[point.problem.problem.text(), k.name] = k.model.dram_bytes / 1e9
+    # A and B once, C still in the L2 (8.39 MB) where it all fits; the one wave of 64 x 64 tiles at
+    # 1024x1024x16384 in step (0.134 GB: A and B once, Nsight Compute counted 0.137 for register_strip's)
+    assert moved[("1024x1024x1024", "split_k")] == pytest.approx(0.00839, abs=1e-5)
+    assert moved[("1024x1024x16384", "tile_by_shape")] == pytest.approx(0.134, abs=0.001)
+    assert len(moved) == 6
+    # a file that recorded today's figures reads without the note
+    for name in ("counters-h200-bf16-8192.json", "counters-h200-fp32-4096.json"):
+        assert not any("today's model" in n for n in api.read(PLOTS / name)._read_notes)
 
 
 @pytest.mark.parametrize("name", ["results-h200.json", "counters-h200-bf16.json"])
@@ -238,19 +237,20 @@ def test_a_verdict_says_which_bytes_it_reads_where_the_model_alone_names_another
     doc = api.read(PLOTS / "counters-h200-bf16-8192.json")
     # every committed rung names the same roof from its counts as from the model (or both within 5 %)
     assert not any("model alone" in line for line in verdict_lines(doc))
-    # wgmma_tma as if its blocks had fetched twice the DRAM bytes they did: 13 GB at the measured 4,296 GB/s
-    # is 3.03 ms, DRAM binds from the counts, where the model's 4.63 GB leave the L2 binding
+    # wgmma_tma as if its blocks had fetched 7.4 times the DRAM bytes they did: 13 GB at the measured
+    # 4,282 GB/s is 3.04 ms, DRAM binds from the counts, where the model's 1.75 GB leave the BF16 tensor roof binding
     k = next(k for k in doc.kernels if k.name == "wgmma_tma")
     found = replace(k.counted, dram_bytes=13e9)
     read = verdict(k.model, doc.roofs, k.time_ms, found, flops=doc.problem.problem.flops, waves=k.waves,
                    precision=doc.precision)
     plain = verdict(k.model, doc.roofs, k.time_ms, None, flops=doc.problem.problem.flops, waves=k.waves,
                     precision=doc.precision)
-    assert read.binding.level == "DRAM" and plain.binding.level == "L2" and not read.agrees(plain)
+    assert read.binding.level == "DRAM" and plain.binding.level == "BF16 tensor" and not read.agrees(plain)
     said = counters_phrase(read, plain, k.model, found)
-    assert said.startswith("; the model alone names L2 (") and ("it counts 4.63 GB of DRAM bytes against 13.00 GB "
-                                                                "counted (0.36x: its blocks kept less of A and B in "
-                                                                "the L2 than the waves model assumes)") in said
+    assert said.startswith("; the model alone names BF16 tensor (") and ("it counts 1.75 GB of DRAM bytes against "
+                                                                         "13.00 GB counted (0.13x: its blocks kept less "
+                                                                         "of A and B in the L2 than the waves model "
+                                                                         "assumes)") in said
     assert counters_phrase(read, read, k.model, found) == ""
 
 

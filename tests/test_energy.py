@@ -317,6 +317,7 @@ def test_throttle_marks_that_disagree_with_their_reasons_or_clock_are_refused():
         store.parse(raw)
     raw = json.loads((Path(__file__).parent.parent / "plots" / "results-h200-bf16-8192-run1.json").read_text())
     raw["kernels"][0]["timing"]["sm_clock_mhz"] = [1000] * len(raw["kernels"][0]["timing"]["samples_ms"])
+    raw["kernels"][0]["timing"]["reasons"] = [""] * len(raw["kernels"][0]["timing"]["samples_ms"])  # none given
     with pytest.raises(UsageError, match=r"kernels\[0\]\.timing\.throttled\[\d+\]: false, but its reasons \(none\) and "
                                          r"clock \(1000 MHz\) make it true"):
         store.parse(raw)

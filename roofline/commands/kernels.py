@@ -251,7 +251,7 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
     floors, figures = row.floors, row.figures
     if waves is not None and figures is not None:  # the floors at the share of the GPU the grid keeps busy
         if preset.usable_l2_bytes and spec.model is not None:  # and the DRAM bytes of those waves
-            in_step = blocks_in_step(waves.block_slots, waves.sms, occ.active_warps_per_sm)
+            in_step = blocks_in_step(waves.block_slots, waves.sms, occ.active_warps_per_sm, waves.blocks)
             figures = spec.model.with_dram(figures, problem, in_step, preset.usable_l2_bytes)
         floors = plain_verdict(figures, preset.roofs, waves=waves, precision=problem.precision_key)
     return replace(row, figures=figures, resources=res, dynamic_smem_bytes=dynamic, occupancy=occ, error=error,

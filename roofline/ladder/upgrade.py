@@ -210,7 +210,8 @@ def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, w
         return False
     slots = waves["block_slots"]
     sms = waves.get("sm_count") if type(waves.get("sm_count")) is int and waves["sm_count"] > 0 else slots
-    in_step = slots if warps is None else blocks_in_step(slots, sms, warps)
+    blocks = waves["blocks"] if type(waves.get("blocks")) is int and waves["blocks"] > 0 else None
+    in_step = slots if warps is None else blocks_in_step(slots, sms, warps, blocks)
     recorded = figures.get("dram_bytes")
     value = spec.model.dram(p, in_step, l2)
     if recorded is None:

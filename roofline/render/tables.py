@@ -585,7 +585,10 @@ def counters_notes(doc: Results) -> list[str]:
     are its L1's (naive, gmem_coalescing: the L1 serves most, and its L1 level is read instead), and
     a counted SMEM of nothing where the model counts bytes (wgmma reads its operands through
     descriptors and TMA writes them: `smsp__sass_data_bytes_mem_shared` counts neither, and the
-    verdict reads the model's bytes there)."""
+    verdict reads the model's bytes there), and modelled DRAM bytes further than `DRAM_TOLERANCE`
+    from the counted ones (the verdict reads the counted)."""
+    from ..model.dram import DRAM_TOLERANCE
+
     rows = [k for k in doc.kernels if k.counted is not None and k.model is not None]
     direct = [k.name for k in rows if k.model.l1_bytes]
     blind = [k.name for k in rows if (k.model.smem_served_bytes or k.model.smem_bytes) and k.counted.smem_bytes == 0]
@@ -597,6 +600,15 @@ def counters_notes(doc: Results) -> list[str]:
         lines.append(f"{', '.join(blind)}: SMEM counted 0: wgmma reads its operands from shared memory through "
                      "descriptors and the TMA writes them, neither counted by smsp__sass_data_bytes_mem_shared; the "
                      "verdict reads the model's SMEM bytes")
+    apart = {k.name: k.model.dram_bytes / k.counted.dram_bytes for k in rows
+             if k.model.dram_bytes and k.counted.dram_bytes
+             and abs(k.model.dram_bytes / k.counted.dram_bytes - 1) > DRAM_TOLERANCE}
+    if apart:
+        lo, hi = min(apart.values()), max(apart.values())
+        span = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}"
+        lines.append(f"{', '.join(apart)}: model DRAM {span}x the counted bytes, outside the wave model's "
+                     f"{100 * DRAM_TOLERANCE:.0f} % tolerance: the verdicts read the counted bytes (where the model "
+                     "misses and why: docs/model.md)")
     return lines
 
 
