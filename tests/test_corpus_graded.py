@@ -1,12 +1,14 @@
 """The cheat corpus as `roofline run` graded it on a GPU (the committed plots/grades-h100-corpus-*.json,
 made by `bench/problems_visit.sh`'s corpus step on an H100: `-clamp` on 2026-12-05, `-matmul` again on
 2026-12-06 with every matmul cheat, after the harness reset the L2's persisting lines before every call; `-newest` the three cheats written after the first visit, graded on an
-H100 the same way later on 2026-12-05): every cheat flagged, refused
-or graded at no gain as its file's first line says, the honest ones graded with no flag. Needs no
-PyTorch: it reads the files."""
+H100 the same way later on 2026-12-05; all three again on the H200 on 2026-12-06,
+plots/grades-h200-corpus-*.json): every cheat flagged, refused or graded at no gain as its file's
+first line says, the honest ones graded with no flag. Needs no PyTorch: it reads the files."""
 
 import json
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CANDIDATES = ROOT / "tests" / "fixtures" / "problems" / "candidates"
@@ -14,17 +16,18 @@ CANDIDATES = ROOT / "tests" / "fixtures" / "problems" / "candidates"
 # (none now: matmul_persisting_l2, graded 12 % faster than its reference on the morning of 2026-12-06, was
 # refused as l2_persisting by the harness of that evening, in plots/grades-h100-corpus-matmul.json)
 NOT_YET_ON_A_GPU: set[str] = set()
-CORPUS_FILES = ("grades-h100-corpus-matmul.json", "grades-h100-corpus-clamp.json", "grades-h100-corpus-newest.json")
+CORPUS_FILES = ("corpus-matmul.json", "corpus-clamp.json", "corpus-newest.json")  # after grades-GPU-
 
 
 def _expected(name: str) -> str:
     return (CANDIDATES / name).read_text().splitlines()[0].lstrip("# ").split(":")[0].split(" ")[0]
 
 
-def test_the_corpus_graded_on_a_gpu_got_what_each_file_names():
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+def test_the_corpus_graded_on_a_gpu_got_what_each_file_names(gpu):
     seen = set()
     for name in CORPUS_FILES:
-        entries = json.loads((ROOT / "plots" / name).read_text())["entries"]
+        entries = json.loads((ROOT / "plots" / f"grades-{gpu}-{name}").read_text())["entries"]
         ref = next(e for e in entries if e["name"] == "reference")
         assert ref["time_ms"] and not ref["flags"] and ref["error"] is None
         for e in entries[1:]:
@@ -113,3 +116,22 @@ def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypat
     rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[-2:]}
     assert rows == {"cheat": ["30", "1", "31"], "honest": ["0", "60", "60"]}
     assert "| cheat | 30 | 1 | 31 |" in (ROOT / "docs" / "grade.md").read_text()
+
+
+def test_the_h200_matrix_published_is_what_its_files_give(capsys, monkeypatch):
+    # docs/grade.md's H200 matrix: the corpus graded on the H200 (2026-12-06) and the H200's other grade
+    # files: 31 cheats (30 caught, matmul_cached_by_values graded at no gain), 14 honest entries, no flag
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("corpus_matrix", ROOT / "bench" / "corpus_matrix.py")
+    matrix = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(matrix)
+    monkeypatch.chdir(ROOT)
+    plots = ROOT / "plots"
+    files = [plots / f for f in ("grades-h200-corpus-matmul.json", "grades-h200-corpus-clamp.json",
+                                 "grades-h200.json", "grades-h200-public.json")]
+    matrix.main([str(f) for f in files])
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[-2:]}
+    assert rows == {"cheat": ["30", "1", "31"], "honest": ["0", "14", "14"]}
+    text = (ROOT / "docs" / "grade.md").read_text()
+    assert "| cheat (H200) | 30 | 1 | 31 |" in text and "| honest (H200) | 0 | 14 | 14 |" in text
