@@ -59,6 +59,13 @@ def _binding(v: Verdict | None) -> str | None:
     return b.level if b is not None else None
 
 
+def _tied(vb: Verdict | None, va: Verdict | None) -> bool:
+    """Whether two readings bind at different levels but each names the other's as near (within
+    `model.roofs.TIE`): `Verdict.agrees` across the two files."""
+    return bool(vb is not None and va is not None and _binding(vb) and _binding(va) and _binding(vb) != _binding(va)
+                and vb.agrees(va))
+
+
 def _roof_values(vb: Verdict | None, va: Verdict | None) -> tuple[float | None, float | None]:
     """Each reading's roof at the level that binds in `va` (after), None where a reading lacks it."""
     level = _binding(va)
@@ -135,6 +142,9 @@ class Delta:
     vs_reference: tuple[Pairing, Pairing] | None = None
     # the level whose roof binds in each file's reading ('L2', 'SMEM', 'BF16 tensor'), where one binds
     binding: tuple[str | None, str | None] = (None, None)
+    # the two readings bind at different levels, each naming the other's as near (`Verdict.agrees`):
+    # a tie the ceilings cannot order, not a move
+    tied: bool = False
     # each file's roof at the level that binds after (GFLOP/s or GB/s), where both have one
     roof_values: tuple[float | None, float | None] = (None, None)
     per_flop: bool = False  # runs of two problem sizes (--across-sizes): read per FLOP, not per launch
@@ -153,9 +163,10 @@ class Delta:
     @property
     def binding_moved(self) -> str | None:
         """'L2 -> SMEM' where another roof binds after than before (the fractions of `reading` are then
-        of two roofs), else None."""
+        of two roofs), else None; None too where the two are `tied` (each reading names the other's
+        roof within 5 %: the ceilings cannot order them)."""
         b, a = self.binding
-        return f"{b} -> {a}" if b and a and b != a else None
+        return f"{b} -> {a}" if b and a and b != a and not self.tied else None
 
     @property
     def time_change(self) -> float:
@@ -314,7 +325,7 @@ class Delta:
                 "fraction_change": self.fraction_change,
                 "slowdown": self.slowdown, "per_flop": self.per_flop, "noise": self.noise, "noise_from": self.noise_from,
                 "reading": self.reading,
-                "binding": list(self.binding),
+                "binding": list(self.binding), "binding_tied": self.tied,
                 "cause": self.cause, **({"joules": list(self.joules)} if self.joules else {}),
                 **({"pct_of_reference": [p.pct for p in self.vs_reference],
                     "pct_ci95": [list(p.ci95) if p.ci95 else None for p in self.vs_reference],
@@ -527,8 +538,8 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
                  _shape(a.key) if profile else None,
                  across, None if profile else (b.registers, a.registers), floors,
                  (b.joules, a.joules) if b.joules is not None and a.joules is not None else None,
-                 binding=(_binding(b.verdict), _binding(a.verdict)), roof_values=_roof_values(b.verdict, a.verdict),
-                 per_flop=per_flop)
+                 binding=(_binding(b.verdict), _binding(a.verdict)), tied=_tied(b.verdict, a.verdict),
+                 roof_values=_roof_values(b.verdict, a.verdict), per_flop=per_flop)
 
 
 def _pairings(before: Results, after: Results, b: KernelRecord, a: KernelRecord) -> tuple[Pairing, Pairing] | None:
