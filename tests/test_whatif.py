@@ -144,7 +144,7 @@ def test_a_profile_of_programs_profiled_apart_has_no_step_and_no_fusion():
 
 
 JSON_KEYS = {"kind", "device", "target", "problem", "step_ms", "step_ms_after_all", "saved_ms_all", "kernels", "fusion", "notes"}
-KERNEL_KEYS = {"name", "label", "roof", "roof_measured", "roof_seen", "time_ms", "floor_ms", "target_ms", "saved_ms", "time_share",
+KERNEL_KEYS = {"name", "label", "roof", "roof_measured", "roof_seen", "roof_borrowed", "time_ms", "floor_ms", "target_ms", "saved_ms", "time_share",
                "step_ms_after", "speedup", "cumulative_step_ms", "cumulative_speedup", "not_counted"}
 
 
@@ -269,3 +269,17 @@ def test_a_profiles_own_caveat_comes_with_its_whatif():
     w = whatif(api.read(Path(__file__).resolve().parent.parent / "plots" / "timeline-h200-bf16-8192.json"))
     assert w.notes[0].endswith("4 reports of one launch each, read together; the time shares are of their launches "
                                "together, which ran in separate processes")
+
+
+def test_a_kernel_bound_by_a_borrowed_ceiling_says_whose_it_is():
+    # the H200's BF16 counters of 2026-12-05 read BF16 at cuBLAS FP16's rate (device --measure timed no
+    # BF16 product then): whatif names that ceiling as the verdicts do, in the table and in the JSON
+    path = Path(__file__).resolve().parent / "fixtures" / "counters-h200-bf16-20261205.json"
+    r = CliRunner().invoke(app, ["whatif", str(path)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    row = next(line for line in r.stdout.splitlines() if "wgmma_persistent" in line)
+    assert "BF16 tensor (FP16 cuBLAS)" in row
+    doc = json.loads(CliRunner().invoke(app, ["whatif", str(path), "--json"]).stdout)
+    ranked = {k["name"]: k for k in doc["kernels"]}
+    assert ranked["wgmma_persistent"]["roof_borrowed"] == "FP16 cuBLAS"
+    assert ranked["wgmma_ws"]["roof_borrowed"] is None and ranked["wgmma_ws"]["roof_seen"]

@@ -86,10 +86,11 @@ class KernelWhatIf:
     cumulative_speedup: float | None = None  # the step over `cumulative_step_ms`
     joules: float | None = None  # a run's kernel measured with --energy: joules per launch now
     roof_seen: bool = False  # its measured ceiling was raised to the best rate its run saw (`roofs.at_least_seen`)
+    roof_borrowed: str | None = None  # where its measured ceiling came from when not its own ('FP16 cuBLAS': `Roof.borrowed`)
 
     def to_json(self) -> dict:
         return {"name": self.name, "label": self.label, "roof": self.roof, "roof_measured": self.roof_measured,
-                "roof_seen": self.roof_seen,
+                "roof_seen": self.roof_seen, "roof_borrowed": self.roof_borrowed,
                 "time_ms": self.time_ms, "floor_ms": self.floor_ms, "target_ms": self.target_ms,
                 "saved_ms": self.saved_ms, "time_share": self.time_share, "step_ms_after": self.step_ms_after,
                 "speedup": self.speedup, "cumulative_step_ms": self.cumulative_step_ms,
@@ -485,7 +486,7 @@ def _kernel(k: KernelWork, target: float, w: Workload, missing: list[str]) -> Ke
         after, speedup = None, k.time_ms / at_target
     return KernelWhatIf(k.name, k.label, b.level, b.roof.measured, k.time_ms, b.floor_ms, at_target, saved, share,
                         after, speedup, None, not_counted=tuple(missing) if missing else None, joules=k.joules,
-                        roof_seen=b.roof.seen)
+                        roof_seen=b.roof.seen, roof_borrowed=getattr(b.roof, "borrowed", None))
 
 
 def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf], target: float) -> list[str]:

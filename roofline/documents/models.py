@@ -227,6 +227,9 @@ class KernelWhatIfJson(JsonModel):
     roof: Optional[str]
     roof_measured: Optional[bool]
     roof_seen: bool
+    roof_borrowed: Optional[str] = Field(None, description="where the measured ceiling came from when not its own "
+                                                           "measurement ('FP16 cuBLAS': a BF16 ceiling that is "
+                                                           "cuBLAS FP16's)")
     time_ms: Number
     floor_ms: OptNumber
     target_ms: OptNumber

@@ -38,11 +38,13 @@ def _target(target: float) -> str:
 
 def roof_cell(k: KernelWhatIf) -> str:
     """'DRAM measured', 'BF16 tensor', 'BF16 tensor best seen' (a ceiling raised to the best rate its
-    run saw); 'no roof: FP32 work; DRAM bytes' for a kernel without one
-    (what the file did not count, `text.uncounted_phrase`)."""
+    run saw), 'BF16 tensor (FP16 cuBLAS)' (a ceiling another precision's product measured: `Roof.borrowed`);
+    'no roof: FP32 work; DRAM bytes' for a kernel without one (what the file did not count,
+    `text.uncounted_phrase`)."""
     if k.roof is None:
         return f"no roof: {uncounted_phrase(list(k.not_counted)) if k.not_counted else 'no work or bytes counted'}"
-    return roof_name(k.roof) + (" best seen" if k.roof_seen else " measured" if k.roof_measured else "")
+    return roof_name(k.roof) + (" best seen" if k.roof_seen else f" ({k.roof_borrowed})" if k.roof_borrowed
+                                else " measured" if k.roof_measured else "")
 
 
 def _ms(x: float | None) -> str:
