@@ -57,14 +57,15 @@ _KEY_OF_LEVEL = {level: key for key, level in COMPUTE_LEVEL.items()}  # 'BF16 te
 
 
 def _here(measured: bool) -> str:
-    """The note on the 'here' columns against `show`'s reading, which reads the file's measured
-    ceilings where it records some (`measured`), else the same theoretical roofs."""
-    shown = ("the whole GPU's measured ceilings (each at least the best rate the file saw, never above its "
-             "theoretical roof)" if measured
-             else "the same roofs (the file records none measured) for the whole GPU")
+    """The note on the 'here' columns against `show`'s reading, which divides its floors by the
+    same busy share but reads the file's measured ceilings where it records some (`measured`)."""
+    if not measured:
+        return ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by "
+                "the share of the GPU its grid keeps busy, as `show` does (the file records no measured ceiling)")
     return ("'here' reads each kernel as the projection does, at the theoretical roofs with each floor divided by the "
-            f"share of the GPU its grid keeps busy; `show` reads {shown}, so the two may name different roofs and "
-            "distances")
+            "share of the GPU its grid keeps busy; `show` divides by that share too but reads the measured ceilings "
+            "(each at least the best rate the file saw, never above its theoretical roof), so the two may name "
+            "different roofs and distances")
 
 
 @dataclass(frozen=True)
