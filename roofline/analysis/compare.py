@@ -60,7 +60,7 @@ def _binding(v: Verdict | None) -> str | None:
 
 
 def _tied(vb: Verdict | None, va: Verdict | None) -> bool:
-    """Whether two readings bind at different levels but each names the other's as near (within
+    """Whether two readings bind at different levels but one names the other's as near (within
     `model.roofs.TIE`): `Verdict.agrees` across the two files."""
     return bool(vb is not None and va is not None and _binding(vb) and _binding(va) and _binding(vb) != _binding(va)
                 and vb.agrees(va))
@@ -142,7 +142,7 @@ class Delta:
     vs_reference: tuple[Pairing, Pairing] | None = None
     # the level whose roof binds in each file's reading ('L2', 'SMEM', 'BF16 tensor'), where one binds
     binding: tuple[str | None, str | None] = (None, None)
-    # the two readings bind at different levels, each naming the other's as near (`Verdict.agrees`):
+    # the two readings bind at different levels, one naming the other's as near (`Verdict.agrees`):
     # a tie the ceilings cannot order, not a move
     tied: bool = False
     # each file's roof at the level that binds after (GFLOP/s or GB/s), where both have one
@@ -163,7 +163,7 @@ class Delta:
     @property
     def binding_moved(self) -> str | None:
         """'L2 -> SMEM' where another roof binds after than before (the fractions of `reading` are then
-        of two roofs), else None; None too where the two are `tied` (each reading names the other's
+        of two roofs), else None; None too where the two are `tied` (one reading names the other's
         roof within 5 %: the ceilings cannot order them)."""
         b, a = self.binding
         return f"{b} -> {a}" if b and a and b != a and not self.tied else None

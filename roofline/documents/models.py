@@ -118,8 +118,8 @@ class DeltaJson(JsonModel):
     cause: Optional[str]
     binding: list[Optional[str]] = Field(description="the level whose roof binds before and after ('L2', 'BF16 "
                                                      "tensor'; null where none does): fraction_of_roof is of these")
-    binding_tied: bool = Field(False, description="the two binding levels differ but each reading names the other's "
-                                                  "roof within 5 %: a tie, not a move")
+    binding_tied: bool = Field(False, description="the two binding levels differ but one reading names the other's "
+                                                  "roof as near, within 5 %: a tie, not a move")
     joules: Optional[list[Number]] = Field(None, description="joules per launch before and after (both with --energy)")
     pct_of_reference: Optional[Pair] = Field(None, description="runs timed in rounds: each file's paired % of its "
                                                                  "reference")

@@ -11,10 +11,10 @@ steps of the blocks that walk K together (`blocks_in_step`):
 - the blocks of one step walk K at about the same pace, so a panel several of them share is
   fetched from DRAM once for them all. Which blocks those are was read off Nsight Compute's counts
   (below): where each SM holds at most `IN_STEP_WARPS` warps, every block of a wave (one per slot);
-  where an SM holds more, the blocks sharing an SM drift apart along K (its warp schedulers favour
-  the older block's warps) and only one block per SM keeps step: a wave is several steps of
-  SM-count blocks, one after another; but a grid of one wave, whose blocks all start together,
-  is one step (counted at 1024x1024x16384: its 64x64 rungs fetched A and B once);
+  where an SM holds more and later waves follow, only one block per SM keeps step (why the blocks
+  sharing an SM fall out of step is not traced): a wave is several steps of SM-count blocks, one
+  after another; but a grid of one wave, whose blocks all start together, is one step (counted at
+  1024x1024x16384: its 64x64 rungs fetched A and B once);
 - a panel an earlier step read is still in the L2 when the distinct panels read since (from that
   step on, in full) fit in the L2's usable capacity; otherwise it is fetched again. Blocks stream
   their panels along K together, so a step whose panels overflow the L2 leaves only their far
@@ -48,10 +48,10 @@ tensor ladders at 8192^3 (`plots/counters-h200-bf16-8192.json`, `-tf32-8192.json
 Against every rung counted on the H200 (the FP32 ladder at nine sizes, the tensor ladders at 4096^3
 and 8192^3) and the H100 (FP32 at 2048^3 and 4096^3, tensor at 8192^3) the model is within
 `DRAM_TOLERANCE` (25 %) but for 12 of the H200's 126 FP32 rungs: at 8192^3 the 128x256 rungs of
-one block per SM fetched 2.3 to 2.7 times the model's bytes (over 15.5 waves their blocks keep
-step less than the model lets them), at 3000^3 the small tiles' B (36 MB, over the usable half)
-was mostly kept where the model fetches it every step (1.4 to 4.4 times the counts), and
-gmem_coalescing at 1024x1024x16384 (1.37). The table and the misses are in docs/model.md;
+one block per SM fetched 2.3 to 2.7 times the model's bytes (why is open: the 128x128 rungs at the
+same size and waves are within 3 %), at 3000^3 the small tiles' re-read operand (36 MB, over the
+usable half) was mostly kept where the model fetches it every step (1.4 to 4.4 times the counts),
+and gmem_coalescing at 1024x1024x16384 (1.37). The table and the misses are in docs/model.md;
 tests/test_dram.py pins each. With one step per wave whatever the warps, the rungs of more than 16
 warps per SM were two to three times low (naive 4.33 GB); with the whole L2 usable, the BF16 rungs
 at 4096^3 were the compulsory 134 MB where 225 to 241 MB were counted.
@@ -63,10 +63,16 @@ from .problem import BYTES_PER_FLOAT, Problem
 from .units import cdiv
 
 COLS_FIRST, ROWS_FIRST, GROUPED = "cols", "rows", "grouped"
-IN_STEP_WARPS = 16  # an SM holding more warps lets its blocks drift apart along K (fitted: module docstring)
+IN_STEP_WARPS = 16  # an SM holding more warps: its blocks fall out of step along K (fitted: module docstring)
 PARTITIONED_L2_FROM = (8, 0)  # compute capability from which the L2 is two partitions (A100 whitepaper)
 DRAM_TOLERANCE = 0.25  # the model's DRAM bytes against Nsight Compute's: within 25 % is agreement (docs/model.md)
 MAX_TILES = 2**20  # a grid of more tiles (a 1 x 1 tile at 2048^2) is not walked: its DRAM bytes are not modelled
+
+
+def agrees_with_count(modelled: float, counted: float) -> bool:
+    """Whether the model's DRAM bytes agree with Nsight Compute's count: each within a factor
+    1 + `DRAM_TOLERANCE` of the other (1.25: 0.8 to 1.25 times), both positive."""
+    return modelled > 0 and counted > 0 and max(modelled / counted, counted / modelled) <= 1 + DRAM_TOLERANCE
 
 
 def usable_l2_bytes(l2_bytes: int, compute_capability: str | None) -> int:
@@ -86,9 +92,8 @@ def blocks_in_step(block_slots: int, sm_count: int, warps_per_sm: int, blocks: i
     warps or where the launch's `blocks` (None: not known) fit in one wave, else one block per SM
     (`sm_count`, or the slots where fewer). Fitted to Nsight Compute's counts on the H200 (module
     docstring): at 16 warps per SM (two blocks of 8) the blocks sharing an SM kept step, at 32
-    and more they did not where later waves followed (the blocks sharing an SM drift apart and
-    the blocks after them start as they end); a grid of one wave started together kept step
-    (the 64x64 tiles at 1024x1024x16384, 48 warps per SM)."""
+    and more they did not where later waves followed (why is not traced); a grid of one wave,
+    started together, kept step (the 64x64 tiles at 1024x1024x16384, 48 warps per SM)."""
     if warps_per_sm <= IN_STEP_WARPS or (blocks is not None and blocks <= block_slots):
         return block_slots
     return max(1, min(block_slots, sm_count))
@@ -161,13 +166,14 @@ def dram_bytes(problem: Problem, block_tile: tuple[int, int], in_step: int, l2_u
                 fetched += size[key]
         for key in panels:
             last[key] = wave
-    c_bytes = BYTES_PER_FLOAT * problem.m * problem.n
-    # C still in the L2 at the end: the last step's tiles (up to half of it), or, where all the
-    # panels fit in the L2 together, all the room they leave
-    kept = max(min(l2_usable_bytes // 2, BYTES_PER_FLOAT * sum(rows[r] * cols[c] for _, r, c in tiles[last_step:])),
-               l2_usable_bytes - sum(size.values()))
-    c_bytes -= min(c_bytes, kept)
+    c_full = BYTES_PER_FLOAT * problem.m * problem.n
     partials = 0
-    if splits > 1 and splits * c_bytes > l2_usable_bytes:
+    if splits > 1 and splits * c_full > l2_usable_bytes:  # the S slices' partial sums overflow the L2
         partials = 2 * splits * BYTES_PER_FLOAT * tiles_m * bm * tiles_n * bn
-    return float(fetched + c_bytes + partials)
+    # C still in the L2 at the end: where all the panels (and a split's partial sums, where they stay)
+    # fit in the L2 together, all the room they leave; else, without a split, the last step's tiles
+    # (up to half of it)
+    room = l2_usable_bytes - sum(size.values()) - (splits * c_full if splits > 1 and not partials else 0)
+    last_tiles = BYTES_PER_FLOAT * sum(rows[r] * cols[c] for r, c in {(r, c) for _, r, c in tiles[last_step:]})
+    kept = max(room, min(l2_usable_bytes // 2, last_tiles) if splits == 1 else 0)
+    return float(fetched + c_full - min(c_full, max(0, kept)) + partials)
