@@ -313,7 +313,8 @@ def test_a_smem_bound_verdict_names_the_bank_conflicts_counted():
     assert said.startswith("; 1.22 G bank conflicts counted, 2.27 per 128-byte pass its bytes need")
     # its bytes' passes and one more per conflict at the SMEM roof: 3.27x its floor, the pipe that share busy
     with_conflicts = v.binding.floor_ms * (1 + per_pass)
-    assert f"its passes with them take {with_conflicts:.3f} ms at that roof: {v.time_ms / with_conflicts:.2f}x" in said
+    assert (f"its passes with them take {with_conflicts:.3f} ms at the SMEM ceiling; it ran "
+            f"{v.time_ms / with_conflicts:.2f}x that") in said
     assert conflicts_phrase(doc.verdict(ldm), ldm.counted) == ""
 
 

@@ -533,7 +533,8 @@ def columns_note(doc: Results) -> str | None:
     if doc.device.measured_fp32_gflops is None:
         return None
     counted = " and the bytes Nsight Compute counted" if any(k.counted for k in doc.kernels) else ""
-    return ("bound x: the time over the highest floor of the model's bytes and work at the datasheet roofs; measured "
+    return ("bound x: the time over the highest floor of the model's bytes and work at the datasheet roofs, each "
+            "floor of the SMs (compute, shared memory) divided by the share of them the grid's waves keep busy; measured "
             f"x: the same at the measured ceilings (each at least the best rate this file saw){counted}, as the "
             "verdicts below read it; the two may name different roofs")
 

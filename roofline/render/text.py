@@ -67,14 +67,17 @@ def _basis(v: Verdict) -> str:
 def tail_phrase(w: Waves) -> str:
     """How a grid fills the GPU, for a verdict: '32 blocks fill 32 of 132 block slots: 24 % of the
     GPU busy', or for several waves '133 blocks take 2 waves of 132 block slots, the last 1 % full:
-    50 % of the GPU busy'."""
+    50 % of the GPU busy'; where an SM holds several slots, the SMs the last wave keeps busy, which
+    the share counts ('576 blocks take 3 waves of 264 block slots, the last 18 % full (48 of 132
+    SMs): 79 % of the GPU busy')."""
     busy = f"{percent(w.utilization, 0)} % of the GPU busy"
     if w.full_waves == 1:
         sms = f" ({min(w.blocks, w.sms):,} of {w.sms:,} SMs)" if w.sms != w.block_slots else ""
         fill = "fills" if w.blocks == 1 else "fill"
         return f"{plural(w.blocks, 'block')} {fill} {w.blocks:,} of {w.block_slots:,} block slots{sms}: {busy}"
+    sms = f" ({min(w.last_wave_blocks, w.sms):,} of {w.sms:,} SMs)" if w.sms != w.block_slots else ""
     return (f"{w.blocks:,} blocks take {w.full_waves:,} waves of {w.block_slots:,} block slots, the last "
-            f"{percent(w.last_wave_efficiency, 0)} % full: {busy}")
+            f"{percent(w.last_wave_efficiency, 0)} % full{sms}: {busy}")
 
 
 def waves_cell(w: Waves | None) -> str:
@@ -224,7 +227,7 @@ def conflicts_phrase(v: Verdict, found) -> str:
     `traffic.CountedTraffic`), where there are at least CONFLICTS_SAID per pass its bytes need:
     '; 1.22 G bank conflicts counted, 2.27 per 128-byte pass its bytes need: each a further pass
     that the bytes do not show, and the first thing to remove (its passes with them take 6.917 ms
-    at that roof: 2.08x, the shared-memory pipe 48 % busy)'. The passes with the conflicts are not a
+    at the SMEM ceiling; it ran 2.08x that, the shared-memory pipe 48 % busy)'. The passes with the conflicts are not a
     floor (a conflict-free layout removes them) but what this kernel asks of the pipe: its bytes'
     passes plus one per conflict, 128 bytes each, at the binding SMEM roof. '' otherwise."""
     b = v.binding
@@ -237,8 +240,8 @@ def conflicts_phrase(v: Verdict, found) -> str:
     busy = ""
     if v.time_ms and b.floor_ms:
         with_conflicts = b.floor_ms * (passes + found.bank_conflicts) / passes
-        busy = (f" (its passes with them take {with_conflicts:.3f} ms at that roof: {v.time_ms / with_conflicts:.2f}x, "
-                f"the shared-memory pipe {100 * with_conflicts / v.time_ms:.0f} % busy)")
+        busy = (f" (its passes with them take {with_conflicts:.3f} ms at the SMEM ceiling; it ran "
+                f"{v.time_ms / with_conflicts:.2f}x that, the shared-memory pipe {100 * with_conflicts / v.time_ms:.0f} % busy)")
     return (f"; {found.bank_conflicts / 1e9:,.3g} G bank conflicts counted, {per_pass:.2f} per {WAVEFRONT_BYTES}-byte "
             f"pass its bytes need: each a further pass that the bytes do not show, and the first thing to remove{busy}")
 
