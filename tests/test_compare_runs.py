@@ -79,16 +79,22 @@ def test_a_sweep_compares_with_a_run_at_the_size_they_share():
     assert cmp.reference_speedup == pytest.approx(0.1830 / run.reference.time_ms, rel=1e-3)
     from roofline.render.changes import _reading
     assert _reading(next(d for d in cmp.kernels if d.label == "mma_pipeline")) == "noise (within 2 %)"
+    # the sweep read at 4096^3 keeps the whole file's ceilings (BF16 at the best rate any size saw), so
+    # each kernel binds where show's table of sizes says it does (mma_pipeline: SMEM 3.22)
+    point = next(p for p in sweep.sweep if p.problem.problem == run.problem.problem)
+    assert {d.label: d.binding[0] for d in cmp.kernels} == {  # the five kernels both files ran
+        d.label: sweep.sweep_verdict(point, d.label).binding.level for d in cmp.kernels}
+    assert next(d for d in cmp.kernels if d.label == "mma_pipeline").binding[0] == "SMEM"
     # against the counters run of the day before (its L2 ceiling measured low, 7,322 GB/s): mma_pipeline's
-    # time moved within its noise, but its roof did (the model's L2 requests against this visit's
-    # 11,342 GB/s leave the BF16 tensor floor the higher; its counted L2 bytes at the other's best rate
-    # seen, 8,120 GB/s, bind): the reading says so, since its two fractions are of different roofs.
-    # wgmma_ws binds at those two levels too, but each reading names the other's roof within 5 %: a
-    # tie the ceilings cannot order, not a move
+    # time moved within its noise, but its roof did (the model's bytes against this visit's ceilings leave
+    # SMEM the highest floor; its counted L2 bytes at the other's best rate seen, 8,120 GB/s, bind): the
+    # reading says so, and that the two read different bytes. wgmma_ws binds at two levels too, but one
+    # reading names the other's roof within 5 %: a tie the ceilings cannot order, not a move
     older = store.load(Path(__file__).resolve().parent / "fixtures" / "counters-h200-bf16-20261205.json")
     by = {d.label: d for d in compare_work(sweep, older).kernels}
     pipeline, ws = by["mma_pipeline"], by["wgmma_ws"]
-    assert pipeline.is_noise and _reading(pipeline).endswith("; the binding roof moved, BF16 tensor -> L2")
+    assert pipeline.is_noise and _reading(pipeline).endswith(
+        "; the binding roof moved, SMEM -> L2 (read from the model bytes before, the counted after)")
     assert ws.binding == ("BF16 tensor", "L2") and ws.tied and ws.binding_moved is None
     assert _reading(ws) == "noise (within 3.02 %)"
     # a size the sweep does not hold is still a different problem, and the refusal gives the sweep's sizes

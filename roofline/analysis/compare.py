@@ -59,6 +59,14 @@ def _binding(v: Verdict | None) -> str | None:
     return b.level if b is not None else None
 
 
+def _bytes_read(v: Verdict | None) -> str | None:
+    """'counted' where reading `v` read Nsight Compute's bytes at some level, 'model' where it read
+    the model's alone, None without a reading."""
+    if v is None:
+        return None
+    return "counted" if any(f.counted for f in v.floors) else "model"
+
+
 def _tied(vb: Verdict | None, va: Verdict | None) -> bool:
     """Whether two readings bind at different levels but one names the other's as near (within
     `model.roofs.TIE`): `Verdict.agrees` across the two files."""
@@ -145,6 +153,8 @@ class Delta:
     # the two readings bind at different levels, one naming the other's as near (`Verdict.agrees`):
     # a tie the ceilings cannot order, not a move
     tied: bool = False
+    # whose bytes each reading read: 'counted' (Nsight Compute's, at some level) or 'model'; None unknown
+    bytes_read: tuple[str | None, str | None] = (None, None)
     # each file's roof at the level that binds after (GFLOP/s or GB/s), where both have one
     roof_values: tuple[float | None, float | None] = (None, None)
     per_flop: bool = False  # runs of two problem sizes (--across-sizes): read per FLOP, not per launch
@@ -166,7 +176,11 @@ class Delta:
         of two roofs), else None; None too where the two are `tied` (one reading names the other's
         roof within 5 %: the ceilings cannot order them)."""
         b, a = self.binding
-        return f"{b} -> {a}" if b and a and b != a and not self.tied else None
+        if not (b and a and b != a and not self.tied):
+            return None
+        rb, ra = self.bytes_read
+        basis = f" (read from the {rb} bytes before, the {ra} after)" if rb and ra and rb != ra else ""
+        return f"{b} -> {a}{basis}"
 
     @property
     def time_change(self) -> float:
@@ -539,6 +553,7 @@ def _delta(b: KernelWork, a: KernelWork, profile: bool, configuration: str | Non
                  across, None if profile else (b.registers, a.registers), floors,
                  (b.joules, a.joules) if b.joules is not None and a.joules is not None else None,
                  binding=(_binding(b.verdict), _binding(a.verdict)), tied=_tied(b.verdict, a.verdict),
+                 bytes_read=(_bytes_read(b.verdict), _bytes_read(a.verdict)),
                  roof_values=_roof_values(b.verdict, a.verdict), per_flop=per_flop)
 
 

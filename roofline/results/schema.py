@@ -299,6 +299,9 @@ class Results(_Document):
     l2: Literal["cold", "warm"] | None = None  # the L2 at each timed launch (None: not recorded)
     timed_in_rounds: RoundsRecord | None = None  # None: each kernel timed on its own (files before rounds)
     _seen: tuple | None = PrivateAttr(default=None)  # (id, (`roofs`, `beaten`)), worked out once
+    # the rates the whole file saw, for a run read at one size of its sweep (`sweep_point.at_size`): its
+    # ceilings stay the file's, not those of the one size
+    _file_rates: dict | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Results":
@@ -394,7 +397,7 @@ class Results(_Document):
         nor the GMEM requests of a kernel whose L1 serves them (`roofs.verdict`'s 'L1'), nor modelled
         bytes that would have moved faster than their level's theoretical roof (a cache nearer the
         SMs served some: the model overcounts there, the ceiling is not shown low)."""
-        best: dict[str, tuple[float, str, bool]] = {}
+        best: dict[str, tuple[float, str, bool]] = dict(self._file_rates or {})
 
         def see(level: str, rate: float | None, by: str, counted: bool = False) -> None:
             if rate and (level not in best or rate > best[level][0]):

@@ -44,13 +44,15 @@ def at_size(doc: Results, problem: Problem) -> Results:
     kernels = [_kernel(records[k.name], k, problem, point.reference.gflops) for k in point.kernels
                if k.name in records and (k.model is not None or records[k.name].model is None)]
     try:
-        return Results.model_validate({
+        run = Results.model_validate({
             **doc.model_dump(by_alias=True, exclude={"sweep", "tune", "kernels", "problem", "reference", "skipped"}),
             "problem": point.problem.model_dump(by_alias=True),
             "reference": _reference(doc.reference, point, problem).model_dump(by_alias=True),
             "kernels": [k.model_dump(by_alias=True) for k in kernels]})
     except ValidationError as exc:  # the point's figures fail a run's checks: the file's fault, said in one line
         raise UsageError(f"the sweep's figures at {problem.text()} do not make a run: {one_line(exc)}") from None
+    run._file_rates = doc.seen_rates()  # its ceilings are the file's (at least what any size saw), as show reads it
+    return run
 
 
 def _reference(ref: Reference, point: SweepPoint, problem: Problem) -> Reference:
