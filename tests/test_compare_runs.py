@@ -295,3 +295,15 @@ def test_a_reading_says_where_the_reference_moved_with_the_kernel():
                                                       "(the device, not the kernel)")
     assert ldm.startswith("noise (within 3.59 %)") and ldm.endswith("its % of the reference is lower: the "
                                                                      "reference's own time moved")
+
+
+def test_a_cause_at_a_level_that_does_not_bind_says_so():
+    # the FP32 ladder at 4096^3 and 8192^3 read per FLOP: gmem_coalescing's DRAM bytes per FLOP rose 7.7 %,
+    # but the L1 binds it (its L1/shared bytes per FLOP did not move): the cause names DRAM and says it is
+    # not the binding level; where the binding level's bytes moved, it is named alone
+    before, after = (store.load(PLOTS / f) for f in ("counters-h200-fp32-4096.json", "counters-h200-fp32-8192.json"))
+    deltas = {d.label: d for d in compare_work(before, after, force=True).kernels}
+    gmem = deltas["gmem_coalescing"]
+    assert gmem.binding == ("L1", "L1")
+    assert gmem.cause == ("DRAM bytes per FLOP +7.7 %, FLOP/s -5.8 % (not the level that binds it, L1, whose bytes "
+                          "did not move as much)")

@@ -37,6 +37,8 @@ NOISE_US = 1.0  # ... and so is one under 1 us per launch: a short kernel's dura
 CAUSE = 0.05  # a level's bytes must change by at least 5 % to be named as the cause of a time change
 NO_ROOF = "(none)"  # the step's kernels that no roof binds (neither work nor bytes counted), by `time_by_roof`
 SHOWN_NAMES = {"l1/shared": "L1/shared"}  # a shown level's name where upper case does not give it
+# a binding roof's level -> the shown level of its bytes (a compute roof has none)
+BINDING_LEVEL = {"DRAM": "dram", "L2": "l2", "L1": "l1/shared", "SMEM": "l1/shared"}
 SAME = 0.02  # a change of a run's time over its two-roof floor below 2 % is no move either way
 
 
@@ -245,7 +247,12 @@ class Delta:
                  if (change := self.level_change(lc)) is not None and change * sign >= CAUSE]
         if not moved:
             return None
-        _, lc, change = max(moved, key=lambda m: m[0])
+        # the level whose roof binds (after for a slowdown, before for a speed-up: what held it back,
+        # then the other side's), where its bytes moved that way; else the level that moved most
+        sides = self.binding[::-1] if sign > 0 else self.binding
+        bound = [BINDING_LEVEL[b] for b in sides if b in BINDING_LEVEL]
+        _, lc, change = (next((m for level in bound for m in moved if m[1].level == level), None)
+                         or max(moved, key=lambda m: m[0]))
         if self.across:
             tail = f"{self.fraction_move} of its roof"
         elif self.per_flop:
@@ -253,7 +260,9 @@ class Delta:
         else:
             tail = f"time {pct(self.time_change)}"
         per = " per FLOP" if self.per_flop else ""
-        return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes{per} {pct(change)}, {tail}"
+        aside = (f" (not the level that binds it, {sides[0]}, whose bytes did not move as much)"
+                 if bound and lc.level not in bound else "")
+        return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes{per} {pct(change)}, {tail}{aside}"
 
     def _roof_cause(self, sign: int) -> str | None:
         """The step's cause: the roof whose kernels' time moved most in the direction of its change
