@@ -283,3 +283,15 @@ def test_a_kernel_bound_by_a_borrowed_ceiling_says_whose_it_is():
     ranked = {k["name"]: k for k in doc["kernels"]}
     assert ranked["wgmma_persistent"]["roof_borrowed"] == "FP16 cuBLAS"
     assert ranked["wgmma_ws"]["roof_borrowed"] is None and ranked["wgmma_ws"]["roof_seen"]
+
+
+def test_a_kernel_whose_own_rate_raised_its_roof_is_not_said_to_be_at_a_bound():
+    # wgmma_ws's counted L2 bytes moved at 8,120 GB/s, past the 7,322 measured: its L2 roof is its own
+    # rate, so 'nothing to save' there is no bound, and whatif says so (as show says the ceiling is low)
+    path = Path(__file__).resolve().parent / "fixtures" / "counters-h200-bf16-20261205.json"
+    r = CliRunner().invoke(app, ["whatif", str(path)], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.stderr.split())
+    assert ("wgmma_ws: the measured ceiling of the roof that binds it was below the rate it reached, so that roof is "
+            "its own rate") in said
+    assert "wgmma_persistent: the measured ceiling" not in said  # bound by BF16, a ceiling it did not raise

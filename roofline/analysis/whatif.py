@@ -44,7 +44,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
-from ..model.roofs import Roof
+from ..model.roofs import ROOF_OF_LEVEL, Roof
 from ..model.units import ms_at, plural
 from ..results.profile import ProfileResults
 from ..results.schema import Results
@@ -498,6 +498,12 @@ def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf],
         notes.append(f"no step column: a run's kernels are alternatives that each solve the whole {w.problem} "
                      "problem, not parts of one step, so each is read alone (its own time at the target, its "
                      "speed-up alone)")
+    own = [r.label for r in ranked if r.roof_seen and w.raised_by.get(ROOF_OF_LEVEL.get(r.roof, r.roof)) == r.name]
+    if own:
+        notes.append(f"{', '.join(own)}: the measured ceiling of the roof that binds {'it' if len(own) == 1 else 'each'} "
+                     f"was below the rate {'it' if len(own) == 1 else 'each'} reached, so that roof is "
+                     f"{'its' if len(own) == 1 else 'their'} own rate and 'at roof' where {'it runs' if len(own) == 1 else 'they run'} "
+                     "now: no bound on what could be saved; the measurement is low (roofline device --measure again)")
     past = [r for r in ranked if r.saved_ms == 0]
     if past:
         notes.append(f"{plural(len(past), 'kernel')} already at or past {100 * target:g} % of the roof that binds them, "

@@ -93,6 +93,8 @@ class Workload:
     reference: KernelWork | None = None  # a run's cuBLAS reference: its work alone (no bytes or launch)
     compute_level: str | None = None  # a run's compute roof ('FP32', 'BF16 tensor')
     programs: int = 1  # a profile of several programs profiled apart (`apart`): no step, each kernel alone
+    # a run's measured ceilings raised to a rate one of its own kernels reached: roof level -> that kernel
+    raised_by: dict[str, str] = field(default_factory=dict)
 
     def by_key(self) -> dict[tuple, KernelWork]:
         return {k.key: k for k in self.kernels}
@@ -124,8 +126,10 @@ def workload(doc: Results | ProfileResults, measured: bool = True) -> Workload:
         notes.append(f"not verified and timed, so left out: {', '.join(untimed)}")
     if doc.sweep:
         notes.append(f"a size sweep: read at its largest size, {doc.problem.problem.text()}")
+    raised = {b.level: b.by for b in doc.beaten} if measured else {}
     return Workload(doc.kind_name, doc.device, [_run(doc, k, measured) for k in doc.kernels if k.timed], None,
-                    doc.problem.problem.text(), notes, reference=_reference(doc), compute_level=doc.compute_level)
+                    doc.problem.problem.text(), notes, reference=_reference(doc), compute_level=doc.compute_level,
+                    raised_by=raised)
 
 
 def _reference(doc: Results) -> KernelWork | None:
