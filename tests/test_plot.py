@@ -71,7 +71,8 @@ def test_measured_points_and_roofs(tmp_path):
     k = {k.name: k for k in doc.kernels}["register_tiling_2d"]
     for text in (f"DRAM measured {doc.device.measured_dram_gbps:,.0f} GB/s", "L2 (counted)", "DRAM (counted)",
                  f"FP32 measured {doc.device.measured_fp32_gflops:,.0f} GFLOP/s",
-                 f"L2 {k.counted.l2_bytes / 1e9:.2f} GB, DRAM {k.counted.dram_bytes / 1e9:.2f} GB"):
+                 f"for example register_tiling_2d: model GMEM {k.model.gmem_bytes / 1e9:.2f} GB against L2 "
+                 f"{k.counted.l2_bytes / 1e9:.2f} GB counted"):
         assert text in words, text
     with pytest.raises(UsageError, match="no kernel in these results was profiled"):
         roofline_chart.draw(results(), tmp_path / "n.png", measured=True)

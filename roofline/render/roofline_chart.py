@@ -425,9 +425,12 @@ def _note(good: list, measured: bool) -> str:
     if measured and profiled:
         k = next((k for k in profiled if k.name == "register_tiling_2d"), profiled[-1])
         me = k.counted
-        note += (f"\nMeasured points: bytes Nsight Compute counted. {text(k.name)}: model "
-                 f"{k.model.gmem_bytes / 1e9:.2f} GB, L2 {(me.l2_bytes or 0) / 1e9:.2f} GB, "
-                 f"DRAM {(me.dram_bytes or 0) / 1e9:.2f} GB.")
+        dram = (f"model DRAM {k.model.dram_bytes / 1e9:.2f} GB against " if k.model.dram_bytes else "DRAM ")
+        note += (f"\nMeasured points: bytes Nsight Compute counted; for example {text(k.name)}: model GMEM "
+                 f"{k.model.gmem_bytes / 1e9:.2f} GB against L2 {(me.l2_bytes or 0) / 1e9:.2f} GB counted, "
+                 f"{dram}{(me.dram_bytes or 0) / 1e9:.2f} GB counted.")
+    elif profiled:
+        note += "\nThe file holds the bytes Nsight Compute counted, which the verdicts read: --measured draws them."
     return note
 
 

@@ -99,9 +99,13 @@ def render(doc: Results, highlight: list[str] | None = None):
             kind = _size_bound(v)
             if kind:
                 k = next(x for x in point.kernels if x.name == name)
-                ax.plot([x[id(point)]], [k.gflops], ls="", marker="x" if kind == "launch" else style["marker"],
-                        ms=9, mfc="white" if kind == "tail" else style["color"], mec=style["color"], mew=1.4,
-                        alpha=0.25 if faded else 1.0, zorder=3)
+                at, alpha = ([x[id(point)]], [k.gflops]), 0.25 if faded else 1.0
+                if kind == "launch":  # a cross over the kernel's own marker, with a white halo to stand out
+                    ax.plot(*at, ls="", marker="x", ms=11, mec="white", mew=3.8, alpha=alpha, zorder=5)
+                    ax.plot(*at, ls="", marker="x", ms=11, mec=style["color"], mew=1.8, alpha=alpha, zorder=6)
+                else:
+                    ax.plot(*at, ls="", marker=style["marker"], ms=9, mfc="white", mec=style["color"], mew=1.4,
+                            alpha=alpha, zorder=3)
                 marked.add(kind)
     ref, = ax.plot(sizes, [p.reference.gflops for p in sweep], color="black", lw=2.5, marker="*", ms=10,
                    label="cuBLAS (reference)", **joined)
