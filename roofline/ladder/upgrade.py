@@ -59,7 +59,7 @@ def fill(doc: dict) -> list[str]:
                           sorted(by_kernel.items(), key=lambda kv: -abs(kv[1][1] - kv[1][0]) / max(kv[1][0], 1.0))[:3])
         more = f" and {len(by_kernel) - 3} more" if len(by_kernel) > 3 else ""
         filled.append(f"{REFRESHED}gives the DRAM bytes of {len(by_kernel)} kernel(s) an older model recorded "
-                      f"({shown}{more})")
+                      f"({shown}{more}: recorded -> today's, which the tables and verdicts read)")
     unstaged = [k.get("name") for k in kernels if isinstance(k, dict) and _no_smem(k)]
     if unstaged:
         filled.append(f"{REFRESHED}has no shared-memory level for {', '.join(map(str, unstaged))}, whose compiled "
