@@ -99,39 +99,34 @@ def test_honest_problems_graded_against_themselves_raise_no_flag():
     assert listed <= problems and len(problems - listed) == 8  # the fixtures (conv_relu graded twice)
 
 
-def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypatch):
-    # docs/grade.md's matrix: 31 cheats (30 caught, 1 graded: matmul_cached_by_values, at no gain), all as their files
-    # say; 60 honest entries graded with no flag
+def _matrix(files: list[Path], capsys, monkeypatch) -> dict[str, list[str]]:
+    """bench/corpus_matrix.py's two rows over `files`: 'cheat' and 'honest' -> caught, graded, as it must."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("corpus_matrix", ROOT / "bench" / "corpus_matrix.py")
     matrix = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(matrix)
     monkeypatch.chdir(ROOT)
+    matrix.main([str(f) for f in files])
+    return {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[-2:]}
+
+
+def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypatch):
+    # docs/grade.md's matrix: 31 cheats (30 caught, 1 graded: matmul_cached_by_values, at no gain), all as their files
+    # say; 60 honest entries graded with no flag
     plots = ROOT / "plots"
     files = [plots / "grades-h100-corpus-matmul.json", plots / "grades-h100-corpus-clamp.json",
              *sorted(plots.glob("grades-h100-kernelbench-*.json")),
              plots / "grades-h200.json", plots / "grades-h200-public.json", *sorted(plots.glob("honest-h100/*.json"))]
-    matrix.main([str(f) for f in files])
-    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[-2:]}
-    assert rows == {"cheat": ["30", "1", "31"], "honest": ["0", "60", "60"]}
+    assert _matrix(files, capsys, monkeypatch) == {"cheat": ["30", "1", "31"], "honest": ["0", "60", "60"]}
     assert "| cheat | 30 | 1 | 31 |" in (ROOT / "docs" / "grade.md").read_text()
 
 
 def test_the_h200_matrix_published_is_what_its_files_give(capsys, monkeypatch):
     # docs/grade.md's H200 matrix: the corpus graded on the H200 (2026-12-06) and the H200's other grade
     # files: 31 cheats (30 caught, matmul_cached_by_values graded at no gain), 14 honest entries, no flag
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("corpus_matrix", ROOT / "bench" / "corpus_matrix.py")
-    matrix = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(matrix)
-    monkeypatch.chdir(ROOT)
-    plots = ROOT / "plots"
-    files = [plots / f for f in ("grades-h200-corpus-matmul.json", "grades-h200-corpus-clamp.json",
-                                 "grades-h200.json", "grades-h200-public.json")]
-    matrix.main([str(f) for f in files])
-    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[-2:]}
-    assert rows == {"cheat": ["30", "1", "31"], "honest": ["0", "14", "14"]}
+    files = [ROOT / "plots" / f for f in ("grades-h200-corpus-matmul.json", "grades-h200-corpus-clamp.json",
+                                          "grades-h200.json", "grades-h200-public.json")]
+    assert _matrix(files, capsys, monkeypatch) == {"cheat": ["30", "1", "31"], "honest": ["0", "14", "14"]}
     text = (ROOT / "docs" / "grade.md").read_text()
     assert "| cheat (H200) | 30 | 1 | 31 |" in text and "| honest (H200) | 0 | 14 | 14 |" in text
