@@ -325,7 +325,8 @@ def timing_lines(doc: Results) -> list[str]:
     lines = [f"timed in {r.rounds} rounds of {r.burst} launch{'es' if r.burst > 1 else ''} per kernel, cuBLAS "
              f"first and the kernels in turn{f' ({r.seconds:.1f} s)' if r.seconds is not None else ''}; CI95: of the "
              "median; MHz: NVML's SM clock "
-             + ("polled while each launch ran" if r.clock_read_per == "launch" else "around each burst")]
+             + ("polled while each launch ran" if r.clock_read_per == "launch" else "around each burst")
+             + "; check: the largest relative error against cuBLAS on random inputs ('= cuBLAS': the same bits)"]
     if not any(t.conditions_recorded for t in timings):
         lines.append("no clock or throttling recorded (NVML did not say on this GPU): %cuBLAS full is not known")
         return lines
