@@ -307,3 +307,16 @@ def test_a_cause_at_a_level_that_does_not_bind_says_so():
     assert gmem.binding == ("L1", "L1")
     assert gmem.cause == ("DRAM bytes per FLOP +7.7 %, FLOP/s -5.8 % (not the level that binds it, L1, whose bytes "
                           "did not move as much)")
+
+
+def test_a_cause_names_the_binding_level_of_the_side_that_held_the_kernel_back():
+    from dataclasses import replace as swap
+
+    before, after = (store.load(PLOTS / f) for f in ("counters-h200-fp32-4096.json", "counters-h200-fp32-8192.json"))
+    gmem = next(d for d in compare_work(before, after, force=True).kernels if d.label == "gmem_coalescing")
+    # the binding level's bytes moved that way: named alone (DRAM bound after the slowdown)
+    assert swap(gmem, binding=("L1", "DRAM")).cause == "DRAM bytes per FLOP +7.7 %, FLOP/s -5.8 %"
+    # a compute roof binds after: the aside names the level that binds with bytes (L1, before), never FP32
+    assert swap(gmem, binding=("L1", "FP32")).cause.endswith("(not the level that binds it, L1, whose bytes did not "
+                                                            "move as much)")
+    assert swap(gmem, binding=(None, None)).cause == "DRAM bytes per FLOP +7.7 %, FLOP/s -5.8 %"

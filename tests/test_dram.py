@@ -78,6 +78,16 @@ def test_a_splits_partial_sums_that_overflow_the_l2_go_to_dram_and_back_and_leav
     assert dram_bytes(p, (128, 256), 132, H200_USABLE, splits=4) == (2 * 4 * 16 + 32 + 16) * MIB
     # in 2 slices the 32 MiB of partials overflow too (just): the same shape of answer
     assert dram_bytes(p, (128, 256), 132, H200_USABLE, splits=2) == (2 * 2 * 16 + 32 + 16) * MIB
+    # K of 256: A and B are 4 MiB, room enough for C were it not for the 64 MiB of partial sums streaming
+    # through: C is written in full all the same (64 x 2 + 4 + 16 MiB)
+    short = Problem(2048, 2048, 256)
+    assert dram_bytes(short, (128, 256), 132, H200_USABLE, splits=4) == (2 * 4 * 16 + 4 + 16) * MIB
+
+
+def test_a_grid_of_one_wave_keeps_step_whatever_its_warps():
+    assert blocks_in_step(396, 132, 48, blocks=256) == 396  # all resident at once: one step
+    assert blocks_in_step(396, 132, 48, blocks=400) == 132  # a second wave follows: one block per SM
+    assert blocks_in_step(396, 132, 48) == 132  # blocks not known: as before
 
 
 def test_blocks_share_a_step_while_an_sm_holds_at_most_16_warps():
@@ -151,13 +161,14 @@ def test_a_file_is_read_with_todays_dram_model_and_says_so_where_it_recorded_an_
     # sweep-h100.json recorded the model of its day, which kept C out of the L2 where everything fit
     # and read a grid of one wave in steps of one block per SM; read today, the figures that moved are
     # today's model at the blocks per SM each size's tile held there (tile_by_shape: three 64 x 64 at
-    # 1024^3, one 128 x 256 at 8192^3) and a note names those of the record's size
+    # 1024^3, one 128 x 256 at 8192^3) and a note names each figure that moved with its size, the
+    # largest moves first, and which of the two the tables read
     import json
 
     raw = json.loads((PLOTS / "sweep-h100.json").read_text())
     doc = api.read(PLOTS / "sweep-h100.json")
-    note = next(n for n in doc._read_notes if "today's model gives the DRAM bytes" in n)
-    assert "tile_by_shape 0.208 -> 0.134 GB" in note
+    note = next(n for n in doc._read_notes if "today's model gives 4 DRAM figure(s)" in n)
+    assert "(tile_by_shape at 1024x1024x16384 0.208 -> 0.134 GB, " in note and "and 1 more: recorded -> today's" in note
     moved = {}
     for point, recorded in zip(doc.sweep, raw["sweep"]):
         for k, r in zip(point.kernels, recorded["kernels"]):
@@ -171,7 +182,7 @@ def test_a_file_is_read_with_todays_dram_model_and_says_so_where_it_recorded_an_
     assert len(moved) == 4 and ("3000x3000x3000", "split_k") not in moved  # its partials overflow: as recorded
     # a file that recorded today's figures reads without the note
     for name in ("counters-h200-bf16-8192.json", "counters-h200-fp32-4096.json"):
-        assert not any("today's model" in n for n in api.read(PLOTS / name)._read_notes)
+        assert not any("today's model" in n for n in api.read(PLOTS / name)._read_notes), name
 
 
 @pytest.mark.parametrize("name", ["results-h200.json", "counters-h200-bf16.json"])

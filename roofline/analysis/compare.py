@@ -62,10 +62,13 @@ def _binding(v: Verdict | None) -> str | None:
 
 
 def _bytes_read(v: Verdict | None) -> str | None:
-    """'counted' where reading `v` read Nsight Compute's bytes at some level, 'model' where it read
-    the model's alone, None without a reading."""
-    if v is None:
+    """Whose bytes reading `v` read: where a memory roof binds, its floor's ('counted': Nsight
+    Compute's, or 'model'); where a compute roof binds, 'counted' if any level's were counted; None
+    without a reading or a binding roof."""
+    if v is None or v.binding is None:
         return None
+    if v.binding.level in BINDING_LEVEL:  # a memory roof binds: whose bytes its floor reads
+        return "counted" if v.binding.counted else "model"
     return "counted" if any(f.counted for f in v.floors) else "model"
 
 
@@ -249,8 +252,8 @@ class Delta:
             return None
         # the level whose roof binds (after for a slowdown, before for a speed-up: what held it back,
         # then the other side's), where its bytes moved that way; else the level that moved most
-        sides = self.binding[::-1] if sign > 0 else self.binding
-        bound = [BINDING_LEVEL[b] for b in sides if b in BINDING_LEVEL]
+        sides = [b for b in (self.binding[::-1] if sign > 0 else self.binding) if b in BINDING_LEVEL]
+        bound = [BINDING_LEVEL[b] for b in sides]
         _, lc, change = (next((m for level in bound for m in moved if m[1].level == level), None)
                          or max(moved, key=lambda m: m[0]))
         if self.across:
@@ -260,8 +263,10 @@ class Delta:
         else:
             tail = f"time {pct(self.time_change)}"
         per = " per FLOP" if self.per_flop else ""
-        aside = (f" (not the level that binds it, {sides[0]}, whose bytes did not move as much)"
-                 if bound and lc.level not in bound else "")
+        shown = {x.level for x in self.shown_levels if self.level_change(x) is not None}
+        aside = "" if not bound or lc.level in bound else (
+            f" (not the level that binds it, {sides[0]}, whose bytes did not move as much)" if bound[0] in shown
+            else f" (not the level that binds it, {sides[0]}, whose bytes the two files do not count alike)")
         return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes{per} {pct(change)}, {tail}{aside}"
 
     def _roof_cause(self, sign: int) -> str | None:

@@ -498,7 +498,9 @@ def _notes(w: Workload, ranked: list[KernelWhatIf], without: list[KernelWhatIf],
         notes.append(f"no step column: a run's kernels are alternatives that each solve the whole {w.problem} "
                      "problem, not parts of one step, so each is read alone (its own time at the target, its "
                      "speed-up alone)")
-    own = [r.label for r in ranked if r.roof_seen and w.raised_by.get(ROOF_OF_LEVEL.get(r.roof, r.roof)) == r.name]
+    # a roof raised to this kernel's own rate at the size read (its floor its time): no bound on it
+    own = [r.label for r in ranked if r.roof_seen and r.floor_ms and r.time_ms <= r.floor_ms * 1.005
+           and w.raised_by.get(ROOF_OF_LEVEL.get(r.roof, r.roof)) == r.name]
     if own:
         notes.append(f"{', '.join(own)}: the measured ceiling of the roof that binds {'it' if len(own) == 1 else 'each'} "
                      f"was below the rate {'it' if len(own) == 1 else 'each'} reached, so that roof is "

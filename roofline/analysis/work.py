@@ -126,7 +126,7 @@ def workload(doc: Results | ProfileResults, measured: bool = True) -> Workload:
         notes.append(f"not verified and timed, so left out: {', '.join(untimed)}")
     if doc.sweep:
         notes.append(f"a size sweep: read at its largest size, {doc.problem.problem.text()}")
-    raised = {b.level: b.by for b in doc.beaten} if measured else {}
+    raised = {b.level: b.by for b in doc.beaten if b.used >= b.seen} if measured else {}  # not capped at the peak
     return Workload(doc.kind_name, doc.device, [_run(doc, k, measured) for k in doc.kernels if k.timed], None,
                     doc.problem.problem.text(), notes, reference=_reference(doc), compute_level=doc.compute_level,
                     raised_by=raised)

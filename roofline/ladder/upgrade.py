@@ -54,12 +54,13 @@ def fill(doc: dict) -> list[str]:
     if any([_fill_point(point, records, sms, l2, refreshed) for point in sweep if isinstance(point, dict)]):
         filled.append("the model at each size of its sweep")
     if refreshed:
-        by_kernel = {name: (old, new) for name, old, new in refreshed}  # a sweep's sizes: the last one read
-        shown = ", ".join(f"{name} {old / 1e9:,.3g} -> {new / 1e9:,.3g} GB" for name, (old, new) in
-                          sorted(by_kernel.items(), key=lambda kv: -abs(kv[1][1] - kv[1][0]) / max(kv[1][0], 1.0))[:3])
-        more = f" and {len(by_kernel) - 3} more" if len(by_kernel) > 3 else ""
-        filled.append(f"{REFRESHED}gives the DRAM bytes of {len(by_kernel)} kernel(s) an older model recorded "
-                      f"({shown}{more}: recorded -> today's, which the tables and verdicts read)")
+        sizes = {p for _, p, _, _ in refreshed}
+        at = (lambda p: f" at {p.text()}") if len(sizes) > 1 else (lambda p: "")  # a sweep's: each figure's size
+        moved = sorted(refreshed, key=lambda r: -abs(r[3] - r[2]) / max(r[2], 1.0))
+        shown = ", ".join(f"{name}{at(p)} {old / 1e9:,.3g} -> {new / 1e9:,.3g} GB" for name, p, old, new in moved[:3])
+        more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
+        filled.append(f"{REFRESHED}gives {len(moved)} DRAM figure(s) an older model recorded ({shown}{more}: "
+                      "recorded -> today's, which the tables read, and the verdicts where nothing was counted)")
     unstaged = [k.get("name") for k in kernels if isinstance(k, dict) and _no_smem(k)]
     if unstaged:
         filled.append(f"{REFRESHED}has no shared-memory level for {', '.join(map(str, unstaged))}, whose compiled "
@@ -222,7 +223,7 @@ def _dram(spec, figures: dict, p: Problem, waves: dict | None, l2: int | None, w
     if value is not None and value != recorded:
         figures["dram_bytes"] = value
         if refreshed is not None and abs(value - recorded) > REFRESH_NOTED * max(abs(recorded), 1.0):
-            refreshed.append((spec.name, float(recorded), float(value)))
+            refreshed.append((spec.name, p, float(recorded), float(value)))
     return False
 
 
