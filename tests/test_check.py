@@ -199,3 +199,21 @@ def test_a_grade_gate_fails_on_a_graded_entry_the_new_file_lacks_and_says_so():
     assert r.exit_code == 1
     assert ("gate failed: 0 of 5 matched entries slower, newly flagged or no longer graded; 25 of the baseline's "
             "entries not in the new file, each a failure for a grade gate") in text
+
+
+def test_a_kernel_that_no_longer_verifies_fails_the_gate(tmp_path):
+    # full_tiles verified and timed in the baseline, failing verification in the new file: no time to
+    # compare, but a regression all the same; the gate fails and names it, in text and in JSON
+    raw = json.loads((PLOTS / "results-h200.json").read_text())
+    k = next(k for k in raw["kernels"] if k["name"] == "full_tiles")
+    k.update(verified=False, time_ms=None, gflops=None)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(raw))
+    r = gate(broken, PLOTS / "results-h200.json")
+    assert r.exit_code == 1, r.output
+    assert "failed: full_tiles: verified and timed in the baseline, not in the new file" in r.stdout
+    assert r.stdout.splitlines()[-1].startswith("gate failed: 1 kernel(s) the baseline verified and timed")
+    doc = json.loads(gate(broken, PLOTS / "results-h200.json", "--json").stdout)
+    assert doc["passed"] is False and doc["failed"] == ["full_tiles"] == doc["not_timed_now"]
+    # the other way round (it verifies again) is no failure
+    assert gate(PLOTS / "results-h200.json", broken).exit_code == 0

@@ -4,17 +4,19 @@ matched kernel got slower by more than a threshold and by more than its noise.
 On one GPU model a kernel's slowdown is its time after over before, minus 1. Across GPU models the
 times hold the change of GPU, so the slowdown is read from each kernel's fraction of its binding
 roof (each file against its own GPU's theoretical roofs): before's fraction over after's, minus 1, which is the
-same figure on one GPU. Kernels in one file only are listed and never fail the gate; a profile's
+same figure on one GPU. Kernels in one file only are listed and never fail the gate, but a run's
+kernel that the baseline verified and timed and the new file ran without (a wrong answer, a failed
+launch) fails it; a profile's
 whole step (its GPU time) is gated as a kernel is, on one GPU model, so that kernels replaced by
 others cannot hide a slower step.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from .compare import Delta, WorkComparison, compare_work
+from .compare import Delta, Untimed, WorkComparison, compare_work
 from ..results.profile import ProfileResults
 from ..results.schema import Results
 from ..results.sweep_point import holds, sizes
@@ -66,6 +68,9 @@ class Check:
     measure: str
     kernels: list[Gated]
     step: Gated | None = None  # a profile's whole step on one GPU model: gated like a kernel
+    # runs: kernels the baseline verified and timed that the new file ran but did not (a wrong answer, a
+    # failed launch): each fails the gate, as a regression no time can measure
+    broken: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[Gated]:
@@ -80,7 +85,7 @@ class Check:
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.broken
 
     @property
     def unmeasured(self) -> list[str]:
@@ -97,7 +102,8 @@ class Check:
         c = self.comparison
         return {"passed": self.passed, "max_drop": self.max_drop, "measure": self.measure,
                 "before_device": c.before.device.name, "after_device": c.after.device.name,
-                "failed": [self._named(g) for g in self.failures], "kernels": [g.to_dict() for g in self.kernels],
+                "failed": [self._named(g) for g in self.failures] + self.broken,
+                "not_timed_now": self.broken, "kernels": [g.to_dict() for g in self.kernels],
                 "step": self.step.to_dict() if self.step else None,
                 "not_measured": self.unmeasured, "gone": c.gone, "new": c.new, "notes": c.notes}
 
@@ -122,5 +128,6 @@ def check(new: Results | ProfileResults, baseline: Results | ProfileResults, max
     # the step too: kernels replaced by others (renamed, fused, split) are not matched, so only the
     # step's time shows what they cost; across GPU models a step's time holds the change of GPU
     step = gate(cmp.step) if cmp.step is not None and cmp.same_device else None
+    broken = [u.label for u in cmp.in_both if isinstance(u, Untimed) and u.before_ms is not None and u.after_ms is None]
     return Check(cmp, max_drop, "time" if cmp.same_device else "fraction of binding roof",
-                 [gate(d) for d in cmp.kernels], step)
+                 [gate(d) for d in cmp.kernels], step, broken)

@@ -183,6 +183,8 @@ class CheckJson(JsonModel):
     before_device: str
     after_device: str
     failed: list[str]
+    not_timed_now: list[str] = Field(default_factory=list, description="runs: kernels the baseline verified and "
+                                     "timed that the new file did not (each fails the gate, and is in failed)")
     kernels: list[GatedJson]
     step: Optional[GatedJson]
     not_measured: list[str]

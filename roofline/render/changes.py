@@ -144,8 +144,12 @@ def check_lines(result: Check) -> list[str]:
         word = "slower" if result.measure == "time" else "further"
         lines.append(f"{word}: {d.label}: {figures} ({pct(g.slowdown)}; noise {share(d.noise)}, "
                      f"--max-drop {share(result.max_drop)})")
+    for name in result.broken:
+        lines.append(f"failed: {name}: verified and timed in the baseline, not in the new file (a wrong answer or a "
+                     "failed run: roofline show names which)")
     c = result.comparison
-    for which, names in (("gone (in the baseline only, not gated)", c.gone), ("new (not gated)", c.new),
+    gone = [g for g in c.gone if g not in result.broken]
+    for which, names in (("gone (in the baseline only, not gated)", gone), ("new (not gated)", c.new),
                          ("not gated, no binding roof in both", result.unmeasured)):
         if names:  # one kernel a line: a profile's labels are long
             lines += [f"{which}:", *(f"  {name}" for name in names)]
@@ -163,6 +167,9 @@ def check_lines(result: Check) -> list[str]:
         if worst and worst.slowdown > 0:
             within = " (within its noise)" if worst.slowdown <= worst.delta.noise else ""
             lines.append(f"  the largest slowdown: {worst.delta.label} {pct(worst.slowdown)}{within}")
+    elif not failed and result.broken and not (step is not None and step.failed):
+        lines.append(f"gate failed: {len(result.broken)} kernel(s) the baseline verified and timed did not verify or "
+                     f"time in the new file; none of {n} matched kernels is {worse} beyond its noise{across}")
     elif not failed:  # the step alone
         lines.append(f"gate failed: the step is {pct(step.slowdown)} slower, beyond its noise, though none of "
                      f"{n} matched kernels is: the kernels in one file only (above) account for it")
