@@ -320,3 +320,17 @@ def test_a_cause_names_the_binding_level_of_the_side_that_held_the_kernel_back()
     assert swap(gmem, binding=("L1", "FP32")).cause.endswith("(not the level that binds it, L1, whose bytes did not "
                                                             "move as much)")
     assert swap(gmem, binding=(None, None)).cause == "DRAM bytes per FLOP +7.7 %, FLOP/s -5.8 %"
+    # a compute roof binds on both sides: the bytes that moved are named, and that they do not bind
+    assert swap(gmem, binding=("FP32", "FP32")).cause.endswith("FLOP/s -5.8 % (FP32 binds it, not these bytes)")
+
+
+def test_across_sizes_a_reference_that_moved_with_the_kernel_is_the_problems_doing():
+    from roofline.render.changes import _reading
+
+    before, after = (store.load(PLOTS / f) for f in ("sweep-h200.json", "shapes-h200.json"))
+    deltas = {d.label: d for d in compare_work(before, after, force=True).kernels}
+    said = _reading(deltas["autotuned"])
+    assert said.endswith("its % of the reference held: the reference's rate moved with it (the problem's size, "
+                         "not the kernel)") and "device" not in said
+    # naive: slower per FLOP, yet a higher % of cuBLAS: the reading says why the two tables differ
+    assert _reading(deltas["naive"]).endswith("its % of the reference is higher: the reference's own rate moved more")

@@ -174,7 +174,8 @@ def test_merge_runs_of_different_kernels(doc):
     assert merged.kernels[1].gflops == 1234.0
     assert notes == ["b: gmem_coalescing is in an earlier results file too; drawn from b, the last"]
     other = store.parse(make_doc(1024))
-    with pytest.raises(UsageError, match="b: problem size differs from a's"):
+    with pytest.raises(UsageError, match=r"b solves 1024x1024x1024 and a 4096x4096x4096: runs read together merge into one "
+                                         r"table and chart of one problem; .* roofline compare a b --across-sizes"):
         store.merge([a, other], ["a", "b"])
 
 

@@ -237,10 +237,12 @@ class Delta:
 
     @property
     def cause(self) -> str | None:
-        """'DRAM bytes -38 %, time -31 %': the level whose bytes changed most in the direction of
-        the slowdown, when by at least CAUSE (5 %) and the change is not noise; else None. Across
-        GPU models the sentence ends with the share of the binding roof before and after
-        ('60.1 % -> 63.2 % of its roof')."""
+        """'DRAM bytes -38 %, time -31 %': the level whose roof binds the kernel (after a slowdown,
+        before a speed-up) where its bytes changed in the direction of the change by at least CAUSE
+        (5 %), else the level whose bytes changed most that way, with an aside saying it is not the
+        binding one (or that a compute roof binds); None for noise or no such level. Across GPU
+        models the sentence ends with the share of the binding roof before and after ('60.1 % ->
+        63.2 % of its roof')."""
         if self.is_noise:
             return None
         sign = 1 if self.slowdown > 0 else -1
@@ -264,9 +266,15 @@ class Delta:
             tail = f"time {pct(self.time_change)}"
         per = " per FLOP" if self.per_flop else ""
         shown = {x.level for x in self.shown_levels if self.level_change(x) is not None}
-        aside = "" if not bound or lc.level in bound else (
-            f" (not the level that binds it, {sides[0]}, whose bytes did not move as much)" if bound[0] in shown
-            else f" (not the level that binds it, {sides[0]}, whose bytes the two files do not count alike)")
+        compute = next((b for b in self.binding if b and b not in BINDING_LEVEL and b != "launch"), None)
+        if not bound:  # a compute roof (or none) binds on both sides: no level of bytes holds it back
+            aside = f" ({compute} binds it, not these bytes)" if compute else ""
+        elif lc.level in bound:
+            aside = ""
+        elif bound[0] in shown:
+            aside = f" (not the level that binds it, {sides[0]}, whose bytes did not move as much)"
+        else:
+            aside = f" (not the level that binds it, {sides[0]}, whose bytes the two files do not count alike)"
         return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes{per} {pct(change)}, {tail}{aside}"
 
     def _roof_cause(self, sign: int) -> str | None:

@@ -51,8 +51,12 @@ def _reading(d: Delta) -> str:
         what += f"; the binding roof moved, {d.binding_moved}"
     if d.roofs_differ and not d.cause:
         what += f" (its {d.binding[1]} roof differs between the GPUs)"
-    if paired == "same":  # the reference moved with it: the run's clock or machine, not the kernel
-        what += "; its % of the reference held: the reference moved with it (the device, not the kernel)"
+    if paired == "same":  # the reference moved with it: the run's clock or machine (or the size), not the kernel
+        what += ("; its % of the reference held: the reference's rate moved with it (the problem's size, not the "
+                 "kernel)" if d.per_flop else
+                 "; its % of the reference held: the reference moved with it (the device, not the kernel)")
+    elif paired in ("higher", "lower") and (paired == "higher") == (d.slowdown > 0):  # the two tables disagree
+        what += f"; its % of the reference is {paired}: the reference's own {'rate' if d.per_flop else 'time'} moved more"
     return f"{d.reading}: {what}"
 
 

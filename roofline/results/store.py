@@ -415,7 +415,9 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
             raise UsageError(f"{src}: a {doc.problem.dtype} problem, {sources[0]}'s is {first.problem.dtype}; files of "
                              "different precisions are not merged: each is read against its own compute roof")
         if doc.problem.problem != first.problem.problem:
-            raise UsageError(f"{src}: problem size differs from {sources[0]}'s; one chart shows one size")
+            raise UsageError(f"{src} solves {doc.problem.problem.text()} and {sources[0]} {first.problem.problem.text()}: runs "
+                             "read together merge into one table and chart of one problem; read each alone, or set "
+                             f"them side by side with roofline compare {sources[0]} {src} --across-sizes")
         if doc.l2 != first.l2:
             raise UsageError(f"{src}: timed with the L2 {doc.l2 or 'not recorded'}, {sources[0]} with it "
                              f"{first.l2 or 'not recorded'}; merge runs of one session only")
