@@ -215,5 +215,6 @@ def test_a_kernel_that_no_longer_verifies_fails_the_gate(tmp_path):
     assert r.stdout.splitlines()[-1].startswith("gate failed: 1 kernel(s) the baseline verified and timed")
     doc = json.loads(gate(broken, PLOTS / "results-h200.json", "--json").stdout)
     assert doc["passed"] is False and doc["failed"] == ["full_tiles"] == doc["not_timed_now"]
+    assert "full_tiles" not in doc["gone"]  # gated, so not among the ungated
     # the other way round (it verifies again) is no failure
     assert gate(PLOTS / "results-h200.json", broken).exit_code == 0

@@ -316,9 +316,11 @@ def test_a_cause_names_the_binding_level_of_the_side_that_held_the_kernel_back()
     gmem = next(d for d in compare_work(before, after, force=True).kernels if d.label == "gmem_coalescing")
     # the binding level's bytes moved that way: named alone (DRAM bound after the slowdown)
     assert swap(gmem, binding=("L1", "DRAM")).cause == "DRAM bytes per FLOP +7.7 %, FLOP/s -5.8 %"
-    # a compute roof binds after: the aside names the level that binds with bytes (L1, before), never FP32
-    assert swap(gmem, binding=("L1", "FP32")).cause.endswith("(not the level that binds it, L1, whose bytes did not "
-                                                            "move as much)")
+    # a compute roof binds after the slowdown: the bytes that moved are named, and that FP32 binds it
+    assert swap(gmem, binding=("L1", "FP32")).cause.endswith("(FP32 binds it, not these bytes)")
+    # the L1 binds after but its bytes were not counted alike in the two files: said so, not 'did not move'
+    assert swap(gmem, binding=("L1", "L1"), levels=[lc for lc in gmem.levels if lc.level not in ("l1", "smem")]
+                ).cause.endswith("(not the level that binds it, L1, whose bytes the two files do not count alike)")
     assert swap(gmem, binding=(None, None)).cause == "DRAM bytes per FLOP +7.7 %, FLOP/s -5.8 %"
     # a compute roof binds on both sides: the bytes that moved are named, and that they do not bind
     assert swap(gmem, binding=("FP32", "FP32")).cause.endswith("FLOP/s -5.8 % (FP32 binds it, not these bytes)")

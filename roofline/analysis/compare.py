@@ -239,8 +239,8 @@ class Delta:
     def cause(self) -> str | None:
         """'DRAM bytes -38 %, time -31 %': the level whose roof binds the kernel (after a slowdown,
         before a speed-up) where its bytes changed in the direction of the change by at least CAUSE
-        (5 %), else the level whose bytes changed most that way, with an aside saying it is not the
-        binding one (or that a compute roof binds); None for noise or no such level. Across GPU
+        (5 %), else the level whose bytes changed most that way, with an aside saying that level is
+        not the binding one (or that a compute roof binds); None for noise or no such level. Across GPU
         models the sentence ends with the share of the binding roof before and after ('60.1 % ->
         63.2 % of its roof')."""
         if self.is_noise:
@@ -252,12 +252,11 @@ class Delta:
                  if (change := self.level_change(lc)) is not None and change * sign >= CAUSE]
         if not moved:
             return None
-        # the level whose roof binds (after for a slowdown, before for a speed-up: what held it back,
-        # then the other side's), where its bytes moved that way; else the level that moved most
-        sides = [b for b in (self.binding[::-1] if sign > 0 else self.binding) if b in BINDING_LEVEL]
-        bound = [BINDING_LEVEL[b] for b in sides]
-        _, lc, change = (next((m for level in bound for m in moved if m[1].level == level), None)
-                         or max(moved, key=lambda m: m[0]))
+        # the level whose roof binds (after a slowdown, before a speed-up: what holds it back), where
+        # its bytes moved that way; else the level that moved most, and an aside says it does not bind
+        primary = self.binding[1] if sign > 0 else self.binding[0]
+        level = BINDING_LEVEL.get(primary or "")
+        _, lc, change = next((m for m in moved if m[1].level == level), None) or max(moved, key=lambda m: m[0])
         if self.across:
             tail = f"{self.fraction_move} of its roof"
         elif self.per_flop:
@@ -266,15 +265,14 @@ class Delta:
             tail = f"time {pct(self.time_change)}"
         per = " per FLOP" if self.per_flop else ""
         shown = {x.level for x in self.shown_levels if self.level_change(x) is not None}
-        compute = next((b for b in self.binding if b and b not in BINDING_LEVEL and b != "launch"), None)
-        if not bound:  # a compute roof (or none) binds on both sides: no level of bytes holds it back
-            aside = f" ({compute} binds it, not these bytes)" if compute else ""
-        elif lc.level in bound:
+        if primary is None or primary == "launch" or lc.level == level:
             aside = ""
-        elif bound[0] in shown:
-            aside = f" (not the level that binds it, {sides[0]}, whose bytes did not move as much)"
+        elif level is None:  # a compute roof binds: no level of bytes holds it back
+            aside = f" ({primary} binds it, not these bytes)"
+        elif level in shown:
+            aside = f" (not the level that binds it, {primary}, whose bytes did not move as much)"
         else:
-            aside = f" (not the level that binds it, {sides[0]}, whose bytes the two files do not count alike)"
+            aside = f" (not the level that binds it, {primary}, whose bytes the two files do not count alike)"
         return f"{SHOWN_NAMES.get(lc.level, lc.level.upper())} bytes{per} {pct(change)}, {tail}{aside}"
 
     def _roof_cause(self, sign: int) -> str | None:

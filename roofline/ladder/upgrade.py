@@ -54,9 +54,11 @@ def fill(doc: dict) -> list[str]:
     if any([_fill_point(point, records, sms, l2, refreshed) for point in sweep if isinstance(point, dict)]):
         filled.append("the model at each size of its sweep")
     if refreshed:
-        sizes = {p for _, p, _, _ in refreshed}
-        at = (lambda p: f" at {p.text()}") if len(sizes) > 1 else (lambda p: "")  # a sweep's: each figure's size
-        moved = sorted(refreshed, key=lambda r: -abs(r[3] - r[2]) / max(r[2], 1.0))
+        # each (kernel, size) once (a sweep's largest size is its kernels' and its last point's), the
+        # size named where it is not the file's own
+        unique = list({(name, p): (name, p, old, new) for name, p, old, new in refreshed}.values())
+        at = lambda p: "" if p == problem else f" at {p.text()}"  # noqa: E731
+        moved = sorted(unique, key=lambda r: -abs(r[3] - r[2]) / max(r[2], 1.0))
         shown = ", ".join(f"{name}{at(p)} {old / 1e9:,.3g} -> {new / 1e9:,.3g} GB" for name, p, old, new in moved[:3])
         more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
         filled.append(f"{REFRESHED}gives {len(moved)} DRAM figure(s) an older model recorded ({shown}{more}: "

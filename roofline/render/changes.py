@@ -178,6 +178,8 @@ def check_lines(result: Check) -> list[str]:
         lines.append(f"gate failed: the step is {pct(step.slowdown)} slower, beyond its noise, though none of "
                      f"{n} matched kernels is: the kernels in one file only (above) account for it")
     else:
+        broken = f", and {len(result.broken)} kernel(s) the baseline verified and timed did not verify or time" \
+            if result.broken else ""
         lines.append(f"gate failed: {len(failed)} of {n} matched kernels {worse} beyond their noise"
-                     f"{across}")
+                     f"{across}{broken}")
     return lines

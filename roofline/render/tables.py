@@ -326,7 +326,8 @@ def timing_lines(doc: Results) -> list[str]:
              f"first and the kernels in turn{f' ({r.seconds:.1f} s)' if r.seconds is not None else ''}; CI95: of the "
              "median; MHz: NVML's SM clock "
              + ("polled while each launch ran" if r.clock_read_per == "launch" else "around each burst")
-             + "; check: the largest relative error against cuBLAS on random inputs ('= cuBLAS': the same bits)"]
+             + "; check: the relative error of C against cuBLAS's on random inputs (||C - C_ref|| / ||C_ref||; "
+             "'= cuBLAS': the same bits)"]
     if not any(t.conditions_recorded for t in timings):
         lines.append("no clock or throttling recorded (NVML did not say on this GPU): %cuBLAS full is not known")
         return lines
