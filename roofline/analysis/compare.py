@@ -286,7 +286,7 @@ class Delta:
         roof, ms = max(moved.items(), key=lambda m: m[1] * sign, default=(None, 0.0))
         if roof is None or ms * sign <= 0 or abs(ms) < CAUSE * abs(total):
             return None
-        level = {"L1": "l1/shared", "SMEM": "l1/shared"}.get(roof, roof.lower())
+        level = BINDING_LEVEL.get(roof, roof.lower())
         bytes_moved = next((lc.change for lc in self.shown_levels if lc.level == level and lc.change is not None), None)
         also = f" ({SHOWN_NAMES.get(level, level.upper())} bytes {pct(bytes_moved)})" if bytes_moved is not None else ""
         named = f"{roof}-bound kernels" if roof != NO_ROOF else "kernels no roof binds"

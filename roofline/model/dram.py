@@ -173,7 +173,7 @@ def dram_bytes(problem: Problem, block_tile: tuple[int, int], in_step: int, l2_u
     # C still in the L2 at the end: none where a split's partial sums overflow it; where all the panels
     # (and partial sums that stay) fit in the L2 together, all the room they leave; else, without a
     # split, the last step's tiles (up to half of it)
-    room = l2_usable_bytes - sum(size.values()) - (splits * c_full if splits > 1 and not partials else 0)
+    room = l2_usable_bytes - sum(size.values()) - (splits * c_full if splits > 1 else 0)
     last_tiles = BYTES_PER_FLOAT * sum(rows[r] * cols[c] for r, c in {(r, c) for _, r, c in tiles[last_step:]})
     kept = 0 if partials else max(room, min(l2_usable_bytes // 2, last_tiles) if splits == 1 else 0)
     return float(fetched + c_full - min(c_full, max(0, kept)) + partials)

@@ -165,6 +165,7 @@ def check_lines(result: Check) -> list[str]:
         d = step.delta
         lines.append(f"{'slower: ' if step.failed else ''}{d.label}: {d.before_ms:,.3f} -> {d.after_ms:,.3f} ms "
                      f"({pct(step.slowdown)}; noise {share(d.noise)}, --max-drop {share(result.max_drop)})")
+    untimed = f"{len(result.broken)} kernel(s) the baseline verified and timed did not verify or time"
     if result.passed:
         worst = max((g for g in result.kernels if g.slowdown is not None), key=lambda g: g.slowdown, default=None)
         lines.append(f"gate passed: none of {n} matched kernels is {worse} beyond its noise{across}")
@@ -172,14 +173,12 @@ def check_lines(result: Check) -> list[str]:
             within = " (within its noise)" if worst.slowdown <= worst.delta.noise else ""
             lines.append(f"  the largest slowdown: {worst.delta.label} {pct(worst.slowdown)}{within}")
     elif not failed and result.broken and not (step is not None and step.failed):
-        lines.append(f"gate failed: {len(result.broken)} kernel(s) the baseline verified and timed did not verify or "
-                     f"time in the new file; none of {n} matched kernels is {worse} beyond its noise{across}")
+        lines.append(f"gate failed: {untimed} in the new file; none of {n} matched kernels is {worse} beyond its "
+                     f"noise{across}")
     elif not failed:  # the step alone
         lines.append(f"gate failed: the step is {pct(step.slowdown)} slower, beyond its noise, though none of "
                      f"{n} matched kernels is: the kernels in one file only (above) account for it")
     else:
-        broken = f", and {len(result.broken)} kernel(s) the baseline verified and timed did not verify or time" \
-            if result.broken else ""
         lines.append(f"gate failed: {len(failed)} of {n} matched kernels {worse} beyond their noise"
-                     f"{across}{broken}")
+                     f"{across}{f', and {untimed}' if result.broken else ''}")
     return lines
