@@ -90,8 +90,9 @@ def _phases() -> None:
         setattr(module, name, timed)
     wrapped(problem_grade, "check", "checks and audits")
     wrapped(graded, "_in_rounds", "rounds")
-    wrapped(graded, "wall_and_events", "calls from an idle device")
+    wrapped(graded, "wall_and_events", "calls from an idle device")  # before idle_calls: two sets of calls
     wrapped(graded, "kernel_activity", "CUPTI's calls")
+    wrapped(graded, "idle_calls", "calls from an idle device, CUPTI's records on")
 
 
 if __name__ == "__main__":

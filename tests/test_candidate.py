@@ -270,6 +270,19 @@ def test_each_timed_call_gets_a_rolled_copy_new_at_every_place():
         assert torch.equal(got[0].flatten()[k], x.flatten()[0])
 
 
+def test_a_contiguous_tensor_is_rolled_by_copies_exactly_as_torch_roll():
+    from roofline.measure.problem_grade import rolled
+
+    x = torch.arange(6 * 5 * 4, dtype=torch.float32).reshape(6, 5, 4)
+    for k in (1, 3, 119, 120, 121, 7 * 120 + 5):
+        got = rolled([x], k)[0]
+        assert got.is_contiguous() and torch.equal(got, torch.roll(x, k)), k
+    strided = x.transpose(0, 2)  # not contiguous: torch.roll itself
+    assert torch.equal(rolled([strided], 9)[0], torch.roll(strided, 9))
+    half = x.to(torch.bfloat16)
+    assert rolled([half], 2)[0].dtype == torch.bfloat16 and torch.equal(rolled([half], 2)[0], torch.roll(half, 2))
+
+
 def test_the_audit_checks_the_very_instance_that_was_timed():
     # what an instance keeps (answers by input address) is caught only on that instance: new values
     # in the buffers it has seen

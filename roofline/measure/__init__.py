@@ -33,6 +33,7 @@ imported inside functions only, so importing these modules stays cheap.
                    inputs of its own (`run problem.py new.py`)
   problem_child    a problem's reference or one candidate graded in a process of its own, its answer
                    carrying a token the parent drew
+  sums             the sums a check compares two outputs by, in one pass over both on the GPU
   activity         the kernels a timed call launched, on any stream or thread, from CUPTI's activity
                    records (cupti-python), beside its events
   l2_persist       the L2's persisting lines reset, the set-aside put back to 0 and the streams'

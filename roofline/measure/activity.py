@@ -8,19 +8,19 @@ launched from any thread, with its start and end on the GPU's clock, and every l
 (runtime and driver) with its thread and its place on the host clock. Both are on CUPTI's one time
 base (`cuptiGetTimestamp`).
 
-`kernels_of_calls` calls a graded call a few times from an idle device with CUPTI's
-CONCURRENT_KERNEL, RUNTIME and DRIVER activities enabled, each call between two host timestamps,
-and owns to a call every kernel whose launch API call began between them (by correlation id), from
-whichever thread. Per call: the span (the first kernel's start to the last one's end), the busy
-time (the union of the kernels' intervals), the launches and the streams; the medians of the calls.
-Work the harness launches ahead of a call (the L2 flush, the inputs' copies) is launched before
+A `Recording` enables CUPTI's CONCURRENT_KERNEL, RUNTIME and DRIVER activities while a graded call
+is called a few times from an idle device (`graded.idle_calls`, the same calls that its events and
+the wall clock time), each call between two host timestamps, and owns to a call every kernel whose
+launch API call began between them (by correlation id), from whichever thread. Per call: the span
+(the first kernel's start to the last one's end), the busy time (the union of the kernels'
+intervals), the launches and the streams; the medians of the calls. Work the harness launches ahead of a call (the L2 flush, the inputs' copies) is launched before
 the first timestamp and is not the call's. Kernels launched after the call returned (a thread left
 running) are not its either: the audit after the timing finds what they change.
 
 Where `cupti-python` is not installed, or its library does not load, `available()` says why in one
 line and nothing is recorded; where another CUPTI client holds the process (Nsight Compute,
-PyTorch's profiler), enabling the activities raises, and the caller (`graded.kernel_activity`)
-says so in one line.
+PyTorch's profiler), enabling the activities raises, and the caller (`graded.idle_calls`) says
+so in one line.
 """
 
 from __future__ import annotations
@@ -140,49 +140,75 @@ def per_call(windows: list[tuple[int, int]], launches: Iterable[LaunchRecord],
                        round(statistics.median(streams)), len(windows))
 
 
-def kernels_of_calls(call: Callable[[], None], before: Callable[[], None] | None, wait: Callable[[], None],
-                     calls: int = 5) -> CallKernels | None:
-    """The kernels of `calls` calls of `call` (each after `before`, then from an idle device: `wait`
-    waits for the whole device), from CUPTI's activity records (module docstring); None when no
-    call launched a kernel. Raises RuntimeError where CUPTI cannot be used (`available` says why,
-    and callers ask it first)."""
-    why = available()
-    if why is not None:
-        raise RuntimeError(why)
-    cupti = _cupti()
-    kinds = (cupti.ActivityKind.CONCURRENT_KERNEL, cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER)
-    found_kernels: list[KernelRecord] = []
-    found_launches: list[LaunchRecord] = []
+class Recording:
+    """CUPTI's CONCURRENT_KERNEL, RUNTIME and DRIVER activities enabled while it is open (`with`),
+    and the calls looked at inside it marked by `window()`: a call made inside `with
+    recording.window():` owns every kernel whose launch API call began between the two host
+    timestamps it takes (module docstring). `kernels` (after the `with`) gives their medians.
+    Entering raises RuntimeError where CUPTI cannot be used (`available` says why, and callers ask
+    it first), or CUPTI's own error where another client holds it."""
 
-    def completed(activities):
-        for a in activities:
-            if a.kind == cupti.ActivityKind.CONCURRENT_KERNEL:
-                found_kernels.append(KernelRecord(a.correlation_id, a.stream_id, a.start, a.end))
-            elif a.kind in (cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER):
-                found_launches.append(LaunchRecord(a.correlation_id, a.start))
+    def __init__(self) -> None:
+        self.windows: list[tuple[int, int]] = []
+        self._kernels: list[KernelRecord] = []
+        self._launches: list[LaunchRecord] = []
+        self._enabled: list = []
 
-    _SINK[0] = completed
-    if not _REGISTERED:  # once a process: CUPTI's callbacks then hand the buffers to the sink of the moment
-        cupti.activity_register_callbacks(lambda: (BUFFER_BYTES, 0), lambda activities: _SINK[0](activities))
-        _REGISTERED.append(True)
-    windows = []
-    enabled = []
-    try:
-        for kind in kinds:
-            cupti.activity_enable(kind)
-            enabled.append(kind)
-        for _ in range(calls):
-            if before is not None:
-                before()
-            wait()
+    def __enter__(self) -> "Recording":
+        why = available()
+        if why is not None:
+            raise RuntimeError(why)
+        cupti = _cupti()
+
+        def completed(activities):
+            for a in activities:
+                if a.kind == cupti.ActivityKind.CONCURRENT_KERNEL:
+                    self._kernels.append(KernelRecord(a.correlation_id, a.stream_id, a.start, a.end))
+                elif a.kind in (cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER):
+                    self._launches.append(LaunchRecord(a.correlation_id, a.start))
+
+        _SINK[0] = completed
+        if not _REGISTERED:  # once a process: CUPTI's callbacks then hand the buffers to the sink of the moment
+            cupti.activity_register_callbacks(lambda: (BUFFER_BYTES, 0), lambda activities: _SINK[0](activities))
+            _REGISTERED.append(True)
+        try:
+            for kind in (cupti.ActivityKind.CONCURRENT_KERNEL, cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER):
+                cupti.activity_enable(kind)
+                self._enabled.append(kind)
+        except BaseException:
+            self._close(flush=False)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._close(flush=True)
+
+    def _close(self, flush: bool) -> None:
+        cupti = _cupti()
+        try:
+            if flush:
+                cupti.activity_flush_all(1)
+        finally:
+            for kind in self._enabled:
+                cupti.activity_disable(kind)
+            self._enabled.clear()
+            _SINK[0] = _drop
+
+    def window(self):
+        """A context manager: the call made inside it is one of the calls looked at."""
+        from contextlib import contextmanager
+
+        cupti = _cupti()
+
+        @contextmanager
+        def marked():
             begin = cupti.get_timestamp()
-            call()
-            end = cupti.get_timestamp()
-            wait()
-            windows.append((begin, end))
-        cupti.activity_flush_all(1)
-    finally:
-        for kind in enabled:
-            cupti.activity_disable(kind)
-        _SINK[0] = _drop
-    return per_call(windows, found_launches, found_kernels)
+            try:
+                yield
+            finally:
+                self.windows.append((begin, cupti.get_timestamp()))
+        return marked()
+
+    def kernels(self) -> CallKernels | None:
+        """The medians over the windows (`per_call`); None when no call launched a kernel."""
+        return per_call(self.windows, self._launches, self._kernels)

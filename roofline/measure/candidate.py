@@ -138,8 +138,9 @@ CHUNK = 1 << 25  # elements compared at once in float64 (256 MB), on the outputs
 
 
 def _sums(got, want) -> tuple[int, int, float, float]:
-    """Over two tensors of one shape, in float64 a chunk of `CHUNK` elements at a time on their
-    device (a 6 GB output is neither copied to the host nor widened whole): the reference's
+    """Over two tensors of one shape, in float64: on a GPU in one pass over both (`measure.sums`),
+    elsewhere (and for types that kernel does not read) a chunk of `CHUNK` elements at a time on
+    their device (a 6 GB output is neither copied to the host nor widened whole): the reference's
     non-finite elements, the candidate's, the sum of the reference's squares and of the squared
     differences. Each chunk is three dot products; the non-finite elements are counted only where
     a sum of squares is not finite (every finite float32 or 16-bit value squares finitely in float64;
@@ -148,14 +149,27 @@ def _sums(got, want) -> tuple[int, int, float, float]:
     error does not see; `scale` is returned last, 1 where unscaled)."""
     import torch
 
+    from . import sums
+
     a, b = got.reshape(-1), want.reshape(-1)
+    if sums.supported(a, b):  # one pass on the GPU
+        try:
+            ref_sq, own_sq, diff_sq, ref_bad, bad = sums.sums(a, b)
+        except Exception:  # noqa: BLE001 - the kernel not built here (no NVRTC): the same sums by PyTorch's ops below
+            ref_sq = own_sq = diff_sq = math.nan
+            ref_bad = bad = 0
+        if ref_bad or bad or (all(map(math.isfinite, (ref_sq, own_sq, diff_sq)))
+                              and min(ref_sq, own_sq) >= sys.float_info.min):
+            return ref_bad, bad, ref_sq, diff_sq, 1.0
 
     def squares(scale: float = 1.0) -> list[float]:
         # the figures kept on the device across the chunks and read back once (a read per chunk and
         # figure waited for the device 192 times over a 6 GB output)
         totals = torch.zeros(3, dtype=torch.float64, device=a.device)
         for i in range(0, a.numel(), CHUNK):
-            x, y = a[i:i + CHUNK].to(torch.float64) * scale, b[i:i + CHUNK].to(torch.float64) * scale
+            x, y = a[i:i + CHUNK].to(torch.float64), b[i:i + CHUNK].to(torch.float64)
+            if scale != 1.0:
+                x, y = x * scale, y * scale
             d = x - y
             totals += torch.stack((torch.dot(y, y), torch.dot(x, x), torch.dot(d, d)))
         return totals.tolist()
@@ -181,7 +195,7 @@ def _sums(got, want) -> tuple[int, int, float, float]:
 
 def _moved(now, before) -> float:
     """How far the reference's output moved between two draws: the norm of their difference over
-    the norm of the earlier one (1 where that is 0), in float64 a chunk at a time (`_sums`)."""
+    the norm of the earlier one (1 where that is 0), in float64 (`_sums`)."""
     _, _, before_sq, diff_sq, scale = _sums(now, before)
     return diff_sq ** 0.5 / (before_sq ** 0.5 or scale)
 

@@ -48,7 +48,7 @@ from . import activity, buffers
 from .activity import CallKernels
 from .pipeline import time_items
 from . import l2_persist
-from .rounds import Item
+from .rounds import WARMUP, Item
 from .timing import l2_flush
 from .waiting import LaunchTimeout, waiter
 
@@ -388,62 +388,72 @@ def time_it(subject: Subject, run: GradedRun, l2_bytes: int | None, sampler=None
         if error is not None:
             run.error = f"a timed launch raised {type(error).__name__}: {_first_line(error)}"
         elif subject.kind == "callable":
-            run.async_ms = wall_and_events(subject.launch, before)
-            run.kernels, run.kernels_why = kernel_activity(subject.launch, before)
+            run.async_ms, run.kernels, run.kernels_why = idle_calls(subject.launch, before)
     kept = integrity.l2_persisting(set_aside.most)
     if kept is not None:  # L2 state changed while it was timed: its time is not its code's
         run.flags.append(kept)
         run.error = run.error or f"not graded: {kept.evidence}"
 
 
-def kernel_activity(call: Callable[[], None], before: Callable[[], None] | None,
-                    calls: int = ASYNC_CALLS) -> tuple[CallKernels | None, str | None]:
-    """(the kernels of `calls` calls of `call`, None) from CUPTI's activity records
-    (`activity.kernels_of_calls`, each call from an idle device after `before`), or (None, why
-    not): CUPTI not there, or no kernel launched."""
-    why = activity.available()
-    if why is not None:
-        return None, why
-    import cupy
-    try:
-        found = activity.kernels_of_calls(call, before, cupy.cuda.Device().synchronize, calls)
-    except Exception as exc:  # noqa: BLE001 - CUPTI held by another client (a profiler): said, the grade goes on
-        return None, f"CUPTI could not record: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
-    return found, None if found is not None else activity.NO_KERNEL
+CHECKED_WARMUP = 1  # untimed launches ahead of the rounds of what was checked just before (its calls warmed it)
 
 
 def _in_rounds(launch: Callable[[], object], flush: Callable[[], None], budget_s: float | None, sampler=None,
                full_clock_share: float | None = None,
-               wait: Callable[[int], None] | None = None) -> tuple[Timing | None, BaseException | None]:
+               wait: Callable[[int], None] | None = None,
+               warmup: int = CHECKED_WARMUP) -> tuple[Timing | None, BaseException | None]:
     """(timing, None) of `launch` timed alone in rounds behind a hold, `flush` ahead of each
-    launch (`measure.rounds`), each burst waited for by `wait` (default: the whole device), or
-    (None, the error) when a launch raised. Raises LaunchTimeout (`waiting`)."""
+    launch (`measure.rounds`), each burst waited for by `wait` (default: the whole device), after
+    `warmup` untimed launches (which estimate its time: one where a check has just called it, as
+    every graded kernel, callable and model is), or (None, the error) when a launch raised.
+    Raises LaunchTimeout (`waiting`)."""
     item = Item(launch, wait or waiter(None, device_wide=True))
-    rounds = time_items([item], flush, budget_s, sampler, full_clock_share)
+    rounds = time_items([item], flush, budget_s, sampler, full_clock_share, warmup)
     return rounds.timings[0], item.error if rounds.timings[0] is None else None
 
 
-def wall_and_events(call: Callable[[], None], before: Callable[[], None] | None = None,
-                    calls: int = ASYNC_CALLS) -> tuple[float, float]:
-    """(events, wall clock) medians in ms of `calls` calls, each from an idle device: the events
-    recorded around the call on the current stream, the wall clock from before the call to the
-    whole device idle again (cudaDeviceSynchronize: every stream)."""
+def idle_calls(call: Callable[[], None], before: Callable[[], None] | None = None,
+               calls: int = ASYNC_CALLS) -> tuple[tuple[float, float], CallKernels | None, str | None]:
+    """`calls` calls of `call`, each after `before` and from an idle device, looked at three ways:
+    the events recorded around it on the current stream, the wall clock from before it to the whole
+    device idle again (cudaDeviceSynchronize: every stream), and CUPTI's activity records of the
+    kernels it launched on any stream from any thread (`activity.Recording`). Returns ((events,
+    wall clock) medians in ms, the kernels or None, why there are none or None): CUPTI not
+    there, held by another client (a profiler: the events and the wall clock are still taken), or
+    no kernel launched. One set of calls serves the three: each recording costs its own calls, and
+    CUPTI's records add host time at each API call, which both the events and the wall clock see,
+    and no gap between them."""
+    import contextlib
+
     import cupy
     device = cupy.cuda.Device()
+    why = activity.available()
     events, walls = [], []
-    for _ in range(calls):
-        if before is not None:
-            before()
-        device.synchronize()
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        t0 = time.perf_counter()
-        start.record()
-        call()
-        stop.record()
-        device.synchronize()
-        walls.append(1000 * (time.perf_counter() - t0))
-        events.append(cupy.cuda.get_elapsed_time(start, stop))
-    return statistics.median(events), statistics.median(walls)
+    with contextlib.ExitStack() as stack:
+        recording = None
+        if why is None:
+            try:
+                recording = stack.enter_context(activity.Recording())
+            except Exception as exc:  # noqa: BLE001 - CUPTI held by another client (a profiler): said, the grade goes on
+                why = f"CUPTI could not record: {type(exc).__name__}: " \
+                      f"{str(exc).splitlines()[0][:160] if str(exc) else ''}"
+        for _ in range(calls):
+            if before is not None:
+                before()
+            device.synchronize()
+            start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+            t0 = time.perf_counter()
+            start.record()
+            with recording.window() if recording is not None else contextlib.nullcontext():
+                call()
+            stop.record()
+            device.synchronize()
+            walls.append(1000 * (time.perf_counter() - t0))
+            events.append(cupy.cuda.get_elapsed_time(start, stop))
+    found = recording.kernels() if recording is not None else None
+    if recording is not None and found is None:
+        why = activity.NO_KERNEL
+    return (statistics.median(events), statistics.median(walls)), found, why
 
 
 _EMPTY = 'extern "C" __global__ void roofline_empty() {}\n'
@@ -458,7 +468,8 @@ def launch_floor_ms(l2_bytes: int | None, sampler=None) -> float:
     H200 gave 6 to 9 us that way.)"""
     import cupy
     kernel = cupy.RawKernel(_EMPTY, "roofline_empty")
-    timing, error = _in_rounds(lambda: kernel((1,), (1,), ()), l2_flush(l2_bytes), LAUNCH_FLOOR_BUDGET_S, sampler)
+    timing, error = _in_rounds(lambda: kernel((1,), (1,), ()), l2_flush(l2_bytes), LAUNCH_FLOOR_BUDGET_S, sampler,
+                               warmup=WARMUP)
     if timing is None:
         raise RunError(f"an empty kernel failed while it was timed: {error}")
     return timing.median_ms

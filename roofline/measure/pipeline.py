@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
-from .rounds import Item, Rounds, time_in_rounds
+from .rounds import WARMUP, Item, Rounds, time_in_rounds
 from .timing import gpu_hold
 
 
@@ -36,10 +36,11 @@ class Subject(Protocol):
 
 
 def time_items(items: list[Item], flush: Callable[[], None] | None, budget_s: float | None = None,
-               sampler=None, full_clock_share: float | None = None) -> Rounds:
+               sampler=None, full_clock_share: float | None = None, warmup: int = WARMUP) -> Rounds:
     """`items` timed in rounds (`rounds.time_in_rounds`) behind a hold (`timing.gpu_hold`), `flush`
     ahead of each launch (None: the L2 left warm), within `budget_s`, NVML's readings from
     `sampler`, samples below `full_clock_share` of the top clock marked throttled (None: the
-    rounds' default). Raises LaunchTimeout (`waiting`) for a launch still running past its time."""
+    rounds' default), after `warmup` untimed launches of each (which estimate its time). Raises
+    LaunchTimeout (`waiting`) for a launch still running past its time."""
     share = {} if full_clock_share is None else {"full_clock_share": full_clock_share}
-    return time_in_rounds(items, flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), **share)
+    return time_in_rounds(items, flush, budget_s=budget_s, sampler=sampler, hold=gpu_hold(), warmup=warmup, **share)

@@ -46,8 +46,8 @@ class ProblemRun:
     error: str | None = None
     audit: list[str] = field(default_factory=list)  # the outputs that failed the check after the timing
     patched: list[str] = field(default_factory=list)  # what it replaced of the harness while it was timed
-    async_ms: tuple[float, float] | None = None  # (events, wall clock) of its calls: `graded.wall_and_events`
-    kernels: CallKernels | None = None  # its calls' kernels from CUPTI's records: `graded.kernel_activity`
+    async_ms: tuple[float, float] | None = None  # (events, wall clock) of its calls: `graded.idle_calls`
+    kernels: CallKernels | None = None  # the same calls' kernels from CUPTI's records: `graded.idle_calls`
     kernels_why: str | None = None  # why `kernels` is None where it was timed
     self_check: str | None = None  # the reference: where a second instance of it disagreed with it, and how
     l2_set_aside: int = 0  # the most L2 (bytes) found set aside for persisting lines ahead of its timed calls
@@ -59,12 +59,30 @@ class ProblemRun:
 
 def rolled(draw: list, k: int) -> list:
     """`draw` (a forward's arguments) with each tensor of more than one element rolled by `k` places
-    over its flattened elements (`torch.roll`, a new tensor): new values at every place for any `k`
-    short of its size, the same values overall, so an index stays an index; other arguments as
-    they are."""
+    over its flattened elements (as `torch.roll(x, k)`, a new tensor): new values at every place
+    for any `k` short of its size, the same values overall, so an index stays an index; other
+    arguments as they are. A contiguous tensor is rolled by two copies of its two parts (`_roll`),
+    as memory copies; another by `torch.roll`."""
     import torch
 
-    return [torch.roll(x, k) if isinstance(x, torch.Tensor) and x.numel() > 1 else x for x in draw]
+    return [(_roll(x, k) if x.is_contiguous() else torch.roll(x, k))
+            if isinstance(x, torch.Tensor) and x.numel() > 1 else x for x in draw]
+
+
+def _roll(x, k: int):
+    """Contiguous tensor `x` rolled by `k` places over its elements, as `torch.roll(x, k)`: element
+    i of the result is element (i - k) mod n of `x`; two slice copies into a new tensor of its
+    shape, dtype and device (`torch.roll` computes each element's index, a division per element)."""
+    import torch
+
+    flat = x.reshape(-1)
+    n = flat.numel()
+    k %= n
+    out = torch.empty_like(flat)
+    out[k:].copy_(flat[:n - k])
+    if k:
+        out[:k].copy_(flat[n - k:])
+    return out.view(x.shape)
 
 
 def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
@@ -74,9 +92,9 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
     """The timing of `model` called on a new rolled copy of `draw` each time (`rolled`, made ahead of
     the call and the L2 flush after it, outside its events, the L2's persisting set-aside put back
     to 0 first: `l2_persist`), or the error of a call; and the events' and the wall clock's time of
-    its calls from an idle device (`graded.wall_and_events`: work left on a stream of its own,
-    which the events on the caller's stream do not see); and the kernels of such calls from
-    CUPTI's activity records, or why there are none (`graded.kernel_activity`). `sampler`
+    its calls from an idle device (work left on a stream of its own, which the events on the
+    caller's stream do not see) and the kernels of the same calls from CUPTI's activity records,
+    or why there are none (`graded.idle_calls`). `sampler`
     (`nvml.Sampler`, or None) reads the SM clock and throttle reasons while each burst runs; the
     L2 set aside for persisting lines found ahead of each call, and after the last, goes into
     `set_aside` (bytes; `l2_persist.clear`), put back to 0 before the first, so that what it finds
@@ -85,7 +103,7 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
 
     import torch
 
-    from .graded import _first_line, _in_rounds, kernel_activity, wall_and_events
+    from .graded import _first_line, _in_rounds, idle_calls
     from .timing import l2_flush
 
     places, flush, current = itertools.count(1), l2_flush(l2_bytes), [draw]
@@ -100,8 +118,11 @@ def _timed(model, draw: list, l2_bytes: int | None, budget_s: float | None,
             current[0] = rolled(draw, next(places))
             flush()
         timing, error = _in_rounds(call, before, budget_s, sampler, full_clock_share)
-        out = ((timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None))
-               if error is not None else (timing, None, wall_and_events(call, before), kernel_activity(call, before)))
+        if error is not None:
+            out = (timing, f"a timed call raised {type(error).__name__}: {_first_line(error)}", None, (None, None))
+        else:
+            async_ms, kernels, why = idle_calls(call, before)
+            out = (timing, None, async_ms, (kernels, why))
     if set_aside is not None:
         set_aside.append(kept.most)
     return out
