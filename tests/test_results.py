@@ -3,6 +3,7 @@ merging, conversion from a run, and Nsight Compute's CSV."""
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -114,6 +115,22 @@ def test_a_bad_file_is_refused_in_one_line_naming_the_field(tmp_path, doc, mutat
     message = str(exc.value)
     assert message.startswith(f"{tmp_path / 'r.json'}: ") and "\n" not in message
     assert needle in message
+
+
+def test_a_text_file_is_sent_to_profile_import_only_when_it_reads_as_nsight_compute(tmp_path):
+    import shutil
+
+    fixtures = Path(__file__).parent / "fixtures" / "ncu"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("grade 2.56 s, do_bench 0.42 s\n")
+    with pytest.raises(UsageError) as raised:
+        store.load(notes)
+    assert "not valid JSON" in str(raised.value) and "profile --import" not in str(raised.value)
+    for name in ("cupy-h200-base.csv", "transformer-h200-raw.csv"):
+        renamed = tmp_path / (name + ".txt")  # what the file holds decides, not its name
+        shutil.copy(fixtures / name, renamed)
+        with pytest.raises(UsageError, match=f"read with roofline profile --import {re.escape(str(renamed))}"):
+            store.load(renamed)
 
 
 def test_missing_and_corrupt_files(tmp_path):

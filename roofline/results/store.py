@@ -349,13 +349,24 @@ def read_json(path: Path, reads: str | None = None):
             raise UsageError(f"{path}: a file of an XLA dump folder, not a results file; the folder names the ops "
                              "of a JAX program's kernels in a profile: roofline profile --import REPORT --trace "
                              "FOLDER") from None
-        report = Path(path).suffix.lower() in (".csv", ".txt", ".ncu-rep", ".log")
-        hint = f"; an Nsight Compute report is read with roofline profile --import {path}" if report else ""
+        hint = f"; an Nsight Compute report is read with roofline profile --import {path}" \
+            if isinstance(text, str) and _ncu_text(text) else ""
         raise UsageError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}"
                          f"{_also(reads)}") from None
     except RecursionError:
         raise UsageError(f"{path}: not a roofline results file (nested too deeply to read){_also(reads)}") from None
     return doc
+
+
+def _ncu_text(text: str) -> bool:
+    """Whether `text` reads as Nsight Compute's output (a CSV export's header row, its text output's
+    launch and section lines, or its `==PROF==` lines), whatever the file is named: a text file of
+    anything else is not sent to `profile --import`."""
+    from ..nsight.pages import header_row
+    from ..nsight.text import looks_like_text
+
+    head = text[:1 << 20]
+    return "==PROF==" in head or header_row(head.splitlines()[:200]) is not None or looks_like_text(head)
 
 
 def dump(results: Results | ProfileResults) -> dict:
