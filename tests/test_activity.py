@@ -69,3 +69,90 @@ def test_preloading_cupti_never_raises(monkeypatch):
     monkeypatch.setattr(activity, "_cupti", broken)
     assert activity.preload() is None
     assert activity.available() is not None
+
+
+class _FakeCupti:
+    """CUPTI's calls that `Recording` makes, with one of them made to fail: records handed to the
+    sink at the flush, kinds enabled and disabled counted."""
+
+    class ActivityKind:
+        CONCURRENT_KERNEL, RUNTIME, DRIVER = "kernel", "runtime", "driver"
+
+    def __init__(self, fail: str = "") -> None:
+        self.fail, self.enabled, self.t, self.sink = fail, set(), 0, None
+
+    def _maybe(self, what: str) -> None:
+        if self.fail == what:
+            raise RuntimeError(f"CUPTI_ERROR_UNKNOWN in {what}")
+
+    def get_timestamp(self):
+        self.t += 10
+        return self.t
+
+    def activity_register_callbacks(self, request, completed):
+        self.sink = completed
+
+    def activity_enable(self, kind):
+        self._maybe(f"enable {kind}")
+        self.enabled.add(kind)
+        self.enabled_at = self.t
+
+    def activity_disable(self, kind):
+        self.enabled.discard(kind)
+        self._maybe(f"disable {kind}")
+
+    def activity_flush_all(self, forced):
+        self._maybe("flush")
+        import types
+        records = []
+        for i in range(3):  # the i-th call's window: timestamps 2i+1 and 2i+2 after the enabling
+            records.append(types.SimpleNamespace(kind="runtime", correlation_id=i, start=self.enabled_at + 20 * i + 15))
+            records.append(types.SimpleNamespace(kind="kernel", correlation_id=i, stream_id=7, start=1000 * i,
+                                                 end=1000 * i + 300))
+        activity._SINK[0](records)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """A fake CuPy (events of 1 ms) and a fake CUPTI in `activity`; the fake CUPTI returned."""
+    import sys
+    import types
+
+    cuda = types.SimpleNamespace(Device=lambda *a: types.SimpleNamespace(synchronize=lambda: None),
+                                 Event=lambda: types.SimpleNamespace(record=lambda: None),
+                                 get_elapsed_time=lambda a, b: 1.0)
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
+    monkeypatch.setattr(activity, "_REGISTERED", [])
+    fake = _FakeCupti()
+    monkeypatch.setattr(activity, "_cupti", lambda: fake)
+    return fake
+
+
+def test_one_set_of_calls_gives_the_events_the_wall_clock_and_the_kernels(fake_gpu):
+    from roofline.measure.graded import idle_calls
+
+    (events, wall), kernels, why = idle_calls(lambda: None, None, calls=3)
+    assert events == 1.0 and wall >= 0 and why is None
+    assert kernels == CallKernels(span_ms=0.0003, busy_ms=0.0003, launches=1, streams=1, calls=3)
+    assert fake_gpu.enabled == set() and activity._SINK[0] is activity._drop
+
+
+@pytest.mark.parametrize("fail", ["flush", "disable runtime", "enable driver"])
+def test_cupti_failing_in_the_calls_is_said_and_the_events_stand(fake_gpu, fail):
+    from roofline.measure.graded import idle_calls
+
+    fake_gpu.fail = fail
+    (events, _), kernels, why = idle_calls(lambda: None, None, calls=3)
+    assert events == 1.0 and kernels is None
+    assert why.startswith("CUPTI could not record: RuntimeError: CUPTI_ERROR_UNKNOWN in ") and "\n" not in why
+    assert fake_gpu.enabled == set() and activity._SINK[0] is activity._drop  # nothing left recording
+
+
+def test_a_call_that_raises_leaves_cupti_off(fake_gpu):
+    from roofline.measure.graded import idle_calls
+
+    def call():
+        raise ValueError("the candidate's own error")
+    with pytest.raises(ValueError):
+        idle_calls(call, None, calls=3)
+    assert fake_gpu.enabled == set() and activity._SINK[0] is activity._drop

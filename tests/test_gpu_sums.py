@@ -85,7 +85,12 @@ def test_the_check_reads_the_same_error_as_the_chunked_path():
     assert math.isclose(fast[2], slow[2], rel_tol=1e-12) and math.isclose(fast[3], slow[3], rel_tol=1e-12)
     result, _ = candidate._compare("output 0", got, want)
     assert result.passed and math.isclose(result.rel_error, 3e-5, rel_tol=0.01)
-    # a reference of zeros (its squares vanish): the chunked path, which scales, reads it
+    # a reference of zeros: the difference itself, on both paths (FP32 squares neither overflow nor vanish
+    # in float64, so the one pass stands); float64 values whose squares vanish are scaled on the chunked path
     zeros = torch.zeros(1000, device="cuda")
-    result, _ = candidate._compare("output 0", zeros + 1e-3, zeros)
-    assert not result.passed and math.isclose(result.rel_error, 1e-3 * 1000 ** 0.5, rel_tol=1e-9)
+    for z in (zeros, zeros.double()):
+        result, _ = candidate._compare("output 0", z + 1e-3, z)
+        assert not result.passed and math.isclose(result.rel_error, 1e-3 * 1000 ** 0.5, rel_tol=1e-6)
+    tiny = torch.full((1000,), 1e-170, dtype=torch.float64, device="cuda")
+    result, _ = candidate._compare("output 0", tiny * (1 + 1e-6), tiny)
+    assert result.passed and math.isclose(result.rel_error, 1e-6, rel_tol=1e-3)

@@ -131,6 +131,10 @@ def test_a_text_file_is_sent_to_profile_import_only_when_it_reads_as_nsight_comp
         shutil.copy(fixtures / name, renamed)
         with pytest.raises(UsageError, match=f"read with roofline profile --import {re.escape(str(renamed))}"):
             store.load(renamed)
+    cut = tmp_path / "trace.json"  # one long line, cut short, naming both of a CSV header's cells
+    cut.write_text('[{"name": "ID", "args": {"Kernel Name": "k"}},' + ",".join(['{"x": 1}'] * 30000))
+    with pytest.raises(UsageError, match="not valid JSON"):
+        store.load(cut)
 
 
 def test_missing_and_corrupt_files(tmp_path):

@@ -26,6 +26,7 @@ so in one line.
 from __future__ import annotations
 
 import statistics
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -146,13 +147,15 @@ class Recording:
     recording.window():` owns every kernel whose launch API call began between the two host
     timestamps it takes (module docstring). `kernels` (after the `with`) gives their medians.
     Entering raises RuntimeError where CUPTI cannot be used (`available` says why, and callers ask
-    it first), or CUPTI's own error where another client holds it."""
+    it first), or CUPTI's own error where another client holds it (every kind it had enabled
+    disabled again); leaving never raises CUPTI's errors but keeps the first in `error`."""
 
     def __init__(self) -> None:
         self.windows: list[tuple[int, int]] = []
         self._kernels: list[KernelRecord] = []
         self._launches: list[LaunchRecord] = []
         self._enabled: list = []
+        self.error: Exception | None = None  # what CUPTI raised as the records were flushed or disabled
 
     def __enter__(self) -> "Recording":
         why = available()
@@ -184,31 +187,38 @@ class Recording:
         self._close(flush=True)
 
     def _close(self, flush: bool) -> None:
+        """The records flushed (where `flush`), every kind enabled disabled, each whatever the others
+        did, and the sink put back; the first error CUPTI raised is kept in `error`, not raised (the
+        calls' events and wall clock stand without the records)."""
         cupti = _cupti()
         try:
             if flush:
-                cupti.activity_flush_all(1)
-        finally:
+                try:
+                    cupti.activity_flush_all(1)
+                except Exception as exc:  # noqa: BLE001 - said by `error`
+                    self.error = self.error or exc
             for kind in self._enabled:
-                cupti.activity_disable(kind)
+                try:
+                    cupti.activity_disable(kind)
+                except Exception as exc:  # noqa: BLE001 - the other kinds are still disabled
+                    self.error = self.error or exc
+        finally:
             self._enabled.clear()
             _SINK[0] = _drop
 
+    @contextmanager
     def window(self):
-        """A context manager: the call made inside it is one of the calls looked at."""
-        from contextlib import contextmanager
-
+        """The call made inside it is one of the calls looked at (a timestamp before it and after)."""
         cupti = _cupti()
-
-        @contextmanager
-        def marked():
-            begin = cupti.get_timestamp()
-            try:
-                yield
-            finally:
-                self.windows.append((begin, cupti.get_timestamp()))
-        return marked()
+        begin = cupti.get_timestamp()
+        try:
+            yield
+        finally:
+            self.windows.append((begin, cupti.get_timestamp()))
 
     def kernels(self) -> CallKernels | None:
-        """The medians over the windows (`per_call`); None when no call launched a kernel."""
+        """The medians over the windows (`per_call`); None when no call launched a kernel, or when
+        CUPTI raised while the records were flushed (`error`)."""
+        if self.error is not None:
+            return None
         return per_call(self.windows, self._launches, self._kernels)

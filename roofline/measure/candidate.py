@@ -137,7 +137,7 @@ def _storages(tensors) -> set[int]:
 CHUNK = 1 << 25  # elements compared at once in float64 (256 MB), on the outputs' own device
 
 
-def _sums(got, want) -> tuple[int, int, float, float]:
+def _sums(got, want) -> tuple[int, int, float, float, float]:
     """Over two tensors of one shape, in float64: on a GPU in one pass over both (`measure.sums`),
     elsewhere (and for types that kernel does not read) a chunk of `CHUNK` elements at a time on
     their device (a 6 GB output is neither copied to the host nor widened whole): the reference's
@@ -158,8 +158,9 @@ def _sums(got, want) -> tuple[int, int, float, float]:
         except Exception:  # noqa: BLE001 - the kernel not built here (no NVRTC): the same sums by PyTorch's ops below
             ref_sq = own_sq = diff_sq = math.nan
             ref_bad = bad = 0
+        wide = torch.float64 in (a.dtype, b.dtype)  # only float64 values' squares can overflow or vanish
         if ref_bad or bad or (all(map(math.isfinite, (ref_sq, own_sq, diff_sq)))
-                              and min(ref_sq, own_sq) >= sys.float_info.min):
+                              and (not wide or min(ref_sq, own_sq) >= sys.float_info.min)):
             return ref_bad, bad, ref_sq, diff_sq, 1.0
 
     def squares(scale: float = 1.0) -> list[float]:
@@ -196,7 +197,9 @@ def _sums(got, want) -> tuple[int, int, float, float]:
 def _moved(now, before) -> float:
     """How far the reference's output moved between two draws: the norm of their difference over
     the norm of the earlier one (1 where that is 0), in float64 (`_sums`)."""
-    _, _, before_sq, diff_sq, scale = _sums(now, before)
+    before_bad, now_bad, before_sq, diff_sq, scale = _sums(now, before)
+    if now_bad or before_bad:  # NaN or infinity in either: how far is not a number (on every path alike)
+        return math.nan
     return diff_sq ** 0.5 / (before_sq ** 0.5 or scale)
 
 

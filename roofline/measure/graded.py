@@ -451,7 +451,10 @@ def idle_calls(call: Callable[[], None], before: Callable[[], None] | None = Non
             walls.append(1000 * (time.perf_counter() - t0))
             events.append(cupy.cuda.get_elapsed_time(start, stop))
     found = recording.kernels() if recording is not None else None
-    if recording is not None and found is None:
+    if recording is not None and recording.error is not None:
+        exc = recording.error
+        why = f"CUPTI could not record: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    elif recording is not None and found is None:
         why = activity.NO_KERNEL
     return (statistics.median(events), statistics.median(walls)), found, why
 

@@ -366,7 +366,8 @@ def _ncu_text(text: str) -> bool:
     from ..nsight.text import looks_like_text
 
     head = text[:1 << 20]
-    return "==PROF==" in head or header_row(head.splitlines()[:200]) is not None or looks_like_text(head)
+    lines = [line for line in head.splitlines()[:200] if len(line) < 1 << 16]  # a header row is short; csv refuses a field over 128 KiB
+    return "==PROF==" in head or header_row(lines) is not None or looks_like_text(head)
 
 
 def dump(results: Results | ProfileResults) -> dict:
