@@ -350,3 +350,18 @@ def test_the_tolerance_is_the_same_factor_either_way():
     # 25 %: the model at 1.25x the count agrees, and so does the count at 1.25x the model (0.8x)
     assert agrees_with_count(125, 100) and agrees_with_count(80, 100)
     assert not agrees_with_count(126, 100) and not agrees_with_count(79, 100) and not agrees_with_count(0, 100)
+
+
+def test_a_rate_seen_at_another_size_of_a_sweep_names_that_size():
+    from roofline.render.text import ceiling_lines
+    from roofline.results import store
+    from roofline.results.schema import Results
+
+    plots = Path(__file__).resolve().parent.parent / "plots"
+    nine = Results.model_validate(store.load(plots / "sweep-h200-nine.json"))  # read at 8192^3, the largest
+    seen = nine.seen_rates()
+    assert seen["FP32"][1] == "cuBLAS at 1024x1024x16384" and seen["L2"][1] == "tile_by_shape at 1024x1024x16384"
+    bf16 = Results.model_validate(store.load(plots / "results-h200-bf16.json"))  # its best at the size it is read at
+    assert bf16.seen_rates()["BF16 tensor"][1] == "wgmma_persistent"
+    (line,) = ceiling_lines(bf16)[:1]
+    assert "779,452 GFLOP/s wgmma_persistent reached on the SMs its grid kept busy at 8192x8192x8192 bf16" in line

@@ -567,15 +567,18 @@ def ceiling_lines(doc) -> list[str]:
     measured, what was seen and by whom, and what the verdicts read instead."""
     lines, own = [], doc.device.roofs
     one_stream = l2_by_one_stream(doc)
+    read_at = doc.problem.problem.text() if getattr(doc, "sweep", None) else None  # a sweep's sizes are named
     for b in doc.beaten:
         unit = "GB/s" if b.memory else "GFLOP/s"
+        name, at = b.by.split(" at ", 1) if " at " in b.by else (b.by, read_at)
+        where = f" at {at}" if at else ""
         if b.memory:
             moved = f"{'counted' if b.counted else 'modelled'} {b.level} bytes" + (
                 " (its GMEM requests)" if b.level == "L2" and not b.counted else "")
-            what = (f"at which {b.by} moved its {moved}" if b.level in SHARED_LEVELS
-                    else f"at which {b.by}'s busy SMs moved its {moved}")
+            what = (f"at which {name} moved its {moved}{where}" if b.level in SHARED_LEVELS
+                    else f"at which {name}'s busy SMs moved its {moved}{where}")
         else:
-            what = f"{b.by} {'reached' if b.by == 'cuBLAS' else 'reached on the SMs its grid kept busy'}"
+            what = f"{name} {'reached' if name == 'cuBLAS' else 'reached on the SMs its grid kept busy'}{where}"
         # only counted bytes can go past a theoretical roof here (`seen_rates` leaves modelled ones out)
         then = (f"verdicts read the theoretical {figure(b.used)} {unit}, which those counted bytes went past: that "
                 "roof or the counter is off" if b.used < b.seen else f"verdicts read {figure(b.used)} {unit}")

@@ -390,7 +390,8 @@ class Results(_Document):
 
     def seen_rates(self) -> dict[str, tuple[float, str, bool]]:
         """The best rate this file measured at each level (level -> (GFLOP/s or GB/s, who, from
-        counted bytes)): the FLOP rate of the reference and of every timed kernel in the problem's
+        counted bytes); who is 'wgmma_ws', or 'wgmma_ws at 2048x2048x2048' for a sweep's size other
+        than the one the file is read at): the FLOP rate of the reference and of every timed kernel in the problem's
         precision, at every size of a sweep; each kernel's bytes per level over its time, counted
         where Nsight Compute counted them, else the model's request counts (GMEM at the L2, SMEM,
         L1), which match the counters to a few percent. Not the model's DRAM bytes, an estimate,
@@ -404,14 +405,18 @@ class Results(_Document):
                 best[level] = (rate, by, counted)
 
         level, theoretical = self.compute_level, self.device.roofs
-        points = [(self.reference, self.kernels)] + [(p.reference, p.kernels) for p in self.sweep or []]
-        for reference, kernels in points:
-            see(level, reference.gflops, "cuBLAS")
+        read_at = self.problem.problem.text()
+        points = [(self.reference, self.kernels, read_at)] + \
+            [(p.reference, p.kernels, p.problem.problem.text()) for p in self.sweep or []]
+        for reference, kernels, at in points:
+            def who(name: str) -> str:  # a size other than the one the file is read at is named
+                return name if at == read_at else f"{name} at {at}"
+            see(level, reference.gflops, who("cuBLAS"))
             for k in kernels:
                 if not k.timed or not k.time_ms:
                     continue
                 busy = k.waves.utilization if k.waves is not None else 1.0  # the SMs its grid kept busy
-                see(level, k.gflops / busy, k.name)
+                see(level, k.gflops / busy, who(k.name))
                 for b in level_bytes(k.model, getattr(k, "counted", None)).values():
                     if not b.counted and (b.level == "DRAM" or (b.level == "L2" and k.model.direct)):
                         continue
@@ -420,7 +425,7 @@ class Results(_Document):
                     theory = theoretical.roof(roof, False)
                     if not b.counted and theory is not None and rate > theory.value:
                         continue  # modelled bytes past the level's roof: a cache served some, no rate seen
-                    see(roof, rate, k.name, b.counted)
+                    see(roof, rate, who(k.name), b.counted)
         return best
 
     def verdict(self, k: KernelRecord, measured: bool = True) -> Verdict:
