@@ -201,6 +201,34 @@ def test_a_grade_gate_fails_on_a_graded_entry_the_new_file_lacks_and_says_so():
             "entries not in the new file, each a failure for a grade gate") in text
 
 
+def test_grade_files_of_two_gpu_models_are_read_by_time_over_t_sol_and_a_refused_entry_has_no_move():
+    # the matmul corpus graded on an H100 and on an H200: the same code on another card is no regression of
+    # its time; matmul_side_stream, refused on the H200 (no_gpu_work), is not called faster
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    plots = Path(__file__).resolve().parents[1] / "plots"
+    h100, h200 = plots / "grades-h100-corpus-matmul.json", plots / "grades-h200-corpus-matmul.json"
+    r = CliRunner().invoke(app, ["compare", str(h100), str(h200)], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert text.startswith("the GPU changed (NVIDIA H100 80GB HBM3 -> NVIDIA H200): each entry's change is that of "
+                           "its time over its T_SOL")
+    # the reference ran 0.01187 ms on both; its T_SOL is shorter on the H200 (30.7 % -> 23.2 % of light)
+    assert "reference: 0.01187 ms, 30.7% of light -> 0.01187 ms, 23.2% of light (+32.6% over T_SOL, slower)" in text
+    assert "matmul_side_stream: 3.147 ms -> 0.001856 ms; new flags: no_gpu_work" in text  # no "faster"
+    r = CliRunner().invoke(app, ["compare", str(h100), str(h200), "--max-drop", "5%", "--json"])
+    doc = _json.loads(r.stdout)
+    assert r.exit_code == 1 and doc["basis"] == "share" and doc["gpus"] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
+    side = next(e for e in doc["entries"] if e["name"] == "matmul_side_stream")
+    assert side["move"] == "-" and side["change"] is None and side["failure"] == "new flag: no_gpu_work"
+    ref = next(e for e in doc["entries"] if e["name"] == "reference")
+    assert abs(ref["change"] - (0.307 / 0.232 - 1)) < 0.01 and ref["failure"].endswith("time over T_SOL beyond noise "
+                                                                                       "(more than 5%)")
+
+
 def test_a_kernel_that_no_longer_verifies_fails_the_gate(tmp_path):
     # full_tiles verified and timed in the baseline, failing verification in the new file: no time to
     # compare, but a regression all the same; the gate fails and names it, in text and in JSON

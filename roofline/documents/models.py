@@ -216,6 +216,9 @@ class GradeChangesJson(JsonModel):
     max_drop: OptNumber
     only_before: list[str]
     only_after: list[str]
+    gpus: list[str] = Field(description="the GPU each file was graded on, before then after")
+    basis: str = Field(description="'time' (one GPU model) or 'share' (two: each entry read by its time over its "
+                                   "T_SOL on its own GPU, so `change` is that ratio's change)")
     entries: list[GradeChangeJson]
 
 
