@@ -21,6 +21,16 @@ DEFAULT_PROFILE = Path("roofline-profile.json")
 DEFAULT_GRADES = Path("roofline-grades.json")
 PLOT_KINDS = ("roofline", "sweep", "energy", "op", "module", "timeline")
 
+
+def default_reads() -> Path:
+    """The file show and plot read when none is given: DEFAULT_RESULTS where it is in the working
+    folder, else the one of DEFAULT_PROFILE and DEFAULT_GRADES that is (a folder where `roofline
+    profile` or a grade wrote its default alone), else DEFAULT_RESULTS (whose absence the reader says)."""
+    if DEFAULT_RESULTS.exists():
+        return DEFAULT_RESULTS
+    others = [p for p in (DEFAULT_PROFILE, DEFAULT_GRADES) if p.exists()]
+    return others[0] if len(others) == 1 else DEFAULT_RESULTS
+
 DEFAULT_TIMEOUT_S = 5.0  # seconds a user kernel's launch may take before its process is ended
 # A sample ran at full clock when no clock event reason that lowers the clock (power cap, thermal,
 # hardware slowdown) was seen during it and its SM clock was at least this share of the run's top

@@ -428,3 +428,20 @@ def test_run_profile_passes_on_what_the_report_reader_said_once_with_its_kernels
     counted, launches, notes = run_command._count(output, None, Progress())
     assert set(counted) == {"a", "b"} and launches == {} and notes == [f"the counters of a, b: {said}"]
     assert asked == [(274.0, "9.0"), (None, "9.0")]  # each kernel's measured time: a long launch sampled at its pace
+
+
+def test_show_and_plot_without_a_file_read_the_profile_or_grade_file_that_alone_is_here(tmp_path, monkeypatch):
+    import shutil
+
+    plots = Path(__file__).resolve().parents[1] / "plots"
+    monkeypatch.chdir(tmp_path)
+    assert_usage_error(invoke("show"), "roofline-results.json: no such results file; create one with `roofline run")
+    shutil.copy(plots / "profile-h200-transformer.json", tmp_path / "roofline-profile.json")  # as `profile` leaves it
+    r = invoke("show")
+    assert r.exit_code == 0 and r.stdout.startswith("NVIDIA H200:") and "kernels by GPU time" in r.stdout
+    r = invoke("plot", "--out", "chart.png")
+    assert r.exit_code == 0 and (tmp_path / "chart.png").stat().st_size > 0
+    assert_usage_error(invoke("show", "roofline-grades.json"),
+                       "roofline-grades.json: no such grade file; create one with `roofline run KERNEL.cu`")
+    shutil.copy(plots / "grades-h200.json", tmp_path / "roofline-grades.json")  # two defaults here: neither is guessed
+    assert_usage_error(invoke("show"), "roofline-results.json: no such results file")

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from ..console import one_of, present
-from ..defaults import DEFAULT_RESULTS, PLOT_KINDS
+from ..defaults import DEFAULT_RESULTS, PLOT_KINDS, default_reads
 from ..outcome import Outcome, Plain
 
 MOUNT = dict(short_help="Draw the roofline, a size sweep, a profile by op or module, or kernels over their runs from results files.")
@@ -19,7 +19,7 @@ RENAMED = {"--results": "give the files as arguments: roofline plot FILE [FILE .
 
 def command(
     paths: Optional[list[Path]] = typer.Argument(None, metavar="RESULTS...",
-                                                 help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS})."),
+                                                 help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS}, else the profile or grade file that alone is here)."),
     out: Path = typer.Option(Path("roofline.png"), "--out", metavar="PATH",
                              help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
     kind: str = typer.Option("roofline", "--kind", parser=one_of(*PLOT_KINDS),
@@ -39,7 +39,7 @@ def command(
     results (no GPU needed)."""
     from .. import documents
 
-    notes = documents.chart(list(paths or [DEFAULT_RESULTS]), out, kind, measured, highlight)
+    notes = documents.chart(list(paths or [default_reads()]), out, kind, measured, highlight)
     present(view(notes, out))
 
 

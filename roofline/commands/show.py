@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from ..console import present
-from ..defaults import DEFAULT_RESULTS, SCHEMA
+from ..defaults import DEFAULT_RESULTS, SCHEMA, default_reads
 from ..outcome import Outcome
 
 MOUNT = dict(short_help="Print the tables and verdicts of results files.",
@@ -23,7 +23,7 @@ RENAMED = {"--results": "give the files as arguments: roofline show FILE [FILE .
 
 def command(
     paths: Optional[list[Path]] = typer.Argument(None, metavar="RESULTS...",
-                                                 help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS}), or a "
+                                                 help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS}, else the profile or grade file that alone is here), or a "
                                                       "PyTorch profiler trace."),
     as_json: bool = typer.Option(False, "--json", help=f"Print the document instead (results files merged, as schema "
                                                        f"{SCHEMA}; a profile or grade file in its own schema). "
@@ -41,7 +41,7 @@ def command(
 
     if by is not None and by not in BY:
         raise UsageError(f"{{by}} takes {', '.join(BY)}, got {by!r}", "by")
-    paths = list(paths or [DEFAULT_RESULTS])
+    paths = list(paths or [default_reads()])
     docs, notes = documents.read_all(paths, "show")  # one document per precision: an FP32 run and a BF16 one apart
     present(view(paths, docs, notes, by), as_json)
 

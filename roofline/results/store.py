@@ -20,7 +20,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from .. import files
-from ..defaults import DEFAULT_RESULTS
+from ..defaults import DEFAULT_GRADES, DEFAULT_PROFILE, DEFAULT_RESULTS
 from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model.arch import parse_arch
@@ -329,8 +329,13 @@ def read_json(path: Path, reads: str | None = None):
         if len(text) > 8 * MAX_BYTES:
             raise UsageError(f"{path}: over {8 * MAX_BYTES // 2**30} GiB uncompressed, too large to read")
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such results file; create one with `roofline run --all`, or a profile with "
-                         "`roofline profile -- COMMAND`") from None
+        make = {DEFAULT_PROFILE.name: "profile file; create one with `roofline profile -- COMMAND` (or `--import "
+                                      "REPORT`)",
+                DEFAULT_GRADES.name: "grade file; create one with `roofline run KERNEL.cu` or `roofline run PROBLEM.py "
+                                     "NEW.py`"}
+        how = make.get(Path(path).name, "results file; create one with `roofline run --all`, or a profile with "
+                                        "`roofline profile -- COMMAND`")
+        raise UsageError(f"{path}: no such {how}") from None
     except UnicodeDecodeError:
         if _gzipped_trace(path):
             raise UsageError(f"{str(path)[:80]}: {TRACE}{_also(reads)}") from None
