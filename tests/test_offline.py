@@ -294,3 +294,16 @@ def test_the_warp_specialised_rung_compiles_for_sm_90a_without_spilling():
     # 4 stages of a 128 x 64 A box and a 256 x 64 B box of 2-byte elements, 1,024 bytes to align
     # the first to the swizzle's atom, and two 8-byte barriers per stage.
     assert nvrtc_compile.dynamic_smem_bytes(spec, "sm_90") == 1024 + 4 * (128 + 256) * 64 * 2 + 16 * 4 == 197_696
+
+
+def test_model_only_with_an_arch_says_which_kernels_cannot_run_there():
+    # --arch with --model-only was dropped: the wgmma rungs were listed for sm_80 with no remark
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    r = CliRunner().invoke(app, ["kernels", "--model-only", "--dtype", "tf32", "--arch", "sm_80"])
+    assert r.exit_code == 0, r.output
+    for name in ("wgmma_tma", "wgmma_ws", "wgmma_persistent"):
+        assert f"{name} uses Hopper's wgmma and TMA (sm_90a only); not run on sm_80" in r.output
+    r = CliRunner().invoke(app, ["kernels", "--model-only", "--arch", "sm_70"])
+    assert r.exit_code == 0 and "async_copy needs sm_80 or newer; not run on sm_70" in r.output

@@ -130,7 +130,7 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         sources = [replace(u, variant=variant) for u in sources]
     _check_autotuned(autotuned_tile, dtype)
     problem = Problem(size, size, size, dtype).validate()
-    limits = named_limits(gpu, arch)  # validated even with --model-only
+    limits = named = named_limits(gpu, arch)  # validated even with --model-only
     if limits is None and not model_only and nvml.nvml_compute_capability():
         limits = nvml.this_gpu_limits()
     if model_only:
@@ -151,7 +151,8 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
         if any(not isinstance(s, UserKernel) or s.build.compiler != NVCC for s in specs):
             nvrtc_compile.check_target(limits.arch)  # nvcc's own targets are its errors to give
     rows, roofless = [], []
-    target = limits or (preset.arch_limits if preset else None)  # --model-only: the device's own limits still rule
+    # --model-only: the target named (--arch, --gpu's) still rules what can run there
+    target = limits or named or (preset.arch_limits if preset else None)
     for spec in specs:
         figures = spec.figures(problem)
         floors = (plain_verdict(figures, preset.roofs, precision=problem.precision_key)
