@@ -312,3 +312,20 @@ def test_names_bound_inside_if_and_try_blocks_count(tmp_path):
                             "def get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n")
     assert problem.is_candidate(guarded) and problem.is_problem(problem_file)
     assert {"ModelNew", "ModelNew2", "VERSION"} <= problem.top_level_names(guarded)
+
+
+def test_grading_a_problem_without_a_gpu_says_what_can_be_done_without_one(monkeypatch, tmp_path):
+    pytest.importorskip("torch")
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+    from roofline.measure import nvml
+    monkeypatch.setattr(nvml, "gpu_available", lambda: False)
+    new = tmp_path / "new.py"
+    new.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x.clamp(0, 1)\n")
+    r = CliRunner().invoke(app, ["run", str(PROBLEMS / "clamp.py"), str(new), "--out", str(tmp_path / "g.json")])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    line = " ".join(r.output.split())
+    assert "no CUDA GPU with a working driver found" in line
+    assert (f"the reference and the candidates are checked and timed on a GPU only; without one, `roofline kernels "
+            f"{PROBLEMS / 'clamp.py'} --gpu NAME` gives the problem's work and speed of light") in line

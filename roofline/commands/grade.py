@@ -310,7 +310,9 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     files.check_results_out(out, profile=False, kind="grade")
     if gpu is not None:
         nvml.select_gpu(gpu)
-    nvml.require_gpu()
+    nvml.require_gpu(f"the reference and the candidates are checked and timed on a GPU only; without one, `roofline "
+                     f"kernels {problem_path} --gpu NAME` gives the problem's work and speed of light on a GPU named "
+                     "(e.g. h200)")
     device = nvml.describe()
     progress.expect(3)
     progress.step("DRAM, FP32 and tensor ceilings (cached once measured); the launch floor")

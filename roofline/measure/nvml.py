@@ -52,18 +52,19 @@ def driver_present() -> bool:
         return False
 
 
-def require_gpu() -> None:
+def require_gpu(without: str = WITHOUT_GPU) -> None:
     """Raise RunError with a one-line reason when there is no usable GPU: CuPy missing (how to
-    install it, where a driver says there is a GPU), no GPU, or both."""
+    install it, where a driver says there is a GPU), no GPU, or both; `without` says what can be
+    done without one (default: the commands that need none)."""
     try:
         import cupy  # noqa: F401
     except ImportError:
         if driver_present():
             raise RunError(f"CuPy is not installed: {INSTALL_HINT}") from None
         raise RunError(f"{NO_GPU} (and CuPy is not installed: on a machine with one, {INSTALL_HINT}); "
-                       f"{WITHOUT_GPU}") from None
+                       f"{without}") from None
     if not gpu_available():
-        raise RunError(f"{NO_GPU}; {WITHOUT_GPU}")
+        raise RunError(f"{NO_GPU}; {without}")
 
 
 def _current(device_index: int | None) -> int:
