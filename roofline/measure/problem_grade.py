@@ -137,12 +137,12 @@ def grade_reference(problem: Problem, l2_bytes: int | None, budget_s: float | No
     clock while it runs. The check is also what puts the reference's process where a candidate's
     is when its timing starts: on an H100, a reference timed without it read calls of 4 to 15 us
     12 to 17 % faster than copies of itself graded as candidates (docs/grade.md)."""
-    draw = problem.inputs(seed + 1000, "cuda")
     run = ProblemRun("reference", str(problem.path), True)
     try:
         model = problem.model(seed, device="cuda")
         agree = check(problem, "cuda", seed=seed, models=(problem.model(seed, device="cuda"), model))
         run.self_check = None if agree.verified else _disagreement(agree)
+        draw = problem.inputs(seed + 1000, "cuda")  # after the check, whose draws are let go (memory)
         set_aside: list[int] = []
         run.timing, run.error, run.async_ms, (run.kernels, run.kernels_why) = _timed(
             model, draw, l2_bytes, budget_s, full_clock_share, sampler, set_aside)

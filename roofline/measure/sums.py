@@ -82,6 +82,16 @@ extern "C" __global__ void roofline_sums(const void* a, int a_code, const void* 
 """
 
 
+class _Stream:
+    """A CUDA stream handle as CuPy's `Stream.from_external` takes one (the CUDA stream protocol)."""
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return 0, self.handle
+
+
 @lru_cache(maxsize=None)
 def _kernel():
     import cupy
@@ -116,8 +126,10 @@ def sums(a, b) -> tuple[float, float, float, int, int]:
         code, as_int = _CODES[str(t.dtype).replace("torch.", "")]
         flat = t.detach().reshape(-1).contiguous().view(getattr(torch, as_int))
         views.append((cupy.asarray(flat), np.int32(code)))
-    with cupy.cuda.Device(a.device.index if a.device.index is not None else torch.cuda.current_device()), \
-            cupy.cuda.ExternalStream(torch.cuda.current_stream(a.device).cuda_stream):
+    stream = torch.cuda.current_stream(a.device).cuda_stream
+    external = (cupy.cuda.Stream.from_external(_Stream(stream)) if hasattr(cupy.cuda.Stream, "from_external")
+                else cupy.cuda.ExternalStream(stream))  # CuPy 14's spelling, and before it
+    with cupy.cuda.Device(a.device.index if a.device.index is not None else torch.cuda.current_device()), external:
         out = cupy.zeros(5, dtype=cupy.float64)
         blocks = int(min(MAX_BLOCKS, -(-n // THREADS)))
         _kernel()((blocks,), (THREADS,), (views[0][0], views[0][1], views[1][0], views[1][1], np.int64(n), out))
