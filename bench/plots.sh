@@ -115,6 +115,8 @@ if [ "$part" != charts ]; then
     # what grading costs against do_bench (docs/grade.md; made on an H100, 2026-12-06, this tree at aab28bc, BEFORE
     # at 49d6e8d: git archive 49d6e8d roofline | tar x -C /tmp/before)
     bash bench/grade_cost.sh "${KERNELBENCH:-../KernelBench}" /tmp/before plots/grade-cost-h100.txt
+    # the same on an H100, 2026-12-07, this tree at 5409116, BEFORE at 98ebd35 (git archive 98ebd35 roofline | tar x -C /tmp/before)
+    bash bench/grade_cost.sh "${KERNELBENCH:-../KernelBench}" /tmp/before plots/grade-cost-h100-20261207.txt
     # the public SGEMM ladder (siboehm/SGEMM_CUDA in SGEMM_CUDA) timed beside ours, and two public programs graded
     # as they are (NVIDIA/cuda-samples in CUDA_SAMPLES, karpathy/llm.c in LLM_C): made on an H200, 2026-12-05
     bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096
