@@ -921,7 +921,7 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
     columns = [("ms", "right"), ("share", "right"), ("launches", "right"), ("grid x block", "right"),
                ("precision", "left"), ("executed FLOP/s", "right"),
                ("AI DRAM", "right"), ("AI L2", "right"), ("AI L1", "right"), ("DRAM", "right"), ("MHz", "right"),
-               ("bound", "left"), ("occupancy", "left"), ("verdict", "left", WRAP)]
+               ("bound", "left"), ("theor./ach. occupancy", "left"), ("verdict", "left", WRAP)]
     rows = []
     kernels = doc.kernels[:top] if top else doc.kernels
     for k, name in zip(kernels, display_names([k.name for k in kernels], 40)):
