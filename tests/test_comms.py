@@ -122,7 +122,8 @@ def test_comms_command(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     (tmp_path / "empty").mkdir()
-    for args, why in (([str(bad)], "no traceEvents"), ([str(tmp_path / "none.json")], "no such trace file"),
+    for args, why in (([str(bad)], "no traceEvents"), ([str(tmp_path / "none.json")], "no such trace file or folder"),
+                      ([str(tmp_path / "traces")], "traces: no such trace file or folder"),
                       ([str(tmp_path / "empty")], "a folder with no .json"), ([], "give the traces"),
                       ([str(PUBLIC / "nccl_data.json.gz"), str(PUBLIC)], "given twice (also as")):
         r = CliRunner().invoke(app, ["comms", *args])

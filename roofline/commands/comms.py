@@ -65,6 +65,8 @@ def comms(paths: list[Path], gpu: str | None = None, chart_out: Path | None = No
     traces = []
     for p in paths:
         p = Path(p)
+        if not p.exists():  # comms takes folders too: said so where neither is there
+            raise UsageError(f"{p}: no such trace file or folder")
         if p.is_dir():
             found = sorted([*p.glob("*.json"), *p.glob("*.json.gz")])
             for f in found:  # a folder's other JSON files are not traces: each is named, not fatal
