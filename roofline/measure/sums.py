@@ -19,6 +19,7 @@ tensors is read here; other types and CPU tensors are summed by the caller's own
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache
 
 # what the kernel is told an element is: its code, and the integer type of its width it is viewed
@@ -82,16 +83,6 @@ extern "C" __global__ void roofline_sums(const void* a, int a_code, const void* 
 """
 
 
-class _Stream:
-    """A CUDA stream handle as CuPy's `Stream.from_external` takes one (the CUDA stream protocol)."""
-
-    def __init__(self, handle: int) -> None:
-        self.handle = handle
-
-    def __cuda_stream__(self) -> tuple[int, int]:
-        return 0, self.handle
-
-
 @lru_cache(maxsize=None)
 def _kernel():
     import cupy
@@ -126,9 +117,9 @@ def sums(a, b) -> tuple[float, float, float, int, int]:
         code, as_int = _CODES[str(t.dtype).replace("torch.", "")]
         flat = t.detach().reshape(-1).contiguous().view(getattr(torch, as_int))
         views.append((cupy.asarray(flat), np.int32(code)))
-    stream = torch.cuda.current_stream(a.device).cuda_stream
-    external = (cupy.cuda.Stream.from_external(_Stream(stream)) if hasattr(cupy.cuda.Stream, "from_external")
-                else cupy.cuda.ExternalStream(stream))  # CuPy 14's spelling, and before it
+    with warnings.catch_warnings():  # CuPy 14 names Stream.from_external instead; ExternalStream is what ran on the GPU
+        warnings.simplefilter("ignore", DeprecationWarning)
+        external = cupy.cuda.ExternalStream(torch.cuda.current_stream(a.device).cuda_stream)
     with cupy.cuda.Device(a.device.index if a.device.index is not None else torch.cuda.current_device()), external:
         out = cupy.zeros(5, dtype=cupy.float64)
         blocks = int(min(MAX_BLOCKS, -(-n // THREADS)))
