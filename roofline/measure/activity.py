@@ -13,9 +13,10 @@ is called a few times from an idle device (`graded.idle_calls`, the same calls t
 the wall clock time), each call between two host timestamps, and owns to a call every kernel whose
 launch API call began between them (by correlation id), from whichever thread. Per call: the span
 (the first kernel's start to the last one's end), the busy time (the union of the kernels'
-intervals), the launches and the streams; the medians of the calls. Work the harness launches ahead of a call (the L2 flush, the inputs' copies) is launched before
-the first timestamp and is not the call's. Kernels launched after the call returned (a thread left
-running) are not its either: the audit after the timing finds what they change.
+intervals), the launches and the streams; the medians of the calls. Work the harness launches
+ahead of a call (the L2 flush, the inputs' copies) is launched before the first timestamp and is
+not the call's. Kernels launched after the call returned (a thread left running) are not its
+either: the audit after the timing finds what they change.
 
 Where `cupti-python` is not installed, or its library does not load, `available()` says why in one
 line and nothing is recorded; where another CUPTI client holds the process (Nsight Compute,

@@ -281,7 +281,6 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
         flag(f)
     harness_kept()  # in its construction
 
-    inputs = tensors = kept = given = given_tensors = want = got = None
     for d in range(len(on) if on is not None else draws):
         # the last draw's tensors let go before the next is drawn: a draw of KernelBench's 19_ReLU is five 6.4 GB
         # tensors (inputs, their copy, the reference's copy, two outputs), and two draws at once filled an 80 GB H100

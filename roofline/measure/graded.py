@@ -23,6 +23,7 @@ arrays) and returns its `return` outputs.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import math
@@ -423,8 +424,6 @@ def idle_calls(call: Callable[[], None], before: Callable[[], None] | None = Non
     no kernel launched. One set of calls serves the three: each recording costs its own calls, and
     CUPTI's records add host time at each API call, which both the events and the wall clock see,
     and no gap between them."""
-    import contextlib
-
     import cupy
     device = cupy.cuda.Device()
     why = activity.available()

@@ -90,11 +90,15 @@ def _kernel():
     return cupy.RawKernel(_SOURCE, "roofline_sums")
 
 
+def _type(t) -> str:
+    """A tensor's element type as `_CODES` names it ('float32')."""
+    return str(t.dtype).replace("torch.", "")
+
+
 def supported(a, b) -> bool:
     """Whether tensors `a` and `b` (same number of elements) are summed here: both on one CUDA
     device, each of a type the module names."""
-    return (a.is_cuda and b.is_cuda and a.device == b.device
-            and str(a.dtype).replace("torch.", "") in _CODES and str(b.dtype).replace("torch.", "") in _CODES)
+    return a.is_cuda and b.is_cuda and a.device == b.device and _type(a) in _CODES and _type(b) in _CODES
 
 
 def sums(a, b) -> tuple[float, float, float, int, int]:
@@ -114,7 +118,7 @@ def sums(a, b) -> tuple[float, float, float, int, int]:
         return 0.0, 0.0, 0.0, 0, 0
     views = []
     for t in (a, b):
-        code, as_int = _CODES[str(t.dtype).replace("torch.", "")]
+        code, as_int = _CODES[_type(t)]
         flat = t.detach().reshape(-1).contiguous().view(getattr(torch, as_int))
         views.append((cupy.asarray(flat), np.int32(code)))
     with warnings.catch_warnings():  # CuPy 14 names Stream.from_external instead; ExternalStream is what ran on the GPU
