@@ -179,6 +179,42 @@ def test_a_gather_reads_the_rows_it_returns_not_its_table():
     assert [t.shape for t in w.parameters] == [(50_000, 4096)]  # the table is still listed, 819 MB
 
 
+def _problem(tmp_path, name: str, init: str, forward: str, inputs: str, init_inputs: str = "[]"):
+    path = tmp_path / f"{name}.py"
+    path.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                    f"    def __init__(self, *args):\n        super().__init__()\n{init}\n"
+                    f"    def forward(self, *xs):\n{forward}\n\n"
+                    f"def get_inputs():\n    return {inputs}\n\ndef get_init_inputs():\n    return {init_inputs}\n")
+    return problem.work(problem.load(path)).work
+
+
+@needs_torch
+def test_an_input_read_in_pieces_is_read_whole_and_a_piece_read_twice_once(tmp_path):
+    x = "[torch.randn(4, 1024, 256)]"
+    rows = _problem(tmp_path, "rows", "        pass", "        x = xs[0]\n        return x[0] + x[1] + x[2] + x[3]", x)
+    assert rows.bytes_read == 4 * 1024 * 256 * 4 and rows.bytes_written == 1024 * 256 * 4
+    pieces = _problem(tmp_path, "pieces", "        pass",
+                      "        a, b = xs[0].chunk(2, dim=-1)\n        c, d, e, f = xs[0].unbind(0)\n"
+                      "        return (a + b).sum() + (c * d - e / f).sum()", x)
+    assert pieces.bytes_read == 4 * 1024 * 256 * 4
+    twice = _problem(tmp_path, "twice", "        pass", "        x = xs[0]\n        return x[1] * x[1] + x[1]", x)
+    assert twice.bytes_read == 1024 * 256 * 4
+    columns = _problem(tmp_path, "columns", "        pass", "        return xs[0][..., :64] * 2", x)
+    assert columns.bytes_read == 4 * 1024 * 64 * 4  # a quarter of every row
+
+
+@needs_torch
+def test_an_lstm_reads_its_input_its_state_and_its_weights(tmp_path):
+    # batch 4, 16 steps, 32 features in, 64 hidden, 2 layers, batch first; h0 and c0 held as plain attributes
+    init = ("        self.lstm = nn.LSTM(32, 64, 2, batch_first=True)\n"
+            "        self.h0 = torch.randn(2, 4, 64)\n        self.c0 = torch.randn(2, 4, 64)")
+    w = _problem(tmp_path, "lstm", init, "        out, _ = self.lstm(xs[0], (self.h0, self.c0))\n        return out",
+                 "[torch.randn(4, 16, 32)]")
+    weights = 4 * 64 * (32 + 64 + 2) + 4 * 64 * (64 + 64 + 2)  # each layer: W_ih, W_hh, two biases, four gates
+    assert w.bytes_read == 4 * (4 * 16 * 32 + 2 * 2 * 4 * 64 + weights)
+    assert w.bytes_written == 4 * 4 * 16 * 64
+
+
 @needs_torch
 def test_fp32_matmul_counts_tf32_only_where_pytorch_allows_it():
     assert problem.precision_of("mm", torch.float32) == "fp32"

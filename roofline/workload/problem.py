@@ -22,9 +22,10 @@ the GPU:
 
 Other ops (elementwise, reductions, normalisations) count no FLOPs: their speed of light is their
 bytes. The compulsory bytes: what the forward's ops read of its inputs, parameters and buffers (each
-source at most once: the most any one op read of it, followed through views; an op that gathers by
-index, `GATHERS`, reads what it returns, not its whole table), and every tensor it returns written
-once: a lower bound, never above what a candidate must move. A reference the meta device cannot run (an op with no
+byte of a source at most once: the union of the regions its ops read, followed through views and
+the pieces of a split, `workload.regions`; an op that gathers by index, `GATHERS`, reads what it
+returns, not its whole table), and every tensor it returns written once: a lower bound, never
+above what a candidate must move. A reference the meta device cannot run (an op with no
 meta kernel, or one whose output shape depends on the data) is refused in one line.
 """
 
@@ -66,6 +67,8 @@ SWITCHES = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow
             "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
             "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction")
 # Ops that read their first argument by rows or elements an index picks: they read what they return.
+# Ops whose pieces are views of their input though PyTorch does not mark them so (`_note_reads`).
+SPLITS = ("unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk")
 GATHERS = ("embedding", "_embedding_bag", "embedding_bag", "index_select", "gather", "index", "take",
            "take_along_dim")  # the rest the counter knows: convolutions, attention
 
@@ -431,10 +434,12 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
 
+    from .regions import Regions, least_bytes
+
     counted: dict[str, float] = {}
     flops: dict[str, float] = {}
-    known: dict[int, tuple[int, float]] = {}  # id of a tensor read from -> (its source's place, share of it)
-    reads: dict[int, float] = {}  # a source's place -> the most bytes one op read of it
+    known: dict[int, int] = {}  # id of a source, or of a view of one -> the source's place
+    reads: dict[int, Regions] = {}  # a source's place -> what its ops read of it (`regions`)
     sizes: list[int] = []  # each source's bytes, by place
     alive: list = []  # views kept, so that no id is reused while counting
     attention: dict = {}  # while an attention runs: the precision key and causal share of its products
@@ -459,22 +464,24 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
 
     def _note_reads(func, name: str, args, kwargs, out) -> None:
         leaves = [x for x in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
-        if func.is_view:  # a view reads nothing; what reads it later reads that share of its source
-            if leaves and id(leaves[0]) in known and isinstance(out, torch.Tensor):
-                place, share = known[id(leaves[0])]
-                known[id(out)] = (place, min(1.0, share * out.numel() / max(leaves[0].numel(), 1)))
-                alive.append(out)
-            return
         got = [o for o in torch.utils._pytree.tree_leaves(out) if isinstance(o, torch.Tensor)]
+        if func.is_view or name in SPLITS:  # a view reads nothing; what reads it later reads its region of its source
+            if leaves and id(leaves[0]) in known:
+                for o in got:  # one view, or the pieces of a split, chunk or unbind
+                    known[id(o)] = known[id(leaves[0])]
+                    alive.append(o)
+            return
         out_bytes = sum(o.numel() * o.element_size() for o in got)
         for i, t in enumerate(leaves):
             if id(t) not in known:
                 continue
-            place, share = known[id(t)]
-            amount = share * sizes[place]
+            place = known[id(t)]
+            regions = reads.setdefault(place, Regions(sizes[place]))
             if name in GATHERS and i == 0:  # a table read by rows: the rows gathered, not the table
-                amount = min(amount, out_bytes)
-            reads[place] = max(reads.get(place, 0.0), amount)
+                regions.floor(min(least_bytes(t.storage_offset(), tuple(t.shape), tuple(t.stride()),
+                                              t.element_size()), out_bytes))
+            else:
+                regions.read(t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.element_size())
 
     try:
         model, args = _on_meta(problem, seed)
@@ -485,7 +492,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     sources = [a for a in args if isinstance(a, torch.Tensor)] + [*model.parameters(), *model.buffers()] + \
         [t for _, t in held]
     for place, t in enumerate(sources):
-        known[id(t)] = (place, 1.0)
+        known[id(t)] = place
         sizes.append(int(t.numel()) * t.element_size())
     try:
         with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention), Counter():
@@ -515,7 +522,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
               "buffers (a gather's rows, not its whole table), once, and its outputs written once")
     if attention.get("seen"):
         source += f"; {attention['seen']}"
-    w = Work(flops, float(sum(reads.values())), float(sum(t.nbytes for t in outputs)), source)
+    w = Work(flops, float(sum(r.bytes() for r in reads.values())), float(sum(t.nbytes for t in outputs)), source)
     warnings = (attention["warning"],) if attention.get("warning") else ()
     return ProblemWork(w.check(), inputs, outputs, parameters, scalars, counted, warnings)
 
