@@ -310,6 +310,25 @@ def test_kernels_lists_each_problems_speed_of_light_on_a_gpu():
     assert mixed.exit_code == 2 and "give problems (.py) alone" in mixed.output
 
 
+@needs_torch
+def test_problems_from_several_folders_are_named_by_their_folder_too(tmp_path):
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    for level in ("level1", "level2"):
+        (tmp_path / level).mkdir()
+        shutil.copy(PROBLEMS / "row_sums.py", tmp_path / level / "1_sums.py")
+    r = CliRunner().invoke(app, ["kernels", str(tmp_path / "level1" / "1_sums.py"), str(tmp_path / "level2" / "1_sums.py"),
+                                 "--gpu", "h200", "--json"])
+    assert [p["name"] for p in json.loads(r.stdout)["problems"]] == ["level1/1_sums", "level2/1_sums"]
+    alone = CliRunner().invoke(app, ["kernels", str(tmp_path / "level1" / "1_sums.py"), "--gpu", "h200", "--json"])
+    assert [p["name"] for p in json.loads(alone.stdout)["problems"]] == ["1_sums"]
+
+
 def test_a_problem_without_a_gpu_to_read_is_refused_in_one_line(monkeypatch):
     from typer.testing import CliRunner
 

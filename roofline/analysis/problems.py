@@ -55,8 +55,11 @@ class ProblemBounds:
 def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     """Every problem file of `paths` on `device`. A file that is not a problem, or whose reference
     cannot be read on the meta device (`workload.problem`), is one line of `errors` and the others
-    are read; given alone, it raises UsageError with that line."""
+    are read; given alone, it raises UsageError with that line. A problem is named by its file's
+    stem, or, where the files come from more than one folder, by its folder and stem
+    (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`)."""
     rows, errors = [], []
+    folders = len({Path(p).resolve().parent for p in paths}) > 1
     for path in paths:
         try:
             with pytorch_defaults():  # each file read as if alone (one may turn TF32 on as it is imported)
@@ -66,7 +69,8 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
                 raise
             errors.append(str(exc))
             continue
-        rows.append(ProblemBound(Path(path).stem, Path(path), found, speed_of_light(found.work, device.roofs)))
+        name = f"{Path(path).parent.name}/{Path(path).stem}" if folders else Path(path).stem
+        rows.append(ProblemBound(name, Path(path), found, speed_of_light(found.work, device.roofs)))
     measured = any(t.measured for r in rows for t in r.sol.terms)
     notes = [f"T_SOL = max(FLOPs / the roof of their precision, compulsory bytes / DRAM); "
              f"{'measured ceilings where the device records them' if measured else 'the datasheet roofs'} of "
