@@ -57,6 +57,25 @@ def kernels_record(kernels: CallKernels | None) -> KernelsRecord | None:
     return None if kernels is None else KernelsRecord(**asdict(kernels))
 
 
+def emulated_light(work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> sol.SpeedOfLight | None:
+    """A problem's speed of light with its FP32 matrix products done as 3xTF32 on the tensor cores,
+    where that is faster than FP32 on `roofs` (`sol.fp32_on_tensor_cores`); else None."""
+    emulated = sol.fp32_on_tensor_cores(work, roofs)
+    return sol.speed_of_light(emulated, roofs, l2_bytes) if emulated is not None else None
+
+
+def emulation_notes(entries: list[GradeEntry], work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> list[str]:
+    """One note for each graded entry faster than its speed of light by the margin and not flagged
+    for it: its FP32 products may have run as 3xTF32 (`emulated_light`)."""
+    emulated = emulated_light(work, roofs, l2_bytes)
+    if emulated is None:
+        return []
+    return [f"{e.name}: {e.share:.2f}x its speed of light at FP32's roof, within 3xTF32's "
+            f"({emulated.ms:.4g} ms): FP32 matrix products can run FP32-accurate on the tensor cores, three "
+            "TF32 products each, so this is not flagged" for e in entries
+            if e.share is not None and e.share > sol.FASTER_THAN_LIGHT and not e.flags]
+
+
 def activity_notes(whys: list[str | None]) -> list[str]:
     """One note for the runs whose calls' kernels CUPTI did not record (`whys`: each run's
     `kernels_why`), where CUPTI itself was missing: the events and the wall clock alone timed them."""
@@ -183,7 +202,8 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
         error = error or f"not graded: {kept.evidence}"
     if time_ms is not None and error is None:
         no_work = integrity.no_gpu_work(time_ms, light, roofs.launch_ms)
-        fast = integrity.faster_than_light(time_ms, light) if not no_work else None
+        fast = integrity.faster_than_light(time_ms, light, emulated_light(work, roofs, device.l2_bytes)) \
+            if not no_work else None
         for f in (no_work, fast):
             if f is not None:
                 flags.append(f)

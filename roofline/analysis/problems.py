@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..model.device import DeviceSpec
+from ..model import sol
 from ..model.sol import SpeedOfLight, speed_of_light
 from ..workload.problem import ProblemWork, load, pytorch_defaults, work
 
@@ -81,6 +82,12 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
         notes.append("FP32 convolutions are read as TF32 tensor work (PyTorch leaves cuDNN's TF32 on: "
                      "torch.backends.cudnn.allow_tf32) and FP32 matrix products as FP32 (its matmul TF32 is off: "
                      "torch.backends.cuda.matmul.allow_tf32), as a reference runs them by default")
+    emulated = [r for r in rows if sol.fp32_on_tensor_cores(r.work.work, device.roofs) is not None]
+    if emulated:
+        fp32, tf32 = device.roofs.roof("fp32", True).value, device.roofs.roof("tf32_tensor", True).value
+        notes.append(f"FP32 matrix products are bound at FP32's roof; done FP32-accurate as 3xTF32 (three TF32 "
+                     f"tensor-core products each) they can run up to {tf32 / sol.EMULATION_PASSES / fp32:.2f}x faster "
+                     f"on {device.name}: a candidate that fast is graded, not flagged faster than light")
     if not device.roofs.launch_ms:
         notes.append("no launch floor: T_SOL here is the work's alone; `roofline run` on the GPU also measures an "
                      "empty kernel's launch and counts it in the bound (a problem under a few microseconds is bound "

@@ -141,6 +141,25 @@ def speed_of_light(work: Work, roofs: Roofs, l2_bytes: int | None = None) -> Spe
     return SpeedOfLight(tuple(terms), tuple(missing), fits)
 
 
+EMULATION_PASSES = 3  # TF32 tensor-core products per FP32 product in 3xTF32 (`fp32_on_tensor_cores`)
+
+
+def fp32_on_tensor_cores(work: Work, roofs: Roofs) -> Work | None:
+    """`work` with its FP32 FLOPs done as 3xTF32 (each FP32 operand split into a TF32 high part and
+    the TF32 rest, each product the three TF32 tensor-core products big*big, big*small and
+    small*big: FP32's accuracy; CUTLASS's emulated SGEMM, 48 TFLOP/s on an A100 whose FP32 roof is
+    19.5), where that is faster on `roofs` than FP32 itself, else None. For FP32 work that is matrix
+    products (a problem's, counted by PyTorch's FLOP counter): a kernel that does them so is FP32
+    work faster than FP32's roof, honestly."""
+    f = work.flops.get("fp32")
+    tf32, fp32 = roofs.roof("tf32_tensor", True), roofs.roof("fp32", True)
+    if not f or tf32 is None or fp32 is None or tf32.value / EMULATION_PASSES <= fp32.value:
+        return None
+    flops = {k: v for k, v in work.flops.items() if k != "fp32"}
+    flops["tf32_tensor"] = flops.get("tf32_tensor", 0.0) + EMULATION_PASSES * f
+    return Work(flops, work.bytes_read, work.bytes_written, work.source)
+
+
 def share(t_sol_ms: float, time_ms: float) -> float | None:
     """T_SOL / T: 1 at the bound, above 1 faster than light. None without a positive time."""
     return t_sol_ms / time_ms if time_ms and time_ms > 0 and t_sol_ms > 0 else None
