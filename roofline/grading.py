@@ -70,7 +70,7 @@ def emulation_notes(entries: list[GradeEntry], work: sol.Work, roofs: Roofs, l2_
     emulated = emulated_light(work, roofs, l2_bytes)
     if emulated is None:
         return []
-    return [f"{e.name}: {e.share:.2f}x its speed of light at FP32's roof, within 3xTF32's "
+    return [f"{e.name}: {e.share:.2f}x faster than its speed of light at FP32's roof, within 3xTF32's "
             f"({emulated.ms:.4g} ms): FP32 matrix products can run FP32-accurate on the tensor cores, three "
             "TF32 products each, so this is not flagged" for e in entries
             if e.share is not None and e.share > sol.FASTER_THAN_LIGHT and not e.flags]

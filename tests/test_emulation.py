@@ -47,7 +47,7 @@ def test_a_problems_candidate_at_3xtf32s_speed_is_graded_with_a_note():
     e = grading.problem_entry(_run(1.2), "1_Square", MATMUL, H200, 0.005)
     assert e.graded and e.flags == [] and e.share == pytest.approx(2 * 4096 ** 3 / FP32 / 1e6 / 1.2)
     notes = grading.emulation_notes([e], MATMUL, H200.roofs, H200.l2_bytes)
-    assert notes == [f"cutlass_3xtf32: {e.share:.2f}x its speed of light at FP32's roof, within 3xTF32's "
+    assert notes == [f"cutlass_3xtf32: {e.share:.2f}x faster than its speed of light at FP32's roof, within 3xTF32's "
                      f"({3 * 2 * 4096 ** 3 / TF32 / 1e6:.4g} ms): "
                      "FP32 matrix products can run FP32-accurate on the tensor cores, three TF32 products each, so "
                      "this is not flagged"]
