@@ -1,5 +1,5 @@
 """A timed call's kernels from CUPTI's activity records (`measure.activity`): kernels owned to the
-call whose launch began inside it, from any thread and on any stream; the span, the busy time and
+call that started between the two idle points around it, from any thread and on any stream; the span, the busy time and
 the flag read from them (`integrity.kernels_past_events`, `grading.late_work`). Records made by
 hand with CUPTI's fields (ns on CUPTI's time base); on the CPU."""
 
@@ -7,39 +7,34 @@ import pytest
 
 from roofline import grading
 from roofline.measure import activity
-from roofline.measure.activity import CallKernels, KernelRecord, LaunchRecord, per_call
+from roofline.measure.activity import CallKernels, KernelRecord, per_call
 
 
-def test_kernels_are_the_calls_whose_launch_began_inside_it_on_any_stream():
-    windows = [(1_000, 2_000), (10_000, 11_000)]
-    launches = [LaunchRecord(1, 900),  # the harness's flush, launched before the call
-                LaunchRecord(2, 1_100), LaunchRecord(3, 1_500),  # the call's: main stream, a side stream
-                LaunchRecord(4, 2_500),  # a thread left running launches after the call returned
-                LaunchRecord(5, 10_100)]
-    kernels = [KernelRecord(1, 7, 1_000, 1_900),
-               KernelRecord(2, 7, 2_000, 3_000), KernelRecord(3, 13, 2_500, 1_002_500),
-               KernelRecord(4, 7, 3_000, 4_000),
-               KernelRecord(5, 7, 10_200, 10_700)]
-    got = per_call(windows, launches, kernels)
+def test_kernels_are_those_that_started_between_the_idle_points_on_any_stream():
+    windows = [(1_000, 1_003_000), (10_000_000, 10_001_000)]
+    kernels = [KernelRecord(7, 500, 900),  # the harness's flush, done before the window opened
+               KernelRecord(7, 2_000, 3_000), KernelRecord(13, 2_500, 1_002_500),  # the call's: main stream, a side one
+               KernelRecord(7, 1_003_100, 1_004_000),  # a thread left running launches once the device is idle
+               KernelRecord(7, 10_000_200, 10_000_700)]
+    got = per_call(windows, kernels)
     # call 1: 2,000 to 1,002,500 ns on two streams, busy the same (the side stream covers the main);
     # call 2: 500 ns on one; medians of the two
     assert got.span_ms == pytest.approx((1.0005 + 0.0005) / 2) and got.busy_ms == pytest.approx(got.span_ms)
     assert (got.launches, got.streams, got.calls) == (2, 2, 2)  # medians of (2, 1) launches, (2, 1) streams
-    alone = per_call(windows[:1], launches, kernels)  # the first call alone: the flush and the late launch not its
+    alone = per_call(windows[:1], kernels)  # the first call alone: the flush and the late launch not its
     assert (alone.span_ms, alone.launches, alone.streams) == (pytest.approx(1.0005), 2, 2)
 
 
 def test_the_busy_time_counts_overlapping_kernels_once():
-    windows = [(0, 100)]
-    launches = [LaunchRecord(i, 10 * i) for i in range(1, 4)]
-    kernels = [KernelRecord(1, 1, 1_000, 3_000), KernelRecord(2, 2, 2_000, 4_000), KernelRecord(3, 1, 6_000, 7_000)]
-    got = per_call(windows, launches, kernels)
+    windows = [(0, 10_000)]
+    kernels = [KernelRecord(1, 1_000, 3_000), KernelRecord(2, 2_000, 4_000), KernelRecord(1, 6_000, 7_000)]
+    got = per_call(windows, kernels)
     assert got.span_ms == pytest.approx(0.006) and got.busy_ms == pytest.approx(0.004)
     assert (got.launches, got.streams) == (3, 2)
 
 
 def test_no_kernel_in_any_call_is_none():
-    assert per_call([(0, 10)], [LaunchRecord(1, 20)], [KernelRecord(1, 1, 30, 40)]) is None
+    assert per_call([(0, 10)], [KernelRecord(1, 30, 40)]) is None
 
 
 def test_kernels_that_outrun_the_events_raise_async_return_where_the_wall_clock_did_not():
@@ -76,10 +71,10 @@ class _FakeCupti:
     sink at the flush, kinds enabled and disabled counted."""
 
     class ActivityKind:
-        CONCURRENT_KERNEL, RUNTIME, DRIVER = "kernel", "runtime", "driver"
+        CONCURRENT_KERNEL, RUNTIME = "kernel", "runtime"
 
     def __init__(self, fail: str = "") -> None:
-        self.fail, self.enabled, self.t, self.sink = fail, set(), 0, None
+        self.fail, self.enabled, self.asked, self.t, self.sink = fail, set(), [], 0, None
 
     def _maybe(self, what: str) -> None:
         if self.fail == what:
@@ -94,6 +89,7 @@ class _FakeCupti:
 
     def activity_enable(self, kind):
         self._maybe(f"enable {kind}")
+        self.asked.append(kind)
         self.enabled.add(kind)
         self.enabled_at = self.t
 
@@ -106,9 +102,10 @@ class _FakeCupti:
         import types
         records = []
         for i in range(3):  # the i-th call's window: timestamps 2i+1 and 2i+2 after the enabling
-            records.append(types.SimpleNamespace(kind="runtime", correlation_id=i, start=self.enabled_at + 20 * i + 15))
-            records.append(types.SimpleNamespace(kind="kernel", correlation_id=i, stream_id=7, start=1000 * i,
-                                                 end=1000 * i + 300))
+            records.append(types.SimpleNamespace(kind="runtime", correlation_id=i, start=self.enabled_at + 20 * i + 15,
+                                                 end=self.enabled_at + 20 * i + 16))  # a kind not asked for: ignored
+            records.append(types.SimpleNamespace(kind="kernel", correlation_id=i, stream_id=7,
+                                                 start=self.enabled_at + 20 * i + 15, end=self.enabled_at + 20 * i + 18))
         activity._SINK[0](records)
 
 
@@ -133,11 +130,12 @@ def test_one_set_of_calls_gives_the_events_the_wall_clock_and_the_kernels(fake_g
 
     (events, wall), kernels, why = idle_calls(lambda: None, None, calls=3)
     assert events == 1.0 and wall >= 0 and why is None
-    assert kernels == CallKernels(span_ms=0.0003, busy_ms=0.0003, launches=1, streams=1, calls=3)
+    assert kernels == CallKernels(span_ms=0.000003, busy_ms=0.000003, launches=1, streams=1, calls=3)
+    assert fake_gpu.asked == ["kernel"]  # kernels alone: no record per API call
     assert fake_gpu.enabled == set() and activity._SINK[0] is activity._drop
 
 
-@pytest.mark.parametrize("fail", ["flush", "disable runtime", "enable driver"])
+@pytest.mark.parametrize("fail", ["flush", "disable kernel", "enable kernel"])
 def test_cupti_failing_in_the_calls_is_said_and_the_events_stand(fake_gpu, fail):
     from roofline.measure.graded import idle_calls
 

@@ -4,19 +4,21 @@ its CUDA events: a second clock the call cannot move.
 Events time what happens on the stream they are recorded on. A call that puts its work on a stream
 of its own, or on another thread, or that replaces the harness's synchronisation, can end its
 events early. CUPTI's records come from the driver: every kernel of the process, on any stream,
-launched from any thread, with its start and end on the GPU's clock, and every launch API call
-(runtime and driver) with its thread and its place on the host clock. Both are on CUPTI's one time
-base (`cuptiGetTimestamp`).
+launched from any thread, with its start and end on the GPU's clock, on CUPTI's one time base
+(`cuptiGetTimestamp`).
 
-A `Recording` enables CUPTI's CONCURRENT_KERNEL, RUNTIME and DRIVER activities while a graded call
-is called a few times from an idle device (`graded.idle_calls`, the same calls that its events and
-the wall clock time), each call between two host timestamps, and owns to a call every kernel whose
-launch API call began between them (by correlation id), from whichever thread. Per call: the span
-(the first kernel's start to the last one's end), the busy time (the union of the kernels'
-intervals), the launches and the streams; the medians of the calls. Work the harness launches
-ahead of a call (the L2 flush, the inputs' copies) is launched before the first timestamp and is
-not the call's. Kernels launched after the call returned (a thread left running) are not its
-either: the audit after the timing finds what they change.
+A `Recording` enables CUPTI's CONCURRENT_KERNEL activity (kernels alone: no record per API call)
+while a graded call is called a few times from an idle device (`graded.idle_calls`, the same calls
+that its events and the wall clock time). Each call is made in a window that opens with the device
+idle (the harness's copies and L2 flush done and waited for) and closes with the device idle again
+(after the synchronize that ends the wall clock): every kernel that starts inside it was launched by
+the call, on whichever stream, from whichever thread, while its work ran. Per call: the span (the
+first kernel's start to the last one's end), the busy time (the union of the kernels' intervals),
+the launches and the streams; the medians of the calls. Kernels that start once the device is idle
+again (a thread left running) are not the call's: the audit after the timing finds what they change.
+An earlier version also enabled the RUNTIME and DRIVER activities to own each kernel by the API
+call that launched it: a record for every API call, which cost more host time than the calls
+themselves (bench/experiments/cupti_cost.py).
 
 Where `cupti-python` is not installed, or its library does not load, `available()` says why in one
 line and nothing is recorded; where another CUPTI client holds the process (Nsight Compute,
@@ -51,22 +53,11 @@ class CallKernels:
 
 @dataclass(frozen=True)
 class KernelRecord:
-    """One kernel's activity record: the correlation id of the API call that launched it, its
-    stream, its start and end (ns, CUPTI's time base)."""
+    """One kernel's activity record: its stream, its start and end (ns, CUPTI's time base)."""
 
-    correlation_id: int
     stream_id: int
     start_ns: int
     end_ns: int
-
-
-@dataclass(frozen=True)
-class LaunchRecord:
-    """One runtime or driver API call's record: its correlation id and when it began on the host
-    (ns, CUPTI's time base)."""
-
-    correlation_id: int
-    start_ns: int
 
 
 def _drop(activities) -> None:
@@ -118,16 +109,14 @@ def _union_ns(intervals: list[tuple[int, int]]) -> int:
     return total
 
 
-def per_call(windows: list[tuple[int, int]], launches: Iterable[LaunchRecord],
-             kernels: Iterable[KernelRecord]) -> CallKernels | None:
-    """The medians over `windows` (each call's (begin, end) on the host, ns) of the kernels whose
-    launch API call began inside the window, as the module says; None when no call launched a
-    kernel. A call without kernels counts as 0 launches and 0 ms."""
-    launches, kernels = list(launches), list(kernels)
+def per_call(windows: list[tuple[int, int]], kernels: Iterable[KernelRecord]) -> CallKernels | None:
+    """The medians over `windows` (each call's (begin, end), ns on CUPTI's time base, the device idle
+    at both) of the kernels that started inside the window, as the module says; None when no call
+    launched a kernel. A call without kernels counts as 0 launches and 0 ms."""
+    kernels = list(kernels)
     spans, busy, counts, streams = [], [], [], []
     for begin, end in windows:
-        ids = {a.correlation_id for a in launches if begin <= a.start_ns <= end}
-        mine = [k for k in kernels if k.correlation_id in ids]
+        mine = [k for k in kernels if begin <= k.start_ns <= end]
         counts.append(len(mine))
         streams.append(len({k.stream_id for k in mine}))
         if mine:
@@ -143,10 +132,10 @@ def per_call(windows: list[tuple[int, int]], launches: Iterable[LaunchRecord],
 
 
 class Recording:
-    """CUPTI's CONCURRENT_KERNEL, RUNTIME and DRIVER activities enabled while it is open (`with`),
-    and the calls looked at inside it marked by `window()`: a call made inside `with
-    recording.window():` owns every kernel whose launch API call began between the two host
-    timestamps it takes (module docstring). `kernels` (after the `with`) gives their medians.
+    """CUPTI's CONCURRENT_KERNEL activity enabled while it is open (`with`), and the calls looked at
+    inside it marked by `window()`: a call made inside `with recording.window():`, opened and closed
+    with the device idle, owns every kernel that started between the two timestamps it takes
+    (module docstring). `kernels` (after the `with`) gives their medians.
     Entering raises RuntimeError where CUPTI cannot be used (`available` says why, and callers ask
     it first), or CUPTI's own error where another client holds it (every kind it had enabled
     disabled again); leaving never raises CUPTI's errors but keeps the first in `error`."""
@@ -154,7 +143,6 @@ class Recording:
     def __init__(self) -> None:
         self.windows: list[tuple[int, int]] = []
         self._kernels: list[KernelRecord] = []
-        self._launches: list[LaunchRecord] = []
         self._enabled: list = []
         self.error: Exception | None = None  # what CUPTI raised as the records were flushed or disabled
 
@@ -165,18 +153,15 @@ class Recording:
         cupti = _cupti()
 
         def completed(activities):
-            for a in activities:
-                if a.kind == cupti.ActivityKind.CONCURRENT_KERNEL:
-                    self._kernels.append(KernelRecord(a.correlation_id, a.stream_id, a.start, a.end))
-                elif a.kind in (cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER):
-                    self._launches.append(LaunchRecord(a.correlation_id, a.start))
+            self._kernels.extend(KernelRecord(a.stream_id, a.start, a.end) for a in activities
+                                 if a.kind == cupti.ActivityKind.CONCURRENT_KERNEL)
 
         _SINK[0] = completed
         if not _REGISTERED:  # once a process: CUPTI's callbacks then hand the buffers to the sink of the moment
             cupti.activity_register_callbacks(lambda: (BUFFER_BYTES, 0), lambda activities: _SINK[0](activities))
             _REGISTERED.append(True)
         try:
-            for kind in (cupti.ActivityKind.CONCURRENT_KERNEL, cupti.ActivityKind.RUNTIME, cupti.ActivityKind.DRIVER):
+            for kind in (cupti.ActivityKind.CONCURRENT_KERNEL,):
                 cupti.activity_enable(kind)
                 self._enabled.append(kind)
         except BaseException:
@@ -209,7 +194,8 @@ class Recording:
 
     @contextmanager
     def window(self):
-        """The call made inside it is one of the calls looked at (a timestamp before it and after)."""
+        """The call made inside it is one of the calls looked at (a timestamp before it and after):
+        opened and closed with the device idle (module docstring)."""
         cupti = _cupti()
         begin = cupti.get_timestamp()
         try:
@@ -222,4 +208,4 @@ class Recording:
         CUPTI raised while the records were flushed (`error`)."""
         if self.error is not None:
             return None
-        return per_call(self.windows, self._launches, self._kernels)
+        return per_call(self.windows, self._kernels)

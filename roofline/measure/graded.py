@@ -418,12 +418,13 @@ def idle_calls(call: Callable[[], None], before: Callable[[], None] | None = Non
     """`calls` calls of `call`, each after `before` and from an idle device, looked at three ways:
     the events recorded around it on the current stream, the wall clock from before it to the whole
     device idle again (cudaDeviceSynchronize: every stream), and CUPTI's activity records of the
-    kernels it launched on any stream from any thread (`activity.Recording`). Returns ((events,
+    kernels that started between the two idle points, on any stream, launched from any thread
+    (`activity.Recording`). Returns ((events,
     wall clock) medians in ms, the kernels or None, why there are none or None): CUPTI not
     there, held by another client (a profiler: the events and the wall clock are still taken), or
     no kernel launched. One set of calls serves the three: each recording costs its own calls, and
-    CUPTI's records add host time at each API call, which both the events and the wall clock see,
-    and no gap between them."""
+    CUPTI's records add host time at each kernel launch, which both the events and the wall clock
+    see, and no gap between them."""
     import cupy
     device = cupy.cuda.Device()
     why = activity.available()
@@ -441,13 +442,13 @@ def idle_calls(call: Callable[[], None], before: Callable[[], None] | None = Non
                 before()
             device.synchronize()
             start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-            t0 = time.perf_counter()
-            start.record()
-            with recording.window() if recording is not None else contextlib.nullcontext():
+            with recording.window() if recording is not None else contextlib.nullcontext():  # idle to idle
+                t0 = time.perf_counter()
+                start.record()
                 call()
-            stop.record()
-            device.synchronize()
-            walls.append(1000 * (time.perf_counter() - t0))
+                stop.record()
+                device.synchronize()
+                walls.append(1000 * (time.perf_counter() - t0))
             events.append(cupy.cuda.get_elapsed_time(start, stop))
     found = recording.kernels() if recording is not None else None
     if recording is not None and recording.error is not None:
