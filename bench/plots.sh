@@ -122,7 +122,8 @@ if [ "$part" != charts ]; then
     bash bench/grade_cost.sh "${KERNELBENCH:-../KernelBench}" /tmp/before plots/grade-cost-h100-20261207b.txt
     for p in 1_Square_matrix_multiplication_ 88_MinGPTNewGelu 19_ReLU; do
         python3 bench/experiments/cupti_cost.py "${KERNELBENCH:-../KernelBench}/KernelBench/level1/$p.py"
-    done > plots/cupti-cost-h100.txt
+    done > /tmp/cupti-cost.txt
+    cp /tmp/cupti-cost.txt plots/cupti-cost-h100.txt
     # the public SGEMM ladder (siboehm/SGEMM_CUDA in SGEMM_CUDA) timed beside ours, and two public programs graded
     # as they are (NVIDIA/cuda-samples in CUDA_SAMPLES, karpathy/llm.c in LLM_C): made on an H200, 2026-12-05
     bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096
