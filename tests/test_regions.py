@@ -59,3 +59,15 @@ def test_a_view_too_fragmented_to_split_counts_its_fewest_bytes(monkeypatch):
     assert r.bytes() == 100 * 4
     assert least_bytes(0, (100, 5), (1, 1), 4) == 104 * 4  # overlapping windows (unfold): its extent
     assert least_bytes(0, (7, 3), (0, 1), 4) == 12  # a broadcast: its distinct elements
+
+
+def test_a_strided_read_moves_whole_sectors():
+    column = Regions(64 * 1024 * 4)  # x[:, 0] of a 64 x 1024 fp32 x: a 32-byte sector of every row
+    column.read(0, (64,), (1024,), 4)
+    assert column.bytes() == 64 * 32
+    every_other = Regions(64 * 1024 * 4)  # x[:, ::2]: every sector of x
+    every_other.read(0, (64, 512), (1024, 2), 4)
+    assert every_other.bytes() == 64 * 1024 * 4
+    tail = Regions(100)  # the last 4 bytes of a 100-byte tensor: its last sector, but no more than the tensor
+    tail.read(24, (1,), (1,), 4)
+    assert tail.bytes() == 32

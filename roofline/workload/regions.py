@@ -6,9 +6,11 @@ own type. Its elements lie in runs of consecutive addresses: the dimensions of l
 merged while each one's stride is the run so far (a contiguous tensor, or a transposed one, is
 one run; `x[:, :64]` of a 4096-wide `x` is a run of 64 per row; a broadcast dimension, stride 0,
 repeats addresses and adds none). Each view read adds its runs, as byte intervals; the bytes read
-are their union. So `x[0] + x[1]` reads two halves of a two-row `x` (both rows, where the most
-any one op read was one), `chunk`, `split` and `unbind` pieces add up, and a region read twice
-(an RNN's weights at every step) counts once.
+are their union, in whole 32-byte sectors (`SECTOR`: what the L2 fetches from DRAM at the least;
+a tensor's storage starts on a sector). So `x[0] + x[1]` reads two halves of a two-row `x` (both
+rows, where the most any one op read was one), `chunk`, `split` and `unbind` pieces add up, a
+region read twice (an RNN's weights at every step) counts once, and a column of an FP32 matrix
+reads a sector of every row, 32 bytes for each 4 it uses.
 
 A view of more than MAX_RUNS runs (a column of a tall matrix, one element a run) is not split
 into runs: it counts as the fewest bytes it can hold, its distinct elements at most and its
@@ -22,6 +24,7 @@ import math
 
 import numpy as np
 
+SECTOR = 32  # bytes: the least a DRAM access moves (an L2 sector)
 MAX_RUNS = 1 << 20  # runs one view may add (beyond: its size alone, as a floor)
 MAX_TOTAL = 1 << 23  # runs kept for one source (beyond: the union so far, as a floor)
 
@@ -95,8 +98,8 @@ class Regions:
         if starts.size == 1 and length >= self.size:
             self.whole = True
             return
-        self._starts.append(starts)
-        self._ends.append(starts + length)
+        self._starts.append(starts // SECTOR * SECTOR)  # whole sectors
+        self._ends.append(-(-(starts + length) // SECTOR) * SECTOR)
         self._runs += starts.size
 
     def floor(self, amount: float) -> None:
