@@ -7,7 +7,7 @@ prints: the least time any candidate can take, before a candidate exists.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import UsageError
@@ -53,14 +53,28 @@ class ProblemBounds:
                 "errors": list(self.errors), "notes": list(self.notes)}
 
 
+def _labels(paths: list[Path]) -> dict:
+    """Each path's name for a table: its stem where the files share one folder, else the fewest
+    trailing parts of its path, from its folder on, that tell every file apart
+    (`level1/1_Square_matrix_multiplication_`; `a/x/p` beside `b/x/p`)."""
+    parts = {p: Path(p).resolve().with_suffix("").parts for p in paths}
+    if len({Path(p).resolve().parent for p in paths}) <= 1:
+        return {p: Path(p).stem for p in paths}
+    for k in range(2, max(len(v) for v in parts.values()) + 1):
+        named = {p: "/".join(v[-k:]) for p, v in parts.items()}
+        if len(set(named.values())) == len(set(map(str, named))):
+            return named
+    return {p: str(Path(p)) for p in paths}
+
+
 def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     """Every problem file of `paths` on `device`. A file that is not a problem, or whose reference
     cannot be read on the meta device (`workload.problem`), is one line of `errors` and the others
     are read; given alone, it raises UsageError with that line. A problem is named by its file's
     stem, or, where the files come from more than one folder, by its folder and stem
     (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`)."""
-    rows, errors = [], []
-    folders = len({Path(p).resolve().parent for p in paths}) > 1
+    rows, errors, moves = [], [], {}
+    labels = _labels(paths)
     for path in paths:
         try:
             with pytorch_defaults():  # each file read as if alone (one may turn TF32 on as it is imported)
@@ -70,7 +84,11 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
                 raise
             errors.append(str(exc))
             continue
-        name = f"{Path(path).parent.name}/{Path(path).stem}" if folders else Path(path).stem
+        name = labels[path]
+        moved, lines = sol.on_device(found.work, device.roofs)  # work in a precision the GPU has no roof for
+        for line in lines:
+            moves[line] = moves.get(line, 0) + 1
+        found = replace(found, work=moved)
         rows.append(ProblemBound(name, Path(path), found, speed_of_light(found.work, device.roofs)))
     measured = any(t.measured for r in rows for t in r.sol.terms)
     notes = [f"T_SOL = max(FLOPs / the roof of their precision, compulsory bytes / DRAM); "
@@ -78,6 +96,7 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
              f"{device.name}; the work as PyTorch's FLOP counter reads the reference on the meta device (matrix "
              "products, convolutions, attention; other ops count no FLOPs, so their bytes bound them)"]
     notes += [f"{r.name}: {w}" for r in rows for w in r.work.warnings]
+    notes += [f"{line} ({n} problem{'s' if n > 1 else ''})" for line, n in moves.items()]
     if any(r.work.work.flops.get("tf32_tensor") for r in rows):
         notes.append("FP32 convolutions are read as TF32 tensor work (PyTorch leaves cuDNN's TF32 on: "
                      "torch.backends.cudnn.allow_tf32) and FP32 matrix products as FP32 (its matmul TF32 is off: "

@@ -287,6 +287,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     from ..measure import ceilings, nvml
     from ..measure.graded import launch_floor_ms
     from ..measure.problem_child import grade_each, request_for
+    from ..model import sol
     from ..model.timing import TimingOptions
     from ..progress import Progress
     from ..results import store
@@ -323,13 +324,15 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     runs = grade_each([request_for(problem_path, c, device.pci_bus_id, device.l2_bytes, timing.budget_s,
                                    timing.full_clock_share) for c in [None, *candidate_paths]])
     progress.step("graded")
-    entries = [grading.problem_entry(r, loaded.name, found.work, device, launch_ms) for r in runs]
+    ran, moves = sol.on_device(found.work, device.roofs)  # work in a precision this GPU has no roof for
+    entries = [grading.problem_entry(r, loaded.name, ran, device, launch_ms) for r in runs]
     entries = grading.with_baseline(entries, ["reference"])
     failures = [f"{e.name}: {e.error}" for e in entries if e.error]
     notes = [f"{loaded.name}: its work read from {found.work.source}; "
              "each timed call on inputs of its own, drawn before the timing"] + \
         [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs]) + \
-        grading.emulation_notes(entries, found.work, replace(device.roofs, launch_ms=launch_ms or device.roofs.launch_ms),
+        [f"{loaded.name}: {m}" for m in moves] + \
+        grading.emulation_notes(entries, ran, replace(device.roofs, launch_ms=launch_ms or device.roofs.launch_ms),
                                 device.l2_bytes) + \
         [f"{loaded.name}: the reference disagrees with a second instance of itself ({r.self_check}): each candidate is "
          "checked against an answer that moves" for r in runs if r.self_check]

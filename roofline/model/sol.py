@@ -141,6 +141,31 @@ def speed_of_light(work: Work, roofs: Roofs, l2_bytes: int | None = None) -> Spe
     return SpeedOfLight(tuple(terms), tuple(missing), fits)
 
 
+# Where a GPU has no roof for a precision, the precision its work runs at there, fastest first: an FP32
+# convolution read as TF32 runs at FP32 on a GPU without TF32 tensor cores (a V100, a T4); BF16 or FP8 products
+# on one without their tensor cores run as FP16 ones, where it has those (`on_device`).
+RUNS_AS = {"tf32_tensor": ("fp32",), "bf16_tensor": ("fp16_tensor", "fp32"), "fp8_tensor": ("fp16_tensor", "fp32"),
+           "fp16_tensor": ("fp16", "fp32"), "fp64_tensor": ("fp64",)}
+
+
+def on_device(work: Work, roofs: Roofs) -> tuple[Work, list[str]]:
+    """`work` as it runs on the GPU of `roofs`: the FLOPs of a precision it has no roof for moved to
+    the first of `RUNS_AS` it has one for, and a line for each moved ('TF32 tensor work read at
+    FP32's roof: this GPU has no TF32 tensor roof'); work with nowhere to go stays (`SpeedOfLight.missing`)."""
+    flops, notes = {}, []
+    for key, amount in work.flops.items():
+        to = key
+        if amount and roofs.roof(key, True) is None:
+            to = next((k for k in RUNS_AS.get(key, ()) if roofs.roof(k, True) is not None), key)
+            if to != key:
+                notes.append(f"{LABELS.get(key, key)} work read at {LABELS.get(to, to)}'s roof: this GPU has no "
+                             f"{LABELS.get(key, key)} roof")
+        flops[to] = flops.get(to, 0.0) + amount
+    if not notes:
+        return work, []
+    return Work(flops, work.bytes_read, work.bytes_written, work.source), notes
+
+
 EMULATION_PASSES = 3  # TF32 tensor-core products per FP32 product in 3xTF32 (`fp32_on_tensor_cores`)
 
 
