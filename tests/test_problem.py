@@ -158,7 +158,8 @@ def test_a_candidate_given_as_a_problem_is_named_so_before_it_is_imported(tmp_pa
     assert problem.is_problem(tmp_path / "both.py") and problem.is_candidate(tmp_path / "both.py")
     # a star import may bring the problem in: such a file is imported, not refused unread
     (tmp_path / "starred.py").write_text("from base_problem import *\nclass ModelNew: pass\n")
-    with pytest.raises((UsageError, RunError), match=r"starred.py: (importing it raised|a problem in PyTorch needs)"):
+    cannot = r"starred.py: (it imports base_problem, which this Python cannot find|a problem in PyTorch needs)"
+    with pytest.raises((UsageError, RunError), match=cannot):
         problem.load(tmp_path / "starred.py")
 
 

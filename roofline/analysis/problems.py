@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import RunError, UsageError
 from ..model.device import DeviceSpec
 from ..model import sol
 from ..model.sol import SpeedOfLight, speed_of_light
@@ -79,8 +79,8 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
         try:
             with pytorch_defaults():  # each file read as if alone (one may turn TF32 on as it is imported)
                 found = work(load(path))
-        except UsageError as exc:
-            if len(paths) == 1:
+        except (UsageError, RunError) as exc:  # RunError: a package it imports is missing (no torch: raised alone)
+            if len(paths) == 1 or "needs torch" in str(exc):
                 raise
             errors.append(str(exc))
             continue

@@ -221,6 +221,10 @@ def _import(path: Path, role: str):
         raise RunError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)")
     try:
         return import_file(path, "roofline_problem_")
+    except ModuleNotFoundError as exc:  # a package this machine lacks (einops, transformers): a runtime failure
+        missing = exc.name or _first(exc)
+        raise RunError(f"{path}: it imports {missing}, which this Python cannot find: a package to install "
+                       f"(pip install {missing.split('.')[0]}), or a module to put beside it") from None
     except (Exception, SystemExit) as exc:  # the file's own error (or its exit), named in one line
         raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {_first(exc)}") from None
 
