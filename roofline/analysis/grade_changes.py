@@ -120,18 +120,25 @@ def compare(before: GradeResults, after: GradeResults, max_drop: float | None = 
                         [e.name for e in after.entries if (e.name, e.workload) not in key], max_drop, gpus)
 
 
+# A move read by time over T_SOL (the GPU changed), in words that do not say the time moved
+NEARER = {"faster": "nearer its light", "slower": "further from its light"}
+
+
 def lines(result: GradeChanges) -> list[str]:
     """The GPU change where there is one (a gate says it on stderr instead), one line per matched
     entry, then the names only one file has, then the gate's verdict where it was a gate."""
     out = list(result.notes) if result.max_drop is None else []
     for c in result.changes:
         def cell(e: GradeEntry) -> str:
+            why = ", ".join(f.code for f in e.flags) or (
+                "refused" if e.refused else "wrong" if any(not k.passed for k in e.checks) else "error" if e.error else "")
             if e.time_ms is None:
-                return "not timed"
+                return f"not timed ({why})" if why else "not timed"
             share = f", {100 * e.share:.1f}% of light" if e.share is not None else ""
-            return f"{e.time_ms:.4g} ms{share}"
+            return f"{e.time_ms:.4g} ms{share}" + ("" if e.graded or not why else f", not graded ({why})")
         over = "" if result.basis == "time" else " over T_SOL"
-        change = f" ({c.change:+.1%}{over}, {c.move})" if c.change is not None else ""
+        move = c.move if result.basis == "time" else NEARER.get(c.move, c.move)
+        change = f" ({c.change:+.1%}{over}, {move})" if c.change is not None else ""
         flags = f"; new flags: {', '.join(c.new_flags)}" if c.new_flags else ""
         verdict = f"; FAIL: {c.failure}" if c.failure else ""
         out.append(f"{c.name}: {cell(c.before)} -> {cell(c.after)}{change}{flags}{verdict}")
