@@ -217,8 +217,10 @@ def test_grade_files_of_two_gpu_models_are_read_by_time_over_t_sol_and_a_refused
     assert text.startswith("the GPU changed (NVIDIA H100 80GB HBM3 -> NVIDIA H200): each entry's change is that of "
                            "its time over its T_SOL")
     # the reference ran 0.01187 ms on both; its T_SOL is shorter on the H200 (30.7 % -> 23.2 % of light)
-    assert "reference: 0.01187 ms, 30.7% of light -> 0.01187 ms, 23.2% of light (+32.6% over T_SOL, slower)" in text
-    assert "matmul_side_stream: 3.147 ms -> 0.001856 ms; new flags: no_gpu_work" in text  # no "faster"
+    assert "reference: 0.01187 ms, 30.7% of light -> 0.01187 ms, 23.2% of light (+32.6% over T_SOL, further from its " \
+        "light)" in text  # not "slower": its time is the same
+    assert "matmul_side_stream: 3.147 ms, not graded (async_return) -> 0.001856 ms, not graded (no_gpu_work); new " \
+        "flags: no_gpu_work" in text  # no "faster", and why it is not graded on each side
     r = CliRunner().invoke(app, ["compare", str(h100), str(h200), "--max-drop", "5%", "--json"])
     doc = _json.loads(r.stdout)
     assert r.exit_code == 1 and doc["basis"] == "share" and doc["gpus"] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
