@@ -57,11 +57,29 @@ def kernels_record(kernels: CallKernels | None) -> KernelsRecord | None:
     return None if kernels is None else KernelsRecord(**asdict(kernels))
 
 
+# The most a candidate's output may differ from the reference's (relative Frobenius error, every draw) for its
+# time to be read against 3xTF32's bound: FP32's accuracy. 3xTF32 errs as FP32 does (about 1e-6 on a GEMM); one
+# TF32 or BF16 pass errs about 3e-4 on a plain 4096-deep GEMM, and 2e-5 to 4e-5 where a sigmoid and a sum or a
+# relu and a mean follow it, all inside the 1e-4 an FP32 output is checked to.
+EMULATED_TOLERANCE = 1e-5
+
+
 def emulated_light(work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> sol.SpeedOfLight | None:
     """A problem's speed of light with its FP32 matrix products done as 3xTF32 on the tensor cores,
     where that is faster than FP32 on `roofs` (`sol.fp32_on_tensor_cores`); else None."""
     emulated = sol.fp32_on_tensor_cores(work, roofs)
     return sol.speed_of_light(emulated, roofs, l2_bytes) if emulated is not None else None
+
+
+def fp32_accurate(run) -> bool:
+    """Whether a problem's run (`measure.problem_grade.ProblemRun`) answered as FP32 does: the
+    reference, or a candidate every output of whose every draw is within EMULATED_TOLERANCE of it.
+    Only such a run's time is read against 3xTF32's bound (`emulated_light`): a faster one in
+    lower precision is flagged as before."""
+    if run.reference:
+        return True
+    errors = [o.rel_error for d in run.check.draws for o in d.outputs] if run.check is not None else []
+    return bool(errors) and all(e is not None and e <= EMULATED_TOLERANCE for e in errors)
 
 
 def emulation_notes(entries: list[GradeEntry], work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> list[str]:
@@ -202,8 +220,8 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
         error = error or f"not graded: {kept.evidence}"
     if time_ms is not None and error is None:
         no_work = integrity.no_gpu_work(time_ms, light, roofs.launch_ms)
-        fast = integrity.faster_than_light(time_ms, light, emulated_light(work, roofs, device.l2_bytes)) \
-            if not no_work else None
+        emulated = emulated_light(work, roofs, device.l2_bytes) if fp32_accurate(run) else None
+        fast = integrity.faster_than_light(time_ms, light, emulated) if not no_work else None
         for f in (no_work, fast):
             if f is not None:
                 flags.append(f)

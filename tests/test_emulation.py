@@ -37,8 +37,8 @@ def test_a_time_within_3xtf32s_bound_is_not_faster_than_light_and_one_past_it_is
     assert integrity.faster_than_light(0.5, light, fast).code == "faster_than_light"  # past both
 
 
-def _run(ms: float) -> ProblemRun:
-    draws = tuple(DrawResult(s, (OutputResult("output 0", "float32", 1e-6, 1e-4, True),)) for s in (1, 2, 3))
+def _run(ms: float, error: float = 1e-6) -> ProblemRun:
+    draws = tuple(DrawResult(s, (OutputResult("output 0", "float32", error, 1e-4, True),)) for s in (1, 2, 3))
     return ProblemRun("cutlass_3xtf32", "c.py", False, CandidateCheck("1_Square", "c.py", "cuda", draws),
                       Timing(samples_ms=(ms,) * 5, warmup=1), async_ms=(ms, ms + 0.01))
 
@@ -54,3 +54,9 @@ def test_a_problems_candidate_at_3xtf32s_speed_is_graded_with_a_note():
     past = grading.problem_entry(_run(0.5), "1_Square", MATMUL, H200, 0.005)
     assert past.refused and [f.code for f in past.flags] == ["faster_than_light"]
     assert grading.emulation_notes([past], MATMUL, H200.roofs, H200.l2_bytes) == []
+
+
+def test_a_candidate_as_fast_but_only_as_accurate_as_one_tf32_pass_is_still_flagged():
+    # 3e-5: one TF32 pass where a sigmoid and a sum follow the GEMM, inside FP32's 1e-4, not FP32's accuracy
+    e = grading.problem_entry(_run(1.2, error=3e-5), "1_Square", MATMUL, H200, 0.005)
+    assert e.refused and [f.code for f in e.flags] == ["faster_than_light"]

@@ -205,6 +205,18 @@ def test_an_input_read_in_pieces_is_read_whole_and_a_piece_read_twice_once(tmp_p
 
 
 @needs_torch
+def test_bytes_are_read_as_timed_calls_lay_inputs_out_and_a_like_op_reads_none(tmp_path):
+    # a transposed input: every timed call gets a new contiguous copy, whose row 0 is 2^20 floats in a row
+    t = _problem(tmp_path, "transposed", "        pass", "        return xs[0][0] * 2", "[torch.randn(1 << 20, 16).t()]")
+    assert t.bytes_read == 4 * (1 << 20)
+    like = _problem(tmp_path, "like", "        pass", "        return torch.zeros_like(xs[0]) + xs[1]",
+                    "[torch.randn(4096, 1024), torch.randn(4096, 1024)]")
+    assert like.bytes_read == 4 * 4096 * 1024  # x[1] alone: zeros_like reads x[0]'s shape
+    with pytest.raises(UsageError, match=r"empty.py: its reference does no work to bound"):
+        _problem(tmp_path, "empty", "        pass", "        return xs[0] * 2", "[torch.randn(0, 16)]")
+
+
+@needs_torch
 def test_an_lstm_reads_its_input_its_state_and_its_weights(tmp_path):
     # batch 4, 16 steps, 32 features in, 64 hidden, 2 layers, batch first; h0 and c0 held as plain attributes
     init = ("        self.lstm = nn.LSTM(32, 64, 2, batch_first=True)\n"

@@ -57,8 +57,10 @@ def test_a_view_too_fragmented_to_split_counts_its_fewest_bytes(monkeypatch):
     r = Regions(4 * 100 * 100)
     r.read(0, (100,), (100,), 4)  # a column of a 100 x 100 fp32 matrix: 100 runs of one element
     assert r.bytes() == 100 * 4
-    assert least_bytes(0, (100, 5), (1, 1), 4) == 104 * 4  # overlapping windows (unfold): its extent
+    assert least_bytes(0, (100, 5), (1, 1), 4) == 100 * 4  # overlapping windows (unfold): its longest dimension
+    assert least_bytes(0, (20000, 20000), (1000, 1000), 4) == 20000 * 4  # 39,999 distinct elements, not 40 million
     assert least_bytes(0, (7, 3), (0, 1), 4) == 12  # a broadcast: its distinct elements
+    assert least_bytes(0, (64, 512), (1024, 2), 4) == 64 * 512 * 4  # every other element of each row: nested
 
 
 def test_a_strided_read_moves_whole_sectors():

@@ -69,6 +69,9 @@ SWITCHES = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow
 # Ops that read their first argument by rows or elements an index picks: they read what they return.
 # Ops whose pieces are views of their input though PyTorch does not mark them so (`_note_reads`).
 SPLITS = ("unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk")
+# Ops that read a tensor's shape and type, not its values (`torch.zeros_like(x)`): no bytes of it read.
+SHAPE_ONLY = ("empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
+              "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided", "empty_strided")
 GATHERS = ("embedding", "_embedding_bag", "embedding_bag", "index_select", "gather", "index", "take",
            "take_along_dim")  # the rest the counter knows: convolutions, attention
 
@@ -222,9 +225,10 @@ def _import(path: Path, role: str):
     try:
         return import_file(path, "roofline_problem_")
     except ModuleNotFoundError as exc:  # a package this machine lacks (einops, transformers): a runtime failure
-        missing = exc.name or _first(exc)
-        raise RunError(f"{path}: it imports {missing}, which this Python cannot find: a package to install "
-                       f"(pip install {missing.split('.')[0]}), or a module to put beside it") from None
+        if not exc.name:  # raised by the file itself, naming no module
+            raise UsageError(f"{path}: importing it raised ModuleNotFoundError: {_first(exc)}") from None
+        raise RunError(f"{path}: it imports {exc.name}, which this Python cannot find: a package to install "
+                       f"(pip install {exc.name.split('.')[0]}), or a module to put beside it") from None
     except (Exception, SystemExit) as exc:  # the file's own error (or its exit), named in one line
         raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {_first(exc)}") from None
 
@@ -469,6 +473,8 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     def _note_reads(func, name: str, args, kwargs, out) -> None:
         leaves = [x for x in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
         got = [o for o in torch.utils._pytree.tree_leaves(out) if isinstance(o, torch.Tensor)]
+        if name in SHAPE_ONLY:  # a new tensor of an input's shape: nothing of it read
+            return
         if func.is_view or name in SPLITS:  # a view reads nothing; what reads it later reads its region of its source
             if leaves and id(leaves[0]) in known:
                 for o in got:  # one view, or the pieces of a split, chunk or unbind
@@ -492,6 +498,9 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     except Exception as exc:
         raise UsageError(f"{problem.path}: building the reference or its inputs raised "
                          f"{type(exc).__name__}: {_first(exc)}") from None
+    # each input as every timed call gets it (`measure.problem_grade.rolled`: a new contiguous tensor), not as
+    # get_inputs laid it out: its sectors are those of that layout
+    args = [torch.empty(a.shape, dtype=a.dtype, device=a.device) if isinstance(a, torch.Tensor) else a for a in args]
     held = _held_tensors(model)
     sources = [a for a in args if isinstance(a, torch.Tensor)] + [*model.parameters(), *model.buffers()] + \
         [t for _, t in held]
@@ -528,7 +537,11 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
         source += f"; {attention['seen']}"
     w = Work(flops, float(sum(r.bytes() for r in reads.values())), float(sum(t.nbytes for t in outputs)), source)
     warnings = (attention["warning"],) if attention.get("warning") else ()
-    return ProblemWork(w.check(), inputs, outputs, parameters, scalars, counted, warnings)
+    try:
+        w = w.check()
+    except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound
+        raise UsageError(f"{problem.path}: its reference does no work to bound ({exc}): its tensors are empty") from None
+    return ProblemWork(w, inputs, outputs, parameters, scalars, counted, warnings)
 
 
 def _held_tensors(model) -> list[tuple[str, object]]:

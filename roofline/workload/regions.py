@@ -13,9 +13,9 @@ region read twice (an RNN's weights at every step) counts once, and a column of 
 reads a sector of every row, 32 bytes for each 4 it uses.
 
 A view of more than MAX_RUNS runs (a column of a tall matrix, one element a run) is not split
-into runs: it counts as the fewest bytes it can hold, its distinct elements at most and its
-extent at most, and the union is then at least that (`floor`). Every figure is a lower bound on
-the bytes read, never above what a kernel must move.
+into runs: it counts as the fewest bytes it surely covers (`least_bytes`), and the union is then
+at least that (`floor`). Every figure is a lower bound on the bytes read, never above what a
+kernel must move.
 """
 
 from __future__ import annotations
@@ -49,14 +49,20 @@ def runs(offset: int, shape: tuple[int, ...], stride: tuple[int, ...], itemsize:
 
 
 def least_bytes(offset: int, shape: tuple[int, ...], stride: tuple[int, ...], itemsize: int) -> int:
-    """The fewest bytes a view can cover without splitting it into runs: no more than its distinct
-    elements (a broadcast dimension's repeats left out) and no more than its extent (first
-    address to last)."""
+    """The fewest bytes a view covers, found without splitting it into runs: where its dimensions
+    nest (each one's stride at least the extent of those of smaller stride: no two of its elements
+    at one address) its elements, a broadcast dimension's repeats left out; else (windows that
+    overlap, `unfold`, `as_strided`) the elements of its longest dimension alone, which are
+    distinct whatever the others do."""
     if any(n == 0 for n in shape):
         return 0
-    distinct = math.prod(n for n, s in zip(shape, stride) if s != 0)
-    extent = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, stride))
-    return min(distinct, extent) * itemsize
+    dims = sorted((s, n) for n, s in zip(shape, stride) if n > 1 and s != 0)
+    reach = 1  # elements spanned by the dimensions of smaller stride
+    for s, n in dims:
+        if s < reach:
+            return max(n for _, n in dims) * itemsize
+        reach = s * (n - 1) + reach
+    return math.prod(n for _, n in dims) * itemsize
 
 
 def union_bytes(starts: np.ndarray, ends: np.ndarray) -> int:
