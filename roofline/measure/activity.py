@@ -11,8 +11,9 @@ A `Recording` enables CUPTI's CONCURRENT_KERNEL activity (kernels alone: no reco
 while a graded call is called a few times from an idle device (`graded.idle_calls`, the same calls
 that its events and the wall clock time). Each call is made in a window that opens with the device
 idle (the harness's copies and L2 flush done and waited for) and closes with the device idle again
-(after the synchronize that ends the wall clock): every kernel that starts inside it was launched by
-the call, on whichever stream, from whichever thread, while its work ran. Per call: the span (the
+(after the synchronize that ends the wall clock): every kernel that starts inside it was launched,
+on whichever stream, from whichever thread, while the call's work ran (by the call, or by a thread
+a call left running). Per call: the span (the
 first kernel's start to the last one's end), the busy time (the union of the kernels' intervals),
 the launches and the streams; the medians of the calls. Kernels that start once the device is idle
 again (a thread left running) are not the call's: the audit after the timing finds what they change.
