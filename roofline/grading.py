@@ -57,11 +57,6 @@ def kernels_record(kernels: CallKernels | None) -> KernelsRecord | None:
     return None if kernels is None else KernelsRecord(**asdict(kernels))
 
 
-# The most a candidate's output may differ from the reference's (relative Frobenius error, every draw) for its
-# time to be read against 3xTF32's bound: FP32's accuracy. 3xTF32 errs as FP32 does (about 1e-6 on a GEMM); one
-# TF32 or BF16 pass errs about 3e-4 on a plain 4096-deep GEMM, and 2e-5 to 4e-5 where a sigmoid and a sum or a
-# relu and a mean follow it, all inside the 1e-4 an FP32 output is checked to.
-EMULATED_TOLERANCE = 1e-5
 
 
 def emulated_light(work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> sol.SpeedOfLight | None:
@@ -73,13 +68,14 @@ def emulated_light(work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> sol.Sp
 
 def fp32_accurate(run) -> bool:
     """Whether a problem's run (`measure.problem_grade.ProblemRun`) answered as FP32 does: the
-    reference, or a candidate every output of whose every draw is within EMULATED_TOLERANCE of it.
+    reference, or a candidate every output of whose every draw is within `sol.EMULATED_TOLERANCE`
+    of it.
     Only such a run's time is read against 3xTF32's bound (`emulated_light`): a faster one in
     lower precision is flagged as before."""
     if run.reference:
         return True
     errors = [o.rel_error for d in run.check.draws for o in d.outputs] if run.check is not None else []
-    return bool(errors) and all(e is not None and e <= EMULATED_TOLERANCE for e in errors)
+    return bool(errors) and all(e is not None and e <= sol.EMULATED_TOLERANCE for e in errors)
 
 
 def emulation_notes(entries: list[GradeEntry], work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> list[str]:

@@ -104,9 +104,11 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     emulated = [r for r in rows if sol.fp32_on_tensor_cores(r.work.work, device.roofs) is not None]
     if emulated:
         fp32, tf32 = device.roofs.roof("fp32", True).value, device.roofs.roof("tf32_tensor", True).value
+        within = f"{sol.EMULATED_TOLERANCE:.0e}".replace("e-0", "e-")  # 1e-5
         notes.append(f"FP32 matrix products are bound at FP32's roof; done FP32-accurate as 3xTF32 (three TF32 "
                      f"tensor-core products each) they can run up to {tf32 / sol.EMULATION_PASSES / fp32:.2f}x faster "
-                     f"on {device.name}: a candidate that fast is graded, not flagged faster than light")
+                     f"on {device.name}: a candidate that fast, its answers within {within} of the reference's, is "
+                     "graded, not flagged faster than light")
     if not device.roofs.launch_ms:
         notes.append("no launch floor: T_SOL here is the work's alone; `roofline run` on the GPU also measures an "
                      "empty kernel's launch and counts it in the bound (a problem under a few microseconds is bound "
