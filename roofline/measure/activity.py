@@ -13,9 +13,9 @@ that its events and the wall clock time). Each call is made in a window that ope
 idle (the harness's copies and L2 flush done and waited for) and closes with the device idle again
 (after the synchronize that ends the wall clock): every kernel that starts inside it was launched,
 on whichever stream, from whichever thread, while the call's work ran (by the call, or by a thread
-a call left running). Per call: the span (the
-first kernel's start to the last one's end), the busy time (the union of the kernels' intervals),
-the launches and the streams; the medians of the calls. Kernels that start once the device is idle
+a call left running). Per call: the span (the first kernel's start to the last one's end), the
+busy time (the union of the kernels' intervals), the launches and the streams; the medians of the
+calls. Kernels that start once the device is idle
 again (a thread left running) are not the call's: the audit after the timing finds what they change.
 Owning each kernel by the API call that launched it instead would need CUPTI's RUNTIME and DRIVER
 activities: a record for every API call. On an H100 (bench/experiments/cupti_cost.py,
