@@ -57,6 +57,10 @@ def kernels_record(kernels: CallKernels | None) -> KernelsRecord | None:
     return None if kernels is None else KernelsRecord(**asdict(kernels))
 
 
+def problem_roofs(device: DeviceSpec, launch_ms: float | None) -> Roofs:
+    """The roofs a problem's entries are read against: `device`'s, with the launch floor measured in
+    this grading where there is one."""
+    return replace(device.roofs, launch_ms=launch_ms or device.roofs.launch_ms)
 
 
 def emulated_light(work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> sol.SpeedOfLight | None:
@@ -69,19 +73,20 @@ def emulated_light(work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> sol.Sp
 def fp32_accurate(run) -> bool:
     """Whether a problem's run (`measure.problem_grade.ProblemRun`) answered as FP32 does: the
     reference, or a candidate every output of whose every draw is within `sol.EMULATED_TOLERANCE`
-    of it.
-    Only such a run's time is read against 3xTF32's bound (`emulated_light`): a faster one in
-    lower precision is flagged as before."""
+    of it. Only such a run's time is read against 3xTF32's bound (`emulated_light`): a faster one
+    in lower precision is flagged as before."""
     if run.reference:
         return True
     errors = [o.rel_error for d in run.check.draws for o in d.outputs] if run.check is not None else []
     return bool(errors) and all(e is not None and e <= sol.EMULATED_TOLERANCE for e in errors)
 
 
-def emulation_notes(entries: list[GradeEntry], work: sol.Work, roofs: Roofs, l2_bytes: int | None) -> list[str]:
+def emulation_notes(entries: list[GradeEntry], work: sol.Work, device: DeviceSpec,
+                    launch_ms: float | None = None) -> list[str]:
     """One note for each graded entry faster than its speed of light by the margin and not flagged
-    for it: its FP32 products may have run as 3xTF32 (`emulated_light`)."""
-    emulated = emulated_light(work, roofs, l2_bytes)
+    for it: its FP32 products may have run as 3xTF32 (`emulated_light`, on the roofs `problem_entry`
+    read it against)."""
+    emulated = emulated_light(work, problem_roofs(device, launch_ms), device.l2_bytes)
     if emulated is None:
         return []
     return [f"{e.name}: {e.share:.2f}x faster than its speed of light at FP32's roof, within 3xTF32's "
@@ -183,7 +188,7 @@ def problem_entry(run, workload: str, work: sol.Work, device: DeviceSpec, launch
     `work` the reference's work and compulsory bytes (`workload.problem.work`), read as `entry`
     reads a graded callable: T_SOL on `device`'s roofs, its share, the flags of its check and of
     its time (faster than light, no GPU work), refused where its time is no time for that work."""
-    roofs = replace(device.roofs, launch_ms=launch_ms or device.roofs.launch_ms)
+    roofs = problem_roofs(device, launch_ms)
     light = sol.speed_of_light(work, roofs, device.l2_bytes)
     flags = list(run.check.flags) if run.check is not None else []
     time_ms = run.timing.median_ms if run.timing is not None else None

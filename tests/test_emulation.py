@@ -46,14 +46,14 @@ def _run(ms: float, error: float = 1e-6) -> ProblemRun:
 def test_a_problems_candidate_at_3xtf32s_speed_is_graded_with_a_note():
     e = grading.problem_entry(_run(1.2), "1_Square", MATMUL, H200, 0.005)
     assert e.graded and e.flags == [] and e.share == pytest.approx(2 * 4096 ** 3 / FP32 / 1e6 / 1.2)
-    notes = grading.emulation_notes([e], MATMUL, H200.roofs, H200.l2_bytes)
+    notes = grading.emulation_notes([e], MATMUL, H200, 0.005)
     assert notes == [f"cutlass_3xtf32: {e.share:.2f}x faster than its speed of light at FP32's roof, within 3xTF32's "
                      f"({3 * 2 * 4096 ** 3 / TF32 / 1e6:.4g} ms): "
                      "FP32 matrix products can run FP32-accurate on the tensor cores, three TF32 products each, so "
                      "this is not flagged"]
     past = grading.problem_entry(_run(0.5), "1_Square", MATMUL, H200, 0.005)
     assert past.refused and [f.code for f in past.flags] == ["faster_than_light"]
-    assert grading.emulation_notes([past], MATMUL, H200.roofs, H200.l2_bytes) == []
+    assert grading.emulation_notes([past], MATMUL, H200, 0.005) == []
 
 
 def test_a_candidate_as_fast_but_only_as_accurate_as_one_tf32_pass_is_still_flagged():

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import RunError, UsageError
+from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model import sol
 from ..model.sol import SpeedOfLight, speed_of_light
-from ..workload.problem import ProblemWork, load, pytorch_defaults, work
+from ..workload.problem import MissingModule, ProblemWork, load, pytorch_defaults, work
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,8 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
         try:
             with pytorch_defaults():  # each file read as if alone (one may turn TF32 on as it is imported)
                 found = work(load(path))
-        except (UsageError, RunError) as exc:  # RunError: a package it imports is missing (no torch: raised alone)
-            if len(paths) == 1 or "needs torch" in str(exc):
+        except (UsageError, MissingModule) as exc:  # no torch at all is raised, for every file alike
+            if len(paths) == 1:
                 raise
             errors.append(str(exc))
             continue

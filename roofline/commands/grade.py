@@ -332,8 +332,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
              "each timed call on inputs of its own, drawn before the timing"] + \
         [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs]) + \
         [f"{loaded.name}: {m}" for m in moves] + \
-        grading.emulation_notes(entries, ran, replace(device.roofs, launch_ms=launch_ms or device.roofs.launch_ms),
-                                device.l2_bytes) + \
+        grading.emulation_notes(entries, ran, device, launch_ms) + \
         [f"{loaded.name}: the reference disagrees with a second instance of itself ({r.self_check}): each candidate is "
          "checked against an answer that moves" for r in runs if r.self_check]
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -66,12 +66,12 @@ OPERATORS = ("__matmul__", "__rmatmul__", "__add__", "__radd__", "__sub__", "__r
 SWITCHES = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
             "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
             "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction")
-# Ops that read their first argument by rows or elements an index picks: they read what they return.
 # Ops whose pieces are views of their input though PyTorch does not mark them so (`_note_reads`).
 SPLITS = ("unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk")
 # Ops that read a tensor's shape and type, not its values (`torch.zeros_like(x)`): no bytes of it read.
 SHAPE_ONLY = ("empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
               "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided", "empty_strided")
+# Ops that read their first argument by rows or elements an index picks: they read what they return.
 GATHERS = ("embedding", "_embedding_bag", "embedding_bag", "index_select", "gather", "index", "take",
            "take_along_dim")  # the rest the counter knows: convolutions, attention
 
@@ -218,6 +218,11 @@ def is_candidate(path: Path) -> bool:
     return CANDIDATE in (names if names is not None else path.read_text(errors="replace"))
 
 
+class MissingModule(RunError):
+    """A problem or candidate file imports a module this Python cannot find (not torch itself: that
+    is a RunError of its own, for every file alike). Exit code 1."""
+
+
 def _import(path: Path, role: str):
     if importlib.util.find_spec("torch") is None:  # the files import it: say so here, not as their ImportError
         # what this machine lacks, not what the user gave: a runtime failure (exit 1), as no ncu is
@@ -227,7 +232,7 @@ def _import(path: Path, role: str):
     except ModuleNotFoundError as exc:  # a package this machine lacks (einops, transformers): a runtime failure
         if not exc.name:  # raised by the file itself, naming no module
             raise UsageError(f"{path}: importing it raised ModuleNotFoundError: {_first(exc)}") from None
-        raise RunError(f"{path}: it imports {exc.name}, which this Python cannot find: a package to install "
+        raise MissingModule(f"{path}: it imports {exc.name}, which this Python cannot find: a package to install "
                        f"(pip install {exc.name.split('.')[0]}), or a module to put beside it") from None
     except (Exception, SystemExit) as exc:  # the file's own error (or its exit), named in one line
         raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {_first(exc)}") from None
