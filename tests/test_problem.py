@@ -21,6 +21,35 @@ def test_without_pytorch_a_problem_is_refused_in_one_line(monkeypatch):
         problem.load(PROBLEMS / "matmul_bf16.py")
 
 
+def test_what_was_replaced_is_named_and_put_back_and_the_rest_left_alone(monkeypatch):
+    # put_back reads each owner once: a module's function, a class's static method (read from the
+    # class's own dictionary, as harness() reads it), a switch's value; a name now missing is left
+    import sys
+    import types
+
+    space = types.ModuleType("fake_space")
+
+    def clock():
+        return 1.0
+
+    class Timer:
+        @staticmethod
+        def elapsed():
+            return 2.0
+
+    space.clock, space.Timer, space.fast = clock, Timer, False
+    monkeypatch.setitem(sys.modules, "fake_space", space)
+    before = {"fake_space.clock": clock, "fake_space.Timer.elapsed": Timer.__dict__["elapsed"],
+              "fake_space.fast": False, "fake_space.gone": clock}
+    assert problem.put_back(before) == []
+    space.clock, space.fast = (lambda: 0.0), True
+    Timer.elapsed = staticmethod(lambda: 0.0)
+    assert sorted(problem.put_back(before)) == ["fake_space.Timer.elapsed", "fake_space.clock", "fake_space.fast"]
+    assert space.clock is clock and space.fast is False and Timer.__dict__["elapsed"] is before["fake_space.Timer.elapsed"]
+    assert problem.put_back(before) == []  # the same dict again: its grouping kept, nothing left to put back
+    assert problem.put_back(dict(before)) == []  # another dict: grouped anew
+
+
 try:
     import torch
 except ImportError:  # every test below needs it

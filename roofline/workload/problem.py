@@ -332,16 +332,47 @@ def resolve(name: str):
 
 def put_back(before: dict[str, object]) -> list[str]:
     """The names of `before` (`workload.problem.harness`) that now name something else (a switch:
-    hold another value), each put back as it was."""
-    now = {name: resolve(name) for name in before}
-    changed = [name for name, obj in before.items()
-               if now[name] is not None and (_replaced(obj, now[name]) if callable(obj) else now[name] != obj)]
+    hold another value), each put back as it was. Each owner (`torch.Tensor`, `torch.nn.functional`)
+    is resolved once, and its names read from it (`_by_owner`): a check calls this after every draw,
+    over some 3,200 names, and resolving each name whole took 3.5 ms a call."""
+    changed = []
+    for owner_name, names in _by_owner(before):
+        owner = resolve(owner_name)
+        if owner is None:
+            continue
+        own = vars(owner) if isinstance(owner, type) else None
+        for name, attr in names:
+            obj = before[name]
+            now = own[attr] if own is not None and attr in own else getattr(owner, attr, None)
+            if now is None or now is obj:
+                continue
+            if _replaced(obj, now) if callable(obj) else now != obj:
+                changed.append(name)
     for name in changed:
         owner, attr = name.rsplit(".", 1)
         target = resolve(owner)
         if target is not None:
             setattr(target, attr, before[name])
     return changed
+
+
+_OWNERS: dict[int, tuple[dict, int, list]] = {}  # id(before) -> (before, its names grouped by owner)
+
+
+def _by_owner(before: dict[str, object]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """`before`'s names grouped by the dotted name of what holds them, as (owner, [(name, attribute)]);
+    kept for the dict itself, which a grading hands to every `put_back` of a candidate."""
+    kept = _OWNERS.get(id(before))
+    if kept is not None and kept[0] is before and kept[1] == len(before):
+        return kept[2]
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for name in before:
+        owner, _, attr = name.rpartition(".")
+        groups.setdefault(owner, []).append((name, attr))
+    plan = list(groups.items())
+    _OWNERS.clear()  # one harness at a time: a grading's
+    _OWNERS[id(before)] = (before, len(before), plan)
+    return plan
 
 
 def _replaced(before, now) -> bool:
