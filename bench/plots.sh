@@ -124,6 +124,8 @@ if [ "$part" != charts ]; then
         python3 bench/experiments/cupti_cost.py "${KERNELBENCH:-../KernelBench}/KernelBench/level1/$p.py"
     done > /tmp/cupti-cost.txt
     cp /tmp/cupti-cost.txt plots/cupti-cost-h100.txt
+    # the next session (2026-12-07 04:20 UTC), this tree at c070d61 (CUPTI's kernel records alone), BEFORE at 98ebd35
+    bash bench/grade_cost.sh "${KERNELBENCH:-../KernelBench}" /tmp/before plots/grade-cost-h100-20261207c.txt
     # the public SGEMM ladder (siboehm/SGEMM_CUDA in SGEMM_CUDA) timed beside ours, and two public programs graded
     # as they are (NVIDIA/cuda-samples in CUDA_SAMPLES, karpathy/llm.c in LLM_C): made on an H200, 2026-12-05
     bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096
