@@ -234,6 +234,21 @@ def test_an_input_read_in_pieces_is_read_whole_and_a_piece_read_twice_once(tmp_p
 
 
 @needs_torch
+def test_a_view_of_a_weight_held_beside_it_reads_the_weights_bytes_once(tmp_path):
+    # a plain attribute that is a view of a parameter (or of another attribute) shares its storage:
+    # what both read of it is read once
+    init = "        self.w = nn.Parameter(torch.randn(1024, 1024))\n        self.top = self.w[:512]"
+    both = _problem(tmp_path, "both", init, "        return xs[0] @ self.w + xs[1] @ self.top",
+                    "[torch.randn(64, 1024), torch.randn(64, 512)]")
+    assert both.bytes_read == 4 * (1024 * 1024 + 64 * 1024 + 64 * 512)
+    half = _problem(tmp_path, "half", init, "        return xs[1] @ self.top", "[torch.randn(64, 1024), torch.randn(64, 512)]")
+    assert half.bytes_read == 4 * (512 * 1024 + 64 * 512)  # the view alone: its half of the weight
+    held = "        self.a = torch.randn(256, 256)\n        self.b = self.a.t()"
+    twice = _problem(tmp_path, "held", held, "        return xs[0] @ self.a + xs[0] @ self.b", "[torch.randn(8, 256)]")
+    assert twice.bytes_read == 4 * (256 * 256 + 8 * 256)
+
+
+@needs_torch
 def test_bytes_are_read_as_timed_calls_lay_inputs_out_and_a_like_op_reads_none(tmp_path):
     # a transposed input: every timed call gets a new contiguous copy, whose row 0 is 2^20 floats in a row
     t = _problem(tmp_path, "transposed", "        pass", "        return xs[0][0] * 2", "[torch.randn(1 << 20, 16).t()]")

@@ -540,9 +540,16 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     held = _held_tensors(model)
     sources = [a for a in args if isinstance(a, torch.Tensor)] + [*model.parameters(), *model.buffers()] + \
         [t for _, t in held]
-    for place, t in enumerate(sources):
-        known[id(t)] = place
-        sizes.append(int(t.numel()) * t.element_size())
+    places: dict[int, int] = {}  # a storage -> its place: a source that is a view of another reads the same bytes
+    for t in sources:
+        storage = _storage(t)
+        if storage is not None and storage[0] in places:
+            known[id(t)] = places[storage[0]]
+            continue
+        known[id(t)] = len(sizes)
+        if storage is not None:
+            places[storage[0]] = len(sizes)
+        sizes.append(storage[1] if storage is not None else int(t.numel()) * t.element_size())
     try:
         with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention), Counter():
             got = model(*args)
@@ -578,6 +585,16 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound
         raise UsageError(f"{problem.path}: its reference does no work to bound ({exc}): its tensors are empty") from None
     return ProblemWork(w, inputs, outputs, parameters, scalars, counted, warnings)
+
+
+def _storage(t) -> tuple[int, int] | None:
+    """The identity and size (bytes) of tensor `t`'s storage, which its views share (on the meta
+    device too); None for a tensor without one (a subclass that has none)."""
+    try:
+        storage = t.untyped_storage()
+        return storage._cdata, int(storage.nbytes())
+    except Exception:  # noqa: BLE001 - no storage to read: the tensor is its own source
+        return None
 
 
 def _held_tensors(model) -> list[tuple[str, object]]:
