@@ -441,3 +441,85 @@ def test_grading_a_problem_without_a_gpu_says_what_can_be_done_without_one(monke
     assert "no CUDA GPU with a working driver found" in line
     assert (f"the reference and the candidates are checked and timed on a GPU only; without one, `roofline kernels "
             f"{PROBLEMS / 'clamp.py'} --gpu NAME` gives the problem's work and speed of light") in line
+
+
+def test_a_triangles_share_is_counted_from_its_geometry():
+    # no torch needed: tril keeps j <= i + d, triu keeps j >= i + d, over rows x cols
+    from roofline.workload.masks import Triangle
+
+    assert Triangle(True, 0).within(4, 4) == 1 + 2 + 3 + 4
+    assert Triangle(False, 1).within(4, 4) == 3 + 2 + 1 + 0  # strictly above the diagonal
+    assert Triangle(True, 0).within(2, 5) == 1 + 2  # fewer queries than keys, aligned top-left
+    assert Triangle(True, 3).within(2, 5) == 4 + 5  # aligned bottom-right: the last two queries of five
+    assert Triangle(True, -5).within(3, 3) == 0 and Triangle(False, -5).within(3, 3) == 9
+    assert Triangle(True, 0, inside=False).true_share(4, 4) == 6 / 16  # `tril(ones) == 0`: true above it
+
+
+@needs_torch
+def test_a_causal_mask_written_out_counts_the_products_it_keeps(tmp_path):
+    # minGPT's form: a tril buffer sliced to T, `== 0` filled with -inf, softmax, then att @ v
+    init = ("        self.register_buffer('bias', torch.tril(torch.ones(1024, 1024)).view(1, 1, 1024, 1024))")
+    qkv = "[torch.randn(2, 4, 256, 64) for _ in range(3)]"
+    product = 2 * 4 * 256 * 256 * 64 * 2  # each of q @ k^T and att @ v
+    kept = (256 * 257 // 2) / 256 ** 2
+    body = ("        q, k, v = xs\n        att = (q @ k.transpose(-2, -1)) * 0.125\n"
+            "        att = att.masked_fill(self.bias[:, :, :256, :256] == 0, float('-inf'))\n"
+            "        return torch.softmax(att, dim=-1) @ v")
+    w = _problem(tmp_path, "mingpt", init, body, qkv)
+    assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
+    assert "a causal mask written out (masked_fill with a triangular mask over 256 x 256 scores): 0.502" in w.source
+    # the same with `where` and a triu of bools made in the forward, rows from 256 (a query block at the end)
+    body = ("        q, k, v = xs\n        s = q[:, :, :128] @ k.transpose(-2, -1)\n"
+            "        m = torch.triu(torch.ones(256, 256, dtype=torch.bool, device=q.device), diagonal=1)[128:]\n"
+            "        return torch.softmax(torch.where(m, float('-inf'), s), dim=-1) @ v")
+    w = _problem(tmp_path, "where", "        pass", body, qkv)
+    late = sum(129 + i for i in range(128)) / (128 * 256)  # query i of the last 128 attends keys 0..128+i
+    assert w.flops == {"fp32": pytest.approx(product * late)}
+    # a mask given as an input, or one filled after the softmax, is not read: every product counted
+    body = "        q, k, v, m = xs\n        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m, -1e9), -1) @ v"
+    given = _problem(tmp_path, "given", "        pass", body,
+                     "[torch.randn(2, 4, 256, 64) for _ in range(3)] + [torch.rand(256, 256) > 0.5]")
+    assert given.flops == {"fp32": 2 * product} and "causal mask" not in given.source
+    told = problem.work(problem.load(tmp_path / "given.py")).warnings
+    assert told == ("scores filled with -1e+09 by masked_fill through a mask not read as triangular (an input, or built "
+                    "from values): their products counted whole (a causal mask is read as such from tril or triu, or "
+                    "from scaled_dot_product_attention's is_causal)",)
+    body = ("        q, k, v = xs\n        att = torch.softmax(q @ k.transpose(-2, -1), -1)\n"
+            "        return att.masked_fill(self.bias[:, :, :256, :256] == 0, 0.0) @ v")
+    after = _problem(tmp_path, "after", init, body, qkv)
+    assert after.flops == {"fp32": 2 * product}
+
+
+@needs_torch
+def test_a_problem_needing_a_package_to_install_fails_the_listing_as_a_run_not_as_bad_input(tmp_path):
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    good = tmp_path / "good.py"
+    good.write_text((PROBLEMS / "matmul_bf16.py").read_text())
+    needs = tmp_path / "needs.py"
+    needs.write_text("import roofline_no_such_package\n" + (PROBLEMS / "matmul_bf16.py").read_text())
+    broken = tmp_path / "broken.py"
+    broken.write_text("def (:\n")
+    r = CliRunner().invoke(app, ["kernels", str(good), str(needs), "--gpu", "h200"], env={"COLUMNS": "200"})
+    assert r.exit_code == 1 and "good" in r.output and "Traceback" not in r.output
+    assert "it imports roofline_no_such_package, which this Python cannot find" in r.output
+    r = CliRunner().invoke(app, ["kernels", str(good), str(needs), str(broken), "--gpu", "h200"])
+    assert r.exit_code == 2  # a file that is no problem at all is bad input, whatever else failed
+
+
+@needs_torch
+def test_a_mask_reading_that_trips_counts_every_product_whole_and_says_so(tmp_path, monkeypatch):
+    from roofline.workload import masks
+
+    def trips(self, name, args, out):
+        raise IndexError("tuple index out of range")
+    monkeypatch.setattr(masks.MaskTracker, "_filled", trips)
+    init = "        self.register_buffer('bias', torch.tril(torch.ones(64, 64)))"
+    body = ("        q, k, v = xs\n        att = (q @ k.transpose(-2, -1)).masked_fill(self.bias == 0, float('-inf'))\n"
+            "        return torch.softmax(att, -1) @ v")
+    _problem(tmp_path, "trips", init, body, "[torch.randn(2, 64, 32) for _ in range(3)]")
+    found = problem.work(problem.load(tmp_path / "trips.py"))
+    assert found.work.flops == {"fp32": 2 * (2 * 64 * 64 * 32 * 2)}
+    assert found.warnings == ("reading its causal masks stopped at masked_fill: IndexError: every product counted whole",)

@@ -47,6 +47,7 @@ class ProblemBounds:
     rows: list[ProblemBound]
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # one line per problem that could not be read
+    missing_only: bool = False  # every error a package this Python lacks (a failure to run, not bad input)
 
     def to_json(self) -> dict:
         return {"kind": "problems", "device": self.device, "problems": [r.to_json() for r in self.rows],
@@ -70,10 +71,11 @@ def _labels(paths: list[Path]) -> dict:
 def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     """Every problem file of `paths` on `device`. A file that is not a problem, or whose reference
     cannot be read on the meta device (`workload.problem`), is one line of `errors` and the others
-    are read; given alone, it raises UsageError with that line. A problem is named by its file's
+    are read; given alone, it raises UsageError with that line (MissingModule, a RunError, where it
+    imports a package this Python lacks; `missing_only` says every error is one). A problem is named by its file's
     stem, or, where the files come from more than one folder, by its folder and stem
     (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`)."""
-    rows, errors, moves = [], [], {}
+    rows, errors, moves, missing = [], [], {}, 0
     labels = _labels(paths)
     for path in paths:
         try:
@@ -83,6 +85,7 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
             if len(paths) == 1:
                 raise
             errors.append(str(exc))
+            missing += isinstance(exc, MissingModule)
             continue
         name = labels[path]
         moved, lines = sol.on_device(found.work, device.roofs)  # work in a precision the GPU has no roof for
@@ -116,4 +119,4 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     if any(r.sol.missing for r in rows):
         notes.append("work in a precision this GPU has no roof for is left out of its bound (no_roof): the bound is "
                      "then lower than light, never higher")
-    return ProblemBounds(device.name, rows, notes, errors)
+    return ProblemBounds(device.name, rows, notes, errors, missing_only=bool(errors) and missing == len(errors))

@@ -184,7 +184,11 @@ def kernels(size: int = DEFAULT_SIZE, gpu: str | None = None, arch: str | None =
     notes += [f"{s.name} picks {chosen_tile(s.params, short=True)} on {preset.name}" for s in chosen if s.name in runnable]
     if not chosen and not sources:
         dispatching = "tile_by_shape and split_k" if dtype == "fp32" else "wgmma_persistent and wgmma_by_shape"
-        notes.append(f"{dispatching} at their own tile (--gpu picks theirs)")
+        if dtype == "fp32" and preset is None and autotuned_tile is None:
+            notes.append(f"{dispatching} at their own tile, autotuned at its default (--gpu picks theirs, and "
+                         "autotuned's tile tuned for that GPU)")
+        else:
+            notes.append(f"{dispatching} at their own tile (--gpu picks theirs)")
     gemm_rows = not sources or not all(u.workload for u in sources)  # a graded file declares its own sizes
     if preset is not None and limits is None and gemm_rows:
         notes.append("floors without waves and without DRAM: --model-only has no occupancy, and the DRAM bytes "
@@ -282,7 +286,7 @@ def problems_view(paths: list[Path], gpu: str | None) -> Outcome:
         device = nvml.from_nvml()
     found = bounds(paths, device)
     return Outcome(documents.to_json(found), lambda width: documents.view(found, width), failures=tuple(found.errors),
-                   usage=True)
+                   usage=not found.missing_only)  # a package to install is a failure to run (1), not bad input (2)
 
 
 def view(listing: KernelListing, model_only: bool, autotuned_tile: str | None) -> Outcome:

@@ -20,8 +20,10 @@ the GPU:
               'tf32_tensor' (cuDNN's TF32 is on by default: torch.backends.cudnn.allow_tf32)
     bfloat16  'bf16_tensor'     float16  'fp16_tensor'     float64  'fp64_tensor'
 
-Other ops (elementwise, reductions, normalisations) count no FLOPs: their speed of light is their
-bytes. The compulsory bytes: what the forward's ops read of its inputs, parameters and buffers (each
+A causal attention counts the share of its scores its mask keeps, of both its products: through
+`scaled_dot_product_attention`'s `is_causal` (`_attention_read`), or a triangular mask written out
+(`workload.masks`). Other ops (elementwise, reductions, normalisations) count no FLOPs: their speed
+of light is their bytes. The compulsory bytes: what the forward's ops read of its inputs, parameters and buffers (each
 byte of a source at most once: the union of the regions its ops read, followed through views and
 the pieces of a split, `workload.regions`; an op that gathers by index, `GATHERS`, reads what it
 returns, not its whole table), and every tensor it returns written once: a lower bound, never
@@ -478,6 +480,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
 
+    from .masks import MaskTracker
     from .regions import Regions, least_bytes
 
     counted: dict[str, float] = {}
@@ -487,6 +490,13 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     sizes: list[int] = []  # each source's bytes, by place
     alive: list = []  # views kept, so that no id is reused while counting
     attention: dict = {}  # while an attention runs: the precision key and causal share of its products
+    masks = MaskTracker()  # causal masks written out (`workload.masks`)
+
+    class Construction(TorchDispatchMode):  # the masks a constructor makes (`tril` of ones, kept as a buffer)
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            masks.note(func._overloadpacket.__name__, args, kwargs or {}, out)
+            return out
 
     class Counter(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -494,6 +504,8 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
             out = func(*args, **kwargs)
             packet = func._overloadpacket
             _note_reads(func, packet.__name__, args, kwargs, out)
+            if not attention:  # the products inside an attention are its own to count (`_attention_read`)
+                masks.note(packet.__name__, args, kwargs, out)
             if packet in flop_registry:
                 shapes = torch.utils._pytree.tree_map(lambda x: x.shape if isinstance(x, torch.Tensor) else x,
                                                       (args, kwargs, out))
@@ -502,6 +514,8 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
                 key = precision_of(packet.__name__, first.dtype if first is not None else torch.float32)
                 if attention:  # inside an attention: its inputs' precision, its causal share
                     key, n = attention["key"], n * attention["share"]
+                elif packet.__name__ in MATMUL_OPS:  # the scores a causal mask may fill (`masks.removed`)
+                    masks.product(packet.__name__, args, out, key, n)
                 flops[key] = flops.get(key, 0.0) + n
                 counted[packet.__name__] = counted.get(packet.__name__, 0.0) + n
             return out
@@ -530,7 +544,8 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
                 regions.read(t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.element_size())
 
     try:
-        model, args = _on_meta(problem, seed)
+        with Construction():
+            model, args = _on_meta(problem, seed)
     except Exception as exc:
         raise UsageError(f"{problem.path}: building the reference or its inputs raised "
                          f"{type(exc).__name__}: {_first(exc)}") from None
@@ -578,8 +593,13 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
               "buffers (a gather's rows, not its whole table), once, and its outputs written once")
     if attention.get("seen"):
         source += f"; {attention['seen']}"
+    for (key, op), n in masks.removed.items():  # what a causal mask's fills took back from products counted
+        flops[key] = max(0.0, flops.get(key, 0.0) - n)
+        counted[op] = max(0.0, counted.get(op, 0.0) - n)
+    for seen in dict.fromkeys(masks.seen):
+        source += f"; {seen}"
     w = Work(flops, float(sum(r.bytes() for r in reads.values())), float(sum(t.nbytes for t in outputs)), source)
-    warnings = (attention["warning"],) if attention.get("warning") else ()
+    warnings = ((attention["warning"],) if attention.get("warning") else ()) + tuple(dict.fromkeys(masks.warnings))
     try:
         w = w.check()
     except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound

@@ -1,0 +1,252 @@
+"""Causal masks written out: a reference's attention scores (`q @ k.transpose(-2, -1)`) filled with
+-inf where a triangular mask says (`masked_fill`, `where`), as minGPT and KernelBench's causal
+attentions write it, instead of `scaled_dot_product_attention(..., is_causal=True)`.
+
+The scores a mask fills need never be computed, and the zeros softmax turns them into need never
+be multiplied: a candidate that skips them (FlashAttention's causal blocks) does the kept share of
+both products. Counted in full, the reference's work would put the speed of light above what such a
+candidate needs, and an honest one would read faster than light (a causal attention of long
+sequences nearly halves its products). `MaskTracker` follows, op by op on the meta device (no
+values), which tensors are triangular masks and which are products' scores:
+
+- a mask: the result of `tril` or `triu` (of ones, in the constructor or the forward), through
+  views that keep its last two dimensions (a slice of them moves its diagonal; a transpose of
+  them turns it), `== 0` / `!= 0`, `~`, and a cast (`.bool()`);
+- a product's scores: the result of a matrix product (`problem.MATMUL_OPS`), through views that
+  keep its last two dimensions and a scaling by a number;
+- filled: `masked_fill(scores, mask, v)` or `where(mask, v, scores)` with v at most `FILL_AT_MOST`
+  (-inf, -1e9, a half type's lowest), over scores of the mask's last two dimensions. The share of
+  the scores kept is counted from the triangle's geometry; the product that made the scores keeps
+  that share of its FLOPs, and so does the next product that takes the filled scores (through
+  softmax, relu or exp, all zero where -inf was filled, dropout and scaling) as its left operand,
+  its contraction over the keys.
+
+A mask given as an input, built from values (`arange(T)[:, None] >= arange(T)`), or added to the
+scores (an additive -inf mask), is not recognised: its products are counted in full, as before. The
+products inside `scaled_dot_product_attention` are left to `problem._attention_read`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled scores zeros
+
+VIEWS = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "alias", "detach", "clone",
+         "contiguous", "_to_copy", "to", "lift_fresh", "slice", "transpose", "t", "permute")
+SCALINGS = ("mul", "div")  # by a number (or a tensor of one element): the scores' pattern kept
+AFTER_FILL = ("_softmax", "softmax", "_safe_softmax", "relu", "exp", "native_dropout", "dropout", "_to_copy", "clone",
+              "contiguous", "mul", "div", "view", "_unsafe_view", "reshape", "expand", "alias", "detach")
+
+
+@dataclass(frozen=True)
+class Triangle:
+    """A triangular pattern over a tensor's last two dimensions (rows i, columns j): `lower`, the
+    triangle j <= i + diagonal (`tril`), else j >= i + diagonal (`triu`); `inside`, whether the
+    tensor is true (non-zero) inside the triangle and false outside (else the reverse)."""
+
+    lower: bool
+    diagonal: int
+    inside: bool = True
+
+    def within(self, rows: int, cols: int) -> int:
+        """How many of rows x cols places lie inside the triangle."""
+        total = 0
+        for i in range(rows):  # at most a sequence's length of rows
+            if self.lower:
+                total += min(max(i + self.diagonal + 1, 0), cols)
+            else:
+                total += min(max(cols - max(i + self.diagonal, 0), 0), cols)
+        return total
+
+    def true_share(self, rows: int, cols: int) -> float:
+        """The share of rows x cols places where the tensor is true."""
+        inside = self.within(rows, cols) / (rows * cols) if rows and cols else 0.0
+        return inside if self.inside else 1.0 - inside
+
+
+@dataclass
+class Scores:
+    """A product's result (or a view or scaling of it): the precision key and op name it was counted
+    under, its FLOPs, and whether a fill has already been charged to it."""
+
+    key: str
+    op: str
+    flops: float
+    filled: bool = False
+
+
+class MaskTracker:
+    """Follows triangular masks and products' scores through a forward's ops (module docstring).
+    `note` is called for every op, `product` for every matrix product counted, with its FLOPs;
+    `removed` holds the FLOPs the fills spare the products, by (precision key, op name), taken back
+    once the forward is done; `seen` says what was found, for the work's source, and `warnings`
+    what was filled through a mask it could not read (or where the reading stopped), for the user."""
+
+    def __init__(self) -> None:
+        self.masks: dict[int, Triangle] = {}
+        self.scores: dict[int, Scores] = {}
+        self.kept: dict[int, float] = {}  # filled scores and what follows them: the share of their entries not zero
+        self.numbers: dict[int, float] = {}  # tensors of one number made from a Python number (`scalar_tensor`)
+        self.removed: dict[tuple[str, str], float] = {}
+        self.seen: list[str] = []
+        self.warnings: list[str] = []  # fills over scores through a mask not read
+        self.failed: str | None = None  # the op the reading tripped on
+        self._alive: list = []  # every tensor tracked, kept so that no id is reused while the forward runs
+
+    def _keep(self, table: dict, t, value) -> None:
+        table[id(t)] = value
+        self._alive.append(t)
+
+    def note(self, name: str, args: tuple, kwargs: dict, out) -> None:
+        """One op's arguments and result (`func._overloadpacket.__name__`), before its FLOPs count. An op
+        this reading trips on ends it: every product is then counted whole, and a warning says so."""
+        if self.failed is not None:
+            return
+        try:
+            self._note(name, args, kwargs, out)
+        except Exception as exc:  # noqa: BLE001 - a reading that fails counts every product whole, said
+            self.failed = f"{name}: {type(exc).__name__}"
+            self.removed.clear()
+            self.kept.clear()
+            self.seen.clear()
+            self.warnings.append(f"reading its causal masks stopped at {self.failed}: every product counted whole")
+
+    def _note(self, name: str, args: tuple, kwargs: dict, out) -> None:
+        import torch
+
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if name == "scalar_tensor" and args and isinstance(args[0], (int, float)):
+            self._keep(self.numbers, out, float(args[0]))
+            return
+        if not isinstance(out, torch.Tensor):
+            return
+        first = tensors[0] if tensors else None
+        if name in ("tril", "triu") and first is not None and first.dim() >= 2:
+            diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
+            self._keep(self.masks, out, Triangle(name == "tril", diagonal))
+            return
+        if name in ("masked_fill", "where"):
+            self._filled(name, args, out)
+            return
+        if first is None:
+            return
+        if id(first) in self.masks:
+            mask = self._mask_through(name, args, first, out)
+            if mask is not None:
+                self._keep(self.masks, out, mask)
+            return
+        same_last = out.dim() >= 2 and first.dim() >= 2 and tuple(out.shape[-2:]) == tuple(first.shape[-2:])
+        by_number = name in SCALINGS and (len(tensors) == 1 or all(t.numel() == 1 for t in tensors[1:]))
+        if id(first) in self.scores and same_last and (name in VIEWS and name not in ("slice", "transpose", "t", "permute")
+                                                       or by_number):
+            self._keep(self.scores, out, self.scores[id(first)])
+        if id(first) in self.kept and same_last and (name in AFTER_FILL and (name not in SCALINGS or by_number)):
+            self._keep(self.kept, out, self.kept[id(first)])
+
+    def _mask_through(self, name: str, args: tuple, t, out) -> Triangle | None:
+        """The triangle of `out`, made by op `name` from mask `t`; None where it is no longer one."""
+        mask = self.masks[id(t)]
+        if name in ("eq", "ne") and len(args) > 1 and isinstance(args[1], (int, float)) and args[1] == 0:
+            return Triangle(mask.lower, mask.diagonal, mask.inside if name == "ne" else not mask.inside)
+        if name in ("logical_not", "bitwise_not"):
+            return Triangle(mask.lower, mask.diagonal, not mask.inside)
+        if out.dim() < 2 or t.dim() < 2:
+            return None
+        if name == "slice":
+            dim = int(args[1]) if len(args) > 1 else 0
+            dim = dim % t.dim()
+            start = int(args[2]) if len(args) > 2 and args[2] is not None else 0
+            step = int(args[4]) if len(args) > 4 else 1
+            if start < 0:  # from the end
+                start = max(start + int(t.shape[dim]), 0)
+            if step != 1:
+                return None
+            if dim == t.dim() - 2:  # rows from `start`: row i is the source's i + start
+                return Triangle(mask.lower, mask.diagonal + start, mask.inside)
+            if dim == t.dim() - 1:  # columns from `start`
+                return Triangle(mask.lower, mask.diagonal - start, mask.inside)
+            return mask
+        if name in ("transpose", "t"):
+            dims = sorted(int(a) % t.dim() for a in args[1:3]) if name == "transpose" and len(args) > 2 else [0, 1]
+            if dims == [t.dim() - 2, t.dim() - 1]:
+                return Triangle(not mask.lower, -mask.diagonal, mask.inside)
+            return mask if t.dim() - 2 not in dims and t.dim() - 1 not in dims else None
+        if name in VIEWS and tuple(out.shape[-2:]) == tuple(t.shape[-2:]):
+            return mask
+        return None
+
+    def _filled(self, name: str, args: tuple, out) -> None:
+        """`masked_fill(scores, mask, value)` or `where(mask, a, b)`: the scores a triangular mask fills
+        with a value softmax makes zero."""
+        import torch
+
+        if name == "masked_fill":
+            if len(args) < 3:
+                return
+            scores, mask, value = args[0], args[1], args[2]
+            if isinstance(value, torch.Tensor):
+                value = self.numbers.get(id(value))
+            filled_where_true = True
+        else:  # where(condition, a, b): a where the condition holds
+            if len(args) < 3 or not isinstance(args[0], torch.Tensor):
+                return
+            mask, a, b = args
+            low = [self._number(x) for x in (a, b)]
+            if low[0] is not None and low[0] <= FILL_AT_MOST and isinstance(b, torch.Tensor):
+                scores, value, filled_where_true = b, low[0], True
+            elif low[1] is not None and low[1] <= FILL_AT_MOST and isinstance(a, torch.Tensor):
+                scores, value, filled_where_true = a, low[1], False
+            else:
+                return
+        if not isinstance(scores, torch.Tensor) or not isinstance(mask, torch.Tensor) or scores.dim() < 2:
+            return
+        triangle, made, before = self.masks.get(id(mask)), self.scores.get(id(scores)), self.kept.get(id(scores))
+        if triangle is None and made is not None and value is not None and value <= FILL_AT_MOST:
+            self.warnings.append(f"scores filled with {value:g} by {name} through a mask not read as triangular (an "
+                                 "input, or built from values): their products counted whole (a causal mask is read "
+                                 "as such from tril or triu, or from scaled_dot_product_attention's is_causal)")
+        if triangle is None or (made is None and before is None) or value is None or value > FILL_AT_MOST \
+                or mask.dim() < 2 or tuple(mask.shape[-2:]) != tuple(scores.shape[-2:]):
+            if before is not None:  # filled again by what is not read here: what was filled stays filled
+                self._keep(self.kept, out, before)
+            return
+        rows, cols = int(scores.shape[-2]), int(scores.shape[-1])
+        true = triangle.true_share(rows, cols)
+        kept = 1.0 - true if filled_where_true else true
+        if before is not None:  # scores filled twice: kept where both keep them, at most the lesser share
+            kept = min(kept, before)
+        if made is not None and not made.filled:
+            made.filled = True
+            self._remove(made.key, made.op, made.flops * (1.0 - kept))
+            self.seen.append(f"a causal mask written out ({name} with a triangular mask over {rows:,} x {cols:,} "
+                             f"scores): {kept:.3f} of its products counted")
+        self._keep(self.kept, out, kept)
+
+    def _number(self, x) -> float | None:
+        import torch
+
+        if isinstance(x, (int, float)):
+            return float(x)
+        return self.numbers.get(id(x)) if isinstance(x, torch.Tensor) else None
+
+    def _remove(self, key: str, op: str, flops: float) -> None:
+        self.removed[(key, op)] = self.removed.get((key, op), 0.0) + flops
+
+    def product(self, name: str, args: tuple, out, key: str, flops: float) -> float:
+        """A matrix product `name` counted at `flops` under precision `key`: its result recorded as
+        scores, and, where its left operand is filled scores, the share they do not keep entered in
+        `removed`. Returns `flops`, to count as they are."""
+        import torch
+
+        if self.failed is not None:
+            return flops
+
+        left = next((a for a in args if isinstance(a, torch.Tensor) and a.dim() >= 2), None)
+        if name in ("addmm", "baddbmm") and len(args) > 1 and isinstance(args[1], torch.Tensor):
+            left = args[1]
+        needed = flops * self.kept[id(left)] if left is not None and id(left) in self.kept else flops
+        self._remove(key, name, flops - needed)  # taken back at the end, with the fills' (all undone if the reading fails)
+        if isinstance(out, torch.Tensor) and out.dim() >= 2:
+            self._keep(self.scores, out, Scores(key, name, needed))
+        return flops
