@@ -1,5 +1,5 @@
 """The regression gate (`roofline check`): exit 0 when no matched kernel got slower than --max-drop
-beyond its noise, 1 naming those that did, 2 for bad input."""
+and than its noise, 1 naming those that did, 2 for bad input."""
 
 import json
 from pathlib import Path
@@ -45,7 +45,7 @@ def test_the_committed_user_kernel_run_passes_against_the_ladder():
     lines = r.stdout.splitlines()
     assert lines == [
         "new (not gated):", "  tiled_f4",
-        "gate passed: none of 14 matched kernels is slower by more than 5 % beyond its noise",
+        "gate passed: none of 14 matched kernels is slower by more than 5 % and beyond its noise",
         "  the largest slowdown: full_tiles +0.2 % (within its noise)"]
 
 
@@ -54,7 +54,7 @@ def test_a_kernel_10_percent_slower_fails_and_is_named(changed):
     assert r.exit_code == 1, r.output
     lines = r.stdout.splitlines()
     assert lines[0] == f"slower: {GEMM}: 1.195 -> 1.314 ms (+10 %; noise 2 %, --max-drop 5 %)"
-    assert lines[-1] == "gate failed: 1 of 63 matched kernels slower by more than 5 % beyond their noise"
+    assert lines[-1] == "gate failed: 1 of 63 matched kernels slower by more than 5 % and beyond their noise"
     gone = lines.index("gone (in the baseline only, not gated):")
     assert lines[gone + 1].startswith("  cunn_SoftMaxForward")
     assert gate(changed, PROFILE, "--max-drop", "10.5%").exit_code == 0  # 10 % is allowed now

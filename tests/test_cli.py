@@ -71,6 +71,13 @@ def test_occupancy_bad_input(args, needle):
     assert_usage_error(invoke("occupancy", *args), needle)
 
 
+def test_a_file_that_is_no_device_file_is_named_so(tmp_path):
+    notes = tmp_path / "cost.txt"
+    notes.write_text("19_ReLU: grade 1.71 s\n")
+    assert_usage_error(invoke("device", "--gpu", str(notes)),
+                       f"{notes}: not a device file (a .toml or .json file with the fields")
+
+
 @NO_GPU
 def test_without_a_gpu():
     """Every command that needs a GPU and finds none: exit 1, one line saying so and what works

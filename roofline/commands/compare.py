@@ -1,6 +1,6 @@
 """`roofline compare`: two files of one kind, kernel by kernel (two runs, two profiles, two grade
 files, as their kind compares them: `roofline.documents`); with --max-drop, the regression gate:
-exit 1 naming each kernel that got slower than that beyond its noise."""
+exit 1 naming each kernel that got slower than that and than its noise."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def command(
     before: Path = typer.Argument(..., metavar="BEFORE.json", help="The earlier (baseline) results, profile or grade file."),
     after: Path = typer.Argument(..., metavar="AFTER.json", help="The later results, profile or grade file."),
     max_drop: Optional[str] = typer.Option(None, "--max-drop", metavar="5%|0.05",
-                                           help="Gate: exit 1 when a kernel got slower than this beyond its noise "
+                                           help="Gate: exit 1 when a kernel got slower than this and than its noise "
                                                 "(across GPU models: its fraction of its binding roof)."),
     chart_out: Optional[Path] = typer.Option(None, "--chart", metavar="FILE",
                                              help="Also draw each kernel's move (.png/.svg/.pdf)."),
@@ -37,7 +37,7 @@ def command(
     level, occupancy and fraction of its binding roof, with its cause where the counters show one
     and noise called noise; the kernels in one file only; across GPUs, which differences come
     from the device. With --max-drop, a gate for CI: exit 0 when no kernel in both files got
-    slower than that beyond its noise, 1 naming those that did; kernels in one file only are
+    slower than that and than its noise, 1 naming those that did; kernels in one file only are
     listed and never fail it."""
     from .. import documents
     from .show import BY

@@ -272,10 +272,14 @@ class DeviceSpec:
 def from_preset(name: str) -> DeviceSpec:
     """A `DeviceSpec` from datasheet figures (`presets.PRESETS`), or from the device file a name
     ending in .toml or .json gives (`device_file`). Raises UsageError listing the known names for
-    an unknown or empty one, or saying what is wrong with the file."""
+    an unknown or empty one, or saying what is wrong with the file (a file of another kind: that it
+    is none)."""
     if is_device_file(name):
         return from_device_file(Path(name))
     p = find_preset(name) if name.strip() else None
+    if p is None and Path(name).is_file():  # a file, but not a device file
+        raise UsageError(f"{name}: not a device file (a .toml or .json file with the fields `roofline device --gpu h200 "
+                         "--json` prints), nor a GPU's name", "gpu")
     if p is None:
         raise UsageError(f"unknown GPU {name!r}; known: {', '.join(preset_names())}; or describe it in a device "
                          "file, {gpu} mygpu.toml, with the fields `roofline device --gpu h200 --json` prints", "gpu")

@@ -168,17 +168,17 @@ def check_lines(result: Check) -> list[str]:
     untimed = f"{len(result.broken)} kernel(s) the baseline verified and timed did not verify or time"
     if result.passed:
         worst = max((g for g in result.kernels if g.slowdown is not None), key=lambda g: g.slowdown, default=None)
-        lines.append(f"gate passed: none of {n} matched kernels is {worse} beyond its noise{across}")
+        lines.append(f"gate passed: none of {n} matched kernels is {worse} and beyond its noise{across}")
         if worst and worst.slowdown > 0:
             within = " (within its noise)" if worst.slowdown <= worst.delta.noise else ""
             lines.append(f"  the largest slowdown: {worst.delta.label} {pct(worst.slowdown)}{within}")
     elif not failed and result.broken and not (step is not None and step.failed):
-        lines.append(f"gate failed: {untimed} in the new file; none of {n} matched kernels is {worse} beyond its "
-                     f"noise{across}")
+        lines.append(f"gate failed: {untimed} in the new file; none of {n} matched kernels is {worse} and beyond "
+                     f"its noise{across}")
     elif not failed:  # the step alone
         lines.append(f"gate failed: the step is {pct(step.slowdown)} slower, beyond its noise, though none of "
                      f"{n} matched kernels is: the kernels in one file only (above) account for it")
     else:
-        lines.append(f"gate failed: {len(failed)} of {n} matched kernels {worse} beyond their noise"
+        lines.append(f"gate failed: {len(failed)} of {n} matched kernels {worse} and beyond their noise"
                      f"{across}{f', and {untimed}' if result.broken else ''}")
     return lines
