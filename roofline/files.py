@@ -77,7 +77,8 @@ def check_writable(path: Path) -> Path:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: folder {folder} is not writable ({exc.strerror})") from None
+        raise UsageError(f"cannot write {path}: folder {folder} is not writable (a file made there failed: "
+                         f"{exc.strerror})") from None
     return path
 
 
