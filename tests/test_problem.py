@@ -468,13 +468,27 @@ def test_a_causal_mask_written_out_counts_the_products_it_keeps(tmp_path):
     w = _problem(tmp_path, "mingpt", init, body, qkv)
     assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
     assert "a causal mask written out (masked_fill with a triangular mask over 256 x 256 scores): 0.502" in w.source
-    # the same with `where` and a triu of bools made in the forward, rows from 256 (a query block at the end)
+    # the same with `where` and a triu of bools made in the forward, its rows from 128 (the last 128 queries)
+    late = sum(129 + i for i in range(128)) / (128 * 256)  # query i of the last 128 attends keys 0..128+i
     body = ("        q, k, v = xs\n        s = q[:, :, :128] @ k.transpose(-2, -1)\n"
             "        m = torch.triu(torch.ones(256, 256, dtype=torch.bool, device=q.device), diagonal=1)[128:]\n"
             "        return torch.softmax(torch.where(m, float('-inf'), s), dim=-1) @ v")
     w = _problem(tmp_path, "where", "        pass", body, qkv)
-    late = sum(129 + i for i in range(128)) / (128 * 256)  # query i of the last 128 attends keys 0..128+i
     assert w.flops == {"fp32": pytest.approx(product * late)}
+    # Hugging Face GPT-2's form: the bool tril buffer's rows of the last 128 queries of 256 keys, where()
+    # against a full([]) of the type's lowest
+    body = ("        q, k, v = xs\n        s = q[:, :, 128:] @ k.transpose(-2, -1)\n"
+            "        low = torch.full([], torch.finfo(s.dtype).min, dtype=s.dtype, device=s.device)\n"
+            "        s = torch.where(self.bias[:, :, 128:256, :256].bool(), s, low)\n"
+            "        return torch.softmax(s, dim=-1) @ v")
+    w = _problem(tmp_path, "gpt2", init, body, qkv)
+    assert w.flops == {"fp32": pytest.approx(product * late)}
+    # in place, the mask made in the forward
+    body = ("        q, k, v = xs\n        att = q @ k.transpose(-2, -1)\n"
+            "        att.masked_fill_(torch.ones(256, 256, device=q.device).tril_() == 0, float('-inf'))\n"
+            "        return torch.softmax(att, dim=-1) @ v")
+    w = _problem(tmp_path, "in_place", "        pass", body, qkv)
+    assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
     # a mask given as an input, or one filled after the softmax, is not read: every product counted
     body = "        q, k, v, m = xs\n        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m, -1e9), -1) @ v"
     given = _problem(tmp_path, "given", "        pass", body,

@@ -34,6 +34,7 @@ FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled 
 
 VIEWS = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "alias", "detach", "clone",
          "contiguous", "_to_copy", "to", "lift_fresh", "slice", "transpose", "t", "permute")
+IN_PLACE = ("tril_", "triu_", "masked_fill_")
 SCALINGS = ("mul", "div")  # by a number (or a tensor of one element): the scores' pattern kept
 AFTER_FILL = ("_softmax", "softmax", "_safe_softmax", "relu", "exp", "native_dropout", "dropout", "_to_copy", "clone",
               "contiguous", "mul", "div", "view", "_unsafe_view", "reshape", "expand", "alias", "detach")
@@ -87,7 +88,7 @@ class MaskTracker:
         self.masks: dict[int, Triangle] = {}
         self.scores: dict[int, Scores] = {}
         self.kept: dict[int, float] = {}  # filled scores and what follows them: the share of their entries not zero
-        self.numbers: dict[int, float] = {}  # tensors of one number made from a Python number (`scalar_tensor`)
+        self.numbers: dict[int, float] = {}  # tensors of one number made from a Python number (`scalar_tensor`, `full`)
         self.removed: dict[tuple[str, str], float] = {}
         self.seen: list[str] = []
         self.warnings: list[str] = []  # fills over scores through a mask not read
@@ -115,13 +116,22 @@ class MaskTracker:
     def _note(self, name: str, args: tuple, kwargs: dict, out) -> None:
         import torch
 
+        if name in IN_PLACE:  # `att.masked_fill_(mask, -inf)`, `ones.tril_()`: the result is the tensor itself
+            name = name[:-1]
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         if name == "scalar_tensor" and args and isinstance(args[0], (int, float)):
             self._keep(self.numbers, out, float(args[0]))
             return
+        if name == "full" and len(args) > 1 and isinstance(args[1], (int, float)) and isinstance(out, torch.Tensor) \
+                and out.numel() == 1:  # `torch.full([], torch.finfo(dtype).min)`, as Hugging Face's GPT-2 fills
+            self._keep(self.numbers, out, float(args[1]))
+            return
         if not isinstance(out, torch.Tensor):
             return
         first = tensors[0] if tensors else None
+        if first is not None and id(first) in self.numbers and name in VIEWS and out.numel() == 1:  # `full`, then detach
+            self._keep(self.numbers, out, self.numbers[id(first)])
+            return
         if name in ("tril", "triu") and first is not None and first.dim() >= 2:
             diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
             self._keep(self.masks, out, Triangle(name == "tril", diagonal))
