@@ -23,12 +23,13 @@ the GPU:
 A causal attention counts the share of its scores its mask keeps, of both its products: through
 `scaled_dot_product_attention`'s `is_causal` (`_attention_read`), or a triangular mask written out
 (`workload.masks`). Other ops (elementwise, reductions, normalisations) count no FLOPs: their speed
-of light is their bytes. The compulsory bytes: what the forward's ops read of its inputs, parameters and buffers (each
-byte of a source at most once: the union of the regions its ops read, followed through views and
-the pieces of a split, `workload.regions`; an op that gathers by index, `GATHERS`, reads what it
-returns, not its whole table), and every tensor it returns written once: a lower bound, never
-above what a candidate must move. A reference the meta device cannot run (an op with no
-meta kernel, or one whose output shape depends on the data) is refused in one line.
+of light is their bytes. The compulsory bytes: what the forward's ops read of its inputs,
+parameters and buffers (each byte of a storage at most once, whichever of its views is read: the
+union of the regions its ops read, followed through views and the pieces of a split,
+`workload.regions`; an op that gathers by index, `GATHERS`, reads what it returns, not its whole
+table), and every tensor it returns written once: a lower bound, never above what a candidate
+must move. A reference the meta device cannot run (an op with no meta kernel, or one whose output
+shape depends on the data) is refused in one line.
 """
 
 from __future__ import annotations
