@@ -489,7 +489,18 @@ def test_a_causal_mask_written_out_counts_the_products_it_keeps(tmp_path):
             "        return torch.softmax(att, dim=-1) @ v")
     w = _problem(tmp_path, "in_place", "        pass", body, qkv)
     assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
-    # a mask given as an input, or one filled after the softmax, is not read: every product counted
+    # turned by a permute: the strict upper triangle of a 256 x 128 mask is the strict lower one of its 128 x 256
+    body = ("        q, k, v = xs\n        s = q[:, :, :128] @ k.transpose(-2, -1)\n"
+            "        m = torch.ones(256, 128, device=q.device).triu(1).bool().permute(1, 0)\n"
+            "        return torch.softmax(s.masked_fill(m, float('-inf')), dim=-1) @ v")
+    w = _problem(tmp_path, "permuted", "        pass", body, qkv)
+    assert w.flops == {"fp32": pytest.approx(product * sum(256 - i for i in range(128)) / (128 * 256))}
+    # a tril of values (an input's), a mask given as an input, or one filled after the softmax: not read
+    body = ("        q, k, v, m = xs\n        s = (q @ k.transpose(-2, -1)).masked_fill(torch.tril(m) == 0, -1e9)\n"
+            "        return torch.softmax(s, -1) @ v")
+    values = _problem(tmp_path, "values", "        pass", body,
+                      "[torch.randn(2, 4, 256, 64) for _ in range(3)] + [torch.rand(256, 256)]")
+    assert values.flops == {"fp32": 2 * product}
     body = "        q, k, v, m = xs\n        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m, -1e9), -1) @ v"
     given = _problem(tmp_path, "given", "        pass", body,
                      "[torch.randn(2, 4, 256, 64) for _ in range(3)] + [torch.rand(256, 256) > 0.5]")

@@ -9,9 +9,10 @@ candidate needs, and an honest one would read faster than light (a causal attent
 sequences nearly halves its products). `MaskTracker` follows, op by op on the meta device (no
 values), which tensors are triangular masks and which are products' scores:
 
-- a mask: the result of `tril` or `triu` (of ones, in the constructor or the forward), through
-  views that keep its last two dimensions (a slice of them moves its diagonal; a transpose of
-  them turns it), `== 0` / `!= 0`, `~`, and a cast (`.bool()`);
+- a mask: the result of `tril` or `triu` of ones (or of another number, not 0), in the
+  constructor or the forward (of anything else it is not read: what it holds inside the triangle
+  is not known), through views that keep its last two dimensions (a slice of them moves its
+  diagonal; a transpose or permute of them turns it), `== 0` / `!= 0`, `~`, and a cast (`.bool()`);
 - a product's scores: the result of a matrix product (`problem.MATMUL_OPS`), through views that
   keep its last two dimensions and a scaling by a number;
 - filled: `masked_fill(scores, mask, v)` or `where(mask, v, scores)` with v at most `FILL_AT_MOST`
@@ -35,6 +36,8 @@ FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled 
 VIEWS = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "alias", "detach", "clone",
          "contiguous", "_to_copy", "to", "lift_fresh", "slice", "transpose", "t", "permute")
 IN_PLACE = ("tril_", "triu_", "masked_fill_")
+ONES = ("ones", "ones_like", "new_ones")
+FULLS = ("full", "full_like", "new_full")  # of a number other than 0: as ones, for a mask
 SCALINGS = ("mul", "div")  # by a number (or a tensor of one element): the scores' pattern kept
 AFTER_FILL = ("_softmax", "softmax", "_safe_softmax", "relu", "exp", "native_dropout", "dropout", "_to_copy", "clone",
               "contiguous", "mul", "div", "view", "_unsafe_view", "reshape", "expand", "alias", "detach")
@@ -88,6 +91,7 @@ class MaskTracker:
         self.masks: dict[int, Triangle] = {}
         self.scores: dict[int, Scores] = {}
         self.kept: dict[int, float] = {}  # filled scores and what follows them: the share of their entries not zero
+        self.nonzero: dict[int, bool] = {}  # tensors of ones (or of another number, not 0): what a mask is made of
         self.numbers: dict[int, float] = {}  # tensors of one number made from a Python number (`scalar_tensor`, `full`)
         self.removed: dict[tuple[str, str], float] = {}
         self.seen: list[str] = []
@@ -132,7 +136,13 @@ class MaskTracker:
         if first is not None and id(first) in self.numbers and name in VIEWS and out.numel() == 1:  # `full`, then detach
             self._keep(self.numbers, out, self.numbers[id(first)])
             return
-        if name in ("tril", "triu") and first is not None and first.dim() >= 2:
+        if name in ONES or (name in FULLS and len(args) > 1 and isinstance(args[1], (int, float)) and args[1] != 0):
+            self._keep(self.nonzero, out, True)
+            return
+        if first is not None and id(first) in self.nonzero and name in VIEWS:  # ones cast, viewed or expanded
+            self._keep(self.nonzero, out, True)
+            return
+        if name in ("tril", "triu") and first is not None and id(first) in self.nonzero and first.dim() >= 2:
             diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
             self._keep(self.masks, out, Triangle(name == "tril", diagonal))
             return
@@ -182,6 +192,11 @@ class MaskTracker:
             if dims == [t.dim() - 2, t.dim() - 1]:
                 return Triangle(not mask.lower, -mask.diagonal, mask.inside)
             return mask if t.dim() - 2 not in dims and t.dim() - 1 not in dims else None
+        if name == "permute":
+            last = [int(d) % t.dim() for d in args[1]][-2:] if len(args) > 1 else []
+            if last == [t.dim() - 2, t.dim() - 1]:
+                return mask
+            return Triangle(not mask.lower, -mask.diagonal, mask.inside) if last == [t.dim() - 1, t.dim() - 2] else None
         if name in VIEWS and tuple(out.shape[-2:]) == tuple(t.shape[-2:]):
             return mask
         return None
