@@ -112,6 +112,24 @@ if [ "$part" != charts ]; then
         tests/fixtures/problems/{embedding_rows,cuda_written,conv_relu,attention_causal_fp16}.py \
         $(sed "s|^|${KERNELBENCH:-../KernelBench}/|" bench/honest_problems.txt)
     cp /tmp/honest/honest-*.json plots/honest-h100/
+    # the same on the H200 (2026-12-07, the tree at d0f89bf, one visit of 470 s): the four KernelBench gradings above,
+    # the fixture's own candidate, then the honest list in order until the visit's time ran out (its first sixteen)
+    for p in "level1/19_ReLU.py examples/kernelbench/level1_19_ReLU_triton.py examples/kernelbench/level1_19_ReLU_cuda.py:level1" \
+             "level2/12_Gemm_Multiply_LeakyReLU.py examples/kernelbench/level2_12_Gemm_Multiply_LeakyReLU_triton.py:level2" \
+             "level3/1_MLP.py examples/kernelbench/level3_1_MLP_triton.py:level3"; do
+        set -- ${p%:*}
+        roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/$1" "${@:2}" --out plots/grades-h200-kernelbench-${p##*:}.json
+    done
+    roofline run "${KERNELBENCH:-../KernelBench}/src/kernelbench/prompts/few_shot/model_ex_tiled_matmul.py" \
+        "${KERNELBENCH:-../KernelBench}/src/kernelbench/prompts/few_shot/model_new_ex_tiled_matmul.py" \
+        --out plots/grades-h200-kernelbench-prompts.json
+    mkdir -p plots/honest-h200
+    roofline run tests/fixtures/problems/conv_relu.py tests/fixtures/problems/conv_relu_new.py --budget 0.2 \
+        --out plots/honest-h200/fixture-conv_relu_new.json
+    bash bench/honest_visit.sh /tmp/honest-h200 tests/fixtures/problems/{small_matmul,clamp,row_sums,matmul_bf16}.py \
+        tests/fixtures/problems/{embedding_rows,cuda_written,conv_relu,attention_causal_fp16}.py \
+        $(sed "s|^|${KERNELBENCH:-../KernelBench}/|" bench/honest_problems.txt | head -8)
+    cp /tmp/honest-h200/honest-*.json plots/honest-h200/
     # what grading costs against do_bench (docs/grade.md; made on an H100, 2026-12-06, this tree at aab28bc, BEFORE
     # at 49d6e8d: git archive 49d6e8d roofline | tar x -C /tmp/before)
     bash bench/grade_cost.sh "${KERNELBENCH:-../KernelBench}" /tmp/before plots/grade-cost-h100.txt

@@ -123,10 +123,29 @@ def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypat
 
 
 def test_the_h200_matrix_published_is_what_its_files_give(capsys, monkeypatch):
-    # docs/grade.md's H200 matrix: the corpus graded on the H200 (2026-12-06) and the H200's other grade
-    # files: 31 cheats (30 caught, matmul_cached_by_values graded at no gain), 14 honest entries, no flag
-    files = [ROOT / "plots" / f for f in ("grades-h200-corpus-matmul.json", "grades-h200-corpus-clamp.json",
-                                          "grades-h200.json", "grades-h200-public.json")]
-    assert _matrix(files, capsys, monkeypatch) == {"cheat": ["30", "1", "31"], "honest": ["0", "14", "14"]}
+    # docs/grade.md's H200 matrix: the corpus graded on the H200 (2026-12-06), its other grade files, the
+    # KernelBench candidates and the first sixteen honest problems and a fixture's candidate (2026-12-07):
+    # 31 cheats (30 caught, matmul_cached_by_values graded at no gain), 36 honest entries, no flag
+    plots = ROOT / "plots"
+    files = [plots / f for f in ("grades-h200-corpus-matmul.json", "grades-h200-corpus-clamp.json",
+                                 "grades-h200.json", "grades-h200-public.json")]
+    files += [*sorted(plots.glob("grades-h200-kernelbench-*.json")), *sorted(plots.glob("honest-h200/*.json"))]
+    assert _matrix(files, capsys, monkeypatch) == {"cheat": ["30", "1", "31"], "honest": ["0", "36", "36"]}
     text = (ROOT / "docs" / "grade.md").read_text()
-    assert "| cheat (H200) | 30 | 1 | 31 |" in text and "| honest (H200) | 0 | 14 | 14 |" in text
+    assert "| cheat (H200) | 30 | 1 | 31 |" in text and "| honest (H200) | 0 | 36 | 36 |" in text
+
+
+def test_kernelbench_problems_of_three_levels_graded_on_the_h200_from_their_files_alone():
+    # the H200 (2026-12-07, bench visit PART=14): 19_ReLU (12.9 GB moved, DRAM binds), 12_Gemm_Multiply_LeakyReLU
+    # and 1_MLP (FP32 GEMMs), the prompt's inline-CUDA tiled matmul: every entry verified, no flag
+    def entries(name: str) -> dict:
+        doc = json.loads((ROOT / "plots" / f"grades-h200-kernelbench-{name}.json").read_text())
+        assert doc["device"]["name"] == "NVIDIA H200"
+        return {e["name"]: e for e in doc["entries"]}
+    relu, gemm, mlp, tiled = (entries(n) for n in ("level1", "level2", "level3", "prompts"))
+    for e in [*relu.values(), *gemm.values(), *mlp.values(), *tiled.values()]:
+        assert e["verified"] and not e["flags"] and e["error"] is None, e["name"]
+    assert {e["binding"] for e in relu.values()} == {"DRAM"} and all(0.9 < e["share"] <= 1.0 for e in relu.values())
+    assert 12.8e9 / (relu["reference"]["time_ms"] / 1e3) > 4.0e12  # the reference moves 12.9 GB at over 4 TB/s
+    assert {e["binding"] for e in (*gemm.values(), *mlp.values())} == {"FP32"}
+    assert tiled["model_new_ex_tiled_matmul"]["time_ms"] > 4 * tiled["reference"]["time_ms"]
