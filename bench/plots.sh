@@ -114,12 +114,12 @@ if [ "$part" != charts ]; then
     cp /tmp/honest/honest-*.json plots/honest-h100/
     # the same on the H200 (2026-12-07, the tree at d0f89bf, one visit of 470 s): the four KernelBench gradings above,
     # the fixture's own candidate, then the honest list in order until the visit's time ran out (its first sixteen)
-    for p in "level1/19_ReLU.py examples/kernelbench/level1_19_ReLU_triton.py examples/kernelbench/level1_19_ReLU_cuda.py:level1" \
-             "level2/12_Gemm_Multiply_LeakyReLU.py examples/kernelbench/level2_12_Gemm_Multiply_LeakyReLU_triton.py:level2" \
-             "level3/1_MLP.py examples/kernelbench/level3_1_MLP_triton.py:level3"; do
-        set -- ${p%:*}
-        roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/$1" "${@:2}" --out plots/grades-h200-kernelbench-${p##*:}.json
-    done
+    roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level1/19_ReLU.py" examples/kernelbench/level1_19_ReLU_triton.py \
+        examples/kernelbench/level1_19_ReLU_cuda.py --out plots/grades-h200-kernelbench-level1.json
+    roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level2/12_Gemm_Multiply_LeakyReLU.py" \
+        examples/kernelbench/level2_12_Gemm_Multiply_LeakyReLU_triton.py --out plots/grades-h200-kernelbench-level2.json
+    roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level3/1_MLP.py" examples/kernelbench/level3_1_MLP_triton.py \
+        --out plots/grades-h200-kernelbench-level3.json
     roofline run "${KERNELBENCH:-../KernelBench}/src/kernelbench/prompts/few_shot/model_ex_tiled_matmul.py" \
         "${KERNELBENCH:-../KernelBench}/src/kernelbench/prompts/few_shot/model_new_ex_tiled_matmul.py" \
         --out plots/grades-h200-kernelbench-prompts.json
