@@ -495,6 +495,14 @@ def test_a_causal_mask_written_out_counts_the_products_it_keeps(tmp_path):
             "        return torch.softmax(s.masked_fill(m, float('-inf')), dim=-1) @ v")
     w = _problem(tmp_path, "permuted", "        pass", body, qkv)
     assert w.flops == {"fp32": pytest.approx(product * sum(256 - i for i in range(128)) / (128 * 256))}
+    # scores also read whole (their sum returned beside the attention) need every product of q @ k^T
+    body = ("        q, k, v = xs\n        s = q @ k.transpose(-2, -1)\n"
+            "        att = torch.softmax(s.masked_fill(self.bias[:, :, :256, :256] == 0, float('-inf')), -1)\n"
+            "        return att @ v, s.sum()")
+    w = _problem(tmp_path, "whole", init, body, qkv)
+    assert w.flops == {"fp32": pytest.approx(product + product * kept)}
+    assert ("0.502 of its products counted, but for the product that made the scores: they are also read whole by "
+            "another op, which needs every one") in w.source
     # a tril of values (an input's), a mask given as an input, or one filled after the softmax: not read
     body = ("        q, k, v, m = xs\n        s = (q @ k.transpose(-2, -1)).masked_fill(torch.tril(m) == 0, -1e9)\n"
             "        return torch.softmax(s, -1) @ v")

@@ -18,12 +18,13 @@ values), which tensors are triangular masks and which are products' scores:
 - filled: `masked_fill(scores, mask, v)` or `where(mask, v, scores)` with v at most `FILL_AT_MOST`
   (-inf, -1e9, a half type's lowest), over scores of the mask's last two dimensions. The share of
   the scores kept is counted from the triangle's geometry; the product that made the scores keeps
-  that share of its FLOPs, and so does the next product that takes the filled scores (through
-  softmax, relu or exp, all zero where -inf was filled, dropout and scaling) as its left operand,
-  its contraction over the keys.
+  that share of its FLOPs (unless another op reads those scores whole: a sum of them, an output),
+  and so does the next product that takes the filled scores (through softmax, relu or exp, all
+  zero where -inf was filled, dropout and scaling) as its left operand, its contraction over the
+  keys.
 
 A mask given as an input, built from values (`arange(T)[:, None] >= arange(T)`), or added to the
-scores (an additive -inf mask), is not recognised: its products are counted in full, as before. The
+scores (an additive -inf mask), is not recognised: its products are counted in full. The
 products inside `scaled_dot_product_attention` are left to `problem._attention_read`.
 """
 
@@ -72,20 +73,23 @@ class Triangle:
 @dataclass
 class Scores:
     """A product's result (or a view or scaling of it): the precision key and op name it was counted
-    under, its FLOPs, and whether a fill has already been charged to it."""
+    under, its FLOPs, the FLOPs a fill spares it (None: not filled), and whether its scores are also
+    read whole by another op (a sum, a second product, an output), which then needs every one."""
 
     key: str
     op: str
     flops: float
-    filled: bool = False
+    spared: float | None = None
+    whole: bool = False
+    said: str = ""  # what the fill was, for the work's source
 
 
 class MaskTracker:
     """Follows triangular masks and products' scores through a forward's ops (module docstring).
-    `note` is called for every op, `product` for every matrix product counted, with its FLOPs;
-    `removed` holds the FLOPs the fills spare the products, by (precision key, op name), taken back
-    once the forward is done; `seen` says what was found, for the work's source, and `warnings`
-    what was filled through a mask it could not read (or where the reading stopped), for the user."""
+    `note` is called for every op, `product` for every matrix product counted, with its FLOPs, and
+    `finish` with the forward's outputs: the FLOPs to take back, by (precision key, op name); `seen`
+    says what was found, for the work's source, and `warnings` what was filled through a mask it
+    could not read (or where the reading stopped), for the user."""
 
     def __init__(self) -> None:
         self.masks: dict[int, Triangle] = {}
@@ -93,11 +97,12 @@ class MaskTracker:
         self.kept: dict[int, float] = {}  # filled scores and what follows them: the share of their entries not zero
         self.nonzero: dict[int, bool] = {}  # tensors of ones (or of another number, not 0): what a mask is made of
         self.numbers: dict[int, float] = {}  # tensors of one number made from a Python number (`scalar_tensor`, `full`)
-        self.removed: dict[tuple[str, str], float] = {}
+        self.removed: dict[tuple[str, str], float] = {}  # products of filled scores: the share they need not do
         self.seen: list[str] = []
         self.warnings: list[str] = []  # fills over scores through a mask not read
         self.failed: str | None = None  # the op the reading tripped on
         self._alive: list = []  # every tensor tracked, kept so that no id is reused while the forward runs
+        self._made: list[Scores] = []  # every product's scores, in order
 
     def _keep(self, table: dict, t, value) -> None:
         table[id(t)] = value
@@ -158,9 +163,12 @@ class MaskTracker:
             return
         same_last = out.dim() >= 2 and first.dim() >= 2 and tuple(out.shape[-2:]) == tuple(first.shape[-2:])
         by_number = name in SCALINGS and (len(tensors) == 1 or all(t.numel() == 1 for t in tensors[1:]))
-        if id(first) in self.scores and same_last and (name in VIEWS and name not in ("slice", "transpose", "t", "permute")
-                                                       or by_number):
+        passes = same_last and (name in VIEWS and name not in ("slice", "transpose", "t", "permute") or by_number)
+        if id(first) in self.scores and passes:
             self._keep(self.scores, out, self.scores[id(first)])
+        for t in tensors[1:] if passes else tensors:  # scores read by anything but a view, a scaling or a fill
+            if id(t) in self.scores:
+                self.scores[id(t)].whole = True
         if id(first) in self.kept and same_last and (name in AFTER_FILL and (name not in SCALINGS or by_number)):
             self._keep(self.kept, out, self.kept[id(first)])
 
@@ -241,11 +249,12 @@ class MaskTracker:
         kept = 1.0 - true if filled_where_true else true
         if before is not None:  # scores filled twice: kept where both keep them, at most the lesser share
             kept = min(kept, before)
-        if made is not None and not made.filled:
-            made.filled = True
-            self._remove(made.key, made.op, made.flops * (1.0 - kept))
-            self.seen.append(f"a causal mask written out ({name} with a triangular mask over {rows:,} x {cols:,} "
-                             f"scores): {kept:.3f} of its products counted")
+        if made is not None and made.spared is None:
+            made.spared = made.flops * (1.0 - kept)
+            made.said = (f"a causal mask written out ({name} with a triangular mask over {rows:,} x {cols:,} scores): "
+                         f"{kept:.3f} of its products counted")
+        if made is not None and out is scores:  # filled in place: what reads it now reads filled scores
+            del self.scores[id(scores)]
         self._keep(self.kept, out, kept)
 
     def _number(self, x) -> float | None:
@@ -257,6 +266,25 @@ class MaskTracker:
 
     def _remove(self, key: str, op: str, flops: float) -> None:
         self.removed[(key, op)] = self.removed.get((key, op), 0.0) + flops
+
+    def finish(self, outputs) -> dict[tuple[str, str], float]:
+        """The FLOPs to take back, by (precision key, op name), once the forward returned `outputs`
+        (scores returned are needed whole): what fills spare the products whose scores nothing else
+        reads whole, and the products of filled scores (`removed`)."""
+        for t in outputs:
+            if id(t) in self.scores:
+                self.scores[id(t)].whole = True
+        if self.failed is not None:
+            return {}
+        total = dict(self.removed)
+        for made in self._made:
+            if made.spared is not None and not made.whole:
+                total[(made.key, made.op)] = total.get((made.key, made.op), 0.0) + made.spared
+                self.seen.append(made.said)
+            elif made.spared is not None:
+                self.seen.append(f"{made.said}, but for the product that made the scores: they are also read whole "
+                                 "by another op, which needs every one")
+        return total
 
     def product(self, name: str, args: tuple, out, key: str, flops: float) -> float:
         """A matrix product `name` counted at `flops` under precision `key`: its result recorded as
@@ -273,5 +301,6 @@ class MaskTracker:
         needed = flops * self.kept[id(left)] if left is not None and id(left) in self.kept else flops
         self._remove(key, name, flops - needed)  # taken back at the end, with the fills' (all undone if the reading fails)
         if isinstance(out, torch.Tensor) and out.dim() >= 2:
-            self._keep(self.scores, out, Scores(key, name, needed))
+            self._made.append(Scores(key, name, needed))
+            self._keep(self.scores, out, self._made[-1])
         return flops

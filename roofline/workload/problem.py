@@ -515,7 +515,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
                 key = precision_of(packet.__name__, first.dtype if first is not None else torch.float32)
                 if attention:  # inside an attention: its inputs' precision, its causal share
                     key, n = attention["key"], n * attention["share"]
-                elif packet.__name__ in MATMUL_OPS:  # the scores a causal mask may fill (`masks.removed`)
+                elif packet.__name__ in MATMUL_OPS:  # the scores a causal mask may fill (`masks.finish`)
                     masks.product(packet.__name__, args, out, key, n)
                 flops[key] = flops.get(key, 0.0) + n
                 counted[packet.__name__] = counted.get(packet.__name__, 0.0) + n
@@ -594,7 +594,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
               "buffers (a gather's rows, not its whole table), once, and its outputs written once")
     if attention.get("seen"):
         source += f"; {attention['seen']}"
-    for (key, op), n in masks.removed.items():  # what a causal mask's fills took back from products counted
+    for (key, op), n in masks.finish(outs).items():  # what a causal mask's fills spare the products counted
         flops[key] = max(0.0, flops.get(key, 0.0) - n)
         counted[op] = max(0.0, counted.get(op, 0.0) - n)
     for seen in dict.fromkeys(masks.seen):
