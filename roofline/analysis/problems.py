@@ -72,9 +72,9 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     """Every problem file of `paths` on `device`. A file that is not a problem, or whose reference
     cannot be read on the meta device (`workload.problem`), is one line of `errors` and the others
     are read; given alone, it raises UsageError with that line (MissingModule, a RunError, where it
-    imports a package this Python lacks; `missing_only` says every error is one). A problem is named by its file's
-    stem, or, where the files come from more than one folder, by its folder and stem
-    (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`)."""
+    imports a package this Python lacks; `missing_only` says every error is one). A problem is
+    named by its file's stem, or, where the files come from more than one folder, by its folder and
+    stem (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`)."""
     rows, errors, moves, missing = [], [], {}, 0
     labels = _labels(paths)
     for path in paths:
