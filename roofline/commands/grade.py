@@ -328,8 +328,8 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     entries = [grading.problem_entry(r, loaded.name, ran, device, launch_ms) for r in runs]
     entries = grading.with_baseline(entries, ["reference"])
     failures = [f"{e.name}: {e.error}" for e in entries if e.error]
-    notes = [f"{loaded.name}: its work read from {found.work.source}; "
-             "each timed call on inputs of its own, drawn before the timing"] + \
+    notes = [f"{loaded.name}: each timed call on inputs of its own, drawn before the timing (where its work was read "
+             "from: each entry's line under the table)"] + \
         [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs]) + \
         [f"{loaded.name}: {m}" for m in moves] + \
         grading.emulation_notes(entries, ran, device, launch_ms) + \
