@@ -15,8 +15,8 @@ idle (the harness's copies and L2 flush done and waited for) and closes with the
 on whichever stream, from whichever thread, while the call's work ran (by the call, or by a thread
 a call left running). Per call: the span (the first kernel's start to the last one's end), the
 busy time (the union of the kernels' intervals), the launches and the streams; the medians of the
-calls. Kernels that start once the device is idle
-again (a thread left running) are not the call's: the audit after the timing finds what they change.
+calls. Kernels that start once the device is idle again (a thread left running) are not the
+call's: the audit after the timing finds what they change.
 Owning each kernel by the API call that launched it instead would need CUPTI's RUNTIME and DRIVER
 activities: a record for every API call. On an H100 (bench/experiments/cupti_cost.py,
 plots/cupti-cost-h100.txt) five calls of a 2.6 ms GEMM made 518 records that way against 5, and
@@ -163,9 +163,8 @@ class Recording:
             cupti.activity_register_callbacks(lambda: (BUFFER_BYTES, 0), lambda activities: _SINK[0](activities))
             _REGISTERED.append(True)
         try:
-            for kind in (cupti.ActivityKind.CONCURRENT_KERNEL,):
-                cupti.activity_enable(kind)
-                self._enabled.append(kind)
+            cupti.activity_enable(cupti.ActivityKind.CONCURRENT_KERNEL)
+            self._enabled.append(cupti.ActivityKind.CONCURRENT_KERNEL)
         except BaseException:
             self._close(flush=False)
             raise

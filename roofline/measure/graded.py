@@ -421,9 +421,9 @@ def idle_calls(call: Callable[[], None], before: Callable[[], None] | None = Non
     kernels that started between the two idle points, on any stream, launched from any thread
     (`activity.Recording`). Returns ((events, wall clock) medians in ms, the kernels or None, why
     there are none or None): CUPTI not there, held by another client (a profiler: the events and
-    the wall clock are still taken), or no kernel launched. One set of calls serves the three: each recording costs its own calls, and
-    CUPTI's records add host time at each kernel launch, which both the events and the wall clock
-    see, and no gap between them."""
+    the wall clock are still taken), or no kernel launched. One set of calls serves the three: each
+    recording costs its own calls, and CUPTI's records add host time at each kernel launch, which
+    both the events and the wall clock see, and no gap between them."""
     import cupy
     device = cupy.cuda.Device()
     why = activity.available()

@@ -116,10 +116,7 @@ class MaskTracker:
         try:
             self._note(name, args, kwargs, out)
         except Exception as exc:  # noqa: BLE001 - a reading that fails counts every product whole, said
-            self.failed = f"{name}: {type(exc).__name__}"
-            self.removed.clear()
-            self.kept.clear()
-            self.seen.clear()
+            self.failed = f"{name}: {type(exc).__name__}"  # `finish` then takes nothing back
             self.warnings.append(f"reading its causal masks stopped at {self.failed}: every product counted whole")
 
     def _note(self, name: str, args: tuple, kwargs: dict, out) -> None:

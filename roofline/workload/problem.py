@@ -359,22 +359,22 @@ def put_back(before: dict[str, object]) -> list[str]:
     return changed
 
 
-_OWNERS: dict[int, tuple[dict, int, list]] = {}  # id(before) -> (before, its names grouped by owner)
+_OWNERS: dict[int, tuple[dict, list]] = {}  # id(before) -> (before, its names grouped by owner)
 
 
 def _by_owner(before: dict[str, object]) -> list[tuple[str, list[tuple[str, str]]]]:
     """`before`'s names grouped by the dotted name of what holds them, as (owner, [(name, attribute)]);
     kept for the dict itself, which a grading hands to every `put_back` of a candidate."""
     kept = _OWNERS.get(id(before))
-    if kept is not None and kept[0] is before and kept[1] == len(before):
-        return kept[2]
+    if kept is not None and kept[0] is before:
+        return kept[1]
     groups: dict[str, list[tuple[str, str]]] = {}
     for name in before:
         owner, _, attr = name.rpartition(".")
         groups.setdefault(owner, []).append((name, attr))
     plan = list(groups.items())
     _OWNERS.clear()  # one harness at a time: a grading's
-    _OWNERS[id(before)] = (before, len(before), plan)
+    _OWNERS[id(before)] = (before, plan)
     return plan
 
 
