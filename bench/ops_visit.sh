@@ -1,8 +1,9 @@
 #!/bin/bash
 # One visit of the device machine for the operator roofline (docs/profiling.md): three public models'
 # training steps (examples/ops/step.py: Hugging Face Llama, torchvision ResNet, PyTorch Geometric GCN)
-# profiled with their ops and modules recorded, the same step recorded by PyTorch's profiler, and one
-# profile without ops for the cost of attribution. Each model's files go into $OUT/MODEL.tgz as it finishes.
+# profiled with their ops and modules recorded, the same step recorded by PyTorch's profiler and read
+# beside the report (each op's time in the program), and one profile without ops for the cost of
+# attribution. Each model's files go into $OUT/MODEL.tgz as it finishes.
 #   bash bench/ops_visit.sh [MODEL ...]      (after bench/gpu_visit.sh's set-up: PYTHONPATH; COST_MODEL=gcn)
 set -u
 models=${*:-gcn llama resnet}
@@ -16,7 +17,9 @@ for m in $models; do
     python3 -m roofline profile --no-profile-from-start --report $d/$m.ncu-rep --out $d/$m.json -- python3 examples/ops/step.py $m
     echo "wall $(since $t0) s: profile with ops"
     python3 examples/ops/step.py $m --trace $d/$m-trace.json.gz
+    python3 -m roofline profile --import $d/$m.ncu-rep --trace $d/$m-trace.json.gz --out $d/$m-program.json
     python3 -m roofline show $d/$m.json --by op
+    python3 -m roofline show $d/$m-program.json --by op
     python3 -m roofline show $d/$m.json --by module
     python3 bench/nvtx_stacks.py $d/$m.ncu-rep $d/$m-nvtx.json.gz "examples/ops/step.py $m, profiled on an H200 by bench/ops_visit.sh"
   } > $d/$m.log 2>&1
