@@ -524,6 +524,58 @@ def test_a_causal_mask_written_out_counts_the_products_it_keeps(tmp_path):
 
 
 @needs_torch
+def test_an_additive_causal_mask_counts_the_products_it_keeps(tmp_path):
+    # -inf above the diagonal, 0 on and below it, added to the scores: nn.Transformer's square
+    # subsequent mask (a triu of a full of -inf), sliced to T from a longer buffer
+    qkv = "[torch.randn(2, 4, 256, 64) for _ in range(3)]"
+    product = 2 * 4 * 256 * 256 * 64 * 2  # each of q @ k^T and att @ v
+    kept = (256 * 257 // 2) / 256 ** 2
+    square = "        self.register_buffer('m', nn.Transformer.generate_square_subsequent_mask({}))"
+    body = ("        q, k, v = xs\n        att = (q @ k.transpose(-2, -1)) * 0.125 + self.m[:256, :256]\n"
+            "        return torch.softmax(att, dim=-1) @ v")
+    w = _problem(tmp_path, "square", square.format(1024), body, qkv)
+    assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
+    assert "(add with an additive triangular mask over 256 x 256 scores): 0.502 of its products counted" in w.source
+    # PyTorch's language-model tutorial: a bool triangle transposed, cast, filled with -inf, then 0.0 on its
+    # other side, added first; and where(mask, 0, -inf) of the last 128 rows
+    body = ("        q, k, v = xs\n        mask = (torch.triu(torch.ones(256, 256, device=q.device)) == 1).transpose(0, 1)\n"
+            "        mask = mask.float().masked_fill(mask == 0, float('-inf')).masked_fill(mask == 1, float(0.0))\n"
+            "        return torch.softmax(mask + q @ k.transpose(-2, -1), dim=-1) @ v")
+    assert _problem(tmp_path, "tutorial", "        pass", body, qkv).flops == {"fp32": pytest.approx(2 * product * kept)}
+    late = sum(129 + i for i in range(128)) / (128 * 256)  # query i of the last 128 attends keys 0..128+i
+    body = ("        q, k, v = xs\n        m = torch.tril(torch.ones(256, 256, dtype=torch.bool, device=q.device))[128:]\n"
+            "        s = q[:, :, 128:] @ k.transpose(-2, -1) + torch.where(m, 0.0, float('-inf'))\n"
+            "        return torch.softmax(s, dim=-1) @ v")
+    assert _problem(tmp_path, "where0", "        pass", body, qkv).flops == {"fp32": pytest.approx(product * late)}
+    # the mask as baddbmm's addend, and as scaled_dot_product_attention's attn_mask (float and bool)
+    body = ("        q, k, v = [x.reshape(8, 256, 64) for x in xs]\n"
+            "        s = torch.baddbmm(self.m, q * 0.125, k.transpose(-2, -1))\n        return torch.bmm(torch.softmax(s, -1), v)")
+    assert _problem(tmp_path, "baddbmm", square.format(256), body, qkv).flops == {"fp32": pytest.approx(2 * product * kept)}
+    body = "        q, k, v = xs\n        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=self.m)"
+    w = _problem(tmp_path, "sdpa_float", square.format(256), body, qkv)
+    assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
+    assert "its attn_mask a causal mask written out: 0.502 of its queries-by-keys products" in w.source
+    body = ("        q, k, v = xs\n        m = torch.ones(256, 256, dtype=torch.bool, device=q.device).tril()\n"
+            "        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)")
+    assert _problem(tmp_path, "sdpa_bool", "        pass", body, qkv).flops == {"fp32": pytest.approx(2 * product * kept)}
+    # nn.MultiheadAttention given the mask (it takes its products through baddbmm, or SDPA without weights):
+    # its four projections whole, its two products the kept share
+    projections = 4 * 2 * 512 * 256 * 256
+    for weights in ("True", "False"):
+        init = ("        self.mha = nn.MultiheadAttention(256, 4, batch_first=True)\n" + square.format(256))
+        body = f"        x = xs[0].reshape(2, 256, 256)\n        return self.mha(x, x, x, attn_mask=self.m, need_weights={weights})[0]"
+        w = _problem(tmp_path, f"mha{weights}", init, body, qkv)
+        assert w.flops == {"fp32": pytest.approx(projections + 2 * product * kept)}, weights
+    # not read: a mask of zeros and ones added (no -inf), an input's triangle, -1 (softmax keeps what it fills)
+    for i, body in enumerate([
+            "        q, k, v, _ = xs\n        return torch.softmax(q @ k.transpose(-2, -1) + torch.ones(256, 256, device=q.device).tril(), -1) @ v",
+            "        q, k, v, m = xs\n        return torch.softmax(q @ k.transpose(-2, -1) + torch.triu(m, 1), -1) @ v",
+            "        q, k, v, _ = xs\n        return torch.softmax(q @ k.transpose(-2, -1) + torch.full((256, 256), -1.0, device=q.device).triu(1), -1) @ v"]):
+        w = _problem(tmp_path, f"not{i}", "        pass", body, qkv + " + [torch.randn(256, 256)]")
+        assert w.flops == {"fp32": 2 * product} and "causal mask" not in w.source, i
+
+
+@needs_torch
 def test_a_problem_needing_a_package_to_install_fails_the_listing_as_a_run_not_as_bad_input(tmp_path):
     from typer.testing import CliRunner
 

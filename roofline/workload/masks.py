@@ -23,9 +23,17 @@ values), which tensors are triangular masks and which are products' scores:
   zero where -inf was filled, dropout and scaling) as its left operand, its contraction over the
   keys.
 
-A mask given as an input, built from values (`arange(T)[:, None] >= arange(T)`), or added to the
-scores (an additive -inf mask), is not recognised: its products are counted in full. The
-products inside `scaled_dot_product_attention` are left to `problem._attention_read`.
+An *additive* mask, -inf (or at most `FILL_AT_MOST`) inside a triangle and finite outside, added
+to the scores, fills them as `masked_fill` does. It is read as the `tril` or `triu` of a `full` of
+such a value (`nn.Transformer.generate_square_subsequent_mask`'s form), a `masked_fill` of another
+tensor with such a value through a triangular mask, or `where(mask, -inf, 0)`, through the same
+views; then `scores + mask` (either order) or `baddbmm(mask, q, k)` fills the scores. A finite
+`masked_fill` of it over the triangle's other side (the PyTorch tutorial's second fill, of 0.0)
+keeps it one. `scaled_dot_product_attention` given such a mask, or a boolean triangular one, as its
+`attn_mask` reads it too (`attention_share`; its products are `problem._attention_read`'s to count).
+
+A mask given as an input or built from values (`arange(T)[:, None] >= arange(T)`) is not recognised:
+its products are counted in full.
 """
 
 from __future__ import annotations
@@ -95,7 +103,9 @@ class MaskTracker:
         self.masks: dict[int, Triangle] = {}
         self.scores: dict[int, Scores] = {}
         self.kept: dict[int, float] = {}  # filled scores and what follows them: the share of their entries not zero
-        self.nonzero: dict[int, bool] = {}  # tensors of ones (or of another number, not 0): what a mask is made of
+        self.nonzero: dict[int, float] = {}  # tensors of ones (or of another number, not 0): what a mask is made of
+        self.low: dict[int, float] = {}  # tensors full of one value at most FILL_AT_MOST: an additive mask's makings
+        self.additive: dict[int, Triangle] = {}  # -inf (or as low) where the triangle is true, finite elsewhere
         self.numbers: dict[int, float] = {}  # tensors of one number made from a Python number (`scalar_tensor`, `full`)
         self.removed: dict[tuple[str, str], float] = {}  # products of filled scores: the share they need not do
         self.seen: list[str] = []
@@ -138,25 +148,48 @@ class MaskTracker:
         if first is not None and id(first) in self.numbers and name in VIEWS and out.numel() == 1:  # `full`, then detach
             self._keep(self.numbers, out, self.numbers[id(first)])
             return
-        if name in ONES or (name in FULLS and len(args) > 1 and isinstance(args[1], (int, float)) and args[1] != 0):
-            self._keep(self.nonzero, out, True)
+        value = args[-1] if name in FULLS and len(args) > 1 else None  # full(size, v), full_like(t, v), new_full(t, size, v)
+        if name in ONES or (isinstance(value, (int, float)) and value != 0):
+            self._keep(self.nonzero, out, 1.0 if name in ONES else float(value))
+            if isinstance(value, (int, float)) and value <= FILL_AT_MOST:
+                self._keep(self.low, out, float(value))
             return
-        if first is not None and id(first) in self.nonzero and name in VIEWS:  # ones cast, viewed or expanded
-            self._keep(self.nonzero, out, True)
+        if first is not None and id(first) in self.nonzero and name in VIEWS and id(first) not in self.masks:  # ones cast
+            self._keep(self.nonzero, out, 1.0 if out.dtype == torch.bool else self.nonzero[id(first)])
+            if id(first) in self.low and out.dtype != torch.bool:
+                self._keep(self.low, out, self.low[id(first)])
             return
         if name in ("tril", "triu") and first is not None and id(first) in self.nonzero and first.dim() >= 2:
             diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
             self._keep(self.masks, out, Triangle(name == "tril", diagonal))
+            if id(first) in self.low:  # the low value kept inside the triangle, zeros outside
+                self._keep(self.additive, out, Triangle(name == "tril", diagonal))
+            if self.nonzero[id(first)] == 1.0:
+                self._keep(self.nonzero, out, 1.0)  # its values 0 and 1, for `== 1`
             return
         if name in ("masked_fill", "where"):
             self._filled(name, args, out)
             return
+        if name == "add" and len(tensors) == 2 and kwargs.get("alpha", 1) == 1:  # scores + an additive mask
+            a, b = tensors
+            if id(b) in self.additive and (id(a) in self.scores or id(a) in self.kept):
+                self._fill(name, a, self.additive[id(b)], True, b, out)
+                return
+            if id(a) in self.additive and (id(b) in self.scores or id(b) in self.kept):
+                self._fill(name, b, self.additive[id(a)], True, a, out)
+                return
         if first is None:
             return
-        if id(first) in self.masks:
-            mask = self._mask_through(name, args, first, out)
-            if mask is not None:
-                self._keep(self.masks, out, mask)
+        if id(first) in self.masks or id(first) in self.additive:
+            for table in (self.masks, self.additive):
+                if id(first) in table:
+                    mask = self._mask_through(name, args, first, out, table[id(first)], table is self.additive)
+                    if mask is not None:
+                        self._keep(table, out, mask)
+            if id(out) in self.masks and out.dtype == torch.bool:  # a comparison, or a cast: true is 1
+                self._keep(self.nonzero, out, 1.0)
+            elif id(out) in self.masks and id(first) in self.nonzero and name in VIEWS:
+                self._keep(self.nonzero, out, self.nonzero[id(first)])
             return
         same_last = out.dim() >= 2 and first.dim() >= 2 and tuple(out.shape[-2:]) == tuple(first.shape[-2:])
         by_number = name in SCALINGS and (len(tensors) == 1 or all(t.numel() == 1 for t in tensors[1:]))
@@ -169,13 +202,18 @@ class MaskTracker:
         if id(first) in self.kept and same_last and (name in AFTER_FILL and (name not in SCALINGS or by_number)):
             self._keep(self.kept, out, self.kept[id(first)])
 
-    def _mask_through(self, name: str, args: tuple, t, out) -> Triangle | None:
-        """The triangle of `out`, made by op `name` from mask `t`; None where it is no longer one."""
-        mask = self.masks[id(t)]
-        if name in ("eq", "ne") and len(args) > 1 and isinstance(args[1], (int, float)) and args[1] == 0:
+    def _mask_through(self, name: str, args: tuple, t, out, mask: Triangle, additive: bool) -> Triangle | None:
+        """The triangle of `out`, made by op `name` from `t`, a mask (or an additive one) of triangle
+        `mask`; None where it is no longer one."""
+        compared = len(args) > 1 and isinstance(args[1], (int, float)) and name in ("eq", "ne")
+        if compared and not additive and args[1] == 0:
             return Triangle(mask.lower, mask.diagonal, mask.inside if name == "ne" else not mask.inside)
-        if name in ("logical_not", "bitwise_not"):
+        if compared and not additive and args[1] == 1 and self.nonzero.get(id(t)) == 1.0:  # of ones: true where 1
+            return Triangle(mask.lower, mask.diagonal, mask.inside if name == "eq" else not mask.inside)
+        if name in ("logical_not", "bitwise_not") and not additive:
             return Triangle(mask.lower, mask.diagonal, not mask.inside)
+        if name in ("eq", "ne", "logical_not", "bitwise_not"):
+            return None
         if out.dim() < 2 or t.dim() < 2:
             return None
         if name == "slice":
@@ -208,7 +246,7 @@ class MaskTracker:
 
     def _filled(self, name: str, args: tuple, out) -> None:
         """`masked_fill(scores, mask, value)` or `where(mask, a, b)`: the scores a triangular mask fills
-        with a value softmax makes zero."""
+        with a value softmax makes zero; or, of a tensor that is no scores, an additive mask made."""
         import torch
 
         if name == "masked_fill":
@@ -223,6 +261,15 @@ class MaskTracker:
                 return
             mask, a, b = args
             low = [self._number(x) for x in (a, b)]
+            if low[0] is not None and low[0] <= FILL_AT_MOST and low[1] == 0 and mask.dim() >= 2 \
+                    and id(mask) in self.masks:  # where(mask, -inf, 0): an additive mask
+                self._keep(self.additive, out, self.masks[id(mask)])
+                return
+            if low[1] is not None and low[1] <= FILL_AT_MOST and low[0] == 0 and mask.dim() >= 2 \
+                    and id(mask) in self.masks:  # where(mask, 0, -inf)
+                m = self.masks[id(mask)]
+                self._keep(self.additive, out, Triangle(m.lower, m.diagonal, not m.inside))
+                return
             if low[0] is not None and low[0] <= FILL_AT_MOST and isinstance(b, torch.Tensor):
                 scores, value, filled_where_true = b, low[0], True
             elif low[1] is not None and low[1] <= FILL_AT_MOST and isinstance(a, torch.Tensor):
@@ -231,7 +278,31 @@ class MaskTracker:
                 return
         if not isinstance(scores, torch.Tensor) or not isinstance(mask, torch.Tensor) or scores.dim() < 2:
             return
-        triangle, made, before = self.masks.get(id(mask)), self.scores.get(id(scores)), self.kept.get(id(scores))
+        triangle = self.masks.get(id(mask))
+        if name == "masked_fill" and id(scores) not in self.scores and id(scores) not in self.kept:
+            self._additive_fill(scores, triangle, value, out)  # a mask's makings, not scores
+            return
+        self._fill(name, scores, triangle, filled_where_true, mask, out, value)
+
+    def _additive_fill(self, t, triangle: Triangle | None, value, out) -> None:
+        """`masked_fill(t, mask, value)` of a tensor `t` that holds no scores: an additive mask made
+        (a value at most FILL_AT_MOST through a triangular mask), or kept (a finite value over the
+        other side of its triangle: the PyTorch tutorial's second fill, of 0.0); else none."""
+        if triangle is None or value is None or t.dim() < 2:
+            return
+        if value <= FILL_AT_MOST:
+            self._keep(self.additive, out, triangle)
+            return
+        had = self.additive.get(id(t))
+        if had is not None and (had.lower, had.diagonal, had.inside) == (triangle.lower, triangle.diagonal,
+                                                                        not triangle.inside):
+            self._keep(self.additive, out, had)
+
+    def _fill(self, name: str, scores, triangle: Triangle | None, filled_where_true: bool, mask, out,
+              value: float | None = FILL_AT_MOST) -> None:
+        """Scores (a product's, or filled scores) filled with `value` where `triangle` (of tensor `mask`)
+        is true (or false, `filled_where_true` False), by op `name` into `out`: the share they keep."""
+        made, before = self.scores.get(id(scores)), self.kept.get(id(scores))
         if triangle is None and made is not None and value is not None and value <= FILL_AT_MOST:
             self.warnings.append(f"scores filled with {value:g} by {name} through a mask not read as triangular (an "
                                  "input, or built from values): their products counted whole (a causal mask is read "
@@ -248,7 +319,8 @@ class MaskTracker:
             kept = min(kept, before)
         if made is not None and made.spared is None:
             made.spared = made.flops * (1.0 - kept)
-            made.said = (f"a causal mask written out ({name} with a triangular mask over {rows:,} x {cols:,} scores): "
+            how = "an additive triangular mask" if name in ("add", "baddbmm") else "a triangular mask"
+            made.said = (f"a causal mask written out ({name} with {how} over {rows:,} x {cols:,} scores): "
                          f"{kept:.3f} of its products counted")
         if made is not None and out is scores:  # filled in place: what reads it now reads filled scores
             del self.scores[id(scores)]
@@ -300,4 +372,22 @@ class MaskTracker:
         if isinstance(out, torch.Tensor) and out.dim() >= 2:
             self._made.append(Scores(key, name, needed))
             self._keep(self.scores, out, self._made[-1])
+            added = args[0] if name == "baddbmm" and args and isinstance(args[0], torch.Tensor) else None
+            if added is not None and id(added) in self.additive:  # baddbmm(mask, q, k^T): the scores made filled
+                self._fill(name, out, self.additive[id(added)], True, added, out)
         return flops
+
+    def attention_share(self, mask, rows: int, cols: int) -> float | None:
+        """The share of `rows` x `cols` scores that `scaled_dot_product_attention`'s `attn_mask` `mask`
+        lets take part: a boolean triangular mask (true: attends) or an additive one (-inf: does not);
+        None for a mask not read here (its products then count whole)."""
+        import torch
+
+        if self.failed is not None or not isinstance(mask, torch.Tensor) or mask.dim() < 2 \
+                or tuple(mask.shape[-2:]) != (rows, cols):
+            return None
+        if mask.dtype == torch.bool and id(mask) in self.masks:
+            return self.masks[id(mask)].true_share(rows, cols)
+        if mask.dtype != torch.bool and id(mask) in self.additive:
+            return 1.0 - self.additive[id(mask)].true_share(rows, cols)
+        return None

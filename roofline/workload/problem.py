@@ -567,7 +567,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
             places[storage[0]] = len(sizes)
         sizes.append(storage[1] if storage is not None else int(t.numel()) * t.element_size())
     try:
-        with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention), Counter():
+        with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention, masks), Counter():
             got = model(*args)
     except Exception as exc:
         raise UsageError(f"{problem.path}: its forward cannot run on PyTorch's meta device (shapes without data), "
@@ -654,14 +654,15 @@ def _no_device_sync():
         torch.cuda.synchronize = saved
 
 
-def _attention_read(state: dict):
+def _attention_read(state: dict, masks=None):
     """A PyTorch function mode under which each `scaled_dot_product_attention` fills `state` while
     it runs: 'key', the precision of its query (on the meta device PyTorch computes its products in
     FP32, where a GPU's kernels run them on the tensor cores of the inputs' type), and 'share', the
     share of the score matrix a causal attention computes (the pairs with the key at or before the
-    query, PyTorch's top-left alignment; 1 without `is_causal`). A causal attention with fewer
-    queries than keys runs on the keys and values its queries attend, the first Lq of them (the
-    same result): the others are no compulsory bytes. 'seen' says what was read."""
+    query, PyTorch's top-left alignment; or, given a triangular `attn_mask` that `masks`, a
+    `workload.masks.MaskTracker`, has read, the pairs it lets attend; 1 otherwise). A causal
+    attention with fewer queries than keys runs on the keys and values its queries attend, the first
+    Lq of them (the same result): the others are no compulsory bytes. 'seen' says what was read."""
     import torch
     import torch.nn.functional as F
     from torch.overrides import TorchFunctionMode
@@ -692,6 +693,10 @@ def _attention_read(state: dict):
                 lk = lq
             pairs = sum(min(i + 1, lk) for i in range(lq)) if causal else lq * lk
             share = pairs / (lq * lk) if causal and lq and lk else 1.0  # of the products the call computes
+            mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
+            masked = masks.attention_share(mask, lq, lk) if masks is not None and not causal else None
+            if masked is not None:  # a triangular attn_mask written out: the pairs it lets attend
+                pairs, share = masked * lq * lk, masked
             state.update(key=precision_of("bmm", q.dtype), share=share, of_full=pairs / full if full else 1.0)
             try:
                 return func(*args, **kwargs)
@@ -700,6 +705,8 @@ def _attention_read(state: dict):
                 of_full = state.pop("of_full")
                 state["seen"] = ("scaled_dot_product_attention at its inputs' precision"
                                  + (f", causal: {of_full:.3f} of its queries-by-keys products" if causal else "")
+                                 + (f", its attn_mask a causal mask written out: {of_full:.3f} of its queries-by-keys "
+                                    "products" if masked is not None else "")
                                  + unread)
 
     return AttentionRead()
