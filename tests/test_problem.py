@@ -536,6 +536,9 @@ def test_an_additive_causal_mask_counts_the_products_it_keeps(tmp_path):
     w = _problem(tmp_path, "square", square.format(1024), body, qkv)
     assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
     assert "(add with an additive triangular mask over 256 x 256 scores): 0.502 of its products counted" in w.source
+    body = ("        q, k, v = xs\n        att = q @ k.transpose(-2, -1)\n        att += self.m[:256, :256]\n"
+            "        return torch.softmax(att, dim=-1) @ v")  # in place
+    assert _problem(tmp_path, "in_place", square.format(1024), body, qkv).flops == {"fp32": pytest.approx(2 * product * kept)}
     # PyTorch's language-model tutorial: a bool triangle transposed, cast, filled with -inf, then 0.0 on its
     # other side, added first; and where(mask, 0, -inf) of the last 128 rows
     body = ("        q, k, v = xs\n        mask = (torch.triu(torch.ones(256, 256, device=q.device)) == 1).transpose(0, 1)\n"

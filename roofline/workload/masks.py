@@ -44,7 +44,7 @@ FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled 
 
 VIEWS = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "alias", "detach", "clone",
          "contiguous", "_to_copy", "to", "lift_fresh", "slice", "transpose", "t", "permute")
-IN_PLACE = ("tril_", "triu_", "masked_fill_")
+IN_PLACE = ("tril_", "triu_", "masked_fill_", "add_")
 ONES = ("ones", "ones_like", "new_ones")
 FULLS = ("full", "full_like", "new_full")  # of a number other than 0: as ones, for a mask
 SCALINGS = ("mul", "div")  # by a number (or a tensor of one element): the scores' pattern kept
