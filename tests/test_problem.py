@@ -2,6 +2,7 @@
 loaded, drawn as the benchmark draws them, and their work read on PyTorch's meta device, checked
 against figures worked by hand. Skipped where PyTorch is not installed."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -576,6 +577,111 @@ def test_an_additive_causal_mask_counts_the_products_it_keeps(tmp_path):
             "        q, k, v, _ = xs\n        return torch.softmax(q @ k.transpose(-2, -1) + torch.full((256, 256), -1.0, device=q.device).triu(1), -1) @ v"]):
         w = _problem(tmp_path, f"not{i}", "        pass", body, qkv + " + [torch.randn(256, 256)]")
         assert w.flops == {"fp32": 2 * product} and "causal mask" not in w.source, i
+
+
+@needs_torch
+def test_attention_inside_torchs_own_modules_is_read_at_its_precision_and_causal_share(tmp_path):
+    # nn.MultiheadAttention calls scaled_dot_product_attention from inside F.multi_head_attention_forward:
+    # its products at BF16 (not the meta device's FP32 fallback), and the out projection after it counted
+    T, E = 256, 256
+    projections = 4 * 2 * 2 * T * E * E  # q, k, v and out, batch 2
+    products = 2 * 2 * 2 * T * T * E  # q @ k^T and att @ v over 4 heads of 64, batch 2
+    kept = (T * (T + 1) // 2) / T ** 2
+    x = "[torch.randn(2, 256, 256, dtype=torch.bfloat16)]"
+    init = "        self.mha = nn.MultiheadAttention(256, 4, batch_first=True, dtype=torch.bfloat16)"
+    body = "        x = xs[0]\n        return self.mha(x, x, x, need_weights=False)[0]"
+    assert _problem(tmp_path, "mha", init, body, x).flops == {"bf16_tensor": pytest.approx(projections + products)}
+    body = ("        x = xs[0]\n        m = nn.Transformer.generate_square_subsequent_mask(256, device=x.device, dtype=x.dtype)\n"
+            "        return self.mha(x, x, x, attn_mask=m, is_causal=True, need_weights=False)[0]")
+    w = _problem(tmp_path, "mha_causal", init, body, x)
+    assert w.flops == {"bf16_tensor": pytest.approx(projections + products * kept)}
+    # PyTorch's tutorial model: nn.TransformerEncoder given the square subsequent mask and no is_causal (PyTorch
+    # compares the mask's values with a causal one's, which the meta device has not): its attention the kept share
+    init = ("        layer = nn.TransformerEncoderLayer(256, 4, 512, dropout=0.1)\n"
+            "        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)")
+    body = "        src = xs[0]\n        return self.encoder(src, nn.Transformer.generate_square_subsequent_mask(src.size(0), device=src.device))"
+    w = _problem(tmp_path, "tutorial", init, body, "[torch.randn(256, 2, 256)]")
+    layer = projections + products * kept + 2 * (2 * 2 * T * E * 512)
+    assert w.flops == {"fp32": pytest.approx(2 * layer)}
+    # causal_lower_right: the last 64 queries of 256 keys, query i attending keys 0 to 192 + i
+    body = ("        q, k, v = xs\n        from torch.nn.attention.bias import causal_lower_right\n"
+            "        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(64, 256))")
+    qkv = "[torch.randn(2, 4, 64, 32), torch.randn(2, 4, 256, 32), torch.randn(2, 4, 256, 32)]"
+    w = _problem(tmp_path, "lower_right", "        pass", body, qkv)
+    share = sum(193 + i for i in range(64)) / (64 * 256)
+    assert w.flops == {"fp32": pytest.approx(2 * (2 * 2 * 4 * 64 * 256 * 32) * share)}
+
+
+@needs_torch
+def test_a_causal_mask_is_followed_through_the_forms_attention_code_writes(tmp_path):
+    qkv = "[torch.randn(2, 4, 128, 32) for _ in range(3)]"
+    product = 2 * 2 * 4 * 128 * 128 * 32
+    kept = (128 * 129 // 2) / 128 ** 2
+    forms = {
+        # einsum's views and permutes around its bmm, a triu of bools filled with -finfo.max
+        "einsum": ("        q, k, v = xs\n        s = torch.einsum('bhid,bhjd->bhij', q, k)\n"
+                   "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).triu(1)\n"
+                   "        a = s.masked_fill(m, -torch.finfo(s.dtype).max).softmax(-1)\n"
+                   "        return torch.einsum('bhij,bhjd->bhid', a, v)"),
+        # a softmax written out: x - max, exp, over the row sums
+        "softmax": ("        q, k, v = xs\n        s = (q @ k.transpose(-2, -1)).masked_fill(torch.ones(128, 128, device=q.device)"
+                    ".tril() == 0, float('-inf'))\n        e = torch.exp(s - s.amax(-1, keepdim=True))\n"
+                    "        return (e / e.sum(-1, keepdim=True)) @ v"),
+        # a bias added first (ALiBi), then the additive mask
+        "alibi": ("        q, k, v, bias = xs\n        s = q @ k.transpose(-2, -1) + bias\n"
+                  "        s = s + torch.full((128, 128), float('-inf'), device=q.device).triu(1)\n"
+                  "        return torch.softmax(s, -1) @ v"),
+        # filled by indexing with the mask
+        "index": ("        q, k, v = xs\n        s = q @ k.transpose(-2, -1)\n"
+                  "        s[:, :, ~torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()] = float('-inf')\n"
+                  "        return torch.softmax(s, -1) @ v"),
+        # the fill value a one-element tensor made on the CPU and moved
+        "tensor_value": ("        q, k, v = xs\n        s = q @ k.transpose(-2, -1)\n"
+                         "        low = torch.tensor(torch.finfo(s.dtype).min).to(s.device)\n"
+                         "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
+                         "        return torch.softmax(torch.where(m, s, low), -1) @ v"),
+    }
+    for name, body in forms.items():
+        inputs = qkv + (" + [torch.randn(4, 128, 128)]" if name == "alibi" else "")
+        assert _problem(tmp_path, name, "        pass", body, inputs).flops == {"fp32": pytest.approx(2 * product * kept)}, name
+    # not causal, counted whole and said: a band (a triangle of a triangle), a mask changed in place after it was
+    # made (a prefix attending its whole self), a fill value the meta device does not hold
+    band = ("        q, k, v = xs\n        m = torch.ones(128, 128, device=q.device).tril().triu(-32)\n"
+            "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m == 0, float('-inf')), -1) @ v")
+    prefix = ("        q, k, v = xs\n        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
+              "        m[:, :64] = True\n"
+              "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~m, float('-inf')), -1) @ v")
+    held = ("        q, k, v = xs\n        s = q @ k.transpose(-2, -1)\n"
+            "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
+            "        return torch.softmax(torch.where(m, s, self.low), -1) @ v")
+    for name, init, body, said in [
+            ("band", "        pass", band, "through a mask not read as triangular"),
+            ("prefix", "        pass", prefix, "through a mask not read as triangular"),
+            ("held", "        self.register_buffer('low', torch.tensor(-1e4))", held, "a value the meta device does not hold")]:
+        _problem(tmp_path, name, init, body, qkv)
+        found = problem.work(problem.load(tmp_path / f"{name}.py"))
+        assert found.work.flops == {"fp32": 2 * product} and any(said in w for w in found.warnings), name
+
+
+@needs_torch
+def test_a_problem_that_prints_or_ends_the_process_leaves_the_listing_whole(tmp_path):
+    # what a problem prints goes to standard error (--json stays one document); os._exit, at import or in its
+    # forward, is one line for that file, and the other files are read
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    good = tmp_path / "good.py"
+    good.write_text((PROBLEMS / "matmul_bf16.py").read_text())
+    source = (PROBLEMS / "clamp.py").read_text()
+    (tmp_path / "prints.py").write_text("print('hello from import')\n" + source)
+    (tmp_path / "ends.py").write_text("import os\nos._exit(0)\n" + source)
+    r = CliRunner().invoke(app, ["kernels", str(good), str(tmp_path / "prints.py"), str(tmp_path / "ends.py"),
+                                 "--gpu", "h200", "--json"])
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    assert [p["name"] for p in doc["problems"]] == ["good", "prints"]
+    assert doc["errors"] == [f"{tmp_path / 'ends.py'}: importing it raised ExitCalled: it called os._exit(0)"]
 
 
 @needs_torch

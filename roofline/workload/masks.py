@@ -44,10 +44,11 @@ FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled 
 
 VIEWS = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "alias", "detach", "clone",
          "contiguous", "_to_copy", "to", "lift_fresh", "slice", "transpose", "t", "permute")
-IN_PLACE = ("tril_", "triu_", "masked_fill_", "add_")
+IN_PLACE = ("tril_", "triu_", "masked_fill_", "add_", "index_put_")
 ONES = ("ones", "ones_like", "new_ones")
 FULLS = ("full", "full_like", "new_full")  # of a number other than 0: as ones, for a mask
 SCALINGS = ("mul", "div")  # by a number (or a tensor of one element): the scores' pattern kept
+ZEROING = ("_softmax", "softmax", "_safe_softmax", "relu", "exp")  # -inf in, 0 out
 AFTER_FILL = ("_softmax", "softmax", "_safe_softmax", "relu", "exp", "native_dropout", "dropout", "_to_copy", "clone",
               "contiguous", "mul", "div", "view", "_unsafe_view", "reshape", "expand", "alias", "detach")
 
@@ -103,6 +104,7 @@ class MaskTracker:
         self.masks: dict[int, Triangle] = {}
         self.scores: dict[int, Scores] = {}
         self.kept: dict[int, float] = {}  # filled scores and what follows them: the share of their entries not zero
+        self.at_inf: dict[int, bool] = {}  # of those, whether the rest are still -inf (before softmax or exp)
         self.nonzero: dict[int, float] = {}  # tensors of ones (or of another number, not 0): what a mask is made of
         self.low: dict[int, float] = {}  # tensors full of one value at most FILL_AT_MOST: an additive mask's makings
         self.additive: dict[int, Triangle] = {}  # -inf (or as low) where the triangle is true, finite elsewhere
@@ -112,11 +114,25 @@ class MaskTracker:
         self.warnings: list[str] = []  # fills over scores through a mask not read
         self.failed: str | None = None  # the op the reading tripped on
         self._alive: list = []  # every tensor tracked, kept so that no id is reused while the forward runs
+        self._storages: dict[int, int | None] = {}  # a mask's (or its makings') storage, for `_written`
         self._made: list[Scores] = []  # every product's scores, in order
 
     def _keep(self, table: dict, t, value) -> None:
         table[id(t)] = value
         self._alive.append(t)
+        if any(table is x for x in (self.masks, self.additive, self.nonzero, self.low)):
+            self._storages[id(t)] = _storage_key(t)
+
+    def _written(self, t) -> None:
+        """Tensor `t` written in place (`mask[:, :256] = True`, `mask.tril_()`): every mask, and every
+        tensor a mask is made of, whose storage it shares is no longer known."""
+        key = _storage_key(t)
+        if key is None:
+            return
+        for i in [i for i, k in self._storages.items() if k == key]:
+            for table in (self.masks, self.additive, self.nonzero, self.low):
+                table.pop(i, None)
+            del self._storages[i]
 
     def note(self, name: str, args: tuple, kwargs: dict, out) -> None:
         """One op's arguments and result (`func._overloadpacket.__name__`), before its FLOPs count. An op
@@ -132,9 +148,14 @@ class MaskTracker:
     def _note(self, name: str, args: tuple, kwargs: dict, out) -> None:
         import torch
 
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if name.endswith("_") and tensors and tensors[0] is args[0]:
+            t = args[0]
+            made = name in ("tril_", "triu_") and id(t) not in self.masks and id(t) not in self.additive
+            if not made and id(t) not in self.scores and id(t) not in self.kept:  # a mask's values changed
+                self._written(t)
         if name in IN_PLACE:  # `att.masked_fill_(mask, -inf)`, `ones.tril_()`: the result is the tensor itself
             name = name[:-1]
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
         if name == "scalar_tensor" and args and isinstance(args[0], (int, float)):
             self._keep(self.numbers, out, float(args[0]))
             return
@@ -145,8 +166,8 @@ class MaskTracker:
         if not isinstance(out, torch.Tensor):
             return
         first = tensors[0] if tensors else None
-        if first is not None and id(first) in self.numbers and name in VIEWS and out.numel() == 1:  # `full`, then detach
-            self._keep(self.numbers, out, self.numbers[id(first)])
+        if first is not None and name in VIEWS and out.numel() == 1 and self._number(first) is not None:
+            self._keep(self.numbers, out, self._number(first))  # `full`, then detach; torch.tensor(v).to(device)
             return
         value = args[-1] if name in FULLS and len(args) > 1 else None  # full(size, v), full_like(t, v), new_full(t, size, v)
         if name in ONES or (isinstance(value, (int, float)) and value != 0):
@@ -159,6 +180,8 @@ class MaskTracker:
             if id(first) in self.low and out.dtype != torch.bool:
                 self._keep(self.low, out, self.low[id(first)])
             return
+        if name in ("tril", "triu") and first is not None and (id(first) in self.masks or id(first) in self.additive):
+            return  # a triangle of a triangle: a band (a sliding window), no causal mask; not read
         if name in ("tril", "triu") and first is not None and id(first) in self.nonzero and first.dim() >= 2:
             diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
             self._keep(self.masks, out, Triangle(name == "tril", diagonal))
@@ -170,6 +193,13 @@ class MaskTracker:
         if name in ("masked_fill", "where"):
             self._filled(name, args, out)
             return
+        if name == "index_put" and len(args) >= 3 and isinstance(args[1], (list, tuple)) and args[1]:
+            index = list(args[1])  # `att[:, :, mask] = -inf`: a boolean mask over the last dimensions
+            m = index[-1]
+            if isinstance(m, torch.Tensor) and m.dtype == torch.bool and all(i is None for i in index[:-1]) \
+                    and len(index) - 1 + m.dim() == args[0].dim():
+                self._filled("masked_fill", (args[0], m, args[2]), out)
+                return
         if name == "add" and len(tensors) == 2 and kwargs.get("alpha", 1) == 1:  # scores + an additive mask
             a, b = tensors
             if id(b) in self.additive and (id(a) in self.scores or id(a) in self.kept):
@@ -191,16 +221,34 @@ class MaskTracker:
             elif id(out) in self.masks and id(first) in self.nonzero and name in VIEWS:
                 self._keep(self.nonzero, out, self.nonzero[id(first)])
             return
+        if name in ("add", "sub") and len(tensors) == 2 and id(tensors[1]) in self.scores and id(first) not in self.scores:
+            first = tensors[1]  # bias + scores: as scores + bias
+            tensors = [tensors[1], tensors[0]]
         same_last = out.dim() >= 2 and first.dim() >= 2 and tuple(out.shape[-2:]) == tuple(first.shape[-2:])
         by_number = name in SCALINGS and (len(tensors) == 1 or all(t.numel() == 1 for t in tensors[1:]))
+        by_number = by_number or (name in ("add", "sub") and len(tensors) == 2 and id(first) in self.scores
+                                  and not any(id(tensors[1]) in table for table in (self.scores, self.kept, self.additive)))
         passes = same_last and (name in VIEWS and name not in ("slice", "transpose", "t", "permute") or by_number)
+        # its elements the same, arranged anew (einsum's views and permutes around its bmm): a fill of the result
+        # spares the same share of the product, which takes its elements one for one
+        passes = passes or (name in VIEWS and name not in ("slice", "expand") and out.numel() == first.numel())
         if id(first) in self.scores and passes:
             self._keep(self.scores, out, self.scores[id(first)])
         for t in tensors[1:] if passes else tensors:  # scores read by anything but a view, a scaling or a fill
             if id(t) in self.scores:
                 self.scores[id(t)].whole = True
-        if id(first) in self.kept and same_last and (name in AFTER_FILL and (name not in SCALINGS or by_number)):
+        if id(first) in self.kept and name in VIEWS and name not in ("slice", "expand") \
+                and out.numel() == first.numel():  # the filled scores arranged anew: the same share kept
             self._keep(self.kept, out, self.kept[id(first)])
+            self._keep(self.at_inf, out, self.at_inf.get(id(first), False))
+        elif id(first) in self.kept and same_last:
+            by_row = len(tensors) > 1 and all(t.numel() == 1 or (t.dim() >= 1 and int(t.shape[-1]) == 1)
+                                              for t in tensors[1:])  # a number per row: a softmax written out
+            at_inf = self.at_inf.get(id(first), False)
+            if (name in AFTER_FILL and (name not in SCALINGS or by_number or by_row)) or \
+                    (name == "sub" and at_inf and by_row):  # x - max(x): what was -inf stays -inf
+                self._keep(self.kept, out, self.kept[id(first)])
+                self._keep(self.at_inf, out, at_inf and name not in ZEROING)
 
     def _mask_through(self, name: str, args: tuple, t, out, mask: Triangle, additive: bool) -> Triangle | None:
         """The triangle of `out`, made by op `name` from `t`, a mask (or an additive one) of triangle
@@ -253,8 +301,7 @@ class MaskTracker:
             if len(args) < 3:
                 return
             scores, mask, value = args[0], args[1], args[2]
-            if isinstance(value, torch.Tensor):
-                value = self.numbers.get(id(value))
+            value = self._number(value)
             filled_where_true = True
         else:  # where(condition, a, b): a where the condition holds
             if len(args) < 3 or not isinstance(args[0], torch.Tensor):
@@ -275,14 +322,29 @@ class MaskTracker:
             elif low[1] is not None and low[1] <= FILL_AT_MOST and isinstance(a, torch.Tensor):
                 scores, value, filled_where_true = a, low[1], False
             else:
+                self._unknown_value(name, mask, (a, b))
                 return
         if not isinstance(scores, torch.Tensor) or not isinstance(mask, torch.Tensor) or scores.dim() < 2:
             return
         triangle = self.masks.get(id(mask))
+        if value is None and name == "masked_fill":
+            self._unknown_value(name, mask, (scores, args[2]))
         if name == "masked_fill" and id(scores) not in self.scores and id(scores) not in self.kept:
             self._additive_fill(scores, triangle, value, out)  # a mask's makings, not scores
             return
         self._fill(name, scores, triangle, filled_where_true, mask, out, value)
+
+    def _unknown_value(self, name: str, mask, operands) -> None:
+        """A fill of scores through a triangular mask with a one-element tensor whose value the meta
+        device does not hold (`torch.tensor(-1e4)` kept as a buffer): said, its products counted whole."""
+        import torch
+
+        scores = [t for t in operands if isinstance(t, torch.Tensor) and (id(t) in self.scores or id(t) in self.kept)]
+        values = [t for t in operands if isinstance(t, torch.Tensor) and t.numel() == 1 and self._number(t) is None]
+        if id(mask) in self.masks and scores and values:
+            self.warnings.append(f"scores filled by {name} through a causal mask with a value the meta device does not "
+                                 "hold (a one-element tensor such as torch.tensor(-1e4)): their products counted whole "
+                                 "(a Python number, torch.full or torch.finfo(dtype).min is read)")
 
     def _additive_fill(self, t, triangle: Triangle | None, value, out) -> None:
         """`masked_fill(t, mask, value)` of a tensor `t` that holds no scores: an additive mask made
@@ -311,6 +373,7 @@ class MaskTracker:
                 or mask.dim() < 2 or tuple(mask.shape[-2:]) != tuple(scores.shape[-2:]):
             if before is not None:  # filled again by what is not read here: what was filled stays filled
                 self._keep(self.kept, out, before)
+                self._keep(self.at_inf, out, self.at_inf.get(id(scores), False))
             return
         rows, cols = int(scores.shape[-2]), int(scores.shape[-1])
         true = triangle.true_share(rows, cols)
@@ -325,13 +388,18 @@ class MaskTracker:
         if made is not None and out is scores:  # filled in place: what reads it now reads filled scores
             del self.scores[id(scores)]
         self._keep(self.kept, out, kept)
+        self._keep(self.at_inf, out, True)
 
     def _number(self, x) -> float | None:
         import torch
 
         if isinstance(x, (int, float)):
             return float(x)
-        return self.numbers.get(id(x)) if isinstance(x, torch.Tensor) else None
+        if not isinstance(x, torch.Tensor):
+            return None
+        if id(x) in self.numbers:
+            return self.numbers[id(x)]
+        return _held_number(x)
 
     def _remove(self, key: str, op: str, flops: float) -> None:
         self.removed[(key, op)] = self.removed.get((key, op), 0.0) + flops
@@ -391,3 +459,23 @@ class MaskTracker:
         if mask.dtype != torch.bool and id(mask) in self.additive:
             return 1.0 - self.additive[id(mask)].true_share(rows, cols)
         return None
+
+
+def _storage_key(t) -> int | None:
+    """The identity of tensor `t`'s storage, which its views share (on the meta device too); None
+    for a tensor without one."""
+    try:
+        return t.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 - a subclass without storage: only itself is known
+        return None
+
+
+def _held_number(t) -> float | None:
+    """The value of a one-element floating-point tensor that holds one (on the CPU: `torch.tensor(v)`);
+    None for a meta tensor or any other."""
+    try:
+        if t.numel() == 1 and t.device.type == "cpu" and t.dtype.is_floating_point:
+            return float(t.item())
+    except Exception:  # noqa: BLE001 - a subclass or a tensor without data: not known
+        return None
+    return None

@@ -226,12 +226,36 @@ class MissingModule(RunError):
     is a RunError of its own, for every file alike). Exit code 1."""
 
 
+class ExitCalled(RuntimeError):
+    """A problem's or candidate's code called `os._exit` while roofline read it in its own process."""
+
+
+@contextlib.contextmanager
+def contained():
+    """While a user's file runs in roofline's own process (imported, or its reference read on the meta
+    device): what it prints goes to standard error, so that `--json`'s standard output stays one
+    document, and `os._exit`, which would end roofline on the spot with nothing said and every other
+    file's result lost, raises ExitCalled instead."""
+    import os
+
+    def refused(code=0):
+        raise ExitCalled(f"it called os._exit({code})")
+
+    exit_, os._exit = os._exit, refused
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        os._exit = exit_
+
+
 def _import(path: Path, role: str):
     if importlib.util.find_spec("torch") is None:  # the files import it: say so here, not as their ImportError
         # what this machine lacks, not what the user gave: a runtime failure (exit 1), as no ncu is
         raise RunError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)")
     try:
-        return import_file(path, "roofline_problem_")
+        with contained():
+            return import_file(path, "roofline_problem_")
     except ModuleNotFoundError as exc:  # a package this machine lacks (einops, transformers): a runtime failure
         if not exc.name:  # raised by the file itself, naming no module
             raise UsageError(f"{path}: importing it raised ModuleNotFoundError: {_first(exc)}") from None
@@ -468,7 +492,7 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
     there, or when it returns something other than tensors."""
     import warnings as py_warnings
 
-    with py_warnings.catch_warnings(record=True) as caught:
+    with py_warnings.catch_warnings(record=True) as caught, contained():
         py_warnings.simplefilter("always")
         read = _work(problem, seed)
     warned = dict.fromkeys(str(c.message).strip().splitlines()[0] for c in caught if str(c.message).strip())
@@ -505,7 +529,8 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
             out = func(*args, **kwargs)
             packet = func._overloadpacket
             _note_reads(func, packet.__name__, args, kwargs, out)
-            if not attention:  # the products inside an attention are its own to count (`_attention_read`)
+            inside = attention.get("key") is not None  # an attention running: its products are its own to count
+            if not inside:  # (`_attention_read`)
                 masks.note(packet.__name__, args, kwargs, out)
             if packet in flop_registry:
                 shapes = torch.utils._pytree.tree_map(lambda x: x.shape if isinstance(x, torch.Tensor) else x,
@@ -513,7 +538,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
                 n = float(flop_registry[packet](*shapes[0], **shapes[1], out_val=shapes[2]))
                 first = next((a for a in args if isinstance(a, torch.Tensor)), None)
                 key = precision_of(packet.__name__, first.dtype if first is not None else torch.float32)
-                if attention:  # inside an attention: its inputs' precision, its causal share
+                if inside:  # inside an attention: its inputs' precision, its causal share
                     key, n = attention["key"], n * attention["share"]
                 elif packet.__name__ in MATMUL_OPS:  # the scores a causal mask may fill (`masks.finish`)
                     masks.product(packet.__name__, args, out, key, n)
@@ -654,62 +679,127 @@ def _no_device_sync():
         torch.cuda.synchronize = saved
 
 
+@contextlib.contextmanager
 def _attention_read(state: dict, masks=None):
-    """A PyTorch function mode under which each `scaled_dot_product_attention` fills `state` while
-    it runs: 'key', the precision of its query (on the meta device PyTorch computes its products in
-    FP32, where a GPU's kernels run them on the tensor cores of the inputs' type), and 'share', the
-    share of the score matrix a causal attention computes (the pairs with the key at or before the
-    query, PyTorch's top-left alignment; or, given a triangular `attn_mask` that `masks`, a
-    `workload.masks.MaskTracker`, has read, the pairs it lets attend; 1 otherwise). A causal
-    attention with fewer queries than keys runs on the keys and values its queries attend, the first
-    Lq of them (the same result): the others are no compulsory bytes. 'seen' says what was read."""
-    import torch
+    """A context under which each `scaled_dot_product_attention` fills `state` while it runs: 'key',
+    the precision of its query (on the meta device PyTorch computes its products in FP32, where a
+    GPU's kernels run them on the tensor cores of the inputs' type), and 'share', the share of the
+    score matrix a causal attention computes (the pairs with the key at or before the query,
+    PyTorch's top-left alignment; `causal_lower_right`'s bottom-right one; or, given a triangular
+    `attn_mask` that `masks`, a `workload.masks.MaskTracker`, has read, the pairs it lets attend; 1
+    otherwise). A causal attention with fewer queries than keys runs on the keys and values its
+    queries attend, the first Lq of them (the same result): the others are no compulsory bytes.
+    'seen' says what was read. The calls are caught both by a PyTorch function mode (a call from the
+    problem's own code) and by `torch.nn.functional.scaled_dot_product_attention` replaced for the
+    while (a call from a function the mode hands over whole, as `nn.MultiheadAttention`'s
+    `F.multi_head_attention_forward`: the mode is off inside it)."""
     import torch.nn.functional as F
     from torch.overrides import TorchFunctionMode
+
+    original = F.scaled_dot_product_attention
+
+    def read(args, kwargs):
+        args, kwargs = list(args), dict(kwargs)
+        q, k = args[0], args[1] if len(args) > 1 else kwargs.get("key")
+        causal = bool(kwargs.get("is_causal", args[5] if len(args) > 5 else False))
+        lq, lk = int(q.shape[-2]), int(k.shape[-2])
+        mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
+        unread, full, offset = "", lq * lk, 0
+        if type(mask).__name__ == "CausalBias" and hasattr(mask, "variant"):  # torch.nn.attention.bias
+            causal, lower_right = True, "LOWER" in str(getattr(mask.variant, "name", mask.variant)).upper()
+            offset = lk - lq if lower_right else 0  # query i attends keys 0 to i + offset
+            if len(args) > 3:
+                args[3] = None
+            else:
+                kwargs["attn_mask"] = None
+            kwargs.pop("is_causal", None)
+            args = args[:5]
+            mask = None
+        elif causal and 0 < lq < lk:  # keys past the last query's are attended by none: not read
+            for i, name in ((1, "key"), (2, "value")):
+                if len(args) > i:
+                    args[i] = args[i][..., :lq, :]
+                elif name in kwargs:
+                    kwargs[name] = kwargs[name][..., :lq, :]
+            unread = (f", the first {lq:,} of its {lk:,} keys and values read (PyTorch aligns the causal mask "
+                      "top-left: query i attends keys 0 to i; for queries at the end of the keys, as in "
+                      "decoding, torch.nn.attention.bias.causal_lower_right is the mask)")
+            state["warning"] = (f"its causal attention has {lq:,} queries and {lk:,} keys: PyTorch's is_causal "
+                                f"lets query i attend keys 0 to i, so keys {lq:,} to {lk - 1:,} are attended by "
+                                "none (for queries at the end of the keys, as in decoding, the mask is "
+                                "torch.nn.attention.bias.causal_lower_right)")
+            lk = lq
+        pairs = sum(max(min(i + 1 + offset, lk), 0) for i in range(lq)) if causal else lq * lk
+        share = pairs / (lq * lk) if causal and lq and lk else 1.0  # of the products the call computes
+        masked = masks.attention_share(mask, lq, lk) if masks is not None and not causal else None
+        if masked is not None:  # a triangular attn_mask written out: the pairs it lets attend
+            pairs, share = masked * lq * lk, masked
+        state.update(key=precision_of("bmm", q.dtype), share=share, of_full=pairs / full if full else 1.0)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            state.pop("key"), state.pop("share")
+            of_full = state.pop("of_full")
+            state["seen"] = ("scaled_dot_product_attention at its inputs' precision"
+                             + (f", causal: {of_full:.3f} of its queries-by-keys products" if causal else "")
+                             + (f", its attn_mask a causal mask written out: {of_full:.3f} of its queries-by-keys "
+                                "products" if masked is not None else "")
+                             + unread)
 
     class AttentionRead(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if func is not F.scaled_dot_product_attention or state.get("key"):
+            if func is not original or state.get("key"):
                 return func(*args, **kwargs)
-            q, k = args[0], args[1] if len(args) > 1 else kwargs.get("key")
-            causal = bool(kwargs.get("is_causal", args[5] if len(args) > 5 else False))
-            lq, lk = int(q.shape[-2]), int(k.shape[-2])
-            unread, full = "", lq * lk
-            if causal and 0 < lq < lk:  # keys past the last query's are attended by none: not read
-                args, kwargs = list(args), dict(kwargs)
-                for i, name in ((1, "key"), (2, "value")):
-                    if len(args) > i:
-                        args[i] = args[i][..., :lq, :]
-                    elif name in kwargs:
-                        kwargs[name] = kwargs[name][..., :lq, :]
-                unread = (f", the first {lq:,} of its {lk:,} keys and values read (PyTorch aligns the causal mask "
-                          "top-left: query i attends keys 0 to i; for queries at the end of the keys, as in "
-                          "decoding, torch.nn.attention.bias.causal_lower_right is the mask)")
-                state["warning"] = (f"its causal attention has {lq:,} queries and {lk:,} keys: PyTorch's is_causal "
-                                    f"lets query i attend keys 0 to i, so keys {lq:,} to {lk - 1:,} are attended by "
-                                    "none (for queries at the end of the keys, as in decoding, the mask is "
-                                    "torch.nn.attention.bias.causal_lower_right)")
-                lk = lq
-            pairs = sum(min(i + 1, lk) for i in range(lq)) if causal else lq * lk
-            share = pairs / (lq * lk) if causal and lq and lk else 1.0  # of the products the call computes
-            mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
-            masked = masks.attention_share(mask, lq, lk) if masks is not None and not causal else None
-            if masked is not None:  # a triangular attn_mask written out: the pairs it lets attend
-                pairs, share = masked * lq * lk, masked
-            state.update(key=precision_of("bmm", q.dtype), share=share, of_full=pairs / full if full else 1.0)
-            try:
-                return func(*args, **kwargs)
-            finally:
-                state.pop("key"), state.pop("share")
-                of_full = state.pop("of_full")
-                state["seen"] = ("scaled_dot_product_attention at its inputs' precision"
-                                 + (f", causal: {of_full:.3f} of its queries-by-keys products" if causal else "")
-                                 + (f", its attn_mask a causal mask written out: {of_full:.3f} of its queries-by-keys "
-                                    "products" if masked is not None else "")
-                                 + unread)
+            return read(args, kwargs)
 
-    return AttentionRead()
+    def replaced(*args, **kwargs):
+        return original(*args, **kwargs) if state.get("key") else read(args, kwargs)
+
+    F.scaled_dot_product_attention = replaced
+    transformer = sys.modules.get("torch.nn.modules.transformer")
+    detect = getattr(transformer, "_detect_is_causal_mask", None)
+    if detect is not None:  # nn.Transformer's layers compare a mask's values with a causal one's: none on meta
+        transformer._detect_is_causal_mask = _causal_hint_alone
+    bias = _causal_bias_class()
+    if bias is not None:  # made under a dispatch mode, PyTorch refuses the subclass: made outside the modes
+        bias.__new__ = _made_outside_modes
+    try:
+        with AttentionRead():
+            yield
+    finally:
+        F.scaled_dot_product_attention = original
+        if detect is not None:
+            transformer._detect_is_causal_mask = detect
+        if bias is not None and "__new__" in vars(bias):
+            del bias.__new__
+
+
+def _causal_hint_alone(mask=None, is_causal=None, size=None) -> bool:
+    """`nn.TransformerEncoder`'s and `nn.TransformerDecoder`'s test of whether a mask is causal, on
+    the meta device: the caller's hint alone (PyTorch compares the mask's values with a causal
+    mask's, and a meta tensor has none). Without a hint the mask goes to the attention as given,
+    the same result, where `_attention_read` reads it."""
+    return is_causal is True
+
+
+def _causal_bias_class():
+    """`torch.nn.attention.bias.CausalBias` (PyTorch 2.2 and newer), or None."""
+    try:
+        from torch.nn.attention.bias import CausalBias
+    except ImportError:
+        return None
+    return CausalBias if "__new__" not in vars(CausalBias) else None
+
+
+def _made_outside_modes(cls, *args, **kwargs):
+    """A tensor subclass's empty instance made with no dispatch mode on (`CausalBias(...)` inside a
+    forward read under `Counter` fails otherwise: its raw tensor already has a Python object)."""
+    import torch
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes():
+        return torch.Tensor.__new__(cls)
 
 
 def _on_meta(problem: Problem, seed: int):
