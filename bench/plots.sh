@@ -144,6 +144,19 @@ if [ "$part" != charts ]; then
     cp /tmp/cupti-cost.txt plots/cupti-cost-h100.txt
     # the next session (2026-12-07 04:20 UTC), this tree at c070d61 (CUPTI's kernel records alone), BEFORE at 98ebd35
     bash bench/grade_cost.sh "${KERNELBENCH:-../KernelBench}" /tmp/before plots/grade-cost-h100-20261207c.txt
+    # each model's own grade time against do_bench's on it (2026-12-07 08:18 UTC, this tree at c1dfaa8 alone; the
+    # first line of the file written by hand)
+    kb="${KERNELBENCH:-../KernelBench}/KernelBench/level1"
+    for p in 88_MinGPTNewGelu 1_Square_matrix_multiplication_ 40_LayerNorm; do
+        { cat "$kb/$p.py"; printf '\n\nModelNew = Model\n'; } > "/tmp/${p}_self.py"
+        echo "== $kb/$p.py /tmp/${p}_self.py"; python3 bench/grade_cost.py "$kb/$p.py" "/tmp/${p}_self.py"; echo "rc=$?"
+    done > /tmp/grade-cost-d.txt
+    { echo "== $kb/19_ReLU.py ..."; python3 bench/grade_cost.py "$kb/19_ReLU.py" examples/kernelbench/level1_19_ReLU_triton.py \
+        examples/kernelbench/level1_19_ReLU_cuda.py; echo "rc=$?"; } >> /tmp/grade-cost-d.txt
+    cp /tmp/grade-cost-d.txt plots/grade-cost-h100-20261207d.txt
+    # the L2 flush's own write-back timed inside the next launch: flushes by writes and by reads (2026-12-07, this
+    # tree at 05fe263, whose l2_flush reads)
+    python3 bench/experiments/flush_writeback.py --out plots/flush-writeback-h100.txt
     # the public SGEMM ladder (siboehm/SGEMM_CUDA in SGEMM_CUDA) timed beside ours, and two public programs graded
     # as they are (NVIDIA/cuda-samples in CUDA_SAMPLES, karpathy/llm.c in LLM_C): made on an H200, 2026-12-05
     bash bench/public_ladder.sh "${SGEMM_CUDA:-../SGEMM_CUDA}" /tmp/public-ladder 4096
