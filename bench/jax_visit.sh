@@ -10,7 +10,7 @@ d=/tmp/ops-jax; mkdir -p $d/xla
   XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_FLAGS="--xla_dump_to=$d/xla --xla_dump_hlo_as_text --xla_dump_hlo_pass_re=^$" TF_ENABLE_NVTX_RANGES=1 \
     TF_ENABLE_NVTX_RANGES_DETAILED=1 python3 -m roofline profile --no-profile-from-start --report $d/jax.ncu-rep \
     --out $d/jax.json -- python3 examples/ops/jax_step.py
-  python3 bench/nvtx_stacks.py $d/jax.ncu-rep $d/jax-nvtx.json.gz "examples/ops/jax_step.py, profiled on an H200 by bench/jax_visit.sh"
+  python3 bench/nvtx_stacks.py $d/jax.ncu-rep $d/jax-nvtx.json.gz "examples/ops/jax_step.py, profiled on an $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) by bench/jax_visit.sh"
   python3 -m roofline show $d/jax.json
 } > $d/jax.log 2>&1
 rm -f $d/jax.ncu-rep

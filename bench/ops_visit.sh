@@ -21,7 +21,7 @@ for m in $models; do
     python3 -m roofline show $d/$m.json --by op
     python3 -m roofline show $d/$m-program.json --by op
     python3 -m roofline show $d/$m.json --by module
-    python3 bench/nvtx_stacks.py $d/$m.ncu-rep $d/$m-nvtx.json.gz "examples/ops/step.py $m, profiled on an H200 by bench/ops_visit.sh"
+    python3 bench/nvtx_stacks.py $d/$m.ncu-rep $d/$m-nvtx.json.gz "examples/ops/step.py $m, profiled on an $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) by bench/ops_visit.sh"
   } > $d/$m.log 2>&1
   rm -f $d/$m.ncu-rep  # ~100 MB: the stacks above and the profile hold what the tests read
   tar czf "$OUT/$m.tgz" -C /tmp ops-$m

@@ -112,6 +112,30 @@ def test_three_public_models_are_owned_by_op_and_module(model, count, phases, by
     assert len(lined) >= count - 2 and sum((a.op, a.phase) != (b.op, b.phase) for a, b in lined) == differ
 
 
+# The same two steps with the loss a module (nn.CrossEntropyLoss), on an H100 (SOURCES.md): every launch but
+# the seed of backward (ones_like, outside every module) owned by a module or the optimizer
+STEPS_LOSS_MODULE = [("gcn", 80, 0.99955, {"GCN": 67, "CrossEntropyLoss": 5}),
+                     ("resnet", 456, 0.99969, {"ResNet": 445, "CrossEntropyLoss": 7})]
+
+
+@pytest.mark.parametrize("model, count, by_module, tops", STEPS_LOSS_MODULE, ids=[s[0] for s in STEPS_LOSS_MODULE])
+def test_with_the_loss_a_module_all_but_the_seed_of_backward_is_owned_by_a_module(model, count, by_module, tops):
+    launches = json.loads(gzip.decompress((OPS / f"{model}-h100-nvtx.json.gz").read_bytes()))["launches"]
+    found, notes = owners([(x["id"], x["nvtx"]) for x in launches])
+    time = [x["time_ns"] for x in launches]
+    assert len(launches) == count and all(o is not None and o.op for o in found) and notes == []
+    moduled = sum(t for t, o in zip(time, found) if o.module or o.phase == "optimizer") / sum(time)
+    assert moduled == pytest.approx(by_module, abs=5e-5) and moduled > 0.99
+    assert {o.op for o in found if not (o.module or o.phase == "optimizer")} == {"aten::ones_like"}
+    top = Counter(o.module.split(".")[0] for o in found if o.module)
+    assert {k: top[k] for k in tops} == tops
+    # the trace of the same step lines up launch for launch and gives each the same op and phase
+    joined, _ = join([x["kernel"] for x in launches], [x["id"] for x in launches],
+                     attribute(OPS / f"{model}-h100-trace.json.gz"))
+    assert all(b is not None for b in joined)
+    assert sum((a.op, a.phase) != (b.op, b.phase) for a, b in zip(found, joined)) == 0
+
+
 def test_a_node_whose_kernels_ran_after_it_returned_is_numbered_from_its_neighbours():
     # GCNConv's bias add: AddBackward0 launches nothing inside its own range, only the bias gradient
     # summed down after it returned; the nodes evaluated before and after it bracket one aten::add
