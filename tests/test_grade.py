@@ -290,6 +290,7 @@ def grade_doc() -> dict:
     (lambda e: e["flags"].append({"code": "made_up", "evidence": ""}), "flags[0].code: Input should be"),
     (lambda e: e.update(binding="FP32"), "binding 'FP32' is not its largest term (DRAM)"),
     (lambda e: e.update(verified=False), "a share or score for an entry not verified"),
+    (lambda e: e.update(refused=True), "a share or score for an entry refused"),
     (lambda e: e.update(checks=[]), "verified, with no checks"),
     (lambda e: e.update(terms=[]), "t_sol_ms without the terms"),
     (lambda e: e.pop("timing"), "time_ms without the timing"),

@@ -164,6 +164,8 @@ class GradeEntry(_Model):
                     raise ValueError(f"terms: the {t.level} term's {t.amount:g} is not its work's {want or 0:g}")
         if not self.verified and (self.share is not None or self.score is not None):
             raise ValueError("a share or score for an entry not verified")
+        if self.refused and (self.share is not None or self.score is not None):
+            raise ValueError("a share or score for an entry refused")
         if self.verified and not self.checks:
             raise ValueError("verified, with no checks")
         if self.time_ms is not None and self.timing is None:

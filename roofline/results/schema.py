@@ -185,7 +185,7 @@ class KernelRecord(_Model):
     local_bytes: Annotated[int, Field(ge=0)] | None = None
     compiler: str | None = None  # which compiler built it, and its version: 'nvcc 13.0.88', 'NVRTC 12.9'
     occupancy: Occupancy | None
-    driver_active_blocks_per_sm: int | None = None
+    driver_active_blocks_per_sm: Annotated[int, Field(ge=0)] | None = None
     verified: bool
     rel_error: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None
     nan_or_unwritten_elements: Annotated[int, Field(ge=0)] | None = None
