@@ -23,25 +23,13 @@ import argparse
 import statistics
 import sys
 
-_READ = r"""
-extern "C" __global__ void read_all(const unsigned long long* buffer, unsigned long long n,
-                                    unsigned long long* sink) {
-    unsigned long long acc = 0;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x)
-        acc ^= buffer[i];
-    if (acc == 0x9e3779b97f4a7c15ull) sink[0] = acc;  // never, for a buffer of zeros: the loads are kept
-}
-"""
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     import cupy
 
-    from roofline.measure.timing import l2_flush, time_gpu
+    from roofline.measure.timing import FLUSH_SOURCE, l2_flush, time_gpu
 
     device = cupy.cuda.Device()
     props = cupy.cuda.runtime.getDeviceProperties(device.id)
@@ -53,7 +41,7 @@ def main(argv: list[str]) -> int:
     def zeros() -> None:  # the flush as it was before 2026-12-07: the buffer written
         written.fill(0)
     sink = cupy.zeros(1, dtype=cupy.uint64)
-    kernel = cupy.RawKernel(_READ, "read_all")
+    kernel = cupy.RawKernel(FLUSH_SOURCE, "read_all")  # the reading flush's own kernel
     sms = props["multiProcessorCount"]
 
     def read() -> None:

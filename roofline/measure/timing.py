@@ -66,7 +66,7 @@ def time_gpu(launch: Callable[[], None], warmup: int = 3, min_repeat: int = 20,
 FLUSH_MIN_BYTES = 64 * 2**20
 
 
-_FLUSH_SOURCE = r"""
+FLUSH_SOURCE = r"""
 extern "C" __global__ void read_all(const unsigned long long* buffer, unsigned long long n,
                                     unsigned long long* sink) {
     unsigned long long acc = 0;
@@ -94,7 +94,7 @@ def l2_flush(l2_bytes: int | None) -> Callable[[], None]:
     words = max(2 * (l2_bytes or 0), FLUSH_MIN_BYTES) // 8
     buffer = cupy.zeros(words, dtype=cupy.uint64)
     sink = cupy.zeros(1, dtype=cupy.uint64)
-    kernel = cupy.RawKernel(_FLUSH_SOURCE, "read_all")
+    kernel = cupy.RawKernel(FLUSH_SOURCE, "read_all")
     blocks = 4 * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
     def flush() -> None:
