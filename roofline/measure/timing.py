@@ -84,9 +84,8 @@ def l2_flush(l2_bytes: int | None) -> Callable[[], None]:
     evicts whatever the previous launch left there (its dirty lines written back now, outside the
     timed interval) and leaves clean lines only. A flush that wrote the buffer instead would leave
     up to an L2 of dirty zeros, written back to DRAM inside the next launch's events as it evicts
-    them: on an H100 (`bench/experiments/flush_writeback.py`, 2026-12-07) a 16 MiB copy read 17.2
-    µs after a flush by writes and 13.1 after one by reads, a 48 MiB sum 30.2 against 24.2, a 512
-    MiB copy 1.8 % slower. Costs about one DRAM pass over the buffer per launch, outside the timed
+    them: on an H100 (`plots/flush-writeback-h100.txt`) a 16 MiB copy read 17.1 µs after a flush
+    by writes and 12.3 after this one, a 48 MiB sum 30.3 against 24.1, a 512 MiB copy 1.7 % slower. Costs about one DRAM pass over the buffer per launch, outside the timed
     interval."""
     import cupy
     import numpy as np
