@@ -454,6 +454,9 @@ def test_a_triangles_share_is_counted_from_its_geometry():
     assert Triangle(True, 3).within(2, 5) == 4 + 5  # aligned bottom-right: the last two queries of five
     assert Triangle(True, -5).within(3, 3) == 0 and Triangle(False, -5).within(3, 3) == 9
     assert Triangle(True, 0, inside=False).true_share(4, 4) == 6 / 16  # `tril(ones) == 0`: true above it
+    band = Triangle.between(-2, 0)  # a window of three keys: j from i - 2 to i
+    assert band.within(4, 4) == 1 + 2 + 3 + 3 and band.turned().within(4, 4) == 3 + 3 + 2 + 1
+    assert band.shifted(1).within(2, 4) == 2 + 3 and band.flipped().true_share(4, 4) == 7 / 16
 
 
 @needs_torch
@@ -644,10 +647,17 @@ def test_a_causal_mask_is_followed_through_the_forms_attention_code_writes(tmp_p
     for name, body in forms.items():
         inputs = qkv + (" + [torch.randn(4, 128, 128)]" if name == "alibi" else "")
         assert _problem(tmp_path, name, "        pass", body, inputs).flops == {"fp32": pytest.approx(2 * product * kept)}, name
-    # not causal, counted whole and said: a band (a triangle of a triangle), a mask changed in place after it was
-    # made (a prefix attending its whole self), a fill value the meta device does not hold
-    band = ("        q, k, v = xs\n        m = torch.ones(128, 128, device=q.device).tril().triu(-32)\n"
-            "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m == 0, float('-inf')), -1) @ v")
+    # a band (a sliding window: the triu of a tril, or the tril of a triu, its rows sliced): query i attends
+    # keys i - 32 to i, the share of pairs counted from both bounds
+    window = sum(min(i, 32) + 1 for i in range(128)) / 128 ** 2
+    for name, m in [("band", "torch.ones(128, 128, device=q.device).tril().triu(-32)"),
+                    ("band_other_order", "torch.ones(256, 128, device=q.device).triu(-32).tril()[:128]")]:
+        body = (f"        q, k, v = xs\n        m = {m}\n"
+                "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m == 0, float('-inf')), -1) @ v")
+        w = _problem(tmp_path, name, "        pass", body, qkv)
+        assert w.flops == {"fp32": pytest.approx(2 * product * window)}, name
+    # not causal, counted whole and said: a mask changed in place after it was made (a prefix attending its whole
+    # self), a fill value the meta device does not hold
     prefix = ("        q, k, v = xs\n        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
               "        m[:, :64] = True\n"
               "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~m, float('-inf')), -1) @ v")
@@ -655,7 +665,6 @@ def test_a_causal_mask_is_followed_through_the_forms_attention_code_writes(tmp_p
             "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
             "        return torch.softmax(torch.where(m, s, self.low), -1) @ v")
     for name, init, body, said in [
-            ("band", "        pass", band, "through a mask not read as triangular"),
             ("prefix", "        pass", prefix, "through a mask not read as triangular"),
             ("held", "        self.register_buffer('low', torch.tensor(-1e4))", held, "a value the meta device does not hold")]:
         _problem(tmp_path, name, init, body, qkv)

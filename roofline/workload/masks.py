@@ -11,8 +11,9 @@ values), which tensors are triangular masks and which are products' scores:
 
 - a mask: the result of `tril` or `triu` of ones (or of another number, not 0), in the
   constructor or the forward (of anything else it is not read: what it holds inside the triangle
-  is not known), through views that keep its last two dimensions (a slice of them moves its
-  diagonal; a transpose or permute of them turns it), `== 0` / `!= 0`, `~`, and a cast (`.bool()`);
+  is not known), and a band, the `tril` or `triu` of such a mask (a sliding window), through views
+  that keep its last two dimensions (a slice of them moves its diagonals; a transpose or permute
+  of them turns it), `== 0` / `!= 0` (`== 1` of ones), `~`, and a cast (`.bool()`);
 - a product's scores: the result of a matrix product (`problem.MATMUL_OPS`), through views that
   keep its last two dimensions and a scaling by a number;
 - filled: `masked_fill(scores, mask, v)` or `where(mask, v, scores)` with v at most `FILL_AT_MOST`
@@ -56,21 +57,47 @@ AFTER_FILL = ("_softmax", "softmax", "_safe_softmax", "relu", "exp", "native_dro
 @dataclass(frozen=True)
 class Triangle:
     """A triangular pattern over a tensor's last two dimensions (rows i, columns j): `lower`, the
-    triangle j <= i + diagonal (`tril`), else j >= i + diagonal (`triu`); `inside`, whether the
-    tensor is true (non-zero) inside the triangle and false outside (else the reverse)."""
+    triangle j <= i + diagonal (`tril`), else j >= i + diagonal (`triu`); `band`, where not None,
+    the other side's bound too (j >= i + band for a lower one, j <= i + band for an upper one: a
+    band, a sliding window, the `triu` of a `tril`); `inside`, whether the tensor is true (non-zero)
+    inside it and false outside (else the reverse)."""
 
     lower: bool
     diagonal: int
     inside: bool = True
+    band: int | None = None
+
+    @staticmethod
+    def between(lo: int | None, hi: int | None, inside: bool = True) -> "Triangle":
+        """The pattern lo <= j - i <= hi (either bound None: none on that side)."""
+        return Triangle(True, hi, inside, lo) if hi is not None else Triangle(False, lo, inside)
+
+    def bounds(self) -> tuple[int | None, int | None]:
+        """(lo, hi): the pattern is lo <= j - i <= hi, None where unbounded."""
+        return (self.band, self.diagonal) if self.lower else (self.diagonal, self.band)
+
+    def shifted(self, by: int) -> "Triangle":
+        """The same pattern with j - i moved by `by` (rows sliced from -by, or columns from by)."""
+        lo, hi = self.bounds()
+        return Triangle.between(None if lo is None else lo + by, None if hi is None else hi + by, self.inside)
+
+    def turned(self) -> "Triangle":
+        """The pattern of the transpose: rows and columns swapped."""
+        lo, hi = self.bounds()
+        return Triangle.between(None if hi is None else -hi, None if lo is None else -lo, self.inside)
+
+    def flipped(self) -> "Triangle":
+        """The complement: true where this is false."""
+        return Triangle(self.lower, self.diagonal, not self.inside, self.band)
 
     def within(self, rows: int, cols: int) -> int:
-        """How many of rows x cols places lie inside the triangle."""
+        """How many of rows x cols places lie inside the triangle (or band)."""
+        lo, hi = self.bounds()
         total = 0
         for i in range(rows):  # at most a sequence's length of rows
-            if self.lower:
-                total += min(max(i + self.diagonal + 1, 0), cols)
-            else:
-                total += min(max(cols - max(i + self.diagonal, 0), 0), cols)
+            first = 0 if lo is None else max(i + lo, 0)
+            last = cols - 1 if hi is None else min(i + hi, cols - 1)
+            total += max(last - first + 1, 0)
         return total
 
     def true_share(self, rows: int, cols: int) -> float:
@@ -181,7 +208,19 @@ class MaskTracker:
                 self._keep(self.low, out, self.low[id(first)])
             return
         if name in ("tril", "triu") and first is not None and (id(first) in self.masks or id(first) in self.additive):
-            return  # a triangle of a triangle: a band (a sliding window), no causal mask; not read
+            diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
+            for table in (self.masks, self.additive):  # a triangle of a triangle: a band (a sliding window)
+                had = table.get(id(first))
+                if had is not None and had.inside:  # of a complement: no band; not read
+                    lo, hi = had.bounds()
+                    if name == "tril":
+                        hi = diagonal if hi is None else min(hi, diagonal)
+                    else:
+                        lo = diagonal if lo is None else max(lo, diagonal)
+                    self._keep(table, out, Triangle.between(lo, hi))
+            if id(out) in self.masks and self.nonzero.get(id(first)) == 1.0:
+                self._keep(self.nonzero, out, 1.0)
+            return
         if name in ("tril", "triu") and first is not None and id(first) in self.nonzero and first.dim() >= 2:
             diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
             self._keep(self.masks, out, Triangle(name == "tril", diagonal))
@@ -255,11 +294,11 @@ class MaskTracker:
         `mask`; None where it is no longer one."""
         compared = len(args) > 1 and isinstance(args[1], (int, float)) and name in ("eq", "ne")
         if compared and not additive and args[1] == 0:
-            return Triangle(mask.lower, mask.diagonal, mask.inside if name == "ne" else not mask.inside)
+            return mask if name == "ne" else mask.flipped()
         if compared and not additive and args[1] == 1 and self.nonzero.get(id(t)) == 1.0:  # of ones: true where 1
-            return Triangle(mask.lower, mask.diagonal, mask.inside if name == "eq" else not mask.inside)
+            return mask if name == "eq" else mask.flipped()
         if name in ("logical_not", "bitwise_not") and not additive:
-            return Triangle(mask.lower, mask.diagonal, not mask.inside)
+            return mask.flipped()
         if name in ("eq", "ne", "logical_not", "bitwise_not"):
             return None
         if out.dim() < 2 or t.dim() < 2:
@@ -274,20 +313,20 @@ class MaskTracker:
             if step != 1:
                 return None
             if dim == t.dim() - 2:  # rows from `start`: row i is the source's i + start
-                return Triangle(mask.lower, mask.diagonal + start, mask.inside)
+                return mask.shifted(start)
             if dim == t.dim() - 1:  # columns from `start`
-                return Triangle(mask.lower, mask.diagonal - start, mask.inside)
+                return mask.shifted(-start)
             return mask
         if name in ("transpose", "t"):
             dims = sorted(int(a) % t.dim() for a in args[1:3]) if name == "transpose" and len(args) > 2 else [0, 1]
             if dims == [t.dim() - 2, t.dim() - 1]:
-                return Triangle(not mask.lower, -mask.diagonal, mask.inside)
+                return mask.turned()
             return mask if t.dim() - 2 not in dims and t.dim() - 1 not in dims else None
         if name == "permute":
             last = [int(d) % t.dim() for d in args[1]][-2:] if len(args) > 1 else []
             if last == [t.dim() - 2, t.dim() - 1]:
                 return mask
-            return Triangle(not mask.lower, -mask.diagonal, mask.inside) if last == [t.dim() - 1, t.dim() - 2] else None
+            return mask.turned() if last == [t.dim() - 1, t.dim() - 2] else None
         if name in VIEWS and tuple(out.shape[-2:]) == tuple(t.shape[-2:]):
             return mask
         return None
@@ -315,7 +354,7 @@ class MaskTracker:
             if low[1] is not None and low[1] <= FILL_AT_MOST and low[0] == 0 and mask.dim() >= 2 \
                     and id(mask) in self.masks:  # where(mask, 0, -inf)
                 m = self.masks[id(mask)]
-                self._keep(self.additive, out, Triangle(m.lower, m.diagonal, not m.inside))
+                self._keep(self.additive, out, m.flipped())
                 return
             if low[0] is not None and low[0] <= FILL_AT_MOST and isinstance(b, torch.Tensor):
                 scores, value, filled_where_true = b, low[0], True
@@ -356,8 +395,7 @@ class MaskTracker:
             self._keep(self.additive, out, triangle)
             return
         had = self.additive.get(id(t))
-        if had is not None and (had.lower, had.diagonal, had.inside) == (triangle.lower, triangle.diagonal,
-                                                                        not triangle.inside):
+        if had is not None and had == triangle.flipped():
             self._keep(self.additive, out, had)
 
     def _fill(self, name: str, scores, triangle: Triangle | None, filled_where_true: bool, mask, out,
