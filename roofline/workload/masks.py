@@ -41,6 +41,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .regions import storage_of
+
 FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled scores zeros
 
 VIEWS = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "alias", "detach", "clone",
@@ -500,12 +502,9 @@ class MaskTracker:
 
 
 def _storage_key(t) -> int | None:
-    """The identity of tensor `t`'s storage, which its views share (on the meta device too); None
-    for a tensor without one."""
-    try:
-        return t.untyped_storage()._cdata
-    except Exception:  # noqa: BLE001 - a subclass without storage: only itself is known
-        return None
+    """The identity of tensor `t`'s storage (`regions.storage_of`), or None."""
+    found = storage_of(t)
+    return found[0] if found is not None else None
 
 
 def _held_number(t) -> float | None:

@@ -506,7 +506,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     from torch.utils.flop_counter import flop_registry
 
     from .masks import MaskTracker
-    from .regions import Regions, least_bytes
+    from .regions import Regions, least_bytes, storage_of
 
     counted: dict[str, float] = {}
     flops: dict[str, float] = {}
@@ -583,7 +583,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
         [t for _, t in held]
     places: dict[int, int] = {}  # a storage -> its place: a source that is a view of another reads the same bytes
     for t in sources:
-        storage = _storage(t)
+        storage = storage_of(t)
         if storage is not None and storage[0] in places:
             known[id(t)] = places[storage[0]]
             continue
@@ -631,16 +631,6 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound
         raise UsageError(f"{problem.path}: its reference does no work to bound ({exc}): its tensors are empty") from None
     return ProblemWork(w, inputs, outputs, parameters, scalars, counted, warnings)
-
-
-def _storage(t) -> tuple[int, int] | None:
-    """The identity and size (bytes) of tensor `t`'s storage, which its views share (on the meta
-    device too); None for a tensor without one (a subclass that has none)."""
-    try:
-        storage = t.untyped_storage()
-        return storage._cdata, int(storage.nbytes())
-    except Exception:  # noqa: BLE001 - no storage to read: the tensor is its own source
-        return None
 
 
 def _held_tensors(model) -> list[tuple[str, object]]:

@@ -29,6 +29,16 @@ MAX_RUNS = 1 << 20  # runs one view may add (beyond: its size alone, as a floor)
 MAX_TOTAL = 1 << 23  # runs kept for one source (beyond: the union so far, as a floor)
 
 
+def storage_of(t) -> tuple[int, int] | None:
+    """The identity and size (bytes) of tensor `t`'s storage, which its views share (on the meta
+    device too); None for a tensor without one (a subclass that has none)."""
+    try:
+        storage = t.untyped_storage()
+        return storage._cdata, int(storage.nbytes())
+    except Exception:  # noqa: BLE001 - no storage to read: the tensor is its own source
+        return None
+
+
 def runs(offset: int, shape: tuple[int, ...], stride: tuple[int, ...], itemsize: int,
          limit: int = MAX_RUNS) -> tuple[np.ndarray, int] | None:
     """The runs of consecutive addresses a view covers: (their starts, in bytes from the storage's
