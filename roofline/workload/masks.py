@@ -209,26 +209,24 @@ class MaskTracker:
             if id(first) in self.low and out.dtype != torch.bool:
                 self._keep(self.low, out, self.low[id(first)])
             return
-        if name in ("tril", "triu") and first is not None and (id(first) in self.masks or id(first) in self.additive):
+        if name in ("tril", "triu") and first is not None and first.dim() >= 2 and (
+                id(first) in self.masks or id(first) in self.additive or id(first) in self.nonzero):
             diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
-            for table in (self.masks, self.additive):  # a triangle of a triangle: a band (a sliding window)
-                had = table.get(id(first))
-                if had is not None and had.inside:  # of a complement: no band; not read
-                    lo, hi = had.bounds()
-                    if name == "tril":
-                        hi = diagonal if hi is None else min(hi, diagonal)
-                    else:
-                        lo = diagonal if lo is None else max(lo, diagonal)
-                    self._keep(table, out, Triangle.between(lo, hi))
+            if id(first) in self.masks or id(first) in self.additive:  # a triangle of a triangle: a band
+                for table in (self.masks, self.additive):
+                    had = table.get(id(first))
+                    if had is not None and had.inside:  # of a complement: no band; not read
+                        lo, hi = had.bounds()
+                        if name == "tril":
+                            hi = diagonal if hi is None else min(hi, diagonal)
+                        else:
+                            lo = diagonal if lo is None else max(lo, diagonal)
+                        self._keep(table, out, Triangle.between(lo, hi))
+            else:  # of ones (or of a number): a triangle; of a low number, an additive one too
+                self._keep(self.masks, out, Triangle(name == "tril", diagonal))
+                if id(first) in self.low:  # the low value kept inside the triangle, zeros outside
+                    self._keep(self.additive, out, Triangle(name == "tril", diagonal))
             if id(out) in self.masks and self.nonzero.get(id(first)) == 1.0:
-                self._keep(self.nonzero, out, 1.0)
-            return
-        if name in ("tril", "triu") and first is not None and id(first) in self.nonzero and first.dim() >= 2:
-            diagonal = int(args[1]) if len(args) > 1 else int(kwargs.get("diagonal", 0))
-            self._keep(self.masks, out, Triangle(name == "tril", diagonal))
-            if id(first) in self.low:  # the low value kept inside the triangle, zeros outside
-                self._keep(self.additive, out, Triangle(name == "tril", diagonal))
-            if self.nonzero[id(first)] == 1.0:
                 self._keep(self.nonzero, out, 1.0)  # its values 0 and 1, for `== 1`
             return
         if name in ("masked_fill", "where"):
@@ -267,9 +265,10 @@ class MaskTracker:
             tensors = [tensors[1], tensors[0]]
         same_last = out.dim() >= 2 and first.dim() >= 2 and tuple(out.shape[-2:]) == tuple(first.shape[-2:])
         by_number = name in SCALINGS and (len(tensors) == 1 or all(t.numel() == 1 for t in tensors[1:]))
-        by_number = by_number or (name in ("add", "sub") and len(tensors) == 2 and id(first) in self.scores
-                                  and not any(id(tensors[1]) in table for table in (self.scores, self.kept, self.additive)))
-        passes = same_last and (name in VIEWS and name not in ("slice", "transpose", "t", "permute") or by_number)
+        by_bias = name in ("add", "sub") and len(tensors) == 2 and id(first) in self.scores \
+            and not any(id(tensors[1]) in table for table in (self.scores, self.kept, self.additive))  # ALiBi
+        passes = same_last and (name in VIEWS and name not in ("slice", "transpose", "t", "permute") or by_number
+                                or by_bias)
         # its elements the same, arranged anew (einsum's views and permutes around its bmm): a fill of the result
         # spares the same share of the product, which takes its elements one for one
         passes = passes or (name in VIEWS and name not in ("slice", "expand") and out.numel() == first.numel())
