@@ -457,6 +457,15 @@ def test_a_triangles_share_is_counted_from_its_geometry():
     band = Triangle.between(-2, 0)  # a window of three keys: j from i - 2 to i
     assert band.within(4, 4) == 1 + 2 + 3 + 3 and band.turned().within(4, 4) == 3 + 3 + 2 + 1
     assert band.shifted(1).within(2, 4) == 2 + 3 and band.flipped().true_share(4, 4) == 7 / 16
+    # `&` and `|` of two patterns: a triangle less a lower one is a band; a band less a narrower one is not one
+    lower, below = Triangle(True, 0), Triangle(True, -3)
+    assert Triangle.both(lower, below.flipped()) == Triangle.between(-2, 0)
+    assert Triangle.either(lower.flipped(), below) == Triangle.between(-2, 0, inside=False)
+    assert Triangle.both(band, Triangle.between(-1, 0).flipped()) is None
+    assert Triangle.both(lower.flipped(), Triangle(False, 5).flipped()) == Triangle.between(1, 4)
+    assert Triangle.both(band.flipped(), Triangle.between(-1, 3).flipped()) == Triangle.between(-2, 3, inside=False)
+    assert Triangle.both(Triangle.between(0, 1).flipped(), Triangle.between(5, 6).flipped()) is None  # two gaps
+    assert Triangle.both(Triangle(False, 4), Triangle(True, 1)).within(8, 8) == 0  # disjoint: nothing kept
 
 
 @needs_torch
@@ -650,12 +659,21 @@ def test_a_causal_mask_is_followed_through_the_forms_attention_code_writes(tmp_p
     # a band (a sliding window: the triu of a tril, or the tril of a triu, its rows sliced): query i attends
     # keys i - 32 to i, the share of pairs counted from both bounds
     window = sum(min(i, 32) + 1 for i in range(128)) / 128 ** 2
+    ones = "torch.ones(128, 128, dtype=torch.bool, device=q.device)"
     for name, m in [("band", "torch.ones(128, 128, device=q.device).tril().triu(-32)"),
-                    ("band_other_order", "torch.ones(256, 128, device=q.device).triu(-32).tril()[:128]")]:
+                    ("band_other_order", "torch.ones(256, 128, device=q.device).triu(-32).tril()[:128]"),
+                    ("band_and", f"{ones}.tril() & ~{ones}.tril(-33)"),
+                    ("band_logical_and", f"torch.logical_and({ones}.tril(), {ones}.triu(-32))"),
+                    ("band_or", f"~({ones}.triu(1) | {ones}.tril(-33))")]:
         body = (f"        q, k, v = xs\n        m = {m}\n"
                 "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m == 0, float('-inf')), -1) @ v")
         w = _problem(tmp_path, name, "        pass", body, qkv)
         assert w.flops == {"fp32": pytest.approx(2 * product * window)}, name
+    # two additive masks added (-inf where either is), one of them in place
+    added = ("        q, k, v = xs\n        inf = torch.full((128, 128), float('-inf'), device=q.device)\n"
+             "        m = inf.triu(1)\n        m += inf.tril(-33)\n"
+             "        return torch.softmax(q @ k.transpose(-2, -1) + m, -1) @ v")
+    assert _problem(tmp_path, "added", "        pass", added, qkv).flops == {"fp32": pytest.approx(2 * product * window)}
     # not causal, counted whole and said: a mask changed in place after it was made (a prefix attending its whole
     # self), a fill value the meta device does not hold
     prefix = ("        q, k, v = xs\n        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"

@@ -13,7 +13,8 @@ values), which tensors are triangular masks and which are products' scores:
   constructor or the forward (of anything else it is not read: what it holds inside the triangle
   is not known), and a band, the `tril` or `triu` of such a mask (a sliding window), through views
   that keep its last two dimensions (a slice of them moves its diagonals; a transpose or permute
-  of them turns it), `== 0` / `!= 0` (`== 1` of ones), `~`, and a cast (`.bool()`);
+  of them turns it), `== 0` / `!= 0` (`== 1` of ones), `~`, and a cast (`.bool()`); and `&` or `|`
+  of two such masks where the result is one triangle or band (`tril() & ~tril(-W)`, a window);
 - a product's scores: the result of a matrix product (`problem.MATMUL_OPS`), through views that
   keep its last two dimensions and a scaling by a number;
 - filled: `masked_fill(scores, mask, v)` or `where(mask, v, scores)` with v at most `FILL_AT_MOST`
@@ -28,7 +29,7 @@ An *additive* mask, -inf (or at most `FILL_AT_MOST`) inside a triangle and finit
 to the scores, fills them as `masked_fill` does. It is read as the `tril` or `triu` of a `full` of
 such a value (`nn.Transformer.generate_square_subsequent_mask`'s form), a `masked_fill` of another
 tensor with such a value through a triangular mask, or `where(mask, -inf, 0)`, through the same
-views; then `scores + mask` (either order) or `baddbmm(mask, q, k)` fills the scores. A finite
+views, and a sum of two such masks (-inf where either is); then `scores + mask` (either order) or `baddbmm(mask, q, k)` fills the scores. A finite
 `masked_fill` of it over the triangle's other side (the PyTorch tutorial's second fill, of 0.0)
 keeps it one. `scaled_dot_product_attention` given such a mask, or a boolean triangular one, as its
 `attn_mask` reads it too (`attention_share`; its products are `problem._attention_read`'s to count).
@@ -52,6 +53,8 @@ ONES = ("ones", "ones_like", "new_ones")
 FULLS = ("full", "full_like", "new_full")  # of a number other than 0: as ones, for a mask
 SCALINGS = ("mul", "div")  # by a number (or a tensor of one element): the scores' pattern kept
 ZEROING = ("_softmax", "softmax", "_safe_softmax", "relu", "exp")  # -inf in, 0 out
+BOTH = ("bitwise_and", "logical_and", "mul")  # of two masks (mul of booleans alone): true where both are
+EITHER = ("bitwise_or", "logical_or")  # true where either is
 AFTER_FILL = ("_softmax", "softmax", "_safe_softmax", "relu", "exp", "native_dropout", "dropout", "_to_copy", "clone",
               "contiguous", "mul", "div", "view", "_unsafe_view", "reshape", "expand", "alias", "detach")
 
@@ -91,6 +94,44 @@ class Triangle:
     def flipped(self) -> "Triangle":
         """The complement: true where this is false."""
         return Triangle(self.lower, self.diagonal, not self.inside, self.band)
+
+    def as_inside(self) -> "Triangle | None":
+        """The same pattern written true inside it: the complement of a one-sided triangle is the triangle
+        on the other side of its diagonal; None for the complement of a band (two triangles)."""
+        if self.inside:
+            return self
+        lo, hi = self.bounds()
+        if lo is None:
+            return Triangle.between(hi + 1, None)
+        return Triangle.between(None, lo - 1) if hi is None else None
+
+    @staticmethod
+    def both(a: "Triangle", b: "Triangle") -> "Triangle | None":
+        """The pattern true where `a` and `b` both are (`a & b`): two triangles or bands meet in a band;
+        two complements leave the complement of their union, where that union is one band. None where the
+        result is not one pattern (a band less a narrower one)."""
+        x, y = a.as_inside(), b.as_inside()
+        if x is not None and y is not None:
+            (lx, hx), (ly, hy) = x.bounds(), y.bounds()
+            lo = lx if ly is None else ly if lx is None else max(lx, ly)
+            hi = hx if hy is None else hy if hx is None else min(hx, hy)
+            return Triangle.between(lo, hi)
+        if a.inside or b.inside:
+            return None
+        (lx, hx), (ly, hy) = a.bounds(), b.bounds()
+        big = 1 << 62  # an unbounded side, for the overlap test alone
+        if max(-big if lx is None else lx, -big if ly is None else ly) > \
+                min(big if hx is None else hx, big if hy is None else hy) + 1:
+            return None  # two bands apart: their union is not one band
+        lo = None if lx is None or ly is None else min(lx, ly)
+        hi = None if hx is None or hy is None else max(hx, hy)
+        return None if lo is None and hi is None else Triangle.between(lo, hi, inside=False)
+
+    @staticmethod
+    def either(a: "Triangle", b: "Triangle") -> "Triangle | None":
+        """The pattern true where `a` or `b` is (`a | b`): the complement of where neither is."""
+        neither = Triangle.both(a.flipped(), b.flipped())
+        return None if neither is None else neither.flipped()
 
     def within(self, rows: int, cols: int) -> int:
         """How many of rows x cols places lie inside the triangle (or band)."""
@@ -178,6 +219,7 @@ class MaskTracker:
         import torch
 
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        combined = self._combined(name[:-1] if name.endswith("_") else name, tensors, out)  # before an in-place write
         if name.endswith("_") and tensors and tensors[0] is args[0]:
             t = args[0]
             made = name in ("tril_", "triu_") and id(t) not in self.masks and id(t) not in self.additive
@@ -185,6 +227,12 @@ class MaskTracker:
                 self._written(t)
         if name in IN_PLACE:  # `att.masked_fill_(mask, -inf)`, `ones.tril_()`: the result is the tensor itself
             name = name[:-1]
+        if combined is not None:
+            table, pattern = combined
+            self._keep(table, out, pattern)
+            if table is self.masks and out.dtype == torch.bool:
+                self._keep(self.nonzero, out, 1.0)
+            return
         if name == "scalar_tensor" and args and isinstance(args[0], (int, float)):
             self._keep(self.numbers, out, float(args[0]))
             return
@@ -289,6 +337,25 @@ class MaskTracker:
                     (name == "sub" and at_inf and by_row):  # x - max(x): what was -inf stays -inf
                 self._keep(self.kept, out, self.kept[id(first)])
                 self._keep(self.at_inf, out, at_inf and name not in ZEROING)
+
+    def _combined(self, name: str, tensors: list, out) -> tuple[dict, Triangle] | None:
+        """Two masks of the same last two dimensions as `out` made one by op `name`: `&` (or `*` of
+        booleans) and `|` of two masks, a sum of two additive ones (-inf where either is); the table
+        `out` goes in and its pattern, or None (not such an op, or not one pattern)."""
+        import torch
+
+        if len(tensors) != 2 or not isinstance(out, torch.Tensor) or out.dim() < 2 \
+                or any(t.dim() < 2 or tuple(t.shape[-2:]) != tuple(out.shape[-2:]) for t in tensors):
+            return None
+        a, b = (id(t) for t in tensors)
+        if a in self.masks and b in self.masks and (name in EITHER or name in BOTH and (
+                name != "mul" or out.dtype == torch.bool)):
+            pattern = (Triangle.either if name in EITHER else Triangle.both)(self.masks[a], self.masks[b])
+            return None if pattern is None else (self.masks, pattern)
+        if name == "add" and a in self.additive and b in self.additive:
+            pattern = Triangle.either(self.additive[a], self.additive[b])
+            return None if pattern is None else (self.additive, pattern)
+        return None
 
     def _mask_through(self, name: str, args: tuple, t, out, mask: Triangle, additive: bool) -> Triangle | None:
         """The triangle of `out`, made by op `name` from `t`, a mask (or an additive one) of triangle
