@@ -656,6 +656,14 @@ def test_a_causal_mask_is_followed_through_the_forms_attention_code_writes(tmp_p
     for name, body in forms.items():
         inputs = qkv + (" + [torch.randn(4, 128, 128)]" if name == "alibi" else "")
         assert _problem(tmp_path, name, "        pass", body, inputs).flops == {"fp32": pytest.approx(2 * product * kept)}, name
+    # Hugging Face GPT-2's older form: the fill value a one-element buffer (`masked_bias`), the model built on the
+    # meta device, or on the CPU where its constructor reads a value (`.item()`) and then moved
+    held = ("        q, k, v = xs\n        s = q @ k.transpose(-2, -1)\n"
+            "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
+            "        return torch.softmax(torch.where(m, s, self.low.to(s.dtype)), -1) @ v")
+    buffer = "        self.register_buffer('low', torch.tensor(-1e4))"
+    for name, init in [("held", buffer), ("held_on_cpu", buffer + "\n        self.n = int(torch.ones(2).sum().item())")]:
+        assert _problem(tmp_path, name, init, held, qkv).flops == {"fp32": pytest.approx(2 * product * kept)}, name
     # a band (a sliding window: the triu of a tril, or the tril of a triu, its rows sliced): query i attends
     # keys i - 32 to i, the share of pairs counted from both bounds
     window = sum(min(i, 32) + 1 for i in range(128)) / 128 ** 2
@@ -679,13 +687,13 @@ def test_a_causal_mask_is_followed_through_the_forms_attention_code_writes(tmp_p
     prefix = ("        q, k, v = xs\n        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
               "        m[:, :64] = True\n"
               "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~m, float('-inf')), -1) @ v")
-    held = ("        q, k, v = xs\n        s = q @ k.transpose(-2, -1)\n"
-            "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
-            "        return torch.softmax(torch.where(m, s, self.low), -1) @ v")
+    given = ("        q, k, v, low = xs\n        s = q @ k.transpose(-2, -1)\n"
+             "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
+             "        return torch.softmax(torch.where(m, s, low), -1) @ v")
     for name, init, body, said in [
             ("prefix", "        pass", prefix, "through a mask not read as triangular"),
-            ("held", "        self.register_buffer('low', torch.tensor(-1e4))", held, "a value the meta device does not hold")]:
-        _problem(tmp_path, name, init, body, qkv)
+            ("given", "        pass", given, "a value the meta device does not hold")]:
+        _problem(tmp_path, name, init, body, qkv + (" + [torch.tensor(-1e4)]" if name == "given" else ""))
         found = problem.work(problem.load(tmp_path / f"{name}.py"))
         assert found.work.flops == {"fp32": 2 * product} and any(said in w for w in found.warnings), name
 

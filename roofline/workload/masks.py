@@ -204,6 +204,11 @@ class MaskTracker:
                 table.pop(i, None)
             del self._storages[i]
 
+    def number(self, t, value: float) -> None:
+        """Tensor `t` holds one number, `value`, which the meta device does not keep (`torch.tensor(-1e4)`
+        made there, or a buffer's value read before the model moved there): a fill value, read as such."""
+        self._keep(self.numbers, t, value)
+
     def note(self, name: str, args: tuple, kwargs: dict, out) -> None:
         """One op's arguments and result (`func._overloadpacket.__name__`), before its FLOPs count. An op
         this reading trips on ends it: every product is then counted whole, and a warning says so."""
@@ -443,14 +448,15 @@ class MaskTracker:
 
     def _unknown_value(self, name: str, mask, operands) -> None:
         """A fill of scores through a triangular mask with a one-element tensor whose value the meta
-        device does not hold (`torch.tensor(-1e4)` kept as a buffer): said, its products counted whole."""
+        device does not hold (one given as an input, or computed from values): said, its products counted
+        whole."""
         import torch
 
         scores = [t for t in operands if isinstance(t, torch.Tensor) and (id(t) in self.scores or id(t) in self.kept)]
         values = [t for t in operands if isinstance(t, torch.Tensor) and t.numel() == 1 and self._number(t) is None]
         if id(mask) in self.masks and scores and values:
             self.warnings.append(f"scores filled by {name} through a causal mask with a value the meta device does not "
-                                 "hold (a one-element tensor such as torch.tensor(-1e4)): their products counted whole "
+                                 "hold (a one-element tensor given as an input, or computed): their products counted whole "
                                  "(a Python number, torch.full or torch.finfo(dtype).min is read)")
 
     def _additive_fill(self, t, triangle: Triangle | None, value, out) -> None:

@@ -502,6 +502,7 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
 def _work(problem: Problem, seed: int) -> ProblemWork:
     """`work`, its warnings not yet caught."""
     import torch
+    from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
 
@@ -521,6 +522,14 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             masks.note(func._overloadpacket.__name__, args, kwargs or {}, out)
+            return out
+
+    class Numbers(TorchFunctionMode):  # `torch.tensor(-1e4)` made on the meta device runs no op: its number kept
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func in (torch.tensor, torch.as_tensor) and args and isinstance(args[0], (int, float)) \
+                    and not isinstance(args[0], bool):
+                masks.number(out, float(args[0]))
             return out
 
     class Counter(TorchDispatchMode):
@@ -570,8 +579,8 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
                 regions.read(t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.element_size())
 
     try:
-        with Construction():
-            model, args = _on_meta(problem, seed)
+        with Construction(), Numbers():
+            model, args = _on_meta(problem, seed, masks.number)
     except Exception as exc:
         raise UsageError(f"{problem.path}: building the reference or its inputs raised "
                          f"{type(exc).__name__}: {_first(exc)}") from None
@@ -592,7 +601,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
             places[storage[0]] = len(sizes)
         sizes.append(storage[1] if storage is not None else int(t.numel()) * t.element_size())
     try:
-        with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention, masks), Counter():
+        with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention, masks), Numbers(), Counter():
             got = model(*args)
     except Exception as exc:
         raise UsageError(f"{problem.path}: its forward cannot run on PyTorch's meta device (shapes without data), "
@@ -792,12 +801,14 @@ def _made_outside_modes(cls, *args, **kwargs):
         return torch.Tensor.__new__(cls)
 
 
-def _on_meta(problem: Problem, seed: int):
+def _on_meta(problem: Problem, seed: int, number=None):
     """The reference and one draw of its inputs on the meta device: built there directly (no memory,
     any size), or, for a constructor or a draw that reads a value (`Tensor.item()`, which a meta
-    tensor has not), built on the CPU and moved there. A file written for a GPU (`torch.randn(...)
-    .cuda()`, `.to("cuda")`, `device="cuda"`, as KernelBench's own examples are) is read the same:
-    what it sends to a CUDA device stays where it was built (`_kept_off_cuda`)."""
+    tensor has not), built on the CPU and moved there, each one-element floating-point buffer's value
+    (a fill value kept as `torch.tensor(-1e4)`) given to `number(tensor, value)` where given. A file
+    written for a GPU (`torch.randn(...).cuda()`, `.to("cuda")`, `device="cuda"`, as KernelBench's own
+    examples are) is read the same: what it sends to a CUDA device stays where it was built
+    (`_kept_off_cuda`)."""
     import torch
 
     try:
@@ -805,7 +816,14 @@ def _on_meta(problem: Problem, seed: int):
             return problem.model(seed, device="meta"), problem.inputs(seed, "meta")
     except Exception:
         with _kept_off_cuda("cpu"), _no_device_sync():
-            model = problem.model(seed).to("meta")
+            model = problem.model(seed)
+            held = {name: float(b.item()) for name, b in model.named_buffers()
+                    if b.numel() == 1 and b.dtype.is_floating_point}
+            model = model.to("meta")
+            if number is not None:
+                for name, b in model.named_buffers():
+                    if name in held:
+                        number(b, held[name])
             return model, problem.inputs(seed, "meta")
 
 
