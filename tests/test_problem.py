@@ -527,9 +527,9 @@ def test_a_causal_mask_written_out_counts_the_products_it_keeps(tmp_path):
                      "[torch.randn(2, 4, 256, 64) for _ in range(3)] + [torch.rand(256, 256) > 0.5]")
     assert given.flops == {"fp32": 2 * product} and "causal mask" not in given.source
     told = problem.work(problem.load(tmp_path / "given.py")).warnings
-    assert told == ("scores filled with -1e+09 by masked_fill through a mask not read as triangular (an input, or built "
-                    "from values): their products counted whole (a causal mask is read as such from tril or triu, or "
-                    "from scaled_dot_product_attention's is_causal)",)
+    assert told == ("scores filled with -1e+09 by masked_fill through a mask not read (an input, or computed from one): "
+                    "their products counted whole (a causal mask is read as such from tril or triu, from values made of "
+                    "numbers alone, or from scaled_dot_product_attention's is_causal)",)
     body = ("        q, k, v = xs\n        att = torch.softmax(q @ k.transpose(-2, -1), -1)\n"
             "        return att.masked_fill(self.bias[:, :, :256, :256] == 0, 0.0) @ v")
     after = _problem(tmp_path, "after", init, body, qkv)
@@ -682,16 +682,37 @@ def test_a_causal_mask_is_followed_through_the_forms_attention_code_writes(tmp_p
              "        m = inf.triu(1)\n        m += inf.tril(-33)\n"
              "        return torch.softmax(q @ k.transpose(-2, -1) + m, -1) @ v")
     assert _problem(tmp_path, "added", "        pass", added, qkv).flops == {"fp32": pytest.approx(2 * product * window)}
-    # not causal, counted whole and said: a mask changed in place after it was made (a prefix attending its whole
-    # self), a fill value the meta device does not hold
+    # masks no triangle describes, read from their values (made of numbers alone): a prefix language model's (a
+    # causal mask written in place, its first 64 keys seen by every query), a window made by comparing positions
+    # (boolean, or added as -inf), the same given to scaled_dot_product_attention broadcast over heads
     prefix = ("        q, k, v = xs\n        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
               "        m[:, :64] = True\n"
               "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~m, float('-inf')), -1) @ v")
+    seen = sum(max(i + 1, 64) for i in range(128)) / 128 ** 2
+    assert _problem(tmp_path, "prefix", "        pass", prefix, qkv).flops == {"fp32": pytest.approx(2 * product * seen)}
+    positions = "        q, k, v = xs\n        i = torch.arange(128, device=q.device)\n        d = i[:, None] - i[None, :]\n"
+    for name, rest in [
+            ("compared", "        s = (q @ k.transpose(-2, -1)).masked_fill((d < 0) | (d > 32), float('-inf'))\n"
+                         "        return torch.softmax(s, -1) @ v"),
+            ("compared_added", "        bias = torch.zeros(128, 128, device=q.device).masked_fill((d < 0) | (d > 32), "
+                               "float('-inf'))\n        return torch.softmax(q @ k.transpose(-2, -1) + bias, -1) @ v"),
+            ("compared_sdpa", "        ok = ((d >= 0) & (d <= 32))[None, None]\n"
+                              "        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=ok)")]:
+        w = _problem(tmp_path, name, "        pass", positions + rest, qkv)
+        assert w.flops["fp32"] == pytest.approx(2 * product * window, rel=1e-6), name
+    # not read, counted whole and said: a mask written in place from an input's values, a random mask, a fill value
+    # the meta device does not hold
+    from_input = ("        q, k, v = xs\n        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
+                  "        m[:, :64] = q[0, 0, :, :1] > 0\n"
+                  "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~m, float('-inf')), -1) @ v")
+    drawn = ("        q, k, v = xs\n        m = torch.rand(128, 128, device=q.device) > 0.5\n"
+             "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m, float('-inf')), -1) @ v")
     given = ("        q, k, v, low = xs\n        s = q @ k.transpose(-2, -1)\n"
              "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
              "        return torch.softmax(torch.where(m, s, low), -1) @ v")
     for name, init, body, said in [
-            ("prefix", "        pass", prefix, "through a mask not read as triangular"),
+            ("from_input", "        pass", from_input, "through a mask not read"),
+            ("drawn", "        pass", drawn, "through a mask not read"),
             ("given", "        pass", given, "a value the meta device does not hold")]:
         _problem(tmp_path, name, init, body, qkv + (" + [torch.tensor(-1e4)]" if name == "given" else ""))
         found = problem.work(problem.load(tmp_path / f"{name}.py"))

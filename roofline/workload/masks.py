@@ -34,8 +34,10 @@ views, and a sum of two such masks (-inf where either is); then `scores + mask` 
 keeps it one. `scaled_dot_product_attention` given such a mask, or a boolean triangular one, as its
 `attn_mask` reads it too (`attention_share`; its products are `problem._attention_read`'s to count).
 
-A mask given as an input or built from values (`arange(T)[:, None] >= arange(T)`) is not recognised:
-its products are counted in full.
+A mask no triangle or band describes, made of numbers alone (`arange(T)[:, None] >= arange(T)`, a
+causal mask with a prefix written in, a window compared from positions), is read from its values
+(`shadows`): the share of the scores it fills, broadcast over them. A mask given as an input, drawn at
+random, or written from an input's values is not known: its products are counted in full, and said.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .regions import storage_of
+from .shadows import Shadows
 
 FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled scores zeros
 
@@ -178,7 +181,7 @@ class MaskTracker:
         self.nonzero: dict[int, float] = {}  # tensors of ones (or of another number, not 0): what a mask is made of
         self.low: dict[int, float] = {}  # tensors full of one value at most FILL_AT_MOST: an additive mask's makings
         self.additive: dict[int, Triangle] = {}  # -inf (or as low) where the triangle is true, finite elsewhere
-        self.numbers: dict[int, float] = {}  # tensors of one number made from a Python number (`scalar_tensor`, `full`)
+        self.shadows = Shadows()  # the values of what is made from numbers alone (`workload.shadows`)
         self.removed: dict[tuple[str, str], float] = {}  # products of filled scores: the share they need not do
         self.seen: list[str] = []
         self.warnings: list[str] = []  # fills over scores through a mask not read
@@ -204,16 +207,13 @@ class MaskTracker:
                 table.pop(i, None)
             del self._storages[i]
 
-    def number(self, t, value: float) -> None:
-        """Tensor `t` holds one number, `value`, which the meta device does not keep (`torch.tensor(-1e4)`
-        made there, or a buffer's value read before the model moved there): a fill value, read as such."""
-        self._keep(self.numbers, t, value)
-
-    def note(self, name: str, args: tuple, kwargs: dict, out) -> None:
-        """One op's arguments and result (`func._overloadpacket.__name__`), before its FLOPs count. An op
-        this reading trips on ends it: every product is then counted whole, and a warning says so."""
+    def note(self, func, args: tuple, kwargs: dict, out) -> None:
+        """One op's arguments and result (`func`: its `OpOverload`), before its FLOPs count. An op this
+        reading trips on ends it: every product is then counted whole, and a warning says so."""
+        self.shadows.note(func, args, kwargs, out)
         if self.failed is not None:
             return
+        name = func._overloadpacket.__name__
         try:
             self._note(name, args, kwargs, out)
         except Exception as exc:  # noqa: BLE001 - a reading that fails counts every product whole, said
@@ -238,19 +238,9 @@ class MaskTracker:
             if table is self.masks and out.dtype == torch.bool:
                 self._keep(self.nonzero, out, 1.0)
             return
-        if name == "scalar_tensor" and args and isinstance(args[0], (int, float)):
-            self._keep(self.numbers, out, float(args[0]))
-            return
-        if name == "full" and len(args) > 1 and isinstance(args[1], (int, float)) and isinstance(out, torch.Tensor) \
-                and out.numel() == 1:  # `torch.full([], torch.finfo(dtype).min)`, as Hugging Face's GPT-2 fills
-            self._keep(self.numbers, out, float(args[1]))
-            return
         if not isinstance(out, torch.Tensor):
             return
         first = tensors[0] if tensors else None
-        if first is not None and name in VIEWS and out.numel() == 1 and self._number(first) is not None:
-            self._keep(self.numbers, out, self._number(first))  # `full`, then detach; torch.tensor(v).to(device)
-            return
         value = args[-1] if name in FULLS and len(args) > 1 else None  # full(size, v), full_like(t, v), new_full(t, size, v)
         if name in ONES or (isinstance(value, (int, float)) and value != 0):
             self._keep(self.nonzero, out, 1.0 if name in ONES else float(value))
@@ -300,6 +290,10 @@ class MaskTracker:
             if id(a) in self.additive and (id(b) in self.scores or id(b) in self.kept):
                 self._fill(name, b, self.additive[id(a)], True, a, out)
                 return
+            for s, m in ((a, b), (b, a)):  # an additive mask known by its values (`arange` compared, a prefix)
+                if (id(s) in self.scores or id(s) in self.kept) and self._low_held(m):
+                    self._fill(name, s, None, True, m, out, additive=True)
+                    return
         if first is None:
             return
         if id(first) in self.masks or id(first) in self.additive:
@@ -454,7 +448,7 @@ class MaskTracker:
 
         scores = [t for t in operands if isinstance(t, torch.Tensor) and (id(t) in self.scores or id(t) in self.kept)]
         values = [t for t in operands if isinstance(t, torch.Tensor) and t.numel() == 1 and self._number(t) is None]
-        if id(mask) in self.masks and scores and values:
+        if (id(mask) in self.masks or self.shadows.get(mask) is not None) and scores and values:
             self.warnings.append(f"scores filled by {name} through a causal mask with a value the meta device does not "
                                  "hold (a one-element tensor given as an input, or computed): their products counted whole "
                                  "(a Python number, torch.full or torch.finfo(dtype).min is read)")
@@ -473,34 +467,62 @@ class MaskTracker:
             self._keep(self.additive, out, had)
 
     def _fill(self, name: str, scores, triangle: Triangle | None, filled_where_true: bool, mask, out,
-              value: float | None = FILL_AT_MOST) -> None:
-        """Scores (a product's, or filled scores) filled with `value` where `triangle` (of tensor `mask`)
-        is true (or false, `filled_where_true` False), by op `name` into `out`: the share they keep."""
+              value: float | None = FILL_AT_MOST, additive: bool = False) -> None:
+        """Scores (a product's, or filled scores) filled with `value` where `triangle` (of tensor `mask`;
+        None: its values, where known) is true (or false, `filled_where_true` False), by op `name` into
+        `out`: the share they keep. An `additive` mask fills where it is at most FILL_AT_MOST."""
         made, before = self.scores.get(id(scores)), self.kept.get(id(scores))
-        if triangle is None and made is not None and value is not None and value <= FILL_AT_MOST:
-            self.warnings.append(f"scores filled with {value:g} by {name} through a mask not read as triangular (an "
-                                 "input, or built from values): their products counted whole (a causal mask is read "
-                                 "as such from tril or triu, or from scaled_dot_product_attention's is_causal)")
-        if triangle is None or (made is None and before is None) or value is None or value > FILL_AT_MOST \
-                or mask.dim() < 2 or tuple(mask.shape[-2:]) != tuple(scores.shape[-2:]):
+        rows, cols = (int(scores.shape[-2]), int(scores.shape[-1])) if scores.dim() >= 2 else (0, 0)
+        aligned = mask.dim() >= 2 and tuple(mask.shape[-2:]) == tuple(scores.shape[-2:])
+        true = triangle.true_share(rows, cols) if triangle is not None and aligned else \
+            self._held_share(mask, tuple(scores.shape), additive) if triangle is None else None
+        if true is None and made is not None and value is not None and value <= FILL_AT_MOST:
+            self.warnings.append(f"scores filled with {value:g} by {name} through a mask not read (an input, or "
+                                 "computed from one): their products counted whole (a causal mask is read as such "
+                                 "from tril or triu, from values made of numbers alone, or from "
+                                 "scaled_dot_product_attention's is_causal)")
+        if true is None or (made is None and before is None) or value is None or value > FILL_AT_MOST:
             if before is not None:  # filled again by what is not read here: what was filled stays filled
                 self._keep(self.kept, out, before)
                 self._keep(self.at_inf, out, self.at_inf.get(id(scores), False))
             return
-        rows, cols = int(scores.shape[-2]), int(scores.shape[-1])
-        true = triangle.true_share(rows, cols)
         kept = 1.0 - true if filled_where_true else true
         if before is not None:  # scores filled twice: kept where both keep them, at most the lesser share
             kept = min(kept, before)
         if made is not None and made.spared is None:
             made.spared = made.flops * (1.0 - kept)
-            how = "an additive triangular mask" if name in ("add", "baddbmm") else "a triangular mask"
+            how = ("a triangular mask" if triangle is not None else "a mask made of numbers alone, read from its values")
+            how = f"an additive {how[2:]}" if additive or name in ("add", "baddbmm") else how
             made.said = (f"a causal mask written out ({name} with {how} over {rows:,} x {cols:,} scores): "
                          f"{kept:.3f} of its products counted")
         if made is not None and out is scores:  # filled in place: what reads it now reads filled scores
             del self.scores[id(scores)]
         self._keep(self.kept, out, kept)
         self._keep(self.at_inf, out, True)
+
+    def _held_share(self, mask, shape: tuple, additive: bool) -> float | None:
+        """The share of the places of scores of `shape` that `mask`, broadcast over them, fills: where true (non-zero),
+        or, `additive`, at most FILL_AT_MOST; from its values (`shadows`), None where not known."""
+        import torch
+
+        held = self.shadows.get(mask)
+        if held is None or held.dim() < 1:
+            return None
+        try:
+            if torch.broadcast_shapes(tuple(held.shape), shape) != shape:
+                return None
+        except RuntimeError:
+            return None
+        filled = held <= FILL_AT_MOST if additive and held.dtype != torch.bool else held != 0
+        return float(filled.double().mean())  # each place of the mask stands for as many of the scores
+
+    def _low_held(self, t) -> bool:
+        """Whether tensor `t`'s values are known and some are at most FILL_AT_MOST (an additive mask)."""
+        import torch
+
+        held = self.shadows.get(t)
+        return held is not None and held.dtype.is_floating_point and held.dim() >= 1 \
+            and bool((held <= FILL_AT_MOST).any())
 
     def _number(self, x) -> float | None:
         import torch
@@ -509,9 +531,10 @@ class MaskTracker:
             return float(x)
         if not isinstance(x, torch.Tensor):
             return None
-        if id(x) in self.numbers:
-            return self.numbers[id(x)]
-        return _held_number(x)
+        held = self.shadows.get(x)  # `torch.full([], finfo.min)`, `torch.tensor(-1e4)` (a buffer), moved or cast
+        if held is None or held.numel() != 1 or held.dtype == torch.bool:
+            return None
+        return float(held.item())
 
     def _remove(self, key: str, op: str, flops: float) -> None:
         self.removed[(key, op)] = self.removed.get((key, op), 0.0) + flops
@@ -555,36 +578,28 @@ class MaskTracker:
             added = args[0] if name == "baddbmm" and args and isinstance(args[0], torch.Tensor) else None
             if added is not None and id(added) in self.additive:  # baddbmm(mask, q, k^T): the scores made filled
                 self._fill(name, out, self.additive[id(added)], True, added, out)
+            elif added is not None and self._low_held(added):
+                self._fill(name, out, None, True, added, out, additive=True)
         return flops
 
     def attention_share(self, mask, rows: int, cols: int) -> float | None:
         """The share of `rows` x `cols` scores that `scaled_dot_product_attention`'s `attn_mask` `mask`
-        lets take part: a boolean triangular mask (true: attends) or an additive one (-inf: does not);
-        None for a mask not read here (its products then count whole)."""
+        lets take part: a boolean mask (true: attends) or an additive one (-inf: does not), triangular
+        or known by its values; None for a mask not read here (its products then count whole)."""
         import torch
 
-        if self.failed is not None or not isinstance(mask, torch.Tensor) or mask.dim() < 2 \
-                or tuple(mask.shape[-2:]) != (rows, cols):
+        if self.failed is not None or not isinstance(mask, torch.Tensor) or mask.dim() < 2:
             return None
-        if mask.dtype == torch.bool and id(mask) in self.masks:
-            return self.masks[id(mask)].true_share(rows, cols)
-        if mask.dtype != torch.bool and id(mask) in self.additive:
-            return 1.0 - self.additive[id(mask)].true_share(rows, cols)
-        return None
+        if tuple(mask.shape[-2:]) == (rows, cols):
+            if mask.dtype == torch.bool and id(mask) in self.masks:
+                return self.masks[id(mask)].true_share(rows, cols)
+            if mask.dtype != torch.bool and id(mask) in self.additive:
+                return 1.0 - self.additive[id(mask)].true_share(rows, cols)
+        filled = self._held_share(mask, tuple(mask.shape[:-2]) + (rows, cols), mask.dtype != torch.bool)
+        return None if filled is None else (1.0 - filled if mask.dtype != torch.bool else filled)
 
 
 def _storage_key(t) -> int | None:
     """The identity of tensor `t`'s storage (`regions.storage_of`), or None."""
     found = storage_of(t)
     return found[0] if found is not None else None
-
-
-def _held_number(t) -> float | None:
-    """The value of a one-element floating-point tensor that holds one (on the CPU: `torch.tensor(v)`);
-    None for a meta tensor or any other."""
-    try:
-        if t.numel() == 1 and t.device.type == "cpu" and t.dtype.is_floating_point:
-            return float(t.item())
-    except Exception:  # noqa: BLE001 - a subclass or a tensor without data: not known
-        return None
-    return None

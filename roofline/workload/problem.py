@@ -521,15 +521,15 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     class Construction(TorchDispatchMode):  # the masks a constructor makes (`tril` of ones, kept as a buffer)
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            masks.note(func._overloadpacket.__name__, args, kwargs or {}, out)
+            masks.note(func, args, kwargs or {}, out)
             return out
 
-    class Numbers(TorchFunctionMode):  # `torch.tensor(-1e4)` made on the meta device runs no op: its number kept
+    class Numbers(TorchFunctionMode):  # `torch.tensor(-1e4)` made on the meta device runs no op: its value kept
         def __torch_function__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             if func in (torch.tensor, torch.as_tensor) and args and isinstance(args[0], (int, float)) \
                     and not isinstance(args[0], bool):
-                masks.number(out, float(args[0]))
+                masks.shadows.set(out, float(args[0]))
             return out
 
     class Counter(TorchDispatchMode):
@@ -540,7 +540,9 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
             _note_reads(func, packet.__name__, args, kwargs, out)
             inside = attention.get("key") is not None  # an attention running: its products are its own to count
             if not inside:  # (`_attention_read`)
-                masks.note(packet.__name__, args, kwargs, out)
+                masks.note(func, args, kwargs, out)
+            else:
+                masks.shadows.note(func, args, kwargs, out)
             if packet in flop_registry:
                 shapes = torch.utils._pytree.tree_map(lambda x: x.shape if isinstance(x, torch.Tensor) else x,
                                                       (args, kwargs, out))
@@ -580,7 +582,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
 
     try:
         with Construction(), Numbers():
-            model, args = _on_meta(problem, seed, masks.number)
+            model, args = _on_meta(problem, seed, masks.shadows.set)
     except Exception as exc:
         raise UsageError(f"{problem.path}: building the reference or its inputs raised "
                          f"{type(exc).__name__}: {_first(exc)}") from None
@@ -801,14 +803,14 @@ def _made_outside_modes(cls, *args, **kwargs):
         return torch.Tensor.__new__(cls)
 
 
-def _on_meta(problem: Problem, seed: int, number=None):
-    """The reference and one draw of its inputs on the meta device: built there directly (no memory,
-    any size), or, for a constructor or a draw that reads a value (`Tensor.item()`, which a meta
-    tensor has not), built on the CPU and moved there, each one-element floating-point buffer's value
-    (a fill value kept as `torch.tensor(-1e4)`) given to `number(tensor, value)` where given. A file
-    written for a GPU (`torch.randn(...).cuda()`, `.to("cuda")`, `device="cuda"`, as KernelBench's own
-    examples are) is read the same: what it sends to a CUDA device stays where it was built
-    (`_kept_off_cuda`)."""
+def _on_meta(problem: Problem, seed: int, held=None):
+    """The reference and one draw of its inputs on the meta device: built there directly (no memory, any
+    size), or, for a constructor or a draw that reads a value (`Tensor.item()`, which a meta tensor has
+    not), built on the CPU and moved there, each buffer's values (a mask, a fill value kept as
+    `torch.tensor(-1e4)`) given to `held(tensor on the meta device, its values on the CPU)` where given.
+    A file written for a GPU (`torch.randn(...).cuda()`, `.to("cuda")`, `device="cuda"`, as
+    KernelBench's own examples are) is read the same: what it sends to a CUDA device stays where it was
+    built (`_kept_off_cuda`)."""
     import torch
 
     try:
@@ -817,13 +819,12 @@ def _on_meta(problem: Problem, seed: int, number=None):
     except Exception:
         with _kept_off_cuda("cpu"), _no_device_sync():
             model = problem.model(seed)
-            held = {name: float(b.item()) for name, b in model.named_buffers()
-                    if b.numel() == 1 and b.dtype.is_floating_point}
+            values = dict(model.named_buffers())
             model = model.to("meta")
-            if number is not None:
+            if held is not None:
                 for name, b in model.named_buffers():
-                    if name in held:
-                        number(b, held[name])
+                    if name in values:
+                        held(b, values[name])
             return model, problem.inputs(seed, "meta")
 
 

@@ -1,0 +1,153 @@
+"""Values a reference computes from numbers alone, kept on the CPU while its forward runs on the
+meta device (`workload.problem.work`), which holds shapes and no values.
+
+A mask is rarely made from the inputs: `arange(T)[:, None] >= arange(T)`, a `tril` with a prefix
+written in (`m[:, :P] = True`, a prefix language model), a fill value kept in a one-element buffer.
+`masks.MaskTracker` reads the triangles and bands it knows by their geometry, at any size; what
+it does not, it reads from these values: the share of a mask that is true, the number a tensor
+holds.
+
+A tensor has a *shadow*, a CPU tensor of the same shape and values, when it is made by a factory
+of values (`VALUE_FACTORIES`: ones, zeros, full, arange, eye and their `_like` and `new_` forms; a
+Python number given to `torch.tensor`, through `set`), or by an op every one of whose tensor
+operands has one (a CPU tensor, holding values, is its own). The op is run again on the shadows;
+views of a shadow are views of it, so a write through a view of a mask (`m[:, :P] = True`) writes
+its shadow too. A random op (`RANDOM`) makes none, and an op that writes into a tensor with a
+shadow from operands that have none (`m.add_(x)`, `m.uniform_()`) takes the shadow of every tensor
+over that storage away. No shadow is made over `MAX_ELEMENTS` elements, or beyond `MAX_BYTES` in
+all: a mask of a 16K sequence (2^28 elements) is read by its geometry alone.
+"""
+
+from __future__ import annotations
+
+from .regions import storage_of
+
+VALUE_FACTORIES = ("ones", "zeros", "full", "arange", "scalar_tensor", "eye", "linspace", "ones_like", "zeros_like",
+                   "full_like", "new_ones", "new_zeros", "new_full", "tril_indices", "triu_indices")
+RANDOM = ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "uniform", "normal",
+          "bernoulli", "random", "exponential", "cauchy", "log_normal", "geometric", "multinomial", "dropout",
+          "native_dropout", "empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided")
+MAX_ELEMENTS = 1 << 26  # one shadow's elements at most (an 8,192 x 8,192 mask)
+MAX_BYTES = 2 << 30  # all shadows' bytes at most
+
+
+class Shadows:
+    """The CPU values of the tensors made from numbers alone (module docstring), by tensor id. `note`
+    is called with every op the forward (and the constructor) runs, `get` gives a tensor's values or
+    None."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, object] = {}
+        self._storages: dict[int, int | None] = {}  # a shadowed tensor's storage, for writes into it
+        self._alive: list = []  # every tensor shadowed, kept so that no id is reused while the forward runs
+        self.bytes = 0
+
+    def get(self, t):
+        """The values of tensor `t` as a CPU tensor, or None where they are not known."""
+        import torch
+
+        if not isinstance(t, torch.Tensor):
+            return None
+        if id(t) in self.values:
+            return self.values[id(t)]
+        if type(t) is torch.Tensor and t.device.type == "cpu":  # a CPU tensor holds its values
+            return t
+        return None
+
+    def set(self, t, value) -> None:
+        """Tensor `t` holds `value` (a CPU tensor of its shape, or a Python number)."""
+        import torch
+
+        if not isinstance(value, torch.Tensor):
+            value = torch.tensor(value, dtype=t.dtype)
+        size = value.numel() * value.element_size()
+        if value.numel() > MAX_ELEMENTS or tuple(value.shape) != tuple(t.shape) or \
+                (id(t) not in self.values and self.bytes + size > MAX_BYTES):
+            return
+        if id(t) not in self.values:
+            self.bytes += size
+        self.values[id(t)] = value
+        self._storages[id(t)] = _storage_key(t)
+        self._alive.append(t)
+
+    def note(self, func, args: tuple, kwargs: dict, out) -> None:
+        """Op `func` (an `OpOverload`) ran on `args`, `kwargs` and gave `out` on the meta device: its
+        result's shadow made where it can be, and the shadows of what it wrote without one taken."""
+        import torch
+
+        try:
+            self._note(func, args, kwargs, out)
+        except Exception:  # noqa: BLE001 - an op the CPU cannot run as the meta device did: no shadow
+            for t in _written(func, args, kwargs) + [o for o in _leaves(out) if isinstance(o, torch.Tensor)]:
+                self._drop(t)
+
+    def _note(self, func, args: tuple, kwargs: dict, out) -> None:
+        import torch
+        from torch.utils._pytree import tree_flatten, tree_unflatten
+
+        name = func._overloadpacket.__name__
+        base = name[:-1] if name.endswith("_") else name
+        outs = [o for o in _leaves(out) if isinstance(o, torch.Tensor)]
+        if outs and all(type(o) is torch.Tensor and o.device.type == "cpu" for o in outs):
+            return  # its result holds its values (run again, an in-place op would write twice)
+        written = _written(func, args, kwargs)
+        size = sum(o.numel() for o in outs)
+        if base in RANDOM or size > MAX_ELEMENTS or self.bytes > MAX_BYTES:
+            for t in written:
+                self._drop(t)
+            return
+        leaves, spec = tree_flatten((args, kwargs))
+        cpu = torch.device("cpu")
+        if base in VALUE_FACTORIES:  # values from numbers: of a tensor operand (`ones_like(x)`), its shape alone
+            leaves = [torch.empty(x.shape, dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in leaves]
+        else:
+            tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
+            shadows = [self.get(x) for x in tensors]
+            if not tensors or any(s is None for s in shadows):
+                for t in written:
+                    self._drop(t)
+                return
+            held = iter(shadows)
+            leaves = [next(held) if isinstance(x, torch.Tensor) else x for x in leaves]
+        leaves = [cpu if isinstance(x, torch.device) else x for x in leaves]
+        args2, kwargs2 = tree_unflatten(leaves, spec)
+        if "device" in kwargs2:
+            kwargs2["device"] = cpu
+        got = func(*args2, **kwargs2)
+        got_leaves = [g for g in _leaves(got) if isinstance(g, torch.Tensor)]
+        if len(got_leaves) != len(outs):
+            raise ValueError("the CPU gave a different number of tensors")
+        for o, g in zip(outs, got_leaves):
+            self.set(o, g)
+
+    def _drop(self, t) -> None:
+        key = _storage_key(t)
+        for i in [i for i, k in self._storages.items() if i == id(t) or (key is not None and k == key)]:
+            value = self.values.pop(i, None)
+            if value is not None:
+                self.bytes -= value.numel() * value.element_size()
+            del self._storages[i]
+
+
+def _leaves(x) -> list:
+    from torch.utils._pytree import tree_leaves
+
+    return tree_leaves(x)
+
+
+def _written(func, args: tuple, kwargs: dict) -> list:
+    """The tensors op `func` writes into (its schema's mutable arguments: `self` of an in-place op, `out=`)."""
+    import torch
+
+    found = []
+    for i, arg in enumerate(func._schema.arguments):
+        if arg.alias_info is None or not arg.alias_info.is_write:
+            continue
+        value = args[i] if i < len(args) and not arg.kwarg_only else kwargs.get(arg.name)
+        found += [v for v in _leaves(value) if isinstance(v, torch.Tensor)]
+    return found
+
+
+def _storage_key(t) -> int | None:
+    found = storage_of(t)
+    return found[0] if found is not None else None
