@@ -622,6 +622,11 @@ def test_attention_inside_torchs_own_modules_is_read_at_its_precision_and_causal
     w = _problem(tmp_path, "lower_right", "        pass", body, qkv)
     share = sum(193 + i for i in range(64)) / (64 * 256)
     assert w.flops == {"fp32": pytest.approx(2 * (2 * 2 * 4 * 64 * 256 * 32) * share)}
+    # the same bias made once, in the constructor
+    init = "        from torch.nn.attention.bias import causal_lower_right\n        self.bias = causal_lower_right(64, 256)"
+    body = "        return nn.functional.scaled_dot_product_attention(*xs, attn_mask=self.bias)"
+    w = _problem(tmp_path, "lower_right_made_once", init, body, qkv)
+    assert w.flops == {"fp32": pytest.approx(2 * (2 * 2 * 4 * 64 * 256 * 32) * share)}
 
 
 @needs_torch

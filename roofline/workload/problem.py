@@ -581,7 +581,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
                 regions.read(t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.element_size())
 
     try:
-        with Construction(), Numbers():
+        with Construction(), Numbers(), _biases_made_outside_modes():
             model, args = _on_meta(problem, seed, masks.shadows.set)
     except Exception as exc:
         raise UsageError(f"{problem.path}: building the reference or its inputs raised "
@@ -762,18 +762,13 @@ def _attention_read(state: dict, masks=None):
     detect = getattr(transformer, "_detect_is_causal_mask", None)
     if detect is not None:  # nn.Transformer's layers compare a mask's values with a causal one's: none on meta
         transformer._detect_is_causal_mask = _causal_hint_alone
-    bias = _causal_bias_class()
-    if bias is not None:  # made under a dispatch mode, PyTorch refuses the subclass: made outside the modes
-        bias.__new__ = _made_outside_modes
     try:
-        with AttentionRead():
+        with _biases_made_outside_modes(), AttentionRead():
             yield
     finally:
         F.scaled_dot_product_attention = original
         if detect is not None:
             transformer._detect_is_causal_mask = detect
-        if bias is not None and "__new__" in vars(bias):
-            del bias.__new__
 
 
 def _causal_hint_alone(mask=None, is_causal=None, size=None) -> bool:
@@ -782,6 +777,21 @@ def _causal_hint_alone(mask=None, is_causal=None, size=None) -> bool:
     mask's, and a meta tensor has none). Without a hint the mask goes to the attention as given,
     the same result, where `_attention_read` reads it."""
     return is_causal is True
+
+
+@contextlib.contextmanager
+def _biases_made_outside_modes():
+    """While it lasts, `CausalBias` (`causal_lower_right`, `causal_upper_left`) made under a dispatch
+    mode, in a constructor or a forward, is made outside the modes: PyTorch refuses the subclass
+    otherwise (its raw tensor already has a Python object)."""
+    bias = _causal_bias_class()
+    if bias is not None:
+        bias.__new__ = _made_outside_modes
+    try:
+        yield
+    finally:
+        if bias is not None and "__new__" in vars(bias):
+            del bias.__new__
 
 
 def _causal_bias_class():
