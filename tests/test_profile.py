@@ -521,34 +521,3 @@ def test_a_verdict_between_near_and_far_on_part_of_the_gpu_reads_as_one_sentence
     text = " ".join(r.output.split())
     assert "at 64 % of its BF16 tensor roof (on the 97 % of the GPU its waves keep busy)" in text
     assert "busy of its" not in text
-
-
-def test_an_import_on_the_gpu_it_was_made_on_reads_the_cached_measured_ceilings(tmp_path, monkeypatch):
-    # as a profile made here does; nothing measured on import: with none cached, theoretical roofs and how to measure
-    from roofline.measure import ceilings, nvml
-
-    from dataclasses import replace
-
-    h200 = replace(from_preset("h200"), name="NVIDIA H200")  # as NVML names it, and the report
-    monkeypatch.setattr(nvml, "gpu_available", lambda: True)
-    monkeypatch.setattr(nvml, "from_nvml", lambda: h200)
-    monkeypatch.setattr(ceilings, "measure", lambda *a, **k: pytest.fail("an import measured the GPU"))
-    monkeypatch.setattr(ceilings, "cached", lambda device: None)
-    r = invoke("profile", "--import", TRANSFORMER, "--out", tmp_path / "none.json")
-    assert r.exit_code == 0, r.output
-    doc = store.load(tmp_path / "none.json", profile=True)
-    assert doc.device.measured_dram_gbps is None
-    assert any("theoretical roofs: this machine's NVIDIA H200 has no measured ceilings cached" in n and
-               "roofline device --measure" in n for n in doc.notes)
-    cached = ceilings.Ceilings(dram_gbps=4_350.0, fp32_gflops=60_000.0, measured_at="2026-12-05T10:00:00+00:00",
-                               copy_bytes=1 << 30, l2_gbps=9_000.0, smem_gbps=30_000.0, launch_latency_ms=0.004)
-    monkeypatch.setattr(ceilings, "cached", lambda device: cached if device.name == "NVIDIA H200" else None)
-    r = invoke("profile", "--import", TRANSFORMER, "--out", tmp_path / "cached.json")
-    assert r.exit_code == 0, r.output
-    doc = store.load(tmp_path / "cached.json", profile=True)
-    assert doc.device.measured_dram_gbps == 4_350.0 and doc.device.measured_l2_gbps == 9_000.0
-    assert any("measured ceilings of the NVIDIA H200 (cached 2026-12-05)" in n for n in doc.notes)
-    # another GPU here, or the GPU named with --gpu: the report's GPU, its theoretical roofs
-    monkeypatch.setattr(nvml, "from_nvml", lambda: from_preset("h100-sxm"))
-    assert invoke("profile", "--import", TRANSFORMER, "--out", tmp_path / "other.json").exit_code == 0
-    assert store.load(tmp_path / "other.json", profile=True).device.measured_dram_gbps is None

@@ -319,25 +319,6 @@ def _profiled_device(device: DeviceSpec) -> tuple[DeviceSpec, list[str]]:
     return ceilings.measure(here).attach(here), []
 
 
-def _imported_device(device: DeviceSpec, named: bool) -> tuple[DeviceSpec, list[str]]:
-    """The GPU an imported report ran on (`device`, from the report; `named`: from {gpu}), with this
-    machine's measured ceilings where it is the same GPU and they are cached, as a direct profile
-    reads its kernels (an import measures nothing: it needs no GPU, and takes no GPU time); a note
-    saying which, and how to measure them where they are not cached."""
-    from ..measure import ceilings, nvml
-    if named or not nvml.gpu_available():
-        return device, []
-    here = nvml.from_nvml()
-    if here.name != device.name:
-        return device, []
-    hit = ceilings.cached(here)
-    if hit is None:
-        return device, [f"theoretical roofs: this machine's {here.name} has no measured ceilings cached, which a "
-                        "profile made here reads its kernels against (`roofline device --measure` measures them)"]
-    return hit.attach(here), [f"read against this machine's measured ceilings of the {here.name} (cached "
-                              f"{hit.measured_at[:10]}), as a profile made here is"]
-
-
 class NothingLaunched(RunError):
     """A profile between cudaProfilerStart and cudaProfilerStop in which no kernel was launched."""
 
@@ -438,9 +419,8 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         if hlo is not None and xla is None:
             raise UsageError(f"{{trace}} {hlo}: no launch of {path.name} lines up with its HLO (is it the dump of the "
                              "program the report profiled?)", "trace")
-        device, measured = _imported_device(report.device, named=gpu is not None)
-        doc = convert.from_profile(report.launches, device, report=path.name, read_with=report.read_with,
-                                   notes=list(report.notes) + measured, trace=joined, other_owners=xla)
+        doc = convert.from_profile(report.launches, report.device, report=path.name, read_with=report.read_with,
+                                   notes=list(report.notes), trace=joined, other_owners=xla)
     except ValidationError as exc:
         line = store.one_line(exc)
         if report.device_from == "gpu over report":  # damage, or the rates of the faster GPU the report names
