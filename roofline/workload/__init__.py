@@ -5,4 +5,5 @@ spec file), with arithmetic over their named sizes (`expr`); run and graded by `
 with `get_inputs()` and `get_init_inputs()`, a candidate's `ModelNew`), their shapes, work and
 compulsory bytes read from the reference itself on PyTorch's meta device, each byte a source's
 ops read counted once (`regions`), a causal mask written out counting the products it keeps
-(`masks`)."""
+(`masks`), read by its geometry or from its values where they are made of numbers alone
+(`shadows`)."""
