@@ -75,3 +75,12 @@ def test_no_shadow_past_the_size_limits(monkeypatch):
     monkeypatch.setattr(module, "MAX_ELEMENTS", 15)
     shadows, (small, big) = _run(lambda meta: (torch.ones(3, 5, device=meta), torch.ones(4, 4, device=meta)))
     assert shadows.get(small) is not None and shadows.get(big) is None
+
+
+def test_no_shadow_for_a_product_too_costly_for_the_cpu(monkeypatch):
+    from roofline.workload import shadows as module
+
+    monkeypatch.setattr(module, "MAX_PRODUCT", 8 * 8 * 8 - 1)
+    shadows, (small, big) = _run(lambda meta: (torch.ones(4, 4, device=meta) @ torch.ones(4, 4, device=meta),
+                                               torch.ones(8, 8, device=meta) @ torch.ones(8, 8, device=meta)))
+    assert torch.equal(shadows.get(small), torch.full((4, 4), 4.0)) and shadows.get(big) is None

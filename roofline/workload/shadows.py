@@ -15,7 +15,9 @@ views of a shadow are views of it, so a write through a view of a mask (`m[:, :P
 its shadow too. A random op (`RANDOM`) makes none, and an op that writes into a tensor with a
 shadow from operands that have none (`m.add_(x)`, `m.uniform_()`) takes the shadow of every tensor
 over that storage away. No shadow is made over `MAX_ELEMENTS` elements, or beyond `MAX_BYTES` in
-all: a mask of a 16K sequence (2^28 elements) is read by its geometry alone.
+all (a mask of a 16K sequence, 2^28 elements, is read by its geometry alone), nor by a convolution
+or attention (`NEVER`), nor by a matrix product of more than `MAX_PRODUCT` multiply-adds: a
+constant's product costs the CPU time, and no mask is made so.
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ VALUE_FACTORIES = ("ones", "zeros", "full", "arange", "scalar_tensor", "eye", "l
 RANDOM = ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "uniform", "normal",
           "bernoulli", "random", "exponential", "cauchy", "log_normal", "geometric", "multinomial", "dropout",
           "native_dropout", "empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided")
+PRODUCTS = ("mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "linear", "einsum", "tensordot")
+NEVER = ("convolution", "_convolution", "conv1d", "conv2d", "conv3d", "_scaled_dot_product_flash_attention",
+         "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention", "_flash_attention_forward")
 MAX_ELEMENTS = 1 << 26  # one shadow's elements at most (an 8,192 x 8,192 mask)
+MAX_PRODUCT = 1 << 30  # multiply-adds a product of shadows may take on the CPU at most (a second or so)
 MAX_BYTES = 2 << 30  # all shadows' bytes at most
 
 
@@ -78,7 +84,11 @@ class Shadows:
         try:
             self._note(func, args, kwargs, out)
         except Exception:  # noqa: BLE001 - an op the CPU cannot run as the meta device did: no shadow
-            for t in _written(func, args, kwargs) + [o for o in _leaves(out) if isinstance(o, torch.Tensor)]:
+            try:
+                touched = _written(func, args, kwargs)
+            except Exception:  # noqa: BLE001 - an operator with no schema (a higher-order one): its outputs alone
+                touched = []
+            for t in touched + [o for o in _leaves(out) if isinstance(o, torch.Tensor)]:
                 self._drop(t)
 
     def _note(self, func, args: tuple, kwargs: dict, out) -> None:
@@ -92,7 +102,10 @@ class Shadows:
             return  # its result holds its values (run again, an in-place op would write twice)
         written = _written(func, args, kwargs)
         size = sum(o.numel() for o in outs)
-        if base in RANDOM or size > MAX_ELEMENTS or self.bytes > MAX_BYTES:
+        first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+        costly = base in NEVER or (base in PRODUCTS and first is not None and first.dim() >= 1
+                                   and size * int(first.shape[-1]) > MAX_PRODUCT)
+        if base in RANDOM or costly or size > MAX_ELEMENTS or self.bytes > MAX_BYTES:
             for t in written:
                 self._drop(t)
             return
