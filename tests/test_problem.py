@@ -527,9 +527,9 @@ def test_a_causal_mask_written_out_counts_the_products_it_keeps(tmp_path):
                      "[torch.randn(2, 4, 256, 64) for _ in range(3)] + [torch.rand(256, 256) > 0.5]")
     assert given.flops == {"fp32": 2 * product} and "causal mask" not in given.source
     told = problem.work(problem.load(tmp_path / "given.py")).warnings
-    assert told == ("scores filled with -1e+09 by masked_fill through a mask not read (an input, or computed from one): "
-                    "their products counted whole (a causal mask is read as such from tril or triu, from values made of "
-                    "numbers alone, or from scaled_dot_product_attention's is_causal)",)
+    assert told == ("scores filled with -1e+09 by masked_fill through a mask not read (an input, drawn at random, or "
+                    "computed from either): their products counted whole (a causal mask is read as such from tril or "
+                    "triu, from values made of numbers alone, or from scaled_dot_product_attention's is_causal)",)
     body = ("        q, k, v = xs\n        att = torch.softmax(q @ k.transpose(-2, -1), -1)\n"
             "        return att.masked_fill(self.bias[:, :, :256, :256] == 0, 0.0) @ v")
     after = _problem(tmp_path, "after", init, body, qkv)
@@ -709,15 +709,16 @@ def test_a_causal_mask_is_followed_through_the_forms_attention_code_writes(tmp_p
     # the meta device does not hold
     from_input = ("        q, k, v = xs\n        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
                   "        m[:, :64] = q[0, 0, :, :1] > 0\n"
-                  "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~m, float('-inf')), -1) @ v")
+                  "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~m, torch.finfo(q.dtype).min), -1) @ v")
     drawn = ("        q, k, v = xs\n        m = torch.rand(128, 128, device=q.device) > 0.5\n"
              "        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m, float('-inf')), -1) @ v")
     given = ("        q, k, v, low = xs\n        s = q @ k.transpose(-2, -1)\n"
              "        m = torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()\n"
              "        return torch.softmax(torch.where(m, s, low), -1) @ v")
     for name, init, body, said in [
-            ("from_input", "        pass", from_input, "through a mask not read"),
-            ("drawn", "        pass", drawn, "through a mask not read"),
+            ("from_input", "        pass", from_input, "filled with torch.finfo(torch.float32).min by masked_fill through a "
+                                                       "mask not read"),
+            ("drawn", "        pass", drawn, "scores filled with -inf by masked_fill through a mask not read"),
             ("given", "        pass", given, "a value the meta device does not hold")]:
         _problem(tmp_path, name, init, body, qkv + (" + [torch.tensor(-1e4)]" if name == "given" else ""))
         found = problem.work(problem.load(tmp_path / f"{name}.py"))
@@ -778,3 +779,64 @@ def test_a_mask_reading_that_trips_counts_every_product_whole_and_says_so(tmp_pa
     found = problem.work(problem.load(tmp_path / "trips.py"))
     assert found.work.flops == {"fp32": 2 * (2 * 64 * 64 * 32 * 2)}
     assert found.warnings == ("reading its causal masks stopped at masked_fill: IndexError: every product counted whole",)
+
+
+@needs_torch
+def test_masks_in_the_forms_of_public_attention_code_count_the_products_they_keep(tmp_path):
+    # forms from public models (a new user's trial): each mask's kept pairs hand-counted, 128 x 128 scores
+    qkv = "[torch.randn(2, 4, 128, 32) for _ in range(3)]"
+    product = 2 * 2 * 4 * 128 * 128 * 32
+    causal = (128 * 129 // 2) / 128 ** 2
+    window = sum(min(i, 32) + 1 for i in range(128)) / 128 ** 2  # query i attends keys i - 32 to i
+    head = "        q, k, v = xs\n        s = q @ k.transpose(-2, -1)\n"
+    tri = "torch.ones(128, 128, dtype=torch.bool, device=q.device).tril()"
+    forms = {
+        # a padding mask written as constants (batch 1 padded to 100 keys), with the causal one: batch 0 keeps the
+        # triangle, batch 1 its first 100 keys
+        "constants": ("        lengths = torch.tensor([[1] * 128, [1] * 100 + [0] * 28], device=q.device)\n"
+                      f"        keep = {tri} & (lengths[:, None, None, :] == 1)\n"
+                      "        return torch.softmax(s.masked_fill(~keep, float('-inf')), -1) @ v",
+                      (128 * 129 // 2 + sum(min(i + 1, 100) for i in range(128))) / 2 / 128 ** 2),
+        # BLOOM's: a causal mask written into torch.empty whole
+        "empty": ("        i = torch.arange(128, device=q.device)\n"
+                  "        m = torch.empty((128, 128), dtype=torch.bool, device=q.device)\n"
+                  "        m[:, 0:] = i[:, None] < i[None, :]\n"
+                  "        return torch.softmax(s.masked_fill(m, float('-inf')), -1) @ v", causal),
+        # two fills, the second narrowing the first (a window after the causal triangle)
+        "two_fills": (f"        s = s.masked_fill(~{tri}, float('-inf'))\n"
+                      "        s = s.masked_fill(torch.ones(128, 128, dtype=torch.bool, device=q.device).tril(-33), "
+                      "float('-inf'))\n        return torch.softmax(s, -1) @ v", window),
+        # scaled in place first, clamped at the type's lowest after (OPT's torch.max), a soft cap before (Gemma 2)
+        "in_place": (f"        s.mul_(0.125)\n        s.masked_fill_(~{tri}, float('-inf'))\n"
+                     "        return torch.softmax(s, -1) @ v", causal),
+        "clamped": (f"        s = s.masked_fill(~{tri}, torch.finfo(s.dtype).min)\n"
+                    "        s = torch.max(s, torch.tensor(torch.finfo(s.dtype).min, device=s.device))\n"
+                    "        return torch.softmax(s, -1) @ v", causal),
+        "soft_cap": (f"        s = torch.tanh(s / 50.0) * 50.0\n        s = s.masked_fill(~{tri}, float('-inf'))\n"
+                     "        return torch.softmax(s, -1) @ v", causal),
+        # OpenAI GPT's multiplicative form, and GPT-2's TF port of it subtracting
+        "times_mask": (f"        b = {tri}.float()\n        s = s * b + -1e4 * (1 - b)\n"
+                       "        return torch.softmax(s, -1) @ v", causal),
+        "minus": (f"        b = {tri}.float()\n        s = s * b - 1e10 * (1 - b)\n"
+                  "        return torch.softmax(s, -1) @ v", causal),
+        # an integer index fill of the upper triangle
+        "indices": ("        iu = torch.triu_indices(128, 128, 1, device=q.device)\n"
+                    "        s[:, :, iu[0], iu[1]] = float('-inf')\n        return torch.softmax(s, -1) @ v", causal),
+        # T5's: a learned bias plus the mask, added to the scores
+        "bias_plus_mask": ("        m = torch.full((128, 128), float('-inf'), device=q.device).triu(1)\n"
+                           "        return torch.softmax(s + (self.rel + m), -1) @ v", causal),
+    }
+    init = "        self.rel = nn.Parameter(torch.randn(4, 128, 128))"
+    for name, (body, share) in forms.items():
+        w = _problem(tmp_path, name, init, head + body, qkv)
+        assert w.flops == {"fp32": pytest.approx(2 * product * share)}, name
+    # probabilities times a 0/1 mask after the softmax: the softmax reads every score (the first product whole),
+    # the second product multiplies the kept ones alone
+    after = f"        p = torch.softmax(s, -1) * {tri}.float()\n        return p @ v"
+    assert _problem(tmp_path, "after", init, head + after, qkv).flops == {"fp32": pytest.approx(product * (1 + causal))}
+    # a bias known by its values (ALiBi's slopes times positions, zero on the diagonal) added before the mask: a bias
+    alibi = ("        pos = torch.arange(128, device=q.device)\n"
+             "        bias = torch.tensor([0.5, 0.25, 0.125, 0.0625], device=q.device)[:, None, None] * "
+             "(pos[None, :] - pos[:, None]).float()\n"
+             f"        s = (s + bias).masked_fill(~{tri}, float('-inf'))\n        return torch.softmax(s, -1) @ v")
+    assert _problem(tmp_path, "alibi_known", init, head + alibi, qkv).flops == {"fp32": pytest.approx(2 * product * causal)}

@@ -36,7 +36,12 @@ keeps it one. `scaled_dot_product_attention` given such a mask, or a boolean tri
 
 A mask no triangle or band describes, made of numbers alone (`arange(T)[:, None] >= arange(T)`, a
 causal mask with a prefix written in, a window compared from positions), is read from its values
-(`shadows`): the share of the scores it fills, broadcast over them. A mask given as an input, drawn at
+(`shadows`): the share of the scores it fills, broadcast over them. The scores are followed through
+an in-place scaling, element-for-element ops before the fill (a soft cap), a multiplication by a
+known tensor (`s * b - 1e4 * (1 - b)`, subtracting a large number where masked), an integer index
+fill, and a bias not known added to a known additive mask (`lowered`); a second fill keeps the
+places both keep (`kept_where`, updating the product that made the scores, `origin`); and a tensor
+multiplied by a known 0/1 mask (probabilities after the softmax) is kept where the mask is not 0. A mask given as an input, drawn at
 random, or written from an input's values is not known: its products are counted in full, and said.
 """
 
@@ -56,6 +61,13 @@ ONES = ("ones", "ones_like", "new_ones")
 FULLS = ("full", "full_like", "new_full")  # of a number other than 0: as ones, for a mask
 SCALINGS = ("mul", "div")  # by a number (or a tensor of one element): the scores' pattern kept
 ZEROING = ("_softmax", "softmax", "_safe_softmax", "relu", "exp")  # -inf in, 0 out
+ELEMENTWISE = ("tanh", "sigmoid", "gelu", "relu", "silu", "exp", "log", "neg", "abs", "sqrt", "rsqrt", "pow", "square",
+               "sin", "cos", "erf", "clamp", "clamp_min", "clamp_max", "hardtanh", "softplus", "mul", "div", "add", "sub",
+               "_to_copy", "to")  # each element of the result from its own alone (a soft cap, `tanh(s / 50) * 50`)
+CARRIED = ("_to_copy", "to", "expand", "unsqueeze", "contiguous", "clone", "alias", "detach", "view", "reshape",
+           "_unsafe_view")  # a bias plus a mask, moved or cast: its low places kept
+LOW_BOUNDS = ("clamp", "clamp_min", "maximum")
+MAX_PLACES = 1 << 24  # a fill's kept places held for a second fill at most (beyond: the lesser share, an upper bound)  # bounded below by a number: a fill at most FILL_AT_MOST stays one
 BOTH = ("bitwise_and", "logical_and", "mul")  # of two masks (mul of booleans alone): true where both are
 EITHER = ("bitwise_or", "logical_or")  # true where either is
 AFTER_FILL = ("_softmax", "softmax", "_safe_softmax", "relu", "exp", "native_dropout", "dropout", "_to_copy", "clone",
@@ -182,6 +194,9 @@ class MaskTracker:
         self.low: dict[int, float] = {}  # tensors full of one value at most FILL_AT_MOST: an additive mask's makings
         self.additive: dict[int, Triangle] = {}  # -inf (or as low) where the triangle is true, finite elsewhere
         self.shadows = Shadows()  # the values of what is made from numbers alone (`workload.shadows`)
+        self.kept_where: dict[int, object] = {}  # filled scores: where kept (a CPU boolean tensor), where known
+        self.origin: dict[int, Scores] = {}  # filled scores: the product that made them, for a second fill
+        self.lowered: dict[int, object] = {}  # a bias not known plus a known additive mask: -inf where it fills, else 0
         self.removed: dict[tuple[str, str], float] = {}  # products of filled scores: the share they need not do
         self.seen: list[str] = []
         self.warnings: list[str] = []  # fills over scores through a mask not read
@@ -230,8 +245,8 @@ class MaskTracker:
             made = name in ("tril_", "triu_") and id(t) not in self.masks and id(t) not in self.additive
             if not made and id(t) not in self.scores and id(t) not in self.kept:  # a mask's values changed
                 self._written(t)
-        if name in IN_PLACE:  # `att.masked_fill_(mask, -inf)`, `ones.tril_()`: the result is the tensor itself
-            name = name[:-1]
+        if name in IN_PLACE or (name.endswith("_") and not name.startswith("_") and tensors and out is args[0]):
+            name = name[:-1]  # `att.masked_fill_(mask, -inf)`, `ones.tril_()`, `s.mul_(c)`: the result is the tensor itself
         if combined is not None:
             table, pattern = combined
             self._keep(table, out, pattern)
@@ -282,6 +297,10 @@ class MaskTracker:
                     and len(index) - 1 + m.dim() == args[0].dim():
                 self._filled("masked_fill", (args[0], m, args[2]), out)
                 return
+            places = self._indexed(args[0], index)  # `s[:, :, rows, cols] = -inf` (`triu_indices`): places known
+            if places is not None:
+                self._filled("masked_fill", (args[0], places, args[2]), out)
+                return
         if name == "add" and len(tensors) == 2 and kwargs.get("alpha", 1) == 1:  # scores + an additive mask
             a, b = tensors
             if id(b) in self.additive and (id(a) in self.scores or id(a) in self.kept):
@@ -294,8 +313,24 @@ class MaskTracker:
                 if (id(s) in self.scores or id(s) in self.kept) and self._low_held(m):
                     self._fill(name, s, None, True, m, out, additive=True)
                     return
+            if not any(id(t) in self.scores or id(t) in self.kept for t in tensors):
+                for x, m in ((a, b), (b, a)):  # a bias not known plus a mask that is (T5's `position_bias + mask`):
+                    if self._low_held(m) and self._values(x) is None:  # low where the mask is
+                        self._keep(self.lowered, out, self._values(m).masked_fill(self._values(m) > FILL_AT_MOST, 0.0))
+                        return
+        if name == "sub" and len(tensors) == 2 and (id(tensors[0]) in self.scores or id(tensors[0]) in self.kept):
+            held = self._values(tensors[1])  # scores less a large number where masked (`w * b - 1e10 * (1 - b)`)
+            if held is not None and held.dtype.is_floating_point and held.dim() >= 1:
+                if self._low_held(-held):
+                    self._fill(name, tensors[0], None, True, -held, out, additive=True)
+                    return
+        if id(tensors[0] if tensors else None) in self.lowered and name in CARRIED and out.dim() >= 2 \
+                and tuple(out.shape[-2:]) == tuple(tensors[0].shape[-2:]):
+            self._keep(self.lowered, out, self.lowered[id(tensors[0])])
         if first is None:
             return
+        if name == "mul" and len(tensors) == 2 and out.dim() >= 2:  # probabilities times a 0/1 mask
+            self._zeroed(tensors, out)
         if id(first) in self.masks or id(first) in self.additive:
             for table in (self.masks, self.additive):
                 if id(first) in table:
@@ -312,10 +347,12 @@ class MaskTracker:
             tensors = [tensors[1], tensors[0]]
         same_last = out.dim() >= 2 and first.dim() >= 2 and tuple(out.shape[-2:]) == tuple(first.shape[-2:])
         by_number = name in SCALINGS and (len(tensors) == 1 or all(t.numel() == 1 for t in tensors[1:]))
-        by_bias = name in ("add", "sub") and len(tensors) == 2 and id(first) in self.scores \
-            and not any(id(tensors[1]) in table for table in (self.scores, self.kept, self.additive))  # ALiBi
+        same = tuple(out.shape) == tuple(first.shape)
+        by_bias = name in ("add", "sub", "mul", "div") and len(tensors) == 2 and id(first) in self.scores and same \
+            and not any(id(tensors[1]) in table for table in (self.scores, self.kept, self.additive))  # ALiBi, s * b
+        by_element = name in ELEMENTWISE and len(tensors) == 1 and same  # a soft cap: tanh(s / c) * c
         passes = same_last and (name in VIEWS and name not in ("slice", "transpose", "t", "permute") or by_number
-                                or by_bias)
+                                or by_bias or by_element)
         # its elements the same, arranged anew (einsum's views and permutes around its bmm): a fill of the result
         # spares the same share of the product, which takes its elements one for one
         passes = passes or (name in VIEWS and name not in ("slice", "expand") and out.numel() == first.numel())
@@ -328,14 +365,53 @@ class MaskTracker:
                 and out.numel() == first.numel():  # the filled scores arranged anew: the same share kept
             self._keep(self.kept, out, self.kept[id(first)])
             self._keep(self.at_inf, out, self.at_inf.get(id(first), False))
+            self._carry(first, out)
         elif id(first) in self.kept and same_last:
             by_row = len(tensors) > 1 and all(t.numel() == 1 or (t.dim() >= 1 and int(t.shape[-1]) == 1)
                                               for t in tensors[1:])  # a number per row: a softmax written out
             at_inf = self.at_inf.get(id(first), False)
+            bound = args[1] if len(args) > 1 else kwargs.get("min")
+            low = name in LOW_BOUNDS and at_inf and (self._number(bound) or 0.0) <= FILL_AT_MOST and bound is not None
             if (name in AFTER_FILL and (name not in SCALINGS or by_number or by_row)) or \
-                    (name == "sub" and at_inf and by_row):  # x - max(x): what was -inf stays -inf
+                    (name == "sub" and at_inf and by_row) or low:  # x - max(x), max(x, finfo.min): -inf stays low
                 self._keep(self.kept, out, self.kept[id(first)])
                 self._keep(self.at_inf, out, at_inf and name not in ZEROING)
+                self._carry(first, out)
+
+    def _zeroed(self, tensors: list, out) -> None:
+        """`x * m` with `m` known to hold zeros (a 0/1 mask over probabilities, `softmax(s) * tril`): `out`
+        is zero where `m` is, and the next product that takes it as its left operand need not multiply
+        those places. Their share kept (of `x`'s kept share, where `x` was filled, at most)."""
+        import torch
+
+        for x, m in (tensors, tensors[::-1]):
+            held = self.shadows.get(m)
+            if held is None or held.dim() < 2 or id(x) in self.scores or self._values(x) is not None:
+                continue  # of two known tensors (a bias made of positions), the product is known, not kept
+            try:
+                if torch.broadcast_shapes(tuple(held.shape), tuple(out.shape)) != tuple(out.shape):
+                    continue
+            except RuntimeError:
+                continue
+            kept = float((held != 0).double().mean())
+            if kept < 1.0:
+                self._keep(self.kept, out, min(kept, self.kept.get(id(x), 1.0)))
+                self._keep(self.at_inf, out, False)
+                return
+
+    def _indexed(self, t, index: list):
+        """The places of `t`'s last two dimensions an integer index over them names (`t[..., rows, cols]`,
+        each index's values known), as a CPU boolean mask of them; None otherwise."""
+        import torch
+
+        if t.dim() < 2 or len(index) != t.dim() or any(i is not None for i in index[:-2]):
+            return None
+        held = [self.shadows.get(i) for i in index[-2:]]
+        if any(h is None or h.dtype not in (torch.int64, torch.int32) for h in held):
+            return None
+        places = torch.zeros(tuple(t.shape[-2:]), dtype=torch.bool)
+        places[held[0], held[1]] = True
+        return places
 
     def _combined(self, name: str, tensors: list, out) -> tuple[dict, Triangle] | None:
         """Two masks of the same last two dimensions as `out` made one by op `name`: `&` (or `*` of
@@ -477,9 +553,9 @@ class MaskTracker:
         true = triangle.true_share(rows, cols) if triangle is not None and aligned else \
             self._held_share(mask, tuple(scores.shape), additive) if triangle is None else None
         if true is None and made is not None and value is not None and value <= FILL_AT_MOST:
-            self.warnings.append(f"scores filled with {value:g} by {name} through a mask not read (an input, or "
-                                 "computed from one): their products counted whole (a causal mask is read as such "
-                                 "from tril or triu, from values made of numbers alone, or from "
+            self.warnings.append(f"scores filled with {_said(value)} by {name} through a mask not read (an input, "
+                                 "drawn at random, or computed from either): their products counted whole (a causal "
+                                 "mask is read as such from tril or triu, from values made of numbers alone, or from "
                                  "scaled_dot_product_attention's is_causal)")
         if true is None or (made is None and before is None) or value is None or value > FILL_AT_MOST:
             if before is not None:  # filled again by what is not read here: what was filled stays filled
@@ -487,25 +563,68 @@ class MaskTracker:
                 self._keep(self.at_inf, out, self.at_inf.get(id(scores), False))
             return
         kept = 1.0 - true if filled_where_true else true
-        if before is not None:  # scores filled twice: kept where both keep them, at most the lesser share
-            kept = min(kept, before)
-        if made is not None and made.spared is None:
-            made.spared = made.flops * (1.0 - kept)
+        places = self._kept_places(mask, triangle, scores, additive, filled_where_true)
+        if before is not None:  # scores filled twice: kept where both keep them (else at most the lesser share)
+            both = _both(self.kept_where.get(id(scores)), places)
+            kept = float(both.double().mean()) if both is not None else min(kept, before)
+            places = both
+        origin = made if made is not None else self.origin.get(id(scores))  # the product that made the scores
+        if origin is not None and (origin.spared is None or before is not None):
+            origin.spared = origin.flops * (1.0 - kept)
             how = ("a triangular mask" if triangle is not None else "a mask made of numbers alone, read from its values")
             how = f"an additive {how[2:]}" if additive or name in ("add", "baddbmm") else how
-            made.said = (f"a causal mask written out ({name} with {how} over {rows:,} x {cols:,} scores): "
-                         f"{kept:.3f} of its products counted")
+            again = ", after an earlier fill" if before is not None else ""
+            origin.said = (f"a causal mask written out ({name} with {how} over {rows:,} x {cols:,} scores{again}): "
+                           f"{kept:.3f} of its products counted")
         if made is not None and out is scores:  # filled in place: what reads it now reads filled scores
             del self.scores[id(scores)]
         self._keep(self.kept, out, kept)
         self._keep(self.at_inf, out, True)
+        if origin is not None:
+            self._keep(self.origin, out, origin)
+        if places is not None:
+            self._keep(self.kept_where, out, places)
+        elif id(out) in self.kept_where:  # filled in place through what is not known
+            del self.kept_where[id(out)]
+
+    def _kept_places(self, mask, triangle: Triangle | None, scores, additive: bool, filled_where_true: bool):
+        """Where a fill through `mask` (of `triangle`, or known by its values) keeps `scores`: a CPU boolean
+        tensor broadcastable to them, for a second fill (`_both`); None where not known, or too large."""
+        import torch
+
+        rows, cols = int(scores.shape[-2]), int(scores.shape[-1])
+        if triangle is not None:
+            if rows * cols > MAX_PLACES:
+                return None
+            lo, hi = triangle.bounds()
+            d = torch.arange(cols)[None, :] - torch.arange(rows)[:, None]
+            true = torch.ones(rows, cols, dtype=torch.bool)
+            if lo is not None:
+                true &= d >= lo
+            if hi is not None:
+                true &= d <= hi
+            true = true if triangle.inside else ~true
+        else:
+            held = self._values(mask)
+            if held is None or held.numel() > MAX_PLACES:
+                return None
+            true = held <= FILL_AT_MOST if additive and held.dtype != torch.bool else held != 0
+        return ~true if filled_where_true else true
+
+    def _carry(self, first, out) -> None:
+        """`out`, the filled scores `first` moved or transformed element for element, keeps where they were
+        kept and the product that made them."""
+        if tuple(out.shape) == tuple(first.shape):
+            for table in (self.kept_where, self.origin):
+                if id(first) in table:
+                    self._keep(table, out, table[id(first)])
 
     def _held_share(self, mask, shape: tuple, additive: bool) -> float | None:
         """The share of the places of scores of `shape` that `mask`, broadcast over them, fills: where true (non-zero),
         or, `additive`, at most FILL_AT_MOST; from its values (`shadows`), None where not known."""
         import torch
 
-        held = self.shadows.get(mask)
+        held = self._values(mask)
         if held is None or held.dim() < 1:
             return None
         try:
@@ -520,9 +639,15 @@ class MaskTracker:
         """Whether tensor `t`'s values are known and some are at most FILL_AT_MOST (an additive mask)."""
         import torch
 
-        held = self.shadows.get(t)
+        held = self._values(t)
         return held is not None and held.dtype.is_floating_point and held.dim() >= 1 \
             and bool((held <= FILL_AT_MOST).any())
+
+    def _values(self, t):
+        """What is known of tensor `t`'s values (a CPU tensor, broadcastable to it): its shadow, or, for a
+        bias not known plus a mask, -inf where it fills; None where nothing is."""
+        held = self.shadows.get(t)
+        return held if held is not None else self.lowered.get(id(t))
 
     def _number(self, x) -> float | None:
         import torch
@@ -603,3 +728,30 @@ def _storage_key(t) -> int | None:
     """The identity of tensor `t`'s storage (`regions.storage_of`), or None."""
     found = storage_of(t)
     return found[0] if found is not None else None
+
+
+def _both(a, b):
+    """Where two fills both keep scores (`a & b`, broadcast), or None where either is not known or the
+    result is larger than MAX_PLACES."""
+    import torch
+
+    if a is None or b is None:
+        return None
+    try:
+        shape = torch.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    except RuntimeError:
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    return a & b if n <= MAX_PLACES else None
+
+
+def _said(value: float) -> str:
+    """A fill value as a reader knows it: `torch.finfo(torch.bfloat16).min` rather than -3.38953e+38."""
+    import torch
+
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+        if value == float(torch.finfo(dtype).min):  # -max too: the range is symmetric
+            return f"torch.finfo({dtype}).min"
+    return f"{value:g}"

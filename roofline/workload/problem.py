@@ -524,12 +524,15 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
             masks.note(func, args, kwargs or {}, out)
             return out
 
-    class Numbers(TorchFunctionMode):  # `torch.tensor(-1e4)` made on the meta device runs no op: its value kept
-        def __torch_function__(self, func, types, args=(), kwargs=None):
+    class Numbers(TorchFunctionMode):  # `torch.tensor(-1e4)`, `torch.tensor([[1, 1, 0]])` made on the meta device
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # run no op: their values kept
             out = func(*args, **(kwargs or {}))
-            if func in (torch.tensor, torch.as_tensor) and args and isinstance(args[0], (int, float)) \
-                    and not isinstance(args[0], bool):
-                masks.shadows.set(out, float(args[0]))
+            if func in (torch.tensor, torch.as_tensor) and args and isinstance(out, torch.Tensor) \
+                    and out.device.type == "meta" and not isinstance(args[0], torch.Tensor):
+                try:
+                    masks.shadows.set(out, torch.tensor(args[0], dtype=out.dtype))
+                except (TypeError, ValueError, RuntimeError):  # data the CPU does not take as given: not kept
+                    pass
             return out
 
     class Counter(TorchDispatchMode):

@@ -8,8 +8,10 @@ it does not, it reads from these values: the share of a mask that is true, the n
 holds.
 
 A tensor has a *shadow*, a CPU tensor of the same shape and values, when it is made by a factory
-of values (`VALUE_FACTORIES`: ones, zeros, full, arange, eye and their `_like` and `new_` forms; a
-Python number given to `torch.tensor`, through `set`), or by an op every one of whose tensor
+of values (`VALUE_FACTORIES`: ones, zeros, full, arange, eye and their `_like` and `new_` forms; the
+numbers or lists given to `torch.tensor`, through `set`), by an uninitialised factory (`EMPTY`, up to
+`MAX_EMPTY` elements: taken as zeros, for a mask then written into it whole, as BLOOM writes its
+causal mask into `torch.empty`), or by an op every one of whose tensor
 operands has one (a CPU tensor, holding values, is its own). The op is run again on the shadows;
 views of a shadow are views of it, so a write through a view of a mask (`m[:, :P] = True`) writes
 its shadow too. A random op (`RANDOM`) makes none, and an op that writes into a tensor with a
@@ -28,13 +30,15 @@ VALUE_FACTORIES = ("ones", "zeros", "full", "arange", "scalar_tensor", "eye", "l
                    "full_like", "new_ones", "new_zeros", "new_full", "tril_indices", "triu_indices")
 RANDOM = ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "uniform", "normal",
           "bernoulli", "random", "exponential", "cauchy", "log_normal", "geometric", "multinomial", "dropout",
-          "native_dropout", "empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided")
+          "native_dropout")
+EMPTY = ("empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided")  # taken as zeros, up to MAX_EMPTY
 PRODUCTS = ("mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "linear", "einsum", "tensordot")
 NEVER = ("convolution", "_convolution", "conv1d", "conv2d", "conv3d", "_scaled_dot_product_flash_attention",
          "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention", "_flash_attention_forward")
 MAX_ELEMENTS = 1 << 26  # one shadow's elements at most (an 8,192 x 8,192 mask)
 MAX_PRODUCT = 1 << 30  # multiply-adds a product of shadows may take on the CPU at most (a second or so)
 MAX_BYTES = 2 << 30  # all shadows' bytes at most
+MAX_EMPTY = 1 << 24  # an uninitialised tensor's elements at most for a shadow (a mask written into it; not a weight)
 
 
 class Shadows:
@@ -111,7 +115,9 @@ class Shadows:
             return
         leaves, spec = tree_flatten((args, kwargs))
         cpu = torch.device("cpu")
-        if base in VALUE_FACTORIES:  # values from numbers: of a tensor operand (`ones_like(x)`), its shape alone
+        if base in EMPTY and size > MAX_EMPTY:
+            return
+        if base in VALUE_FACTORIES or base in EMPTY:  # values from numbers: of a tensor operand, its shape alone
             leaves = [torch.empty(x.shape, dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in leaves]
         else:
             tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
@@ -127,6 +133,8 @@ class Shadows:
         if "device" in kwargs2:
             kwargs2["device"] = cpu
         got = func(*args2, **kwargs2)
+        if base in EMPTY:  # what memory held: zeros, for a mask written into it whole (BLOOM's `torch.empty`, then [:, 0:] =)
+            got.zero_()
         got_leaves = [g for g in _leaves(got) if isinstance(g, torch.Tensor)]
         if len(got_leaves) != len(outs):
             raise ValueError("the CPU gave a different number of tensors")
