@@ -840,3 +840,21 @@ def test_masks_in_the_forms_of_public_attention_code_count_the_products_they_kee
              "(pos[None, :] - pos[:, None]).float()\n"
              f"        s = (s + bias).masked_fill(~{tri}, float('-inf'))\n        return torch.softmax(s, -1) @ v")
     assert _problem(tmp_path, "alibi_known", init, head + alibi, qkv).flops == {"fp32": pytest.approx(2 * product * causal)}
+
+
+@needs_torch
+def test_kernels_json_carries_each_problems_warnings(tmp_path):
+    from typer.testing import CliRunner
+
+    from roofline.cli import app
+
+    body = "        q, k, v, m = xs\n        return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(m, -1e9), -1) @ v"
+    _problem(tmp_path, "given", "        pass", body, "[torch.randn(2, 4, 64, 32) for _ in range(3)] + [torch.rand(64, 64) > 0.5]")
+    _problem(tmp_path, "plain", "        pass", "        return xs[0] @ xs[1]", "[torch.randn(64, 64), torch.randn(64, 64)]")
+    r = CliRunner().invoke(app, ["kernels", str(tmp_path / "given.py"), str(tmp_path / "plain.py"), "--gpu", "h200",
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    given, plain = doc["problems"]
+    assert len(given["warnings"]) == 1 and given["warnings"][0].startswith("scores filled with -1e+09 by masked_fill")
+    assert plain["warnings"] == [] and f"given: {given['warnings'][0]}" in doc["notes"]

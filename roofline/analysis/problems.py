@@ -36,7 +36,7 @@ class ProblemBound:
                 "t_sol_ms": self.sol.ms, "bound": b.level if b is not None else None,
                 "terms": [{"level": t.level, "amount": t.amount, "roof": t.roof, "measured": t.measured, "ms": t.ms}
                           for t in self.sol.terms],
-                "no_roof": list(self.sol.missing)}
+                "no_roof": list(self.sol.missing), "warnings": list(self.work.warnings)}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ class TermJson(JsonModel):
 
 class ProblemJson(JsonModel):
     """One problem: FLOPs per precision key, compulsory bytes, where they come from, the tensors it
-    reads and returns ([name, shape, dtype]), T_SOL (ms) and the term that sets it."""
+    reads and returns ([name, shape, dtype]), T_SOL (ms) and the term that sets it, and what reading
+    its work met that a user should know (a mask not read, its products counted whole)."""
 
     name: str
     path: str
@@ -37,6 +38,7 @@ class ProblemJson(JsonModel):
     bound: Optional[str]
     terms: list[TermJson]
     no_roof: list[str]
+    warnings: list[str] = []
 
 
 class ProblemsJson(JsonModel):
