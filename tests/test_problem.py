@@ -858,3 +858,18 @@ def test_kernels_json_carries_each_problems_warnings(tmp_path):
     given, plain = doc["problems"]
     assert len(given["warnings"]) == 1 and given["warnings"][0].startswith("scores filled with -1e+09 by masked_fill")
     assert plain["warnings"] == [] and f"given: {given['warnings'][0]}" in doc["notes"]
+
+
+
+@needs_torch
+def test_scores_added_to_a_mask_given_as_an_input_count_whole_and_say_so_once(tmp_path):
+    # BERT's extended attention mask, (1 - mask) * -10000 of an integer input, in two layers
+    body = ("        q, k, v, mask = xs\n        ext = (1.0 - mask[:, None, None, :].to(q.dtype)) * -10000.0\n"
+            "        for _ in range(2):\n            q = torch.softmax(q @ k.transpose(-2, -1) + ext, -1) @ v\n"
+            "        return q")
+    _problem(tmp_path, "bert", "        pass", body,
+             "[torch.randn(2, 4, 64, 32) for _ in range(3)] + [torch.ones(2, 64, dtype=torch.long)]")
+    found = problem.work(problem.load(tmp_path / "bert.py"))
+    assert found.work.flops == {"fp32": 2 * 2 * (2 * 2 * 4 * 64 * 64 * 32)}
+    assert found.warnings == ("scores added to a mask given as an input (its values drawn anew at every call): their "
+                              "products counted whole",)

@@ -196,6 +196,7 @@ class MaskTracker:
         self.shadows = Shadows()  # the values of what is made from numbers alone (`workload.shadows`)
         self.kept_where: dict[int, object] = {}  # filled scores: where kept (a CPU boolean tensor), where known
         self.origin: dict[int, Scores] = {}  # filled scores: the product that made them, for a second fill
+        self.given: set[int] = set()  # inputs of boolean or integer type (an attention mask given), and what is made of them
         self.lowered: dict[int, object] = {}  # a bias not known plus a known additive mask: -inf where it fills, else 0
         self.removed: dict[tuple[str, str], float] = {}  # products of filled scores: the share they need not do
         self.seen: list[str] = []
@@ -222,6 +223,21 @@ class MaskTracker:
                 table.pop(i, None)
             del self._storages[i]
 
+    def _warn(self, line: str) -> None:
+        if line not in self.warnings:  # once, however many layers meet it
+            self.warnings.append(line)
+
+    def inputs(self, tensors: list) -> None:
+        """The forward's inputs: those of boolean or integer type are masks given (`attention_mask`), whose
+        values are drawn anew at every call; scores added to or multiplied by what is made of them are said
+        to count whole."""
+        import torch
+
+        for t in tensors:
+            if isinstance(t, torch.Tensor) and (t.dtype == torch.bool or not t.dtype.is_floating_point):
+                self.given.add(id(t))
+                self._alive.append(t)
+
     def note(self, func, args: tuple, kwargs: dict, out) -> None:
         """One op's arguments and result (`func`: its `OpOverload`), before its FLOPs count. An op this
         reading trips on ends it: every product is then counted whole, and a warning says so."""
@@ -233,12 +249,20 @@ class MaskTracker:
             self._note(name, args, kwargs, out)
         except Exception as exc:  # noqa: BLE001 - a reading that fails counts every product whole, said
             self.failed = f"{name}: {type(exc).__name__}"  # `finish` then takes nothing back
-            self.warnings.append(f"reading its causal masks stopped at {self.failed}: every product counted whole")
+            self._warn(f"reading its causal masks stopped at {self.failed}: every product counted whole")
 
     def _note(self, name: str, args: tuple, kwargs: dict, out) -> None:
         import torch
 
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if any(id(t) in self.given for t in tensors) and isinstance(out, torch.Tensor):
+            scored = [t for t in tensors if id(t) in self.scores or id(t) in self.kept]
+            if scored and name in ("add", "sub", "mul", "add_", "sub_", "mul_", "baddbmm"):
+                self._warn(f"scores {'multiplied by' if name.startswith('mul') else 'added to'} a mask given "
+                                     "as an input (its values drawn anew at every call): their products counted whole")
+            elif not scored:
+                self.given.add(id(out))
+                self._alive.append(out)
         combined = self._combined(name[:-1] if name.endswith("_") else name, tensors, out)  # before an in-place write
         if name.endswith("_") and tensors and tensors[0] is args[0]:
             t = args[0]
@@ -525,7 +549,7 @@ class MaskTracker:
         scores = [t for t in operands if isinstance(t, torch.Tensor) and (id(t) in self.scores or id(t) in self.kept)]
         values = [t for t in operands if isinstance(t, torch.Tensor) and t.numel() == 1 and self._number(t) is None]
         if (id(mask) in self.masks or self.shadows.get(mask) is not None) and scores and values:
-            self.warnings.append(f"scores filled by {name} through a causal mask with a value the meta device does not "
+            self._warn(f"scores filled by {name} through a causal mask with a value the meta device does not "
                                  "hold (a one-element tensor given as an input, or computed): their products counted whole "
                                  "(a Python number, torch.full or torch.finfo(dtype).min is read)")
 
@@ -553,7 +577,7 @@ class MaskTracker:
         true = triangle.true_share(rows, cols) if triangle is not None and aligned else \
             self._held_share(mask, tuple(scores.shape), additive) if triangle is None else None
         if true is None and made is not None and value is not None and value <= FILL_AT_MOST:
-            self.warnings.append(f"scores filled with {_said(value)} by {name} through a mask not read (an input, "
+            self._warn(f"scores filled with {_said(value)} by {name} through a mask not read (an input, "
                                  "drawn at random, or computed from either): their products counted whole (a causal "
                                  "mask is read as such from tril or triu, from values made of numbers alone, or from "
                                  "scaled_dot_product_attention's is_causal)")

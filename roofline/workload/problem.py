@@ -592,6 +592,7 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     # each input as every timed call gets it (`measure.problem_grade.rolled`: a new contiguous tensor), not as
     # get_inputs laid it out: its sectors are those of that layout
     args = [torch.empty(a.shape, dtype=a.dtype, device=a.device) if isinstance(a, torch.Tensor) else a for a in args]
+    masks.inputs(args)
     held = _held_tensors(model)
     sources = [a for a in args if isinstance(a, torch.Tensor)] + [*model.parameters(), *model.buffers()] + \
         [t for _, t in held]
