@@ -41,8 +41,10 @@ an in-place scaling, element-for-element ops before the fill (a soft cap), a mul
 known tensor (`s * b - 1e4 * (1 - b)`, subtracting a large number where masked), an integer index
 fill, and a bias not known added to a known additive mask (`lowered`); a second fill keeps the
 places both keep (`kept_where`, updating the product that made the scores, `origin`); and a tensor
-multiplied by a known 0/1 mask (probabilities after the softmax) is kept where the mask is not 0. A mask given as an input, drawn at
-random, or written from an input's values is not known: its products are counted in full, and said.
+multiplied by a known 0/1 mask (probabilities after the softmax) is kept where the mask is not 0. A
+mask given as an input, drawn at random, or written from an input's values is not known: its
+products are counted in full, and said, as they are for scores added to or multiplied by what is
+made of a boolean or integer input (`given`: BERT's `(1 - mask) * -10000`).
 """
 
 from __future__ import annotations
