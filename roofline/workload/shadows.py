@@ -7,19 +7,19 @@ written in (`m[:, :P] = True`, a prefix language model), a fill value kept in a 
 it does not, it reads from these values: the share of a mask that is true, the number a tensor
 holds.
 
-A tensor has a *shadow*, a CPU tensor of the same shape and values, when it is made by a factory
-of values (`VALUE_FACTORIES`: ones, zeros, full, arange, eye and their `_like` and `new_` forms; the
-numbers or lists given to `torch.tensor`, through `set`), by an uninitialised factory (`EMPTY`, up to
-`MAX_EMPTY` elements: taken as zeros, for a mask then written into it whole, as BLOOM writes its
-causal mask into `torch.empty`), or by an op every one of whose tensor
-operands has one (a CPU tensor, holding values, is its own). The op is run again on the shadows;
-views of a shadow are views of it, so a write through a view of a mask (`m[:, :P] = True`) writes
-its shadow too. A random op (`RANDOM`) makes none, and an op that writes into a tensor with a
-shadow from operands that have none (`m.add_(x)`, `m.uniform_()`) takes the shadow of every tensor
-over that storage away. No shadow is made over `MAX_ELEMENTS` elements, or beyond `MAX_BYTES` in
-all (a mask of a 16K sequence, 2^28 elements, is read by its geometry alone), nor by a convolution
-or attention (`NEVER`), nor by a matrix product of more than `MAX_PRODUCT` multiply-adds: a
-constant's product costs the CPU time, and no mask is made so.
+A tensor has a *shadow*, a CPU tensor of the same shape and values, when it is made by a factory of
+values (`VALUE_FACTORIES`: ones, zeros, full, arange, eye and their `_like` and `new_` forms; the
+numbers or lists given to `torch.tensor`, through `set`), by an uninitialised factory (`EMPTY`, up
+to `MAX_EMPTY` elements: taken as zeros, for a mask then written into it whole, as BLOOM writes its
+causal mask into `torch.empty`), or by an op every one of whose tensor operands has one (a CPU
+tensor, holding values, is its own). The op is run again on the shadows; views of a shadow are views
+of it, so a write through a view of a mask (`m[:, :P] = True`) writes its shadow too. A random op
+(`RANDOM`) makes none, and an op that writes into a tensor with a shadow from operands that have
+none (`m.add_(x)`, `m.uniform_()`) takes the shadow of every tensor over that storage away. No
+shadow is made over `MAX_ELEMENTS` elements, or beyond `MAX_BYTES` in all (a mask of a 16K sequence,
+2^28 elements, is read by its geometry alone), nor by a convolution or attention (`NEVER`), nor by a
+matrix product of more than `MAX_PRODUCT` multiply-adds: a constant's product costs the CPU time,
+and no mask is made so.
 """
 
 from __future__ import annotations
