@@ -873,3 +873,11 @@ def test_scores_added_to_a_mask_given_as_an_input_count_whole_and_say_so_once(tm
     assert found.work.flops == {"fp32": 2 * 2 * (2 * 2 * 4 * 64 * 64 * 32)}
     assert found.warnings == ("scores added to a mask given as an input (its values drawn anew at every call): their "
                               "products counted whole",)
+    # token ids, an integer input embedded: the scores of what is made of them are no mask, and a causal mask reads
+    init = "        self.emb = nn.Embedding(100, 32)"
+    body = ("        x = self.emb(xs[0])\n        s = x @ x.transpose(-2, -1)\n"
+            "        s = s + torch.full((64, 64), float('-inf'), device=s.device).triu(1)\n"
+            "        return torch.softmax(s, -1) @ x")
+    _problem(tmp_path, "ids", init, body, "[torch.randint(0, 100, (64,))]")
+    found = problem.work(problem.load(tmp_path / "ids.py"))
+    assert found.warnings == () and found.work.flops == {"fp32": pytest.approx(2 * (2 * 64 * 64 * 32) * 65 / 128)}

@@ -25,14 +25,15 @@ values), which tensors are triangular masks and which are products' scores:
   zero where -inf was filled, dropout and scaling) as its left operand, its contraction over the
   keys.
 
-An *additive* mask, -inf (or at most `FILL_AT_MOST`) inside a triangle and finite outside, added
-to the scores, fills them as `masked_fill` does. It is read as the `tril` or `triu` of a `full` of
-such a value (`nn.Transformer.generate_square_subsequent_mask`'s form), a `masked_fill` of another
-tensor with such a value through a triangular mask, or `where(mask, -inf, 0)`, through the same
-views, and a sum of two such masks (-inf where either is); then `scores + mask` (either order) or `baddbmm(mask, q, k)` fills the scores. A finite
-`masked_fill` of it over the triangle's other side (the PyTorch tutorial's second fill, of 0.0)
-keeps it one. `scaled_dot_product_attention` given such a mask, or a boolean triangular one, as its
-`attn_mask` reads it too (`attention_share`; its products are `problem._attention_read`'s to count).
+An *additive* mask, -inf (or at most `FILL_AT_MOST`) inside a triangle and finite outside, added to
+the scores, fills them as `masked_fill` does. It is read as the `tril` or `triu` of a `full` of such
+a value (`nn.Transformer.generate_square_subsequent_mask`'s form), a `masked_fill` of another tensor
+with such a value through a triangular mask, or `where(mask, -inf, 0)`, through the same views, and
+a sum of two such masks (-inf where either is); then `scores + mask` (either order) or
+`baddbmm(mask, q, k)` fills the scores. A finite `masked_fill` of it over the triangle's other side
+(the PyTorch tutorial's second fill, of 0.0) keeps it one. `scaled_dot_product_attention` given such
+a mask, or a boolean triangular one, as its `attn_mask` reads it too (`attention_share`; its
+products are `problem._attention_read`'s to count).
 
 A mask no triangle or band describes, made of numbers alone (`arange(T)[:, None] >= arange(T)`, a
 causal mask with a prefix written in, a window compared from positions), is read from its values
@@ -68,8 +69,8 @@ ELEMENTWISE = ("tanh", "sigmoid", "gelu", "relu", "silu", "exp", "log", "neg", "
                "_to_copy", "to")  # each element of the result from its own alone (a soft cap, `tanh(s / 50) * 50`)
 CARRIED = ("_to_copy", "to", "expand", "unsqueeze", "contiguous", "clone", "alias", "detach", "view", "reshape",
            "_unsafe_view")  # a bias plus a mask, moved or cast: its low places kept
-LOW_BOUNDS = ("clamp", "clamp_min", "maximum")
-MAX_PLACES = 1 << 24  # a fill's kept places held for a second fill at most (beyond: the lesser share, an upper bound)  # bounded below by a number: a fill at most FILL_AT_MOST stays one
+LOW_BOUNDS = ("clamp", "clamp_min", "maximum")  # bounded below by a number: a fill at most FILL_AT_MOST stays one
+MAX_PLACES = 1 << 24  # a fill's kept places held for a second fill at most (beyond: the lesser share, an upper bound)
 BOTH = ("bitwise_and", "logical_and", "mul")  # of two masks (mul of booleans alone): true where both are
 EITHER = ("bitwise_or", "logical_or")  # true where either is
 AFTER_FILL = ("_softmax", "softmax", "_safe_softmax", "relu", "exp", "native_dropout", "dropout", "_to_copy", "clone",
@@ -260,10 +261,10 @@ class MaskTracker:
         if any(id(t) in self.given for t in tensors) and isinstance(out, torch.Tensor):
             scored = [t for t in tensors if id(t) in self.scores or id(t) in self.kept]
             if scored and name in ("add", "sub", "mul", "add_", "sub_", "mul_", "baddbmm"):
-                self._warn(f"scores {'multiplied by' if name.startswith('mul') else 'added to'} a mask given "
-                                     "as an input (its values drawn anew at every call): their products counted whole")
-            elif not scored:
-                self.given.add(id(out))
+                self._warn(f"scores {'multiplied by' if name.startswith('mul') else 'added to'} a mask given as an "
+                           "input (its values drawn anew at every call): their products counted whole")
+            elif all(id(t) in self.given or self.shadows.get(t) is not None for t in tensors):
+                self.given.add(id(out))  # a mask's arithmetic (`(1 - mask) * -10000`), not an embedding of token ids
                 self._alive.append(out)
         combined = self._combined(name[:-1] if name.endswith("_") else name, tensors, out)  # before an in-place write
         if name.endswith("_") and tensors and tensors[0] is args[0]:
