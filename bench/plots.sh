@@ -88,6 +88,14 @@ if [ "$part" != charts ]; then
         --budget 0.3 --out plots/grades-h100-corpus-matmul.json || true
     roofline run tests/fixtures/problems/clamp.py tests/fixtures/problems/candidates/clamp_*.py --budget 0.3 \
         --out plots/grades-h100-corpus-clamp.json || true
+    # the corpus again on an H100 on 2026-12-07 (CUPTI's kernel records alone, the L2 flushed by reading)
+    roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_*.py \
+        --budget 0.3 --out plots/grades-h100-corpus-matmul-20261207.json || true
+    roofline run tests/fixtures/problems/clamp.py tests/fixtures/problems/candidates/clamp_*.py --budget 0.3 \
+        --out plots/grades-h100-corpus-clamp-20261207.json || true
+    roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_empty_replay.py \
+        tests/fixtures/problems/candidates/matmul_patches_sync.py tests/fixtures/problems/candidates/matmul_patches_roofline.py \
+        tests/fixtures/problems/candidates/matmul_honest.py --budget 0.3 --out plots/grades-h100-corpus-newest-20261207.json || true
     roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level2/12_Gemm_Multiply_LeakyReLU.py" \
         examples/kernelbench/level2_12_Gemm_Multiply_LeakyReLU_triton.py --out plots/grades-h100-kernelbench-level2.json
     roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level1/19_ReLU.py" examples/kernelbench/level1_19_ReLU_triton.py \

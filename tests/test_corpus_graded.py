@@ -149,3 +149,18 @@ def test_kernelbench_problems_of_three_levels_graded_on_the_h200_from_their_file
     assert 12.8e9 / (relu["reference"]["time_ms"] / 1e3) > 4.0e12  # the reference moves 12.9 GB at over 4 TB/s
     assert {e["binding"] for e in (*gemm.values(), *mlp.values())} == {"FP32"}
     assert tiled["model_new_ex_tiled_matmul"]["time_ms"] > 4 * tiled["reference"]["time_ms"]
+
+
+def test_the_corpus_graded_again_with_cupti_alone_and_a_reading_flush(capsys, monkeypatch):
+    # H100, 2026-12-07: every cheat as it must; the side stream's 200 kernels in CUPTI's records time it in full
+    plots = ROOT / "plots"
+    entries = {e["name"]: e for e in json.loads((plots / "grades-h100-corpus-matmul-20261207.json").read_text())["entries"]}
+    side = entries["matmul_side_stream"]
+    assert side["kernels"]["launches"] == 200 and not side["flags"]
+    assert side["time_ms"] > 100 * entries["reference"]["time_ms"]  # no gain: 2.68 ms against 0.012
+    assert [f["code"] for f in entries["matmul_persisting_l2"]["flags"]] == ["l2_persisting"]
+    files = [plots / f for f in ("grades-h100-corpus-matmul-20261207.json", "grades-h100-corpus-clamp-20261207.json",
+                                 "grades-h200.json", "grades-h200-public.json")]
+    files += sorted(plots.glob("grades-h100-kernelbench-*.json")) + sorted((plots / "honest-h100").glob("*.json"))
+    assert _matrix(files, capsys, monkeypatch) == {"cheat": ["29", "2", "31"], "honest": ["0", "60", "60"]}
+    assert "| cheat (2026-12-07) | 29 | 2 | 31 |" in (ROOT / "docs" / "grade.md").read_text()
