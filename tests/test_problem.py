@@ -881,3 +881,23 @@ def test_scores_added_to_a_mask_given_as_an_input_count_whole_and_say_so_once(tm
     _problem(tmp_path, "ids", init, body, "[torch.randint(0, 100, (64,))]")
     found = problem.work(problem.load(tmp_path / "ids.py"))
     assert found.warnings == () and found.work.flops == {"fp32": pytest.approx(2 * (2 * 64 * 64 * 32) * 65 / 128)}
+
+
+@needs_torch
+def test_a_forward_that_branches_on_its_inputs_values_is_read_with_one_draws(tmp_path):
+    # Hugging Face's masks skip a padding mask whose every value is 1 (`padding_mask.all()`): on the meta device no
+    # value is held; the inputs of one draw, drawn on the CPU, answer the branch, and it is said
+    body = ("        x, mask = xs\n        if mask.all():\n            return x @ x.transpose(-2, -1)\n"
+            "        return (x @ x.transpose(-2, -1)) * mask[:, None, :]")
+    _problem(tmp_path, "branch", "        pass", body, "[torch.randn(2, 64, 32), torch.ones(2, 64, dtype=torch.long)]")
+    found = problem.work(problem.load(tmp_path / "branch.py"))
+    assert found.work.flops == {"fp32": 2 * 2 * 64 * 64 * 32}
+    assert found.warnings == ("its forward branches on its inputs' values (a tensor's truth or .item(), 1 time): read "
+                              "with those of draw 0, drawn on the CPU; another draw may take another branch",)
+    # a mask given as an input is never read from those values: its products count whole, and it is said
+    body = ("        q, mask = xs\n        s = (q @ q.transpose(-2, -1)).masked_fill(mask == 0, float('-inf'))\n"
+            "        if mask.any():\n            s = s * 1.0\n        return torch.softmax(s, -1) @ q")
+    _problem(tmp_path, "padded", "        pass", body,
+             "[torch.randn(2, 64, 32), torch.ones(64, 64, dtype=torch.long).tril()]")
+    found = problem.work(problem.load(tmp_path / "padded.py"))
+    assert found.work.flops == {"fp32": 2 * (2 * 2 * 64 * 64 * 32)} and len(found.warnings) == 2

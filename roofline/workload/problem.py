@@ -499,8 +499,14 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
     return replace(read, warnings=read.warnings + tuple(f"the reference warned on the meta device: {m}" for m in warned))
 
 
-def _work(problem: Problem, seed: int) -> ProblemWork:
-    """`work`, its warnings not yet caught."""
+MAX_DRAWN_BYTES = 256 << 20  # inputs drawn on the CPU for a forward that branches on their values, at most
+
+
+def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
+    """`work`, its warnings not yet caught. A forward that fails on the meta device is read once more
+    with `drawn`: its inputs' values of draw `seed`, drawn on the CPU (inputs of at most
+    MAX_DRAWN_BYTES), answer what it asks of them (`.item()`, a tensor's truth: Hugging Face's
+    `padding_mask.all()`), and a warning says so; never a mask's share (`shadows.get`)."""
     import torch
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -538,6 +544,12 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     class Counter(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if func in (torch.ops.aten._local_scalar_dense.default, torch.ops.aten.is_nonzero.default) and args \
+                    and isinstance(args[0], torch.Tensor) and args[0].device.type == "meta":
+                held = masks.shadows.get(args[0], drawn=True)  # a branch on a value: one draw's answer
+                if held is not None:
+                    branched.append(func._overloadpacket.__name__)
+                    return func(held)
             out = func(*args, **kwargs)
             packet = func._overloadpacket
             _note_reads(func, packet.__name__, args, kwargs, out)
@@ -593,6 +605,11 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
     # get_inputs laid it out: its sectors are those of that layout
     args = [torch.empty(a.shape, dtype=a.dtype, device=a.device) if isinstance(a, torch.Tensor) else a for a in args]
     masks.inputs(args)
+    branched: list[str] = []  # what the forward asked of its inputs' values (`drawn`)
+    if drawn:
+        for a, v in zip(args, problem.inputs(seed, "cpu")):
+            if isinstance(a, torch.Tensor) and isinstance(v, torch.Tensor):
+                masks.shadows.set(a, v.contiguous(), drawn=True)
     held = _held_tensors(model)
     sources = [a for a in args if isinstance(a, torch.Tensor)] + [*model.parameters(), *model.buffers()] + \
         [t for _, t in held]
@@ -610,6 +627,9 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
         with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention, masks), Numbers(), Counter():
             got = model(*args)
     except Exception as exc:
+        small = sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor)) <= MAX_DRAWN_BYTES
+        if not drawn and small:  # it may branch on its inputs' values: read again, one draw's values at hand
+            return _work(problem, seed, drawn=True)
         raise UsageError(f"{problem.path}: its forward cannot run on PyTorch's meta device (shapes without data), "
                          f"so its work cannot be read: {type(exc).__name__}: {_first(exc)}") from None
     outs = list(got) if isinstance(got, (tuple, list)) else [got]
@@ -641,6 +661,10 @@ def _work(problem: Problem, seed: int) -> ProblemWork:
         source += f"; {seen}"
     w = Work(flops, float(sum(r.bytes() for r in reads.values())), float(sum(t.nbytes for t in outputs)), source)
     warnings = ((attention["warning"],) if attention.get("warning") else ()) + tuple(dict.fromkeys(masks.warnings))
+    if branched:
+        warnings += (f"its forward branches on its inputs' values (a tensor's truth or .item(), {len(branched)} "
+                     f"{'time' if len(branched) == 1 else 'times'}): read with those of draw {seed}, drawn on the CPU; "
+                     "another draw may take another branch",)
     try:
         w = w.check()
     except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound

@@ -48,24 +48,28 @@ class Shadows:
 
     def __init__(self) -> None:
         self.values: dict[int, object] = {}
+        self.drawn: set[int] = set()  # shadows of a drawn input's values, or made from one: for control flow alone
         self._storages: dict[int, int | None] = {}  # a shadowed tensor's storage, for writes into it
         self._alive: list = []  # every tensor shadowed, kept so that no id is reused while the forward runs
         self.bytes = 0
 
-    def get(self, t):
-        """The values of tensor `t` as a CPU tensor, or None where they are not known."""
+    def get(self, t, drawn: bool = False):
+        """The values of tensor `t` as a CPU tensor, or None where they are not known; with `drawn`, those
+        of one draw of the inputs too (`set(..., drawn=True)`: what a branch on them takes, `.item()`), not
+        what every draw holds, so never a mask's share."""
         import torch
 
         if not isinstance(t, torch.Tensor):
             return None
         if id(t) in self.values:
-            return self.values[id(t)]
+            return self.values[id(t)] if drawn or id(t) not in self.drawn else None
         if type(t) is torch.Tensor and t.device.type == "cpu":  # a CPU tensor holds its values
             return t
         return None
 
-    def set(self, t, value) -> None:
-        """Tensor `t` holds `value` (a CPU tensor of its shape, or a Python number)."""
+    def set(self, t, value, drawn: bool = False) -> None:
+        """Tensor `t` holds `value` (a CPU tensor of its shape, or a Python number); `drawn`: in one draw
+        of the inputs alone (`get`)."""
         import torch
 
         if not isinstance(value, torch.Tensor):
@@ -79,6 +83,10 @@ class Shadows:
         self.values[id(t)] = value
         self._storages[id(t)] = _storage_key(t)
         self._alive.append(t)
+        if drawn:
+            self.drawn.add(id(t))
+        else:
+            self.drawn.discard(id(t))
 
     def note(self, func, args: tuple, kwargs: dict, out) -> None:
         """Op `func` (an `OpOverload`) ran on `args`, `kwargs` and gave `out` on the meta device: its
@@ -121,7 +129,7 @@ class Shadows:
             leaves = [torch.empty(x.shape, dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in leaves]
         else:
             tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
-            shadows = [self.get(x) for x in tensors]
+            shadows = [self.get(x, drawn=True) for x in tensors]
             if not tensors or any(s is None for s in shadows):
                 for t in written:
                     self._drop(t)
@@ -138,8 +146,9 @@ class Shadows:
         got_leaves = [g for g in _leaves(got) if isinstance(g, torch.Tensor)]
         if len(got_leaves) != len(outs):
             raise ValueError("the CPU gave a different number of tensors")
+        drawn = any(id(x) in self.drawn for x in _leaves((args, kwargs)) if isinstance(x, torch.Tensor))
         for o, g in zip(outs, got_leaves):
-            self.set(o, g)
+            self.set(o, g, drawn)
 
     def _drop(self, t) -> None:
         key = _storage_key(t)
@@ -148,6 +157,7 @@ class Shadows:
             if value is not None:
                 self.bytes -= value.numel() * value.element_size()
             del self._storages[i]
+            self.drawn.discard(i)
 
 
 def _leaves(x) -> list:
