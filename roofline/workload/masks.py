@@ -199,6 +199,7 @@ class MaskTracker:
         self.shadows = Shadows()  # the values of what is made from numbers alone (`workload.shadows`)
         self.kept_where: dict[int, object] = {}  # filled scores: where kept (a CPU boolean tensor), where known
         self.origin: dict[int, Scores] = {}  # filled scores: the product that made them, for a second fill
+        self._places: dict[tuple, object] = {}  # `_kept_places` by mask and shape
         self.given: set[int] = set()  # inputs of boolean or integer type (an attention mask given), and what is made of them
         self.lowered: dict[int, object] = {}  # a bias not known plus a known additive mask: -inf where it fills, else 0
         self.removed: dict[tuple[str, str], float] = {}  # products of filled scores: the share they need not do
@@ -620,6 +621,10 @@ class MaskTracker:
         import torch
 
         rows, cols = int(scores.shape[-2]), int(scores.shape[-1])
+        key = (triangle, rows, cols) if triangle is not None else (id(mask), additive)
+        key += (filled_where_true,)
+        if key in self._places:  # each layer's fill through the same mask: one tensor, not one a layer
+            return self._places[key]
         if triangle is not None:
             if rows * cols > MAX_PLACES:
                 return None
@@ -636,7 +641,9 @@ class MaskTracker:
             if held is None or held.numel() > MAX_PLACES:
                 return None
             true = held <= FILL_AT_MOST if additive and held.dtype != torch.bool else held != 0
-        return ~true if filled_where_true else true
+            self._alive.append(mask)  # its id stays its own while the pattern is kept under it
+        self._places[key] = ~true if filled_where_true else true
+        return self._places[key]
 
     def _carry(self, first, out) -> None:
         """`out`, the filled scores `first` moved or transformed element for element, keeps where they were
