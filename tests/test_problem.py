@@ -901,3 +901,20 @@ def test_a_forward_that_branches_on_its_inputs_values_is_read_with_one_draws(tmp
              "[torch.randn(2, 64, 32), torch.ones(64, 64, dtype=torch.long).tril()]")
     found = problem.work(problem.load(tmp_path / "padded.py"))
     assert found.work.flops == {"fp32": 2 * (2 * 2 * 64 * 64 * 32)} and len(found.warnings) == 2
+
+
+def test_a_grouped_products_flops_are_counted_from_its_shapes():
+    # torch._grouped_mm, a mixture of experts' products, has no formula in PyTorch's FLOP counter
+    from roofline.workload.problem import grouped_mm_flops
+
+    assert grouped_mm_flops((256, 128), (4, 128, 64), (256, 64)) == 2 * 256 * 128 * 64  # rows of all experts
+    assert grouped_mm_flops((4, 32, 128), (4, 128, 64), (4, 32, 64)) == 2 * 4 * 32 * 128 * 64
+    assert grouped_mm_flops((32, 512), (512, 64), (4, 32, 64)) == 2 * 32 * 512 * 64  # the contraction split
+
+
+@needs_torch
+def test_a_mixture_of_experts_grouped_product_is_counted(tmp_path):
+    body = ("        a, b = xs\n        offs = torch.tensor([16, 32, 48, 64], dtype=torch.int32, device=a.device)\n"
+            "        return torch._grouped_mm(a, b, offs=offs)")
+    inputs = "[torch.randn(64, 32, dtype=torch.bfloat16), torch.randn(4, 32, 16, dtype=torch.bfloat16)]"
+    assert _problem(tmp_path, "moe", "        pass", body, inputs).flops == {"bf16_tensor": 2 * 64 * 32 * 16}

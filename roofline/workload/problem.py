@@ -12,8 +12,8 @@ The work (`work`): the reference's forward run once on PyTorch's meta device (sh
 data and no arithmetic, so a problem of any size is read in milliseconds on any machine; a
 constructor that reads a value, which a meta tensor has not, is built on the CPU and moved), every op
 that PyTorch's FLOP counter knows (`torch.utils.flop_counter`: matrix products, convolutions,
-attention) counted by the counter's own formula and filed under the precision its inputs run at on
-the GPU:
+attention) counted by the counter's own formula (a mixture of experts' `torch._grouped_mm`, which it
+has none for, by `grouped_mm_flops`) and filed under the precision its inputs run at on the GPU:
 
     float32   a matrix product 'fp32' (PyTorch leaves TF32 off for them unless
               torch.backends.cuda.matmul.allow_tf32 is set: then 'tf32_tensor'); a convolution
@@ -48,7 +48,7 @@ from ..model.sol import Work
 REFERENCE = "Model"
 CANDIDATE = "ModelNew"
 FUNCTIONS = ("get_inputs", "get_init_inputs")
-MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm")
+MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm", "_grouped_mm")
 # What a harness times and counts with: a candidate that replaces one of them, when its file is imported or
 # in a call, is caught (`measure.candidate`). Modules not yet imported are not looked at (nor imported).
 HARNESS = ("time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic", "statistics.median",
@@ -453,6 +453,20 @@ def with_candidate(problem: Problem, path: Path | str) -> Problem:
     return replace(problem, candidate=cls, candidate_path=path, harness=before, patched_at_import=changed)
 
 
+def grouped_mm_flops(a: tuple, b: tuple, out: tuple) -> float:
+    """FLOPs of `torch._grouped_mm(a, b, offs)` (a mixture of experts' products: each group of `a`'s
+    rows times its expert's matrix), which PyTorch's FLOP counter has no formula for: 2 per
+    multiply-add. `a`, `b`, `out` are shapes: a 2-D `a` of M rows (every group's, gathered) times a
+    3-D `b` [G, K, N] is M x N outputs of K each; 3-D times 3-D, G x M x N of K each; 2-D times 2-D
+    (`offs` splitting the contraction), M x N of all K together."""
+    if len(a) == 2 and len(b) == 2:
+        return 2.0 * a[0] * a[1] * b[1]
+    n = 1
+    for d in out:
+        n *= int(d)
+    return 2.0 * n * int(a[-1])
+
+
 def precision_of(op: str, dtype) -> str:
     """The precision key (`peaks.PRECISIONS`) PyTorch runs op `op` (an aten op's name) in on a CUDA
     GPU with inputs of torch dtype `dtype` (module docstring)."""
@@ -558,10 +572,11 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                 masks.note(func, args, kwargs, out)
             else:
                 masks.shadows.note(func, args, kwargs, out)
-            if packet in flop_registry:
+            if packet in flop_registry or packet.__name__ == "_grouped_mm":
                 shapes = torch.utils._pytree.tree_map(lambda x: x.shape if isinstance(x, torch.Tensor) else x,
                                                       (args, kwargs, out))
-                n = float(flop_registry[packet](*shapes[0], **shapes[1], out_val=shapes[2]))
+                n = float(flop_registry[packet](*shapes[0], **shapes[1], out_val=shapes[2])) \
+                    if packet in flop_registry else grouped_mm_flops(args[0].shape, args[1].shape, out.shape)
                 first = next((a for a in args if isinstance(a, torch.Tensor)), None)
                 key = precision_of(packet.__name__, first.dtype if first is not None else torch.float32)
                 if inside:  # inside an attention: its inputs' precision, its causal share
