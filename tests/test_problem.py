@@ -918,3 +918,57 @@ def test_a_mixture_of_experts_grouped_product_is_counted(tmp_path):
             "        return torch._grouped_mm(a, b, offs=offs)")
     inputs = "[torch.randn(64, 32, dtype=torch.bfloat16), torch.randn(4, 32, 16, dtype=torch.bfloat16)]"
     assert _problem(tmp_path, "moe", "        pass", body, inputs).flops == {"bf16_tensor": 2 * 64 * 32 * 16}
+
+
+@needs_torch
+def test_a_mask_made_in_part_of_an_input_counts_at_its_known_parts_share_and_says_so(tmp_path):
+    # a causal or window mask combined with a padding mask given as an input (Hugging Face's eager and SDPA masks
+    # with an attention_mask): the known part bounds what is kept, so the work counted is a bound above the work
+    qkv = "[torch.randn(2, 4, 128, 32) for _ in range(3)] + [torch.ones(2, 128, dtype=torch.long)]"
+    product = 2 * 2 * 4 * 128 * 128 * 32
+    causal = (128 * 129 // 2) / 128 ** 2
+    window = sum(min(i + 32, 127) - max(i - 32, 0) + 1 for i in range(128)) / 128 ** 2  # |i - j| <= 32
+    head = ("        q, k, v, am = xs\n        i = torch.arange(128, device=q.device)\n"
+            "        pad = am.bool()[:, None, None, :]\n")
+    scores = "        s = q @ k.transpose(-2, -1)\n"
+    low = "torch.finfo(q.dtype).min"
+    forms = {
+        "additive": (scores + f"        m = torch.full((128, 128), {low}, device=q.device).triu(1)\n"
+                     f"        p = torch.zeros(2, 1, 1, 128, device=q.device).masked_fill(~pad, {low})\n"
+                     "        return torch.softmax(s + (m + p), -1) @ v", causal),
+        "filled": (scores + "        keep = (i[:, None] >= i[None, :]) & pad\n"
+                   "        return torch.softmax(s.masked_fill(~keep, float('-inf')), -1) @ v", causal),
+        "where": (scores + "        keep = (i[:, None] >= i[None, :]) & pad\n"
+                  f"        return torch.softmax(s + torch.where(keep, 0.0, {low}), -1) @ v", causal),
+        "sdpa": ("        keep = ((i[:, None] - i[None, :]).abs() <= 32) & pad\n"
+                 "        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep)", window),
+    }
+    said = ("scores filled through a mask made in part of one given as an input (a padding mask): counted at the share "
+            "its known part keeps, a bound above the work (the input's part may keep less)")
+    for name, (body, share) in forms.items():
+        _problem(tmp_path, name, "        pass", head + body, qkv)
+        found = problem.work(problem.load(tmp_path / f"{name}.py"))
+        assert found.work.flops == {"fp32": pytest.approx(2 * product * share)}, name
+        assert said in found.warnings, name
+    # either of the two true (`|`): the known part bounds nothing of what is kept; counted whole, and said
+    body = "        keep = (i[:, None] >= i[None, :]) | pad\n" \
+           "        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep)"
+    _problem(tmp_path, "either", "        pass", head + body, qkv)
+    found = problem.work(problem.load(tmp_path / "either.py"))
+    assert found.work.flops == {"fp32": 2 * product} and found.warnings == (
+        "scaled_dot_product_attention's attn_mask made of a mask given as an input (its values drawn anew at every "
+        "call): its products counted whole",)
+
+
+@needs_torch
+def test_a_learned_bias_where_a_mask_keeps_and_the_lowest_elsewhere_is_read(tmp_path):
+    # T5's SDPA mask: torch.where(causal, position_bias, finfo.min), given as attn_mask or added to the scores
+    qkv = "[torch.randn(2, 4, 64, 32) for _ in range(3)]"
+    product = 2 * 2 * 4 * 64 * 64 * 32
+    init = "        self.bias = nn.Parameter(torch.randn(1, 4, 64, 64))"
+    head = ("        q, k, v = xs\n        i = torch.arange(64, device=q.device)\n"
+            "        m = torch.where((i[:, None] >= i[None, :])[None, None], self.bias, torch.finfo(q.dtype).min)\n")
+    for name, body in [("sdpa", "        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)"),
+                       ("eager", "        return torch.softmax(q @ k.transpose(-2, -1) + m, -1) @ v")]:
+        w = _problem(tmp_path, name, init, head + body, qkv)
+        assert w.flops == {"fp32": pytest.approx(2 * product * (64 * 65 // 2) / 64 ** 2)}, name

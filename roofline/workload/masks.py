@@ -199,7 +199,8 @@ class MaskTracker:
         self.shadows = Shadows()  # the values of what is made from numbers alone (`workload.shadows`)
         self.kept_where: dict[int, object] = {}  # filled scores: where kept (a CPU boolean tensor), where known
         self.origin: dict[int, Scores] = {}  # filled scores: the product that made them, for a second fill
-        self._places: dict[tuple, object] = {}  # `_kept_places` by mask and shape
+        self._kept_cache: dict[tuple, object] = {}  # `_kept_places` by mask and shape
+        self.bound: dict[int, tuple] = {}  # a mask made in part of a given one: (what its known part says, how it bounds)
         self.given: set[int] = set()  # inputs of boolean or integer type (an attention mask given), and what is made of them
         self.lowered: dict[int, object] = {}  # a bias not known plus a known additive mask: -inf where it fills, else 0
         self.removed: dict[tuple[str, str], float] = {}  # products of filled scores: the share they need not do
@@ -259,9 +260,13 @@ class MaskTracker:
         import torch
 
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        if any(id(t) in self.given for t in tensors) and isinstance(out, torch.Tensor):
+        if any(id(t) in self.given or id(t) in self.bound for t in tensors) and isinstance(out, torch.Tensor):
             scored = [t for t in tensors if id(t) in self.scores or id(t) in self.kept]
-            if scored and name in ("add", "sub", "mul", "add_", "sub_", "mul_", "baddbmm"):
+            bounded = None if scored else self._bounded(name, args, tensors, out)
+            if bounded is not None:
+                self._keep(self.bound, out, bounded)
+            if scored and name in ("add", "sub", "mul", "add_", "sub_", "mul_", "baddbmm") \
+                    and not any(id(t) in self.bound for t in tensors):
                 self._warn(f"scores {'multiplied by' if name.startswith('mul') else 'added to'} a mask given as an "
                            "input (its values drawn anew at every call): their products counted whole")
             elif all(id(t) in self.given or self.shadows.get(t) is not None for t in tensors):
@@ -343,7 +348,8 @@ class MaskTracker:
                     return
             if not any(id(t) in self.scores or id(t) in self.kept for t in tensors):
                 for x, m in ((a, b), (b, a)):  # a bias not known plus a mask that is (T5's `position_bias + mask`):
-                    if self._low_held(m) and self._values(x) is None:  # low where the mask is
+                    if self._low_held(m) and self._values(x) is None and id(x) not in self.given \
+                            and id(x) not in self.bound:  # low where the mask is (a given one may be lower: `bound`)
                         self._keep(self.lowered, out, self._values(m).masked_fill(self._values(m) > FILL_AT_MOST, 0.0))
                         return
         if name == "sub" and len(tensors) == 2 and (id(tensors[0]) in self.scores or id(tensors[0]) in self.kept):
@@ -405,6 +411,96 @@ class MaskTracker:
                 self._keep(self.kept, out, self.kept[id(first)])
                 self._keep(self.at_inf, out, at_inf and name not in ZEROING)
                 self._carry(first, out)
+
+    def _bound_filled(self, mask, shape: tuple, additive: bool, filled_where_true: bool) -> float | None:
+        """Of scores of `shape` filled through `mask`, made in part of a given mask (`bound`), the share
+        its known part surely fills (the work then counted is a bound above the work: the given part may
+        fill more); None where the known part bounds nothing (`known & given` filled where true). Said."""
+        import torch
+
+        kind, known = self.bound[id(mask)]
+        if additive:
+            surely = known if kind == "low" else None
+        elif filled_where_true:
+            surely = known if kind == "around" else None
+        else:
+            surely = ~known if kind == "within" else None
+        try:
+            if surely is None or torch.broadcast_shapes(tuple(surely.shape), shape) != shape:
+                return None
+        except RuntimeError:
+            return None
+        share = float(surely.double().mean())
+        self._warn("scores filled through a mask made in part of one given as an input (a padding mask): counted at "
+                   "the share its known part keeps, a bound above the work (the input's part may keep less)")
+        return share
+
+    def _places(self, t, low: bool = False):
+        """The places where mask `t` is true (non-zero), or, `low`, at most FILL_AT_MOST, as a CPU boolean
+        tensor of its shape: of a triangle (materialised) or of values made of numbers alone; or None."""
+        import torch
+
+        table = self.additive if low else self.masks
+        if id(t) in table and t.dim() >= 2 and int(t.shape[-2]) * int(t.shape[-1]) <= MAX_PLACES:
+            tri = table[id(t)]
+            lo, hi = tri.bounds()
+            d = torch.arange(int(t.shape[-1]))[None, :] - torch.arange(int(t.shape[-2]))[:, None]
+            inside = torch.ones(d.shape, dtype=torch.bool)
+            if lo is not None:
+                inside &= d >= lo
+            if hi is not None:
+                inside &= d <= hi
+            return inside if tri.inside else ~inside
+        held = self._values(t)
+        if held is None:
+            return None
+        return held <= FILL_AT_MOST if low and held.dtype.is_floating_point else held != 0
+
+    def _bounded(self, name: str, args: tuple, tensors: list, out):
+        """A mask made in part of a given one (an attention mask input, `self.given`) and in part of a known
+        one: what the known part says of it, and how (`bound`): ("within", K) where it is true only where K
+        is (`known & given`), ("around", K) where it is true wherever K is (`known | given`), ("low", K) where
+        it is at most FILL_AT_MOST wherever K is (an additive mask plus a given one); else None."""
+        import torch
+
+        base = name[:-1] if name.endswith("_") and not name.startswith("_") else name
+        flip = {"within": "around", "around": "within"}
+        first = tensors[0] if tensors else None
+        if base in BOTH + EITHER and len(tensors) == 2 and (base != "mul" or out.dtype == torch.bool):
+            for k, u in (tensors, tensors[::-1]):
+                known = self._places(k)
+                if known is not None and id(u) not in self.bound:
+                    return ("within" if base in BOTH else "around", known)
+                had = self.bound.get(id(u))
+                if known is not None and had is not None and had[0] == ("within" if base in BOTH else "around"):
+                    return (had[0], known & had[1] if base in BOTH else known | had[1])
+            return None
+        if first is None or id(first) not in self.bound:
+            if base == "add" and len(tensors) == 2:  # an additive known mask plus a given one: low wherever it is
+                for k, u in (tensors, tensors[::-1]):
+                    low = self._places(k, low=True)
+                    if low is not None and (id(u) in self.given or self.bound.get(id(u), ("",))[0] == "low"):
+                        return ("low", low | self.bound[id(u)][1] if id(u) in self.bound else low)
+            if base == "masked_fill" and len(args) > 2 and id(args[1]) in self.bound:
+                kind, known = self.bound[id(args[1])]
+                value = self._number(args[2])
+                if kind == "around" and value is not None and value <= FILL_AT_MOST:
+                    return ("low", known)
+            return None
+        kind, known = self.bound[id(first)]
+        if base in ("bitwise_not", "logical_not") and kind in flip:
+            return (flip[kind], ~known)
+        if base in ("eq", "ne") and len(args) > 1 and args[1] in (0, False) and kind in flip:
+            return (flip[kind], ~known) if base == "eq" else (kind, known)
+        if base in CARRIED and out.dim() >= 2 and tuple(out.shape[-2:]) == tuple(first.shape[-2:]):
+            return (kind, known)
+        if base == "where" and len(args) > 2 and kind in flip:
+            a, b = self._number(args[1]), self._number(args[2])
+            if a == 0 and b is not None and b <= FILL_AT_MOST and kind == "within":  # low where the mask is not
+                return ("low", ~known)
+            if b == 0 and a is not None and a <= FILL_AT_MOST and kind == "around":
+                return ("low", known)
+        return None
 
     def _zeroed(self, tensors: list, out) -> None:
         """`x * m` with `m` known to hold zeros (a 0/1 mask over probabilities, `softmax(s) * tril`): `out`
@@ -539,8 +635,14 @@ class MaskTracker:
         triangle = self.masks.get(id(mask))
         if value is None and name == "masked_fill":
             self._unknown_value(name, mask, (scores, args[2]))
-        if name == "masked_fill" and id(scores) not in self.scores and id(scores) not in self.kept:
-            self._additive_fill(scores, triangle, value, out)  # a mask's makings, not scores
+        if id(scores) not in self.scores and id(scores) not in self.kept:  # a mask's makings, not scores
+            if name == "masked_fill":
+                self._additive_fill(scores, triangle, value, out)
+            if id(out) not in self.additive and value is not None and value <= FILL_AT_MOST \
+                    and self._values(scores) is None and mask.dim() >= 2:  # a bias low where masked (T5's, for SDPA)
+                kept = self._kept_places(mask, triangle, mask, False, filled_where_true)
+                if kept is not None:
+                    self._keep(self.lowered, out, torch.zeros(kept.shape).masked_fill(~kept, float("-inf")))
             return
         self._fill(name, scores, triangle, filled_where_true, mask, out, value)
 
@@ -580,6 +682,10 @@ class MaskTracker:
         aligned = mask.dim() >= 2 and tuple(mask.shape[-2:]) == tuple(scores.shape[-2:])
         true = triangle.true_share(rows, cols) if triangle is not None and aligned else \
             self._held_share(mask, tuple(scores.shape), additive) if triangle is None else None
+        if true is None and triangle is None and id(mask) in self.bound:  # made in part of a given mask
+            filled = self._bound_filled(mask, tuple(scores.shape), additive, filled_where_true)
+            if filled is not None:
+                true = filled if filled_where_true else 1.0 - filled
         if true is None and made is not None and value is not None and value <= FILL_AT_MOST:
             self._warn(f"scores filled with {_said(value)} by {name} through a mask not read (an input, "
                                  "drawn at random, or computed from either): their products counted whole (a causal "
@@ -623,8 +729,8 @@ class MaskTracker:
         rows, cols = int(scores.shape[-2]), int(scores.shape[-1])
         key = (triangle, rows, cols) if triangle is not None else (id(mask), additive)
         key += (filled_where_true,)
-        if key in self._places:  # each layer's fill through the same mask: one tensor, not one a layer
-            return self._places[key]
+        if key in self._kept_cache:  # each layer's fill through the same mask: one tensor, not one a layer
+            return self._kept_cache[key]
         if triangle is not None:
             if rows * cols > MAX_PLACES:
                 return None
@@ -642,8 +748,8 @@ class MaskTracker:
                 return None
             true = held <= FILL_AT_MOST if additive and held.dtype != torch.bool else held != 0
             self._alive.append(mask)  # its id stays its own while the pattern is kept under it
-        self._places[key] = ~true if filled_where_true else true
-        return self._places[key]
+        self._kept_cache[key] = ~true if filled_where_true else true
+        return self._kept_cache[key]
 
     def _carry(self, first, out) -> None:
         """`out`, the filled scores `first` moved or transformed element for element, keeps where they were
@@ -673,6 +779,8 @@ class MaskTracker:
         """Whether tensor `t`'s values are known and some are at most FILL_AT_MOST (an additive mask)."""
         import torch
 
+        if self.bound.get(id(t), ("",))[0] == "low":  # a known additive mask plus a given one
+            return bool(self.bound[id(t)][1].any())
         held = self._values(t)
         return held is not None and held.dtype.is_floating_point and held.dim() >= 1 \
             and bool((held <= FILL_AT_MOST).any())
@@ -754,7 +862,15 @@ class MaskTracker:
                 return self.masks[id(mask)].true_share(rows, cols)
             if mask.dtype != torch.bool and id(mask) in self.additive:
                 return 1.0 - self.additive[id(mask)].true_share(rows, cols)
-        filled = self._held_share(mask, tuple(mask.shape[:-2]) + (rows, cols), mask.dtype != torch.bool)
+        shape = tuple(mask.shape[:-2]) + (rows, cols)
+        filled = self._held_share(mask, shape, mask.dtype != torch.bool)
+        if filled is None and id(mask) in self.bound:  # a bool mask true where it attends: filled where false
+            filled = self._bound_filled(mask, shape, mask.dtype != torch.bool, False)
+            if filled is not None:
+                return 1.0 - filled
+        if filled is None and id(mask) in self.given:
+            self._warn("scaled_dot_product_attention's attn_mask made of a mask given as an input (its values drawn "
+                       "anew at every call): its products counted whole")
         return None if filled is None else (1.0 - filled if mask.dtype != torch.bool else filled)
 
 
