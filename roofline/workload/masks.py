@@ -45,7 +45,9 @@ places both keep (`kept_where`, updating the product that made the scores, `orig
 multiplied by a known 0/1 mask (probabilities after the softmax) is kept where the mask is not 0. A
 mask given as an input, drawn at random, or written from an input's values is not known: its
 products are counted in full, and said, as they are for scores added to or multiplied by what is
-made of a boolean or integer input (`given`: BERT's `(1 - mask) * -10000`).
+made of a boolean or integer input (`given`: BERT's `(1 - mask) * -10000`). A mask made in part of a
+given one and in part of a known one (`bound`: Hugging Face's causal mask and padding mask) counts at
+the share its known part keeps, where that part bounds what is kept: a bound above the work, said.
 """
 
 from __future__ import annotations
