@@ -1,7 +1,7 @@
 """Hugging Face transformers' own attention, masks and all, read by roofline.workload.problem on the
-meta device, against FLOPs counted by hand: small GPT-2, Llama, Mistral (a 64-key sliding window)
-and BERT models (random weights, no download), each with its eager attention (the mask written out
-by transformers' masking code) and its SDPA one. Needs transformers (`pip install transformers`).
+meta device, against FLOPs counted by hand: small GPT-2, Llama (alone, and given an attention_mask
+of ones), Mistral (a 64-key sliding window) and BERT models (random weights, no download), each with
+its eager attention (the mask written out by transformers' masking code) and its SDPA one. Needs transformers (`pip install transformers`).
     python bench/hf_masks.py
 One line per model: roofline's FLOPs, the hand count, and whether they agree; exit 1 where one does not.
 """
@@ -55,6 +55,9 @@ CASES = {  # name: (config, model, arguments, extra, mask input, hand FLOPs)
              linears(3 * HIDDEN * HIDDEN + HIDDEN * HIDDEN + 2 * HIDDEN * 4 * HIDDEN) + attention(kept(None))),
     "llama": ("LlamaConfig", "LlamaModel", COMMON + ", num_key_value_heads=2", "", "",  # GQA: k and v of 2 heads
               linears(2 * HIDDEN * HIDDEN + 2 * HIDDEN * 128 + 3 * HIDDEN * 512) + attention(kept(None))),
+    "llama+mask": ("LlamaConfig", "LlamaModel", COMMON + ", num_key_value_heads=2", "",  # a padding mask of ones
+                   f" + [torch.ones({B}, {T}, dtype=torch.long)]",
+                   linears(2 * HIDDEN * HIDDEN + 2 * HIDDEN * 128 + 3 * HIDDEN * 512) + attention(kept(None))),
     "mistral": ("MistralConfig", "MistralModel", COMMON + ", num_key_value_heads=2, sliding_window=64", "", "",
                 linears(2 * HIDDEN * HIDDEN + 2 * HIDDEN * 128 + 3 * HIDDEN * 512) + attention(kept(64))),
     "bert": ("BertConfig", "BertModel", COMMON, ", add_pooling_layer=False",  # a padding mask of ones: no fill
@@ -75,7 +78,7 @@ def main() -> int:
                 got = sum(read.work.flops.values())
                 ok = abs(got - hand) <= 1e-9 * hand
                 wrong += not ok
-                print(f"{name:8} {kind:6} roofline {got:>16,.0f}  by hand {hand:>16,.0f}  {'agree' if ok else 'DIFFER'}"
+                print(f"{name:10} {kind:6} roofline {got:>16,.0f}  by hand {hand:>16,.0f}  {'agree' if ok else 'DIFFER'}"
                       + "".join(f"\n    {w}" for w in read.warnings))
     return 1 if wrong else 0
 
