@@ -267,6 +267,8 @@ class MaskTracker:
             bounded = None if scored else self._bounded(name, args, tensors, out)
             if bounded is not None:
                 self._keep(self.bound, out, bounded)
+            elif id(out) in self.bound:  # written in place by what is not read: what bounded it no longer does
+                del self.bound[id(out)]
             if scored and name in ("add", "sub", "mul", "add_", "sub_", "mul_", "baddbmm") \
                     and not any(id(t) in self.bound for t in tensors):
                 self._warn(f"scores {'multiplied by' if name.startswith('mul') else 'added to'} a mask given as an "
