@@ -871,8 +871,8 @@ def test_scores_added_to_a_mask_given_as_an_input_count_whole_and_say_so_once(tm
              "[torch.randn(2, 4, 64, 32) for _ in range(3)] + [torch.ones(2, 64, dtype=torch.long)]")
     found = problem.work(problem.load(tmp_path / "bert.py"))
     assert found.work.flops == {"fp32": 2 * 2 * (2 * 2 * 4 * 64 * 64 * 32)}
-    assert found.warnings == ("scores added to a mask given as an input (its values drawn anew at every call): their "
-                              "products counted whole",)
+    assert found.warnings == ("scores added to a mask given as an input (whatever get_inputs draws, its values are not "
+                              "read): their products counted whole",)
     # token ids, an integer input embedded: the scores of what is made of them are no mask, and a causal mask reads
     init = "        self.emb = nn.Embedding(100, 32)"
     body = ("        x = self.emb(xs[0])\n        s = x @ x.transpose(-2, -1)\n"
@@ -956,8 +956,8 @@ def test_a_mask_made_in_part_of_an_input_counts_at_its_known_parts_share_and_say
     _problem(tmp_path, "either", "        pass", head + body, qkv)
     found = problem.work(problem.load(tmp_path / "either.py"))
     assert found.work.flops == {"fp32": 2 * product} and found.warnings == (
-        "scaled_dot_product_attention's attn_mask made of a mask given as an input (its values drawn anew at every "
-        "call): its products counted whole",)
+        "scaled_dot_product_attention's attn_mask made of a mask given as an input (whatever get_inputs draws, its "
+        "values are not read): its products counted whole",)
 
 
 @needs_torch

@@ -236,8 +236,8 @@ class MaskTracker:
 
     def inputs(self, tensors: list) -> None:
         """The forward's inputs: those of boolean or integer type are masks given (`attention_mask`), whose
-        values are drawn anew at every call; scores added to or multiplied by what is made of them are said
-        to count whole."""
+        values are the benchmark's to draw (never read for a share); scores added to or multiplied by what is
+        made of them alone are said to count whole (`bound`: where a known mask is made with them)."""
         import torch
 
         for t in tensors:
@@ -272,7 +272,7 @@ class MaskTracker:
             if scored and name in ("add", "sub", "mul", "add_", "sub_", "mul_", "baddbmm") \
                     and not any(id(t) in self.bound for t in tensors):
                 self._warn(f"scores {'multiplied by' if name.startswith('mul') else 'added to'} a mask given as an "
-                           "input (its values drawn anew at every call): their products counted whole")
+                           "input (whatever get_inputs draws, its values are not read): their products counted whole")
             elif all(id(t) in self.given or self.shadows.get(t) is not None for t in tensors):
                 self.given.add(id(out))  # a mask's arithmetic (`(1 - mask) * -10000`), not an embedding of token ids
                 self._alive.append(out)
@@ -873,8 +873,8 @@ class MaskTracker:
             if filled is not None:
                 return 1.0 - filled
         if filled is None and id(mask) in self.given:
-            self._warn("scaled_dot_product_attention's attn_mask made of a mask given as an input (its values drawn "
-                       "anew at every call): its products counted whole")
+            self._warn("scaled_dot_product_attention's attn_mask made of a mask given as an input (whatever "
+                       "get_inputs draws, its values are not read): its products counted whole")
         return None if filled is None else (1.0 - filled if mask.dtype != torch.bool else filled)
 
 
