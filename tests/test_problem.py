@@ -972,3 +972,16 @@ def test_a_learned_bias_where_a_mask_keeps_and_the_lowest_elsewhere_is_read(tmp_
                        ("eager", "        return torch.softmax(q @ k.transpose(-2, -1) + m, -1) @ v")]:
         w = _problem(tmp_path, name, init, head + body, qkv)
         assert w.flops == {"fp32": pytest.approx(2 * product * (64 * 65 // 2) / 64 ** 2)}, name
+
+
+@needs_torch
+def test_a_forward_failing_on_the_meta_device_says_its_first_failure_when_reading_it_again_fails_too(tmp_path):
+    # read again with one draw's values, it fails again (here: its draw needs a GPU): the meta device's failure is said
+    body = "        x = xs[0]\n        return x[x > 0]"  # a shape that depends on values: no meta kernel gives it
+    path = tmp_path / "gpu_draw.py"
+    path.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, *xs):\n"
+                    f"{body}\n\ndef get_inputs():\n    if torch.empty(0).device.type == 'cpu':\n"
+                    "        raise RuntimeError('drawn on a GPU only')\n    return [torch.randn(64)]\n\n"
+                    "def get_init_inputs():\n    return []\n")
+    with pytest.raises(UsageError, match="its forward cannot run on PyTorch's meta device"):
+        problem.work(problem.load(path))

@@ -622,7 +622,9 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     masks.inputs(args)
     branched: list[str] = []  # what the forward asked of its inputs' values (`drawn`)
     if drawn:
-        for a, v in zip(args, problem.inputs(seed, "cpu")):
+        with _kept_off_cuda("cpu"), _no_device_sync():  # a draw written for a GPU (`.cuda()`): on the CPU too
+            values = problem.inputs(seed, "cpu")
+        for a, v in zip(args, values):
             if isinstance(a, torch.Tensor) and isinstance(v, torch.Tensor):
                 masks.shadows.set(a, v.contiguous(), drawn=True)
     held = _held_tensors(model)
@@ -644,7 +646,10 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     except Exception as exc:
         small = sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor)) <= MAX_DRAWN_BYTES
         if not drawn and small:  # it may branch on its inputs' values: read again, one draw's values at hand
-            return _work(problem, seed, drawn=True)
+            try:
+                return _work(problem, seed, drawn=True)
+            except Exception:  # noqa: BLE001 - it fails that way too: the first failure is the one to say
+                pass
         raise UsageError(f"{problem.path}: its forward cannot run on PyTorch's meta device (shapes without data), "
                          f"so its work cannot be read: {type(exc).__name__}: {_first(exc)}") from None
     outs = list(got) if isinstance(got, (tuple, list)) else [got]
