@@ -480,7 +480,7 @@ def test_a_causal_mask_written_out_counts_the_products_it_keeps(tmp_path):
             "        return torch.softmax(att, dim=-1) @ v")
     w = _problem(tmp_path, "mingpt", init, body, qkv)
     assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
-    assert "a causal mask written out (masked_fill with a triangular mask over 256 x 256 scores): 0.502" in w.source
+    assert "an attention mask written out (masked_fill with a triangular mask over 256 x 256 scores): 0.502" in w.source
     # the same with `where` and a triu of bools made in the forward, its rows from 128 (the last 128 queries)
     late = sum(129 + i for i in range(128)) / (128 * 256)  # query i of the last 128 attends keys 0..128+i
     body = ("        q, k, v = xs\n        s = q[:, :, :128] @ k.transpose(-2, -1)\n"
@@ -570,7 +570,7 @@ def test_an_additive_causal_mask_counts_the_products_it_keeps(tmp_path):
     body = "        q, k, v = xs\n        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=self.m)"
     w = _problem(tmp_path, "sdpa_float", square.format(256), body, qkv)
     assert w.flops == {"fp32": pytest.approx(2 * product * kept)}
-    assert "its attn_mask a causal mask written out: 0.502 of its queries-by-keys products" in w.source
+    assert "its attn_mask an attention mask written out: 0.502 of its queries-by-keys products" in w.source
     body = ("        q, k, v = xs\n        m = torch.ones(256, 256, dtype=torch.bool, device=q.device).tril()\n"
             "        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)")
     assert _problem(tmp_path, "sdpa_bool", "        pass", body, qkv).flops == {"fp32": pytest.approx(2 * product * kept)}

@@ -712,7 +712,7 @@ class MaskTracker:
             how = ("a triangular mask" if triangle is not None else "a mask made of numbers alone, read from its values")
             how = f"an additive {how[2:]}" if additive or name in ("add", "baddbmm") else how
             again = ", after an earlier fill" if before is not None else ""
-            origin.said = (f"a causal mask written out ({name} with {how} over {rows:,} x {cols:,} scores{again}): "
+            origin.said = (f"an attention mask written out ({name} with {how} over {rows:,} x {cols:,} scores{again}): "
                            f"{kept:.3f} of its products counted")
         if made is not None and out is scores:  # filled in place: what reads it now reads filled scores
             del self.scores[id(scores)]

@@ -791,7 +791,7 @@ def _attention_read(state: dict, masks=None):
             of_full = state.pop("of_full")
             state["seen"] = ("scaled_dot_product_attention at its inputs' precision"
                              + (f", causal: {of_full:.3f} of its queries-by-keys products" if causal else "")
-                             + (f", its attn_mask a causal mask written out: {of_full:.3f} of its queries-by-keys "
+                             + (f", its attn_mask an attention mask written out: {of_full:.3f} of its queries-by-keys "
                                 "products" if masked is not None else "")
                              + unread)
 
