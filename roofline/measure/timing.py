@@ -78,6 +78,14 @@ extern "C" __global__ void read_all(const unsigned long long* buffer, unsigned l
 """
 
 
+@functools.cache
+def _flush_kernel():
+    """The flush's kernel, made once a process (every timed kernel of a run asks for a flush)."""
+    import cupy
+
+    return cupy.RawKernel(FLUSH_SOURCE, "read_all")
+
+
 def l2_flush(l2_bytes: int | None) -> Callable[[], None]:
     """A `before` for `time_gpu` that leaves none of a launch's data in L2: it reads a buffer of
     zeros of twice the L2's size (at least FLUSH_MIN_BYTES; `l2_bytes` None: that minimum), which
@@ -85,15 +93,15 @@ def l2_flush(l2_bytes: int | None) -> Callable[[], None]:
     timed interval) and leaves clean lines only. A flush that wrote the buffer instead would leave
     up to an L2 of dirty zeros, written back to DRAM inside the next launch's events as it evicts
     them: on an H100 (`plots/flush-writeback-h100.txt`) a 16 MiB copy read 17.1 µs after a flush
-    by writes and 12.3 after this one, a 48 MiB sum 30.3 against 24.1, a 512 MiB copy 1.7 % slower. Costs about one DRAM pass over the buffer per launch, outside the timed
-    interval."""
+    by writes and 12.3 after this one, a 48 MiB sum 30.3 against 24.1, a 512 MiB copy 1.7 % slower.
+    Costs about one DRAM pass over the buffer per launch, outside the timed interval."""
     import cupy
     import numpy as np
 
     words = max(2 * (l2_bytes or 0), FLUSH_MIN_BYTES) // 8
     buffer = cupy.zeros(words, dtype=cupy.uint64)
     sink = cupy.zeros(1, dtype=cupy.uint64)
-    kernel = cupy.RawKernel(FLUSH_SOURCE, "read_all")
+    kernel = _flush_kernel()
     blocks = 4 * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
     def flush() -> None:
