@@ -61,7 +61,6 @@ FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled 
 
 VIEWS = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "alias", "detach", "clone",
          "contiguous", "_to_copy", "to", "lift_fresh", "slice", "transpose", "t", "permute")
-IN_PLACE = ("tril_", "triu_", "masked_fill_", "add_", "index_put_")
 ONES = ("ones", "ones_like", "new_ones")
 FULLS = ("full", "full_like", "new_full")  # of a number other than 0: as ones, for a mask
 SCALINGS = ("mul", "div")  # by a number (or a tensor of one element): the scores' pattern kept
@@ -162,6 +161,20 @@ class Triangle:
             last = cols - 1 if hi is None else min(i + hi, cols - 1)
             total += max(last - first + 1, 0)
         return total
+
+    def places(self, rows: int, cols: int):
+        """Where the tensor is true over rows x cols, as a CPU boolean tensor (for patterns combined
+        place by place: a second fill, a mask made in part of an input)."""
+        import torch
+
+        lo, hi = self.bounds()
+        d = torch.arange(cols)[None, :] - torch.arange(rows)[:, None]
+        inside = torch.ones(rows, cols, dtype=torch.bool)
+        if lo is not None:
+            inside &= d >= lo
+        if hi is not None:
+            inside &= d <= hi
+        return inside if self.inside else ~inside
 
     def true_share(self, rows: int, cols: int) -> float:
         """The share of rows x cols places where the tensor is true."""
@@ -282,7 +295,7 @@ class MaskTracker:
             made = name in ("tril_", "triu_") and id(t) not in self.masks and id(t) not in self.additive
             if not made and id(t) not in self.scores and id(t) not in self.kept:  # a mask's values changed
                 self._written(t)
-        if name in IN_PLACE or (name.endswith("_") and not name.startswith("_") and tensors and out is args[0]):
+        if name.endswith("_") and not name.startswith("_") and tensors and out is args[0]:
             name = name[:-1]  # `att.masked_fill_(mask, -inf)`, `ones.tril_()`, `s.mul_(c)`: the result is the tensor itself
         if combined is not None:
             table, pattern = combined
@@ -442,19 +455,9 @@ class MaskTracker:
     def _places(self, t, low: bool = False):
         """The places where mask `t` is true (non-zero), or, `low`, at most FILL_AT_MOST, as a CPU boolean
         tensor of its shape: of a triangle (materialised) or of values made of numbers alone; or None."""
-        import torch
-
         table = self.additive if low else self.masks
         if id(t) in table and t.dim() >= 2 and int(t.shape[-2]) * int(t.shape[-1]) <= MAX_PLACES:
-            tri = table[id(t)]
-            lo, hi = tri.bounds()
-            d = torch.arange(int(t.shape[-1]))[None, :] - torch.arange(int(t.shape[-2]))[:, None]
-            inside = torch.ones(d.shape, dtype=torch.bool)
-            if lo is not None:
-                inside &= d >= lo
-            if hi is not None:
-                inside &= d <= hi
-            return inside if tri.inside else ~inside
+            return table[id(t)].places(int(t.shape[-2]), int(t.shape[-1]))
         held = self._values(t)
         if held is None:
             return None
@@ -738,14 +741,7 @@ class MaskTracker:
         if triangle is not None:
             if rows * cols > MAX_PLACES:
                 return None
-            lo, hi = triangle.bounds()
-            d = torch.arange(cols)[None, :] - torch.arange(rows)[:, None]
-            true = torch.ones(rows, cols, dtype=torch.bool)
-            if lo is not None:
-                true &= d >= lo
-            if hi is not None:
-                true &= d <= hi
-            true = true if triangle.inside else ~true
+            true = triangle.places(rows, cols)
         else:
             held = self._values(mask)
             if held is None or held.numel() > MAX_PLACES:
