@@ -117,18 +117,19 @@ class Shadows:
         first = next((a for a in args if isinstance(a, torch.Tensor)), None)
         costly = base in NEVER or (base in PRODUCTS and first is not None and first.dim() >= 1
                                    and size * int(first.shape[-1]) > MAX_PRODUCT)
-        if base in RANDOM or costly or size > MAX_ELEMENTS or self.bytes > MAX_BYTES:
+        if base in RANDOM or costly or size > MAX_ELEMENTS or self.bytes > MAX_BYTES or \
+                (base in EMPTY and size > MAX_EMPTY):
             for t in written:
                 self._drop(t)
             return
         leaves, spec = tree_flatten((args, kwargs))
         cpu = torch.device("cpu")
-        if base in EMPTY and size > MAX_EMPTY:
-            return
+        drawn = False  # made of a drawn input's values (`get`)
         if base in VALUE_FACTORIES or base in EMPTY:  # values from numbers: of a tensor operand, its shape alone
             leaves = [torch.empty(x.shape, dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in leaves]
         else:
             tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
+            drawn = any(id(x) in self.drawn for x in tensors)
             shadows = [self.get(x, drawn=True) for x in tensors]
             if not tensors or any(s is None for s in shadows):
                 for t in written:
@@ -146,7 +147,6 @@ class Shadows:
         got_leaves = [g for g in _leaves(got) if isinstance(g, torch.Tensor)]
         if len(got_leaves) != len(outs):
             raise ValueError("the CPU gave a different number of tensors")
-        drawn = any(id(x) in self.drawn for x in _leaves((args, kwargs)) if isinstance(x, torch.Tensor))
         for o, g in zip(outs, got_leaves):
             self.set(o, g, drawn)
 
