@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .regions import storage_of
+from .regions import storage_key
 from .shadows import Shadows
 
 FILL_AT_MOST = -1e4  # a fill value this low or lower: softmax makes the filled scores zeros
@@ -230,12 +230,12 @@ class MaskTracker:
         table[id(t)] = value
         self._alive.append(t)
         if any(table is x for x in (self.masks, self.additive, self.nonzero, self.low)):
-            self._storages[id(t)] = _storage_key(t)
+            self._storages[id(t)] = storage_key(t)
 
     def _written(self, t) -> None:
         """Tensor `t` written in place (`mask[:, :256] = True`, `mask.tril_()`): every mask, and every
         tensor a mask is made of, whose storage it shares is no longer known."""
-        key = _storage_key(t)
+        key = storage_key(t)
         if key is None:
             return
         for i in [i for i, k in self._storages.items() if k == key]:
@@ -872,12 +872,6 @@ class MaskTracker:
             self._warn("scaled_dot_product_attention's attn_mask made of a mask given as an input (whatever "
                        "get_inputs draws, its values are not read): its products counted whole")
         return None if filled is None else (1.0 - filled if mask.dtype != torch.bool else filled)
-
-
-def _storage_key(t) -> int | None:
-    """The identity of tensor `t`'s storage (`regions.storage_of`), or None."""
-    found = storage_of(t)
-    return found[0] if found is not None else None
 
 
 def _both(a, b):

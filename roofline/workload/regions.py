@@ -39,6 +39,13 @@ def storage_of(t) -> tuple[int, int] | None:
         return None
 
 
+def storage_key(t) -> int | None:
+    """The identity of tensor `t`'s storage (`storage_of`), or None: what tells two views of one apart
+    from two tensors."""
+    found = storage_of(t)
+    return found[0] if found is not None else None
+
+
 def runs(offset: int, shape: tuple[int, ...], stride: tuple[int, ...], itemsize: int,
          limit: int = MAX_RUNS) -> tuple[np.ndarray, int] | None:
     """The runs of consecutive addresses a view covers: (their starts, in bytes from the storage's

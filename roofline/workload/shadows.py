@@ -24,7 +24,7 @@ and no mask is made so.
 
 from __future__ import annotations
 
-from .regions import storage_of
+from .regions import storage_key
 
 VALUE_FACTORIES = ("ones", "zeros", "full", "arange", "scalar_tensor", "eye", "linspace", "ones_like", "zeros_like",
                    "full_like", "new_ones", "new_zeros", "new_full", "tril_indices", "triu_indices")
@@ -81,7 +81,7 @@ class Shadows:
         if id(t) not in self.values:
             self.bytes += size
         self.values[id(t)] = value
-        self._storages[id(t)] = _storage_key(t)
+        self._storages[id(t)] = storage_key(t)
         self._alive.append(t)
         if drawn:
             self.drawn.add(id(t))
@@ -151,7 +151,7 @@ class Shadows:
             self.set(o, g, drawn)
 
     def _drop(self, t) -> None:
-        key = _storage_key(t)
+        key = storage_key(t)
         for i in [i for i, k in self._storages.items() if i == id(t) or (key is not None and k == key)]:
             value = self.values.pop(i, None)
             if value is not None:
@@ -177,8 +177,3 @@ def _written(func, args: tuple, kwargs: dict) -> list:
         value = args[i] if i < len(args) and not arg.kwarg_only else kwargs.get(arg.name)
         found += [v for v in _leaves(value) if isinstance(v, torch.Tensor)]
     return found
-
-
-def _storage_key(t) -> int | None:
-    found = storage_of(t)
-    return found[0] if found is not None else None
