@@ -147,7 +147,7 @@ def test_running_without_cupy_says_how_to_install_it(tmp_path, monkeypatch, driv
     (("--all", "true"), "true: no such file; give a .cu file, MODULE:FUNCTION, FILE.py:FUNCTION, a spec file .toml, "
                         "or a problem.py"),
     (("tests/fixtures/problems/candidates/matmul_honest.py", "tests/fixtures/problems/small_matmul.py"),
-     "tests/fixtures/problems/candidates/matmul_honest.py is a candidate (a ModelNew); give its problem first: "
+     "tests/fixtures/problems/candidates/matmul_honest.py is a candidate (a ModelNew or a custom_kernel); give its problem first: "
      "roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_honest.py ..."),
     (("README.md",), "README.md: not a file roofline runs; give a .cu file"),
     (("tests/fixtures/problems/clamp.py", "nonexist.py"),

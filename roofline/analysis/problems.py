@@ -14,7 +14,7 @@ from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model import sol
 from ..model.sol import SpeedOfLight, speed_of_light
-from ..workload.problem import MissingModule, ProblemWork, load, pytorch_defaults, work
+from ..workload.problem import MissingModule, ProblemWork, cases, load, pytorch_defaults, work
 
 
 @dataclass(frozen=True)
@@ -74,20 +74,31 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     are read; given alone, it raises UsageError with that line (MissingModule, a RunError, where it
     imports a package this Python lacks; `missing_only` says every error is one). A problem is
     named by its file's stem, or, where the files come from more than one folder, by its folder and
-    stem (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`)."""
+    stem (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`). A GPU MODE task's reference
+    is a problem per benchmark case of its `task.yml`, named by its folder and the case
+    (`matmul_py[m=4096,n=5120,k=4096]`: `workload.gpumode`)."""
     rows, errors, moves, missing = [], [], {}, 0
     labels = _labels(paths)
+    each = []  # (path, case): a GPU MODE task's file holds a problem per benchmark case
     for path in paths:
         try:
-            with pytorch_defaults():  # each file read as if alone (one may turn TF32 on as it is imported)
-                found = work(load(path))
-        except (UsageError, MissingModule) as exc:  # no torch at all is raised, for every file alike
+            each += [(path, c) for c in cases(path)]
+        except UsageError as exc:
             if len(paths) == 1:
+                raise
+            errors.append(str(exc))
+    for path, case in each:
+        try:
+            with pytorch_defaults():  # each file read as if alone (one may turn TF32 on as it is imported)
+                loaded = load(path, case)
+                found = work(loaded)
+        except (UsageError, MissingModule) as exc:  # no torch at all is raised, for every file alike
+            if len(each) == 1:
                 raise
             errors.append(str(exc))
             missing += isinstance(exc, MissingModule)
             continue
-        name = labels[path]
+        name = labels[path] if case is None else loaded.name
         moved, lines = sol.on_device(found.work, device.roofs)  # work in a precision the GPU has no roof for
         for line in lines:
             moves[line] = moves.get(line, 0) + 1
@@ -119,4 +130,5 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     if any(r.sol.missing for r in rows):
         notes.append("work in a precision this GPU has no roof for is left out of its bound (no_roof): the bound is "
                      "then lower than light, never higher")
+    errors = list(dict.fromkeys(errors))  # a task's cases that fail alike: said once
     return ProblemBounds(device.name, rows, notes, errors, missing_only=bool(errors) and missing == len(errors))

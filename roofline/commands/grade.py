@@ -275,7 +275,9 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     (`measure.problem_grade`), the reference and each candidate in a process of its own
     (`measure.problem_child`): each an entry of the grade file `out`, written atomically, every
     candidate scored against the reference. The work is the reference's own, read on the meta
-    device: no spec is written by hand.
+    device: no spec is written by hand. A GPU MODE task's reference (`workload.gpumode`) is graded
+    on each benchmark case of its `task.yml`, the candidates its submissions (`custom_kernel`),
+    every case an entry per file, scored against the reference's time on that case.
 
     Raises UsageError for a file that is no problem or no candidate (read, not imported), or a
     reference the meta device cannot read, before any GPU work; RunError when there is no GPU. A
@@ -300,9 +302,9 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     import importlib.util
     if importlib.util.find_spec("cupy") is not None:  # imported before the candidates: its events are in the harness
         importlib.import_module("cupy")
-    with problems.pytorch_defaults():
-        loaded = problems.load(problem_path)
-        found = problems.work(loaded)
+    with problems.pytorch_defaults():  # a GPU MODE task: a problem per benchmark case, each read here first
+        each = [problems.load(problem_path, case) for case in problems.cases(problem_path)]
+        found = [problems.work(loaded) for loaded in each]
     for c in candidate_paths:  # imported by the child that grades it, not here
         problems.declares_candidate(c)
     names = ["reference"] + [c.stem for c in candidate_paths]
@@ -319,22 +321,28 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     progress.step("DRAM, FP32 and tensor ceilings (cached once measured); the launch floor")
     device = ceilings.measure(device).attach(device)
     launch_ms = launch_floor_ms(device.l2_bytes)
-    progress.step(f"{loaded.name}: the reference and {len(candidate_paths)} candidate(s), checked and timed, "
+    title = each[0].name if len(each) == 1 else f"{problem_path.resolve().parent.name} ({len(each)} cases)"
+    progress.step(f"{title}: the reference and {len(candidate_paths)} candidate(s), checked and timed, "
                   "each in a process of its own")
     runs = grade_each([request_for(problem_path, c, device.pci_bus_id, device.l2_bytes, timing.budget_s,
-                                   timing.full_clock_share) for c in [None, *candidate_paths]])
+                                   timing.full_clock_share, case=loaded.case)
+                       for loaded in each for c in [None, *candidate_paths]])
     progress.step("graded")
-    ran, moves = sol.on_device(found.work, device.roofs)  # work in a precision this GPU has no roof for
-    entries = [grading.problem_entry(r, loaded.name, ran, device, launch_ms) for r in runs]
-    entries = grading.with_baseline(entries, ["reference"])
-    failures = [f"{e.name}: {e.error}" for e in entries if e.error]
-    notes = [f"{loaded.name}: each timed call on inputs of its own, drawn before the timing (where its work was read "
-             "from: each entry's line under the table)"] + \
-        [f"{loaded.name}: {w}" for w in found.warnings] + grading.activity_notes([r.kernels_why for r in runs]) + \
-        [f"{loaded.name}: {m}" for m in moves] + \
-        grading.emulation_notes(entries, ran, device, launch_ms) + \
-        [f"{loaded.name}: the reference disagrees with a second instance of itself ({r.self_check}): each candidate is "
-         "checked against an answer that moves" for r in runs if r.self_check]
+    entries, notes = [], [f"{title}: each timed call on inputs of its own, drawn before the timing (where its work "
+                          "was read from: each entry's line under the table)"]
+    for i, (loaded, work) in enumerate(zip(each, found)):
+        mine = runs[i * len(names):(i + 1) * len(names)]
+        ran, moves = sol.on_device(work.work, device.roofs)  # work in a precision this GPU has no roof for
+        graded = grading.with_baseline([grading.problem_entry(r, loaded.name, ran, device, launch_ms) for r in mine],
+                                       ["reference"])
+        entries += graded
+        notes += [f"{loaded.name}: {w}" for w in work.warnings] + [f"{loaded.name}: {m}" for m in moves] + \
+            grading.emulation_notes(graded, ran, device, launch_ms) + \
+            [f"{loaded.name}: the reference disagrees with a second instance of itself ({r.self_check}): each candidate "
+             "is checked against an answer that moves" for r in mine if r.self_check]
+    notes[1:1] = grading.activity_notes([r.kernels_why for r in runs])
+    failures = [f"{e.name}: {e.error}" if len(each) == 1 else f"{e.workload}, {e.name}: {e.error}"
+                for e in entries if e.error]
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                        tool=provenance.tool(), device=device, launch_ms=launch_ms, entries=entries, notes=notes)
     store.save(doc, out)

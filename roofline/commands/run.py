@@ -162,7 +162,7 @@ def command(
             raise UsageError(f"{others[0]}: no such file; after a problem file ({targets[0]}) give its candidates")
         if others:
             raise UsageError(f"{others[0]!r}: after a problem file ({targets[0]}) give its candidates, Python files "
-                             "each with a class ModelNew")
+                             "each with a class ModelNew (a GPU MODE task's: with custom_kernel)")
         if (all_kernels or kernel or sweep or declare or spec or baseline or profile or energy or compile_option
                 or compiler or ladder_kind or dtype or no_ragged or l2 != "cold" or autotuned_tile or refresh or size):
             raise UsageError("a problem file is graded with its candidates alone: its sizes, types and work are its "
@@ -223,11 +223,11 @@ def _not_a_target(target: str, targets: list[str]) -> str:
         return f"{target}: no such file; give {kinds}"
     if _is_candidate(target):
         problems = [t for t in targets if _is_problem(t)]
-        return (f"{target} is a candidate (a ModelNew); give its problem first: roofline run "
+        return (f"{target} is a candidate (a ModelNew or a custom_kernel); give its problem first: roofline run "
                 f"{problems[0] if problems else 'PROBLEM.py'} {target} ...")
     if path.suffix == ".py":
         return (f"{target}: a Python file names its callable (FILE.py:FUNCTION), or is a problem (a class Model with "
-                "get_inputs and get_init_inputs)")
+                "get_inputs and get_init_inputs, or a GPU MODE task's reference.py with ref_kernel and generate_input)")
     return f"{target}: not a file roofline runs; give {kinds}"
 
 

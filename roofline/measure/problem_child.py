@@ -39,12 +39,15 @@ _REPORT = TypeAdapter(Answer)
 
 
 def request_for(problem_path: Path, candidate_path: Path | None, pci_bus_id: str | None, l2_bytes: int | None,
-                budget_s: float | None, full_clock_share: float | None, seed: int = 0, device: str = "cuda") -> dict:
-    """The request that has a child grade `candidate_path` (None: the reference) of `problem_path`,
-    its check on `device` (the timing is on the GPU: 'cpu' checks alone, and the timing's error)."""
+                budget_s: float | None, full_clock_share: float | None, seed: int = 0, device: str = "cuda",
+                case: int | None = None) -> dict:
+    """The request that has a child grade `candidate_path` (None: the reference) of `problem_path`
+    (of a GPU MODE task, its case `case`: `workload.problem.cases`), its check on `device` (the
+    timing is on the GPU: 'cpu' checks alone, and the timing's error)."""
     return {"problem": str(problem_path), "candidate": str(candidate_path) if candidate_path else None,
             "pci_bus_id": pci_bus_id, "l2_bytes": l2_bytes, "budget_s": budget_s,
-            "full_clock_share": full_clock_share, "seed": seed, "device": device, "token": secrets.token_hex(16)}
+            "full_clock_share": full_clock_share, "seed": seed, "device": device, "case": case,
+            "token": secrets.token_hex(16)}
 
 
 def _named(request: dict) -> ProblemRun:
@@ -142,7 +145,7 @@ def _graded(request: dict, args: tuple, device: str, sampler) -> ProblemRun:
     from .problem_grade import grade_candidate, grade_reference
 
     with problems.pytorch_defaults():
-        loaded = problems.load(Path(request["problem"]))
+        loaded = problems.load(Path(request["problem"]), request.get("case"))
         if request.get("candidate") is None:
             return grade_reference(loaded, *args, sampler=sampler)
         try:

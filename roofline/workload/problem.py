@@ -2,7 +2,8 @@
 Python file with a PyTorch `Model` (an `nn.Module`), `get_inputs()` (the arguments of its forward)
 and `get_init_inputs()` (of its constructor); a candidate is a file with a `ModelNew` taking the
 same arguments. Nothing is declared by hand: the shapes, the work and the compulsory bytes are read
-from the reference itself.
+from the reference itself. A GPU MODE task's `reference.py` is read the same way, a problem per
+benchmark case of its `task.yml` (`cases`; `workload.gpumode` says how).
 
 Drawing, as KernelBench's own evaluation does: the seed is set before `get_init_inputs()` and again
 before each model is built (so the reference and the candidate start from the same weights), and a
@@ -27,8 +28,8 @@ of light is their bytes. The compulsory bytes: what the forward's ops read of it
 parameters and buffers (each byte of a storage at most once, whichever of its views is read: the
 union of the regions its ops read, followed through views and the pieces of a split,
 `workload.regions`; an op that gathers by index, `GATHERS`, reads what it returns, not its whole
-table), and every tensor it returns written once: a lower bound, never above what a candidate
-must move. A reference the meta device cannot run (an op with no meta kernel, or one whose output
+table; an op that overwrites its first argument, `WRITES`, or an `out=` tensor reads none of it),
+and every tensor it returns written once: a lower bound, never above what a candidate must move. A reference the meta device cannot run (an op with no meta kernel, or one whose output
 shape depends on the data) is refused in one line.
 """
 
@@ -44,6 +45,8 @@ from typing import Any, Callable
 from ..errors import RunError, UsageError
 from ..files import import_file
 from ..model.sol import Work
+from . import gpumode
+from .off_gpu import kept_off_cuda
 
 REFERENCE = "Model"
 CANDIDATE = "ModelNew"
@@ -74,6 +77,10 @@ SPLITS = ("unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk")
 # Ops that read a tensor's shape and type, not its values (`torch.zeros_like(x)`): no bytes of it read.
 SHAPE_ONLY = ("empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
               "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided", "empty_strided")
+# In-place ops that write their first argument without reading it (an output buffer given with the inputs,
+# `c[...] = a @ b` or `c.zero_()`): no bytes of it read (`_note_reads`), as none of an `out=` tensor.
+WRITES = ("copy_", "fill_", "zero_", "uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_",
+          "cauchy_", "log_normal_")
 # Ops that read their first argument by rows or elements an index picks: they read what they return.
 GATHERS = ("embedding", "_embedding_bag", "embedding_bag", "index_select", "gather", "index", "take",
            "take_along_dim")  # the rest the counter knows: convolutions, attention
@@ -118,11 +125,15 @@ class Problem:
     candidate_path: Path | None = None
     harness: dict[str, object] = field(default_factory=dict)  # `harness()` as it was before the candidate's import
     patched_at_import: tuple[str, ...] = ()  # what the candidate's import changed of it (put back at once)
+    label: str | None = None  # its name where the file's stem is not (a GPU MODE task's case: `gpumode.name_of`)
+    seeded: Callable[[int], list] | None = None  # a draw given its seed, where the draw takes one (`gpumode.Draw`)
+    case: int | None = None  # which of its file's cases it is (`cases`), where the file has several
 
     @property
     def name(self) -> str:
-        """The file's stem ('1_Square_matrix_multiplication_')."""
-        return self.path.stem
+        """The file's stem ('1_Square_matrix_multiplication_'), or the case's name
+        ('matmul_py[m=64,n=64,k=64]')."""
+        return self.label or self.path.stem
 
     def init_inputs(self, seed: int = 0) -> list:
         """The constructor's arguments, drawn after the seed is set."""
@@ -152,13 +163,15 @@ class Problem:
         `device` (scalars as they are)."""
         import torch
 
-        torch.manual_seed(seed)
+        def draw() -> list:
+            torch.manual_seed(seed)
+            return self.seeded(seed) if self.seeded is not None else self.get_inputs()
+
         try:
             with torch.device(device):
-                drawn = self.get_inputs()
+                drawn = draw()
         except Exception:  # a draw that needs the host (numpy, .item()): drawn there, as the benchmarks draw
-            torch.manual_seed(seed)
-            drawn = self.get_inputs()
+            drawn = draw()
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in drawn]
 
 
@@ -208,17 +221,37 @@ def is_problem(path: Path) -> bool:
     names = top_level_names(path)
     if names is None:
         text = path.read_text(errors="replace")
-        return f"class {REFERENCE}" in text and all(f"def {f}" in text for f in FUNCTIONS)
-    return REFERENCE in names and all(f in names for f in FUNCTIONS)
+        return (f"class {REFERENCE}" in text and all(f"def {f}" in text for f in FUNCTIONS)) or \
+            all(f"def {f}" in text for f in gpumode.FUNCTIONS)
+    return (REFERENCE in names and all(f in names for f in FUNCTIONS)) or gpumode.is_reference(names)
+
+
+def is_task(path: Path) -> bool:
+    """Whether `path` is a GPU MODE task's reference (`gpumode`: `ref_kernel` and `generate_input`)
+    rather than a KernelBench problem, read without running it."""
+    names = top_level_names(Path(path))
+    return names is not None and gpumode.is_reference(names) and not (REFERENCE in names and
+                                                                      all(f in names for f in FUNCTIONS))
+
+
+def cases(path: Path | str) -> list[int | None]:
+    """The problems problem file `path` holds: [None] for one (KernelBench's), each benchmark
+    case's number for a GPU MODE task (`gpumode.cases`). Raises UsageError for a task whose
+    `task.yml` is missing or lists no case."""
+    if not is_task(Path(path)):
+        return [None]
+    return [c.number for c in gpumode.cases(Path(path))]
 
 
 def is_candidate(path: Path) -> bool:
-    """Whether `path` is a Python file that binds a candidate class (`ModelNew`) at its top level,
-    read without running it (a file that does not parse: by its text)."""
+    """Whether `path` is a Python file that binds a candidate class (`ModelNew`), or a GPU MODE
+    submission's `custom_kernel`, at its top level, read without running it (a file that does not
+    parse: by its text)."""
     if path.suffix != ".py" or not path.is_file():
         return False
     names = top_level_names(path)
-    return CANDIDATE in (names if names is not None else path.read_text(errors="replace"))
+    bound = names if names is not None else path.read_text(errors="replace")
+    return CANDIDATE in bound or gpumode.SUBMISSION in bound
 
 
 class MissingModule(RunError):
@@ -249,12 +282,18 @@ def contained():
         os._exit = exit_
 
 
-def _import(path: Path, role: str):
+def _import(path: Path, role: str, first: Callable[[], None] | None = None):
+    """File `path` imported (`files.import_file`), `first` called ahead of it (a GPU MODE task's
+    modules put in place: `gpumode.install_modules`), what either prints sent to standard error.
+    Raises RunError without PyTorch, MissingModule for a package this Python lacks, UsageError for
+    the file's own error."""
     if importlib.util.find_spec("torch") is None:  # the files import it: say so here, not as their ImportError
         # what this machine lacks, not what the user gave: a runtime failure (exit 1), as no ncu is
         raise RunError(f"{path}: a {role} in PyTorch needs torch; install it (pip install torch)")
     try:
         with contained():
+            if first is not None:
+                first()
             return import_file(path, "roofline_problem_")
     except ModuleNotFoundError as exc:  # a package this machine lacks (einops, transformers): a runtime failure
         if not exc.name:  # raised by the file itself, naming no module
@@ -265,12 +304,17 @@ def _import(path: Path, role: str):
         raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {_first(exc)}") from None
 
 
-def load(path: Path | str) -> Problem:
-    """The problem in file `path`. Raises UsageError (one line) for a file that is missing, does not
-    import, or lacks `Model`, `get_inputs` or `get_init_inputs`."""
+def load(path: Path | str, case: int | None = None) -> Problem:
+    """The problem in file `path`; of a GPU MODE task's reference, its benchmark case number `case`
+    (`cases`; the first where None), read as the module docstring of `gpumode` says. Raises
+    UsageError (one line) for a file that is missing, does not import, or lacks `Model`,
+    `get_inputs` or `get_init_inputs` (a task: `ref_kernel` or `generate_input`, or a `task.yml`
+    with that case)."""
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
+    if is_task(path):
+        return _load_task(path, case)
     candidate = (f"{path} is a candidate (a {CANDIDATE}), not a problem: give the problem file it answers "
                  f"(a class {REFERENCE} with {' and '.join(FUNCTIONS)})")
     names = top_level_names(path)
@@ -285,6 +329,25 @@ def load(path: Path | str) -> Problem:
         raise UsageError(f"{path}: a problem defines class {REFERENCE} and functions {' and '.join(FUNCTIONS)}; "
                          f"it lacks {', '.join(missing)}")
     return Problem(path, module.Model, module.get_inputs, module.get_init_inputs, harness=harness(module.Model))
+
+
+def _load_task(path: Path, number: int | None) -> Problem:
+    """Case `number` (the first where None) of the GPU MODE task whose reference is file `path`: its
+    reference as a `Model` whose forward takes the case's leaves (`gpumode.model_class`), drawn by
+    `gpumode.Draw`."""
+    listed = gpumode.cases(path)
+    case = listed[0] if number is None else next((c for c in listed if c.number == number), None)
+    if case is None:
+        raise UsageError(f"{path}: its task has {len(listed)} cases; there is no case {number}")
+    module = _import(path, "problem", lambda: gpumode.install_modules(path))
+    missing = [n for n in gpumode.FUNCTIONS if not callable(getattr(module, n, None))]
+    if missing:
+        raise UsageError(f"{path}: a GPU MODE task's reference defines {' and '.join(gpumode.FUNCTIONS)}; it lacks "
+                         f"{', '.join(missing)}")
+    draw = gpumode.Draw(module.generate_input, case)
+    reference = gpumode.model_class(module.ref_kernel, module.__name__, draw.layout, REFERENCE)
+    return Problem(path, reference, lambda: draw(0), list, harness=harness(reference),
+                   label=gpumode.name_of(path, case, listed), seeded=draw, case=case.number)
 
 
 def harness(reference: type | None = None) -> dict[str, object]:
@@ -429,9 +492,9 @@ def declares_candidate(path: Path | str) -> None:
         bound = _bound(_parsed(path))
     except SyntaxError as exc:
         raise UsageError(f"{path}: not Python: {exc.msg} (line {exc.lineno})") from None
-    if CANDIDATE not in bound:
+    if CANDIDATE not in bound and not gpumode.is_submission(bound):
         raise UsageError(f"{path}: a candidate defines class {CANDIDATE} (taking the problem's constructor "
-                         "arguments); it has none")
+                         f"arguments), or, for a GPU MODE task, {gpumode.SUBMISSION}; it has neither")
 
 
 def with_candidate(problem: Problem, path: Path | str) -> Problem:
@@ -446,6 +509,12 @@ def with_candidate(problem: Problem, path: Path | str) -> Problem:
     before = problem.harness or harness(problem.reference)
     module = _import(path, "candidate")
     changed = tuple(put_back(before))  # what its import changed, put back before the next file is imported
+    if problem.seeded is not None:  # a GPU MODE task's case: the submission's custom_kernel, given its data
+        function = getattr(module, gpumode.SUBMISSION, None)
+        if not callable(function):
+            raise UsageError(f"{path}: a submission to a GPU MODE task defines {gpumode.SUBMISSION}(data); it has none")
+        cls = gpumode.model_class(function, module.__name__, problem.seeded.layout, CANDIDATE)
+        return replace(problem, candidate=cls, candidate_path=path, harness=before, patched_at_import=changed)
     cls = getattr(module, CANDIDATE, None)
     if not isinstance(cls, type):
         raise UsageError(f"{path}: a candidate defines class {CANDIDATE} (taking {problem.name}'s constructor "
@@ -599,8 +668,11 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                     alive.append(o)
             return
         out_bytes = sum(o.numel() * o.element_size() for o in got)
+        written = {id(x) for x in torch.utils._pytree.tree_leaves(kwargs.get("out"))}  # an `out=` tensor: written
+        if name in WRITES and args and isinstance(args[0], torch.Tensor):  # `c[...] = a @ b`: c written, not read
+            written.add(id(args[0]))
         for i, t in enumerate(leaves):
-            if id(t) not in known:
+            if id(t) not in known or id(t) in written:
                 continue
             place = known[id(t)]
             regions = reads.setdefault(place, Regions(sizes[place]))
@@ -622,7 +694,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     masks.inputs(args)
     branched: list[str] = []  # what the forward asked of its inputs' values (`drawn`)
     if drawn:
-        with _kept_off_cuda("cpu"), _no_device_sync():  # a draw written for a GPU (`.cuda()`): on the CPU too
+        with kept_off_cuda("cpu"), _no_device_sync():  # a draw written for a GPU (`.cuda()`): on the CPU too
             values = problem.inputs(seed, "cpu")
         for a, v in zip(args, values):
             if isinstance(a, torch.Tensor) and isinstance(v, torch.Tensor):
@@ -641,7 +713,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
             places[storage[0]] = len(sizes)
         sizes.append(storage[1] if storage is not None else int(t.numel()) * t.element_size())
     try:
-        with torch.no_grad(), _kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention, masks), Numbers(), Counter():
+        with torch.no_grad(), kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention, masks), Numbers(), Counter():
             got = model(*args)
     except Exception as exc:
         small = sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor)) <= MAX_DRAWN_BYTES
@@ -868,14 +940,14 @@ def _on_meta(problem: Problem, seed: int, held=None):
     `torch.tensor(-1e4)`) given to `held(tensor on the meta device, its values on the CPU)` where given.
     A file written for a GPU (`torch.randn(...).cuda()`, `.to("cuda")`, `device="cuda"`, as
     KernelBench's own examples are) is read the same: what it sends to a CUDA device stays where it was
-    built (`_kept_off_cuda`)."""
+    built (`off_gpu.kept_off_cuda`)."""
     import torch
 
     try:
-        with torch.device("meta"), _kept_off_cuda("meta"), _no_device_sync():
+        with torch.device("meta"), kept_off_cuda("meta"), _no_device_sync():
             return problem.model(seed, device="meta"), problem.inputs(seed, "meta")
     except Exception:
-        with _kept_off_cuda("cpu"), _no_device_sync():
+        with kept_off_cuda("cpu"), _no_device_sync():
             model = problem.model(seed)
             values = dict(model.named_buffers())
             model = model.to("meta")
@@ -884,30 +956,6 @@ def _on_meta(problem: Problem, seed: int, held=None):
                     if name in values:
                         held(b, values[name])
             return model, problem.inputs(seed, "meta")
-
-
-def _kept_off_cuda(target: str):
-    """A PyTorch function mode under which a tensor sent to a CUDA device (`Tensor.cuda`, `Tensor.to`
-    with a CUDA device, a factory's `device=` naming one) goes to device `target` instead: the
-    reference's work is read without a GPU, and without the GPU's memory."""
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    def on_cuda(d) -> bool:
-        return isinstance(d, (str, torch.device)) and torch.device(d).type == "cuda"
-
-    class KeptOffCuda(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            kwargs = dict(kwargs or {})
-            if func is torch.Tensor.cuda:
-                return args[0].to(target)
-            if on_cuda(kwargs.get("device")):
-                kwargs["device"] = target
-            if func is torch.Tensor.to:
-                args = tuple(target if i and on_cuda(a) else a for i, a in enumerate(args))
-            return func(*args, **kwargs)
-
-    return KeptOffCuda()
 
 
 def _first(exc: BaseException, limit: int = 240) -> str:

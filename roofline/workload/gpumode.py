@@ -1,0 +1,213 @@
+"""Problems as GPU MODE's reference kernels write them: a task folder holding `reference.py`, with
+`generate_input(**case)` (one case's data, drawn from the case's own `seed` on the GPU) and
+`ref_kernel(data)` (the answer), and `task.yml` beside it, whose `benchmarks` list the cases (the
+arguments of `generate_input`) and whose `files` name the modules the task is run with
+(`utils.py`, copied from the folder above, `task.py`); a submission is a file with
+`custom_kernel(data)`.
+
+Each benchmark case is a problem of its own, named by the task's folder and the case's arguments
+(`matmul_py[m=4096,n=5120,k=4096]`), as GPU MODE ranks a submission over every case. It is read and
+graded as a KernelBench problem is (`workload.problem`): `data`, whatever its structure (a tuple of
+tensors, one tensor, a config dict beside them), is passed as its leaves (`torch.utils._pytree`),
+one argument each, so that every tensor in it is an input whose reads are counted and that each
+timed call gets new; the reference and the submission are given it rebuilt. A trial's seed is
+added to the case's: seed 0 draws the case as `task.yml` gives it. An output buffer drawn with the
+inputs (`torch.empty`, which the reference writes in place and returns) is an input the reference
+writes, not reads.
+
+Read on a machine without a GPU (the meta device, or the CPU), a draw written for the GPU
+(`torch.Generator(device="cuda")`) takes a host generator: the shapes are the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import UsageError
+from . import off_gpu
+
+FUNCTIONS = ("ref_kernel", "generate_input")  # what a task's reference.py binds
+SUBMISSION = "custom_kernel"  # what a submission binds
+TASK = "task.yml"  # beside reference.py: the cases and the files
+SEED = "seed"  # the argument of generate_input that seeds its draw
+LONGEST_LABEL = 60  # a case named by its arguments up to this many characters; by its number past it
+# what task.yml's `files` names that is no module the task imports by name
+NOT_MODULES = ("reference.py", "submission.py", "eval.py")
+
+
+def is_reference(names: set[str]) -> bool:
+    """Whether a file binding `names` at its top level is a task's reference (`FUNCTIONS`)."""
+    return all(f in names for f in FUNCTIONS)
+
+
+def is_submission(names: set[str]) -> bool:
+    """Whether a file binding `names` at its top level is a submission (`custom_kernel`)."""
+    return SUBMISSION in names
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark of a task: its `number` (1-based, in `task.yml`'s order) and the arguments of
+    `generate_input` (`values`)."""
+
+    number: int
+    values: dict[str, Any]
+
+    def label(self) -> str:
+        """The case's arguments but its seed, `m=4096,n=5120,k=4096`; `#3` where that is longer
+        than LONGEST_LABEL characters (a grouped GEMM's lists of sizes) or empty."""
+        text = ",".join(f"{k}={v}".replace(" ", "") for k, v in self.values.items() if k != SEED)
+        return text if text and len(text) <= LONGEST_LABEL else f"#{self.number}"
+
+    def drawn(self, seed: int) -> dict[str, Any]:
+        """The arguments of draw `seed`: the case's own seed plus `seed` (0: the case as given)."""
+        values = dict(self.values)
+        if isinstance(values.get(SEED), int):
+            values[SEED] += seed
+        return values
+
+
+def task_file(reference: Path) -> Path:
+    """The `task.yml` beside a task's reference file."""
+    return Path(reference).parent / TASK
+
+
+def _task(reference: Path) -> dict:
+    """`task.yml` beside `reference`, read (PyYAML). Raises UsageError when it is missing, is no
+    YAML, or is not a mapping."""
+    import yaml
+
+    path = task_file(reference)
+    if not path.is_file():
+        raise UsageError(f"{reference}: a GPU MODE task's reference; its cases are read from {TASK} beside it, "
+                         "which is not there")
+    try:
+        task = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(task, dict):
+        raise UsageError(f"{path}: a task file is a mapping (files, tests, benchmarks); this is not")
+    return task
+
+
+def cases(reference: Path) -> list[Case]:
+    """The benchmark cases of the task whose reference is file `reference` (`task.yml`'s
+    `benchmarks`; its `tests` where it lists no benchmarks). Raises UsageError where the task file
+    is missing or malformed, or lists no case."""
+    task = _task(reference)
+    listed = task.get("benchmarks") or task.get("tests")
+    path = task_file(reference)
+    if not isinstance(listed, list) or not listed:
+        raise UsageError(f"{path}: it lists no benchmarks and no tests, the cases generate_input draws")
+    bad = [i + 1 for i, c in enumerate(listed) if not isinstance(c, dict) or not all(isinstance(k, str) for k in c)]
+    if bad:
+        raise UsageError(f"{path}: case {bad[0]} is no mapping of generate_input's arguments")
+    return [Case(i + 1, dict(c)) for i, c in enumerate(listed)]
+
+
+def name_of(reference: Path, case: Case, listed: list[Case]) -> str:
+    """A case's problem name: its task's folder and its label, `matmul_py[m=64,n=64,k=64]`; a label
+    that another of the task's cases (`listed`) shares (the same sizes, another seed) with the
+    case's number after it, `[size=256#4]`."""
+    label = case.label()
+    shared = sum(c.label() == label for c in listed) > 1 and not label.startswith("#")
+    return f"{Path(reference).resolve().parent.name}[{label}{f'#{case.number}' if shared else ''}]"
+
+
+def install_modules(reference: Path) -> None:
+    """Put the modules a task's files import by name (`from utils import ...`, `from task import
+    input_t`) in `sys.modules`, each loaded afresh from where `task.yml`'s `files` says its copy
+    comes from (`utils.py` from `../utils.py`; a file beside the reference where it names none), so
+    that the reference and its submission import the task's own and never another task's of the
+    same name. A file that is missing is left for the import to name. Raises what a module raises
+    when run."""
+    folder = Path(reference).resolve().parent
+    listed = _task(reference).get("files") or []
+    sources: dict[str, Path] = {}
+    for entry in listed if isinstance(listed, list) else []:
+        name, source = (entry.get("name"), entry.get("source")) if isinstance(entry, dict) else (None, None)
+        if not isinstance(name, str) or not name.endswith(".py") or name in NOT_MODULES:
+            continue
+        if isinstance(source, str) and not source.startswith("@"):
+            sources[name[:-3]] = (folder / source).resolve()
+    for path in sorted(folder.glob("*.py")):  # the task's own modules (task.py), whatever the list says
+        if path.name not in NOT_MODULES and path.resolve() != Path(reference).resolve():
+            sources.setdefault(path.stem, path)
+    for name in sources:
+        sys.modules.pop(name, None)
+    sys.path.insert(0, str(folder))
+    try:
+        for name, path in sources.items():
+            if path.is_file() and name not in sys.modules:  # one may have imported another already
+                spec = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    sys.modules.pop(name, None)
+                    raise
+    finally:
+        sys.path.remove(str(folder))
+
+
+@dataclass
+class Layout:
+    """How one case's `data` is laid out (its pytree structure), learnt from its first draw: the
+    forward's arguments are its leaves, and the reference and the submission get it rebuilt."""
+
+    spec: Any = None
+
+    def leaves(self, data) -> list:
+        """`data`'s leaves, its structure kept."""
+        from torch.utils._pytree import tree_flatten
+
+        leaves, self.spec = tree_flatten(data)
+        return list(leaves)
+
+    def data(self, leaves) -> Any:
+        """`data` rebuilt from its leaves (as `leaves` gave them, or new tensors in their places)."""
+        from torch.utils._pytree import tree_unflatten
+
+        if self.spec is None:
+            raise RuntimeError("the case's data was never drawn, so its structure is unknown")
+        return tree_unflatten(list(leaves), self.spec)
+
+
+def model_class(function: Callable, module_name: str, layout: Layout, name: str) -> type:
+    """An `nn.Module` class (named `name`, of module `module_name`: the harness then covers that
+    file's functions) whose forward takes a case's leaves and returns `function(data)`: the
+    reference's `ref_kernel`, or a submission's `custom_kernel`."""
+    import torch
+
+    class Task(torch.nn.Module):
+        def forward(self, *leaves):
+            return function(layout.data(leaves))
+
+    Task.__name__ = Task.__qualname__ = name
+    Task.__module__ = module_name
+    return Task
+
+
+@dataclass
+class Draw:
+    """A case's draw with its seed (`__call__`): `generate_input` on the case's arguments, its seed
+    moved by the trial's, its data's leaves returned (`Layout`)."""
+
+    generate: Callable
+    case: Case
+    layout: Layout = field(default_factory=Layout)
+
+    def __call__(self, seed: int) -> list:
+        import torch
+
+        where = torch.get_default_device().type
+        with contextlib.nullcontext() if where == "cuda" else off_gpu.kept_off_cuda(where), \
+                off_gpu.host_generators(where != "cuda"):
+            data = self.generate(**self.case.drawn(seed))
+        return self.layout.leaves(data)

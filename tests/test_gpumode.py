@@ -1,0 +1,147 @@
+"""Problems as GPU MODE's reference kernels write them (a task folder: reference.py with
+generate_input and ref_kernel, task.yml with its cases and files, a submission's custom_kernel):
+each benchmark case a problem, read and checked with no spec written by hand. The fixtures
+(tests/fixtures/gpumode) are written in that format; the figures are worked by hand. The tests
+that run PyTorch skip where it is not installed."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from roofline.cli import app
+from roofline.errors import UsageError
+from roofline.workload import gpumode, problem
+
+TASKS = Path(__file__).resolve().parent / "fixtures" / "gpumode"
+AXPY, MM = TASKS / "axpy_py" / "reference.py", TASKS / "scaled_mm_py" / "reference.py"
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="needs PyTorch")
+
+
+def test_a_tasks_reference_is_a_problem_of_a_problem_per_benchmark_case():
+    assert problem.is_problem(AXPY) and problem.is_task(AXPY) and not problem.is_task(TASKS.parent / "problems" /
+                                                                                        "small_matmul.py")
+    assert problem.is_candidate(AXPY.parent / "submission.py") and not problem.is_problem(AXPY.parent / "submission.py")
+    assert problem.cases(AXPY) == [1, 2, 3]  # its benchmarks, not its one test
+    assert problem.cases(MM) == [1, 2]  # no benchmarks: its tests
+    assert problem.cases(TASKS.parent / "problems" / "small_matmul.py") == [None]
+    listed = gpumode.cases(AXPY)
+    # two cases of one size are told apart by their number; the seed is no part of a name
+    assert [gpumode.name_of(AXPY, c, listed) for c in listed] == \
+        ["axpy_py[size=4096]", "axpy_py[size=1048576#2]", "axpy_py[size=1048576#3]"]
+    assert listed[1].drawn(0) == {"size": 1048576, "seed": 202} and listed[1].drawn(3) == {"size": 1048576, "seed": 205}
+
+
+def test_a_case_too_long_to_name_by_its_arguments_is_named_by_its_number(tmp_path):
+    case = gpumode.Case(2, {"m": [80, 176, 128, 72, 64, 248, 96, 160], "n": [4096] * 8, "seed": 1})
+    assert case.label() == "#2"
+    assert gpumode.Case(1, {"seed": 7}).label() == "#1"
+
+
+@pytest.mark.parametrize("text, why", [
+    (None, "its cases are read from task.yml beside it, which is not there"),
+    ("tests: [\n", "not YAML"),
+    ("- 1\n- 2\n", "a task file is a mapping"),
+    ("files: []\n", "it lists no benchmarks and no tests"),
+    ("benchmarks:\n  - 4096\n", "case 1 is no mapping of generate_input's arguments"),
+])
+def test_a_task_file_missing_or_malformed_is_refused_in_one_line(tmp_path, text, why):
+    reference = tmp_path / "reference.py"
+    reference.write_text((AXPY).read_text())
+    if text is not None:
+        (tmp_path / "task.yml").write_text(text)
+    with pytest.raises(UsageError, match=why):
+        problem.cases(reference)
+    r = CliRunner().invoke(app, ["kernels", str(reference), "--gpu", "h200"])
+    assert r.exit_code == 2 and why in r.output and "Traceback" not in r.output
+
+
+@needs_torch
+def test_an_output_buffer_given_with_the_inputs_is_written_not_read():
+    # out = 2x + y over 4096 float32: x and y read (2 x 16 KiB), the buffer written (16 KiB), never read
+    w = problem.work(problem.load(AXPY, 1))
+    assert w.work.flops == {} and w.work.bytes_read == 2 * 4096 * 4 and w.work.bytes_written == 4096 * 4
+    assert [t.name for t in w.inputs] == ["input 0", "input 1", "input 2"]
+    assert problem.load(AXPY, 3).name == "axpy_py[size=1048576#3]"
+
+
+@needs_torch
+def test_data_in_a_dict_with_a_number_beside_its_tensors_is_read_leaf_by_leaf():
+    # (a @ b) * scale, a 128 x 32 and b 32 x 64 in FP16: 2 * 128 * 64 * 32 FLOPs on FP16 tensor cores;
+    # a and b read (8 KiB + 4 KiB), the 128 x 64 FP16 product written (16 KiB); the scale a scalar argument
+    w = problem.work(problem.load(MM, 2))
+    assert w.work.flops == {"fp16_tensor": 2 * 128 * 64 * 32}
+    assert w.work.bytes_read == (128 * 32 + 32 * 64) * 2 and w.work.bytes_written == 128 * 64 * 2
+    assert w.scalars == (0.25,)
+
+
+@needs_torch
+def test_a_draw_is_the_case_as_given_at_seed_0_and_another_at_each_other_seed():
+    loaded = problem.load(AXPY, 1)
+    x0, y0, _ = loaded.inputs(0)
+    again, moved = loaded.inputs(0), loaded.inputs(1)
+    gen = torch.Generator().manual_seed(101)  # the case's own seed, on the host as read without a GPU
+    assert torch.equal(x0, torch.randn(4096, generator=gen)) and torch.equal(again[0], x0)
+    assert not torch.equal(moved[0], x0) and moved[0].shape == x0.shape
+
+
+@needs_torch
+def test_a_kernelbench_problem_writing_into_an_input_does_not_read_it(tmp_path):
+    path = tmp_path / "into.py"
+    path.write_text("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, a, b, c):\n"
+                    "        c.copy_(a + b)\n        torch.mul(a, b, out=c[:8])\n        return c\n\n"
+                    "def get_inputs():\n    return [torch.randn(64), torch.randn(64), torch.empty(64)]\n\n"
+                    "def get_init_inputs():\n    return []\n")
+    w = problem.work(problem.load(path))
+    assert w.work.bytes_read == 2 * 64 * 4 and w.work.bytes_written == 64 * 4
+
+
+@needs_torch
+def test_each_task_imports_its_own_utils_module():
+    problem.load(AXPY, 1)
+    assert Path(sys.modules["utils"].__file__).resolve() == (TASKS / "utils.py").resolve()
+    assert Path(sys.modules["task"].__file__).resolve() == (TASKS / "axpy_py" / "task.py").resolve()
+    problem.load(MM, 1)
+    assert Path(sys.modules["task"].__file__).resolve() == (TASKS / "scaled_mm_py" / "task.py").resolve()
+
+
+@needs_torch
+def test_kernels_lists_every_case_with_its_speed_of_light():
+    r = CliRunner().invoke(app, ["kernels", str(AXPY), str(MM), "--gpu", "h200", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = {p["name"]: p for p in json.loads(r.stdout)["problems"]}
+    assert list(rows) == ["axpy_py[size=4096]", "axpy_py[size=1048576#2]", "axpy_py[size=1048576#3]",
+                          "scaled_mm_py[m=64,n=32,k=16]", "scaled_mm_py[m=128,n=64,k=32]"]
+    assert rows["axpy_py[size=1048576#2]"]["bytes_read"] == 2 * 1048576 * 4
+    assert rows["scaled_mm_py[m=64,n=32,k=16]"]["flops"] == {"fp16_tensor": 2 * 64 * 32 * 16}
+
+
+@needs_torch
+def test_a_submission_is_checked_against_the_reference_and_a_lazy_one_fails():
+    from roofline.measure import problem_child
+
+    def checked(candidate: str, case: int):
+        request = problem_child.request_for(AXPY, AXPY.parent / candidate, None, None, 0.05, None, device="cpu",
+                                            case=case)
+        return problem_child.grade_in_child(request)
+
+    honest, lazy = checked("submission.py", 2), checked("untouched_buffer.py", 1)
+    assert honest.check is not None and honest.check.verified and len(honest.check.draws) >= 2
+    assert lazy.check is not None and not lazy.check.verified
+    assert all(not d.passed for d in lazy.check.draws)
+
+
+def test_a_submission_binds_custom_kernel_or_is_refused_unread(tmp_path):
+    problem.declares_candidate(AXPY.parent / "submission.py")
+    other = tmp_path / "other.py"
+    other.write_text("def kernel(data):\n    return data\n")
+    with pytest.raises(UsageError, match="a GPU MODE task, custom_kernel; it has neither"):
+        problem.declares_candidate(other)
