@@ -985,3 +985,23 @@ def test_a_forward_failing_on_the_meta_device_says_its_first_failure_when_readin
                     "def get_init_inputs():\n    return []\n")
     with pytest.raises(UsageError, match="its forward cannot run on PyTorch's meta device"):
         problem.work(problem.load(path))
+
+
+@needs_torch
+def test_an_op_whose_output_shape_its_inputs_decide_is_read_from_one_draw(tmp_path):
+    # bincount, a boolean index and nonzero have no meta kernel: answered from the draw's values on the CPU,
+    # their shapes those of draw 0 (2,040 of the 4,096 normal draws above zero, 85 of the 1,000 ints equal to 3)
+    path = tmp_path / "shapes.py"
+    path.write_text("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n"
+                    "        return torch.bincount(x, minlength=16), y[y > 0], torch.nonzero(x == 3)\n\n"
+                    "def get_inputs():\n    return [torch.randint(0, 16, (1000,)), torch.randn(4096)]\n\n"
+                    "def get_init_inputs():\n    return []\n")
+    w = problem.work(problem.load(path))
+    torch.manual_seed(0)
+    x, y = torch.randint(0, 16, (1000,)), torch.randn(4096)
+    positive, threes = int((y > 0).sum()), int((x == 3).sum())
+    assert [t.shape for t in w.outputs] == [(16,), (positive,), (threes, 1)]
+    assert w.work.bytes_read == 1000 * 8 + 4096 * 4
+    assert w.work.bytes_written == 16 * 8 + positive * 4 + threes * 8
+    assert any("the shape of what bincount, index and nonzero return depends on its inputs' values" in m
+               for m in w.warnings)

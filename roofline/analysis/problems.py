@@ -87,7 +87,11 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
             if len(paths) == 1:
                 raise
             errors.append(str(exc))
+    unread: set[Path] = set()  # files that did not import: their other cases are not tried again
     for path, case in each:
+        if path in unread:
+            continue
+        loaded = None
         try:
             with pytorch_defaults():  # each file read as if alone (one may turn TF32 on as it is imported)
                 loaded = load(path, case)
@@ -97,6 +101,8 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
                 raise
             errors.append(str(exc))
             missing += isinstance(exc, MissingModule)
+            if loaded is None:
+                unread.add(path)
             continue
         name = labels[path] if case is None else loaded.name
         moved, lines = sol.on_device(found.work, device.roofs)  # work in a precision the GPU has no roof for
@@ -109,7 +115,12 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
              f"{'measured ceilings where the device records them' if measured else 'the datasheet roofs'} of "
              f"{device.name}; the work as PyTorch's FLOP counter reads the reference on the meta device (matrix "
              "products, convolutions, attention; other ops count no FLOPs, so their bytes bound them)"]
-    notes += [f"{r.name}: {w}" for r in rows for w in r.work.warnings]
+    said: dict[tuple[Path, str], list[str]] = {}  # a warning of several cases of one task: said once, for them all
+    for r in rows:
+        for w in r.work.warnings:
+            said.setdefault((r.path, w), []).append(r.name)
+    notes += [f"{names[0]}: {w}" if len(names) == 1 else f"{Path(path).resolve().parent.name} ({len(names)} cases): {w}"
+              for (path, w), names in said.items()]
     notes += [f"{line} ({n} problem{'s' if n > 1 else ''})" for line, n in moves.items()]
     if any(r.work.work.flops.get("tf32_tensor") for r in rows):
         notes.append("FP32 convolutions are read as TF32 tensor work (PyTorch leaves cuDNN's TF32 on: "

@@ -633,7 +633,13 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                 if held is not None:
                     branched.append(func._overloadpacket.__name__)
                     return func(held)
-            out = func(*args, **kwargs)
+            try:
+                out = func(*args, **kwargs)
+            except NotImplementedError:  # no meta kernel: a shape the data decides (bincount), from one draw's values
+                out = masks.shadows.answer(func, args, kwargs) if drawn else None
+                if out is None:
+                    raise
+                shaped.append(func._overloadpacket.__name__)
             packet = func._overloadpacket
             _note_reads(func, packet.__name__, args, kwargs, out)
             inside = attention.get("key") is not None  # an attention running: its products are its own to count
@@ -693,6 +699,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     args = [torch.empty(a.shape, dtype=a.dtype, device=a.device) if isinstance(a, torch.Tensor) else a for a in args]
     masks.inputs(args)
     branched: list[str] = []  # what the forward asked of its inputs' values (`drawn`)
+    shaped: list[str] = []  # the ops whose output's shape those values decided (`shadows.answer`)
     if drawn:
         with kept_off_cuda("cpu"), _no_device_sync():  # a draw written for a GPU (`.cuda()`): on the CPU too
             values = problem.inputs(seed, "cpu")
@@ -757,6 +764,11 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
         warnings += (f"its forward branches on its inputs' values (a tensor's truth or .item(), {len(branched)} "
                      f"{'time' if len(branched) == 1 else 'times'}): read with those of draw {seed}, drawn on the CPU; "
                      "another draw may take another branch",)
+    if shaped:
+        ops = list(dict.fromkeys(shaped))
+        named = ops[0] if len(ops) == 1 else f"{', '.join(ops[:-1])} and {ops[-1]}"
+        warnings += (f"the shape of what {named} {'returns' if len(ops) == 1 else 'return'} depends on its inputs' "
+                     f"values: read with those of draw {seed}, drawn on the CPU; another draw's may differ",)
     try:
         w = w.check()
     except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound

@@ -19,7 +19,9 @@ none (`m.add_(x)`, `m.uniform_()`) takes the shadow of every tensor over that st
 shadow is made over `MAX_ELEMENTS` elements, or beyond `MAX_BYTES` in all (a mask of a 16K sequence,
 2^28 elements, is read by its geometry alone), nor by a convolution or attention (`NEVER`), nor by a
 matrix product of more than `MAX_PRODUCT` multiply-adds: a constant's product costs the CPU time,
-and no mask is made so.
+and no mask is made so. An op with no meta kernel, whose output's shape its inputs' values decide
+(`bincount`, `nonzero`), is answered from its operands' shadows where each has one (`answer`): one
+draw's shape, for a forward read with its inputs drawn.
 """
 
 from __future__ import annotations
@@ -149,6 +151,36 @@ class Shadows:
             raise ValueError("the CPU gave a different number of tensors")
         for o, g in zip(outs, got_leaves):
             self.set(o, g, drawn)
+
+    def answer(self, func, args: tuple, kwargs: dict):
+        """Op `func`, which has no meta kernel (its output's shape is decided by its inputs' values:
+        `bincount`, `nonzero`), answered on the meta device from the shadows of its operands, one
+        draw's included: its result's shape and type, on the meta device, each output holding the
+        CPU result as its shadow, marked drawn (one draw's answer, never a mask's share). None where an
+        operand has no shadow, the op writes into one, or the CPU cannot run it."""
+        import torch
+        from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+        leaves, spec = tree_flatten((args, kwargs))
+        tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
+        shadows = [self.get(x, drawn=True) for x in tensors]
+        if not tensors or any(s is None for s in shadows) or func._schema.is_mutable:
+            return None
+        held = iter(shadows)
+        cpu = torch.device("cpu")
+        leaves = [next(held) if isinstance(x, torch.Tensor) else cpu if isinstance(x, torch.device) else x
+                  for x in leaves]
+        args2, kwargs2 = tree_unflatten(leaves, spec)
+        try:
+            got = func(*args2, **kwargs2)
+        except Exception:  # noqa: BLE001 - the CPU cannot run it either: no answer
+            return None
+        out = tree_map(lambda g: torch.empty_strided(g.shape, g.stride(), dtype=g.dtype, device="meta")
+                       if isinstance(g, torch.Tensor) else g, got)
+        for o, g in zip(_leaves(out), _leaves(got)):
+            if isinstance(o, torch.Tensor):
+                self.set(o, g, drawn=True)
+        return out
 
     def _drop(self, t) -> None:
         key = storage_key(t)
