@@ -135,8 +135,8 @@ def test_a_submission_is_checked_against_the_reference_and_a_lazy_one_fails():
 
     honest, lazy = checked("submission.py", 2), checked("untouched_buffer.py", 1)
     assert honest.check is not None and honest.check.verified and len(honest.check.draws) >= 2
-    assert lazy.check is not None and not lazy.check.verified
-    assert all(not d.passed for d in lazy.check.draws)
+    assert lazy.check is not None and not lazy.check.verified  # its buffer drawn NaN: never the answer
+    assert all(not d.passed and "NaN or infinite" in d.outputs[0].reason for d in lazy.check.draws)
 
 
 def test_a_submission_binds_custom_kernel_or_is_refused_unread(tmp_path):
@@ -145,3 +145,54 @@ def test_a_submission_binds_custom_kernel_or_is_refused_unread(tmp_path):
     other.write_text("def kernel(data):\n    return data\n")
     with pytest.raises(UsageError, match="a GPU MODE task, custom_kernel; it has neither"):
         problem.declares_candidate(other)
+
+
+def _task(tmp_path, reference: str, yml: str) -> Path:
+    folder = tmp_path / "t_py"
+    folder.mkdir()
+    (folder / "reference.py").write_text(reference)
+    (folder / "task.yml").write_text(yml)
+    return folder
+
+
+@needs_torch
+def test_a_case_that_fails_alone_is_named_and_the_task_may_be_named_by_its_folder(tmp_path):
+    folder = _task(tmp_path, "import torch\n\ndef generate_input(size, seed):\n    if size == 64:\n"
+                             "        raise ValueError('no such size')\n    return torch.randn(size, device='cuda'),\n\n"
+                             "def ref_kernel(data):\n    return data[0] * 2\n",
+                   "benchmarks:\n  - {size: 32, seed: 1}\n  - {size: 64, seed: 2}\n  - {size: 128, seed: 3}\n")
+    r = CliRunner().invoke(app, ["kernels", str(folder), "--gpu", "h200", "--json"])
+    assert r.exit_code == 2 and [p["name"] for p in json.loads(r.stdout)["problems"]] == ["t_py[size=32]", "t_py[size=128]"]
+    assert f"{folder / 'reference.py'} (case 2 of 3): building the reference or its inputs raised ValueError: no such size" \
+        in r.stderr
+
+
+@needs_torch
+def test_a_file_the_task_names_that_is_not_there_is_named(tmp_path):
+    folder = _task(tmp_path, "import torch\nfrom helpers import twice\n\ndef generate_input(size, seed):\n"
+                             "    return torch.randn(size),\n\ndef ref_kernel(data):\n    return twice(data[0])\n",
+                   "files:\n  - {name: helpers.py, source: ../helpers.py}\nbenchmarks:\n  - {size: 32, seed: 1}\n")
+    r = CliRunner().invoke(app, ["kernels", str(folder / "reference.py"), "--gpu", "h200"])
+    assert r.exit_code == 2 and "task.yml: its files give helpers.py from ../helpers.py, which is not there" in r.output
+    (tmp_path / "helpers.py").write_text("def twice(x):\n    return 2 * x\n")
+    assert CliRunner().invoke(app, ["kernels", str(folder), "--gpu", "h200"]).exit_code == 0
+
+
+@needs_torch
+def test_a_package_missing_for_every_case_is_a_failure_to_run(tmp_path):
+    folder = _task(tmp_path, "import torch\nimport no_such_package_here\n\ndef generate_input(size, seed):\n"
+                             "    return torch.randn(size),\n\ndef ref_kernel(data):\n    return data[0]\n",
+                   "benchmarks:\n  - {size: 32, seed: 1}\n  - {size: 64, seed: 2}\n")
+    for given in ([folder], [folder, AXPY]):  # alone, or among others that read: said once, exit 1
+        r = CliRunner().invoke(app, ["kernels", *map(str, given), "--gpu", "h200"])
+        assert r.exit_code == 1 and r.output.count("no_such_package_here, which this Python cannot find") == 1
+
+
+@needs_torch
+def test_an_output_buffer_is_poisoned_and_an_input_made_empty_then_drawn_is_not_one():
+    loaded = problem.load(AXPY, 1)
+    x, y, out = loaded.inputs(0)
+    assert loaded.buffers == (2,) and bool(torch.isnan(out).all()) and not torch.isnan(x).any()
+    mm = problem.load(MM, 1)  # a = torch.empty(...).uniform_(...): an input, not a buffer
+    a = mm.inputs(0)[0]
+    assert mm.buffers == () and bool(((a >= -0.5) & (a <= 0.5)).all())

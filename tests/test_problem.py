@@ -181,7 +181,8 @@ def test_a_candidate_given_as_a_problem_is_named_so_before_it_is_imported(tmp_pa
     # imported, and fails without a CUDA toolkit; a file binding both Model and ModelNew is a problem
     examples = Path(__file__).resolve().parents[1] / "examples" / "kernelbench"
     for name in ("level1_19_ReLU_cuda.py", "level1_19_ReLU_triton.py"):
-        with pytest.raises(UsageError, match=rf"{name} is a candidate \(a ModelNew\), not a problem: give the problem"):
+        with pytest.raises(UsageError, match=rf"{name} is a candidate \(a ModelNew, or a GPU MODE submission's custom_kernel\), not a problem: "
+                                            "give the problem"):
             problem.load(examples / name)
     (tmp_path / "both.py").write_text("class Model: pass\nModelNew = Model\ndef get_inputs(): return []\n"
                                       "def get_init_inputs(): return []\n")
@@ -198,7 +199,7 @@ def test_a_problem_that_exits_or_a_candidate_given_as_one_is_refused_in_one_line
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
     with pytest.raises(UsageError, match=r"exits.py: importing it raised SystemExit: 3"):
         problem.load(tmp_path / "exits.py")
-    with pytest.raises(UsageError, match=r"matmul_honest.py is a candidate \(a ModelNew\), not a problem"):
+    with pytest.raises(UsageError, match=r"matmul_honest.py is a candidate \(a ModelNew, or a GPU MODE"):
         problem.load(PROBLEMS / "candidates" / "matmul_honest.py")
 
 
@@ -1003,5 +1004,5 @@ def test_an_op_whose_output_shape_its_inputs_decide_is_read_from_one_draw(tmp_pa
     assert [t.shape for t in w.outputs] == [(16,), (positive,), (threes, 1)]
     assert w.work.bytes_read == 1000 * 8 + 4096 * 4
     assert w.work.bytes_written == 16 * 8 + positive * 4 + threes * 8
-    assert any("the shape of what bincount, index and nonzero return depends on its inputs' values" in m
+    assert any("bincount, index and nonzero have no meta kernel (an output's shape its inputs' values decide" in m
                for m in w.warnings)

@@ -77,7 +77,7 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     stem (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`). A GPU MODE task's reference
     is a problem per benchmark case of its `task.yml`, named by its folder and the case
     (`matmul_py[m=4096,n=5120,k=4096]`: `workload.gpumode`)."""
-    rows, errors, moves, missing = [], [], {}, 0
+    rows, errors, moves, missing = [], [], {}, set()
     labels = _labels(paths)
     each = []  # (path, case): a GPU MODE task's file holds a problem per benchmark case
     for path in paths:
@@ -88,6 +88,7 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
                 raise
             errors.append(str(exc))
     unread: set[Path] = set()  # files that did not import: their other cases are not tried again
+    failed: dict[tuple[Path, str], list] = {}  # (file, error) -> the cases that failed so (None: its one problem)
     for path, case in each:
         if path in unread:
             continue
@@ -99,8 +100,9 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
         except (UsageError, MissingModule) as exc:  # no torch at all is raised, for every file alike
             if len(each) == 1:
                 raise
-            errors.append(str(exc))
-            missing += isinstance(exc, MissingModule)
+            failed.setdefault((path, str(exc)), []).append(case)
+            if isinstance(exc, MissingModule):
+                missing.add((path, str(exc)))
             if loaded is None:
                 unread.add(path)
             continue
@@ -141,5 +143,11 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     if any(r.sol.missing for r in rows):
         notes.append("work in a precision this GPU has no roof for is left out of its bound (no_roof): the bound is "
                      "then lower than light, never higher")
-    errors = list(dict.fromkeys(errors))  # a task's cases that fail alike: said once
-    return ProblemBounds(device.name, rows, notes, errors, missing_only=bool(errors) and missing == len(errors))
+    listed_wrong = len(errors)  # task files that list no case: the user's to mend
+    for (path, why), cases_failed in failed.items():  # a task's cases failing alike said once, naming them
+        tried = [c for p, c in each if p == path]
+        which = "" if cases_failed == tried or path in unread else \
+            f" (case{'s' if len(cases_failed) > 1 else ''} {', '.join(map(str, cases_failed))} of {len(tried)})"
+        errors.append(f"{path}{which}: {why.removeprefix(f'{path}: ')}" if which else why)
+    return ProblemBounds(device.name, rows, notes, errors,
+                         missing_only=bool(errors) and not listed_wrong and set(failed) <= missing)

@@ -36,7 +36,8 @@ def command(
     sources: Optional[list[Path]] = typer.Argument(None, metavar="FILE.cu...",
                                                    help="List your own kernels instead of the ladder; or problems in "
                                                         "a kernel benchmark's format (problem.py: a PyTorch Model "
-                                                        "with get_inputs), each with its speed of light on --gpu."),
+                                                        "with get_inputs; a GPU MODE task's reference.py, a problem "
+                                                        "per case), each with its speed of light on --gpu."),
     size: Optional[list[str]] = typer.Option(None, "--size", metavar="N|NAME=VALUE",
                                              help=f"The problem's size, square (default {DEFAULT_SIZE}): N, or M=, N= "
                                                   "and K= alike."),
@@ -62,7 +63,10 @@ def command(
     (FILE.cu): traffic model and, for a target, registers, local (stack) and shared memory and
     occupancy, compiled offline (no GPU needed): the ladders through NVRTC, your files through nvcc
     where a CUDA toolkit is found, else NVRTC (--compiler picks; --compile-option adds options)."""
-    for p in sources or []:
+    from ..workload.problem import task_reference
+
+    sources = [task_reference(p) for p in sources or []]  # a GPU MODE task named by its folder: its reference.py
+    for p in sources:
         if Path(p).suffix not in (".cu", ".cuh", ".py"):
             raise UsageError(f"{p}: kernels lists CUDA files (.cu, .cuh) or a kernel benchmark's problems (.py); "
                              "this is neither")

@@ -13,7 +13,7 @@ one argument each, so that every tensor in it is an input whose reads are counte
 timed call gets new; the reference and the submission are given it rebuilt. A trial's seed is
 added to the case's: seed 0 draws the case as `task.yml` gives it. An output buffer drawn with the
 inputs (`torch.empty`, which the reference writes in place and returns) is an input the reference
-writes, not reads.
+writes, not reads, and a submission may write it and return it (`Layout.buffers`).
 
 Read on a machine without a GPU (the meta device, or the CPU), a draw written for the GPU
 (`torch.Generator(device="cuda")`) takes a host generator: the shapes are the same.
@@ -89,7 +89,10 @@ def _task(reference: Path) -> dict:
     try:
         task = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
     except yaml.YAMLError as exc:
-        raise UsageError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise UsageError(f"{path}: not YAML{where}: {getattr(exc, 'problem', None) or str(exc).splitlines()[0]}") \
+            from None
     if not isinstance(task, dict):
         raise UsageError(f"{path}: a task file is a mapping (files, tests, benchmarks); this is not")
     return task
@@ -124,8 +127,8 @@ def install_modules(reference: Path) -> None:
     input_t`) in `sys.modules`, each loaded afresh from where `task.yml`'s `files` says its copy
     comes from (`utils.py` from `../utils.py`; a file beside the reference where it names none), so
     that the reference and its submission import the task's own and never another task's of the
-    same name. A file that is missing is left for the import to name. Raises what a module raises
-    when run."""
+    same name. Raises UsageError where `task.yml` names a file that is not there, and what a module
+    raises when run."""
     folder = Path(reference).resolve().parent
     listed = _task(reference).get("files") or []
     sources: dict[str, Path] = {}
@@ -135,6 +138,8 @@ def install_modules(reference: Path) -> None:
             continue
         if isinstance(source, str) and not source.startswith("@"):
             sources[name[:-3]] = (folder / source).resolve()
+            if not sources[name[:-3]].is_file():
+                raise UsageError(f"{task_file(reference)}: its files give {name} from {source}, which is not there")
     for path in sorted(folder.glob("*.py")):  # the task's own modules (task.py), whatever the list says
         if path.name not in NOT_MODULES and path.resolve() != Path(reference).resolve():
             sources.setdefault(path.stem, path)
@@ -143,7 +148,7 @@ def install_modules(reference: Path) -> None:
     sys.path.insert(0, str(folder))
     try:
         for name, path in sources.items():
-            if path.is_file() and name not in sys.modules:  # one may have imported another already
+            if name not in sys.modules:  # one may have imported another already
                 spec = importlib.util.spec_from_file_location(name, path)
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[name] = module
@@ -159,15 +164,22 @@ def install_modules(reference: Path) -> None:
 @dataclass
 class Layout:
     """How one case's `data` is laid out (its pytree structure), learnt from its first draw: the
-    forward's arguments are its leaves, and the reference and the submission get it rebuilt."""
+    forward's arguments are its leaves, and the reference and the submission get it rebuilt; and
+    which leaves are output buffers (`buffers`: tensors the draw made uninitialised, `torch.empty`,
+    for the answer to be written into)."""
 
     spec: Any = None
+    buffers: tuple[int, ...] = ()
 
-    def leaves(self, data) -> list:
-        """`data`'s leaves, its structure kept."""
+    def leaves(self, data, made: set[int] = frozenset()) -> list:
+        """`data`'s leaves, its structure kept; `made`: the storages of the tensors the draw
+        made uninitialised and left unwritten."""
         from torch.utils._pytree import tree_flatten
 
         leaves, self.spec = tree_flatten(data)
+        from .regions import storage_key
+
+        self.buffers = tuple(i for i, x in enumerate(leaves) if _is_tensor(x) and storage_key(x) in made)
         return list(leaves)
 
     def data(self, leaves) -> Any:
@@ -207,7 +219,53 @@ class Draw:
         import torch
 
         where = torch.get_default_device().type
+        made: set[int] = set()
         with contextlib.nullcontext() if where == "cuda" else off_gpu.kept_off_cuda(where), \
-                off_gpu.host_generators(where != "cuda"):
+                off_gpu.host_generators(where != "cuda"), _Uninitialised(made):
             data = self.generate(**self.case.drawn(seed))
-        return self.layout.leaves(data)
+        leaves = self.layout.leaves(data, made)
+        for i in self.layout.buffers:  # what a submission leaves unwritten is NaN (or an integer's least), not the
+            x = leaves[i]              # answer the allocator kept there from an earlier call
+            x.fill_(float("nan") if x.is_floating_point() or x.is_complex() else
+                    (False if x.dtype == torch.bool else torch.iinfo(x.dtype).min))
+        return leaves
+
+
+def _is_tensor(x) -> bool:
+    import torch
+
+    return isinstance(x, torch.Tensor)
+
+
+UNINITIALISED = ("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided")
+
+
+def _Uninitialised(made: set[int]):
+    """A PyTorch function mode that adds to `made` the storage (`regions.storage_key`) of every
+    tensor made uninitialised (`UNINITIALISED`) while it is on, and takes it away again when an op
+    writes into it (an in-place op, `__setitem__`, an `out=`): what is left are the draw's output
+    buffers, not `torch.empty(m, k).uniform_()`."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    from .regions import storage_key
+
+    class Uninitialised(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = getattr(func, "__name__", "")
+            if isinstance(out, torch.Tensor) and name in UNINITIALISED:
+                key = storage_key(out)
+                if key is not None:
+                    made.add(key)
+                return out
+            written = [kwargs["out"]] if isinstance(kwargs.get("out"), torch.Tensor) else []
+            if args and isinstance(args[0], torch.Tensor) and (name == "__setitem__" or
+                                                              (name.endswith("_") and not name.startswith("_"))):
+                written.append(args[0])
+            for t in written:
+                made.discard(storage_key(t))
+            return out
+
+    return Uninitialised()

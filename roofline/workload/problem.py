@@ -135,6 +135,12 @@ class Problem:
         ('matmul_py[m=64,n=64,k=64]')."""
         return self.label or self.path.stem
 
+    @property
+    def buffers(self) -> tuple[int, ...]:
+        """The places among the forward's arguments of the output buffers a draw gives with the
+        inputs (a GPU MODE task's `torch.empty` for the answer: `gpumode.Layout`), after a draw."""
+        return self.seeded.layout.buffers if self.seeded is not None else ()
+
     def init_inputs(self, seed: int = 0) -> list:
         """The constructor's arguments, drawn after the seed is set."""
         import torch
@@ -223,15 +229,28 @@ def is_problem(path: Path) -> bool:
         text = path.read_text(errors="replace")
         return (f"class {REFERENCE}" in text and all(f"def {f}" in text for f in FUNCTIONS)) or \
             all(f"def {f}" in text for f in gpumode.FUNCTIONS)
-    return (REFERENCE in names and all(f in names for f in FUNCTIONS)) or gpumode.is_reference(names)
+    return (REFERENCE in names and all(f in names for f in FUNCTIONS)) or is_task(path)
 
 
 def is_task(path: Path) -> bool:
-    """Whether `path` is a GPU MODE task's reference (`gpumode`: `ref_kernel` and `generate_input`)
-    rather than a KernelBench problem, read without running it."""
-    names = top_level_names(Path(path))
-    return names is not None and gpumode.is_reference(names) and not (REFERENCE in names and
-                                                                      all(f in names for f in FUNCTIONS))
+    """Whether `path` is a GPU MODE task's reference (`gpumode`: `ref_kernel` and `generate_input`,
+    or either beside a `task.yml`, for loading to say which it lacks) rather than a KernelBench
+    problem, read without running it."""
+    path = Path(path)
+    names = top_level_names(path)
+    if names is None or (REFERENCE in names and all(f in names for f in FUNCTIONS)):
+        return False
+    return gpumode.is_reference(names) or (any(f in names for f in gpumode.FUNCTIONS) and
+                                           gpumode.task_file(path).is_file())
+
+
+def task_reference(path: Path | str) -> Path:
+    """`path`, or, where it is a GPU MODE task's folder (a `reference.py` and a `task.yml` in it), the
+    folder's `reference.py`: a task may be named by its folder."""
+    path = Path(path)
+    if path.is_dir() and (path / "reference.py").is_file() and gpumode.task_file(path / "reference.py").is_file():
+        return path / "reference.py"
+    return path
 
 
 def cases(path: Path | str) -> list[int | None]:
@@ -295,6 +314,8 @@ def _import(path: Path, role: str, first: Callable[[], None] | None = None):
             if first is not None:
                 first()
             return import_file(path, "roofline_problem_")
+    except UsageError:  # `first`'s own, already in the user's words
+        raise
     except ModuleNotFoundError as exc:  # a package this machine lacks (einops, transformers): a runtime failure
         if not exc.name:  # raised by the file itself, naming no module
             raise UsageError(f"{path}: importing it raised ModuleNotFoundError: {_first(exc)}") from None
@@ -315,8 +336,9 @@ def load(path: Path | str, case: int | None = None) -> Problem:
         raise UsageError(f"{path}: no such file")
     if is_task(path):
         return _load_task(path, case)
-    candidate = (f"{path} is a candidate (a {CANDIDATE}), not a problem: give the problem file it answers "
-                 f"(a class {REFERENCE} with {' and '.join(FUNCTIONS)})")
+    candidate = (f"{path} is a candidate (a {CANDIDATE}, or a GPU MODE submission's {gpumode.SUBMISSION}), not a "
+                 f"problem: give the problem file it answers (a class {REFERENCE} with {' and '.join(FUNCTIONS)}, or "
+                 f"a GPU MODE task's reference.py with {' and '.join(gpumode.FUNCTIONS)})")
     names = top_level_names(path)
     star = names is not None and "*" in names  # `from base import *` may bind Model and its functions unseen
     if is_candidate(path) and not is_problem(path) and not star:  # read, not run: its import may build or fail
@@ -767,8 +789,8 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     if shaped:
         ops = list(dict.fromkeys(shaped))
         named = ops[0] if len(ops) == 1 else f"{', '.join(ops[:-1])} and {ops[-1]}"
-        warnings += (f"the shape of what {named} {'returns' if len(ops) == 1 else 'return'} depends on its inputs' "
-                     f"values: read with those of draw {seed}, drawn on the CPU; another draw's may differ",)
+        warnings += (f"{named} {'has' if len(ops) == 1 else 'have'} no meta kernel (an output's shape its inputs' values "
+                     f"decide, as bincount's): run on the CPU on those of draw {seed}; another draw's may differ",)
     try:
         w = w.check()
     except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound
