@@ -330,17 +330,20 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     progress.step("graded")
     entries, notes = [], [f"{title}: each timed call on inputs of its own, drawn before the timing (where its work "
                           "was read from: each entry's line under the table)"]
+    said: dict[str, list[str]] = {}  # a reading's warning -> the cases it is of
     for i, (loaded, work) in enumerate(zip(each, found)):
         mine = runs[i * len(names):(i + 1) * len(names)]
         ran, moves = sol.on_device(work.work, device.roofs)  # work in a precision this GPU has no roof for
         graded = grading.with_baseline([grading.problem_entry(r, loaded.name, ran, device, launch_ms) for r in mine],
                                        ["reference"])
         entries += graded
-        notes += [f"{loaded.name}: {w}" for w in work.warnings] + [f"{loaded.name}: {m}" for m in moves] + \
-            grading.emulation_notes(graded, ran, device, launch_ms) + \
+        for w in work.warnings:  # a warning several cases share: said once, naming them
+            said.setdefault(w, []).append(loaded.name)
+        notes += [f"{loaded.name}: {m}" for m in moves] + grading.emulation_notes(graded, ran, device, launch_ms) + \
             [f"{loaded.name}: the reference disagrees with a second instance of itself ({r.self_check}): each candidate "
              "is checked against an answer that moves" for r in mine if r.self_check]
-    notes[1:1] = grading.activity_notes([r.kernels_why for r in runs])
+    notes[1:1] = [f"{title if len(of) == len(each) > 1 else ', '.join(of)}: {w}" for w, of in said.items()] + \
+        grading.activity_notes([r.kernels_why for r in runs])
     failures = [f"{e.name}: {e.error}" if len(each) == 1 else f"{e.workload}, {e.name}: {e.error}"
                 for e in entries if e.error]
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -176,9 +176,9 @@ class Layout:
         made uninitialised and left unwritten."""
         from torch.utils._pytree import tree_flatten
 
-        leaves, self.spec = tree_flatten(data)
         from .regions import storage_key
 
+        leaves, self.spec = tree_flatten(data)
         self.buffers = tuple(i for i, x in enumerate(leaves) if _is_tensor(x) and storage_key(x) in made)
         return list(leaves)
 
@@ -221,7 +221,7 @@ class Draw:
         where = torch.get_default_device().type
         made: set[int] = set()
         with contextlib.nullcontext() if where == "cuda" else off_gpu.kept_off_cuda(where), \
-                off_gpu.host_generators(where != "cuda"), _Uninitialised(made):
+                off_gpu.host_generators(where != "cuda"), _uninitialised(made):
             data = self.generate(**self.case.drawn(seed))
         leaves = self.layout.leaves(data, made)
         for i in self.layout.buffers:  # what a submission leaves unwritten is NaN (or an integer's least), not the
@@ -240,7 +240,7 @@ def _is_tensor(x) -> bool:
 UNINITIALISED = ("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided")
 
 
-def _Uninitialised(made: set[int]):
+def _uninitialised(made: set[int]):
     """A PyTorch function mode that adds to `made` the storage (`regions.storage_key`) of every
     tensor made uninitialised (`UNINITIALISED`) while it is on, and takes it away again when an op
     writes into it (an in-place op, `__setitem__`, an `out=`): what is left are the draw's output
