@@ -196,3 +196,20 @@ def test_an_output_buffer_is_poisoned_and_an_input_made_empty_then_drawn_is_not_
     mm = problem.load(MM, 1)  # a = torch.empty(...).uniform_(...): an input, not a buffer
     a = mm.inputs(0)[0]
     assert mm.buffers == () and bool(((a >= -0.5) & (a <= 0.5)).all())
+
+
+def test_a_task_graded_on_every_case_reads_as_gpu_mode_ranks_it():
+    from types import SimpleNamespace
+
+    from roofline.commands.grade import _geomeans
+
+    def entry(name, case, ms, graded=True):
+        return SimpleNamespace(name=name, workload=f"t_py[size={case}]", time_ms=ms, graded=graded)
+
+    # the reference at 1 and 4 ms (geometric mean 2 ms), the submission at 0.5 and 2 ms (1 ms: 2x); lazy failed a case
+    entries = [entry("reference", 1, 1.0), entry("submission", 1, 0.5), entry("lazy", 1, None, False),
+               entry("reference", 2, 4.0), entry("submission", 2, 2.0), entry("lazy", 2, 0.1)]
+    notes = _geomeans(entries, ["reference", "submission", "lazy"], "t_py (2 cases)")
+    assert notes == ["t_py (2 cases): geometric mean of the times over the 2 cases, as GPU MODE ranks a submission: "
+                     "reference 2,000.0 µs, submission 1,000.0 µs (2.00x the reference)",
+                     "t_py (2 cases): no geometric mean for what was not graded on every case: lazy (1 of 2)"]

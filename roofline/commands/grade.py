@@ -344,9 +344,35 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
              "is checked against an answer that moves" for r in mine if r.self_check]
     notes[1:1] = [f"{title if len(of) == len(each) > 1 else ', '.join(of)}: {w}" for w, of in said.items()] + \
         grading.activity_notes([r.kernels_why for r in runs])
+    if len(each) > 1:  # as GPU MODE ranks a submission: the geometric mean of its times over every case
+        notes += _geomeans(entries, names, title)
     failures = [f"{e.name}: {e.error}" if len(each) == 1 else f"{e.workload}, {e.name}: {e.error}"
                 for e in entries if e.error]
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                        tool=provenance.tool(), device=device, launch_ms=launch_ms, entries=entries, notes=notes)
     store.save(doc, out)
     return GradeReport(doc, notes, failures)
+
+
+def _geomeans(entries: list, names: list[str], title: str) -> list[str]:
+    """A note per model of `names` (the reference first) graded on every case of `entries`: the
+    geometric mean of its times (ms) over the cases, and the candidate's speed-up over the reference
+    at that mean; one saying which were not graded on every case."""
+    import math
+
+    means, short = {}, []
+    cases = len({e.workload for e in entries})
+    for name in names:
+        times = [e.time_ms for e in entries if e.name == name and e.graded and e.time_ms]
+        if len(times) == cases:
+            means[name] = math.exp(sum(math.log(t) for t in times) / len(times))
+        else:
+            short.append(f"{name} ({len(times)} of {cases})")
+    lines = [f"{title}: geometric mean of the times over the {cases} cases, as GPU MODE ranks a submission: "
+             + ", ".join(f"{n} {m * 1e3:,.1f} µs" + (f" ({means['reference'] / m:.2f}x the reference)"
+                                                     if n != "reference" and "reference" in means else "")
+                         for n, m in means.items())] if means else []
+    if short:
+        lines.append(f"{title}: no geometric mean for what was not graded on every case: {', '.join(short)}")
+    return lines
+
