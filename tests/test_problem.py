@@ -992,17 +992,21 @@ def test_a_forward_failing_on_the_meta_device_says_its_first_failure_when_readin
 def test_an_op_whose_output_shape_its_inputs_decide_is_read_from_one_draw(tmp_path):
     # bincount, a boolean index and nonzero have no meta kernel: answered from the draw's values on the CPU,
     # their shapes those of draw 0 (2,040 of the 4,096 normal draws above zero, 85 of the 1,000 ints equal to 3)
-    path = tmp_path / "shapes.py"
-    path.write_text("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n"
-                    "        return torch.bincount(x, minlength=16), y[y > 0], torch.nonzero(x == 3)\n\n"
-                    "def get_inputs():\n    return [torch.randint(0, 16, (1000,)), torch.randn(4096)]\n\n"
-                    "def get_init_inputs():\n    return []\n")
-    w = problem.work(problem.load(path))
+    work = _problem(tmp_path, "shapes", "        pass", "        x, y = xs\n        return torch.bincount(x, minlength=16), "
+                    "y[y > 0], torch.nonzero(x == 3)", "[torch.randint(0, 16, (1000,)), torch.randn(4096)]")
+    w = problem.work(problem.load(tmp_path / "shapes.py"))
     torch.manual_seed(0)
     x, y = torch.randint(0, 16, (1000,)), torch.randn(4096)
     positive, threes = int((y > 0).sum()), int((x == 3).sum())
     assert [t.shape for t in w.outputs] == [(16,), (positive,), (threes, 1)]
-    assert w.work.bytes_read == 1000 * 8 + 4096 * 4
-    assert w.work.bytes_written == 16 * 8 + positive * 4 + threes * 8
+    assert work.bytes_read == 1000 * 8 + 4096 * 4 and work.bytes_written == 16 * 8 + positive * 4 + threes * 8
     assert any("bincount, index and nonzero have no meta kernel (an output's shape its inputs' values decide" in m
                for m in w.warnings)
+
+
+@needs_torch
+def test_an_input_written_into_is_not_read(tmp_path):
+    # c overwritten by copy_ and by an out= product: a and b read (2 x 256 B), c written (256 B), never read
+    w = _problem(tmp_path, "into", "        pass", "        a, b, c = xs\n        c.copy_(a + b)\n"
+                 "        torch.mul(a, b, out=c[:8])\n        return c", "[torch.randn(64), torch.randn(64), torch.empty(64)]")
+    assert w.bytes_read == 2 * 64 * 4 and w.bytes_written == 64 * 4
