@@ -29,8 +29,10 @@ parameters and buffers (each byte of a storage at most once, whichever of its vi
 union of the regions its ops read, followed through views and the pieces of a split,
 `workload.regions`; an op that gathers by index, `GATHERS`, reads what it returns, not its whole
 table; an op that overwrites its first argument, `WRITES`, or an `out=` tensor reads none of it),
-and every tensor it returns written once: a lower bound, never above what a candidate must move. A reference the meta device cannot run (an op with no meta kernel, or one whose output
-shape depends on the data) is refused in one line.
+and every tensor it returns written once: a lower bound, never above what a candidate must move. A
+forward the meta device cannot run (a branch on a value, an op with no meta kernel because its
+output's shape depends on the data) is read again with one draw of its inputs' values at hand
+(inputs of at most MAX_DRAWN_BYTES, `_work`); one that fails so too is refused in one line.
 """
 
 from __future__ import annotations
