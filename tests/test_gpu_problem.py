@@ -77,3 +77,23 @@ def test_the_persisting_set_aside_a_candidate_leaves_is_put_back():
         pytest.skip("this GPU sets aside no L2 for persisting lines")
     assert l2_persist.limit() > 0
     assert l2_persist.clear() > 0 and l2_persist.limit() == 0
+
+
+def test_a_gpu_mode_task_is_graded_on_every_case_its_lazy_submission_on_none(tmp_path):
+    # tests/fixtures/gpumode/axpy_py: three benchmark cases; its submission writes the output buffer it is given and
+    # returns it (no flag: the buffer is its to write), the lazy one returns the buffer unwritten (drawn NaN: wrong)
+    task = Path(__file__).resolve().parent / "fixtures" / "gpumode" / "axpy_py"
+    out = tmp_path / "axpy.json"
+    r = CliRunner().invoke(app, ["run", str(task), str(task / "submission.py"), str(task / "untouched_buffer.py"),
+                                 "--out", str(out), "--budget", "0.2"])
+    assert "Traceback" not in r.output and out.exists(), r.output
+    doc = json.loads(out.read_text())
+    cases = ["axpy_py[size=4096]", "axpy_py[size=1048576#2]", "axpy_py[size=1048576#3]"]
+    by = {(e["workload"], e["name"]): e for e in doc["entries"]}
+    assert set(by) == {(c, n) for c in cases for n in ("reference", "submission", "untouched_buffer")}
+    for case in cases:
+        honest, lazy = by[(case, "submission")], by[(case, "untouched_buffer")]
+        assert honest["verified"] and honest["error"] is None and honest["flags"] == [] and honest["time_ms"], honest
+        assert honest["baseline_ms"] == by[(case, "reference")]["time_ms"]
+        assert not lazy["verified"] and "NaN" in lazy["error"], lazy
+    assert any("geometric mean of the times over the 3 cases" in n and "submission" in n for n in doc["notes"])
