@@ -1010,3 +1010,20 @@ def test_an_input_written_into_is_not_read(tmp_path):
     w = _problem(tmp_path, "into", "        pass", "        a, b, c = xs\n        c.copy_(a + b)\n"
                  "        torch.mul(a, b, out=c[:8])\n        return c", "[torch.randn(64), torch.randn(64), torch.empty(64)]")
     assert w.bytes_read == 2 * 64 * 4 and w.bytes_written == 64 * 4
+
+
+@needs_torch
+def test_what_a_problems_import_starts_writes_to_stdout_leaves_the_json_whole(tmp_path):
+    # a file that builds an extension when imported (torch's load_inline runs ninja, which writes to descriptor 1)
+    import subprocess
+    import sys
+
+    path = tmp_path / "builds.py"
+    path.write_text("import subprocess, sys\nimport torch\n"
+                    "subprocess.run([sys.executable, '-c', 'print(\"[1/3] c++ -c main.cpp\")'])\n\n"
+                    "class Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n\n"
+                    "def get_inputs():\n    return [torch.randn(256)]\n\ndef get_init_inputs():\n    return []\n")
+    r = subprocess.run([sys.executable, "-m", "roofline", "kernels", str(path), "--gpu", "h200", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["problems"][0]["bytes_read"] == 256 * 4
+    assert "[1/3] c++ -c main.cpp" in r.stderr

@@ -288,19 +288,31 @@ class ExitCalled(RuntimeError):
 def contained():
     """While a user's file runs in roofline's own process (imported, or its reference read on the meta
     device): what it prints goes to standard error, so that `--json`'s standard output stays one
-    document, and `os._exit`, which would end roofline on the spot with nothing said and every other
-    file's result lost, raises ExitCalled instead."""
+    document (and what a program it starts writes to file descriptor 1 too: the compiler's lines of
+    a `load_inline` built on import), and `os._exit`, which would end roofline on the spot with
+    nothing said and every other file's result lost, raises ExitCalled instead."""
     import os
 
     def refused(code=0):
         raise ExitCalled(f"it called os._exit({code})")
 
+    for stream in (sys.stdout, sys.__stdout__):
+        if stream is not None:
+            stream.flush()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no descriptor 1 or 2 to move: Python's own stream alone is redirected
+        saved = None
     exit_, os._exit = os._exit, refused
     try:
         with contextlib.redirect_stdout(sys.stderr):
             yield
     finally:
         os._exit = exit_
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def _import(path: Path, role: str, first: Callable[[], None] | None = None):
