@@ -88,7 +88,7 @@ def test_a_gpu_mode_task_is_graded_on_every_case_its_lazy_submission_on_none(tmp
                                  "--out", str(out), "--budget", "0.2"])
     assert "Traceback" not in r.output and out.exists(), r.output
     doc = json.loads(out.read_text())
-    cases = ["axpy_py[size=4096]", "axpy_py[size=1048576#2]", "axpy_py[size=1048576#3]"]
+    cases = ["axpy_py[size=4096]", "axpy_py[size=1048576]#2", "axpy_py[size=1048576]#3"]
     by = {(e["workload"], e["name"]): e for e in doc["entries"]}
     assert set(by) == {(c, n) for c in cases for n in ("reference", "submission", "untouched_buffer")}
     for case in cases:

@@ -36,7 +36,7 @@ def test_a_tasks_reference_is_a_problem_of_a_problem_per_benchmark_case():
     listed = gpumode.cases(AXPY)
     # two cases of one size are told apart by their number; the seed is no part of a name
     assert [gpumode.name_of(AXPY, c, listed) for c in listed] == \
-        ["axpy_py[size=4096]", "axpy_py[size=1048576#2]", "axpy_py[size=1048576#3]"]
+        ["axpy_py[size=4096]", "axpy_py[size=1048576]#2", "axpy_py[size=1048576]#3"]
     assert listed[1].drawn(0) == {"size": 1048576, "seed": 202} and listed[1].drawn(3) == {"size": 1048576, "seed": 205}
 
 
@@ -70,7 +70,7 @@ def test_an_output_buffer_given_with_the_inputs_is_written_not_read():
     w = problem.work(problem.load(AXPY, 1))
     assert w.work.flops == {} and w.work.bytes_read == 2 * 4096 * 4 and w.work.bytes_written == 4096 * 4
     assert [t.name for t in w.inputs] == ["input 0", "input 1", "input 2"]
-    assert problem.load(AXPY, 3).name == "axpy_py[size=1048576#3]"
+    assert problem.load(AXPY, 3).name == "axpy_py[size=1048576]#3"
 
 
 @needs_torch
@@ -107,9 +107,9 @@ def test_kernels_lists_every_case_with_its_speed_of_light():
     r = CliRunner().invoke(app, ["kernels", str(AXPY), str(MM), "--gpu", "h200", "--json"])
     assert r.exit_code == 0, r.output
     rows = {p["name"]: p for p in json.loads(r.stdout)["problems"]}
-    assert list(rows) == ["axpy_py[size=4096]", "axpy_py[size=1048576#2]", "axpy_py[size=1048576#3]",
+    assert list(rows) == ["axpy_py[size=4096]", "axpy_py[size=1048576]#2", "axpy_py[size=1048576]#3",
                           "scaled_mm_py[m=64,n=32,k=16]", "scaled_mm_py[m=128,n=64,k=32]"]
-    assert rows["axpy_py[size=1048576#2]"]["bytes_read"] == 2 * 1048576 * 4
+    assert rows["axpy_py[size=1048576]#2"]["bytes_read"] == 2 * 1048576 * 4
     assert rows["scaled_mm_py[m=64,n=32,k=16]"]["flops"] == {"fp16_tensor": 2 * 64 * 32 * 16}
 
 

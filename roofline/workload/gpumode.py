@@ -116,10 +116,10 @@ def cases(reference: Path) -> list[Case]:
 def name_of(reference: Path, case: Case, listed: list[Case]) -> str:
     """A case's problem name: its task's folder and its label, `matmul_py[m=64,n=64,k=64]`; a label
     that another of the task's cases (`listed`) shares (the same sizes, another seed) with the
-    case's number after it, `[size=256#4]`."""
+    case's number after it, `conv2d_py[size=256]#4`."""
     label = case.label()
     shared = sum(c.label() == label for c in listed) > 1 and not label.startswith("#")
-    return f"{Path(reference).resolve().parent.name}[{label}{f'#{case.number}' if shared else ''}]"
+    return f"{Path(reference).resolve().parent.name}[{label}]{f'#{case.number}' if shared else ''}"
 
 
 def install_modules(reference: Path) -> None:
