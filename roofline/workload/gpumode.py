@@ -12,8 +12,11 @@ tensors, one tensor, a config dict beside them), is passed as its leaves (`torch
 one argument each, so that every tensor in it is an input whose reads are counted and that each
 timed call gets new; the reference and the submission are given it rebuilt. A trial's seed is
 added to the case's: seed 0 draws the case as `task.yml` gives it. An output buffer drawn with the
-inputs (`torch.empty`, which the reference writes in place and returns) is an input the reference
-writes, not reads, and a submission may write it and return it (`Layout.buffers`).
+inputs (a `torch.empty` the draw leaves unwritten, which the reference writes in place and returns)
+is an input the reference writes, not reads; a submission may write it and return it
+(`Layout.buffers`), and each draw fills it with NaN (an integer buffer with its type's least value),
+so that one returned unwritten is never an answer the allocator kept there from an earlier call.
+A task named by its folder is its `reference.py` (`workload.problem.task_reference`).
 
 Read on a machine without a GPU (the meta device, or the CPU), a draw written for the GPU
 (`torch.Generator(device="cuda")`) takes a host generator: the shapes are the same.
