@@ -96,6 +96,13 @@ if [ "$part" != charts ]; then
     roofline run tests/fixtures/problems/small_matmul.py tests/fixtures/problems/candidates/matmul_empty_replay.py \
         tests/fixtures/problems/candidates/matmul_patches_sync.py tests/fixtures/problems/candidates/matmul_patches_roofline.py \
         tests/fixtures/problems/candidates/matmul_honest.py --budget 0.3 --out plots/grades-h100-corpus-newest-20261207.json || true
+    # GPU MODE's tasks on an H100 on 2026-12-07 (bench/gpumode_visit.sh; a checkout of gpu-mode/reference-kernels,
+    # f83cb92, in REFERENCE_KERNELS): each task's submission and the right and wrong solutions it keeps, every case
+    G="${REFERENCE_KERNELS:-../reference-kernels}/problems/pmpp_v2"
+    roofline run "$G/grayscale_py/reference.py" "$G/grayscale_py/submission.py" "$G/grayscale_py/solutions/correct/ref.py" \
+        "$G/grayscale_py/solutions/wrong/empty.py" --budget 0.2 --out plots/grades-h100-gpumode-grayscale-20261207.json || true
+    roofline run "$G/matmul_py/reference.py" "$G/matmul_py/submission.py" "$G/matmul_py/solutions/correct/ref.py" \
+        "$G/matmul_py/solutions/wrong/low-precision.py" --budget 0.2 --out plots/grades-h100-gpumode-matmul-20261207.json
     roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level2/12_Gemm_Multiply_LeakyReLU.py" \
         examples/kernelbench/level2_12_Gemm_Multiply_LeakyReLU_triton.py --out plots/grades-h100-kernelbench-level2.json
     roofline run "${KERNELBENCH:-../KernelBench}/KernelBench/level1/19_ReLU.py" examples/kernelbench/level1_19_ReLU_triton.py \
