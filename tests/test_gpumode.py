@@ -202,3 +202,16 @@ def test_a_task_graded_on_every_case_reads_as_gpu_mode_ranks_it():
     assert notes == ["t_py (2 cases): geometric mean of the times over the 2 cases, as GPU MODE ranks a submission: "
                      "reference 2,000.0 µs, submission 1,000.0 µs (2.00x the reference)",
                      "t_py (2 cases): no geometric mean for what was not graded on every case: lazy (1 of 2)"]
+
+
+@needs_torch
+def test_no_file_beside_the_reference_but_its_task_modules_runs_when_it_is_read(tmp_path):
+    # a submission kept in the task's folder runs in its grading's own process alone, never as the task is read
+    folder = _task(tmp_path, "import torch\nfrom task import input_t\n\ndef generate_input(size, seed):\n"
+                             "    return torch.randn(size),\n\ndef ref_kernel(data: input_t):\n    return data[0] * 2\n",
+                   "benchmarks:\n  - {size: 32, seed: 1}\n")
+    (folder / "task.py").write_text("input_t = tuple\n")
+    marker = tmp_path / "ran"
+    (folder / "mine.py").write_text(f"open({str(marker)!r}, 'w').close()\n\ndef custom_kernel(data):\n    return data[0] * 2\n")
+    assert problem.work(problem.load(folder / "reference.py", 1)).work.bytes_read == 32 * 4
+    assert not marker.exists()

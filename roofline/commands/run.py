@@ -156,7 +156,7 @@ def command(
             report = tune_room.tune(problems[0].m, out or DEFAULT_TUNE_RESULTS, bar)
         present(tune_room.view(report, out or DEFAULT_TUNE_RESULTS), as_json)
         return
-    if targets and ":" not in targets[0]:  # a GPU MODE task named by its folder: its reference.py
+    if targets and ":" not in targets[0] and Path(targets[0]).is_dir():  # a GPU MODE task named by its folder
         from ..workload.problem import task_reference
         targets = [str(task_reference(targets[0])), *targets[1:]]
     if targets and _is_problem(targets[0]):  # a kernel benchmark's problem and its candidates

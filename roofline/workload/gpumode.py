@@ -37,6 +37,7 @@ from . import off_gpu
 FUNCTIONS = ("ref_kernel", "generate_input")  # what a task's reference.py binds
 SUBMISSION = "custom_kernel"  # what a submission binds
 TASK = "task.yml"  # beside reference.py: the cases and the files
+TYPES = "task.py"  # beside reference.py: the types its files import (input_t, output_t)
 SEED = "seed"  # the argument of generate_input that seeds its draw
 LONGEST_LABEL = 60  # a case named by its arguments up to this many characters; by its number past it
 # what task.yml's `files` names that is no module the task imports by name
@@ -128,7 +129,7 @@ def name_of(reference: Path, case: Case, listed: list[Case]) -> str:
 def install_modules(reference: Path) -> None:
     """Put the modules a task's files import by name (`from utils import ...`, `from task import
     input_t`) in `sys.modules`, each loaded afresh from where `task.yml`'s `files` says its copy
-    comes from (`utils.py` from `../utils.py`; a file beside the reference where it names none), so
+    comes from (`utils.py` from `../utils.py`; `task.py` beside the reference where it names none), so
     that the reference and its submission import the task's own and never another task's of the
     same name. Raises UsageError where `task.yml` names a file that is not there, and what a module
     raises when run."""
@@ -143,9 +144,8 @@ def install_modules(reference: Path) -> None:
             sources[name[:-3]] = (folder / source).resolve()
             if not sources[name[:-3]].is_file():
                 raise UsageError(f"{task_file(reference)}: its files give {name} from {source}, which is not there")
-    for path in sorted(folder.glob("*.py")):  # the task's own modules (task.py), whatever the list says
-        if path.name not in NOT_MODULES and path.resolve() != Path(reference).resolve():
-            sources.setdefault(path.stem, path)
+    if (folder / TYPES).is_file():  # the task's types, whatever the list says; no other file beside it is run
+        sources.setdefault(TYPES[:-3], folder / TYPES)  # (a submission kept there is run by its grading alone)
     for name in sources:
         sys.modules.pop(name, None)
     sys.path.insert(0, str(folder))
