@@ -327,7 +327,14 @@ def one_of(*choices: str):
 
 
 def echo(text: str, err: bool = False) -> None:
-    """One message, a file name's bytes that are not UTF-8 shown as '\\xe9' (any output holds it)."""
+    """One message, a file name's bytes that are not UTF-8 shown as '\\xe9' (any output holds it); on
+    an output that holds ASCII only (a C locale), each other character in its ASCII form ('µs' ->
+    'us': `render.encoding.ascii_text`), as the tables are drawn there."""
+    from .render.encoding import ascii_text
+
+    stream = sys.stderr if err else sys.stdout
+    if not (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "").startswith("utf"):
+        text = ascii_text(text)
     typer.echo(shown_path(text), err=err)
 
 
