@@ -461,7 +461,7 @@ class MaskTracker:
         held = self._values(t)
         if held is None:
             return None
-        return held <= FILL_AT_MOST if low and held.dtype.is_floating_point else held != 0
+        return _filling(held, low)
 
     def _bounded(self, name: str, args: tuple, tensors: list, out):
         """A mask made in part of a given one (an attention mask input, `self.given`) and in part of a known
@@ -731,8 +731,6 @@ class MaskTracker:
     def _kept_places(self, mask, triangle: Triangle | None, scores, additive: bool, filled_where_true: bool):
         """Where a fill through `mask` (of `triangle`, or known by its values) keeps `scores`: a CPU boolean
         tensor broadcastable to them, for a second fill (`_both`); None where not known, or too large."""
-        import torch
-
         rows, cols = int(scores.shape[-2]), int(scores.shape[-1])
         key = (triangle, rows, cols) if triangle is not None else (id(mask), additive)
         key += (filled_where_true,)
@@ -746,7 +744,7 @@ class MaskTracker:
             held = self._values(mask)
             if held is None or held.numel() > MAX_PLACES:
                 return None
-            true = held <= FILL_AT_MOST if additive and held.dtype != torch.bool else held != 0
+            true = _filling(held, additive)
             self._alive.append(mask)  # its id stays its own while the pattern is kept under it
         self._kept_cache[key] = ~true if filled_where_true else true
         return self._kept_cache[key]
@@ -772,13 +770,11 @@ class MaskTracker:
                 return None
         except RuntimeError:
             return None
-        filled = held <= FILL_AT_MOST if additive and held.dtype != torch.bool else held != 0
+        filled = _filling(held, additive)
         return float(filled.double().mean())  # each place of the mask stands for as many of the scores
 
     def _low_held(self, t) -> bool:
         """Whether tensor `t`'s values are known and some are at most FILL_AT_MOST (an additive mask)."""
-        import torch
-
         if self.bound.get(id(t), ("",))[0] == "low":  # a known additive mask plus a given one
             return bool(self.bound[id(t)][1].any())
         held = self._values(t)
@@ -872,6 +868,14 @@ class MaskTracker:
             self._warn("scaled_dot_product_attention's attn_mask made of a mask given as an input (whatever "
                        "get_inputs draws, its values are not read): its products counted whole")
         return None if filled is None else (1.0 - filled if mask.dtype != torch.bool else filled)
+
+
+def _filling(held, additive: bool):
+    """Where a mask of values `held` (a CPU tensor) fills the scores: where it is at most FILL_AT_MOST,
+    `additive` (a boolean mask, additive or not: where true), else where it is not 0."""
+    import torch
+
+    return held <= FILL_AT_MOST if additive and held.dtype != torch.bool else held != 0
 
 
 def _both(a, b):
