@@ -107,7 +107,7 @@ class Shadows:
 
     def _note(self, func, args: tuple, kwargs: dict, out) -> None:
         import torch
-        from torch.utils._pytree import tree_flatten, tree_unflatten
+        from torch.utils._pytree import tree_flatten
 
         name = func._overloadpacket.__name__
         base = name[:-1] if name.endswith("_") else name
@@ -125,7 +125,6 @@ class Shadows:
                 self._drop(t)
             return
         leaves, spec = tree_flatten((args, kwargs))
-        cpu = torch.device("cpu")
         drawn = False  # made of a drawn input's values (`get`)
         if base in VALUE_FACTORIES or base in EMPTY:  # values from numbers: of a tensor operand, its shape alone
             leaves = [torch.empty(x.shape, dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in leaves]
@@ -139,11 +138,7 @@ class Shadows:
                 return
             held = iter(shadows)
             leaves = [next(held) if isinstance(x, torch.Tensor) else x for x in leaves]
-        leaves = [cpu if isinstance(x, torch.device) else x for x in leaves]
-        args2, kwargs2 = tree_unflatten(leaves, spec)
-        if "device" in kwargs2:
-            kwargs2["device"] = cpu
-        got = func(*args2, **kwargs2)
+        got = _on_cpu(func, leaves, spec)
         if base in EMPTY:  # what memory held: zeros, for a mask written into it whole (BLOOM's `torch.empty`, then [:, 0:] =)
             got.zero_()
         got_leaves = [g for g in _leaves(got) if isinstance(g, torch.Tensor)]
@@ -159,7 +154,7 @@ class Shadows:
         CPU result as its shadow, marked drawn (one draw's answer, never a mask's share). None where an
         operand has no shadow, the op writes into one, or the CPU cannot run it."""
         import torch
-        from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+        from torch.utils._pytree import tree_flatten, tree_map
 
         leaves, spec = tree_flatten((args, kwargs))
         tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
@@ -167,12 +162,8 @@ class Shadows:
         if not tensors or any(s is None for s in shadows) or func._schema.is_mutable:
             return None
         held = iter(shadows)
-        cpu = torch.device("cpu")
-        leaves = [next(held) if isinstance(x, torch.Tensor) else cpu if isinstance(x, torch.device) else x
-                  for x in leaves]
-        args2, kwargs2 = tree_unflatten(leaves, spec)
         try:
-            got = func(*args2, **kwargs2)
+            got = _on_cpu(func, [next(held) if isinstance(x, torch.Tensor) else x for x in leaves], spec)
         except Exception:  # noqa: BLE001 - the CPU cannot run it either: no answer
             return None
         out = tree_map(lambda g: torch.empty_strided(g.shape, g.stride(), dtype=g.dtype, device="meta")
@@ -190,6 +181,19 @@ class Shadows:
                 self.bytes -= value.numel() * value.element_size()
             del self._storages[i]
             self.drawn.discard(i)
+
+
+def _on_cpu(func, leaves: list, spec):
+    """Op `func` run on the CPU on its arguments' leaves (`leaves`, flattened by `spec`: the shadows in
+    place of its tensors), any device it names the CPU. Raises what the op raises."""
+    import torch
+    from torch.utils._pytree import tree_unflatten
+
+    cpu = torch.device("cpu")
+    args, kwargs = tree_unflatten([cpu if isinstance(x, torch.device) else x for x in leaves], spec)
+    if "device" in kwargs:
+        kwargs["device"] = cpu
+    return func(*args, **kwargs)
 
 
 def _leaves(x) -> list:
