@@ -215,3 +215,10 @@ def test_no_file_beside_the_reference_but_its_task_modules_runs_when_it_is_read(
     (folder / "mine.py").write_text(f"open({str(marker)!r}, 'w').close()\n\ndef custom_kernel(data):\n    return data[0] * 2\n")
     assert problem.work(problem.load(folder / "reference.py", 1)).work.bytes_read == 32 * 4
     assert not marker.exists()
+
+
+def test_a_warning_several_cases_share_is_said_once():
+    said = {"w1": ["t_py[size=1]"], "w2": ["t_py[size=1]", "t_py[size=2]", "t_py[size=3]"],
+            "w3": ["t_py[size=1]", "t_py[size=3]"]}
+    assert gpumode.said_once(said, "t_py", 3) == ["t_py[size=1]: w1", "t_py (3 cases): w2",
+                                                  "t_py[size=1], t_py[size=3]: w3"]

@@ -14,6 +14,7 @@ from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model import sol
 from ..model.sol import SpeedOfLight, speed_of_light
+from ..workload import gpumode
 from ..workload.problem import MissingModule, ProblemWork, cases, load, pytorch_defaults, work
 
 
@@ -117,12 +118,12 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
              f"{'measured ceilings where the device records them' if measured else 'the datasheet roofs'} of "
              f"{device.name}; the work as PyTorch's FLOP counter reads the reference on the meta device (matrix "
              "products, convolutions, attention; other ops count no FLOPs, so their bytes bound them)"]
-    said: dict[tuple[Path, str], list[str]] = {}  # a warning of several cases of one task: said once, for them all
+    said: dict[Path, dict[str, list[str]]] = {}  # a file's warnings -> the problems of it they are of
     for r in rows:
         for w in r.work.warnings:
-            said.setdefault((r.path, w), []).append(r.name)
-    notes += [f"{names[0]}: {w}" if len(names) == 1 else f"{Path(path).resolve().parent.name} ({len(names)} cases): {w}"
-              for (path, w), names in said.items()]
+            said.setdefault(r.path, {}).setdefault(w, []).append(r.name)
+    for path, warned in said.items():  # a warning several cases of a task share: said once
+        notes += gpumode.said_once(warned, Path(path).resolve().parent.name, sum(p == path for p, _ in each))
     notes += [f"{line} ({n} problem{'s' if n > 1 else ''})" for line, n in moves.items()]
     if any(r.work.work.flops.get("tf32_tensor") for r in rows):
         notes.append("FP32 convolutions are read as TF32 tensor work (PyTorch leaves cuDNN's TF32 on: "

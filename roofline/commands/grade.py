@@ -294,6 +294,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     from ..progress import Progress
     from ..results import store
     from ..results.grades import GradeResults
+    from ..workload import gpumode
     from ..workload import problem as problems
 
     progress = progress or Progress()
@@ -342,7 +343,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
         notes += [f"{loaded.name}: {m}" for m in moves] + grading.emulation_notes(graded, ran, device, launch_ms) + \
             [f"{loaded.name}: the reference disagrees with a second instance of itself ({r.self_check}): each candidate "
              "is checked against an answer that moves" for r in mine if r.self_check]
-    notes[1:1] = [f"{title if len(of) == len(each) > 1 else ', '.join(of)}: {w}" for w, of in said.items()] + \
+    notes[1:1] = gpumode.said_once(said, problem_path.resolve().parent.name, len(each)) + \
         grading.activity_notes([r.kernels_why for r in runs])
     if len(each) > 1:  # as GPU MODE ranks a submission: the geometric mean of its times over every case
         notes += _geomeans(entries, names, title)

@@ -126,6 +126,14 @@ def name_of(reference: Path, case: Case, listed: list[Case]) -> str:
     return f"{Path(reference).resolve().parent.name}[{label}]{f'#{case.number}' if shared else ''}"
 
 
+def said_once(said: dict[str, list[str]], task: str, cases: int) -> list[str]:
+    """Each of a task's warnings (`said`: a warning -> the names of the problems it is of) in one
+    line: of the one problem it is of by its name, of the task where all `cases` have it
+    ('matmul_py (8 cases): ...'), else of the cases it is of by their names."""
+    return [f"{of[0]}: {w}" if len(of) == 1 else f"{task} ({cases} cases): {w}" if len(of) == cases
+            else f"{', '.join(of)}: {w}" for w, of in said.items()]
+
+
 def install_modules(reference: Path) -> None:
     """Put the modules a task's files import by name (`from utils import ...`, `from task import
     input_t`) in `sys.modules`, each loaded afresh from where `task.yml`'s `files` says its copy
