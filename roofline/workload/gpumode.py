@@ -185,12 +185,13 @@ class Layout:
     def leaves(self, data, made: set[int] = frozenset()) -> list:
         """`data`'s leaves, its structure kept; `made`: the storages of the tensors the draw
         made uninitialised and left unwritten."""
+        import torch
         from torch.utils._pytree import tree_flatten
 
         from .regions import storage_key
 
         leaves, self.spec = tree_flatten(data)
-        self.buffers = tuple(i for i, x in enumerate(leaves) if _is_tensor(x) and storage_key(x) in made)
+        self.buffers = tuple(i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor) and storage_key(x) in made)
         return list(leaves)
 
     def data(self, leaves) -> Any:
@@ -240,12 +241,6 @@ class Draw:
             x.fill_(float("nan") if x.is_floating_point() or x.is_complex() else
                     (False if x.dtype == torch.bool else torch.iinfo(x.dtype).min))
         return leaves
-
-
-def _is_tensor(x) -> bool:
-    import torch
-
-    return isinstance(x, torch.Tensor)
 
 
 UNINITIALISED = ("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided")
