@@ -231,7 +231,7 @@ def is_problem(path: Path) -> bool:
         text = path.read_text(errors="replace")
         return (f"class {REFERENCE}" in text and all(f"def {f}" in text for f in FUNCTIONS)) or \
             all(f"def {f}" in text for f in gpumode.FUNCTIONS)
-    return (REFERENCE in names and all(f in names for f in FUNCTIONS)) or is_task(path)
+    return (REFERENCE in names and all(f in names for f in FUNCTIONS)) or _binds_task(path, names)
 
 
 def is_task(path: Path) -> bool:
@@ -239,7 +239,11 @@ def is_task(path: Path) -> bool:
     or either beside a `task.yml`, for loading to say which it lacks) rather than a KernelBench
     problem, read without running it."""
     path = Path(path)
-    names = top_level_names(path)
+    return _binds_task(path, top_level_names(path))
+
+
+def _binds_task(path: Path, names: set[str] | None) -> bool:
+    """`is_task` of file `path`, whose top level binds `names` (None: it does not parse)."""
     if names is None or (REFERENCE in names and all(f in names for f in FUNCTIONS)):
         return False
     return gpumode.is_reference(names) or (any(f in names for f in gpumode.FUNCTIONS) and
