@@ -40,6 +40,33 @@ def test_a_tasks_reference_is_a_problem_of_a_problem_per_benchmark_case():
     assert listed[1].drawn(0) == {"size": 1048576, "seed": 202} and listed[1].drawn(3) == {"size": 1048576, "seed": 205}
 
 
+def test_cases_are_picked_by_the_arguments_of_generate_input():
+    # axpy's cases: size 4096 (seed 101), size 1048576 (seeds 202 and 303)
+    assert problem.cases(AXPY, ["size=1048576"]) == [2, 3]
+    assert problem.cases(AXPY, ["size=4096", "size=1048576", "seed=303"]) == [3]  # either size, that seed
+    assert problem.cases(AXPY, [" size = 4096 "]) == [1]
+    assert problem.cases(MM, ["m=128", "k=32"]) == [2]
+    listed = [gpumode.Case(1, {"m": [8, 16], "causal": True}), gpumode.Case(2, {"m": [8, 32], "causal": False})]
+    assert [c.number for c in gpumode.chosen(AXPY, listed, ["m=[8, 32]"])] == [2]  # a list, read as YAML reads it
+    assert [c.number for c in gpumode.chosen(AXPY, listed, ["m=[8,16]"])] == [1]
+    assert [c.number for c in gpumode.chosen(AXPY, listed, ["causal=true"])] == [1]
+
+
+@pytest.mark.parametrize("sizes, why", [
+    (["size"], "give NAME=VALUE, e.g. size=4096"),
+    (["m=64"], "the cases of .*task.yml take size, seed; not m"),
+    (["size=5", "seed=101"], r"no case of .*task.yml has these \(size: 4096, 1048576; seed: 101, 202, 303\)"),
+])
+def test_sizes_that_pick_no_case_are_refused_naming_what_the_cases_take(sizes, why):
+    with pytest.raises(UsageError, match=why):
+        problem.cases(AXPY, sizes)
+
+
+def test_a_problem_of_one_size_takes_no_size():
+    with pytest.raises(UsageError, match="picks a GPU MODE task's cases; .*small_matmul.py is a problem of one size"):
+        problem.cases(TASKS.parent / "problems" / "small_matmul.py", ["n=4"])
+
+
 def test_a_case_too_long_to_name_by_its_arguments_is_named_by_its_number(tmp_path):
     case = gpumode.Case(2, {"m": [80, 176, 128, 72, 64, 248, 96, 160], "n": [4096] * 8, "seed": 1})
     assert case.label() == "#2"
@@ -111,6 +138,27 @@ def test_kernels_lists_every_case_with_its_speed_of_light():
                           "scaled_mm_py[m=64,n=32,k=16]", "scaled_mm_py[m=128,n=64,k=32]"]
     assert rows["axpy_py[size=1048576]#2"]["bytes_read"] == 2 * 1048576 * 4
     assert rows["scaled_mm_py[m=64,n=32,k=16]"]["flops"] == {"fp16_tensor": 2 * 64 * 32 * 16}
+
+
+@needs_torch
+def test_kernels_lists_the_cases_size_picks_and_refuses_one_that_picks_none():
+    r = CliRunner().invoke(app, ["kernels", str(AXPY.parent), "--gpu", "h200", "--size", "size=1048576", "--json"])
+    assert r.exit_code == 0, r.output
+    assert [p["name"] for p in json.loads(r.stdout)["problems"]] == ["axpy_py[size=1048576]#2",
+                                                                     "axpy_py[size=1048576]#3"]
+    r = CliRunner().invoke(app, ["kernels", str(AXPY.parent), "--gpu", "h200", "--size", "n=4"])
+    assert r.exit_code == 2 and "--size n=...: the cases of" in r.output and "take size, seed" in r.output
+
+
+
+def test_run_refuses_sizes_that_pick_no_case_before_any_gpu_work():
+    sub = str(AXPY.parent / "submission.py")
+    r = CliRunner().invoke(app, ["run", str(AXPY.parent), sub, "--size", "size=7"])
+    assert r.exit_code == 2 and "--size size=7: no case of" in r.output and "(size: 4096, 1048576)" in r.output
+    small = TASKS.parent / "problems"
+    r = CliRunner().invoke(app, ["run", str(small / "small_matmul.py"), str(small / "candidates" / "matmul_honest.py"),
+                                 "--size", "n=4"])
+    assert r.exit_code == 2 and "--size picks a GPU MODE task's cases" in r.output
 
 
 @needs_torch
@@ -198,10 +246,14 @@ def test_a_task_graded_on_every_case_reads_as_gpu_mode_ranks_it():
     # the reference at 1 and 4 ms (geometric mean 2 ms), the submission at 0.5 and 2 ms (1 ms: 2x); lazy failed a case
     entries = [entry("reference", 1, 1.0), entry("submission", 1, 0.5), entry("lazy", 1, None, False),
                entry("reference", 2, 4.0), entry("submission", 2, 2.0), entry("lazy", 2, 0.1)]
-    notes = _geomeans(entries, ["reference", "submission", "lazy"], "t_py (2 cases)")
-    assert notes == ["t_py (2 cases): geometric mean of the times over the 2 cases, as GPU MODE ranks a submission: "
+    notes = _geomeans(entries, ["reference", "submission", "lazy"], "t_py (2 cases)", 2)
+    assert notes == ["t_py (2 cases): geometric mean of the times over the 2 cases (as GPU MODE ranks a submission): "
                      "reference 2,000.0 µs, submission 1,000.0 µs (2.00x the reference)",
                      "t_py (2 cases): no geometric mean for what was not graded on every case: lazy (1 of 2)"]
+    # two cases of five picked with --size: a mean over them, not GPU MODE's rank
+    assert _geomeans(entries[:2] + entries[3:5], ["reference", "submission"], "t_py (2 of 5 cases)", 5) == \
+        ["t_py (2 of 5 cases): geometric mean of the times over the 2 cases (GPU MODE ranks a submission over all "
+         "5): reference 2,000.0 µs, submission 1,000.0 µs (2.00x the reference)"]
 
 
 @needs_torch

@@ -69,7 +69,7 @@ def _labels(paths: list[Path]) -> dict:
     return {p: str(Path(p)) for p in paths}
 
 
-def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
+def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None) -> ProblemBounds:
     """Every problem file of `paths` on `device`. A file that is not a problem, or whose reference
     cannot be read on the meta device (`workload.problem`), is one line of `errors` and the others
     are read; given alone, it raises UsageError with that line (MissingModule, a RunError, where it
@@ -77,13 +77,14 @@ def bounds(paths: list[Path], device: DeviceSpec) -> ProblemBounds:
     named by its file's stem, or, where the files come from more than one folder, by its folder and
     stem (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`). A GPU MODE task's reference
     is a problem per benchmark case of its `task.yml`, named by its folder and the case
-    (`matmul_py[m=4096,n=5120,k=4096]`: `workload.gpumode`)."""
+    (`matmul_py[m=4096,n=5120,k=4096]`: `workload.gpumode`); `sizes` (NAME=VALUE) picks some of
+    those cases (`workload.problem.cases`)."""
     rows, errors, moves, missing = [], [], {}, set()
     labels = _labels(paths)
     each = []  # (path, case): a GPU MODE task's file holds a problem per benchmark case
     for path in paths:
         try:
-            each += [(path, c) for c in cases(path)]
+            each += [(path, c) for c in cases(path, sizes)]
         except UsageError as exc:
             if len(paths) == 1:
                 raise

@@ -269,7 +269,8 @@ def view(report, out: Path) -> Outcome:
 
 
 def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = DEFAULT_GRADES, gpu: str | None = None,
-                  timing: TimingOptions | None = None, progress: Progress | None = None) -> GradeReport:
+                  timing: TimingOptions | None = None, progress: Progress | None = None,
+                  sizes: list[str] | None = None) -> GradeReport:
     """A kernel benchmark's problem (`workload.problem`: a PyTorch Model with get_inputs and
     get_init_inputs) and its candidates (files with a ModelNew) graded on this GPU
     (`measure.problem_grade`), the reference and each candidate in a process of its own
@@ -277,7 +278,9 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     candidate scored against the reference. The work is the reference's own, read on the meta
     device: no spec is written by hand. A GPU MODE task's reference (`workload.gpumode`) is graded
     on each benchmark case of its `task.yml`, the candidates its submissions (`custom_kernel`),
-    every case an entry per file, scored against the reference's time on that case.
+    every case an entry per file, scored against the reference's time on that case; `sizes`
+    (NAME=VALUE, arguments of its generate_input) grades the cases they pick alone
+    (`workload.problem.cases`).
 
     Raises UsageError for a file that is no problem or no candidate (read, not imported), or a
     reference the meta device cannot read, before any GPU work; RunError when there is no GPU. A
@@ -304,8 +307,9 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     if importlib.util.find_spec("cupy") is not None:  # imported before the candidates: its events are in the harness
         importlib.import_module("cupy")
     with problems.pytorch_defaults():  # a GPU MODE task: a problem per benchmark case, each read here first
-        each = [problems.load(problem_path, case) for case in problems.cases(problem_path)]
+        each = [problems.load(problem_path, case) for case in problems.cases(problem_path, sizes)]
         found = [problems.work(loaded) for loaded in each]
+        listed = len(problems.cases(problem_path)) if sizes else len(each)
     for c in candidate_paths:  # imported by the child that grades it, not here
         problems.declares_candidate(c)
     names = ["reference"] + [c.stem for c in candidate_paths]
@@ -322,7 +326,8 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     progress.step("DRAM, FP32 and tensor ceilings (cached once measured); the launch floor")
     device = ceilings.measure(device).attach(device)
     launch_ms = launch_floor_ms(device.l2_bytes)
-    title = each[0].name if len(each) == 1 else f"{problem_path.resolve().parent.name} ({len(each)} cases)"
+    title = each[0].name if len(each) == 1 else \
+        f"{problem_path.resolve().parent.name} ({len(each)}{'' if listed == len(each) else f' of {listed}'} cases)"
     progress.step(f"{title}: the reference and {len(candidate_paths)} candidate(s), checked and timed, "
                   "each in a process of its own")
     runs = grade_each([request_for(problem_path, c, device.pci_bus_id, device.l2_bytes, timing.budget_s,
@@ -346,7 +351,7 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     notes[1:1] = gpumode.said_once(said, problem_path.resolve().parent.name, len(each)) + \
         grading.activity_notes([r.kernels_why for r in runs])
     if len(each) > 1:  # as GPU MODE ranks a submission: the geometric mean of its times over every case
-        notes += _geomeans(entries, names, title)
+        notes += _geomeans(entries, names, title, listed)
     failures = [f"{e.name}: {e.error}" if len(each) == 1 else f"{e.workload}, {e.name}: {e.error}"
                 for e in entries if e.error]
     doc = GradeResults(created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -355,10 +360,11 @@ def grade_problem(problem_path: Path, candidate_paths: list[Path], out: Path = D
     return GradeReport(doc, notes, failures)
 
 
-def _geomeans(entries: list, names: list[str], title: str) -> list[str]:
+def _geomeans(entries: list, names: list[str], title: str, listed: int) -> list[str]:
     """A note per model of `names` (the reference first) graded on every case of `entries`: the
     geometric mean of its times (ms) over the cases, and the candidate's speed-up over the reference
-    at that mean; one saying which were not graded on every case."""
+    at that mean; one saying which were not graded on every case. `listed`: the task's cases, of
+    which `entries` may hold some (GPU MODE ranks over all)."""
     import math
 
     means, short = {}, []
@@ -369,7 +375,8 @@ def _geomeans(entries: list, names: list[str], title: str) -> list[str]:
             means[name] = math.exp(sum(math.log(t) for t in times) / len(times))
         else:
             short.append(f"{name} ({len(times)} of {cases})")
-    lines = [f"{title}: geometric mean of the times over the {cases} cases, as GPU MODE ranks a submission: "
+    how = "as GPU MODE ranks a submission" if cases == listed else f"GPU MODE ranks a submission over all {listed}"
+    lines = [f"{title}: geometric mean of the times over the {cases} cases ({how}): "
              + ", ".join(f"{n} {m * 1e3:,.1f} µs" + (f" ({means['reference'] / m:.2f}x the reference)"
                                                      if n != "reference" and "reference" in means else "")
                          for n, m in means.items())] if means else []

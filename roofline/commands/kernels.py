@@ -40,7 +40,9 @@ def command(
                                                         "per case), each with its speed of light on --gpu."),
     size: Optional[list[str]] = typer.Option(None, "--size", metavar="N|NAME=VALUE",
                                              help=f"The problem's size, square (default {DEFAULT_SIZE}): N, or M=, N= "
-                                                  "and K= alike."),
+                                                  "and K= alike; a graded kernel's declared size, e.g. C=8192; a GPU "
+                                                  "MODE task's cases by generate_input's arguments, e.g. m=4096 "
+                                                  "(repeatable)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME",
                                       help="GPU preset (or device file, mygpu.toml): its target, limits and peaks."),
     arch: Optional[str] = typer.Option(None, "--arch", metavar="sm_XY", help="Target (default: this machine's GPU)."),
@@ -71,10 +73,11 @@ def command(
             raise UsageError(f"{p}: kernels lists CUDA files (.cu, .cuh) or a kernel benchmark's problems (.py); "
                              "this is neither")
     if sources and any(Path(p).suffix == ".py" for p in sources):
-        if size or autotuned_tile is not None or declare or ladder_kind or dtype:
-            raise UsageError("a problem file lists its own sizes and types: {size}, {declare}, {ladder} and {dtype} "
-                             "do not apply to it", "size", ["declare", "ladder", "dtype"])
-        present(problems_view(list(sources), gpu), as_json)
+        if autotuned_tile is not None or declare or ladder_kind or dtype:
+            raise UsageError("a problem file lists its own sizes and types: {declare}, {ladder} and {dtype} do not "
+                             "apply to it ({size} NAME=VALUE picks a GPU MODE task's cases)", "declare",
+                             ["ladder", "dtype", "size"])
+        present(problems_view(list(sources), gpu, size), as_json)
         return
     users = gemm.user_kernels(list(sources or []), gemm.declared(declare), gemm.compile_settings(compiler, compile_option))
     if size and users and all(u.workload for u in users):  # graded kernels at sizes of their own (N too)
@@ -267,10 +270,10 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
                    waves=waves, floors=floors)
 
 
-def problems_view(paths: list[Path], gpu: str | None) -> Outcome:
+def problems_view(paths: list[Path], gpu: str | None, sizes: list[str] | None = None) -> Outcome:
     """Problems in a kernel benchmark's format (`workload.problem`), each with its work, compulsory
     bytes and speed of light on the GPU `gpu` names (a preset or device file; else this machine's,
-    through NVML) (`analysis.problems`). Raises UsageError for a file that is not a problem (a .cu
+    through NVML) (`analysis.problems`); of a GPU MODE task, the cases `sizes` picks (NAME=VALUE). Raises UsageError for a file that is not a problem (a .cu
     beside them included), or without a GPU to read the roofs of."""
     from .. import documents
     from ..analysis.problems import bounds
@@ -288,7 +291,7 @@ def problems_view(paths: list[Path], gpu: str | None) -> Outcome:
             raise UsageError("a problem's speed of light is read against a GPU's roofs: give --gpu NAME (h200, "
                              "h100-sxm, a100-sxm4-80gb, ...), or run it where NVML sees a GPU", "gpu")
         device = nvml.from_nvml()
-    found = bounds(paths, device)
+    found = bounds(paths, device, sizes)
     return Outcome(documents.to_json(found), lambda width: documents.view(found, width), failures=tuple(found.errors),
                    usage=not found.missing_only)  # a package to install is a failure to run (1), not bad input (2)
 

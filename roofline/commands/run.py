@@ -55,7 +55,8 @@ def command(
                                                help="Run only this kernel of the ladder (repeatable)."),
     size: Optional[list[str]] = typer.Option(None, "--size", metavar="N|NAME=VALUE",
                                              help=f"A size (repeatable): a GEMM's N (M = N = K; default {DEFAULT_SIZE}) "
-                                                  "or M=, N=, K=; a graded kernel's declared size, e.g. C=8192."),
+                                                  "or M=, N=, K=; a graded kernel's declared size, e.g. C=8192; a GPU "
+                                                  "MODE task's cases by generate_input's arguments, e.g. m=4096."),
     sweep: Optional[str] = typer.Option(None, "--sweep", metavar="LIST|NAME=V1,V2",
                                         help="Run at several sizes: a GEMM's sizes N or shapes MxNxK, e.g. "
                                              "512,1024,8192x1024x4096 (in order of FLOPs), or one size's values, "
@@ -167,14 +168,15 @@ def command(
             raise UsageError(f"{others[0]!r}: after a problem file ({targets[0]}) give its candidates, Python files "
                              "each with a class ModelNew (a GPU MODE task's: with custom_kernel)")
         if (all_kernels or kernel or sweep or declare or spec or baseline or profile or energy or compile_option
-                or compiler or ladder_kind or dtype or no_ragged or l2 != "cold" or autotuned_tile or refresh or size):
+                or compiler or ladder_kind or dtype or no_ragged or l2 != "cold" or autotuned_tile or refresh):
             raise UsageError("a problem file is graded with its candidates alone: its sizes, types and work are its "
-                             "own, its baseline its reference (no --size, --kernel, --spec, --baseline, --profile, ...)")
+                             "own, its baseline its reference (no --kernel, --spec, --baseline, --profile, ...; "
+                             "--size NAME=VALUE picks a GPU MODE task's cases)")
         graded_out = out or DEFAULT_GRADES
         bar = Bar(rich_console(err=True))
         with bar.bar:
             report = grade_room.grade_problem(Path(targets[0]), [Path(t) for t in targets[1:]], graded_out, device,
-                                              timing, progress=bar)
+                                              timing, progress=bar, sizes=size)
         present(grade_room.view(report, graded_out), as_json)
         return
     kernel_files = [t for t in targets if t.endswith((".cu", ".cuh")) and ":" not in t]

@@ -117,6 +117,53 @@ def cases(reference: Path) -> list[Case]:
     return [Case(i + 1, dict(c)) for i, c in enumerate(listed)]
 
 
+def chosen(reference: Path, listed: list[Case], sizes: list[str]) -> list[Case]:
+    """The cases of `listed` (the task's, whose reference is file `reference`) that `sizes` picks,
+    each `NAME=VALUE` an argument of generate_input: a case is kept when, for every name given, its
+    value is one of those given for that name (`size=1000 size=2000 seed=7`: either size, with seed
+    7). A value is read as YAML reads it in `task.yml` (`4096`, `true`, `[4, 8]`) and matches the
+    case's value, or its text. Raises UsageError for a size with no `=`, a name no case takes, or
+    sizes no case has, naming what the cases take."""
+    import yaml
+
+    wanted: dict[str, list[str]] = {}
+    for size in sizes:
+        name, eq, value = size.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value:
+            raise UsageError(f"{{size}} {size}: a GPU MODE task's cases are picked by generate_input's arguments; "
+                             f"give NAME=VALUE, e.g. {_example(listed[0])}", "size")
+        wanted.setdefault(name, []).append(value)
+    names = list(dict.fromkeys(k for c in listed for k in c.values))
+    for name in wanted:
+        if name not in names:
+            raise UsageError(f"{{size}} {name}=...: the cases of {task_file(reference)} take "
+                             f"{', '.join(names)}; not {name}", "size")
+
+    def matches(value: Any, given: str) -> bool:
+        try:
+            read = yaml.safe_load(given)
+        except yaml.YAMLError:
+            read = given
+        return read == value or str(value).replace(" ", "") == given.replace(" ", "")
+
+    kept = [c for c in listed
+            if all(n in c.values and any(matches(c.values[n], g) for g in given) for n, given in wanted.items())]
+    if not kept:
+        have = "; ".join(f"{n}: {', '.join(dict.fromkeys(str(c.values[n]) for c in listed if n in c.values))}"
+                         for n in wanted)
+        raise UsageError(f"{{size}} {' '.join(sizes)}: no case of {task_file(reference)} has "
+                         f"{'these' if len(sizes) > 1 else 'this'} ({have})", "size")
+    return kept
+
+
+def _example(case: Case) -> str:
+    """A size that picks `case`: its first argument but the seed, else its seed."""
+    name, value = next(((k, v) for k, v in case.values.items() if k != SEED), next(iter(case.values.items()),
+                                                                                   ("size", 1024)))
+    return f"{name}={value}".replace(" ", "")
+
+
 def name_of(reference: Path, case: Case, listed: list[Case]) -> str:
     """A case's problem name: its task's folder and its label, `matmul_py[m=64,n=64,k=64]`; a label
     that another of the task's cases (`listed`) shares (the same sizes, another seed) with the

@@ -259,13 +259,20 @@ def task_reference(path: Path | str) -> Path:
     return path
 
 
-def cases(path: Path | str) -> list[int | None]:
+def cases(path: Path | str, sizes: list[str] | None = None) -> list[int | None]:
     """The problems problem file `path` holds: [None] for one (KernelBench's), each benchmark
-    case's number for a GPU MODE task (`gpumode.cases`). Raises UsageError for a task whose
-    `task.yml` is missing or lists no case."""
-    if not is_task(Path(path)):
+    case's number for a GPU MODE task (`gpumode.cases`), those `sizes` picks where given
+    (`gpumode.chosen`: NAME=VALUE, arguments of its generate_input). Raises UsageError for a task
+    whose `task.yml` is missing or lists no case, sizes that pick none, and sizes given for a
+    problem that is no task (its sizes are its get_inputs')."""
+    path = Path(path)
+    if not is_task(path):
+        if sizes:
+            raise UsageError(f"{{size}} picks a GPU MODE task's cases; {path} is a problem of one size, its "
+                             "get_inputs'", "size")
         return [None]
-    return [c.number for c in gpumode.cases(Path(path))]
+    listed = gpumode.cases(path)
+    return [c.number for c in (gpumode.chosen(path, listed, sizes) if sizes else listed)]
 
 
 def is_candidate(path: Path) -> bool:
