@@ -363,7 +363,10 @@ def test_kernels_refuses_files_it_cannot_list_and_sizes_a_problem_has_of_its_own
     assert_usage_error(invoke("kernels", "README.md", "--gpu", "h200"),
                        "README.md: kernels lists CUDA files (.cu, .cuh) or a kernel benchmark's problems (.py)")
     assert_usage_error(invoke("kernels", "tests/fixtures/problems/clamp.py", "--size", "8192", "--gpu", "h200"),
-                       "a problem file lists its own sizes and types: --size, --declare, --ladder and --dtype")
+                       "--size picks a GPU MODE task's cases; tests/fixtures/problems/clamp.py is a problem of one "
+                       "size, its get_inputs'")
+    assert_usage_error(invoke("kernels", "tests/fixtures/problems/clamp.py", "--dtype", "bf16", "--gpu", "h200"),
+                       "a problem file lists its own sizes and types: --declare, --ladder and --dtype do not apply")
 
 
 @pytest.mark.parametrize("suffix", ["png", "svg", "pdf"])
