@@ -139,7 +139,8 @@ def test_a_candidate_faster_than_light_is_refused():
 
 @pytest.mark.parametrize("args, says, code", [
     (["small_matmul.py", "row_sums.py"], "after a problem file", 2),
-    (["small_matmul.py", "candidates/matmul_honest.py", "--size", "M=4"], "is graded with its candidates alone", 2),
+    (["small_matmul.py", "candidates/matmul_honest.py", "--size", "M=4"], "is a problem of one size, its get_inputs'", 2),
+    (["small_matmul.py", "candidates/matmul_honest.py", "--profile"], "is graded with its candidates alone", 2),
     (["small_matmul.py", "candidates/matmul_honest.py"], "GPU", 1),
 ])
 def test_run_a_problem_without_a_gpu_or_with_wrong_files_says_so_in_one_line(tmp_path, args, says, code):
