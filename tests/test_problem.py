@@ -57,6 +57,33 @@ except ImportError:  # every test below needs it
     torch = None
 
 
+@pytest.mark.skipif(torch is None, reason="needs PyTorch")
+def test_pytorchs_own_wrapper_of_what_it_replaces_is_no_change_and_a_forged_one_is(monkeypatch):
+    # torch.compile's first run wraps torch.nn.Module.__init__ and __setstate__ (torch._dynamo's generation
+    # tagging: the original in its closure); a function compiled under a file name of the torch package, or
+    # PyTorch's own code run with other globals, is not PyTorch's
+    import types
+
+    from torch._dynamo import mutation_guard
+
+    init, setstate = torch.nn.Module.__init__, torch.nn.Module.__setstate__
+    before = {"torch.nn.Module.__init__": init, "torch.nn.Module.__setstate__": setstate}
+    monkeypatch.setattr(torch.nn.Module, "__init__", init)
+    monkeypatch.setattr(torch.nn.Module, "__setstate__", setstate)
+    monkeypatch.setattr(torch.nn.Module, "___needs_generation_tag_patch", True, raising=False)
+    mutation_guard.install_generation_tagging_init()
+    assert torch.nn.Module.__init__ is not init and problem.put_back(before) == []
+    wrapped = torch.nn.Module.__init__
+    forged_file = compile("def patched_init(self, *a, **k):\n    pass\n", mutation_guard.__file__, "exec")
+    forged = types.FunctionType(forged_file.co_consts[0], {}, "patched_init")
+    forged.__wrapped__ = init
+    other_globals = types.FunctionType(wrapped.__code__, {"GenerationTracker": None}, "patched_init", None,
+                                       wrapped.__closure__)
+    for fake in (forged, other_globals):
+        torch.nn.Module.__init__ = fake
+        assert problem.put_back(before) == ["torch.nn.Module.__init__"] and torch.nn.Module.__init__ is init
+
+
 def test_without_pytorch_kernels_refuses_a_problem_in_one_line(monkeypatch):
     import importlib.util
 

@@ -513,18 +513,60 @@ def _by_owner(before: dict[str, object]) -> list[tuple[str, list[tuple[str, str]
 
 
 def _replaced(before, now) -> bool:
-    """Whether callable `now` is not `before`; PyTorch's own wrapper of it (its `__wrapped__`, made by
-    a file of the torch package: `torch._dynamo` wraps `torch.manual_seed` when first imported) is
-    the same."""
+    """Whether callable `now` is not `before`; PyTorch's own wrapper of it (a function of a file of
+    the torch package that holds it, as its `__wrapped__` or in its closure: `torch._dynamo` wraps
+    `torch.manual_seed` when first imported, and `torch.nn.Module.__init__` and `__setstate__` when
+    a `torch.compile`d function first runs) is the same."""
     if now is before:
         return False
-    if getattr(now, "__wrapped__", None) is not before:
+    cells = getattr(now, "__closure__", None) or ()
+    if getattr(now, "__wrapped__", None) is not before and not any(_cell(c) is before for c in cells):
         return True
+    return not _torch_function(now)
+
+
+_TORCH_CODE: dict[str, tuple[dict, set]] = {}  # a file of the torch package -> (its module's globals, its code)
+
+
+def _torch_function(f) -> bool:
+    """Whether function `f` is the torch package's own: its code is that of a function (or of one
+    nested in a function, or a method) of the module of the torch package its code names as its
+    file, and it runs with that module's globals. A file name is no proof (a candidate may compile
+    code under any name); the code and globals of a module PyTorch imported are."""
     import os
 
     import torch
-    code = getattr(now, "__code__", None)
-    return code is None or not os.path.abspath(code.co_filename).startswith(os.path.dirname(torch.__file__) + os.sep)
+
+    code, scope = getattr(f, "__code__", None), getattr(f, "__globals__", None)
+    if code is None or scope is None:
+        return False
+    path = os.path.abspath(code.co_filename)
+    if not path.startswith(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep):
+        return False
+    if path not in _TORCH_CODE:
+        module = next((m for m in list(sys.modules.values())
+                       if os.path.abspath(getattr(m, "__file__", None) or "") == path), None)
+        codes: set = set()
+        if module is not None:
+            todo = [v.__code__ for v in vars(module).values() if hasattr(v, "__code__")]
+            todo += [m.__code__ for c in vars(module).values() if isinstance(c, type) and c.__module__ == module.__name__
+                     for m in vars(c).values() if hasattr(m, "__code__")]
+            while todo:
+                c = todo.pop()
+                if c not in codes:
+                    codes.add(c)
+                    todo += [k for k in c.co_consts if hasattr(k, "co_consts")]
+        _TORCH_CODE[path] = (vars(module) if module is not None else {}, codes)
+    own, codes = _TORCH_CODE[path]
+    return scope is own and code in codes
+
+
+def _cell(cell) -> object:
+    """What closure cell `cell` holds (None where it is empty)."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None
 
 
 def declares_candidate(path: Path | str) -> None:
