@@ -17,6 +17,7 @@ from roofline.workload import gpumode, problem
 
 TASKS = Path(__file__).resolve().parent / "fixtures" / "gpumode"
 AXPY, MM = TASKS / "axpy_py" / "reference.py", TASKS / "scaled_mm_py" / "reference.py"
+CUMSUM = TASKS / "cumsum_py" / "reference.py"
 
 try:
     import torch
@@ -174,6 +175,52 @@ def test_a_submission_is_checked_against_the_reference_and_a_lazy_one_fails():
     assert honest.check is not None and honest.check.verified and len(honest.check.draws) >= 2
     assert lazy.check is not None and not lazy.check.verified  # its buffer drawn NaN: never the answer
     assert all(not d.passed and "NaN or infinite" in d.outputs[0].reason for d in lazy.check.draws)
+
+
+def _checked(reference: Path, candidate: str, case: int = 1):
+    from roofline.measure import problem_child
+
+    request = problem_child.request_for(reference, reference.parent / candidate, None, None, 0.05, None,
+                                        device="cpu", case=case)
+    return problem_child.grade_in_child(request)
+
+
+@needs_torch
+def test_the_tasks_own_check_fails_an_answer_roofline_would_pass():
+    off = _checked(AXPY, "slightly_off.py", 1).check  # 5e-5 off: inside roofline's 1e-4, outside the task's rtol 1e-5
+    assert off is not None and not off.verified and not off.flags
+    assert all(o.passed for d in off.draws for o in d.outputs)  # roofline's own comparison passed it
+    assert all(d.error == "the task's own check (check_implementation): output differs from the reference"
+               for d in off.draws)
+    assert _checked(AXPY, "submission.py", 1).check.verified
+
+
+@needs_torch
+def test_an_answer_in_the_type_of_the_buffer_given_is_no_lower_precision_and_is_what_is_written():
+    # the reference returns a new float64 tensor; the task gives a float32 buffer for the answer
+    honest = _checked(CUMSUM, "submission.py").check
+    assert honest.verified, [(d.error, d.outputs) for d in honest.draws] + list(honest.flags)
+    half = _checked(CUMSUM, "half.py").check
+    assert "lower_precision" in [f.code for f in half.flags]
+    found = problem.work(problem.load(CUMSUM, 1))
+    assert found.work.bytes_written == 65536 * 4 and found.work.bytes_read == 65536 * 4  # not 8 B an element
+    assert found.outputs[0].dtype == "float32"
+    assert "output 0 written as float32, the type of the buffer the task gives for it (the reference returns " \
+           "float64)" in found.work.source
+
+
+@needs_torch
+def test_the_tasks_own_check_is_read_in_either_form_and_one_that_raises_fails_the_draw():
+    layout = gpumode.Layout()
+    layout.leaves((torch.ones(2), torch.empty(2)))
+    said = {"tuple": (False, "mismatch"), "text": "off by 3", "passed": (True, ""), "empty": "", "none": None}
+    checks = {k: gpumode.own_check(lambda data, out, v=v: v, layout) for k, v in said.items()}
+    got = {k: c([torch.ones(2), torch.zeros(2)], torch.ones(2)) for k, c in checks.items()}
+    assert got == {"tuple": "mismatch", "text": "off by 3", "passed": None, "empty": None, "none": None}
+    boom = gpumode.own_check(lambda data, out: 1 / 0, layout)
+    assert boom([torch.ones(2), torch.zeros(2)], None) == "it raised ZeroDivisionError: division by zero"
+    long = gpumode.own_check(lambda data, out: (False, "x\n" * 400), layout)([torch.ones(2), torch.zeros(2)], None)
+    assert len(long) == gpumode.LONGEST_MESSAGE and long.endswith("...") and "\n" not in long
 
 
 def test_a_submission_binds_custom_kernel_or_is_refused_unread(tmp_path):

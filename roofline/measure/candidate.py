@@ -14,7 +14,8 @@ clone of them, the candidate on the inputs themselves, under `torch.no_grad()`; 
   (an output shares storage with an input, where the reference's outputs share none with its
   copies: a view handed back), `not_a_tensor` (an output that is a subclass of torch.Tensor, or no tensor where the
   reference returns one: a lazy or deferred result), `lower_precision` (an output in a narrower
-  dtype than the reference's), `cached_answer` (an output the same, bit for bit, as on the draw
+  dtype than the reference's and than the output buffer a GPU MODE task gives for it,
+  `gpumode.declared`), `cached_answer` (an output the same, bit for bit, as on the draw
   before while the reference's changed: an answer kept by input pointer or replayed),
   `patched_harness` (a timer, an event or a statistic a harness measures with, `workload.problem.
   HARNESS`, is not what it was before the candidate's file was imported: it is put back, and named),
@@ -22,8 +23,10 @@ clone of them, the candidate on the inputs themselves, under `torch.no_grad()`; 
   reference would compute what the candidate computes), `lower_precision` too for a precision
   switch turned (TF32 for FP32 products: the reference's as well) (`patched_flags`).
 
-A candidate that raises is a failed draw with its error in one line; the check goes on with the
-next. Timing is not done here (`run` times a problem's candidate on the GPU).
+A problem that brings its own check (a GPU MODE task's `check_implementation`, at the task's own
+tolerances: `Problem.own_check`) also checks the candidate's answer on each draw, given the draw as
+it was before the call; a draw it fails fails with what it said. A candidate that raises is a
+failed draw with its error in one line; the check goes on with the next. Timing is not done here (`run` times a problem's candidate on the GPU).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..model.integrity import Flag, cached_answer, inputs_modified
+from ..workload import gpumode
 from ..workload.problem import HARNESS, HARNESS_MODULES, SWITCHES, Problem, put_back
 
 DRAWS = 3
@@ -56,7 +60,8 @@ class OutputResult:
 
 @dataclass(frozen=True)
 class DrawResult:
-    """One draw (its seed): each output's result, or the candidate's error."""
+    """One draw (its seed): each output's result, and the candidate's error or what the problem's
+    own check said of its answer (`Problem.own_check`), where either failed."""
 
     seed: int
     outputs: tuple[OutputResult, ...] = ()
@@ -203,8 +208,11 @@ def _moved(now, before) -> float:
     return diff_sq ** 0.5 / (before_sq ** 0.5 or scale)
 
 
-def _compare(name: str, got, want) -> tuple[OutputResult, list[Flag]]:
-    """One output against the reference's, and the flags its form raises."""
+def _compare(name: str, got, want, declared=None) -> tuple[OutputResult, list[Flag]]:
+    """One output against the reference's, and the flags its form raises. `declared`: the dtype the
+    problem declares for it where that is not the reference's (the output buffer a GPU MODE task
+    gives: `gpumode.declared`): an output in it is no lower precision, and is checked to the looser
+    of the two types' tolerances."""
     import torch
 
     flags: list[Flag] = []
@@ -214,6 +222,8 @@ def _compare(name: str, got, want) -> tuple[OutputResult, list[Flag]]:
                             None if ok else f"{got!r} where the reference returns {want!r}"), flags
     dtype = str(want.dtype).replace("torch.", "")
     tolerance = TOLERANCES.get(dtype, DEFAULT_TOLERANCE)
+    if declared is not None:
+        tolerance = max(tolerance, TOLERANCES.get(str(declared).replace("torch.", ""), DEFAULT_TOLERANCE))
     if not isinstance(got, torch.Tensor):
         flags.append(Flag("not_a_tensor", f"{name}: a {type(got).__name__} where the reference returns a tensor",
                           {}))
@@ -222,8 +232,8 @@ def _compare(name: str, got, want) -> tuple[OutputResult, list[Flag]]:
         flags.append(Flag("not_a_tensor", f"{name}: a {type(got).__name__}, a subclass of torch.Tensor (its values "
                                           "may be computed when read, after the timing)", {}))
     got_dtype = str(got.dtype).replace("torch.", "")
-    if got.dtype != want.dtype and got.dtype.is_floating_point and want.dtype.is_floating_point \
-            and torch.finfo(got.dtype).bits < torch.finfo(want.dtype).bits:
+    if got.dtype != want.dtype and got.dtype != declared and got.dtype.is_floating_point \
+            and want.dtype.is_floating_point and torch.finfo(got.dtype).bits < torch.finfo(want.dtype).bits:
         flags.append(Flag("lower_precision", f"{name}: {got_dtype} where the reference returns {dtype}",
                           {"bits": float(torch.finfo(got.dtype).bits), "reference_bits": float(torch.finfo(want.dtype).bits)}))
     if tuple(got.shape) != tuple(want.shape):
@@ -293,7 +303,8 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
         with torch.no_grad():
             want = _outputs(reference(*given))
             try:
-                got = _outputs(candidate(*inputs))
+                answer = candidate(*inputs)
+                got = _outputs(answer)
             except (Exception, SystemExit) as exc:  # the candidate's own error: this draw fails, the next is tried
                 results.append(DrawResult(seed + 1 + d, error=call_error(exc)))
                 continue
@@ -317,8 +328,12 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
         if len(got) != len(want):
             results.append(DrawResult(seed + 1 + d, error=f"{len(got)} outputs where the reference returns {len(want)}"))
             continue
+        # an output the task gives a buffer for is declared in the buffer's type (prefixsum's float32 for the
+        # reference's float64): an answer in that type is no lower precision
+        types = [b.dtype if b is not None else None
+                 for b in gpumode.declared(want, [given[j] for j in problem.buffers if j < len(given)])]
         for i, (g, w) in enumerate(zip(got, want)):
-            result, raised = _compare(f"output {i}", g, w)
+            result, raised = _compare(f"output {i}", g, w, types[i])
             outs.append(result)
             for f in raised:
                 flag(f)
@@ -330,6 +345,12 @@ def check(problem: Problem, device: str = "cuda", draws: int = DRAWS, seed: int 
             flag(cached_answer(same, moved))
         before = ([g.clone() if isinstance(g, torch.Tensor) else g for g in got],
                   [w.clone() if isinstance(w, torch.Tensor) else w for w in want])
-        results.append(DrawResult(seed + 1 + d, tuple(outs)))
+        said = None
+        if problem.own_check is not None and problem.candidate_path is not None and all(o.passed for o in outs):
+            copies = iter(kept)  # the task's own check, after roofline's passed, on the draw as it was before the call
+            with torch.no_grad():
+                said = problem.own_check([next(copies) if isinstance(x, torch.Tensor) else x for x in inputs], answer)
+        results.append(DrawResult(seed + 1 + d, tuple(outs), None if said is None else f"the task's own check "
+                                                                                        f"(check_implementation): {said}"))
     return CandidateCheck(problem.name, problem.candidate_path.name if problem.candidate_path else "-", device,
                           tuple(results), tuple(flags.values()))

@@ -36,6 +36,8 @@ from . import off_gpu
 
 FUNCTIONS = ("ref_kernel", "generate_input")  # what a task's reference.py binds
 SUBMISSION = "custom_kernel"  # what a submission binds
+OWN_CHECK = "check_implementation"  # what a reference may bind: the task's own check of an answer
+LONGEST_MESSAGE = 300  # characters of what the task's own check says, kept in a failed draw's line
 TASK = "task.yml"  # beside reference.py: the cases and the files
 TYPES = "task.py"  # beside reference.py: the types its files import (input_t, output_t)
 SEED = "seed"  # the argument of generate_input that seeds its draw
@@ -263,6 +265,64 @@ def model_class(function: Callable, module_name: str, layout: Layout, name: str)
     Task.__name__ = Task.__qualname__ = name
     Task.__module__ = module_name
     return Task
+
+
+def declared(outputs: list, buffers: list) -> list:
+    """For each of the reference's `outputs`, the output buffer of `buffers` (those a draw gives
+    with the inputs: `Layout.buffers`) that declares its type, or None: the buffer it is (its
+    storage), else the first buffer left over with as many elements (prefixsum's reference returns
+    a new float64 tensor where the task gives a float32 buffer for the answer, which is what a
+    submission returns and what the task's own check accepts)."""
+    from .regions import storage_key
+
+    left = list(buffers)
+    found: list = [None] * len(outputs)
+    for i, o in enumerate(outputs):  # the buffer returned itself, written in place
+        key = storage_key(o) if hasattr(o, "untyped_storage") else None
+        b = next((b for b in left if b is o or (key is not None and storage_key(b) == key)), None)
+        if b is not None:
+            found[i] = b
+            left.remove(b)
+    for i, o in enumerate(outputs):  # a new tensor where a buffer of its size was given
+        if found[i] is None and hasattr(o, "numel"):
+            b = next((b for b in left if b.numel() == o.numel()), None)
+            if b is not None:
+                found[i] = b
+                left.remove(b)
+    return found
+
+
+def own_check(check: Callable, layout: Layout) -> Callable[[list, Any], str | None]:
+    """The task's own check of a submission's answer (its reference's `check_implementation(data,
+    output)`, which GPU MODE's eval runs on a copy of `data` made before the submission's call, and
+    which for most tasks is `utils.make_match_reference(ref_kernel, rtol=..., atol=...)`: the
+    reference's answer again, compared element by element at the task's tolerances), called as
+    that eval calls it: on the draw's leaves as they were before the call (`layout` rebuilds the
+    data) and the answer as `custom_kernel` returned it. None where it passes; else, in one line of
+    at most LONGEST_MESSAGE characters, what it said, or what it raised. It answers `(passed,
+    message)` (PMPP v2 and later) or a message, empty where it passed (PMPP v1)."""
+
+    def checked(leaves: list, output: Any) -> str | None:
+        try:
+            said = check(layout.data(leaves), output)
+        except Exception as exc:
+            text = str(exc).splitlines()[0] if str(exc) else ""
+            return _short(f"it raised {type(exc).__name__}: {text}")
+        if isinstance(said, tuple) and said:
+            passed, message = bool(said[0]), str(said[1]) if len(said) > 1 else ""
+        elif isinstance(said, str):
+            passed, message = not said, said
+        else:
+            passed, message = said is None or bool(said), ""
+        return None if passed else _short(message or "it answered that the output is wrong")
+
+    return checked
+
+
+def _short(text: str) -> str:
+    """`text` on one line, cut at LONGEST_MESSAGE characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= LONGEST_MESSAGE else line[:LONGEST_MESSAGE - 3] + "..."
 
 
 @dataclass

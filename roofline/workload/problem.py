@@ -130,6 +130,9 @@ class Problem:
     label: str | None = None  # its name where the file's stem is not (a GPU MODE task's case: `gpumode.name_of`)
     seeded: Callable[[int], list] | None = None  # a draw given its seed, where the draw takes one (`gpumode.Draw`)
     case: int | None = None  # which of its file's cases it is (`cases`), where the file has several
+    # the file's own check of a candidate's answer, beside roofline's (a GPU MODE task's check_implementation:
+    # `gpumode.own_check`): given the draw as it was before the call and the answer, None where it passes
+    own_check: Callable[[list, Any], str | None] | None = None
 
     @property
     def name(self) -> str:
@@ -381,7 +384,7 @@ def load(path: Path | str, case: int | None = None) -> Problem:
 def _load_task(path: Path, number: int | None) -> Problem:
     """Case `number` (the first where None) of the GPU MODE task whose reference is file `path`: its
     reference as a `Model` whose forward takes the case's leaves (`gpumode.model_class`), drawn by
-    `gpumode.Draw`."""
+    `gpumode.Draw`, with the task's `check_implementation` as its own check where it has one."""
     listed = gpumode.cases(path)
     case = listed[0] if number is None else next((c for c in listed if c.number == number), None)
     if case is None:
@@ -393,8 +396,10 @@ def _load_task(path: Path, number: int | None) -> Problem:
                          f"{', '.join(missing)}")
     draw = gpumode.Draw(module.generate_input, case)
     reference = gpumode.model_class(module.ref_kernel, module.__name__, draw.layout, REFERENCE)
+    check = getattr(module, gpumode.OWN_CHECK, None)
     return Problem(path, reference, lambda: draw(0), list, harness=harness(reference),
-                   label=gpumode.name_of(path, case, listed), seeded=draw, case=case.number)
+                   label=gpumode.name_of(path, case, listed), seeded=draw, case=case.number,
+                   own_check=gpumode.own_check(check, draw.layout) if callable(check) else None)
 
 
 def harness(reference: type | None = None) -> dict[str, object]:
@@ -835,6 +840,14 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     parameters = tuple(tensor(f"parameter {n}", p) for n, p in state) + \
         tuple(tensor(f"attribute {n}", t) for n, t in held)
     outputs = tuple(tensor(f"output {i}", o) for i, o in enumerate(outs))
+    given = [args[i] for i in problem.buffers if i < len(args) and isinstance(args[i], torch.Tensor)]
+    narrowed = []  # an output the task gives a buffer of a narrower type for: what a submission must write
+    for i, (o, b) in enumerate(zip(outs, gpumode.declared(outs, given))):
+        if b is not None and b.element_size() < o.element_size():
+            outputs = outputs[:i] + (Tensor(f"output {i}", outputs[i].shape, str(b.dtype).removeprefix("torch."),
+                                            int(o.numel()) * b.element_size()),) + outputs[i + 1:]
+            narrowed.append(f"output {i} written as {outputs[i].dtype}, the type of the buffer the task gives for it "
+                            f"(the reference returns {str(o.dtype).removeprefix('torch.')})")
     what = (f"{', '.join(sorted(counted))} counted by PyTorch's FLOP counter" if counted
             else "no op PyTorch's FLOP counter knows (its speed of light is its bytes, or a launch where that is "
                  "longer)")
@@ -842,6 +855,8 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
               "buffers (a gather's rows, not its whole table), once, and its outputs written once")
     if attention.get("seen"):
         source += f"; {attention['seen']}"
+    if narrowed:
+        source += f"; {'; '.join(narrowed)}"
     for (key, op), n in masks.finish(outs).items():  # what a causal mask's fills spare the products counted
         flops[key] = max(0.0, flops.get(key, 0.0) - n)
         counted[op] = max(0.0, counted.get(op, 0.0) - n)
