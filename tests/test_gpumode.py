@@ -196,6 +196,21 @@ def test_the_tasks_own_check_fails_an_answer_roofline_would_pass():
 
 
 @needs_torch
+def test_the_tasks_own_check_rules_how_close_a_right_answer_is():
+    # eigenvectors with their signs turned: right, 2.0 from the reference's in relative terms; the task's check,
+    # by residual and orthogonality, passes them; eigenvalues 1e-3 off it fails, with what it says
+    eig = TASKS / "eigvec_py" / "reference.py"
+    flipped = _checked(eig, "submission.py").check
+    assert flipped.verified, [d.outputs for d in flipped.draws]
+    first = flipped.draws[0].outputs[0]
+    assert first.rel_error > 1.0 and first.passed and \
+        first.reason.endswith("within the task's own check (check_implementation), which rules")
+    shifted = _checked(eig, "shifted.py").check
+    assert not shifted.verified and all(d.error.startswith("the task's own check (check_implementation): residual ")
+                                        for d in shifted.draws)
+
+
+@needs_torch
 def test_an_answer_in_the_type_of_the_buffer_given_is_no_lower_precision_and_is_what_is_written():
     # the reference returns a new float64 tensor; the task gives a float32 buffer for the answer
     honest = _checked(CUMSUM, "submission.py").check
