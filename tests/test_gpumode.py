@@ -196,6 +196,19 @@ def test_the_tasks_own_check_fails_an_answer_roofline_would_pass():
 
 
 @needs_torch
+def test_an_output_finds_the_buffer_it_is_else_one_of_its_size_and_kind():
+    # a top-k: the reference returns new float32 values and int64 indices; the task gives the indices' buffer first
+    values, indices = torch.zeros(8, 4), torch.zeros(8, 4, dtype=torch.int64)
+    idx_buf, val_buf = torch.empty(8, 4, dtype=torch.int64), torch.empty(8, 4, dtype=torch.bfloat16)
+    found = gpumode.declared([values, indices], [idx_buf, val_buf])
+    assert found[0] is val_buf and found[1] is idx_buf
+    written = torch.empty(8, 4)  # the buffer returned itself, written in place
+    found = gpumode.declared([written, indices], [torch.empty(8, 4), written])
+    assert found[0] is written and found[1] is None
+    assert gpumode.declared([values], [torch.empty(31)]) == [None]  # another size: no buffer of its
+
+
+@needs_torch
 def test_the_tasks_own_check_rules_how_close_a_right_answer_is():
     # eigenvectors with their signs turned: right, 2.0 from the reference's in relative terms; the task's check,
     # by residual and orthogonality, passes them; eigenvalues 1e-3 off it fails, with what it says
@@ -225,13 +238,16 @@ def test_an_answer_in_the_type_of_the_buffer_given_is_no_lower_precision_and_is_
 
 
 @needs_torch
-def test_the_tasks_own_check_is_read_in_either_form_and_one_that_raises_fails_the_draw():
+def test_the_tasks_own_check_is_read_in_each_form_it_answers_in_and_one_that_raises_fails_the_draw():
     layout = gpumode.Layout()
     layout.leaves((torch.ones(2), torch.empty(2)))
-    said = {"tuple": (False, "mismatch"), "text": "off by 3", "passed": (True, ""), "empty": "", "none": None}
+    said = {"tuple": (False, "mismatch"), "text": "off by 3", "passed": (True, ""), "empty": "", "none": None,
+            "reasons": ["SIZE MISMATCH", "at (0,)"], "no reasons": [], "true": True, "false": False}
     checks = {k: gpumode.own_check(lambda data, out, v=v: v, layout) for k, v in said.items()}
     got = {k: c([torch.ones(2), torch.zeros(2)], torch.ones(2)) for k, c in checks.items()}
-    assert got == {"tuple": "mismatch", "text": "off by 3", "passed": None, "empty": None, "none": None}
+    assert got == {"tuple": "mismatch", "text": "off by 3", "passed": None, "empty": None, "none": None,
+                   "reasons": "SIZE MISMATCH; at (0,)", "no reasons": None, "true": None,
+                   "false": "it answered that the output is wrong"}
     boom = gpumode.own_check(lambda data, out: 1 / 0, layout)
     assert boom([torch.ones(2), torch.zeros(2)], None) == "it raised ZeroDivisionError: division by zero"
     long = gpumode.own_check(lambda data, out: (False, "x\n" * 400), layout)([torch.ones(2), torch.zeros(2)], None)

@@ -270,9 +270,10 @@ def model_class(function: Callable, module_name: str, layout: Layout, name: str)
 def declared(outputs: list, buffers: list) -> list:
     """For each of the reference's `outputs`, the output buffer of `buffers` (those a draw gives
     with the inputs: `Layout.buffers`) that declares its type, or None: the buffer it is (its
-    storage), else the first buffer left over with as many elements (prefixsum's reference returns
-    a new float64 tensor where the task gives a float32 buffer for the answer, which is what a
-    submission returns and what the task's own check accepts)."""
+    storage), else the first buffer left over with as many elements of the same kind (floating
+    point, complex, integer or boolean): prefixsum's reference returns a new float64 tensor where
+    the task gives a float32 buffer for the answer, which is what a submission returns and what the
+    task's own check accepts; a top-k's float values and integer indices each find their own."""
     from .regions import storage_key
 
     left = list(buffers)
@@ -282,14 +283,22 @@ def declared(outputs: list, buffers: list) -> list:
         b = next((b for b in left if b is o or (key is not None and storage_key(b) == key)), None)
         if b is not None:
             found[i] = b
-            left.remove(b)
+            left = [x for x in left if x is not b]
     for i, o in enumerate(outputs):  # a new tensor where a buffer of its size was given
         if found[i] is None and hasattr(o, "numel"):
-            b = next((b for b in left if b.numel() == o.numel()), None)
+            b = next((b for b in left if b.numel() == o.numel() and _kind(b) == _kind(o)), None)
             if b is not None:
                 found[i] = b
-                left.remove(b)
+                left = [x for x in left if x is not b]
     return found
+
+
+def _kind(t) -> str:
+    """A tensor's kind of element: 'complex', 'float', 'bool' or 'int'."""
+    import torch
+
+    return ("complex" if t.is_complex() else "float" if t.is_floating_point() else
+            "bool" if t.dtype == torch.bool else "int")
 
 
 def own_check(check: Callable, layout: Layout) -> Callable[[list, Any], str | None]:
@@ -300,7 +309,8 @@ def own_check(check: Callable, layout: Layout) -> Callable[[list, Any], str | No
     that eval calls it: on the draw's leaves as they were before the call (`layout` rebuilds the
     data) and the answer as `custom_kernel` returned it. None where it passes; else, in one line of
     at most LONGEST_MESSAGE characters, what it said, or what it raised. It answers `(passed,
-    message)` (PMPP v2 and later) or a message, empty where it passed (PMPP v1)."""
+    message)` (PMPP v2 and later), or an error that is empty or None where it passed (PMPP v1's
+    message; a list of reasons, as `verbose_allclose` gives them), or a bare True or False."""
 
     def checked(leaves: list, output: Any) -> str | None:
         try:
@@ -308,12 +318,13 @@ def own_check(check: Callable, layout: Layout) -> Callable[[list, Any], str | No
         except Exception as exc:
             text = str(exc).splitlines()[0] if str(exc) else ""
             return _short(f"it raised {type(exc).__name__}: {text}")
-        if isinstance(said, tuple) and said:
+        if isinstance(said, tuple) and said:  # (passed, message): GPU MODE's eval unpacks it so
             passed, message = bool(said[0]), str(said[1]) if len(said) > 1 else ""
-        elif isinstance(said, str):
-            passed, message = not said, said
-        else:
-            passed, message = said is None or bool(said), ""
+        elif isinstance(said, bool):  # a bare verdict
+            passed, message = said, ""
+        else:  # an error, as PMPP v1's eval reads it (`if error:`): a message, a list of reasons; empty or None passes
+            passed = not said
+            message = "; ".join(map(str, said)) if isinstance(said, (list, set)) else str(said)
         return None if passed else _short(message or "it answered that the output is wrong")
 
     return checked
