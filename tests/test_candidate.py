@@ -338,7 +338,24 @@ def test_outputs_are_compared_a_chunk_at_a_time_as_if_whole(monkeypatch):
     assert candidate._sums(worse_got, worse_want)[:2] == (0, 2)  # counted where a sum of squares is not finite
     worse_want[5, 5] = float("inf")
     worse, _ = candidate._compare("output 0", worse_got, worse_want)
-    assert not worse.passed and worse.reason == "the reference holds non-finite values"
+    assert not worse.passed and worse.reason == ("1 of the reference's 1 non-finite elements (an infinity, a NaN) not "
+                                                 "the same there")
+    # where the answer holds infinities and NaN (a log of 0), the same ones there pass, and the rest is compared
+    answer = torch.randn(100)
+    answer[[3, 50]], answer[7] = float("-inf"), float("nan")
+    right, _ = candidate._compare("output 0", answer.clone(), answer)
+    assert right.passed and right.rel_error == 0
+    off = answer.clone()
+    off[10] += 1.0
+    near, _ = candidate._compare("output 0", off, answer)
+    finite = answer[torch.isfinite(answer)]
+    assert not near.passed and near.rel_error == pytest.approx(1.0 / float(torch.linalg.vector_norm(finite.double())))
+    flipped = answer.clone()
+    flipped[3] = float("inf")
+    assert candidate._compare("output 0", flipped, answer)[0].reason.startswith("1 of the reference's 3 non-finite")
+    extra = answer.clone()
+    extra[20] = float("inf")
+    assert candidate._compare("output 0", extra, answer)[0].reason == "1 of 100 elements NaN or infinite"
     # how far the reference moved between draws, chunked the same way: |now - before| / |before|
     assert candidate._moved(got[:999], want[:999]) == pytest.approx(
         float(torch.linalg.vector_norm((got[:999] - want[:999]).double()) / torch.linalg.vector_norm(want[:999].double())),
