@@ -51,6 +51,22 @@ def test_cases_are_picked_by_the_arguments_of_generate_input():
     assert [c.number for c in gpumode.chosen(AXPY, listed, ["m=[8, 32]"])] == [2]  # a list, read as YAML reads it
     assert [c.number for c in gpumode.chosen(AXPY, listed, ["m=[8,16]"])] == [1]
     assert [c.number for c in gpumode.chosen(AXPY, listed, ["causal=true"])] == [1]
+    assert problem.cases(AXPY, ["size=4.096e3"]) == [1] and problem.cases(AXPY, ["size=4_096"]) == [1]
+    numbers = [gpumode.Case(1, {"eps": 1e-5, "affine": True}), gpumode.Case(2, {"eps": 1e-6, "affine": 1})]
+    assert [c.number for c in gpumode.chosen(AXPY, numbers, ["eps=1e-5"])] == [1]  # YAML 1.1 reads 1e-5 as text
+    assert [c.number for c in gpumode.chosen(AXPY, numbers, ["affine=1"])] == [2]  # a number is no boolean
+    assert [c.number for c in gpumode.chosen(AXPY, numbers, ["affine=true"])] == [1]
+
+
+def test_a_case_that_leaves_an_argument_to_its_default_is_picked_by_it(tmp_path):
+    reference = tmp_path / "reference.py"
+    reference.write_text("import torch\n\ndef generate_input(n: int, seed: int, case: str = 'dense', *, "
+                         "scale=2.5, other=len([])) -> tuple:\n    return torch.randn(n),\n\n"
+                         "def ref_kernel(data):\n    return data[0]\n")
+    assert gpumode.defaults(reference) == {"case": "dense", "scale": 2.5}  # `len([])` is no literal
+    listed = [gpumode.Case(1, {"n": 4, "seed": 1}), gpumode.Case(2, {"n": 4, "seed": 2, "case": "banded"})]
+    assert [c.number for c in gpumode.chosen(reference, listed, ["case=dense"])] == [1]
+    assert [c.number for c in gpumode.chosen(reference, listed, ["scale=2.5", "case=banded"])] == [2]
 
 
 @pytest.mark.parametrize("sizes, why", [
@@ -149,6 +165,17 @@ def test_kernels_lists_the_cases_size_picks_and_refuses_one_that_picks_none():
                                                                      "axpy_py[size=1048576]#3"]
     r = CliRunner().invoke(app, ["kernels", str(AXPY.parent), "--gpu", "h200", "--size", "n=4"])
     assert r.exit_code == 2 and "--size n=...: the cases of" in r.output and "take size, seed" in r.output
+    # across several tasks, the cases of those that have them; the others left out in a note
+    r = CliRunner().invoke(app, ["kernels", str(AXPY.parent), str(MM.parent), "--gpu", "h200", "--size",
+                                 "size=1048576", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [p["name"] for p in doc["problems"]] == ["axpy_py[size=1048576]#2", "axpy_py[size=1048576]#3"]
+    assert "size=1048576 picks no case of 1 of the problems given, left out: scaled_mm_py" in doc["notes"]
+    r = CliRunner().invoke(app, ["kernels", str(AXPY.parent), str(MM.parent), "--gpu", "h200", "--size", "size=7"])
+    assert r.exit_code == 2 and r.output.strip().splitlines() == [
+        "roofline: error: --size size=7: none of the 2 problems given has a case with this; given one task alone, "
+        "the line says what its cases take"]
 
 
 

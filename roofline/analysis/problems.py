@@ -15,7 +15,7 @@ from ..model.device import DeviceSpec
 from ..model import sol
 from ..model.sol import SpeedOfLight, speed_of_light
 from ..workload import gpumode
-from ..workload.problem import MissingModule, ProblemWork, cases, load, pytorch_defaults, work
+from ..workload.problem import MissingModule, ProblemWork, cases, is_task, load, pytorch_defaults, work
 
 
 @dataclass(frozen=True)
@@ -82,13 +82,21 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
     rows, errors, moves, missing = [], [], {}, set()
     labels = _labels(paths)
     each = []  # (path, case): a GPU MODE task's file holds a problem per benchmark case
+    unpicked: list[tuple[Path, UsageError]] = []  # files of several that `sizes` picks no case of
     for path in paths:
         try:
             each += [(path, c) for c in cases(path, sizes)]
         except UsageError as exc:
             if len(paths) == 1:
                 raise
-            errors.append(str(exc))
+            if sizes and exc.param == "size":  # across many tasks, sizes pick the cases of those that have them
+                unpicked.append((path, exc))
+            else:
+                errors.append(exc.worded({"size": "--size"}))
+    if unpicked and not each and not errors:
+        raise UsageError(f"{{size}} {' '.join(sizes)}: none of the {len(paths)} problems given has a case with "
+                         f"{'these' if len(sizes) > 1 else 'this'}; given one task alone, the line says what its "
+                         "cases take", "size")
     unread: set[Path] = set()  # files that did not import: their other cases are not tried again
     failed: dict[tuple[Path, str], list] = {}  # (file, error) -> the cases that failed so (None: its one problem)
     for path, case in each:
@@ -138,6 +146,9 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
                      f"tensor-core products each) they can run up to {tf32 / sol.EMULATION_PASSES / fp32:.2f}x faster "
                      f"on {device.name}: a candidate that fast, its answers within {within} of the reference's, is "
                      "graded, not flagged faster than light")
+    if unpicked:
+        names = ", ".join(labels[p] if not is_task(Path(p)) else Path(p).resolve().parent.name for p, _ in unpicked)
+        notes.append(f"{' '.join(sizes)} picks no case of {len(unpicked)} of the problems given, left out: {names}")
     if not device.roofs.launch_ms:
         notes.append("no launch floor: T_SOL here is the work's alone; `roofline run` on the GPU also measures an "
                      "empty kernel's launch and counts it in the bound (a problem under a few microseconds is bound "

@@ -123,11 +123,11 @@ def chosen(reference: Path, listed: list[Case], sizes: list[str]) -> list[Case]:
     """The cases of `listed` (the task's, whose reference is file `reference`) that `sizes` picks,
     each `NAME=VALUE` an argument of generate_input: a case is kept when, for every name given, its
     value is one of those given for that name (`size=1000 size=2000 seed=7`: either size, with seed
-    7). A value is read as YAML reads it in `task.yml` (`4096`, `true`, `[4, 8]`) and matches the
-    case's value, or its text. Raises UsageError for a size with no `=`, a name no case takes, or
-    sizes no case has, naming what the cases take."""
-    import yaml
-
+    7); an argument a case leaves out has the default generate_input gives it (`defaults`). A value
+    is read as YAML reads it in `task.yml` (`4096`, `true`, `[4, 8]`) and matches the case's value
+    (a number as a number, `1e-5` and `0.00001` alike; a boolean only a boolean), or its text.
+    Raises UsageError for a size with no `=`, a name no case takes, or sizes no case has, naming
+    what the cases take."""
     wanted: dict[str, list[str]] = {}
     for size in sizes:
         name, eq, value = size.partition("=")
@@ -136,27 +136,64 @@ def chosen(reference: Path, listed: list[Case], sizes: list[str]) -> list[Case]:
             raise UsageError(f"{{size}} {size}: a GPU MODE task's cases are picked by generate_input's arguments; "
                              f"give NAME=VALUE, e.g. {_example(listed[0])}", "size")
         wanted.setdefault(name, []).append(value)
-    names = list(dict.fromkeys(k for c in listed for k in c.values))
+    given_by_default = defaults(reference)
+    values = {c.number: {**given_by_default, **c.values} for c in listed}
+    names = list(dict.fromkeys(k for c in listed for k in values[c.number]))
     for name in wanted:
         if name not in names:
             raise UsageError(f"{{size}} {name}=...: the cases of {task_file(reference)} take "
                              f"{', '.join(names)}; not {name}", "size")
-
-    def matches(value: Any, given: str) -> bool:
-        try:
-            read = yaml.safe_load(given)
-        except yaml.YAMLError:
-            read = given
-        return read == value or str(value).replace(" ", "") == given.replace(" ", "")
-
-    kept = [c for c in listed
-            if all(n in c.values and any(matches(c.values[n], g) for g in given) for n, given in wanted.items())]
+    kept = [c for c in listed if all(n in values[c.number] and any(_matches(values[c.number][n], g) for g in given)
+                                     for n, given in wanted.items())]
     if not kept:
-        have = "; ".join(f"{n}: {', '.join(dict.fromkeys(str(c.values[n]) for c in listed if n in c.values))}"
+        have = "; ".join(f"{n}: {', '.join(dict.fromkeys(str(v[n]) for v in values.values() if n in v))}"
                          for n in wanted)
         raise UsageError(f"{{size}} {' '.join(sizes)}: no case of {task_file(reference)} has "
                          f"{'these' if len(sizes) > 1 else 'this'} ({have})", "size")
     return kept
+
+
+def _matches(value: Any, given: str) -> bool:
+    """Whether a case's argument `value` is what `given` (a --size value's text) says (`chosen`)."""
+    import yaml
+
+    try:
+        read = yaml.safe_load(given)
+    except yaml.YAMLError:
+        read = given
+    if isinstance(value, bool) or isinstance(read, bool):  # `1` is no `true`
+        return isinstance(value, bool) and isinstance(read, bool) and value == read
+    if isinstance(value, (int, float)):
+        try:
+            return float(given.replace("_", "")) == float(value)
+        except ValueError:
+            return isinstance(read, (int, float)) and read == value  # 0x40000
+    return read == value or str(value).replace(" ", "") == given.replace(" ", "")
+
+
+def defaults(reference: Path) -> dict[str, Any]:
+    """The default values `generate_input` gives its arguments in file `reference`, read without
+    running it: those written as literals (`case: str = "dense"`); {} where it cannot be read."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(reference).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == FUNCTIONS[1]), None)
+    if function is None:
+        return {}
+    a = function.args
+    positional = a.posonlyargs + a.args
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults)) + \
+        [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    found = {}
+    for arg, default in pairs:
+        try:
+            found[arg.arg] = ast.literal_eval(default)
+        except (ValueError, TypeError, SyntaxError, RecursionError):  # not a literal: a name, a call
+            continue
+    return found
 
 
 def _example(case: Case) -> str:
