@@ -84,6 +84,17 @@ def test_a_problem_of_one_size_takes_no_size():
         problem.cases(TASKS.parent / "problems" / "small_matmul.py", ["n=4"])
 
 
+@needs_torch
+def test_a_reference_beside_a_task_file_in_neither_format_is_refused_in_gpu_modes_words(tmp_path):
+    (tmp_path / "task.yml").write_text("benchmarks:\n  - {b: 4}\n")
+    (tmp_path / "reference.py").write_text("def reference_forward(x):\n    return x\n\n"
+                                           "def generate_inputs(b):\n    return b\n")
+    with pytest.raises(UsageError, match="a GPU MODE task's reference defines ref_kernel and generate_input \\(a "
+                                         "KernelBench problem: class Model and get_inputs and get_init_inputs\\); "
+                                         "it has neither"):
+        problem.load(tmp_path / "reference.py")
+
+
 def test_a_case_too_long_to_name_by_its_arguments_is_named_by_its_number(tmp_path):
     case = gpumode.Case(2, {"m": [80, 176, 128, 72, 64, 248, 96, 160], "n": [4096] * 8, "seed": 1})
     assert case.label() == "#2"

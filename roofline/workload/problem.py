@@ -375,6 +375,9 @@ def load(path: Path | str, case: int | None = None) -> Problem:
     missing = [n for n in (REFERENCE, *FUNCTIONS) if not callable(getattr(module, n, None))]
     if missing and isinstance(getattr(module, CANDIDATE, None), type):
         raise UsageError(candidate)
+    if missing and gpumode.task_file(path).is_file():  # beside a task.yml: GPU MODE's format was meant
+        raise UsageError(f"{path}: a GPU MODE task's reference defines {' and '.join(gpumode.FUNCTIONS)} (a "
+                         f"KernelBench problem: class {REFERENCE} and {' and '.join(FUNCTIONS)}); it has neither")
     if missing:
         raise UsageError(f"{path}: a problem defines class {REFERENCE} and functions {' and '.join(FUNCTIONS)}; "
                          f"it lacks {', '.join(missing)}")
@@ -817,14 +820,17 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
         with torch.no_grad(), kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention, masks), Numbers(), Counter():
             got = model(*args)
     except Exception as exc:
-        small = sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor)) <= MAX_DRAWN_BYTES
-        if not drawn and small:  # it may branch on its inputs' values: read again, one draw's values at hand
+        held = sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor))
+        if not drawn and held <= MAX_DRAWN_BYTES:  # it may branch on its inputs' values: read again, with them
             try:
                 return _work(problem, seed, drawn=True)
             except Exception:  # noqa: BLE001 - it fails that way too: the first failure is the one to say
                 pass
+        why = "" if drawn or held <= MAX_DRAWN_BYTES else \
+            (f" (its inputs, {held / 2**20:,.0f} MiB, are above the {MAX_DRAWN_BYTES >> 20} MiB drawn on the CPU to "
+             "read it with their values)")
         raise UsageError(f"{problem.path}: its forward cannot run on PyTorch's meta device (shapes without data), "
-                         f"so its work cannot be read: {type(exc).__name__}: {_first(exc)}") from None
+                         f"so its work cannot be read{why}: {type(exc).__name__}: {_first(exc)}") from None
     outs = list(got) if isinstance(got, (tuple, list)) else [got]
     if not outs or not all(isinstance(o, torch.Tensor) for o in outs):
         raise UsageError(f"{problem.path}: its forward returns {type(got).__name__}; a problem returns a tensor or a "
