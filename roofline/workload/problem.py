@@ -877,8 +877,9 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     if shaped:
         ops = list(dict.fromkeys(shaped))
         named = ops[0] if len(ops) == 1 else f"{', '.join(ops[:-1])} and {ops[-1]}"
-        warnings += (f"{named} {'has' if len(ops) == 1 else 'have'} no meta kernel (an output's shape its inputs' values "
-                     f"decide): run on the CPU on those of draw {seed}; another draw's may differ",)
+        warnings += (f"{named} {'has' if len(ops) == 1 else 'have'} no meta kernel (no run on shapes alone): run on "
+                     f"the CPU on the values of draw {seed}; where an output's shape follows those values (bincount, "
+                     "nonzero, a boolean index), another draw's may differ",)
     try:
         w = w.check()
     except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound
