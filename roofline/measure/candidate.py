@@ -7,7 +7,8 @@ Per draw: the inputs drawn (`Problem.inputs`), a copy of each kept; the referenc
 clone of them, the candidate on the inputs themselves, under `torch.no_grad()`; then
 
 - each output compared with the reference's in float64: shapes equal, no NaN or infinity where the
-  reference has none and the same one where it has one, relative Frobenius error over the rest at most the tolerance of its dtype (`TOLERANCES`:
+  reference has none and the same one where it has one, relative Frobenius error over the rest at
+  most the tolerance of its dtype (`TOLERANCES`:
   1e-4 for float32 and float64, 1e-2 for 16-bit types), as `model.verify` reads a GEMM;
 - the flags (`model.integrity`, each with its evidence): `inputs_modified` (an input differs from
   its copy, bit for bit, where the reference leaves its own copies as they were), `aliased_output`
@@ -27,8 +28,9 @@ A problem that brings its own check (a GPU MODE task's `check_implementation`, a
 tolerances: `Problem.own_check`) also checks the candidate's answer on each draw where the shapes
 are right and the values finite, given the draw as it was before the call: a draw it fails fails
 with what it said, and an output it passes passes whatever its relative error (the task says how
-close a right answer is; an eigenvector's sign may differ from the reference's). A candidate that raises is a
-failed draw with its error in one line; the check goes on with the next. Timing is not done here (`run` times a problem's candidate on the GPU).
+close a right answer is; an eigenvector's sign may differ from the reference's). A candidate that
+raises is a failed draw with its error in one line; the check goes on with the next. Timing is not
+done here (`run` times a problem's candidate on the GPU).
 """
 
 from __future__ import annotations

@@ -533,40 +533,40 @@ def _replaced(before, now) -> bool:
     return not _torch_function(now)
 
 
-_TORCH_CODE: dict[str, tuple[dict, set]] = {}  # a file of the torch package -> (its module's globals, its code)
+_TORCH_CODE: dict[str, set] = {}  # a module of the torch package -> the code of its functions, methods and theirs
 
 
 def _torch_function(f) -> bool:
-    """Whether function `f` is the torch package's own: its code is that of a function (or of one
-    nested in a function, or a method) of the module of the torch package its code names as its
-    file, and it runs with that module's globals. A file name is no proof (a candidate may compile
-    code under any name); the code and globals of a module PyTorch imported are."""
+    """Whether function `f` is the torch package's own: it runs with the globals of a module of the
+    torch package (one loaded from its folder), and its code is that of one of the module's
+    functions or methods, or of a function nested in one. A file name is no proof (a candidate may
+    compile code under any name, and a file compiled elsewhere names another); the code and globals
+    of a module PyTorch imported are."""
     import os
 
     import torch
 
     code, scope = getattr(f, "__code__", None), getattr(f, "__globals__", None)
-    if code is None or scope is None:
+    if code is None or not isinstance(scope, dict):
         return False
-    path = os.path.abspath(code.co_filename)
-    if not path.startswith(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep):
+    name = scope.get("__name__")
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    where = os.path.abspath(getattr(module, "__file__", None) or "")
+    if module is None or vars(module) is not scope or \
+            not where.startswith(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep):
         return False
-    if path not in _TORCH_CODE:
-        module = next((m for m in list(sys.modules.values())
-                       if os.path.abspath(getattr(m, "__file__", None) or "") == path), None)
+    if name not in _TORCH_CODE:
         codes: set = set()
-        if module is not None:
-            todo = [v.__code__ for v in vars(module).values() if hasattr(v, "__code__")]
-            todo += [m.__code__ for c in vars(module).values() if isinstance(c, type) and c.__module__ == module.__name__
-                     for m in vars(c).values() if hasattr(m, "__code__")]
-            while todo:
-                c = todo.pop()
-                if c not in codes:
-                    codes.add(c)
-                    todo += [k for k in c.co_consts if hasattr(k, "co_consts")]
-        _TORCH_CODE[path] = (vars(module) if module is not None else {}, codes)
-    own, codes = _TORCH_CODE[path]
-    return scope is own and code in codes
+        todo = [v.__code__ for v in vars(module).values() if hasattr(v, "__code__")]
+        todo += [m.__code__ for c in vars(module).values() if isinstance(c, type) and c.__module__ == name
+                 for m in vars(c).values() if hasattr(m, "__code__")]
+        while todo:
+            c = todo.pop()
+            if c not in codes:
+                codes.add(c)
+                todo += [k for k in c.co_consts if hasattr(k, "co_consts")]
+        _TORCH_CODE[name] = codes
+    return code in _TORCH_CODE[name]
 
 
 def _cell(cell) -> object:
