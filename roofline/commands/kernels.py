@@ -273,8 +273,9 @@ def _compiled_row(row: KernelRow, res: KernelResources | RunError, limits: ArchL
 def problems_view(paths: list[Path], gpu: str | None, sizes: list[str] | None = None) -> Outcome:
     """Problems in a kernel benchmark's format (`workload.problem`), each with its work, compulsory
     bytes and speed of light on the GPU `gpu` names (a preset or device file; else this machine's,
-    through NVML) (`analysis.problems`); of a GPU MODE task, the cases `sizes` picks (NAME=VALUE). Raises UsageError for a file that is not a problem (a .cu
-    beside them included), or without a GPU to read the roofs of."""
+    through NVML) (`analysis.problems`); of a GPU MODE task, the cases `sizes` picks (NAME=VALUE).
+    Raises UsageError for a file that is not a problem (a .cu beside them included), or without a
+    GPU to read the roofs of."""
     from .. import documents
     from ..analysis.problems import bounds
     from ..model.device import from_preset
