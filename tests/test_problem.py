@@ -190,6 +190,27 @@ def test_weights_in_a_list_and_a_sync_in_the_constructor_are_read(tmp_path):
     assert [t.name for t in w.parameters] == ["attribute ws[0]", "attribute named['b']"]
 
 
+@pytest.mark.parametrize("forward, keys", [
+    # FP16 tensors the reference widens to FP32 (or to FP64), a view between: FP16 tensor-core products, all a kernel
+    # must do to answer as the reference does (FP32 accumulation)
+    ("return a.float() @ b.float().t().t()", {"fp16_tensor": 2 * 32 * 64 * 16}),
+    ("return a.to(torch.float64) @ b.double()", {"fp16_tensor": 2 * 32 * 64 * 16}),
+    # a value computed in FP32 after the cast is FP32 work; so is a product of which one operand is
+    ("return (a.float() * 1.5) @ b.float()", {"fp32": 2 * 32 * 64 * 16}),
+    ("return a.float() @ c", {"fp32": 2 * 32 * 64 * 16}),
+])
+def test_a_product_of_tensors_the_reference_widens_is_counted_in_the_type_they_are_held_in(tmp_path, forward, keys):
+    path = tmp_path / "widened.py"
+    path.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                    f"    def forward(self, a, b, c):\n        {forward}\n\n\n"
+                    "def get_inputs():\n    return [torch.randn(32, 64).half(), torch.randn(64, 16).half(), "
+                    "torch.randn(64, 16)]\n\n\ndef get_init_inputs():\n    return []\n")
+    w = problem.work(problem.load(path))
+    assert {k: v for k, v in w.work.flops.items() if v} == keys
+    widened = "products of float16 tensors the reference widens to" in w.work.source
+    assert widened == ("fp16_tensor" in keys)
+
+
 @needs_torch
 def test_what_the_reference_warns_of_is_a_note_not_a_line_on_stderr(tmp_path, recwarn):
     # KernelBench's level-2 28_BMM_InstanceNorm builds an InstanceNorm2d whose forward warns in PyTorch 2.13

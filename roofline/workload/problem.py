@@ -679,6 +679,7 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
     return replace(read, warnings=read.warnings + tuple(f"the reference warned on the meta device: {m}" for m in warned))
 
 
+WIDENING = ("_to_copy", "to")  # casts: a float tensor widened by one keeps the type it was held in (`_work`)
 MAX_DRAWN_BYTES = 256 << 20  # inputs drawn on the CPU for a forward that branches on their values, at most
 
 
@@ -703,6 +704,8 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     alive: list = []  # views kept, so that no id is reused while counting
     attention: dict = {}  # while an attention runs: the precision key and causal share of its products
     masks = MaskTracker()  # causal masks written out (`workload.masks`)
+    stored: dict[int, Any] = {}  # a tensor widened by a cast (or a view or copy of one) -> the type it was held in
+    widened_products: set[tuple[str, str]] = set()  # (the type held in, the type computed in) of products so counted
 
     class Construction(TorchDispatchMode):  # the masks a constructor makes (`tril` of ones, kept as a buffer)
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -739,6 +742,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                 shaped.append(func._overloadpacket.__name__)
             packet = func._overloadpacket
             _note_reads(func, packet.__name__, args, kwargs, out)
+            _note_widened(func, packet.__name__, args, out)
             inside = attention.get("key") is not None  # an attention running: its products are its own to count
             if not inside:  # (`_attention_read`)
                 masks.note(func, args, kwargs, out)
@@ -750,7 +754,10 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                 n = float(flop_registry[packet](*shapes[0], **shapes[1], out_val=shapes[2])) \
                     if packet in flop_registry else grouped_mm_flops(args[0].shape, args[1].shape, out.shape)
                 first = next((a for a in args if isinstance(a, torch.Tensor)), None)
-                key = precision_of(packet.__name__, first.dtype if first is not None else torch.float32)
+                held = _held_in(args)
+                if held is not None and first is not None and held != first.dtype:
+                    widened_products.add((str(held).removeprefix("torch."), str(first.dtype).removeprefix("torch.")))
+                key = precision_of(packet.__name__, held or (first.dtype if first is not None else torch.float32))
                 if inside:  # inside an attention: its inputs' precision, its causal share
                     key, n = attention["key"], n * attention["share"]
                 elif packet.__name__ in MATMUL_OPS:  # the scores a causal mask may fill (`masks.finish`)
@@ -758,6 +765,30 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                 flops[key] = flops.get(key, 0.0) + n
                 counted[packet.__name__] = counted.get(packet.__name__, 0.0) + n
             return out
+
+    def _note_widened(func, name: str, args, out) -> None:
+        # `a.to(torch.float64)` of a float32 `a`: the products of what was widened so are counted in the type it was
+        # held in, which is all a kernel must compute them in (`_held_in`); a view or copy of it keeps that type
+        source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if source is None or not isinstance(out, torch.Tensor) or not out.dtype.is_floating_point:
+            return
+        held = stored.get(id(source), source.dtype)
+        if name in WIDENING and held.is_floating_point and not held.is_complex and \
+                torch.finfo(held).bits < torch.finfo(out.dtype).bits:
+            stored[id(out)] = held
+        elif (func.is_view or name in ("clone", "contiguous")) and id(source) in stored and out.dtype == source.dtype:
+            stored[id(out)] = stored[id(source)]
+        else:
+            return
+        alive.append(out)
+
+    def _held_in(args):
+        """The widest type the float operands of a product were held in before a cast widened them, where every one
+        was so widened (`_note_widened`); else None."""
+        floats = [a for a in args if isinstance(a, torch.Tensor) and a.dtype.is_floating_point]
+        if not floats or any(id(a) not in stored for a in floats):
+            return None
+        return max((stored[id(a)] for a in floats), key=lambda d: torch.finfo(d).bits)
 
     def _note_reads(func, name: str, args, kwargs, out) -> None:
         leaves = [x for x in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
@@ -863,6 +894,9 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
         source += f"; {attention['seen']}"
     if narrowed:
         source += f"; {'; '.join(narrowed)}"
+    for held, wide in sorted(widened_products):
+        source += (f"; products of {held} tensors the reference widens to {wide} counted in {held}, the type they are "
+                   "held in")
     for (key, op), n in masks.finish(outs).items():  # what a causal mask's fills spare the products counted
         flops[key] = max(0.0, flops.get(key, 0.0) - n)
         counted[op] = max(0.0, counted.get(op, 0.0) - n)
