@@ -183,6 +183,14 @@ def test_kernels_lists_the_cases_size_picks_and_refuses_one_that_picks_none():
     doc = json.loads(r.stdout)
     assert [p["name"] for p in doc["problems"]] == ["axpy_py[size=1048576]#2", "axpy_py[size=1048576]#3"]
     assert "size=1048576 picks no case of 1 of the problems given, left out: scaled_mm_py" in doc["notes"]
+    # each task picked by the names it takes; a name none takes is a slip
+    r = CliRunner().invoke(app, ["kernels", str(AXPY.parent), str(MM.parent), "--gpu", "h200", "--size",
+                                 "size=4096", "--size", "m=128", "--json"])
+    assert r.exit_code == 0, r.output
+    assert [p["name"] for p in json.loads(r.stdout)["problems"]] == ["axpy_py[size=4096]",
+                                                                     "scaled_mm_py[m=128,n=64,k=32]"]
+    r = CliRunner().invoke(app, ["kernels", str(AXPY.parent), str(MM.parent), "--gpu", "h200", "--size", "sise=1"])
+    assert r.exit_code == 2 and "--size sise=...: no task given takes sise (they take size, seed, m, n, k)" in r.output
     r = CliRunner().invoke(app, ["kernels", str(AXPY.parent), str(MM.parent), "--gpu", "h200", "--size", "size=7"])
     assert r.exit_code == 2 and r.output.strip().splitlines() == [
         "roofline: error: --size size=7: none of the 2 problems given has a case with this; given one task alone, "

@@ -69,6 +69,19 @@ def _labels(paths: list[Path]) -> dict:
     return {p: str(Path(p)) for p in paths}
 
 
+def _arguments(paths: list[Path]) -> dict:
+    """Each GPU MODE task of `paths` -> the arguments its cases take (`gpumode.arguments`); a file
+    that is no task, or whose task file cannot be read, is left out (it is said as it is read)."""
+    found = {}
+    for path in paths:
+        try:
+            if is_task(Path(path)):
+                found[path] = gpumode.arguments(Path(path))
+        except UsageError:
+            continue
+    return found
+
+
 def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None) -> ProblemBounds:
     """Every problem file of `paths` on `device`. A file that is not a problem, or whose reference
     cannot be read on the meta device (`workload.problem`), is one line of `errors` and the others
@@ -78,14 +91,24 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
     stem (`level1/1_Square_matrix_multiplication_` beside `level3/1_MLP`). A GPU MODE task's reference
     is a problem per benchmark case of its `task.yml`, named by its folder and the case
     (`matmul_py[m=4096,n=5120,k=4096]`: `workload.gpumode`); `sizes` (NAME=VALUE) picks some of
-    those cases (`workload.problem.cases`)."""
+    those cases (`workload.problem.cases`): of several tasks, each by the names it takes, one that
+    takes none or has no such case left out in a note (a name no task takes is refused)."""
     rows, errors, moves, missing = [], [], {}, set()
     labels = _labels(paths)
     each = []  # (path, case): a GPU MODE task's file holds a problem per benchmark case
     unpicked: list[tuple[Path, UsageError]] = []  # files of several that `sizes` picks no case of
+    takes = _arguments(paths) if sizes and len(paths) > 1 else {}
+    if takes:  # across several tasks, each picked by the names it takes; a name none takes is a slip
+        stray = [n for n in dict.fromkeys(map(gpumode.size_name, sizes)) if not any(n in t for t in takes.values())]
+        if stray:
+            raise UsageError(f"{{size}} {stray[0]}=...: no task given takes {stray[0]} (they take "
+                             f"{', '.join(dict.fromkeys(n for t in takes.values() for n in t))})", "size")
     for path in paths:
+        own = [z for z in sizes if gpumode.size_name(z) in takes.get(path, ())] if takes else sizes
         try:
-            each += [(path, c) for c in cases(path, sizes)]
+            if takes and not own:
+                raise UsageError(f"{{size}} names none of what {path} takes", "size")
+            each += [(path, c) for c in cases(path, own)]
         except UsageError as exc:
             if len(paths) == 1:
                 raise

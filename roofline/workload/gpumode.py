@@ -153,6 +153,18 @@ def chosen(reference: Path, listed: list[Case], sizes: list[str]) -> list[Case]:
     return kept
 
 
+def arguments(reference: Path) -> list[str]:
+    """The names of generate_input's arguments that the cases of the task whose reference is file
+    `reference` give, or that it gives by default (`defaults`), in order. Raises UsageError as
+    `cases` does."""
+    return list(dict.fromkeys([k for c in cases(reference) for k in c.values] + list(defaults(reference))))
+
+
+def size_name(size: str) -> str:
+    """The name of a `NAME=VALUE` size (`chosen`)."""
+    return size.partition("=")[0].strip()
+
+
 def _matches(value: Any, given: str) -> bool:
     """Whether a case's argument `value` is what `given` (a --size value's text) says (`chosen`)."""
     import yaml
