@@ -190,6 +190,7 @@ def test_weights_in_a_list_and_a_sync_in_the_constructor_are_read(tmp_path):
     assert [t.name for t in w.parameters] == ["attribute ws[0]", "attribute named['b']"]
 
 
+@needs_torch
 @pytest.mark.parametrize("forward, keys", [
     # FP16 tensors the reference widens to FP32 (or to FP64), a view between: FP16 tensor-core products, all a kernel
     # must do to answer as the reference does (FP32 accumulation)
