@@ -521,8 +521,8 @@ def _by_owner(before: dict[str, object]) -> list[tuple[str, list[tuple[str, str]
 
 
 def _replaced(before, now) -> bool:
-    """Whether callable `now` is not `before`; PyTorch's own wrapper of it (a function of a file of
-    the torch package that holds it, as its `__wrapped__` or in its closure: `torch._dynamo` wraps
+    """Whether callable `now` is not `before`; PyTorch's own wrapper of it (a function of the torch
+    package, `_torch_function`, that holds it as its `__wrapped__` or in its closure: `torch._dynamo` wraps
     `torch.manual_seed` when first imported, and `torch.nn.Module.__init__` and `__setstate__` when
     a `torch.compile`d function first runs) is the same."""
     if now is before:
@@ -851,15 +851,15 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
         with torch.no_grad(), kept_off_cuda("meta"), _no_device_sync(), _attention_read(attention, masks), Numbers(), Counter():
             got = model(*args)
     except Exception as exc:
-        held = sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor))
-        if not drawn and held <= MAX_DRAWN_BYTES:  # it may branch on its inputs' values: read again, with them
+        inputs_bytes = sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor))
+        if not drawn and inputs_bytes <= MAX_DRAWN_BYTES:  # it may branch on its inputs' values: read again, with them
             try:
                 return _work(problem, seed, drawn=True)
             except Exception:  # noqa: BLE001 - it fails that way too: the first failure is the one to say
                 pass
-        why = "" if drawn or held <= MAX_DRAWN_BYTES else \
-            (f" (its inputs, {held / 2**20:,.0f} MiB, are above the {MAX_DRAWN_BYTES >> 20} MiB drawn on the CPU to "
-             "read it with their values)")
+        why = "" if drawn or inputs_bytes <= MAX_DRAWN_BYTES else \
+            (f" (its inputs, {inputs_bytes / 2**20:,.0f} MiB, are above the {MAX_DRAWN_BYTES >> 20} MiB drawn on the "
+             "CPU to read it with their values)")
         raise UsageError(f"{problem.path}: its forward cannot run on PyTorch's meta device (shapes without data), "
                          f"so its work cannot be read{why}: {type(exc).__name__}: {_first(exc)}") from None
     outs = list(got) if isinstance(got, (tuple, list)) else [got]
@@ -894,9 +894,9 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
         source += f"; {attention['seen']}"
     if narrowed:
         source += f"; {'; '.join(narrowed)}"
-    for held, wide in sorted(widened_products):
-        source += (f"; products of {held} tensors the reference widens to {wide} counted in {held}, the type they are "
-                   "held in")
+    for narrow, wide in sorted(widened_products):
+        source += (f"; products of {narrow} tensors the reference widens to {wide} counted in {narrow}, the type they "
+                   "are held in")
     for (key, op), n in masks.finish(outs).items():  # what a causal mask's fills spare the products counted
         flops[key] = max(0.0, flops.get(key, 0.0) - n)
         counted[op] = max(0.0, counted.get(op, 0.0) - n)
