@@ -96,7 +96,7 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
     rows, errors, moves, missing = [], [], {}, set()
     labels = _labels(paths)
     each = []  # (path, case): a GPU MODE task's file holds a problem per benchmark case
-    unpicked: list[tuple[Path, UsageError]] = []  # files of several that `sizes` picks no case of
+    unpicked: list[Path] = []  # files of several that `sizes` picks no case of
     takes = _arguments(paths) if sizes and len(paths) > 1 else {}
     if takes:  # across several tasks, each picked by the names it takes; a name none takes is a slip
         stray = [n for n in dict.fromkeys(map(gpumode.size_name, sizes)) if not any(n in t for t in takes.values())]
@@ -105,15 +105,16 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
                              f"{', '.join(dict.fromkeys(n for t in takes.values() for n in t))})", "size")
     for path in paths:
         own = [z for z in sizes if gpumode.size_name(z) in takes.get(path, ())] if takes else sizes
+        if takes and not own:  # a task that takes none of the names given
+            unpicked.append(path)
+            continue
         try:
-            if takes and not own:
-                raise UsageError(f"{{size}} names none of what {path} takes", "size")
             each += [(path, c) for c in cases(path, own)]
         except UsageError as exc:
             if len(paths) == 1:
                 raise
             if sizes and exc.param == "size":  # across many tasks, sizes pick the cases of those that have them
-                unpicked.append((path, exc))
+                unpicked.append(path)
             else:
                 errors.append(exc.worded({"size": "--size"}))
     if unpicked and not each and not errors:
@@ -170,7 +171,7 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
                      f"on {device.name}: a candidate that fast, its answers within {within} of the reference's, is "
                      "graded, not flagged faster than light")
     if unpicked:
-        names = ", ".join(labels[p] if not is_task(Path(p)) else Path(p).resolve().parent.name for p, _ in unpicked)
+        names = ", ".join(labels[p] if not is_task(Path(p)) else Path(p).resolve().parent.name for p in unpicked)
         notes.append(f"{' '.join(sizes)} picks no case of {len(unpicked)} of the problems given, left out: {names}")
     if not device.roofs.launch_ms:
         notes.append("no launch floor: T_SOL here is the work's alone; `roofline run` on the GPU also measures an "
