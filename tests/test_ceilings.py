@@ -19,7 +19,8 @@ def _fake_gpu(monkeypatch, cc: int, free_bytes: int, ms: dict, refuse: str | Non
     device = SimpleNamespace(compute_capability=str(cc))
     cupy = SimpleNamespace(
         cuda=SimpleNamespace(Device=lambda: device, runtime=SimpleNamespace(memGetInfo=lambda: (free_bytes, 0))),
-        empty=lambda shape, dtype=None: SimpleNamespace(shape=shape), float32="float32",
+        empty=lambda shape, dtype=None: SimpleNamespace(shape=shape, dtype=dtype), float32="float32",
+        float16="float16", uint16="uint16",
         get_default_memory_pool=lambda: SimpleNamespace(free_all_blocks=lambda: None))
     monkeypatch.setitem(sys.modules, "cupy", cupy)
 
@@ -30,13 +31,16 @@ def _fake_gpu(monkeypatch, cc: int, free_bytes: int, ms: dict, refuse: str | Non
         return (dtype, n), None
 
     monkeypatch.setattr(reference, "random_inputs", inputs)
-    monkeypatch.setattr(reference, "gemm", lambda a, b, c, dtype: None)
+    c_types = []
+    monkeypatch.setattr(reference, "gemm", lambda a, b, c, dtype: c_types.append(c.dtype))
     flush = object()
     monkeypatch.setattr(ceilings, "l2_flush", lambda nbytes: flush)
 
     def timed(f, before=None, **kw):
         assert before is flush  # every launch after an L2 flush, as a run times cuBLAS
-        return Timing((ms[asked[-1]],) * 3, warmup=3)
+        f()
+        took = ms.get((*asked[-1], c_types[-1]), ms.get(asked[-1]))  # by C's type where given
+        return Timing((took,) * 3, warmup=3)
     monkeypatch.setattr(ceilings, "time_gpu", timed)
     return asked
 
@@ -53,6 +57,19 @@ def test_each_precision_is_the_best_of_its_sizes():
     assert found["bf16_tensor"] == pytest.approx(2 * 8192**3 / 1.38e-3 / 1e9)
     assert found["tf32_tensor"] == pytest.approx(2 * 8192**3 / 2.60e-3 / 1e9)
     assert set(found) == {"fp16_tensor", "bf16_tensor", "tf32_tensor"}
+
+
+def test_a_16_bit_product_is_the_best_of_c_in_fp32_and_c_in_its_own_type():
+    ms = {(d, n): 1.40 * (n / 8192) ** 3 for d in ("fp16", "bf16", "tf32") for n in (4096, 8192, 16384)}
+    ms[("fp16", 8192, "float16")] = 1.30   # FP16 C at 8192^3: 845.8 TFLOP/s against 785.4 with an FP32 C
+    ms[("bf16", 4096, "uint16")] = 0.30    # BF16 C slower at 4096^3: the FP32 C's rate stands
+    ms[("tf32", 8192, "float16")] = 0.01   # never asked: TF32 writes an FP32 C alone
+    with pytest.MonkeyPatch.context() as mp:
+        _fake_gpu(mp, 90, 80 * 2**30, ms)
+        found = ceilings.measure_tensor_gflops()
+    assert found["fp16_tensor"] == pytest.approx(2 * 8192**3 / 1.30e-3 / 1e9)
+    assert found["bf16_tensor"] == pytest.approx(2 * 8192**3 / 1.40e-3 / 1e9)
+    assert found["tf32_tensor"] == pytest.approx(2 * 8192**3 / 1.40e-3 / 1e9)
 
 
 def test_a_precision_the_gpu_lacks_or_refuses_is_left_unmeasured_and_memory_bounds_the_sizes():

@@ -16,7 +16,12 @@
 - Tensor-core rates, one per precision the GPU's tensor cores take (FP16 from compute capability
   7.0, BF16 and TF32 from 8.0): cuBLAS's product in that precision, FP32 accumulate, through
   cublasGemmEx as every tensor run's reference calls it (`reference.gemm`), at each size of
-  `TENSOR_SIZES` that fits in free memory, 2*n^3 FLOP; the best of the sizes. Each launch follows
+  `TENSOR_SIZES` that fits in free memory, 2*n^3 FLOP; the best of the sizes. A BF16 or FP16
+  product is timed writing C in FP32 (as the ladders' reference) and in its own 16-bit type (as
+  PyTorch's products write it, and with a lighter epilogue cuBLAS may choose another kernel), the
+  best of the two (`C_TYPES`): a ceiling below what a program's own product reaches would read that
+  product above its roof (an H100's FP16 ceiling of 746 TFLOP/s, C in FP32, against 803 reached by
+  PyTorch's FP16 product at 4096 x 5120 x 4096, 2026-12-07). Each launch follows
   an L2 flush, as a run times cuBLAS beside its kernels: back to back, cuBLAS holds the card at its
   power limit and its clock below the one a run's launches see (BF16 at 8192^3 on an H100: 749.8
   TFLOP/s back to back, 770.4 in a run's rounds). A precision whose product fails is left
@@ -54,6 +59,7 @@ L2_CHUNK_BYTES = 256 * 2**10
 SMEM_ITERS = 4096
 TENSOR_SIZES = (4096, 8192, 16384)
 TENSOR_FROM_CC = {"fp16": 70, "bf16": 80, "tf32": 80}  # compute capability x 10 with tensor cores for it
+C_TYPES = {"fp16": ("float32", "float16"), "bf16": ("float32", "uint16"), "tf32": ("float32",)}  # uint16: BF16 words
 
 _STREAM_SOURCE = r"""
 extern "C" __global__ void l2_read(const float4* __restrict__ buf, int n4, int passes, float* out) {
@@ -162,7 +168,8 @@ class Ceilings:
                    f"best of L2-resident __ldcg streams, chunks and bulk copies over "
                    f"{'/'.join(map(str, L2_FOOTPRINTS_MIB))} MiB; "
                    f"conflict-free 128-bit shared-memory reads; cuBLAS's FP16, BF16 and TF32 products at "
-                   f"{'/'.join(map(str, TENSOR_SIZES))}^3, each launch after an L2 flush, the best; "
+                   f"{'/'.join(map(str, TENSOR_SIZES))}^3, C in FP32 and (FP16, BF16) in their own type, "
+                   "each launch after an L2 flush, the best; "
                    "an empty kernel's launch, timed with CUDA events")
 
     def to_dict(self) -> dict:
@@ -336,7 +343,7 @@ def measure_launch_latency_ms() -> float:
 
 def measure_tensor_gflops(l2_bytes: int | None = None) -> dict[str, float]:
     """cuBLAS's rate in each tensor-core precision this GPU has (`TENSOR_FROM_CC`), the best over
-    `TENSOR_SIZES` (module docstring), each launch after a flush of an L2 of `l2_bytes`, in GFLOP/s
+    `TENSOR_SIZES` and C's types (`C_TYPES`; module docstring), each launch after a flush of an L2 of `l2_bytes`, in GFLOP/s
     by the peaks' keys ('bf16_tensor'); a precision left out where no size fits in free memory or
     its product fails."""
     import cupy
@@ -354,9 +361,10 @@ def measure_tensor_gflops(l2_bytes: int | None = None) -> dict[str, float]:
                 break
             try:
                 a, b = random_inputs(n, n, n, dtype)
-                c = cupy.empty((n, n), dtype=cupy.float32)
-                t = time_gpu(lambda: gemm(a, b, c, dtype), warmup=3, min_repeat=10, before=flush)
-                rates.append(gflops(2.0 * n**3, t.median_ms))
+                for c_type in C_TYPES[dtype]:
+                    c = cupy.empty((n, n), dtype=getattr(cupy, c_type))
+                    t = time_gpu(lambda: gemm(a, b, c, dtype), warmup=3, min_repeat=10, before=flush)
+                    rates.append(gflops(2.0 * n**3, t.median_ms))
             except Exception:  # noqa: BLE001 - a product this cuBLAS refuses: the precision unmeasured
                 break
             finally:

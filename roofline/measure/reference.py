@@ -58,7 +58,9 @@ _ZERO = np.zeros(1, dtype=np.float32)
 
 def gemm(a, b, c, dtype: str = "fp32") -> None:
     """C = A @ B (FP32) or C = A @ B^T (tensor precisions) on the current stream, with cuBLAS,
-    into the float32 CuPy array `c` (M x N)."""
+    into the CuPy array `c` (M x N): float32, or for BF16 and FP16 inputs a C in their own 16-bit
+    type as PyTorch's products write it (float16, or uint16 words for BF16), FP32 accumulation
+    either way (cuBLAS library docs, "cublasGemmEx": CUBLAS_COMPUTE_32F takes a 16-bit C)."""
     import cupy
 
     if dtype == "fp32":
@@ -72,5 +74,6 @@ def gemm(a, b, c, dtype: str = "fp32") -> None:
     handle = cupy.cuda.device.get_cublas_handle()
     cublas.setStream(handle, cupy.cuda.get_current_stream().ptr)
     cublas.gemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, _ONE.ctypes.data, b.data.ptr, DATA_TYPE[dtype], k,
-                  a.data.ptr, DATA_TYPE[dtype], k, _ZERO.ctypes.data, c.data.ptr, CUDA_R_32F, n, compute,
+                  a.data.ptr, DATA_TYPE[dtype], k, _ZERO.ctypes.data, c.data.ptr,
+                  CUDA_R_32F if c.dtype == cupy.float32 else DATA_TYPE[dtype], n, compute,
                   CUBLAS_GEMM_DEFAULT)
