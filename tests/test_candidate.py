@@ -278,10 +278,28 @@ def test_a_contiguous_tensor_is_rolled_by_copies_exactly_as_torch_roll():
     for k in (1, 3, 119, 120, 121, 7 * 120 + 5):
         got = rolled([x], k)[0]
         assert got.is_contiguous() and torch.equal(got, torch.roll(x, k)), k
-    strided = x.transpose(0, 2)  # not contiguous: torch.roll itself
-    assert torch.equal(rolled([strided], 9)[0], torch.roll(strided, 9))
+    gaps = x[:, ::2]  # a slice with gaps: torch.roll itself, a contiguous tensor
+    assert torch.equal(rolled([gaps], 9)[0], torch.roll(gaps, 9)) and rolled([gaps], 9)[0].is_contiguous()
     half = x.to(torch.bfloat16)
     assert rolled([half], 2)[0].dtype == torch.bfloat16 and torch.equal(rolled([half], 2)[0], torch.roll(half, 2))
+
+
+@pytest.mark.parametrize("dims", [(2, 1, 0), (1, 2, 0), (1, 0)])
+def test_a_permuted_input_keeps_its_layout_rolled_over_its_memory(dims):
+    # GPU MODE's FP8 and NVFP4 tasks draw `(l, m, k).permute(1, 2, 0)` and transposed operands, and a kernel reading
+    # raw pointers with those strides needs them in every timed call's inputs, not a contiguous copy
+    from roofline.measure.problem_grade import rolled
+
+    base = torch.arange(4 * 5 * 6, dtype=torch.float32).reshape(4, 5, 6)
+    x = base.permute(*dims) if len(dims) == 3 else base[0].t()
+    for k in (1, 7, x.numel() - 1):
+        got = rolled([x], k)[0]
+        assert got.shape == x.shape and got.stride() == x.stride() and got.data_ptr() != x.data_ptr()
+        # element i in memory order is element i - k of the draw's memory, as a contiguous roll moves it
+        memory = lambda t: t.as_strided((t.numel(),), (1,))  # noqa: E731
+        assert torch.equal(memory(got), torch.roll(memory(x), k)), k
+    fp8 = torch.randn(6, 4).to(torch.float8_e4m3fn).t()  # a column-major FP8 operand
+    assert rolled([fp8], 3)[0].stride() == (1, 4) and rolled([fp8], 3)[0].dtype == torch.float8_e4m3fn
 
 
 def test_the_audit_checks_the_very_instance_that_was_timed():

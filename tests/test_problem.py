@@ -213,6 +213,17 @@ def test_a_product_of_tensors_the_reference_widens_is_counted_in_the_type_they_a
 
 
 @needs_torch
+def test_an_input_drawn_transposed_is_read_in_that_layout(tmp_path):
+    # the timed calls get it in that layout (`problem_grade.rolled`): a column of a transposed matrix is a row of memory
+    path = tmp_path / "column.py"
+    path.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                    "    def forward(self, x):\n        return x[:, 0] * 2\n\n\n"
+                    "def get_inputs():\n    return [torch.randn(64, 4096).t()]\n\n\ndef get_init_inputs():\n    return []\n")
+    w = problem.work(problem.load(path))
+    assert w.work.bytes_read == 4 * 4096  # not a 32-byte sector of each of 4,096 rows (131,072 B)
+
+
+@needs_torch
 def test_what_the_reference_warns_of_is_a_note_not_a_line_on_stderr(tmp_path, recwarn):
     # KernelBench's level-2 28_BMM_InstanceNorm builds an InstanceNorm2d whose forward warns in PyTorch 2.13
     path = tmp_path / "warns.py"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from ..model.timing import Timing
 from ..workload.problem import Problem, put_back
+from ..workload.regions import memory_order
 from . import l2_persist
 from .activity import CallKernels
 from .candidate import CandidateCheck, call_error, check
@@ -59,14 +60,22 @@ class ProblemRun:
 
 def rolled(draw: list, k: int) -> list:
     """`draw` (a forward's arguments) with each tensor of more than one element rolled by `k` places
-    over its flattened elements (as `torch.roll(x, k)`, a new tensor): new values at every place
-    for any `k` short of its size, the same values overall, so an index stays an index; other
-    arguments as they are. A contiguous tensor is rolled by two copies of its two parts (`_roll`),
-    as memory copies; another by `torch.roll`."""
+    over its elements in memory order (a new tensor): new values at every place for any `k` short
+    of its size, the same values overall, so an index stays an index; other arguments as they are.
+    A tensor that is a permutation of a contiguous one (`regions.memory_order`: contiguous, or
+    transposed, or GPU MODE's `permute(1, 2, 0)` layouts) keeps its strides, rolled by two memory
+    copies of its two parts (`_roll`); another (a slice with gaps) becomes a contiguous tensor of
+    its shape, by `torch.roll(x, k)`, as the work reads it (`workload.problem._work`)."""
     import torch
 
-    return [(_roll(x, k) if x.is_contiguous() else torch.roll(x, k))
-            if isinstance(x, torch.Tensor) and x.numel() > 1 else x for x in draw]
+    def roll(x):
+        order = memory_order(x)
+        if order is None:
+            return torch.roll(x, k)
+        back = sorted(range(x.dim()), key=order.__getitem__)
+        return _roll(x.permute(order), k).permute(back)
+
+    return [roll(x) if isinstance(x, torch.Tensor) and x.numel() > 1 else x for x in draw]
 
 
 def _roll(x, k: int):

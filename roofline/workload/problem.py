@@ -694,7 +694,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     from torch.utils.flop_counter import flop_registry
 
     from .masks import MaskTracker
-    from .regions import Regions, least_bytes, storage_of
+    from .regions import Regions, least_bytes, memory_order, storage_of
 
     counted: dict[str, float] = {}
     flops: dict[str, float] = {}
@@ -822,9 +822,10 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     except Exception as exc:
         raise UsageError(f"{problem.path}: building the reference or its inputs raised "
                          f"{type(exc).__name__}: {_first(exc)}") from None
-    # each input as every timed call gets it (`measure.problem_grade.rolled`: a new contiguous tensor), not as
-    # get_inputs laid it out: its sectors are those of that layout
-    args = [torch.empty(a.shape, dtype=a.dtype, device=a.device) if isinstance(a, torch.Tensor) else a for a in args]
+    # each input as every timed call gets it (`measure.problem_grade.rolled`: a new tensor, in the layout get_inputs
+    # gave it where that is a permutation of a contiguous one, else contiguous): its sectors are those of that layout
+    args = [(torch.empty_like(a) if memory_order(a) is not None else torch.empty(a.shape, dtype=a.dtype, device=a.device))
+            if isinstance(a, torch.Tensor) else a for a in args]
     masks.inputs(args)
     branched: list[str] = []  # what the forward asked of its inputs' values (`drawn`)
     shaped: list[str] = []  # the ops whose output's shape those values decided (`shadows.answer`)

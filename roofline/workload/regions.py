@@ -29,6 +29,16 @@ MAX_RUNS = 1 << 20  # runs one view may add (beyond: its size alone, as a floor)
 MAX_TOTAL = 1 << 23  # runs kept for one source (beyond: the union so far, as a floor)
 
 
+def memory_order(t) -> list[int] | None:
+    """The dimensions of tensor `t` in the order its elements lie in memory, outermost first, where
+    `t` is a permutation of a contiguous tensor (`t.permute(order)` is contiguous: a transposed
+    matrix, GPU MODE's `(l, m, k).permute(1, 2, 0)`), else None (a slice with gaps, a broadcast).
+    A timed call's fresh inputs keep that layout (`measure.problem_grade.rolled`), as a kernel
+    that reads raw pointers with the task's strides needs, and the work reads the same layout."""
+    order = sorted(range(t.dim()), key=lambda d: (-t.stride(d), -t.shape[d]))
+    return order if t.permute(order).is_contiguous() else None
+
+
 def storage_of(t) -> tuple[int, int] | None:
     """The identity and size (bytes) of tensor `t`'s storage, which its views share (on the meta
     device too); None for a tensor without one (a subclass that has none)."""
