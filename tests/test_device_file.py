@@ -48,7 +48,7 @@ def test_an_unquoted_compute_capability_is_read(tmp_path):
     assert future.arch_limits.arch == "sm_130"
     assert future.source.endswith(
         "compute capability 13.0 is newer than any roofline models, so its per-SM limits are taken as 12.1's, and it "
-        "has no roof of fp64, fp16, fp16_tensor, bf16_tensor, tf32_tensor, fp8_tensor, int8_tensor unless the file "
+        "has no roof of fp64, fp16, fp16_tensor, bf16_tensor, tf32_tensor, fp8_tensor, fp4_tensor, int8_tensor unless the file "
         "gives their flops_per_sm_per_clock")
     # a rate the file gives is its roof, at any clock a kernel is read at (the table and project read it so)
     given = from_preset(str(_file(tmp_path, RTX5070.replace('"12.0"', '"13.0"') + "\n[flops_per_sm_per_clock]\n"

@@ -264,12 +264,12 @@ def test_the_precision_names_are_spelled_once_and_every_reader_uses_them():
     from roofline.nsight.launches import precision_key
     from roofline.results.profile import Precision
 
-    assert peaks.PRECISION_NAMES == ("fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "int8")
+    assert peaks.PRECISION_NAMES == ("fp64", "fp32", "fp16", "bf16", "tf32", "fp8", "fp4", "int8")
     assert typing.get_args(Precision) == peaks.PRECISION_NAMES + ("none", "unknown")
     assert ncu_metrics.TENSOR_TYPES == {"fp64": "fp64_tensor", "fp16": "fp16_tensor", "bf16": "bf16_tensor",
                                         "tf32": "tf32_tensor", "fp8": "fp8_tensor", "int8": "int8_tensor"}
     assert [precision_key(p, True) for p in peaks.PRECISION_NAMES] == [
-        "fp64_tensor", None, "fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor", "int8_tensor"]
+        "fp64_tensor", None, "fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor", "fp4_tensor", "int8_tensor"]
     assert precision_key("fp32", False) == "fp32" and precision_key("none", False) is None
 
 

@@ -212,6 +212,43 @@ def test_a_product_of_tensors_the_reference_widens_is_counted_in_the_type_they_a
     assert widened == ("fp16_tensor" in keys)
 
 
+FP8_FP4 = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, a, b, sa, sb):\n" \
+    "        {forward}\n\n\ndef get_inputs():\n    m, n, k = 128, 256, 512\n{draw}\n\n\ndef get_init_inputs():\n    return []\n"
+F8 = "    a, b = torch.randn(m, k).to(torch.float8_e4m3fn), torch.randn(n, k).to(torch.float8_e4m3fn)\n"
+F4 = ("    a = torch.randint(0, 255, (m, k // 2), dtype=torch.uint8).view(torch.float4_e2m1fn_x2)\n"
+      "    b = torch.randint(0, 255, (n, k // 2), dtype=torch.uint8).view(torch.float4_e2m1fn_x2)\n")
+
+
+@needs_torch
+@pytest.mark.parametrize("forward, draw, keys, read", [
+    # an FP8 product (torch._scaled_mm, per-tensor scales): 2 m n k FP8 tensor FLOPs, not FP32 ones
+    ("return torch._scaled_mm(a, b.t(), sa, sb, out_dtype=torch.bfloat16)",
+     F8 + "    return [a, b, torch.tensor(1.0), torch.tensor(1.0)]", {"fp8_tensor": 2 * 128 * 256 * 512},
+     128 * 512 + 256 * 512 + 4 + 4),
+    # NVFP4 (GPU MODE's nvfp4_gemm): two E2M1 values a byte, so the counter's k of k / 2 elements is doubled
+    ("return torch._scaled_mm(a, b.t(), sa, sb, out_dtype=torch.float16)",
+     F4 + "    return [a, b, torch.ones(m * k // 16).to(torch.float8_e4m3fn), torch.ones(n * k // 16).to(torch.float8_e4m3fn)]",
+     {"fp4_tensor": 2 * 128 * 256 * 512}, (128 + 256) * 512 // 2 + (128 + 256) * 512 // 16),
+    # blockwise FP8 dequantized before a product in FP32 (GPU MODE's fp8-mm): its values are still FP8 ones
+    ("return ((a.to(torch.float32) * sa) @ (sb * b.float()).t()).to(torch.bfloat16)",
+     F8 + "    return [a, b, torch.randn(m, 1), torch.randn(n, 1)]", {"fp8_tensor": 2 * 128 * 256 * 512},
+     128 * 512 + 256 * 512 + 4 * (128 + 256)),
+    # a 16-bit tensor scaled after its cast is FP32 work (the scaling keeps the held type only for 8 bits or fewer)
+    ("return (a.half().float() * sa) @ b.float().t()",
+     "    a, b = torch.randn(m, k), torch.randn(n, k)\n    return [a, b, torch.randn(m, 1), None]",
+     {"fp32": 2 * 128 * 256 * 512}, 4 * (128 * 512 + 256 * 512 + 128)),
+], ids=["fp8_scaled_mm", "nvfp4_scaled_mm", "fp8_dequantized", "fp16_scaled_is_fp32"])
+def test_fp8_and_fp4_products_are_counted_at_their_own_precision(tmp_path, forward, draw, keys, read):
+    if not hasattr(torch, "float4_e2m1fn_x2") and "float4" in draw:
+        pytest.skip("this PyTorch has no float4_e2m1fn_x2")
+    path = tmp_path / "low.py"
+    path.write_text(FP8_FP4.format(forward=forward, draw=draw))
+    w = problem.work(problem.load(path))
+    assert {k: v for k, v in w.work.flops.items() if v} == keys
+    assert w.work.bytes_read == read
+    assert ("a dequantization" in w.work.source) == ("sa)" in forward and "fp8_tensor" in keys and "_scaled_mm" not in forward)
+
+
 @needs_torch
 def test_an_input_drawn_transposed_is_read_in_that_layout(tmp_path):
     # the timed calls get it in that layout (`problem_grade.rolled`): a column of a transposed matrix is a row of memory

@@ -14,6 +14,7 @@ matrix-multiply-accumulate rates without structured sparsity):
     bf16_tensor   BF16 in, FP32 accumulate                     (Volta, Turing, GA100, GA102, Ada,
     tf32_tensor   TF32 in, FP32 accumulate                     Hopper, Blackwell)
     fp8_tensor    FP8 (E4M3/E5M2) in
+    fp4_tensor    FP4 (E2M1, NVFP4/MXFP4 block-scaled) in, from Blackwell
     int8_tensor   INT8 in (GOP/s rather than GFLOP/s)
 
 Worked example, H100 SXM5 (132 SMs): FP32 16,896 cores x 2 x 1980 MHz = 66.9 TFLOP/s; dense BF16
@@ -49,15 +50,15 @@ from .units import per_clock_giga
 
 GUIDE = "CUDA C++ Programming Guide, arithmetic instruction throughput table"
 PRECISIONS = ("fp64", "fp32", "fp16", "fp64_tensor", "fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor",
-              "int8_tensor")
+              "fp4_tensor", "int8_tensor")
 LABELS = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16/BF16 (CUDA cores)", "fp64_tensor": "FP64 tensor",
           "fp16_tensor": "FP16 tensor", "bf16_tensor": "BF16 tensor", "tf32_tensor": "TF32 tensor",
-          "fp8_tensor": "FP8 tensor", "int8_tensor": "INT8 tensor"}
-TENSOR = ("fp64_tensor", "fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor", "int8_tensor")
+          "fp8_tensor": "FP8 tensor", "fp4_tensor": "FP4 tensor", "int8_tensor": "INT8 tensor"}
+TENSOR = ("fp64_tensor", "fp16_tensor", "bf16_tensor", "tf32_tensor", "fp8_tensor", "fp4_tensor", "int8_tensor")
 # The precision a key's work is in, as a profile names it (`kernels[].precision`, with `tensor_core`).
 PRECISION_OF = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "fp64_tensor": "fp64", "fp16_tensor": "fp16",
-                "bf16_tensor": "bf16", "tf32_tensor": "tf32", "fp8_tensor": "fp8", "int8_tensor": "int8"}
-PRECISION_NAMES = tuple(dict.fromkeys(PRECISION_OF[k] for k in PRECISIONS))  # fp64 fp32 fp16 bf16 tf32 fp8 int8
+                "bf16_tensor": "bf16", "tf32_tensor": "tf32", "fp8_tensor": "fp8", "fp4_tensor": "fp4", "int8_tensor": "int8"}
+PRECISION_NAMES = tuple(dict.fromkeys(PRECISION_OF[k] for k in PRECISIONS))  # fp64 fp32 fp16 bf16 tf32 fp8 fp4 int8
 NO_PRECISION = "none"  # no floating-point or tensor work: copies, memsets, integer kernels
 UNKNOWN_PRECISION = "unknown"  # none of the work that was counted, but some kinds were not counted
 TENSOR_OF = {PRECISION_OF[k]: k for k in TENSOR}  # 'bf16' -> 'bf16_tensor': the tensor-core key of a precision
@@ -70,8 +71,8 @@ _WP = {
     "8.6": "GA102 whitepaper (A10: 125 TFLOP/s FP16 tensor at 72 SMs x 1695 MHz; GeForce FP32-accumulate at half)",
     "8.9": "Ada whitepaper (L4: 121 TFLOP/s FP16, 242 FP8 tensor at 58 SMs x 2040 MHz; GeForce FP32-accumulate at half)",
     "9.0": "Hopper whitepaper (H100 SXM5: 989.4 TFLOP/s FP16/BF16, 494.7 TF32, 1979 FP8, 66.9 FP64 tensor)",
-    "10.0": "HGX B200 datasheet (2.25 PFLOP/s dense FP16/BF16, 4.5 FP8, 40 TFLOP/s FP64 at 148 SMs)",
-    "12.0": "Blackwell GeForce whitepaper (RTX 5090: 419 TFLOP/s FP16, 838 FP8 tensor, FP16 accumulate)",
+    "10.0": "HGX B200 datasheet (2.25 PFLOP/s dense FP16/BF16, 4.5 FP8, 9 FP4, 40 TFLOP/s FP64 at 148 SMs)",
+    "12.0": "Blackwell GeForce whitepaper (RTX 5090: 419 TFLOP/s FP16, 838 FP8, 1,676 FP4 tensor, FP16 accumulate)",
 }
 _TABLE: dict[str, dict[str, float]] = {
     "7.0": {"fp64": 64, "fp16": 256, "fp16_tensor": 1024},
@@ -85,9 +86,9 @@ _TABLE: dict[str, dict[str, float]] = {
     "9.0": {"fp64": 128, "fp16": 512, "fp64_tensor": 256, "fp16_tensor": 4096, "bf16_tensor": 4096,
             "tf32_tensor": 2048, "fp8_tensor": 8192, "int8_tensor": 8192},
     "10.0": {"fp64": 128, "fp16": 512, "fp64_tensor": 128, "fp16_tensor": 8192, "bf16_tensor": 8192,
-             "tf32_tensor": 4096, "fp8_tensor": 16384, "int8_tensor": 16384},
+             "tf32_tensor": 4096, "fp8_tensor": 16384, "fp4_tensor": 32768, "int8_tensor": 16384},
     "12.0": {"fp64": 4, "fp16": 256, "fp16_tensor": 1024, "bf16_tensor": 1024, "tf32_tensor": 512,
-             "fp8_tensor": 2048, "int8_tensor": 2048},
+             "fp8_tensor": 2048, "fp4_tensor": 4096, "int8_tensor": 2048},
 }
 _SAME_AS = {"7.2": "7.0", "8.7": "8.6", "10.3": "10.0", "11.0": "10.0", "12.1": "12.0"}
 

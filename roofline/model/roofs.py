@@ -51,7 +51,7 @@ OVER_PEAK = 1.1
 # Compute levels by precision key (`peaks.PRECISIONS`): the name a floor and a roof carry.
 COMPUTE_LEVEL = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "fp64_tensor": "FP64 tensor",
                  "fp16_tensor": "FP16 tensor", "bf16_tensor": "BF16 tensor", "tf32_tensor": "TF32 tensor",
-                 "fp8_tensor": "FP8 tensor", "int8_tensor": "INT8 tensor"}
+                 "fp8_tensor": "FP8 tensor", "fp4_tensor": "FP4 tensor", "int8_tensor": "INT8 tensor"}
 
 
 def dram_gbps(mem_clock_mhz: float, bus_width_bits: int) -> float:

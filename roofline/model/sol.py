@@ -143,8 +143,9 @@ def speed_of_light(work: Work, roofs: Roofs, l2_bytes: int | None = None) -> Spe
 
 # Where a GPU has no roof for a precision, the precision its work runs at there, fastest first: an FP32
 # convolution read as TF32 runs at FP32 on a GPU without TF32 tensor cores (a V100, a T4); BF16 or FP8 products
-# on one without their tensor cores run as FP16 ones, where it has those (`on_device`).
+# on one without their tensor cores run as FP16 ones, where it has those, and FP4 ones as FP8 ones (`on_device`).
 RUNS_AS = {"tf32_tensor": ("fp32",), "bf16_tensor": ("fp16_tensor", "fp32"), "fp8_tensor": ("fp16_tensor", "fp32"),
+           "fp4_tensor": ("fp8_tensor", "fp16_tensor", "fp32"),
            "fp16_tensor": ("fp16", "fp32"), "fp64_tensor": ("fp64",)}
 
 

@@ -87,6 +87,7 @@ SPLIT_BY = {"fp16_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
             "bf16_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
             "tf32_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
             "fp8_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
+            "fp4_tensor": (MMA_CYCLES["hmma"], SHARE_OF["tensor"]),
             "int8_tensor": (MMA_CYCLES["imma"], SHARE_OF["tensor"]),
             "fp64_tensor": (MMA_CYCLES["dmma"], SHARE_OF["tensor"]),
             "fp32": (SHARE_OF["fma"],), "fp16": (SHARE_OF["fma"],), "fp64": (SHARE_OF["fp64"],)}

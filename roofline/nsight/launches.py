@@ -201,7 +201,7 @@ class KernelGroup:
         return [k for k in precisions if k in missing or any(m.startswith(k + " ") for m in missing)]
 
     def precision(self, uncounted: list[str] | tuple[str, ...] = ()) -> str:
-        """'fp64', 'fp32', 'fp16', 'bf16', 'tf32', 'fp8', 'int8'; 'none' for no floating-point or
+        """'fp64', 'fp32', 'fp16', 'bf16', 'tf32', 'fp8', 'fp4', 'int8'; 'none' for no floating-point or
         tensor work, or 'unknown' when none was counted but the precisions in `uncounted` were
         not counted at all."""
         d = self.dominant

@@ -68,8 +68,9 @@ INSTRUCTION = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 # precision key -> (SASS prefix, FLOPs per FMA, per ADD, per MUL instruction)
 CUDA_CORE_OPS = {"fp64": ("d", 2, 1, 1), "fp32": ("f", 2, 1, 1), "fp16": ("h", 4, 2, 2)}
 # the input type of a tensor-core metric (`src_<type>`) -> precision key; types without a roof
-# here (int1, int4, fp4, fp6) are reported, not read
-TENSOR_TYPES = TENSOR_OF  # ncu's input type names are the precisions' ('bf16' -> 'bf16_tensor')
+# here (int1, int4, fp6) are reported, not read. ncu has no FP4 count of its own: B200's counts FP4
+# with FP6 and FP8 (`MIXED_TENSOR_TYPES`), read against the FP8 roof
+TENSOR_TYPES = {t: k for t, k in TENSOR_OF.items() if t != "fp4"}  # ncu's names are the precisions' ('bf16')
 # input types Nsight Compute counts together on some chips, read against one roof when the
 # precision has no count of its own: Turing's FP16-with-FP32-accumulate, Blackwell B200's FP8
 MIXED_TENSOR_TYPES = {"fp16_bf16_tf32": "fp16_tensor", "fp4_fp6_fp8": "fp8_tensor"}

@@ -20,6 +20,8 @@ has none for, by `grouped_mm_flops`) and filed under the precision its inputs ru
               torch.backends.cuda.matmul.allow_tf32 is set: then 'tf32_tensor'); a convolution
               'tf32_tensor' (cuDNN's TF32 is on by default: torch.backends.cudnn.allow_tf32)
     bfloat16  'bf16_tensor'     float16  'fp16_tensor'     float64  'fp64_tensor'
+    float8_*  'fp8_tensor'      float4_e2m1fn_x2  'fp4_tensor', two values an element (`PACKED`:
+              a product's FLOPs, counted on its elements, doubled: NVFP4's `torch._scaled_mm`)
 
 A causal attention counts the share of its scores its mask keeps, of both its products: through
 `scaled_dot_product_attention`'s `is_causal` (`_attention_read`), or a triangular mask written out
@@ -54,6 +56,10 @@ REFERENCE = "Model"
 CANDIDATE = "ModelNew"
 FUNCTIONS = ("get_inputs", "get_init_inputs")
 MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm", "_grouped_mm")
+# PyTorch's 8- and 4-bit float types by name (a PyTorch without one has no such tensor), their precision key
+LOW_PRECISION = {"float8_e4m3fn": "fp8_tensor", "float8_e5m2": "fp8_tensor", "float8_e4m3fnuz": "fp8_tensor",
+                 "float8_e5m2fnuz": "fp8_tensor", "float4_e2m1fn_x2": "fp4_tensor"}
+PACKED = {"float4_e2m1fn_x2": 2}  # values an element of a packed type holds
 # What a harness times and counts with: a candidate that replaces one of them, when its file is imported or
 # in a call, is caught (`measure.candidate`). Modules not yet imported are not looked at (nor imported).
 HARNESS = ("time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic", "statistics.median",
@@ -642,8 +648,9 @@ def precision_of(op: str, dtype) -> str:
         if op in MATMUL_OPS:
             return "tf32_tensor" if torch.backends.cuda.matmul.allow_tf32 else "fp32"
         return "tf32_tensor" if torch.backends.cudnn.allow_tf32 else "fp32"
+    low = {getattr(torch, name): key for name, key in LOW_PRECISION.items() if hasattr(torch, name)}
     return {torch.bfloat16: "bf16_tensor", torch.float16: "fp16_tensor", torch.float64: "fp64_tensor",
-            torch.int8: "int8_tensor"}.get(dtype, "fp32")
+            torch.int8: "int8_tensor", **low}.get(dtype, "fp32")
 
 
 @contextlib.contextmanager
@@ -680,6 +687,11 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
 
 
 WIDENING = ("_to_copy", "to")  # casts: a float tensor widened by one keeps the type it was held in (`_work`)
+# A tensor of QUANTIZED_BITS or fewer (FP8, FP4) widened and then scaled by one of these keeps its type too: a
+# dequantization (`a.to(torch.float32) * a_scale`, GPU MODE's blockwise FP8 GEMM), which a kernel applies to its
+# products' sums, its products still of FP8 values. A wider type scaled so (`a.float() * 1.5` of FP16) is new work.
+SCALING = ("mul", "div")
+QUANTIZED_BITS = 8
 MAX_DRAWN_BYTES = 256 << 20  # inputs drawn on the CPU for a forward that branches on their values, at most
 
 
@@ -706,6 +718,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     masks = MaskTracker()  # causal masks written out (`workload.masks`)
     stored: dict[int, Any] = {}  # a tensor widened by a cast (or a view or copy of one) -> the type it was held in
     widened_products: set[tuple[str, str]] = set()  # (the type held in, the type computed in) of products so counted
+    dequantized: set[str] = set()  # the 8-bit or narrower types widened and then scaled (`SCALING`)
 
     class Construction(TorchDispatchMode):  # the masks a constructor makes (`tril` of ones, kept as a buffer)
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -754,6 +767,8 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                 n = float(flop_registry[packet](*shapes[0], **shapes[1], out_val=shapes[2])) \
                     if packet in flop_registry else grouped_mm_flops(args[0].shape, args[1].shape, out.shape)
                 first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+                if first is not None:  # a packed type's elements each hold several values, every one multiplied
+                    n *= PACKED.get(str(first.dtype).removeprefix("torch."), 1)
                 held = _held_in(args)
                 if held is not None and first is not None and held != first.dtype:
                     widened_products.add((str(held).removeprefix("torch."), str(first.dtype).removeprefix("torch.")))
@@ -778,6 +793,10 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
             stored[id(out)] = held
         elif (func.is_view or name in ("clone", "contiguous")) and id(source) in stored and out.dtype == source.dtype:
             stored[id(out)] = stored[id(source)]
+        elif name in SCALING and (quantized := [stored[id(a)] for a in args if isinstance(a, torch.Tensor) and id(a) in stored
+                                                and torch.finfo(stored[id(a)]).bits <= QUANTIZED_BITS]):
+            stored[id(out)] = quantized[0]  # FP8 or FP4 values times their scales: dequantized, still those values
+            dequantized.add(str(quantized[0]).removeprefix("torch."))
         else:
             return
         alive.append(out)
@@ -897,7 +916,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
         source += f"; {'; '.join(narrowed)}"
     for narrow, wide in sorted(widened_products):
         source += (f"; products of {narrow} tensors the reference widens to {wide} counted in {narrow}, the type they "
-                   "are held in")
+                   f"are held in{' (and scales: a dequantization)' if narrow in dequantized else ''}")
     for (key, op), n in masks.finish(outs).items():  # what a causal mask's fills spare the products counted
         flops[key] = max(0.0, flops.get(key, 0.0) - n)
         counted[op] = max(0.0, counted.get(op, 0.0) - n)
