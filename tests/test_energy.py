@@ -57,6 +57,20 @@ def test_the_device_table_shows_the_fits_with_their_errors():
     assert energy_rows(None) == []
 
 
+def test_a_fit_whose_power_did_not_rise_with_the_rate_is_no_energy():
+    # an H100's FP16 tensor loads, every one at the power limit (device --measure, 2026-12-07): the slope is
+    # below zero, and a model paying -0.163 pJ a FLOP would call the tensor cores' work free
+    capped = EnergyFit("fp16_tensor", "FLOP", -0.163, 0.076, 797.0, 38.0, 6)
+    flat = EnergyFit("fp32", "FLOP", 0.3, 0.2, 180.0, 6.0, 4)  # above zero, within two errors of it
+    energy = EnergyCeilings(idle_w=128.0, fits=(capped, flat, FITS.fits[1]), measured_at="2026-12-07")
+    assert not capped.resolved and not flat.resolved and FITS.fits[1].resolved
+    assert energy.fit("fp16_tensor") is None and energy.fit("fp32") is None and energy.fit("dram") is not None
+    assert energy.gflop_per_j(1000, "fp16_tensor", 1e6, 4000) is None
+    rows = dict(energy_rows(energy))
+    assert rows["energy per FLOP (FP16 tensor, fitted)"].startswith(
+        "not resolved: the power did not rise with the rate over 6 loads (-0.16 ± 0.076 pJ, 797 W at no rate")
+
+
 def test_the_cached_ceilings_carry_the_energy_fits():
     entry = ceilings.Ceilings(4283.0, 61874.0, "now", 2**30, energy=json.loads(json.dumps(
         {"idle_w": 75.0, "fits": [vars(f) for f in FITS.fits], "measured_at": FITS.measured_at})))

@@ -82,6 +82,13 @@ class EnergyFit:
     static_error: float
     points: int
 
+    @property
+    def resolved(self) -> bool:
+        """Whether the board's power rose with the rate: the energy per unit above zero by more than
+        two standard errors. Not so where every load ran at the power limit (an H100's FP16 tensor
+        loads, 2026-12-07: -0.163 ± 0.076 pJ per FLOP at 797 W), and such a fit is no energy."""
+        return self.pj_per_unit > 2 * self.pj_error
+
 
 @dataclass(frozen=True)
 class EnergyCeilings:
@@ -93,8 +100,9 @@ class EnergyCeilings:
     measured_at: str
 
     def fit(self, kind: str) -> EnergyFit | None:
-        """The fit of resource `kind`, or None where it was not measured."""
-        return next((f for f in self.fits if f.kind == kind), None)
+        """The fit of resource `kind`, or None where it was not measured or is not resolved
+        (`EnergyFit.resolved`: no energy per unit to model with)."""
+        return next((f for f in self.fits if f.kind == kind and f.resolved), None)
 
     def gflop_per_j(self, intensity: float, compute: str, peak_gflops: float, dram_gbps: float) -> float | None:
         """The energy ceiling at arithmetic intensity `intensity` (FLOP per DRAM byte): the GFLOP

@@ -87,8 +87,11 @@ def render(doc: Results):
                  f"{dram.pj_per_unit:.3g} ± {dram.pj_error:.2g} pJ/DRAM byte, {fit.static_w:,.0f} W static")
         ax.plot(xs, ys, color=compute_color(level), lw=2, label=text(label))
     else:
-        ax.text(0.02, 0.02, "no energy ceiling: roofline device --measure fits one on this GPU",
-                transform=ax.transAxes, fontsize=9, color=MEMORY_COLORS["DRAM"])
+        kinds = (ENERGY_FIT.get(doc.precision, "fp32"), "dram")
+        unresolved = [f for f in (energy.fits if energy is not None else ()) if f.kind in kinds and not f.resolved]
+        why = (f"no energy ceiling: the {', '.join(f.kind for f in unresolved)} fit is not resolved (the power did not "
+               "rise with the rate)" if unresolved else "no energy ceiling: roofline device --measure fits one on this GPU")
+        ax.text(0.02, 0.02, why, transform=ax.transAxes, fontsize=9, color=MEMORY_COLORS["DRAM"])
     for i, (name, x, y) in enumerate(pts):
         style = kernel_style(name, i, len(pts))
         ax.scatter([x], [y], s=60, zorder=3, color=style["color"], marker=style["marker"],

@@ -370,9 +370,14 @@ def energy_rows(energy) -> list[tuple[str, str]]:
         return []
     rows = [("idle power (measured)", f"{energy.idle_w:,.0f} W")]
     for f in energy.fits:
-        rows.append((f"energy per {f.unit} ({ENERGY_NAMES.get(f.kind, f.kind)}, fitted)",
-                     f"{f.pj_per_unit:.3g} ± {f.pj_error:.2g} pJ; {f.static_w:,.0f} ± {f.static_error:,.0f} W at no "
-                     f"rate ({f.points} loads)"))
+        name = f"energy per {f.unit} ({ENERGY_NAMES.get(f.kind, f.kind)}, fitted)"
+        if not f.resolved:  # the power did not rise with the rate: no energy per unit was measured
+            rows.append((name, f"not resolved: the power did not rise with the rate over {f.points} loads "
+                               f"({f.pj_per_unit:.2g} ± {f.pj_error:.2g} pJ, {f.static_w:,.0f} W at no rate: "
+                               "held at the power limit?); not used"))
+            continue
+        rows.append((name, f"{f.pj_per_unit:.3g} ± {f.pj_error:.2g} pJ; {f.static_w:,.0f} ± {f.static_error:,.0f} W at no "
+                           f"rate ({f.points} loads)"))
     rows.append(("energy measured at", energy.measured_at))
     return rows
 
