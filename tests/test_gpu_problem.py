@@ -97,3 +97,22 @@ def test_a_gpu_mode_task_is_graded_on_every_case_its_lazy_submission_on_none(tmp
         assert honest["baseline_ms"] == by[(case, "reference")]["time_ms"]
         assert not lazy["verified"] and "NaN" in lazy["error"], lazy
     assert any("geometric mean of the times over the 3 cases" in n and "submission" in n for n in doc["notes"])
+
+
+def test_an_fp8_product_is_graded_at_the_fp8_tensor_roof(tmp_path):
+    # torch._scaled_mm of E4M3 operands: 2 M N K FP8 tensor FLOPs (until 2026-12-07 read as FP32 work, so cuBLAS's FP8
+    # product ran at some 20x its FP32 speed of light and was refused)
+    problem = PROBLEMS / "fp8_matmul.py"
+    if torch.cuda.get_device_capability() < (8, 9):
+        pytest.skip("no FP8 tensor cores on this GPU")
+    out = tmp_path / "fp8.json"
+    r = CliRunner().invoke(app, ["run", str(problem), str(PROBLEMS / "fp8" / "fp8_matmul_new.py"), "--out", str(out),
+                                 "--budget", "0.3"])
+    assert "Traceback" not in r.output and out.exists(), r.output
+    doc = json.loads(out.read_text())
+    by = {e["name"]: e for e in doc["entries"]}
+    for name in ("reference", "fp8_matmul_new"):
+        e = by[name]
+        assert e["error"] is None and e["flags"] == [] and e["verified"], e
+        assert e["work"]["flops"] == {"fp8_tensor": 2.0 * 4096**3}, e["work"]
+        assert e["binding"] == "FP8 tensor" and 0.3 < e["share"] <= 1.1, e  # cuBLAS's FP8 at a third of the roof at least
