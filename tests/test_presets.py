@@ -145,6 +145,15 @@ def test_the_a30_tensor_peaks_match_its_datasheet():
     assert find_preset("a30").tensor_clock_mhz is None
 
 
+def test_the_orin_gpus_int8_tensor_peak_is_half_the_briefs_sparse_figure():
+    # Jetson AGX Orin Series technical brief: the 64GB's GPU gives 170 sparse INT8 TOPS (its DLAs the rest of 275),
+    # 85 dense = 16 SMs x 4,096 x 1.3 GHz, GA100's rate a SM (GA102's half of it read 42.6 until 2026-12-07)
+    peaks = from_preset("agx-orin-64gb").peaks_gflops
+    assert 2 * peaks["int8_tensor"] == pytest.approx(170e3, rel=0.01)
+    assert peaks["fp16_tensor"] == peaks["bf16_tensor"] == pytest.approx(42.6e3, rel=0.01)
+    assert "fp8_tensor" not in peaks  # Ampere: no FP8
+
+
 @pytest.mark.parametrize("name, ai_tops", [
     ("NVIDIA GeForce RTX 4070 Laptop GPU", 321),  # NVIDIA's laptop specifications
     ("NVIDIA GeForce RTX 4060 Laptop GPU", 233),

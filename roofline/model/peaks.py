@@ -69,6 +69,9 @@ _WP = {
     "7.5": "Turing whitepaper (T4: 65 TFLOP/s FP16, 130 TOPS INT8 tensor at 40 SMs x 1590 MHz)",
     "8.0": "GA100 whitepaper (A100: 312 TFLOP/s FP16/BF16, 156 TF32, 19.5 FP64 tensor, 9.7 FP64 at 108 SMs x 1410 MHz)",
     "8.6": "GA102 whitepaper (A10: 125 TFLOP/s FP16 tensor at 72 SMs x 1695 MHz; GeForce FP32-accumulate at half)",
+    "8.7": "Jetson AGX Orin Series technical brief (the 64GB's GPU: 170 sparse INT8 TOPS, 85 dense = 16 SMs x "
+           "4,096 x 1.3 GHz, GA100's tensor cores a SM; FP16, BF16 and TF32 tensor rates at GA100's ratios to "
+           "INT8; CUDA-core rates as GA102's)",
     "8.9": "Ada whitepaper (L4: 121 TFLOP/s FP16, 242 FP8 tensor at 58 SMs x 2040 MHz; GeForce FP32-accumulate at half)",
     "9.0": "Hopper whitepaper (H100 SXM5: 989.4 TFLOP/s FP16/BF16, 494.7 TF32, 1979 FP8, 66.9 FP64 tensor)",
     "10.0": "HGX B200 datasheet (2.25 PFLOP/s dense FP16/BF16, 4.5 FP8, 9 FP4, 40 TFLOP/s FP64 at 148 SMs)",
@@ -81,6 +84,8 @@ _TABLE: dict[str, dict[str, float]] = {
             "tf32_tensor": 1024, "int8_tensor": 4096},
     "8.6": {"fp64": 4, "fp16": 256, "fp16_tensor": 1024, "bf16_tensor": 1024, "tf32_tensor": 512,
             "int8_tensor": 2048},
+    "8.7": {"fp64": 4, "fp16": 256, "fp16_tensor": 2048, "bf16_tensor": 2048, "tf32_tensor": 1024,
+            "int8_tensor": 4096},
     "8.9": {"fp64": 4, "fp16": 256, "fp16_tensor": 1024, "bf16_tensor": 1024, "tf32_tensor": 512,
             "fp8_tensor": 2048, "int8_tensor": 2048},
     "9.0": {"fp64": 128, "fp16": 512, "fp64_tensor": 256, "fp16_tensor": 4096, "bf16_tensor": 4096,
@@ -90,10 +95,10 @@ _TABLE: dict[str, dict[str, float]] = {
     "12.0": {"fp64": 4, "fp16": 256, "fp16_tensor": 1024, "bf16_tensor": 1024, "tf32_tensor": 512,
              "fp8_tensor": 2048, "fp4_tensor": 4096, "int8_tensor": 2048},
 }
-_SAME_AS = {"7.2": "7.0", "8.7": "8.6", "10.3": "10.0", "11.0": "10.0", "12.1": "12.0"}
+_SAME_AS = {"7.2": "7.0", "10.3": "10.0", "11.0": "10.0", "12.1": "12.0"}
 
 # FP32 cores per SM (architecture whitepapers), for a GPU known only by its SM count (an imported report).
-FP32_CORES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.9": 128, "9.0": 128, "10.0": 128, "12.0": 128}
+FP32_CORES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128, "12.0": 128}
 
 
 def fp32_cores_per_sm(cc: str) -> int:
