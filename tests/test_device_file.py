@@ -193,6 +193,20 @@ def test_a_device_files_edited_peaks_are_refused_and_its_edited_limits_said(tmp_
     said = str(exc.value)
     assert "peaks_gflops.fp32: 99,000 GFLOP/s is not read (its figures give 10," in said
     assert "flops_per_sm_per_clock.fp32" in said and "\n" not in said
+    # a figure changed leaves the derived ones it gave stale: the line names them all, to delete
+    fewer = {**doc, "sm_count": 28}
+    with pytest.raises(UsageError) as exc:
+        from_preset(str(_file(tmp_path, json.dumps(fewer), "fewer.json")))
+    assert "more derived figures" in str(exc.value) and "delete peak_l2_gbps, peaks_gflops (printed by" in str(exc.value)
+    kept = {k: v for k, v in fewer.items() if k not in ("peak_l2_gbps", "peaks_gflops")}
+    assert from_preset(str(_file(tmp_path, json.dumps(kept), "kept.json"))).sm_count == 28
+    # each derived figure is checked, not only the first of two that say the same
+    for field, value, says in (("peak_fp32_gflops", 1000.0, "peak_fp32_gflops: 1,000 GFLOP/s is not read"),
+                               ("peak_l2_gbps", 1.0, "peak_l2_gbps: 1 GB/s is not read"),
+                               ("arch", "sm_90", "arch: 'sm_90' is not read (compute_capability gives sm_80)")):
+        with pytest.raises(UsageError) as exc:
+            from_preset(str(_file(tmp_path, json.dumps({**doc, field: value}), f"{field}.json")))
+        assert says in str(exc.value), str(exc.value)
     limits = {**doc, "limits": {**doc["limits"], "max_warps_per_sm": 32}}
     dev = from_preset(str(_file(tmp_path, json.dumps(limits), "limits.json")))
     assert "not the file's own (which differ in max_warps_per_sm)" in dev.source

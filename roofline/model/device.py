@@ -355,7 +355,8 @@ def from_device_file(path: Path) -> DeviceSpec:
             peaks[key] = device.rate_peak(key, rate, sources[key]).value
         device = replace(device, peaks_gflops=peaks, peak_sources=sources,
                          peak_fp32_gflops=peaks.get("fp32", device.peak_fp32_gflops))
-    why = edited_peak(path, aside, {**(device.peaks_gflops or {}), "fp32": device.peak_fp32_gflops})
+    why = edited_peak(path, aside, {**(device.peaks_gflops or {}), "fp32": device.peak_fp32_gflops},
+                      device.peak_l2_gbps, device.arch)
     if why:
         raise UsageError(why, "gpu")
     return device

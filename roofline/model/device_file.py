@@ -128,22 +128,41 @@ def read(path: Path, derived: frozenset[str] = frozenset()) -> tuple[DeviceFile,
     return spec, limits, aside
 
 
-def edited_peak(path: Path, aside: dict, peaks: dict[str, float]) -> str | None:
-    """Why a device file's own peaks (`peaks_gflops`, `peak_fp32_gflops`, as `roofline device --json`
-    writes them) cannot stand: one differs by more than 0.1 % from what its figures give (`peaks`,
-    GFLOP/s by precision), which only an edit makes (every preset's JSON reads back to its own peaks);
-    roofline works the peaks out and does not read them. None where they agree or are absent."""
-    given = dict(aside.get("peaks_gflops") or {}) if isinstance(aside.get("peaks_gflops"), dict) else {}
+def edited_peak(path: Path, aside: dict, peaks: dict[str, float], l2_gbps: float | None = None,
+                arch: str | None = None) -> str | None:
+    """Why a device file's own derived figures (as `roofline device --json` writes them beside the
+    figures: `arch`, `peak_fp32_gflops`, `peaks_gflops`, `peak_l2_gbps`) cannot stand: one differs by
+    more than 0.1 % from what its figures give (`arch`, 'sm_90'; `peaks`, GFLOP/s by precision;
+    `l2_gbps`), which only an edit makes (every preset's JSON reads back to its own): an edit of that
+    figure, which roofline would not read, or of a figure it comes from (`sm_count`), after which the
+    derived ones are stale. The line names the first, how many more there are, and both ways out:
+    delete the stale fields, or give a rate as `flops_per_sm_per_clock`. None where all agree or are
+    absent."""
+    wrong: list[tuple[str, str]] = []  # (field, what is wrong with it)
+    if isinstance(aside.get("arch"), str) and arch and aside["arch"].strip() != arch:
+        wrong.append(("arch", f"{aside['arch']!r} is not read (compute_capability gives {arch})"))
+    given = [(f"peaks_gflops.{key}", key, value) for key, value in
+             (aside["peaks_gflops"].items() if isinstance(aside.get("peaks_gflops"), dict) else ())]
     if "peak_fp32_gflops" in aside:
-        given.setdefault("fp32", aside["peak_fp32_gflops"])
-    for key, value in given.items():
+        given.insert(0, ("peak_fp32_gflops", "fp32", aside["peak_fp32_gflops"]))
+    if "peak_l2_gbps" in aside:
+        given.append(("peak_l2_gbps", "l2", aside["peak_l2_gbps"]))
+    for field, key, value in given:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue
-        have = peaks.get(key)
+        have = l2_gbps if key == "l2" else peaks.get(key)
         if have is not None and abs(have - value) <= 1e-3 * max(abs(have), 1.0):
             continue
         worked = f"its figures give {have:,.0f}" if have is not None else "its figures give none"
-        return (f"{{gpu}} {path}: peaks_gflops.{key}: {value:,.0f} GFLOP/s is not read ({worked}): roofline works a "
-                f"peak out of the figures; give the rate as flops_per_sm_per_clock.{key} (FLOP per clock per SM), or "
-                "change the figures it comes from")
-    return None
+        wrong.append((field, f"{value:,.0f} {'GB/s' if key == 'l2' else 'GFLOP/s'} is not read ({worked})"))
+    if not wrong:
+        return None
+    field, what = wrong[0]
+    more = f", nor {len(wrong) - 1} more derived figure{'s' if len(wrong) > 2 else ''}" if len(wrong) > 1 else ""
+    stale = sorted(dict.fromkeys(f.split(".")[0] for f, _ in wrong))
+    key = field.removeprefix("peaks_gflops.") if field.startswith("peaks_gflops.") else \
+        "fp32" if field == "peak_fp32_gflops" else None
+    rate = f"; to set a rate, give it as flops_per_sm_per_clock.{key} (FLOP per clock per SM)" if key else ""
+    return (f"{{gpu}} {path}: {field}: {what}{more}: roofline works these out of the figures (name, "
+            f"compute_capability, sm_count, fp32_cores, clocks); where a figure was changed, delete "
+            f"{', '.join(stale)} (printed by `device --json` before){rate}")
