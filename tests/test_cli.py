@@ -454,4 +454,6 @@ def test_show_and_plot_without_a_file_read_the_profile_or_grade_file_that_alone_
     assert_usage_error(invoke("show", "roofline-grades.json"),
                        "roofline-grades.json: no such grade file; create one with `roofline run KERNEL.cu`")
     shutil.copy(plots / "grades-h200.json", tmp_path / "roofline-grades.json")  # two defaults here: neither is guessed
-    assert_usage_error(invoke("show"), "roofline-results.json: no such results file")
+    for command in (("show",), ("plot", "--out", "two.png")):
+        assert_usage_error(invoke(*command), "roofline-results.json: no such file here, and roofline-profile.json and "
+                                             "roofline-grades.json are: name the one to read")

@@ -335,6 +335,9 @@ def read_json(path: Path, reads: str | None = None):
                                      "NEW.py`"}
         how = make.get(Path(path).name, "results file; create one with `roofline run --all`, or a profile with "
                                         "`roofline profile -- COMMAND`")
+        here = [p.name for p in (DEFAULT_PROFILE, DEFAULT_GRADES) if p.exists()]
+        if Path(path) == DEFAULT_RESULTS and len(here) > 1:  # the default read where several others are: ask
+            raise UsageError(f"{path}: no such file here, and {' and '.join(here)} are: name the one to read") from None
         raise UsageError(f"{path}: no such {how}") from None
     except UnicodeDecodeError:
         if _gzipped_trace(path):
