@@ -97,7 +97,7 @@ def shown_path(path) -> str:
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def check_not_input(out: Path, inputs, what: str = "the results files read", param: str = "out") -> None:
+def check_not_input(out: Path, inputs, what: str = "the files read", param: str = "out") -> None:
     """Refuse an output that is one of `inputs` (the same file by path or, where both exist, by
     device and inode: a link to it too), so that writing never replaces what was read. Raises
     UsageError naming the parameter `param` (the output's: `out`, or a reader's `chart_out`)."""

@@ -377,7 +377,7 @@ def test_a_chart_never_replaces_the_results_it_reads(tmp_path, suffix):
     link.symlink_to(results)
     for out in (results, link):
         assert_usage_error(invoke("plot", str(results), "--out", str(out)),
-                           "is one of the results files read")
+                           "is one of the files read")
     before = tmp_path / "before.json"
     before.write_bytes(results.read_bytes())
     assert_usage_error(invoke("compare", str(before), str(results), "--chart", str(results)), "is one of")

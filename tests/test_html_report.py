@@ -169,7 +169,7 @@ def test_the_report_never_overwrites_its_input(tmp_path):
     src = tmp_path / "results.html"
     src.write_bytes(RUN.read_bytes())
     r = CliRunner().invoke(app, ["plot", str(src), "--out", str(src)])
-    assert r.exit_code == 2 and "is one of the results files read" in r.stderr
+    assert r.exit_code == 2 and "is one of the files read" in r.stderr
     assert src.read_bytes() == RUN.read_bytes()
 
 

@@ -867,9 +867,12 @@ def test_importing_one_of_roofline_s_own_files_or_a_trace_names_what_it_is(tmp_p
     plots, traces = FIXTURES.parent.parent / "plots", FIXTURES / "traces" / "public"
     for path, needle in ((plots / "results-h200.json", "a roofline file (results, profile or grade)"),
                          (plots / "grades-h200.json", "which `roofline show`, `plot` and `compare` read"),
-                         (traces / "sampled_rank-0.json.gz", "a PyTorch profiler trace, which `roofline comms` reads")):
+                         (traces / "sampled_rank-0.json.gz", "a PyTorch profiler trace, which `roofline show` and `comms` read")):
         one_line_error(invoke("profile", "--import", path, "--out", tmp_path / "p.json"), needle)
     assert not (tmp_path / "p.json").exists()
+    empty = tmp_path / "empty.csv"
+    empty.write_text("\n")
+    one_line_error(invoke("profile", "--import", empty, "--out", tmp_path / "p.json"), "empty.csv: the file is empty")
 
 
 def test_a_report_the_python_reader_fails_on_is_read_from_the_csv_export_saying_why(monkeypatch, tmp_path):

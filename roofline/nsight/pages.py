@@ -46,6 +46,8 @@ def parse_csv(text: str, source: str = "report") -> Rows:
     """The launches in a CSV export of Nsight Compute, raw or details page (this module's
     docstring says which forms), or in ncu's text output. Raises UsageError (one line, naming
     `source`) when the text holds no such table, saying so where ncu profiled no kernel."""
+    if not text.strip():
+        raise UsageError(f"{source}: the file is empty")
     lines = text.lstrip("\ufeff").splitlines()
     found = header_row(lines)
     if found is None and nsight_text.looks_like_text(text):

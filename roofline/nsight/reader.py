@@ -76,7 +76,8 @@ def read_rows(path: Path, source: str | None = None) -> Rows:
     if text.lstrip().startswith("{"):  # JSON: one of roofline's own files, or a profiler trace (ncu's text may
         # start with '[' of its process lines, never with '{')
         head = text[:200_000]
-        what = ("a PyTorch profiler trace, which `roofline comms` reads" if '"traceEvents"' in head else
+        what = ("a PyTorch profiler trace, which `roofline show` and `comms` read, or `profile --import REPORT "
+                "--trace` beside a report" if '"traceEvents"' in head else
                 "a roofline file (results, profile or grade), which `roofline show`, `plot` and `compare` read"
                 if '"schema"' in head else "JSON")
         raise UsageError(f"{path}: {what}, not an Nsight Compute report (a .ncu-rep, a CSV export or ncu's text "
