@@ -349,9 +349,10 @@ def test_a_view_of_a_weight_held_beside_it_reads_the_weights_bytes_once(tmp_path
 
 @needs_torch
 def test_bytes_are_read_as_timed_calls_lay_inputs_out_and_a_like_op_reads_none(tmp_path):
-    # a transposed input: every timed call gets a new contiguous copy, whose row 0 is 2^20 floats in a row
+    # a transposed input: every timed call gets a new copy in its layout, whose row 0 is a column of memory, 2^20 floats
+    # 64 bytes apart: a 32-byte sector each (until 2026-12-07 the copies were contiguous, and the row 4 MiB in a row)
     t = _problem(tmp_path, "transposed", "        pass", "        return xs[0][0] * 2", "[torch.randn(1 << 20, 16).t()]")
-    assert t.bytes_read == 4 * (1 << 20)
+    assert t.bytes_read == 32 * (1 << 20)
     like = _problem(tmp_path, "like", "        pass", "        return torch.zeros_like(xs[0]) + xs[1]",
                     "[torch.randn(4096, 1024), torch.randn(4096, 1024)]")
     assert like.bytes_read == 4 * 4096 * 1024  # x[1] alone: zeros_like reads x[0]'s shape
