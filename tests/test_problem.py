@@ -212,6 +212,23 @@ def test_a_product_of_tensors_the_reference_widens_is_counted_in_the_type_they_a
     assert widened == ("fp16_tensor" in keys)
 
 
+@needs_torch
+def test_how_a_references_work_was_read_beyond_the_usual_is_a_note_of_kernels(tmp_path):
+    # the text table shows no work source; what was read unusually (here, FP16 products widened to FP32) is a note
+    from roofline.analysis.problems import bounds
+    from roofline.model.device import from_preset
+
+    path = tmp_path / "widened.py"
+    path.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                    "    def forward(self, a, b):\n        return a.float() @ b.float()\n\n\n"
+                    "def get_inputs():\n    return [torch.randn(32, 64).half(), torch.randn(64, 16).half()]\n\n\n"
+                    "def get_init_inputs():\n    return []\n")
+    found = bounds([path], from_preset("h200"))
+    assert found.rows[0].work.details == ("products of float16 tensors the reference widens to float32 counted in "
+                                          "float16, the type they are held in",)
+    assert "widened: the work: products of float16 tensors the reference widens to float32" in " ".join(found.notes)
+
+
 FP8_FP4 = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, a, b, sa, sb):\n" \
     "        {forward}\n\n\ndef get_inputs():\n    m, n, k = 128, 256, 512\n{draw}\n\n\ndef get_init_inputs():\n    return []\n"
 F8 = "    a, b = torch.randn(m, k).to(torch.float8_e4m3fn), torch.randn(n, k).to(torch.float8_e4m3fn)\n"

@@ -155,6 +155,8 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
     for r in rows:
         for w in r.work.warnings:
             said.setdefault(r.path, {}).setdefault(w, []).append(r.name)
+        for d in r.work.details:  # how its work was read beyond the usual (also in --json's work_source)
+            said.setdefault(r.path, {}).setdefault(f"the work: {d}", []).append(r.name)
     for path, warned in said.items():  # a warning several cases of a task share: said once
         notes += gpumode.said_once(warned, Path(path).resolve().parent.name, sum(p == path for p, _ in each))
     notes += [f"{line} ({n} problem{'s' if n > 1 else ''})" for line, n in moves.items()]

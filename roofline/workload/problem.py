@@ -118,6 +118,7 @@ class ProblemWork:
     scalars: tuple[Any, ...] = ()
     counted: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()  # what in the reference is likely not what its author meant
+    details: tuple[str, ...] = ()  # how this reference's work was read beyond the usual (the end of `work.source`)
 
 
 @dataclass(frozen=True)
@@ -910,18 +911,15 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                  "longer)")
     source = (f"the reference on PyTorch's meta device: {what}; bytes: what it reads of its inputs, parameters and "
               "buffers (a gather's rows, not its whole table), once, and its outputs written once")
-    if attention.get("seen"):
-        source += f"; {attention['seen']}"
-    if narrowed:
-        source += f"; {'; '.join(narrowed)}"
+    details = ([attention["seen"]] if attention.get("seen") else []) + narrowed
     for narrow, wide in sorted(widened_products):
-        source += (f"; products of {narrow} tensors the reference widens to {wide} counted in {narrow}, the type they "
-                   f"are held in{' (and scales: a dequantization)' if narrow in dequantized else ''}")
+        details.append(f"products of {narrow} tensors the reference widens to {wide} counted in {narrow}, the type "
+                       f"they are held in{' (and scales: a dequantization)' if narrow in dequantized else ''}")
     for (key, op), n in masks.finish(outs).items():  # what a causal mask's fills spare the products counted
         flops[key] = max(0.0, flops.get(key, 0.0) - n)
         counted[op] = max(0.0, counted.get(op, 0.0) - n)
-    for seen in dict.fromkeys(masks.seen):
-        source += f"; {seen}"
+    details += list(dict.fromkeys(masks.seen))
+    source += "".join(f"; {d}" for d in details)
     w = Work(flops, float(sum(r.bytes() for r in reads.values())), float(sum(t.nbytes for t in outputs)), source)
     warnings = ((attention["warning"],) if attention.get("warning") else ()) + tuple(dict.fromkeys(masks.warnings))
     if branched:
@@ -938,7 +936,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
         w = w.check()
     except ValueError as exc:  # no FLOPs and no bytes (empty tensors): no work to bound
         raise UsageError(f"{problem.path}: its reference does no work to bound ({exc}): its tensors are empty") from None
-    return ProblemWork(w, inputs, outputs, parameters, scalars, counted, warnings)
+    return ProblemWork(w, inputs, outputs, parameters, scalars, counted, warnings, tuple(details))
 
 
 def _held_tensors(model) -> list[tuple[str, object]]:
