@@ -236,26 +236,51 @@ F4 = ("    a = torch.randint(0, 255, (m, k // 2), dtype=torch.uint8).view(torch.
       "    b = torch.randint(0, 255, (n, k // 2), dtype=torch.uint8).view(torch.float4_e2m1fn_x2)\n")
 
 
+I8 = ("    a = torch.randint(-128, 128, (m, k), dtype=torch.int8)\n"
+      "    b = torch.randint(-128, 128, (n, k), dtype=torch.int8)\n")
+BF = "    a, b = torch.randn(m, k).bfloat16(), torch.randn(n, k).bfloat16()\n"
+ROWS = "    return [a, b, torch.randn(m, 1), torch.randn(n, 1)]"  # a scale a row of each
+AB = 128 * 512 + 256 * 512  # an 8-bit a (m x k) and b (n x k), in bytes
+MNK = 2 * 128 * 256 * 512
+
+
 @needs_torch
-@pytest.mark.parametrize("forward, draw, keys, read", [
+@pytest.mark.parametrize("forward, draw, keys, read, dequantized", [
     # an FP8 product (torch._scaled_mm, per-tensor scales): 2 m n k FP8 tensor FLOPs, not FP32 ones
     ("return torch._scaled_mm(a, b.t(), sa, sb, out_dtype=torch.bfloat16)",
-     F8 + "    return [a, b, torch.tensor(1.0), torch.tensor(1.0)]", {"fp8_tensor": 2 * 128 * 256 * 512},
-     128 * 512 + 256 * 512 + 4 + 4),
+     F8 + "    return [a, b, torch.tensor(1.0), torch.tensor(1.0)]", {"fp8_tensor": MNK}, AB + 4 + 4, False),
     # NVFP4 (GPU MODE's nvfp4_gemm): two E2M1 values a byte, so the counter's k of k / 2 elements is doubled
     ("return torch._scaled_mm(a, b.t(), sa, sb, out_dtype=torch.float16)",
      F4 + "    return [a, b, torch.ones(m * k // 16).to(torch.float8_e4m3fn), torch.ones(n * k // 16).to(torch.float8_e4m3fn)]",
-     {"fp4_tensor": 2 * 128 * 256 * 512}, (128 + 256) * 512 // 2 + (128 + 256) * 512 // 16),
+     {"fp4_tensor": MNK}, AB // 2 + (128 + 256) * 512 // 16, False),
     # blockwise FP8 dequantized before a product in FP32 (GPU MODE's fp8-mm): its values are still FP8 ones
     ("return ((a.to(torch.float32) * sa) @ (sb * b.float()).t()).to(torch.bfloat16)",
-     F8 + "    return [a, b, torch.randn(m, 1), torch.randn(n, 1)]", {"fp8_tensor": 2 * 128 * 256 * 512},
-     128 * 512 + 256 * 512 + 4 * (128 + 256)),
+     F8 + ROWS, {"fp8_tensor": MNK}, AB + 4 * (128 + 256), True),
     # a 16-bit tensor scaled after its cast is FP32 work (the scaling keeps the held type only for 8 bits or fewer)
     ("return (a.half().float() * sa) @ b.float().t()",
      "    a, b = torch.randn(m, k), torch.randn(n, k)\n    return [a, b, torch.randn(m, 1), None]",
-     {"fp32": 2 * 128 * 256 * 512}, 4 * (128 * 512 + 256 * 512 + 128)),
-], ids=["fp8_scaled_mm", "nvfp4_scaled_mm", "fp8_dequantized", "fp16_scaled_is_fp32"])
-def test_fp8_and_fp4_products_are_counted_at_their_own_precision(tmp_path, forward, draw, keys, read):
+     {"fp32": MNK}, 4 * (AB + 128), False),
+    # int8: torch._int_mm, which PyTorch's FLOP counter has no formula for, and W8A8 dequantized (exact in int32)
+    ("return torch._int_mm(a, b.t())", I8 + ROWS, {"int8_tensor": MNK}, AB, False),
+    ("return (a.float() * sa) @ (b.float() * sb).t()", I8 + ROWS, {"int8_tensor": MNK}, AB + 4 * (128 + 256), True),
+    # no dequantization (helper trial, 2026-12-07): a full-size 'scale' is data, as is another FP8 tensor; a
+    # reciprocal is no scaling; an op done in place after the cast (A += 1) makes new values
+    ("return (a.float() * sa) @ b.float().t()", F8 + "    return [a, b, torch.randn(m, k), None]",
+     {"fp32": MNK}, AB + 4 * 128 * 512, False),
+    ("return (a.float() * sa.float()) @ b.float().t()", F8 + "    return [a, b, torch.randn(m, k).to(torch.float8_e4m3fn), None]",
+     {"fp32": MNK}, AB + 128 * 512, False),
+    ("return (sa / a.float()) @ b.float().t()", F8 + ROWS, {"fp32": MNK}, AB + 4 * 128, False),
+    ("A = a.float()\n        A += 1.0\n        return A @ b.float().t()", F8 + ROWS, {"fp32": MNK}, AB, False),
+    ("A = a.float()\n        A.mul_(sa)\n        return A @ b.float().t()", F8 + ROWS, {"fp8_tensor": MNK}, AB + 4 * 128,
+     True),
+    # a bias is no operand of the product: F.linear (addmm) of dequantized FP8, and addmm of widened BF16
+    ("return torch.nn.functional.linear(a.float() * sa, b.float() * sb, sb[:, 0])", F8 + ROWS, {"fp8_tensor": MNK},
+     AB + 4 * (128 + 256), True),
+    ("return torch.addmm(sb[:, 0], a.float(), b.float().t())", BF + ROWS, {"bf16_tensor": MNK}, 2 * AB + 4 * 256, False),
+], ids=["fp8_scaled_mm", "nvfp4_scaled_mm", "fp8_dequantized", "fp16_scaled_is_fp32", "int_mm", "int8_w8a8",
+        "full_size_scale_is_data", "fp8_times_fp8", "reciprocal", "inplace_add", "inplace_mul_dequantized",
+        "linear_with_bias", "addmm_bias_widened_bf16"])
+def test_fp8_fp4_and_int8_products_are_counted_at_their_own_precision(tmp_path, forward, draw, keys, read, dequantized):
     if not hasattr(torch, "float4_e2m1fn_x2") and "float4" in draw:
         pytest.skip("this PyTorch has no float4_e2m1fn_x2")
     path = tmp_path / "low.py"
@@ -263,7 +288,7 @@ def test_fp8_and_fp4_products_are_counted_at_their_own_precision(tmp_path, forwa
     w = problem.work(problem.load(path))
     assert {k: v for k, v in w.work.flops.items() if v} == keys
     assert w.work.bytes_read == read
-    assert ("a dequantization" in w.work.source) == ("sa)" in forward and "fp8_tensor" in keys and "_scaled_mm" not in forward)
+    assert ("a dequantization" in w.work.source) == dequantized, w.work.source
 
 
 @needs_torch

@@ -55,7 +55,7 @@ from .off_gpu import kept_off_cuda
 REFERENCE = "Model"
 CANDIDATE = "ModelNew"
 FUNCTIONS = ("get_inputs", "get_init_inputs")
-MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm", "_grouped_mm")
+MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm", "_grouped_mm", "_int_mm")
 # PyTorch's 8- and 4-bit float types by name (a PyTorch without one has no such tensor), their precision key
 LOW_PRECISION = {"float8_e4m3fn": "fp8_tensor", "float8_e5m2": "fp8_tensor", "float8_e4m3fnuz": "fp8_tensor",
                  "float8_e5m2fnuz": "fp8_tensor", "float4_e2m1fn_x2": "fp4_tensor"}
@@ -651,7 +651,7 @@ def precision_of(op: str, dtype) -> str:
         return "tf32_tensor" if torch.backends.cudnn.allow_tf32 else "fp32"
     low = {getattr(torch, name): key for name, key in LOW_PRECISION.items() if hasattr(torch, name)}
     return {torch.bfloat16: "bf16_tensor", torch.float16: "fp16_tensor", torch.float64: "fp64_tensor",
-            torch.int8: "int8_tensor", **low}.get(dtype, "fp32")
+            torch.int8: "int8_tensor", torch.uint8: "int8_tensor", **low}.get(dtype, "fp32")
 
 
 @contextlib.contextmanager
@@ -693,6 +693,14 @@ WIDENING = ("_to_copy", "to")  # casts: a float tensor widened by one keeps the 
 # products' sums, its products still of FP8 values. A wider type scaled so (`a.float() * 1.5` of FP16) is new work.
 SCALING = ("mul", "div")
 QUANTIZED_BITS = 8
+# A scale is a number, or a tensor made from one of at most 1/BLOCK_VALUES the elements of what it scales (a
+# per-tensor, per-row or per-block scale, broadcast or spread by `SPREADING` ops: GPU MODE's `repeat` of its
+# 1-per-128 block scales); a full-size tensor, or another FP8 one, is data, and its product new work.
+BLOCK_VALUES = 16  # NVFP4's block, the smallest of the formats' (MXFP4 32, DeepSeek's FP8 128 x 128)
+SPREADING = ("repeat", "repeat_interleave", "expand", "expand_as", "broadcast_to", "tile", "clone", "contiguous",
+             "reshape", "_reshape_copy", "_unsafe_view", "flatten", "_to_copy", "to")
+PRODUCT_OPERANDS = {"addmm": slice(1, 3), "baddbmm": slice(1, 3), "addbmm": slice(1, 3), "addmv": slice(1, 3),
+                    "addr": slice(1, 3)}  # the ops whose first argument is an added term (a bias), not an operand
 MAX_DRAWN_BYTES = 256 << 20  # inputs drawn on the CPU for a forward that branches on their values, at most
 
 
@@ -720,6 +728,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     stored: dict[int, Any] = {}  # a tensor widened by a cast (or a view or copy of one) -> the type it was held in
     widened_products: set[tuple[str, str]] = set()  # (the type held in, the type computed in) of products so counted
     dequantized: set[str] = set()  # the 8-bit or narrower types widened and then scaled (`SCALING`)
+    origin: dict[int, int] = {}  # a tensor spread from a smaller one (`SPREADING`, views) -> that one's elements
 
     class Construction(TorchDispatchMode):  # the masks a constructor makes (`tril` of ones, kept as a buffer)
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -762,18 +771,22 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                 masks.note(func, args, kwargs, out)
             else:
                 masks.shadows.note(func, args, kwargs, out)
-            if packet in flop_registry or packet.__name__ == "_grouped_mm":
+            if packet in flop_registry or packet.__name__ in ("_grouped_mm", "_int_mm"):
                 shapes = torch.utils._pytree.tree_map(lambda x: x.shape if isinstance(x, torch.Tensor) else x,
                                                       (args, kwargs, out))
                 n = float(flop_registry[packet](*shapes[0], **shapes[1], out_val=shapes[2])) \
-                    if packet in flop_registry else grouped_mm_flops(args[0].shape, args[1].shape, out.shape)
-                first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+                    if packet in flop_registry else grouped_mm_flops(args[0].shape, args[1].shape, out.shape) \
+                    if packet.__name__ == "_grouped_mm" else 2.0 * out.numel() * int(args[0].shape[-1])  # _int_mm
+                operands = args[PRODUCT_OPERANDS.get(packet.__name__, slice(None))]  # a bias is no operand
+                first = next((a for a in operands if isinstance(a, torch.Tensor)), None)
                 if first is not None:  # a packed type's elements each hold several values, every one multiplied
                     n *= PACKED.get(str(first.dtype).removeprefix("torch."), 1)
-                held = _held_in(args)
-                if held is not None and first is not None and held != first.dtype:
-                    widened_products.add((str(held).removeprefix("torch."), str(first.dtype).removeprefix("torch.")))
-                key = precision_of(packet.__name__, held or (first.dtype if first is not None else torch.float32))
+                held = _held_in(operands)
+                if held is not None and first is not None and held[0] != first.dtype:
+                    widened_products.add((" and ".join(str(d).removeprefix("torch.") for d in held),
+                                          str(first.dtype).removeprefix("torch.")))
+                key = precision_of(packet.__name__, held[0] if held else
+                                   (first.dtype if first is not None else torch.float32))
                 if inside:  # inside an attention: its inputs' precision, its causal share
                     key, n = attention["key"], n * attention["share"]
                 elif packet.__name__ in MATMUL_OPS:  # the scores a causal mask may fill (`masks.finish`)
@@ -782,33 +795,64 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
                 counted[packet.__name__] = counted.get(packet.__name__, 0.0) + n
             return out
 
+    def _bits(dtype) -> int:
+        return torch.finfo(dtype).bits if dtype.is_floating_point else torch.iinfo(dtype).bits
+
+    def _narrow(dtype) -> bool:  # a type a product may be held in: a real float, or an 8-bit integer (`QUANTIZED_BITS`)
+        return (dtype.is_floating_point and not dtype.is_complex) or dtype in (torch.int8, torch.uint8)
+
     def _note_widened(func, name: str, args, out) -> None:
-        # `a.to(torch.float64)` of a float32 `a`: the products of what was widened so are counted in the type it was
-        # held in, which is all a kernel must compute them in (`_held_in`); a view or copy of it keeps that type
+        # `a.to(torch.float64)` of a float32 `a`, or `a.float()` of an int8 one: the products of what was widened so are
+        # counted in the type it was held in, which is all a kernel must compute them in (`_held_in`); a view or copy
+        # of it keeps that type, and so does an FP8, FP4 or int8 tensor's scaling (a dequantization, `_scales`)
         source = args[0] if args and isinstance(args[0], torch.Tensor) else None
-        if source is None or not isinstance(out, torch.Tensor) or not out.dtype.is_floating_point:
+        if source is None or not isinstance(out, torch.Tensor):
+            return
+        if func.is_view or name in SPREADING:  # a scale spread from a smaller tensor keeps that one's size
+            origin[id(out)] = origin.get(id(source), source.numel())
+            alive.append(out)
+        inplace = func._schema.is_mutable and out is source  # `A += 1`, `A.exp_()`: no longer what was widened
+        scaled = _scales(name, args)
+        if inplace and id(source) in stored and scaled is None:
+            del stored[id(source)]
+        if not out.dtype.is_floating_point:
             return
         held = stored.get(id(source), source.dtype)
-        if name in WIDENING and held.is_floating_point and not held.is_complex and \
-                torch.finfo(held).bits < torch.finfo(out.dtype).bits:
+        if name in WIDENING and _narrow(held) and _bits(held) < _bits(out.dtype):
             stored[id(out)] = held
         elif (func.is_view or name in ("clone", "contiguous")) and id(source) in stored and out.dtype == source.dtype:
             stored[id(out)] = stored[id(source)]
-        elif name in SCALING and (quantized := [stored[id(a)] for a in args if isinstance(a, torch.Tensor) and id(a) in stored
-                                                and torch.finfo(stored[id(a)]).bits <= QUANTIZED_BITS]):
-            stored[id(out)] = quantized[0]  # FP8 or FP4 values times their scales: dequantized, still those values
-            dequantized.add(str(quantized[0]).removeprefix("torch."))
+        elif scaled is not None:
+            stored[id(out)] = scaled  # FP8, FP4 or int8 values times their scales: dequantized, still those values
+            dequantized.add(str(scaled).removeprefix("torch."))
         else:
             return
         alive.append(out)
 
+    def _scales(name: str, args):
+        """The type an FP8, FP4 or int8 tensor widened by a cast was held in, where op `name` on `args` scales it
+        (`SCALING`: times, or divided by, a number or a tensor of at most 1/BLOCK_VALUES its elements before it was
+        spread, `origin`); else None (a product with data, or with another such tensor; a reciprocal)."""
+        name = name.removesuffix("_")  # `A.mul_(s)` scales as `A * s` does
+        if name not in SCALING or len(args) < 2:
+            return None
+        quantized = [i for i, a in enumerate(args[:2]) if isinstance(a, torch.Tensor) and id(a) in stored
+                     and _bits(stored[id(a)]) <= QUANTIZED_BITS]
+        if len(quantized) != 1 or (name == "div" and quantized[0] != 0):
+            return None
+        value, scale = args[quantized[0]], args[1 - quantized[0]]
+        if isinstance(scale, torch.Tensor) and (id(scale) in stored or
+                                                origin.get(id(scale), scale.numel()) * BLOCK_VALUES > value.numel()):
+            return None
+        return stored[id(value)]
+
     def _held_in(args):
-        """The widest type the float operands of a product were held in before a cast widened them, where every one
-        was so widened (`_note_widened`); else None."""
+        """The types the float operands of a product were held in before a cast widened them, the widest first,
+        where every one was so widened (`_note_widened`); else None."""
         floats = [a for a in args if isinstance(a, torch.Tensor) and a.dtype.is_floating_point]
         if not floats or any(id(a) not in stored for a in floats):
             return None
-        return max((stored[id(a)] for a in floats), key=lambda d: torch.finfo(d).bits)
+        return tuple(sorted(dict.fromkeys(stored[id(a)] for a in floats), key=lambda d: (-_bits(d), str(d))))
 
     def _note_reads(func, name: str, args, kwargs, out) -> None:
         leaves = [x for x in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
@@ -914,7 +958,7 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
     details = ([attention["seen"]] if attention.get("seen") else []) + narrowed
     for narrow, wide in sorted(widened_products):
         details.append(f"products of {narrow} tensors the reference widens to {wide} counted in {narrow}, the type "
-                       f"they are held in{' (and scales: a dequantization)' if narrow in dequantized else ''}")
+                       f"they are held in{' (and scales: a dequantization)' if set(narrow.split(' and ')) & dequantized else ''}")
     for (key, op), n in masks.finish(outs).items():  # what a causal mask's fills spare the products counted
         flops[key] = max(0.0, flops.get(key, 0.0) - n)
         counted[op] = max(0.0, counted.get(op, 0.0) - n)
