@@ -957,8 +957,10 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
               "buffers (a gather's rows, not its whole table), once, and its outputs written once")
     details = ([attention["seen"]] if attention.get("seen") else []) + narrowed
     for narrow, wide in sorted(widened_products):
-        details.append(f"products of {narrow} tensors the reference widens to {wide} counted in {narrow}, the type "
-                       f"they are held in{' (and scales: a dequantization)' if set(narrow.split(' and ')) & dequantized else ''}")
+        types = "types" if " and " in narrow else "type"
+        scaled = " (and scales: a dequantization)" if set(narrow.split(" and ")) & dequantized else ""
+        details.append(f"products of {narrow} tensors the reference widens to {wide} counted in {narrow}, the {types} "
+                       f"they are held in{scaled}")
     for (key, op), n in masks.finish(outs).items():  # what a causal mask's fills spare the products counted
         flops[key] = max(0.0, flops.get(key, 0.0) - n)
         counted[op] = max(0.0, counted.get(op, 0.0) - n)
