@@ -93,7 +93,7 @@ def owned_line(doc: ProfileResults, key: str | None = None) -> str:
         stepped = sum(w.time_ms for w in a.owned if not w.module and w.phase == "optimizer")
         line += (f"; by a module, {moduled / total:.1%} ({moduled:,.3f} ms)"
                  + (f", by the optimizer {stepped / total:.1%}" if stepped else "")
-                 + f"; the rest, {1 - (moduled + stepped) / total:.1%}, is '(no module)'. Each row holds its "
+                 + f"; the rest, {max(0.0, 1 - (moduled + stepped) / total):.1%}, is '(no module)'. Each row holds its "
                    "submodules; plot --kind module draws each module's own launches alone, so no time is drawn twice")
     if a.program_source is None:
         return line
