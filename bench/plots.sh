@@ -61,6 +61,8 @@ if [ "$part" != charts ]; then
     # a JAX step, each kernel owned by its jax op and named_scope from XLA's HLO (made on an H100, the
     # card that visit had)
     roofline profile --no-profile-from-start --out plots/profile-h100-jax-ops.json -- "$py" examples/ops/jax_step.py
+    # the same on the H200 (bench/jax_visit.sh, 2026-12-07, which also dumps XLA's HLO beside it)
+    roofline profile --no-profile-from-start --out plots/profile-h200-jax-ops.json -- "$py" examples/ops/jax_step.py
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-foreach.json \
         -- "$py" examples/transformer_bf16.py
     roofline profile --no-profile-from-start --out plots/profile-h200-adamw-fused.json \
@@ -222,4 +224,6 @@ if [ "$part" != gpu ]; then
     roofline plot plots/profile-h200-resnet-ops.json --kind module --out plots/modules-h200-resnet.png
     roofline plot plots/profile-h200-gcn-ops.json --kind op --out plots/ops-h200-gcn.png
     roofline plot plots/profile-h200-gcn-ops.json --kind module --out plots/modules-h200-gcn.png
+    roofline plot plots/profile-h200-jax-ops.json --kind op --out plots/ops-h200-jax.png
+    roofline plot plots/profile-h200-jax-ops.json --kind module --out plots/modules-h200-jax.png
 fi
