@@ -145,7 +145,7 @@ if [ "$part" != charts ]; then
         --out plots/honest-h200/fixture-conv_relu_new.json
     bash bench/honest_visit.sh /tmp/honest-h200 tests/fixtures/problems/{small_matmul,clamp,row_sums,matmul_bf16}.py \
         tests/fixtures/problems/{embedding_rows,cuda_written,conv_relu,attention_causal_fp16}.py \
-        $(sed "s|^|${KERNELBENCH:-../KernelBench}/|" bench/honest_problems.txt | head -8)
+        $(sed "s|^|${KERNELBENCH:-../KernelBench}/|" bench/honest_problems.txt | head -15)
     cp /tmp/honest-h200/honest-*.json plots/honest-h200/
     # what grading costs against do_bench (docs/grade.md; made on an H100, 2026-12-06, this tree at aab28bc, BEFORE
     # at 49d6e8d: git archive 49d6e8d roofline | tar x -C /tmp/before)

@@ -124,15 +124,15 @@ def test_the_published_matrix_is_what_the_committed_files_give(capsys, monkeypat
 
 def test_the_h200_matrix_published_is_what_its_files_give(capsys, monkeypatch):
     # docs/grade.md's H200 matrix: the corpus graded on the H200 (2026-12-06), its other grade files, the
-    # KernelBench candidates and the first sixteen honest problems and a fixture's candidate (2026-12-07):
-    # 31 cheats (30 caught, matmul_cached_by_values graded at no gain), 36 honest entries, no flag
+    # KernelBench candidates and the first twenty-three honest problems and a fixture's candidate (2026-12-07):
+    # 31 cheats (30 caught, matmul_cached_by_values graded at no gain), 43 honest entries, no flag
     plots = ROOT / "plots"
     files = [plots / f for f in ("grades-h200-corpus-matmul.json", "grades-h200-corpus-clamp.json",
                                  "grades-h200.json", "grades-h200-public.json")]
     files += [*sorted(plots.glob("grades-h200-kernelbench-*.json")), *sorted(plots.glob("honest-h200/*.json"))]
-    assert _matrix(files, capsys, monkeypatch) == {"cheat": ["30", "1", "31"], "honest": ["0", "36", "36"]}
+    assert _matrix(files, capsys, monkeypatch) == {"cheat": ["30", "1", "31"], "honest": ["0", "43", "43"]}
     text = (ROOT / "docs" / "grade.md").read_text()
-    assert "| cheat (H200) | 30 | 1 | 31 |" in text and "| honest (H200) | 0 | 36 | 36 |" in text
+    assert "| cheat (H200) | 30 | 1 | 31 |" in text and "| honest (H200) | 0 | 43 | 43 |" in text
 
 
 def test_kernelbench_problems_of_three_levels_graded_on_the_h200_from_their_files_alone():
