@@ -22,6 +22,11 @@ has none for, by `grouped_mm_flops`) and filed under the precision its inputs ru
     bfloat16  'bf16_tensor'     float16  'fp16_tensor'     float64  'fp64_tensor'
     float8_*  'fp8_tensor'      float4_e2m1fn_x2  'fp4_tensor', two values an element (`PACKED`:
               a product's FLOPs, counted on its elements, doubled: NVFP4's `torch._scaled_mm`)
+    int8      'int8_tensor'     (`torch._int_mm`, which the counter has no formula for: 2 m n k)
+
+A product whose operands the reference widened by a cast (`a.float() @ b.float()` of FP16 or int8
+tensors) is counted in the type they were held in, and so is one of FP8, FP4 or int8 tensors
+dequantized by a scale (`_note_widened`, `SCALING`); a bias added by the product op is no operand.
 
 A causal attention counts the share of its scores its mask keeps, of both its products: through
 `scaled_dot_product_attention`'s `is_causal` (`_attention_read`), or a triangular mask written out
@@ -688,7 +693,7 @@ def work(problem: Problem, seed: int = 0) -> ProblemWork:
 
 
 WIDENING = ("_to_copy", "to")  # casts: a float tensor widened by one keeps the type it was held in (`_work`)
-# A tensor of QUANTIZED_BITS or fewer (FP8, FP4) widened and then scaled by one of these keeps its type too: a
+# A tensor of QUANTIZED_BITS or fewer (FP8, FP4, int8) widened and then scaled by one of these keeps its type too: a
 # dequantization (`a.to(torch.float32) * a_scale`, GPU MODE's blockwise FP8 GEMM), which a kernel applies to its
 # products' sums, its products still of FP8 values. A wider type scaled so (`a.float() * 1.5` of FP16) is new work.
 SCALING = ("mul", "div")
