@@ -19,9 +19,10 @@
   `TENSOR_SIZES` that fits in free memory, 2*n^3 FLOP; the best of the sizes. A BF16 or FP16
   product is timed writing C in FP32 (as the ladders' reference) and in its own 16-bit type (as
   PyTorch's products write it, and with a lighter epilogue cuBLAS may choose another kernel), the
-  best of the two (`C_TYPES`): a ceiling below what a program's own product reaches would read that
-  product above its roof (an H100's FP16 ceiling of 746 TFLOP/s, C in FP32, against 803 reached by
-  PyTorch's FP16 product at 4096 x 5120 x 4096, 2026-12-07). Each launch follows
+  best of the two (`C_TYPES`): a ceiling below what a program's own product reaches reads that
+  product above its roof. (An H100's FP16 ceiling with an FP32 C was 746 TFLOP/s, where PyTorch's
+  FP16 product reached 803 at 4096 x 5120 x 4096; with both it read 758.7 on another H100, still
+  below the 787 the same product reached there: docs/model.md.) Each launch follows
   an L2 flush, as a run times cuBLAS beside its kernels: back to back, cuBLAS holds the card at its
   power limit and its clock below the one a run's launches see (BF16 at 8192^3 on an H100: 749.8
   TFLOP/s back to back, 770.4 in a run's rounds). A precision whose product fails is left
@@ -343,9 +344,9 @@ def measure_launch_latency_ms() -> float:
 
 def measure_tensor_gflops(l2_bytes: int | None = None) -> dict[str, float]:
     """cuBLAS's rate in each tensor-core precision this GPU has (`TENSOR_FROM_CC`), the best over
-    `TENSOR_SIZES` and C's types (`C_TYPES`; module docstring), each launch after a flush of an L2 of `l2_bytes`, in GFLOP/s
-    by the peaks' keys ('bf16_tensor'); a precision left out where no size fits in free memory or
-    its product fails."""
+    `TENSOR_SIZES` and C's types (`C_TYPES`; module docstring), each launch after a flush of an L2
+    of `l2_bytes`, in GFLOP/s by the peaks' keys ('bf16_tensor'); a precision left out where no size
+    fits in free memory or its product fails."""
     import cupy
 
     from .reference import gemm, random_inputs
