@@ -813,8 +813,9 @@ def _work(problem: Problem, seed: int, drawn: bool = False) -> ProblemWork:
         source = args[0] if args and isinstance(args[0], torch.Tensor) else None
         if source is None or not isinstance(out, torch.Tensor):
             return
-        if func.is_view or name in SPREADING:  # a scale spread from a smaller tensor keeps that one's size
-            origin[id(out)] = origin.get(id(source), source.numel())
+        spread = origin.get(id(source), source.numel())
+        if (func.is_view or name in SPREADING) and spread != out.numel():  # a scale spread keeps its source's size
+            origin[id(out)] = spread  # (a tensor of its source's size needs no entry: its own size is the default)
             alive.append(out)
         inplace = func._schema.is_mutable and out is source  # `A += 1`, `A.exp_()`: no longer what was widened
         scaled = _scales(name, args)
