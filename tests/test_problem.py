@@ -292,6 +292,24 @@ def test_fp8_fp4_and_int8_products_are_counted_at_their_own_precision(tmp_path, 
 
 
 @needs_torch
+def test_fp4_work_on_a_gpu_without_an_fp4_roof_keeps_its_counted_precision_in_json(tmp_path):
+    # an H200 has no FP4 tensor roof: the bound reads the NVFP4 product at FP8's, and --json says both
+    if not hasattr(torch, "float4_e2m1fn_x2"):
+        pytest.skip("this PyTorch has no float4_e2m1fn_x2")
+    from roofline.analysis.problems import bounds
+    from roofline.model.device import from_preset
+
+    path = tmp_path / "nvfp4.py"
+    path.write_text(FP8_FP4.format(forward="return torch._scaled_mm(a, b.t(), sa, sb, out_dtype=torch.float16)", draw=F4
+                                   + "    return [a, b, torch.ones(m * k // 16).to(torch.float8_e4m3fn), "
+                                   "torch.ones(n * k // 16).to(torch.float8_e4m3fn)]"))
+    row = bounds([path], from_preset("h200")).rows[0].to_json()
+    assert row["flops"] == {"fp8_tensor": MNK} and row["flops_counted"] == {"fp4_tensor": MNK}
+    b200 = bounds([path], from_preset("b200")).rows[0].to_json()
+    assert b200["flops"] == b200["flops_counted"] == {"fp4_tensor": MNK}
+
+
+@needs_torch
 def test_an_input_drawn_transposed_is_read_in_that_layout(tmp_path):
     # the timed calls get it in that layout (`problem_grade.rolled`): a column of a transposed matrix is a row of memory
     path = tmp_path / "column.py"

@@ -20,17 +20,22 @@ from ..workload.problem import MissingModule, ProblemWork, cases, is_task, load,
 
 @dataclass(frozen=True)
 class ProblemBound:
-    """One problem (`name`, from `path`): what its reference does (`work`) and its speed of light."""
+    """One problem (`name`, from `path`): what its reference does (`work`, its FLOPs in the precisions
+    this GPU runs them at) and its speed of light; `counted`, the FLOPs by precision as they were
+    counted, where this GPU has no roof for some and `sol.on_device` moved them (FP4 read at FP8's
+    roof), else None."""
 
     name: str
     path: Path
     work: ProblemWork
     sol: SpeedOfLight
+    counted: dict[str, float] | None = None
 
     def to_json(self) -> dict:
         w = self.work.work
         b = self.sol.binding
-        return {"name": self.name, "path": str(self.path), "flops": dict(w.flops), "bytes_read": w.bytes_read,
+        return {"name": self.name, "path": str(self.path), "flops": dict(w.flops),
+                "flops_counted": dict(self.counted if self.counted is not None else w.flops), "bytes_read": w.bytes_read,
                 "bytes_written": w.bytes_written, "work_source": w.source,
                 "inputs": [[t.name, list(t.shape), t.dtype] for t in self.work.inputs],
                 "outputs": [[t.name, list(t.shape), t.dtype] for t in self.work.outputs],
@@ -144,8 +149,9 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
         moved, lines = sol.on_device(found.work, device.roofs)  # work in a precision the GPU has no roof for
         for line in lines:
             moves[line] = moves.get(line, 0) + 1
+        counted = dict(found.work.flops) if lines else None
         found = replace(found, work=moved)
-        rows.append(ProblemBound(name, Path(path), found, speed_of_light(found.work, device.roofs)))
+        rows.append(ProblemBound(name, Path(path), found, speed_of_light(found.work, device.roofs), counted))
     measured = any(t.measured for r in rows for t in r.sol.terms)
     notes = [f"T_SOL = max(FLOPs / the roof of their precision, compulsory bytes / DRAM); "
              f"{'measured ceilings where the device records them' if measured else 'the datasheet roofs'} of "

@@ -22,13 +22,16 @@ class TermJson(JsonModel):
 
 
 class ProblemJson(JsonModel):
-    """One problem: FLOPs per precision key, compulsory bytes, where they come from, the tensors it
+    """One problem: FLOPs per precision key as this GPU runs them (`flops`) and as counted
+    (`flops_counted`: they differ where the GPU has no roof for a precision, FP4 work read at FP8's
+    roof on a Hopper), compulsory bytes, where they come from, the tensors it
     reads and returns ([name, shape, dtype]), T_SOL (ms) and the term that sets it, and what reading
     its work met that a user should know (a mask not read, its products counted whole)."""
 
     name: str
     path: str
     flops: dict[str, Number]
+    flops_counted: dict[str, Number] = {}
     bytes_read: Number
     bytes_written: Number
     work_source: str
