@@ -5,6 +5,7 @@
 # op's time in the program). Each model's files go into $OUT/tl-MODEL.tgz as it finishes.
 #   bash bench/timeline_visit.sh [MODEL ...]   (after bench/gpu_visit.sh's set-up: PYTHONPATH; ncu_report
 #                                              2025.4 or newer importable: pip install --target the wheel)
+# PLAIN=0 leaves out the profile without --timeline (the cost), OPS=0 the trace and the op profile.
 set -u
 models=${*:-gcn llama resnet}
 now() { date +%s.%N; }
@@ -18,14 +19,18 @@ for m in $models; do
     python3 -m roofline profile --no-profile-from-start --timeline --report $d/$m.ncu-rep --out $d/$m.json \
       -- python3 examples/ops/step.py $m
     echo "wall $(since $t0) s: profile with --timeline"
-    t0=$(now)
-    python3 -m roofline profile --no-profile-from-start --out $d/$m-plain.json -- python3 examples/ops/step.py $m
-    echo "wall $(since $t0) s: profile without it"
     python3 -m roofline show $d/$m.json
-    python3 examples/ops/step.py $m --trace $d/$m-trace.json.gz
-    python3 -m roofline profile --import $d/$m.ncu-rep --trace $d/$m-trace.json.gz --out $d/$m-program.json
-    python3 -m roofline show $d/$m-program.json --by op
     python3 -m roofline plot $d/$m.json --kind timeline --out $d/$m-timeline.png
+    if [ "${PLAIN:-1}" != 0 ]; then
+      t0=$(now)
+      python3 -m roofline profile --no-profile-from-start --out $d/$m-plain.json -- python3 examples/ops/step.py $m
+      echo "wall $(since $t0) s: profile without it"
+    fi
+    if [ "${OPS:-1}" != 0 ]; then
+      python3 examples/ops/step.py $m --trace $d/$m-trace.json.gz
+      python3 -m roofline profile --import $d/$m.ncu-rep --trace $d/$m-trace.json.gz --out $d/$m-program.json
+      python3 -m roofline show $d/$m-program.json --by op
+    fi
   } > $d/$m.log 2>&1
   rm -f $d/$m.ncu-rep
   tar czf "$OUT/tl-$m.tgz" -C /tmp tl-$m
