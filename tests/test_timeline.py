@@ -3,13 +3,14 @@
 profiled on the H200 (tests/fixtures/ncu/pm, SOURCES.md), read back through `ncu_report`."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from roofline.cli import app
-from roofline.model.timeline import intervals, phases, predicted_tail
+from roofline.model.timeline import Intervals, intervals, phases, predicted_tail
 from roofline.results import store
 
 PM = Path(__file__).resolve().parent / "fixtures" / "ncu" / "pm"
@@ -163,7 +164,24 @@ def test_the_sms_busy_are_the_issue_rate_per_elapsed_over_per_active_cycle():
     assert iv.t_us == [0.0, 1.5] and iv.busy == pytest.approx([1.0, 0.5])
     assert iv.clock_ghz == pytest.approx([1.8, 1.8])
     assert iv.flops["bf16_tensor"] == pytest.approx([2e9, 1e9])
-    assert [p.name for p in phases(iv)] == ["steady", "tail"]
+    assert phases(iv) == []  # two intervals: too few to find phases in (each half the run)
+
+
+def test_phases_are_found_in_20_intervals_or_more_and_a_tail_is_its_work_at_the_steady_rate():
+    # 18 intervals of every SM busy, the tensor pipe at 90 %, then 2 on half the SMs at 45 %: a steady part and a
+    # tail wave whose tensor work takes half its time at the steady part's 90 %
+    n = 20
+    busy = [1.0] * 18 + [0.5] * 2
+    tensor = [0.9] * 18 + [0.45] * 2
+    iv = Intervals([1.5 * i for i in range(n)], [1.5] * n, busy, [1.8] * n, {"tensor": tensor, "dram": [0.1] * n},
+                   {}, {})
+    steady, tail = phases(iv)
+    assert (steady.name, tail.name) == ("steady", "tail") and tail.share == pytest.approx(0.1)
+    assert steady.roof == "tensor" and steady.roof_share == pytest.approx(0.9)
+    assert tail.shares == pytest.approx({"tensor": 0.45, "dram": 0.1})
+    assert tail.at_rate_us("tensor", steady.roof_share) == pytest.approx(1.5)  # 3 µs of it at 45 %: 1.5 µs at 90 %
+    assert phases(replace(iv, t_us=iv.t_us[1:], dt_us=iv.dt_us[1:], busy=busy[1:], clock_ghz=[1.8] * 19,
+                          shares={k: v[1:] for k, v in iv.shares.items()})) == []
 
 
 @pytest.mark.parametrize("blocks, slots, sms, want", [
@@ -181,8 +199,8 @@ def test_the_waves_models_tail(blocks, slots, sms, want):
 
 @needs_reader
 def test_whatif_reads_the_phases_at_the_steady_rate(imported):
-    # wgmma_ws at 4096^3: its tail wave (23 % of 0.199 ms, 80 % of the SMs busy) would take ~0.008 ms less
-    # with its work at the steady part's rate: about the share of the SMs it leaves idle
+    # wgmma_ws at 4096^3: its tail wave (23 % of 0.199 ms, 80 % of the SMs busy) would take ~0.007 ms less with
+    # its tensor work at the steady part's tensor rate (86 % of the pipe's peak): its own tensor share over that
     got = CliRunner().invoke(app, ["whatif", str(imported["wgmma_ws"]), "--json"])
     assert got.exit_code == 0, got.output
     doc = json.loads(got.stdout)
@@ -191,10 +209,16 @@ def test_whatif_reads_the_phases_at_the_steady_rate(imported):
     jsonschema.validate(doc, schema)
     (p,) = doc["phases"]
     assert p["kernel"] == "wgmma_ws" and p["tail_ms"] == pytest.approx(0.0463, abs=5e-4)
-    assert p["tail_saved_ms"] == pytest.approx(p["tail_ms"] * (1 - p["tail_busy"]), rel=0.25)
+    phased = json.loads(CliRunner().invoke(app, ["show", str(imported["wgmma_ws"]), "--json"]).stdout)
+    by = {q["name"]: q for q in phased["kernels"][0]["timeline"]["phases"]}
+    assert p["steady_unit"] == by["steady"]["roof"] == "tensor" and p["steady_share"] == pytest.approx(0.86, abs=0.005)
+    assert p["tail_saved_ms"] == pytest.approx(p["tail_ms"] * (1 - by["tail"]["shares"]["tensor"] / p["steady_share"]),
+                                               rel=1e-3)
+    assert p["tail_saved_ms"] == pytest.approx(0.0070, abs=2e-4)
     assert p["of"] == "step" and p["ms_without_tail"] == pytest.approx(doc["step_ms"] - p["tail_saved_ms"])
     shown = CliRunner().invoke(app, ["whatif", str(imported["wgmma_ws"])], env={"COLUMNS": "220"})
-    assert "by phase (each kernel's timeline)" in shown.output and "0.046 (0.008)" in shown.output
+    assert "by phase (each kernel's timeline)" in shown.output and "0.046 (0.007)" in shown.output
+    assert "tensor pipe 86%" in shown.output
 
 
 @needs_reader

@@ -401,10 +401,10 @@ class Untimed:
 
 @dataclass(frozen=True)
 class PhaseChange:
-    """One kernel with a timeline in both profiles (`results.timeline`), its run before and after:
+    """One kernel with a timeline in both files (`results.timeline`), its run before and after:
     time (ms, all its launches), each phase's share of the time ('fill', 'steady', 'drain', 'tail';
-    absent: no such phase), the SMs busy in its tail wave, and the busiest unit's share of its peak
-    in its steady part (0..1)."""
+    absent: no such phase), the SMs busy in its tail wave, and the steady part's busiest unit
+    (`model.timeline.SHARE_OF` key) and its share of its peak there (0..1)."""
 
     kernel: str
     before_ms: float
@@ -415,22 +415,27 @@ class PhaseChange:
     after_tail_busy: float | None
     before_steady: float | None
     after_steady: float | None
+    before_unit: str | None = None
+    after_unit: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def phase_changes(before, after, pairs: list[tuple[KernelWork, KernelWork, bool]]) -> list[PhaseChange]:
-    """The kernels of two profiles as the kernel table matched them (`pairs`, from `match`: by name
-    and launch configuration, a configuration that changed included) that record a timeline of the
-    whole run in both (not `cut_short`); labelled as the kernel table labels them."""
+    """The kernels of two results files (profiles, or runs) as the kernel table matched them
+    (`pairs`, from `match`: by name, and launch configuration in a profile, a configuration that
+    changed included) that record a timeline of the whole run in both (not `cut_short`), with phases
+    in both (`model.timeline.MIN_PHASE_INTERVALS`); labelled as the kernel table labels them."""
     def read(k):
         phases = {p.name: p for p in k.timeline.phases()}
         steady = phases.get("steady")
         return ({n: p.share for n, p in phases.items()}, phases["tail"].busy if "tail" in phases else None,
-                steady.level if steady else None)
+                steady.roof_share if steady else None, steady.roof if steady else None)
 
     def by_key(doc) -> dict:
+        if not hasattr(doc, "attribution"):  # a run: its kernels matched by name (`analysis.work`)
+            return {(k.name,): k for k in doc.kernels}
         return {(k.name, tuple(k.grid) if k.grid else None, tuple(k.block) if k.block else None): k
                 for k in doc.kernels}
 
@@ -439,10 +444,11 @@ def phase_changes(before, after, pairs: list[tuple[KernelWork, KernelWork, bool]
     for b, a, _ in pairs:
         k, other = ours.get(b.key), theirs.get(a.key)
         # a timeline of the start of the run only (`Timeline.cut_short`) has no phases of the whole run to compare
-        if k is None or other is None or any(x.timeline is None or x.timeline.cut_short for x in (k, other)):
+        if k is None or other is None or any(getattr(x, "timeline", None) is None or x.timeline.cut_short
+                                             or not x.timeline.phases() for x in (k, other)):
             continue
-        (sb, tb, yb), (sa, ta, ya) = read(k), read(other)
-        out.append(PhaseChange(b.label, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya))
+        (sb, tb, yb, ub), (sa, ta, ya, ua) = read(k), read(other)
+        out.append(PhaseChange(b.label, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya, ub, ua))
     return out
 
 
@@ -809,7 +815,8 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa, gone, new), gone, new, notes, deltas,
                               phases=phase_changes(before, after, pairs), table_notes=tuple(tables))
     return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
-                          (before.reference.time_ms, after.reference.time_ms), (pb, pa), table_notes=tuple(tables))
+                          (before.reference.time_ms, after.reference.time_ms), (pb, pa),
+                          phases=phase_changes(before, after, pairs), table_notes=tuple(tables))
 
 
 def _spelled(template: str) -> str:

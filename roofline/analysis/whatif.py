@@ -165,16 +165,17 @@ class OpFusionWhatIf:
 
 @dataclass(frozen=True)
 class PhaseWhatIf:
-    """One kernel of a profile with a timeline (`results.timeline`): the ms its fill, drain and tail
-    wave take, and what each would take at the steady phase's rate (its work with the busiest unit at
-    the share of its peak it holds in the steady phase: `model.timeline`), over all its launches (each
+    """One kernel of a results file with a timeline (`results.timeline`): the ms its fill, drain and
+    tail wave take, and what each would take at the steady phase's rate (its work on the steady
+    phase's busiest unit, with that unit at the share of its peak it holds in the steady phase:
+    `model.timeline.Phase.at_rate_us`), over all its launches (each
     read as its longest, sampled one); the step (programs profiled apart: the kernel) with the tail
     wave gone (a size-aware tile, every SM busy to the end) and with the fill gone (a deeper
     pipeline, an earlier start). Times in ms."""
 
     kernel: str
     time_ms: float
-    steady_share: float  # the busiest unit's share of its peak in the steady phase, 0..1
+    steady_share: float  # the steady phase's busiest unit's share of its peak there, 0..1
     fill_ms: float
     fill_saved_ms: float
     drain_ms: float
@@ -185,6 +186,7 @@ class PhaseWhatIf:
     of: str  # what the two times below are of: 'step' (one program's step) or 'kernel' (programs read apart)
     ms_without_tail: float  # that step's (or kernel's) time with the tail wave gone
     ms_without_fill: float  # and with the fill gone
+    steady_unit: str = "-"  # that unit (`model.timeline.SHARE_OF` key)
 
     def to_json(self) -> dict:
         return asdict(self)  # every field, in order
@@ -285,27 +287,28 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             ops = by_op(doc, target, w.step_ms)
             op_pairs, op_notes = op_fusion(doc, w)
             notes += op_notes
-    phases = by_phase(doc, w.step_ms) if doc.kernels_are_a_step else None
+    phases = by_phase(doc, w.step_ms if w.is_step else None)
     return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs, w.is_step,
                   ops, op_pairs, phases or None)
 
 
 def by_phase(doc: ProfileResults, step_ms: float | None) -> list[PhaseWhatIf]:
-    """Each kernel of profile `doc` that records a timeline of its whole run (not `cut_short`), its
-    phases at the steady phase's rate (`PhaseWhatIf`), by the ms its tail and fill lose together;
-    `step_ms` the step's profiled GPU time (None for programs profiled apart: then each kernel's own
-    time is what the tail and fill are taken from). A phase's work at the steady rate takes its time
-    at the roof (`model.timeline.Phase`) over the steady phase's share; it saves the rest, never
-    less than nothing."""
+    """Each kernel of results file `doc` (a profile or a run) that records a timeline of its whole
+    run (not `cut_short`) with phases, its phases at the steady phase's rate (`PhaseWhatIf`), by the
+    ms its tail and fill lose together; `step_ms` the step's profiled GPU time (None for programs
+    profiled apart and for a run's kernels, alternatives: then each kernel's own time is what the
+    tail and fill are taken from). A phase's work on the steady phase's busiest unit, at the share
+    of its peak it holds there, takes `model.timeline.Phase.at_rate_us`; the phase saves the rest
+    of its time, never less than nothing."""
     out = []
-    for k in doc.kernels:
+    for k in doc.timed_kernels():
         tl = k.timeline
         # a timeline of the start of the run only has no tail or drain to take away (`Timeline.cut_short`)
-        phases = {p.name: p for p in tl.phases()} if tl is not None and not tl.cut_short else {}
+        phases = {p.name: p for p in tl.phases()} if not tl.cut_short else {}
         steady = phases.get("steady")
-        if not steady or not steady.level:
+        if not steady or not steady.roof_share:
             continue
-        level = steady.level
+        unit, level = steady.roof, steady.roof_share
         scale = k.time_ms / (sum(tl.dt_us) / 1e3)  # every launch read as the one sampled
         base = step_ms if step_ms is not None else k.time_ms
 
@@ -313,12 +316,13 @@ def by_phase(doc: ProfileResults, step_ms: float | None) -> list[PhaseWhatIf]:
             p = phases.get(name)
             if p is None:
                 return 0.0, 0.0
-            return p.time_us / 1e3 * scale, max(0.0, p.time_us - p.at_roof_us / level) / 1e3 * scale
+            return p.time_us / 1e3 * scale, max(0.0, p.time_us - p.at_rate_us(unit, level)) / 1e3 * scale
 
         (fill, fill_saved), (drain, drain_saved), (tail, tail_saved) = spent("fill"), spent("drain"), spent("tail")
-        out.append(PhaseWhatIf(k.name, k.time_ms, level, fill, fill_saved, drain, drain_saved, tail, tail_saved,
+        out.append(PhaseWhatIf(k.label, k.time_ms, level, fill, fill_saved, drain, drain_saved, tail, tail_saved,
                                phases["tail"].busy if "tail" in phases else None,
-                               "step" if step_ms is not None else "kernel", base - tail_saved, base - fill_saved))
+                               "step" if step_ms is not None else "kernel", base - tail_saved, base - fill_saved,
+                               unit))
     return sorted(out, key=lambda p: (-(p.tail_saved_ms + p.fill_saved_ms), p.kernel))
 
 

@@ -128,8 +128,8 @@ class DeltaJson(JsonModel):
 
 
 class PhaseChangeJson(JsonModel):
-    """One kernel with a timeline in both profiles: time, each phase's share, the tail's SMs busy and
-    the steady part's busiest-unit share, before and after."""
+    """One kernel with a timeline in both files: time, each phase's share, the tail's SMs busy and the
+    steady part's busiest unit and its share of its peak, before and after."""
 
     kernel: str
     before_ms: Number
@@ -140,6 +140,8 @@ class PhaseChangeJson(JsonModel):
     after_tail_busy: OptNumber
     before_steady: OptNumber
     after_steady: OptNumber
+    before_unit: Optional[str] = None
+    after_unit: Optional[str] = None
 
 
 class CompareJson(JsonModel):
@@ -295,7 +297,8 @@ class OpFusionWhatIfJson(JsonModel):
 
 class PhaseWhatIfJson(JsonModel):
     """One kernel with a timeline: its fill, drain and tail wave (ms, over all its launches), what each
-    saves at the steady phase's rate, and the step without its tail wave or its fill."""
+    saves at the steady phase's rate (its busiest unit, `steady_unit`, at `steady_share` of its
+    peak), and the step without its tail wave or its fill."""
 
     kernel: str
     time_ms: Number
@@ -311,6 +314,7 @@ class PhaseWhatIfJson(JsonModel):
                                 "so they are this kernel's")
     ms_without_tail: Number
     ms_without_fill: Number
+    steady_unit: str = "-"
 
 
 class WhatIfJson(JsonModel):

@@ -27,17 +27,27 @@ of intervals below `FILL_LEVEL` x S (the pipeline filling, the first blocks star
 wave* the trailing run with fewer than `TAIL_BUSY` of the SMs busy, *drain* the run just before it
 (or at the end) below `FILL_LEVEL` x S with the SMs still busy (epilogues writing C), *steady* the
 rest. A phase's time at the roof is sum(dt_i x d_i): its work with the busiest unit at its peak.
+A launch sampled in fewer than `MIN_PHASE_INTERVALS` intervals has no phases: each interval would
+be a twentieth of its run or more, and its first and last (part-filled) ones alone would read as a
+fill and a tail wave.
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 ISSUE_PER_SM_CYCLE = 4  # warp instructions an SM issues per cycle at most: one per sub-partition (Volta on)
 FILL_LEVEL = 0.8  # a leading or trailing interval below this share of the steady level is fill or drain
 TAIL_BUSY = 0.9  # a trailing interval with fewer of the SMs busy is the tail wave
 MIN_GHZ, MAX_GHZ = 0.1, 5.0  # a clock worked out outside these is a sample's noise (a few cycles busy): not kept
+# The fewest intervals phases are found in: below it an interval is over 5 % of the run, and a launch of 3 to 8
+# intervals (a 5 to 12 us elementwise kernel at the H100's 1.5 us a sample) reads its part-filled first and last
+# ones as a fill and a tail wave of a third of its time each (the new-user trial of 2026-12-07).
+MIN_PHASE_INTERVALS = 20
+# Intervals are the time between one sample and the next: one starting later than this many typical interval
+# lengths after the one before it ends leaves part of the run out (the file was cut, not sampled so).
+MAX_GAP_INTERVALS = 1.0
 MAX_SHARE = 1.5  # a sampled share of a peak is kept up to this (a sample may pass 100 % by a little)
 # Samples whose busy intervals span less of the launch's duration than this cover only its start: Nsight
 # Compute stopped sampling before the launch ended (its sample buffer full: an H100's ran out after 1,296
@@ -217,8 +227,9 @@ def closure(iv: Intervals | None, t_ns: list[float], values: dict[str, list[floa
 class Phase:
     """One phase of a run: 'fill', 'steady', 'drain' or 'tail', its intervals [first, last], its
     time (µs) and share of the run, the SMs busy (time-weighted, 0..1), the unit nearest its peak
-    over the phase (`SHARE_OF` key) and its mean share, and the time at the roof (µs): the
-    intervals' work with their busiest unit at its peak."""
+    over the phase (`SHARE_OF` key) and its mean share, the time at the roof (µs): the intervals'
+    work with their busiest unit at its peak, and every unit's mean share over the phase
+    (`shares`, time-weighted, 0..1)."""
 
     name: str
     first: int
@@ -229,6 +240,7 @@ class Phase:
     roof: str
     roof_share: float
     at_roof_us: float
+    shares: dict[str, float] = field(default_factory=dict)
 
     @property
     def level(self) -> float:
@@ -241,11 +253,20 @@ class Phase:
         """Time beyond the roof: what the phase would save with its busiest unit at its peak."""
         return self.time_us - self.at_roof_us
 
+    def at_rate_us(self, unit: str, share: float) -> float:
+        """The time (µs) the phase's work on `unit` (a `SHARE_OF` key) takes with the unit at `share`
+        of its peak (0..1; the steady phase's, for what a fill or tail wave would take at the steady
+        rate); its own time where the unit is not sampled or `share` is not positive."""
+        if unit not in self.shares or share <= 0:
+            return self.time_us
+        return self.shares[unit] * self.time_us / share
+
 
 def phases(iv: Intervals) -> list[Phase]:
-    """The phases of `iv`, in order (those with no interval left out), as the module says."""
+    """The phases of `iv`, in order (those with no interval left out), as the module says; none for
+    fewer than `MIN_PHASE_INTERVALS` intervals."""
     n = len(iv)
-    if not n:
+    if n < MIN_PHASE_INTERVALS:
         return []
     top = [iv.busiest(i)[1] for i in range(n)]
     full = [top[i] for i in range(n) if iv.busy[i] >= 0.95]
@@ -273,7 +294,8 @@ def phases(iv: Intervals) -> list[Phase]:
         out.append(Phase(name, a, b - 1, time, time / total,
                          sum(iv.busy[i] * iv.dt_us[i] for i in range(a, b)) / time if time else 0.0,
                          roof, weights.get(roof, 0.0) / time if time else 0.0,
-                         sum(top[i] * iv.dt_us[i] for i in range(a, b))))
+                         sum(top[i] * iv.dt_us[i] for i in range(a, b)),
+                         {k: w / time for k, w in weights.items()} if time else {}))
     return out
 
 

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from ..analysis.check import Check
 from ..analysis.compare import Delta, WorkComparison, pct, share
+from ..model.timeline import ROOF_NAMES
 from .tables import WRAP, _arrow, _fit, compare_tables
 from .text import display_names, percent
 
@@ -111,21 +112,21 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
 
 
 def phase_change_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
-    """Two profiles' kernels with a timeline in both (`analysis.compare.PhaseChange`): ms, each
-    phase's share of the time, the SMs busy in the tail wave and the steady part's busiest-unit
-    share, before -> after; none without such kernels."""
+    """Two files' kernels with a timeline in both (`analysis.compare.PhaseChange`): ms, each phase's
+    share of the time, the SMs busy in the tail wave and the steady part's busiest unit and its
+    share of its peak, before -> after; none without such kernels."""
     if not cmp.phases:
         return []
 
     def phase(shares: dict, name: str) -> str:
         return f"{100 * shares[name]:.1f}%" if name in shares else "-"
 
-    def frac(x: float | None) -> str:
-        return f"{100 * x:.0f}%" if x is not None else "-"
+    def frac(x: float | None, unit: str | None = None) -> str:
+        return "-" if x is None else f"{ROOF_NAMES.get(unit, unit)} {100 * x:.0f}%" if unit else f"{100 * x:.0f}%"
 
     rows = [[p.kernel, _arrow(f"{p.before_ms:,.3f}", f"{p.after_ms:,.3f}"),
              *(_arrow(phase(p.before_shares, n), phase(p.after_shares, n)) for n in ("fill", "steady", "drain", "tail")),
-             _arrow(frac(p.before_tail_busy), frac(p.after_tail_busy)), _arrow(frac(p.before_steady), frac(p.after_steady))]
+             _arrow(frac(p.before_tail_busy), frac(p.after_tail_busy)), _arrow(frac(p.before_steady, p.before_unit), frac(p.after_steady, p.after_unit))]
             for p in cmp.phases]
     columns = [("ms", "right"), ("fill", "right"), ("steady", "right"), ("drain", "right"), ("tail wave", "right"),
                ("SMs in tail", "right"), ("steady at", "right")]

@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.table import Table
 
 from ..errors import UsageError
+from ..model.timeline import MIN_PHASE_INTERVALS, ROOF_NAMES
 from ..model.units import figure, plural
 from ..analysis.whatif import KernelWhatIf, WhatIf
 from .chart import check_output, new_figure, save_atomic, text
@@ -100,9 +101,9 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
 
 
 def phase_tables(w: WhatIf, width: int = 200) -> list[Table]:
-    """A profile's kernels with a timeline: each one's fill, drain and tail wave (ms) and what each
-    saves at the steady phase's rate, and the step (programs profiled apart: the kernel) without its
-    tail wave or without its fill."""
+    """A results file's kernels with a timeline: each one's fill, drain and tail wave (ms) and what
+    each saves at the steady phase's rate, and the step (programs profiled apart, and a run's
+    kernels: the kernel) without its tail wave or without its fill."""
     def cell(ms: float, saved: float) -> str:
         return f"{ms:,.3f} ({saved:,.3f})" if ms else "-"
 
@@ -110,12 +111,15 @@ def phase_tables(w: WhatIf, width: int = 200) -> list[Table]:
                ("drain (saved) ms", "right"), ("tail wave (saved) ms", "right"), ("SMs in tail", "right"),
                ("step without tail ms" if w.step_ms is not None else "kernel without tail ms", "right"),
                ("without fill ms", "right")]
-    rows = [[p.kernel, _ms(p.time_ms), f"{100 * p.steady_share:.0f}%", cell(p.fill_ms, p.fill_saved_ms),
+    rows = [[p.kernel, _ms(p.time_ms), f"{ROOF_NAMES.get(p.steady_unit, p.steady_unit)} {100 * p.steady_share:.0f}%",
+             cell(p.fill_ms, p.fill_saved_ms),
              cell(p.drain_ms, p.drain_saved_ms), cell(p.tail_ms, p.tail_saved_ms),
              f"{100 * p.tail_busy:.0f}%" if p.tail_busy is not None else "-",
              _ms(p.ms_without_tail), _ms(p.ms_without_fill)] for p in w.phases]
-    return _fit("by phase (each kernel's timeline): its fill, drain and tail wave at its steady part's rate, "
-                "the busiest unit at the share of its peak it holds there", ("kernel", "left"), columns, rows, width)
+    return _fit("by phase (each kernel's timeline): its fill, drain and tail wave at its steady part's rate, their "
+                "work on the steady part's busiest unit at the share of its peak it holds there (steady at); kernels "
+                f"sampled in fewer than {MIN_PHASE_INTERVALS} intervals have no phases", ("kernel", "left"), columns,
+                rows, width)
 
 
 OPS_TOP = 10  # ops shown by saving

@@ -19,6 +19,7 @@ Units: ms, bytes, GFLOP/s (GOP/s for INT8), MHz, fractions 0..1.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Annotated, ClassVar, Literal
 
@@ -342,8 +343,10 @@ class ProfileResults(_Document):
 
     def timed_kernels(self) -> list[TimedKernel]:
         """Its kernels that record a timeline, the longest first, as the timeline views read them."""
+        shared = Counter(k.name for k in self.kernels)
         return [TimedKernel(k.name, k.time_ms, k.timeline, k.dominant, k.gflops, k.intensity("dram"), self.roofs(k),
-                            self.waves(k), k.clock_mhz) for k in self.kernels if k.timeline is not None]
+                            self.waves(k), k.clock_mhz, _labelled(k) if shared[k.name] > 1 else k.name)
+                for k in self.kernels if k.timeline is not None]
 
     def waves(self, k: ProfiledKernel) -> Waves | None:
         """The waves kernel `k`'s grid takes on this device at its theoretical occupancy (None
@@ -363,6 +366,14 @@ class ProfileResults(_Document):
                     continue  # a precision this GPU does not have
                 out.setdefault(what, []).append(i)
         return out
+
+
+def _labelled(k: ProfiledKernel) -> str:
+    """Kernel `k`'s name with its launch configuration ('name [256x50x1 blocks of 128x1x1]'), as the
+    kernel tables tell apart kernels that share a name (`analysis.work.KernelWork.label`)."""
+    if not k.grid or not k.block:
+        return k.name
+    return f"{k.name} [{'x'.join(map(str, k.grid))} blocks of {'x'.join(map(str, k.block))}]"
 
 
 def _nominal_clock(device: DeviceSpec, tensor: bool) -> float | None:

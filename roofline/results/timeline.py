@@ -60,6 +60,13 @@ class Timeline(_Model):
         if back is not None:
             raise ValueError(f"timeline.t_us: interval {back} starts at {self.t_us[back]:g} µs, before the one ahead of "
                              f"it ({self.t_us[back - 1]:g} µs); intervals are in time order")
+        typical = sorted(self.dt_us)[n // 2] if self.dt_us else 0.0
+        gap = next((i for i in range(1, n)
+                    if self.t_us[i] - self.t_us[i - 1] - self.dt_us[i - 1] > model.MAX_GAP_INTERVALS * typical), None)
+        if gap is not None:
+            raise ValueError(f"timeline.t_us: interval {gap} starts at {self.t_us[gap]:g} µs, "
+                             f"{self.t_us[gap] - self.t_us[gap - 1] - self.dt_us[gap - 1]:g} µs after the one before it "
+                             "ends; the intervals of one run follow each other")
         if self.closure.get("time", 0.0) > MAX_SPAN:
             raise ValueError(f"timeline.closure.time: {self.closure['time']:g}: the busy intervals cannot span "
                              f"{self.closure['time']:g} times the launch's duration")
@@ -134,6 +141,11 @@ class TimedKernel:
     roofs: Roofs
     waves: Waves | None
     clock_mhz: float | None = None  # the SM clock `roofs` are read at (None: the device's own)
+    label: str = ""  # its name, with its launch configuration where kernels of the file share the name
+
+    def __post_init__(self):
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
 
 
 def timeline_of(g, device) -> Timeline | None:
@@ -166,7 +178,7 @@ def launch_timeline(x, device) -> Timeline | None:
 def with_phases(document):
     """`document` (a results file as dumped: dicts and lists) with each recorded timeline's phases
     beside its samples (`phases`: name, intervals first and last, time µs and share of the run, SMs
-    busy, the busiest unit and its mean share, time at the roof µs) and whether it covers only the
+    busy, the busiest unit and its mean share, time at the roof µs, every unit's mean share) and whether it covers only the
     start of the run (`cut_short`: its phases are of that part, its FLOPs and bytes left empty),
     for `show --json`: derived from the samples, not stored. A timeline the model cannot read is
     left as it is."""
@@ -187,5 +199,6 @@ def with_phases(document):
         out["timeline"] = {**recorded, "cut_short": timeline.cut_short, "phases": [
             {"name": p.name, "first": p.first, "last": p.last, "time_us": round(p.time_us, 3),
              "share": round(p.share, 4), "busy": round(p.busy, 4), "roof": p.roof,
-             "roof_share": round(p.roof_share, 4), "at_roof_us": round(p.at_roof_us, 3)} for p in found]}
+             "roof_share": round(p.roof_share, 4), "at_roof_us": round(p.at_roof_us, 3),
+             "shares": {k: round(v, 4) for k, v in p.shares.items()}} for p in found]}
     return out
