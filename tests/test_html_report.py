@@ -341,12 +341,13 @@ def test_kernels_with_a_timeline_get_their_runs_over_time_one_at_a_time():
                                        "L1tex unit"}
     (tensor,) = [t for t in shown if t.name == "tensor pipe"]
     assert list(tensor.y) == pytest.approx([100 * v for v in first.shares["tensor"]])
-    # its phases shaded, those of 3 % of the run or more named with their share of it
+    # its phases shaded, those of 2 % of the run or more named with their share of it, those at an end from that end
     phases = first.phases()
     assert len(fig.layout.shapes) == len(phases)
-    assert [s.label.text for s in fig.layout.shapes] == [f"{p.name} {100 * p.share:.0f} %" if p.share >= 0.03 else ""
+    assert [s.label.text for s in fig.layout.shapes] == [f"{p.name} {100 * p.share:.0f} %" if p.share >= 0.02 else ""
                                                          for p in phases]
-    assert fig.layout.shapes[0].label.text == "" and fig.layout.shapes[1].label.text == "steady 97 %"
+    assert [s.label.text for s in fig.layout.shapes] == ["", "steady 97 %", "tail 3 %"]
+    assert fig.layout.shapes[2].label.textposition == "top right"
     assert html_report.TIMELINE_ID not in html_report.build(documents.load(RUN), [RUN]).figures
 
 

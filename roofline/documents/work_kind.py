@@ -22,21 +22,31 @@ class WorkKind(ReadKind):
     def timeline_chart(self, docs: list, request, notes: list[str]) -> list[str]:
         """`plot --kind timeline`: the longest kernels of the one file `docs` holds that record a
         timeline (`render.timeline_chart`), drawn into `request.out`; `notes` with how many were
-        left out. Raises UsageError for several files, an HTML report, --highlight, or a file that
-        records no timeline (saying how to get one: `timeline_hint`)."""
+        left out; with --highlight, the kernels named (by name, or by the label that tells kernels
+        sharing a name apart) in the order named. Raises UsageError for several files, an HTML report,
+        a name no kernel with a timeline has, or a file that records no timeline (saying how to get
+        one: `timeline_hint`)."""
         from ..errors import UsageError
         from ..render import timeline_chart
 
         if request.as_html:
             raise UsageError("{kind} timeline draws a .png, .svg or .pdf; the HTML report shows the kernels' runs "
                              "over time already: roofline plot FILE --out report.html", "kind")
-        if len(docs) > 1 or request.highlight:
-            raise UsageError("{kind} timeline draws one file's kernels over their runs as a .png, .svg or .pdf, "
-                             "without {highlight}", "kind", ["highlight"])
+        if len(docs) > 1:
+            raise UsageError("{kind} timeline draws one file's kernels over their runs as a .png, .svg or .pdf",
+                             "kind")
         timed = docs[0].timed_kernels()
         if not timed:
             raise UsageError(f"{{kind}} timeline: {request.paths[0]} records no kernel over its run; "
                              f"{self.timeline_hint}", "kind")
+        if request.highlight:
+            names = {n for k in timed for n in (k.name, k.label)}
+            for name in request.highlight:
+                if name not in names:
+                    raise UsageError(f"{{highlight}} {name!r}: no kernel of {request.paths[0]} with a timeline is so "
+                                     f"named; those with one: {', '.join(k.label for k in timed)}", "highlight")
+            timeline_chart.draw(docs[0], request.out, names=list(request.highlight))
+            return notes
         timeline_chart.draw(docs[0], request.out)
         left = len(timed) - timeline_chart.TOP
         return notes + ([f"{left} more kernel{'s' if left > 1 else ''} with a timeline not drawn (the "

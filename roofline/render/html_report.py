@@ -173,13 +173,15 @@ def _timelines(doc: Results | ProfileResults):
             kernel_shapes.append(dict(type="rect", xref="x", yref="paper", x0=tl.t_us[ph.first], x1=ends[ph.last],
                                       y0=0, y1=1, fillcolor=PHASE_COLORS[ph.name], opacity=0.6, line_width=0,
                                       layer="below", label=dict(text=_h(f"{ph.name} {100 * ph.share:.0f} %") if named
-                                                                else "", textposition="top center",
+                                                                else "",
+                                                                textposition="top left" if ph.first == 0 else
+                                                                "top right" if ph.last == len(ends) - 1 else "top center",
                                                                 font=dict(size=10))))
         shapes.append(kernel_shapes)
     for n, tk in enumerate(timed):
         cut = f"; the first {100 * tk.timeline.covered:.0f} % of its run sampled" if tk.timeline.cut_short else ""
-        title = _title(f"{middle_cut(tk.name, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}{cut}")
-        buttons.append(dict(label=_h(middle_cut(tk.name, 40)), method="update",
+        title = _title(f"{middle_cut(tk.label, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}{cut}")
+        buttons.append(dict(label=_h(middle_cut(tk.label, 60)), method="update",
                             args=[{"visible": [o == n for o in owner]}, {"shapes": shapes[n], "title.text": title}]))
     fig.update_layout(
         title=dict(text=buttons[0]["args"][1]["title.text"], font=dict(size=13)), shapes=shapes[0],

@@ -25,30 +25,36 @@ TOP = 6
 UNIT_COLORS = {"tensor": "#d62728", "fma": "#ff7f0e", "fp64": "#8c564b", "dram": "#1f77b4", "l2": "#17becf",
                "l1": "#2ca02c"}
 PHASE_COLORS = {"fill": "#fdd0a2", "steady": "#ffffff", "drain": "#c7e9c0", "tail": "#c6dbef"}
-LABELLED_FROM = 0.03  # a phase is named over the timeline from this share of the time
+LABELLED_FROM = 0.02  # a phase is named over the timeline from this share of the time
 SHOWN_FROM = 0.02  # a unit that never reaches this share of its peak is left off the timeline
 
 
-def timed(doc, top: int = TOP) -> list:
+def timed(doc, top: int = TOP, names: list[str] | None = None) -> list:
     """The kernels the chart draws: the `top` longest of results file `doc` (a profile or a run)
-    that record a timeline (`results.timeline.TimedKernel`)."""
-    return doc.timed_kernels()[:top]
+    that record a timeline (`results.timeline.TimedKernel`), or those `names` names (a kernel's
+    name or its label), in that order."""
+    found = doc.timed_kernels()
+    if names:
+        return [k for n in names for k in found if n in (k.name, k.label)]
+    return found[:top]
 
 
-def draw(doc, out: Path, top: int = TOP) -> Path:
-    """Draw `doc`'s `top` longest kernels with a timeline into `out` (.png, .svg or .pdf), atomically.
-    Returns `out`. Raises UsageError for a bad output path, ValueError where no kernel has a timeline."""
+def draw(doc, out: Path, top: int = TOP, names: list[str] | None = None) -> Path:
+    """Draw `doc`'s `top` longest kernels with a timeline (or those `names` names) into `out` (.png,
+    .svg or .pdf), atomically. Returns `out`. Raises UsageError for a bad output path, ValueError
+    where no kernel has a timeline."""
     fmt = check_output(out)
-    fig = render(doc, top)
+    fig = render(doc, top, names)
     save_atomic(fig, out, fmt)
     return Path(out)
 
 
-def render(doc, top: int = TOP):
-    """The chart (a matplotlib Figure) of `doc`'s `top` longest kernels with a timeline."""
+def render(doc, top: int = TOP, names: list[str] | None = None):
+    """The chart (a matplotlib Figure) of `doc`'s `top` longest kernels with a timeline (or those
+    `names` names)."""
     from matplotlib import cm
 
-    kernels = timed(doc, top)
+    kernels = timed(doc, top, names)
     if not kernels:
         raise ValueError("no kernel of the profile records a timeline")
     rows = len(kernels)
@@ -119,7 +125,7 @@ def render(doc, top: int = TOP):
         roof.set_xlabel(text("FLOP per DRAM byte"), fontsize=8)
         roof.set_ylabel(text(f"{level} FLOP/s"), fontsize=8)
         roof.tick_params(labelsize=7)
-        roof.set_title(text(middle_cut(k.name, 48)), fontsize=9, loc="left")
+        roof.set_title(text(middle_cut(k.label, 48)), fontsize=9, loc="left")
         t = [x + d / 2 for x, d in zip(iv.t_us, iv.dt_us)]
         over.fill_between(t, 0, [100 * b for b in iv.busy], color="#bbbbbb", alpha=0.5, step="mid",
                           label="SMs busy", linewidth=0)
@@ -133,8 +139,10 @@ def render(doc, top: int = TOP):
             if p.name != "steady":
                 over.axvspan(start, end, color=PHASE_COLORS[p.name], alpha=0.6, zorder=0, linewidth=0)
             if p.share >= LABELLED_FROM:  # a shorter phase is in `show`'s table, not named here over its neighbour
-                over.text((start + end) / 2, 104, text(f"{p.name} {100 * p.share:.0f}%"), ha="center", va="bottom",
-                          fontsize=7, clip_on=False)
+                # a phase at either end named from that end inward, so its name stays inside the axes
+                x, ha = ((start, "left") if p.first == 0 else (end, "right") if p.last == len(iv) - 1
+                         else ((start + end) / 2, "center"))
+                over.text(x, 104, text(f"{p.name} {100 * p.share:.0f}%"), ha=ha, va="bottom", fontsize=7, clip_on=False)
         over.set_xlim(0, iv.t_us[-1] + iv.dt_us[-1])
         over.set_ylim(0, 115)
         over.set_yticks([0, 25, 50, 75, 100])

@@ -51,7 +51,7 @@ def costliest(k: TimedKernel) -> str | None:
             "steady": "the steady part of the run", "drain": "draining (the SMs busy below the steady level)",
             "tail": "the tail wave"}[worst.name]
     of_time = "of the time sampled" if k.timeline.cut_short else "of the time"
-    return (f"{k.name}: most time lost in {what}: {100 * worst.share:.0f} % {of_time} on {100 * worst.busy:.0f} % of "
+    return (f"{k.label}: most time lost in {what}: {100 * worst.share:.0f} % {of_time} on {100 * worst.busy:.0f} % of "
             f"the SMs, at {100 * worst.roof_share:.0f} % of the {ROOF_NAMES.get(worst.roof, worst.roof)}'s peak "
             f"on average ({worst.lost_us:,.0f} of its {worst.time_us:,.0f} µs beyond what each interval's busiest unit, "
             f"whichever it is, would take at its peak; {lost:,.0f} µs over{part})")
@@ -68,7 +68,7 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
     if not kernels:
         return []
     rows, top_ghz, clipped = [], (doc.device.max_sm_clock_mhz or 0) / 1000 or None, False
-    for k, name in zip(kernels, display_names([k.name for k in kernels], 32)):
+    for k, name in zip(kernels, display_names([k.label for k in kernels], 32)):
         tl = k.timeline
         by = {p.name: p for p in tl.phases()}
         guess = predicted(k)
@@ -103,4 +103,4 @@ def timeline_lines(doc, top: int | None = TOP) -> list[str]:
     (`results.timeline.Timeline.cut_note`)."""
     found = doc.timed_kernels()
     shown = found[:top] if top else found
-    return [line for k in shown for line in (k.timeline.cut_note(k.name), costliest(k)) if line]
+    return [line for k in shown for line in (k.timeline.cut_note(k.label), costliest(k)) if line]
