@@ -351,7 +351,7 @@ def test_a_run_whose_ncu_report_module_cannot_read_the_sampling_says_so(monkeypa
     spec = families.select(["wgmma_ws"], dtype="bf16")[0]
     _, launch, notes = counters.profile(spec, Problem(4096, 4096, 4096, "bf16"))
     assert launch is not None and launch.sampled is None
-    assert any("hold PM sampling (a kernel's counters over its run), which the ncu_report module here (2025.3.1) cannot "
+    assert any("1 launch holds PM sampling (a kernel's counters over its run), which the ncu_report module here (2025.3.1) cannot "
                "read: it needs 2025.4 or newer" in n for n in notes)
 
 

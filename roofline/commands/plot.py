@@ -13,6 +13,7 @@ from ..defaults import DEFAULT_RESULTS, PLOT_KINDS, default_reads
 from ..outcome import Outcome, Plain
 
 MOUNT = dict(short_help="Draw the roofline, a size sweep, a profile by op or module, or kernels over their runs from results files.")
+DEFAULT_CHARTS = {"op": "ops.png", "module": "modules.png"}  # else KIND.png: roofline.png, timeline.png, ...
 RENAMED = {"--results": "give the files as arguments: roofline plot FILE [FILE ...] --out chart.png",
            "--by": "--kind op or --kind module (show's --by is plot's --kind)"}
 
@@ -20,8 +21,10 @@ RENAMED = {"--results": "give the files as arguments: roofline plot FILE [FILE .
 def command(
     paths: Optional[list[Path]] = typer.Argument(None, metavar="RESULTS...",
                                                  help=f"Results, profile or grade file(s) (default {DEFAULT_RESULTS}, else the profile or grade file that alone is here)."),
-    out: Path = typer.Option(Path("roofline.png"), "--out", metavar="PATH",
-                             help="Chart file: .png, .svg or .pdf; .html for the interactive report."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="PATH",
+                                       help="Chart file: .png, .svg or .pdf; .html for the interactive report "
+                                            "(default: KIND.png, roofline.png for the roofline; ops.png and "
+                                            "modules.png by op and module)."),
     kind: str = typer.Option("roofline", "--kind", parser=one_of(*PLOT_KINDS),
                              metavar="|".join(PLOT_KINDS),
                              help="roofline; sweep (GFLOP/s against size); energy (GFLOP/J against intensity, "
@@ -31,7 +34,8 @@ def command(
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and "
-                                                       "fade the others (repeatable)."),
+                                                       "fade the others; with --kind timeline, draw these kernels' "
+                                                       "runs (repeatable)."),
 ):
     """Draw the hierarchical roofline chart, a size sweep (--kind sweep), the energy roofline of
     a run made with --energy (--kind energy), a profile's time and floor by op or module
@@ -39,6 +43,7 @@ def command(
     results (no GPU needed)."""
     from .. import documents
 
+    out = out or Path(DEFAULT_CHARTS.get(kind, f"{kind}.png"))  # a timeline chart never lands on the roofline's
     notes = documents.chart(list(paths or [default_reads()]), out, kind, measured, highlight)
     present(view(notes, out))
 
