@@ -57,6 +57,24 @@ def costliest(k: TimedKernel) -> str | None:
             f"whichever it is, would take at its peak; {lost:,.0f} µs over{part})")
 
 
+UNEVEN = 0.05  # a sampled tail wave this much longer (share of the time) than the waves model's is said to be so
+
+
+def uneven(k: TimedKernel) -> str | None:
+    """One line where `k`'s sampled tail wave is longer than the waves model allows (by more than
+    `UNEVEN` of the time): the model takes every block as long as the others, so a longer tail is
+    the kernel's own last blocks running longer (a block that finishes a reduction, blocks of more
+    work at the end); None otherwise, or without a prediction or a tail."""
+    guess = predicted(k)
+    tail = next((p for p in k.timeline.phases() if p.name == "tail"), None)
+    if guess is None or tail is None or k.timeline.cut_short or tail.share <= guess[0] + UNEVEN:
+        return None
+    return (f"{k.label}: its tail wave ({100 * tail.share:.1f} % of the time on {100 * tail.busy:.0f} % of the SMs) is "
+            f"longer than the waves model's {'most' if _shared(k) else 'prediction'} for its grid "
+            f"({100 * guess[0]:.1f} %), which takes every block as long as the others: by the samples its last "
+            "blocks took longer than the rest (a block that finishes a reduction, more work at the end of the grid)")
+
+
 TOP = 10  # kernels with a timeline shown (all are in the results file)
 
 
@@ -80,8 +98,8 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
         rows.append([name, f"{len(tl.t_us):,}" + (f" (first {100 * tl.covered:.0f}% of the run)" if cut else ""),
                      *(_phase_cell(by.get(p)) if not (cut and p in ("drain", "tail")) else "not sampled"
                        for p in PHASES),
-                     (("up to " if _shared(k) else "") + f"{100 * guess[0]:.1f}% ({100 * guess[1]:.0f}% SMs)")
-                     if guess else "-",
+                     (("up to " if _shared(k) else "") + (f"{100 * guess[0]:.1f}%" if guess[0] >= 0.0005 else "<0.1%")
+                      + f" ({100 * guess[1]:.0f}% SMs)") if guess else "-",
                      f"{min(clocks):.2f}-{max(clocks):.2f}" if clocks else "-",
                      f"{100 * (closure - 1):+.1f}%".replace("-0.0%", "+0.0%")
                      if closure is not None and not cut else "-"])
@@ -100,7 +118,8 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
 def timeline_lines(doc, top: int | None = TOP) -> list[str]:
     """Under the table: per kernel of `doc` with a timeline (the `top` longest; None: all), the
     phase that costs most, after a line saying so where its samples cover only the start of its run
-    (`results.timeline.Timeline.cut_note`)."""
+    (`results.timeline.Timeline.cut_note`), and before one where its tail wave is longer than the
+    waves model allows (`uneven`)."""
     found = doc.timed_kernels()
     shown = found[:top] if top else found
-    return [line for k in shown for line in (k.timeline.cut_note(k.label), costliest(k)) if line]
+    return [line for k in shown for line in (k.timeline.cut_note(k.label), costliest(k), uneven(k)) if line]
