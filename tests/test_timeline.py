@@ -428,6 +428,10 @@ def test_a_program_kernels_of_100_us_or_more_have_50_intervals_on_an_h100():
                          else v for k, v in t.items()}), "timeline.t_us"),
     (lambda t: t["t_us"].reverse(), "before the one ahead of it"),
     (lambda t: t["closure"].update(time=5.0), "cannot span 5 times the launch's duration"),
+    # 500 intervals cut from the middle (the new-user trial): the run's samples no longer follow each other
+    (lambda t: t.update({k: (v[:200] + v[700:]) if isinstance(v, list) else
+                         {m: x[:200] + x[700:] for m, x in v.items()} if k in ("shares", "flops", "bytes") else v
+                         for k, v in t.items()}), "after the one before it ends"),
 ])
 def test_a_timeline_no_run_gives_is_refused_in_one_line(tmp_path, edit, says):
     doc = json.loads((ROOT / "plots" / "timeline-h200-bf16-8192.json").read_text())
@@ -537,3 +541,30 @@ def test_a_verdict_the_samples_contradict_says_which_unit_they_find_busy():
             "runs at 88 % of its peak, the FP32 roof at 31 %: the L1tex unit binds first") in text
     full = text[text.index("full_tiles: FP32-bound"):]
     assert "samples read otherwise" not in full[:full.index("tile_by_shape")]
+
+
+def test_a_tail_wave_longer_than_the_waves_model_allows_is_said_to_be_the_kernels_own():
+    # the GCN step's sum reduction on the H100: 73 % of its run in a tail on 9 % of the SMs, where 782 x 2 equal
+    # blocks would leave at most 8.3 %; the BF16 ladder's tails are the model's (no such line)
+    text = " ".join(CliRunner().invoke(app, ["show", str(H100 / "profile-gcn.json.gz")], env={"COLUMNS": "250"})
+                    .output.split())
+    assert ("reduce_kernel [sum_functor] [2x782x1 blocks of 32x4x1]: its tail wave (73.3 % of the time on 9 % of the "
+            "SMs) is longer than the waves model's most for its grid (8.3 %)") in text
+    bf16 = CliRunner().invoke(app, ["show", str(H100 / "run-bf16-8192.json.gz")], env={"COLUMNS": "250"}).output
+    assert "longer than the waves model" not in bf16
+
+
+def test_plot_kind_timeline_draws_the_kernels_highlight_names_and_not_over_roofline_png(tmp_path, monkeypatch):
+    from roofline.render import timeline_chart
+
+    path = ROOT / "plots" / "timeline-h200-bf16-8192.json"
+    drawn = []
+    monkeypatch.setattr(timeline_chart, "save_atomic", lambda fig, out, fmt: drawn.append(
+        [ax.get_title(loc="left") for ax in fig.axes if ax.get_title(loc="left")]))
+    monkeypatch.chdir(tmp_path)
+    got = CliRunner().invoke(app, ["plot", str(path), "--kind", "timeline", "--highlight", "wgmma_ws",
+                                   "--highlight", "wgmma_tma"])
+    assert got.exit_code == 0 and "wrote timeline.png" in got.output, got.output
+    assert drawn == [["wgmma_ws", "wgmma_tma"]]
+    got = CliRunner().invoke(app, ["plot", str(path), "--kind", "timeline", "--highlight", "naive"])
+    assert got.exit_code == 2 and "'naive': no kernel of" in got.output and "wgmma_persistent" in got.output
