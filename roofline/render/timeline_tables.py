@@ -5,6 +5,8 @@ clock's range, what the samples add up to, and the phase that costs most."""
 
 from __future__ import annotations
 
+import statistics
+
 from rich.table import Table
 
 from ..model.timeline import ROOF_NAMES, Phase, predicted_tail
@@ -75,6 +77,28 @@ def uneven(k: TimedKernel) -> str | None:
             "blocks took longer than the rest (a block that finishes a reduction, more work at the end of the grid)")
 
 
+CLOCK_APART = 0.1  # a profiled launch's median clock this far from its timed calls' is said to be
+
+
+def other_clocks(kernels: list[TimedKernel]) -> str | None:
+    """One line naming the kernels whose sampled launch ran at another clock than their timed calls
+    (a run's: NVML's median through them) by more than `CLOCK_APART`: the launch Nsight Compute
+    sampled is another run than the timed calls, so its intervals' rates are of its own clock; None
+    where there are none."""
+    apart = []
+    for k in kernels:
+        clocks = [c for c in k.timeline.clock_ghz if c]
+        if k.timed_mhz and clocks:
+            sampled = statistics.median(clocks) * 1e3
+            if abs(sampled - k.timed_mhz) > CLOCK_APART * k.timed_mhz:
+                apart.append(f"{k.label} {sampled / 1e3:.2f} GHz against {k.timed_mhz:,.0f} MHz")
+    if not apart:
+        return None
+    return (f"the launches Nsight Compute sampled ran at other SM clocks (their intervals' median) than the timed calls "
+            f"(NVML's median through them): {'; '.join(apart)}. Each sampled launch is a run apart from the timed "
+            "calls, so its intervals' rates and shares are of its own clock")
+
+
 TOP = 10  # kernels with a timeline shown (all are in the results file)
 
 
@@ -119,7 +143,9 @@ def timeline_lines(doc, top: int | None = TOP) -> list[str]:
     """Under the table: per kernel of `doc` with a timeline (the `top` longest; None: all), the
     phase that costs most, after a line saying so where its samples cover only the start of its run
     (`results.timeline.Timeline.cut_note`), and before one where its tail wave is longer than the
-    waves model allows (`uneven`)."""
+    waves model allows (`uneven`); then one on the kernels sampled at another clock than they were
+    timed at (`other_clocks`)."""
     found = doc.timed_kernels()
     shown = found[:top] if top else found
-    return [line for k in shown for line in (k.timeline.cut_note(k.label), costliest(k), uneven(k)) if line]
+    lines = [line for k in shown for line in (k.timeline.cut_note(k.label), costliest(k), uneven(k)) if line]
+    return lines + [line for line in (other_clocks(shown),) if line]

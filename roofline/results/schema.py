@@ -366,8 +366,10 @@ class Results(_Document):
         out = []
         for k in sorted((k for k in self.kernels if k.timeline is not None and k.time_ms), key=lambda k: -k.time_ms):
             dram = k.counted.dram_bytes if k.counted is not None else None
+            clocks = [c for c in (k.timing.sm_clock_mhz or ()) if c] if k.timing is not None else []
             out.append(TimedKernel(k.name, k.time_ms, k.timeline, self.precision, k.gflops,
-                                   flops / dram if dram else None, self.roofs, k.waves))
+                                   flops / dram if dram else None, self.roofs, k.waves,
+                                   timed_mhz=statistics.median(clocks) if clocks else None))
         return out
 
     @property

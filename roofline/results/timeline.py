@@ -142,6 +142,7 @@ class TimedKernel:
     waves: Waves | None
     clock_mhz: float | None = None  # the SM clock `roofs` are read at (None: the device's own)
     label: str = ""  # its name, with its launch configuration where kernels of the file share the name
+    timed_mhz: float | None = None  # a run's: the median SM clock NVML read through its timed calls (None: not read)
 
     def __post_init__(self):
         if not self.label:
