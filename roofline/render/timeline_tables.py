@@ -17,10 +17,15 @@ from .text import display_names
 PHASES = ("fill", "steady", "drain", "tail")
 
 
+NAMED_FROM = 0.05  # a phase's busiest unit is named from this share of its peak; below, every unit is near idle
+
+
 def _phase_cell(p: Phase | None) -> str:
     if p is None:
         return "-"
-    return f"{100 * p.share:.1f}% ({100 * p.busy:.0f}% SMs, {ROOF_NAMES.get(p.roof, p.roof)} {100 * p.roof_share:.0f}%)"
+    unit = (f"{ROOF_NAMES.get(p.roof, p.roof)} {100 * p.roof_share:.0f}%" if p.roof_share >= NAMED_FROM
+            else f"every unit under {100 * NAMED_FROM:.0f}%")
+    return f"{100 * p.share:.1f}% ({100 * p.busy:.0f}% SMs, {unit})"
 
 
 def predicted(k: TimedKernel) -> tuple[float, float] | None:
