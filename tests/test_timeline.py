@@ -570,3 +570,13 @@ def test_plot_kind_timeline_draws_the_kernels_highlight_names_and_not_over_roofl
     assert drawn == [["wgmma_ws", "wgmma_tma"]]
     got = CliRunner().invoke(app, ["plot", str(path), "--kind", "timeline", "--highlight", "naive"])
     assert got.exit_code == 2 and "'naive': no kernel of" in got.output and "wgmma_persistent" in got.output
+
+
+def test_compare_of_programs_profiled_apart_compares_no_step_as_whatif_adds_none():
+    # the H200 chart's profile: four reports of separate programs read together (bench/timeline_profile.py)
+    path = str(ROOT / "plots" / "timeline-h200-bf16-8192.json")
+    got = CliRunner().invoke(app, ["compare", path, path, "--json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    assert doc.get("step") is None
+    assert any("profiled apart and read together" in n and "no step is compared" in n for n in doc["notes"])

@@ -812,7 +812,16 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     if renamed:
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
     if profile:
-        return WorkComparison(wb.kind, wb, wa, deltas, _step(wb, wa, gone, new), gone, new, notes, deltas,
+        # a profile of programs profiled apart (`work.apart`) has no step: its kernels are read alone, as whatif does
+        pb_, pa_ = getattr(before, "programs", 1), getattr(after, "programs", 1)
+        separate = pb_ > 1 or pa_ > 1
+        if separate:
+            which = ("both profiles hold" if pb_ > 1 and pa_ > 1 else
+                     f"the {'first' if pb_ > 1 else 'second'} profile holds")
+            notes.append(f"{which} the launches of several programs, profiled apart and read together: each kernel "
+                         "is read alone, their times add up to no step, and no step is compared")
+        return WorkComparison(wb.kind, wb, wa, deltas, None if separate else _step(wb, wa, gone, new), gone, new,
+                              notes, deltas,
                               phases=phase_changes(before, after, pairs), table_notes=tuple(tables))
     return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
                           (before.reference.time_ms, after.reference.time_ms), (pb, pa),
