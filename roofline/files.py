@@ -105,8 +105,11 @@ def check_not_input(out: Path, inputs, what: str = "the files read", param: str 
     for p in inputs:
         p = Path(p)
         same = target.resolve() == p.resolve()
-        if not same and target.exists() and p.exists():
-            same = os.path.samefile(target, p)
+        try:
+            if not same and target.exists() and p.exists():
+                same = os.path.samefile(target, p)
+        except OSError:  # a name the system cannot look up (too long): not the same file; its reading says why
+            same = False
         if same:
             raise UsageError(f"{{{param}}} {out} is one of {what}; write to another name", param)
 

@@ -124,7 +124,8 @@ def _line(name: str, files: list, out: Path, suffix: str = ".png") -> list:
         role = ROLES.get((name, param.name))
         if role in MATRIX:
             value = files.pop(0)
-        elif role == "output" and param.param_type_name == "option" and param.default is not None:
+        # plot always writes its chart (its --out defaults to KIND.png, worked out from --kind)
+        elif role == "output" and param.param_type_name == "option" and (param.default is not None or name == "plot"):
             value = out / f"{param.name}{suffix if name == 'plot' else '.json'}"
         elif param.required:
             value = NEEDS[param.name]
