@@ -580,3 +580,14 @@ def test_compare_of_programs_profiled_apart_compares_no_step_as_whatif_adds_none
     doc = json.loads(got.stdout)
     assert doc.get("step") is None
     assert any("profiled apart and read together" in n and "no step is compared" in n for n in doc["notes"])
+
+
+def test_a_launch_of_a_few_intervals_has_no_phases_and_show_says_so():
+    # the Llama step's optimizer kernels of 3 to 8 intervals (5 to 12 µs): no fill or tail wave read into their
+    # part-filled first and last samples, none in whatif's phase table, and show names them
+    path = str(H100 / "profile-llama.json.gz")
+    text = " ".join(CliRunner().invoke(app, ["show", path], env={"COLUMNS": "250"}).output.split())
+    assert "3 of the kernels shown sampled in fewer than 20 intervals" in text
+    doc = json.loads(CliRunner().invoke(app, ["whatif", path, "--json"]).stdout)
+    timed = {k.label: len(k.timeline.t_us) for k in _h100("profile-llama.json.gz").timed_kernels()}
+    assert doc["phases"] and all(timed[p["kernel"]] >= 20 for p in doc["phases"])

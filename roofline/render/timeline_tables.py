@@ -9,7 +9,7 @@ import statistics
 
 from rich.table import Table
 
-from ..model.timeline import ROOF_NAMES, Phase, predicted_tail
+from ..model.timeline import MIN_PHASE_INTERVALS, ROOF_NAMES, Phase, predicted_tail
 from ..results.timeline import TimedKernel
 from .tables import _fit
 from .text import display_names
@@ -153,4 +153,10 @@ def timeline_lines(doc, top: int | None = TOP) -> list[str]:
     found = doc.timed_kernels()
     shown = found[:top] if top else found
     lines = [line for k in shown for line in (k.timeline.cut_note(k.label), costliest(k), uneven(k)) if line]
+    few = [k.label for k in shown if len(k.timeline.t_us) < MIN_PHASE_INTERVALS]
+    if few:
+        lines.append(f"{len(few)} of the kernels shown sampled in fewer than {MIN_PHASE_INTERVALS} intervals (a launch "
+                     "of a few tens of µs) have no phases: each interval is a twentieth of the run or more, its first "
+                     f"and last part-filled; to see one's phases, time a longer launch of it: {', '.join(few[:5])}"
+                     + (", ..." if len(few) > 5 else ""))
     return lines + [line for line in (other_clocks(shown),) if line]
