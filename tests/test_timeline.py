@@ -591,3 +591,16 @@ def test_a_launch_of_a_few_intervals_has_no_phases_and_show_says_so():
     doc = json.loads(CliRunner().invoke(app, ["whatif", path, "--json"]).stdout)
     timed = {k.label: len(k.timeline.t_us) for k in _h100("profile-llama.json.gz").timed_kernels()}
     assert doc["phases"] and all(timed[p["kernel"]] >= 20 for p in doc["phases"])
+
+
+def test_whatif_and_compare_read_the_phases_a_run_records():
+    # run --profile keeps each rung's timeline: whatif reads each rung alone (no step), compare sets them side by side
+    path = str(H100 / "run-bf16-8192.json.gz")
+    doc = json.loads(CliRunner().invoke(app, ["whatif", path, "--json"]).stdout)
+    ws = next(p for p in doc["phases"] if p["kernel"] == "wgmma_ws")
+    assert ws["of"] == "kernel" and ws["steady_unit"] == "tensor" and ws["steady_share"] == pytest.approx(0.93, abs=0.01)
+    assert ws["ms_without_tail"] == pytest.approx(ws["time_ms"] - ws["tail_saved_ms"])
+    got = json.loads(CliRunner().invoke(app, ["compare", path, path, "--json"]).stdout)
+    same = {p["kernel"]: p for p in got["phases"]}
+    assert len(same) == 7 and same["wgmma_ws"]["before_unit"] == same["wgmma_ws"]["after_unit"] == "tensor"
+    assert same["wgmma_ws"]["before_shares"] == same["wgmma_ws"]["after_shares"]

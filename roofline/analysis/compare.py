@@ -434,7 +434,7 @@ def phase_changes(before, after, pairs: list[tuple[KernelWork, KernelWork, bool]
                 steady.roof_share if steady else None, steady.roof if steady else None)
 
     def by_key(doc) -> dict:
-        if not hasattr(doc, "attribution"):  # a run: its kernels matched by name (`analysis.work`)
+        if not isinstance(doc, ProfileResults):  # a run: its kernels matched by name (`analysis.work`)
             return {(k.name,): k for k in doc.kernels}
         return {(k.name, tuple(k.grid) if k.grid else None, tuple(k.block) if k.block else None): k
                 for k in doc.kernels}
@@ -444,8 +444,8 @@ def phase_changes(before, after, pairs: list[tuple[KernelWork, KernelWork, bool]
     for b, a, _ in pairs:
         k, other = ours.get(b.key), theirs.get(a.key)
         # a timeline of the start of the run only (`Timeline.cut_short`) has no phases of the whole run to compare
-        if k is None or other is None or any(getattr(x, "timeline", None) is None or x.timeline.cut_short
-                                             or not x.timeline.phases() for x in (k, other)):
+        if k is None or other is None or any(x.timeline is None or x.timeline.cut_short or not x.timeline.phases()
+                                             for x in (k, other)):
             continue
         (sb, tb, yb, ub), (sa, ta, ya, ua) = read(k), read(other)
         out.append(PhaseChange(b.label, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya, ub, ua))
