@@ -430,14 +430,17 @@ def test_run_profile_passes_on_what_the_report_reader_said_once_with_its_kernels
 
     said = "Nsight Compute's Python report interface could not read it (exit code -11): read through ncu's CSV export"
     asked = []
-    monkeypatch.setattr(counters, "profile", lambda spec, problem, bus, time_ms, cc: asked.append((time_ms, cc)) or
-                        (CountedTraffic(), None, (said,)))
+    monkeypatch.setattr(counters, "profile", lambda spec, problem, bus, time_ms, cc, timeline:
+                        asked.append((time_ms, cc, timeline)) or (CountedTraffic(), None, (said,)))
     kernels = [SimpleNamespace(correct=True, spec=SimpleNamespace(name=n), timing=t)
                for n, t in (("a", SimpleNamespace(median_ms=274.0)), ("b", None))]
     output = SimpleNamespace(kernels=kernels, problem=None, device=SimpleNamespace(compute_capability="9.0"))
-    counted, launches, notes = run_command._count(output, None, Progress())
+    counted, launches, notes = run_command._count(output, None, Progress(), True)  # run --timeline
     assert set(counted) == {"a", "b"} and launches == {} and notes == [f"the counters of a, b: {said}"]
-    assert asked == [(274.0, "9.0"), (None, "9.0")]  # each kernel's measured time: a long launch sampled at its pace
+    assert asked == [(274.0, "9.0", True), (None, "9.0", True)]  # each kernel's time: a long launch sampled at its pace
+    asked.clear()
+    run_command._count(output, None, Progress())  # run --profile: counted, not sampled
+    assert asked == [(274.0, "9.0", False), (None, "9.0", False)]
 
 
 def test_show_and_plot_without_a_file_read_the_profile_or_grade_file_that_alone_is_here(tmp_path, monkeypatch):
@@ -457,3 +460,8 @@ def test_show_and_plot_without_a_file_read_the_profile_or_grade_file_that_alone_
     for command in (("show",), ("plot", "--out", "two.png")):
         assert_usage_error(invoke(*command), "roofline-results.json: no such file here, and roofline-profile.json and "
                                              "roofline-grades.json are: name the one to read")
+
+
+def test_run_timeline_is_refused_where_it_samples_nothing():
+    # --timeline samples GEMM kernels (ladder rungs, your GEMM kernel); tune and graded entries take none
+    assert_usage_error(invoke("run", "--tune", "--size", "1024", "--timeline"), "--timeline")

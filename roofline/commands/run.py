@@ -79,8 +79,10 @@ def command(
                            help="cold: flush the L2 before every timed launch (outside the timing); "
                                 "warm: leave what the previous launch left."),
     profile: bool = typer.Option(False, "--profile",
-                                 help="Also count each kernel (or one call of each graded one) with Nsight Compute, "
-                                      "a GEMM kernel sampled over its run too (plot --kind timeline)."),
+                                 help="Also count each kernel (or one call of each graded one) with Nsight Compute."),
+    timeline: bool = typer.Option(False, "--timeline",
+                                  help="Count each GEMM kernel as --profile does and sample its counters over its "
+                                       "run too (Nsight Compute's PM sampling: plot --kind timeline)."),
     refresh: bool = typer.Option(False, "--refresh",
                                  help="Measure the ceilings (DRAM, L2, shared memory, FP32, FP16 tensor, launch "
                                       "latency) again, not from the cache."),
@@ -120,7 +122,7 @@ def command(
     """Compile, verify against cuBLAS and time the SGEMM ladder, or with --ladder tensor / --dtype the
     tensor-core ladder, and your own GEMM kernels (each in a process of its own) on this machine's GPU,
     with its DRAM and FP32 ceilings measured once (cached); with --profile, read hardware counters per
-    kernel. The results file records where each kernel's tile came from and which GPU ran.
+    kernel, and with --timeline each kernel's counters over its run as well. The results file records where each kernel's tile came from and which GPU ran.
 
     A kernel of any signature or a callable is graded instead: verified against its reference (outputs
     filled with NaN first, inputs checked unchanged, a second launch on new inputs), timed as the ladder
@@ -144,11 +146,11 @@ def command(
     if all_kernels and kernel:
         raise UsageError("give --all or --kernel NAME, not both")
     if tune:
-        if (targets or all_kernels or kernel or sweep or declare or spec or baseline or profile or energy
+        if (targets or all_kernels or kernel or sweep or declare or spec or baseline or profile or timeline or energy
                 or compile_option or compiler):
             raise UsageError("{tune} searches the autotuned kernel's tile at {size} N; it takes no targets, "
                              "--all, --kernel, --sweep, --declare, --compile-option, --compiler, --spec, --baseline, "
-                             "--profile or --energy", "tune", ["size"])
+                             "--profile, --timeline or --energy", "tune", ["size"])
         problems = gemm.gemm_problems(size)
         if problems[0].m != problems[0].n or problems[0].n != problems[0].k:
             raise UsageError("{tune} searches at a square size: give {size} N", "tune", ["size"])
@@ -167,8 +169,9 @@ def command(
         if others:
             raise UsageError(f"{others[0]!r}: after a problem file ({targets[0]}) give its candidates, Python files "
                              "each with a class ModelNew (a GPU MODE task's: with custom_kernel)")
-        if (all_kernels or kernel or sweep or declare or spec or baseline or profile or energy or compile_option
-                or compiler or ladder_kind or dtype or no_ragged or l2 != "cold" or autotuned_tile or refresh):
+        if (all_kernels or kernel or sweep or declare or spec or baseline or profile or timeline or energy
+                or compile_option or compiler or ladder_kind or dtype or no_ragged or l2 != "cold" or autotuned_tile
+                or refresh):
             raise UsageError("a problem file is graded with its candidates alone: its sizes, types and work are its "
                              "own, its baseline its reference (no --kernel, --spec, --baseline, --profile, ...; "
                              "--size NAME=VALUE picks a GPU MODE task's cases)")
@@ -195,9 +198,10 @@ def command(
         if all_kernels or kernel or not all(u.workload for u in users):
             raise UsageError("a kernel declared by '// roofline arg:' lines, or a callable, is graded on its own, not "
                              "beside the GEMM ladder or GEMM kernels; run it apart")
-        if ladder_kind or dtype or energy or no_ragged or l2 != "cold" or autotuned_tile or refresh:
-            raise UsageError("--ladder, --dtype, --energy, --no-ragged, --l2, --autotuned-tile and --refresh apply to "
-                             "GEMM runs; a graded kernel declares its own types")
+        if ladder_kind or dtype or energy or no_ragged or l2 != "cold" or autotuned_tile or refresh or timeline:
+            raise UsageError("--ladder, --dtype, --energy, --no-ragged, --l2, --autotuned-tile, --refresh and "
+                             "--timeline apply to GEMM runs; a graded kernel declares its own types (--profile counts "
+                             "one call of it)")
         graded_out = out or DEFAULT_GRADES
         bar = Bar(rich_console(err=True))
         with bar.bar:
@@ -212,10 +216,10 @@ def command(
     out = out or DEFAULT_RESULTS
     bar = Bar(rich_console(err=True))
     with bar.bar:
-        report = run(problems, out, kernel, sweep=sweep is not None, profile=profile, refresh=refresh,
+        report = run(problems, out, kernel, sweep=sweep is not None, profile=profile or timeline, refresh=refresh,
                      autotuned_tile=autotuned_tile, progress=bar, sources=users,
                      ladder=not users or all_kernels or bool(kernel), ragged=not no_ragged, gpu=device,
-                     ladder_kind=ladder_kind, dtype=dtype, energy=energy, timing=timing)
+                     ladder_kind=ladder_kind, dtype=dtype, energy=energy, timing=timing, timeline=timeline)
     present(view(report, out, sweep=sweep is not None), as_json)
 
 
@@ -262,11 +266,12 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
         profile: bool = False, refresh: bool = False, autotuned_tile: str | None = None,
         progress: Progress | None = None, sources: list[UserKernel] | None = None, ladder: bool = True,
         ragged: bool = True, gpu: str | None = None, ladder_kind: str | None = None, dtype: str | None = None,
-        energy: bool = False, timing: TimingOptions | None = None) -> RunReport:
+        energy: bool = False, timing: TimingOptions | None = None, timeline: bool = False) -> RunReport:
     """Compile, verify against cuBLAS and time the ladder (or the `kernels` named; none when
     `ladder` is False) and the user's kernels in `sources` on this GPU for each of `problems`,
     with the measured ceilings (cached unless `refresh`) and, with `profile`, Nsight Compute's
-    counts for the last problem; write the results atomically to `out`.
+    counts for the last problem (with `timeline`, each kernel's counters over its run as well:
+    PM sampling); write the results atomically to `out`.
 
     Each user kernel runs in a process of its own (`measure.isolated`): a launch over
     `timing.timeout_s` seconds or a CUDA fault ends that process only, and with `ragged` it is first verified at a
@@ -331,7 +336,7 @@ def run(problems: list[Problem], out: Path, kernels: list[str] | None = None, sw
               for r in outputs[0].kernels if isinstance(r.spec, UserKernel) and r.compiled and r.compiled.compiler]
     notes += list(dict.fromkeys(n for o in outputs for n in o.notes))  # what NVML could not say, once
     if profile:
-        counted, launches, said = _count(outputs[-1], device.pci_bus_id, progress)
+        counted, launches, said = _count(outputs[-1], device.pci_bus_id, progress, timeline)
         doc = convert.with_counters(doc, counted, launches)
         notes += said
     store.save(doc, out)
@@ -366,7 +371,7 @@ def _run_users(outputs: list[runner.RunOutput], sources: list[UserKernel], devic
     return done
 
 
-def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress):
+def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress, timeline: bool = False):
     from ..measure import counters
     from ..nsight.run import NcuError
     correct = [r for r in output.kernels if r.correct]
@@ -377,7 +382,7 @@ def _count(output: runner.RunOutput, pci_bus_id: str | None, progress: Progress)
         try:
             time_ms = r.timing.median_ms if r.timing is not None else None  # a long launch: sampled at its own pace
             counted[r.spec.name], launch, read = counters.profile(r.spec, output.problem, pci_bus_id, time_ms,
-                                                                  output.device.compute_capability)
+                                                                  output.device.compute_capability, timeline)
         except (NcuError, UsageError) as exc:
             return counted, launches, [f"no hardware counters: {exc}; the rest of the run is kept"]
         if launch is not None:

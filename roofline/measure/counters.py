@@ -76,10 +76,10 @@ def sampling_interval_ns(time_ms: float | None, compute_capability: str | None) 
 
 
 def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | None = None,
-            time_ms: float | None = None,
-            compute_capability: str | None = None) -> tuple[CountedTraffic, Launch | None, tuple[str, ...]]:
+            time_ms: float | None = None, compute_capability: str | None = None,
+            timeline: bool = True) -> tuple[CountedTraffic, Launch | None, tuple[str, ...]]:
     """Run `spec` (at its own tile) once under ncu on `problem` (on the GPU at `pci_bus_id`, else
-    CUDA's first), its counters sampled over its run as well where this ncu can (PM sampling,
+    CUDA's first), with `timeline` its counters sampled over its run as well where this ncu can (PM sampling,
     `nsight.sampling`; a launch measured at `time_ms` over LONG_LAUNCH_MS on a GPU of
     `compute_capability` at an interval of its own, `sampling_interval_ns`, into a buffer that holds
     them all, `model.timeline.WHOLE_RUN_BUFFER_BYTES`, and again at Nsight Compute's interval and
@@ -88,7 +88,7 @@ def profile(spec: KernelSpec | UserKernel, problem: Problem, pci_bus_id: str | N
     was read, what it left out). Raises ncu.NcuError (one line) when ncu is missing, counters are
     not permitted, or the profile fails."""
     options = ncu.Options(kernel_regex=f"^{re.escape(spec.kernel_name)}$", launch_count=1)
-    timeline = ncu.has_section(ncu.find_ncu(), ncu.PM_SAMPLING)
+    timeline = timeline and ncu.has_section(ncu.find_ncu(), ncu.PM_SAMPLING)
     interval = sampling_interval_ns(time_ms, compute_capability) if timeline else None
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
