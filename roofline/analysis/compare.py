@@ -433,13 +433,14 @@ def phase_changes(before, after, pairs: list[tuple[KernelWork, KernelWork, bool]
         return ({n: p.share for n, p in phases.items()}, phases["tail"].busy if "tail" in phases else None,
                 steady.roof_share if steady else None, steady.roof if steady else None)
 
-    def by_key(doc) -> dict:
-        if not isinstance(doc, ProfileResults):  # a run: its kernels matched by name (`analysis.work`)
+    def by_key(doc, by_name: bool) -> dict:
+        if by_name:  # a run's kernels, matched by name (`analysis.work.KernelWork.key`)
             return {(k.name,): k for k in doc.kernels}
         return {(k.name, tuple(k.grid) if k.grid else None, tuple(k.block) if k.block else None): k
                 for k in doc.kernels}
 
-    theirs, ours = by_key(after), by_key(before)
+    by_name = bool(pairs) and len(pairs[0][0].key) == 1
+    theirs, ours = by_key(after, by_name), by_key(before, by_name)
     out = []
     for b, a, _ in pairs:
         k, other = ours.get(b.key), theirs.get(a.key)
