@@ -34,8 +34,9 @@ class ProblemBound:
     def to_json(self) -> dict:
         w = self.work.work
         b = self.sol.binding
-        return {"name": self.name, "path": str(self.path), "flops": dict(w.flops),
-                "flops_counted": dict(self.counted if self.counted is not None else w.flops), "bytes_read": w.bytes_read,
+        counted = self.counted if self.counted is not None else w.flops
+        return {"name": self.name, "path": str(self.path), "flops": dict(w.flops), "flops_counted": dict(counted),
+                "bytes_read": w.bytes_read,
                 "bytes_written": w.bytes_written, "work_source": w.source,
                 "inputs": [[t.name, list(t.shape), t.dtype] for t in self.work.inputs],
                 "outputs": [[t.name, list(t.shape), t.dtype] for t in self.work.outputs],

@@ -122,7 +122,8 @@ def command(
     """Compile, verify against cuBLAS and time the SGEMM ladder, or with --ladder tensor / --dtype the
     tensor-core ladder, and your own GEMM kernels (each in a process of its own) on this machine's GPU,
     with its DRAM and FP32 ceilings measured once (cached); with --profile, read hardware counters per
-    kernel, and with --timeline each kernel's counters over its run as well. The results file records where each kernel's tile came from and which GPU ran.
+    kernel, and with --timeline each kernel's counters over its run as well. The results file
+    records where each kernel's tile came from and which GPU ran.
 
     A kernel of any signature or a callable is graded instead: verified against its reference (outputs
     filled with NaN first, inputs checked unchanged, a second launch on new inputs), timed as the ladder

@@ -11,7 +11,8 @@ Per interval i of length dt_i (Nsight Compute's PM sampling, ~1.5 µs on the H20
 - the *SMs busy*: the issue rate per elapsed cycle over the issue rate per active cycle (a warp
   instruction per cycle per SM sub-partition, `ISSUE_PER_SM_CYCLE`, is the peak the first is a
   percentage of), which is the share of the SMs' cycles with a warp on them: 0.50 sampled in the
-  H200 tail wave of 68 blocks on 132 SMs (0.515 of the SMs hold one). The *clock* is then the SMs' active cycles over the busy
+  H200 tail wave of 68 blocks on 132 SMs (0.515 of the SMs hold one). The *clock* is then the
+  SMs' active cycles over the busy
   share and the interval's length: it is not constant (1.97 GHz as a BF16 GEMM starts, 1.55 GHz
   once the power limit takes it down);
 - its *FLOPs* of each precision: the kernel's counted FLOPs split over the intervals in proportion

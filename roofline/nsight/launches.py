@@ -318,7 +318,9 @@ def from_rows(rows: list[Row]) -> tuple[list[Launch], list[str]]:
     notes = []
     unread = [r.sampled["unreadable"] for r in rows if r.sampled and "unreadable" in r.sampled]
     if unread:
-        notes.append(f"{plural(len(unread), 'launch', 'launches')} {'holds' if len(unread) == 1 else 'hold'} PM sampling (a kernel's counters over its run), "
+        verb = "holds" if len(unread) == 1 else "hold"
+        notes.append(f"{plural(len(unread), 'launch', 'launches')} {verb} PM sampling (a kernel's counters over its "
+                     "run), "
                      f"which the ncu_report module here ({unread[0]}) cannot read: it needs 2025.4 or newer "
                      "(pip install -U ncu-report)")
     if cut:

@@ -126,7 +126,8 @@ def phase_change_tables(cmp: WorkComparison, width: int = 200) -> list[Table]:
 
     rows = [[p.kernel, _arrow(f"{p.before_ms:,.3f}", f"{p.after_ms:,.3f}"),
              *(_arrow(phase(p.before_shares, n), phase(p.after_shares, n)) for n in ("fill", "steady", "drain", "tail")),
-             _arrow(frac(p.before_tail_busy), frac(p.after_tail_busy)), _arrow(frac(p.before_steady, p.before_unit), frac(p.after_steady, p.after_unit))]
+             _arrow(frac(p.before_tail_busy), frac(p.after_tail_busy)),
+             _arrow(frac(p.before_steady, p.before_unit), frac(p.after_steady, p.after_unit))]
             for p in cmp.phases]
     columns = [("ms", "right"), ("fill", "right"), ("steady", "right"), ("drain", "right"), ("tail wave", "right"),
                ("SMs in tail", "right"), ("steady at", "right")]

@@ -69,6 +69,12 @@ RUN_LEVELS = {level: symbol for level, (_, symbol) in RUN_MARKERS.items()}
 PROFILE_LEVELS = tuple((level, label, symbol) for level, label, _, symbol in PROFILE_MARKERS)
 
 
+
+def _end_position(phase, n: int) -> str:
+    """Where a phase's name goes over it: from the end it touches inward (first or last of the `n`
+    intervals), so that it stays inside the chart; else over its middle."""
+    return "top left" if phase.first == 0 else "top right" if phase.last == n - 1 else "top center"
+
 def is_report(path: Path) -> bool:
     """Whether `path` asks for the HTML report (suffix .html or .htm, any case)."""
     return Path(path).suffix.lower() in SUFFIXES
@@ -174,8 +180,7 @@ def _timelines(doc: Results | ProfileResults):
                                       y0=0, y1=1, fillcolor=PHASE_COLORS[ph.name], opacity=0.6, line_width=0,
                                       layer="below", label=dict(text=_h(f"{ph.name} {100 * ph.share:.0f} %") if named
                                                                 else "",
-                                                                textposition="top left" if ph.first == 0 else
-                                                                "top right" if ph.last == len(ends) - 1 else "top center",
+                                                                textposition=_end_position(ph, len(ends)),
                                                                 font=dict(size=10))))
         shapes.append(kernel_shapes)
     for n, tk in enumerate(timed):

@@ -99,8 +99,8 @@ def other_clocks(kernels: list[TimedKernel]) -> str | None:
                 apart.append(f"{k.label} {sampled / 1e3:.2f} GHz against {k.timed_mhz:,.0f} MHz")
     if not apart:
         return None
-    return (f"the launches Nsight Compute sampled ran at other SM clocks (their intervals' median) than the timed calls "
-            f"(NVML's median through them): {'; '.join(apart)}. Each sampled launch is a run apart from the timed "
+    return (f"the launches Nsight Compute sampled ran at other SM clocks (their intervals' median) than the timed "
+            f"calls (NVML's median through them): {'; '.join(apart)}. Each sampled launch is a run apart from the timed "
             "calls, so its intervals' rates and shares are of its own clock")
 
 

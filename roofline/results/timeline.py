@@ -65,7 +65,8 @@ class Timeline(_Model):
                     if self.t_us[i] - self.t_us[i - 1] - self.dt_us[i - 1] > model.MAX_GAP_INTERVALS * typical), None)
         if gap is not None:
             raise ValueError(f"timeline.t_us: interval {gap} starts at {self.t_us[gap]:g} µs, "
-                             f"{self.t_us[gap] - self.t_us[gap - 1] - self.dt_us[gap - 1]:g} µs after the one before it "
+                             f"{self.t_us[gap] - self.t_us[gap - 1] - self.dt_us[gap - 1]:g} µs after the one before "
+                             "it "
                              "ends; the intervals of one run follow each other")
         if self.closure.get("time", 0.0) > MAX_SPAN:
             raise ValueError(f"timeline.closure.time: {self.closure['time']:g}: the busy intervals cannot span "
@@ -179,7 +180,8 @@ def launch_timeline(x, device) -> Timeline | None:
 def with_phases(document):
     """`document` (a results file as dumped: dicts and lists) with each recorded timeline's phases
     beside its samples (`phases`: name, intervals first and last, time µs and share of the run, SMs
-    busy, the busiest unit and its mean share, time at the roof µs, every unit's mean share) and whether it covers only the
+    busy, the busiest unit and its mean share, time at the roof µs, every unit's mean share) and
+    whether it covers only the
     start of the run (`cut_short`: its phases are of that part, its FLOPs and bytes left empty),
     for `show --json`: derived from the samples, not stored. A timeline the model cannot read is
     left as it is."""
