@@ -69,11 +69,11 @@ RUN_LEVELS = {level: symbol for level, (_, symbol) in RUN_MARKERS.items()}
 PROFILE_LEVELS = tuple((level, label, symbol) for level, label, _, symbol in PROFILE_MARKERS)
 
 
-
 def _end_position(phase, n: int) -> str:
     """Where a phase's name goes over it: from the end it touches inward (first or last of the `n`
     intervals), so that it stays inside the chart; else over its middle."""
     return "top left" if phase.first == 0 else "top right" if phase.last == n - 1 else "top center"
+
 
 def is_report(path: Path) -> bool:
     """Whether `path` asks for the HTML report (suffix .html or .htm, any case)."""
