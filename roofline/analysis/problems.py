@@ -154,7 +154,8 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
         found = replace(found, work=moved)
         rows.append(ProblemBound(name, Path(path), found, speed_of_light(found.work, device.roofs), counted))
     measured = any(t.measured for r in rows for t in r.sol.terms)
-    notes = [f"T_SOL = max(FLOPs / the roof of their precision, compulsory bytes / DRAM); "
+    notes = [f"T_SOL = max(FLOPs / the roof of their precision (the tensor precisions' times added: they share "
+             "the tensor cores), compulsory bytes / DRAM); "
              f"{'measured ceilings where the device records them' if measured else 'the datasheet roofs'} of "
              f"{device.name}; the work as PyTorch's FLOP counter reads the reference on the meta device (matrix "
              "products, convolutions, attention; other ops count no FLOPs, so their bytes bound them)"]

@@ -60,6 +60,7 @@ class ProblemsKind(DocumentKind):
     model = ProblemsJson
 
     def view(self, obj: ProblemBounds, width: int, **context) -> list:
+        from ..model import sol
         from ..model.peaks import LABELS
         from ..model.units import figure
         from ..render.lines import Note
@@ -68,6 +69,11 @@ class ProblemsKind(DocumentKind):
         def gflop(r) -> str:
             return ", ".join(f"{figure(v / 1e9)} {LABELS.get(k, k)}" for k, v in r.work.work.flops.items()) or "-"
 
+        def bound(s) -> str:  # tensor precisions added: they share the tensor cores (`model.sol`)
+            if s.tensor_shared:
+                return " + ".join(t.level.removesuffix(" tensor") for t in s.terms if sol.is_tensor(t.level)) + " tensor"
+            return s.binding.level if s.binding is not None else "-"
+
         def ms(x: float) -> str:  # three significant digits at any size: a small problem's bound is not shown as 0.0002
             return f"{x:,.4f}" if x >= 1 or x == 0 else f"{x:.3g}"
 
@@ -75,7 +81,7 @@ class ProblemsKind(DocumentKind):
             return f"{figure(x / 1e6)} MB" if x >= 1000 else f"{x:,.0f} B"
 
         rows = [[r.name, gflop(r), mb(r.work.work.bytes_read), mb(r.work.work.bytes_written),
-                 ms(r.sol.ms), r.sol.binding.level if r.sol.binding is not None else "-"] for r in obj.rows]
+                 ms(r.sol.ms), bound(r.sol)] for r in obj.rows]
         columns = [("GFLOP", "right"), ("read", "right"), ("written", "right"), ("T_SOL ms", "right"),
                    ("bound", "left")]
         title = f"{obj.device}: the speed of light of {len(obj.rows)} problem{'s' if len(obj.rows) != 1 else ''}"

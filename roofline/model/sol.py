@@ -2,8 +2,14 @@
 GPU, and how close a measured time comes to it.
 
     T_SOL = max(FLOPs of each precision / that precision's roof,
+                the sum of those times over the tensor precisions,
                 compulsory bytes read and written / the DRAM roof,
                 the launch floor)
+
+Work in several tensor-core precisions (an FP16 and a BF16 product, an FP8 and an FP4 one) runs on
+the one set of tensor cores, one MMA after another, so their times add; each precision's own time
+is its term, and the sum binds where it is the largest (`SpeedOfLight.tensor_ms`). Work on
+different units (the tensor cores, the FMA pipe, DRAM) may overlap: the largest of those binds.
 
 Roofs are the measured ones where the device was measured (`roofline device --measure`,
 `measure.ceilings`: what the GPU sustains), else the theoretical ones, and each term says which
@@ -79,6 +85,11 @@ class Work:
         return self
 
 
+def is_tensor(level: str) -> bool:
+    """Whether a term's level is a tensor-core precision's ('BF16 tensor', 'FP8 tensor')."""
+    return level.endswith(" tensor")
+
+
 @dataclass(frozen=True)
 class Term:
     """One term of T_SOL: `level` ('FP32', 'BF16 tensor', 'DRAM', 'launch'), the `amount` (FLOPs
@@ -102,14 +113,30 @@ class SpeedOfLight:
     fits_in_l2: bool = False
 
     @property
+    def tensor_ms(self) -> float:
+        """The tensor terms' times added (ms): work of several tensor precisions shares the tensor
+        cores (the module docstring); 0.0 without tensor work."""
+        return sum(t.ms for t in self.terms if is_tensor(t.level))
+
+    @property
     def ms(self) -> float:
-        """T_SOL in ms (0.0 when no term could be computed)."""
-        return max((t.ms for t in self.terms), default=0.0)
+        """T_SOL in ms (0.0 when no term could be computed): the largest term, or the tensor terms'
+        sum where that is larger."""
+        return max(max((t.ms for t in self.terms), default=0.0), self.tensor_ms)
 
     @property
     def binding(self) -> Term | None:
-        """The term that sets T_SOL (None without terms)."""
-        return max(self.terms, key=lambda t: t.ms, default=None)
+        """The term that sets T_SOL (None without terms); where the tensor terms' sum sets it, the
+        largest tensor term."""
+        top = max(self.terms, key=lambda t: t.ms, default=None)
+        if top is not None and self.tensor_ms > top.ms:
+            return max((t for t in self.terms if is_tensor(t.level)), key=lambda t: t.ms)
+        return top
+
+    @property
+    def tensor_shared(self) -> bool:
+        """Whether T_SOL is the sum of two or more tensor precisions' times."""
+        return sum(1 for t in self.terms if is_tensor(t.level)) > 1 and self.tensor_ms >= self.ms
 
     def term(self, level: str) -> Term | None:
         """The term of `level`, or None."""

@@ -148,7 +148,7 @@ def grade_lines(doc: GradeResults) -> list[str]:
     if theory:
         roofs.append(f"theoretical roofs (not measured on this GPU): {', '.join(sorted(theory))}")
     out.append("T is the median of launches timed with CUDA events, the L2 flushed before each; T_SOL = max(FLOPs / "
-               "roof, compulsory bytes / DRAM, launch floor); " + "; ".join(roofs)
+               "roof (the tensor precisions' times added), compulsory bytes / DRAM, launch floor); " + "; ".join(roofs)
                + f"; a share above {FASTER_THAN_LIGHT:.0%} is flagged faster than light, at {REFUSED_SHARE:.0%} the "
                "declaration is refused")
     return out
