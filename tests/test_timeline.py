@@ -138,7 +138,7 @@ def test_a_timeline_survives_the_results_file(imported, tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (["plot", "PROFILE", "--kind", "timeline"], "records no kernel over its run; profile the program again with roofline profile --timeline"),
-    (["plot", "RUN", "--kind", "timeline"], "records no kernel over its run; run its kernels again with roofline run --profile"),
+    (["plot", "RUN", "--kind", "timeline"], "records no kernel over its run; run its kernels again with roofline run --timeline"),
     (["profile", "--import", "REPORT", "--timeline"], "--timeline samples a new profile"),
 ])
 def test_what_has_no_timeline_is_refused_in_one_line(tmp_path, args, says):

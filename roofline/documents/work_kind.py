@@ -16,7 +16,7 @@ class WorkKind(ReadKind):
     migrated, `ladder.upgrade.fill` filling what only the kernel families know), compared and
     gated kernel by kernel, its kernels drawn over their runs where it records their timelines."""
 
-    timeline_hint = ("run its kernels again with roofline run --profile (Nsight Compute samples each over its "
+    timeline_hint = ("run its kernels again with roofline run --timeline (Nsight Compute samples each over its "
                      "run), or profile a program with roofline profile --timeline")  # how to get timelines
 
     def timeline_chart(self, docs: list, request, notes: list[str]) -> list[str]:

@@ -57,7 +57,7 @@ MAX_SHARE = 1.5  # a sampled share of a peak is kept up to this (a sample may pa
 COVERED = 0.9
 # ... and more intervals than this short of its end: a launch of a few intervals loses part of one at each end
 ROUNDING = 3
-# The samples a whole launch is given where its interval is chosen (`run --profile` for a long launch; the
+# The samples a whole launch is given where its interval is chosen (`run --timeline` for a long launch; the
 # interval a timeline sampled in part advises for ncu, `results.timeline.Timeline.cut_note`): fewer than the
 # 1,296 that the buffer held of a 274 ms launch on an H100 at Nsight Compute's own choice.
 WHOLE_RUN_SAMPLES = 1000

@@ -203,7 +203,7 @@ class KernelRecord(_Model):
     ragged: RaggedRecord | None = None
     waves: Waves | None = None
     timeline: Timeline | None = Field(None, description="its launch over its run, from Nsight Compute's PM "
-                                                        "sampling (run --profile); null without one")
+                                                        "sampling (run --timeline); null without one")
 
     @property
     def timed(self) -> bool:
@@ -360,7 +360,7 @@ class Results(_Document):
         return None if roof is None or roof.measured != measured else roof.value
 
     def timed_kernels(self) -> list[TimedKernel]:
-        """Its kernels that record a timeline (`run --profile`), the longest first, as the timeline
+        """Its kernels that record a timeline (`run --timeline`), the longest first, as the timeline
         views read them: their work the problem's, in its precision."""
         flops = self.problem.problem.flops
         out = []
