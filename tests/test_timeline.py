@@ -550,6 +550,11 @@ def test_a_tail_wave_longer_than_the_waves_model_allows_is_said_to_be_the_kernel
                     .output.split())
     assert ("reduce_kernel [sum_functor] [2x782x1 blocks of 32x4x1]: its tail wave (73.3 % of the time on 9 % of the "
             "SMs) is longer than the waves model's most for its grid (8.3 %)") in text
+    # 20 intervals of elementwise_kernel [MulFunctor]: a tail of two (the last part-filled) is no evidence of it
+    assert "elementwise_kernel [MulFunctor] [34375x1x1 blocks of 128x1x1]: its tail wave" not in text
+    # a one-block grid (nll_loss): no tail wave of it, its whole run one steady phase on 1 % of the SMs
+    assert ("nll_loss_forward_reduce_cuda_kernel_2d: most time lost in the steady part of the run: 100 % of the time "
+            "on 1 % of the SMs") in text
     bf16 = CliRunner().invoke(app, ["show", str(H100 / "run-bf16-8192.json.gz")], env={"COLUMNS": "250"}).output
     assert "longer than the waves model" not in bf16
     # its rungs' sampled launches ran slower than NVML read through their timed calls: said, not left to contradict

@@ -426,7 +426,8 @@ def phase_changes(before, after, pairs: list[tuple[KernelWork, KernelWork, bool]
     """The kernels of two results files (profiles, or runs) as the kernel table matched them
     (`pairs`, from `match`: by name, and launch configuration in a profile, a configuration that
     changed included) that record a timeline of the whole run in both (not `cut_short`), with phases
-    in both (`model.timeline.MIN_PHASE_INTERVALS`); labelled as the kernel table labels them."""
+    in both (`model.timeline.MIN_PHASE_INTERVALS`); labelled as the kernel table labels them (by
+    after's launch configuration)."""
     def read(k):
         phases = {p.name: p for p in k.timeline.phases()}
         steady = phases.get("steady")
@@ -449,7 +450,7 @@ def phase_changes(before, after, pairs: list[tuple[KernelWork, KernelWork, bool]
                                              for x in (k, other)):
             continue
         (sb, tb, yb, ub), (sa, ta, ya, ua) = read(k), read(other)
-        out.append(PhaseChange(b.label, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya, ub, ua))
+        out.append(PhaseChange(a.label, k.time_ms, other.time_ms, sb, sa, tb, ta, yb, ya, ub, ua))
     return out
 
 

@@ -27,7 +27,9 @@ steady level S is the median d_i over the intervals with every SM busy; *fill* i
 of intervals below `FILL_LEVEL` x S (the pipeline filling, the first blocks starting), the *tail
 wave* the trailing run with fewer than `TAIL_BUSY` of the SMs busy, *drain* the run just before it
 (or at the end) below `FILL_LEVEL` x S with the SMs still busy (epilogues writing C), *steady* the
-rest. A phase's time at the roof is sum(dt_i x d_i): its work with the busiest unit at its peak.
+rest. A launch whose intervals never reach `TAIL_BUSY` of the SMs (a grid of fewer blocks than
+SMs) is one steady phase: its run is its one partial wave, with no fill or tail of it. A phase's time at the roof is
+sum(dt_i x d_i): its work with the busiest unit at its peak.
 A launch sampled in fewer than `MIN_PHASE_INTERVALS` intervals has no phases: each interval would
 be a twentieth of its run or more, and its first and last (part-filled) ones alone would read as a
 fill and a tail wave.
@@ -284,6 +286,8 @@ def phases(iv: Intervals) -> list[Phase]:
         drain_from -= 1
     spans = [("fill", 0, fill_to), ("steady", fill_to, drain_from), ("drain", drain_from, tail_from),
              ("tail", tail_from, n)]
+    if max(iv.busy) < TAIL_BUSY:  # a grid that never fills the SMs: its run is its one partial wave, no tail of it
+        spans = [("steady", 0, n)]
     total = iv.time_us or 1.0
     out = []
     for name, a, b in spans:

@@ -69,12 +69,15 @@ UNEVEN = 0.05  # a sampled tail wave this much longer (share of the time) than t
 
 def uneven(k: TimedKernel) -> str | None:
     """One line where `k`'s sampled tail wave is longer than the waves model allows (by more than
-    `UNEVEN` of the time): the model takes every block as long as the others, so a longer tail is
+    `UNEVEN` of the time, and more than two intervals): the model takes every block as long as the others, so a longer tail is
     the kernel's own last blocks running longer (a block that finishes a reduction, blocks of more
     work at the end); None otherwise, or without a prediction or a tail."""
     guess = predicted(k)
     tail = next((p for p in k.timeline.phases() if p.name == "tail"), None)
-    if guess is None or tail is None or k.timeline.cut_short or tail.share <= guess[0] + UNEVEN:
+    tl = k.timeline
+    # beyond the model's by more than UNEVEN and more than two intervals (the last one is part-filled)
+    margin = max(UNEVEN, 2 * sorted(tl.dt_us)[len(tl.dt_us) // 2] / sum(tl.dt_us))
+    if guess is None or tail is None or tl.cut_short or tail.share <= guess[0] + margin:
         return None
     return (f"{k.label}: its tail wave ({100 * tail.share:.1f} % of the time on {100 * tail.busy:.0f} % of the SMs) is "
             f"longer than the waves model's {'most' if _shared(k) else 'prediction'} for its grid "
