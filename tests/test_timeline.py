@@ -575,6 +575,11 @@ def test_plot_kind_timeline_draws_the_kernels_highlight_names_and_not_over_roofl
     assert drawn == [["wgmma_ws", "wgmma_tma"]]
     got = CliRunner().invoke(app, ["plot", str(path), "--kind", "timeline", "--highlight", "naive"])
     assert got.exit_code == 2 and "'naive': no kernel of" in got.output and "wgmma_persistent" in got.output
+    # a label as compare writes it (every profiled kernel with its launch) names the kernel too
+    drawn.clear()
+    got = CliRunner().invoke(app, ["plot", str(H100 / "profile-gcn.json.gz"), "--kind", "timeline", "--highlight",
+                                   "indexFuncLargeIndex [ReduceAdd] [1056x1x1 blocks of 128x1x1]"])
+    assert got.exit_code == 0 and drawn == [["indexFuncLargeIndex [ReduceAdd]"]], got.output
 
 
 def test_compare_of_programs_profiled_apart_compares_no_step_as_whatif_adds_none():

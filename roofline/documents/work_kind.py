@@ -42,9 +42,11 @@ class WorkKind(ReadKind):
         if request.highlight:
             names = {n for k in timed for n in (k.name, k.label)}
             for name in request.highlight:
-                if name not in names:
+                if name not in names and timeline_chart.without_launch(name) not in names:
+                    listed = ", ".join(k.label for k in timed[:10]) + (f", ... ({len(timed) - 10} more)"
+                                                                        if len(timed) > 10 else "")
                     raise UsageError(f"{{highlight}} {name!r}: no kernel of {request.paths[0]} with a timeline is so "
-                                     f"named; those with one: {', '.join(k.label for k in timed)}", "highlight")
+                                     f"named; those with one, the longest first: {listed}", "highlight")
             timeline_chart.draw(docs[0], request.out, names=list(request.highlight))
             return notes
         timeline_chart.draw(docs[0], request.out)

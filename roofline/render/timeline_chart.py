@@ -14,6 +14,8 @@ as spans named with their share of the time.
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 from ..model.roofs import COMPUTE_LEVEL
@@ -35,8 +37,17 @@ def timed(doc, top: int = TOP, names: list[str] | None = None) -> list:
     name or its label), in that order."""
     found = doc.timed_kernels()
     if names:
-        return [k for n in names for k in found if n in (k.name, k.label)]
+        return [k for n in names for k in found if n in (k.name, k.label) or without_launch(n) == k.label]
     return found[:top]
+
+
+LAUNCH = re.compile(r" \[\d+x\d+x\d+ blocks of \d+x\d+x\d+\]$")  # ' [256x50x1 blocks of 128x1x1]', as compare labels
+
+
+def without_launch(name: str) -> str:
+    """`name` without the launch configuration compare's tables add to every kernel of a profile
+    (`analysis.work.KernelWork.label`), so that a label copied from them names the kernel."""
+    return LAUNCH.sub("", name)
 
 
 def draw(doc, out: Path, top: int = TOP, names: list[str] | None = None) -> Path:
