@@ -5,9 +5,10 @@ For every kernel of a results file (`work.workload`) and every target GPU (a pre
 measured there, so its roofs are the datasheet's theoretical ones, `model.presets`):
 
 - floors: the counted FLOPs per precision and bytes per level at each roof, divided by the share of
-  the GPU the grid keeps busy (`model.waves`), on both GPUs alike:
+  the GPU the grid keeps busy (`model.waves`), on both GPUs alike, except at the L2 and the DRAM,
+  which serve the whole chip however many SMs are busy (`roofs.SHARED_LEVELS`, as `show` reads them):
 
-      floor[level] = amount[level] / roof[level] / utilization
+      floor[level] = amount[level] / roof[level] / utilization     (L2, DRAM: / 1)
 
   with the theoretical roofs of both GPUs (the file's measured ceilings have no counterpart on the
   target, so the kernel's time here is read against theoretical roofs too). Utilization uses each
@@ -44,7 +45,7 @@ from ..errors import UsageError
 from ..ladder import families
 from ..model.device import DeviceSpec, from_preset
 from ..model.occupancy import calculate
-from ..model.roofs import COMPUTE_LEVEL, Roofs
+from ..model.roofs import COMPUTE_LEVEL, SHARED_LEVELS, Roofs
 from ..model.units import gflops, ms_at
 from ..model.waves import Waves, waves_of
 from ..results.profile import ProfileResults
@@ -194,8 +195,9 @@ def project_kernel(k: KernelWork, here: DeviceSpec, target: DeviceSpec,
         if r_here is None or r_there is None:
             dropped.append(lvl)
             continue
-        here_ms[lvl] = ms_at(amount, r_here) / busy_here  # FLOPs at GFLOP/s, bytes at GB/s alike
-        there_ms[lvl] = ms_at(amount, r_there) / busy_there
+        shared = lvl in SHARED_LEVELS  # the L2 and DRAM serve the whole chip, not the busy SMs' share (as show reads)
+        here_ms[lvl] = ms_at(amount, r_here) / (1.0 if shared else busy_here)  # FLOPs at GFLOP/s, bytes at GB/s alike
+        there_ms[lvl] = ms_at(amount, r_there) / (1.0 if shared else busy_there)
     # the traffic model's bytes at a level whose floor here is above the measured time were served by
     # a cache nearer the SMs: not a floor of this kernel, on either GPU (counted bytes are kept, flagged below)
     modelled = {MEMORY_LEVEL[lvl] for lvl, counted in k.bytes_counted.items() if not counted and lvl in MEMORY_LEVEL}
