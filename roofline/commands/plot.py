@@ -29,8 +29,8 @@ def command(
                              metavar="|".join(PLOT_KINDS),
                              help="roofline; sweep (GFLOP/s against size); energy (GFLOP/J against intensity, "
                                   "of a run --energy); op or module (a profile's time and floor by PyTorch or jax op, "
-                                  "or by module); timeline (kernels over their runs: profile --timeline, run --timeline, or "
-                                  "a report imported with PM sampling)."),
+                                  "or by module); timeline (kernels over their runs: profile --timeline, run "
+                                  "--timeline, or a report imported with PM sampling)."),
     measured: bool = typer.Option(False, "--measured", help="Add points at the bytes Nsight Compute counted."),
     highlight: Optional[list[str]] = typer.Option(None, "--highlight", metavar="NAME",
                                                   help="Draw this kernel (its exact name in the results) bold and "

@@ -71,7 +71,8 @@ class ProblemsKind(DocumentKind):
 
         def bound(s) -> str:  # tensor precisions added: they share the tensor cores (`model.sol`)
             if s.tensor_shared:
-                return " + ".join(t.level.removesuffix(" tensor") for t in s.terms if sol.is_tensor(t.level)) + " tensor"
+                shared = (t.level.removesuffix(" tensor") for t in s.terms if sol.is_tensor(t.level))
+                return " + ".join(shared) + " tensor"
             return s.binding.level if s.binding is not None else "-"
 
         def ms(x: float) -> str:  # three significant digits at any size: a small problem's bound is not shown as 0.0002

@@ -69,9 +69,9 @@ UNEVEN = 0.05  # a sampled tail wave this much longer (share of the time) than t
 
 def uneven(k: TimedKernel) -> str | None:
     """One line where `k`'s sampled tail wave is longer than the waves model allows (by more than
-    `UNEVEN` of the time, and more than two intervals): the model takes every block as long as the others, so a longer tail is
-    the kernel's own last blocks running longer (a block that finishes a reduction, blocks of more
-    work at the end); None otherwise, or without a prediction or a tail."""
+    `UNEVEN` of the time, and more than two intervals): the model takes every block as long as the
+    others, so a longer tail is the kernel's own last blocks running longer (a block that finishes a
+    reduction, blocks of more work at the end); None otherwise, or without a prediction or a tail."""
     guess = predicted(k)
     tail = next((p for p in k.timeline.phases() if p.name == "tail"), None)
     tl = k.timeline
@@ -103,8 +103,8 @@ def other_clocks(kernels: list[TimedKernel]) -> str | None:
     if not apart:
         return None
     return (f"the launches Nsight Compute sampled ran at other SM clocks (their intervals' median) than the timed "
-            f"calls (NVML's median through them): {'; '.join(apart)}. Each sampled launch is a run apart from the timed "
-            "calls, so its intervals' rates and shares are of its own clock")
+            f"calls (NVML's median through them): {'; '.join(apart)}. Each sampled launch is a run apart from the "
+            "timed calls, so its intervals' rates and shares are of its own clock")
 
 
 TOP = 10  # kernels with a timeline shown (all are in the results file)

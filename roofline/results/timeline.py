@@ -64,10 +64,9 @@ class Timeline(_Model):
         gap = next((i for i in range(1, n)
                     if self.t_us[i] - self.t_us[i - 1] - self.dt_us[i - 1] > model.MAX_GAP_INTERVALS * typical), None)
         if gap is not None:
-            raise ValueError(f"timeline.t_us: interval {gap} starts at {self.t_us[gap]:g} µs, "
-                             f"{self.t_us[gap] - self.t_us[gap - 1] - self.dt_us[gap - 1]:g} µs after the one before "
-                             "it "
-                             "ends; the intervals of one run follow each other")
+            late = self.t_us[gap] - self.t_us[gap - 1] - self.dt_us[gap - 1]
+            raise ValueError(f"timeline.t_us: interval {gap} starts at {self.t_us[gap]:g} µs, {late:g} µs after the "
+                             "one before it ends; the intervals of one run follow each other")
         if self.closure.get("time", 0.0) > MAX_SPAN:
             raise ValueError(f"timeline.closure.time: {self.closure['time']:g}: the busy intervals cannot span "
                              f"{self.closure['time']:g} times the launch's duration")
