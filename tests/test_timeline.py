@@ -610,6 +610,9 @@ def test_whatif_and_compare_read_the_phases_a_run_records():
     ws = next(p for p in doc["phases"] if p["kernel"] == "wgmma_ws")
     assert ws["of"] == "kernel" and ws["steady_unit"] == "tensor" and ws["steady_share"] == pytest.approx(0.93, abs=0.01)
     assert ws["ms_without_tail"] == pytest.approx(ws["time_ms"] - ws["tail_saved_ms"])
+    # its rungs' sampled launches ran at 1.53 to 1.76 GHz, their timed calls at 1,980 MHz: said beside the table
+    assert any(n.startswith("by phase: the launches sampled of mma_sync, mma_ldmatrix, wgmma_tma, wgmma_ws")
+               for n in doc["notes"])
     got = json.loads(CliRunner().invoke(app, ["compare", path, path, "--json"]).stdout)
     same = {p["kernel"]: p for p in got["phases"]}
     assert len(same) == 7 and same["wgmma_ws"]["before_unit"] == same["wgmma_ws"]["after_unit"] == "tensor"

@@ -288,6 +288,11 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             op_pairs, op_notes = op_fusion(doc, w)
             notes += op_notes
     phases = by_phase(doc, w.step_ms if w.is_step else None)
+    other = [k.label for k in doc.timed_kernels() if k.clock_apart and any(p.kernel == k.label for p in phases)]
+    if other:
+        notes.append(f"by phase: the launches sampled of {', '.join(other)} ran at another SM clock than their timed "
+                     "calls (show names both): their phases' shares of the time are of those launches, taken over "
+                     "to the timed time")
     return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs, w.is_step,
                   ops, op_pairs, phases or None)
 

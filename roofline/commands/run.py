@@ -174,8 +174,8 @@ def command(
                 or compile_option or compiler or ladder_kind or dtype or no_ragged or l2 != "cold" or autotuned_tile
                 or refresh):
             raise UsageError("a problem file is graded with its candidates alone: its sizes, types and work are its "
-                             "own, its baseline its reference (no --kernel, --spec, --baseline, --profile, ...; "
-                             "--size NAME=VALUE picks a GPU MODE task's cases)")
+                             "own, its baseline its reference (no --kernel, --spec, --baseline, --profile, --timeline, "
+                             "...; --size NAME=VALUE picks a GPU MODE task's cases)")
         graded_out = out or DEFAULT_GRADES
         bar = Bar(rich_console(err=True))
         with bar.bar:

@@ -5,8 +5,6 @@ clock's range, what the samples add up to, and the phase that costs most."""
 
 from __future__ import annotations
 
-import statistics
-
 from rich.table import Table
 
 from ..model.timeline import MIN_PHASE_INTERVALS, ROOF_NAMES, Phase, predicted_tail
@@ -85,21 +83,13 @@ def uneven(k: TimedKernel) -> str | None:
             "blocks took longer than the rest (a block that finishes a reduction, more work at the end of the grid)")
 
 
-CLOCK_APART = 0.1  # a profiled launch's median clock this far from its timed calls' is said to be
-
-
 def other_clocks(kernels: list[TimedKernel]) -> str | None:
     """One line naming the kernels whose sampled launch ran at another clock than their timed calls
-    (a run's: NVML's median through them) by more than `CLOCK_APART`: the launch Nsight Compute
+    (a run's: NVML's median through them; `TimedKernel.clock_apart`): the launch Nsight Compute
     sampled is another run than the timed calls, so its intervals' rates are of its own clock; None
     where there are none."""
-    apart = []
-    for k in kernels:
-        clocks = [c for c in k.timeline.clock_ghz if c]
-        if k.timed_mhz and clocks:
-            sampled = statistics.median(clocks) * 1e3
-            if abs(sampled - k.timed_mhz) > CLOCK_APART * k.timed_mhz:
-                apart.append(f"{k.label} {sampled / 1e3:.2f} GHz against {k.timed_mhz:,.0f} MHz")
+    apart = [f"{k.label} {k.sampled_mhz / 1e3:.2f} GHz against {k.timed_mhz:,.0f} MHz"
+             for k in kernels if k.clock_apart]
     if not apart:
         return None
     return (f"the launches Nsight Compute sampled ran at other SM clocks (their intervals' median) than the timed "

@@ -4,6 +4,8 @@ and read back as phases."""
 
 from __future__ import annotations
 
+import statistics
+
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
@@ -25,6 +27,7 @@ def _round(values: list[float | None]) -> list[float | None]:
     return [float(f"{v:.{SIGNIFICANT}g}") if v is not None else None for v in values]
 
 
+CLOCK_APART = 0.1  # a sampled launch's median clock this far from its timed calls' is another clock
 MAX_SPAN = 1.5  # the busy intervals' span over the launch's duration: a sample past its end, never 1.5 times it
 
 
@@ -147,6 +150,19 @@ class TimedKernel:
     def __post_init__(self):
         if not self.label:
             object.__setattr__(self, "label", self.name)
+
+    @property
+    def sampled_mhz(self) -> float | None:
+        """The median SM clock of its sampled intervals (MHz); None where no interval has one."""
+        clocks = [c for c in self.timeline.clock_ghz if c]
+        return statistics.median(clocks) * 1e3 if clocks else None
+
+    @property
+    def clock_apart(self) -> bool:
+        """Whether its sampled launch ran more than `CLOCK_APART` from the clock of its timed calls (a
+        run's, `timed_mhz`): the launch Nsight Compute sampled is a run apart from them."""
+        sampled = self.sampled_mhz
+        return bool(self.timed_mhz and sampled) and abs(sampled - self.timed_mhz) > CLOCK_APART * self.timed_mhz
 
 
 def timeline_of(g, device) -> Timeline | None:
