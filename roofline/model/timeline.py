@@ -229,10 +229,10 @@ def closure(iv: Intervals | None, t_ns: list[float], values: dict[str, list[floa
 @dataclass(frozen=True)
 class Phase:
     """One phase of a run: 'fill', 'steady', 'drain' or 'tail', its intervals [first, last], its
-    time (µs) and share of the run, the SMs busy (time-weighted, 0..1), the unit nearest its peak
-    over the phase (`SHARE_OF` key) and its mean share, the time at the roof (µs): the intervals'
-    work with their busiest unit at its peak, and every unit's mean share over the phase
-    (`shares`, time-weighted, 0..1)."""
+    time (µs) and share of the run, the SMs busy (time-weighted, 0..1), the time at the roof (µs):
+    the intervals' work with their busiest unit at its peak, and every unit's mean share of its peak
+    over the phase (`shares`, `SHARE_OF` keys, time-weighted, 0..1), of which the largest is its
+    `roof`."""
 
     name: str
     first: int
@@ -240,10 +240,18 @@ class Phase:
     time_us: float
     share: float
     busy: float
-    roof: str
-    roof_share: float
     at_roof_us: float
     shares: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def roof(self) -> str:
+        """The unit nearest its peak over the phase (`SHARE_OF` key); '-' without any sampled."""
+        return max(self.shares, key=self.shares.get) if self.shares else "-"
+
+    @property
+    def roof_share(self) -> float:
+        """That unit's mean share of its peak over the phase (0..1)."""
+        return self.shares.get(self.roof, 0.0)
 
     @property
     def level(self) -> float:
@@ -275,32 +283,31 @@ def phases(iv: Intervals) -> list[Phase]:
     full = [top[i] for i in range(n) if iv.busy[i] >= 0.95]
     level = statistics.median(full) if full else max(top)
     low = FILL_LEVEL * level
-    tail_from = n
-    while tail_from > 0 and iv.busy[tail_from - 1] < TAIL_BUSY:
-        tail_from -= 1
-    fill_to = 0
-    while fill_to < tail_from and top[fill_to] < low:
-        fill_to += 1
-    drain_from = tail_from
-    while drain_from > fill_to and top[drain_from - 1] < low:
-        drain_from -= 1
+    if max(iv.busy) < TAIL_BUSY:  # a grid that never fills the SMs: its run is its one partial wave, no tail of it
+        fill_to, drain_from, tail_from = 0, n, n
+    else:
+        tail_from = n
+        while tail_from > 0 and iv.busy[tail_from - 1] < TAIL_BUSY:
+            tail_from -= 1
+        fill_to = 0
+        while fill_to < tail_from and top[fill_to] < low:
+            fill_to += 1
+        drain_from = tail_from
+        while drain_from > fill_to and top[drain_from - 1] < low:
+            drain_from -= 1
     spans = [("fill", 0, fill_to), ("steady", fill_to, drain_from), ("drain", drain_from, tail_from),
              ("tail", tail_from, n)]
-    if max(iv.busy) < TAIL_BUSY:  # a grid that never fills the SMs: its run is its one partial wave, no tail of it
-        spans = [("steady", 0, n)]
     total = iv.time_us or 1.0
     out = []
     for name, a, b in spans:
         if b <= a:
             continue
         time = sum(iv.dt_us[a:b])
-        weights = {k: sum(v[i] * iv.dt_us[i] for i in range(a, b)) for k, v in iv.shares.items()}
-        roof = max(weights, key=weights.get) if weights else "-"
         out.append(Phase(name, a, b - 1, time, time / total,
                          sum(iv.busy[i] * iv.dt_us[i] for i in range(a, b)) / time if time else 0.0,
-                         roof, weights.get(roof, 0.0) / time if time else 0.0,
                          sum(top[i] * iv.dt_us[i] for i in range(a, b)),
-                         {k: w / time for k, w in weights.items()} if time else {}))
+                         {k: sum(v[i] * iv.dt_us[i] for i in range(a, b)) / time for k, v in iv.shares.items()}
+                         if time else {}))
     return out
 
 
