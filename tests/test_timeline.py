@@ -580,6 +580,10 @@ def test_plot_kind_timeline_draws_the_kernels_highlight_names_and_not_over_roofl
     got = CliRunner().invoke(app, ["plot", str(H100 / "profile-gcn.json.gz"), "--kind", "timeline", "--highlight",
                                    "indexFuncLargeIndex [ReduceAdd] [1056x1x1 blocks of 128x1x1]"])
     assert got.exit_code == 0 and drawn == [["indexFuncLargeIndex [ReduceAdd]"]], got.output
+    # a shared name at a launch no kernel of it had: refused in one line (before, the chart raised a traceback)
+    got = CliRunner().invoke(app, ["plot", str(H100 / "profile-gcn.json.gz"), "--kind", "timeline", "--highlight",
+                                   "elementwise_kernel [MulFunctor] [1x1x1 blocks of 1x1x1]"])
+    assert got.exit_code == 2 and "no kernel of" in got.output, got.output
 
 
 def test_compare_of_programs_profiled_apart_compares_no_step_as_whatif_adds_none():

@@ -40,9 +40,8 @@ class WorkKind(ReadKind):
             raise UsageError(f"{{kind}} timeline: {request.paths[0]} records no kernel over its run; "
                              f"{self.timeline_hint}", "kind")
         if request.highlight:
-            names = {n for k in timed for n in (k.name, k.label)}
-            for name in request.highlight:
-                if name not in names and timeline_chart.without_launch(name) not in names:
+            for name in request.highlight:  # each matched as the chart matches it (`timeline_chart.timed`)
+                if not timeline_chart.timed(docs[0], names=[name]):
                     listed = ", ".join(k.label for k in timed[:10]) + (f", ... ({len(timed) - 10} more)"
                                                                         if len(timed) > 10 else "")
                     raise UsageError(f"{{highlight}} {name!r}: no kernel of {request.paths[0]} with a timeline is so "
