@@ -26,7 +26,7 @@ from typing import Literal
 from ..model.device import DeviceSpec
 from ..model.roofs import Verdict, level_bytes
 from ..model.units import gflops
-from ..results.profile import ProfiledKernel, ProfileResults
+from ..results.profile import ProfiledKernel, ProfileResults, launch_label
 from ..results.schema import KernelRecord, Results
 
 LEVELS = {"DRAM": "dram", "L2": "l2", "L1": "l1", "SMEM": "smem"}  # model.roofs level -> level key
@@ -72,7 +72,7 @@ class KernelWork:
         """The name, with the launch configuration where two kernels of a file share a name."""
         if len(self.key) == 3 and self.key[1] is not None:
             grid, block = self.key[1], self.key[2]
-            return f"{self.name} [{'x'.join(map(str, grid))} blocks of {'x'.join(map(str, block))}]"
+            return launch_label(self.name, grid, block)
         return self.name
 
 

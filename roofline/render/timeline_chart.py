@@ -14,11 +14,10 @@ as spans named with their share of the time.
 
 from __future__ import annotations
 
-import re
-
 from pathlib import Path
 
 from ..model.roofs import COMPUTE_LEVEL
+from ..results.profile import LAUNCH_LABEL
 from ..model.timeline import ROOF_NAMES
 from .chart import check_output, new_figure, save_atomic, text
 from .text import middle_cut
@@ -41,13 +40,10 @@ def timed(doc, top: int = TOP, names: list[str] | None = None) -> list:
     return found[:top]
 
 
-LAUNCH = re.compile(r" \[\d+x\d+x\d+ blocks of \d+x\d+x\d+\]$")  # ' [256x50x1 blocks of 128x1x1]', as compare labels
-
-
 def without_launch(name: str) -> str:
     """`name` without the launch configuration compare's tables add to every kernel of a profile
-    (`analysis.work.KernelWork.label`), so that a label copied from them names the kernel."""
-    return LAUNCH.sub("", name)
+    (`results.profile.launch_label`), so that a label copied from them names the kernel."""
+    return LAUNCH_LABEL.sub("", name)
 
 
 def draw(doc, out: Path, top: int = TOP, names: list[str] | None = None) -> Path:

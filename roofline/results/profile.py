@@ -19,6 +19,7 @@ Units: ms, bytes, GFLOP/s (GOP/s for INT8), MHz, fractions 0..1.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import replace
 from typing import Annotated, ClassVar, Literal
@@ -345,7 +346,8 @@ class ProfileResults(_Document):
         """Its kernels that record a timeline, the longest first, as the timeline views read them."""
         shared = Counter(k.name for k in self.kernels)
         return [TimedKernel(k.name, k.time_ms, k.timeline, k.dominant, k.gflops, k.intensity("dram"), self.roofs(k),
-                            self.waves(k), k.clock_mhz, _labelled(k) if shared[k.name] > 1 else k.name)
+                            self.waves(k), k.clock_mhz,
+                            launch_label(k.name, k.grid, k.block) if shared[k.name] > 1 else k.name)
                 for k in self.kernels if k.timeline is not None]
 
     def waves(self, k: ProfiledKernel) -> Waves | None:
@@ -368,12 +370,16 @@ class ProfileResults(_Document):
         return out
 
 
-def _labelled(k: ProfiledKernel) -> str:
-    """Kernel `k`'s name with its launch configuration ('name [256x50x1 blocks of 128x1x1]'), as the
-    kernel tables tell apart kernels that share a name (`analysis.work.KernelWork.label`)."""
-    if not k.grid or not k.block:
-        return k.name
-    return f"{k.name} [{'x'.join(map(str, k.grid))} blocks of {'x'.join(map(str, k.block))}]"
+def launch_label(name: str, grid, block) -> str:
+    """`name` with its launch configuration ('name [256x50x1 blocks of 128x1x1]'), as the tables tell
+    apart kernels that share a name; `name` alone without a grid and a block. `LAUNCH_LABEL` reads
+    the suffix back."""
+    if not grid or not block:
+        return name
+    return f"{name} [{'x'.join(map(str, grid))} blocks of {'x'.join(map(str, block))}]"
+
+
+LAUNCH_LABEL = re.compile(r" \[\d+x\d+x\d+ blocks of \d+x\d+x\d+\]$")  # the suffix `launch_label` adds
 
 
 def _nominal_clock(device: DeviceSpec, tensor: bool) -> float | None:
