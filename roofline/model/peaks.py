@@ -98,7 +98,8 @@ _TABLE: dict[str, dict[str, float]] = {
 _SAME_AS = {"7.2": "7.0", "10.3": "10.0", "11.0": "10.0", "12.1": "12.0"}
 
 # FP32 cores per SM (architecture whitepapers), for a GPU known only by its SM count (an imported report).
-FP32_CORES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128, "12.0": 128}
+FP32_CORES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128,
+                     "12.0": 128}
 
 
 def fp32_cores_per_sm(cc: str) -> int:
