@@ -621,3 +621,6 @@ def test_whatif_and_compare_read_the_phases_a_run_records():
     same = {p["kernel"]: p for p in got["phases"]}
     assert len(same) == 7 and same["wgmma_ws"]["before_unit"] == same["wgmma_ws"]["after_unit"] == "tensor"
     assert same["wgmma_ws"]["before_shares"] == same["wgmma_ws"]["after_shares"]
+    # the same clock note as whatif's, each file's kernels named (before, it was left out of compare)
+    apart = [n for n in got["notes"] if n.startswith("over their runs: the launches sampled of mma_sync (before), ")]
+    assert len(apart) == 1 and "wgmma_ws (after)" in apart[0] and "another SM clock" in apart[0], got["notes"]

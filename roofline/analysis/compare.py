@@ -822,12 +822,27 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
                      f"the {'first' if pb_ > 1 else 'second'} profile holds")
             notes.append(f"{which} the launches of several programs, profiled apart and read together: each kernel "
                          "is read alone, their times add up to no step, and no step is compared")
+    phases = phase_changes(before, after, pairs)
+    notes += _sampled_apart(before, after, phases)
+    if profile:
         return WorkComparison(wb.kind, wb, wa, deltas, None if separate else _step(wb, wa, gone, new), gone, new,
-                              notes, deltas,
-                              phases=phase_changes(before, after, pairs), table_notes=tuple(tables))
+                              notes, deltas, phases=phases, table_notes=tuple(tables))
     return WorkComparison(wb.kind, wb, wa, deltas, None, gone, new, notes, _in_both(before, after, deltas),
                           (before.reference.time_ms, after.reference.time_ms), (pb, pa),
-                          phases=phase_changes(before, after, pairs), table_notes=tuple(tables))
+                          phases=phases, table_notes=tuple(tables))
+
+
+def _sampled_apart(before, after, phases: list[PhaseChange]) -> list[str]:
+    """One note naming the kernels of `phases` whose sampled launch, in either file, ran at another SM
+    clock than its timed calls (`results.timeline.TimedKernel.clock_apart`, a run's): their phase shares
+    are of that launch, as `show` and `whatif` say; none where no such kernel is compared."""
+    shown = {p.kernel for p in phases}
+    apart = [f"{k.label} ({which})" for which, doc in (("before", before), ("after", after))
+             for k in doc.timed_kernels() if k.clock_apart and k.label in shown]
+    if not apart:
+        return []
+    return [f"over their runs: the launches sampled of {', '.join(apart)} ran at another SM clock than their timed "
+            "calls (show names both): their phases' shares of the time are of those launches"]
 
 
 def _spelled(template: str) -> str:
