@@ -287,8 +287,9 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             ops = by_op(doc, target, w.step_ms)
             op_pairs, op_notes = op_fusion(doc, w)
             notes += op_notes
-    phases = by_phase(doc, w.step_ms if w.is_step else None)
-    other = [k.label for k in doc.timed_kernels() if k.clock_apart and any(p.kernel == k.label for p in phases)]
+    timed = doc.timed_kernels()
+    phases = by_phase(doc, w.step_ms if w.is_step else None, timed)
+    other = [k.label for k in timed if k.clock_apart and any(p.kernel == k.label for p in phases)]
     if other:
         notes.append(f"by phase: the launches sampled of {', '.join(other)} ran at another SM clock than their timed "
                      "calls (show names both): their phases' shares of the time are of those launches, taken over "
@@ -297,16 +298,17 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
                   ops, op_pairs, phases or None)
 
 
-def by_phase(doc: ProfileResults, step_ms: float | None) -> list[PhaseWhatIf]:
+def by_phase(doc: ProfileResults, step_ms: float | None, timed: list | None = None) -> list[PhaseWhatIf]:
     """Each kernel of results file `doc` (a profile or a run) that records a timeline of its whole
     run (not `cut_short`) with phases, its phases at the steady phase's rate (`PhaseWhatIf`), by the
     ms its tail and fill lose together; `step_ms` the step's profiled GPU time (None for programs
     profiled apart and for a run's kernels, alternatives: then each kernel's own time is what the
     tail and fill are taken from). A phase's work on the steady phase's busiest unit, at the share
     of its peak it holds there, takes `model.timeline.Phase.at_rate_us`; the phase saves the rest
-    of its time, never less than nothing."""
+    of its time, never less than nothing. `timed`: the file's `timed_kernels()` where the caller has
+    them already."""
     out = []
-    for k in doc.timed_kernels():
+    for k in doc.timed_kernels() if timed is None else timed:
         tl = k.timeline
         # a timeline of the start of the run only has no tail or drain to take away (`Timeline.cut_short`)
         phases = {p.name: p for p in tl.phases()} if not tl.cut_short else {}
