@@ -555,6 +555,9 @@ def test_a_tail_wave_longer_than_the_waves_model_allows_is_said_to_be_the_kernel
     # a one-block grid (nll_loss): no tail wave of it, its whole run one steady phase on 1 % of the SMs
     assert ("nll_loss_forward_reduce_cuda_kernel_2d: most time lost in the steady part of the run: 100 % of the time "
             "on 1 % of the SMs") in text
+    # a busiest unit at 4.7 % of its peak: the loss line reads it as the phase table does, not as "5 %"
+    assert ("vectorized_gather_kernel [549992x1x1 blocks of 32x1x1]: most time lost in the steady part of the run: "
+            "100 % of the time on 100 % of the SMs, every unit under 5 % of its peak on average") in text
     bf16 = CliRunner().invoke(app, ["show", str(H100 / "run-bf16-8192.json.gz")], env={"COLUMNS": "250"}).output
     assert "longer than the waves model" not in bf16
     # its rungs' sampled launches ran slower than NVML read through their timed calls: said, not left to contradict
