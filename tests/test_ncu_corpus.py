@@ -307,3 +307,18 @@ def test_the_flags_a_user_must_type_are_never_cut(width, tmp_path):
     for flag in ("--section SpeedOfLight_HierarchicalTensorRooflineChart", "--section SpeedOfLight_RooflineChart",
                  "--metrics smsp__sass_data_bytes_mem_shared.sum", "--print-details all"):
         assert "".join(flag.split()) in joined, flag
+
+
+@pytest.mark.parametrize("name", ["full-details-all.csv", "basic-all.txt", "rooflineset-details-all.csv"])
+def test_a_busy_tensor_pipe_whose_operations_no_form_counts_is_said(name, tmp_path):
+    """An FP8 GEMM (cuBLAS's nvjet qqtst kernel, H200) exported with the sections' bodies: the tensor
+    pipe busy in 70 % of its cycles by the SpeedOfLight breakdown, no tensor operation counted, its
+    epilogue's FP32 work counted. The kernel keeps that reading, with a note that its tensor roof may
+    bind instead; the raw page, which counts the FP8 operations, has no such note."""
+    profile_cmd.import_profile(_unpacked(tmp_path, "fp8", name), tmp_path / "p.json", gpu="h200")
+    (k,) = store.load(tmp_path / "p.json", profile=True).kernels
+    said = [n for n in k.notes if n.startswith("its tensor pipe was busy in 70 % of its cycles")]
+    assert len(said) == 1 and "its tensor roof may bind" in said[0], k.notes
+    profile_cmd.import_profile(_unpacked(tmp_path, "fp8", "full-raw.csv"), tmp_path / "raw.json")
+    (raw,) = store.load(tmp_path / "raw.json", profile=True).kernels
+    assert raw.precision == "fp8" and not any("tensor pipe" in n for n in raw.notes)

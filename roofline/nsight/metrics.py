@@ -63,6 +63,11 @@ SECTOR_BYTES = 32
 TIME = "gpu__time_duration.sum"
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
 THEORETICAL = "sm__maximum_warps_per_active_cycle_pct"
+# the tensor pipe's busy share (%): the SpeedOfLight section's 'SM: Pipe Tensor Cycles Active' breakdown row,
+# and the realtime one of --set full's TriageCompute; a check where no tensor operations are counted, never work
+TENSOR_PIPE = ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+               "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed")
+TENSOR_PIPE_NOTED = 5.0  # % busy from which a tensor pipe whose operations no counter gives is said to be busy
 PASSES = "profiler__replayer_passes"
 INSTRUCTION = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 # precision key -> (SASS prefix, FLOPs per FMA, per ADD, per MUL instruction)
@@ -170,6 +175,7 @@ DETAILS_LABELS = {
     "Threads": "launch__thread_count",
     "Total SMSP Elapsed Cycles": "smsp__cycles_elapsed.sum",
     "Device Names": DEVICE_NAMES,  # the NUMA Affinity section's '1 (NVIDIA H200)': text, no figure
+    "SM: Pipe Tensor Cycles Active": TENSOR_PIPE[0],  # the SpeedOfLight section's pipe breakdown
     **{f"Predicated-On {p.upper()}{op.upper()} Thread Instructions Executed Per Cycle":
        INSTRUCTION.format(f"{p}{op}") + ".per_cycle_elapsed" for p in "fd" for op in ("fma", "add", "mul")},
 }
@@ -451,6 +457,12 @@ def _tensor(m: _Metrics, r: Reading) -> None:
     if not found:
         for key in TENSOR_TYPES.values():
             r.missing[key] = WHERE["tensor"]
+        busy = next((x for name in TENSOR_PIPE if (x := m.get(name)) is not None), None)
+        if busy is not None and busy >= TENSOR_PIPE_NOTED:
+            # a GEMM's tensor work, uncounted, beside an epilogue's FP32 work that is: say which pipe was busy
+            r.notes.append(f"its tensor pipe was busy in {busy:.0f} % of its cycles (the SpeedOfLight section), but the "
+                           "report counts no tensor-core operations: its tensor roof may bind, not the one read here; "
+                           f"they are counted with {WHERE['tensor']}")
         return
     by_src: dict[str, list[re.Match]] = {}
     for e in found:
