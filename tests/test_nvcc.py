@@ -318,6 +318,13 @@ def test_auto_passes_over_an_nvcc_that_does_not_build_for_the_target(no_toolkit,
     # CUDA 13's nvcc lists compute_75 and up: a kernel for a V100 (sm_70) goes to NVRTC
     nvcc, log = fake_nvcc(tmp_path / "bin", version="13.0.88", targets=("75", "80", "86", "89", "90", "100", "120"))
     on_path(monkeypatch, nvcc)
+    import importlib.util
+    found = importlib.util.find_spec
+
+    def cupy(present: bool) -> None:  # CuPy (NVRTC's carrier) installed or not, whatever this venv holds
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: (
+            (found("importlib") if present else None) if name == "cupy_backends" else found(name, *a)))
+    cupy(True)
     path = kernel_file(tmp_path)
     assert toolchain.pinned(load(path), "sm_70").build.compiler == "nvrtc"
     assert toolchain.pinned(load(path), "sm_90a").build.compiler == "nvcc"
@@ -328,9 +335,7 @@ def test_auto_passes_over_an_nvcc_that_does_not_build_for_the_target(no_toolkit,
     assert toolchain.pinned(asked, "sm_70").build.compiler == "nvcc"  # asked for: its own error then says
     assert calls(log) == []  # the list of targets is no compile
     # without CuPy, the reason NVRTC was wanted is said, not only that CuPy is missing
-    import importlib.util
-    found = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy_backends" else found(name, *a))
+    cupy(False)
     with pytest.raises(RunError, match=f"mine.cu: the nvcc found \\({nvcc}\\) does not build for sm_70, and NVRTC, "
                                        "which would, comes with CuPy, which is not installed"):
         toolchain.pinned(load(path), "sm_70")
