@@ -870,6 +870,11 @@ def test_importing_one_of_roofline_s_own_files_or_a_trace_names_what_it_is(tmp_p
                          (traces / "sampled_rank-0.json.gz", "a PyTorch profiler trace, which `roofline show` and `comms` read")):
         one_line_error(invoke("profile", "--import", path, "--out", tmp_path / "p.json"), needle)
     assert not (tmp_path / "p.json").exists()
+    # the same file cut short is said to be broken, not named a roofline file it no longer is
+    cut = tmp_path / "cut.json"
+    cut.write_bytes((plots / "results-h200.json").read_bytes()[:3000])
+    one_line_error(invoke("profile", "--import", cut, "--out", tmp_path / "p.json"),
+                   "cut.json: JSON that does not parse (cut short or damaged; it begins as a roofline file")
     empty = tmp_path / "empty.csv"
     empty.write_text("\n")
     one_line_error(invoke("profile", "--import", empty, "--out", tmp_path / "p.json"), "empty.csv: the file is empty")

@@ -2,6 +2,7 @@
 merging, conversion from a run, and Nsight Compute's CSV."""
 
 import json
+import lzma
 import os
 import re
 import stat
@@ -131,6 +132,11 @@ def test_a_text_file_is_sent_to_profile_import_only_when_it_reads_as_nsight_comp
         shutil.copy(fixtures / name, renamed)
         with pytest.raises(UsageError, match=f"read with roofline profile --import {re.escape(str(renamed))}"):
             store.load(renamed)
+    report = tmp_path / "full.ncu-rep"  # a binary report (first bytes 'NVR'): sent to profile --import too
+    report.write_bytes(lzma.decompress((fixtures / "corpus" / "llama" / "full.ncu-rep.xz").read_bytes()))
+    with pytest.raises(UsageError, match=f"an Nsight Compute report .*read with roofline profile --import "
+                                         f"{re.escape(str(report))}"):
+        store.load(report)
     cut = tmp_path / "trace.json"  # one long line, cut short, naming both of a CSV header's cells
     cut.write_text('[{"name": "ID", "args": {"Kernel Name": "k"}},' + ",".join(['{"x": 1}'] * 30000))
     with pytest.raises(UsageError, match="not valid JSON"):

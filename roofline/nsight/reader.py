@@ -5,6 +5,7 @@ are read against, how it was read and the notes on what was left out. `profile -
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 import tempfile
 from pathlib import Path
@@ -76,10 +77,18 @@ def read_rows(path: Path, source: str | None = None) -> Rows:
     if text.lstrip().startswith("{"):  # JSON: one of roofline's own files, or a profiler trace (ncu's text may
         # start with '[' of its process lines, never with '{')
         head = text[:200_000]
+        try:
+            json.loads(text)
+            whole = True
+        except (ValueError, RecursionError):
+            whole = False  # cut short or damaged: named by what it began as, and said to be broken
         what = ("a PyTorch profiler trace, which `roofline show` and `comms` read, or `profile --import REPORT "
                 "--trace` beside a report" if '"traceEvents"' in head else
                 "a roofline file (results, profile or grade), which `roofline show`, `plot` and `compare` read"
                 if '"schema"' in head else "JSON")
+        if not whole:
+            what = f"JSON that does not parse (cut short or damaged; it begins as {what})" if what != "JSON" \
+                else "JSON that does not parse (cut short or damaged)"
         raise UsageError(f"{path}: {what}, not an Nsight Compute report (a .ncu-rep, a CSV export or ncu's text "
                          "output)")
     if "\x00" in text[:4000] or (b"\x00" in data[:4000] and not text.strip()):

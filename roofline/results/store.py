@@ -342,6 +342,9 @@ def read_json(path: Path, reads: str | None = None):
     except UnicodeDecodeError:
         if _gzipped_trace(path):
             raise UsageError(f"{str(path)[:80]}: {TRACE}{_also(reads)}") from None
+        if raw[:3] == b"NVR":  # a binary Nsight Compute report's first bytes
+            raise UsageError(f"{str(path)[:80]}: an Nsight Compute report (.ncu-rep), not a results file; it is read "
+                             f"with roofline profile --import {path}") from None
         raise UsageError(f"{str(path)[:80]}: not a results file (binary data, not JSON text){_also(reads)}") from None
     except (PermissionError, OSError, EOFError) as exc:
         raise UsageError(f"{str(path)[:80]}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
