@@ -248,3 +248,38 @@ def test_a_kernel_that_no_longer_verifies_fails_the_gate(tmp_path):
     assert "full_tiles" not in doc["gone"]  # gated, so not among the ungated
     # the other way round (it verifies again) is no failure
     assert gate(PLOTS / "results-h200.json", broken).exit_code == 0
+
+
+def test_a_gate_of_two_programs_says_how_little_of_them_it_matched():
+    # a PyTorch GPT-2 step on an H200 against a JAX program on an H100: two kernels share names (3.1 % and 46.8 % of
+    # the steps' GPU time); the gate passes on those alone, and its line says so, not a bare "gate passed"
+    r = gate(PLOTS / "profile-h100-jax-ops.json", PLOTS / "profile-h200-gpt2.json", env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    line = " ".join(next(x for x in r.stdout.splitlines() if x.startswith("gate passed")).split())
+    assert line.startswith("gate passed on what it matched: none of 2 matched kernels")
+    assert "they hold 3.08 % of the first step's GPU time and 46.8 % of the second's, so the rest was not gated" in line
+    doc = json.loads(gate(PLOTS / "profile-h100-jax-ops.json", PLOTS / "profile-h200-gpt2.json", "--json").stdout)
+    assert doc["matched_share"] == pytest.approx([0.0308, 0.468], abs=5e-4)
+    # one program against itself: all of it matched, the plain line
+    same = gate(PLOTS / "profile-h200-gpt2.json", PLOTS / "profile-h200-gpt2.json")
+    assert "gate passed: none of" in same.stdout and "not gated" not in same.stdout
+
+
+def test_one_report_read_from_two_of_its_exports_is_one_gpu_and_the_step_rate_is_said_to_hold_the_counting(tmp_path):
+    # the Llama step's H200 report as its raw page (the device 'NVIDIA H200') and as ncu's text output (read against
+    # the preset 'H200'): one GPU, so times are gated; the text counts no FLOPs of CatArrayBatchedCopy
+    import lzma
+
+    corpus = Path(__file__).resolve().parent / "fixtures" / "ncu" / "corpus" / "llama"
+    files = {}
+    for name in ("full-raw.csv", "full-all.txt"):
+        (tmp_path / name).write_bytes(lzma.decompress((corpus / f"{name}.xz").read_bytes()))
+        files[name] = tmp_path / f"{name}.json"
+        r = CliRunner().invoke(app, ["profile", "--import", str(tmp_path / name), "--out", str(files[name])])
+        assert r.exit_code == 0, r.output
+    r = gate(files["full-all.txt"], files["full-raw.csv"], "--json")
+    doc = json.loads(r.stdout)
+    assert {doc["before_device"], doc["after_device"]} == {"NVIDIA H200", "H200"} and doc["measure"] == "time"
+    assert not any(n.startswith("different GPUs") for n in doc["notes"]) and doc["passed"]
+    assert any(n.startswith("1 kernel counted other kinds of FLOPs in each file (CatArrayBatchedCopy")
+               for n in doc["notes"]), doc["notes"]

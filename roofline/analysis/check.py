@@ -105,6 +105,7 @@ class Check:
                 "failed": [self._named(g) for g in self.failures] + self.broken,
                 "not_timed_now": self.broken, "kernels": [g.to_dict() for g in self.kernels],
                 "step": self.step.to_dict() if self.step else None,
+                "matched_share": list(c.held) if c.is_step else None,
                 "not_measured": self.unmeasured, "gone": [g for g in c.gone if g not in self.broken], "new": c.new,
                 "notes": c.notes}
 

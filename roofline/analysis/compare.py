@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
+from ..model.presets import same_gpu
 from ..model.problem import Problem
 from ..model.roofs import Verdict
 from ..model.timing import Pairing, paired
@@ -485,13 +486,18 @@ class WorkComparison:
 
     @property
     def same_device(self) -> bool:
-        return self.before.device.name == self.after.device.name
+        return same_gpu(self.before.device.name, self.after.device.name)
 
     @property
     def is_step(self) -> bool:
         """Whether the kernels compared are the parts of a program step (two profiles), not
         alternatives solving one problem (two runs)."""
         return self.before.is_step
+
+    @property
+    def held(self) -> tuple[float, float]:
+        """The share of each file's kernel time the matched kernels hold (`held`): before's, after's."""
+        return held(self.before, self.after, self.kernels)
 
     @property
     def reference_speedup(self) -> float | None:
@@ -550,14 +556,20 @@ def commands_note(before: ProfileResults, after: ProfileResults) -> list[str]:
     return []
 
 
+def held(wb: Workload, wa: Workload, deltas: list[Delta]) -> tuple[float, float]:
+    """The share of each file's kernel time (0..1; 1 for a file with none) that the matched kernels
+    `deltas` hold: before's, after's."""
+    total_b, total_a = math.fsum(k.time_ms for k in wb.kernels), math.fsum(k.time_ms for k in wa.kernels)
+    return (math.fsum(d.before_ms for d in deltas) / total_b if total_b else 1.0,
+            math.fsum(d.after_ms for d in deltas) / total_a if total_a else 1.0)
+
+
 def _other_programs(before, after, wb: Workload, wa: Workload, deltas: list[Delta]) -> list[str]:
     """Notes where two profiles may not be of one program: the commands they record differ, or the
     kernels they share hold less than `MATCHED` of either step's GPU time (the step's change is then
     mostly of kernels one file alone holds)."""
     notes = commands_note(before, after)
-    total_b, total_a = math.fsum(k.time_ms for k in wb.kernels), math.fsum(k.time_ms for k in wa.kernels)
-    held_b = math.fsum(d.before_ms for d in deltas) / total_b if total_b else 1.0
-    held_a = math.fsum(d.after_ms for d in deltas) / total_a if total_a else 1.0
+    held_b, held_a = held(wb, wa, deltas)
     if min(held_b, held_a) < MATCHED:
         notes.append(f"the {len(deltas)} kernel(s) the profiles share hold {100 * held_b:.3g} % of the first step's "
                      f"GPU time and {100 * held_a:.3g} % of the second's: the step's change is mostly of kernels "
@@ -690,7 +702,7 @@ def _notes(before: Results, after: Results, different_problems: bool) -> list[st
         notes.append(f"different problems ({before.problem.problem.text()} and {after.problem.problem.text()}): "
                      "speedups compare the time of one launch of each; the reading compares the time of a FLOP "
                      "(FLOP/s), and its cause the bytes per FLOP")
-    if db.name != da.name:
+    if not same_gpu(db.name, da.name):
         notes.append(f"different GPUs: {db.name} before, {da.name} after; the speedups hold the change of GPU, "
                      "'roof' reads each run against its own GPU's roofs")
         compute = ""  # a tensor run's own compute roof beside FP32's, where both files record it
@@ -737,7 +749,7 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
         before, after, sized = _at_common_size(before, after)
     # across GPU models each file is read against its GPU's theoretical roofs: a measured roof on
     # one side only (or a different set of them) would move every fraction by the measured/theoretical gap
-    across = before.device.name != after.device.name
+    across = not same_gpu(before.device.name, after.device.name)
     wb, wa = workload(before, measured=not across), workload(after, measured=not across)
     if wb.is_step != wa.is_step:
         raise UsageError(f"cannot compare a {wb.kind} with a {wa.kind}: a profile's kernels are a program's steps, "
@@ -774,6 +786,15 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
 
     if profile:
         notes += _other_programs(before, after, wb, wa, deltas)
+        # a report read from two of its exports (a raw page and a text output) counts more in one: the
+        # step's FLOP/s then moves with what was counted, not with the program
+        def kinds(k: KernelWork) -> set[str]:  # the precisions a file counted FLOPs of
+            return {p for p, n in k.flops.items() if n}
+        counted = [a.label for b, a, _ in pairs if kinds(b) != kinds(a)]
+        if counted:
+            table(f"{plural(len(counted), 'kernel')} counted other kinds of FLOPs in each file ({', '.join(counted[:3])}"
+                  f"{', ...' if len(counted) > 3 else ''}): the step's FLOP/s sums what each file counted, so it moves "
+                  "with that too")
         notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "
                      f"{NOISE_US:g} us per launch, is called noise")
         if across:

@@ -17,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..model.peaks import PRECISIONS
+from ..model.presets import same_gpu
 from ..model.roofs import verdict
 from ..model.traffic import CountedTraffic
 from ..results.profile import OwnedWork, ProfileResults, level_intensity
@@ -271,7 +272,7 @@ def compare_owners(before: ProfileResults, after: ProfileResults, key: str, name
                                 x.times_floor if x else None, y.times_floor if y else None))
     rows.sort(key=lambda r: (-abs((r.after_ms or 0.0) - (r.before_ms or 0.0)), r.name, r.phase or ""))
     notes = []
-    if before.device.name != after.device.name:
+    if not same_gpu(before.device.name, after.device.name):
         notes.append(f"different GPUs: {before.device.name} before, {after.device.name} after; each time holds the "
                      "change of GPU")
     elif (before.device.measured_dram_gbps is None) != (after.device.measured_dram_gbps is None):

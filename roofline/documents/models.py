@@ -189,6 +189,8 @@ class CheckJson(JsonModel):
                                      "timed that the new file did not (each fails the gate, and is in failed)")
     kernels: list[GatedJson]
     step: Optional[GatedJson]
+    matched_share: Optional[Pair] = Field(None, description="profiles: the share of each file's GPU time (0..1) "
+                                          "the matched kernels hold, [baseline, new]; null for runs")
     not_measured: list[str]
     gone: list[str]
     new: list[str]

@@ -226,6 +226,20 @@ def find_preset(name: str) -> Preset | None:
     return None
 
 
+def same_gpu(a: str, b: str) -> bool:
+    """Whether GPU names `a` and `b` name one GPU model: the same name but for case, spacing and the
+    words `name_key` drops ('NVIDIA H200', as a report's raw page names it, and 'H200', the preset a
+    text export is read against), or two names of one preset ('NVIDIA H100 80GB HBM3' and 'H100
+    SXM'). A short name several presets share matches none of them."""
+    if name_key(a) == name_key(b):
+        return True
+    try:
+        pa, pb = find_preset(a), find_preset(b)
+    except UsageError:
+        return False
+    return pa is not None and pb is not None and pa.name == pb.name
+
+
 SUFFIXES = (".toml", ".json")  # a device file's (`device_file`)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..analysis.check import Check
-from ..analysis.compare import Delta, WorkComparison, pct, share
+from ..analysis.compare import MATCHED, Delta, WorkComparison, pct, share
 from ..model.timeline import ROOF_NAMES
 from .tables import WRAP, _arrow, _fit, compare_tables
 from .text import display_names, percent
@@ -170,7 +170,12 @@ def check_lines(result: Check) -> list[str]:
     untimed = f"{len(result.broken)} kernel(s) the baseline verified and timed did not verify or time"
     if result.passed:
         worst = max((g for g in result.kernels if g.slowdown is not None), key=lambda g: g.slowdown, default=None)
-        lines.append(f"gate passed: none of {n} matched kernels is {worse} and beyond its noise{across}")
+        part = ""
+        if c.is_step and min(c.held) < MATCHED:  # two programs, or one changed past recognition: say how little
+            part = (f"; they hold {100 * c.held[0]:.3g} % of the first step's GPU time and {100 * c.held[1]:.3g} % of "
+                    "the second's, so the rest was not gated")
+        lines.append(f"gate passed{' on what it matched' if part else ''}: none of {n} matched kernels is {worse} and "
+                     f"beyond its noise{across}{part}")
         if worst and worst.slowdown > 0:
             within = " (within its noise)" if worst.slowdown <= worst.delta.noise else ""
             lines.append(f"  the largest slowdown: {worst.delta.label} {pct(worst.slowdown)}{within}")
