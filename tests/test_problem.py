@@ -229,6 +229,36 @@ def test_how_a_references_work_was_read_beyond_the_usual_is_a_note_of_kernels(tm
     assert "widened: the work: products of float16 tensors the reference widens to float32" in " ".join(found.notes)
 
 
+
+@needs_torch
+def test_each_problem_read_is_a_step_of_the_progress_bar(tmp_path):
+    # kernels over a level of KernelBench takes minutes (its RNNs): each problem a step, a failed one too
+    from roofline.analysis.problems import bounds
+    from roofline.model.device import from_preset
+    from roofline.progress import Progress
+
+    class Steps(Progress):
+        def __init__(self):
+            self.expected, self.steps = 0, []
+
+        def expect(self, steps):
+            self.expected += steps
+
+        def step(self, text):
+            self.steps.append(text)
+
+    good = tmp_path / "square.py"
+    good.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                    "    def forward(self, a):\n        return a @ a\n\n\n"
+                    "def get_inputs():\n    return [torch.randn(64, 64)]\n\n\ndef get_init_inputs():\n    return []\n")
+    bad = tmp_path / "broken.py"
+    bad.write_text("import torch\nraise ValueError('no')\n")
+    seen = Steps()
+    found = bounds([good, bad], from_preset("h200"), progress=seen)
+    assert seen.expected == 2 and seen.steps == ["square.py: its work", "broken.py: its work"]
+    assert len(found.rows) == 1 and len(found.errors) == 1
+
+
 FP8_FP4 = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, a, b, sa, sb):\n" \
     "        {forward}\n\n\ndef get_inputs():\n    m, n, k = 128, 256, 512\n{draw}\n\n\ndef get_init_inputs():\n    return []\n"
 F8 = "    a, b = torch.randn(m, k).to(torch.float8_e4m3fn), torch.randn(n, k).to(torch.float8_e4m3fn)\n"

@@ -14,6 +14,7 @@ from ..errors import UsageError
 from ..model.device import DeviceSpec
 from ..model import sol
 from ..model.sol import SpeedOfLight, speed_of_light
+from ..progress import Progress
 from ..workload import gpumode
 from ..workload.problem import MissingModule, ProblemWork, cases, is_task, load, pytorch_defaults, work
 
@@ -88,7 +89,8 @@ def _arguments(paths: list[Path]) -> dict:
     return found
 
 
-def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None) -> ProblemBounds:
+def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None,
+           progress: Progress | None = None) -> ProblemBounds:
     """Every problem file of `paths` on `device`. A file that is not a problem, or whose reference
     cannot be read on the meta device (`workload.problem`), is one line of `errors` and the others
     are read; given alone, it raises UsageError with that line (MissingModule, a RunError, where it
@@ -98,7 +100,8 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
     is a problem per benchmark case of its `task.yml`, named by its folder and the case
     (`matmul_py[m=4096,n=5120,k=4096]`: `workload.gpumode`); `sizes` (NAME=VALUE) picks some of
     those cases (`workload.problem.cases`): of several tasks, each by the names it takes, one that
-    takes none or has no such case left out in a note (a name no task takes is refused)."""
+    takes none or has no such case left out in a note (a name no task takes is refused). `progress`
+    is told of each problem as its work is counted."""
     rows, errors, moves, missing = [], [], {}, set()
     labels = _labels(paths)
     each = []  # (path, case): a GPU MODE task's file holds a problem per benchmark case
@@ -129,7 +132,10 @@ def bounds(paths: list[Path], device: DeviceSpec, sizes: list[str] | None = None
                          "cases take", "size")
     unread: set[Path] = set()  # files that did not import: their other cases are not tried again
     failed: dict[tuple[Path, str], list] = {}  # (file, error) -> the cases that failed so (None: its one problem)
+    progress = progress or Progress()
+    progress.expect(len(each))
     for path, case in each:
+        progress.step(f"{Path(path).name}{'' if case is None else f' ({case})'}: its work")
         if path in unread:
             continue
         loaded = None

@@ -278,7 +278,9 @@ def problems_view(paths: list[Path], gpu: str | None, sizes: list[str] | None = 
     GPU to read the roofs of."""
     from .. import documents
     from ..analysis.problems import bounds
+    from ..console import rich_console
     from ..model.device import from_preset
+    from ..progress import Bar
 
     others = [p for p in paths if Path(p).suffix != ".py"]
     if others:
@@ -292,7 +294,9 @@ def problems_view(paths: list[Path], gpu: str | None, sizes: list[str] | None = 
             raise UsageError("a problem's speed of light is read against a GPU's roofs: give --gpu NAME (h200, "
                              "h100-sxm, a100-sxm4-80gb, ...), or run it where NVML sees a GPU", "gpu")
         device = nvml.from_nvml()
-    found = bounds(paths, device, sizes)
+    bar = Bar(rich_console(err=True))  # a level of KernelBench's problems takes minutes (its RNNs)
+    with bar.bar:
+        found = bounds(paths, device, sizes, bar)
     return Outcome(documents.to_json(found), lambda width: documents.view(found, width), failures=tuple(found.errors),
                    usage=not found.missing_only)  # a package to install is a failure to run (1), not bad input (2)
 
