@@ -33,12 +33,18 @@ def predicted(k: TimedKernel) -> tuple[float, float] | None:
     return predicted_tail(w.blocks, w.block_slots, w.sms) if w is not None else None
 
 
+LOCKSTEP = ("a kernel of several blocks per SM, whose tail the waves model reads for blocks that end together and run "
+            "at the SM's full rate alone; a lone block no faster leaves less, and blocks that drift apart over many "
+            "waves end over about one block's time")
+
+
 def _shared(k: TimedKernel) -> bool:
-    """Whether `k`'s SMs hold more than one of its blocks at once: then the waves model's tail is the
-    most it can be (a block alone on an SM running at the SM's full rate, `model.waves`' assumption);
-    a block that runs no faster alone (bound by its own latency) leaves none, and the tail lies
-    between (on an H100 at 4096^3, the FP32 ladder's rungs of two blocks per SM: 2.6 % to 11.4 % of
-    the time, against 12.5 %)."""
+    """Whether `k`'s SMs hold more than one of its blocks at once: then the waves model's tail is of
+    blocks in lockstep, a block alone on an SM running at the SM's full rate (`model.waves`'
+    assumption); one that runs no faster alone (bound by its own latency) leaves less, and blocks
+    that drift apart over many waves end over about one block's time. On an H100 (`run --timeline`,
+    2026-12-07) the FP32 and BF16 rungs of two to four blocks per SM came to 0.3 % to 11.4 % of the
+    time against the model's 12.5 % at 4096^3, and to 5.9 % to 6.5 % against its 3.1 % at 8192^3."""
     w = k.waves
     return w is not None and w.block_slots > w.sms
 
@@ -80,7 +86,7 @@ def uneven(k: TimedKernel) -> str | None:
     if guess is None or tail is None or tl.cut_short or tail.share <= guess[0] + margin:
         return None
     return (f"{k.label}: its tail wave ({100 * tail.share:.1f} % of the time on {100 * tail.busy:.0f} % of the SMs) is "
-            f"longer than the waves model's {'most' if _shared(k) else 'prediction'} for its grid "
+            f"longer than the waves model's {'lockstep reading' if _shared(k) else 'prediction'} for its grid "
             f"({100 * guess[0]:.1f} %), which takes every block as long as the others: by the samples its last "
             "blocks took longer than the rest (a block that finishes a reduction, more work at the end of the grid)")
 
@@ -122,8 +128,8 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
         rows.append([name, f"{len(tl.t_us):,}" + (f" (first {100 * tl.covered:.0f}% of the run)" if cut else ""),
                      *(_phase_cell(by.get(p)) if not (cut and p in ("drain", "tail")) else "not sampled"
                        for p in PHASES),
-                     (("up to " if _shared(k) else "") + (f"{100 * guess[0]:.1f}%" if guess[0] >= 0.0005 else "<0.1%")
-                      + f" ({100 * guess[1]:.0f}% SMs)") if guess else "-",
+                     ((f"{100 * guess[0]:.1f}%" if guess[0] >= 0.0005 else "<0.1%")
+                      + f" ({100 * guess[1]:.0f}% SMs{', lockstep' if _shared(k) else ''})") if guess else "-",
                      f"{min(clocks):.2f}-{max(clocks):.2f}" if clocks else "-",
                      f"{100 * (closure - 1):+.1f}%".replace("-0.0%", "+0.0%")
                      if closure is not None and not cut else "-"])
@@ -135,8 +141,9 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
                 "the unit's peak; not the verdict's bytes over a bandwidth); GHz: the SM clock's range"
                 + (f" (an interval's clock is its cycles over its busy time: above the card's {top_ghz:.2f} GHz it is "
                    "the samples' noise, shown at it)" if clipped else "")
-                + "; DRAM sampled: the sampled DRAM throughput against the counted bytes", ("kernel", "left"), columns,
-                rows, width)
+                + "; DRAM sampled: the sampled DRAM throughput against the counted bytes"
+                + (f"; lockstep: {LOCKSTEP}" if any(_shared(k) for k in kernels if predicted(k)) else ""),
+                ("kernel", "left"), columns, rows, width)
 
 
 def timeline_lines(doc, top: int | None = TOP) -> list[str]:
