@@ -598,6 +598,20 @@ def test_a_tail_wave_longer_than_the_waves_model_allows_is_said_to_be_the_kernel
     assert "longer than the waves model" not in bf16
     # its rungs' sampled launches ran slower than NVML read through their timed calls: said, not left to contradict
     assert "wgmma_ws 1.54 GHz against 1,980 MHz" in " ".join(bf16.split())
+    # each of those launches lasted as long as its timed calls: one clock, and NVML's reading is not it (before,
+    # the line called every sampled launch a run apart, at its own clock)
+    assert ("Each sampled launch lasted as long as its timed calls (within 5 %), so both ran at one clock, the "
+            "sampled one by these counters: NVML's reading is not the clock the SMs held through them.") in \
+        " ".join(bf16.split())
+    assert "a run apart" not in bf16
+    from roofline.render.timeline_tables import other_clocks
+
+    timed = [k for k in _h100("run-bf16-8192.json.gz").timed_kernels() if k.name in ("wgmma_ws", "wgmma_tma")]
+    longer = [replace(timed[0], time_ms=1.5 * timed[0].time_ms), timed[1]]  # timed calls half as long again
+    line = other_clocks(longer)
+    assert f"Those of {timed[1].label}: each sampled launch lasted as long as its timed calls" in line
+    assert line.endswith("; the others' sampled launches are runs apart from their timed calls, their intervals' "
+                         "rates and shares of their own clocks.")
 
 
 def test_plot_kind_timeline_draws_the_kernels_highlight_names_and_not_over_roofline_png(tmp_path, monkeypatch):
