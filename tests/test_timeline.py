@@ -432,6 +432,14 @@ def test_a_launch_sampled_in_part_says_so_and_is_read_as_a_part():
             in text) and "ncu --section PmSampling --pm-sampling-interval 274000 (its duration" in text
     assert "--pm-sampling-buffer-size 1073741824 (1 GiB" in text
     assert "over the 45 % of its run sampled" in text
+    # whatif and compare leave it out of their phase tables, and say so (before, it went without a word)
+    doc = json.loads(CliRunner().invoke(app, ["whatif", str(H100 / "run-fp32-4096.json.gz"), "--json"]).stdout)
+    assert "naive" not in {p["kernel"] for p in doc["phases"]}
+    assert any(n.startswith("by phase: naive left out: sampled over the start of the run only") for n in doc["notes"])
+    got = json.loads(CliRunner().invoke(app, ["compare", str(H100 / "run-timeline-fp32-4096.json.gz"),
+                                              str(H100 / "run-fp32-4096.json.gz"), "--json"]).stdout)
+    assert "naive" not in {p["kernel"] for p in got["phases"]}
+    assert any(n.startswith("over their runs: naive (after) left out") for n in got["notes"]), got["notes"]
     # two blocks per SM: the waves model's tail is of blocks in lockstep, said so; one block per SM: the tail itself
     assert "register_tiling_2d" in text and "12.5% (76% SMs, lockstep)" in text
     assert "lockstep: a kernel of several blocks per SM, whose tail the waves model reads for blocks that end" in text

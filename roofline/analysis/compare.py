@@ -854,16 +854,20 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
 
 
 def _sampled_apart(before, after, phases: list[PhaseChange]) -> list[str]:
-    """One note naming the kernels of `phases` whose sampled launch, in either file, ran at another SM
-    clock than its timed calls (`results.timeline.TimedKernel.clock_apart`, a run's): their phase shares
-    are of that launch, as `show` and `whatif` say; none where no such kernel is compared."""
+    """A note naming the kernels of either file sampled over the start of their run only (left out of
+    `phases`), and one naming those of `phases` whose sampled launch, in either file, ran at another
+    SM clock than its timed calls (`results.timeline.TimedKernel.clock_apart`, a run's): their phase
+    shares are of that launch, as `show` and `whatif` say; none where there are no such kernels."""
     shown = {p.kernel for p in phases}
-    apart = [f"{k.label} ({which})" for which, doc in (("before", before), ("after", after))
-             for k in doc.timed_kernels() if k.clock_apart and k.label in shown]
-    if not apart:
-        return []
-    return [f"over their runs: the launches sampled of {', '.join(apart)} ran at another SM clock than their timed "
-            "calls (show names both): their phases' shares of the time are of those launches"]
+    timed = [(which, k) for which, doc in (("before", before), ("after", after)) for k in doc.timed_kernels()]
+    apart = [f"{k.label} ({which})" for which, k in timed if k.clock_apart and k.label in shown]
+    cut = [f"{k.label} ({which})" for which, k in timed if k.timeline.cut_short]
+    notes = [f"over their runs: {', '.join(cut[:5])}{', ...' if len(cut) > 5 else ''} left out: sampled over the "
+             "start of the run only (show says how much)"] if cut else []
+    if apart:
+        notes.append(f"over their runs: the launches sampled of {', '.join(apart)} ran at another SM clock than their "
+                     "timed calls (show names both): their phases' shares of the time are of those launches")
+    return notes
 
 
 def _spelled(template: str) -> str:

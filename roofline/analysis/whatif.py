@@ -289,6 +289,10 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             notes += op_notes
     timed = doc.timed_kernels()
     phases = by_phase(doc, w.step_ms if w.is_step else None, timed)
+    cut = [k.label for k in timed if k.timeline.cut_short]
+    if cut:  # no tail or drain seen, so no saving of them to read
+        notes.append(f"by phase: {', '.join(cut[:5])}{', ...' if len(cut) > 5 else ''} left out: sampled over the "
+                     "start of the run only (show says how much, and how to sample the whole run)")
     other = [k.label for k in timed if k.clock_apart and any(p.kernel == k.label for p in phases)]
     if other:
         notes.append(f"by phase: the launches sampled of {', '.join(other)} ran at another SM clock than their timed "
@@ -301,7 +305,7 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
 def by_phase(doc: ProfileResults, step_ms: float | None, timed: list | None = None) -> list[PhaseWhatIf]:
     """Each kernel of results file `doc` (a profile or a run) that records a timeline of its whole
     run (not `cut_short`) with phases, its phases at the steady phase's rate (`PhaseWhatIf`), by the
-    ms its tail and fill lose together; `step_ms` the step's profiled GPU time (None for programs
+    ms its fill, drain and tail wave lose together; `step_ms` the step's profiled GPU time (None for programs
     profiled apart and for a run's kernels, alternatives: then each kernel's own time is what the
     tail and fill are taken from). A phase's work on the steady phase's busiest unit, at the share
     of its peak it holds there, takes `model.timeline.Phase.at_rate_us`; the phase saves the rest
@@ -330,7 +334,7 @@ def by_phase(doc: ProfileResults, step_ms: float | None, timed: list | None = No
                                phases["tail"].busy if "tail" in phases else None,
                                "step" if step_ms is not None else "kernel", base - tail_saved, base - fill_saved,
                                unit))
-    return sorted(out, key=lambda p: (-(p.tail_saved_ms + p.fill_saved_ms), p.kernel))
+    return sorted(out, key=lambda p: (-(p.tail_saved_ms + p.fill_saved_ms + p.drain_saved_ms), p.kernel))
 
 
 def by_op(doc: ProfileResults, target: float, step_ms: float) -> list[OpWhatIf]:
