@@ -647,6 +647,21 @@ def test_plot_kind_timeline_draws_the_kernels_highlight_names_and_not_over_roofl
     assert got.exit_code == 2 and "no kernel of" in got.output, got.output
 
 
+def test_the_charts_mean_clock_is_read_at_the_cards_top_as_show_reads_an_interval_past_it(tmp_path, monkeypatch):
+    # the GCN step's indexFuncLargeIndex averaged 1.99 GHz by its samples on an H100 whose top is 1.98: show gives
+    # 1.97-1.98, and the chart's roof (before, "FP32 peak at 1.99 GHz, its mean", drawn above the card's peak) agrees
+    from roofline.render import timeline_chart
+
+    labels = []
+    monkeypatch.setattr(timeline_chart, "save_atomic", lambda fig, out, fmt: labels.extend(
+        t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()))
+    got = CliRunner().invoke(app, ["plot", str(H100 / "profile-gcn.json.gz"), "--kind", "timeline", "--highlight",
+                                   "indexFuncLargeIndex [ReduceAdd] [1056x1x1 blocks of 128x1x1]",
+                                   "--out", str(tmp_path / "t.png")])
+    assert got.exit_code == 0, got.output
+    assert "FP32 peak at 1.98 GHz, its mean" in labels and not any("1.99 GHz" in t for t in labels), labels
+
+
 def test_compare_of_programs_profiled_apart_compares_no_step_as_whatif_adds_none():
     # the H200 chart's profile: four reports of separate programs read together (bench/timeline_profile.py)
     path = str(ROOT / "plots" / "timeline-h200-bf16-8192.json")

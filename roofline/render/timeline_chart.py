@@ -97,16 +97,19 @@ def render(doc, top: int = TOP, names: list[str] | None = None):
             if whole_x and k.gflops:
                 roof.scatter([whole_x], [k.gflops * 1e9], marker="*", s=140, color="black", zorder=4,
                              label="whole kernel")
-            at = f" at {k.clock_mhz / 1e3:.2f} GHz, its mean" if k.clock_mhz else ""
+            most = doc.device.max_sm_clock_mhz  # an interval's estimate may pass the GPU's top clock by a little
+            mean = min(k.clock_mhz, most) if k.clock_mhz and most else k.clock_mhz
+            if theory and mean and k.clock_mhz and mean < k.clock_mhz:  # read at the top, as show reads it: noise past it
+                theory *= mean / k.clock_mhz
+            at = f" at {mean / 1e3:.2f} GHz, its mean" if mean else ""
             for peak, style, what in ((theory, "-", f"{level} peak{at}"), (measured, "--", f"{level} measured{at}")):
                 if peak:
                     roof.plot([lo, hi], [peak * 1e9] * 2, style, color="#444444", linewidth=1, label=text(what))
             clocks = [c for c in iv.clock_ghz if c]
-            most = doc.device.max_sm_clock_mhz  # an interval's estimate may pass the GPU's top clock by a little
             clocks = [min(c, most / 1e3) for c in clocks] if most else clocks
-            if theory and k.clock_mhz and clocks and max(clocks) * 1e3 > 1.03 * k.clock_mhz:
+            if theory and mean and clocks and max(clocks) * 1e3 > 1.03 * mean:
                 # the roof at the highest clock an interval ran at: where a point above the mean clock's roof is read
-                top = theory * max(clocks) * 1e3 / k.clock_mhz
+                top = theory * max(clocks) * 1e3 / mean
                 roof.plot([lo, hi], [top * 1e9] * 2, ":", color="#444444", linewidth=1,
                           label=text(f"{level} peak at {max(clocks):.2f} GHz, its top"))
             for bw, style, what in ((roofs.dram_gbps, "-", "DRAM peak"), (roofs.measured_dram_gbps, "--", "DRAM measured")):
@@ -118,8 +121,8 @@ def render(doc, top: int = TOP, names: list[str] | None = None):
             roof.set_yscale("log")
             roof.set_xlim(lo, hi)
             # headroom above the highest roof or point for the legend, clear of every point
-            top_y = max(ys + [(theory or 0) * 1e9 * max([c * 1e3 / k.clock_mhz for c in clocks] + [1.0])
-                              if k.clock_mhz else (theory or 0) * 1e9, (measured or 0) * 1e9]) * 40
+            top_y = max(ys + [(theory or 0) * 1e9 * max([c * 1e3 / mean for c in clocks] + [1.0])
+                              if mean else (theory or 0) * 1e9, (measured or 0) * 1e9]) * 40
             roof.set_ylim(top_y / 1e5, top_y)
             roof.legend(loc="upper left", fontsize=6, frameon=False, ncol=2)
         else:
