@@ -700,3 +700,17 @@ def test_whatif_and_compare_read_the_phases_a_run_records():
     # the same clock note as whatif's, each file's kernels named (before, it was left out of compare)
     apart = [n for n in got["notes"] if n.startswith("over their runs: the launches sampled of mma_sync (before), ")]
     assert len(apart) == 1 and "wgmma_ws (after)" in apart[0] and "another SM clock" in apart[0], got["notes"]
+
+
+def test_kernels_sharing_a_name_read_alike_in_the_kernel_and_timeline_tables_and_keep_their_launch_in_charts():
+    # the Llama step's optimizer kernels (multi_tensor_apply_kernel of several functors): the timeline table names
+    # each as the kernel table does, '#2' counted over every name of the file, with its launch; before, the
+    # timeline table cut the functor away and counted '#5' over its own rows
+    from roofline.render.text import label_cut
+
+    text = CliRunner().invoke(app, ["show", str(H100 / "profile-llama.json.gz")], env={"COLUMNS": "250"}).output
+    rows = [line.split("   ")[0].strip() for line in text.splitlines() if line.startswith(" multi_tensor_apply_ke...tor")]
+    assert "multi_tensor_apply_ke...tor, divides] #2" in rows
+    assert "multi_tensor_apply_ke...tor, divides] #2 [320x1x1 blocks of 512x1x1]" in rows
+    label = "multi_tensor_apply_kernel [PointwiseOpScalarListFunctor, divides] [320x1x1 blocks of 512x1x1]"
+    assert label_cut(label, 64).endswith(", divides] [320x1x1 blocks of 512x1x1]") and len(label_cut(label, 64)) == 64

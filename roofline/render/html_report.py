@@ -46,6 +46,7 @@ from .text import (
     gemm_title,
     l2_note,
     limiters,
+    label_cut,
     middle_cut,
     occupancy_phrase,
     percent,
@@ -185,8 +186,8 @@ def _timelines(doc: Results | ProfileResults):
         shapes.append(kernel_shapes)
     for n, tk in enumerate(timed):
         cut = f"; the first {100 * tk.timeline.covered:.0f} % of its run sampled" if tk.timeline.cut_short else ""
-        title = _title(f"{middle_cut(tk.label, 70)}: {figure(tk.time_ms)} ms; {tk.timeline.source}{cut}")
-        buttons.append(dict(label=_h(middle_cut(tk.label, 60)), method="update",
+        title = _title(f"{label_cut(tk.label, 90)}: {figure(tk.time_ms)} ms; {tk.timeline.source}{cut}")
+        buttons.append(dict(label=_h(label_cut(tk.label, 80)), method="update",
                             args=[{"visible": [o == n for o in owner]}, {"shapes": shapes[n], "title.text": title}]))
     fig.update_layout(
         title=dict(text=buttons[0]["args"][1]["title.text"], font=dict(size=13)), shapes=shapes[0],

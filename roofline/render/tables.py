@@ -929,7 +929,7 @@ def profile_tables(doc: ProfileResults, width: int = 200, top: int | None = 25) 
                ("bound", "left"), ("theor./ach. occupancy", "left"), ("verdict", "left", WRAP)]
     rows = []
     kernels = doc.kernels[:top] if top else doc.kernels
-    for k, name in zip(kernels, display_names([k.name for k in kernels], 40)):
+    for k, name in zip(kernels, display_names([k.name for k in kernels], 40, [k.name for k in doc.kernels])):
         v = doc.verdict(k)
         b = v.binding
         bound = f"{roof_name(b.level)} {v.times_floor:.2f}x" if b is not None and v.times_floor else "-"

@@ -449,14 +449,30 @@ def middle_cut(name: str, width: int) -> str:
     return name[:head] + "..." + name[len(name) - (width - 3 - head):]
 
 
-def display_names(names: list[str], width: int) -> list[str]:
+def label_cut(label: str, width: int) -> str:
+    """A kernel's label in at most `width` characters (about: never shorter than its launch suffix
+    and 12 more), `middle_cut` in its name alone where it ends in a launch configuration
+    (`results.profile.launch_label`: ' [320x1x1 blocks of 512x1x1]'), so that what tells apart two
+    kernels of one name, its launch, is never what the cut takes."""
+    from ..results.profile import LAUNCH_LABEL
+
+    found = LAUNCH_LABEL.search(label)
+    if not found or len(label) <= width:
+        return middle_cut(label, width)
+    return middle_cut(label[:found.start()], max(12, width - len(found.group()))) + found.group()
+
+
+def display_names(names: list[str], width: int, universe: list[str] | None = None) -> list[str]:
     """Each name cut to `width` (`middle_cut`); different names that the cut makes read alike get
     ' #2', ' #3', ... in the order of their full names, so that different kernels can be told
     apart, each by the same suffix in every table whatever its rows' order (show ranks by time,
-    whatif by saving). Rows of one name (a kernel at two launch configurations) keep it: their
-    other columns tell them apart."""
+    whatif by saving) and whichever of them it shows: given `universe` (every name of the file),
+    the suffix is counted over all of it. Rows of one name (a kernel at two launch configurations)
+    keep it: their other columns tell them apart."""
     cut = [middle_cut(n, width) for n in names]
     owners: dict[str, set[str]] = {}
+    for name in universe or ():
+        owners.setdefault(middle_cut(name, width), set()).add(name)
     for name, c in zip(names, cut):
         owners.setdefault(c, set()).add(name)
     out = []

@@ -20,7 +20,7 @@ from ..model.roofs import COMPUTE_LEVEL
 from ..results.profile import LAUNCH_LABEL
 from ..model.timeline import ROOF_NAMES
 from .chart import check_output, new_figure, save_atomic, text
-from .text import middle_cut
+from .text import label_cut
 
 TOP = 6
 UNIT_COLORS = {"tensor": "#d62728", "fma": "#ff7f0e", "fp64": "#8c564b", "dram": "#1f77b4", "l2": "#17becf",
@@ -135,7 +135,7 @@ def render(doc, top: int = TOP, names: list[str] | None = None):
         roof.set_xlabel(text("FLOP per DRAM byte"), fontsize=8)
         roof.set_ylabel(text(f"{level} FLOP/s"), fontsize=8)
         roof.tick_params(labelsize=7)
-        roof.set_title(text(middle_cut(k.label, 48)), fontsize=9, loc="left")
+        roof.set_title(text(label_cut(k.label, 64)), fontsize=9, loc="left")
         t = [x + d / 2 for x, d in zip(iv.t_us, iv.dt_us)]
         over.fill_between(t, 0, [100 * b for b in iv.busy], color="#bbbbbb", alpha=0.5, step="mid",
                           label="SMs busy", linewidth=0)

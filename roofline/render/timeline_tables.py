@@ -135,7 +135,10 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
     if not kernels:
         return []
     rows, top_ghz, clipped = [], (doc.device.max_sm_clock_mhz or 0) / 1000 or None, False
-    for k, name in zip(kernels, display_names([k.label for k in kernels], 32)):
+    # named as the kernel table names them (its '#2' over every name of the file), with the launch where
+    # kernels share a name
+    names = display_names([k.name for k in kernels], 40, [k.name for k in doc.kernels])
+    for k, name in zip(kernels, [n + k.label[len(k.name):] for k, n in zip(kernels, names)]):
         tl = k.timeline
         by = {p.name: p for p in tl.phases()}
         guess = predicted(k)
