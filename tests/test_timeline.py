@@ -714,3 +714,23 @@ def test_kernels_sharing_a_name_read_alike_in_the_kernel_and_timeline_tables_and
     assert "multi_tensor_apply_ke...tor, divides] #2 [320x1x1 blocks of 512x1x1]" in rows
     label = "multi_tensor_apply_kernel [PointwiseOpScalarListFunctor, divides] [320x1x1 blocks of 512x1x1]"
     assert label_cut(label, 64).endswith(", divides] [320x1x1 blocks of 512x1x1]") and len(label_cut(label, 64)) == 64
+
+
+def test_phase_names_of_short_phases_side_by_side_do_not_overlap(tmp_path, monkeypatch):
+    # register_tiling_1d at 4096^3 on an H100 ends in a drain of 2 % and a tail wave of 3 %: their names, both at
+    # the right end of the timeline, read "draintail23%" on top of each other before; one now stands above the other
+    from roofline.render import timeline_chart
+
+    boxes = []
+
+    def keep(fig, out, fmt):
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            boxes.extend((t.get_text(), t.get_window_extent(renderer)) for t in ax.texts if t.get_text()[:4] in
+                         ("fill", "stea", "drai", "tail"))
+    monkeypatch.setattr(timeline_chart, "save_atomic", keep)
+    got = CliRunner().invoke(app, ["plot", str(H100 / "run-fp32-4096.json.gz"), "--kind", "timeline", "--highlight",
+                                   "register_tiling_1d", "--out", str(tmp_path / "t.png")])
+    assert got.exit_code == 0, got.output
+    assert {name for name, _ in boxes} == {"steady 94%", "drain 2%", "tail 3%"}
+    assert not any(a.overlaps(b) for i, (_, a) in enumerate(boxes) for _, b in boxes[i + 1:])

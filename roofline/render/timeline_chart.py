@@ -144,6 +144,7 @@ def render(doc, top: int = TOP, names: list[str] | None = None):
                 over.plot(t, [100 * v for v in values], color=UNIT_COLORS.get(unit, "#7f7f7f"), linewidth=0.8,
                           label=ROOF_NAMES.get(unit, unit))
         found = tl.phases()
+        named = []  # the phase names written over the timeline
         for p in found:
             start, end = iv.t_us[p.first], iv.t_us[p.last] + iv.dt_us[p.last]
             if p.name != "steady":
@@ -152,9 +153,11 @@ def render(doc, top: int = TOP, names: list[str] | None = None):
                 # a phase at either end named from that end inward, so its name stays inside the axes
                 x, ha = ((start, "left") if p.first == 0 else (end, "right") if p.last == len(iv) - 1
                          else ((start + end) / 2, "center"))
-                over.text(x, 104, text(f"{p.name} {100 * p.share:.0f}%"), ha=ha, va="bottom", fontsize=7, clip_on=False)
+                named.append(over.text(x, 104, text(f"{p.name} {100 * p.share:.0f}%"), ha=ha, va="bottom", fontsize=7,
+                                       clip_on=False))
         over.set_xlim(0, iv.t_us[-1] + iv.dt_us[-1])
         over.set_ylim(0, 115)
+        _unstacked(fig, named)  # with the axes' limits set, where the names will stand
         over.set_yticks([0, 25, 50, 75, 100])
         over.set_ylabel(text("% of each unit's peak (Nsight Compute)"), fontsize=8)
         over.set_xlabel(text("µs from the first busy interval" + (f" (the first {100 * tl.covered:.0f} % of the run "
@@ -169,3 +172,18 @@ def render(doc, top: int = TOP, names: list[str] | None = None):
     fig.suptitle(text(f"{doc.device.name}: kernels over their runs (Nsight Compute PM sampling; colour: time, "
                       "dark to light)"), fontsize=10, y=1 - 0.2 / height)
     return fig
+
+
+def _unstacked(fig, texts: list) -> None:
+    """Phase names that would overlap (two short phases side by side at an end: 'drain 2%' beside
+    'tail 3%') put one above the other: a name that meets the one before it goes a row up."""
+    if len(texts) < 2:
+        return
+    renderer = fig.canvas.get_renderer()
+    placed = [texts[0].get_window_extent(renderer)]
+    for t in texts[1:]:
+        box = t.get_window_extent(renderer)
+        if any(box.overlaps(b) for b in placed):
+            t.set_y(t.get_position()[1] + 6)  # one row up, in the axes' % units (its top is 115)
+            box = t.get_window_extent(renderer)
+        placed.append(box)
