@@ -792,9 +792,9 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
             return {p for p, n in k.flops.items() if n}
         counted = [a.label for b, a, _ in pairs if kinds(b) != kinds(a)]
         if counted:
-            table(f"{plural(len(counted), 'kernel')} counted other kinds of FLOPs in each file ({', '.join(counted[:3])}"
-                  f"{', ...' if len(counted) > 3 else ''}): the step's FLOP/s sums what each file counted, so it moves "
-                  "with that too")
+            table(f"{plural(len(counted), 'kernel')} counted other kinds of FLOPs in each file "
+                  f"({', '.join(counted[:3])}{', ...' if len(counted) > 3 else ''}): the step's FLOP/s sums what each "
+                  "file counted, so it moves with that too")
         notes.append(f"a profile has no timing samples: a time change within {share(NOISE)}, or within "
                      f"{NOISE_US:g} us per launch, is called noise")
         if across:

@@ -461,8 +461,8 @@ def _tensor(m: _Metrics, r: Reading) -> None:
         if busy is not None and busy >= TENSOR_PIPE_NOTED:
             # a GEMM's tensor work, uncounted, beside an epilogue's FP32 work that is: say which pipe was busy
             r.notes.append(f"its tensor pipe was busy in {busy:.0f} % of its cycles (the SpeedOfLight section), but "
-                           "the report counts no tensor-core operations: its tensor roof may bind, not the one read here; "
-                           f"they are counted with {WHERE['tensor']}")
+                           "the report counts no tensor-core operations: its tensor roof may bind, not the one read "
+                           f"here; they are counted with {WHERE['tensor']}")
         return
     by_src: dict[str, list[re.Match]] = {}
     for e in found:

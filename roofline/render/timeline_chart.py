@@ -99,7 +99,7 @@ def render(doc, top: int = TOP, names: list[str] | None = None):
                              label="whole kernel")
             most = doc.device.max_sm_clock_mhz  # an interval's estimate may pass the GPU's top clock by a little
             mean = min(k.clock_mhz, most) if k.clock_mhz and most else k.clock_mhz
-            if theory and mean and k.clock_mhz and mean < k.clock_mhz:  # read at the top, as show reads it: noise past it
+            if theory and mean and k.clock_mhz and mean < k.clock_mhz:  # read at the top, as show reads it
                 theory *= mean / k.clock_mhz
             at = f" at {mean / 1e3:.2f} GHz, its mean" if mean else ""
             for peak, style, what in ((theory, "-", f"{level} peak{at}"), (measured, "--", f"{level} measured{at}")):

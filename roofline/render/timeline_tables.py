@@ -66,8 +66,8 @@ def costliest(k: TimedKernel) -> str | None:
     level = (f"at {100 * worst.roof_share:.0f} % of the {ROOF_NAMES.get(worst.roof, worst.roof)}'s peak on average"
              if worst.roof_share >= NAMED_FROM else f"every unit under {100 * NAMED_FROM:.0f} % of its peak on average")
     return (f"{k.label}: most time lost in {what}: {100 * worst.share:.0f} % {of_time} on {100 * worst.busy:.0f} % of "
-            f"the SMs, {level} ({worst.lost_us:,.0f} of its {worst.time_us:,.0f} µs beyond what each interval's busiest unit, "
-            f"whichever it is, would take at its peak; {lost:,.0f} µs over{part})")
+            f"the SMs, {level} ({worst.lost_us:,.0f} of its {worst.time_us:,.0f} µs beyond what each interval's "
+            f"busiest unit, whichever it is, would take at its peak; {lost:,.0f} µs over{part})")
 
 
 UNEVEN = 0.05  # a sampled tail wave this much longer (share of the time) than the waves model's is said to be so
