@@ -921,3 +921,18 @@ def test_a_details_export_cut_inside_a_row_says_which_row_it_left_out(tmp_path):
     r = invoke("profile", "--import", _with(FORMS, tmp_path, "cut.csv", cut), "--gpu", "h200", "--out", tmp_path / "p.json")
     assert r.exit_code == 0, r.output
     assert "the export ends inside a quoted value (cut short?): its last row (Duration of launch" in r.stderr
+
+
+def test_a_profile_of_another_program_replaced_by_an_import_is_named(tmp_path):
+    # --out a profile of GPT-2's step: an import may replace it (a profile replaces a profile), and says what it held
+    import shutil
+
+    out = tmp_path / "profile.json"
+    shutil.copy(FIXTURES.parent.parent / "plots" / "profile-h200-gpt2.json", out)
+    report = FIXTURES / "ncu" / "cupy-h200-base.csv"
+    got = invoke("profile", "--import", report, "--out", out)
+    assert got.exit_code == 0, got.output
+    assert f"{out} held the profile of python3 examples/gpt2_step.py, which this one of cupy-h200-base.csv replaced" \
+        in " ".join(got.stderr.split())
+    again = invoke("profile", "--import", report, "--out", out)  # the same report again: nothing lost, no note
+    assert again.exit_code == 0 and "held the profile" not in again.stderr

@@ -244,8 +244,9 @@ def profile(command: list[str], out: Path = DEFAULT_PROFILE, options: ProfileOpt
         notes_after = [note]
     else:
         notes_after = []
+    replaced = _replaced(out, doc)
     store.save(doc, out)
-    notes = list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc) + notes_after
+    notes = list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc) + notes_after + replaced
     failures = [] if done.returncode == 0 else [
         f"the command {_exit(done.returncode)}; the {plural(len(launches), 'launch', 'launches')} profiled before "
         f"that are kept in {out}" + (OPS_HINT if ops and _python(command) and not _signalled(done.returncode) else "")]
@@ -431,8 +432,28 @@ def import_profile(path: Path, out: Path = DEFAULT_PROFILE, gpu: str | None = No
         elif report.device_from == "gpu":
             line += f" (is {{gpu}} {gpu} the GPU it was recorded on? the report does not name its GPU)"
         raise UsageError(f"{path}: {line}", mentions=["gpu"]) from None
+    replaced = _replaced(out, doc)
     store.save(doc, out)
-    return ProfileReport(doc, list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc), [])
+    return ProfileReport(doc, list(doc.notes) + _owner_notes(doc) + _kernel_notes(doc) + replaced, [])
+
+
+def _replaced(out: Path, doc) -> list[str]:
+    """One note where `out` already holds a profile of another program (another command, or another
+    report imported), which `doc` is about to replace (`files.check_results_out` lets a profile
+    replace a profile): the user learns what the file held; none otherwise."""
+    import json
+
+    try:
+        old = json.loads(Path(out).read_bytes())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(old, dict):
+        return []
+    was = " ".join(old.get("command") or []) or old.get("report")
+    now = " ".join(getattr(doc, "command", None) or []) or getattr(doc, "report", None)
+    if not was or was == now:
+        return []
+    return [f"{out} held the profile of {str(was)[:80]}, which this one of {str(now)[:80]} replaced"]
 
 
 def _hlo_dump(path: Path) -> bool:
