@@ -90,6 +90,18 @@ def is_tensor(level: str) -> bool:
     return level.endswith(" tensor")
 
 
+def bound(terms) -> tuple[float, object | None]:
+    """T_SOL of `terms` (anything with a `level` and an `ms`: `Term`, a grade file's terms) and the
+    term that sets it: the largest term, or the tensor terms' times added where that is larger (they
+    share the tensor cores), then set by the largest tensor term; (0.0, None) without terms."""
+    top = max(terms, key=lambda t: t.ms, default=None)
+    tensor = [t for t in terms if is_tensor(t.level)]
+    summed = sum(t.ms for t in tensor)
+    if top is not None and summed > top.ms:
+        return summed, max(tensor, key=lambda t: t.ms)
+    return (top.ms if top is not None else 0.0), top
+
+
 @dataclass(frozen=True)
 class Term:
     """One term of T_SOL: `level` ('FP32', 'BF16 tensor', 'DRAM', 'launch'), the `amount` (FLOPs
@@ -121,17 +133,14 @@ class SpeedOfLight:
     @property
     def ms(self) -> float:
         """T_SOL in ms (0.0 when no term could be computed): the largest term, or the tensor terms'
-        sum where that is larger."""
-        return max(max((t.ms for t in self.terms), default=0.0), self.tensor_ms)
+        sum where that is larger (`bound`)."""
+        return bound(self.terms)[0]
 
     @property
     def binding(self) -> Term | None:
         """The term that sets T_SOL (None without terms); where the tensor terms' sum sets it, the
-        largest tensor term."""
-        top = max(self.terms, key=lambda t: t.ms, default=None)
-        if top is not None and self.tensor_ms > top.ms:
-            return max((t for t in self.terms if is_tensor(t.level)), key=lambda t: t.ms)
-        return top
+        largest tensor term (`bound`)."""
+        return bound(self.terms)[1]
 
     @property
     def tensor_shared(self) -> bool:

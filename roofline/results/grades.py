@@ -150,15 +150,11 @@ class GradeEntry(_Model):
         if self.t_sol_ms > 0 and not self.terms:
             raise ValueError("t_sol_ms without the terms it is the largest of")
         if self.terms:
-            top = max(self.terms, key=lambda t: t.ms)
-            tensor = [t for t in self.terms if sol.is_tensor(t.level)]
-            summed = sum(t.ms for t in tensor)  # tensor precisions share the tensor cores: their times add
-            if summed > top.ms and len(tensor) > 1:
-                top = max(tensor, key=lambda t: t.ms)
-            bound = max(top.ms, summed)
+            bound, top = sol.bound(self.terms)  # tensor precisions share the tensor cores: their times add
             if not math.isclose(bound, self.t_sol_ms, rel_tol=_CLOSE, abs_tol=1e-12):
+                tensor = [t.ms for t in self.terms if sol.is_tensor(t.level)]
                 raise ValueError(f"t_sol_ms {self.t_sol_ms:g} is not its largest term's {top.ms:g}"
-                                 + (f" nor its tensor terms' sum {summed:g}" if len(tensor) > 1 else ""))
+                                 + (f" nor its tensor terms' sum {sum(tensor):g}" if len(tensor) > 1 else ""))
             if self.binding is not None and not math.isclose(
                     next((t.ms for t in self.terms if t.level == self.binding), -1.0), top.ms, rel_tol=_CLOSE):
                 raise ValueError(f"binding {self.binding!r} is not its largest term ({top.level})")
