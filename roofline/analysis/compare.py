@@ -31,7 +31,7 @@ from ..model.units import gflops, plural
 from ..results.profile import ProfileResults
 from ..results.schema import KernelRecord, Results
 from ..results.sweep_point import at_size, holds, sizes
-from .work import KernelWork, Workload, workload
+from .work import KernelWork, Workload, phase_notes, workload
 
 NOISE = 0.02  # a profile's time change under 2 % is called noise (docs/compare.md says why)
 NOISE_US = 1.0  # ... and so is one under 1 us per launch: a short kernel's duration varies by that much
@@ -860,14 +860,9 @@ def _sampled_apart(before, after, phases: list[PhaseChange]) -> list[str]:
     shares are of that launch, as `show` and `whatif` say; none where there are no such kernels."""
     shown = {p.kernel for p in phases}
     timed = [(which, k) for which, doc in (("before", before), ("after", after)) for k in doc.timed_kernels()]
-    apart = [f"{k.label} ({which})" for which, k in timed if k.clock_apart and k.label in shown]
-    cut = [f"{k.label} ({which})" for which, k in timed if k.timeline.cut_short]
-    notes = [f"over their runs: {', '.join(cut[:5])}{', ...' if len(cut) > 5 else ''} left out: sampled over the "
-             "start of the run only (show says how much)"] if cut else []
-    if apart:
-        notes.append(f"over their runs: the launches sampled of {', '.join(apart)} ran at another SM clock than their "
-                     "timed calls (show names both): their phases' shares of the time are of those launches")
-    return notes
+    return phase_notes("over their runs", [f"{k.label} ({which})" for which, k in timed if k.timeline.cut_short],
+                       [f"{k.label} ({which})" for which, k in timed if k.clock_apart and k.label in shown],
+                       "show says how much")
 
 
 def _spelled(template: str) -> str:

@@ -48,7 +48,7 @@ from ..model.roofs import ROOF_OF_LEVEL, Roof
 from ..model.units import ms_at, plural
 from ..results.profile import ProfileResults
 from ..results.schema import Results
-from .work import KernelWork, Workload, apart, workload
+from .work import KernelWork, Workload, apart, phase_notes, workload
 
 DEFAULT_TARGET = 0.8
 STEP_TOLERANCE = 1e-6  # relative: a profile's kernels must add up to its step's GPU time
@@ -289,15 +289,10 @@ def whatif(doc: Results | ProfileResults, target: float = DEFAULT_TARGET) -> Wha
             notes += op_notes
     timed = doc.timed_kernels()
     phases = by_phase(doc, w.step_ms if w.is_step else None, timed)
-    cut = [k.label for k in timed if k.timeline.cut_short]
-    if cut:  # no tail or drain seen, so no saving of them to read
-        notes.append(f"by phase: {', '.join(cut[:5])}{', ...' if len(cut) > 5 else ''} left out: sampled over the "
-                     "start of the run only (show says how much, and how to sample the whole run)")
-    other = [k.label for k in timed if k.clock_apart and any(p.kernel == k.label for p in phases)]
-    if other:
-        notes.append(f"by phase: the launches sampled of {', '.join(other)} ran at another SM clock than their timed "
-                     "calls (show names both): their phases' shares of the time are of those launches, taken over "
-                     "to the timed time")
+    shown = {p.kernel for p in phases}
+    notes += phase_notes("by phase", [k.label for k in timed if k.timeline.cut_short],
+                         [k.label for k in timed if k.clock_apart and k.label in shown],
+                         "show says how much, and how to sample the whole run", ", taken over to the timed time")
     return WhatIf(w.kind, w.device.name, target, w.step_ms, with_floor + without, w.problem, notes, pairs, w.is_step,
                   ops, op_pairs, phases or None)
 

@@ -100,6 +100,21 @@ class Workload:
         return {k.key: k for k in self.kernels}
 
 
+def phase_notes(where: str, cut: list[str], apart: list[str], how: str, then: str = "") -> list[str]:
+    """The notes beside a phase table (`where`: 'by phase', 'over their runs'; `whatif`'s, `compare`'s):
+    one naming the kernels it leaves out, sampled over the start of their run only (`cut`, `how` to
+    see more), and one naming those whose sampled launch ran at another SM clock than their timed
+    calls (`apart`, `then` what that means there); none where both lists are empty."""
+    notes = []
+    if cut:  # no tail or drain seen, so no phase of the whole run to read
+        notes.append(f"{where}: {', '.join(cut[:5])}{', ...' if len(cut) > 5 else ''} left out: sampled over the "
+                     f"start of the run only ({how})")
+    if apart:
+        notes.append(f"{where}: the launches sampled of {', '.join(apart)} ran at another SM clock than their timed "
+                     f"calls (show names both): their phases' shares of the time are of those launches{then}")
+    return notes
+
+
 def apart(doc: Results | ProfileResults, w: Workload) -> Workload:
     """`w` read kernel by kernel where `doc` is a profile of several programs' reports read together
     (`ProfileResults.programs`): no step to add their times to, a note that says why. `w` itself
