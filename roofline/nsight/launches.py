@@ -320,8 +320,7 @@ def from_rows(rows: list[Row]) -> tuple[list[Launch], list[str]]:
     if unread:
         verb = "holds" if len(unread) == 1 else "hold"
         notes.append(f"{plural(len(unread), 'launch', 'launches')} {verb} PM sampling (a kernel's counters over its "
-                     "run), "
-                     f"which the ncu_report module here ({unread[0]}) cannot read: it needs 2025.4 or newer "
+                     f"run), which the ncu_report module here ({unread[0]}) cannot read: it needs 2025.4 or newer "
                      "(pip install -U ncu-report)")
     if cut:
         notes.append(f"{plural(len(cut), 'report row')} left out: cut short (a truncated file?): {'; '.join(cut[:3])}")

@@ -5,7 +5,6 @@ and read back as phases."""
 from __future__ import annotations
 
 import statistics
-
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
@@ -159,8 +158,9 @@ class TimedKernel:
 
     @property
     def clock_apart(self) -> bool:
-        """Whether its sampled launch ran more than `CLOCK_APART` from the clock of its timed calls (a
-        run's, `timed_mhz`): the launch Nsight Compute sampled is a run apart from them."""
+        """Whether its sampled launch ran more than `CLOCK_APART` from the clock NVML read through its
+        timed calls (a run's, `timed_mhz`): a run apart from them, or NVML's reading not the SMs' clock
+        (`render.timeline_tables.other_clocks` tells which by the launches' durations)."""
         sampled = self.sampled_mhz
         return bool(self.timed_mhz and sampled) and abs(sampled - self.timed_mhz) > CLOCK_APART * self.timed_mhz
 
@@ -196,10 +196,9 @@ def with_phases(document):
     """`document` (a results file as dumped: dicts and lists) with each recorded timeline's phases
     beside its samples (`phases`: name, intervals first and last, time µs and share of the run, SMs
     busy, the busiest unit and its mean share, time at the roof µs, every unit's mean share) and
-    whether it covers only the
-    start of the run (`cut_short`: its phases are of that part, its FLOPs and bytes left empty),
-    for `show --json`: derived from the samples, not stored. A timeline the model cannot read is
-    left as it is."""
+    whether it covers only the start of the run (`cut_short`: its phases are of that part, its FLOPs
+    and bytes left empty), for `show --json`: derived from the samples, not stored. A timeline the
+    model cannot read is left as it is."""
     if isinstance(document, list):
         return [with_phases(x) for x in document]
     if not isinstance(document, dict):
