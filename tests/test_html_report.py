@@ -351,6 +351,21 @@ def test_kernels_with_a_timeline_get_their_runs_over_time_one_at_a_time():
     assert html_report.TIMELINE_ID not in html_report.build(documents.load(RUN), [RUN]).figures
 
 
+def test_two_short_phases_side_by_side_are_named_one_above_the_other():
+    # register_tiling_1d at 4096^3 on an H100 (run --timeline): drain 2.4 % of the run beside a tail of 3.1 %, both
+    # named; at the top both names would cover the run's last 8 %, so the tail's goes halfway down
+    path = Path(__file__).resolve().parent / "fixtures" / "timeline-h100" / "run-timeline-fp32-4096.json.gz"
+    doc = documents.load(path)
+    fig = html_report.build(doc, [path]).figures[html_report.TIMELINE_ID]
+    n = [b.label for b in fig.layout.updatemenus[0].buttons].index("register_tiling_1d")
+    shapes = fig.layout.updatemenus[0].buttons[n].args[1]["shapes"]
+    named = [(s["label"]["text"], s["label"]["textposition"]) for s in shapes if s["label"]["text"]]
+    assert named == [("steady 95 %", "top center"), ("drain 2 %", "top center"), ("tail 3 %", "middle right")]
+    # a short phase beside a long one keeps its place at the top (the first kernel: steady 97 %, tail 3 %)
+    first = [(s.label.text, s.label.textposition) for s in fig.layout.shapes if s.label.text]
+    assert all(pos.startswith("top") for _, pos in first)
+
+
 def test_a_long_chart_title_is_broken_into_lines_not_clipped():
     title = html_report._title("NVIDIA H200: BF16 GEMM 8192x8192x8192 (FP32 accumulate), hierarchical roofline "
                                "(peaks from NVML clocks and per-SM rates, L2 flushed before each launch) <x>")

@@ -70,10 +70,24 @@ RUN_LEVELS = {level: symbol for level, (_, symbol) in RUN_MARKERS.items()}
 PROFILE_LEVELS = tuple((level, label, symbol) for level, label, _, symbol in PROFILE_MARKERS)
 
 
-def _end_position(phase, n: int) -> str:
+NAME_WIDTH = 0.08  # a phase's name ('drain 2 %', 10 px type) as a share of the chart's width (about 800 px)
+
+
+def _side(phase, n: int) -> str:
     """Where a phase's name goes over it: from the end it touches inward (first or last of the `n`
     intervals), so that it stays inside the chart; else over its middle."""
-    return "top left" if phase.first == 0 else "top right" if phase.last == n - 1 else "top center"
+    return "left" if phase.first == 0 else "right" if phase.last == n - 1 else "center"
+
+
+def _name_span(phase, n: int, x0: float, x1: float) -> tuple[float, float]:
+    """The stretch of the run (shares of it, 0..1) that a phase's name covers over its band [x0, x1]
+    (shares of the run), by `_side` and `NAME_WIDTH`."""
+    side = _side(phase, n)
+    if side == "left":
+        return x0, x0 + NAME_WIDTH
+    if side == "right":
+        return x1 - NAME_WIDTH, x1
+    return (x0 + x1 - NAME_WIDTH) / 2, (x0 + x1 + NAME_WIDTH) / 2
 
 
 def is_report(path: Path) -> bool:
@@ -174,14 +188,22 @@ def _timelines(doc: Results | ProfileResults):
                                      hovertemplate=f"{_h(name)}: %{{y:.0f}} %% at %{{x:.1f}} µs<extra></extra>"))
             owner.append(n)
         ends = [a + d for a, d in zip(tl.t_us, tl.dt_us)]
-        kernel_shapes = []
+        kernel_shapes, before, lowered = [], None, False
+        run_from, run_us = tl.t_us[0], ends[-1] - tl.t_us[0]
         for ph in tl.phases():
             named = ph.share >= LABELLED_FROM  # a shorter phase is in the table of `show`, not named over its neighbour
+            # a name that would meet the one named before it (two short phases side by side: 'drain 2 %' beside
+            # 'tail 3 %') goes halfway down, unless that one went down
+            span = _name_span(ph, len(ends), (tl.t_us[ph.first] - run_from) / run_us,
+                              (ends[ph.last] - run_from) / run_us)
+            lowered = named and before is not None and not lowered and span[0] < before[1]
+            before = span if named else before
             kernel_shapes.append(dict(type="rect", xref="x", yref="paper", x0=tl.t_us[ph.first], x1=ends[ph.last],
                                       y0=0, y1=1, fillcolor=PHASE_COLORS[ph.name], opacity=0.6, line_width=0,
                                       layer="below", label=dict(text=_h(f"{ph.name} {100 * ph.share:.0f} %") if named
                                                                 else "",
-                                                                textposition=_end_position(ph, len(ends)),
+                                                                textposition=f"{'middle' if lowered else 'top'} "
+                                                                             f"{_side(ph, len(ends))}",
                                                                 font=dict(size=10))))
         shapes.append(kernel_shapes)
     for n, tk in enumerate(timed):
