@@ -455,6 +455,31 @@ def test_names_alike_in_a_table_get_their_suffix_by_name_not_by_row():
     assert forward[0] == backward[1] and forward[1] == backward[0] and forward[0] != forward[1]
 
 
+def test_names_alike_are_cut_where_they_differ_not_given_a_suffix_the_file_does_not_hold():
+    # a new-user trial (2026-12-08): names that the middle cut made alike read 'multi_tensor_apply_ke...tor,
+    # divides] #2', a '#2' that a profile's names hold themselves (a name repeated, nsight.names); now the cut
+    # shows where they differ: a functor's name, a template argument, a tile in the middle of a cuBLAS name
+    from roofline.render.text import display_names
+
+    names = ["multi_tensor_apply_kernel [BinaryOpScalarListFunctor, divides]",
+             "multi_tensor_apply_kernel [PointwiseOpScalarListFunctor, divides]",
+             "elementwise_kernel<128,2> [MulFunctor<float>]", "elementwise_kernel<128,4> [MulFunctor<float>]",
+             "elementwise_kernel<128,2> [MulFunctor<float>] #2",
+             "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x128x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_"
+             "execute_kernel__5x_cublas",
+             "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x128x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_"
+             "execute_kernel__5x_cublas", "short_kernel"]
+    shown = display_names(names, 40)
+    assert shown == ["multi_tensor_apply_kernel [Binary...des]", "multi_tensor_apply_kernel [Pointw...des]",
+                     "elementwise_kernel<128,2...nctor<float>]", "elementwise_kernel<128,4...nctor<float>]",
+                     "elementwise_kernel<128,...tor<float>] #2", "sm80_xmma_gemm...ze64x128x8_s...x_cublas",
+                     "sm80_xmma_gemm...ze32x128x8_s...x_cublas", "short_kernel"]
+    assert all(len(s) <= 40 for s in shown)
+    # one name alone keeps the middle cut; the same cut whatever the rows' order
+    assert display_names(names[:1], 40) == ["multi_tensor_apply_kern...ctor, divides]"]
+    assert display_names(names[::-1], 40) == shown[::-1]
+
+
 def test_a_small_grids_verdict_says_it_reads_the_busy_sms_and_gives_the_whole_gpus_figure():
     """17 blocks of an FP64 kernel on an A100's 108 SMs (one block each): its floor is of the 16 %
     of the GPU it keeps busy, 8.0x below there and 50.8x below the whole GPU's roof, the one the

@@ -3,6 +3,8 @@ kernel, written from the data `model.roofs.verdict` returns."""
 
 from __future__ import annotations
 
+import os
+
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
@@ -462,24 +464,80 @@ def label_cut(label: str, width: int) -> str:
     return middle_cut(label[:found.start()], max(12, width - len(found.group()))) + found.group()
 
 
+TELLS_APART = 6  # characters of where two names differ that a cut shows to tell them apart at a glance
+END_KEPT = 8  # characters of a name's end kept by a cut in three pieces (`_cuts_apart`)
+
+
+def _cut_at(name: str, width: int, head: int) -> str:
+    """`name` in `width` characters: its first `head`, '...', and its end (whole where it fits)."""
+    return name if len(name) <= width else name[:head] + "..." + name[len(name) - (width - 3 - head):]
+
+
+def _differs(name: str, others: list[str]) -> tuple[int, int]:
+    """Where `name` differs from the nearest of `others`: [start, end) past the longest prefix and
+    before the longest suffix it shares with any of them (empty where one holds the other whole)."""
+    start = max(len(os.path.commonprefix([name, o])) for o in others)
+    common_end = max(len(os.path.commonprefix([name[::-1], o[::-1]])) for o in others)
+    return start, max(start, len(name) - common_end)
+
+
+def _shown(length: int, start: int, end: int, head: int, width: int) -> int:
+    """How many characters of [start, end) of a name of `length` a cut at `head` (`_cut_at`) shows."""
+    if length <= width:
+        return end - start
+    tail_from = length - (width - 3 - head)
+    return max(0, min(end, head) - start) + max(0, end - max(start, tail_from))
+
+
+def _cuts_apart(names: list[str], width: int) -> dict[str, str] | None:
+    """Cuts in `width` characters for different names that `middle_cut` makes read alike, each
+    showing where it differs from the others (`_differs`, up to `TELLS_APART` characters of it):
+    one '...' for all of them where one place shows that of each, as near the middle as it can
+    ('multi_tensor_apply_kernel [Binary...des]' beside 'multi_tensor_apply_kernel [Pointw...des]');
+    else each its head, '...', a piece from just before where it differs, '...' and its end
+    ('sm80_xmma_gemm_f32f...tilesize64x1...x_cublas'). None where these still read alike."""
+    where = {n: _differs(n, [o for o in names if o != n]) for n in names}
+    need = {n: min(TELLS_APART, b - a) for n, (a, b) in where.items()}
+    default, best, chosen = (width - 1) * 3 // 5, None, None
+    for head in range(1, width - 3):
+        cuts = [_cut_at(n, width, head) for n in names]
+        if len(set(cuts)) == len(names) and all(_shown(len(n), *where[n], head, width) >= need[n] for n in names):
+            if best is None or abs(head - default) < best:
+                best, chosen = abs(head - default), dict(zip(names, cuts))
+    if chosen is not None:
+        return chosen
+    piece = TELLS_APART + 6
+    head = width - 6 - piece - END_KEPT
+    if head < 4:
+        return None
+    chosen = {n: n if len(n) <= width else
+              n[:head] + "..." + n[max(head, where[n][0] - 2):][:piece] + "..." + n[-END_KEPT:] for n in names}
+    return chosen if len(set(chosen.values())) == len(names) else None
+
+
 def display_names(names: list[str], width: int, universe: list[str] | None = None) -> list[str]:
-    """Each name cut to `width` (`middle_cut`); different names that the cut makes read alike get
-    ' #2', ' #3', ... in the order of their full names, so that different kernels can be told
-    apart, each by the same suffix in every table whatever its rows' order (show ranks by time,
-    whatif by saving) and whichever of them it shows: given `universe` (every name of the file),
-    the suffix is counted over all of it. Rows of one name (a kernel at two launch configurations)
-    keep it: their other columns tell them apart."""
-    cut = [middle_cut(n, width) for n in names]
-    owners: dict[str, set[str]] = {}
-    for name in universe or ():
-        owners.setdefault(middle_cut(name, width), set()).add(name)
-    for name, c in zip(names, cut):
-        owners.setdefault(c, set()).add(name)
-    out = []
-    for name, c in zip(names, cut):
-        rank = sorted(owners[c]).index(name) + 1
-        out.append(c if rank == 1 else f"{middle_cut(c, width - 3)} #{rank}")
-    return out
+    """Each name cut to `width` (`middle_cut`); different names that the cut makes read alike are
+    cut where they differ instead (`_cuts_apart`), so that different kernels can be told apart by
+    their own characters, each the same in every table whatever its rows' order (show ranks by
+    time, whatif by saving) and whichever of them it shows: given `universe` (every name of the
+    file), names are told apart over all of it. Only names that no one cut tells apart get ' ~2',
+    ' ~3', ... in the order of their full names (not ' #2': a profile's names carry that themselves,
+    `nsight.names`). Rows of one name (a kernel at two launch configurations) keep it: their other
+    columns tell them apart."""
+    everyone = list(dict.fromkeys([*(universe or ()), *names]))
+    alike: dict[str, list[str]] = {}
+    for name in everyone:
+        alike.setdefault(middle_cut(name, width), []).append(name)
+    shown: dict[str, str] = {}
+    for cut, group in alike.items():
+        group.sort()
+        apart = _cuts_apart(group, width) if len(group) > 1 else {group[0]: cut}
+        if apart is not None and not set(apart.values()) & (set(alike) - {cut}):
+            shown.update(apart)
+        else:
+            shown.update({name: cut if rank == 1 else f"{middle_cut(cut, width - 3)} ~{rank}"
+                          for rank, name in enumerate(group, 1)})
+    return [shown[name] for name in names]
 
 
 def tensor_precision(problem) -> str:
