@@ -319,12 +319,16 @@ def predicted_tail(blocks: int, block_slots: int, sms: int) -> tuple[float, floa
     its blocks there: the scheduler spreads the last wave's L blocks one per SM first, q = L // sms
     on every SM and one more on r = L % sms of them, and those r run alone for the time of one
     block, 1 / (blocks per SM) of a wave, out of (full waves + (q + 1) / (blocks per SM)) waves.
-    None where no SM idles before the end (r = 0: every SM holds as many) or the grid is one wave
-    at most (a persistent kernel schedules its own work: the grid says nothing of its tail).
+    None where no SM idles before the end (r = 0: every SM holds as many) or the grid holds no more
+    blocks than SMs (its whole run is its one partial wave; and a persistent kernel, one block per
+    SM, schedules its own work: the grid says nothing of its tail). One partial wave of more blocks
+    than SMs has a tail all the same: some SMs hold one block more than the others.
     512 blocks of one per SM on 132 SMs: 3 full waves and 116 blocks, (25 %, 88 %); 1,024 blocks of
-    two per SM: 3 full waves of 264 and 232 = 132 + 100 blocks, (12.5 %, 76 %)."""
+    two per SM: 3 full waves of 264 and 232 = 132 + 100 blocks, (12.5 %, 76 %); 244 blocks of three
+    per SM, one partial wave of 132 + 112: (50 %, 85 %) (a cuDNN convolution in a ResNet-18 step on
+    an H100 sampled 42.5 % on 79 %)."""
     waves = -(-blocks // block_slots)
-    if waves <= 1:
+    if blocks <= sms or waves < 1:
         return None
     per_sm = block_slots / sms
     last = blocks - (waves - 1) * block_slots
