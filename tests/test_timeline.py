@@ -754,3 +754,15 @@ def test_phase_names_of_short_phases_side_by_side_do_not_overlap(tmp_path, monke
     assert got.exit_code == 0, got.output
     assert {name for name, _ in boxes} == {"steady 94%", "drain 2%", "tail 3%"}
     assert not any(a.overlaps(b) for i, (_, a) in enumerate(boxes) for _, b in boxes[i + 1:])
+
+
+def test_the_timeline_table_reads_in_the_run_tables_order():
+    # a new-user trial (2026-12-08): the run and counters tables list the ladder in its order, the timeline table and
+    # the lines under it listed the rungs by time (autotuned before bank_conflict_free, split_k before full_tiles)
+    text = CliRunner().invoke(app, ["show", str(H100 / "run-timeline-fp32-4096.json.gz")], env={"COLUMNS": "250"}).output
+    ladder = [k.name for k in store.load(H100 / "run-timeline-fp32-4096.json.gz").kernels if k.timeline is not None]
+    timeline = text[text.index("Kernels over their runs"):]
+    rows = [line.split()[0] for line in timeline.splitlines() if line.startswith(" ") and line.split()[0] in ladder]
+    assert rows[:len(ladder)] == ladder and ladder.index("bank_conflict_free") < ladder.index("autotuned")
+    lost = [line.split(":")[0] for line in timeline.splitlines() if ": most time lost in" in line]
+    assert lost == ladder

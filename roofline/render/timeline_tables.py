@@ -127,11 +127,23 @@ def other_clocks(kernels: list[TimedKernel]) -> str | None:
 TOP = 10  # kernels with a timeline shown (all are in the results file)
 
 
+def shown_kernels(doc, top: int | None = TOP) -> tuple[list[TimedKernel], int]:
+    """The `top` longest kernels of `doc` with a timeline (None: all), in the order of the file's
+    kernel table (a run's ladder order, a profile's by time), so that rows read across the tables
+    of one `show`; and how many have one."""
+    found = doc.timed_kernels()
+    chosen = {id(k) for k in (found[:top] if top else found)}
+    place = {}
+    for i, k in enumerate(doc.kernels):
+        place.setdefault(k.name, i)
+    kept = [k for k in found if id(k) in chosen]
+    return sorted(kept, key=lambda k: place.get(k.name, len(place))), len(found)
+
+
 def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]:
     """The table of the `top` longest kernels of results file `doc` (a profile or a run) with a
     timeline (None: all; none with one: no table)."""
-    found = doc.timed_kernels()
-    kernels = found[:top] if top else found
+    kernels, timed = shown_kernels(doc, top)
     if not kernels:
         return []
     rows, top_ghz, clipped = [], (doc.device.max_sm_clock_mhz or 0) / 1000 or None, False
@@ -157,7 +169,7 @@ def timeline_tables(doc, width: int = 200, top: int | None = TOP) -> list[Table]
                      if closure is not None and not cut else "-"])
     columns = [("intervals", "right"), ("fill", "left"), ("steady", "left"), ("drain", "left"), ("tail wave", "left"),
                ("waves model's tail", "left"), ("GHz", "right"), ("DRAM sampled", "right")]
-    left = f", the {len(kernels)} longest of {len(found)}" if len(kernels) < len(found) else ""
+    left = f", the {len(kernels)} longest of {timed}" if len(kernels) < timed else ""
     return _fit(f"Kernels over their runs (Nsight Compute's PM sampling){left}: each phase's share of the time, the SMs "
                 "busy, and the unit nearest its peak by Nsight Compute's throughput of it (its busiest part, % of "
                 "the unit's peak; not the verdict's bytes over a bandwidth); GHz: the SM clock's range"
@@ -174,8 +186,7 @@ def timeline_lines(doc, top: int | None = TOP) -> list[str]:
     (`results.timeline.Timeline.cut_note`), and before one where its tail wave is longer than the
     waves model allows (`uneven`); then one on the kernels sampled at another clock than they were
     timed at (`other_clocks`)."""
-    found = doc.timed_kernels()
-    shown = found[:top] if top else found
+    shown, _ = shown_kernels(doc, top)
     lines = [line for k in shown for line in (k.timeline.cut_note(k.label), costliest(k), uneven(k)) if line]
     few = [k.label for k in shown if len(k.timeline.t_us) < MIN_PHASE_INTERVALS]
     if few:
