@@ -483,6 +483,13 @@ def test_one_partial_wave_of_more_blocks_than_sms_has_a_tail_the_waves_model_rea
     (bn,) = [k for k in doc.timed_kernels() if k.label == "batch_norm_backward_kernel [64x1x1 blocks of 512x1x1]"]
     assert predicted_tail(bn.waves.blocks, bn.waves.block_slots, bn.waves.sms) is None
     assert [p.name for p in bn.timeline.phases()] == ["steady"]
+    # and show says so where it names the phase that costs most (a new-user trial: "the steady part of the run" on
+    # 47 % of the SMs hid that the rest sat idle)
+    text = " ".join(CliRunner().invoke(app, ["show", str(H100 / "profile-resnet.json.gz")],
+                                       env={"COLUMNS": "250"}).output.split())
+    assert ("batch_norm_backward_kernel [64x1x1 blocks of 512x1x1]: most time lost in its one partial wave (its grid "
+            "never keeps 90 % of the SMs busy; the table reads it as one steady phase): 100 % of the time on 47 % of "
+            "the SMs") in text
 
 
 @pytest.mark.parametrize("edit, says", [
@@ -615,8 +622,8 @@ def test_a_tail_wave_longer_than_the_waves_model_allows_is_said_to_be_the_kernel
     # 20 intervals of elementwise_kernel [MulFunctor]: a tail of two (the last part-filled) is no evidence of it
     assert "elementwise_kernel [MulFunctor] [34375x1x1 blocks of 128x1x1]: its tail wave" not in text
     # a one-block grid (nll_loss): no tail wave of it, its whole run one steady phase on 1 % of the SMs
-    assert ("nll_loss_forward_reduce_cuda_kernel_2d: most time lost in the steady part of the run: 100 % of the time "
-            "on 1 % of the SMs") in text
+    assert ("nll_loss_forward_reduce_cuda_kernel_2d: most time lost in its one partial wave (its grid never keeps 90 % "
+            "of the SMs busy; the table reads it as one steady phase): 100 % of the time on 1 % of the SMs") in text
     # a busiest unit at 4.7 % of its peak: the loss line reads it as the phase table does, not as "5 %"
     assert ("vectorized_gather_kernel [549992x1x1 blocks of 32x1x1]: most time lost in the steady part of the run: "
             "100 % of the time on 100 % of the SMs, every unit under 5 % of its peak on average") in text

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..model.timeline import MIN_PHASE_INTERVALS, ROOF_NAMES, Phase, predicted_tail
+from ..model.timeline import MIN_PHASE_INTERVALS, ROOF_NAMES, TAIL_BUSY, Phase, predicted_tail
 from ..results.timeline import TimedKernel
 from .tables import _fit
 from .text import display_names
@@ -61,6 +61,9 @@ def costliest(k: TimedKernel) -> str | None:
     what = {"fill": "filling (the first blocks starting, the pipeline filling)",
             "steady": "the steady part of the run", "drain": "draining (the SMs busy below the steady level)",
             "tail": "the tail wave"}[worst.name]
+    if max(k.timeline.busy) < TAIL_BUSY:  # never 90 % of the SMs busy: the run is one partial wave (model.timeline)
+        what = (f"its one partial wave (its grid never keeps {100 * TAIL_BUSY:.0f} % of the SMs busy; the table reads "
+                "it as one steady phase)")
     of_time = "of the time sampled" if k.timeline.cut_short else "of the time"
     # read as the phase table reads it: below NAMED_FROM no unit is named (4.9 % is not "5 %" there and "under 5%" here)
     level = (f"at {100 * worst.roof_share:.0f} % of the {ROOF_NAMES.get(worst.roof, worst.roof)}'s peak on average"
