@@ -241,7 +241,7 @@ def test_plot_notes_replaced_kernels_and_sweep_files(tmp_path, doc, monkeypatch)
     r = invoke("plot", str(a), str(b), "--out", str(out))
     assert r.exit_code == 0
     assert r.stderr.count("in an earlier results file too") == 1  # one note for the file given twice, not one per kernel
-    assert f"roofline: note: {b}: all its kernels are in an earlier results file too; drawn from {b}, the last" in r.stderr
+    assert f"roofline: note: {b}: all its kernels are in an earlier results file too; read from {b}, the last given" in r.stderr
     assert [k.name for k in drawn[-1].kernels] == [k["name"] for k in doc["kernels"]]  # each kernel once
     sweep = REPO / "plots" / "sweep-h200.json"
     r = invoke("plot", str(sweep), "--out", str(out))

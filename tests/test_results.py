@@ -199,7 +199,7 @@ def test_merge_runs_of_different_kernels(doc):
     merged = store.merge([a, b], ["a", "b"], notes)
     assert [k.name for k in merged.kernels] == ["naive", "gmem_coalescing", "smem_tiling"]
     assert merged.kernels[1].gflops == 1234.0
-    assert notes == ["b: gmem_coalescing is in an earlier results file too; drawn from b, the last"]
+    assert notes == ["b: gmem_coalescing is in an earlier results file too; read from b, the last given"]
     other = store.parse(make_doc(1024))
     with pytest.raises(UsageError, match=r"b solves 1024x1024x1024 and a 4096x4096x4096: runs read together merge into one "
                                          r"table and chart of one problem; .* roofline compare a b --across-sizes"):

@@ -450,7 +450,7 @@ def merge(docs: list[Results], sources: list[str], notes: list[str] | None = Non
         again = [k.name for k in doc.kernels if k.name in kernels]
         if again and notes is not None:  # one note per file: a file given twice is said once, not per kernel
             seen = "all its kernels are" if len(again) == len(doc.kernels) else f"{', '.join(again)} {'is' if len(again) == 1 else 'are'}"
-            notes.append(f"{src}: {seen} in an earlier results file too; drawn from {src}, the last")
+            notes.append(f"{src}: {seen} in an earlier results file too; read from {src}, the last given")
         for k in doc.kernels:
             kernels[k.name] = k
     return first.model_copy(update={"kernels": list(kernels.values())})
