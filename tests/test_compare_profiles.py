@@ -226,3 +226,19 @@ def test_profiles_of_other_programs_are_said_to_be_so():
     assert f"the {len(other.kernels)} kernel(s) the profiles share hold" in said and "only one of them ran" in said
     same = compare_work(load("profile-h200-adamw-foreach.json"), load("profile-h200-adamw-fused.json"))
     assert any("--fused-adamw after" in n for n in same.notes) and not any("only one of them ran" in n for n in same.notes)
+
+
+def test_names_in_both_profiles_left_unmatched_for_their_several_launches_are_named():
+    # a new-user trial (2026-12-08): a GCN step against a Llama step, both on an H100; 'multi_tensor_apply_kernel
+    # [PointwiseOpScalarListFunctor, divides]' runs at one configuration in the first and two in the second, and came
+    # out both gone and new without a word, beside five kernels of one launch each matched by name alone
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "timeline-h100"
+    got = CliRunner().invoke(app, ["compare", str(fixtures / "profile-gcn.json.gz"), str(fixtures / "profile-llama.json.gz"),
+                                   "--json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    (note,) = [n for n in doc["notes"] if "left among the gone and the new" in n]
+    assert note.startswith("10 kernel name(s) in both files left among the gone and the new")
+    assert "multi_tensor_apply_kernel [PointwiseOpScalarListFunctor, divides] (1 configuration before, 2 after)" in note
+    assert "splitKreduce_kernel (2 configurations before, 1 after)" in note
+    assert any(n == "5 kernel(s) matched by name alone: their launch configuration changed" for n in doc["notes"])

@@ -688,6 +688,18 @@ def match(before: Workload, after: Workload) -> tuple[list[tuple[KernelWork, Ker
             [k.label for k in after.kernels if id(k) not in matched_after])
 
 
+def unpaired(before: Workload, after: Workload, pairs: list[tuple[KernelWork, KernelWork, bool]]) -> list[str]:
+    """The names in both files that `match` left with a kernel unmatched because the name is not
+    unique in one of them (launches of several configurations, a configuration changed: which
+    pairs with which is not known), each as 'NAME (2 configurations before, 1 after)'."""
+    paired_b, paired_a = {id(b) for b, _, _ in pairs}, {id(a) for _, a, _ in pairs}
+    count_b, count_a = Counter(k.name for k in before.kernels), Counter(k.name for k in after.kernels)
+    left = {k.name for k in before.kernels if id(k) not in paired_b} | {k.name for k in after.kernels
+                                                                       if id(k) not in paired_a}
+    return [f"{name} ({count_b[name]} configuration{'s' if count_b[name] > 1 else ''} before, {count_a[name]} after)"
+            for name in sorted(left) if count_b[name] and count_a[name] and max(count_b[name], count_a[name]) > 1]
+
+
 def _ratio(a: float, b: float) -> str:
     return f"{b / a:.2f}x"
 
@@ -834,6 +846,11 @@ def compare_work(before: Results | ProfileResults, after: Results | ProfileResul
     renamed = sum(1 for d in deltas if d.configuration)
     if renamed:
         notes.append(f"{renamed} kernel(s) matched by name alone: their launch configuration changed")
+    ambiguous = unpaired(wb, wa, pairs)
+    if ambiguous:
+        notes.append(f"{len(ambiguous)} kernel name(s) in both files left among the gone and the new: launched at "
+                     "several configurations in one file and at others in the other, so which launch pairs with which "
+                     f"is not known: {'; '.join(ambiguous)}")
     if profile:
         # a profile of programs profiled apart (`work.apart`) has no step: its kernels are read alone, as whatif does
         pb_, pa_ = getattr(before, "programs", 1), getattr(after, "programs", 1)
