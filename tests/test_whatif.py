@@ -295,3 +295,20 @@ def test_a_kernel_whose_own_rate_raised_its_roof_is_not_said_to_be_at_a_bound():
     assert ("wgmma_ws: the measured ceiling of the roof that binds it was below the rate it reached, so that roof is "
             "its own rate") in said
     assert "wgmma_persistent: the measured ceiling" not in said  # bound by BF16, a ceiling it did not raise
+
+
+def test_a_fusion_pair_of_a_shared_name_keeps_its_launch_written_short():
+    # a new-user trial (2026-12-08): the Llama step's pair read 'vectorized_elementwise_...ks of 128x1x1]', its
+    # functor and grid cut away, which fits about ten kernels of that profile; now its launch is written as the
+    # kernel table's grid x block column writes it
+    from roofline.render.text import short_label
+
+    assert short_label("vectorized_elementwise_kernel [bfloat16_copy_kernel_cuda] [32000x1x1 blocks of 128x1x1]",
+                       40) == "vectorized_elem...el_cuda] [32000 x 128]"
+    assert short_label("k [98x2x32 blocks of 256x1x1]", 40) == "k [98x2x32 x 256]"
+    assert short_label("plain_kernel", 40) == "plain_kernel"
+    path = Path(__file__).resolve().parent / "fixtures" / "timeline-h100" / "profile-llama.json.gz"
+    got = CliRunner().invoke(app, ["whatif", str(path)], env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    (row,) = [line for line in got.stdout.splitlines() if line.startswith(" 1. cunn_SoftMaxBackward")]
+    assert "vectorized_elem...el_cuda] [32000 x 128]" in row

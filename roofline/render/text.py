@@ -451,6 +451,21 @@ def middle_cut(name: str, width: int) -> str:
     return name[:head] + "..." + name[len(name) - (width - 3 - head):]
 
 
+def short_label(label: str, width: int) -> str:
+    """A kernel's label in at most `width` characters with its launch configuration written short
+    ('vectorized_elem...copy_kernel_cuda] [32000 x 128]': grid x block, as the kernel table's
+    column writes them, 1s left out), for tables too narrow for `label_cut`'s whole suffix; a label
+    without one is `middle_cut`."""
+    from ..results.profile import LAUNCH_LABEL
+
+    found = LAUNCH_LABEL.search(label)
+    if not found:
+        return middle_cut(label, width)
+    grid, block = (part.split("x") for part in found.group()[2:-1].split(" blocks of "))
+    short = " x ".join(("x".join(d) if d[1:] != ["1", "1"] else d[0]) for d in (grid, block))
+    return middle_cut(label[:found.start()], max(12, width - len(short) - 3)) + f" [{short}]"
+
+
 def label_cut(label: str, width: int) -> str:
     """A kernel's label in at most `width` characters (about: never shorter than its launch suffix
     and 12 more), `middle_cut` in its name alone where it ends in a launch configuration

@@ -23,7 +23,8 @@ from ..analysis.whatif import KernelWhatIf, WhatIf
 from .chart import check_output, new_figure, save_atomic, text
 from .layout import OPAQUE, Layout
 from .tables import _fit
-from .text import display_names, percent, roof_name, uncounted_phrase
+from ..results.profile import LAUNCH_LABEL
+from .text import display_names, percent, roof_name, short_label, uncounted_phrase
 
 TOP = 20  # kernels with a roof shown in the table
 SENTENCES = 3  # top kernels given a sentence
@@ -159,7 +160,10 @@ def fusion_table(w: WhatIf, width: int = 200) -> list[Table]:
     between them (MB), the ms saved at the DRAM roof, and the step after with its speed-up (as
     few tables as fit `width`)."""
     roof = w.fusion[0]
-    names = display_names([_short(name, w) for f in w.fusion for name in (f.first, f.second)], 40)
+    labels = [_short(name, w) for f in w.fusion for name in (f.first, f.second)]
+    # a kernel that shares its name keeps its launch, written short (its long form leaves no room for the name)
+    names = [short_label(label, 40) if LAUNCH_LABEL.search(label) else name
+             for label, name in zip(labels, display_names(labels, 40))]
     columns = [("reads it next", "left"), ("roofs", "left"), ("times", "right"), ("passing MB", "right"),
                ("saved ms", "right"), ("step after ms", "right"), ("speed-up", "right")]
     rows = [[f"{i + 1}. {names[2 * i]}", names[2 * i + 1], f"{roof_name(f.first_roof)}, {roof_name(f.second_roof)}",
