@@ -218,6 +218,10 @@ if [ "$part" != gpu ]; then
     roofline plot plots/grades-h200.json --out plots/grades-h200.png
     roofline plot plots/results-h200-bf16-wmma.json --out plots/roofline-h200-bf16-wmma.png
     roofline plot plots/timeline-h200-bf16-8192.json --kind timeline --out plots/timeline-h200-bf16-8192.png
+    # the run of `roofline run --ladder tensor --size 8192 --timeline` on an H100 (2026-12-07, the tree at 107505d;
+    # tests/fixtures/timeline-h100/README.md)
+    roofline plot tests/fixtures/timeline-h100/run-timeline-bf16-8192.json.gz --kind timeline \
+        --highlight wgmma_tma --highlight wgmma_ws --out plots/timeline-h100-bf16-8192.png
     roofline plot plots/profile-h200-llama-ops.json --kind op --out plots/ops-h200-llama.png
     roofline plot plots/profile-h200-llama-ops.json --kind module --out plots/modules-h200-llama.png
     roofline plot plots/profile-h200-resnet-ops.json --kind op --out plots/ops-h200-resnet.png
