@@ -328,7 +328,7 @@ def predicted_tail(blocks: int, block_slots: int, sms: int) -> tuple[float, floa
     per SM, one partial wave of 132 + 112: (50 %, 85 %) (a cuDNN convolution in a ResNet-18 step on
     an H100 sampled 42.5 % on 79 %)."""
     waves = -(-blocks // block_slots)
-    if blocks <= sms or waves < 1:
+    if blocks <= sms:
         return None
     per_sm = block_slots / sms
     last = blocks - (waves - 1) * block_slots

@@ -4,7 +4,6 @@ kernel, written from the data `model.roofs.verdict` returns."""
 from __future__ import annotations
 
 import os
-
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..model.occupancy import Occupancy
@@ -510,7 +509,7 @@ def _cuts_apart(names: list[str], width: int) -> dict[str, str] | None:
     one '...' for all of them where one place shows that of each, as near the middle as it can
     ('multi_tensor_apply_kernel [Binary...des]' beside 'multi_tensor_apply_kernel [Pointw...des]');
     else each its head, '...', a piece from just before where it differs, '...' and its end
-    ('sm80_xmma_gemm_f32f...tilesize64x1...x_cublas'). None where these still read alike."""
+    ('sm80_xmma_gemm...ze64x128x8_s...x_cublas'). None where these still read alike."""
     where = {n: _differs(n, [o for o in names if o != n]) for n in names}
     need = {n: min(TELLS_APART, b - a) for n, (a, b) in where.items()}
     default, best, chosen = (width - 1) * 3 // 5, None, None

@@ -61,7 +61,7 @@ def costliest(k: TimedKernel) -> str | None:
     what = {"fill": "filling (the first blocks starting, the pipeline filling)",
             "steady": "the steady part of the run", "drain": "draining (the SMs busy below the steady level)",
             "tail": "the tail wave"}[worst.name]
-    if max(k.timeline.busy) < TAIL_BUSY:  # never 90 % of the SMs busy: the run is one partial wave (model.timeline)
+    if not k.timeline.cut_short and max(k.timeline.busy) < TAIL_BUSY:  # one partial wave (model.timeline)
         what = (f"its one partial wave (its grid never keeps {100 * TAIL_BUSY:.0f} % of the SMs busy; the table reads "
                 "it as one steady phase)")
     of_time = "of the time sampled" if k.timeline.cut_short else "of the time"

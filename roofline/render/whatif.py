@@ -20,10 +20,10 @@ from ..errors import UsageError
 from ..model.timeline import MIN_PHASE_INTERVALS, ROOF_NAMES
 from ..model.units import figure, plural
 from ..analysis.whatif import KernelWhatIf, WhatIf
+from ..results.profile import LAUNCH_LABEL
 from .chart import check_output, new_figure, save_atomic, text
 from .layout import OPAQUE, Layout
 from .tables import _fit
-from ..results.profile import LAUNCH_LABEL
 from .text import display_names, percent, roof_name, short_label, uncounted_phrase
 
 TOP = 20  # kernels with a roof shown in the table
