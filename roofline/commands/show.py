@@ -17,7 +17,8 @@ MOUNT = dict(short_help="Print the tables and verdicts of results files.",
                   "(the run table, the counters table), a size sweep's or a tile search's, a program's "
                   f"profile (roofline profile) or a grade file; a PyTorch profiler trace's GPU time by op, forward, "
                   f"backward or optimizer. Results files of every schema roofline has written "
-                  f"(1 to {SCHEMA}) are read; several files are merged.")
+                  f"(1 to {SCHEMA}) are read; several results files of one session (one problem, one set of measured "
+                  "ceilings) are merged; other files are set side by side with roofline compare.")
 RENAMED = {"--results": "give the files as arguments: roofline show FILE [FILE ...]"}
 
 
