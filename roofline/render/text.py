@@ -487,12 +487,21 @@ def _cut_at(name: str, width: int, head: int) -> str:
     return name if len(name) <= width else name[:head] + "..." + name[len(name) - (width - 3 - head):]
 
 
-def _differs(name: str, others: list[str]) -> tuple[int, int]:
-    """Where `name` differs from the nearest of `others`: [start, end) past the longest prefix and
-    before the longest suffix it shares with any of them (empty where one holds the other whole)."""
-    start = max(len(os.path.commonprefix([name, o])) for o in others)
-    common_end = max(len(os.path.commonprefix([name[::-1], o[::-1]])) for o in others)
-    return start, max(start, len(name) - common_end)
+def _shared_ends(names: list[str]) -> dict[str, int]:
+    """For each of different `names`, the longest prefix it shares with any other: with one of its
+    neighbours in sorted order, so O(n log n)."""
+    ordered = sorted(names)
+    lcp = [len(os.path.commonprefix([a, b])) for a, b in zip(ordered, ordered[1:])]
+    return {n: max(lcp[i - 1] if i else 0, lcp[i] if i < len(lcp) else 0) for i, n in enumerate(ordered)}
+
+
+def _differs(names: list[str]) -> dict[str, tuple[int, int]]:
+    """Where each of different `names` differs from the nearest of the others: [start, end) past the
+    longest prefix and before the longest suffix it shares with any of them (empty where one holds
+    another whole)."""
+    start = _shared_ends(names)
+    ends = _shared_ends([n[::-1] for n in names])
+    return {n: (start[n], max(start[n], len(n) - ends[n[::-1]])) for n in names}
 
 
 def _shown(length: int, start: int, end: int, head: int, width: int) -> int:
@@ -505,12 +514,12 @@ def _shown(length: int, start: int, end: int, head: int, width: int) -> int:
 
 def _cuts_apart(names: list[str], width: int) -> dict[str, str] | None:
     """Cuts in `width` characters for different names that `middle_cut` makes read alike, each
-    showing where it differs from the others (`_differs`, up to `TELLS_APART` characters of it):
+    showing where it differs from the others (`_differs`: up to `TELLS_APART` characters of it):
     one '...' for all of them where one place shows that of each, as near the middle as it can
     ('multi_tensor_apply_kernel [Binary...des]' beside 'multi_tensor_apply_kernel [Pointw...des]');
     else each its head, '...', a piece from just before where it differs, '...' and its end
     ('sm80_xmma_gemm...ze64x128x8_s...x_cublas'). None where these still read alike."""
-    where = {n: _differs(n, [o for o in names if o != n]) for n in names}
+    where = _differs(names)
     need = {n: min(TELLS_APART, b - a) for n, (a, b) in where.items()}
     default, best, chosen = (width - 1) * 3 // 5, None, None
     for head in range(1, width - 3):
