@@ -472,12 +472,20 @@ def test_names_alike_are_cut_where_they_differ_not_given_a_suffix_the_file_does_
     shown = display_names(names, 40)
     assert shown == ["multi_tensor_apply_kernel [Binary...des]", "multi_tensor_apply_kernel [Pointw...des]",
                      "elementwise_kernel<128,2...nctor<float>]", "elementwise_kernel<128,4...nctor<float>]",
-                     "elementwise_kernel<128,...tor<float>] #2", "sm80_xmma_gemm...ze64x128x8_s...x_cublas",
-                     "sm80_xmma_gemm...ze32x128x8_s...x_cublas", "short_kernel"]
+                     "elementwise_kernel<128,...tor<float>] #2", "sm80_xmma_gemm_f32f32...tilesize64x128x8",
+                     "sm80_xmma_gemm_f32f32...tilesize32x128x8", "short_kernel"]
     assert all(len(s) <= 40 for s in shown)
     # one name alone keeps the middle cut; the same cut whatever the rows' order
     assert display_names(names[:1], 40) == ["multi_tensor_apply_kern...ctor, divides]"]
     assert display_names(names[::-1], 40) == shown[::-1]
+    # a second trial: cuDNN's wgrad kernels of a ResNet-18 step differ in a tile and in a split, two places no one
+    # cut shows; they read '~2' to '~7' then, and now each by the parts of its name the others do not all hold
+    wgrad = "sm90_xmma_wgrad_indexed_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize{}_warpgroupsize1x1x1_g1_" \
+            "execute_{}_kernel__5x_cudnn"
+    kinds = [wgrad.format(t, k) for t in ("64x64x64", "128x64x64") for k in ("segment_k_on", "segment_k_off", "split_k")]
+    shown = display_names(kinds, 40)
+    assert len(set(shown)) == 6 and not [s for s in shown if "~" in s]
+    assert shown[0].endswith("tilesize64x64x64_segment_on") and shown[5].endswith("tilesize128x64x64_split")
 
 
 def test_a_small_grids_verdict_says_it_reads_the_busy_sms_and_gives_the_whole_gpus_figure():

@@ -312,3 +312,24 @@ def test_a_fusion_pair_of_a_shared_name_keeps_its_launch_written_short():
     assert got.exit_code == 0, got.output
     (row,) = [line for line in got.stdout.splitlines() if line.startswith(" 1. cunn_SoftMaxBackward")]
     assert "vectorized_elem...el_cuda] [32000 x 128]" in row
+
+
+def test_whatif_cuts_each_name_as_show_does_and_its_phase_table_too():
+    # a second new-user trial (2026-12-08): whatif cut names over its own rows only, so a cuBLAS kernel of the GCN
+    # step read 'sm80_xmma_gemm_f32f32_f...nel__5x_cublas', which fits both of that file's cuBLAS kernels, where
+    # show gave it its tile; and its phase table printed names whole (190 characters), one column per block
+    from roofline.render.text import display_names
+
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "timeline-h100"
+    doc = store.load(fixtures / "profile-gcn.json.gz", profile=True)
+    everyone = [k.name for k in doc.kernels]
+    shown = dict(zip(everyone, display_names(everyone, 40, everyone)))
+    text = CliRunner().invoke(app, ["whatif", str(fixtures / "profile-gcn.json.gz")], env={"COLUMNS": "200"}).stdout
+    gemms = [n for n in everyone if n.startswith("sm80_xmma_gemm")]
+    assert len(gemms) >= 2 and len({shown[n] for n in gemms}) == len(gemms)
+    assert any(shown[n] in text for n in gemms) and "sm80_xmma_gemm_f32f32_f...nel__5x_cublas" not in text
+    resnet = CliRunner().invoke(app, ["whatif", str(fixtures / "profile-resnet.json.gz")], env={"COLUMNS": "200"})
+    assert resnet.exit_code == 0, resnet.output
+    phases = resnet.stdout[resnet.stdout.index("by phase"):]
+    assert "continued" not in phases.split("\n\n\n")[0] and max(len(line) for line in phases.splitlines()) <= 200
+    assert "batch_norm_backward_kernel [64 x 512]" in phases

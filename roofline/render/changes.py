@@ -93,7 +93,7 @@ def change_tables(cmp: WorkComparison, width: int = 200, top: int | None = TOP) 
     deltas = cmp.kernels
     if profile and top and len(deltas) > top:
         deltas = sorted(deltas, key=lambda d: -max(d.before_ms, d.after_ms))[:top]
-    names = display_names([d.label for d in deltas], 40)
+    names = display_names([d.label for d in deltas], 40, [d.label for d in cmp.kernels])
     rows, styles = [], []
     if cmp.step is not None:
         rows.append(_row(cmp.step, "step", profile, joules))

@@ -21,7 +21,8 @@ def _rows(t: TargetProjection, top: int | None = None) -> tuple[list[list[str]],
     parts = [_split(r.label) for r in kernels]
     configured = any(config for _, config in parts)
     rows, styles = [], []
-    for r, name, (_, config) in zip(kernels, display_names([n for n, _ in parts], 44), parts):
+    every = [_split(r.label)[0] for r in t.kernels]  # cut as over the whole file, whichever rows are shown
+    for r, name, (_, config) in zip(kernels, display_names([n for n, _ in parts], 44, every), parts):
         name = [name] + ([config or "-"] if configured else [])
         if r.left_out:
             rows.append([*name, _ms(r.time_here_ms), "-", "-", "-", "-", "-", f"left out: {r.left_out}"])

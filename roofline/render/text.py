@@ -512,12 +512,29 @@ def _shown(length: int, start: int, end: int, head: int, width: int) -> int:
     return max(0, min(end, head) - start) + max(0, end - max(start, tail_from))
 
 
+def _tokens_apart(names: list[str], width: int) -> dict[str, str] | None:
+    """Each of `names` as its head, '...' and the parts of it (between '_') that not every one of
+    them holds, in their order, cut at the end to `width` where they are too long: cuDNN's kernels
+    that differ in a tile and a split, 'sm90_xmma_wgrad_i...tilesize64x64x64_on' beside
+    '...tilesize64x64x64_off' and '...tilesize128x64x64_split'. None where these read alike."""
+    common = set.intersection(*(set(n.split("_")) for n in names))
+    out = {}
+    for n in names:
+        own = "_".join(t for t in n.split("_") if t and t not in common)
+        if not own:
+            return None
+        head = max(8, width - 3 - len(own))
+        out[n] = n if len(n) <= width else (n[:head] + "..." + own)[:width]
+    return out if len(set(out.values())) == len(names) else None
+
+
 def _cuts_apart(names: list[str], width: int) -> dict[str, str] | None:
     """Cuts in `width` characters for different names that `middle_cut` makes read alike, each
     showing where it differs from the others (`_differs`: up to `TELLS_APART` characters of it):
     one '...' for all of them where one place shows that of each, as near the middle as it can
     ('multi_tensor_apply_kernel [Binary...des]' beside 'multi_tensor_apply_kernel [Pointw...des]');
-    else each its head, '...', a piece from just before where it differs, '...' and its end
+    else each its head and the parts of it that not all of them hold (`_tokens_apart`); else each
+    its head, '...', a piece from just before where it differs, '...' and its end
     ('sm80_xmma_gemm...ze64x128x8_s...x_cublas'). None where these still read alike."""
     where = _differs(names)
     need = {n: min(TELLS_APART, b - a) for n, (a, b) in where.items()}
@@ -529,6 +546,9 @@ def _cuts_apart(names: list[str], width: int) -> dict[str, str] | None:
                 best, chosen = abs(head - default), dict(zip(names, cuts))
     if chosen is not None:
         return chosen
+    tokens = _tokens_apart(names, width)
+    if tokens is not None:
+        return tokens
     piece = TELLS_APART + 6
     head = width - 6 - piece - END_KEPT
     if head < 4:

@@ -72,7 +72,7 @@ def tables(w: WhatIf, width: int = 200, top: int = TOP) -> list[Table]:
     shown = w.ranked[:top] + w.no_roof
     target = f"at {_target(w.target)} %"
     names = [f"{i + 1}. {name}" if k.saved_ms is not None else name  # the chart's numbers
-             for i, (k, name) in enumerate(zip(shown, display_names([k.name for k in shown], 40)))]
+             for i, (k, name) in enumerate(zip(shown, display_names([k.name for k in shown], 40, _names(w))))]
     if w.step_ms is not None:
         columns = [("share", "right"), ("grid x block", "right"), ("roof", "left"), ("now ms", "right"),
                    ("at roof ms", "right"), (f"{target} ms", "right"), ("saved ms", "right"),
@@ -112,11 +112,13 @@ def phase_tables(w: WhatIf, width: int = 200) -> list[Table]:
                ("drain (saved) ms", "right"), ("tail wave (saved) ms", "right"), ("SMs in tail", "right"),
                ("step without tail ms" if w.step_ms is not None else "kernel without tail ms", "right"),
                ("without fill ms", "right")]
-    rows = [[p.kernel, _ms(p.time_ms), f"{ROOF_NAMES.get(p.steady_unit, p.steady_unit)} {100 * p.steady_share:.0f}%",
+    rows = [[short_label(p.kernel, 40) if LAUNCH_LABEL.search(p.kernel) else name, _ms(p.time_ms),
+             f"{ROOF_NAMES.get(p.steady_unit, p.steady_unit)} {100 * p.steady_share:.0f}%",
              cell(p.fill_ms, p.fill_saved_ms),
              cell(p.drain_ms, p.drain_saved_ms), cell(p.tail_ms, p.tail_saved_ms),
              f"{100 * p.tail_busy:.0f}%" if p.tail_busy is not None else "-",
-             _ms(p.ms_without_tail), _ms(p.ms_without_fill)] for p in w.phases]
+             _ms(p.ms_without_tail), _ms(p.ms_without_fill)]
+            for p, name in zip(w.phases, display_names([p.kernel for p in w.phases], 40, _names(w)))]
     return _fit("by phase (each kernel's timeline): its fill, drain and tail wave at its steady part's rate, their "
                 "work on the steady part's busiest unit at the share of its peak it holds there (steady at); kernels "
                 f"sampled in fewer than {MIN_PHASE_INTERVALS} intervals have no phases", ("kernel", "left"), columns,
@@ -163,7 +165,7 @@ def fusion_table(w: WhatIf, width: int = 200) -> list[Table]:
     labels = [_short(name, w) for f in w.fusion for name in (f.first, f.second)]
     # a kernel that shares its name keeps its launch, written short (its long form leaves no room for the name)
     names = [short_label(label, 40) if LAUNCH_LABEL.search(label) else name
-             for label, name in zip(labels, display_names(labels, 40))]
+             for label, name in zip(labels, display_names(labels, 40, _names(w)))]
     columns = [("reads it next", "left"), ("roofs", "left"), ("times", "right"), ("passing MB", "right"),
                ("saved ms", "right"), ("step after ms", "right"), ("speed-up", "right")]
     rows = [[f"{i + 1}. {names[2 * i]}", names[2 * i + 1], f"{roof_name(f.first_roof)}, {roof_name(f.second_roof)}",
@@ -173,6 +175,11 @@ def fusion_table(w: WhatIf, width: int = 200) -> list[Table]:
              f"passing written and read once less at DRAM {roof.roof_gbps:,.0f} GB/s"
              f"{' measured' if roof.roof_measured else ''}, never more than the shorter launch")
     return _fit(title, ("writes", "left"), columns, rows, width)
+
+
+def _names(w: WhatIf) -> list[str]:
+    """Every kernel name of `w`'s file, for `display_names` to cut each as `show` cuts it."""
+    return [k.name for k in w.kernels]
 
 
 def _short(label: str, w: WhatIf) -> str:
@@ -262,7 +269,7 @@ def render(w: WhatIf, source: str = ""):
     fig.text(0.01, 0.005, text("; ".join(notes)), fontsize=7.5, color="0.3", va="bottom")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     named = [k for k in ranked[:NAMED] if k.saved_ms > 0]
-    short = display_names([k.name for k in named], 30)
+    short = display_names([k.name for k in named], 30)  # the chart's own width: told apart among its labels
     labels = []
     for i, (k, name) in enumerate(zip(named, short)):
         x = k.time_share if profile else k.time_ms
