@@ -515,8 +515,9 @@ def _shown(length: int, start: int, end: int, head: int, width: int) -> int:
 def _tokens_apart(names: list[str], width: int) -> dict[str, str] | None:
     """Each of `names` as its head, '...' and the parts of it (between '_') that not every one of
     them holds, in their order, cut at the end to `width` where they are too long: cuDNN's kernels
-    that differ in a tile and a split, 'sm90_xmma_wgrad_i...tilesize64x64x64_on' beside
-    '...tilesize64x64x64_off' and '...tilesize128x64x64_split'. None where these read alike."""
+    that differ in a tile and a split, 'sm90_xmma_...tilesize64x64x64_segment_on' beside
+    'sm90_xmma...tilesize64x64x64_segment_off' and 'sm90_xmma_wgra...tilesize128x64x64_split'.
+    None where these read alike."""
     common = set.intersection(*(set(n.split("_")) for n in names))
     out = {}
     for n in names:
