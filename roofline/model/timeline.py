@@ -283,7 +283,7 @@ def phases(iv: Intervals) -> list[Phase]:
     full = [top[i] for i in range(n) if iv.busy[i] >= 0.95]
     level = statistics.median(full) if full else max(top)
     low = FILL_LEVEL * level
-    if max(iv.busy) < TAIL_BUSY:  # a grid that never fills the SMs: its run is its one partial wave, no tail of it
+    if one_partial_wave(iv.busy):  # a grid that never fills the SMs: its run is its one partial wave, no tail of it
         fill_to, drain_from, tail_from = 0, n, n
     else:
         tail_from = n
@@ -309,6 +309,12 @@ def phases(iv: Intervals) -> list[Phase]:
                          {k: sum(v[i] * iv.dt_us[i] for i in range(a, b)) / time for k, v in iv.shares.items()}
                          if time else {}))
     return out
+
+
+def one_partial_wave(busy: list[float]) -> bool:
+    """Whether a run whose intervals kept `busy` of the SMs busy (0..1 each) never filled them
+    (`TAIL_BUSY`): its whole run is its one partial wave, read as one steady phase."""
+    return max(busy) < TAIL_BUSY
 
 
 def predicted_tail(blocks: int, block_slots: int, sms: int) -> tuple[float, float] | None:

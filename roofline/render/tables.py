@@ -36,6 +36,7 @@ from .text import (
     display_names,
     gemm_title,
     l2_note,
+    launch_shape,
     limiters,
     occupancy_cell,
     percent,
@@ -902,11 +903,7 @@ def _si(giga: float | None, unit: str) -> str:
 def _launch_shape(k) -> str:
     """'(2,64,1)x384': the grid, and the threads of a block (its shape when not 1-D); '-' where the
     report gives neither."""
-    if not k.grid or not k.block:
-        return "-"
-    grid = "x".join(str(d) for d in k.grid) if k.grid[1:] != [1, 1] else str(k.grid[0])
-    block = str(k.threads_per_block) if k.block[1:] == [1, 1] else "x".join(str(d) for d in k.block)
-    return f"{grid} x {block}"
+    return launch_shape(k.grid, k.block) if k.grid and k.block else "-"
 
 
 def _total_ms(ms: float) -> str:

@@ -450,18 +450,25 @@ def middle_cut(name: str, width: int) -> str:
     return name[:head] + "..." + name[len(name) - (width - 3 - head):]
 
 
+def launch_shape(grid, block) -> str:
+    """'2x64x1 x 384': a launch's grid and its block's threads, each one number where it is 1-D (the
+    kernel table's 'grid x block' column); `grid`, `block`: three ints each."""
+    grid, block = [int(d) for d in grid], [int(d) for d in block]
+    g = "x".join(map(str, grid)) if grid[1:] != [1, 1] else str(grid[0])
+    b = "x".join(map(str, block)) if block[1:] != [1, 1] else str(block[0])
+    return f"{g} x {b}"
+
+
 def short_label(label: str, width: int) -> str:
     """A kernel's label in at most `width` characters with its launch configuration written short
-    ('vectorized_elem...copy_kernel_cuda] [32000 x 128]': grid x block, as the kernel table's
-    column writes them, 1s left out), for tables too narrow for `label_cut`'s whole suffix; a label
+    ('vectorized_elem...copy_kernel_cuda] [32000 x 128]': `launch_shape`), for tables too narrow for `label_cut`'s whole suffix; a label
     without one is `middle_cut`."""
     from ..results.profile import LAUNCH_LABEL
 
     found = LAUNCH_LABEL.search(label)
     if not found:
         return middle_cut(label, width)
-    grid, block = (part.split("x") for part in found.group()[2:-1].split(" blocks of "))
-    short = " x ".join(("x".join(d) if d[1:] != ["1", "1"] else d[0]) for d in (grid, block))
+    short = launch_shape(*(part.split("x") for part in found.group()[2:-1].split(" blocks of ")))
     return middle_cut(label[:found.start()], max(12, width - len(short) - 3)) + f" [{short}]"
 
 

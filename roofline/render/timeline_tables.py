@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..model.timeline import MIN_PHASE_INTERVALS, ROOF_NAMES, TAIL_BUSY, Phase, predicted_tail
+from ..model.timeline import MIN_PHASE_INTERVALS, ROOF_NAMES, TAIL_BUSY, Phase, one_partial_wave, predicted_tail
 from ..results.timeline import TimedKernel
 from .tables import _fit
 from .text import display_names
@@ -61,7 +61,7 @@ def costliest(k: TimedKernel) -> str | None:
     what = {"fill": "filling (the first blocks starting, the pipeline filling)",
             "steady": "the steady part of the run", "drain": "draining (the SMs busy below the steady level)",
             "tail": "the tail wave"}[worst.name]
-    if not k.timeline.cut_short and max(k.timeline.busy) < TAIL_BUSY:  # one partial wave (model.timeline)
+    if not k.timeline.cut_short and one_partial_wave(k.timeline.busy):
         what = (f"its one partial wave (its grid never keeps {100 * TAIL_BUSY:.0f} % of the SMs busy; the table reads "
                 "it as one steady phase)")
     of_time = "of the time sampled" if k.timeline.cut_short else "of the time"

@@ -112,13 +112,13 @@ def phase_tables(w: WhatIf, width: int = 200) -> list[Table]:
                ("drain (saved) ms", "right"), ("tail wave (saved) ms", "right"), ("SMs in tail", "right"),
                ("step without tail ms" if w.step_ms is not None else "kernel without tail ms", "right"),
                ("without fill ms", "right")]
-    rows = [[short_label(p.kernel, 40) if LAUNCH_LABEL.search(p.kernel) else name, _ms(p.time_ms),
+    rows = [[name, _ms(p.time_ms),
              f"{ROOF_NAMES.get(p.steady_unit, p.steady_unit)} {100 * p.steady_share:.0f}%",
              cell(p.fill_ms, p.fill_saved_ms),
              cell(p.drain_ms, p.drain_saved_ms), cell(p.tail_ms, p.tail_saved_ms),
              f"{100 * p.tail_busy:.0f}%" if p.tail_busy is not None else "-",
              _ms(p.ms_without_tail), _ms(p.ms_without_fill)]
-            for p, name in zip(w.phases, display_names([p.kernel for p in w.phases], 40, _names(w)))]
+            for p, name in zip(w.phases, _cut([p.kernel for p in w.phases], w))]
     return _fit("by phase (each kernel's timeline): its fill, drain and tail wave at its steady part's rate, their "
                 "work on the steady part's busiest unit at the share of its peak it holds there (steady at); kernels "
                 f"sampled in fewer than {MIN_PHASE_INTERVALS} intervals have no phases", ("kernel", "left"), columns,
@@ -162,10 +162,7 @@ def fusion_table(w: WhatIf, width: int = 200) -> list[Table]:
     between them (MB), the ms saved at the DRAM roof, and the step after with its speed-up (as
     few tables as fit `width`)."""
     roof = w.fusion[0]
-    labels = [_short(name, w) for f in w.fusion for name in (f.first, f.second)]
-    # a kernel that shares its name keeps its launch, written short (its long form leaves no room for the name)
-    names = [short_label(label, 40) if LAUNCH_LABEL.search(label) else name
-             for label, name in zip(labels, display_names(labels, 40, _names(w)))]
+    names = _cut([_short(name, w) for f in w.fusion for name in (f.first, f.second)], w)
     columns = [("reads it next", "left"), ("roofs", "left"), ("times", "right"), ("passing MB", "right"),
                ("saved ms", "right"), ("step after ms", "right"), ("speed-up", "right")]
     rows = [[f"{i + 1}. {names[2 * i]}", names[2 * i + 1], f"{roof_name(f.first_roof)}, {roof_name(f.second_roof)}",
@@ -180,6 +177,14 @@ def fusion_table(w: WhatIf, width: int = 200) -> list[Table]:
 def _names(w: WhatIf) -> list[str]:
     """Every kernel name of `w`'s file, for `display_names` to cut each as `show` cuts it."""
     return [k.name for k in w.kernels]
+
+
+def _cut(labels: list[str], w: WhatIf) -> list[str]:
+    """Kernel labels of `w` in 40 characters: a name as `show` cuts it (`display_names`), a label
+    with its launch (a kernel that shares its name) with the launch written short (`short_label`:
+    its long form leaves no room for the name)."""
+    return [short_label(label, 40) if LAUNCH_LABEL.search(label) else name
+            for label, name in zip(labels, display_names(labels, 40, _names(w)))]
 
 
 def _short(label: str, w: WhatIf) -> str:
